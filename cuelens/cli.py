@@ -1,0 +1,46 @@
+"""The ``audit`` command line (Typer). Each sub-command lives in ``cuelens/commands/``.
+
+Sub-commands are listed in :data:`COMMANDS` (name → "module:function"); add new ones there.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="audit",
+    help="cuelens: audit NLP datasets for annotation artifacts (cues) and test whether models "
+         "exploit them.\n\nExample: audit demo --out demo-output",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+# name -> "module:function". Sub-apps (groups such as `lm`) are "module:app".
+COMMANDS: dict[str, str] = {
+    "demo": "cuelens.commands.demo:demo",
+    "scan": "cuelens.commands.scan:scan",
+}
+GROUPS: dict[str, str] = {}
+
+
+def _resolve(target: str):
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+for _name, _target in COMMANDS.items():
+    app.command(_name)(_resolve(_target))
+for _name, _target in GROUPS.items():
+    app.add_typer(_resolve(_target), name=_name)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Shared pieces of the sub-commands: error handling, console, data-argument options."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from cuelens.errors import UserError
+
+console = Console(stderr=True)
+
+
+def user_errors(func):
+    """Turn :class:`UserError` into one red line on stderr and its exit code (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except UserError as exc:
+            console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True,
+                          soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            console.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+# Data arguments shared by scan / probe / train (SPEC §1).
+DataArg = Annotated[Optional[str], typer.Argument(
+    help="A dataset file (.jsonl/.csv/.tsv[.gz]; cross-validated), or a directory with "
+         "train/dev/test files.", show_default=False)]
+TrainOpt = Annotated[Optional[Path], typer.Option("--train", help="Training split file.")]
+TestOpt = Annotated[Optional[Path], typer.Option("--test", help="Test split file.")]
+HfOpt = Annotated[Optional[str], typer.Option(
+    "--hf", help="Hugging Face dataset, e.g. 'snli' or 'super_glue:copa' (needs `datasets`).")]
+PremiseFieldOpt = Annotated[Optional[str], typer.Option(
+    "--premise-field", help="Field holding the premise/context.")]
+HypothesisFieldOpt = Annotated[Optional[str], typer.Option(
+    "--hypothesis-field", help="Field holding the hypothesis (pair tasks).")]
+LabelFieldOpt = Annotated[Optional[str], typer.Option("--label-field", help="Field holding the label.")]
+ChoicesFieldOpt = Annotated[Optional[str], typer.Option(
+    "--choices-field", help="Field holding the list of choices (multiple choice).")]
+SkipBadOpt = Annotated[bool, typer.Option(
+    "--skip-bad", help="Skip malformed lines/records with a counted warning instead of stopping.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (results are deterministic).")]
+
+
+def load_data(data, train, test, hf, premise_field, hypothesis_field, label_field, choices_field,
+              skip_bad):
+    """Load the dataset named by the shared data arguments, warning about skipped items."""
+    from cuelens.data import load_dataset
+    from cuelens.data.schema import FieldMap
+
+    fields = FieldMap(premise=premise_field, hypothesis=hypothesis_field, label=label_field,
+                      choices=choices_field)
+    dataset = load_dataset(data, train=str(train) if train else None,
+                           test=str(test) if test else None, hf=hf, fields=fields,
+                           skip_bad=skip_bad)
+    for split in dataset.splits.values():
+        for reason, count in split.skipped.items():
+            console.print(f"[yellow]warning:[/] {split.path}: skipped {count} item(s): {reason}")
+    return dataset
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}")
+    sys.exit(code)

@@ -1,0 +1,6 @@
+"""Loading and normalising NLI / multiple-choice datasets (SPEC §1)."""
+
+from cuelens.data.dataset import Dataset, Instances, Split
+from cuelens.data.loading import load_dataset
+
+__all__ = ["Dataset", "Instances", "Split", "load_dataset"]

@@ -1,0 +1,141 @@
+"""In-memory dataset model (SPEC §1).
+
+A :class:`Split` holds normalised items column-wise; a :class:`Dataset` holds the fitting split
+(``train``, or ``None`` when the scan cross-validates a single file) and the evaluation split
+(``test``). :meth:`Split.instances` flattens items to instances ``(p, h, l)``: one per NLI item,
+``k`` per MCQ item with labels ``right``/``wrong``, grouped by question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MCQ_LABELS = ["right", "wrong"]
+RIGHT = 0
+
+
+@dataclass
+class Instances:
+    """Flattened instances of a split: one text (hypothesis or choice) each."""
+
+    texts: list[str]
+    premises: list[str]
+    labels: np.ndarray  # int64 index into the dataset's label_names
+    item: np.ndarray  # int64 index of the item (question) each instance belongs to
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+@dataclass
+class Split:
+    """Normalised items of one file, column-wise."""
+
+    name: str
+    path: str
+    task: str  # "nli" | "mcq"
+    ids: list[str] = field(default_factory=list)
+    premises: list[str] = field(default_factory=list)
+    labels: list = field(default_factory=list)  # NLI: str; MCQ: int (correct choice)
+    hypotheses: list[str] = field(default_factory=list)  # NLI only
+    choices: list[list[str]] = field(default_factory=list)  # MCQ only
+    questions: list[str | None] = field(default_factory=list)  # MCQ optional (COPA cause/effect)
+    raw: list[str] = field(default_factory=list)  # original record text, one line each
+    lines: list[int] = field(default_factory=list)  # line number of each item in its file
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_choices(self) -> int | None:
+        return len(self.choices[0]) if self.task == "mcq" and self.choices else None
+
+    def append(self, record: dict, raw: str, line: int) -> None:
+        self.ids.append(record["id"])
+        self.premises.append(record["premise"])
+        self.labels.append(record["label"])
+        if self.task == "nli":
+            self.hypotheses.append(record["hypothesis"])
+        else:
+            self.choices.append(record["choices"])
+            self.questions.append(record.get("question"))
+        self.raw.append(raw)
+        self.lines.append(line)
+
+    def premise_context(self, i: int) -> str:
+        """Premise with the optional MCQ question appended (SPEC §1)."""
+        question = self.questions[i] if self.task == "mcq" else None
+        return f"{self.premises[i]} {question}" if question else self.premises[i]
+
+    def item_labels(self, label_names: list[str]) -> np.ndarray:
+        """NLI: label index per item; MCQ: index of the correct choice per item."""
+        if self.task == "mcq":
+            return np.asarray(self.labels, dtype=np.int64)
+        lookup = {name: i for i, name in enumerate(label_names)}
+        return np.asarray([lookup[label] for label in self.labels], dtype=np.int64)
+
+    def instances(self, label_names: list[str]) -> Instances:
+        if self.task == "nli":
+            n = len(self)
+            return Instances(texts=list(self.hypotheses),
+                             premises=[self.premise_context(i) for i in range(n)],
+                             labels=self.item_labels(label_names),
+                             item=np.arange(n, dtype=np.int64))
+        texts, premises, labels, item = [], [], [], []
+        for i, (choices, gold) in enumerate(zip(self.choices, self.labels)):
+            context = self.premise_context(i)
+            for j, choice in enumerate(choices):
+                texts.append(choice)
+                premises.append(context)
+                labels.append(RIGHT if j == gold else 1 - RIGHT)
+                item.append(i)
+        return Instances(texts=texts, premises=premises,
+                         labels=np.asarray(labels, dtype=np.int64),
+                         item=np.asarray(item, dtype=np.int64))
+
+    def subset(self, index: np.ndarray | list[int], name: str | None = None) -> "Split":
+        """A new split holding the items at ``index`` (in that order)."""
+        out = Split(name=name or self.name, path=self.path, task=self.task)
+        for i in index:
+            out.ids.append(self.ids[i])
+            out.premises.append(self.premises[i])
+            out.labels.append(self.labels[i])
+            if self.task == "nli":
+                out.hypotheses.append(self.hypotheses[i])
+            else:
+                out.choices.append(self.choices[i])
+                out.questions.append(self.questions[i])
+            out.raw.append(self.raw[i])
+            out.lines.append(self.lines[i])
+        return out
+
+
+@dataclass
+class Dataset:
+    """A loaded dataset: the fitting split (or ``None`` for cross-validation) and the evaluation split."""
+
+    name: str
+    format: str
+    task: str
+    train: Split | None
+    test: Split
+    label_names: list[str]
+    other: dict[str, Split] = field(default_factory=dict)  # splits loaded but not used (e.g. dev)
+
+    @property
+    def splits(self) -> dict[str, Split]:
+        out = {} if self.train is None else {"train": self.train}
+        out["test" if self.train is not None else "all"] = self.test
+        out.update(self.other)
+        return out
+
+    @property
+    def n_choices(self) -> int | None:
+        return self.test.n_choices
+
+    @property
+    def cross_validated(self) -> bool:
+        return self.train is None

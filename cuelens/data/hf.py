@@ -1,0 +1,61 @@
+"""Optional Hugging Face ``datasets`` source (``--hf snli`` or ``--hf super_glue:copa``).
+
+Needs the ``datasets`` package (not a core dependency) and, for hub names, network access or a
+populated local cache. Integer class labels are mapped to their names (SNLI's -1 = missing).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cuelens.data.dataset import Split
+from cuelens.data.loading import SPLIT_NAMES, build_split
+from cuelens.data.schema import FieldMap
+from cuelens.errors import UserError
+
+
+def _label_names(features) -> dict[str, list[str]]:
+    out = {}
+    for name, feature in features.items():
+        names = getattr(feature, "names", None)
+        if names:
+            out[name] = list(names)
+    return out
+
+
+def _rows(dataset, class_names: dict[str, list[str]], is_mcq_hint: bool):
+    for number, row in enumerate(dataset, start=1):
+        row = dict(row)
+        for field, names in class_names.items():
+            value = row.get(field)
+            if isinstance(value, int) and not is_mcq_hint:
+                row[field] = names[value] if 0 <= value < len(names) else None
+        yield number, json.dumps(row, ensure_ascii=False, default=str), row
+
+
+def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Split]:
+    """Load ``name[:config]`` with ``datasets.load_dataset`` and normalise each split."""
+    try:
+        import datasets  # noqa: F401  (optional dependency)
+    except ImportError:
+        raise UserError("--hf needs the optional 'datasets' package: pip install datasets") from None
+    name, _, config = spec.partition(":")
+    try:
+        loaded = datasets.load_dataset(name, config or None)
+    except Exception as exc:  # hub/network/cache errors all end the same way for the user
+        raise UserError(f"cannot load Hugging Face dataset '{spec}': {exc}") from None
+    out: dict[str, Split] = {}
+    for split_name, dataset in loaded.items():
+        role = SPLIT_NAMES.get(split_name)
+        if role is None or role in out:
+            continue
+        features = dataset.features
+        mcq_hint = any(k in features for k in ("choices", "choice1", "ending0", "answerKey"))
+        rows = _rows(dataset, _label_names(features), mcq_hint)
+        split = build_split(rows, Path(f"{spec}/{split_name}"), role, fields, None, skip_bad)
+        if split.task == "nli" or all(label is not None for label in split.labels):
+            out[role] = split
+    if not out:
+        raise UserError(f"Hugging Face dataset '{spec}' has no train/validation/test split")
+    return out

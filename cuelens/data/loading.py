@@ -1,0 +1,185 @@
+"""Resolve a user's data arguments to a :class:`Dataset` (SPEC §1).
+
+``DATA`` may be one file (the scan then cross-validates over it), a directory holding
+``train``/``dev``/``test`` files, or explicit ``train``/``test`` files, or a Hugging Face dataset
+name (``snli``, ``super_glue:copa``) when the optional ``datasets`` package is installed.
+
+Split roles in a directory: the fitting split is ``train`` (else ``dev`` when a ``test`` exists);
+the evaluation split is ``test`` (else ``dev``). A directory with a single split is
+cross-validated like a single file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
+from cuelens.data.readers import LineError, file_format, iter_records
+from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mcq, normalise_nli
+from cuelens.errors import UserError
+
+SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev",
+               "test": "test"}
+
+
+def _skip(split: Split, reason: str) -> None:
+    split.skipped[reason] = split.skipped.get(reason, 0) + 1
+
+
+def read_split(path: Path, name: str, fields: FieldMap, task: str | None,
+               skip_bad: bool) -> Split:
+    """Read and normalise one file. ``task`` None: detect from the first record."""
+    return build_split(iter_records(path), path, name, fields, task, skip_bad)
+
+
+def build_split(records, path: Path, name: str, fields: FieldMap, task: str | None,
+                skip_bad: bool) -> Split:
+    """Normalise ``(line, raw, record)`` triples into a :class:`Split`."""
+    split: Split | None = Split(name=name, path=str(path), task=task) if task else None
+    for line, raw, record in _guarded(records, skip_bad, lambda r: _skip(split, r)):
+        if split is None:
+            split = Split(name=name, path=str(path), task=detect_task(record, fields))
+        normalise = normalise_nli if split.task == "nli" else normalise_mcq
+        try:
+            item = normalise(record, fields, default_id=f"{path.name}:{line}")
+        except RecordError as exc:
+            if not skip_bad:
+                raise UserError(str(exc), path=str(path), line=line) from None
+            _skip(split, "bad record")
+            continue
+        if item is None:
+            _skip(split, "missing label")
+            continue
+        if split.task == "mcq" and split.choices and len(item["choices"]) != len(split.choices[0]):
+            message = (f"inconsistent choice count: {len(item['choices'])} choices, "
+                       f"earlier items have {len(split.choices[0])}")
+            if not skip_bad:
+                raise UserError(message, path=str(path), line=line)
+            _skip(split, "inconsistent choice count")
+            continue
+        split.append(item, raw, line)
+    if split is None or len(split) == 0:
+        raise UserError("no usable items (the file is empty or every item was skipped)",
+                        path=str(path))
+    return split
+
+
+def _guarded(records, skip_bad: bool, on_skip):
+    """Iterate records; per-line errors stop the load unless ``skip_bad``."""
+    iterator = iter(records)
+    while True:
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
+        except LineError:
+            if not skip_bad:
+                raise
+            on_skip("malformed line")
+
+
+def _find_split_files(directory: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for path in sorted(directory.iterdir()):
+        if not path.is_file():
+            continue
+        stem = path.name.split(".")[0].lower()
+        role = SPLIT_NAMES.get(stem)
+        if role is None:
+            continue
+        try:
+            file_format(path)
+        except UserError:
+            continue
+        found.setdefault(role, path)
+    if not found:
+        raise UserError("no train/dev/test .jsonl/.csv/.tsv files in this directory",
+                        path=str(directory))
+    return found
+
+
+def _check_labels(train: Split | None, test: Split, skip_bad: bool) -> list[str]:
+    """Sorted label set of the fitting split; labels unseen in training are an error (or skipped)."""
+    if test.task == "mcq":
+        return list(MCQ_LABELS)
+    names = sorted(set((train or test).labels))
+    if train is None:
+        return names
+    known = set(names)
+    bad = [i for i, label in enumerate(test.labels) if label not in known]
+    if bad and not skip_bad:
+        i = bad[0]
+        raise UserError(f"label '{test.labels[i]}' does not occur in the training split "
+                        f"({train.path}); known labels: {', '.join(names)}",
+                        path=test.path, line=test.lines[i])
+    if bad:
+        keep = [i for i in range(len(test)) if test.labels[i] in known]
+        skipped = dict(test.skipped)
+        skipped["label absent from train"] = skipped.get("label absent from train", 0) + len(bad)
+        kept = test.subset(keep)
+        kept.skipped = skipped
+        test.__dict__.update(kept.__dict__)
+    return names
+
+
+def _check_same_task(splits: list[Split]) -> None:
+    first = splits[0]
+    for split in splits[1:]:
+        if split.task != first.task:
+            raise UserError(f"this split is {split.task.upper()} but {first.path} is "
+                            f"{first.task.upper()}", path=split.path)
+        if split.task == "mcq" and split.n_choices != first.n_choices:
+            raise UserError(f"inconsistent choice count: {split.n_choices} choices here, "
+                            f"{first.n_choices} in {first.path}", path=split.path)
+
+
+def _dataset_name(path: Path) -> str:
+    return path.name if path.is_dir() else path.name.split(".")[0] if path.parent == Path(".") \
+        else (path.parent.name if path.name.split(".")[0].lower() in SPLIT_NAMES
+              else path.name.split(".")[0])
+
+
+def load_dataset(data: str | None = None, *, train: str | None = None, test: str | None = None,
+                 hf: str | None = None, fields: FieldMap = FieldMap(),
+                 skip_bad: bool = False) -> Dataset:
+    """Load a dataset from the CLI's data arguments (exactly one form must be given)."""
+    given = [x for x in (data, hf) if x] + ([train] if train or test else [])
+    if len(given) != 1:
+        raise UserError("give exactly one of: DATA (a file or directory), --train/--test, or --hf")
+    if hf:
+        from cuelens.data.hf import load_hf_splits
+
+        files, name, fmt = load_hf_splits(hf, fields, skip_bad), hf, "huggingface"
+    elif data:
+        path = Path(data)
+        if not path.exists():
+            raise UserError("file or directory not found", path=data)
+        files = _find_split_files(path) if path.is_dir() else {"all": path}
+        name, fmt = _dataset_name(path), "directory" if path.is_dir() else file_format(path)
+    else:
+        if not (train and test):
+            raise UserError("--train and --test must be given together")
+        files = {"train": Path(train), "test": Path(test)}
+        name, fmt = _dataset_name(Path(train)), file_format(Path(train))
+
+    loaded: dict[str, Split] = {}
+    task = None
+    for role in ("train", "dev", "test", "all"):
+        if role in files:
+            source = files[role]
+            split = source if isinstance(source, Split) else \
+                read_split(source, role, fields, task, skip_bad)
+            task = task or split.task
+            loaded[role] = split
+    _check_same_task(list(loaded.values()))
+
+    if "all" in loaded or len(loaded) == 1:
+        fit, evaluate = None, next(iter(loaded.values()))
+    elif "train" in loaded:
+        fit, evaluate = loaded["train"], loaded.get("test", loaded.get("dev"))
+    else:
+        fit, evaluate = loaded["dev"], loaded["test"]
+    other = {role: s for role, s in loaded.items() if s is not fit and s is not evaluate}
+    label_names = _check_labels(fit, evaluate, skip_bad)
+    return Dataset(name=name, format=fmt, task=evaluate.task, train=fit, test=evaluate,
+                   label_names=label_names, other=other)

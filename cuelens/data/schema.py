@@ -1,0 +1,193 @@
+"""Field aliases and record normalisation (SPEC §1).
+
+A raw record (one JSON object / CSV row) is normalised to either
+- NLI:  ``{"id", "premise", "hypothesis", "label": str}``
+- MCQ:  ``{"id", "premise", "choices": [str, ...], "label": int}`` (+ optional ``"question"``)
+
+Aliases understood without options:
+- SNLI/MNLI ``sentence1/sentence2/gold_label``; QNLI ``question/sentence``;
+- CommonsenseQA ``question{stem, choices[{label, text}]}/answerKey`` and the Hugging Face form
+  ``question/choices{label: [...], text: [...]}/answerKey``;
+- SWAG ``sent1`` (+ ``sent2``) / ``ending0..3`` / ``label``; COPA ``premise/choice1/choice2/question``;
+- our normalised MCQ ``premise/choices/label``.
+Users override with ``FieldMap`` (the CLI's ``--premise-field`` etc.).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+PREMISE_ALIASES = ("premise", "sentence1", "context", "startphrase", "sent1", "ctx", "question")
+HYPOTHESIS_ALIASES = ("hypothesis", "sentence2", "sentence")
+LABEL_ALIASES = ("label", "gold_label", "answerKey", "answer", "labels")
+CHOICES_ALIASES = ("choices", "options", "endings", "answers")
+ID_ALIASES = ("id", "pairID", "guid", "uid", "idx", "index", "qid")
+MISSING_LABELS = {"-", "", "None", "null", "-1"}
+
+_ENDING = re.compile(r"^(ending|choice|option)(\d+)$")
+
+
+class RecordError(ValueError):
+    """A record that cannot be normalised; the loader adds file and line."""
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """User overrides for field names; ``None`` means auto-detect."""
+
+    premise: str | None = None
+    hypothesis: str | None = None
+    label: str | None = None
+    choices: str | None = None
+
+
+def _first(record: dict, names: tuple[str, ...]) -> str | None:
+    for name in names:
+        if name in record:
+            return name
+    return None
+
+
+def _numbered_choice_fields(record: dict) -> list[str]:
+    found = []
+    for key in record:
+        match = _ENDING.match(key)
+        if match:
+            found.append((int(match.group(2)), key))
+    return [key for _, key in sorted(found)]
+
+
+def detect_task(record: dict, fields: FieldMap) -> str:
+    """'mcq' when the record carries choices (a list, a dict of texts, or ending0.. fields)."""
+    if fields.choices is not None:
+        return "mcq"
+    if fields.hypothesis is not None:
+        return "nli"
+    question = record.get("question")
+    if isinstance(question, dict) and "choices" in question:
+        return "mcq"
+    if _first(record, CHOICES_ALIASES) or _numbered_choice_fields(record):
+        return "mcq"
+    return "nli"
+
+
+def _text(value: Any, field: str) -> str:
+    if value is None:
+        raise RecordError(f"field '{field}' is missing or null")
+    if not isinstance(value, str):
+        value = str(value)
+    if not value.strip():
+        raise RecordError(f"field '{field}' is an empty text")
+    return value
+
+
+def _record_id(record: dict, default: str) -> str:
+    name = _first(record, ID_ALIASES)
+    return str(record[name]) if name is not None and record[name] is not None else default
+
+
+def _is_missing_label(value: Any) -> bool:
+    return value is None or str(value).strip() in MISSING_LABELS
+
+
+def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | None:
+    """Normalise a pair-classification record; ``None`` when its label is missing or '-'."""
+    p_name = fields.premise or _first(record, PREMISE_ALIASES)
+    h_name = fields.hypothesis or _first(record, HYPOTHESIS_ALIASES)
+    l_name = fields.label or _first(record, LABEL_ALIASES)
+    for role, name in (("premise", p_name), ("hypothesis", h_name), ("label", l_name)):
+        if name is None or name not in record:
+            wanted = name or "/".join({"premise": PREMISE_ALIASES, "hypothesis": HYPOTHESIS_ALIASES,
+                                       "label": LABEL_ALIASES}[role])
+            raise RecordError(f"missing {role} field ({wanted}); fields present: "
+                              f"{', '.join(sorted(record))}")
+    if _is_missing_label(record[l_name]):
+        return None
+    return {"id": _record_id(record, default_id),
+            "premise": _text(record[p_name], p_name),
+            "hypothesis": _text(record[h_name], h_name),
+            "label": str(record[l_name]).strip()}
+
+
+def _choices(record: dict, fields: FieldMap) -> tuple[list[str], list[str] | None, str]:
+    """Return (choice texts, choice letters if given, field name)."""
+    if fields.choices is not None:
+        if fields.choices not in record:
+            raise RecordError(f"missing choices field '{fields.choices}'")
+        raw, name = record[fields.choices], fields.choices
+    else:
+        question = record.get("question")
+        if isinstance(question, dict) and "choices" in question:
+            raw, name = question["choices"], "question.choices"
+        elif (alias := _first(record, CHOICES_ALIASES)) is not None:
+            raw, name = record[alias], alias
+        else:
+            numbered = _numbered_choice_fields(record)
+            if not numbered:
+                raise RecordError("missing choices field (choices, ending0.., choice1..)")
+            return [_text(record[k], k) for k in numbered], None, "ending*"
+    if isinstance(raw, dict) and "text" in raw:
+        letters = [str(x) for x in raw.get("label", [])] or None
+        return [_text(t, name) for t in raw["text"]], letters, name
+    if isinstance(raw, list):
+        if raw and isinstance(raw[0], dict):
+            letters = [str(c.get("label", "")) for c in raw]
+            return [_text(c.get("text"), name) for c in raw], letters, name
+        return [_text(t, name) for t in raw], None, name
+    raise RecordError(f"field '{name}' must be a list of choices")
+
+
+def _premise(record: dict, fields: FieldMap) -> str:
+    if fields.premise is not None:
+        if fields.premise not in record:
+            raise RecordError(f"missing premise field '{fields.premise}'")
+        return _text(record[fields.premise], fields.premise)
+    question = record.get("question")
+    if isinstance(question, dict) and "stem" in question:
+        return _text(question["stem"], "question.stem")
+    for name in ("premise", "context", "startphrase", "ctx", "sent1", "question", "sentence1"):
+        if name in record and isinstance(record[name], str):
+            text = record[name]
+            if name == "sent1" and isinstance(record.get("sent2"), str):
+                text = f"{text} {record['sent2']}"
+            return _text(text, name)
+    raise RecordError("missing premise field (premise, question, context, sent1, ...); "
+                      f"fields present: {', '.join(sorted(record))}")
+
+
+def _choice_index(value: Any, letters: list[str] | None, k: int, field: str) -> int:
+    text = str(value).strip()
+    if letters and text in letters:
+        return letters.index(text)
+    if len(text) == 1 and text.isalpha() and text.isupper() and not letters:
+        index = ord(text) - ord("A")
+    else:
+        try:
+            index = int(text)
+        except ValueError:
+            raise RecordError(f"label '{text}' in field '{field}' is not a choice index") from None
+    if not 0 <= index < k:
+        raise RecordError(f"label {index} is out of range for {k} choices")
+    return index
+
+
+def normalise_mcq(record: dict, fields: FieldMap, default_id: str) -> dict | None:
+    """Normalise a multiple-choice record; ``None`` when its label is missing."""
+    choices, letters, _ = _choices(record, fields)
+    if len(choices) < 2:
+        raise RecordError("a multiple-choice item needs at least 2 choices")
+    l_name = fields.label or _first(record, LABEL_ALIASES)
+    if l_name is None or l_name not in record:
+        raise RecordError(f"missing label field ({fields.label or '/'.join(LABEL_ALIASES)})")
+    if _is_missing_label(record[l_name]):
+        return None
+    out = {"id": _record_id(record, default_id),
+           "premise": _premise(record, fields),
+           "choices": choices,
+           "label": _choice_index(record[l_name], letters, len(choices), l_name)}
+    question = record.get("question")
+    if isinstance(question, str) and fields.premise != "question" and "premise" in record:
+        out["question"] = question
+    return out

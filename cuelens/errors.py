@@ -1,0 +1,27 @@
+"""User-facing errors: one clear message, no traceback, a non-zero exit code."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """An error caused by the user's input (bad path, malformed line, unknown field or model).
+
+    The CLI prints ``str(error)`` as one line and exits with ``exit_code`` (2 by default).
+    """
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None,
+                 exit_code: int = 2) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        self.exit_code = exit_code
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}"
+            if self.line is not None:
+                where += f", line {self.line}"
+            where += ": "
+        return where + self.message

