@@ -36,7 +36,13 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
                 skip_bad: bool) -> Split:
     """Normalise ``(line, raw, record)`` triples into a :class:`Split`."""
     split: Split | None = Split(name=name, path=str(path), task=task) if task else None
-    for line, raw, record in _guarded(records, skip_bad, lambda r: _skip(split, r)):
+    skipped_lines = 0
+    for line, raw, record in records:
+        if isinstance(record, LineError):
+            if not skip_bad:
+                raise record
+            skipped_lines += 1
+            continue
         if split is None:
             split = Split(name=name, path=str(path), task=detect_task(record, fields))
         normalise = normalise_nli if split.task == "nli" else normalise_mcq
@@ -61,21 +67,9 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
     if split is None or len(split) == 0:
         raise UserError("no usable items (the file is empty or every item was skipped)",
                         path=str(path))
+    if skipped_lines:
+        split.skipped["malformed line"] = skipped_lines
     return split
-
-
-def _guarded(records, skip_bad: bool, on_skip):
-    """Iterate records; per-line errors stop the load unless ``skip_bad``."""
-    iterator = iter(records)
-    while True:
-        try:
-            yield next(iterator)
-        except StopIteration:
-            return
-        except LineError:
-            if not skip_bad:
-                raise
-            on_skip("malformed line")
 
 
 def _find_split_files(directory: Path) -> dict[str, Path]:

@@ -1,6 +1,8 @@
 """Read raw records from JSONL / CSV / TSV files (optionally gzipped), with line numbers.
 
-Every reader yields ``(line_number, raw_text, record)`` where ``raw_text`` is the original line
+Every reader yields ``(line_number, raw_text, record)`` where ``record`` is a dict, or a
+:class:`LineError` for a line that cannot be parsed (the caller decides whether to stop or skip;
+a generator that raised could not go on to the next line), and ``raw_text`` is the original line
 (JSONL; without its '\\n' terminator, so a CRLF line keeps its '\\r') or a JSON rendering of the
 row (CSV/TSV). A UTF-8 BOM at the start of a file is accepted and dropped. Errors name the file
 and line.
@@ -60,21 +62,22 @@ def _decode(data: bytes, path: Path) -> str:
                         "UTF-8", path=str(path), line=line) from None
 
 
-def iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, str, dict]]:
+def iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, str, dict | LineError]]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise LineError(f"malformed JSON ({exc.msg} at column {exc.colno})",
-                            path=str(path), line=number) from None
-        if not isinstance(record, dict):
-            raise LineError("expected a JSON object per line", path=str(path), line=number)
+            record = LineError(f"malformed JSON ({exc.msg} at column {exc.colno})",
+                               path=str(path), line=number)
+        if not isinstance(record, (dict, LineError)):
+            record = LineError("expected a JSON object per line", path=str(path), line=number)
         yield number, line, record
 
 
-def iter_delimited(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, str, dict]]:
+def iter_delimited(path: Path, text: str,
+                   delimiter: str) -> Iterator[tuple[int, str, dict | LineError]]:
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     if not reader.fieldnames:
         return
@@ -82,11 +85,13 @@ def iter_delimited(path: Path, text: str, delimiter: str) -> Iterator[tuple[int,
     for row in reader:
         start, line = line + 1, reader.line_num
         if None in row or any(v is None for v in row.values()):
-            raise LineError(f"expected {len(reader.fieldnames)} columns", path=str(path), line=start)
+            yield start, "", LineError(f"expected {len(reader.fieldnames)} columns",
+                                       path=str(path), line=start)
+            continue
         yield start, json.dumps(row, ensure_ascii=False), row
 
 
-def iter_records(path: str | Path) -> Iterator[tuple[int, str, dict]]:
+def iter_records(path: str | Path) -> Iterator[tuple[int, str, dict | LineError]]:
     """Yield ``(line, raw, record)`` for every non-empty record of ``path``."""
     path = Path(path)
     fmt = file_format(path)

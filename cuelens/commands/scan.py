@@ -1,0 +1,158 @@
+"""``audit scan``: word cues, cue leakage and the easy/hard split of a dataset (SPEC §1–4)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
+                                     LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
+                                     TrainOpt, console, load_data, user_errors)
+from cuelens.errors import UserError
+
+METRIC_NAMES = "freq, cp, pmi, lmi, rd, ad, cos, wp, z, npmi"
+
+
+@user_errors
+def scan(
+    data: DataArg = None,
+    train: TrainOpt = None,
+    test: TestOpt = None,
+    hf: HfOpt = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Output directory [default: audit-results/<dataset-name>/].")] = None,
+    metric: Annotated[str, typer.Option(help=f"Headline cue metric ({METRIC_NAMES}).")] = "cp",
+    min_count: Annotated[int, typer.Option(help="Minimum support #(w) for listed cues.")] = 5,
+    ngrams: Annotated[int, typer.Option(help="1 = words; 2 = words and bigrams.")] = 1,
+    alpha: Annotated[float, typer.Option(help="Additive smoothing for PMI/LMI/RD.")] = 1.0,
+    folds: Annotated[int, typer.Option(help="Folds of the easy/hard split and of CV.")] = 5,
+    iterations: Annotated[int, typer.Option(help="Iterations of the easy/hard split.")] = 5,
+    seed: SeedOpt = 0,
+    in_sample_features: Annotated[bool, typer.Option(
+        "--in-sample-features", help="Train SGD/LR on in-sample cue scores (the original paper's "
+        "procedure) instead of cross-fitted ones.")] = False,
+    z_prior: Annotated[str, typer.Option(help="Prior p0 of the z statistic: empirical|uniform.")]
+    = "empirical",
+    include_premise: Annotated[bool, typer.Option(
+        "--include-premise", help="Count premise words too (default: hypothesis/choice only).")]
+    = False,
+    flag_threshold: Annotated[float, typer.Option(
+        help="Flag 'significant cue leakage' when the headline D exceeds this many points.")] = 10.0,
+    fail_above: Annotated[Optional[float], typer.Option(
+        help="Exit with code 1 when the headline D exceeds this many points (dataset CI).")] = None,
+    top: Annotated[int, typer.Option(help="Cues per label printed to the terminal.")] = 5,
+    premise_field: PremiseFieldOpt = None,
+    hypothesis_field: HypothesisFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    choices_field: ChoicesFieldOpt = None,
+    skip_bad: SkipBadOpt = False,
+) -> None:
+    """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
+
+    Example: audit scan data/snli/ --out results/snli --fail-above 10
+    """
+    started = time.time()
+    dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
+                        choices_field, skip_bad)
+    out_dir = out or Path("audit-results") / dataset.name
+    results, item_easy = scan_dataset(dataset, metric=metric, min_count=min_count, ngrams=ngrams,
+                                      alpha=alpha, folds=folds, iterations=iterations, seed=seed,
+                                      in_sample_features=in_sample_features, z_prior=z_prior,
+                                      include_premise=include_premise,
+                                      flag_threshold=flag_threshold / 100.0)
+    write_outputs(out_dir, dataset, results, item_easy, started)
+    print_summary(results, top, out_dir)
+    best = results["leakage"]["best"]["D"]
+    if fail_above is not None and best * 100 > fail_above:
+        console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
+        raise typer.Exit(1)
+
+
+def scan_dataset(dataset, **options) -> tuple[dict, "np.ndarray"]:
+    """Run the word-cue audit with a progress bar; return (results dict, easy mask).
+
+    ``options`` are :class:`~cuelens.audit.scan.ScanConfig` fields; omitted ones keep their defaults.
+    """
+    from cuelens.audit.examples import sample_examples
+    from cuelens.audit.metrics import METRICS
+    from cuelens.audit.scan import ScanConfig, run_word_audit
+    from cuelens.data.summary import dataset_summary
+
+    config = ScanConfig(**options)
+    if config.metric not in METRICS:
+        raise UserError(f"unknown metric '{config.metric}' (choose from {METRIC_NAMES})")
+    if config.z_prior not in ("empirical", "uniform"):
+        raise UserError("--z-prior must be 'empirical' or 'uniform'")
+    for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1)):
+        if getattr(config, name) < minimum:
+            raise UserError(f"--{name.replace('_', '-')} must be at least {minimum}")
+    with progress_bar(f"scanning {dataset.name}") as progress:
+        audit = run_word_audit(dataset, config, progress=progress)
+    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
+    from cuelens.audit.results import build_results
+
+    results = build_results(dataset, config, audit, dataset_summary(dataset), examples)
+    return results, audit.item_easy
+
+
+def write_outputs(out_dir: Path, dataset, results: dict, item_easy, started: float) -> None:
+    from cuelens.audit.results import run_info, write_scan_outputs
+
+    write_scan_outputs(out_dir, dataset, results, item_easy,
+                       run_info(started, inputs=[s.path for s in dataset.splits.values()]))
+
+
+class progress_bar:
+    """A rich progress bar fed by the library's ``progress(stage, fraction)`` callbacks."""
+
+    def __init__(self, description: str) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.description = description
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                            console=console, transient=True)
+        self.task = None
+
+    def __enter__(self):
+        self.bar.__enter__()
+        self.task = self.bar.add_task(self.description, total=1.0)
+        return self
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        self.bar.update(self.task, completed=fraction, description=f"{self.description}: {stage}")
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+
+def print_summary(results: dict, top: int, out_dir: Path) -> None:
+    """A short terminal summary: sizes, headline D, top cues per label, hard fraction."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from cuelens.audit.examples import top_cues_by_label
+
+    data, leak, config = results["dataset"], results["leakage"], results["config"]
+    sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
+    console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    best = leak["best"]
+    verdict = "[bold red]significant cue leakage[/]" if leak["flagged"] else "[green]below the flag[/]"
+    console.print(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
+                  f"{best['accuracy'] * 100:.1f}% ({best['metric']}/{best['aggregator']}) · "
+                  f"D = {best['D'] * 100:+.1f} points → {verdict}")
+    for baseline in leak.get("baselines", []):
+        console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
+                      f"(D {baseline['D'] * 100:+.1f})")
+    table = Table("label", f"top cues by {config['metric']} (count ≥ {config['min_count']})",
+                  title="Top cue words")
+    for label, group in top_cues_by_label(results["cues"], config["metric"], top).items():
+        table.add_row(escape(label), escape(", ".join(c["token"] for c in group)))
+    console.print(table)
+    eh = results["easy_hard"]
+    console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
+                  f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
+    console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
+

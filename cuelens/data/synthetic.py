@@ -1,0 +1,162 @@
+"""Synthetic NLI and multiple-choice datasets with planted cues of known strength.
+
+This is the demo data of ``audit demo`` and a ground-truth test of the scan: every planted cue is a
+word inserted into the hypothesis (NLI) or choice (MCQ) independently at a known rate per label;
+all other words are drawn from one label-independent Zipfian distribution, so they carry no cue.
+
+Planted cues (the defaults, :data:`NLI_CUES` / :data:`MCQ_CUES`):
+
+======================  ==============  ===================  ==============================
+word                    label           rate with the label  rate with every other label
+======================  ==============  ===================  ==============================
+``nobody``              contradiction   0.30                 0.02
+``outdoors``            entailment      0.25                 0.02
+``possibly``            neutral         0.25                 0.02
+``definitely`` (MCQ)    right choice    0.40                 0.05 (each wrong choice)
+======================  ==============  ===================  ==============================
+
+NLI labels are uniform over entailment/neutral/contradiction; MCQ answers are uniform over the
+``k`` positions. Hypotheses have 3 + Poisson(4.5) words (mean 7.5, like SNLI's). The vocabulary is
+a small hand-written English core followed by generated pseudo-words (``vocab_size`` types in all,
+Zipf exponent 1.0), so large demos reach SNLI-like vocabulary sizes. Same seed → same data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.io import write_jsonl
+
+NLI_LABELS = ("contradiction", "entailment", "neutral")
+
+
+@dataclass(frozen=True)
+class PlantedCue:
+    """``word`` appears in an instance of ``label`` with probability ``rate_with``, else ``rate_other``."""
+
+    word: str
+    label: str
+    rate_with: float
+    rate_other: float
+
+
+NLI_CUES = (PlantedCue("nobody", "contradiction", 0.30, 0.02),
+            PlantedCue("outdoors", "entailment", 0.25, 0.02),
+            PlantedCue("possibly", "neutral", 0.25, 0.02))
+MCQ_CUES = (PlantedCue("definitely", "right", 0.40, 0.05),)
+
+CORE_WORDS = (
+    "a the man woman child dog cat girl boy person people group team player worker student "
+    "is are was were sits stands runs walks plays holds watches reads eats drinks carries "
+    "looks rides throws jumps sings talks waits works smiles cooks paints builds opens "
+    "in on at near under over beside behind with to from of for and while "
+    "street park beach kitchen table car bike ball book hat shirt water street field room "
+    "red blue green small large old young happy busy tall quiet bright wooden long "
+    "two three some several many one his her their its this that"
+).split()
+_SYLLABLES = ("ba be bi bo bu da de di do du ka ke ki ko ku la le li lo lu ma me mi mo mu "
+              "na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu").split()
+
+
+def make_vocabulary(size: int) -> list[str]:
+    """The hand-written core words, then deterministic pseudo-words up to ``size`` types."""
+    reserved = {cue.word for cue in NLI_CUES + MCQ_CUES}
+    words = list(dict.fromkeys(w for w in CORE_WORDS if w not in reserved))
+    if size > len(words):
+        n = len(_SYLLABLES)
+        order = np.random.default_rng(12345).permutation(n ** 3)[: size - len(words)]
+        words += [_SYLLABLES[k // (n * n)] + _SYLLABLES[(k // n) % n] + _SYLLABLES[k % n]
+                  for k in order]
+    return words[:size]
+
+
+class _Sentences:
+    """Draws filler sentences from a Zipfian vocabulary."""
+
+    def __init__(self, rng: np.random.Generator, vocab_size: int) -> None:
+        self.rng = rng
+        self.words = np.asarray(make_vocabulary(vocab_size), dtype=object)
+        weights = 1.0 / np.arange(1, len(self.words) + 1)
+        self.p = weights / weights.sum()
+
+    def draw(self, n: int, mean_extra: float = 4.5, minimum: int = 3) -> list[list[str]]:
+        lengths = minimum + self.rng.poisson(mean_extra, size=n)
+        flat = self.words[self.rng.choice(len(self.words), size=int(lengths.sum()), p=self.p)]
+        bounds = np.concatenate([[0], np.cumsum(lengths)])
+        return [list(flat[bounds[i]:bounds[i + 1]]) for i in range(n)]
+
+
+def _insert(rng: np.random.Generator, words: list[str], word: str) -> None:
+    words.insert(int(rng.integers(0, len(words) + 1)), word)
+
+
+def _sentence(words: list[str]) -> str:
+    return " ".join(words).capitalize() + "."
+
+
+def make_nli(n: int, *, seed: int = 0, vocab_size: int = 2000, cues=NLI_CUES,
+             id_prefix: str = "nli") -> list[dict]:
+    """``n`` NLI records ``{id, premise, hypothesis, label}`` with the planted ``cues``."""
+    rng = np.random.default_rng(seed)
+    sentences = _Sentences(rng, vocab_size)
+    labels = rng.choice(len(NLI_LABELS), size=n)
+    premises = sentences.draw(n, mean_extra=9.0, minimum=5)
+    hypotheses = sentences.draw(n)
+    draws = rng.random((n, len(cues)))
+    records = []
+    for i in range(n):
+        label = NLI_LABELS[labels[i]]
+        for j, cue in enumerate(cues):
+            if draws[i, j] < (cue.rate_with if cue.label == label else cue.rate_other):
+                _insert(rng, hypotheses[i], cue.word)
+        records.append({"id": f"{id_prefix}-{i}", "premise": _sentence(premises[i]),
+                        "hypothesis": _sentence(hypotheses[i]), "label": label})
+    return records
+
+
+def make_mcq(n: int, *, seed: int = 0, n_choices: int = 2, vocab_size: int = 2000,
+             cues=MCQ_CUES, id_prefix: str = "mcq") -> list[dict]:
+    """``n`` MCQ records ``{id, premise, choices, label}``; cues mark right/wrong choices."""
+    rng = np.random.default_rng(seed)
+    sentences = _Sentences(rng, vocab_size)
+    answers = rng.integers(0, n_choices, size=n)
+    premises = sentences.draw(n, mean_extra=9.0, minimum=5)
+    choices = sentences.draw(n * n_choices)
+    draws = rng.random((n * n_choices, len(cues)))
+    records = []
+    for i in range(n):
+        options = []
+        for j in range(n_choices):
+            words = choices[i * n_choices + j]
+            role = "right" if j == answers[i] else "wrong"
+            for c, cue in enumerate(cues):
+                rate = cue.rate_with if cue.label == role else cue.rate_other
+                if draws[i * n_choices + j, c] < rate:
+                    _insert(rng, words, cue.word)
+            options.append(_sentence(words))
+        records.append({"id": f"{id_prefix}-{i}", "premise": _sentence(premises[i]),
+                        "choices": options, "label": int(answers[i])})
+    return records
+
+
+def write_demo_data(out_dir: str | Path, *, size: int = 3000, seed: int = 0,
+                    test_fraction: float = 0.2, vocab_size: int | None = None) -> dict[str, Path]:
+    """Write ``nli/{train,test}.jsonl`` and ``mcq/{train,test}.jsonl`` under ``out_dir``.
+
+    ``size`` is the number of training items per task; the test split has
+    ``size * test_fraction`` items (at least 200). Returns the two dataset directories.
+    """
+    out_dir = Path(out_dir)
+    n_test = max(200, int(size * test_fraction))
+    vocab = vocab_size or (400 if size <= 20000 else 30000)
+    paths = {}
+    for task, make in (("nli", make_nli), ("mcq", make_mcq)):
+        records = make(size + n_test, seed=seed, vocab_size=vocab)
+        directory = out_dir / task
+        write_jsonl(directory / "train.jsonl", records[:size])
+        write_jsonl(directory / "test.jsonl", records[size:])
+        paths[task] = directory
+    return paths

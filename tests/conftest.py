@@ -1,0 +1,36 @@
+"""Shared fixtures: small dataset files written into a temporary directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def nli_rows() -> list[dict]:
+    return [{"id": f"n{i}", "premise": f"A man walks the dog number {i}.",
+             "hypothesis": ("Nobody walks." if i % 3 == 0 else f"A person is outside {i}."),
+             "label": ["contradiction", "entailment", "neutral"][i % 3]} for i in range(30)]
+
+
+@pytest.fixture
+def mcq_rows() -> list[dict]:
+    return [{"id": f"q{i}", "premise": f"The glass fell {i}.",
+             "choices": [f"It broke {i}.", f"It sang {i}."], "label": i % 2} for i in range(20)]
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    return SHARED_DATA

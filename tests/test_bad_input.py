@@ -1,0 +1,103 @@
+"""Bad input gives one clear message naming file and line, exit code 2, no traceback and no
+results directory; ``--skip-bad`` turns per-line errors into counted warnings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.cli import app
+from cuelens.data import load_dataset
+from cuelens.errors import UserError
+
+GOOD = {"premise": "A man sleeps.", "hypothesis": "A man rests.", "label": "entailment"}
+
+
+def line(**changes) -> str:
+    return json.dumps({**GOOD, **changes})
+
+
+CASES = {
+    "malformed JSON": ([line(), '{"premise": "x", ', line()], 2, "malformed JSON"),
+    "missing field": ([line(), json.dumps({"premise": "p", "label": "x"})], 2,
+                      "missing hypothesis field"),
+    "empty text": ([line(), line(hypothesis="   ")], 2, "empty text"),
+    "not an object": ([line(), "[1, 2]"], 2, "JSON object"),
+}
+
+
+def run_scan(*args):
+    result = CliRunner().invoke(app, ["scan", *map(str, args)])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_line_names_file_and_line(tmp_path, case):
+    lines, bad_line, message = CASES[case]
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    code, output = run_scan(path, "--out", out)
+    assert code == 2
+    assert f"data.jsonl, line {bad_line}" in output and message in output
+    assert "Traceback" not in output and not out.exists()
+
+
+def test_skip_bad_counts_and_warns(tmp_path):
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join([line(), "{oops", line(hypothesis=""), line(label="-")]) + "\n")
+    ds = load_dataset(str(path), skip_bad=True)
+    assert len(ds.test) == 1
+    assert ds.test.skipped == {"malformed line": 1, "bad record": 1, "missing label": 1}
+
+
+def test_missing_file_and_directory(tmp_path):
+    code, output = run_scan(tmp_path / "nope.jsonl")
+    assert code == 2 and "nope.jsonl: file or directory not found" in output
+    (tmp_path / "empty_dir").mkdir()
+    code, output = run_scan(tmp_path / "empty_dir")
+    assert code == 2 and "no train/dev/test" in output
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n\n")
+    code, output = run_scan(path, "--out", tmp_path / "out")
+    assert code == 2 and "empty.jsonl: no usable items" in output
+
+
+def test_non_utf8_byte_names_the_line(tmp_path):
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes((line() + "\n").encode() + b'{"premise": "caf\xe9", "hypothesis": "h", '
+                     b'"label": "x"}\n')
+    code, output = run_scan(path)
+    assert code == 2 and "latin.jsonl, line 2" in output and "UTF-8" in output
+
+
+def test_label_absent_from_train(tmp_path):
+    train = tmp_path / "train.jsonl"
+    train.write_text(line() + "\n" + line(label="neutral") + "\n")
+    test = tmp_path / "test.jsonl"
+    test.write_text(line() + "\n" + line(label="contradiction") + "\n")
+    code, output = run_scan("--train", train, "--test", test)
+    assert code == 2 and "test.jsonl, line 2" in output and "'contradiction'" in output
+    ds = load_dataset(train=str(train), test=str(test), skip_bad=True)
+    assert len(ds.test) == 1 and ds.test.skipped == {"label absent from train": 1}
+
+
+def test_inconsistent_choice_counts(tmp_path):
+    path = tmp_path / "mcq.jsonl"
+    rows = [{"premise": "p", "choices": ["a", "b"], "label": 0},
+            {"premise": "q", "choices": ["a", "b", "c"], "label": 1}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, output = run_scan(path)
+    assert code == 2 and "mcq.jsonl, line 2" in output and "inconsistent choice count" in output
+
+
+def test_unknown_format(tmp_path):
+    path = tmp_path / "data.xml"
+    path.write_text("<x/>")
+    with pytest.raises(UserError, match="unknown file format"):
+        load_dataset(str(path))

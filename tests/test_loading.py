@@ -1,0 +1,147 @@
+"""Loading and schema detection (SPEC §1): aliases, formats, split roles, real datasets."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from cuelens.data import load_dataset
+from cuelens.data.schema import FieldMap
+from cuelens.errors import UserError
+from tests.conftest import write_jsonl
+
+
+def test_nli_single_file_is_cross_validated(tmp_path, nli_rows):
+    ds = load_dataset(str(write_jsonl(tmp_path / "all.jsonl", nli_rows)))
+    assert ds.task == "nli" and ds.train is None and len(ds.test) == 30
+    assert ds.label_names == ["contradiction", "entailment", "neutral"]
+    inst = ds.test.instances(ds.label_names)
+    assert inst.labels[:3].tolist() == [0, 1, 2]
+
+
+def test_snli_aliases_and_missing_label_skipped(tmp_path):
+    rows = [{"pairID": "a", "sentence1": "P one.", "sentence2": "H one.", "gold_label": "neutral"},
+            {"pairID": "b", "sentence1": "P two.", "sentence2": "H two.", "gold_label": "-"},
+            {"pairID": "c", "sentence1": "P three.", "sentence2": "H three.",
+             "gold_label": "entailment"}]
+    ds = load_dataset(str(write_jsonl(tmp_path / "snli.jsonl", rows)))
+    assert ds.test.ids == ["a", "c"] and ds.test.hypotheses == ["H one.", "H three."]
+    assert ds.test.skipped == {"missing label": 1}
+
+
+def test_qnli_question_sentence(tmp_path):
+    rows = [{"idx": 1, "question": "Who?", "sentence": "Him.", "label": "entailment"},
+            {"idx": 2, "question": "What?", "sentence": "That.", "label": "not_entailment"}]
+    ds = load_dataset(str(write_jsonl(tmp_path / "qnli.jsonl", rows)))
+    assert ds.task == "nli" and ds.test.premises == ["Who?", "What?"]
+    assert ds.test.hypotheses == ["Him.", "That."]
+
+
+def test_commonsenseqa_original_format(tmp_path):
+    row = {"id": "x", "answerKey": "C", "question": {"stem": "Where?", "choices": [
+        {"label": "A", "text": "bank"}, {"label": "B", "text": "park"},
+        {"label": "C", "text": "home"}]}}
+    ds = load_dataset(str(write_jsonl(tmp_path / "csqa.jsonl", [row])))
+    assert ds.task == "mcq" and ds.test.choices == [["bank", "park", "home"]]
+    assert ds.test.labels == [2] and ds.test.premises == ["Where?"]
+
+
+def test_hf_style_choices_dict(tmp_path):
+    row = {"id": "x", "question": "Q?", "choices": {"label": ["A", "B"], "text": ["no", "yes"]},
+           "answerKey": "B"}
+    ds = load_dataset(str(write_jsonl(tmp_path / "arc.jsonl", [row])))
+    assert ds.test.choices == [["no", "yes"]] and ds.test.labels == [1]
+
+
+def test_swag_endings(tmp_path):
+    row = {"video-id": "v", "sent1": "He opens", "sent2": "the door and", "ending0": "a",
+           "ending1": "b", "ending2": "c", "ending3": "d", "label": 3}
+    ds = load_dataset(str(write_jsonl(tmp_path / "swag.jsonl", [row])))
+    assert ds.test.premises == ["He opens the door and"] and ds.test.labels == [3]
+    assert ds.n_choices == 4
+
+
+def test_copa_question_appended_to_premise(tmp_path):
+    row = {"id": "1", "premise": "It rained.", "choices": ["Wet.", "Dry."], "label": 0,
+           "question": "effect"}
+    ds = load_dataset(str(write_jsonl(tmp_path / "copa.jsonl", [row])))
+    assert ds.test.premise_context(0) == "It rained. effect"
+    inst = ds.test.instances(ds.label_names)
+    assert inst.texts == ["Wet.", "Dry."] and inst.labels.tolist() == [0, 1]
+    assert inst.item.tolist() == [0, 0]
+
+
+def test_field_overrides(tmp_path):
+    rows = [{"ctx": "c", "claim": "h", "y": "yes"}, {"ctx": "d", "claim": "i", "y": "no"}]
+    ds = load_dataset(str(write_jsonl(tmp_path / "x.jsonl", rows)),
+                      fields=FieldMap(premise="ctx", hypothesis="claim", label="y"))
+    assert ds.test.hypotheses == ["h", "i"] and ds.label_names == ["no", "yes"]
+
+
+def test_csv_tsv_and_gzip(tmp_path):
+    (tmp_path / "d.csv").write_text('premise,hypothesis,label\n"A, b",c,x\nd,e,y\n')
+    ds = load_dataset(str(tmp_path / "d.csv"))
+    assert ds.test.premises == ["A, b", "d"] and json.loads(ds.test.raw[0])["premise"] == "A, b"
+    (tmp_path / "d.tsv").write_text("premise\thypothesis\tlabel\np\th\tx\n")
+    assert load_dataset(str(tmp_path / "d.tsv")).test.hypotheses == ["h"]
+    with gzip.open(tmp_path / "g.jsonl.gz", "wt") as handle:
+        handle.write(json.dumps({"premise": "p", "hypothesis": "h", "label": "x"}) + "\n")
+    assert len(load_dataset(str(tmp_path / "g.jsonl.gz")).test) == 1
+
+
+def test_bom_crlf_and_extra_fields_load(tmp_path):
+    text = '\ufeff{"premise": "p", "hypothesis": "h", "label": "a", "extra": 1}\r\n' \
+           '{"premise": "q", "hypothesis": "i", "label": "b"}\r\n'
+    (tmp_path / "d.jsonl").write_bytes(text.encode("utf-8"))
+    ds = load_dataset(str(tmp_path / "d.jsonl"))
+    assert ds.test.premises == ["p", "q"] and ds.label_names == ["a", "b"]
+    assert ds.test.raw[1] == '{"premise": "q", "hypothesis": "i", "label": "b"}\r'
+
+
+def test_directory_roles(tmp_path, nli_rows):
+    write_jsonl(tmp_path / "train.jsonl", nli_rows[:20])
+    write_jsonl(tmp_path / "dev.jsonl", nli_rows[20:25])
+    write_jsonl(tmp_path / "test.jsonl", nli_rows[25:])
+    ds = load_dataset(str(tmp_path))
+    assert (len(ds.train), len(ds.test), list(ds.other)) == (20, 5, ["dev"])
+    only = tmp_path / "two"
+    write_jsonl(only / "dev.jsonl", nli_rows[:20])
+    write_jsonl(only / "test.jsonl", nli_rows[20:])
+    ds = load_dataset(str(only))
+    assert ds.train.path.endswith("dev.jsonl") and ds.test.path.endswith("test.jsonl")
+
+
+def test_train_test_options(tmp_path, mcq_rows):
+    ds = load_dataset(train=str(write_jsonl(tmp_path / "a.jsonl", mcq_rows[:10])),
+                      test=str(write_jsonl(tmp_path / "b.jsonl", mcq_rows[10:])))
+    assert ds.task == "mcq" and len(ds.train) == 10 and ds.label_names == ["right", "wrong"]
+    np.testing.assert_array_equal(ds.test.item_labels(ds.label_names), [0, 1] * 5)
+
+
+@pytest.mark.parametrize("name,task,sizes", [
+    ("copa", "mcq", (500, 500)), ("arct", "mcq", (1210, 444)), ("arct_adv", "mcq", (2420, 888)),
+    ("roc_story_cloze", "mcq", (1871, 1871)), ("snli", "nli", (9842, 9824)),
+    ("commonsenseqa", "mcq", (9741, 1221)), ("mnli", "nli", (None, 9815)),
+    ("snli_hard", "nli", (None, 3261)), ("balanced_copa", "mcq", (None, 1000))])
+def test_every_shared_dataset_loads_without_options(shared_data, name, task, sizes):
+    ds = load_dataset(str(shared_data / name))
+    assert ds.task == task
+    assert (None if ds.train is None else len(ds.train), len(ds.test)) == sizes
+
+
+def test_hf_without_datasets_package_is_a_clear_error(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "datasets":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(UserError, match="pip install datasets"):
+        load_dataset(hf="snli")
