@@ -1,0 +1,128 @@
+"""Annotate instances with feature values, parsing each distinct text at most once (SPEC §5).
+
+:func:`annotate` deduplicates the hypothesis/choice texts (and premises, for OVERLAP), serves
+what it can from the :class:`~cuelens.audit.parse_cache.ParseCache`, and parses the rest with
+spaCy in one ``nlp.pipe`` pass per group of texts missing the same detectors, loading only the
+components those detectors need (word/sentiment need no spaCy at all). Large inputs use
+``n_process`` worker processes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.audit.features.base import PIPE_ORDER, Annotations, DocFeature, Feature
+from cuelens.audit.parse_cache import ParseCache, text_keys
+
+Progress = Callable[[str, float], None]
+BATCH_SIZE = 512
+#: Parse in worker processes from this many texts on (process start-up costs ~2 s).
+MULTIPROCESS_MIN_TEXTS = 4000
+
+
+def pipeline_name() -> str:
+    """``<package>-<version>`` of the installed English pipeline, read without loading it."""
+    from cuelens.models.spacy_pipeline import pipeline_package
+
+    package = pipeline_package()
+    location = importlib.util.find_spec(package).submodule_search_locations[0]
+    meta = json.loads(Path(location, "meta.json").read_text(encoding="utf-8"))
+    return f"{meta.get('lang', 'en')}_{meta.get('name', package)}-{meta.get('version', '0')}"
+
+
+def default_n_process(n_texts: int) -> int:
+    """Worker processes for parsing ``n_texts`` texts (1 below :data:`MULTIPROCESS_MIN_TEXTS`)."""
+    if n_texts < MULTIPROCESS_MIN_TEXTS:
+        return 1
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def annotate(features: list[Feature], texts: list[str], premises: list[str] | None = None,
+             cache: ParseCache | None = None, progress: Progress | None = None,
+             n_process: int | None = None) -> dict[str, Annotations]:
+    """Values of every instance ``(premises[i], texts[i])`` for each feature, by feature name."""
+    cache = cache or ParseCache(None)
+    needs_premise = any(f.uses_premise for f in features)
+    distinct = list(dict.fromkeys(texts + (premises if needs_premise else [])))
+    position = {text: i for i, text in enumerate(distinct)}
+    hyp = np.fromiter((position[t] for t in texts), dtype=np.int64, count=len(texts))
+    prem = (np.fromiter((position[p] for p in premises), dtype=np.int64, count=len(premises))
+            if needs_premise else None)
+    hyp_rows, prem_rows = np.unique(hyp), (np.unique(prem) if needs_premise else None)
+
+    per_text: dict[str, Annotations] = {}
+    docs = [f for f in features if isinstance(f, DocFeature)]
+    if docs:
+        needed = {f.name: np.union1d(hyp_rows, prem_rows) if f.uses_premise else hyp_rows
+                  for f in docs}
+        per_text.update(_doc_annotations(docs, distinct, needed, cache, progress, n_process))
+    for feature in features:
+        if feature.name not in per_text:
+            part = feature.annotate([distinct[i] for i in hyp_rows])
+            per_text[feature.name] = _scatter(len(distinct), [(hyp_rows, part)])
+    return {f.name: f.combine(per_text[f.name].take(hyp),
+                              per_text[f.name].take(prem) if f.uses_premise else None)
+            for f in features}
+
+
+def _doc_annotations(features: list[DocFeature], distinct: list[str],
+                     needed: dict[str, np.ndarray], cache: ParseCache,
+                     progress: Progress | None, n_process: int | None) -> dict[str, Annotations]:
+    """Per-distinct-text annotations of spaCy features: cached rows, then parsed misses."""
+    pipeline = pipeline_name()
+    keys = text_keys(distinct)
+    parts: dict[str, list[tuple[np.ndarray, Annotations]]] = {f.name: [] for f in features}
+    missing = np.zeros(len(distinct), dtype=np.int64)  # bit j: features[j] must be parsed
+    for j, feature in enumerate(features):
+        rows = needed[feature.name]
+        found, cached = cache.lookup(feature.namespace(pipeline), keys[rows])
+        parts[feature.name].append((rows[found], cached))
+        missing[rows[~found]] |= 1 << j
+    groups = [(bits, np.flatnonzero(missing == bits)) for bits in np.unique(missing[missing > 0])]
+    total, done = int(sum(len(rows) for _, rows in groups)), 0
+    for bits, rows in groups:
+        group = [f for j, f in enumerate(features) if bits >> j & 1]
+        fresh = _parse(group, [distinct[i] for i in rows], n_process,
+                       lambda k: progress and progress("parse", (done + k) / total))
+        done += len(rows)
+        for feature in group:
+            cache.store(feature.namespace(pipeline), keys[rows], fresh[feature.name])
+            parts[feature.name].append((rows, fresh[feature.name]))
+    if progress:
+        progress("parse", 1.0)
+    return {name: _scatter(len(distinct), feature_parts) for name, feature_parts in parts.items()}
+
+
+def _parse(features: list[DocFeature], texts: list[str], n_process: int | None,
+           tick: Callable[[int], object]) -> dict[str, Annotations]:
+    """Parse ``texts`` once with the union of the features' components; values per feature."""
+    from cuelens.models.spacy_pipeline import load_spacy
+
+    wanted = {c for f in features for c in f.components}
+    nlp = load_spacy(tuple(c for c in PIPE_ORDER if c in wanted))
+    processes = n_process or default_n_process(len(texts))
+    values: dict[str, list[tuple[str, ...]]] = {f.name: [] for f in features}
+    for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE, n_process=processes)):
+        for feature in features:
+            values[feature.name].append(feature.values(doc))
+        if i % BATCH_SIZE == 0:
+            tick(i)
+    return {name: Annotations.from_lists(vals) for name, vals in values.items()}
+
+
+def _scatter(n: int, parts: list[tuple[np.ndarray, Annotations]]) -> Annotations:
+    """Annotations of ``n`` rows assembled from ``(row indices, annotations)`` parts;
+    rows in no part have no values."""
+    stacked = Annotations.stack([a for _, a in parts] + [Annotations.empty(1)])
+    source = np.full(n, stacked.matrix.shape[0] - 1, dtype=np.int64)  # default: the empty row
+    offset = 0
+    for rows, part in parts:
+        source[rows] = np.arange(offset, offset + len(part))
+        offset += len(part)
+    return stacked.take(source)

@@ -1,0 +1,16 @@
+"""NER (SPEC §5): the labels of the entities spaCy's recogniser finds (PERSON, ORG, GPE, DATE …)."""
+
+from __future__ import annotations
+
+from cuelens.audit.features.base import DocFeature
+from cuelens.audit.features.registry import register
+
+
+@register
+class Ner(DocFeature):
+    name = "ner"
+    label = "NER"
+    components = ("ner",)
+
+    def values(self, doc) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(ent.label_ for ent in doc.ents))

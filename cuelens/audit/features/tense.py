@@ -1,0 +1,50 @@
+"""TENSE (SPEC §5): past / present / future of the text's first root verb.
+
+The root of the first sentence decides; a root that is not a verb (a verbless fragment such as
+"A man in a hat.") gives no value. Rules, in order:
+
+* future — an auxiliary of the root is a modal ``will``/``shall`` (``'ll``, ``wo`` of "won't"),
+  or the root is ``going``/``gon`` followed by an infinitive (``going to`` + verb);
+* past — the finite verb (the first auxiliary left of the root, else the root) is tagged ``VBD``,
+  or the root is a ``VBN`` that is not passive (perfect aspect, "has eaten"), or an auxiliary is
+  ``been`` ("has been sleeping");
+* present — any other verbal root (``VB*``, ``MD``).
+"""
+
+from __future__ import annotations
+
+from cuelens.audit.features.base import DocFeature
+from cuelens.audit.features.registry import register
+
+FUTURE_MODALS = frozenset({"will", "shall", "'ll", "wo", "\u2019ll"})
+AUX_DEPS = frozenset({"aux", "auxpass"})
+
+
+def _tense(root) -> str | None:
+    if not (root.tag_.startswith("VB") or root.tag_ == "MD"):
+        return None
+    auxes = [child for child in root.lefts if child.dep_ in AUX_DEPS]
+    if any(a.tag_ == "MD" and a.lower_ in FUTURE_MODALS for a in auxes):
+        return "future"
+    if root.lower_ in ("going", "gon") and any(
+            child.dep_ == "xcomp" and any(g.lower_ in ("to", "na") for g in child.lefts)
+            for child in root.rights):
+        return "future"
+    finite = auxes[0] if auxes else root
+    passive = any(a.dep_ == "auxpass" for a in auxes)
+    if finite.tag_ == "VBD" or (root.tag_ == "VBN" and not passive) or \
+            any(a.lower_ == "been" for a in auxes):
+        return "past"
+    return "present"
+
+
+@register
+class Tense(DocFeature):
+    name = "tense"
+    label = "TENSE"
+    components = ("tok2vec", "tagger", "parser")
+
+    def values(self, doc) -> tuple[str, ...]:
+        root = next((token for token in doc if token.dep_ == "ROOT"), None)
+        tense = _tense(root) if root is not None else None
+        return (tense,) if tense else ()

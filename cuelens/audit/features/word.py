@@ -1,0 +1,16 @@
+"""WORD: each lower-cased word of the text (SPEC §5), from the shared tokenizer."""
+
+from __future__ import annotations
+
+from cuelens.audit.features.base import TextFeature
+from cuelens.audit.features.registry import register
+from cuelens.audit.tokenize import tokenize
+
+
+@register
+class Word(TextFeature):
+    name = "word"
+    label = "WORD"
+
+    def values(self, text: str) -> tuple[str, ...]:
+        return tuple(tokenize(text))

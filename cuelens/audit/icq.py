@@ -1,0 +1,192 @@
+"""ICQ linguistic-feature cues (SPEC §5): cueness of every feature value.
+
+For a feature value f, ``R_f`` / ``S_f`` are the fitting / evaluation instances that have f, and
+with ``Q(X)`` the label-proportion vector of X over the |L| labels::
+
+    MSE(R_f)   = mean_i (Q_i(R_f) − 1/|L|)²
+    JSD(R, S)  = Jensen–Shannon divergence of Q(R_f), Q(S_f), log base 2
+    cueness(f) = MSE(R_f) / exp(JSD(R_f, S_f))
+
+f is a candidate only if ``|R_f| ≥ min_support`` and ``|S_f| ≥ min_support`` (and both > 0).
+
+Decisions (documented in docs/results-schema.md):
+
+* MCQ: a question *has* f when f occurs in some but not all of its choices; ``R_f``/``S_f`` are
+  then the choices carrying f in such questions, labelled ``right``/``wrong``. Feature masks
+  (:func:`feature_masks`) are per question.
+* No separate test split (``dataset.train is None``): the items are split into ``folds``
+  seeded folds; for each fold, R = the other folds and S = the fold. A value must meet the
+  support in every fold; its cueness is the mean over folds, and its supports and label
+  distributions are those of the whole file (each instance is evaluated exactly once).
+  ``features_config.cv_folds_used`` is then ``true``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial.distance import jensenshannon
+
+from cuelens.audit.features import Annotations, get_features
+from cuelens.audit.features.annotate import annotate
+from cuelens.audit.parse_cache import ParseCache
+from cuelens.data.dataset import Dataset, Instances
+from cuelens.errors import UserError
+
+DIGITS = 6
+
+
+def cueness(train_counts: np.ndarray, test_counts: np.ndarray) -> np.ndarray:
+    """``MSE(R)/exp(JSD(R, S))`` per row of ``values × labels`` count matrices (rows > 0)."""
+    train = train_counts / train_counts.sum(axis=1, keepdims=True)
+    test = test_counts / test_counts.sum(axis=1, keepdims=True)
+    mse = ((train - 1.0 / train.shape[1]) ** 2).mean(axis=1)
+    jsd = jensenshannon(train, test, base=2, axis=1) ** 2
+    return mse / np.exp(jsd)
+
+
+class FeatureMatrix:
+    """Instances × feature values of a dataset (binary CSR), with the MCQ rule applied."""
+
+    def __init__(self, dataset: Dataset, instances: Instances, names: Sequence[str] | None,
+                 cache_dir=None, progress: Callable[[str, float], None] | None = None):
+        features = get_features(list(names) if names is not None else None)
+        annotations = annotate(features, instances.texts, instances.premises,
+                               ParseCache(cache_dir), progress)
+        self.columns = [(f.label, value) for f in features for value in annotations[f.name].vocab]
+        blocks = [annotations[f.name].matrix for f in features]
+        matrix = sp.hstack(blocks, format="csr") if blocks else Annotations.empty(0).matrix
+        self.instances = instances
+        self.mcq = dataset.task == "mcq"
+        self.items = self._item_matrix(matrix.astype(np.int64)) if self.mcq else None
+        self.matrix = matrix.astype(bool) if not self.mcq else \
+            matrix.multiply(self.items[instances.item]).tocsr().astype(bool)
+
+    def _item_matrix(self, matrix: sp.csr_matrix) -> sp.csr_matrix:
+        """Questions × values: the value is in some but not all of the question's choices."""
+        item = self.instances.item
+        n_items = int(item.max()) + 1 if len(item) else 0
+        member = sp.csr_matrix((np.ones(len(item), dtype=np.int64), (item, np.arange(len(item)))),
+                               shape=(n_items, len(item)))
+        counts = (member @ matrix).tocsr()
+        k = np.bincount(item, minlength=n_items)
+        counts.data = counts.data < np.repeat(k, np.diff(counts.indptr))
+        counts.eliminate_zeros()
+        return counts.astype(bool)
+
+    def label_counts(self, rows: np.ndarray, n_labels: int) -> np.ndarray:
+        """``values × labels`` counts of the instances at ``rows``."""
+        labels = self.instances.labels[rows]
+        onehot = sp.csr_matrix((np.ones(len(rows)), (np.arange(len(rows)), labels)),
+                               shape=(len(rows), n_labels))
+        return np.asarray((self.matrix[rows].T.astype(np.float64) @ onehot).todense())
+
+    def item_masks(self) -> dict[str, np.ndarray]:
+        """``"FEATURE=value"`` → bool per item (MCQ: per question, by the some-not-all rule)."""
+        table = self.items if self.mcq else self.matrix
+        dense = table.tocsc()
+        return {f"{feature}={value}": dense[:, j].toarray().ravel()
+                for j, (feature, value) in enumerate(self.columns)}
+
+
+def _instances(dataset: Dataset, split) -> Instances:
+    return split.instances(dataset.label_names)
+
+
+def _concat(a: Instances, b: Instances) -> Instances:
+    offset = int(a.item.max()) + 1 if len(a) else 0
+    return Instances(a.texts + b.texts, a.premises + b.premises,
+                     np.concatenate([a.labels, b.labels]), np.concatenate([a.item, b.item + offset]))
+
+
+def _fold_counts(fm: FeatureMatrix, n_labels: int, folds: int, seed: int):
+    """Per fold ``(train counts, test counts)`` over seeded item-level folds."""
+    item = fm.instances.item
+    n_items = int(item.max()) + 1
+    if n_items < folds:
+        raise UserError(f"cannot cross-validate {n_items} items in {folds} folds")
+    fold_of_item = np.empty(n_items, dtype=np.int64)
+    fold_of_item[np.random.default_rng(seed).permutation(n_items)] = np.arange(n_items) % folds
+    fold = fold_of_item[item]
+    per_fold = [fm.label_counts(np.flatnonzero(fold == j), n_labels) for j in range(folds)]
+    total = sum(per_fold)
+    return [(total - c, c) for c in per_fold], total
+
+
+def _dist(counts: np.ndarray, labels: list[str]) -> dict[str, float]:
+    total = counts.sum()
+    return {label: round(float(c / total), DIGITS) for label, c in zip(labels, counts)}
+
+
+def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_support: int = 10,
+                      cache_dir=None, progress: Callable[[str, float], None] | None = None, *,
+                      folds: int = 5, seed: int = 0) -> dict:
+    """The ``features`` and ``features_config`` sections of results.json (SPEC §5).
+
+    ``features``: names from the registry (``None``: all). ``cache_dir``: parse cache directory
+    (``None``: in-memory only). ``progress(stage, fraction)`` is called with stages ``parse`` and
+    ``score``. ``folds``/``seed`` define the cross-validation folds used when ``dataset.train``
+    is ``None``.
+    """
+    chosen = [f.name for f in get_features(features)]
+    labels = list(dataset.label_names)
+    cv = dataset.train is None
+    test = _instances(dataset, dataset.test)
+    if cv:
+        fm = FeatureMatrix(dataset, test, chosen, cache_dir, progress)
+        fold_counts, total = _fold_counts(fm, len(labels), folds, seed)
+        ok = np.all([(r.sum(1) >= max(min_support, 1)) & (s.sum(1) >= max(min_support, 1))
+                     for r, s in fold_counts], axis=0)
+        score = np.mean([cueness(r[ok], s[ok]) for r, s in fold_counts], axis=0)
+        train_counts = test_counts = total[ok]
+    else:
+        train = _instances(dataset, dataset.train)
+        fm = FeatureMatrix(dataset, _concat(train, test), chosen, cache_dir, progress)
+        rows = np.arange(len(train) + len(test))
+        train_counts = fm.label_counts(rows[:len(train)], len(labels))
+        test_counts = fm.label_counts(rows[len(train):], len(labels))
+        ok = (train_counts.sum(1) >= max(min_support, 1)) & \
+            (test_counts.sum(1) >= max(min_support, 1))
+        train_counts, test_counts = train_counts[ok], test_counts[ok]
+        score = cueness(train_counts, test_counts)
+    columns = [c for c, keep in zip(fm.columns, ok) if keep]
+    order = sorted(range(len(columns)), key=lambda i: (-round(float(score[i]), DIGITS),
+                                                       columns[i][0], columns[i][1]))
+    rows_out = [{"feature": columns[i][0], "value": columns[i][1],
+                 "cueness": round(float(score[i]), DIGITS),
+                 "train_support": int(train_counts[i].sum()),
+                 "test_support": int(test_counts[i].sum()),
+                 "train_dist": _dist(train_counts[i], labels),
+                 "test_dist": _dist(test_counts[i], labels)} for i in order]
+    if progress:
+        progress("score", 1.0)
+    return {"features": rows_out,
+            "features_config": {"features": chosen, "min_support": min_support,
+                                "cv_folds_used": cv}}
+
+
+def feature_masks(dataset: Dataset, split_role: str, features: list[str],
+                  cache_dir=None) -> dict[str, np.ndarray]:
+    """``"FEATURE=value"`` → bool array over the items of ``dataset.splits[split_role]``.
+
+    ``features`` holds feature names (``negation``: every value of the feature) and/or single
+    cues (``NEGATION=present``, ``WORD=nobody``); a requested cue that never occurs maps to an
+    all-false mask. MCQ: an item has the cue when some but not all of its choices do.
+    """
+    splits = dataset.splits
+    if split_role not in splits:
+        raise UserError(f"no split {split_role!r}; this dataset has {', '.join(splits)}")
+    split = splits[split_role]
+    whole = [f for f in features if "=" not in f]
+    cues = [tuple(f.split("=", 1)) for f in features if "=" in f]
+    names = list(dict.fromkeys(n.lower() for n in whole + [label for label, _ in cues]))
+    fm = FeatureMatrix(dataset, _instances(dataset, split), names, cache_dir)
+    masks = fm.item_masks()
+    labels = {f.label for f in get_features(whole)} if whole else set()
+    out = {key: mask for key, mask in masks.items() if key.split("=", 1)[0] in labels}
+    for label, value in cues:
+        key = f"{label.upper()}={value}"
+        out[key] = masks.get(key, np.zeros(len(split), dtype=bool))
+    return out
