@@ -1,0 +1,45 @@
+"""Options and helpers shared by the commands that run a classifier (``train``, ``probe``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import console
+
+ModelOpt = Annotated[Optional[str], typer.Option(
+    "--model", "-m", help="Model: alias (minilm, bert, roberta, …), local directory or hub id.")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto | cpu | cuda.")]
+TrustOpt = Annotated[bool, typer.Option(
+    "--trust-remote-code", help="Allow a hub model's own Python code (off by default: unsafe).")]
+MaxLengthOpt = Annotated[int, typer.Option(help="Truncate each (premise, text) pair to this many "
+                                                "tokens.")]
+
+
+def load_model(name: str, dataset, *, fresh_head: bool, device: str, trust_remote_code: bool,
+               max_length: int):
+    """Load the task's classifier for ``dataset`` and print the resolved model id."""
+    from rich.markup import escape
+
+    from cuelens.models.classifier import load_classifier
+
+    labels = dataset.label_names if fresh_head and dataset.task == "nli" else None
+    with console.status(f"loading {escape(name)}"):
+        clf = load_classifier(name, dataset.task, label_names=labels, device=device,
+                              trust_remote_code=trust_remote_code, max_length=max_length)
+    console.print(f"model [bold]{escape(name)}[/] → {escape(clf.resolved)} "
+                  f"({type(clf.model).__name__}, {clf.device})")
+    return clf
+
+
+def item_progress(*extra_fields: str):
+    """A transient rich progress bar over items; ``extra_fields`` are shown after the bar
+    (e.g. ``loss``; pass them to ``add_task``/``update``)."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn(),
+               *(TextColumn(f"{name} {{task.fields[{name}]}}") for name in extra_fields)]
+    return Progress(*columns, console=console, transient=True)

@@ -1,0 +1,105 @@
+"""``audit train``: fine-tune a classifier on a dataset's training split (SPEC §6)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
+                                     LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
+                                     TrainOpt, console, load_data, user_errors)
+from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
+                                            item_progress, load_model)
+from cuelens.errors import UserError
+
+
+@user_errors
+def train(
+    data: DataArg = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="New directory for the fine-tuned "
+                                                           "model (must not exist or be empty).")]
+    = Path("audit-model"),
+    model: ModelOpt = "minilm",
+    epochs: Annotated[int, typer.Option(help="Training epochs.")] = 3,
+    lr: Annotated[float, typer.Option(help="Peak learning rate (AdamW, linear schedule).")] = 2e-5,
+    batch_size: Annotated[int, typer.Option(help="Training batch size (items).")] = 16,
+    max_length: MaxLengthOpt = 128,
+    seed: SeedOpt = 0,
+    device: DeviceOpt = "auto",
+    trust_remote_code: TrustOpt = False,
+    train_file: TrainOpt = None,
+    test: TestOpt = None,
+    hf: HfOpt = None,
+    premise_field: PremiseFieldOpt = None,
+    hypothesis_field: HypothesisFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    choices_field: ChoicesFieldOpt = None,
+    skip_bad: SkipBadOpt = False,
+) -> None:
+    """Fine-tune a model on the training split; save it with its training-dynamics data map.
+
+    The output is a standard Hugging Face directory (safetensors, tokenizer, label mapping in
+    config.json) plus data_map.jsonl and training_dynamics/ (Dataset Cartography format).
+
+    Example: audit train data/copa/ --model minilm --epochs 3 --out models/copa-minilm
+    """
+    import numpy as np
+    import torch
+
+    from cuelens.io import ensure_not_input
+    from cuelens.models.finetune import TrainConfig, finetune
+    from cuelens.probes.data_map import dataset_map, regions, write_dynamics
+
+    started = time.time()
+    for name, value in (("epochs", epochs), ("batch-size", batch_size), ("max-length", max_length)):
+        if value < 1:
+            raise UserError(f"--{name} must be at least 1")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError("output exists and is not an empty directory; choose another --out",
+                        path=str(out))
+    dataset = load_data(data, train_file, test, hf, premise_field, hypothesis_field, label_field,
+                        choices_field, skip_bad)
+    if dataset.train is None:
+        raise UserError("training needs a training split: a directory with train (or dev and "
+                        "test) files, or --train FILE")
+    ensure_not_input(out, [s.path for s in dataset.splits.values()])
+    torch.manual_seed(seed)
+    clf = load_model(model, dataset, fresh_head=True, device=device,
+                     trust_remote_code=trust_remote_code, max_length=max_length)
+    split = dataset.train
+    config = TrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+    with item_progress("loss") as progress:
+        task = progress.add_task(f"training on {len(split)} items", total=len(split) * epochs,
+                                 loss="   -  ")
+
+        def on_step(n: int, loss: float, epoch: int) -> None:
+            progress.update(task, advance=n, loss=f"{loss:.4f}",
+                            description=f"epoch {epoch + 1}/{epochs}")
+
+        dynamics = finetune(clf, split, split.item_labels(dataset.label_names), config, on_step)
+    clf.model.config.update({"cuelens": {"task": dataset.task, "label_names": dataset.label_names,
+                                         "max_length": max_length}})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        clf.model.save_pretrained(staging, safe_serialization=True)
+        clf.tokenizer.save_pretrained(staging)
+        write_dynamics(staging, dynamics)
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    points = dataset_map(dynamics)
+    names, counts = np.unique(regions(points), return_counts=True)
+    last = float(dynamics.correct[-1].mean())
+    console.print(f"trained {epochs} epoch(s) on {len(split)} items in "
+                  f"{time.time() - started:.0f}s · last-epoch training accuracy {last * 100:.1f}%")
+    console.print("data map: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
+    console.print(f"model saved to [bold]{out}[/] (load it with from_pretrained)")

@@ -1,0 +1,98 @@
+"""Fine-tune a :class:`Classifier` on a split and record training dynamics (SPEC §6).
+
+Training: AdamW with a linear schedule (10% warm-up), bucketed length-sorted batches (seeded),
+bf16 autocast on a GPU (fp16 + gradient scaling when bf16 is missing), float32 on the CPU.
+
+Training dynamics follow Dataset Cartography (Swayamdipta et al., 2020): for every training
+example and epoch the gold-label probability and correctness are taken from the forward pass
+of the training step that saw the example (no extra pass), plus its logits, so the Cartography
+scripts can read the per-epoch files unchanged (see :mod:`cuelens.probes.data_map`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from cuelens.data.dataset import Split
+from cuelens.models.batching import bucketed_batches, encode_split
+from cuelens.models.classifier import Classifier
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 3
+    lr: float = 2e-5
+    batch_size: int = 16
+    seed: int = 0
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+
+
+@dataclass
+class Dynamics:
+    """Per epoch and training example: logits ``[E, n, C]``, gold index ``[n]``."""
+
+    guids: list[str]
+    logits: np.ndarray
+    gold: np.ndarray
+
+    @property
+    def gold_probs(self) -> np.ndarray:
+        """``[E, n]`` softmax probability of the gold label."""
+        shifted = self.logits - self.logits.max(axis=-1, keepdims=True)
+        probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+        return np.take_along_axis(probs, self.gold[None, :, None], axis=-1)[..., 0]
+
+    @property
+    def correct(self) -> np.ndarray:
+        """``[E, n]`` whether the arg-max prediction was the gold label."""
+        return self.logits.argmax(axis=-1) == self.gold[None, :]
+
+
+def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfig,
+             on_step: Callable[[int, float, int], None] | None = None) -> Dynamics:
+    """Train ``clf.model`` in place on ``split`` (``gold``: label column per item, or the correct
+    choice for MCQ). ``on_step(n_items, loss, epoch)`` reports progress."""
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    encoded = encode_split(clf.tokenizer, split, clf.max_length)
+    lengths = encoded.lengths
+    n_batches = -(-len(split) // config.batch_size)
+    model = clf.model
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr,
+                                  weight_decay=config.weight_decay)
+    total = n_batches * config.epochs
+    schedule = get_linear_schedule_with_warmup(optimizer, int(config.warmup * total), total)
+    on_gpu = clf.device.startswith("cuda")
+    scaler = torch.amp.GradScaler("cuda", enabled=on_gpu and not torch.cuda.is_bf16_supported())
+    logits_out: np.ndarray | None = None
+    gold_t = torch.as_tensor(gold, dtype=torch.long)
+    model.train()
+    for epoch in range(config.epochs):
+        for index in bucketed_batches(lengths, config.batch_size, rng):
+            batch = clf.to_device(encoded.collate(index))
+            labels = gold_t[index].to(clf.device)
+            with clf.autocast():
+                logits = model(**batch).logits
+            loss = torch.nn.functional.cross_entropy(logits.float(), labels)
+            optimizer.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+            schedule.step()
+            values = logits.detach().float().cpu().numpy()
+            if logits_out is None:
+                logits_out = np.empty((config.epochs, len(split), values.shape[1]), np.float32)
+            logits_out[epoch, index] = values
+            if on_step is not None:
+                on_step(len(index), float(loss), epoch)
+    model.eval()
+    return Dynamics(guids=list(split.ids), logits=logits_out, gold=np.asarray(gold))

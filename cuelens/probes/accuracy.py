@@ -1,0 +1,66 @@
+"""Accuracy test and easy/hard gap (SPEC §6).
+
+``ΔAcc(f) = acc(S_f) − acc(S_nf)`` over test items (MCQ: questions) with and without the cue,
+with a 95% percentile-bootstrap confidence interval (``scipy.stats.bootstrap``; S_f and S_nf
+resampled independently; seeded, the same generator seed for every cue so a cue's interval does
+not depend on which other cues are tested). A cue with fewer than ``min_items`` items on either
+side is reported as skipped, never as ΔAcc = 0. ``total_abs_delta`` = Σ |ΔAcc| over the tested
+cues (the model-weakness total).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import bootstrap
+
+MIN_ITEMS = 10
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def _difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return a.mean(axis=axis) - b.mean(axis=axis)
+
+
+def delta_accuracy(correct: np.ndarray, mask: np.ndarray, *, n_boot: int = 1000, seed: int = 0,
+                   min_items: int = MIN_ITEMS) -> dict:
+    """ΔAcc of one cue: sizes, both accuracies, delta and its CI, or a ``skipped`` reason."""
+    with_cue, without = correct[mask].astype(float), correct[~mask].astype(float)
+    row = {"n_with": int(mask.sum()), "n_without": int((~mask).sum())}
+    if min(len(with_cue), len(without)) < min_items:
+        return {**row, "skipped": f"fewer than {min_items} test items with/without the cue"}
+    result = bootstrap((with_cue, without), _difference, n_resamples=n_boot,
+                       confidence_level=0.95, method="percentile", vectorized=True,
+                       paired=False, batch=max(1, 2_000_000 // max(len(without), 1)),
+                       random_state=np.random.default_rng(seed))
+    low, high = result.confidence_interval
+    return {**row, "acc_with": _r(with_cue.mean()), "acc_without": _r(without.mean()),
+            "delta": _r(with_cue.mean() - without.mean()), "ci_low": _r(low), "ci_high": _r(high)}
+
+
+def accuracy_test(correct: np.ndarray, cues, *, n_boot: int = 1000, seed: int = 0,
+                  min_items: int = MIN_ITEMS) -> dict:
+    """``probe.accuracy_test``: tested cues, skipped cues and Σ|ΔAcc|."""
+    tested, skipped = [], []
+    for cue in cues:
+        row = delta_accuracy(correct, cue.test_mask, n_boot=n_boot, seed=seed,
+                             min_items=min_items)
+        entry = {"cue": cue.name, "kind": cue.kind, **row}
+        (skipped if "skipped" in row else tested).append(entry)
+    section = {"cues": tested,
+               "total_abs_delta": _r(sum(abs(c["delta"]) for c in tested))}
+    if skipped:
+        section["skipped"] = skipped
+    return section
+
+
+def easy_hard_gap(correct: np.ndarray, item_easy: np.ndarray) -> dict | None:
+    """``probe.easy_hard``: accuracy on easy items, on hard items, and easy − hard."""
+    easy = np.asarray(item_easy, dtype=bool)
+    if easy.all() or not easy.any():
+        return None
+    acc_easy, acc_hard = correct[easy].mean(), correct[~easy].mean()
+    return {"easy_accuracy": _r(acc_easy), "hard_accuracy": _r(acc_hard),
+            "gap": _r(acc_easy - acc_hard)}

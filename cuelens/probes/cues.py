@@ -1,0 +1,106 @@
+"""The cues a probe tests, as masks over the test items (SPEC §5–6).
+
+- **Word cues**: the top cue tokens of a scan (per label, ranked by a metric; distinct tokens).
+  NLI: an item has the cue when its hypothesis contains the token. MCQ: a question has it when
+  the token occurs in some but not all of its choices; which choices carry it is kept for the
+  distribution test.
+- **Feature cues** (ICQ): every feature cue listed in the results' ``features`` section, with
+  masks from :func:`cuelens.audit.icq.feature_masks`.
+
+``train_dist`` is Q(R_f) on the fitting split (the whole file for a cross-validated dataset):
+NLI, the label proportions of training instances with the cue; MCQ, the rate at which the
+cue-bearing choice was the correct one among training questions having the cue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cuelens.audit.counts import build_term_matrix
+from cuelens.data.dataset import Dataset, Split
+
+WITH_CUE, WITHOUT_CUE = "cue choice", "other choice"
+
+
+@dataclass
+class Cue:
+    name: str
+    kind: str  # "word" | "feature"
+    test_mask: np.ndarray  # bool per test item
+    test_bearing: np.ndarray | None = None  # MCQ word cues: bool [n, k], choices with the cue
+    train_dist: dict[str, float] | None = None  # Q(R_f) for the distribution test
+
+
+def token_presence(split: Split, label_names: list[str], tokens: list[str],
+                   ngrams: int = 1) -> np.ndarray:
+    """Bool ``[instances, tokens]``: does each instance text contain each token (SPEC §1)?"""
+    texts = split.instances(label_names).texts
+    matrix, vocab = build_term_matrix(texts, ngrams)
+    column = {token: i for i, token in enumerate(vocab)}
+    present = np.zeros((len(texts), len(tokens)), dtype=bool)
+    found = [j for j, token in enumerate(tokens) if token in column]
+    if found:
+        cols = [column[tokens[j]] for j in found]
+        present[:, found] = matrix[:, cols].toarray() > 0
+    return present
+
+
+def _mcq_has(bearing: np.ndarray) -> np.ndarray:
+    """Questions where the cue is in some but not all choices (``bearing``: ``[n, k, ...]``)."""
+    return bearing.any(axis=1) & ~bearing.all(axis=1)
+
+
+def _train_dists(dataset: Dataset, tokens: list[str], ngrams: int) -> list[dict | None]:
+    split = dataset.train if dataset.train is not None else dataset.test
+    present = token_presence(split, dataset.label_names, tokens, ngrams)
+    if dataset.task == "mcq":
+        k = split.n_choices
+        bearing = present.reshape(len(split), k, len(tokens))
+        gold = split.item_labels(dataset.label_names)
+        has = _mcq_has(bearing)
+        gold_bears = bearing[np.arange(len(split)), gold]  # [n, tokens]
+        out = []
+        for j in range(len(tokens)):
+            if not has[:, j].any():
+                out.append(None)
+                continue
+            rate = float(gold_bears[has[:, j], j].mean())
+            out.append({WITH_CUE: round(rate, 6), WITHOUT_CUE: round(1 - rate, 6)})
+        return out
+    labels = split.item_labels(dataset.label_names)
+    n_labels = len(dataset.label_names)
+    out = []
+    for j in range(len(tokens)):
+        counts = np.bincount(labels[present[:, j]], minlength=n_labels)
+        total = counts.sum()
+        out.append(None if total == 0 else
+                   {name: round(float(c / total), 6) for name, c in zip(dataset.label_names, counts)})
+    return out
+
+
+def word_cues(dataset: Dataset, tokens: list[str], ngrams: int = 1) -> list[Cue]:
+    """Masks and training distributions of the word cues ``tokens`` on ``dataset``."""
+    present = token_presence(dataset.test, dataset.label_names, tokens, ngrams)
+    dists = _train_dists(dataset, tokens, ngrams)
+    n = len(dataset.test)
+    if dataset.task == "mcq":
+        bearing = present.reshape(n, dataset.n_choices, len(tokens))
+        has = _mcq_has(bearing)
+        return [Cue(token, "word", has[:, j], bearing[:, :, j], dists[j])
+                for j, token in enumerate(tokens)]
+    return [Cue(token, "word", present[:, j], None, dists[j]) for j, token in enumerate(tokens)]
+
+
+def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
+    """Test masks of the ICQ feature cues listed in a results ``features`` section."""
+    if not features:
+        return []
+    from cuelens.audit.icq import feature_masks
+
+    wanted = [f"{f['feature']}={f['value']}" for f in features if f["feature"].upper() != "WORD"]
+    names = sorted({name.split("=", 1)[0].lower() for name in wanted})
+    masks = feature_masks(dataset, "test", names) if names else {}
+    return [Cue(name, "feature", np.asarray(masks[name], dtype=bool))
+            for name in wanted if name in masks]

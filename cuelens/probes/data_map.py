@@ -1,0 +1,74 @@
+"""Dataset map from training dynamics (Dataset Cartography, Swayamdipta et al. 2020; SPEC §6).
+
+Per training example over the E epochs: ``confidence`` = mean gold-label probability,
+``variability`` = its (population, ddof=0) standard deviation, ``correctness`` = fraction of
+epochs whose prediction was the gold label — the definitions of the Cartography code. Files
+written into a trained model directory:
+
+- ``training_dynamics/dynamics_epoch_{e}.jsonl``: ``{"guid", "logits_epoch_{e}", "gold"}``,
+  the per-epoch format the Cartography scripts read;
+- ``data_map.jsonl``: ``{"guid", "confidence", "variability", "correctness"}`` per example.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.errors import UserError
+from cuelens.io import write_jsonl
+from cuelens.models.finetune import Dynamics
+
+MAP_FILE = "data_map.jsonl"
+DYNAMICS_DIR = "training_dynamics"
+
+
+def dataset_map(dynamics: Dynamics) -> list[dict]:
+    """Cartography coordinates of every training example, in training-file order."""
+    probs = dynamics.gold_probs
+    confidence = probs.mean(axis=0)
+    variability = probs.std(axis=0)
+    correctness = dynamics.correct.mean(axis=0)
+    return [{"guid": guid, "confidence": round(float(c), 6), "variability": round(float(v), 6),
+             "correctness": round(float(k), 6)}
+            for guid, c, v, k in zip(dynamics.guids, confidence, variability, correctness)]
+
+
+def write_dynamics(directory: str | Path, dynamics: Dynamics) -> None:
+    """Write the per-epoch dynamics files and ``data_map.jsonl`` into ``directory``."""
+    directory = Path(directory)
+    for epoch, logits in enumerate(dynamics.logits):
+        key = f"logits_epoch_{epoch}"
+        write_jsonl(directory / DYNAMICS_DIR / f"dynamics_epoch_{epoch}.jsonl",
+                    ({"guid": guid, key: [round(float(x), 6) for x in row], "gold": int(gold)}
+                     for guid, row, gold in zip(dynamics.guids, logits, dynamics.gold)))
+    write_jsonl(directory / MAP_FILE, dataset_map(dynamics))
+
+
+def read_data_map(directory: str | Path) -> list[dict] | None:
+    """The data map stored in a model directory, or ``None`` when it has none."""
+    path = Path(directory) / MAP_FILE
+    if not path.is_file():
+        return None
+    points = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, 1):
+            try:
+                row = json.loads(line)
+                points.append({"guid": str(row["guid"]),
+                               **{key: float(row[key])
+                                  for key in ("confidence", "variability", "correctness")}})
+            except (ValueError, KeyError, TypeError):
+                raise UserError("malformed data-map line", path=str(path), line=line_no) from None
+    return points
+
+
+def regions(points: list[dict]) -> np.ndarray:
+    """Cartography region of each point: ``easy-to-learn`` / ``ambiguous`` / ``hard-to-learn``
+    (variability above its median → ambiguous; else confidence ≥ 0.5 → easy, below → hard)."""
+    conf = np.asarray([p["confidence"] for p in points])
+    var = np.asarray([p["variability"] for p in points])
+    return np.where(var > np.median(var), "ambiguous",
+                    np.where(conf >= 0.5, "easy-to-learn", "hard-to-learn"))

@@ -1,0 +1,107 @@
+"""The probe's results sections, as a registry (SPEC §6; docs/results-schema.md ``probe``).
+
+Each section is a function ``ProbeContext -> dict | None`` registered under its results key;
+``None`` means "not computed" and leaves the key absent. :func:`run_sections` fills ``probe``
+in registry order. Other probes (e.g. ``short_circuit``) register themselves the same way::
+
+    @register("short_circuit")
+    def short_circuit(ctx: ProbeContext) -> dict | None: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.data.dataset import Dataset
+from cuelens.probes.accuracy import accuracy_test, easy_hard_gap
+from cuelens.probes.cues import Cue
+from cuelens.probes.data_map import read_data_map
+from cuelens.probes.distribution import distribution_test
+from cuelens.probes.predictions import Predictions
+
+
+@dataclass
+class ProbeContext:
+    """Everything a probe section may read."""
+
+    dataset: Dataset
+    predictions: Predictions
+    cues: list[Cue]
+    model_info: dict
+    item_easy: np.ndarray | None = None
+    model_dir: Path | None = None
+    classifier: object | None = None  # the loaded model, when probing one (white-box probes)
+    seed: int = 0
+    n_boot: int = 1000
+    min_items: int = 10
+    options: dict = field(default_factory=dict)
+
+    @property
+    def gold(self) -> np.ndarray:
+        return self.dataset.test.item_labels(self.dataset.label_names)
+
+    @property
+    def correct(self) -> np.ndarray:
+        """1.0 where the prediction is right (MCQ: per question)."""
+        return (self.predictions.pred == self.gold).astype(float)
+
+
+SECTIONS: dict[str, Callable[[ProbeContext], dict | float | None]] = {}
+
+
+def register(name: str):
+    """Register a section function under the results key ``name``."""
+
+    def decorate(func):
+        SECTIONS[name] = func
+        return func
+
+    return decorate
+
+
+@register("model")
+def _model(ctx: ProbeContext) -> dict:
+    return ctx.model_info
+
+
+@register("accuracy")
+def _accuracy(ctx: ProbeContext) -> float:
+    return round(float(ctx.correct.mean()), 6)
+
+
+@register("accuracy_test")
+def _accuracy_test(ctx: ProbeContext) -> dict:
+    return accuracy_test(ctx.correct, ctx.cues, n_boot=ctx.n_boot, seed=ctx.seed,
+                         min_items=ctx.min_items)
+
+
+@register("distribution_test")
+def _distribution_test(ctx: ProbeContext) -> dict:
+    return distribution_test(ctx.cues, ctx.predictions.pred, ctx.gold, ctx.dataset.task,
+                             ctx.dataset.label_names, seed=ctx.seed, min_items=ctx.min_items)
+
+
+@register("easy_hard")
+def _easy_hard(ctx: ProbeContext) -> dict | None:
+    return None if ctx.item_easy is None else easy_hard_gap(ctx.correct, ctx.item_easy)
+
+
+@register("data_map")
+def _data_map(ctx: ProbeContext) -> dict | None:
+    points = read_data_map(ctx.model_dir) if ctx.model_dir is not None else None
+    return None if points is None else {"points": points}
+
+
+def run_sections(ctx: ProbeContext, skip: set[str] = frozenset()) -> dict:
+    """The ``probe`` section: every registered section not in ``skip`` that produced a value."""
+    out = {}
+    for name, func in SECTIONS.items():
+        if name not in skip:
+            value = func(ctx)
+            if value is not None:
+                out[name] = value
+    return out

@@ -1,0 +1,168 @@
+"""Probe statistics against hand-computed values: a rule "model" that exploits a planted cue,
+given as a predictions file (SPEC §6)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import write_jsonl  # noqa: E402
+from tiny_models import mcq_planted, nli_planted  # noqa: E402
+
+from cuelens.data import load_dataset  # noqa: E402
+from cuelens.errors import UserError  # noqa: E402
+from cuelens.probes.accuracy import accuracy_test, delta_accuracy, easy_hard_gap  # noqa: E402
+from cuelens.probes.cues import word_cues  # noqa: E402
+from cuelens.probes.distribution import distribution_test  # noqa: E402
+from cuelens.probes.predictions import read_predictions  # noqa: E402
+
+
+def _dataset(tmp_path: Path, train: list[dict], test: list[dict]):
+    write_jsonl(tmp_path / "data" / "train.jsonl", train)
+    write_jsonl(tmp_path / "data" / "test.jsonl", test)
+    return load_dataset(str(tmp_path / "data"))
+
+
+def nli_rule(row: dict) -> str:
+    """Predict contradiction whenever "nobody" is present; else the gold label, except that
+    every plain entailment item is called neutral."""
+    if "nobody" in row["hypothesis"]:
+        return "contradiction"
+    return "neutral" if row["label"] == "entailment" else row["label"]
+
+
+@pytest.fixture
+def nli(tmp_path):
+    train, test = nli_planted()
+    dataset = _dataset(tmp_path, train, test)
+    preds = write_jsonl(tmp_path / "preds.jsonl",
+                        [{"id": r["id"], "prediction": nli_rule(r)} for r in test])
+    return dataset, read_predictions(preds, dataset)
+
+
+def test_nli_accuracy_test_matches_hand_counts(nli):
+    dataset, preds = nli
+    gold = dataset.test.item_labels(dataset.label_names)
+    correct = (preds.pred == gold).astype(float)
+    cues = word_cues(dataset, ["nobody", "cat"])
+    assert cues[0].test_mask.sum() == 32 and cues[1].test_mask.sum() == 4
+    section = accuracy_test(correct, cues, n_boot=2000, seed=3)
+    (row,) = section["cues"]
+    assert row["cue"] == "nobody" and row["kind"] == "word"
+    assert (row["n_with"], row["n_without"]) == (32, 30)
+    assert row["acc_with"] == round(12 / 32, 6) and row["acc_without"] == round(20 / 30, 6)
+    assert row["delta"] == pytest.approx(12 / 32 - 20 / 30, abs=1e-6)
+    assert section["total_abs_delta"] == pytest.approx(abs(12 / 32 - 20 / 30), abs=1e-6)
+    # "cat" is in only 4 test items: skipped, not reported as ΔAcc = 0
+    (skipped,) = section["skipped"]
+    assert skipped["cue"] == "cat" and skipped["n_with"] == 4 and "delta" not in skipped
+
+
+def test_bootstrap_ci_agrees_with_brute_force_resampling(nli):
+    dataset, preds = nli
+    correct = (preds.pred == dataset.test.item_labels(dataset.label_names)).astype(float)
+    mask = word_cues(dataset, ["nobody"])[0].test_mask
+    row = delta_accuracy(correct, mask, n_boot=4000, seed=1)
+    rng = np.random.default_rng(12345)
+    a, b = correct[mask], correct[~mask]
+    boots = [rng.choice(a, len(a)).mean() - rng.choice(b, len(b)).mean() for _ in range(4000)]
+    low, high = np.percentile(boots, [2.5, 97.5])
+    assert row["ci_low"] == pytest.approx(low, abs=0.03)
+    assert row["ci_high"] == pytest.approx(high, abs=0.03)
+    assert row["ci_low"] < row["delta"] < row["ci_high"]
+    # seeded: the same seed gives the same interval
+    assert delta_accuracy(correct, mask, n_boot=4000, seed=1) == row
+
+
+def test_nli_distribution_test_skew(nli):
+    dataset, preds = nli
+    gold = dataset.test.item_labels(dataset.label_names)
+    section = distribution_test(word_cues(dataset, ["nobody", "cat"]), preds.pred, gold, "nli",
+                                dataset.label_names, seed=0)
+    (row,) = section["cues"]
+    assert row["train_dist"] == {"contradiction": 0.8, "entailment": 0.1, "neutral": 0.1}
+    # flattened: 10 of each label (the 12 contradictions down-sampled), all called contradiction
+    assert row["n"] == 30
+    assert row["predicted_dist"] == {"contradiction": 1.0, "entailment": 0.0, "neutral": 0.0}
+    # JSD([1,0,0], uniform) with M = [2/3, 1/6, 1/6]: ½·log2(3/2) + ½·(−⅓ + ⅔)
+    assert row["score"] == pytest.approx(0.5 * math.log2(1.5) + 0.5 * (1 / 3), abs=1e-6)
+    assert "cat" not in {r["cue"] for r in section.get("skipped", [])}  # no training distribution
+
+
+def test_mcq_statistics_match_hand_counts(tmp_path):
+    train, test = mcq_planted()
+    dataset = _dataset(tmp_path, train, test)
+    # the rule picks the "never" choice when one has it, else the correct choice
+    rows = [{"id": r["id"], "prediction": next((j for j, c in enumerate(r["choices"])
+                                                if "never" in c), r["label"])} for r in test]
+    preds = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
+    gold = dataset.test.item_labels(dataset.label_names)
+    correct = (preds.pred == gold).astype(float)
+    cues = word_cues(dataset, ["never"])
+    row = accuracy_test(correct, cues, n_boot=500)["cues"][0]
+    assert (row["n_with"], row["n_without"]) == (24, 16)
+    assert row["delta"] == pytest.approx(14 / 24 - 1.0, abs=1e-6)
+    (dist,) = distribution_test(cues, preds.pred, gold, "mcq", dataset.label_names)["cues"]
+    assert dist["train_dist"] == {"cue choice": 0.75, "other choice": 0.25}
+    assert dist["n"] == 20  # 10 questions where the cue choice is right, 10 where it is wrong
+    assert dist["predicted_dist"] == {"cue choice": 1.0, "other choice": 0.0}
+    # JSD([1, 0], [½, ½]) with M = [¾, ¼]; signed + (training favours the cue choice, 0.75)
+    expected = 0.5 * math.log2(1 / 0.75) + 0.5 * (0.5 * math.log2(0.5 / 0.75)
+                                                 + 0.5 * math.log2(0.5 / 0.25))
+    assert dist["score"] == pytest.approx(expected, abs=1e-6)
+
+
+def test_distribution_score_is_negative_against_training_skew(tmp_path):
+    train, test = mcq_planted()
+    dataset = _dataset(tmp_path, train, test)
+    rows = [{"id": r["id"], "prediction": next((1 - j for j, c in enumerate(r["choices"])
+                                                if "never" in c), r["label"])} for r in test]
+    preds = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
+    gold = dataset.test.item_labels(dataset.label_names)
+    (dist,) = distribution_test(word_cues(dataset, ["never"]), preds.pred, gold, "mcq",
+                                dataset.label_names)["cues"]
+    assert dist["predicted_dist"]["cue choice"] == 0.0 and dist["score"] < 0
+
+
+def test_easy_hard_gap():
+    correct = np.array([1, 1, 0, 1, 0, 0, 1, 0], dtype=float)
+    easy = np.array([1, 1, 1, 1, 0, 0, 0, 0], dtype=bool)
+    assert easy_hard_gap(correct, easy) == {"easy_accuracy": 0.75, "hard_accuracy": 0.25,
+                                            "gap": 0.5}
+    assert easy_hard_gap(correct, np.ones(8, dtype=bool)) is None
+
+
+@pytest.mark.parametrize("rows, message", [
+    (lambda test: [{"id": r["id"], "prediction": "contradiction"} for r in test[:-3]],
+     r"3 test item\(s\) have no prediction \(e.g. .te59."),
+    (lambda test: [{"id": r["id"], "prediction": "maybe"} for r in test],
+     "line 1: unknown label 'maybe'"),
+    (lambda test: [{"id": "zzz", "prediction": "neutral"}], "line 1: id 'zzz' is not in"),
+    (lambda test: [{"id": test[0]["id"], "prediction": "neutral"}] * 2, "line 2: duplicate"),
+    (lambda test: [{"id": r["id"], "prediction": "neutral", "probs": [1, 0]} for r in test],
+     "line 1: probs must be a list of 3 numbers"),
+])
+def test_bad_predictions_files(tmp_path, rows, message):
+    train, test = nli_planted()
+    dataset = _dataset(tmp_path, train, test)
+    path = write_jsonl(tmp_path / "bad.jsonl", rows(test))
+    with pytest.raises(UserError, match=message):
+        read_predictions(path, dataset)
+
+
+def test_predictions_probs_object_and_malformed_json(tmp_path):
+    train, test = nli_planted()
+    dataset = _dataset(tmp_path, train, test)
+    rows = [{"id": r["id"], "prediction": "entailment",
+             "probs": {"contradiction": 0.1, "entailment": 0.7, "neutral": 0.2}} for r in test]
+    preds = read_predictions(write_jsonl(tmp_path / "ok.jsonl", rows), dataset)
+    assert preds.probs.shape == (len(test), 3) and preds.probs[0, 1] == 0.7
+    (tmp_path / "broken.jsonl").write_text(json.dumps(rows[0]) + "\n{not json\n")
+    with pytest.raises(UserError, match="broken.jsonl, line 2"):
+        read_predictions(tmp_path / "broken.jsonl", dataset)
