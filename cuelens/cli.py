@@ -23,6 +23,8 @@ app = typer.Typer(
 COMMANDS: dict[str, str] = {
     "demo": "cuelens.commands.demo:demo",
     "scan": "cuelens.commands.scan:scan",
+    "train": "cuelens.commands.train:train",
+    "probe": "cuelens.commands.probe:probe",
 }
 GROUPS: dict[str, str] = {}
 
