@@ -1,0 +1,141 @@
+"""Language-model scorers and their registry (SPEC §9).
+
+``load_scorer(spec)`` turns a model spec into a :class:`~cuelens.models.scoring.SentenceScorer`:
+
+- ``ngram:DIR`` / ``lstm:DIR`` / ``rnn:DIR``: models trained by ``audit lm train``;
+- anything else is a Hugging Face model (local directory, alias or hub id) whose kind —
+  ``causal`` or ``masked`` — is read from its config (``is_decoder``, ``architectures``,
+  ``model_type``) unless ``kind`` is given.
+
+New model families register a loader in :data:`SCORERS` (name → function(target, options)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cuelens.errors import UserError
+from cuelens.models.scoring import SentenceScorer
+
+
+@dataclass(frozen=True)
+class ScorerOptions:
+    """Options shared by every loader (see :func:`load_scorer`)."""
+
+    device: str = "auto"
+    bow_correction: bool = True
+    mlm_method: str = "pll"
+    orders: int = 100
+    seed: int = 0
+    batch_size: int = 32
+
+
+def _ngram(target: str, options: ScorerOptions) -> SentenceScorer:
+    from cuelens.models.lm.ngram import NgramModel
+
+    return NgramModel.load(target, name=f"ngram:{target}")
+
+
+def _recurrent(arch: str) -> Callable[[str, ScorerOptions], SentenceScorer]:
+    def load(target: str, options: ScorerOptions) -> SentenceScorer:
+        from cuelens.models.hub import pick_device
+        from cuelens.models.lm.rnn import RNNModel
+
+        return RNNModel.load(target, device=pick_device(options.device), arch=arch,
+                             name=f"{arch}:{target}")
+
+    return load
+
+
+def _hf_model(auto_class: str, name: str):
+    import transformers
+
+    from cuelens.models import hub
+
+    model, info = hub.from_pretrained(getattr(transformers, auto_class), name,
+                                      output_loading_info=True)
+    missing = info.get("missing_keys") or []
+    if missing:
+        raise UserError(f"model '{name}' has no trained weights for {sorted(missing)[:3]}… "
+                        f"(it is not a complete {auto_class[len('AutoModelFor'):]} checkpoint)")
+    return model, hub.from_pretrained(transformers.AutoTokenizer, name)
+
+
+def _causal(target: str, options: ScorerOptions) -> SentenceScorer:
+    from cuelens.models.hub import pick_device
+    from cuelens.models.lm.causal import CausalScorer
+
+    model, tokenizer = _hf_model("AutoModelForCausalLM", target)
+    return CausalScorer(model, tokenizer, name=target, device=pick_device(options.device),
+                        bow_correction=options.bow_correction, batch_size=options.batch_size)
+
+
+def _masked(target: str, options: ScorerOptions) -> SentenceScorer:
+    from cuelens.models.hub import pick_device
+    from cuelens.models.lm.masked import MaskedScorer
+
+    model, tokenizer = _hf_model("AutoModelForMaskedLM", target)
+    return MaskedScorer(model, tokenizer, name=target, device=pick_device(options.device),
+                        method=options.mlm_method, orders=options.orders, seed=options.seed)
+
+
+SCORERS: dict[str, Callable[[str, ScorerOptions], SentenceScorer]] = {
+    "ngram": _ngram, "lstm": _recurrent("lstm"), "rnn": _recurrent("rnn"),
+    "causal": _causal, "masked": _masked,
+}
+CAUSAL_TYPES = {"gpt2", "gpt_neo", "gpt_neox", "gptj", "opt", "llama", "mistral", "bloom",
+                "openai-gpt", "qwen2", "phi", "falcon", "ctrl", "xglm"}
+MASKED_TYPES = {"bert", "roberta", "xlm-roberta", "electra", "distilbert", "camembert",
+                "albert", "deberta", "deberta-v2", "mpnet", "xlm"}
+
+
+def detect_kind(name: str) -> str:
+    """``causal`` or ``masked``, from the model's config."""
+    import transformers
+
+    from cuelens.models import hub
+
+    config = hub.from_pretrained(transformers.AutoConfig, name)
+    architectures = " ".join(getattr(config, "architectures", None) or [])
+    if getattr(config, "is_decoder", False) or "CausalLM" in architectures or \
+            "LMHeadModel" in architectures or config.model_type in CAUSAL_TYPES:
+        return "causal"
+    if "MaskedLM" in architectures or config.model_type in MASKED_TYPES:
+        return "masked"
+    raise UserError(f"cannot tell whether model '{name}' is causal or masked "
+                    f"(model_type '{config.model_type}'); pass --kind causal|masked")
+
+
+def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, base: float = math.e,
+                bow_correction: bool = True, mlm_method: str = "pll", orders: int = 100,
+                seed: int = 0, batch_size: int = 32) -> SentenceScorer:
+    """The scorer named by ``spec`` (see the module docstring). Scores are natural logs unless
+    ``base`` is given, in which case they are divided by ``ln(base)`` (``base=2``: bits)."""
+    options = ScorerOptions(device, bow_correction, mlm_method, orders, seed, batch_size)
+    prefix, sep, target = spec.partition(":")
+    if sep and prefix in ("ngram", "lstm", "rnn"):
+        if not target:
+            raise UserError(f"model spec '{spec}' needs a directory after '{prefix}:'")
+        scorer = SCORERS[prefix](target, options)
+    else:
+        if kind is not None and kind not in ("causal", "masked"):
+            raise UserError(f"unknown model kind '{kind}' (use causal or masked)")
+        scorer = SCORERS[kind or detect_kind(spec)](spec, options)
+    return scorer if base == math.e else RebasedScorer(scorer, base)
+
+
+class RebasedScorer:
+    """A scorer whose log-probabilities are in base ``base`` (e.g. bits for ``base=2``)."""
+
+    def __init__(self, scorer: SentenceScorer, base: float):
+        if base <= 0 or base == 1:
+            raise UserError(f"invalid logarithm base {base}")
+        self.scorer, self.factor, self.name = scorer, 1.0 / math.log(base), scorer.name
+
+    def score(self, sentences: list[str]):
+        return self.scorer.score(sentences) * self.factor
+
+    def word_scores(self, sentence: str) -> list[tuple[str, float]]:
+        return [(w, v * self.factor) for w, v in self.scorer.word_scores(sentence)]

@@ -1,0 +1,130 @@
+"""Word splitting, vocabularies and input files for the language-model scorers (SPEC §9).
+
+Word-level models (n-gram, LSTM/RNN) see a sentence as ``split_words(sentence)``: optionally
+lower-cased, split on whitespace, with punctuation at the start/end of a whitespace word detached
+(``"cat."`` → ``"cat" "."``). The same function is used for training and scoring, and its settings
+are stored with the model. Words outside the vocabulary become :data:`UNK`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuelens.errors import UserError
+
+UNK, BOS, EOS = "<unk>", "<s>", "</s>"
+_EDGE_PUNCT = re.compile(r"^(\W*?)([\w].*?\w|\w)?(\W*)$", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class WordSplitter:
+    """How raw text becomes words for a word-level model (saved in the model's config)."""
+
+    lowercase: bool = True
+    detach_punct: bool = True
+
+    def __call__(self, sentence: str) -> list[str]:
+        text = sentence.lower() if self.lowercase else sentence
+        if not self.detach_punct:
+            return text.split()
+        words: list[str] = []
+        for token in text.split():
+            lead, core, tail = _EDGE_PUNCT.match(token).groups()
+            words.extend(lead)
+            if core:
+                words.append(core)
+            words.extend(tail)
+        return words
+
+    def to_dict(self) -> dict:
+        return {"lowercase": self.lowercase, "detach_punct": self.detach_punct}
+
+
+def build_vocab(sentences: Iterable[list[str]], min_count: int = 1,
+                max_size: int | None = None) -> list[str]:
+    """Words seen at least ``min_count`` times (most frequent first, at most ``max_size``), plus UNK."""
+    counts = Counter(word for words in sentences for word in words)
+    for special in (UNK, BOS, EOS):
+        counts.pop(special, None)
+    kept = [w for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if c >= min_count]
+    if max_size is not None:
+        kept = kept[: max(max_size - 1, 0)]
+    return [UNK, *kept]
+
+
+def read_corpus(path: str | Path, splitter: WordSplitter) -> list[list[str]]:
+    """One sentence per non-empty line of a UTF-8 text file (optionally .gz), split into words."""
+    return [splitter(s) for _, s in read_lines(path)]
+
+
+def read_lines(path: str | Path) -> list[tuple[int, str]]:
+    """``(line number, text)`` for every non-blank line of a text file (optionally .gz)."""
+    from cuelens.data.readers import _decode, _read_bytes
+
+    path = Path(path)
+    text = _decode(_read_bytes(path), path)
+    rows = [(n, line.strip()) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    if not rows:
+        raise UserError("no sentences in file", path=str(path))
+    return rows
+
+
+def _is_jsonl(path: Path) -> bool:
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    return bool(suffixes) and suffixes[-1] in {".jsonl", ".ndjson", ".json"}
+
+
+def read_sentences(path: str | Path) -> list[str]:
+    """Sentences to score: JSONL with a ``"sentence"`` field, or one sentence per line."""
+    path = Path(path)
+    if not _is_jsonl(path):
+        return [s for _, s in read_lines(path)]
+    sentences = []
+    for number, record in _jsonl_records(path):
+        sentence = record.get("sentence")
+        if not isinstance(sentence, str) or not sentence.strip():
+            raise UserError('expected a non-empty string field "sentence"', path=str(path),
+                            line=number)
+        sentences.append(sentence.strip())
+    return sentences
+
+
+@dataclass
+class MinimalPairs:
+    """Minimal pairs (BLiMP style): good/bad sentences with their paradigm and field."""
+
+    good: list[str]
+    bad: list[str]
+    paradigm: list[str]
+    field: list[str]
+
+
+def read_pairs(path: str | Path) -> MinimalPairs:
+    """JSONL (optionally .gz) with ``sentence_good``/``sentence_bad``; ``paradigm`` (or ``UID``)
+    and ``field`` are optional (missing → ``"all"``)."""
+    path = Path(path)
+    pairs = MinimalPairs([], [], [], [])
+    for number, record in _jsonl_records(path):
+        good, bad = record.get("sentence_good"), record.get("sentence_bad")
+        if not isinstance(good, str) or not isinstance(bad, str):
+            raise UserError('expected string fields "sentence_good" and "sentence_bad"',
+                            path=str(path), line=number)
+        pairs.good.append(good.strip())
+        pairs.bad.append(bad.strip())
+        pairs.paradigm.append(str(record.get("paradigm") or record.get("UID") or "all"))
+        pairs.field.append(str(record.get("field") or "all"))
+    return pairs
+
+
+def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
+    from cuelens.data.readers import _decode, _read_bytes, iter_jsonl
+
+    text = _decode(_read_bytes(path), path)
+    records = [(number, record) for number, _, record in iter_jsonl(path, text)]
+    if not records:
+        raise UserError("no records in file", path=str(path))
+    return records
