@@ -1,0 +1,1 @@
+"""Perturbation operators and training-data augmentation (SPEC §7–8)."""

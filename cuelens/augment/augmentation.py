@@ -1,0 +1,131 @@
+"""Crossover / mutation augmentation of MCQ training data (SPEC §8).
+
+- ``crossover``: same premise and correct choice; every wrong choice replaced by the correct
+  choice of another randomly drawn question.
+- ``mutation``: one wrong choice replaced by the correct choice with two adjacent words swapped.
+- ``mutation2``: ``mutation`` plus a second question whose wrong choices are the original wrong
+  choices with two adjacent words swapped (our format has a fixed number of choices per
+  dataset, so the extra wrong choice becomes a second generated question).
+
+Generated items keep the source's choice order and label position, carry ``source_id`` and
+``op``, never repeat an existing question (same premise, question and choice set) and never have
+two equal choices. ``ratio × n`` items are generated, split evenly over the augmenters, drawn
+from a seeded permutation of the questions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cuelens.augment.operators import get_operator
+from cuelens.augment.operators.registry import OpContext
+from cuelens.augment.operators.text import normalise
+from cuelens.augment.perturb import apply_operator, is_valid, item_rng, question_record
+from cuelens.data.dataset import Split
+from cuelens.errors import UserError
+
+MAX_PASSES = 3  # passes over the questions an augmenter may take to reach its share
+
+Augmenter = Callable[[Split, int, OpContext, list[str]], list[list[str]]]
+AUGMENTERS: dict[str, Augmenter] = {}
+
+
+def augmenter(name: str):
+    def wrap(fn: Augmenter) -> Augmenter:
+        AUGMENTERS[name] = fn
+        return fn
+    return wrap
+
+
+@augmenter("crossover")
+def _crossover(split: Split, i: int, ctx: OpContext, pool: list[str]) -> list[list[str]]:
+    choices = list(split.choices[i])
+    op = get_operator("co")
+    for j in range(len(choices)):
+        if j != split.labels[i]:
+            new = apply_operator(op, _with_choices(split, i, choices), 0, ctx, {}, target=j)
+            if new is None:
+                return []
+            choices = new
+    return [choices]
+
+
+@augmenter("mutation")
+def _mutation(split: Split, i: int, ctx: OpContext, pool: list[str]) -> list[list[str]]:
+    new = apply_operator(get_operator("mt"), split, i, ctx, {})
+    return [new] if new is not None else []
+
+
+@augmenter("mutation2")
+def _mutation2(split: Split, i: int, ctx: OpContext, pool: list[str]) -> list[list[str]]:
+    mt = get_operator("mt")
+    choices = [c if j == split.labels[i] else mt.fn(c, ctx)
+               for j, c in enumerate(split.choices[i])]
+    second = [choices] if None not in choices and is_valid(choices) else []
+    return _mutation(split, i, ctx, pool) + second
+
+
+def _with_choices(split: Split, i: int, choices: list[str]) -> Split:
+    """A one-question split: question ``i`` of ``split`` with ``choices``."""
+    one = Split(name=split.name, path=split.path, task="mcq")
+    one.append(question_record(split, i, choices), raw="", line=0)
+    return one
+
+
+def parse_augmenters(spec: str) -> list[str]:
+    names = list(dict.fromkeys(p.strip().lower() for p in spec.split(",") if p.strip()))
+    unknown = [n for n in names if n not in AUGMENTERS]
+    if not names or unknown:
+        raise UserError(f"unknown augmentation op(s) {', '.join(unknown) or '(none)'} "
+                        f"(choose from {', '.join(AUGMENTERS)})")
+    return names
+
+
+@dataclass
+class Augmented:
+    rows: list[dict]  # original records then generated ones
+    counts: dict[str, int]  # augmenter -> generated items
+
+
+def _key(premise: str, question: str | None, choices: list[str]) -> tuple:
+    return normalise(premise), question, frozenset(normalise(c) for c in choices)
+
+
+def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -> Augmented:
+    """Original questions of ``split`` plus ``round(ratio × n)`` generated ones (SPEC §8)."""
+    if split.task != "mcq":
+        raise UserError("augmentation needs a multiple-choice dataset", path=split.path)
+    if ratio < 0 or not math.isfinite(ratio):
+        raise UserError(f"--ratio must be a non-negative number, got {ratio}")
+    n = len(split)
+    rows = [question_record(split, i) for i in range(n)]
+    seen = {_key(split.premises[i], split.questions[i], split.choices[i]) for i in range(n)}
+    ids = set(split.ids)
+    pool = [c[label] for c, label in zip(split.choices, split.labels)]
+    total = round(ratio * n)
+    counts = {}
+    for rank, name in enumerate(names):
+        share = total // len(names) + (rank < total % len(names))
+        made = 0
+        for attempt in range(MAX_PASSES):
+            order = item_rng(seed, name + ":order", 0, attempt).permutation(n)
+            for i in order:
+                if made >= share:
+                    break
+                ctx = OpContext(rng=item_rng(seed, name, int(i), attempt), item=int(i), pool=pool)
+                for choices in AUGMENTERS[name](split, int(i), ctx, pool)[:share - made]:
+                    key = _key(split.premises[i], split.questions[i], choices)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    new_id = f"{split.ids[i]}~{name}{made}"
+                    while new_id in ids:
+                        new_id += "'"
+                    ids.add(new_id)
+                    rows.append(question_record(split, int(i), choices, id=new_id,
+                                                source_id=split.ids[i], op=name))
+                    made += 1
+        counts[name] = made
+    return Augmented(rows=rows, counts=counts)

@@ -1,0 +1,27 @@
+"""Syn: an adjective or adverb of the wrong choice replaced by a synonym (SPEC §7)."""
+
+from __future__ import annotations
+
+from cuelens.augment.operators.lexicons import Thesaurus
+from cuelens.augment.operators.registry import WRONG, OpContext, register
+from cuelens.augment.operators.text import keep_case, render
+
+TAGS = {"JJ", "RB"}  # positive-degree adjectives/adverbs: a synonym's base form fits
+
+
+def _replaceable(token) -> bool:
+    """Plain adjectives, and manner adverbs in -ly (other adverbs are mostly function words)."""
+    return (token.tag_ in TAGS and token.dep_ != "neg" and not token.is_stop and token.is_alpha
+            and (token.tag_ == "JJ" or token.lower_.endswith("ly")))
+
+
+@register("syn", source=WRONG)
+def synonym(doc, ctx: OpContext) -> str | None:
+    """Syn: an adjective/adverb of the wrong choice replaced by a Moby-thesaurus synonym."""
+    thesaurus = Thesaurus.load()
+    candidates = [(t, syns) for t in doc if _replaceable(t) and (syns := thesaurus.synonyms(t.text))]
+    if not candidates:
+        return None
+    token, syns = candidates[int(ctx.rng.integers(len(candidates)))]
+    new = syns[int(ctx.rng.integers(len(syns)))]
+    return render(doc, {token.i: (token.i + 1, keep_case(new, token.text))})

@@ -1,0 +1,73 @@
+"""The operator registry (SPEC §7): each operator is written once and registered by name.
+
+An operator builds a new *wrong* choice for a question from one of its choices (the correct one,
+or a wrong one for ``adv``/``syn``), or returns ``None`` when it cannot apply. Stress tests
+(:mod:`cuelens.augment.stress`) and augmentation (:mod:`cuelens.augment.augmentation`) both
+look operators up here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cuelens.errors import UserError
+
+CORRECT, WRONG = "correct", "wrong"
+
+
+@dataclass
+class OpContext:
+    """What an operator may use besides its source choice."""
+
+    rng: np.random.Generator
+    item: int = 0  # index of the question in ``pool``
+    pool: list[str] = field(default_factory=list)  # correct choice of every question (crossover)
+    taken: frozenset[str] = frozenset()  # normalised choices of the question (must differ)
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str
+    source: str  # CORRECT | WRONG: the choice the new wrong choice is built from
+    needs_parse: bool  # whether ``fn`` receives a spaCy Doc (else the plain text)
+    fn: Callable[..., str | None]
+    description: str
+
+
+OPERATORS: dict[str, Operator] = {}
+ALIASES = {"crossover": "co", "mutation": "mt"}
+
+
+def register(name: str, *, source: str = CORRECT, needs_parse: bool = True):
+    """Decorator registering ``fn(source, ctx) -> str | None`` as operator ``name``."""
+
+    def wrap(fn):
+        doc = (fn.__doc__ or "").strip().splitlines()
+        OPERATORS[name] = Operator(name, source, needs_parse, fn, doc[0] if doc else name)
+        return fn
+
+    return wrap
+
+
+def get_operator(name: str) -> Operator:
+    from cuelens.augment import operators  # noqa: F401  (registers the built-in operators)
+
+    key = ALIASES.get(name.lower(), name.lower())
+    if key not in OPERATORS:
+        raise UserError(f"unknown operator '{name}' (choose from {', '.join(OPERATORS)})")
+    return OPERATORS[key]
+
+
+def parse_ops(spec: str) -> list[Operator]:
+    """Operators named in a comma-separated ``--ops`` value (order kept, duplicates dropped)."""
+    names = [part.strip() for part in spec.split(",") if part.strip()]
+    if not names:
+        raise UserError("--ops names no operator")
+    ops: dict[str, Operator] = {}
+    for name in names:
+        op = get_operator(name)
+        ops.setdefault(op.name, op)
+    return list(ops.values())

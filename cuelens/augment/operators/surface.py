@@ -1,0 +1,58 @@
+"""Operators that need no parse: crossover (CO) and mutation (MT), plus Adv (SPEC §7–8)."""
+
+from __future__ import annotations
+
+import re
+
+from cuelens.augment.operators.lexicons import name_pool
+from cuelens.augment.operators.registry import WRONG, OpContext, register
+from cuelens.augment.operators.text import capitalise, decapitalise, normalise
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+ADVERBS = ("In fact,", "Indeed,", "Certainly,", "Clearly,", "Obviously,")
+CROSSOVER_TRIES = 20
+
+
+@register("co", needs_parse=False)
+def crossover(text: str, ctx: OpContext) -> str | None:
+    """CO: the correct choice of another, randomly drawn question."""
+    if len(ctx.pool) < 2:
+        return None
+    for _ in range(CROSSOVER_TRIES):
+        donor = int(ctx.rng.integers(len(ctx.pool)))
+        if donor != ctx.item and normalise(ctx.pool[donor]) not in ctx.taken:
+            return ctx.pool[donor]
+    return None
+
+
+def _keeps_capital(word: str) -> bool:
+    return word == "I" or (len(word) > 1 and word.isupper()) or word.lower() in name_pool().gender
+
+
+@register("mt", needs_parse=False)
+def mutation(text: str, ctx: OpContext) -> str | None:
+    """MT: two adjacent words of the correct choice swapped."""
+    words = list(_WORD.finditer(text))
+    pairs = [i for i in range(len(words) - 1)
+             if text[words[i].end():words[i + 1].start()].isspace()
+             and words[i].group().lower() != words[i + 1].group().lower()]
+    if not pairs:
+        return None
+    i = pairs[int(ctx.rng.integers(len(pairs)))]
+    first, second = words[i].group(), words[i + 1].group()
+    if words[i].start() == 0 and first[:1].isupper():
+        second = capitalise(second)
+        if not _keeps_capital(first):
+            first = first[:1].lower() + first[1:]
+    gap = text[words[i].end():words[i + 1].start()]
+    return text[:words[i].start()] + second + gap + first + text[words[i + 1].end():]
+
+
+@register("adv", source=WRONG)
+def emphasis_adverb(doc, ctx: OpContext) -> str | None:
+    """Adv: an emphasis adverb ("In fact,") put before the wrong choice."""
+    if not len(doc) or doc[0].lower_ in {a.split()[0].rstrip(",").lower() for a in ADVERBS}:
+        return None
+    adverb = ADVERBS[int(ctx.rng.integers(len(ADVERBS)))]
+    first = doc[0]
+    return f"{adverb} {decapitalise(first)}{doc.text[first.idx + len(first):]}"

@@ -1,0 +1,54 @@
+"""Stress questions for the black-box short-circuit tests (SPEC §7).
+
+Each operator builds, from a question, a new question with the same premise and correct choice
+whose (one) wrong choice is replaced by a constructed one; an operator that cannot apply to an
+item skips it, and the counts per operator are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cuelens.augment.operators import OpContext, Operator
+from cuelens.augment.perturb import (apply_operator, item_rng, needed_texts, parse_texts,
+                                     question_record)
+from cuelens.data.dataset import Split
+
+
+@dataclass
+class StressSet:
+    rows: list[dict]  # normalised MCQ records + source_id, op, constructed
+    counts: dict[str, dict[str, int]]  # op -> {"generated", "skipped"}
+
+
+def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
+                 items: Sequence[int] | None = None, progress=None) -> StressSet:
+    """Stress questions from the MCQ ``split`` (restricted to ``items`` when given)."""
+    index = list(range(len(split))) if items is None else list(items)
+    docs = parse_texts(needed_texts(split.subset(index), list(ops)), progress) \
+        if any(op.needs_parse for op in ops) else {}
+    pool = [choices[label] for choices, label in zip(split.choices, split.labels)]
+    rows, counts = [], {}
+    for op in ops:
+        made = 0
+        for i in index:
+            ctx = OpContext(rng=item_rng(seed, op.name, i), item=i, pool=pool)
+            choices = apply_operator(op, split, i, ctx, docs)
+            if choices is None:
+                continue
+            wrong = next(j for j, (a, b) in enumerate(zip(choices, split.choices[i])) if a != b)
+            rows.append(question_record(split, i, choices, id=f"{split.ids[i]}:{op.name}",
+                                        source_id=split.ids[i], op=op.name,
+                                        constructed=choices[wrong]))
+            made += 1
+        counts[op.name] = {"generated": made, "skipped": len(index) - made}
+    return StressSet(rows=rows, counts=counts)
+
+
+def stress_split(stress: StressSet, name: str = "stress") -> Split:
+    """The stress questions as a :class:`Split` (for prediction)."""
+    split = Split(name=name, path=name, task="mcq")
+    for n, row in enumerate(stress.rows):
+        split.append(row, raw="", line=n + 1)
+    return split

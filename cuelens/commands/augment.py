@@ -1,0 +1,58 @@
+"""``audit augment``: crossover / mutation augmentation of MCQ training data (SPEC §8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
+                                     PremiseFieldOpt, SeedOpt, SkipBadOpt, TrainOpt, console,
+                                     load_data, user_errors)
+
+
+@user_errors
+def augment(
+    data: DataArg = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL (originals + generated).")]
+    = Path("augmented.jsonl"),
+    ops: Annotated[str, typer.Option(help="Comma-separated: crossover, mutation, mutation2.")]
+    = "crossover,mutation",
+    ratio: Annotated[float, typer.Option(
+        help="Generated items as a fraction of the training set (1.0 doubles it).")] = 1.0,
+    seed: SeedOpt = 0,
+    train: TrainOpt = None,
+    hf: HfOpt = None,
+    premise_field: PremiseFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    choices_field: ChoicesFieldOpt = None,
+    skip_bad: SkipBadOpt = False,
+) -> None:
+    """Augment MCQ training data with crossover/mutation questions (provenance: source_id, op).
+
+    A directory's train split is used (else the single file given). The input is never
+    overwritten; no generated question repeats an existing one or has two equal choices.
+
+    Example: audit augment data/arct/ --ops crossover,mutation --ratio 1.0 --out arct-aug.jsonl
+    """
+    from rich.markup import escape
+
+    from cuelens.augment.augmentation import augment as run_augment
+    from cuelens.augment.augmentation import parse_augmenters
+    from cuelens.errors import UserError
+    from cuelens.io import ensure_not_input, write_jsonl
+
+    names = parse_augmenters(ops)
+    dataset = load_data(data, train, None, hf, premise_field, None, label_field, choices_field,
+                        skip_bad)
+    split = dataset.train or dataset.test
+    if dataset.task != "mcq" or (split.n_choices or 0) < 2:
+        raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",
+                        path=split.path)
+    ensure_not_input(out, [s.path for s in dataset.splits.values()])
+    result = run_augment(split, names, ratio=ratio, seed=seed)
+    write_jsonl(out, result.rows)
+    made = ", ".join(f"{name} {n}" for name, n in result.counts.items())
+    console.print(f"{len(split)} original + {sum(result.counts.values())} generated ({made}) → "
+                  f"[bold]{escape(str(out))}[/]")

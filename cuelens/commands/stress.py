@@ -1,0 +1,77 @@
+"""``audit stress``: stress questions for the black-box short-circuit tests (SPEC §7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
+                                     PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt, console,
+                                     load_data, user_errors)
+
+DEFAULT_OPS = "co,mt,neg+,neg-,ner,pr,pi,adv,syn,voice"
+
+
+def summary_path(out: Path) -> Path:
+    """``stress.jsonl`` → ``stress.summary.json`` (per-operator counts)."""
+    return out.with_name(out.name.split(".")[0] + ".summary.json")
+
+
+@user_errors
+def stress(
+    data: DataArg = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL of stress questions.")]
+    = Path("stress.jsonl"),
+    ops: Annotated[str, typer.Option(
+        help="Comma-separated operators: co, mt, neg+, neg-, ner, pr, pi, adv, syn, voice.")]
+    = DEFAULT_OPS,
+    seed: SeedOpt = 0,
+    test: TestOpt = None,
+    hf: HfOpt = None,
+    premise_field: PremiseFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    choices_field: ChoicesFieldOpt = None,
+    skip_bad: SkipBadOpt = False,
+) -> None:
+    """Build stress questions from MCQ test data: same premise and correct choice, a constructed
+    wrong choice per operator (items an operator cannot change are skipped and counted).
+
+    Example: audit stress data/copa/test.jsonl --ops co,mt,neg+,pr --out stress.jsonl
+    """
+    from cuelens.augment.operators import parse_ops
+    from cuelens.augment.stress import build_stress
+    from cuelens.commands.model_options import item_progress
+    from cuelens.errors import UserError
+    from cuelens.io import ensure_not_input, write_json, write_jsonl
+
+    operators = parse_ops(ops)
+    dataset = load_data(data, None, test, hf, premise_field, None, label_field, choices_field,
+                        skip_bad)
+    split = dataset.test
+    if dataset.task != "mcq":
+        raise UserError("stress tests need a multiple-choice dataset", path=split.path)
+    inputs = [s.path for s in dataset.splits.values()]
+    ensure_not_input(out, inputs)
+    ensure_not_input(summary_path(out), inputs)
+    with item_progress() as progress:
+        task = progress.add_task("parsing choices", total=None)
+        result = build_stress(split, operators, seed=seed,
+                              progress=lambda k: progress.update(task, advance=k))
+    write_jsonl(out, result.rows)
+    write_json(summary_path(out), {"kind": "stress", "source": split.path, "n_source": len(split),
+                                   "seed": seed, "ops": result.counts})
+    _print_counts(result.counts, len(split), out)
+
+
+def _print_counts(counts: dict, n: int, out: Path) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table("op", "generated", "skipped", title=f"stress questions from {n} items")
+    for op, row in counts.items():
+        table.add_row(op, str(row["generated"]), str(row["skipped"]))
+    console.print(table)
+    console.print(f"wrote {sum(r['generated'] for r in counts.values())} questions to "
+                  f"[bold]{escape(str(out))}[/] (counts: {escape(str(summary_path(out)))})")
