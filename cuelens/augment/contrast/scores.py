@@ -1,0 +1,114 @@
+"""Read per-model sentence log-probabilities for natural pair selection (SPEC §9).
+
+Two formats:
+
+- ``.npz``: one float array of shape ``(n,)`` per model, the key is the model name (the
+  contstim ``natural_sentence_logprobs.npz`` layout). Loaded with ``allow_pickle=False``.
+- ``.jsonl``: one object per sentence with its text under ``"text"`` (or ``"sentence"``) and
+  its log-probabilities either as top-level numbers named by model (``{"text": "...",
+  "gpt2": -31.2}``) or in a ``"scores"`` / ``"logprobs"`` object (``{"text": "...", "scores":
+  {"gpt2": -31.2}}``). ``null`` means ``-inf`` (probability zero).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.errors import UserError
+
+
+def parse_models(models: str | None) -> list[str] | None:
+    """``"m1,m2"`` → ``["m1", "m2"]`` (``None`` when not given); duplicates are an error."""
+    if not models:
+        return None
+    names = [m.strip() for m in models.split(",") if m.strip()]
+    if len(set(names)) != len(names):
+        raise UserError(f"--models lists a model twice: {models}")
+    return names
+
+
+def load_npz(path: Path, models: list[str] | None) -> tuple[list[str], np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            names = models or list(data.keys())
+            missing = [m for m in names if m not in data]
+            if missing:
+                raise UserError(f"no array for model(s) {', '.join(missing)}; the file has "
+                                f"{', '.join(data.keys())}", path=str(path))
+            columns = [np.asarray(data[m], dtype=np.float64) for m in names]
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise UserError(f"cannot read .npz file: {exc}", path=str(path)) from None
+    shapes = {c.shape for c in columns}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 1:
+        raise UserError(f"model arrays must be 1-D and of equal length, got {sorted(shapes)}",
+                        path=str(path))
+    return names, np.column_stack(columns)
+
+
+def _record_scores(record: dict) -> dict:
+    nested = record.get("scores", record.get("logprobs"))
+    return nested if isinstance(nested, dict) else record
+
+
+def load_jsonl(path: Path, models: list[str] | None
+               ) -> tuple[list[str], np.ndarray, list[str]]:
+    texts, rows, names = [], [], models
+    with open(path, encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"malformed JSON: {exc.msg}", path=str(path), line=line_no) from None
+            if not isinstance(record, dict):
+                raise UserError("expected a JSON object", path=str(path), line=line_no)
+            text = record.get("text", record.get("sentence"))
+            if not isinstance(text, str):
+                raise UserError('missing "text"', path=str(path), line=line_no)
+            scores = _record_scores(record)
+            if names is None:
+                names = [k for k, v in scores.items()
+                         if k not in ("text", "sentence", "id") and (
+                             v is None or isinstance(v, (int, float)))]
+            row = []
+            for m in names:
+                value = scores.get(m, "missing")
+                if value is None:
+                    value = -np.inf
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise UserError(f"no numeric log-probability for model {m!r}",
+                                    path=str(path), line=line_no)
+                row.append(float(value))
+            texts.append(text)
+            rows.append(row)
+    if not rows:
+        raise UserError("no sentences", path=str(path))
+    return names, np.asarray(rows, dtype=np.float64), texts
+
+
+def read_lines(path: Path) -> list[str]:
+    """Non-empty lines of a UTF-8 text file (sentences or words), stripped."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read text file: {exc}", path=str(path)) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def load_scores(path: Path, models: list[str] | None
+                ) -> tuple[list[str], np.ndarray, list[str] | None]:
+    """``(model names, (n, M) log-prob matrix, texts or None)`` from an .npz or .jsonl file."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError("file not found", path=str(path))
+    if path.suffix == ".npz":
+        names, matrix = load_npz(path, models)
+        return names, matrix, None
+    if path.suffix in (".jsonl", ".json"):
+        return load_jsonl(path, models)
+    raise UserError("expected a .npz or .jsonl scores file", path=str(path))

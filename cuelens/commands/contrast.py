@@ -1,0 +1,254 @@
+"""``audit contrast``: controversial sentence pairs between language models (SPEC §9)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import SeedOpt, console, user_errors
+
+app = typer.Typer(help="Controversial sentence pairs between language models: natural selection, "
+                       "synthetic search, and model–human consistency (SPEC §9).\n\n"
+                       "Example: audit contrast natural --scores logprobs.npz --out pairs.jsonl",
+                  no_args_is_help=True)
+
+ModelsOpt = Annotated[Optional[str], typer.Option(
+    "--models", "--model", help="Comma-separated model names (keys of the scores file) or "
+                                "scorer specs for the LM scoring layer.")]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output file.")]
+HtmlOpt = Annotated[Optional[Path], typer.Option(
+    "--html", help="Also write a self-contained HTML report section here.")]
+
+
+def _load_scorers(specs: list[str]):
+    """Scorers of the LM scoring layer (``cuelens.models.lm.load_scorer``) for ``specs``."""
+    from cuelens.errors import UserError
+
+    try:
+        from cuelens.models.lm import load_scorer
+    except ImportError as exc:
+        raise UserError(f"the LM scoring layer is not available: {exc}") from None
+    with console.status("loading language models"):
+        return [load_scorer(spec) for spec in specs]
+
+
+def _score_corpus(texts: list[str], specs: list[str], batch_size: int):
+    import numpy as np
+
+    from cuelens.augment.contrast.synthetic import score_batched
+    from cuelens.commands.model_options import item_progress
+
+    scorers = _load_scorers(specs)
+    columns = []
+    with item_progress() as progress:
+        for spec, scorer in zip(specs, scorers):
+            task = progress.add_task(f"scoring with {spec}", total=len(texts))
+            parts = []
+            for start in range(0, len(texts), batch_size):
+                parts.append(score_batched(scorer, texts[start:start + batch_size], batch_size))
+                progress.advance(task, len(parts[-1]))
+            columns.append(np.concatenate(parts))
+    return np.column_stack(columns)
+
+
+@app.command("natural")
+@user_errors
+def natural(
+    out: OutOpt,
+    scores: Annotated[Optional[Path], typer.Option(
+        help="Per-model sentence log-probabilities: .npz (one array per model) or .jsonl.")] = None,
+    corpus: Annotated[Optional[Path], typer.Option(
+        help="Sentences, one per line: their texts (line i = index i), or, without --scores, "
+             "the corpus to score with --models.")] = None,
+    models: ModelsOpt = None,
+    per_pair: Annotated[int, typer.Option(help="Pairs selected per model pair.")] = 10,
+    threshold: Annotated[float, typer.Option(
+        help="Minimum fractional rank of a sentence under the model that accepts it.")] = 0.5,
+    solver: Annotated[str, typer.Option(help="lsa (linear_sum_assignment) | milp (HiGHS).")] = "lsa",
+    summary: Annotated[Optional[Path], typer.Option(
+        help="Write the objective and run facts as JSON here.")] = None,
+    batch_size: Annotated[int, typer.Option(help="Sentences per scoring batch.")] = 256,
+    html: HtmlOpt = None,
+):
+    """Select natural controversial sentence pairs for every model pair, exactly.
+
+    Ranks each model's log-probabilities (fractional ranks in [0, 1], ties averaged, 0 = least
+    probable), prunes each slot to its cheapest feasible candidates (provably optimal) and
+    solves the assignment with each sentence used at most once.
+
+    Example: audit contrast natural --scores natural_sentence_logprobs.npz --per-pair 10 --out pairs.jsonl
+    """
+    import numpy as np
+
+    from cuelens.augment.contrast import natural as nat
+    from cuelens.augment.contrast.scores import load_scores, parse_models, read_lines
+    from cuelens.errors import UserError
+    from cuelens.io import ensure_not_input, write_json, write_jsonl
+
+    ensure_not_input(out, [scores, corpus])
+    names = parse_models(models)
+    texts = read_lines(corpus) if corpus else None
+    if scores is not None:
+        names, logprobs, file_texts = load_scores(scores, names)
+        texts = file_texts or texts
+        if texts is not None and len(texts) != len(logprobs):
+            raise UserError(f"{len(texts)} sentences but {len(logprobs)} scores",
+                            path=str(corpus or scores))
+    elif texts is not None and names:
+        logprobs = _score_corpus(texts, names, batch_size)
+    else:
+        raise UserError("give --scores FILE, or --corpus FILE with --models m1,m2,…")
+    started = time.perf_counter()
+    ranks = nat.fractional_ranks(logprobs)
+    with console.status("solving the assignment"):
+        selection = nat.select_natural_pairs(ranks, per_pair, threshold, solver)
+    seconds = time.perf_counter() - started
+    problems = nat.check_selection(ranks, selection, threshold)
+    if problems:  # cannot happen for a correct solver; never write an invalid selection
+        raise RuntimeError("; ".join(problems))
+    rows = nat.pair_records(selection, names, logprobs, ranks, texts)
+    write_jsonl(out, rows)
+    facts = {"objective": round(selection.objective, 9),
+             "objective_definition": "sum over trials of rank(s1|model_1) + rank(s2|model_2); "
+                                     "ranks are fractional in [0, 1], 0 = least probable",
+             "models": names, "n_sentences": int(len(ranks)), "per_pair": per_pair,
+             "n_trials": len(rows), "threshold": threshold, "solver": solver,
+             "n_candidates_after_pruning": selection.n_candidates, "feasible": True,
+             "non_finite_logprobs": int((~np.isfinite(logprobs)).sum())}
+    if summary:
+        write_json(summary, facts)
+    if html:
+        from cuelens.augment.contrast.report import pairs_page
+        pairs_page(html, "Natural controversial sentence pairs", rows, facts)
+    console.print(f"selected {len(rows)} pairs from {len(ranks):,} sentences × {len(names)} "
+                  f"models in {seconds:.2f}s; objective {selection.objective:.6f} "
+                  f"({selection.n_candidates:,} candidates after pruning) → {out}")
+
+
+@app.command("synthetic")
+@user_errors
+def synthetic(
+    out: OutOpt,
+    init: Annotated[Path, typer.Option(help="Natural starting sentences, one per line.")],
+    vocab: Annotated[Path, typer.Option(help="Candidate words, one per line.")],
+    models: ModelsOpt = None,
+    vocab_initial: Annotated[Optional[Path], typer.Option(
+        help="Candidate words for the first position (default: --vocab).")] = None,
+    function_words: Annotated[Optional[Path], typer.Option(
+        help="Words allowed to repeat within a sentence, one per line.")] = None,
+    n: Annotated[int, typer.Option("--n", help="Number of starting sentences (the first n "
+                                               "distinct lines of --init).")] = 10,
+    max_steps: Annotated[int, typer.Option(help="Most word positions tried per search.")] = 200,
+    patience: Annotated[int, typer.Option(
+        help="Stop after this many positions in a row without improvement.")] = 8,
+    batch_size: Annotated[int, typer.Option(help="Candidate sentences per scoring batch.")] = 2048,
+    seed: SeedOpt = 0,
+    summary: Annotated[Optional[Path], typer.Option(
+        help="Write run facts (time per sentence, success rate) as JSON here.")] = None,
+    html: HtmlOpt = None,
+):
+    """Synthesise controversial triplets (n, s1, s2) by word-replacement search.
+
+    s1 is rejected by model 1 and accepted by model 2 (log p(s1|m2) >= log p(n|m2)); s2 the
+    reverse. Each output line has both models' log-probabilities and the controversiality.
+
+    Example: audit contrast synthetic --models ngram:lm/tri,rnn:lm/lstm --init natural_sentences_8word.txt --vocab vocab_low.txt --n 10 --out triplets.jsonl
+    """
+    from cuelens.augment.contrast.scores import parse_models, read_lines
+    from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
+    from cuelens.commands.model_options import item_progress
+    from cuelens.errors import UserError
+    from cuelens.io import ensure_not_input, write_json, write_jsonl
+
+    ensure_not_input(out, [init, vocab, vocab_initial, function_words])
+    specs = parse_models(models)
+    if not specs or len(specs) != 2:
+        raise UserError("--models needs exactly two scorers: m1,m2")
+    if n < 1 or max_steps < 1 or patience < 1:
+        raise UserError("--n, --max-steps and --patience must be at least 1")
+    lines = read_lines(init)
+    starts = list(dict.fromkeys(lines))[:n]
+    index = {s: i for i, s in reversed(list(enumerate(lines)))}
+    words = Vocabulary(read_lines(vocab),
+                       read_lines(vocab_initial) if vocab_initial else None,
+                       frozenset(read_lines(function_words)) if function_words else frozenset())
+    m1, m2 = _load_scorers(specs)
+    rows, seconds = [], []
+    with item_progress() as progress:
+        overall = progress.add_task("sentences", total=len(starts))
+        for k, sentence in enumerate(starts):
+            task = progress.add_task(f"sentence {k + 1}", total=2 * max_steps)
+            started = time.perf_counter()
+            row = synthesize_triplet(sentence, m1, m2, words, seed=seed * 1_000_003 + k,
+                                     max_steps=max_steps, patience=patience,
+                                     batch_size=batch_size,
+                                     on_step=lambda _: progress.advance(task))
+            seconds.append(time.perf_counter() - started)
+            progress.remove_task(task)
+            progress.advance(overall)
+            rows.append({"natural_index": index[sentence], **row})
+    write_jsonl(out, rows)
+    facts = {"models": specs, "n_sentences": len(rows), "seed": seed, "max_steps": max_steps,
+             "patience": patience,
+             "controversial_fraction": sum(r["controversial"] for r in rows) / max(len(rows), 1),
+             "seconds_per_sentence_median": sorted(seconds)[len(seconds) // 2] if seconds else None,
+             "seconds_total": round(sum(seconds), 3)}
+    if summary:
+        write_json(summary, facts)
+    if html:
+        from cuelens.augment.contrast.report import pairs_page
+        pairs_page(html, "Synthetic controversial sentence triplets", rows, facts)
+    console.print(f"{len(rows)} triplets, {facts['controversial_fraction']:.0%} controversial, "
+                  f"{facts['seconds_total']:.1f}s → {out}")
+
+
+@app.command("judge")
+@user_errors
+def judge(
+    trials: Annotated[Path, typer.Option(
+        help="CSV with sentence1, sentence2, sentence{1,2}_<model>_prob (and usually subject, "
+             "rating, targeting columns).")],
+    out: OutOpt,
+    ratings: Annotated[Optional[Path], typer.Option(
+        help="Separate CSV of human ratings: sentence1, sentence2, subject, rating.")] = None,
+    models: ModelsOpt = None,
+    midpoint: Annotated[float, typer.Option(
+        help="Rating meaning 'no preference'; rating > midpoint = sentence2 preferred.")] = 3.5,
+    subject_field: Annotated[str, typer.Option(help="Column naming the participant.")] = "subject",
+    group_field: Annotated[Optional[str], typer.Option(
+        help="Column naming participant groups for the tests (default: each participant).")] = None,
+    all_trials: Annotated[bool, typer.Option(
+        help="Evaluate every model on every trial, not only on the trials that targeted it.")]
+        = False,
+    html: HtmlOpt = None,
+):
+    """Model–human consistency: accuracy, signed-rank cosine, noise ceiling, Wilcoxon + FDR.
+
+    Example: audit contrast judge --trials contstim_Nov2022_30_participants_anon_aligned_with_loso.csv.gz --out judge.json
+    """
+    from cuelens.augment.contrast import judge as jg
+    from cuelens.augment.contrast.scores import parse_models
+    from cuelens.io import ensure_not_input, write_json
+
+    ensure_not_input(out, [trials, ratings])
+    df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)
+    names = parse_models(models) or jg.model_names(df.columns)
+    result = jg.judge(df, names, midpoint, all_trials)
+    result = {"midpoint": midpoint, "n_rows": int(len(df)),
+              "n_subjects": int(df["subject"].nunique()),
+              "n_pairs": int(df["pair"].nunique()), **result}
+    check = jg.cross_check_majority(df, midpoint)
+    if check is not None:
+        result["cross_check"] = check
+    write_json(out, result)
+    if html:
+        from cuelens.augment.contrast.report import judge_page
+        judge_page(html, result)
+    for name, entry in result["models"].items():
+        ceiling = entry["accuracy_noise_ceiling"]
+        console.print(f"{name}: accuracy {entry['accuracy']:.3f} (ceiling {ceiling['lower']:.3f}"
+                      f"–{ceiling['upper']:.3f}), scsr {entry['scsr']:.3f}, n={entry['n']}")
+    console.print(f"→ {out}")

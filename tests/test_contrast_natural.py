@@ -1,0 +1,133 @@
+"""Natural controversial pair selection (SPEC §9): exactness against brute force, constraints."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.augment.contrast.natural import (Selection, check_selection, fractional_ranks,
+                                              select_natural_pairs, slot_types)
+from cuelens.cli import app
+from cuelens.errors import UserError
+
+
+def brute_force_objective(ranks: np.ndarray, per_pair: int, threshold: float) -> float:
+    """Minimum over every injective slot → sentence map (inf when infeasible)."""
+    types = [t for t in slot_types(ranks.shape[1]) for _ in range(per_pair)]
+    best = np.inf
+    for chosen in itertools.permutations(range(len(ranks)), len(types)):
+        total = 0.0
+        for t, s in zip(types, chosen):
+            if ranks[s, t.accept] < threshold:
+                break
+            total += ranks[s, t.reject]
+        else:
+            best = min(best, total)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_matches_brute_force_on_small_random_instances(seed):
+    rng = np.random.default_rng(seed)
+    n_models, per_pair = (3, 1) if seed % 2 else (2, 2)
+    n_sent = 7 if n_models == 3 else 8
+    # integer log-probs: many ties, so the tie handling of the ranks and the pruning is exercised
+    logprobs = rng.integers(-6, 0, size=(n_sent, n_models)).astype(float)
+    ranks = fractional_ranks(logprobs)
+    expected = brute_force_objective(ranks, per_pair, 0.5)
+    assert np.isfinite(expected)
+    for solver in ("lsa", "milp"):
+        for prune in (True, False):
+            sel = select_natural_pairs(ranks, per_pair, solver=solver, prune=prune)
+            assert sel.objective == pytest.approx(expected, abs=1e-12)
+            assert check_selection(ranks, sel) == []
+
+
+def test_infeasible_instance_is_a_user_error():
+    # identical models: only the 2 top-half sentences can be accepted, but 4 slots need them
+    ranks = fractional_ranks(np.repeat(np.arange(4.0)[:, None], 2, axis=1))
+    assert brute_force_objective(ranks, 2, 0.5) == np.inf
+    for solver in ("lsa", "milp"):
+        with pytest.raises(UserError, match="no feasible selection"):
+            select_natural_pairs(ranks, 2, solver=solver)
+
+
+def test_pruned_equals_unpruned_milp_on_larger_instance():
+    rng = np.random.default_rng(7)
+    latent = rng.normal(size=(400, 1))
+    logprobs = latent + 0.7 * rng.normal(size=(400, 4))  # correlated models, like real LMs
+    ranks = fractional_ranks(logprobs)
+    pruned = select_natural_pairs(ranks, 3, solver="lsa", prune=True)
+    full = select_natural_pairs(ranks, 3, solver="milp", prune=False)
+    assert pruned.objective == pytest.approx(full.objective, abs=1e-9)
+    assert pruned.n_candidates < 400
+    assert check_selection(ranks, pruned) == []
+    assert len(pruned.trials) == 6 * 3
+
+
+def test_fractional_ranks_ties_and_minus_inf():
+    ranks = fractional_ranks(np.array([[-np.inf], [-2.0], [-1.0], [-1.0], [0.0]]))
+    # rankdata average: 1, 2, 3.5, 3.5, 5 → (r - 1) / 4
+    assert ranks[:, 0].tolist() == [0.0, 0.25, 0.625, 0.625, 1.0]
+    with pytest.raises(UserError):
+        fractional_ranks(np.array([[0.0], [np.nan]]))
+
+
+def test_constraints_and_uniqueness_hold_and_are_checked():
+    rng = np.random.default_rng(3)
+    ranks = fractional_ranks(rng.normal(size=(200, 3)))
+    sel = select_natural_pairs(ranks, 5)
+    used = [s for _, _, a, b in sel.trials for s in (a, b)]
+    assert len(used) == len(set(used)) == 2 * 3 * 5
+    for m1, m2, s1, s2 in sel.trials:
+        assert ranks[s1, m2] >= 0.5 and ranks[s2, m1] >= 0.5
+    bad = Selection(trials=[(0, 1, used[0], used[0])], objective=0.0, n_candidates=0)
+    assert check_selection(ranks, bad)
+
+
+def test_cli_writes_pairs_with_ranks(tmp_path):
+    rng = np.random.default_rng(0)
+    logprobs = {m: rng.normal(size=60) for m in ("a", "b", "c")}
+    logprobs["c"][3] = -np.inf
+    scores = tmp_path / "lp.npz"
+    np.savez(scores, **logprobs)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"<b>sentence {i}</b>\n" for i in range(60)))
+    out, summary, page = tmp_path / "pairs.jsonl", tmp_path / "s.json", tmp_path / "p.html"
+    result = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--corpus",
+                                      str(corpus), "--per-pair", "2", "--out", str(out),
+                                      "--summary", str(summary), "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 3 * 2
+    row = rows[0]
+    assert row["s1"] == f"<b>sentence {row['s1_index']}</b>"
+    assert row["s1_rank_model_2"] >= 0.5 and row["s2_rank_model_1"] >= 0.5
+    facts = json.loads(summary.read_text())
+    total = sum(r["s1_rank_model_1"] + r["s2_rank_model_2"] for r in rows)
+    assert facts["objective"] == pytest.approx(total) and facts["non_finite_logprobs"] == 1
+    text = page.read_text()
+    assert "&lt;b&gt;sentence" in text and "<b>sentence" not in text
+
+
+def test_cli_user_errors(tmp_path):
+    scores = tmp_path / "lp.npz"
+    np.savez(scores, a=np.zeros(5), b=np.zeros(5))
+    runner = CliRunner()
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--models", "a,zz",
+                              "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "zz" in res.output
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair", "5",
+                              "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "only 5" in res.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "a", "a": -1, "b": -2}\n{oops\n')
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(bad), "--out",
+                              str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "line 2" in res.output
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--out", str(scores)])
+    assert res.exit_code == 2
