@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "scan": "cuelens.commands.scan:scan",
     "train": "cuelens.commands.train:train",
     "probe": "cuelens.commands.probe:probe",
+    "stress": "cuelens.commands.stress:stress",
+    "augment": "cuelens.commands.augment:augment",
 }
 GROUPS: dict[str, str] = {}
 
