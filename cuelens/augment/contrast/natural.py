@@ -109,6 +109,9 @@ def _slot_cost_matrix(ranks, types, per_pair, columns, threshold):
 
 def _solve_lsa(ranks, types, per_pair, columns, threshold):
     cost = _slot_cost_matrix(ranks, types, per_pair, columns, threshold)
+    if cost.shape[1] < cost.shape[0]:
+        raise UserError(f"no feasible selection: only {cost.shape[1]} candidate sentences for "
+                        f"{cost.shape[0]} slots")
     try:
         row, col = scipy.optimize.linear_sum_assignment(cost)
     except ValueError as exc:  # raised when no complete assignment exists
