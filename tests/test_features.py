@@ -1,0 +1,117 @@
+"""ICQ feature detectors (SPEC §5) on hand-written sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from cuelens.audit.features import FEATURES, Annotations, get_features
+from cuelens.audit.features.annotate import annotate
+from cuelens.audit.features.typo import is_typo
+from cuelens.errors import UserError
+
+
+def values(name: str, texts: list[str], premises: list[str] | None = None) -> list[set[str]]:
+    """Per-text value sets of feature ``name`` (no disk cache)."""
+    ann = annotate([FEATURES[name]], texts, premises)[name]
+    return [{ann.vocab[j] for j in ann.matrix[i].indices} for i in range(len(texts))]
+
+
+def test_registry_order_and_unknown_names():
+    assert list(FEATURES) == ["word", "negation", "tense", "sentiment", "overlap", "ner", "typo"]
+    assert [f.name for f in get_features(["typo", " Word "])] == ["word", "typo"]
+    with pytest.raises(UserError, match="unknown feature.*negaton"):
+        get_features(["negaton"])
+    with pytest.raises(UserError, match="no features selected"):
+        get_features([""])
+
+
+def test_word_is_distinct_lowercased_tokens():
+    assert values("word", ["The dog, the DOG!", "Isn't it?"]) == [{"the", "dog"}, {"is", "n't", "it"}]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("A man is not sleeping.", True),          # dependency label neg
+    ("He didn't go home.", True),              # n't
+    ("Nobody is outside.", True),              # lexicon: pronoun
+    ("The dog runs without a leash.", True),   # lexicon: preposition
+    ("There is no cat.", True),                # lexicon: determiner
+    ("A man is sleeping.", False),
+    ("Nothingness is a noun.", False),         # whole words only
+])
+def test_negation(text, expected):
+    assert values("negation", [text]) == [{"present"} if expected else set()]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The man slept on the couch.", "past"),
+    ("The cat was chased by a dog.", "past"),
+    ("A man has eaten the cake.", "past"),          # perfect (root VBN, active)
+    ("He has been sleeping all day.", "past"),
+    ("A woman is riding a bike.", "present"),
+    ("The cat is chased by a dog.", "present"),      # passive VBN with present auxiliary
+    ("The kids will play outside.", "future"),
+    ("They'll leave soon.", "future"),
+    ("She is going to eat lunch.", "future"),
+    ("A man in a hat.", None),                       # no verbal root
+])
+def test_tense(text, expected):
+    assert values("tense", [text]) == [{expected} if expected else set()]
+
+
+def test_sentiment_sign_of_summed_vader_valence():
+    # VADER: happy +2.7, love(s) +3.2/+2.7, sad -2.1, good +1.9, bad -2.5
+    assert values("sentiment", ["The happy child loves the garden.", "A sad man is crying.",
+                                "A man walks to the store.", "good but bad",
+                                "good good bad"]) == \
+        [{"positive"}, {"negative"}, set(), {"negative"}, {"positive"}]
+
+
+def test_overlap_uses_non_stopword_lemmas_of_the_premise():
+    premises = ["Two dogs are running in the park.", "Two dogs are running in the park.",
+                "The man is there.", "The man is there."]
+    hyps = ["A dog runs.", "A cat sleeps.", "The woman is there.", "Men are there."]
+    # dog/dogs share a lemma; "there"/"is"/"the" are stop words; man/men share the lemma "man"
+    assert values("overlap", hyps, premises) == [{"present"}, set(), set(), {"present"}]
+
+
+def test_ner_labels():
+    assert values("ner", ["Barack Obama visited Paris on Monday.", "A dog barks."]) == \
+        [{"PERSON", "GPE", "DATE"}, set()]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The dog is runing in the feild.", True),
+    ("The dog is running in the field.", False),
+    ("He can't go, he's gonna stay.", False),     # contraction pieces ca / gon / na
+    ("Mr. Smithsonn met Jonh in Paris.", False),   # proper nouns
+    ("There are 3 dogs and 10x cats.", False),     # numbers, tokens with digits
+    ("The xqzvbn is here.", False),                # unknown, but no correction within 2 edits
+])
+def test_typo(text, expected):
+    assert values("typo", [text]) == [{"present"} if expected else set()]
+
+
+def test_is_typo_edit_distance():
+    assert is_typo("recieve") and is_typo("abadnoned")   # 1 transposition / 1 swap
+    assert not is_typo("receive") and not is_typo("qqqqqqqqzz")
+
+
+def test_duplicates_are_parsed_once(monkeypatch):
+    seen: list[str] = []
+    feature = FEATURES["negation"]
+    original = type(feature).values
+    monkeypatch.setattr(type(feature), "values", lambda self, doc: seen.append(doc.text) or
+                        original(self, doc))
+    texts = ["No dogs here.", "A cat.", "No dogs here.", "A cat.", "No dogs here."]
+    ann = annotate([feature], texts)["negation"]
+    assert sorted(seen) == ["A cat.", "No dogs here."]
+    assert ann.matrix.toarray().ravel().tolist() == [True, False, True, False, True]
+
+
+def test_annotations_stack_and_reindex():
+    a = Annotations.from_lists([("x",), ("y", "x"), ()])
+    b = Annotations.from_lists([("z",)])
+    both = Annotations.stack([a, b])
+    assert both.vocab == ["x", "y", "z"]
+    assert both.matrix.toarray().astype(int).tolist() == [[1, 0, 0], [1, 1, 0], [0, 0, 0],
+                                                          [0, 0, 1]]
