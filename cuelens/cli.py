@@ -27,8 +27,12 @@ COMMANDS: dict[str, str] = {
     "probe": "cuelens.commands.probe:probe",
     "stress": "cuelens.commands.stress:stress",
     "augment": "cuelens.commands.augment:augment",
+    "score": "cuelens.commands.score:score",
+    "score-pairs": "cuelens.commands.score:score_pairs",
 }
-GROUPS: dict[str, str] = {}
+GROUPS: dict[str, str] = {
+    "lm": "cuelens.commands.lm:app",
+}
 
 
 def _resolve(target: str):

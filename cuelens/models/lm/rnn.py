@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.errors import UserError
-from cuelens.models.lm.text import BOS, EOS, UNK, WordSplitter, build_vocab
+from cuelens.models.lm.text import BOS, EOS, WordSplitter, build_vocab
 from cuelens.models.lm.wordlevel import WordLevelScorer, read_config
 
 
@@ -155,12 +155,7 @@ def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNN
     vocab = [*build_vocab(train, min_count, None if max_vocab is None else max_vocab - 2), BOS, EOS]
     config.vocab_size = len(vocab)
     model = RNNModel(config, vocab, splitter, device=device)
-    unk = model.index[UNK]
-    def ids(sentences):
-        return [np.array([model.index.get(w, unk) for w in words], dtype=np.int64)
-                for words in sentences]
-
-    encoded, valid_ids = ids(train), ids(valid or [])
+    encoded = [model.ids(words) for words in train]
     lengths = np.array([len(ids) + 1 for ids in encoded])
     optimiser = torch.optim.Adam(model.network.parameters(), lr=lr)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
@@ -185,8 +180,7 @@ def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNN
             progress.remove_task(task)
             model.network.eval()
             message = f"epoch {epoch}: train perplexity {np.exp(total / tokens):.1f}"
-            if valid_ids:
-                valid_ppl = np.exp(-model._logprobs(valid_ids).mean())
-                message += f", validation perplexity {valid_ppl:.1f}"
+            if valid:
+                message += f", validation perplexity {model.perplexity(valid):.1f}"
             log(message)
     return model

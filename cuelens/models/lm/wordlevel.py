@@ -29,10 +29,13 @@ class WordLevelScorer:
         """Flat array: for each sequence, ``len(ids) + 1`` log-probabilities (words, ``</s>``)."""
         raise NotImplementedError
 
+    def ids(self, words: list[str]) -> np.ndarray:
+        unk = self.index[UNK]
+        return np.array([self.index.get(w, unk) for w in words], dtype=np.int64)
+
     def encode(self, sentence: str) -> tuple[list[str], np.ndarray]:
         words = self.splitter(sentence)
-        unk = self.index[UNK]
-        return words, np.array([self.index.get(w, unk) for w in words], dtype=np.int64)
+        return words, self.ids(words)
 
     def _flat(self, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
         encoded = [self.encode(s)[1] for s in sentences]
@@ -49,10 +52,10 @@ class WordLevelScorer:
         logp, _ = self._flat([sentence])
         return list(zip([*words, EOS], logp.tolist()))
 
-    def perplexity(self, sentences: list[str]) -> float:
-        """``exp`` of the mean negative log-probability per word (``</s>`` included)."""
-        logp, _ = self._flat(list(sentences))
-        return float(np.exp(-logp.mean()))
+    def perplexity(self, sentences: list[list[str]]) -> float:
+        """``exp`` of the mean negative log-probability per word (``</s>`` included) of
+        already split sentences."""
+        return float(np.exp(-self._logprobs([self.ids(words) for words in sentences]).mean()))
 
 
 def read_config(directory: Path, arch: str | tuple[str, ...]) -> dict:

@@ -1,0 +1,81 @@
+"""``audit lm``: train word-level language models for scoring (SPEC §9)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import SeedOpt, console, user_errors
+
+app = typer.Typer(help="Train word-level language models (n-gram, LSTM, RNN) for `audit score`."
+                       "\n\nExample: audit lm train --arch ngram --order 3 --corpus ptb.train.txt "
+                       "--out models/tri", no_args_is_help=True)
+
+
+@app.command("train")
+@user_errors
+def train(
+    corpus: Annotated[Path, typer.Option("--corpus", help="Training text, one sentence per line.")],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write the model to.")],
+    arch: Annotated[str, typer.Option("--arch", help="ngram, lstm or rnn.")] = "ngram",
+    order: Annotated[int, typer.Option("--order", help="n-gram order.")] = 3,
+    discount: Annotated[float, typer.Option("--discount", help="Kneser-Ney discount.")] = 0.75,
+    valid: Annotated[Optional[Path], typer.Option(
+        "--valid", help="Validation text (perplexity printed per epoch / after training).")] = None,
+    min_count: Annotated[int, typer.Option(
+        "--min-count", help="Words seen fewer times become <unk>.")] = 2,
+    max_vocab: Annotated[Optional[int], typer.Option("--max-vocab", help="LSTM/RNN vocabulary cap.")] = None,
+    embedding: Annotated[int, typer.Option("--embedding-size", help="LSTM/RNN embedding size.")] = 128,
+    hidden: Annotated[int, typer.Option("--hidden-size", help="LSTM/RNN hidden size.")] = 256,
+    layers: Annotated[int, typer.Option("--layers", help="LSTM/RNN layers.")] = 1,
+    dropout: Annotated[float, typer.Option("--dropout", help="LSTM/RNN dropout.")] = 0.0,
+    epochs: Annotated[int, typer.Option("--epochs", help="LSTM/RNN training epochs.")] = 5,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="LSTM/RNN batch size.")] = 32,
+    lr: Annotated[float, typer.Option("--lr", help="LSTM/RNN Adam learning rate.")] = 2e-3,
+    lowercase: Annotated[bool, typer.Option(help="Lower-case the text.")] = True,
+    detach_punct: Annotated[bool, typer.Option(
+        help="Split punctuation off the start/end of words.")] = True,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
+    seed: SeedOpt = 0,
+) -> None:
+    """Train an n-gram (interpolated Kneser-Ney) or LSTM/RNN word language model.
+
+    Example: audit lm train --arch lstm --corpus ptb.train.txt --valid ptb.valid.txt --out models/lstm
+    """
+    from cuelens.errors import UserError
+    from cuelens.io import ensure_not_input
+    from cuelens.models.lm.text import WordSplitter, read_corpus
+
+    if arch not in ("ngram", "lstm", "rnn"):
+        raise UserError(f"unknown --arch '{arch}' (use ngram, lstm or rnn)")
+    ensure_not_input(out, [corpus] + ([valid] if valid else []))
+    splitter = WordSplitter(lowercase=lowercase, detach_punct=detach_punct)
+    sentences = read_corpus(corpus, splitter)
+    valid_sentences = read_corpus(valid, splitter) if valid else None
+    start = time.perf_counter()
+    if arch == "ngram":
+        from cuelens.models.lm.ngram import NgramModel
+
+        with console.status(f"counting {order}-grams of {len(sentences)} sentences"):
+            model = NgramModel.train(sentences, order=order, discount=discount,
+                                     min_count=min_count, splitter=splitter)
+        model.name = f"ngram:{out}"
+        if valid_sentences:
+            console.print(f"validation perplexity {model.perplexity(valid_sentences):.1f}")
+    else:
+        from cuelens.models.hub import pick_device
+        from cuelens.models.lm.rnn import RNNConfig, train_rnn
+
+        config = RNNConfig(arch=arch, embedding_size=embedding, hidden_size=hidden,
+                           layers=layers, dropout=dropout)
+        model = train_rnn(sentences, valid_sentences, config, splitter, epochs=epochs,
+                          batch_size=batch_size, lr=lr, min_count=min_count,
+                          max_vocab=max_vocab, seed=seed, device=pick_device(device),
+                          log=console.print)
+    model.save(out)
+    console.print(f"{arch} model ({len(model.vocab)} words) trained in "
+                  f"{time.perf_counter() - start:.1f}s, saved to {out}")
+
