@@ -1,0 +1,208 @@
+"""Synthetic controversial sentences by word-replacement search (SPEC §9, Golan et al. 2023).
+
+From a natural sentence ``n`` (whitespace-separated words) and two scorers, a model to *accept*
+and a model to *reject*, :func:`search` repeatedly takes a word position — cycling through the
+positions, each cycle in a new seeded random order — and replaces the word there by the
+vocabulary word that most lowers ``log p(s | reject)`` subject to
+``log p(s | accept) >= log p(n | accept)``. A word already in the sentence (case-insensitive)
+may not be inserted again unless it is a function word, and the initial position draws from
+its own vocabulary when one is given (the contstim ``vocab_cap`` list). A position where no
+allowed replacement lowers the rejecting model's log-probability is a *failure*; the search
+stops after ``patience`` (default 8) failures in a row — a full cycle over an 8-word sentence
+without progress, i.e. a local optimum — or after ``max_steps`` positions.
+
+All candidate sentences of a position are scored in batches. Expensive scorers may offer an
+optional method that prunes candidates before full scoring; it is applied to the *accepting*
+model, whose constraint they anticipate (pruning the rejecting model's low-probability words
+would remove exactly the words the search wants). The methods are looked up in
+:data:`PRUNERS` by name, so a scorer opts in by implementing one:
+
+- ``next_word_logprobs(prefix, candidates) -> array`` (causal LMs,
+  :class:`~cuelens.models.lm.causal.CausalScorer`): the conditional log-probability of each
+  candidate word given the text before the position; candidates below ``-10`` are dropped.
+- ``masked_word_logprobs(sentence, position, candidates) -> array`` (masked LMs,
+  :class:`~cuelens.models.lm.masked.MaskedScorer`): the log-probability of each candidate in
+  the masked slot; candidates are fully scored best-first (in batches, with sequential
+  semantics) and the scan stops after 5 consecutive candidates that fail the accept constraint.
+
+A *triplet* for the model pair ``(m1, m2)`` is ``(n, s1, s2)``: ``s1`` is rejected by ``m1``
+and accepted by ``m2``, ``s2`` the reverse (note: the contstim CSVs name them the other way
+round). Its controversiality is ``log p(n|m1)/p(s1|m1) + log p(n|m2)/p(s2|m2)``; both terms are
+``>= 0`` by construction and the triplet is *controversial* when both are ``> 0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from cuelens.models.scoring import SentenceScorer
+
+CAUSAL_THRESHOLD = -10.0
+MAX_MISSES = 5
+
+
+@dataclass
+class Vocabulary:
+    """Candidate words: ``words`` (non-initial positions), ``initial`` (position 0; defaults to
+    ``words``) and ``function_words`` (may repeat within a sentence; matched case-insensitively)."""
+
+    words: list[str]
+    initial: list[str] | None = None
+    function_words: frozenset[str] = frozenset()
+
+    def __post_init__(self):
+        self._lists = {}
+        for key, words in (("rest", self.words), ("initial", self.initial or self.words)):
+            arr = np.asarray(words, dtype=object)
+            lower = np.asarray([w.lower() for w in words], dtype=object)
+            self._lists[key] = (arr, lower)
+        self._function = frozenset(w.lower() for w in self.function_words)
+
+    def candidates(self, words: list[str], position: int) -> list[str]:
+        """Allowed replacements at ``position``: no repeat of another word of the sentence
+        (function words excepted), not the current word."""
+        arr, lower = self._lists["initial" if position == 0 else "rest"]
+        present = {w.lower() for i, w in enumerate(words) if i != position} - self._function
+        present.add(words[position].lower())
+        return arr[~np.isin(lower, list(present))].tolist()
+
+
+def score_batched(scorer: SentenceScorer, sentences: list[str], batch_size: int) -> np.ndarray:
+    """``scorer.score`` in chunks of ``batch_size`` (bounded memory), float64."""
+    if not sentences:
+        return np.zeros(0)
+    return np.concatenate([np.asarray(scorer.score(sentences[i:i + batch_size]), dtype=np.float64)
+                           for i in range(0, len(sentences), batch_size)])
+
+
+def _replace(words: list[str], position: int, candidates: list[str]) -> list[str]:
+    before, after = " ".join(words[:position]), " ".join(words[position + 1:])
+    return [" ".join(p for p in (before, c, after) if p) for c in candidates]
+
+
+# A feasibility strategy returns (candidate sentences, their words) satisfying the accept
+# constraint, using the accepting scorer (and its optional pruning method).
+Feasible = Callable[[SentenceScorer, list[str], int, list[str], float, int],
+                    tuple[list[str], list[str]]]
+
+
+def _feasible_all(accept, words, position, candidates, floor, batch_size):
+    sentences = _replace(words, position, candidates)
+    ok = score_batched(accept, sentences, batch_size) >= floor
+    return [s for s, k in zip(sentences, ok) if k], [c for c, k in zip(candidates, ok) if k]
+
+
+def _feasible_prefix(accept, words, position, candidates, floor, batch_size):
+    cond = np.asarray(accept.next_word_logprobs(" ".join(words[:position]), candidates),
+                      dtype=np.float64)
+    kept = [c for c, lp in zip(candidates, cond) if lp >= CAUSAL_THRESHOLD]
+    return _feasible_all(accept, words, position, kept, floor, batch_size)
+
+
+def _feasible_best_first(accept, words, position, candidates, floor, batch_size):
+    slot = np.asarray(accept.masked_word_logprobs(" ".join(words), position, candidates),
+                      dtype=np.float64)
+    order = [candidates[i] for i in np.argsort(-slot, kind="stable")]
+    out_s, out_c, misses = [], [], 0
+    for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        sentences = _replace(words, position, chunk)
+        ok = np.asarray(accept.score(sentences), dtype=np.float64) >= floor
+        for s, c, k in zip(sentences, chunk, ok):
+            if k:
+                out_s.append(s)
+                out_c.append(c)
+                misses = 0
+            else:
+                misses += 1
+                if misses >= MAX_MISSES:
+                    return out_s, out_c
+    return out_s, out_c
+
+
+PRUNERS: dict[str, Feasible] = {
+    "next_word_logprobs": _feasible_prefix,
+    "masked_word_logprobs": _feasible_best_first,
+}
+
+
+def feasibility_strategy(scorer: SentenceScorer) -> Feasible:
+    """The pruning rule a scorer opts into (first method of :data:`PRUNERS` it has), else none."""
+    for method, strategy in PRUNERS.items():
+        if callable(getattr(scorer, method, None)):
+            return strategy
+    return _feasible_all
+
+
+@dataclass
+class SearchResult:
+    sentence: str
+    logprob_accept: float
+    logprob_reject: float
+    steps: int
+    converged: bool
+
+
+def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: Vocabulary,
+           rng: np.random.Generator, max_steps: int = 200, patience: int = 8,
+           batch_size: int = 2048, on_step: Callable[[int], None] | None = None) -> SearchResult:
+    """Minimise ``log p(s|reject)`` s.t. ``log p(s|accept) >= log p(natural|accept)``
+    (module docstring). ``on_step(step)`` is called after every position (progress bars)."""
+    words = natural.split()
+    floor = float(accept.score([natural])[0])
+    current = float(reject.score([natural])[0])
+    current_accept = floor
+    feasible = feasibility_strategy(accept)
+    order: list[int] = []
+    fails = steps = 0
+    while fails < patience and steps < max_steps and words:
+        if not order:
+            order = rng.permutation(len(words)).tolist()
+        position = order.pop(0)
+        steps += 1
+        sentences, chosen = feasible(accept, words, position, vocab.candidates(words, position),
+                                     floor, batch_size)
+        improved = False
+        if sentences:
+            rejected = score_batched(reject, sentences, batch_size)
+            best = int(np.argmin(rejected))
+            if rejected[best] < current:
+                words[position] = chosen[best]
+                current = float(rejected[best])
+                current_accept = float(accept.score([sentences[best]])[0])
+                improved = True
+        fails = 0 if improved else fails + 1
+        if on_step is not None:
+            on_step(steps)
+    return SearchResult(" ".join(words), current_accept, current, steps, fails >= patience)
+
+
+def synthesize_triplet(natural: str, m1: SentenceScorer, m2: SentenceScorer, vocab: Vocabulary,
+                       seed: int, max_steps: int = 200, patience: int = 8,
+                       batch_size: int = 2048, on_step=None) -> dict:
+    """The triplet ``(n, s1, s2)`` for ``(m1, m2)`` with its controversiality (module docstring).
+
+    Each of the two searches gets its own generator derived from ``seed``, so results do not
+    depend on the order in which triplets are computed.
+    """
+    rng1, rng2 = (np.random.default_rng([seed, k]) for k in (1, 2))
+    s1 = search(natural, accept=m2, reject=m1, vocab=vocab, rng=rng1, max_steps=max_steps,
+                patience=patience, batch_size=batch_size, on_step=on_step)
+    s2 = search(natural, accept=m1, reject=m2, vocab=vocab, rng=rng2, max_steps=max_steps,
+                patience=patience, batch_size=batch_size, on_step=on_step)
+    n_m1, n_m2 = float(m1.score([natural])[0]), float(m2.score([natural])[0])
+    drop1, drop2 = n_m1 - s1.logprob_reject, n_m2 - s2.logprob_reject
+    return {
+        "model_1": m1.name, "model_2": m2.name, "n": natural, "s1": s1.sentence,
+        "s2": s2.sentence,
+        "lp_n_m1": n_m1, "lp_n_m2": n_m2,
+        "lp_s1_m1": s1.logprob_reject, "lp_s1_m2": s1.logprob_accept,
+        "lp_s2_m1": s2.logprob_accept, "lp_s2_m2": s2.logprob_reject,
+        "controversiality": drop1 + drop2,
+        "controversial": bool(drop1 > 0 and drop2 > 0),
+        "steps_s1": s1.steps, "steps_s2": s2.steps,
+        "converged": bool(s1.converged and s2.converged),
+    }

@@ -1,0 +1,183 @@
+"""Synthetic controversial sentences (SPEC §9): the word-replacement search on toy scorers whose
+optimum can be checked by brute force."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.augment.contrast import synthetic as syn
+from cuelens.augment.contrast.synthetic import Vocabulary, search, synthesize_triplet
+from cuelens.cli import app
+
+VOCAB = ["ant", "bee", "cat", "dog", "eel", "fox", "gnu"]
+
+
+class Unigram:
+    """A deterministic toy scorer: ``log p(s) = Σ table[word]`` (unknown words: -50)."""
+
+    def __init__(self, name: str, table: dict[str, float]):
+        self.name, self.table, self.calls = name, table, 0
+
+    def word_scores(self, sentence):
+        return [(w, self.table.get(w, -50.0)) for w in sentence.split()]
+
+    def score(self, sentences):
+        self.calls += 1
+        return np.array([sum(v for _, v in self.word_scores(s)) for s in sentences])
+
+
+class CausalUnigram(Unigram):
+    def next_word_logprobs(self, prefix, candidates):
+        return np.array([self.table.get(c, -50.0) for c in candidates])
+
+
+class MaskedUnigram(Unigram):
+    def __init__(self, name, table, slot):
+        super().__init__(name, table)
+        self.slot = slot
+
+    def masked_word_logprobs(self, sentence, position, candidates):
+        return np.array([self.slot[c] for c in candidates])
+
+
+def tables(seed: int):
+    rng = np.random.default_rng(seed)
+    return ({w: float(v) for w, v in zip(VOCAB, rng.normal(-3, 1, len(VOCAB)))},
+            {w: float(v) for w, v in zip(VOCAB, rng.normal(-3, 1, len(VOCAB)))})
+
+
+def single_replacements(words, vocab):
+    for i in range(len(words)):
+        for c in vocab.candidates(words, i):
+            yield words[:i] + [c] + words[i + 1:]
+
+
+def test_vocabulary_forbids_repeats_except_function_words_and_uses_initial_list():
+    vocab = Vocabulary(["the", "cat", "dog", "Sat"], initial=["The", "A"],
+                       function_words=frozenset({"the"}))
+    words = ["The", "cat", "the"]
+    assert vocab.candidates(words, 0) == ["A"]              # initial list; "The" is current
+    assert vocab.candidates(words, 1) == ["the", "dog", "Sat"]  # function word may repeat
+    assert vocab.candidates(["A", "dog", "cat"], 1) == ["the", "Sat"]  # no second "cat"
+
+
+def test_unconstrained_search_reaches_the_brute_force_optimum():
+    accept = Unigram("flat", {w: -1.0 for w in VOCAB})       # constraint never binds
+    reject = Unigram("rej", tables(0)[1])
+    vocab = Vocabulary(VOCAB)
+    result = search("gnu fox eel", accept, reject, vocab, np.random.default_rng(1), patience=5)
+    best = min(itertools.permutations(VOCAB, 3), key=lambda ws: sum(reject.table[w] for w in ws))
+    assert sorted(result.sentence.split()) == sorted(best)
+    assert result.logprob_reject == pytest.approx(sum(reject.table[w] for w in best))
+    assert result.converged
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_constrained_search_ends_feasible_and_locally_optimal(seed):
+    a_table, r_table = tables(seed)
+    accept, reject = Unigram("acc", a_table), Unigram("rej", r_table)
+    vocab = Vocabulary(VOCAB)
+    natural = "cat dog eel"
+    floor = accept.score([natural])[0]
+    # patience 2n-1 guarantees that one full shuffled cycle of positions failed
+    result = search(natural, accept, reject, vocab, np.random.default_rng(seed), patience=5)
+    words = result.sentence.split()
+    assert accept.score([result.sentence])[0] >= floor
+    assert result.logprob_reject == pytest.approx(reject.score([result.sentence])[0])
+    assert result.logprob_reject <= reject.score([natural])[0]
+    for other in single_replacements(words, vocab):
+        s = " ".join(other)
+        assert not (accept.score([s])[0] >= floor and reject.score([s])[0] < result.logprob_reject)
+
+
+def test_one_step_takes_the_best_feasible_replacement():
+    a_table, r_table = tables(3)
+    accept, reject = Unigram("acc", a_table), Unigram("rej", r_table)
+    vocab = Vocabulary(VOCAB)
+    natural = "cat dog eel"
+    floor = accept.score([natural])[0]
+    position = np.random.default_rng(9).permutation(3)[0]
+    result = search(natural, accept, reject, vocab, np.random.default_rng(9), max_steps=1)
+    words = natural.split()
+    options = [words[:position] + [c] + words[position + 1:]
+               for c in vocab.candidates(words, position)]
+    feasible = [" ".join(o) for o in options if accept.score([" ".join(o)])[0] >= floor]
+    best = min(feasible + [natural], key=lambda s: reject.score([s])[0])
+    assert result.sentence == best and result.steps == 1
+
+
+def test_causal_pruning_drops_candidates_below_minus_ten():
+    a_table = {w: -1.0 for w in VOCAB}
+    a_table["ant"] = -11.0                       # cheapest for the rejecting model, but pruned
+    accept = CausalUnigram("acc", a_table)
+    accept_plain = Unigram("acc", dict(a_table, ant=-1.0))
+    reject = Unigram("rej", {w: -1.0 - i for i, w in enumerate(VOCAB[::-1])})  # ant lowest
+    vocab = Vocabulary(VOCAB)
+    assert syn.feasibility_strategy(accept) is syn.PRUNERS["next_word_logprobs"]
+    sentences, chosen = syn.feasibility_strategy(accept)(accept, ["cat"], 0,
+                                                         vocab.candidates(["cat"], 0), -100.0, 2)
+    assert "ant" not in chosen and len(chosen) == len(VOCAB) - 2
+    plain = search("cat", accept_plain, reject, vocab, np.random.default_rng(0), max_steps=1)
+    assert plain.sentence == "ant"
+
+
+def test_masked_best_first_stops_after_five_misses_with_sequential_semantics():
+    # slot order: 5 infeasible words, then a feasible one that must NOT be reached
+    slot = {w: -float(i) for i, w in enumerate(["gnu", "ant", "bee", "dog", "eel", "fox", "cat"])}
+    table = {"gnu": 0.0, "ant": -9.0, "bee": -9.0, "dog": -9.0, "eel": -9.0, "fox": -9.0,
+             "cat": -5.0}
+    accept = MaskedUnigram("acc", table, slot)
+    vocab = Vocabulary(VOCAB)
+    for batch in (1, 2, 64):  # the batch size must not change the result
+        _, chosen = syn._feasible_best_first(accept, ["cat"], 0, vocab.candidates(["cat"], 0),
+                                             -6.0, batch)
+        assert chosen == ["gnu"]
+
+
+def test_triplet_controversiality_and_determinism():
+    a_table, r_table = tables(11)
+    m1, m2 = Unigram("m1", a_table), Unigram("m2", r_table)
+    vocab = Vocabulary(VOCAB)
+    one = synthesize_triplet("cat dog eel", m1, m2, vocab, seed=4)
+    two = synthesize_triplet("cat dog eel", m1, m2, vocab, seed=4)
+    assert one == two
+    expected = (m1.score([one["n"]])[0] - m1.score([one["s1"]])[0]
+                + m2.score([one["n"]])[0] - m2.score([one["s2"]])[0])
+    assert one["controversiality"] == pytest.approx(expected)
+    assert one["lp_s1_m2"] >= one["lp_n_m2"] and one["lp_s2_m1"] >= one["lp_n_m1"]
+    assert one["controversial"] == (one["lp_s1_m1"] < one["lp_n_m1"]
+                                    and one["lp_s2_m2"] < one["lp_n_m2"])
+
+
+def test_cli_with_two_ngram_scorers(tmp_path):
+    from cuelens.models.lm.ngram import NgramModel
+
+    corpus = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
+                                  "the dog ate the cat", "a cat ate a rat")]
+    NgramModel.train(corpus, order=2).save(tmp_path / "bi")
+    NgramModel.train(corpus[::-1][:3], order=3).save(tmp_path / "tri")
+    init, vocab = tmp_path / "init.txt", tmp_path / "vocab.txt"
+    init.write_text("the cat sat on the mat\nthe cat sat on the mat\na dog ate a log\n")
+    vocab.write_text("\n".join(["the", "a", "cat", "dog", "mat", "log", "rat", "sat", "ate",
+                                "on"]) + "\n")
+    out, summary = tmp_path / "t.jsonl", tmp_path / "s.json"
+    args = ["contrast", "synthetic", "--models", f"ngram:{tmp_path/'bi'},ngram:{tmp_path/'tri'}",
+            "--init", str(init), "--vocab", str(vocab), "--n", "5", "--out", str(out),
+            "--summary", str(summary), "--max-steps", "30", "--seed", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["natural_index"] for r in rows] == [0, 2]        # duplicates dropped
+    first = out.read_text()
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert out.read_text() == first                            # deterministic given --seed
+    facts = json.loads(summary.read_text())
+    assert facts["controversial_fraction"] == sum(r["controversial"] for r in rows) / 2
+    bad = CliRunner().invoke(app, ["contrast", "synthetic", "--models", "x", "--init", str(init),
+                                   "--vocab", str(vocab), "--out", str(tmp_path / "o.jsonl")])
+    assert bad.exit_code == 2 and "exactly two" in bad.output
