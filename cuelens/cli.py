@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "augment": "cuelens.commands.augment:augment",
     "score": "cuelens.commands.score:score",
     "score-pairs": "cuelens.commands.score:score_pairs",
+    "report": "cuelens.commands.report:report",
 }
 GROUPS: dict[str, str] = {
     "lm": "cuelens.commands.lm:app",

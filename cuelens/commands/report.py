@@ -1,0 +1,30 @@
+"""``audit report``: re-render the HTML report from a saved results file (SPEC §10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import console, user_errors
+
+
+@user_errors
+def report(
+    results: Annotated[Path, typer.Argument(
+        help="A results.json written by audit scan / probe, or a score-pairs result file.",
+        show_default=False)],
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="HTML file to write (default: report.html next to the results file).")]
+    = None,
+) -> None:
+    """Render a results file to one self-contained, offline HTML report.
+
+    Example: audit report audit-results/snli/results.json -o snli-report.html
+    """
+    from cuelens.reports import load_results, render_report
+
+    out = out or results.parent / "report.html"
+    written = render_report(load_results(results), out, inputs=[results], source=str(results))
+    console.print(f"report written to [bold]{written}[/]", highlight=False)

@@ -1,0 +1,173 @@
+"""Plotly figure builders for the HTML report (SPEC §10).
+
+Every builder returns a plain JSON-able ``{"data": [...], "layout": {...}}`` dict that the page
+hands to ``Plotly.newPlot``. Plotly renders a small HTML subset (``<b>``, ``<br>``, ``<a>``) in
+every displayed string, so **all dataset-derived strings** (labels, tokens, feature names, model
+names) go through :func:`esc` before they reach a trace or an axis: Plotly turns the entities
+back into the literal characters as SVG text, so a payload shows as text and builds no element.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+# Colour-blind-safe qualitative palette (Paul Tol "safe", as shipped by plotly).
+PALETTE = ["#88CCEE", "#CC6677", "#DDCC77", "#117733", "#332288", "#AA4499", "#44AA99",
+           "#999933", "#882255", "#661100", "#888888"]
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+
+
+def esc(value) -> str:
+    """Escape a string for Plotly's pseudo-HTML text renderer (``&``, ``<``, ``>``); our own
+    ``\n`` line breaks become ``<br>`` after escaping."""
+    return html.escape(str(value), quote=False).replace("\n", "<br>")
+
+
+def short(value, limit: int = 40) -> str:
+    """A display label of at most ``limit`` characters (long dataset strings would squash the
+    plot area); the full string stays in the data and the hover text."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def category_axis(names: Sequence[str], **kwargs) -> dict:
+    """A category axis whose tick labels are shortened copies of the (escaped) category values."""
+    return {"type": "category", "tickvals": [esc(n) for n in names],
+            "ticktext": [esc(short(n)) for n in names], **kwargs}
+
+
+def colours(keys: Sequence[str]) -> dict[str, str]:
+    """A stable colour per key (label), in the order given."""
+    return {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(keys)}
+
+
+def _layout(fig: go.Figure, *, height: int, **kwargs) -> dict:
+    fig.update_layout(template="plotly_white", height=height, font={"family": FONT, "size": 13},
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, hoverlabel={"font_family": FONT},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+                      **kwargs)
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return json.loads(fig.to_json())
+
+
+def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float]],
+                 hover: Mapping[str, Sequence[str]] | None = None, *, axis_title: str,
+                 percent: bool = True, height: int = 340) -> dict:
+    """Vertical grouped bars: one trace per series over shared categories."""
+    cats = [esc(c) for c in categories]
+    fig = go.Figure()
+    for (name, values), colour in zip(series.items(), PALETTE * 4):
+        fig.add_bar(name=esc(short(name)), x=cats, y=list(values), marker_color=colour,
+                    text=[_fmt(v, percent) for v in values], textposition="outside",
+                    hovertext=[esc(h) for h in (hover or {}).get(name, [])] or None,
+                    hoverinfo="text+name" if hover else "x+y+name")
+    return _layout(fig, height=height, barmode="group", showlegend=len(series) > 1,
+                   yaxis={"title": axis_title, "ticksuffix": "%" if percent else "",
+                          "rangemode": "tozero"}, xaxis=category_axis(categories))
+
+
+def horizontal_bars(names: Sequence[str], values: Sequence[float], *, axis_title: str,
+                    text: Sequence[str] | None = None, colours_: Sequence[str] | None = None,
+                    errors: tuple[Sequence[float], Sequence[float]] | None = None,
+                    reference: tuple[float, str] | None = None, percent: bool = True,
+                    x_range: tuple[float, float] | None = None) -> dict:
+    """Horizontal bars (first name on top), optional asymmetric error bars and a reference line."""
+    fig = go.Figure()
+    labels = [esc(n) for n in names]
+    fig.add_bar(orientation="h", y=labels, x=list(values),
+                marker_color=list(colours_) if colours_ else PALETTE[0],
+                text=[esc(t) for t in text] if text else None, textposition="auto",
+                error_x=({"type": "data", "symmetric": False, "array": list(errors[1]),
+                          "arrayminus": list(errors[0]), "color": "#444"} if errors else None),
+                hoverinfo="x+y")
+    if reference is not None:
+        fig.add_vline(x=reference[0], line_dash="dash", line_color="#555",
+                      annotation_text=esc(reference[1]), annotation_position="top")
+    xaxis = {"title": axis_title, "ticksuffix": "%" if percent else "", "zeroline": True}
+    if x_range:
+        xaxis["range"] = list(x_range)
+    return _layout(fig, height=max(200, 70 + 32 * len(names)), showlegend=False,
+                   xaxis=xaxis, yaxis=category_axis(names, autorange="reversed"))
+
+
+def stacked_distributions(rows: Sequence[tuple[str, Mapping[str, float]]],
+                          label_names: Sequence[str]) -> dict:
+    """Horizontal 100%-stacked bars: one bar per (row name, label→proportion) pair."""
+    raw_names = [name for name, _ in rows]
+    names = [esc(name) for name in raw_names]
+    fig = go.Figure()
+    for label, colour in colours(label_names).items():
+        values = [100.0 * float(dist.get(label, 0.0)) for _, dist in rows]
+        fig.add_bar(orientation="h", name=esc(short(label)), y=names, x=values, marker_color=colour,
+                    text=[f"{v:.0f}%" if v >= 8 else "" for v in values], textposition="inside",
+                    insidetextanchor="middle", hovertemplate="%{y}<br>%{fullData.name}: "
+                                                              "%{x:.1f}%<extra></extra>")
+    return _layout(fig, height=max(220, 90 + 26 * len(rows)), barmode="stack",
+                   legend_traceorder="normal",
+                   xaxis={"title": "share of items", "ticksuffix": "%", "range": [0, 100]},
+                   yaxis=category_axis(raw_names, autorange="reversed"))
+
+
+def heatmap(rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]],
+            text: Sequence[Sequence[str]], *, colour_title: str, diverging: bool,
+            row_title: str = "", column_title: str = "",
+            zmin: float | None = None, zmax: float | None = None) -> dict:
+    """Annotated heatmap (rows top to bottom); diverging colours centre on 0."""
+    fig = go.Figure(go.Heatmap(
+        z=[list(r) for r in values], x=[esc(c) for c in columns], y=[esc(r) for r in rows],
+        text=[[esc(t) for t in r] for r in text], texttemplate="%{text}", hoverinfo="x+y+text",
+        colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
+        zmin=zmin, zmax=zmax, colorbar={"title": {"text": colour_title}, "thickness": 12},
+        xgap=2, ygap=2))
+    return _layout(fig, height=max(220, 110 + 34 * len(rows)),
+                   xaxis=category_axis(columns, side="top", title=column_title),
+                   yaxis=category_axis(rows, autorange="reversed", title=row_title))
+
+
+def scatter_groups(groups: Mapping[str, Mapping[str, Sequence]], *, x_title: str, y_title: str,
+                   log_x: bool = False, colour_keys: Sequence[str] | None = None,
+                   height: int = 420) -> dict:
+    """Scatter with one trace per group; each group has ``x``, ``y``, ``hover`` and optional
+    ``symbol`` lists (hover strings are escaped here)."""
+    palette = colours(colour_keys or list(groups))
+    fig = go.Figure()
+    for name, group in groups.items():
+        fig.add_scatter(name=esc(short(name)), mode="markers", x=list(group["x"]), y=list(group["y"]),
+                        text=[esc(h) for h in group["hover"]], hoverinfo="text",
+                        marker={"color": palette.get(name, PALETTE[0]), "size": 8, "opacity": 0.8,
+                                "symbol": list(group.get("symbol", [])) or "circle",
+                                "line": {"width": 1, "color": palette.get(name, PALETTE[0])}})
+    xaxis = {"title": x_title}
+    if log_x:
+        xs = [x for g in groups.values() for x in g["x"] if x and x > 0]
+        xaxis.update(type="log", tickvals=log_ticks(min(xs, default=1), max(xs, default=10)))
+    return _layout(fig, height=height, xaxis=xaxis, yaxis={"title": y_title})
+
+
+def log_ticks(low: float, high: float) -> list[int]:
+    """1-2-5 tick values spanning [low, high] for a log axis."""
+    ticks, decade = [], 1
+    while decade <= 10 * high:
+        ticks += [v * decade for v in (1, 2, 5) if low / 2 <= v * decade <= 2 * high]
+        decade *= 10
+    return ticks
+
+
+def colour_scatter(x: Sequence[float], y: Sequence[float], colour: Sequence[float],
+                   hover: Sequence[str], *, x_title: str, y_title: str, colour_title: str) -> dict:
+    """Scatter coloured by a continuous value (e.g. the data map's correctness)."""
+    fig = go.Figure(go.Scatter(
+        mode="markers", x=list(x), y=list(y), text=[esc(h) for h in hover], hoverinfo="text",
+        marker={"color": list(colour), "colorscale": "Viridis", "cmin": 0, "cmax": 1, "size": 6,
+                "opacity": 0.75, "colorbar": {"title": {"text": colour_title}, "thickness": 12}}))
+    return _layout(fig, height=440, showlegend=False, xaxis={"title": x_title},
+                   yaxis={"title": y_title})
+
+
+def _fmt(value: float, percent: bool) -> str:
+    return f"{value:.1f}%" if percent else f"{value:,.0f}"

@@ -1,0 +1,126 @@
+"""Render a results file to one self-contained HTML report (SPEC §10).
+
+Safety model (dataset text is untrusted):
+
+* HTML is produced by Jinja2 with autoescaping on; no dataset string is marked safe.
+* Data for the figures, the cue table and the explorer travels in one
+  ``<script type="application/json">`` element whose JSON has ``<``, ``>``, ``&``, U+2028 and
+  U+2029 escaped (so ``</script>`` cannot close it); the page reads it with ``JSON.parse`` and
+  builds DOM nodes with ``textContent`` only.
+* Plotly strings are entity-escaped (:func:`cuelens.reports.figures.esc`).
+* A Content-Security-Policy allows only the page's own two scripts (by SHA-256 hash) and no
+  network access at all: plotly.js is embedded from the installed ``plotly`` package.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+from cuelens.errors import UserError
+from cuelens.io import atomic_write_text, ensure_not_input
+from cuelens.reports.schema import validate_results
+
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                 "\u2029": "\\u2029"}
+_JSON_ESCAPE_TABLE = str.maketrans(_JSON_ESCAPES)
+
+
+def script_json(obj) -> str:
+    """JSON text that is inert inside an HTML ``<script>`` element (no ``<``, ``>``, ``&``,
+    U+2028/U+2029 characters; each is written as its ``\\uXXXX`` escape)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.translate(_JSON_ESCAPE_TABLE)
+
+
+def load_results(path: str | os.PathLike) -> dict:
+    """Read a results JSON file, with a one-line :class:`UserError` for a missing or malformed one."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError("no such results file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read results file ({exc})", path=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(path),
+                        line=exc.lineno) from None
+
+
+def _asset(name: str) -> str:
+    return resources.files("cuelens.reports").joinpath("templates", name).read_text("utf-8")
+
+
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    js = get_plotlyjs()
+    if "</script" in js.lower():  # cannot happen with the shipped bundle; never emit broken HTML
+        raise RuntimeError("the installed plotly.js bundle contains '</script'")
+    return js
+
+
+def _sha256(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
+
+
+def _environment():
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("cuelens.reports", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["pct"] = lambda x, digits=1: "n/a" if x is None else f"{100 * x:.{digits}f}%"
+    env.filters["num"] = lambda x: "n/a" if x is None else f"{x:,}"
+    return env
+
+
+def render_html(results: dict) -> str:
+    """The report's HTML text for an already validated results dict."""
+    from cuelens.reports.sections import build_sections
+
+    sections = build_sections(results)
+    data: dict = {"figures": {}}
+    for sec in sections:
+        data.update(sec.client)
+        data["figures"].update({fig.id: fig.spec for fig in sec.figures.values()})
+    plotly_js, app_js = _plotly_js(), _asset("report.js")
+    csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+           f"script-src {_sha256(plotly_js)} {_sha256(app_js)}; base-uri 'none'; form-action 'none'")
+    return _environment().get_template("report.html.j2").render(
+        results=results, sections=sections, data_json=script_json(data), css=_asset("report.css"),
+        plotly_js=plotly_js, app_js=app_js, csp=csp, subtitle=subtitle(results))
+
+
+def subtitle(results: dict) -> list[str]:
+    """The header's facts: task, labels, tool and schema version."""
+    parts = []
+    ds = results.get("dataset")
+    if ds:
+        task = "pair classification (NLI)"
+        if ds["task"] == "mcq":
+            task = f"multiple choice ({ds['n_choices']} choices)" if ds.get("n_choices") else \
+                "multiple choice"
+        parts += [task, "labels: " + ", ".join(ds["label_names"])]
+    tool = results.get("tool")
+    if tool:
+        parts.append(f"{tool['name']} {tool['version']}")
+    if results.get("schema_version"):
+        parts.append(f"results schema {results['schema_version']}")
+    return parts
+
+
+def render_report(results: dict, out_path: str | os.PathLike, *,
+                  inputs: Iterable[str | os.PathLike] = (), source: str | None = None) -> Path:
+    """Validate ``results`` (results.schema.json), render it and write the HTML atomically to
+    ``out_path``; refuses to overwrite any path in ``inputs``. Returns the written path."""
+    out = Path(out_path)
+    ensure_not_input(out, inputs)
+    validate_results(results, source=source)
+    atomic_write_text(out, render_html(results))
+    return out

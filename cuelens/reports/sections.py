@@ -1,0 +1,444 @@
+"""The report's sections (SPEC §10), one builder each, in page order.
+
+A builder takes the validated results dict and returns a :class:`Section` — the template context,
+its Plotly figures (each with a one-sentence caption) and the data the page's script needs — or
+``None`` when the results do not contain that part (absent sections are omitted, not empty).
+Builders register themselves with :func:`section`; :func:`build_sections` runs them in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from cuelens.reports import figures as F
+
+TOP_CUES_PER_LABEL = 100  # cue-table rows (and scatter points) per label
+TOP_FEATURES_TABLE = 30
+TOP_FEATURES_CHART = 10
+TOP_PROBE_CUES = 25
+TOP_DISTRIBUTION_CUES = 10
+MAX_DATA_MAP_POINTS = 3000
+EXAMPLES_PER_LIST = 10
+
+
+@dataclass
+class Figure:
+    id: str
+    caption: str
+    spec: dict
+
+
+@dataclass
+class Section:
+    key: str  # also the template name: templates/sections/<key>.html.j2 and the anchor id
+    title: str
+    context: dict = field(default_factory=dict)
+    figures: dict[str, Figure] = field(default_factory=dict)
+    client: dict = field(default_factory=dict)  # merged into the page's JSON data
+
+    def add_figure(self, name: str, caption: str, spec: dict) -> None:
+        self.figures[name] = Figure(f"fig-{self.key}-{name}", caption, spec)
+
+
+Builder = Callable[[dict], "Section | None"]
+SECTIONS: list[tuple[str, Builder]] = []
+
+
+def section(key: str) -> Callable[[Builder], Builder]:
+    """Register a section builder; sections appear in registration order."""
+
+    def register(builder: Builder) -> Builder:
+        SECTIONS.append((key, builder))
+        return builder
+
+    return register
+
+
+def build_sections(results: dict) -> list[Section]:
+    return [s for _, builder in SECTIONS if (s := builder(results)) is not None]
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def points(x: float) -> str:
+    return f"{100 * x:+.1f} points"
+
+
+def _text_name(results: dict) -> tuple[str, str]:
+    """What the cue text and its context are called for this task (for plain-language copy)."""
+    if results["dataset"]["task"] == "mcq":
+        return "answer choices", "question"
+    return "hypotheses", "premise"
+
+
+def _label_keys(label_names: list[str], *dists: Mapping[str, float]) -> list[str]:
+    extra = sorted({k for d in dists for k in d} - set(label_names))
+    return list(label_names) + extra
+
+
+# --------------------------------------------------------------------------------- overview
+@section("overview")
+def overview(results: dict) -> Section | None:
+    ds = results.get("dataset")
+    if ds is None:
+        return None
+    splits = ds["splits"]
+    sec = Section("overview", "Dataset overview", context={
+        "dataset": ds, "config": results.get("config", {}),
+        "rows": [{"role": role, "file": s.get("file"), "items": s["items"],
+                  "instances": s.get("instances"), "skipped": sum(s.get("skipped", {}).values()),
+                  "skipped_reasons": s.get("skipped", {})} for role, s in splits.items()],
+    })
+    positions = {role: s.get("answer_position_counts") for role, s in splits.items()
+                 if s.get("answer_position_counts")}
+    if ds["task"] == "mcq" and positions:
+        keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
+        cats = [f"choice {int(k) + 1}" for k in keys]
+        series, hover = {}, {}
+        for role, counts in positions.items():
+            total = sum(counts.values()) or 1
+            series[role] = [100 * counts.get(k, 0) / total for k in keys]
+            hover[role] = [f"{role}: {counts.get(k, 0):,} of {total:,} questions" for k in keys]
+        sec.add_figure("positions", "Where the correct answer sits in each split: bars far from "
+                       "an even split mean a model could gain accuracy just by preferring a position.",
+                       F.grouped_bars(cats, series, hover, axis_title="share of questions"))
+    else:
+        labels = _label_keys(ds["label_names"], *(s["label_counts"] for s in splits.values()))
+        series, hover = {}, {}
+        for role, s in splits.items():
+            total = sum(s["label_counts"].values()) or 1
+            series[role] = [100 * s["label_counts"].get(l, 0) / total for l in labels]
+            hover[role] = [f"{l}: {s['label_counts'].get(l, 0):,} of {total:,}" for l in labels]
+        sec.add_figure("labels", "Share of each label per split: the tallest bar in a split is "
+                       "the accuracy of always guessing that label.",
+                       F.grouped_bars(labels, series, hover, axis_title="share of instances"))
+    return sec
+
+
+# --------------------------------------------------------------------------------- leakage
+def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
+    """(level, plain-language sentence) for the leakage headline (SPEC §3: flag when D > 10)."""
+    text, context = _text_name(results)
+    best = leak["best"]
+    what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
+            f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
+            f"against {pct(leak['majority'])} for always giving the most common answer")
+    if leak["flagged"]:
+        return "flagged", (f"Significant cue leakage. {what} — {points(best['D'])}, above the "
+                           f"{100 * threshold:.0f}-point alarm threshold. Models trained on this "
+                           f"data can score well without understanding the {context}.")
+    if best["D"] > 0:
+        return "mild", (f"Some cue leakage, below the {100 * threshold:.0f}-point alarm "
+                        f"threshold. {what} ({points(best['D'])}).")
+    return "clean", f"No cue leakage detected. {what}: no better than guessing."
+
+
+@section("leakage")
+def leakage(results: dict) -> Section | None:
+    leak = results.get("leakage")
+    if leak is None:
+        return None
+    threshold = results.get("config", {}).get("flag_threshold", 0.10)
+    level, sentence = verdict(leak, threshold, results)
+    sec = Section("leakage", "Cue leakage", context={
+        "level": level, "verdict": sentence, "leak": leak, "threshold": threshold})
+    table = leak["table"]
+    if table:
+        metrics = list(dict.fromkeys(r["metric"] for r in table))
+        aggs = list(dict.fromkeys(r["aggregator"] for r in table))
+        cell = {(r["metric"], r["aggregator"]): r for r in table}
+        z = [[100 * cell[m, a]["D"] if (m, a) in cell else None for a in aggs] for m in metrics]
+        txt = [[f"{pct(cell[m, a]['accuracy'])}\n{100 * cell[m, a]['D']:+.1f}"
+                if (m, a) in cell else "" for a in aggs] for m in metrics]
+        sec.add_figure("heatmap", "Each cell is the held-out accuracy of guessing the label from "
+                       "cue-word scores alone (rows: how a word's cue strength is scored; columns: "
+                       "how the words of an instance are combined), with D = points above the "
+                       "majority baseline below it; red = leakage, blue = no better than guessing.",
+                       F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
+                                 row_title="cue metric", column_title="aggregator"))
+    names = ["majority baseline"] + [b["name"] for b in leak.get("baselines", [])]
+    accs = [leak["majority"]] + [b["accuracy"] for b in leak.get("baselines", [])]
+    ds = [0.0] + [b["D"] for b in leak.get("baselines", [])]
+    names.append(f"best cue classifier ({leak['best']['metric']} + {leak['best']['aggregator']})")
+    accs.append(leak["best"]["accuracy"])
+    ds.append(leak["best"]["D"])
+    sec.add_figure("baselines", "Accuracy of simple guessers that never read the "
+                   f"{_text_name(results)[1]}: the further a bar reaches past the dashed majority "
+                   "line, the more the labels can be guessed from surface cues.",
+                   F.horizontal_bars(names, [100 * a for a in accs], axis_title="accuracy",
+                                     text=[f"{pct(a)} (D {100 * d:+.1f})" for a, d in zip(accs, ds)],
+                                     colours_=["#888888"] + [F.PALETTE[0]] * (len(names) - 2)
+                                     + [F.PALETTE[1]],
+                                     reference=(100 * leak["majority"], "majority"),
+                                     x_range=(0, 100)))
+    return sec
+
+
+# --------------------------------------------------------------------------------- cue words
+def top_cues(cues: list[dict], metric: str, per_label: int) -> list[dict]:
+    """The ``per_label`` strongest cues of each label by ``metric`` (ties: higher z, then
+    larger support, then token), in label order of first appearance."""
+    by_label: dict[str, list[dict]] = {}
+    for cue in cues:
+        by_label.setdefault(cue["label"], []).append(cue)
+
+    def key(c):
+        m = c["metrics"]
+        return (-m.get(metric, 0.0), -(m.get("z") or 0.0), -c["count"], c["token"])
+
+    return [c for group in by_label.values() for c in sorted(group, key=key)[:per_label]]
+
+
+@section("cues")
+def cue_words(results: dict) -> Section | None:
+    cues = results.get("cues")
+    if not cues:
+        return None
+    metric = results.get("config", {}).get("metric", "cp")
+    stats = results.get("cue_stats", {})
+    shown = top_cues(cues, metric, TOP_CUES_PER_LABEL)
+    label_names = results["dataset"]["label_names"]
+    by_cue = results.get("examples", {}).get("by_cue", {})
+    rows = [[c["token"], c["label"], c["count"], c["label_count"], c["metrics"].get(metric),
+             c["metrics"].get("z"), c["significant"], c["token"] in by_cue] for c in shown]
+    sec = Section("cues", "Cue words", context={
+        "metric": metric, "stats": stats, "n_cues": len(cues), "n_shown": len(shown),
+        "n_significant": sum(c["significant"] for c in cues), "per_label": TOP_CUES_PER_LABEL,
+        "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),
+        "labels": _label_keys(label_names, {c["label"]: 0 for c in shown}),
+        "text_name": _text_name(results)[0]},
+        client={"cues": {"metric": metric, "rows": rows}})
+    groups: dict[str, dict[str, list]] = {}
+    for c in shown:
+        g = groups.setdefault(c["label"], {"x": [], "y": [], "hover": [], "symbol": []})
+        z = c["metrics"].get("z")
+        g["x"].append(c["count"])
+        g["y"].append(c["metrics"].get(metric))
+        g["symbol"].append("circle" if c["significant"] else "circle-open")
+        g["hover"].append(f"“{c['token']}” → {c['label']}\n{c['count']:,} instances, "
+                          f"{c['label_count']:,} with this label\n{metric} "
+                          f"{c['metrics'].get(metric, 0):.3f}, z {'n/a' if z is None else f'{z:.1f}'}")
+    spec = F.scatter_groups(groups, x_title="instances containing the word (log scale)",
+                            y_title=f"cue score ({metric})", log_x=True,
+                            colour_keys=sec.context["labels"])
+    sec.add_figure("scatter", "Each dot is a word, coloured by the label it points to: words "
+                   "high up are strong cues, words far right are frequent, so dots in the top "
+                   "right matter most (filled = statistically significant, hollow = not).", spec)
+    return sec
+
+
+# --------------------------------------------------------------------------------- explorer
+def _examples_client(results: dict) -> dict:
+    ex = results["examples"]
+    mcq = results["dataset"]["task"] == "mcq"
+    return {"examples": {"items": ex["items"], "by_cue": ex.get("by_cue", {}),
+                         "easy": ex.get("easy", []), "hard": ex.get("hard", []),
+                         "fields": {"premise": "question" if mcq else "premise",
+                                    "text": "choice" if mcq else "hypothesis"}}}
+
+
+@section("explorer")
+def explorer(results: dict) -> Section | None:
+    by_cue = results.get("examples", {}).get("by_cue")
+    if not by_cue:
+        return None
+    return Section("explorer", "Cue explorer",
+                   context={"n_cues": len(by_cue), "text_name": _text_name(results)[0]},
+                   client=_examples_client(results))
+
+
+# --------------------------------------------------------------------------------- easy / hard
+@section("easy_hard")
+def easy_hard(results: dict) -> Section | None:
+    eh = results.get("easy_hard")
+    if eh is None:
+        return None
+    has_examples = bool(results.get("examples", {}).get("easy") or
+                        results.get("examples", {}).get("hard"))
+    sec = Section("easy_hard", "Easy and hard items", context={
+        "eh": eh, "has_examples": has_examples, "per_list": EXAMPLES_PER_LIST,
+        "text_name": _text_name(results)[0]},
+        client=_examples_client(results) if has_examples else {})
+    total = (eh["easy"] + eh["hard"]) or 1
+    sec.add_figure("sizes", "Items the cue-only classifier gets right in most repetitions are "
+                   "easy (answerable from cues), the rest are hard; a larger hard share means a "
+                   "healthier dataset, and the hard items make a cleaner test set.",
+                   F.horizontal_bars(["easy", "hard"], [eh["easy"], eh["hard"]],
+                                     axis_title="items", percent=False,
+                                     text=[f"{eh['easy']:,} ({pct(eh['easy'] / total)})",
+                                           f"{eh['hard']:,} ({pct(eh['hard'] / total)})"],
+                                     colours_=[F.PALETTE[1], F.PALETTE[3]]))
+    return sec
+
+
+# --------------------------------------------------------------------------------- ICQ features
+def _feature_name(f: dict) -> str:
+    return f["feature"] if f.get("value") in (None, "", "present") else f"{f['feature']} = {f['value']}"
+
+
+def _dominant(dist: Mapping[str, float]) -> str:
+    if not dist:
+        return "n/a"
+    label = max(dist, key=lambda k: (dist[k], k))
+    return f"{label} ({pct(dist[label], 0)})"
+
+
+@section("features")
+def features(results: dict) -> Section | None:
+    feats = results.get("features")
+    if not feats:
+        return None
+    ranked = sorted(feats, key=lambda f: (-f["cueness"], _feature_name(f)))
+    rows = [{"name": _feature_name(f), "cueness": f["cueness"], "train": f["train_support"],
+             "test": f["test_support"], "train_top": _dominant(f["train_dist"]),
+             "test_top": _dominant(f["test_dist"])} for f in ranked[:TOP_FEATURES_TABLE]]
+    sec = Section("features", "Linguistic feature cues (ICQ)", context={
+        "rows": rows, "n_features": len(feats), "config": results.get("features_config", {})})
+    chart = ranked[:TOP_FEATURES_CHART]
+    dist_rows = [(f"{_feature_name(f)} · {role} (n={f[f'{role}_support']:,})", f[f"{role}_dist"])
+                 for f in chart for role in ("train", "test")]
+    labels = _label_keys(results["dataset"]["label_names"], *(d for _, d in dist_rows))
+    sec.add_figure("distributions", "For the strongest feature cues, how the labels are "
+                   "distributed among items with the feature, in train and in test: a lopsided "
+                   "bar that looks the same in both splits is a cue a model can learn and exploit.",
+                   F.stacked_distributions(dist_rows, labels))
+    return sec
+
+
+# --------------------------------------------------------------------------------- probe
+@section("probe")
+def probe(results: dict) -> Section | None:
+    pr = results.get("probe")
+    if pr is None:
+        return None
+    sec = Section("probe", "Does a model use the cues?", context={"probe": pr})
+    _probe_accuracy_test(sec, pr)
+    _probe_distribution_test(sec, pr, results["dataset"]["label_names"])
+    _probe_easy_hard(sec, pr)
+    _probe_data_map(sec, pr)
+    _probe_short_circuit(sec, pr)
+    return sec
+
+
+def _probe_accuracy_test(sec: Section, pr: dict) -> None:
+    cues = pr.get("accuracy_test", {}).get("cues")
+    if not cues:
+        return
+    top = sorted(cues, key=lambda c: (-abs(c["delta"]), c["cue"]))[:TOP_PROBE_CUES]
+    lo = [100 * (c["delta"] - c["ci_low"]) if c.get("ci_low") is not None else 0 for c in top]
+    hi = [100 * (c["ci_high"] - c["delta"]) if c.get("ci_high") is not None else 0 for c in top]
+    sec.add_figure("delta", "ΔAcc = the model's accuracy on test items with the cue minus "
+                   "without it, with 95% bootstrap intervals: bars clearly right of zero mean "
+                   "the model does better when the cue is present, i.e. it probably relies on it.",
+                   F.horizontal_bars(
+                       [f"{c['cue']} ({c['kind'] + ', ' if c.get('kind') else ''}n={c['n_with']:,})"
+                        for c in top],
+                       [100 * c["delta"] for c in top], axis_title="ΔAcc (points)", percent=False,
+                       colours_=[F.PALETTE[1] if c["delta"] > 0 else F.PALETTE[0] for c in top],
+                       errors=(lo, hi), reference=(0, "no effect")))
+
+
+def _probe_distribution_test(sec: Section, pr: dict, label_names: list[str]) -> None:
+    cues = pr.get("distribution_test", {}).get("cues")
+    if not cues:
+        return
+    top = sorted(cues, key=lambda c: (-abs(c.get("score", 0.0)), c["cue"]))[:TOP_DISTRIBUTION_CUES]
+    rows = []
+    for c in top:
+        rows.append((f"{c['cue']} · training data", c["train_dist"]))
+        score = f", score {c['score']:+.3f}" if "score" in c else ""
+        n = f"n={c['n']:,}" if "n" in c else "balanced"
+        rows.append((f"{c['cue']} · model ({n}{score})", c["predicted_dist"]))
+    labels = _label_keys(label_names, *(d for _, d in rows))
+    sec.add_figure("distribution", "On a label-balanced set of items with the cue, the model's "
+                   "predictions (second bar of each pair) should be evenly spread; if they lean "
+                   "the same way as the training data (first bar), the model follows the cue.",
+                   F.stacked_distributions(rows, labels))
+
+
+def _probe_easy_hard(sec: Section, pr: dict) -> None:
+    eh = pr.get("easy_hard")
+    if not eh:
+        return
+    names, values = ["all test items"], [pr.get("accuracy")]
+    names += ["easy items", "hard items"]
+    values += [eh["easy_accuracy"], eh["hard_accuracy"]]
+    keep = [(n, v) for n, v in zip(names, values) if v is not None]
+    sec.add_figure("easy_hard", "Model accuracy on items a cue-only classifier solves (easy) "
+                   "and on those it cannot (hard): a large gap means the model's score leans "
+                   "on the cues.",
+                   F.horizontal_bars([n for n, _ in keep], [100 * v for _, v in keep],
+                                     axis_title="accuracy", text=[pct(v) for _, v in keep],
+                                     colours_=[F.PALETTE[10], F.PALETTE[1], F.PALETTE[3]][-len(keep):],
+                                     x_range=(0, 100)))
+
+
+def _probe_data_map(sec: Section, pr: dict) -> None:
+    pts = pr.get("data_map", {}).get("points")
+    if not pts:
+        return
+    step = max(1, -(-len(pts) // MAX_DATA_MAP_POINTS))
+    sample = pts[::step]
+    sec.context["data_map_sampled"] = (len(sample), len(pts)) if step > 1 else None
+    sec.add_figure("data_map", "Each dot is a training item: high confidence and low "
+                   "variability = easy to learn, low confidence = hard or mislabelled, high "
+                   "variability = ambiguous; colour is how often the model got it right.",
+                   F.colour_scatter([p["variability"] for p in sample],
+                                    [p["confidence"] for p in sample],
+                                    [p.get("correctness", 0.0) for p in sample],
+                                    [f"{p.get('guid', '')}" for p in sample],
+                                    x_title="variability", y_title="confidence",
+                                    colour_title="correct"))
+
+
+def _probe_short_circuit(sec: Section, pr: dict) -> None:
+    sc = pr.get("short_circuit")
+    if not sc:
+        return
+    ops = [(op, v) for op, v in sc.get("per_op", {}).items() if v.get("pass_rate") is not None]
+    if "aw" in sc and sc["aw"] is not None:
+        ops.insert(0, ("AW (attention to the premise)", {"pass_rate": sc["aw"], "n": None}))
+    if not ops:
+        return
+    sec.add_figure("short_circuit", "Share of stress tests passed per operator (higher is "
+                   "better): each test swaps a wrong answer for a tricky one, and a model that "
+                   "answers from the choices alone, ignoring the premise, fails them.",
+                   F.horizontal_bars(
+                       [op for op, _ in ops], [100 * v["pass_rate"] for _, v in ops],
+                       axis_title="pass rate", x_range=(0, 100),
+                       text=[pct(v["pass_rate"]) + (f" of {v['n']:,}" if v.get("n") else "")
+                             for _, v in ops]))
+
+
+# --------------------------------------------------------------------------------- score pairs
+@section("score_pairs")
+def score_pairs(results: dict) -> Section | None:
+    if results.get("kind") != "score_pairs":
+        return None
+    models = results["models"]
+    names = list(models)
+    sec = Section("score_pairs", "Language models on sentence pairs",
+                  context={"models": models})
+    sec.add_figure("overall", "How often each model gives the higher probability to the "
+                   "acceptable sentence of a pair; 50% is chance.",
+                   F.horizontal_bars(names, [100 * models[m]["overall"] for m in names],
+                                     axis_title="accuracy", x_range=(0, 100),
+                                     text=[f"{pct(models[m]['overall'])} of {models[m]['n']:,}"
+                                           for m in names],
+                                     reference=(50, "chance")))
+    for key, what in (("by_field", "linguistic field"), ("by_paradigm", "paradigm")):
+        groups = sorted({g for m in names for g in models[m].get(key, {})})
+        if not groups:
+            continue
+        z = [[100 * models[m][key][g] if g in models[m].get(key, {}) else None for m in names]
+             for g in groups]
+        text = [["" if v is None else f"{v:.0f}%" for v in row] for row in z]
+        sec.add_figure(key, f"Accuracy per {what} (rows) and model (columns): pale cells show "
+                       f"where a model fails to prefer the acceptable sentence.",
+                       F.heatmap(groups, names, z, text, colour_title="accuracy %",
+                                 diverging=False, zmin=0, zmax=100, row_title=what,
+                                 column_title="model"))
+    return sec

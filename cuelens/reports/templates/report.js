@@ -1,0 +1,213 @@
+/* cuelens report: draws the Plotly figures and drives the cue table, the cue explorer and the
+   example lists. All data comes from the JSON in #report-data and is inserted with textContent
+   (never innerHTML): dataset text is untrusted. */
+(function () {
+  "use strict";
+  var DATA = JSON.parse(document.getElementById("report-data").textContent);
+  var PLOT_CONFIG = {displaylogo: false, responsive: true,
+                     modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"]};
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) { node.className = className; }
+    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    return node;
+  }
+
+  function fmt(value, digits) {
+    if (value === null || value === undefined) { return "n/a"; }
+    return Number(value).toFixed(digits);
+  }
+
+  /* ------------------------------------------------------------------ figures */
+  function drawFigures() {
+    var plots = document.querySelectorAll(".plot[data-figure]");
+    for (var i = 0; i < plots.length; i++) {
+      var spec = DATA.figures[plots[i].getAttribute("data-figure")];
+      if (spec) { Plotly.newPlot(plots[i], spec.data, spec.layout, PLOT_CONFIG); }
+    }
+  }
+
+  /* ------------------------------------------------------------------ highlighting */
+  function escapeRegExp(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+  /* Append `text` to `parent`, wrapping occurrences of `word` in <mark>: whole-word matches
+     (case-insensitive) when there are any, otherwise any substring match (e.g. "n't"). */
+  function appendHighlighted(parent, text, word) {
+    if (!word) { parent.appendChild(document.createTextNode(text)); return; }
+    var w = escapeRegExp(word);
+    var re = new RegExp("(?<![\\p{L}\\p{N}_])" + w + "(?![\\p{L}\\p{N}_])", "giu");
+    if (!re.test(text)) { re = new RegExp(w, "giu"); }
+    re.lastIndex = 0;
+    var last = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      if (m[0].length === 0) { re.lastIndex++; continue; }
+      parent.appendChild(document.createTextNode(text.slice(last, m.index)));
+      parent.appendChild(el("mark", "cue", m[0]));
+      last = m.index + m[0].length;
+    }
+    parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  /* ------------------------------------------------------------------ example cards */
+  function exampleCard(item, word) {
+    var card = el("article", "example");
+    var head = el("div", "example-head");
+    head.appendChild(el("span", "badge badge-label", item.label));
+    if (item.easy === true || item.easy === false) {
+      head.appendChild(el("span", "badge " + (item.easy ? "badge-easy" : "badge-hard"),
+                          item.easy ? "easy" : "hard"));
+    }
+    if (item.id !== undefined && item.id !== null && item.id !== "") {
+      head.appendChild(el("span", "example-id", "id " + item.id));
+    }
+    card.appendChild(head);
+    if (item.premise) {
+      var p = el("p", "premise");
+      p.appendChild(el("span", "field", DATA.examples.fields.premise));
+      p.appendChild(document.createTextNode(item.premise));
+      card.appendChild(p);
+    }
+    var t = el("p", "text");
+    t.appendChild(el("span", "field", DATA.examples.fields.text));
+    appendHighlighted(t, String(item.text), word);
+    card.appendChild(t);
+    return card;
+  }
+
+  function renderExamples(container, indices, word) {
+    container.textContent = "";
+    var items = DATA.examples.items;
+    for (var i = 0; i < indices.length; i++) {
+      var item = items[indices[i]];
+      if (item) { container.appendChild(exampleCard(item, word)); }
+    }
+    if (!container.firstChild) { container.appendChild(el("p", "empty", "No examples.")); }
+  }
+
+  /* ------------------------------------------------------------------ cue explorer */
+  var explorer = document.getElementById("explorer-cue");
+
+  function showCue(word) {
+    var indices = (DATA.examples.by_cue[word] || []).slice(0, 20);
+    explorer.value = word;
+    renderExamples(document.getElementById("explorer-examples"), indices, word);
+    document.getElementById("explorer-count").textContent =
+      indices.length + " example" + (indices.length === 1 ? "" : "s") + " containing \u201c" + word + "\u201d";
+  }
+
+  function initExplorer() {
+    if (!explorer) { return; }
+    var words = Object.keys(DATA.examples.by_cue);
+    for (var i = 0; i < words.length; i++) {
+      var opt = el("option", null, words[i] + " (" + DATA.examples.by_cue[words[i]].length + ")");
+      opt.value = words[i];
+      explorer.appendChild(opt);
+    }
+    explorer.addEventListener("change", function () { showCue(explorer.value); });
+    if (words.length) { showCue(words[0]); }
+  }
+
+  /* ------------------------------------------------------------------ cue table */
+  function initCueTable() {
+    var table = document.getElementById("cue-table");
+    if (!table || !DATA.cues) { return; }
+    var rows = DATA.cues.rows;  // [token, label, count, label_count, score, z, significant, explorable]
+    var body = table.tBodies[0];
+    var filter = document.getElementById("cue-filter");
+    var label = document.getElementById("cue-label");
+    var significant = document.getElementById("cue-significant");
+    var count = document.getElementById("cue-count");
+    var sortCol = -1, sortDir = 1;
+    var trs = rows.map(function (r) {
+      var tr = el("tr");
+      tr.appendChild(el("td", "mono token", r[0]));
+      tr.appendChild(el("td", null, r[1]));
+      tr.appendChild(el("td", "num", r[2].toLocaleString("en-US")));
+      tr.appendChild(el("td", "num", r[3].toLocaleString("en-US")));
+      tr.appendChild(el("td", "num", fmt(r[4], 3)));
+      tr.appendChild(el("td", "num", fmt(r[5], 1)));
+      tr.appendChild(el("td", r[6] ? "yes" : "no", r[6] ? "yes" : "no"));
+      var cell = el("td");
+      if (r[7] && explorer) {
+        var button = el("button", "link", "show");
+        button.type = "button";
+        button.setAttribute("aria-label", "show examples for " + r[0]);
+        button.addEventListener("click", function () {
+          showCue(r[0]);
+          document.getElementById("explorer").scrollIntoView({behavior: "smooth"});
+        });
+        cell.appendChild(button);
+      }
+      tr.appendChild(cell);
+      return tr;
+    });
+    var order = rows.map(function (_, i) { return i; });
+
+    function value(i, col) {
+      var v = rows[i][col];
+      if (col === 6) { return v ? 1 : 0; }
+      return v === null || v === undefined ? -Infinity : v;
+    }
+
+    function refresh() {
+      var q = filter.value.trim().toLowerCase(), lab = label.value, sig = significant.checked;
+      var frag = document.createDocumentFragment(), shown = 0;
+      for (var k = 0; k < order.length; k++) {
+        var r = rows[order[k]];
+        if ((q && String(r[0]).toLowerCase().indexOf(q) === -1) || (lab && r[1] !== lab) ||
+            (sig && !r[6])) { continue; }
+        frag.appendChild(trs[order[k]]);
+        shown++;
+      }
+      body.textContent = "";
+      body.appendChild(frag);
+      count.textContent = "showing " + shown + " of " + rows.length;
+    }
+
+    var headers = table.tHead.rows[0].cells;
+    for (var h = 0; h < headers.length; h++) {
+      (function (th) {
+        if (!th.hasAttribute("data-col")) { return; }
+        th.tabIndex = 0;
+        th.setAttribute("aria-sort", "none");
+        var sort = function () {
+          var col = Number(th.getAttribute("data-col"));
+          var numeric = th.getAttribute("data-type") === "num";
+          sortDir = sortCol === col ? -sortDir : (numeric ? -1 : 1);
+          sortCol = col;
+          order.sort(function (a, b) {
+            var x = value(a, col), y = value(b, col), c;
+            c = numeric ? (x < y ? -1 : x > y ? 1 : 0) : String(x).localeCompare(String(y));
+            return c * sortDir || a - b;
+          });
+          for (var j = 0; j < headers.length; j++) { headers[j].removeAttribute("aria-sort"); }
+          th.setAttribute("aria-sort", sortDir > 0 ? "ascending" : "descending");
+          refresh();
+        };
+        th.addEventListener("click", sort);
+        th.addEventListener("keydown", function (e) { if (e.key === "Enter") { sort(); } });
+      })(headers[h]);
+    }
+    filter.addEventListener("input", refresh);
+    label.addEventListener("change", refresh);
+    significant.addEventListener("change", refresh);
+    refresh();
+  }
+
+  /* ------------------------------------------------------------------ easy / hard lists */
+  function initEasyHard() {
+    ["easy", "hard"].forEach(function (kind) {
+      var box = document.getElementById(kind + "-examples");
+      if (box && DATA.examples) {
+        var limit = Number(box.getAttribute("data-limit")) || 10;
+        renderExamples(box, (DATA.examples[kind] || []).slice(0, limit), null);
+      }
+    });
+  }
+
+  initExplorer();
+  initCueTable();
+  initEasyHard();
+  drawFigures();
+})();

@@ -1,0 +1,187 @@
+"""Hand-built results.json documents (docs/results-schema.md v1.0) for the report tests.
+
+``nli_results`` / ``mcq_results`` cover every section; ``xss=True`` puts the payloads of issue 4
+into every untrusted string: dataset name, file names, labels, ids, tokens, example text,
+feature names and model names.
+"""
+
+from __future__ import annotations
+
+import copy
+
+PAYLOADS = [
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "</script><script>alert(2)</script>",
+    "javascript:alert(3)",
+    "<svg onload=alert(4)>&amp;\u2028<!--",
+]
+XSS_TEXT = " ".join(PAYLOADS)
+
+NLI_LABELS = ["contradiction", "entailment", "neutral"]
+# planted cues: (token, label, count, label_count, z, significant)
+NLI_CUES = [("nobody", "contradiction", 51, 49, 9.1, True), ("sleeping", "contradiction", 40, 33, 7.2, True),
+            ("cat", "contradiction", 30, 14, 1.4, False), ("outdoors", "entailment", 60, 50, 8.8, True),
+            ("person", "entailment", 80, 52, 5.5, True), ("human", "entailment", 12, 7, 1.9, False),
+            ("tall", "neutral", 25, 20, 6.0, True), ("first", "neutral", 33, 24, 5.1, True),
+            ("sad", "neutral", 9, 5, 1.1, False)]
+
+
+def _cue(token, label, count, label_count, z, significant):
+    cp = round(label_count / count, 6)
+    return {"token": token, "label": label, "count": count, "label_count": label_count,
+            "metrics": {"freq": label_count, "cp": cp, "pmi": round(cp - 0.33, 6), "lmi": 0.001,
+                        "rd": 1.5, "ad": 0.4, "cos": 0.9, "wp": 0.3, "z": z, "npmi": 0.2},
+            "significant": significant}
+
+
+def _leakage(majority: float, best_acc: float, baselines: list[dict]) -> dict:
+    table = [{"metric": m, "aggregator": a,
+              "accuracy": round(best_acc - 0.02 * i - 0.01 * j, 6),
+              "D": round(best_acc - 0.02 * i - 0.01 * j - majority, 6)}
+             for i, m in enumerate(["cp", "pmi", "z"]) for j, a in enumerate(["average", "max", "sgd", "lr"])]
+    return {"majority": majority, "table": table,
+            "best": {"metric": "cp", "aggregator": "average", "accuracy": best_acc,
+                     "D": round(best_acc - majority, 6)},
+            "flagged": best_acc - majority > 0.10, "baselines": baselines}
+
+
+def _examples(cues, label_of, texts) -> dict:
+    items, by_cue = [], {}
+    for token, *_ in cues:
+        by_cue[token] = []
+        for k in range(3):
+            by_cue[token].append(len(items))
+            items.append({"id": f"{token}-{k}", "premise": f"A scene number {k} in a park.",
+                          "text": texts(token, k), "label": label_of(token), "easy": k != 2})
+    return {"items": items, "by_cue": by_cue, "easy": [0, 1, 3], "hard": [2, 5]}
+
+
+def nli_results(xss: bool = False) -> dict:
+    label_of = {c[0]: c[1] for c in NLI_CUES}.get
+    results = {
+        "schema_version": "1.0",
+        "tool": {"name": "cuelens", "version": "0.1.0"},
+        "config": {"metric": "cp", "min_count": 5, "ngrams": 1, "alpha": 1.0, "folds": 5,
+                   "iterations": 5, "seed": 0, "in_sample_features": False, "z_prior": "empirical",
+                   "flag_threshold": 0.10, "include_premise": False},
+        "dataset": {
+            "name": "toy-nli", "format": "directory", "task": "nli", "n_choices": None,
+            "cross_validated": False, "label_names": NLI_LABELS,
+            "splits": {
+                "train": {"file": "train.jsonl", "items": 300, "instances": 300,
+                          "label_counts": {"contradiction": 100, "entailment": 110, "neutral": 90},
+                          "answer_position_counts": None, "skipped": {"missing label": 2}},
+                "test": {"file": "test.jsonl", "items": 120, "instances": 120,
+                         "label_counts": {"contradiction": 40, "entailment": 40, "neutral": 40},
+                         "answer_position_counts": None, "skipped": {}}}},
+        "cues": [_cue(*c) for c in NLI_CUES],
+        "cue_stats": {"bonferroni_z": 4.8, "n_tests": 27, "alpha": 0.05, "min_count": 5,
+                      "fitted_on": "train"},
+        "leakage": _leakage(0.366667, 0.61,
+                            [{"name": "hypothesis-only BoW LR", "accuracy": 0.6, "D": 0.233333}]),
+        "easy_hard": {"easy": 70, "hard": 50, "hard_fraction": 0.416667, "folds": 5,
+                      "iterations": 5, "seed": 0, "metric": "cp", "aggregator": "lr",
+                      "split": "test"},
+        "examples": _examples(NLI_CUES, label_of,
+                              lambda tok, k: f"The {tok.upper() if k == 1 else tok} is here, "
+                                             f"said {tok}ish people ({k})."),
+        "features": [
+            {"feature": "NEGATION", "value": "present", "cueness": 0.12, "train_support": 120,
+             "test_support": 40, "train_dist": {"contradiction": 0.8, "entailment": 0.1, "neutral": 0.1},
+             "test_dist": {"contradiction": 0.7, "entailment": 0.15, "neutral": 0.15}},
+            {"feature": "TENSE", "value": "future", "cueness": 0.03, "train_support": 30,
+             "test_support": 12, "train_dist": {"contradiction": 0.2, "entailment": 0.2, "neutral": 0.6},
+             "test_dist": {"contradiction": 0.25, "entailment": 0.25, "neutral": 0.5}}],
+        "features_config": {"features": ["word", "negation", "tense"], "min_support": 10,
+                            "cv_folds_used": False},
+        "probe": {
+            "model": {"name": "minilm", "resolved": "/models/minilm", "source": "model"},
+            "accuracy": 0.71,
+            "accuracy_test": {"cues": [
+                {"cue": "nobody", "kind": "word", "n_with": 40, "n_without": 80, "acc_with": 0.9,
+                 "acc_without": 0.7, "delta": 0.2, "ci_low": 0.1, "ci_high": 0.3},
+                {"cue": "NEGATION", "kind": "feature", "n_with": 30, "n_without": 90,
+                 "acc_with": 0.6, "acc_without": 0.75, "delta": -0.15, "ci_low": -0.3,
+                 "ci_high": -0.02}], "total_abs_delta": 0.35},
+            "distribution_test": {"cues": [
+                {"cue": "nobody", "train_dist": {"contradiction": 0.96, "entailment": 0.02, "neutral": 0.02},
+                 "predicted_dist": {"contradiction": 0.7, "entailment": 0.15, "neutral": 0.15},
+                 "n": 30, "score": 0.21}]},
+            "easy_hard": {"easy_accuracy": 0.9, "hard_accuracy": 0.5, "gap": 0.4},
+            "data_map": {"points": [{"guid": f"g{i}", "confidence": (i % 10) / 10,
+                                     "variability": (i % 7) / 20, "correctness": (i % 5) / 4}
+                                    for i in range(60)]}}}
+    return _inject(results, "nli") if xss else results
+
+
+def mcq_results(xss: bool = False) -> dict:
+    cues = [("because", "right", 40, 30, 6.1, True), ("not", "wrong", 35, 30, 5.0, True),
+            ("went", "right", 20, 11, 0.9, False), ("never", "wrong", 18, 15, 4.9, True)]
+    label_of = {c[0]: c[1] for c in cues}.get
+    results = {
+        "schema_version": "1.0",
+        "tool": {"name": "cuelens", "version": "0.1.0"},
+        "config": {"metric": "cp", "min_count": 5, "seed": 0, "flag_threshold": 0.10},
+        "dataset": {
+            "name": "toy-mcq", "format": "jsonl", "task": "mcq", "n_choices": 2,
+            "cross_validated": True, "label_names": ["right", "wrong"],
+            "splits": {"all": {"file": "copa.jsonl", "items": 200, "instances": 400,
+                               "label_counts": {"right": 200, "wrong": 200},
+                               "answer_position_counts": {"0": 120, "1": 80},
+                               "skipped": {}}}},
+        "cues": [_cue(*c) for c in cues],
+        "cue_stats": {"bonferroni_z": 4.2, "n_tests": 8, "alpha": 0.05, "min_count": 5,
+                      "fitted_on": "all"},
+        "leakage": _leakage(0.5, 0.56, [{"name": "answer position", "accuracy": 0.6, "D": 0.1}]),
+        "easy_hard": {"easy": 90, "hard": 110, "hard_fraction": 0.55, "folds": 5,
+                      "iterations": 5, "seed": 0, "metric": "cp", "aggregator": "lr",
+                      "split": "all"},
+        "examples": _examples(cues, label_of, lambda tok, k: f"Choice {k}: it happened {tok} so."),
+        "probe": {
+            "model": {"name": "roberta", "resolved": None, "source": "predictions"},
+            "accuracy": 0.66,
+            "short_circuit": {"aw": 0.62, "co": 0.8,
+                              "per_op": {"co": {"n": 100, "pass_rate": 0.8},
+                                         "mt": {"n": 90, "pass_rate": 0.55},
+                                         "neg+": {"n": 0, "pass_rate": None}}}}}
+    return _inject(results, "mcq") if xss else results
+
+
+def score_pairs_results(xss: bool = False) -> dict:
+    name = "gpt2 " + XSS_TEXT if xss else "gpt2"
+    return {"kind": "score_pairs", "models": {
+        name: {"overall": 0.81, "n": 400, "by_paradigm": {"anaphor_agreement": 0.9, "island": 0.6},
+               "by_field": {"morphology": 0.85, "syntax": 0.77}},
+        "bigram": {"overall": 0.66, "n": 400, "by_paradigm": {"anaphor_agreement": 0.7, "island": 0.5},
+                   "by_field": {"morphology": 0.7, "syntax": 0.62}}}}
+
+
+def _inject(results: dict, task: str) -> dict:
+    """Put the payloads into every untrusted string of a results dict (a deep copy)."""
+    r = copy.deepcopy(results)
+    bad_label = PAYLOADS[1]
+    ds = r["dataset"]
+    ds["name"] = "toy " + XSS_TEXT
+    for split in ds["splits"].values():
+        split["file"] = PAYLOADS[2] + ".jsonl"
+        split["skipped"] = {PAYLOADS[0]: 1}
+    if task == "nli":  # labels are free strings only for pair tasks
+        ds["label_names"] = ds["label_names"] + [bad_label]
+        for split in ds["splits"].values():
+            split["label_counts"][bad_label] = 5
+        r["cues"].append(_cue(PAYLOADS[0], bad_label, 20, 18, 7.5, True))
+        r["features"][0]["train_dist"][bad_label] = 0.0
+        r["features"].append({**r["features"][1], "feature": PAYLOADS[2], "value": PAYLOADS[3]})
+    r["cues"].append(_cue(PAYLOADS[2], r["cues"][0]["label"], 15, 12, 6.5, True))
+    r["leakage"]["baselines"][0]["name"] = PAYLOADS[4]
+    ex = r["examples"]
+    start = len(ex["items"])
+    for k, payload in enumerate(PAYLOADS):
+        ex["items"].append({"id": payload, "premise": XSS_TEXT, "text": f"x {payload} y {XSS_TEXT}",
+                            "label": bad_label if task == "nli" else "right", "easy": False})
+    ex["by_cue"][PAYLOADS[0]] = list(range(start, start + len(PAYLOADS)))
+    ex["by_cue"][PAYLOADS[2]] = [start + 2]
+    ex["hard"] = list(range(start, start + len(PAYLOADS)))
+    r["probe"]["model"]["name"] = PAYLOADS[0]
+    return r
