@@ -1,0 +1,328 @@
+"""Model–human consistency on controversial sentence pairs (SPEC §9, Golan et al. 2023).
+
+Input: one row per (participant, sentence pair) with the human ``rating`` (a symmetric scale,
+``midpoint`` = no preference; the contstim scale is 1–6, midpoint 3.5, high = sentence2 more
+natural) and, per model ``m``, ``sentence1_<m>_prob`` / ``sentence2_<m>_prob`` log-probabilities.
+Pairs are first put in lexicographic order (``sentence1 < sentence2``), flipping the rating to
+``2·midpoint − rating`` and swapping the model columns, so that every participant's rows of the
+same pair can be compared.
+
+A model is evaluated on the trials that *targeted* it (the pair was optimised or selected to be
+controversial for it: it is named in a ``sentence{1,2}_model_targeted_to_{accept,reject}``
+column, or in ``sentence{1,2}_model`` when only those exist); without targeting columns, or
+with ``all_trials=True``, on every trial. For each participant, on those trials:
+
+- **binarised accuracy**: the human chose sentence2 iff ``rating > midpoint``; the model
+  predicts sentence2 iff ``log p(s2|m) > log p(s1|m)``; a tie in the model earns 0.5;
+- **scsr** — signed-rank cosine similarity between the model's log-ratio
+  ``log p(s2|m) − log p(s1|m)`` and the zero-centred rating ``rating − midpoint``
+  (:func:`signed_rank_cosine`);
+- **noise ceiling**, accuracy: the majority vote of the *other* participants on the same pair
+  (lower bound, leave-one-subject-out) or of *all* participants including this one (upper
+  bound) as the prediction; a tied vote earns 0.5 (the expected credit of the original's random
+  tie-break);
+- **noise ceiling**, scsr: each participant's rating pattern is turned into a normalised signed
+  rank vector ``sr(z) / ‖·‖`` (:func:`normalized_signed_ranks`) and averaged over participants
+  per pair; lower bound = ``signed_rank_cosine(z_i, mean of the others)``; upper bound = the
+  cosine between participant ``i``'s normalised signed ranks and the mean over everyone
+  (including ``i``), left unranked — the closed-form upper bound of the original analysis.
+
+Per-participant values are averaged within participant *groups* (default: every participant is
+its own group) and then across groups. Models are compared with each other and with their own
+lower noise-ceiling bound by two-sided Wilcoxon signed-rank tests across groups
+(``zero_method="zsplit"``), and all p-values of one measure are corrected together by
+Benjamini–Hochberg (:func:`scipy.stats.false_discovery_control`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+
+from cuelens.errors import UserError
+
+PROB_COLUMN = re.compile(r"^sentence1_(.+)_prob$")
+TARGET_COLUMNS = [f"sentence{s}_model_targeted_to_{k}" for s in (1, 2) for k in ("accept", "reject")]
+MODEL_COLUMNS = ["sentence1_model", "sentence2_model"]
+
+
+# ---------------------------------------------------------------- signed-rank cosine similarity
+def signed_ranks(x: np.ndarray) -> np.ndarray:
+    """``sign(x) · rank(|x|)`` over the non-zero entries (ties averaged); zeros stay 0."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    nz = x != 0
+    if nz.any():
+        out[nz] = np.sign(x[nz]) * scipy.stats.rankdata(np.abs(x[nz]), method="average")
+    return out
+
+
+def rank_vector_norm(n_nonzero: int) -> float:
+    """``‖(1, 2, …, n)‖ = sqrt(n(n+1)(2n+1)/6)``: the norm of any tie-free signed-rank vector."""
+    n = float(n_nonzero)
+    return float(np.sqrt(n * (n + 1) * (2 * n + 1) / 6))
+
+
+def normalized_signed_ranks(x: np.ndarray) -> np.ndarray:
+    """``signed_ranks(x) / rank_vector_norm(#non-zero)`` (zeros when ``x`` is all zero)."""
+    n = int(np.count_nonzero(np.asarray(x)))
+    return signed_ranks(x) / rank_vector_norm(n) if n else np.zeros(len(x))
+
+
+def signed_rank_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Signed-rank cosine similarity, closed form with averaged ties.
+
+    ``sr(a) · sr(b) / (‖1..n_a‖ ‖1..n_b‖)`` with ``sr`` = :func:`signed_ranks` and ``n_a`` the
+    number of non-zero entries of ``a``. Averaging tied ranks in the numerator while using the
+    tie-free norm in the denominator makes this exactly the expected cosine similarity when ties
+    are broken uniformly at random (the norm of a tie-broken rank vector is always
+    ``‖1..n‖``). NaN when either vector is all zero (cosine undefined).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if len(a) != len(b):
+        raise ValueError("vectors must have the same length")
+    na, nb = np.count_nonzero(a), np.count_nonzero(b)
+    if na == 0 or nb == 0:
+        return float("nan")
+    return float(signed_ranks(a) @ signed_ranks(b) / (rank_vector_norm(na) * rank_vector_norm(nb)))
+
+
+# ---------------------------------------------------------------- loading and alignment
+def model_names(columns) -> list[str]:
+    """Models with both ``sentence1_<m>_prob`` and ``sentence2_<m>_prob`` columns."""
+    names = [m.group(1) for c in columns if (m := PROB_COLUMN.match(c))]
+    return [n for n in names if f"sentence2_{n}_prob" in columns]
+
+
+def _swap_columns(df: pd.DataFrame, flip: np.ndarray) -> pd.DataFrame:
+    df = df.copy()
+    for col in [c for c in df.columns if c.startswith("sentence1")]:
+        other = "sentence2" + col[len("sentence1"):]
+        if other in df.columns:
+            a, b = df[col].to_numpy().copy(), df[other].to_numpy().copy()
+            df[col] = np.where(flip, b, a)
+            df[other] = np.where(flip, a, b)
+    return df
+
+
+def align(df: pd.DataFrame, midpoint: float) -> pd.DataFrame:
+    """Put each pair in lexicographic order, flipping ratings and swapping sentence columns."""
+    flip = (df["sentence1"].astype(str) > df["sentence2"].astype(str)).to_numpy()
+    df = _swap_columns(df, flip)
+    if "rating" in df.columns:
+        df["rating"] = np.where(flip, 2 * midpoint - df["rating"], df["rating"])
+    df["pair"] = df["sentence1"].astype(str) + "\u241f" + df["sentence2"].astype(str)
+    return df
+
+
+def _read_csv(path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError:
+        raise UserError("file not found", path=str(path)) from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise UserError(f"cannot read CSV: {exc}", path=str(path)) from None
+
+
+def _require(df: pd.DataFrame, columns: list[str], path) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise UserError(f"missing column(s) {', '.join(missing)}", path=str(path))
+
+
+def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
+                subject_field: str = "subject", group_field: str | None = None) -> pd.DataFrame:
+    """One aligned row per (participant, pair): ``subject``, ``group``, ``pair``, ``rating``,
+    the model columns and any targeting columns. ``ratings_path`` (``sentence1``,
+    ``sentence2``, subject, ``rating``) is joined to the trials file on the pair."""
+    trials = _read_csv(trials_path)
+    _require(trials, ["sentence1", "sentence2"], trials_path)
+    trials = align(trials, midpoint)
+    if ratings_path is not None:
+        ratings = _read_csv(ratings_path)
+        _require(ratings, ["sentence1", "sentence2", subject_field, "rating"], ratings_path)
+        ratings = align(ratings, midpoint)
+        keep = [c for c in trials.columns if c not in ratings.columns or c == "pair"]
+        per_pair = trials[keep].drop_duplicates("pair")
+        merged = ratings.merge(per_pair, on="pair", how="left", indicator=True)
+        unknown = np.flatnonzero((merged["_merge"] == "left_only").to_numpy())
+        if len(unknown):
+            raise UserError("sentence pair not found in the trials file",
+                            path=str(ratings_path), line=int(unknown[0]) + 2)
+        trials = merged.drop(columns="_merge")
+    _require(trials, [subject_field, "rating"], trials_path)
+    rating = pd.to_numeric(trials["rating"], errors="coerce")
+    bad = np.flatnonzero(rating.isna().to_numpy())
+    if len(bad):
+        raise UserError("rating is missing or not a number", path=str(ratings_path or trials_path),
+                        line=int(bad[0]) + 2)
+    trials["rating"] = rating
+    trials["subject"] = trials[subject_field].astype(str)
+    repeated = np.flatnonzero(trials.duplicated(["subject", "pair"]).to_numpy())
+    if len(repeated):
+        raise UserError("a participant rated the same sentence pair twice",
+                        path=str(ratings_path or trials_path), line=int(repeated[0]) + 2)
+    if group_field is not None:
+        _require(trials, [group_field], trials_path)
+        trials["group"] = trials[group_field].astype(str)
+    else:
+        trials["group"] = trials["subject"]
+    return trials.reset_index(drop=True)
+
+
+def targeted_mask(df: pd.DataFrame, model: str, all_trials: bool = False) -> np.ndarray:
+    """Rows whose pair targeted ``model`` (module docstring); all rows without targeting info."""
+    cols = [c for c in TARGET_COLUMNS if c in df.columns] or \
+        [c for c in MODEL_COLUMNS if c in df.columns]
+    if all_trials or not cols:
+        return np.ones(len(df), dtype=bool)
+    return np.logical_or.reduce([(df[c].astype(str) == model).to_numpy() for c in cols])
+
+
+# ---------------------------------------------------------------- per-participant measures
+def _vote_credit(frac_sentence2: np.ndarray, chose2: np.ndarray) -> np.ndarray:
+    """Credit of predicting a choice by majority vote: 1 right, 0 wrong, 0.5 tied vote."""
+    vote2 = frac_sentence2 > 0.5
+    credit = (vote2 == chose2).astype(float)
+    credit[frac_sentence2 == 0.5] = 0.5
+    credit[np.isnan(frac_sentence2)] = np.nan
+    return credit
+
+
+def trial_accuracy(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame:
+    """Per-row credit of the model and of the two noise-ceiling bounds (binarised choices)."""
+    chose2 = (sub["rating"] > midpoint).to_numpy()
+    diff = (sub[f"sentence2_{model}_prob"] - sub[f"sentence1_{model}_prob"]).to_numpy(float)
+    model_credit = np.where(diff == 0, 0.5, ((diff > 0) == chose2).astype(float))
+    grouped = pd.Series(chose2.astype(float), index=sub.index).groupby(sub["pair"])
+    total, count = grouped.transform("sum").to_numpy(), grouped.transform("count").to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(count > 1, (total - chose2) / (count - 1), np.nan)
+    return pd.DataFrame({"subject": sub["subject"].to_numpy(), "model": model_credit,
+                         "lower": _vote_credit(lower, chose2),
+                         "upper": _vote_credit(total / count, chose2)})
+
+
+def subject_scsr(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame:
+    """Per-participant scsr of the model and the two noise-ceiling bounds (module docstring).
+
+    The pattern averages are computed directly over the other participants (not as "total minus
+    own"), so exactly tied averages stay tied for the ranking."""
+    z = sub["rating"].to_numpy(float) - midpoint
+    patterns = np.zeros(len(sub))
+    for rows in sub.groupby("subject").indices.values():
+        patterns[rows] = normalized_signed_ranks(z[rows])
+    table = pd.DataFrame({"subject": sub["subject"].to_numpy(), "pair": sub["pair"].to_numpy(),
+                          "p": patterns}).pivot(index="subject", columns="pair", values="p")
+    matrix = table.to_numpy()
+    out = []
+    for i, (subject, rows) in enumerate(sub.groupby("subject", sort=True)):
+        assert table.index[i] == subject
+        cols = table.columns.get_indexer(rows["pair"])
+        zi = rows["rating"].to_numpy(float) - midpoint
+        diff = (rows[f"sentence2_{model}_prob"] - rows[f"sentence1_{model}_prob"]).to_numpy(float)
+        rest = np.delete(matrix[:, cols], i, axis=0)
+        seen = ~np.isnan(rest)
+        with np.errstate(invalid="ignore"):
+            others = np.where(seen.any(0), np.nansum(rest, 0) / np.maximum(seen.sum(0), 1), 0.0)
+        everyone = np.nanmean(matrix[:, cols], axis=0)
+        upper = float("nan")
+        if np.count_nonzero(zi) and np.any(everyone):
+            upper = float(normalized_signed_ranks(zi) @ everyone / np.linalg.norm(everyone))
+        out.append({"subject": subject, "model": signed_rank_cosine(diff, zi),
+                    "lower": signed_rank_cosine(zi, others), "upper": upper})
+    return pd.DataFrame(out)
+
+
+# ---------------------------------------------------------------- group statistics
+def wilcoxon_fdr(values: dict[str, np.ndarray], lower: dict[str, np.ndarray]) -> list[dict]:
+    """Two-sided Wilcoxon signed-rank tests across groups (model vs model, model vs its lower
+    noise-ceiling bound), Benjamini–Hochberg-corrected together."""
+    tests = [(a, b, values[a], values[b]) for a, b in itertools.combinations(values, 2)]
+    tests += [(m, "noise_ceiling_lower", values[m], lower[m]) for m in values]
+    rows = []
+    for a, b, x, y in tests:
+        ok = ~(np.isnan(x) | np.isnan(y))
+        d = x[ok] - y[ok]
+        if len(d) == 0 or not np.any(d):
+            stat, p = float("nan"), 1.0
+        else:
+            res = scipy.stats.wilcoxon(x[ok], y[ok], zero_method="zsplit")
+            stat, p = float(res.statistic), float(res.pvalue)
+        rows.append({"a": a, "b": b, "n_groups": int(ok.sum()), "mean_difference":
+                     float(d.mean()) if len(d) else None, "statistic": _num(stat), "p": p})
+    if rows:
+        adjusted = scipy.stats.false_discovery_control([r["p"] for r in rows], method="bh")
+        for row, q in zip(rows, adjusted):
+            row["p_fdr"] = float(q)
+    return rows
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else round(float(x), 6)
+
+
+def _group_means(per_subject: pd.DataFrame, groups: pd.Series, column: str) -> pd.Series:
+    return per_subject.assign(group=per_subject["subject"].map(groups)).groupby("group")[column].mean()
+
+
+def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
+          all_trials: bool = False) -> dict:
+    """All measures for every model (module docstring) as a JSON-ready dict."""
+    missing = [m for m in models if f"sentence1_{m}_prob" not in df.columns
+               or f"sentence2_{m}_prob" not in df.columns]
+    if missing:
+        raise UserError(f"no sentence1/2_<model>_prob columns for {', '.join(missing)}; the "
+                        f"file has {', '.join(model_names(df.columns)) or 'none'}")
+    groups = df.drop_duplicates("subject").set_index("subject")["group"]
+    group_ids = sorted(groups.unique())
+    result = {"models": {}, "groups": group_ids}
+    per_group = {"accuracy": {}, "scsr": {}}
+    lower_group = {"accuracy": {}, "scsr": {}}
+    for m in models:
+        sub = df[targeted_mask(df, m, all_trials)]
+        if sub.empty:
+            raise UserError(f"no trial targeted model {m!r} (use --all-trials)")
+        entry = {"n": int(len(sub)), "n_pairs": int(sub["pair"].nunique()),
+                 "n_subjects": int(sub["subject"].nunique())}
+        acc = trial_accuracy(sub, m, midpoint).groupby("subject").mean()
+        scsr = subject_scsr(sub, m, midpoint).set_index("subject")
+        for name, table in (("accuracy", acc), ("scsr", scsr)):
+            means = {c: _group_means(table.reset_index(), groups, c).reindex(group_ids)
+                     for c in ("model", "lower", "upper")}
+            entry[name] = _num(means["model"].mean())
+            entry[f"{name}_per_group"] = [_num(v) for v in means["model"]]
+            entry[f"{name}_noise_ceiling"] = {"lower": _num(means["lower"].mean()),
+                                              "upper": _num(means["upper"].mean())}
+            per_group[name][m] = means["model"].to_numpy(float)
+            lower_group[name][m] = means["lower"].to_numpy(float)
+        result["models"][m] = entry
+    result["tests"] = {name: wilcoxon_fdr(per_group[name], lower_group[name])
+                       for name in per_group}
+    return result
+
+
+def cross_check_majority(df: pd.DataFrame, midpoint: float = 3.5) -> dict | None:
+    """Agreement of our leave-one-out / all-participant majority votes with a file's own
+    ``majority_vote_NC_LB`` / ``majority_vote_NC_UB`` columns (None if absent)."""
+    if "majority_vote_NC_LB" not in df.columns:
+        return None
+    chose2 = (df["rating"] > midpoint).astype(float)
+    grouped = chose2.groupby(df["pair"])
+    total, count = grouped.transform("sum"), grouped.transform("count")
+    ours = {"majority_vote_NC_LB": (total - chose2) / (count - 1), "majority_vote_NC_UB": total / count}
+    out = {}
+    for col, frac in ours.items():
+        theirs = df[col].to_numpy(float)
+        decided = (frac != 0.5).to_numpy() & ~np.isnan(theirs)
+        vote = (frac > 0.5).astype(float).to_numpy()
+        out[col] = {"rows_compared": int(decided.sum()),
+                    "agreement": _num(float((vote[decided] == theirs[decided]).mean()))
+                    if decided.any() else None,
+                    "tied_votes": int((frac == 0.5).sum())}
+    return out

@@ -1,0 +1,180 @@
+"""Model–human consistency (SPEC §9): signed-rank cosine, accuracy, noise ceiling, tests."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+from typer.testing import CliRunner
+
+from cuelens.augment.contrast.judge import (cross_check_majority, judge, load_trials,
+                                            signed_rank_cosine, signed_ranks, wilcoxon_fdr)
+from cuelens.cli import app
+
+
+def test_signed_rank_cosine_hand_computed_with_ties_and_zeros():
+    a = np.array([3.0, -1.0, 0.0, 2.0])
+    b = np.array([1.0, -1.0, 1.0, 0.0])
+    assert signed_ranks(a).tolist() == [3.0, -1.0, 0.0, 2.0]
+    assert signed_ranks(b).tolist() == [2.0, -2.0, 2.0, 0.0]   # three tied |1| → rank 2
+    # dot = 3·2 + (−1)(−2) = 8; both norms sqrt(1+4+9) = sqrt(14)
+    assert signed_rank_cosine(a, b) == pytest.approx(8 / 14)
+    assert np.isnan(signed_rank_cosine(a, np.zeros(4)))
+    assert signed_rank_cosine(a, a) == pytest.approx(1.0)
+    assert signed_rank_cosine(a, -a) == pytest.approx(-1.0)
+
+
+def _tie_broken_signed_ranks(x):
+    """Every signed-rank vector obtainable by breaking the ties of |x| (equally likely)."""
+    nz = np.flatnonzero(x)
+    out = []
+    for order in itertools.permutations(nz):
+        ranks = np.zeros(len(x))
+        # the permutation decides the order within ties; sorting is by |x| first
+        ordered = sorted(order, key=lambda i: abs(x[i]))
+        for r, i in enumerate(ordered, 1):
+            ranks[i] = np.sign(x[i]) * r
+        out.append(ranks)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_closed_form_is_the_expectation_over_random_tie_breaking(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, size=5).astype(float)
+    b = rng.integers(-2, 3, size=5).astype(float)
+    a[0], b[1] = 1.0, -2.0  # never all zero
+    cosines = [ra @ rb / (np.linalg.norm(ra) * np.linalg.norm(rb))
+               for ra in _tie_broken_signed_ranks(a) for rb in _tie_broken_signed_ranks(b)]
+    assert signed_rank_cosine(a, b) == pytest.approx(np.mean(cosines))
+
+
+def small_trials(tmp_path):
+    """3 subjects × 4 pairs; model "m" prefers sentence2 everywhere, "w" sentence1 everywhere.
+
+    Choices of sentence2 (rating > 3.5): A = 1 1 0 0, B = 1 0 1 0, C = 1 1 0 1.
+    Subject B saw pair 2 in reversed display order (its rating is flipped by the alignment).
+    """
+    ratings = {"A": [6, 6, 1, 1], "B": [5, 2, 6, 1], "C": [4, 5, 3, 6]}
+    rows = []
+    for subject, values in ratings.items():
+        for k, r in enumerate(values):
+            s1, s2 = f"a{k}", f"b{k}"
+            row = {"subject": subject, "sentence1": s1, "sentence2": s2, "rating": r,
+                   "sentence1_m_prob": -5.0, "sentence2_m_prob": -4.0,
+                   "sentence1_w_prob": -1.0, "sentence2_w_prob": -2.0,
+                   "sentence1_model": "m", "sentence2_model": "w"}
+            if subject == "B" and k == 2:
+                row.update(sentence1=s2, sentence2=s1, rating=7 - r,
+                           sentence1_m_prob=-4.0, sentence2_m_prob=-5.0,
+                           sentence1_w_prob=-2.0, sentence2_w_prob=-1.0,
+                           sentence1_model="w", sentence2_model="m")
+            rows.append(row)
+    path = tmp_path / "trials.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_accuracy_and_noise_ceiling_hand_computed(tmp_path):
+    df = load_trials(small_trials(tmp_path))
+    result = judge(df, ["m", "w"])
+    m = result["models"]["m"]
+    # per subject: A 2/4, B 2/4, C 3/4
+    assert m["accuracy"] == pytest.approx((0.5 + 0.5 + 0.75) / 3)
+    assert result["models"]["w"]["accuracy"] == pytest.approx(1 - m["accuracy"])
+    # leave-one-out majority votes (ties earn 0.5): A .625, B .375, C .5
+    assert m["accuracy_noise_ceiling"]["lower"] == pytest.approx(0.5)
+    # votes of everyone: 1 1 0 0 → A 1, B .5, C .75
+    assert m["accuracy_noise_ceiling"]["upper"] == pytest.approx(0.75)
+    assert m["n"] == 12 and m["n_pairs"] == 4 and m["n_subjects"] == 3
+    # scsr of subject A: model log-ratio is +1 everywhere, ratings − 3.5 = 2.5 2.5 −2.5 −2.5
+    per_a = signed_rank_cosine(np.ones(4), np.array([2.5, 2.5, -2.5, -2.5]))
+    assert m["scsr_per_group"][0] == pytest.approx(per_a)
+
+
+def test_scsr_noise_ceiling_matches_a_direct_computation(tmp_path):
+    df = load_trials(small_trials(tmp_path))
+    result = judge(df, ["m"])
+    z = {s: g.sort_values("pair")["rating"].to_numpy() - 3.5 for s, g in df.groupby("subject")}
+
+    def pattern(x):
+        sr = signed_ranks(x)
+        return sr / np.sqrt(np.sum(np.arange(1, np.count_nonzero(x) + 1) ** 2))
+
+    lowers, uppers = [], []
+    for s in sorted(z):
+        others = np.mean([pattern(z[o]) for o in z if o != s], axis=0)
+        everyone = np.mean([pattern(z[o]) for o in z], axis=0)
+        lowers.append(signed_rank_cosine(z[s], others))
+        uppers.append(pattern(z[s]) @ everyone / np.linalg.norm(everyone))
+    band = result["models"]["m"]["scsr_noise_ceiling"]
+    assert band["lower"] == pytest.approx(np.mean(lowers), abs=1e-6)
+    assert band["upper"] == pytest.approx(np.mean(uppers), abs=1e-6)
+
+
+def test_wilcoxon_and_benjamini_hochberg():
+    rng = np.random.default_rng(0)
+    values = {"a": rng.normal(0.8, 0.05, 12), "b": rng.normal(0.6, 0.05, 12)}
+    lower = {"a": rng.normal(0.8, 0.05, 12), "b": rng.normal(0.8, 0.05, 12)}
+    rows = wilcoxon_fdr(values, lower)
+    assert [(r["a"], r["b"]) for r in rows] == [("a", "b"), ("a", "noise_ceiling_lower"),
+                                                ("b", "noise_ceiling_lower")]
+    p = [scipy.stats.wilcoxon(values["a"], values["b"], zero_method="zsplit").pvalue,
+         scipy.stats.wilcoxon(values["a"], lower["a"], zero_method="zsplit").pvalue,
+         scipy.stats.wilcoxon(values["b"], lower["b"], zero_method="zsplit").pvalue]
+    assert [r["p"] for r in rows] == pytest.approx(p)
+    # Benjamini–Hochberg by hand: q_(i) = min_{j >= i} p_(j) · m / j
+    order = np.argsort(p)
+    q = np.minimum.accumulate((np.array(p)[order] * 3 / np.arange(1, 4))[::-1])[::-1]
+    expected = np.empty(3)
+    expected[order] = np.minimum(q, 1)
+    assert [r["p_fdr"] for r in rows] == pytest.approx(expected.tolist())
+    same = wilcoxon_fdr({"a": np.ones(5), "b": np.ones(5)}, {"a": np.ones(5), "b": np.ones(5)})
+    assert all(r["p"] == 1.0 for r in same)
+
+
+def test_cross_check_and_cli(tmp_path):
+    path = small_trials(tmp_path)
+    df = load_trials(path)
+    raw = pd.read_csv(path)
+    raw["majority_vote_NC_UB"] = df.groupby("pair")["rating"].transform(
+        lambda r: float((r > 3.5).mean() > 0.5))
+    raw["majority_vote_NC_LB"] = raw["majority_vote_NC_UB"]
+    raw.to_csv(path, index=False)
+    check = cross_check_majority(load_trials(path))
+    assert check["majority_vote_NC_UB"]["agreement"] == 1.0
+    out, page = tmp_path / "judge.json", tmp_path / "judge.html"
+    res = CliRunner().invoke(app, ["contrast", "judge", "--trials", str(path), "--out", str(out),
+                                   "--html", str(page)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert set(data["models"]) == {"m", "w"} and data["n_subjects"] == 3
+    assert {"accuracy", "scsr", "n"} <= set(data["models"]["m"])
+    assert "noise_ceiling_lower" in page.read_text()
+
+
+def test_separate_ratings_file_and_user_errors(tmp_path):
+    trials = small_trials(tmp_path)
+    df = pd.read_csv(trials)
+    ratings = tmp_path / "ratings.csv"
+    df[["sentence1", "sentence2", "subject", "rating"]].to_csv(ratings, index=False)
+    per_pair = tmp_path / "pairs.csv"
+    df.drop(columns=["subject", "rating"]).drop_duplicates(["sentence1", "sentence2"]) \
+        .to_csv(per_pair, index=False)
+    joined = judge(load_trials(per_pair, ratings), ["m"])
+    direct = judge(load_trials(trials), ["m"])
+    assert joined["models"]["m"]["accuracy"] == direct["models"]["m"]["accuracy"]
+    runner = CliRunner()
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"sentence1": ["zz"], "sentence2": ["yy"], "subject": [1], "rating": [2]}) \
+        .to_csv(bad, index=False)
+    res = runner.invoke(app, ["contrast", "judge", "--trials", str(per_pair), "--ratings",
+                              str(bad), "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "line 2" in res.output
+    res = runner.invoke(app, ["contrast", "judge", "--trials", str(trials), "--models", "nope",
+                              "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "nope" in res.output
