@@ -1,0 +1,147 @@
+"""Crossover/mutation augmentation (SPEC §8) and the stress/augment commands."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.augment.augmentation import augment
+from cuelens.augment.operators.text import normalise
+from cuelens.cli import app
+from cuelens.data.dataset import Split
+from cuelens.errors import UserError
+
+SUBJECTS = ["the cat", "a farmer", "my aunt", "the old dog", "a small child", "the pilot"]
+VERBS = ["opened the window", "ate some bread", "left the house", "fell asleep early",
+         "found a coin", "sang a song", "lost the keys"]
+
+
+def mcq_split(n: int = 30, k: int = 2) -> Split:
+    split = Split(name="train", path="train.jsonl", task="mcq")
+    for i in range(n):
+        choices = [f"{SUBJECTS[(i + j) % 6].capitalize()} {VERBS[(i * 3 + j) % 7]} {i}."
+                   for j in range(k)]
+        split.append({"id": f"q{i}", "premise": f"Premise number {i}.", "choices": choices,
+                      "label": i % k}, raw="", line=i + 1)
+    return split
+
+
+def swapped(new: str, old: str) -> bool:
+    """``new`` is ``old`` with exactly two adjacent words exchanged (case and punctuation aside)."""
+    a, b = re.findall(r"\w+", old.lower()), re.findall(r"\w+", new.lower())
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    return len(a) == len(b) and len(diff) == 2 and diff[1] == diff[0] + 1 \
+        and (a[diff[0]], a[diff[1]]) == (b[diff[1]], b[diff[0]])
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_augmented_items_are_labelled_and_traced(k):
+    split = mcq_split(30, k)
+    result = augment(split, ["crossover", "mutation", "mutation2"], ratio=1.0, seed=3)
+    originals, generated = result.rows[:30], result.rows[30:]
+    assert [r["id"] for r in originals] == split.ids
+    assert len(generated) == 30 == sum(result.counts.values())
+    assert result.counts == {"crossover": 10, "mutation": 10, "mutation2": 10}
+    correct_of = {i: split.choices[i][split.labels[i]] for i in range(30)}
+    all_correct = set(correct_of.values())
+    keys, mutated = set(), set()
+    for row in generated:
+        src = split.ids.index(row["source_id"])
+        assert row["premise"] == split.premises[src] and row["label"] == split.labels[src]
+        assert row["choices"][row["label"]] == correct_of[src]  # label still points at the truth
+        norm = [normalise(c) for c in row["choices"]]
+        assert len(set(norm)) == k  # no wrong choice equals the correct one (or another)
+        key = frozenset(norm)
+        assert key not in keys and key != frozenset(normalise(c) for c in split.choices[src])
+        keys.add(key)
+        wrong = [c for j, c in enumerate(row["choices"]) if j != row["label"]]
+        if row["op"] == "crossover":
+            assert all(w in all_correct - {correct_of[src]} for w in wrong)
+        elif row["op"] == "mutation" or row["op"] == "mutation2" and \
+                any(swapped(w, correct_of[src]) for w in wrong):
+            assert sum(swapped(w, correct_of[src]) for w in wrong) == 1
+            mutated.add(row["op"])
+        else:  # mutation2's second question: each original wrong choice mutated
+            originals_wrong = [c for j, c in enumerate(split.choices[src]) if j != row["label"]]
+            assert all(swapped(w, o) for w, o in zip(wrong, originals_wrong))
+            mutated.add("mutation2-second")
+    assert mutated == {"mutation", "mutation2", "mutation2-second"}
+    assert len({r["id"] for r in result.rows}) == len(result.rows)
+
+
+def test_augmentation_is_seeded():
+    split = mcq_split(20)
+    first = augment(split, ["crossover", "mutation"], ratio=1.0, seed=1).rows
+    assert first == augment(split, ["crossover", "mutation"], ratio=1.0, seed=1).rows
+    assert first != augment(split, ["crossover", "mutation"], ratio=1.0, seed=2).rows
+
+
+def test_ratio_sets_the_number_of_generated_items():
+    split = mcq_split(20)
+    assert len(augment(split, ["mutation"], ratio=0.5, seed=0).rows) == 30
+    assert len(augment(split, ["crossover"], ratio=0.0, seed=0).rows) == 20
+    with pytest.raises(UserError):
+        augment(split, ["mutation"], ratio=-1.0)
+
+
+def test_no_duplicate_of_an_existing_question():
+    split = mcq_split(6)
+    # question 1 already is question 0 with its wrong choice crossed over from question 2
+    split.append({"id": "dup", "premise": split.premises[0],
+                  "choices": [split.choices[0][0], split.choices[2][0]], "label": 0},
+                 raw="", line=99)
+    rows = augment(split, ["crossover"], ratio=5.0, seed=0).rows
+    keys = [(r["premise"], frozenset(map(normalise, r["choices"]))) for r in rows]
+    assert len(keys) == len(set(keys))
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_augment_command(tmp_path):
+    split = mcq_split(12)
+    data = _write(tmp_path / "train.jsonl",
+                  [{"id": i, "premise": p, "choices": c, "label": lab}
+                   for i, p, c, lab in zip(split.ids, split.premises, split.choices,
+                                           split.labels)])
+    before = data.read_bytes()
+    runner = CliRunner()
+    out = tmp_path / "aug.jsonl"
+    result = runner.invoke(app, ["augment", str(data), "--out", str(out), "--seed", "4"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 24 and {r.get("op") for r in rows[12:]} == {"crossover", "mutation"}
+    refused = runner.invoke(app, ["augment", str(data), "--out", str(data)])
+    assert refused.exit_code == 2 and data.read_bytes() == before
+    bad = runner.invoke(app, ["augment", str(data), "--ops", "swap", "--out", str(out)])
+    assert bad.exit_code == 2 and "unknown augmentation op" in bad.output
+
+
+def test_stress_command(tmp_path):
+    rows = [{"id": "a", "premise": "The glass fell.", "choices": ["It broke.", "It sang."],
+             "label": 0},
+            {"id": "b", "premise": "Tom was hungry.", "choices": ["He slept.", "He ate."],
+             "label": 1}]
+    data = _write(tmp_path / "test.jsonl", rows)
+    out = tmp_path / "stress.jsonl"
+    result = CliRunner().invoke(app, ["stress", str(data), "--ops", "co,neg+,pr,ner",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    made = [json.loads(line) for line in out.read_text().splitlines()]
+    by_id = {r["id"]: r for r in made}
+    assert by_id["a:neg+"]["choices"] == ["It broke.", "It did not break."]
+    assert by_id["b:pr"]["choices"] == ["She slept.", "He ate."] or \
+        by_id["b:pr"]["choices"] == ["She ate.", "He ate."]
+    assert by_id["a:co"]["constructed"] == "He ate."
+    for row in made:
+        src = next(r for r in rows if r["id"] == row["source_id"])
+        assert row["premise"] == src["premise"] and row["label"] == src["label"]
+        assert row["choices"][row["label"]] == src["choices"][src["label"]]
+    counts = json.loads((tmp_path / "stress.summary.json").read_text())["ops"]
+    assert counts["ner"] == {"generated": 0, "skipped": 2}
+    assert counts["neg+"]["generated"] == 2 and counts["co"]["generated"] == 2

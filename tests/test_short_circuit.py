@@ -1,0 +1,127 @@
+"""Short-circuit tests (SPEC §7): AW counting on hand-made attention, a tiny BERT end to end
+against a brute-force reference, and black-box pass rates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuelens.probes.short_circuit import (T1, T2, AWResult, aw_test, considers_premise,
+                                          pass_rates, summary, word_scores, word_spans)
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([0.15], True),  # c1 = 1
+    ([0.14], False),  # not strictly above t1; c2 = 1
+    ([0.135, 0.131], True),  # c1 = 0, c2 = 2
+    ([0.135, 0.13], False),  # 0.13 is not above t2: c2 = 1
+    ([0.10, 0.12, 0.129], False),
+])
+def test_thresholds_exactly(values, expected):
+    scores = np.zeros((2, 3))
+    scores.flat[: len(values)] = values
+    assert considers_premise(scores, T1, T2) is expected
+
+
+def test_word_spans_drop_specials_punctuation_and_group_pieces():
+    # [CLS] the glass fell . [SEP] it broke ##n ! [SEP]   (premise "the glass fell.",
+    # choice "it brooken!"; "broke"+"##n" are two pieces of one word)
+    premise, choice = "the glass fell.", "it broken!"
+    seq = [None, 0, 0, 0, 0, None, 1, 1, 1, 1, None]
+    words = [None, 0, 1, 2, 3, None, 0, 1, 1, 2, None]
+    offsets = [(0, 0), (0, 3), (4, 9), (10, 14), (14, 15), (0, 0), (0, 2), (3, 8), (8, 10),
+               (10, 11), (0, 0)]
+    premise_words, choice_words = word_spans(seq, words, offsets, (premise, choice))
+    assert premise_words == [[1], [2], [3]]  # "." excluded
+    assert choice_words == [[6], [7, 8]]  # "!" excluded, pieces grouped
+
+
+def test_word_scores_max_pool_over_pieces():
+    attention = np.zeros((11, 11))
+    attention[7, 2] = 0.05
+    attention[8, 2] = 0.2  # second piece of "broken" -> "glass"
+    attention[6, 4] = 0.9  # -> "." (excluded column, must not count)
+    attention[0, 1] = 0.9  # [CLS] row (excluded)
+    scores = word_scores(attention, [[6], [7, 8]], [[1], [2], [3]])
+    np.testing.assert_allclose(scores, [[0, 0, 0], [0, 0.2, 0]])
+    assert considers_premise(scores)
+    attention[8, 2] = 0.135  # one score in (t2, t1]: not enough
+    assert not considers_premise(word_scores(attention, [[6], [7, 8]], [[1], [2], [3]]))
+    attention[6, 3] = 0.131  # a second one: c2 = 2
+    assert considers_premise(word_scores(attention, [[6], [7, 8]], [[1], [2], [3]]))
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    from tiny_models import tiny_bert_dir
+    from transformers import AutoModel, AutoTokenizer
+
+    texts = ["the glass fell . it broke , it sang ! the man was hungry he ate food slept"]
+    path = tiny_bert_dir(tmp_path_factory.mktemp("bert"), texts * 3, seed=1)
+    return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+
+
+def _reference(model, tokenizer, premise, choice, t1, t2):
+    """Brute force: token loops over one un-padded pair (word-level tokenizer: piece = word)."""
+    import torch
+
+    enc = tokenizer(premise, choice, return_tensors="pt")
+    with torch.no_grad():
+        att = model(**enc, output_attentions=True).attentions[-1][0].max(dim=0).values
+    seq = enc.sequence_ids(0)
+    tokens = tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    keep = [t not in {".", ",", "!"} for t in tokens]
+    c1 = c2 = 0
+    for i in range(len(tokens)):
+        for j in range(len(tokens)):
+            if seq[i] == 1 and seq[j] == 0 and keep[i] and keep[j]:
+                c1 += float(att[i, j]) > t1
+                c2 += float(att[i, j]) > t2
+    return c1 > 0 or c2 >= 2
+
+
+def test_aw_on_a_tiny_bert_matches_brute_force(tiny_bert):
+    model, tokenizer = tiny_bert
+    premises = ["the glass fell .", "the man was hungry .", "the man fell", "he was hungry !"]
+    choices = ["it broke .", "he ate food !", "he slept , it sang", "it sang"]
+    mixed = 0
+    # random-init attention is spread (~1/length), so thresholds near 0.1 give mixed answers
+    for t1, t2 in [(T1, T2), (0.12, 0.11), (0.11, 0.1), (0.1, 0.09), (0.105, 0.1)]:
+        result = aw_test(model, tokenizer, premises, choices, t1=t1, t2=t2, batch_size=3)
+        expected = [_reference(model, tokenizer, p, c, t1, t2) for p, c in zip(premises, choices)]
+        assert result.considers.tolist() == expected
+        assert result.score == pytest.approx(np.mean(expected))
+        mixed += 0 < sum(expected) < len(expected)
+    assert mixed >= 2  # the comparison is not vacuous
+    assert aw_test(model, tokenizer, premises, choices, t1=0.0, t2=0.0).score == 1.0
+    assert aw_test(model, tokenizer, premises, choices, t1=1.0, t2=1.0).score == 0.0
+
+
+class _NoAttention:
+    """A model whose outputs carry no attention maps."""
+
+    class _Out:
+        attentions = None
+
+    def eval(self):
+        return self
+
+    def __call__(self, **kwargs):
+        return self._Out()
+
+
+def test_aw_not_available_instead_of_a_crash(tiny_bert):
+    _, tokenizer = tiny_bert
+    result = aw_test(_NoAttention(), tokenizer, ["the glass fell"], ["it broke"])
+    assert result.score is None and result.note.startswith("AW not available")
+    out = summary(result, {"co": {"n": 2, "pass_rate": 0.5}})
+    assert out["aw"] is None and out["co"] == 0.5 and "AW not available" in out["aw_note"]
+
+
+def test_pass_rates_per_operator():
+    rows = [{"op": "co", "label": 0}, {"op": "co", "label": 1}, {"op": "mt", "label": 1},
+            {"op": "co", "label": 0}]
+    rates = pass_rates(rows, np.array([0, 0, 1, 0]))
+    assert rates == {"co": {"n": 3, "pass_rate": pytest.approx(2 / 3, abs=1e-6)},
+                     "mt": {"n": 1, "pass_rate": 1.0}}
+    assert summary(AWResult(0.25, np.array([True, False, False, False])), rates)["aw"] == 0.25
