@@ -5,22 +5,19 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from conftest import write_jsonl  # noqa: E402
-from tiny_models import mcq_planted, nli_planted  # noqa: E402
-
-from cuelens.data import load_dataset  # noqa: E402
-from cuelens.errors import UserError  # noqa: E402
-from cuelens.probes.accuracy import accuracy_test, delta_accuracy, easy_hard_gap  # noqa: E402
-from cuelens.probes.cues import word_cues  # noqa: E402
-from cuelens.probes.distribution import distribution_test  # noqa: E402
-from cuelens.probes.predictions import read_predictions  # noqa: E402
+from cuelens.data import load_dataset
+from cuelens.errors import UserError
+from cuelens.probes.accuracy import accuracy_test, delta_accuracy, easy_hard_gap
+from cuelens.probes.cues import word_cues
+from cuelens.probes.distribution import distribution_test
+from cuelens.probes.predictions import read_predictions
+from tests.conftest import write_jsonl
+from tests.tiny_models import mcq_planted, nli_planted
 
 
 def _dataset(tmp_path: Path, train: list[dict], test: list[dict]):

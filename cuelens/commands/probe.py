@@ -40,6 +40,15 @@ def probe(
     device: DeviceOpt = "auto",
     trust_remote_code: TrustOpt = False,
     seed: SeedOpt = 0,
+    short_circuit: Annotated[bool, typer.Option(
+        "--short-circuit", help="MCQ: attention test AW and per-operator pass rates (SPEC §7).")]
+    = False,
+    t1: Annotated[float, typer.Option(help="AW threshold t1 (count of scores above it > 0).")]
+    = 0.14,
+    t2: Annotated[float, typer.Option(help="AW threshold t2 (count of scores above it ≥ 2).")]
+    = 0.13,
+    sc_ops: Annotated[str, typer.Option(help="Operators of the black-box short-circuit test.")]
+    = "co,mt,neg+,neg-,ner,pr,pi,adv,syn,voice",
     train: TrainOpt = None,
     test: TestOpt = None,
     hf: HfOpt = None,
@@ -74,10 +83,21 @@ def probe(
     inputs += [p for p in (predictions, scan and scan / "results.json") if p is not None]
     for name in ("results.json", "predictions.jsonl", "run.json"):
         ensure_not_input(out_dir / name, inputs)
+    from cuelens.probes.sections import ProbeContext, run_sections
+
+    preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
+                                    trust_remote_code)
     results, item_easy = _scan_results(dataset, scan, seed)
-    ctx = _context(dataset, results, item_easy, model, predictions, top, rank_by, bootstrap,
-                   min_items, batch_size, max_length, device, trust_remote_code, seed)
-    from cuelens.probes.sections import run_sections
+    model_dir = Path(clf.resolved) if clf is not None and Path(clf.resolved).is_dir() else None
+    ctx = ProbeContext(dataset=dataset, predictions=preds, cues=_cues(dataset, results, top,
+                                                                      rank_by),
+                       model_info=info, item_easy=item_easy, model_dir=model_dir, classifier=clf,
+                       seed=seed, n_boot=bootstrap, min_items=min_items)
+
+    if short_circuit:
+        from cuelens.probes.short_circuit import enable
+
+        enable(ctx, t1=t1, t2=t2, ops=sc_ops)
 
     results["probe"] = run_sections(ctx)
     _write(out_dir, dataset, results, ctx, started)
@@ -94,12 +114,9 @@ def _scan_results(dataset, scan: Path | None, seed: int):
     return scan_dataset(dataset, seed=seed)
 
 
-def _context(dataset, results, item_easy, model, predictions, top, rank_by, bootstrap,
-             min_items, batch_size, max_length, device, trust_remote_code, seed):
+def _cues(dataset, results: dict, top: int, rank_by: str):
     from cuelens.audit.examples import top_cue_tokens
     from cuelens.probes.cues import feature_cues, word_cues
-    from cuelens.probes.predictions import read_predictions
-    from cuelens.probes.sections import ProbeContext
 
     tokens = top_cue_tokens(results["cues"], rank_by, top)
     cues = word_cues(dataset, tokens, results["config"]["ngrams"])
@@ -107,19 +124,21 @@ def _context(dataset, results, item_easy, model, predictions, top, rank_by, boot
         cues += feature_cues(dataset, results.get("features", []))
     except ImportError:
         console.print("[yellow]warning:[/] ICQ features unavailable; testing word cues only")
-    clf = model_dir = None
+    return cues
+
+
+def _predictions(dataset, model, predictions, batch_size, max_length, device,
+                 trust_remote_code):
+    """(predictions, results ``probe.model``, loaded classifier or None)."""
     if predictions is not None:
-        preds = read_predictions(predictions, dataset)
+        from cuelens.probes.predictions import read_predictions
+
         info = {"name": predictions.name, "resolved": str(predictions), "source": "predictions"}
-    else:
-        clf = load_model(model, dataset, fresh_head=False, device=device,
-                         trust_remote_code=trust_remote_code, max_length=max_length)
-        preds = _predict(clf, dataset, batch_size)
-        info = {"name": model, "resolved": clf.resolved, "source": "model"}
-        model_dir = Path(clf.resolved) if Path(clf.resolved).is_dir() else None
-    return ProbeContext(dataset=dataset, predictions=preds, cues=cues, model_info=info,
-                        item_easy=item_easy, model_dir=model_dir, classifier=clf, seed=seed,
-                        n_boot=bootstrap, min_items=min_items)
+        return read_predictions(predictions, dataset), info, None
+    clf = load_model(model, dataset, fresh_head=False, device=device,
+                     trust_remote_code=trust_remote_code, max_length=max_length)
+    info = {"name": model, "resolved": clf.resolved, "source": "model"}
+    return _predict(clf, dataset, batch_size), info, clf
 
 
 def _predict(clf, dataset, batch_size):

@@ -93,6 +93,6 @@ def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfi
                 logits_out = np.empty((config.epochs, len(split), values.shape[1]), np.float32)
             logits_out[epoch, index] = values
             if on_step is not None:
-                on_step(len(index), float(loss), epoch)
+                on_step(len(index), loss.item(), epoch)
     model.eval()
     return Dynamics(guids=list(split.ids), logits=logits_out, gold=np.asarray(gold))

@@ -11,7 +11,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import socket
 from pathlib import Path
+from urllib.parse import urlparse
 
 from cuelens.errors import UserError
 
@@ -69,11 +72,36 @@ def from_pretrained(loader, name: str, *, trust_remote_code: bool = False, **kwa
     ``loader`` is a transformers Auto class (AutoTokenizer, AutoModelForMaskedLM, ...).
     """
     resolved = resolve_model_name(name)
+    local = Path(resolved).exists()
+    kwargs = {"trust_remote_code": trust_remote_code, **kwargs}
     try:
-        return loader.from_pretrained(resolved, trust_remote_code=trust_remote_code, **kwargs)
+        if local:
+            return loader.from_pretrained(resolved, **kwargs)
+        try:  # the Hugging Face cache first: no network round-trips for cached models
+            return loader.from_pretrained(resolved, local_files_only=True, **kwargs)
+        except OSError:
+            if not hub_reachable():
+                raise UserError(f"cannot load model '{name}': it is not a local directory, not "
+                                "in the Hugging Face cache, and the hub cannot be reached "
+                                "(offline). Pass a local model directory.") from None
+        return loader.from_pretrained(resolved, **kwargs)
     except (OSError, ValueError) as exc:
-        where = "local directory" if Path(resolved).exists() else "hub id"
+        where = "local directory" if local else "hub id"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"cannot load model '{name}' ({where} '{resolved}'): {first}. Offline? "
                         "Pass a local model directory or a name already in the Hugging Face "
                         "cache.") from None
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face endpoint answers a TCP connection (off when HF_HUB_OFFLINE=1),
+    so an unresolvable name fails at once instead of after minutes of retries."""
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}:
+        return False
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    try:
+        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)),
+                                 timeout=timeout).close()
+        return True
+    except OSError:
+        return False

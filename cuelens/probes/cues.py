@@ -5,7 +5,8 @@
   the token occurs in some but not all of its choices; which choices carry it is kept for the
   distribution test.
 - **Feature cues** (ICQ): every feature cue listed in the results' ``features`` section, with
-  masks from :func:`cuelens.audit.icq.feature_masks`.
+  masks from :func:`cuelens.audit.icq.feature_masks` (``WORD=…`` ICQ cues are left out: words
+  are tested as word cues).
 
 ``train_dist`` is Q(R_f) on the fitting split (the whole file for a cross-validated dataset):
 NLI, the label proportions of training instances with the cue; MCQ, the rate at which the
@@ -99,8 +100,10 @@ def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
         return []
     from cuelens.audit.icq import feature_masks
 
-    wanted = [f"{f['feature']}={f['value']}" for f in features if f["feature"].upper() != "WORD"]
-    names = sorted({name.split("=", 1)[0].lower() for name in wanted})
-    masks = feature_masks(dataset, "test", names) if names else {}
-    return [Cue(name, "feature", np.asarray(masks[name], dtype=bool))
-            for name in wanted if name in masks]
+    wanted = [f"{f['feature'].upper()}={f['value']}" for f in features
+              if f["feature"].upper() != "WORD"]
+    if not wanted:
+        return []
+    role = "all" if dataset.cross_validated else "test"
+    masks = feature_masks(dataset, role, wanted)
+    return [Cue(name, "feature", np.asarray(masks[name], dtype=bool)) for name in wanted]

@@ -1,0 +1,172 @@
+"""The full train → save → reload → probe path on tiny random-initialised BERT models (CPU,
+seconds), for NLI and MCQ, and the CLI's user errors (SPEC §6)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.cli import app
+from tests.conftest import write_jsonl
+from tests.tiny_models import mcq_planted, nli_planted, tiny_bert_dir
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def _setup(tmp_path, rows):
+    train, test = rows
+    data = tmp_path / "data"
+    write_jsonl(data / "train.jsonl", train)
+    write_jsonl(data / "test.jsonl", test)
+    texts = [" ".join([r["premise"], r.get("hypothesis", ""), *r.get("choices", [])])
+             for r in train + test]
+    return data, tiny_bert_dir(tmp_path / "base", texts), train, test
+
+
+def _read_jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def nli_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("nli")
+    data, base, train, test = _setup(tmp_path, nli_planted())
+    result = invoke("train", data, "--model", base, "--out", tmp_path / "model", "--epochs", 2,
+                    "--lr", "1e-3", "--batch-size", 8, "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
+                    "--device", "cpu", "--bootstrap", 200)
+    assert result.exit_code == 0, result.output
+    return tmp_path, data, train, test
+
+
+def test_trained_nli_model_reloads_outside_the_tool(nli_run):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tmp_path, _, train, test = nli_run
+    model_dir = tmp_path / "model"
+    assert (model_dir / "model.safetensors").is_file()
+    assert not list(model_dir.glob("*.bin"))
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    assert model.config.id2label == {0: "contradiction", 1: "entailment", 2: "neutral"}
+    assert model.config.label2id["neutral"] == 2
+    # plain transformers predictions equal the tool's (predictions.jsonl of the probe)
+    enc = tokenizer([r["premise"] for r in test], [r["hypothesis"] for r in test],
+                    padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        logits = model(**enc).logits
+    expected = [model.config.id2label[int(i)] for i in logits.argmax(-1)]
+    rows = _read_jsonl(tmp_path / "probe" / "predictions.jsonl")
+    assert [r["id"] for r in rows] == [r["id"] for r in test]
+    assert [r["prediction"] for r in rows] == expected
+    probs = np.asarray([r["probs"] for r in rows])
+    np.testing.assert_allclose(probs, torch.softmax(logits, -1).numpy(), atol=1e-4)
+
+
+def test_training_dynamics_and_data_map(nli_run):
+    tmp_path, _, train, _ = nli_run
+    model_dir = tmp_path / "model"
+    epochs = [_read_jsonl(model_dir / "training_dynamics" / f"dynamics_epoch_{e}.jsonl")
+              for e in range(2)]
+    assert [r["guid"] for r in epochs[0]] == [r["id"] for r in train]
+    gold = {"contradiction": 0, "entailment": 1, "neutral": 2}
+    assert [r["gold"] for r in epochs[1]] == [gold[r["label"]] for r in train]
+    # recompute the Cartography coordinates from the per-epoch logits by hand
+    logits = np.asarray([[r[f"logits_epoch_{e}"] for r in rows] for e, rows in enumerate(epochs)])
+    probs = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    gold_idx = np.asarray([r["gold"] for r in epochs[0]])
+    p_gold = probs[:, np.arange(len(train)), gold_idx]
+    points = _read_jsonl(model_dir / "data_map.jsonl")
+    assert [p["guid"] for p in points] == [r["id"] for r in train]
+    np.testing.assert_allclose([p["confidence"] for p in points], p_gold.mean(0), atol=1e-5)
+    np.testing.assert_allclose([p["variability"] for p in points], p_gold.std(0), atol=1e-5)
+    correct = (logits.argmax(-1) == gold_idx).mean(0)
+    np.testing.assert_allclose([p["correctness"] for p in points], correct, atol=1e-6)
+
+
+def test_probe_results_sections(nli_run):
+    tmp_path, _, train, test = nli_run
+    results = json.loads((tmp_path / "probe" / "results.json").read_text())
+    probe = results["probe"]
+    assert list(probe) == ["model", "accuracy", "accuracy_test", "distribution_test",
+                           "easy_hard", "data_map"]
+    assert probe["model"]["source"] == "model"
+    rows = _read_jsonl(tmp_path / "probe" / "predictions.jsonl")
+    gold = {r["id"]: r["label"] for r in test}
+    assert probe["accuracy"] == round(np.mean([gold[r["id"]] == r["prediction"] for r in rows]), 6)
+    assert "nobody" in {c["cue"] for c in probe["accuracy_test"]["cues"]}
+    assert len(probe["data_map"]["points"]) == len(train)
+    assert results["cues"] and "easy_hard" in results  # the scan sections come along
+
+
+def test_probe_reuses_a_scan_directory(nli_run):
+    tmp_path, data, _, _ = nli_run
+    assert invoke("scan", data, "--out", tmp_path / "scan", "--seed", 4).exit_code == 0
+    preds = tmp_path / "probe" / "predictions.jsonl"
+    result = invoke("probe", data, "--predictions", preds, "--scan", tmp_path / "scan",
+                    "--out", tmp_path / "probe2", "--bootstrap", 200)
+    assert result.exit_code == 0, result.output
+    scan = json.loads((tmp_path / "scan" / "results.json").read_text())
+    probe_run = json.loads((tmp_path / "probe2" / "results.json").read_text())
+    assert probe_run["easy_hard"] == scan["easy_hard"]  # reused, not recomputed (seed 4)
+    first = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
+    assert probe_run["probe"]["accuracy"] == first["accuracy"]
+    assert probe_run["probe"]["model"]["source"] == "predictions"
+    assert "data_map" not in probe_run["probe"]
+
+
+def test_mcq_train_and_probe(tmp_path):
+    from transformers import AutoModelForMultipleChoice
+
+    data, base, train, test = _setup(tmp_path, mcq_planted())
+    result = invoke("train", data, "--model", base, "--out", tmp_path / "model", "--epochs", 1,
+                    "--batch-size", 8, "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    model = AutoModelForMultipleChoice.from_pretrained(tmp_path / "model")
+    assert type(model).__name__ == "BertForMultipleChoice"
+    result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
+                    "--device", "cpu", "--bootstrap", 200)
+    assert result.exit_code == 0, result.output
+    probe = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
+    rows = _read_jsonl(tmp_path / "probe" / "predictions.jsonl")
+    assert all(r["prediction"] in (0, 1) and len(r["probs"]) == 2 for r in rows)
+    gold = {r["id"]: r["label"] for r in test}
+    assert probe["accuracy"] == round(np.mean([gold[r["id"]] == r["prediction"] for r in rows]), 6)
+    assert len(probe["data_map"]["points"]) == len(train)
+    never = [c for c in probe["distribution_test"]["cues"] if c["cue"] == "never"]
+    assert never and never[0]["train_dist"] == {"cue choice": 0.75, "other choice": 0.25}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "no-such-model-xyz"], "cannot load model 'no-such-model-xyz'"),
+    (["--model", "x", "--predictions", "p.jsonl"], "exactly one of --model and --predictions"),
+    (["--predictions", "missing.jsonl"], "predictions file not found"),
+    (["--predictions", "p.jsonl", "--scan", "nowhere"], "no results.json"),
+])
+def test_probe_user_errors(tmp_path, monkeypatch, args, message):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    train, test = nli_planted()
+    write_jsonl(tmp_path / "data" / "train.jsonl", train)
+    write_jsonl(tmp_path / "data" / "test.jsonl", test)
+    write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": "neutral"} for r in test])
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["probe", "data", *args, "--out", "o"])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+def test_train_needs_a_training_split(tmp_path):
+    write_jsonl(tmp_path / "one.jsonl", nli_planted()[1])
+    result = runner.invoke(app, ["train", str(tmp_path / "one.jsonl"), "--out",
+                                 str(tmp_path / "m")])
+    assert result.exit_code == 2 and "needs a training split" in result.output
