@@ -125,3 +125,31 @@ def test_pass_rates_per_operator():
     assert rates == {"co": {"n": 3, "pass_rate": pytest.approx(2 / 3, abs=1e-6)},
                      "mt": {"n": 1, "pass_rate": 1.0}}
     assert summary(AWResult(0.25, np.array([True, False, False, False])), rates)["aw"] == 0.25
+
+
+def test_short_circuit_with_a_tiny_classifier(tiny_bert, tmp_path):
+    from tiny_models import tiny_bert_dir
+
+    from cuelens.augment.operators import parse_ops
+    from cuelens.augment.stress import build_stress, stress_split
+    from cuelens.data.dataset import Split
+    from cuelens.models.classifier import load_classifier
+    from cuelens.probes.short_circuit import short_circuit
+
+    split = Split(name="test", path="test.jsonl", task="mcq")
+    right = ["it broke .", "he ate food .", "it sang .", "he slept .", "the man fell .",
+             "it fell ."]
+    for i in range(6):
+        split.append({"id": f"q{i}", "premise": "the glass fell .",
+                      "choices": [right[i], "the glass was hungry ."][:: 1 - 2 * (i % 2)],
+                      "label": i % 2}, raw="", line=i + 1)
+    path = tiny_bert_dir(tmp_path / "m", ["the glass fell . it broke he ate food did not sang slept man was hungry"] * 3)
+    clf = load_classifier(str(path), "mcq", device="cpu")
+    correct = np.array([True, True, False, True, False, True])
+    section = short_circuit(split, correct, clf, ops="co,neg+", t1=0.0, t2=0.0)
+    assert section["aw"] == 1.0  # every positive score is above a zero threshold
+    stress = build_stress(split, parse_ops("co,neg+"), items=np.flatnonzero(correct).tolist())
+    predicted = clf.predict_proba(stress_split(stress)).argmax(axis=1)
+    expected = pass_rates(stress.rows, predicted)
+    assert section["per_op"] == expected and section["co"] == expected["co"]["pass_rate"]
+    assert expected["neg+"]["n"] == 4  # only the correctly answered questions are stressed
