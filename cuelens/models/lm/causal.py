@@ -139,10 +139,12 @@ class CausalScorer:
 
     def word_logprobs(self, sentences: list[str]) -> list[np.ndarray]:
         """Corrected log-probability of every whitespace word of every sentence."""
+        return self.token_word_logprobs(self._tokenize([s.split() for s in sentences]))
+
+    def token_word_logprobs(self, tokens: list[list[list[int]]]) -> list[np.ndarray]:
+        """Word log-probabilities of already tokenised texts (texts → words → token ids)."""
         import torch
 
-        split = [s.split() for s in sentences]
-        tokens = self._tokenize(split)
         rows = [np.array([self.bos, *[t for w in words for t in w]], dtype=np.int64)
                 for words in tokens]
         too_long = [i for i, r in enumerate(rows) if self.max_length and len(r) > self.max_length]

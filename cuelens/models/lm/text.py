@@ -2,7 +2,7 @@
 
 Word-level models (n-gram, LSTM/RNN) see a sentence as ``split_words(sentence)``: optionally
 lower-cased, split on whitespace, with punctuation at the start/end of a whitespace word detached
-(``"cat."`` → ``"cat" "."``). The same function is used for training and scoring, and its settings
+(``"cat."`` → ``"cat" "."``; the markers ``<unk>``, ``<s>``, ``</s>`` stay whole). The same function is used for training and scoring, and its settings
 are stored with the model. Words outside the vocabulary become :data:`UNK`.
 """
 
@@ -33,6 +33,9 @@ class WordSplitter:
             return text.split()
         words: list[str] = []
         for token in text.split():
+            if token in (UNK, BOS, EOS):    # corpus markers such as PTB's <unk> stay whole
+                words.append(token)
+                continue
             lead, core, tail = _EDGE_PUNCT.match(token).groups()
             words.extend(lead)
             if core:

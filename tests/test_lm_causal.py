@@ -1,0 +1,116 @@
+"""Causal-LM word probabilities (Pimentel & Meister, SPEC §9) on a tiny random GPT-2 with a tiny
+byte-level BPE, checked against brute-force enumeration and per-token loops."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from cuelens.models.lm import random_init
+from cuelens.models.lm.causal import CausalScorer, detect_scheme
+
+SENTENCES = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away",
+             "cats and dogs play", "the dog sat"]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    torch.set_num_threads(1)
+    tokenizer = random_init.byte_level_bpe(SENTENCES, 48, full_alphabet=False)
+    model = random_init.gpt2(tokenizer, hidden=16, positions=32, seed=3)
+    return (CausalScorer(model, tokenizer, name="tiny"),
+            CausalScorer(model, tokenizer, name="tiny", bow_correction=False))
+
+
+def _dist(scorer, ids):
+    """Brute force: next-token distribution after ``ids`` from one unbatched forward pass."""
+    with torch.inference_mode():
+        logits = scorer.model(torch.tensor([ids])).logits[0, -1]
+    return torch.softmax(logits.double(), -1).numpy()
+
+
+def _sets(scorer):
+    size = scorer.model.config.vocab_size
+    starts = scorer._starts
+    eos = scorer.eos
+    inner = np.array([i for i in range(size) if not starts[i] and i != eos])
+    return np.flatnonzero(starts), inner, np.append(np.flatnonzero(starts), eos)
+
+
+def test_scheme_is_detected(tiny):
+    scheme = detect_scheme(tiny[0].tokenizer)
+    assert (scheme.kind, scheme.marker, scheme.dummy_prefix) == ("bow", "Ġ", False)
+
+
+def test_word_probabilities_over_all_words_sum_as_brute_force(tiny):
+    scorer, plain = tiny
+    B, inner, boundary = _sets(scorer)
+    context = [ids for ids in scorer._tokenize([["the", "cat"]])[0]]
+    flat = [scorer.bos, *[t for w in context for t in w]]
+    p0 = _dist(scorer, flat)
+    # every word of at most 2 tokens: (b) or (b, n)
+    words = [[b] for b in B] + [[b, n] for b in B for n in inner]
+    corrected = np.exp([w[-1] for w in scorer.token_word_logprobs([context + [w] for w in words])])
+    uncorrected = np.exp([w[-1] for w in plain.token_word_logprobs([context + [w] for w in words])])
+    # brute-force marginal p(word, then a boundary | context) / p(boundary | context)
+    tail, marginal = 0.0, []
+    for w in words:
+        p_word = p0[w[0]] * (_dist(scorer, flat + [w[0]])[w[1]] if len(w) == 2 else 1.0)
+        after = _dist(scorer, flat + w)
+        marginal.append(p_word * after[boundary].sum() / p0[boundary].sum())
+        if len(w) == 2:
+            tail += p_word * after[inner].sum()
+    np.testing.assert_allclose(corrected, marginal, rtol=1e-4)
+    total = corrected.sum()
+    # all words (any length) would give P(B)/P(B ∪ eos) <= 1; the words longer than 2 tokens
+    # carry exactly the brute-force tail mass
+    assert total <= 1.0
+    assert total + tail / p0[boundary].sum() == pytest.approx(p0[B].sum() / p0[boundary].sum(),
+                                                              rel=1e-4)
+    # the uncorrected values are prefix probabilities: they are not the marginals and count a
+    # word's mass again inside every longer word
+    assert not np.allclose(uncorrected, marginal, rtol=1e-2)
+    assert uncorrected.sum() == pytest.approx(p0[B].sum() + sum(
+        p0[b] * _dist(scorer, flat + [b])[inner].sum() for b in B), rel=1e-4)
+    assert uncorrected.sum() > total
+
+
+def test_first_word_uses_unmarked_denominator(tiny):
+    scorer, _ = tiny
+    B, inner, boundary = _sets(scorer)
+    p0 = _dist(scorer, [scorer.bos])
+    firsts = [[n] for n in inner if n not in scorer.tokenizer.all_special_ids]
+    corrected = np.exp([w[0] for w in scorer.token_word_logprobs([[w] for w in firsts])])
+    expected = [p0[n] * _dist(scorer, [scorer.bos, n])[boundary].sum() for [n] in firsts]
+    np.testing.assert_allclose(corrected, np.array(expected) / p0[inner].sum(), rtol=1e-4)
+    assert corrected.sum() <= 1.0
+
+
+def test_telescoping_product_is_text_then_boundary(tiny):
+    scorer, plain = tiny
+    B, inner, boundary = _sets(scorer)
+    for sentence in SENTENCES:
+        tokens = [t for w in scorer._tokenize([sentence.split()])[0] for t in w]
+        ids = [scorer.bos, *tokens]
+        log_text = sum(math.log(_dist(scorer, ids[:i])[ids[i]]) for i in range(1, len(ids)))
+        log_end = math.log(_dist(scorer, ids)[boundary].sum())
+        log_first = math.log(_dist(scorer, [scorer.bos])[inner].sum())
+        assert scorer.score([sentence])[0] == pytest.approx(log_text + log_end - log_first,
+                                                            abs=1e-4)
+        assert plain.score([sentence])[0] == pytest.approx(log_text, abs=1e-4)
+        words = scorer.word_scores(sentence)
+        assert [w for w, _ in words] == sentence.split()
+        assert sum(v for _, v in words) == pytest.approx(scorer.score([sentence])[0], abs=1e-4)
+
+
+def test_batched_scores_match_single_and_next_word_api(tiny):
+    scorer, _ = tiny
+    batched = scorer.score(SENTENCES)
+    single = [scorer.score([s])[0] for s in SENTENCES]
+    np.testing.assert_allclose(batched, single, atol=1e-4)
+    candidates = ["sat", "dog", "the"]
+    next_word = scorer.next_word_logprobs("the cat", candidates)
+    expected = [scorer.word_scores(f"the cat {c}")[-1][1] for c in candidates]
+    np.testing.assert_allclose(next_word, expected, atol=1e-5)
+    assert scorer.word_scores("the cat.")[-1][0] == "cat."    # punctuation joins its word
