@@ -185,3 +185,23 @@ def _inject(results: dict, task: str) -> dict:
     ex["hard"] = list(range(start, start + len(PAYLOADS)))
     r["probe"]["model"]["name"] = PAYLOADS[0]
     return r
+
+
+def large_results(cues_per_label: int = 12000, data_map_points: int = 100_000) -> dict:
+    """SNLI-scale results: ~36k (word, label) cues, 300 explorer cues x 20 examples and a
+    100k-point data map (the report must sample, not embed, all of it)."""
+    r = nli_results()
+    r["cues"] = [_cue(f"w{i}", label, 5 + i % 997, 1 + (i * 7) % 5, round((i % 50) / 5, 6), i % 3 == 0)
+                 for label in NLI_LABELS for i in range(cues_per_label)]
+    items, by_cue = [], {}
+    for c in range(300):
+        by_cue[f"w{c}"] = list(range(len(items), len(items) + 20))
+        items += [{"id": f"{c}-{k}", "premise": "Two people walk a dog along a beach at sunset. " * 2,
+                   "text": f"Somebody w{c} is outside with an animal near the water {k}.",
+                   "label": NLI_LABELS[c % 3], "easy": k % 2 == 0} for k in range(20)]
+    r["examples"] = {"items": items, "by_cue": by_cue, "easy": list(range(0, 20, 2)),
+                     "hard": list(range(1, 20, 2))}
+    r["probe"]["data_map"]["points"] = [
+        {"guid": f"g{i}", "confidence": (i % 101) / 100, "variability": (i % 37) / 80,
+         "correctness": (i % 6) / 5} for i in range(data_map_points)]
+    return r

@@ -18,7 +18,7 @@ TOP_FEATURES_TABLE = 30
 TOP_FEATURES_CHART = 10
 TOP_PROBE_CUES = 25
 TOP_DISTRIBUTION_CUES = 10
-MAX_DATA_MAP_POINTS = 3000
+MAX_DATA_MAP_POINTS = 1500  # SVG markers: ~0.5 s to draw on a slow machine
 EXAMPLES_PER_LIST = 10
 
 
@@ -332,7 +332,7 @@ def _probe_accuracy_test(sec: Section, pr: dict) -> None:
     hi = [100 * (c["ci_high"] - c["delta"]) if c.get("ci_high") is not None else 0 for c in top]
     sec.add_figure("delta", "ΔAcc = the model's accuracy on test items with the cue minus "
                    "without it, with 95% bootstrap intervals: bars clearly right of zero mean "
-                   "the model does better when the cue is present, i.e. it probably relies on it.",
+                   "the model does better when the cue is present, so it probably relies on it.",
                    F.horizontal_bars(
                        [f"{c['cue']} ({c['kind'] + ', ' if c.get('kind') else ''}n={c['n_with']:,})"
                         for c in top],

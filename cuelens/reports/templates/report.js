@@ -20,12 +20,25 @@
   }
 
   /* ------------------------------------------------------------------ figures */
+  /* One figure at a time, yielding to the browser in between, so the page is readable and
+     interactive at once even when a large report has many figures to draw. */
   function drawFigures() {
-    var plots = document.querySelectorAll(".plot[data-figure]");
-    for (var i = 0; i < plots.length; i++) {
-      var spec = DATA.figures[plots[i].getAttribute("data-figure")];
-      if (spec) { Plotly.newPlot(plots[i], spec.data, spec.layout, PLOT_CONFIG); }
+    var plots = Array.prototype.slice.call(document.querySelectorAll(".plot[data-figure]"));
+    var first = true;
+    function next() {
+      var plot = plots.shift();
+      if (!plot) {
+        performance.mark("cuelens-figures-drawn");
+        document.body.setAttribute("data-figures-drawn", "true");
+        return;
+      }
+      var spec = DATA.figures[plot.getAttribute("data-figure")];
+      Plotly.newPlot(plot, spec.data, spec.layout, PLOT_CONFIG).then(function () {
+        if (first) { performance.mark("cuelens-first-figure"); first = false; }
+        setTimeout(next, 0);
+      });
     }
+    next();
   }
 
   /* ------------------------------------------------------------------ highlighting */

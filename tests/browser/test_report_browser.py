@@ -1,0 +1,154 @@
+"""The HTML report in real headless Chromium (issue 4): offline load, figures, cue table,
+explorer, XSS, size and load time. Screenshots: test-artifacts/report/*.png."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from report_fixtures import PAYLOADS, large_results, mcq_results, nli_results, score_pairs_results
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from cuelens.reports import render_report
+
+FIXTURES = {"nli": nli_results, "mcq": mcq_results, "score_pairs": score_pairs_results}
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    """Reports of the hand-built fixtures (plain and XSS) and of `audit scan` on generated data."""
+    from cuelens.commands.scan import scan_dataset
+    from cuelens.data import load_dataset
+    from cuelens.data.synthetic import write_demo_data
+
+    root = tmp_path_factory.mktemp("reports")
+    out = {}
+    for name, build in FIXTURES.items():
+        out[name] = render_report(build(), root / f"{name}.html")
+        out[f"{name}_xss"] = render_report(build(xss=True), root / f"{name}_xss.html")
+    for task, directory in write_demo_data(root / "data", size=150, seed=0).items():
+        results, _ = scan_dataset(load_dataset(str(directory)), seed=0)
+        out[f"scan_{task}"] = render_report(json.loads(json.dumps(results)), root / f"scan_{task}.html")
+    return out
+
+
+def figure_ids(browser) -> list[str]:
+    return browser.driver.execute_script(
+        "return Object.keys(JSON.parse(document.getElementById('report-data').textContent).figures);")
+
+
+@pytest.mark.parametrize("name", ["nli", "mcq", "score_pairs", "scan_nli", "scan_mcq",
+                                  "nli_xss", "mcq_xss", "score_pairs_xss"])
+def test_loads_offline_with_every_figure_drawn(browser, pages, name):
+    load = browser.open(pages[name])
+    browser.screenshot(name)
+    assert [e for e in load.console if e["level"] in ("SEVERE", "WARNING")] == []
+    assert load.requests == []
+    assert browser.dialogs() == []
+    plots = browser.driver.find_elements(By.CSS_SELECTOR, ".plot")
+    assert sorted(p.get_attribute("id") for p in plots) == sorted(figure_ids(browser))
+    for plot in plots:
+        assert plot.find_elements(By.CSS_SELECTOR, "svg.main-svg"), plot.get_attribute("id")
+        caption = plot.find_element(By.XPATH, "following-sibling::figcaption").text
+        assert len(caption) > 40
+
+
+def cue_rows(browser) -> list[list[str]]:
+    return browser.driver.execute_script(
+        "return Array.from(document.querySelectorAll('#cue-table tbody tr'))"
+        ".map(tr => Array.from(tr.cells).map(td => td.textContent));")
+
+
+def test_cue_table_sorts_and_filters(browser, pages):
+    browser.open(pages["nli"])
+    d = browser.driver
+    assert len(cue_rows(browser)) == 9
+    support = d.find_element(By.CSS_SELECTOR, "#cue-table th[data-col='2']")
+    support.click()  # numbers sort descending first
+    assert [int(r[2]) for r in cue_rows(browser)] == [80, 60, 51, 40, 33, 30, 25, 12, 9]
+    assert support.get_attribute("aria-sort") == "descending"
+    support.click()
+    assert [int(r[2]) for r in cue_rows(browser)] == [9, 12, 25, 30, 33, 40, 51, 60, 80]
+    d.find_element(By.CSS_SELECTOR, "#cue-table th[data-col='0']").click()  # words: A→Z
+    assert [r[0] for r in cue_rows(browser)][:3] == ["cat", "first", "human"]
+    d.find_element(By.ID, "cue-filter").send_keys("s")
+    assert [r[0] for r in cue_rows(browser)] == ["first", "outdoors", "person", "sad", "sleeping"]
+    Select(d.find_element(By.ID, "cue-label")).select_by_value("neutral")
+    assert [r[0] for r in cue_rows(browser)] == ["first", "sad"]
+    d.find_element(By.ID, "cue-filter").clear()
+    d.execute_script("document.getElementById('cue-filter').dispatchEvent(new Event('input'))")
+    d.find_element(By.ID, "cue-significant").click()
+    assert [(r[0], r[6]) for r in cue_rows(browser)] == [("first", "yes"), ("tall", "yes")]
+    assert d.find_element(By.ID, "cue-count").text == "showing 2 of 9"
+    browser.screenshot("nli-cue-table-filtered")
+
+
+def explorer_cards(browser) -> list[dict]:
+    return browser.driver.execute_script(
+        "return Array.from(document.querySelectorAll('#explorer-examples .example')).map(c => ({"
+        "text: c.querySelector('.text').textContent, "
+        "marks: Array.from(c.querySelectorAll('mark')).map(m => m.textContent)}));")
+
+
+def test_explorer_shows_examples_with_the_cue_highlighted(browser, pages):
+    browser.open(pages["nli"])
+    d = browser.driver
+    Select(d.find_element(By.ID, "explorer-cue")).select_by_value("sleeping")
+    cards = explorer_cards(browser)
+    assert len(cards) == 3
+    # whole-word, case-insensitive: "SLEEPING" is marked, "sleepingish" is not
+    assert [c["marks"] for c in cards] == [["sleeping"], ["SLEEPING"], ["sleeping"]]
+    assert "sleepingish" in cards[0]["text"]
+    # the table's "show" link opens the explorer on that cue
+    row = next(tr for tr in d.find_elements(By.CSS_SELECTOR, "#cue-table tbody tr")
+               if tr.find_element(By.TAG_NAME, "td").text == "outdoors")
+    row.find_element(By.CSS_SELECTOR, "button").click()
+    assert Select(d.find_element(By.ID, "explorer-cue")).first_selected_option.get_attribute("value") == "outdoors"
+    assert [c["marks"] for c in explorer_cards(browser)] == [["outdoors"], ["OUTDOORS"], ["outdoors"]]
+    browser.screenshot("nli-explorer")
+
+
+def test_explorer_on_scanned_data_caps_at_20_examples(browser, pages):
+    browser.open(pages["scan_mcq"])
+    d = browser.driver
+    options = Select(d.find_element(By.ID, "explorer-cue")).options
+    assert options
+    for option in options[:5]:
+        Select(d.find_element(By.ID, "explorer-cue")).select_by_value(option.get_attribute("value"))
+        cards = explorer_cards(browser)
+        assert 1 <= len(cards) <= 20
+        assert all(c["marks"] for c in cards), option.get_attribute("value")
+
+
+@pytest.mark.parametrize("name", ["nli_xss", "mcq_xss"])
+def test_xss_payloads_show_as_text_and_run_nothing(browser, pages, name):
+    load = browser.open(pages[name])
+    d = browser.driver
+    assert browser.dialogs() == [] and load.console == []
+    assert d.execute_script("return document.querySelectorAll('script').length") == 3
+    assert d.execute_script("return document.querySelectorAll('img, iframe, [onerror], [onload]').length") == 0
+    assert PAYLOADS[0] in d.find_element(By.TAG_NAME, "h1").text
+    Select(d.find_element(By.ID, "explorer-cue")).select_by_value(PAYLOADS[0])
+    texts = [c["text"] for c in explorer_cards(browser)]
+    assert len(texts) == len(PAYLOADS)
+    for payload in PAYLOADS[:4]:
+        assert any(payload in t for t in texts)
+    tokens = [r[0] for r in cue_rows(browser)]
+    assert PAYLOADS[2] in tokens
+    svg_text = d.execute_script(
+        "return Array.from(document.querySelectorAll('.plot svg text')).map(t => t.textContent).join('\\n')")
+    assert PAYLOADS[4][:20] in svg_text  # a baseline name, drawn by Plotly as text
+    browser.screenshot(f"{name}-explorer")
+    assert browser.dialogs() == []
+
+
+def test_snli_scale_report_is_small_and_opens_fast(browser, tmp_path):
+    page = render_report(large_results(), tmp_path / "large.html")
+    assert page.stat().st_size < 15 * 2**20
+    load = browser.open(page)
+    assert load.console == [] and load.requests == []
+    # "opens": readable and interactive, first figure drawn. The rest draw one by one after it;
+    # their bound is looser because this machine's 2 cores are shared by many jobs.
+    assert load.first_figure < 5.0, load
+    assert load.seconds < 15.0, load

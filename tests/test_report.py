@@ -1,0 +1,280 @@
+"""The HTML report renderer and results schema (SPEC §10, docs/results-schema.md)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+
+import jsonschema
+import pytest
+from report_fixtures import PAYLOADS, large_results, mcq_results, nli_results, score_pairs_results
+
+from cuelens.errors import UserError
+from cuelens.reports import render_report, script_json, validate_results
+from cuelens.reports.figures import log_ticks
+from cuelens.reports.render import render_html
+from cuelens.reports.schema import results_schema
+from cuelens.reports.sections import build_sections, top_cues, verdict
+
+ALL_FIXTURES = {"nli": nli_results, "mcq": mcq_results, "score_pairs": score_pairs_results}
+
+
+class Tags(HTMLParser):
+    """Collects start tags with their attributes, and the text of each <script>."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+        if self._in_script:
+            self.scripts.append("")
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts[-1] += data
+
+
+def parse(html: str) -> Tags:
+    tags = Tags()
+    tags.feed(html)
+    return tags
+
+
+# ----------------------------------------------------------------------------------- schema
+@pytest.mark.parametrize("name", sorted(ALL_FIXTURES))
+@pytest.mark.parametrize("xss", [False, True])
+def test_fixtures_follow_the_schema(name, xss):
+    validate_results(ALL_FIXTURES[name](xss=xss))
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda r: r["leakage"]["best"].update(accuracy=61.0), "$.leakage.best.accuracy"),
+    (lambda r: r["dataset"].update(task="qa"), "$.dataset.task"),
+    (lambda r: r["cues"][0].pop("significant"), "$.cues[0]"),
+    (lambda r: r["examples"]["by_cue"].update(nobody=[-1]), "$.examples.by_cue.nobody[0]"),
+    (lambda r: r.update(schema_version="2.0"), "$.schema_version"),
+    (lambda r: r["probe"]["accuracy_test"]["cues"][0].update(delta="big"),
+     "$.probe.accuracy_test.cues[0].delta"),
+])
+def test_schema_rejects_bad_results_naming_the_json_path(mutate, where):
+    results = nli_results()
+    mutate(results)
+    with pytest.raises(UserError) as err:
+        validate_results(results, source="r.json")
+    assert str(err.value).startswith(f"r.json: not a cuelens results file: {where}:")
+    # the reference validator agrees
+    assert not jsonschema.Draft202012Validator(results_schema()).is_valid(results)
+
+
+def test_schema_is_valid_draft_2020_12_and_validators_agree_on_fixtures():
+    jsonschema.Draft202012Validator.check_schema(results_schema())
+    reference = jsonschema.Draft202012Validator(results_schema())
+    for build in ALL_FIXTURES.values():
+        for xss in (False, True):
+            reference.validate(build(xss=xss))
+
+
+def test_score_pairs_schema_is_checked_by_kind():
+    bad = score_pairs_results()
+    bad["models"]["bigram"]["overall"] = 1.5
+    with pytest.raises(UserError, match=r"\$\.models\.bigram\.overall"):
+        validate_results(bad)
+
+
+def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
+    from cuelens.commands.scan import scan_dataset
+    from cuelens.data import load_dataset
+    from cuelens.data.synthetic import write_demo_data
+
+    dirs = write_demo_data(tmp_path / "data", size=60, seed=1)
+    for task, directory in dirs.items():
+        results, _ = scan_dataset(load_dataset(str(directory)), seed=1)
+        results = json.loads(json.dumps(results))  # exactly what results.json holds
+        out = render_report(results, tmp_path / f"{task}.html")
+        keys = [s.key for s in build_sections(results)]
+        assert keys == ["overview", "leakage", "cues", "explorer", "easy_hard"]
+        assert 'id="cue-table"' in out.read_text("utf-8")
+
+
+# ----------------------------------------------------------------------------------- escaping
+def test_script_json_is_inert_inside_script_and_round_trips():
+    obj = {"t": "</script><script>alert(2)</script> <!-- & \u2028\u2029 '\""}
+    text = script_json(obj)
+    assert not set("<>&\u2028\u2029") & set(text)
+    assert json.loads(text) == obj
+
+
+@pytest.mark.parametrize("name", ["nli", "mcq", "score_pairs"])
+def test_xss_payloads_never_become_markup(name):
+    html = render_html(ALL_FIXTURES[name](xss=True))
+    tags = parse(html)
+    # only our three <script> elements: data (JSON, not executed), plotly.js, report.js
+    assert [a.get("type") for t, a in tags.tags if t == "script"] == ["application/json", None, None]
+    assert not [t for t, a in tags.tags if t in ("img", "svg", "iframe", "object", "embed")]
+    assert not [(t, k) for t, a in tags.tags for k in a if k.startswith("on")]
+    assert not [v for _, a in tags.tags for k, v in a.items()
+                if k in ("href", "src", "action") and v and not v.startswith("#")]
+    for payload in PAYLOADS[:3]:
+        assert payload not in html  # neither raw in markup nor raw inside the scripts
+    # the payload text survives intact in the data the page displays
+    data = json.loads(tags.scripts[0])
+    assert json.dumps(data).count("alert(1)") > 0
+
+
+def test_payload_text_is_html_escaped_in_markup_and_entity_escaped_for_plotly():
+    html = render_html(nli_results(xss=True))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # title and tables, via autoescape
+    data = json.loads(parse(html).scripts[0])
+    ticks = [t for f in data["figures"].values() for t in f["layout"].get("xaxis", {}).get("ticktext", [])]
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" not in ticks
+    assert '"&gt;&lt;img src=x onerror=alert(1)&gt;' in ticks  # Plotly shows it as text
+
+
+def test_content_security_policy_allows_exactly_the_page_scripts():
+    html = render_html(mcq_results())
+    tags = parse(html)
+    csp = next(a["content"] for t, a in tags.tags
+               if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    hashes = set(re.findall(r"'sha256-([^']+)'", csp))
+    executed = tags.scripts[1:]
+    assert hashes == {base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
+                      for s in executed}
+    assert "default-src 'none'" in csp and "unsafe-inline" not in csp.split("script-src")[1]
+
+
+def test_page_is_self_contained():
+    html = render_html(nli_results())
+    tags = parse(html)
+    assert not [a for t, a in tags.tags if t in ("link", "img", "iframe")]
+    assert not [t for t, a in tags.tags if t == "script" and "src" in a]
+    assert "@import" not in html and "@font-face" not in html
+    assert "Plotly" in tags.scripts[1]  # plotly.js itself is embedded
+
+
+# ----------------------------------------------------------------------------------- sections
+def test_absent_sections_are_omitted_not_empty():
+    results = nli_results()
+    for key in ("cues", "cue_stats", "leakage", "easy_hard", "examples", "features",
+                "features_config", "probe"):
+        del results[key]
+    validate_results(results)
+    html = render_html(results)
+    assert [s.key for s in build_sections(results)] == ["overview"]
+    for anchor in ("leakage", "cues", "explorer", "easy_hard", "features", "probe"):
+        assert f'id="{anchor}"' not in html and f'href="#{anchor}"' not in html
+
+
+def test_full_results_have_every_section_and_a_caption_per_figure():
+    sections = build_sections(nli_results())
+    assert [s.key for s in sections] == ["overview", "leakage", "cues", "explorer", "easy_hard",
+                                         "features", "probe"]
+    probe = next(s for s in sections if s.key == "probe")
+    assert list(probe.figures) == ["delta", "distribution", "easy_hard", "data_map"]
+    for s in sections:
+        for fig in s.figures.values():
+            assert fig.caption.endswith(".") and fig.caption.count(". ") == 0, fig.caption
+            assert fig.spec["data"], fig.id
+
+
+def test_mcq_overview_shows_answer_positions_and_short_circuit():
+    sections = {s.key: s for s in build_sections(mcq_results())}
+    pos = sections["overview"].figures["positions"].spec["data"][0]
+    assert pos["x"] == ["choice 1", "choice 2"] and pos["y"] == [60.0, 40.0]
+    sc = sections["probe"].figures["short_circuit"].spec["data"][0]
+    assert sc["y"][:3] == ["AW (attention to the premise)", "co", "mt"]  # neg+ has no rate
+    assert sc["x"] == pytest.approx([62, 80, 55])
+
+
+def test_leakage_heatmap_cells_are_d_in_points():
+    results = nli_results()
+    leak = next(s for s in build_sections(results) if s.key == "leakage")
+    heat = leak.figures["heatmap"].spec["data"][0]
+    assert heat["y"] == ["cp", "pmi", "z"] and heat["x"] == ["average", "max", "sgd", "lr"]
+    assert heat["z"][1][3] == pytest.approx(100 * (0.61 - 0.02 - 0.03 - 0.366667))
+
+
+@pytest.mark.parametrize("best_d, flagged, level", [(0.243, True, "flagged"), (0.05, False, "mild"),
+                                                    (-0.01, False, "clean")])
+def test_verdict_levels(best_d, flagged, level):
+    results = nli_results()
+    leak = dict(results["leakage"], flagged=flagged,
+                best={"metric": "cp", "aggregator": "lr", "accuracy": 0.4 + best_d, "D": best_d})
+    got, sentence = verdict(leak, 0.10, results)
+    assert got == level
+    assert "hypotheses" in sentence and f"{100 * (0.4 + best_d):.1f}%" in sentence
+
+
+def test_top_cues_rank_by_metric_then_z_and_cap_per_label():
+    cues = [{"token": t, "label": l, "count": n, "label_count": 1, "significant": False,
+             "metrics": {"cp": cp, "z": z}}
+            for t, l, n, cp, z in [("a", "x", 5, 1.0, 2.0), ("b", "x", 9, 1.0, 3.0),
+                                   ("c", "x", 9, 0.5, 9.0), ("d", "y", 5, 0.2, 1.0)]]
+    assert [c["token"] for c in top_cues(cues, "cp", 2)] == ["b", "a", "d"]
+
+
+def test_log_ticks_cover_the_range_with_1_2_5_steps():
+    assert log_ticks(5, 996) == [5, 10, 20, 50, 100, 200, 500, 1000]
+    assert log_ticks(9, 80) == [5, 10, 20, 50, 100]
+
+
+# ----------------------------------------------------------------------------------- writing
+def test_render_report_writes_atomically_and_refuses_to_overwrite_inputs(tmp_path):
+    src = tmp_path / "results.json"
+    src.write_text(json.dumps(nli_results()))
+    with pytest.raises(UserError, match="same as an input"):
+        render_report(nli_results(), src, inputs=[src])
+    out = render_report(nli_results(), tmp_path / "sub" / "report.html", inputs=[src])
+    assert out.read_text("utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["report.html"]  # no temp files left
+
+
+def test_invalid_results_write_nothing(tmp_path):
+    bad = nli_results()
+    del bad["dataset"]
+    with pytest.raises(UserError):
+        render_report(bad, tmp_path / "report.html")
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_snli_scale_results_stay_small():
+    results = large_results()
+    html = render_html(results)
+    assert len(html.encode()) < 15 * 2**20
+    data = json.loads(parse(html).scripts[0])
+    assert len(data["cues"]["rows"]) == 300  # top 100 per label, not 36k
+    points = data["figures"]["fig-probe-data_map"]["data"][0]["x"]
+    assert len(points) <= 1500
+
+
+# ----------------------------------------------------------------------------------- CLI
+def test_cli_report(tmp_path):
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+
+    src = tmp_path / "results.json"
+    src.write_text(json.dumps(mcq_results(xss=True)))
+    runner = CliRunner()
+    ok = runner.invoke(app, ["report", str(src)])
+    assert ok.exit_code == 0, ok.output
+    assert (tmp_path / "report.html").exists()
+    same = runner.invoke(app, ["report", str(src), "-o", str(src)])
+    assert same.exit_code == 2 and "same as an input" in same.output
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema_version": "1.0",\n "dataset": }')
+    bad = runner.invoke(app, ["report", str(broken), "-o", str(tmp_path / "x.html")])
+    assert bad.exit_code == 2 and "broken.json, line 2: not valid JSON" in bad.output
+    assert "Traceback" not in bad.output
+    missing = runner.invoke(app, ["report", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2 and "no such results file" in missing.output
