@@ -131,3 +131,29 @@ def test_cli_user_errors(tmp_path):
     assert res.exit_code == 2 and "line 2" in res.output
     res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--out", str(scores)])
     assert res.exit_code == 2
+
+
+def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
+    from cuelens.augment.contrast.natural import fractional_ranks as ranks_of
+    from cuelens.models.lm import load_scorer
+    from cuelens.models.lm.ngram import NgramModel
+
+    train = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
+                                 "the dog ate the cat", "a cat ate a rat", "the rat sat")]
+    NgramModel.train(train, order=2).save(tmp_path / "bi")
+    NgramModel.train(train[2:], order=3).save(tmp_path / "tri")
+    sentences = ["the cat sat", "a dog ate a rat", "the mat sat on the dog", "a log ate",
+                 "the rat ate the mat", "a cat sat on a log", "dog the cat", "on the rat"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(sentences) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    out = tmp_path / "pairs.jsonl"
+    res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                                   ",".join(specs), "--per-pair", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    logprobs = np.column_stack([load_scorer(s).score(sentences) for s in specs])
+    expected = select_natural_pairs(ranks_of(logprobs), 1)
+    assert (row["s1_index"], row["s2_index"]) == expected.trials[0][2:]
+    assert row["s1"] == sentences[row["s1_index"]]
+    assert row["s1_logprob_model_1"] == pytest.approx(logprobs[row["s1_index"], 0])
