@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
 }
 GROUPS: dict[str, str] = {
     "lm": "cuelens.commands.lm:app",
+    "contrast": "cuelens.commands.contrast:app",
 }
 
 
