@@ -278,3 +278,23 @@ def test_cli_report(tmp_path):
     assert "Traceback" not in bad.output
     missing = runner.invoke(app, ["report", str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "no such results file" in missing.output
+
+
+def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from cuelens.data.synthetic import write_demo_data
+
+    data = write_demo_data(tmp_path / "data", size=60, seed=0)["nli"]
+    runner = CliRunner()
+    custom = tmp_path / "custom" / "my-report.html"
+    res = runner.invoke(app, ["scan", str(data), "--out", str(tmp_path / "scan"),
+                              "--report", str(custom)])
+    assert res.exit_code == 0, res.output
+    assert custom.exists() and not (tmp_path / "scan" / "report.html").exists()
+    res = runner.invoke(app, ["scan", str(data), "--out", str(tmp_path / "scan2")])
+    assert res.exit_code == 0 and (tmp_path / "scan2" / "report.html").exists()
+    bad = runner.invoke(app, ["scan", str(data), "--out", str(tmp_path / "scan3"),
+                              "--report", str(data / "train.jsonl")])
+    assert bad.exit_code == 2 and "same as an input" in bad.output

@@ -25,7 +25,7 @@ def demo(
 
     Example: audit demo --out demo-output
     """
-    from cuelens.commands.scan import print_summary, scan_dataset, write_outputs
+    from cuelens.commands.scan import print_summary, scan_dataset, write_outputs, write_report
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
 
@@ -39,4 +39,5 @@ def demo(
         results, item_easy = scan_dataset(dataset, seed=seed)
         write_outputs(out / task, dataset, results, item_easy, started)
         print_summary(results, 3, out / task)
+        write_report(results, out / task / "report.html", dataset)
     console.print(f"demo data in {out / 'data'}")

@@ -44,6 +44,9 @@ def scan(
     fail_above: Annotated[Optional[float], typer.Option(
         help="Exit with code 1 when the headline D exceeds this many points (dataset CI).")] = None,
     top: Annotated[int, typer.Option(help="Cues per label printed to the terminal.")] = 5,
+    report: Annotated[Optional[Path], typer.Option(
+        "--report", help="HTML report to write (default: report.html in the output directory).")]
+    = None,
     premise_field: PremiseFieldOpt = None,
     hypothesis_field: HypothesisFieldOpt = None,
     label_field: LabelFieldOpt = None,
@@ -65,6 +68,7 @@ def scan(
                                       flag_threshold=flag_threshold / 100.0)
     write_outputs(out_dir, dataset, results, item_easy, started)
     print_summary(results, top, out_dir)
+    write_report(results, report or out_dir / "report.html", dataset)
     best = results["leakage"]["best"]["D"]
     if fail_above is not None and best * 100 > fail_above:
         console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
@@ -103,6 +107,16 @@ def write_outputs(out_dir: Path, dataset, results: dict, item_easy, started: flo
 
     write_scan_outputs(out_dir, dataset, results, item_easy,
                        run_info(started, inputs=[s.path for s in dataset.splits.values()]))
+
+
+def write_report(results: dict, path: Path, dataset) -> None:
+    """Render the HTML report of a scan (SPEC §10) and print where it is."""
+    from rich.markup import escape
+
+    from cuelens.reports import render_report
+
+    written = render_report(results, path, inputs=[s.path for s in dataset.splits.values()])
+    console.print(f"report: [bold]{escape(str(written))}[/]")
 
 
 class progress_bar:

@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-# Colour-blind-safe qualitative palette (Paul Tol "safe", as shipped by plotly).
-PALETTE = ["#88CCEE", "#CC6677", "#DDCC77", "#117733", "#332288", "#AA4499", "#44AA99",
-           "#999933", "#882255", "#661100", "#888888"]
+# Colour-blind-safe qualitative palette (Paul Tol "bright", then "muted" for more labels).
+PALETTE = ["#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#332288",
+           "#999933", "#882255", "#44AA99"]
+MAIN, BAD, GOOD, GREY = "#4477AA", "#EE6677", "#228833", "#9A9A9A"
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
 
@@ -80,8 +81,9 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float], *, axis_title
     fig = go.Figure()
     labels = [esc(n) for n in names]
     fig.add_bar(orientation="h", y=labels, x=list(values),
-                marker_color=list(colours_) if colours_ else PALETTE[0],
-                text=[esc(t) for t in text] if text else None, textposition="auto",
+                marker_color=list(colours_) if colours_ else MAIN,
+                text=[esc(t) for t in text] if text else None, textposition="outside",
+                cliponaxis=False,
                 error_x=({"type": "data", "symmetric": False, "array": list(errors[1]),
                           "arrayminus": list(errors[0]), "color": "#444"} if errors else None),
                 hoverinfo="x+y")

@@ -67,6 +67,14 @@ def points(x: float) -> str:
     return f"{100 * x:+.1f} points"
 
 
+def _baseline_name(results: dict) -> str:
+    """What the leakage baseline is, in words (SPEC §3: majority label, or 1/k for MCQ)."""
+    ds = results["dataset"]
+    if ds["task"] == "mcq":
+        return f"picking one of the {ds.get('n_choices') or 'k'} choices at random"
+    return "always giving the most common label"
+
+
 def _text_name(results: dict) -> tuple[str, str]:
     """What the cue text and its context are called for this task (for plain-language copy)."""
     if results["dataset"]["task"] == "mcq":
@@ -125,7 +133,7 @@ def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
     best = leak["best"]
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
-            f"against {pct(leak['majority'])} for always giving the most common answer")
+            f"against {pct(leak['majority'])} for {_baseline_name(results)}")
     if leak["flagged"]:
         return "flagged", (f"Significant cue leakage. {what} — {points(best['D'])}, above the "
                            f"{100 * threshold:.0f}-point alarm threshold. Models trained on this "
@@ -144,7 +152,8 @@ def leakage(results: dict) -> Section | None:
     threshold = results.get("config", {}).get("flag_threshold", 0.10)
     level, sentence = verdict(leak, threshold, results)
     sec = Section("leakage", "Cue leakage", context={
-        "level": level, "verdict": sentence, "leak": leak, "threshold": threshold})
+        "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
+        "baseline": "chance (1/k)" if results["dataset"]["task"] == "mcq" else "majority baseline"})
     table = leak["table"]
     if table:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
@@ -156,23 +165,24 @@ def leakage(results: dict) -> Section | None:
         sec.add_figure("heatmap", "Each cell is the held-out accuracy of guessing the label from "
                        "cue-word scores alone (rows: how a word's cue strength is scored; columns: "
                        "how the words of an instance are combined), with D = points above the "
-                       "majority baseline below it; red = leakage, blue = no better than guessing.",
+                       "baseline below it; red = leakage, blue = no better than guessing.",
                        F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
                                  row_title="cue metric", column_title="aggregator"))
-    names = ["majority baseline"] + [b["name"] for b in leak.get("baselines", [])]
+    mcq = results["dataset"]["task"] == "mcq"
+    names = ["chance (random choice)" if mcq else "majority baseline"]
+    names += [b["name"] for b in leak.get("baselines", [])]
     accs = [leak["majority"]] + [b["accuracy"] for b in leak.get("baselines", [])]
     ds = [0.0] + [b["D"] for b in leak.get("baselines", [])]
     names.append(f"best cue classifier ({leak['best']['metric']} + {leak['best']['aggregator']})")
     accs.append(leak["best"]["accuracy"])
     ds.append(leak["best"]["D"])
     sec.add_figure("baselines", "Accuracy of simple guessers that never read the "
-                   f"{_text_name(results)[1]}: the further a bar reaches past the dashed majority "
+                   f"{_text_name(results)[1]}: the further a bar reaches past the dashed baseline "
                    "line, the more the labels can be guessed from surface cues.",
                    F.horizontal_bars(names, [100 * a for a in accs], axis_title="accuracy",
                                      text=[f"{pct(a)} (D {100 * d:+.1f})" for a, d in zip(accs, ds)],
-                                     colours_=["#888888"] + [F.PALETTE[0]] * (len(names) - 2)
-                                     + [F.PALETTE[1]],
-                                     reference=(100 * leak["majority"], "majority"),
+                                     colours_=[F.GREY] + [F.MAIN] * (len(names) - 2) + [F.BAD],
+                                     reference=(100 * leak["majority"], "chance" if mcq else "majority"),
                                      x_range=(0, 100)))
     return sec
 
@@ -270,7 +280,7 @@ def easy_hard(results: dict) -> Section | None:
                                      axis_title="items", percent=False,
                                      text=[f"{eh['easy']:,} ({pct(eh['easy'] / total)})",
                                            f"{eh['hard']:,} ({pct(eh['hard'] / total)})"],
-                                     colours_=[F.PALETTE[1], F.PALETTE[3]]))
+                                     colours_=[F.BAD, F.GOOD]))
     return sec
 
 
@@ -337,7 +347,7 @@ def _probe_accuracy_test(sec: Section, pr: dict) -> None:
                        [f"{c['cue']} ({c['kind'] + ', ' if c.get('kind') else ''}n={c['n_with']:,})"
                         for c in top],
                        [100 * c["delta"] for c in top], axis_title="ΔAcc (points)", percent=False,
-                       colours_=[F.PALETTE[1] if c["delta"] > 0 else F.PALETTE[0] for c in top],
+                       colours_=[F.BAD if c["delta"] > 0 else F.MAIN for c in top],
                        errors=(lo, hi), reference=(0, "no effect")))
 
 
@@ -372,7 +382,7 @@ def _probe_easy_hard(sec: Section, pr: dict) -> None:
                    "on the cues.",
                    F.horizontal_bars([n for n, _ in keep], [100 * v for _, v in keep],
                                      axis_title="accuracy", text=[pct(v) for _, v in keep],
-                                     colours_=[F.PALETTE[10], F.PALETTE[1], F.PALETTE[3]][-len(keep):],
+                                     colours_=[F.GREY, F.BAD, F.GOOD][-len(keep):],
                                      x_range=(0, 100)))
 
 
