@@ -73,6 +73,7 @@ def test_voice_swaps_subject_and_object(nlp, text, expected):
     ("I am happy with my new car.", "We are happy with our new car."),
     ("We were late for the meeting.", "I was late for the meeting."),
     ("The dog bit the man.", None),
+    ("They all had a good time.", None),  # no singular of "they all"
 ])
 def test_pronoun_switch_with_agreement(nlp, text, expected):
     assert run(nlp, "pr", text) == expected
@@ -93,6 +94,7 @@ def test_pronoun_to_name(nlp):
     out = run(nlp, "pi", "Sue was angry at her brother.")  # possessive -> Name's
     assert re.fullmatch(r"Sue was angry at [A-Z][a-z]+'s brother\.", out)
     assert run(nlp, "pi", "The dog bit the man.") is None
+    assert run(nlp, "pi", "I wrapped myself in a blanket.") is None  # reflexive keeps the person
 
 
 def test_name_replacement(nlp):
@@ -104,6 +106,7 @@ def test_name_replacement(nlp):
     assert re.fullmatch(r"[A-Z][a-z]+ [A-Z][a-z]+ sold his house\.", out)
     assert not out.startswith("John Smith")
     assert run(nlp, "ner", "The dog bit the man.") is None
+    assert run(nlp, "ner", "The Waltons were very relaxed.") is None  # a family, not a person
 
 
 def test_name_pools_come_from_the_package():
@@ -142,6 +145,9 @@ def test_synonym_replaces_an_adjective(nlp):
     new = out.split()[1]
     assert out == f"The {new} door opened." and new in Thesaurus.load().synonyms("heavy")
     assert run(nlp, "syn", "The dog bit the man.") is None
+    out = run(nlp, "syn", "He had a terrible day.")  # the article follows the new word
+    article, new = out.split()[2:4]
+    assert article == ("an" if new[0] in "aeiou" else "a")
 
 
 def test_crossover_draws_another_questions_correct_choice(nlp):

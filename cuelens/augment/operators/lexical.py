@@ -24,4 +24,9 @@ def synonym(doc, ctx: OpContext) -> str | None:
         return None
     token, syns = candidates[int(ctx.rng.integers(len(candidates)))]
     new = syns[int(ctx.rng.integers(len(syns)))]
-    return render(doc, {token.i: (token.i + 1, keep_case(new, token.text))})
+    edits = {token.i: (token.i + 1, keep_case(new, token.text))}
+    article = doc[token.i - 1] if token.i else None
+    if article is not None and article.lower_ in {"a", "an"}:  # a/an agrees with the new word
+        edits[article.i] = (article.i + 1, keep_case("an" if new[0] in "aeiou" else "a",
+                                                     article.text))
+    return render(doc, edits)

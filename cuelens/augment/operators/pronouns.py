@@ -10,6 +10,7 @@ SWITCH = {"masc": ("fem",), "fem": ("masc",), "1sg": ("1pl",), "1pl": ("1sg",),
           "3pl": ("masc", "fem")}
 GROUP_GENDER = {"masc": MALE, "fem": FEMALE}
 SUBJECT = {"nsubj", "nsubjpass"}
+QUANTIFIERS = {"all", "both", "each"}
 
 
 def _pronouns(doc):
@@ -33,6 +34,9 @@ def switch_pronoun(doc, ctx: OpContext) -> str | None:
     if not found:
         return None
     group = found[0][1][0]
+    if group == "3pl" and any(t.i + 1 < len(doc) and doc[t.i + 1].lower_ in QUANTIFIERS
+                              for t, (g, _) in found if g == group):
+        return None  # "they all" has no singular counterpart
     target = PRONOUNS[_pick(ctx, SWITCH[group])]
     edits = {}
     for token, (g, role) in found:
@@ -48,10 +52,13 @@ def switch_pronoun(doc, ctx: OpContext) -> str | None:
 @register("pi")
 def pronoun_to_name(doc, ctx: OpContext) -> str | None:
     """PI: a personal pronoun replaced by a random person name (his → "Mary's")."""
-    found = [(t, f) for t, f in _pronouns(doc) if f[1] != "refl"]
+    pronouns = _pronouns(doc)
+    found = [(t, f) for t, f in pronouns if f[1] != "refl"]
     if not found:
         return None
     token, (group, role) = found[0]
+    if any(f == (group, "refl") for _, f in pronouns):
+        return None  # "I wrapped myself" cannot become "Mary wrapped myself"
     name = _new_name(ctx, GROUP_GENDER.get(group), {t.lower_ for t in doc})
     if name is None:
         return None
@@ -63,7 +70,8 @@ def pronoun_to_name(doc, ctx: OpContext) -> str | None:
 
 def _person_spans(doc):
     """Person names: spaCy PERSON entities, else single proper nouns found in the name pool."""
-    spans = [(e.start, e.end) for e in doc.ents if e.label_ == "PERSON"]
+    spans = [(e.start, e.end) for e in doc.ents if e.label_ == "PERSON"
+             and e[-1].tag_ != "NNPS" and not (e.start and doc[e.start - 1].lower_ == "the")]
     known = name_pool().gender
     return spans or [(t.i, t.i + 1) for t in doc if t.pos_ == "PROPN" and t.lower_ in known]
 
