@@ -90,7 +90,7 @@ def natural(
 
     ensure_not_input(out, [scores, corpus])
     names = parse_models(models)
-    texts = read_lines(corpus) if corpus else None
+    texts = read_lines(corpus, keep_blank=True) if corpus else None
     if scores is not None:
         names, logprobs, file_texts = load_scores(scores, names)
         texts = file_texts or texts

@@ -91,13 +91,14 @@ def load_jsonl(path: Path, models: list[str] | None
     return names, np.asarray(rows, dtype=np.float64), texts
 
 
-def read_lines(path: Path) -> list[str]:
-    """Non-empty lines of a UTF-8 text file (sentences or words), stripped."""
+def read_lines(path: Path, keep_blank: bool = False) -> list[str]:
+    """Lines of a UTF-8 text file (sentences or words), stripped; blank lines are dropped
+    unless ``keep_blank`` (a corpus whose line numbers are array indices)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read text file: {exc}", path=str(path)) from None
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [line.strip() for line in text.splitlines() if keep_blank or line.strip()]
 
 
 def load_scores(path: Path, models: list[str] | None
