@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import uuid
 from pathlib import Path
@@ -31,6 +32,18 @@ from cuelens.io import atomic_write_bytes
 
 MAX_SHARDS = 8
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
+
+
+def default_cache_dir() -> Path:
+    """``$CUELENS_CACHE_DIR``, else ``$XDG_CACHE_HOME/cuelens/parse`` (``~/.cache/cuelens/parse``).
+
+    A per-user cache rather than the output directory: scans of the same data into different
+    output directories share parses, and output directories hold only results.
+    """
+    if os.environ.get("CUELENS_CACHE_DIR"):
+        return Path(os.environ["CUELENS_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "cuelens" / "parse"
 
 
 def text_keys(texts: list[str]) -> np.ndarray:

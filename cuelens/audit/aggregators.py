@@ -1,0 +1,176 @@
+"""Aggregators of SPEC §3: predict a label from the cue scores of an instance's words.
+
+An instance is seen through a :class:`CueView`: the ids of its words that occur in the fitting
+portion (words never seen there carry no information and are left out, SPEC §2), in order of
+first occurrence, and their ``L`` scores each. An instance with no seen word is given the *prior
+word* instead — the pseudo-word that occurs in every fitting instance (``#(w,l) = #(l)``), whose
+CP is the label prior ``p(l)`` — so MCQ choices fall back to the training ``P(right)``; NLI
+predictions of such instances are replaced by the majority label (:mod:`cuelens.audit.evaluate`).
+
+``average`` and ``max`` need no training; ``sgd`` and ``lr`` are scikit-learn classifiers on the
+paper's positional representation: per label, the instance's word scores in order, padded with 0
+or truncated to ``d`` positions, concatenated over labels (``n × L·d``, float32), standardised.
+SGD uses the logistic loss: with one-vs-rest hinge loss, uninformative features give every label
+the same optimal intercept (−1), so the arg-max would be decided by optimisation noise.
+Their ``warm_start`` makes refits on nearly identical fitting portions (easy/hard, SPEC §4)
+start from the previous optimum; the convex optimum does not depend on the start.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from cuelens.audit.counts import TokenSequences
+
+
+@dataclass
+class TokenView:
+    """Seen-word ids of a set of instances (ragged, CSR layout, never empty per instance)."""
+
+    indptr: np.ndarray  # int64, n + 1
+    tokens: np.ndarray  # int32 ids; ``prior_id`` stands for the prior word
+    fallback: np.ndarray  # bool, n: the instance had no seen word
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+    def scores(self, table: np.ndarray) -> "CueView":
+        """Attach the rows of a ``(V + 1) × L`` score table (last row: the prior word)."""
+        return CueView(self.indptr, table[self.tokens])
+
+
+@dataclass
+class CueView:
+    indptr: np.ndarray
+    values: np.ndarray  # nnz × L word scores
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+
+def view_tokens(seqs: TokenSequences, rows: np.ndarray, seen: np.ndarray) -> TokenView:
+    """The seen-word ids of instances ``rows`` in first-occurrence order (vectorised gather)."""
+    prior_id = len(seen)
+    starts = seqs.indptr[rows]
+    lengths = seqs.indptr[rows + 1] - starts
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.arange(offsets[-1], dtype=np.int64) + np.repeat(starts - offsets[:-1], lengths)
+    tokens = seqs.indices[flat]
+    keep = seen[tokens]
+    row_of = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)[keep]
+    tokens = tokens[keep]
+    counts = np.bincount(row_of, minlength=len(rows))
+    fallback = counts == 0
+    sizes = np.maximum(counts, 1)
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    out = np.full(indptr[-1], prior_id, dtype=np.int32)
+    kept_starts = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(counts, out=kept_starts[1:])
+    position = np.arange(len(tokens), dtype=np.int64) - kept_starts[row_of]
+    out[indptr[row_of] + position] = tokens
+    return TokenView(indptr=indptr, tokens=out, fallback=fallback)
+
+
+def average_scores(view: CueView) -> np.ndarray:
+    """``mean_{w in h} f(w, l)`` per instance (``n × L``)."""
+    sums = np.add.reduceat(view.values, view.indptr[:-1], axis=0)
+    return sums / np.diff(view.indptr)[:, None]
+
+
+def max_scores(view: CueView) -> np.ndarray:
+    """``max_{w in h} f(w, l)`` per instance (``n × L``), over stored words only."""
+    return np.maximum.reduceat(view.values, view.indptr[:-1], axis=0)
+
+
+def positional_features(view: CueView, d: int) -> np.ndarray:
+    """SPEC §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``)."""
+    n, n_labels = len(view), view.values.shape[1]
+    row = np.repeat(np.arange(n), np.diff(view.indptr))
+    position = np.arange(len(row)) - view.indptr[row]
+    keep = position < d
+    out = np.zeros((n, n_labels, d), dtype=np.float32)
+    out[row[keep], :, position[keep]] = view.values[keep]
+    return out.reshape(n, n_labels * d)
+
+
+def representation_length(lengths: np.ndarray) -> int:
+    """Default ``d``: the 95th percentile of instance length (distinct words), at least 1."""
+    return max(1, int(np.ceil(np.percentile(lengths, 95)))) if len(lengths) else 1
+
+
+def _full_columns(classes: np.ndarray, scores: np.ndarray, n_labels: int) -> np.ndarray:
+    """Spread a classifier's per-class scores over all ``n_labels`` columns (absent: −inf)."""
+    out = np.full((scores.shape[0], n_labels), -np.inf)
+    out[:, classes] = scores
+    return out
+
+
+class Average:
+    """``argmax_l`` of the mean word score (no training)."""
+
+    trained = False
+
+    def decision(self, view: CueView) -> np.ndarray:
+        return average_scores(view)
+
+
+class Maximum:
+    """``argmax_l`` of the largest word score (no training)."""
+
+    trained = False
+
+    def decision(self, view: CueView) -> np.ndarray:
+        return max_scores(view)
+
+
+class Linear:
+    """A linear classifier on :func:`positional_features`; refits warm-start."""
+
+    trained = True
+
+    def __init__(self, estimator, d: int, n_labels: int) -> None:
+        self.model = make_pipeline(StandardScaler(), estimator)
+        self.d, self.n_labels = d, n_labels
+
+    def fit(self, view: CueView, y: np.ndarray) -> "Linear":
+        with warnings.catch_warnings():  # an iteration cap is a budget, not a user problem
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.model.fit(positional_features(view, self.d), y)
+        return self
+
+    def decision(self, view: CueView) -> np.ndarray:
+        features = positional_features(view, self.d)
+        classes = self.model.classes_
+        if hasattr(self.model, "predict_proba"):
+            return _full_columns(classes, self.model.predict_proba(features), self.n_labels)
+        margin = self.model.decision_function(features)
+        if margin.ndim == 1:
+            margin = np.stack([-margin, margin], axis=1)
+        return _full_columns(classes, margin, self.n_labels)
+
+
+def make_sgd(d: int, n_labels: int, seed: int) -> Linear:
+    return Linear(SGDClassifier(loss="log_loss", max_iter=20, random_state=seed,
+                                warm_start=True), d, n_labels)
+
+
+def make_lr(d: int, n_labels: int, seed: int) -> Linear:
+    return Linear(LogisticRegression(max_iter=100, warm_start=True, random_state=seed),
+                  d, n_labels)
+
+
+AGGREGATORS = {
+    "average": lambda d, n_labels, seed: Average(),
+    "max": lambda d, n_labels, seed: Maximum(),
+    "sgd": make_sgd,
+    "lr": make_lr,
+}

@@ -1,0 +1,39 @@
+"""Turning aggregator scores into per-item correctness (SPEC §3).
+
+NLI: the predicted label is the arg-max of the instance's scores, ties broken toward the more
+frequent training label (the majority first); an instance with no seen word gets the majority
+label. MCQ: a question's ``k`` choices are consecutive instances; the arg-max of the ``right``
+score is the prediction, and a question whose top score is shared by ``t`` choices counts
+``1/t`` if the right choice is among them — the expected accuracy of a random tie-break.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuelens.data.dataset import RIGHT
+
+
+def nli_predictions(decision: np.ndarray, label_order: np.ndarray,
+                    fallback: np.ndarray | None = None) -> np.ndarray:
+    """Arg-max labels with ties toward ``label_order`` (most frequent training label first)."""
+    predicted = label_order[np.argmax(decision[:, label_order], axis=1)]
+    if fallback is not None:
+        predicted = np.where(fallback, label_order[0], predicted)
+    return predicted
+
+
+def mcq_correct(right_scores: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
+    """Per-question correctness from each choice's P(right) (``labels``: RIGHT per choice)."""
+    scores = right_scores.reshape(-1, k)
+    tied = scores == scores.max(axis=1, keepdims=True)
+    right = labels.reshape(-1, k) == RIGHT
+    return (tied & right).sum(axis=1) / tied.sum(axis=1)
+
+
+def item_correct(decision: np.ndarray, labels: np.ndarray, task: str, k: int,
+                 label_order: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
+    """Per-item correctness (float) of an ``n × L`` decision matrix."""
+    if task == "mcq":
+        return mcq_correct(decision[:, RIGHT], labels, k)
+    return (nli_predictions(decision, label_order, fallback) == labels).astype(np.float64)

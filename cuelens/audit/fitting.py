@@ -1,0 +1,254 @@
+"""Fitting cue scores on one portion of the data and predicting another (SPEC §2–4).
+
+A :class:`Pool` holds every instance of a scan (fitting split first, then evaluation split),
+tokenised once, with a seeded question-level *inner fold* per item for cross-fitting. Counts are
+additive over instances, so the counts of any fitting portion are sums of cached blocks
+(``#(w,l)`` per inner fold), and the cross-fitted counts of inner fold ``k`` are
+``total − fold k`` (SPEC §3) — no refit from text.
+
+:func:`over_folds` runs the outer loop shared by the leakage table (cross-validation when a
+dataset has no train split) and the easy/hard split: for each outer fold, fit on a base portion
+plus the other folds, predict the fold, and collect per-item correctness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, representation_length,
+                                       view_tokens)
+from cuelens.audit.counts import TokenSequences, encode
+from cuelens.audit.evaluate import item_correct
+from cuelens.audit.metrics import METRICS, CountTable
+from cuelens.errors import UserError
+
+
+def item_folds(n_items: int, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """A fold id per item: a seeded shuffle dealt round-robin into ``n_folds`` folds."""
+    folds = np.empty(n_items, dtype=np.int64)
+    folds[rng.permutation(n_items)] = np.arange(n_items) % n_folds
+    return folds
+
+
+@dataclass
+class Pool:
+    """All instances of a scan, tokenised once. Item ``g`` owns rows ``g·k … g·k + k − 1``."""
+
+    seqs: TokenSequences
+    labels: np.ndarray  # label index per instance
+    n_labels: int
+    k: int  # instances per item: 1 (NLI) or the number of choices (MCQ)
+    task: str
+    inner_fold: np.ndarray  # per instance
+    inner_folds: int
+    X: sp.csr_matrix = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.X = self.seqs.matrix()
+        self.XT = self.X.T.tocsr()
+
+    @classmethod
+    def build(cls, texts: list[str], labels: np.ndarray, n_labels: int, k: int, task: str,
+              ngrams: int, inner_folds: int, seed: int) -> "Pool":
+        n_items = len(texts) // k
+        folds = item_folds(n_items, inner_folds, np.random.default_rng(seed))
+        return cls(seqs=encode(texts, ngrams), labels=np.asarray(labels, dtype=np.int64),
+                   n_labels=n_labels, k=k, task=task, inner_fold=np.repeat(folds, k),
+                   inner_folds=inner_folds)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.labels) // self.k
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.seqs.vocab)
+
+    def rows(self, items: np.ndarray) -> np.ndarray:
+        """Instance rows of ``items`` (in item order)."""
+        items = np.asarray(items, dtype=np.int64)
+        return (items[:, None] * self.k + np.arange(self.k)).ravel()
+
+    def block_counts(self, rows: np.ndarray) -> np.ndarray:
+        """``#(w,l)`` of ``rows`` per inner fold: ``V × K × L``."""
+        columns = self.inner_fold[rows] * self.n_labels + self.labels[rows]
+        indicator = sp.csr_matrix(
+            (np.ones(len(rows), dtype=np.float32), (rows, columns)),
+            shape=(len(self.labels), self.inner_folds * self.n_labels))
+        joint = (self.XT @ indicator).toarray().astype(np.float64)
+        return joint.reshape(self.vocab_size, self.inner_folds, self.n_labels)
+
+
+def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float,
+                z_prior: str) -> np.ndarray:
+    """``(V + 1) × L`` scores of ``metric``; the last row is the prior word (SPEC §2)."""
+    table = CountTable(np.vstack([joint, labels[None, :]]), labels, alpha=alpha, z_prior=z_prior)
+    scores = METRICS[metric](table)
+    return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+@dataclass
+class ScoringOptions:
+    alpha: float = 1.0
+    z_prior: str = "empirical"
+    in_sample_features: bool = False
+    seed: int = 0
+
+
+class Fit:
+    """Cue scores fitted on one portion (``rows`` with ``inner`` counts, ``V × K × L``)."""
+
+    def __init__(self, pool: Pool, rows: np.ndarray, inner: np.ndarray,
+                 options: ScoringOptions) -> None:
+        self.pool, self.rows, self.options = pool, rows, options
+        self.total = inner.sum(axis=1)
+        labels = pool.labels[rows]
+        folds = pool.inner_fold[rows]
+        L = pool.n_labels
+        self.label_counts = np.bincount(labels, minlength=L).astype(np.float64)
+        self.label_order = np.argsort(-self.label_counts, kind="stable")
+        self.d = representation_length(pool.seqs.lengths[rows])
+        self.seen = self.total.sum(axis=1) > 0
+        if options.in_sample_features:
+            self._parts = [(None, None, view_tokens(pool.seqs, rows, self.seen), labels)]
+        else:
+            fold_labels = np.zeros((pool.inner_folds, L))
+            np.add.at(fold_labels, (folds, labels), 1.0)
+            self._parts = []
+            for k in range(pool.inner_folds):
+                part = rows[folds == k]
+                if len(part) == 0:
+                    continue
+                joint = self.total - inner[:, k, :]
+                seen = joint.sum(axis=1) > 0
+                self._parts.append((joint, self.label_counts - fold_labels[k],
+                                    view_tokens(pool.seqs, part, seen), pool.labels[part]))
+        self.train_labels = np.concatenate([part[3] for part in self._parts])
+
+    def scores(self, metric: str) -> np.ndarray:
+        o = self.options
+        return score_table(metric, self.total, self.label_counts, o.alpha, o.z_prior)
+
+    def training_view(self, metric: str, full_scores: np.ndarray) -> CueView:
+        """Training features: cross-fitted (each inner fold scored by the others) or in-sample."""
+        o = self.options
+        indptrs, values = [np.zeros(1, dtype=np.int64)], []
+        for joint, label_counts, tokens, _ in self._parts:
+            table = full_scores if joint is None else score_table(
+                metric, joint, label_counts, o.alpha, o.z_prior)
+            indptrs.append(tokens.indptr[1:] + indptrs[-1][-1])
+            values.append(table[tokens.tokens])
+        return CueView(np.concatenate(indptrs), np.concatenate(values))
+
+    def eval_tokens(self, rows: np.ndarray) -> TokenView:
+        return view_tokens(self.pool.seqs, rows, self.seen)
+
+
+class ModelBank:
+    """One aggregator instance per (metric, aggregator), reused across refits (warm start)."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed, self._models = seed, {}
+
+    def get(self, metric: str, aggregator: str, d: int, n_labels: int):
+        key = (metric, aggregator, d)
+        if key not in self._models:
+            self._models[key] = AGGREGATORS[aggregator](d, n_labels, self.seed)
+        return self._models[key]
+
+
+def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
+                 bank: ModelBank) -> dict[tuple[str, str], np.ndarray]:
+    """Per-item correctness of each (metric, aggregator) on ``eval_rows``."""
+    pool = fit.pool
+    tokens = fit.eval_tokens(eval_rows)
+    labels = pool.labels[eval_rows]
+    out = {}
+    for metric in dict.fromkeys(m for m, _ in models):
+        full = fit.scores(metric)
+        view = tokens.scores(full)
+        aggregators = [a for m, a in models if m == metric]
+        train_view = None
+        for name in aggregators:
+            model = bank.get(metric, name, fit.d, pool.n_labels)
+            if model.trained:
+                if train_view is None:
+                    train_view = fit.training_view(metric, full)
+                model.fit(train_view, fit.train_labels)
+            decision = model.decision(view)
+            out[(metric, name)] = item_correct(decision, labels, pool.task, pool.k,
+                                               fit.label_order, tokens.fallback)
+    return out
+
+
+FoldFn = Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
+
+
+def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None,
+               folds: np.ndarray | None, fold_fn: FoldFn) -> dict:
+    """Per-item correctness over ``eval_items`` of every predictor ``fold_fn`` returns.
+
+    ``folds`` None: one fit on ``base_items``, predicting every eval item. Otherwise, for each
+    outer fold ``j``: fit on ``base_items`` plus the eval items outside ``j``, predict ``j``.
+    ``fold_fn(fit_rows, eval_rows, inner_counts)`` returns name → per-item correctness.
+    """
+    base_rows = pool.rows(base_items) if base_items is not None else np.zeros(0, np.int64)
+    base = pool.block_counts(base_rows) if len(base_rows) else 0.0
+    if folds is None:
+        return fold_fn(base_rows, pool.rows(eval_items), base)
+    n_folds = int(folds.max()) + 1
+    blocks = [pool.block_counts(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
+    everything = sum(blocks) + base
+    out: dict = {}
+    for j in range(n_folds):
+        held = np.flatnonzero(folds == j)
+        if len(held) == 0:
+            continue
+        fit_items = eval_items[folds != j]
+        fit_rows = np.concatenate([base_rows, pool.rows(fit_items)])
+        result = fold_fn(fit_rows, pool.rows(eval_items[held]), everything - blocks[j])
+        for name, correct in result.items():
+            out.setdefault(name, np.zeros(len(eval_items)))[held] = correct
+    return out
+
+
+@dataclass
+class ScanData:
+    """A dataset laid out for scanning: one :class:`Pool`, train items then evaluation items."""
+
+    pool: Pool
+    texts: list[str]
+    train_items: np.ndarray | None  # None: cross-validate over the evaluation items
+    eval_items: np.ndarray
+    label_names: list[str]
+
+    @property
+    def gold(self) -> np.ndarray:
+        """MCQ: the right choice's position per item."""
+        return self.pool.labels.reshape(-1, self.pool.k).argmin(axis=1)
+
+
+def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
+              seed: int) -> ScanData:
+    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1)."""
+    splits = [s for s in (dataset.train, dataset.test) if s is not None]
+    instances = [s.instances(dataset.label_names) for s in splits]
+    k = dataset.n_choices or 1
+    if any((s.n_choices or 1) != k for s in splits):
+        raise UserError("train and test have different numbers of choices "
+                        f"({splits[0].n_choices} and {splits[-1].n_choices})")
+    texts = [t for inst in instances for t in inst.texts]
+    if include_premise:
+        premises = [p for inst in instances for p in inst.premises]
+        texts = [f"{p} {t}" for p, t in zip(premises, texts)]
+    labels = np.concatenate([inst.labels for inst in instances])
+    n_labels = len(dataset.label_names)
+    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, inner_folds, seed)
+    n_train = len(dataset.train) if dataset.train is not None else 0
+    return ScanData(pool=pool, texts=texts,
+                    train_items=np.arange(n_train) if dataset.train is not None else None,
+                    eval_items=np.arange(n_train, pool.n_items), label_names=dataset.label_names)

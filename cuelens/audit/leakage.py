@@ -1,0 +1,121 @@
+"""The leakage table of SPEC §3: every metric × aggregator, ``D = Acc − Majority``, baselines.
+
+With a train split, cues are fitted on train and scored on test. Without one, accuracies come
+from seeded K-fold cross-validation over the file (MCQ folds at question level), so a cue is
+never scored on data that includes the item being predicted.
+
+Baselines in the same units: a partial-input bag-of-words logistic regression on the
+hypothesis / choice text only (unigrams + bigrams, binary features, scikit-learn defaults) and,
+for MCQ, the answer-position baseline (always pick the most frequent training answer position,
+ties toward the lower position).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from cuelens.audit.aggregators import AGGREGATORS
+from cuelens.audit.counts import encode
+from cuelens.audit.evaluate import item_correct
+from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, item_folds, \
+    over_folds, predict_cues
+from cuelens.audit.metrics import METRICS
+
+MAJORITY = "majority"
+ANSWER_POSITION = "answer position"
+
+
+def bow_name(task: str) -> str:
+    return "choice-only BoW LR" if task == "mcq" else "hypothesis-only BoW LR"
+
+
+class Baselines:
+    """Reference predictors fitted on the same portions as the cue aggregators."""
+
+    def __init__(self, data: ScanData) -> None:
+        self.data = data
+
+    @cached_property
+    def bow(self):
+        return encode(self.data.texts, ngrams=2).matrix()
+
+    def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
+        pool = self.data.pool
+        if pool.task == "mcq":
+            return np.full(len(eval_rows) // pool.k, 1.0 / pool.k)
+        counts = np.bincount(pool.labels[fit_rows], minlength=pool.n_labels)
+        return (pool.labels[eval_rows] == np.argmax(counts)).astype(np.float64)
+
+    def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
+        pool = self.data.pool
+        model = LogisticRegression(max_iter=1000).fit(self.bow[fit_rows], pool.labels[fit_rows])
+        decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
+        decision[:, model.classes_] = model.predict_proba(self.bow[eval_rows])
+        order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
+                           kind="stable")
+        return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)
+
+    def answer_position(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
+        k, gold = self.data.pool.k, self.data.gold
+        position = np.argmax(np.bincount(gold[fit_rows[::k] // k], minlength=k))
+        return (gold[eval_rows[::k] // k] == position).astype(np.float64)
+
+    def predictors(self) -> dict:
+        out = {MAJORITY: self.majority, bow_name(self.data.pool.task): self.bag_of_words}
+        if self.data.pool.task == "mcq":
+            out[ANSWER_POSITION] = self.answer_position
+        return out
+
+
+def all_models() -> list[tuple[str, str]]:
+    return [(metric, aggregator) for metric in METRICS for aggregator in AGGREGATORS]
+
+
+def evaluation_folds(data: ScanData, n_folds: int, seed: int) -> np.ndarray | None:
+    """Outer folds over the evaluation items when there is no train split, else None."""
+    if data.train_items is not None:
+        return None
+    return item_folds(len(data.eval_items), n_folds, np.random.default_rng(seed))
+
+
+def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
+                models: list[tuple[str, str]], with_baselines: bool, progress=None) -> dict:
+    """Per-item correctness of every cue model (and baseline) on the evaluation items."""
+    bank = ModelBank(options.seed)
+    baselines = Baselines(data).predictors() if with_baselines else {}
+    folds = evaluation_folds(data, n_folds, options.seed)
+    n_steps = 1 if folds is None else n_folds
+    done = [0]
+
+    def fold_fn(fit_rows, eval_rows, inner):
+        fit = Fit(data.pool, fit_rows, inner, options)
+        out = {model: correct for model, correct in predict_cues(fit, eval_rows, models, bank).items()}
+        out.update({name: fn(fit_rows, eval_rows) for name, fn in baselines.items()})
+        done[0] += 1
+        if progress is not None:
+            progress("leakage", done[0] / n_steps)
+        return out
+
+    return over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)
+
+
+def _entry(accuracy: float, majority: float) -> dict:
+    return {"accuracy": round(float(accuracy), 6), "D": round(float(accuracy - majority), 6)}
+
+
+def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds: int,
+                  flag_threshold: float, progress=None) -> dict:
+    """The ``leakage`` section of results.json (docs/results-schema.md)."""
+    results = correctness(data, options, n_folds, all_models(), True, progress)
+    accuracy = {name: float(np.mean(correct)) for name, correct in results.items()}
+    majority = accuracy.pop(MAJORITY)
+    table = [{"metric": m, "aggregator": a, **_entry(accuracy[(m, a)], majority)}
+             for m, a in all_models()]
+    best = max((row for row in table if row["metric"] == metric), key=lambda row: row["D"])
+    baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
+                 if isinstance(name, str)]
+    return {"majority": round(majority, 6), "table": table, "best": dict(best),
+            "flagged": bool(best["D"] > flag_threshold), "baselines": baselines}

@@ -1,0 +1,126 @@
+"""``run_word_audit``: the statistical core of ``audit scan`` (SPEC §2–4).
+
+Tokenise once, list cues fitted on the train split (or on all items when the file is
+cross-validated), build the metric × aggregator leakage table with its baselines, and split the
+evaluation items into easy and hard with the headline (metric, aggregator). The returned
+sections follow docs/results-schema.md: fractions, floats rounded to 6 decimals, deterministic
+for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; nothing prints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from cuelens.audit.easy_hard import easy_hard_split
+from cuelens.audit.fitting import ScanData, ScoringOptions, scan_data
+from cuelens.audit.leakage import leakage_table
+from cuelens.audit.metrics import METRICS, Z_PRIORS, CountTable, bonferroni_z
+from cuelens.errors import UserError
+
+SIGNIFICANCE = 0.05
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class ScanConfig:
+    metric: str = "cp"
+    min_count: int = 5
+    ngrams: int = 1
+    alpha: float = 1.0
+    folds: int = 5
+    iterations: int = 5
+    seed: int = 0
+    in_sample_features: bool = False
+    z_prior: str = "empirical"
+    flag_threshold: float = 0.10
+    include_premise: bool = False
+
+    def validate(self) -> None:
+        if self.metric not in METRICS:
+            raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
+        if self.z_prior not in Z_PRIORS:
+            raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
+        if self.folds < 2 or self.iterations < 1 or self.ngrams < 1 or self.min_count < 1:
+            raise UserError("need folds >= 2, iterations >= 1, ngrams >= 1 and min_count >= 1")
+        if self.alpha < 0:
+            raise UserError("alpha must be >= 0")
+
+    @property
+    def scoring(self) -> ScoringOptions:
+        return ScoringOptions(alpha=self.alpha, z_prior=self.z_prior,
+                              in_sample_features=self.in_sample_features, seed=self.seed)
+
+
+@dataclass
+class WordAudit:
+    cues: list[dict]
+    cue_stats: dict
+    leakage: dict
+    easy_hard: dict
+    item_easy: np.ndarray  # bool per dataset.test item
+    item_score: np.ndarray  # C[q]/k per dataset.test item
+
+
+def _number(value: float) -> float | None:
+    return round(float(value), 6) if math.isfinite(value) else None
+
+
+def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
+    """Every (token, label) with ``#(w) ≥ min_count``, sorted by label then metric (desc)."""
+    pool = data.pool
+    fitted = data.train_items if data.train_items is not None else data.eval_items
+    rows = pool.rows(fitted)
+    joint = pool.block_counts(rows).sum(axis=1)
+    labels = np.bincount(pool.labels[rows], minlength=pool.n_labels)
+    keep = np.flatnonzero(joint.sum(axis=1) >= config.min_count)
+    table = CountTable(joint[keep], labels, alpha=config.alpha, z_prior=config.z_prior)
+    scores = {name: fn(table) for name, fn in METRICS.items()}
+    n_tests = len(keep) * pool.n_labels
+    threshold = bonferroni_z(n_tests, SIGNIFICANCE)
+    vocab = pool.seqs.vocab
+    tokens = [vocab[i] for i in keep]
+    word = table.word[:, 0]
+    cues = []
+    for l, label in enumerate(data.label_names):
+        ranking = scores[config.metric][:, l]
+        order = sorted(range(len(keep)), key=lambda i: (-ranking[i], tokens[i]))
+        for i in order:
+            metrics = {name: _number(values[i, l]) for name, values in scores.items()}
+            metrics["freq"] = int(joint[keep[i], l])
+            cues.append({"token": tokens[i], "label": label, "count": int(word[i]),
+                         "label_count": int(joint[keep[i], l]), "metrics": metrics,
+                         "significant": bool(scores["z"][i, l] > threshold)})
+    stats = {"bonferroni_z": round(threshold, 6), "n_tests": n_tests, "alpha": SIGNIFICANCE,
+             "min_count": config.min_count,
+             "fitted_on": "train" if data.train_items is not None else "all"}
+    return cues, stats
+
+
+def run_word_audit(dataset, config: ScanConfig | None = None,
+                   progress: Progress | None = None) -> WordAudit:
+    """Cues, leakage table and easy/hard split of ``dataset`` (SPEC §2–4)."""
+    config = config or ScanConfig()
+    config.validate()
+    report = progress or (lambda stage, fraction: None)
+    report("tokenise", 0.0)
+    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
+    report("tokenise", 1.0)
+    cues, cue_stats = cue_list(data, config)
+    report("cues", 1.0)
+    leakage = leakage_table(data, config.scoring, config.metric, config.folds,
+                            config.flag_threshold, report)
+    best = leakage["best"]
+    split = easy_hard_split(data, config.scoring, best["metric"], best["aggregator"],
+                            config.folds, config.iterations, report)
+    n_easy = int(split.easy.sum())
+    easy_hard = {"easy": n_easy, "hard": len(split.easy) - n_easy,
+                 "hard_fraction": round(1 - n_easy / len(split.easy), 6),
+                 "folds": config.folds, "iterations": config.iterations, "seed": config.seed,
+                 "metric": best["metric"], "aggregator": best["aggregator"],
+                 "split": "test" if data.train_items is not None else "all"}
+    return WordAudit(cues=cues, cue_stats=cue_stats, leakage=leakage, easy_hard=easy_hard,
+                     item_easy=split.easy, item_score=np.round(split.score, 6))
