@@ -106,6 +106,9 @@ def test_probe_results_sections(nli_run):
     assert "nobody" in {c["cue"] for c in probe["accuracy_test"]["cues"]}
     assert len(probe["data_map"]["points"]) == len(train)
     assert results["cues"] and "easy_hard" in results  # the scan sections come along
+    from cuelens.reports.schema import validate_results
+
+    validate_results(results)
 
 
 def test_probe_reuses_a_scan_directory(nli_run):
@@ -142,6 +145,9 @@ def test_mcq_train_and_probe(tmp_path):
     gold = {r["id"]: r["label"] for r in test}
     assert probe["accuracy"] == round(np.mean([gold[r["id"]] == r["prediction"] for r in rows]), 6)
     assert len(probe["data_map"]["points"]) == len(train)
+    from cuelens.reports.schema import validate_results
+
+    validate_results(json.loads((tmp_path / "probe" / "results.json").read_text()))
     never = [c for c in probe["distribution_test"]["cues"] if c["cue"] == "never"]
     assert never and never[0]["train_dist"] == {"cue choice": 0.75, "other choice": 0.25}
 

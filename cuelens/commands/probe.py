@@ -37,6 +37,9 @@ def probe(
     batch_size: Annotated[Optional[int], typer.Option(
         help="Inference batch size [default: 64 on CPU, 256 on GPU].")] = None,
     max_length: MaxLengthOpt = 128,
+    int8: Annotated[bool, typer.Option(
+        "--int8", help="CPU: dynamic int8 quantisation for inference (~3x faster; "
+                       "probabilities differ slightly from float32).")] = False,
     device: DeviceOpt = "auto",
     trust_remote_code: TrustOpt = False,
     seed: SeedOpt = 0,
@@ -86,7 +89,7 @@ def probe(
     from cuelens.probes.sections import ProbeContext, run_sections
 
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
-                                    trust_remote_code)
+                                    trust_remote_code, int8)
     results, item_easy = _scan_results(dataset, scan, seed)
     model_dir = Path(clf.resolved) if clf is not None and Path(clf.resolved).is_dir() else None
     ctx = ProbeContext(dataset=dataset, predictions=preds, cues=_cues(dataset, results, top,
@@ -128,7 +131,7 @@ def _cues(dataset, results: dict, top: int, rank_by: str):
 
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
-                 trust_remote_code):
+                 trust_remote_code, int8):
     """(predictions, results ``probe.model``, loaded classifier or None)."""
     if predictions is not None:
         from cuelens.probes.predictions import read_predictions
@@ -137,6 +140,8 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
         return read_predictions(predictions, dataset), info, None
     clf = load_model(model, dataset, fresh_head=False, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
+    if int8:
+        clf.quantize_int8()
     info = {"name": model, "resolved": clf.resolved, "source": "model"}
     return _predict(clf, dataset, batch_size), info, clf
 

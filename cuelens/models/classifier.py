@@ -54,6 +54,18 @@ class Classifier:
         dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.autocast("cuda", dtype=dtype)
 
+    def quantize_int8(self) -> None:
+        """CPU inference only: dynamic int8 quantisation of every ``nn.Linear`` (about 3× faster
+        on x86; probabilities differ slightly from float32)."""
+        import torch
+
+        if self.device.startswith("cuda"):
+            raise UserError("int8 quantisation is for CPU inference; drop it with --device cuda")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.ao.quantization's deprecation notice
+            self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear},
+                                                                dtype=torch.qint8)
+
     def to_device(self, batch: dict[str, np.ndarray]) -> dict:
         import torch
 
@@ -90,6 +102,7 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
     import transformers
 
     transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
     head = getattr(transformers, HEADS[task])
     kwargs = {}
     if task == "nli" and label_names is not None:
