@@ -181,3 +181,15 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     bad = CliRunner().invoke(app, ["contrast", "synthetic", "--models", "x", "--init", str(init),
                                    "--vocab", str(vocab), "--out", str(tmp_path / "o.jsonl")])
     assert bad.exit_code == 2 and "exactly two" in bad.output
+
+
+def test_a_failed_position_is_not_rescored_for_the_same_sentence():
+    a_table, r_table = tables(5)
+    runs = []
+    for patience in (8, 80):
+        accept, reject = Unigram("acc", a_table), Unigram("rej", r_table)
+        result = search("cat dog eel", accept, reject, Vocabulary(VOCAB),
+                        np.random.default_rng(2), patience=patience, max_steps=1000)
+        runs.append((result.sentence, result.steps - patience, accept.calls, reject.calls))
+    # once all 3 positions failed for the final sentence, more patience costs no scoring
+    assert runs[0] == runs[1]

@@ -8,8 +8,10 @@ vocabulary word that most lowers ``log p(s | reject)`` subject to
 may not be inserted again unless it is a function word, and the initial position draws from
 its own vocabulary when one is given (the contstim ``vocab_cap`` list). A position where no
 allowed replacement lowers the rejecting model's log-probability is a *failure*; the search
-stops after ``patience`` (default 8) failures in a row — a full cycle over an 8-word sentence
-without progress, i.e. a local optimum — or after ``max_steps`` positions.
+stops after ``patience`` (default 8) failures in a row or after ``max_steps`` positions
+(``patience >= 2·len - 1`` guarantees that a whole cycle failed, i.e. a local optimum). A
+position that already failed for the current sentence is not scored again: it would fail
+identically, so the result is unchanged, only faster.
 
 All candidate sentences of a position are scored in batches. Expensive scorers may offer an
 optional method that prunes candidates before full scoring; it is applied to the *accepting*
@@ -158,14 +160,18 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
     feasible = feasibility_strategy(accept)
     order: list[int] = []
     fails = steps = 0
+    failed_here: set[int] = set()  # positions that failed since the sentence last changed
     while fails < patience and steps < max_steps and words:
         if not order:
             order = rng.permutation(len(words)).tolist()
         position = order.pop(0)
         steps += 1
-        sentences, chosen = feasible(accept, words, position, vocab.candidates(words, position),
-                                     floor, batch_size)
         improved = False
+        if position in failed_here:  # same sentence, same position: it would fail again
+            sentences = []
+        else:
+            sentences, chosen = feasible(accept, words, position,
+                                         vocab.candidates(words, position), floor, batch_size)
         if sentences:
             rejected = score_batched(reject, sentences, batch_size)
             best = int(np.argmin(rejected))
@@ -174,7 +180,11 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
                 current = float(rejected[best])
                 current_accept = float(accept.score([sentences[best]])[0])
                 improved = True
-        fails = 0 if improved else fails + 1
+        if improved:
+            fails, failed_here = 0, set()
+        else:
+            fails += 1
+            failed_here.add(position)
         if on_step is not None:
             on_step(steps)
     return SearchResult(" ".join(words), current_accept, current, steps, fails >= patience)
