@@ -19,6 +19,7 @@ start from the previous optimum; the convex optimum does not depend on the start
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from cuelens.audit.counts import TokenSequences
 
@@ -107,6 +109,19 @@ def representation_length(lengths: np.ndarray) -> int:
     return max(1, int(np.ceil(np.percentile(lengths, 95)))) if len(lengths) else 1
 
 
+@contextmanager
+def quiet_single_thread():
+    """Fit small linear models with one BLAS thread and no convergence warnings.
+
+    L-BFGS on a few dozen features spends its time in BLAS thread hand-offs: one thread is
+    several times faster, more so on a loaded machine. An iteration cap is a budget, not a
+    problem the user can act on.
+    """
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
 def _full_columns(classes: np.ndarray, scores: np.ndarray, n_labels: int) -> np.ndarray:
     """Spread a classifier's per-class scores over all ``n_labels`` columns (absent: −inf)."""
     out = np.full((scores.shape[0], n_labels), -np.inf)
@@ -142,8 +157,7 @@ class Linear:
         self.d, self.n_labels = d, n_labels
 
     def fit(self, view: CueView, y: np.ndarray) -> "Linear":
-        with warnings.catch_warnings():  # an iteration cap is a budget, not a user problem
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with quiet_single_thread():
             self.model.fit(positional_features(view, self.d), y)
         return self
 

@@ -4,7 +4,10 @@ A :class:`Pool` holds every instance of a scan (fitting split first, then evalua
 tokenised once, with a seeded question-level *inner fold* per item for cross-fitting. Counts are
 additive over instances, so the counts of any fitting portion are sums of cached blocks
 (``#(w,l)`` per inner fold), and the cross-fitted counts of inner fold ``k`` are
-``total − fold k`` (SPEC §3) — no refit from text.
+``total − fold k`` (SPEC §3) — no refit from text. Those complement counts are rescaled by
+``N_fit / N_complement`` so that count-scale metrics (Freq, WP, z) put training features on the
+same scale as the test features, which come from the whole fitting portion; otherwise a linear
+model extrapolates on test (the ratio metrics CP, PMI, LMI, Cos, AD are unaffected).
 
 :func:`over_folds` runs the outer loop shared by the leakage table (cross-validation when a
 dataset has no train split) and the easy/hard split: for each outer fold, fit on a base portion
@@ -124,8 +127,10 @@ class Fit:
                 if len(part) == 0:
                     continue
                 joint = self.total - inner[:, k, :]
+                label_counts = self.label_counts - fold_labels[k]
+                scale = self.label_counts.sum() / label_counts.sum()
                 seen = joint.sum(axis=1) > 0
-                self._parts.append((joint, self.label_counts - fold_labels[k],
+                self._parts.append((joint * scale, label_counts * scale,
                                     view_tokens(pool.seqs, part, seen), pool.labels[part]))
         self.train_labels = np.concatenate([part[3] for part in self._parts])
 

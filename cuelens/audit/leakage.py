@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from cuelens.audit.aggregators import AGGREGATORS
+from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, item_folds, \
@@ -51,7 +51,9 @@ class Baselines:
 
     def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
-        model = LogisticRegression(max_iter=1000).fit(self.bow[fit_rows], pool.labels[fit_rows])
+        with quiet_single_thread():
+            model = LogisticRegression(max_iter=1000).fit(self.bow[fit_rows],
+                                                          pool.labels[fit_rows])
         decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
         decision[:, model.classes_] = model.predict_proba(self.bow[eval_rows])
         order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),

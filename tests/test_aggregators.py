@@ -1,0 +1,103 @@
+"""Aggregators (SPEC §3): gathering, average/max, positional features, ties, cross-fitting."""
+
+import numpy as np
+import pytest
+
+from cuelens.audit.aggregators import (CueView, average_scores, max_scores, positional_features,
+                                       representation_length, view_tokens)
+from cuelens.audit.counts import encode
+from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
+from cuelens.audit.fitting import ScoringOptions, scan_data
+from cuelens.audit.leakage import MAJORITY, correctness
+from scan_helpers import nli_dataset
+
+
+def test_unseen_words_are_left_out_and_empty_instances_get_the_prior_word():
+    seqs = encode(["a b c", "d e", "c a"])  # ids a0 b1 c2 d3 e4
+    seen = np.array([True, False, True, False, False])
+    view = view_tokens(seqs, np.array([2, 1, 0]), seen)
+    prior = len(seen)
+    assert view.indptr.tolist() == [0, 2, 3, 5]
+    assert view.tokens.tolist() == [2, 0, prior, 0, 2]  # "c a" | prior | "a c"
+    assert view.fallback.tolist() == [False, True, False]
+
+
+def test_average_and_max_match_brute_force():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 6, 50)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    values = rng.normal(size=(indptr[-1], 3))
+    view = CueView(indptr, values)
+    for i in range(50):
+        block = values[indptr[i]:indptr[i + 1]]
+        np.testing.assert_allclose(average_scores(view)[i], block.mean(axis=0))
+        np.testing.assert_allclose(max_scores(view)[i], block.max(axis=0))
+
+
+def test_max_ignores_implicit_zeros():
+    view = CueView(np.array([0, 2]), np.array([[-1.0, -3.0], [-2.0, -0.5]]))
+    assert max_scores(view).tolist() == [[-1.0, -0.5]]
+
+
+def test_positional_features_are_per_label_blocks_padded_and_truncated():
+    view = CueView(np.array([0, 3, 4]), np.array([[1, 10], [2, 20], [3, 30], [4, 40]], float))
+    features = positional_features(view, d=2)
+    assert features.tolist() == [[1, 2, 10, 20], [4, 0, 40, 0]]
+    assert features.dtype == np.float32
+
+
+def test_representation_length_is_95th_percentile():
+    assert representation_length(np.arange(1, 101)) == 96  # ceil(95.05)
+    assert representation_length(np.array([0, 0])) == 1
+
+
+def test_nli_ties_break_toward_the_majority_label_and_fallback_is_majority():
+    decision = np.array([[0.5, 0.5, 0.0], [0.2, 0.4, 0.4], [0.9, 0.0, 0.0]])
+    order = np.array([2, 1, 0])  # label 2 most frequent in training, then 1
+    assert nli_predictions(decision, order).tolist() == [1, 2, 0]
+    assert nli_predictions(decision, order, np.array([False, False, True])).tolist() == [1, 2, 2]
+
+
+def test_mcq_ties_count_one_over_number_tied():
+    right = np.array([0.7, 0.7, 0.1,   # right choice ties with one other: 1/2
+                      0.3, 0.3, 0.3,   # three-way tie: 1/3
+                      0.9, 0.2, 0.1,   # right choice wins
+                      0.1, 0.8, 0.8])  # right choice loses
+    labels = np.array([0, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 1])  # RIGHT = 0
+    np.testing.assert_allclose(mcq_correct(right, labels, 3), [1 / 2, 1 / 3, 1, 0])
+    decision = np.stack([right, 1 - right], axis=1)
+    assert item_correct(decision, labels, "mcq", 3, np.array([0, 1])).mean() == \
+        pytest.approx((1 / 2 + 1 / 3 + 1) / 4)
+
+
+def reversed_cues(seed: int = 0, n_words: int = 300):
+    """Each rare word occurs in 3 train hypotheses with random labels (60% A) — no real
+    signal — and once in test with the label opposite to its train majority."""
+    rng = np.random.default_rng(seed)
+    train_h, train_l, test_h, test_l = [], [], [], []
+    for j in range(n_words):
+        labels = ["A" if u < 0.6 else "B" for u in rng.random(3)]
+        train_h += [f"the w{j}"] * 3
+        train_l += labels
+        majority = max("AB", key=labels.count)
+        test_h.append(f"the w{j}")
+        test_l.append("B" if majority == "A" else "A")
+    return nli_dataset((train_h, train_l), (test_h, test_l))
+
+
+@pytest.mark.parametrize("aggregator", ["lr", "sgd"])
+def test_in_sample_features_go_below_chance_on_reversed_cues_cross_fitted_do_not(aggregator):
+    data = scan_data(reversed_cues(), ngrams=1, include_premise=False, inner_folds=5, seed=0)
+    model = ("cp", aggregator)
+
+    def accuracy(in_sample: bool) -> tuple[float, float]:
+        result = correctness(data, ScoringOptions(in_sample_features=in_sample), 5, [model],
+                             with_baselines=True)
+        return result[model].mean(), result[MAJORITY].mean()
+
+    in_sample, majority = accuracy(True)
+    cross_fitted, _ = accuracy(False)
+    # in-sample: each train item's CP includes its own label, so the model learns to follow
+    # CP, which the test reverses: nearly every prediction is wrong.
+    assert in_sample < majority - 0.2
+    assert cross_fitted > majority - 0.05

@@ -1,0 +1,52 @@
+"""Easy/hard split (SPEC §4): cue-bearing items are easy, MCQ at question level, seeded."""
+
+import numpy as np
+
+from cuelens.audit.easy_hard import easy_hard_split
+from cuelens.audit.fitting import ScoringOptions, scan_data
+from cuelens.audit.scan import ScanConfig, run_word_audit
+from scan_helpers import CONTRA_CUE, ENTAIL_CUE, mcq_dataset, nli_dataset, planted_nli
+
+
+def split_of(dataset, metric="cp", aggregator="max", seed=0, iterations=3):
+    data = scan_data(dataset, 1, False, 5, seed)
+    return easy_hard_split(data, ScoringOptions(seed=seed), metric, aggregator, 5, iterations)
+
+
+def test_items_with_a_planted_cue_are_easy():
+    hypotheses, labels = planted_nli(600, seed=4)
+    split = split_of(nli_dataset(None, (hypotheses, labels)))
+    has_cue = np.array([h.split()[0] in (CONTRA_CUE, ENTAIL_CUE) for h in hypotheses])
+    assert split.easy[has_cue].mean() > 0.95
+    # easy means correct in more than half of the iterations
+    np.testing.assert_array_equal(split.easy, split.score > 0.5)
+    assert set(np.unique(split.score * 3).round(6)) <= {0.0, 1.0, 2.0, 3.0}
+
+
+def test_train_split_joins_every_fitting_portion():
+    # the test split alone has too few cue examples to learn from; the train split supplies them
+    train = planted_nli(900, seed=5)
+    test_h = [f"{CONTRA_CUE} w{i}" for i in range(10)] + [f"{ENTAIL_CUE} w{i}" for i in range(10)]
+    test_l = ["contradiction"] * 10 + ["entailment"] * 10
+    split = split_of(nli_dataset(train, (test_h, test_l)))
+    assert split.easy.all()
+
+
+def test_mcq_is_split_per_question_and_ties_count_fractionally():
+    choices = [["same words", "same words"]] * 40  # every question is a two-way tie
+    labels = [0, 1] * 20
+    split = split_of(mcq_dataset(None, (choices, labels)), iterations=2)
+    assert len(split.easy) == 40  # questions, not choices
+    np.testing.assert_allclose(split.score, 0.5)  # 1/2 correct in each iteration
+    assert not split.easy.any()
+
+
+def test_run_word_audit_reports_the_split_of_the_headline_model():
+    dataset = nli_dataset(planted_nli(500, seed=6), planted_nli(150, seed=7))
+    audit = run_word_audit(dataset, ScanConfig(folds=3, iterations=3))
+    section = audit.easy_hard
+    assert (section["metric"], section["aggregator"]) == \
+        (audit.leakage["best"]["metric"], audit.leakage["best"]["aggregator"])
+    assert section["easy"] + section["hard"] == 150 == len(audit.item_easy)
+    assert section["hard_fraction"] == round(1 - audit.item_easy.mean(), 6)
+    assert section["split"] == "test" and audit.cue_stats["fitted_on"] == "train"
