@@ -23,7 +23,7 @@ def scan(
     test: TestOpt = None,
     hf: HfOpt = None,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Output directory [default: audit-results/<dataset-name>/].")] = None,
+        "--out", "-o", help="Output directory (default: audit-results/<dataset-name>/).")] = None,
     metric: Annotated[str, typer.Option(help=f"Headline cue metric ({METRIC_NAMES}).")] = "cp",
     min_count: Annotated[int, typer.Option(help="Minimum support #(w) for listed cues.")] = 5,
     ngrams: Annotated[int, typer.Option(help="1 = words; 2 = words and bigrams.")] = 1,
