@@ -10,16 +10,17 @@ TAGS = {"JJ", "RB"}  # positive-degree adjectives/adverbs: a synonym's base form
 
 
 def _replaceable(token) -> bool:
-    """Plain adjectives, and manner adverbs in -ly (other adverbs are mostly function words)."""
+    """Bare adjectives, and manner adverbs in -ly (other adverbs are mostly function words)."""
     return (token.tag_ in TAGS and token.dep_ != "neg" and not token.is_stop and token.is_alpha
-            and (token.tag_ == "JJ" or token.lower_.endswith("ly")))
+            and (token.tag_ == "JJ" or token.lower_.endswith("ly"))
+            and not any(True for _ in token.children))  # "glad he came", "proud of": fixed frames
 
 
 @register("syn", source=WRONG)
 def synonym(doc, ctx: OpContext) -> str | None:
     """Syn: an adjective/adverb of the wrong choice replaced by a Moby-thesaurus synonym."""
     thesaurus = Thesaurus.load()
-    candidates = [(t, syns) for t in doc if _replaceable(t) and (syns := thesaurus.synonyms(t.text))]
+    candidates = [(t, syns) for t in doc if _replaceable(t) and (syns := thesaurus.synonyms(t.text, top=2))]
     if not candidates:
         return None
     token, syns = candidates[int(ctx.rng.integers(len(candidates)))]

@@ -10,6 +10,10 @@ from cuelens.augment.operators.text import (agreement_edit, capitalise, decapita
                                             keep_case, noun_number, render)
 
 DO_SUPPORT = {"VBD": "did", "VBZ": "does", "VBP": "do", "VB": "do"}
+# already-negative adverbs ("barely passed") and negative-polarity items that need the negation
+NEGATIVE_ADVERBS = {"barely", "hardly", "scarcely", "rarely", "seldom"}
+POLARITY_ITEMS = {"any", "anymore", "anything", "anyone", "anybody", "ever", "yet", "until",
+                  "either"}
 CLITIC_AUX = {"ca": "can", "wo": "will", "sha": "shall"}  # spaCy splits can't -> ca n't
 
 
@@ -21,7 +25,7 @@ def _root(doc):
 def add_negation(doc, ctx: OpContext) -> str | None:
     """Neg+: "not" added to the main verb, with do-support ("They called" → "They did not call")."""
     root = _root(doc)
-    if any(t.dep_ == "neg" for t in doc):
+    if any(t.dep_ == "neg" or t.lower_ in NEGATIVE_ADVERBS for t in doc):
         return None
     auxes = [c for c in root.children if c.dep_ in {"aux", "auxpass"} and c.i < root.i
              and c.tag_ != "TO"]
@@ -45,8 +49,9 @@ def add_negation(doc, ctx: OpContext) -> str | None:
 def remove_negation(doc, ctx: OpContext) -> str | None:
     """Neg−: the negation of the correct choice removed ("did not call" → "called")."""
     negs = [t for t in doc if t.dep_ == "neg" and t.lower_ in {"not", "n't", "never"}]
-    if not negs:
-        return None
+    if len(negs) != 1 or negs[0].head != _root(doc) \
+            or any(t.lower_ in POLARITY_ITEMS for t in doc):
+        return None  # only the main clause's single negation, without "any"/"until" after it
     neg = negs[0]
     head = neg.head
     before = doc[neg.i - 1] if neg.i > 0 else None
@@ -81,6 +86,12 @@ def _moved(doc, start: int, end: int, role: str, to_start: bool) -> str:
     return capitalise(word) if to_start else word
 
 
+def _pronoun_phrase(doc, start: int, end: int) -> bool:
+    """A phrase longer than one token headed by a case-marked pronoun ("we all")."""
+    found = pronoun_role(doc[start])
+    return end - start > 1 and found is not None and found[1] in {"nom", "acc"}
+
+
 def _number(doc, start: int, end: int, head) -> str:
     if end - start == 1 and (found := pronoun_role(doc[start])) is not None:
         return PRONOUNS[found[0]].number
@@ -94,13 +105,13 @@ def swap_subject_object(doc, ctx: OpContext) -> str | None:
     root = _root(doc)
     subj = next((c for c in root.children if c.dep_ == "nsubj"), None)
     obj = next((c for c in root.children if c.dep_ == "dobj"), None)
-    if subj is None or obj is None:
-        return None
+    if subj is None or obj is None or any(c.dep_ in {"prt", "conj"} for c in root.children):
+        return None  # "set aside them", "found me and was happy" would not parse back
     s0, s1 = _span(subj)
     o0, o1 = _span(obj)
-    if not s1 <= root.i < o0 or doc[o0:o1].text.lower().endswith("self") \
-            or doc[o0:o1].text.lower().endswith("selves"):
-        return None
+    if not s1 <= root.i < o0 or doc[o0:o1].text.lower().endswith(("self", "selves")) \
+            or _pronoun_phrase(doc, s0, s1) or _pronoun_phrase(doc, o0, o1):
+        return None  # reflexive objects; "we all" has no object form we could build
     edits = {s0: (s1, _moved(doc, o0, o1, "nom", to_start=s0 == 0)),
              o0: (o1, _moved(doc, s0, s1, "acc", to_start=False))}
     new_number = _number(doc, o0, o1, obj)
