@@ -24,7 +24,7 @@ cross-check, by :func:`scipy.optimize.milp`/HiGHS on the same candidates) after 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
@@ -94,7 +94,6 @@ class Selection:
     trials: list[tuple[int, int, int, int]]
     objective: float
     n_candidates: int
-    status: dict = field(default_factory=dict)
 
 
 def _slot_cost_matrix(ranks, types, per_pair, columns, threshold):
