@@ -6,6 +6,15 @@ per field (with the time to score all 67k pairs). Writes a JSON summary.
 
     .venv/bin/python benchmarks/lm_bench.py --arch ngram --out /tmp/lm_bench_ngram.json
     .venv/bin/python benchmarks/lm_bench.py --arch lstm --epochs 1 --hidden 128 --out /tmp/lm_bench_lstm.json
+
+``--speed PYTHON`` instead measures causal and masked scoring throughput (sentences/s) against
+minicons on random-initialised GPT-2 and BERT (6 layers, 512 hidden, 8k-token tokenizers trained
+on ptb.train.txt), with the same sentences (BLiMP), and checks the per-sentence values agree
+where both compute the same quantity. PYTHON is the interpreter of a throw-away venv with
+``transformers<5`` and minicons (minicons does not run with transformers 5 and is never a
+dependency of cuelens); this script re-runs itself there with ``--minicons-worker``.
+
+    .venv/bin/python benchmarks/lm_bench.py --speed /tmp/mcvenv/bin/python --out /tmp/lm_speed.json
 """
 
 from __future__ import annotations
@@ -29,7 +38,15 @@ def main() -> None:
     parser.add_argument("--embedding", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--speed", metavar="PYTHON", help="Throughput vs minicons (see above).")
+    parser.add_argument("--minicons-worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--causal", type=int, default=256, help="Sentences for causal speed.")
+    parser.add_argument("--masked", type=int, default=64, help="Sentences for PLL speed.")
     args = parser.parse_args()
+    if args.minicons_worker:
+        return minicons_worker(args)
+    if args.speed:
+        return speed(args)
 
     import numpy as np
     import torch
@@ -68,6 +85,114 @@ def main() -> None:
                "blimp_pairs": n, "blimp_score_seconds": round(score_s, 1),
                "blimp_overall": accuracy["overall"], "blimp_by_field": accuracy["by_field"],
                "finite": bool(np.isfinite(scores).all())}
+    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
+
+
+def _sentences(data: Path, n: int) -> list[str]:
+    from cuelens.models.lm.text import read_pairs
+
+    good = read_pairs(data / "blimp" / "blimp.jsonl.gz").good
+    return [good[i] for i in range(0, len(good), len(good) // n)][:n]
+
+
+def _timed(function, *args, **kwargs):
+    start = time.perf_counter()
+    value = function(*args, **kwargs)
+    return value, time.perf_counter() - start
+
+
+def minicons_worker(args) -> None:
+    """Runs inside the minicons venv: time minicons on the saved models, write values + times."""
+    import torch
+    from minicons import scorer
+
+    torch.set_num_threads(args.threads)
+    root = args.minicons_worker
+    spec = json.loads((root / "sentences.json").read_text())
+    causal = scorer.IncrementalLMScorer(str(root / "gpt2"), "cpu")
+    masked = scorer.MaskedLMScorer(str(root / "bert"), "cpu")
+    total = lambda x: x.sum(0).item()   # noqa: E731
+
+    def run_causal(sentences, bow):
+        out = []
+        for i in range(0, len(sentences), 32):
+            out += causal.sequence_score(sentences[i:i + 32], reduction=total, bos_token=True,
+                                         bow_correction=bow)
+        return out
+
+    def run_masked(sentences):
+        out = []
+        for i in range(0, len(sentences), 16):
+            out += masked.sequence_score(sentences[i:i + 16], reduction=total,
+                                         PLL_metric="original")
+        return out
+
+    run_causal(spec["causal"][:32], False)     # warm-up
+    plain, plain_s = _timed(run_causal, spec["causal"], False)
+    _, bow_s = _timed(run_causal, spec["causal"], True)
+    pll, pll_s = _timed(run_masked, spec["masked"])
+    (root / "minicons.json").write_text(json.dumps(
+        {"causal": plain, "causal_s": plain_s, "causal_bow_s": bow_s, "pll": pll,
+         "pll_s": pll_s}))
+
+
+def speed(args) -> None:
+    """Ours vs minicons: causal (bow correction on) and PLL throughput, value agreement."""
+    import subprocess
+
+    import numpy as np
+    import torch
+
+    from cuelens.models.lm import random_init
+    from cuelens.models.lm.causal import CausalScorer
+    from cuelens.models.lm.masked import MaskedScorer
+    from cuelens.models.lm.text import read_lines
+
+    torch.set_num_threads(args.threads)
+    corpus = [s for _, s in read_lines(args.data / "lm_corpus" / "ptb.train.txt")]
+    causal_text, masked_text = _sentences(args.data, args.causal), _sentences(args.data,
+                                                                               args.masked)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        bpe = random_init.byte_level_bpe(corpus, 8000)
+        gpt2 = random_init.gpt2(bpe, layers=6, hidden=512, heads=8, positions=256)
+        wordpiece = random_init.wordpiece(corpus, 8000)
+        bert = random_init.bert(wordpiece, layers=6, hidden=512, heads=8, positions=256)
+        for name, model, tokenizer in (("gpt2", gpt2, bpe), ("bert", bert, wordpiece)):
+            model.save_pretrained(root / name)
+            tokenizer.save_pretrained(root / name)
+            config = json.loads((root / name / "tokenizer_config.json").read_text())
+            config["tokenizer_class"] = "PreTrainedTokenizerFast"   # loadable by transformers 4
+            (root / name / "tokenizer_config.json").write_text(json.dumps(config))
+        (root / "sentences.json").write_text(json.dumps({"causal": causal_text,
+                                                         "masked": masked_text}))
+        ours_causal = CausalScorer(gpt2, bpe, name="gpt2", batch_size=32)
+        ours_plain = CausalScorer(gpt2, bpe, name="gpt2", batch_size=32, bow_correction=False)
+        ours_pll = MaskedScorer(bert, wordpiece, name="bert")
+        ours_causal.score(causal_text[:32])     # warm-up
+        _, causal_s = _timed(ours_causal.score, causal_text)
+        plain, plain_s = _timed(ours_plain.score, causal_text)
+        pll, pll_s = _timed(ours_pll.score, masked_text)
+        subprocess.run([args.speed, __file__, "--minicons-worker", str(root), "--threads",
+                        str(args.threads), "--out", str(args.out)], check=True)
+        theirs = json.loads((root / "minicons.json").read_text())
+    rate = lambda n, s: round(n / s, 1)   # noqa: E731
+    summary = {
+        "threads": args.threads, "causal_sentences": len(causal_text),
+        "masked_sentences": len(masked_text),
+        "ours_causal_bow_per_s": rate(len(causal_text), causal_s),
+        "ours_causal_plain_per_s": rate(len(causal_text), plain_s),
+        "minicons_causal_plain_per_s": rate(len(causal_text), theirs["causal_s"]),
+        "minicons_causal_bow_per_s": rate(len(causal_text), theirs["causal_bow_s"]),
+        "ratio_causal_bow_vs_minicons_plain": round(theirs["causal_s"] / causal_s, 2),
+        "ratio_causal_bow_vs_minicons_bow": round(theirs["causal_bow_s"] / causal_s, 2),
+        "ours_pll_per_s": rate(len(masked_text), pll_s),
+        "minicons_pll_per_s": rate(len(masked_text), theirs["pll_s"]),
+        "ratio_pll": round(theirs["pll_s"] / pll_s, 2),
+        "max_abs_diff_causal_plain": float(np.abs(plain - np.array(theirs["causal"])).max()),
+        "max_abs_diff_pll": float(np.abs(pll - np.array(theirs["pll"])).max()),
+    }
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
 

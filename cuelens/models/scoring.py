@@ -22,3 +22,30 @@ class SentenceScorer(Protocol):
     def score(self, sentences: list[str]) -> np.ndarray: ...
 
     def word_scores(self, sentence: str) -> list[tuple[str, float]]: ...
+
+
+# Optional capabilities (SPEC §9). Scorers may offer these; callers test with ``hasattr``.
+# - ``score`` is batched: pass many sentences in one call (e.g. every vocabulary replacement at
+#   one position); all scorers in ``cuelens/models/lm/`` batch and length-sort internally.
+# - Causal models (``CausalScorer``): ``next_word_logprobs(prefix: str, candidates: list[str])
+#   -> np.ndarray`` — the corrected natural-log probability of each candidate as the next
+#   whitespace word after ``prefix`` (empty prefix: the first word), for candidate pruning.
+# - Masked models (``MaskedScorer``): ``masked_word_logprobs(sentence: str, position: int,
+#   candidates: list[str]) -> np.ndarray`` — log p(candidate | sentence with whitespace word
+#   ``position`` masked), a multi-token candidate filling its masked slot left to right.
+# - ``word_logprobs(sentences) -> list[np.ndarray]``: per-word values of many sentences at once.
+
+
+@runtime_checkable
+class NextWordScorer(Protocol):
+    """A causal scorer that can rank candidate next words (see above)."""
+
+    def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class MaskedSlotScorer(Protocol):
+    """A masked scorer that can rank candidate words for one masked word slot (see above)."""
+
+    def masked_word_logprobs(self, sentence: str, position: int,
+                             candidates: list[str]) -> np.ndarray: ...
