@@ -38,6 +38,7 @@ def run(nlp, op: str, text: str, seed: int = 0, **ctx):
     ("Go home.", "Do not go home."),  # imperative
     ("She can swim.", "She can not swim."),
     ("She is not tired.", None),  # already negated
+    ("Jay barely passed the test.", None),  # already a negative adverb
 ])
 def test_negation_insertion(nlp, text, expected):
     assert run(nlp, "neg+", text) == expected
@@ -51,6 +52,8 @@ def test_negation_insertion(nlp, text, expected):
     ("She is not tired.", "She is tired."),
     ("The man never came back.", "The man came back."),
     ("They called.", None),
+    ("I wasn't any good at sports.", None),  # "any" needs the negation
+    ("The nurse told her not to wear heels.", None),  # not the main clause's negation
 ])
 def test_negation_removal(nlp, text, expected):
     assert run(nlp, "neg-", text) == expected
@@ -62,6 +65,8 @@ def test_negation_removal(nlp, text, expected):
     ("The boy loves the girls.", "The girls love the boy."),  # agreement follows the subject
     ("They called.", None),  # no object
     ("He hurt himself.", None),  # reflexive object cannot become a subject
+    ("They set aside a fund.", None),  # particle verb: "a fund set aside them"
+    ("We all had a good time.", None),  # "we all" has no object form
 ])
 def test_voice_swaps_subject_and_object(nlp, text, expected):
     assert run(nlp, "voice", text) == expected
@@ -145,6 +150,7 @@ def test_synonym_replaces_an_adjective(nlp):
     new = out.split()[1]
     assert out == f"The {new} door opened." and new in Thesaurus.load().synonyms("heavy")
     assert run(nlp, "syn", "The dog bit the man.") is None
+    assert run(nlp, "syn", "Danny was proud of it.") is None  # adjective with a complement
     out = run(nlp, "syn", "He had a terrible day.")  # the article follows the new word
     article, new = out.split()[2:4]
     assert article == ("an" if new[0] in "aeiou" else "a")
