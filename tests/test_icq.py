@@ -208,3 +208,12 @@ def test_progress_reports_stages(planted):
     assert stages[-1] == ("score", 1.0) and ("parse", 1.0) in stages
     assert all(0.0 <= f <= 1.0 for _, f in stages)
 
+
+
+def test_feature_option_parsing():
+    from cuelens.audit.icq import parse_feature_option
+
+    assert parse_feature_option("all") is None and parse_feature_option(" none ") == []
+    assert parse_feature_option("typo, WORD") == ["word", "typo"]
+    with pytest.raises(UserError, match="unknown feature"):
+        parse_feature_option("word,sentimnt")

@@ -91,6 +91,17 @@ class FeatureMatrix:
                 for j, (feature, value) in enumerate(self.columns)}
 
 
+def parse_feature_option(value: str) -> list[str] | None:
+    """``--features`` text → names: ``all`` → ``None`` (every feature), ``none``/empty → ``[]``
+    (skip the ICQ audit), else the comma-separated names (checked against the registry)."""
+    names = [name.strip().lower() for name in value.split(",") if name.strip()]
+    if names == ["all"]:
+        return None
+    if names in ([], ["none"]):
+        return []
+    return [f.name for f in get_features(names)]
+
+
 def _instances(dataset: Dataset, split) -> Instances:
     return split.instances(dataset.label_names)
 

@@ -52,12 +52,21 @@ def scan(
     label_field: LabelFieldOpt = None,
     choices_field: ChoicesFieldOpt = None,
     skip_bad: SkipBadOpt = False,
+    features: Annotated[str, typer.Option(
+        "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
+        "sentiment, overlap, ner, typo; 'all' or 'none'.")] = "all",
+    cache_dir: Annotated[Optional[Path], typer.Option(
+        "--cache-dir", help="Parse cache of the ICQ features (safe to delete) [default: "
+        "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse].")] = None,
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
     Example: audit scan data/snli/ --out results/snli --fail-above 10
     """
     started = time.time()
+    from cuelens.audit.icq import parse_feature_option
+
+    feature_names = parse_feature_option(features)  # fail fast on unknown names
     dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
                         choices_field, skip_bad)
     out_dir = out or Path("audit-results") / dataset.name
@@ -66,6 +75,7 @@ def scan(
                                       in_sample_features=in_sample_features, z_prior=z_prior,
                                       include_premise=include_premise,
                                       flag_threshold=flag_threshold / 100.0)
+    results.update(feature_sections(dataset, feature_names, cache_dir, folds, seed))
     write_outputs(out_dir, dataset, results, item_easy, started)
     print_summary(results, top, out_dir)
     write_report(results, report or out_dir / "report.html", dataset)
@@ -100,6 +110,18 @@ def scan_dataset(dataset, **options) -> tuple[dict, "np.ndarray"]:
 
     results = build_results(dataset, config, audit, dataset_summary(dataset), examples)
     return results, audit.item_easy
+
+
+def feature_sections(dataset, names: list[str] | None, cache_dir, folds: int, seed: int) -> dict:
+    """The ICQ ``features``/``features_config`` sections (SPEC §5); none for ``--features none``."""
+    from cuelens.audit.icq import run_feature_audit
+    from cuelens.audit.parse_cache import default_cache_dir
+
+    if names == []:
+        return {}
+    with progress_bar(f"feature cues of {dataset.name}") as progress:
+        return run_feature_audit(dataset, names, cache_dir=cache_dir or default_cache_dir(),
+                                 progress=progress, folds=folds, seed=seed)
 
 
 def write_outputs(out_dir: Path, dataset, results: dict, item_easy, started: float) -> None:

@@ -49,6 +49,8 @@ def annotate(features: list[Feature], texts: list[str], premises: list[str] | No
     """Values of every instance ``(premises[i], texts[i])`` for each feature, by feature name."""
     cache = cache or ParseCache(None)
     needs_premise = any(f.uses_premise for f in features)
+    if needs_premise and (premises is None or len(premises) != len(texts)):
+        raise ValueError("OVERLAP needs one premise per text")
     distinct = list(dict.fromkeys(texts + (premises if needs_premise else [])))
     position = {text: i for i, text in enumerate(distinct)}
     hyp = np.fromiter((position[t] for t in texts), dtype=np.int64, count=len(texts))
