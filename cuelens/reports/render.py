@@ -91,7 +91,7 @@ def render_html(results: dict) -> str:
         data["figures"].update({fig.id: fig.spec for fig in sec.figures.values()})
     plotly_js, app_js = _plotly_js(), _asset("report.js")
     csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-           f"script-src {_sha256(plotly_js)} {_sha256(app_js)}; base-uri 'none'; form-action 'none'")
+           f"script-src {_sha256(app_js)} {_sha256(plotly_js)}; base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
         results=results, sections=sections, data_json=script_json(data), css=_asset("report.css"),
         plotly_js=plotly_js, app_js=app_js, csp=csp, subtitle=subtitle(results))

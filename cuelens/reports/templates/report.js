@@ -1,8 +1,9 @@
-/* cuelens report: draws the Plotly figures and drives the cue table, the cue explorer and the
-   example lists. All data comes from the JSON in #report-data and is inserted with textContent
+/* cuelens report: drives the cue table, the cue explorer and the example lists, then draws the
+   Plotly figures once plotly.js (the next script) has loaded. All data comes from the JSON in #report-data and is inserted with textContent
    (never innerHTML): dataset text is untrusted. */
 (function () {
   "use strict";
+  performance.mark("cuelens-script-start");
   var DATA = JSON.parse(document.getElementById("report-data").textContent);
   var PLOT_CONFIG = {displaylogo: false, responsive: true,
                      modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"]};
@@ -222,5 +223,7 @@
   initExplorer();
   initCueTable();
   initEasyHard();
-  drawFigures();
+  performance.mark("cuelens-ready");
+  // plotly.js is the next (large) script: tables and explorer work while it loads
+  document.addEventListener("DOMContentLoaded", drawFigures);
 })();
