@@ -99,3 +99,20 @@ def test_masked_slot_candidates(tiny):
         expected += _logp(model, state, 2 + j, piece)
         state[2 + j] = piece
     assert got[1] == pytest.approx(expected, abs=1e-4)
+
+
+@pytest.mark.parametrize("family", ["roberta", "electra"])
+def test_last_layer_shortcut_equals_full_forward(family):
+    from transformers import ElectraConfig, ElectraForMaskedLM, RobertaConfig, RobertaForMaskedLM
+
+    tokenizer = random_init.wordpiece(SENTENCES, 60)
+    torch.manual_seed(0)
+    sizes = dict(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2,
+                 num_attention_heads=2, intermediate_size=32, max_position_embeddings=40)
+    model = (RobertaForMaskedLM(RobertaConfig(**sizes, pad_token_id=0)) if family == "roberta"
+             else ElectraForMaskedLM(ElectraConfig(**sizes, embedding_size=8))).eval()
+    fast = MaskedScorer(model, tokenizer, name=family)
+    assert fast._partial is not None
+    full = MaskedScorer(model, tokenizer, name=family)
+    full._head = full._partial = None      # the plain full-model forward
+    np.testing.assert_allclose(fast.score(SENTENCES), full.score(SENTENCES), atol=1e-4)

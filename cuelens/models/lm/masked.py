@@ -48,6 +48,46 @@ MLM_HEADS = {"bert": _head_bert, "roberta": _head_roberta, "xlm-roberta": _head_
              "distilbert": _head_distilbert}
 
 
+def _encoder_mask(attention, dtype):
+    """Additive ``[n, 1, 1, L]`` attention mask (0 for tokens, the dtype minimum for padding)."""
+    import torch
+
+    return (1.0 - attention[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+
+
+def _hidden_bert_like(model, ids, attention, pos):
+    """Final hidden states at ``pos`` only, for BERT-style post-LN encoders: every layer but the
+    last runs as usual; the last computes keys/values for all tokens but its query, attention
+    output and feed-forward only at the masked position (exact, about one layer cheaper)."""
+    import torch
+    import torch.nn.functional as F
+
+    base = model.base_model
+    hidden = base.embeddings(input_ids=ids)
+    if hasattr(base, "embeddings_project"):     # ELECTRA with embedding size != hidden size
+        hidden = base.embeddings_project(hidden)
+    mask = _encoder_mask(attention, hidden.dtype)
+    for layer in base.encoder.layer[:-1]:
+        out = layer(hidden, mask)
+        hidden = out[0] if isinstance(out, tuple) else out
+    last = base.encoder.layer[-1]
+    sa, n, width = last.attention.self, ids.shape[0], ids.shape[1]
+    heads, size = sa.num_attention_heads, sa.attention_head_size
+    query_in = hidden[torch.arange(n, device=ids.device), pos]
+    query = sa.query(query_in).view(n, heads, 1, size)
+    key = sa.key(hidden).view(n, width, heads, size).transpose(1, 2)
+    value = sa.value(hidden).view(n, width, heads, size).transpose(1, 2)
+    context = F.scaled_dot_product_attention(query, key, value, attn_mask=mask)
+    attended = last.attention.output.LayerNorm(
+        last.attention.output.dense(context.reshape(n, heads * size)) + query_in)
+    return last.output.LayerNorm(last.output.dense(last.intermediate(attended)) + attended)
+
+
+# model_type -> hidden states at the masked positions only (see _hidden_bert_like).
+PARTIAL_ENCODERS = {name: _hidden_bert_like for name in
+                    ("bert", "roberta", "xlm-roberta", "camembert", "electra")}
+
+
 class MaskedScorer:
     """Sentence and word scores under a masked LM; implements ``SentenceScorer``."""
 
@@ -60,7 +100,10 @@ class MaskedScorer:
         self.model, self.tokenizer, self.name = model.to(device).eval(), tokenizer, name
         self.device, self.method, self.orders, self.seed = device, method, orders, seed
         self.max_tokens = max_tokens
-        self._head = MLM_HEADS.get(getattr(model.config, "model_type", ""))
+        model_type = getattr(model.config, "model_type", "")
+        self._head = MLM_HEADS.get(model_type)
+        absolute = getattr(model.config, "position_embedding_type", "absolute") == "absolute"
+        self._partial = PARTIAL_ENCODERS.get(model_type) if self._head and absolute else None
 
     # ----------------------------------------------------------------- encoding
     def _encode(self, sentences: list[str]):
@@ -93,6 +136,8 @@ class MaskedScorer:
         pos_t = torch.from_numpy(pos).to(self.device)
         if self._head is None:
             logits = self.model(input_ids=ids_t, attention_mask=att_t).logits[rows, pos_t]
+        elif self._partial is not None:
+            logits = self._head(self.model, self._partial(self.model, ids_t, att_t, pos_t))
         else:
             hidden = self.model.base_model(input_ids=ids_t, attention_mask=att_t)[0]
             logits = self._head(self.model, hidden[rows, pos_t])
