@@ -125,6 +125,11 @@ def test_probe_reuses_a_scan_directory(nli_run):
     assert probe_run["probe"]["accuracy"] == first["accuracy"]
     assert probe_run["probe"]["model"]["source"] == "predictions"
     assert "data_map" not in probe_run["probe"]
+    again = invoke("probe", data, "--predictions", preds, "--scan", tmp_path / "scan",
+                   "--out", tmp_path / "probe3", "--bootstrap", 200)
+    assert again.exit_code == 0, again.output
+    assert ((tmp_path / "probe3" / "results.json").read_bytes()
+            == (tmp_path / "probe2" / "results.json").read_bytes())  # deterministic
 
 
 def test_mcq_train_and_probe(tmp_path):
