@@ -185,8 +185,12 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
     table = Table("label", f"top cues by {config['metric']} (count ≥ {config['min_count']})",
                   title="Top cue words")
     for label, group in top_cues_by_label(results["cues"], config["metric"], top).items():
-        table.add_row(escape(label), escape(", ".join(c["token"] for c in group)))
+        table.add_row(escape(label), escape(", ".join(
+            f"{c['token']} (n={c['count']}, z={c['metrics']['z']:.1f}"
+            f"{'*' if c['significant'] else ''})" for c in group)))
     console.print(table)
+    console.print(f"* significant: z > {results['cue_stats']['bonferroni_z']:.2f} "
+                  "(Bonferroni-corrected, 5% level)")
     eh = results["easy_hard"]
     console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
                   f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")

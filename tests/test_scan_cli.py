@@ -1,0 +1,52 @@
+"""`audit scan` end to end: outputs, --fail-above, and output paths that would overwrite inputs."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from cuelens.cli import app
+from cuelens.data.synthetic import make_mcq
+from tests.conftest import write_jsonl
+
+
+def _mcq_dir(tmp_path):
+    records = make_mcq(500, seed=1, vocab_size=300)
+    write_jsonl(tmp_path / "data" / "train.jsonl", records[:400])
+    write_jsonl(tmp_path / "data" / "test.jsonl", records[400:])
+    return tmp_path / "data"
+
+
+def _scan(*args):
+    return CliRunner().invoke(app, ["scan", *map(str, args), "--iterations", "1",
+                                    "--features", "word"])
+
+
+def test_scan_writes_outputs_and_gates_on_d(tmp_path):
+    data = _mcq_dir(tmp_path)
+    result = _scan(data, "--out", tmp_path / "out", "--fail-above", "99")
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    best = results["leakage"]["best"]["D"] * 100
+    assert best > 5  # the planted 'definitely' cue leaks
+    easy = (tmp_path / "out" / "easy.jsonl").read_text().splitlines()
+    hard = (tmp_path / "out" / "hard.jsonl").read_text().splitlines()
+    original = (data / "test.jsonl").read_text().splitlines()
+    assert sorted(easy + hard) == sorted(original)  # original records, byte for byte
+    gated = _scan(data, "--out", tmp_path / "out2", "--fail-above", f"{best - 1:.3f}")
+    assert gated.exit_code == 1 and "FAIL" in gated.output
+
+
+def test_scan_refuses_to_overwrite_an_input(tmp_path):
+    data = _mcq_dir(tmp_path)
+    (data / "test.jsonl").rename(data / "easy.jsonl")
+    result = _scan("--train", data / "train.jsonl", "--test", data / "easy.jsonl", "--out", data)
+    assert result.exit_code == 2 and "same as an input" in result.output
+    assert len((data / "easy.jsonl").read_text().splitlines()) == 100
+
+
+def test_unknown_metric_is_a_clear_error(tmp_path):
+    result = _scan(_mcq_dir(tmp_path), "--metric", "nope", "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "unknown metric 'nope'" in result.output
+    assert not (tmp_path / "o").exists()
