@@ -142,6 +142,8 @@ def test_adverb_is_added_to_the_wrong_choice(nlp):
     adverb = out[: out.index(",") + 1]
     assert adverb in ADVERBS and out == f"{adverb} it was small."
     assert run(nlp, "adv", "Tom hit her.").endswith(", Tom hit her.")
+    assert run(nlp, "adv", "Francine left.").endswith(", Francine left.")  # census name
+    assert run(nlp, "adv", "Many people got sick.").endswith(", many people got sick.")
     assert get_operator("adv").source == "wrong" and get_operator("syn").source == "wrong"
 
 

@@ -26,7 +26,12 @@ def crossover(text: str, ctx: OpContext) -> str | None:
 
 
 def _keeps_capital(word: str) -> bool:
-    return word == "I" or (len(word) > 1 and word.isupper()) or word.lower() in name_pool().gender
+    """``I``, acronyms and census first names (except function words such as "Will", "Many")."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    lower = word.lower()
+    return word == "I" or (len(word) > 1 and word.isupper()) \
+        or (lower in name_pool().gender and lower not in STOP_WORDS)
 
 
 @register("mt", needs_parse=False)
@@ -55,4 +60,6 @@ def emphasis_adverb(doc, ctx: OpContext) -> str | None:
         return None
     adverb = ADVERBS[int(ctx.rng.integers(len(ADVERBS)))]
     first = doc[0]
-    return f"{adverb} {decapitalise(first)}{doc.text[first.idx + len(first):]}"
+    name = _keeps_capital(first.text) and first.pos_ not in {"DET", "ADJ", "PRON"}
+    word = first.text if name else decapitalise(first)
+    return f"{adverb} {word}{doc.text[first.idx + len(first):]}"

@@ -37,7 +37,8 @@ def keep_case(new: str, old: str) -> str:
 
 def decapitalise(token) -> str:
     """Text of a sentence-initial token once it no longer starts the sentence."""
-    if token.pos_ == "PROPN" or token.text == "I" or token.text.isupper() and len(token) > 1:
+    if token.pos_ == "PROPN" or token.ent_type_ or token.text == "I" \
+            or token.text.isupper() and len(token) > 1:
         return token.text
     return token.text[:1].lower() + token.text[1:]
 
