@@ -45,8 +45,9 @@ def test_planted_cue_ranks_top_and_d_matches_the_design():
     assert table["best"]["D"] == pytest.approx(expected_accuracy - table["majority"], abs=0.04)
     assert table["flagged"] is True
     by_name = {b["name"]: b for b in table["baselines"]}
-    assert by_name["hypothesis-only BoW LR"]["accuracy"] == pytest.approx(expected_accuracy,
-                                                                          abs=0.04)
+    # the bag of words sees the same cues among 200 noise words (and their bigrams)
+    assert expected_accuracy - 0.08 < by_name["hypothesis-only BoW LR"]["accuracy"] \
+        <= expected_accuracy + 0.04
 
 
 def mcq_questions(n: int, seed: int, position_bias: float):

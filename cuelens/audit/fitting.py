@@ -194,20 +194,22 @@ FoldFn = Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
 
 
 def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None,
-               folds: np.ndarray | None, fold_fn: FoldFn) -> dict:
+               folds: np.ndarray | None, fold_fn: FoldFn, counts: bool = True) -> dict:
     """Per-item correctness over ``eval_items`` of every predictor ``fold_fn`` returns.
 
     ``folds`` None: one fit on ``base_items``, predicting every eval item. Otherwise, for each
     outer fold ``j``: fit on ``base_items`` plus the eval items outside ``j``, predict ``j``.
-    ``fold_fn(fit_rows, eval_rows, inner_counts)`` returns name → per-item correctness.
+    ``fold_fn(fit_rows, eval_rows, inner_counts)`` returns name → per-item correctness;
+    ``counts=False`` skips the counts (``inner_counts`` is then None).
     """
+    block = pool.block_counts if counts else (lambda rows: None)
     base_rows = pool.rows(base_items) if base_items is not None else np.zeros(0, np.int64)
-    base = pool.block_counts(base_rows) if len(base_rows) else 0.0
+    base = block(base_rows) if len(base_rows) else 0.0
     if folds is None:
         return fold_fn(base_rows, pool.rows(eval_items), base)
     n_folds = int(folds.max()) + 1
-    blocks = [pool.block_counts(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
-    everything = sum(blocks) + base
+    blocks = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
+    everything = sum(blocks) + base if counts else None
     out: dict = {}
     for j in range(n_folds):
         held = np.flatnonzero(folds == j)
@@ -215,7 +217,8 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
             continue
         fit_items = eval_items[folds != j]
         fit_rows = np.concatenate([base_rows, pool.rows(fit_items)])
-        result = fold_fn(fit_rows, pool.rows(eval_items[held]), everything - blocks[j])
+        inner = everything - blocks[j] if counts else None
+        result = fold_fn(fit_rows, pool.rows(eval_items[held]), inner)
         for name, correct in result.items():
             out.setdefault(name, np.zeros(len(eval_items)))[held] = correct
     return out

@@ -5,7 +5,8 @@ from seeded K-fold cross-validation over the file (MCQ folds at question level),
 never scored on data that includes the item being predicted.
 
 Baselines in the same units: a partial-input bag-of-words logistic regression on the
-hypothesis / choice text only (unigrams + bigrams, binary features, scikit-learn defaults) and,
+hypothesis / choice text only (unigrams + bigrams occurring in at least ``BOW_MIN_COUNT`` = 2
+fitting instances, binary features, scikit-learn's defaults) and,
 for MCQ, the answer-position baseline (always pick the most frequent training answer position,
 ties toward the lower position).
 """
@@ -25,6 +26,7 @@ from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, item
 from cuelens.audit.metrics import METRICS
 
 MAJORITY = "majority"
+BOW_MIN_COUNT = 2
 ANSWER_POSITION = "answer position"
 
 
@@ -51,11 +53,12 @@ class Baselines:
 
     def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
+        X = self.bow[fit_rows]
+        support = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
         with quiet_single_thread():
-            model = LogisticRegression(max_iter=1000).fit(self.bow[fit_rows],
-                                                          pool.labels[fit_rows])
+            model = LogisticRegression().fit(X[:, support], pool.labels[fit_rows])
         decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
-        decision[:, model.classes_] = model.predict_proba(self.bow[eval_rows])
+        decision[:, model.classes_] = model.predict_proba(self.bow[eval_rows][:, support])
         order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
                            kind="stable")
         return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)
@@ -85,23 +88,37 @@ def evaluation_folds(data: ScanData, n_folds: int, seed: int) -> np.ndarray | No
 
 def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
                 models: list[tuple[str, str]], with_baselines: bool, progress=None) -> dict:
-    """Per-item correctness of every cue model (and baseline) on the evaluation items."""
+    """Per-item correctness of every cue model (and baseline) on the evaluation items.
+
+    Reports progress as stage ``leakage`` (cue models), then ``baselines``.
+    """
     bank = ModelBank(options.seed)
-    baselines = Baselines(data).predictors() if with_baselines else {}
     folds = evaluation_folds(data, n_folds, options.seed)
     n_steps = 1 if folds is None else n_folds
-    done = [0]
+    done = {"leakage": 0, "baselines": 0}
 
-    def fold_fn(fit_rows, eval_rows, inner):
-        fit = Fit(data.pool, fit_rows, inner, options)
-        out = {model: correct for model, correct in predict_cues(fit, eval_rows, models, bank).items()}
-        out.update({name: fn(fit_rows, eval_rows) for name, fn in baselines.items()})
-        done[0] += 1
+    def step(stage: str) -> None:
+        done[stage] += 1
         if progress is not None:
-            progress("leakage", done[0] / n_steps)
+            progress(stage, done[stage] / n_steps)
+
+    def cue_models(fit_rows, eval_rows, inner):
+        out = predict_cues(Fit(data.pool, fit_rows, inner, options), eval_rows, models, bank)
+        step("leakage")
         return out
 
-    return over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)
+    out = over_folds(data.pool, data.eval_items, data.train_items, folds, cue_models)
+    if with_baselines:
+        predictors = Baselines(data).predictors()
+
+        def baselines(fit_rows, eval_rows, inner):
+            result = {name: fn(fit_rows, eval_rows) for name, fn in predictors.items()}
+            step("baselines")
+            return result
+
+        out.update(over_folds(data.pool, data.eval_items, data.train_items, folds, baselines,
+                              counts=False))
+    return out
 
 
 def _entry(accuracy: float, majority: float) -> dict:
