@@ -46,9 +46,9 @@ def colours(keys: Sequence[str]) -> dict[str, str]:
     return {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(keys)}
 
 
-def _layout(fig: go.Figure, *, height: int, **kwargs) -> dict:
+def _layout(fig: go.Figure, *, height: int, right: int = 10, **kwargs) -> dict:
     fig.update_layout(template="plotly_white", height=height, font={"family": FONT, "size": 13},
-                      margin={"l": 10, "r": 10, "t": 30, "b": 10}, hoverlabel={"font_family": FONT},
+                      margin={"l": 10, "r": right, "t": 30, "b": 10}, hoverlabel={"font_family": FONT},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
                       **kwargs)
     fig.update_xaxes(automargin=True)
@@ -93,7 +93,9 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float], *, axis_title
     xaxis = {"title": axis_title, "ticksuffix": "%" if percent else "", "zeroline": True}
     if x_range:
         xaxis["range"] = list(x_range)
-    return _layout(fig, height=max(200, 70 + 32 * len(names)), showlegend=False,
+    # bar labels sit outside the bars; the right margin leaves room for the longest one
+    right = 10 + 7 * max((len(t) for t in text), default=0) if text else 10
+    return _layout(fig, height=max(200, 70 + 32 * len(names)), right=right, showlegend=False,
                    xaxis=xaxis, yaxis=category_axis(names, autorange="reversed"))
 
 

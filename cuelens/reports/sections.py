@@ -222,7 +222,8 @@ def cue_words(results: dict) -> Section | None:
         "text_name": _text_name(results)[0]},
         client={"cues": {"metric": metric, "rows": rows}})
     groups: dict[str, dict[str, list]] = {}
-    for c in shown:
+    # significant cues first in each trace, so that the legend shows a filled marker
+    for c in sorted(shown, key=lambda c: not c["significant"]):
         g = groups.setdefault(c["label"], {"x": [], "y": [], "hover": [], "symbol": []})
         z = c["metrics"].get("z")
         g["x"].append(c["count"])

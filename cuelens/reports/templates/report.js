@@ -110,11 +110,30 @@
       indices.length + " example" + (indices.length === 1 ? "" : "s") + " containing \u201c" + word + "\u201d";
   }
 
+  /* Explorer cues, strongest first (by the table's score, then z), each with the label it points
+     to most strongly; cues that are not in the table follow in the results file's order. */
+  function explorerWords() {
+    var byCue = DATA.examples.by_cue, best = {};
+    (DATA.cues ? DATA.cues.rows : []).forEach(function (r) {
+      if (!Object.prototype.hasOwnProperty.call(byCue, r[0])) { return; }
+      var b = best[r[0]];
+      if (!b || r[4] > b[4] || (r[4] === b[4] && r[5] > b[5])) { best[r[0]] = r; }
+    });
+    var ranked = Object.keys(best).sort(function (a, b) {
+      return (best[b][4] - best[a][4]) || (best[b][5] - best[a][5]) || (a < b ? -1 : a > b ? 1 : 0);
+    });
+    var rest = Object.keys(byCue).filter(function (w) { return !best[w]; });
+    var labels = {};
+    ranked.forEach(function (w) { labels[w] = best[w][1]; });
+    return {words: ranked.concat(rest), labels: labels};
+  }
+
   function initExplorer() {
     if (!explorer) { return; }
-    var words = Object.keys(DATA.examples.by_cue);
+    var found = explorerWords(), words = found.words;
     for (var i = 0; i < words.length; i++) {
-      var opt = el("option", null, words[i] + " (" + DATA.examples.by_cue[words[i]].length + ")");
+      var label = found.labels[words[i]] ? " \u2192 " + found.labels[words[i]] : "";
+      var opt = el("option", null, words[i] + label + " (" + DATA.examples.by_cue[words[i]].length + ")");
       opt.value = words[i];
       explorer.appendChild(opt);
     }
@@ -143,6 +162,7 @@
       tr.appendChild(el("td", "num", fmt(r[5], 1)));
       tr.appendChild(el("td", r[6] ? "yes" : "no", r[6] ? "yes" : "no"));
       var cell = el("td");
+      if (!r[7]) { cell.className = "no"; cell.textContent = "\u2013"; cell.title = "no sampled examples"; }
       if (r[7] && explorer) {
         var button = el("button", "link", "show");
         button.type = "button";
