@@ -192,7 +192,8 @@ def test_mcq_overview_shows_answer_positions_and_short_circuit():
     pos = sections["overview"].figures["positions"].spec["data"][0]
     assert pos["x"] == ["choice 1", "choice 2"] and pos["y"] == [60.0, 40.0]
     sc = sections["probe"].figures["short_circuit"].spec["data"][0]
-    assert sc["y"][:3] == ["AW (attention to the premise)", "co", "mt"]  # neg+ has no rate
+    # neg+ generated no case (no rate): left out
+    assert sc["y"] == ["AW (attention to the premise)", "CO crossover", "MT word swap"]
     assert sc["x"] == pytest.approx([62, 80, 55])
 
 

@@ -405,11 +405,20 @@ def _probe_data_map(sec: Section, pr: dict) -> None:
                                     colour_title="correct"))
 
 
+# Display names of the stress operators (SPEC §7; keys as registered in cuelens.augment.operators).
+OPERATOR_NAMES = {"co": "CO crossover", "mt": "MT word swap", "neg+": "Neg+ add negation",
+                  "neg-": "Neg− remove negation", "ner": "NER name swap",
+                  "pr": "PR pronoun switch", "pi": "PI pronoun → name",
+                  "adv": "Adv emphasis adverb", "syn": "Syn synonym",
+                  "voice": "Voice subject/object swap"}
+
+
 def _probe_short_circuit(sec: Section, pr: dict) -> None:
     sc = pr.get("short_circuit")
     if not sc:
         return
-    ops = [(op, v) for op, v in sc.get("per_op", {}).items() if v.get("pass_rate") is not None]
+    ops = [(OPERATOR_NAMES.get(op, op), v) for op, v in sc.get("per_op", {}).items()
+           if v.get("pass_rate") is not None]
     if "aw" in sc and sc["aw"] is not None:
         ops.insert(0, ("AW (attention to the premise)", {"pass_rate": sc["aw"], "n": None}))
     if not ops:
