@@ -7,6 +7,7 @@ import pytest
 from cuelens.audit.features import FEATURES, Annotations, get_features
 from cuelens.audit.features.annotate import annotate
 from cuelens.audit.features.typo import is_typo
+from cuelens.audit.parse_cache import ParseCache
 from cuelens.errors import UserError
 
 
@@ -115,3 +116,16 @@ def test_annotations_stack_and_reindex():
     assert both.vocab == ["x", "y", "z"]
     assert both.matrix.toarray().astype(int).tolist() == [[1, 0, 0], [1, 1, 0], [0, 0, 0],
                                                           [0, 0, 1]]
+
+
+def test_worker_processes_give_the_same_annotations():
+    texts = ["He didn't go home.", "A man in a hat.", "Barack Obama visited Paris.",
+             "The dog is runing.", "She will sing."] * 3 + ["Nobody is outside."]
+    features = [FEATURES[n] for n in ("negation", "tense", "ner", "typo")]
+    ParseCache.clear_memory()
+    one = annotate(features, texts, n_process=1)
+    ParseCache.clear_memory()
+    two = annotate(features, texts, n_process=2)
+    for name in one:
+        assert one[name].vocab == two[name].vocab
+        assert (one[name].matrix != two[name].matrix).nnz == 0

@@ -103,19 +103,59 @@ def _doc_annotations(features: list[DocFeature], distinct: list[str],
 
 def _parse(features: list[DocFeature], texts: list[str], n_process: int | None,
            tick: Callable[[int], object]) -> dict[str, Annotations]:
-    """Parse ``texts`` once with the union of the features' components; values per feature."""
+    """Parse ``texts`` once with the union of the features' components; values per feature.
+
+    With several processes each worker parses a chunk and returns only the value tuples
+    (shipping parsed ``Doc`` objects back, as ``nlp.pipe(n_process=…)`` does, costs ~40% more
+    CPU); chunks come back in order, so the output does not depend on the process count.
+    """
     from cuelens.models.spacy_pipeline import load_spacy
 
     wanted = {c for f in features for c in f.components}
-    nlp = load_spacy(tuple(c for c in PIPE_ORDER if c in wanted))
+    components = tuple(c for c in PIPE_ORDER if c in wanted)
+    names = [f.name for f in features]
+    load_spacy(components)  # load once in the parent: forked workers inherit it
     processes = n_process or default_n_process(len(texts))
-    values: dict[str, list[tuple[str, ...]]] = {f.name: [] for f in features}
-    for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE, n_process=processes)):
-        for feature in features:
-            values[feature.name].append(feature.values(doc))
-        if i % BATCH_SIZE == 0:
+    if processes <= 1:
+        _init_worker(components, names)
+        rows = _values(texts, tick)
+    else:
+        import multiprocessing
+
+        bounds = np.linspace(0, len(texts), processes * 8 + 1).astype(int)
+        chunks = [texts[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        rows, done = [], 0
+        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        with context.Pool(processes, _init_worker, (components, names)) as pool:
+            for part in pool.imap(_values, chunks):
+                rows += part
+                done += len(part)
+                tick(done)
+    return {name: Annotations.from_lists([row[j] for row in rows])
+            for j, name in enumerate(names)}
+
+
+_WORKER: tuple = ()
+
+
+def _init_worker(components: tuple[str, ...], names: list[str]) -> None:
+    """Set the pipeline and detectors of this process (the parent or a pool worker)."""
+    from cuelens.audit.features.registry import FEATURES
+    from cuelens.models.spacy_pipeline import load_spacy
+
+    global _WORKER
+    _WORKER = (load_spacy(components), [FEATURES[name] for name in names])
+
+
+def _values(texts: list[str], tick: Callable[[int], object] | None = None) -> list[tuple]:
+    """Per text, the value tuple of each detector of :data:`_WORKER`."""
+    nlp, features = _WORKER
+    rows = []
+    for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE)):
+        rows.append(tuple(feature.values(doc) for feature in features))
+        if tick is not None and i % BATCH_SIZE == 0:
             tick(i)
-    return {name: Annotations.from_lists(vals) for name, vals in values.items()}
+    return rows
 
 
 def _scatter(n: int, parts: list[tuple[np.ndarray, Annotations]]) -> Annotations:
