@@ -205,3 +205,28 @@ def large_results(cues_per_label: int = 12000, data_map_points: int = 100_000) -
         {"guid": f"g{i}", "confidence": (i % 101) / 100, "variability": (i % 37) / 80,
          "correctness": (i % 6) / 5} for i in range(data_map_points)]
     return r
+
+
+def write_xss_dataset(directory, task: str, n: int = 120):
+    """A single cross-validated JSONL file whose name, ids, hypotheses/choices and (NLI) labels
+    carry the payloads; the payload words are planted as cues so they reach the cue table and the
+    explorer. Returns the file's path."""
+    import json
+    from pathlib import Path
+
+    path = Path(directory) / f'{PAYLOADS[1]}.jsonl'  # a file name without "/"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    labels = ["entailment", PAYLOADS[0]]
+    rows = []
+    for i in range(n):
+        payload = PAYLOADS[i % len(PAYLOADS)]
+        cue = f"{payload} nobody" if i % 2 else "somebody is here"
+        row = {"id": f"{payload}#{i}", "premise": f"{PAYLOADS[2]} scene {i % 7}"}
+        if task == "nli":
+            row.update(hypothesis=f"{cue} with a dog {i % 5}", label=labels[i % 2])
+        else:
+            row.update(choices=[f"{cue} with a dog", f"a cat {payload if i % 3 else ''} sits"],
+                       label=i % 2)
+        rows.append(json.dumps(row))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from report_fixtures import PAYLOADS, large_results, mcq_results, nli_results, score_pairs_results
+from report_fixtures import (PAYLOADS, large_results, mcq_results, nli_results,
+                             score_pairs_results, write_xss_dataset)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -27,9 +28,12 @@ def pages(tmp_path_factory):
     for name, build in FIXTURES.items():
         out[name] = render_report(build(), root / f"{name}.html")
         out[f"{name}_xss"] = render_report(build(xss=True), root / f"{name}_xss.html")
-    for task, directory in write_demo_data(root / "data", size=150, seed=0).items():
-        results, _ = scan_dataset(load_dataset(str(directory)), seed=0)
-        out[f"scan_{task}"] = render_report(json.loads(json.dumps(results)), root / f"scan_{task}.html")
+    sources = dict(write_demo_data(root / "data", size=150, seed=0))
+    sources.update({f"xss_{task}": write_xss_dataset(root / f"xss-{task}", task)
+                    for task in ("nli", "mcq")})
+    for key, source in sources.items():
+        results, _ = scan_dataset(load_dataset(str(source)), seed=0)
+        out[f"scan_{key}"] = render_report(json.loads(json.dumps(results)), root / f"scan_{key}.html")
     return out
 
 
@@ -39,7 +43,8 @@ def figure_ids(browser) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["nli", "mcq", "score_pairs", "scan_nli", "scan_mcq",
-                                  "nli_xss", "mcq_xss", "score_pairs_xss"])
+                                  "nli_xss", "mcq_xss", "score_pairs_xss", "scan_xss_nli",
+                                  "scan_xss_mcq"])
 def test_loads_offline_with_every_figure_drawn(browser, pages, name):
     load = browser.open(pages[name])
     browser.screenshot(name)
@@ -152,3 +157,28 @@ def test_snli_scale_report_is_small_and_opens_fast(browser, tmp_path):
     # the figures follow one by one (looser bound: the test machine's cores are shared).
     assert load.paint < 5.0 and load.interactive < 5.0, load
     assert load.seconds < 15.0, load
+
+
+@pytest.mark.parametrize("task", ["nli", "mcq"])
+def test_scanned_xss_dataset_shows_payloads_as_text(browser, pages, task):
+    """`audit scan` output of a dataset whose file name, ids, texts and labels are payloads."""
+    load = browser.open(pages[f"scan_xss_{task}"])
+    d = browser.driver
+    assert browser.dialogs() == [] and load.console == [] and load.requests == []
+    assert d.execute_script("return document.querySelectorAll('script').length") == 3
+    assert d.execute_script("return document.querySelectorAll('img, iframe, [onerror], [onload]').length") == 0
+    assert d.find_element(By.TAG_NAME, "h1").text == PAYLOADS[1]
+    assert f"{PAYLOADS[1]}.jsonl" in d.find_element(By.ID, "overview").text
+    cards = d.execute_script(
+        "return Array.from(document.querySelectorAll('#explorer-examples .example'))"
+        ".map(c => c.textContent);")
+    assert cards and any(f"{PAYLOADS[2]} scene" in c for c in cards)  # premise
+    assert any(PAYLOADS[1] in c for c in cards) or any(PAYLOADS[0] in c for c in cards)  # ids
+    if task == "nli":  # the payload is a label: badge, table, legend and axis text
+        badges = [b.text for b in d.find_elements(By.CSS_SELECTOR, ".badge-label")]
+        assert PAYLOADS[0] in badges
+        svg_text = d.execute_script("return Array.from(document.querySelectorAll('.plot svg text'))"
+                                    ".map(t => t.textContent)")
+        assert PAYLOADS[0] in svg_text
+    browser.screenshot(f"scan_xss_{task}")
+    assert browser.dialogs() == []
