@@ -240,20 +240,33 @@ class ScanData:
         return self.pool.labels.reshape(-1, self.pool.k).argmin(axis=1)
 
 
+def _texts_and_labels(split, label_names: list[str],
+                      include_premise: bool) -> tuple[list[str], np.ndarray]:
+    """Instance texts (hypothesis/choice, optionally after the premise) and labels."""
+    if split.task == "nli" and not include_premise:  # the common case, without copies
+        return split.hypotheses, split.item_labels(label_names)
+    instances = split.instances(label_names)
+    texts = instances.texts
+    if include_premise:
+        texts = [f"{p} {t}" for p, t in zip(instances.premises, texts)]
+    return texts, instances.labels
+
+
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1)."""
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
-    instances = [s.instances(dataset.label_names) for s in splits]
     k = dataset.n_choices or 1
     if any((s.n_choices or 1) != k for s in splits):
         raise UserError("train and test have different numbers of choices "
                         f"({splits[0].n_choices} and {splits[-1].n_choices})")
-    texts = [t for inst in instances for t in inst.texts]
-    if include_premise:
-        premises = [p for inst in instances for p in inst.premises]
-        texts = [f"{p} {t}" for p, t in zip(premises, texts)]
-    labels = np.concatenate([inst.labels for inst in instances])
+    texts, labels = [], []
+    for split in splits:
+        split_texts, split_labels = _texts_and_labels(split, dataset.label_names,
+                                                      include_premise)
+        texts += split_texts
+        labels.append(split_labels)
+    labels = np.concatenate(labels)
     n_labels = len(dataset.label_names)
     pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, inner_folds, seed)
     n_train = len(dataset.train) if dataset.train is not None else 0

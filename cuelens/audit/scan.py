@@ -65,8 +65,13 @@ class WordAudit:
     item_score: np.ndarray  # C[q]/k per dataset.test item
 
 
-def _number(value: float) -> float | None:
-    return round(float(value), 6) if math.isfinite(value) else None
+def _numbers(values: np.ndarray) -> list:
+    """Floats rounded to 6 decimals as Python numbers; non-finite values become None."""
+    rounded = np.round(values.astype(np.float64), 6)
+    out = rounded.tolist()
+    if not np.isfinite(rounded).all():
+        out = [x if math.isfinite(x) else None for x in out]
+    return out
 
 
 def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
@@ -82,18 +87,20 @@ def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
     n_tests = len(keep) * pool.n_labels
     threshold = bonferroni_z(n_tests, SIGNIFICANCE)
     vocab = pool.seqs.vocab
-    tokens = [vocab[i] for i in keep]
-    word = table.word[:, 0]
+    tokens = np.array([vocab[i] for i in keep], dtype=object)
+    word = table.word[:, 0].astype(np.int64).tolist()
     cues = []
     for l, label in enumerate(data.label_names):
-        ranking = scores[config.metric][:, l]
-        order = sorted(range(len(keep)), key=lambda i: (-ranking[i], tokens[i]))
-        for i in order:
-            metrics = {name: _number(values[i, l]) for name, values in scores.items()}
-            metrics["freq"] = int(joint[keep[i], l])
-            cues.append({"token": tokens[i], "label": label, "count": int(word[i]),
-                         "label_count": int(joint[keep[i], l]), "metrics": metrics,
-                         "significant": bool(scores["z"][i, l] > threshold)})
+        order = np.lexsort((tokens.astype(str), -scores[config.metric][:, l]))
+        columns = {name: _numbers(values[order, l]) for name, values in scores.items()}
+        columns["freq"] = joint[keep[order], l].astype(np.int64).tolist()
+        significant = (scores["z"][order, l] > threshold).tolist()
+        names = list(columns)
+        for j, i in enumerate(order.tolist()):
+            cues.append({"token": tokens[i], "label": label, "count": word[i],
+                         "label_count": columns["freq"][j],
+                         "metrics": {name: columns[name][j] for name in names},
+                         "significant": significant[j]})
     stats = {"bonferroni_z": round(threshold, 6), "n_tests": n_tests, "alpha": SIGNIFICANCE,
              "min_count": config.min_count,
              "fitted_on": "train" if data.train_items is not None else "all"}
