@@ -181,3 +181,37 @@ def test_train_needs_a_training_split(tmp_path):
     result = runner.invoke(app, ["train", str(tmp_path / "one.jsonl"), "--out",
                                  str(tmp_path / "m")])
     assert result.exit_code == 2 and "needs a training split" in result.output
+
+
+@pytest.mark.parametrize("task", ["nli", "mcq"])
+def test_roberta_predictions_equal_plain_transformers(tmp_path, task):
+    """No token type ids (RoBERTa): length-sorted, dynamically padded batches give the same
+    probabilities as one plainly padded forward pass."""
+    import torch
+    import transformers
+
+    from cuelens.data import load_dataset
+    from cuelens.models.classifier import HEADS, load_classifier
+
+    data, _, _, test = _setup(tmp_path, nli_planted() if task == "nli" else mcq_planted())
+    texts = [" ".join([r["premise"], r.get("hypothesis", ""), *r.get("choices", [])])
+             for r in test]
+    base = tiny_bert_dir(tmp_path / "roberta", texts, arch="roberta")
+    dataset = load_dataset(str(data))
+    clf = load_classifier(str(base), task, label_names=dataset.label_names, device="cpu")
+    probs = clf.predict_proba(dataset.test, batch_size=7)
+    model = getattr(transformers, HEADS[task]).from_pretrained(
+        base, **({"num_labels": 3} if task == "nli" else {}))
+    model.load_state_dict(clf.model.state_dict())
+    tokenizer = transformers.AutoTokenizer.from_pretrained(base)
+    if task == "nli":
+        enc = tokenizer([r["premise"] for r in test], [r["hypothesis"] for r in test],
+                        padding=True, return_tensors="pt")
+    else:
+        enc = tokenizer([r["premise"] for r in test for _ in r["choices"]],
+                        [c for r in test for c in r["choices"]], padding=True, return_tensors="pt")
+        enc = {k: v.view(len(test), 2, -1) for k, v in enc.items()}
+    assert "token_type_ids" not in enc
+    with torch.inference_mode():
+        expected = torch.softmax(model.eval()(**enc).logits, -1).numpy()
+    np.testing.assert_allclose(probs, expected, atol=1e-5)

@@ -8,11 +8,12 @@ from pathlib import Path
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def tiny_bert_dir(path: Path, texts: list[str], seed: int = 0) -> Path:
-    """Save a 1-layer, 32-wide BERT and a whitespace word-level tokenizer over ``texts``."""
+def tiny_bert_dir(path: Path, texts: list[str], seed: int = 0, arch: str = "bert") -> Path:
+    """Save a 1-layer, 32-wide BERT (or RoBERTa: no token type ids) and a whitespace
+    word-level tokenizer over ``texts``."""
     import torch
+    import transformers
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
     tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
     tok.normalizer = normalizers.Lowercase()
@@ -22,15 +23,18 @@ def tiny_bert_dir(path: Path, texts: list[str], seed: int = 0) -> Path:
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
-                                   model_input_names=["input_ids", "token_type_ids",
-                                                      "attention_mask"])
+    inputs = ["input_ids", "token_type_ids", "attention_mask"]
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+        sep_token="[SEP]", mask_token="[MASK]",
+        model_input_names=inputs if arch == "bert" else [inputs[0], inputs[2]])
     fast.save_pretrained(path)
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
-    BertModel(config).save_pretrained(path)
+    prefix = {"bert": "Bert", "roberta": "Roberta"}[arch]
+    config = getattr(transformers, f"{prefix}Config")(
+        vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=1,
+        num_attention_heads=2, intermediate_size=64, max_position_embeddings=80, pad_token_id=0)
+    getattr(transformers, f"{prefix}Model")(config).save_pretrained(path)
     return path
 
 
