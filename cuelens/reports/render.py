@@ -90,7 +90,7 @@ def render_html(results: dict) -> str:
         data.update(sec.client)
         data["figures"].update({fig.id: fig.spec for fig in sec.figures.values()})
     plotly_js, app_js = _plotly_js(), _asset("report.js")
-    csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+    csp = ("default-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; "
            f"script-src {_sha256(app_js)} {_sha256(plotly_js)}; base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
         results=results, sections=sections, data_json=script_json(data), css=_asset("report.css"),

@@ -55,6 +55,8 @@ def test_loads_offline_with_every_figure_drawn(browser, pages, name):
     assert sorted(p.get_attribute("id") for p in plots) == sorted(figure_ids(browser))
     for plot in plots:
         assert plot.find_elements(By.CSS_SELECTOR, "svg.main-svg"), plot.get_attribute("id")
+        buttons = [b.get_attribute("data-title") for b in plot.find_elements(By.CSS_SELECTOR, ".modebar-btn")]
+        assert "Download plot as a PNG" in buttons and not [b for b in buttons if "Share" in b]
         caption = plot.find_element(By.XPATH, "following-sibling::figcaption").text
         assert len(caption) > 40
 

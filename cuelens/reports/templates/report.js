@@ -5,8 +5,11 @@
   "use strict";
   performance.mark("cuelens-script-start");
   var DATA = JSON.parse(document.getElementById("report-data").textContent);
-  var PLOT_CONFIG = {displaylogo: false, responsive: true,
-                     modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"]};
+  // No "share chart" button: it would upload the (dataset-derived) chart to Plotly Cloud.
+  var PLOT_CONFIG = {displaylogo: false, responsive: true, showSendToCloud: false,
+                     showEditInChartStudio: false,
+                     modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d",
+                                              "sendChartToCloud", "sendDataToCloud"]};
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
