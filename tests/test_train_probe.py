@@ -93,6 +93,19 @@ def test_training_dynamics_and_data_map(nli_run):
     np.testing.assert_allclose([p["correctness"] for p in points], correct, atol=1e-6)
 
 
+def test_training_is_deterministic_given_the_seed(nli_run):
+    tmp_path, data, _, _ = nli_run
+    result = invoke("train", data, "--model", tmp_path / "base", "--out", tmp_path / "again",
+                    "--epochs", 2, "--lr", "1e-3", "--batch-size", 8, "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    for name in ("model.safetensors", "data_map.jsonl"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "model" / name).read_bytes()
+    # and the output directory is never overwritten
+    result = runner.invoke(app, ["train", str(data), "--model", str(tmp_path / "base"),
+                                 "--out", str(tmp_path / "again")])
+    assert result.exit_code == 2 and "not an empty directory" in result.output
+
+
 def test_probe_results_sections(nli_run):
     tmp_path, _, train, test = nli_run
     results = json.loads((tmp_path / "probe" / "results.json").read_text())
