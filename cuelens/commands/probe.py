@@ -27,7 +27,7 @@ def probe(
         "--scan", help="Reuse this `audit scan` output directory's cues and easy/hard split.")]
     = None,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Output directory [default: audit-results/<dataset-name>/probe/].")]
+        "--out", "-o", help="Output directory (default: audit-results/DATASET/probe/).")]
     = None,
     top: Annotated[int, typer.Option(help="Top word cues per label to test.")] = 5,
     rank_by: Annotated[str, typer.Option(help="Cue metric ranking the top word cues.")] = "lmi",
@@ -35,7 +35,7 @@ def probe(
     min_items: Annotated[int, typer.Option(help="Minimum test items with and without a cue.")]
     = 10,
     batch_size: Annotated[Optional[int], typer.Option(
-        help="Inference batch size [default: 64 on CPU, 256 on GPU].")] = None,
+        help="Inference batch size (default: 64 on CPU, 256 on GPU).")] = None,
     max_length: MaxLengthOpt = 128,
     int8: Annotated[bool, typer.Option(
         "--int8", help="CPU: dynamic int8 quantisation for inference (~3x faster; "
