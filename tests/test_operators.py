@@ -100,6 +100,8 @@ def test_pronoun_to_name(nlp):
     assert re.fullmatch(r"Sue was angry at [A-Z][a-z]+'s brother\.", out)
     assert run(nlp, "pi", "The dog bit the man.") is None
     assert run(nlp, "pi", "I wrapped myself in a blanket.") is None  # reflexive keeps the person
+    out = run(nlp, "pi", "He rounded them all up.")  # "them all" is kept, "He" is replaced
+    assert re.fullmatch(r"[A-Z][a-z]+ rounded them all up\.", out) and not out.startswith("He ")
 
 
 def test_name_replacement(nlp):

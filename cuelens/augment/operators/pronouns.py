@@ -17,6 +17,11 @@ def _pronouns(doc):
     return [(t, found) for t in doc if t.pos_ == "PRON" and (found := pronoun_role(t))]
 
 
+def _quantified(doc, token) -> bool:
+    """A pronoun followed by "all"/"both"/"each" ("them all")."""
+    return token.i + 1 < len(doc) and doc[token.i + 1].lower_ in QUANTIFIERS
+
+
 def _pick(ctx: OpContext, options):
     return options[int(ctx.rng.integers(len(options)))]
 
@@ -34,8 +39,7 @@ def switch_pronoun(doc, ctx: OpContext) -> str | None:
     if not found:
         return None
     group = found[0][1][0]
-    if group == "3pl" and any(t.i + 1 < len(doc) and doc[t.i + 1].lower_ in QUANTIFIERS
-                              for t, (g, _) in found if g == group):
+    if group == "3pl" and any(_quantified(doc, t) for t, (g, _) in found if g == group):
         return None  # "they all" has no singular counterpart
     target = PRONOUNS[_pick(ctx, SWITCH[group])]
     edits = {}
@@ -53,7 +57,7 @@ def switch_pronoun(doc, ctx: OpContext) -> str | None:
 def pronoun_to_name(doc, ctx: OpContext) -> str | None:
     """PI: a personal pronoun replaced by a random person name (his → "Mary's")."""
     pronouns = _pronouns(doc)
-    found = [(t, f) for t, f in pronouns if f[1] != "refl"]
+    found = [(t, f) for t, f in pronouns if f[1] != "refl" and not _quantified(doc, t)]
     if not found:
         return None
     token, (group, role) = found[0]
