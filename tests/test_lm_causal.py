@@ -114,3 +114,23 @@ def test_batched_scores_match_single_and_next_word_api(tiny):
     expected = [scorer.word_scores(f"the cat {c}")[-1][1] for c in candidates]
     np.testing.assert_allclose(next_word, expected, atol=1e-5)
     assert scorer.word_scores("the cat.")[-1][0] == "cat."    # punctuation joins its word
+
+
+def test_detached_punctuation_words_telescope(tiny):
+    scorer, _ = tiny
+    split = CausalScorer(scorer.model, scorer.tokenizer, name="tiny", detach_punct=True)
+    P = split._punct
+    assert P[split.tokenizer.convert_tokens_to_ids(".")] and not P[split.eos]
+    boundary = np.append(np.flatnonzero(split._starts), split.eos)
+    inner = np.array([i for i in range(len(P)) if not split._starts[i] and i != split.eos])
+    for sentence in ["the cat sat on the mat.", "the dog. sat.on the mat", "a dog"]:
+        words = split.word_scores(sentence)
+        tokens = [t for w in split._tokenize([sentence.split()])[0] for t in w]
+        ids = [split.bos, *tokens]
+        log_text = sum(math.log(_dist(split, ids[:i])[ids[i]]) for i in range(1, len(ids)))
+        log_end = 0.0 if P[ids[-1]] else math.log(_dist(split, ids)[boundary].sum())
+        log_first = math.log(_dist(split, [split.bos])[inner].sum())
+        assert sum(v for _, v in words) == pytest.approx(log_text + log_end - log_first, abs=1e-4)
+        assert "".join(w for w, _ in words) == sentence.replace(" ", "")
+    assert [w for w, _ in split.word_scores("the dog. sat.on")] == \
+        ["the", "dog", ".", "sat", ".", "on"]

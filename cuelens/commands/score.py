@@ -25,10 +25,14 @@ BowOpt = Annotated[bool, typer.Option(
 MethodOpt = Annotated[str, typer.Option("--mlm-method", help="Masked models: pll or chain.")]
 OrdersOpt = Annotated[int, typer.Option("--orders", help="Random word orders for --mlm-method chain.")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", help="Sentences per causal-model batch.")]
+PunctOpt = Annotated[bool, typer.Option(
+    "--detach-punct", help="Causal models: punctuation written without a space is its own word "
+                           "(default: it belongs to the word before it).")]
 CHUNK = 2048
 
 
-def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, seed, batch_size):
+def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, seed, batch_size,
+             detach_punct):
     from cuelens.errors import UserError
     from cuelens.models.lm import load_scorer
 
@@ -38,11 +42,12 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
     for spec in models:
         scorer = load_scorer(spec, device=device, kind=kind, base=base,
                              bow_correction=bow_correction, mlm_method=mlm_method, orders=orders,
-                             seed=seed, batch_size=batch_size)
+                             seed=seed, batch_size=batch_size, detach_punct=detach_punct)
         inner = getattr(scorer, "scorer", scorer)
         if hasattr(inner, "scheme"):
             console.print(f"{spec}: word scheme {inner.scheme.describe()}, bow correction "
-                          f"{'on' if bow_correction and inner.scheme.kind == 'bow' else 'off'}")
+                          f"{'on' if bow_correction and inner.scheme.kind == 'bow' else 'off'}",
+                          soft_wrap=True, highlight=False)
         scorers.append(scorer)
     return scorers
 
@@ -71,7 +76,7 @@ def score(
         "--out", help="Write JSONL here (default: a TSV table on stdout).")] = None,
     kind: KindOpt = None, device: DeviceOpt = "auto", base: BaseOpt = math.e,
     bow_correction: BowOpt = True, mlm_method: MethodOpt = "pll", orders: OrdersOpt = 100,
-    seed: SeedOpt = 0, batch_size: BatchOpt = 32,
+    seed: SeedOpt = 0, batch_size: BatchOpt = 32, detach_punct: PunctOpt = False,
 ) -> None:
     """Log-probability of each sentence under one or more language models.
 
@@ -84,7 +89,7 @@ def score(
         ensure_not_input(out, [sentences])
     texts = read_sentences(sentences)
     scorers = _scorers(model, kind, device, base, bow_correction, mlm_method, orders, seed,
-                       batch_size)
+                       batch_size, detach_punct)
     totals = {s.name: _score_all(s, texts) for s in scorers}
     rows = []
     for i, text in enumerate(texts):
@@ -133,7 +138,7 @@ def score_pairs(
         "--out", help="Write the accuracies as JSON (kind score_pairs) here.")] = None,
     kind: KindOpt = None, device: DeviceOpt = "auto",
     bow_correction: BowOpt = True, mlm_method: MethodOpt = "pll", orders: OrdersOpt = 100,
-    seed: SeedOpt = 0, batch_size: BatchOpt = 32,
+    seed: SeedOpt = 0, batch_size: BatchOpt = 32, detach_punct: PunctOpt = False,
 ) -> None:
     """Minimal-pair accuracy (good sentence more probable than bad) per model, paradigm and field.
 
@@ -148,7 +153,7 @@ def score_pairs(
         ensure_not_input(out, [pairs])
     data = read_pairs(pairs)
     scorers = _scorers(model, kind, device, math.e, bow_correction, mlm_method, orders, seed,
-                       batch_size)
+                       batch_size, detach_punct)
     results = {}
     for scorer in scorers:
         both = _score_all(scorer, data.good + data.bad)

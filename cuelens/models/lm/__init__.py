@@ -30,6 +30,7 @@ class ScorerOptions:
     orders: int = 100
     seed: int = 0
     batch_size: int = 32
+    detach_punct: bool = False
 
 
 def _ngram(target: str, options: ScorerOptions) -> SentenceScorer:
@@ -69,7 +70,8 @@ def _causal(target: str, options: ScorerOptions) -> SentenceScorer:
 
     model, tokenizer = _hf_model("AutoModelForCausalLM", target)
     return CausalScorer(model, tokenizer, name=target, device=pick_device(options.device),
-                        bow_correction=options.bow_correction, batch_size=options.batch_size)
+                        bow_correction=options.bow_correction, batch_size=options.batch_size,
+                        detach_punct=options.detach_punct)
 
 
 def _masked(target: str, options: ScorerOptions) -> SentenceScorer:
@@ -110,10 +112,12 @@ def detect_kind(name: str) -> str:
 
 def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, base: float = math.e,
                 bow_correction: bool = True, mlm_method: str = "pll", orders: int = 100,
-                seed: int = 0, batch_size: int = 32) -> SentenceScorer:
+                seed: int = 0, batch_size: int = 32, detach_punct: bool = False) -> SentenceScorer:
     """The scorer named by ``spec`` (see the module docstring). Scores are natural logs unless
-    ``base`` is given, in which case they are divided by ``ln(base)`` (``base=2``: bits)."""
-    options = ScorerOptions(device, bow_correction, mlm_method, orders, seed, batch_size)
+    ``base`` is given, in which case they are divided by ``ln(base)`` (``base=2``: bits).
+    ``detach_punct``: causal models treat punctuation as separate words (see ``causal``)."""
+    options = ScorerOptions(device, bow_correction, mlm_method, orders, seed, batch_size,
+                            detach_punct)
     prefix, sep, target = spec.partition(":")
     if sep and prefix in ("ngram", "lstm", "rnn"):
         if not target:

@@ -22,6 +22,12 @@ Word scheme, detected from the tokenizer and printed:
 
 The sentence log-probability is the sum of its word log-probabilities. ``bow_correction=False``
 gives the common uncorrected value ``Σ log p(s_t | s_<t)`` for comparison.
+
+``detach_punct=True`` (bow scheme) makes punctuation its own word: ``P`` = unmarked tokens whose
+first character is not alphanumeric; a word also starts at a ``P`` token and right after one,
+the boundary set becomes ``B ∪ P ∪ {eos}``, the continuation term after a ``P`` token is 1 (a
+new word surely starts), and ``P`` tokens leave the first-word denominator. The product still
+telescopes to the probability of the text followed by a boundary.
 """
 
 from __future__ import annotations
@@ -61,6 +67,16 @@ def detect_scheme(tokenizer) -> WordScheme:
                     "only beginning- or end-of-word marked tokenizers are supported")
 
 
+def punctuation_mask(tokenizer, scheme: WordScheme, size: int) -> np.ndarray:
+    """Boolean ``[size]``: unmarked, non-special tokens starting with a non-alphanumeric char."""
+    mask = np.zeros(size, dtype=bool)
+    tokens = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
+    mask[: len(tokens)] = [t is not None and t[:1] != "" and not t.startswith(scheme.marker)
+                           and not t[0].isalnum() for t in tokens]
+    mask[[i for i in tokenizer.all_special_ids if i < size]] = False
+    return mask
+
+
 def word_start_mask(tokenizer, scheme: WordScheme, size: int) -> np.ndarray:
     """Boolean ``[size]``: the tokens of ``B`` (begin with the marker, not special)."""
     mask = np.zeros(size, dtype=bool)
@@ -76,7 +92,7 @@ class CausalScorer:
     """Sentence and word log-probabilities under a causal LM; implements ``SentenceScorer``."""
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu",
-                 bow_correction: bool = True, batch_size: int = 32):
+                 bow_correction: bool = True, batch_size: int = 32, detach_punct: bool = False):
         import torch
 
         self.model, self.tokenizer, self.name = model.to(device).eval(), tokenizer, name
@@ -90,13 +106,15 @@ class CausalScorer:
         self.bos, self.eos = bos, tokenizer.eos_token_id
         size = model.get_output_embeddings().weight.shape[0]
         starts = word_start_mask(tokenizer, self.scheme, size)
-        boundary = starts.copy()
+        punct = punctuation_mask(tokenizer, self.scheme, size) if detach_punct and \
+            self.scheme.kind == "bow" else np.zeros(size, dtype=bool)
+        boundary = starts | punct
         if self.eos is not None:
             boundary[self.eos] = True
-        unmarked = ~starts
+        unmarked = ~(starts | punct)
         unmarked[[i for i in tokenizer.all_special_ids if i < size]] = False
         unmarked[len(tokenizer):] = False
-        self._starts = starts
+        self._starts, self._punct = starts | punct, punct
         self._boundary = torch.from_numpy(boundary).to(device)
         self._unmarked = torch.from_numpy(unmarked).to(device)
         self.max_length = getattr(model.config, "n_positions", None) or \
@@ -110,9 +128,21 @@ class CausalScorer:
         ids = self.tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
         out, k = [], 0
         for words in sentences:
-            out.append(ids[k:k + len(words)])
+            pieces = ids[k:k + len(words)]
+            out.append([w for piece in pieces for w in self._split_punct(piece)]
+                       if self._punct.any() else pieces)
             k += len(words)
         return out
+
+    def _split_punct(self, tokens: list[int]) -> list[list[int]]:
+        """Cut a whitespace word's tokens at punctuation tokens and right after them."""
+        words: list[list[int]] = []
+        for i, t in enumerate(tokens):
+            if not words or self._punct[t] or self._punct[tokens[i - 1]]:
+                words.append([t])
+            else:
+                words[-1].append(t)
+        return words
 
     # ----------------------------------------------------------------- core
     def _batch_terms(self, rows: list[np.ndarray]):
@@ -173,7 +203,11 @@ class CausalScorer:
         logp = cumulative[ends] - cumulative[starts - 1]
         if mass is None:
             return logp
-        denominator = mass[starts - 1].astype(np.float64)
+        mass = mass.astype(np.float64)
+        if self._punct.any():    # after a punctuation token a new word surely starts
+            flat = np.array([t for w in words for t in w])
+            mass[1: len(flat) + 1][self._punct[flat]] = 0.0
+        denominator = mass[starts - 1]
         if not self._starts[words[0][0]]:
             denominator[0] = first
         return logp + mass[ends] - denominator
@@ -183,7 +217,9 @@ class CausalScorer:
         return np.array([w.sum() for w in self.word_logprobs(list(sentences))], dtype=np.float64)
 
     def word_scores(self, sentence: str) -> list[tuple[str, float]]:
-        return list(zip(sentence.split(), self.word_logprobs([sentence])[0].tolist()))
+        tokens = self._tokenize([sentence.split()])
+        words = [self.tokenizer.decode(w).strip() for w in tokens[0]]
+        return list(zip(words, self.token_word_logprobs(tokens)[0].tolist()))
 
     def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray:
         """Corrected ``log p(candidate | prefix)`` of each candidate as the next word (pruning
