@@ -96,12 +96,14 @@ def max_scores(view: CueView) -> np.ndarray:
 def positional_features(view: CueView, d: int) -> np.ndarray:
     """SPEC §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``)."""
     n, n_labels = len(view), view.values.shape[1]
-    row = np.repeat(np.arange(n), np.diff(view.indptr))
-    position = np.arange(len(row)) - view.indptr[row]
+    lengths = np.diff(view.indptr)
+    row = np.repeat(np.arange(n), lengths)
+    position = np.arange(len(row)) - np.repeat(view.indptr[:-1], lengths)
     keep = position < d
-    out = np.zeros((n, n_labels, d), dtype=np.float32)
-    out[row[keep], :, position[keep]] = view.values[keep]
-    return out.reshape(n, n_labels * d)
+    out = np.zeros((n * d, n_labels), dtype=np.float32)  # (instance, position) rows
+    out[(row * d + position)[keep]] = view.values[keep]
+    return np.ascontiguousarray(out.reshape(n, d, n_labels).transpose(0, 2, 1)).reshape(
+        n, n_labels * d)
 
 
 def representation_length(lengths: np.ndarray) -> int:
