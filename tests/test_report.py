@@ -299,3 +299,27 @@ def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
     bad = runner.invoke(app, ["scan", str(data), "--out", str(tmp_path / "scan3"),
                               "--report", str(data / "train.jsonl")])
     assert bad.exit_code == 2 and "same as an input" in bad.output
+
+
+@pytest.mark.parametrize("task", ["nli", "mcq"])
+def test_probe_results_render_with_probe_figures(tmp_path, task):
+    """`audit probe --predictions` output (scan sections + probe) validates and renders."""
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from cuelens.data.synthetic import write_demo_data
+
+    data = write_demo_data(tmp_path / "data", size=60, seed=0)[task]
+    preds = tmp_path / "preds.jsonl"
+    rows = [json.loads(line) for line in (data / "test.jsonl").read_text().splitlines()]
+    preds.write_text("".join(json.dumps({"id": r["id"], "prediction": r["label"] if i % 3 else
+                                         (0 if task == "mcq" else "neutral")}) + "\n"
+                             for i, r in enumerate(rows)))
+    res = CliRunner().invoke(app, ["probe", str(data), "--predictions", str(preds),
+                                   "--out", str(tmp_path / "probe")])
+    assert res.exit_code == 0, res.output
+    results = json.loads((tmp_path / "probe" / "results.json").read_text())
+    validate_results(results)
+    probe = next(s for s in build_sections(results) if s.key == "probe")
+    assert {"delta", "distribution", "easy_hard"} <= set(probe.figures)
+    render_report(results, tmp_path / "report.html")

@@ -83,8 +83,10 @@ def _text_name(results: dict) -> tuple[str, str]:
 
 
 def _label_keys(label_names: list[str], *dists: Mapping[str, float]) -> list[str]:
-    extra = sorted({k for d in dists for k in d} - set(label_names))
-    return list(label_names) + extra
+    """The keys of ``dists``: dataset labels first, in their order, then any other keys (e.g. the
+    MCQ distribution test's "cue choice" / "other choice")."""
+    present = {k for d in dists for k in d}
+    return [l for l in label_names if l in present] + sorted(present - set(label_names))
 
 
 # --------------------------------------------------------------------------------- overview
@@ -327,7 +329,8 @@ def probe(results: dict) -> Section | None:
         return None
     sec = Section("probe", "Does a model use the cues?", context={"probe": pr})
     _probe_accuracy_test(sec, pr)
-    _probe_distribution_test(sec, pr, results["dataset"]["label_names"])
+    _probe_distribution_test(sec, pr, results["dataset"]["label_names"],
+                             results["dataset"]["task"] == "mcq")
     _probe_easy_hard(sec, pr)
     _probe_data_map(sec, pr)
     _probe_short_circuit(sec, pr)
@@ -352,7 +355,7 @@ def _probe_accuracy_test(sec: Section, pr: dict) -> None:
                        errors=(lo, hi), reference=(0, "no effect")))
 
 
-def _probe_distribution_test(sec: Section, pr: dict, label_names: list[str]) -> None:
+def _probe_distribution_test(sec: Section, pr: dict, label_names: list[str], mcq: bool) -> None:
     cues = pr.get("distribution_test", {}).get("cues")
     if not cues:
         return
@@ -364,10 +367,14 @@ def _probe_distribution_test(sec: Section, pr: dict, label_names: list[str]) -> 
         n = f"n={c['n']:,}" if "n" in c else "balanced"
         rows.append((f"{c['cue']} · model ({n}{score})", c["predicted_dist"]))
     labels = _label_keys(label_names, *(d for _, d in rows))
-    sec.add_figure("distribution", "On a label-balanced set of items with the cue, the model's "
-                   "predictions (second bar of each pair) should be evenly spread; if they lean "
-                   "the same way as the training data (first bar), the model follows the cue.",
-                   F.stacked_distributions(rows, labels))
+    caption = ("On questions where the cue-bearing choice is right exactly half of the time, a "
+               "model that ignores the cue picks it about 50% of the time (second bar of each "
+               "pair); leaning the way the training data does (first bar) means it follows the cue."
+               if mcq else
+               "On a label-balanced set of items with the cue, the model's predictions (second "
+               "bar of each pair) should be evenly spread; if they lean the same way as the "
+               "training data (first bar), the model follows the cue.")
+    sec.add_figure("distribution", caption, F.stacked_distributions(rows, labels))
 
 
 def _probe_easy_hard(sec: Section, pr: dict) -> None:
