@@ -66,7 +66,8 @@ def _hidden_bert_like(model, ids, attention, pos):
     hidden = base.embeddings(input_ids=ids)
     if hasattr(base, "embeddings_project"):     # ELECTRA with embedding size != hidden size
         hidden = base.embeddings_project(hidden)
-    mask = _encoder_mask(attention, hidden.dtype)
+    # no padding (the usual case: copies are length-sorted) → no mask, SDPA's fastest path
+    mask = None if bool(attention.all()) else _encoder_mask(attention, hidden.dtype)
     for layer in base.encoder.layer[:-1]:
         out = layer(hidden, mask)
         hidden = out[0] if isinstance(out, tuple) else out
