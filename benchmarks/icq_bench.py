@@ -94,7 +94,8 @@ def fidelity(args) -> None:
         ds = load_dataset(str(args.data / name))
         rows = run_feature_audit(ds, cache_dir=args.cache_dir)["features"]
         print(f"\n### {title}: {len(rows)} candidate feature values\n")
-        print("| rank | feature | value | cueness % | train / test support | train dist | test dist |")
+        print("| rank | feature | value | cueness % | train / test support | train dist "
+              "| test dist |")
         print("|---|---|---|---|---|---|---|")
         shown = rows[:5] + [r for r in rows if r["feature"] != "WORD"][:5]
         for row in list({id(r): r for r in shown}.values()):

@@ -27,7 +27,8 @@ def test_registry_order_and_unknown_names():
 
 
 def test_word_is_distinct_lowercased_tokens():
-    assert values("word", ["The dog, the DOG!", "Isn't it?"]) == [{"the", "dog"}, {"is", "n't", "it"}]
+    assert values("word", ["The dog, the DOG!", "Isn't it?"]) == \
+        [{"the", "dog"}, {"is", "n't", "it"}]
 
 
 @pytest.mark.parametrize("text, expected", [

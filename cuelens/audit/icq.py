@@ -92,8 +92,8 @@ class FeatureMatrix:
 
 
 def parse_feature_option(value: str) -> list[str] | None:
-    """``--features`` text → names: ``all`` → ``None`` (every feature), ``none``/empty → ``[]``
-    (skip the ICQ audit), else the comma-separated names (checked against the registry)."""
+    """``--features`` text → names: ``all`` → ``None`` (every feature), ``none``/empty →
+    ``[]`` (skip the ICQ audit), else the comma-separated names (checked against the registry)."""
     names = [name.strip().lower() for name in value.split(",") if name.strip()]
     if names == ["all"]:
         return None
@@ -109,7 +109,8 @@ def _instances(dataset: Dataset, split) -> Instances:
 def _concat(a: Instances, b: Instances) -> Instances:
     offset = int(a.item.max()) + 1 if len(a) else 0
     return Instances(a.texts + b.texts, a.premises + b.premises,
-                     np.concatenate([a.labels, b.labels]), np.concatenate([a.item, b.item + offset]))
+                     np.concatenate([a.labels, b.labels]),
+                     np.concatenate([a.item, b.item + offset]))
 
 
 def _fold_counts(fm: FeatureMatrix, n_labels: int, folds: int, seed: int):

@@ -4,7 +4,8 @@ Importing this package registers, in SPEC order: word, negation, tense, sentimen
 ner, typo. spaCy is imported only when a :class:`~.base.DocFeature` parses text.
 """
 
-from cuelens.audit.features import word, negation, tense, sentiment, overlap, ner, typo  # noqa: F401
+from cuelens.audit.features import (word, negation, tense, sentiment,  # noqa: F401
+                                    overlap, ner, typo)
 from cuelens.audit.features.base import Annotations, DocFeature, Feature, TextFeature
 from cuelens.audit.features.registry import FEATURES, get_features
 

@@ -1,7 +1,8 @@
 """NEGATION (SPEC §5): the dependency label ``neg`` or a word of :data:`NEGATION_WORDS`.
 
 The parser labels ``not``/``n't``/``never`` as ``neg``; the lexicon catches the negative
-determiners, pronouns and prepositions it does not (``no``, ``nothing``, ``nobody``, ``without``…).
+determiners, pronouns and prepositions it does not (``no``, ``nothing``, ``nobody``,
+``without`` …).
 Matching is on the lower-cased token, with typographic apostrophes read as ASCII ones.
 """
 
