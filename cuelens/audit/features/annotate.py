@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,7 +41,8 @@ def default_n_process(n_texts: int) -> int:
     """Worker processes for parsing ``n_texts`` texts (1 below :data:`MULTIPROCESS_MIN_TEXTS`)."""
     if n_texts < MULTIPROCESS_MIN_TEXTS:
         return 1
-    return max(1, min(4, len(os.sched_getaffinity(0))))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(4, cpus or 1))
 
 
 def annotate(features: list[Feature], texts: list[str], premises: list[str] | None = None,
@@ -125,7 +127,8 @@ def _parse(features: list[DocFeature], texts: list[str], n_process: int | None,
         bounds = np.linspace(0, len(texts), processes * 8 + 1).astype(int)
         chunks = [texts[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         rows, done = [], 0
-        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux")
+                                              else "spawn")
         with context.Pool(processes, _init_worker, (components, names)) as pool:
             for part in pool.imap(_values, chunks):
                 rows += part
