@@ -13,12 +13,19 @@ from cuelens.data.dataset import Dataset
 
 
 def top_cues_by_label(cues: list[dict], metric: str, per_label: int) -> dict[str, list[dict]]:
-    """The ``per_label`` highest-scoring cues of each label (ties broken by token)."""
+    """The ``per_label`` highest-scoring cues of each label.
+
+    Ties (frequent with CP, where many words score 1.0) are broken by z, then support, then token,
+    so significant cues come before rare ones — the same order as the report's table.
+    """
     by_label: dict[str, list[dict]] = {}
     for cue in cues:
         by_label.setdefault(cue["label"], []).append(cue)
-    return {label: sorted(group, key=lambda c: (-c["metrics"][metric], c["token"]))[:per_label]
-            for label, group in sorted(by_label.items())}
+
+    def rank(c: dict) -> tuple:
+        return (-c["metrics"][metric], -c["metrics"]["z"], -c["count"], c["token"])
+
+    return {label: sorted(group, key=rank)[:per_label] for label, group in sorted(by_label.items())}
 
 
 def top_cue_tokens(cues: list[dict], metric: str, per_label: int) -> list[str]:

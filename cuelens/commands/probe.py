@@ -168,6 +168,9 @@ def _write(out_dir: Path, dataset, results: dict, ctx, started: float) -> None:
     write_json(out_dir / "results.json", results)
     write_json(out_dir / "run.json", run_info(started, inputs=[s.path for s in
                                                                 dataset.splits.values()]))
+    from cuelens.commands.scan import write_report
+
+    write_report(results, out_dir / "report.html", dataset)
 
 
 def print_probe(section: dict, out_dir: Path) -> None:
