@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,18 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_parse_cache(tmp_path_factory):
+    """Keep the tests' spaCy parse cache out of the user's ~/.cache (one cache per test run)."""
+    saved = os.environ.get("CUELENS_CACHE_DIR")
+    os.environ["CUELENS_CACHE_DIR"] = str(tmp_path_factory.mktemp("parse-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("CUELENS_CACHE_DIR", None)
+    else:
+        os.environ["CUELENS_CACHE_DIR"] = saved
 
 
 @pytest.fixture

@@ -99,11 +99,12 @@ def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
     if not features:
         return []
     from cuelens.audit.icq import feature_masks
+    from cuelens.audit.parse_cache import default_cache_dir
 
     wanted = [f"{f['feature'].upper()}={f['value']}" for f in features
               if f["feature"].upper() != "WORD"]
     if not wanted:
         return []
     role = "all" if dataset.cross_validated else "test"
-    masks = feature_masks(dataset, role, wanted)
+    masks = feature_masks(dataset, role, wanted, cache_dir=default_cache_dir())  # reuse scan parses
     return [Cue(name, "feature", np.asarray(masks[name], dtype=bool)) for name in wanted]
