@@ -155,7 +155,7 @@ def synthetic(
     s1 is rejected by model 1 and accepted by model 2 (log p(s1|m2) >= log p(n|m2)); s2 the
     reverse. Each output line has both models' log-probabilities and the controversiality.
 
-    Example: audit contrast synthetic --models ngram:lm/tri,rnn:lm/lstm --init natural_sentences_8word.txt --vocab vocab_low.txt --n 10 --out triplets.jsonl
+    Example: audit contrast synthetic --models ngram:lm/tri,lstm:lm/lstm --init natural_sentences_8word.txt --vocab vocab_low.txt --n 10 --out triplets.jsonl
     """
     from cuelens.augment.contrast.scores import parse_models, read_lines
     from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
