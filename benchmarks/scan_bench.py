@@ -87,17 +87,19 @@ def run_once(mode: str, data: str) -> dict:
                  for t in s.instances(dataset.label_names).texts]
         encode(texts)
         return {"wall": time.perf_counter() - start, "load": loaded - start,
-                "cpu": cpu_s(), "peak_rss_mb": peak_rss_mb()}
+                "cpu": cpu_s(), "stage_cpu": stage_cpu, "peak_rss_mb": peak_rss_mb()}
     stages, last = {"load": loaded - start}, [loaded]
+    stage_cpu, last_cpu = {"load": cpu_s()}, [cpu_s()]
 
     def progress(stage: str, fraction: float) -> None:
-        now = time.perf_counter()
+        now, now_cpu = time.perf_counter(), cpu_s()
         stages[stage] = stages.get(stage, 0.0) + now - last[0]
-        last[0] = now
+        stage_cpu[stage] = stage_cpu.get(stage, 0.0) + now_cpu - last_cpu[0]
+        last[0], last_cpu[0] = now, now_cpu
 
     audit = run_word_audit(dataset, ScanConfig(), progress)
     return {"wall": time.perf_counter() - start, "stages": stages, "peak_rss_mb": peak_rss_mb(),
-            "cpu": cpu_s(),
+            "cpu": cpu_s(), "stage_cpu": stage_cpu,
             "best": audit.leakage["best"], "majority": audit.leakage["majority"],
             "hard_fraction": audit.easy_hard["hard_fraction"],
             "baselines": audit.leakage["baselines"]}
@@ -113,11 +115,14 @@ def summarise(name: str, runs: dict[str, list[dict]]) -> dict:
     scan, floor = runs["scan"], runs["floor"]
     median = statistics.median
     stages = {k: round(median(r["stages"][k] for r in scan), 2) for k in scan[0]["stages"]}
+    stage_cpu = {k: round(median(r["stage_cpu"][k] for r in scan), 2)
+                 for k in scan[0]["stage_cpu"]}
     out = {"dataset": name, "scan_s": round(median(r["wall"] for r in scan), 2),
            "floor_s": round(median(r["wall"] for r in floor), 2),
            "scan_cpu_s": round(median(r["cpu"] for r in scan), 2),
            "floor_cpu_s": round(median(r["cpu"] for r in floor), 2),
            "peak_rss_mb": round(max(r["peak_rss_mb"] for r in scan)), "stages": stages,
+           "stage_cpu_s": stage_cpu,
            "best": scan[0]["best"], "majority": scan[0]["majority"],
            "hard_fraction": scan[0]["hard_fraction"], "runs": len(scan)}
     out["ratio"] = round(out["scan_s"] / out["floor_s"], 2)
