@@ -230,3 +230,56 @@ def write_xss_dataset(directory, task: str, n: int = 120):
         rows.append(json.dumps(row))
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return path
+
+
+def contrast_judge_results(xss: bool = False) -> dict:
+    """``audit contrast judge`` output (docs/results-schema.md, kind contrast_judge)."""
+    name = "bert " + XSS_TEXT if xss else "bert"
+
+    def model(acc, scsr, acc_band, scsr_band):
+        return {"n": 120, "n_pairs": 40, "n_subjects": 6, "accuracy": acc, "scsr": scsr,
+                "accuracy_per_group": [acc] * 3, "scsr_per_group": [scsr] * 3,
+                "accuracy_noise_ceiling": {"lower": acc_band[0], "upper": acc_band[1]},
+                "scsr_noise_ceiling": {"lower": scsr_band[0], "upper": scsr_band[1]}}
+
+    def test(a, b, p, q):
+        return {"a": a, "b": b, "n_groups": 3, "mean_difference": 0.1, "statistic": 0.0, "p": p,
+                "p_fdr": q}
+
+    tests = [test(name, "gpt2", 0.25, 0.375), test(name, "noise_ceiling_lower", 0.125, 0.375),
+             test("gpt2", "noise_ceiling_lower", 0.5, 0.5)]
+    return {"kind": "contrast_judge", "midpoint": 3.5, "n_rows": 240, "n_subjects": 6,
+            "n_pairs": 80,
+            "models": {name: model(0.625, 0.25, (0.7, 0.8), (0.45, 0.55)),
+                       "gpt2": model(0.75, -0.125, (0.7, 0.8), (0.4, 0.6))},
+            "groups": [0, 1, 2], "tests": {"accuracy": tests, "scsr": copy.deepcopy(tests)}}
+
+
+def contrast_pairs_results(xss: bool = False, method: str = "natural") -> dict:
+    """``audit contrast natural|synthetic --summary`` output (kind contrast_pairs)."""
+    bad = XSS_TEXT if xss else ""
+    models = ["bert" + bad, "gpt2", "lstm"]
+    if method == "synthetic":
+        pairs = [{"natural_index": k, "model_1": models[0], "model_2": models[1],
+                  "n": f"natural sentence {k} {bad}", "s1": f"first synthetic {k} {bad}",
+                  "s2": f"second synthetic {k}", "lp_n_m1": -30.0 - k, "lp_n_m2": -31.0,
+                  "lp_s1_m1": -50.0 - k, "lp_s1_m2": -30.5, "lp_s2_m1": -29.0,
+                  "lp_s2_m2": None if k == 1 else -45.0, "controversiality": 30.0 - k,
+                  "controversial": k != 2, "steps_s1": 9, "steps_s2": 8, "converged": True}
+                 for k in range(3)]
+        facts = {"models": models[:2], "n_sentences": 3, "seed": 0, "max_steps": 200,
+                 "patience": 8, "controversial_fraction": 2 / 3,
+                 "seconds_per_sentence_median": 1.5, "seconds_total": 4.5}
+    else:
+        pairs = [{"model_1": a, "model_2": b, "s1_index": 2 * k, "s2_index": 2 * k + 1,
+                  "s1": f"sentence {2 * k} {bad}", "s2": None if k == 2 else f"sentence {2 * k + 1}",
+                  "s1_rank_model_1": 0.0625 * k, "s1_rank_model_2": 0.75,
+                  "s2_rank_model_1": 0.875, "s2_rank_model_2": 0.125,
+                  "s1_logprob_model_1": -40.0 - k, "s1_logprob_model_2": -20.5,
+                  "s2_logprob_model_1": -18.25, "s2_logprob_model_2": None if k == 1 else -38.0}
+                 for k, (a, b) in enumerate([(models[0], models[1]), (models[0], models[2]),
+                                             (models[1], models[2])])]
+        facts = {"objective": 0.5625, "models": models, "n_sentences": 100, "per_pair": 1,
+                 "n_trials": 3, "threshold": 0.5, "solver": "lsa",
+                 "n_candidates_after_pruning": 12, "feasible": True, "non_finite_logprobs": 0}
+    return {"kind": "contrast_pairs", "method": method, **facts, "pairs": pairs}

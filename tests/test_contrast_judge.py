@@ -154,7 +154,9 @@ def test_cross_check_and_cli(tmp_path):
     data = json.loads(out.read_text())
     assert set(data["models"]) == {"m", "w"} and data["n_subjects"] == 3
     assert {"accuracy", "scsr", "n"} <= set(data["models"]["m"])
-    assert "noise_ceiling_lower" in page.read_text()
+    assert data["kind"] == "contrast_judge"
+    text = page.read_text()
+    assert 'id="contrast_judge"' in text and "noise_ceiling_lower" in text
 
 
 def test_separate_ratings_file_and_user_errors(tmp_path):

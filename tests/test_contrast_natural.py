@@ -110,8 +110,10 @@ def test_cli_writes_pairs_with_ranks(tmp_path):
     facts = json.loads(summary.read_text())
     total = sum(r["s1_rank_model_1"] + r["s2_rank_model_2"] for r in rows)
     assert facts["objective"] == pytest.approx(total) and facts["non_finite_logprobs"] == 1
-    text = page.read_text()
-    assert "&lt;b&gt;sentence" in text and "<b>sentence" not in text
+    assert facts["kind"] == "contrast_pairs" and facts["pairs"] == rows
+    text = page.read_text()  # the report page: texts only inside the script-safe JSON
+    assert "\\u003cb\\u003esentence" in text and "<b>sentence" not in text
+    assert 'id="pairs-table"' in text
 
 
 def test_cli_user_errors(tmp_path):

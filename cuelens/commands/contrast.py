@@ -20,7 +20,37 @@ ModelsOpt = Annotated[Optional[str], typer.Option(
                                 "scorer specs for the LM scoring layer.")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output file.")]
 HtmlOpt = Annotated[Optional[Path], typer.Option(
-    "--html", help="Also write a self-contained HTML report section here.")]
+    "--html", help="Also write the HTML report (the same page as audit report) here.")]
+
+
+def _check_outputs(out: Path, others: list[Optional[Path]], inputs: list[Optional[Path]]) -> None:
+    """Refuse, before any work, an output that would overwrite an input or the main output."""
+    from cuelens.io import ensure_not_input
+
+    ensure_not_input(out, inputs)
+    for path in others:
+        if path is not None:
+            ensure_not_input(path, [*inputs, out])
+
+
+def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Optional[Path],
+                         html: Optional[Path], inputs: list) -> None:
+    """Write ``--summary`` (the run facts plus the pairs: a ``contrast_pairs`` results file that
+    ``audit report`` renders) and ``--html`` (that file rendered by the report). Non-finite
+    log-probabilities are written as ``null`` (= ``-inf``), which JSON cannot hold."""
+    import math
+
+    from cuelens.io import write_json
+
+    pairs = [{k: None if isinstance(v, float) and not math.isfinite(v) else v
+              for k, v in row.items()} for row in rows]
+    results = {"kind": "contrast_pairs", "method": method, **facts, "pairs": pairs}
+    if summary:
+        write_json(summary, results)
+    if html:
+        from cuelens.reports import render_report
+
+        render_report(results, html, inputs=inputs)
 
 
 def _load_scorers(specs: list[str]):
@@ -69,7 +99,8 @@ def natural(
         help="Minimum fractional rank of a sentence under the model that accepts it.")] = 0.5,
     solver: Annotated[str, typer.Option(help="lsa (linear_sum_assignment) | milp (HiGHS).")] = "lsa",
     summary: Annotated[Optional[Path], typer.Option(
-        help="Write the objective and run facts as JSON here.")] = None,
+        help="Write the objective, run facts and pairs as JSON here (kind contrast_pairs: "
+             "audit report renders it).")] = None,
     batch_size: Annotated[int, typer.Option(help="Sentences per scoring batch.")] = 256,
     html: HtmlOpt = None,
 ):
@@ -86,9 +117,9 @@ def natural(
     from cuelens.augment.contrast import natural as nat
     from cuelens.augment.contrast.scores import load_scores, parse_models, read_lines
     from cuelens.errors import UserError
-    from cuelens.io import ensure_not_input, write_json, write_jsonl
+    from cuelens.io import write_jsonl
 
-    ensure_not_input(out, [scores, corpus])
+    _check_outputs(out, [summary, html], [scores, corpus])
     names = parse_models(models)
     texts = read_lines(corpus, keep_blank=True) if corpus else None
     if scores is not None:
@@ -118,11 +149,7 @@ def natural(
              "n_trials": len(rows), "threshold": threshold, "solver": solver,
              "n_candidates_after_pruning": selection.n_candidates, "feasible": True,
              "non_finite_logprobs": int((~np.isfinite(logprobs)).sum())}
-    if summary:
-        write_json(summary, facts)
-    if html:
-        from cuelens.augment.contrast.report import pairs_page
-        pairs_page(html, "Natural controversial sentence pairs", rows, facts)
+    _write_pairs_results("natural", facts, rows, summary, html, [scores, corpus, out])
     console.print(f"selected {len(rows)} pairs from {len(ranks):,} sentences × {len(names)} "
                   f"models in {seconds:.2f}s; objective {selection.objective:.6f} "
                   f"({selection.n_candidates:,} candidates after pruning) → {out}")
@@ -147,7 +174,8 @@ def synthetic(
     batch_size: Annotated[int, typer.Option(help="Candidate sentences per scoring batch.")] = 2048,
     seed: SeedOpt = 0,
     summary: Annotated[Optional[Path], typer.Option(
-        help="Write run facts (time per sentence, success rate) as JSON here.")] = None,
+        help="Write run facts (time per sentence, success rate) and the triplets as JSON here "
+             "(kind contrast_pairs: audit report renders it).")] = None,
     html: HtmlOpt = None,
 ):
     """Synthesise controversial triplets (n, s1, s2) by word-replacement search.
@@ -161,9 +189,9 @@ def synthetic(
     from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
     from cuelens.commands.model_options import item_progress
     from cuelens.errors import UserError
-    from cuelens.io import ensure_not_input, write_json, write_jsonl
+    from cuelens.io import write_jsonl
 
-    ensure_not_input(out, [init, vocab, vocab_initial, function_words])
+    _check_outputs(out, [summary, html], [init, vocab, vocab_initial, function_words])
     specs = parse_models(models)
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")
@@ -196,11 +224,8 @@ def synthetic(
              "controversial_fraction": sum(r["controversial"] for r in rows) / max(len(rows), 1),
              "seconds_per_sentence_median": sorted(seconds)[len(seconds) // 2] if seconds else None,
              "seconds_total": round(sum(seconds), 3)}
-    if summary:
-        write_json(summary, facts)
-    if html:
-        from cuelens.augment.contrast.report import pairs_page
-        pairs_page(html, "Synthetic controversial sentence triplets", rows, facts)
+    _write_pairs_results("synthetic", facts, rows, summary, html,
+                         [init, vocab, vocab_initial, function_words, out])
     console.print(f"{len(rows)} triplets, {facts['controversial_fraction']:.0%} controversial, "
                   f"{facts['seconds_total']:.1f}s → {out}")
 
@@ -231,13 +256,13 @@ def judge(
     """
     from cuelens.augment.contrast import judge as jg
     from cuelens.augment.contrast.scores import parse_models
-    from cuelens.io import ensure_not_input, write_json
+    from cuelens.io import write_json
 
-    ensure_not_input(out, [trials, ratings])
+    _check_outputs(out, [html], [trials, ratings])
     df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)
     names = parse_models(models) or jg.model_names(df.columns)
     result = jg.judge(df, names, midpoint, all_trials)
-    result = {"midpoint": midpoint, "n_rows": int(len(df)),
+    result = {"kind": "contrast_judge", "midpoint": midpoint, "n_rows": int(len(df)),
               "n_subjects": int(df["subject"].nunique()),
               "n_pairs": int(df["pair"].nunique()), **result}
     check = jg.cross_check_majority(df, midpoint)
@@ -245,8 +270,9 @@ def judge(
         result["cross_check"] = check
     write_json(out, result)
     if html:
-        from cuelens.augment.contrast.report import judge_page
-        judge_page(html, result)
+        from cuelens.reports import render_report
+
+        render_report(result, html, inputs=[trials, ratings, out])
     for name, entry in result["models"].items():
         ceiling = entry["accuracy_noise_ceiling"]
         console.print(f"{name}: accuracy {entry['accuracy']:.3f} (ceiling {ceiling['lower']:.3f}"

@@ -94,7 +94,20 @@ def render_html(results: dict) -> str:
            f"script-src {_sha256(app_js)} {_sha256(plotly_js)}; base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
         results=results, sections=sections, data_json=script_json(data), css=_asset("report.css"),
-        plotly_js=plotly_js, app_js=app_js, csp=csp, subtitle=subtitle(results))
+        plotly_js=plotly_js, app_js=app_js, csp=csp, title=title(results),
+        subtitle=subtitle(results))
+
+
+# Page titles of the result kinds without a dataset (docs/results-schema.md).
+KIND_TITLES = {"score_pairs": "language-model comparison",
+               "contrast_judge": "model–human consistency on controversial pairs",
+               "contrast_pairs": "controversial sentence pairs"}
+
+
+def title(results: dict) -> str:
+    """The page title: the dataset's name, else what the result kind is about."""
+    name = (results.get("dataset") or {}).get("name")
+    return name or KIND_TITLES.get(results.get("kind"), "dataset")
 
 
 def subtitle(results: dict) -> list[str]:

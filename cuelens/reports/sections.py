@@ -8,6 +8,7 @@ Builders register themselves with :func:`section`; :func:`build_sections` runs t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -469,3 +470,116 @@ def score_pairs(results: dict) -> Section | None:
                                  diverging=False, zmin=0, zmax=100, row_title=what,
                                  column_title="model"))
     return sec
+
+
+# --------------------------------------------------------------------------------- contrast judge
+JUDGE_MEASURES = {  # measure → (axis title, x range, chance level, caption)
+    "accuracy": ("human-choice prediction accuracy", (0, 100), (50, "chance"),
+                 "How often each model prefers the sentence people chose, on the controversial "
+                 "pairs that targeted it (bars, mean over participants); the grey band is the "
+                 "noise ceiling (left edge: the other participants' majority vote, right edge: "
+                 "everyone's), so a bar reaching the band predicts people as well as people do."),
+    "scsr": ("signed-rank cosine similarity with human ratings", (-1, 1), (0, "no relation"),
+             "Signed-rank cosine between each model's log-probability ratio and the graded "
+             "human ratings (bars; 1 = same direction and ordering, 0 = unrelated), with the "
+             "noise-ceiling band in grey: the closer a bar gets to the band, the more "
+             "human-like the model's graded preferences."),
+}
+
+
+@section("contrast_judge")
+def contrast_judge(results: dict) -> Section | None:
+    """Model–human consistency on controversial pairs (SPEC §9): accuracy and signed-rank cosine
+    per model with the noise-ceiling band, and the Wilcoxon/FDR tests."""
+    if results.get("kind") != "contrast_judge":
+        return None
+    models = results["models"]
+    names = list(models)
+    sec = Section("contrast_judge", "Model–human consistency on controversial pairs", context={
+        "models": models, "tests": results.get("tests", {}),
+        "facts": {k: results[k] for k in ("n_subjects", "n_pairs", "n_rows", "midpoint")
+                  if k in results}})
+    for measure, (title, x_range, chance, caption) in JUDGE_MEASURES.items():
+        scale = 100 if measure == "accuracy" else 1
+        values = [_scaled(models[m][measure], scale) for m in names]
+        ceilings = [models[m][f"{measure}_noise_ceiling"] for m in names]
+        bands = [None if c["lower"] is None or c["upper"] is None else
+                 (scale * c["lower"], scale * c["upper"]) for c in ceilings]
+        text = [("n/a" if models[m][measure] is None else
+                 pct(models[m][measure]) if measure == "accuracy" else f"{models[m][measure]:.3f}")
+                for m in names]
+        sec.add_figure(measure, caption, F.horizontal_bars(
+            names, values, axis_title=title, text=text, x_range=x_range, reference=chance,
+            bands=bands, percent=measure == "accuracy"))
+    return sec
+
+
+def _scaled(value: float | None, scale: float) -> float | None:
+    return None if value is None else scale * value
+
+
+# --------------------------------------------------------------------------------- contrast pairs
+# Table columns per selection method: (key in the pair record, header, type, tooltip).
+PAIR_COLUMNS = {
+    "natural": [
+        ("model_1", "model 1", "text", "ranks s1 low and s2 high"),
+        ("model_2", "model 2", "text", "ranks s1 high and s2 low"),
+        ("s1", "s1", "text", "sentence rejected by model 1, accepted by model 2"),
+        ("s2", "s2", "text", "sentence rejected by model 2, accepted by model 1"),
+        ("s1_logprob_model_1", "log p(s1|m1)", "num", "log-probability of s1 under model 1"),
+        ("s1_logprob_model_2", "log p(s1|m2)", "num", "log-probability of s1 under model 2"),
+        ("s2_logprob_model_1", "log p(s2|m1)", "num", "log-probability of s2 under model 1"),
+        ("s2_logprob_model_2", "log p(s2|m2)", "num", "log-probability of s2 under model 2"),
+        ("s1_rank_model_1", "rank s1|m1", "num", "fractional rank in the corpus (0 = least probable)"),
+        ("s1_rank_model_2", "rank s1|m2", "num", "fractional rank in the corpus (0 = least probable)"),
+        ("s2_rank_model_1", "rank s2|m1", "num", "fractional rank in the corpus (0 = least probable)"),
+        ("s2_rank_model_2", "rank s2|m2", "num", "fractional rank in the corpus (0 = least probable)"),
+    ],
+    "synthetic": [
+        ("model_1", "model 1", "text", "rejects s1, accepts s2"),
+        ("model_2", "model 2", "text", "accepts s1, rejects s2"),
+        ("n", "natural n", "text", "the natural starting sentence"),
+        ("s1", "s1", "text", "synthetic sentence rejected by model 1, accepted by model 2"),
+        ("s2", "s2", "text", "synthetic sentence rejected by model 2, accepted by model 1"),
+        ("lp_n_m1", "log p(n|m1)", "num", "log-probability of n under model 1"),
+        ("lp_n_m2", "log p(n|m2)", "num", "log-probability of n under model 2"),
+        ("lp_s1_m1", "log p(s1|m1)", "num", "log-probability of s1 under model 1"),
+        ("lp_s1_m2", "log p(s1|m2)", "num", "log-probability of s1 under model 2"),
+        ("lp_s2_m1", "log p(s2|m1)", "num", "log-probability of s2 under model 1"),
+        ("lp_s2_m2", "log p(s2|m2)", "num", "log-probability of s2 under model 2"),
+        ("controversiality", "controversiality", "num",
+         "log p(n|m1)/p(s1|m1) + log p(n|m2)/p(s2|m2): how far each model's rejected sentence fell"),
+        ("controversial", "controversial", "bool", "both models' rejected sentences fell below n"),
+    ],
+}
+PAIR_FACTS = ("objective", "n_sentences", "per_pair", "n_trials", "threshold", "solver",
+              "n_candidates_after_pruning", "non_finite_logprobs", "controversial_fraction",
+              "seconds_per_sentence_median", "max_steps", "patience", "seed")
+
+
+def _cell(value):
+    """A JSON-safe table cell: non-finite numbers (``-inf`` log-probabilities) become None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@section("contrast_pairs")
+def contrast_pairs(results: dict) -> Section | None:
+    """The selected (natural) or synthesised controversial pairs with both models'
+    log-probabilities (and corpus ranks): a sortable, filterable table (SPEC §9)."""
+    if results.get("kind") != "contrast_pairs":
+        return None
+    method = results["method"]
+    columns = PAIR_COLUMNS[method]
+    pairs = results["pairs"]
+    rows = [[_cell(p.get(key)) for key, *_ in columns] for p in pairs]
+    model_pairs = sorted({f"{p['model_1']} vs {p['model_2']}" for p in pairs})
+    title = {"natural": "Natural controversial sentence pairs",
+             "synthetic": "Synthetic controversial sentence triplets"}[method]
+    return Section("contrast_pairs", title, context={
+        "method": method, "columns": columns, "model_pairs": model_pairs, "n_pairs": len(pairs),
+        "models": results["models"],
+        "facts": {k: results[k] for k in PAIR_FACTS if results.get(k) is not None}},
+        client={"contrast_pairs": {"columns": [[t, typ] for _, t, typ, _ in columns],
+                                   "rows": rows}})

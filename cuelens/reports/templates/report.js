@@ -1,4 +1,4 @@
-/* cuelens report: drives the cue table, the cue explorer and the example lists, then draws the
+/* cuelens report: drives the cue and pairs tables, the cue explorer and the example lists, then draws the
    Plotly figures once plotly.js (the next script) has loaded. All data comes from the JSON in #report-data and is inserted with textContent
    (never innerHTML): dataset text is untrusted. */
 (function () {
@@ -144,6 +144,37 @@
     if (words.length) { showCue(words[0]); }
   }
 
+  /* ------------------------------------------------------------------ sortable tables */
+  /* Clicking (or Enter on) a header with data-col sorts `order` (row indices) by value(i, col):
+     numbers descending first, text A→Z first, a second click reverses; ties keep row order. */
+  function sortableHeaders(table, order, value, refresh) {
+    var headers = table.tHead.rows[0].cells;
+    var sortCol = -1, sortDir = 1;
+    for (var h = 0; h < headers.length; h++) {
+      (function (th) {
+        if (!th.hasAttribute("data-col")) { return; }
+        th.tabIndex = 0;
+        th.setAttribute("aria-sort", "none");
+        var sort = function () {
+          var col = Number(th.getAttribute("data-col"));
+          var numeric = th.getAttribute("data-type") === "num";
+          sortDir = sortCol === col ? -sortDir : (numeric ? -1 : 1);
+          sortCol = col;
+          order.sort(function (a, b) {
+            var x = value(a, col), y = value(b, col), c;
+            c = numeric ? (x < y ? -1 : x > y ? 1 : 0) : String(x).localeCompare(String(y));
+            return c * sortDir || a - b;
+          });
+          for (var j = 0; j < headers.length; j++) { headers[j].removeAttribute("aria-sort"); }
+          th.setAttribute("aria-sort", sortDir > 0 ? "ascending" : "descending");
+          refresh();
+        };
+        th.addEventListener("click", sort);
+        th.addEventListener("keydown", function (e) { if (e.key === "Enter") { sort(); } });
+      })(headers[h]);
+    }
+  }
+
   /* ------------------------------------------------------------------ cue table */
   function initCueTable() {
     var table = document.getElementById("cue-table");
@@ -154,7 +185,6 @@
     var label = document.getElementById("cue-label");
     var significant = document.getElementById("cue-significant");
     var count = document.getElementById("cue-count");
-    var sortCol = -1, sortDir = 1;
     var trs = rows.map(function (r) {
       var tr = el("tr");
       tr.appendChild(el("td", "mono token", r[0]));
@@ -202,33 +232,62 @@
       count.textContent = "showing " + shown + " of " + rows.length;
     }
 
-    var headers = table.tHead.rows[0].cells;
-    for (var h = 0; h < headers.length; h++) {
-      (function (th) {
-        if (!th.hasAttribute("data-col")) { return; }
-        th.tabIndex = 0;
-        th.setAttribute("aria-sort", "none");
-        var sort = function () {
-          var col = Number(th.getAttribute("data-col"));
-          var numeric = th.getAttribute("data-type") === "num";
-          sortDir = sortCol === col ? -sortDir : (numeric ? -1 : 1);
-          sortCol = col;
-          order.sort(function (a, b) {
-            var x = value(a, col), y = value(b, col), c;
-            c = numeric ? (x < y ? -1 : x > y ? 1 : 0) : String(x).localeCompare(String(y));
-            return c * sortDir || a - b;
-          });
-          for (var j = 0; j < headers.length; j++) { headers[j].removeAttribute("aria-sort"); }
-          th.setAttribute("aria-sort", sortDir > 0 ? "ascending" : "descending");
-          refresh();
-        };
-        th.addEventListener("click", sort);
-        th.addEventListener("keydown", function (e) { if (e.key === "Enter") { sort(); } });
-      })(headers[h]);
-    }
+    sortableHeaders(table, order, value, refresh);
     filter.addEventListener("input", refresh);
     label.addEventListener("change", refresh);
     significant.addEventListener("change", refresh);
+    refresh();
+  }
+
+  /* ------------------------------------------------------------------ controversial pairs */
+  function initPairsTable() {
+    var table = document.getElementById("pairs-table");
+    if (!table || !DATA.contrast_pairs) { return; }
+    var columns = DATA.contrast_pairs.columns;  // [header, "text" | "num" | "bool"]
+    var rows = DATA.contrast_pairs.rows;        // columns 0 and 1 are model 1 and model 2
+    var body = table.tBodies[0];
+    var filter = document.getElementById("pairs-filter");
+    var models = document.getElementById("pairs-models");
+    var count = document.getElementById("pairs-count");
+    var trs = rows.map(function (r) {
+      var tr = el("tr");
+      r.forEach(function (v, c) {
+        var type = columns[c][1];
+        if (type === "num") { tr.appendChild(el("td", "num", fmt(v, 3))); }
+        else if (type === "bool") { tr.appendChild(el("td", v ? "yes" : "no", v ? "yes" : "no")); }
+        else { tr.appendChild(el("td", c < 2 ? "mono" : null, v === null ? "\u2013" : v)); }
+      });
+      return tr;
+    });
+    var order = rows.map(function (_, i) { return i; });
+
+    function value(i, col) {
+      var v = rows[i][col];
+      if (columns[col][1] === "bool") { return v ? 1 : 0; }
+      if (v === null || v === undefined) { return columns[col][1] === "num" ? -Infinity : ""; }
+      return v;
+    }
+
+    function refresh() {
+      var q = filter.value.trim().toLowerCase(), pair = models.value;
+      var frag = document.createDocumentFragment(), shown = 0;
+      for (var k = 0; k < order.length; k++) {
+        var r = rows[order[k]];
+        if (pair && r[0] + " vs " + r[1] !== pair) { continue; }
+        if (q && !r.some(function (v, c) {
+          return columns[c][1] === "text" && v !== null && String(v).toLowerCase().indexOf(q) !== -1;
+        })) { continue; }
+        frag.appendChild(trs[order[k]]);
+        shown++;
+      }
+      body.textContent = "";
+      body.appendChild(frag);
+      count.textContent = "showing " + shown + " of " + rows.length;
+    }
+
+    sortableHeaders(table, order, value, refresh);
+    filter.addEventListener("input", refresh);
+    models.addEventListener("change", refresh);
     refresh();
   }
 
@@ -245,6 +304,7 @@
 
   initExplorer();
   initCueTable();
+  initPairsTable();
   initEasyHard();
   performance.mark("cuelens-ready");
   // plotly.js is the next (large) script: tables and explorer work while it loads
