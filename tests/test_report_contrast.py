@@ -120,7 +120,7 @@ def test_natural_pairs_show_ranks_logprobs_and_the_objective():
     headers = [c[0] for c in sec.client["contrast_pairs"]["columns"]]
     assert {"log p(s1|m1)", "log p(s2|m2)", "rank s1|m1", "rank s2|m2"} <= set(headers)
     assert sec.context["model_pairs"] == ["bert vs gpt2", "bert vs lstm", "gpt2 vs lstm"]
-    assert sec.context["facts"]["objective"] == 0.5625
+    assert sec.context["facts"]["objective"] == "0.5625"
     html = render_html(results)
     assert '<option value="bert vs lstm">bert vs lstm</option>' in html
     assert "objective</span>: 0.5625" in html

@@ -580,6 +580,7 @@ def contrast_pairs(results: dict) -> Section | None:
     return Section("contrast_pairs", title, context={
         "method": method, "columns": columns, "model_pairs": model_pairs, "n_pairs": len(pairs),
         "models": results["models"],
-        "facts": {k: results[k] for k in PAIR_FACTS if results.get(k) is not None}},
+        "facts": {k: f"{v:.6g}" if isinstance(v, float) else v
+                  for k in PAIR_FACTS if (v := results.get(k)) is not None}},
         client={"contrast_pairs": {"columns": [[t, typ] for _, t, typ, _ in columns],
                                    "rows": rows}})

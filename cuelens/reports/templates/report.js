@@ -255,7 +255,7 @@
         var type = columns[c][1];
         if (type === "num") { tr.appendChild(el("td", "num", fmt(v, 3))); }
         else if (type === "bool") { tr.appendChild(el("td", v ? "yes" : "no", v ? "yes" : "no")); }
-        else { tr.appendChild(el("td", c < 2 ? "mono" : null, v === null ? "\u2013" : v)); }
+        else { tr.appendChild(el("td", c < 2 ? "mono" : "sentence", v === null ? "\u2013" : v)); }
       });
       return tr;
     });
