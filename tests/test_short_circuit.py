@@ -153,3 +153,36 @@ def test_short_circuit_with_a_tiny_classifier(tiny_bert, tmp_path):
     expected = pass_rates(stress.rows, predicted)
     assert section["per_op"] == expected and section["co"] == expected["co"]["pass_rate"]
     assert expected["neg+"]["n"] == 4  # only the correctly answered questions are stressed
+
+
+def test_probe_section_wiring(tmp_path):
+    """`audit probe --short-circuit` path: enable() on a ProbeContext, then the registered
+    section runs only when enabled and only with a loaded model."""
+    from tiny_models import tiny_bert_dir
+
+    from cuelens.data.dataset import Dataset, Split
+    from cuelens.models.classifier import load_classifier
+    from cuelens.probes.predictions import Predictions
+    from cuelens.probes.sections import SECTIONS, ProbeContext
+    from cuelens.probes.short_circuit import enable
+
+    split = Split(name="test", path="test.jsonl", task="mcq")
+    right = ["it broke .", "he ate food .", "it sang .", "he slept ."]
+    for i in range(4):
+        split.append({"id": f"q{i}", "premise": "the glass fell .",
+                      "choices": [right[i], "the glass was hungry ."], "label": 0},
+                     raw="", line=i + 1)
+    dataset = Dataset(name="t", format="jsonl", task="mcq", train=None, test=split,
+                      label_names=["right", "wrong"])
+    preds = Predictions(pred=np.zeros(4, dtype=np.int64), probs=None)
+    path = tiny_bert_dir(tmp_path / "m", [" ".join(right) + " the glass was hungry fell"] * 3)
+    clf = load_classifier(str(path), "mcq", device="cpu")
+    ctx = ProbeContext(dataset=dataset, predictions=preds, cues=[], model_info={},
+                       classifier=clf)
+    section = SECTIONS["short_circuit"]
+    assert section(ctx) is None  # not asked for
+    enable(ctx, ops="co,mt")
+    out = section(ctx)
+    assert set(out) >= {"aw", "co", "per_op"} and out["per_op"]["co"]["n"] == 4
+    ctx.classifier = None  # a predictions file cannot be asked new questions
+    assert section(ctx) is None

@@ -11,7 +11,7 @@ in registry order. Other probes (e.g. ``short_circuit``) register themselves the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,7 @@ class ProbeContext:
     seed: int = 0
     n_boot: int = 1000
     min_items: int = 10
+    options: dict = field(default_factory=dict)  # per-section settings, e.g. short_circuit's
 
     @property
     def gold(self) -> np.ndarray:
