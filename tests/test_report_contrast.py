@@ -83,6 +83,14 @@ def test_judge_section_bars_and_noise_ceiling_bands_match_the_input():
     assert sec.figures["accuracy"].spec["data"][0]["text"] == ["62.5%", "75.0%"]
 
 
+def test_a_band_without_width_is_drawn_as_a_thick_line():
+    results = contrast_judge_results()
+    results["models"]["gpt2"]["accuracy_noise_ceiling"] = {"lower": 0.9, "upper": 0.9}
+    shapes = build_sections(results)[0].figures["accuracy"].spec["layout"]["shapes"]
+    rects = [s for s in shapes if s["type"] == "rect"]
+    assert [(s["x0"], s["x1"], s["line"]["width"]) for s in rects] == [(70, 80, 0), (90, 90, 4)]
+
+
 def test_judge_band_is_left_out_for_a_model_without_a_ceiling():
     results = contrast_judge_results()
     results["models"]["gpt2"]["accuracy_noise_ceiling"] = {"lower": None, "upper": 0.8}

@@ -79,12 +79,14 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float], *, axis_title
                     x_range: tuple[float, float] | None = None,
                     bands: Sequence[tuple[float, float] | None] | None = None) -> dict:
     """Horizontal bars (first name on top), optional asymmetric error bars, a reference line and
-    a translucent grey band ``(low, high)`` across each bar (e.g. its noise ceiling)."""
+    a translucent grey band ``(low, high)`` across each bar (e.g. its noise ceiling; a band of
+    no width, low = high, is drawn as a thick line so that it stays visible)."""
     fig = go.Figure()
     for i, band in enumerate(bands or []):
         if band is not None:
             fig.add_shape(type="rect", xref="x", yref="y", x0=band[0], x1=band[1],
-                          y0=i - 0.45, y1=i + 0.45, fillcolor=GREY, opacity=0.45, line_width=0,
+                          y0=i - 0.45, y1=i + 0.45, fillcolor=GREY, opacity=0.45,
+                          line={"color": GREY, "width": 4 if band[0] == band[1] else 0},
                           layer="above")
     labels = [esc(n) for n in names]
     fig.add_bar(orientation="h", y=labels, x=list(values),

@@ -519,13 +519,16 @@ def _scaled(value: float | None, scale: float) -> float | None:
 
 
 # --------------------------------------------------------------------------------- contrast pairs
-# Table columns per selection method: (key in the pair record, header, type, tooltip).
+# Table columns per selection method: (key in the pair record, header, type, tooltip);
+# type is text, num (3 decimals), int or bool.
 PAIR_COLUMNS = {
     "natural": [
         ("model_1", "model 1", "text", "ranks s1 low and s2 high"),
         ("model_2", "model 2", "text", "ranks s1 high and s2 low"),
         ("s1", "s1", "text", "sentence rejected by model 1, accepted by model 2"),
         ("s2", "s2", "text", "sentence rejected by model 2, accepted by model 1"),
+        ("s1_index", "s1 #", "int", "line of s1 in the corpus (index in the scores file)"),
+        ("s2_index", "s2 #", "int", "line of s2 in the corpus (index in the scores file)"),
         ("s1_logprob_model_1", "log p(s1|m1)", "num", "log-probability of s1 under model 1"),
         ("s1_logprob_model_2", "log p(s1|m2)", "num", "log-probability of s1 under model 2"),
         ("s2_logprob_model_1", "log p(s2|m1)", "num", "log-probability of s2 under model 1"),

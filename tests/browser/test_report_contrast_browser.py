@@ -51,12 +51,19 @@ def test_pairs_table_sorts_and_filters(browser, pages):
     browser.open(pages["natural"])
     d = browser.driver
     assert [r[2] for r in table_rows(browser)] == ["sentence 0 ", "sentence 2 ", "sentence 4 "]
-    rank = d.find_element(By.CSS_SELECTOR, "#pairs-table th[data-col='8']")  # rank s1|m1
+    rank = d.find_element(By.CSS_SELECTOR, "#pairs-table th[data-col='10']")  # rank s1|m1
     rank.click()  # numbers: descending first
-    assert [r[8] for r in table_rows(browser)] == ["0.125", "0.063", "0.000"]
+    assert [r[10] for r in table_rows(browser)] == ["0.125", "0.063", "0.000"]
     assert rank.get_attribute("aria-sort") == "descending"
-    d.find_element(By.CSS_SELECTOR, "#pairs-table th[data-col='7']").click()  # log p(s2|m2), a null
-    assert [r[7] for r in table_rows(browser)] == ["-38.000", "-38.000", "n/a"]
+    rank.click()
+    assert [r[10] for r in table_rows(browser)] == ["0.000", "0.063", "0.125"]
+    assert rank.get_attribute("aria-sort") == "ascending"
+    d.find_element(By.CSS_SELECTOR, "#pairs-table th[data-col='9']").click()  # log p(s2|m2), a null
+    assert [r[9] for r in table_rows(browser)] == ["-38.000", "-38.000", "n/a"]
+    d.find_element(By.CSS_SELECTOR, "#pairs-table th[data-col='5']").click()  # s2 #
+    assert [r[5] for r in table_rows(browser)] == ["5", "3", "1"]
+    d.find_element(By.CSS_SELECTOR, "#pairs-table th[data-col='3']").click()  # s2: text, A→Z
+    assert [r[3] for r in table_rows(browser)] == ["\u2013", "sentence 1", "sentence 3"]  # unknown first
     Select(d.find_element(By.ID, "pairs-models")).select_by_value("bert vs lstm")
     assert [r[:2] for r in table_rows(browser)] == [["bert", "lstm"]]
     Select(d.find_element(By.ID, "pairs-models")).select_by_value("")

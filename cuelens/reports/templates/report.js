@@ -243,7 +243,7 @@
   function initPairsTable() {
     var table = document.getElementById("pairs-table");
     if (!table || !DATA.contrast_pairs) { return; }
-    var columns = DATA.contrast_pairs.columns;  // [header, "text" | "num" | "bool"]
+    var columns = DATA.contrast_pairs.columns;  // [header, "text" | "num" | "int" | "bool"]
     var rows = DATA.contrast_pairs.rows;        // columns 0 and 1 are model 1 and model 2
     var body = table.tBodies[0];
     var filter = document.getElementById("pairs-filter");
@@ -254,6 +254,7 @@
       r.forEach(function (v, c) {
         var type = columns[c][1];
         if (type === "num") { tr.appendChild(el("td", "num", fmt(v, 3))); }
+        else if (type === "int") { tr.appendChild(el("td", "num", v === null ? "n/a" : v.toLocaleString("en-US"))); }
         else if (type === "bool") { tr.appendChild(el("td", v ? "yes" : "no", v ? "yes" : "no")); }
         else { tr.appendChild(el("td", c < 2 ? "mono" : "sentence", v === null ? "\u2013" : v)); }
       });
@@ -264,7 +265,7 @@
     function value(i, col) {
       var v = rows[i][col];
       if (columns[col][1] === "bool") { return v ? 1 : 0; }
-      if (v === null || v === undefined) { return columns[col][1] === "num" ? -Infinity : ""; }
+      if (v === null || v === undefined) { return columns[col][1] === "text" ? "" : -Infinity; }
       return v;
     }
 
