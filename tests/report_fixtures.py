@@ -9,6 +9,13 @@ from __future__ import annotations
 
 import copy
 
+import jsonschema
+import pytest
+
+from cuelens.errors import UserError
+from cuelens.reports import validate_results
+from cuelens.reports.schema import results_schema
+
 PAYLOADS = [
     "<script>alert(1)</script>",
     '"><img src=x onerror=alert(1)>',
@@ -283,3 +290,12 @@ def contrast_pairs_results(xss: bool = False, method: str = "natural") -> dict:
                  "n_trials": 3, "threshold": 0.5, "solver": "lsa",
                  "n_candidates_after_pruning": 12, "feasible": True, "non_finite_logprobs": 0}
     return {"kind": "contrast_pairs", "method": method, **facts, "pairs": pairs}
+
+
+def assert_schema_rejects(results: dict, where: str) -> None:
+    """``results`` fails validation with a one-line error naming the JSON path ``where``, and the
+    reference validator (jsonschema) agrees."""
+    with pytest.raises(UserError) as err:
+        validate_results(results, source="r.json")
+    assert str(err.value).startswith(f"r.json: not a cuelens results file: {where}:")
+    assert not jsonschema.Draft202012Validator(results_schema()).is_valid(results)

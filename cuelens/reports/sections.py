@@ -519,6 +519,13 @@ def _scaled(value: float | None, scale: float) -> float | None:
 
 
 # --------------------------------------------------------------------------------- contrast pairs
+def _per_model(key: str, header: str, tip: str, sentences: tuple[str, ...]) -> list[tuple]:
+    """Numeric columns ``key``/``header``/``tip`` formatted for each sentence and model 1, 2."""
+    return [(key.format(s=s, m=m), header.format(s=s, m=m), "num", tip.format(s=s, m=m))
+            for s in sentences for m in (1, 2)]
+
+
+_LOGPROB = "log-probability of {s} under model {m}"
 # Table columns per selection method: (key in the pair record, header, type, tooltip);
 # type is text, num (3 decimals), int or bool.
 PAIR_COLUMNS = {
@@ -529,14 +536,10 @@ PAIR_COLUMNS = {
         ("s2", "s2", "text", "sentence rejected by model 2, accepted by model 1"),
         ("s1_index", "s1 #", "int", "line of s1 in the corpus (index in the scores file)"),
         ("s2_index", "s2 #", "int", "line of s2 in the corpus (index in the scores file)"),
-        ("s1_logprob_model_1", "log p(s1|m1)", "num", "log-probability of s1 under model 1"),
-        ("s1_logprob_model_2", "log p(s1|m2)", "num", "log-probability of s1 under model 2"),
-        ("s2_logprob_model_1", "log p(s2|m1)", "num", "log-probability of s2 under model 1"),
-        ("s2_logprob_model_2", "log p(s2|m2)", "num", "log-probability of s2 under model 2"),
-        ("s1_rank_model_1", "rank s1|m1", "num", "fractional rank in the corpus (0 = least probable)"),
-        ("s1_rank_model_2", "rank s1|m2", "num", "fractional rank in the corpus (0 = least probable)"),
-        ("s2_rank_model_1", "rank s2|m1", "num", "fractional rank in the corpus (0 = least probable)"),
-        ("s2_rank_model_2", "rank s2|m2", "num", "fractional rank in the corpus (0 = least probable)"),
+        *_per_model("{s}_logprob_model_{m}", "log p({s}|m{m})", _LOGPROB, ("s1", "s2")),
+        *_per_model("{s}_rank_model_{m}", "rank {s}|m{m}",
+                    "fractional rank of {s} in the corpus under model {m} (0 = least probable)",
+                    ("s1", "s2")),
     ],
     "synthetic": [
         ("model_1", "model 1", "text", "rejects s1, accepts s2"),
@@ -544,12 +547,7 @@ PAIR_COLUMNS = {
         ("n", "natural n", "text", "the natural starting sentence"),
         ("s1", "s1", "text", "synthetic sentence rejected by model 1, accepted by model 2"),
         ("s2", "s2", "text", "synthetic sentence rejected by model 2, accepted by model 1"),
-        ("lp_n_m1", "log p(n|m1)", "num", "log-probability of n under model 1"),
-        ("lp_n_m2", "log p(n|m2)", "num", "log-probability of n under model 2"),
-        ("lp_s1_m1", "log p(s1|m1)", "num", "log-probability of s1 under model 1"),
-        ("lp_s1_m2", "log p(s1|m2)", "num", "log-probability of s1 under model 2"),
-        ("lp_s2_m1", "log p(s2|m1)", "num", "log-probability of s2 under model 1"),
-        ("lp_s2_m2", "log p(s2|m2)", "num", "log-probability of s2 under model 2"),
+        *_per_model("lp_{s}_m{m}", "log p({s}|m{m})", _LOGPROB, ("n", "s1", "s2")),
         ("controversiality", "controversiality", "num",
          "log p(n|m1)/p(s1|m1) + log p(n|m2)/p(s2|m2): how far each model's rejected sentence fell"),
         ("controversial", "controversial", "bool", "both models' rejected sentences fell below n"),

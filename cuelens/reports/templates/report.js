@@ -175,6 +175,19 @@
     }
   }
 
+  /* Show the rows `trs` in `order` that pass keep(row index) and say how many in `count`. */
+  function showRows(body, count, trs, order, keep) {
+    var frag = document.createDocumentFragment(), shown = 0;
+    for (var k = 0; k < order.length; k++) {
+      if (!keep(order[k])) { continue; }
+      frag.appendChild(trs[order[k]]);
+      shown++;
+    }
+    body.textContent = "";
+    body.appendChild(frag);
+    count.textContent = "showing " + shown + " of " + trs.length;
+  }
+
   /* ------------------------------------------------------------------ cue table */
   function initCueTable() {
     var table = document.getElementById("cue-table");
@@ -219,17 +232,11 @@
 
     function refresh() {
       var q = filter.value.trim().toLowerCase(), lab = label.value, sig = significant.checked;
-      var frag = document.createDocumentFragment(), shown = 0;
-      for (var k = 0; k < order.length; k++) {
-        var r = rows[order[k]];
-        if ((q && String(r[0]).toLowerCase().indexOf(q) === -1) || (lab && r[1] !== lab) ||
-            (sig && !r[6])) { continue; }
-        frag.appendChild(trs[order[k]]);
-        shown++;
-      }
-      body.textContent = "";
-      body.appendChild(frag);
-      count.textContent = "showing " + shown + " of " + rows.length;
+      showRows(body, count, trs, order, function (i) {
+        var r = rows[i];
+        return !((q && String(r[0]).toLowerCase().indexOf(q) === -1) || (lab && r[1] !== lab) ||
+                 (sig && !r[6]));
+      });
     }
 
     sortableHeaders(table, order, value, refresh);
@@ -271,19 +278,12 @@
 
     function refresh() {
       var q = filter.value.trim().toLowerCase(), pair = models.value;
-      var frag = document.createDocumentFragment(), shown = 0;
-      for (var k = 0; k < order.length; k++) {
-        var r = rows[order[k]];
-        if (pair && r[0] + " vs " + r[1] !== pair) { continue; }
-        if (q && !r.some(function (v, c) {
+      showRows(body, count, trs, order, function (i) {
+        var r = rows[i];
+        return !(pair && r[0] + " vs " + r[1] !== pair) && !(q && !r.some(function (v, c) {
           return columns[c][1] === "text" && v !== null && String(v).toLowerCase().indexOf(q) !== -1;
-        })) { continue; }
-        frag.appendChild(trs[order[k]]);
-        shown++;
-      }
-      body.textContent = "";
-      body.appendChild(frag);
-      count.textContent = "showing " + shown + " of " + rows.length;
+        }));
+      });
     }
 
     sortableHeaders(table, order, value, refresh);
