@@ -165,10 +165,10 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     init.write_text("the cat sat on the mat\nthe cat sat on the mat\na dog ate a log\n")
     vocab.write_text("\n".join(["the", "a", "cat", "dog", "mat", "log", "rat", "sat", "ate",
                                 "on"]) + "\n")
-    out, summary = tmp_path / "t.jsonl", tmp_path / "s.json"
+    out, summary, page = tmp_path / "t.jsonl", tmp_path / "s.json", tmp_path / "t.html"
     args = ["contrast", "synthetic", "--models", f"ngram:{tmp_path/'bi'},ngram:{tmp_path/'tri'}",
             "--init", str(init), "--vocab", str(vocab), "--n", "5", "--out", str(out),
-            "--summary", str(summary), "--max-steps", "30", "--seed", "1"]
+            "--summary", str(summary), "--max-steps", "30", "--seed", "1", "--html", str(page)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -178,6 +178,9 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     assert out.read_text() == first                            # deterministic given --seed
     facts = json.loads(summary.read_text())
     assert facts["controversial_fraction"] == sum(r["controversial"] for r in rows) / 2
+    assert facts["kind"] == "contrast_pairs" and facts["method"] == "synthetic"
+    assert [p["s1"] for p in facts["pairs"]] == [r["s1"] for r in rows]
+    assert 'id="pairs-table"' in page.read_text()  # the report page of the summary
     bad = CliRunner().invoke(app, ["contrast", "synthetic", "--models", "x", "--init", str(init),
                                    "--vocab", str(vocab), "--out", str(tmp_path / "o.jsonl")])
     assert bad.exit_code == 2 and "exactly two" in bad.output

@@ -13,7 +13,8 @@ from cuelens.commands.common import console, user_errors
 @user_errors
 def report(
     results: Annotated[Path, typer.Argument(
-        help="A results.json written by audit scan / probe, or a score-pairs result file.",
+        help="A results.json written by audit scan / probe, a score-pairs result file, or an "
+             "audit contrast judge --out / natural|synthetic --summary file.",
         show_default=False)],
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="HTML file to write (default: report.html next to the results file).")]
