@@ -84,8 +84,8 @@ def run_once(mode: str, data: str) -> dict:
     loaded = time.perf_counter()
     if mode == "floor":
         splits = [s for s in (dataset.train, dataset.test) if s is not None]
-        encode([t for s in splits
-                for t in (s.hypotheses if s.task == "nli" else s.instances(["right", "wrong"]).texts)])
+        encode([t for s in splits for t in (
+            s.hypotheses if s.task == "nli" else s.instances(dataset.label_names).texts)])
         return {"wall": time.perf_counter() - start, "load": loaded - start,
                 "cpu": cpu_s(), "peak_rss_mb": peak_rss_mb()}
     stages, last = {"load": loaded - start}, [loaded]
