@@ -57,7 +57,8 @@ def generate(path: Path, n: int, seed: int, vocab: int, exponent: float = 1.1) -
             label = LABELS[labels[i]]
             for j, (word, rate, where) in enumerate(CUES[label]):
                 if draws[i, j] < rate:
-                    position = 0 if where == "start" else int(draws[i, j] * 1e6) % (len(hypothesis) + 1)
+                    slot = int(draws[i, j] * 1e6) % (len(hypothesis) + 1)
+                    position = 0 if where == "start" else slot
                     hypothesis.insert(position, word)
             record = {"id": str(i), "premise": " ".join(premise_tokens[i]),
                       "hypothesis": " ".join(hypothesis), "label": label}

@@ -147,7 +147,8 @@ METRICS: dict[str, Callable[[CountTable], np.ndarray]] = {
 
 
 def bonferroni_z(n_tests: int, alpha: float = 0.05) -> float:
-    """One-sided Bonferroni threshold: a cue is significant when ``z > Φ⁻¹(1 − alpha/n_tests)``.
+    """One-sided Bonferroni threshold: a cue is significant when
+    ``z > Φ⁻¹(1 − alpha / n_tests)``.
 
     One-sided because a cue is a word that *over*-predicts a label (positive association);
     ``n_tests`` is the number of (word, label) pairs tested (those with ``#(w) ≥ min_count``).
