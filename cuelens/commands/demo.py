@@ -25,7 +25,8 @@ def demo(
 
     Example: audit demo --out demo-output
     """
-    from cuelens.commands.scan import print_summary, scan_dataset, write_outputs, write_report
+    from cuelens.commands.scan import (feature_sections, print_summary, scan_dataset,
+                                       write_outputs, write_report)
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
 
@@ -37,6 +38,7 @@ def demo(
         dataset = load_dataset(str(directory))
         dataset.name = f"demo-{task}"
         results, item_easy = scan_dataset(dataset, seed=seed)
+        results.update(feature_sections(dataset, None, None, folds=5, seed=seed))
         write_outputs(out / task, dataset, results, item_easy, started)
         print_summary(results, 3, out / task)
         write_report(results, out / task / "report.html", dataset)

@@ -56,8 +56,8 @@ def scan(
         "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
         "sentiment, overlap, ner, typo; 'all' or 'none'.")] = "all",
     cache_dir: Annotated[Optional[Path], typer.Option(
-        "--cache-dir", help="Parse cache of the ICQ features (safe to delete) [default: "
-        "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse].")] = None,
+        "--cache-dir", help="Parse cache of the ICQ features (safe to delete; default: "
+        "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse).")] = None,
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
@@ -191,6 +191,10 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
     console.print(table)
     console.print(f"* significant: z > {results['cue_stats']['bonferroni_z']:.2f} "
                   "(Bonferroni-corrected, 5% level)")
+    if results.get("features"):
+        top_features = ", ".join(f"{escape(f['feature'])}={escape(str(f['value']))} "
+                                 f"({f['cueness'] * 100:.1f}%)" for f in results["features"][:5])
+        console.print(f"top feature cues by cueness: {top_features}")
     eh = results["easy_hard"]
     console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
                   f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
