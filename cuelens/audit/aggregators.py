@@ -113,13 +113,15 @@ def representation_length(lengths: np.ndarray) -> int:
 
 @contextmanager
 def quiet_single_thread():
-    """Fit small linear models with one BLAS thread and no convergence warnings.
+    """Fit small linear models with one BLAS/OpenMP thread and no convergence warnings.
 
-    L-BFGS on a few dozen features spends its time in BLAS thread hand-offs: one thread is
-    several times faster, more so on a loaded machine. An iteration cap is a budget, not a
-    problem the user can act on.
+    L-BFGS on a few dozen features spends its time in thread hand-offs: one thread is
+    several times faster, more so on a loaded machine, and independent fits then run in
+    parallel (:func:`cuelens.audit.fitting.predict_cues`). Process-wide state: enter it once
+    around a parallel region, not in its threads. An iteration cap is a budget, not a problem
+    the user can act on.
     """
-    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+    with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         yield
 
@@ -159,8 +161,8 @@ class Linear:
         self.d, self.n_labels = d, n_labels
 
     def fit(self, view: CueView, y: np.ndarray) -> "Linear":
-        with quiet_single_thread():
-            self.model.fit(positional_features(view, self.d), y)
+        """Fit on ``view`` (call inside :func:`quiet_single_thread`)."""
+        self.model.fit(positional_features(view, self.d), y)
         return self
 
     def decision(self, view: CueView) -> np.ndarray:

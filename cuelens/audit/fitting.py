@@ -16,14 +16,16 @@ plus the other folds, predict the fold, and collect per-item correctness.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from joblib import Parallel, delayed
 import scipy.sparse as sp
 
-from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, representation_length,
-                                       view_tokens)
+from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_single_thread,
+                                       representation_length, view_tokens)
 from cuelens.audit.counts import TokenSequences, encode
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.metrics import METRICS, CountTable
@@ -94,12 +96,47 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
     return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
 
 
+MAX_FIT_ITEMS = 100_000
+FIT_THREADS = min(2, os.cpu_count() or 1)
+
+
+def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarray:
+    """The rows a linear model is trained on: at most ``cap`` instances of ``rows``.
+
+    ``cap <= 0`` or ``len(rows) <= cap``: ``rows`` unchanged. Otherwise whole items (MCQ:
+    questions) in increasing row order: per label (NLI; MCQ has one stratum) a quota
+    proportional to its share (largest remainders), filled in a seeded random order of all the
+    scan's items. That order is fixed for a seed, so the refits of easy/hard, whose fitting
+    portions overlap, get overlapping samples and warm-start from a nearby optimum. Cue scores
+    are never computed from the sample — only SGD/LR and the BoW baseline see it
+    (docs/word-cues.md).
+    """
+    if cap <= 0 or len(rows) <= cap:
+        return rows
+    k = pool.k
+    member = np.zeros(pool.n_items, dtype=bool)
+    member[rows[::k] // k] = True
+    ordered = np.random.default_rng(seed).permutation(pool.n_items)
+    ordered = ordered[member[ordered]]
+    strata = pool.labels[ordered * k] if pool.task == "nli" else np.zeros(len(ordered), int)
+    values, sizes = np.unique(strata, return_counts=True)
+    n_take = max(1, cap // k)
+    exact = sizes * (n_take / len(ordered))
+    quota = np.floor(exact).astype(np.int64)
+    quota[np.argsort(quota - exact, kind="stable")[:n_take - quota.sum()]] += 1
+    chosen = np.zeros(pool.n_items, dtype=bool)
+    for value, size in zip(values, quota):
+        chosen[ordered[strata == value][:size]] = True
+    return pool.rows(np.flatnonzero(chosen))
+
+
 @dataclass
 class ScoringOptions:
     alpha: float = 1.0
     z_prior: str = "empirical"
     in_sample_features: bool = False
     seed: int = 0
+    max_fit_items: int = MAX_FIT_ITEMS
 
 
 class Fit:
@@ -116,14 +153,19 @@ class Fit:
         self.label_order = np.argsort(-self.label_counts, kind="stable")
         self.d = representation_length(pool.seqs.lengths[rows])
         self.seen = self.total.sum(axis=1) > 0
+        sample = fit_subsample(pool, rows, options.max_fit_items, options.seed)
+        sampled = np.zeros(len(pool.labels), dtype=bool)
+        sampled[sample] = True
+        sampled = sampled[rows]
         if options.in_sample_features:
-            self._parts = [(None, None, view_tokens(pool.seqs, rows, self.seen), labels)]
+            self._parts = [(None, None, view_tokens(pool.seqs, rows[sampled], self.seen),
+                            labels[sampled])]
         else:
             fold_labels = np.zeros((pool.inner_folds, L))
             np.add.at(fold_labels, (folds, labels), 1.0)
             self._parts = []
             for k in range(pool.inner_folds):
-                part = rows[folds == k]
+                part = rows[(folds == k) & sampled]
                 if len(part) == 0:
                     continue
                 joint = self.total - inner[:, k, :]
@@ -168,26 +210,37 @@ class ModelBank:
 
 def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
                  bank: ModelBank) -> dict[tuple[str, str], np.ndarray]:
-    """Per-item correctness of each (metric, aggregator) on ``eval_rows``."""
+    """Per-item correctness of each (metric, aggregator) on ``eval_rows``.
+
+    Metrics are independent (each has its own models in ``bank``), so they run on
+    :data:`FIT_THREADS` threads; every fit is single-threaded, so results do not depend on the
+    thread count.
+    """
     pool = fit.pool
     tokens = fit.eval_tokens(eval_rows)
     labels = pool.labels[eval_rows]
-    out = {}
-    for metric in dict.fromkeys(m for m, _ in models):
+    chosen = {(m, a): bank.get(m, a, fit.d, pool.n_labels) for m, a in models}
+
+    def one_metric(metric: str) -> dict[tuple[str, str], np.ndarray]:
         full = fit.scores(metric)
         view = tokens.scores(full)
-        aggregators = [a for m, a in models if m == metric]
-        train_view = None
-        for name in aggregators:
-            model = bank.get(metric, name, fit.d, pool.n_labels)
+        train_view, out = None, {}
+        for (m, name), model in chosen.items():
+            if m != metric:
+                continue
             if model.trained:
                 if train_view is None:
                     train_view = fit.training_view(metric, full)
                 model.fit(train_view, fit.train_labels)
-            decision = model.decision(view)
-            out[(metric, name)] = item_correct(decision, labels, pool.task, pool.k,
-                                               fit.label_order, tokens.fallback)
-    return out
+            out[(m, name)] = item_correct(model.decision(view), labels, pool.task, pool.k,
+                                          fit.label_order, tokens.fallback)
+        return out
+
+    metrics = list(dict.fromkeys(m for m, _ in models))
+    with quiet_single_thread():
+        parts = Parallel(n_jobs=min(FIT_THREADS, len(metrics)), backend="threading")(
+            delayed(one_metric)(metric) for metric in metrics)
+    return {key: value for part in parts for key, value in part.items()}
 
 
 FoldFn = Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]

@@ -21,8 +21,8 @@ from sklearn.linear_model import LogisticRegression
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct
-from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, item_folds, \
-    over_folds, predict_cues
+from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
+    item_folds, over_folds, predict_cues
 from cuelens.audit.metrics import METRICS
 
 MAJORITY = "majority"
@@ -37,12 +37,19 @@ def bow_name(task: str) -> str:
 class Baselines:
     """Reference predictors fitted on the same portions as the cue aggregators."""
 
-    def __init__(self, data: ScanData) -> None:
-        self.data = data
+    def __init__(self, data: ScanData, options: ScoringOptions | None = None) -> None:
+        self.data, self.options = data, options or ScoringOptions()
 
     @cached_property
     def bow(self):
         return encode(self.data.texts, ngrams=2).matrix()
+
+    def bow_rows(self, rows: np.ndarray):
+        """Binary uni+bigram matrix of the sorted ``rows``: tokenise only what a capped fit
+        uses; every row at once (cached) when a fit covers the whole scan."""
+        if len(rows) == len(self.data.texts):
+            return self.bow
+        return encode([self.data.texts[i] for i in rows], ngrams=2).matrix()
 
     def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
@@ -53,12 +60,16 @@ class Baselines:
 
     def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
-        X = self.bow[fit_rows]
+        sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
+        rows = np.union1d(sample, eval_rows)
+        bow = self.bow_rows(rows)
+        X = bow[np.searchsorted(rows, sample)]
         support = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
         with quiet_single_thread():
-            model = LogisticRegression().fit(X[:, support], pool.labels[fit_rows])
+            model = LogisticRegression().fit(X[:, support], pool.labels[sample])
         decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
-        decision[:, model.classes_] = model.predict_proba(self.bow[eval_rows][:, support])
+        X_eval = bow[np.searchsorted(rows, eval_rows)][:, support]
+        decision[:, model.classes_] = model.predict_proba(X_eval)
         order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
                            kind="stable")
         return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)
@@ -109,7 +120,7 @@ def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
 
     out = over_folds(data.pool, data.eval_items, data.train_items, folds, cue_models)
     if with_baselines:
-        predictors = Baselines(data).predictors()
+        predictors = Baselines(data, options).predictors()
 
         def baselines(fit_rows, eval_rows, inner):
             result = {name: fn(fit_rows, eval_rows) for name, fn in predictors.items()}

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from cuelens.audit.easy_hard import easy_hard_split
-from cuelens.audit.fitting import ScanData, ScoringOptions, scan_data
+from cuelens.audit.fitting import MAX_FIT_ITEMS, ScanData, ScoringOptions, scan_data
 from cuelens.audit.leakage import leakage_table
 from cuelens.audit.metrics import METRICS, Z_PRIORS, CountTable, bonferroni_z
 from cuelens.errors import UserError
@@ -38,6 +38,7 @@ class ScanConfig:
     z_prior: str = "empirical"
     flag_threshold: float = 0.10
     include_premise: bool = False
+    max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
 
     def validate(self) -> None:
         if self.metric not in METRICS:
@@ -48,11 +49,14 @@ class ScanConfig:
             raise UserError("need folds >= 2, iterations >= 1, ngrams >= 1 and min_count >= 1")
         if self.alpha < 0:
             raise UserError("alpha must be >= 0")
+        if self.max_fit_items < 0:
+            raise UserError("max_fit_items must be >= 0 (0 = no cap)")
 
     @property
     def scoring(self) -> ScoringOptions:
         return ScoringOptions(alpha=self.alpha, z_prior=self.z_prior,
-                              in_sample_features=self.in_sample_features, seed=self.seed)
+                              in_sample_features=self.in_sample_features, seed=self.seed,
+                              max_fit_items=self.max_fit_items)
 
 
 @dataclass

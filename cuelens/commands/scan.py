@@ -39,6 +39,10 @@ def scan(
     include_premise: Annotated[bool, typer.Option(
         "--include-premise", help="Count premise words too (default: hypothesis/choice only).")]
     = False,
+    max_fit_items: Annotated[int, typer.Option(
+        "--max-fit-items", help="Train the SGD/LR aggregators and the BoW baseline on a seeded, "
+        "label-stratified subsample of at most this many fitting instances (cue scores always "
+        "use all of them); 0 = no cap.")] = 100_000,
     flag_threshold: Annotated[float, typer.Option(
         help="Flag 'significant cue leakage' when the headline D exceeds this many points.")] = 10.0,
     fail_above: Annotated[Optional[float], typer.Option(
@@ -74,6 +78,7 @@ def scan(
                                       alpha=alpha, folds=folds, iterations=iterations, seed=seed,
                                       in_sample_features=in_sample_features, z_prior=z_prior,
                                       include_premise=include_premise,
+                                      max_fit_items=max_fit_items,
                                       flag_threshold=flag_threshold / 100.0)
     results.update(feature_sections(dataset, feature_names, cache_dir, folds, seed))
     write_outputs(out_dir, dataset, results, item_easy, started)

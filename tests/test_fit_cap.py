@@ -1,0 +1,89 @@
+"""The cap on SGD/LR/BoW training instances (``ScanConfig.max_fit_items``, docs/word-cues.md)."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from cuelens.audit.fitting import Fit, ScoringOptions, fit_subsample, scan_data
+from cuelens.audit.scan import ScanConfig, run_word_audit
+from scan_helpers import mcq_dataset, nli_dataset, planted_nli
+
+
+@pytest.fixture(scope="module")
+def nli_data():
+    dataset = nli_dataset(planted_nli(1000, seed=0), planted_nli(300, seed=1))
+    return dataset, scan_data(dataset, 1, False, 5, 0)
+
+
+def test_subsample_is_seeded_label_stratified_and_in_row_order(nli_data):
+    _, data = nli_data
+    pool, rows = nli_data[1].pool, nli_data[1].pool.rows(data.train_items)
+    first = fit_subsample(pool, rows, 300, seed=4)
+    assert np.array_equal(first, fit_subsample(pool, rows, 300, seed=4))
+    assert not np.array_equal(first, fit_subsample(pool, rows, 300, seed=5))
+    assert len(first) == 300 and len(np.unique(first)) == 300
+    assert np.all(np.diff(first) > 0) and np.isin(first, rows).all()
+    full = np.bincount(pool.labels[rows], minlength=3) / len(rows)
+    sampled = np.bincount(pool.labels[first], minlength=3) / len(first)
+    assert np.abs(full - sampled).max() < 1 / 300 + 1e-9  # stratified to within one item
+
+
+def test_no_cap_or_a_cap_above_the_size_keeps_every_row(nli_data):
+    _, data = nli_data
+    rows = data.pool.rows(data.train_items)
+    for cap in (0, len(rows), len(rows) + 1):
+        assert fit_subsample(data.pool, rows, cap, seed=0) is rows
+
+
+def test_mcq_subsample_keeps_whole_questions():
+    rng = np.random.default_rng(0)
+    choices = [[f"c{rng.integers(50)} x", f"c{rng.integers(50)} y", "z"] for _ in range(200)]
+    dataset = mcq_dataset((choices, rng.integers(0, 3, 200).tolist()),
+                          (choices[:30], [0] * 30))
+    data = scan_data(dataset, 1, False, 5, 0)
+    rows = data.pool.rows(data.train_items)
+    sample = fit_subsample(data.pool, rows, 90, seed=0)
+    assert len(sample) == 90
+    assert np.array_equal(sample.reshape(-1, 3) % 3, np.tile(np.arange(3), (30, 1)))
+    assert len(np.unique(sample // 3)) == 30
+
+
+def test_capped_fit_trains_on_the_sample_but_scores_cues_on_everything(nli_data):
+    _, data = nli_data
+    rows = data.pool.rows(data.train_items)
+    inner = data.pool.block_counts(rows)
+    full = Fit(data.pool, rows, inner, ScoringOptions(max_fit_items=0))
+    capped = Fit(data.pool, rows, inner, ScoringOptions(max_fit_items=250))
+    assert len(full.train_labels) == len(rows) and len(capped.train_labels) == 250
+    assert np.array_equal(full.scores("cp"), capped.scores("cp"))
+
+
+def test_cap_at_or_above_the_dataset_size_gives_the_uncapped_results(nli_data):
+    dataset, _ = nli_data
+    uncapped = run_word_audit(dataset, ScanConfig(max_fit_items=0))
+    for cap in (1300, 10_000):
+        capped = run_word_audit(dataset, ScanConfig(max_fit_items=cap))
+        assert capped.leakage == uncapped.leakage
+        assert capped.easy_hard == uncapped.easy_hard
+        assert np.array_equal(capped.item_score, uncapped.item_score)
+
+
+def test_a_binding_cap_is_deterministic_and_still_finds_the_planted_cue(nli_data):
+    dataset, _ = nli_data
+    config = ScanConfig(max_fit_items=400)
+    first, second = run_word_audit(dataset, config), run_word_audit(dataset, replace(config))
+    assert first.leakage == second.leakage and first.easy_hard == second.easy_hard
+    uncapped = run_word_audit(dataset, ScanConfig(max_fit_items=0))
+    rows = {(r["metric"], r["aggregator"]): r["accuracy"] for r in uncapped.leakage["table"]}
+    for row in first.leakage["table"]:
+        if row["aggregator"] in ("average", "max"):  # cue scores use every fitting item
+            assert row["accuracy"] == rows[(row["metric"], row["aggregator"])]
+    assert first.leakage["best"]["D"] > 0.15
+
+
+def test_negative_cap_is_a_user_error():
+    from cuelens.errors import UserError
+
+    with pytest.raises(UserError, match="max_fit_items"):
+        ScanConfig(max_fit_items=-1).validate()
