@@ -6,7 +6,8 @@ never scored on data that includes the item being predicted.
 
 Baselines in the same units: a partial-input bag-of-words logistic regression on the
 hypothesis / choice text only (unigrams + bigrams occurring in at least ``BOW_MIN_COUNT`` = 2
-fitting instances, binary features, scikit-learn's defaults) and,
+fitting instances, binary features, scikit-learn's defaults; trained on at most
+``max_fit_items`` of them, :func:`~cuelens.audit.fitting.fit_subsample`) and,
 for MCQ, the answer-position baseline (always pick the most frequent training answer position,
 ties toward the lower position).
 """
