@@ -87,3 +87,30 @@ def test_negative_cap_is_a_user_error():
 
     with pytest.raises(UserError, match="max_fit_items"):
         ScanConfig(max_fit_items=-1).validate()
+
+
+def test_cli_max_fit_items_reaches_the_results_and_rejects_negatives(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from cuelens.data.synthetic import make_mcq
+    from tests.conftest import write_jsonl
+
+    records = make_mcq(300, seed=1, vocab_size=200)
+    write_jsonl(tmp_path / "data" / "train.jsonl", records[:250])
+    write_jsonl(tmp_path / "data" / "test.jsonl", records[250:])
+
+    def scan(cap, out):
+        return CliRunner().invoke(app, ["scan", str(tmp_path / "data"), "--out", str(out),
+                                        "--iterations", "1", "--features", "none",
+                                        "--max-fit-items", str(cap)])
+
+    capped = scan(120, tmp_path / "capped")
+    assert capped.exit_code == 0, capped.output
+    results = json.loads((tmp_path / "capped" / "results.json").read_text())
+    assert results["config"]["max_fit_items"] == 120
+    bad = scan(-1, tmp_path / "bad")
+    assert bad.exit_code == 2 and "--max-fit-items" in bad.output
+    assert not (tmp_path / "bad").exists()

@@ -105,7 +105,8 @@ def scan_dataset(dataset, **options) -> tuple[dict, "np.ndarray"]:
         raise UserError(f"unknown metric '{config.metric}' (choose from {METRIC_NAMES})")
     if config.z_prior not in ("empirical", "uniform"):
         raise UserError("--z-prior must be 'empirical' or 'uniform'")
-    for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1)):
+    for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
+                          ("max_fit_items", 0)):
         if getattr(config, name) < minimum:
             raise UserError(f"--{name.replace('_', '-')} must be at least {minimum}")
     with progress_bar(f"scanning {dataset.name}") as progress:
