@@ -41,16 +41,16 @@ class ScanConfig:
     max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
 
     def validate(self) -> None:
+        """Raise :class:`UserError` naming the offending field and its CLI option."""
         if self.metric not in METRICS:
             raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
-        if self.folds < 2 or self.iterations < 1 or self.ngrams < 1 or self.min_count < 1:
-            raise UserError("need folds >= 2, iterations >= 1, ngrams >= 1 and min_count >= 1")
-        if self.alpha < 0:
-            raise UserError("alpha must be >= 0")
-        if self.max_fit_items < 0:
-            raise UserError("max_fit_items must be >= 0 (0 = no cap)")
+        for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
+                              ("alpha", 0), ("max_fit_items", 0)):
+            if getattr(self, name) < minimum:
+                raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
+                                + (" (0 = no cap)" if name == "max_fit_items" else ""))
 
     @property
     def scoring(self) -> ScoringOptions:

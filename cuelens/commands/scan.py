@@ -11,7 +11,6 @@ import typer
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, console, load_data, user_errors)
-from cuelens.errors import UserError
 
 METRIC_NAMES = "freq, cp, pmi, lmi, rd, ad, cos, wp, z, npmi"
 
@@ -96,19 +95,11 @@ def scan_dataset(dataset, **options) -> tuple[dict, "np.ndarray"]:
     ``options`` are :class:`~cuelens.audit.scan.ScanConfig` fields; omitted ones keep their defaults.
     """
     from cuelens.audit.examples import sample_examples
-    from cuelens.audit.metrics import METRICS
     from cuelens.audit.scan import ScanConfig, run_word_audit
     from cuelens.data.summary import dataset_summary
 
     config = ScanConfig(**options)
-    if config.metric not in METRICS:
-        raise UserError(f"unknown metric '{config.metric}' (choose from {METRIC_NAMES})")
-    if config.z_prior not in ("empirical", "uniform"):
-        raise UserError("--z-prior must be 'empirical' or 'uniform'")
-    for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
-                          ("max_fit_items", 0)):
-        if getattr(config, name) < minimum:
-            raise UserError(f"--{name.replace('_', '-')} must be at least {minimum}")
+    config.validate()  # before the progress bar opens
     with progress_bar(f"scanning {dataset.name}") as progress:
         audit = run_word_audit(dataset, config, progress=progress)
     examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
