@@ -49,10 +49,6 @@ def cues_csv(cues: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def input_paths(dataset: Dataset) -> list[str]:
-    return [split.path for split in dataset.splits.values()]
-
-
 def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict, item_easy: np.ndarray,
                        run_info: dict) -> dict[str, Path]:
     """Write results.json, cues.csv, easy.jsonl, hard.jsonl and run.json into ``out_dir``."""
@@ -61,7 +57,7 @@ def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict, item_easy
              "easy": out_dir / "easy.jsonl", "hard": out_dir / "hard.jsonl",
              "run": out_dir / "run.json"}
     for path in files.values():
-        ensure_not_input(path, input_paths(dataset))
+        ensure_not_input(path, dataset.input_paths)
     easy = "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if e)
     hard = "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if not e)
     contents = {"results": dumps_json(results), "cues": cues_csv(results["cues"]),

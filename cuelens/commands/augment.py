@@ -50,7 +50,7 @@ def augment(
     if dataset.task != "mcq" or (split.n_choices or 0) < 2:
         raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",
                         path=split.path)
-    ensure_not_input(out, [s.path for s in dataset.splits.values()])
+    ensure_not_input(out, dataset.input_paths)
     result = run_augment(split, names, ratio=ratio, seed=seed)
     write_jsonl(out, result.rows)
     made = ", ".join(f"{name} {n}" for name, n in result.counts.items())

@@ -82,7 +82,7 @@ def probe(
     dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
                         choices_field, skip_bad)
     out_dir = out or Path("audit-results") / dataset.name / "probe"
-    inputs = [s.path for s in dataset.splits.values()]
+    inputs = dataset.input_paths
     inputs += [p for p in (predictions, scan and scan / "results.json") if p is not None]
     for name in ("results.json", "predictions.jsonl", "run.json"):
         ensure_not_input(out_dir / name, inputs)
@@ -166,8 +166,7 @@ def _write(out_dir: Path, dataset, results: dict, ctx, started: float) -> None:
 
     write_jsonl(out_dir / "predictions.jsonl", ctx.predictions.rows(dataset))
     write_json(out_dir / "results.json", results)
-    write_json(out_dir / "run.json", run_info(started, inputs=[s.path for s in
-                                                                dataset.splits.values()]))
+    write_json(out_dir / "run.json", run_info(started, inputs=dataset.input_paths))
     from cuelens.commands.scan import write_report
 
     write_report(results, out_dir / "report.html", dataset)

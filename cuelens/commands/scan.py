@@ -125,7 +125,7 @@ def write_outputs(out_dir: Path, dataset, results: dict, item_easy, started: flo
     from cuelens.audit.results import run_info, write_scan_outputs
 
     write_scan_outputs(out_dir, dataset, results, item_easy,
-                       run_info(started, inputs=[s.path for s in dataset.splits.values()]))
+                       run_info(started, inputs=dataset.input_paths))
 
 
 def write_report(results: dict, path: Path, dataset) -> None:
@@ -134,7 +134,7 @@ def write_report(results: dict, path: Path, dataset) -> None:
 
     from cuelens.reports import render_report
 
-    written = render_report(results, path, inputs=[s.path for s in dataset.splits.values()])
+    written = render_report(results, path, inputs=dataset.input_paths)
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 

@@ -52,7 +52,7 @@ def stress(
     split = dataset.test
     if dataset.task != "mcq":
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)
-    inputs = [s.path for s in dataset.splits.values()]
+    inputs = dataset.input_paths
     ensure_not_input(out, inputs)
     ensure_not_input(summary_path(out), inputs)
     with item_progress() as progress:

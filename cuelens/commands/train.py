@@ -67,7 +67,7 @@ def train(
     if dataset.train is None:
         raise UserError("training needs a training split: a directory with train (or dev and "
                         "test) files, or --train FILE")
-    ensure_not_input(out, [s.path for s in dataset.splits.values()])
+    ensure_not_input(out, dataset.input_paths)
     torch.manual_seed(seed)
     clf = load_model(model, dataset, fresh_head=True, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)

@@ -133,6 +133,11 @@ class Dataset:
         return out
 
     @property
+    def input_paths(self) -> list[str]:
+        """Paths of every loaded split file (outputs must never overwrite one of them)."""
+        return [split.path for split in self.splits.values()]
+
+    @property
     def n_choices(self) -> int | None:
         return self.test.n_choices
 
