@@ -55,10 +55,11 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
 def _score_all(scorer, sentences: list[str]):
     """Scores of all sentences, in chunks under a progress bar."""
     import numpy as np
-    from rich.progress import Progress
+
+    from cuelens.commands.model_options import item_progress
 
     out = []
-    with Progress(console=console, transient=True) as progress:
+    with item_progress() as progress:
         task = progress.add_task(f"scoring with {scorer.name}", total=len(sentences))
         for begin in range(0, len(sentences), CHUNK):
             out.append(scorer.score(sentences[begin:begin + CHUNK]))
