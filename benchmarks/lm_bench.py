@@ -67,7 +67,7 @@ def main() -> None:
     else:
         config = RNNConfig(arch=args.arch, embedding_size=args.embedding, hidden_size=args.hidden)
         model = train_rnn(train, valid, config, splitter, epochs=args.epochs, batch_size=32,
-                          min_count=1, seed=0)
+                          min_count=1, seed=0, log=print)
     train_s = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as tmp:
         model.save(tmp)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -70,6 +69,24 @@ def load_data(data, train, test, hf, premise_field, hypothesis_field, label_fiel
     return dataset
 
 
-def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}")
-    sys.exit(code)
+class progress_bar:
+    """A rich progress bar fed by the library's ``progress(stage, fraction)`` callbacks."""
+
+    def __init__(self, description: str) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.description = description
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                            console=console, transient=True)
+        self.task = None
+
+    def __enter__(self):
+        self.bar.__enter__()
+        self.task = self.bar.add_task(self.description, total=1.0)
+        return self
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        self.bar.update(self.task, completed=fraction, description=f"{self.description}: {stage}")
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import SeedOpt, console, user_errors
+from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
 
 app = typer.Typer(help="Train word-level language models (n-gram, LSTM, RNN) for `audit score`."
                        "\n\nExample: audit lm train --arch ngram --order 3 --corpus ptb.train.txt "
@@ -71,10 +71,11 @@ def train(
 
         config = RNNConfig(arch=arch, embedding_size=embedding, hidden_size=hidden,
                            layers=layers, dropout=dropout)
-        model = train_rnn(sentences, valid_sentences, config, splitter, epochs=epochs,
-                          batch_size=batch_size, lr=lr, min_count=min_count,
-                          max_vocab=max_vocab, seed=seed, device=pick_device(device),
-                          log=console.print)
+        with progress_bar(f"training {arch}") as progress:
+            model = train_rnn(sentences, valid_sentences, config, splitter, epochs=epochs,
+                              batch_size=batch_size, lr=lr, min_count=min_count,
+                              max_vocab=max_vocab, seed=seed, device=pick_device(device),
+                              log=console.print, progress=progress)
     model.save(out)
     console.print(f"{arch} model ({len(model.vocab)} words) trained in "
                   f"{time.perf_counter() - start:.1f}s, saved to {out}")

@@ -10,7 +10,7 @@ import typer
 
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, console, load_data, user_errors)
+                                     TrainOpt, console, load_data, progress_bar, user_errors)
 
 METRIC_NAMES = "freq, cp, pmi, lmi, rd, ad, cos, wp, z, npmi"
 
@@ -136,29 +136,6 @@ def write_report(results: dict, path: Path, dataset) -> None:
 
     written = render_report(results, path, inputs=dataset.input_paths)
     console.print(f"report: [bold]{escape(str(written))}[/]")
-
-
-class progress_bar:
-    """A rich progress bar fed by the library's ``progress(stage, fraction)`` callbacks."""
-
-    def __init__(self, description: str) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.description = description
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                            console=console, transient=True)
-        self.task = None
-
-    def __enter__(self):
-        self.bar.__enter__()
-        self.task = self.bar.add_task(self.description, total=1.0)
-        return self
-
-    def __call__(self, stage: str, fraction: float) -> None:
-        self.bar.update(self.task, completed=fraction, description=f"{self.description}: {stage}")
-
-    def __exit__(self, *exc) -> None:
-        self.bar.__exit__(*exc)
 
 
 def print_summary(results: dict, top: int, out_dir: Path) -> None:

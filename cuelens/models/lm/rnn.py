@@ -8,6 +8,8 @@ perplexity after every epoch. Saved as ``model.safetensors`` + ``config.json`` +
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -146,10 +148,14 @@ class RNNModel(WordLevelScorer):
 def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNNConfig,
               splitter: WordSplitter, *, epochs: int = 5, batch_size: int = 32, lr: float = 2e-3,
               min_count: int = 1, max_vocab: int | None = None, seed: int = 0,
-              device: str = "cpu", log=print) -> RNNModel:
-    """Train on ``train`` (lists of words); print the validation perplexity after each epoch."""
+              device: str = "cpu", log: Callable[[str], None] | None = None,
+              progress: Callable[[str, float], None] | None = None) -> RNNModel:
+    """Train on ``train`` (lists of words).
+
+    ``log`` receives one line per epoch (train and validation perplexity); ``progress`` receives
+    ``(stage, fraction of all epochs done)`` after every batch. The library never prints.
+    """
     import torch
-    from rich.progress import Progress
 
     torch.manual_seed(seed)
     vocab = [*build_vocab(train, min_count, None if max_vocab is None else max_vocab - 2), BOS, EOS]
@@ -160,27 +166,26 @@ def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNN
     optimiser = torch.optim.Adam(model.network.parameters(), lr=lr)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
     rng = np.random.default_rng(seed)
-    with Progress(transient=True) as progress:
-        for epoch in range(1, epochs + 1):
-            batches = _batches(lengths, batch_size, rng)
-            task = progress.add_task(f"epoch {epoch}/{epochs}", total=len(batches))
-            model.network.train()
-            total, tokens = 0.0, 0
-            for index in batches:
-                inputs, targets = model._io(encoded, index)
-                logits = model.network(inputs)
-                loss = loss_fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-                optimiser.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.network.parameters(), 1.0)
-                optimiser.step()
-                n = int((targets != -100).sum())
-                total, tokens = total + float(loss.detach()) * n, tokens + n
-                progress.advance(task)
-            progress.remove_task(task)
-            model.network.eval()
-            message = f"epoch {epoch}: train perplexity {np.exp(total / tokens):.1f}"
-            if valid:
-                message += f", validation perplexity {model.perplexity(valid):.1f}"
+    for epoch in range(1, epochs + 1):
+        batches = _batches(lengths, batch_size, rng)
+        model.network.train()
+        total, tokens = 0.0, 0
+        for done, index in enumerate(batches, start=1):
+            inputs, targets = model._io(encoded, index)
+            logits = model.network(inputs)
+            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+            optimiser.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.network.parameters(), 1.0)
+            optimiser.step()
+            n = int((targets != -100).sum())
+            total, tokens = total + float(loss.detach()) * n, tokens + n
+            if progress is not None:
+                progress(f"epoch {epoch}/{epochs}", (epoch - 1 + done / len(batches)) / epochs)
+        model.network.eval()
+        message = f"epoch {epoch}: train perplexity {np.exp(total / tokens):.1f}"
+        if valid:
+            message += f", validation perplexity {model.perplexity(valid):.1f}"
+        if log is not None:
             log(message)
     return model
