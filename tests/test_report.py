@@ -90,13 +90,14 @@ def test_score_pairs_schema_is_checked_by_kind():
 
 
 def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
-    from cuelens.commands.scan import scan_dataset
+    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.scan import ScanConfig
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
 
     dirs = write_demo_data(tmp_path / "data", size=60, seed=1)
     for task, directory in dirs.items():
-        results, _ = scan_dataset(load_dataset(str(directory)), seed=1)
+        results = scan_dataset(load_dataset(str(directory)), ScanConfig(seed=1)).results
         results = json.loads(json.dumps(results))  # exactly what results.json holds
         out = render_report(results, tmp_path / f"{task}.html")
         keys = [s.key for s in build_sections(results)]

@@ -156,15 +156,15 @@ def test_short_circuit_with_a_tiny_classifier(tiny_bert, tmp_path):
 
 
 def test_probe_section_wiring(tmp_path):
-    """`audit probe --short-circuit` path: enable() on a ProbeContext, then the registered
-    section runs only when enabled and only with a loaded model."""
+    """`audit probe --short-circuit` path: options on a ProbeContext, then the listed section
+    runs only when asked for and only with a loaded model (otherwise a warning value)."""
     from tiny_models import tiny_bert_dir
 
     from cuelens.data.dataset import Dataset, Split
     from cuelens.models.classifier import load_classifier
     from cuelens.probes.predictions import Predictions
     from cuelens.probes.sections import SECTIONS, ProbeContext
-    from cuelens.probes.short_circuit import enable
+    from cuelens.probes.short_circuit import ShortCircuitOptions
 
     split = Split(name="test", path="test.jsonl", task="mcq")
     right = ["it broke .", "he ate food .", "it sang .", "he slept ."]
@@ -180,9 +180,11 @@ def test_probe_section_wiring(tmp_path):
     ctx = ProbeContext(dataset=dataset, predictions=preds, cues=[], model_info={},
                        classifier=clf)
     section = SECTIONS["short_circuit"]
-    assert section(ctx) is None  # not asked for
-    enable(ctx, ops="co,mt")
+    assert section(ctx) is None and ctx.warnings == []  # not asked for
+    ctx.short_circuit = ShortCircuitOptions(ops="co,mt")
     out = section(ctx)
     assert set(out) >= {"aw", "co", "per_op"} and out["per_op"]["co"]["n"] == 4
     ctx.classifier = None  # a predictions file cannot be asked new questions
     assert section(ctx) is None
+    assert ctx.warnings == ["short-circuit tests need a model (they ask the model new "
+                            "questions); skipped"]

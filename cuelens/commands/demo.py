@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from cuelens.commands.common import SeedOpt, console, user_errors
+from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
 
 
 @user_errors
@@ -25,8 +24,9 @@ def demo(
 
     Example: audit demo --out demo-output
     """
-    from cuelens.commands.scan import (feature_sections, print_summary, scan_dataset,
-                                       write_outputs, write_report)
+    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.scan import ScanConfig
+    from cuelens.commands.scan import save_scan
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
 
@@ -34,12 +34,10 @@ def demo(
         raise typer.BadParameter("--size must be at least 50")
     data_dirs = write_demo_data(out / "data", size=size, seed=seed)
     for task, directory in data_dirs.items():
-        started = time.time()
         dataset = load_dataset(str(directory))
         dataset.name = f"demo-{task}"
-        results, item_easy = scan_dataset(dataset, seed=seed)
-        results.update(feature_sections(dataset, None, None, folds=5, seed=seed))
-        write_outputs(out / task, dataset, results, item_easy, started)
-        print_summary(results, 3, out / task)
-        write_report(results, out / task / "report.html", dataset)
+        with progress_bar(f"scanning {dataset.name}") as progress:
+            result = scan_dataset(dataset, ScanConfig(seed=seed), features=None,
+                                  progress=progress)
+        save_scan(result, out / task, None, 3)
     console.print(f"demo data in {out / 'data'}")

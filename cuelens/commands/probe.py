@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, console, load_data, user_errors)
+                                     TrainOpt, console, load_data, progress_bar,
+                                     user_errors)
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
                                             item_progress, load_model)
 from cuelens.errors import UserError
@@ -69,7 +71,8 @@ def probe(
     Example: audit probe data/snli/ --model models/snli-minilm --scan results/snli --out probe/
     """
     from cuelens.audit.metrics import METRICS
-    from cuelens.io import ensure_not_input
+    from cuelens.probes.pipeline import check_outputs, probe_dataset
+    from cuelens.probes.short_circuit import ShortCircuitOptions
 
     started = time.time()
     if (model is None) == (predictions is None):
@@ -79,102 +82,80 @@ def probe(
     for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items)):
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
+    sc_options = ShortCircuitOptions(t1=t1, t2=t2, ops=sc_ops) if short_circuit else None
+    if sc_options is not None:
+        sc_options.validate()
     dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
                         choices_field, skip_bad)
     out_dir = out or Path("audit-results") / dataset.name / "probe"
-    inputs = dataset.input_paths
-    inputs += [p for p in (predictions, scan and scan / "results.json") if p is not None]
-    for name in ("results.json", "predictions.jsonl", "run.json"):
-        ensure_not_input(out_dir / name, inputs)
-    from cuelens.probes.sections import ProbeContext, run_sections
+    extra_inputs = [p for p in (predictions, scan and scan / "results.json") if p is not None]
+    check_outputs(out_dir, [*dataset.input_paths, *extra_inputs])
 
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
                                     trust_remote_code, int8)
-    results, item_easy = _scan_results(dataset, scan, seed)
-    model_dir = Path(clf.resolved) if clf is not None and Path(clf.resolved).is_dir() else None
-    ctx = ProbeContext(dataset=dataset, predictions=preds, cues=_cues(dataset, results, top,
-                                                                      rank_by),
-                       model_info=info, item_easy=item_easy, model_dir=model_dir, classifier=clf,
-                       seed=seed, n_boot=bootstrap, min_items=min_items)
-
-    if short_circuit:
-        from cuelens.probes.short_circuit import enable
-
-        enable(ctx, t1=t1, t2=t2, ops=sc_ops)
-
-    results["probe"] = run_sections(ctx)
-    _write(out_dir, dataset, results, ctx, started)
-    print_probe(results["probe"], out_dir)
+    scan_result = _load_scan(scan, dataset)
+    with progress_bar(f"probing {dataset.name}") as progress:
+        result = probe_dataset(dataset, preds, info, scan=scan_result, classifier=clf, top=top,
+                               rank_by=rank_by, n_boot=bootstrap, min_items=min_items, seed=seed,
+                               short_circuit=sc_options, inputs=extra_inputs, progress=progress)
+    result.started = started
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    if "short_circuit" in result.results["probe"]:
+        print_short_circuit(result.results["probe"]["short_circuit"])
+    result.save(out_dir)
+    console.print(f"report: [bold]{escape(str(out_dir / 'report.html'))}[/]")
+    print_probe(result.results["probe"], out_dir)
 
 
-def _scan_results(dataset, scan: Path | None, seed: int):
-    if scan is not None:
-        from cuelens.probes.scan_source import load_scan_dir
+def _load_scan(scan: Path | None, dataset):
+    """The ``--scan`` directory as a ScanResult (None: the probe scans the data itself)."""
+    if scan is None:
+        return None
+    from cuelens.audit.pipeline import ScanResult
+    from cuelens.probes.scan_source import load_scan_dir
 
-        return load_scan_dir(scan, dataset)
-    from cuelens.commands.scan import scan_dataset
-
-    return scan_dataset(dataset, seed=seed)
-
-
-def _cues(dataset, results: dict, top: int, rank_by: str):
-    from cuelens.audit.examples import top_cue_tokens
-    from cuelens.probes.cues import feature_cues, word_cues
-
-    tokens = top_cue_tokens(results["cues"], rank_by, top)
-    cues = word_cues(dataset, tokens, results["config"]["ngrams"])
-    try:
-        cues += feature_cues(dataset, results.get("features", []))
-    except ImportError:
-        console.print("[yellow]warning:[/] ICQ features unavailable; testing word cues only")
-    return cues
+    results, item_easy = load_scan_dir(scan, dataset)
+    return ScanResult(dataset=dataset, results=results, item_easy=item_easy)
 
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
                  trust_remote_code, int8):
     """(predictions, results ``probe.model``, loaded classifier or None)."""
-    if predictions is not None:
-        from cuelens.probes.predictions import read_predictions
+    from cuelens.probes.pipeline import file_predictions, model_predictions
 
-        info = {"name": predictions.name, "resolved": str(predictions), "source": "predictions"}
-        return read_predictions(predictions, dataset), info, None
+    if predictions is not None:
+        return (*file_predictions(predictions, dataset), None)
     clf = load_model(model, dataset, fresh_head=False, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
     if int8:
         clf.quantize_int8()
-    info = {"name": model, "resolved": clf.resolved, "source": "model"}
-    return _predict(clf, dataset, batch_size), info, clf
-
-
-def _predict(clf, dataset, batch_size):
-    from cuelens.probes.predictions import classifier_predictions
-
     n = len(dataset.test)
     begun = time.perf_counter()
     with item_progress() as progress:
         task = progress.add_task(f"predicting {n} test items", total=n)
-        preds = classifier_predictions(clf, dataset, batch_size,
-                                       on_batch=lambda k: progress.update(task, advance=k))
+        preds, info = model_predictions(clf, model, dataset, batch_size,
+                                        on_batch=lambda k: progress.update(task, advance=k))
     seconds = time.perf_counter() - begun
     console.print(f"predicted {n} items in {seconds:.1f}s ({n / seconds:.0f} items/s)")
-    return preds
+    return preds, info, clf
 
 
-def _write(out_dir: Path, dataset, results: dict, ctx, started: float) -> None:
-    from cuelens.audit.results import run_info
-    from cuelens.io import write_json, write_jsonl
+def print_short_circuit(section: dict) -> None:
+    """Terminal table of the short-circuit section: AW and per-operator pass rates."""
+    from rich.table import Table
 
-    write_jsonl(out_dir / "predictions.jsonl", ctx.predictions.rows(dataset))
-    write_json(out_dir / "results.json", results)
-    write_json(out_dir / "run.json", run_info(started, inputs=dataset.input_paths))
-    from cuelens.commands.scan import write_report
-
-    write_report(results, out_dir / "report.html", dataset)
+    aw = "n/a" if section["aw"] is None else f"{section['aw'] * 100:.1f}%"
+    table = Table("op", "n", "pass rate", title=f"Short-circuit tests (AW {aw})")
+    for op, row in section["per_op"].items():
+        table.add_row(op, str(row["n"]), f"{row['pass_rate'] * 100:.1f}%")
+    console.print(table)
+    if section.get("aw_note"):
+        console.print(f"[yellow]{escape(section['aw_note'])}[/]")
 
 
 def print_probe(section: dict, out_dir: Path) -> None:
     """Terminal summary: accuracy, ΔAcc table, easy/hard accuracy."""
-    from rich.markup import escape
     from rich.table import Table
 
     console.print(f"accuracy {section['accuracy'] * 100:.1f}%")

@@ -66,75 +66,39 @@ def scan(
 
     Example: audit scan data/snli/ --out results/snli --fail-above 10
     """
-    started = time.time()
     from cuelens.audit.icq import parse_feature_option
+    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.scan import ScanConfig
 
+    started = time.time()
     feature_names = parse_feature_option(features)  # fail fast on unknown names
+    config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
+                        folds=folds, iterations=iterations, seed=seed,
+                        in_sample_features=in_sample_features, z_prior=z_prior,
+                        include_premise=include_premise, max_fit_items=max_fit_items,
+                        flag_threshold=flag_threshold / 100.0)
+    config.validate()  # before any data is read
     dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
                         choices_field, skip_bad)
     out_dir = out or Path("audit-results") / dataset.name
-    results, item_easy = scan_dataset(dataset, metric=metric, min_count=min_count, ngrams=ngrams,
-                                      alpha=alpha, folds=folds, iterations=iterations, seed=seed,
-                                      in_sample_features=in_sample_features, z_prior=z_prior,
-                                      include_premise=include_premise,
-                                      max_fit_items=max_fit_items,
-                                      flag_threshold=flag_threshold / 100.0)
-    results.update(feature_sections(dataset, feature_names, cache_dir, folds, seed))
-    write_outputs(out_dir, dataset, results, item_easy, started)
-    print_summary(results, top, out_dir)
-    write_report(results, report or out_dir / "report.html", dataset)
-    best = results["leakage"]["best"]["D"]
+    with progress_bar(f"scanning {dataset.name}") as progress:
+        result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
+                              progress=progress)
+    result.started = started
+    save_scan(result, out_dir, report, top)
+    best = result.results["leakage"]["best"]["D"]
     if fail_above is not None and best * 100 > fail_above:
         console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
         raise typer.Exit(1)
 
 
-def scan_dataset(dataset, **options) -> tuple[dict, "np.ndarray"]:
-    """Run the word-cue audit with a progress bar; return (results dict, easy mask).
-
-    ``options`` are :class:`~cuelens.audit.scan.ScanConfig` fields; omitted ones keep their defaults.
-    """
-    from cuelens.audit.examples import sample_examples
-    from cuelens.audit.scan import ScanConfig, run_word_audit
-    from cuelens.data.summary import dataset_summary
-
-    config = ScanConfig(**options)
-    config.validate()  # before the progress bar opens
-    with progress_bar(f"scanning {dataset.name}") as progress:
-        audit = run_word_audit(dataset, config, progress=progress)
-    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
-    from cuelens.audit.results import build_results
-
-    results = build_results(dataset, config, audit, dataset_summary(dataset), examples)
-    return results, audit.item_easy
-
-
-def feature_sections(dataset, names: list[str] | None, cache_dir, folds: int, seed: int) -> dict:
-    """The ICQ ``features``/``features_config`` sections (SPEC §5); none for ``--features none``."""
-    from cuelens.audit.icq import run_feature_audit
-    from cuelens.audit.parse_cache import default_cache_dir
-
-    if names == []:
-        return {}
-    with progress_bar(f"feature cues of {dataset.name}") as progress:
-        return run_feature_audit(dataset, names, cache_dir=cache_dir or default_cache_dir(),
-                                 progress=progress, folds=folds, seed=seed)
-
-
-def write_outputs(out_dir: Path, dataset, results: dict, item_easy, started: float) -> None:
-    from cuelens.audit.results import run_info, write_scan_outputs
-
-    write_scan_outputs(out_dir, dataset, results, item_easy,
-                       run_info(started, inputs=dataset.input_paths))
-
-
-def write_report(results: dict, path: Path, dataset) -> None:
-    """Render the HTML report of a scan (SPEC §10) and print where it is."""
+def save_scan(result, out_dir: Path, report: Path | None, top: int) -> None:
+    """Write the scan's files and report, then print the terminal summary."""
     from rich.markup import escape
 
-    from cuelens.reports import render_report
-
-    written = render_report(results, path, inputs=dataset.input_paths)
+    result.save(out_dir, report=report is None)
+    print_summary(result.results, top, out_dir)
+    written = result.to_html(report) if report is not None else out_dir / "report.html"
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 

@@ -1,11 +1,8 @@
 """The probe's results sections, as a registry (SPEC §6; docs/results-schema.md ``probe``).
 
-Each section is a function ``ProbeContext -> dict | None`` registered under its results key;
+Each section is a function ``ProbeContext -> dict | None`` listed under its results key;
 ``None`` means "not computed" and leaves the key absent. :func:`run_sections` fills ``probe``
-in registry order. Other probes (e.g. ``short_circuit``) register themselves the same way::
-
-    @register("short_circuit")
-    def short_circuit(ctx: ProbeContext) -> dict | None: ...
+in the order of :data:`SECTIONS`, an explicit table: a new section is one more entry there.
 """
 
 from __future__ import annotations
@@ -22,6 +19,8 @@ from cuelens.probes.cues import Cue
 from cuelens.probes.data_map import read_data_map
 from cuelens.probes.distribution import distribution_test
 from cuelens.probes.predictions import Predictions
+from cuelens.probes.short_circuit import ShortCircuitOptions
+from cuelens.probes.short_circuit import section as _short_circuit
 
 
 @dataclass
@@ -38,7 +37,9 @@ class ProbeContext:
     seed: int = 0
     n_boot: int = 1000
     min_items: int = 10
-    options: dict = field(default_factory=dict)  # per-section settings, e.g. short_circuit's
+    short_circuit: ShortCircuitOptions | None = None  # None: the section is not run
+    warnings: list[str] = field(default_factory=list)  # sections append what they skipped
+    progress: Callable[[str, float], None] | None = None
 
     @property
     def gold(self) -> np.ndarray:
@@ -50,54 +51,46 @@ class ProbeContext:
         return (self.predictions.pred == self.gold).astype(float)
 
 
-SECTIONS: dict[str, Callable[[ProbeContext], dict | float | None]] = {}
-
-
-def register(name: str):
-    """Register a section function under the results key ``name``."""
-
-    def decorate(func):
-        SECTIONS[name] = func
-        return func
-
-    return decorate
-
-
-@register("model")
 def _model(ctx: ProbeContext) -> dict:
     return ctx.model_info
 
 
-@register("accuracy")
 def _accuracy(ctx: ProbeContext) -> float:
     return round(float(ctx.correct.mean()), 6)
 
 
-@register("accuracy_test")
 def _accuracy_test(ctx: ProbeContext) -> dict:
     return accuracy_test(ctx.correct, ctx.cues, n_boot=ctx.n_boot, seed=ctx.seed,
                          min_items=ctx.min_items)
 
 
-@register("distribution_test")
 def _distribution_test(ctx: ProbeContext) -> dict:
     return distribution_test(ctx.cues, ctx.predictions.pred, ctx.gold, ctx.dataset.task,
                              ctx.dataset.label_names, seed=ctx.seed, min_items=ctx.min_items)
 
 
-@register("easy_hard")
 def _easy_hard(ctx: ProbeContext) -> dict | None:
     return None if ctx.item_easy is None else easy_hard_gap(ctx.correct, ctx.item_easy)
 
 
-@register("data_map")
 def _data_map(ctx: ProbeContext) -> dict | None:
     points = read_data_map(ctx.model_dir) if ctx.model_dir is not None else None
     return None if points is None else {"points": points}
 
 
+SECTIONS: dict[str, Callable[[ProbeContext], dict | float | None]] = {
+    "model": _model,
+    "accuracy": _accuracy,
+    "accuracy_test": _accuracy_test,
+    "distribution_test": _distribution_test,
+    "easy_hard": _easy_hard,
+    "data_map": _data_map,
+    "short_circuit": _short_circuit,
+}
+
+
 def run_sections(ctx: ProbeContext, skip: set[str] = frozenset()) -> dict:
-    """The ``probe`` section: every registered section not in ``skip`` that produced a value."""
+    """The ``probe`` section: every section of :data:`SECTIONS` not in ``skip`` that produced a value."""
     out = {}
     for name, func in SECTIONS.items():
         if name not in skip:

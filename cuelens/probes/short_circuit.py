@@ -176,58 +176,45 @@ def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = D
     return summary(aw, pass_rates(stress.rows, probs.argmax(axis=1)))
 
 
-# --- `audit probe --short-circuit` (registered as the probe section ``short_circuit``) ---------
+# --- the probe section ``short_circuit`` (listed in cuelens.probes.sections) ------------------
 
-def enable(ctx, *, t1: float = T1, t2: float = T2, ops: str = DEFAULT_OPS) -> None:
-    """Ask ``audit probe`` to run the short-circuit section on this :class:`ProbeContext`."""
-    from cuelens.augment.operators import parse_ops
+@dataclass
+class ShortCircuitOptions:
+    """Settings of the probe's short-circuit section (``audit probe --short-circuit``)."""
 
-    parse_ops(ops)  # unknown operator names fail before any model work
-    ctx.options["short_circuit"] = {"t1": t1, "t2": t2, "ops": ops}
+    t1: float = T1
+    t2: float = T2
+    ops: str = DEFAULT_OPS
+
+    def validate(self) -> None:
+        """Unknown operator names fail (``UserError``) before any model work."""
+        from cuelens.augment.operators import parse_ops
+
+        parse_ops(self.ops)
 
 
-def _section(ctx) -> dict | None:
-    from cuelens.commands.common import console
-    from cuelens.commands.model_options import item_progress
-
-    opts = ctx.options.get("short_circuit")
-    if not opts:
+def section(ctx) -> dict | None:
+    """``probe.short_circuit`` of a :class:`~cuelens.probes.sections.ProbeContext`: ``None``
+    unless asked for (``ctx.short_circuit``); skipped with a warning without an MCQ dataset
+    or a loaded model."""
+    opts: ShortCircuitOptions | None = ctx.short_circuit
+    if opts is None:
         return None
     if ctx.dataset.task != "mcq":
-        console.print("[yellow]warning:[/] short-circuit tests are for multiple choice; skipped")
+        ctx.warnings.append("short-circuit tests are for multiple choice; skipped")
         return None
     if ctx.classifier is None:
-        console.print("[yellow]warning:[/] short-circuit tests need --model (they ask the model "
-                      "new questions); skipped")
+        ctx.warnings.append("short-circuit tests need a model (they ask the model new "
+                            "questions); skipped")
         return None
     correct = ctx.correct.astype(bool)
-    with item_progress() as progress:
-        task = progress.add_task("short-circuit tests", total=int(correct.sum()))
-        section = short_circuit(ctx.dataset.test, correct, ctx.classifier, ops=opts["ops"],
-                                t1=opts["t1"], t2=opts["t2"], seed=ctx.seed,
-                                progress=lambda k: progress.update(task, advance=k))
-    print_short_circuit(section)
-    return section
+    total, done = max(int(correct.sum()), 1), 0
 
+    def advance(k: int) -> None:
+        nonlocal done
+        done += k
+        if ctx.progress is not None:
+            ctx.progress("short-circuit tests", done / total)
 
-def print_short_circuit(section: dict) -> None:
-    from rich.table import Table
-
-    from cuelens.commands.common import console
-
-    aw = "n/a" if section["aw"] is None else f"{section['aw'] * 100:.1f}%"
-    table = Table("op", "n", "pass rate", title=f"Short-circuit tests (AW {aw})")
-    for op, row in section["per_op"].items():
-        table.add_row(op, str(row["n"]), f"{row['pass_rate'] * 100:.1f}%")
-    console.print(table)
-    if section.get("aw_note"):
-        console.print(f"[yellow]{section['aw_note']}[/]")
-
-
-def _register() -> None:
-    from cuelens.probes.sections import register
-
-    register("short_circuit")(_section)
-
-
-_register()
+    return short_circuit(ctx.dataset.test, correct, ctx.classifier, ops=opts.ops, t1=opts.t1,
+                         t2=opts.t2, seed=ctx.seed, progress=advance)

@@ -19,7 +19,7 @@ FIXTURES = {"nli": nli_results, "mcq": mcq_results, "score_pairs": score_pairs_r
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """Reports of the hand-built fixtures (plain and XSS) and of `audit scan` on generated data."""
-    from cuelens.commands.scan import scan_dataset
+    from cuelens.audit.pipeline import scan_dataset
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
 
@@ -32,7 +32,7 @@ def pages(tmp_path_factory):
     sources.update({f"xss_{task}": write_xss_dataset(root / f"xss-{task}", task)
                     for task in ("nli", "mcq")})
     for key, source in sources.items():
-        results, _ = scan_dataset(load_dataset(str(source)), seed=0)
+        results = scan_dataset(load_dataset(str(source))).results
         out[f"scan_{key}"] = render_report(json.loads(json.dumps(results)), root / f"scan_{key}.html")
     return out
 

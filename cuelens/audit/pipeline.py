@@ -1,0 +1,85 @@
+"""The whole ``audit scan`` in one call: word cues, leakage, easy/hard and ICQ features
+(SPEC §1–5), returned as a :class:`ScanResult` that knows how to save itself.
+
+``audit scan``, ``audit demo``, ``audit probe`` (without ``--scan``) and :func:`cuelens.scan`
+all call :func:`scan_dataset`; nothing here prints. ``progress(stage, fraction)`` receives the
+word-audit stages and then ``features: parse`` / ``features: score``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.audit.scan import ScanConfig, run_word_audit
+from cuelens.data.dataset import Dataset
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class ScanResult:
+    """A scan's results.json content plus the per-test-item easy mask it was split with."""
+
+    dataset: Dataset
+    results: dict
+    item_easy: np.ndarray  # bool per dataset.test item
+    started: float = field(default_factory=time.time)
+
+    def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
+        """Write results.json, cues.csv, easy.jsonl, hard.jsonl, run.json (and report.html)."""
+        from cuelens.audit.results import run_info, write_scan_outputs
+
+        out_dir = Path(out_dir)
+        files = write_scan_outputs(out_dir, self.dataset, self.results, self.item_easy,
+                                   run_info(self.started, inputs=self.dataset.input_paths))
+        if report:
+            files["report"] = self.to_html(out_dir / "report.html")
+        return files
+
+    def to_html(self, path: str | Path) -> Path:
+        """Render the HTML report (SPEC §10) to ``path``; returns the written path."""
+        from cuelens.reports import render_report
+
+        return render_report(self.results, Path(path), inputs=self.dataset.input_paths)
+
+
+def feature_sections(dataset: Dataset, names: Sequence[str] | None, *,
+                     cache_dir: str | Path | None = None, folds: int = 5, seed: int = 0,
+                     progress: Progress | None = None) -> dict:
+    """The ICQ ``features``/``features_config`` sections (SPEC §5); ``{}`` when ``names`` is
+    empty, every registered feature when it is ``None``."""
+    from cuelens.audit.icq import run_feature_audit
+    from cuelens.audit.parse_cache import default_cache_dir
+
+    if names is not None and not names:
+        return {}
+    stage = None if progress is None else (
+        lambda name, fraction: progress(f"features: {name}", fraction))
+    return run_feature_audit(dataset, None if names is None else list(names),
+                             cache_dir=cache_dir or default_cache_dir(), progress=stage,
+                             folds=folds, seed=seed)
+
+
+def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
+                 features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
+                 progress: Progress | None = None) -> ScanResult:
+    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none)."""
+    from cuelens.audit.examples import sample_examples
+    from cuelens.audit.results import build_results
+    from cuelens.data.summary import dataset_summary
+
+    started = time.time()
+    config = config or ScanConfig()
+    config.validate()
+    audit = run_word_audit(dataset, config, progress=progress)
+    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
+    results = build_results(dataset, config, audit, dataset_summary(dataset), examples)
+    results.update(feature_sections(dataset, features, cache_dir=cache_dir, folds=config.folds,
+                                    seed=config.seed, progress=progress))
+    return ScanResult(dataset=dataset, results=results, item_easy=audit.item_easy,
+                      started=started)

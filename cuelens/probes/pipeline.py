@@ -1,0 +1,130 @@
+"""The whole ``audit probe`` in one call (SPEC §6–7), returned as a :class:`ProbeResult`.
+
+The model is run once on the test items (:func:`model_predictions`) or its predictions are read
+from a file (:func:`file_predictions`); every section (accuracy test, distribution test,
+easy/hard gap, short-circuit pass rates) reuses those predictions. Nothing here prints:
+problems that do not stop the probe come back as ``ProbeResult.warnings``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuelens.audit.pipeline import ScanResult, scan_dataset
+from cuelens.audit.scan import ScanConfig
+from cuelens.data.dataset import Dataset
+from cuelens.probes.predictions import Predictions
+from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_sections
+
+Progress = Callable[[str, float], None]
+PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
+
+
+def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path]) -> None:
+    """Refuse (``UserError``) when a probe output in ``out_dir`` would overwrite an input."""
+    from cuelens.io import ensure_not_input
+
+    inputs = list(inputs)
+    for name in PROBE_FILES:
+        ensure_not_input(Path(out_dir) / name, inputs)
+
+
+@dataclass
+class ProbeResult:
+    """results.json content (scan sections plus ``probe``), the predictions and warnings."""
+
+    dataset: Dataset
+    results: dict
+    predictions: Predictions
+    warnings: list[str] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)  # every file read (never overwritten)
+    started: float = field(default_factory=time.time)
+
+    def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
+        """Write predictions.jsonl, results.json, run.json (and report.html) into ``out_dir``."""
+        from cuelens.audit.results import run_info
+        from cuelens.io import write_json, write_jsonl
+
+        out_dir = Path(out_dir)
+        check_outputs(out_dir, self.inputs)
+        files = {"predictions": out_dir / "predictions.jsonl",
+                 "results": out_dir / "results.json", "run": out_dir / "run.json"}
+        write_jsonl(files["predictions"], self.predictions.rows(self.dataset))
+        write_json(files["results"], self.results)
+        write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
+        if report:
+            files["report"] = self.to_html(out_dir / "report.html")
+        return files
+
+    def to_html(self, path: str | Path) -> Path:
+        """Render the HTML report (SPEC §10) to ``path``; returns the written path."""
+        from cuelens.reports import render_report
+
+        return render_report(self.results, Path(path), inputs=self.inputs)
+
+
+def file_predictions(path: str | Path, dataset: Dataset) -> tuple[Predictions, dict]:
+    """Predictions read from a JSONL file, and the ``probe.model`` section naming it."""
+    from cuelens.probes.predictions import read_predictions
+
+    path = Path(path)
+    info = {"name": path.name, "resolved": str(path), "source": "predictions"}
+    return read_predictions(path, dataset), info
+
+
+def model_predictions(classifier, name: str, dataset: Dataset, batch_size: int | None = None,
+                      on_batch: Callable[[int], None] | None = None
+                      ) -> tuple[Predictions, dict]:
+    """One pass of a loaded classifier over the test items, and the ``probe.model`` section."""
+    from cuelens.probes.predictions import classifier_predictions
+
+    info = {"name": name, "resolved": classifier.resolved, "source": "model"}
+    return classifier_predictions(classifier, dataset, batch_size, on_batch=on_batch), info
+
+
+def probe_cues(dataset: Dataset, scan_results: dict, top: int, rank_by: str,
+               warnings: list[str]):
+    """The top word cues by ``rank_by`` per label plus the scan's ICQ feature cues."""
+    from cuelens.audit.examples import top_cue_tokens
+    from cuelens.probes.cues import feature_cues, word_cues
+
+    tokens = top_cue_tokens(scan_results["cues"], rank_by, top)
+    cues = word_cues(dataset, tokens, scan_results["config"]["ngrams"])
+    try:
+        cues += feature_cues(dataset, scan_results.get("features", []))
+    except ImportError:
+        warnings.append("ICQ features unavailable; testing word cues only")
+    return cues
+
+
+def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, *,
+                  scan: ScanResult | None = None, classifier=None, top: int = 5,
+                  rank_by: str = "lmi", n_boot: int = 1000, min_items: int = 10, seed: int = 0,
+                  short_circuit: ShortCircuitOptions | None = None,
+                  inputs: Sequence[str | Path] = (), progress: Progress | None = None
+                  ) -> ProbeResult:
+    """Probe ``predictions`` on ``dataset.test`` for cue reliance (SPEC §6).
+
+    ``scan``: a previous scan of the same data (default: a word-only scan with ``seed``).
+    ``classifier``: the loaded model, needed by white-box / new-question sections
+    (``short_circuit``) and for the training data map of a local model directory.
+    """
+    started = time.time()
+    if scan is None:
+        scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
+    results = dict(scan.results)
+    warnings: list[str] = []
+    resolved = Path(classifier.resolved) if classifier is not None else None
+    ctx = ProbeContext(dataset=dataset, predictions=predictions,
+                       cues=probe_cues(dataset, results, top, rank_by, warnings),
+                       model_info=model_info, item_easy=scan.item_easy,
+                       model_dir=resolved if resolved is not None and resolved.is_dir() else None,
+                       classifier=classifier, seed=seed, n_boot=n_boot, min_items=min_items,
+                       short_circuit=short_circuit, warnings=warnings, progress=progress)
+    results["probe"] = run_sections(ctx)
+    return ProbeResult(dataset=dataset, results=results, predictions=predictions,
+                       warnings=warnings,
+                       inputs=[*dataset.input_paths, *(str(p) for p in inputs)], started=started)
