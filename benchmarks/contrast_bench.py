@@ -127,7 +127,7 @@ class DedupWordLevel:
 
 
 def bench_synthetic(m1: str, m2: str, n: int, max_steps: int, seed: int, rows_path=None) -> dict:
-    from cuelens.augment.contrast.scores import read_lines
+    from cuelens.data.readers import text_lines as read_lines
     from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
     from cuelens.models.lm import load_scorer
 

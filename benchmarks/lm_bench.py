@@ -156,10 +156,10 @@ def speed(args) -> None:
     from cuelens.models.lm import random_init
     from cuelens.models.lm.causal import CausalScorer
     from cuelens.models.lm.masked import MaskedScorer
-    from cuelens.models.lm.text import read_lines
+    from cuelens.models.lm.text import read_sentences
 
     torch.set_num_threads(args.threads)
-    corpus = [s for _, s in read_lines(args.data / "lm_corpus" / "ptb.train.txt")]
+    corpus = read_sentences(args.data / "lm_corpus" / "ptb.train.txt")
     causal_text, masked_text = _sentences(args.data, args.causal), _sentences(args.data,
                                                                                args.masked)
     with tempfile.TemporaryDirectory() as tmp:

@@ -115,7 +115,8 @@ def natural(
     import numpy as np
 
     from cuelens.augment.contrast import natural as nat
-    from cuelens.augment.contrast.scores import load_scores, parse_models, read_lines
+    from cuelens.augment.contrast.scores import load_scores, parse_models
+    from cuelens.data.readers import text_lines as read_lines
     from cuelens.errors import UserError
     from cuelens.io import write_jsonl
 
@@ -185,7 +186,8 @@ def synthetic(
 
     Example: audit contrast synthetic --models ngram:lm/tri,lstm:lm/lstm --init natural_sentences_8word.txt --vocab vocab_low.txt --n 10 --out triplets.jsonl
     """
-    from cuelens.augment.contrast.scores import parse_models, read_lines
+    from cuelens.augment.contrast.scores import parse_models
+    from cuelens.data.readers import text_lines as read_lines
     from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
     from cuelens.commands.model_options import item_progress
     from cuelens.errors import UserError

@@ -1,26 +1,49 @@
-"""Read raw records from JSONL / CSV / TSV files (optionally gzipped), with line numbers.
+"""The one place that reads user files: JSONL / JSON / CSV / TSV / plain text, optionally gzipped.
 
-Every reader yields ``(line_number, raw_text, record)`` where ``record`` is a dict, or a
-:class:`LineError` for a line that cannot be parsed (the caller decides whether to stop or skip;
-a generator that raised could not go on to the next line), and ``raw_text`` is the original line
-(JSONL; without its '\\n' terminator, so a CRLF line keeps its '\\r') or a JSON rendering of the
-row (CSV/TSV). A UTF-8 BOM at the start of a file is accepted and dropped. Errors name the file
-and line.
+Every reader streams the file line by line (memory grows with the longest line, not the file)
+and names the file and the 1-based line of every problem:
+
+* :func:`open_lines` — ``(line number, text)`` of every physical line (terminator removed; a
+  CRLF line keeps its ``'\\r'``). It refuses what is not a regular file (a FIFO would block
+  forever, a device never ends), decompresses ``.gz`` (a corrupt body is one clear error, not a
+  ``zlib.error``), drops a UTF-8 BOM and reports non-UTF-8 bytes with their line.
+* :func:`iter_jsonl` / :func:`iter_delimited` / :func:`iter_records` — ``(line, raw, record)``
+  triples where ``record`` is a dict or a :class:`LineError` (a per-line problem the caller
+  may skip with ``--skip-bad``; a generator that raised could not go on), and ``raw`` is the
+  original line (JSONL) or a JSON rendering of the row (CSV/TSV).
+* :func:`jsonl_objects` — the strict form: ``(line, dict)`` pairs, raising on the first bad line.
+* :func:`text_lines` — stripped non-blank lines of a plain text file (sentences, vocabularies).
+* :func:`read_json` — one whole-file JSON document (results.json, model configs).
+
+JSON is parsed by :func:`parse_json`: nesting deeper than :data:`MAX_JSON_DEPTH`, integers of
+more than :data:`MAX_INT_DIGITS` digits and the non-standard ``NaN``/``Infinity`` literals are
+errors (each would otherwise crash or silently poison a later step). CSV: a field longer than
+the ``csv`` module's limit, a quote left open at the end of the file, and a quoted field that
+swallows following lines which look like rows (an unbalanced quote) are errors naming the line
+where the record starts.
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
-from collections.abc import Iterator
+import stat
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cuelens.errors import UserError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
            ".txt": "tsv"}
+MAX_JSON_DEPTH = 200
+MAX_INT_DIGITS = 100
+_BOM = "\ufeff"
 
 
 class LineError(UserError):
@@ -28,7 +51,8 @@ class LineError(UserError):
 
 
 def file_format(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
+    """``jsonl``, ``csv`` or ``tsv`` from the file name (a trailing ``.gz`` is ignored)."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
     if not suffixes or suffixes[-1] not in FORMATS:
@@ -37,65 +61,248 @@ def file_format(path: Path) -> str:
     return FORMATS[suffixes[-1]]
 
 
-def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise UserError("file not found", path=str(path))
-    if path.is_dir():
+def check_regular_file(path: str | Path) -> Path:
+    """``path`` when it is an existing regular file (symlinks followed); else a :class:`UserError`
+    (missing, a directory, or a FIFO/socket/device that reading would block on or never end)."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise UserError("file not found", path=str(path)) from None
+    except OSError as exc:
+        raise UserError(f"cannot read file: {exc.strerror or exc}", path=str(path)) from None
+    if stat.S_ISDIR(mode):
         raise UserError("expected a file, got a directory", path=str(path))
+    if not stat.S_ISREG(mode):
+        raise UserError("not a regular file (a pipe, socket or device); give a file",
+                        path=str(path))
+    return path
+
+
+def _byte_lines(path: Path) -> Iterator[bytes]:
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
-        data = path.read_bytes()
-        if path.suffix.lower() == ".gz":
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
-        raise UserError(f"cannot read file: {exc}", path=str(path)) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    return data
+        with opener(path, "rb") as handle:
+            yield from handle
+    except (OSError, EOFError, zlib.error) as exc:
+        kind = "corrupt or truncated gzip file" if opener is gzip.open else "cannot read file"
+        raise UserError(f"{kind}: {exc}", path=str(path)) from None
 
 
-def _decode(data: bytes, path: Path) -> str:
+def open_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for every line of a UTF-8 file (module docstring)."""
+    path = check_regular_file(path)
+    for number, data in enumerate(_byte_lines(path), start=1):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); re-encode the file "
+                            "as UTF-8", path=str(path), line=number) from None
+        if number == 1 and text.startswith(_BOM):
+            text = text[1:]
+        yield number, text.removesuffix("\n")
+
+
+def text_lines(path: str | Path, keep_blank: bool = False) -> list[str]:
+    """Stripped lines of a plain text file (sentences, words); blank lines are dropped unless
+    ``keep_blank`` (a corpus whose line numbers index an array)."""
+    return [line.strip() for _, line in open_lines(path) if keep_blank or line.strip()]
+
+
+# ---------------------------------------------------------------- JSON
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (write null)")
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits (at most "
+                         f"{MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _depth(text: str) -> int:
+    """Deepest bracket nesting outside strings (cheap guard before the recursive parser)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_json(text: str, path: str | Path | None = None, line: int | None = None) -> Any:
+    """Parse one JSON value; a :class:`LineError` naming ``path``/``line`` when it is malformed,
+    nested deeper than :data:`MAX_JSON_DEPTH`, holds an over-long integer or NaN/Infinity."""
+    where = {"path": None if path is None else str(path), "line": line}
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UserError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); re-encode the file as "
-                        "UTF-8", path=str(path), line=line) from None
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+    except json.JSONDecodeError as exc:
+        if line is None:  # a whole-file document: the error's own line
+            raise LineError(f"not valid JSON: {exc.msg} (column {exc.colno})",
+                            path=where["path"], line=exc.lineno) from None
+        raise LineError(f"malformed JSON ({exc.msg} at column {exc.colno})", **where) from None
+    except RecursionError:
+        pass
+    except ValueError as exc:
+        raise LineError(f"malformed JSON ({exc})", **where) from None
+    raise LineError(f"malformed JSON (nested deeper than {MAX_JSON_DEPTH} levels)", **where)
 
 
-def iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, str, dict | LineError]]:
-    for number, line in enumerate(text.split("\n"), start=1):
+def _parse_line(text: str, path: Path, line: int) -> Any:
+    if ("[" in text or "{" in text) and text.count("[") + text.count("{") > MAX_JSON_DEPTH \
+            and _depth(text) > MAX_JSON_DEPTH:
+        raise LineError(f"malformed JSON (nested deeper than {MAX_JSON_DEPTH} levels)",
+                        path=str(path), line=line)
+    return parse_json(text, path, line)
+
+
+def read_json(path: str | Path) -> Any:
+    """One JSON document (the whole file), with the reader's checks and error messages."""
+    path = Path(path)
+    return parse_json("\n".join(line for _, line in open_lines(path)), path)
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, str, dict | LineError]]:
+    """``(line, raw line, object or LineError)`` for every non-blank line of a JSONL file."""
+    path = Path(path)
+    for number, line in open_lines(path):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            record = LineError(f"malformed JSON ({exc.msg} at column {exc.colno})",
-                               path=str(path), line=number)
-        if not isinstance(record, (dict, LineError)):
-            record = LineError("expected a JSON object per line", path=str(path), line=number)
+            record = _parse_line(line, path, number)
+            if not isinstance(record, dict):
+                raise LineError("expected a JSON object per line", path=str(path), line=number)
+        except LineError as exc:
+            record = exc
         yield number, line, record
 
 
-def iter_delimited(path: Path, text: str,
-                   delimiter: str) -> Iterator[tuple[int, str, dict | LineError]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    if not reader.fieldnames:
-        return
-    line = reader.line_num
-    for row in reader:
-        start, line = line + 1, reader.line_num
-        if None in row or any(v is None for v in row.values()):
-            yield start, "", LineError(f"expected {len(reader.fieldnames)} columns",
+def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """``(line, object)`` of a JSONL file, raising on the first bad line."""
+    for number, _, record in iter_jsonl(path):
+        if isinstance(record, LineError):
+            raise record
+        yield number, record
+
+
+# ---------------------------------------------------------------- CSV / TSV
+class _Lines:
+    """Feeds ``csv.reader`` physical lines while remembering their numbers and texts."""
+
+    def __init__(self, lines: Iterable[tuple[int, str]]):
+        self._lines = iter(lines)
+        self.number = 0
+        self.current: list[str] = []
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        self.number, text = next(self._lines)
+        self.current.append(text)
+        return text + "\n"
+
+
+def _swallowed_row(lines: list[str], delimiter: str, n_columns: int) -> int | None:
+    """Index of the first continuation line that looks like a whole row of its own (as many
+    delimiters as a row has), the sign of a quote opened and never closed on its line."""
+    if n_columns < 2:
+        return None
+    for k, text in enumerate(lines[1:], start=1):
+        if text.count(delimiter) >= n_columns - 1:
+            return k
+    return None
+
+
+def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, str, dict | LineError]]:
+    """``(line, JSON of the row, row or LineError)`` for every row of a CSV/TSV file with a header."""
+    path = Path(path)
+    lines = _Lines(open_lines(path))
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    header: list[str] | None = None
+    while True:
+        lines.current = []
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            start = lines.number - len(lines.current) + 1
+            message = str(exc)
+            if "field larger than field limit" in message:
+                message = f"a field is longer than {csv.field_size_limit():,} characters"
+            elif "unexpected end of data" in message:
+                message = "a quote is opened and never closed (unbalanced quote)"
+            raise UserError(f"malformed {'CSV' if delimiter == ',' else 'TSV'}: {message}",
+                            path=str(path), line=start) from None
+        start = lines.number - len(lines.current) + 1
+        if not values or values == [""] and len(lines.current) == 1:
+            continue
+        if header is None:
+            header = values
+            continue
+        if len(lines.current) > 1:
+            swallowed = _swallowed_row(lines.current, delimiter, len(header))
+            if swallowed is not None:
+                raise UserError(f"unbalanced quote: the quoted field opened here runs over "
+                                f"line {start + swallowed}, which looks like a row of its own "
+                                '(close the quote, or write a literal quote as "")',
+                                path=str(path), line=start)
+        if len(values) != len(header):
+            yield start, "", LineError(f"expected {len(header)} columns, found {len(values)}",
                                        path=str(path), line=start)
             continue
+        row = dict(zip(header, values))
         yield start, json.dumps(row, ensure_ascii=False), row
 
 
 def iter_records(path: str | Path) -> Iterator[tuple[int, str, dict | LineError]]:
-    """Yield ``(line, raw, record)`` for every non-empty record of ``path``."""
+    """``(line, raw, record)`` for every non-empty record of ``path`` (format from its name)."""
     path = Path(path)
     fmt = file_format(path)
-    text = _decode(_read_bytes(path), path)
+    check_regular_file(path)
     if fmt == "jsonl":
-        return iter_jsonl(path, text)
-    return iter_delimited(path, text, "," if fmt == "csv" else "\t")
+        return iter_jsonl(path)
+    return iter_delimited(path, "," if fmt == "csv" else "\t")
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A CSV/TSV file (optionally .gz) as a DataFrame, read by :func:`iter_delimited` (so every
+    check above applies and errors name the line); a column whose non-empty cells are all
+    numbers becomes numeric, empty cells NaN (the ``pandas.read_csv`` inference)."""
+    import pandas as pd
+
+    path = Path(path)
+    fmt = file_format(path)
+    if fmt == "jsonl":
+        raise UserError("expected a .csv or .tsv file (optionally .gz)", path=str(path))
+    check_regular_file(path)
+    rows = []
+    header: list[str] | None = None
+    for _, _, row in iter_delimited(path, "," if fmt == "csv" else "\t"):
+        if isinstance(row, LineError):
+            raise row
+        header = header or list(row)
+        rows.append(list(row.values()))
+    if header is None:
+        raise UserError("no rows (an empty file or a header only)", path=str(path))
+    frame = pd.DataFrame(rows, columns=header)
+    for column in frame.columns:
+        text = frame[column].replace("", None)
+        numbers = pd.to_numeric(text, errors="coerce")
+        if numbers.notna().sum() == text.notna().sum():
+            frame[column] = numbers
+    return frame

@@ -25,6 +25,8 @@ LABEL_ALIASES = ("label", "gold_label", "answerKey", "answer", "labels")
 CHOICES_ALIASES = ("choices", "options", "endings", "answers")
 ID_ALIASES = ("id", "pairID", "guid", "uid", "idx", "index", "qid")
 MISSING_LABELS = {"-", "", "None", "null", "-1"}
+#: Longest accepted text field: spaCy's default ``max_length``, far above any sentence or passage.
+MAX_TEXT_CHARS = 1_000_000
 
 _ENDING = re.compile(r"^(ending|choice|option)(\d+)$")
 
@@ -74,12 +76,20 @@ def detect_task(record: dict, fields: FieldMap) -> str:
 
 
 def _text(value: Any, field: str) -> str:
+    """A text field: a string (numbers are written as text); objects and lists are errors, and
+    so is a text longer than :data:`MAX_TEXT_CHARS` (no parser could take it)."""
     if value is None:
         raise RecordError(f"field '{field}' is missing or null")
+    if isinstance(value, (dict, list, bool)):
+        kind = {dict: "an object", list: "a list", bool: "a boolean"}[type(value)]
+        raise RecordError(f"field '{field}' must be a text, got {kind}")
     if not isinstance(value, str):
         value = str(value)
     if not value.strip():
         raise RecordError(f"field '{field}' is an empty text")
+    if len(value) > MAX_TEXT_CHARS:
+        raise RecordError(f"field '{field}' is a text of {len(value):,} characters (at most "
+                          f"{MAX_TEXT_CHARS:,})")
     return value
 
 
@@ -108,7 +118,7 @@ def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | Non
     return {"id": _record_id(record, default_id),
             "premise": _text(record[p_name], p_name),
             "hypothesis": _text(record[h_name], h_name),
-            "label": str(record[l_name]).strip()}
+            "label": _text(record[l_name], l_name).strip()}
 
 
 def _choices(record: dict, fields: FieldMap) -> tuple[list[str], list[str] | None, str]:
@@ -129,12 +139,17 @@ def _choices(record: dict, fields: FieldMap) -> tuple[list[str], list[str] | Non
                 raise RecordError("missing choices field (choices, ending0.., choice1..)")
             return [_text(record[k], k) for k in numbered], None, "ending*"
     if isinstance(raw, dict) and "text" in raw:
-        letters = [str(x) for x in raw.get("label", [])] or None
-        return [_text(t, name) for t in raw["text"]], letters, name
+        texts, labels = raw["text"], raw.get("label", [])
+        if not isinstance(texts, list) or not isinstance(labels, list):
+            raise RecordError(f"field '{name}' must hold lists under 'text' and 'label'")
+        letters = [_text(x, f"{name}.label") for x in labels] or None
+        return [_text(t, f"{name}.text") for t in texts], letters, name
     if isinstance(raw, list):
-        if raw and isinstance(raw[0], dict):
+        if raw and all(isinstance(c, dict) for c in raw):
             letters = [str(c.get("label", "")) for c in raw]
-            return [_text(c.get("text"), name) for c in raw], letters, name
+            return [_text(c.get("text"), f"{name}.text") for c in raw], letters, name
+        if any(isinstance(c, dict) for c in raw):
+            raise RecordError(f"field '{name}' mixes choice objects and plain texts")
         return [_text(t, name) for t in raw], None, name
     raise RecordError(f"field '{name}' must be a list of choices")
 

@@ -12,11 +12,11 @@ written into a trained model directory:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.data.readers import jsonl_objects
 from cuelens.errors import UserError
 from cuelens.io import write_jsonl
 from cuelens.models.finetune import Dynamics
@@ -53,15 +53,13 @@ def read_data_map(directory: str | Path) -> list[dict] | None:
     if not path.is_file():
         return None
     points = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            try:
-                row = json.loads(line)
-                points.append({"guid": str(row["guid"]),
-                               **{key: float(row[key])
-                                  for key in ("confidence", "variability", "correctness")}})
-            except (ValueError, KeyError, TypeError):
-                raise UserError("malformed data-map line", path=str(path), line=line_no) from None
+    for line_no, row in jsonl_objects(path):
+        try:
+            points.append({"guid": str(row["guid"]),
+                           **{key: float(row[key])
+                              for key in ("confidence", "variability", "correctness")}})
+        except (ValueError, KeyError, TypeError):
+            raise UserError("malformed data-map line", path=str(path), line=line_no) from None
     return points
 
 

@@ -9,13 +9,13 @@ unknown ids and labels are errors naming the file and line.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from cuelens.data.dataset import Dataset
+from cuelens.data.readers import jsonl_objects
 from cuelens.errors import UserError
 
 
@@ -63,13 +63,22 @@ def _parse_probs(value, dataset: Dataset) -> np.ndarray:
     if (not isinstance(value, list) or len(value) != _n_outputs(dataset)
             or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)):
         raise ValueError(f"probs must be a list of {_n_outputs(dataset)} numbers")
-    return np.asarray(value, dtype=np.float64)
+    probs = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
+        raise ValueError("probs must be finite, non-negative and not all zero")
+    return probs
+
+
+def _id_text(value) -> str:
+    if isinstance(value, (dict, list)):
+        raise ValueError('"id" must be a string or a number')
+    return str(value)
 
 
 def read_predictions(path: str | Path, dataset: Dataset) -> Predictions:
     """Read and check a predictions file against ``dataset.test``."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UserError("predictions file not found", path=str(path))
     position = {item_id: i for i, item_id in enumerate(dataset.test.ids)}
     if len(position) != len(dataset.test):
@@ -79,28 +88,24 @@ def read_predictions(path: str | Path, dataset: Dataset) -> Predictions:
     pred = np.full(len(position), -1, dtype=np.int64)
     probs: np.ndarray | None = None
     n_with_probs = 0
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict) or "id" not in row or "prediction" not in row:
-                    raise ValueError('each line needs "id" and "prediction"')
-                item_id = str(row["id"])
-                if item_id not in position:
-                    raise ValueError(f"id {item_id!r} is not in the test split")
-                i = position[item_id]
-                if pred[i] >= 0:
-                    raise ValueError(f"duplicate prediction for id {item_id!r}")
-                pred[i] = _parse_prediction(row["prediction"], dataset, lookup)
-                if "probs" in row:
-                    if probs is None:
-                        probs = np.full((len(position), _n_outputs(dataset)), np.nan)
-                    probs[i] = _parse_probs(row["probs"], dataset)
-                    n_with_probs += 1
-            except ValueError as exc:
-                raise UserError(str(exc), path=str(path), line=line_no) from None
+    for line_no, row in jsonl_objects(path):
+        try:
+            if "id" not in row or "prediction" not in row:
+                raise ValueError('each line needs "id" and "prediction"')
+            item_id = _id_text(row["id"])
+            if item_id not in position:
+                raise ValueError(f"id {item_id!r} is not in the test split")
+            i = position[item_id]
+            if pred[i] >= 0:
+                raise ValueError(f"duplicate prediction for id {item_id!r}")
+            pred[i] = _parse_prediction(row["prediction"], dataset, lookup)
+            if "probs" in row:
+                if probs is None:
+                    probs = np.full((len(position), _n_outputs(dataset)), np.nan)
+                probs[i] = _parse_probs(row["probs"], dataset)
+                n_with_probs += 1
+        except ValueError as exc:
+            raise UserError(str(exc), path=str(path), line=line_no) from None
     missing = [item_id for item_id, i in position.items() if pred[i] < 0]
     if missing:
         shown = ", ".join(repr(x) for x in missing[:5])

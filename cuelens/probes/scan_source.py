@@ -7,38 +7,37 @@ record text (ids may repeat across files; the raw line cannot lie about the item
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from cuelens.data.dataset import Dataset
+from cuelens.data.readers import open_lines
 from cuelens.errors import UserError
+from cuelens.reports.render import load_results
+from cuelens.reports.schema import validate_results
 
 
 def _raw_lines(path: Path) -> set[str]:
     if not path.is_file():
         raise UserError("scan directory lacks this file (run `audit scan` first)", path=str(path))
-    with path.open(encoding="utf-8") as handle:
-        return {line.rstrip("\n") for line in handle if line.strip()}
+    return {line for _, line in open_lines(path) if line.strip()}
 
 
 def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.ndarray]:
     """Results and per-test-item easy mask of the scan in ``directory``, checked against
-    ``dataset`` (same task, every test item in exactly one of easy/hard)."""
+    ``dataset`` (same task, every test item in exactly one of easy/hard). ``results.json`` must
+    follow the results schema (docs/results-schema.md) and hold the scan sections."""
     directory = Path(directory)
     results_path = directory / "results.json"
     if not results_path.is_file():
         raise UserError("not a scan output directory (no results.json)", path=str(directory))
-    try:
-        results = json.loads(results_path.read_text(encoding="utf-8"))
-        task = results["dataset"]["task"]
-        if not isinstance(results["cues"], list) or not isinstance(results["config"]["ngrams"],
-                                                                   int):
-            raise TypeError
-    except (ValueError, KeyError, TypeError):
-        raise UserError("malformed scan results (schema 1.0 expected)",
-                        path=str(results_path)) from None
+    results = load_results(results_path)
+    validate_results(results, source=str(results_path))
+    if not all(key in results for key in ("dataset", "cues", "config")):
+        raise UserError("not a scan results file (no dataset/cues/config sections)",
+                        path=str(results_path))
+    task = results["dataset"]["task"]
     if task != dataset.task:
         raise UserError(f"the scan is of a {task} dataset, the data given is {dataset.task}",
                         path=str(results_path))

@@ -40,17 +40,14 @@ def script_json(obj) -> str:
 
 def load_results(path: str | os.PathLike) -> dict:
     """Read a results JSON file, with a one-line :class:`UserError` for a missing or malformed one."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError("no such results file", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read results file ({exc})", path=str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(path),
-                        line=exc.lineno) from None
+    from cuelens.data.readers import read_json
+
+    if not Path(path).exists():
+        raise UserError("no such results file", path=str(path))
+    results = read_json(path)
+    if not isinstance(results, dict):
+        raise UserError("not a cuelens results file (expected a JSON object)", path=str(path))
+    return results
 
 
 def _asset(name: str) -> str:

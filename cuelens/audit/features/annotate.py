@@ -10,7 +10,6 @@ components those detectors need (word/sentiment need no spaCy at all). Large inp
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -20,6 +19,7 @@ import numpy as np
 
 from cuelens.audit.features.base import PIPE_ORDER, Annotations, DocFeature, Feature
 from cuelens.audit.parse_cache import ParseCache, text_keys
+from cuelens.data.readers import read_json
 
 Progress = Callable[[str, float], None]
 BATCH_SIZE = 512
@@ -33,7 +33,7 @@ def pipeline_name() -> str:
 
     package = pipeline_package()
     location = importlib.util.find_spec(package).submodule_search_locations[0]
-    meta = json.loads(Path(location, "meta.json").read_text(encoding="utf-8"))
+    meta = read_json(Path(location, "meta.json"))
     return f"{meta.get('lang', 'en')}_{meta.get('name', package)}-{meta.get('version', '0')}"
 
 

@@ -121,12 +121,9 @@ def align(df: pd.DataFrame, midpoint: float) -> pd.DataFrame:
 
 
 def _read_csv(path) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path)
-    except FileNotFoundError:
-        raise UserError("file not found", path=str(path)) from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise UserError(f"cannot read CSV: {exc}", path=str(path)) from None
+    from cuelens.data.readers import read_table
+
+    return read_table(path)
 
 
 def _require(df: pd.DataFrame, columns: list[str], path) -> None:

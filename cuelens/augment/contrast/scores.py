@@ -12,12 +12,12 @@ Two formats:
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.data.readers import check_regular_file, jsonl_objects
 from cuelens.errors import UserError
 
 
@@ -57,56 +57,35 @@ def _record_scores(record: dict) -> dict:
 def load_jsonl(path: Path, models: list[str] | None
                ) -> tuple[list[str], np.ndarray, list[str]]:
     texts, rows, names = [], [], models
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"malformed JSON: {exc.msg}", path=str(path), line=line_no) from None
-            if not isinstance(record, dict):
-                raise UserError("expected a JSON object", path=str(path), line=line_no)
-            text = record.get("text", record.get("sentence"))
-            if not isinstance(text, str):
-                raise UserError('missing "text"', path=str(path), line=line_no)
-            scores = _record_scores(record)
-            if names is None:
-                names = [k for k, v in scores.items()
-                         if k not in ("text", "sentence", "id") and (
-                             v is None or isinstance(v, (int, float)))]
-            row = []
-            for m in names:
-                value = scores.get(m, "missing")
-                if value is None:
-                    value = -np.inf
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise UserError(f"no numeric log-probability for model {m!r}",
-                                    path=str(path), line=line_no)
-                row.append(float(value))
-            texts.append(text)
-            rows.append(row)
+    for line_no, record in jsonl_objects(path):
+        text = record.get("text", record.get("sentence"))
+        if not isinstance(text, str):
+            raise UserError('missing "text"', path=str(path), line=line_no)
+        scores = _record_scores(record)
+        if names is None:
+            names = [k for k, v in scores.items()
+                     if k not in ("text", "sentence", "id") and (
+                         v is None or isinstance(v, (int, float)))]
+        row = []
+        for m in names:
+            value = scores.get(m, "missing")
+            if value is None:
+                value = -np.inf
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UserError(f"no numeric log-probability for model {m!r}",
+                                path=str(path), line=line_no)
+            row.append(float(value))
+        texts.append(text)
+        rows.append(row)
     if not rows:
         raise UserError("no sentences", path=str(path))
     return names, np.asarray(rows, dtype=np.float64), texts
 
 
-def read_lines(path: Path, keep_blank: bool = False) -> list[str]:
-    """Lines of a UTF-8 text file (sentences or words), stripped; blank lines are dropped
-    unless ``keep_blank`` (a corpus whose line numbers are array indices)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read text file: {exc}", path=str(path)) from None
-    return [line.strip() for line in text.splitlines() if keep_blank or line.strip()]
-
-
 def load_scores(path: Path, models: list[str] | None
                 ) -> tuple[list[str], np.ndarray, list[str] | None]:
     """``(model names, (n, M) log-prob matrix, texts or None)`` from an .npz or .jsonl file."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError("file not found", path=str(path))
+    path = check_regular_file(path)
     if path.suffix == ".npz":
         names, matrix = load_npz(path, models)
         return names, matrix, None

@@ -20,12 +20,12 @@ A sentence's log-probability is ``Σ_i log p(w_i | h_i) + log p(</s> | h)``.
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.models.lm.text import BOS, EOS, UNK, WordSplitter, build_vocab
 from cuelens.models.lm.wordlevel import WordLevelScorer, read_config
@@ -124,7 +124,7 @@ class NgramModel(WordLevelScorer):
     def load(cls, directory: str | Path, name: str | None = None) -> "NgramModel":
         directory = Path(directory)
         config = read_config(directory, "ngram")
-        vocab = json.loads((directory / "vocab.json").read_text(encoding="utf-8"))
+        vocab = read_json(directory / "vocab.json")
         try:
             with np.load(directory / "counts.npz", allow_pickle=False) as data:
                 counts = {k: (data[f"ngrams_{k}"], data[f"counts_{k}"])

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.models.lm.text import BOS, EOS, WordSplitter, build_vocab
 from cuelens.models.lm.wordlevel import WordLevelScorer, read_config
@@ -105,7 +105,7 @@ class RNNModel(WordLevelScorer):
         config = read_config(directory, (arch,) if arch else ("lstm", "rnn"))
         splitter = WordSplitter(**config.pop("splitter"))
         rnn_config = RNNConfig(**config)
-        vocab = json.loads((directory / "vocab.json").read_text(encoding="utf-8"))
+        vocab = read_json(directory / "vocab.json")
         network = _network(rnn_config)
         try:
             network.load_state_dict(load_file(str(directory / "model.safetensors")))

@@ -61,19 +61,17 @@ def build_vocab(sentences: Iterable[list[str]], min_count: int = 1,
 
 def read_corpus(path: str | Path, splitter: WordSplitter) -> list[list[str]]:
     """One sentence per non-empty line of a UTF-8 text file (optionally .gz), split into words."""
-    return [splitter(s) for _, s in read_lines(path)]
+    return [splitter(s) for s in _lines(path)]
 
 
-def read_lines(path: str | Path) -> list[tuple[int, str]]:
-    """``(line number, text)`` for every non-blank line of a text file (optionally .gz)."""
-    from cuelens.data.readers import _decode, _read_bytes
+def _lines(path: str | Path) -> list[str]:
+    """Every non-blank line of a text file (optionally .gz), stripped; none is an error."""
+    from cuelens.data.readers import text_lines
 
-    path = Path(path)
-    text = _decode(_read_bytes(path), path)
-    rows = [(n, line.strip()) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
-    if not rows:
+    lines = text_lines(path)
+    if not lines:
         raise UserError("no sentences in file", path=str(path))
-    return rows
+    return lines
 
 
 def _is_jsonl(path: Path) -> bool:
@@ -85,7 +83,7 @@ def read_sentences(path: str | Path) -> list[str]:
     """Sentences to score: JSONL with a ``"sentence"`` field, or one sentence per line."""
     path = Path(path)
     if not _is_jsonl(path):
-        return [s for _, s in read_lines(path)]
+        return _lines(path)
     sentences = []
     for number, record in _jsonl_records(path):
         sentence = record.get("sentence")
@@ -124,10 +122,9 @@ def read_pairs(path: str | Path) -> MinimalPairs:
 
 
 def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
-    from cuelens.data.readers import _decode, _read_bytes, iter_jsonl
+    from cuelens.data.readers import jsonl_objects
 
-    text = _decode(_read_bytes(path), path)
-    records = [(number, record) for number, _, record in iter_jsonl(path, text)]
+    records = list(jsonl_objects(path))
     if not records:
         raise UserError("no records in file", path=str(path))
     return records

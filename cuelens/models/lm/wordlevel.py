@@ -7,11 +7,11 @@ the final ``</s>`` so that the values add up to :meth:`score`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.models.lm.text import EOS, UNK, WordSplitter
 
@@ -64,10 +64,9 @@ def read_config(directory: Path, arch: str | tuple[str, ...]) -> dict:
     if not path.is_file():
         raise UserError("not a cuelens language-model directory (no config.json)",
                         path=str(directory))
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"cannot read model config: {exc}", path=str(path)) from None
+    config = read_json(path)
+    if not isinstance(config, dict):
+        raise UserError("model config must be a JSON object", path=str(path))
     archs = (arch,) if isinstance(arch, str) else arch
     if config.get("arch") not in archs:
         raise UserError(f"model is a '{config.get('arch')}' model, not {' / '.join(archs)}",
