@@ -1,34 +1,116 @@
-"""Small file helpers shared by every command: atomic writes, JSON/JSONL, output-path safety."""
+"""Small file helpers shared by every command: atomic writes, output sets, JSON/JSONL, and the
+output-path rules (docs/robustness.md).
+
+Rules every command follows, checked *before* any computation:
+
+* no output path may be an input path, lie inside an input directory (a model), or equal
+  another output of the same run — symlinks and hard links resolved (:func:`check_outputs`);
+* every output's directory must be creatable and writable (:func:`check_writable_dir`);
+* a non-empty directory (a trained model) is only replaced with ``--overwrite``
+  (:func:`check_replaceable_dir`), and then as a whole (:func:`replace_directory`).
+
+Writes are atomic: a temporary file ``.NAME.cuelens-PID-XXXX.tmp`` in the target's directory is
+renamed over the target. Inside ``with output_set():`` the renames are deferred until the block
+ends without error, so a run's files (results, tables, report) appear together or not at all;
+temporaries left by a killed run (their process is gone) are removed by the next write into the
+same directory.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
+import re
+import shutil
 import tempfile
-from collections.abc import Iterable
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from cuelens.errors import UserError
 
+PathLike = str | os.PathLike
+_TEMP = re.compile(r"^\..*\.cuelens-(\d+)-[^/]*\.tmp$")
+_pending: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar(
+    "cuelens_pending_writes", default=None)
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+
+# ---------------------------------------------------------------- atomic writes
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def clean_stale_temporaries(directory: Path) -> None:
+    """Remove temporaries (files or staging directories) of dead cuelens processes."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        match = _TEMP.match(entry.name)
+        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                Path(entry.path).unlink(missing_ok=True)
+
+
+def _temp_name(path: Path) -> str:
+    return f".{path.name}.cuelens-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
+
+
+def atomic_write_text(path: PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temp file in the same directory, then rename)."""
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+def atomic_write_bytes(path: PathLike, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    clean_stale_temporaries(path.parent)
+    tmp = path.parent / _temp_name(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with open(tmp, "xb") as handle:
             handle.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give outputs normal permissions
-        os.replace(tmp, path)
+        os.chmod(tmp, 0o666 & ~_umask())
+        pending = _pending.get()
+        if pending is None:
+            os.replace(tmp, path)
+        else:
+            pending.append((tmp, path))
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def output_set() -> Iterator[None]:
+    """Defer the final renames of every atomic write inside the block to its end: the whole set
+    of files appears together, or (on an error) none does and the temporaries are removed."""
+    if _pending.get() is not None:  # nested: the outermost block commits
+        yield
+        return
+    pending: list[tuple[Path, Path]] = []
+    token = _pending.set(pending)
+    try:
+        yield
+    except BaseException:
+        for tmp, _ in pending:
+            tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        _pending.reset(token)
+    for tmp, path in pending:
+        os.replace(tmp, path)
 
 
 def _umask() -> int:
@@ -43,22 +125,119 @@ def dumps_json(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
-def write_json(path: str | os.PathLike, obj: Any) -> None:
+def write_json(path: PathLike, obj: Any) -> None:
     atomic_write_text(path, dumps_json(obj))
 
 
-def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
-    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:
+    """One JSON object per line; NaN/Infinity are refused (they are not JSON)."""
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n"
+                                    for r in rows))
 
 
-def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> None:
+def write_lines(path: PathLike, lines: Iterable[str]) -> None:
     atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
-def ensure_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
-    """Refuse to write an output file over one of the inputs."""
-    out = Path(output).resolve()
+# ---------------------------------------------------------------- output-path rules
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return directory.is_dir() and path.resolve().is_relative_to(directory.resolve())
+
+
+def check_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike | None]) -> None:
+    """Refuse an output that is an input (or inside an input directory) or another output of the
+    same run, or whose directory cannot be written; ``None`` entries are ignored. Symlinks and
+    hard links are resolved."""
+    ins = [Path(p) for p in inputs if p is not None]
+    outs = [Path(p) for p in outputs if p is not None]
+    for k, out in enumerate(outs):
+        if out.is_dir():
+            raise UserError("output path is a directory; give a file path", path=str(out))
+        check_writable_dir(out.parent)
+        for item in ins:
+            if _same_file(out, item):
+                raise UserError(f"output path is the same as an input file ({item}); choose "
+                                "another output path", path=str(out))
+            if _inside(out, item):
+                raise UserError(f"output path is inside the input directory {item}; choose "
+                                "another output path", path=str(out))
+        for other in outs[:k]:
+            if _same_file(out, other):
+                raise UserError(f"two outputs of this run would be the same file ({other}); "
+                                "give them different paths", path=str(out))
+
+
+def check_writable_dir(directory: PathLike) -> None:
+    """Fail now, before any computation, when ``directory`` cannot be created or written: its
+    nearest existing ancestor must be a writable directory (nothing is created)."""
+    directory = Path(directory)
+    probe = directory
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UserError(f"cannot write here: {probe} is not a directory", path=str(directory))
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write here: {exc.strerror or exc}", path=str(directory)) \
+            from None
+
+
+def check_replaceable_dir(directory: PathLike, overwrite: bool) -> None:
+    """A directory output (a model) may be new or empty; a non-empty one needs ``overwrite``."""
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise UserError("output exists and is not a directory; choose another --out",
+                        path=str(directory))
+    if directory.is_dir() and any(directory.iterdir()) and not overwrite:
+        raise UserError("output exists and is not an empty directory; choose another --out or "
+                        "pass --overwrite", path=str(directory))
+    check_writable_dir(directory)
+
+
+def check_model_dir(directory: PathLike, inputs: Iterable[PathLike | None],
+                    overwrite: bool) -> None:
+    """A model output directory: replaceable (:func:`check_replaceable_dir`), not an input and
+    holding no input (it is replaced as a whole)."""
+    directory = Path(directory)
+    check_replaceable_dir(directory, overwrite)
     for item in inputs:
-        if item is not None and Path(item).resolve() == out:
-            raise UserError("output path is the same as an input file; choose another --out",
-                            path=str(output))
+        if item is not None and (_same_file(directory, Path(item))
+                                 or Path(item).resolve().is_relative_to(directory.resolve())):
+            raise UserError(f"the output directory holds the input {item}; choose another --out",
+                            path=str(directory))
+
+
+def replace_directory(directory: PathLike, build: Callable[[Path], None]) -> None:
+    """Build a directory in a staging directory next to ``directory`` (``build(staging)``) and
+    move it into place, replacing an old one only at the end (the check is
+    :func:`check_replaceable_dir`)."""
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(directory.parent)
+    staging = directory.parent / _temp_name(directory)
+    old = directory.parent / _temp_name(directory)
+    staging.mkdir()
+    try:
+        build(staging)
+        if directory.exists():
+            directory.rename(old)
+        staging.rename(directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if old.exists() and not directory.exists():
+            old.rename(directory)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -33,12 +33,14 @@ class ScanResult:
     def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
         """Write results.json, cues.csv, easy.jsonl, hard.jsonl, run.json (and report.html)."""
         from cuelens.audit.results import run_info, write_scan_outputs
+        from cuelens.io import output_set
 
         out_dir = Path(out_dir)
-        files = write_scan_outputs(out_dir, self.dataset, self.results, self.item_easy,
-                                   run_info(self.started, inputs=self.dataset.input_paths))
-        if report:
-            files["report"] = self.to_html(out_dir / "report.html")
+        with output_set():  # the files appear together or not at all
+            files = write_scan_outputs(out_dir, self.dataset, self.results, self.item_easy,
+                                       run_info(self.started, inputs=self.dataset.input_paths))
+            if report:
+                files["report"] = self.to_html(out_dir / "report.html")
         return files
 
     def to_html(self, path: str | Path) -> Path:
@@ -46,6 +48,22 @@ class ScanResult:
         from cuelens.reports import render_report
 
         return render_report(self.results, Path(path), inputs=self.dataset.input_paths)
+
+
+def check_scan_outputs(dataset: Dataset, out_dir: str | Path, report: str | Path | None = None,
+                       *, cache_dir: str | Path | None = None, uses_cache: bool = True) -> None:
+    """Before any computation (docs/robustness.md): the scan's files in ``out_dir`` and the
+    report (default ``out_dir/report.html``) are writable, distinct and overwrite no input; the
+    parse cache (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
+    from cuelens.audit.parse_cache import default_cache_dir
+    from cuelens.audit.results import scan_output_paths
+    from cuelens.io import check_outputs, check_writable_dir
+
+    out_dir = Path(out_dir)
+    check_outputs([*scan_output_paths(out_dir).values(), report or out_dir / "report.html"],
+                  dataset.input_paths)
+    if uses_cache:
+        check_writable_dir(cache_dir or default_cache_dir())
 
 
 def feature_sections(dataset: Dataset, names: Sequence[str] | None, *,

@@ -20,7 +20,7 @@ import numpy as np
 from cuelens import __version__
 from cuelens.audit.metrics import METRICS
 from cuelens.data.dataset import Dataset
-from cuelens.io import atomic_write_text, dumps_json, ensure_not_input, write_json
+from cuelens.io import atomic_write_text, check_outputs, dumps_json, write_json
 
 SCHEMA_VERSION = "1.0"
 
@@ -49,15 +49,19 @@ def cues_csv(cues: list[dict]) -> str:
     return buffer.getvalue()
 
 
+def scan_output_paths(out_dir: Path) -> dict[str, Path]:
+    """The files a scan writes into its output directory (besides the report)."""
+    return {"results": out_dir / "results.json", "cues": out_dir / "cues.csv",
+            "easy": out_dir / "easy.jsonl", "hard": out_dir / "hard.jsonl",
+            "run": out_dir / "run.json"}
+
+
 def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict, item_easy: np.ndarray,
                        run_info: dict) -> dict[str, Path]:
     """Write results.json, cues.csv, easy.jsonl, hard.jsonl and run.json into ``out_dir``."""
     split = dataset.test
-    files = {"results": out_dir / "results.json", "cues": out_dir / "cues.csv",
-             "easy": out_dir / "easy.jsonl", "hard": out_dir / "hard.jsonl",
-             "run": out_dir / "run.json"}
-    for path in files.values():
-        ensure_not_input(path, dataset.input_paths)
+    files = scan_output_paths(out_dir)
+    check_outputs(files.values(), dataset.input_paths)
     easy = "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if e)
     hard = "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if not e)
     contents = {"results": dumps_json(results), "cues": cues_csv(results["cues"]),

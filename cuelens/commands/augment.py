@@ -41,7 +41,7 @@ def augment(
     from cuelens.augment.augmentation import augment as run_augment
     from cuelens.augment.augmentation import parse_augmenters
     from cuelens.errors import UserError
-    from cuelens.io import ensure_not_input, write_jsonl
+    from cuelens.io import check_outputs, write_jsonl
 
     names = parse_augmenters(ops)
     dataset = load_data(data, train, None, hf, premise_field, None, label_field, choices_field,
@@ -50,7 +50,7 @@ def augment(
     if dataset.task != "mcq" or (split.n_choices or 0) < 2:
         raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",
                         path=split.path)
-    ensure_not_input(out, dataset.input_paths)
+    check_outputs([out], dataset.input_paths)
     result = run_augment(split, names, ratio=ratio, seed=seed)
     write_jsonl(out, result.rows)
     made = ", ".join(f"{name} {n}" for name, n in result.counts.items())

@@ -23,28 +23,29 @@ HtmlOpt = Annotated[Optional[Path], typer.Option(
     "--html", help="Also write the HTML report (the same page as audit report) here.")]
 
 
-def _check_outputs(out: Path, others: list[Optional[Path]], inputs: list[Optional[Path]]) -> None:
-    """Refuse, before any work, an output that would overwrite an input or the main output."""
-    from cuelens.io import ensure_not_input
+def _check_outputs(outputs: list[Optional[Path]], inputs: list) -> None:
+    """Refuse, before any work, outputs that overwrite an input or each other (or a model)."""
+    from cuelens.io import check_outputs
+    from cuelens.models.lm import spec_path
 
-    ensure_not_input(out, inputs)
-    for path in others:
-        if path is not None:
-            ensure_not_input(path, [*inputs, out])
+    check_outputs(outputs, [spec_path(p) if isinstance(p, str) else p for p in inputs])
+
+
+def _null_non_finite(rows: list[dict]) -> list[dict]:
+    """Rows with non-finite log-probabilities as ``null`` (= ``-inf``), which JSON cannot hold."""
+    import math
+
+    return [{k: None if isinstance(v, float) and not math.isfinite(v) else v
+             for k, v in row.items()} for row in rows]
 
 
 def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Optional[Path],
                          html: Optional[Path], inputs: list) -> None:
     """Write ``--summary`` (the run facts plus the pairs: a ``contrast_pairs`` results file that
-    ``audit report`` renders) and ``--html`` (that file rendered by the report). Non-finite
-    log-probabilities are written as ``null`` (= ``-inf``), which JSON cannot hold."""
-    import math
-
+    ``audit report`` renders) and ``--html`` (that file rendered by the report)."""
     from cuelens.io import write_json
 
-    pairs = [{k: None if isinstance(v, float) and not math.isfinite(v) else v
-              for k, v in row.items()} for row in rows]
-    results = {"kind": "contrast_pairs", "method": method, **facts, "pairs": pairs}
+    results = {"kind": "contrast_pairs", "method": method, **facts, "pairs": rows}
     if summary:
         write_json(summary, results)
     if html:
@@ -118,9 +119,9 @@ def natural(
     from cuelens.augment.contrast.scores import load_scores, parse_models
     from cuelens.data.readers import text_lines as read_lines
     from cuelens.errors import UserError
-    from cuelens.io import write_jsonl
+    from cuelens.io import output_set, write_jsonl
 
-    _check_outputs(out, [summary, html], [scores, corpus])
+    _check_outputs([out, summary, html], [scores, corpus, *(parse_models(models) or [])])
     names = parse_models(models)
     texts = read_lines(corpus, keep_blank=True) if corpus else None
     if scores is not None:
@@ -141,8 +142,7 @@ def natural(
     problems = nat.check_selection(ranks, selection, threshold)
     if problems:  # cannot happen for a correct solver; never write an invalid selection
         raise RuntimeError("; ".join(problems))
-    rows = nat.pair_records(selection, names, logprobs, ranks, texts)
-    write_jsonl(out, rows)
+    rows = _null_non_finite(nat.pair_records(selection, names, logprobs, ranks, texts))
     facts = {"objective": round(selection.objective, 9),
              "objective_definition": "sum over trials of rank(s1|model_1) + rank(s2|model_2); "
                                      "ranks are fractional in [0, 1], 0 = least probable",
@@ -150,7 +150,9 @@ def natural(
              "n_trials": len(rows), "threshold": threshold, "solver": solver,
              "n_candidates_after_pruning": selection.n_candidates, "feasible": True,
              "non_finite_logprobs": int((~np.isfinite(logprobs)).sum())}
-    _write_pairs_results("natural", facts, rows, summary, html, [scores, corpus, out])
+    with output_set():
+        write_jsonl(out, rows)
+        _write_pairs_results("natural", facts, rows, summary, html, [scores, corpus, out])
     console.print(f"selected {len(rows)} pairs from {len(ranks):,} sentences × {len(names)} "
                   f"models in {seconds:.2f}s; objective {selection.objective:.6f} "
                   f"({selection.n_candidates:,} candidates after pruning) → {out}")
@@ -191,9 +193,10 @@ def synthetic(
     from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
     from cuelens.commands.model_options import item_progress
     from cuelens.errors import UserError
-    from cuelens.io import write_jsonl
+    from cuelens.io import output_set, write_jsonl
 
-    _check_outputs(out, [summary, html], [init, vocab, vocab_initial, function_words])
+    _check_outputs([out, summary, html],
+                   [init, vocab, vocab_initial, function_words, *(parse_models(models) or [])])
     specs = parse_models(models)
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")
@@ -220,14 +223,16 @@ def synthetic(
             progress.remove_task(task)
             progress.advance(overall)
             rows.append({"natural_index": index[sentence], **row})
-    write_jsonl(out, rows)
+    rows = _null_non_finite(rows)
     facts = {"models": specs, "n_sentences": len(rows), "seed": seed, "max_steps": max_steps,
              "patience": patience,
              "controversial_fraction": sum(r["controversial"] for r in rows) / max(len(rows), 1),
              "seconds_per_sentence_median": sorted(seconds)[len(seconds) // 2] if seconds else None,
              "seconds_total": round(sum(seconds), 3)}
-    _write_pairs_results("synthetic", facts, rows, summary, html,
-                         [init, vocab, vocab_initial, function_words, out])
+    with output_set():
+        write_jsonl(out, rows)
+        _write_pairs_results("synthetic", facts, rows, summary, html,
+                             [init, vocab, vocab_initial, function_words, out])
     console.print(f"{len(rows)} triplets, {facts['controversial_fraction']:.0%} controversial, "
                   f"{facts['seconds_total']:.1f}s → {out}")
 
@@ -258,9 +263,9 @@ def judge(
     """
     from cuelens.augment.contrast import judge as jg
     from cuelens.augment.contrast.scores import parse_models
-    from cuelens.io import write_json
+    from cuelens.io import output_set, write_json
 
-    _check_outputs(out, [html], [trials, ratings])
+    _check_outputs([out, html], [trials, ratings])
     df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)
     names = parse_models(models) or jg.model_names(df.columns)
     result = jg.judge(df, names, midpoint, all_trials)
@@ -270,13 +275,18 @@ def judge(
     check = jg.cross_check_majority(df, midpoint)
     if check is not None:
         result["cross_check"] = check
-    write_json(out, result)
-    if html:
-        from cuelens.reports import render_report
+    with output_set():
+        write_json(out, result)
+        if html:
+            from cuelens.reports import render_report
 
-        render_report(result, html, inputs=[trials, ratings, out])
+            render_report(result, html, inputs=[trials, ratings, out])
+    def num(x) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
     for name, entry in result["models"].items():
         ceiling = entry["accuracy_noise_ceiling"]
-        console.print(f"{name}: accuracy {entry['accuracy']:.3f} (ceiling {ceiling['lower']:.3f}"
-                      f"–{ceiling['upper']:.3f}), scsr {entry['scsr']:.3f}, n={entry['n']}")
+        console.print(f"{name}: accuracy {num(entry['accuracy'])} (ceiling "
+                      f"{num(ceiling['lower'])}–{num(ceiling['upper'])}), scsr "
+                      f"{num(entry['scsr'])}, n={entry['n']}")
     console.print(f"→ {out}")

@@ -29,9 +29,11 @@ def demo(
     from cuelens.commands.scan import save_scan
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
+    from cuelens.io import check_writable_dir
 
     if size < 50:
         raise typer.BadParameter("--size must be at least 50")
+    check_writable_dir(out)
     data_dirs = write_demo_data(out / "data", size=size, seed=seed)
     for task, directory in data_dirs.items():
         dataset = load_dataset(str(directory))

@@ -40,18 +40,20 @@ def train(
         help="Split punctuation off the start/end of words.")] = True,
     device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
     seed: SeedOpt = 0,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace an existing non-empty --out directory.")] = False,
 ) -> None:
     """Train an n-gram (interpolated Kneser-Ney) or LSTM/RNN word language model.
 
     Example: audit lm train --arch lstm --corpus ptb.train.txt --valid ptb.valid.txt --out models/lstm
     """
     from cuelens.errors import UserError
-    from cuelens.io import ensure_not_input
+    from cuelens.io import check_model_dir, replace_directory
     from cuelens.models.lm.text import WordSplitter, read_corpus
 
     if arch not in ("ngram", "lstm", "rnn"):
         raise UserError(f"unknown --arch '{arch}' (use ngram, lstm or rnn)")
-    ensure_not_input(out, [corpus] + ([valid] if valid else []))
+    check_model_dir(out, [corpus, valid], overwrite)
     splitter = WordSplitter(lowercase=lowercase, detach_punct=detach_punct)
     sentences = read_corpus(corpus, splitter)
     valid_sentences = read_corpus(valid, splitter) if valid else None
@@ -76,7 +78,7 @@ def train(
                               batch_size=batch_size, lr=lr, min_count=min_count,
                               max_vocab=max_vocab, seed=seed, device=pick_device(device),
                               log=console.print, progress=progress)
-    model.save(out)
+    replace_directory(out, model.save)
     console.print(f"{arch} model ({len(model.vocab)} words) trained in "
                   f"{time.perf_counter() - start:.1f}s, saved to {out}")
 

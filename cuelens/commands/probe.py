@@ -89,7 +89,9 @@ def probe(
                         choices_field, skip_bad)
     out_dir = out or Path("audit-results") / dataset.name / "probe"
     extra_inputs = [p for p in (predictions, scan and scan / "results.json") if p is not None]
-    check_outputs(out_dir, [*dataset.input_paths, *extra_inputs])
+    scan_files = [scan / name for name in ("easy.jsonl", "hard.jsonl")] if scan else []
+    model_dir = Path(model) if model and Path(model).is_dir() else None
+    check_outputs(out_dir, [*dataset.input_paths, *extra_inputs, *scan_files, model_dir])
 
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
                                     trust_remote_code, int8)

@@ -67,7 +67,7 @@ def scan(
     Example: audit scan data/snli/ --out results/snli --fail-above 10
     """
     from cuelens.audit.icq import parse_feature_option
-    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
     from cuelens.audit.scan import ScanConfig
 
     started = time.time()
@@ -81,6 +81,8 @@ def scan(
     dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
                         choices_field, skip_bad)
     out_dir = out or Path("audit-results") / dataset.name
+    check_scan_outputs(dataset, out_dir, report, cache_dir=cache_dir,
+                       uses_cache=feature_names != [])
     with progress_bar(f"scanning {dataset.name}") as progress:
         result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
                               progress=progress)
@@ -96,9 +98,12 @@ def save_scan(result, out_dir: Path, report: Path | None, top: int) -> None:
     """Write the scan's files and report, then print the terminal summary."""
     from rich.markup import escape
 
-    result.save(out_dir, report=report is None)
+    from cuelens.io import output_set
+
+    with output_set():  # results, tables and report appear together or not at all
+        result.save(out_dir, report=report is None)
+        written = result.to_html(report) if report is not None else out_dir / "report.html"
     print_summary(result.results, top, out_dir)
-    written = result.to_html(report) if report is not None else out_dir / "report.html"
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 

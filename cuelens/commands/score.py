@@ -83,11 +83,11 @@ def score(
 
     Example: audit score sentences.txt --model ngram:models/tri --model gpt2 --words --out scores.jsonl
     """
-    from cuelens.io import ensure_not_input, write_jsonl
+    from cuelens.io import check_outputs, write_jsonl
+    from cuelens.models.lm import spec_path
     from cuelens.models.lm.text import read_sentences
 
-    if out is not None:
-        ensure_not_input(out, [sentences])
+    check_outputs([out], [sentences, *map(spec_path, model)])
     texts = read_sentences(sentences)
     scorers = _scorers(model, kind, device, base, bow_correction, mlm_method, orders, seed,
                        batch_size, detach_punct)
@@ -147,11 +147,11 @@ def score_pairs(
     """
     from rich.table import Table
 
-    from cuelens.io import ensure_not_input, write_json
+    from cuelens.io import check_outputs, write_json
+    from cuelens.models.lm import spec_path
     from cuelens.models.lm.text import read_pairs
 
-    if out is not None:
-        ensure_not_input(out, [pairs])
+    check_outputs([out], [pairs, *map(spec_path, model)])
     data = read_pairs(pairs)
     scorers = _scorers(model, kind, device, math.e, bow_correction, mlm_method, orders, seed,
                        batch_size, detach_punct)

@@ -44,7 +44,7 @@ def stress(
     from cuelens.augment.stress import build_stress
     from cuelens.commands.model_options import item_progress
     from cuelens.errors import UserError
-    from cuelens.io import ensure_not_input, write_json, write_jsonl
+    from cuelens.io import check_outputs, output_set, write_json, write_jsonl
 
     operators = parse_ops(ops)
     dataset = load_data(data, None, test, hf, premise_field, None, label_field, choices_field,
@@ -53,15 +53,16 @@ def stress(
     if dataset.task != "mcq":
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)
     inputs = dataset.input_paths
-    ensure_not_input(out, inputs)
-    ensure_not_input(summary_path(out), inputs)
+    check_outputs([out, summary_path(out)], inputs)
     with item_progress() as progress:
         task = progress.add_task("parsing choices", total=None)
         result = build_stress(split, operators, seed=seed,
                               progress=lambda k: progress.update(task, advance=k))
-    write_jsonl(out, result.rows)
-    write_json(summary_path(out), {"kind": "stress", "source": split.path, "n_source": len(split),
-                                   "seed": seed, "ops": result.counts})
+    with output_set():
+        write_jsonl(out, result.rows)
+        write_json(summary_path(out), {"kind": "stress", "source": split.path,
+                                       "n_source": len(split), "seed": seed,
+                                       "ops": result.counts})
     _print_counts(result.counts, len(split), out)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Annotated
@@ -40,6 +38,8 @@ def train(
     label_field: LabelFieldOpt = None,
     choices_field: ChoicesFieldOpt = None,
     skip_bad: SkipBadOpt = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace an existing non-empty --out directory.")] = False,
 ) -> None:
     """Fine-tune a model on the training split; save it with its training-dynamics data map.
 
@@ -51,7 +51,7 @@ def train(
     import numpy as np
     import torch
 
-    from cuelens.io import ensure_not_input
+    from cuelens.io import check_model_dir, check_replaceable_dir, replace_directory
     from cuelens.models.finetune import TrainConfig, finetune
     from cuelens.probes.data_map import dataset_map, regions, write_dynamics
 
@@ -59,15 +59,13 @@ def train(
     for name, value in (("epochs", epochs), ("batch-size", batch_size), ("max-length", max_length)):
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UserError("output exists and is not an empty directory; choose another --out",
-                        path=str(out))
+    check_replaceable_dir(out, overwrite)
     dataset = load_data(data, train_file, test, hf, premise_field, hypothesis_field, label_field,
                         choices_field, skip_bad)
     if dataset.train is None:
         raise UserError("training needs a training split: a directory with train (or dev and "
                         "test) files, or --train FILE")
-    ensure_not_input(out, dataset.input_paths)
+    check_model_dir(out, dataset.input_paths, overwrite)
     torch.manual_seed(seed)
     clf = load_model(model, dataset, fresh_head=True, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
@@ -84,18 +82,13 @@ def train(
         dynamics = finetune(clf, split, split.item_labels(dataset.label_names), config, on_step)
     clf.model.config.update({"cuelens": {"task": dataset.task, "label_names": dataset.label_names,
                                          "max_length": max_length}})
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def save(staging: Path) -> None:
         clf.model.save_pretrained(staging, safe_serialization=True)
         clf.tokenizer.save_pretrained(staging)
         write_dynamics(staging, dynamics)
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    replace_directory(out, save)
     points = dataset_map(dynamics)
     names, counts = np.unique(regions(points), return_counts=True)
     last = float(dynamics.correct[-1].mean())

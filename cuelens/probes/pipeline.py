@@ -23,13 +23,12 @@ Progress = Callable[[str, float], None]
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
 
 
-def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path]) -> None:
-    """Refuse (``UserError``) when a probe output in ``out_dir`` would overwrite an input."""
-    from cuelens.io import ensure_not_input
+def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path | None]) -> None:
+    """Refuse (``UserError``) a probe output in ``out_dir`` that would overwrite an input (or
+    lie inside an input directory such as the model) or that cannot be written."""
+    from cuelens.io import check_outputs as check
 
-    inputs = list(inputs)
-    for name in PROBE_FILES:
-        ensure_not_input(Path(out_dir) / name, inputs)
+    check([Path(out_dir) / name for name in PROBE_FILES], inputs)
 
 
 @dataclass
@@ -46,17 +45,18 @@ class ProbeResult:
     def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
         """Write predictions.jsonl, results.json, run.json (and report.html) into ``out_dir``."""
         from cuelens.audit.results import run_info
-        from cuelens.io import write_json, write_jsonl
+        from cuelens.io import output_set, write_json, write_jsonl
 
         out_dir = Path(out_dir)
         check_outputs(out_dir, self.inputs)
         files = {"predictions": out_dir / "predictions.jsonl",
                  "results": out_dir / "results.json", "run": out_dir / "run.json"}
-        write_jsonl(files["predictions"], self.predictions.rows(self.dataset))
-        write_json(files["results"], self.results)
-        write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
-        if report:
-            files["report"] = self.to_html(out_dir / "report.html")
+        with output_set():  # the files appear together or not at all
+            write_jsonl(files["predictions"], self.predictions.rows(self.dataset))
+            write_json(files["results"], self.results)
+            write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
+            if report:
+                files["report"] = self.to_html(out_dir / "report.html")
         return files
 
     def to_html(self, path: str | Path) -> Path:

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from cuelens.errors import UserError
-from cuelens.io import atomic_write_text, ensure_not_input
+from cuelens.io import atomic_write_text, check_outputs
 from cuelens.reports.schema import validate_results
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
@@ -130,7 +130,7 @@ def render_report(results: dict, out_path: str | os.PathLike, *,
     """Validate ``results`` (results.schema.json), render it and write the HTML atomically to
     ``out_path``; refuses to overwrite any path in ``inputs``. Returns the written path."""
     out = Path(out_path)
-    ensure_not_input(out, inputs)
+    check_outputs([out], inputs)
     validate_results(results, source=source)
     atomic_write_text(out, render_html(results))
     return out

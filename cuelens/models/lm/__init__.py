@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from cuelens.errors import UserError
 from cuelens.models.scoring import SentenceScorer
@@ -108,6 +109,14 @@ def detect_kind(name: str) -> str:
         return "masked"
     raise UserError(f"cannot tell whether model '{name}' is causal or masked "
                     f"(model_type '{config.model_type}'); pass --kind causal|masked")
+
+
+def spec_path(spec: str) -> Path | None:
+    """The local file or directory a scorer spec reads (``ngram:DIR`` → ``DIR``; a local
+    Hugging Face directory), or ``None`` for a hub name: outputs must never be written there."""
+    prefix, sep, target = spec.partition(":")
+    path = Path(target if sep and prefix in ("ngram", "lstm", "rnn") else spec)
+    return path if path.exists() else None
 
 
 def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, base: float = math.e,
