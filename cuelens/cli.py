@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
 GROUPS: dict[str, str] = {
     "lm": "cuelens.commands.lm:app",
     "contrast": "cuelens.commands.contrast:app",
+    "cache": "cuelens.commands.cache:app",
 }
 
 

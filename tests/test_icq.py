@@ -171,7 +171,7 @@ def test_disk_cache_serves_a_warm_run_and_is_safe_to_delete(planted, tmp_path, m
         {"negation", "tense", "overlap", "ner", "typo"}
     for shard in shards:  # plain arrays, no pickle
         with np.load(shard, allow_pickle=False) as data:
-            assert set(data.files) == {"keys", "indptr", "indices", "vocab"}
+            assert set(data.files) == {"keys", "indptr", "indices", "vocab_bytes", "vocab_offsets"}
     ParseCache.clear_memory()
     with monkeypatch.context() as m:
         m.setattr("cuelens.models.spacy_pipeline.load_spacy",

@@ -1,4 +1,4 @@
-"""On-disk cache of per-text feature annotations (SPEC §5, issue 3 "Speed").
+"""On-disk cache of per-text feature annotations (SPEC §5, issue 3 "Speed"; docs/cache.md).
 
 Layout: ``<root>/<namespace>/shard-<random>.npz`` where the namespace names the spaCy pipeline
 (package name and version) and the detector (name, version, components), see
@@ -6,13 +6,20 @@ Layout: ``<root>/<namespace>/shard-<random>.npz`` where the namespace names the 
 
 * ``keys`` — ``S16`` BLAKE2b-128 digests of the UTF-8 text (the text itself is not stored);
 * ``indptr``/``indices`` — the CSR rows of the text's values (:class:`Annotations`);
-* ``vocab`` — the value strings (a unicode array).
+* ``vocab_bytes``/``vocab_offsets`` — the value strings, UTF-8 concatenated with their offsets
+  (variable width: one very long value costs its own length, not that length times the
+  vocabulary size as a fixed-width array would).
 
 Only plain numpy arrays are written (``np.savez``) and read (``allow_pickle=False``); a shard
-that cannot be read is ignored. Writes are atomic (temp file + rename) and never modify an
-existing shard, so concurrent runs are safe, and the whole directory is safe to delete. When a
-namespace holds more than :data:`MAX_SHARDS` shards they are merged into one.
-A process-wide in-memory layer serves repeated lookups without touching the disk.
+that cannot be read (truncated, corrupt, of an older layout) is a cache miss and is removed.
+Writes are atomic (temp file + rename) and never modify an existing shard, so concurrent runs
+are safe, and the whole directory is safe to delete. When a namespace holds more than
+:data:`MAX_SHARDS` shards they are merged into one.
+
+Size bound: after every write, while all shards together exceed ``max_bytes`` (default
+:data:`DEFAULT_MAX_BYTES`, or ``$CUELENS_CACHE_MAX_BYTES``), the least recently used shard is
+deleted (a read refreshes a shard's modification time). A process-wide in-memory layer serves
+repeated lookups without touching the disk.
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import uuid
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +40,7 @@ from cuelens.audit.features.base import Annotations
 from cuelens.io import atomic_write_bytes
 
 MAX_SHARDS = 8
+DEFAULT_MAX_BYTES = 2 * 1024**3
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 
 
@@ -44,6 +54,15 @@ def default_cache_dir() -> Path:
         return Path(os.environ["CUELENS_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "cuelens" / "parse"
+
+
+def default_max_bytes() -> int:
+    """``$CUELENS_CACHE_MAX_BYTES`` (bytes), else :data:`DEFAULT_MAX_BYTES` (2 GiB)."""
+    value = os.environ.get("CUELENS_CACHE_MAX_BYTES")
+    try:
+        return int(value) if value else DEFAULT_MAX_BYTES
+    except ValueError:
+        return DEFAULT_MAX_BYTES
 
 
 def text_keys(texts: list[str]) -> np.ndarray:
@@ -71,12 +90,14 @@ class _Table:
 
 
 class ParseCache:
-    """Annotation cache under ``root`` (``None``: in-memory only)."""
+    """Annotation cache under ``root`` (``None``: in-memory only), at most ``max_bytes`` on disk
+    (default :func:`default_max_bytes`)."""
 
     _memory: dict[str, _Table] = {}
 
-    def __init__(self, root: str | Path | None = None):
+    def __init__(self, root: str | Path | None = None, max_bytes: int | None = None):
         self.root = Path(root) if root is not None else None
+        self.max_bytes = default_max_bytes() if max_bytes is None else max_bytes
 
     def _dir(self, namespace: str) -> Path:
         return self.root.joinpath(*(_UNSAFE.sub("_", part) for part in namespace.split("/")))
@@ -101,6 +122,7 @@ class ParseCache:
         shards = sorted(directory.glob("shard-*.npz"))
         if len(shards) > MAX_SHARDS:
             self._compact(directory, shards)
+        evict(self.root, self.max_bytes)
 
     def _merge_memory(self, namespace: str, keys: np.ndarray, annotations: Annotations) -> None:
         old = self._memory.get(namespace)
@@ -138,21 +160,79 @@ class ParseCache:
 
 def _write_shard(path: Path, keys: np.ndarray, annotations: Annotations) -> None:
     matrix = annotations.matrix.tocsr()
+    encoded = [v.encode("utf-8") for v in annotations.vocab]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
     buffer = io.BytesIO()
     np.savez(buffer, keys=keys.astype("S16"), indptr=matrix.indptr.astype(np.int64),
              indices=matrix.indices.astype(np.int32),
-             vocab=np.array(annotations.vocab, dtype=str))
+             vocab_bytes=np.frombuffer(b"".join(encoded), dtype=np.uint8),
+             vocab_offsets=offsets)
     atomic_write_bytes(path, buffer.getvalue())
 
 
 def _read_shard(path: Path) -> tuple[np.ndarray, Annotations] | None:
-    """``(keys, annotations)`` of a shard, or ``None`` when it is missing or malformed."""
+    """``(keys, annotations)`` of a shard, or ``None`` (and the file removed) when it is
+    missing, truncated or malformed. A successful read marks the shard as recently used."""
     try:
         with np.load(path, allow_pickle=False) as data:
             keys, indptr, indices = data["keys"], data["indptr"], data["indices"]
-            vocab = [str(v) for v in data["vocab"]]
+            blob, offsets = data["vocab_bytes"].tobytes(), data["vocab_offsets"]
+        vocab = [blob[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:])]
         matrix = sp.csr_matrix((np.ones(len(indices), dtype=bool), indices, indptr),
                                shape=(len(keys), len(vocab)))
-    except (OSError, ValueError, KeyError, IndexError):
+        os.utime(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, IndexError, EOFError, UnicodeDecodeError,
+            zipfile.BadZipFile):
+        path.unlink(missing_ok=True)
         return None
     return keys, Annotations(matrix, vocab)
+
+
+def _shards(root: Path) -> list[Path]:
+    return sorted(root.rglob("shard-*.npz")) if root.is_dir() else []
+
+
+def evict(root: Path, max_bytes: int) -> int:
+    """Delete least recently used shards under ``root`` until they total at most ``max_bytes``;
+    returns the bytes freed."""
+    entries = []
+    for path in _shards(root):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        entries.append((info.st_mtime, str(path), info.st_size))
+    total, freed = sum(size for *_, size in entries), 0
+    for _, name, size in sorted(entries):
+        if total - freed <= max_bytes:
+            break
+        Path(name).unlink(missing_ok=True)
+        freed += size
+    return freed
+
+
+def cache_info(root: Path) -> dict:
+    """``{"path", "bytes", "shards", "namespaces", "max_bytes"}`` of the cache under ``root``."""
+    shards = _shards(root)
+    sizes = [p.stat().st_size for p in shards if p.exists()]
+    return {"path": str(root), "bytes": int(sum(sizes)), "shards": len(sizes),
+            "namespaces": len({p.parent for p in shards}), "max_bytes": default_max_bytes()}
+
+
+def clear_cache(root: Path) -> int:
+    """Delete every namespace directory of the cache under ``root`` (only directories that hold
+    nothing but shards and temporaries: a wrong ``--cache-dir`` loses nothing else); returns
+    the bytes freed."""
+    freed = 0
+    for shard in _shards(root):
+        freed += shard.stat().st_size
+        shard.unlink(missing_ok=True)
+    for directory in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True) \
+            if root.is_dir() else []:
+        if all(f.name.endswith(".tmp") for f in directory.iterdir()):
+            shutil.rmtree(directory, ignore_errors=True)
+    ParseCache.clear_memory()
+    return freed

@@ -1,0 +1,42 @@
+"""``audit cache``: inspect or empty the parse cache of the ICQ features (docs/cache.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import console, user_errors
+
+app = typer.Typer(help="The parse cache of the ICQ feature cues (docs/cache.md).\n\n"
+                       "Example: audit cache info", no_args_is_help=True)
+
+CacheDirOpt = Annotated[Optional[Path], typer.Option(
+    "--cache-dir", help="Cache directory (default: $CUELENS_CACHE_DIR or ~/.cache/cuelens/parse).")]
+
+
+def _mib(n: int) -> str:
+    return f"{n / 1024**2:,.1f} MiB"
+
+
+@app.command("info")
+@user_errors
+def info(cache_dir: CacheDirOpt = None) -> None:
+    """Where the cache is, how big it is, and its size limit."""
+    from cuelens.audit.parse_cache import cache_info, default_cache_dir
+
+    facts = cache_info(cache_dir or default_cache_dir())
+    typer.echo(f"path: {facts['path']}\nsize: {_mib(facts['bytes'])} in {facts['shards']} "
+               f"shard(s), {facts['namespaces']} namespace(s)\nlimit: {_mib(facts['max_bytes'])} "
+               "(least recently used shards are evicted; $CUELENS_CACHE_MAX_BYTES)")
+
+
+@app.command("clear")
+@user_errors
+def clear(cache_dir: CacheDirOpt = None) -> None:
+    """Delete every cached parse (the next scan parses again)."""
+    from cuelens.audit.parse_cache import clear_cache, default_cache_dir
+
+    root = cache_dir or default_cache_dir()
+    console.print(f"freed {_mib(clear_cache(root))} in {root}", highlight=False)
