@@ -246,6 +246,9 @@ def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, str,
                 message = f"a field is longer than {csv.field_size_limit():,} characters"
             elif "unexpected end of data" in message:
                 message = "a quote is opened and never closed (unbalanced quote)"
+            elif len(lines.current) > 1:
+                message = (f"unbalanced quote: the quoted field opened here runs on to line "
+                           f"{lines.number} ({message})")
             raise UserError(f"malformed {'CSV' if delimiter == ',' else 'TSV'}: {message}",
                             path=str(path), line=start) from None
         start = lines.number - len(lines.current) + 1
