@@ -1,0 +1,79 @@
+"""The parse cache's bounds (issue 13): variable-width storage, LRU size limit, unreadable
+shards as misses, and `audit cache info|clear`."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from typer.testing import CliRunner
+
+from cuelens.audit.features import Annotations
+from cuelens.audit.parse_cache import ParseCache, cache_info, evict, text_keys
+from cuelens.cli import app
+
+
+def _store(cache: ParseCache, namespace: str, texts: list[str], values: list[str]) -> None:
+    cache.store(namespace, text_keys(texts), Annotations.from_lists([(v,) for v in values]))
+
+
+def test_one_long_value_costs_its_length_not_length_times_vocabulary(tmp_path):
+    cache = ParseCache(tmp_path)
+    long_value = "x" * 100_000
+    values = [long_value] + [f"v{i}" for i in range(2000)]
+    _store(cache, "pipe/feat", [f"t{i}" for i in range(len(values))], values)
+    size = cache_info(tmp_path)["bytes"]
+    # fixed-width unicode storage would take 2001 × 100,000 × 4 bytes = 800 MB
+    assert size < 200_000
+    ParseCache.clear_memory()
+    found, ann = ParseCache(tmp_path).lookup("pipe/feat", text_keys(["t0", "t7"]))
+    assert found.tolist() == [True, True]
+    assert [ann.vocab[j] for j in ann.matrix.tocsr()[0].indices] == [long_value]
+    assert [ann.vocab[j] for j in ann.matrix.tocsr()[1].indices] == ["v6"]
+
+
+def test_size_limit_evicts_least_recently_used_shards(tmp_path):
+    big = ParseCache(tmp_path, max_bytes=10**9)
+    for name in ("a", "b", "c"):
+        _store(big, f"pipe/{name}", [f"{name}{i}" for i in range(300)],
+               [f"{name}-value-{i}" for i in range(300)])
+    shards = {p.parent.name: p for p in tmp_path.rglob("shard-*.npz")}
+    now = time.time()
+    for age, name in ((300, "a"), (200, "b"), (100, "c")):
+        os.utime(shards[name], (now - age, now - age))
+    ParseCache.clear_memory()
+    ParseCache(tmp_path).lookup("pipe/a", text_keys(["a1"]))  # a read makes "a" recent
+    one = shards["a"].stat().st_size
+    freed = evict(tmp_path, max_bytes=2 * one + 100)
+    assert freed > 0
+    assert sorted(p.parent.name for p in tmp_path.rglob("shard-*.npz")) == ["a", "c"]
+
+
+def test_store_keeps_the_cache_under_its_limit(tmp_path):
+    cache = ParseCache(tmp_path, max_bytes=5_000)
+    for k in range(6):
+        _store(cache, f"pipe/n{k}", [f"{k}-{i}" for i in range(100)],
+               [f"value {k} {i}" for i in range(100)])
+    assert cache_info(tmp_path)["bytes"] <= 5_000
+
+
+def test_truncated_shard_is_a_miss_and_removed(tmp_path):
+    _store(ParseCache(tmp_path), "pipe/feat", ["a", "b"], ["x", "y"])
+    (shard,) = tmp_path.rglob("shard-*.npz")
+    shard.write_bytes(shard.read_bytes()[:-40])
+    ParseCache.clear_memory()
+    found, _ = ParseCache(tmp_path).lookup("pipe/feat", text_keys(["a", "b"]))
+    assert found.tolist() == [False, False] and not shard.exists()
+
+
+def test_cache_info_and_clear_commands(tmp_path):
+    _store(ParseCache(tmp_path / "c"), "pipe/feat", ["a"], ["x"])
+    (tmp_path / "c" / "keep.txt").write_text("not ours")
+    runner = CliRunner()
+    info = runner.invoke(app, ["cache", "info", "--cache-dir", str(tmp_path / "c")])
+    assert info.exit_code == 0 and "1 shard(s), 1 namespace(s)" in info.output
+    assert "limit: 2,048.0 MiB" in info.output
+    cleared = runner.invoke(app, ["cache", "clear", "--cache-dir", str(tmp_path / "c")])
+    assert cleared.exit_code == 0, cleared.output
+    assert not list((tmp_path / "c").rglob("*.npz"))
+    assert (tmp_path / "c" / "keep.txt").exists()
