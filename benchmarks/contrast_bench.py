@@ -127,14 +127,14 @@ class DedupWordLevel:
 
 
 def bench_synthetic(m1: str, m2: str, n: int, max_steps: int, seed: int, rows_path=None) -> dict:
-    from cuelens.data.readers import text_lines as read_lines
+    from cuelens.data.readers import text_lines
     from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
     from cuelens.models.lm import load_scorer
 
     scorers = [DedupWordLevel(load_scorer(m1)), DedupWordLevel(load_scorer(m2))]
-    vocab = Vocabulary(read_lines(DATA / "vocab_low.txt"), read_lines(DATA / "vocab_cap.txt"),
-                       frozenset(read_lines(DATA / "preps.txt")))
-    starts = list(dict.fromkeys(read_lines(DATA / "natural_sentences_8word.txt")))[:n]
+    vocab = Vocabulary(text_lines(DATA / "vocab_low.txt"), text_lines(DATA / "vocab_cap.txt"),
+                       frozenset(text_lines(DATA / "preps.txt")))
+    starts = list(dict.fromkeys(text_lines(DATA / "natural_sentences_8word.txt")))[:n]
     rows, seconds, cpu_seconds = [], [], []
     for k, sentence in enumerate(starts):
         started, cpu = time.perf_counter(), time.process_time()

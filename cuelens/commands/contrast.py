@@ -117,13 +117,13 @@ def natural(
 
     from cuelens.augment.contrast import natural as nat
     from cuelens.augment.contrast.scores import load_scores, parse_models
-    from cuelens.data.readers import text_lines as read_lines
+    from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
     from cuelens.io import output_set, write_jsonl
 
     _check_outputs([out, summary, html], [scores, corpus, *(parse_models(models) or [])])
     names = parse_models(models)
-    texts = read_lines(corpus, keep_blank=True) if corpus else None
+    texts = text_lines(corpus, keep_blank=True) if corpus else None
     if scores is not None:
         names, logprobs, file_texts = load_scores(scores, names)
         texts = file_texts or texts
@@ -189,7 +189,7 @@ def synthetic(
     Example: audit contrast synthetic --models ngram:lm/tri,lstm:lm/lstm --init natural_sentences_8word.txt --vocab vocab_low.txt --n 10 --out triplets.jsonl
     """
     from cuelens.augment.contrast.scores import parse_models
-    from cuelens.data.readers import text_lines as read_lines
+    from cuelens.data.readers import text_lines
     from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
     from cuelens.commands.model_options import item_progress
     from cuelens.errors import UserError
@@ -202,12 +202,12 @@ def synthetic(
         raise UserError("--models needs exactly two scorers: m1,m2")
     if n < 1 or max_steps < 1 or patience < 1:
         raise UserError("--n, --max-steps and --patience must be at least 1")
-    lines = read_lines(init)
+    lines = text_lines(init)
     starts = list(dict.fromkeys(lines))[:n]
     index = {s: i for i, s in reversed(list(enumerate(lines)))}
-    words = Vocabulary(read_lines(vocab),
-                       read_lines(vocab_initial) if vocab_initial else None,
-                       frozenset(read_lines(function_words)) if function_words else frozenset())
+    words = Vocabulary(text_lines(vocab),
+                       text_lines(vocab_initial) if vocab_initial else None,
+                       frozenset(text_lines(function_words)) if function_words else frozenset())
     m1, m2 = _load_scorers(specs)
     rows, seconds = [], []
     with item_progress() as progress:
