@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "scan": "cuelens.commands.scan:scan",
     "train": "cuelens.commands.train:train",
     "probe": "cuelens.commands.probe:probe",
+    "prompts": "cuelens.commands.llm_probe:prompts",
     "stress": "cuelens.commands.stress:stress",
     "augment": "cuelens.commands.augment:augment",
     "score": "cuelens.commands.score:score",

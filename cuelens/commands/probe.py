@@ -13,6 +13,10 @@ from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, Hypothesis
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, console, load_data, progress_bar,
                                      user_errors)
+from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, CalibrateOpt,
+                                        ConcurrencyOpt, LengthNormOpt, LLMOpt, LLMOptions,
+                                        MaxNewTokensOpt, NoCacheOpt, PromptOpt, RetriesOpt,
+                                        TimeoutOpt)
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
                                             item_progress, load_model)
 from cuelens.errors import UserError
@@ -62,21 +66,39 @@ def probe(
     label_field: LabelFieldOpt = None,
     choices_field: ChoicesFieldOpt = None,
     skip_bad: SkipBadOpt = False,
+    llm: LLMOpt = None,
+    prompt: PromptOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    concurrency: ConcurrencyOpt = 4,
+    request_timeout: TimeoutOpt = 60.0,
+    retries: RetriesOpt = 5,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    calibrate: CalibrateOpt = False,
+    length_norm: LengthNormOpt = False,
+    max_new_tokens: MaxNewTokensOpt = None,
 ) -> None:
-    """Probe a model (or a predictions file) for reliance on the dataset's cues.
+    """Probe a model (or a predictions file, or an LLM through prompts) for reliance on the
+    dataset's cues.
 
     Writes results.json with the scan sections plus `probe` (accuracy, ΔAcc per cue with 95%
     bootstrap CIs, distribution test, easy/hard accuracy, data map) and predictions.jsonl.
+    With --llm: `llm_probe` (the same statistics per prompt template, side by side, and a
+    verdict) and predictions-TEMPLATE.jsonl.
 
     Example: audit probe data/snli/ --model models/snli-minilm --scan results/snli --out probe/
+
+    Example: audit probe data/mnli/ --llm openai:llama3 --base-url http://127.0.0.1:8000/v1
+    --prompt nli-yes-no --prompt nli-yes-no-cot
     """
     from cuelens.audit.metrics import METRICS
     from cuelens.probes.pipeline import check_outputs, probe_dataset
     from cuelens.probes.short_circuit import ShortCircuitOptions
 
     started = time.time()
-    if (model is None) == (predictions is None):
-        raise UserError("give exactly one of --model and --predictions")
+    if sum(x is not None for x in (model, predictions, llm)) != 1:
+        raise UserError("give exactly one of --model, --predictions and --llm")
     if rank_by not in METRICS:
         raise UserError(f"unknown --rank-by metric '{rank_by}' (choose from {', '.join(METRICS)})")
     for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items)):
@@ -92,6 +114,17 @@ def probe(
     scan_files = [scan / name for name in ("easy.jsonl", "hard.jsonl")] if scan else []
     model_dir = Path(model) if model and Path(model).is_dir() else None
     check_outputs(out_dir, [*dataset.input_paths, *extra_inputs, *scan_files, model_dir])
+    if llm is not None:
+        from cuelens.commands.llm_probe import probe_llm
+
+        options = LLMOptions(llm, prompt or [], base_url, api_key_env, concurrency,
+                             request_timeout, retries, cache, no_cache, calibrate, length_norm,
+                             max_new_tokens, device, batch_size)
+        llm_dir = [Path(llm)] if Path(llm).is_dir() else []
+        probe_llm(dataset, options, _load_scan(scan, dataset), out_dir, top=top,
+                  rank_by=rank_by, seed=seed, n_boot=bootstrap, min_items=min_items,
+                  inputs=[*extra_inputs, *scan_files, *llm_dir], started=started)
+        return
 
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
                                     trust_remote_code, int8)

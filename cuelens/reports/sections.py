@@ -413,6 +413,58 @@ def _probe_data_map(sec: Section, pr: dict) -> None:
                                     colour_title="correct"))
 
 
+# --------------------------------------------------------------------------------- LLM probe
+TOP_LLM_CUES = 8
+
+
+@section("llm_probe")
+def llm_probe(results: dict) -> Section | None:
+    lp = results.get("llm_probe")
+    if not lp or not lp.get("templates"):
+        return None
+    templates = lp["templates"]
+    rows = [{"name": t["name"], "mode": t["mode"], "style": t.get("style", ""),
+             "accuracy": t["accuracy"], "unparseable": t["unparseable"]["rate"],
+             "total_abs_delta": t["accuracy_test"]["total_abs_delta"],
+             "easy": (t.get("easy_hard") or {}).get("easy_accuracy"),
+             "hard": (t.get("easy_hard") or {}).get("hard_accuracy"),
+             "tokens": t["tokens"]["total"]} for t in templates]
+    sec = Section("llm_probe", "Does a prompted language model use the cues?",
+                  context={"model": lp.get("model", {}), "rows": rows,
+                           "verdict": lp.get("verdict", {})})
+    names = [t["name"] for t in templates]
+    sec.add_figure("accuracy", "Test accuracy per prompt template; the share of answers that "
+                   "could not be read (generation only) is counted as wrong and shown after the "
+                   "bar.", F.horizontal_bars(
+                       names, [100 * t["accuracy"] for t in templates], axis_title="accuracy",
+                       x_range=(0, 100),
+                       text=[f"{pct(t['accuracy'])}, {pct(t['unparseable']['rate'])} unparseable"
+                             for t in templates]))
+    deltas = [{c["cue"]: c["delta"] for c in t["accuracy_test"]["cues"]} for t in templates]
+    common = set.intersection(*(set(d) for d in deltas))
+    cues = sorted(common, key=lambda c: (-max(abs(d[c]) for d in deltas), c))[:TOP_LLM_CUES]
+    if cues:
+        sec.add_figure("delta", "ΔAcc per cue (accuracy with the cue minus without it) for each "
+                       "template side by side: the template whose bars stay closest to zero "
+                       "relies least on the cues.",
+                       F.grouped_bars(cues, {n: [100 * d[c] for c in cues]
+                                             for n, d in zip(names, deltas)},
+                                      axis_title="ΔAcc (points)", percent=False))
+    dists = [{c["cue"]: c for c in t["distribution_test"]["cues"]} for t in templates]
+    shared = set.intersection(*(set(d) for d in dists))
+    if shared:
+        cue = min(shared, key=lambda c: (-max(abs(d[c]["score"]) for d in dists), c))
+        dist_rows = [(f"{cue} · training data", dists[0][cue]["train_dist"])]
+        dist_rows += [(f"{cue} · {n} (score {d[cue]['score']:+.3f})", d[cue]["predicted_dist"])
+                      for n, d in zip(names, dists)]
+        labels = _label_keys(results["dataset"]["label_names"], *(d for _, d in dist_rows))
+        sec.add_figure("distribution", "On a label-balanced set of items with the cue, each "
+                       "template's predicted labels: an even spread means the prompt does not "
+                       "follow the cue; leaning like the training data means it does.",
+                       F.stacked_distributions(dist_rows, labels))
+    return sec
+
+
 # Display names of the stress operators (SPEC §7; keys as registered in cuelens.augment.operators).
 OPERATOR_NAMES = {"co": "CO crossover", "mt": "MT word swap", "neg+": "Neg+ add negation",
                   "neg-": "Neg− remove negation", "ner": "NER name swap",

@@ -227,3 +227,97 @@ class CausalScorer:
         head = prefix.strip()
         texts = [f"{head} {c}" if head else c for c in candidates]
         return np.array([w[-1] for w in self.word_logprobs(texts)], dtype=np.float64)
+
+    # ----------------------------------------------------------------- prompt continuations
+    def continuation_logprobs(self, prompts: list[str], continuations: list[list[str]], *,
+                              on_batch=None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``log p(c | prompt)`` of every continuation ``c`` of every prompt, and its token
+        count (the LLM prompt probe, SPEC §6).
+
+        A continuation is a new word (or words) after the prompt: it is tokenised like a
+        non-first word (with a leading space unless the tokenizer adds a dummy prefix), and with
+        the word scheme ``bow`` its value carries the boundary correction of :meth:`_words`,
+        ``Σ_t log p(s_t | ·) + log B(after c) − log B(after the prompt)`` (which telescopes over
+        multi-word continuations). Prompts are scored once: they are length-sorted, left-padded
+        and batched, their key/value cache is repeated for each continuation, and the
+        continuations are scored against it. ``on_batch(n)`` reports finished prompts.
+        """
+        import torch
+
+        space = "" if self.scheme.dummy_prefix else " "
+        prompt_ids = [[self.bos, *ids] for ids in
+                      self.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]]
+        flat = [space + c for options in continuations for c in options]
+        flat_ids = self.tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
+        cont_ids, k = [], 0
+        for options in continuations:
+            cont_ids.append(flat_ids[k:k + len(options)])
+            k += len(options)
+        for i, (p, cs) in enumerate(zip(prompt_ids, cont_ids)):
+            if not cs or any(len(c) == 0 for c in cs):
+                raise UserError(f"prompt {i + 1}: empty answer option")
+            longest = len(p) + max(len(c) for c in cs)
+            if self.max_length and longest > self.max_length:
+                raise UserError(f"prompt {i + 1} and its answer have {longest} tokens, more "
+                                f"than the model's {self.max_length}")
+        out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0))] * len(prompts)
+        order = np.argsort([-len(p) for p in prompt_ids], kind="stable")
+        widest = max((len(cs) for cs in cont_ids), default=1)
+        step = max(1, self.batch_size // widest)
+        with torch.inference_mode():
+            for begin in range(0, len(order), step):
+                index = [int(i) for i in order[begin:begin + step]]
+                values = self._continuation_batch([prompt_ids[i] for i in index],
+                                                  [cont_ids[i] for i in index])
+                for i, v in zip(index, values):
+                    out[i] = v
+                if on_batch is not None:
+                    on_batch(len(index))
+        return out
+
+    def _continuation_batch(self, prompts: list[list[int]], options: list[list[list[int]]]):
+        import torch
+
+        width = max(len(p) for p in prompts)
+        ids = np.zeros((len(prompts), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for j, p in enumerate(prompts):   # left padding: every prompt ends at the last column
+            ids[j, width - len(p):], mask[j, width - len(p):] = p, 1
+        mask_t = torch.from_numpy(mask).to(self.device)
+        positions = (mask_t.cumsum(-1) - 1).clamp(min=0)
+        first = self.model(input_ids=torch.from_numpy(ids).to(self.device), attention_mask=mask_t,
+                           position_ids=positions, use_cache=True)
+        last = first.logits[:, -1].float()                       # predicts each option's 1st token
+        rows = [j for j, cs in enumerate(options) for _ in cs]
+        conts = [c for cs in options for c in cs]
+        c_width = max(len(c) for c in conts)
+        c_ids = np.zeros((len(conts), c_width), dtype=np.int64)
+        c_mask = np.zeros_like(c_ids)
+        for r, c in enumerate(conts):
+            c_ids[r, : len(c)], c_mask[r, : len(c)] = c, 1
+        rows_t = torch.tensor(rows, device=self.device)
+        cache = first.past_key_values
+        cache.batch_select_indices(rows_t)                       # one copy per option
+        c_ids_t = torch.from_numpy(c_ids).to(self.device)
+        c_mask_t = torch.from_numpy(c_mask).to(self.device)
+        lengths = torch.tensor([len(p) for p in prompts], device=self.device)[rows_t]
+        second = self.model(input_ids=c_ids_t,
+                            attention_mask=torch.cat([mask_t[rows_t], c_mask_t], dim=1),
+                            position_ids=lengths[:, None] + torch.arange(c_width,
+                                                                         device=self.device),
+                            past_key_values=cache)
+        logits = torch.cat([last[rows_t][:, None], second.logits.float()], dim=1)  # [R, T+1, V]
+        log_z = torch.logsumexp(logits, dim=-1)
+        token = logits[:, :-1].gather(-1, c_ids_t[:, :, None]).squeeze(-1) - log_z[:, :-1]
+        total = (token * c_mask_t).sum(dim=1)
+        if self.bow_correction and self.scheme.kind == "bow":
+            neg = torch.finfo(logits.dtype).min
+            mass = torch.logsumexp(logits.masked_fill(~self._boundary, neg), dim=-1) - log_z
+            ends = c_mask_t.sum(dim=1)
+            total = total + mass.gather(1, ends[:, None]).squeeze(1) - mass[:, 0]
+        total_np, counts = total.cpu().numpy().astype(np.float64), c_mask.sum(axis=1)
+        values, r = [], 0
+        for cs in options:
+            values.append((total_np[r:r + len(cs)], counts[r:r + len(cs)]))
+            r += len(cs)
+        return values

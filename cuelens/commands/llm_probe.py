@@ -1,0 +1,175 @@
+"""``audit probe --llm``'s options, output files and summary, and ``audit prompts``
+(the library side is :mod:`cuelens.probes.llm`; docs/llm-probe.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import console, progress_bar, user_errors
+
+LLMOpt = Annotated[Optional[str], typer.Option(
+    "--llm", help="Probe a language model through prompts: a local causal LM (directory, alias "
+                  "or hub id) or openai:MODEL with --base-url.", rich_help_panel="LLM probe")]
+PromptOpt = Annotated[Optional[list[str]], typer.Option(
+    "--prompt", help="Prompt template: a built-in name (see `audit prompts`) or a template "
+                     "file; repeat to compare templates (default: every built-in of the task).",
+    rich_help_panel="LLM probe")]
+BaseUrlOpt = Annotated[Optional[str], typer.Option(
+    "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.",
+    rich_help_panel="LLM probe")]
+ApiKeyEnvOpt = Annotated[str, typer.Option(
+    "--api-key-env", help="Environment variable holding the endpoint's API key (never written "
+                          "to outputs).", rich_help_panel="LLM probe")]
+ConcurrencyOpt = Annotated[int, typer.Option(help="Endpoint requests in flight at once.",
+                                             rich_help_panel="LLM probe")]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds before one endpoint request times out.",
+                                           rich_help_panel="LLM probe")]
+RetriesOpt = Annotated[int, typer.Option(help="Retries of a request after HTTP 429/5xx or a "
+                                              "network error (exponential backoff).",
+                                         rich_help_panel="LLM probe")]
+CacheOpt = Annotated[Optional[Path], typer.Option(
+    "--cache", help="SQLite response cache (default for openai: llm-responses.sqlite in the "
+                    "user cache directory; local models: none).", rich_help_panel="LLM probe")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response "
+                                                             "cache.", rich_help_panel="LLM probe")]
+CalibrateOpt = Annotated[bool, typer.Option(
+    "--calibrate", help="Score templates: divide by p(answer | content-free 'N/A' input).",
+    rich_help_panel="LLM probe")]
+LengthNormOpt = Annotated[bool, typer.Option(
+    "--length-norm", help="Score templates: mean log-probability per answer token.",
+    rich_help_panel="LLM probe")]
+MaxNewTokensOpt = Annotated[Optional[int], typer.Option(
+    help="Generate templates: token budget (default: the template's).",
+    rich_help_panel="LLM probe")]
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    llm: str
+    prompts: list[str]
+    base_url: str | None
+    api_key_env: str
+    concurrency: int
+    timeout: float
+    retries: int
+    cache: Path | None
+    no_cache: bool
+    calibrate: bool
+    length_norm: bool
+    max_new_tokens: int | None
+    device: str
+    batch_size: int | None
+
+
+def _cache(options: LLMOptions, backend_name: str):
+    from cuelens.audit.parse_cache import default_cache_dir
+    from cuelens.probes.llm.cache import ResponseCache
+
+    if options.no_cache:
+        return None
+    if options.cache is not None:
+        return ResponseCache(options.cache)
+    return ResponseCache(default_cache_dir() / "llm-responses.sqlite") \
+        if backend_name == "openai" else None
+
+
+def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, rank_by: str,
+              seed: int, n_boot: int, min_items: int, inputs: list, started: float) -> None:
+    """Run the LLM prompt probe (library: :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`),
+    save its files and print the side-by-side summary."""
+    from rich.markup import escape
+
+    from cuelens.errors import UserError
+    from cuelens.probes.llm.backends import BackendOptions, load_backend
+    from cuelens.probes.llm.pipeline import probe_llm_dataset
+    from cuelens.probes.llm.templates import (default_templates, resolve_template,
+                                              with_max_new_tokens)
+
+    if options.max_new_tokens is not None and options.max_new_tokens < 1:
+        raise UserError("--max-new-tokens must be at least 1")
+    templates = [resolve_template(p) for p in options.prompts] or \
+        default_templates(dataset.task)
+    templates = [with_max_new_tokens(t, options.max_new_tokens) for t in templates]
+    if len({t.name for t in templates}) != len(templates):
+        raise UserError("two --prompt templates have the same name")
+    for t in templates:
+        t.check(dataset.task, dataset.label_names)
+    backend = load_backend(options.llm, BackendOptions(
+        device=options.device, batch_size=options.batch_size or 16, base_url=options.base_url,
+        api_key_env=options.api_key_env, concurrency=options.concurrency,
+        timeout=options.timeout, retries=options.retries))
+    cache = _cache(options, backend.name)
+    console.print(f"LLM [bold]{escape(options.llm)}[/] ({backend.name}); prompts: "
+                  f"{escape(', '.join(t.name for t in templates))}"
+                  + (f"; cache {escape(str(cache.path))}" if cache else ""))
+    try:
+        with progress_bar(f"probing {dataset.name}") as bar:
+            result = probe_llm_dataset(dataset, backend, templates, scan=scan, top=top,
+                                       rank_by=rank_by, cache=cache,
+                                       calibrate=options.calibrate,
+                                       normalize=options.length_norm, seed=seed, n_boot=n_boot,
+                                       min_items=min_items, inputs=inputs, progress=bar)
+    finally:
+        if cache is not None:
+            cache.close()
+    result.started = started
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    files = result.save(out_dir)
+    console.print(f"report: [bold]{escape(str(files['report']))}[/]")
+    print_llm_probe(result.section, out_dir)
+
+
+def print_llm_probe(section: dict, out_dir: Path) -> None:
+    """Terminal summary: one row per template, then the verdict."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table("prompt", "mode", "accuracy", "unparseable", "Σ|ΔAcc|", "top cue ΔAcc",
+                  "tokens", title="LLM probe: templates side by side")
+    for t in section["templates"]:
+        cues = sorted(t["accuracy_test"]["cues"], key=lambda c: (-abs(c["delta"]), c["cue"]))
+        top = f"{escape(cues[0]['cue'])} {cues[0]['delta'] * 100:+.1f}" if cues else "–"
+        table.add_row(escape(t["name"]), f"{t['mode']} ({escape(t['style'])})",
+                      f"{t['accuracy'] * 100:.1f}%", f"{t['unparseable']['rate'] * 100:.1f}%",
+                      f"{t['accuracy_test']['total_abs_delta'] * 100:.1f}", top,
+                      f"{t['tokens']['total']:,}")
+    console.print(table)
+    best = section["verdict"].get("least_cue_reliant")
+    console.print(f"least cue-reliant prompt: [bold]{escape(best)}[/]" if best else
+                  f"verdict: {escape(section['verdict'].get('reason', 'none'))}")
+    console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
+
+
+@user_errors
+def prompts(
+    task: Annotated[Optional[str], typer.Option(help="Only templates of this task (nli|mcq).")]
+    = None,
+    show: Annotated[Optional[str], typer.Option(
+        help="Print this template (a built-in name or a file) in full.")] = None,
+) -> None:
+    """List the built-in prompt templates of `audit probe --llm` (or show one).
+
+    Example: audit prompts --task nli
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from cuelens.probes.llm.templates import TEMPLATES, resolve_template
+
+    if show is not None:
+        t = resolve_template(show)
+        answers = ", ".join(f"{k}={v}" for k, v in t.answers.items()) or f"options: {t.options}"
+        typer.echo(f"# {t.name}: {t.task} · {t.mode} · {t.style} · {answers}\n{t.text}")
+        return
+    table = Table("name", "task", "mode", "style", "answers", "description")
+    for t in TEMPLATES.values():
+        if task is None or t.task == task:
+            answers = ", ".join(t.answers.values()) if t.task == "nli" else t.options
+            table.add_row(t.name, t.task, t.mode, t.style, escape(answers),
+                          escape(t.description))
+    console.print(table)

@@ -1,0 +1,10 @@
+"""Zero-shot LLM probing through prompt templates (SPEC §6, docs/llm-probe.md).
+
+- :mod:`~cuelens.probes.llm.templates`: sandboxed Jinja2 templates with a declared answer format,
+  and the built-in registry (``audit prompts``);
+- :mod:`~cuelens.probes.llm.backends`: local ``transformers`` causal LMs and (via
+  :mod:`~cuelens.probes.llm.openai`) OpenAI-compatible HTTP endpoints;
+- :mod:`~cuelens.probes.llm.parsing`: answers read out of generated text;
+- :mod:`~cuelens.probes.llm.cache`: the persistent SQLite response cache;
+- :mod:`~cuelens.probes.llm.pipeline`: per-template predictions and statistics, the verdict.
+"""

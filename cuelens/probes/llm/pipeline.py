@@ -1,0 +1,324 @@
+"""The LLM prompt probe: ask a backend through each template, then test cue reliance per
+template with the probe's own statistics (SPEC §6, docs/llm-probe.md).
+
+For every template: render each test item, get answers (cached), turn them into predictions —
+
+- *score* templates: option scores ``log p(option | prompt)``, optionally divided by the
+  option's token count (``normalize``) and/or calibrated before use (``calibrate``: minus
+  ``log p̂(option | content-free prompt)``, the content-free distribution normalised over the
+  options, i.e. ``p(option | x) / p(option | "N/A")``); the prediction is the arg-max;
+- *generate* templates: the parsed answer (:mod:`cuelens.probes.llm.parsing`); an unparseable
+  answer counts as wrong and is reported separately —
+
+then the probe sections (accuracy, ΔAcc per cue with bootstrap CIs, easy/hard accuracy) from
+:mod:`cuelens.probes.sections` and the distribution test of :mod:`cuelens.probes.distribution`
+over the parsed answers. The **verdict** names the least cue-reliant template: the smallest
+``Σ|ΔAcc|`` over the tested cues (SPEC §6's model-weakness total; ties: higher accuracy, then
+name), among templates with at least one tested cue.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.data.dataset import Dataset
+from cuelens.probes.cues import Cue
+from cuelens.probes.distribution import distribution_test
+from cuelens.probes.llm.backends import Backend, Request
+from cuelens.probes.llm.cache import ResponseCache, cache_key
+from cuelens.probes.llm.parsing import parse_answer
+from cuelens.probes.llm.templates import PromptTemplate, content_free, item_fields
+from cuelens.probes.predictions import Predictions
+from cuelens.probes.sections import ProbeContext, run_sections
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class Answers:
+    """One template's predictions: ``pred`` (−1 = unparseable), option probabilities (score
+    templates), generated texts (generate templates) and tokens used."""
+
+    pred: np.ndarray
+    probs: np.ndarray | None
+    texts: list[str] | None
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def parsed(self) -> np.ndarray:
+        return self.pred >= 0
+
+
+@dataclass
+class LLMProbeResult:
+    """``llm_probe`` section and answers; with :func:`probe_llm_dataset`, the whole results
+    (scan sections plus ``llm_probe``) and what :meth:`save` writes."""
+
+    section: dict                       # results.json ``llm_probe``
+    answers: dict[str, Answers]         # template name -> answers
+    dataset: Dataset | None = None
+    results: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+
+    def files(self, out_dir: str | Path) -> dict[str, Path]:
+        out_dir = Path(out_dir)
+        files = {f"predictions:{name}": out_dir / f"predictions-{_slug(name)}.jsonl"
+                 for name in self.answers}
+        files.update(results=out_dir / "results.json", run=out_dir / "run.json",
+                     report=out_dir / "report.html")
+        return files
+
+    def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
+        """Write predictions-TEMPLATE.jsonl, results.json, run.json (and report.html)."""
+        from cuelens.audit.results import run_info
+        from cuelens.io import check_outputs, output_set, write_json, write_jsonl
+        from cuelens.reports import render_report
+
+        if self.dataset is None:
+            raise ValueError("only a probe_llm_dataset result can be saved")
+        files = self.files(out_dir)
+        if not report:
+            del files["report"]
+        check_outputs(files.values(), self.inputs)
+        with output_set():  # the files appear together or not at all
+            for name, answers in self.answers.items():
+                write_jsonl(files[f"predictions:{name}"], prediction_rows(self.dataset, answers))
+            write_json(files["results"], self.results)
+            write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
+            if report:
+                render_report(self.results, files["report"], inputs=self.inputs)
+        return files
+
+
+def _slug(name: str) -> str:
+    """A template name as a file-name part."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+
+
+def _request(template: PromptTemplate, fields: dict, label_names: list[str]) -> Request:
+    prompt = template.render(fields).rstrip()
+    if template.mode == "score":
+        return Request("score", prompt, tuple(template.option_words(label_names, fields)))
+    return Request("generate", prompt, max_new_tokens=template.max_new_tokens)
+
+
+def ask(backend: Backend, template: PromptTemplate, requests: list[Request], ids: list[str], *,
+        cache: ResponseCache | None = None, progress: Progress | None = None) -> list[dict]:
+    """Responses to ``requests``: from the cache where present, else from the backend (each
+    stored as soon as it arrives)."""
+    keys = [cache_key(backend.name, backend.model, backend.settings, template.name,
+                      template.digest, item, r.key_parts()) for item, r in zip(ids, requests)]
+    responses: list[dict | None] = [cache.get(k) if cache else None for k in keys]
+    missing = [i for i, r in enumerate(responses) if r is None]
+    done = len(requests) - len(missing)
+
+    def store(j: int, response: dict) -> None:
+        nonlocal done
+        i = missing[j]
+        responses[i] = response
+        if cache is not None:
+            cache.put(keys[i], response, backend=backend.name, model=backend.model,
+                      template=template.name, item=ids[i])
+        done += 1
+        if progress is not None:
+            progress(template.name, done / max(len(requests), 1))
+
+    if missing:
+        backend.run([requests[i] for i in missing], store)
+    return responses  # type: ignore[return-value]
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    z = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def _option_scores(responses: list[dict], normalize: bool) -> np.ndarray:
+    logp = np.asarray([r["logprobs"] for r in responses], dtype=np.float64)
+    if normalize:
+        logp = logp / np.asarray([r["n_tokens"] for r in responses], dtype=np.float64)
+    return logp
+
+
+def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
+           cache: ResponseCache | None = None, calibrate: bool = False, normalize: bool = False,
+           progress: Progress | None = None) -> Answers:
+    """Ask ``backend`` every test item of ``dataset`` through ``template``."""
+    split, labels = dataset.test, dataset.label_names
+    template.check(dataset.task, labels)
+    fields = [item_fields(split, i, labels) for i in range(len(split))]
+    requests = [_request(template, f, labels) for f in fields]
+    responses = ask(backend, template, requests, list(split.ids), cache=cache,
+                    progress=progress)
+    used = [sum(r[k] for r in responses) for k in ("prompt_tokens", "completion_tokens")]
+    if template.mode == "generate":
+        pred = np.asarray([_parse(template, r["text"], f, labels)
+                           for r, f in zip(responses, fields)], dtype=np.int64)
+        return Answers(pred, None, [r["text"] for r in responses], *used)
+    scores = _option_scores(responses, normalize)
+    if calibrate:
+        free = [_request(template, content_free(f, template), labels) for f in fields]
+        unique = list(dict.fromkeys(free))
+        answers = ask(backend, template, unique, ["__content_free__"] * len(unique),
+                      cache=cache)
+        used[0] += sum(r["prompt_tokens"] for r in answers)
+        used[1] += sum(r["completion_tokens"] for r in answers)
+        prior = dict(zip(unique, np.log(_softmax(_option_scores(answers, normalize)))))
+        scores = scores - np.stack([prior[r] for r in free])
+    return Answers(scores.argmax(axis=1), _softmax(scores), None, *used)
+
+
+def _parse(template: PromptTemplate, text: str, fields: dict, labels: list[str]) -> int:
+    letters = template.task == "mcq" and template.options == "letters"
+    found = parse_answer(text, template.option_words(labels, fields), letters=letters)
+    return -1 if found is None else found
+
+
+def template_section(template: PromptTemplate, answers: Answers, dataset: Dataset,
+                     cues: list[Cue], *, item_easy: np.ndarray | None = None, seed: int = 0,
+                     n_boot: int = 1000, min_items: int = 10, calibrate: bool = False,
+                     normalize: bool = False) -> dict:
+    """One template's entry of ``llm_probe.templates`` (SPEC §6 statistics)."""
+    info = {"name": template.name, "mode": template.mode, "style": template.style,
+            "source": template.source}
+    ctx = ProbeContext(dataset=dataset, predictions=Predictions(answers.pred, answers.probs),
+                       cues=cues, model_info=info, item_easy=item_easy, seed=seed,
+                       n_boot=n_boot, min_items=min_items)
+    stats = run_sections(ctx, skip={"model", "data_map", "distribution_test", "short_circuit"})
+    parsed = answers.parsed
+    parsed_cues = [Cue(c.name, c.kind, c.test_mask & parsed, c.test_bearing, c.train_dist)
+                   for c in cues]
+    stats["distribution_test"] = distribution_test(
+        parsed_cues, np.where(parsed, answers.pred, 0), ctx.gold, dataset.task,
+        dataset.label_names, seed=seed, min_items=min_items)
+    n_bad = int((~parsed).sum())
+    return {**info, "description": template.description,
+            "calibrated": calibrate and template.mode == "score",
+            "length_normalized": normalize and template.mode == "score",
+            "n_items": int(len(parsed)),
+            "unparseable": {"n": n_bad, "rate": round(n_bad / max(len(parsed), 1), 6)},
+            "tokens": {"prompt": answers.prompt_tokens, "completion": answers.completion_tokens,
+                       "total": answers.prompt_tokens + answers.completion_tokens},
+            **stats}
+
+
+def verdict(sections: list[dict]) -> dict:
+    """The least cue-reliant template (see the module docstring)."""
+    tested = [s for s in sections if s["accuracy_test"]["cues"]]
+    if not tested:
+        return {"least_cue_reliant": None, "measure": "total_abs_delta",
+                "reason": "no cue had enough test items with and without it"}
+    ranked = sorted(tested, key=lambda s: (s["accuracy_test"]["total_abs_delta"],
+                                           -s["accuracy"], s["name"]))
+    return {"least_cue_reliant": ranked[0]["name"], "measure": "total_abs_delta",
+            "ranking": [s["name"] for s in ranked]}
+
+
+def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemplate],
+                  cues: list[Cue], *, item_easy: np.ndarray | None = None,
+                  cache: ResponseCache | None = None, calibrate: bool = False,
+                  normalize: bool = False, seed: int = 0, n_boot: int = 1000,
+                  min_items: int = 10, progress: Progress | None = None) -> LLMProbeResult:
+    """The ``llm_probe`` results section for every template, and each template's answers."""
+    names = [t.name for t in templates]
+    if len(set(names)) != len(names):
+        raise ValueError(f"prompt templates need distinct names, got {names}")
+    for template in templates:
+        template.check(dataset.task, dataset.label_names)
+    answers, sections = {}, []
+    for template in templates:
+        got = answer(backend, template, dataset, cache=cache, calibrate=calibrate,
+                     normalize=normalize, progress=progress)
+        answers[template.name] = got
+        sections.append(template_section(template, got, dataset, cues, item_easy=item_easy,
+                                         seed=seed, n_boot=n_boot, min_items=min_items,
+                                         calibrate=calibrate, normalize=normalize))
+    section = {"model": backend.info(), "templates": sections, "verdict": verdict(sections)}
+    return LLMProbeResult(section, answers)
+
+
+def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[PromptTemplate], *,
+                      scan=None, top: int = 5, rank_by: str = "lmi",
+                      cache: ResponseCache | None = None, calibrate: bool = False,
+                      normalize: bool = False, seed: int = 0, n_boot: int = 1000,
+                      min_items: int = 10, inputs: Sequence[str | Path] = (),
+                      progress: Progress | None = None) -> LLMProbeResult:
+    """The whole ``audit probe --llm``: the scan (or ``scan``, a previous
+    :class:`~cuelens.audit.pipeline.ScanResult`), its top cues, and every template's answers
+    and statistics, as results.json content (scan sections plus ``llm_probe``)."""
+    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.scan import ScanConfig
+    from cuelens.probes.pipeline import probe_cues
+
+    started = time.time()
+    for template in templates:   # fail before the scan and before any request
+        template.check(dataset.task, dataset.label_names)
+    if scan is None:
+        scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
+    results = dict(scan.results)
+    warnings: list[str] = []
+    cues = probe_cues(dataset, results, top, rank_by, warnings)
+    run = run_llm_probe(dataset, backend, templates, cues, item_easy=scan.item_easy,
+                        cache=cache, calibrate=calibrate, normalize=normalize, seed=seed,
+                        n_boot=n_boot, min_items=min_items, progress=progress)
+    results["llm_probe"] = run.section
+    return LLMProbeResult(run.section, run.answers, dataset=dataset, results=results,
+                          warnings=warnings,
+                          inputs=[*dataset.input_paths, *(str(p) for p in inputs)],
+                          started=started)
+
+
+def prediction_rows(dataset: Dataset, answers: Answers) -> list[dict]:
+    """``predictions-TEMPLATE.jsonl`` rows: id, prediction (label name or choice index; null
+    when unparseable), option probabilities or the generated text."""
+    rows = []
+    for i, item in enumerate(dataset.test.ids):
+        p = int(answers.pred[i])
+        value = None if p < 0 else (dataset.label_names[p] if dataset.task == "nli" else p)
+        row: dict = {"id": item, "prediction": value}
+        if answers.probs is not None:
+            row["probs"] = [round(float(x), 6) for x in answers.probs[i]]
+        if answers.texts is not None:
+            row["answer"] = answers.texts[i]
+        rows.append(row)
+    return rows
+
+
+def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
+                 cache: ResponseCache | None = None
+                 ) -> Callable[[list[str], list[list[str]]], list[np.ndarray]]:
+    """``score_fn(premises, choices) -> [scores per choice]`` for the MCQ position-bias probe:
+    option log-probabilities (score templates) or a one-hot of the parsed letter (generate
+    templates; all zeros when unparseable)."""
+    if template.task != "mcq":
+        raise ValueError(f"prompt '{template.name}' is not an MCQ template")
+
+    def score_fn(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:
+        from string import ascii_uppercase
+
+        fields = [{"id": f"q{i}", "premise": p, "labels": [], "choices": list(cs),
+                   "question": "", "letters": list(ascii_uppercase[: len(cs)])}
+                  for i, (p, cs) in enumerate(zip(premises, choices))]
+        requests = [_request(template, f, []) for f in fields]
+        responses = ask(backend, template, requests, [r.prompt for r in requests], cache=cache)
+        if template.mode == "score":
+            return [np.asarray(r["logprobs"], dtype=np.float64) for r in responses]
+        out = []
+        for r, f in zip(responses, fields):
+            scores = np.zeros(len(f["choices"]))
+            k = _parse(template, r["text"], f, [])
+            if k >= 0:
+                scores[k] = 1.0
+            out.append(scores)
+        return out
+
+    return score_fn

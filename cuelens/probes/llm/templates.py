@@ -1,0 +1,275 @@
+"""Prompt templates of the LLM probe and their registry (SPEC §6, docs/llm-probe.md).
+
+A template is a sandboxed Jinja2 text over one test item's fields plus a declared answer format:
+
+- ``task``: ``nli`` or ``mcq``; ``mode``: ``score`` (log-likelihood of each verbalised answer
+  after the prompt) or ``generate`` (greedy decoding, then :mod:`cuelens.probes.llm.parsing`);
+- NLI ``answers``: the word(s) verbalising each label (``entailment=yes, neutral=maybe, …``);
+  MCQ ``options``: ``text`` (score each choice's own text) or ``letters`` (A, B, …);
+- ``style`` (``plain`` / ``cot``), ``max_new_tokens`` (generation), ``description``.
+
+Item fields: ``id``, ``premise``; NLI ``hypothesis``; MCQ ``choices`` (list), ``question`` (or
+empty), ``letters`` (``["A", "B", …]`` as many as choices); always ``labels`` (label names).
+
+A template file is a front matter of ``key: value`` lines, a line ``---``, then the Jinja2 text
+(lines starting with ``#`` in the front matter are comments)::
+
+    task: nli
+    mode: score
+    answers: entailment=yes, neutral=maybe, contradiction=no
+    ---
+    {{ premise }}
+    Question: does it follow that "{{ hypothesis }}"? Yes, no or maybe?
+    Answer:
+
+Rendering runs in :class:`jinja2.sandbox.SandboxedEnvironment` with undefined names as errors
+and no autoescaping (prompts are plain text; dataset text is data, never template code).
+Built-in templates register themselves in :data:`TEMPLATES`; ``audit prompts`` lists them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from cuelens.errors import UserError
+
+MODES = ("score", "generate")
+TASKS = ("nli", "mcq")
+MCQ_OPTIONS = ("text", "letters")
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+CONTENT_FREE = "N/A"  # calibrate-before-use: the content-free input
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """One prompt template and its answer format (see the module docstring)."""
+
+    name: str
+    task: str
+    mode: str
+    text: str
+    answers: dict[str, str] = field(default_factory=dict)   # NLI: label -> verbaliser
+    options: str = "text"                                    # MCQ: "text" | "letters"
+    style: str = "plain"
+    max_new_tokens: int = 16
+    description: str = ""
+    source: str = "built-in"
+
+    @property
+    def digest(self) -> str:
+        """Hash of everything that changes the prompt or its answers (part of the cache key)."""
+        parts = [self.task, self.mode, self.text, repr(sorted(self.answers.items())),
+                 self.options, str(self.max_new_tokens)]
+        return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]
+
+    def check(self, task: str, label_names: list[str]) -> None:
+        """Raise a :class:`UserError` when this template cannot answer ``task``'s items."""
+        if self.task != task:
+            raise UserError(f"prompt '{self.name}' is for {self.task.upper()} items, the "
+                            f"dataset is {task.upper()}")
+        if task == "nli" and set(self.answers) != set(label_names):
+            raise UserError(f"prompt '{self.name}' verbalises the labels "
+                            f"{', '.join(sorted(self.answers))} but the dataset's labels are "
+                            f"{', '.join(label_names)}; write a template file with matching "
+                            "'answers' (docs/llm-probe.md)", path=self._path)
+
+    @property
+    def _path(self) -> str | None:
+        return None if self.source == "built-in" else self.source
+
+    def render(self, fields: dict) -> str:
+        """The prompt for one item's ``fields`` (:func:`item_fields`)."""
+        from jinja2 import TemplateError
+
+        try:
+            return _compile(self.text).render(**fields)
+        except TemplateError as exc:
+            raise UserError(f"prompt '{self.name}': {exc}", path=self._path) from None
+
+    def option_words(self, label_names: list[str], fields: dict) -> list[str]:
+        """The answer options in output order: NLI labels' verbalisers in ``label_names`` order;
+        MCQ the choices' texts or letters."""
+        if self.task == "nli":
+            return [self.answers[label] for label in label_names]
+        return list(fields["letters"] if self.options == "letters" else fields["choices"])
+
+
+def _environment():
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False,
+                                keep_trailing_newline=False)
+
+
+_COMPILED: dict[str, object] = {}
+
+
+def _compile(text: str):
+    if text not in _COMPILED:
+        from jinja2 import TemplateSyntaxError
+
+        try:
+            _COMPILED[text] = _environment().from_string(text)
+        except TemplateSyntaxError as exc:
+            raise UserError(f"template syntax error: {exc.message}", line=exc.lineno) from None
+    return _COMPILED[text]  # type: ignore[return-value]
+
+
+def item_fields(split, i: int, label_names: list[str]) -> dict:
+    """The fields a template sees for test item ``i`` (see the module docstring)."""
+    fields = {"id": split.ids[i], "premise": split.premises[i], "labels": list(label_names)}
+    if split.task == "nli":
+        fields["hypothesis"] = split.hypotheses[i]
+    else:
+        choices = list(split.choices[i])
+        fields.update(choices=choices, question=split.questions[i] or "",
+                      letters=list(string.ascii_uppercase[: len(choices)]))
+    return fields
+
+
+def content_free(fields: dict, template: PromptTemplate) -> dict:
+    """Calibrate-before-use: the item's fields with every input text replaced by "N/A" (the
+    choices stay when they are what is scored)."""
+    out = dict(fields, premise=CONTENT_FREE, id="__content_free__")
+    if "hypothesis" in out:
+        out["hypothesis"] = CONTENT_FREE
+    if "choices" in out:
+        out["question"] = CONTENT_FREE if out["question"] else ""
+        if template.options == "letters":
+            out["choices"] = [CONTENT_FREE] * len(out["choices"])
+    return out
+
+
+# --------------------------------------------------------------------------- template files
+_KEYS = {"task", "mode", "answers", "options", "style", "max_new_tokens", "description", "name"}
+
+
+def _parse_answers(value: str, path: str, line: int) -> dict[str, str]:
+    answers = {}
+    for part in value.split(","):
+        label, sep, word = part.partition("=")
+        if not sep or not label.strip() or not word.strip():
+            raise UserError(f"answers: expected 'label=word, …', got {part.strip()!r}",
+                            path=path, line=line)
+        answers[label.strip()] = word.strip()
+    return answers
+
+
+def read_template(path: str | Path) -> PromptTemplate:
+    """Parse a template file (front matter, ``---``, Jinja2 text)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read prompt template ({exc})", path=str(path)) from None
+    if "---" not in [line.strip() for line in lines]:
+        raise UserError("prompt template needs a front matter ending with a line '---'",
+                        path=str(path))
+    meta: dict = {}
+    answer_line = 0
+    for number, line in enumerate(lines, 1):
+        if line.strip() == "---":
+            body = "\n".join(lines[number:]).strip("\n")
+            break
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if not sep or key not in _KEYS:
+            raise UserError(f"unknown front-matter line {line.strip()!r} (keys: "
+                            f"{', '.join(sorted(_KEYS))})", path=str(path), line=number)
+        meta[key] = value.strip()
+        answer_line = number if key == "answers" else answer_line
+    where = str(path)
+    if meta.get("task") not in TASKS or meta.get("mode") not in MODES:
+        raise UserError(f"front matter needs 'task: {'|'.join(TASKS)}' and "
+                        f"'mode: {'|'.join(MODES)}'", path=where)
+    answers = _parse_answers(meta["answers"], where, answer_line) if "answers" in meta else {}
+    if meta["task"] == "nli" and not answers:
+        raise UserError("an NLI template needs 'answers: label=word, …'", path=where)
+    options = meta.get("options", "letters" if meta["mode"] == "generate" else "text")
+    if options not in MCQ_OPTIONS:
+        raise UserError(f"options must be one of {', '.join(MCQ_OPTIONS)}", path=where)
+    try:
+        max_new = int(meta.get("max_new_tokens", 16))
+    except ValueError:
+        raise UserError("max_new_tokens must be an integer", path=where) from None
+    template = PromptTemplate(name=meta.get("name") or path.stem, task=meta["task"],
+                              mode=meta["mode"], text=body, answers=answers, options=options,
+                              style=meta.get("style", "plain"), max_new_tokens=max_new,
+                              description=meta.get("description", ""), source=where)
+    try:
+        _compile(body)
+    except UserError as exc:
+        raise UserError(str(exc.message), path=where, line=exc.line) from None
+    return template
+
+
+# --------------------------------------------------------------------------- built-ins
+TEMPLATES: dict[str, PromptTemplate] = {}
+
+
+def register(template: PromptTemplate) -> PromptTemplate:
+    """Add a built-in template to :data:`TEMPLATES` (the registry ``audit prompts`` lists)."""
+    TEMPLATES[template.name] = template
+    return template
+
+
+def resolve_template(name_or_file: str) -> PromptTemplate:
+    """A built-in template by name, else a template file."""
+    if name_or_file in TEMPLATES:
+        return TEMPLATES[name_or_file]
+    if Path(name_or_file).is_file():
+        return read_template(name_or_file)
+    raise UserError(f"unknown prompt '{name_or_file}': not a built-in template "
+                    f"({', '.join(TEMPLATES)}) nor a file")
+
+
+def default_templates(task: str) -> list[PromptTemplate]:
+    """The built-in templates of ``task`` (what ``--llm`` uses without ``--prompt``)."""
+    return [t for t in TEMPLATES.values() if t.task == task]
+
+
+YES_NO = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}
+TRUE_FALSE = {"entailment": "true", "neutral": "neither", "contradiction": "false"}
+_NLI_YES_NO = ('Premise: {{ premise }}\nHypothesis: {{ hypothesis }}\n'
+               'Given the premise, is the hypothesis correct? Answer yes, no or maybe.')
+_NLI_TRUE_FALSE = ('Suppose this is true: "{{ premise }}"\nThen is the following statement true, '
+                   'false, or neither?\n"{{ hypothesis }}"')
+_COT = ("\nLet us think it through step by step, then give the final answer on a last line "
+        "of the form 'Answer: X', where X is {words}.")
+_MCQ_LIST = ("{{ premise }}{% if question %} {{ question }}{% endif %}\n"
+             "{% for choice in choices %}{{ letters[loop.index0] }}. {{ choice }}\n{% endfor %}"
+             "Which option is the right one?")
+
+register(PromptTemplate("nli-yes-no", "nli", "score", _NLI_YES_NO + "\nAnswer:", YES_NO,
+                        description="premise and hypothesis, answered yes / no / maybe"))
+register(PromptTemplate("nli-true-false", "nli", "score", _NLI_TRUE_FALSE + "\nAnswer:",
+                        TRUE_FALSE, description="'suppose … then is … true, false or "
+                                                "neither?'"))
+register(PromptTemplate("nli-yes-no-cot", "nli", "generate",
+                        _NLI_YES_NO + _COT.format(words="yes, no or maybe"), YES_NO, style="cot",
+                        max_new_tokens=256,
+                        description="nli-yes-no, reasoning step by step before answering"))
+register(PromptTemplate("nli-true-false-cot", "nli", "generate",
+                        _NLI_TRUE_FALSE + _COT.format(words="true, false or neither"),
+                        TRUE_FALSE, style="cot", max_new_tokens=256,
+                        description="nli-true-false, reasoning step by step before answering"))
+register(PromptTemplate("mcq-choice", "mcq", "score",
+                        "{{ premise }}{% if question %} {{ question }}{% endif %}\nAnswer:",
+                        options="text", description="scores each choice's text as the answer"))
+register(PromptTemplate("mcq-letter", "mcq", "score", _MCQ_LIST + "\nAnswer:",
+                        options="letters", description="lettered options, scores the letters"))
+register(PromptTemplate("mcq-letter-cot", "mcq", "generate",
+                        _MCQ_LIST + _COT.format(words="the letter of the option"), options="letters",
+                        style="cot", max_new_tokens=256,
+                        description="mcq-letter, reasoning step by step, letter parsed"))
+
+
+def with_max_new_tokens(template: PromptTemplate, value: int | None) -> PromptTemplate:
+    """``template`` with its generation budget overridden (``--max-new-tokens``)."""
+    return template if value is None else replace(template, max_new_tokens=value)

@@ -1,0 +1,142 @@
+"""Test doubles for the LLM probe: a GPT-2 with planted behaviour, and a local fake
+OpenAI-compatible HTTP server (loopback only)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+CUE = "nobody"
+
+
+def planted_gpt2_dir(path: Path, texts: list[str], *, yes: str = "yes", no: str = "no",
+                     seed: int = 0) -> Path:
+    """Save a 1-layer GPT-2 and a byte-level BPE over ``texts`` whose next-token logits are
+    planted: ``" {no}"`` gets a large boost whenever a token containing "nobody" occurs earlier
+    in the text, and ``" {yes}"`` a constant +4; every other logit is ~0.
+
+    How: embeddings are zero-mean with dims 0–2 zero, except cue tokens (dim 0 = 8); q = k = 0
+    (uniform causal attention), V copies dim 0 into dim 1 with gain 200, MLP and positions are
+    zero; ln_f's bias sets dim 2 to 1; the untied output rows of " yes" / " no" read dims 2 / 1.
+    """
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from cuelens.models.lm.random_init import byte_level_bpe
+
+    tokenizer = byte_level_bpe(texts, 3000, full_alphabet=False)
+    torch.manual_seed(seed)
+    d = 32
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=512, n_embd=d, n_layer=1,
+                        n_head=1, bos_token_id=tokenizer.bos_token_id,
+                        eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=False)
+    model = GPT2LMHeadModel(config).eval()
+    vocab = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    cue_ids = [i for i, t in enumerate(vocab) if CUE in t.lower()]
+    with torch.no_grad():
+        wte = torch.randn(len(tokenizer), d)
+        wte[:, :3] = 0
+        wte[:, 3:] -= wte[:, 3:].mean(dim=1, keepdim=True)
+        wte[cue_ids, 0] = 8.0
+        model.transformer.wte.weight.copy_(wte)
+        model.transformer.wpe.weight.zero_()
+        block = model.transformer.h[0]
+        block.attn.c_attn.weight.zero_()
+        block.attn.c_attn.bias.zero_()
+        block.attn.c_attn.weight[0, 2 * d + 1] = 200.0
+        block.attn.c_proj.weight.copy_(torch.eye(d))
+        block.attn.c_proj.bias.zero_()
+        for layer in (block.mlp.c_fc, block.mlp.c_proj):
+            layer.weight.zero_()
+            layer.bias.zero_()
+        model.transformer.ln_f.bias.zero_()
+        model.transformer.ln_f.bias[2] = 1.0
+        head = torch.randn(len(tokenizer), d) * 0.02
+        head[tokenizer.convert_tokens_to_ids("Ġ" + yes), 2] = 4.0
+        head[tokenizer.convert_tokens_to_ids("Ġ" + no), 1] = 3.0
+        model.lm_head.weight.copy_(head)
+    tokenizer.save_pretrained(path)
+    model.save_pretrained(path)
+    return path
+
+
+class FakeEndpoint:
+    """A deterministic OpenAI-compatible server on 127.0.0.1: "no" is the likely / generated
+    answer when the prompt contains ``cue`` ("nobody"), else "yes"; prompts containing "maybe-garbage"
+    get an unparseable chat answer. ``fail_next`` injects HTTP 500s; ``fail_after`` makes every
+    request after that many fail (a server going down); ``count`` counts requests."""
+
+    def __init__(self) -> None:
+        self.count, self.fail_next, self.fail_after, self.cue = 0, 0, None, CUE
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer.lock:
+                    outer.count += 1
+                    fail = outer.fail_next > 0 or (outer.fail_after is not None
+                                                   and outer.count > outer.fail_after)
+                    outer.fail_next = max(0, outer.fail_next - 1)
+                if fail:
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                answer = outer.completions(body) if self.path.endswith("/completions") and \
+                    "chat" not in self.path else outer.chat(body)
+                data = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> "FakeEndpoint":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    def favoured(self, prompt: str) -> str:
+        return "no" if self.cue in prompt.lower() else "yes"
+
+    def completions(self, body: dict) -> dict:
+        choices = []
+        for i, text in enumerate(body["prompt"]):
+            prompt, _, option = text.rpartition(" ")
+            value = -0.1 if option.lower() == self.favoured(prompt) else -3.0
+            tokens = [prompt, " " + option, "."]
+            choices.append({"index": i, "text": text + ".", "logprobs": {
+                "tokens": tokens, "token_logprobs": [None, value, -1.0],
+                "text_offset": [0, len(prompt), len(text)]}})
+        return {"choices": choices, "usage": {"prompt_tokens": 10 * len(choices),
+                                              "completion_tokens": len(choices)}}
+
+    def chat(self, body: dict) -> dict:
+        prompt = body["messages"][0]["content"]
+        if "maybe-garbage" in prompt:
+            text = "I would rather not say."
+        elif "\nA. " in prompt:   # MCQ letters: the option containing the cue word
+            options = [line for line in prompt.split("\n") if line[1:3] == ". "]
+            hit = [o[0] for o in options if self.cue in o.lower()]
+            text = f"Thinking... Answer: {hit[0] if hit else 'A'}"
+        else:
+            text = f"Step 1: read. Step 2: compare.\nAnswer: {self.favoured(prompt)}"
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 7}}

@@ -1,0 +1,366 @@
+"""The LLM prompt probe (SPEC §6, docs/llm-probe.md): templates, answer parsing, calibration,
+a GPT-2 with planted cue behaviour giving hand-computed per-template numbers, and the
+OpenAI-compatible endpoint over real HTTP on 127.0.0.1 (retry, cache, resume)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.cli import app
+from cuelens.data.dataset import Dataset, Split
+from cuelens.data.synthetic import NLI_CUES, PlantedCue, make_nli
+from cuelens.errors import UserError
+from cuelens.probes.cues import word_cues
+from cuelens.probes.llm.backends import LocalBackend, Request, load_backend
+from cuelens.probes.llm.cache import ResponseCache
+from cuelens.probes.llm.openai import OpenAIBackend
+from cuelens.probes.llm.parsing import parse_answer
+from cuelens.probes.llm.pipeline import answer, mcq_score_fn, run_llm_probe
+from cuelens.probes.llm.templates import TEMPLATES, PromptTemplate, read_template
+from tests.conftest import write_jsonl
+from tests.llm_fakes import CUE, FakeEndpoint, planted_gpt2_dir
+from tests.tiny_models import mcq_planted
+
+LABELS = ["contradiction", "entailment", "neutral"]
+CUES = ["nobody", "outdoors", "possibly"]
+REVERSED = ("task: nli\nmode: score\nanswers: entailment=no, neutral=maybe, contradiction=yes\n"
+            "---\nPremise: {{ premise }}\nHypothesis: {{ hypothesis }}\nRight?\nAnswer:")
+GENERATE = ("task: nli\nmode: generate\nmax_new_tokens: 2\nstyle: plain\n"
+            "answers: entailment=yes, neutral=maybe, contradiction=no\n---\n"
+            "{{ premise }} {{ hypothesis }}{% if id.endswith('7') %} maybe-garbage{% endif %}"
+            "\nAnswer:")
+runner = CliRunner()
+
+
+def _split(name: str, rows: list[dict], task: str = "nli") -> Split:
+    split = Split(name, name, task)
+    for line, row in enumerate(rows, 1):
+        split.append(row, json.dumps(row), line)
+    return split
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models run ~50x faster on one thread than on two busy cores."""
+    import torch
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)
+
+
+@pytest.fixture(scope="module")
+def records():
+    """Planted NLI data; "nobody" also occurs in other labels often enough (10%) for its
+    distribution test to have every label."""
+    cues = (PlantedCue("nobody", "contradiction", 0.40, 0.10), *NLI_CUES[1:])
+    rows = make_nli(450, seed=2, vocab_size=200, cues=cues)
+    return rows[:300], rows[300:]
+
+
+@pytest.fixture(scope="module")
+def dataset(records):
+    train, test = records
+    return Dataset("planted", "jsonl", "nli", _split("train", train), _split("test", test),
+                   LABELS)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, records):
+    texts = [TEMPLATES[n].render({"premise": r["premise"], "hypothesis": r["hypothesis"],
+                                  "labels": []}) + " yes no maybe"
+             for r in records[0] + records[1] for n in ("nli-yes-no", "nli-true-false")]
+    return planted_gpt2_dir(tmp_path_factory.mktemp("planted"), texts)
+
+
+def _has(text: str, word: str) -> bool:
+    return word in text.lower().replace(".", " ").split()
+
+
+def _expected(test: list[dict], cue_label: str, other_label: str):
+    """Planted behaviour: ``cue_label`` when the hypothesis has "nobody", else ``other_label``."""
+    pred = [cue_label if _has(r["hypothesis"], CUE) else other_label for r in test]
+    correct = np.array([p == r["label"] for p, r in zip(pred, test)], dtype=float)
+    masks = {w: np.array([_has(r["hypothesis"], w) for r in test]) for w in CUES}
+    deltas = {w: correct[m].mean() - correct[~m].mean() for w, m in masks.items()}
+    return pred, correct, masks, deltas
+
+
+def _jsd_onehot(k: int) -> float:
+    """JSD (bits) between a one-hot distribution over k labels and uniform, by hand."""
+    m = np.array([(1 + 1 / k) / 2] + [1 / (2 * k)] * (k - 1))
+    p, u = np.eye(k)[0], np.full(k, 1 / k)
+    kl = lambda a, b: sum(x * math.log2(x / y) for x, y in zip(a, b) if x > 0)  # noqa: E731
+    return 0.5 * kl(p, m) + 0.5 * kl(u, m)
+
+
+# ------------------------------------------------------------------ templates and parsing
+def test_template_renders_in_a_sandbox_and_files_parse(tmp_path):
+    t = TEMPLATES["mcq-letter"]
+    text = t.render({"premise": "P", "question": "", "choices": ["x", "y"],
+                     "letters": ["A", "B"], "labels": []})
+    assert "A. x\nB. y\n" in text
+    evil = PromptTemplate("evil", "nli", "score", "{{ premise.__class__.__mro__ }}",
+                          {"e": "y"})
+    with pytest.raises(UserError, match="evil"):
+        evil.render({"premise": "p"})
+    path = tmp_path / "mine.prompt"
+    path.write_text(REVERSED)
+    mine = read_template(path)
+    assert (mine.name, mine.mode, mine.answers["contradiction"]) == ("mine", "score", "yes")
+    path.write_text("task: nli\nmode: score\nanswer: x=y\n---\n{{ premise }}")
+    with pytest.raises(UserError, match="line 3"):
+        read_template(path)
+    path.write_text("task: nli\nmode: score\nanswers: x=y\n---\n{{ premise ")
+    with pytest.raises(UserError, match="syntax"):
+        read_template(path)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Let me think. No wait... Answer: maybe", 1), ("answer is **Yes**.", 0),
+    ("No, because the premise says so.", 2), ("It is clearly maybe the case", 1),
+    ("hard to say: yes or no", None), ("Yes or no? Yes.", 0), ("I cannot tell.", None), ("Nobody knows", None)])
+def test_parse_answer_words(text, expected):
+    assert parse_answer(text, ["yes", "maybe", "no"]) == expected
+
+
+def test_parse_answer_letters_ignore_the_article_a():
+    assert parse_answer("I pick a fine one: (B)", ["A", "B"], letters=True) == 1
+    assert parse_answer("a thought. Answer: A", ["A", "B"], letters=True) == 0
+    assert parse_answer("a b c", ["A", "B"], letters=True) is None
+
+
+class ScriptedBackend:
+    """Fixed option log-probabilities: content-free prompts get the prior 0.7/0.2/0.1, real
+    prompts 0.5/0.3/0.2 with token counts 1/3/1."""
+
+    name, model, settings = "scripted", "m", {}
+
+    def info(self) -> dict:
+        return {"name": self.model, "backend": self.name}
+
+    def run(self, requests, on_result):
+        for i, r in enumerate(requests):
+            p = [0.7, 0.2, 0.1] if "N/A" in r.prompt else [0.5, 0.3, 0.2]
+            on_result(i, {"logprobs": list(np.log(p)), "n_tokens": [1, 3, 1],
+                          "prompt_tokens": 5, "completion_tokens": 5})
+
+
+def test_calibration_and_length_normalisation_by_hand(dataset):
+    t = TEMPLATES["nli-yes-no"]   # options in label order: contradiction=no, entailment=yes, …
+    backend = ScriptedBackend()
+    raw = answer(backend, t, dataset)
+    assert set(raw.pred) == {0}                    # the largest raw probability (0.5) wins
+    calibrated = answer(backend, t, dataset, calibrate=True)
+    assert set(calibrated.pred) == {2}             # 0.2/0.1 = 2 > 0.3/0.2 = 1.5 > 0.5/0.7
+    np.testing.assert_allclose(calibrated.probs[0], np.array([5 / 7, 1.5, 2]) / (5 / 7 + 3.5))
+    normalised = answer(backend, t, dataset, normalize=True)  # log .3 / 3 = −0.40 is the largest
+    assert set(normalised.pred) == {1}
+    assert calibrated.prompt_tokens == 5 * (len(dataset.test) + 1)  # one content-free prompt
+
+
+# ------------------------------------------------------------------ a planted causal LM
+def test_prefix_cached_scores_equal_word_probabilities(planted):
+    from cuelens.models.lm import load_scorer
+
+    scorer = load_scorer(str(planted), kind="causal", device="cpu", batch_size=4)
+    prompts = ["Premise: a man is here. Hypothesis: nobody is here. Answer:", "Answer:",
+               "A woman sits in the park near the table"]
+    options = [["yes", "no", "maybe"], ["maybe no", "yes"], ["no", "yes yes", "maybe"]]
+    for (values, counts), prompt, opts in zip(scorer.continuation_logprobs(prompts, options),
+                                              prompts, options):
+        words = [scorer.word_logprobs([f"{prompt} {o}"])[0][-len(o.split()):].sum()
+                 for o in opts]
+        np.testing.assert_allclose(values, words, atol=1e-4)
+        assert list(counts) == [len(scorer.tokenizer(" " + o)["input_ids"]) for o in opts]
+
+
+def test_planted_model_gives_the_hand_computed_numbers(planted, dataset, records, tmp_path):
+    from cuelens.models.lm import load_scorer
+
+    path = tmp_path / "reversed.prompt"
+    path.write_text(REVERSED)
+    gen = tmp_path / "gen.prompt"
+    gen.write_text(GENERATE)
+    templates = [TEMPLATES["nli-yes-no"], read_template(path), read_template(gen)]
+    backend = LocalBackend(load_scorer(str(planted), kind="causal", device="cpu",
+                                       batch_size=16), model="planted")
+    cues = word_cues(dataset, CUES)
+    run = run_llm_probe(dataset, backend, templates, cues, seed=0, n_boot=200, min_items=5)
+    test = records[1]
+    by_name = {t["name"]: t for t in run.section["templates"]}
+    for name, (cue_label, other) in {"nli-yes-no": ("contradiction", "entailment"),
+                                     "reversed": ("entailment", "contradiction"),
+                                     "gen": ("contradiction", "entailment")}.items():
+        pred, correct, masks, deltas = _expected(test, cue_label, other)
+        section = by_name[name]
+        assert section["unparseable"]["n"] == 0  # the planted model always answers yes/no
+        assert [LABELS[p] for p in run.answers[name].pred] == pred
+        assert section["accuracy"] == pytest.approx(correct.mean(), abs=1e-6)
+        rows = {c["cue"]: c for c in section["accuracy_test"]["cues"]}
+        for w in CUES:
+            assert rows[w]["n_with"] == masks[w].sum()
+            assert rows[w]["delta"] == pytest.approx(deltas[w], abs=1e-6)
+            assert rows[w]["ci_low"] <= rows[w]["delta"] <= rows[w]["ci_high"]
+        assert section["accuracy_test"]["total_abs_delta"] == pytest.approx(
+            sum(abs(d) for d in deltas.values()), abs=1e-5)
+        dist = {c["cue"]: c for c in section["distribution_test"]["cues"]}["nobody"]
+        assert dist["predicted_dist"][cue_label] == 1.0   # every balanced cue item: one label
+        sign = 1 if cue_label == "contradiction" else -1  # "nobody" favours contradiction
+        assert dist["score"] == pytest.approx(sign * _jsd_onehot(3), abs=1e-6)
+    totals = {n: s["accuracy_test"]["total_abs_delta"] for n, s in by_name.items()}
+    assert run.section["verdict"]["least_cue_reliant"] == min(totals, key=totals.get)
+
+
+@pytest.mark.slow
+def test_cli_llm_probe_on_a_local_model(planted, records, tmp_path):
+    data = tmp_path / "data"
+    write_jsonl(data / "train.jsonl", records[0])
+    write_jsonl(data / "test.jsonl", records[1])
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["probe", str(data), "--llm", str(planted), "--prompt",
+                                 "nli-yes-no", "--out", str(out), "--bootstrap", "100",
+                                 "--min-items", "5", "--device", "cpu"],
+                           catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text())
+    section = results["llm_probe"]["templates"][0]
+    _, correct, _, _ = _expected(records[1], "contradiction", "entailment")
+    assert section["accuracy"] == pytest.approx(correct.mean(), abs=1e-6)
+    assert results["llm_probe"]["verdict"]["least_cue_reliant"] == "nli-yes-no"
+    rows = [json.loads(x) for x in (out / "predictions-nli-yes-no.jsonl").read_text().split("\n")
+            if x]
+    assert len(rows) == len(records[1]) and len(rows[0]["probs"]) == 3
+    html = (out / "report.html").read_text()
+    assert "prompted language model" in html and "fig-llm_probe-delta" in html
+    bad = runner.invoke(app, ["probe", str(data), "--llm", str(planted), "--prompt",
+                              "mcq-letter", "--out", str(tmp_path / "o2")])
+    assert bad.exit_code == 2 and "is for MCQ items" in bad.output
+
+
+def test_mcq_scoring_matches_naive_per_choice_forward_passes(planted):
+    import torch
+
+    from cuelens.models.lm.causal import CausalScorer
+    from cuelens.models.lm import load_scorer
+
+    base = load_scorer(str(planted), kind="causal", device="cpu")
+    scorer = CausalScorer(base.model, base.tokenizer, name="p", bow_correction=False)
+    backend = LocalBackend(scorer, model="planted")
+    _, test = mcq_planted()
+    premises = [r["premise"] for r in test[:6]]
+    choices = [r["choices"] for r in test[:6]]
+    scores = mcq_score_fn(backend, TEMPLATES["mcq-choice"])(premises, choices)
+    tok = scorer.tokenizer
+    for premise, options, got in zip(premises, choices, scores):
+        prompt = TEMPLATES["mcq-choice"].render({"premise": premise, "question": ""})
+        head = [scorer.bos, *tok(prompt, add_special_tokens=False)["input_ids"]]
+        naive = []
+        for option in options:
+            tail = tok(" " + option, add_special_tokens=False)["input_ids"]
+            with torch.inference_mode():
+                logp = torch.log_softmax(scorer.model(torch.tensor([head + tail])).logits[0], -1)
+            naive.append(sum(float(logp[len(head) - 1 + j, t]) for j, t in enumerate(tail)))
+        np.testing.assert_allclose(got, naive, atol=1e-4)
+
+
+# ------------------------------------------------------------------ the HTTP endpoint
+def _mcq_dataset() -> tuple[Dataset, list[dict]]:
+    train, test = mcq_planted()
+    return Dataset("mcq", "jsonl", "mcq", _split("train", train, "mcq"),
+                   _split("test", test, "mcq"), ["right", "wrong"]), test
+
+
+def test_endpoint_scores_generates_retries_and_resumes(dataset, records, tmp_path):
+    test = records[1]
+    gen = tmp_path / "gen.prompt"
+    gen.write_text(GENERATE)
+    templates = [TEMPLATES["nli-yes-no"], read_template(gen)]
+    garbage = np.array([r["id"].endswith("7") for r in test])
+    cues = word_cues(dataset, CUES)
+    total = 2 * len(test)
+    with FakeEndpoint() as server:
+        backend = OpenAIBackend("fake", server.url, concurrency=3, retries=2, backoff=0.01,
+                                timeout=10)
+        server.fail_next = 2                     # two injected 500s, retried
+        run = run_llm_probe(dataset, backend, templates, cues, n_boot=100, min_items=5)
+        assert server.count == backend.requests_sent == total + 2
+        _, correct, masks, _ = _expected(test, "contradiction", "entailment")
+        scored, generated = run.section["templates"]
+        assert scored["accuracy"] == pytest.approx(correct.mean(), abs=1e-6)
+        assert scored["unparseable"]["n"] == 0
+        assert generated["unparseable"] == {"n": int(garbage.sum()),
+                                            "rate": round(float(garbage.mean()), 6)}
+        correct = correct * ~garbage   # unparseable answers count as wrong
+        assert generated["accuracy"] == pytest.approx(correct.mean(), abs=1e-6)
+        row = {c["cue"]: c for c in generated["accuracy_test"]["cues"]}["nobody"]
+        m = masks["nobody"]
+        assert row["delta"] == pytest.approx(correct[m].mean() - correct[~m].mean(), abs=1e-6)
+        assert generated["tokens"]["completion"] == 7 * len(test)
+
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        server.count, server.fail_after = 0, 100   # the server dies after 100 requests
+        with pytest.raises(UserError, match="resumes"):
+            run_llm_probe(dataset, OpenAIBackend("fake", server.url, concurrency=3, retries=1,
+                                                 backoff=0.01), templates, cues, cache=cache)
+        stored = len(cache)
+        assert 90 <= stored <= 100
+        server.count, server.fail_after = 0, None  # back up: only the missing answers are asked
+        again = run_llm_probe(dataset, OpenAIBackend("fake", server.url), templates, cues,
+                              cache=cache, n_boot=100, min_items=5)
+        assert server.count == total - stored and len(cache) == total
+        server.count = 0
+        third = run_llm_probe(dataset, OpenAIBackend("fake", server.url), templates, cues,
+                              cache=cache, n_boot=100, min_items=5)
+        assert server.count == 0
+        assert third.section == again.section == run.section
+        cache.close()
+
+
+def test_endpoint_mcq_letters_generated(tmp_path):
+    dataset, test = _mcq_dataset()
+    with FakeEndpoint() as server:
+        server.cue = "never"
+        backend = OpenAIBackend("fake", server.url)
+        got = answer(backend, TEMPLATES["mcq-letter-cot"], dataset)
+    expected = [next((j for j, c in enumerate(r["choices"]) if "never" in c), 0) for r in test]
+    assert list(got.pred) == expected
+
+
+@pytest.mark.slow
+def test_endpoint_cli_hides_the_key_and_costs_nothing_the_second_time(records, tmp_path,
+                                                                      monkeypatch):
+    data = tmp_path / "data"
+    write_jsonl(data / "train.jsonl", records[0])
+    write_jsonl(data / "test.jsonl", records[1])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-cuelens-test")
+    with FakeEndpoint() as server:
+        args = ["probe", str(data), "--llm", "openai:fake", "--base-url", server.url,
+                "--prompt", "nli-yes-no", "--prompt", "nli-yes-no-cot", "--bootstrap", "100",
+                "--min-items", "5", "--cache", str(tmp_path / "c.sqlite")]
+        first = runner.invoke(app, args + ["--out", str(tmp_path / "a")],
+                              catch_exceptions=False)
+        assert first.exit_code == 0, first.output
+        assert server.count == 2 * len(records[1])
+        server.count = 0
+        second = runner.invoke(app, args + ["--out", str(tmp_path / "b")],
+                               catch_exceptions=False)
+        assert second.exit_code == 0 and server.count == 0
+    a, b = ((tmp_path / d / "results.json").read_bytes() for d in "ab")
+    assert a == b
+    for path in [*tmp_path.rglob("*.json*"), tmp_path / "c.sqlite", *tmp_path.rglob("*.html")]:
+        assert b"sk-secret-cuelens-test" not in path.read_bytes()
+    missing = runner.invoke(app, ["probe", str(data), "--llm", "openai:fake"])
+    assert missing.exit_code == 2 and "--base-url" in missing.output
+
+
+def test_load_backend_registry():
+    with pytest.raises(UserError, match="needs a model"):
+        load_backend("openai:")
+    assert Request("score", "p", ("a",)).key_parts() == ["score", "p", ["a"], 0]
