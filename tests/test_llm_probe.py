@@ -364,3 +364,34 @@ def test_load_backend_registry():
     with pytest.raises(UserError, match="needs a model"):
         load_backend("openai:")
     assert Request("score", "p", ("a",)).key_parts() == ["score", "p", ["a"], 0]
+
+
+def test_report_section_escapes_template_and_cue_names():
+    from cuelens.reports import validate_results
+    from cuelens.reports.render import render_html
+    from cuelens.reports.sections import build_sections
+    from tests.report_fixtures import PAYLOADS, nli_results
+
+    results = nli_results()
+    cue = {"cue": PAYLOADS[0], "kind": "word", "n_with": 20, "n_without": 80, "acc_with": 0.9,
+           "acc_without": 0.5, "delta": 0.4, "ci_low": 0.2, "ci_high": 0.6}
+    dist = {"cue": PAYLOADS[0], "train_dist": {"contradiction": 0.8, "entailment": 0.1,
+                                                "neutral": 0.1},
+            "predicted_dist": {"contradiction": 0.6, "entailment": 0.2, "neutral": 0.2},
+            "n": 30, "score": 0.1}
+    templates = [{"name": name, "mode": "score", "style": "plain", "accuracy": 0.5,
+                  "unparseable": {"n": 0, "rate": 0.0},
+                  "tokens": {"prompt": 10, "completion": 2, "total": 12},
+                  "accuracy_test": {"cues": [dict(cue, delta=d)], "total_abs_delta": abs(d)},
+                  "distribution_test": {"cues": [dist]}}
+                 for name, d in ((PAYLOADS[1], 0.4), (PAYLOADS[2], -0.1))]
+    results["llm_probe"] = {"model": {"name": PAYLOADS[0], "backend": "hf"},
+                            "templates": templates,
+                            "verdict": {"least_cue_reliant": PAYLOADS[2]}}
+    validate_results(results)
+    section = {s.key: s for s in build_sections(results)}["llm_probe"]
+    assert set(section.figures) == {"accuracy", "delta", "distribution"}
+    html = render_html(results)
+    for payload in PAYLOADS[:3]:
+        assert payload not in html
+    assert "&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in html  # the verdict, escaped
