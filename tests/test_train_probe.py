@@ -172,8 +172,10 @@ def test_mcq_train_and_probe(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--model", "no-such-model-xyz"], "cannot load model 'no-such-model-xyz'"),
-    (["--model", "x", "--predictions", "p.jsonl"], "exactly one of --model and --predictions"),
+    (["--model", "x", "--predictions", "p.jsonl"], "exactly one of --model, --predictions and --llm"),
     (["--predictions", "missing.jsonl"], "predictions file not found"),
+    (["--llm", "x", "--prompt", "no-such-prompt"], "unknown prompt 'no-such-prompt'"),
+    (["--llm", "x", "--prompt", "mcq-letter"], "prompt 'mcq-letter' is for MCQ items"),
     (["--predictions", "p.jsonl", "--scan", "nowhere"], "no results.json"),
 ])
 def test_probe_user_errors(tmp_path, monkeypatch, args, message):
