@@ -395,3 +395,16 @@ def test_report_section_escapes_template_and_cue_names():
     for payload in PAYLOADS[:3]:
         assert payload not in html
     assert "&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in html  # the verdict, escaped
+
+
+def test_verdict_skips_templates_that_mostly_cannot_be_read():
+    from cuelens.probes.llm.pipeline import verdict
+
+    def section(name, total, rate, accuracy=0.5):
+        return {"name": name, "accuracy": accuracy, "unparseable": {"rate": rate},
+                "accuracy_test": {"cues": [{}], "total_abs_delta": total}}
+
+    sections = [section("a", 0.3, 0.0), section("b", 0.0, 0.9, 0.0), section("c", 0.2, 0.5),
+                section("d", 0.2, 0.1, 0.6)]
+    assert verdict(sections)["ranking"] == ["d", "c", "a"]
+    assert verdict([section("b", 0.0, 0.9)])["least_cue_reliant"] is None

@@ -14,7 +14,8 @@ then the probe sections (accuracy, ΔAcc per cue with bootstrap CIs, easy/hard a
 :mod:`cuelens.probes.sections` and the distribution test of :mod:`cuelens.probes.distribution`
 over the parsed answers. The **verdict** names the least cue-reliant template: the smallest
 ``Σ|ΔAcc|`` over the tested cues (SPEC §6's model-weakness total; ties: higher accuracy, then
-name), among templates with at least one tested cue.
+name), among templates with at least one tested cue and at most half of their answers
+unparseable (a template whose answers are all unreadable has ΔAcc = 0 without being robust).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import ProbeContext, run_sections
 
 Progress = Callable[[str, float], None]
+MAX_UNPARSEABLE = 0.5  # templates with more unreadable answers get no verdict (all-wrong ≠ robust)
 
 
 @dataclass
@@ -213,10 +215,12 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
 
 def verdict(sections: list[dict]) -> dict:
     """The least cue-reliant template (see the module docstring)."""
-    tested = [s for s in sections if s["accuracy_test"]["cues"]]
+    tested = [s for s in sections if s["accuracy_test"]["cues"]
+              and s["unparseable"]["rate"] <= MAX_UNPARSEABLE]
     if not tested:
         return {"least_cue_reliant": None, "measure": "total_abs_delta",
-                "reason": "no cue had enough test items with and without it"}
+                "reason": "no template had a tested cue and at most "
+                          f"{MAX_UNPARSEABLE:.0%} unparseable answers"}
     ranked = sorted(tested, key=lambda s: (s["accuracy_test"]["total_abs_delta"],
                                            -s["accuracy"], s["name"]))
     return {"least_cue_reliant": ranked[0]["name"], "measure": "total_abs_delta",
