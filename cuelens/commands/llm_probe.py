@@ -105,7 +105,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, ra
     cache = _cache(options, backend.name)
     console.print(f"LLM [bold]{escape(options.llm)}[/] ({backend.name}); prompts: "
                   f"{escape(', '.join(t.name for t in templates))}"
-                  + (f"; cache {escape(str(cache.path))}" if cache else ""))
+                  + (f"; cache {escape(str(cache.path))}" if cache is not None else ""))
     try:
         with progress_bar(f"probing {dataset.name}") as bar:
             result = probe_llm_dataset(dataset, backend, templates, scan=scan, top=top,

@@ -119,7 +119,8 @@ def ask(backend: Backend, template: PromptTemplate, requests: list[Request], ids
     stored as soon as it arrives)."""
     keys = [cache_key(backend.name, backend.model, backend.settings, template.name,
                       template.digest, item, r.key_parts()) for item, r in zip(ids, requests)]
-    responses: list[dict | None] = [cache.get(k) if cache else None for k in keys]
+    responses: list[dict | None] = [cache.get(k) if cache is not None else None
+                                     for k in keys]
     missing = [i for i, r in enumerate(responses) if r is None]
     done = len(requests) - len(missing)
 
