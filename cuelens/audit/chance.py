@@ -1,0 +1,110 @@
+"""Accuracy against chance for multiple-choice items with any number of choices (SPEC §3).
+
+An item with ``k_i`` choices is answered right by chance with probability ``1/k_i``; chance
+accuracy is ``mean(1/k_i)`` and ``D = Acc − chance`` (SPEC §3's Majority for MCQ).
+
+- :func:`chance_p_value` — two-sided test of "the predictor is no better or worse than random
+  guessing". Under that null the number of right items is Poisson-binomial with success
+  probabilities ``1/k_i``; items with the same ``k`` form a binomial, so the exact null is the
+  convolution of at most one binomial per distinct ``k`` (with one ``k`` it is the exact
+  binomial test). The p-value is ``min(1, 2·min(P(X ≤ S), P(X ≥ S)))`` for the observed total
+  ``S``. A tie between ``t`` choices earns ``1/t`` (SPEC §3), which makes ``S`` fractional and
+  shrinks its null variance, so with ties the test is conservative.
+- :func:`wilson_interval` — 95% Wilson score interval of an accuracy over ``n`` items. For
+  fractional (tie) credit it is conservative too: a score in [0, 1] with mean ``p`` has variance
+  at most ``p(1 − p)``.
+- :func:`position_chi_square` — Pearson's chi-square of gold (or predicted) positions against
+  "every position equally likely": one goodness-of-fit statistic per group of items with the
+  same ``k`` (``scipy.stats.chisquare``), summed, with ``Σ (k − 1)`` degrees of freedom.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+Z95 = float(stats.norm.ppf(0.975))
+ALPHA = 0.05
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def chance_rate(k: np.ndarray) -> float:
+    """Expected accuracy of random guessing, ``mean(1/k_i)``."""
+    return float(np.mean(1.0 / np.asarray(k, dtype=np.float64)))
+
+
+def null_pmf(k: np.ndarray) -> np.ndarray:
+    """P(X = x), x = 0..n, of the number of items right by chance (Poisson-binomial)."""
+    values, sizes = np.unique(np.asarray(k, dtype=np.int64), return_counts=True)
+    pmf = np.ones(1)
+    for value, size in zip(values, sizes):
+        pmf = np.convolve(pmf, stats.binom.pmf(np.arange(size + 1), size, 1.0 / value))
+    return pmf
+
+
+def chance_p_value(total: float, k: np.ndarray) -> float:
+    """Two-sided p-value of ``total`` right items (fractional with ties) against chance."""
+    pmf = null_pmf(k)
+    x = np.arange(len(pmf))
+    lower = pmf[x <= total + 1e-9].sum()
+    upper = pmf[x >= total - 1e-9].sum()
+    return float(min(1.0, 2.0 * min(lower, upper)))
+
+
+def wilson_interval(accuracy: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``accuracy`` over ``n`` items."""
+    if n == 0:
+        return 0.0, 1.0
+    denominator = 1 + z * z / n
+    centre = (accuracy + z * z / (2 * n)) / denominator
+    half = z * np.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def accuracy_row(accuracy: float, k: np.ndarray) -> dict:
+    """Accuracy, chance, D, their 95% intervals and the two-sided p-value against chance."""
+    n = len(k)
+    chance = chance_rate(k)
+    low, high = wilson_interval(accuracy, n)
+    return {"accuracy": _r(accuracy), "accuracy_ci": [_r(low), _r(high)],
+            "chance": _r(chance), "D": _r(accuracy - chance),
+            "D_ci": [_r(low - chance), _r(high - chance)],
+            "p_value": float(f"{chance_p_value(accuracy * n, k):.6g}"), "n_items": n}
+
+
+def tie_credit(scores: list[np.ndarray], gold: np.ndarray) -> np.ndarray:
+    """Per item: ``1/t`` when the gold choice is among the ``t`` top-scored choices, else 0."""
+    out = np.zeros(len(scores))
+    for i, (row, g) in enumerate(zip(scores, gold)):
+        top = row == row.max()
+        out[i] = top[g] / top.sum()
+    return out
+
+
+def position_chi_square(positions: np.ndarray, k: np.ndarray) -> dict:
+    """Counts per position, expected counts, chi-square, df and p-value (see module doc)."""
+    positions, k = np.asarray(positions, dtype=np.int64), np.asarray(k, dtype=np.int64)
+    width = int(k.max()) if len(k) else 0
+    counts = np.bincount(positions, minlength=width).astype(np.int64)
+    expected = np.zeros(width)
+    statistic, df = 0.0, 0
+    for value in np.unique(k):
+        group = positions[k == value]
+        observed = np.bincount(group, minlength=value)
+        expected[:value] += len(group) / value
+        statistic += float(stats.chisquare(observed).statistic)
+        df += int(value) - 1
+    p_value = float(stats.chi2.sf(statistic, df)) if df else 1.0
+    n = max(len(positions), 1)
+    top = int(np.argmax(counts)) if width else 0
+    out = {"counts": counts.tolist(), "expected": [_r(e) for e in expected],
+           "shares": [_r(c / n) for c in counts], "chi2": _r(statistic), "df": df,
+           "p_value": float(f"{p_value:.6g}"), "significant": bool(p_value < ALPHA),
+           "most_common": {"position": top, "share": _r(counts[top] / n) if width else 0.0,
+                           "expected_share": _r(expected[top] / n) if width else 0.0}}
+    if width and expected.min() < 5:
+        out["warning"] = "some expected counts are below 5: the chi-square p-value is rough"
+    return out

@@ -1,0 +1,193 @@
+"""MCQ artifact baselines: can the answer be found without reading the question? (SPEC §3)
+
+Each baseline scores every choice of an item; the top-scored choice is the prediction and a tie
+between ``t`` choices earns ``1/t`` when the gold choice is among them (SPEC §3). Every row has
+accuracy, chance ``mean(1/k_i)``, ``D = Acc − chance``, 95% Wilson intervals and a two-sided
+test against chance (:mod:`cuelens.audit.chance`); ``significant`` uses a Bonferroni correction
+over the rows of the table. Items may have any number of choices, varying per item.
+
+Two registries:
+
+- :data:`RULES` — fitted on nothing, so evaluated directly on the evaluated items:
+  ``longest choice`` / ``shortest choice`` (characters), ``longest in words`` (word tokens of
+  :mod:`cuelens.audit.tokenize`), ``overlap with question`` (distinct non-stop-word tokens the
+  choice shares with the premise and its optional question; scikit-learn's English stop list).
+- :data:`FITTED` — fitted on the fitting split, or cross-fitted over the same seeded item folds
+  as the leakage table when the file is cross-validated: ``answer position`` (the most frequent
+  fitting gold position, ties toward the lower one; an item too short for it is a random guess)
+  and ``question only`` (the choice whose text was the gold answer most often among fitting
+  items with the same premise + question; when questions do not repeat it is a random guess,
+  and ``coverage`` says on how many evaluated items the question was seen).
+
+The choices-only bag-of-words classifier stays in the leakage table (:mod:`cuelens.audit.leakage`);
+:func:`mcq_baselines` adds its row here from its accuracy. The gold-position distribution of
+each split is tested with :func:`~cuelens.audit.chance.position_chi_square`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from cuelens.audit.chance import ALPHA, accuracy_row, position_chi_square, tie_credit
+from cuelens.audit.fitting import item_folds
+from cuelens.audit.tokenize import tokenize, word_tokens
+from cuelens.data.dataset import Dataset, Split
+
+Rule = Callable[[str, list[str]], np.ndarray]
+FittedBaseline = Callable[[Split, Split], np.ndarray]
+
+RULES: dict[str, Rule] = {}
+FITTED: dict[str, FittedBaseline] = {}
+
+
+def rule(name: str):
+    """Register a per-item choice scorer ``(context, choices) -> scores`` under ``name``."""
+
+    def decorate(func: Rule) -> Rule:
+        RULES[name] = func
+        return func
+
+    return decorate
+
+
+def fitted(name: str):
+    """Register ``(fit_split, eval_split) -> per-item credit`` under ``name``."""
+
+    def decorate(func: FittedBaseline) -> FittedBaseline:
+        FITTED[name] = func
+        return func
+
+    return decorate
+
+
+@rule("longest choice")
+def _longest(context: str, choices: list[str]) -> np.ndarray:
+    return np.array([len(c) for c in choices], dtype=np.float64)
+
+
+@rule("shortest choice")
+def _shortest(context: str, choices: list[str]) -> np.ndarray:
+    return -_longest(context, choices)
+
+
+@rule("longest in words")
+def _longest_words(context: str, choices: list[str]) -> np.ndarray:
+    return np.array([len(word_tokens(c)) for c in choices], dtype=np.float64)
+
+
+def content_tokens(text: str) -> set[str]:
+    return {t for t in tokenize(text) if t not in ENGLISH_STOP_WORDS}
+
+
+@rule("overlap with question")
+def _overlap(context: str, choices: list[str]) -> np.ndarray:
+    shared = content_tokens(context)
+    return np.array([len(content_tokens(c) & shared) for c in choices], dtype=np.float64)
+
+
+def choice_counts(split: Split) -> np.ndarray:
+    return np.array([len(c) for c in split.choices], dtype=np.int64)
+
+
+def gold_positions(split: Split) -> np.ndarray:
+    return np.asarray(split.labels, dtype=np.int64)
+
+
+def rule_credit(split: Split, name: str) -> np.ndarray:
+    """Per-item credit of the rule ``name`` on ``split``."""
+    scorer = RULES[name]
+    scores = [scorer(split.premise_context(i), split.choices[i]) for i in range(len(split))]
+    return tie_credit(scores, gold_positions(split))
+
+
+@fitted("answer position")
+def _answer_position(fit: Split, evaluate: Split) -> np.ndarray:
+    position = int(np.argmax(np.bincount(gold_positions(fit))))
+    k = choice_counts(evaluate)
+    hit = (gold_positions(evaluate) == position).astype(np.float64)
+    return np.where(position < k, hit, 1.0 / k)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _question_answers(fit: Split) -> dict[str, Counter]:
+    answers: dict[str, Counter] = defaultdict(Counter)
+    for i, (choices, gold) in enumerate(zip(fit.choices, fit.labels)):
+        answers[_key(fit.premise_context(i))][_key(choices[gold])] += 1
+    return answers
+
+
+def question_seen(fit: Split, evaluate: Split) -> np.ndarray:
+    """1.0 per evaluated item whose premise + question occurs among the fitting items."""
+    seen = {_key(fit.premise_context(i)) for i in range(len(fit))}
+    return np.array([_key(evaluate.premise_context(i)) in seen for i in range(len(evaluate))],
+                    dtype=np.float64)
+
+
+@fitted("question only")
+def _question_only(fit: Split, evaluate: Split) -> np.ndarray:
+    answers = _question_answers(fit)
+    scores = []
+    for i, choices in enumerate(evaluate.choices):
+        known = answers.get(_key(evaluate.premise_context(i)), Counter())
+        scores.append(np.array([known[_key(c)] for c in choices], dtype=np.float64))
+    return tie_credit(scores, gold_positions(evaluate))
+
+
+def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], folds: int,
+              seed: int) -> np.ndarray:
+    """Per evaluated item: ``func`` fitted on train, or on the other folds (leakage's folds)."""
+    if dataset.train is not None:
+        return func(dataset.train, dataset.test)
+    n = len(dataset.test)
+    fold = item_folds(n, folds, np.random.default_rng(seed))
+    out = np.zeros(n)
+    for j in range(folds):
+        held = np.flatnonzero(fold == j)
+        if len(held):
+            out[held] = func(dataset.test.subset(np.flatnonzero(fold != j)),
+                             dataset.test.subset(held))
+    return out
+
+
+def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict[str, np.ndarray]:
+    """Per-item credit of every registered baseline on the evaluated items."""
+    out = {name: rule_credit(dataset.test, name) for name in RULES}
+    out.update({name: cross_fit(dataset, func, folds, seed) for name, func in FITTED.items()})
+    return out
+
+
+def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
+                  extra: dict[str, float] | None = None) -> dict:
+    """The ``mcq_baselines`` section of results.json (docs/results-schema.md).
+
+    ``extra`` adds rows from accuracies computed elsewhere on the same evaluated items (the
+    choices-only BoW of the leakage table).
+    """
+    k = choice_counts(dataset.test)
+    credit = item_credit(dataset, folds, seed)
+    accuracy = {name: float(values.mean()) for name, values in credit.items()}
+    accuracy.update(extra or {})
+    rows = [{"name": name, "fitted": name in FITTED or name in (extra or {}),
+             **accuracy_row(acc, k)} for name, acc in accuracy.items()]
+    threshold = ALPHA / len(rows)
+    for row in rows:
+        row["significant"] = bool(row["p_value"] < threshold)
+    coverage = float(cross_fit(dataset, question_seen, folds, seed).mean())
+    for row in rows:
+        if row["name"] == "question only":
+            row["coverage"] = round(coverage, 6)
+    positions = {role: position_chi_square(gold_positions(split), choice_counts(split))
+                 for role, split in dataset.splits.items() if role in ("train", "test", "all")}
+    return {"n_items": len(k), "chance": rows[0]["chance"],
+            "choice_counts": {str(c): int(n) for c, n in zip(*np.unique(k, return_counts=True))},
+            "fitted_on": "train" if dataset.train is not None else f"{folds}-fold cross-fitting",
+            "bonferroni_alpha": round(threshold, 6), "rows": rows,
+            "gold_position": positions}
+

@@ -1,0 +1,139 @@
+"""MCQ artifact baselines on planted datasets with exact expected numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from cuelens.audit.chance import chance_p_value, null_pmf, position_chi_square, wilson_interval
+from cuelens.audit.mcq_baselines import mcq_baselines
+from scan_helpers import mcq_dataset
+
+
+def planted(n: int, k: int = 4, gold_a: float = 0.7, longest: float = 0.8, offset: int = 0):
+    """Gold at position 0 in ``gold_a`` of the items (the rest spread evenly); the gold choice is
+    the strictly longest in the first ``longest`` share of items and the strictly shortest in
+    the rest. Choices are distinct words so nothing else ties."""
+    n_a = round(gold_a * n)
+    labels = [0] * n_a + [1 + i % (k - 1) for i in range(n - n_a)]
+    order = np.random.default_rng(1).permutation(n)  # decouple position from length
+    labels = [labels[i] for i in order]
+    choices = []
+    for i, gold in enumerate(labels):
+        sizes = list(range(2, 2 + k))  # choice j of length sizes[...] characters
+        gold_size = sizes[-1] if i < round(longest * n) else sizes[0]
+        rest = [s for s in sizes if s != gold_size]
+        row, r = [], 0
+        for j in range(k):
+            size = gold_size if j == gold else rest[r]
+            r += j != gold
+            row.append(chr(ord("a") + (i + j + offset) % 26) * size)
+        choices.append(row)
+    return choices, labels
+
+
+def by_name(section):
+    return {row["name"]: row for row in section["rows"]}
+
+
+def test_planted_position_and_length_detected_with_exact_numbers():
+    train = planted(400, offset=3)
+    test = planted(200)
+    section = mcq_baselines(mcq_dataset(train, test))
+    rows = by_name(section)
+    assert section["chance"] == 0.25 and section["n_items"] == 200
+    longest = rows["longest choice"]
+    assert longest["accuracy"] == 0.8 and longest["D"] == pytest.approx(0.55)
+    expected_p = stats.binomtest(160, 200, 0.25).pvalue  # exact binomial, two-sided
+    assert longest["p_value"] == pytest.approx(expected_p, rel=1e-3)
+    assert longest["significant"]
+    low, high = stats.binomtest(160, 200).proportion_ci(method="wilson")
+    assert longest["accuracy_ci"] == pytest.approx([low, high], abs=1e-6)
+    assert longest["D_ci"] == pytest.approx([low - 0.25, high - 0.25], abs=1e-6)
+    assert rows["shortest choice"]["accuracy"] == 0.2
+    assert rows["longest in words"]["accuracy"] == 0.25  # one word each: all tie → 1/k
+    assert rows["longest in words"]["p_value"] == 1.0
+    # the training split puts 70% of answers at A, so the answer-position baseline picks A
+    position = rows["answer position"]
+    assert position["accuracy"] == 0.7 and position["D"] == pytest.approx(0.45)
+    assert position["fitted"] and position["significant"]
+    gold = section["gold_position"]
+    assert gold["test"]["counts"] == [140, 20, 20, 20]
+    assert gold["test"]["expected"] == [50, 50, 50, 50]
+    assert gold["test"]["chi2"] == pytest.approx((90 ** 2 + 3 * 30 ** 2) / 50)
+    assert gold["test"]["df"] == 3
+    assert gold["test"]["p_value"] == pytest.approx(stats.chi2.sf(216, 3), rel=1e-3)
+    assert gold["test"]["most_common"] == {"position": 0, "share": 0.7, "expected_share": 0.25}
+    assert gold["train"]["counts"][0] == 280
+
+
+def test_unbiased_dataset_is_not_significant():
+    test = planted(300, k=3, gold_a=1 / 3, longest=1 / 3)
+    rows = by_name(mcq_baselines(mcq_dataset(None, test)))
+    assert rows["longest choice"]["accuracy"] == pytest.approx(1 / 3, abs=1e-6)
+    assert not rows["longest choice"]["significant"]
+    assert rows["longest choice"]["p_value"] > 0.5
+
+
+def test_varying_choice_counts_use_per_item_chance():
+    # k = 2, 3, 5 (two items each); gold always the longest choice
+    choices = [["aa", "b"], ["c", "dd"], ["eee", "f", "g"], ["h", "i", "jjj"],
+               ["kkkkk", "l", "m", "n", "o"], ["p", "q", "r", "s", "ttttt"]]
+    labels = [0, 1, 0, 2, 0, 4]
+    section = mcq_baselines(mcq_dataset(None, (choices, labels)), folds=2)
+    rows = by_name(section)
+    chance = (2 / 2 + 2 / 3 + 2 / 5) / 6
+    assert section["chance"] == pytest.approx(chance, abs=1e-6)
+    assert section["choice_counts"] == {"2": 2, "3": 2, "5": 2}
+    assert rows["longest choice"]["accuracy"] == 1.0
+    # all six right: P = (1/2)^2 (1/3)^2 (1/5)^2, doubled (two-sided)
+    assert rows["longest choice"]["p_value"] == pytest.approx(2 / (4 * 9 * 25), rel=1e-4)
+    gold = section["gold_position"]["all"]
+    assert gold["counts"] == [3, 1, 1, 0, 1]
+    assert gold["expected"] == pytest.approx([1 + 2 / 3 + 2 / 5, 1 + 2 / 3 + 2 / 5, 2 / 3 + 2 / 5,
+                                              2 / 5, 2 / 5], abs=1e-6)
+    assert gold["df"] == 1 + 2 + 4
+    assert "warning" in gold
+
+
+def test_overlap_and_question_only():
+    # premise words recur in the gold choice; the same question repeats with the same answer
+    choices = [["red apple pie", "blue sky"], ["green grass", "red apple cake"]] * 10
+    labels = [0, 1] * 10
+    ds = mcq_dataset(None, (choices, labels))
+    for i in range(len(ds.test)):
+        ds.test.premises[i] = f"question {i % 2}: which red apple dish"
+    rows = by_name(mcq_baselines(ds, folds=5, seed=0))
+    assert rows["overlap with question"]["accuracy"] == 1.0
+    assert rows["question only"]["accuracy"] == 1.0
+    assert rows["question only"]["coverage"] == 1.0
+
+
+def test_question_only_without_repeats_is_chance():
+    choices = [[f"x{i}", f"y{i}", f"z{i}"] for i in range(30)]
+    ds = mcq_dataset(None, (choices, [i % 3 for i in range(30)]))
+    for i in range(30):
+        ds.test.premises[i] = f"question {i}"
+    row = by_name(mcq_baselines(ds))["question only"]
+    assert row["coverage"] == 0.0 and row["accuracy"] == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_null_pmf_matches_brute_force():
+    k = np.array([2, 3, 3, 5])
+    pmf = null_pmf(k)
+    brute = np.zeros(5)
+    for bits in range(16):
+        right = [(bits >> i) & 1 for i in range(4)]
+        brute[sum(right)] += np.prod([1 / ki if r else 1 - 1 / ki for r, ki in zip(right, k)])
+    assert pmf == pytest.approx(brute)
+    assert chance_p_value(0, k) == pytest.approx(min(1, 2 * brute[0]))
+
+
+def test_wilson_and_chi_square_edges():
+    assert wilson_interval(0.5, 0) == (0.0, 1.0)
+    low, high = wilson_interval(1.0, 10)
+    assert high == pytest.approx(1.0) and low == pytest.approx(stats.binomtest(10, 10).proportion_ci(
+        method="wilson").low)
+    flat = position_chi_square(np.array([0, 1, 0, 1]), np.array([2, 2, 2, 2]))
+    assert flat["chi2"] == 0.0 and flat["p_value"] == 1.0 and not flat["significant"]
