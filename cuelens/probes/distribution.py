@@ -63,7 +63,8 @@ def mcq_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray,
         return {"cue": cue.name,
                 "skipped": f"no test question where the correct choice {side} the cue"}
     flat = _balanced_sample(groups, rng)
-    rate = float(cue.test_bearing[flat, pred[flat]].mean())
+    picked = pred[flat]  # -1: no answer (an evaluation log), which picks no cue-bearing choice
+    rate = float(np.where(picked >= 0, cue.test_bearing[flat, picked], False).mean())
     train_rate = cue.train_dist[WITH_CUE]
     score = signed_jsd(np.asarray([rate, 1 - rate]), np.asarray([train_rate, 1 - train_rate]))
     return _entry(cue, {WITH_CUE: rate, WITHOUT_CUE: 1 - rate}, len(flat), score)

@@ -3,8 +3,11 @@
 A predictions file is JSONL, one line per test item: ``{"id", "prediction"}`` with an optional
 ``"probs"``. NLI: ``prediction`` is a label name, ``probs`` a list in the dataset's label order
 (sorted label names) or a ``{label: p}`` object. MCQ: ``prediction`` is the chosen choice's
-0-based index, ``probs`` a list over the choices. Every test id must be present exactly once;
-unknown ids and labels are errors naming the file and line.
+0-based index (``null``: no answer, counted wrong), ``probs`` a list over the choices. Every
+test id must be present exactly once; unknown ids and labels are errors naming the file and line.
+
+Evaluation logs of lm-evaluation-harness (``--log_samples``) and Inspect are detected and read
+by :mod:`cuelens.probes.evallogs` instead (docs/eval-logs.md).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from cuelens.data.readers import jsonl_objects
 from cuelens.errors import UserError
 
 
+MISSING = -2  # no line yet for the item (-1 is a logged "no answer")
+
+
 @dataclass
 class Predictions:
     """Per test item: predicted label index (NLI) or choice index (MCQ), optional probabilities."""
@@ -31,10 +37,10 @@ class Predictions:
         out = []
         for i, item_id in enumerate(dataset.test.ids):
             p = int(self.pred[i])
-            row = {"id": item_id,
-                   "prediction": dataset.label_names[p] if dataset.task == "nli" else p}
+            row = {"id": item_id, "prediction": dataset.label_names[p] if dataset.task == "nli"
+                   else (p if p >= 0 else None)}
             if self.probs is not None:
-                row["probs"] = [round(float(x), 6) for x in self.probs[i]]
+                row["probs"] = [round(float(x), 6) for x in self.probs[i] if np.isfinite(x)]
             out.append(row)
         return out
 
@@ -50,6 +56,8 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int]) -> int:
         raise ValueError(f"unknown label {value!r} (labels: {', '.join(dataset.label_names)})")
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < dataset.n_choices:
         return value
+    if value is None:
+        return -1  # no answer (e.g. an unparseable reply): always wrong
     raise ValueError(f"prediction must be a choice index 0..{dataset.n_choices - 1}, "
                      f"got {value!r}")
 
@@ -75,17 +83,29 @@ def _id_text(value) -> str:
     return str(value)
 
 
-def read_predictions(path: str | Path, dataset: Dataset) -> Predictions:
-    """Read and check a predictions file against ``dataset.test``."""
+def read_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
+                     norm: str = "none") -> Predictions:
+    """Read and check a predictions file (or an evaluation log) against ``dataset.test``.
+
+    ``id_field`` and ``norm`` apply to evaluation logs (:func:`~cuelens.probes.evallogs.read_eval_log`).
+    """
+    from cuelens.probes.evallogs import detect_format, read_eval_log
+
     path = Path(path)
     if not path.exists():
         raise UserError("predictions file not found", path=str(path))
+    fmt = detect_format(path)
+    if fmt is not None:
+        return read_eval_log(path, dataset, id_field=id_field, norm=norm, fmt=fmt)
+    if id_field is not None or norm != "none":
+        raise UserError("--id-field and --norm apply to evaluation logs (lm-evaluation-harness "
+                        "samples, Inspect logs); this is a predictions file", path=str(path))
     position = {item_id: i for i, item_id in enumerate(dataset.test.ids)}
     if len(position) != len(dataset.test):
         raise UserError("test item ids are not unique, so predictions cannot be matched to items",
                         path=dataset.test.path)
     lookup = {label: i for i, label in enumerate(dataset.label_names)}
-    pred = np.full(len(position), -1, dtype=np.int64)
+    pred = np.full(len(position), MISSING, dtype=np.int64)
     probs: np.ndarray | None = None
     n_with_probs = 0
     for line_no, row in jsonl_objects(path):
@@ -96,7 +116,7 @@ def read_predictions(path: str | Path, dataset: Dataset) -> Predictions:
             if item_id not in position:
                 raise ValueError(f"id {item_id!r} is not in the test split")
             i = position[item_id]
-            if pred[i] >= 0:
+            if pred[i] != MISSING:
                 raise ValueError(f"duplicate prediction for id {item_id!r}")
             pred[i] = _parse_prediction(row["prediction"], dataset, lookup)
             if "probs" in row:
@@ -106,7 +126,7 @@ def read_predictions(path: str | Path, dataset: Dataset) -> Predictions:
                 n_with_probs += 1
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line_no) from None
-    missing = [item_id for item_id, i in position.items() if pred[i] < 0]
+    missing = [item_id for item_id, i in position.items() if pred[i] == MISSING]
     if missing:
         shown = ", ".join(repr(x) for x in missing[:5])
         raise UserError(f"{len(missing)} test item(s) have no prediction (e.g. {shown})",
