@@ -1,0 +1,209 @@
+"""Position-bias probe: does a model's answer depend on where the right answer sits? (SPEC §6)
+
+For every question the choices are first put in a seeded random order (so the file's own
+order carries no signal), then every cyclic rotation of that order is scored: a question with
+``k`` choices is seen ``k`` times, with its gold answer once at each position. From the picks:
+
+- ``accuracy_by_position[p]`` — accuracy over the questions when the gold answer is at ``p``
+  (only questions with more than ``p`` choices), ``spread`` = max − min, and Cochran's Q test
+  of "accuracy does not depend on the position" (one Q per group of questions with the same
+  ``k``, summed, ``Σ (k − 1)`` degrees of freedom);
+- ``predicted_positions`` — the model's answer-position distribution on a position-balanced
+  subset: one rotation per question, the gold positions dealt round-robin over a seeded order of
+  the questions (per ``k``), tested against uniform with
+  :func:`~cuelens.audit.chance.position_chi_square`;
+- ``consistency`` — the share of questions where the model picks the same choice in every
+  rotation (a position-blind model: 1.0).
+
+Two ways in. :func:`position_bias` calls ``score_fn(premises, choices) -> per-choice scores``
+(higher = preferred; the top score is the pick, ties to the lower position), so any backend
+plugs in: :func:`classifier_scorer` (an HF multiple-choice model of :mod:`cuelens.models`),
+:func:`sentence_scorer` (a language model's ``log p(premise + " " + choice)``), or a prompted
+LLM. :func:`rotated_splits` writes the rotations as datasets for a model run elsewhere, and
+:func:`position_bias_from_picks` reads back one prediction array per rotation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from cuelens.audit.chance import ALPHA, position_chi_square
+from cuelens.data.dataset import Split
+
+ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class Question:
+    premise: str
+    choices: list[str]
+    gold: int
+
+
+def as_questions(questions: Split | Sequence[Question]) -> list[Question]:
+    """:class:`Question` list from an MCQ :class:`Split` (premise with its question) or as is."""
+    if isinstance(questions, Split):
+        return [Question(questions.premise_context(i), list(questions.choices[i]),
+                         int(questions.labels[i])) for i in range(len(questions))]
+    return list(questions)
+
+
+def base_orders(questions: list[Question], seed: int) -> list[np.ndarray]:
+    """Seeded random order of each question's choices: ``order[j]`` = original index."""
+    rng = np.random.default_rng(seed)
+    return [rng.permutation(len(q.choices)) for q in questions]
+
+
+def rotation(order: np.ndarray, r: int) -> np.ndarray:
+    """Original choice index shown at each position in rotation ``r`` (``r`` mod k)."""
+    return np.roll(order, r % len(order))
+
+
+def rotated_splits(split: Split, seed: int) -> list[Split]:
+    """One MCQ split per rotation ``r = 0 .. max k − 1`` (a question with fewer choices uses
+    ``r mod k``), ids unchanged, ``label`` = the gold answer's new position."""
+    questions = as_questions(split)
+    orders = base_orders(questions, seed)
+    out = []
+    for r in range(max(len(q.choices) for q in questions)):
+        part = split.subset(range(len(split)), name=f"{split.name}-rotation{r}")
+        for i, q in enumerate(questions):
+            shown = rotation(orders[i], r)
+            part.choices[i] = [q.choices[j] for j in shown]
+            part.labels[i] = int(np.flatnonzero(shown == q.gold)[0])
+        out.append(part)
+    return out
+
+
+def cochran_q(correct: np.ndarray) -> tuple[float, int]:
+    """Cochran's Q and its degrees of freedom for an ``items × k`` 0/1 matrix."""
+    n, k = correct.shape
+    columns, rows = correct.sum(axis=0), correct.sum(axis=1)
+    total = rows.sum()
+    denominator = k * total - (rows ** 2).sum()
+    if denominator == 0:
+        return 0.0, k - 1
+    return float((k - 1) * (k * (columns ** 2).sum() - total ** 2) / denominator), k - 1
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def position_bias_from_picks(questions: Split | Sequence[Question], picks: Sequence[np.ndarray],
+                             seed: int = 0) -> dict:
+    """The ``position_bias`` section from the position picked in each rotation.
+
+    ``picks[r][i]``: the position the model chose for question ``i`` in rotation ``r`` (as laid
+    out by :func:`rotated_splits` with the same ``seed``); rotations ``r ≥ k_i`` are ignored.
+    """
+    items = as_questions(questions)
+    orders = base_orders(items, seed)
+    k = np.array([len(q.choices) for q in items], dtype=np.int64)
+    width = int(k.max())
+    correct = np.full((len(items), width), np.nan)  # [question, gold position]
+    chosen = np.full((len(items), width), -1)  # original index picked, per rotation
+    picked_position = np.full((len(items), width), -1)  # [question, gold position]
+    for i, q in enumerate(items):
+        for r in range(k[i]):
+            shown = rotation(orders[i], r)
+            position = int(picks[r][i])
+            gold_at = int(np.flatnonzero(shown == q.gold)[0])
+            chosen[i, r] = shown[position] if 0 <= position < k[i] else -1
+            correct[i, gold_at] = float(chosen[i, r] == q.gold)
+            picked_position[i, gold_at] = position
+    by_position = [np.nanmean(correct[:, p]) for p in range(width)]
+    statistic, df = 0.0, 0
+    for value in np.unique(k):
+        q_value, q_df = cochran_q(correct[k == value, :value])
+        statistic, df = statistic + q_value, df + q_df
+    p_value = float(stats.chi2.sf(statistic, df)) if df else 1.0
+    consistent = [len(set(chosen[i, :k[i]].tolist())) == 1 and chosen[i, 0] >= 0
+                  for i in range(len(items))]
+    balanced = balanced_positions(k, seed)
+    predicted = picked_position[np.arange(len(items)), balanced]
+    answered = predicted >= 0
+    return {"n_items": len(items), "rotations": int(k.sum()), "seed": seed,
+            "accuracy_all_rotations": _r(np.nanmean(correct)),
+            "accuracy_by_position": [_r(a) for a in by_position],
+            "n_by_position": [int((k > p).sum()) for p in range(width)],
+            "spread": _r(max(by_position) - min(by_position)),
+            "cochran_q": {"q": _r(statistic), "df": df,
+                          "p_value": float(f"{p_value:.6g}"),
+                          "significant": bool(p_value < ALPHA)},
+            "predicted_positions": position_chi_square(predicted[answered], k[answered]),
+            "consistency": _r(np.mean(consistent))}
+
+
+def balanced_positions(k: np.ndarray, seed: int) -> np.ndarray:
+    """Per question, the gold position of its balanced-subset rotation: within each group of
+    questions with the same ``k``, positions 0..k−1 dealt round-robin over a seeded order."""
+    rng = np.random.default_rng([seed, 1])
+    out = np.zeros(len(k), dtype=np.int64)
+    for value in np.unique(k):
+        members = np.flatnonzero(k == value)
+        out[members[rng.permutation(len(members))]] = np.arange(len(members)) % value
+    return out
+
+
+def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed: int = 0, *,
+                  batch_size: int = 256, progress: Progress | None = None) -> dict:
+    """Score every rotation of every question with ``score_fn`` and analyse the picks.
+
+    ``score_fn(premises, choices)`` gets parallel lists (one entry per rotated question) and
+    returns one score array per entry, ``len(choices[i])`` long.
+    """
+    items = as_questions(questions)
+    orders = base_orders(items, seed)
+    width = max(len(q.choices) for q in items)
+    jobs = [(r, i) for r in range(width) for i, q in enumerate(items) if r < len(q.choices)]
+    picks = [np.zeros(len(items), dtype=np.int64) for _ in range(width)]
+    for start in range(0, len(jobs), batch_size):
+        batch = jobs[start:start + batch_size]
+        shown = [rotation(orders[i], r) for r, i in batch]
+        scores = score_fn([items[i].premise for _, i in batch],
+                          [[items[i].choices[j] for j in s] for (_, i), s in zip(batch, shown)])
+        for (r, i), row in zip(batch, scores):
+            picks[r][i] = int(np.argmax(np.asarray(row)))
+        if progress is not None:
+            progress("position bias", min(1.0, (start + len(batch)) / len(jobs)))
+    return position_bias_from_picks(items, picks, seed)
+
+
+def classifier_scorer(clf, batch_size: int | None = None) -> ScoreFn:
+    """``score_fn`` of a multiple-choice :class:`~cuelens.models.classifier.Classifier`:
+    P(choice) from its softmax, questions grouped by number of choices."""
+
+    def score(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:
+        out: list[np.ndarray] = [np.zeros(0)] * len(premises)
+        sizes = np.array([len(c) for c in choices])
+        for value in np.unique(sizes):
+            members = np.flatnonzero(sizes == value)
+            split = Split(name="rotation", path="", task="mcq")
+            for i in members:
+                split.append({"id": str(i), "premise": premises[i], "choices": choices[i],
+                              "label": 0}, raw="", line=0)
+            probs = clf.predict_proba(split, batch_size=batch_size)
+            for row, i in zip(probs, members):
+                out[i] = row.astype(np.float64)
+        return out
+
+    return score
+
+
+def sentence_scorer(scorer) -> ScoreFn:
+    """``score_fn`` of a :class:`~cuelens.models.scoring.SentenceScorer` (a causal LM, n-gram,
+    …): ``log p(premise + " " + choice)``, which ranks choices like ``log p(choice | premise)``."""
+
+    def score(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:
+        texts = [f"{p} {c}" for p, row in zip(premises, choices) for c in row]
+        flat = np.asarray(scorer.score(texts), dtype=np.float64)
+        bounds = np.cumsum([0] + [len(row) for row in choices])
+        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+    return score

@@ -1,0 +1,123 @@
+"""Position-bias probe against models whose behaviour is known exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from cuelens.probes.position import (Question, balanced_positions, classifier_scorer,
+                                     cochran_q, position_bias, position_bias_from_picks,
+                                     rotated_splits, sentence_scorer)
+from scan_helpers import mcq_split
+
+
+def questions(n: int, k: int) -> list[Question]:
+    return [Question(f"q{i}", [f"c{i}_{j}" for j in range(k)], i % k) for i in range(n)]
+
+
+def gold_of(qs: list[Question]):
+    """Map choice text → is it the gold answer (what an oracle model knows)."""
+    return {q.choices[q.gold] for q in qs}
+
+
+def test_oracle_is_position_blind():
+    qs = questions(20, 4)
+    right = gold_of(qs)
+    result = position_bias(qs, lambda p, cs: [np.array([c in right for c in row], float)
+                                              for row in cs], seed=3)
+    assert result["accuracy_by_position"] == [1.0] * 4 and result["spread"] == 0.0
+    assert result["consistency"] == 1.0 and result["rotations"] == 80
+    assert result["cochran_q"]["q"] == 0.0 and not result["cochran_q"]["significant"]
+    assert result["predicted_positions"]["counts"] == [5, 5, 5, 5]
+
+
+def test_first_position_model():
+    """Constant scores: the pick is always position 0 (ties to the lower position)."""
+    n, k = 20, 4
+    result = position_bias(questions(n, k), lambda p, cs: [np.zeros(len(r)) for r in cs], seed=0)
+    assert result["accuracy_by_position"] == [1.0, 0.0, 0.0, 0.0]
+    assert result["accuracy_all_rotations"] == 0.25 and result["spread"] == 1.0
+    assert result["consistency"] == 0.0
+    assert result["cochran_q"]["q"] == pytest.approx(n * (k - 1))  # hand-derived
+    assert result["cochran_q"]["p_value"] == pytest.approx(stats.chi2.sf(60, 3), rel=1e-3)
+    assert result["predicted_positions"]["counts"] == [20, 0, 0, 0]
+    assert result["predicted_positions"]["significant"]
+
+
+def test_half_known_half_first_position():
+    """Knows the answer to even questions, picks position 0 on odd ones."""
+    qs = questions(40, 2)
+    known = {q.choices[q.gold] for i, q in enumerate(qs) if i % 2 == 0}
+    result = position_bias(qs, lambda p, cs: [np.array([2.0 * (c in known) - j * 0.1
+                                                        for j, c in enumerate(row)])
+                                              for row in cs], seed=1, batch_size=7)
+    assert result["accuracy_by_position"] == [1.0, 0.5]
+    assert result["consistency"] == 0.5
+    # balanced subset: 20 questions with gold at 0, 20 at 1; odd (unknown) ones answer 0
+    balanced = balanced_positions(np.full(40, 2), 1)
+    unknown_at_1 = sum(1 for i in range(40) if i % 2 and balanced[i] == 1)
+    counts = result["predicted_positions"]["counts"]
+    assert counts == [20 + unknown_at_1, 20 - unknown_at_1]
+
+
+def test_varying_choice_counts():
+    qs = questions(6, 2) + questions(6, 3) + questions(6, 5)
+    result = position_bias(qs, lambda p, cs: [np.zeros(len(r)) for r in cs], seed=0)
+    assert result["n_by_position"] == [18, 18, 12, 6, 6]
+    assert result["accuracy_by_position"] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert result["rotations"] == 6 * 2 + 6 * 3 + 6 * 5
+    assert result["cochran_q"]["df"] == 1 + 2 + 4
+
+
+def test_predictions_per_rotation_route_matches_score_fn():
+    split = mcq_split("test", [[f"a{i}", f"bb{i}", f"ccc{i}"] for i in range(12)],
+                      [i % 3 for i in range(12)])
+
+    def longest(premises, choices):
+        return [np.array([len(c) for c in row], float) for row in choices]
+
+    direct = position_bias(split, longest, seed=5)
+    rotated = rotated_splits(split, seed=5)
+    assert len(rotated) == 3
+    picks = [np.array([int(np.argmax([len(c) for c in row])) for row in part.choices])
+             for part in rotated]
+    assert position_bias_from_picks(split, picks, seed=5) == direct
+    # the longest choice is gold exactly when its index is 2
+    assert direct["accuracy_all_rotations"] == pytest.approx(4 / 12, abs=1e-6)
+    assert direct["consistency"] == 1.0
+
+
+def test_cochran_q_matches_hand_formula():
+    x = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 1, 0], [1, 0, 0]], dtype=float)
+    k, col, row = 3, x.sum(0), x.sum(1)
+    expected = (k - 1) * (k * (col ** 2).sum() - row.sum() ** 2) / (k * row.sum()
+                                                                    - (row ** 2).sum())
+    assert cochran_q(x) == (pytest.approx(expected), 2)
+
+
+def test_sentence_scorer_adapter():
+    class Lengths:
+        name = "len"
+
+        def score(self, sentences):
+            return np.array([-len(s) for s in sentences], dtype=float)
+
+    fn = sentence_scorer(Lengths())
+    out = fn(["p", "pp"], [["a", "bbb"], ["cc", "d", "eee"]])
+    assert [x.tolist() for x in out] == [[-3.0, -5.0], [-5.0, -4.0, -6.0]]
+
+
+def test_classifier_scorer_with_a_tiny_model(tmp_path):
+    pytest.importorskip("torch")
+    from cuelens.models.classifier import load_classifier
+    from tests.tiny_models import tiny_bert_dir
+
+    texts = ["the cat sat", "a dog ran", "one bird flew", "some fish swam"]
+    clf = load_classifier(str(tiny_bert_dir(tmp_path / "m", texts)), "mcq", device="cpu")
+    fn = classifier_scorer(clf)
+    out = fn(["the cat", "a dog"], [["sat", "ran"], ["ran", "flew", "swam"]])
+    assert [len(x) for x in out] == [2, 3]
+    assert all(x.sum() == pytest.approx(1.0, abs=1e-5) for x in out)
+    result = position_bias(questions(4, 3), fn, seed=0)
+    assert result["rotations"] == 12 and 0.0 <= result["consistency"] <= 1.0
