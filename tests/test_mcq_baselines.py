@@ -137,3 +137,33 @@ def test_wilson_and_chi_square_edges():
         method="wilson").low)
     flat = position_chi_square(np.array([0, 1, 0, 1]), np.array([2, 2, 2, 2]))
     assert flat["chi2"] == 0.0 and flat["p_value"] == 1.0 and not flat["significant"]
+
+
+def test_scan_cli_reports_planted_artifacts(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from cuelens.reports.schema import validate_results
+    from tests.conftest import write_jsonl
+
+    for name, (choices, labels), offset in (("train", planted(200, offset=3), 3),
+                                            ("test", planted(100), 0)):
+        write_jsonl(tmp_path / "data" / f"{name}.jsonl",
+                    [{"id": f"{name}{i}", "premise": f"<b>question {i + offset}</b>",
+                      "choices": c, "label": g} for i, (c, g) in enumerate(zip(choices, labels))])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "data"), "--out", str(out),
+                                      "--iterations", "1", "--features", "none"])
+    assert result.exit_code == 0, result.output
+    assert "longest choice: right 80.0% of the time against 25.0%" in result.output
+    results = json.loads((out / "results.json").read_text())
+    validate_results(results)
+    rows = by_name(results["mcq_baselines"])
+    assert rows["longest choice"]["accuracy"] == 0.8 and rows["answer position"]["accuracy"] == 0.7
+    leak = {b["name"]: b["accuracy"] for b in results["leakage"]["baselines"]}
+    assert leak["answer position"] == rows["answer position"]["accuracy"]  # one definition
+    assert rows["choice-only BoW LR"]["accuracy"] == leak["choice-only BoW LR"]
+    html = (out / "report.html").read_text()
+    assert 'id="mcq_baselines"' in html and "the positions are unbalanced" in html

@@ -108,3 +108,24 @@ def position_chi_square(positions: np.ndarray, k: np.ndarray) -> dict:
     if width and expected.min() < 5:
         out["warning"] = "some expected counts are below 5: the chi-square p-value is rough"
     return out
+
+
+def letter(position: int) -> str:
+    """Position 0 → ``A``, 1 → ``B``, …"""
+    return chr(ord("A") + position)
+
+
+def p_text(p_value: float) -> str:
+    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.3f}"
+
+
+def positions_verdict(counts: dict, what: str) -> str:
+    """Plain-English reading of :func:`position_chi_square` (``what``: e.g. "gold answers")."""
+    top = counts["most_common"]
+    share = (f"{what.capitalize()} sit at position {letter(top['position'])} in "
+             f"{100 * top['share']:.1f}% of the items ({100 * top['expected_share']:.1f}% "
+             f"expected if positions were balanced; χ² = {counts['chi2']:.1f}, df {counts['df']}, "
+             f"{p_text(counts['p_value'])})")
+    if counts["significant"]:
+        return f"{share}: the positions are unbalanced."
+    return f"{share}: no evidence of imbalance."

@@ -32,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from cuelens.audit.chance import ALPHA, accuracy_row, position_chi_square, tie_credit
+from cuelens.audit.chance import ALPHA, accuracy_row, p_text, position_chi_square, tie_credit
 from cuelens.audit.fitting import item_folds
 from cuelens.audit.tokenize import tokenize, word_tokens
 from cuelens.data.dataset import Dataset, Split
@@ -191,3 +191,18 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
             "bonferroni_alpha": round(threshold, 6), "rows": rows,
             "gold_position": positions}
 
+
+
+def baseline_verdict(row: dict) -> str:
+    """A plain-English sentence for one row of :func:`mcq_baselines`."""
+    name, acc, chance = row["name"], 100 * row["accuracy"], 100 * row["chance"]
+    if row.get("coverage", 1.0) == 0.0:
+        return f"{name}: no evaluated question occurs among the fitting items, so it can only guess."
+    head = (f"{name}: right {acc:.1f}% of the time against {chance:.1f}% by chance "
+            f"({100 * row['D']:+.1f} points, 95% CI {100 * row['D_ci'][0]:+.1f} to "
+            f"{100 * row['D_ci'][1]:+.1f}; {p_text(row['p_value'])})")
+    if not row["significant"]:
+        return f"{head}: no better than guessing."
+    if row["D"] > 0:
+        return f"{head}: an artifact — the answer can be guessed this way without the question."
+    return f"{head}: worse than guessing, so the opposite rule is an artifact."

@@ -27,6 +27,7 @@ SCHEMA_VERSION = "1.0"
 
 def build_results(dataset: Dataset, config, audit, summary: dict, examples: dict) -> dict:
     """results.json content in schema order."""
+    mcq = {"mcq_baselines": audit.mcq_baselines} if audit.mcq_baselines is not None else {}
     return {"schema_version": SCHEMA_VERSION,
             "tool": {"name": "cuelens", "version": __version__},
             "config": asdict(config),
@@ -34,6 +35,7 @@ def build_results(dataset: Dataset, config, audit, summary: dict, examples: dict
             "cues": audit.cues,
             "cue_stats": audit.cue_stats,
             "leakage": audit.leakage,
+            **mcq,
             "easy_hard": audit.easy_hard,
             "examples": examples}
 

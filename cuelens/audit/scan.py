@@ -1,7 +1,8 @@
 """``run_word_audit``: the statistical core of ``audit scan`` (SPEC §2–4).
 
 Tokenise once, list cues fitted on the train split (or on all items when the file is
-cross-validated), build the metric × aggregator leakage table with its baselines, and split the
+cross-validated), build the metric × aggregator leakage table with its baselines (and, for MCQ,
+the artifact baselines of :mod:`cuelens.audit.mcq_baselines`), and split the
 evaluation items into easy and hard with the headline (metric, aggregator). The returned
 sections follow docs/results-schema.md: fractions, floats rounded to 6 decimals, deterministic
 for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; nothing prints.
@@ -17,7 +18,8 @@ import numpy as np
 
 from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.fitting import MAX_FIT_ITEMS, ScanData, ScoringOptions, scan_data
-from cuelens.audit.leakage import leakage_table
+from cuelens.audit.leakage import bow_name, leakage_table
+from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, Z_PRIORS, CountTable, bonferroni_z
 from cuelens.errors import UserError
 
@@ -67,6 +69,7 @@ class WordAudit:
     easy_hard: dict
     item_easy: np.ndarray  # bool per dataset.test item
     item_score: np.ndarray  # C[q]/k per dataset.test item
+    mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
 
 
 def _numbers(values: np.ndarray) -> list:
@@ -124,6 +127,12 @@ def run_word_audit(dataset, config: ScanConfig | None = None,
     report("cues", 1.0)
     leakage = leakage_table(data, config.scoring, config.metric, config.folds,
                             config.flag_threshold, report)
+    mcq = None
+    if dataset.task == "mcq":
+        bow = {b["name"]: b["accuracy"] for b in leakage["baselines"]
+               if b["name"] == bow_name("mcq")}
+        mcq = mcq_baselines(dataset, config.folds, config.seed, extra=bow)
+        report("mcq baselines", 1.0)
     best = leakage["best"]
     split = easy_hard_split(data, config.scoring, best["metric"], best["aggregator"],
                             config.folds, config.iterations, report)
@@ -134,4 +143,5 @@ def run_word_audit(dataset, config: ScanConfig | None = None,
                  "metric": best["metric"], "aggregator": best["aggregator"],
                  "split": "test" if data.train_items is not None else "all"}
     return WordAudit(cues=cues, cue_stats=cue_stats, leakage=leakage, easy_hard=easy_hard,
-                     item_easy=split.easy, item_score=np.round(split.score, 6))
+                     item_easy=split.easy, item_score=np.round(split.score, 6),
+                     mcq_baselines=mcq)

@@ -107,6 +107,24 @@ def save_scan(result, out_dir: Path, report: Path | None, top: int) -> None:
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 
+def print_mcq_baselines(section: dict | None) -> None:
+    """One plain-English line per MCQ artifact baseline and per split's gold positions."""
+    from rich.markup import escape
+
+    from cuelens.audit.chance import positions_verdict
+    from cuelens.audit.mcq_baselines import baseline_verdict
+
+    if not section:
+        return
+    console.print(f"[bold]MCQ artifact baselines[/] (chance {section['chance'] * 100:.1f}%):")
+    for row in section["rows"]:
+        mark = "[bold red]![/] " if row["significant"] else "  "
+        console.print(f"{mark}{escape(baseline_verdict(row))}")
+    for role, counts in section["gold_position"].items():
+        mark = "[bold red]![/] " if counts["significant"] else "  "
+        console.print(f"{mark}{escape(positions_verdict(counts, f'gold answers ({role})'))}")
+
+
 def print_summary(results: dict, top: int, out_dir: Path) -> None:
     """A short terminal summary: sizes, headline D, top cues per label, hard fraction."""
     from rich.markup import escape
@@ -125,6 +143,7 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
     for baseline in leak.get("baselines", []):
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {baseline['D'] * 100:+.1f})")
+    print_mcq_baselines(results.get("mcq_baselines"))
     table = Table("label", f"top cues by {config['metric']} (count ≥ {config['min_count']})",
                   title="Top cue words")
     for label, group in top_cues_by_label(results["cues"], config["metric"], top).items():

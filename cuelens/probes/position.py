@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from cuelens.audit.chance import ALPHA, position_chi_square
+from cuelens.audit.chance import ALPHA, letter, p_text, position_chi_square, positions_verdict
 from cuelens.data.dataset import Split
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
@@ -71,7 +71,7 @@ def rotated_splits(split: Split, seed: int) -> list[Split]:
     orders = base_orders(questions, seed)
     out = []
     for r in range(max(len(q.choices) for q in questions)):
-        part = split.subset(range(len(split)), name=f"{split.name}-rotation{r}")
+        part = split.subset(list(range(len(split))), name=f"{split.name}-rotation{r}")
         for i, q in enumerate(questions):
             shown = rotation(orders[i], r)
             part.choices[i] = [q.choices[j] for j in shown]
@@ -207,3 +207,19 @@ def sentence_scorer(scorer) -> ScoreFn:
         return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
     return score
+
+
+def position_verdict(section: dict) -> str:
+    """Plain-English reading of a ``position_bias`` section."""
+    accs = section["accuracy_by_position"]
+    low, high = int(np.argmin(accs)), int(np.argmax(accs))
+    q = section["cochran_q"]
+    head = (f"With the right answer moved through every position, accuracy runs from "
+            f"{100 * accs[low]:.1f}% (answer at {letter(low)}) to {100 * accs[high]:.1f}% "
+            f"(answer at {letter(high)}), a spread of {100 * section['spread']:.1f} points "
+            f"(Cochran's Q {p_text(q['p_value'])})")
+    head += (": the model's answers depend on where the right answer sits." if q["significant"]
+             else ": no evidence that the position matters.")
+    picks = positions_verdict(section["predicted_positions"], "the model's answers")
+    return (f"{head} On a position-balanced subset: {picks} It gives the same answer under "
+            f"every rotation for {100 * section['consistency']:.1f}% of the questions.")

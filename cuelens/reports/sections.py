@@ -190,6 +190,51 @@ def leakage(results: dict) -> Section | None:
     return sec
 
 
+# --------------------------------------------------------------------------------- MCQ baselines
+@section("mcq_baselines")
+def mcq_baselines(results: dict) -> Section | None:
+    """Answer-position, length, overlap and question-only baselines (cuelens.audit.mcq_baselines)."""
+    from cuelens.audit.chance import letter, positions_verdict
+    from cuelens.audit.mcq_baselines import baseline_verdict
+
+    mb = results.get("mcq_baselines")
+    if mb is None:
+        return None
+    rows = mb["rows"]
+    flagged = [r for r in rows if r["significant"]]
+    gold = {role: positions_verdict(counts, f"gold answers ({role} split)")
+            for role, counts in mb["gold_position"].items()}
+    sec = Section("mcq_baselines", "Answer-order and length artifacts", context={
+        "mb": mb, "level": "flagged" if flagged else "clean",
+        "verdicts": [baseline_verdict(r) for r in rows], "gold": gold,
+        "headline": (f"{len(flagged)} of {len(rows)} rules that never read the question beat "
+                     "or fall below chance significantly." if flagged else
+                     f"None of the {len(rows)} rules that never read the question differs "
+                     "significantly from chance.")})
+    names = [r["name"] for r in rows]
+    accs = [100 * r["accuracy"] for r in rows]
+    lo = [a - 100 * r["accuracy_ci"][0] for a, r in zip(accs, rows)]
+    hi = [100 * r["accuracy_ci"][1] - a for a, r in zip(accs, rows)]
+    sec.add_figure("mcq_baselines", "Accuracy of rules that pick an answer without reading the "
+                   "question, with 95% intervals; the dashed line is random guessing. A bar "
+                   "whose interval misses the line is an artifact of the dataset.",
+                   F.horizontal_bars(names, accs, axis_title="accuracy", errors=(lo, hi),
+                                     text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
+                                           for r in rows],
+                                     colours_=[F.BAD if r["significant"] else F.MAIN
+                                               for r in rows],
+                                     reference=(100 * mb["chance"], "chance"), x_range=(0, 100)))
+    series = {role: [100 * x for x in counts["shares"]]
+              for role, counts in mb["gold_position"].items()}
+    width = max(len(v) for v in series.values())
+    series = {role: v + [0.0] * (width - len(v)) for role, v in series.items()}
+    sec.add_figure("gold_position", "Share of items whose right answer sits at each position, "
+                   "per split; balanced data has equal bars.",
+                   F.grouped_bars([letter(p) for p in range(width)], series,
+                                  axis_title="share of items"))
+    return sec
+
+
 # --------------------------------------------------------------------------------- cue words
 def top_cues(cues: list[dict], metric: str, per_label: int) -> list[dict]:
     """The ``per_label`` strongest cues of each label by ``metric`` (ties: higher z, then
@@ -335,6 +380,7 @@ def probe(results: dict) -> Section | None:
     _probe_easy_hard(sec, pr)
     _probe_data_map(sec, pr)
     _probe_short_circuit(sec, pr)
+    _probe_position_bias(sec, pr)
     return sec
 
 
@@ -491,6 +537,29 @@ def _probe_short_circuit(sec: Section, pr: dict) -> None:
                        axis_title="pass rate", x_range=(0, 100),
                        text=[pct(v["pass_rate"]) + (f" of {v['n']:,}" if v.get("n") else "")
                              for _, v in ops]))
+
+
+def _probe_position_bias(sec: Section, pr: dict) -> None:
+    from cuelens.audit.chance import letter
+    from cuelens.probes.position import position_verdict
+
+    pb = pr.get("position_bias")
+    if not pb:
+        return
+    sec.context["position_verdict"] = position_verdict(pb)
+    accs = pb["accuracy_by_position"]
+    picks = pb["predicted_positions"]["shares"]
+    width = max(len(accs), len(picks))
+    positions = [letter(p) for p in range(width)]
+    sec.add_figure("position_bias", "Left series: the model's accuracy when the right answer is "
+                   "moved to each position (every question is shown in every rotation of its "
+                   "choices). Right series: how often the model answers each position on a "
+                   "position-balanced subset. A position-blind model has flat bars.",
+                   F.grouped_bars(positions, {
+                       "accuracy with the answer here": [100 * a for a in accs]
+                       + [0.0] * (width - len(accs)),
+                       "share of the model's answers": [100 * x for x in picks]
+                       + [0.0] * (width - len(picks))}, axis_title="percent"))
 
 
 # --------------------------------------------------------------------------------- score pairs
