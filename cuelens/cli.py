@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "train": "cuelens.commands.train:train",
     "probe": "cuelens.commands.probe:probe",
     "prompts": "cuelens.commands.llm_probe:prompts",
+    "rotate": "cuelens.commands.rotate:rotate",
     "stress": "cuelens.commands.stress:stress",
     "augment": "cuelens.commands.augment:augment",
     "score": "cuelens.commands.score:score",

@@ -121,3 +121,46 @@ def test_classifier_scorer_with_a_tiny_model(tmp_path):
     assert all(x.sum() == pytest.approx(1.0, abs=1e-5) for x in out)
     result = position_bias(questions(4, 3), fn, seed=0)
     assert result["rotations"] == 12 and 0.0 <= result["consistency"] <= 1.0
+
+
+def test_rotate_and_probe_cli_with_predictions_per_rotation(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import lm_eval_lines, planted_items
+
+    rows = planted_items()
+    data = write_jsonl(tmp_path / "planted.jsonl", rows)
+    runner = CliRunner()
+    done = runner.invoke(app, ["rotate", str(data), "--out", str(tmp_path / "rot"),
+                               "--seed", "4"])
+    assert done.exit_code == 0, done.output
+    files = []
+    for r in range(2):  # a "model" that always answers A, logged as lm-eval samples
+        rotated = [json.loads(line) for line in
+                   (tmp_path / "rot" / f"rotation_{r}.jsonl").read_text().splitlines()]
+        lines = lm_eval_lines(rotated)
+        for line in lines:
+            line["filtered_resps"] = [[-1.0, True], [-2.0, False]]
+        files.append(write_jsonl(tmp_path / f"samples_{r}.jsonl", lines))
+    main = write_jsonl(tmp_path / "samples.jsonl", lm_eval_lines(rows))
+    args = ["probe", str(data), "-p", str(main), "--seed", "4", "--out", str(tmp_path / "out"),
+            "--bootstrap", "50"]
+    for path in files:
+        args += ["--position-predictions", str(path)]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "depend on where the right answer sits" in done.output
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    pb = results["probe"]["position_bias"]
+    assert pb["accuracy_by_position"] == [1.0, 0.0] and pb["consistency"] == 0.0
+    assert pb["predicted_positions"]["counts"] == [40, 0]
+    assert pb["source"] == "predictions per rotation"
+    assert results["probe"]["accuracy"] == 0.625  # 15 + 10 of 40 follow the planted cue
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "position_bias" in html
+    wrong = runner.invoke(app, args[:-2])
+    assert wrong.exit_code == 2 and "needs 2 files" in wrong.output

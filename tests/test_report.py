@@ -101,7 +101,8 @@ def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
         results = json.loads(json.dumps(results))  # exactly what results.json holds
         out = render_report(results, tmp_path / f"{task}.html")
         keys = [s.key for s in build_sections(results)]
-        assert keys == ["overview", "leakage", "cues", "explorer", "easy_hard"]
+        mcq = ["mcq_baselines"] if task == "mcq" else []
+        assert keys == ["overview", "leakage", *mcq, "cues", "explorer", "easy_hard"]
         assert 'id="cue-table"' in out.read_text("utf-8")
 
 

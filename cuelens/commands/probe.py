@@ -27,8 +27,27 @@ def probe(
     data: DataArg = None,
     model: ModelOpt = None,
     predictions: Annotated[Optional[Path], typer.Option(
-        "--predictions", "-p", help='Predictions file (JSONL {"id", "prediction"[, "probs"]}) '
-                                    "instead of --model.")] = None,
+        "--predictions", "-p", help='Predictions file (JSONL {"id", "prediction"[, "probs"]}), '
+        "an lm-evaluation-harness samples file or an Inspect log (.json/.eval), instead of "
+        "--model.")] = None,
+    id_field: Annotated[Optional[str], typer.Option(
+        "--id-field", help="Evaluation logs: match items by this field of the logged doc "
+        "(lm-eval) or sample metadata (Inspect) instead of by order.")] = None,
+    norm: Annotated[bool, typer.Option(
+        "--norm", help="lm-eval logs: length-normalised log-likelihoods, like acc_norm.")]
+    = False,
+    norm_unit: Annotated[str, typer.Option(
+        help="Length for --norm: chars (acc_norm) or bytes (UTF-8).")] = "chars",
+    position_bias: Annotated[bool, typer.Option(
+        "--position-bias", help="MCQ: score every rotation of the choices with --model "
+        "(accuracy per answer position, answer-position distribution, consistency).")] = False,
+    position_lm: Annotated[Optional[str], typer.Option(
+        "--position-lm", help="MCQ position bias scored by a language model instead: "
+        "log p(premise + choice), e.g. gpt2 or ngram:DIR.")] = None,
+    position_predictions: Annotated[Optional[list[Path]], typer.Option(
+        "--position-predictions", help="MCQ position bias from one predictions file or "
+        "evaluation log per rotation (in order), made on the files of `audit rotate` with the "
+        "same --seed.")] = None,
     scan: Annotated[Optional[Path], typer.Option(
         "--scan", help="Reuse this `audit scan` output directory's cues and easy/hard split.")]
     = None,
@@ -111,6 +130,7 @@ def probe(
                         choices_field, skip_bad)
     out_dir = out or Path("audit-results") / dataset.name / "probe"
     extra_inputs = [p for p in (predictions, scan and scan / "results.json") if p is not None]
+    extra_inputs += list(position_predictions or [])
     scan_files = [scan / name for name in ("easy.jsonl", "hard.jsonl")] if scan else []
     model_dir = Path(model) if model and Path(model).is_dir() else None
     check_outputs(out_dir, [*dataset.input_paths, *extra_inputs, *scan_files, model_dir])
@@ -126,13 +146,17 @@ def probe(
                   inputs=[*extra_inputs, *scan_files, *llm_dir], started=started)
         return
 
+    norm_name = norm_unit if norm else "none"
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
-                                    trust_remote_code, int8)
+                                    trust_remote_code, int8, id_field, norm_name)
+    positions = _position_options(dataset, clf, seed, position_bias, position_lm,
+                                  position_predictions, device, id_field, norm_name, batch_size)
     scan_result = _load_scan(scan, dataset)
     with progress_bar(f"probing {dataset.name}") as progress:
         result = probe_dataset(dataset, preds, info, scan=scan_result, classifier=clf, top=top,
                                rank_by=rank_by, n_boot=bootstrap, min_items=min_items, seed=seed,
-                               short_circuit=sc_options, inputs=extra_inputs, progress=progress)
+                               short_circuit=sc_options, position_bias=positions,
+                               inputs=extra_inputs, progress=progress)
     result.started = started
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
@@ -154,13 +178,48 @@ def _load_scan(scan: Path | None, dataset):
     return ScanResult(dataset=dataset, results=results, item_easy=item_easy)
 
 
+def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
+                      files: list[Path] | None, device: str, id_field: str | None, norm: str,
+                      batch_size):
+    """:class:`~cuelens.probes.position.PositionBiasOptions` from the chosen source, or None."""
+    from cuelens.probes import position
+
+    if not (use_model or lm or files):
+        return None
+    if sum(map(bool, (use_model, lm, files))) > 1:
+        raise UserError("give one of --position-bias, --position-lm and --position-predictions")
+    if dataset.task != "mcq":
+        raise UserError("the position-bias probe is for multiple-choice datasets")
+    if files:
+        from cuelens.probes.predictions import read_predictions
+
+        rotated = position.rotation_datasets(dataset, seed)
+        if len(files) != len(rotated):
+            raise UserError(f"--position-predictions needs {len(rotated)} files, one per "
+                            f"rotation; got {len(files)}")
+        picks = [read_predictions(path, data, id_field, norm).pred
+                 for path, data in zip(files, rotated)]
+        return position.PositionBiasOptions(picks=picks, source="predictions per rotation")
+    if lm:
+        from cuelens.models.lm import load_scorer
+
+        return position.PositionBiasOptions(
+            score_fn=position.sentence_scorer(load_scorer(lm, device=device)),
+            source=f"language model {lm}")
+    if clf is None:
+        raise UserError("--position-bias scores the --model; with --predictions use "
+                        "--position-predictions")
+    return position.PositionBiasOptions(score_fn=position.classifier_scorer(clf, batch_size),
+                                        source="model")
+
+
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
-                 trust_remote_code, int8):
+                 trust_remote_code, int8, id_field=None, norm="none"):
     """(predictions, results ``probe.model``, loaded classifier or None)."""
     from cuelens.probes.pipeline import file_predictions, model_predictions
 
     if predictions is not None:
-        return (*file_predictions(predictions, dataset), None)
+        return (*file_predictions(predictions, dataset, id_field, norm), None)
     clf = load_model(model, dataset, fresh_head=False, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
     if int8:
@@ -205,6 +264,10 @@ def print_probe(section: dict, out_dir: Path) -> None:
     console.print(table)
     if test.get("skipped"):
         console.print(f"{len(test['skipped'])} cue(s) skipped (too few test items)")
+    if "position_bias" in section:
+        from cuelens.probes.position import position_verdict
+
+        console.print(escape(position_verdict(section["position_bias"])))
     if "easy_hard" in section:
         eh = section["easy_hard"]
         console.print(f"easy {eh['easy_accuracy'] * 100:.1f}% · hard "

@@ -16,6 +16,7 @@ from pathlib import Path
 from cuelens.audit.pipeline import ScanResult, scan_dataset
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
+from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_sections
 
@@ -66,13 +67,15 @@ class ProbeResult:
         return render_report(self.results, Path(path), inputs=self.inputs)
 
 
-def file_predictions(path: str | Path, dataset: Dataset) -> tuple[Predictions, dict]:
-    """Predictions read from a JSONL file, and the ``probe.model`` section naming it."""
+def file_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
+                     norm: str = "none") -> tuple[Predictions, dict]:
+    """Predictions read from a JSONL file or an evaluation log (``id_field``, ``norm``:
+    :func:`~cuelens.probes.evallogs.read_eval_log`), and the ``probe.model`` section."""
     from cuelens.probes.predictions import read_predictions
 
     path = Path(path)
     info = {"name": path.name, "resolved": str(path), "source": "predictions"}
-    return read_predictions(path, dataset), info
+    return read_predictions(path, dataset, id_field, norm), info
 
 
 def model_predictions(classifier, name: str, dataset: Dataset, batch_size: int | None = None,
@@ -104,6 +107,7 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
                   scan: ScanResult | None = None, classifier=None, top: int = 5,
                   rank_by: str = "lmi", n_boot: int = 1000, min_items: int = 10, seed: int = 0,
                   short_circuit: ShortCircuitOptions | None = None,
+                  position_bias: PositionBiasOptions | None = None,
                   inputs: Sequence[str | Path] = (), progress: Progress | None = None
                   ) -> ProbeResult:
     """Probe ``predictions`` on ``dataset.test`` for cue reliance (SPEC §6).
@@ -111,6 +115,7 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
     ``scan``: a previous scan of the same data (default: a word-only scan with ``seed``).
     ``classifier``: the loaded model, needed by white-box / new-question sections
     (``short_circuit``) and for the training data map of a local model directory.
+    ``position_bias``: run the position-bias probe (:mod:`cuelens.probes.position`).
     """
     started = time.time()
     if scan is None:
@@ -123,7 +128,8 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
                        model_info=model_info, item_easy=scan.item_easy,
                        model_dir=resolved if resolved is not None and resolved.is_dir() else None,
                        classifier=classifier, seed=seed, n_boot=n_boot, min_items=min_items,
-                       short_circuit=short_circuit, warnings=warnings, progress=progress)
+                       short_circuit=short_circuit, position_bias=position_bias,
+                       warnings=warnings, progress=progress)
     results["probe"] = run_sections(ctx)
     return ProbeResult(dataset=dataset, results=results, predictions=predictions,
                        warnings=warnings,

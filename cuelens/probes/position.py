@@ -26,7 +26,7 @@ LLM. :func:`rotated_splits` writes the rotations as datasets for a model run els
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -223,3 +223,49 @@ def position_verdict(section: dict) -> str:
     picks = positions_verdict(section["predicted_positions"], "the model's answers")
     return (f"{head} On a position-balanced subset: {picks} It gives the same answer under "
             f"every rotation for {100 * section['consistency']:.1f}% of the questions.")
+
+
+def rotation_datasets(dataset, seed: int) -> list:
+    """``dataset`` with its evaluated split replaced by each rotation (:func:`rotated_splits`)."""
+    return [replace(dataset, test=split) for split in rotated_splits(dataset.test, seed)]
+
+
+@dataclass
+class PositionBiasOptions:
+    """Settings of the probe's ``position_bias`` section: score every rotation with
+    ``score_fn``, or use ``picks`` (one prediction array per rotation of
+    :func:`rotation_datasets`); ``source`` names where the picks came from."""
+
+    score_fn: ScoreFn | None = None
+    picks: Sequence[np.ndarray] | None = None
+    source: str = ""
+
+
+def section(ctx) -> dict | None:
+    """The ``probe.position_bias`` section (None when not asked or not MCQ)."""
+    opts: PositionBiasOptions | None = ctx.position_bias
+    if opts is None:
+        return None
+    if ctx.dataset.task != "mcq":
+        ctx.warnings.append("the position-bias probe is for multiple choice; skipped")
+        return None
+    if opts.picks is not None:
+        result = position_bias_from_picks(ctx.dataset.test, opts.picks, ctx.seed)
+    elif opts.score_fn is not None:
+        result = position_bias(ctx.dataset.test, opts.score_fn, ctx.seed, progress=ctx.progress)
+    else:
+        return None
+    return {"source": opts.source, **result}
+
+
+def rotation_records(split: Split) -> list[dict]:
+    """Normalised MCQ records (``id``, ``premise``, ``choices``, ``label``, optional
+    ``question``) of one rotated split, for a model run outside cuelens."""
+    out = []
+    for i in range(len(split)):
+        record = {"id": split.ids[i], "premise": split.premises[i],
+                  "choices": split.choices[i], "label": int(split.labels[i])}
+        if split.questions[i] is not None:
+            record["question"] = split.questions[i]
+        out.append(record)
+    return out

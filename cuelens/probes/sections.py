@@ -18,6 +18,8 @@ from cuelens.probes.accuracy import accuracy_test, easy_hard_gap
 from cuelens.probes.cues import Cue
 from cuelens.probes.data_map import read_data_map
 from cuelens.probes.distribution import distribution_test
+from cuelens.probes.position import PositionBiasOptions
+from cuelens.probes.position import section as _position_bias
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.short_circuit import ShortCircuitOptions
 from cuelens.probes.short_circuit import section as _short_circuit
@@ -38,6 +40,7 @@ class ProbeContext:
     n_boot: int = 1000
     min_items: int = 10
     short_circuit: ShortCircuitOptions | None = None  # None: the section is not run
+    position_bias: PositionBiasOptions | None = None  # None: the section is not run
     warnings: list[str] = field(default_factory=list)  # sections append what they skipped
     progress: Callable[[str, float], None] | None = None
 
@@ -86,6 +89,7 @@ SECTIONS: dict[str, Callable[[ProbeContext], dict | float | None]] = {
     "easy_hard": _easy_hard,
     "data_map": _data_map,
     "short_circuit": _short_circuit,
+    "position_bias": _position_bias,
 }
 
 

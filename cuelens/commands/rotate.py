@@ -1,0 +1,52 @@
+"""``audit rotate``: write every cyclic rotation of a multiple-choice test split (SPEC §6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
+                                     PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt, TrainOpt,
+                                     console, load_data, user_errors)
+from cuelens.errors import UserError
+
+
+@user_errors
+def rotate(
+    data: DataArg = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rotation_<r>.jsonl.")]
+    = Path("rotations"),
+    seed: SeedOpt = 0,
+    train: TrainOpt = None,
+    test: TestOpt = None,
+    hf: HfOpt = None,
+    premise_field: PremiseFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    choices_field: ChoicesFieldOpt = None,
+    skip_bad: SkipBadOpt = False,
+) -> None:
+    """Write the evaluated split once per rotation of its choices, for a model run elsewhere;
+    give its predictions back to `audit probe --position-predictions` with the same --seed.
+
+    Example: audit rotate data/copa/ --out rotations/ && audit probe data/copa/ -p preds.jsonl
+    --position-predictions rotations/preds_0.jsonl --position-predictions rotations/preds_1.jsonl
+    """
+    from rich.markup import escape
+
+    from cuelens.io import ensure_not_input, write_jsonl
+    from cuelens.probes.position import rotated_splits, rotation_records
+
+    dataset = load_data(data, train, test, hf, premise_field, None, label_field, choices_field,
+                        skip_bad)
+    if dataset.task != "mcq":
+        raise UserError("rotations are for multiple-choice datasets")
+    splits = rotated_splits(dataset.test, seed)
+    paths = [out / f"rotation_{r}.jsonl" for r in range(len(splits))]
+    for path in paths:
+        ensure_not_input(path, dataset.input_paths)
+    for path, split in zip(paths, splits):
+        write_jsonl(path, rotation_records(split))
+    console.print(f"wrote {len(paths)} rotations of {len(dataset.test)} items to "
+                  f"{escape(str(out))}")
