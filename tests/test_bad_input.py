@@ -87,13 +87,15 @@ def test_label_absent_from_train(tmp_path):
     assert len(ds.test) == 1 and ds.test.skipped == {"label absent from train": 1}
 
 
-def test_inconsistent_choice_counts(tmp_path):
+def test_varying_choice_counts_give_the_mcq_baselines_only(tmp_path):
     path = tmp_path / "mcq.jsonl"
     rows = [{"premise": "p", "choices": ["a", "b"], "label": 0},
             {"premise": "q", "choices": ["a", "b", "c"], "label": 1}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code, output = run_scan(path)
-    assert code == 2 and "mcq.jsonl, line 2" in output and "inconsistent choice count" in output
+    code, output = run_scan(path, "--out", tmp_path / "out")
+    assert code == 0 and "different numbers of choices" in output
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["dataset"]["n_choices"] is None and "mcq_baselines" in results
 
 
 def test_unknown_format(tmp_path):

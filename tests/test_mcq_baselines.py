@@ -167,3 +167,44 @@ def test_scan_cli_reports_planted_artifacts(tmp_path):
     assert rows["choice-only BoW LR"]["accuracy"] == leak["choice-only BoW LR"]
     html = (out / "report.html").read_text()
     assert 'id="mcq_baselines"' in html and "the positions are unbalanced" in html
+
+
+def test_varying_choice_counts_load_scan_and_probe(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from cuelens.data.loading import load_dataset
+    from cuelens.reports.schema import validate_results
+    from tests.conftest import write_jsonl
+
+    rows, lines = [], []
+    for i in range(30):
+        k = 2 + i % 4  # 2..5 choices
+        choices = [f"opt{j} of {i}" + " long" * (j == i % k) for j in range(k)]
+        rows.append({"id": f"v{i}", "premise": f"question {i}", "choices": choices,
+                     "label": i % k})
+        lls = [-1.0 if j == 0 else -2.0 for j in range(k)]  # always answers A
+        lines.append({"doc_id": i, "doc": {}, "target": i % k,
+                      "filtered_resps": [[x, False] for x in lls]})
+    data = write_jsonl(tmp_path / "vary.jsonl", rows)
+    dataset = load_dataset(str(data))
+    assert dataset.n_choices is None and dataset.test.choice_counts[:4] == [2, 3, 4, 5]
+    runner = CliRunner()
+    done = runner.invoke(app, ["scan", str(data), "--out", str(tmp_path / "scan")])
+    assert done.exit_code == 0, done.output
+    results = json.loads((tmp_path / "scan" / "results.json").read_text())
+    validate_results(results)
+    assert results["dataset"]["splits"]["all"]["instances"] == sum(2 + i % 4 for i in range(30))
+    assert by_name(results["mcq_baselines"])["longest choice"]["accuracy"] == 1.0
+    assert "leakage" not in results and "different numbers of choices" in done.output
+    assert sorted(p.name for p in (tmp_path / "scan").iterdir()) == [
+        "report.html", "results.json", "run.json"]
+    log = write_jsonl(tmp_path / "samples.jsonl", lines)
+    done = runner.invoke(app, ["probe", str(data), "-p", str(log), "--out",
+                               str(tmp_path / "probe")])
+    assert done.exit_code == 0, done.output
+    probe = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
+    assert probe["accuracy"] == pytest.approx(np.mean([i % (2 + i % 4) == 0 for i in range(30)]),
+                                              abs=1e-6)

@@ -309,10 +309,11 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1)."""
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
+    if dataset.task == "mcq" and dataset.n_choices is None:
+        raise UserError("the word-cue statistics need the same number of choices in every item; "
+                        "this dataset's items have "
+                        f"{', '.join(map(str, sorted(set(dataset.test.choice_counts))))} choices")
     k = dataset.n_choices or 1
-    if any((s.n_choices or 1) != k for s in splits):
-        raise UserError("train and test have different numbers of choices "
-                        f"({splits[0].n_choices} and {splits[-1].n_choices})")
     texts, labels = [], []
     for split in splits:
         split_texts, split_labels = _texts_and_labels(split, dataset.label_names,

@@ -202,7 +202,7 @@ def baseline_verdict(row: dict) -> str:
             f"({100 * row['D']:+.1f} points, 95% CI {100 * row['D_ci'][0]:+.1f} to "
             f"{100 * row['D_ci'][1]:+.1f}; {p_text(row['p_value'])})")
     if not row["significant"]:
-        return f"{head}: no better than guessing."
+        return f"{head}: not significantly different from guessing."
     if row["D"] > 0:
         return f"{head}: an artifact — the answer can be guessed this way without the question."
     return f"{head}: worse than guessing, so the opposite rule is an artifact."

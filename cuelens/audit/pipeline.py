@@ -27,7 +27,7 @@ class ScanResult:
 
     dataset: Dataset
     results: dict
-    item_easy: np.ndarray  # bool per dataset.test item
+    item_easy: np.ndarray | None  # bool per dataset.test item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
 
     def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
@@ -83,6 +83,28 @@ def feature_sections(dataset: Dataset, names: Sequence[str] | None, *,
                              folds=folds, seed=seed)
 
 
+VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
+                   "were computed (the word-cue statistics and ICQ features need the same "
+                   "number in every item)")
+
+
+def _varying_choices_scan(dataset: Dataset, config: ScanConfig, started: float) -> ScanResult:
+    """A scan of MCQ items with varying choice counts: dataset summary and ``mcq_baselines``."""
+    from dataclasses import asdict
+
+    from cuelens import __version__
+    from cuelens.audit.mcq_baselines import mcq_baselines
+    from cuelens.audit.results import SCHEMA_VERSION
+    from cuelens.data.summary import dataset_summary
+
+    results = {"schema_version": SCHEMA_VERSION,
+               "tool": {"name": "cuelens", "version": __version__},
+               "config": asdict(config), "dataset": dataset_summary(dataset),
+               "mcq_baselines": mcq_baselines(dataset, config.folds, config.seed),
+               "notes": [VARYING_CHOICES]}
+    return ScanResult(dataset=dataset, results=results, item_easy=None, started=started)
+
+
 def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                  progress: Progress | None = None) -> ScanResult:
@@ -94,6 +116,8 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     started = time.time()
     config = config or ScanConfig()
     config.validate()
+    if dataset.task == "mcq" and dataset.n_choices is None:
+        return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress)
     examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
     results = build_results(dataset, config, audit, dataset_summary(dataset), examples)

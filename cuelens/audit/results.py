@@ -58,16 +58,21 @@ def scan_output_paths(out_dir: Path) -> dict[str, Path]:
             "run": out_dir / "run.json"}
 
 
-def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict, item_easy: np.ndarray,
-                       run_info: dict) -> dict[str, Path]:
-    """Write results.json, cues.csv, easy.jsonl, hard.jsonl and run.json into ``out_dir``."""
+def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict,
+                       item_easy: np.ndarray | None, run_info: dict) -> dict[str, Path]:
+    """Write results.json, cues.csv, easy.jsonl, hard.jsonl and run.json into ``out_dir``
+    (``item_easy`` None: no word-cue statistics, so results.json and run.json only)."""
     split = dataset.test
     files = scan_output_paths(out_dir)
+    if item_easy is None:
+        files = {key: files[key] for key in ("results", "run")}
     check_outputs(files.values(), dataset.input_paths)
-    easy = "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if e)
-    hard = "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if not e)
-    contents = {"results": dumps_json(results), "cues": cues_csv(results["cues"]),
-                "easy": easy, "hard": hard}
+    contents = {"results": dumps_json(results)}
+    if item_easy is not None:
+        contents.update({
+            "cues": cues_csv(results["cues"]),
+            "easy": "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if e),
+            "hard": "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if not e)})
     for key, text in contents.items():
         atomic_write_text(files[key], text)
     write_json(files["run"], run_info)

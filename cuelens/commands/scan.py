@@ -88,7 +88,7 @@ def scan(
                               progress=progress)
     result.started = started
     save_scan(result, out_dir, report, top)
-    best = result.results["leakage"]["best"]["D"]
+    best = result.results["leakage"]["best"]["D"] if "leakage" in result.results else 0.0
     if fail_above is not None and best * 100 > fail_above:
         console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
         raise typer.Exit(1)
@@ -132,9 +132,16 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
 
     from cuelens.audit.examples import top_cues_by_label
 
-    data, leak, config = results["dataset"], results["leakage"], results["config"]
+    data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
     console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    if "leakage" not in results:
+        print_mcq_baselines(results.get("mcq_baselines"))
+        for note in results.get("notes", []):
+            console.print(f"[yellow]note:[/] {escape(note)}")
+        console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
+        return
+    leak = results["leakage"]
     best = leak["best"]
     verdict = "[bold red]significant cue leakage[/]" if leak["flagged"] else "[green]below the flag[/]"
     console.print(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "

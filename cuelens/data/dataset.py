@@ -50,8 +50,15 @@ class Split:
         return len(self.ids)
 
     @property
+    def choice_counts(self) -> list[int]:
+        """MCQ: the number of choices of each item (2 or more; may vary per item)."""
+        return [len(c) for c in self.choices]
+
+    @property
     def n_choices(self) -> int | None:
-        return len(self.choices[0]) if self.task == "mcq" and self.choices else None
+        """MCQ: the number of choices when every item has the same; None when it varies."""
+        counts = set(self.choice_counts)
+        return counts.pop() if self.task == "mcq" and len(counts) == 1 else None
 
     def append(self, record: dict, raw: str, line: int) -> None:
         self.ids.append(record["id"])
@@ -139,7 +146,11 @@ class Dataset:
 
     @property
     def n_choices(self) -> int | None:
-        return self.test.n_choices
+        """MCQ: the number of choices of every item of the fitting and evaluated splits; None
+        when it varies (the word-cue statistics then do not run: docs/mcq-artifacts.md)."""
+        splits = [s for s in (self.train, self.test) if s is not None]
+        counts = {k for s in splits for k in s.choice_counts}
+        return counts.pop() if self.task == "mcq" and len(counts) == 1 else None
 
     @property
     def cross_validated(self) -> bool:

@@ -56,13 +56,6 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
         if item is None:
             _skip(split, "missing label")
             continue
-        if split.task == "mcq" and split.choices and len(item["choices"]) != len(split.choices[0]):
-            message = (f"inconsistent choice count: {len(item['choices'])} choices, "
-                       f"earlier items have {len(split.choices[0])}")
-            if not skip_bad:
-                raise UserError(message, path=str(path), line=line)
-            _skip(split, "inconsistent choice count")
-            continue
         split.append(item, raw, line)
     if split is None or len(split) == 0:
         raise UserError("no usable items (the file is empty or every item was skipped)",
@@ -122,9 +115,6 @@ def _check_same_task(splits: list[Split]) -> None:
         if split.task != first.task:
             raise UserError(f"this split is {split.task.upper()} but {first.path} is "
                             f"{first.task.upper()}", path=split.path)
-        if split.task == "mcq" and split.n_choices != first.n_choices:
-            raise UserError(f"inconsistent choice count: {split.n_choices} choices here, "
-                            f"{first.n_choices} in {first.path}", path=split.path)
 
 
 def _dataset_name(path: Path) -> str:

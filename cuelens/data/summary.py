@@ -12,10 +12,10 @@ def split_summary(split: Split, label_names: list[str]) -> dict:
     """Sizes, label counts and (MCQ) answer-position counts of one split."""
     if split.task == "mcq":
         positions = Counter(int(label) for label in split.labels)
-        k = split.n_choices or 0
-        label_counts = {"right": len(split), "wrong": len(split) * (k - 1)}
-        answer_positions = {str(j): positions.get(j, 0) for j in range(k)}
-        instances = len(split) * k
+        sizes = split.choice_counts
+        instances = sum(sizes)
+        label_counts = {"right": len(split), "wrong": instances - len(split)}
+        answer_positions = {str(j): positions.get(j, 0) for j in range(max(sizes, default=0))}
     else:
         counts = Counter(split.labels)
         names = label_names + sorted(set(counts) - set(label_names))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.data.dataset import Split
+from cuelens.errors import UserError
 
 
 @dataclass
@@ -61,6 +62,9 @@ def encode_split(tokenizer, split: Split, max_length: int) -> EncodedUnits:
     contexts = [split.premise_context(i) for i in range(n)]
     if split.task == "mcq":
         k = split.n_choices
+        if k is None:
+            raise UserError("a multiple-choice model needs the same number of choices in every "
+                            "item; this split's items vary", path=split.path)
         firsts = [c for c in contexts for _ in range(k)]
         seconds = [choice for choices in split.choices for choice in choices]
     else:

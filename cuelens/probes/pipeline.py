@@ -94,6 +94,9 @@ def probe_cues(dataset: Dataset, scan_results: dict, top: int, rank_by: str,
     from cuelens.audit.examples import top_cue_tokens
     from cuelens.probes.cues import feature_cues, word_cues
 
+    if "cues" not in scan_results:
+        warnings.extend(scan_results.get("notes", []))
+        return []
     tokens = top_cue_tokens(scan_results["cues"], rank_by, top)
     cues = word_cues(dataset, tokens, scan_results["config"]["ngrams"])
     try:

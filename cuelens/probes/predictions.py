@@ -45,32 +45,35 @@ class Predictions:
         return out
 
 
-def _n_outputs(dataset: Dataset) -> int:
-    return dataset.n_choices if dataset.task == "mcq" else len(dataset.label_names)
+def _n_outputs(dataset: Dataset, i: int | None = None) -> int:
+    """Outputs of test item ``i`` (MCQ: its choices; ``None``: the most of any item)."""
+    if dataset.task == "nli":
+        return len(dataset.label_names)
+    counts = dataset.test.choice_counts
+    return max(counts) if i is None else counts[i]
 
 
-def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int]) -> int:
+def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -> int:
     if dataset.task == "nli":
         if isinstance(value, str) and value in lookup:
             return lookup[value]
         raise ValueError(f"unknown label {value!r} (labels: {', '.join(dataset.label_names)})")
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < dataset.n_choices:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < k:
         return value
     if value is None:
         return -1  # no answer (e.g. an unparseable reply): always wrong
-    raise ValueError(f"prediction must be a choice index 0..{dataset.n_choices - 1}, "
-                     f"got {value!r}")
+    raise ValueError(f"prediction must be a choice index 0..{k - 1}, got {value!r}")
 
 
-def _parse_probs(value, dataset: Dataset) -> np.ndarray:
+def _parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
     if isinstance(value, dict) and dataset.task == "nli":
         if set(value) != set(dataset.label_names):
             raise ValueError("probs object must have exactly the labels "
                              f"{', '.join(dataset.label_names)}")
         value = [value[label] for label in dataset.label_names]
-    if (not isinstance(value, list) or len(value) != _n_outputs(dataset)
+    if (not isinstance(value, list) or len(value) != k
             or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)):
-        raise ValueError(f"probs must be a list of {_n_outputs(dataset)} numbers")
+        raise ValueError(f"probs must be a list of {k} numbers")
     probs = np.asarray(value, dtype=np.float64)
     if not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
         raise ValueError("probs must be finite, non-negative and not all zero")
@@ -118,11 +121,12 @@ def read_predictions(path: str | Path, dataset: Dataset, id_field: str | None = 
             i = position[item_id]
             if pred[i] != MISSING:
                 raise ValueError(f"duplicate prediction for id {item_id!r}")
-            pred[i] = _parse_prediction(row["prediction"], dataset, lookup)
+            k = _n_outputs(dataset, i)
+            pred[i] = _parse_prediction(row["prediction"], dataset, lookup, k)
             if "probs" in row:
                 if probs is None:
                     probs = np.full((len(position), _n_outputs(dataset)), np.nan)
-                probs[i] = _parse_probs(row["probs"], dataset)
+                probs[i, :k] = _parse_probs(row["probs"], dataset, k)
                 n_with_probs += 1
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line_no) from None
