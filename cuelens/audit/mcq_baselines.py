@@ -44,24 +44,19 @@ RULES: dict[str, Rule] = {}
 FITTED: dict[str, FittedBaseline] = {}
 
 
-def rule(name: str):
-    """Register a per-item choice scorer ``(context, choices) -> scores`` under ``name``."""
+def _registrar(table: dict) -> Callable[[str], Callable]:
+    def register(name: str) -> Callable:
+        def decorate(func):
+            table[name] = func
+            return func
 
-    def decorate(func: Rule) -> Rule:
-        RULES[name] = func
-        return func
+        return decorate
 
-    return decorate
+    return register
 
 
-def fitted(name: str):
-    """Register ``(fit_split, eval_split) -> per-item credit`` under ``name``."""
-
-    def decorate(func: FittedBaseline) -> FittedBaseline:
-        FITTED[name] = func
-        return func
-
-    return decorate
+rule = _registrar(RULES)  # per-item choice scorer ``(context, choices) -> scores``
+fitted = _registrar(FITTED)  # ``(fit_split, eval_split) -> per-item credit``
 
 
 @rule("longest choice")
