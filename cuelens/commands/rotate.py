@@ -35,7 +35,7 @@ def rotate(
     """
     from rich.markup import escape
 
-    from cuelens.io import ensure_not_input, write_jsonl
+    from cuelens.io import check_outputs, output_set, write_jsonl
     from cuelens.probes.position import rotated_splits, rotation_records
 
     dataset = load_data(data, train, test, hf, premise_field, None, label_field, choices_field,
@@ -44,9 +44,9 @@ def rotate(
         raise UserError("rotations are for multiple-choice datasets")
     splits = rotated_splits(dataset.test, seed)
     paths = [out / f"rotation_{r}.jsonl" for r in range(len(splits))]
-    for path in paths:
-        ensure_not_input(path, dataset.input_paths)
-    for path, split in zip(paths, splits):
-        write_jsonl(path, rotation_records(split))
+    check_outputs(paths, dataset.input_paths)
+    with output_set():
+        for path, split in zip(paths, splits):
+            write_jsonl(path, rotation_records(split))
     console.print(f"wrote {len(paths)} rotations of {len(dataset.test)} items to "
                   f"{escape(str(out))}")

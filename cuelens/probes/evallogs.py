@@ -27,8 +27,6 @@ sample's ``metadata`` (Inspect; ``id`` means the sample id) equal to the test it
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 import zipfile
 from collections.abc import Callable, Iterator
@@ -38,6 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.data.dataset import Dataset
+from cuelens.data.readers import (LineError, check_regular_file, iter_jsonl, jsonl_objects,
+                                  parse_json, read_json)
 from cuelens.errors import UserError
 
 NORMS = ("none", "chars", "bytes")
@@ -56,11 +56,6 @@ class LoggedItem:
 
 
 # --- lm-evaluation-harness ------------------------------------------------------------------
-
-def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else \
-        path.open(encoding="utf-8")
-
 
 def _continuations(arguments) -> list[str] | None:
     pairs: object = arguments
@@ -84,34 +79,32 @@ def _loglikelihood(response) -> float:
 
 def read_lm_eval(path: Path, id_field: str | None) -> list[LoggedItem]:
     items, chosen_filter = [], None
-    with _open_text(path) as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
+    for line_no, row in jsonl_objects(path):
+        try:
+            if "doc_id" not in row:
+                raise ValueError('each line needs "doc_id"')
+            name = row.get("filter")
+            chosen_filter = chosen_filter if chosen_filter is not None else name
+            if name != chosen_filter:
                 continue
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict) or "doc_id" not in row:
-                    raise ValueError('each line needs "doc_id"')
-                name = row.get("filter")
-                chosen_filter = chosen_filter if chosen_filter is not None else name
-                if name != chosen_filter:
-                    continue
-                responses = row.get("filtered_resps", row.get("resps"))
-                if not isinstance(responses, list) or not responses:
-                    raise ValueError('"filtered_resps" (or "resps") must list one response per '
-                                     "choice")
-                scores = np.array([_loglikelihood(r) for r in responses])
-                key = row["doc_id"]
-                if id_field is not None:
-                    doc = row.get("doc")
-                    if not isinstance(doc, dict) or id_field not in doc:
-                        raise ValueError(f'"doc" has no field {id_field!r} (--id-field)')
-                    key = str(doc[id_field])
-                items.append(LoggedItem(key=key, n_choices=len(scores), scores=scores,
-                                        continuations=_continuations(row.get("arguments")),
-                                        where=f"line {line_no}"))
-            except (ValueError, json.JSONDecodeError) as exc:
-                raise UserError(str(exc), path=str(path), line=line_no) from None
+            responses = row.get("filtered_resps", row.get("resps"))
+            if not isinstance(responses, list) or not responses:
+                raise ValueError('"filtered_resps" (or "resps") must list one response per '
+                                 "choice")
+            scores = np.array([_loglikelihood(r) for r in responses])
+            if not np.isfinite(scores).all():
+                raise ValueError("log-likelihoods must be finite numbers")
+            key = row["doc_id"]
+            if id_field is not None:
+                doc = row.get("doc")
+                if not isinstance(doc, dict) or id_field not in doc:
+                    raise ValueError(f'"doc" has no field {id_field!r} (--id-field)')
+                key = str(doc[id_field])
+            items.append(LoggedItem(key=key, n_choices=len(scores), scores=scores,
+                                    continuations=_continuations(row.get("arguments")),
+                                    where=f"line {line_no}"))
+        except ValueError as exc:
+            raise UserError(str(exc), path=str(path), line=line_no) from None
     return items
 
 
@@ -150,11 +143,12 @@ def _inspect_samples(path: Path) -> Iterator[tuple[dict, str]]:
         with zipfile.ZipFile(path) as archive:
             for name in archive.namelist():
                 if name.startswith("samples/") and name.endswith(".json"):
-                    yield json.loads(archive.read(name)), name
+                    text = archive.read(name).decode("utf-8", errors="strict")
+                    yield parse_json(text, f"{path}:{name}"), name
         return
-    with path.open(encoding="utf-8") as handle:
-        log = json.load(handle)
-    for i, sample in enumerate(log.get("samples") or []):
+    log = read_json(path)
+    samples = log.get("samples") if isinstance(log, dict) else None
+    for i, sample in enumerate(samples or []):
         yield sample, f"samples[{i}]"
 
 
@@ -165,7 +159,9 @@ def read_inspect(path: Path, id_field: str | None) -> list[LoggedItem]:
             item = _sample_item(sample, id_field, where)
             if item is not None:
                 items.append(item)
-    except (ValueError, zipfile.BadZipFile) as exc:
+    except LineError:
+        raise
+    except (ValueError, zipfile.BadZipFile) as exc:  # UnicodeDecodeError is a ValueError
         raise UserError(str(exc), path=str(path)) from None
     if id_field is None:
         items.sort(key=lambda item: (str(type(item.key)), item.key))
@@ -177,14 +173,14 @@ def read_inspect(path: Path, id_field: str | None) -> list[LoggedItem]:
 # --- detection and predictions ----------------------------------------------------------------
 
 def _first_json(path: Path) -> object:
+    """The whole document (``.json``) or the first JSONL object; None when unreadable (the
+    plain predictions reader then reports the problem)."""
     try:
-        with _open_text(path) as handle:
-            if path.suffix == ".json":
-                return json.load(handle)
-            for line in handle:
-                if line.strip():
-                    return json.loads(line)
-    except (ValueError, UnicodeDecodeError, OSError):
+        if path.suffix.lower() == ".json":
+            return read_json(path)
+        for _, _, record in iter_jsonl(path):
+            return record
+    except UserError:
         return None
     return None
 
@@ -195,6 +191,7 @@ FORMATS: dict[str, Reader] = {"lm-eval": read_lm_eval, "inspect": read_inspect}
 
 def detect_format(path: Path) -> str | None:
     """``"lm-eval"``, ``"inspect"`` or None (not an evaluation log)."""
+    check_regular_file(path)
     if zipfile.is_zipfile(path):
         return "inspect"
     first = _first_json(path)
