@@ -191,15 +191,7 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
     if dataset.task != "mcq":
         raise UserError("the position-bias probe is for multiple-choice datasets")
     if files:
-        from cuelens.probes.predictions import read_predictions
-
-        rotated = position.rotation_datasets(dataset, seed)
-        if len(files) != len(rotated):
-            raise UserError(f"--position-predictions needs {len(rotated)} files, one per "
-                            f"rotation; got {len(files)}")
-        picks = [read_predictions(path, data, id_field, norm).pred
-                 for path, data in zip(files, rotated)]
-        return position.PositionBiasOptions(picks=picks, source="predictions per rotation")
+        return position.options_from_files(dataset, files, seed, id_field, norm)
     if lm:
         from cuelens.models.lm import load_scorer
 

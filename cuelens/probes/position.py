@@ -241,6 +241,22 @@ class PositionBiasOptions:
     source: str = ""
 
 
+def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None = None,
+                       norm: str = "none") -> PositionBiasOptions:
+    """Options from one predictions file (or evaluation log) per rotation, in rotation order,
+    each read against its rotated dataset (:func:`rotation_datasets` with ``seed``)."""
+    from cuelens.errors import UserError
+    from cuelens.probes.predictions import read_predictions
+
+    rotated = rotation_datasets(dataset, seed)
+    if len(paths) != len(rotated):
+        raise UserError(f"--position-predictions needs {len(rotated)} files, one per rotation; "
+                        f"got {len(paths)}")
+    picks = [read_predictions(path, data, id_field, norm).pred
+             for path, data in zip(paths, rotated)]
+    return PositionBiasOptions(picks=picks, source="predictions per rotation")
+
+
 def section(ctx) -> dict | None:
     """The ``probe.position_bias`` section (None when not asked or not MCQ)."""
     opts: PositionBiasOptions | None = ctx.position_bias
