@@ -194,7 +194,7 @@ def leakage(results: dict) -> Section | None:
 @section("mcq_baselines")
 def mcq_baselines(results: dict) -> Section | None:
     """Answer-position, length, overlap and question-only baselines (cuelens.audit.mcq_baselines)."""
-    from cuelens.audit.chance import letter, positions_verdict
+    from cuelens.audit.chance import positions_verdict
     from cuelens.audit.mcq_baselines import baseline_verdict
 
     mb = results.get("mcq_baselines")
@@ -216,22 +216,15 @@ def mcq_baselines(results: dict) -> Section | None:
     lo = [a - 100 * r["accuracy_ci"][0] for a, r in zip(accs, rows)]
     hi = [100 * r["accuracy_ci"][1] - a for a, r in zip(accs, rows)]
     sec.add_figure("mcq_baselines", "Accuracy of rules that pick an answer without reading the "
-                   "question, with 95% intervals; the dashed line is random guessing. A bar "
-                   "whose interval misses the line is an artifact of the dataset.",
+                   "question, with 95% intervals; the dashed line is random guessing. Red bars "
+                   "differ significantly from guessing (two-sided test, corrected for the "
+                   "number of rules): artifacts of the dataset.",
                    F.horizontal_bars(names, accs, axis_title="accuracy", errors=(lo, hi),
                                      text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
                                            for r in rows],
                                      colours_=[F.BAD if r["significant"] else F.MAIN
                                                for r in rows],
                                      reference=(100 * mb["chance"], "chance"), x_range=(0, 100)))
-    series = {role: [100 * x for x in counts["shares"]]
-              for role, counts in mb["gold_position"].items()}
-    width = max(len(v) for v in series.values())
-    series = {role: v + [0.0] * (width - len(v)) for role, v in series.items()}
-    sec.add_figure("gold_position", "Share of items whose right answer sits at each position, "
-                   "per split; balanced data has equal bars.",
-                   F.grouped_bars([letter(p) for p in range(width)], series,
-                                  axis_title="share of items"))
     return sec
 
 
