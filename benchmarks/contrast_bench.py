@@ -27,9 +27,9 @@ DATA = Path("/work/shared/data/contstim")
 
 
 def bench_natural(repeats: int) -> dict:
-    from cuelens.augment.contrast.natural import (check_selection, fractional_ranks,
+    from cuelens.lm.contrast.natural import (check_selection, fractional_ranks,
                                                   select_natural_pairs)
-    from cuelens.augment.contrast.scores import load_scores
+    from cuelens.lm.contrast.scores import load_scores
 
     started = time.perf_counter()
     models, logprobs, _ = load_scores(DATA / "natural_sentence_logprobs.npz", None)
@@ -71,7 +71,7 @@ def bench_natural(repeats: int) -> dict:
 
 
 def bench_judge() -> dict:
-    from cuelens.augment.contrast.judge import cross_check_majority, judge, load_trials, model_names
+    from cuelens.lm.contrast.judge import cross_check_majority, judge, load_trials, model_names
 
     started = time.perf_counter()
     df = load_trials(DATA / "contstim_Nov2022_30_participants_anon_aligned_with_loso.csv.gz")
@@ -90,48 +90,12 @@ def bench_judge() -> dict:
                                for t in result["tests"]["accuracy"]]}
 
 
-class DedupWordLevel:
-    """Benchmark-only wrapper of a word-level scorer (n-gram, LSTM/RNN): scores each distinct
-    *encoded* sentence once (most contstim words are out of the PTB vocabulary and become the
-    same ``<unk>``), and for a recurrent model offers ``next_word_logprobs`` from one forward
-    pass over the prefix, so the search's causal pruning (SPEC §9) applies to it too."""
-
-    def __init__(self, scorer):
-        self.scorer, self.name = scorer, scorer.name
-        if hasattr(scorer, "network"):
-            self.next_word_logprobs = self._next_word_logprobs
-
-    def score(self, sentences):
-        keys = [tuple(self.scorer.encode(s)[1].tolist()) for s in sentences]
-        first: dict[tuple, str] = {}
-        for key, sentence in zip(keys, sentences):
-            first.setdefault(key, sentence)
-        values = dict(zip(first, self.scorer.score(list(first.values()))))
-        return np.array([values[k] for k in keys])
-
-    def word_scores(self, sentence):
-        return self.scorer.word_scores(sentence)
-
-    def _next_word_logprobs(self, prefix, candidates):
-        import torch
-
-        from cuelens.models.lm.text import BOS, UNK
-
-        s = self.scorer
-        ids = [s.index[BOS], *s.encode(prefix)[1].tolist()] if prefix else [s.index[BOS]]
-        with torch.inference_mode():
-            logits = s.network(torch.tensor([ids], device=s.device))[0, -1].float()
-            logp = torch.log_softmax(logits, -1).cpu().numpy()
-        first = [s.encode(c)[1] for c in candidates]
-        return np.array([logp[f[0]] if len(f) else logp[s.index[UNK]] for f in first])
-
-
 def bench_synthetic(m1: str, m2: str, n: int, max_steps: int, seed: int, rows_path=None) -> dict:
     from cuelens.data.readers import text_lines
-    from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
-    from cuelens.models.lm import load_scorer
+    from cuelens.lm.contrast.synthetic import Vocabulary, synthesize_triplet
+    from cuelens.lm import load_scorer
 
-    scorers = [DedupWordLevel(load_scorer(m1)), DedupWordLevel(load_scorer(m2))]
+    scorers = [load_scorer(m1), load_scorer(m2)]
     vocab = Vocabulary(text_lines(DATA / "vocab_low.txt"), text_lines(DATA / "vocab_cap.txt"),
                        frozenset(text_lines(DATA / "preps.txt")))
     starts = list(dict.fromkeys(text_lines(DATA / "natural_sentences_8word.txt")))[:n]

@@ -47,7 +47,7 @@ def _model(texts: list[str], device: str):
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from cuelens.models.lm.random_init import byte_level_bpe
+    from tests.lm_random_init import byte_level_bpe
 
     tokenizer = byte_level_bpe(texts, 8000)
     torch.manual_seed(0)
@@ -89,7 +89,7 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from cuelens.models.lm.causal import CausalScorer
+    from cuelens.lm.causal import CausalScorer
 
     torch.set_num_threads(args.threads)
     prompts, options = _items(args.task, args.items)

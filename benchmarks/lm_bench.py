@@ -38,6 +38,10 @@ def main() -> None:
     parser.add_argument("--embedding", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--load", help="Evaluate this trained model (ngram:DIR / lstm:DIR) "
+                                       "instead of training one.")
+    parser.add_argument("--open-vocab", action="store_true",
+                        help="Spell unknown words (open-vocabulary word-level model).")
     parser.add_argument("--speed", metavar="PYTHON", help="Throughput vs minicons (see above).")
     parser.add_argument("--minicons-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--causal", type=int, default=256, help="Sentences for causal speed.")
@@ -51,17 +55,21 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from cuelens.commands.score import pair_accuracy
-    from cuelens.models.lm.ngram import NgramModel
-    from cuelens.models.lm.rnn import RNNConfig, train_rnn
-    from cuelens.models.lm.text import WordSplitter, read_corpus, read_pairs
+    from cuelens.lm import load_scorer
+    from cuelens.lm.pairs import evaluate_pairs
+    from cuelens.lm.ngram import NgramModel
+    from cuelens.lm.rnn import RNNConfig, train_rnn
+    from cuelens.lm.text import WordSplitter, read_corpus, read_pairs
 
     torch.set_num_threads(args.threads)
     splitter = WordSplitter()
     train = read_corpus(args.data / "lm_corpus" / "ptb.train.txt", splitter)
     valid = read_corpus(args.data / "lm_corpus" / "ptb.valid.txt", splitter)
     start = time.perf_counter()
-    if args.arch == "ngram":
+    if args.load:
+        model = load_scorer(args.load, open_vocab=args.open_vocab)
+        args.arch = args.load.split(":")[0]
+    elif args.arch == "ngram":
         model = NgramModel.train(train, order=args.order, discount=0.75, min_count=1,
                                  splitter=splitter)
     else:
@@ -69,8 +77,9 @@ def main() -> None:
         model = train_rnn(train, valid, config, splitter, epochs=args.epochs, batch_size=32,
                           min_count=1, seed=0, log=print)
     train_s = time.perf_counter() - start
+    model.open_vocab = args.open_vocab
     with tempfile.TemporaryDirectory() as tmp:
-        model.save(tmp)
+        model.save_pretrained(tmp)
         size = sum(p.stat().st_size for p in Path(tmp).iterdir())
     ppl = model.perplexity(valid)
     pairs = read_pairs(args.data / "blimp" / "blimp.jsonl.gz")
@@ -78,19 +87,25 @@ def main() -> None:
     scores = model.score(pairs.good + pairs.bad)
     score_s = time.perf_counter() - start
     n = len(pairs.good)
-    accuracy = pair_accuracy(scores[:n], scores[n:], pairs.paradigm, pairs.field)
-    summary = {"arch": args.arch, "order": args.order if args.arch == "ngram" else None,
-               "vocab": len(model.vocab), "train_seconds": round(train_s, 1),
+    accuracy = evaluate_pairs(model, scores, pairs.good, pairs.bad, pairs.paradigm, pairs.field)
+    summary = {"arch": args.arch, "load": args.load, "open_vocab": args.open_vocab,
+               "order": args.order if args.arch == "ngram" else None,
+               "vocab": len(model.vocab), "train_seconds": None if args.load else round(train_s, 1),
                "model_bytes": size, "valid_perplexity": round(ppl, 2),
                "blimp_pairs": n, "blimp_score_seconds": round(score_s, 1),
                "blimp_overall": accuracy["overall"], "blimp_by_field": accuracy["by_field"],
+               "blimp_ties": accuracy["ties"]["overall"],
+               "blimp_ties_by_field": accuracy["ties"]["by_field"],
+               "blimp_oov_pair_rate": accuracy["oov"]["pair_rate"],
+               "blimp_oov_word_rate": accuracy["oov"]["word_rate"],
+               "blimp_oov_by_field": accuracy["oov"]["by_field"],
                "finite": bool(np.isfinite(scores).all())}
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
 
 
 def _sentences(data: Path, n: int) -> list[str]:
-    from cuelens.models.lm.text import read_pairs
+    from cuelens.lm.text import read_pairs
 
     good = read_pairs(data / "blimp" / "blimp.jsonl.gz").good
     return [good[i] for i in range(0, len(good), len(good) // n)][:n]
@@ -153,10 +168,10 @@ def speed(args) -> None:
     import numpy as np
     import torch
 
-    from cuelens.models.lm import random_init
-    from cuelens.models.lm.causal import CausalScorer
-    from cuelens.models.lm.masked import MaskedScorer
-    from cuelens.models.lm.text import read_sentences
+    import tests.lm_random_init as random_init
+    from cuelens.lm.causal import CausalScorer
+    from cuelens.lm.masked import MaskedScorer
+    from cuelens.lm.text import read_sentences
 
     torch.set_num_threads(args.threads)
     corpus = read_sentences(args.data / "lm_corpus" / "ptb.train.txt")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from cuelens.data.loading import load_dataset
-from cuelens.models.lm import load_scorer
+from cuelens.lm import load_scorer
 from cuelens.probes.position import position_bias, sentence_scorer
 
 DATASETS = ("copa", "roc_story_cloze", "commonsenseqa")

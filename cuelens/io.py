@@ -241,3 +241,40 @@ def replace_directory(directory: PathLike, build: Callable[[Path], None]) -> Non
             old.rename(directory)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def null_non_finite(rows: list[dict]) -> list[dict]:
+    """Rows with non-finite float values as ``null`` (log-probabilities of ``-inf``), which
+    JSON cannot hold."""
+    import math
+
+    return [{k: None if isinstance(v, float) and not math.isfinite(v) else v
+             for k, v in row.items()} for row in rows]
+
+
+def append_jsonl(path: str | os.PathLike, row: dict) -> None:
+    """Append one JSON line with a single ``O_APPEND`` write, flushed to disk: an interrupted
+    run keeps every line it finished (see :func:`read_jsonl_lines` for a torn last line)."""
+    data = (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_jsonl_lines(path: str | os.PathLike) -> list[dict]:
+    """The complete JSON-object lines of a file written by :func:`append_jsonl`; reading stops
+    at the first line that is not a whole JSON object (a write cut short)."""
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line) if line.endswith("\n") else None
+            except json.JSONDecodeError:
+                row = None
+            if not isinstance(row, dict):
+                break
+            rows.append(row)
+    return rows

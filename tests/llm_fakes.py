@@ -24,7 +24,7 @@ def planted_gpt2_dir(path: Path, texts: list[str], *, yes: str = "yes", no: str 
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from cuelens.models.lm.random_init import byte_level_bpe
+    from tests.lm_random_init import byte_level_bpe
 
     tokenizer = byte_level_bpe(texts, 3000, full_alphabet=False)
     torch.manual_seed(seed)

@@ -159,9 +159,12 @@ def score_pairs_results(xss: bool = False) -> dict:
     name = "gpt2 " + XSS_TEXT if xss else "gpt2"
     return {"kind": "score_pairs", "models": {
         name: {"overall": 0.81, "n": 400, "by_paradigm": {"anaphor_agreement": 0.9, "island": 0.6},
-               "by_field": {"morphology": 0.85, "syntax": 0.77}},
+               "by_field": {"morphology": 0.85, "syntax": 0.77},
+               "ties": {"overall": 0.0, "by_paradigm": {"anaphor_agreement": 0.0, "island": 0.0}},
+               "oov": {"word_rate": 0.0, "pair_rate": 0.0}},
         "bigram": {"overall": 0.66, "n": 400, "by_paradigm": {"anaphor_agreement": 0.7, "island": 0.5},
-                   "by_field": {"morphology": 0.7, "syntax": 0.62}}}}
+                   "by_field": {"morphology": 0.7, "syntax": 0.62},
+                   "ties": {"overall": 0.125}, "oov": {"word_rate": 0.2, "pair_rate": 0.875}}}}
 
 
 def _inject(results: dict, task: str) -> dict:

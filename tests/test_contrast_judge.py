@@ -11,7 +11,7 @@ import pytest
 import scipy.stats
 from typer.testing import CliRunner
 
-from cuelens.augment.contrast.judge import (cross_check_majority, judge, load_trials,
+from cuelens.lm.contrast.judge import (cross_check_majority, judge, load_trials,
                                             signed_rank_cosine, signed_ranks, wilcoxon_fdr)
 from cuelens.cli import app
 
@@ -96,7 +96,57 @@ def test_accuracy_and_noise_ceiling_hand_computed(tmp_path):
     assert m["scsr_per_group"][0] == pytest.approx(per_a)
 
 
-def test_scsr_noise_ceiling_matches_a_direct_computation(tmp_path):
+def _exact_signed_ranks(x):
+    """sign · averaged rank of |x| over the non-zero entries, in exact (sympy) arithmetic."""
+    import sympy
+
+    nz = [v for v in x if v != 0]
+    x = list(x)
+    return [sympy.sign(v) * (sum(1 for u in nz if bool(abs(u) < abs(v)))
+                             + sympy.Rational(sum(1 for u in nz if sympy.simplify(abs(u) - abs(v)) == 0) + 1, 2))
+            if v != 0 else sympy.Integer(0) for v in x]
+
+
+def _exact_norm(n):
+    import sympy
+
+    return sympy.sqrt(sympy.Rational(int(n) * (int(n) + 1) * (2 * int(n) + 1), 6))
+
+
+def _exact_lower_bounds(z: dict) -> list[float]:
+    """The scsr lower noise-ceiling bound of every participant (sorted), all in exact
+    arithmetic: normalised signed ranks, their mean over the other participants, the ranking of
+    that mean (ties decided exactly) and the cosine. ``z``: participant → ratings − midpoint
+    (sympy Rationals), every participant rating the same pairs."""
+    import sympy
+
+    def pattern(x):
+        return [r / _exact_norm(sum(v != 0 for v in x)) for r in _exact_signed_ranks(x)]
+
+    out = []
+    for s in sorted(z):
+        rest = [pattern(z[o]) for o in z if o != s]
+        others = [sympy.radsimp(sum(col) / len(col)) for col in zip(*rest)]
+        a, b = _exact_signed_ranks(z[s]), _exact_signed_ranks(others)
+        cosine = sum(x * y for x, y in zip(a, b)) / (
+            _exact_norm(sum(v != 0 for v in z[s])) * _exact_norm(sum(v != 0 for v in others)))
+        out.append(float(cosine))
+    return out
+
+
+def _trials_from_ratings(tmp_path, ratings: dict) -> "Path":
+    rows = [{"subject": subject, "sentence1": f"a{k}", "sentence2": f"b{k}", "rating": r,
+             "sentence1_m_prob": -5.0, "sentence2_m_prob": -4.0 - k,
+             "sentence1_model": "m", "sentence2_model": "m"}
+            for subject, values in ratings.items() for k, r in enumerate(values)]
+    path = tmp_path / "exact.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_scsr_noise_ceiling_matches_exact_arithmetic(tmp_path):
+    import sympy
+
     df = load_trials(small_trials(tmp_path))
     result = judge(df, ["m"])
     z = {s: g.sort_values("pair")["rating"].to_numpy() - 3.5 for s, g in df.groupby("subject")}
@@ -105,15 +155,30 @@ def test_scsr_noise_ceiling_matches_a_direct_computation(tmp_path):
         sr = signed_ranks(x)
         return sr / np.sqrt(np.sum(np.arange(1, np.count_nonzero(x) + 1) ** 2))
 
-    lowers, uppers = [], []
+    uppers = []
     for s in sorted(z):
-        others = np.mean([pattern(z[o]) for o in z if o != s], axis=0)
         everyone = np.mean([pattern(z[o]) for o in z], axis=0)
-        lowers.append(signed_rank_cosine(z[s], others))
         uppers.append(pattern(z[s]) @ everyone / np.linalg.norm(everyone))
+    exact = {s: [sympy.Rational(int(2 * v), 2) for v in x] for s, x in z.items()}
     band = result["models"]["m"]["scsr_noise_ceiling"]
-    assert band["lower"] == pytest.approx(np.mean(lowers), abs=1e-6)
+    # B's and C's others-means hold exactly equal entries (sqrt(30)/15 twice, sqrt(30)/60 twice)
+    # that floating-point averaging does not tie: the float answer would be -0.1833
+    assert band["lower"] == pytest.approx(np.mean(_exact_lower_bounds(exact)), abs=1e-6)
+    assert band["lower"] == pytest.approx(-5 / 24, abs=1e-6)
     assert band["upper"] == pytest.approx(np.mean(uppers), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0])
+def test_scsr_lower_bound_per_participant_equals_exact_arithmetic(tmp_path, seed):
+    from cuelens.lm.contrast.judge import subject_scsr
+    import sympy
+
+    rng = np.random.default_rng(seed)      # 6-point ratings: many ties and many equal means
+    ratings = {f"s{i}": rng.integers(1, 7, 6).tolist() for i in range(4)}
+    df = load_trials(_trials_from_ratings(tmp_path, ratings))
+    got = subject_scsr(df, "m", 3.5).sort_values("subject")["lower"].to_numpy()
+    exact = {s: [sympy.Rational(2 * v - 7, 2) for v in r] for s, r in ratings.items()}
+    np.testing.assert_allclose(got, _exact_lower_bounds(exact), rtol=0, atol=1e-12)
 
 
 def test_wilcoxon_and_benjamini_hochberg():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cuelens.augment.contrast.natural import (Selection, check_selection, fractional_ranks,
+from cuelens.lm.contrast.natural import (Selection, check_selection, fractional_ranks,
                                               select_natural_pairs, slot_types)
 from cuelens.cli import app
 from cuelens.errors import UserError
@@ -136,14 +136,14 @@ def test_cli_user_errors(tmp_path):
 
 
 def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
-    from cuelens.augment.contrast.natural import fractional_ranks as ranks_of
-    from cuelens.models.lm import load_scorer
-    from cuelens.models.lm.ngram import NgramModel
+    from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
+    from cuelens.lm import load_scorer
+    from cuelens.lm.ngram import NgramModel
 
     train = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
                                  "the dog ate the cat", "a cat ate a rat", "the rat sat")]
-    NgramModel.train(train, order=2).save(tmp_path / "bi")
-    NgramModel.train(train[2:], order=3).save(tmp_path / "tri")
+    NgramModel.train(train, order=2).save_pretrained(tmp_path / "bi")
+    NgramModel.train(train[2:], order=3).save_pretrained(tmp_path / "tri")
     sentences = ["the cat sat", "a dog ate a rat", "the mat sat on the dog", "a log ate",
                  "the rat ate the mat", "a cat sat on a log", "dog the cat", "on the rat"]
     corpus = tmp_path / "corpus.txt"
@@ -159,3 +159,38 @@ def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
     assert (row["s1_index"], row["s2_index"]) == expected.trials[0][2:]
     assert row["s1"] == sentences[row["s1_index"]]
     assert row["s1_logprob_model_1"] == pytest.approx(logprobs[row["s1_index"], 0])
+
+
+def test_repeated_word_prefilter_hand_checked_and_applied_before_ranking(tmp_path):
+    from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
+    from cuelens.lm.contrast.natural import without_repeated_words
+
+    texts = ["The cat saw the dog.", "A dog saw a dog", "In the house in the garden",
+             "Cat, cat and mouse", "Nothing repeats here", "It is what it is"]
+    # "the", "a", "in" may repeat; "dog", "cat", "it"/"is" may not (case and punctuation ignored)
+    assert without_repeated_words(texts).tolist() == [True, False, True, False, True, False]
+    assert without_repeated_words(texts, frozenset()).tolist() == [False] * 3 + [False, True,
+                                                                                   False]
+    rng = np.random.default_rng(3)
+    logprobs = rng.normal(size=(12, 2))
+    corpus = [f"sentence number {i}" for i in range(12)]
+    corpus[4] = corpus[9] = "word word"                      # dropped by the filter
+    scores, lines = tmp_path / "lp.npz", tmp_path / "sentences.txt"
+    np.savez(scores, a=logprobs[:, 0], b=logprobs[:, 1])
+    lines.write_text("\n".join(corpus) + "\n")
+    out, summary = tmp_path / "pairs.jsonl", tmp_path / "s.json"
+    res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--sentences",
+                                   str(lines), "--per-pair", "2", "--out", str(out),
+                                   "--summary", str(summary)])
+    assert res.exit_code == 0, res.output
+    keep = np.array([i for i in range(12) if i not in (4, 9)])
+    expected = select_natural_pairs(ranks_of(logprobs[keep]), 2)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["s1_index"], r["s2_index"]) for r in rows] == \
+        [(keep[s1], keep[s2]) for _, _, s1, s2 in expected.trials]
+    facts = json.loads(summary.read_text())
+    assert facts["n_sentences_ranked"] == 10 and facts["repeated_word_filter"].startswith("dropped 2")
+    res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair",
+                                   "2", "--out", str(out), "--summary", str(summary)])
+    assert res.exit_code == 0 and "not applied" in res.output
+    assert json.loads(summary.read_text())["repeated_word_filter"].startswith("not applied")

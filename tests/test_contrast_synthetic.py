@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cuelens.augment.contrast import synthetic as syn
-from cuelens.augment.contrast.synthetic import Vocabulary, search, synthesize_triplet
+from cuelens.lm.contrast import synthetic as syn
+from cuelens.lm.contrast.synthetic import Vocabulary, search, synthesize_triplet
 from cuelens.cli import app
 
 VOCAB = ["ant", "bee", "cat", "dog", "eel", "fox", "gnu"]
@@ -119,9 +119,10 @@ def test_causal_pruning_drops_candidates_below_minus_ten():
     reject = Unigram("rej", {w: -1.0 - i for i, w in enumerate(VOCAB[::-1])})  # ant lowest
     vocab = Vocabulary(VOCAB)
     assert syn.feasibility_strategy(accept) is syn.PRUNERS["next_word_logprobs"]
-    sentences, chosen = syn.feasibility_strategy(accept)(accept, ["cat"], 0,
-                                                         vocab.candidates(["cat"], 0), -100.0, 2)
+    sentences, chosen, scores = syn.feasibility_strategy(accept)(
+        accept, ["cat"], 0, vocab.candidates(["cat"], 0), -100.0, 2)
     assert "ant" not in chosen and len(chosen) == len(VOCAB) - 2
+    assert scores == accept.score(sentences).tolist()
     plain = search("cat", accept_plain, reject, vocab, np.random.default_rng(0), max_steps=1)
     assert plain.sentence == "ant"
 
@@ -134,9 +135,9 @@ def test_masked_best_first_stops_after_five_misses_with_sequential_semantics():
     accept = MaskedUnigram("acc", table, slot)
     vocab = Vocabulary(VOCAB)
     for batch in (1, 2, 64):  # the batch size must not change the result
-        _, chosen = syn._feasible_best_first(accept, ["cat"], 0, vocab.candidates(["cat"], 0),
-                                             -6.0, batch)
-        assert chosen == ["gnu"]
+        _, chosen, scores = syn._feasible_best_first(accept, ["cat"], 0,
+                                                     vocab.candidates(["cat"], 0), -6.0, batch)
+        assert chosen == ["gnu"] and scores == [0.0]
 
 
 def test_triplet_controversiality_and_determinism():
@@ -155,12 +156,12 @@ def test_triplet_controversiality_and_determinism():
 
 
 def test_cli_with_two_ngram_scorers(tmp_path):
-    from cuelens.models.lm.ngram import NgramModel
+    from cuelens.lm.ngram import NgramModel
 
     corpus = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
                                   "the dog ate the cat", "a cat ate a rat")]
-    NgramModel.train(corpus, order=2).save(tmp_path / "bi")
-    NgramModel.train(corpus[::-1][:3], order=3).save(tmp_path / "tri")
+    NgramModel.train(corpus, order=2).save_pretrained(tmp_path / "bi")
+    NgramModel.train(corpus[::-1][:3], order=3).save_pretrained(tmp_path / "tri")
     init, vocab = tmp_path / "init.txt", tmp_path / "vocab.txt"
     init.write_text("the cat sat on the mat\nthe cat sat on the mat\na dog ate a log\n")
     vocab.write_text("\n".join(["the", "a", "cat", "dog", "mat", "log", "rat", "sat", "ate",
@@ -196,3 +197,41 @@ def test_a_failed_position_is_not_rescored_for_the_same_sentence():
         runs.append((result.sentence, result.steps - patience, accept.calls, reject.calls))
     # once all 3 positions failed for the final sentence, more patience costs no scoring
     assert runs[0] == runs[1]
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_run_writes_each_triplet_as_found_and_resume_gives_the_same_file(tmp_path):
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
+
+    a_table, r_table = tables(3)
+    m1, m2 = Unigram("m1", a_table), Unigram("m2", r_table)
+    starts = [(0, "cat dog eel"), (2, "bee fox"), (5, "gnu ant cat")]
+    full = tmp_path / "full.jsonl"
+    seen = []
+    run = run_synthetic(starts, m1, m2, Vocabulary(VOCAB), full, seed=7,
+                        progress=lambda stage, f: seen.append(f))
+    assert len(run.rows) == 3 and run.resumed == 0 and len(run.seconds) == 3
+    assert seen == sorted(seen) and seen[-1] == 1.0           # fractions only grow, to 1
+    expected = [{"natural_index": i, **synthesize_triplet(s, m1, m2, Vocabulary(VOCAB),
+                                                          seed=7 * 1_000_003 + k)}
+                for k, (i, s) in enumerate(starts)]
+    assert [json.loads(line) for line in full.read_text().splitlines()] == expected
+
+    part = tmp_path / "part.jsonl"
+
+    def stop_after_first(stage, fraction):
+        if "sentence 2/3, search 1/2" in stage:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        run_synthetic(starts, m1, m2, Vocabulary(VOCAB), part, seed=7, progress=stop_after_first)
+    assert part.read_text().splitlines() == full.read_text().splitlines()[:1]   # kept
+    with open(part, "a") as handle:
+        handle.write('{"natural_index": 2, "n": "bee')              # a torn last line
+    run = run_synthetic(starts, m1, m2, Vocabulary(VOCAB), part, seed=7, resume=True)
+    assert run.resumed == 1 and part.read_text() == full.read_text()
+    with pytest.raises(Exception, match="other starting sentences"):
+        run_synthetic(starts[1:], m1, m2, Vocabulary(VOCAB), part, resume=True)

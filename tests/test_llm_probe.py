@@ -167,7 +167,7 @@ def test_calibration_and_length_normalisation_by_hand(dataset):
 
 # ------------------------------------------------------------------ a planted causal LM
 def test_prefix_cached_scores_equal_word_probabilities(planted):
-    from cuelens.models.lm import load_scorer
+    from cuelens.lm import load_scorer
 
     scorer = load_scorer(str(planted), kind="causal", device="cpu", batch_size=4)
     prompts = ["Premise: a man is here. Hypothesis: nobody is here. Answer:", "Answer:",
@@ -182,7 +182,7 @@ def test_prefix_cached_scores_equal_word_probabilities(planted):
 
 
 def test_planted_model_gives_the_hand_computed_numbers(planted, dataset, records, tmp_path):
-    from cuelens.models.lm import load_scorer
+    from cuelens.lm import load_scorer
 
     path = tmp_path / "reversed.prompt"
     path.write_text(REVERSED)
@@ -247,8 +247,8 @@ def test_cli_llm_probe_on_a_local_model(planted, records, tmp_path):
 def test_mcq_scoring_matches_naive_per_choice_forward_passes(planted):
     import torch
 
-    from cuelens.models.lm.causal import CausalScorer
-    from cuelens.models.lm import load_scorer
+    from cuelens.lm.causal import CausalScorer
+    from cuelens.lm import load_scorer
 
     base = load_scorer(str(planted), kind="causal", device="cpu")
     scorer = CausalScorer(base.model, base.tokenizer, name="p", bow_correction=False)

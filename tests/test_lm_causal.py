@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from cuelens.models.lm import random_init
-from cuelens.models.lm.causal import CausalScorer, detect_scheme
+import tests.lm_random_init as random_init
+from cuelens.lm.causal import CausalScorer, detect_scheme
 
 SENTENCES = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away",
              "cats and dogs play", "the dog sat"]

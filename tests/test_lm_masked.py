@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from cuelens.models.lm import random_init
-from cuelens.models.lm.masked import MaskedScorer
+import tests.lm_random_init as random_init
+from cuelens.lm.masked import MaskedScorer
 
 SENTENCES = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away",
              "cats and dogs play", "the dog sat"]

@@ -1,12 +1,13 @@
 """Kneser-Ney n-gram scorer: hand-computed values, NLTK equality, storage round trip (SPEC §9)."""
 
+import json
 import math
 
 import numpy as np
 import pytest
 
-from cuelens.models.lm.ngram import NgramModel
-from cuelens.models.lm.text import WordSplitter
+from cuelens.lm.ngram import NgramModel
+from cuelens.lm.text import WordSplitter
 
 TOY = ["a b", "a c", "b a"]
 
@@ -69,10 +70,19 @@ def test_unknown_words_map_to_unk_and_save_load_round_trip(tmp_path):
     model2 = NgramModel.train([WordSplitter()(s) for s in ["the cat sat", "the cat"]], order=3,
                               min_count=2)
     assert "sat" not in model2.index and np.isfinite(model2.score(["the zebra sat"])).all()
-    model.save(tmp_path / "m")
-    loaded = NgramModel.load(tmp_path / "m")
+    model.save_pretrained(tmp_path / "m")
+    loaded = NgramModel.from_pretrained(tmp_path / "m")
     sentences = ["the cat sat", "a zebra ran", "the the"]
     np.testing.assert_array_equal(loaded.score(sentences), model.score(sentences))
     assert not list(tmp_path.glob("m/*.pkl"))
-    with np.load(tmp_path / "m" / "counts.npz", allow_pickle=False) as data:
-        assert set(data.files) == {f"{kind}_{k}" for kind in ("ngrams", "counts") for k in (1, 2, 3)}
+    from safetensors.numpy import load_file
+
+    data = load_file(str(tmp_path / "m" / "model.safetensors"))
+    assert set(data) == {f"{kind}_{k}" for kind in ("ngrams", "counts") for k in (1, 2, 3)}
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["model_type"] == "cuelens-ngram"
+    # the older layout (counts.npz instead of model.safetensors) still loads
+    (tmp_path / "m" / "model.safetensors").unlink()
+    np.savez(tmp_path / "m" / "counts.npz", **data)
+    np.testing.assert_array_equal(NgramModel.from_pretrained(tmp_path / "m").score(sentences),
+                                  model.score(sentences))

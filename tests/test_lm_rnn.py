@@ -6,8 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from cuelens.models.lm.rnn import RNNConfig, RNNModel, train_rnn
-from cuelens.models.lm.text import WordSplitter
+from cuelens.lm.rnn import RNNConfig, RNNModel, train_rnn
+from cuelens.lm.text import WordSplitter
 
 CORPUS = ["the cat sat on the mat", "the dog sat on the log", "a cat saw the dog",
           "the dog saw a cat", "a dog sat on a mat"] * 8
@@ -39,8 +39,8 @@ def test_word_scores_add_up_and_save_load_is_identical(trained, tmp_path):
     words = model.word_scores(sentences[1])
     assert [w for w, _ in words] == ["a", "zebra", "saw", "the", "dog", "</s>"]
     assert sum(v for _, v in words) == pytest.approx(model.score(sentences)[1], abs=1e-5)
-    model.save(tmp_path / "lstm")
-    loaded = RNNModel.load(tmp_path / "lstm")
+    model.save_pretrained(tmp_path / "lstm")
+    loaded = RNNModel.from_pretrained(tmp_path / "lstm")
     np.testing.assert_array_equal(loaded.score(sentences), model.score(sentences))
     assert loaded.config == model.config and loaded.vocab == model.vocab
 

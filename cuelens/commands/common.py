@@ -73,11 +73,12 @@ class progress_bar:
     """A rich progress bar fed by the library's ``progress(stage, fraction)`` callbacks."""
 
     def __init__(self, description: str) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
 
         self.description = description
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                            console=console, transient=True)
+                            TimeRemainingColumn(), console=console, transient=True)
         self.task = None
 
     def __enter__(self):

@@ -26,17 +26,9 @@ HtmlOpt = Annotated[Optional[Path], typer.Option(
 def _check_outputs(outputs: list[Optional[Path]], inputs: list) -> None:
     """Refuse, before any work, outputs that overwrite an input or each other (or a model)."""
     from cuelens.io import check_outputs
-    from cuelens.models.lm import spec_path
+    from cuelens.lm import spec_path
 
     check_outputs(outputs, [spec_path(p) if isinstance(p, str) else p for p in inputs])
-
-
-def _null_non_finite(rows: list[dict]) -> list[dict]:
-    """Rows with non-finite log-probabilities as ``null`` (= ``-inf``), which JSON cannot hold."""
-    import math
-
-    return [{k: None if isinstance(v, float) and not math.isfinite(v) else v
-             for k, v in row.items()} for row in rows]
 
 
 def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Optional[Path],
@@ -55,11 +47,11 @@ def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Op
 
 
 def _load_scorers(specs: list[str]):
-    """Scorers of the LM scoring layer (``cuelens.models.lm.load_scorer``) for ``specs``."""
+    """Scorers of the LM scoring layer (``cuelens.lm.load_scorer``) for ``specs``."""
     from cuelens.errors import UserError
 
     try:
-        from cuelens.models.lm import load_scorer
+        from cuelens.lm import load_scorer
     except ImportError as exc:
         raise UserError(f"the LM scoring layer is not available: {exc}") from None
     with console.status("loading language models"):
@@ -69,7 +61,7 @@ def _load_scorers(specs: list[str]):
 def _score_corpus(texts: list[str], specs: list[str], batch_size: int):
     import numpy as np
 
-    from cuelens.augment.contrast.synthetic import score_batched
+    from cuelens.lm.contrast.synthetic import score_batched
     from cuelens.commands.model_options import item_progress
 
     scorers = _load_scorers(specs)
@@ -92,8 +84,13 @@ def natural(
     scores: Annotated[Optional[Path], typer.Option(
         help="Per-model sentence log-probabilities: .npz (one array per model) or .jsonl.")] = None,
     corpus: Annotated[Optional[Path], typer.Option(
+        "--corpus", "--sentences",
         help="Sentences, one per line: their texts (line i = index i), or, without --scores, "
-             "the corpus to score with --models.")] = None,
+             "the corpus to score with --models. With texts, sentences repeating a word other "
+             "than a function word are dropped first (the published pre-filter).")] = None,
+    function_words: Annotated[Optional[Path], typer.Option(
+        help="Words allowed to repeat in the pre-filter, one per line (default: built-in "
+             "articles and prepositions, docs/contrast.md).")] = None,
     models: ModelsOpt = None,
     per_pair: Annotated[int, typer.Option(help="Pairs selected per model pair.")] = 10,
     threshold: Annotated[float, typer.Option(
@@ -115,13 +112,14 @@ def natural(
     """
     import numpy as np
 
-    from cuelens.augment.contrast import natural as nat
-    from cuelens.augment.contrast.scores import load_scores, parse_models
+    from cuelens.lm.contrast import natural as nat
+    from cuelens.lm.contrast.scores import load_scores, parse_models
     from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
-    from cuelens.io import output_set, write_jsonl
+    from cuelens.io import null_non_finite, output_set, write_jsonl
 
-    _check_outputs([out, summary, html], [scores, corpus, *(parse_models(models) or [])])
+    _check_outputs([out, summary, html],
+                   [scores, corpus, function_words, *(parse_models(models) or [])])
     names = parse_models(models)
     texts = text_lines(corpus, keep_blank=True) if corpus else None
     if scores is not None:
@@ -134,25 +132,38 @@ def natural(
         logprobs = _score_corpus(texts, names, batch_size)
     else:
         raise UserError("give --scores FILE, or --corpus FILE with --models m1,m2,…")
+    keep = np.arange(len(logprobs))
+    if texts is not None:
+        allowed = frozenset(w.lower() for w in text_lines(function_words)) if function_words \
+            else nat.FUNCTION_WORDS
+        keep = np.flatnonzero(nat.without_repeated_words(texts, allowed))
     started = time.perf_counter()
-    ranks = nat.fractional_ranks(logprobs)
+    ranks = nat.fractional_ranks(logprobs[keep])
     with console.status("solving the assignment"):
         selection = nat.select_natural_pairs(ranks, per_pair, threshold, solver)
     seconds = time.perf_counter() - started
     problems = nat.check_selection(ranks, selection, threshold)
     if problems:  # cannot happen for a correct solver; never write an invalid selection
         raise RuntimeError("; ".join(problems))
-    rows = _null_non_finite(nat.pair_records(selection, names, logprobs, ranks, texts))
+    rows = null_non_finite(nat.pair_records(
+        selection, names, logprobs[keep], ranks,
+        None if texts is None else [texts[i] for i in keep], keep))
     facts = {"objective": round(selection.objective, 9),
              "objective_definition": "sum over trials of rank(s1|model_1) + rank(s2|model_2); "
                                      "ranks are fractional in [0, 1], 0 = least probable",
-             "models": names, "n_sentences": int(len(ranks)), "per_pair": per_pair,
+             "models": names, "n_sentences": int(len(logprobs)),
+             "repeated_word_filter": (f"dropped {len(logprobs) - len(keep)} sentences repeating "
+                                      "a word other than a function word" if texts is not None
+                                      else "not applied: no sentence texts (give --sentences)"),
+             "n_sentences_ranked": int(len(keep)), "per_pair": per_pair,
              "n_trials": len(rows), "threshold": threshold, "solver": solver,
              "n_candidates_after_pruning": selection.n_candidates, "feasible": True,
              "non_finite_logprobs": int((~np.isfinite(logprobs)).sum())}
     with output_set():
         write_jsonl(out, rows)
-        _write_pairs_results("natural", facts, rows, summary, html, [scores, corpus, out])
+        _write_pairs_results("natural", facts, rows, summary, html,
+                             [scores, corpus, function_words, out])
+    console.print(f"repeated-word pre-filter: {facts['repeated_word_filter']}")
     console.print(f"selected {len(rows)} pairs from {len(ranks):,} sentences × {len(names)} "
                   f"models in {seconds:.2f}s; objective {selection.objective:.6f} "
                   f"({selection.n_candidates:,} candidates after pruning) → {out}")
@@ -176,6 +187,9 @@ def synthetic(
         help="Stop after this many positions in a row without improvement.")] = 8,
     batch_size: Annotated[int, typer.Option(help="Candidate sentences per scoring batch.")] = 2048,
     seed: SeedOpt = 0,
+    resume: Annotated[bool, typer.Option(
+        help="Keep the triplets already in --out (an interrupted run of the same command) and "
+             "go on after them.")] = False,
     summary: Annotated[Optional[Path], typer.Option(
         help="Write run facts (time per sentence, success rate) and the triplets as JSON here "
              "(kind contrast_pairs: audit report renders it).")] = None,
@@ -184,16 +198,19 @@ def synthetic(
     """Synthesise controversial triplets (n, s1, s2) by word-replacement search.
 
     s1 is rejected by model 1 and accepted by model 2 (log p(s1|m2) >= log p(n|m2)); s2 the
-    reverse. Each output line has both models' log-probabilities and the controversiality.
+    reverse. Each output line has both models' log-probabilities and the controversiality; a
+    line is appended as soon as its sentence is done, so an interrupted run keeps what it found
+    (--resume continues it).
 
     Example: audit contrast synthetic --models ngram:lm/tri,lstm:lm/lstm --init natural_sentences_8word.txt --vocab vocab_low.txt --n 10 --out triplets.jsonl
     """
-    from cuelens.augment.contrast.scores import parse_models
+    from cuelens.commands.common import progress_bar
     from cuelens.data.readers import text_lines
-    from cuelens.augment.contrast.synthetic import Vocabulary, synthesize_triplet
-    from cuelens.commands.model_options import item_progress
     from cuelens.errors import UserError
-    from cuelens.io import output_set, write_jsonl
+    from cuelens.io import output_set
+    from cuelens.lm.contrast.scores import parse_models
+    from cuelens.lm.contrast.synthetic import Vocabulary
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
 
     _check_outputs([out, summary, html],
                    [init, vocab, vocab_initial, function_words, *(parse_models(models) or [])])
@@ -203,38 +220,29 @@ def synthetic(
     if n < 1 or max_steps < 1 or patience < 1:
         raise UserError("--n, --max-steps and --patience must be at least 1")
     lines = text_lines(init)
-    starts = list(dict.fromkeys(lines))[:n]
     index = {s: i for i, s in reversed(list(enumerate(lines)))}
+    starts = [(index[s], s) for s in list(dict.fromkeys(lines))[:n]]
     words = Vocabulary(text_lines(vocab),
                        text_lines(vocab_initial) if vocab_initial else None,
                        frozenset(text_lines(function_words)) if function_words else frozenset())
     m1, m2 = _load_scorers(specs)
-    rows, seconds = [], []
-    with item_progress() as progress:
-        overall = progress.add_task("sentences", total=len(starts))
-        for k, sentence in enumerate(starts):
-            task = progress.add_task(f"sentence {k + 1}", total=2 * max_steps)
-            started = time.perf_counter()
-            row = synthesize_triplet(sentence, m1, m2, words, seed=seed * 1_000_003 + k,
-                                     max_steps=max_steps, patience=patience,
-                                     batch_size=batch_size,
-                                     on_step=lambda _: progress.advance(task))
-            seconds.append(time.perf_counter() - started)
-            progress.remove_task(task)
-            progress.advance(overall)
-            rows.append({"natural_index": index[sentence], **row})
-    rows = _null_non_finite(rows)
+    with progress_bar("synthetic search") as progress:
+        run = run_synthetic(starts, m1, m2, words, out, seed=seed, max_steps=max_steps,
+                            patience=patience, batch_size=batch_size, resume=resume,
+                            progress=progress)
+    rows, seconds = run.rows, sorted(run.seconds)
     facts = {"models": specs, "n_sentences": len(rows), "seed": seed, "max_steps": max_steps,
              "patience": patience,
              "controversial_fraction": sum(r["controversial"] for r in rows) / max(len(rows), 1),
-             "seconds_per_sentence_median": sorted(seconds)[len(seconds) // 2] if seconds else None,
+             "resumed_sentences": run.resumed,
+             "seconds_per_sentence_median": seconds[len(seconds) // 2] if seconds else None,
              "seconds_total": round(sum(seconds), 3)}
     with output_set():
-        write_jsonl(out, rows)
         _write_pairs_results("synthetic", facts, rows, summary, html,
                              [init, vocab, vocab_initial, function_words, out])
-    console.print(f"{len(rows)} triplets, {facts['controversial_fraction']:.0%} controversial, "
-                  f"{facts['seconds_total']:.1f}s → {out}")
+    resumed = f" ({run.resumed} resumed)" if run.resumed else ""
+    console.print(f"{len(rows)} triplets{resumed}, {facts['controversial_fraction']:.0%} "
+                  f"controversial, {facts['seconds_total']:.1f}s → {out}")
 
 
 @app.command("judge")
@@ -261,8 +269,8 @@ def judge(
 
     Example: audit contrast judge --trials contstim_Nov2022_30_participants_anon_aligned_with_loso.csv.gz --out judge.json
     """
-    from cuelens.augment.contrast import judge as jg
-    from cuelens.augment.contrast.scores import parse_models
+    from cuelens.lm.contrast import judge as jg
+    from cuelens.lm.contrast.scores import parse_models
     from cuelens.io import output_set, write_json
 
     _check_outputs([out, html], [trials, ratings])

@@ -49,7 +49,7 @@ def train(
     """
     from cuelens.errors import UserError
     from cuelens.io import check_model_dir, replace_directory
-    from cuelens.models.lm.text import WordSplitter, read_corpus
+    from cuelens.lm.text import WordSplitter, read_corpus
 
     if arch not in ("ngram", "lstm", "rnn"):
         raise UserError(f"unknown --arch '{arch}' (use ngram, lstm or rnn)")
@@ -59,7 +59,7 @@ def train(
     valid_sentences = read_corpus(valid, splitter) if valid else None
     start = time.perf_counter()
     if arch == "ngram":
-        from cuelens.models.lm.ngram import NgramModel
+        from cuelens.lm.ngram import NgramModel
 
         with console.status(f"counting {order}-grams of {len(sentences)} sentences"):
             model = NgramModel.train(sentences, order=order, discount=discount,
@@ -69,7 +69,7 @@ def train(
             console.print(f"validation perplexity {model.perplexity(valid_sentences):.1f}")
     else:
         from cuelens.models.hub import pick_device
-        from cuelens.models.lm.rnn import RNNConfig, train_rnn
+        from cuelens.lm.rnn import RNNConfig, train_rnn
 
         config = RNNConfig(arch=arch, embedding_size=embedding, hidden_size=hidden,
                            layers=layers, dropout=dropout)
@@ -78,7 +78,7 @@ def train(
                               batch_size=batch_size, lr=lr, min_count=min_count,
                               max_vocab=max_vocab, seed=seed, device=pick_device(device),
                               log=console.print, progress=progress)
-    replace_directory(out, model.save)
+    replace_directory(out, model.save_pretrained)
     console.print(f"{arch} model ({len(model.vocab)} words) trained in "
                   f"{time.perf_counter() - start:.1f}s, saved to {out}")
 

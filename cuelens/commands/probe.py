@@ -193,7 +193,7 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
     if files:
         return position.options_from_files(dataset, files, seed, id_field, norm)
     if lm:
-        from cuelens.models.lm import load_scorer
+        from cuelens.lm import load_scorer
 
         return position.PositionBiasOptions(
             score_fn=position.sentence_scorer(load_scorer(lm, device=device)),

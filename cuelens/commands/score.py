@@ -28,13 +28,16 @@ BatchOpt = Annotated[int, typer.Option("--batch-size", help="Sentences per causa
 PunctOpt = Annotated[bool, typer.Option(
     "--detach-punct", help="Causal models: punctuation written without a space is its own word "
                            "(default: it belongs to the word before it).")]
+OpenVocabOpt = Annotated[bool, typer.Option(
+    "--open-vocab", help="Word-level models (ngram/lstm/rnn): give unknown words a probability "
+                         "by their spelling instead of all sharing <unk> (docs/lm.md).")]
 CHUNK = 2048
 
 
 def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, seed, batch_size,
-             detach_punct):
+             detach_punct, open_vocab):
     from cuelens.errors import UserError
-    from cuelens.models.lm import load_scorer
+    from cuelens.lm import load_scorer
 
     if not models:
         raise UserError("give at least one --model")
@@ -42,7 +45,8 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
     for spec in models:
         scorer = load_scorer(spec, device=device, kind=kind, base=base,
                              bow_correction=bow_correction, mlm_method=mlm_method, orders=orders,
-                             seed=seed, batch_size=batch_size, detach_punct=detach_punct)
+                             seed=seed, batch_size=batch_size, detach_punct=detach_punct,
+                             open_vocab=open_vocab)
         inner = getattr(scorer, "scorer", scorer)
         if hasattr(inner, "scheme"):
             console.print(f"{spec}: word scheme {inner.scheme.describe()}, bow correction "
@@ -78,28 +82,45 @@ def score(
     kind: KindOpt = None, device: DeviceOpt = "auto", base: BaseOpt = math.e,
     bow_correction: BowOpt = True, mlm_method: MethodOpt = "pll", orders: OrdersOpt = 100,
     seed: SeedOpt = 0, batch_size: BatchOpt = 32, detach_punct: PunctOpt = False,
+    open_vocab: OpenVocabOpt = False,
 ) -> None:
     """Log-probability of each sentence under one or more language models.
+
+    Words a model does not know are counted per sentence ("oov") and, with --words, marked
+    ("unknown": their positions; [unk] after the word on the terminal).
 
     Example: audit score sentences.txt --model ngram:models/tri --model gpt2 --words --out scores.jsonl
     """
     from cuelens.io import check_outputs, write_jsonl
-    from cuelens.models.lm import spec_path
-    from cuelens.models.lm.text import read_sentences
+    from cuelens.lm import spec_path
+    from cuelens.lm.text import read_sentences
 
     check_outputs([out], [sentences, *map(spec_path, model)])
     texts = read_sentences(sentences)
+    from cuelens.lm.pairs import oov_counts
+
     scorers = _scorers(model, kind, device, base, bow_correction, mlm_method, orders, seed,
-                       batch_size, detach_punct)
+                       batch_size, detach_punct, open_vocab)
     totals = {s.name: _score_all(s, texts) for s in scorers}
+    counts = {s.name: c for s in scorers if (c := oov_counts(s, texts)) is not None}
     rows = []
     for i, text in enumerate(texts):
         row = {"sentence": text, "logprob": {name: round(float(v[i]), 6)
-                                             for name, v in totals.items()}}
+                                             for name, v in totals.items()},
+               "oov": {name: int(c[1][i]) for name, c in counts.items()}}
         if words:
-            row["surprisal"] = {s.name: [[w, round(-v, 6)] for w, v in s.word_scores(text)]
-                                for s in scorers}
+            scored = {s.name: s.word_scores(text) for s in scorers}
+            row["surprisal"] = {name: [[w, round(-v, 6)] for w, v in pairs]
+                                for name, pairs in scored.items()}
+            row["unknown"] = {s.name: [j for j, flag in enumerate(
+                s.unknown([w for w, _ in scored[s.name]])) if flag]
+                for s in scorers if hasattr(s, "unknown")}
         rows.append(row)
+    for name, (n_words, n_unknown) in counts.items():
+        console.print(f"{name}: {int(n_unknown.sum()):,} of {int(n_words.sum()):,} words "
+                      f"unknown ({100 * n_unknown.sum() / max(n_words.sum(), 1):.1f}%), in "
+                      f"{int((n_unknown > 0).sum()):,} of {len(texts):,} sentences",
+                      highlight=False, soft_wrap=True)
     if out is not None:
         write_jsonl(out, rows)
         console.print(f"wrote {len(rows)} sentences to {out}")
@@ -109,24 +130,9 @@ def score(
     for row in rows:
         typer.echo("\t".join([row["sentence"], *[f"{row['logprob'][n]:.4f}" for n in names]]))
         for name, pairs in row.get("surprisal", {}).items():
-            typer.echo(f"  {name}: " + " ".join(f"{w}/{s:.2f}" for w, s in pairs))
-
-
-def pair_accuracy(good, bad, paradigm: list[str], field: list[str]) -> dict:
-    """``{"overall", "n", "by_paradigm", "by_field"}``: the fraction of pairs whose good sentence
-    scores strictly higher (ties count as errors)."""
-    import numpy as np
-
-    correct = (np.asarray(good) > np.asarray(bad)).astype(np.float64)
-
-    def by(groups: list[str]) -> dict[str, float]:
-        keys, inverse = np.unique(np.asarray(groups), return_inverse=True)
-        sums = np.bincount(inverse, weights=correct)
-        counts = np.bincount(inverse)
-        return {str(k): round(float(s / c), 6) for k, s, c in zip(keys, sums, counts)}
-
-    return {"overall": round(float(correct.mean()), 6), "n": int(len(correct)),
-            "by_paradigm": by(paradigm), "by_field": by(field)}
+            unknown = set(row["unknown"].get(name, []))
+            typer.echo(f"  {name}: " + " ".join(
+                f"{w}{'[unk]' if j in unknown else ''}/{s:.2f}" for j, (w, s) in enumerate(pairs)))
 
 
 @user_errors
@@ -140,32 +146,41 @@ def score_pairs(
     kind: KindOpt = None, device: DeviceOpt = "auto",
     bow_correction: BowOpt = True, mlm_method: MethodOpt = "pll", orders: OrdersOpt = 100,
     seed: SeedOpt = 0, batch_size: BatchOpt = 32, detach_punct: PunctOpt = False,
+    open_vocab: OpenVocabOpt = False,
 ) -> None:
     """Minimal-pair accuracy (good sentence more probable than bad) per model, paradigm and field.
+
+    Ties (both sentences equally probable) count as errors and are reported separately, with
+    the share of words and pairs outside each model's vocabulary (OOV).
 
     Example: audit score-pairs blimp.jsonl.gz --model ngram:models/tri --model gpt2 --out blimp.json
     """
     from rich.table import Table
 
     from cuelens.io import check_outputs, write_json
-    from cuelens.models.lm import spec_path
-    from cuelens.models.lm.text import read_pairs
+    from cuelens.lm import spec_path
+    from cuelens.lm.pairs import evaluate_pairs
+    from cuelens.lm.text import read_pairs
 
     check_outputs([out], [pairs, *map(spec_path, model)])
     data = read_pairs(pairs)
     scorers = _scorers(model, kind, device, math.e, bow_correction, mlm_method, orders, seed,
-                       batch_size, detach_punct)
+                       batch_size, detach_punct, open_vocab)
     results = {}
     for scorer in scorers:
         both = _score_all(scorer, data.good + data.bad)
-        results[scorer.name] = pair_accuracy(both[: len(data.good)], both[len(data.good):],
-                                             data.paradigm, data.field)
+        results[scorer.name] = evaluate_pairs(scorer, both, data.good, data.bad, data.paradigm,
+                                              data.field)
     fields = sorted({f for r in results.values() for f in r["by_field"]})
-    table = Table(title=f"minimal-pair accuracy ({len(data.good)} pairs)")
-    for column in ["model", "overall", *fields]:
+    table = Table(title=f"minimal-pair accuracy % ({len(data.good)} pairs; ties count as "
+                        f"errors; OOV: pairs with a word outside the model's vocabulary)")
+    for column in ["model", "overall", "ties", "OOV pairs", "OOV words", *fields]:
         table.add_column(column, justify="left" if column == "model" else "right")
     for name, r in results.items():
-        table.add_row(name, f"{100 * r['overall']:.1f}",
+        oov = r.get("oov")
+        table.add_row(name, f"{100 * r['overall']:.1f}", f"{100 * r['ties']['overall']:.1f}",
+                      f"{100 * oov['pair_rate']:.1f}" if oov else "n/a",
+                      f"{100 * oov['word_rate']:.1f}" if oov else "n/a",
                       *[f"{100 * r['by_field'].get(f, float('nan')):.1f}" for f in fields])
     from rich.console import Console
 

@@ -197,7 +197,7 @@ def classifier_scorer(clf, batch_size: int | None = None) -> ScoreFn:
 
 
 def sentence_scorer(scorer) -> ScoreFn:
-    """``score_fn`` of a :class:`~cuelens.models.scoring.SentenceScorer` (a causal LM, n-gram,
+    """``score_fn`` of a :class:`~cuelens.lm.scoring.SentenceScorer` (a causal LM, n-gram,
     …): ``log p(premise + " " + choice)``, which ranks choices like ``log p(choice | premise)``."""
 
     def score(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:

@@ -571,6 +571,18 @@ def score_pairs(results: dict) -> Section | None:
                                      text=[f"{pct(models[m]['overall'])} of {models[m]['n']:,}"
                                            for m in names],
                                      reference=(50, "chance")))
+    covered = [m for m in names if "ties" in models[m] or "oov" in models[m]]
+    if covered:
+        rows = [(m, measure, models[m][key][field]) for m in covered
+                for measure, key, field in (("ties", "ties", "overall"),
+                                            ("pairs with an unknown word", "oov", "pair_rate"))
+                if key in models[m]]
+        sec.add_figure("coverage", "Ties (both sentences equally probable: counted as errors "
+                       "above) and pairs containing a word outside the model's vocabulary; a "
+                       "word-level model gives every unknown word the same <unk> probability.",
+                       F.horizontal_bars([f"{m}: {measure}" for m, measure, _ in rows],
+                                         [100 * v for _, _, v in rows], axis_title="% of pairs",
+                                         x_range=(0, 100), text=[pct(v) for _, _, v in rows]))
     for key, what in (("by_field", "linguistic field"), ("by_paradigm", "paradigm")):
         groups = sorted({g for m in names for g in models[m].get(key, {})})
         if not groups:

@@ -9,7 +9,7 @@ has it (so the response cache can store it). Responses are plain JSON-able dicts
 
 Registered (:data:`BACKENDS`, chosen by the ``--llm`` spec ``NAME:MODEL``; no prefix = ``hf``):
 
-- ``hf``: a local ``transformers`` causal LM loaded through :func:`cuelens.models.lm.load_scorer`
+- ``hf``: a local ``transformers`` causal LM loaded through :func:`cuelens.lm.load_scorer`
   (CPU; CUDA in bfloat16 when present; never ``trust_remote_code``); scoring uses
   :meth:`CausalScorer.continuation_logprobs` (word-boundary corrected, batched, prefix cache);
 - ``openai``: any OpenAI-compatible HTTP endpoint (:mod:`cuelens.probes.llm.openai`).
@@ -131,8 +131,8 @@ class LocalBackend:
 
 
 def _hf(model: str, options: BackendOptions) -> Backend:
-    from cuelens.models.lm import load_scorer
-    from cuelens.models.lm.causal import CausalScorer
+    from cuelens.lm import load_scorer
+    from cuelens.lm.causal import CausalScorer
 
     scorer = load_scorer(model, kind="causal", device=options.device,
                          batch_size=options.batch_size)

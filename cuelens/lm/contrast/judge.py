@@ -23,7 +23,8 @@ with ``all_trials=True``, on every trial. For each participant, on those trials:
   tie-break);
 - **noise ceiling**, scsr: each participant's rating pattern is turned into a normalised signed
   rank vector ``sr(z) / ‖·‖`` (:func:`normalized_signed_ranks`) and averaged over participants
-  per pair; lower bound = ``signed_rank_cosine(z_i, mean of the others)``; upper bound = the
+  per pair; lower bound = ``signed_rank_cosine(z_i, mean of the others)``, the mean taken in
+  exact arithmetic so that equal means tie exactly; upper bound = the
   cosine between participant ``i``'s normalised signed ranks and the mean over everyone
   (including ``i``), left unranked — the closed-form upper bound of the original analysis.
 
@@ -37,7 +38,9 @@ Benjamini–Hochberg (:func:`scipy.stats.false_discovery_control`).
 from __future__ import annotations
 
 import itertools
+import math
 import re
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -205,15 +208,57 @@ def trial_accuracy(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFra
                          "upper": _vote_credit(total / count, chose2)})
 
 
+# An exact real number sum_f c_f / sqrt(f) (f square-free, c_f rational): normalised signed ranks
+# and their averages are of this form, and distinct square-free roots are linearly independent
+# over the rationals, so two such numbers are equal exactly when their dictionaries are.
+Surd = dict[int, Fraction]
+
+
+def _square_free(k: int) -> tuple[int, int]:
+    """``(s, f)`` with ``k = s² f`` and ``f`` square-free."""
+    s, f, d = 1, k, 2
+    while d * d <= f:
+        while f % (d * d) == 0:
+            f //= d * d
+            s *= d
+        d += 1
+    return s, f
+
+
+def exact_normalized_signed_ranks(x: np.ndarray) -> list[Surd]:
+    """:func:`normalized_signed_ranks` in exact arithmetic: averaged ranks are multiples of 1/2
+    and the norm is ``sqrt(n(n+1)(2n+1)/6)``."""
+    doubled = np.rint(2 * signed_ranks(x)).astype(np.int64)
+    n = int(np.count_nonzero(doubled))
+    s, f = _square_free(n * (n + 1) * (2 * n + 1) // 6) if n else (1, 1)
+    return [{f: Fraction(int(v), 2 * s)} if v else {} for v in doubled]
+
+
+def _mean(values: list[Surd]) -> Surd:
+    total: Surd = {}
+    for value in values:
+        for f, c in value.items():
+            total[f] = total.get(f, Fraction(0)) + c
+    return {f: c / len(values) for f, c in total.items() if c}
+
+
+def _as_float(value: Surd) -> float:
+    """The float of an exact value; equal values give equal floats and ``−v`` gives ``−float(v)``."""
+    return float(sum(float(c) / math.sqrt(f) for f, c in sorted(value.items())))
+
+
 def subject_scsr(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame:
     """Per-participant scsr of the model and the two noise-ceiling bounds (module docstring).
 
-    The pattern averages are computed directly over the other participants (not as "total minus
-    own"), so exactly tied averages stay tied for the ranking."""
+    The lower bound averages the other participants' normalised signed ranks in exact arithmetic
+    (:func:`exact_normalized_signed_ranks`), so equal averages tie exactly when ranked."""
     z = sub["rating"].to_numpy(float) - midpoint
     patterns = np.zeros(len(sub))
-    for rows in sub.groupby("subject").indices.values():
+    exact: dict = {}
+    for subject, rows in sub.groupby("subject").indices.items():
         patterns[rows] = normalized_signed_ranks(z[rows])
+        exact[subject] = dict(zip(sub["pair"].to_numpy()[rows],
+                                  exact_normalized_signed_ranks(z[rows])))
     table = pd.DataFrame({"subject": sub["subject"].to_numpy(), "pair": sub["pair"].to_numpy(),
                           "p": patterns}).pivot(index="subject", columns="pair", values="p")
     matrix = table.to_numpy()
@@ -223,10 +268,9 @@ def subject_scsr(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame
         cols = table.columns.get_indexer(rows["pair"])
         zi = rows["rating"].to_numpy(float) - midpoint
         diff = (rows[f"sentence2_{model}_prob"] - rows[f"sentence1_{model}_prob"]).to_numpy(float)
-        rest = np.delete(matrix[:, cols], i, axis=0)
-        seen = ~np.isnan(rest)
-        with np.errstate(invalid="ignore"):
-            others = np.where(seen.any(0), np.nansum(rest, 0) / np.maximum(seen.sum(0), 1), 0.0)
+        others = np.array([_as_float(_mean(seen)) if (seen := [
+            exact[o][pair] for o in exact if o != subject and pair in exact[o]]) else 0.0
+            for pair in rows["pair"]])
         everyone = np.nanmean(matrix[:, cols], axis=0)
         upper = float("nan")
         if np.count_nonzero(zi) and np.any(everyone):

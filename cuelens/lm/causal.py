@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.errors import UserError
+from cuelens.lm.text import TokenizerVocabulary
 
 MARKERS = ("Ġ", "▁", " ")
 
@@ -88,7 +89,7 @@ def word_start_mask(tokenizer, scheme: WordScheme, size: int) -> np.ndarray:
     return mask
 
 
-class CausalScorer:
+class CausalScorer(TokenizerVocabulary):
     """Sentence and word log-probabilities under a causal LM; implements ``SentenceScorer``."""
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu",

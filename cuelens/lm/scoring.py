@@ -1,5 +1,5 @@
 """The sentence-scorer protocol shared by LM scoring (``audit score``) and controversial-pair
-synthesis (``audit contrast``). Implementations live in ``cuelens/models/lm/`` (SPEC §9)."""
+synthesis (``audit contrast``). Implementations live in ``cuelens/lm/`` (SPEC §9)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class SentenceScorer(Protocol):
 
 # Optional capabilities (SPEC §9). Scorers may offer these; callers test with ``hasattr``.
 # - ``score`` is batched: pass many sentences in one call (e.g. every vocabulary replacement at
-#   one position); all scorers in ``cuelens/models/lm/`` batch and length-sort internally.
+#   one position); all scorers in ``cuelens/lm/`` batch and length-sort internally.
 # - Causal models (``CausalScorer``): ``next_word_logprobs(prefix: str, candidates: list[str])
 #   -> np.ndarray`` — the corrected natural-log probability of each candidate as the next
 #   whitespace word after ``prefix`` (empty prefix: the first word), for candidate pruning.

@@ -11,15 +11,16 @@ sentences in one vectorised pass; :meth:`NgramModel.to_nltk` rebuilds the NLTK m
 same counts and the tests check both agree. (Where NLTK would divide by zero — a context never
 seen in the middle of a higher-order n-gram — we back off like an unseen context.)
 
-Saved format (no pickle): ``config.json`` (arch, order, discount, word splitter), ``vocab.json``
-(id → word) and ``counts.npz`` with, per order k, ``ngrams_k`` (int32 ``[m, k]`` word ids) and
-``counts_k`` (int64 ``[m]``). The smoothing tables are rebuilt from these counts on load.
+Saved format (no pickle; the Hugging Face layout, docs/lm.md): ``config.json`` (``model_type``
+``cuelens-ngram``, arch, order, discount, word splitter), ``vocab.json`` (id → word) and
+``model.safetensors`` with, per order k, ``ngrams_k`` (int32 ``[m, k]`` word ids) and
+``counts_k`` (int64 ``[m]``); models saved before hold the same arrays in ``counts.npz``, which
+is still read. The smoothing tables are rebuilt from these counts on load.
 A sentence's log-probability is ``Σ_i log p(w_i | h_i) + log p(</s> | h)``.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +28,8 @@ import numpy as np
 
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
-from cuelens.models.lm.text import BOS, EOS, UNK, WordSplitter, build_vocab
-from cuelens.models.lm.wordlevel import WordLevelScorer, read_config
+from cuelens.lm.text import BOS, EOS, UNK, WordSplitter, build_vocab
+from cuelens.lm.wordlevel import WordLevelScorer, read_config
 
 
 @dataclass
@@ -103,32 +104,40 @@ class NgramModel(WordLevelScorer):
             counts[k] = (unique.astype(np.int32), number.astype(np.int64))
         return cls(vocab, counts, order, discount, splitter or WordSplitter())
 
-    def save(self, directory: str | Path) -> None:
+    def save_pretrained(self, directory: str | Path) -> None:
+        from safetensors.numpy import save
+
         from cuelens.io import atomic_write_bytes, write_json
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         write_json(directory / "config.json", {
-            "arch": "ngram", "order": self.order, "discount": self.discount,
+            "model_type": "cuelens-ngram", "arch": "ngram", "order": self.order, "discount": self.discount,
             "smoothing": "interpolated-kneser-ney (nltk.lm.KneserNeyInterpolated)",
             "splitter": self.splitter.to_dict(), "vocab_size": len(self.vocab)})
         write_json(directory / "vocab.json", self.vocab)
         arrays = {}
         for k, (grams, number) in self.counts.items():
             arrays[f"ngrams_{k}"], arrays[f"counts_{k}"] = grams, number
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)
-        atomic_write_bytes(directory / "counts.npz", buffer.getvalue())
+        atomic_write_bytes(directory / "model.safetensors",
+                           save({k: np.ascontiguousarray(v) for k, v in arrays.items()}))
 
     @classmethod
-    def load(cls, directory: str | Path, name: str | None = None) -> "NgramModel":
+    def from_pretrained(cls, directory: str | Path, name: str | None = None) -> "NgramModel":
+        """A model saved by :meth:`save_pretrained` (or the older ``counts.npz`` layout)."""
+        from safetensors.numpy import load_file
+
         directory = Path(directory)
         config = read_config(directory, "ngram")
         vocab = read_json(directory / "vocab.json")
         try:
-            with np.load(directory / "counts.npz", allow_pickle=False) as data:
-                counts = {k: (data[f"ngrams_{k}"], data[f"counts_{k}"])
-                          for k in range(1, config["order"] + 1)}
+            if (directory / "model.safetensors").is_file():
+                data = load_file(str(directory / "model.safetensors"))
+            else:
+                with np.load(directory / "counts.npz", allow_pickle=False) as npz:
+                    data = dict(npz)
+            counts = {k: (data[f"ngrams_{k}"], data[f"counts_{k}"])
+                      for k in range(1, config["order"] + 1)}
         except (OSError, KeyError, ValueError) as exc:
             raise UserError(f"cannot read n-gram counts: {exc}", path=str(directory)) from None
         return cls(vocab, counts, int(config["order"]), float(config["discount"]),
@@ -187,6 +196,14 @@ class NgramModel(WordLevelScorer):
         return p
 
     # ----------------------------------------------------------------- scoring
+    def _next_logprobs(self, prefix: np.ndarray) -> np.ndarray:
+        """All vocabulary words after ``<s> prefix`` in one vectorised lookup."""
+        n, V = self.order, len(self.vocab)
+        history = np.concatenate([np.full(n - 1, self.index[BOS]), prefix])[-(n - 1):]
+        with np.errstate(divide="ignore"):
+            return np.log(self._probabilities(np.tile(history, (V, 1)).astype(np.int64),
+                                              np.arange(V, dtype=np.int64)))
+
     def _logprobs(self, encoded: list[np.ndarray]) -> np.ndarray:
         n, bos, eos = self.order, self.index[BOS], self.index[EOS]
         lengths = np.array([len(ids) + 1 for ids in encoded], dtype=np.int64)

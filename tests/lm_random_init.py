@@ -1,4 +1,4 @@
-"""Random-initialised transformer LMs and freshly trained tokenizers, built from configs.
+"""Random-initialised GPT-2 / BERT and freshly trained tokenizers (test helpers, not library).
 
 Used by the unit tests (tiny models, a handful of sentences) and by the speed benchmark
 (realistic sizes trained on a corpus); no checkpoint download is needed (SPEC §9).

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from cuelens.errors import UserError
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
@@ -28,20 +30,15 @@ class WordSplitter:
     detach_punct: bool = True
 
     def __call__(self, sentence: str) -> list[str]:
-        text = sentence.lower() if self.lowercase else sentence
-        if not self.detach_punct:
-            return text.split()
-        words: list[str] = []
-        for token in text.split():
-            if token in (UNK, BOS, EOS):    # corpus markers such as PTB's <unk> stay whole
-                words.append(token)
-                continue
-            lead, core, tail = _EDGE_PUNCT.match(token).groups()
-            words.extend(lead)
-            if core:
-                words.append(core)
-            words.extend(tail)
-        return words
+        return [word for token in sentence.split() for word in self.split_token(token)]
+
+    def split_token(self, token: str) -> list[str]:
+        """The words of one whitespace token."""
+        text = token.lower() if self.lowercase else token
+        if not self.detach_punct or text in (UNK, BOS, EOS):   # PTB's <unk> etc. stay whole
+            return [text]
+        lead, core, tail = _EDGE_PUNCT.match(text).groups()
+        return [*lead, *([core] if core else []), *tail]
 
     def to_dict(self) -> dict:
         return {"lowercase": self.lowercase, "detach_punct": self.detach_punct}
@@ -128,3 +125,24 @@ def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
     if not records:
         raise UserError("no records in file", path=str(path))
     return records
+
+
+class TokenizerVocabulary:
+    """Unknown words of sub-word (Hugging Face) scorers, whose ``tokenizer`` spells a word it
+    cannot represent with its unknown token (byte-level tokenizers never do)."""
+
+    tokenizer: object
+
+    def unknown(self, words: list[str]) -> list[bool]:
+        """Which whitespace ``words`` contain the tokenizer's unknown token."""
+        unk = getattr(self.tokenizer, "unk_token_id", None)
+        if unk is None or not words:
+            return [False] * len(words)
+        rows = self.tokenizer(list(words), add_special_tokens=False)["input_ids"]
+        return [unk in row for row in rows]
+
+    def oov_counts(self, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(words, unknown words)`` per sentence (whitespace words)."""
+        split = [s.split() for s in sentences]
+        return (np.array([len(w) for w in split], dtype=np.int64),
+                np.array([sum(self.unknown(w)) for w in split], dtype=np.int64))

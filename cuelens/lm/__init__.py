@@ -1,8 +1,10 @@
 """Language-model scorers and their registry (SPEC §9).
 
-``load_scorer(spec)`` turns a model spec into a :class:`~cuelens.models.scoring.SentenceScorer`:
+``load_scorer(spec)`` turns a model spec into a :class:`~cuelens.lm.scoring.SentenceScorer`:
 
-- ``ngram:DIR`` / ``lstm:DIR`` / ``rnn:DIR``: models trained by ``audit lm train``;
+- ``ngram:DIR`` / ``lstm:DIR`` / ``rnn:DIR``: models trained by ``audit lm train``; such a
+  directory also loads without the prefix (its ``config.json`` says ``model_type``
+  ``cuelens-ngram`` / ``cuelens-lstm`` / ``cuelens-rnn``, docs/lm.md);
 - anything else is a Hugging Face model (local directory, alias or hub id) whose kind —
   ``causal`` or ``masked`` — is read from its config (``is_decoder``, ``architectures``,
   ``model_type``) unless ``kind`` is given.
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuelens.errors import UserError
-from cuelens.models.scoring import SentenceScorer
+from cuelens.lm.scoring import SentenceScorer
 
 
 @dataclass(frozen=True)
@@ -32,21 +34,30 @@ class ScorerOptions:
     seed: int = 0
     batch_size: int = 32
     detach_punct: bool = False
+    open_vocab: bool = False
+
+
+def _word_level(model, options: ScorerOptions):
+    """Word-level models: switch on the open-vocabulary spelling model (see ``wordlevel``)."""
+    if options.open_vocab:
+        model.open_vocab = True
+        model.name += "+open-vocab"
+    return model
 
 
 def _ngram(target: str, options: ScorerOptions) -> SentenceScorer:
-    from cuelens.models.lm.ngram import NgramModel
+    from cuelens.lm.ngram import NgramModel
 
-    return NgramModel.load(target, name=f"ngram:{target}")
+    return _word_level(NgramModel.from_pretrained(target, name=f"ngram:{target}"), options)
 
 
 def _recurrent(arch: str) -> Callable[[str, ScorerOptions], SentenceScorer]:
     def load(target: str, options: ScorerOptions) -> SentenceScorer:
         from cuelens.models.hub import pick_device
-        from cuelens.models.lm.rnn import RNNModel
+        from cuelens.lm.rnn import RNNModel
 
-        return RNNModel.load(target, device=pick_device(options.device), arch=arch,
-                             name=f"{arch}:{target}")
+        return _word_level(RNNModel.from_pretrained(target, device=pick_device(options.device), arch=arch,
+                                         name=f"{arch}:{target}"), options)
 
     return load
 
@@ -67,7 +78,7 @@ def _hf_model(auto_class: str, name: str):
 
 def _causal(target: str, options: ScorerOptions) -> SentenceScorer:
     from cuelens.models.hub import pick_device
-    from cuelens.models.lm.causal import CausalScorer
+    from cuelens.lm.causal import CausalScorer
 
     model, tokenizer = _hf_model("AutoModelForCausalLM", target)
     return CausalScorer(model, tokenizer, name=target, device=pick_device(options.device),
@@ -77,7 +88,7 @@ def _causal(target: str, options: ScorerOptions) -> SentenceScorer:
 
 def _masked(target: str, options: ScorerOptions) -> SentenceScorer:
     from cuelens.models.hub import pick_device
-    from cuelens.models.lm.masked import MaskedScorer
+    from cuelens.lm.masked import MaskedScorer
 
     model, tokenizer = _hf_model("AutoModelForMaskedLM", target)
     return MaskedScorer(model, tokenizer, name=target, device=pick_device(options.device),
@@ -88,10 +99,27 @@ SCORERS: dict[str, Callable[[str, ScorerOptions], SentenceScorer]] = {
     "ngram": _ngram, "lstm": _recurrent("lstm"), "rnn": _recurrent("rnn"),
     "causal": _causal, "masked": _masked,
 }
+WORD_LEVEL = ("ngram", "lstm", "rnn")
 CAUSAL_TYPES = {"gpt2", "gpt_neo", "gpt_neox", "gptj", "opt", "llama", "mistral", "bloom",
                 "openai-gpt", "qwen2", "phi", "falcon", "ctrl", "xglm"}
 MASKED_TYPES = {"bert", "roberta", "xlm-roberta", "electra", "distilbert", "camembert",
                 "albert", "deberta", "deberta-v2", "mpnet", "xlm"}
+
+
+def word_level_arch(spec: str) -> str | None:
+    """``ngram``/``lstm``/``rnn`` when ``spec`` is a directory saved by a word-level model."""
+    import json
+    from pathlib import Path
+
+    config = Path(spec) / "config.json"
+    if not config.is_file():
+        return None
+    try:
+        model_type = str(json.loads(config.read_text(encoding="utf-8")).get("model_type", ""))
+    except (OSError, ValueError, AttributeError):
+        return None
+    arch = model_type.removeprefix("cuelens-")
+    return arch if model_type.startswith("cuelens-") and arch in WORD_LEVEL else None
 
 
 def detect_kind(name: str) -> str:
@@ -121,17 +149,22 @@ def spec_path(spec: str) -> Path | None:
 
 def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, base: float = math.e,
                 bow_correction: bool = True, mlm_method: str = "pll", orders: int = 100,
-                seed: int = 0, batch_size: int = 32, detach_punct: bool = False) -> SentenceScorer:
+                seed: int = 0, batch_size: int = 32, detach_punct: bool = False,
+                open_vocab: bool = False) -> SentenceScorer:
     """The scorer named by ``spec`` (see the module docstring). Scores are natural logs unless
     ``base`` is given, in which case they are divided by ``ln(base)`` (``base=2``: bits).
-    ``detach_punct``: causal models treat punctuation as separate words (see ``causal``)."""
+    ``detach_punct``: causal models treat punctuation as separate words (see ``causal``).
+    ``open_vocab``: word-level models spell unknown words (see ``wordlevel``; its name gets
+    ``+open-vocab``); sub-word models have an open vocabulary already."""
     options = ScorerOptions(device, bow_correction, mlm_method, orders, seed, batch_size,
-                            detach_punct)
+                            detach_punct, open_vocab)
     prefix, sep, target = spec.partition(":")
-    if sep and prefix in ("ngram", "lstm", "rnn"):
+    if sep and prefix in WORD_LEVEL:
         if not target:
             raise UserError(f"model spec '{spec}' needs a directory after '{prefix}:'")
         scorer = SCORERS[prefix](target, options)
+    elif (arch := word_level_arch(spec)) is not None:
+        scorer = SCORERS[arch](spec, options)
     else:
         if kind is not None and kind not in ("causal", "masked"):
             raise UserError(f"unknown model kind '{kind}' (use causal or masked)")
@@ -152,3 +185,9 @@ class RebasedScorer:
 
     def word_scores(self, sentence: str) -> list[tuple[str, float]]:
         return [(w, v * self.factor) for w, v in self.scorer.word_scores(sentence)]
+
+    def unknown(self, words: list[str]) -> list[bool]:
+        return self.scorer.unknown(words)
+
+    def oov_counts(self, sentences: list[str]):
+        return self.scorer.oov_counts(sentences)

@@ -19,6 +19,11 @@ The objective is separable: it is the sum of independent *slots*. A slot of *typ
 × 10 trials). The problem is therefore a rectangular minimum-cost assignment of ``S`` slots to
 distinct sentences, solved exactly by :func:`scipy.optimize.linear_sum_assignment` (or, as a
 cross-check, by :func:`scipy.optimize.milp`/HiGHS on the same candidates) after pruning.
+
+Pre-filter (as published): when the sentence texts are known, sentences that repeat a word
+other than an allowed function word (:data:`FUNCTION_WORDS`: articles and prepositions; words are
+compared lower-cased with punctuation stripped) are dropped before ranking
+(:func:`without_repeated_words`). Without texts no filter can be applied.
 """
 
 from __future__ import annotations
@@ -32,6 +37,13 @@ import scipy.sparse
 import scipy.stats
 
 from cuelens.errors import UserError
+
+FUNCTION_WORDS = frozenset("""
+a an the of in on at by for with from into onto upon about above across after against along
+alongside amid amidst among amongst around atop before behind below beneath beside besides
+between beyond despite down during except inside like minus near off out outside over past per
+since than through throughout till to toward towards under underneath unlike until up via
+within without betwixt""".split())
 
 
 def fractional_ranks(logprobs: np.ndarray) -> np.ndarray:
@@ -223,9 +235,22 @@ def check_selection(ranks: np.ndarray, selection: Selection, threshold: float = 
     return problems
 
 
+def without_repeated_words(texts: list[str], allowed: frozenset[str] = FUNCTION_WORDS
+                           ) -> np.ndarray:
+    """Boolean mask: the sentences in which no word other than an ``allowed`` one occurs twice."""
+    keep = np.ones(len(texts), dtype=bool)
+    for i, text in enumerate(texts):
+        words = [w for w in (t.strip(".,;:!?\"'()[]").lower() for t in text.split())
+                 if w and w not in allowed]
+        keep[i] = len(words) == len(set(words))
+    return keep
+
+
 def pair_records(selection: Selection, models: list[str], logprobs: np.ndarray,
-                 ranks: np.ndarray, texts: list[str] | None) -> list[dict]:
+                 ranks: np.ndarray, texts: list[str] | None,
+                 index: np.ndarray | None = None) -> list[dict]:
     """Output lines: model names, sentence indices and texts, both ranks and log-probs under both.
+    ``index`` maps rows of ``logprobs``/``ranks``/``texts`` to corpus indices (pre-filter).
 
     ``model_1`` rejects ``s1`` (ranks it low) and accepts ``s2``; ``model_2`` the reverse.
     Log-probabilities of ``-inf`` are written as ``null``.
@@ -238,7 +263,8 @@ def pair_records(selection: Selection, models: list[str], logprobs: np.ndarray,
     for a, b, s1, s2 in selection.trials:
         rows.append({
             "model_1": models[a], "model_2": models[b],
-            "s1_index": s1, "s2_index": s2,
+            "s1_index": s1 if index is None else int(index[s1]),
+            "s2_index": s2 if index is None else int(index[s2]),
             "s1": texts[s1] if texts is not None else None,
             "s2": texts[s2] if texts is not None else None,
             "s1_rank_model_1": float(ranks[s1, a]), "s1_rank_model_2": float(ranks[s1, b]),

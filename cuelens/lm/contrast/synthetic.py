@@ -20,10 +20,10 @@ would remove exactly the words the search wants). The methods are looked up in
 :data:`PRUNERS` by name, so a scorer opts in by implementing one:
 
 - ``next_word_logprobs(prefix, candidates) -> array`` (causal LMs,
-  :class:`~cuelens.models.lm.causal.CausalScorer`): the conditional log-probability of each
+  :class:`~cuelens.lm.causal.CausalScorer`): the conditional log-probability of each
   candidate word given the text before the position; candidates below ``-10`` are dropped.
 - ``masked_word_logprobs(sentence, position, candidates) -> array`` (masked LMs,
-  :class:`~cuelens.models.lm.masked.MaskedScorer`): the log-probability of each candidate in
+  :class:`~cuelens.lm.masked.MaskedScorer`): the log-probability of each candidate in
   the masked slot; candidates are fully scored best-first (in batches, with sequential
   semantics) and the scan stops after 5 consecutive candidates that fail the accept constraint.
 
@@ -37,10 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from cuelens.models.scoring import SentenceScorer
+from cuelens.lm.scoring import SentenceScorer
 
 CAUSAL_THRESHOLD = -10.0
 MAX_MISSES = 5
@@ -85,16 +86,18 @@ def _replace(words: list[str], position: int, candidates: list[str]) -> list[str
     return [" ".join(p for p in (before, c, after) if p) for c in candidates]
 
 
-# A feasibility strategy returns (candidate sentences, their words) satisfying the accept
-# constraint, using the accepting scorer (and its optional pruning method).
+# A feasibility strategy returns (candidate sentences, their words, their accept scores)
+# satisfying the accept constraint, using the accepting scorer (and its optional pruning method).
 Feasible = Callable[[SentenceScorer, list[str], int, list[str], float, int],
-                    tuple[list[str], list[str]]]
+                    tuple[list[str], list[str], list[float]]]
 
 
 def _feasible_all(accept, words, position, candidates, floor, batch_size):
     sentences = _replace(words, position, candidates)
-    ok = score_batched(accept, sentences, batch_size) >= floor
-    return [s for s, k in zip(sentences, ok) if k], [c for c, k in zip(candidates, ok) if k]
+    scores = score_batched(accept, sentences, batch_size)
+    ok = scores >= floor
+    return ([s for s, k in zip(sentences, ok) if k], [c for c, k in zip(candidates, ok) if k],
+            scores[ok].tolist())
 
 
 def _feasible_prefix(accept, words, position, candidates, floor, batch_size):
@@ -108,21 +111,22 @@ def _feasible_best_first(accept, words, position, candidates, floor, batch_size)
     slot = np.asarray(accept.masked_word_logprobs(" ".join(words), position, candidates),
                       dtype=np.float64)
     order = [candidates[i] for i in np.argsort(-slot, kind="stable")]
-    out_s, out_c, misses = [], [], 0
+    out_s, out_c, out_v, misses = [], [], [], 0
     for start in range(0, len(order), batch_size):
         chunk = order[start:start + batch_size]
         sentences = _replace(words, position, chunk)
-        ok = np.asarray(accept.score(sentences), dtype=np.float64) >= floor
-        for s, c, k in zip(sentences, chunk, ok):
-            if k:
+        scores = np.asarray(accept.score(sentences), dtype=np.float64)
+        for s, c, v in zip(sentences, chunk, scores.tolist()):
+            if v >= floor:
                 out_s.append(s)
                 out_c.append(c)
+                out_v.append(v)
                 misses = 0
             else:
                 misses += 1
                 if misses >= MAX_MISSES:
-                    return out_s, out_c
-    return out_s, out_c
+                    return out_s, out_c, out_v
+    return out_s, out_c, out_v
 
 
 PRUNERS: dict[str, Feasible] = {
@@ -170,15 +174,16 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
         if position in failed_here:  # same sentence, same position: it would fail again
             sentences = []
         else:
-            sentences, chosen = feasible(accept, words, position,
-                                         vocab.candidates(words, position), floor, batch_size)
+            sentences, chosen, accepted = feasible(accept, words, position,
+                                                   vocab.candidates(words, position), floor,
+                                                   batch_size)
         if sentences:
             rejected = score_batched(reject, sentences, batch_size)
             best = int(np.argmin(rejected))
             if rejected[best] < current:
                 words[position] = chosen[best]
                 current = float(rejected[best])
-                current_accept = float(accept.score([sentences[best]])[0])
+                current_accept = float(accepted[best])
                 improved = True
         if improved:
             fails, failed_here = 0, set()
@@ -192,17 +197,20 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
 
 def synthesize_triplet(natural: str, m1: SentenceScorer, m2: SentenceScorer, vocab: Vocabulary,
                        seed: int, max_steps: int = 200, patience: int = 8,
-                       batch_size: int = 2048, on_step=None) -> dict:
+                       batch_size: int = 2048,
+                       on_step: Callable[[int, int], None] | None = None) -> dict:
     """The triplet ``(n, s1, s2)`` for ``(m1, m2)`` with its controversiality (module docstring).
+    ``on_step(search, step)``: progress of search 1 (for ``s1``) and 2 (for ``s2``).
 
     Each of the two searches gets its own generator derived from ``seed``, so results do not
     depend on the order in which triplets are computed.
     """
     rng1, rng2 = (np.random.default_rng([seed, k]) for k in (1, 2))
+    steps1, steps2 = ((None if on_step is None else partial(on_step, k)) for k in (1, 2))
     s1 = search(natural, accept=m2, reject=m1, vocab=vocab, rng=rng1, max_steps=max_steps,
-                patience=patience, batch_size=batch_size, on_step=on_step)
+                patience=patience, batch_size=batch_size, on_step=steps1)
     s2 = search(natural, accept=m1, reject=m2, vocab=vocab, rng=rng2, max_steps=max_steps,
-                patience=patience, batch_size=batch_size, on_step=on_step)
+                patience=patience, batch_size=batch_size, on_step=steps2)
     n_m1, n_m2 = float(m1.score([natural])[0]), float(m2.score([natural])[0])
     drop1, drop2 = n_m1 - s1.logprob_reject, n_m2 - s2.logprob_reject
     return {

@@ -22,6 +22,7 @@ import re
 import numpy as np
 
 from cuelens.errors import UserError
+from cuelens.lm.text import TokenizerVocabulary
 
 
 def _head_bert(model, hidden):
@@ -89,7 +90,7 @@ PARTIAL_ENCODERS = {name: _hidden_bert_like for name in
                     ("bert", "roberta", "xlm-roberta", "camembert", "electra")}
 
 
-class MaskedScorer:
+class MaskedScorer(TokenizerVocabulary):
     """Sentence and word scores under a masked LM; implements ``SentenceScorer``."""
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu", method: str = "pll",

@@ -3,22 +3,29 @@
 Each sentence is read as ``<s> w_1 … w_m`` and predicts ``w_1 … w_m </s>``; its log-probability
 is the sum of the log-softmax scores of those targets (see :mod:`.wordlevel`). Training: Adam,
 cross-entropy over real tokens, gradient clipping, length-bucketed seeded batches, validation
-perplexity after every epoch. Saved as ``model.safetensors`` + ``config.json`` + ``vocab.json``.
+perplexity after every epoch (optionally: keep the best epoch on disk, divide the learning rate
+when validation perplexity stops improving, stop within a time budget). Sentences are whole
+back-propagation units (no truncation needed at sentence length). With ``cutoffs`` the output
+layer is an adaptive softmax (Grave et al. 2017; vocabulary in frequency order, which
+:func:`train_rnn` produces), several times cheaper than a full softmax on a CPU; scores are
+still exact normalised log-probabilities. Saved as ``model.safetensors`` + ``config.json`` +
+``vocab.json``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
-from cuelens.models.lm.text import BOS, EOS, WordSplitter, build_vocab
-from cuelens.models.lm.wordlevel import WordLevelScorer, read_config
+from cuelens.lm.text import BOS, EOS, WordSplitter, build_vocab
+from cuelens.lm.wordlevel import WordLevelScorer, read_config
 
 
 @dataclass
@@ -31,6 +38,8 @@ class RNNConfig:
     hidden_size: int = 256
     layers: int = 1
     dropout: float = 0.0
+    cutoffs: list[int] = field(default_factory=list)   # adaptive softmax clusters; [] = full
+    div_value: float = 4.0                             # adaptive softmax tail size divisor
 
 
 def _network(config: RNNConfig):
@@ -46,11 +55,44 @@ def _network(config: RNNConfig):
                             batch_first=True,
                             dropout=config.dropout if config.layers > 1 else 0.0)
             self.drop = nn.Dropout(config.dropout)
-            self.out = nn.Linear(config.hidden_size, config.vocab_size)
+            self.out = (nn.AdaptiveLogSoftmaxWithLoss(config.hidden_size, config.vocab_size,
+                                                      config.cutoffs, config.div_value)
+                        if config.cutoffs else nn.Linear(config.hidden_size, config.vocab_size))
+
+        def hidden(self, ids: torch.Tensor, state=None):
+            """Top-layer states ``(batch, time, hidden)`` and the final recurrent state."""
+            hidden, state = self.rnn(self.drop(self.embed(ids)), state)
+            return self.drop(hidden), state
+
+        def log_softmax(self, hidden: torch.Tensor) -> torch.Tensor:
+            """Log-probabilities over the vocabulary of every state in ``hidden``."""
+            if not config.cutoffs:
+                return torch.log_softmax(self.out(hidden).float(), dim=-1)
+            flat = self.out.log_prob(hidden.reshape(-1, hidden.shape[-1]).float())
+            return flat.reshape(*hidden.shape[:-1], -1)
 
         def forward(self, ids: torch.Tensor) -> torch.Tensor:
-            hidden, _ = self.rnn(self.drop(self.embed(ids)))
-            return self.out(self.drop(hidden))
+            return self.log_softmax(self.hidden(ids)[0])
+
+        def target_log_probs(self, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+            """``log p(targets[b, t] | ids[b, ≤t])`` (an adaptive softmax computes only the
+            clusters the targets fall in)."""
+            hidden = self.hidden(ids)[0]
+            if not config.cutoffs:
+                return self.log_softmax(hidden).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+            flat = self.out(hidden.reshape(-1, hidden.shape[-1]).float(), targets.reshape(-1))
+            return flat.output.reshape(targets.shape)
+
+        def loss(self, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+            """Mean cross-entropy over the targets that are not padding (−100)."""
+            hidden = self.hidden(ids)[0]
+            if not config.cutoffs:
+                logits = self.out(hidden)
+                return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                   targets.reshape(-1), ignore_index=-100)
+            keep = targets.reshape(-1) != -100
+            return self.out(hidden.reshape(-1, hidden.shape[-1])[keep],
+                            targets.reshape(-1)[keep]).loss
 
     return WordRNN()
 
@@ -73,7 +115,7 @@ class RNNModel(WordLevelScorer):
     """A trained word-level LSTM/RNN; implements ``SentenceScorer``."""
 
     def __init__(self, config: RNNConfig, vocab: list[str], splitter: WordSplitter, network=None,
-                 device: str = "cpu", name: str | None = None, batch_size: int = 64):
+                 device: str = "cpu", name: str | None = None, batch_size: int = 256):
         self.config, self.vocab, self.splitter = config, vocab, splitter
         self.index = {word: i for i, word in enumerate(vocab)}
         self.device, self.batch_size = device, batch_size
@@ -81,7 +123,9 @@ class RNNModel(WordLevelScorer):
         self.name = name or config.arch
 
     # ----------------------------------------------------------------- storage
-    def save(self, directory: str | Path) -> None:
+    def save_pretrained(self, directory: str | Path) -> None:
+        """``config.json`` (``model_type`` ``cuelens-lstm``/``cuelens-rnn``), ``model.safetensors``
+        and ``vocab.json`` (docs/lm.md)."""
         from safetensors.torch import save_file
 
         from cuelens.io import write_json
@@ -92,18 +136,22 @@ class RNNModel(WordLevelScorer):
         save_file({k: v.detach().cpu().contiguous() for k, v in self.network.state_dict().items()},
                   str(tmp))
         tmp.replace(directory / "model.safetensors")
-        write_json(directory / "config.json", {**asdict(self.config),
-                                               "splitter": self.splitter.to_dict()})
+        write_json(directory / "config.json", {
+            "model_type": f"cuelens-{self.config.arch}", **asdict(self.config),
+            "splitter": self.splitter.to_dict()})
         write_json(directory / "vocab.json", self.vocab)
 
     @classmethod
-    def load(cls, directory: str | Path, device: str = "cpu", name: str | None = None,
-             arch: str | None = None) -> "RNNModel":
+    def from_pretrained(cls, directory: str | Path, device: str = "cpu", name: str | None = None,
+                        arch: str | None = None) -> "RNNModel":
+        """A model saved by :meth:`save_pretrained` (also the older layout without
+        ``model_type``)."""
         from safetensors.torch import load_file
 
         directory = Path(directory)
         config = read_config(directory, (arch,) if arch else ("lstm", "rnn"))
         splitter = WordSplitter(**config.pop("splitter"))
+        config.pop("model_type", None)
         rnn_config = RNNConfig(**config)
         vocab = read_json(directory / "vocab.json")
         network = _network(rnn_config)
@@ -129,6 +177,15 @@ class RNNModel(WordLevelScorer):
         return (torch.from_numpy(inputs).to(self.device),
                 torch.from_numpy(targets).to(self.device))
 
+    def _next_logprobs(self, prefix: np.ndarray) -> np.ndarray:
+        """All vocabulary words after ``<s> prefix``: one forward pass over the prefix."""
+        import torch
+
+        ids = torch.from_numpy(np.concatenate([[self.index[BOS]], prefix]).astype(np.int64))
+        with torch.inference_mode():
+            hidden = self.network.hidden(ids[None].to(self.device))[0][:, -1]
+            return self.network.log_softmax(hidden)[0].cpu().numpy().astype(np.float64)
+
     def _logprobs(self, encoded: list[np.ndarray]) -> np.ndarray:
         import torch
 
@@ -137,8 +194,7 @@ class RNNModel(WordLevelScorer):
         with torch.inference_mode():
             for index in _batches(lengths, self.batch_size, None):
                 inputs, targets = self._io(encoded, index)
-                logp = torch.log_softmax(self.network(inputs).float(), dim=-1)
-                picked = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+                picked = self.network.target_log_probs(inputs, targets.clamp(min=0))
                 picked = picked.cpu().numpy()
                 for row, i in enumerate(index):
                     out[i] = picked[row, : lengths[i]]
@@ -149,31 +205,38 @@ def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNN
               splitter: WordSplitter, *, epochs: int = 5, batch_size: int = 32, lr: float = 2e-3,
               min_count: int = 1, max_vocab: int | None = None, seed: int = 0,
               device: str = "cpu", log: Callable[[str], None] | None = None,
-              progress: Callable[[str, float], None] | None = None) -> RNNModel:
+              progress: Callable[[str, float], None] | None = None,
+              checkpoint: str | Path | None = None, plateau_decay: float = 1.0,
+              max_seconds: float | None = None) -> RNNModel:
     """Train on ``train`` (lists of words).
 
     ``log`` receives one line per epoch (train and validation perplexity); ``progress`` receives
     ``(stage, fraction of all epochs done)`` after every batch. The library never prints.
+    With ``valid``: ``checkpoint`` (a directory) always holds the epoch with the best validation
+    perplexity, and the learning rate is multiplied by ``plateau_decay`` after an epoch that did
+    not improve it. ``max_seconds``: no epoch starts that would, at the last epoch's pace, end
+    after this budget.
     """
     import torch
 
     torch.manual_seed(seed)
-    vocab = [*build_vocab(train, min_count, None if max_vocab is None else max_vocab - 2), BOS, EOS]
+    vocab = build_vocab(train, min_count, None if max_vocab is None else max_vocab - 2)
+    vocab = [vocab[0], BOS, EOS, *vocab[1:]]     # frequency order for an adaptive softmax
     config.vocab_size = len(vocab)
     model = RNNModel(config, vocab, splitter, device=device)
     encoded = [model.ids(words) for words in train]
     lengths = np.array([len(ids) + 1 for ids in encoded])
     optimiser = torch.optim.Adam(model.network.parameters(), lr=lr)
-    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
     rng = np.random.default_rng(seed)
+    best, started = float("inf"), time.perf_counter()
     for epoch in range(1, epochs + 1):
+        epoch_start = time.perf_counter()
         batches = _batches(lengths, batch_size, rng)
         model.network.train()
         total, tokens = 0.0, 0
         for done, index in enumerate(batches, start=1):
             inputs, targets = model._io(encoded, index)
-            logits = model.network(inputs)
-            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+            loss = model.network.loss(inputs, targets)
             optimiser.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.network.parameters(), 1.0)
@@ -185,7 +248,18 @@ def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNN
         model.network.eval()
         message = f"epoch {epoch}: train perplexity {np.exp(total / tokens):.1f}"
         if valid:
-            message += f", validation perplexity {model.perplexity(valid):.1f}"
+            perplexity = model.perplexity(valid)
+            message += f", validation perplexity {perplexity:.1f}"
+            if perplexity < best:
+                best = perplexity
+                if checkpoint is not None:
+                    model.save_pretrained(checkpoint)
+            else:
+                for group in optimiser.param_groups:
+                    group["lr"] *= plateau_decay
         if log is not None:
             log(message)
+        now = time.perf_counter()
+        if max_seconds is not None and now - started + (now - epoch_start) > max_seconds:
+            break
     return model
