@@ -95,9 +95,14 @@ def test_score_pairs_oov_rates_match_hand_counts(trigram):
 
 
 def test_score_marks_unknown_words_and_counts_them(trigram):
+    from cuelens.lm.ngram import NgramModel
+    from cuelens.lm.text import WordSplitter
+
+    corpus = [WordSplitter()(s) for s in [*CORPUS.splitlines(), "the <unk> sat"]]
+    NgramModel.train(corpus, order=3).save_pretrained(trigram / "tri-unk")  # p(<unk>) > 0
     path = trigram / "in.txt"
     path.write_text("the zebra sat\nthe cat sat\n")
-    spec = f"ngram:{trigram / 'tri'}"
+    spec = f"ngram:{trigram / 'tri-unk'}"
     out = trigram / "out.jsonl"
     runner = CliRunner()
     result = runner.invoke(app, ["score", str(path), "-m", spec, "--words", "--out", str(out)])
