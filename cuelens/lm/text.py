@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,10 @@ class WordSplitter:
         text = token.lower() if self.lowercase else token
         if not self.detach_punct or text in (UNK, BOS, EOS):   # PTB's <unk> etc. stay whole
             return [text]
-        lead, core, tail = _EDGE_PUNCT.match(text).groups()
+        match = _EDGE_PUNCT.match(text)
+        if match is None:       # cannot happen: every group is optional
+            return [text]
+        lead, core, tail = match.groups()
         return [*lead, *([core] if core else []), *tail]
 
     def to_dict(self) -> dict:
@@ -131,7 +135,7 @@ class TokenizerVocabulary:
     """Unknown words of sub-word (Hugging Face) scorers, whose ``tokenizer`` spells a word it
     cannot represent with its unknown token (byte-level tokenizers never do)."""
 
-    tokenizer: object
+    tokenizer: Any
 
     def unknown(self, words: list[str]) -> list[bool]:
         """Which whitespace ``words`` contain the tokenizer's unknown token."""
