@@ -17,13 +17,18 @@ import numpy as np
 
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.dataset import Dataset
+from cuelens.frames import ResultViews
 
 Progress = Callable[[str, float], None]
 
 
 @dataclass
-class ScanResult:
-    """A scan's results.json content plus the per-test-item easy mask it was split with."""
+class ScanResult(ResultViews):
+    """A scan's results.json content plus the per-test-item easy mask it was split with.
+
+    pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``; ``D`` is the headline
+    leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
+    """
 
     dataset: Dataset
     results: dict
@@ -42,12 +47,6 @@ class ScanResult:
             if report:
                 files["report"] = self.to_html(out_dir / "report.html")
         return files
-
-    def to_html(self, path: str | Path) -> Path:
-        """Render the HTML report (SPEC §10) to ``path``; returns the written path."""
-        from cuelens.reports import render_report
-
-        return render_report(self.results, Path(path), inputs=self.dataset.input_paths)
 
 
 def check_scan_outputs(dataset: Dataset, out_dir: str | Path, report: str | Path | None = None,

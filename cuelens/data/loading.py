@@ -155,6 +155,11 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
                 read_split(source, role, fields, task, skip_bad)
             task = task or split.task
             loaded[role] = split
+    return assemble_dataset(loaded, name, fmt, skip_bad)
+
+
+def assemble_dataset(loaded: dict[str, Split], name: str, fmt: str, skip_bad: bool) -> Dataset:
+    """Give loaded splits (keyed by role) their fitting/evaluation roles (module docstring)."""
     _check_same_task(list(loaded.values()))
 
     if "all" in loaded or len(loaded) == 1:
