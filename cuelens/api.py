@@ -12,6 +12,7 @@ from typing import Any
 
 from cuelens.audit.pipeline import ScanResult
 from cuelens.augment.augmentation import Augmented
+from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
 from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
@@ -160,7 +161,7 @@ def _mcq(dataset: Dataset, what: str) -> None:
         raise UserError(f"{what} need a multiple-choice dataset", path=dataset.test.path)
 
 
-def stress(data: DataSource, *, ops: str | None = None, seed: int = 0) -> StressSet:
+def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) -> StressSet:
     """Stress questions of the black-box short-circuit test from MCQ data (SPEC §7): per
     operator, the correct choice against a constructed wrong one; as ``audit stress``.
 
@@ -172,9 +173,7 @@ def stress(data: DataSource, *, ops: str | None = None, seed: int = 0) -> Stress
     """
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress
-    from cuelens.probes.short_circuit import DEFAULT_OPS
-
-    operators = parse_ops(ops or DEFAULT_OPS)
+    operators = parse_ops(ops)
     dataset = _dataset(data, None, None)
     _mcq(dataset, "stress tests")
     return build_stress(dataset.test, operators, seed=seed)

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_single_thread,
                                        representation_length, view_tokens)
 from cuelens.audit.counts import TokenSequences, encode
+from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.metrics import METRICS, CountTable
 from cuelens.errors import UserError
@@ -96,7 +97,6 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
     return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-MAX_FIT_ITEMS = 100_000
 FIT_THREADS = min(2, os.cpu_count() or 1)
 
 

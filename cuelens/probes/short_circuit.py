@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
 from cuelens.augment.operators.text import is_punct
 from cuelens.data.dataset import Split
 from cuelens.errors import UserError
 
 T1, T2 = 0.14, 0.13
-DEFAULT_OPS = "co,mt,neg+,neg-,ner,pr,pi,adv,syn,voice"
 
 
 class AWUnavailable(Exception):
