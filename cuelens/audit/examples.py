@@ -68,7 +68,7 @@ def sample_examples(dataset: Dataset, cues: list[dict], metric: str, item_easy: 
             pool = np.sort(rng.choice(pool, size=per_cue, replace=False))
         by_cue[token] = [add(int(i)) for i in pool]
 
-    first_instance = {}
+    first_instance: dict[int, int] = {}
     for index, item in enumerate(instances.item):
         first_instance.setdefault(int(item), index)
     groups = {}

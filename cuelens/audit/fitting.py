@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -199,7 +199,8 @@ class ModelBank:
     """One aggregator instance per (metric, aggregator), reused across refits (warm start)."""
 
     def __init__(self, seed: int) -> None:
-        self.seed, self._models = seed, {}
+        self.seed = seed
+        self._models: dict[tuple[str, str, int], Any] = {}
 
     def get(self, metric: str, aggregator: str, d: int, n_labels: int):
         key = (metric, aggregator, d)
@@ -243,7 +244,8 @@ def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
     return {key: value for part in parts for key, value in part.items()}
 
 
-FoldFn = Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
+# fold_fn(fit_rows, eval_rows, inner_counts): inner_counts is a count block, 0.0 or None
+FoldFn = Callable[[np.ndarray, np.ndarray, Any], dict[str, np.ndarray]]
 
 
 def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None,
@@ -261,8 +263,8 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
     if folds is None:
         return fold_fn(base_rows, pool.rows(eval_items), base)
     n_folds = int(folds.max()) + 1
-    blocks = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
-    everything = sum(blocks) + base if counts else None
+    blocks: list[Any] = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
+    everything: Any = sum(blocks) + base if counts else None
     out: dict = {}
     for j in range(n_folds):
         held = np.flatnonzero(folds == j)
@@ -314,13 +316,14 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
                         "this dataset's items have "
                         f"{', '.join(map(str, sorted(set(dataset.test.choice_counts))))} choices")
     k = dataset.n_choices or 1
-    texts, labels = [], []
+    texts: list[str] = []
+    label_parts: list[np.ndarray] = []
     for split in splits:
         split_texts, split_labels = _texts_and_labels(split, dataset.label_names,
                                                       include_premise)
         texts += split_texts
-        labels.append(split_labels)
-    labels = np.concatenate(labels)
+        label_parts.append(split_labels)
+    labels = np.concatenate(label_parts)
     n_labels = len(dataset.label_names)
     pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, inner_folds, seed)
     n_train = len(dataset.train) if dataset.train is not None else 0

@@ -63,7 +63,8 @@ def _mutation2(split: Split, i: int, ctx: OpContext, pool: list[str]) -> list[li
     mt = get_operator("mt")
     choices = [c if j == split.labels[i] else mt.fn(c, ctx)
                for j, c in enumerate(split.choices[i])]
-    second = [choices] if None not in choices and is_valid(choices) else []
+    complete = [c for c in choices if c is not None]
+    second = [complete] if len(complete) == len(choices) and is_valid(complete) else []
     return _mutation(split, i, ctx, pool) + second
 
 

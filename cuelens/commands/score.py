@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -92,10 +92,11 @@ def score(
     scorers = _scorers(model, kind, device, base, bow_correction, mlm_method, orders, seed,
                        batch_size, detach_punct)
     totals = {s.name: _score_all(s, texts) for s in scorers}
-    rows = []
+    rows: list[dict] = []
     for i, text in enumerate(texts):
-        row = {"sentence": text, "logprob": {name: round(float(v[i]), 6)
-                                             for name, v in totals.items()}}
+        row: dict[str, Any] = {"sentence": text,
+                               "logprob": {name: round(float(v[i]), 6)
+                                           for name, v in totals.items()}}
         if words:
             row["surprisal"] = {s.name: [[w, round(-v, 6)] for w, v in s.word_scores(text)]
                                 for s in scorers}

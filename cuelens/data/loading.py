@@ -130,6 +130,7 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
     given = [x for x in (data, hf) if x] + ([train] if train or test else [])
     if len(given) != 1:
         raise UserError("give exactly one of: DATA (a file or directory), --train/--test, or --hf")
+    files: dict[str, Path] | dict[str, Split]
     if hf:
         from cuelens.data.hf import load_hf_splits
 
@@ -150,7 +151,7 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
     task = None
     for role in ("train", "dev", "test", "all"):
         if role in files:
-            source = files[role]
+            source: Path | Split = files[role]
             split = source if isinstance(source, Split) else \
                 read_split(source, role, fields, task, skip_bad)
             task = task or split.task
@@ -165,7 +166,7 @@ def assemble_dataset(loaded: dict[str, Split], name: str, fmt: str, skip_bad: bo
     if "all" in loaded or len(loaded) == 1:
         fit, evaluate = None, next(iter(loaded.values()))
     elif "train" in loaded:
-        fit, evaluate = loaded["train"], loaded.get("test", loaded.get("dev"))
+        fit, evaluate = loaded["train"], loaded.get("test") or loaded["dev"]
     else:
         fit, evaluate = loaded["dev"], loaded["test"]
     other = {role: s for role, s in loaded.items() if s is not fit and s is not evaluate}

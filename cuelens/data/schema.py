@@ -113,6 +113,7 @@ def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | Non
                                        "label": LABEL_ALIASES}[role])
             raise RecordError(f"missing {role} field ({wanted}); fields present: "
                               f"{', '.join(sorted(record))}")
+    assert p_name is not None and h_name is not None and l_name is not None  # checked above
     if _is_missing_label(record[l_name]):
         return None
     return {"id": _record_id(record, default_id),

@@ -41,13 +41,14 @@ class EncodedUnits:
         k = len(units[0])
         input_ids = np.full((len(units), k, width), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(units), k, width), dtype=np.int64)
-        types = np.zeros((len(units), k, width), dtype=np.int64) if self.type_ids else None
+        type_ids = self.type_ids
+        types = np.zeros((len(units), k, width), dtype=np.int64) if type_ids else None
         for row, i in enumerate(index):
             for j, ids in enumerate(self.ids[i]):
                 input_ids[row, j, :len(ids)] = ids
                 mask[row, j, :len(ids)] = 1
-                if types is not None:
-                    types[row, j, :len(ids)] = self.type_ids[i][j]
+                if types is not None and type_ids is not None:
+                    types[row, j, :len(ids)] = type_ids[i][j]
         batch = {"input_ids": input_ids, "attention_mask": mask}
         if types is not None:
             batch["token_type_ids"] = types

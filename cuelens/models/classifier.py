@@ -20,6 +20,7 @@ import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,8 +38,8 @@ _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
 class Classifier:
     """A loaded model + tokenizer for one task, on one device."""
 
-    model: object
-    tokenizer: object
+    model: Any  # a transformers model (torch.nn.Module)
+    tokenizer: Any
     task: str
     device: str
     name: str
@@ -91,7 +92,7 @@ class Classifier:
                 out[index] = probs
                 if on_batch is not None:
                     on_batch(len(index))
-        return out
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
 def load_classifier(name: str, task: str, *, label_names: list[str] | None = None,

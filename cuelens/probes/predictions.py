@@ -37,8 +37,9 @@ class Predictions:
         out = []
         for i, item_id in enumerate(dataset.test.ids):
             p = int(self.pred[i])
-            row = {"id": item_id, "prediction": dataset.label_names[p] if dataset.task == "nli"
-                   else (p if p >= 0 else None)}
+            row: dict[str, object] = {
+                "id": item_id, "prediction": dataset.label_names[p] if dataset.task == "nli"
+                else (p if p >= 0 else None)}
             if self.probs is not None:
                 row["probs"] = [round(float(x), 6) for x in self.probs[i] if np.isfinite(x)]
             out.append(row)

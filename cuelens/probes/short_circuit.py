@@ -164,7 +164,7 @@ def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = D
     from cuelens.augment.stress import build_stress, stress_split
 
     items = np.flatnonzero(correct)
-    premises = [split.premise_context(i) for i in items]
+    premises = [split.premise_context(int(i)) for i in items]
     right = [split.choices[i][split.labels[i]] for i in items]
     aw = aw_test(classifier.model, classifier.tokenizer, premises, right, t1=t1, t2=t2,
                  device=classifier.device, batch_size=batch_size or 32,

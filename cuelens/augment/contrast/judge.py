@@ -89,7 +89,7 @@ def signed_rank_cosine(a: np.ndarray, b: np.ndarray) -> float:
     na, nb = np.count_nonzero(a), np.count_nonzero(b)
     if na == 0 or nb == 0:
         return float("nan")
-    return float(signed_ranks(a) @ signed_ranks(b) / (rank_vector_norm(na) * rank_vector_norm(nb)))
+    return float(signed_ranks(a) @ signed_ranks(b) / (rank_vector_norm(int(na)) * rank_vector_norm(int(nb))))
 
 
 # ---------------------------------------------------------------- loading and alignment
@@ -212,15 +212,16 @@ def subject_scsr(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame
     own"), so exactly tied averages stay tied for the ranking."""
     z = sub["rating"].to_numpy(float) - midpoint
     patterns = np.zeros(len(sub))
-    for rows in sub.groupby("subject").indices.values():
-        patterns[rows] = normalized_signed_ranks(z[rows])
-    table = pd.DataFrame({"subject": sub["subject"].to_numpy(), "pair": sub["pair"].to_numpy(),
-                          "p": patterns}).pivot(index="subject", columns="pair", values="p")
+    for positions in sub.groupby("subject").indices.values():
+        patterns[positions] = normalized_signed_ranks(z[positions])
+    table: pd.DataFrame = pd.DataFrame({"subject": sub["subject"].to_numpy(),
+                                        "pair": sub["pair"].to_numpy(),
+                                        "p": patterns}).pivot(index="subject", columns="pair", values="p")
     matrix = table.to_numpy()
     out = []
     for i, (subject, rows) in enumerate(sub.groupby("subject", sort=True)):
         assert table.index[i] == subject
-        cols = table.columns.get_indexer(rows["pair"])
+        cols = table.columns.get_indexer(pd.Index(rows["pair"]))
         zi = rows["rating"].to_numpy(float) - midpoint
         diff = (rows[f"sentence2_{model}_prob"] - rows[f"sentence1_{model}_prob"]).to_numpy(float)
         rest = np.delete(matrix[:, cols], i, axis=0)
@@ -278,14 +279,15 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
                         f"file has {', '.join(model_names(df.columns)) or 'none'}")
     groups = df.drop_duplicates("subject").set_index("subject")["group"]
     group_ids = sorted(groups.unique())
-    result = {"models": {}, "groups": group_ids}
-    per_group = {"accuracy": {}, "scsr": {}}
-    lower_group = {"accuracy": {}, "scsr": {}}
+    models_out: dict[str, dict] = {}
+    result: dict = {"models": models_out, "groups": group_ids}
+    per_group: dict[str, dict[str, np.ndarray]] = {"accuracy": {}, "scsr": {}}
+    lower_group: dict[str, dict[str, np.ndarray]] = {"accuracy": {}, "scsr": {}}
     for m in models:
         sub = df[targeted_mask(df, m, all_trials)]
         if sub.empty:
             raise UserError(f"no trial targeted model {m!r} (use --all-trials)")
-        entry = {"n": int(len(sub)), "n_pairs": int(sub["pair"].nunique()),
+        entry: dict = {"n": int(len(sub)), "n_pairs": int(sub["pair"].nunique()),
                  "n_subjects": int(sub["subject"].nunique())}
         acc = trial_accuracy(sub, m, midpoint).groupby("subject").mean()
         scsr = subject_scsr(sub, m, midpoint).set_index("subject")
@@ -298,7 +300,7 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
                                               "upper": _num(means["upper"].mean())}
             per_group[name][m] = means["model"].to_numpy(float)
             lower_group[name][m] = means["lower"].to_numpy(float)
-        result["models"][m] = entry
+        models_out[m] = entry
     result["tests"] = {name: wilcoxon_fdr(per_group[name], lower_group[name])
                        for name in per_group}
     return result

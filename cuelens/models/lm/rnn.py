@@ -133,15 +133,15 @@ class RNNModel(WordLevelScorer):
         import torch
 
         lengths = np.array([len(ids) + 1 for ids in encoded])
-        out = [None] * len(encoded)
+        out: list[np.ndarray] = [np.zeros(0)] * len(encoded)
         with torch.inference_mode():
             for index in _batches(lengths, self.batch_size, None):
                 inputs, targets = self._io(encoded, index)
                 logp = torch.log_softmax(self.network(inputs).float(), dim=-1)
                 picked = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-                picked = picked.cpu().numpy()
+                values = picked.cpu().numpy()
                 for row, i in enumerate(index):
-                    out[i] = picked[row, : lengths[i]]
+                    out[i] = values[row, : lengths[i]]
         return np.concatenate(out).astype(np.float64)
 
 

@@ -36,7 +36,9 @@ class WordSplitter:
             if token in (UNK, BOS, EOS):    # corpus markers such as PTB's <unk> stay whole
                 words.append(token)
                 continue
-            lead, core, tail = _EDGE_PUNCT.match(token).groups()
+            match = _EDGE_PUNCT.match(token)
+            assert match is not None  # the pattern matches every string
+            lead, core, tail = match.groups()
             words.extend(lead)
             if core:
                 words.append(core)
