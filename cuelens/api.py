@@ -14,7 +14,7 @@ from cuelens.audit.pipeline import ScanResult
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
 from cuelens.probes.pipeline import ProbeResult
 
@@ -157,7 +157,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
 
 
 def _mcq(dataset: Dataset, what: str) -> None:
-    if dataset.task != "mcq":
+    if dataset.task != Task.MCQ:
         raise UserError(f"{what} need a multiple-choice dataset", path=dataset.test.path)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +43,7 @@ def items_frame(dataset: Dataset, mask: np.ndarray) -> pd.DataFrame:
     index = np.flatnonzero(mask)
     columns: dict[str, list] = {"id": [split.ids[i] for i in index],
                                 "premise": [split.premises[i] for i in index]}
-    if split.task == "mcq":
+    if split.task == Task.MCQ:
         columns["choices"] = [split.choices[i] for i in index]
     else:
         columns["hypothesis"] = [split.hypotheses[i] for i in index]

@@ -151,3 +151,11 @@ def test_import_cuelens_is_light():
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_task_is_a_string_enum():
+    from cuelens.data.dataset import Task
+
+    ds = cuelens.load_dataset(make_mcq(5, seed=0))
+    assert ds.task is Task.MCQ and ds.task == "mcq" and ds.test.task is Task.MCQ
+    assert json.dumps({"task": ds.task}) == '{"task": "mcq"}' and f"{Task.NLI}" == "nli"

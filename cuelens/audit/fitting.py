@@ -30,6 +30,7 @@ from cuelens.audit.counts import TokenSequences, encode
 from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.metrics import METRICS, CountTable
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 
@@ -118,7 +119,7 @@ def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarr
     member[rows[::k] // k] = True
     ordered = np.random.default_rng(seed).permutation(pool.n_items)
     ordered = ordered[member[ordered]]
-    strata = pool.labels[ordered * k] if pool.task == "nli" else np.zeros(len(ordered), int)
+    strata = pool.labels[ordered * k] if pool.task == Task.NLI else np.zeros(len(ordered), int)
     values, sizes = np.unique(strata, return_counts=True)
     n_take = max(1, cap // k)
     exact = sizes * (n_take / len(ordered))
@@ -298,7 +299,7 @@ class ScanData:
 def _texts_and_labels(split, label_names: list[str],
                       include_premise: bool) -> tuple[list[str], np.ndarray]:
     """Instance texts (hypothesis/choice, optionally after the premise) and labels."""
-    if split.task == "nli" and not include_premise:  # the common case, without copies
+    if split.task == Task.NLI and not include_premise:  # the common case, without copies
         return split.hypotheses, split.item_labels(label_names)
     instances = split.instances(label_names)
     texts = instances.texts

@@ -32,7 +32,7 @@ from scipy.spatial.distance import jensenshannon
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
 from cuelens.audit.parse_cache import ParseCache
-from cuelens.data.dataset import Dataset, Instances
+from cuelens.data.dataset import Dataset, Instances, Task
 from cuelens.errors import UserError
 
 DIGITS = 6
@@ -59,7 +59,7 @@ class FeatureMatrix:
         blocks = [annotations[f.name].matrix for f in features]
         matrix = sp.hstack(blocks, format="csr") if blocks else Annotations.empty(0).matrix
         self.instances = instances
-        self.mcq = dataset.task == "mcq"
+        self.mcq = dataset.task == Task.MCQ
         self.items: sp.csr_matrix | None = None
         if self.mcq:
             self.items = self._item_matrix(matrix.astype(np.int64))

@@ -11,6 +11,7 @@ from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
                                      PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt, console,
                                      load_data, user_errors)
+from cuelens.data.dataset import Task
 
 
 
@@ -50,7 +51,7 @@ def stress(
     dataset = load_data(data, None, test, hf, premise_field, None, label_field, choices_field,
                         skip_bad)
     split = dataset.test
-    if dataset.task != "mcq":
+    if dataset.task != Task.MCQ:
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)
     inputs = dataset.input_paths
     check_outputs([out, summary_path(out)], inputs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.data.loading import SPLIT_NAMES, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
@@ -64,7 +64,7 @@ def hf_splits(loaded, spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, 
         if role is None or role in out:
             continue
         split = hf_split(dataset, f"{spec}/{split_name}", role, fields, skip_bad)
-        if split.task == "nli" or all(label is not None for label in split.labels):
+        if split.task == Task.NLI or all(label is not None for label in split.labels):
             out[role] = split
     if not out:
         raise UserError(f"Hugging Face dataset '{spec}' has no train/validation/test split")

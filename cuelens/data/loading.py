@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
+from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
 from cuelens.data.readers import LineError, file_format, iter_records
 from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mcq, normalise_nli
 from cuelens.errors import UserError
@@ -45,7 +45,7 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
             continue
         if split is None:
             split = Split(name=name, path=str(path), task=detect_task(record, fields))
-        normalise = normalise_nli if split.task == "nli" else normalise_mcq
+        normalise = normalise_nli if split.task == Task.NLI else normalise_mcq
         try:
             item = normalise(record, fields, default_id=f"{path.name}:{line}")
         except RecordError as exc:
@@ -87,7 +87,7 @@ def _find_split_files(directory: Path) -> dict[str, Path]:
 
 def _check_labels(train: Split | None, test: Split, skip_bad: bool) -> list[str]:
     """Sorted label set of the fitting split; labels unseen in training are an error (or skipped)."""
-    if test.task == "mcq":
+    if test.task == Task.MCQ:
         return list(MCQ_LABELS)
     names = sorted(set((train or test).labels))
     if train is None:

@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.models.batching import encode_split, sorted_batches
 from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
 
-HEADS = {"nli": "AutoModelForSequenceClassification", "mcq": "AutoModelForMultipleChoice"}
+HEADS = {Task.NLI: "AutoModelForSequenceClassification",
+         Task.MCQ: "AutoModelForMultipleChoice"}
 DEFAULT_BATCH = {"cpu": 64, "cuda": 256}
 _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
 
@@ -104,9 +105,9 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
 
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
-    head = getattr(transformers, HEADS[task])
+    head = getattr(transformers, HEADS[Task(task)])
     kwargs = {}
-    if task == "nli" and label_names is not None:
+    if task == Task.NLI and label_names is not None:
         kwargs = {"num_labels": len(label_names),
                   "id2label": dict(enumerate(label_names)),
                   "label2id": {label: i for i, label in enumerate(label_names)}}

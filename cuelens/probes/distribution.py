@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import jensenshannon
 
+from cuelens.data.dataset import Task
 from cuelens.probes.cues import WITH_CUE, WITHOUT_CUE, Cue
 
 
@@ -83,7 +84,7 @@ def distribution_test(cues: list[Cue], pred: np.ndarray, gold: np.ndarray, task:
         rng = np.random.default_rng(seed)
         if cue.test_mask.sum() < min_items:
             row = {"cue": cue.name, "skipped": f"fewer than {min_items} test items with the cue"}
-        elif task == "mcq":
+        elif task == Task.MCQ:
             row = mcq_distribution(cue, pred, gold, rng)
         else:
             row = nli_distribution(cue, pred, gold, label_names, rng)

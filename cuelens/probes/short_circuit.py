@@ -24,7 +24,7 @@ import numpy as np
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
 from cuelens.augment.operators.text import is_punct
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 
 T1, T2 = 0.14, 0.13
@@ -200,7 +200,7 @@ def section(ctx) -> dict | None:
     opts: ShortCircuitOptions | None = ctx.short_circuit
     if opts is None:
         return None
-    if ctx.dataset.task != "mcq":
+    if ctx.dataset.task != Task.MCQ:
         ctx.warnings.append("short-circuit tests are for multiple choice; skipped")
         return None
     if ctx.classifier is None:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.io import atomic_write_text, check_outputs
 from cuelens.reports.schema import validate_results
@@ -114,7 +115,7 @@ def subtitle(results: dict) -> list[str]:
     ds = results.get("dataset")
     if ds:
         task = "pair classification (NLI)"
-        if ds["task"] == "mcq":
+        if ds["task"] == Task.MCQ:
             task = f"multiple choice ({ds['n_choices']} choices)" if ds.get("n_choices") else \
                 "multiple choice"
         parts += [task, "labels: " + ", ".join(ds["label_names"])]
