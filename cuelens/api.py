@@ -36,7 +36,7 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
     ...                             "label": "contradiction"},
     ...                            {"sentence1": "a dog runs", "sentence2": "an animal moves",
     ...                             "gold_label": "entailment"}])
-    >>> ds.task, len(ds.test), ds.label_names, ds.cross_validated
+    >>> str(ds.task), len(ds.test), ds.label_names, ds.cross_validated
     ('nli', 2, ['contradiction', 'entailment'], True)
     """
     from cuelens.data.loading import load_dataset as load_files
