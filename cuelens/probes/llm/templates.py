@@ -116,7 +116,7 @@ def _compile(text: str):
             _COMPILED[text] = _environment().from_string(text)
         except TemplateSyntaxError as exc:
             raise UserError(f"template syntax error: {exc.message}", line=exc.lineno) from None
-    return _COMPILED[text]  # type: ignore[return-value]
+    return _COMPILED[text]
 
 
 def item_fields(split, i: int, label_names: list[str]) -> dict:
