@@ -83,7 +83,7 @@ class ResultViews:
 
     dataset: Dataset
     results: dict
-    item_easy: np.ndarray
+    item_easy: np.ndarray | None  # None: no easy/hard split (e.g. MCQ with varying choices)
 
     @property
     def inputs(self) -> list[str]:
@@ -125,10 +125,16 @@ class ResultViews:
 
     @property
     def easy(self) -> pd.DataFrame:
-        """Test items the cue-only classifier gets right (SPEC §4)."""
-        return items_frame(self.dataset, self.item_easy)
+        """Test items the cue-only classifier gets right (SPEC §4); empty without a split."""
+        return items_frame(self.dataset, self._split_mask(True))
 
     @property
     def hard(self) -> pd.DataFrame:
-        """Test items the cue-only classifier gets wrong (SPEC §4)."""
-        return items_frame(self.dataset, ~np.asarray(self.item_easy, dtype=bool))
+        """Test items the cue-only classifier gets wrong (SPEC §4); empty without a split."""
+        return items_frame(self.dataset, self._split_mask(False))
+
+    def _split_mask(self, easy: bool) -> np.ndarray:
+        if self.item_easy is None:
+            return np.zeros(len(self.dataset.test), dtype=bool)
+        mask = np.asarray(self.item_easy, dtype=bool)
+        return mask if easy else ~mask

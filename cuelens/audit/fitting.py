@@ -312,7 +312,7 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1)."""
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
-    if dataset.task == "mcq" and dataset.n_choices is None:
+    if dataset.task == Task.MCQ and dataset.n_choices is None:
         raise UserError("the word-cue statistics need the same number of choices in every item; "
                         "this dataset's items have "
                         f"{', '.join(map(str, sorted(set(dataset.test.choice_counts))))} choices")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.scan import ScanConfig, run_word_audit
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 from cuelens.frames import ResultViews
 
 Progress = Callable[[str, float], None]
@@ -115,7 +115,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     started = time.time()
     config = config or ScanConfig()
     config.validate()
-    if dataset.task == "mcq" and dataset.n_choices is None:
+    if dataset.task == Task.MCQ and dataset.n_choices is None:
         return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress)
     examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)

@@ -22,6 +22,7 @@ from cuelens.audit.fitting import ScanData, scan_data
 from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
+from cuelens.data.dataset import Task
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
@@ -94,7 +95,7 @@ def run_word_audit(dataset, config: ScanConfig | None = None,
     leakage = leakage_table(data, config.scoring, config.metric, config.folds,
                             config.flag_threshold, report)
     mcq = None
-    if dataset.task == "mcq":
+    if dataset.task == Task.MCQ:
         bow = {b["name"]: b["accuracy"] for b in leakage["baselines"]
                if b["name"] == bow_name("mcq")}
         mcq = mcq_baselines(dataset, config.folds, config.seed, extra=bow)

@@ -51,7 +51,7 @@ class ProbeResult(ResultViews):
     dataset: Dataset
     results: dict
     predictions: Predictions
-    item_easy: np.ndarray  # the scan's easy mask over dataset.test
+    item_easy: np.ndarray | None  # the scan's easy mask over dataset.test (None: no split)
     warnings: list[str] = field(default_factory=list)
     extra_inputs: list[str] = field(default_factory=list)  # predictions file, scan results
     started: float = field(default_factory=time.time)
