@@ -60,6 +60,7 @@ def _top_token(cues, label, metric="cp"):
     return ranked[0]["token"]
 
 
+@pytest.mark.slow
 def test_planted_nli_cues_rank_first_and_d_matches_design(tmp_path):
     dataset = _dataset(tmp_path, make_nli(9000, seed=3, vocab_size=400), 6000)
     audit = run_word_audit(dataset, ScanConfig(iterations=1, seed=0))
@@ -77,6 +78,7 @@ def test_planted_nli_cues_rank_first_and_d_matches_design(tmp_path):
     assert leakage["flagged"]
 
 
+@pytest.mark.slow
 def test_planted_mcq_cue_ranks_first_and_d_matches_design(tmp_path):
     dataset = _dataset(tmp_path, make_mcq(6000, seed=4, vocab_size=400), 3000)
     audit = run_word_audit(dataset, ScanConfig(iterations=1, seed=0))
@@ -85,6 +87,7 @@ def test_planted_mcq_cue_ranks_first_and_d_matches_design(tmp_path):
     assert audit.leakage["best"]["D"] == pytest.approx(0.675 - 0.5, abs=0.035)
 
 
+@pytest.mark.slow
 def test_demo_command_is_deterministic(tmp_path):
     runs = []
     for name in ("a", "b"):

@@ -59,6 +59,7 @@ def test_capped_fit_trains_on_the_sample_but_scores_cues_on_everything(nli_data)
     assert np.array_equal(full.scores("cp"), capped.scores("cp"))
 
 
+@pytest.mark.slow
 def test_cap_at_or_above_the_dataset_size_gives_the_uncapped_results(nli_data):
     dataset, _ = nli_data
     uncapped = run_word_audit(dataset, ScanConfig(max_fit_items=0))
@@ -69,6 +70,7 @@ def test_cap_at_or_above_the_dataset_size_gives_the_uncapped_results(nli_data):
         assert np.array_equal(capped.item_score, uncapped.item_score)
 
 
+@pytest.mark.slow
 def test_a_binding_cap_is_deterministic_and_still_finds_the_planted_cue(nli_data):
     dataset, _ = nli_data
     config = ScanConfig(max_fit_items=400)

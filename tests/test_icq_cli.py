@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from cuelens.cli import app
@@ -17,6 +18,7 @@ def write(path, hyps_by_label):
     return str(path)
 
 
+@pytest.mark.slow
 def test_scan_features_option(tmp_path):
     ParseCache.clear_memory()
     plan = {"contradiction": ["The man is not here."] * 16 + ["The man sleeps here."] * 4,

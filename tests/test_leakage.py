@@ -16,6 +16,7 @@ def table_of(dataset, **options):
     return leakage_table(data, ScoringOptions(**options), "cp", 5, 0.10)
 
 
+@pytest.mark.slow
 def test_unique_random_words_with_random_labels_leak_nothing_under_cross_validation():
     rng = np.random.default_rng(1)
     n = 1500
@@ -79,6 +80,7 @@ def test_mcq_is_scored_per_question_with_majority_one_over_k_and_answer_position
     assert "choice-only BoW LR" in by_name
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_results():
     dataset = nli_dataset(None, planted_nli(240, seed=3))
     config = ScanConfig(seed=7, folds=3, iterations=2)

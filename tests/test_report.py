@@ -89,6 +89,7 @@ def test_score_pairs_schema_is_checked_by_kind():
         validate_results(bad)
 
 
+@pytest.mark.slow
 def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
@@ -285,6 +286,7 @@ def test_cli_report(tmp_path):
     assert missing.exit_code == 2 and "no such results file" in missing.output
 
 
+@pytest.mark.slow
 def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
     from typer.testing import CliRunner
 
@@ -305,6 +307,7 @@ def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
     assert bad.exit_code == 2 and "same as an input" in bad.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["nli", "mcq"])
 def test_probe_results_render_with_probe_figures(tmp_path, task):
     """`audit probe --predictions` output (scan sections + probe) validates and renders."""

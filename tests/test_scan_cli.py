@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from cuelens.cli import app
@@ -23,6 +24,7 @@ def _scan(*args):
                                     "--features", "word"])
 
 
+@pytest.mark.slow
 def test_scan_writes_outputs_and_gates_on_d(tmp_path):
     data = _mcq_dir(tmp_path)
     result = _scan(data, "--out", tmp_path / "out", "--fail-above", "99")

@@ -124,6 +124,7 @@ def test_probe_results_sections(nli_run):
     validate_results(results)
 
 
+@pytest.mark.slow
 def test_probe_reuses_a_scan_directory(nli_run):
     tmp_path, data, _, _ = nli_run
     assert invoke("scan", data, "--out", tmp_path / "scan", "--seed", 4).exit_code == 0

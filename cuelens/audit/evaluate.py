@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuelens.data.dataset import RIGHT
+from cuelens.data.dataset import RIGHT, Task
 
 
 def nli_predictions(decision: np.ndarray, label_order: np.ndarray,
@@ -34,6 +34,6 @@ def mcq_correct(right_scores: np.ndarray, labels: np.ndarray, k: int) -> np.ndar
 def item_correct(decision: np.ndarray, labels: np.ndarray, task: str, k: int,
                  label_order: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
     """Per-item correctness (float) of an ``n × L`` decision matrix."""
-    if task == "mcq":
+    if task == Task.MCQ:
         return mcq_correct(decision[:, RIGHT], labels, k)
     return (nli_predictions(decision, label_order, fallback) == labels).astype(np.float64)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuelens.audit.tokenize import tokenize
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 
 
 def top_cues_by_label(cues: list[dict], metric: str, per_label: int) -> dict[str, list[dict]]:
@@ -68,7 +68,7 @@ def sample_examples(dataset: Dataset, cues: list[dict], metric: str, item_easy: 
             pool = np.sort(rng.choice(pool, size=per_cue, replace=False))
         by_cue[token] = [add(int(i)) for i in pool]
 
-    first_instance = {}
+    first_instance: dict[int, int] = {}
     for index, item in enumerate(instances.item):
         first_instance.setdefault(int(item), index)
     groups = {}
@@ -82,4 +82,4 @@ def sample_examples(dataset: Dataset, cues: list[dict], metric: str, item_easy: 
 
 
 def _gold_offset(dataset: Dataset, item: int) -> int:
-    return int(dataset.test.labels[item]) if dataset.task == "mcq" else 0
+    return int(dataset.test.labels[item]) if dataset.task == Task.MCQ else 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -27,8 +27,10 @@ import scipy.sparse as sp
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_single_thread,
                                        representation_length, view_tokens)
 from cuelens.audit.counts import TokenSequences, encode
+from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.metrics import METRICS, CountTable
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 
@@ -96,7 +98,6 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
     return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-MAX_FIT_ITEMS = 100_000
 FIT_THREADS = min(2, os.cpu_count() or 1)
 
 
@@ -118,7 +119,7 @@ def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarr
     member[rows[::k] // k] = True
     ordered = np.random.default_rng(seed).permutation(pool.n_items)
     ordered = ordered[member[ordered]]
-    strata = pool.labels[ordered * k] if pool.task == "nli" else np.zeros(len(ordered), int)
+    strata = pool.labels[ordered * k] if pool.task == Task.NLI else np.zeros(len(ordered), int)
     values, sizes = np.unique(strata, return_counts=True)
     n_take = max(1, cap // k)
     exact = sizes * (n_take / len(ordered))
@@ -199,7 +200,8 @@ class ModelBank:
     """One aggregator instance per (metric, aggregator), reused across refits (warm start)."""
 
     def __init__(self, seed: int) -> None:
-        self.seed, self._models = seed, {}
+        self.seed = seed
+        self._models: dict[tuple[str, str, int], Any] = {}
 
     def get(self, metric: str, aggregator: str, d: int, n_labels: int):
         key = (metric, aggregator, d)
@@ -243,7 +245,8 @@ def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
     return {key: value for part in parts for key, value in part.items()}
 
 
-FoldFn = Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
+# fold_fn(fit_rows, eval_rows, inner_counts): inner_counts is a count block, 0.0 or None
+FoldFn = Callable[[np.ndarray, np.ndarray, Any], dict[str, np.ndarray]]
 
 
 def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None,
@@ -261,8 +264,8 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
     if folds is None:
         return fold_fn(base_rows, pool.rows(eval_items), base)
     n_folds = int(folds.max()) + 1
-    blocks = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
-    everything = sum(blocks) + base if counts else None
+    blocks: list[Any] = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
+    everything: Any = sum(blocks) + base if counts else None
     out: dict = {}
     for j in range(n_folds):
         held = np.flatnonzero(folds == j)
@@ -296,7 +299,7 @@ class ScanData:
 def _texts_and_labels(split, label_names: list[str],
                       include_premise: bool) -> tuple[list[str], np.ndarray]:
     """Instance texts (hypothesis/choice, optionally after the premise) and labels."""
-    if split.task == "nli" and not include_premise:  # the common case, without copies
+    if split.task == Task.NLI and not include_premise:  # the common case, without copies
         return split.hypotheses, split.item_labels(label_names)
     instances = split.instances(label_names)
     texts = instances.texts
@@ -309,18 +312,19 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1)."""
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
-    if dataset.task == "mcq" and dataset.n_choices is None:
+    if dataset.task == Task.MCQ and dataset.n_choices is None:
         raise UserError("the word-cue statistics need the same number of choices in every item; "
                         "this dataset's items have "
                         f"{', '.join(map(str, sorted(set(dataset.test.choice_counts))))} choices")
     k = dataset.n_choices or 1
-    texts, labels = [], []
+    texts: list[str] = []
+    label_parts: list[np.ndarray] = []
     for split in splits:
         split_texts, split_labels = _texts_and_labels(split, dataset.label_names,
                                                       include_premise)
         texts += split_texts
-        labels.append(split_labels)
-    labels = np.concatenate(labels)
+        label_parts.append(split_labels)
+    labels = np.concatenate(label_parts)
     n_labels = len(dataset.label_names)
     pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, inner_folds, seed)
     n_train = len(dataset.train) if dataset.train is not None else 0

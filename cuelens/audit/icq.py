@@ -32,7 +32,7 @@ from scipy.spatial.distance import jensenshannon
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
 from cuelens.audit.parse_cache import ParseCache
-from cuelens.data.dataset import Dataset, Instances
+from cuelens.data.dataset import Dataset, Instances, Task
 from cuelens.errors import UserError
 
 DIGITS = 6
@@ -59,10 +59,13 @@ class FeatureMatrix:
         blocks = [annotations[f.name].matrix for f in features]
         matrix = sp.hstack(blocks, format="csr") if blocks else Annotations.empty(0).matrix
         self.instances = instances
-        self.mcq = dataset.task == "mcq"
-        self.items = self._item_matrix(matrix.astype(np.int64)) if self.mcq else None
-        self.matrix = matrix.astype(bool) if not self.mcq else \
-            matrix.multiply(self.items[instances.item]).tocsr().astype(bool)
+        self.mcq = dataset.task == Task.MCQ
+        self.items: sp.csr_matrix | None = None
+        if self.mcq:
+            self.items = self._item_matrix(matrix.astype(np.int64))
+            self.matrix = matrix.multiply(self.items[instances.item]).tocsr().astype(bool)
+        else:
+            self.matrix = matrix.astype(bool)
 
     def _item_matrix(self, matrix: sp.csr_matrix) -> sp.csr_matrix:
         """Questions × values: the value is in some but not all of the question's choices."""
@@ -85,7 +88,7 @@ class FeatureMatrix:
 
     def item_masks(self) -> dict[str, np.ndarray]:
         """``"FEATURE=value"`` → bool per item (MCQ: per question, by the some-not-all rule)."""
-        table = self.items if self.mcq else self.matrix
+        table = self.items if self.items is not None else self.matrix
         dense = table.tocsc()
         return {f"{feature}={value}": dense[:, j].toarray().ravel()
                 for j, (feature, value) in enumerate(self.columns)}

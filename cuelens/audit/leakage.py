@@ -25,6 +25,7 @@ from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
     item_folds, over_folds, predict_cues
 from cuelens.audit.metrics import METRICS
+from cuelens.data.dataset import Task
 
 MAJORITY = "majority"
 BOW_MIN_COUNT = 2
@@ -32,7 +33,7 @@ ANSWER_POSITION = "answer position"
 
 
 def bow_name(task: str) -> str:
-    return "choice-only BoW LR" if task == "mcq" else "hypothesis-only BoW LR"
+    return "choice-only BoW LR" if task == Task.MCQ else "hypothesis-only BoW LR"
 
 
 class Baselines:
@@ -54,7 +55,7 @@ class Baselines:
 
     def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
-        if pool.task == "mcq":
+        if pool.task == Task.MCQ:
             return np.full(len(eval_rows) // pool.k, 1.0 / pool.k)
         counts = np.bincount(pool.labels[fit_rows], minlength=pool.n_labels)
         return (pool.labels[eval_rows] == np.argmax(counts)).astype(np.float64)
@@ -82,7 +83,7 @@ class Baselines:
 
     def predictors(self) -> dict:
         out = {MAJORITY: self.majority, bow_name(self.data.pool.task): self.bag_of_words}
-        if self.data.pool.task == "mcq":
+        if self.data.pool.task == Task.MCQ:
             out[ANSWER_POSITION] = self.answer_position
         return out
 

@@ -25,7 +25,6 @@ from functools import cached_property
 from typing import Callable
 
 import numpy as np
-from scipy.stats import norm
 
 Z_PRIORS = ("empirical", "uniform")
 
@@ -153,4 +152,6 @@ def bonferroni_z(n_tests: int, alpha: float = 0.05) -> float:
     One-sided because a cue is a word that *over*-predicts a label (positive association);
     ``n_tests`` is the number of (word, label) pairs tested (those with ``#(w) ≥ min_count``).
     """
+    from scipy.stats import norm  # scipy only when scanning (the CLI reads METRICS for --help)
+
     return float(norm.isf(alpha / max(n_tests, 1)))

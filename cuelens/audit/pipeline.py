@@ -16,14 +16,19 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.scan import ScanConfig, run_word_audit
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
+from cuelens.frames import ResultViews
 
 Progress = Callable[[str, float], None]
 
 
 @dataclass
-class ScanResult:
-    """A scan's results.json content plus the per-test-item easy mask it was split with."""
+class ScanResult(ResultViews):
+    """A scan's results.json content plus the per-test-item easy mask it was split with.
+
+    pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``; ``D`` is the headline
+    leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
+    """
 
     dataset: Dataset
     results: dict
@@ -42,12 +47,6 @@ class ScanResult:
             if report:
                 files["report"] = self.to_html(out_dir / "report.html")
         return files
-
-    def to_html(self, path: str | Path) -> Path:
-        """Render the HTML report (SPEC §10) to ``path``; returns the written path."""
-        from cuelens.reports import render_report
-
-        return render_report(self.results, Path(path), inputs=self.dataset.input_paths)
 
 
 def check_scan_outputs(dataset: Dataset, out_dir: str | Path, report: str | Path | None = None,
@@ -116,7 +115,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     started = time.time()
     config = config or ScanConfig()
     config.validate()
-    if dataset.task == "mcq" and dataset.n_choices is None:
+    if dataset.task == Task.MCQ and dataset.n_choices is None:
         return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress)
     examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)

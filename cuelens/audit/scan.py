@@ -17,48 +17,15 @@ from typing import Callable
 import numpy as np
 
 from cuelens.audit.easy_hard import easy_hard_split
-from cuelens.audit.fitting import MAX_FIT_ITEMS, ScanData, ScoringOptions, scan_data
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.fitting import ScanData, scan_data
 from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
-from cuelens.audit.metrics import METRICS, Z_PRIORS, CountTable, bonferroni_z
-from cuelens.errors import UserError
+from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
+from cuelens.data.dataset import Task
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
-
-
-@dataclass
-class ScanConfig:
-    metric: str = "cp"
-    min_count: int = 5
-    ngrams: int = 1
-    alpha: float = 1.0
-    folds: int = 5
-    iterations: int = 5
-    seed: int = 0
-    in_sample_features: bool = False
-    z_prior: str = "empirical"
-    flag_threshold: float = 0.10
-    include_premise: bool = False
-    max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
-
-    def validate(self) -> None:
-        """Raise :class:`UserError` naming the offending field and its CLI option."""
-        if self.metric not in METRICS:
-            raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
-        if self.z_prior not in Z_PRIORS:
-            raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
-        for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
-                              ("alpha", 0), ("max_fit_items", 0)):
-            if getattr(self, name) < minimum:
-                raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
-                                + (" (0 = no cap)" if name == "max_fit_items" else ""))
-
-    @property
-    def scoring(self) -> ScoringOptions:
-        return ScoringOptions(alpha=self.alpha, z_prior=self.z_prior,
-                              in_sample_features=self.in_sample_features, seed=self.seed,
-                              max_fit_items=self.max_fit_items)
 
 
 @dataclass
@@ -128,7 +95,7 @@ def run_word_audit(dataset, config: ScanConfig | None = None,
     leakage = leakage_table(data, config.scoring, config.metric, config.folds,
                             config.flag_threshold, report)
     mcq = None
-    if dataset.task == "mcq":
+    if dataset.task == Task.MCQ:
         bow = {b["name"]: b["accuracy"] for b in leakage["baselines"]
                if b["name"] == bow_name("mcq")}
         mcq = mcq_baselines(dataset, config.folds, config.seed, extra=bow)

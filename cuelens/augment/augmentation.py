@@ -23,7 +23,7 @@ from cuelens.augment.operators import get_operator
 from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import normalise
 from cuelens.augment.perturb import apply_operator, is_valid, item_rng, question_record
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 
 MAX_PASSES = 3  # passes over the questions an augmenter may take to reach its share
@@ -63,13 +63,14 @@ def _mutation2(split: Split, i: int, ctx: OpContext, pool: list[str]) -> list[li
     mt = get_operator("mt")
     choices = [c if j == split.labels[i] else mt.fn(c, ctx)
                for j, c in enumerate(split.choices[i])]
-    second = [choices] if None not in choices and is_valid(choices) else []
+    complete = [c for c in choices if c is not None]
+    second = [complete] if len(complete) == len(choices) and is_valid(complete) else []
     return _mutation(split, i, ctx, pool) + second
 
 
 def _with_choices(split: Split, i: int, choices: list[str]) -> Split:
     """A one-question split: question ``i`` of ``split`` with ``choices``."""
-    one = Split(name=split.name, path=split.path, task="mcq")
+    one = Split(name=split.name, path=split.path, task=Task.MCQ)
     one.append(question_record(split, i, choices), raw="", line=0)
     return one
 
@@ -95,7 +96,7 @@ def _key(premise: str, question: str | None, choices: list[str]) -> tuple:
 
 def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -> Augmented:
     """Original questions of ``split`` plus ``round(ratio × n)`` generated ones (SPEC §8)."""
-    if split.task != "mcq":
+    if split.task != Task.MCQ:
         raise UserError("augmentation needs a multiple-choice dataset", path=split.path)
     if ratio < 0 or not math.isfinite(ratio):
         raise UserError(f"--ratio must be a non-negative number, got {ratio}")

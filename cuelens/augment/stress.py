@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from cuelens.augment.operators import OpContext, Operator
 from cuelens.augment.perturb import (apply_operator, item_rng, needed_texts, parse_texts,
                                      question_record)
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 
 
 @dataclass
@@ -48,7 +48,7 @@ def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
 
 def stress_split(stress: StressSet, name: str = "stress") -> Split:
     """The stress questions as a :class:`Split` (for prediction)."""
-    split = Split(name=name, path=name, task="mcq")
+    split = Split(name=name, path=name, task=Task.MCQ)
     for n, row in enumerate(stress.rows):
         split.append(row, raw="", line=n + 1)
     return split

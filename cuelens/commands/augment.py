@@ -10,6 +10,7 @@ import typer
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
                                      PremiseFieldOpt, SeedOpt, SkipBadOpt, TrainOpt, console,
                                      load_data, user_errors)
+from cuelens.data.dataset import Task
 
 
 @user_errors
@@ -47,7 +48,7 @@ def augment(
     dataset = load_data(data, train, None, hf, premise_field, None, label_field, choices_field,
                         skip_bad)
     split = dataset.train or dataset.test
-    if dataset.task != "mcq" or (split.n_choices or 0) < 2:
+    if dataset.task != Task.MCQ or (split.n_choices or 0) < 2:
         raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",
                         path=split.path)
     check_outputs([out], dataset.input_paths)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
 
 from cuelens.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 console = Console(stderr=True)
 
@@ -79,7 +82,7 @@ class progress_bar:
         self.description = description
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                             TimeRemainingColumn(), console=console, transient=True)
-        self.task = None
+        self.task: TaskID | None = None
 
     def __enter__(self):
         self.bar.__enter__()
@@ -87,6 +90,7 @@ class progress_bar:
         return self
 
     def __call__(self, stage: str, fraction: float) -> None:
+        assert self.task is not None, "use progress_bar as a context manager"
         self.bar.update(self.task, completed=fraction, description=f"{self.description}: {stage}")
 
     def __exit__(self, *exc) -> None:

@@ -288,7 +288,7 @@ def judge(
         if html:
             from cuelens.reports import render_report
 
-            render_report(result, html, inputs=[trials, ratings, out])
+            render_report(result, html, inputs=[p for p in (trials, ratings, out) if p])
     def num(x) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
+
+if TYPE_CHECKING:
+    from cuelens.lm.rnn import RNNModel
 
 app = typer.Typer(help="Train word-level language models (n-gram, LSTM, RNN) for `audit score`."
                        "\n\nExample: audit lm train --arch ngram --order 3 --corpus ptb.train.txt "
@@ -62,8 +65,8 @@ def train(
         from cuelens.lm.ngram import NgramModel
 
         with console.status(f"counting {order}-grams of {len(sentences)} sentences"):
-            model = NgramModel.train(sentences, order=order, discount=discount,
-                                     min_count=min_count, splitter=splitter)
+            model: NgramModel | RNNModel = NgramModel.train(
+                sentences, order=order, discount=discount, min_count=min_count, splitter=splitter)
         model.name = f"ngram:{out}"
         if valid_sentences:
             console.print(f"validation perplexity {model.perplexity(valid_sentences):.1f}")

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from cuelens.commands.common import console
+from cuelens.data.dataset import Task
 
 ModelOpt = Annotated[Optional[str], typer.Option(
     "--model", "-m", help="Model: alias (minilm, bert, roberta, …), local directory or hub id.")]
@@ -24,7 +25,7 @@ def load_model(name: str, dataset, *, fresh_head: bool, device: str, trust_remot
 
     from cuelens.models.classifier import load_classifier
 
-    labels = dataset.label_names if fresh_head and dataset.task == "nli" else None
+    labels = dataset.label_names if fresh_head and dataset.task == Task.NLI else None
     with console.status(f"loading {escape(name)}"):
         clf = load_classifier(name, dataset.task, label_names=labels, device=device,
                               trust_remote_code=trust_remote_code, max_length=max_length)

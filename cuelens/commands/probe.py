@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
+from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, console, load_data, progress_bar,
@@ -76,7 +77,7 @@ def probe(
     t2: Annotated[float, typer.Option(help="AW threshold t2 (count of scores above it ≥ 2).")]
     = 0.13,
     sc_ops: Annotated[str, typer.Option(help="Operators of the black-box short-circuit test.")]
-    = "co,mt,neg+,neg-,ner,pr,pi,adv,syn,voice",
+    = DEFAULT_STRESS_OPS,
     train: TrainOpt = None,
     test: TestOpt = None,
     hf: HfOpt = None,

@@ -12,7 +12,10 @@ from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, Hypothesis
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, console, load_data, progress_bar, user_errors)
 
-METRIC_NAMES = "freq, cp, pmi, lmi, rd, ad, cos, wp, z, npmi"
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.metrics import METRICS, Z_PRIORS
+
+DEFAULT = ScanConfig()  # the one place holding the scan's defaults
 
 
 @user_errors
@@ -23,27 +26,34 @@ def scan(
     hf: HfOpt = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="Output directory (default: audit-results/<dataset-name>/).")] = None,
-    metric: Annotated[str, typer.Option(help=f"Headline cue metric ({METRIC_NAMES}).")] = "cp",
-    min_count: Annotated[int, typer.Option(help="Minimum support #(w) for listed cues.")] = 5,
-    ngrams: Annotated[int, typer.Option(help="1 = words; 2 = words and bigrams.")] = 1,
-    alpha: Annotated[float, typer.Option(help="Additive smoothing for PMI/LMI/RD.")] = 1.0,
-    folds: Annotated[int, typer.Option(help="Folds of the easy/hard split and of CV.")] = 5,
-    iterations: Annotated[int, typer.Option(help="Iterations of the easy/hard split.")] = 5,
-    seed: SeedOpt = 0,
+    metric: Annotated[str, typer.Option(help=f"Headline cue metric ({', '.join(METRICS)}).")]
+    = DEFAULT.metric,
+    min_count: Annotated[int, typer.Option(help="Minimum support #(w) for listed cues.")]
+    = DEFAULT.min_count,
+    ngrams: Annotated[int, typer.Option(help="1 = words; 2 = words and bigrams.")] = DEFAULT.ngrams,
+    alpha: Annotated[float, typer.Option(help="Additive smoothing for PMI/LMI/RD.")]
+    = DEFAULT.alpha,
+    folds: Annotated[int, typer.Option(help="Folds of the easy/hard split and of CV.")]
+    = DEFAULT.folds,
+    iterations: Annotated[int, typer.Option(help="Iterations of the easy/hard split.")]
+    = DEFAULT.iterations,
+    seed: SeedOpt = DEFAULT.seed,
     in_sample_features: Annotated[bool, typer.Option(
         "--in-sample-features", help="Train SGD/LR on in-sample cue scores (the original paper's "
-        "procedure) instead of cross-fitted ones.")] = False,
-    z_prior: Annotated[str, typer.Option(help="Prior p0 of the z statistic: empirical|uniform.")]
-    = "empirical",
+        "procedure) instead of cross-fitted ones.")] = DEFAULT.in_sample_features,
+    z_prior: Annotated[str, typer.Option(
+        help=f"Prior p0 of the z statistic: {'|'.join(Z_PRIORS)}.")]
+    = DEFAULT.z_prior,
     include_premise: Annotated[bool, typer.Option(
         "--include-premise", help="Count premise words too (default: hypothesis/choice only).")]
-    = False,
+    = DEFAULT.include_premise,
     max_fit_items: Annotated[int, typer.Option(
         "--max-fit-items", help="Train the SGD/LR aggregators and the BoW baseline on a seeded, "
         "label-stratified subsample of at most this many fitting instances (cue scores always "
-        "use all of them); 0 = no cap.")] = 100_000,
+        "use all of them); 0 = no cap.")] = DEFAULT.max_fit_items,
     flag_threshold: Annotated[float, typer.Option(
-        help="Flag 'significant cue leakage' when the headline D exceeds this many points.")] = 10.0,
+        help="Flag 'significant cue leakage' when the headline D exceeds this many points.")]
+    = round(DEFAULT.flag_threshold * 100, 6),
     fail_above: Annotated[Optional[float], typer.Option(
         help="Exit with code 1 when the headline D exceeds this many points (dataset CI).")] = None,
     top: Annotated[int, typer.Option(help="Cues per label printed to the terminal.")] = 5,
@@ -68,7 +78,6 @@ def scan(
     """
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
-    from cuelens.audit.scan import ScanConfig
 
     started = time.time()
     feature_names = parse_feature_option(features)  # fail fast on unknown names

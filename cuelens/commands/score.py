@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -103,9 +103,9 @@ def score(
                        batch_size, detach_punct, open_vocab)
     totals = {s.name: _score_all(s, texts) for s in scorers}
     counts = {s.name: c for s in scorers if (c := oov_counts(s, texts)) is not None}
-    rows = []
+    rows: list[dict] = []
     for i, text in enumerate(texts):
-        row = {"sentence": text, "logprob": {name: round(float(v[i]), 6)
+        row: dict[str, Any] = {"sentence": text, "logprob": {name: round(float(v[i]), 6)
                                              for name, v in totals.items()},
                "oov": {name: int(c[1][i]) for name, c in counts.items()}}
         if words:

@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 
+from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
                                      PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt, console,
                                      load_data, user_errors)
+from cuelens.data.dataset import Task
 
-DEFAULT_OPS = "co,mt,neg+,neg-,ner,pr,pi,adv,syn,voice"
 
 
 def summary_path(out: Path) -> Path:
@@ -25,8 +26,8 @@ def stress(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL of stress questions.")]
     = Path("stress.jsonl"),
     ops: Annotated[str, typer.Option(
-        help="Comma-separated operators: co, mt, neg+, neg-, ner, pr, pi, adv, syn, voice.")]
-    = DEFAULT_OPS,
+        help=f"Comma-separated operators: {DEFAULT_STRESS_OPS}.")]
+    = DEFAULT_STRESS_OPS,
     seed: SeedOpt = 0,
     test: TestOpt = None,
     hf: HfOpt = None,
@@ -50,7 +51,7 @@ def stress(
     dataset = load_data(data, None, test, hf, premise_field, None, label_field, choices_field,
                         skip_bad)
     split = dataset.test
-    if dataset.task != "mcq":
+    if dataset.task != Task.MCQ:
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)
     inputs = dataset.input_paths
     check_outputs([out, summary_path(out)], inputs)

@@ -67,6 +67,8 @@ def train(
                         "test) files, or --train FILE")
     check_model_dir(out, dataset.input_paths, overwrite)
     torch.manual_seed(seed)
+    if model is None:
+        raise UserError("--model is required")
     clf = load_model(model, dataset, fresh_head=True, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
     split = dataset.train

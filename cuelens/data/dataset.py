@@ -9,8 +9,20 @@ A :class:`Split` holds normalised items column-wise; a :class:`Dataset` holds th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
+
+
+class Task(str, Enum):
+    """The two task shapes (SPEC §1); a ``str``, so ``Task.NLI == "nli"`` and JSON writes "nli"."""
+
+    NLI = "nli"  # pair classification: premise, hypothesis, label
+    MCQ = "mcq"  # multiple choice: premise, k choices, index of the correct one
+
+    def __str__(self) -> str:
+        return self.value
+
 
 MCQ_LABELS = ["right", "wrong"]
 RIGHT = 0
@@ -35,7 +47,7 @@ class Split:
 
     name: str
     path: str
-    task: str  # "nli" | "mcq"
+    task: Task | str  # Task.NLI | Task.MCQ (plain "nli"/"mcq" compare equal)
     ids: list[str] = field(default_factory=list)
     premises: list[str] = field(default_factory=list)
     labels: list = field(default_factory=list)  # NLI: str; MCQ: int (correct choice)
@@ -58,13 +70,13 @@ class Split:
     def n_choices(self) -> int | None:
         """MCQ: the number of choices when every item has the same; None when it varies."""
         counts = set(self.choice_counts)
-        return counts.pop() if self.task == "mcq" and len(counts) == 1 else None
+        return counts.pop() if self.task == Task.MCQ and len(counts) == 1 else None
 
     def append(self, record: dict, raw: str, line: int) -> None:
         self.ids.append(record["id"])
         self.premises.append(record["premise"])
         self.labels.append(record["label"])
-        if self.task == "nli":
+        if self.task == Task.NLI:
             self.hypotheses.append(record["hypothesis"])
         else:
             self.choices.append(record["choices"])
@@ -74,18 +86,18 @@ class Split:
 
     def premise_context(self, i: int) -> str:
         """Premise with the optional MCQ question appended (SPEC §1)."""
-        question = self.questions[i] if self.task == "mcq" else None
+        question = self.questions[i] if self.task == Task.MCQ else None
         return f"{self.premises[i]} {question}" if question else self.premises[i]
 
     def item_labels(self, label_names: list[str]) -> np.ndarray:
         """NLI: label index per item; MCQ: index of the correct choice per item."""
-        if self.task == "mcq":
+        if self.task == Task.MCQ:
             return np.asarray(self.labels, dtype=np.int64)
         lookup = {name: i for i, name in enumerate(label_names)}
         return np.asarray([lookup[label] for label in self.labels], dtype=np.int64)
 
     def instances(self, label_names: list[str]) -> Instances:
-        if self.task == "nli":
+        if self.task == Task.NLI:
             n = len(self)
             return Instances(texts=list(self.hypotheses),
                              premises=[self.premise_context(i) for i in range(n)],
@@ -110,7 +122,7 @@ class Split:
             out.ids.append(self.ids[i])
             out.premises.append(self.premises[i])
             out.labels.append(self.labels[i])
-            if self.task == "nli":
+            if self.task == Task.NLI:
                 out.hypotheses.append(self.hypotheses[i])
             else:
                 out.choices.append(self.choices[i])
@@ -150,7 +162,7 @@ class Dataset:
         when it varies (the word-cue statistics then do not run: docs/mcq-artifacts.md)."""
         splits = [s for s in (self.train, self.test) if s is not None]
         counts = {k for s in splits for k in s.choice_counts}
-        return counts.pop() if self.task == "mcq" and len(counts) == 1 else None
+        return counts.pop() if self.task == Task.MCQ and len(counts) == 1 else None
 
     @property
     def cross_validated(self) -> bool:

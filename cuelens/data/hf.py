@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.data.loading import SPLIT_NAMES, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
@@ -45,16 +45,26 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
         loaded = datasets.load_dataset(name, config or None)
     except Exception as exc:  # hub/network/cache errors all end the same way for the user
         raise UserError(f"cannot load Hugging Face dataset '{spec}': {exc}") from None
+    return hf_splits(loaded, spec, fields, skip_bad)
+
+
+def hf_split(dataset, path: str, role: str, fields: FieldMap, skip_bad: bool) -> Split:
+    """Normalise one ``datasets.Dataset`` (class-label integers become their names)."""
+    features = dataset.features
+    mcq_hint = any(k in features for k in ("choices", "choice1", "ending0", "answerKey"))
+    rows = _rows(dataset, _label_names(features), mcq_hint)
+    return build_split(rows, Path(path), role, fields, None, skip_bad)
+
+
+def hf_splits(loaded, spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Split]:
+    """The train/dev/test splits of a ``datasets.DatasetDict`` (unlabelled MCQ splits dropped)."""
     out: dict[str, Split] = {}
     for split_name, dataset in loaded.items():
         role = SPLIT_NAMES.get(split_name)
         if role is None or role in out:
             continue
-        features = dataset.features
-        mcq_hint = any(k in features for k in ("choices", "choice1", "ending0", "answerKey"))
-        rows = _rows(dataset, _label_names(features), mcq_hint)
-        split = build_split(rows, Path(f"{spec}/{split_name}"), role, fields, None, skip_bad)
-        if split.task == "nli" or all(label is not None for label in split.labels):
+        split = hf_split(dataset, f"{spec}/{split_name}", role, fields, skip_bad)
+        if split.task == Task.NLI or all(label is not None for label in split.labels):
             out[role] = split
     if not out:
         raise UserError(f"Hugging Face dataset '{spec}' has no train/validation/test split")

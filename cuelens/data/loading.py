@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
+from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
 from cuelens.data.readers import LineError, file_format, iter_records
 from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mcq, normalise_nli
 from cuelens.errors import UserError
@@ -45,7 +45,7 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
             continue
         if split is None:
             split = Split(name=name, path=str(path), task=detect_task(record, fields))
-        normalise = normalise_nli if split.task == "nli" else normalise_mcq
+        normalise = normalise_nli if split.task == Task.NLI else normalise_mcq
         try:
             item = normalise(record, fields, default_id=f"{path.name}:{line}")
         except RecordError as exc:
@@ -87,7 +87,7 @@ def _find_split_files(directory: Path) -> dict[str, Path]:
 
 def _check_labels(train: Split | None, test: Split, skip_bad: bool) -> list[str]:
     """Sorted label set of the fitting split; labels unseen in training are an error (or skipped)."""
-    if test.task == "mcq":
+    if test.task == Task.MCQ:
         return list(MCQ_LABELS)
     names = sorted(set((train or test).labels))
     if train is None:
@@ -130,6 +130,7 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
     given = [x for x in (data, hf) if x] + ([train] if train or test else [])
     if len(given) != 1:
         raise UserError("give exactly one of: DATA (a file or directory), --train/--test, or --hf")
+    files: dict[str, Path] | dict[str, Split]
     if hf:
         from cuelens.data.hf import load_hf_splits
 
@@ -150,17 +151,22 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
     task = None
     for role in ("train", "dev", "test", "all"):
         if role in files:
-            source = files[role]
+            source: Path | Split = files[role]
             split = source if isinstance(source, Split) else \
                 read_split(source, role, fields, task, skip_bad)
             task = task or split.task
             loaded[role] = split
+    return assemble_dataset(loaded, name, fmt, skip_bad)
+
+
+def assemble_dataset(loaded: dict[str, Split], name: str, fmt: str, skip_bad: bool) -> Dataset:
+    """Give loaded splits (keyed by role) their fitting/evaluation roles (module docstring)."""
     _check_same_task(list(loaded.values()))
 
     if "all" in loaded or len(loaded) == 1:
         fit, evaluate = None, next(iter(loaded.values()))
     elif "train" in loaded:
-        fit, evaluate = loaded["train"], loaded.get("test", loaded.get("dev"))
+        fit, evaluate = loaded["train"], loaded.get("test") or loaded["dev"]
     else:
         fit, evaluate = loaded["dev"], loaded["test"]
     other = {role: s for role, s in loaded.items() if s is not fit and s is not evaluate}

@@ -146,7 +146,7 @@ def _depth(text: str) -> int:
 def parse_json(text: str, path: str | Path | None = None, line: int | None = None) -> Any:
     """Parse one JSON value; a :class:`LineError` naming ``path``/``line`` when it is malformed,
     nested deeper than :data:`MAX_JSON_DEPTH`, holds an over-long integer or NaN/Infinity."""
-    where = {"path": None if path is None else str(path), "line": line}
+    where: dict[str, Any] = {"path": None if path is None else str(path), "line": line}
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
     except json.JSONDecodeError as exc:

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from cuelens.data.dataset import Task
+
 PREMISE_ALIASES = ("premise", "sentence1", "context", "startphrase", "sent1", "ctx", "question")
 HYPOTHESIS_ALIASES = ("hypothesis", "sentence2", "sentence")
 LABEL_ALIASES = ("label", "gold_label", "answerKey", "answer", "labels")
@@ -61,18 +63,18 @@ def _numbered_choice_fields(record: dict) -> list[str]:
     return [key for _, key in sorted(found)]
 
 
-def detect_task(record: dict, fields: FieldMap) -> str:
+def detect_task(record: dict, fields: FieldMap) -> Task:
     """'mcq' when the record carries choices (a list, a dict of texts, or ending0.. fields)."""
     if fields.choices is not None:
-        return "mcq"
+        return Task.MCQ
     if fields.hypothesis is not None:
-        return "nli"
+        return Task.NLI
     question = record.get("question")
     if isinstance(question, dict) and "choices" in question:
-        return "mcq"
+        return Task.MCQ
     if _first(record, CHOICES_ALIASES) or _numbered_choice_fields(record):
-        return "mcq"
-    return "nli"
+        return Task.MCQ
+    return Task.NLI
 
 
 def _text(value: Any, field: str) -> str:
@@ -113,6 +115,7 @@ def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | Non
                                        "label": LABEL_ALIASES}[role])
             raise RecordError(f"missing {role} field ({wanted}); fields present: "
                               f"{', '.join(sorted(record))}")
+    assert p_name is not None and h_name is not None and l_name is not None  # checked above
     if _is_missing_label(record[l_name]):
         return None
     return {"id": _record_id(record, default_id),

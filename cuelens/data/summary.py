@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from cuelens.data.dataset import Dataset, Split
+from cuelens.data.dataset import Dataset, Split, Task
 
 
 def split_summary(split: Split, label_names: list[str]) -> dict:
     """Sizes, label counts and (MCQ) answer-position counts of one split."""
-    if split.task == "mcq":
+    if split.task == Task.MCQ:
         positions = Counter(int(label) for label in split.labels)
         sizes = split.choice_counts
         instances = sum(sizes)

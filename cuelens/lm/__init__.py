@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceScorer
@@ -172,6 +173,9 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
     return scorer if base == math.e else RebasedScorer(scorer, base)
 
 
+_UNIT_FREE = ("unknown", "oov_counts")
+
+
 class RebasedScorer:
     """A scorer whose log-probabilities are in base ``base`` (e.g. bits for ``base=2``)."""
 
@@ -186,8 +190,10 @@ class RebasedScorer:
     def word_scores(self, sentence: str) -> list[tuple[str, float]]:
         return [(w, v * self.factor) for w, v in self.scorer.word_scores(sentence)]
 
-    def unknown(self, words: list[str]) -> list[bool]:
-        return self.scorer.unknown(words)
-
-    def oov_counts(self, sentences: list[str]):
-        return self.scorer.oov_counts(sentences)
+    def __getattr__(self, name: str) -> Any:
+        """Forward the unit-free optional capabilities (``unknown``, ``oov_counts``) when the
+        wrapped scorer has them, so ``hasattr`` tells the truth; nothing else is forwarded
+        (a log-probability capability would need rebasing)."""
+        if name in _UNIT_FREE:
+            return getattr(self.scorer, name)
+        raise AttributeError(name)

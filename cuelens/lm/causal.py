@@ -186,8 +186,7 @@ class CausalScorer(TokenizerVocabulary):
         order = np.argsort([-len(r) for r in rows], kind="stable")
         with torch.inference_mode():
             for begin in range(0, len(order), self.batch_size):
-                index = order[begin:begin + self.batch_size]
-                index = [i for i in index if len(rows[i]) > 1]
+                index = [i for i in order[begin:begin + self.batch_size] if len(rows[i]) > 1]
                 if not index:
                     continue
                 token, mass, first = self._batch_terms([rows[i] for i in index])

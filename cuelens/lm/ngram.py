@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +117,7 @@ class NgramModel(WordLevelScorer):
             "smoothing": "interpolated-kneser-ney (nltk.lm.KneserNeyInterpolated)",
             "splitter": self.splitter.to_dict(), "vocab_size": len(self.vocab)})
         write_json(directory / "vocab.json", self.vocab)
-        arrays = {}
+        arrays: dict[str, Any] = {}
         for k, (grams, number) in self.counts.items():
             arrays[f"ngrams_{k}"], arrays[f"counts_{k}"] = grams, number
         atomic_write_bytes(directory / "model.safetensors",
@@ -193,6 +194,7 @@ class NgramModel(WordLevelScorer):
                 p = num / safe
                 continue
             p = np.where(seen, alpha + d * types / safe * p, p)
+        assert p is not None, "the model has at least the unigram level"
         return p
 
     # ----------------------------------------------------------------- scoring

@@ -190,14 +190,14 @@ class RNNModel(WordLevelScorer):
         import torch
 
         lengths = np.array([len(ids) + 1 for ids in encoded])
-        out = [None] * len(encoded)
+        out: list[np.ndarray] = [np.zeros(0)] * len(encoded)
         with torch.inference_mode():
             for index in _batches(lengths, self.batch_size, None):
                 inputs, targets = self._io(encoded, index)
                 picked = self.network.target_log_probs(inputs, targets.clamp(min=0))
-                picked = picked.cpu().numpy()
+                values = picked.cpu().numpy()
                 for row, i in enumerate(index):
-                    out[i] = picked[row, : lengths[i]]
+                    out[i] = values[row, : lengths[i]]
         return np.concatenate(out).astype(np.float64)
 
 

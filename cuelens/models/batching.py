@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 
 
@@ -41,13 +41,14 @@ class EncodedUnits:
         k = len(units[0])
         input_ids = np.full((len(units), k, width), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(units), k, width), dtype=np.int64)
-        types = np.zeros((len(units), k, width), dtype=np.int64) if self.type_ids else None
+        type_ids = self.type_ids
+        types = np.zeros((len(units), k, width), dtype=np.int64) if type_ids else None
         for row, i in enumerate(index):
             for j, ids in enumerate(self.ids[i]):
                 input_ids[row, j, :len(ids)] = ids
                 mask[row, j, :len(ids)] = 1
-                if types is not None:
-                    types[row, j, :len(ids)] = self.type_ids[i][j]
+                if types is not None and type_ids is not None:
+                    types[row, j, :len(ids)] = type_ids[i][j]
         batch = {"input_ids": input_ids, "attention_mask": mask}
         if types is not None:
             batch["token_type_ids"] = types
@@ -60,7 +61,7 @@ def encode_split(tokenizer, split: Split, max_length: int) -> EncodedUnits:
     """Tokenise every (premise, hypothesis/choice) pair of ``split`` in one fast-tokenizer call."""
     n = len(split)
     contexts = [split.premise_context(i) for i in range(n)]
-    if split.task == "mcq":
+    if split.task == Task.MCQ:
         k = split.n_choices
         if k is None:
             raise UserError("a multiple-choice model needs the same number of choices in every "
@@ -78,7 +79,7 @@ def encode_split(tokenizer, split: Split, max_length: int) -> EncodedUnits:
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     return EncodedUnits(ids=[ids[u * k:(u + 1) * k] for u in range(n)],
                         type_ids=[types[u * k:(u + 1) * k] for u in range(n)] if types else None,
-                        pad_id=pad_id, multiple_choice=split.task == "mcq")
+                        pad_id=pad_id, multiple_choice=split.task == Task.MCQ)
 
 
 def sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:

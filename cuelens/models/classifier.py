@@ -20,15 +20,17 @@ import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.models.batching import encode_split, sorted_batches
 from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
 
-HEADS = {"nli": "AutoModelForSequenceClassification", "mcq": "AutoModelForMultipleChoice"}
+HEADS = {Task.NLI: "AutoModelForSequenceClassification",
+         Task.MCQ: "AutoModelForMultipleChoice"}
 DEFAULT_BATCH = {"cpu": 64, "cuda": 256}
 _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
 
@@ -37,8 +39,8 @@ _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
 class Classifier:
     """A loaded model + tokenizer for one task, on one device."""
 
-    model: object
-    tokenizer: object
+    model: Any  # a transformers model (torch.nn.Module)
+    tokenizer: Any
     task: str
     device: str
     name: str
@@ -91,7 +93,7 @@ class Classifier:
                 out[index] = probs
                 if on_batch is not None:
                     on_batch(len(index))
-        return out
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
 def load_classifier(name: str, task: str, *, label_names: list[str] | None = None,
@@ -103,9 +105,9 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
 
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
-    head = getattr(transformers, HEADS[task])
+    head = getattr(transformers, HEADS[Task(task)])
     kwargs = {}
-    if task == "nli" and label_names is not None:
+    if task == Task.NLI and label_names is not None:
         kwargs = {"num_labels": len(label_names),
                   "id2label": dict(enumerate(label_names)),
                   "label2id": {label: i for i, label in enumerate(label_names)}}

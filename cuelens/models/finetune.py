@@ -95,4 +95,6 @@ def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfi
             if on_step is not None:
                 on_step(len(index), loss.item(), epoch)
     model.eval()
+    if logits_out is None:  # no training item
+        logits_out = np.zeros((config.epochs, 0, 0), np.float32)
     return Dynamics(guids=list(split.ids), logits=logits_out, gold=np.asarray(gold))

@@ -43,7 +43,8 @@ def delta_accuracy(correct: np.ndarray, mask: np.ndarray, *, n_boot: int = 1000,
 def accuracy_test(correct: np.ndarray, cues, *, n_boot: int = 1000, seed: int = 0,
                   min_items: int = MIN_ITEMS) -> dict:
     """``probe.accuracy_test``: tested cues, skipped cues and Σ|ΔAcc|."""
-    tested, skipped = [], []
+    tested: list[dict] = []
+    skipped: list[dict] = []
     for cue in cues:
         row = delta_accuracy(correct, cue.test_mask, n_boot=n_boot, seed=seed,
                              min_items=min_items)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.audit.counts import build_term_matrix
-from cuelens.data.dataset import Dataset, Split
+from cuelens.data.dataset import Dataset, Split, Task
 
 WITH_CUE, WITHOUT_CUE = "cue choice", "other choice"
 
@@ -50,19 +50,19 @@ def token_presence(split: Split, label_names: list[str], tokens: list[str],
 
 def _mcq_has(bearing: np.ndarray) -> np.ndarray:
     """Questions where the cue is in some but not all choices (``bearing``: ``[n, k, ...]``)."""
-    return bearing.any(axis=1) & ~bearing.all(axis=1)
+    return np.asarray(bearing.any(axis=1) & ~bearing.all(axis=1))
 
 
-def _train_dists(dataset: Dataset, tokens: list[str], ngrams: int) -> list[dict | None]:
+def _train_dists(dataset: Dataset, tokens: list[str], ngrams: int
+                 ) -> list[dict[str, float] | None]:
     split = dataset.train if dataset.train is not None else dataset.test
     present = token_presence(split, dataset.label_names, tokens, ngrams)
-    if dataset.task == "mcq":
-        k = split.n_choices
-        bearing = present.reshape(len(split), k, len(tokens))
+    if dataset.task == Task.MCQ:
+        bearing = present.reshape(len(split), split.n_choices or 1, len(tokens))
         gold = split.item_labels(dataset.label_names)
         has = _mcq_has(bearing)
         gold_bears = bearing[np.arange(len(split)), gold]  # [n, tokens]
-        out = []
+        out: list[dict[str, float] | None] = []
         for j in range(len(tokens)):
             if not has[:, j].any():
                 out.append(None)
@@ -86,8 +86,8 @@ def word_cues(dataset: Dataset, tokens: list[str], ngrams: int = 1) -> list[Cue]
     present = token_presence(dataset.test, dataset.label_names, tokens, ngrams)
     dists = _train_dists(dataset, tokens, ngrams)
     n = len(dataset.test)
-    if dataset.task == "mcq":
-        bearing = present.reshape(n, dataset.n_choices, len(tokens))
+    if dataset.task == Task.MCQ:
+        bearing = present.reshape(n, dataset.n_choices or 1, len(tokens))
         has = _mcq_has(bearing)
         return [Cue(token, "word", has[:, j], bearing[:, :, j], dists[j])
                 for j, token in enumerate(tokens)]

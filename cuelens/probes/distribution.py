@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import jensenshannon
 
+from cuelens.data.dataset import Task
 from cuelens.probes.cues import WITH_CUE, WITHOUT_CUE, Cue
 
 
@@ -48,6 +49,7 @@ def nli_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray, label_names: 
     flat = _balanced_sample(groups, rng)
     counts = np.bincount(pred[flat], minlength=len(label_names))
     predicted = counts / counts.sum()
+    assert cue.train_dist is not None  # distribution_test only tests cues that have one
     train = np.asarray([cue.train_dist[name] for name in label_names])
     return _entry(cue, dict(zip(label_names, map(float, predicted))), len(flat),
                   signed_jsd(predicted, train))
@@ -55,6 +57,7 @@ def nli_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray, label_names: 
 
 def mcq_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray,
                      rng: np.random.Generator) -> dict:
+    assert cue.test_bearing is not None and cue.train_dist is not None  # MCQ word cues
     items = np.flatnonzero(cue.test_mask)
     gold_bears = cue.test_bearing[items, gold[items]]
     groups = [items[gold_bears], items[~gold_bears]]
@@ -73,14 +76,15 @@ def mcq_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray,
 def distribution_test(cues: list[Cue], pred: np.ndarray, gold: np.ndarray, task: str,
                       label_names: list[str], *, seed: int = 0, min_items: int = 10) -> dict:
     """``probe.distribution_test`` for the word cues that carry a training distribution."""
-    tested, skipped = [], []
+    tested: list[dict] = []
+    skipped: list[dict] = []
     for cue in cues:
         if cue.train_dist is None:
             continue
         rng = np.random.default_rng(seed)
         if cue.test_mask.sum() < min_items:
             row = {"cue": cue.name, "skipped": f"fewer than {min_items} test items with the cue"}
-        elif task == "mcq":
+        elif task == Task.MCQ:
             row = mcq_distribution(cue, pred, gold, rng)
         else:
             row = nli_distribution(cue, pred, gold, label_names, rng)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 from cuelens.data.readers import (LineError, check_regular_file, iter_jsonl, jsonl_objects,
                                   parse_json, read_json)
 from cuelens.errors import UserError
@@ -222,7 +222,7 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
     path = Path(path)
     if norm not in NORMS:
         raise UserError(f"unknown normalisation {norm!r}; choose from {', '.join(NORMS)}")
-    if dataset.task != "mcq":
+    if dataset.task != Task.MCQ:
         raise UserError("evaluation logs are read for multiple-choice datasets only",
                         path=str(path))
     fmt = fmt or detect_format(path)

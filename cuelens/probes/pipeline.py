@@ -12,13 +12,20 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from cuelens.audit.pipeline import ScanResult, scan_dataset
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
+from cuelens.frames import ResultViews, records_frame
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_sections
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Progress = Callable[[str, float], None]
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
@@ -33,15 +40,43 @@ def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path | None]) -> N
 
 
 @dataclass
-class ProbeResult:
-    """results.json content (scan sections plus ``probe``), the predictions and warnings."""
+class ProbeResult(ResultViews):
+    """results.json content (scan sections plus ``probe``), the predictions and warnings.
+
+    pandas views: ``cue_effects`` (ΔAcc per cue), ``distribution`` and the scan's ``cues``,
+    ``leakage``, ``features``, ``easy``, ``hard``; ``accuracy``; ``to_dict()``,
+    ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
+    """
 
     dataset: Dataset
     results: dict
     predictions: Predictions
+    item_easy: np.ndarray | None  # the scan's easy mask over dataset.test (None: no split)
     warnings: list[str] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)  # every file read (never overwritten)
+    extra_inputs: list[str] = field(default_factory=list)  # predictions file, scan results
     started: float = field(default_factory=time.time)
+
+    @property
+    def inputs(self) -> list[str]:
+        return [*self.dataset.input_paths, *self.extra_inputs]
+
+    @property
+    def accuracy(self) -> float:
+        """Accuracy on the test items (MCQ: per question)."""
+        return float(self.results["probe"]["accuracy"])
+
+    @property
+    def cue_effects(self) -> pd.DataFrame:
+        """Accuracy test (SPEC §6): per cue, accuracy with/without it and ΔAcc with its CI."""
+        return records_frame(self.results["probe"]["accuracy_test"]["cues"],
+                      ["cue", "kind", "n_with", "n_without", "acc_with", "acc_without", "delta",
+                       "ci_low", "ci_high"])
+
+    @property
+    def distribution(self) -> pd.DataFrame:
+        """Distribution test (SPEC §6): per cue, training vs predicted label distribution."""
+        return records_frame(self.results["probe"]["distribution_test"]["cues"],
+                      ["cue", "train_dist", "predicted_dist", "n", "score"])
 
     def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
         """Write predictions.jsonl, results.json, run.json (and report.html) into ``out_dir``."""
@@ -59,12 +94,6 @@ class ProbeResult:
             if report:
                 files["report"] = self.to_html(out_dir / "report.html")
         return files
-
-    def to_html(self, path: str | Path) -> Path:
-        """Render the HTML report (SPEC §10) to ``path``; returns the written path."""
-        from cuelens.reports import render_report
-
-        return render_report(self.results, Path(path), inputs=self.inputs)
 
 
 def file_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
@@ -135,5 +164,5 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
                        warnings=warnings, progress=progress)
     results["probe"] = run_sections(ctx)
     return ProbeResult(dataset=dataset, results=results, predictions=predictions,
-                       warnings=warnings,
-                       inputs=[*dataset.input_paths, *(str(p) for p in inputs)], started=started)
+                       item_easy=scan.item_easy, warnings=warnings,
+                       extra_inputs=[str(p) for p in inputs], started=started)

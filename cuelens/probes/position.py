@@ -32,7 +32,7 @@ import numpy as np
 from scipy import stats
 
 from cuelens.audit.chance import ALPHA, letter, p_text, position_chi_square, positions_verdict
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
 Progress = Callable[[str, float], None]
@@ -262,7 +262,7 @@ def section(ctx) -> dict | None:
     opts: PositionBiasOptions | None = ctx.position_bias
     if opts is None:
         return None
-    if ctx.dataset.task != "mcq":
+    if ctx.dataset.task != Task.MCQ:
         ctx.warnings.append("the position-bias probe is for multiple choice; skipped")
         return None
     if opts.picks is not None:

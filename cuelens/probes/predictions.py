@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 from cuelens.data.readers import jsonl_objects
 from cuelens.errors import UserError
 
@@ -37,8 +37,9 @@ class Predictions:
         out = []
         for i, item_id in enumerate(dataset.test.ids):
             p = int(self.pred[i])
-            row = {"id": item_id, "prediction": dataset.label_names[p] if dataset.task == "nli"
-                   else (p if p >= 0 else None)}
+            row: dict[str, object] = {
+                "id": item_id, "prediction": dataset.label_names[p] if dataset.task == Task.NLI
+                else (p if p >= 0 else None)}
             if self.probs is not None:
                 row["probs"] = [round(float(x), 6) for x in self.probs[i] if np.isfinite(x)]
             out.append(row)
@@ -47,14 +48,14 @@ class Predictions:
 
 def _n_outputs(dataset: Dataset, i: int | None = None) -> int:
     """Outputs of test item ``i`` (MCQ: its choices; ``None``: the most of any item)."""
-    if dataset.task == "nli":
+    if dataset.task == Task.NLI:
         return len(dataset.label_names)
     counts = dataset.test.choice_counts
     return max(counts) if i is None else counts[i]
 
 
 def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -> int:
-    if dataset.task == "nli":
+    if dataset.task == Task.NLI:
         if isinstance(value, str) and value in lookup:
             return lookup[value]
         raise ValueError(f"unknown label {value!r} (labels: {', '.join(dataset.label_names)})")
@@ -66,7 +67,7 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -
 
 
 def _parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
-    if isinstance(value, dict) and dataset.task == "nli":
+    if isinstance(value, dict) and dataset.task == Task.NLI:
         if set(value) != set(dataset.label_names):
             raise ValueError("probs object must have exactly the labels "
                              f"{', '.join(dataset.label_names)}")
@@ -147,6 +148,6 @@ def classifier_predictions(clf, dataset: Dataset, batch_size: int | None = None,
     from cuelens.models.classifier import label_columns
 
     probs = clf.predict_proba(dataset.test, batch_size=batch_size, on_batch=on_batch)
-    if dataset.task == "nli":
+    if dataset.task == Task.NLI:
         probs = probs[:, label_columns(clf.model.config.id2label, dataset.label_names)]
     return Predictions(pred=probs.argmax(axis=1), probs=probs)

@@ -93,7 +93,7 @@ SECTIONS: dict[str, Callable[[ProbeContext], dict | float | None]] = {
 }
 
 
-def run_sections(ctx: ProbeContext, skip: set[str] = frozenset()) -> dict:
+def run_sections(ctx: ProbeContext, skip: frozenset[str] | set[str] = frozenset()) -> dict:
     """The ``probe`` section: every section of :data:`SECTIONS` not in ``skip`` that produced a value."""
     out = {}
     for name, func in SECTIONS.items():

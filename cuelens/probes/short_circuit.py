@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
 from cuelens.augment.operators.text import is_punct
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 
 T1, T2 = 0.14, 0.13
-DEFAULT_OPS = "co,mt,neg+,neg-,ner,pr,pi,adv,syn,voice"
 
 
 class AWUnavailable(Exception):
@@ -164,7 +164,7 @@ def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = D
     from cuelens.augment.stress import build_stress, stress_split
 
     items = np.flatnonzero(correct)
-    premises = [split.premise_context(i) for i in items]
+    premises = [split.premise_context(int(i)) for i in items]
     right = [split.choices[i][split.labels[i]] for i in items]
     aw = aw_test(classifier.model, classifier.tokenizer, premises, right, t1=t1, t2=t2,
                  device=classifier.device, batch_size=batch_size or 32,
@@ -200,7 +200,7 @@ def section(ctx) -> dict | None:
     opts: ShortCircuitOptions | None = ctx.short_circuit
     if opts is None:
         return None
-    if ctx.dataset.task != "mcq":
+    if ctx.dataset.task != Task.MCQ:
         ctx.warnings.append("short-circuit tests are for multiple choice; skipped")
         return None
     if ctx.classifier is None:

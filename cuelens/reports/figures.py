@@ -72,7 +72,7 @@ def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float]
                           "rangemode": "tozero"}, xaxis=category_axis(categories))
 
 
-def horizontal_bars(names: Sequence[str], values: Sequence[float], *, axis_title: str,
+def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axis_title: str,
                     text: Sequence[str] | None = None, colours_: Sequence[str] | None = None,
                     errors: tuple[Sequence[float], Sequence[float]] | None = None,
                     reference: tuple[float, str] | None = None, percent: bool = True,
@@ -99,7 +99,8 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float], *, axis_title
     if reference is not None:
         fig.add_vline(x=reference[0], line_dash="dash", line_color="#555",
                       annotation_text=esc(reference[1]), annotation_position="top")
-    xaxis = {"title": axis_title, "ticksuffix": "%" if percent else "", "zeroline": True}
+    xaxis: dict[str, object] = {"title": axis_title, "ticksuffix": "%" if percent else "",
+                                "zeroline": True}
     if x_range:
         xaxis["range"] = list(x_range)
     # bar labels sit outside the bars; the right margin leaves room for the longest one
@@ -155,7 +156,7 @@ def scatter_groups(groups: Mapping[str, Mapping[str, Sequence]], *, x_title: str
                         marker={"color": palette.get(name, PALETTE[0]), "size": 8, "opacity": 0.8,
                                 "symbol": list(group.get("symbol", [])) or "circle",
                                 "line": {"width": 1, "color": palette.get(name, PALETTE[0])}})
-    xaxis = {"title": x_title}
+    xaxis: dict[str, object] = {"title": x_title}
     if log_x:
         xs = [x for g in groups.values() for x in g["x"] if x and x > 0]
         xaxis.update(type="log", tickvals=log_ticks(min(xs, default=1), max(xs, default=10)))

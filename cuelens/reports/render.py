@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.io import atomic_write_text, check_outputs
 from cuelens.reports.schema import validate_results
@@ -44,14 +45,15 @@ def load_results(path: str | os.PathLike) -> dict:
 
     if not Path(path).exists():
         raise UserError("no such results file", path=str(path))
-    results = read_json(path)
+    results = read_json(Path(path))
     if not isinstance(results, dict):
         raise UserError("not a cuelens results file (expected a JSON object)", path=str(path))
     return results
 
 
 def _asset(name: str) -> str:
-    return resources.files("cuelens.reports").joinpath("templates", name).read_text("utf-8")
+    return resources.files("cuelens.reports").joinpath("templates").joinpath(name).read_text(
+        "utf-8")
 
 
 def _plotly_js() -> str:
@@ -104,7 +106,7 @@ KIND_TITLES = {"score_pairs": "language-model comparison",
 def title(results: dict) -> str:
     """The page title: the dataset's name, else what the result kind is about."""
     name = (results.get("dataset") or {}).get("name")
-    return name or KIND_TITLES.get(results.get("kind"), "dataset")
+    return name or KIND_TITLES.get(str(results.get("kind")), "dataset")
 
 
 def subtitle(results: dict) -> list[str]:
@@ -113,7 +115,7 @@ def subtitle(results: dict) -> list[str]:
     ds = results.get("dataset")
     if ds:
         task = "pair classification (NLI)"
-        if ds["task"] == "mcq":
+        if ds["task"] == Task.MCQ:
             task = f"multiple choice ({ds['n_choices']} choices)" if ds.get("n_choices") else \
                 "multiple choice"
         parts += [task, "labels: " + ", ".join(ds["label_names"])]

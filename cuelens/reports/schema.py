@@ -44,6 +44,6 @@ def validate_results(results: Any, source: str | None = None) -> None:
     try:
         _compiled()(results)
     except fastjsonschema.JsonSchemaValueException as exc:
-        message = exc.message.removeprefix(exc.name).strip()
+        message = exc.message.removeprefix(exc.name or "").strip()
         raise UserError(f"not a cuelens results file: {json_path(exc.path)}: {message}",
                         path=source) from None

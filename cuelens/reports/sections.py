@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from cuelens.data.dataset import Task
 from cuelens.reports import figures as F
 
 TOP_CUES_PER_LABEL = 100  # cue-table rows (and scatter points) per label
@@ -71,14 +72,14 @@ def points(x: float) -> str:
 def _baseline_name(results: dict) -> str:
     """What the leakage baseline is, in words (SPEC §3: majority label, or 1/k for MCQ)."""
     ds = results["dataset"]
-    if ds["task"] == "mcq":
+    if ds["task"] == Task.MCQ:
         return f"picking one of the {ds.get('n_choices') or 'k'} choices at random"
     return "always giving the most common label"
 
 
 def _text_name(results: dict) -> tuple[str, str]:
     """What the cue text and its context are called for this task (for plain-language copy)."""
-    if results["dataset"]["task"] == "mcq":
+    if results["dataset"]["task"] == Task.MCQ:
         return "answer choices", "question"
     return "hypotheses", "premise"
 
@@ -105,7 +106,7 @@ def overview(results: dict) -> Section | None:
     })
     positions = {role: s.get("answer_position_counts") for role, s in splits.items()
                  if s.get("answer_position_counts")}
-    if ds["task"] == "mcq" and positions:
+    if ds["task"] == Task.MCQ and positions:
         keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
         cats = [f"choice {int(k) + 1}" for k in keys]
         series, hover = {}, {}
@@ -156,7 +157,8 @@ def leakage(results: dict) -> Section | None:
     level, sentence = verdict(leak, threshold, results)
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
-        "baseline": "chance (1/k)" if results["dataset"]["task"] == "mcq" else "majority baseline"})
+        "baseline": ("chance (1/k)" if results["dataset"]["task"] == Task.MCQ
+                     else "majority baseline")})
     table = leak["table"]
     if table:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
@@ -171,7 +173,7 @@ def leakage(results: dict) -> Section | None:
                        "baseline below it; red = leakage, blue = no better than guessing.",
                        F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
                                  row_title="cue metric", column_title="aggregator"))
-    mcq = results["dataset"]["task"] == "mcq"
+    mcq = results["dataset"]["task"] == Task.MCQ
     names = ["chance (random choice)" if mcq else "majority baseline"]
     names += [b["name"] for b in leak.get("baselines", [])]
     accs = [leak["majority"]] + [b["accuracy"] for b in leak.get("baselines", [])]
@@ -285,7 +287,7 @@ def cue_words(results: dict) -> Section | None:
 # --------------------------------------------------------------------------------- explorer
 def _examples_client(results: dict) -> dict:
     ex = results["examples"]
-    mcq = results["dataset"]["task"] == "mcq"
+    mcq = results["dataset"]["task"] == Task.MCQ
     return {"examples": {"items": ex["items"], "by_cue": ex.get("by_cue", {}),
                          "easy": ex.get("easy", []), "hard": ex.get("hard", []),
                          "fields": {"premise": "question" if mcq else "premise",
@@ -369,7 +371,7 @@ def probe(results: dict) -> Section | None:
     sec = Section("probe", "Does a model use the cues?", context={"probe": pr})
     _probe_accuracy_test(sec, pr)
     _probe_distribution_test(sec, pr, results["dataset"]["label_names"],
-                             results["dataset"]["task"] == "mcq")
+                             results["dataset"]["task"] == Task.MCQ)
     _probe_easy_hard(sec, pr)
     _probe_data_map(sec, pr)
     _probe_short_circuit(sec, pr)

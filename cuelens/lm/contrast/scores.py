@@ -77,7 +77,7 @@ def load_jsonl(path: Path, models: list[str] | None
             row.append(float(value))
         texts.append(text)
         rows.append(row)
-    if not rows:
+    if not rows or names is None:
         raise UserError("no sentences", path=str(path))
     return names, np.asarray(rows, dtype=np.float64), texts
 

@@ -171,6 +171,7 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
         position = order.pop(0)
         steps += 1
         improved = False
+        sentences: list
         if position in failed_here:  # same sentence, same position: it would fail again
             sentences = []
         else:

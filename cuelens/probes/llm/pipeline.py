@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 from cuelens.probes.cues import Cue
 from cuelens.probes.distribution import distribution_test
 from cuelens.probes.llm.backends import Backend, Request
@@ -181,7 +181,7 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
 
 
 def _parse(template: PromptTemplate, text: str, fields: dict, labels: list[str]) -> int:
-    letters = template.task == "mcq" and template.options == "letters"
+    letters = template.task == Task.MCQ and template.options == "letters"
     found = parse_answer(text, template.option_words(labels, fields), letters=letters)
     return -1 if found is None else found
 
@@ -288,7 +288,7 @@ def prediction_rows(dataset: Dataset, answers: Answers) -> list[dict]:
     rows = []
     for i, item in enumerate(dataset.test.ids):
         p = int(answers.pred[i])
-        value = None if p < 0 else (dataset.label_names[p] if dataset.task == "nli" else p)
+        value = None if p < 0 else (dataset.label_names[p] if dataset.task == Task.NLI else p)
         row: dict = {"id": item, "prediction": value}
         if answers.probs is not None:
             row["probs"] = [round(float(x), 6) for x in answers.probs[i]]
@@ -304,7 +304,7 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
     """``score_fn(premises, choices) -> [scores per choice]`` for the MCQ position-bias probe:
     option log-probabilities (score templates) or a one-hot of the parsed letter (generate
     templates; all zeros when unparseable)."""
-    if template.task != "mcq":
+    if template.task != Task.MCQ:
         raise ValueError(f"prompt '{template.name}' is not an MCQ template")
 
     def score_fn(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:

@@ -34,6 +34,7 @@ import string
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 MODES = ("score", "generate")
@@ -70,7 +71,7 @@ class PromptTemplate:
         if self.task != task:
             raise UserError(f"prompt '{self.name}' is for {self.task.upper()} items, the "
                             f"dataset is {task.upper()}")
-        if task == "nli" and set(self.answers) != set(label_names):
+        if task == Task.NLI and set(self.answers) != set(label_names):
             raise UserError(f"prompt '{self.name}' verbalises the labels "
                             f"{', '.join(sorted(self.answers))} but the dataset's labels are "
                             f"{', '.join(label_names)}; write a template file with matching "
@@ -92,7 +93,7 @@ class PromptTemplate:
     def option_words(self, label_names: list[str], fields: dict) -> list[str]:
         """The answer options in output order: NLI labels' verbalisers in ``label_names`` order;
         MCQ the choices' texts or letters."""
-        if self.task == "nli":
+        if self.task == Task.NLI:
             return [self.answers[label] for label in label_names]
         return list(fields["letters"] if self.options == "letters" else fields["choices"])
 
@@ -116,13 +117,13 @@ def _compile(text: str):
             _COMPILED[text] = _environment().from_string(text)
         except TemplateSyntaxError as exc:
             raise UserError(f"template syntax error: {exc.message}", line=exc.lineno) from None
-    return _COMPILED[text]  # type: ignore[return-value]
+    return _COMPILED[text]
 
 
 def item_fields(split, i: int, label_names: list[str]) -> dict:
     """The fields a template sees for test item ``i`` (see the module docstring)."""
     fields = {"id": split.ids[i], "premise": split.premises[i], "labels": list(label_names)}
-    if split.task == "nli":
+    if split.task == Task.NLI:
         fields["hypothesis"] = split.hypotheses[i]
     else:
         choices = list(split.choices[i])
@@ -189,7 +190,7 @@ def read_template(path: str | Path) -> PromptTemplate:
         raise UserError(f"front matter needs 'task: {'|'.join(TASKS)}' and "
                         f"'mode: {'|'.join(MODES)}'", path=where)
     answers = _parse_answers(meta["answers"], where, answer_line) if "answers" in meta else {}
-    if meta["task"] == "nli" and not answers:
+    if meta["task"] == Task.NLI and not answers:
         raise UserError("an NLI template needs 'answers: label=word, …'", path=where)
     options = meta.get("options", "letters" if meta["mode"] == "generate" else "text")
     if options not in MCQ_OPTIONS:

@@ -1,0 +1,199 @@
+"""The Python API: ``cuelens.load_dataset``, ``cuelens.scan``, ``cuelens.probe``,
+``cuelens.stress`` and ``cuelens.augment_dataset`` (the same pipelines as ``audit scan/probe/stress/
+augment``; docs/api.md). The examples run as doctests in the test suite (small data and
+``folds=3, iterations=1`` to keep them fast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cuelens.audit.pipeline import ScanResult
+from cuelens.augment.augmentation import Augmented
+from cuelens.augment.defaults import DEFAULT_STRESS_OPS
+from cuelens.augment.stress import StressSet
+from cuelens.data.dataset import Dataset, Task
+from cuelens.errors import UserError
+from cuelens.probes.pipeline import ProbeResult
+
+Progress = Callable[[str, float], None]
+DataSource = Any  # a path, a pandas.DataFrame, a list of dicts, a datasets.Dataset(Dict), a dict
+
+
+def load_dataset(source: DataSource = None, *, train: DataSource = None,
+                 test: DataSource = None, hf: str | None = None, name: str | None = None,
+                 premise_field: str | None = None, hypothesis_field: str | None = None,
+                 label_field: str | None = None, choices_field: str | None = None,
+                 skip_bad: bool = False) -> Dataset:
+    """Load a dataset from a file or directory path, a ``pandas.DataFrame``, a list of dicts, a
+    Hugging Face ``datasets.Dataset``/``DatasetDict``, a dict of split name → one of these, or
+    ``train=``/``test=``; ``hf="snli"`` loads a hub dataset. Field aliases are the CLI's (SPEC §1).
+
+    >>> import cuelens
+    >>> ds = cuelens.load_dataset([{"premise": "a man sleeps", "hypothesis": "nobody sleeps",
+    ...                             "label": "contradiction"},
+    ...                            {"sentence1": "a dog runs", "sentence2": "an animal moves",
+    ...                             "gold_label": "entailment"}])
+    >>> str(ds.task), len(ds.test), ds.label_names, ds.cross_validated
+    ('nli', 2, ['contradiction', 'entailment'], True)
+    """
+    from cuelens.data.loading import load_dataset as load_files
+    from cuelens.data.memory import is_memory_source, load_memory
+    from cuelens.data.schema import FieldMap
+
+    fields = FieldMap(premise=premise_field, hypothesis=hypothesis_field, label=label_field,
+                      choices=choices_field)
+    if any(is_memory_source(s) for s in (source, train, test)):
+        if hf is not None:
+            raise UserError("give either in-memory data or hf=, not both")
+        return load_memory(source, train=train, test=test, name=name or "data", fields=fields,
+                           skip_bad=skip_bad)
+    dataset = load_files(None if source is None else str(source),
+                         train=None if train is None else str(train),
+                         test=None if test is None else str(test), hf=hf, fields=fields,
+                         skip_bad=skip_bad)
+    if name is not None:
+        dataset.name = name
+    return dataset
+
+
+def _dataset(data: DataSource, train: DataSource, test: DataSource) -> Dataset:
+    if isinstance(data, Dataset):
+        if train is not None or test is not None:
+            raise UserError("give either a Dataset or train=/test=, not both")
+        return data
+    return load_dataset(data, train=train, test=test)
+
+
+def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource = None,
+         features: str | Sequence[str] | None = "all", cache_dir: str | Path | None = None,
+         progress: Progress | None = None, **options: Any) -> ScanResult:
+    """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
+    (SPEC §2–5); the same results as ``audit scan``.
+
+    ``data``/``train``/``test``: anything :func:`load_dataset` reads, or a loaded ``Dataset``.
+    ``features``: ``"all"``, ``"none"``/``[]`` or feature names. ``options``: the fields of
+    :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …).
+
+    >>> import cuelens
+    >>> from cuelens.data.synthetic import make_nli
+    >>> result = cuelens.scan(make_nli(300, seed=0), features="none", folds=3, iterations=1)
+    >>> result.cues.sort_values("z", ascending=False)["token"].head(3).tolist()
+    ['nobody', 'outdoors', 'possibly']
+    >>> len(result.easy) + len(result.hard), result.results["easy_hard"]["split"]
+    (300, 'all')
+    >>> result.leakage.columns.tolist()
+    ['metric', 'aggregator', 'accuracy', 'D']
+    """
+    from cuelens.audit.icq import parse_feature_option
+    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.scan import ScanConfig
+
+    if isinstance(features, str):
+        names = parse_feature_option(features)
+    else:
+        names = None if features is None else parse_feature_option(",".join(features) or "none")
+    try:
+        config = ScanConfig(**options)
+    except TypeError as exc:
+        raise UserError(f"unknown scan option: {exc}") from None
+    config.validate()
+    return scan_dataset(_dataset(data, train, test), config, features=names,
+                        cache_dir=cache_dir, progress=progress)
+
+
+def probe(data: DataSource = None, *, model: str | None = None,
+          predictions: str | Path | None = None, scan: ScanResult | None = None,
+          train: DataSource = None, test: DataSource = None, top: int = 5,
+          rank_by: str = "lmi", bootstrap: int = 1000, min_items: int = 10, seed: int = 0,
+          short_circuit: bool = False, batch_size: int | None = None, max_length: int = 128,
+          device: str = "auto", trust_remote_code: bool = False,
+          progress: Progress | None = None) -> ProbeResult:
+    """Probe a model (``model=`` alias, directory or hub id) or a predictions file
+    (``predictions=``) for reliance on the dataset's cues (SPEC §6–7); as ``audit probe``.
+
+    ``scan``: a :class:`ScanResult` of the same data (default: a word-only scan with ``seed``).
+
+    >>> import cuelens, json, tempfile, pathlib
+    >>> from cuelens.data.synthetic import make_nli
+    >>> data = make_nli(300, seed=0)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "predictions.jsonl"
+    >>> _ = path.write_text("".join(json.dumps({"id": r["id"], "prediction": r["label"]}) + "\\n"
+    ...                             for r in data))
+    >>> scanned = cuelens.scan(data, features=[], folds=3, iterations=1)
+    >>> result = cuelens.probe(scanned.dataset, predictions=path, scan=scanned)
+    >>> result.accuracy, float(result.cue_effects["delta"].abs().max())
+    (1.0, 0.0)
+    """
+    from cuelens.audit.metrics import METRICS
+    from cuelens.probes.pipeline import file_predictions, model_predictions, probe_dataset
+    from cuelens.probes.short_circuit import ShortCircuitOptions
+
+    if (model is None) == (predictions is None):
+        raise UserError("give exactly one of model= and predictions=")
+    if rank_by not in METRICS:
+        raise UserError(f"unknown rank_by metric {rank_by!r} (choose from {', '.join(METRICS)})")
+    sc = ShortCircuitOptions() if short_circuit else None
+    if sc is not None:
+        sc.validate()
+    dataset = _dataset(data, train, test)
+    classifier = None
+    if predictions is not None:
+        preds, info = file_predictions(predictions, dataset)
+    else:
+        from cuelens.models.classifier import load_classifier
+
+        assert model is not None
+        classifier = load_classifier(model, dataset.task, device=device,
+                                     trust_remote_code=trust_remote_code, max_length=max_length)
+        preds, info = model_predictions(classifier, model, dataset, batch_size)
+    return probe_dataset(dataset, preds, info, scan=scan, classifier=classifier, top=top,
+                         rank_by=rank_by, n_boot=bootstrap, min_items=min_items, seed=seed,
+                         short_circuit=sc,
+                         inputs=[str(predictions)] if predictions is not None else [],
+                         progress=progress)
+
+
+def _mcq(dataset: Dataset, what: str) -> None:
+    if dataset.task != Task.MCQ:
+        raise UserError(f"{what} need a multiple-choice dataset", path=dataset.test.path)
+
+
+def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) -> StressSet:
+    """Stress questions of the black-box short-circuit test from MCQ data (SPEC §7): per
+    operator, the correct choice against a constructed wrong one; as ``audit stress``.
+
+    >>> import cuelens
+    >>> from cuelens.data.synthetic import make_mcq
+    >>> questions = cuelens.stress(make_mcq(20, seed=0), ops="co", seed=0)
+    >>> questions.counts["co"]["generated"] + questions.counts["co"]["skipped"]
+    20
+    """
+    from cuelens.augment.operators import parse_ops
+    from cuelens.augment.stress import build_stress
+    operators = parse_ops(ops)
+    dataset = _dataset(data, None, None)
+    _mcq(dataset, "stress tests")
+    return build_stress(dataset.test, operators, seed=seed)
+
+
+def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio: float = 1.0,
+            seed: int = 0) -> Augmented:
+    """MCQ training data plus ``round(ratio × n)`` generated questions (SPEC §8); as
+    ``audit augment`` (the train split of a train/test dataset, else the single split).
+
+    >>> import cuelens
+    >>> from cuelens.data.synthetic import make_mcq
+    >>> out = cuelens.augment_dataset(make_mcq(30, seed=0), ops="crossover", ratio=0.5, seed=0)
+    >>> len(out.rows), out.counts
+    (45, {'crossover': 15})
+    """
+    from cuelens.augment.augmentation import augment as run_augment
+    from cuelens.augment.augmentation import parse_augmenters
+
+    names = parse_augmenters(ops)
+    dataset = _dataset(data, None, None)
+    _mcq(dataset, "augmentation")
+    return run_augment(dataset.train or dataset.test, names, ratio=ratio, seed=seed)

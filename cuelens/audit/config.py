@@ -1,0 +1,54 @@
+"""Options of the word-cue audit (SPEC §2–4): :class:`ScanConfig`, the one place that holds their
+defaults, names and checks. Light on purpose (numpy only): ``audit scan --help`` reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cuelens.audit.metrics import METRICS, Z_PRIORS
+from cuelens.errors import UserError
+
+if TYPE_CHECKING:
+    from cuelens.audit.fitting import ScoringOptions
+
+MAX_FIT_ITEMS = 100_000  # SGD/LR/BoW training instances (a seeded, label-stratified subsample)
+
+
+@dataclass
+class ScanConfig:
+    """Options of a scan; the defaults here are the CLI's and the API's defaults."""
+
+    metric: str = "cp"
+    min_count: int = 5
+    ngrams: int = 1
+    alpha: float = 1.0
+    folds: int = 5
+    iterations: int = 5
+    seed: int = 0
+    in_sample_features: bool = False
+    z_prior: str = "empirical"
+    flag_threshold: float = 0.10
+    include_premise: bool = False
+    max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
+
+    def validate(self) -> None:
+        """Raise :class:`UserError` naming the offending field and its CLI option."""
+        if self.metric not in METRICS:
+            raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
+        if self.z_prior not in Z_PRIORS:
+            raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
+        for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
+                              ("alpha", 0), ("max_fit_items", 0)):
+            if getattr(self, name) < minimum:
+                raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
+                                + (" (0 = no cap)" if name == "max_fit_items" else ""))
+
+    @property
+    def scoring(self) -> ScoringOptions:
+        from cuelens.audit.fitting import ScoringOptions
+
+        return ScoringOptions(alpha=self.alpha, z_prior=self.z_prior,
+                              in_sample_features=self.in_sample_features, seed=self.seed,
+                              max_fit_items=self.max_fit_items)

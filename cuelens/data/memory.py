@@ -1,0 +1,101 @@
+"""In-memory data sources for the Python API (SPEC §1): a ``pandas.DataFrame``, a list of dicts,
+a Hugging Face ``datasets.Dataset`` / ``DatasetDict``, or a dict of split name → one of these.
+
+Records go through the same normalisation as files (field aliases, ``FieldMap`` overrides,
+``skip_bad``); each record's "raw line" (written to easy.jsonl / hard.jsonl) is its JSON text.
+A split's ``path`` is ``<name>/<split>``, a label for messages, never a file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from cuelens.data.dataset import Dataset, Split
+from cuelens.data.loading import SPLIT_NAMES, assemble_dataset, build_split
+from cuelens.data.schema import FieldMap
+from cuelens.errors import UserError
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars → Python; NaN (pandas' missing value) → None."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            return value
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _record_rows(records) -> Iterator[tuple[int, str, dict]]:
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, Mapping):
+            raise UserError(f"record {number} is a {type(record).__name__}, not a dict")
+        row = {str(k): _plain(v) for k, v in record.items()}
+        yield number, json.dumps(row, ensure_ascii=False, default=str), row
+
+
+def _is_hf_dataset(source: Any) -> bool:
+    return type(source).__module__.startswith("datasets") and hasattr(source, "features")
+
+
+def _records(source: Any) -> list | None:
+    """The records of a DataFrame or a list of dicts (None for other sources)."""
+    if hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas.DataFrame
+        return source.to_dict("records")
+    if isinstance(source, (list, tuple)):
+        return list(source)
+    return None
+
+
+def memory_split(source: Any, path: str, role: str, fields: FieldMap, skip_bad: bool) -> Split:
+    """One split from a DataFrame, a list of dicts or a Hugging Face ``Dataset``."""
+    if _is_hf_dataset(source):
+        from cuelens.data.hf import hf_split
+
+        return hf_split(source, path, role, fields, skip_bad)
+    records = _records(source)
+    if records is None:
+        raise UserError(f"cannot read data from a {type(source).__name__}: give a path, a "
+                        "pandas.DataFrame, a list of dicts or a datasets.Dataset")
+    return build_split(_record_rows(records), Path(path), role, fields, None, skip_bad)
+
+
+def is_memory_source(source: Any) -> bool:
+    """True for the in-memory forms this module reads (False for paths and names)."""
+    return not isinstance(source, (str, Path)) and source is not None
+
+
+def load_memory(source: Any = None, *, train: Any = None, test: Any = None, name: str = "data",
+                fields: FieldMap = FieldMap(), skip_bad: bool = False) -> Dataset:
+    """A :class:`Dataset` from in-memory ``source`` (one split: cross-validated; a dict /
+    ``DatasetDict`` of train/dev/test splits) or from ``train`` and ``test``."""
+    if source is not None and (train is not None or test is not None):
+        raise UserError("give either the data or train=/test=, not both")
+    if source is None:
+        if train is None or test is None:
+            raise UserError("train= and test= must be given together")
+        parts: dict[str, Any] = {"train": train, "test": test}
+    elif isinstance(source, Mapping):
+        if type(source).__name__ == "DatasetDict":
+            from cuelens.data.hf import hf_splits
+
+            return assemble_dataset(hf_splits(source, name, fields, skip_bad), name,
+                                    "huggingface", skip_bad)
+        parts = {}
+        for key, value in source.items():
+            role = SPLIT_NAMES.get(str(key).lower())
+            if role is None:
+                raise UserError(f"unknown split name {key!r}: use train, dev/validation or test")
+            parts.setdefault(role, value)
+    else:
+        parts = {"all": source}
+    loaded = {role: memory_split(value, f"{name}/{role}", role, fields, skip_bad)
+              for role, value in parts.items()}
+    ordered: dict[str, Split] = {role: loaded[role] for role in ("train", "dev", "test", "all") if role in loaded}
+    return assemble_dataset(ordered, name, "memory", skip_bad)

@@ -1,0 +1,161 @@
+"""The Python API (issue 11): doctests, CLI ≡ API byte for byte, in-memory sources, result views,
+escaped Jupyter summary, light ``import cuelens``."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import cuelens
+from cuelens.cli import app
+from cuelens.data.synthetic import make_mcq, make_nli
+from cuelens.errors import UserError
+from tests.conftest import write_jsonl
+
+FAST = {"folds": 3, "iterations": 1}
+
+
+@pytest.mark.slow
+def test_api_docstring_examples_run():
+    import cuelens.api
+
+    failures, tried = doctest.testmod(cuelens.api, optionflags=doctest.ELLIPSIS)
+    assert tried >= 20 and failures == 0
+
+
+@pytest.mark.slow
+def test_scan_api_writes_the_same_bytes_as_the_cli(tmp_path):
+    records = make_mcq(300, seed=3, vocab_size=200)
+    data = tmp_path / "data"
+    write_jsonl(data / "train.jsonl", records[:200])
+    write_jsonl(data / "test.jsonl", records[200:])
+    cli = CliRunner().invoke(app, ["scan", str(data), "--out", str(tmp_path / "cli"),
+                                   "--features", "word", "--iterations", "1", "--seed", "4"])
+    assert cli.exit_code == 0, cli.output
+    result = cuelens.scan(data, features="word", iterations=1, seed=4)
+    files = result.save(tmp_path / "api")
+    for name in ("results.json", "cues.csv", "easy.jsonl", "hard.jsonl", "report.html"):
+        assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    assert files["results"] == tmp_path / "api" / "results.json"
+    assert result.to_dict() == json.loads((tmp_path / "cli" / "results.json").read_text())
+
+
+@pytest.mark.slow
+def test_notebook_dataframe_scan_reads_cues():
+    """What a notebook user does: a DataFrame in, the cue table out (planted cues on top)."""
+    df = pd.DataFrame(make_nli(300, seed=0)).rename(
+        columns={"premise": "sentence1", "hypothesis": "sentence2", "label": "gold_label"})
+    result = cuelens.scan(df, features="none", **FAST)
+    cues = result.cues
+    assert isinstance(cues, pd.DataFrame) and {"token", "label", "z", "cp"} <= set(cues.columns)
+    top = cues.sort_values("z", ascending=False).head(3)
+    assert set(zip(top["token"], top["label"])) == {
+        ("nobody", "contradiction"), ("outdoors", "entailment"), ("possibly", "neutral")}
+    assert len(result.easy) + len(result.hard) == 300  # a cross-validated DataFrame
+    assert set(result.easy["id"]).isdisjoint(result.hard["id"])
+    assert result.easy.columns.tolist() == ["id", "premise", "hypothesis", "label"]
+    best = result.results["leakage"]["best"]
+    assert result.D == best["D"]
+    row = result.leakage.query("metric == @best['metric'] and aggregator == @best['aggregator']")
+    assert row["D"].iloc[0] == best["D"]
+
+
+def test_in_memory_sources_equal_the_files(tmp_path):
+    records = make_nli(60, seed=2)
+    write_jsonl(tmp_path / "train.jsonl", records[:40])
+    write_jsonl(tmp_path / "test.jsonl", records[40:])
+    from_files = cuelens.load_dataset(tmp_path)
+    forms = [{"train": records[:40], "test": records[40:]},
+             {"train": pd.DataFrame(records[:40]), "validation": pd.DataFrame(records[40:])}]
+    for source in forms:
+        ds = cuelens.load_dataset(source)
+        assert ds.label_names == from_files.label_names and not ds.cross_validated
+        assert ds.test.ids == from_files.test.ids
+        assert ds.test.hypotheses == from_files.test.hypotheses
+        assert ds.train.labels == from_files.train.labels
+    ds = cuelens.load_dataset(train=records[:40], test=records[40:])
+    assert ds.test.labels == from_files.test.labels
+
+
+def test_hugging_face_dataset_objects():
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features({"premise": datasets.Value("string"),
+                                  "hypothesis": datasets.Value("string"),
+                                  "label": datasets.ClassLabel(names=["yes", "no"])})
+    rows = {"premise": ["a", "b", "c"], "hypothesis": ["x y", "z", "w"], "label": [0, 1, -1]}
+    train = datasets.Dataset.from_dict(rows, features=features)
+    ds = cuelens.load_dataset(datasets.DatasetDict({"train": train, "test": train}))
+    assert ds.format == "huggingface" and ds.test.labels == ["yes", "no"]  # -1 = missing
+    single = cuelens.load_dataset(train)
+    assert single.cross_validated and single.test.hypotheses == ["x y", "z"]
+
+
+def test_dataframe_missing_labels_and_bad_sources():
+    df = pd.DataFrame({"premise": ["p", "q", "r"], "hypothesis": ["a", "b", "c"],
+                       "label": ["yes", None, "no"]})
+    ds = cuelens.load_dataset(df)
+    assert ds.test.labels == ["yes", "no"] and ds.test.skipped == {"missing label": 1}
+    with pytest.raises(UserError, match="cannot read data from a int"):
+        cuelens.load_dataset(42)
+    with pytest.raises(UserError, match="unknown split name 'holdout'"):
+        cuelens.load_dataset({"holdout": df})
+    with pytest.raises(UserError, match="unknown scan option"):
+        cuelens.scan(df, metrik="cp")
+
+
+@pytest.mark.slow
+def test_repr_html_escapes_dataset_text():
+    records = make_nli(120, seed=5)
+    for r in records:
+        if r["label"] == "neutral":
+            r["hypothesis"] += " <script>alert(1)</script>"
+    result = cuelens.scan(cuelens.load_dataset(records, name="<b>x</b>"), features="none",
+                          **FAST)
+    page = result._repr_html_()
+    assert "<script>" not in page and "<b>x</b>" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "D = " in page
+    assert any("script" in t for t in result.cues["token"])  # the payload is a listed cue
+
+
+def test_probe_views_and_warning_values(tmp_path):
+    records = make_mcq(200, seed=1, vocab_size=200)
+    scanned = cuelens.scan(records, features="none", **FAST)
+    rng = np.random.default_rng(0)
+    path = write_jsonl(tmp_path / "predictions.jsonl", [{"id": r["id"], "prediction": int(rng.integers(2))}
+                                              for r in records])
+    result = cuelens.probe(scanned.dataset, predictions=path, scan=scanned, short_circuit=True,
+                           bootstrap=50)
+    gold = np.array([r["label"] for r in records])
+    pred = np.array([json.loads(line)["prediction"] for line in path.read_text().splitlines()])
+    assert result.accuracy == pytest.approx((gold == pred).mean(), abs=1e-6)
+    assert result.warnings == ["short-circuit tests need a model (they ask the model new "
+                               "questions); skipped"]
+    effects = result.cue_effects
+    assert {"cue", "delta", "ci_low", "ci_high"} <= set(effects.columns)
+    assert (effects["acc_with"] - effects["acc_without"]).round(6).tolist() == \
+        effects["delta"].round(6).tolist()
+    files = result.save(tmp_path / "out")
+    assert json.loads(files["results"].read_text()) == result.to_dict()
+    with pytest.raises(UserError, match="same as an input"):
+        result.save(tmp_path)  # would overwrite the predictions file it read
+
+def test_import_cuelens_is_light():
+    code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
+            " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_task_is_a_string_enum():
+    from cuelens.data.dataset import Task
+
+    ds = cuelens.load_dataset(make_mcq(5, seed=0))
+    assert ds.task is Task.MCQ and ds.task == "mcq" and ds.test.task is Task.MCQ
+    assert json.dumps({"task": ds.task}) == '{"task": "mcq"}' and f"{Task.NLI}" == "nli"
