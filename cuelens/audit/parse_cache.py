@@ -100,6 +100,7 @@ class ParseCache:
         self.max_bytes = default_max_bytes() if max_bytes is None else max_bytes
 
     def _dir(self, namespace: str) -> Path:
+        assert self.root is not None
         return self.root.joinpath(*(_UNSAFE.sub("_", part) for part in namespace.split("/")))
 
     def lookup(self, namespace: str, keys: np.ndarray) -> tuple[np.ndarray, Annotations]:
