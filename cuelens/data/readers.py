@@ -146,19 +146,21 @@ def _depth(text: str) -> int:
 def parse_json(text: str, path: str | Path | None = None, line: int | None = None) -> Any:
     """Parse one JSON value; a :class:`LineError` naming ``path``/``line`` when it is malformed,
     nested deeper than :data:`MAX_JSON_DEPTH`, holds an over-long integer or NaN/Infinity."""
-    where: dict[str, Any] = {"path": None if path is None else str(path), "line": line}
+    source = None if path is None else str(path)
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         if line is None:  # a whole-file document: the error's own line
-            raise LineError(f"not valid JSON: {exc.msg} (column {exc.colno})",
-                            path=where["path"], line=exc.lineno) from None
-        raise LineError(f"malformed JSON ({exc.msg} at column {exc.colno})", **where) from None
+            raise LineError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=source,
+                            line=exc.lineno) from None
+        raise LineError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=source,
+                        line=line) from None
     except RecursionError:
         pass
     except ValueError as exc:
-        raise LineError(f"malformed JSON ({exc})", **where) from None
-    raise LineError(f"malformed JSON (nested deeper than {MAX_JSON_DEPTH} levels)", **where)
+        raise LineError(f"malformed JSON ({exc})", path=source, line=line) from None
+    raise LineError(f"malformed JSON (nested deeper than {MAX_JSON_DEPTH} levels)", path=source,
+                    line=line)
 
 
 def _parse_line(text: str, path: Path, line: int) -> Any:

@@ -162,11 +162,10 @@ def _parse_answers(value: str, path: str, line: int) -> dict[str, str]:
 
 def read_template(path: str | Path) -> PromptTemplate:
     """Parse a template file (front matter, ``---``, Jinja2 text)."""
+    from cuelens.data.readers import open_lines
+
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read prompt template ({exc})", path=str(path)) from None
+    lines = [line.removesuffix("\r") for _, line in open_lines(path)]
     if "---" not in [line.strip() for line in lines]:
         raise UserError("prompt template needs a front matter ending with a line '---'",
                         path=str(path))
