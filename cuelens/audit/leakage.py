@@ -1,8 +1,9 @@
 """The leakage table of SPEC §3: every metric × aggregator, ``D = Acc − Majority``, baselines.
 
 With a train split, cues are fitted on train and scored on test. Without one, accuracies come
-from seeded K-fold cross-validation over the file (MCQ folds at question level), so a cue is
-never scored on data that includes the item being predicted.
+from seeded, grouped K-fold cross-validation over the file (MCQ folds at question level; items
+sharing a premise or a text in one fold, :mod:`cuelens.audit.groups`), so a cue is never scored
+on data that includes the item being predicted or a copy of it.
 
 Baselines in the same units: a partial-input bag-of-words logistic regression on the
 hypothesis / choice text only (unigrams + bigrams occurring in at least ``BOW_MIN_COUNT`` = 2
@@ -23,7 +24,7 @@ from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
-    item_folds, over_folds, predict_cues
+    over_folds, predict_cues
 from cuelens.audit.metrics import METRICS
 
 MAJORITY = "majority"
@@ -95,7 +96,7 @@ def evaluation_folds(data: ScanData, n_folds: int, seed: int) -> np.ndarray | No
     """Outer folds over the evaluation items when there is no train split, else None."""
     if data.train_items is not None:
         return None
-    return item_folds(len(data.eval_items), n_folds, np.random.default_rng(seed))
+    return data.eval_folds(n_folds, seed)
 
 
 def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
