@@ -103,9 +103,14 @@ def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: in
     return folds
 
 
-def iteration_seed(seed: int, iteration: int) -> int:
-    """The fold seed of easy/hard iteration ``iteration`` (independent, reproducible streams)."""
-    return int(np.random.SeedSequence([seed, iteration]).generate_state(1)[0])
+EASY_HARD, FOLD_SEEDS = 0, 1  # streams of iteration_seed
+
+
+def iteration_seed(seed: int, iteration: int, stream: int = EASY_HARD) -> int:
+    """The fold seed of run ``iteration`` of ``stream`` (easy/hard iterations, or the re-seeded
+    runs of the headline's interval): independent, reproducible seeds from one user seed."""
+    entropy = [seed % 2**32, stream, iteration]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
 def group_sizes(groups: np.ndarray) -> dict:

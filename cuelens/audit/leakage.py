@@ -15,6 +15,7 @@ ties toward the lower position).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
@@ -25,11 +26,14 @@ from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
     over_folds, predict_cues
+from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.metrics import METRICS
+from cuelens.audit.uncertainty import SIGNIFICANT, difference_interval, leakage_verdict
 
 MAJORITY = "majority"
 BOW_MIN_COUNT = 2
 ANSWER_POSITION = "answer position"
+EXTRA_FOLD_SEEDS = 2  # cross-validated files: re-seeded runs of the headline model (its CI)
 
 
 def bow_name(task: str) -> str:
@@ -138,16 +142,51 @@ def _entry(accuracy: float, majority: float) -> dict:
     return {"accuracy": round(float(accuracy), 6), "D": round(float(accuracy - majority), 6)}
 
 
+def seed_runs(data: ScanData, options: ScoringOptions, n_folds: int,
+              model: tuple[str, str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Cross-validated files: (headline correctness, majority correctness) per item under
+    :data:`EXTRA_FOLD_SEEDS` more fold seeds (:func:`~cuelens.audit.groups.iteration_seed`)."""
+    if data.train_items is not None:
+        return []
+    runs = []
+    for r in range(1, EXTRA_FOLD_SEEDS + 1):
+        reseeded = replace(options, seed=iteration_seed(options.seed, r, FOLD_SEEDS))
+        bank, folds = ModelBank(reseeded.seed), evaluation_folds(data, n_folds, reseeded.seed)
+        majority = Baselines(data, reseeded).majority
+
+        def fold_fn(fit_rows, eval_rows, inner):
+            out = predict_cues(Fit(data.pool, fit_rows, inner, reseeded), eval_rows, [model],
+                               bank)
+            return {model: out[model], MAJORITY: majority(fit_rows, eval_rows)}
+
+        out = over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)
+        runs.append((out[model], out[MAJORITY]))
+    return runs
+
+
 def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds: int,
                   flag_threshold: float, progress=None) -> dict:
-    """The ``leakage`` section of results.json (docs/results-schema.md)."""
+    """The ``leakage`` section of results.json (docs/results-schema.md).
+
+    The headline's 95% interval (:mod:`cuelens.audit.uncertainty`) pools the item bootstrap of
+    this run with, for a cross-validated file, that of :data:`EXTRA_FOLD_SEEDS` re-seeded runs;
+    ``verdict`` and ``flagged`` follow the interval, not the point estimate.
+    """
     results = correctness(data, options, n_folds, all_models(), True, progress)
     accuracy = {name: float(np.mean(correct)) for name, correct in results.items()}
     majority = accuracy.pop(MAJORITY)
     table = [{"metric": m, "aggregator": a, **_entry(accuracy[(m, a)], majority)}
              for m, a in all_models()]
-    best = max((row for row in table if row["metric"] == metric), key=lambda row: row["D"])
+    best = dict(max((row for row in table if row["metric"] == metric), key=lambda row: row["D"]))
+    model = (best["metric"], best["aggregator"])
+    runs = [(results[model], results[MAJORITY])] + seed_runs(data, options, n_folds, model)
+    low, high = difference_interval(runs, seed=options.seed)
+    best.update(ci_low=round(low, 6), ci_high=round(high, 6))
     baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
                  if isinstance(name, str)]
-    return {"majority": round(majority, 6), "table": table, "best": dict(best),
-            "flagged": bool(best["D"] > flag_threshold), "baselines": baselines}
+    verdict = leakage_verdict(low, high, flag_threshold)
+    section = {"majority": round(majority, 6), "table": table, "best": best,
+               "flagged": verdict == SIGNIFICANT, "verdict": verdict, "baselines": baselines}
+    if len(runs) > 1:
+        section["fold_seed_D"] = [round(float(np.mean(a) - np.mean(b)), 6) for a, b in runs]
+    return section

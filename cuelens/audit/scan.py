@@ -10,7 +10,6 @@ for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; n
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -22,6 +21,7 @@ from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, Z_PRIORS, CountTable, bonferroni_z
 from cuelens.errors import UserError
+from cuelens.io import json_number
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
@@ -73,11 +73,12 @@ class WordAudit:
 
 
 def _numbers(values: np.ndarray) -> list:
-    """Floats rounded to 6 decimals as Python numbers; non-finite values become None."""
+    """Floats rounded to 6 decimals as Python numbers; ±∞ as "inf"/"-inf", NaN as None
+    (:func:`cuelens.io.json_number`; ``--alpha 0`` makes PMI/RD infinite)."""
     rounded = np.round(values.astype(np.float64), 6)
     out = rounded.tolist()
     if not np.isfinite(rounded).all():
-        out = [x if math.isfinite(x) else None for x in out]
+        out = [json_number(x) for x in out]
     return out
 
 

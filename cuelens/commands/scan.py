@@ -131,6 +131,7 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
     from rich.table import Table
 
     from cuelens.audit.examples import top_cues_by_label
+    from cuelens.io import format_number
 
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
@@ -155,7 +156,7 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
                   title="Top cue words")
     for label, group in top_cues_by_label(results["cues"], config["metric"], top).items():
         table.add_row(escape(label), escape(", ".join(
-            f"{c['token']} (n={c['count']}, z={c['metrics']['z']:.1f}"
+            f"{c['token']} (n={c['count']}, z={format_number(c['metrics']['z'], 1)}"
             f"{'*' if c['significant'] else ''})" for c in group)))
     console.print(table)
     console.print(f"* significant: z > {results['cue_stats']['bonferroni_z']:.2f} "

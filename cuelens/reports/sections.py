@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from cuelens.audit.examples import sort_value
+from cuelens.io import format_number, read_number
 from cuelens.reports import figures as F
 
 TOP_CUES_PER_LABEL = 100  # cue-table rows (and scatter points) per label
@@ -238,7 +240,7 @@ def top_cues(cues: list[dict], metric: str, per_label: int) -> list[dict]:
 
     def key(c):
         m = c["metrics"]
-        return (-m.get(metric, 0.0), -(m.get("z") or 0.0), -c["count"], c["token"])
+        return (-sort_value(m.get(metric, 0.0)), -sort_value(m.get("z")), -c["count"], c["token"])
 
     return [c for group in by_label.values() for c in sorted(group, key=key)[:per_label]]
 
@@ -266,13 +268,14 @@ def cue_words(results: dict) -> Section | None:
     # significant cues first in each trace, so that the legend shows a filled marker
     for c in sorted(shown, key=lambda c: not c["significant"]):
         g = groups.setdefault(c["label"], {"x": [], "y": [], "hover": [], "symbol": []})
-        z = c["metrics"].get("z")
+        score = read_number(c["metrics"].get(metric))
         g["x"].append(c["count"])
-        g["y"].append(c["metrics"].get(metric))
+        g["y"].append(score if math.isfinite(score) else None)  # ±∞ / undefined: not drawn
         g["symbol"].append("circle" if c["significant"] else "circle-open")
         g["hover"].append(f"“{c['token']}” → {c['label']}\n{c['count']:,} instances, "
                           f"{c['label_count']:,} with this label\n{metric} "
-                          f"{c['metrics'].get(metric, 0):.3f}, z {'n/a' if z is None else f'{z:.1f}'}")
+                          f"{format_number(c['metrics'].get(metric))}, "
+                          f"z {format_number(c['metrics'].get('z'), 1)}")
     spec = F.scatter_groups(groups, x_title="instances containing the word (log scale)",
                             y_title=f"cue score ({metric})", log_x=True,
                             colour_keys=sec.context["labels"])
