@@ -70,7 +70,7 @@ def test_shared_premise_and_user_group_field(tmp_path):
     plain = load_dataset(str(path))
     np.testing.assert_array_equal(dataset_groups([plain.test]), np.arange(24) // 3)
     grouped = load_dataset(str(path), fields=FieldMap(group="topic"))
-    np.testing.assert_array_equal(dataset_groups([grouped.test], user_groups=True),
+    np.testing.assert_array_equal(dataset_groups([grouped.test]),
                                   np.arange(24) // 6)
     assert item_keys(grouped.test, grouped.test.groups)[0][-1] == "g:t0"
 

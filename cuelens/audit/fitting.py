@@ -307,11 +307,10 @@ def _texts_and_labels(split, label_names: list[str],
 
 
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
-              seed: int, user_groups: bool = False) -> ScanData:
+              seed: int) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1).
 
-    Inner (cross-fitting) folds are grouped over all items (:mod:`cuelens.audit.groups`);
-    ``user_groups``: also keep items with the same ``--group-field`` value together.
+    Inner (cross-fitting) folds are grouped over all items (:mod:`cuelens.audit.groups`).
     """
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
     if dataset.task == "mcq" and dataset.n_choices is None:
@@ -327,7 +326,7 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
         labels.append(split_labels)
     labels = np.concatenate(labels)
     n_labels = len(dataset.label_names)
-    groups = dataset_groups(splits, user_groups)
+    groups = dataset_groups(splits)
     strata = np.concatenate([s.item_labels(dataset.label_names) for s in splits])
     item_fold = grouped_folds(groups, strata, inner_folds, seed)
     pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold)

@@ -78,11 +78,13 @@ def connected_groups(keys: Sequence[Iterable[str]]) -> np.ndarray:
     return rank[inverse]
 
 
-def dataset_groups(splits: Sequence, user_groups: bool = False) -> np.ndarray:
-    """Group ids over the items of ``splits`` concatenated in order (train first, then test)."""
+def dataset_groups(splits: Sequence) -> np.ndarray:
+    """Group ids over the items of ``splits`` concatenated in order (train first, then test);
+    splits loaded with ``--group-field`` (``split.groups`` filled in) add the user's ids."""
     keys: list[list[str]] = []
     for split in splits:
-        keys += item_keys(split, split.groups if user_groups else None)
+        user = split.groups if any(g is not None for g in split.groups) else None
+        keys += item_keys(split, user)
     return connected_groups(keys)
 
 

@@ -17,9 +17,11 @@ import numpy as np
 
 from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.fitting import MAX_FIT_ITEMS, ScanData, ScoringOptions, scan_data
+from cuelens.audit.groups import group_sizes
 from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, Z_PRIORS, CountTable, bonferroni_z
+from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.errors import UserError
 from cuelens.io import json_number
 
@@ -142,7 +144,11 @@ def run_word_audit(dataset, config: ScanConfig | None = None,
                  "hard_fraction": round(1 - n_easy / len(split.easy), 6),
                  "folds": config.folds, "iterations": config.iterations, "seed": config.seed,
                  "metric": best["metric"], "aggregator": best["aggregator"],
-                 "split": "test" if data.train_items is not None else "all"}
+                 "split": "test" if data.train_items is not None else "all",
+                 # the headline's accuracy interval covers the majority baseline: the split
+                 # separates lucky from unlucky items, not cue-bearing from clean ones
+                 "chance_level": leakage["verdict"] in (CHANCE, BELOW)}
+    leakage["groups"] = group_sizes(data.groups)
     return WordAudit(cues=cues, cue_stats=cue_stats, leakage=leakage, easy_hard=easy_hard,
                      item_easy=split.easy, item_score=np.round(split.score, 6),
                      mcq_baselines=mcq)

@@ -131,22 +131,53 @@ def overview(results: dict) -> Section | None:
     return sec
 
 
+# --------------------------------------------------------------------------------- hygiene
+HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
+                    "duplicates": "Exact duplicates", "near_duplicates": "Near duplicates",
+                    "label_conflicts": "Label-noise candidates (same input, different label)",
+                    "mirrored": "Mirrored / contrastive pairs"}
+
+
+@section("hygiene")
+def hygiene(results: dict) -> Section | None:
+    """Duplicates, overlap, mirrored pairs and label-noise candidates (docs/data-hygiene.md)."""
+    hy = results.get("hygiene")
+    if hy is None:
+        return None
+    examples = [(HYGIENE_EXAMPLES[kind], rows) for kind, rows in hy["examples"].items()
+                if rows and kind in HYGIENE_EXAMPLES]
+    return Section("hygiene", "Data hygiene", context={"hy": hy, "examples": examples})
+
+
 # --------------------------------------------------------------------------------- leakage
+def d_interval(row: dict) -> str:
+    """``+12.3 points (95% CI +10.1 to +14.2)``, or just the points without an interval."""
+    if "ci_low" not in row:
+        return points(row["D"])
+    return (f"{points(row['D'])} (95% CI {100 * row['ci_low']:+.1f} to "
+            f"{100 * row['ci_high']:+.1f})")
+
+
 def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
-    """(level, plain-language sentence) for the leakage headline (SPEC §3: flag when D > 10)."""
+    """(level, plain-language sentence) for the leakage headline (SPEC §3): significant only
+    when the whole 95% interval of D is above the alarm threshold."""
     text, context = _text_name(results)
     best = leak["best"]
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
             f"against {pct(leak['majority'])} for {_baseline_name(results)}")
-    if leak["flagged"]:
-        return "flagged", (f"Significant cue leakage. {what} — {points(best['D'])}, above the "
-                           f"{100 * threshold:.0f}-point alarm threshold. Models trained on this "
-                           f"data can score well without understanding the {context}.")
-    if best["D"] > 0:
-        return "mild", (f"Some cue leakage, below the {100 * threshold:.0f}-point alarm "
-                        f"threshold. {what} ({points(best['D'])}).")
-    return "clean", f"No cue leakage detected. {what}: no better than guessing."
+    level = leak.get("verdict") or ("significant" if leak["flagged"] else
+                                    "mild" if best["D"] > 0 else "chance")
+    if level == "significant":
+        return "flagged", (f"Significant cue leakage. {what} — {d_interval(best)}, the whole "
+                           f"interval above the {100 * threshold:.0f}-point alarm threshold. "
+                           f"Models trained on this data can score well without understanding "
+                           f"the {context}.")
+    if level == "mild":
+        return "mild", (f"Some cue leakage, not surely above the {100 * threshold:.0f}-point "
+                        f"alarm threshold. {what}: {d_interval(best)}.")
+    return "clean", (f"No cue leakage detected. {what}: {d_interval(best)}, indistinguishable "
+                     "from guessing.")
 
 
 @section("leakage")
@@ -702,3 +733,13 @@ def contrast_pairs(results: dict) -> Section | None:
                   for k in PAIR_FACTS if (v := results.get(k)) is not None}},
         client={"contrast_pairs": {"columns": [[t, typ] for _, t, typ, _ in columns],
                                    "rows": rows}})
+
+
+# --------------------------------------------------------------------------------- next steps
+@section("next_steps")
+def next_steps(results: dict) -> Section | None:
+    """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""
+    steps = results.get("next_steps")
+    if not steps:
+        return None
+    return Section("next_steps", "What to do next", context={"steps": steps})
