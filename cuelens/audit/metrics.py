@@ -98,19 +98,22 @@ def pmi(t: CountTable) -> np.ndarray:
 
 def lmi(t: CountTable) -> np.ndarray:
     """``p~(w,l) · PMI``."""
-    return (t.joint + t.alpha) / t.n * t.smoothed_pmi
+    with np.errstate(invalid="ignore"):  # α = 0: 0 · −∞ is undefined (NaN)
+        return (t.joint + t.alpha) / t.n * t.smoothed_pmi
 
 
 def npmi(t: CountTable) -> np.ndarray:
     """``PMI / −log p~(w,l)`` in [−1, 1]."""
-    denominator = -np.log(np.minimum((t.joint + t.alpha) / t.n, 1.0))
-    return np.where(denominator > 0, t.smoothed_pmi / np.where(denominator > 0, denominator, 1.0),
-                    1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # α = 0: log 0, −∞/∞
+        denominator = -np.log(np.minimum((t.joint + t.alpha) / t.n, 1.0))
+        return np.where(denominator > 0,
+                        t.smoothed_pmi / np.where(denominator > 0, denominator, 1.0), 1.0)
 
 
 def rd(t: CountTable) -> np.ndarray:
     """``|#~(w,l)/#~(w,L') − #(l)/#(L')|``."""
-    smoothed = (t.joint + t.alpha) / (t.rest + (t.n_labels - 1) * t.alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):  # α = 0: x/0 = ∞
+        smoothed = (t.joint + t.alpha) / (t.rest + (t.n_labels - 1) * t.alpha)
     return np.abs(smoothed - _safe_div(t.labels, t.rest_labels))
 
 
