@@ -64,14 +64,13 @@ def test_mirrored_dataset_has_no_leakage_when_cross_validated():
 
 def test_shared_premise_and_user_group_field(tmp_path):
     rows = [{"id": str(i), "premise": f"Premise number {i // 3} here.", "hypothesis": f"h {i}",
-             "label": "a" if i % 2 else "b", "topic": f"t{i // 6}"} for i in range(24)]
+             "label": "a" if i % 2 else "b", "topic": f"t{i // 6}"} for i in range(120)]
     path = tmp_path / "all.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     plain = load_dataset(str(path))
-    np.testing.assert_array_equal(dataset_groups([plain.test]), np.arange(24) // 3)
+    np.testing.assert_array_equal(dataset_groups([plain.test]), np.arange(120) // 3)
     grouped = load_dataset(str(path), fields=FieldMap(group="topic"))
-    np.testing.assert_array_equal(dataset_groups([grouped.test]),
-                                  np.arange(24) // 6)
+    np.testing.assert_array_equal(dataset_groups([grouped.test]), np.arange(120) // 6)
     assert item_keys(grouped.test, grouped.test.groups)[0][-1] == "g:t0"
 
 
@@ -80,6 +79,13 @@ def test_missing_group_field_names_file_and_line(tmp_path):
     path.write_text(json.dumps({"premise": "p", "hypothesis": "h", "label": "a"}) + "\n")
     with pytest.raises(UserError, match="line 1: no group id in field 'topic'"):
         load_dataset(str(path), fields=FieldMap(group="topic"))
+
+
+def test_a_text_shared_by_many_items_is_a_template_and_links_nothing():
+    keys = [["p:fixed instruction for all", f"t:item {i} text"] for i in range(100)]
+    keys[7].append("t:item 8 text")  # one real link
+    groups = connected_groups(keys)
+    assert len(np.unique(groups)) == 99 and groups[7] == groups[8]
 
 
 def test_too_few_groups_is_one_clear_error():

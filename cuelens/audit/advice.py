@@ -1,8 +1,9 @@
 """What to do next: concrete steps derived from a scan's findings (docs/data-hygiene.md).
 
 :func:`next_steps` reads a results dict (leakage verdict, significant cues, easy/hard split,
-hygiene, feature cues) and returns ``{"action", "why"}`` steps, most important first. Each rule
-fires only on a finding it can name, so a clean dataset gets a short list.
+hygiene) and returns ``{"action", "why"}`` steps, most important first. Each rule
+fires only on a finding it can name, so a clean dataset gets a short list. ICQ feature cues
+carry no significance test, so they give no advice of their own.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from cuelens.audit.uncertainty import MILD, SIGNIFICANT
 
 TOP_CUES = 3  # per label
 POSITION_D = 0.05  # MCQ answer-position baseline this far above chance is worth fixing
-FEATURE_CUENESS = 0.01
 
 
 def strongest_cues(cues: list[dict], per_label: int = TOP_CUES) -> dict[str, list[str]]:
@@ -80,11 +80,6 @@ def next_steps(results: dict) -> list[dict]:
             steps.append({"action": "shuffle the answer positions",
                           "why": f"always picking the most common position scores "
                                  f"{_points(baseline['D'])} above chance"})
-    strong = [f for f in results.get("features", []) if f["cueness"] >= FEATURE_CUENESS]
-    if strong:
-        names = ", ".join(f"{f['feature']}={f['value']}" for f in strong[:3])
-        steps.append({"action": f"balance the feature cues {names} across labels",
-                      "why": "their label distribution carries over from train to test"})
     if not steps:
         steps.append({"action": "no change needed for word cues; probe your model "
                                 "(audit probe) to check what it relies on",

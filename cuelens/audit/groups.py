@@ -14,7 +14,10 @@ The normal form (:func:`normal_form`) is the cue tokenizer's lower-cased word to
 space: case, punctuation and spacing do not separate two texts. Texts of fewer than
 :data:`MIN_KEY_TOKENS` = 3 tokens link nothing: a one- or two-word answer ("bank", "the dog") is
 a concept that unrelated questions reuse (CommonsenseQA's answer options would otherwise join
-almost every question into one group), not a copied item.
+almost every question into one group), not a copied item. Likewise a text shared by more than
+:data:`MAX_KEY_SHARE` = 5% of the items (and by more than 2) is a template — a fixed context or
+instruction repeated everywhere — and links nothing; otherwise it would put the whole file in one
+group and leave nothing to cross-validate.
 
 Folds are drawn by scikit-learn's :class:`~sklearn.model_selection.StratifiedGroupKFold`
 (``shuffle=True``, ``random_state`` = the seed; strata: the NLI label, the MCQ gold position), so
@@ -36,6 +39,7 @@ from cuelens.audit.tokenize import word_tokens
 from cuelens.errors import UserError
 
 MIN_KEY_TOKENS = 3  # shorter texts ("bank", "a dog") are concepts reused by unrelated items
+MAX_KEY_SHARE = 0.05  # a text in more than 5% of the items is a template (a fixed context)
 
 
 def normal_form(text: str) -> str:
@@ -61,14 +65,21 @@ def item_keys(split, user_groups: Sequence[str | None] | None = None) -> list[li
 
 def connected_groups(keys: Sequence[Iterable[str]]) -> np.ndarray:
     """A group id per item: connected components of the item–key graph, numbered in order of
-    each group's first item (so ids do not depend on hashing)."""
+    each group's first item (so ids do not depend on hashing). A key shared by more than
+    ``max(2, MAX_KEY_SHARE · n)`` items is a template and links nothing."""
     index: dict[str, int] = {}
     rows, cols = [], []
     for i, item in enumerate(keys):
         for key in item:
             rows.append(i)
             cols.append(index.setdefault(key, len(index)))
-    n, m = len(keys), len(index)
+    n = len(keys)
+    if cols:
+        sharing = np.bincount(cols)
+        user = np.asarray([key.startswith("g:") for key in index])  # never capped
+        keep = (sharing[cols] <= max(2, int(MAX_KEY_SHARE * n))) | user[cols]
+        rows, cols = list(np.asarray(rows)[keep]), list(np.asarray(cols)[keep])
+    m = len(index)
     edges = sp.coo_matrix((np.ones(len(rows)), (rows, np.asarray(cols, dtype=np.int64) + n)),
                           shape=(n + m, n + m))
     _, component = connected_components(edges, directed=False)

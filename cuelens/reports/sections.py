@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from cuelens.audit.examples import sort_value
 from cuelens.io import format_number, read_number
+from cuelens.probes.sanity import probe_verdict
 from cuelens.reports import figures as F
 
 TOP_CUES_PER_LABEL = 100  # cue-table rows (and scatter points) per label
@@ -400,7 +401,10 @@ def probe(results: dict) -> Section | None:
     pr = results.get("probe")
     if pr is None:
         return None
-    sec = Section("probe", "Does a model use the cues?", context={"probe": pr})
+    level, sentence = probe_verdict(pr)
+    sec = Section("probe", "Does a model use the cues?", context={
+        "probe": pr, "level": {"relies": "flagged", "unreliable": "mild"}.get(level, "clean"),
+        "verdict": sentence})
     _probe_accuracy_test(sec, pr)
     _probe_distribution_test(sec, pr, results["dataset"]["label_names"],
                              results["dataset"]["task"] == "mcq")
