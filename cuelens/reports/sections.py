@@ -739,7 +739,25 @@ def contrast_pairs(results: dict) -> Section | None:
                                    "rows": rows}})
 
 
-# --------------------------------------------------------------------------------- next steps
+# --------------------------------------------------------------------------------- compare
+@section("compare")
+def compare(results: dict) -> Section | None:
+    """Two scans side by side: D with CIs, cues gained and lost (``audit compare``)."""
+    if results.get("kind") != "compare":
+        return None
+    sides = [results["before"], results["after"]]
+    sec = Section("compare", "Before and after", context={
+        "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides],
+        "z": lambda cue: format_number(cue["z"], 1)})
+    names = [f"{label}: {s['source']}" for label, s in zip(("before", "after"), sides)]
+    low = [100 * (s["D"] - s.get("ci_low", s["D"])) for s in sides]
+    high = [100 * (s.get("ci_high", s["D"]) - s["D"]) for s in sides]
+    sec.add_figure("d", "Headline cue leakage D of each scan with its 95% interval: a change "
+                   "is clear when the two intervals do not overlap.",
+                   F.horizontal_bars(names, [100 * s["D"] for s in sides], axis_title="D (points)",
+                                     percent=False, colours_=[F.GREY, F.MAIN],
+                                     errors=(low, high), reference=(0, "chance")))
+    return sec
 @section("next_steps")
 def next_steps(results: dict) -> Section | None:
     """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""
