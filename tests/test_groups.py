@@ -16,7 +16,8 @@ from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
 from scan_helpers import mcq_dataset
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
+             if (p / "shared" / "data").is_dir()), Path("shared") / "data")
 
 
 def test_normal_form_ignores_case_punctuation_and_spacing():

@@ -74,11 +74,11 @@ def _contrast_pairs(split: Split) -> tuple[int, list[tuple[int, int]]]:
         key = _pair_key(split, i)
         if key is not None:
             by_key[key].append(i)
-    count, shown = 0, []
+    count, shown = 0, []  # type: int, list[tuple[int, int]]
     for members in by_key.values():
         if len(members) < 2:
             continue
-        answers = defaultdict(int)
+        answers: dict[str, int] = defaultdict(int)
         for i in members:
             answers[item_answer(split, i)] += 1
         n = len(members)
@@ -150,10 +150,10 @@ def overlap(fit_role: str, fit: Split, fit_inputs: list[str], fit_index: NearInd
             eval_role: str, evaluate: Split, eval_inputs: list[str],
             eval_index: NearIndex) -> tuple[dict, list[dict]]:
     """Evaluation items that occur (exactly or nearly) in the fitting split, or share a premise."""
-    first_fit = {}
+    first_fit: dict[str, int] = {}
     for j, key in enumerate(fit_inputs):
         first_fit.setdefault(key, j)
-    premises = {}
+    premises: dict[str, int] = {}
     for j in range(len(fit)):
         premises.setdefault(normal_form(fit.premise_context(j)), j)
     exact, near, shared_premise = [], [], 0
@@ -211,11 +211,10 @@ def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
     fitting = [role for role in splits if role != evaluated]
     pairs = [(f, evaluated) for f in fitting] + [(a, b) for a, b in combinations(fitting, 2)]
     for fit_role, eval_role in pairs:
-        row, examples = overlap(fit_role, splits[fit_role], inputs[fit_role], indexes[fit_role],
-                                eval_role, splits[eval_role], inputs[eval_role],
-                                indexes[eval_role])
+        row, found = overlap(fit_role, splits[fit_role], inputs[fit_role], indexes[fit_role],
+                             eval_role, splits[eval_role], inputs[eval_role], indexes[eval_role])
         section["overlap"].append(row)
-        section["examples"].setdefault("overlap", []).extend(examples)
+        section["examples"].setdefault("overlap", []).extend(found)
     section["warnings"] = _warnings(section, dataset.cross_validated)
     return section
 
