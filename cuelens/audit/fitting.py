@@ -86,7 +86,8 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
                 z_prior: str) -> np.ndarray:
     """``(V + 1) × L`` scores of ``metric``; the last row is the prior word (SPEC §2)."""
     table = CountTable(np.vstack([joint, labels[None, :]]), labels, alpha=alpha, z_prior=z_prior)
-    scores = METRICS[metric](table)
+    with np.errstate(all="ignore"):  # undefined / infinite scores (α = 0, N = 0) become 0 below
+        scores = METRICS[metric](table)
     return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
 
 
@@ -164,7 +165,9 @@ class Fit:
                     continue
                 joint = self.total - inner[:, k, :]
                 label_counts = self.label_counts - fold_labels[k]
-                scale = self.label_counts.sum() / label_counts.sum()
+                # a grouped inner fold may hold the whole fitting portion: nothing to score
+                # its items with (every word unseen, prior word only)
+                scale = self.label_counts.sum() / max(label_counts.sum(), 1.0)
                 seen = joint.sum(axis=1) > 0
                 self._parts.append((joint * scale, label_counts * scale,
                                     view_tokens(pool.seqs, part, seen), pool.labels[part]))

@@ -137,9 +137,9 @@ def wp(t: CountTable) -> np.ndarray:
 
 def z(t: CountTable) -> np.ndarray:
     """Gardner et al.'s ``(p̂ − p0) / sqrt(p0 (1 − p0) / #(w))``."""
-    p0 = t.labels / t.n if t.z_prior == "empirical" else np.full(t.n_labels, 1.0 / t.n_labels)
     p_hat = cp(t)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # an empty table (N = 0): p0 undefined
+        p0 = t.labels / t.n if t.z_prior == "empirical" else np.full(t.n_labels, 1.0 / t.n_labels)
         return np.where(t.word > 0, (p_hat - p0) / np.sqrt(p0 * (1.0 - p0) / t.word), 0.0)
 
 
