@@ -1,10 +1,14 @@
-"""Fidelity table (issue 2): word-cue leakage of the real datasets in ../shared/data.
+"""Fidelity table (issues 2 and 12): word-cue leakage of the real datasets in ../shared/data.
 
 For each dataset: majority %, best word-cue accuracy % for the default metric (CP) with
 cross-fitted features (the default) and with in-sample features (the original paper's
-procedure), D in points (cross-fitted), the hard fraction of the easy/hard split (5 folds ×
-5 iterations, seed 0), the winning metric/aggregator over the whole table, and the
-partial-input BoW baseline. Prints one markdown table.
+procedure), D in points (cross-fitted) with its 95% CI (paired item bootstrap, pooled over 3
+fold seeds for cross-validated files) and verdict, the hard fraction of the easy/hard split
+(5 folds × 5 iterations, seed 0; "chance" when the headline CI covers 0), the winning
+metric/aggregator over the whole table, the partial-input BoW baseline, the fold groups (items
+sharing a premise or text), and the data hygiene counts: exact duplicates within splits,
+evaluation items found (exactly / nearly) in the fitting split, mirrored / contrastive pairs and
+label-noise candidates. Prints one markdown table.
 
     python benchmarks/fidelity.py > /tmp/fidelity.md
 """
@@ -16,11 +20,14 @@ import time
 from pathlib import Path
 
 from cuelens.audit.fitting import scan_data
+from cuelens.audit.hygiene import data_hygiene
 from cuelens.audit.leakage import leakage_table
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data import load_dataset
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data of the checkout (a worktree may sit one level deeper than the main checkout)
+DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
+             if (p / "shared" / "data").is_dir()), Path("shared") / "data")
 
 # name → (load_dataset arguments, protocol shown in the table)
 DATASETS = {
@@ -34,6 +41,7 @@ DATASETS = {
     "CommonsenseQA": ({"data": "commonsenseqa"}, "train → dev"),
     "Balanced COPA": ({"train": "balanced_copa/dev.jsonl", "test": "copa/test.jsonl"},
                       "B-COPA dev → COPA test"),
+    "Balanced COPA, one file": ({"data": "balanced_copa/dev.jsonl"}, "5-fold grouped CV"),
 }
 
 
@@ -50,23 +58,40 @@ def row(name: str, arguments: dict, protocol: str) -> str:
     in_sample = ScanConfig(in_sample_features=True).scoring
     original = leakage_table(data, in_sample, config.metric, config.folds, config.flag_threshold)
     leakage = audit.leakage
+    hygiene = data_hygiene(dataset, config.seed)
     winner = max(leakage["table"], key=lambda r: r["D"])
     bow = leakage["baselines"][0]["accuracy"]
     pct = lambda x: f"{100 * x:.1f}"  # noqa: E731
+    pts = lambda x: f"{100 * x:+.1f}"  # noqa: E731
+    best = leakage["best"]
+    splits = hygiene["splits"].values()
+    duplicates = sum(s["duplicate_items"] for s in splits)
+    pairs = sum(s.get("mirrored_pairs", s.get("contrastive_pairs", 0)) for s in splits)
+    noise = sum(s["label_conflict_items"] for s in splits)
+    fit_role = "train" if dataset.train is not None else None
+    overlap = next((r for r in hygiene["overlap"] if r["fit"] == fit_role and r["eval"] == "test"),
+                   None)
+    overlap_text = "CV" if overlap is None else f"{overlap['exact']} / {overlap['near']}"
+    groups = leakage["groups"]
+    hard = "chance" if audit.easy_hard["chance_level"] else pct(audit.easy_hard["hard_fraction"])
     elapsed = time.perf_counter() - start
     print(f"{name}: {elapsed:.0f} s", file=sys.stderr)
     return (f"| {name} | {protocol} | {len(dataset.test)} | {pct(leakage['majority'])} | "
-            f"{pct(leakage['best']['accuracy'])} ({leakage['best']['aggregator']}) | "
+            f"{pct(best['accuracy'])} ({best['aggregator']}) | "
             f"{pct(original['best']['accuracy'])} ({original['best']['aggregator']}) | "
-            f"{100 * leakage['best']['D']:+.1f} | {pct(audit.easy_hard['hard_fraction'])} | "
-            f"{winner['metric']}/{winner['aggregator']} ({pct(winner['accuracy'])}) | {pct(bow)} |")
+            f"{pts(best['D'])} [{pts(best['ci_low'])}, {pts(best['ci_high'])}] | "
+            f"{leakage['verdict']} | {hard} | "
+            f"{winner['metric']}/{winner['aggregator']} ({pct(winner['accuracy'])}) | {pct(bow)} | "
+            f"{groups['groups']} / {groups['largest']} | {duplicates} | {overlap_text} | "
+            f"{pairs} | {noise} |")
 
 
 def main() -> None:
     print("| dataset | protocol | eval items | majority % | CP best, cross-fitted % | "
-          "CP best, in-sample % | D (pts) | hard % | best metric/aggregator (acc %) | "
-          "BoW LR % |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "CP best, in-sample % | D (pts) [95% CI] | verdict | hard % | "
+          "best metric/aggregator (acc %) | BoW LR % | groups / largest | duplicates | "
+          "overlap exact / near | mirrored / contrastive pairs | label-noise items |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, (arguments, protocol) in DATASETS.items():
         print(row(name, arguments, protocol), flush=True)
 

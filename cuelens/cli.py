@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "score": "cuelens.commands.score:score",
     "score-pairs": "cuelens.commands.score:score_pairs",
     "report": "cuelens.commands.report:report",
+    "compare": "cuelens.commands.compare:compare",
 }
 GROUPS: dict[str, str] = {
     "lm": "cuelens.commands.lm:app",

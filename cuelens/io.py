@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import math
 import os
 import re
 import shutil
@@ -117,6 +118,36 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+INFINITIES = {"inf": math.inf, "-inf": -math.inf}
+
+
+def json_number(x: float, digits: int = 6) -> float | str | None:
+    """The results.json encoding of a float (docs/results-schema.md, "Non-finite numbers"):
+    finite → rounded to ``digits``; +∞ → ``"inf"``; −∞ → ``"-inf"``; NaN (undefined) → null."""
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return round(float(x), digits)
+
+
+def read_number(value: float | str | None) -> float:
+    """Inverse of :func:`json_number` (null → NaN)."""
+    if value is None:
+        return math.nan
+    return INFINITIES[value] if isinstance(value, str) else float(value)
+
+
+def format_number(value: float | str | None, digits: int = 3) -> str:
+    """Display text of an encoded number: ``∞``/``−∞`` for infinities, ``n/a`` for null."""
+    x = read_number(value)
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.{digits}f}"
 
 
 def dumps_json(obj: Any) -> str:

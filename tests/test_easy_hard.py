@@ -33,7 +33,8 @@ def test_train_split_joins_every_fitting_portion():
 
 
 def test_mcq_is_split_per_question_and_ties_count_fractionally():
-    choices = [["same words", "same words"]] * 40  # every question is a two-way tie
+    # every question is a two-way tie (distinct questions, so that they can be cross-validated)
+    choices = [[f"same words {i}", f"same words {i}"] for i in range(40)]
     labels = [0, 1] * 20
     split = split_of(mcq_dataset(None, (choices, labels)), iterations=2)
     assert len(split.easy) == 40  # questions, not choices

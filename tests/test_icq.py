@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cuelens.audit.groups import grouped_folds
 from cuelens.audit.icq import cueness, feature_masks, run_feature_audit
 from cuelens.audit.parse_cache import ParseCache
 from cuelens.data import load_dataset
@@ -127,15 +128,18 @@ def test_cross_validation_matches_brute_force(tmp_path):
     rng = np.random.default_rng(3)
     labels = np.array(["contradiction", "entailment", "neutral"])[rng.integers(0, 3, 400)]
     negated = rng.random(400) < np.where(labels == "contradiction", 0.7, 0.15)
-    rows = [{"id": str(i), "premise": PREMISE, "hypothesis": NOT if n else PLAIN, "label": lab}
+    # items 2j and 2j+1 share a premise (one group); hypotheses are distinct
+    rows = [{"id": str(i), "premise": f"Scene number {i // 2} is here.",
+             "hypothesis": (NOT if n else PLAIN)[:-1] + f" {i}.", "label": lab}
             for i, (lab, n) in enumerate(zip(labels, negated))]
     ds = load_dataset(write(tmp_path / "all.jsonl", rows))
     result = run_feature_audit(ds, ["negation"], folds=4, seed=7)
     assert result["features_config"]["cv_folds_used"] is True
-    # brute force: the same seeded fold assignment, counts by plain loops, SPEC §5 by hand
-    fold = np.empty(400, dtype=int)
-    fold[np.random.default_rng(7).permutation(400)] = np.arange(400) % 4
+    # brute force: the same grouped fold assignment, counts by plain loops, SPEC §5 by hand
     names = ["contradiction", "entailment", "neutral"]
+    strata = np.array([names.index(x) for x in labels])
+    fold = grouped_folds(np.arange(400) // 2, strata, 4, 7)
+    assert (fold[0::2] == fold[1::2]).all()
 
     def props(select):
         counts = [sum(1 for i in range(400) if select(i) and negated[i] and labels[i] == name)

@@ -103,7 +103,8 @@ def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
         out = render_report(results, tmp_path / f"{task}.html")
         keys = [s.key for s in build_sections(results)]
         mcq = ["mcq_baselines"] if task == "mcq" else []
-        assert keys == ["overview", "leakage", *mcq, "cues", "explorer", "easy_hard"]
+        assert keys == ["overview", "hygiene", "leakage", *mcq, "cues", "explorer", "easy_hard",
+                        "next_steps"]
         assert 'id="cue-table"' in out.read_text("utf-8")
 
 
@@ -323,7 +324,7 @@ def test_probe_results_render_with_probe_figures(tmp_path, task):
                                          (0 if task == "mcq" else "neutral")}) + "\n"
                              for i, r in enumerate(rows)))
     res = CliRunner().invoke(app, ["probe", str(data), "--predictions", str(preds),
-                                   "--out", str(tmp_path / "probe")])
+                                   "--out", str(tmp_path / "probe"), "--min-support", "5"])
     assert res.exit_code == 0, res.output
     results = json.loads((tmp_path / "probe" / "results.json").read_text())
     validate_results(results)

@@ -42,7 +42,8 @@ def nli_run(tmp_path_factory):
                     "--lr", "1e-3", "--batch-size", 8, "--device", "cpu")
     assert result.exit_code == 0, result.output
     result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
-                    "--device", "cpu", "--bootstrap", 200)
+                    "--device", "cpu", "--bootstrap", 200, "--rank-by", "lmi",
+                    "--min-support", 1)  # tiny data: no cue is significant
     assert result.exit_code == 0, result.output
     return tmp_path, data, train, test
 
@@ -110,8 +111,10 @@ def test_probe_results_sections(nli_run):
     tmp_path, _, train, test = nli_run
     results = json.loads((tmp_path / "probe" / "results.json").read_text())
     probe = results["probe"]
-    assert list(probe) == ["model", "accuracy", "accuracy_test", "distribution_test",
-                           "easy_hard", "data_map"]
+    assert list(probe) == ["model", "accuracy", "sanity", "cue_selection", "accuracy_test",
+                           "distribution_test", "easy_hard", "data_map"]
+    assert probe["data_map"]["epochs"] == probe["sanity"]["data_map_epochs"] == 2
+    assert probe["cue_selection"]["rank_by"] == "lmi"
     assert probe["model"]["source"] == "model"
     rows = _read_jsonl(tmp_path / "probe" / "predictions.jsonl")
     gold = {r["id"]: r["label"] for r in test}
@@ -156,7 +159,8 @@ def test_mcq_train_and_probe(tmp_path):
     model = AutoModelForMultipleChoice.from_pretrained(tmp_path / "model")
     assert type(model).__name__ == "BertForMultipleChoice"
     result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
-                    "--device", "cpu", "--bootstrap", 200)
+                    "--device", "cpu", "--bootstrap", 200, "--rank-by", "lmi",
+                    "--min-support", 1)  # tiny data: no cue is significant
     assert result.exit_code == 0, result.output
     probe = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
     rows = _read_jsonl(tmp_path / "probe" / "predictions.jsonl")

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.pipeline import make_pipeline
@@ -161,7 +162,13 @@ class Linear:
         self.d, self.n_labels = d, n_labels
 
     def fit(self, view: CueView, y: np.ndarray) -> "Linear":
-        """Fit on ``view`` (call inside :func:`quiet_single_thread`)."""
+        """Fit on ``view`` (call inside :func:`quiet_single_thread`). A warm start needs the
+        same classes as the previous fit: a fitting portion that lacks a rare label (or gains
+        one) restarts from scratch."""
+        estimator = self.model[-1]
+        if hasattr(estimator, "classes_") and not np.array_equal(estimator.classes_,
+                                                                  np.unique(y)):
+            self.model = make_pipeline(StandardScaler(), clone(estimator))
         self.model.fit(positional_features(view, self.d), y)
         return self
 

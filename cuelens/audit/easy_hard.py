@@ -1,7 +1,8 @@
 """The easy/hard split of SPEC §4.
 
-``k`` iterations, each a seeded shuffle of the evaluation items (questions for MCQ) into ``n``
-folds; each fold is predicted by the headline (metric, aggregator) fitted on the other folds plus
+``k`` iterations, each a seeded, grouped split of the evaluation items (questions for MCQ) into
+``n`` folds (items sharing a premise or text stay together, :mod:`cuelens.audit.groups`; iteration
+``i`` uses :func:`~cuelens.audit.groups.iteration_seed`); each fold is predicted by the headline (metric, aggregator) fitted on the other folds plus
 the train split when there is one. ``C[q]`` accumulates correct predictions (an MCQ tie among
 ``t`` choices adds ``1/t``); ``q`` is easy when ``C[q] > k/2``. Linear aggregators warm-start
 across the ``n·k`` refits.
@@ -13,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, item_folds, \
-    over_folds, predict_cues
+from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, over_folds, \
+    predict_cues
+from cuelens.audit.groups import iteration_seed
 
 
 @dataclass
@@ -26,12 +28,11 @@ class EasyHard:
 def easy_hard_split(data: ScanData, options: ScoringOptions, metric: str, aggregator: str,
                     n_folds: int, iterations: int, progress=None) -> EasyHard:
     """Per-item ``C[q]/k`` and the easy mask over ``data.eval_items``."""
-    rng = np.random.default_rng(options.seed)
     bank = ModelBank(options.seed)
     model = (metric, aggregator)
     counter = np.zeros(len(data.eval_items))
     for iteration in range(iterations):
-        folds = item_folds(len(data.eval_items), n_folds, rng)
+        folds = data.eval_folds(n_folds, iteration_seed(options.seed, iteration))
 
         def fold_fn(fit_rows, eval_rows, inner):
             fit = Fit(data.pool, fit_rows, inner, options)

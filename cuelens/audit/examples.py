@@ -6,10 +6,19 @@ easy and hard items), so reports stay small on SNLI-size data. Sampling is seede
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from cuelens.audit.tokenize import tokenize
 from cuelens.data.dataset import Dataset, Task
+from cuelens.io import read_number
+
+
+def sort_value(encoded) -> float:
+    """A results.json metric value for ranking: ±∞ as such, undefined (null) last."""
+    x = read_number(encoded)
+    return -math.inf if math.isnan(x) else x
 
 
 def top_cues_by_label(cues: list[dict], metric: str, per_label: int) -> dict[str, list[dict]]:
@@ -23,7 +32,8 @@ def top_cues_by_label(cues: list[dict], metric: str, per_label: int) -> dict[str
         by_label.setdefault(cue["label"], []).append(cue)
 
     def rank(c: dict) -> tuple:
-        return (-c["metrics"][metric], -c["metrics"]["z"], -c["count"], c["token"])
+        return (-sort_value(c["metrics"][metric]), -sort_value(c["metrics"]["z"]), -c["count"],
+                c["token"])
 
     return {label: sorted(group, key=rank)[:per_label] for label, group in sorted(by_label.items())}
 

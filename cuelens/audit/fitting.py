@@ -1,7 +1,8 @@
 """Fitting cue scores on one portion of the data and predicting another (SPEC §2–4).
 
 A :class:`Pool` holds every instance of a scan (fitting split first, then evaluation split),
-tokenised once, with a seeded question-level *inner fold* per item for cross-fitting. Counts are
+tokenised once, with a seeded, grouped question-level *inner fold* per item for cross-fitting
+(items sharing a premise or text are in one fold, :mod:`cuelens.audit.groups`). Counts are
 additive over instances, so the counts of any fitting portion are sums of cached blocks
 (``#(w,l)`` per inner fold), and the cross-fitted counts of inner fold ``k`` are
 ``total − fold k`` (SPEC §3) — no refit from text. Those complement counts are rescaled by
@@ -29,16 +30,10 @@ from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_si
 from cuelens.audit.counts import TokenSequences, encode
 from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.evaluate import item_correct
+from cuelens.audit.groups import dataset_groups, grouped_folds
 from cuelens.audit.metrics import METRICS, CountTable
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
-
-
-def item_folds(n_items: int, n_folds: int, rng: np.random.Generator) -> np.ndarray:
-    """A fold id per item: a seeded shuffle dealt round-robin into ``n_folds`` folds."""
-    folds = np.empty(n_items, dtype=np.int64)
-    folds[rng.permutation(n_items)] = np.arange(n_items) % n_folds
-    return folds
 
 
 @dataclass
@@ -60,12 +55,11 @@ class Pool:
 
     @classmethod
     def build(cls, texts: list[str], labels: np.ndarray, n_labels: int, k: int, task: str,
-              ngrams: int, inner_folds: int, seed: int) -> "Pool":
-        n_items = len(texts) // k
-        folds = item_folds(n_items, inner_folds, np.random.default_rng(seed))
+              ngrams: int, item_fold: np.ndarray) -> "Pool":
+        """``item_fold``: the inner (cross-fitting) fold of each item (:mod:`cuelens.audit.groups`)."""
         return cls(seqs=encode(texts, ngrams), labels=np.asarray(labels, dtype=np.int64),
-                   n_labels=n_labels, k=k, task=task, inner_fold=np.repeat(folds, k),
-                   inner_folds=inner_folds)
+                   n_labels=n_labels, k=k, task=task, inner_fold=np.repeat(item_fold, k),
+                   inner_folds=int(item_fold.max()) + 1)
 
     @property
     def n_items(self) -> int:
@@ -94,7 +88,8 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
                 z_prior: str) -> np.ndarray:
     """``(V + 1) × L`` scores of ``metric``; the last row is the prior word (SPEC §2)."""
     table = CountTable(np.vstack([joint, labels[None, :]]), labels, alpha=alpha, z_prior=z_prior)
-    scores = METRICS[metric](table)
+    with np.errstate(all="ignore"):  # undefined / infinite scores (α = 0, N = 0) become 0 below
+        scores = METRICS[metric](table)
     return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
 
 
@@ -171,7 +166,9 @@ class Fit:
                     continue
                 joint = self.total - inner[:, k, :]
                 label_counts = self.label_counts - fold_labels[k]
-                scale = self.label_counts.sum() / label_counts.sum()
+                # a grouped inner fold may hold the whole fitting portion: nothing to score
+                # its items with (every word unseen, prior word only)
+                scale = self.label_counts.sum() / max(label_counts.sum(), 1.0)
                 seen = joint.sum(axis=1) > 0
                 self._parts.append((joint * scale, label_counts * scale,
                                     view_tokens(pool.seqs, part, seen), pool.labels[part]))
@@ -289,6 +286,13 @@ class ScanData:
     train_items: np.ndarray | None  # None: cross-validate over the evaluation items
     eval_items: np.ndarray
     label_names: list[str]
+    groups: np.ndarray  # per item: items sharing a premise or text (cuelens.audit.groups)
+    strata: np.ndarray  # per item: NLI label / MCQ gold position (fold stratification)
+
+    def eval_folds(self, n_folds: int, seed: int) -> np.ndarray:
+        """Grouped, stratified outer folds over ``eval_items`` (SPEC §3–4)."""
+        return grouped_folds(self.groups[self.eval_items], self.strata[self.eval_items],
+                             n_folds, seed, "evaluation items")
 
     @property
     def gold(self) -> np.ndarray:
@@ -310,7 +314,10 @@ def _texts_and_labels(split, label_names: list[str],
 
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int) -> ScanData:
-    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1)."""
+    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1).
+
+    Inner (cross-fitting) folds are grouped over all items (:mod:`cuelens.audit.groups`).
+    """
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         raise UserError("the word-cue statistics need the same number of choices in every item; "
@@ -326,8 +333,12 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
         label_parts.append(split_labels)
     labels = np.concatenate(label_parts)
     n_labels = len(dataset.label_names)
-    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, inner_folds, seed)
+    groups = dataset_groups(splits)
+    strata = np.concatenate([s.item_labels(dataset.label_names) for s in splits])
+    item_fold = grouped_folds(groups, strata, inner_folds, seed)
+    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold)
     n_train = len(dataset.train) if dataset.train is not None else 0
     return ScanData(pool=pool, texts=texts,
                     train_items=np.arange(n_train) if dataset.train is not None else None,
-                    eval_items=np.arange(n_train, pool.n_items), label_names=dataset.label_names)
+                    eval_items=np.arange(n_train, pool.n_items), label_names=dataset.label_names,
+                    groups=groups, strata=strata)

@@ -15,8 +15,8 @@ Decisions (documented in docs/results-schema.md):
   then the choices carrying f in such questions, labelled ``right``/``wrong``. Feature masks
   (:func:`feature_masks`) are per question.
 * No separate test split (``dataset.train is None``): the items are split into ``folds``
-  seeded folds; for each fold, R = the other folds and S = the fold. A value must meet the
-  support in every fold; its cueness is the mean over folds, and its supports and label
+  seeded, grouped folds (:mod:`cuelens.audit.groups`); for each fold, R = the other folds and
+  S = the fold. A value must meet the support in every fold; its cueness is the mean over folds, and its supports and label
   distributions are those of the whole file (each instance is evaluated exactly once).
   ``features_config.cv_folds_used`` is then ``true``.
 """
@@ -31,6 +31,7 @@ from scipy.spatial.distance import jensenshannon
 
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
+from cuelens.audit.groups import dataset_groups, grouped_folds
 from cuelens.audit.parse_cache import ParseCache
 from cuelens.data.dataset import Dataset, Instances, Task
 from cuelens.errors import UserError
@@ -116,15 +117,13 @@ def _concat(a: Instances, b: Instances) -> Instances:
                      np.concatenate([a.item, b.item + offset]))
 
 
-def _fold_counts(fm: FeatureMatrix, n_labels: int, folds: int, seed: int):
-    """Per fold ``(train counts, test counts)`` over seeded item-level folds."""
-    item = fm.instances.item
-    n_items = int(item.max()) + 1
-    if n_items < folds:
-        raise UserError(f"cannot cross-validate {n_items} items in {folds} folds")
-    fold_of_item = np.empty(n_items, dtype=np.int64)
-    fold_of_item[np.random.default_rng(seed).permutation(n_items)] = np.arange(n_items) % folds
-    fold = fold_of_item[item]
+def _fold_counts(fm: FeatureMatrix, split, label_names: list[str], folds: int, seed: int):
+    """Per fold ``(train counts, test counts)`` over seeded, grouped item-level folds (items
+    sharing a premise or text stay in one fold, :mod:`cuelens.audit.groups`)."""
+    fold_of_item = grouped_folds(dataset_groups([split]), split.item_labels(label_names), folds,
+                                 seed)
+    fold = fold_of_item[fm.instances.item]
+    n_labels = len(label_names)
     per_fold = [fm.label_counts(np.flatnonzero(fold == j), n_labels) for j in range(folds)]
     total = sum(per_fold)
     return [(total - c, c) for c in per_fold], total
@@ -151,7 +150,7 @@ def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_s
     test = _instances(dataset, dataset.test)
     if cv:
         fm = FeatureMatrix(dataset, test, chosen, cache_dir, progress)
-        fold_counts, total = _fold_counts(fm, len(labels), folds, seed)
+        fold_counts, total = _fold_counts(fm, dataset.test, labels, folds, seed)
         ok = np.all([(r.sum(1) >= max(min_support, 1)) & (s.sum(1) >= max(min_support, 1))
                      for r, s in fold_counts], axis=0)
         score = np.mean([cueness(r[ok], s[ok]) for r, s in fold_counts], axis=0)

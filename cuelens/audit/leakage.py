@@ -1,8 +1,9 @@
 """The leakage table of SPEC §3: every metric × aggregator, ``D = Acc − Majority``, baselines.
 
 With a train split, cues are fitted on train and scored on test. Without one, accuracies come
-from seeded K-fold cross-validation over the file (MCQ folds at question level), so a cue is
-never scored on data that includes the item being predicted.
+from seeded, grouped K-fold cross-validation over the file (MCQ folds at question level; items
+sharing a premise or a text in one fold, :mod:`cuelens.audit.groups`), so a cue is never scored
+on data that includes the item being predicted or a copy of it.
 
 Baselines in the same units: a partial-input bag-of-words logistic regression on the
 hypothesis / choice text only (unigrams + bigrams occurring in at least ``BOW_MIN_COUNT`` = 2
@@ -14,6 +15,7 @@ ties toward the lower position).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
@@ -23,13 +25,16 @@ from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
-    item_folds, over_folds, predict_cues
+    over_folds, predict_cues
+from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.metrics import METRICS
+from cuelens.audit.uncertainty import SIGNIFICANT, difference_interval, leakage_verdict
 from cuelens.data.dataset import Task
 
 MAJORITY = "majority"
 BOW_MIN_COUNT = 2
 ANSWER_POSITION = "answer position"
+EXTRA_FOLD_SEEDS = 2  # cross-validated files: re-seeded runs of the headline model (its CI)
 
 
 def bow_name(task: str) -> str:
@@ -96,7 +101,7 @@ def evaluation_folds(data: ScanData, n_folds: int, seed: int) -> np.ndarray | No
     """Outer folds over the evaluation items when there is no train split, else None."""
     if data.train_items is not None:
         return None
-    return item_folds(len(data.eval_items), n_folds, np.random.default_rng(seed))
+    return data.eval_folds(n_folds, seed)
 
 
 def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
@@ -138,16 +143,51 @@ def _entry(accuracy: float, majority: float) -> dict:
     return {"accuracy": round(float(accuracy), 6), "D": round(float(accuracy - majority), 6)}
 
 
+def seed_runs(data: ScanData, options: ScoringOptions, n_folds: int,
+              model: tuple[str, str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Cross-validated files: (headline correctness, majority correctness) per item under
+    :data:`EXTRA_FOLD_SEEDS` more fold seeds (:func:`~cuelens.audit.groups.iteration_seed`)."""
+    if data.train_items is not None:
+        return []
+    runs = []
+    for r in range(1, EXTRA_FOLD_SEEDS + 1):
+        reseeded = replace(options, seed=iteration_seed(options.seed, r, FOLD_SEEDS))
+        bank, folds = ModelBank(reseeded.seed), evaluation_folds(data, n_folds, reseeded.seed)
+        majority = Baselines(data, reseeded).majority
+
+        def fold_fn(fit_rows, eval_rows, inner):
+            out = predict_cues(Fit(data.pool, fit_rows, inner, reseeded), eval_rows, [model],
+                               bank)
+            return {model: out[model], MAJORITY: majority(fit_rows, eval_rows)}
+
+        out = over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)
+        runs.append((out[model], out[MAJORITY]))
+    return runs
+
+
 def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds: int,
                   flag_threshold: float, progress=None) -> dict:
-    """The ``leakage`` section of results.json (docs/results-schema.md)."""
+    """The ``leakage`` section of results.json (docs/results-schema.md).
+
+    The headline's 95% interval (:mod:`cuelens.audit.uncertainty`) pools the item bootstrap of
+    this run with, for a cross-validated file, that of :data:`EXTRA_FOLD_SEEDS` re-seeded runs;
+    ``verdict`` and ``flagged`` follow the interval, not the point estimate.
+    """
     results = correctness(data, options, n_folds, all_models(), True, progress)
     accuracy = {name: float(np.mean(correct)) for name, correct in results.items()}
     majority = accuracy.pop(MAJORITY)
     table = [{"metric": m, "aggregator": a, **_entry(accuracy[(m, a)], majority)}
              for m, a in all_models()]
-    best = max((row for row in table if row["metric"] == metric), key=lambda row: row["D"])
+    best = dict(max((row for row in table if row["metric"] == metric), key=lambda row: row["D"]))
+    model = (best["metric"], best["aggregator"])
+    runs = [(results[model], results[MAJORITY])] + seed_runs(data, options, n_folds, model)
+    low, high = difference_interval(runs, seed=options.seed)
+    best.update(ci_low=round(low, 6), ci_high=round(high, 6))
     baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
                  if isinstance(name, str)]
-    return {"majority": round(majority, 6), "table": table, "best": dict(best),
-            "flagged": bool(best["D"] > flag_threshold), "baselines": baselines}
+    verdict = leakage_verdict(low, high, flag_threshold)
+    section = {"majority": round(majority, 6), "table": table, "best": best,
+               "flagged": verdict == SIGNIFICANT, "verdict": verdict, "baselines": baselines}
+    if len(runs) > 1:
+        section["fold_seed_D"] = [round(float(np.mean(a) - np.mean(b)), 6) for a, b in runs]
+    return section

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from cuelens.audit.chance import ALPHA, accuracy_row, p_text, position_chi_square, tie_credit
-from cuelens.audit.fitting import item_folds
+from cuelens.audit.groups import dataset_groups, grouped_folds
 from cuelens.audit.tokenize import tokenize, word_tokens
 from cuelens.data.dataset import Dataset, Split
 
@@ -141,7 +141,9 @@ def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], fold
     if dataset.train is not None:
         return func(dataset.train, dataset.test)
     n = len(dataset.test)
-    fold = item_folds(n, folds, np.random.default_rng(seed))
+    split = dataset.test  # the leakage table's grouped folds (cuelens.audit.groups)
+    fold = grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names), folds,
+                         seed)
     out = np.zeros(n)
     for j in range(folds):
         held = np.flatnonzero(fold == j)

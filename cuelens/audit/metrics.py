@@ -97,19 +97,22 @@ def pmi(t: CountTable) -> np.ndarray:
 
 def lmi(t: CountTable) -> np.ndarray:
     """``p~(w,l) · PMI``."""
-    return (t.joint + t.alpha) / t.n * t.smoothed_pmi
+    with np.errstate(invalid="ignore"):  # α = 0: 0 · −∞ is undefined (NaN)
+        return (t.joint + t.alpha) / t.n * t.smoothed_pmi
 
 
 def npmi(t: CountTable) -> np.ndarray:
     """``PMI / −log p~(w,l)`` in [−1, 1]."""
-    denominator = -np.log(np.minimum((t.joint + t.alpha) / t.n, 1.0))
-    return np.where(denominator > 0, t.smoothed_pmi / np.where(denominator > 0, denominator, 1.0),
-                    1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # α = 0: log 0, −∞/∞
+        denominator = -np.log(np.minimum((t.joint + t.alpha) / t.n, 1.0))
+        return np.where(denominator > 0,
+                        t.smoothed_pmi / np.where(denominator > 0, denominator, 1.0), 1.0)
 
 
 def rd(t: CountTable) -> np.ndarray:
     """``|#~(w,l)/#~(w,L') − #(l)/#(L')|``."""
-    smoothed = (t.joint + t.alpha) / (t.rest + (t.n_labels - 1) * t.alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):  # α = 0: x/0 = ∞
+        smoothed = (t.joint + t.alpha) / (t.rest + (t.n_labels - 1) * t.alpha)
     return np.abs(smoothed - _safe_div(t.labels, t.rest_labels))
 
 
@@ -133,9 +136,9 @@ def wp(t: CountTable) -> np.ndarray:
 
 def z(t: CountTable) -> np.ndarray:
     """Gardner et al.'s ``(p̂ − p0) / sqrt(p0 (1 − p0) / #(w))``."""
-    p0 = t.labels / t.n if t.z_prior == "empirical" else np.full(t.n_labels, 1.0 / t.n_labels)
     p_hat = cp(t)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # an empty table (N = 0): p0 undefined
+        p0 = t.labels / t.n if t.z_prior == "empirical" else np.full(t.n_labels, 1.0 / t.n_labels)
         return np.where(t.word > 0, (p_hat - p0) / np.sqrt(p0 * (1.0 - p0) / t.word), 0.0)
 
 

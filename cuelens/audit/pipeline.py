@@ -108,7 +108,9 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                  progress: Progress | None = None) -> ScanResult:
     """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none)."""
+    from cuelens.audit.advice import next_steps
     from cuelens.audit.examples import sample_examples
+    from cuelens.audit.hygiene import data_hygiene
     from cuelens.audit.results import build_results
     from cuelens.data.summary import dataset_summary
 
@@ -119,8 +121,12 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
         return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress)
     examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
-    results = build_results(dataset, config, audit, dataset_summary(dataset), examples)
+    hygiene = data_hygiene(dataset, config.seed)
+    if progress is not None:
+        progress("hygiene", 1.0)
+    results = build_results(dataset, config, audit, dataset_summary(dataset), examples, hygiene)
     results.update(feature_sections(dataset, features, cache_dir=cache_dir, folds=config.folds,
                                     seed=config.seed, progress=progress))
+    results["next_steps"] = next_steps(results)
     return ScanResult(dataset=dataset, results=results, item_easy=audit.item_easy,
                       started=started)

@@ -25,13 +25,15 @@ from cuelens.io import atomic_write_text, check_outputs, dumps_json, write_json
 SCHEMA_VERSION = "1.0"
 
 
-def build_results(dataset: Dataset, config, audit, summary: dict, examples: dict) -> dict:
+def build_results(dataset: Dataset, config, audit, summary: dict, examples: dict,
+                  hygiene: dict | None = None) -> dict:
     """results.json content in schema order."""
     mcq = {"mcq_baselines": audit.mcq_baselines} if audit.mcq_baselines is not None else {}
     return {"schema_version": SCHEMA_VERSION,
             "tool": {"name": "cuelens", "version": __version__},
             "config": asdict(config),
             "dataset": summary,
+            **({"hygiene": hygiene} if hygiene is not None else {}),
             "cues": audit.cues,
             "cue_stats": audit.cue_stats,
             "leakage": audit.leakage,

@@ -10,19 +10,21 @@ for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; n
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.config import ScanConfig
+from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.fitting import ScanData, scan_data
+from cuelens.audit.groups import group_sizes
 from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
+from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
+from cuelens.io import json_number
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
@@ -40,11 +42,12 @@ class WordAudit:
 
 
 def _numbers(values: np.ndarray) -> list:
-    """Floats rounded to 6 decimals as Python numbers; non-finite values become None."""
+    """Floats rounded to 6 decimals as Python numbers; ±∞ as "inf"/"-inf", NaN as None
+    (:func:`cuelens.io.json_number`; ``--alpha 0`` makes PMI/RD infinite)."""
     rounded = np.round(values.astype(np.float64), 6)
     out = rounded.tolist()
     if not np.isfinite(rounded).all():
-        out = [x if math.isfinite(x) else None for x in out]
+        out = [json_number(x) for x in out]
     return out
 
 
@@ -108,7 +111,11 @@ def run_word_audit(dataset, config: ScanConfig | None = None,
                  "hard_fraction": round(1 - n_easy / len(split.easy), 6),
                  "folds": config.folds, "iterations": config.iterations, "seed": config.seed,
                  "metric": best["metric"], "aggregator": best["aggregator"],
-                 "split": "test" if data.train_items is not None else "all"}
+                 "split": "test" if data.train_items is not None else "all",
+                 # the headline's accuracy interval covers the majority baseline: the split
+                 # separates lucky from unlucky items, not cue-bearing from clean ones
+                 "chance_level": leakage["verdict"] in (CHANCE, BELOW)}
+    leakage["groups"] = group_sizes(data.groups)
     return WordAudit(cues=cues, cue_stats=cue_stats, leakage=leakage, easy_hard=easy_hard,
                      item_easy=split.easy, item_score=np.round(split.score, 6),
                      mcq_baselines=mcq)

@@ -50,19 +50,22 @@ HypothesisFieldOpt = Annotated[Optional[str], typer.Option(
 LabelFieldOpt = Annotated[Optional[str], typer.Option("--label-field", help="Field holding the label.")]
 ChoicesFieldOpt = Annotated[Optional[str], typer.Option(
     "--choices-field", help="Field holding the list of choices (multiple choice).")]
+GroupFieldOpt = Annotated[Optional[str], typer.Option(
+    "--group-field", help="Field holding a group id: items sharing it are kept in one "
+    "cross-validation fold (added to the automatic grouping by shared premise/text).")]
 SkipBadOpt = Annotated[bool, typer.Option(
     "--skip-bad", help="Skip malformed lines/records with a counted warning instead of stopping.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (results are deterministic).")]
 
 
 def load_data(data, train, test, hf, premise_field, hypothesis_field, label_field, choices_field,
-              skip_bad):
+              skip_bad, group_field=None):
     """Load the dataset named by the shared data arguments, warning about skipped items."""
     from cuelens.data import load_dataset
     from cuelens.data.schema import FieldMap
 
     fields = FieldMap(premise=premise_field, hypothesis=hypothesis_field, label=label_field,
-                      choices=choices_field)
+                      choices=choices_field, group=group_field)
     dataset = load_dataset(data, train=str(train) if train else None,
                            test=str(test) if test else None, hf=hf, fields=fields,
                            skip_bad=skip_bad)

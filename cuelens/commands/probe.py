@@ -56,7 +56,11 @@ def probe(
         "--out", "-o", help="Output directory (default: audit-results/DATASET/probe/).")]
     = None,
     top: Annotated[int, typer.Option(help="Top word cues per label to test.")] = 5,
-    rank_by: Annotated[str, typer.Option(help="Cue metric ranking the top word cues.")] = "lmi",
+    rank_by: Annotated[str, typer.Option(
+        help="Cue metric ranking the top word cues; z (default) tests only significant cues.")]
+    = "z",
+    min_support: Annotated[int, typer.Option(
+        help="Minimum fitting instances of a tested word cue.")] = 20,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the ΔAcc CIs.")] = 1000,
     min_items: Annotated[int, typer.Option(help="Minimum test items with and without a cue.")]
     = 10,
@@ -121,7 +125,8 @@ def probe(
         raise UserError("give exactly one of --model, --predictions and --llm")
     if rank_by not in METRICS:
         raise UserError(f"unknown --rank-by metric '{rank_by}' (choose from {', '.join(METRICS)})")
-    for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items)):
+    for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items),
+                        ("min-support", min_support)):
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
     sc_options = ShortCircuitOptions(t1=t1, t2=t2, ops=sc_ops) if short_circuit else None
@@ -155,9 +160,10 @@ def probe(
     scan_result = _load_scan(scan, dataset)
     with progress_bar(f"probing {dataset.name}") as progress:
         result = probe_dataset(dataset, preds, info, scan=scan_result, classifier=clf, top=top,
-                               rank_by=rank_by, n_boot=bootstrap, min_items=min_items, seed=seed,
-                               short_circuit=sc_options, position_bias=positions,
-                               inputs=extra_inputs, progress=progress)
+                               rank_by=rank_by, min_support=min_support, n_boot=bootstrap,
+                               min_items=min_items, seed=seed, short_circuit=sc_options,
+                               position_bias=positions, inputs=extra_inputs,
+                               progress=progress)
     result.started = started
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
@@ -245,16 +251,29 @@ def print_probe(section: dict, out_dir: Path) -> None:
     """Terminal summary: accuracy, ΔAcc table, easy/hard accuracy."""
     from rich.table import Table
 
-    console.print(f"accuracy {section['accuracy'] * 100:.1f}%")
+    from cuelens.probes.sanity import probe_verdict
+
+    sanity = section.get("sanity")
+    if sanity:
+        acc = sanity["accuracy"]
+        console.print(f"accuracy {acc['accuracy'] * 100:.1f}% [95% CI {acc['ci_low'] * 100:.1f}, "
+                      f"{acc['ci_high'] * 100:.1f}] vs chance {acc['chance'] * 100:.1f}%")
+    else:
+        console.print(f"accuracy {section['accuracy'] * 100:.1f}%")
+    if section.get("cue_selection"):
+        console.print(f"word cues tested: {escape(section['cue_selection']['rule'])}")
     test = section["accuracy_test"]
-    table = Table("cue", "kind", "n with", "acc with", "acc without", "ΔAcc [95% CI]",
+    table = Table("cue", "kind", "n with", "acc with", "acc without", "ΔAcc [95% CI]", "q",
                   title=f"Accuracy test (Σ|ΔAcc| = {test['total_abs_delta'] * 100:.1f} points)")
     for row in sorted(test["cues"], key=lambda r: -abs(r["delta"])):
         table.add_row(escape(row["cue"]), row["kind"], str(row["n_with"]),
                       f"{row['acc_with'] * 100:.1f}", f"{row['acc_without'] * 100:.1f}",
                       f"{row['delta'] * 100:+.1f} [{row['ci_low'] * 100:+.1f}, "
-                      f"{row['ci_high'] * 100:+.1f}]")
+                      f"{row['ci_high'] * 100:+.1f}]",
+                      f"{row['q_value']:.3f}{'*' if row['significant'] else ''}")
     console.print(table)
+    if test.get("correction"):
+        console.print(f"q: {escape(test['correction'])}; * q < 0.05")
     if test.get("skipped"):
         console.print(f"{len(test['skipped'])} cue(s) skipped (too few test items)")
     if "position_bias" in section:
@@ -265,4 +284,7 @@ def print_probe(section: dict, out_dir: Path) -> None:
         eh = section["easy_hard"]
         console.print(f"easy {eh['easy_accuracy'] * 100:.1f}% · hard "
                       f"{eh['hard_accuracy'] * 100:.1f}% · gap {eh['gap'] * 100:+.1f} points")
+    level, sentence = probe_verdict(section)
+    colour = {"unreliable": "yellow", "relies": "bold red", "clean": "green"}[level]
+    console.print(f"[{colour}]verdict:[/] {escape(sentence)}")
     console.print(f"results written to [bold]{escape(str(out_dir))}[/]")

@@ -8,9 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
-                                     LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, console, load_data, progress_bar, user_errors)
+from cuelens.commands.common import (ChoicesFieldOpt, DataArg, GroupFieldOpt, HfOpt,
+                                     HypothesisFieldOpt, LabelFieldOpt, PremiseFieldOpt, SeedOpt,
+                                     SkipBadOpt, TestOpt, TrainOpt, console, load_data,
+                                     progress_bar, user_errors)
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
@@ -65,6 +66,7 @@ def scan(
     label_field: LabelFieldOpt = None,
     choices_field: ChoicesFieldOpt = None,
     skip_bad: SkipBadOpt = False,
+    group_field: GroupFieldOpt = None,
     features: Annotated[str, typer.Option(
         "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
         "sentiment, overlap, ner, typo; 'all' or 'none'.")] = "all",
@@ -88,7 +90,7 @@ def scan(
                         flag_threshold=flag_threshold / 100.0)
     config.validate()  # before any data is read
     dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
-                        choices_field, skip_bad)
+                        choices_field, skip_bad, group_field)
     out_dir = out or Path("audit-results") / dataset.name
     check_scan_outputs(dataset, out_dir, report, cache_dir=cache_dir,
                        uses_cache=feature_names != [])
@@ -140,6 +142,7 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
     from rich.table import Table
 
     from cuelens.audit.examples import top_cues_by_label
+    from cuelens.io import format_number
 
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
@@ -152,10 +155,9 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
         return
     leak = results["leakage"]
     best = leak["best"]
-    verdict = "[bold red]significant cue leakage[/]" if leak["flagged"] else "[green]below the flag[/]"
     console.print(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
                   f"{best['accuracy'] * 100:.1f}% ({best['metric']}/{best['aggregator']}) · "
-                  f"D = {best['D'] * 100:+.1f} points → {verdict}")
+                  f"D = {d_with_ci(best)} → {VERDICTS.get(leak.get('verdict'), '')}")
     for baseline in leak.get("baselines", []):
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {baseline['D'] * 100:+.1f})")
@@ -164,7 +166,7 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
                   title="Top cue words")
     for label, group in top_cues_by_label(results["cues"], config["metric"], top).items():
         table.add_row(escape(label), escape(", ".join(
-            f"{c['token']} (n={c['count']}, z={c['metrics']['z']:.1f}"
+            f"{c['token']} (n={c['count']}, z={format_number(c['metrics']['z'], 1)}"
             f"{'*' if c['significant'] else ''})" for c in group)))
     console.print(table)
     console.print(f"* significant: z > {results['cue_stats']['bonferroni_z']:.2f} "
@@ -174,7 +176,48 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
                                  f"({f['cueness'] * 100:.1f}%)" for f in results["features"][:5])
         console.print(f"top feature cues by cueness: {top_features}")
     eh = results["easy_hard"]
-    console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
-                  f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
+    if eh.get("chance_level"):
+        console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard — indistinguishable "
+                      "from chance (the cue-only accuracy CI covers the baseline): not a finding")
+    else:
+        console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
+                      f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
+    print_hygiene(results.get("hygiene"))
+    for i, step in enumerate(results.get("next_steps", []), 1):
+        console.print(f"{'next steps:' if i == 1 else '':11} {i}. {escape(step['action'])} "
+                      f"[dim]({escape(step['why'])})[/]")
     console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
+
+
+VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the threshold)",
+            "mild": "[yellow]cue leakage[/] (CI above chance, not surely above the threshold)",
+            "chance": "[green]indistinguishable from chance[/]",
+            "below chance": "[green]below chance[/]"}
+
+
+def d_with_ci(row: dict) -> str:
+    """``+12.3 points [95% CI +10.1, +14.2]`` (the CI when the row has one)."""
+    text = f"{row['D'] * 100:+.1f} points"
+    if "ci_low" in row:
+        text += f" [95% CI {row['ci_low'] * 100:+.1f}, {row['ci_high'] * 100:+.1f}]"
+    return text
+
+
+def print_hygiene(section: dict | None) -> None:
+    """Duplicates / overlap counts per split and the hygiene warnings."""
+    from rich.markup import escape
+
+    if not section:
+        return
+    for role, c in section["splits"].items():
+        pairs = c.get("mirrored_pairs", c.get("contrastive_pairs", 0))
+        kind = "mirrored" if "mirrored_pairs" in c else "contrastive"
+        console.print(f"hygiene {escape(role)}: {c['duplicate_items']} duplicate(s), "
+                      f"{c['near_duplicate_pairs']} near-duplicate pair(s), {pairs} {kind} "
+                      f"pair(s), {c['label_conflict_items']} label-noise candidate(s)")
+    for row in section["overlap"]:
+        console.print(f"overlap {escape(row['fit'])} → {escape(row['eval'])}: {row['exact']} "
+                      f"exact, {row['near']} near, {row['shared_premise']} sharing a premise")
+    for warning in section["warnings"]:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
 

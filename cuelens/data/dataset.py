@@ -56,6 +56,7 @@ class Split:
     questions: list[str | None] = field(default_factory=list)  # MCQ optional (COPA cause/effect)
     raw: list[str] = field(default_factory=list)  # original record text, one line each
     lines: list[int] = field(default_factory=list)  # line number of each item in its file
+    groups: list[str | None] = field(default_factory=list)  # --group-field value per item
     skipped: dict[str, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -83,6 +84,7 @@ class Split:
             self.questions.append(record.get("question"))
         self.raw.append(raw)
         self.lines.append(line)
+        self.groups.append(record.get("group"))
 
     def premise_context(self, i: int) -> str:
         """Premise with the optional MCQ question appended (SPEC §1)."""
@@ -129,6 +131,7 @@ class Split:
                 out.questions.append(self.questions[i])
             out.raw.append(self.raw[i])
             out.lines.append(self.lines[i])
+            out.groups.append(self.groups[i])
         return out
 
 

@@ -56,6 +56,11 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
         if item is None:
             _skip(split, "missing label")
             continue
+        if fields.group is not None:
+            if record.get(fields.group) in (None, ""):
+                raise UserError(f"no group id in field '{fields.group}' (--group-field)",
+                                path=str(path), line=line)
+            item["group"] = str(record[fields.group])
         split.append(item, raw, line)
     if split is None or len(split) == 0:
         raise UserError("no usable items (the file is empty or every item was skipped)",

@@ -45,6 +45,7 @@ class FieldMap:
     hypothesis: str | None = None
     label: str | None = None
     choices: str | None = None
+    group: str | None = None  # --group-field: items sharing its value stay in one fold
 
 
 def _first(record: dict, names: tuple[str, ...]) -> str | None:

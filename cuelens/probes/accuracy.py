@@ -4,16 +4,20 @@
 with a 95% percentile-bootstrap confidence interval (``scipy.stats.bootstrap``; S_f and S_nf
 resampled independently; seeded, the same generator seed for every cue so a cue's interval does
 not depend on which other cues are tested). A cue with fewer than ``min_items`` items on either
-side is reported as skipped, never as ΔAcc = 0. ``total_abs_delta`` = Σ |ΔAcc| over the tested
+side is reported as skipped, never as ΔAcc = 0. Each tested cue gets a two-sided bootstrap
+p-value (:func:`bootstrap_p`) and a Benjamini–Hochberg q-value over all tested cues
+(``scipy.stats.false_discovery_control``); ``significant`` means q < 5%. ``total_abs_delta`` = Σ |ΔAcc| over the tested
 cues (the model-weakness total).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import bootstrap
+from scipy.stats import bootstrap, false_discovery_control
 
 MIN_ITEMS = 10
+FDR = 0.05
+CORRECTION = "Benjamini-Hochberg (false discovery rate 5%) over the tested cues"
 
 
 def _r(x: float) -> float:
@@ -37,7 +41,16 @@ def delta_accuracy(correct: np.ndarray, mask: np.ndarray, *, n_boot: int = 1000,
                        random_state=np.random.default_rng(seed))
     low, high = result.confidence_interval
     return {**row, "acc_with": _r(with_cue.mean()), "acc_without": _r(without.mean()),
-            "delta": _r(with_cue.mean() - without.mean()), "ci_low": _r(low), "ci_high": _r(high)}
+            "delta": _r(with_cue.mean() - without.mean()), "ci_low": _r(low), "ci_high": _r(high),
+            "p_value": _r(bootstrap_p(result.bootstrap_distribution))}
+
+
+def bootstrap_p(replicates: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of "ΔAcc = 0": twice the smaller share of replicates on one
+    side of 0, with the +1 correction so that it is never 0."""
+    n = len(replicates)
+    below, above = int((replicates <= 0).sum()), int((replicates >= 0).sum())
+    return min(1.0, 2 * (min(below, above) + 1) / (n + 1))
 
 
 def accuracy_test(correct: np.ndarray, cues, *, n_boot: int = 1000, seed: int = 0,
@@ -50,7 +63,12 @@ def accuracy_test(correct: np.ndarray, cues, *, n_boot: int = 1000, seed: int = 
                              min_items=min_items)
         entry = {"cue": cue.name, "kind": cue.kind, **row}
         (skipped if "skipped" in row else tested).append(entry)
-    section = {"cues": tested,
+    if tested:  # Benjamini–Hochberg over the tested cues (SPEC §6)
+        q = false_discovery_control([c["p_value"] for c in tested], method="bh")
+        for c, value in zip(tested, q):
+            c["q_value"] = _r(value)
+            c["significant"] = bool(value < FDR)
+    section = {"cues": tested, "correction": CORRECTION,
                "total_abs_delta": _r(sum(abs(c["delta"]) for c in tested))}
     if skipped:
         section["skipped"] = skipped

@@ -22,6 +22,7 @@ from cuelens.data.dataset import Dataset
 from cuelens.frames import ResultViews, records_frame
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
+from cuelens.probes.sanity import MIN_SUPPORT, select_word_cues
 from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_sections
 
 if TYPE_CHECKING:
@@ -118,26 +119,30 @@ def model_predictions(classifier, name: str, dataset: Dataset, batch_size: int |
 
 
 def probe_cues(dataset: Dataset, scan_results: dict, top: int, rank_by: str,
-               warnings: list[str]):
-    """The top word cues by ``rank_by`` per label plus the scan's ICQ feature cues."""
-    from cuelens.audit.examples import top_cue_tokens
+               warnings: list[str], min_support: int = MIN_SUPPORT):
+    """The word cues chosen by :func:`~cuelens.probes.sanity.select_word_cues` plus the scan's
+    ICQ feature cues, and the ``cue_selection`` record."""
     from cuelens.probes.cues import feature_cues, word_cues
 
     if "cues" not in scan_results:
         warnings.extend(scan_results.get("notes", []))
-        return []
-    tokens = top_cue_tokens(scan_results["cues"], rank_by, top)
+        return [], None
+    tokens, selection = select_word_cues(scan_results["cues"], rank_by, top, min_support)
+    if not tokens:
+        warnings.append(f"no word cue passes the selection ({selection['rule']}): "
+                        "no word cue is tested")
     cues = word_cues(dataset, tokens, scan_results["config"]["ngrams"])
     try:
         cues += feature_cues(dataset, scan_results.get("features", []))
     except ImportError:
         warnings.append("ICQ features unavailable; testing word cues only")
-    return cues
+    return cues, selection
 
 
 def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, *,
                   scan: ScanResult | None = None, classifier=None, top: int = 5,
-                  rank_by: str = "lmi", n_boot: int = 1000, min_items: int = 10, seed: int = 0,
+                  rank_by: str = "z", min_support: int = MIN_SUPPORT, n_boot: int = 1000,
+                  min_items: int = 10, seed: int = 0,
                   short_circuit: ShortCircuitOptions | None = None,
                   position_bias: PositionBiasOptions | None = None,
                   inputs: Sequence[str | Path] = (), progress: Progress | None = None
@@ -155,14 +160,16 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
     results = dict(scan.results)
     warnings: list[str] = []
     resolved = Path(classifier.resolved) if classifier is not None else None
-    ctx = ProbeContext(dataset=dataset, predictions=predictions,
-                       cues=probe_cues(dataset, results, top, rank_by, warnings),
+    cues, selection = probe_cues(dataset, results, top, rank_by, warnings, min_support)
+    ctx = ProbeContext(dataset=dataset, predictions=predictions, cues=cues,
+                       cue_selection=selection,
                        model_info=model_info, item_easy=scan.item_easy,
                        model_dir=resolved if resolved is not None and resolved.is_dir() else None,
                        classifier=classifier, seed=seed, n_boot=n_boot, min_items=min_items,
                        short_circuit=short_circuit, position_bias=position_bias,
                        warnings=warnings, progress=progress)
     results["probe"] = run_sections(ctx)
+    warnings += results["probe"]["sanity"]["notes"]
     return ProbeResult(dataset=dataset, results=results, predictions=predictions,
                        item_easy=scan.item_easy, warnings=warnings,
                        extra_inputs=[str(p) for p in inputs], started=started)

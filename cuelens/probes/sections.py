@@ -21,6 +21,7 @@ from cuelens.probes.distribution import distribution_test
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.position import section as _position_bias
 from cuelens.probes.predictions import Predictions
+from cuelens.probes.sanity import chance_level, data_map_epochs, probe_sanity
 from cuelens.probes.short_circuit import ShortCircuitOptions
 from cuelens.probes.short_circuit import section as _short_circuit
 
@@ -41,6 +42,7 @@ class ProbeContext:
     min_items: int = 10
     short_circuit: ShortCircuitOptions | None = None  # None: the section is not run
     position_bias: PositionBiasOptions | None = None  # None: the section is not run
+    cue_selection: dict | None = None  # how the word cues were chosen (probes.sanity)
     warnings: list[str] = field(default_factory=list)  # sections append what they skipped
     progress: Callable[[str, float], None] | None = None
 
@@ -78,12 +80,27 @@ def _easy_hard(ctx: ProbeContext) -> dict | None:
 
 def _data_map(ctx: ProbeContext) -> dict | None:
     points = read_data_map(ctx.model_dir) if ctx.model_dir is not None else None
-    return None if points is None else {"points": points}
+    return None if points is None else {"points": points,
+                                        "epochs": data_map_epochs(ctx.model_dir)}
+
+
+def _cue_selection(ctx: ProbeContext) -> dict | None:
+    return ctx.cue_selection
+
+
+def _sanity(ctx: ProbeContext) -> dict:
+    test = ctx.dataset.test
+    chance = chance_level(ctx.gold, test.task, test.n_choices)
+    has_map = ctx.model_dir is not None and read_data_map(ctx.model_dir) is not None
+    return probe_sanity(ctx.correct, chance, data_map_epochs(ctx.model_dir), has_map,
+                        ctx.n_boot, ctx.seed)
 
 
 SECTIONS: dict[str, Callable[[ProbeContext], dict | float | None]] = {
     "model": _model,
     "accuracy": _accuracy,
+    "sanity": _sanity,
+    "cue_selection": _cue_selection,
     "accuracy_test": _accuracy_test,
     "distribution_test": _distribution_test,
     "easy_hard": _easy_hard,

@@ -100,7 +100,8 @@ def render_html(results: dict) -> str:
 # Page titles of the result kinds without a dataset (docs/results-schema.md).
 KIND_TITLES = {"score_pairs": "language-model comparison",
                "contrast_judge": "model–human consistency on controversial pairs",
-               "contrast_pairs": "controversial sentence pairs"}
+               "contrast_pairs": "controversial sentence pairs",
+               "compare": "comparison of two scans"}
 
 
 def title(results: dict) -> str:

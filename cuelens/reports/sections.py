@@ -12,6 +12,9 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from cuelens.audit.examples import sort_value
+from cuelens.io import format_number, read_number
+from cuelens.probes.sanity import probe_verdict
 from cuelens.data.dataset import Task
 from cuelens.reports import figures as F
 
@@ -130,22 +133,53 @@ def overview(results: dict) -> Section | None:
     return sec
 
 
+# --------------------------------------------------------------------------------- hygiene
+HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
+                    "duplicates": "Exact duplicates", "near_duplicates": "Near duplicates",
+                    "label_conflicts": "Label-noise candidates (same input, different label)",
+                    "mirrored": "Mirrored / contrastive pairs"}
+
+
+@section("hygiene")
+def hygiene(results: dict) -> Section | None:
+    """Duplicates, overlap, mirrored pairs and label-noise candidates (docs/data-hygiene.md)."""
+    hy = results.get("hygiene")
+    if hy is None:
+        return None
+    examples = [(HYGIENE_EXAMPLES[kind], rows) for kind, rows in hy["examples"].items()
+                if rows and kind in HYGIENE_EXAMPLES]
+    return Section("hygiene", "Data hygiene", context={"hy": hy, "examples": examples})
+
+
 # --------------------------------------------------------------------------------- leakage
+def d_interval(row: dict) -> str:
+    """``+12.3 points (95% CI +10.1 to +14.2)``, or just the points without an interval."""
+    if "ci_low" not in row:
+        return points(row["D"])
+    return (f"{points(row['D'])} (95% CI {100 * row['ci_low']:+.1f} to "
+            f"{100 * row['ci_high']:+.1f})")
+
+
 def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
-    """(level, plain-language sentence) for the leakage headline (SPEC §3: flag when D > 10)."""
+    """(level, plain-language sentence) for the leakage headline (SPEC §3): significant only
+    when the whole 95% interval of D is above the alarm threshold."""
     text, context = _text_name(results)
     best = leak["best"]
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
             f"against {pct(leak['majority'])} for {_baseline_name(results)}")
-    if leak["flagged"]:
-        return "flagged", (f"Significant cue leakage. {what} — {points(best['D'])}, above the "
-                           f"{100 * threshold:.0f}-point alarm threshold. Models trained on this "
-                           f"data can score well without understanding the {context}.")
-    if best["D"] > 0:
-        return "mild", (f"Some cue leakage, below the {100 * threshold:.0f}-point alarm "
-                        f"threshold. {what} ({points(best['D'])}).")
-    return "clean", f"No cue leakage detected. {what}: no better than guessing."
+    level = leak.get("verdict") or ("significant" if leak["flagged"] else
+                                    "mild" if best["D"] > 0 else "chance")
+    if level == "significant":
+        return "flagged", (f"Significant cue leakage. {what} — {d_interval(best)}, the whole "
+                           f"interval above the {100 * threshold:.0f}-point alarm threshold. "
+                           f"Models trained on this data can score well without understanding "
+                           f"the {context}.")
+    if level == "mild":
+        return "mild", (f"Some cue leakage, not surely above the {100 * threshold:.0f}-point "
+                        f"alarm threshold. {what}: {d_interval(best)}.")
+    return "clean", (f"No cue leakage detected. {what}: {d_interval(best)}, indistinguishable "
+                     "from guessing.")
 
 
 @section("leakage")
@@ -240,7 +274,7 @@ def top_cues(cues: list[dict], metric: str, per_label: int) -> list[dict]:
 
     def key(c):
         m = c["metrics"]
-        return (-m.get(metric, 0.0), -(m.get("z") or 0.0), -c["count"], c["token"])
+        return (-sort_value(m.get(metric, 0.0)), -sort_value(m.get("z")), -c["count"], c["token"])
 
     return [c for group in by_label.values() for c in sorted(group, key=key)[:per_label]]
 
@@ -268,13 +302,14 @@ def cue_words(results: dict) -> Section | None:
     # significant cues first in each trace, so that the legend shows a filled marker
     for c in sorted(shown, key=lambda c: not c["significant"]):
         g = groups.setdefault(c["label"], {"x": [], "y": [], "hover": [], "symbol": []})
-        z = c["metrics"].get("z")
+        score = read_number(c["metrics"].get(metric))
         g["x"].append(c["count"])
-        g["y"].append(c["metrics"].get(metric))
+        g["y"].append(score if math.isfinite(score) else None)  # ±∞ / undefined: not drawn
         g["symbol"].append("circle" if c["significant"] else "circle-open")
         g["hover"].append(f"“{c['token']}” → {c['label']}\n{c['count']:,} instances, "
                           f"{c['label_count']:,} with this label\n{metric} "
-                          f"{c['metrics'].get(metric, 0):.3f}, z {'n/a' if z is None else f'{z:.1f}'}")
+                          f"{format_number(c['metrics'].get(metric))}, "
+                          f"z {format_number(c['metrics'].get('z'), 1)}")
     spec = F.scatter_groups(groups, x_title="instances containing the word (log scale)",
                             y_title=f"cue score ({metric})", log_x=True,
                             colour_keys=sec.context["labels"])
@@ -368,7 +403,10 @@ def probe(results: dict) -> Section | None:
     pr = results.get("probe")
     if pr is None:
         return None
-    sec = Section("probe", "Does a model use the cues?", context={"probe": pr})
+    level, sentence = probe_verdict(pr)
+    sec = Section("probe", "Does a model use the cues?", context={
+        "probe": pr, "level": {"relies": "flagged", "unreliable": "mild"}.get(level, "clean"),
+        "verdict": sentence})
     _probe_accuracy_test(sec, pr)
     _probe_distribution_test(sec, pr, results["dataset"]["label_names"],
                              results["dataset"]["task"] == Task.MCQ)
@@ -713,3 +751,31 @@ def contrast_pairs(results: dict) -> Section | None:
                   for k in PAIR_FACTS if (v := results.get(k)) is not None}},
         client={"contrast_pairs": {"columns": [[t, typ] for _, t, typ, _ in columns],
                                    "rows": rows}})
+
+
+# --------------------------------------------------------------------------------- compare
+@section("compare")
+def compare(results: dict) -> Section | None:
+    """Two scans side by side: D with CIs, cues gained and lost (``audit compare``)."""
+    if results.get("kind") != "compare":
+        return None
+    sides = [results["before"], results["after"]]
+    sec = Section("compare", "Before and after", context={
+        "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides],
+        "z": lambda cue: format_number(cue["z"], 1)})
+    names = [f"{label}: {s['source']}" for label, s in zip(("before", "after"), sides)]
+    low = [100 * (s["D"] - s.get("ci_low", s["D"])) for s in sides]
+    high = [100 * (s.get("ci_high", s["D"]) - s["D"]) for s in sides]
+    sec.add_figure("d", "Headline cue leakage D of each scan with its 95% interval: a change "
+                   "is clear when the two intervals do not overlap.",
+                   F.horizontal_bars(names, [100 * s["D"] for s in sides], axis_title="D (points)",
+                                     percent=False, colours_=[F.GREY, F.MAIN],
+                                     errors=(low, high), reference=(0, "chance")))
+    return sec
+@section("next_steps")
+def next_steps(results: dict) -> Section | None:
+    """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""
+    steps = results.get("next_steps")
+    if not steps:
+        return None
+    return Section("next_steps", "What to do next", context={"steps": steps})

@@ -271,7 +271,7 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
         scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
     results = dict(scan.results)
     warnings: list[str] = []
-    cues = probe_cues(dataset, results, top, rank_by, warnings)
+    cues, _ = probe_cues(dataset, results, top, rank_by, warnings)
     run = run_llm_probe(dataset, backend, templates, cues, item_easy=scan.item_easy,
                         cache=cache, calibrate=calibrate, normalize=normalize, seed=seed,
                         n_boot=n_boot, min_items=min_items, progress=progress)

@@ -18,9 +18,26 @@
     return node;
   }
 
+  /* results.json numbers: +/-infinity travel as "inf"/"-inf", undefined as null */
+  function num(value) {
+    if (value === "inf") { return Infinity; }
+    if (value === "-inf") { return -Infinity; }
+    return value === null || value === undefined ? NaN : value;
+  }
+
+  /* a sortable number: undefined values sort below everything */
+  function key(value) {
+    var x = num(value);
+    return isNaN(x) ? -Infinity : x;
+  }
+
+  function cmp(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
   function fmt(value, digits) {
-    if (value === null || value === undefined) { return "n/a"; }
-    return Number(value).toFixed(digits);
+    var x = num(value);
+    if (isNaN(x)) { return "n/a"; }
+    if (!isFinite(x)) { return x > 0 ? "\u221e" : "\u2212\u221e"; }
+    return Number(x).toFixed(digits);
   }
 
   /* ------------------------------------------------------------------ figures */
@@ -120,10 +137,13 @@
     (DATA.cues ? DATA.cues.rows : []).forEach(function (r) {
       if (!Object.prototype.hasOwnProperty.call(byCue, r[0])) { return; }
       var b = best[r[0]];
-      if (!b || r[4] > b[4] || (r[4] === b[4] && r[5] > b[5])) { best[r[0]] = r; }
+      if (!b || key(r[4]) > key(b[4]) || (key(r[4]) === key(b[4]) && key(r[5]) > key(b[5]))) {
+        best[r[0]] = r;
+      }
     });
     var ranked = Object.keys(best).sort(function (a, b) {
-      return (best[b][4] - best[a][4]) || (best[b][5] - best[a][5]) || (a < b ? -1 : a > b ? 1 : 0);
+      return cmp(key(best[b][4]), key(best[a][4])) || cmp(key(best[b][5]), key(best[a][5])) ||
+        (a < b ? -1 : a > b ? 1 : 0);
     });
     var rest = Object.keys(byCue).filter(function (w) { return !best[w]; });
     var labels = {};
@@ -227,7 +247,7 @@
     function value(i, col) {
       var v = rows[i][col];
       if (col === 6) { return v ? 1 : 0; }
-      return v === null || v === undefined ? -Infinity : v;
+      return col < 2 ? v : key(v);
     }
 
     function refresh() {

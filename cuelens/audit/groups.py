@@ -1,0 +1,133 @@
+"""Leakage-proof fold assignment: items that share text are kept in one fold (SPEC §3–4).
+
+Plain k-fold lets an item and its near-copy land on both sides of a fold boundary. Debiased
+datasets do this on purpose: Balanced COPA mirrors every question (the same two choices, once with
+the first right, once with the second), so plain folds put a choice's *right* occurrence in the
+fitting portion and its *wrong* one in the held-out fold, and cue scores become anti-predictive.
+
+Groups are the connected components of the graph linking an item to each of its *keys*
+(:func:`item_keys`): its normalised premise, each of its normalised hypothesis / choice texts,
+for MCQ its whole set of choices (in any order) and, with ``--group-field``, the user's group id. Two items sharing any key — a premise, a
+choice or hypothesis text, or being exact duplicates — are in one group, transitively (union-find
+over exact normalised text, computed with :func:`scipy.sparse.csgraph.connected_components`).
+The normal form (:func:`normal_form`) is the cue tokenizer's lower-cased word tokens joined by a
+space: case, punctuation and spacing do not separate two texts. Texts of fewer than
+:data:`MIN_KEY_TOKENS` = 3 tokens link nothing: a one- or two-word answer ("bank", "the dog") is
+a concept that unrelated questions reuse (CommonsenseQA's answer options would otherwise join
+almost every question into one group), not a copied item. Likewise a text shared by more than
+:data:`MAX_KEY_SHARE` = 5% of the items (and by more than 2) is a template — a fixed context or
+instruction repeated everywhere — and links nothing; otherwise it would put the whole file in one
+group and leave nothing to cross-validate.
+
+Folds are drawn by scikit-learn's :class:`~sklearn.model_selection.StratifiedGroupKFold`
+(``shuffle=True``, ``random_state`` = the seed; strata: the NLI label, the MCQ gold position), so
+a group never straddles two folds and label shares stay close to the whole file's. The
+assignment is a deterministic function of (groups, strata, number of folds, seed).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from sklearn.model_selection import StratifiedGroupKFold
+
+from cuelens.audit.tokenize import word_tokens
+from cuelens.errors import UserError
+
+MIN_KEY_TOKENS = 3  # shorter texts ("bank", "a dog") are concepts reused by unrelated items
+MAX_KEY_SHARE = 0.05  # a text in more than 5% of the items is a template (a fixed context)
+
+
+def normal_form(text: str) -> str:
+    """Lower-cased word tokens (punctuation dropped, repeats and order kept) joined by spaces."""
+    return " ".join(word_tokens(text))
+
+
+def item_keys(split, user_groups: Sequence[str | None] | None = None) -> list[list[str]]:
+    """The linking keys of every item of ``split`` (tagged by kind so kinds never collide)."""
+    texts = split.hypotheses if split.task == "nli" else split.choices
+    out = []
+    for i, premise in enumerate(split.premises):
+        own = [texts[i]] if split.task == "nli" else texts[i]
+        keys = [f"{kind}:{form}" for kind, text in [("p", premise)] + [("t", t) for t in own]
+                if len((form := normal_form(text)).split()) >= MIN_KEY_TOKENS]
+        if split.task == "mcq":  # the whole option set, whatever its length (mirrored items)
+            keys.append("c:" + "|".join(sorted(normal_form(t) for t in own)))
+        if user_groups is not None and user_groups[i] is not None:
+            keys.append(f"g:{user_groups[i]}")
+        out.append(keys)
+    return out
+
+
+def connected_groups(keys: Sequence[Iterable[str]]) -> np.ndarray:
+    """A group id per item: connected components of the item–key graph, numbered in order of
+    each group's first item (so ids do not depend on hashing). A key shared by more than
+    ``max(2, MAX_KEY_SHARE · n)`` items is a template and links nothing."""
+    index: dict[str, int] = {}
+    rows, cols = [], []
+    for i, item in enumerate(keys):
+        for key in item:
+            rows.append(i)
+            cols.append(index.setdefault(key, len(index)))
+    n = len(keys)
+    if cols:
+        sharing = np.bincount(cols)
+        user = np.asarray([key.startswith("g:") for key in index])  # never capped
+        keep = (sharing[cols] <= max(2, int(MAX_KEY_SHARE * n))) | user[cols]
+        rows, cols = list(np.asarray(rows)[keep]), list(np.asarray(cols)[keep])
+    m = len(index)
+    edges = sp.coo_matrix((np.ones(len(rows)), (rows, np.asarray(cols, dtype=np.int64) + n)),
+                          shape=(n + m, n + m))
+    _, component = connected_components(edges, directed=False)
+    _, first, inverse = np.unique(component[:n], return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse]
+
+
+def dataset_groups(splits: Sequence) -> np.ndarray:
+    """Group ids over the items of ``splits`` concatenated in order (train first, then test);
+    splits loaded with ``--group-field`` (``split.groups`` filled in) add the user's ids."""
+    keys: list[list[str]] = []
+    for split in splits:
+        user = split.groups if any(g is not None for g in split.groups) else None
+        keys += item_keys(split, user)
+    return connected_groups(keys)
+
+
+def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int,
+                  what: str = "items") -> np.ndarray:
+    """A fold id per item; every group lies in one fold (StratifiedGroupKFold, seeded)."""
+    n_groups = len(np.unique(groups))
+    if n_groups < n_folds:
+        raise UserError(f"cannot make {n_folds} folds: the {len(groups)} {what} form only "
+                        f"{n_groups} group(s) of items sharing a premise or text "
+                        "(lower --folds, or give a separate --train/--test)")
+    splitter = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed % 2**32)
+    folds = np.empty(len(groups), dtype=np.int64)
+    with warnings.catch_warnings():  # a rare stratum (fewer members than folds) is fine here
+        warnings.simplefilter("ignore", UserWarning)
+        for fold, (_, held) in enumerate(splitter.split(np.zeros(len(groups)), strata, groups)):
+            folds[held] = fold
+    return folds
+
+
+EASY_HARD, FOLD_SEEDS = 0, 1  # streams of iteration_seed
+
+
+def iteration_seed(seed: int, iteration: int, stream: int = EASY_HARD) -> int:
+    """The fold seed of run ``iteration`` of ``stream`` (easy/hard iterations, or the re-seeded
+    runs of the headline's interval): independent, reproducible seeds from one user seed."""
+    entropy = [seed % 2**32, stream, iteration]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
+
+
+def group_sizes(groups: np.ndarray) -> dict:
+    """Summary of a grouping for results.json: number of groups, largest, items in groups > 1."""
+    sizes = np.bincount(groups) if len(groups) else np.zeros(0, dtype=np.int64)
+    return {"groups": int(len(sizes)), "largest": int(sizes.max()) if len(sizes) else 0,
+            "grouped_items": int(sizes[sizes > 1].sum())}

@@ -1,0 +1,85 @@
+"""Confidence intervals for accuracies and accuracy differences (SPEC §3, §6).
+
+Every interval is a seeded 95% percentile bootstrap over evaluation items (MCQ: questions):
+``n_boot`` resamples of the items with replacement, the statistic recomputed on each, the 2.5th
+and 97.5th percentiles. Differences are *paired* (one resample picks the same items for both
+predictors), so the item-to-item variation both share cancels.
+
+Several runs of the same comparison (the headline D under different cross-validation fold
+seeds) are combined by pooling their bootstrap replicates: the interval of the mixture covers
+both the sampling noise of the items and the noise of the fold assignment.
+
+Verdicts use the interval, never the point estimate alone: :func:`leakage_verdict` calls leakage
+*significant* only when the whole interval lies above the alarm threshold, and "chance level"
+when it covers 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+N_BOOT = 1000
+LEVEL = 0.95
+_BATCH_CELLS = 2_000_000  # items × resamples drawn at once (memory bound)
+
+
+def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_boot`` bootstrap replicates of ``values.mean()``."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    if n == 0:
+        return np.full(n_boot, np.nan)
+    out = np.empty(n_boot)
+    step = max(1, _BATCH_CELLS // n)
+    for start in range(0, n_boot, step):
+        size = min(step, n_boot - start)
+        out[start:start + size] = values[rng.integers(0, n, (size, n))].mean(axis=1)
+    return out
+
+
+def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
+    tail = 100 * (1 - LEVEL) / 2
+    low, high = np.percentile(replicates, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def difference_interval(runs: Sequence[tuple[np.ndarray, np.ndarray]], n_boot: int = N_BOOT,
+                        seed: int = 0) -> tuple[float, float]:
+    """95% interval of ``mean(a − b)`` pooled over ``runs`` of paired per-item scores ``(a, b)``."""
+    rng = np.random.default_rng(seed)
+    pooled = np.concatenate([bootstrap_means(np.asarray(a, float) - np.asarray(b, float), n_boot,
+                                             rng) for a, b in runs])
+    return percentile_interval(pooled)
+
+
+def accuracy_interval(correct: np.ndarray, n_boot: int = N_BOOT,
+                      seed: int = 0) -> tuple[float, float]:
+    """95% bootstrap interval of an accuracy (``correct``: per-item 0/1, or fractions for ties)."""
+    return percentile_interval(bootstrap_means(correct, n_boot, np.random.default_rng(seed)))
+
+
+def accuracy_vs_chance(correct: np.ndarray, chance: float, n_boot: int = N_BOOT,
+                       seed: int = 0) -> dict:
+    """Accuracy, its 95% interval and whether that interval covers ``chance`` (the majority
+    baseline, or 1/k for MCQ): a model or split whose interval covers chance is
+    indistinguishable from guessing."""
+    low, high = accuracy_interval(correct, n_boot, seed)
+    return {"accuracy": round(float(np.mean(correct)), 6), "ci_low": round(low, 6),
+            "ci_high": round(high, 6), "chance": round(float(chance), 6),
+            "covers_chance": bool(low <= chance <= high)}
+
+
+SIGNIFICANT, MILD, CHANCE, BELOW = "significant", "mild", "chance", "below chance"
+
+
+def leakage_verdict(low: float, high: float, threshold: float) -> str:
+    """The leakage level an interval ``[low, high]`` of D (fractions) supports:
+    ``significant`` (the whole interval above the alarm threshold), ``mild`` (above 0 but not
+    surely above the threshold), ``chance`` (covers 0), ``below chance`` (entirely below 0)."""
+    if low > threshold:
+        return SIGNIFICANT
+    if low > 0:
+        return MILD
+    return BELOW if high < 0 else CHANCE

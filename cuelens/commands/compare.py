@@ -1,0 +1,50 @@
+"""``audit compare``: D with CIs and cues gained/lost between two scans (terminal + HTML)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import console, user_errors
+
+ScanPath = Annotated[Path, typer.Argument(
+    help="A scan output directory or its results.json.", show_default=False)]
+
+
+@user_errors
+def compare(
+    before: ScanPath,
+    after: ScanPath,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="HTML report to write (default: compare.html next to AFTER's "
+                            "results).")] = None,
+) -> None:
+    """Compare two scans: headline D with 95% CIs, verdicts, hygiene and significant cues gained
+    and lost.
+
+    Example: audit compare audit-results/snli-v1 audit-results/snli-v2 -o v1-vs-v2.html
+    """
+    from rich.markup import escape
+
+    from cuelens.audit.compare import compare_scans, load_scan_results
+    from cuelens.commands.scan import d_with_ci
+    from cuelens.reports import render_report
+
+    result = compare_scans(load_scan_results(before), load_scan_results(after), str(before),
+                           str(after))
+    for label, side in (("before", result["before"]), ("after", result["after"])):
+        console.print(f"{label:6} {escape(side['source'])}: D = {d_with_ci(side)} "
+                      f"({escape(side['verdict'])}; hard fraction "
+                      f"{side['hard_fraction'] * 100:.1f}%)")
+    console.print(f"change in D: {result['delta_D'] * 100:+.1f} points (the 95% CIs "
+                  f"{'overlap' if result['cis_overlap'] else 'do not overlap'})")
+    for key, title in (("cues_gained", "gained"), ("cues_lost", "lost")):
+        tokens = ", ".join(f"{c['token']}→{c['label']}" for c in result[key][:10])
+        console.print(f"significant cues {title}: {result['n_' + key]}"
+                      + (f" ({escape(tokens)})" if tokens else ""))
+    after_dir = after if after.is_dir() else after.parent
+    inputs = [p / "results.json" if p.is_dir() else p for p in (before, after)]
+    written = render_report(result, out or after_dir / "compare.html", inputs=inputs)
+    console.print(f"report: [bold]{escape(str(written))}[/]")

@@ -1,0 +1,101 @@
+"""Is a probe interpretable, and what does it say? (SPEC §6; docs/data-hygiene.md)
+
+* :func:`select_word_cues`: which scan cues a probe tests by default — the cues that are
+  significant (z above the scan's Bonferroni threshold) with at least ``min_support`` fitting
+  instances, strongest z first, ``top`` per label. Ranking by a raw score (LMI, frequency) puts
+  stopwords first; significance of z does not.
+* :func:`probe_sanity`: the model's accuracy with its 95% bootstrap interval against chance
+  (the test split's majority-label share, 1/k for MCQ); an interval covering chance, or a data
+  map from a single epoch (variability is 0 for every item), makes ΔAcc / data-map results not
+  interpretable, and the section says so.
+* :func:`probe_verdict`: the plain-English verdict box ("the model relies on cue X: +Y points"),
+  naming the multiple-comparison correction used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.audit.examples import sort_value
+from cuelens.audit.uncertainty import accuracy_vs_chance
+from cuelens.probes.data_map import DYNAMICS_DIR
+
+MIN_SUPPORT = 20
+
+
+def select_word_cues(cues: list[dict], rank_by: str = "z", top: int = 5,
+                     min_support: int = MIN_SUPPORT) -> tuple[list[str], dict]:
+    """Distinct tokens to test and the ``cue_selection`` record saying how they were chosen.
+
+    ``rank_by == "z"`` (default): significant cues only, by z. Another metric: every cue with
+    enough support, by that metric (ties: z, support, token).
+    """
+    significant_only = rank_by == "z"
+    by_label: dict[str, list[dict]] = {}
+    for cue in cues:
+        if cue["count"] >= min_support and (cue["significant"] or not significant_only):
+            by_label.setdefault(cue["label"], []).append(cue)
+    tokens: list[str] = []
+    for _, group in sorted(by_label.items()):
+        group.sort(key=lambda c: (-sort_value(c["metrics"][rank_by]),
+                                  -sort_value(c["metrics"]["z"]), -c["count"], c["token"]))
+        tokens += [c["token"] for c in group[:top]]
+    tokens = list(dict.fromkeys(tokens))
+    rule = (f"significant cues (z above the Bonferroni threshold) with at least {min_support} "
+            f"instances, top {top} per label by z" if significant_only else
+            f"cues with at least {min_support} instances, top {top} per label by {rank_by}")
+    return tokens, {"rank_by": rank_by, "min_support": min_support, "top": top,
+                    "significant_only": significant_only, "rule": rule, "n_tokens": len(tokens)}
+
+
+def data_map_epochs(model_dir: Path | None) -> int | None:
+    """How many epochs of training dynamics a model directory holds (None: no data map)."""
+    if model_dir is None or not (Path(model_dir) / DYNAMICS_DIR).is_dir():
+        return None
+    return len(list((Path(model_dir) / DYNAMICS_DIR).glob("dynamics_epoch_*.jsonl")))
+
+
+def chance_level(gold: np.ndarray, task: str, n_choices: int | None) -> float:
+    """Accuracy of guessing: 1/k for MCQ, the majority label's share of the test items for NLI."""
+    if task == "mcq":
+        return 1.0 / (n_choices or 2)
+    return float(np.bincount(gold).max() / len(gold)) if len(gold) else 0.0
+
+
+def probe_sanity(correct: np.ndarray, chance: float, epochs: int | None, has_data_map: bool,
+                 n_boot: int, seed: int) -> dict:
+    """The ``probe.sanity`` section: accuracy vs chance, data-map epochs, notes."""
+    accuracy = accuracy_vs_chance(correct, chance, n_boot, seed)
+    notes = []
+    if accuracy["covers_chance"]:
+        notes.append(f"the model's accuracy {100 * accuracy['accuracy']:.1f}% (95% CI "
+                     f"{100 * accuracy['ci_low']:.1f}–{100 * accuracy['ci_high']:.1f}%) covers "
+                     f"chance ({100 * chance:.1f}%): ΔAcc, distribution and easy/hard results "
+                     "are not interpretable (a guessing model's gaps are noise)")
+    if has_data_map and (epochs or 0) <= 1:
+        notes.append("the data map comes from a single training epoch: variability is 0 for "
+                     "every item, so its regions are not interpretable (train for 2+ epochs)")
+    return {"accuracy": accuracy, "data_map_epochs": epochs,
+            "interpretable": not accuracy["covers_chance"], "notes": notes}
+
+
+def probe_verdict(probe: dict) -> tuple[str, str]:
+    """(level, sentence) for the probe's verdict box: ``unreliable``, ``relies`` or ``clean``."""
+    sanity = probe.get("sanity", {})
+    test = probe.get("accuracy_test", {})
+    correction = test.get("correction", "no correction")
+    if sanity and not sanity.get("interpretable", True):
+        return "unreliable", ("Not interpretable: the model performs at chance, so differences "
+                              "between items with and without a cue are noise.")
+    relied = sorted((c for c in test.get("cues", []) if c.get("significant") and c["delta"] > 0),
+                    key=lambda c: (-c["delta"], c["cue"]))
+    if relied:
+        named = ", ".join(f"“{c['cue']}”: {100 * c['delta']:+.1f} points" for c in relied[:3])
+        return "relies", (f"The model relies on cue {named} (accuracy with the cue minus "
+                          f"without; {len(relied)} of {len(test['cues'])} tested cues "
+                          f"significant after {correction}).")
+    n = len(test.get("cues", []))
+    return "clean", (f"No tested cue changes the model's accuracy significantly ({n} cues; "
+                     f"{correction}).")

@@ -1,0 +1,101 @@
+"""Grouped folds (cuelens.audit.groups): items sharing a premise or text never straddle folds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuelens.audit.groups import connected_groups, dataset_groups, grouped_folds, item_keys, \
+    normal_form
+from cuelens.audit.scan import ScanConfig, run_word_audit
+from cuelens.data import load_dataset
+from cuelens.data.schema import FieldMap
+from cuelens.errors import UserError
+from scan_helpers import mcq_dataset
+
+DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
+             if (p / "shared" / "data").is_dir()), Path("shared") / "data")
+
+
+def test_normal_form_ignores_case_punctuation_and_spacing():
+    assert normal_form("The  Sun, was RISING!") == normal_form("the sun was rising") == \
+        "the sun was rising"
+
+
+def test_union_find_is_transitive_and_numbered_by_first_item():
+    keys = [["a"], ["b"], ["a", "c"], ["d"], ["c"], ["b"]]
+    # 0–2 share a, 2–4 share c; 1–5 share b; 3 alone
+    np.testing.assert_array_equal(connected_groups(keys), [0, 1, 0, 2, 0, 1])
+
+
+def mirrored(n_pairs: int, seed: int = 0):
+    """Balanced-COPA-like: each pair of questions has the same two choices, right in turn."""
+    rng = np.random.default_rng(seed)
+    choices, labels = [], []
+    for j in range(n_pairs):
+        a = f"alpha{j} word{rng.integers(50)} thing{rng.integers(50)}"
+        b = f"beta{j} word{rng.integers(50)} thing{rng.integers(50)}"
+        choices += [[a, b], [a, b] if rng.random() < 0.5 else [b, a]]
+        labels += [0, 1 if choices[-1][0] == a else 0]
+    return choices, labels
+
+
+def test_mirrored_items_are_detected_as_pairs_and_kept_in_one_fold():
+    choices, labels = mirrored(60)
+    dataset = mcq_dataset(None, (choices, labels))
+    groups = dataset_groups([dataset.test])
+    np.testing.assert_array_equal(groups, np.arange(120) // 2)  # exactly the planted pairs
+    folds = grouped_folds(groups, np.asarray(labels), 5, seed=3)
+    assert (folds[0::2] == folds[1::2]).all()
+    assert sorted(np.bincount(folds)) == [24] * 5
+    np.testing.assert_array_equal(folds, grouped_folds(groups, np.asarray(labels), 5, seed=3))
+
+
+def test_mirrored_dataset_has_no_leakage_when_cross_validated():
+    # with plain k-fold the mirror in the fitting folds makes every held-out choice look wrong
+    # (anti-predictive cues learnt back by LR/SGD); grouped folds give D ≈ 0
+    choices, labels = mirrored(150, seed=1)
+    audit = run_word_audit(mcq_dataset(None, (choices, labels)), ScanConfig(iterations=2))
+    assert abs(audit.leakage["best"]["D"]) <= 0.05
+    assert all(abs(row["D"]) <= 0.1 for row in audit.leakage["table"])
+
+
+def test_shared_premise_and_user_group_field(tmp_path):
+    rows = [{"id": str(i), "premise": f"Premise number {i // 3} here.", "hypothesis": f"h {i}",
+             "label": "a" if i % 2 else "b", "topic": f"t{i // 6}"} for i in range(120)]
+    path = tmp_path / "all.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    plain = load_dataset(str(path))
+    np.testing.assert_array_equal(dataset_groups([plain.test]), np.arange(120) // 3)
+    grouped = load_dataset(str(path), fields=FieldMap(group="topic"))
+    np.testing.assert_array_equal(dataset_groups([grouped.test]), np.arange(120) // 6)
+    assert item_keys(grouped.test, grouped.test.groups)[0][-1] == "g:t0"
+
+
+def test_missing_group_field_names_file_and_line(tmp_path):
+    path = tmp_path / "all.jsonl"
+    path.write_text(json.dumps({"premise": "p", "hypothesis": "h", "label": "a"}) + "\n")
+    with pytest.raises(UserError, match="line 1: no group id in field 'topic'"):
+        load_dataset(str(path), fields=FieldMap(group="topic"))
+
+
+def test_a_text_shared_by_many_items_is_a_template_and_links_nothing():
+    keys = [["p:fixed instruction for all", f"t:item {i} text"] for i in range(100)]
+    keys[7].append("t:item 8 text")  # one real link
+    groups = connected_groups(keys)
+    assert len(np.unique(groups)) == 99 and groups[7] == groups[8]
+
+
+def test_too_few_groups_is_one_clear_error():
+    with pytest.raises(UserError, match="cannot make 5 folds: the 8 items form only 2 group"):
+        grouped_folds(np.array([0, 0, 0, 0, 1, 1, 1, 1]), np.zeros(8, int), 5, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (DATA / "balanced_copa").is_dir(), reason="shared data not available")
+def test_balanced_copa_one_file_has_no_leakage():
+    audit = run_word_audit(load_dataset(str(DATA / "balanced_copa")), ScanConfig(iterations=2))
+    assert abs(audit.leakage["best"]["D"]) <= 0.05

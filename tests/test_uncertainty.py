@@ -1,0 +1,87 @@
+"""Confidence intervals and verdicts (cuelens.audit.uncertainty, cuelens.probes.sanity)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuelens.audit.uncertainty import accuracy_vs_chance, difference_interval, leakage_verdict
+from cuelens.probes.accuracy import accuracy_test, bootstrap_p
+from cuelens.probes.cues import Cue
+from cuelens.probes.sanity import chance_level, probe_sanity, probe_verdict, select_word_cues
+
+
+def test_paired_difference_interval_matches_the_normal_approximation():
+    rng = np.random.default_rng(0)
+    a = (rng.random(4000) < 0.6).astype(float)
+    b = np.full(4000, 0.5)
+    low, high = difference_interval([(a, b)], n_boot=2000, seed=1)
+    se = a.std() / np.sqrt(len(a))
+    centre = a.mean() - 0.5
+    assert low == pytest.approx(centre - 1.96 * se, abs=0.004)
+    assert high == pytest.approx(centre + 1.96 * se, abs=0.004)
+    # identical per-item scores: the paired difference is 0 on every resample
+    assert difference_interval([(a, a)], n_boot=200) == (0.0, 0.0)
+    # the same seed gives the same interval; pooling two runs widens a shifted pair
+    assert difference_interval([(a, b)], 500, 3) == difference_interval([(a, b)], 500, 3)
+    single = difference_interval([(a, b)], 500, 3)
+    pooled = difference_interval([(a, b), (a, b - 0.05)], 500, 3)  # a second run, D 5 points up
+    assert pooled[1] > single[1] + 0.02 and pooled[0] >= single[0] - 0.005
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (0.12, 0.2, "significant"), (0.05, 0.15, "mild"), (0.01, 0.05, "mild"),
+    (-0.02, 0.3, "chance"), (-0.05, -0.01, "below chance")])
+def test_verdict_claims_only_what_the_interval_supports(low, high, expected):
+    assert leakage_verdict(low, high, 0.10) == expected
+
+
+def test_accuracy_vs_chance_and_probe_sanity():
+    coin = np.tile([1.0, 0.0], 250)  # 50% on a two-way task
+    assert accuracy_vs_chance(coin, 0.5, seed=0)["covers_chance"] is True
+    good = np.r_[np.ones(400), np.zeros(100)]
+    assert accuracy_vs_chance(good, 0.5, seed=0)["covers_chance"] is False
+    sane = probe_sanity(coin, 0.5, epochs=1, has_data_map=True, n_boot=300, seed=0)
+    assert sane["interpretable"] is False and len(sane["notes"]) == 2
+    assert "not interpretable" in sane["notes"][0] and "single training epoch" in sane["notes"][1]
+    assert probe_verdict({"sanity": sane})[0] == "unreliable"
+    assert chance_level(np.array([0, 0, 1, 2]), "nli", None) == 0.5
+    assert chance_level(np.array([0, 1]), "mcq", 4) == 0.25
+
+
+def test_bootstrap_p_and_benjamini_hochberg():
+    assert bootstrap_p(np.array([0.1, 0.2, 0.3])) == 2 * 1 / 4  # none ≤ 0: (0 + 1) / (n + 1)
+    assert bootstrap_p(np.array([-1.0, 1.0, 2.0, 3.0])) == 2 * 2 / 5
+    rng = np.random.default_rng(0)
+    correct = (rng.random(600) < 0.5).astype(float)
+    strong = np.zeros(600, dtype=bool)
+    strong[:200] = True
+    correct[:200] = 1.0  # the model is always right with the cue
+    noise = [Cue(f"noise{j}", "word", rng.random(600) < 0.3) for j in range(4)]
+    section = accuracy_test(correct, [Cue("strong", "word", strong)] + noise, n_boot=400)
+    rows = {c["cue"]: c for c in section["cues"]}
+    ps = np.array([rows[c]["p_value"] for c in ["strong"] + [f"noise{j}" for j in range(4)]])
+    order = np.argsort(ps)
+    bh = np.minimum.accumulate((ps[order] * 5 / np.arange(1, 6))[::-1])[::-1]
+    expected = np.empty(5)
+    expected[order] = np.minimum(bh, 1)
+    got = [rows[c]["q_value"] for c in ["strong"] + [f"noise{j}" for j in range(4)]]
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    assert rows["strong"]["significant"] and section["correction"].startswith("Benjamini")
+    level, sentence = probe_verdict({"accuracy_test": section})
+    assert level == "relies" and "“strong”: +" in sentence and "Benjamini" in sentence
+
+
+def test_default_cue_selection_skips_stopwords_and_weak_cues():
+    def cue(token, label, count, z, lmi, significant):
+        return {"token": token, "label": label, "count": count, "label_count": count,
+                "metrics": {"z": z, "lmi": lmi}, "significant": significant}
+
+    cues = [cue("the", "a", 5000, 1.0, 0.09, False), cue("his", "b", 900, 2.0, 0.05, False),
+            cue("nobody", "a", 60, 9.0, 0.01, True), cue("tall", "b", 40, 6.0, 0.004, True),
+            cue("rare", "b", 8, 12.0, 0.001, True)]
+    tokens, selection = select_word_cues(cues)
+    assert tokens == ["nobody", "tall"]  # significant, support ≥ 20, by z
+    assert selection["significant_only"] and "by z" in selection["rule"]
+    by_lmi, _ = select_word_cues(cues, rank_by="lmi", top=1)
+    assert by_lmi == ["the", "his"]  # what the old default tested
