@@ -185,6 +185,7 @@ def onnx_backend(clf) -> Runner:
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # shared CPUs
     import torch
 
     options.intra_op_num_threads = torch.get_num_threads()
@@ -231,8 +232,8 @@ def auto_backend(clf) -> Runner:
         return reference
     try:
         candidate = onnx_backend(clf)
-    except UserError:  # the extra is not installed: torch it is
-        return reference
+    except (UserError, RuntimeError, ValueError, TypeError, OSError):
+        return reference  # no extra, or a model the exporter cannot handle: torch it is
     return VerifiedRunner(candidate, reference, "onnx")
 
 
