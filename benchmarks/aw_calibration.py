@@ -43,6 +43,7 @@ def run_model(name: str, path: str, test: str, seed: int, null_draws: int) -> di
         result = aw_test(clf.model, clf.tokenizer, premises, right, thresholds=mode, seed=seed,
                          null_draws=null_draws, max_length=clf.max_length)
         th = result.thresholds
+        assert th is not None, result.note
         row[mode] = {"aw": result.score, "ci": result.ci, "t1": th.t1, "t2": th.t2,
                      "null_rate": th.null_rate, "n_null": th.n_null,
                      "cpu_seconds": round(time.process_time() - cpu, 1)}
@@ -62,8 +63,8 @@ def main() -> None:
     parser.add_argument("--null-draws", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    rows = [run_model(*spec.split("=", 1), args.test, args.seed, args.null_draws)
-            for spec in args.models]
+    specs = [spec.split("=", 1) for spec in args.models]
+    rows = [run_model(name, path, args.test, args.seed, args.null_draws) for name, path in specs]
     args.out.write_text(json.dumps(rows, indent=2))
     print("| model | acc | n | calibrated AW [95% CI] | t1 / t2 | null rate (n null) "
           "| fixed 0.14/0.13 AW [95% CI] | fixed null rate |")
