@@ -173,12 +173,10 @@ def stage_throughput(out: Path, args) -> dict:
                       "argmax_agreement_vs_torch": float(
                           (probs[name].argmax(1) == reference.argmax(1)).mean())}
         print(name, rows[name], flush=True)
-    auto = replace(clf, backend="auto", _runner=None)
-    auto.predict_proba(split.subset(list(range(batch))))
     summary = {"name": "throughput", "items": len(split), "batch_size": batch,
                "repeats": args.repeats, "model": "SNLI-fine-tuned minilm" if trained else
                "minilm, fresh seeded NLI head", "threads": torch.get_num_threads(),
-               "backend_setup_s": setup_s, "auto_chose": auto.backend_in_use,
+               "backend_setup_s": setup_s, "auto_chose": backends_used["auto"].backend_in_use,
                "ours_over_pipeline": round(rows["auto"]["items_per_s"]
                                            / rows["transformers.pipeline"]["items_per_s"], 2),
                "cpu": rows}
