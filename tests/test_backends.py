@@ -5,6 +5,8 @@ int8 reports its agreement with float32."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -98,16 +100,7 @@ def test_int8_agreement_and_backend_errors(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="unknown backend 'tpu'"):
         clf.use_backend("tpu")
 
-    import builtins
-
-    real_import = builtins.__import__
-
-    def without_onnxruntime(name, *args, **kwargs):
-        if name == "onnxruntime":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", without_onnxruntime)
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if the extra were missing
     with pytest.raises(UserError, match=r"cuelens\[onnx\]"):
         clf.use_backend("onnx")
     clf.use_backend("auto")  # no extra: auto quietly uses torch
