@@ -6,9 +6,12 @@ Stages (each: fine-tune with the CLI, then probe with the CLI; timings are wall-
   (``--snli-train`` items, 1 epoch), probe SNLI test (9,824 items; cues from all of SNLI dev).
 - ``copa``: MCQ head, COPA dev (500) as train, COPA test (500).
 - ``arct``: MCQ head, ARCT train (1,210) → ARCT test (444).
-- ``throughput``: inference items/s of the SNLI model on ``--throughput-items`` SNLI test items
-  (the tool's default batch size, length-sorted, dynamic padding), float32 and ``--int8``,
-  median of ``--repeats`` runs; a roberta-base-sized random model as well when a GPU is present.
+- ``throughput``: inference items/s and items per CPU-second on ``--throughput-items`` SNLI test
+  items (batch 64, length-sorted, dynamic padding) of the SNLI model (else ``minilm`` with a
+  fresh seeded head), one run comparing our backends (torch, onnx, auto, torch-int8) with
+  ``transformers.pipeline("text-classification")`` on the same model and items, interleaved,
+  median of ``--repeats`` rounds, with the load average of each run and every backend's max
+  probability difference from torch; a bf16 roberta-base-sized random model when CUDA is present.
 
 Usage: python benchmarks/probe_bench.py --out /tmp/probe-bench [--stages snli,copa,arct,throughput]
 Prints a markdown summary; writes ``summary.json`` into ``--out``.
@@ -23,9 +26,11 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(os.environ.get("CUELENS_DATA",
+                          Path(__file__).resolve().parents[2] / "shared" / "data"))
 AUDIT = str(Path(sys.executable).with_name("audit"))
 
 
@@ -89,49 +94,123 @@ def stage_mcq(name: str, epochs: int, lr: str, max_length: int):
     return stage
 
 
+def _timed(fn, repeats: int) -> tuple[object, dict]:
+    """Run ``fn`` ``repeats`` times: its last result and median wall / CPU seconds with the
+    1-minute load average seen at each run."""
+    walls, cpus, loads, result = [], [], [], None
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = fn()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+        loads.append(round(os.getloadavg()[0], 1))
+    return result, {"wall_s": round(statistics.median(walls), 2),
+                    "cpu_s": round(statistics.median(cpus), 2), "load_1min": loads}
+
+
+def _pipeline_probs(pipe, split, id2label: dict, batch_size: int):
+    import numpy as np
+
+    inputs = [{"text": p, "text_pair": h} for p, h in zip(split.premises, split.hypotheses)]
+    out = pipe(inputs, batch_size=batch_size, top_k=None, truncation=True, max_length=128)
+    column = {label: int(i) for i, label in id2label.items()}
+    probs = np.zeros((len(inputs), len(column)), dtype=np.float32)
+    for row, scores in enumerate(out):
+        for entry in scores:
+            probs[row, column[entry["label"]]] = entry["score"]
+    return probs
+
+
 def stage_throughput(out: Path, args) -> dict:
+    """CPU: our classifier (backends torch, onnx, auto = the probe's default, torch-int8) and
+    ``transformers.pipeline("text-classification")`` on the same model and items, interleaved
+    round by round so load changes hit all alike; GPU (when present): bf16 roberta-base-size."""
+    import numpy as np
     import torch
+    import transformers
 
     from cuelens.data import load_dataset
-    from cuelens.models.classifier import load_classifier
+    from cuelens.models.classifier import DEFAULT_BATCH, load_classifier
 
     dataset = load_dataset(str(DATA / "snli"))
-    split = dataset.test.subset(range(min(args.throughput_items, len(dataset.test))))
+    split = dataset.test.subset(list(range(min(args.throughput_items, len(dataset.test)))))
+    trained = (out / "snli-model").is_dir()
+    torch.manual_seed(args.seed)  # a fresh head (no trained model) is seeded
+    clf = load_classifier(str(out / "snli-model") if trained else "minilm", "nli",
+                          label_names=None if trained else dataset.label_names, device="cpu")
+    batch = DEFAULT_BATCH["cpu"]
+    setup_s, runs, backends_used = {}, {}, {}
+    for name in ("torch", "onnx", "auto", "torch-int8"):  # onnx: exported once, then cached
+        started = time.perf_counter()
+        ours = replace(clf, backend=name, _runner=None)
+        ours.use_backend(name)
+        setup_s[name] = round(time.perf_counter() - started, 1)
+        backends_used[name] = ours
+        runs[name] = lambda ours=ours: ours.predict_proba(split)
+    pipe = transformers.pipeline("text-classification", model=clf.model, tokenizer=clf.tokenizer,
+                                 device="cpu")
+    runs["transformers.pipeline"] = lambda: _pipeline_probs(pipe, split, clf.model.config.id2label,
+                                                            batch)
+    warm = split.subset(list(range(min(batch, len(split)))))
+    for name, ours in backends_used.items():  # warm-up (auto decides here, on its first batch)
+        ours.predict_proba(warm)
+    _pipeline_probs(pipe, warm, clf.model.config.id2label, batch)
+    probs: dict = {}
+    stats: dict = {name: {"wall_s": [], "cpu_s": [], "load_1min": []} for name in runs}
+    for _ in range(args.repeats):
+        for name, fn in runs.items():
+            probs[name], one = _timed(fn, 1)
+            for key in stats[name]:
+                stats[name][key] += one[key] if key == "load_1min" else [one[key]]
+    reference = probs["torch"]
     rows = {}
-    for label, int8 in (("minilm fp32 cpu", False), ("minilm int8 cpu", True)):
-        clf = load_classifier(str(out / "snli-model"), "nli", device="cpu")
-        if int8:
-            clf.quantize_int8()
-        times = []
-        for _ in range(args.repeats):
-            started = time.perf_counter()
-            clf.predict_proba(split)
-            times.append(time.perf_counter() - started)
-        rows[label] = round(len(split) / statistics.median(times), 1)
-        print(label, rows[label], "items/s", flush=True)
+    for name in runs:
+        wall, cpu = statistics.median(stats[name]["wall_s"]), statistics.median(stats[name]["cpu_s"])
+        rows[name] = {"items_per_s": round(len(split) / wall, 1),
+                      "items_per_cpu_s": round(len(split) / cpu, 1),
+                      "wall_s_runs": stats[name]["wall_s"], "load_1min": stats[name]["load_1min"],
+                      "max_abs_diff_vs_torch": float(np.abs(probs[name] - reference).max()),
+                      "argmax_agreement_vs_torch": float(
+                          (probs[name].argmax(1) == reference.argmax(1)).mean())}
+        print(name, rows[name], flush=True)
+    summary = {"name": "throughput", "items": len(split), "batch_size": batch,
+               "repeats": args.repeats, "model": "SNLI-fine-tuned minilm" if trained else
+               "minilm, fresh seeded NLI head", "threads": torch.get_num_threads(),
+               "backend_setup_s": setup_s, "auto_chose": backends_used["auto"].backend_in_use,
+               "ours_over_pipeline": round(rows["auto"]["items_per_s"]
+                                           / rows["transformers.pipeline"]["items_per_s"], 2),
+               "cpu": rows}
     if torch.cuda.is_available():
-        from transformers import AutoTokenizer, RobertaConfig, RobertaForSequenceClassification
+        summary["gpu"] = gpu_throughput(out, dataset, args)
+    else:
+        summary["gpu"] = "not measured: no CUDA device"
+    return summary
 
-        from cuelens.models.classifier import Classifier
 
-        model = RobertaForSequenceClassification(RobertaConfig(num_labels=3, vocab_size=50265,
-                                                               max_position_embeddings=514))
-        tokenizer = AutoTokenizer.from_pretrained(str(out / "snli-model"))
-        clf = Classifier(model.to("cuda"), tokenizer, "nli", "cuda", "roberta-base (random)",
-                         "random")
-        big = dataset.test
-        clf.predict_proba(big.subset(range(512)))
-        times = []
-        for _ in range(args.repeats):
-            torch.cuda.synchronize()
-            started = time.perf_counter()
-            clf.predict_proba(big)
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - started)
-        rows[f"roberta-base-size {torch.cuda.get_device_name()}"] = round(
-            len(big) / statistics.median(times), 1)
-    return {"name": "throughput", "items": len(split), "repeats": args.repeats,
-            "threads": torch.get_num_threads(), "items_per_second": rows}
+def gpu_throughput(out: Path, dataset, args) -> dict:
+    """bf16 autocast, batch 256, on a randomly initialised roberta-base-sized classifier."""
+    import torch
+    from transformers import AutoTokenizer, RobertaConfig, RobertaForSequenceClassification
+
+    from cuelens.models.classifier import Classifier
+    from cuelens.models.hub import resolve_model_name
+
+    model = RobertaForSequenceClassification(RobertaConfig(num_labels=3, vocab_size=50265,
+                                                           max_position_embeddings=514))
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_name("minilm"))
+    clf = Classifier(model.to("cuda"), tokenizer, "nli", "cuda", "roberta-base (random)",
+                     "random")
+    big = dataset.test
+    clf.predict_proba(big.subset(range(512)))
+
+    def run():
+        torch.cuda.synchronize()
+        clf.predict_proba(big)
+        torch.cuda.synchronize()
+
+    _, timing = _timed(run, args.repeats)
+    return {"device": torch.cuda.get_device_name(), "items": len(big),
+            "items_per_s": round(len(big) / timing["wall_s"], 1), **timing}
 
 
 STAGES = {"snli": stage_snli, "copa": stage_mcq("copa", 2, "3e-5", 64),

@@ -19,14 +19,18 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_parse_cache(tmp_path_factory):
-    """Keep the tests' spaCy parse cache out of the user's ~/.cache (one cache per test run)."""
-    saved = os.environ.get("CUELENS_CACHE_DIR")
-    os.environ["CUELENS_CACHE_DIR"] = str(tmp_path_factory.mktemp("parse-cache"))
+    """Keep the tests' caches (spaCy parses, ONNX exports) out of the user's ~/.cache (one cache
+    per test run)."""
+    names = ("CUELENS_CACHE_DIR", "CUELENS_ONNX_CACHE")
+    saved = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
     yield
-    if saved is None:
-        os.environ.pop("CUELENS_CACHE_DIR", None)
-    else:
-        os.environ["CUELENS_CACHE_DIR"] = saved
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture

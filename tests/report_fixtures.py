@@ -148,7 +148,11 @@ def mcq_results(xss: bool = False) -> dict:
         "probe": {
             "model": {"name": "roberta", "resolved": None, "source": "predictions"},
             "accuracy": 0.66,
-            "short_circuit": {"aw": 0.62, "co": 0.8,
+            "short_circuit": {"aw": 0.62, "aw_n": 130, "aw_ci": [0.535, 0.698],
+                              "aw_thresholds": {"mode": "calibrated", "t1": 0.41, "t2": 0.33,
+                                                "null_rate": 0.049, "target_null_rate": 0.05,
+                                                "n_null": 650},
+                              "co": 0.8,
                               "per_op": {"co": {"n": 100, "pass_rate": 0.8},
                                          "mt": {"n": 90, "pass_rate": 0.55},
                                          "neg+": {"n": 0, "pass_rate": None}}}}}

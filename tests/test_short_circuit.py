@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuelens.probes.short_circuit import (T1, T2, AWResult, aw_test, considers_premise,
-                                          pass_rates, summary, word_scores, word_spans)
+from cuelens.probes.attention import (T1, T2, AWResult, aw_test, considers_premise, word_scores,
+                                      word_spans)
+from cuelens.probes.short_circuit import pass_rates, summary
 
 
 @pytest.mark.parametrize("values, expected", [
@@ -87,14 +88,16 @@ def test_aw_on_a_tiny_bert_matches_brute_force(tiny_bert):
     mixed = 0
     # random-init attention is spread (~1/length), so thresholds near 0.1 give mixed answers
     for t1, t2 in [(T1, T2), (0.12, 0.11), (0.11, 0.1), (0.1, 0.09), (0.105, 0.1)]:
-        result = aw_test(model, tokenizer, premises, choices, t1=t1, t2=t2, batch_size=3)
+        result = aw_test(model, tokenizer, premises, choices, thresholds="fixed", t1=t1, t2=t2,
+                         batch_size=3)
         expected = [_reference(model, tokenizer, p, c, t1, t2) for p, c in zip(premises, choices)]
         assert result.considers.tolist() == expected
         assert result.score == pytest.approx(np.mean(expected))
         mixed += 0 < sum(expected) < len(expected)
     assert mixed >= 2  # the comparison is not vacuous
-    assert aw_test(model, tokenizer, premises, choices, t1=0.0, t2=0.0).score == 1.0
-    assert aw_test(model, tokenizer, premises, choices, t1=1.0, t2=1.0).score == 0.0
+    fixed = {"thresholds": "fixed"}
+    assert aw_test(model, tokenizer, premises, choices, t1=0.0, t2=0.0, **fixed).score == 1.0
+    assert aw_test(model, tokenizer, premises, choices, t1=1.0, t2=1.0, **fixed).score == 0.0
 
 
 class _NoAttention:
@@ -146,7 +149,8 @@ def test_short_circuit_with_a_tiny_classifier(tiny_bert, tmp_path):
     path = tiny_bert_dir(tmp_path / "m", ["the glass fell . it broke he ate food did not sang slept man was hungry"] * 3)
     clf = load_classifier(str(path), "mcq", device="cpu")
     correct = np.array([True, True, False, True, False, True])
-    section = short_circuit(split, correct, clf, ops="co,neg+", t1=0.0, t2=0.0)
+    section = short_circuit(split, correct, clf, ops="co,neg+", aw_thresholds="fixed", t1=0.0,
+                            t2=0.0)
     assert section["aw"] == 1.0  # every positive score is above a zero threshold
     stress = build_stress(split, parse_ops("co,neg+"), items=np.flatnonzero(correct).tolist())
     predicted = clf.predict_proba(stress_split(stress)).argmax(axis=1)

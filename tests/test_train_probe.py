@@ -160,9 +160,14 @@ def test_mcq_train_and_probe(tmp_path):
     assert type(model).__name__ == "BertForMultipleChoice"
     result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
                     "--device", "cpu", "--bootstrap", 200, "--rank-by", "lmi",
-                    "--min-support", 1)  # tiny data: no cue is significant
+                    "--min-support", 1,  # tiny data: no cue is significant
+                    "--int8", "--short-circuit", "--sc-ops", "co", "--aw-thresholds", "fixed")
     assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "backend torch-int8" in output and "int8 vs float32 on a seeded sample of" in output
+    assert "AW thresholds (fixed): t1 = 0.1400, t2 = 0.1300; null rate" in output
     probe = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
+    assert probe["short_circuit"]["aw_thresholds"]["mode"] == "fixed"
     rows = _read_jsonl(tmp_path / "probe" / "predictions.jsonl")
     assert all(r["prediction"] in (0, 1) and len(r["probs"]) == 2 for r in rows)
     gold = {r["id"]: r["label"] for r in test}
@@ -182,6 +187,9 @@ def test_mcq_train_and_probe(tmp_path):
     (["--llm", "x", "--prompt", "no-such-prompt"], "unknown prompt 'no-such-prompt'"),
     (["--llm", "x", "--prompt", "mcq-letter"], "prompt 'mcq-letter' is for MCQ items"),
     (["--predictions", "p.jsonl", "--scan", "nowhere"], "no results.json"),
+    (["--model", "x", "--int8", "--backend", "onnx"], "--int8 is --backend torch-int8"),
+    (["--predictions", "p.jsonl", "--short-circuit", "--aw-thresholds", "loose"],
+     "unknown AW thresholds 'loose'"),
 ])
 def test_probe_user_errors(tmp_path, monkeypatch, args, message):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

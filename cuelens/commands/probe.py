@@ -67,19 +67,25 @@ def probe(
     batch_size: Annotated[Optional[int], typer.Option(
         help="Inference batch size (default: 64 on CPU, 256 on GPU).")] = None,
     max_length: MaxLengthOpt = 128,
+    backend: Annotated[str, typer.Option(
+        help="Inference backend: auto (ONNX Runtime on the CPU when it matches torch within "
+             "1e-4, else torch), torch, onnx, torch-int8.")] = "auto",
     int8: Annotated[bool, typer.Option(
-        "--int8", help="CPU: dynamic int8 quantisation for inference (~3x faster; "
-                       "probabilities differ slightly from float32).")] = False,
+        "--int8", help="CPU: dynamic int8 quantisation (= --backend torch-int8; faster, "
+                       "approximate: its agreement with float32 is printed).")] = False,
     device: DeviceOpt = "auto",
     trust_remote_code: TrustOpt = False,
     seed: SeedOpt = 0,
     short_circuit: Annotated[bool, typer.Option(
         "--short-circuit", help="MCQ: attention test AW and per-operator pass rates (SPEC §7).")]
     = False,
-    t1: Annotated[float, typer.Option(help="AW threshold t1 (count of scores above it > 0).")]
-    = 0.14,
-    t2: Annotated[float, typer.Option(help="AW threshold t2 (count of scores above it ≥ 2).")]
-    = 0.13,
+    aw_thresholds: Annotated[str, typer.Option(
+        help="AW thresholds: calibrated (per model, 5% rate on unrelated premises) or fixed "
+             "(--t1/--t2).")] = "calibrated",
+    t1: Annotated[float, typer.Option(help="Fixed AW threshold t1 (count of scores above it > "
+                                           "0).")] = 0.14,
+    t2: Annotated[float, typer.Option(help="Fixed AW threshold t2 (count of scores above it ≥ "
+                                           "2).")] = 0.13,
     sc_ops: Annotated[str, typer.Option(help="Operators of the black-box short-circuit test.")]
     = DEFAULT_STRESS_OPS,
     train: TrainOpt = None,
@@ -129,7 +135,11 @@ def probe(
                         ("min-support", min_support)):
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
-    sc_options = ShortCircuitOptions(t1=t1, t2=t2, ops=sc_ops) if short_circuit else None
+    if int8 and backend not in {"auto", "torch-int8"}:
+        raise UserError(f"--int8 is --backend torch-int8; it cannot be combined with --backend "
+                        f"{backend}")
+    sc_options = (ShortCircuitOptions(aw_thresholds=aw_thresholds, t1=t1, t2=t2, ops=sc_ops)
+                  if short_circuit else None)
     if sc_options is not None:
         sc_options.validate()
     dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
@@ -154,7 +164,8 @@ def probe(
 
     norm_name = norm_unit if norm else "none"
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
-                                    trust_remote_code, int8, id_field, norm_name)
+                                    trust_remote_code, "torch-int8" if int8 else backend,
+                                    id_field, norm_name)
     positions = _position_options(dataset, clf, seed, position_bias, position_lm,
                                   position_predictions, device, id_field, norm_name, batch_size)
     scan_result = _load_scan(scan, dataset)
@@ -213,7 +224,7 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
 
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
-                 trust_remote_code, int8, id_field=None, norm="none"):
+                 trust_remote_code, backend, id_field=None, norm="none"):
     """(predictions, results ``probe.model``, loaded classifier or None)."""
     from cuelens.probes.pipeline import file_predictions, model_predictions
 
@@ -221,8 +232,7 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
         return (*file_predictions(predictions, dataset, id_field, norm), None)
     clf = load_model(model, dataset, fresh_head=False, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
-    if int8:
-        clf.quantize_int8()
+    clf.use_backend(backend)
     n = len(dataset.test)
     begun = time.perf_counter()
     with item_progress() as progress:
@@ -230,7 +240,15 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
         preds, info = model_predictions(clf, model, dataset, batch_size,
                                         on_batch=lambda k: progress.update(task, advance=k))
     seconds = time.perf_counter() - begun
-    console.print(f"predicted {n} items in {seconds:.1f}s ({n / seconds:.0f} items/s)")
+    console.print(f"predicted {n} items in {seconds:.1f}s ({n / seconds:.0f} items/s, "
+                  f"backend {clf.backend_in_use})")
+    if backend == "torch-int8":
+        from cuelens.models.classifier import backend_agreement
+
+        agree = backend_agreement(clf, dataset.test, batch_size=batch_size)
+        console.print(f"int8 vs float32 on a seeded sample of {agree['n']} test items: "
+                      f"{agree['argmax_agreement'] * 100:.1f}% same arg-max, max probability "
+                      f"difference {agree['max_abs_difference']:.4f}")
     return preds, info, clf
 
 
@@ -239,10 +257,18 @@ def print_short_circuit(section: dict) -> None:
     from rich.table import Table
 
     aw = "n/a" if section["aw"] is None else f"{section['aw'] * 100:.1f}%"
+    if section.get("aw_ci"):
+        low, high = section["aw_ci"]
+        aw += f" [{low * 100:.1f}, {high * 100:.1f}]"
     table = Table("op", "n", "pass rate", title=f"Short-circuit tests (AW {aw})")
     for op, row in section["per_op"].items():
         table.add_row(op, str(row["n"]), f"{row['pass_rate'] * 100:.1f}%")
     console.print(table)
+    if section.get("aw_thresholds"):
+        th = section["aw_thresholds"]
+        rate = "n/a" if th["null_rate"] is None else f"{th['null_rate'] * 100:.1f}%"
+        console.print(f"AW thresholds ({th['mode']}): t1 = {th['t1']:.4f}, t2 = {th['t2']:.4f}; "
+                      f"null rate {rate} on {th['n_null']} unrelated-premise pairs")
     if section.get("aw_note"):
         console.print(f"[yellow]{escape(section['aw_note'])}[/]")
 

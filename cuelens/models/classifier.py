@@ -4,8 +4,9 @@ Pair tasks (NLI) use ``AutoModelForSequenceClassification``, multiple choice use
 ``AutoModelForMultipleChoice`` (one logit per choice, softmax over the question's choices).
 Names resolve through :mod:`cuelens.models.hub` (aliases, local directories, hub ids;
 ``trust_remote_code`` off unless asked). On a GPU the forward pass runs under bf16 autocast
-(fp16 when the GPU lacks bf16); on the CPU in float32. Inference uses ``torch.inference_mode``,
-length-sorted batches and dynamic padding (:mod:`cuelens.models.batching`).
+(fp16 when the GPU lacks bf16); on the CPU in float32. Inference uses length-sorted batches and
+dynamic padding (:mod:`cuelens.models.batching`); the forward pass itself is a *backend* of
+:mod:`cuelens.models.backends` (``torch`` by default; ``onnx``, ``torch-int8``, ``auto``).
 
 NLI label mapping: a fine-tuned model's ``config.id2label`` names its output columns; dataset
 labels are matched to them case-insensitively. A model whose labels are the generic
@@ -19,13 +20,14 @@ import contextlib
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
+from cuelens.models.backends import Runner, backend_name, make_runner, softmax
 from cuelens.models.batching import encode_split, sorted_batches
 from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
 
@@ -46,6 +48,8 @@ class Classifier:
     name: str
     resolved: str
     max_length: int = 128
+    backend: str = "torch"
+    _runner: Runner | None = field(default=None, repr=False)
 
     def autocast(self):
         """bf16 (else fp16) autocast on a GPU; a no-op on the CPU."""
@@ -56,17 +60,15 @@ class Classifier:
         dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.autocast("cuda", dtype=dtype)
 
-    def quantize_int8(self) -> None:
-        """CPU inference only: dynamic int8 quantisation of every ``nn.Linear`` (about 3× faster
-        on x86; probabilities differ slightly from float32)."""
-        import torch
+    def use_backend(self, name: str) -> None:
+        """Run inference through backend ``name`` (:data:`cuelens.models.backends.BACKENDS`)."""
+        self._runner = make_runner(self, name)
+        self.backend = name
 
-        if self.device.startswith("cuda"):
-            raise UserError("int8 quantisation is for CPU inference; drop it with --device cuda")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # torch.ao.quantization's deprecation notice
-            self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear},
-                                                                dtype=torch.qint8)
+    @property
+    def backend_in_use(self) -> str:
+        """The backend doing the work (``auto`` names its choice after the first batch)."""
+        return backend_name(self.backend, self._runner) if self._runner else self.backend
 
     def to_device(self, batch: dict[str, np.ndarray]) -> dict:
         import torch
@@ -77,23 +79,38 @@ class Classifier:
     def predict_proba(self, split: Split, batch_size: int | None = None,
                       on_batch: Callable[[int], None] | None = None) -> np.ndarray:
         """Probabilities per item: NLI ``[n, |model labels|]``; MCQ ``[n, k]`` over choices."""
-        import torch
-
         encoded = encode_split(self.tokenizer, split, self.max_length)
         size = batch_size or DEFAULT_BATCH["cuda" if self.device.startswith("cuda") else "cpu"]
+        if self._runner is None:
+            self.use_backend(self.backend)
+        assert self._runner is not None
         out: np.ndarray | None = None
-        self.model.eval()
-        with torch.inference_mode():
-            for index in sorted_batches(encoded.lengths, size):
-                with self.autocast():
-                    logits = self.model(**self.to_device(encoded.collate(index))).logits
-                probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
-                if out is None:
-                    out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
-                out[index] = probs
-                if on_batch is not None:
-                    on_batch(len(index))
+        for index in sorted_batches(encoded.lengths, size):
+            probs = softmax(self._runner(encoded.collate(index)))
+            if out is None:
+                out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
+            out[index] = probs
+            if on_batch is not None:
+                on_batch(len(index))
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
+def backend_agreement(clf: Classifier, split: Split, reference: str = "torch", sample: int = 512,
+                      seed: int = 0, batch_size: int | None = None) -> dict:
+    """How closely ``clf``'s backend reproduces ``reference`` (float32 torch) on a seeded random
+    sample of ``min(sample, n)`` items of ``split``: both backends predict the sample; returns
+    ``{"n", "argmax_agreement", "max_abs_difference"}`` (fraction of identical arg-maxes, largest
+    probability difference)."""
+    chosen = np.sort(np.random.default_rng(seed).choice(len(split), min(sample, len(split)),
+                                                        replace=False))
+    part = split.subset(chosen.tolist())
+    got = clf.predict_proba(part, batch_size=batch_size)
+    other = Classifier(clf.model, clf.tokenizer, clf.task, clf.device, clf.name, clf.resolved,
+                       clf.max_length, backend=reference)
+    expected = other.predict_proba(part, batch_size=batch_size)
+    return {"n": len(chosen),
+            "argmax_agreement": round(float((got.argmax(1) == expected.argmax(1)).mean()), 6),
+            "max_abs_difference": round(float(np.abs(got - expected).max()), 6)}
 
 
 def load_classifier(name: str, task: str, *, label_names: list[str] | None = None,

@@ -1,14 +1,7 @@
 """Short-circuit tests (SPEC §7): the white-box attention test (AW) and black-box pass rates.
 
-**AW.** Each correctly answered question is encoded as the pair (premise, correct choice) with
-the model's own special tokens (``[CLS] p [SEP] c [SEP]`` for BERT, ``<s> p </s></s> c </s>``
-for RoBERTa). The last layer's attention maps are max-pooled over heads. Scores are taken
-between *words*, not word pieces: the score from choice word ``w`` to premise word ``v`` is the
-maximum over the pieces of ``w`` (rows) and of ``v`` (columns), so a word split into several
-pieces counts once (words are the tokenizer's own ``word_ids``). Special tokens and words made
-only of punctuation are excluded. With ``c1`` = #scores > ``t1`` and ``c2`` = #scores > ``t2``
-the model *considers the premise* when ``c1 > 0`` or ``c2 ≥ 2``; AW = the fraction of questions
-on which it does.
+**AW.** The attention test and its thresholds (fixed, or calibrated per model against a null of
+unrelated premises) live in :mod:`cuelens.probes.attention`.
 
 **Black box.** The operators of :mod:`cuelens.augment.operators` build stress questions from the
 correctly answered questions; the pass rate of an operator is the fraction of its questions the
@@ -17,123 +10,15 @@ model still answers correctly. CO and AW are the headline numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
-from cuelens.augment.operators.text import is_punct
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
-
-T1, T2 = 0.14, 0.13
-
-
-class AWUnavailable(Exception):
-    """The model does not return attention maps."""
-
-
-def considers_premise(scores: np.ndarray, t1: float = T1, t2: float = T2) -> bool:
-    """SPEC §7 decision on a (choice word × premise word) score matrix."""
-    return bool((scores > t1).sum() > 0 or (scores > t2).sum() >= 2)
-
-
-def word_spans(sequence_ids: Sequence[int | None], word_ids: Sequence[int | None],
-               offsets: Sequence[tuple[int, int]], texts: tuple[str, str]) -> list[list[list[int]]]:
-    """Token positions of each non-punctuation word, per sequence (0 = premise, 1 = choice)."""
-    words: list[dict[int, list[int]]] = [{}, {}]
-    for pos, (seq, word) in enumerate(zip(sequence_ids, word_ids)):
-        if seq is None or word is None:
-            continue
-        words[seq].setdefault(word, []).append(pos)
-    out: list[list[list[int]]] = [[], []]
-    for seq in (0, 1):
-        for positions in words[seq].values():
-            text = "".join(texts[seq][offsets[p][0]:offsets[p][1]] for p in positions)
-            if text and not is_punct(text):
-                out[seq].append(positions)
-    return out
-
-
-def word_scores(attention: np.ndarray, choice_words: list[list[int]],
-                premise_words: list[list[int]]) -> np.ndarray:
-    """Max-pooled (choice word → premise word) scores from a token attention map ``[L, L]``."""
-    if not choice_words or not premise_words:
-        return np.zeros((len(choice_words), len(premise_words)), dtype=attention.dtype)
-    rows = np.concatenate(choice_words)
-    cols = np.concatenate(premise_words)
-    sub = attention[np.ix_(rows, cols)]
-    row_starts = np.cumsum([0] + [len(w) for w in choice_words[:-1]])
-    col_starts = np.cumsum([0] + [len(w) for w in premise_words[:-1]])
-    return np.maximum.reduceat(np.maximum.reduceat(sub, row_starts, axis=0), col_starts, axis=1)
-
-
-@dataclass
-class AWResult:
-    score: float | None  # fraction of questions on which the model considers the premise
-    considers: np.ndarray  # bool per question
-    note: str = ""
-
-
-def _use_eager_attention(model) -> None:
-    """Fused attention kernels (SDPA, flash) return no attention maps; switch to eager."""
-    setter = getattr(model, "set_attn_implementation", None)
-    if setter is not None:
-        try:
-            setter("eager")
-        except (ValueError, TypeError, AttributeError):
-            pass
-
-
-def last_layer_attention(model, batch: dict) -> np.ndarray:
-    """Last encoder layer's attention maps, max over heads: ``[B, L, L]``."""
-    encoder = getattr(model, "base_model", model)
-    try:
-        out = encoder(**batch, output_attentions=True)
-    except TypeError as exc:
-        raise AWUnavailable(str(exc)) from None
-    attentions = getattr(out, "attentions", None)
-    if not attentions or attentions[-1] is None:
-        raise AWUnavailable(f"{type(model).__name__} returns no attention maps")
-    return attentions[-1].float().amax(dim=1).cpu().numpy()
-
-
-def aw_test(model, tokenizer, premises: Sequence[str], choices: Sequence[str], *,
-            t1: float = T1, t2: float = T2, device: str = "cpu", batch_size: int = 32,
-            max_length: int = 128, on_batch: Callable[[int], None] | None = None) -> AWResult:
-    """The AW test on (premise, correct choice) pairs (SPEC §7); needs a fast tokenizer."""
-    import torch
-
-    n = len(premises)
-    considers = np.zeros(n, dtype=bool)
-    if n == 0:
-        return AWResult(None, considers, "no correctly answered questions")
-    if not getattr(tokenizer, "is_fast", False):
-        raise UserError("the AW test needs a fast tokenizer (word ids and offsets)")
-    _use_eager_attention(model)
-    model.eval()
-    order = np.argsort([len(p) + len(c) for p, c in zip(premises, choices)], kind="stable")
-    try:
-        with torch.inference_mode():
-            for start in range(0, n, batch_size):
-                index = order[start:start + batch_size]
-                pairs = [(premises[i], choices[i]) for i in index]
-                enc = tokenizer([p for p, _ in pairs], [c for _, c in pairs], padding=True,
-                                truncation=True, max_length=max_length,
-                                return_offsets_mapping=True, return_tensors="pt")
-                offsets = enc.pop("offset_mapping").tolist()
-                attention = last_layer_attention(model, {k: v.to(device) for k, v in enc.items()})
-                for b, i in enumerate(index):
-                    premise_words, choice_words = word_spans(
-                        enc.sequence_ids(b), enc.word_ids(b), offsets[b], pairs[b])
-                    scores = word_scores(attention[b], choice_words, premise_words)
-                    considers[i] = considers_premise(scores, t1, t2)
-                if on_batch is not None:
-                    on_batch(len(index))
-    except AWUnavailable as exc:
-        return AWResult(None, considers, f"AW not available: {exc}")
-    return AWResult(float(considers.mean()), considers)
+from cuelens.probes.attention import NULL_DRAWS, T1, T2, AWResult, aw_test, check_threshold_mode
 
 
 def pass_rates(stress_rows: Sequence[dict], predicted: np.ndarray) -> dict[str, dict]:
@@ -148,16 +33,22 @@ def pass_rates(stress_rows: Sequence[dict], predicted: np.ndarray) -> dict[str, 
 
 
 def summary(aw: AWResult, per_op: dict[str, dict]) -> dict:
-    """``probe.short_circuit`` (docs/results-schema.md): {aw, co, per_op}."""
-    out = {"aw": None if aw.score is None else round(aw.score, 6),
-           "co": per_op.get("co", {}).get("pass_rate"), "per_op": per_op}
+    """``probe.short_circuit`` (docs/results-schema.md): {aw, aw_n, aw_ci, aw_thresholds, co,
+    per_op}."""
+    out: dict = {"aw": None if aw.score is None else round(aw.score, 6)}
+    if aw.score is not None:
+        out["aw_n"] = len(aw.considers)
+        out["aw_ci"] = [round(aw.ci[0], 6), round(aw.ci[1], 6)] if aw.ci else None
+        out["aw_thresholds"] = aw.thresholds.as_dict() if aw.thresholds else None
+    out |= {"co": per_op.get("co", {}).get("pass_rate"), "per_op": per_op}
     if aw.note:
         out["aw_note"] = aw.note
     return out
 
 
 def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = DEFAULT_OPS,
-                  t1: float = T1, t2: float = T2, seed: int = 0, batch_size: int | None = None,
+                  aw_thresholds: str = "calibrated", t1: float = T1, t2: float = T2,
+                  null_draws: int = NULL_DRAWS, seed: int = 0, batch_size: int | None = None,
                   progress=None) -> dict:
     """Both short-circuit tests of a loaded classifier on the correctly answered questions."""
     from cuelens.augment.operators import parse_ops
@@ -166,7 +57,8 @@ def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = D
     items = np.flatnonzero(correct)
     premises = [split.premise_context(int(i)) for i in items]
     right = [split.choices[i][split.labels[i]] for i in items]
-    aw = aw_test(classifier.model, classifier.tokenizer, premises, right, t1=t1, t2=t2,
+    aw = aw_test(classifier.model, classifier.tokenizer, premises, right,
+                 thresholds=aw_thresholds, t1=t1, t2=t2, null_draws=null_draws, seed=seed,
                  device=classifier.device, batch_size=batch_size or 32,
                  max_length=classifier.max_length, on_batch=progress)
     stress = build_stress(split, parse_ops(ops), seed=seed, items=items.tolist())
@@ -182,15 +74,18 @@ def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = D
 class ShortCircuitOptions:
     """Settings of the probe's short-circuit section (``audit probe --short-circuit``)."""
 
+    aw_thresholds: str = "calibrated"  # or "fixed" (t1, t2)
     t1: float = T1
     t2: float = T2
     ops: str = DEFAULT_OPS
 
     def validate(self) -> None:
-        """Unknown operator names fail (``UserError``) before any model work."""
+        """Unknown operator names or threshold modes fail (``UserError``) before any model
+        work."""
         from cuelens.augment.operators import parse_ops
 
         parse_ops(self.ops)
+        check_threshold_mode(self.aw_thresholds)
 
 
 def section(ctx) -> dict | None:
@@ -216,5 +111,6 @@ def section(ctx) -> dict | None:
         if ctx.progress is not None:
             ctx.progress("short-circuit tests", done / total)
 
-    return short_circuit(ctx.dataset.test, correct, ctx.classifier, ops=opts.ops, t1=opts.t1,
-                         t2=opts.t2, seed=ctx.seed, progress=advance)
+    return short_circuit(ctx.dataset.test, correct, ctx.classifier, ops=opts.ops,
+                         aw_thresholds=opts.aw_thresholds, t1=opts.t1, t2=opts.t2,
+                         seed=ctx.seed, progress=advance)
