@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Callable
 
 import numpy as np
@@ -29,6 +30,8 @@ from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_si
 from cuelens.audit.counts import TokenSequences, encode
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.metrics import METRICS, CountTable
+from cuelens.data.compact import concatenate
+from cuelens.data.dataset import RIGHT
 from cuelens.errors import UserError
 
 
@@ -50,18 +53,19 @@ class Pool:
     task: str
     inner_fold: np.ndarray  # per instance
     inner_folds: int
-    X: sp.csr_matrix = field(init=False)
+    XT: sp.csr_matrix = field(init=False)  # feature × instance, for the block counts
 
     def __post_init__(self) -> None:
-        self.X = self.seqs.matrix()
-        self.XT = self.X.T.tocsr()
+        self.XT = self.seqs.matrix().T.tocsr()
 
     @classmethod
-    def build(cls, texts: list[str], labels: np.ndarray, n_labels: int, k: int, task: str,
-              ngrams: int, inner_folds: int, seed: int) -> "Pool":
+    def build(cls, texts: Sequence[str], labels: np.ndarray, n_labels: int, k: int, task: str,
+              ngrams: int, inner_folds: int, seed: int,
+              tokens: TokenSequences | None = None) -> "Pool":
         n_items = len(texts) // k
         folds = item_folds(n_items, inner_folds, np.random.default_rng(seed))
-        return cls(seqs=encode(texts, ngrams), labels=np.asarray(labels, dtype=np.int64),
+        return cls(seqs=encode(texts, ngrams) if tokens is None else tokens,
+                   labels=np.asarray(labels, dtype=np.int64),
                    n_labels=n_labels, k=k, task=task, inner_fold=np.repeat(folds, k),
                    inner_folds=inner_folds)
 
@@ -258,8 +262,11 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
     block = pool.block_counts if counts else (lambda rows: None)
     base_rows = pool.rows(base_items) if base_items is not None else np.zeros(0, np.int64)
     base = block(base_rows) if len(base_rows) else 0.0
+    # NLI correctness is 0/1: kept as bool (8× smaller; sums and means are the same numbers)
+    dtype = bool if pool.task == "nli" else np.float64
     if folds is None:
-        return fold_fn(base_rows, pool.rows(eval_items), base)
+        return {name: correct.astype(dtype, copy=False)
+                for name, correct in fold_fn(base_rows, pool.rows(eval_items), base).items()}
     n_folds = int(folds.max()) + 1
     blocks = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
     everything = sum(blocks) + base if counts else None
@@ -273,7 +280,7 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
         inner = everything - blocks[j] if counts else None
         result = fold_fn(fit_rows, pool.rows(eval_items[held]), inner)
         for name, correct in result.items():
-            out.setdefault(name, np.zeros(len(eval_items)))[held] = correct
+            out.setdefault(name, np.zeros(len(eval_items), dtype=dtype))[held] = correct
     return out
 
 
@@ -282,7 +289,7 @@ class ScanData:
     """A dataset laid out for scanning: one :class:`Pool`, train items then evaluation items."""
 
     pool: Pool
-    texts: list[str]
+    texts: Sequence[str]
     train_items: np.ndarray | None  # None: cross-validate over the evaluation items
     eval_items: np.ndarray
     label_names: list[str]
@@ -293,35 +300,42 @@ class ScanData:
         return self.pool.labels.reshape(-1, self.pool.k).argmin(axis=1)
 
 
-def _texts_and_labels(split, label_names: list[str],
-                      include_premise: bool) -> tuple[list[str], np.ndarray]:
-    """Instance texts (hypothesis/choice, optionally after the premise) and labels."""
-    if split.task == "nli" and not include_premise:  # the common case, without copies
-        return split.hypotheses, split.item_labels(label_names)
-    instances = split.instances(label_names)
-    texts = instances.texts
-    if include_premise:
-        texts = [f"{p} {t}" for p, t in zip(instances.premises, texts)]
-    return texts, instances.labels
+def instance_texts(split, include_premise: bool):
+    """Instance texts: the hypotheses/choices, optionally after the premise (SPEC §1)."""
+    if split.task == "nli":
+        if not include_premise:  # the common case, without copies
+            return split.hypotheses
+        return [f"{p} {h}" for p, h in zip(split.premises, split.hypotheses)]
+    if not include_premise:
+        return [choice for choices in split.choices for choice in choices]
+    return [f"{split.premise_context(i)} {choice}" for i, choices in enumerate(split.choices)
+            for choice in choices]
+
+
+def _instance_labels(split, label_names: list[str]) -> np.ndarray:
+    if split.task == "nli":
+        return split.item_labels(label_names)
+    k = split.n_choices or 1
+    gold = split.item_labels(label_names)
+    return np.where(np.arange(k)[None, :] == gold[:, None], RIGHT, 1 - RIGHT).ravel()
 
 
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
-              seed: int) -> ScanData:
-    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1)."""
+              seed: int, tokens: TokenSequences | None = None) -> ScanData:
+    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1).
+
+    ``tokens``: the instance texts already encoded (e.g. shard by shard on Ray workers, merged
+    with :meth:`~cuelens.audit.counts.Encoder.add_encoded`); it must equal their :func:`encode`.
+    """
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
     k = dataset.n_choices or 1
     if any((s.n_choices or 1) != k for s in splits):
         raise UserError("train and test have different numbers of choices "
                         f"({splits[0].n_choices} and {splits[-1].n_choices})")
-    texts, labels = [], []
-    for split in splits:
-        split_texts, split_labels = _texts_and_labels(split, dataset.label_names,
-                                                      include_premise)
-        texts += split_texts
-        labels.append(split_labels)
-    labels = np.concatenate(labels)
+    texts = concatenate([instance_texts(split, include_premise) for split in splits])
+    labels = np.concatenate([_instance_labels(split, dataset.label_names) for split in splits])
     n_labels = len(dataset.label_names)
-    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, inner_folds, seed)
+    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, inner_folds, seed, tokens)
     n_train = len(dataset.train) if dataset.train is not None else 0
     return ScanData(pool=pool, texts=texts,
                     train_items=np.arange(n_train) if dataset.train is not None else None,

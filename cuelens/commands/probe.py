@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -78,6 +79,14 @@ def probe(
     calibrate: CalibrateOpt = False,
     length_norm: LengthNormOpt = False,
     max_new_tokens: MaxNewTokensOpt = None,
+    engine: Annotated[str, typer.Option(
+        "--engine", help="--model inference: local (this process) or ray (a Ray Data actor "
+        "pool, cuelens[ray]); same predictions.")] = "local",
+    address: Annotated[Optional[str], typer.Option(
+        "--address", help="Ray cluster for --engine ray: auto, ray://host:port (default: start "
+        "a local one).")] = None,
+    actors: Annotated[int, typer.Option(
+        help="--engine ray: inference actors (one GPU each when the cluster has GPUs).")] = 2,
 ) -> None:
     """Probe a model (or a predictions file, or an LLM through prompts) for reliance on the
     dataset's cues.
@@ -101,7 +110,10 @@ def probe(
         raise UserError("give exactly one of --model, --predictions and --llm")
     if rank_by not in METRICS:
         raise UserError(f"unknown --rank-by metric '{rank_by}' (choose from {', '.join(METRICS)})")
-    for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items)):
+    if engine not in ("local", "ray"):
+        raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
+    for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items),
+                        ("actors", actors)):
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
     sc_options = ShortCircuitOptions(t1=t1, t2=t2, ops=sc_ops) if short_circuit else None
@@ -126,8 +138,14 @@ def probe(
                   inputs=[*extra_inputs, *scan_files, *llm_dir], started=started)
         return
 
+    runner = None
+    if engine == "ray" and model is not None:
+        from cuelens.engine.ray_engine import predict_proba_ray
+
+        runner = partial(predict_proba_ray, concurrency=actors, address=address, int8=int8,
+                         trust_remote_code=trust_remote_code)
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
-                                    trust_remote_code, int8)
+                                    trust_remote_code, int8, runner)
     scan_result = _load_scan(scan, dataset)
     with progress_bar(f"probing {dataset.name}") as progress:
         result = probe_dataset(dataset, preds, info, scan=scan_result, classifier=clf, top=top,
@@ -155,8 +173,9 @@ def _load_scan(scan: Path | None, dataset):
 
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
-                 trust_remote_code, int8):
-    """(predictions, results ``probe.model``, loaded classifier or None)."""
+                 trust_remote_code, int8, runner=None):
+    """(predictions, results ``probe.model``, loaded classifier or None); ``runner(clf, split,
+    batch_size, on_batch)`` replaces the local inference (``--engine ray``)."""
     from cuelens.probes.pipeline import file_predictions, model_predictions
 
     if predictions is not None:
@@ -170,7 +189,8 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
     with item_progress() as progress:
         task = progress.add_task(f"predicting {n} test items", total=n)
         preds, info = model_predictions(clf, model, dataset, batch_size,
-                                        on_batch=lambda k: progress.update(task, advance=k))
+                                        on_batch=lambda k: progress.update(task, advance=k),
+                                        predict_proba=runner and partial(runner, clf))
     seconds = time.perf_counter() - begun
     console.print(f"predicted {n} items in {seconds:.1f}s ({n / seconds:.0f} items/s)")
     return preds, info, clf

@@ -25,7 +25,7 @@ import numpy as np
 
 from cuelens.data.dataset import Split
 from cuelens.errors import UserError
-from cuelens.models.batching import encode_split, sorted_batches
+from cuelens.models.batching import EncodedUnits, encode_split, sorted_batches
 from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
 
 HEADS = {"nli": "AutoModelForSequenceClassification", "mcq": "AutoModelForMultipleChoice"}
@@ -72,25 +72,35 @@ class Classifier:
         return {key: torch.from_numpy(value).to(self.device, non_blocking=True)
                 for key, value in batch.items()}
 
+    def batch_plan(self, split: Split,
+                   batch_size: int | None = None) -> tuple[EncodedUnits, list[np.ndarray]]:
+        """The tokenised units of ``split`` and its length-sorted inference batches."""
+        encoded = encode_split(self.tokenizer, split, self.max_length)
+        size = batch_size or DEFAULT_BATCH["cuda" if self.device.startswith("cuda") else "cpu"]
+        return encoded, sorted_batches(encoded.lengths, size)
+
+    def forward_proba(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """Softmax probabilities of one collated batch."""
+        import torch
+
+        self.model.eval()
+        with torch.inference_mode():
+            with self.autocast():
+                logits = self.model(**self.to_device(batch)).logits
+            return torch.softmax(logits.float(), dim=-1).cpu().numpy()
+
     def predict_proba(self, split: Split, batch_size: int | None = None,
                       on_batch: Callable[[int], None] | None = None) -> np.ndarray:
         """Probabilities per item: NLI ``[n, |model labels|]``; MCQ ``[n, k]`` over choices."""
-        import torch
-
-        encoded = encode_split(self.tokenizer, split, self.max_length)
-        size = batch_size or DEFAULT_BATCH["cuda" if self.device.startswith("cuda") else "cpu"]
+        encoded, batches = self.batch_plan(split, batch_size)
         out: np.ndarray | None = None
-        self.model.eval()
-        with torch.inference_mode():
-            for index in sorted_batches(encoded.lengths, size):
-                with self.autocast():
-                    logits = self.model(**self.to_device(encoded.collate(index))).logits
-                probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
-                if out is None:
-                    out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
-                out[index] = probs
-                if on_batch is not None:
-                    on_batch(len(index))
+        for index in batches:
+            probs = self.forward_proba(encoded.collate(index))
+            if out is None:
+                out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
+            out[index] = probs
+            if on_batch is not None:
+                on_batch(len(index))
         return out
 
 

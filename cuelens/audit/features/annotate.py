@@ -13,6 +13,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,7 @@ def annotate(features: list[Feature], texts: list[str], premises: list[str] | No
     needs_premise = any(f.uses_premise for f in features)
     if needs_premise and (premises is None or len(premises) != len(texts)):
         raise ValueError("OVERLAP needs one premise per text")
-    distinct = list(dict.fromkeys(texts + (premises if needs_premise else [])))
+    distinct = list(dict.fromkeys(chain(texts, premises if needs_premise else [])))
     position = {text: i for i, text in enumerate(distinct)}
     hyp = np.fromiter((position[t] for t in texts), dtype=np.int64, count=len(texts))
     prem = (np.fromiter((position[p] for p in premises), dtype=np.int64, count=len(premises))
