@@ -50,6 +50,9 @@ ChoicesFieldOpt = Annotated[Optional[str], typer.Option(
 SkipBadOpt = Annotated[bool, typer.Option(
     "--skip-bad", help="Skip malformed lines/records with a counted warning instead of stopping.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (results are deterministic).")]
+AddressOpt = Annotated[Optional[str], typer.Option(
+    "--address", help="Ray cluster for --engine ray: auto, ray://host:port (default: start a "
+    "local one).")]
 
 
 def field_map(premise_field, hypothesis_field, label_field, choices_field):

@@ -10,7 +10,8 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
+from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, HfOpt,
+                                     HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, console, load_data, progress_bar,
                                      user_errors)
@@ -82,9 +83,7 @@ def probe(
     engine: Annotated[str, typer.Option(
         "--engine", help="--model inference: local (this process) or ray (a Ray Data actor "
         "pool, cuelens[ray]); same predictions.")] = "local",
-    address: Annotated[Optional[str], typer.Option(
-        "--address", help="Ray cluster for --engine ray: auto, ray://host:port (default: start "
-        "a local one).")] = None,
+    address: AddressOpt = None,
     actors: Annotated[int, typer.Option(
         help="--engine ray: inference actors (one GPU each when the cluster has GPUs).")] = 2,
 ) -> None:

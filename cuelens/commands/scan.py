@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
+from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, HfOpt,
+                                     HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, console, field_map, progress_bar, user_errors,
                                      warn_skipped)
@@ -66,9 +67,7 @@ def scan(
         "--engine", help="local: stream the input into compact columns; memory: read whole "
         "files; ray: read and tokenise shards on a Ray cluster (cuelens[ray]). Same results.")]
     = "local",
-    address: Annotated[Optional[str], typer.Option(
-        "--address", help="Ray cluster for --engine ray: auto, ray://host:port (default: start "
-        "a local one).")] = None,
+    address: AddressOpt = None,
     item_files: Annotated[str, typer.Option(
         "--item-files", help="easy/hard item files: records (easy.jsonl/hard.jsonl, the input "
         "lines), ids (easy.ids.txt/hard.ids.txt), none; auto = records up to 1,000,000 "

@@ -28,7 +28,7 @@ def source_format(path: Path) -> str:
     return file_format(path)
 
 
-def _is_data_file(path: Path) -> bool:
+def is_data_file(path: Path) -> bool:
     try:
         source_format(path)
     except UserError:
@@ -40,7 +40,7 @@ def shard_paths(source: str | Path) -> list[Path]:
     """The shard files of a source: the file itself, a directory's data files, or a glob's."""
     text = str(source)
     if any(c in text for c in "*?["):
-        paths = [Path(p) for p in sorted(glob.glob(text)) if _is_data_file(Path(p))]
+        paths = [Path(p) for p in sorted(glob.glob(text)) if is_data_file(Path(p))]
         if not paths:
             raise UserError("no .jsonl/.csv/.tsv/.parquet file matches this pattern", path=text)
         return paths
@@ -48,7 +48,7 @@ def shard_paths(source: str | Path) -> list[Path]:
     if not path.exists():
         raise UserError("file or directory not found", path=text)
     if path.is_dir():
-        paths = sorted(p for p in path.iterdir() if _is_data_file(p))
+        paths = sorted(p for p in path.iterdir() if is_data_file(p))
         if not paths:
             raise UserError("no train/dev/test files and no .jsonl/.csv/.tsv/.parquet shards "
                             "in this directory", path=text)

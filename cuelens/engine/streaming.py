@@ -21,7 +21,8 @@ from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_
     build_split
 from cuelens.data.readers import LineError
 from cuelens.data.schema import FieldMap, detect_task
-from cuelens.engine.sources import Record, iter_source_records, shard_paths, source_format
+from cuelens.engine.sources import Record, is_data_file, iter_source_records, shard_paths, \
+    source_format
 from cuelens.errors import UserError
 
 ROLES = ("train", "dev", "test", "all")
@@ -53,17 +54,9 @@ def resolve_sources(data: str | None, train: str | None = None,
     roles: dict[str, str] = {}
     for entry in sorted(path.iterdir()):
         role = SPLIT_NAMES.get(entry.name.split(".")[0].lower())
-        if role is not None and (entry.is_dir() or _readable(entry)):
+        if role is not None and (entry.is_dir() or is_data_file(entry)):
             roles.setdefault(role, str(entry))
     return roles or {"all": data}, _dataset_name(path), "directory"
-
-
-def _readable(path: Path) -> bool:
-    try:
-        source_format(path)
-    except UserError:
-        return False
-    return path.is_file()
 
 
 def _peek_task(records: Iterator[Record], fields: FieldMap) -> tuple[Iterator[Record], str | None]:
