@@ -29,7 +29,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from cuelens.errors import UserError
 
@@ -75,13 +75,21 @@ def atomic_write_text(path: PathLike, text: str) -> None:
 
 
 def atomic_write_bytes(path: PathLike, data: bytes) -> None:
+    with atomic_open(path) as handle:
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def atomic_open(path: PathLike) -> Iterator[BinaryIO]:
+    """A binary handle on a temporary file renamed to ``path`` when the block ends without an
+    error (deferred inside :func:`output_set`): big outputs are streamed, still atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_temporaries(path.parent)
     tmp = path.parent / _temp_name(path)
     try:
         with open(tmp, "xb") as handle:
-            handle.write(data)
+            yield handle
         os.chmod(tmp, 0o666 & ~_umask())
         pending = _pending.get()
         if pending is None:

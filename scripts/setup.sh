@@ -11,7 +11,7 @@ stamp=.venv/.cuelens-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[models,dev]"
+  .venv/bin/python -m pip install -q -e ".[models,dev,ray]"
   touch "$stamp"
 fi
 # Headless Chromium for the report's browser tests (tests/browser): Debian packages only, never a

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -32,7 +33,8 @@ from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.groups import dataset_groups, grouped_folds
 from cuelens.audit.metrics import METRICS, CountTable
-from cuelens.data.dataset import Task
+from cuelens.data.compact import concatenate
+from cuelens.data.dataset import RIGHT, Task
 from cuelens.errors import UserError
 
 
@@ -47,17 +49,19 @@ class Pool:
     task: str
     inner_fold: np.ndarray  # per instance
     inner_folds: int
-    X: sp.csr_matrix = field(init=False)
+    XT: sp.csr_matrix = field(init=False)  # feature × instance, for the block counts
 
     def __post_init__(self) -> None:
-        self.X = self.seqs.matrix()
-        self.XT = self.X.T.tocsr()
+        self.XT = self.seqs.matrix().T.tocsr()
 
     @classmethod
-    def build(cls, texts: list[str], labels: np.ndarray, n_labels: int, k: int, task: str,
-              ngrams: int, item_fold: np.ndarray) -> "Pool":
-        """``item_fold``: the inner (cross-fitting) fold of each item (:mod:`cuelens.audit.groups`)."""
-        return cls(seqs=encode(texts, ngrams), labels=np.asarray(labels, dtype=np.int64),
+    def build(cls, texts: Sequence[str], labels: np.ndarray, n_labels: int, k: int, task: str,
+              ngrams: int, item_fold: np.ndarray,
+              tokens: TokenSequences | None = None) -> "Pool":
+        """``item_fold``: the inner (cross-fitting) fold of each item (:mod:`cuelens.audit.groups`);
+        ``tokens``: the texts already encoded (equal to their :func:`encode`)."""
+        return cls(seqs=encode(texts, ngrams) if tokens is None else tokens,
+                   labels=np.asarray(labels, dtype=np.int64),
                    n_labels=n_labels, k=k, task=task, inner_fold=np.repeat(item_fold, k),
                    inner_folds=int(item_fold.max()) + 1)
 
@@ -258,8 +262,11 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
     block = pool.block_counts if counts else (lambda rows: None)
     base_rows = pool.rows(base_items) if base_items is not None else np.zeros(0, np.int64)
     base = block(base_rows) if len(base_rows) else 0.0
+    # NLI correctness is 0/1: kept as bool (8× smaller; sums and means are the same numbers)
+    dtype = bool if pool.task == "nli" else np.float64
     if folds is None:
-        return fold_fn(base_rows, pool.rows(eval_items), base)
+        return {name: correct.astype(dtype, copy=False)
+                for name, correct in fold_fn(base_rows, pool.rows(eval_items), base).items()}
     n_folds = int(folds.max()) + 1
     blocks: list[Any] = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
     everything: Any = sum(blocks) + base if counts else None
@@ -273,7 +280,7 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
         inner = everything - blocks[j] if counts else None
         result = fold_fn(fit_rows, pool.rows(eval_items[held]), inner)
         for name, correct in result.items():
-            out.setdefault(name, np.zeros(len(eval_items)))[held] = correct
+            out.setdefault(name, np.zeros(len(eval_items), dtype=dtype))[held] = correct
     return out
 
 
@@ -282,7 +289,7 @@ class ScanData:
     """A dataset laid out for scanning: one :class:`Pool`, train items then evaluation items."""
 
     pool: Pool
-    texts: list[str]
+    texts: Sequence[str]
     train_items: np.ndarray | None  # None: cross-validate over the evaluation items
     eval_items: np.ndarray
     label_names: list[str]
@@ -300,23 +307,32 @@ class ScanData:
         return self.pool.labels.reshape(-1, self.pool.k).argmin(axis=1)
 
 
-def _texts_and_labels(split, label_names: list[str],
-                      include_premise: bool) -> tuple[list[str], np.ndarray]:
-    """Instance texts (hypothesis/choice, optionally after the premise) and labels."""
-    if split.task == Task.NLI and not include_premise:  # the common case, without copies
-        return split.hypotheses, split.item_labels(label_names)
-    instances = split.instances(label_names)
-    texts = instances.texts
-    if include_premise:
-        texts = [f"{p} {t}" for p, t in zip(instances.premises, texts)]
-    return texts, instances.labels
+def instance_texts(split, include_premise: bool):
+    """Instance texts: the hypotheses/choices, optionally after the premise (SPEC §1)."""
+    if split.task == Task.NLI:
+        if not include_premise:  # the common case, without copies
+            return split.hypotheses
+        return [f"{p} {h}" for p, h in zip(split.premises, split.hypotheses)]
+    if not include_premise:
+        return [choice for choices in split.choices for choice in choices]
+    return [f"{split.premise_context(i)} {choice}" for i, choices in enumerate(split.choices)
+            for choice in choices]
+
+
+def _instance_labels(split, label_names: list[str]) -> np.ndarray:
+    if split.task == Task.NLI:
+        return split.item_labels(label_names)
+    k = split.n_choices or 1
+    gold = split.item_labels(label_names)
+    return np.where(np.arange(k)[None, :] == gold[:, None], RIGHT, 1 - RIGHT).ravel()
 
 
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
-              seed: int) -> ScanData:
+              seed: int, tokens: TokenSequences | None = None) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1).
 
-    Inner (cross-fitting) folds are grouped over all items (:mod:`cuelens.audit.groups`).
+    ``tokens``: the instance texts already encoded (e.g. shard by shard on Ray workers, merged
+    with :meth:`~cuelens.audit.counts.Encoder.add_encoded`); it must equal their :func:`encode`.
     """
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
     if dataset.task == Task.MCQ and dataset.n_choices is None:
@@ -324,19 +340,13 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
                         "this dataset's items have "
                         f"{', '.join(map(str, sorted(set(dataset.test.choice_counts))))} choices")
     k = dataset.n_choices or 1
-    texts: list[str] = []
-    label_parts: list[np.ndarray] = []
-    for split in splits:
-        split_texts, split_labels = _texts_and_labels(split, dataset.label_names,
-                                                      include_premise)
-        texts += split_texts
-        label_parts.append(split_labels)
-    labels = np.concatenate(label_parts)
+    texts = concatenate([instance_texts(split, include_premise) for split in splits])
+    labels = np.concatenate([_instance_labels(split, dataset.label_names) for split in splits])
     n_labels = len(dataset.label_names)
     groups = dataset_groups(splits)
     strata = np.concatenate([s.item_labels(dataset.label_names) for s in splits])
     item_fold = grouped_folds(groups, strata, inner_folds, seed)
-    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold)
+    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold, tokens)
     n_train = len(dataset.train) if dataset.train is not None else 0
     return ScanData(pool=pool, texts=texts,
                     train_items=np.arange(n_train) if dataset.train is not None else None,

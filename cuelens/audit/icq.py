@@ -33,6 +33,7 @@ from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
 from cuelens.audit.groups import dataset_groups, grouped_folds
 from cuelens.audit.parse_cache import ParseCache
+from cuelens.data.compact import concatenate
 from cuelens.data.dataset import Dataset, Instances, Task
 from cuelens.errors import UserError
 
@@ -112,7 +113,7 @@ def _instances(dataset: Dataset, split) -> Instances:
 
 def _concat(a: Instances, b: Instances) -> Instances:
     offset = int(a.item.max()) + 1 if len(a) else 0
-    return Instances(a.texts + b.texts, a.premises + b.premises,
+    return Instances(concatenate([a.texts, b.texts]), concatenate([a.premises, b.premises]),
                      np.concatenate([a.labels, b.labels]),
                      np.concatenate([a.item, b.item + offset]))
 

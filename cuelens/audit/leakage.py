@@ -51,12 +51,23 @@ class Baselines:
     def bow(self):
         return encode(self.data.texts, ngrams=2).matrix()
 
-    def bow_rows(self, rows: np.ndarray):
-        """Binary uni+bigram matrix of the sorted ``rows``: tokenise only what a capped fit
-        uses; every row at once (cached) when a fit covers the whole scan."""
-        if len(rows) == len(self.data.texts):
-            return self.bow
-        return encode([self.data.texts[i] for i in rows], ngrams=2).matrix()
+    def bow_matrices(self, sample: np.ndarray, eval_rows: np.ndarray):
+        """Binary uni+bigram matrices of the ``sample`` and ``eval_rows`` instances over the
+        features occurring in at least ``BOW_MIN_COUNT`` sampled instances (columns in order of
+        first appearance over their sorted union). When a fit covers the whole scan every row is
+        tokenised at once (cached); otherwise only those rows, keeping only the kept features
+        (the same matrices, without the vocabulary of every bigram of the union)."""
+        rows = np.union1d(sample, eval_rows)
+        texts = self.data.texts
+        if len(rows) == len(texts):
+            X = self.bow[sample]
+            support = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
+            return X[:, support], self.bow[eval_rows][:, support]
+        fitted = encode([texts[i] for i in sample], ngrams=2)
+        counts = np.bincount(fitted.indices, minlength=len(fitted.vocab))
+        keep = {fitted.vocab[i] for i in np.flatnonzero(counts >= BOW_MIN_COUNT)}
+        bow = encode([texts[i] for i in rows], ngrams=2, only=keep).matrix()
+        return bow[np.searchsorted(rows, sample)], bow[np.searchsorted(rows, eval_rows)]
 
     def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
@@ -68,14 +79,10 @@ class Baselines:
     def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
         sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
-        rows = np.union1d(sample, eval_rows)
-        bow = self.bow_rows(rows)
-        X = bow[np.searchsorted(rows, sample)]
-        support = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
+        X, X_eval = self.bow_matrices(sample, eval_rows)
         with quiet_single_thread():
-            model = LogisticRegression().fit(X[:, support], pool.labels[sample])
+            model = LogisticRegression().fit(X, pool.labels[sample])
         decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
-        X_eval = bow[np.searchsorted(rows, eval_rows)][:, support]
         decision[:, model.classes_] = model.predict_proba(X_eval)
         order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
                            kind="stable")

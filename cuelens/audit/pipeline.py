@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cuelens.audit.counts import TokenSequences
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.dataset import Dataset, Task
 from cuelens.frames import ResultViews
@@ -35,31 +36,36 @@ class ScanResult(ResultViews):
     item_easy: np.ndarray | None  # bool per dataset.test item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
 
-    def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
-        """Write results.json, cues.csv, easy.jsonl, hard.jsonl, run.json (and report.html)."""
+    def save(self, out_dir: str | Path, *, report: bool = True,
+             item_files: str = "auto") -> dict[str, Path]:
+        """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
+        :func:`~cuelens.audit.results.write_scan_outputs`), run.json (and report.html)."""
         from cuelens.audit.results import run_info, write_scan_outputs
         from cuelens.io import output_set
 
         out_dir = Path(out_dir)
         with output_set():  # the files appear together or not at all
             files = write_scan_outputs(out_dir, self.dataset, self.results, self.item_easy,
-                                       run_info(self.started, inputs=self.dataset.input_paths))
+                                       run_info(self.started, inputs=self.dataset.input_paths),
+                                       item_files)
             if report:
                 files["report"] = self.to_html(out_dir / "report.html")
         return files
 
 
 def check_scan_outputs(dataset: Dataset, out_dir: str | Path, report: str | Path | None = None,
-                       *, cache_dir: str | Path | None = None, uses_cache: bool = True) -> None:
+                       *, cache_dir: str | Path | None = None, uses_cache: bool = True,
+                       item_files: str = "auto") -> None:
     """Before any computation (docs/robustness.md): the scan's files in ``out_dir`` and the
     report (default ``out_dir/report.html``) are writable, distinct and overwrite no input; the
     parse cache (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
     from cuelens.audit.parse_cache import default_cache_dir
-    from cuelens.audit.results import scan_output_paths
+    from cuelens.audit.results import item_files_mode, scan_output_paths
     from cuelens.io import check_outputs, check_writable_dir
 
     out_dir = Path(out_dir)
-    check_outputs([*scan_output_paths(out_dir).values(), report or out_dir / "report.html"],
+    paths = scan_output_paths(out_dir, item_files_mode(item_files, len(dataset.test)))
+    check_outputs([*paths.values(), report or out_dir / "report.html"],
                   dataset.input_paths)
     if uses_cache:
         check_writable_dir(cache_dir or default_cache_dir())
@@ -106,8 +112,11 @@ def _varying_choices_scan(dataset: Dataset, config: ScanConfig, started: float) 
 
 def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
-                 progress: Progress | None = None) -> ScanResult:
-    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none)."""
+                 progress: Progress | None = None,
+                 tokens: TokenSequences | None = None) -> ScanResult:
+    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none).
+
+    ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
     from cuelens.audit.advice import next_steps
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.hygiene import data_hygiene
@@ -119,7 +128,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     config.validate()
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         return _varying_choices_scan(dataset, config, started)
-    audit = run_word_audit(dataset, config, progress=progress)
+    audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
     examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:

@@ -12,6 +12,7 @@ import io
 import platform
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -20,7 +21,8 @@ import numpy as np
 from cuelens import __version__
 from cuelens.audit.metrics import METRICS
 from cuelens.data.dataset import Dataset
-from cuelens.io import atomic_write_text, check_outputs, dumps_json, write_json
+from cuelens.errors import UserError
+from cuelens.io import atomic_open, atomic_write_text, check_outputs, dumps_json, write_json
 
 SCHEMA_VERSION = "1.0"
 
@@ -53,28 +55,60 @@ def cues_csv(cues: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def scan_output_paths(out_dir: Path) -> dict[str, Path]:
-    """The files a scan writes into its output directory (besides the report)."""
-    return {"results": out_dir / "results.json", "cues": out_dir / "cues.csv",
-            "easy": out_dir / "easy.jsonl", "hard": out_dir / "hard.jsonl",
-            "run": out_dir / "run.json"}
+ITEM_FILES = ("auto", "records", "ids", "none")
+RECORDS_MAX_ITEMS = 1_000_000  # above this, ``auto`` writes id lists instead of records
+
+
+def item_files_mode(mode: str, n_items: int) -> str:
+    """``records``/``ids``/``none`` for a requested ``--item-files`` mode."""
+    if mode not in ITEM_FILES:
+        raise UserError(f"unknown --item-files {mode!r}; choose from {', '.join(ITEM_FILES)}")
+    if mode == "auto":
+        return "records" if n_items <= RECORDS_MAX_ITEMS else "ids"
+    return mode
+
+
+def scan_output_paths(out_dir: Path, item_files: str = "records") -> dict[str, Path]:
+    """The files a scan writes into its output directory (besides the report); ``item_files``
+    is a resolved :func:`item_files_mode`."""
+    files = {"results": out_dir / "results.json", "cues": out_dir / "cues.csv",
+             "run": out_dir / "run.json"}
+    if item_files != "none":
+        suffix = ".jsonl" if item_files == "records" else ".ids.txt"
+        files.update(easy=out_dir / f"easy{suffix}", hard=out_dir / f"hard{suffix}")
+    return files
+
+
+def write_item_files(paths: tuple[Path, Path], lines: Iterable[str],
+                     item_easy: np.ndarray) -> None:
+    """Stream each line to the easy or the hard file (both atomic)."""
+    with atomic_open(paths[0]) as easy, atomic_open(paths[1]) as hard:
+        for line, is_easy in zip(lines, item_easy.tolist()):
+            (easy if is_easy else hard).write(line.encode("utf-8", "surrogatepass") + b"\n")
 
 
 def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict,
-                       item_easy: np.ndarray | None, run_info: dict) -> dict[str, Path]:
-    """Write results.json, cues.csv, easy.jsonl, hard.jsonl and run.json into ``out_dir``
-    (``item_easy`` None: no word-cue statistics, so results.json and run.json only)."""
+                       item_easy: np.ndarray | None, run_info: dict,
+                       item_files: str = "auto") -> dict[str, Path]:
+    """Write results.json, cues.csv, the easy/hard item files and run.json into ``out_dir``
+    (``item_easy`` None: no word-cue statistics, so results.json and run.json only).
+
+    ``item_files`` (:func:`item_files_mode`): ``records`` → easy.jsonl/hard.jsonl with the
+    original records (byte-identical lines); ``ids`` → easy.ids.txt/hard.ids.txt, one item id
+    per line; ``none`` → neither. Records are streamed from the input, never held in memory.
+    """
     split = dataset.test
-    files = scan_output_paths(out_dir)
+    mode = item_files_mode(item_files, len(split)) if item_easy is not None else "none"
+    files = scan_output_paths(out_dir, mode)
     if item_easy is None:
         files = {key: files[key] for key in ("results", "run")}
     check_outputs(files.values(), dataset.input_paths)
     contents = {"results": dumps_json(results)}
     if item_easy is not None:
-        contents.update({
-            "cues": cues_csv(results["cues"]),
-            "easy": "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if e),
-            "hard": "".join(raw + "\n" for raw, e in zip(split.raw, item_easy) if not e)})
+        contents["cues"] = cues_csv(results["cues"])
+        if mode != "none":
+            write_item_files((files["easy"], files["hard"]),
+                             split.raw if mode == "records" else split.ids, item_easy)
     for key, text in contents.items():
         atomic_write_text(files[key], text)
     write_json(files["run"], run_info)

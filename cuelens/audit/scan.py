@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from cuelens.audit.config import ScanConfig
+from cuelens.audit.counts import TokenSequences
 from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.fitting import ScanData, scan_data
 from cuelens.audit.groups import group_sizes
@@ -84,14 +85,19 @@ def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
     return cues, stats
 
 
-def run_word_audit(dataset, config: ScanConfig | None = None,
-                   progress: Progress | None = None) -> WordAudit:
-    """Cues, leakage table and easy/hard split of ``dataset`` (SPEC §2–4)."""
+def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
+                   tokens: TokenSequences | None = None) -> WordAudit:
+    """Cues, leakage table and easy/hard split of ``dataset`` (SPEC §2–4).
+
+    ``tokens``: the fitting-then-evaluation instance texts already encoded with the config's
+    n-grams (the Ray engine encodes them shard by shard); ``None`` encodes them here.
+    """
     config = config or ScanConfig()
     config.validate()
     report = progress or (lambda stage, fraction: None)
     report("tokenise", 0.0)
-    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
+    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed,
+                     tokens)
     report("tokenise", 1.0)
     cues, cue_stats = cue_list(data, config)
     report("cues", 1.0)

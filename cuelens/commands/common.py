@@ -56,23 +56,36 @@ GroupFieldOpt = Annotated[Optional[str], typer.Option(
 SkipBadOpt = Annotated[bool, typer.Option(
     "--skip-bad", help="Skip malformed lines/records with a counted warning instead of stopping.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (results are deterministic).")]
+AddressOpt = Annotated[Optional[str], typer.Option(
+    "--address", help="Ray cluster for --engine ray: auto, ray://host:port (default: start a "
+    "local one).")]
+
+
+def field_map(premise_field, hypothesis_field, label_field, choices_field, group_field=None):
+    from cuelens.data.schema import FieldMap
+
+    return FieldMap(premise=premise_field, hypothesis=hypothesis_field, label=label_field,
+                    choices=choices_field, group=group_field)
 
 
 def load_data(data, train, test, hf, premise_field, hypothesis_field, label_field, choices_field,
               skip_bad, group_field=None):
     """Load the dataset named by the shared data arguments, warning about skipped items."""
     from cuelens.data import load_dataset
-    from cuelens.data.schema import FieldMap
 
-    fields = FieldMap(premise=premise_field, hypothesis=hypothesis_field, label=label_field,
-                      choices=choices_field, group=group_field)
     dataset = load_dataset(data, train=str(train) if train else None,
-                           test=str(test) if test else None, hf=hf, fields=fields,
+                           test=str(test) if test else None, hf=hf,
+                           fields=field_map(premise_field, hypothesis_field, label_field,
+                                            choices_field, group_field),
                            skip_bad=skip_bad)
+    warn_skipped(dataset)
+    return dataset
+
+
+def warn_skipped(dataset) -> None:
     for split in dataset.splits.values():
         for reason, count in split.skipped.items():
             console.print(f"[yellow]warning:[/] {split.path}: skipped {count} item(s): {reason}")
-    return dataset
 
 
 class progress_bar:

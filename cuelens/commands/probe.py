@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -10,7 +11,8 @@ import typer
 from rich.markup import escape
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
+from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, HfOpt,
+                                     HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, console, load_data, progress_bar,
                                      user_errors)
@@ -108,6 +110,12 @@ def probe(
     calibrate: CalibrateOpt = False,
     length_norm: LengthNormOpt = False,
     max_new_tokens: MaxNewTokensOpt = None,
+    engine: Annotated[str, typer.Option(
+        "--engine", help="--model inference: local (this process) or ray (a Ray Data actor "
+        "pool, cuelens[ray]); same predictions.")] = "local",
+    address: AddressOpt = None,
+    actors: Annotated[int, typer.Option(
+        help="--engine ray: inference actors (one GPU each when the cluster has GPUs).")] = 2,
 ) -> None:
     """Probe a model (or a predictions file, or an LLM through prompts) for reliance on the
     dataset's cues.
@@ -131,8 +139,10 @@ def probe(
         raise UserError("give exactly one of --model, --predictions and --llm")
     if rank_by not in METRICS:
         raise UserError(f"unknown --rank-by metric '{rank_by}' (choose from {', '.join(METRICS)})")
+    if engine not in ("local", "ray"):
+        raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
     for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items),
-                        ("min-support", min_support)):
+                        ("min-support", min_support), ("actors", actors)):
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
     if int8 and backend not in {"auto", "torch-int8"}:
@@ -162,10 +172,16 @@ def probe(
                   inputs=[*extra_inputs, *scan_files, *llm_dir], started=started)
         return
 
+    runner = None
+    if engine == "ray" and model is not None:
+        from cuelens.engine.ray_engine import predict_proba_ray
+
+        runner = partial(predict_proba_ray, concurrency=actors, address=address,
+                         trust_remote_code=trust_remote_code)
     norm_name = norm_unit if norm else "none"
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
                                     trust_remote_code, "torch-int8" if int8 else backend,
-                                    id_field, norm_name)
+                                    id_field, norm_name, runner)
     positions = _position_options(dataset, clf, seed, position_bias, position_lm,
                                   position_predictions, device, id_field, norm_name, batch_size)
     scan_result = _load_scan(scan, dataset)
@@ -224,8 +240,9 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
 
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
-                 trust_remote_code, backend, id_field=None, norm="none"):
-    """(predictions, results ``probe.model``, loaded classifier or None)."""
+                 trust_remote_code, backend, id_field=None, norm="none", runner=None):
+    """(predictions, results ``probe.model``, loaded classifier or None); ``runner(clf, split,
+    batch_size, on_batch)`` replaces the local inference (``--engine ray``)."""
     from cuelens.probes.pipeline import file_predictions, model_predictions
 
     if predictions is not None:
@@ -238,7 +255,8 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
     with item_progress() as progress:
         task = progress.add_task(f"predicting {n} test items", total=n)
         preds, info = model_predictions(clf, model, dataset, batch_size,
-                                        on_batch=lambda k: progress.update(task, advance=k))
+                                        on_batch=lambda k: progress.update(task, advance=k),
+                                        predict_proba=runner and partial(runner, clf))
     seconds = time.perf_counter() - begun
     console.print(f"predicted {n} items in {seconds:.1f}s ({n / seconds:.0f} items/s, "
                   f"backend {clf.backend_in_use})")

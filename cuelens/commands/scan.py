@@ -8,10 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, GroupFieldOpt, HfOpt,
+from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, GroupFieldOpt, HfOpt,
                                      HypothesisFieldOpt, LabelFieldOpt, PremiseFieldOpt, SeedOpt,
-                                     SkipBadOpt, TestOpt, TrainOpt, console, load_data,
-                                     progress_bar, user_errors)
+                                     SkipBadOpt, TestOpt, TrainOpt, console, field_map,
+                                     progress_bar, user_errors, warn_skipped)
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
@@ -73,6 +73,15 @@ def scan(
     cache_dir: Annotated[Optional[Path], typer.Option(
         "--cache-dir", help="Parse cache of the ICQ features (safe to delete; default: "
         "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse).")] = None,
+    engine: Annotated[str, typer.Option(
+        "--engine", help="local: stream the input into compact columns; memory: read whole "
+        "files; ray: read and tokenise shards on a Ray cluster (cuelens[ray]). Same results.")]
+    = "local",
+    address: AddressOpt = None,
+    item_files: Annotated[str, typer.Option(
+        "--item-files", help="easy/hard item files: records (easy.jsonl/hard.jsonl, the input "
+        "lines), ids (easy.ids.txt/hard.ids.txt), none; auto = records up to 1,000,000 "
+        "evaluated items, else ids.")] = "auto",
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
@@ -80,6 +89,8 @@ def scan(
     """
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
+    from cuelens.audit.results import item_files_mode
+    from cuelens.engine import EngineOptions, load_for_scan
 
     started = time.time()
     feature_names = parse_feature_option(features)  # fail fast on unknown names
@@ -89,30 +100,40 @@ def scan(
                         include_premise=include_premise, max_fit_items=max_fit_items,
                         flag_threshold=flag_threshold / 100.0)
     config.validate()  # before any data is read
-    dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
-                        choices_field, skip_bad, group_field)
+    item_files_mode(item_files, 0)
+    with progress_bar(f"reading ({engine} engine)") as progress:
+        loaded = load_for_scan(engine, data, train=str(train) if train else None,
+                               test=str(test) if test else None, hf=hf,
+                               fields=field_map(premise_field, hypothesis_field, label_field,
+                                                choices_field, group_field), skip_bad=skip_bad,
+                               options=EngineOptions(ngrams=ngrams,
+                                                     include_premise=include_premise,
+                                                     address=address, progress=progress))
+    dataset = loaded.dataset
+    warn_skipped(dataset)
     out_dir = out or Path("audit-results") / dataset.name
     check_scan_outputs(dataset, out_dir, report, cache_dir=cache_dir,
-                       uses_cache=feature_names != [])
+                       uses_cache=feature_names != [], item_files=item_files)
     with progress_bar(f"scanning {dataset.name}") as progress:
         result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
-                              progress=progress)
+                              progress=progress, tokens=loaded.tokens)
     result.started = started
-    save_scan(result, out_dir, report, top)
+    save_scan(result, out_dir, report, top, item_files)
     best = result.results["leakage"]["best"]["D"] if "leakage" in result.results else 0.0
     if fail_above is not None and best * 100 > fail_above:
         console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
         raise typer.Exit(1)
 
 
-def save_scan(result, out_dir: Path, report: Path | None, top: int) -> None:
+def save_scan(result, out_dir: Path, report: Path | None, top: int,
+              item_files: str = "auto") -> None:
     """Write the scan's files and report, then print the terminal summary."""
     from rich.markup import escape
 
     from cuelens.io import output_set
 
     with output_set():  # results, tables and report appear together or not at all
-        result.save(out_dir, report=report is None)
+        result.save(out_dir, report=report is None, item_files=item_files)
         written = result.to_html(report) if report is not None else out_dir / "report.html"
     print_summary(result.results, top, out_dir)
     console.print(f"report: [bold]{escape(str(written))}[/]")

@@ -18,6 +18,7 @@ from cuelens.data.readers import LineError, file_format, iter_records
 from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mcq, normalise_nli
 from cuelens.errors import UserError
 
+NO_ITEMS = "no usable items (the file is empty or every item was skipped)"
 SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev",
                "test": "test"}
 
@@ -33,9 +34,14 @@ def read_split(path: Path, name: str, fields: FieldMap, task: str | None,
 
 
 def build_split(records, path: Path, name: str, fields: FieldMap, task: str | None,
-                skip_bad: bool) -> Split:
-    """Normalise ``(line, raw, record)`` triples into a :class:`Split`."""
-    split: Split | None = Split(name=name, path=str(path), task=task) if task else None
+                skip_bad: bool, into: Split | None = None) -> Split:
+    """Normalise ``(line, raw, record)`` triples into a :class:`Split`.
+
+    ``into``: append to this split instead (one shard of a split read shard by shard; the
+    caller then checks that the whole split is not empty).
+    """
+    split: Split | None = into if into is not None else \
+        (Split(name=name, path=str(path), task=task) if task else None)
     skipped_lines = 0
     for line, raw, record in records:
         if isinstance(record, LineError):
@@ -62,12 +68,11 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
                                 path=str(path), line=line)
             item["group"] = str(record[fields.group])
         split.append(item, raw, line)
-    if split is None or len(split) == 0:
-        raise UserError("no usable items (the file is empty or every item was skipped)",
-                        path=str(path))
-    if skipped_lines:
-        split.skipped["malformed line"] = skipped_lines
-    return split
+    if into is None and (split is None or len(split) == 0):
+        raise UserError(NO_ITEMS, path=str(path))
+    if skipped_lines and split is not None:
+        split.skipped["malformed line"] = split.skipped.get("malformed line", 0) + skipped_lines
+    return split  # type: ignore[return-value]
 
 
 def _find_split_files(directory: Path) -> dict[str, Path]:
@@ -165,7 +170,7 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
 
 
 def assemble_dataset(loaded: dict[str, Split], name: str, fmt: str, skip_bad: bool) -> Dataset:
-    """Give loaded splits (keyed by role) their fitting/evaluation roles (module docstring)."""
+    """Give the loaded splits (role → split) their roles, check them, and build the Dataset."""
     _check_same_task(list(loaded.values()))
 
     if "all" in loaded or len(loaded) == 1:

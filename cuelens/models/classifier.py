@@ -28,7 +28,7 @@ import numpy as np
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.models.backends import Runner, backend_name, make_runner, softmax
-from cuelens.models.batching import encode_split, sorted_batches
+from cuelens.models.batching import EncodedUnits, encode_split, sorted_batches
 from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
 
 HEADS = {Task.NLI: "AutoModelForSequenceClassification",
@@ -76,17 +76,27 @@ class Classifier:
         return {key: torch.from_numpy(value).to(self.device, non_blocking=True)
                 for key, value in batch.items()}
 
-    def predict_proba(self, split: Split, batch_size: int | None = None,
-                      on_batch: Callable[[int], None] | None = None) -> np.ndarray:
-        """Probabilities per item: NLI ``[n, |model labels|]``; MCQ ``[n, k]`` over choices."""
+    def batch_plan(self, split: Split,
+                   batch_size: int | None = None) -> tuple[EncodedUnits, list[np.ndarray]]:
+        """The tokenised units of ``split`` and its length-sorted inference batches."""
         encoded = encode_split(self.tokenizer, split, self.max_length)
         size = batch_size or DEFAULT_BATCH["cuda" if self.device.startswith("cuda") else "cpu"]
+        return encoded, sorted_batches(encoded.lengths, size)
+
+    def forward_proba(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """Softmax probabilities of one collated batch, through the classifier's backend."""
         if self._runner is None:
             self.use_backend(self.backend)
         assert self._runner is not None
+        return softmax(self._runner(batch))
+
+    def predict_proba(self, split: Split, batch_size: int | None = None,
+                      on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        """Probabilities per item: NLI ``[n, |model labels|]``; MCQ ``[n, k]`` over choices."""
+        encoded, batches = self.batch_plan(split, batch_size)
         out: np.ndarray | None = None
-        for index in sorted_batches(encoded.lengths, size):
-            probs = softmax(self._runner(encoded.collate(index)))
+        for index in batches:
+            probs = self.forward_proba(encoded.collate(index))
             if out is None:
                 out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
             out[index] = probs

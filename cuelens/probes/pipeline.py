@@ -109,13 +109,15 @@ def file_predictions(path: str | Path, dataset: Dataset, id_field: str | None = 
 
 
 def model_predictions(classifier, name: str, dataset: Dataset, batch_size: int | None = None,
-                      on_batch: Callable[[int], None] | None = None
+                      on_batch: Callable[[int], None] | None = None, predict_proba=None
                       ) -> tuple[Predictions, dict]:
-    """One pass of a loaded classifier over the test items, and the ``probe.model`` section."""
+    """One pass of a loaded classifier over the test items, and the ``probe.model`` section
+    (``predict_proba``: another runner of the classifier, e.g. the Ray engine's)."""
     from cuelens.probes.predictions import classifier_predictions
 
     info = {"name": name, "resolved": classifier.resolved, "source": "model"}
-    return classifier_predictions(classifier, dataset, batch_size, on_batch=on_batch), info
+    return classifier_predictions(classifier, dataset, batch_size, on_batch=on_batch,
+                                  predict_proba=predict_proba), info
 
 
 def probe_cues(dataset: Dataset, scan_results: dict, top: int, rank_by: str,

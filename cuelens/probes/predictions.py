@@ -142,12 +142,14 @@ def read_predictions(path: str | Path, dataset: Dataset, id_field: str | None = 
 
 
 def classifier_predictions(clf, dataset: Dataset, batch_size: int | None = None,
-                           on_batch=None) -> Predictions:
+                           on_batch=None, predict_proba=None) -> Predictions:
     """Predict ``dataset.test`` with a loaded :class:`~cuelens.models.classifier.Classifier`;
-    NLI probabilities are reordered to the dataset's label order."""
+    NLI probabilities are reordered to the dataset's label order. ``predict_proba(split,
+    batch_size, on_batch)`` replaces ``clf.predict_proba`` (e.g. the Ray engine's)."""
     from cuelens.models.classifier import label_columns
 
-    probs = clf.predict_proba(dataset.test, batch_size=batch_size, on_batch=on_batch)
+    predict = predict_proba or clf.predict_proba
+    probs = predict(dataset.test, batch_size=batch_size, on_batch=on_batch)
     if dataset.task == Task.NLI:
         probs = probs[:, label_columns(clf.model.config.id2label, dataset.label_names)]
     return Predictions(pred=probs.argmax(axis=1), probs=probs)

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,7 @@ def annotate(features: list[Feature], texts: list[str], premises: list[str] | No
     if needs_premise and (premises is None or len(premises) != len(texts)):
         raise ValueError("OVERLAP needs one premise per text")
     paired = premises if needs_premise and premises is not None else []
-    distinct = list(dict.fromkeys(texts + paired))
+    distinct = list(dict.fromkeys(chain(texts, paired)))
     position = {text: i for i, text in enumerate(distinct)}
     hyp = np.fromiter((position[t] for t in texts), dtype=np.int64, count=len(texts))
     prem = np.fromiter((position[p] for p in paired), dtype=np.int64, count=len(paired))

@@ -1,0 +1,272 @@
+"""Compact columns for big splits (SPEC §1): the same :class:`~cuelens.data.Split` interface,
+without one Python object per field per item.
+
+Texts live in one UTF-8 buffer with offsets (:class:`TextColumn`), labels as small codes
+(:class:`LabelColumn`); the original record text is not kept at all: :class:`SourceRecords`
+re-reads it from the shards when easy/hard records are written. Memory per NLI item is the
+UTF-8 size of id, premise and hypothesis plus ~30 bytes, instead of ~1 KB of Python objects.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.data.dataset import Instances, Split
+
+
+class TextColumn:
+    """An append-only list of strings stored as one UTF-8 buffer plus end offsets."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._ends = array("q")
+
+    def append(self, text: str) -> None:
+        self._buffer += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._buffer))
+
+    def extend(self, other: "TextColumn") -> None:
+        base = len(self._buffer)
+        self._buffer += other._buffer
+        ends = np.asarray(other._ends, dtype=np.int64) + base
+        self._ends.frombytes(ends.tobytes())
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def to_arrays(self, name: str) -> dict[str, np.ndarray]:
+        return {f"{name}.buffer": np.frombuffer(bytes(self._buffer), dtype=np.uint8),
+                f"{name}.ends": np.asarray(self._ends, dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, arrays, name: str) -> "TextColumn":
+        column = cls()
+        column._buffer = bytearray(arrays[f"{name}.buffer"].tobytes())
+        column._ends = array("q", arrays[f"{name}.ends"].tobytes())
+        return column
+
+    def _span(self, i: int) -> tuple[int, int]:
+        if i < 0:
+            i += len(self._ends)
+        return (self._ends[i - 1] if i > 0 else 0), self._ends[i]
+
+    def __getitem__(self, i: int) -> str:
+        start, end = self._span(int(i))
+        return self._buffer[start:end].decode("utf-8", "surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        start, buffer = 0, self._buffer
+        for end in self._ends:
+            yield buffer[start:end].decode("utf-8", "surrogatepass")
+            start = end
+
+
+class LabelColumn:
+    """Labels as ``int16`` codes into their distinct values (strings for NLI, ints for MCQ)."""
+
+    def __init__(self) -> None:
+        self.values: list = []
+        self._code: dict = {}
+        self.codes = array("h")
+
+    def append(self, label) -> None:
+        code = self._code.get(label)
+        if code is None:
+            code = self._code[label] = len(self.values)
+            self.values.append(label)
+        self.codes.append(code)
+
+    def extend(self, other: "LabelColumn") -> None:
+        remap = []
+        for value in other.values:
+            if value not in self._code:
+                self._code[value] = len(self.values)
+                self.values.append(value)
+            remap.append(self._code[value])
+        codes = np.asarray(remap, dtype=np.int16)[np.asarray(other.codes, dtype=np.int64)]
+        self.codes.frombytes(codes.astype(np.int16).tobytes())
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i: int):
+        return self.values[self.codes[int(i)]]
+
+    def __iter__(self) -> Iterator:
+        values = self.values
+        return (values[c] for c in self.codes)
+
+
+RecordsFn = Callable[[Path], Iterator[tuple[int, str, object]]]
+
+
+class SourceRecords:
+    """The original record text of each kept item, re-read from its shard when iterated.
+
+    ``iter_records(path)`` yields ``(line, raw, record)`` like the readers; item ``i`` is line
+    ``lines[i]`` of shard ``shards[i]``. Iterating streams: nothing is held in memory.
+    """
+
+    def __init__(self, paths: list[Path], shard: array, lines: array,
+                 iter_records: RecordsFn) -> None:
+        self.paths, self.shard, self.lines, self._iter = paths, shard, lines, iter_records
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[str]:
+        shard = np.frombuffer(self.shard, dtype=np.int32) if len(self.shard) else \
+            np.zeros(0, np.int32)
+        lines = np.frombuffer(self.lines, dtype=np.int64) if len(self.lines) else \
+            np.zeros(0, np.int64)
+        for index, path in enumerate(self.paths):
+            wanted = iter(lines[shard == index].tolist())
+            target = next(wanted, None)
+            if target is None:
+                continue
+            for line, raw, _ in self._iter(path):
+                if line == target:
+                    yield raw
+                    target = next(wanted, None)
+                    if target is None:
+                        break
+
+    def __getitem__(self, i: int) -> str:
+        i = int(i)
+        target, path = self.lines[i], self.paths[self.shard[i]]
+        return next(raw for line, raw, _ in self._iter(path) if line == target)
+
+
+class CompactSplit(Split):
+    """A :class:`Split` whose columns are compact; items are appended shard by shard."""
+
+    def __init__(self, name: str, path: str, task: str, shards: list[Path],
+                 iter_records: RecordsFn) -> None:
+        super().__init__(name=name, path=path, task=task)
+        self.columns = {name: TextColumn() for name in ("ids", "premises", "hypotheses")}
+        self.label_column = LabelColumn()
+        self.shard_of, self.line_of = array("i"), array("q")
+        self.shard = 0  # index of the shard being appended
+        self._expose()
+        self.raw = SourceRecords(shards, self.shard_of, self.line_of,  # type: ignore[assignment]
+                                 iter_records)
+
+    def _expose(self) -> None:
+        """Serve the compact columns under the :class:`Split` field names."""
+        for name, column in self.columns.items():
+            setattr(self, name, column)
+        self.labels = self.label_column  # type: ignore[assignment]
+        self.lines = self.line_of  # type: ignore[assignment]
+
+    def append(self, record: dict, raw: str, line: int) -> None:
+        self.columns["ids"].append(record["id"])
+        self.columns["premises"].append(record["premise"])
+        self.label_column.append(record["label"])
+        if self.task == "nli":
+            self.columns["hypotheses"].append(record["hypothesis"])
+        else:
+            self.choices.append(record["choices"])
+            self.questions.append(record.get("question"))
+        self.shard_of.append(self.shard)
+        self.line_of.append(line)
+
+    def extend(self, other: "CompactSplit", shard_offset: int) -> None:
+        """Append ``other`` (read from shards numbered from ``shard_offset`` here)."""
+        for name, column in self.columns.items():
+            column.extend(other.columns[name])
+        self.label_column.extend(other.label_column)
+        self.choices.extend(other.choices)
+        self.questions.extend(other.questions)
+        shard_of = np.asarray(other.shard_of, dtype=np.int32) + shard_offset
+        self.shard_of.frombytes(shard_of.tobytes())
+        self.line_of.extend(other.line_of)
+        for reason, count in other.skipped.items():
+            self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Plain arrays (no pickle) of one shard's columns, e.g. to ship it from a worker."""
+        meta = {"task": self.task, "labels": self.label_column.values, "choices": self.choices,
+                "questions": self.questions, "skipped": self.skipped}
+        out: dict[str, np.ndarray] = {
+            "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
+            "label_codes": np.asarray(self.label_column.codes, dtype=np.int16),
+            "lines": np.asarray(self.line_of, dtype=np.int64)}
+        for name, column in self.columns.items():
+            out.update(column.to_arrays(name))
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays, name: str, path: str, shards: list[Path],
+                    iter_records: RecordsFn) -> "CompactSplit":
+        """The split of one shard (``shards`` = [that shard]) packed by :meth:`to_arrays`."""
+        meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
+        split = cls(name, path, meta["task"], shards, iter_records)
+        split.columns = {column: TextColumn.from_arrays(arrays, column)
+                         for column in split.columns}
+        labels = split.label_column
+        for value in meta["labels"]:
+            labels._code[value] = len(labels.values)
+            labels.values.append(value)
+        labels.codes.frombytes(arrays["label_codes"].tobytes())
+        split.choices, split.questions = meta["choices"], meta["questions"]
+        split.skipped = meta["skipped"]
+        split.line_of.frombytes(arrays["lines"].tobytes())
+        split.shard_of.frombytes(np.zeros(len(split.line_of), dtype=np.int32).tobytes())
+        split._expose()
+        return split
+
+    @property
+    def _compact(self) -> bool:
+        """False once the loader replaced the columns by plain lists (a subset was taken)."""
+        return self.labels is self.label_column
+
+    def item_labels(self, label_names: list[str]) -> np.ndarray:
+        if self.task == "mcq" or not self._compact:
+            return super().item_labels(label_names)
+        lookup = {name: i for i, name in enumerate(label_names)}
+        table = np.asarray([lookup[v] for v in self.label_column.values], dtype=np.int64)
+        return table[np.frombuffer(self.label_column.codes, dtype=np.int16)] if len(self) else \
+            np.zeros(0, np.int64)
+
+    def instances(self, label_names: list[str]) -> Instances:
+        """NLI without copies: the columns themselves (MCQ flattens as usual)."""
+        if self.task == "mcq" or not self._compact:
+            return super().instances(label_names)
+        return Instances(texts=self.columns["hypotheses"],  # type: ignore[arg-type]
+                         premises=self.columns["premises"],  # type: ignore[arg-type]
+                         labels=self.item_labels(label_names),
+                         item=np.arange(len(self), dtype=np.int64))
+
+
+class Concatenated:
+    """Read-only concatenation of text sequences (a split's texts after another's)."""
+
+    def __init__(self, parts: list) -> None:
+        self.parts = parts
+        self._starts = np.cumsum([0] + [len(p) for p in parts])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def __iter__(self) -> Iterator[str]:
+        for part in self.parts:
+            yield from part
+
+    def __getitem__(self, i: int) -> str:
+        i = int(i)
+        k = int(np.searchsorted(self._starts, i, side="right")) - 1
+        return self.parts[k][i - int(self._starts[k])]
+
+
+def concatenate(parts: list):
+    """``parts`` joined: one list when every part is a list, else a :class:`Concatenated`."""
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, list) for p in parts):
+        return [text for part in parts for text in part]
+    return Concatenated(parts)

@@ -1,0 +1,76 @@
+"""Scan engines for large inputs (docs/large-datasets.md).
+
+``memory``: today's loader (whole files as Python records); ``local``: streamed, compact columns
+(:mod:`cuelens.engine.streaming`); ``ray``: shards read and tokenised by Ray Data workers
+(:mod:`cuelens.engine.ray_engine`, extra ``cuelens[ray]``). Every engine produces the same
+:class:`~cuelens.data.Dataset`, so results are identical for the same inputs and seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cuelens.audit.counts import TokenSequences
+from cuelens.data.dataset import Dataset
+from cuelens.data.schema import FieldMap
+from cuelens.errors import UserError
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What an engine needs besides the data arguments: the scan's tokenisation (so workers can
+    encode their shards), a Ray cluster address and a progress callback."""
+
+    ngrams: int = 1
+    include_premise: bool = False
+    address: str | None = None
+    progress: Progress | None = None
+
+
+@dataclass
+class Loaded:
+    """A loaded dataset, and (Ray) its fitting-then-evaluation instance texts already encoded."""
+
+    dataset: Dataset
+    tokens: TokenSequences | None = None
+
+
+def _memory(data, train, test, fields, skip_bad, options) -> Loaded:
+    from cuelens.data.loading import load_dataset
+
+    return Loaded(load_dataset(data, train=train, test=test, fields=fields, skip_bad=skip_bad))
+
+
+def _local(data, train, test, fields, skip_bad, options) -> Loaded:
+    from cuelens.engine.streaming import load_streaming
+
+    return Loaded(load_streaming(data, train=train, test=test, fields=fields, skip_bad=skip_bad))
+
+
+def _ray(data, train, test, fields, skip_bad, options) -> Loaded:
+    from cuelens.engine.ray_engine import load_ray
+
+    return load_ray(data, train=train, test=test, fields=fields, skip_bad=skip_bad,
+                    options=options)
+
+
+ENGINES: dict[str, Callable[..., Loaded]] = {"local": _local, "memory": _memory, "ray": _ray}
+
+
+def load_for_scan(engine: str, data: str | None = None, *, train: str | None = None,
+                  test: str | None = None, hf: str | None = None, fields: FieldMap = FieldMap(),
+                  skip_bad: bool = False, options: EngineOptions = EngineOptions()) -> Loaded:
+    """Load the data arguments with ``engine`` (a Hugging Face dataset is always in memory)."""
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    if hf:
+        from cuelens.data.loading import load_dataset
+
+        if data or train or test:
+            raise UserError("give exactly one of: DATA (a file or directory), --train/--test, "
+                            "or --hf")
+        return Loaded(load_dataset(hf=hf, fields=fields, skip_bad=skip_bad))
+    return ENGINES[engine](data, train, test, fields, skip_bad, options)

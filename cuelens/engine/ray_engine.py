@@ -1,0 +1,206 @@
+"""The Ray engine (extra ``cuelens[ray]``; docs/large-datasets.md).
+
+Scan: Ray Data gets one row per shard; ``map_batches`` workers stream their shard through the
+local engine's reader and normalisation (:func:`~cuelens.data.loading.build_split`) into
+compact columns and encode its instance texts with a shard-local vocabulary. The driver
+receives the shards in order (``preserve_order``), appends their columns and maps each shard's
+vocabulary into the global one (:meth:`~cuelens.audit.counts.Encoder.add_encoded`), which
+numbers words exactly as one pass over all texts would. The dataset and the encoded texts are
+therefore those of the local engine, and so is results.json. A bad record raises the error of
+the first failing shard, as the local engine would.
+
+Probe: :func:`predict_proba_ray` cuts the test split into the same length-sorted batches as
+:meth:`~cuelens.models.classifier.Classifier.predict_proba` and scores them on an actor pool
+(``map_batches(..., concurrency=N, num_gpus=…)``), each actor loading the model through the
+shared classifier layer with the driver's torch thread count (CPU kernels sum in an order that
+depends on it); probabilities come back in item order, identical to the local path on the
+same hardware.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.audit.counts import Encoder, TokenSequences, encode
+from cuelens.audit.fitting import instance_texts
+from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import Split
+from cuelens.data.loading import NO_ITEMS, assemble_dataset, build_split
+from cuelens.data.schema import FieldMap
+from cuelens.engine import EngineOptions, Loaded
+from cuelens.engine.sources import iter_source_records, shard_paths
+from cuelens.engine.streaming import ROLES, _peek_task, resolve_sources
+from cuelens.errors import UserError
+
+EXTRA = "the ray engine needs Ray: pip install 'cuelens[ray]'"
+
+
+def connect(address: str | None = None):
+    """The ``ray`` module, connected to ``address`` (None: a local cluster) once per process."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError(EXTRA) from None
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, configure_logging=False,
+                 log_to_driver=False)
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    return ray
+
+
+def _pack(arrays: dict[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def _unpack(blob: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+def read_shard(path: str, role: str, fields: FieldMap, task: str, skip_bad: bool, ngrams: int,
+               include_premise: bool) -> bytes:
+    """One shard's compact columns and encoded texts, packed (runs on a worker)."""
+    shard = Path(path)
+    split = CompactSplit(role, path, task, [shard], iter_source_records)
+    try:
+        build_split(iter_source_records(shard), shard, role, fields, task, skip_bad, into=split)
+    except UserError as exc:
+        error = {"message": exc.message, "path": exc.path, "line": exc.line}
+        return _pack({"error": np.frombuffer(json.dumps(error).encode(), dtype=np.uint8)})
+    tokens = encode(instance_texts(split, include_premise), ngrams)
+    arrays = split.to_arrays()
+    arrays.update({"tokens.indptr": tokens.indptr, "tokens.indices": tokens.indices,
+                   "tokens.vocab": np.frombuffer(json.dumps(tokens.vocab).encode(), np.uint8)})
+    return _pack(arrays)
+
+
+def _read_batch(batch: dict, **kwargs) -> dict:
+    return {"shard": batch["shard"],
+            "payload": np.array([read_shard(str(p), **kwargs) for p in batch["path"]],
+                                dtype=object)}
+
+
+def _unpack_shard(blob: bytes, role: str, source: str,
+                  shard: Path) -> tuple[CompactSplit, TokenSequences]:
+    arrays = _unpack(blob)
+    if "error" in arrays:
+        error = json.loads(arrays["error"].tobytes())
+        raise UserError(error["message"], path=error["path"], line=error["line"])
+    split = CompactSplit.from_arrays(arrays, role, source, [shard], iter_source_records)
+    tokens = TokenSequences(indptr=arrays["tokens.indptr"], indices=arrays["tokens.indices"],
+                            vocab=json.loads(arrays["tokens.vocab"].tobytes()))
+    return split, tokens
+
+
+def read_split_ray(source: str, role: str, fields: FieldMap, task: str | None, skip_bad: bool,
+                   options: EngineOptions) -> tuple[CompactSplit, TokenSequences]:
+    """Read ``source`` shard-parallel; the merged split and its encoded instance texts."""
+    ray = connect(options.address)
+    shards = shard_paths(source)
+    if task is None:
+        records, task = _peek_task(iter_source_records(shards[0]), fields)
+        if task is None:  # no parsable record in the first shard: let the local rules decide
+            records, task = _peek_task(
+                (r for s in shards for r in iter_source_records(s)), fields)
+    rows = [{"shard": i, "path": str(p)} for i, p in enumerate(shards)]
+    kwargs = {"role": role, "fields": fields, "task": task or "nli", "skip_bad": skip_bad,
+              "ngrams": options.ngrams, "include_premise": options.include_premise}
+    results = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
+        _read_batch, batch_size=1, fn_kwargs=kwargs, num_cpus=1)
+    merged = CompactSplit(role, source, task or "nli", shards, iter_source_records)
+    encoder = Encoder(options.ngrams)
+    for done, row in enumerate(results.iter_rows(), start=1):
+        index = int(row["shard"])
+        part, tokens = _unpack_shard(row["payload"], role, source, shards[index])
+        merged.extend(part, shard_offset=index)
+        encoder.add_encoded(tokens)
+        if options.progress is not None:
+            options.progress(f"read {role} shards", done / len(shards))
+    if len(merged) == 0:
+        raise UserError(NO_ITEMS, path=source)
+    return merged, encoder.result()
+
+
+def load_ray(data: str | None = None, *, train: str | None = None, test: str | None = None,
+             fields: FieldMap = FieldMap(), skip_bad: bool = False,
+             options: EngineOptions = EngineOptions()) -> Loaded:
+    """The local engine's :class:`Loaded` dataset, its shards read on a Ray cluster."""
+    sources, name, fmt = resolve_sources(data, train, test)
+    loaded: dict[str, Split] = {}
+    encoded: dict[int, tuple[int, TokenSequences]] = {}
+    task = None
+    for role in ROLES:
+        if role in sources:
+            split, tokens = read_split_ray(sources[role], role, fields, task, skip_bad, options)
+            loaded[role], encoded[id(split)] = split, (len(split), tokens)
+            task = task or split.task
+    dataset = assemble_dataset(loaded, name, fmt, skip_bad)
+    parts = [s for s in (dataset.train, dataset.test) if s is not None]
+    if any(encoded[id(s)][0] != len(s) for s in parts):  # items were dropped after reading
+        return Loaded(dataset)
+    combined = Encoder(options.ngrams)
+    for part in parts:
+        combined.add_encoded(encoded[id(part)][1])
+    return Loaded(dataset, combined.result())
+
+
+class _Scorer:
+    """A Ray actor: loads the model once through the shared classifier layer, scores batches."""
+
+    def __init__(self, model: str, task: str, trust_remote_code: bool, max_length: int,
+                 backend: str, threads: int) -> None:
+        import torch
+
+        from cuelens.models.classifier import load_classifier
+
+        torch.set_num_threads(threads)  # CPU kernels sum in a thread-count-dependent order
+
+        self.clf = load_classifier(model, task, device="auto",
+                                   trust_remote_code=trust_remote_code, max_length=max_length)
+        self.clf.use_backend(backend)
+
+    def __call__(self, batch: dict) -> dict:
+        probs = [_pack({"probs": self.clf.forward_proba(_unpack(blob))})
+                 for blob in batch["payload"]]
+        return {"batch": batch["batch"], "probs": np.array(probs, dtype=object)}
+
+
+def predict_proba_ray(clf, split, batch_size: int | None = None, on_batch=None, *,
+                      concurrency: int = 2, address: str | None = None,
+                      trust_remote_code: bool = False,
+                      num_gpus: float | None = None) -> np.ndarray:
+    """:meth:`Classifier.predict_proba` with the batches scored on ``concurrency`` Ray actors
+    (``num_gpus`` each; default: one GPU per actor when the cluster has GPUs, else none); each
+    actor uses ``clf``'s inference backend (:mod:`cuelens.models.backends`)."""
+    import torch
+
+    ray = connect(address)
+    encoded, batches = clf.batch_plan(split, batch_size)
+    rows = [{"batch": i, "payload": _pack(encoded.collate(index))}
+            for i, index in enumerate(batches)]
+    if num_gpus is None:
+        num_gpus = 1.0 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
+    scored = ray.data.from_items(rows, override_num_blocks=min(len(rows), 4 * concurrency))
+    scored = scored.map_batches(
+        _Scorer, batch_size=1, concurrency=concurrency, num_gpus=num_gpus, num_cpus=1,
+        fn_constructor_kwargs={"model": clf.name, "task": split.task,
+                               "trust_remote_code": trust_remote_code,
+                               "max_length": clf.max_length, "backend": clf.backend,
+                               "threads": torch.get_num_threads()})
+    out: np.ndarray | None = None
+    for row in scored.iter_rows():
+        index = batches[int(row["batch"])]
+        probs = _unpack(row["probs"])["probs"]
+        if out is None:
+            out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
+        out[index] = probs
+        if on_batch is not None:
+            on_batch(len(index))
+    assert out is not None  # a split has at least one item
+    return out

@@ -1,0 +1,75 @@
+"""Input shards and streaming record readers (SPEC §1; docs/large-datasets.md).
+
+A *source* is a file, a directory of shard files, or a glob (``data/part-*.parquet``); its
+shards are read in sorted path order, one record at a time: JSONL/CSV/TSV (optionally ``.gz``)
+through the shared streaming readers (:func:`cuelens.data.readers.iter_records`), Parquet by
+record batch, yielding the same ``(line, raw, record)`` triples (``raw`` is the JSON rendering
+of the row, as for CSV; ``line`` is the 1-based row number).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from cuelens.data.readers import LineError, check_regular_file, file_format, iter_records
+from cuelens.errors import UserError
+
+PARQUET_BATCH = 65_536
+Record = tuple[int, str, "dict | LineError"]
+
+
+def source_format(path: Path) -> str:
+    """``parquet`` for ``.parquet`` files, else the reader format of :func:`file_format`."""
+    if path.suffix.lower() == ".parquet":
+        return "parquet"
+    return file_format(path)
+
+
+def is_data_file(path: Path) -> bool:
+    try:
+        source_format(path)
+    except UserError:
+        return False
+    return path.is_file()
+
+
+def shard_paths(source: str | Path) -> list[Path]:
+    """The shard files of a source: the file itself, a directory's data files, or a glob's."""
+    text = str(source)
+    if any(c in text for c in "*?["):
+        paths = [Path(p) for p in sorted(glob.glob(text)) if is_data_file(Path(p))]
+        if not paths:
+            raise UserError("no .jsonl/.csv/.tsv/.parquet file matches this pattern", path=text)
+        return paths
+    path = Path(text)
+    if not path.exists():
+        raise UserError("file or directory not found", path=text)
+    if path.is_dir():
+        paths = sorted(p for p in path.iterdir() if is_data_file(p))
+        if not paths:
+            raise UserError("no train/dev/test files and no .jsonl/.csv/.tsv/.parquet shards "
+                            "in this directory", path=text)
+        formats = {source_format(p) for p in paths}
+        if len(formats) > 1:
+            raise UserError(f"shards of mixed formats ({', '.join(sorted(formats))}) in this "
+                            "directory", path=text)
+        return paths
+    source_format(path)
+    return [check_regular_file(path)]
+
+
+def _parquet(path: Path) -> Iterator[Record]:
+    from cuelens.engine.parquet import iter_parquet_rows
+
+    for number, row in enumerate(iter_parquet_rows(path, PARQUET_BATCH), start=1):
+        yield number, json.dumps(row, ensure_ascii=False, default=str), row
+
+
+def iter_source_records(path: Path) -> Iterator[Record]:
+    """Stream ``(line, raw, record)`` of one shard (text formats: the shared readers)."""
+    if source_format(path) == "parquet":
+        return _parquet(check_regular_file(path))
+    return iter_records(path)

@@ -1,0 +1,107 @@
+"""The streaming local engine (docs/large-datasets.md): read shards record by record into
+compact columns (:mod:`cuelens.data.compact`).
+
+Sources may be a file, a directory (with ``train``/``dev``/``test`` files or sub-directories of
+shards, or else holding the shards of one cross-validated split) or a glob. Every record goes
+through the same normalisation as the in-memory loader (:func:`~cuelens.data.loading.build_split`),
+so the resulting :class:`~cuelens.data.Dataset` — and every statistic computed from it — is
+the one :func:`~cuelens.data.load_dataset` gives, while memory holds only the compact columns,
+never a file or a Python object per field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from itertools import chain
+from pathlib import Path
+
+from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import Dataset, Split
+from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset, \
+    build_split
+from cuelens.data.readers import LineError
+from cuelens.data.schema import FieldMap, detect_task
+from cuelens.engine.sources import Record, is_data_file, iter_source_records, shard_paths, \
+    source_format
+from cuelens.errors import UserError
+
+ROLES = ("train", "dev", "test", "all")
+SplitReader = Callable[[str, str, FieldMap, "str | None", bool], CompactSplit]
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def resolve_sources(data: str | None, train: str | None = None,
+                    test: str | None = None) -> tuple[dict[str, str], str, str]:
+    """``(role → source, dataset name, format)`` of the data arguments (no Hugging Face)."""
+    if (data is None) == (train is None and test is None):
+        raise UserError("give exactly one of: DATA (a file, directory or glob) or --train/--test")
+    if data is None:
+        if not (train and test):
+            raise UserError("--train and --test must be given together")
+        first = shard_paths(train)[0]
+        return {"train": train, "test": test}, _dataset_name(Path(train)), source_format(first)
+    if _is_glob(data):
+        first = shard_paths(data)[0]
+        return {"all": data}, Path(data).parent.name or first.stem, source_format(first)
+    path = Path(data)
+    if not path.exists():
+        raise UserError("file or directory not found", path=data)
+    if not path.is_dir():
+        return {"all": data}, _dataset_name(path), source_format(path)
+    roles: dict[str, str] = {}
+    for entry in sorted(path.iterdir()):
+        role = SPLIT_NAMES.get(entry.name.split(".")[0].lower())
+        if role is not None and (entry.is_dir() or is_data_file(entry)):
+            roles.setdefault(role, str(entry))
+    return roles or {"all": data}, _dataset_name(path), "directory"
+
+
+def _peek_task(records: Iterator[Record], fields: FieldMap) -> tuple[Iterator[Record], str | None]:
+    """The task of the first parsable record, and the records with it put back."""
+    seen: list[Record] = []
+    for item in records:
+        seen.append(item)
+        if not isinstance(item[2], LineError):
+            return chain(seen, records), detect_task(item[2], fields)
+    return iter(seen), None
+
+
+def read_compact_split(source: str, role: str, fields: FieldMap, task: str | None,
+                       skip_bad: bool) -> CompactSplit:
+    """Read every shard of ``source`` into one :class:`CompactSplit`, streaming."""
+    shards = shard_paths(source)
+    split: CompactSplit | None = None
+    for index, path in enumerate(shards):
+        records: Iterator[Record] = iter_source_records(path)
+        if split is None:
+            records, found = _peek_task(records, fields)
+            if task is None and found is None:
+                for _, _, error in records:  # only bad lines: stop on the first (or skip all)
+                    if not skip_bad:
+                        raise error  # type: ignore[misc]
+                continue
+            split = CompactSplit(role, source, task or found or "nli", shards,
+                                 iter_source_records)
+        split.shard = index
+        build_split(records, path, role, fields, split.task, skip_bad, into=split)
+    if split is None or len(split) == 0:
+        raise UserError(NO_ITEMS, path=source)
+    return split
+
+
+def load_streaming(data: str | None = None, *, train: str | None = None,
+                   test: str | None = None, fields: FieldMap = FieldMap(),
+                   skip_bad: bool = False,
+                   reader: SplitReader = read_compact_split) -> Dataset:
+    """The :class:`Dataset` of the data arguments, read by ``reader`` (one split at a time)."""
+    sources, name, fmt = resolve_sources(data, train, test)
+    loaded: dict[str, Split] = {}
+    task = None
+    for role in ROLES:
+        if role in sources:
+            loaded[role] = split = reader(sources[role], role, fields, task, skip_bad)
+            task = task or split.task
+    return assemble_dataset(loaded, name, fmt, skip_bad)

@@ -1,0 +1,155 @@
+"""The streaming local engine equals the in-memory path (issue 16; memory bullet of issue 13):
+byte-identical results.json on NLI and MCQ, shards in any supported format, a chunked encoder
+equal to one pass, the restricted BoW matrices equal to slicing the full one, and streamed
+easy/hard item files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuelens.audit.counts import Encoder, encode
+from cuelens.audit.examples import sample_examples
+from cuelens.audit.fitting import fit_subsample, scan_data
+from cuelens.audit.leakage import BOW_MIN_COUNT, Baselines
+from cuelens.audit.results import build_results, item_files_mode, write_scan_outputs
+from cuelens.audit.scan import ScanConfig, run_word_audit
+from cuelens.data.summary import dataset_summary
+from cuelens.data.synthetic import make_mcq, make_nli
+from cuelens.engine import load_for_scan
+from cuelens.errors import UserError
+from cuelens.io import dumps_json
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def results_json(engine: str, data: str, config: ScanConfig) -> str:
+    dataset = load_for_scan(engine, data).dataset
+    audit = run_word_audit(dataset, config)
+    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
+    return dumps_json(build_results(dataset, config, audit, dataset_summary(dataset), examples))
+
+
+@pytest.mark.parametrize("task", ["nli", "mcq"])
+def test_local_engine_equals_memory_engine(tmp_path, task):
+    """Train/test directory and a single cross-validated file, capped fits (the restricted BoW
+    path), bigrams + premises: the same bytes."""
+    rows = make_nli(500, seed=1) if task == "nli" else make_mcq(300, seed=1, n_choices=3)
+    write_jsonl(tmp_path / "d" / "train.jsonl", rows[:-100])
+    write_jsonl(tmp_path / "d" / "test.jsonl", rows[-100:])
+    for data, config in ((tmp_path / "d", ScanConfig(iterations=2, max_fit_items=150)),
+                         (tmp_path / "d" / "train.jsonl",
+                          ScanConfig(iterations=1, ngrams=2, include_premise=True,
+                                     max_fit_items=200))):
+        assert results_json("local", str(data), config) == \
+            results_json("memory", str(data), config)
+
+
+def test_shard_formats_are_one_dataset(tmp_path):
+    """JSONL, gzip, CSV and Parquet shards of the same rows (a directory, or a glob) give the
+    same results as one file of them, up to the dataset name and file."""
+    pytest.importorskip("pyarrow", reason="Parquet needs pyarrow: pip install 'cuelens[ray]'")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = make_nli(300, seed=4)
+    config = ScanConfig(iterations=1)
+    single = json.loads(results_json("memory", str(write_jsonl(tmp_path / "all.jsonl", rows)),
+                                     config))
+    parts = [rows[:120], rows[120:200], rows[200:]]
+    (tmp_path / "mixed").mkdir()
+    write_jsonl(tmp_path / "jsonl" / "a.jsonl", parts[0])
+    with gzip.open(tmp_path / "jsonl" / "b.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in parts[1])
+    write_jsonl(tmp_path / "jsonl" / "c.jsonl", parts[2])
+    (tmp_path / "parquet").mkdir()
+    for name, part in zip("abc", parts):
+        pq.write_table(pa.table({k: [r[k] for r in part] for k in part[0]}),
+                       tmp_path / "parquet" / f"{name}.parquet")
+    for source in (tmp_path / "jsonl", tmp_path / "parquet", f"{tmp_path}/parquet/*.parquet"):
+        sharded = json.loads(results_json("local", str(source), config))
+        for key in ("cues", "cue_stats", "leakage", "easy_hard", "examples"):
+            assert sharded[key] == single[key], (source, key)
+        assert sharded["dataset"]["splits"]["all"]["label_counts"] == \
+            single["dataset"]["splits"]["all"]["label_counts"]
+
+
+def test_encoder_chunks_and_merged_shards_equal_one_pass(monkeypatch):
+    texts = [r["hypothesis"] for r in make_nli(200, seed=7)]
+    whole = encode(texts, ngrams=2)
+    monkeypatch.setattr("cuelens.audit.counts.ENCODE_CHUNK", 7)
+    chunked = encode(texts, ngrams=2)
+    merged = Encoder(2).add_encoded(encode(texts[:90], 2)).add_encoded(
+        encode(texts[90:], 2)).result()
+    for other in (chunked, merged):
+        assert other.vocab == whole.vocab
+        np.testing.assert_array_equal(other.indptr, whole.indptr)
+        np.testing.assert_array_equal(other.indices, whole.indices)
+    only = set(whole.vocab[::3])
+    restricted = encode(texts, ngrams=2, only=only).matrix().toarray()
+    columns = [i for i, token in enumerate(whole.vocab) if token in only]
+    np.testing.assert_array_equal(restricted, whole.matrix().toarray()[:, columns])
+
+
+def test_restricted_bow_equals_slicing_the_full_matrix(tmp_path):
+    dataset = load_for_scan("local", str(write_jsonl(tmp_path / "a.jsonl",
+                                                     make_nli(400, seed=2)))).dataset
+    data = scan_data(dataset, 1, False, 5, 0)
+    baselines = Baselines(data)
+    rows = np.arange(400)
+    sample = fit_subsample(data.pool, rows[:300], 120, 0)
+    eval_rows = rows[300:]
+    X, X_eval = baselines.bow_matrices(sample, eval_rows)
+    rows = np.union1d(sample, eval_rows)  # the full matrix of the rows the fit uses
+    full = encode([data.texts[i] for i in rows], ngrams=2).matrix()
+    fitted, evaluated = full[np.searchsorted(rows, sample)], full[np.searchsorted(rows, eval_rows)]
+    support = np.flatnonzero(np.asarray(fitted.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
+    assert X.shape[1] == len(support) > 0 and (X != fitted[:, support]).nnz == 0
+    assert (X_eval != evaluated[:, support]).nnz == 0
+
+
+def test_item_files_records_ids_none(tmp_path):
+    """Records stream back byte for byte from the shards (CRLF and non-ASCII kept)."""
+    rows = make_nli(60, seed=3)
+    lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+    lines[5] = lines[5].replace('"label"', '"note": "café", "label"') + "\r"
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    dataset = load_for_scan("local", str(path)).dataset
+    easy = np.arange(60) % 3 == 0
+    results = {"cues": []}
+    files = write_scan_outputs(tmp_path / "r", dataset, results, easy, {}, "records")
+    assert files["easy"].read_bytes() == "".join(
+        lines[i] + "\n" for i in range(60) if easy[i]).encode("utf-8")
+    assert files["hard"].read_bytes() == "".join(
+        lines[i] + "\n" for i in range(60) if not easy[i]).encode("utf-8")
+    files = write_scan_outputs(tmp_path / "i", dataset, results, easy, {}, "ids")
+    assert files["easy"].name == "easy.ids.txt"
+    assert files["easy"].read_text().split() == [rows[i]["id"] for i in range(60) if easy[i]]
+    files = write_scan_outputs(tmp_path / "n", dataset, results, easy, {}, "none")
+    assert "easy" not in files and not (tmp_path / "n" / "easy.jsonl").exists()
+    assert item_files_mode("auto", 1_000_000) == "records"
+    assert item_files_mode("auto", 1_000_001) == "ids"
+    with pytest.raises(UserError, match="--item-files"):
+        item_files_mode("all", 5)
+
+
+def test_bad_record_in_a_shard_names_it(tmp_path):
+    rows = make_nli(40, seed=5)
+    write_jsonl(tmp_path / "s" / "a.jsonl", rows[:20])
+    bad = write_jsonl(tmp_path / "s" / "b.jsonl", rows[20:])
+    with open(bad, "a", encoding="utf-8") as handle:
+        handle.write('{"premise": "p", "hypothesis": "h"}\nnot json\n')
+    with pytest.raises(UserError, match=r"b\.jsonl, line 21: missing label"):
+        load_for_scan("local", str(tmp_path / "s"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="no train/dev/test files"):
+        load_for_scan("local", str(tmp_path / "empty"))
