@@ -172,6 +172,7 @@ class CompactSplit(Split):
         else:
             self.choices.append(record["choices"])
             self.questions.append(record.get("question"))
+        self.groups.append(record.get("group"))
         self.shard_of.append(self.shard)
         self.line_of.append(line)
 
@@ -182,6 +183,7 @@ class CompactSplit(Split):
         self.label_column.extend(other.label_column)
         self.choices.extend(other.choices)
         self.questions.extend(other.questions)
+        self.groups.extend(other.groups)
         shard_of = np.asarray(other.shard_of, dtype=np.int32) + shard_offset
         self.shard_of.frombytes(shard_of.tobytes())
         self.line_of.extend(other.line_of)
@@ -191,7 +193,7 @@ class CompactSplit(Split):
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays (no pickle) of one shard's columns, e.g. to ship it from a worker."""
         meta = {"task": self.task, "labels": self.label_column.values, "choices": self.choices,
-                "questions": self.questions, "skipped": self.skipped}
+                "questions": self.questions, "groups": self.groups, "skipped": self.skipped}
         out: dict[str, np.ndarray] = {
             "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
             "label_codes": np.asarray(self.label_column.codes, dtype=np.int16),
@@ -214,6 +216,7 @@ class CompactSplit(Split):
             labels.values.append(value)
         labels.codes.frombytes(arrays["label_codes"].tobytes())
         split.choices, split.questions = meta["choices"], meta["questions"]
+        split.groups = meta["groups"]
         split.skipped = meta["skipped"]
         split.line_of.frombytes(arrays["lines"].tobytes())
         split.shard_of.frombytes(np.zeros(len(split.line_of), dtype=np.int32).tobytes())
