@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from cuelens.audit.examples import sort_value
 from cuelens.audit.uncertainty import MILD, SIGNIFICANT
+from cuelens.data.dataset import Task
 
 TOP_CUES = 3  # per label
 POSITION_D = 0.05  # MCQ answer-position baseline this far above chance is worth fixing
@@ -36,7 +37,7 @@ def next_steps(results: dict) -> list[dict]:
     leak, eh = results["leakage"], results["easy_hard"]
     best, verdict = leak["best"], leak.get("verdict")
     hygiene = results.get("hygiene", {})
-    mcq = results["dataset"]["task"] == "mcq"
+    mcq = results["dataset"]["task"] == Task.MCQ
     ci = f"D = {_points(best['D'])}, 95% CI [{_points(best['ci_low'])}, " \
          f"{_points(best['ci_high'])}]" if "ci_low" in best else f"D = {_points(best['D'])}"
     for row in hygiene.get("overlap", []):

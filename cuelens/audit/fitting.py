@@ -263,7 +263,7 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
     base_rows = pool.rows(base_items) if base_items is not None else np.zeros(0, np.int64)
     base = block(base_rows) if len(base_rows) else 0.0
     # NLI correctness is 0/1: kept as bool (8× smaller; sums and means are the same numbers)
-    dtype = bool if pool.task == "nli" else np.float64
+    dtype = bool if pool.task == Task.NLI else np.float64
     if folds is None:
         return {name: correct.astype(dtype, copy=False)
                 for name, correct in fold_fn(base_rows, pool.rows(eval_items), base).items()}

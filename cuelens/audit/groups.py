@@ -36,6 +36,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.model_selection import StratifiedGroupKFold
 
 from cuelens.audit.tokenize import word_tokens
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 MIN_KEY_TOKENS = 3  # shorter texts ("bank", "a dog") are concepts reused by unrelated items
@@ -49,13 +50,13 @@ def normal_form(text: str) -> str:
 
 def item_keys(split, user_groups: Sequence[str | None] | None = None) -> list[list[str]]:
     """The linking keys of every item of ``split`` (tagged by kind so kinds never collide)."""
-    texts = split.hypotheses if split.task == "nli" else split.choices
+    texts = split.hypotheses if split.task == Task.NLI else split.choices
     out = []
     for i, premise in enumerate(split.premises):
-        own = [texts[i]] if split.task == "nli" else texts[i]
+        own = [texts[i]] if split.task == Task.NLI else texts[i]
         keys = [f"{kind}:{form}" for kind, text in [("p", premise)] + [("t", t) for t in own]
                 if len((form := normal_form(text)).split()) >= MIN_KEY_TOKENS]
-        if split.task == "mcq":  # the whole option set, whatever its length (mirrored items)
+        if split.task == Task.MCQ:  # the whole option set, whatever its length (mirrored items)
             keys.append("c:" + "|".join(sorted(normal_form(t) for t in own)))
         if user_groups is not None and user_groups[i] is not None:
             keys.append(f"g:{user_groups[i]}")

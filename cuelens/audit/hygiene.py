@@ -25,7 +25,7 @@ from collections import defaultdict
 from itertools import combinations
 
 from cuelens.audit.groups import MIN_KEY_TOKENS, normal_form
-from cuelens.data.dataset import Dataset, Split
+from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
@@ -35,7 +35,7 @@ TEXT_CHARS = 160
 
 def item_input(split: Split, i: int) -> str:
     """The normalised input of item ``i``: premise (+ question) and hypothesis / choice set."""
-    if split.task == "nli":
+    if split.task == Task.NLI:
         text = normal_form(split.hypotheses[i])
     else:
         text = " | ".join(sorted(normal_form(c) for c in split.choices[i]))
@@ -44,21 +44,21 @@ def item_input(split: Split, i: int) -> str:
 
 def item_answer(split: Split, i: int) -> str:
     """What the item's label says: the NLI label, or the normalised text of the right choice."""
-    if split.task == "nli":
+    if split.task == Task.NLI:
         return str(split.labels[i])
     return normal_form(split.choices[i][split.labels[i]])
 
 
 def _pair_key(split: Split, i: int) -> str | None:
     """The text mirrored / contrastive partners share: MCQ choice set, NLI hypothesis (3+ tokens)."""
-    if split.task == "mcq":
+    if split.task == Task.MCQ:
         return " | ".join(sorted(normal_form(c) for c in split.choices[i]))
     form = normal_form(split.hypotheses[i])
     return form if len(form.split()) >= MIN_KEY_TOKENS else None
 
 
 def _example(role: str, split: Split, i: int, other: tuple[str, Split, int] | None = None) -> dict:
-    shown = split.hypotheses[i] if split.task == "nli" else " / ".join(split.choices[i])
+    shown = split.hypotheses[i] if split.task == Task.NLI else " / ".join(split.choices[i])
     row = {"split": role, "id": split.ids[i], "line": split.lines[i],
            "text": f"{split.premise_context(i)} → {shown}"[:TEXT_CHARS]}
     if other is not None:
@@ -136,7 +136,7 @@ def split_hygiene(role: str, split: Split, index: NearIndex, inputs: list[str]) 
               "duplicate_groups": len(copies), "near_duplicate_pairs": len(near_pairs),
               "label_conflict_groups": len(conflicts),
               "label_conflict_items": sum(len(m) for m in conflicts),
-              ("mirrored_pairs" if split.task == "mcq" else "contrastive_pairs"): n_contrast}
+              ("mirrored_pairs" if split.task == Task.MCQ else "contrastive_pairs"): n_contrast}
     pick = lambda pairs: [_example(role, split, i, (role, split, j))  # noqa: E731
                           for i, j in pairs[:MAX_EXAMPLES]]
     examples = {"duplicates": pick([(m[0], m[1]) for m in copies]),

@@ -106,7 +106,7 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     mcq = None
     if dataset.task == Task.MCQ:
         bow = {b["name"]: b["accuracy"] for b in leakage["baselines"]
-               if b["name"] == bow_name("mcq")}
+               if b["name"] == bow_name(Task.MCQ)}
         mcq = mcq_baselines(dataset, config.folds, config.seed, extra=bow)
         report("mcq baselines", 1.0)
     best = leakage["best"]

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from cuelens.commands.common import console, progress_bar, user_errors
+from cuelens.data.dataset import Task
 
 LLMOpt = Annotated[Optional[str], typer.Option(
     "--llm", help="Probe a language model through prompts: a local causal LM (directory, alias "
@@ -169,7 +170,7 @@ def prompts(
     table = Table("name", "task", "mode", "style", "answers", "description")
     for t in TEMPLATES.values():
         if task is None or t.task == task:
-            answers = ", ".join(t.answers.values()) if t.task == "nli" else t.options
+            answers = ", ".join(t.answers.values()) if t.task == Task.NLI else t.options
             table.add_row(t.name, t.task, t.mode, t.style, escape(answers),
                           escape(t.description))
     console.print(table)

@@ -22,6 +22,7 @@ from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, Cali
                                         TimeoutOpt)
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
                                             item_progress, load_model)
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 
@@ -222,7 +223,7 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
         return None
     if sum(map(bool, (use_model, lm, files))) > 1:
         raise UserError("give one of --position-bias, --position-lm and --position-predictions")
-    if dataset.task != "mcq":
+    if dataset.task != Task.MCQ:
         raise UserError("the position-bias probe is for multiple-choice datasets")
     if files:
         return position.options_from_files(dataset, files, seed, id_field, norm)

@@ -10,6 +10,7 @@ import typer
 from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
                                      PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt, TrainOpt,
                                      console, load_data, user_errors)
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 
@@ -40,7 +41,7 @@ def rotate(
 
     dataset = load_data(data, train, test, hf, premise_field, None, label_field, choices_field,
                         skip_bad)
-    if dataset.task != "mcq":
+    if dataset.task != Task.MCQ:
         raise UserError("rotations are for multiple-choice datasets")
     splits = rotated_splits(dataset.test, seed)
     paths = [out / f"rotation_{r}.jsonl" for r in range(len(splits))]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.dataset import Instances, Split
+from cuelens.data.dataset import Instances, Split, Task
 
 
 class TextColumn:
@@ -167,7 +167,7 @@ class CompactSplit(Split):
         self.columns["ids"].append(record["id"])
         self.columns["premises"].append(record["premise"])
         self.label_column.append(record["label"])
-        if self.task == "nli":
+        if self.task == Task.NLI:
             self.columns["hypotheses"].append(record["hypothesis"])
         else:
             self.choices.append(record["choices"])
@@ -229,7 +229,7 @@ class CompactSplit(Split):
         return self.labels is self.label_column
 
     def item_labels(self, label_names: list[str]) -> np.ndarray:
-        if self.task == "mcq" or not self._compact:
+        if self.task == Task.MCQ or not self._compact:
             return super().item_labels(label_names)
         lookup = {name: i for i, name in enumerate(label_names)}
         table = np.asarray([lookup[v] for v in self.label_column.values], dtype=np.int64)
@@ -238,7 +238,7 @@ class CompactSplit(Split):
 
     def instances(self, label_names: list[str]) -> Instances:
         """NLI without copies: the columns themselves (MCQ flattens as usual)."""
-        if self.task == "mcq" or not self._compact:
+        if self.task == Task.MCQ or not self._compact:
             return super().instances(label_names)
         return Instances(texts=self.columns["hypotheses"],  # type: ignore[arg-type]
                          premises=self.columns["premises"],  # type: ignore[arg-type]

@@ -28,7 +28,7 @@ import numpy as np
 from cuelens.audit.counts import Encoder, TokenSequences, encode
 from cuelens.audit.fitting import instance_texts
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.data.loading import NO_ITEMS, assemble_dataset, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.engine import EngineOptions, Loaded
@@ -109,11 +109,11 @@ def read_split_ray(source: str, role: str, fields: FieldMap, task: str | None, s
             records, task = _peek_task(
                 (r for s in shards for r in iter_source_records(s)), fields)
     rows = [{"shard": i, "path": str(p)} for i, p in enumerate(shards)]
-    kwargs = {"role": role, "fields": fields, "task": task or "nli", "skip_bad": skip_bad,
+    kwargs = {"role": role, "fields": fields, "task": task or Task.NLI, "skip_bad": skip_bad,
               "ngrams": options.ngrams, "include_premise": options.include_premise}
     results = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
         _read_batch, batch_size=1, fn_kwargs=kwargs, num_cpus=1)
-    merged = CompactSplit(role, source, task or "nli", shards, iter_source_records)
+    merged = CompactSplit(role, source, task or Task.NLI, shards, iter_source_records)
     encoder = Encoder(options.ngrams)
     for done, row in enumerate(results.iter_rows(), start=1):
         index = int(row["shard"])

@@ -16,7 +16,7 @@ from itertools import chain
 from pathlib import Path
 
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import Dataset, Split
+from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset, \
     build_split
 from cuelens.data.readers import LineError
@@ -83,7 +83,7 @@ def read_compact_split(source: str, role: str, fields: FieldMap, task: str | Non
                     if not skip_bad:
                         raise error  # type: ignore[misc]
                 continue
-            split = CompactSplit(role, source, task or found or "nli", shards,
+            split = CompactSplit(role, source, task or found or Task.NLI, shards,
                                  iter_source_records)
         split.shard = index
         build_split(records, path, role, fields, split.task, skip_bad, into=split)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 Runner = Callable[[dict[str, np.ndarray]], np.ndarray]
@@ -137,7 +138,7 @@ def _example_batch(clf) -> dict[str, np.ndarray]:
     ids = [np.asarray(x, dtype=np.int64) for x in enc["input_ids"]]
     types = enc.get("token_type_ids")
     type_ids = [np.asarray(x, dtype=np.int64) for x in types] if types is not None else None
-    mcq = clf.task == "mcq"
+    mcq = clf.task == Task.MCQ
     units = EncodedUnits(ids=[ids, ids[::-1]] if mcq else [[ids[0]], [ids[1]]],
                          type_ids=(None if type_ids is None else
                                    [type_ids, type_ids[::-1]] if mcq else
@@ -157,9 +158,9 @@ def export_onnx(clf, cache_dir: Path | None = None) -> Path:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     example = _example_batch(clf)
-    axes = {0: "batch", 1: "choices", 2: "length"} if clf.task == "mcq" else {0: "batch",
+    axes = {0: "batch", 1: "choices", 2: "length"} if clf.task == Task.MCQ else {0: "batch",
                                                                                1: "length"}
-    out_axes = {0: "batch", 1: "choices"} if clf.task == "mcq" else {0: "batch"}
+    out_axes = {0: "batch", 1: "choices"} if clf.task == Task.MCQ else {0: "batch"}
     tmp = path.with_name(f".{uuid.uuid4().hex}.onnx.tmp")
     model = clf.model.to("cpu").eval()
     try:

@@ -184,7 +184,7 @@ def classifier_scorer(clf, batch_size: int | None = None) -> ScoreFn:
         sizes = np.array([len(c) for c in choices])
         for value in np.unique(sizes):
             members = np.flatnonzero(sizes == value)
-            split = Split(name="rotation", path="", task="mcq")
+            split = Split(name="rotation", path="", task=Task.MCQ)
             for i in members:
                 split.append({"id": str(i), "premise": premises[i], "choices": choices[i],
                               "label": 0}, raw="", line=0)

@@ -20,6 +20,7 @@ import numpy as np
 
 from cuelens.audit.examples import sort_value
 from cuelens.audit.uncertainty import accuracy_vs_chance
+from cuelens.data.dataset import Task
 from cuelens.probes.data_map import DYNAMICS_DIR
 
 MIN_SUPPORT = 20
@@ -59,7 +60,7 @@ def data_map_epochs(model_dir: Path | None) -> int | None:
 
 def chance_level(gold: np.ndarray, task: str, n_choices: int | None) -> float:
     """Accuracy of guessing: 1/k for MCQ, the majority label's share of the test items for NLI."""
-    if task == "mcq":
+    if task == Task.MCQ:
         return 1.0 / (n_choices or 2)
     return float(np.bincount(gold).max() / len(gold)) if len(gold) else 0.0
 

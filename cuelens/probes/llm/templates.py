@@ -38,7 +38,7 @@ from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 MODES = ("score", "generate")
-TASKS = ("nli", "mcq")
+TASKS = tuple(Task)
 MCQ_OPTIONS = ("text", "letters")
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 CONTENT_FREE = "N/A"  # calibrate-before-use: the content-free input
@@ -246,25 +246,25 @@ _MCQ_LIST = ("{{ premise }}{% if question %} {{ question }}{% endif %}\n"
              "{% for choice in choices %}{{ letters[loop.index0] }}. {{ choice }}\n{% endfor %}"
              "Which option is the right one?")
 
-register(PromptTemplate("nli-yes-no", "nli", "score", _NLI_YES_NO + "\nAnswer:", YES_NO,
+register(PromptTemplate("nli-yes-no", Task.NLI, "score", _NLI_YES_NO + "\nAnswer:", YES_NO,
                         description="premise and hypothesis, answered yes / no / maybe"))
-register(PromptTemplate("nli-true-false", "nli", "score", _NLI_TRUE_FALSE + "\nAnswer:",
+register(PromptTemplate("nli-true-false", Task.NLI, "score", _NLI_TRUE_FALSE + "\nAnswer:",
                         TRUE_FALSE, description="'suppose … then is … true, false or "
                                                 "neither?'"))
-register(PromptTemplate("nli-yes-no-cot", "nli", "generate",
+register(PromptTemplate("nli-yes-no-cot", Task.NLI, "generate",
                         _NLI_YES_NO + _COT.format(words="yes, no or maybe"), YES_NO, style="cot",
                         max_new_tokens=256,
                         description="nli-yes-no, reasoning step by step before answering"))
-register(PromptTemplate("nli-true-false-cot", "nli", "generate",
+register(PromptTemplate("nli-true-false-cot", Task.NLI, "generate",
                         _NLI_TRUE_FALSE + _COT.format(words="true, false or neither"),
                         TRUE_FALSE, style="cot", max_new_tokens=256,
                         description="nli-true-false, reasoning step by step before answering"))
-register(PromptTemplate("mcq-choice", "mcq", "score",
+register(PromptTemplate("mcq-choice", Task.MCQ, "score",
                         "{{ premise }}{% if question %} {{ question }}{% endif %}\nAnswer:",
                         options="text", description="scores each choice's text as the answer"))
-register(PromptTemplate("mcq-letter", "mcq", "score", _MCQ_LIST + "\nAnswer:",
+register(PromptTemplate("mcq-letter", Task.MCQ, "score", _MCQ_LIST + "\nAnswer:",
                         options="letters", description="lettered options, scores the letters"))
-register(PromptTemplate("mcq-letter-cot", "mcq", "generate",
+register(PromptTemplate("mcq-letter-cot", Task.MCQ, "generate",
                         _MCQ_LIST + _COT.format(words="the letter of the option"), options="letters",
                         style="cot", max_new_tokens=256,
                         description="mcq-letter, reasoning step by step, letter parsed"))
