@@ -1,4 +1,4 @@
-"""Calibrated vs fixed-threshold AW (SPEC §7) on fine-tuned MCQ models, e.g. the plain and
+"""Calibrated vs fixed-threshold AW (docs/methods.md §7) on fine-tuned MCQ models, e.g. the plain and
 augmented MiniLM models of ``benchmarks/short_circuit_augmentation.sh``.
 
 For each ``NAME=MODEL_DIR`` and the test split ``--test``: predict the test questions, keep the

@@ -1,4 +1,4 @@
-"""Benchmarks for controversial sentence pairs (SPEC §9) on the contstim data.
+"""Benchmarks for controversial sentence pairs (docs/methods.md §9) on the contstim data.
 
     .venv/bin/python benchmarks/contrast_bench.py natural [--repeats 5]
     .venv/bin/python benchmarks/contrast_bench.py judge

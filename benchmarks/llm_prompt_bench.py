@@ -1,4 +1,4 @@
-"""Throughput of the LLM probe's scoring path against naive per-choice scoring (issue 15, SPEC §6).
+"""Throughput of the LLM probe's scoring path against naive per-choice scoring (issue 15, docs/methods.md §6).
 
 Same model, same items, same prompts (template ``nli-yes-no`` on MNLI dev-matched items, or
 ``mcq-choice`` on COPA with ``--task mcq``):

@@ -1,4 +1,4 @@
-"""Benchmark of the word-level LMs (issue 7, SPEC §9): PTB perplexity and BLiMP accuracy.
+"""Benchmark of the word-level LMs (issue 7, docs/methods.md §9): PTB perplexity and BLiMP accuracy.
 
 Trains a 3-gram (interpolated Kneser-Ney) and a word LSTM on ptb.train.txt, reports validation
 perplexity on ptb.valid.txt, training time, model size on disk, and BLiMP accuracy overall and

@@ -1,4 +1,4 @@
-"""End-to-end `audit train` / `audit probe` runs with all-MiniLM-L6-v2 on real data (SPEC §6).
+"""End-to-end `audit train` / `audit probe` runs with all-MiniLM-L6-v2 on real data (docs/methods.md §6).
 
 Stages (each: fine-tune with the CLI, then probe with the CLI; timings are wall-clock):
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPEC §7–8 real run: minilm fine-tuned on COPA (dev as train) and ARCT (train), with and without
+# docs/methods.md §7–8 real run: minilm fine-tuned on COPA (dev as train) and ARCT (train), with and without
 # crossover+mutation augmentation (same budget: the augmented set is twice as large, so it gets
 # half the epochs = the same number of optimiser steps), then probed on the test sets:
 # accuracy, AW (calibrated thresholds, with CI and null rate; AW_THRESHOLDS=fixed for the paper's),

@@ -1,4 +1,4 @@
-"""Train the PTB word LSTM reported in docs/BENCHMARKS.md (issue 17, SPEC §9), on the CPU.
+"""Train the PTB word LSTM reported in docs/BENCHMARKS.md (issue 17, docs/methods.md §9), on the CPU.
 
 Two layers of 256, adaptive softmax (cutoffs 2,000 / 6,000: several times cheaper than a full
 10k softmax on a CPU, still exact normalised probabilities), dropout 0.25, Adam 2e-3 halved

@@ -29,7 +29,7 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
                  skip_bad: bool = False) -> Dataset:
     """Load a dataset from a file or directory path, a ``pandas.DataFrame``, a list of dicts, a
     Hugging Face ``datasets.Dataset``/``DatasetDict``, a dict of split name → one of these, or
-    ``train=``/``test=``; ``hf="snli"`` loads a hub dataset. Field aliases are the CLI's (SPEC §1).
+    ``train=``/``test=``; ``hf="snli"`` loads a hub dataset. Field aliases are the CLI's (docs/methods.md §1).
 
     >>> import cuelens
     >>> ds = cuelens.load_dataset([{"premise": "a man sleeps", "hypothesis": "nobody sleeps",
@@ -71,7 +71,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
          features: str | Sequence[str] | None = "all", cache_dir: str | Path | None = None,
          progress: Progress | None = None, **options: Any) -> ScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
-    (SPEC §2–5); the same results as ``audit scan``.
+    (docs/methods.md §2–5); the same results as ``audit scan``.
 
     ``data``/``train``/``test``: anything :func:`load_dataset` reads, or a loaded ``Dataset``.
     ``features``: ``"all"``, ``"none"``/``[]`` or feature names. ``options``: the fields of
@@ -112,7 +112,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
           device: str = "auto", trust_remote_code: bool = False,
           progress: Progress | None = None) -> ProbeResult:
     """Probe a model (``model=`` alias, directory or hub id) or a predictions file
-    (``predictions=``) for reliance on the dataset's cues (SPEC §6–7); as ``audit probe``.
+    (``predictions=``) for reliance on the dataset's cues (docs/methods.md §6–7); as ``audit probe``.
 
     ``scan``: a :class:`ScanResult` of the same data (default: a word-only scan with ``seed``).
 
@@ -162,7 +162,7 @@ def _mcq(dataset: Dataset, what: str) -> None:
 
 
 def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) -> StressSet:
-    """Stress questions of the black-box short-circuit test from MCQ data (SPEC §7): per
+    """Stress questions of the black-box short-circuit test from MCQ data (docs/methods.md §7): per
     operator, the correct choice against a constructed wrong one; as ``audit stress``.
 
     >>> import cuelens
@@ -181,7 +181,7 @@ def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) ->
 
 def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio: float = 1.0,
             seed: int = 0) -> Augmented:
-    """MCQ training data plus ``round(ratio × n)`` generated questions (SPEC §8); as
+    """MCQ training data plus ``round(ratio × n)`` generated questions (docs/methods.md §8); as
     ``audit augment`` (the train split of a train/test dataset, else the single split).
 
     >>> import cuelens

@@ -95,7 +95,7 @@ class ResultViews:
         return copy.deepcopy(self.results)
 
     def to_html(self, path: str | Path) -> Path:
-        """Render the HTML report (SPEC §10) to ``path``; returns the written path."""
+        """Render the HTML report (docs/methods.md §10) to ``path``; returns the written path."""
         from cuelens.reports import render_report
 
         return render_report(self.results, Path(path), inputs=self.inputs)
@@ -105,32 +105,32 @@ class ResultViews:
 
     @property
     def D(self) -> float:
-        """Headline cue leakage D (fraction; SPEC §3)."""
+        """Headline cue leakage D (fraction; docs/methods.md §3)."""
         return float(self.results["leakage"]["best"]["D"])
 
     @property
     def cues(self) -> pd.DataFrame:
-        """Every listed cue (SPEC §2), sorted by label then the headline metric."""
+        """Every listed cue (docs/methods.md §2), sorted by label then the headline metric."""
         return cues_frame(self.results["cues"])
 
     @property
     def leakage(self) -> pd.DataFrame:
-        """The metric × aggregator cue-only accuracy table and its D (SPEC §3)."""
+        """The metric × aggregator cue-only accuracy table and its D (docs/methods.md §3)."""
         return records_frame(self.results["leakage"]["table"])
 
     @property
     def features(self) -> pd.DataFrame:
-        """ICQ feature cues by cueness (SPEC §5); empty when features were not scanned."""
+        """ICQ feature cues by cueness (docs/methods.md §5); empty when features were not scanned."""
         return records_frame(self.results.get("features", []), ["feature", "value", "cueness"])
 
     @property
     def easy(self) -> pd.DataFrame:
-        """Test items the cue-only classifier gets right (SPEC §4); empty without a split."""
+        """Test items the cue-only classifier gets right (docs/methods.md §4); empty without a split."""
         return items_frame(self.dataset, self._split_mask(True))
 
     @property
     def hard(self) -> pd.DataFrame:
-        """Test items the cue-only classifier gets wrong (SPEC §4); empty without a split."""
+        """Test items the cue-only classifier gets wrong (docs/methods.md §4); empty without a split."""
         return items_frame(self.dataset, self._split_mask(False))
 
     def _split_mask(self, easy: bool) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Random-initialised GPT-2 / BERT and freshly trained tokenizers (test helpers, not library).
 
 Used by the unit tests (tiny models, a handful of sentences) and by the speed benchmark
-(realistic sizes trained on a corpus); no checkpoint download is needed (SPEC §9).
+(realistic sizes trained on a corpus); no checkpoint download is needed (docs/methods.md §9).
 """
 
 from __future__ import annotations

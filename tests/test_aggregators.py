@@ -1,4 +1,4 @@
-"""Aggregators (SPEC §3): gathering, average/max, positional features, ties, cross-fitting."""
+"""Aggregators (docs/methods.md §3): gathering, average/max, positional features, ties, cross-fitting."""
 
 import numpy as np
 import pytest

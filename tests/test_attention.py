@@ -1,4 +1,4 @@
-"""Calibrated AW (SPEC §7, cuelens/probes/attention.py): the null partners, the joint threshold
+"""Calibrated AW (docs/methods.md §7, cuelens/probes/attention.py): the null partners, the joint threshold
 rule on a hand-computed null, the Wilson interval, and two 1-layer BERTs with planted attention —
 one that reads the premise (a choice word attends to the same word in the premise) and one that
 attends only within its own segment."""

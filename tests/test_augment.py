@@ -1,4 +1,4 @@
-"""Crossover/mutation augmentation (SPEC §8) and the stress/augment commands."""
+"""Crossover/mutation augmentation (docs/methods.md §8) and the stress/augment commands."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Model–human consistency (SPEC §9): signed-rank cosine, accuracy, noise ceiling, tests."""
+"""Model–human consistency (docs/methods.md §9): signed-rank cosine, accuracy, noise ceiling, tests."""
 
 from __future__ import annotations
 

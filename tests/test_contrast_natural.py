@@ -1,4 +1,4 @@
-"""Natural controversial pair selection (SPEC §9): exactness against brute force, constraints."""
+"""Natural controversial pair selection (docs/methods.md §9): exactness against brute force, constraints."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Synthetic controversial sentences (SPEC §9): the word-replacement search on toy scorers whose
+"""Synthetic controversial sentences (docs/methods.md §9): the word-replacement search on toy scorers whose
 optimum can be checked by brute force."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Easy/hard split (SPEC §4): cue-bearing items are easy, MCQ at question level, seeded."""
+"""Easy/hard split (docs/methods.md §4): cue-bearing items are easy, MCQ at question level, seeded."""
 
 import numpy as np
 

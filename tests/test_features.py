@@ -1,4 +1,4 @@
-"""ICQ feature detectors (SPEC §5) on hand-written sentences."""
+"""ICQ feature detectors (docs/methods.md §5) on hand-written sentences."""
 
 from __future__ import annotations
 

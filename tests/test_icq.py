@@ -1,4 +1,4 @@
-"""ICQ cueness (SPEC §5): planted features with hand-computed cueness, MCQ rule, CV, cache."""
+"""ICQ cueness (docs/methods.md §5): planted features with hand-computed cueness, MCQ rule, CV, cache."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def test_cross_validation_matches_brute_force(tmp_path):
     ds = load_dataset(write(tmp_path / "all.jsonl", rows))
     result = run_feature_audit(ds, ["negation"], folds=4, seed=7)
     assert result["features_config"]["cv_folds_used"] is True
-    # brute force: the same grouped fold assignment, counts by plain loops, SPEC §5 by hand
+    # brute force: the same grouped fold assignment, counts by plain loops, docs/methods.md §5 by hand
     names = ["contradiction", "entailment", "neutral"]
     strata = np.array([names.index(x) for x in labels])
     fold = grouped_folds(np.arange(400) // 2, strata, 4, 7)

@@ -1,4 +1,4 @@
-"""Leakage table (SPEC §3): no label leakage, planted cues, MCQ scoring, determinism."""
+"""Leakage table (docs/methods.md §3): no label leakage, planted cues, MCQ scoring, determinism."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The LLM prompt probe (SPEC §6, docs/llm-probe.md): templates, answer parsing, calibration,
+"""The LLM prompt probe (docs/methods.md §6, docs/llm-probe.md): templates, answer parsing, calibration,
 a GPT-2 with planted cue behaviour giving hand-computed per-template numbers, and the
 OpenAI-compatible endpoint over real HTTP on 127.0.0.1 (retry, cache, resume)."""
 

@@ -1,4 +1,4 @@
-"""Causal-LM word probabilities (Pimentel & Meister, SPEC §9) on a tiny random GPT-2 with a tiny
+"""Causal-LM word probabilities (Pimentel & Meister, docs/methods.md §9) on a tiny random GPT-2 with a tiny
 byte-level BPE, checked against brute-force enumeration and per-token loops."""
 
 import math

@@ -1,4 +1,4 @@
-"""`audit lm train`, `audit score`, `audit score-pairs` end to end on toy files (SPEC §9)."""
+"""`audit lm train`, `audit score`, `audit score-pairs` end to end on toy files (docs/methods.md §9)."""
 
 import gzip
 import json

@@ -1,4 +1,4 @@
-"""Masked-LM scoring (SPEC §9): PLL and the chain estimator against one-mask-at-a-time loops."""
+"""Masked-LM scoring (docs/methods.md §9): PLL and the chain estimator against one-mask-at-a-time loops."""
 
 import itertools
 

@@ -1,4 +1,4 @@
-"""Kneser-Ney n-gram scorer: hand-computed values, NLTK equality, storage round trip (SPEC §9)."""
+"""Kneser-Ney n-gram scorer: hand-computed values, NLTK equality, storage round trip (docs/methods.md §9)."""
 
 import json
 import math

@@ -1,4 +1,4 @@
-"""Word LSTM/RNN language models: learning, storage round trip (SPEC §9)."""
+"""Word LSTM/RNN language models: learning, storage round trip (docs/methods.md §9)."""
 
 import math
 from collections import Counter

@@ -1,5 +1,5 @@
 """Shared word-level LM behaviour: next-word distributions, memoised encodings, unknown words and
-the open-vocabulary spelling model (SPEC §9)."""
+the open-vocabulary spelling model (docs/methods.md §9)."""
 
 import itertools
 import math

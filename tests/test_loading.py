@@ -1,4 +1,4 @@
-"""Loading and schema detection (SPEC §1): aliases, formats, split roles, real datasets."""
+"""Loading and schema detection (docs/methods.md §1): aliases, formats, split roles, real datasets."""
 
 from __future__ import annotations
 

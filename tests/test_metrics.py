@@ -1,4 +1,4 @@
-"""Cue metrics (SPEC §2) against hand-computed values on an 8-instance toy dataset."""
+"""Cue metrics (docs/methods.md §2) against hand-computed values on an 8-instance toy dataset."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Perturbation operators (SPEC §7) on hand-written sentences with known outputs."""
+"""Perturbation operators (docs/methods.md §7) on hand-written sentences with known outputs."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def test_mutation_swaps_two_adjacent_words(nlp):
 
 
 def test_adverb_is_added_to_the_wrong_choice(nlp):
-    assert "In fact," in ADVERBS  # SPEC §7's example
+    assert "In fact," in ADVERBS  # docs/methods.md §7's example
     out = run(nlp, "adv", "It was small.")
     adverb = out[: out.index(",") + 1]
     assert adverb in ADVERBS and out == f"{adverb} it was small."

@@ -1,5 +1,5 @@
 """Probe statistics against hand-computed values: a rule "model" that exploits a planted cue,
-given as a predictions file (SPEC §6)."""
+given as a predictions file (docs/methods.md §6)."""
 
 from __future__ import annotations
 

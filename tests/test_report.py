@@ -1,4 +1,4 @@
-"""The HTML report renderer and results schema (SPEC §10, docs/results-schema.md)."""
+"""The HTML report renderer and results schema (docs/methods.md §10, docs/results-schema.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Controversial-pairs results in the main HTML report (issue 8, SPEC §9–§10): the
+"""Controversial-pairs results in the main HTML report (issue 8, docs/methods.md §9–§10): the
 contrast_judge and contrast_pairs kinds, their schema, figures, table data and escaping."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Short-circuit tests (SPEC §7): AW counting on hand-made attention, a tiny BERT end to end
+"""Short-circuit tests (docs/methods.md §7): AW counting on hand-made attention, a tiny BERT end to end
 against a brute-force reference, and black-box pass rates."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The full train → save → reload → probe path on tiny random-initialised BERT models (CPU,
-seconds), for NLI and MCQ, and the CLI's user errors (SPEC §6)."""
+seconds), for NLI and MCQ, and the CLI's user errors (docs/methods.md §6)."""
 
 from __future__ import annotations
 

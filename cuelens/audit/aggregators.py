@@ -1,7 +1,7 @@
-"""Aggregators of SPEC §3: predict a label from the cue scores of an instance's words.
+"""Aggregators of docs/methods.md §3: predict a label from the cue scores of an instance's words.
 
 An instance is seen through a :class:`CueView`: the ids of its words that occur in the fitting
-portion (words never seen there carry no information and are left out, SPEC §2), in order of
+portion (words never seen there carry no information and are left out, docs/methods.md §2), in order of
 first occurrence, and their ``L`` scores each. An instance with no seen word is given the *prior
 word* instead — the pseudo-word that occurs in every fitting instance (``#(w,l) = #(l)``), whose
 CP is the label prior ``p(l)`` — so MCQ choices fall back to the training ``P(right)``; NLI
@@ -12,7 +12,7 @@ paper's positional representation: per label, the instance's word scores in orde
 or truncated to ``d`` positions, concatenated over labels (``n × L·d``, float32), standardised.
 SGD uses the logistic loss: with one-vs-rest hinge loss, uninformative features give every label
 the same optimal intercept (−1), so the arg-max would be decided by optimisation noise.
-Their ``warm_start`` makes refits on nearly identical fitting portions (easy/hard, SPEC §4)
+Their ``warm_start`` makes refits on nearly identical fitting portions (easy/hard, docs/methods.md §4)
 start from the previous optimum; the convex optimum does not depend on the start.
 """
 
@@ -95,7 +95,7 @@ def max_scores(view: CueView) -> np.ndarray:
 
 
 def positional_features(view: CueView, d: int) -> np.ndarray:
-    """SPEC §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``)."""
+    """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``)."""
     n, n_labels = len(view), view.values.shape[1]
     lengths = np.diff(view.indptr)
     row = np.repeat(np.arange(n), lengths)

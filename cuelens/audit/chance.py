@@ -1,14 +1,14 @@
-"""Accuracy against chance for multiple-choice items with any number of choices (SPEC §3).
+"""Accuracy against chance for multiple-choice items with any number of choices (docs/methods.md §3).
 
 An item with ``k_i`` choices is answered right by chance with probability ``1/k_i``; chance
-accuracy is ``mean(1/k_i)`` and ``D = Acc − chance`` (SPEC §3's Majority for MCQ).
+accuracy is ``mean(1/k_i)`` and ``D = Acc − chance`` (docs/methods.md §3's Majority for MCQ).
 
 - :func:`chance_p_value` — two-sided test of "the predictor is no better or worse than random
   guessing". Under that null the number of right items is Poisson-binomial with success
   probabilities ``1/k_i``; items with the same ``k`` form a binomial, so the exact null is the
   convolution of at most one binomial per distinct ``k`` (with one ``k`` it is the exact
   binomial test). The p-value is ``min(1, 2·min(P(X ≤ S), P(X ≥ S)))`` for the observed total
-  ``S``. A tie between ``t`` choices earns ``1/t`` (SPEC §3), which makes ``S`` fractional and
+  ``S``. A tie between ``t`` choices earns ``1/t`` (docs/methods.md §3), which makes ``S`` fractional and
   shrinks its null variance, so with ties the test is conservative.
 - :func:`wilson_interval` — 95% Wilson score interval of an accuracy over ``n`` items. For
   fractional (tie) credit it is conservative too: a score in [0, 1] with mean ``p`` has variance

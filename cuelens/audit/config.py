@@ -1,4 +1,4 @@
-"""Options of the word-cue audit (SPEC §2–4): :class:`ScanConfig`, the one place that holds their
+"""Options of the word-cue audit (docs/methods.md §2–4): :class:`ScanConfig`, the one place that holds their
 defaults, names and checks. Light on purpose (numpy only): ``audit scan --help`` reads it.
 """
 

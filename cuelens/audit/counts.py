@@ -1,8 +1,8 @@
-"""Binary document-term matrices and per-instance token sequences (SPEC §1–2).
+"""Binary document-term matrices and per-instance token sequences (docs/methods.md §1–2).
 
 :func:`encode` tokenises every text once (:mod:`cuelens.audit.tokenize`) and keeps, per
 instance, the ids of its distinct features (words, plus bigrams when ``ngrams=2``) in order of
-first occurrence. That order feeds the positional SGD/LR representation of SPEC §3; the sorted
+first occurrence. That order feeds the positional SGD/LR representation of docs/methods.md §3; the sorted
 binary matrix :meth:`TokenSequences.matrix` feeds the counts ``#(w,l)``.
 """
 
@@ -114,6 +114,6 @@ def encode(texts: Iterable[str], ngrams: int = 1, only: set[str] | None = None) 
 
 
 def build_term_matrix(texts: Iterable[str], ngrams: int = 1) -> tuple[sp.csr_matrix, list[str]]:
-    """Binary ``n × V`` term matrix of ``texts`` and its vocabulary (SPEC §2 counts)."""
+    """Binary ``n × V`` term matrix of ``texts`` and its vocabulary (docs/methods.md §2 counts)."""
     seqs = encode(texts, ngrams)
     return seqs.matrix(), seqs.vocab

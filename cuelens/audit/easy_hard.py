@@ -1,4 +1,4 @@
-"""The easy/hard split of SPEC §4.
+"""The easy/hard split of docs/methods.md §4.
 
 ``k`` iterations, each a seeded, grouped split of the evaluation items (questions for MCQ) into
 ``n`` folds (items sharing a premise or text stay together, :mod:`cuelens.audit.groups`; iteration

@@ -1,4 +1,4 @@
-"""Turning aggregator scores into per-item correctness (SPEC §3).
+"""Turning aggregator scores into per-item correctness (docs/methods.md §3).
 
 NLI: the predicted label is the arg-max of the instance's scores, ties broken toward the more
 frequent training label (the majority first); an instance with no seen word gets the majority

@@ -1,11 +1,11 @@
-"""Fitting cue scores on one portion of the data and predicting another (SPEC §2–4).
+"""Fitting cue scores on one portion of the data and predicting another (docs/methods.md §2–4).
 
 A :class:`Pool` holds every instance of a scan (fitting split first, then evaluation split),
 tokenised once, with a seeded, grouped question-level *inner fold* per item for cross-fitting
 (items sharing a premise or text are in one fold, :mod:`cuelens.audit.groups`). Counts are
 additive over instances, so the counts of any fitting portion are sums of cached blocks
 (``#(w,l)`` per inner fold), and the cross-fitted counts of inner fold ``k`` are
-``total − fold k`` (SPEC §3) — no refit from text. Those complement counts are rescaled by
+``total − fold k`` (docs/methods.md §3) — no refit from text. Those complement counts are rescaled by
 ``N_fit / N_complement`` so that count-scale metrics (Freq, WP, z) put training features on the
 same scale as the test features, which come from the whole fitting portion; otherwise a linear
 model extrapolates on test (the ratio metrics CP, PMI, LMI, Cos, AD are unaffected).
@@ -90,7 +90,7 @@ class Pool:
 
 def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float,
                 z_prior: str) -> np.ndarray:
-    """``(V + 1) × L`` scores of ``metric``; the last row is the prior word (SPEC §2)."""
+    """``(V + 1) × L`` scores of ``metric``; the last row is the prior word (docs/methods.md §2)."""
     table = CountTable(np.vstack([joint, labels[None, :]]), labels, alpha=alpha, z_prior=z_prior)
     with np.errstate(all="ignore"):  # undefined / infinite scores (α = 0, N = 0) become 0 below
         scores = METRICS[metric](table)
@@ -297,7 +297,7 @@ class ScanData:
     strata: np.ndarray  # per item: NLI label / MCQ gold position (fold stratification)
 
     def eval_folds(self, n_folds: int, seed: int) -> np.ndarray:
-        """Grouped, stratified outer folds over ``eval_items`` (SPEC §3–4)."""
+        """Grouped, stratified outer folds over ``eval_items`` (docs/methods.md §3–4)."""
         return grouped_folds(self.groups[self.eval_items], self.strata[self.eval_items],
                              n_folds, seed, "evaluation items")
 
@@ -308,7 +308,7 @@ class ScanData:
 
 
 def instance_texts(split, include_premise: bool):
-    """Instance texts: the hypotheses/choices, optionally after the premise (SPEC §1)."""
+    """Instance texts: the hypotheses/choices, optionally after the premise (docs/methods.md §1)."""
     if split.task == Task.NLI:
         if not include_premise:  # the common case, without copies
             return split.hypotheses
@@ -329,7 +329,7 @@ def _instance_labels(split, label_names: list[str]) -> np.ndarray:
 
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int, tokens: TokenSequences | None = None) -> ScanData:
-    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (SPEC §1).
+    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (docs/methods.md §1).
 
     ``tokens``: the instance texts already encoded (e.g. shard by shard on Ray workers, merged
     with :meth:`~cuelens.audit.counts.Encoder.add_encoded`); it must equal their :func:`encode`.

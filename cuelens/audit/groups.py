@@ -1,4 +1,4 @@
-"""Leakage-proof fold assignment: items that share text are kept in one fold (SPEC §3–4).
+"""Leakage-proof fold assignment: items that share text are kept in one fold (docs/methods.md §3–4).
 
 Plain k-fold lets an item and its near-copy land on both sides of a fold boundary. Debiased
 datasets do this on purpose: Balanced COPA mirrors every question (the same two choices, once with

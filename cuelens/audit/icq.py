@@ -1,4 +1,4 @@
-"""ICQ linguistic-feature cues (SPEC §5): cueness of every feature value.
+"""ICQ linguistic-feature cues (docs/methods.md §5): cueness of every feature value.
 
 For a feature value f, ``R_f`` / ``S_f`` are the fitting / evaluation instances that have f, and
 with ``Q(X)`` the label-proportion vector of X over the |L| labels::
@@ -138,7 +138,7 @@ def _dist(counts: np.ndarray, labels: list[str]) -> dict[str, float]:
 def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_support: int = 10,
                       cache_dir=None, progress: Callable[[str, float], None] | None = None, *,
                       folds: int = 5, seed: int = 0) -> dict:
-    """The ``features`` and ``features_config`` sections of results.json (SPEC §5).
+    """The ``features`` and ``features_config`` sections of results.json (docs/methods.md §5).
 
     ``features``: names from the registry (``None``: all). ``cache_dir``: parse cache directory
     (``None``: in-memory only). ``progress(stage, fraction)`` is called with stages ``parse`` and

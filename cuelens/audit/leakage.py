@@ -1,4 +1,4 @@
-"""The leakage table of SPEC §3: every metric × aggregator, ``D = Acc − Majority``, baselines.
+"""The leakage table of docs/methods.md §3: every metric × aggregator, ``D = Acc − Majority``, baselines.
 
 With a train split, cues are fitted on train and scored on test. Without one, accuracies come
 from seeded, grouped K-fold cross-validation over the file (MCQ folds at question level; items

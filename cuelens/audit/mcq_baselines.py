@@ -1,7 +1,7 @@
-"""MCQ artifact baselines: can the answer be found without reading the question? (SPEC §3)
+"""MCQ artifact baselines: can the answer be found without reading the question? (docs/methods.md §3)
 
 Each baseline scores every choice of an item; the top-scored choice is the prediction and a tie
-between ``t`` choices earns ``1/t`` when the gold choice is among them (SPEC §3). Every row has
+between ``t`` choices earns ``1/t`` when the gold choice is among them (docs/methods.md §3). Every row has
 accuracy, chance ``mean(1/k_i)``, ``D = Acc − chance``, 95% Wilson intervals and a two-sided
 test against chance (:mod:`cuelens.audit.chance`); ``significant`` uses a Bonferroni correction
 over the rows of the table. Items may have any number of choices, varying per item.

@@ -1,4 +1,4 @@
-"""The ten word-cue metrics of SPEC §2, vectorised over a ``V × L`` count table.
+"""The ten word-cue metrics of docs/methods.md §2, vectorised over a ``V × L`` count table.
 
 Notation (all counts from the fitting portion, one count per instance): ``#(w,l)`` = ``joint``,
 ``#(w)`` its row sum, ``#(l)`` = ``labels``, ``N`` = number of instances, ``#(w,L')`` and
@@ -15,7 +15,7 @@ Freq, CP, AD, Cos, WP and z use raw counts: ``AD`` uses ``arctan2`` so ``arctan(
 ``z = (p̂ − p0)/sqrt(p0(1−p0)/#(w))`` with ``p̂ = #(w,l)/#(w)`` and ``p0`` the empirical label
 prior ``#(l)/N`` or the uniform ``1/|L|``.
 
-Rows of words with ``#(w) = 0`` are meaningless (callers leave such words out, SPEC §2).
+Rows of words with ``#(w) = 0`` are meaningless (callers leave such words out, docs/methods.md §2).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ Z_PRIORS = ("empirical", "uniform")
 
 @dataclass
 class CountTable:
-    """Co-occurrence counts of one fitting portion (SPEC §2)."""
+    """Co-occurrence counts of one fitting portion (docs/methods.md §2)."""
 
     joint: np.ndarray  # V × L, #(w,l)
     labels: np.ndarray  # L, #(l)

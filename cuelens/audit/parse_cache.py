@@ -1,4 +1,4 @@
-"""On-disk cache of per-text feature annotations (SPEC §5, issue 3 "Speed"; docs/cache.md).
+"""On-disk cache of per-text feature annotations (docs/methods.md §5, issue 3 "Speed"; docs/cache.md).
 
 Layout: ``<root>/<namespace>/shard-<random>.npz`` where the namespace names the spaCy pipeline
 (package name and version) and the detector (name, version, components), see

@@ -1,5 +1,5 @@
 """The whole ``audit scan`` in one call: word cues, leakage, easy/hard and ICQ features
-(SPEC §1–5), returned as a :class:`ScanResult` that knows how to save itself.
+(docs/methods.md §1–5), returned as a :class:`ScanResult` that knows how to save itself.
 
 ``audit scan``, ``audit demo``, ``audit probe`` (without ``--scan``) and :func:`cuelens.scan`
 all call :func:`scan_dataset`; nothing here prints. ``progress(stage, fraction)`` receives the
@@ -74,7 +74,7 @@ def check_scan_outputs(dataset: Dataset, out_dir: str | Path, report: str | Path
 def feature_sections(dataset: Dataset, names: Sequence[str] | None, *,
                      cache_dir: str | Path | None = None, folds: int = 5, seed: int = 0,
                      progress: Progress | None = None) -> dict:
-    """The ICQ ``features``/``features_config`` sections (SPEC §5); ``{}`` when ``names`` is
+    """The ICQ ``features``/``features_config`` sections (docs/methods.md §5); ``{}`` when ``names`` is
     empty, every registered feature when it is ``None``."""
     from cuelens.audit.icq import run_feature_audit
     from cuelens.audit.parse_cache import default_cache_dir

@@ -1,4 +1,4 @@
-"""``run_word_audit``: the statistical core of ``audit scan`` (SPEC §2–4).
+"""``run_word_audit``: the statistical core of ``audit scan`` (docs/methods.md §2–4).
 
 Tokenise once, list cues fitted on the train split (or on all items when the file is
 cross-validated), build the metric × aggregator leakage table with its baselines (and, for MCQ,
@@ -87,7 +87,7 @@ def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
 
 def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
                    tokens: TokenSequences | None = None) -> WordAudit:
-    """Cues, leakage table and easy/hard split of ``dataset`` (SPEC §2–4).
+    """Cues, leakage table and easy/hard split of ``dataset`` (docs/methods.md §2–4).
 
     ``tokens``: the fitting-then-evaluation instance texts already encoded with the config's
     n-grams (the Ray engine encodes them shard by shard); ``None`` encodes them here.

@@ -1,4 +1,4 @@
-"""The word tokenizer used by every cue statistic (SPEC §1).
+"""The word tokenizer used by every cue statistic (docs/methods.md §1).
 
 Lower-cased word tokens; punctuation is dropped; English contractions are split the way spaCy
 splits them ("don't" → "do", "n't"; "it's" → "it", "'s"; "can't" → "ca", "n't"). A word counts

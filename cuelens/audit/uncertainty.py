@@ -1,4 +1,4 @@
-"""Confidence intervals for accuracies and accuracy differences (SPEC §3, §6).
+"""Confidence intervals for accuracies and accuracy differences (docs/methods.md §3, §6).
 
 Every interval is a seeded 95% percentile bootstrap over evaluation items (MCQ: questions):
 ``n_boot`` resamples of the items with replacement, the statistic recomputed on each, the 2.5th

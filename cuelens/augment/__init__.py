@@ -1,1 +1,1 @@
-"""Perturbation operators and training-data augmentation (SPEC §7–8)."""
+"""Perturbation operators and training-data augmentation (docs/methods.md §7–8)."""

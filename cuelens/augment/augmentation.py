@@ -1,4 +1,4 @@
-"""Crossover / mutation augmentation of MCQ training data (SPEC §8).
+"""Crossover / mutation augmentation of MCQ training data (docs/methods.md §8).
 
 - ``crossover``: same premise and correct choice; every wrong choice replaced by the correct
   choice of another randomly drawn question.
@@ -95,7 +95,7 @@ def _key(premise: str, question: str | None, choices: list[str]) -> tuple:
 
 
 def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -> Augmented:
-    """Original questions of ``split`` plus ``round(ratio × n)`` generated ones (SPEC §8)."""
+    """Original questions of ``split`` plus ``round(ratio × n)`` generated ones (docs/methods.md §8)."""
     if split.task != Task.MCQ:
         raise UserError("augmentation needs a multiple-choice dataset", path=split.path)
     if ratio < 0 or not math.isfinite(ratio):

@@ -1,4 +1,4 @@
-"""Applying operators to MCQ questions (SPEC §7–8): parsing once, seeding, validity checks.
+"""Applying operators to MCQ questions (docs/methods.md §7–8): parsing once, seeding, validity checks.
 
 Shared by stress tests (:mod:`cuelens.augment.stress`) and augmentation
 (:mod:`cuelens.augment.augmentation`).
@@ -70,7 +70,7 @@ def apply_operator(op: Operator, split: Split, i: int, ctx: OpContext, docs: dic
 
 
 def question_record(split: Split, i: int, choices: list[str] | None = None, **extra) -> dict:
-    """A normalised MCQ record (SPEC §1) for question ``i``, optionally with new choices."""
+    """A normalised MCQ record (docs/methods.md §1) for question ``i``, optionally with new choices."""
     record = {"id": split.ids[i], "premise": split.premises[i],
               "choices": list(choices if choices is not None else split.choices[i]),
               "label": int(split.labels[i])}

@@ -1,4 +1,4 @@
-"""Stress questions for the black-box short-circuit tests (SPEC §7).
+"""Stress questions for the black-box short-circuit tests (docs/methods.md §7).
 
 Each operator builds, from a question, a new question with the same premise and correct choice
 whose (one) wrong choice is replaced by a constructed one; an operator that cannot apply to an

@@ -1,4 +1,4 @@
-"""``audit augment``: crossover / mutation augmentation of MCQ training data (SPEC §8)."""
+"""``audit augment``: crossover / mutation augmentation of MCQ training data (docs/methods.md §8)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def user_errors(func):
     return wrapper
 
 
-# Data arguments shared by scan / probe / train (SPEC §1).
+# Data arguments shared by scan / probe / train (docs/methods.md §1).
 DataArg = Annotated[Optional[str], typer.Argument(
     help="A dataset file (.jsonl/.csv/.tsv[.gz]; cross-validated), or a directory with "
          "train/dev/test files.", show_default=False)]

@@ -1,4 +1,4 @@
-"""``audit contrast``: controversial sentence pairs between language models (SPEC §9)."""
+"""``audit contrast``: controversial sentence pairs between language models (docs/methods.md §9)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 from cuelens.commands.common import SeedOpt, console, user_errors
 
 app = typer.Typer(help="Controversial sentence pairs between language models: natural selection, "
-                       "synthetic search, and model–human consistency (SPEC §9).\n\n"
+                       "synthetic search, and model–human consistency (docs/methods.md §9).\n\n"
                        "Example: audit contrast natural --scores logprobs.npz --out pairs.jsonl",
                   no_args_is_help=True)
 

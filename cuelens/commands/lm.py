@@ -1,4 +1,4 @@
-"""``audit lm``: train word-level language models for scoring (SPEC §9)."""
+"""``audit lm``: train word-level language models for scoring (docs/methods.md §9)."""
 
 from __future__ import annotations
 

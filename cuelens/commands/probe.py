@@ -1,4 +1,4 @@
-"""``audit probe``: measure how much a model relies on a dataset's cues (SPEC §6)."""
+"""``audit probe``: measure how much a model relies on a dataset's cues (docs/methods.md §6)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def probe(
     trust_remote_code: TrustOpt = False,
     seed: SeedOpt = 0,
     short_circuit: Annotated[bool, typer.Option(
-        "--short-circuit", help="MCQ: attention test AW and per-operator pass rates (SPEC §7).")]
+        "--short-circuit", help="MCQ: attention test AW and per-operator pass rates (docs/methods.md §7).")]
     = False,
     aw_thresholds: Annotated[str, typer.Option(
         help="AW thresholds: calibrated (per model, 5% rate on unrelated premises) or fixed "

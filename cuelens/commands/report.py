@@ -1,4 +1,4 @@
-"""``audit report``: re-render the HTML report from a saved results file (SPEC §10)."""
+"""``audit report``: re-render the HTML report from a saved results file (docs/methods.md §10)."""
 
 from __future__ import annotations
 

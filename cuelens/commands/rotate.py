@@ -1,4 +1,4 @@
-"""``audit rotate``: write every cyclic rotation of a multiple-choice test split (SPEC §6)."""
+"""``audit rotate``: write every cyclic rotation of a multiple-choice test split (docs/methods.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``audit scan``: word cues, cue leakage and the easy/hard split of a dataset (SPEC §1–4)."""
+"""``audit scan``: word cues, cue leakage and the easy/hard split of a dataset (docs/methods.md §1–4)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``audit score`` and ``audit score-pairs``: sentence log-probabilities under language models
-and minimal-pair accuracy (SPEC §9)."""
+and minimal-pair accuracy (docs/methods.md §9)."""
 
 from __future__ import annotations
 

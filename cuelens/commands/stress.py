@@ -1,4 +1,4 @@
-"""``audit stress``: stress questions for the black-box short-circuit tests (SPEC §7)."""
+"""``audit stress``: stress questions for the black-box short-circuit tests (docs/methods.md §7)."""
 
 from __future__ import annotations
 

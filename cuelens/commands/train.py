@@ -1,4 +1,4 @@
-"""``audit train``: fine-tune a classifier on a dataset's training split (SPEC §6)."""
+"""``audit train``: fine-tune a classifier on a dataset's training split (docs/methods.md §6)."""
 
 from __future__ import annotations
 

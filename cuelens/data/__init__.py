@@ -1,4 +1,4 @@
-"""Loading and normalising NLI / multiple-choice datasets (SPEC §1)."""
+"""Loading and normalising NLI / multiple-choice datasets (docs/methods.md §1)."""
 
 from cuelens.data.dataset import Dataset, Instances, Split
 from cuelens.data.loading import load_dataset

@@ -1,4 +1,4 @@
-"""Compact columns for big splits (SPEC §1): the same :class:`~cuelens.data.Split` interface,
+"""Compact columns for big splits (docs/methods.md §1): the same :class:`~cuelens.data.Split` interface,
 without one Python object per field per item.
 
 Texts live in one UTF-8 buffer with offsets (:class:`TextColumn`), labels as small codes

@@ -1,4 +1,4 @@
-"""In-memory dataset model (SPEC §1).
+"""In-memory dataset model (docs/methods.md §1).
 
 A :class:`Split` holds normalised items column-wise; a :class:`Dataset` holds the fitting split
 (``train``, or ``None`` when the scan cross-validates a single file) and the evaluation split
@@ -15,7 +15,7 @@ import numpy as np
 
 
 class Task(str, Enum):
-    """The two task shapes (SPEC §1); a ``str``, so ``Task.NLI == "nli"`` and JSON writes "nli"."""
+    """The two task shapes (docs/methods.md §1); a ``str``, so ``Task.NLI == "nli"`` and JSON writes "nli"."""
 
     NLI = "nli"  # pair classification: premise, hypothesis, label
     MCQ = "mcq"  # multiple choice: premise, k choices, index of the correct one
@@ -87,7 +87,7 @@ class Split:
         self.groups.append(record.get("group"))
 
     def premise_context(self, i: int) -> str:
-        """Premise with the optional MCQ question appended (SPEC §1)."""
+        """Premise with the optional MCQ question appended (docs/methods.md §1)."""
         question = self.questions[i] if self.task == Task.MCQ else None
         return f"{self.premises[i]} {question}" if question else self.premises[i]
 

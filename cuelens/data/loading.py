@@ -1,4 +1,4 @@
-"""Resolve a user's data arguments to a :class:`Dataset` (SPEC §1).
+"""Resolve a user's data arguments to a :class:`Dataset` (docs/methods.md §1).
 
 ``DATA`` may be one file (the scan then cross-validates over it), a directory holding
 ``train``/``dev``/``test`` files, or explicit ``train``/``test`` files, or a Hugging Face dataset

@@ -1,4 +1,4 @@
-"""In-memory data sources for the Python API (SPEC §1): a ``pandas.DataFrame``, a list of dicts,
+"""In-memory data sources for the Python API (docs/methods.md §1): a ``pandas.DataFrame``, a list of dicts,
 a Hugging Face ``datasets.Dataset`` / ``DatasetDict``, or a dict of split name → one of these.
 
 Records go through the same normalisation as files (field aliases, ``FieldMap`` overrides,

@@ -1,4 +1,4 @@
-"""Field aliases and record normalisation (SPEC §1).
+"""Field aliases and record normalisation (docs/methods.md §1).
 
 A raw record (one JSON object / CSV row) is normalised to either
 - NLI:  ``{"id", "premise", "hypothesis", "label": str}``

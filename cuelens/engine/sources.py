@@ -1,4 +1,4 @@
-"""Input shards and streaming record readers (SPEC §1; docs/large-datasets.md).
+"""Input shards and streaming record readers (docs/methods.md §1; docs/large-datasets.md).
 
 A *source* is a file, a directory of shard files, or a glob (``data/part-*.parquet``); its
 shards are read in sorted path order, one record at a time: JSONL/CSV/TSV (optionally ``.gz``)

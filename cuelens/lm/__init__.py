@@ -1,4 +1,4 @@
-"""Language-model scorers and their registry (SPEC §9).
+"""Language-model scorers and their registry (docs/methods.md §9).
 
 ``load_scorer(spec)`` turns a model spec into a :class:`~cuelens.lm.scoring.SentenceScorer`:
 

@@ -1,4 +1,4 @@
-"""Causal (GPT-2 family) Hugging Face models: word probabilities per Pimentel & Meister (SPEC §9).
+"""Causal (GPT-2 family) Hugging Face models: word probabilities per Pimentel & Meister (docs/methods.md §9).
 
 Text and context. A sentence is split into whitespace words ``w_1 … w_m``; word ``i > 0`` is
 tokenised as ``" " + w_i`` and ``w_1`` without a space (unless the tokenizer adds a dummy prefix
@@ -223,7 +223,7 @@ class CausalScorer(TokenizerVocabulary):
 
     def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray:
         """Corrected ``log p(candidate | prefix)`` of each candidate as the next word (pruning
-        for the synthetic pair search, SPEC §9); the prefix may be empty."""
+        for the synthetic pair search, docs/methods.md §9); the prefix may be empty."""
         head = prefix.strip()
         texts = [f"{head} {c}" if head else c for c in candidates]
         return np.array([w[-1] for w in self.word_logprobs(texts)], dtype=np.float64)
@@ -232,7 +232,7 @@ class CausalScorer(TokenizerVocabulary):
     def continuation_logprobs(self, prompts: list[str], continuations: list[list[str]], *,
                               on_batch=None) -> list[tuple[np.ndarray, np.ndarray]]:
         """``log p(c | prompt)`` of every continuation ``c`` of every prompt, and its token
-        count (the LLM prompt probe, SPEC §6).
+        count (the LLM prompt probe, docs/methods.md §6).
 
         A continuation is a new word (or words) after the prompt: it is tokenised like a
         non-first word (with a leading space unless the tokenizer adds a dummy prefix), and with

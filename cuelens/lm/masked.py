@@ -1,5 +1,5 @@
 """Masked (BERT/RoBERTa/ELECTRA) Hugging Face models: PLL and the permutation-chain estimator
-(SPEC §9).
+(docs/methods.md §9).
 
 - ``pll`` (pseudo-log-likelihood): ``Σ_t log p(s_t | s with position t masked)``. The masked
   copies of all sentences are laid out length-sorted and cut into batches of at most
@@ -261,7 +261,7 @@ class MaskedScorer(TokenizerVocabulary):
                              candidates: list[str]) -> np.ndarray:
         """``log p(candidate | sentence with word ``position`` masked)`` for each candidate (the
         candidate's tokens fill the masked slot left to right), for candidate ranking in the
-        synthetic pair search (SPEC §9)."""
+        synthetic pair search (docs/methods.md §9)."""
         words = sentence.split()
         if not 0 <= position < len(words):
             raise UserError(f"word position {position} is outside the sentence")

@@ -1,4 +1,4 @@
-"""Word n-gram language model with interpolated Kneser-Ney smoothing (SPEC §9).
+"""Word n-gram language model with interpolated Kneser-Ney smoothing (docs/methods.md §9).
 
 The model is NLTK's ``nltk.lm.KneserNeyInterpolated``: the same padded everygram counts
 (``<s>`` × (n−1) before and ``</s>`` × (n−1) after each sentence) and exactly the same

@@ -1,4 +1,4 @@
-"""Minimal pairs (BLiMP style, SPEC §9): accuracy, ties and vocabulary coverage.
+"""Minimal pairs (BLiMP style, docs/methods.md §9): accuracy, ties and vocabulary coverage.
 
 A pair is *correct* when the good sentence scores strictly higher, a *tie* when both score the
 same (typical of word-level models when the two sentences differ only in words outside the

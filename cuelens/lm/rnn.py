@@ -1,4 +1,4 @@
-"""Word-level LSTM / Elman-RNN language models trained by the toolkit (SPEC §9).
+"""Word-level LSTM / Elman-RNN language models trained by the toolkit (docs/methods.md §9).
 
 Each sentence is read as ``<s> w_1 … w_m`` and predicts ``w_1 … w_m </s>``; its log-probability
 is the sum of the log-softmax scores of those targets (see :mod:`.wordlevel`). Training: Adam,

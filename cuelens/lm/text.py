@@ -1,4 +1,4 @@
-"""Word splitting, vocabularies and input files for the language-model scorers (SPEC §9).
+"""Word splitting, vocabularies and input files for the language-model scorers (docs/methods.md §9).
 
 Word-level models (n-gram, LSTM/RNN) see a sentence as ``split_words(sentence)``: optionally
 lower-cased, split on whitespace, with punctuation at the start/end of a whitespace word detached

@@ -1,5 +1,5 @@
 """What the word-level scorers (n-gram, LSTM/RNN) share: encoding, sentence sums, next-word
-distributions and the treatment of unknown words (SPEC §9).
+distributions and the treatment of unknown words (docs/methods.md §9).
 
 A sentence is ``splitter(sentence)`` mapped to vocabulary ids (unknown words → ``<unk>``) and
 scored as ``Σ_i log p(w_i | w_<i) + log p(</s> | w)``; :meth:`word_scores` lists every word and
@@ -113,7 +113,7 @@ class WordLevelScorer:
 
     def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray:
         """``log p(candidate | prefix)`` of each whitespace word as the next word (pruning for
-        the synthetic search, SPEC §9): one next-word distribution over the whole vocabulary,
+        the synthetic search, docs/methods.md §9): one next-word distribution over the whole vocabulary,
         looked up for the candidates that are one model word; a candidate the splitter cuts
         into several words (``"cat."``) gets the sum of their conditional log-probabilities."""
         words = self.splitter(prefix)

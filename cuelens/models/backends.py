@@ -1,4 +1,4 @@
-"""Inference backends of the shared classifier (SPEC §6): a small registry of ways to turn a
+"""Inference backends of the shared classifier (docs/methods.md §6): a small registry of ways to turn a
 padded batch into logits.
 
 =========== ================================================================================

@@ -1,4 +1,4 @@
-"""Tokenise premise/text pairs once and serve them in padded batches (SPEC §6).
+"""Tokenise premise/text pairs once and serve them in padded batches (docs/methods.md §6).
 
 A *unit* is what the model scores as one row: an NLI item (one pair) or an MCQ question (its
 ``k`` pairs, scored together by a multiple-choice head). Inference batches are sorted by length

@@ -1,4 +1,4 @@
-"""The classifier layer shared by ``audit train`` and ``audit probe`` (SPEC §6).
+"""The classifier layer shared by ``audit train`` and ``audit probe`` (docs/methods.md §6).
 
 Pair tasks (NLI) use ``AutoModelForSequenceClassification``, multiple choice uses
 ``AutoModelForMultipleChoice`` (one logit per choice, softmax over the question's choices).

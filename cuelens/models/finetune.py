@@ -1,4 +1,4 @@
-"""Fine-tune a :class:`Classifier` on a split and record training dynamics (SPEC §6).
+"""Fine-tune a :class:`Classifier` on a split and record training dynamics (docs/methods.md §6).
 
 Training: AdamW with a linear schedule (10% warm-up), bucketed length-sorted batches (seeded),
 bf16 autocast on a GPU (fp16 + gradient scaling when bf16 is missing), float32 on the CPU.

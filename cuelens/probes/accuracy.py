@@ -1,4 +1,4 @@
-"""Accuracy test and easy/hard gap (SPEC §6).
+"""Accuracy test and easy/hard gap (docs/methods.md §6).
 
 ``ΔAcc(f) = acc(S_f) − acc(S_nf)`` over test items (MCQ: questions) with and without the cue,
 with a 95% percentile-bootstrap confidence interval (``scipy.stats.bootstrap``; S_f and S_nf
@@ -63,7 +63,7 @@ def accuracy_test(correct: np.ndarray, cues, *, n_boot: int = 1000, seed: int = 
                              min_items=min_items)
         entry = {"cue": cue.name, "kind": cue.kind, **row}
         (skipped if "skipped" in row else tested).append(entry)
-    if tested:  # Benjamini–Hochberg over the tested cues (SPEC §6)
+    if tested:  # Benjamini–Hochberg over the tested cues (docs/methods.md §6)
         q = false_discovery_control([c["p_value"] for c in tested], method="bh")
         for c, value in zip(tested, q):
             c["q_value"] = _r(value)

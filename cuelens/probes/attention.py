@@ -1,4 +1,4 @@
-"""The white-box attention test AW of the short-circuit probe (SPEC §7), with thresholds either
+"""The white-box attention test AW of the short-circuit probe (docs/methods.md §7), with thresholds either
 fixed (the paper's t1 = 0.14, t2 = 0.13) or calibrated per model against a null distribution.
 
 **Statistic.** Each correctly answered question is encoded as the pair (premise, correct choice)
@@ -56,13 +56,13 @@ def top_two(scores: np.ndarray) -> tuple[float, float]:
 
 
 def considers(top: np.ndarray, t1: float, t2: float) -> np.ndarray:
-    """SPEC §7 decision per row of ``top`` = ``[m1, m2]``: ``m1 > t1`` or ``m2 > t2``."""
+    """docs/methods.md §7 decision per row of ``top`` = ``[m1, m2]``: ``m1 > t1`` or ``m2 > t2``."""
     top = np.asarray(top, dtype=np.float64).reshape(-1, 2)
     return (top[:, 0] > t1) | (top[:, 1] > t2)
 
 
 def considers_premise(scores: np.ndarray, t1: float = T1, t2: float = T2) -> bool:
-    """SPEC §7 decision on one (choice word × premise word) score matrix."""
+    """docs/methods.md §7 decision on one (choice word × premise word) score matrix."""
     return bool(considers(np.asarray(top_two(scores)), t1, t2)[0])
 
 
@@ -234,7 +234,7 @@ def aw_test(model, tokenizer, premises: Sequence[str], choices: Sequence[str], *
             null_draws: int = NULL_DRAWS, seed: int = 0, device: str = "cpu",
             batch_size: int = 32, max_length: int = 128,
             on_batch: Callable[[int], None] | None = None) -> AWResult:
-    """The AW test on (premise, correct choice) pairs (SPEC §7); ``thresholds`` is
+    """The AW test on (premise, correct choice) pairs (docs/methods.md §7); ``thresholds`` is
     ``"calibrated"`` (from the null, module docstring) or ``"fixed"`` (``t1``, ``t2``; the
     null rate at those thresholds is still measured and reported). Needs a fast tokenizer."""
     check_threshold_mode(thresholds)

@@ -1,4 +1,4 @@
-"""The cues a probe tests, as masks over the test items (SPEC §5–6).
+"""The cues a probe tests, as masks over the test items (docs/methods.md §5–6).
 
 - **Word cues**: the top cue tokens of a scan (per label, ranked by a metric; distinct tokens).
   NLI: an item has the cue when its hypothesis contains the token. MCQ: a question has it when
@@ -36,7 +36,7 @@ class Cue:
 
 def token_presence(split: Split, label_names: list[str], tokens: list[str],
                    ngrams: int = 1) -> np.ndarray:
-    """Bool ``[instances, tokens]``: does each instance text contain each token (SPEC §1)?"""
+    """Bool ``[instances, tokens]``: does each instance text contain each token (docs/methods.md §1)?"""
     texts = split.instances(label_names).texts
     matrix, vocab = build_term_matrix(texts, ngrams)
     column = {token: i for i, token in enumerate(vocab)}

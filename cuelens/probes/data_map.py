@@ -1,4 +1,4 @@
-"""Dataset map from training dynamics (Dataset Cartography, Swayamdipta et al. 2020; SPEC §6).
+"""Dataset map from training dynamics (Dataset Cartography, Swayamdipta et al. 2020; docs/methods.md §6).
 
 Per training example over the E epochs: ``confidence`` = mean gold-label probability,
 ``variability`` = its (population, ddof=0) standard deviation, ``correctness`` = fraction of

@@ -1,4 +1,4 @@
-"""Distribution test on flattened cue sets (SPEC §6).
+"""Distribution test on flattened cue sets (docs/methods.md §6).
 
 NLI: ``S̄_f`` keeps, for every label, a seeded random sample of ``S_f`` as large as its rarest
 label (a label absent from ``S_f`` makes the cue untestable: reported as skipped). The model's

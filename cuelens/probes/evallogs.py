@@ -1,4 +1,4 @@
-"""Evaluation logs of LLM harnesses as probe predictions (SPEC §6; docs/eval-logs.md).
+"""Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6; docs/eval-logs.md).
 
 Two formats, detected from the file:
 

@@ -1,4 +1,4 @@
-"""The whole ``audit probe`` in one call (SPEC §6–7), returned as a :class:`ProbeResult`.
+"""The whole ``audit probe`` in one call (docs/methods.md §6–7), returned as a :class:`ProbeResult`.
 
 The model is run once on the test items (:func:`model_predictions`) or its predictions are read
 from a file (:func:`file_predictions`); every section (accuracy test, distribution test,
@@ -68,14 +68,14 @@ class ProbeResult(ResultViews):
 
     @property
     def cue_effects(self) -> pd.DataFrame:
-        """Accuracy test (SPEC §6): per cue, accuracy with/without it and ΔAcc with its CI."""
+        """Accuracy test (docs/methods.md §6): per cue, accuracy with/without it and ΔAcc with its CI."""
         return records_frame(self.results["probe"]["accuracy_test"]["cues"],
                       ["cue", "kind", "n_with", "n_without", "acc_with", "acc_without", "delta",
                        "ci_low", "ci_high"])
 
     @property
     def distribution(self) -> pd.DataFrame:
-        """Distribution test (SPEC §6): per cue, training vs predicted label distribution."""
+        """Distribution test (docs/methods.md §6): per cue, training vs predicted label distribution."""
         return records_frame(self.results["probe"]["distribution_test"]["cues"],
                       ["cue", "train_dist", "predicted_dist", "n", "score"])
 
@@ -149,7 +149,7 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
                   position_bias: PositionBiasOptions | None = None,
                   inputs: Sequence[str | Path] = (), progress: Progress | None = None
                   ) -> ProbeResult:
-    """Probe ``predictions`` on ``dataset.test`` for cue reliance (SPEC §6).
+    """Probe ``predictions`` on ``dataset.test`` for cue reliance (docs/methods.md §6).
 
     ``scan``: a previous scan of the same data (default: a word-only scan with ``seed``).
     ``classifier``: the loaded model, needed by white-box / new-question sections

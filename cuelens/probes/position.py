@@ -1,4 +1,4 @@
-"""Position-bias probe: does a model's answer depend on where the right answer sits? (SPEC §6)
+"""Position-bias probe: does a model's answer depend on where the right answer sits? (docs/methods.md §6)
 
 For every question the choices are first put in a seeded random order (so the file's own
 order carries no signal), then every cyclic rotation of that order is scored: a question with

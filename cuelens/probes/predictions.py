@@ -1,4 +1,4 @@
-"""Model predictions for the probe: from a predictions file or a loaded classifier (SPEC §6).
+"""Model predictions for the probe: from a predictions file or a loaded classifier (docs/methods.md §6).
 
 A predictions file is JSONL, one line per test item: ``{"id", "prediction"}`` with an optional
 ``"probs"``. NLI: ``prediction`` is a label name, ``probs`` a list in the dataset's label order

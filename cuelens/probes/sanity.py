@@ -1,4 +1,4 @@
-"""Is a probe interpretable, and what does it say? (SPEC §6; docs/data-hygiene.md)
+"""Is a probe interpretable, and what does it say? (docs/methods.md §6; docs/data-hygiene.md)
 
 * :func:`select_word_cues`: which scan cues a probe tests by default — the cues that are
   significant (z above the scan's Bonferroni threshold) with at least ``min_support`` fitting

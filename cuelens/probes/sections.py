@@ -1,4 +1,4 @@
-"""The probe's results sections, as a registry (SPEC §6; docs/results-schema.md ``probe``).
+"""The probe's results sections, as a registry (docs/methods.md §6; docs/results-schema.md ``probe``).
 
 Each section is a function ``ProbeContext -> dict | None`` listed under its results key;
 ``None`` means "not computed" and leaves the key absent. :func:`run_sections` fills ``probe``

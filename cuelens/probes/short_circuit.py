@@ -1,4 +1,4 @@
-"""Short-circuit tests (SPEC §7): the white-box attention test (AW) and black-box pass rates.
+"""Short-circuit tests (docs/methods.md §7): the white-box attention test (AW) and black-box pass rates.
 
 **AW.** The attention test and its thresholds (fixed, or calibrated per model against a null of
 unrelated premises) live in :mod:`cuelens.probes.attention`.

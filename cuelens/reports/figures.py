@@ -1,4 +1,4 @@
-"""Plotly figure builders for the HTML report (SPEC §10).
+"""Plotly figure builders for the HTML report (docs/methods.md §10).
 
 Every builder returns a plain JSON-able ``{"data": [...], "layout": {...}}`` dict that the page
 hands to ``Plotly.newPlot``. Plotly renders a small HTML subset (``<b>``, ``<br>``, ``<a>``) in

@@ -1,4 +1,4 @@
-"""Render a results file to one self-contained HTML report (SPEC §10).
+"""Render a results file to one self-contained HTML report (docs/methods.md §10).
 
 Safety model (dataset text is untrusted):
 

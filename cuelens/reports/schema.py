@@ -1,4 +1,4 @@
-"""Validation of results files against ``results.schema.json`` (docs/results-schema.md, SPEC §10).
+"""Validation of results files against ``results.schema.json`` (docs/results-schema.md, docs/methods.md §10).
 
 The schema is compiled once with ``fastjsonschema`` (generated Python code): SNLI-size results
 (tens of thousands of cues, a data map per training item) validate in about a second, where an

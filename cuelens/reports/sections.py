@@ -1,4 +1,4 @@
-"""The report's sections (SPEC §10), one builder each, in page order.
+"""The report's sections (docs/methods.md §10), one builder each, in page order.
 
 A builder takes the validated results dict and returns a :class:`Section` — the template context,
 its Plotly figures (each with a one-sentence caption) and the data the page's script needs — or
@@ -73,7 +73,7 @@ def points(x: float) -> str:
 
 
 def _baseline_name(results: dict) -> str:
-    """What the leakage baseline is, in words (SPEC §3: majority label, or 1/k for MCQ)."""
+    """What the leakage baseline is, in words (docs/methods.md §3: majority label, or 1/k for MCQ)."""
     ds = results["dataset"]
     if ds["task"] == Task.MCQ:
         return f"picking one of the {ds.get('n_choices') or 'k'} choices at random"
@@ -161,7 +161,7 @@ def d_interval(row: dict) -> str:
 
 
 def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
-    """(level, plain-language sentence) for the leakage headline (SPEC §3): significant only
+    """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
     when the whole 95% interval of D is above the alarm threshold."""
     text, context = _text_name(results)
     best = leak["best"]
@@ -544,7 +544,7 @@ def llm_probe(results: dict) -> Section | None:
     return sec
 
 
-# Display names of the stress operators (SPEC §7; keys as registered in cuelens.augment.operators).
+# Display names of the stress operators (docs/methods.md §7; keys as registered in cuelens.augment.operators).
 OPERATOR_NAMES = {"co": "CO crossover", "mt": "MT word swap", "neg+": "Neg+ add negation",
                   "neg-": "Neg− remove negation", "ner": "NER name swap",
                   "pr": "PR pronoun switch", "pi": "PI pronoun → name",
@@ -655,7 +655,7 @@ JUDGE_MEASURES = {  # measure → (axis title, x range, chance level, caption)
 
 @section("contrast_judge")
 def contrast_judge(results: dict) -> Section | None:
-    """Model–human consistency on controversial pairs (SPEC §9): accuracy and signed-rank cosine
+    """Model–human consistency on controversial pairs (docs/methods.md §9): accuracy and signed-rank cosine
     per model with the noise-ceiling band, and the Wilcoxon/FDR tests."""
     if results.get("kind") != "contrast_judge":
         return None
@@ -734,7 +734,7 @@ def _cell(value):
 @section("contrast_pairs")
 def contrast_pairs(results: dict) -> Section | None:
     """The selected (natural) or synthesised controversial pairs with both models'
-    log-probabilities (and corpus ranks): a sortable, filterable table (SPEC §9)."""
+    log-probabilities (and corpus ranks): a sortable, filterable table (docs/methods.md §9)."""
     if results.get("kind") != "contrast_pairs":
         return None
     method = results["method"]

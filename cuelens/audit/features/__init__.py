@@ -1,6 +1,6 @@
-"""ICQ linguistic-feature detectors (SPEC §5), one module per feature, in a registry.
+"""ICQ linguistic-feature detectors (docs/methods.md §5), one module per feature, in a registry.
 
-Importing this package registers, in SPEC order: word, negation, tense, sentiment, overlap,
+Importing this package registers, in the order of docs/methods.md §5: word, negation, tense, sentiment, overlap,
 ner, typo. spaCy is imported only when a :class:`~.base.DocFeature` parses text.
 """
 

@@ -1,4 +1,4 @@
-"""Feature detectors of the ICQ audit (SPEC §5) and their per-text annotations.
+"""Feature detectors of the ICQ audit (docs/methods.md §5) and their per-text annotations.
 
 A feature (``NEGATION``, ``TENSE`` …) maps each text to a set of *values* (``present``;
 ``past``/``present``/``future``; entity labels …). Two kinds exist:

@@ -1,4 +1,4 @@
-"""NEGATION (SPEC §5): the dependency label ``neg`` or a word of :data:`NEGATION_WORDS`.
+"""NEGATION (docs/methods.md §5): the dependency label ``neg`` or a word of :data:`NEGATION_WORDS`.
 
 The parser labels ``not``/``n't``/``never`` as ``neg``; the lexicon catches the negative
 determiners, pronouns and prepositions it does not (``no``, ``nothing``, ``nobody``,

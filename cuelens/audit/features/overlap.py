@@ -1,8 +1,8 @@
-"""OVERLAP (SPEC §5): a non-stopword lemma of the hypothesis also occurs in the premise.
+"""OVERLAP (docs/methods.md §5): a non-stopword lemma of the hypothesis also occurs in the premise.
 
 Per text the detector keeps the lower-cased lemmas of its alphabetic, non-stopword tokens
 (spaCy's stop list, rule-based lemmatizer); an instance has ``present`` when its hypothesis and
-premise share one. The premise is the one of SPEC §1 (COPA's question appended).
+premise share one. The premise is the one of docs/methods.md §1 (COPA's question appended).
 """
 
 from __future__ import annotations

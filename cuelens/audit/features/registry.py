@@ -1,11 +1,11 @@
-"""Registry of ICQ feature detectors (SPEC §5), spaCy style: modules register their class."""
+"""Registry of ICQ feature detectors (docs/methods.md §5), spaCy style: modules register their class."""
 
 from __future__ import annotations
 
 from cuelens.audit.features.base import Feature
 from cuelens.errors import UserError
 
-#: name → detector instance, in SPEC §5 order (the order of registration).
+#: name → detector instance, in docs/methods.md §5 order (the order of registration).
 FEATURES: dict[str, Feature] = {}
 
 

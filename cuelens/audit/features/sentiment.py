@@ -1,4 +1,4 @@
-"""SENTIMENT (SPEC §5): sign of the summed VADER lexicon valence of the text's words.
+"""SENTIMENT (docs/methods.md §5): sign of the summed VADER lexicon valence of the text's words.
 
 Every word occurrence (the shared tokenizer's tokens, repeats kept) adds its valence from the
 lexicon shipped with the ``vadersentiment`` package (7,500 entries, valence −4…+4); words not in

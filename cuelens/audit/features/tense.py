@@ -1,4 +1,4 @@
-"""TENSE (SPEC §5): past / present / future of the text's first root verb.
+"""TENSE (docs/methods.md §5): past / present / future of the text's first root verb.
 
 The root of the first sentence decides; a root that is not a verb (a verbless fragment such as
 "A man in a hat.") gives no value. Rules, in order:

@@ -1,4 +1,4 @@
-"""TYPO (SPEC §5): the text has at least one misspelled word.
+"""TYPO (docs/methods.md §5): the text has at least one misspelled word.
 
 A token is checked when it is alphabetic (no digits, numbers or apostrophes), at least two
 letters, not tagged as a proper noun (``NNP``/``NNPS``), and not glued to a neighbouring word or

@@ -1,4 +1,4 @@
-"""WORD: each lower-cased word of the text (SPEC §5), from the shared tokenizer."""
+"""WORD: each lower-cased word of the text (docs/methods.md §5), from the shared tokenizer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Perturbation operators (SPEC §7), one registry shared by ``audit stress`` and ``audit augment``.
+"""Perturbation operators (docs/methods.md §7), one registry shared by ``audit stress`` and ``audit augment``.
 
 Importing this package registers the built-in operators: co, mt, neg+, neg-, ner, pr, pi, adv,
 syn, voice (``crossover``/``mutation`` are aliases of co/mt).

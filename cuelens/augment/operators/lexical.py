@@ -1,4 +1,4 @@
-"""Syn: an adjective or adverb of the wrong choice replaced by a synonym (SPEC §7)."""
+"""Syn: an adjective or adverb of the wrong choice replaced by a synonym (docs/methods.md §7)."""
 
 from __future__ import annotations
 

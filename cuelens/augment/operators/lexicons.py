@@ -1,4 +1,4 @@
-"""Word lists the operators draw from (SPEC §7), all shipped by PyPI packages and read offline.
+"""Word lists the operators draw from (docs/methods.md §7), all shipped by PyPI packages and read offline.
 
 - Person names: the US-census first/last-name lists of the ``names`` package (the most frequent
   :data:`N_NAMES` of each list, title-cased); a first name's gender is the list where it is

@@ -1,4 +1,4 @@
-"""Operators on people in the correct choice: NER, PR and PI (SPEC §7)."""
+"""Operators on people in the correct choice: NER, PR and PI (docs/methods.md §7)."""
 
 from __future__ import annotations
 

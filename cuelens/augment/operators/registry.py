@@ -1,4 +1,4 @@
-"""The operator registry (SPEC §7): each operator is written once and registered by name.
+"""The operator registry (docs/methods.md §7): each operator is written once and registered by name.
 
 An operator builds a new *wrong* choice for a question from one of its choices (the correct one,
 or a wrong one for ``adv``/``syn``), or returns ``None`` when it cannot apply. Stress tests

@@ -1,4 +1,4 @@
-"""Operators that need no parse: crossover (CO) and mutation (MT), plus Adv (SPEC §7–8)."""
+"""Operators that need no parse: crossover (CO) and mutation (MT), plus Adv (docs/methods.md §7–8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Operators that edit the clause structure of the correct choice: Neg+, Neg−, Voice (SPEC §7)."""
+"""Operators that edit the clause structure of the correct choice: Neg+, Neg−, Voice (docs/methods.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Text helpers shared by the operators: token-span rewriting, casing, verb agreement (SPEC §7)."""
+"""Text helpers shared by the operators: token-span rewriting, casing, verb agreement (docs/methods.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Model–human consistency on controversial sentence pairs (SPEC §9, Golan et al. 2023).
+"""Model–human consistency on controversial sentence pairs (docs/methods.md §9, Golan et al. 2023).
 
 Input: one row per (participant, sentence pair) with the human ``rating`` (a symmetric scale,
 ``midpoint`` = no preference; the contstim scale is 1–6, midpoint 3.5, high = sentence2 more

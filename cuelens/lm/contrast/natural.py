@@ -1,4 +1,4 @@
-"""Natural controversial sentence pairs: exact selection by pruned minimum-cost assignment (SPEC §9).
+"""Natural controversial sentence pairs: exact selection by pruned minimum-cost assignment (docs/methods.md §9).
 
 Problem (Golan et al. 2023, the published "minsum" integer program). ``L[s, m]`` is the
 log-probability of corpus sentence ``s`` under model ``m``; ``r[s, m]`` its *fractional rank*

@@ -1,4 +1,4 @@
-"""Read per-model sentence log-probabilities for natural pair selection (SPEC §9).
+"""Read per-model sentence log-probabilities for natural pair selection (docs/methods.md §9).
 
 Two formats:
 

@@ -1,4 +1,4 @@
-"""Synthetic controversial sentences by word-replacement search (SPEC §9, Golan et al. 2023).
+"""Synthetic controversial sentences by word-replacement search (docs/methods.md §9, Golan et al. 2023).
 
 From a natural sentence ``n`` (whitespace-separated words) and two scorers, a model to *accept*
 and a model to *reject*, :func:`search` repeatedly takes a word position — cycling through the

@@ -1,4 +1,4 @@
-"""Synthetic triplets for many starting sentences, written as they are found (SPEC §9).
+"""Synthetic triplets for many starting sentences, written as they are found (docs/methods.md §9).
 
 :func:`run_synthetic` searches the triplet of every starting sentence in turn (each with its own
 seed, ``seed · 1000003 + k``, so a triplet does not depend on the others), appends it to the

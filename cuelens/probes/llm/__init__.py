@@ -1,4 +1,4 @@
-"""Zero-shot LLM probing through prompt templates (SPEC §6, docs/llm-probe.md).
+"""Zero-shot LLM probing through prompt templates (docs/methods.md §6, docs/llm-probe.md).
 
 - :mod:`~cuelens.probes.llm.templates`: sandboxed Jinja2 templates with a declared answer format,
   and the built-in registry (``audit prompts``);

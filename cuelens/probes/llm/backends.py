@@ -1,4 +1,4 @@
-"""Where the LLM probe's answers come from: a registry of backends (SPEC §6, docs/llm-probe.md).
+"""Where the LLM probe's answers come from: a registry of backends (docs/methods.md §6, docs/llm-probe.md).
 
 A backend answers :class:`Request` s — ``score`` (log p of each option after the prompt) or
 ``generate`` (greedy text) — and hands each response to ``on_result(i, response)`` as soon as it

@@ -1,4 +1,4 @@
-"""A persistent response cache in SQLite (stdlib ``sqlite3``) for the LLM probe (SPEC §6).
+"""A persistent response cache in SQLite (stdlib ``sqlite3``) for the LLM probe (docs/methods.md §6).
 
 Every answer is stored as soon as it arrives, keyed by a hash of (backend, model, template name
 and digest, item id, the request itself, decoding settings), so an interrupted run resumes where

@@ -1,5 +1,5 @@
 """An OpenAI-compatible HTTP endpoint as an LLM-probe backend (vLLM, llama.cpp server, Ollama,
-hosted APIs; SPEC §6, docs/llm-probe.md). Standard library only (``urllib``, threads).
+hosted APIs; docs/methods.md §6, docs/llm-probe.md). Standard library only (``urllib``, threads).
 
 - **score**: ``POST {base}/completions`` with ``echo: true, logprobs: 1, max_tokens: 1`` and one
   prompt per option (``prompt + " " + option``, sent as one list); an option's log-probability is

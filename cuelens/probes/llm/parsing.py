@@ -1,4 +1,4 @@
-"""Reading the answer out of a generated text (SPEC §6, docs/llm-probe.md).
+"""Reading the answer out of a generated text (docs/methods.md §6, docs/llm-probe.md).
 
 ``parse_answer(text, options, letters)`` returns the index of the option the text answers, or
 ``None`` (unparseable; counted separately, and scored as a wrong answer). Rules, in order:

@@ -1,5 +1,5 @@
 """The LLM prompt probe: ask a backend through each template, then test cue reliance per
-template with the probe's own statistics (SPEC §6, docs/llm-probe.md).
+template with the probe's own statistics (docs/methods.md §6, docs/llm-probe.md).
 
 For every template: render each test item, get answers (cached), turn them into predictions —
 
@@ -13,7 +13,7 @@ For every template: render each test item, get answers (cached), turn them into 
 then the probe sections (accuracy, ΔAcc per cue with bootstrap CIs, easy/hard accuracy) from
 :mod:`cuelens.probes.sections` and the distribution test of :mod:`cuelens.probes.distribution`
 over the parsed answers. The **verdict** names the least cue-reliant template: the smallest
-``Σ|ΔAcc|`` over the tested cues (SPEC §6's model-weakness total; ties: higher accuracy, then
+``Σ|ΔAcc|`` over the tested cues (docs/methods.md §6's model-weakness total; ties: higher accuracy, then
 name), among templates with at least one tested cue and at most half of their answers
 unparseable (a template whose answers are all unreadable has ΔAcc = 0 without being robust).
 """
@@ -190,7 +190,7 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
                      cues: list[Cue], *, item_easy: np.ndarray | None = None, seed: int = 0,
                      n_boot: int = 1000, min_items: int = 10, calibrate: bool = False,
                      normalize: bool = False) -> dict:
-    """One template's entry of ``llm_probe.templates`` (SPEC §6 statistics)."""
+    """One template's entry of ``llm_probe.templates`` (docs/methods.md §6 statistics)."""
     info = {"name": template.name, "mode": template.mode, "style": template.style,
             "source": template.source}
     ctx = ProbeContext(dataset=dataset, predictions=Predictions(answers.pred, answers.probs),

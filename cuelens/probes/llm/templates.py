@@ -1,4 +1,4 @@
-"""Prompt templates of the LLM probe and their registry (SPEC §6, docs/llm-probe.md).
+"""Prompt templates of the LLM probe and their registry (docs/methods.md §6, docs/llm-probe.md).
 
 A template is a sandboxed Jinja2 text over one test item's fields plus a declared answer format:
 
