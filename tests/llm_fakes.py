@@ -1,5 +1,5 @@
-"""Test doubles for the LLM probe: a GPT-2 with planted behaviour, and a local fake
-OpenAI-compatible HTTP server (loopback only)."""
+"""Test doubles for the LLM probe: a GPT-2 with planted behaviour, a local fake
+OpenAI-compatible HTTP server (loopback only), and the small datasets they answer."""
 
 from __future__ import annotations
 
@@ -8,7 +8,41 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
+from cuelens.data.dataset import Dataset, Split
+from tests.tiny_models import mcq_planted
+
 CUE = "nobody"
+
+
+def split_of(name: str, rows: list[dict], task: str = "nli") -> Split:
+    """A :class:`Split` of normalised ``rows``."""
+    split = Split(name, name, task)
+    for line, row in enumerate(rows, 1):
+        split.append(row, json.dumps(row), line)
+    return split
+
+
+def mcq_dataset(test: list[dict] | None = None) -> tuple[Dataset, list[dict]]:
+    """The planted 2-choice MCQ data of :func:`tests.tiny_models.mcq_planted` (its test rows,
+    or ``test``) as a dataset, and the test rows."""
+    train, planted_test = mcq_planted()
+    test = planted_test if test is None else test
+    return Dataset("mcq", "jsonl", "mcq", split_of("train", train, "mcq"),
+                   split_of("test", test, "mcq"), ["right", "wrong"]), test
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run ~50x faster on one thread than on two busy cores (autouse in every
+    module that imports it)."""
+    import torch
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)
 
 
 def planted_gpt2_dir(path: Path, texts: list[str], *, yes: str = "yes", no: str = "no",

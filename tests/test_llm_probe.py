@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cuelens.cli import app
-from cuelens.data.dataset import Dataset, Split
+from cuelens.data.dataset import Dataset
 from cuelens.data.synthetic import NLI_CUES, PlantedCue, make_nli
 from cuelens.errors import UserError
 from cuelens.probes.cues import word_cues
@@ -23,7 +23,8 @@ from cuelens.probes.llm.parsing import parse_answer
 from cuelens.probes.llm.pipeline import answer, mcq_score_fn, run_llm_probe
 from cuelens.probes.llm.templates import TEMPLATES, PromptTemplate, read_template
 from tests.conftest import write_jsonl
-from tests.llm_fakes import CUE, FakeEndpoint, planted_gpt2_dir
+from tests.llm_fakes import (CUE, FakeEndpoint, mcq_dataset, one_thread,  # noqa: F401
+                             planted_gpt2_dir, split_of)  # one_thread: autouse fixture
 from tests.tiny_models import mcq_planted
 
 LABELS = ["contradiction", "entailment", "neutral"]
@@ -35,24 +36,6 @@ GENERATE = ("task: nli\nmode: generate\nmax_new_tokens: 2\nstyle: plain\n"
             "{{ premise }} {{ hypothesis }}{% if id.endswith('7') %} maybe-garbage{% endif %}"
             "\nAnswer:")
 runner = CliRunner()
-
-
-def _split(name: str, rows: list[dict], task: str = "nli") -> Split:
-    split = Split(name, name, task)
-    for line, row in enumerate(rows, 1):
-        split.append(row, json.dumps(row), line)
-    return split
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models run ~50x faster on one thread than on two busy cores."""
-    import torch
-
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(saved)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +50,7 @@ def records():
 @pytest.fixture(scope="module")
 def dataset(records):
     train, test = records
-    return Dataset("planted", "jsonl", "nli", _split("train", train), _split("test", test),
+    return Dataset("planted", "jsonl", "nli", split_of("train", train), split_of("test", test),
                    LABELS)
 
 
@@ -271,12 +254,6 @@ def test_mcq_scoring_matches_naive_per_choice_forward_passes(planted):
 
 
 # ------------------------------------------------------------------ the HTTP endpoint
-def _mcq_dataset() -> tuple[Dataset, list[dict]]:
-    train, test = mcq_planted()
-    return Dataset("mcq", "jsonl", "mcq", _split("train", train, "mcq"),
-                   _split("test", test, "mcq"), ["right", "wrong"]), test
-
-
 def test_endpoint_scores_generates_retries_and_resumes(dataset, records, tmp_path):
     test = records[1]
     gen = tmp_path / "gen.prompt"
@@ -324,7 +301,7 @@ def test_endpoint_scores_generates_retries_and_resumes(dataset, records, tmp_pat
 
 
 def test_endpoint_mcq_letters_generated(tmp_path):
-    dataset, test = _mcq_dataset()
+    dataset, test = mcq_dataset()
     with FakeEndpoint() as server:
         server.cue = "never"
         backend = OpenAIBackend("fake", server.url)

@@ -79,7 +79,8 @@ def _cache(options: LLMOptions, backend_name: str):
 
 
 def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, rank_by: str,
-              seed: int, n_boot: int, min_items: int, inputs: list, started: float) -> None:
+              seed: int, n_boot: int, min_items: int, inputs: list, started: float,
+              position_bias: bool = False) -> None:
     """Run the LLM prompt probe (library: :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`),
     save its files and print the side-by-side summary."""
     from rich.markup import escape
@@ -113,7 +114,8 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, ra
                                        rank_by=rank_by, cache=cache,
                                        calibrate=options.calibrate,
                                        normalize=options.length_norm, seed=seed, n_boot=n_boot,
-                                       min_items=min_items, inputs=inputs, progress=bar)
+                                       min_items=min_items, position_bias=position_bias,
+                                       inputs=inputs, progress=bar)
     finally:
         if cache is not None:
             cache.close()
@@ -140,6 +142,12 @@ def print_llm_probe(section: dict, out_dir: Path) -> None:
                       f"{t['accuracy_test']['total_abs_delta'] * 100:.1f}", top,
                       f"{t['tokens']['total']:,}")
     console.print(table)
+    for t in section["templates"]:
+        if "position_bias" in t:
+            from cuelens.probes.position import position_verdict
+
+            console.print(f"[bold]{escape(t['name'])}[/] position bias: "
+                          f"{escape(position_verdict(t['position_bias']))}")
     best = section["verdict"].get("least_cue_reliant")
     console.print(f"least cue-reliant prompt: [bold]{escape(best)}[/]" if best else
                   f"verdict: {escape(section['verdict'].get('reason', 'none'))}")

@@ -44,7 +44,8 @@ def probe(
         help="Length for --norm: chars (acc_norm) or bytes (UTF-8).")] = "chars",
     position_bias: Annotated[bool, typer.Option(
         "--position-bias", help="MCQ: score every rotation of the choices with --model "
-        "(accuracy per answer position, answer-position distribution, consistency).")] = False,
+        "(or with --llm, through each prompt template): accuracy per answer position, "
+        "answer-position distribution, consistency.")] = False,
     position_lm: Annotated[Optional[str], typer.Option(
         "--position-lm", help="MCQ position bias scored by a language model instead: "
         "log p(premise + choice), e.g. gpt2 or ngram:DIR.")] = None,
@@ -164,13 +165,17 @@ def probe(
     if llm is not None:
         from cuelens.commands.llm_probe import probe_llm
 
+        if position_lm or position_predictions:
+            raise UserError("with --llm use --position-bias: each prompt template answers "
+                            "every rotation")
+
         options = LLMOptions(llm, prompt or [], base_url, api_key_env, concurrency,
                              request_timeout, retries, cache, no_cache, calibrate, length_norm,
                              max_new_tokens, device, batch_size)
         llm_dir = [Path(llm)] if Path(llm).is_dir() else []
         probe_llm(dataset, options, _load_scan(scan, dataset), out_dir, top=top,
                   rank_by=rank_by, seed=seed, n_boot=bootstrap, min_items=min_items,
-                  inputs=[*extra_inputs, *scan_files, *llm_dir], started=started)
+                  position_bias=position_bias, inputs=[*extra_inputs, *scan_files, *llm_dir], started=started)
         return
 
     runner = None

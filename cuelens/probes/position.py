@@ -101,6 +101,9 @@ def position_bias_from_picks(questions: Split | Sequence[Question], picks: Seque
 
     ``picks[r][i]``: the position the model chose for question ``i`` in rotation ``r`` (as laid
     out by :func:`rotated_splits` with the same ``seed``); rotations ``r ≥ k_i`` are ignored.
+    A pick outside ``0 .. k_i − 1`` (e.g. −1, an unreadable answer) is no answer: wrong at its
+    gold position, left out of ``predicted_positions``, never consistent, counted in
+    ``unanswered``.
     """
     items = as_questions(questions)
     orders = base_orders(items, seed)
@@ -125,6 +128,7 @@ def position_bias_from_picks(questions: Split | Sequence[Question], picks: Seque
     p_value = float(stats.chi2.sf(statistic, df)) if df else 1.0
     consistent = [len(set(chosen[i, :k[i]].tolist())) == 1 and chosen[i, 0] >= 0
                   for i in range(len(items))]
+    unanswered = sum(int((chosen[i, :k[i]] < 0).sum()) for i in range(len(items)))
     balanced = balanced_positions(k, seed)
     predicted = picked_position[np.arange(len(items)), balanced]
     answered = predicted >= 0
@@ -137,7 +141,7 @@ def position_bias_from_picks(questions: Split | Sequence[Question], picks: Seque
                           "p_value": float(f"{p_value:.6g}"),
                           "significant": bool(p_value < ALPHA)},
             "predicted_positions": position_chi_square(predicted[answered], k[answered]),
-            "consistency": _r(np.mean(consistent))}
+            "consistency": _r(np.mean(consistent)), "unanswered": unanswered}
 
 
 def balanced_positions(k: np.ndarray, seed: int) -> np.ndarray:
@@ -156,7 +160,8 @@ def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed
     """Score every rotation of every question with ``score_fn`` and analyse the picks.
 
     ``score_fn(premises, choices)`` gets parallel lists (one entry per rotated question) and
-    returns one score array per entry, ``len(choices[i])`` long.
+    returns one score array per entry, ``len(choices[i])`` long; an all-NaN array is no answer
+    (see :func:`position_bias_from_picks`).
     """
     items = as_questions(questions)
     orders = base_orders(items, seed)
@@ -169,7 +174,8 @@ def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed
         scores = score_fn([items[i].premise for _, i in batch],
                           [[items[i].choices[j] for j in s] for (_, i), s in zip(batch, shown)])
         for (r, i), row in zip(batch, scores):
-            picks[r][i] = int(np.argmax(np.asarray(row)))
+            values = np.asarray(row, dtype=np.float64)
+            picks[r][i] = -1 if np.isnan(values).all() else int(np.argmax(values))
         if progress is not None:
             progress("position bias", min(1.0, (start + len(batch)) / len(jobs)))
     return position_bias_from_picks(items, picks, seed)

@@ -541,6 +541,10 @@ def llm_probe(results: dict) -> Section | None:
                        "template's predicted labels: an even spread means the prompt does not "
                        "follow the cue; leaning like the training data means it does.",
                        F.stacked_distributions(dist_rows, labels))
+    sec.context["position_verdicts"] = [
+        (t["name"], _position_bias_figure(sec, t["position_bias"], f"position_bias_{i}",
+                                          f"Prompt {t['name']}, position bias. "))
+        for i, t in enumerate(templates) if t.get("position_bias")]
     return sec
 
 
@@ -573,18 +577,22 @@ def _probe_short_circuit(sec: Section, pr: dict) -> None:
 
 
 def _probe_position_bias(sec: Section, pr: dict) -> None:
+    pb = pr.get("position_bias")
+    if pb:
+        sec.context["position_verdict"] = _position_bias_figure(sec, pb, "position_bias")
+
+
+def _position_bias_figure(sec: Section, pb: dict, name: str, lead: str = "") -> str:
+    """Add the chart of a ``position_bias`` section (:mod:`cuelens.probes.position`) as figure
+    ``name`` (caption starting with ``lead``); return its plain-English verdict."""
     from cuelens.audit.chance import letter
     from cuelens.probes.position import position_verdict
 
-    pb = pr.get("position_bias")
-    if not pb:
-        return
-    sec.context["position_verdict"] = position_verdict(pb)
     accs = pb["accuracy_by_position"]
     picks = pb["predicted_positions"]["shares"]
     width = max(len(accs), len(picks))
     positions = [letter(p) for p in range(width)]
-    sec.add_figure("position_bias", "Left series: the model's accuracy when the right answer is "
+    sec.add_figure(name, lead + "Left series: the model's accuracy when the right answer is "
                    "moved to each position (every question is shown in every rotation of its "
                    "choices). Right series: how often the model answers each position on a "
                    "position-balanced subset. A position-blind model has flat bars.",
@@ -593,6 +601,7 @@ def _probe_position_bias(sec: Section, pr: dict) -> None:
                        + [0.0] * (width - len(accs)),
                        "share of the model's answers": [100 * x for x in picks]
                        + [0.0] * (width - len(picks))}, axis_title="percent"))
+    return position_verdict(pb)
 
 
 # --------------------------------------------------------------------------------- score pairs

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.data.dataset import Dataset, Task
+from cuelens.errors import UserError
 from cuelens.probes.cues import Cue
 from cuelens.probes.distribution import distribution_test
 from cuelens.probes.llm.backends import Backend, Request
@@ -228,15 +229,49 @@ def verdict(sections: list[dict]) -> dict:
             "ranking": [s["name"] for s in ranked]}
 
 
+def _check_mcq(dataset: Dataset, position_bias: bool) -> None:
+    if position_bias and dataset.task != Task.MCQ:
+        raise UserError("the position-bias probe is for multiple-choice datasets")
+
+
+def template_position_bias(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
+                           cache: ResponseCache | None = None, calibrate: bool = False,
+                           normalize: bool = False, seed: int = 0,
+                           progress: Progress | None = None) -> dict:
+    """One MCQ template's ``position_bias`` section (:mod:`cuelens.probes.position`): every
+    rotation of the test split (:func:`~cuelens.probes.position.rotation_datasets`) asked
+    through ``template`` exactly like the test split itself (:func:`answer`: same fields,
+    calibration, length normalisation, cache). The pick is the arg-max option (score templates)
+    or the parsed letter (generate templates); an unparseable answer is no pick
+    (:func:`~cuelens.probes.position.position_bias_from_picks`: wrong, outside the answer-position
+    distribution, never consistent, counted in ``unanswered``)."""
+    from cuelens.probes.position import position_bias_from_picks, rotation_datasets
+
+    _check_mcq(dataset, True)
+    rotated = rotation_datasets(dataset, seed)
+    picks = []
+    for r, data in enumerate(rotated):
+        step = None if progress is None else (
+            lambda _, done, r=r: progress(f"{template.name} rotations",
+                                          (r + done) / len(rotated)))
+        picks.append(answer(backend, template, data, cache=cache, calibrate=calibrate,
+                            normalize=normalize, progress=step).pred)
+    return {"source": f"prompt {template.name}",
+            **position_bias_from_picks(dataset.test, picks, seed)}
+
+
 def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemplate],
                   cues: list[Cue], *, item_easy: np.ndarray | None = None,
                   cache: ResponseCache | None = None, calibrate: bool = False,
                   normalize: bool = False, seed: int = 0, n_boot: int = 1000,
-                  min_items: int = 10, progress: Progress | None = None) -> LLMProbeResult:
-    """The ``llm_probe`` results section for every template, and each template's answers."""
+                  min_items: int = 10, position_bias: bool = False,
+                  progress: Progress | None = None) -> LLMProbeResult:
+    """The ``llm_probe`` results section for every template, and each template's answers;
+    ``position_bias`` (MCQ): also each template's :func:`template_position_bias`."""
     names = [t.name for t in templates]
     if len(set(names)) != len(names):
         raise ValueError(f"prompt templates need distinct names, got {names}")
+    _check_mcq(dataset, position_bias)
     for template in templates:
         template.check(dataset.task, dataset.label_names)
     answers, sections = {}, []
@@ -247,6 +282,10 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
         sections.append(template_section(template, got, dataset, cues, item_easy=item_easy,
                                          seed=seed, n_boot=n_boot, min_items=min_items,
                                          calibrate=calibrate, normalize=normalize))
+        if position_bias:
+            sections[-1]["position_bias"] = template_position_bias(
+                backend, template, dataset, cache=cache, calibrate=calibrate,
+                normalize=normalize, seed=seed, progress=progress)
     section = {"model": backend.info(), "templates": sections, "verdict": verdict(sections)}
     return LLMProbeResult(section, answers)
 
@@ -255,7 +294,8 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
                       scan=None, top: int = 5, rank_by: str = "lmi",
                       cache: ResponseCache | None = None, calibrate: bool = False,
                       normalize: bool = False, seed: int = 0, n_boot: int = 1000,
-                      min_items: int = 10, inputs: Sequence[str | Path] = (),
+                      min_items: int = 10, position_bias: bool = False,
+                      inputs: Sequence[str | Path] = (),
                       progress: Progress | None = None) -> LLMProbeResult:
     """The whole ``audit probe --llm``: the scan (or ``scan``, a previous
     :class:`~cuelens.audit.pipeline.ScanResult`), its top cues, and every template's answers
@@ -265,6 +305,7 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
     from cuelens.probes.pipeline import probe_cues
 
     started = time.time()
+    _check_mcq(dataset, position_bias)
     for template in templates:   # fail before the scan and before any request
         template.check(dataset.task, dataset.label_names)
     if scan is None:
@@ -274,7 +315,8 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
     cues, _ = probe_cues(dataset, results, top, rank_by, warnings)
     run = run_llm_probe(dataset, backend, templates, cues, item_easy=scan.item_easy,
                         cache=cache, calibrate=calibrate, normalize=normalize, seed=seed,
-                        n_boot=n_boot, min_items=min_items, progress=progress)
+                        n_boot=n_boot, min_items=min_items, position_bias=position_bias,
+                        progress=progress)
     results["llm_probe"] = run.section
     return LLMProbeResult(run.section, run.answers, dataset=dataset, results=results,
                           warnings=warnings,
@@ -303,7 +345,8 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
                  ) -> Callable[[list[str], list[list[str]]], list[np.ndarray]]:
     """``score_fn(premises, choices) -> [scores per choice]`` for the MCQ position-bias probe:
     option log-probabilities (score templates) or a one-hot of the parsed letter (generate
-    templates; all zeros when unparseable)."""
+    templates; all NaN, i.e. no answer, when unparseable). ``audit probe --llm --position-bias``
+    uses :func:`template_position_bias` instead (the question field kept apart, calibration)."""
     if template.task != Task.MCQ:
         raise ValueError(f"prompt '{template.name}' is not an MCQ template")
 
@@ -319,9 +362,10 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
             return [np.asarray(r["logprobs"], dtype=np.float64) for r in responses]
         out = []
         for r, f in zip(responses, fields):
-            scores = np.zeros(len(f["choices"]))
             k = _parse(template, r["text"], f, [])
+            scores = np.full(len(f["choices"]), np.nan)
             if k >= 0:
+                scores[:] = 0.0
                 scores[k] = 1.0
             out.append(scores)
         return out
