@@ -80,7 +80,7 @@ def letter_a(tmp_path_factory):
 
 
 def test_scored_letters_always_a_and_nli_refused(letter_a):
-    from cuelens.models.lm import load_scorer
+    from cuelens.lm import load_scorer
 
     dataset, _ = mcq_dataset()
     backend = LocalBackend(load_scorer(str(letter_a), kind="causal", device="cpu"),
