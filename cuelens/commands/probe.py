@@ -175,7 +175,8 @@ def probe(
         llm_dir = [Path(llm)] if Path(llm).is_dir() else []
         probe_llm(dataset, options, _load_scan(scan, dataset), out_dir, top=top,
                   rank_by=rank_by, seed=seed, n_boot=bootstrap, min_items=min_items,
-                  position_bias=position_bias, inputs=[*extra_inputs, *scan_files, *llm_dir], started=started)
+                  position_bias=position_bias, inputs=[*extra_inputs, *scan_files, *llm_dir],
+                  started=started)
         return
 
     runner = None
