@@ -1,4 +1,4 @@
-"""``audit probe --llm --position-bias``: the position-bias probe (SPEC §6,
+"""``audit probe --llm --position-bias``: the position-bias probe (docs/methods.md §6,
 docs/mcq-artifacts.md) run through each prompt template (docs/llm-probe.md), on LLMs with
 planted position behaviour: exact accuracy per position, consistency, Cochran's Q."""
 
