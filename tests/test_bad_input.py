@@ -89,8 +89,9 @@ def test_label_absent_from_train(tmp_path):
 
 def test_varying_choice_counts_give_the_mcq_baselines_only(tmp_path):
     path = tmp_path / "mcq.jsonl"
-    rows = [{"premise": "p", "choices": ["a", "b"], "label": 0},
-            {"premise": "q", "choices": ["a", "b", "c"], "label": 1}]
+    # enough separate premises for the grouped cross-validation folds (docs/methods.md §11)
+    rows = [{"premise": f"premise {i}", "choices": ["a", "b", "c"][: 2 + i % 2], "label": i % 2}
+            for i in range(20)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, output = run_scan(path, "--out", tmp_path / "out")
     assert code == 0 and "different numbers of choices" in output
