@@ -143,5 +143,5 @@ def test_hf_without_datasets_package_is_a_clear_error(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(UserError, match="pip install datasets"):
+    with pytest.raises(UserError, match=r"pip install 'cuelens\[hf\]'"):
         load_dataset(hf="snli")

@@ -39,7 +39,8 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
     try:
         import datasets  # noqa: F401  (optional dependency)
     except ImportError:
-        raise UserError("--hf needs the optional 'datasets' package: pip install datasets") from None
+        raise UserError("--hf needs the optional 'datasets' package: "
+                        "pip install 'cuelens[hf]'") from None
     name, _, config = spec.partition(":")
     try:
         loaded = datasets.load_dataset(name, config or None)
