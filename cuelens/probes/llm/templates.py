@@ -102,6 +102,8 @@ def _environment():
     from jinja2 import StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 
+    # Prompts are plain text for a language model, never HTML: escaping would corrupt the
+    # dataset text the model reads. Reports escape prompts and answers when they show them.
     return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False,
                                 keep_trailing_newline=False)
 
