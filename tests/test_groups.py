@@ -99,3 +99,30 @@ def test_too_few_groups_is_one_clear_error():
 def test_balanced_copa_one_file_has_no_leakage():
     audit = run_word_audit(load_dataset(str(DATA / "balanced_copa")), ScanConfig(iterations=2))
     assert abs(audit.leakage["best"]["D"]) <= 0.05
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_grouped_folds_keep_groups_whole_and_balance_every_stratum(seed):
+    rng = np.random.default_rng(seed)
+    n = 3000
+    groups = rng.integers(0, 1800, n)  # singletons, pairs, triples ... (Poisson sizes)
+    strata = rng.integers(0, 3, n)
+    folds = grouped_folds(groups, strata, 5, seed)
+    for g in np.unique(groups):  # brute force: one fold per group
+        assert len(set(folds[groups == g])) == 1
+    largest = np.bincount(groups).max()
+    for s in range(3):  # each stratum spread evenly, up to about one large group
+        per_fold = np.bincount(folds[strata == s], minlength=5)
+        assert per_fold.max() - per_fold.min() <= largest
+    assert np.bincount(folds, minlength=5).min() > 0
+    np.testing.assert_array_equal(folds, grouped_folds(groups, strata, 5, seed))
+    assert (folds != grouped_folds(groups, strata, 5, seed + 10)).any()
+
+
+def test_singletons_are_dealt_like_stratified_k_fold():
+    strata = np.repeat([0, 1, 2], [50, 37, 13])
+    folds = grouped_folds(np.arange(100), strata, 5, 4)
+    for s, size in enumerate([50, 37, 13]):
+        per_fold = np.bincount(folds[strata == s], minlength=5)
+        assert per_fold.max() - per_fold.min() <= 1 and per_fold.sum() == size
+    assert sorted(np.bincount(folds)) == [20] * 5
