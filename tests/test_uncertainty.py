@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuelens.audit.uncertainty import accuracy_vs_chance, difference_interval, leakage_verdict
+from cuelens.audit.uncertainty import accuracy_vs_chance, bootstrap_means, difference_interval, \
+    leakage_verdict
 from cuelens.probes.accuracy import accuracy_test, bootstrap_p
 from cuelens.probes.cues import Cue
 from cuelens.probes.sanity import chance_level, probe_sanity, probe_verdict, select_word_cues
@@ -85,3 +86,16 @@ def test_default_cue_selection_skips_stopwords_and_weak_cues():
     assert selection["significant_only"] and "by z" in selection["rule"]
     by_lmi, _ = select_word_cues(cues, rank_by="lmi", top=1)
     assert by_lmi == ["the", "his"]  # what the old default tested
+
+
+def test_bootstrap_of_few_valued_scores_is_the_item_resampling_distribution():
+    # 0/1 scores: a resample's mean is Binomial(n, p) / n, whatever way it is drawn
+    values = np.repeat([0.0, 1.0], [280, 120])
+    replicates = bootstrap_means(values, 20_000, np.random.default_rng(0))
+    assert abs(replicates.mean() - 0.3) < 0.001
+    assert abs(replicates.std() - np.sqrt(0.3 * 0.7 / 400)) < 0.001
+    assert set(np.round(replicates * 400, 6)) <= set(range(401))  # whole items drawn
+    # many distinct values: item indices are resampled (mean and spread of the mean)
+    spread = np.random.default_rng(1).normal(size=500)
+    replicates = bootstrap_means(spread, 5_000, np.random.default_rng(2))
+    assert abs(replicates.std() - spread.std() / np.sqrt(500)) < 0.005
