@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import math
 
+import fastjsonschema
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from cuelens.audit.hygiene import data_hygiene
 from cuelens.cli import app
+from cuelens.reports.schema import results_schema
 from cuelens.io import format_number, json_number, read_number
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 from scan_helpers import nli_dataset
@@ -222,12 +225,9 @@ def test_large_splits_count_near_duplicates_on_a_seeded_sample(monkeypatch):
                      f"{n} items (near overlap: sampled evaluation items against sampled fitting "
                      "items); exact counts cover every item"
                      for role, n in (("train", 60), ("test", 40))]
-    import fastjsonschema
-    import pytest
-
-    from cuelens.reports.schema import results_schema
     schema = results_schema()
-    check = fastjsonschema.compile({"$ref": "#/$defs/hygiene", "$defs": schema["$defs"]})
+    check = fastjsonschema.compile({key: schema[key] for key in ("$schema", "$id", "$defs")}
+                                   | {"$ref": "#/$defs/hygiene"})
     check(section)
     with pytest.raises(fastjsonschema.JsonSchemaValueException):
         check({**section, "near_sample": {"train": "30"}})
