@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import math
 
+import fastjsonschema
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from cuelens.audit.hygiene import data_hygiene
 from cuelens.cli import app
+from cuelens.reports.schema import results_schema
 from cuelens.io import format_number, json_number, read_number
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 from scan_helpers import nli_dataset
@@ -130,3 +133,101 @@ def test_alpha_zero_works_end_to_end_with_infinities_encoded(tmp_path):
     assert nobody["metrics"]["rd"] == "inf"  # #(w, other labels) = 0: division by zero
     html = (tmp_path / "out" / "report.html").read_text()
     assert "\\u221e" in html or "∞" in html  # the table renders "inf" as ∞
+
+
+def _planted_nli_split(name: str, n: int, seed: int) -> Split:
+    """NLI items from a small vocabulary, with many copies (relabelled or not) and shared texts."""
+    rng = np.random.default_rng(seed)
+    split = Split(name=name, path=f"{name}.jsonl", task="nli")
+    made: list[dict] = []
+    for i in range(n):
+        if made and rng.random() < 0.3:  # a copy of an earlier item, case changed, maybe relabelled
+            rec = dict(made[rng.integers(len(made))], hypothesis=made[-1]["hypothesis"].upper())
+            rec["label"] = rec["label"] if rng.random() < 0.5 else "abc"[rng.integers(3)]
+        else:
+            words = lambda k: " ".join(f"w{j}" for j in rng.integers(0, 6, k))  # noqa: E731
+            rec = {"premise": f"p {words(2)}", "hypothesis": words(int(rng.integers(1, 5))),
+                   "label": "abc"[rng.integers(3)]}
+        made.append(rec)
+        split.append({**rec, "id": str(i)}, raw="{}", line=i + 1)
+    return split
+
+
+def _brute_force_counts(split: Split) -> dict:
+    """Exact-duplicate, label-conflict and contrastive counts with dicts of normalised strings."""
+    from collections import defaultdict
+
+    from cuelens.audit.groups import normal_form
+    by_input, by_hypothesis = defaultdict(list), defaultdict(list)
+    for i in range(len(split)):
+        hypothesis = normal_form(split.hypotheses[i])
+        by_input[(normal_form(split.premises[i]), hypothesis)].append(split.labels[i])
+        if len(hypothesis.split()) >= 3:
+            by_hypothesis[hypothesis].append(split.labels[i])
+    copies = [labels for labels in by_input.values() if len(labels) > 1]
+    conflicts = [labels for labels in copies if len(set(labels)) > 1]
+    contrastive = sum(a != b for labels in by_hypothesis.values()
+                      for k, a in enumerate(labels) for b in labels[k + 1:])
+    return {"duplicate_items": sum(len(c) - 1 for c in copies), "duplicate_groups": len(copies),
+            "label_conflict_groups": len(conflicts),
+            "label_conflict_items": sum(len(c) for c in conflicts),
+            "contrastive_pairs": contrastive}
+
+
+def test_hashed_exact_counts_equal_a_brute_force_count():
+    train, test = _planted_nli_split("train", 400, 1), _planted_nli_split("test", 300, 2)
+    dataset = Dataset(name="toy", format="jsonl", task="nli", train=train, test=test,
+                      label_names=["a", "b", "c"])
+    section = data_hygiene(dataset)
+    for role, split in (("train", train), ("test", test)):
+        expected = _brute_force_counts(split)
+        assert expected["duplicate_items"] > 20 and expected["label_conflict_groups"] > 10
+        assert expected["contrastive_pairs"] > 20
+        assert {k: section["splits"][role][k] for k in expected} == expected
+    from cuelens.audit.groups import normal_form
+    train_inputs = {(normal_form(p), normal_form(h))
+                    for p, h in zip(train.premises, train.hypotheses)}
+    train_premises = {normal_form(p) for p in train.premises}
+    exact = [(normal_form(p), normal_form(h)) in train_inputs
+             for p, h in zip(test.premises, test.hypotheses)]
+    shared = [normal_form(p) in train_premises for p in test.premises]
+    (row,) = section["overlap"]
+    assert row["exact"] == sum(exact) > 0
+    assert row["shared_premise"] == sum(e or s for e, s in zip(exact, shared))
+    assert "near_sample" not in section
+
+
+def test_large_splits_count_near_duplicates_on_a_seeded_sample(monkeypatch):
+    import cuelens.audit.hygiene as hygiene
+
+    train_h, test_h = unique_hypotheses(60, "train"), unique_hypotheses(40, "test")
+    for i in range(0, 40, 2):  # 20 test items are near copies of train items
+        test_h[i] = train_h[i].rsplit(" ", 1)[0] + " changed"
+    labels = lambda n: ["abc"[i % 3] for i in range(n)]  # noqa: E731
+    dataset = nli_dataset((train_h, labels(60)), (test_h, labels(40)))
+    full = data_hygiene(dataset, seed=4)  # a MinHash seed with which LSH misses none
+    assert full["overlap"][0]["near"] == 20
+    monkeypatch.setattr(hygiene, "NEAR_MAX_ITEMS", 30)
+    runs = [data_hygiene(dataset, seed=s) for s in (4, 4, 5)]
+    assert runs[0] == runs[1] and runs[0] != runs[2]  # deterministic for a seed
+    section = runs[0]
+    assert section["near_sample"] == {"train": 30, "test": 30}
+    sample = {role: hygiene.near_items(n, 4) for role, n in (("train", 60), ("test", 40))}
+    assert list(sample["train"]) == sorted(sample["train"]) and len(set(sample["test"])) == 30
+    # near hits are the sampled test items whose (sampled) train original is in the sample too
+    expected = sum(i in sample["train"] for i in sample["test"] if i % 2 == 0)
+    assert 0 < expected < 20 and section["overlap"][0]["near"] == expected
+    near_lines = [ex["line"] - 1 for ex in section["examples"]["overlap"] if ex["kind"] == "near"]
+    assert set(near_lines) <= set(sample["test"])
+    assert section["overlap"][0]["exact"] == 0 and section["splits"]["test"]["items"] == 40
+    notes = [w for w in section["warnings"] if "random sample" in w]
+    assert notes == [f"{role}: near-duplicate counts come from a random sample of 30 of its "
+                     f"{n} items (near overlap: sampled evaluation items against sampled fitting "
+                     "items); exact counts cover every item"
+                     for role, n in (("train", 60), ("test", 40))]
+    schema = results_schema()
+    check = fastjsonschema.compile({key: schema[key] for key in ("$schema", "$id", "$defs")}
+                                   | {"$ref": "#/$defs/hygiene"})
+    check(section)
+    with pytest.raises(fastjsonschema.JsonSchemaValueException):
+        check({**section, "near_sample": {"train": "30"}})

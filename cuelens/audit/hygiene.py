@@ -21,25 +21,36 @@ and spacing never hide a copy.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from hashlib import blake2b
 from itertools import combinations
+from typing import Any
+
+import numpy as np
 
 from cuelens.audit.groups import MIN_KEY_TOKENS, normal_form
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
+NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
 MAX_EXAMPLES = 5
 TEXT_CHARS = 160
 
 
-def item_input(split: Split, i: int) -> str:
-    """The normalised input of item ``i``: premise (+ question) and hypothesis / choice set."""
+def _forms(split: Split, i: int) -> tuple[str, str]:
+    """Item ``i``'s normalised premise (+ question) and hypothesis / sorted choice set."""
     if split.task == Task.NLI:
         text = normal_form(split.hypotheses[i])
     else:
         text = " | ".join(sorted(normal_form(c) for c in split.choices[i]))
-    return f"{normal_form(split.premise_context(i))} || {text}"
+    return normal_form(split.premise_context(i)), text
+
+
+def item_input(split: Split, i: int) -> str:
+    """The normalised input of item ``i``: premise (+ question) and hypothesis / choice set."""
+    return " || ".join(_forms(split, i))
 
 
 def item_answer(split: Split, i: int) -> str:
@@ -49,12 +60,121 @@ def item_answer(split: Split, i: int) -> str:
     return normal_form(split.choices[i][split.labels[i]])
 
 
-def _pair_key(split: Split, i: int) -> str | None:
-    """The text mirrored / contrastive partners share: MCQ choice set, NLI hypothesis (3+ tokens)."""
-    if split.task == Task.MCQ:
-        return " | ".join(sorted(normal_form(c) for c in split.choices[i]))
-    form = normal_form(split.hypotheses[i])
-    return form if len(form.split()) >= MIN_KEY_TOKENS else None
+def text_key(text: str) -> bytes:
+    """A deterministic 64-bit key of ``text`` (8-byte BLAKE2b; Python's ``hash`` is salted)."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def _as_keys(buffer: bytearray) -> np.ndarray:
+    return np.frombuffer(bytes(buffer), dtype="<u8")
+
+
+@dataclass(frozen=True)
+class SplitKeys:
+    """Compact per-item keys of one split (docs/methods.md §11): 64-bit hashes of the normalised
+    input, premise, mirrored / contrastive pair text and answer; ``has_pair`` marks items with a
+    pair text (NLI: hypotheses of 3+ tokens). ``near_items`` are the (sorted) items indexed for
+    near duplicates and ``near_inputs`` their inputs."""
+
+    inputs: np.ndarray
+    premises: np.ndarray
+    pairs: np.ndarray
+    has_pair: np.ndarray
+    answers: np.ndarray
+    near_items: np.ndarray
+    near_inputs: list[str]
+
+    @classmethod
+    def of(cls, split: Split, near_items: np.ndarray) -> "SplitKeys":
+        n = len(split)
+        sampled = np.zeros(n, dtype=bool)
+        sampled[near_items] = True
+        inputs, premises, pairs, answers = (bytearray() for _ in range(4))
+        has_pair = np.ones(n, dtype=bool)
+        near_inputs = []
+        for i in range(n):
+            premise, text = _forms(split, i)
+            full = f"{premise} || {text}"
+            inputs += text_key(full)
+            premises += text_key(premise)
+            pairs += text_key(text)
+            answers += text_key(item_answer(split, i))
+            if split.task == Task.NLI:
+                has_pair[i] = len(text.split()) >= MIN_KEY_TOKENS
+            if sampled[i]:
+                near_inputs.append(full)
+        return cls(_as_keys(inputs), _as_keys(premises), _as_keys(pairs), has_pair,
+                   _as_keys(answers), near_items, near_inputs)
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Items sharing a key, groups of two or more only, in order of their first item, members
+    ascending: group ``g`` is ``members[bounds[g]:bounds[g + 1]]``."""
+
+    members: np.ndarray
+    bounds: np.ndarray
+
+    @classmethod
+    def of(cls, keys: np.ndarray, items: np.ndarray | None = None) -> "Groups":
+        """Group ``items`` (default: all) by ``keys[item]``."""
+        items = np.arange(len(keys)) if items is None else items
+        items = items[np.argsort(keys[items], kind="stable")]  # equal keys: ascending items
+        starts = _run_starts(keys[items])
+        sizes = np.diff(np.r_[starts, len(items)])
+        shared = np.repeat(sizes > 1, sizes)
+        first = np.repeat(items[starts], sizes)[shared]  # the first item of each one's group
+        order = np.lexsort((items[shared], first))
+        return cls(items[shared][order], np.r_[_run_starts(first[order]), order.size])
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    def __getitem__(self, g: int) -> np.ndarray:
+        return self.members[self.bounds[g]:self.bounds[g + 1]]
+
+    def mixed(self, answers: np.ndarray) -> np.ndarray:
+        """Whether each group's members carry more than one distinct answer."""
+        if not len(self):
+            return np.zeros(0, dtype=bool)
+        values, starts = answers[self.members], self.bounds[:-1]
+        return np.minimum.reduceat(values, starts) != np.maximum.reduceat(values, starts)
+
+    def discordant_pairs(self, answers: np.ndarray) -> int:
+        """Pairs of members of one group whose answers differ."""
+        group, values = np.repeat(np.arange(len(self)), self.sizes), answers[self.members]
+        order = np.lexsort((values, group))
+        same = np.diff(np.r_[_run_starts(group[order], values[order]), order.size])
+        return int((self.sizes * (self.sizes - 1) // 2).sum() - (same * (same - 1) // 2).sum())
+
+    def first_pairs(self, which: np.ndarray) -> list[tuple[int, int]]:
+        """The first two members of the first :data:`MAX_EXAMPLES` groups where ``which``."""
+        return [(int(self[g][0]), int(self[g][1]))
+                for g in np.flatnonzero(which)[:MAX_EXAMPLES]]
+
+
+def _run_starts(*columns: np.ndarray) -> np.ndarray:
+    """Where each run of equal rows of the (sorted) ``columns`` starts."""
+    changed = np.zeros(len(columns[0]), dtype=bool)
+    changed[:1] = True
+    for column in columns:
+        changed[1:] |= column[1:] != column[:-1]
+    return np.flatnonzero(changed)
+
+
+def first_match(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """For each key, the first position in ``table`` holding it (-1: none)."""
+    values, first = np.unique(table, return_index=True)
+    at = np.searchsorted(values, keys)
+    inside = np.flatnonzero(at < len(values))
+    hit = inside[values[at[inside]] == keys[inside]]
+    out = np.full(len(keys), -1, dtype=np.int64)
+    out[hit] = first[at[hit]]
+    return out
 
 
 def _example(role: str, split: Split, i: int, other: tuple[str, Split, int] | None = None) -> dict:
@@ -67,28 +187,15 @@ def _example(role: str, split: Split, i: int, other: tuple[str, Split, int] | No
     return row
 
 
-def _contrast_pairs(split: Split) -> tuple[int, list[tuple[int, int]]]:
-    """Pairs sharing :func:`_pair_key` with different answers (count, first few)."""
-    by_key: dict[str, list[int]] = defaultdict(list)
-    for i in range(len(split)):
-        key = _pair_key(split, i)
-        if key is not None:
-            by_key[key].append(i)
-    count, shown = 0, []  # type: int, list[tuple[int, int]]
-    for members in by_key.values():
-        if len(members) < 2:
-            continue
-        answers: dict[str, int] = defaultdict(int)
-        for i in members:
-            answers[item_answer(split, i)] += 1
-        n = len(members)
-        count += n * (n - 1) // 2 - sum(c * (c - 1) // 2 for c in answers.values())
-        if len(shown) < MAX_EXAMPLES and len(answers) > 1:
-            first = members[0]
-            partner = next(j for j in members[1:]
-                           if item_answer(split, j) != item_answer(split, first))
-            shown.append((first, partner))
-    return count, shown
+def _contrast_pairs(keys: SplitKeys) -> tuple[int, list[tuple[int, int]]]:
+    """Pairs sharing a pair text with different answers (count, first few)."""
+    groups = Groups.of(keys.pairs, np.flatnonzero(keys.has_pair))
+    shown = []
+    for g in np.flatnonzero(groups.mixed(keys.answers))[:MAX_EXAMPLES]:
+        first, *rest = groups[g]
+        partner = next(j for j in rest if keys.answers[j] != keys.answers[first])
+        shown.append((int(first), int(partner)))
+    return groups.discordant_pairs(keys.answers), shown
 
 
 def _shingles(text: str) -> set[str]:
@@ -96,75 +203,80 @@ def _shingles(text: str) -> set[str]:
     return {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)
 
 
-class NearIndex:
-    """MinHash LSH over item inputs (word bigrams); :meth:`query` confirms with exact Jaccard."""
+def _jaccard(a: set[str], b: set[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
 
-    def __init__(self, inputs: list[str], seed: int = 0) -> None:
+
+class NearIndex:
+    """MinHash LSH over item inputs (word bigrams); :meth:`query` confirms with exact Jaccard.
+
+    Position ``k`` of the index is the ``k``-th of ``texts``; only the texts are kept (each
+    candidate's shingles are recomputed to confirm it), not a shingle set per item."""
+
+    def __init__(self, texts: list[str], seed: int = 0) -> None:
         from datasketch import MinHash, MinHashLSH
 
-        self.sets = [_shingles(t) for t in inputs]
+        self.texts = texts
         self.lsh = MinHashLSH(threshold=NEAR_THRESHOLD, num_perm=NUM_PERM)
-        self.hashes = MinHash.bulk([[s.encode() for s in sorted(x)] for x in self.sets],
-                                   num_perm=NUM_PERM, seed=seed)
-        for i, h in enumerate(self.hashes):
-            self.lsh.insert(i, h)
+        shingled = ([s.encode() for s in sorted(_shingles(t))] for t in texts)
+        self.hashes = list(MinHash.generator(shingled, num_perm=NUM_PERM, seed=seed))
+        for k, h in enumerate(self.hashes):
+            self.lsh.insert(k, h)
 
-    def query(self, shingles: set[str], hashed) -> list[int]:
-        found = []
-        for j in self.lsh.query(hashed):
-            other = self.sets[j]
-            union = len(shingles | other)
-            if union and len(shingles & other) / union >= NEAR_THRESHOLD:
-                found.append(j)
-        return sorted(found)
+    def query(self, text: str, hashed: Any,
+              keep: Callable[[int], bool] = lambda k: True) -> list[int]:
+        """Positions (ascending) whose input is near ``text`` (MinHash ``hashed``) and ``keep``."""
+        shingles = _shingles(text)
+        return sorted(k for k in self.lsh.query(hashed)
+                      if keep(k) and _jaccard(shingles, _shingles(self.texts[k])) >= NEAR_THRESHOLD)
+
+    def near_pairs(self, inputs: np.ndarray) -> Iterator[tuple[int, int]]:
+        """Position pairs ``(k, m)``, ``k < m``, of different inputs (keys ``inputs`` by
+        position) that are near each other, in order."""
+        for k, hashed in enumerate(self.hashes):
+            for m in self.query(self.texts[k], hashed,
+                                lambda m: m > k and inputs[m] != inputs[k]):
+                yield k, m
 
 
-def split_hygiene(role: str, split: Split, index: NearIndex, inputs: list[str]) -> tuple[dict,
-                                                                                         dict]:
+def split_hygiene(role: str, split: Split, keys: SplitKeys, index: NearIndex) -> tuple[dict, dict]:
     """Counts of one split and its examples."""
-    by_input: dict[str, list[int]] = defaultdict(list)
-    for i, key in enumerate(inputs):
-        by_input[key].append(i)
-    copies = [members for members in by_input.values() if len(members) > 1]
-    conflicts = [m for m in copies if len({item_answer(split, i) for i in m}) > 1]
-    near_pairs = []
-    for i, hashed in enumerate(index.hashes):
-        near_pairs += [(i, j) for j in index.query(index.sets[i], hashed)
-                       if j > i and inputs[j] != inputs[i]]
-    n_contrast, contrast = _contrast_pairs(split)
-    counts = {"items": len(split), "duplicate_items": sum(len(m) - 1 for m in copies),
+    copies = Groups.of(keys.inputs)
+    conflicts = copies.mixed(keys.answers)
+    sample = keys.near_items
+    near_pairs = [(int(sample[k]), int(sample[m]))
+                  for k, m in index.near_pairs(keys.inputs[sample])]
+    n_contrast, contrast = _contrast_pairs(keys)
+    counts = {"items": len(split), "duplicate_items": int(copies.sizes.sum()) - len(copies),
               "duplicate_groups": len(copies), "near_duplicate_pairs": len(near_pairs),
-              "label_conflict_groups": len(conflicts),
-              "label_conflict_items": sum(len(m) for m in conflicts),
+              "label_conflict_groups": int(conflicts.sum()),
+              "label_conflict_items": int(copies.sizes[conflicts].sum()),
               ("mirrored_pairs" if split.task == Task.MCQ else "contrastive_pairs"): n_contrast}
     pick = lambda pairs: [_example(role, split, i, (role, split, j))  # noqa: E731
                           for i, j in pairs[:MAX_EXAMPLES]]
-    examples = {"duplicates": pick([(m[0], m[1]) for m in copies]),
+    examples = {"duplicates": pick(copies.first_pairs(np.ones(len(copies), dtype=bool))),
                 "near_duplicates": pick(near_pairs),
-                "label_conflicts": pick([(m[0], m[1]) for m in conflicts]),
+                "label_conflicts": pick(copies.first_pairs(conflicts)),
                 "mirrored": pick(contrast)}
     return counts, examples
 
 
-def overlap(fit_role: str, fit: Split, fit_inputs: list[str], fit_index: NearIndex,
-            eval_role: str, evaluate: Split, eval_inputs: list[str],
+def overlap(fit_role: str, fit: Split, fit_keys: SplitKeys, fit_index: NearIndex,
+            eval_role: str, evaluate: Split, eval_keys: SplitKeys,
             eval_index: NearIndex) -> tuple[dict, list[dict]]:
-    """Evaluation items that occur (exactly or nearly) in the fitting split, or share a premise."""
-    first_fit: dict[str, int] = {}
-    for j, key in enumerate(fit_inputs):
-        first_fit.setdefault(key, j)
-    premises: dict[str, int] = {}
-    for j in range(len(fit)):
-        premises.setdefault(normal_form(fit.premise_context(j)), j)
-    exact, near, shared_premise = [], [], 0
-    for i, key in enumerate(eval_inputs):
-        if key in first_fit:
-            exact.append((i, first_fit[key]))
-            continue
-        hits = fit_index.query(eval_index.sets[i], eval_index.hashes[i])
-        if hits:
-            near.append((i, hits[0]))
-        shared_premise += normal_form(evaluate.premise_context(i)) in premises
+    """Evaluation items that occur (exactly or nearly) in the fitting split, or share a premise;
+    near copies are looked for among the sampled evaluation items in the sampled fitting ones."""
+    match = first_match(eval_keys.inputs, fit_keys.inputs)
+    exact = [(int(i), int(match[i])) for i in np.flatnonzero(match >= 0)]
+    near = []
+    for k, i in enumerate(eval_keys.near_items):
+        if match[i] < 0:
+            hits = fit_index.query(eval_index.texts[k], eval_index.hashes[k])
+            if hits:
+                near.append((int(i), int(fit_keys.near_items[hits[0]])))
+    shared_premise = int((first_match(eval_keys.premises, fit_keys.premises) >= 0)[match < 0]
+                         .sum())
     n = len(evaluate)
     row = {"fit": fit_role, "eval": eval_role, "eval_items": n, "exact": len(exact),
            "near": len(near), "shared_premise": shared_premise + len(exact),
@@ -192,18 +304,36 @@ def _warnings(section: dict, cross_validated: bool) -> list[str]:
             out.append(f"{role}: {counts['label_conflict_groups']} group(s) of identical inputs "
                        f"carry different labels ({counts['label_conflict_items']} items; "
                        "label-noise candidates)")
+    for role, size in section.get("near_sample", {}).items():
+        out.append(f"{role}: near-duplicate counts come from a random sample of {size} of its "
+                   f"{section['splits'][role]['items']} items (near overlap: sampled evaluation "
+                   "items against sampled fitting items); exact counts cover every item")
     return out
 
 
+def near_items(n: int, seed: int) -> np.ndarray:
+    """The items of an ``n``-item split indexed for near duplicates: all of them, or a seeded
+    random sample of :data:`NEAR_MAX_ITEMS` (sorted) when the split is larger."""
+    if n <= NEAR_MAX_ITEMS:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, NEAR_MAX_ITEMS, replace=False))
+
+
 def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
-    """The ``hygiene`` section of results.json for every loaded split of ``dataset``."""
+    """The ``hygiene`` section of results.json for every loaded split of ``dataset``
+    (docs/methods.md §11): exact counts over all items, near duplicates on at most
+    :data:`NEAR_MAX_ITEMS` items per split."""
     splits = dataset.splits
-    inputs = {role: [item_input(s, i) for i in range(len(s))] for role, s in splits.items()}
-    indexes = {role: NearIndex(inputs[role], seed) for role in splits}
+    keys = {role: SplitKeys.of(s, near_items(len(s), seed)) for role, s in splits.items()}
+    indexes = {role: NearIndex(k.near_inputs, seed) for role, k in keys.items()}
     section: dict = {"near_threshold": NEAR_THRESHOLD, "num_perm": NUM_PERM, "splits": {},
                      "overlap": [], "examples": {}}
+    sampled = {role: len(k.near_items) for role, k in keys.items()
+               if len(k.near_items) < len(splits[role])}
+    if sampled:
+        section["near_sample"] = sampled
     for role, split in splits.items():
-        counts, examples = split_hygiene(role, split, indexes[role], inputs[role])
+        counts, examples = split_hygiene(role, split, keys[role], indexes[role])
         section["splits"][role] = counts
         for kind, rows in examples.items():
             section["examples"].setdefault(kind, []).extend(rows)
@@ -211,8 +341,8 @@ def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
     fitting = [role for role in splits if role != evaluated]
     pairs = [(f, evaluated) for f in fitting] + [(a, b) for a, b in combinations(fitting, 2)]
     for fit_role, eval_role in pairs:
-        row, found = overlap(fit_role, splits[fit_role], inputs[fit_role], indexes[fit_role],
-                             eval_role, splits[eval_role], inputs[eval_role], indexes[eval_role])
+        row, found = overlap(fit_role, splits[fit_role], keys[fit_role], indexes[fit_role],
+                             eval_role, splits[eval_role], keys[eval_role], indexes[eval_role])
         section["overlap"].append(row)
         section["examples"].setdefault("overlap", []).extend(found)
     section["warnings"] = _warnings(section, dataset.cross_validated)
