@@ -116,3 +116,21 @@ def test_cli_max_fit_items_reaches_the_results_and_rejects_negatives(tmp_path):
     bad = scan(-1, tmp_path / "bad")
     assert bad.exit_code == 2 and "--max-fit-items" in bad.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_chunked_prediction_gives_the_same_results(monkeypatch, nli_data):
+    # each item's prediction depends on that item alone: scoring the evaluation items in chunks
+    # of 7 must reproduce one pass exactly (NLI with a train split, cross-validated MCQ)
+    import cuelens.audit.fitting as fitting
+
+    rng = np.random.default_rng(0)
+    choices = [[f"w{rng.integers(40)} x{rng.integers(9)} end", f"w{rng.integers(40)} y"]
+               for _ in range(200)]
+    datasets = [nli_data[0], mcq_dataset(None, (choices, list(rng.integers(0, 2, 200))))]
+    config = ScanConfig(iterations=2)
+    whole = [run_word_audit(d, config) for d in datasets]
+    monkeypatch.setattr(fitting, "PREDICT_CHUNK", 7)
+    for dataset, reference in zip(datasets, whole):
+        chunked = run_word_audit(dataset, config)
+        assert chunked.leakage == reference.leakage
+        np.testing.assert_array_equal(chunked.item_easy, reference.item_easy)

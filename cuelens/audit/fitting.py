@@ -98,6 +98,7 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
 
 
 FIT_THREADS = min(2, os.cpu_count() or 1)
+PREDICT_CHUNK = 65_536  # evaluation items scored at once by predict_cues
 
 
 def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarray:
@@ -217,27 +218,33 @@ def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
 
     Metrics are independent (each has its own models in ``bank``), so they run on
     :data:`FIT_THREADS` threads; every fit is single-threaded, so results do not depend on the
-    thread count.
+    thread count. Evaluation instances are scored :data:`PREDICT_CHUNK` items at a time (each
+    item's prediction depends on that item alone), so the ``instances × labels`` score views
+    stay small whatever the fold size.
     """
     pool = fit.pool
-    tokens = fit.eval_tokens(eval_rows)
-    labels = pool.labels[eval_rows]
+    step = PREDICT_CHUNK * pool.k  # MCQ: whole questions per chunk
+    chunks = [(pool.labels[rows], fit.eval_tokens(rows))
+              for rows in (eval_rows[start:start + step]
+                           for start in range(0, len(eval_rows), step))]
     chosen = {(m, a): bank.get(m, a, fit.d, pool.n_labels) for m, a in models}
 
     def one_metric(metric: str) -> dict[tuple[str, str], np.ndarray]:
         full = fit.scores(metric)
-        view = tokens.scores(full)
-        train_view, out = None, {}
-        for (m, name), model in chosen.items():
-            if m != metric:
-                continue
-            if model.trained:
-                if train_view is None:
-                    train_view = fit.training_view(metric, full)
-                model.fit(train_view, fit.train_labels)
-            out[(m, name)] = item_correct(model.decision(view), labels, pool.task, pool.k,
-                                          fit.label_order, tokens.fallback)
-        return out
+        mine = {key: model for key, model in chosen.items() if key[0] == metric}
+        if any(model.trained for model in mine.values()):
+            train_view = fit.training_view(metric, full)
+            for model in mine.values():
+                if model.trained:
+                    model.fit(train_view, fit.train_labels)
+        parts: dict[tuple[str, str], list[np.ndarray]] = {key: [] for key in mine}
+        for labels, tokens in chunks:
+            view = tokens.scores(full)
+            for key, model in mine.items():
+                parts[key].append(item_correct(model.decision(view), labels, pool.task, pool.k,
+                                               fit.label_order, tokens.fallback))
+        return {key: np.concatenate(found) if found else np.zeros(0) for key, found in
+                parts.items()}
 
     metrics = list(dict.fromkeys(m for m, _ in models))
     with quiet_single_thread():
