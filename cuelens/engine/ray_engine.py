@@ -180,6 +180,8 @@ def predict_proba_ray(clf, split, batch_size: int | None = None, on_batch=None, 
     actor uses ``clf``'s inference backend (:mod:`cuelens.models.backends`)."""
     import torch
 
+    from cuelens.models.classifier import scatter_batches
+
     ray = connect(address)
     encoded, batches = clf.batch_plan(split, batch_size)
     rows = [{"batch": i, "payload": _pack(encoded.collate(index))}
@@ -193,14 +195,5 @@ def predict_proba_ray(clf, split, batch_size: int | None = None, on_batch=None, 
                                "trust_remote_code": trust_remote_code,
                                "max_length": clf.max_length, "backend": clf.backend,
                                "threads": torch.get_num_threads()})
-    out: np.ndarray | None = None
-    for row in scored.iter_rows():
-        index = batches[int(row["batch"])]
-        probs = _unpack(row["probs"])["probs"]
-        if out is None:
-            out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
-        out[index] = probs
-        if on_batch is not None:
-            on_batch(len(index))
-    assert out is not None  # a split has at least one item
-    return out
+    return scatter_batches(len(split), ((batches[int(row["batch"])], _unpack(row["probs"])["probs"])
+                                        for row in scored.iter_rows()), on_batch)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,15 +94,22 @@ class Classifier:
                       on_batch: Callable[[int], None] | None = None) -> np.ndarray:
         """Probabilities per item: NLI ``[n, |model labels|]``; MCQ ``[n, k]`` over choices."""
         encoded, batches = self.batch_plan(split, batch_size)
-        out: np.ndarray | None = None
-        for index in batches:
-            probs = self.forward_proba(encoded.collate(index))
-            if out is None:
-                out = np.empty((len(split), probs.shape[1]), dtype=np.float32)
-            out[index] = probs
-            if on_batch is not None:
-                on_batch(len(index))
-        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+        return scatter_batches(len(split), ((index, self.forward_proba(encoded.collate(index)))
+                                            for index in batches), on_batch)
+
+
+def scatter_batches(n_items: int, scored: Iterable[tuple[np.ndarray, np.ndarray]],
+                    on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+    """One ``[n_items, columns]`` array from ``(item indices, probabilities)`` batches arriving
+    in any order (locally, or from Ray actors); ``on_batch(size)`` after each."""
+    out: np.ndarray | None = None
+    for index, probs in scored:
+        if out is None:
+            out = np.empty((n_items, probs.shape[1]), dtype=np.float32)
+        out[index] = probs
+        if on_batch is not None:
+            on_batch(len(index))
+    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
 def backend_agreement(clf: Classifier, split: Split, reference: str = "torch", sample: int = 512,
