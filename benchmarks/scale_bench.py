@@ -4,8 +4,9 @@ For each size (default 1M, 10M, 50M items) the data is generated once
 (:mod:`benchmarks.scale_data`: ``make_nli`` shards of ``--shard-items``, 30,000-type vocabulary,
 planted cues) under ``--data-dir``, then ``audit scan DIR --features none --item-files ids`` runs
 in a fresh process per engine; wall time, CPU time and the peak RSS of the process tree
-(``getrusage(RUSAGE_CHILDREN)``, i.e. the largest single process) are appended as one JSON line
-to ``--results``, with the load average before and after. Ray runs on a local cluster started
+(``getrusage(RUSAGE_CHILDREN)``, i.e. the largest single process, and the summed RSS of the
+whole process tree sampled from /proc every 0.5 s, which counts Ray's raylet and worker
+processes) are appended as one JSON line to ``--results``, with the load average before and after. Ray runs on a local cluster started
 by the scan itself (``--engine ray``; all local CPUs).
 
     python benchmarks/scale_bench.py --sizes 1000000 --engines local ray --results scale.jsonl
@@ -36,24 +37,52 @@ def ensure_data(root: Path, items: int, shard_items: int) -> Path:
     return directory
 
 
+def tree_rss_mb(root: int) -> float:
+    """Summed resident memory (MB) of process ``root`` and all its descendants (Ray's raylet,
+    GCS and workers included), read from /proc."""
+    parent, rss = {}, {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{entry}/statm", "rb") as handle:
+                rss[int(entry)] = int(handle.read().split()[1]) * page
+        except (OSError, IndexError, ValueError):
+            continue
+        parent[int(entry)] = int(fields[1])
+    tree, frontier = {root}, [root]
+    while frontier:
+        frontier = [pid for pid, ppid in parent.items() if ppid in frontier and pid not in tree]
+        tree.update(frontier)
+    return sum(rss.get(pid, 0) for pid in tree) / 2**20
+
+
 def run_scan(data: Path, engine: str, out: Path) -> dict:
-    """One scan in a child process: wall s, CPU s and peak RSS (MB) of the child."""
+    """One scan in a child process: wall s, CPU s, peak RSS (MB) of the largest process
+    (``getrusage``) and the peak summed RSS of the whole process tree (sampled every 0.5 s)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
     command = [sys.executable, "-m", "cuelens.cli", "scan", str(data), "--engine", engine,
                "--features", "none", "--item-files", "ids", "--out", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    with open(out.with_suffix(".log"), "w", encoding="utf-8") as log:
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "OMP_NUM_THREADS": "1"})
+        tree_peak = 0.0
+        while child.poll() is None:
+            tree_peak = max(tree_peak, tree_rss_mb(child.pid))
+            time.sleep(0.5)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"scan failed ({engine}, {data}):\n{done.stdout[-2000:]}\n"
-                         f"{done.stderr[-2000:]}")
+    if child.returncode != 0:
+        raise SystemExit(f"scan failed ({engine}, {data}): see {out.with_suffix('.log')}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "peak_rss_mb": round(after.ru_maxrss / 1024), "load_before": round(load, 2),
-            "load_after": round(os.getloadavg()[0], 2)}
+            "peak_rss_mb": round(after.ru_maxrss / 1024), "tree_peak_rss_mb": round(tree_peak),
+            "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2)}
 
 
 def main() -> None:
