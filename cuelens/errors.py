@@ -17,6 +17,11 @@ class UserError(Exception):
         self.exit_code = exit_code
         super().__init__(self.__str__())
 
+    def __reduce__(self) -> tuple:
+        """Pickle with all fields (an error raised in a worker process keeps its path, line
+        and exit code in the parent)."""
+        return type(self), (self.message, self.path, self.line, self.exit_code)
+
     def __str__(self) -> str:
         where = ""
         if self.path is not None:

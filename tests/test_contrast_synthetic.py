@@ -235,3 +235,98 @@ def test_run_writes_each_triplet_as_found_and_resume_gives_the_same_file(tmp_pat
     assert run.resumed == 1 and part.read_text() == full.read_text()
     with pytest.raises(Exception, match="other starting sentences"):
         run_synthetic(starts[1:], m1, m2, Vocabulary(VOCAB), part, resume=True)
+
+
+@pytest.fixture(scope="module")
+def ngram_and_lstm(tmp_path_factory):
+    """Specs of a tiny bigram and an untrained (seeded) tiny LSTM, both saved to disk."""
+    import torch
+
+    from cuelens.lm.ngram import NgramModel
+    from cuelens.lm.rnn import RNNConfig, RNNModel
+    from cuelens.lm.text import WordSplitter
+
+    root = tmp_path_factory.mktemp("models")
+    corpus = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
+                                  "the dog ate the cat", "a cat ate a rat")]
+    NgramModel.train(corpus, order=2).save_pretrained(root / "bi")
+    torch.manual_seed(0)
+    words = ["<unk>", "<s>", "</s>", "the", "a", "cat", "dog", "mat", "log", "rat", "sat", "ate",
+             "on"]
+    RNNModel(RNNConfig(vocab_size=len(words), embedding_size=8, hidden_size=8), words,
+             WordSplitter()).save_pretrained(root / "lstm")
+    return f"ngram:{root / 'bi'}", f"lstm:{root / 'lstm'}"
+
+
+SPEC_VOCAB = Vocabulary(["the", "a", "cat", "dog", "mat", "log", "rat", "sat", "ate", "on"])
+# a long first sentence: the others usually finish first in the second worker
+SPEC_STARTS = [(0, "the cat sat on the mat a log"), (1, "a dog"), (3, "the rat"), (4, "a cat"),
+               (6, "the dog ate")]
+
+
+def test_jobs_2_writes_the_same_file_as_jobs_1_and_resume_still_works(ngram_and_lstm, tmp_path):
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
+
+    m1, m2 = ngram_and_lstm
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    options = dict(seed=3, max_steps=12)
+    run_synthetic(SPEC_STARTS, m1, m2, SPEC_VOCAB, one, **options)
+    seen = []
+    run = run_synthetic(SPEC_STARTS, m1, m2, SPEC_VOCAB, two, jobs=2, **options,
+                        progress=lambda stage, f: seen.append((stage, f)))
+    assert two.read_bytes() == one.read_bytes()
+    assert [r["natural_index"] for r in run.rows] == [0, 1, 3, 4, 6]
+    assert len(run.seconds) == 5
+    # one report per finished sentence, each naming a different sentence, fractions 1/5 … 5/5
+    assert [f for _, f in seen] == [k / 5 for k in range(1, 6)]
+    assert sorted(stage for stage, _ in seen) == [f"sentence {k}/5 done" for k in range(1, 6)]
+
+    lines = one.read_text().splitlines(keepends=True)
+    two.write_text("".join(lines[:2]) + lines[2][:20])            # two rows and a torn third
+    run = run_synthetic(SPEC_STARTS, m1, m2, SPEC_VOCAB, two, jobs=2, resume=True, **options)
+    assert run.resumed == 2 and two.read_bytes() == one.read_bytes()
+
+
+def test_jobs_errors_are_user_errors(ngram_and_lstm, tmp_path):
+    import pickle
+
+    from cuelens.errors import UserError
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
+
+    m1, _ = ngram_and_lstm
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(UserError, match="specs"):          # scorer objects cannot be shipped
+        run_synthetic(SPEC_STARTS, Unigram("a", {}), Unigram("b", {}), SPEC_VOCAB, out, jobs=2)
+    with pytest.raises(UserError, match="--jobs must be 0"):
+        run_synthetic(SPEC_STARTS, m1, m1, SPEC_VOCAB, out, jobs=-1)
+    missing = f"ngram:{tmp_path / 'nowhere'}"
+    with pytest.raises(UserError) as caught:                # raised in a worker, kept whole
+        run_synthetic(SPEC_STARTS, m1, missing, SPEC_VOCAB, out, jobs=2)
+    assert "nowhere" in str(caught.value) and "\n" not in str(caught.value)
+    error = pickle.loads(pickle.dumps(UserError("bad", path="f.txt", line=3, exit_code=4)))
+    assert (str(error), error.path, error.line, error.exit_code) == ("f.txt, line 3: bad",
+                                                                     "f.txt", 3, 4)
+
+
+def test_rows_finished_out_of_order_are_written_in_sentence_order(tmp_path, monkeypatch):
+    from cuelens.lm.contrast import synthetic_run
+
+    a_table, r_table = tables(3)
+    m1, m2 = Unigram("m1", a_table), Unigram("m2", r_table)
+    starts = [(0, "cat dog eel"), (2, "bee fox"), (5, "gnu ant cat"), (6, "eel ant")]
+    expected = tmp_path / "serial.jsonl"
+    synthetic_run.run_synthetic(starts, m1, m2, Vocabulary(VOCAB), expected, seed=7)
+
+    def last_first(todo, starts, m1, m2, search, jobs):   # the workers, finishing in reverse
+        for k in reversed(todo):
+            yield synthetic_run._triplet(k, starts[k], m1, m2, search)
+
+    monkeypatch.setattr(synthetic_run, "_parallel", last_first)
+    out, written = tmp_path / "reversed.jsonl", []
+    run = synthetic_run.run_synthetic(
+        starts, m1, m2, Vocabulary(VOCAB), out, seed=7, jobs=2,
+        progress=lambda stage, f: written.append((stage, f, len(out.read_text().splitlines()))))
+    assert out.read_bytes() == expected.read_bytes() and len(run.seconds) == 4
+    # sentences 4, 3, 2 wait for sentence 1; then all four lines are written at once
+    assert written == [("sentence 4/4 done", 0.25, 0), ("sentence 3/4 done", 0.5, 0),
+                       ("sentence 2/4 done", 0.75, 0), ("sentence 1/4 done", 1.0, 4)]

@@ -190,6 +190,9 @@ def synthetic(
     resume: Annotated[bool, typer.Option(
         help="Keep the triplets already in --out (an interrupted run of the same command) and "
              "go on after them.")] = False,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", help="Search this many starting sentences at once in worker processes "
+                             "(0: one per CPU core); the output is the same as with 1.")] = 1,
     summary: Annotated[Optional[Path], typer.Option(
         help="Write run facts (time per sentence, success rate) and the triplets as JSON here "
              "(kind contrast_pairs: audit report renders it).")] = None,
@@ -225,10 +228,11 @@ def synthetic(
     words = Vocabulary(text_lines(vocab),
                        text_lines(vocab_initial) if vocab_initial else None,
                        frozenset(text_lines(function_words)) if function_words else frozenset())
-    m1, m2 = _load_scorers(specs)
+    # with several jobs each worker process loads the models from their specs
+    m1, m2 = _load_scorers(specs) if jobs == 1 else specs
     with progress_bar("synthetic search") as progress:
         run = run_synthetic(starts, m1, m2, words, out, seed=seed, max_steps=max_steps,
-                            patience=patience, batch_size=batch_size, resume=resume,
+                            patience=patience, batch_size=batch_size, resume=resume, jobs=jobs,
                             progress=progress)
     rows, seconds = run.rows, sorted(run.seconds)
     facts = {"models": specs, "n_sentences": len(rows), "seed": seed, "max_steps": max_steps,

@@ -1,17 +1,25 @@
 """Synthetic triplets for many starting sentences, written as they are found (docs/methods.md §9).
 
-:func:`run_synthetic` searches the triplet of every starting sentence in turn (each with its own
-seed, ``seed · 1000003 + k``, so a triplet does not depend on the others), appends it to the
-JSONL output as soon as it is finished and reports ``progress(stage, fraction)``. With
-``resume`` the triplets already in the output (the same starting sentences, in order) are kept
-and the search goes on after them, giving the same file as an uninterrupted run.
+:func:`run_synthetic` searches the triplet of every starting sentence (each with its own seed,
+``seed · 1000003 + k``, so a triplet does not depend on the others), appends it to the JSONL
+output as soon as it and every earlier sentence's triplet are finished, and reports
+``progress(stage, fraction)``. With ``jobs > 1`` the sentences are searched in that many worker
+processes, each of which loads the two models once from their specs; rows that finish early
+wait for their predecessors, so the file is the same as with one process. With ``resume`` the
+triplets already in the output (the same starting sentences, in order) are kept and the search
+goes on after them, giving the same file as an uninterrupted run.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import closing
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 
 from cuelens.errors import UserError
@@ -21,14 +29,29 @@ from cuelens.lm.scoring import SentenceScorer
 
 SEED_STRIDE = 1_000_003
 
+Progress = Callable[[str, float], None]
+Finished = Generator[tuple[int, dict, float], None, None]   # (k, row, seconds), any order
+
 
 @dataclass
 class SyntheticRun:
-    """The triplets in the output (resumed ones first) and this run's seconds per sentence."""
+    """The triplets in the output (resumed ones first) and this run's seconds per sentence
+    (in sentence order; with several jobs each is one worker's time on that sentence)."""
 
     rows: list[dict]
     resumed: int
     seconds: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Search:
+    """What every starting sentence's search shares (picklable: sent to the workers)."""
+
+    vocab: Vocabulary
+    seed: int
+    max_steps: int
+    patience: int
+    batch_size: int
 
 
 def _resumed_rows(out: Path, starts: list[tuple[int, str]]) -> list[dict]:
@@ -44,32 +67,100 @@ def _resumed_rows(out: Path, starts: list[tuple[int, str]]) -> list[dict]:
     return rows
 
 
-def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer, m2: SentenceScorer,
-                  vocab: Vocabulary, out: str | Path, *, seed: int = 0, max_steps: int = 200,
-                  patience: int = 8, batch_size: int = 2048, resume: bool = False,
-                  progress: Callable[[str, float], None] | None = None) -> SyntheticRun:
-    """Triplets of ``starts`` (``(natural_index, sentence)`` pairs) appended to ``out``."""
+def _triplet(k: int, start: tuple[int, str], m1: SentenceScorer, m2: SentenceScorer,
+             search: _Search, on_step: Callable[[int, int], None] | None = None
+             ) -> tuple[int, dict, float]:
+    """The output row of starting sentence number ``k`` and the seconds its search took."""
+    index, sentence = start
+    started = time.perf_counter()
+    row = synthesize_triplet(sentence, m1, m2, search.vocab, seed=search.seed * SEED_STRIDE + k,
+                             max_steps=search.max_steps, patience=search.patience,
+                             batch_size=search.batch_size, on_step=on_step)
+    (row,) = null_non_finite([{"natural_index": index, **row}])   # -inf → null
+    return k, row, time.perf_counter() - started
+
+
+def _scorer(model: SentenceScorer | str) -> SentenceScorer:
+    from cuelens.lm import load_scorer
+
+    return load_scorer(model) if isinstance(model, str) else model
+
+
+def _serial(todo: range, starts: list[tuple[int, str]], m1: SentenceScorer | str,
+            m2: SentenceScorer | str, search: _Search, progress: Progress | None) -> Finished:
+    scorers = _scorer(m1), _scorer(m2)
+    for k in todo:
+        def on_step(which: int, step: int, k: int = k) -> None:
+            if progress is not None:
+                done = (which - 1 + min(step / search.max_steps, 1.0)) / 2
+                progress(f"sentence {k + 1}/{len(starts)}, search {which}/2, step {step}",
+                         (k + done) / len(starts))
+
+        yield _triplet(k, starts[k], *scorers, search, on_step)
+
+
+_WORKER_MODELS: dict[tuple[str, str], tuple[SentenceScorer, SentenceScorer]] = {}
+
+
+def _worker_triplet(k: int, start: tuple[int, str], specs: tuple[str, str],
+                    search: _Search) -> tuple[int, dict, float]:
+    """:func:`_triplet` in a worker process, which loads the two models at its first sentence
+    (a failure there reaches the parent as this call's exception) and keeps them."""
+    if specs not in _WORKER_MODELS:
+        _WORKER_MODELS[specs] = _scorer(specs[0]), _scorer(specs[1])
+        if "torch" in sys.modules:   # one thread per worker: the workers share the cores
+            sys.modules["torch"].set_num_threads(1)
+    return _triplet(k, start, *_WORKER_MODELS[specs], search)
+
+
+def _parallel(todo: range, starts: list[tuple[int, str]], m1: SentenceScorer | str,
+              m2: SentenceScorer | str, search: _Search, jobs: int) -> Finished:
+    if not (isinstance(m1, str) and isinstance(m2, str)):
+        raise UserError("jobs > 1 needs the two models as scorer specs (e.g. 'ngram:lm/tri'): "
+                        "each worker process loads them itself")
+    executor = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=get_context("spawn"))
+    try:
+        running: set[Future] = {executor.submit(_worker_triplet, k, starts[k], (m1, m2), search)
+                                for k in todo}
+        while running:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: f.result()[0]):
+                yield future.result()
+    finally:   # on an error or interruption, sentences not yet started are not searched
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
+                  m2: SentenceScorer | str, vocab: Vocabulary, out: str | Path, *,
+                  seed: int = 0, max_steps: int = 200, patience: int = 8,
+                  batch_size: int = 2048, resume: bool = False, jobs: int = 1,
+                  progress: Progress | None = None) -> SyntheticRun:
+    """Triplets of ``starts`` (``(natural_index, sentence)`` pairs) appended to ``out``.
+
+    ``m1``, ``m2``: scorers, or scorer specs for :func:`cuelens.lm.load_scorer` (required when
+    ``jobs > 1``). ``jobs``: worker processes (0: one per CPU core; 1: search in this process,
+    with progress after every word position; more: progress after every finished sentence)."""
+    if jobs < 0:
+        raise UserError(f"--jobs must be 0 (all cores) or more, not {jobs}")
     out = Path(out)
     rows = _resumed_rows(out, starts) if resume and out.exists() else []
     write_jsonl(out, rows)    # a fresh file, or the resumed one without a torn last line
     run = SyntheticRun(rows, resumed=len(rows))
-    for k in range(len(rows), len(starts)):
-        index, sentence = starts[k]
-
-        def on_step(search: int, step: int, k: int = k) -> None:
+    todo = range(len(rows), len(starts))
+    search = _Search(vocab, seed, max_steps, patience, batch_size)
+    jobs = jobs or os.cpu_count() or 1
+    finished = (_serial(todo, starts, m1, m2, search, progress) if jobs == 1 or len(todo) <= 1
+                else _parallel(todo, starts, m1, m2, search, jobs))
+    waiting: dict[int, tuple[dict, float]] = {}
+    with closing(finished):   # on an exception, unstarted sentences are cancelled
+        for count, (k, row, seconds) in enumerate(finished, start=1):
+            waiting[k] = row, seconds
+            while len(run.rows) in waiting:   # write in sentence order
+                row, seconds = waiting.pop(len(run.rows))
+                append_jsonl(out, row)
+                run.rows.append(row)
+                run.seconds.append(seconds)
             if progress is not None:
-                done = (search - 1 + min(step / max_steps, 1.0)) / 2
-                progress(f"sentence {k + 1}/{len(starts)}, search {search}/2, step {step}",
-                         (k + done) / len(starts))
-
-        started = time.perf_counter()
-        row = synthesize_triplet(sentence, m1, m2, vocab, seed=seed * SEED_STRIDE + k,
-                                 max_steps=max_steps, patience=patience, batch_size=batch_size,
-                                 on_step=on_step)
-        run.seconds.append(time.perf_counter() - started)
-        (row,) = null_non_finite([{"natural_index": index, **row}])   # -inf → null
-        append_jsonl(out, row)
-        run.rows.append(row)
-        if progress is not None:
-            progress(f"sentence {k + 1}/{len(starts)} done", (k + 1) / len(starts))
+                progress(f"sentence {k + 1}/{len(starts)} done",
+                         (run.resumed + count) / len(starts))
     return run
