@@ -177,6 +177,8 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     first = out.read_text()
     assert CliRunner().invoke(app, args).exit_code == 0
     assert out.read_text() == first                            # deterministic given --seed
+    assert CliRunner().invoke(app, args + ["--jobs", "2"]).exit_code == 0
+    assert out.read_text() == first                            # the same with 2 processes
     facts = json.loads(summary.read_text())
     assert facts["controversial_fraction"] == sum(r["controversial"] for r in rows) / 2
     assert facts["kind"] == "contrast_pairs" and facts["method"] == "synthetic"
