@@ -19,10 +19,11 @@ from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
-from cuelens.audit.counts import encode
+from cuelens.audit.counts import TokenSequences, bigram_matrix, encode
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
     over_folds, predict_cues
@@ -48,25 +49,20 @@ class Baselines:
         self.data, self.options = data, options or ScoringOptions()
 
     @cached_property
-    def bow(self):
-        return encode(self.data.texts, ngrams=2).matrix()
+    def words(self) -> TokenSequences:
+        """Every instance text's word ids in order, repeats kept: tokenised once per scan."""
+        return encode(self.data.texts, repeats=True)
 
-    def bow_matrices(self, sample: np.ndarray, eval_rows: np.ndarray):
+    def bow_matrices(self, sample: np.ndarray,
+                     eval_rows: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """Binary uni+bigram matrices of the ``sample`` and ``eval_rows`` instances over the
-        features occurring in at least ``BOW_MIN_COUNT`` sampled instances (columns in order of
-        first appearance over their sorted union). When a fit covers the whole scan every row is
-        tokenised at once (cached); otherwise only those rows, keeping only the kept features
-        (the same matrices, without the vocabulary of every bigram of the union)."""
+        features occurring in at least ``BOW_MIN_COUNT`` sampled instances (a repeated sample
+        row counts each time), columns in order of first appearance over their sorted union —
+        the matrices of ``encode(texts of the union, ngrams=2)``, built from :attr:`words` by
+        :func:`~cuelens.audit.counts.bigram_matrix`."""
         rows = np.union1d(sample, eval_rows)
-        texts = self.data.texts
-        if len(rows) == len(texts):
-            X = self.bow[sample]
-            support = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
-            return X[:, support], self.bow[eval_rows][:, support]
-        fitted = encode([texts[i] for i in sample], ngrams=2)
-        counts = np.bincount(fitted.indices, minlength=len(fitted.vocab))
-        keep = {fitted.vocab[i] for i in np.flatnonzero(counts >= BOW_MIN_COUNT)}
-        bow = encode([texts[i] for i in rows], ngrams=2, only=keep).matrix()
+        in_sample = np.bincount(np.searchsorted(rows, sample), minlength=len(rows))
+        bow = bigram_matrix(self.words, rows, in_sample, BOW_MIN_COUNT)
         return bow[np.searchsorted(rows, sample)], bow[np.searchsorted(rows, eval_rows)]
 
     def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:

@@ -1,0 +1,127 @@
+"""The BoW baseline's uni+bigram matrices from word ids (docs/methods.md §3) equal the
+string-based ``encode(..., ngrams=2)`` path they replace: same rows, columns, order and values,
+hence the same scan results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cuelens
+from cuelens.audit.counts import bigram_matrix, encode
+from cuelens.audit.fitting import fit_subsample, scan_data
+from cuelens.audit.leakage import BOW_MIN_COUNT, Baselines
+from cuelens.data.synthetic import make_nli
+
+WORDS = ["a", "b", "the", "cat", "don't", "it's", "can't", "We're", "dog", "Dog", "x_y", "7",
+         "’s", "n't", "dont", "CAT"]
+PUNCT = ["", ",", ".", " - ", "!?", "'", "’"]
+
+
+def string_bow_matrices(texts: list[str], sample: np.ndarray,
+                        eval_rows: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """The bigram-string implementation this change replaced (both of its branches), kept as
+    the reference."""
+    rows = np.union1d(sample, eval_rows)
+    if len(rows) == len(texts):
+        full = encode(texts, ngrams=2).matrix()
+        X = full[sample]
+        support = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
+        return X[:, support], full[eval_rows][:, support]
+    fitted = encode([texts[i] for i in sample], ngrams=2)
+    counts = np.bincount(fitted.indices, minlength=len(fitted.vocab))
+    keep = {fitted.vocab[i] for i in np.flatnonzero(counts >= BOW_MIN_COUNT)}
+    bow = encode([texts[i] for i in rows], ngrams=2, only=keep).matrix()
+    return bow[np.searchsorted(rows, sample)], bow[np.searchsorted(rows, eval_rows)]
+
+
+def assert_same_csr(new: sp.csr_matrix, old: sp.csr_matrix) -> None:
+    assert new.shape == old.shape and new.dtype == old.dtype == np.float32
+    assert new.has_sorted_indices and old.has_sorted_indices
+    np.testing.assert_array_equal(new.indptr, old.indptr)
+    np.testing.assert_array_equal(new.indices, old.indices)
+    np.testing.assert_array_equal(new.data, old.data)
+
+
+def random_text(rng: np.random.Generator) -> str:
+    n = rng.choice([0, 1, 1, 2, 3, 5, 8, 12])
+    words = rng.choice(WORDS[:int(rng.integers(3, len(WORDS) + 1))], size=n)
+    return "".join(str(w) + str(rng.choice(PUNCT)) + " " * int(rng.integers(0, 2))
+                   for w in words)
+
+
+def test_hand_computed_matrix():
+    """"a b c b a" → a b c, "a b" "b c" "c b" "b a" (first-appearance order, not key order:
+    "b a" has a smaller key than "b c"); "c b" → c b "c b"; "" and "." → nothing; "b" → b."""
+    words = encode(["a b c b a", "", "c b", ".", "b"], repeats=True)
+    assert words.vocab == ["a", "b", "c"] and words.indices.tolist() == [0, 1, 2, 1, 0, 2, 1, 1]
+    everything = bigram_matrix(words, np.arange(5), np.ones(5), 1)
+    np.testing.assert_array_equal(everything.toarray(), [[1, 1, 1, 1, 1, 1, 1],
+                                                         [0, 0, 0, 0, 0, 0, 0],
+                                                         [0, 1, 1, 0, 0, 1, 0],
+                                                         [0, 0, 0, 0, 0, 0, 0],
+                                                         [0, 1, 0, 0, 0, 0, 0]])
+    # Support ≥ 2 keeps b (3 rows), c and "c b" (2 rows each).
+    np.testing.assert_array_equal(bigram_matrix(words, np.arange(5), np.ones(5), 2).toarray(),
+                                  [[1, 1, 1], [0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 0, 0]])
+    # Rows 2 and 4, only row 4 sampled: b alone has support.
+    only_b = bigram_matrix(words, np.array([2, 4]), np.array([0, 1]), 1)
+    np.testing.assert_array_equal(only_b.toarray(), [[1], [1]])
+    # Weights count a row repeatedly: row 0 twice gives each of its 7 features support 2.
+    np.testing.assert_array_equal(bigram_matrix(words, np.array([0, 4]), np.array([2, 0]),
+                                                2).toarray(), [[1] * 7, [0, 1, 0, 0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_texts_equal_the_string_path(seed):
+    """Repeats, contractions, punctuation, case, empty and one-token texts; fitting samples
+    that are a subset, all rows, or rows repeated; evaluation rows overlapping or not."""
+    rng = np.random.default_rng(seed)
+    texts = [random_text(rng) for _ in range(int(rng.integers(1, 120)))]
+    texts[0] = ""
+    n = len(texts)
+    baselines = Baselines.__new__(Baselines)
+    baselines.words = encode(texts, repeats=True)
+    samples = [np.sort(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)),
+               np.arange(n), np.sort(rng.choice(n, size=n, replace=True))]
+    for sample in samples:
+        for eval_rows in (np.sort(rng.choice(n, size=int(rng.integers(1, n + 1)),
+                                             replace=False)),
+                          np.setdiff1d(np.arange(n), sample), np.arange(n)):
+            if len(eval_rows) == 0:
+                continue
+            new = baselines.bow_matrices(sample, eval_rows)
+            old = string_bow_matrices(texts, sample, eval_rows)
+            assert_same_csr(new[0], old[0])
+            assert_same_csr(new[1], old[1])
+
+
+def test_scan_fold_matrices_equal_the_string_path():
+    """The capped fitting samples and folds of a planted scan: identical matrices."""
+    dataset = cuelens.load_dataset(make_nli(1500, seed=5))
+    data = scan_data(dataset, 1, False, 5, 0)
+    baselines = Baselines(data)
+    folds = data.eval_folds(5, 0)
+    for fold in range(5):
+        eval_rows = np.flatnonzero(folds == fold)
+        fit_rows = np.flatnonzero(folds != fold)
+        sample = fit_subsample(data.pool, fit_rows, 500, 0)
+        new, old = baselines.bow_matrices(sample, eval_rows), \
+            string_bow_matrices(list(data.texts), sample, eval_rows)
+        assert new[0].shape[1] > 100
+        assert_same_csr(new[0], old[0])
+        assert_same_csr(new[1], old[1])
+
+
+def test_scan_results_unchanged(monkeypatch):
+    """A planted 3,000-item scan (capped fits) gives the same results with the string path
+    patched back in."""
+    rows = make_nli(3000, seed=11)
+    options = dict(features="none", iterations=1, max_fit_items=800)
+    new = cuelens.scan(rows, **options).results
+    monkeypatch.setattr(Baselines, "bow_matrices", lambda self, sample, eval_rows:
+                        string_bow_matrices(list(self.data.texts), sample, eval_rows))
+    old = cuelens.scan(rows, **options).results
+    assert new == old
+    assert new["leakage"]["baselines"][0]["accuracy"] > new["leakage"]["majority"]
