@@ -220,7 +220,7 @@ def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
     :data:`FIT_THREADS` threads; every fit is single-threaded, so results do not depend on the
     thread count. Evaluation instances are scored :data:`PREDICT_CHUNK` items at a time (each
     item's prediction depends on that item alone), so the ``instances × labels`` score views
-    stay small whatever the fold size.
+    stay small whatever the fold size; NLI correctness (0/1) is returned as ``bool``.
     """
     pool = fit.pool
     step = PREDICT_CHUNK * pool.k  # MCQ: whole questions per chunk
@@ -241,8 +241,9 @@ def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
         for labels, tokens in chunks:
             view = tokens.scores(full)
             for key, model in mine.items():
-                parts[key].append(item_correct(model.decision(view), labels, pool.task, pool.k,
-                                               fit.label_order, tokens.fallback))
+                correct = item_correct(model.decision(view), labels, pool.task, pool.k,
+                                       fit.label_order, tokens.fallback)
+                parts[key].append(correct.astype(bool) if pool.task == Task.NLI else correct)
         return {key: np.concatenate(found) if found else np.zeros(0) for key, found in
                 parts.items()}
 
