@@ -63,10 +63,15 @@ def item_keys(split, user_groups: Sequence[str | None] | None = None) -> Iterato
         yield keys
 
 
-def key_hash(key: str) -> int:
-    """A key's 64-bit fingerprint (BLAKE2b; the same on every run and machine)."""
-    return int.from_bytes(blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                          "little")
+def text_key(text: str) -> bytes:
+    """A text's 64-bit fingerprint: 8-byte BLAKE2b, the same on every run and machine (Python's
+    ``hash`` is salted)."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def as_keys(buffer: bytes | bytearray) -> np.ndarray:
+    """Concatenated :func:`text_key` fingerprints as a ``uint64`` array."""
+    return np.frombuffer(bytes(buffer), dtype="<u8")
 
 
 def connected_groups(keys: Iterable[Iterable[str]]) -> np.ndarray:
@@ -74,20 +79,19 @@ def connected_groups(keys: Iterable[Iterable[str]]) -> np.ndarray:
     each group's first item (so ids do not depend on hashing). A key shared by more than
     ``max(2, MAX_KEY_SHARE · n)`` items is a template and links nothing.
 
-    Keys are held as 64-bit fingerprints (:func:`key_hash`), 17 bytes per key, never as strings;
+    Keys are held as 64-bit fingerprints (:func:`text_key`), 17 bytes per key, never as strings;
     two different keys would be merged only on a fingerprint collision (odds about
     ``keys² / 2⁶⁵``: 3 in 10,000 for a hundred million keys)."""
-    hashes, owners, user = array("Q"), array("q"), array("b")
+    hashes, owners, user = bytearray(), array("q"), array("b")
     n = 0
     for i, item in enumerate(keys):
         n = i + 1
         for key in item:
-            hashes.append(key_hash(key))
+            hashes += text_key(key)
             owners.append(i)
             user.append(key.startswith("g:"))
     rows = np.frombuffer(owners, dtype=np.int64) if owners else np.zeros(0, np.int64)
-    _, cols = np.unique(np.frombuffer(hashes, dtype=np.uint64) if hashes
-                        else np.zeros(0, np.uint64), return_inverse=True)
+    _, cols = np.unique(as_keys(hashes), return_inverse=True)
     cols = cols.ravel()
     m = int(cols.max()) + 1 if len(cols) else 0
     if len(cols):

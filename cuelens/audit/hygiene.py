@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from hashlib import blake2b
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
-from cuelens.audit.groups import MIN_KEY_TOKENS, normal_form
+from cuelens.audit.groups import MIN_KEY_TOKENS, as_keys, normal_form, text_key
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
@@ -48,25 +47,11 @@ def _forms(split: Split, i: int) -> tuple[str, str]:
     return normal_form(split.premise_context(i)), text
 
 
-def item_input(split: Split, i: int) -> str:
-    """The normalised input of item ``i``: premise (+ question) and hypothesis / choice set."""
-    return " || ".join(_forms(split, i))
-
-
 def item_answer(split: Split, i: int) -> str:
     """What the item's label says: the NLI label, or the normalised text of the right choice."""
     if split.task == Task.NLI:
         return str(split.labels[i])
     return normal_form(split.choices[i][split.labels[i]])
-
-
-def text_key(text: str) -> bytes:
-    """A deterministic 64-bit key of ``text`` (8-byte BLAKE2b; Python's ``hash`` is salted)."""
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-
-
-def _as_keys(buffer: bytearray) -> np.ndarray:
-    return np.frombuffer(bytes(buffer), dtype="<u8")
 
 
 @dataclass(frozen=True)
@@ -103,8 +88,8 @@ class SplitKeys:
                 has_pair[i] = len(text.split()) >= MIN_KEY_TOKENS
             if sampled[i]:
                 near_inputs.append(full)
-        return cls(_as_keys(inputs), _as_keys(premises), _as_keys(pairs), has_pair,
-                   _as_keys(answers), near_items, near_inputs)
+        return cls(as_keys(inputs), as_keys(premises), as_keys(pairs), has_pair,
+                   as_keys(answers), near_items, near_inputs)
 
 
 @dataclass(frozen=True)
