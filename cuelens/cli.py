@@ -53,6 +53,9 @@ for _name, _target in GROUPS.items():
 
 
 def main() -> None:
+    from cuelens.commands.allocator import release_memory_promptly
+
+    release_memory_promptly()
     app()
 
 

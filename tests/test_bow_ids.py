@@ -125,3 +125,53 @@ def test_scan_results_unchanged(monkeypatch):
     old = cuelens.scan(rows, **options).results
     assert new == old
     assert new["leakage"]["baselines"][0]["accuracy"] > new["leakage"]["majority"]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1000])
+def test_first_occurrences_equal_encode_without_repeats(chunk):
+    """Distinct ids derived from the repeated word ids are exactly encode()'s, any chunking."""
+    from cuelens.audit.counts import first_occurrences
+
+    rng = np.random.default_rng(chunk)
+    words = ["a", "b", "c", "don't", "it's", "Dog", "dog"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(0, 9)))) for _ in range(50)]
+    expected = encode(texts)
+    found = first_occurrences(encode(texts, repeats=True), chunk)
+    assert found.vocab == expected.vocab
+    np.testing.assert_array_equal(found.indptr, expected.indptr)
+    np.testing.assert_array_equal(found.indices, expected.indices)
+
+
+def test_block_counts_equal_brute_force_counting(monkeypatch):
+    """#(w, fold, label) of a row subset, counted in chunks, equals counting by hand."""
+    import cuelens.audit.fitting as fitting
+    from cuelens.audit.tokenize import tokenize
+
+    monkeypatch.setattr(fitting, "COUNT_CHUNK", 4)
+    rng = np.random.default_rng(5)
+    texts = [" ".join(rng.choice(["x", "y", "z", "w"], size=int(rng.integers(1, 6))))
+             for _ in range(30)]
+    labels, folds = rng.integers(0, 3, 30), rng.integers(0, 2, 30)
+    pool = fitting.Pool.build(texts, labels, 3, 1, "nli", 1, folds)
+    rows = np.sort(rng.choice(30, 17, replace=False))
+    expected = np.zeros((len(pool.seqs.vocab), 2, 3))
+    for r in rows:
+        for token in tokenize(texts[r]):
+            expected[pool.seqs.vocab.index(token), folds[r], labels[r]] += 1
+    np.testing.assert_array_equal(pool.block_counts(rows), expected)
+
+
+def test_scan_keeps_each_instance_in_first_occurrence_order():
+    """The positional SGD/LR input reads words in text order (SPEC §3), not in the order the
+    vocabulary first met them: building the term matrix must not sort the sequences."""
+    texts = ["a dog was here", "the cat was out", "the grass was cut"]
+    seqs = encode(texts)
+    seqs.matrix()
+    row = seqs.indices[seqs.indptr[2]:seqs.indptr[3]]
+    assert [seqs.vocab[i] for i in row] == ["the", "grass", "was", "cut"]
+    rows = [{"premise": "p", "hypothesis": t, "label": "x" if i % 2 else "y"}
+            for i, t in enumerate(texts * 4)]
+    data = scan_data(cuelens.load_dataset(rows), 1, False, 2, 0)
+    pool = data.pool.seqs
+    assert [pool.vocab[i] for i in pool.indices[pool.indptr[2]:pool.indptr[3]]] == \
+        ["the", "grass", "was", "cut"]

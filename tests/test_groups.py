@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuelens.audit.groups import connected_groups, dataset_groups, grouped_folds, item_keys, \
-    normal_form
+from cuelens.audit.groups import connected_groups, dataset_groups, grouped_folds, split_links
+from cuelens.audit.text_keys import as_keys, normal_form, text_key
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data import load_dataset
 from cuelens.data.schema import FieldMap
@@ -25,10 +25,22 @@ def test_normal_form_ignores_case_punctuation_and_spacing():
         "the sun was rising"
 
 
+def links(keys: list[list[str]], kind: str = "t") -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each item's keys (strings) as one kind of :func:`connected_groups` links."""
+    items = np.repeat(np.arange(len(keys)), [len(k) for k in keys])
+    return {kind: (items, as_keys(b"".join(text_key(key) for item in keys for key in item)))}
+
+
 def test_union_find_is_transitive_and_numbered_by_first_item():
     keys = [["a"], ["b"], ["a", "c"], ["d"], ["c"], ["b"]]
     # 0–2 share a, 2–4 share c; 1–5 share b; 3 alone
-    np.testing.assert_array_equal(connected_groups(keys), [0, 1, 0, 2, 0, 1])
+    np.testing.assert_array_equal(connected_groups(6, links(keys)), [0, 1, 0, 2, 0, 1])
+
+
+def test_keys_of_different_kinds_never_link():
+    premises, texts = links([["x"], ["y"]], "p"), links([["y"], ["x"]], "t")
+    np.testing.assert_array_equal(connected_groups(2, premises | texts), [0, 1])
+    np.testing.assert_array_equal(connected_groups(2, links([["x"], ["x"]], "t")), [0, 0])
 
 
 def mirrored(n_pairs: int, seed: int = 0):
@@ -72,7 +84,8 @@ def test_shared_premise_and_user_group_field(tmp_path):
     np.testing.assert_array_equal(dataset_groups([plain.test]), np.arange(120) // 3)
     grouped = load_dataset(str(path), fields=FieldMap(group="topic"))
     np.testing.assert_array_equal(dataset_groups([grouped.test]), np.arange(120) // 6)
-    assert next(item_keys(grouped.test, grouped.test.groups))[-1] == "g:t0"
+    items, keys = split_links(grouped.test)["g"]
+    assert items[0] == 0 and keys[0] == as_keys(text_key("t0"))[0]
 
 
 def test_missing_group_field_names_file_and_line(tmp_path):
@@ -83,9 +96,10 @@ def test_missing_group_field_names_file_and_line(tmp_path):
 
 
 def test_a_text_shared_by_many_items_is_a_template_and_links_nothing():
-    keys = [["p:fixed instruction for all", f"t:item {i} text"] for i in range(100)]
-    keys[7].append("t:item 8 text")  # one real link
-    groups = connected_groups(keys)
+    texts = [[f"item {i} text"] for i in range(100)]
+    texts[7].append("item 8 text")  # one real link
+    fixed = links([["fixed instruction for all"]] * 100, "p")
+    groups = connected_groups(100, fixed | links(texts))
     assert len(np.unique(groups)) == 99 and groups[7] == groups[8]
 
 
@@ -126,3 +140,23 @@ def test_singletons_are_dealt_like_stratified_k_fold():
         per_fold = np.bincount(folds[strata == s], minlength=5)
         assert per_fold.max() - per_fold.min() <= 1 and per_fold.sum() == size
     assert sorted(np.bincount(folds)) == [20] * 5
+
+
+def test_fast_ranks_and_row_types_equal_numpy_unique():
+    """The O(n) relabelling and the 1-D row sort give exactly ``np.unique``'s results."""
+    from cuelens.audit.groups import _ranks, _unique_rows
+
+    rng = np.random.default_rng(3)
+    for trial in range(300):
+        n = int(rng.integers(1, 200))
+        values = rng.integers(0, max(1, n // int(rng.integers(1, 4))), n)
+        if trial % 3 == 0:  # sparse ids: the sorting path
+            values = values * 1000 + 7
+        ranks = _ranks(values)
+        assert (ranks == np.unique(values, return_inverse=True)[1].ravel()).all()
+        counts = np.bincount(ranks * 4 + rng.integers(0, 4, n),
+                             minlength=(ranks.max() + 1) * 4).reshape(-1, 4)
+        types, inverse = _unique_rows(counts)
+        expected_types, expected_inverse = np.unique(counts, axis=0, return_inverse=True)
+        assert (types == expected_types).all()
+        assert (inverse == expected_inverse.ravel()).all()

@@ -157,7 +157,7 @@ def _brute_force_counts(split: Split) -> dict:
     """Exact-duplicate, label-conflict and contrastive counts with dicts of normalised strings."""
     from collections import defaultdict
 
-    from cuelens.audit.groups import normal_form
+    from cuelens.audit.text_keys import normal_form
     by_input, by_hypothesis = defaultdict(list), defaultdict(list)
     for i in range(len(split)):
         hypothesis = normal_form(split.hypotheses[i])
@@ -184,7 +184,7 @@ def test_hashed_exact_counts_equal_a_brute_force_count():
         assert expected["duplicate_items"] > 20 and expected["label_conflict_groups"] > 10
         assert expected["contrastive_pairs"] > 20
         assert {k: section["splits"][role][k] for k in expected} == expected
-    from cuelens.audit.groups import normal_form
+    from cuelens.audit.text_keys import normal_form
     train_inputs = {(normal_form(p), normal_form(h))
                     for p, h in zip(train.premises, train.hypotheses)}
     train_premises = {normal_form(p) for p in train.premises}

@@ -61,12 +61,7 @@ class CueView:
 def view_tokens(seqs: TokenSequences, rows: np.ndarray, seen: np.ndarray) -> TokenView:
     """The seen-word ids of instances ``rows`` in first-occurrence order (vectorised gather)."""
     prior_id = len(seen)
-    starts = seqs.indptr[rows]
-    lengths = seqs.indptr[rows + 1] - starts
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    flat = np.arange(offsets[-1], dtype=np.int64) + np.repeat(starts - offsets[:-1], lengths)
-    tokens = seqs.indices[flat]
+    tokens, lengths = seqs.take(rows)
     keep = seen[tokens]
     row_of = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)[keep]
     tokens = tokens[keep]

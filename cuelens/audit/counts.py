@@ -35,10 +35,20 @@ class TokenSequences:
     def lengths(self) -> np.ndarray:
         return np.diff(self.indptr)
 
+    def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of instances ``rows`` concatenated in order, and each one's length."""
+        starts = self.indptr[rows]
+        lengths = self.indptr[rows + 1] - starts
+        offsets = np.cumsum(lengths) - lengths
+        flat = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - offsets, lengths)
+        return self.indices[flat], lengths
+
     def matrix(self) -> sp.csr_matrix:
-        """Binary ``n × V`` instance-by-feature matrix (float32, sorted indices)."""
+        """Binary ``n × V`` instance-by-feature matrix (float32, sorted indices; the sequences
+        themselves keep their first-occurrence order)."""
         data = np.ones(len(self.indices), dtype=np.float32)
-        X = sp.csr_matrix((data, self.indices, self.indptr), shape=(len(self), len(self.vocab)))
+        X = sp.csr_matrix((data, self.indices.copy(), self.indptr.copy()),
+                          shape=(len(self), len(self.vocab)))
         X.sort_indices()
         return X
 
@@ -121,6 +131,27 @@ def encode(texts: Iterable[str], ngrams: int = 1, only: set[str] | None = None,
     :func:`bigram_matrix` reads), not just the first; the vocabulary is the same.
     """
     return Encoder(ngrams, only, repeats).add(texts).result()
+
+
+def first_occurrences(words: TokenSequences, chunk: int = ENCODE_CHUNK) -> TokenSequences:
+    """Each instance's distinct ids in order of first occurrence — :func:`encode` without
+    ``repeats`` — from ``words`` (an :func:`encode` with ``repeats=True``; the vocabulary is the
+    same), without tokenising again. Works ``chunk`` instances at a time."""
+    n_words = np.int64(max(len(words.vocab), 1))
+    indices, lengths = [], []
+    for start in range(0, len(words), chunk):
+        rows = np.arange(start, min(start + chunk, len(words)))
+        ids, sizes = words.take(rows)
+        row = np.repeat(rows - start, sizes)
+        first = np.unique(row * n_words + ids, return_index=True)[1]
+        first.sort()
+        indices.append(ids[first])
+        lengths.append(np.bincount(row[first], minlength=len(rows)))
+    indptr = np.zeros(len(words) + 1, dtype=np.int64)
+    if lengths:
+        np.cumsum(np.concatenate(lengths), out=indptr[1:])
+    return TokenSequences(indptr=indptr, vocab=words.vocab,
+                          indices=np.concatenate(indices) if indices else np.zeros(0, np.int32))
 
 
 def bigram_matrix(words: TokenSequences, rows: np.ndarray, weights: np.ndarray,

@@ -18,17 +18,17 @@ plus the other folds, predict the fold, and collect per-item correctness.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
 from joblib import Parallel, delayed
-import scipy.sparse as sp
 
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_single_thread,
                                        representation_length, view_tokens)
-from cuelens.audit.counts import TokenSequences, encode
+from cuelens.audit.counts import TokenSequences, encode, first_occurrences
 from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.groups import dataset_groups, grouped_folds
@@ -49,10 +49,6 @@ class Pool:
     task: str
     inner_fold: np.ndarray  # per instance
     inner_folds: int
-    XT: sp.csr_matrix = field(init=False)  # feature × instance, for the block counts
-
-    def __post_init__(self) -> None:
-        self.XT = self.seqs.matrix().T.tocsr()
 
     @classmethod
     def build(cls, texts: Sequence[str], labels: np.ndarray, n_labels: int, k: int, task: str,
@@ -79,13 +75,16 @@ class Pool:
         return (items[:, None] * self.k + np.arange(self.k)).ravel()
 
     def block_counts(self, rows: np.ndarray) -> np.ndarray:
-        """``#(w,l)`` of ``rows`` per inner fold: ``V × K × L``."""
-        columns = self.inner_fold[rows] * self.n_labels + self.labels[rows]
-        indicator = sp.csr_matrix(
-            (np.ones(len(rows), dtype=np.float32), (rows, columns)),
-            shape=(len(self.labels), self.inner_folds * self.n_labels))
-        joint = (self.XT @ indicator).toarray().astype(np.float64)
-        return joint.reshape(self.vocab_size, self.inner_folds, self.n_labels)
+        """``#(w,l)`` of ``rows`` per inner fold: ``V × K × L``, counted :data:`COUNT_CHUNK`
+        instances at a time (one bincount of (feature, fold, label) cells per chunk)."""
+        width = self.inner_folds * self.n_labels
+        column = self.inner_fold[rows] * self.n_labels + self.labels[rows]
+        joint = np.zeros(self.vocab_size * width, dtype=np.int64)
+        for start in range(0, len(rows), COUNT_CHUNK):
+            ids, lengths = self.seqs.take(rows[start:start + COUNT_CHUNK])
+            cells = ids * np.int64(width) + np.repeat(column[start:start + COUNT_CHUNK], lengths)
+            joint += np.bincount(cells, minlength=len(joint))
+        return joint.reshape(self.vocab_size, self.inner_folds, self.n_labels).astype(np.float64)
 
 
 def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float,
@@ -97,6 +96,7 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
     return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
 
 
+COUNT_CHUNK = 262_144  # instances counted at once by Pool.block_counts
 FIT_THREADS = min(2, os.cpu_count() or 1)
 PREDICT_CHUNK = 65_536  # evaluation items scored at once by predict_cues
 
@@ -303,6 +303,13 @@ class ScanData:
     label_names: list[str]
     groups: np.ndarray  # per item: items sharing a premise or text (cuelens.audit.groups)
     strata: np.ndarray  # per item: NLI label / MCQ gold position (fold stratification)
+    encoded_words: TokenSequences | None = None  # :attr:`words`, when already encoded
+
+    @cached_property
+    def words(self) -> TokenSequences:
+        """Every instance text's word ids in order, repeats kept (the BoW baseline's input)."""
+        return self.encoded_words if self.encoded_words is not None else \
+            encode(self.texts, repeats=True)
 
     def eval_folds(self, n_folds: int, seed: int) -> np.ndarray:
         """Grouped, stratified outer folds over ``eval_items`` (docs/methods.md §3–4)."""
@@ -354,9 +361,13 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     groups = dataset_groups(splits)
     strata = np.concatenate([s.item_labels(dataset.label_names) for s in splits])
     item_fold = grouped_folds(groups, strata, inner_folds, seed)
+    words = None
+    if tokens is None and ngrams == 1:  # tokenise once: the cue features are the distinct words
+        words = encode(texts, repeats=True)
+        tokens = first_occurrences(words)
     pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold, tokens)
     n_train = len(dataset.train) if dataset.train is not None else 0
     return ScanData(pool=pool, texts=texts,
                     train_items=np.arange(n_train) if dataset.train is not None else None,
                     eval_items=np.arange(n_train, pool.n_items), label_names=dataset.label_names,
-                    groups=groups, strata=strata)
+                    groups=groups, strata=strata, encoded_words=words)

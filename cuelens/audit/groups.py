@@ -6,11 +6,11 @@ the first right, once with the second), so plain folds put a choice's *right* oc
 fitting portion and its *wrong* one in the held-out fold, and cue scores become anti-predictive.
 
 Groups are the connected components of the graph linking an item to each of its *keys*
-(:func:`item_keys`): its normalised premise, each of its normalised hypothesis / choice texts,
+(:func:`split_links`): its normalised premise, each of its normalised hypothesis / choice texts,
 for MCQ its whole set of choices (in any order) and, with ``--group-field``, the user's group id. Two items sharing any key — a premise, a
 choice or hypothesis text, or being exact duplicates — are in one group, transitively (union-find
 over exact normalised text, computed with :func:`scipy.sparse.csgraph.connected_components`).
-The normal form (:func:`normal_form`) is the cue tokenizer's lower-cased word tokens joined by a
+The normal form (:func:`~cuelens.audit.text_keys.normal_form`) is the cue tokenizer's lower-cased word tokens joined by a
 space: case, punctuation and spacing do not separate two texts. Texts of fewer than
 :data:`MIN_KEY_TOKENS` = 3 tokens link nothing: a one- or two-word answer ("bank", "the dog") is
 a concept that unrelated questions reuse (CommonsenseQA's answer options would otherwise join
@@ -26,16 +26,13 @@ assignment is a deterministic function of (groups, strata, number of folds, seed
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable, Iterator, Sequence
-from hashlib import blake2b
-from itertools import chain
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from cuelens.audit.tokenize import word_tokens
+from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
@@ -43,76 +40,63 @@ MIN_KEY_TOKENS = 3  # shorter texts ("bank", "a dog") are concepts reused by unr
 MAX_KEY_SHARE = 0.05  # a text in more than 5% of the items is a template (a fixed context)
 
 
-def normal_form(text: str) -> str:
-    """Lower-cased word tokens (punctuation dropped, repeats and order kept) joined by spaces."""
-    return " ".join(word_tokens(text))
+def split_links(split, first_item: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The linking keys of every item of ``split`` by kind: ``p`` premises and ``t`` hypothesis /
+    choice texts of :data:`MIN_KEY_TOKENS`+ words, ``c`` (MCQ) the option set in any order,
+    ``g`` the ``--group-field`` ids; each as (item numbers from ``first_item``, fingerprints of
+    the normal forms, :mod:`cuelens.audit.text_keys`)."""
+    keys = text_keys(split)
+    items = np.arange(first_item, first_item + len(split))
+    long_premise = keys.premise_words >= MIN_KEY_TOKENS
+    long_text = keys.text_words >= MIN_KEY_TOKENS
+    links = {"p": (items[long_premise], keys.premise[long_premise]),
+             "t": (np.repeat(items, np.diff(keys.starts))[long_text], keys.text[long_text])}
+    if split.task == Task.MCQ:  # the whole option set, whatever its length (mirrored items)
+        links["c"] = (items, keys.text_sets())
+    user = [i for i, group in enumerate(split.groups) if group is not None]
+    if user:
+        links["g"] = (items[user], as_keys(b"".join(text_key(split.groups[i]) for i in user)))
+    return links
 
 
-def item_keys(split, user_groups: Sequence[str | None] | None = None) -> Iterator[list[str]]:
-    """The linking keys of every item of ``split`` (tagged by kind so kinds never collide),
-    one list per item, generated lazily."""
-    texts = split.hypotheses if split.task == Task.NLI else split.choices
-    for i, premise in enumerate(split.premises):
-        own = [texts[i]] if split.task == Task.NLI else texts[i]
-        keys = [f"{kind}:{form}" for kind, text in [("p", premise)] + [("t", t) for t in own]
-                if len((form := normal_form(text)).split()) >= MIN_KEY_TOKENS]
-        if split.task == Task.MCQ:  # the whole option set, whatever its length (mirrored items)
-            keys.append("c:" + "|".join(sorted(normal_form(t) for t in own)))
-        if user_groups is not None and user_groups[i] is not None:
-            keys.append(f"g:{user_groups[i]}")
-        yield keys
-
-
-def text_key(text: str) -> bytes:
-    """A text's 64-bit fingerprint: 8-byte BLAKE2b, the same on every run and machine (Python's
-    ``hash`` is salted)."""
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-
-
-def as_keys(buffer: bytes | bytearray) -> np.ndarray:
-    """Concatenated :func:`text_key` fingerprints as a ``uint64`` array."""
-    return np.frombuffer(bytes(buffer), dtype="<u8")
-
-
-def connected_groups(keys: Iterable[Iterable[str]]) -> np.ndarray:
-    """A group id per item: connected components of the item–key graph, numbered in order of
-    each group's first item (so ids do not depend on hashing). A key shared by more than
-    ``max(2, MAX_KEY_SHARE · n)`` items is a template and links nothing.
-
-    Keys are held as 64-bit fingerprints (:func:`text_key`), 17 bytes per key, never as strings;
-    two different keys would be merged only on a fingerprint collision (odds about
-    ``keys² / 2⁶⁵``: 3 in 10,000 for a hundred million keys)."""
-    hashes, owners, user = bytearray(), array("q"), array("b")
-    n = 0
-    for i, item in enumerate(keys):
-        n = i + 1
-        for key in item:
-            hashes += text_key(key)
-            owners.append(i)
-            user.append(key.startswith("g:"))
-    rows = np.frombuffer(owners, dtype=np.int64) if owners else np.zeros(0, np.int64)
-    _, cols = np.unique(as_keys(hashes), return_inverse=True)
-    cols = cols.ravel()
-    m = int(cols.max()) + 1 if len(cols) else 0
-    if len(cols):
-        user_key = np.zeros(m, dtype=bool)  # the user's group ids are never capped
-        user_key[cols[np.frombuffer(user, dtype=np.int8).astype(bool)]] = True
-        keep = (np.bincount(cols)[cols] <= max(2, int(MAX_KEY_SHARE * n))) | user_key[cols]
-        rows, cols = rows[keep], cols[keep]
-    edges = sp.coo_matrix((np.ones(len(rows)), (rows, cols + n)), shape=(n + m, n + m))
+def connected_groups(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """A group id per item: connected components of the graph linking items that share a key of
+    the same kind (``links``: kind → (items, 64-bit keys)), numbered in order of each group's
+    first item (so ids do not depend on hashing). A key held more than
+    ``max(2, MAX_KEY_SHARE · n)`` times is a template and links nothing, except the user's
+    group ids (kind ``g``)."""
+    limit = max(2, int(MAX_KEY_SHARE * n))
+    rows, cols, m = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
+    for kind, (items, keys) in links.items():
+        _, col = np.unique(keys, return_inverse=True)
+        col = col.ravel()
+        if kind != "g":
+            keep = np.bincount(col)[col] <= limit
+            items, col = items[keep], col[keep]
+        rows.append(items)
+        cols.append(col + n + m)
+        m += int(col.max()) + 1 if len(col) else 0
+    row, col = np.concatenate(rows), np.concatenate(cols)
+    edges = sp.coo_matrix((np.ones(len(row)), (row, col)), shape=(n + m, n + m))
     _, component = connected_components(edges, directed=False)
     _, first, inverse = np.unique(component[:n], return_index=True, return_inverse=True)
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inverse]
+    return rank[inverse.ravel()]
 
 
 def dataset_groups(splits: Sequence) -> np.ndarray:
     """Group ids over the items of ``splits`` concatenated in order (train first, then test);
     splits loaded with ``--group-field`` (``split.groups`` filled in) add the user's ids."""
-    return connected_groups(chain.from_iterable(
-        item_keys(split, split.groups if any(g is not None for g in split.groups) else None)
-        for split in splits))
+    links: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    first = 0
+    for split in splits:
+        for kind, pair in split_links(split, first).items():
+            links.setdefault(kind, []).append(pair)
+        first += len(split)
+    return connected_groups(first, {kind: (np.concatenate([items for items, _ in pairs]),
+                                           np.concatenate([keys for _, keys in pairs]))
+                                    for kind, pairs in links.items()})
 
 
 def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int,
@@ -128,20 +112,17 @@ def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: in
     distinct type (scikit-learn's ``StratifiedGroupKFold`` balances the same way but loops over
     every group and fold in Python, which took minutes per call on a million items).
     """
-    _, group = np.unique(np.asarray(groups), return_inverse=True)
-    group = group.ravel()
+    group = _ranks(np.asarray(groups))
     n_groups = int(group.max()) + 1 if len(group) else 0
     if n_groups < n_folds:
         raise UserError(f"cannot make {n_folds} folds: the {len(groups)} {what} form only "
                         f"{n_groups} group(s) of items sharing a premise or text "
                         "(lower --folds, or give a separate --train/--test)")
-    _, stratum = np.unique(np.asarray(strata), return_inverse=True)
-    stratum = stratum.ravel()
+    stratum = _ranks(np.asarray(strata))
     n_strata = int(stratum.max()) + 1
     composition = np.bincount(group * n_strata + stratum,
                               minlength=n_groups * n_strata).reshape(n_groups, n_strata)
-    types, type_of = np.unique(composition, axis=0, return_inverse=True)
-    type_of = type_of.ravel()
+    types, type_of = _unique_rows(composition)
     stratum_sizes = np.bincount(stratum, minlength=n_strata)
     rng = np.random.default_rng(seed % 2**32)
     shuffled = rng.permutation(n_groups)
@@ -158,6 +139,29 @@ def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: in
         fold_of_group[members[start:end]] = dealt
         fill += np.bincount(dealt, minlength=n_folds)[:, None] * types[t][None, :]
     return fold_of_group[group]
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the distinct values (``np.unique``'s inverse), in O(n) for
+    non-negative integers below ``2n`` (group ids, labels) and by sorting otherwise."""
+    if values.dtype.kind in "iu" and len(values) and 0 <= values.min() \
+            and values.max() < 2 * len(values):
+        present = np.bincount(values) > 0
+        return (np.cumsum(present) - 1)[values]
+    return np.unique(values, return_inverse=True)[1].ravel()
+
+
+def _unique_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(counts, axis=0, return_inverse=True)`` for non-negative integer rows, each
+    row read as one base-``max + 1`` number (its first column most significant, so the order
+    is the same) when that fits in 63 bits — a 1-D sort instead of a sort of row views."""
+    base = int(counts.max()) + 1 if counts.size else 1
+    if counts.shape[1] * np.log2(base) >= 63:
+        types, inverse = np.unique(counts, axis=0, return_inverse=True)
+        return types, inverse.ravel()
+    weights = base ** np.arange(counts.shape[1] - 1, -1, -1, dtype=np.int64)
+    _, first, inverse = np.unique(counts @ weights, return_index=True, return_inverse=True)
+    return counts[first], inverse.ravel()
 
 
 EASY_HARD, FOLD_SEEDS = 0, 1  # streams of iteration_seed

@@ -1,7 +1,7 @@
 """Data hygiene: duplicates, train/test overlap, mirrored pairs and label-noise candidates.
 
 The ``hygiene`` section of results.json (docs/data-hygiene.md). All comparisons use the normal
-form of :func:`cuelens.audit.groups.normal_form` (lower-cased word tokens), so case, punctuation
+form of :func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), so case, punctuation
 and spacing never hide a copy.
 
 * An item's *input* is its normalised premise (MCQ: with the question) and hypothesis (MCQ: its
@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from cuelens.audit.groups import MIN_KEY_TOKENS, as_keys, normal_form, text_key
+from cuelens.audit.groups import MIN_KEY_TOKENS
+from cuelens.audit.text_keys import combine, normal_form, text_keys
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
@@ -45,13 +46,6 @@ def _forms(split: Split, i: int) -> tuple[str, str]:
     else:
         text = " | ".join(sorted(normal_form(c) for c in split.choices[i]))
     return normal_form(split.premise_context(i)), text
-
-
-def item_answer(split: Split, i: int) -> str:
-    """What the item's label says: the NLI label, or the normalised text of the right choice."""
-    if split.task == Task.NLI:
-        return str(split.labels[i])
-    return normal_form(split.choices[i][split.labels[i]])
 
 
 @dataclass(frozen=True)
@@ -71,25 +65,20 @@ class SplitKeys:
 
     @classmethod
     def of(cls, split: Split, near_items: np.ndarray) -> "SplitKeys":
-        n = len(split)
-        sampled = np.zeros(n, dtype=bool)
-        sampled[near_items] = True
-        inputs, premises, pairs, answers = (bytearray() for _ in range(4))
-        has_pair = np.ones(n, dtype=bool)
-        near_inputs = []
-        for i in range(n):
-            premise, text = _forms(split, i)
-            full = f"{premise} || {text}"
-            inputs += text_key(full)
-            premises += text_key(premise)
-            pairs += text_key(text)
-            answers += text_key(item_answer(split, i))
-            if split.task == Task.NLI:
-                has_pair[i] = len(text.split()) >= MIN_KEY_TOKENS
-            if sampled[i]:
-                near_inputs.append(full)
-        return cls(as_keys(inputs), as_keys(premises), as_keys(pairs), has_pair,
-                   as_keys(answers), near_items, near_inputs)
+        """From the split's :func:`~cuelens.audit.text_keys.text_keys` (no text is normalised
+        again, except the inputs of the ``near_items``)."""
+        keys = text_keys(split)
+        if split.task == Task.NLI:
+            pairs, has_pair = keys.text, keys.text_words >= MIN_KEY_TOKENS
+            codes: dict = {}
+            answers = np.fromiter((codes.setdefault(label, len(codes)) for label in split.labels),
+                                  dtype=np.uint64, count=len(split))
+        else:
+            pairs, has_pair = keys.text_sets(), np.ones(len(split), dtype=bool)
+            answers = keys.text[keys.starts[:-1] + np.asarray(split.labels, dtype=np.int64)]
+        near_inputs = [" || ".join(_forms(split, int(i))) for i in near_items]
+        return cls(combine(keys.context, pairs), keys.context, pairs, has_pair, answers,
+                   near_items, near_inputs)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
-from cuelens.audit.counts import TokenSequences, bigram_matrix, encode
+from cuelens.audit.counts import TokenSequences, bigram_matrix
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
     over_folds, predict_cues
@@ -51,7 +51,7 @@ class Baselines:
     @cached_property
     def words(self) -> TokenSequences:
         """Every instance text's word ids in order, repeats kept: tokenised once per scan."""
-        return encode(self.data.texts, repeats=True)
+        return self.data.words
 
     def bow_matrices(self, sample: np.ndarray,
                      eval_rows: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:

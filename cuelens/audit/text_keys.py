@@ -1,0 +1,125 @@
+"""One normalising pass over a split's texts, shared by grouping and data hygiene
+(docs/methods.md §11).
+
+Both :mod:`cuelens.audit.groups` (which items share a premise or a text) and
+:mod:`cuelens.audit.hygiene` (duplicates, overlap, contrastive pairs) compare the *normal forms*
+of texts (:func:`normal_form`: the cue tokenizer's words joined by spaces). Normalising is the
+costly part — the tokenizer on every premise, hypothesis and choice — so :func:`text_keys`
+normalises each text of a split once and keeps only its 64-bit fingerprint and word count
+(~20 bytes per text), cached for the split's lifetime. Two texts compare equal when their
+fingerprints do; a collision between different texts has odds of about ``texts² / 2⁶⁵``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from array import array
+from dataclasses import dataclass
+from hashlib import blake2b
+
+import numpy as np
+
+from cuelens.audit.tokenize import word_tokens
+from cuelens.data.dataset import Task
+
+
+def normal_form(text: str) -> str:
+    """Lower-cased word tokens (punctuation dropped, repeats and order kept) joined by spaces."""
+    return " ".join(word_tokens(text))
+
+
+def text_key(text: str) -> bytes:
+    """A text's 64-bit fingerprint: 8-byte BLAKE2b, the same on every run and machine (Python's
+    ``hash`` is salted)."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def as_keys(buffer: bytes | bytearray) -> np.ndarray:
+    """Concatenated :func:`text_key` fingerprints as a ``uint64`` array."""
+    return np.frombuffer(bytes(buffer), dtype="<u8")
+
+
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: a bijection of ``uint64`` that scatters nearby values."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The fingerprint of an ordered pair of fingerprints (element-wise)."""
+    with np.errstate(over="ignore"):
+        return _mix(_mix(first) ^ (second + np.uint64(0x9E3779B97F4A7C15)))
+
+
+@dataclass(frozen=True)
+class TextKeys:
+    """Fingerprints and word counts of one split's normalised texts.
+
+    ``premise``/``premise_words``: per item. ``context``: the premise with the MCQ question
+    (:meth:`~cuelens.data.Split.premise_context`; NLI: the premise). ``text``/``text_words``:
+    per instance — the hypothesis, or each choice — item ``i`` owning
+    ``text[starts[i]:starts[i + 1]]``.
+    """
+
+    premise: np.ndarray
+    premise_words: np.ndarray
+    context: np.ndarray
+    text: np.ndarray
+    text_words: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, split) -> "TextKeys":
+        n = len(split)
+        keys, words = bytearray(), array("q")
+        texts = split.hypotheses if split.task == Task.NLI else split.choices
+        for i, premise in enumerate(split.premises):
+            own = [texts[i]] if split.task == Task.NLI else texts[i]
+            for text in [premise, *own]:
+                tokens = word_tokens(text)
+                keys += text_key(" ".join(tokens))
+                words.append(len(tokens))
+        counts = np.ones(n, dtype=np.int64) if split.task == Task.NLI else \
+            np.fromiter(map(len, texts), dtype=np.int64, count=n)
+        all_keys, all_words = as_keys(keys), np.frombuffer(words, dtype=np.int64)
+        is_premise = np.zeros(len(all_keys), dtype=bool)
+        is_premise[np.cumsum(counts + 1) - counts - 1] = True
+        premise = all_keys[is_premise]
+        context = premise
+        if split.task == Task.MCQ and any(split.questions):
+            context = as_keys(b"".join(text_key(normal_form(split.premise_context(i)))
+                                       for i in range(n)))
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        return cls(premise=premise, premise_words=all_words[is_premise], context=context,
+                   text=all_keys[~is_premise], text_words=all_words[~is_premise], starts=starts)
+
+    def text_sets(self) -> np.ndarray:
+        """Per item, the fingerprint of its texts as a multiset (MCQ: the option set in any
+        order, so mirrored items match)."""
+        sizes = np.diff(self.starts)
+        item = np.repeat(np.arange(len(sizes)), sizes)
+        ordered = self.text[np.lexsort((self.text, item))]
+        out = np.zeros(len(sizes), dtype=np.uint64)
+        for position in range(int(sizes.max()) if len(sizes) else 0):
+            has = sizes > position
+            out[has] = combine(out[has], ordered[self.starts[:-1][has] + position])
+        return out
+
+
+_CACHE: dict[int, TextKeys] = {}
+
+
+def text_keys(split) -> TextKeys:
+    """The split's :class:`TextKeys`, computed on first use and kept while the split lives."""
+    found = _CACHE.get(id(split))
+    if found is None:
+        found = _CACHE[id(split)] = TextKeys.of(split)
+        weakref.finalize(split, _CACHE.pop, id(split), None)
+    return found
