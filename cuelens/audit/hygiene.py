@@ -8,8 +8,8 @@ and spacing never hide a copy.
   set of choices, in any order). Items with the same input are **exact duplicates**; those whose
   labels differ (NLI label; MCQ: the text of the right choice) are **label-noise candidates**.
 * **Near duplicates**: different inputs whose word-bigram sets have a Jaccard similarity of at
-  least :data:`NEAR_THRESHOLD`, found with MinHash LSH (``datasketch``, :data:`NUM_PERM`
-  permutations, seeded) and confirmed with the exact Jaccard similarity.
+  least :data:`NEAR_THRESHOLD`, found with a numpy MinHash LSH (:class:`NearIndex`,
+  :data:`NUM_PERM` seeded permutations) and confirmed with the exact Jaccard similarity.
 * **Overlap**: evaluation items whose input (exactly, or nearly) occurs in the fitting split,
   and evaluation items sharing a premise with a fitting item.
 * **Mirrored / contrastive pairs**: MCQ pairs with the same set of choices but a different right
