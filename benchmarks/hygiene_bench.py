@@ -8,7 +8,8 @@
 Loads the data with the streaming engine, then runs ``data_hygiene`` once and prints as one JSON
 line its wall time, the process's peak RSS after loading and after the call, and the per-split
 counts. With ``--tracemalloc`` the call runs under ``tracemalloc`` (slower) and the peak of Python
-allocations during the call is printed too.
+allocations during the call is printed too. With ``--near-index`` only the near-duplicate index of
+each split is timed instead: ``NearIndex`` build and ``near_pairs`` on its sampled items.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import resource
 import time
 import tracemalloc
 
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.hygiene import NearIndex, SplitKeys, data_hygiene, near_items
 from cuelens.engine.streaming import load_streaming
 
 
@@ -28,8 +29,12 @@ def main() -> None:
     parser.add_argument("data")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument("--near-index", action="store_true")
     args = parser.parse_args()
     dataset = load_streaming(args.data)
+    if args.near_index:
+        print(json.dumps(time_near_index(dataset.splits, args.seed)))
+        return
     loaded_rss = max_rss_mb()
     if args.tracemalloc:
         tracemalloc.start()
@@ -41,6 +46,22 @@ def main() -> None:
     if args.tracemalloc:
         out["traced_peak_mb"] = round(tracemalloc.get_traced_memory()[1] / 2**20)
     print(json.dumps(out))
+
+
+def time_near_index(splits: dict, seed: int) -> dict:
+    """Per split: seconds to build its ``NearIndex`` and to list its near pairs, and the peak RSS
+    after both."""
+    out = {}
+    for role, split in splits.items():
+        keys = SplitKeys.of(split, near_items(len(split), seed))
+        start = time.perf_counter()
+        index = NearIndex(keys.near_inputs, seed)
+        built = time.perf_counter()
+        pairs = list(index.near_pairs(keys.inputs[keys.near_items]))
+        out[role] = {"items": len(keys.near_inputs), "build_s": round(built - start, 2),
+                     "near_pairs_s": round(time.perf_counter() - built, 2),
+                     "near_pairs": len(pairs), "max_rss_mb": max_rss_mb()}
+    return out
 
 
 def max_rss_mb() -> int:

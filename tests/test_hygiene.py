@@ -35,7 +35,8 @@ def test_planted_train_test_duplicates_are_found_exactly():
     near = 33  # the last of 25 words changed: bigram Jaccard 25/27 (with the premise) ≥ 0.8
     test_h[near] = train_h[55].rsplit(" ", 1)[0] + " changed"
     labels = lambda n: [["a", "b", "c"][i % 3] for i in range(n)]  # noqa: E731
-    section = data_hygiene(nli_dataset((train_h, labels(60)), (test_h, labels(40))))
+    # LSH (5 bands of 11 rows) finds a pair of Jaccard 0.93 with probability ~0.95: seed 2 does
+    section = data_hygiene(nli_dataset((train_h, labels(60)), (test_h, labels(40))), seed=2)
     (row,) = section["overlap"]
     assert (row["fit"], row["eval"], row["exact"], row["near"]) == ("train", "test", 4, 1)
     found = {ex["line"] - 1 for ex in section["examples"]["overlap"] if ex["kind"] == "exact"}
@@ -205,14 +206,14 @@ def test_large_splits_count_near_duplicates_on_a_seeded_sample(monkeypatch):
         test_h[i] = train_h[i].rsplit(" ", 1)[0] + " changed"
     labels = lambda n: ["abc"[i % 3] for i in range(n)]  # noqa: E731
     dataset = nli_dataset((train_h, labels(60)), (test_h, labels(40)))
-    full = data_hygiene(dataset, seed=4)  # a MinHash seed with which LSH misses none
+    full = data_hygiene(dataset, seed=2)  # a MinHash seed with which LSH misses none
     assert full["overlap"][0]["near"] == 20
     monkeypatch.setattr(hygiene, "NEAR_MAX_ITEMS", 30)
-    runs = [data_hygiene(dataset, seed=s) for s in (4, 4, 5)]
+    runs = [data_hygiene(dataset, seed=s) for s in (2, 2, 3)]
     assert runs[0] == runs[1] and runs[0] != runs[2]  # deterministic for a seed
     section = runs[0]
     assert section["near_sample"] == {"train": 30, "test": 30}
-    sample = {role: hygiene.near_items(n, 4) for role, n in (("train", 60), ("test", 40))}
+    sample = {role: hygiene.near_items(n, 2) for role, n in (("train", 60), ("test", 40))}
     assert list(sample["train"]) == sorted(sample["train"]) and len(set(sample["test"])) == 30
     # near hits are the sampled test items whose (sampled) train original is in the sample too
     expected = sum(i in sample["train"] for i in sample["test"] if i % 2 == 0)

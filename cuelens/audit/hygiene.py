@@ -8,8 +8,8 @@ and spacing never hide a copy.
   set of choices, in any order). Items with the same input are **exact duplicates**; those whose
   labels differ (NLI label; MCQ: the text of the right choice) are **label-noise candidates**.
 * **Near duplicates**: different inputs whose word-bigram sets have a Jaccard similarity of at
-  least :data:`NEAR_THRESHOLD`, found with MinHash LSH (``datasketch``, :data:`NUM_PERM`
-  permutations, seeded) and confirmed with the exact Jaccard similarity.
+  least :data:`NEAR_THRESHOLD`, found with a numpy MinHash LSH (:class:`NearIndex`,
+  :data:`NUM_PERM` seeded permutations) and confirmed with the exact Jaccard similarity.
 * **Overlap**: evaluation items whose input (exactly, or nearly) occurs in the fitting split,
   and evaluation items sharing a premise with a fitting item.
 * **Mirrored / contrastive pairs**: MCQ pairs with the same set of choices but a different right
@@ -21,20 +21,22 @@ and spacing never hide a copy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 
 from cuelens.audit.groups import MIN_KEY_TOKENS
-from cuelens.audit.text_keys import combine, normal_form, text_keys
+from cuelens.audit.text_keys import combine, mix64, normal_form, text_key, text_keys
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
 NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
+PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
+CHUNK_WORDS = 1 << 16  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes
+_PAIR_FACTOR = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier combining two 64-bit keys
 MAX_EXAMPLES = 5
 TEXT_CHARS = 160
 
@@ -182,36 +184,154 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-class NearIndex:
-    """MinHash LSH over item inputs (word bigrams); :meth:`query` confirms with exact Jaccard.
+@cache
+def lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
+    """The LSH bands ``b`` and rows per band ``r`` (``b · r`` ≤ ``num_perm``) minimising the
+    false-positive plus false-negative probability integrals of ``1 − (1 − s^r)^b`` below and
+    above ``threshold``, weighted equally (docs/methods.md §11)."""
+    from scipy.integrate import quad
 
-    Position ``k`` of the index is the ``k``-th of ``texts``; only the texts are kept (each
-    candidate's shingles are recomputed to confirm it), not a shingle set per item."""
+    def error(b: int, r: int) -> float:
+        fp = quad(lambda s: 1 - (1 - s ** r) ** b, 0.0, threshold)[0]
+        fn = quad(lambda s: (1 - s ** r) ** b, threshold, 1.0)[0]
+        return (fp + fn) / 2
+
+    return min(((b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)),
+               key=lambda br: error(*br))
+
+
+class _WordKeys(dict[str, bytes]):
+    """Word → its 8-byte BLAKE2b digest, computed once per distinct word."""
+
+    def __missing__(self, word: str) -> bytes:
+        self[word] = digest = text_key(word)
+        return digest
+
+
+def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The shingle hashes (< :data:`PRIME`) of items whose words have the keys ``words``,
+    ``lengths[i]`` words for item ``i``, and each item's number of shingles. A bigram hashes to
+    ``mix64(w1 · K + w2) mod PRIME``, a one-word item's word to ``mix64(w) mod PRIME``."""
+    last = np.cumsum(lengths)[lengths > 0] - 1
+    values = words * _PAIR_FACTOR  # wraps mod 2**64
+    values[:-1] += words[1:]
+    keep = np.ones(len(words), dtype=bool)
+    keep[last] = False  # an item's last word starts no bigram ...
+    single = last[lengths[lengths > 0] == 1]
+    keep[single], values[single] = True, words[single]  # ... but is a 1-word item's shingle
+    return mix64(values[keep]) % np.uint64(PRIME), np.maximum(lengths - 1, lengths > 0)
+
+
+def _band_matches(queries: np.ndarray, table: np.ndarray, upper: bool = False) -> np.ndarray:
+    """The distinct pairs ``(q, t)``, sorted, of rows of ``queries`` and ``table`` (band keys)
+    equal in at least one band; ``upper``: only ``q < t`` (``queries`` is ``table``). Each
+    band's table keys are sorted and every query's run of equal keys is read off with
+    ``searchsorted``."""
+    codes = []
+    for band in range(table.shape[1]):
+        order = np.argsort(table[:, band], kind="stable")
+        keys = table[order, band]
+        low = np.searchsorted(keys, queries[:, band], "left")
+        count = np.searchsorted(keys, queries[:, band], "right") - low
+        q = np.repeat(np.arange(len(queries)), count)
+        offset = np.arange(len(q)) - np.repeat(np.cumsum(count) - count, count)
+        t = order[np.repeat(low, count) + offset]
+        codes.append((q * len(table) + t)[t > q] if upper else q * len(table) + t)
+    return np.stack(np.divmod(np.unique(np.concatenate(codes)), max(len(table), 1)), axis=1)
+
+
+def _confirmed(pairs: np.ndarray, left: list[str], right: list[str],
+               first_only: bool = False) -> list[tuple[int, int]]:
+    """The candidate ``pairs`` ``(i, j)`` (grouped by ``i``) whose texts ``left[i]`` and
+    ``right[j]`` have an exact word-bigram Jaccard similarity ≥ :data:`NEAR_THRESHOLD`;
+    ``first_only``: only the first such pair of each ``i``."""
+    out: list[tuple[int, int]] = []
+    current, shingles, done = -1, set[str](), False
+    for i, j in pairs.tolist():
+        if i != current:
+            current, shingles, done = i, _shingles(left[i]), False
+        if not done and _jaccard(shingles, _shingles(right[j])) >= NEAR_THRESHOLD:
+            out.append((i, j))
+            done = first_only
+    return out
+
+
+def _first_of_each(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first position of each distinct key of ``inputs`` (ascending), and each position's
+    index into that array."""
+    _, first, group = np.unique(inputs, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[group.ravel()]
+
+
+class NearIndex:
+    """MinHash LSH over item inputs (word bigrams), confirmed with exact Jaccard
+    (docs/methods.md §11).
+
+    Position ``k`` of the index is the ``k``-th of ``texts``. ``signatures[k]`` holds the
+    :data:`NUM_PERM` minima of ``(a·x + b) mod PRIME`` over the shingle hashes ``x`` of text
+    ``k``: ``PRIME`` = 2**31 − 1 and the seeded ``a``, ``b`` < ``PRIME``, so ``a·x + b`` <
+    2**62 never overflows uint64 (a text without words has ``PRIME`` everywhere). ``bands[k]``
+    are 64-bit keys of the :func:`lsh_bands` bands of that signature. Signatures are computed
+    about :data:`CHUNK_WORDS` shingles at a time. Only the texts are kept, not shingle sets: a
+    candidate's shingles are recomputed to confirm it."""
 
     def __init__(self, texts: list[str], seed: int = 0) -> None:
-        from datasketch import MinHash, MinHashLSH
+        self.texts, self.seed = texts, seed
+        rng = np.random.default_rng(seed)
+        a = rng.integers(1, PRIME, NUM_PERM, dtype=np.uint64)
+        b = rng.integers(0, PRIME, NUM_PERM, dtype=np.uint64)
+        self.signatures = np.full((len(texts), NUM_PERM), PRIME, dtype=np.uint32)
+        words = _WordKeys()
+        start = 0
+        while start < len(texts):
+            keys, lengths, stop = bytearray(), [], start
+            while stop < len(texts) and len(keys) < 8 * CHUNK_WORDS:
+                split = texts[stop].split()
+                keys += b"".join([words[w] for w in split])
+                lengths.append(len(split))
+                stop += 1
+            x, counts = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64), np.array(lengths))
+            hashed = a[:, None] * x  # permutation × shingle: reduceat along contiguous rows
+            hashed += b[:, None]
+            hashed %= np.uint64(PRIME)
+            filled = counts > 0
+            if filled.any():
+                starts = np.cumsum(counts[filled]) - counts[filled]
+                self.signatures[np.arange(start, stop)[filled]] = np.minimum.reduceat(
+                    hashed, starts, axis=1).T
+            start = stop
+        n_bands, width = lsh_bands(NEAR_THRESHOLD, NUM_PERM)
+        self.bands = np.zeros((len(texts), n_bands), dtype=np.uint64)
+        for band in range(n_bands):
+            for column in self.signatures[:, band * width:(band + 1) * width].T:
+                self.bands[:, band] = mix64(self.bands[:, band] * _PAIR_FACTOR + column)
 
-        self.texts = texts
-        self.lsh = MinHashLSH(threshold=NEAR_THRESHOLD, num_perm=NUM_PERM)
-        shingled = ([s.encode() for s in sorted(_shingles(t))] for t in texts)
-        self.hashes = list(MinHash.generator(shingled, num_perm=NUM_PERM, seed=seed))
-        for k, h in enumerate(self.hashes):
-            self.lsh.insert(k, h)
-
-    def query(self, text: str, hashed: Any,
-              keep: Callable[[int], bool] = lambda k: True) -> list[int]:
-        """Positions (ascending) whose input is near ``text`` (MinHash ``hashed``) and ``keep``."""
-        shingles = _shingles(text)
-        return sorted(k for k in self.lsh.query(hashed)
-                      if keep(k) and _jaccard(shingles, _shingles(self.texts[k])) >= NEAR_THRESHOLD)
-
-    def near_pairs(self, inputs: np.ndarray) -> Iterator[tuple[int, int]]:
+    def near_pairs(self, inputs: np.ndarray) -> list[tuple[int, int]]:
         """Position pairs ``(k, m)``, ``k < m``, of different inputs (keys ``inputs`` by
-        position) that are near each other, in order."""
-        for k, hashed in enumerate(self.hashes):
-            for m in self.query(self.texts[k], hashed,
-                                lambda m: m > k and inputs[m] != inputs[k]):
-                yield k, m
+        position) that are near each other, in order. Only the first position of each distinct
+        input is hashed into buckets; a near pair of inputs stands for all their copies."""
+        first, group = _first_of_each(inputs)
+        found = _confirmed(first[_band_matches(self.bands[first], self.bands[first], True)],
+                           self.texts, self.texts)
+        order = np.argsort(group, kind="stable")
+        bounds = np.r_[0, np.cumsum(np.bincount(group, minlength=len(first)))]
+        copies = lambda k: order[bounds[group[k]]:bounds[group[k] + 1]].tolist()  # noqa: E731
+        return sorted((min(i, j), max(i, j)) for k, m in found
+                      for i in copies(k) for j in copies(m))
+
+    def first_near(self, other: NearIndex, wanted: np.ndarray,
+                   inputs: np.ndarray) -> list[tuple[int, int]]:
+        """For each position ``k`` of ``other`` in ``wanted`` (ascending) that is near a text of
+        this index (keys ``inputs`` by position), ``(k, m)`` with ``m`` the first such position."""
+        if other.seed != self.seed:
+            raise ValueError("near-duplicate indexes with different seeds cannot be compared")
+        first = _first_of_each(inputs)[0]
+        pairs = _band_matches(other.bands[wanted], self.bands[first])
+        return _confirmed(np.stack([wanted[pairs[:, 0]], first[pairs[:, 1]]], axis=1),
+                          other.texts, self.texts, first_only=True)
 
 
 def split_hygiene(role: str, split: Split, keys: SplitKeys, index: NearIndex) -> tuple[dict, dict]:
@@ -243,12 +363,9 @@ def overlap(fit_role: str, fit: Split, fit_keys: SplitKeys, fit_index: NearIndex
     near copies are looked for among the sampled evaluation items in the sampled fitting ones."""
     match = first_match(eval_keys.inputs, fit_keys.inputs)
     exact = [(int(i), int(match[i])) for i in np.flatnonzero(match >= 0)]
-    near = []
-    for k, i in enumerate(eval_keys.near_items):
-        if match[i] < 0:
-            hits = fit_index.query(eval_index.texts[k], eval_index.hashes[k])
-            if hits:
-                near.append((int(i), int(fit_keys.near_items[hits[0]])))
+    near = [(int(eval_keys.near_items[k]), int(fit_keys.near_items[m])) for k, m in
+            fit_index.first_near(eval_index, np.flatnonzero(match[eval_keys.near_items] < 0),
+                                 fit_keys.inputs[fit_keys.near_items])]
     shared_premise = int((first_match(eval_keys.premises, fit_keys.premises) >= 0)[match < 0]
                          .sum())
     n = len(evaluate)

@@ -42,19 +42,21 @@ def as_keys(buffer: bytes | bytearray) -> np.ndarray:
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser: a bijection of ``uint64`` that scatters nearby values."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * _M1
-    x = x ^ (x >> np.uint64(27))
-    x = x * _M2
-    return x ^ (x >> np.uint64(31))
+def mix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser (a new array): a bijection of ``uint64`` that scatters nearby
+    values; arithmetic wraps mod 2**64."""
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint64(30))
+        x = x * _M1
+        x = x ^ (x >> np.uint64(27))
+        x = x * _M2
+        return x ^ (x >> np.uint64(31))
 
 
 def combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """The fingerprint of an ordered pair of fingerprints (element-wise)."""
     with np.errstate(over="ignore"):
-        return _mix(_mix(first) ^ (second + np.uint64(0x9E3779B97F4A7C15)))
+        return mix64(mix64(first) ^ (second + np.uint64(0x9E3779B97F4A7C15)))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,113 @@
+"""Near duplicates (cuelens.audit.hygiene.NearIndex): signatures against a plain-Python
+reimplementation, the LSH banding against a brute-force optimum, planted pairs and brute-force
+Jaccard on random texts (docs/methods.md §11)."""
+
+from __future__ import annotations
+
+from hashlib import blake2b
+from itertools import combinations
+
+import numpy as np
+
+from cuelens.audit.hygiene import (NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex, _jaccard,
+                                   _shingles, lsh_bands)
+
+MASK = 2**64 - 1
+
+
+def reference_signature(text: str, seed: int) -> list[int]:
+    """MinHash of ``text`` with Python integers, from the definition in docs/methods.md §11."""
+    def mix(x: int) -> int:
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+        return x ^ (x >> 31)
+
+    key = lambda w: int.from_bytes(blake2b(w.encode(), digest_size=8).digest(), "little")  # noqa: E731
+    words = [key(w) for w in text.split()]
+    pairs = [(v * 0x9E3779B97F4A7C15 + w) & MASK for v, w in zip(words, words[1:])] or words
+    shingles = {mix(x) % PRIME for x in pairs}
+    rng = np.random.default_rng(seed)
+    a = rng.integers(1, PRIME, NUM_PERM, dtype=np.uint64).tolist()
+    b = rng.integers(0, PRIME, NUM_PERM, dtype=np.uint64).tolist()
+    return [min(((ai * x + bi) % PRIME for x in shingles), default=PRIME) for ai, bi in zip(a, b)]
+
+
+def random_texts(n: int, vocabulary: int, lengths: tuple[int, int], seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(f"w{j}" for j in rng.integers(0, vocabulary, rng.integers(*lengths)))
+            for _ in range(n)]
+
+
+def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(monkeypatch):
+    import cuelens.audit.hygiene as hygiene
+
+    texts = random_texts(40, 50, (0, 30), seed=1) + ["one", "", "a b", "b a"]
+    monkeypatch.setattr(hygiene, "CHUNK_WORDS", 64)  # many chunks, items crossing their ends
+    index = NearIndex(texts, seed=7)
+    assert index.signatures.dtype == np.uint32 and index.signatures.shape == (44, NUM_PERM)
+    assert [list(row) for row in index.signatures] == [reference_signature(t, 7) for t in texts]
+    assert (index.signatures[-3] == PRIME).all()  # no words
+    assert (index.signatures[-2] != index.signatures[-1]).any()  # bigram order matters
+    again, other = NearIndex(texts, seed=7), NearIndex(texts, seed=8)
+    assert (again.signatures == index.signatures).all() and (again.bands == index.bands).all()
+    assert (other.signatures != index.signatures).mean() > 0.9
+
+
+def test_bands_minimise_the_false_positive_plus_false_negative_integrals():
+    s = np.linspace(0.0, 1.0, 100_001)
+    below, above = s <= NEAR_THRESHOLD, s >= NEAR_THRESHOLD
+    errors = {}
+    for b in range(1, NUM_PERM + 1):
+        for r in range(1, NUM_PERM // b + 1):
+            found = 1 - (1 - s ** r) ** b
+            errors[b, r] = (np.trapezoid(found[below], s[below])
+                            + np.trapezoid(1 - found[above], s[above])) / 2
+    best = min(errors, key=errors.__getitem__)
+    assert lsh_bands(NEAR_THRESHOLD, NUM_PERM) == best == (5, 11)
+
+
+def test_planted_near_duplicates_are_found_and_distant_pairs_never_reported():
+    base = random_texts(150, 100_000, (80, 81), seed=2)
+    rng = np.random.default_rng(3)
+    edited = []
+    for i, text in enumerate(base):
+        words = text.split()
+        if i < 50:  # the last word changed: 78 of 80 bigrams shared, Jaccard 0.975
+            words[-1] = "changed"
+        elif i < 100:  # a middle word changed: 77 of 81, Jaccard 0.951
+            words[40] = "changed"
+        else:  # the second half replaced: 39 of 119, Jaccard 0.328
+            words[40:] = [f"x{j}" for j in rng.integers(0, 100_000, 40)]
+        edited.append(" ".join(words))
+    texts = base + edited
+    assert {round(_jaccard(_shingles(base[i]), _shingles(edited[i])), 3)
+            for i in (0, 50, 100)} == {0.975, 0.951, 0.328}
+    index = NearIndex(texts, seed=0)
+    pairs = index.near_pairs(np.arange(len(texts)))
+    assert pairs == [(i, 150 + i) for i in range(100)]
+    # edited texts against the base (copied at 150: the first position is the one reported)
+    fit, evaluate = NearIndex(base + base[1:2], seed=0), NearIndex(edited, seed=0)
+    found = fit.first_near(evaluate, np.arange(1, 150, 2), np.r_[np.arange(150), 1])
+    assert found == [(i, i) for i in range(1, 100, 2)]
+
+
+def test_random_short_texts_agree_with_brute_force_jaccard():
+    texts = random_texts(300, 3, (2, 7), seed=4) + ["w1 w2 w3 w4 w5"] * 3
+    inputs = np.array([hash(t) for t in texts])  # copies of one text share an input key
+    index = NearIndex(texts, seed=5)
+    pairs = index.near_pairs(inputs)
+    shingles = [_shingles(t) for t in texts]
+    similar = {(k, m): _jaccard(shingles[k], shingles[m])
+               for k, m in combinations(range(len(texts)), 2) if texts[k] != texts[m]}
+    true = {p for p, j in similar.items() if j >= NEAR_THRESHOLD}
+    sure = {p for p, j in similar.items() if j >= 0.95}
+    assert pairs == sorted(pairs) and len(set(pairs)) == len(pairs)
+    assert sure <= set(pairs) <= true
+    assert len(sure) > 200 and any(j < 1 for p, j in similar.items() if p in set(pairs))
+    copies = [k for k in range(len(texts)) if texts[k] == "w1 w2 w3 w4 w5"]
+    assert all((k, m) not in pairs for k, m in combinations(copies, 2))
+    # the first near text of each query is the lowest position among its candidates
+    queries = NearIndex(texts[:50], seed=5)
+    for k, m in index.first_near(queries, np.arange(50), inputs):
+        assert _jaccard(shingles[k], shingles[m]) >= NEAR_THRESHOLD
+        assert not any(_jaccard(shingles[k], shingles[j]) == 1 for j in range(m))
