@@ -9,8 +9,8 @@ from itertools import combinations
 
 import numpy as np
 
-from cuelens.audit.hygiene import (NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex, _jaccard,
-                                   _shingles, lsh_bands)
+from cuelens.audit.hygiene import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex,
+                                   _jaccard, _shingles, lsh_bands)
 
 MASK = 2**64 - 1
 
@@ -53,7 +53,7 @@ def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(mon
     assert (other.signatures != index.signatures).mean() > 0.9
 
 
-def test_bands_minimise_the_false_positive_plus_false_negative_integrals():
+def test_bands_minimise_the_false_positive_plus_weighted_false_negative_integrals():
     s = np.linspace(0.0, 1.0, 100_001)
     below, above = s <= NEAR_THRESHOLD, s >= NEAR_THRESHOLD
     errors = {}
@@ -61,9 +61,27 @@ def test_bands_minimise_the_false_positive_plus_false_negative_integrals():
         for r in range(1, NUM_PERM // b + 1):
             found = 1 - (1 - s ** r) ** b
             errors[b, r] = (np.trapezoid(found[below], s[below])
-                            + np.trapezoid(1 - found[above], s[above])) / 2
+                            + FN_WEIGHT * np.trapezoid(1 - found[above], s[above]))
     best = min(errors, key=errors.__getitem__)
-    assert lsh_bands(NEAR_THRESHOLD, NUM_PERM) == best == (5, 11)
+    assert lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT) == best == (10, 6)
+    assert lsh_bands(NEAR_THRESHOLD, NUM_PERM, 1) == (5, 11)  # equal weights
+
+
+def test_planted_pairs_just_above_the_threshold_are_found_nine_times_in_ten():
+    rng = np.random.default_rng(6)
+    base, edited = [], []
+    for length in rng.integers(52, 77, 300):
+        words = [f"w{j}" for j in rng.integers(0, 1_000_000, length)]
+        base.append(" ".join(words))
+        for k in (length // 3, 2 * length // 3):  # 4 of length - 1 bigrams replaced
+            words[k] = f"changed{k}"
+        edited.append(" ".join(words))
+    similar = [_jaccard(_shingles(a), _shingles(b)) for a, b in zip(base, edited)]
+    assert 0.85 < min(similar) and max(similar) < 0.9  # (length - 5) / (length + 3)
+    texts = base + edited
+    pairs = NearIndex(texts, seed=0).near_pairs(np.arange(len(texts)))
+    assert set(pairs) <= {(i, 300 + i) for i in range(300)}
+    assert len(pairs) >= 0.9 * 300
 
 
 def test_planted_near_duplicates_are_found_and_distant_pairs_never_reported():

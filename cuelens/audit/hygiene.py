@@ -33,6 +33,7 @@ from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
+FN_WEIGHT = 25  # weight of the false-negative integral in lsh_bands: b = 10 bands of r = 6 rows
 NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
 PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
 CHUNK_WORDS = 1 << 16  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes
@@ -185,16 +186,16 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 @cache
-def lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
+def lsh_bands(threshold: float, num_perm: int, fn_weight: float) -> tuple[int, int]:
     """The LSH bands ``b`` and rows per band ``r`` (``b · r`` ≤ ``num_perm``) minimising the
-    false-positive plus false-negative probability integrals of ``1 − (1 − s^r)^b`` below and
-    above ``threshold``, weighted equally (docs/methods.md §11)."""
+    false-positive probability integral of ``1 − (1 − s^r)^b`` below ``threshold`` plus
+    ``fn_weight`` times the false-negative one above it (docs/methods.md §11)."""
     from scipy.integrate import quad
 
     def error(b: int, r: int) -> float:
         fp = quad(lambda s: 1 - (1 - s ** r) ** b, 0.0, threshold)[0]
         fn = quad(lambda s: (1 - s ** r) ** b, threshold, 1.0)[0]
-        return (fp + fn) / 2
+        return fp + fn_weight * fn
 
     return min(((b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)),
                key=lambda br: error(*br))
@@ -303,7 +304,7 @@ class NearIndex:
                 self.signatures[np.arange(start, stop)[filled]] = np.minimum.reduceat(
                     hashed, starts, axis=1).T
             start = stop
-        n_bands, width = lsh_bands(NEAR_THRESHOLD, NUM_PERM)
+        n_bands, width = lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT)
         self.bands = np.zeros((len(texts), n_bands), dtype=np.uint64)
         for band in range(n_bands):
             for column in self.signatures[:, band * width:(band + 1) * width].T:
