@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import io
 import json
 import math
 import os
@@ -29,7 +30,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from cuelens.errors import UserError
 
@@ -102,6 +103,15 @@ def atomic_open(path: PathLike) -> Iterator[BinaryIO]:
 
 
 @contextlib.contextmanager
+def atomic_open_text(path: PathLike) -> Iterator[TextIO]:
+    """:func:`atomic_open` as UTF-8 text, newlines untranslated, for streamed text outputs."""
+    with atomic_open(path) as handle:
+        text = io.TextIOWrapper(handle, encoding="utf-8", newline="")
+        yield text
+        text.detach()  # flushed; ``atomic_open`` closes the file
+
+
+@contextlib.contextmanager
 def output_set() -> Iterator[None]:
     """Defer the final renames of every atomic write inside the block to its end: the whole set
     of files appears together, or (on an error) none does and the temporaries are removed."""
@@ -158,14 +168,21 @@ def format_number(value: float | str | None, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False)
+
+
 def dumps_json(obj: Any) -> str:
     """Deterministic JSON text: sorted keys are NOT used (field order is part of the schema),
     but floats are plain, NaN is rejected, and the output ends with a newline."""
-    return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    return _JSON.encode(obj) + "\n"
 
 
 def write_json(path: PathLike, obj: Any) -> None:
-    atomic_write_text(path, dumps_json(obj))
+    """Write :func:`dumps_json` of ``obj`` atomically, streamed from the encoder's pieces (a
+    big results file is never one string in memory); the bytes are the same."""
+    with atomic_open_text(path) as text:
+        text.writelines(_JSON.iterencode(obj))
+        text.write("\n")
 
 
 def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:

@@ -1,6 +1,7 @@
-"""The BoW baseline's uni+bigram matrices from word ids (docs/methods.md §3) equal the
-string-based ``encode(..., ngrams=2)`` path they replace: same rows, columns, order and values,
-hence the same scan results."""
+"""The BoW baseline's uni+bigram matrices from word ids (docs/methods.md §3), columns found and
+evaluation rows built a chunk at a time, equal the string-based ``encode(..., ngrams=2)`` path
+they replace whatever the chunk size: same rows, columns, order and values, hence the same scan
+results."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import pytest
 import scipy.sparse as sp
 
 import cuelens
-from cuelens.audit.counts import bigram_matrix, encode
+from cuelens.audit import leakage
+from cuelens.audit.aggregators import quiet_single_thread
+from cuelens.audit.counts import TokenSequences, bigram_columns, encode
+from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import fit_subsample, scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT, Baselines
-from cuelens.data.synthetic import make_nli
+from cuelens.data.synthetic import make_mcq, make_nli
+from sklearn.linear_model import LogisticRegression
 
 WORDS = ["a", "b", "the", "cat", "don't", "it's", "can't", "We're", "dog", "Dog", "x_y", "7",
          "’s", "n't", "dont", "CAT"]
@@ -36,6 +41,18 @@ def string_bow_matrices(texts: list[str], sample: np.ndarray,
     return bow[np.searchsorted(rows, sample)], bow[np.searchsorted(rows, eval_rows)]
 
 
+def chunked_bow_matrices(baselines: Baselines, sample: np.ndarray, eval_rows: np.ndarray,
+                         chunk: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """The sample's matrix and the evaluation rows' one stacked from ``chunk``-row pieces, as
+    :meth:`Baselines.bag_of_words` builds them."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(leakage, "BOW_CHUNK", chunk)
+        columns = baselines.bow_columns(sample, eval_rows)
+    pieces = [columns.matrix(baselines.words, eval_rows[start:start + chunk])
+              for start in range(0, len(eval_rows), chunk)]
+    return columns.matrix(baselines.words, sample), sp.vstack(pieces, format="csr")
+
+
 def assert_same_csr(new: sp.csr_matrix, old: sp.csr_matrix) -> None:
     assert new.shape == old.shape and new.dtype == old.dtype == np.float32
     assert new.has_sorted_indices and old.has_sorted_indices
@@ -51,32 +68,48 @@ def random_text(rng: np.random.Generator) -> str:
                    for w in words)
 
 
-def test_hand_computed_matrix():
+def bigram_matrix(words: TokenSequences, rows: np.ndarray, weights: np.ndarray, min_count: int,
+                  chunk: int) -> np.ndarray:
+    """Dense matrix of ``rows`` over the features with support ≥ ``min_count`` in the rows of
+    positive weight."""
+    fitted = weights > 0
+    columns = bigram_columns(words, rows[fitted], weights[fitted], min_count, rows, chunk)
+    return columns.matrix(words, rows).toarray()
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7, 100])
+def test_hand_computed_matrix(chunk):
     """"a b c b a" → a b c, "a b" "b c" "c b" "b a" (first-appearance order, not key order:
     "b a" has a smaller key than "b c"); "c b" → c b "c b"; "" and "." → nothing; "b" → b."""
     words = encode(["a b c b a", "", "c b", ".", "b"], repeats=True)
     assert words.vocab == ["a", "b", "c"] and words.indices.tolist() == [0, 1, 2, 1, 0, 2, 1, 1]
-    everything = bigram_matrix(words, np.arange(5), np.ones(5), 1)
-    np.testing.assert_array_equal(everything.toarray(), [[1, 1, 1, 1, 1, 1, 1],
-                                                         [0, 0, 0, 0, 0, 0, 0],
-                                                         [0, 1, 1, 0, 0, 1, 0],
-                                                         [0, 0, 0, 0, 0, 0, 0],
-                                                         [0, 1, 0, 0, 0, 0, 0]])
+    everything = bigram_matrix(words, np.arange(5), np.ones(5), 1, chunk)
+    np.testing.assert_array_equal(everything, [[1, 1, 1, 1, 1, 1, 1],
+                                               [0, 0, 0, 0, 0, 0, 0],
+                                               [0, 1, 1, 0, 0, 1, 0],
+                                               [0, 0, 0, 0, 0, 0, 0],
+                                               [0, 1, 0, 0, 0, 0, 0]])
     # Support ≥ 2 keeps b (3 rows), c and "c b" (2 rows each).
-    np.testing.assert_array_equal(bigram_matrix(words, np.arange(5), np.ones(5), 2).toarray(),
+    np.testing.assert_array_equal(bigram_matrix(words, np.arange(5), np.ones(5), 2, chunk),
                                   [[1, 1, 1], [0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 0, 0]])
     # Rows 2 and 4, only row 4 sampled: b alone has support.
-    only_b = bigram_matrix(words, np.array([2, 4]), np.array([0, 1]), 1)
-    np.testing.assert_array_equal(only_b.toarray(), [[1], [1]])
+    only_b = bigram_matrix(words, np.array([2, 4]), np.array([0, 1]), 1, chunk)
+    np.testing.assert_array_equal(only_b, [[1], [1]])
     # Weights count a row repeatedly: row 0 twice gives each of its 7 features support 2.
-    np.testing.assert_array_equal(bigram_matrix(words, np.array([0, 4]), np.array([2, 0]),
-                                                2).toarray(), [[1] * 7, [0, 1, 0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(bigram_matrix(words, np.array([0, 4]), np.array([2, 0]), 2,
+                                                chunk), [[1] * 7, [0, 1, 0, 0, 0, 0, 0]])
+    # Rows 2 and 4 sampled keep c, b, "c b" in that order over themselves, but the unsampled
+    # row 0 comes first and lists b before c: columns b, c, "c b".
+    np.testing.assert_array_equal(bigram_matrix(words, np.arange(5), np.array([0, 0, 1, 0, 1]),
+                                                1, chunk),
+                                  [[1, 1, 1], [0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 0, 0]])
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_random_texts_equal_the_string_path(seed):
     """Repeats, contractions, punctuation, case, empty and one-token texts; fitting samples
-    that are a subset, all rows, or rows repeated; evaluation rows overlapping or not."""
+    that are a subset, all rows, or rows repeated; evaluation rows overlapping or not; chunks
+    of one row, a few rows, or all of them."""
     rng = np.random.default_rng(seed)
     texts = [random_text(rng) for _ in range(int(rng.integers(1, 120)))]
     texts[0] = ""
@@ -91,13 +124,15 @@ def test_random_texts_equal_the_string_path(seed):
                           np.setdiff1d(np.arange(n), sample), np.arange(n)):
             if len(eval_rows) == 0:
                 continue
-            new = baselines.bow_matrices(sample, eval_rows)
             old = string_bow_matrices(texts, sample, eval_rows)
-            assert_same_csr(new[0], old[0])
-            assert_same_csr(new[1], old[1])
+            for chunk in (1, 7, leakage.BOW_CHUNK):
+                new = chunked_bow_matrices(baselines, sample, eval_rows, chunk)
+                assert_same_csr(new[0], old[0])
+                assert_same_csr(new[1], old[1])
 
 
-def test_scan_fold_matrices_equal_the_string_path():
+@pytest.mark.parametrize("chunk", [1, 7, 65_536])
+def test_scan_fold_matrices_equal_the_string_path(chunk):
     """The capped fitting samples and folds of a planted scan: identical matrices."""
     dataset = cuelens.load_dataset(make_nli(1500, seed=5))
     data = scan_data(dataset, 1, False, 5, 0)
@@ -107,24 +142,42 @@ def test_scan_fold_matrices_equal_the_string_path():
         eval_rows = np.flatnonzero(folds == fold)
         fit_rows = np.flatnonzero(folds != fold)
         sample = fit_subsample(data.pool, fit_rows, 500, 0)
-        new, old = baselines.bow_matrices(sample, eval_rows), \
+        new, old = chunked_bow_matrices(baselines, sample, eval_rows, chunk), \
             string_bow_matrices(list(data.texts), sample, eval_rows)
         assert new[0].shape[1] > 100
         assert_same_csr(new[0], old[0])
         assert_same_csr(new[1], old[1])
 
 
-def test_scan_results_unchanged(monkeypatch):
-    """A planted 3,000-item scan (capped fits) gives the same results with the string path
-    patched back in."""
-    rows = make_nli(3000, seed=11)
+def whole_bag_of_words(self: Baselines, fit_rows: np.ndarray,
+                       eval_rows: np.ndarray) -> np.ndarray:
+    """The baseline as it was before chunking: string-path matrices, the whole evaluation
+    matrix scored at once."""
+    pool = self.data.pool
+    sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
+    X, X_eval = string_bow_matrices(list(self.data.texts), sample, eval_rows)
+    with quiet_single_thread():
+        model = LogisticRegression().fit(X, pool.labels[sample])
+    decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
+    decision[:, model.classes_] = model.predict_proba(X_eval)
+    order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
+                       kind="stable")
+    return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)
+
+
+@pytest.mark.parametrize("rows", [make_nli(3000, seed=11), make_mcq(1500, seed=4, n_choices=3)],
+                         ids=["nli", "mcq"])
+def test_scan_results_unchanged(rows, monkeypatch):
+    """Planted scans (capped fits): evaluation rows scored 7 at a time (MCQ questions split
+    across pieces) give the results of the unchunked string path."""
     options = dict(features="none", iterations=1, max_fit_items=800)
-    new = cuelens.scan(rows, **options).results
-    monkeypatch.setattr(Baselines, "bow_matrices", lambda self, sample, eval_rows:
-                        string_bow_matrices(list(self.data.texts), sample, eval_rows))
+    monkeypatch.setattr(leakage, "BOW_CHUNK", 7)
+    chunked = cuelens.scan(rows, **options).results
+    monkeypatch.setattr(Baselines, "bag_of_words", whole_bag_of_words)
     old = cuelens.scan(rows, **options).results
-    assert new == old
-    assert new["leakage"]["baselines"][0]["accuracy"] > new["leakage"]["majority"]
+    assert chunked == old
+    bow, = (b for b in old["leakage"]["baselines"] if "BoW" in b["name"])
+    assert bow["accuracy"] > old["leakage"]["majority"]
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 1000])

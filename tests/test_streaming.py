@@ -107,7 +107,8 @@ def test_restricted_bow_equals_slicing_the_full_matrix(tmp_path):
     rows = np.arange(400)
     sample = fit_subsample(data.pool, rows[:300], 120, 0)
     eval_rows = rows[300:]
-    X, X_eval = baselines.bow_matrices(sample, eval_rows)
+    columns = baselines.bow_columns(sample, eval_rows)
+    X, X_eval = columns.matrix(baselines.words, sample), columns.matrix(baselines.words, eval_rows)
     rows = np.union1d(sample, eval_rows)  # the full matrix of the rows the fit uses
     full = encode([data.texts[i] for i in rows], ngrams=2).matrix()
     fitted, evaluated = full[np.searchsorted(rows, sample)], full[np.searchsorted(rows, eval_rows)]

@@ -4,8 +4,9 @@
 instance, the ids of its distinct features (words, plus bigrams when ``ngrams=2``) in order of
 first occurrence. That order feeds the positional SGD/LR representation of docs/methods.md §3; the sorted
 binary matrix :meth:`TokenSequences.matrix` feeds the counts ``#(w,l)``. With ``repeats=True``
-every token is kept, in order: :func:`bigram_matrix` builds the bag-of-words baseline's
-uni+bigram matrix from those word ids (docs/methods.md §3).
+every token is kept, in order: :func:`bigram_columns` picks the bag-of-words baseline's
+uni+bigram columns from those word ids and :meth:`BigramColumns.matrix` builds its matrices,
+a piece of rows at a time (docs/methods.md §3).
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def encode(texts: Iterable[str], ngrams: int = 1, only: set[str] | None = None,
     ``only``: drop every other feature. The result is then the full encoding restricted to
     those features' columns, in the same relative order, without building the full vocabulary.
     ``repeats``: keep every occurrence in text order (the word sequences that
-    :func:`bigram_matrix` reads), not just the first; the vocabulary is the same.
+    :func:`bigram_columns` reads), not just the first; the vocabulary is the same.
     """
     return Encoder(ngrams, only, repeats).add(texts).result()
 
@@ -154,26 +155,17 @@ def first_occurrences(words: TokenSequences, chunk: int = ENCODE_CHUNK) -> Token
                           indices=np.concatenate(indices) if indices else np.zeros(0, np.int32))
 
 
-def bigram_matrix(words: TokenSequences, rows: np.ndarray, weights: np.ndarray,
-                  min_count: int) -> sp.csr_matrix:
-    """Binary uni+bigram matrix of ``rows`` computed from word ids, without bigram strings.
-
-    ``words``: :func:`encode` of the texts with ``repeats=True``; ``rows``: the texts, in order;
-    ``weights``: per row, how many times it counts towards support. Kept: the features whose
-    support (the weighted number of rows containing them) is at least ``min_count``. The
-    result equals ``encode([texts[r] for r in rows], ngrams=2).matrix()`` restricted to the
-    kept columns: per text its words then its bigrams, each feature once, columns numbered by
-    first appearance. A bigram is keyed ``V + id₁·V + id₂`` (``V`` words; a unigram by its id),
-    so the work is a few sorts of ``O(Σ tokens)`` int64s (docs/methods.md §3).
-    """
+def _bigram_features(words: TokenSequences, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The uni+bigram features of ``rows`` laid out as ``encode(..., ngrams=2)`` lists them
+    (per text its ``L`` words, then its ``L − 1`` bigrams, repeats kept), as int64 keys, and each
+    feature's row (index into ``rows``). A bigram is keyed ``V + id₁·V + id₂`` (``V`` words; a
+    unigram by its id), so no bigram string is built."""
     n_words = np.int64(len(words.vocab))
     lengths = words.lengths[rows]
-    n_tokens = int(lengths.sum())
     row_of = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
     first_token = np.cumsum(lengths) - lengths
-    position = np.arange(n_tokens, dtype=np.int64) - first_token[row_of]  # within its text
+    position = np.arange(len(row_of), dtype=np.int64) - first_token[row_of]  # within its text
     ids = words.indices[words.indptr[rows][row_of] + position].astype(np.int64)
-    # Each text's features laid out as encode lists them: its L words, then its L − 1 bigrams.
     n_features = np.maximum(2 * lengths - 1, 0)
     start = (np.cumsum(n_features) - n_features)[row_of] + position
     pair = position < lengths[row_of] - 1  # a bigram starts here
@@ -181,31 +173,75 @@ def bigram_matrix(words: TokenSequences, rows: np.ndarray, weights: np.ndarray,
     features[start] = ids
     features[start[pair] + lengths[row_of[pair]]] = \
         n_words + ids[pair] * n_words + ids[1:][pair[:-1]]
-    del ids, start, position
-    feature_row = np.repeat(np.arange(len(rows), dtype=np.int64), n_features)
-    # Stable sort by key: within a key, rows ascend and its first element is its first appearance.
-    order = np.argsort(features, kind="stable")
-    keys, feature_row = features[order], feature_row[order]
-    del features
-    new_key = np.empty(len(keys), dtype=bool)
-    new_key[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=new_key[1:])
-    first_in_row = new_key.copy()  # a (feature, row) pair's first occurrence
-    first_in_row[1:] |= feature_row[1:] != feature_row[:-1]
-    key_index = np.cumsum(new_key) - 1
-    pair_key, pair_row = key_index[first_in_row], feature_row[first_in_row]
-    support = np.bincount(pair_key, weights=weights[pair_row], minlength=int(new_key.sum()))
-    kept = np.flatnonzero(support >= min_count)
-    column = np.full(len(support), -1, dtype=np.int64)
-    column[kept[np.argsort(order[new_key][kept])]] = np.arange(len(kept))
-    pair_column = column[pair_key]
-    present = pair_column >= 0
-    pair_row, pair_column = pair_row[present], pair_column[present]
-    by_row = np.argsort(pair_row * len(kept) + pair_column)
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pair_row, minlength=len(rows)), out=indptr[1:])
-    return sp.csr_matrix((np.ones(len(by_row), dtype=np.float32), pair_column[by_row], indptr),
-                         shape=(len(rows), len(kept)))
+    return features, np.repeat(np.arange(len(rows), dtype=np.int64), n_features)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct ``values``, sorted (a plain sort: ``np.unique`` is many times slower on
+    these nearly sorted int64 arrays)."""
+    values = np.sort(values)
+    first = np.empty(len(values), dtype=bool)
+    first[:1] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return values[first]
+
+
+def _find(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's index in ``sorted_keys`` and whether it is there at all."""
+    index = np.searchsorted(sorted_keys, keys)
+    found = index < len(sorted_keys)
+    found[found] = sorted_keys[index[found]] == keys[found]
+    return index, found
+
+
+@dataclass
+class BigramColumns:
+    """The kept uni+bigram features of :func:`bigram_columns` and their column numbers."""
+
+    keys: np.ndarray  # sorted feature keys (see _bigram_features)
+    column: np.ndarray  # each key's column
+
+    def matrix(self, words: TokenSequences, rows: np.ndarray) -> sp.csr_matrix:
+        """Binary ``len(rows) × len(keys)`` matrix (float32, sorted indices) of ``rows``."""
+        keys, feature_row = _bigram_features(words, rows)
+        index, kept = _find(self.keys, keys)
+        n_columns = len(self.keys)
+        cells = _distinct(feature_row[kept] * n_columns + self.column[index[kept]])
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cells // n_columns, minlength=len(rows)), out=indptr[1:])
+        return sp.csr_matrix((np.ones(len(cells), dtype=np.float32), cells % n_columns, indptr),
+                             shape=(len(rows), n_columns))
+
+
+def bigram_columns(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,
+                   min_count: int, rows: np.ndarray, chunk: int) -> BigramColumns:
+    """The bag-of-words baseline's uni+bigram columns, computed from word ids.
+
+    ``words``: :func:`encode` of the texts with ``repeats=True``. Kept: the features whose
+    support over the distinct ``fitted`` rows (each counted ``weights`` times) is at least
+    ``min_count``; columns numbered by first appearance over ``rows`` (which hold ``fitted``),
+    read ``chunk`` rows at a time. :meth:`BigramColumns.matrix` of ``rows`` then equals
+    ``encode([texts[r] for r in rows], ngrams=2).matrix()`` restricted to the kept columns,
+    while memory stays bounded by ``fitted`` and ``chunk`` (docs/methods.md §3).
+    """
+    keys, feature_row = _bigram_features(words, fitted)
+    fitted_keys, key_index = np.unique(keys, return_inverse=True)
+    del keys
+    cells = _distinct(key_index * len(fitted) + feature_row)  # (feature, row) pairs, once each
+    support = np.bincount(cells // len(fitted), weights=weights[cells % len(fitted)],
+                          minlength=len(fitted_keys))
+    kept = fitted_keys[support >= min_count]
+    first = np.full(len(kept), np.iinfo(np.int64).max)  # position in the layout over ``rows``
+    offset = 0
+    for start in range(0, len(rows), chunk):
+        keys, _ = _bigram_features(words, rows[start:start + chunk])
+        index, found = _find(kept, keys)
+        key, at = np.unique(index[found], return_index=True)  # each key's first occurrence
+        first[key] = np.minimum(first[key], offset + np.flatnonzero(found)[at])
+        offset += len(keys)
+    column = np.empty(len(kept), dtype=np.int64)
+    column[np.argsort(first)] = np.arange(len(kept))
+    return BigramColumns(keys=kept, column=column)
 
 
 def build_term_matrix(texts: Iterable[str], ngrams: int = 1) -> tuple[sp.csr_matrix, list[str]]:

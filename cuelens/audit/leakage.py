@@ -19,11 +19,10 @@ from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
-from cuelens.audit.counts import TokenSequences, bigram_matrix
+from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
     over_folds, predict_cues
@@ -34,6 +33,7 @@ from cuelens.data.dataset import Task
 
 MAJORITY = "majority"
 BOW_MIN_COUNT = 2
+BOW_CHUNK = 65_536  # evaluation rows per piece: the BoW memory is bounded by it plus the sample
 ANSWER_POSITION = "answer position"
 EXTRA_FOLD_SEEDS = 2  # cross-validated files: re-seeded runs of the headline model (its CI)
 
@@ -53,17 +53,15 @@ class Baselines:
         """Every instance text's word ids in order, repeats kept: tokenised once per scan."""
         return self.data.words
 
-    def bow_matrices(self, sample: np.ndarray,
-                     eval_rows: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """Binary uni+bigram matrices of the ``sample`` and ``eval_rows`` instances over the
-        features occurring in at least ``BOW_MIN_COUNT`` sampled instances (a repeated sample
-        row counts each time), columns in order of first appearance over their sorted union —
-        the matrices of ``encode(texts of the union, ngrams=2)``, built from :attr:`words` by
-        :func:`~cuelens.audit.counts.bigram_matrix`."""
-        rows = np.union1d(sample, eval_rows)
-        in_sample = np.bincount(np.searchsorted(rows, sample), minlength=len(rows))
-        bow = bigram_matrix(self.words, rows, in_sample, BOW_MIN_COUNT)
-        return bow[np.searchsorted(rows, sample)], bow[np.searchsorted(rows, eval_rows)]
+    def bow_columns(self, sample: np.ndarray, eval_rows: np.ndarray) -> BigramColumns:
+        """The uni+bigram features occurring in at least ``BOW_MIN_COUNT`` ``sample`` instances
+        (a repeated sample row counts each time), columns in order of first appearance over the
+        sorted union of ``sample`` and ``eval_rows`` — the columns of
+        ``encode(texts of the union, ngrams=2)``, from :attr:`words` by
+        :func:`~cuelens.audit.counts.bigram_columns`."""
+        fitted, weights = np.unique(sample, return_counts=True)
+        return bigram_columns(self.words, fitted, weights, BOW_MIN_COUNT,
+                              np.union1d(sample, eval_rows), BOW_CHUNK)
 
     def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
@@ -75,11 +73,15 @@ class Baselines:
     def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
         sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
-        X, X_eval = self.bow_matrices(sample, eval_rows)
+        columns = self.bow_columns(sample, eval_rows)
         with quiet_single_thread():
-            model = LogisticRegression().fit(X, pool.labels[sample])
+            model = LogisticRegression().fit(columns.matrix(self.words, sample),
+                                             pool.labels[sample])
         decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
-        decision[:, model.classes_] = model.predict_proba(X_eval)
+        for start in range(0, len(eval_rows), BOW_CHUNK):  # never the whole evaluation matrix
+            piece = slice(start, start + BOW_CHUNK)
+            decision[piece, model.classes_] = model.predict_proba(
+                columns.matrix(self.words, eval_rows[piece]))
         order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
                            kind="stable")
         return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)

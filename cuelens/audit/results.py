@@ -1,14 +1,14 @@
 """Assemble and write a scan's outputs (docs/results-schema.md).
 
 ``results.json`` is deterministic (same inputs and seed → identical bytes); run metadata
-(timestamp, durations, command line, versions, input paths) goes to ``run.json``. All files are
-computed first and written atomically, so a failed run leaves no partial results.
+(timestamp, durations, command line, versions, input paths) goes to ``run.json``. Every file is
+streamed into a temporary renamed at the end (:func:`cuelens.io.atomic_open`, together inside
+:func:`cuelens.io.output_set`), so a failed run leaves no partial results.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import platform
 import sys
 import time
@@ -22,7 +22,7 @@ from cuelens import __version__
 from cuelens.audit.metrics import METRICS
 from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
-from cuelens.io import atomic_open, atomic_write_text, check_outputs, dumps_json, write_json
+from cuelens.io import atomic_open, atomic_open_text, check_outputs, write_json
 
 SCHEMA_VERSION = "1.0"
 
@@ -44,15 +44,14 @@ def build_results(dataset: Dataset, config, audit, summary: dict, examples: dict
             "examples": examples}
 
 
-def cues_csv(cues: list[dict]) -> str:
+def write_cues_csv(path: Path, cues: list[dict]) -> None:
+    """cues.csv: one row per cue, streamed into the atomic file."""
     names = list(METRICS)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["token", "label", "count", "label_count", *names])
-    for cue in cues:
-        writer.writerow([cue["token"], cue["label"], cue["count"], cue["label_count"],
-                         *[cue["metrics"][n] for n in names]])
-    return buffer.getvalue()
+    with atomic_open_text(path) as text:
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(["token", "label", "count", "label_count", *names])
+        writer.writerows([cue["token"], cue["label"], cue["count"], cue["label_count"],
+                          *[cue["metrics"][n] for n in names]] for cue in cues)
 
 
 ITEM_FILES = ("auto", "records", "ids", "none")
@@ -103,14 +102,12 @@ def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict,
     if item_easy is None:
         files = {key: files[key] for key in ("results", "run")}
     check_outputs(files.values(), dataset.input_paths)
-    contents = {"results": dumps_json(results)}
+    write_json(files["results"], results)
     if item_easy is not None:
-        contents["cues"] = cues_csv(results["cues"])
+        write_cues_csv(files["cues"], results["cues"])
         if mode != "none":
             write_item_files((files["easy"], files["hard"]),
                              split.raw if mode == "records" else split.ids, item_easy)
-    for key, text in contents.items():
-        atomic_write_text(files[key], text)
     write_json(files["run"], run_info)
     return files
 

@@ -1,0 +1,61 @@
+"""Streamed JSON and CSV outputs (cuelens.io.write_json, cuelens.audit.results.write_cues_csv)
+are byte for byte what the one-string writers produced, and stay atomic."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import pytest
+
+from cuelens.audit.metrics import METRICS
+from cuelens.audit.results import write_cues_csv
+from cuelens.io import output_set, write_json
+
+# Non-ASCII, U+2028, escapes, empty containers, nesting, floats; the list makes the text far
+# longer than the text wrapper's buffer, so it is flushed many times.
+TRICKY = {"name": "café ∞ \u2028 \"q\" \\ \n\t", "empty": [[], {}], "x": 1e-7, "big": 1e300,
+          "none": None, "flag": True,
+          "rows": [{"token": f"t{i}é", "n": i, "v": i / 7, "l": [i, "ü"]} for i in range(5000)]}
+
+
+def test_write_json_equals_json_dumps(tmp_path):
+    path = tmp_path / "out" / "results.json"
+    write_json(path, TRICKY)
+    expected = json.dumps(TRICKY, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    assert len(expected) > 100_000
+    assert path.read_bytes() == expected.encode("utf-8")
+    write_json(path, "é")  # a bare string, replacing the file
+    assert path.read_bytes() == '"é"\n'.encode("utf-8")
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, "\ud800"])
+def test_a_failed_json_write_leaves_the_old_file(tmp_path, bad):
+    """NaN/∞ (not JSON) and a lone surrogate (not UTF-8) fail half way: no partial file, no
+    temporary, the previous file intact; inside an output set the other files are dropped."""
+    path = tmp_path / "results.json"
+    path.write_text("old")
+    with pytest.raises((ValueError, UnicodeEncodeError)):
+        with output_set():
+            write_json(tmp_path / "run.json", {"ok": 1})
+            write_json(path, {"rows": TRICKY["rows"], "bad": bad})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+    assert path.read_text() == "old"
+
+
+def test_cues_csv_equals_the_csv_writer(tmp_path):
+    cues = [{"token": token, "label": label, "count": count, "label_count": count // 2,
+             "metrics": {name: k / 3 for k, name in enumerate(METRICS)}}
+            for token, label, count in [("not", "contradiction", 10), ('a "b", c', "é", 3),
+                                        ("line\nbreak", "x", 1)]]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["token", "label", "count", "label_count", *METRICS])
+    for cue in cues:
+        writer.writerow([cue["token"], cue["label"], cue["count"], cue["label_count"],
+                         *cue["metrics"].values()])
+    write_cues_csv(tmp_path / "cues.csv", cues)
+    assert (tmp_path / "cues.csv").read_bytes() == buffer.getvalue().encode("utf-8")
+    assert (tmp_path / "cues.csv").read_bytes().count(b"\n") == 5  # header, 3 rows, 1 in a cell
