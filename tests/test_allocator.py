@@ -10,8 +10,8 @@ import pytest
 
 from cuelens.commands.allocator import release_memory_promptly
 
-# A big temporary (raises glibc's dynamic mmap threshold), then 1 MB arrays interleaved with
-# small live objects, then the arrays freed: the resident size left behind, in MB.
+# A 32 MB temporary (raises glibc's dynamic mmap threshold to 32 MB), then 20 MB arrays
+# interleaved with small live objects, then the arrays freed: the resident size left behind, MB.
 FRAGMENT = """
 import sys
 import numpy as np
@@ -23,8 +23,8 @@ def rss():
 big = np.ones(4_000_000); del big
 base = rss()
 arrays, live = [], []
-for _ in range(200):
-    arrays.append(np.ones(125_000))
+for _ in range(10):
+    arrays.append(np.ones(2_500_000))
     live.append(bytearray(2000))
 del arrays
 print(round(rss() - base))
