@@ -37,7 +37,8 @@ def string_bow_matrices(texts: list[str], sample: np.ndarray,
     fitted = encode([texts[i] for i in sample], ngrams=2)
     counts = np.bincount(fitted.indices, minlength=len(fitted.vocab))
     keep = {fitted.vocab[i] for i in np.flatnonzero(counts >= BOW_MIN_COUNT)}
-    bow = encode([texts[i] for i in rows], ngrams=2, only=keep).matrix()
+    union = encode([texts[i] for i in rows], ngrams=2)
+    bow = union.matrix()[:, [i for i, token in enumerate(union.vocab) if token in keep]]
     return bow[np.searchsorted(rows, sample)], bow[np.searchsorted(rows, eval_rows)]
 
 

@@ -305,6 +305,10 @@ def test_jobs_errors_are_user_errors(ngram_and_lstm, tmp_path):
     with pytest.raises(UserError) as caught:                # raised in a worker, kept whole
         run_synthetic(SPEC_STARTS, m1, missing, SPEC_VOCAB, out, jobs=2)
     assert "nowhere" in str(caught.value) and "\n" not in str(caught.value)
+    assert not out.exists()                                 # no empty output left behind
+    with pytest.raises(UserError, match="nowhere"):
+        run_synthetic(SPEC_STARTS, m1, missing, SPEC_VOCAB, out, jobs=1)
+    assert not out.exists()
     error = pickle.loads(pickle.dumps(UserError("bad", path="f.txt", line=3, exit_code=4)))
     assert (str(error), error.path, error.line, error.exit_code) == ("f.txt, line 3: bad",
                                                                      "f.txt", 3, 4)

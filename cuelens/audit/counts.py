@@ -2,8 +2,9 @@
 
 :func:`encode` tokenises every text once (:mod:`cuelens.audit.tokenize`) and keeps, per
 instance, the ids of its distinct features (words, plus bigrams when ``ngrams=2``) in order of
-first occurrence. That order feeds the positional SGD/LR representation of docs/methods.md §3; the sorted
-binary matrix :meth:`TokenSequences.matrix` feeds the counts ``#(w,l)``. With ``repeats=True``
+first occurrence. That order feeds the positional SGD/LR representation of docs/methods.md §3;
+the counts ``#(w,l)`` are bincounts over the same ids (:meth:`TokenSequences.take`), and
+:meth:`TokenSequences.matrix` is their binary document-term matrix. With ``repeats=True``
 every token is kept, in order: :func:`bigram_columns` picks the bag-of-words baseline's
 uni+bigram columns from those word ids and :meth:`BigramColumns.matrix` builds its matrices,
 a piece of rows at a time (docs/methods.md §3).
@@ -69,9 +70,8 @@ class Encoder:
     vocabulary, ids assigned by first appearance, so the result equals one :func:`encode` of
     every text in that order whatever the chunking. Only numpy arrays are kept per chunk."""
 
-    def __init__(self, ngrams: int = 1, only: set[str] | None = None,
-                 repeats: bool = False) -> None:
-        self.ngrams, self.only = ngrams, only  # ``only``: keep just these features
+    def __init__(self, ngrams: int = 1, repeats: bool = False) -> None:
+        self.ngrams = ngrams
         self.repeats = repeats  # keep every occurrence of a feature, in text order
         self.vocab: dict[str, int] = {}
         self._lengths: list[np.ndarray] = []
@@ -93,12 +93,7 @@ class Encoder:
             docs = (_features(word_tokens(text), ngrams) for text in texts)
         if not self.repeats:
             docs = map(dict.fromkeys, docs)
-        if self.only is not None:
-            only = self.only
-            kept = ([token for token in doc if token in only] for doc in docs)
-            seqs = [[setdefault(token, len(vocab)) for token in doc] for doc in kept]
-        else:
-            seqs = [[setdefault(token, len(vocab)) for token in doc] for doc in docs]
+        seqs = [[setdefault(token, len(vocab)) for token in doc] for doc in docs]
         self._lengths.append(np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs)))
         self._indices.append(np.fromiter(chain.from_iterable(seqs), dtype=np.int32,
                                          count=int(self._lengths[-1].sum())))
@@ -122,16 +117,13 @@ class Encoder:
         return TokenSequences(indptr=indptr, indices=indices, vocab=list(self.vocab))
 
 
-def encode(texts: Iterable[str], ngrams: int = 1, only: set[str] | None = None,
-           repeats: bool = False) -> TokenSequences:
+def encode(texts: Iterable[str], ngrams: int = 1, repeats: bool = False) -> TokenSequences:
     """Tokenise ``texts``; feature ids are assigned in order of first appearance in ``texts``.
 
-    ``only``: drop every other feature. The result is then the full encoding restricted to
-    those features' columns, in the same relative order, without building the full vocabulary.
     ``repeats``: keep every occurrence in text order (the word sequences that
     :func:`bigram_columns` reads), not just the first; the vocabulary is the same.
     """
-    return Encoder(ngrams, only, repeats).add(texts).result()
+    return Encoder(ngrams, repeats).add(texts).result()
 
 
 def first_occurrences(words: TokenSequences, chunk: int = ENCODE_CHUNK) -> TokenSequences:

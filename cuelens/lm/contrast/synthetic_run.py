@@ -144,9 +144,10 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
         raise UserError(f"--jobs must be 0 (all cores) or more, not {jobs}")
     out = Path(out)
     rows = _resumed_rows(out, starts) if resume and out.exists() else []
-    write_jsonl(out, rows)    # a fresh file, or the resumed one without a torn last line
     run = SyntheticRun(rows, resumed=len(rows))
     todo = range(len(rows), len(starts))
+    if not todo:
+        write_jsonl(out, rows)    # the resumed file without a torn last line
     search = _Search(vocab, seed, max_steps, patience, batch_size)
     jobs = jobs or os.cpu_count() or 1
     finished = (_serial(todo, starts, m1, m2, search, progress) if jobs == 1 or len(todo) <= 1
@@ -154,6 +155,8 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
     waiting: dict[int, tuple[dict, float]] = {}
     with closing(finished):   # on an exception, unstarted sentences are cancelled
         for count, (k, row, seconds) in enumerate(finished, start=1):
+            if count == 1:   # a fresh file (or the resumed one without a torn last line) only
+                write_jsonl(out, run.rows)   # now: a model that fails to load writes nothing
             waiting[k] = row, seconds
             while len(run.rows) in waiting:   # write in sentence order
                 row, seconds = waiting.pop(len(run.rows))
