@@ -5,6 +5,8 @@ results."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -49,9 +51,9 @@ def chunked_bow_matrices(baselines: Baselines, sample: np.ndarray, eval_rows: np
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(leakage, "BOW_CHUNK", chunk)
         columns = baselines.bow_columns(sample, eval_rows)
-    pieces = [columns.matrix(baselines.words, eval_rows[start:start + chunk])
+    pieces = [columns.matrix(baselines.data.words, eval_rows[start:start + chunk])
               for start in range(0, len(eval_rows), chunk)]
-    return columns.matrix(baselines.words, sample), sp.vstack(pieces, format="csr")
+    return columns.matrix(baselines.data.words, sample), sp.vstack(pieces, format="csr")
 
 
 def assert_same_csr(new: sp.csr_matrix, old: sp.csr_matrix) -> None:
@@ -115,8 +117,7 @@ def test_random_texts_equal_the_string_path(seed):
     texts = [random_text(rng) for _ in range(int(rng.integers(1, 120)))]
     texts[0] = ""
     n = len(texts)
-    baselines = Baselines.__new__(Baselines)
-    baselines.words = encode(texts, repeats=True)
+    baselines = Baselines(SimpleNamespace(words=encode(texts, repeats=True)))
     samples = [np.sort(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)),
                np.arange(n), np.sort(rng.choice(n, size=n, replace=True))]
     for sample in samples:

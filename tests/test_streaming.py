@@ -104,7 +104,7 @@ def test_restricted_bow_equals_slicing_the_full_matrix(tmp_path):
     sample = fit_subsample(data.pool, rows[:300], 120, 0)
     eval_rows = rows[300:]
     columns = baselines.bow_columns(sample, eval_rows)
-    X, X_eval = columns.matrix(baselines.words, sample), columns.matrix(baselines.words, eval_rows)
+    X, X_eval = columns.matrix(baselines.data.words, sample), columns.matrix(baselines.data.words, eval_rows)
     rows = np.union1d(sample, eval_rows)  # the full matrix of the rows the fit uses
     full = encode([data.texts[i] for i in rows], ngrams=2).matrix()
     fitted, evaluated = full[np.searchsorted(rows, sample)], full[np.searchsorted(rows, eval_rows)]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from functools import cached_property
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -303,13 +302,7 @@ class ScanData:
     label_names: list[str]
     groups: np.ndarray  # per item: items sharing a premise or text (cuelens.audit.groups)
     strata: np.ndarray  # per item: NLI label / MCQ gold position (fold stratification)
-    encoded_words: TokenSequences | None = None  # :attr:`words`, when already encoded
-
-    @cached_property
-    def words(self) -> TokenSequences:
-        """Every instance text's word ids in order, repeats kept (the BoW baseline's input)."""
-        return self.encoded_words if self.encoded_words is not None else \
-            encode(self.texts, repeats=True)
+    words: TokenSequences  # every text's word ids in order, repeats kept (the BoW input)
 
     def eval_folds(self, n_folds: int, seed: int) -> np.ndarray:
         """Grouped, stratified outer folds over ``eval_items`` (docs/methods.md §3–4)."""
@@ -361,13 +354,12 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     groups = dataset_groups(splits)
     strata = np.concatenate([s.item_labels(dataset.label_names) for s in splits])
     item_fold = grouped_folds(groups, strata, inner_folds, seed)
-    words = None
+    words = encode(texts, repeats=True)
     if tokens is None and ngrams == 1:  # tokenise once: the cue features are the distinct words
-        words = encode(texts, repeats=True)
         tokens = first_occurrences(words)
     pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold, tokens)
     n_train = len(dataset.train) if dataset.train is not None else 0
     return ScanData(pool=pool, texts=texts,
                     train_items=np.arange(n_train) if dataset.train is not None else None,
                     eval_items=np.arange(n_train, pool.n_items), label_names=dataset.label_names,
-                    groups=groups, strata=strata, encoded_words=words)
+                    groups=groups, strata=strata, words=words)

@@ -28,7 +28,7 @@ from itertools import combinations
 import numpy as np
 
 from cuelens.audit.groups import MIN_KEY_TOKENS
-from cuelens.audit.text_keys import combine, mix64, normal_form, text_key, text_keys
+from cuelens.audit.text_keys import GOLDEN, combine, mix64, normal_form, text_key, text_keys
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
@@ -37,7 +37,6 @@ FN_WEIGHT = 25  # weight of the false-negative integral in lsh_bands: b = 10 ban
 NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
 PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
 CHUNK_WORDS = 1 << 16  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes
-_PAIR_FACTOR = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier combining two 64-bit keys
 MAX_EXAMPLES = 5
 TEXT_CHARS = 160
 
@@ -214,7 +213,7 @@ def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray,
     ``lengths[i]`` words for item ``i``, and each item's number of shingles. A bigram hashes to
     ``mix64(w1 · K + w2) mod PRIME``, a one-word item's word to ``mix64(w) mod PRIME``."""
     last = np.cumsum(lengths)[lengths > 0] - 1
-    values = words * _PAIR_FACTOR  # wraps mod 2**64
+    values = words * GOLDEN  # wraps mod 2**64
     values[:-1] += words[1:]
     keep = np.ones(len(words), dtype=bool)
     keep[last] = False  # an item's last word starts no bigram ...
@@ -308,7 +307,7 @@ class NearIndex:
         self.bands = np.zeros((len(texts), n_bands), dtype=np.uint64)
         for band in range(n_bands):
             for column in self.signatures[:, band * width:(band + 1) * width].T:
-                self.bands[:, band] = mix64(self.bands[:, band] * _PAIR_FACTOR + column)
+                self.bands[:, band] = mix64(self.bands[:, band] * GOLDEN + column)
 
     def near_pairs(self, inputs: np.ndarray) -> list[tuple[int, int]]:
         """Position pairs ``(k, m)``, ``k < m``, of different inputs (keys ``inputs`` by

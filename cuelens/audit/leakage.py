@@ -16,13 +16,12 @@ ties toward the lower position).
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cached_property
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
-from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
+from cuelens.audit.counts import BigramColumns, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
     over_folds, predict_cues
@@ -48,19 +47,14 @@ class Baselines:
     def __init__(self, data: ScanData, options: ScoringOptions | None = None) -> None:
         self.data, self.options = data, options or ScoringOptions()
 
-    @cached_property
-    def words(self) -> TokenSequences:
-        """Every instance text's word ids in order, repeats kept: tokenised once per scan."""
-        return self.data.words
-
     def bow_columns(self, sample: np.ndarray, eval_rows: np.ndarray) -> BigramColumns:
         """The uni+bigram features occurring in at least ``BOW_MIN_COUNT`` ``sample`` instances
         (a repeated sample row counts each time), columns in order of first appearance over the
         sorted union of ``sample`` and ``eval_rows`` — the columns of
-        ``encode(texts of the union, ngrams=2)``, from :attr:`words` by
+        ``encode(texts of the union, ngrams=2)``, from the scan's word ids by
         :func:`~cuelens.audit.counts.bigram_columns`."""
         fitted, weights = np.unique(sample, return_counts=True)
-        return bigram_columns(self.words, fitted, weights, BOW_MIN_COUNT,
+        return bigram_columns(self.data.words, fitted, weights, BOW_MIN_COUNT,
                               np.union1d(sample, eval_rows), BOW_CHUNK)
 
     def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
@@ -75,13 +69,13 @@ class Baselines:
         sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
         columns = self.bow_columns(sample, eval_rows)
         with quiet_single_thread():
-            model = LogisticRegression().fit(columns.matrix(self.words, sample),
+            model = LogisticRegression().fit(columns.matrix(self.data.words, sample),
                                              pool.labels[sample])
         decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
         for start in range(0, len(eval_rows), BOW_CHUNK):  # never the whole evaluation matrix
             piece = slice(start, start + BOW_CHUNK)
             decision[piece, model.classes_] = model.predict_proba(
-                columns.matrix(self.words, eval_rows[piece]))
+                columns.matrix(self.data.words, eval_rows[piece]))
         order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
                            kind="stable")
         return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)

@@ -40,6 +40,7 @@ def as_keys(buffer: bytes | bytearray) -> np.ndarray:
 
 
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2⁶⁴/φ, odd: the multiplier that combines two keys
 
 
 def mix64(x: np.ndarray) -> np.ndarray:
@@ -56,7 +57,7 @@ def mix64(x: np.ndarray) -> np.ndarray:
 def combine(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """The fingerprint of an ordered pair of fingerprints (element-wise)."""
     with np.errstate(over="ignore"):
-        return mix64(mix64(first) ^ (second + np.uint64(0x9E3779B97F4A7C15)))
+        return mix64(mix64(first) ^ (second + GOLDEN))
 
 
 @dataclass(frozen=True)
