@@ -33,7 +33,7 @@ from cuelens.data.loading import NO_ITEMS, assemble_dataset, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.engine import EngineOptions, Loaded
 from cuelens.engine.sources import iter_source_records, shard_paths
-from cuelens.engine.streaming import ROLES, _peek_task, resolve_sources
+from cuelens.engine.streaming import ROLES, peek_task, resolve_sources
 from cuelens.errors import UserError
 
 EXTRA = "the ray engine needs Ray: pip install 'cuelens[ray]'"
@@ -104,9 +104,9 @@ def read_split_ray(source: str, role: str, fields: FieldMap, task: str | None, s
     ray = connect(options.address)
     shards = shard_paths(source)
     if task is None:
-        records, task = _peek_task(iter_source_records(shards[0]), fields)
+        records, task = peek_task(iter_source_records(shards[0]), fields)
         if task is None:  # no parsable record in the first shard: let the local rules decide
-            records, task = _peek_task(
+            records, task = peek_task(
                 (r for s in shards for r in iter_source_records(s)), fields)
     rows = [{"shard": i, "path": str(p)} for i, p in enumerate(shards)]
     kwargs = {"role": role, "fields": fields, "task": task or Task.NLI, "skip_bad": skip_bad,

@@ -59,7 +59,7 @@ def resolve_sources(data: str | None, train: str | None = None,
     return roles or {"all": data}, _dataset_name(path), "directory"
 
 
-def _peek_task(records: Iterator[Record], fields: FieldMap) -> tuple[Iterator[Record], str | None]:
+def peek_task(records: Iterator[Record], fields: FieldMap) -> tuple[Iterator[Record], str | None]:
     """The task of the first parsable record, and the records with it put back."""
     seen: list[Record] = []
     for item in records:
@@ -77,7 +77,7 @@ def read_compact_split(source: str, role: str, fields: FieldMap, task: str | Non
     for index, path in enumerate(shards):
         records: Iterator[Record] = iter_source_records(path)
         if split is None:
-            records, found = _peek_task(records, fields)
+            records, found = peek_task(records, fields)
             if task is None and found is None:
                 for _, _, error in records:  # only bad lines: stop on the first (or skip all)
                     if not skip_bad:

@@ -1,0 +1,149 @@
+"""Splits kept on disk in chunks, for statistics that stream (docs/large-datasets.md).
+
+:func:`read_chunked` reads a source (file, directory of shards or glob) record by record with
+the local engine's readers and normalisation (:func:`~cuelens.data.loading.build_split`), cuts
+it into :class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items,
+saves each as a plain ``.npz`` (no pickle) under a work directory and yields it. Iterating the
+returned :class:`ChunkedSplit` again loads the chunks back one at a time, so a pass over a split
+holds one chunk in memory whatever the split's size.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import Task
+from cuelens.data.loading import NO_ITEMS, build_split
+from cuelens.data.schema import FieldMap
+from cuelens.engine.sources import Record, iter_source_records, shard_paths
+from cuelens.engine.streaming import peek_task
+from cuelens.errors import UserError
+
+CHUNK_ITEMS = 250_000
+
+
+@dataclass
+class Chunk:
+    """Items ``first … first + len(split) − 1`` of a split."""
+
+    first: int
+    split: CompactSplit
+
+
+@dataclass
+class ChunkedSplit:
+    """A split stored as chunk files; ``len`` and the label, choice and skip counts are kept."""
+
+    name: str
+    path: str  # the source as given
+    task: str
+    shards: list[Path]
+    files: list[Path] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
+    label_counts: Counter = field(default_factory=Counter)  # label value → items
+    choice_counts: Counter = field(default_factory=Counter)  # MCQ: choices → items
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return sum(self.sizes)
+
+    @property
+    def n_choices(self) -> int | None:
+        """MCQ: the number of choices of every item; None when it varies (or for NLI)."""
+        return next(iter(self.choice_counts)) if len(self.choice_counts) == 1 else None
+
+    def __iter__(self) -> Iterator[Chunk]:
+        first = 0
+        for path, size in zip(self.files, self.sizes):
+            yield Chunk(first, _load(path, self))
+            first += size
+
+    def _save(self, split: CompactSplit, directory: Path) -> None:
+        path = directory / f"{self.name}-{len(self.files):06d}.npz"
+        with open(path, "wb") as handle:
+            np.savez(handle, **split.to_arrays(),
+                     shard_of=np.asarray(split.shard_of, dtype=np.int32))
+        self.files.append(path)
+        self.sizes.append(len(split))
+        codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
+                                  return_counts=True)
+        self.label_counts.update({split.label_column.values[code]: count
+                                  for code, count in zip(codes.tolist(), counts.tolist())})
+        if split.task == Task.MCQ:
+            self.choice_counts.update(len(c) for c in split.choices)
+        for reason, count in split.skipped.items():
+            self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+
+def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
+    with np.load(path, allow_pickle=False) as arrays:
+        split = CompactSplit.from_arrays(arrays, owner.name, owner.path, owner.shards,
+                                         iter_source_records)
+        shard_of = array("i")
+        shard_of.frombytes(arrays["shard_of"].tobytes())
+    split.shard_of[:] = shard_of  # in place: split.raw re-reads records through it
+    return split
+
+
+def _until_full(records: Iterator[Record], split: CompactSplit, limit: int,
+                state: dict) -> Iterator[Record]:
+    """``records`` until ``split`` holds ``limit`` items; ``state["done"]`` once exhausted."""
+    for record in records:
+        yield record
+        if len(split) >= limit:
+            return
+    state["done"] = True
+
+
+def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, skip_bad: bool,
+                 directory: Path, chunk_items: int = CHUNK_ITEMS,
+                 into: list[ChunkedSplit] | None = None) -> Iterator[Chunk]:
+    """Read ``source`` into chunk files under ``directory``, yielding each chunk once saved.
+
+    The :class:`ChunkedSplit` is appended to ``into`` when the first chunk is cut (its ``task``
+    is known then); a source without any item raises the in-memory loader's error.
+    """
+    shards = shard_paths(source)
+    chunked: ChunkedSplit | None = None
+    current: CompactSplit | None = None
+    first = 0
+    for index, path in enumerate(shards):
+        records: Iterator[Record] = iter_source_records(path)
+        if chunked is None:
+            records, found = peek_task(records, fields)
+            if task is None and found is None:
+                for _, _, error in records:  # only bad lines: stop on the first (or skip all)
+                    if not skip_bad:
+                        raise error  # type: ignore[misc]
+                continue
+            chunked = ChunkedSplit(role, source, task or found or Task.NLI, shards)
+            if into is not None:
+                into.append(chunked)
+        state = {"done": False}
+        while not state["done"]:
+            if current is None:
+                current = CompactSplit(role, source, chunked.task, shards, iter_source_records)
+            current.shard = index
+            build_split(_until_full(records, current, chunk_items, state), path, role, fields,
+                        chunked.task, skip_bad, into=current)
+            if len(current) >= chunk_items:
+                chunked._save(current, directory)
+                yield Chunk(first, current)
+                first += len(current)
+                current = None
+    if chunked is not None and current is not None:
+        if len(current):
+            chunked._save(current, directory)
+            yield Chunk(first, current)
+        else:  # only skipped records since the last chunk
+            for reason, count in current.skipped.items():
+                chunked.skipped[reason] = chunked.skipped.get(reason, 0) + count
+    if chunked is None or len(chunked) == 0:
+        raise UserError(NO_ITEMS, path=source)
