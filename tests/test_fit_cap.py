@@ -53,8 +53,8 @@ def test_capped_fit_trains_on_the_sample_but_scores_cues_on_everything(nli_data)
     _, data = nli_data
     rows = data.pool.rows(data.train_items)
     inner = data.pool.block_counts(rows)
-    full = Fit(data.pool, rows, inner, ScoringOptions(max_fit_items=0))
-    capped = Fit(data.pool, rows, inner, ScoringOptions(max_fit_items=250))
+    full = Fit.of_rows(data.pool, rows, inner, ScoringOptions(max_fit_items=0))
+    capped = Fit.of_rows(data.pool, rows, inner, ScoringOptions(max_fit_items=250))
     assert len(full.train_labels) == len(rows) and len(capped.train_labels) == 250
     assert np.array_equal(full.scores("cp"), capped.scores("cp"))
 

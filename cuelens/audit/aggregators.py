@@ -107,6 +107,23 @@ def representation_length(lengths: np.ndarray) -> int:
     return max(1, int(np.ceil(np.percentile(lengths, 95)))) if len(lengths) else 1
 
 
+def representation_length_counted(histogram: np.ndarray) -> int:
+    """:func:`representation_length` of the instances whose lengths are counted in
+    ``histogram`` (``histogram[n]`` instances of length ``n``): numpy's linear percentile,
+    computed from the two order statistics it interpolates between."""
+    n = int(histogram.sum())
+    if n == 0:
+        return 1
+    virtual = (n - 1) * (np.float64(95) / 100)
+    below = np.floor(virtual)
+    gamma = virtual - below
+    ends = np.cumsum(histogram)
+    low, high = np.searchsorted(ends, [below, min(below + 1, n - 1)], side="right")
+    low, high = np.float64(low), np.float64(high)
+    value = high - (high - low) * (1 - gamma) if gamma >= 0.5 else low + (high - low) * gamma
+    return max(1, int(np.ceil(value)))
+
+
 @contextmanager
 def quiet_single_thread():
     """Fit small linear models with one BLAS/OpenMP thread and no convergence warnings.

@@ -35,8 +35,8 @@ def easy_hard_split(data: ScanData, options: ScoringOptions, metric: str, aggreg
         folds = data.eval_folds(n_folds, iteration_seed(options.seed, iteration))
 
         def fold_fn(fit_rows, eval_rows, inner):
-            fit = Fit(data.pool, fit_rows, inner, options)
-            return predict_cues(fit, eval_rows, [model], bank)
+            fit = Fit.of_rows(data.pool, fit_rows, inner, options)
+            return predict_cues(data.pool, fit, eval_rows, [model], bank)
 
         counter += over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)[model]
         if progress is not None:

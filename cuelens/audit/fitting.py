@@ -100,6 +100,15 @@ FIT_THREADS = min(2, os.cpu_count() or 1)
 PREDICT_CHUNK = 65_536  # evaluation items scored at once by predict_cues
 
 
+def stratum_quotas(sizes: np.ndarray, n_take: int) -> np.ndarray:
+    """How many of ``n_take`` items each stratum (``sizes`` items each, none empty) gives:
+    proportional shares, rounded by largest remainders (ties toward the earlier stratum)."""
+    exact = sizes * (n_take / sizes.sum())
+    quota = np.floor(exact).astype(np.int64)
+    quota[np.argsort(quota - exact, kind="stable")[:n_take - quota.sum()]] += 1
+    return quota
+
+
 def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarray:
     """The rows a linear model is trained on: at most ``cap`` instances of ``rows``.
 
@@ -120,10 +129,7 @@ def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarr
     ordered = ordered[member[ordered]]
     strata = pool.labels[ordered * k] if pool.task == Task.NLI else np.zeros(len(ordered), int)
     values, sizes = np.unique(strata, return_counts=True)
-    n_take = max(1, cap // k)
-    exact = sizes * (n_take / len(ordered))
-    quota = np.floor(exact).astype(np.int64)
-    quota[np.argsort(quota - exact, kind="stable")[:n_take - quota.sum()]] += 1
+    quota = stratum_quotas(sizes, max(1, cap // k))
     chosen = np.zeros(pool.n_items, dtype=bool)
     for value, size in zip(values, quota):
         chosen[ordered[strata == value][:size]] = True
@@ -139,34 +145,38 @@ class ScoringOptions:
     max_fit_items: int = MAX_FIT_ITEMS
 
 
-class Fit:
-    """Cue scores fitted on one portion (``rows`` with ``inner`` counts, ``V × K × L``)."""
+@dataclass
+class Sample:
+    """The instances the linear models of a :class:`Fit` train on (rows of ``seqs``, in
+    training order), with their labels and inner folds."""
 
-    def __init__(self, pool: Pool, rows: np.ndarray, inner: np.ndarray,
+    seqs: TokenSequences
+    rows: np.ndarray
+    labels: np.ndarray
+    folds: np.ndarray
+
+
+class Fit:
+    """Cue scores fitted on one portion, from its counts: ``inner`` (``#(w,l)`` per inner fold,
+    ``V × K × L``), ``fold_labels`` (items per inner fold and label, ``K × L``), the
+    representation length ``d`` and the linear models' training :class:`Sample`."""
+
+    def __init__(self, inner: np.ndarray, fold_labels: np.ndarray, d: int, sample: Sample,
                  options: ScoringOptions) -> None:
-        self.pool, self.rows, self.options = pool, rows, options
+        self.options = options
         self.total = inner.sum(axis=1)
-        labels = pool.labels[rows]
-        folds = pool.inner_fold[rows]
-        L = pool.n_labels
-        self.label_counts = np.bincount(labels, minlength=L).astype(np.float64)
+        self.label_counts = fold_labels.sum(axis=0)
         self.label_order = np.argsort(-self.label_counts, kind="stable")
-        self.d = representation_length(pool.seqs.lengths[rows])
+        self.d = d
         self.seen = self.total.sum(axis=1) > 0
-        sample = fit_subsample(pool, rows, options.max_fit_items, options.seed)
-        sampled = np.zeros(len(pool.labels), dtype=bool)
-        sampled[sample] = True
-        sampled = sampled[rows]
         if options.in_sample_features:
-            self._parts = [(None, None, view_tokens(pool.seqs, rows[sampled], self.seen),
-                            labels[sampled])]
+            self._parts = [(None, None, view_tokens(sample.seqs, sample.rows, self.seen),
+                            sample.labels)]
         else:
-            fold_labels = np.zeros((pool.inner_folds, L))
-            np.add.at(fold_labels, (folds, labels), 1.0)
             self._parts = []
-            for k in range(pool.inner_folds):
-                part = rows[(folds == k) & sampled]
-                if len(part) == 0:
+            for k in range(len(fold_labels)):
+                mine = sample.folds == k
+                if not mine.any():
                     continue
                 joint = self.total - inner[:, k, :]
                 label_counts = self.label_counts - fold_labels[k]
@@ -175,8 +185,23 @@ class Fit:
                 scale = self.label_counts.sum() / max(label_counts.sum(), 1.0)
                 seen = joint.sum(axis=1) > 0
                 self._parts.append((joint * scale, label_counts * scale,
-                                    view_tokens(pool.seqs, part, seen), pool.labels[part]))
+                                    view_tokens(sample.seqs, sample.rows[mine], seen),
+                                    sample.labels[mine]))
         self.train_labels = np.concatenate([part[3] for part in self._parts])
+
+    @classmethod
+    def of_rows(cls, pool: Pool, rows: np.ndarray, inner: np.ndarray,
+                options: ScoringOptions) -> "Fit":
+        """The fit of ``rows`` of ``pool`` (``inner``: their :meth:`Pool.block_counts`)."""
+        labels = pool.labels[rows]
+        fold_labels = np.zeros((pool.inner_folds, pool.n_labels))
+        np.add.at(fold_labels, (pool.inner_fold[rows], labels), 1.0)
+        sampled = np.zeros(len(pool.labels), dtype=bool)
+        sampled[fit_subsample(pool, rows, options.max_fit_items, options.seed)] = True
+        chosen = rows[sampled[rows]]
+        sample = Sample(pool.seqs, chosen, pool.labels[chosen], pool.inner_fold[chosen])
+        return cls(inner, fold_labels, representation_length(pool.seqs.lengths[rows]), sample,
+                   options)
 
     def scores(self, metric: str) -> np.ndarray:
         o = self.options
@@ -193,9 +218,6 @@ class Fit:
             values.append(table[tokens.tokens])
         return CueView(np.concatenate(indptrs), np.concatenate(values))
 
-    def eval_tokens(self, rows: np.ndarray) -> TokenView:
-        return view_tokens(self.pool.seqs, rows, self.seen)
-
 
 class ModelBank:
     """One aggregator instance per (metric, aggregator), reused across refits (warm start)."""
@@ -211,24 +233,24 @@ class ModelBank:
         return self._models[key]
 
 
-def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
-                 bank: ModelBank) -> dict[tuple[str, str], np.ndarray]:
-    """Per-item correctness of each (metric, aggregator) on ``eval_rows``.
+Trained = dict[str, tuple[np.ndarray, dict[tuple[str, str], Any]]]
 
-    Metrics are independent (each has its own models in ``bank``), so they run on
-    :data:`FIT_THREADS` threads; every fit is single-threaded, so results do not depend on the
-    thread count. Evaluation instances are scored :data:`PREDICT_CHUNK` items at a time (each
-    item's prediction depends on that item alone), so the ``instances × labels`` score views
-    stay small whatever the fold size; NLI correctness (0/1) is returned as ``bool``.
-    """
-    pool = fit.pool
-    step = PREDICT_CHUNK * pool.k  # MCQ: whole questions per chunk
-    chunks = [(pool.labels[rows], fit.eval_tokens(rows))
-              for rows in (eval_rows[start:start + step]
-                           for start in range(0, len(eval_rows), step))]
-    chosen = {(m, a): bank.get(m, a, fit.d, pool.n_labels) for m, a in models}
 
-    def one_metric(metric: str) -> dict[tuple[str, str], np.ndarray]:
+def _per_metric(function: Callable[[str], Any], metrics: list[str]) -> list:
+    """``function`` of each metric on :data:`FIT_THREADS` threads (every fit single-threaded,
+    so results do not depend on the thread count)."""
+    with quiet_single_thread():
+        return Parallel(n_jobs=min(FIT_THREADS, len(metrics)), backend="threading")(
+            delayed(function)(metric) for metric in metrics)
+
+
+def train_models(fit: Fit, models: list[tuple[str, str]], bank: ModelBank,
+                 n_labels: int) -> Trained:
+    """Per metric: its full score table and its (metric, aggregator) models, the linear ones
+    trained on ``fit``'s sample (warm-started from ``bank``)."""
+    chosen = {(m, a): bank.get(m, a, fit.d, n_labels) for m, a in models}
+
+    def one_metric(metric: str) -> tuple[np.ndarray, dict]:
         full = fit.scores(metric)
         mine = {key: model for key, model in chosen.items() if key[0] == metric}
         if any(model.trained for model in mine.values()):
@@ -236,21 +258,49 @@ def predict_cues(fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
             for model in mine.values():
                 if model.trained:
                     model.fit(train_view, fit.train_labels)
-        parts: dict[tuple[str, str], list[np.ndarray]] = {key: [] for key in mine}
-        for labels, tokens in chunks:
-            view = tokens.scores(full)
-            for key, model in mine.items():
-                correct = item_correct(model.decision(view), labels, pool.task, pool.k,
-                                       fit.label_order, tokens.fallback)
-                parts[key].append(correct.astype(bool) if pool.task == Task.NLI else correct)
-        return {key: np.concatenate(found) if found else np.zeros(0) for key, found in
-                parts.items()}
+        return full, mine
 
     metrics = list(dict.fromkeys(m for m, _ in models))
-    with quiet_single_thread():
-        parts = Parallel(n_jobs=min(FIT_THREADS, len(metrics)), backend="threading")(
-            delayed(one_metric)(metric) for metric in metrics)
-    return {key: value for part in parts for key, value in part.items()}
+    return dict(zip(metrics, _per_metric(one_metric, metrics)))
+
+
+def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenView, task: str,
+                k: int) -> dict[tuple[str, str], np.ndarray]:
+    """Per-item correctness of every trained model on instances ``tokens`` (their ``labels``;
+    NLI correctness as ``bool``)."""
+    def one_metric(metric: str) -> dict:
+        full, mine = trained[metric]
+        view = tokens.scores(full)
+        out = {}
+        for key, model in mine.items():
+            correct = item_correct(model.decision(view), labels, task, k, fit.label_order,
+                                   tokens.fallback)
+            out[key] = correct.astype(bool) if task == Task.NLI else correct
+        return out
+
+    return {key: value for part in _per_metric(one_metric, list(trained))
+            for key, value in part.items()}
+
+
+def predict_cues(pool: Pool, fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
+                 bank: ModelBank) -> dict[tuple[str, str], np.ndarray]:
+    """Per-item correctness of each (metric, aggregator) fitted on ``fit``, on ``eval_rows``.
+
+    Evaluation instances are scored :data:`PREDICT_CHUNK` items at a time (each item's
+    prediction depends on that item alone), so the ``instances × labels`` score views stay
+    small whatever the fold size.
+    """
+    trained = train_models(fit, models, bank, pool.n_labels)
+    step = PREDICT_CHUNK * pool.k  # MCQ: whole questions per chunk
+    parts: dict[tuple[str, str], list[np.ndarray]] = {key: [] for key in models}
+    for start in range(0, len(eval_rows), step):
+        rows = eval_rows[start:start + step]
+        scored = score_items(fit, trained, pool.labels[rows],
+                             view_tokens(pool.seqs, rows, fit.seen), pool.task, pool.k)
+        for key, correct in scored.items():
+            parts[key].append(correct)
+    return {key: np.concatenate(found) if found else np.zeros(0) for key, found in
+            parts.items()}
 
 
 # fold_fn(fit_rows, eval_rows, inner_counts): inner_counts is a count block, 0.0 or None

@@ -15,6 +15,7 @@ ties toward the lower position).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -120,7 +121,8 @@ def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
             progress(stage, done[stage] / n_steps)
 
     def cue_models(fit_rows, eval_rows, inner):
-        out = predict_cues(Fit(data.pool, fit_rows, inner, options), eval_rows, models, bank)
+        out = predict_cues(data.pool, Fit.of_rows(data.pool, fit_rows, inner, options), eval_rows,
+                           models, bank)
         step("leakage")
         return out
 
@@ -155,13 +157,38 @@ def seed_runs(data: ScanData, options: ScoringOptions, n_folds: int,
         majority = Baselines(data, reseeded).majority
 
         def fold_fn(fit_rows, eval_rows, inner):
-            out = predict_cues(Fit(data.pool, fit_rows, inner, reseeded), eval_rows, [model],
-                               bank)
+            out = predict_cues(data.pool, Fit.of_rows(data.pool, fit_rows, inner, reseeded),
+                               eval_rows, [model], bank)
             return {model: out[model], MAJORITY: majority(fit_rows, eval_rows)}
 
         out = over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)
         runs.append((out[model], out[MAJORITY]))
     return runs
+
+
+HeadlineRuns = Callable[[tuple[str, str]], tuple[tuple[float, float], list[float]]]
+
+
+def leakage_section(accuracy: dict, metric: str, flag_threshold: float,
+                    headline_runs: HeadlineRuns) -> dict:
+    """The ``leakage`` section from every predictor's accuracy (cue models keyed (metric,
+    aggregator), baselines by name, :data:`MAJORITY` among them); ``headline_runs(model)`` gives
+    the headline's 95% interval of D and its D in each run (docs/results-schema.md)."""
+    accuracy = dict(accuracy)
+    majority = accuracy.pop(MAJORITY)
+    table = [{"metric": m, "aggregator": a, **_entry(accuracy[(m, a)], majority)}
+             for m, a in all_models()]
+    best = dict(max((row for row in table if row["metric"] == metric), key=lambda row: row["D"]))
+    (low, high), run_D = headline_runs((best["metric"], best["aggregator"]))
+    best.update(ci_low=round(low, 6), ci_high=round(high, 6))
+    baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
+                 if isinstance(name, str)]
+    verdict = leakage_verdict(low, high, flag_threshold)
+    section = {"majority": round(majority, 6), "table": table, "best": best,
+               "flagged": verdict == SIGNIFICANT, "verdict": verdict, "baselines": baselines}
+    if len(run_D) > 1:
+        section["fold_seed_D"] = [round(D, 6) for D in run_D]
+    return section
 
 
 def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds: int,
@@ -173,20 +200,11 @@ def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds:
     ``verdict`` and ``flagged`` follow the interval, not the point estimate.
     """
     results = correctness(data, options, n_folds, all_models(), True, progress)
-    accuracy = {name: float(np.mean(correct)) for name, correct in results.items()}
-    majority = accuracy.pop(MAJORITY)
-    table = [{"metric": m, "aggregator": a, **_entry(accuracy[(m, a)], majority)}
-             for m, a in all_models()]
-    best = dict(max((row for row in table if row["metric"] == metric), key=lambda row: row["D"]))
-    model = (best["metric"], best["aggregator"])
-    runs = [(results[model], results[MAJORITY])] + seed_runs(data, options, n_folds, model)
-    low, high = difference_interval(runs, seed=options.seed)
-    best.update(ci_low=round(low, 6), ci_high=round(high, 6))
-    baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
-                 if isinstance(name, str)]
-    verdict = leakage_verdict(low, high, flag_threshold)
-    section = {"majority": round(majority, 6), "table": table, "best": best,
-               "flagged": verdict == SIGNIFICANT, "verdict": verdict, "baselines": baselines}
-    if len(runs) > 1:
-        section["fold_seed_D"] = [round(float(np.mean(a) - np.mean(b)), 6) for a, b in runs]
-    return section
+
+    def headline_runs(model: tuple[str, str]) -> tuple[tuple[float, float], list[float]]:
+        runs = [(results[model], results[MAJORITY])] + seed_runs(data, options, n_folds, model)
+        return (difference_interval(runs, seed=options.seed),
+                [float(np.mean(a) - np.mean(b)) for a, b in runs])
+
+    return leakage_section({name: float(np.mean(correct)) for name, correct in results.items()},
+                           metric, flag_threshold, headline_runs)

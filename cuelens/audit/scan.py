@@ -57,18 +57,25 @@ def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
     pool = data.pool
     fitted = data.train_items if data.train_items is not None else data.eval_items
     rows = pool.rows(fitted)
-    joint = pool.block_counts(rows).sum(axis=1)
-    labels = np.bincount(pool.labels[rows], minlength=pool.n_labels)
+    return cue_table(pool.block_counts(rows).sum(axis=1),
+                     np.bincount(pool.labels[rows], minlength=pool.n_labels), pool.seqs.vocab,
+                     data.label_names, config,
+                     "train" if data.train_items is not None else "all")
+
+
+def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_names: list[str],
+              config: ScanConfig, fitted_on: str) -> tuple[list[dict], dict]:
+    """The ``cues`` and ``cue_stats`` sections from the fitted split's ``#(w,l)`` (``V × L``)
+    and label counts (docs/methods.md §2)."""
     keep = np.flatnonzero(joint.sum(axis=1) >= config.min_count)
     table = CountTable(joint[keep], labels, alpha=config.alpha, z_prior=config.z_prior)
     scores = {name: fn(table) for name, fn in METRICS.items()}
-    n_tests = len(keep) * pool.n_labels
+    n_tests = len(keep) * len(label_names)
     threshold = bonferroni_z(n_tests, SIGNIFICANCE)
-    vocab = pool.seqs.vocab
     tokens = np.array([vocab[i] for i in keep], dtype=object)
     word = table.word[:, 0].astype(np.int64).tolist()
     cues = []
-    for l, label in enumerate(data.label_names):
+    for l, label in enumerate(label_names):
         order = np.lexsort((tokens.astype(str), -scores[config.metric][:, l]))
         columns = {name: _numbers(values[order, l]) for name, values in scores.items()}
         columns["freq"] = joint[keep[order], l].astype(np.int64).tolist()
@@ -80,9 +87,22 @@ def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
                          "metrics": {name: columns[name][j] for name in names},
                          "significant": significant[j]})
     stats = {"bonferroni_z": round(threshold, 6), "n_tests": n_tests, "alpha": SIGNIFICANCE,
-             "min_count": config.min_count,
-             "fitted_on": "train" if data.train_items is not None else "all"}
+             "min_count": config.min_count, "fitted_on": fitted_on}
     return cues, stats
+
+
+def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: dict,
+                      split: str) -> dict:
+    """The ``easy_hard`` section: ``n_easy`` of the ``n_items`` evaluated items are easy under
+    the headline (metric, aggregator) of ``leakage`` (docs/methods.md §4)."""
+    best = leakage["best"]
+    return {"easy": n_easy, "hard": n_items - n_easy,
+            "hard_fraction": round(1 - n_easy / n_items, 6),
+            "folds": config.folds, "iterations": config.iterations, "seed": config.seed,
+            "metric": best["metric"], "aggregator": best["aggregator"], "split": split,
+            # the headline's accuracy interval covers the majority baseline: the split
+            # separates lucky from unlucky items, not cue-bearing from clean ones
+            "chance_level": leakage["verdict"] in (CHANCE, BELOW)}
 
 
 def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
@@ -112,15 +132,8 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     best = leakage["best"]
     split = easy_hard_split(data, config.scoring, best["metric"], best["aggregator"],
                             config.folds, config.iterations, report)
-    n_easy = int(split.easy.sum())
-    easy_hard = {"easy": n_easy, "hard": len(split.easy) - n_easy,
-                 "hard_fraction": round(1 - n_easy / len(split.easy), 6),
-                 "folds": config.folds, "iterations": config.iterations, "seed": config.seed,
-                 "metric": best["metric"], "aggregator": best["aggregator"],
-                 "split": "test" if data.train_items is not None else "all",
-                 # the headline's accuracy interval covers the majority baseline: the split
-                 # separates lucky from unlucky items, not cue-bearing from clean ones
-                 "chance_level": leakage["verdict"] in (CHANCE, BELOW)}
+    easy_hard = easy_hard_section(int(split.easy.sum()), len(split.easy), config, leakage,
+                                  "test" if data.train_items is not None else "all")
     leakage["groups"] = group_sizes(data.groups)
     return WordAudit(cues=cues, cue_stats=cue_stats, leakage=leakage, easy_hard=easy_hard,
                      item_easy=split.easy, item_score=np.round(split.score, 6),

@@ -41,13 +41,23 @@ def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -
         return np.full(n_boot, np.nan)
     distinct, counts = np.unique(values, return_counts=True)
     if len(distinct) <= _MAX_DISTINCT:
-        return rng.multinomial(n, counts / n, size=n_boot) @ distinct / n
+        return bootstrap_counted(distinct, counts, n_boot, rng)
     out = np.empty(n_boot)
     step = max(1, _BATCH_CELLS // n)
     for start in range(0, n_boot, step):
         size = min(step, n_boot - start)
         out[start:start + size] = values[rng.integers(0, n, (size, n))].mean(axis=1)
     return out
+
+
+def bootstrap_counted(distinct: np.ndarray, counts: np.ndarray, n_boot: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """:func:`bootstrap_means` of ``counts[i]`` items scoring ``distinct[i]`` (sorted values):
+    each resample is a multinomial draw of how many items of each value it holds."""
+    n = int(counts.sum())
+    if n == 0:
+        return np.full(n_boot, np.nan)
+    return rng.multinomial(n, counts / n, size=n_boot) @ distinct / n
 
 
 def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
@@ -63,6 +73,15 @@ def difference_interval(runs: Sequence[tuple[np.ndarray, np.ndarray]], n_boot: i
     pooled = np.concatenate([bootstrap_means(np.asarray(a, float) - np.asarray(b, float), n_boot,
                                              rng) for a, b in runs])
     return percentile_interval(pooled)
+
+
+def counted_difference_interval(runs: Sequence[tuple[np.ndarray, np.ndarray]],
+                                n_boot: int = N_BOOT, seed: int = 0) -> tuple[float, float]:
+    """:func:`difference_interval` from each run's distinct paired differences and their
+    counts (statistics that stream keep only these, docs/large-datasets.md)."""
+    rng = np.random.default_rng(seed)
+    return percentile_interval(np.concatenate(
+        [bootstrap_counted(distinct, counts, n_boot, rng) for distinct, counts in runs]))
 
 
 def accuracy_interval(correct: np.ndarray, n_boot: int = N_BOOT,
