@@ -109,6 +109,13 @@ class Encoder:
         self._indices.append(remap[seqs.indices])
         return self
 
+    def flush(self) -> TokenSequences:
+        """The texts added since the last flush (ids in the vocabulary so far), then forgets
+        them: a caller encoding chunk by chunk holds one chunk, plus the vocabulary."""
+        out = self.result()
+        self._lengths, self._indices = [], []
+        return out
+
     def result(self) -> TokenSequences:
         lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
         indptr = np.zeros(len(lengths) + 1, dtype=np.int64)

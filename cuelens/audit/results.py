@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -27,7 +28,18 @@ from cuelens.io import atomic_open, atomic_open_text, check_outputs, write_json
 SCHEMA_VERSION = "1.0"
 
 
-def build_results(dataset: Dataset, config, audit, summary: dict, examples: dict,
+class WordSections(Protocol):
+    """The word-cue sections of a scan (:class:`~cuelens.audit.scan.WordAudit`, or those of
+    statistics that stream)."""
+
+    cues: list[dict]
+    cue_stats: dict
+    leakage: dict
+    easy_hard: dict
+    mcq_baselines: dict | None
+
+
+def build_results(config, audit: WordSections, summary: dict, examples: dict,
                   hygiene: dict | None = None) -> dict:
     """results.json content in schema order."""
     mcq = {"mcq_baselines": audit.mcq_baselines} if audit.mcq_baselines is not None else {}
@@ -78,11 +90,10 @@ def scan_output_paths(out_dir: Path, item_files: str = "records") -> dict[str, P
     return files
 
 
-def write_item_files(paths: tuple[Path, Path], lines: Iterable[str],
-                     item_easy: np.ndarray) -> None:
-    """Stream each line to the easy or the hard file (both atomic)."""
+def write_item_files(paths: tuple[Path, Path], lines: Iterable[tuple[str, bool]]) -> None:
+    """Stream each ``(line, easy)`` to the easy or the hard file (both atomic)."""
     with atomic_open(paths[0]) as easy, atomic_open(paths[1]) as hard:
-        for line, is_easy in zip(lines, item_easy.tolist()):
+        for line, is_easy in lines:
             (easy if is_easy else hard).write(line.encode("utf-8", "surrogatepass") + b"\n")
 
 
@@ -107,7 +118,8 @@ def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict,
         write_cues_csv(files["cues"], results["cues"])
         if mode != "none":
             write_item_files((files["easy"], files["hard"]),
-                             split.raw if mode == "records" else split.ids, item_easy)
+                             zip(split.raw if mode == "records" else split.ids,
+                                 item_easy.tolist()))
     write_json(files["run"], run_info)
     return files
 

@@ -17,19 +17,32 @@ def split_summary(split: Split, label_names: list[str]) -> dict:
         label_counts = {"right": len(split), "wrong": instances - len(split)}
         answer_positions = {str(j): positions.get(j, 0) for j in range(max(sizes, default=0))}
     else:
-        counts = Counter(split.labels)
-        names = label_names + sorted(set(counts) - set(label_names))
-        label_counts = {name: counts.get(name, 0) for name in names}
-        answer_positions = None
-        instances = len(split)
+        return nli_split_summary(split.path, len(split), Counter(split.labels), split.skipped,
+                                 label_names)
     return {"file": Path(split.path).name, "items": len(split), "instances": instances,
             "label_counts": label_counts, "answer_position_counts": answer_positions,
             "skipped": dict(sorted(split.skipped.items()))}
 
 
+def nli_split_summary(path: str, items: int, counts: Counter, skipped: dict[str, int],
+                      label_names: list[str]) -> dict:
+    """:func:`split_summary` of an NLI split from its label counts."""
+    names = label_names + sorted(set(counts) - set(label_names))
+    return {"file": Path(path).name, "items": items, "instances": items,
+            "label_counts": {name: counts.get(name, 0) for name in names},
+            "answer_position_counts": None, "skipped": dict(sorted(skipped.items()))}
+
+
+def summary_of(name: str, fmt: str, task: str, n_choices: int | None, cross_validated: bool,
+               label_names: list[str], splits: dict[str, dict]) -> dict:
+    """results.json ``dataset`` from its parts (``splits``: role → split summary)."""
+    return {"name": name, "format": fmt, "task": task, "n_choices": n_choices,
+            "cross_validated": cross_validated, "label_names": list(label_names),
+            "splits": splits}
+
+
 def dataset_summary(dataset: Dataset) -> dict:
-    return {"name": dataset.name, "format": dataset.format, "task": dataset.task,
-            "n_choices": dataset.n_choices, "cross_validated": dataset.cross_validated,
-            "label_names": list(dataset.label_names),
-            "splits": {role: split_summary(split, dataset.label_names)
-                       for role, split in dataset.splits.items()}}
+    return summary_of(dataset.name, dataset.format, dataset.task, dataset.n_choices,
+                      dataset.cross_validated, dataset.label_names,
+                      {role: split_summary(split, dataset.label_names)
+                       for role, split in dataset.splits.items()})

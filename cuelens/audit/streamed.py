@@ -1,0 +1,430 @@
+"""Word-cue statistics that stream over chunked splits (docs/large-datasets.md, "Statistics
+that stream").
+
+The exact scan (:mod:`cuelens.audit.scan`) keeps every item's token ids, group and folds in
+memory. Here the splits stay on disk in chunks (:mod:`cuelens.engine.chunks`) together with each
+chunk's token ids (:class:`TokenStore`), and every statistic is a pass over the chunks holding one
+at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit-items`` cap:
+
+- **folds** come from a seeded hash of each item's *fold key* (:func:`fold_keys`: the fingerprint
+  of the words the cue models read, or the ``--group-field`` value), so copies of a text share a
+  fold without a global grouping (:class:`HashedFolds`);
+- **counts** ``#(w, outer fold, inner fold, l)`` of a run are one pass (:func:`count_run`), with
+  the fitting split in its own slot; a fit's counts are sums of slots;
+- the **training sample** of every fit is drawn from candidates kept during that pass: per split
+  and stratum, the items of lowest seeded priority (:class:`Candidates`), which hold the lowest
+  ``quota`` of any fitting portion — :func:`~cuelens.audit.fitting.fit_subsample`'s rule with a
+  hash order instead of a permutation;
+- **predictions** are a pass per outer fold with that fold's fitted models
+  (:func:`predict_run`), keeping per predictor only its number of correct items and the counts
+  of its paired differences with the majority baseline (the bootstrap needs nothing more,
+  :func:`~cuelens.audit.uncertainty.counted_difference_interval`).
+
+Given the exact scan's folds and sampling order (a :class:`Folds` built from them), these passes
+reproduce its leakage table and easy/hard split (tested); with hashed folds they differ from it only
+by the fold assignment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from cuelens.audit.aggregators import quiet_single_thread, representation_length_counted, \
+    view_tokens
+from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
+from cuelens.audit.evaluate import item_correct
+from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, score_items, \
+    stratum_quotas, train_models
+from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY
+from cuelens.audit.text_keys import GOLDEN, mix64
+from cuelens.data.dataset import Task
+from cuelens.errors import UserError
+
+COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
+
+
+def fold_keys(words: TokenSequences) -> np.ndarray:
+    """Per instance, a 64-bit fingerprint of its word-id sequence (order and repeats kept)."""
+    lengths = words.lengths
+    position = np.arange(len(words.indices), dtype=np.uint64) - np.repeat(
+        words.indptr[:-1], lengths).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        hashed = mix64(words.indices.astype(np.uint64) ^ (position * GOLDEN))
+        running = np.zeros(len(hashed) + 1, dtype=np.uint64)
+        np.cumsum(hashed, out=running[1:])
+        sums = running[words.indptr[1:]] - running[words.indptr[:-1]]
+        return mix64(sums ^ lengths.astype(np.uint64))
+
+
+class Folds(Protocol):
+    """Where an item goes in each run: its inner (cross-fitting) fold (one of
+    ``inner_folds``), its outer fold under a run's fold seed (evaluation items) and its
+    sampling priority (lowest first) under a sample seed."""
+
+    inner_folds: int
+
+    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
+
+    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray: ...
+
+    def priority(self, items: np.ndarray, seed: int) -> np.ndarray: ...
+
+
+_INNER = np.uint64(0x5DEECE66D)  # the inner folds' hash stream, apart from every run seed
+
+
+def _seeded(values: np.ndarray, seed: int | np.uint64) -> np.ndarray:
+    return mix64(values.astype(np.uint64) ^ mix64(np.asarray([seed], dtype=np.uint64))[0])
+
+
+@dataclass(frozen=True)
+class HashedFolds:
+    """:class:`Folds` from seeded hashes: an item's folds follow its fold key, its priority its
+    index (docs/large-datasets.md)."""
+
+    inner_folds: int
+    outer_folds: int
+    seed: int
+
+    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        mixed = _seeded(keys, np.uint64(self.seed) ^ _INNER)
+        return (mixed % np.uint64(self.inner_folds)).astype(np.int64)
+
+    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
+        return (_seeded(keys, seed) % np.uint64(self.outer_folds)).astype(np.int64)
+
+    def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
+        return _seeded(items, seed)
+
+
+@dataclass
+class TokenChunk:
+    """One chunk's statistics inputs: items ``first …`` of the scan (fitting split first)."""
+
+    fitting: bool  # from the fitting split (else the evaluation split)
+    first: int  # scan-wide index of its first item
+    words: TokenSequences  # word ids, repeats kept (the BoW input)
+    seqs: TokenSequences  # cue features (distinct, first-occurrence order)
+    labels: np.ndarray  # label index per instance
+    keys: np.ndarray  # fold key per item
+
+    @property
+    def items(self) -> np.ndarray:
+        return np.arange(self.first, self.first + len(self.keys), dtype=np.int64)
+
+
+@dataclass
+class TokenStore:
+    """The token chunks of a scan on disk (``.npz``, no pickle), the shared vocabularies and
+    the label index of each stored label code (known once every split is read)."""
+
+    directory: Path
+    task: str
+    k: int
+    n_labels: int
+    vocab: list[str] = field(default_factory=list)  # cue features
+    words_vocab: list[str] = field(default_factory=list)
+    files: list[tuple[bool, int, Path]] = field(default_factory=list)
+    n_fitting: int = 0
+    n_eval: int = 0
+    max_length: int = 0
+    label_map: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # code → label
+
+    def add(self, fitting: bool, words: TokenSequences, seqs: TokenSequences,
+            labels: np.ndarray, keys: np.ndarray) -> None:
+        first = self.n_fitting + self.n_eval
+        path = self.directory / f"tokens-{len(self.files):06d}.npz"
+        with open(path, "wb") as handle:
+            np.savez(handle, words_indptr=words.indptr, words=words.indices,
+                     seqs_indptr=seqs.indptr, seqs=seqs.indices, labels=labels, keys=keys)
+        self.files.append((fitting, first, path))
+        if fitting:
+            self.n_fitting += len(keys)
+        else:
+            self.n_eval += len(keys)
+        self.max_length = max(self.max_length, int(seqs.lengths.max(initial=0)))
+
+    def chunks(self, fitting: bool | None = None) -> Iterator[TokenChunk]:
+        """The chunks in scan order (``fitting``: only those of one split)."""
+        for is_fitting, first, path in self.files:
+            if fitting is not None and is_fitting != fitting:
+                continue
+            with np.load(path, allow_pickle=False) as a:
+                yield TokenChunk(is_fitting, first,
+                                 TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
+                                 TokenSequences(a["seqs_indptr"], a["seqs"], self.vocab),
+                                 self.label_map[a["labels"]], a["keys"])
+
+    def sizes(self) -> list[tuple[bool, int, int]]:
+        """``(fitting, first item, items)`` of every chunk, in scan order."""
+        ends = [first for _, first, _ in self.files[1:]] + [self.n_items]
+        return [(fitting, first, end - first)
+                for (fitting, first, _), end in zip(self.files, ends)]
+
+    @property
+    def n_items(self) -> int:
+        return self.n_fitting + self.n_eval
+
+
+def _ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
+    indptr = np.zeros(sum(len(p) for p in parts) + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([p.lengths for p in parts]) if parts else [], out=indptr[1:])
+    indices = np.concatenate([p.indices for p in parts]) if parts else np.zeros(0, np.int32)
+    return TokenSequences(indptr, indices.astype(np.int32, copy=False), vocab)
+
+
+def _subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
+    ids, lengths = seqs.take(rows)
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return TokenSequences(indptr, ids, seqs.vocab)
+
+
+@dataclass
+class Candidates:
+    """Per (split, stratum), the ``keep`` items of lowest priority seen so far, with their
+    tokens: every fitting portion's training sample is among them (NLI, one instance per
+    item; docs/large-datasets.md)."""
+
+    keep: int
+    priority: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
+    item: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    fitting: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    key: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
+    seqs: TokenSequences | None = None
+    words: TokenSequences | None = None
+
+    def _take(self, rows: np.ndarray) -> None:
+        for name in ("priority", "item", "fitting", "label", "key"):
+            setattr(self, name, getattr(self, name)[rows])
+        assert self.seqs is not None and self.words is not None
+        self.seqs, self.words = _subset(self.seqs, rows), _subset(self.words, rows)
+
+    def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
+        """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
+        mine = _lowest(priority, chunk.labels, self.keep)
+        self.priority = np.concatenate([self.priority, priority[mine]])
+        self.item = np.concatenate([self.item, chunk.items[mine]])
+        self.fitting = np.concatenate([self.fitting, np.full(len(mine), chunk.fitting)])
+        self.label = np.concatenate([self.label, chunk.labels[mine]])
+        self.key = np.concatenate([self.key, chunk.keys[mine]])
+        vocab, words_vocab = chunk.seqs.vocab, chunk.words.vocab
+        self.seqs = _ragged([s for s in (self.seqs, _subset(chunk.seqs, mine)) if s is not None],
+                            vocab)
+        self.words = _ragged([w for w in (self.words, _subset(chunk.words, mine))
+                              if w is not None], words_vocab)
+        self._take(_lowest(self.priority, self.label * 2 + self.fitting, self.keep))
+
+
+def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
+    """Indices of the ``keep`` lowest priorities of each group, in index order."""
+    order = np.lexsort((priority, group))
+    sorted_group = group[order]
+    starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    return np.sort(order[rank < keep])
+
+
+@dataclass
+class RunCounts:
+    """One run's counts. Slot ``o < O`` holds the evaluation items of outer fold ``o`` (all of
+    them in slot 0 without outer folds, where they are not fitted on), slot ``O`` the fitting
+    split: ``joint`` ``V × (O+1) × K × L``, ``labels`` ``(O+1) × K × L``, ``lengths``
+    ``(O+1) × (max length + 1)``."""
+
+    joint: np.ndarray
+    labels: np.ndarray
+    lengths: np.ndarray
+    candidates: Candidates
+    outer: bool
+
+    def portion(self, fold: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+        """Counts (``V × K × L``), label counts (``K × L``) and ``d`` of the fitting portion of
+        outer fold ``fold`` (None: the fitting split alone)."""
+        slots = [len(self.labels) - 1]
+        if fold is not None:
+            slots += [o for o in range(len(self.labels) - 1) if o != fold]
+        return (self.joint[:, slots].sum(axis=1).astype(np.float64),
+                self.labels[slots].sum(axis=0).astype(np.float64),
+                representation_length_counted(self.lengths[slots].sum(axis=0)))
+
+
+def _count(cells: np.ndarray, size: int) -> np.ndarray:
+    """How often each of ``size`` cells occurs in ``cells``."""
+    if size <= COUNT_BINCOUNT_FACTOR * max(len(cells), 1):
+        return np.bincount(cells, minlength=size)
+    found, counts = np.unique(cells, return_counts=True)
+    out = np.zeros(size, dtype=np.int64)
+    out[found] = counts
+    return out
+
+
+def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sample_seed: int,
+              outer: bool, keep: int) -> RunCounts:
+    """Pass 1 of a run: its :class:`RunCounts` (outer folds of ``fold_seed`` when ``outer``)
+    and the sample candidates under ``sample_seed``."""
+    n_slots = (n_folds if outer else 1) + 1
+    K, L, V = folds.inner_folds, store.n_labels, len(store.vocab)
+    width = n_slots * K * L
+    joint = np.zeros(V * width, dtype=np.int64)
+    labels = np.zeros(width, dtype=np.int64)
+    lengths = np.zeros((n_slots, store.max_length + 1), dtype=np.int64)
+    candidates = Candidates(keep)
+    for chunk in store.chunks():
+        items = chunk.items
+        slot = np.full(len(items), n_slots - 1) if chunk.fitting else \
+            (folds.outer(items, chunk.keys, fold_seed) if outer else
+             np.zeros(len(items), np.int64))
+        column = (slot * K + folds.inner(items, chunk.keys)) * L + chunk.labels
+        labels += np.bincount(column, minlength=width)
+        seq_lengths = chunk.seqs.lengths
+        lengths += np.bincount(slot * lengths.shape[1] + seq_lengths,
+                               minlength=lengths.size).reshape(lengths.shape)
+        cells = chunk.seqs.indices.astype(np.int64) * width + np.repeat(column, seq_lengths)
+        joint += _count(cells, len(joint))
+        candidates.add(chunk, folds.priority(items, sample_seed))
+    return RunCounts(joint.reshape(V, n_slots, K, L), labels.reshape(n_slots, K, L), lengths,
+                     candidates, outer)
+
+
+def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed: int,
+                    cap: int, fold_labels: np.ndarray) -> tuple[Sample, np.ndarray]:
+    """The capped, label-stratified training sample of a fitting portion (the lowest
+    priorities per label, :func:`~cuelens.audit.fitting.fit_subsample`'s quotas), and its rows
+    in the candidates, in item order."""
+    c = counts.candidates
+    assert c.seqs is not None
+    member = c.fitting.copy()
+    if fold is not None:
+        evaluated = ~c.fitting
+        member[evaluated] = folds.outer(c.item[evaluated], c.key[evaluated], fold_seed) != fold
+    sizes = fold_labels.sum(axis=0).astype(np.int64)
+    if sizes.sum() > cap:
+        present = np.flatnonzero(sizes)
+        quota = np.zeros(len(sizes), dtype=np.int64)
+        quota[present] = stratum_quotas(sizes[present], max(1, cap))
+    else:
+        quota = sizes
+    chosen = []
+    for label in np.flatnonzero(quota):
+        rows = np.flatnonzero(member & (c.label == label))
+        if len(rows) < quota[label]:  # one fold holds most of a label's candidates
+            raise UserError("too few distinct fold keys for streaming statistics: one fold "
+                            "holds most items of a label (see --group-field); use --stats "
+                            "exact")
+        chosen.append(rows[np.argsort(c.priority[rows], kind="stable")[:quota[label]]])
+    rows = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
+    rows = rows[np.argsort(c.item[rows], kind="stable")]
+    return Sample(c.seqs, rows, c.label[rows], folds.inner(c.item[rows], c.key[rows])), rows
+
+
+@dataclass
+class Tally:
+    """Per predictor: evaluated items, correct items, and the counts of each paired difference
+    (predictor − majority) over the items."""
+
+    n: int = 0
+    correct: dict = field(default_factory=dict)
+    differences: dict = field(default_factory=dict)
+
+    def add(self, results: dict, majority: np.ndarray) -> None:
+        self.n += len(majority)
+        for name, correct in results.items():
+            self.correct[name] = self.correct.get(name, 0.0) + float(np.sum(correct))
+            values, counts = np.unique(correct.astype(np.float64) - majority,
+                                       return_counts=True)
+            found = self.differences.setdefault(name, {})
+            for value, count in zip(values.tolist(), counts.tolist()):
+                found[value] = found.get(value, 0) + count
+
+    def accuracy(self, name) -> float:
+        return self.correct[name] / self.n
+
+    def counted(self, name) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct paired differences of ``name`` (sorted) and their counts."""
+        values = sorted(self.differences[name])
+        return (np.asarray(values, dtype=np.float64),
+                np.asarray([self.differences[name][v] for v in values], dtype=np.int64))
+
+
+ItemSink = Callable[[TokenChunk, np.ndarray, dict], None]
+
+
+def _bag_of_words(candidates: Candidates, rows: np.ndarray, labels: np.ndarray,
+                  n_labels: int) -> tuple[BigramColumns, LogisticRegression]:
+    """The BoW baseline fitted on sample ``rows`` of the candidates (columns in order of first
+    appearance over the sample)."""
+    assert candidates.words is not None
+    columns = bigram_columns(candidates.words, rows, np.ones(len(rows)), BOW_MIN_COUNT, rows,
+                             len(rows) or 1)
+    with quiet_single_thread():
+        model = LogisticRegression().fit(columns.matrix(candidates.words, rows), labels)
+    return columns, model
+
+
+def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int,
+                fold_seed: int, options: ScoringOptions, bank: ModelBank,
+                models: list[tuple[str, str]], bow_name: str | None,
+                sink: ItemSink | None = None, progress: Callable[[float], None] | None = None
+                ) -> Tally:
+    """Pass 2 of a run: fit on each outer fold's portion (or on the fitting split), predict the
+    fold's evaluation items chunk by chunk, and tally every predictor (cue models, the majority
+    baseline, and the BoW baseline when ``bow_name`` is given). Linear models warm-start from
+    ``bank``; ``sink(chunk, positions, results)`` receives each chunk's per-item results
+    (``positions`` within the chunk)."""
+    tally = Tally()
+    fold_list: list[int | None] = list(range(n_folds)) if counts.outer else [None]
+    for step, fold in enumerate(fold_list):
+        if fold is not None and counts.labels[fold].sum() == 0:
+            continue  # an empty outer fold: nothing to predict, nothing fitted
+        inner, fold_labels, d = counts.portion(fold)
+        sample, rows = training_sample(counts, folds, fold, fold_seed, options.max_fit_items,
+                                       fold_labels)
+        fit = Fit(inner, fold_labels, d, sample, options)
+        trained = train_models(fit, models, bank, store.n_labels)
+        majority_label = int(fit.label_order[0])
+        bow = None
+        if bow_name is not None:
+            bow = _bag_of_words(counts.candidates, rows, sample.labels, store.n_labels)
+        for chunk in store.chunks(fitting=False):
+            positions = np.arange(len(chunk.keys))
+            if fold is not None:
+                positions = positions[folds.outer(chunk.items, chunk.keys, fold_seed) == fold]
+            if len(positions) == 0:
+                continue
+            labels = chunk.labels[positions]
+            results: dict = score_items(fit, trained, labels,
+                                  view_tokens(chunk.seqs, positions, fit.seen), store.task,
+                                  store.k)
+            majority = (labels == majority_label).astype(np.float64)
+            if bow is not None:
+                columns, model = bow
+                decision = np.full((len(positions), store.n_labels), -np.inf)
+                decision[:, model.classes_] = model.predict_proba(
+                    columns.matrix(chunk.words, positions))
+                results[bow_name] = item_correct(decision, labels, store.task, store.k,
+                                                 fit.label_order)
+            results[MAJORITY] = majority
+            tally.add(results, majority)
+            if sink is not None:
+                sink(chunk, positions, results)
+        if progress is not None:
+            progress((step + 1) / len(fold_list))
+    return tally
+
+
+def check_streamable(task: str, max_fit_items: int) -> None:
+    """Streaming statistics cover NLI-style items with a capped training sample."""
+    if task != Task.NLI:
+        raise UserError("--stats streaming supports NLI-style items (premise, hypothesis, "
+                        "label); scan multiple-choice data with the exact statistics")
+    if max_fit_items <= 0:
+        raise UserError("--stats streaming needs a training cap: --max-fit-items must be "
+                        "at least 1")

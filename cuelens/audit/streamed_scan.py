@@ -1,0 +1,366 @@
+"""``audit scan --stats streaming`` (docs/large-datasets.md, "Statistics that stream").
+
+:func:`load_chunked` reads the data arguments chunk by chunk into a work directory (the chunks
+themselves and their token ids, :class:`~cuelens.audit.streamed.TokenStore`);
+:func:`scan_streaming` computes every section of results.json from passes over them
+(:mod:`cuelens.audit.streamed`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
+:class:`StreamedScanResult` that writes the usual outputs. The sections have the exact scan's
+schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds differ.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.counts import Encoder, first_occurrences
+from cuelens.audit.examples import top_cue_tokens
+from cuelens.audit.fitting import ModelBank, instance_texts
+from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
+from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_name, \
+    leakage_section
+from cuelens.audit.scan import cue_table, easy_hard_section
+from cuelens.audit.streamed import Folds, HashedFolds, TokenStore, check_streamable, count_run, \
+    fold_keys, predict_run, _seeded
+from cuelens.audit.text_keys import as_keys, text_key
+from cuelens.audit.uncertainty import counted_difference_interval
+from cuelens.data.compact import CompactSplit
+from cuelens.data.schema import FieldMap
+from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
+from cuelens.errors import UserError
+
+Progress = Callable[[str, float], None]
+STREAMING_NOTE = (
+    "statistics streamed over chunks (--stats streaming): cross-validation folds follow a "
+    "seeded hash of each item's hypothesis words (or its --group-field value), so copies of a "
+    "hypothesis share a fold but items sharing only a premise may not; the training samples are "
+    "drawn in a seeded hash order. The numbers are those of the exact statistics up to this "
+    "fold and sample assignment (docs/large-datasets.md)")
+
+
+@dataclass
+class ChunkedData:
+    """The loaded splits (role → chunked split, in results.json order), which two the
+    statistics use, and the token store."""
+
+    name: str
+    format: str
+    splits: dict[str, ChunkedSplit]
+    fitting: str | None
+    evaluated: str
+    label_names: list[str]
+    store: TokenStore
+
+    @property
+    def input_paths(self) -> list[str]:
+        return [split.path for split in self.splits.values()]
+
+
+def statistics_roles(roles: list[str]) -> tuple[str | None, str]:
+    """(fitting role or None, evaluated role) of the loaded roles, as the loader assigns them."""
+    if "all" in roles or len(roles) == 1:
+        return None, roles[0]
+    if "train" in roles:
+        return "train", "test" if "test" in roles else "dev"
+    return "dev", "test"
+
+
+def _item_keys(split: CompactSplit, words) -> np.ndarray:
+    """Fold keys: the ``--group-field`` value's fingerprint, else the words' (docs/large-datasets.md)."""
+    if split.groups and split.groups[0] is not None:
+        return as_keys(b"".join(text_key(str(group)) for group in split.groups))
+    return fold_keys(words)
+
+
+def _unseen_label(split: CompactSplit, fitting: ChunkedSplit) -> None:
+    """A label of ``split`` that the (fully read) fitting split lacks is an error."""
+    known = set(fitting.label_counts)
+    for i, label in enumerate(split.labels):
+        if label not in known:
+            raise UserError(f"label '{label}' does not occur in the training split "
+                            f"({fitting.path}); known labels: {', '.join(sorted(known))}",
+                            path=str(split.raw.paths[split.shard_of[i]]),
+                            line=split.line_of[i])
+
+
+def load_chunked(data: str | None, train: str | None, test: str | None, fields: FieldMap,
+                 skip_bad: bool, config: ScanConfig, directory: Path,
+                 chunk_items: int = CHUNK_ITEMS, progress: Progress | None = None
+                 ) -> ChunkedData:
+    """Read the data arguments into chunks under ``directory`` and encode the statistics'
+    splits chunk by chunk (one chunk in memory at a time, plus the vocabulary)."""
+    from cuelens.engine.streaming import ROLES, resolve_sources
+
+    sources, name, fmt = resolve_sources(data, train, test)
+    roles = [role for role in ROLES if role in sources]
+    fitting, evaluated = statistics_roles(roles)
+    words_encoder = Encoder(repeats=True)
+    features = None if config.ngrams == 1 else Encoder(config.ngrams)
+    registry: dict = {}  # label value → code, in order of first appearance
+    store: TokenStore | None = None
+    loaded: list[ChunkedSplit] = []
+    task = None
+    for role in roles:
+        for chunk in read_chunked(sources[role], role, fields, task, skip_bad, directory,
+                                  chunk_items, loaded):
+            split = chunk.split
+            task = task or split.task
+            if role not in (fitting, evaluated):
+                continue
+            check_streamable(task, config.max_fit_items)
+            if role == evaluated and fitting is not None:
+                _unseen_label(split, loaded[0])
+            texts = instance_texts(split, config.include_premise)
+            words = words_encoder.add(texts).flush()
+            seqs = first_occurrences(words) if features is None else features.add(texts).flush()
+            codes = np.fromiter((registry.setdefault(v, len(registry)) for v in split.labels),
+                                dtype=np.int16, count=len(split))
+            if store is None:
+                store = TokenStore(directory, task, 1, 0)
+            store.add(role == fitting, words, seqs, codes, _item_keys(split, words))
+            if progress is not None:
+                progress("read", 0.0)
+    assert store is not None
+    splits = {split.name: split for split in loaded}
+    if len({s.task for s in loaded}) > 1:
+        raise UserError("the splits mix NLI and multiple-choice items", path=loaded[-1].path)
+    label_names = sorted(splits[fitting or evaluated].label_counts)
+    store.n_labels = len(label_names)
+    store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
+                                  for v in registry], dtype=np.int64)
+    store.words_vocab[:] = list(words_encoder.vocab)
+    store.vocab[:] = store.words_vocab if features is None else list(features.vocab)
+    ordered = {role: splits[role] for role in ([fitting] if fitting else []) + [evaluated]}
+    ordered.update({role: split for role, split in splits.items() if role not in ordered})
+    return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store)
+
+
+@dataclass
+class StreamedAudit:
+    """The word-cue sections (:class:`~cuelens.audit.results.WordSections`) and the easy
+    counters of the evaluated items, per chunk."""
+
+    cues: list[dict]
+    cue_stats: dict
+    leakage: dict
+    easy_hard: dict
+    easy: list[np.ndarray]
+    mcq_baselines: dict | None = None
+
+
+def _stage(progress: Progress | None, stage: str) -> Callable[[float], None] | None:
+    return None if progress is None else (lambda fraction: progress(stage, fraction))
+
+
+def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
+                        progress: Progress | None = None) -> StreamedAudit:
+    """Cues, leakage table and easy/hard split from passes over the token store."""
+    store, options = data.store, config.scoring
+    keep = 2 * options.max_fit_items
+    cross_validated = data.fitting is None
+    counts = count_run(store, folds, config.folds, config.seed, config.seed, cross_validated,
+                       keep)
+    fitted = slice(None, -1) if cross_validated else slice(-1, None)
+    cues, cue_stats = cue_table(counts.joint[:, fitted].sum(axis=(1, 2)).astype(np.float64),
+                                counts.labels[fitted].sum(axis=(0, 1)), store.vocab,
+                                data.label_names, config, "all" if cross_validated else "train")
+    tally = predict_run(store, counts, folds, config.folds, config.seed, options,
+                        ModelBank(config.seed), all_models(), bow_name(store.task),
+                        progress=_stage(progress, "leakage"))
+    del counts
+
+    def headline_runs(model: tuple[str, str]) -> tuple[tuple[float, float], list[float]]:
+        runs, D = [tally.counted(model)], [tally.accuracy(model) - tally.accuracy(MAJORITY)]
+        for r in range(1, EXTRA_FOLD_SEEDS + 1) if cross_validated else ():
+            reseeded = replace(options, seed=iteration_seed(config.seed, r, FOLD_SEEDS))
+            counted = count_run(store, folds, config.folds, reseeded.seed, reseeded.seed, True,
+                                keep)
+            run = predict_run(store, counted, folds, config.folds, reseeded.seed, reseeded,
+                              ModelBank(reseeded.seed), [model], None)
+            runs.append(run.counted(model))
+            D.append(run.accuracy(model) - run.accuracy(MAJORITY))
+        return counted_difference_interval(runs, seed=config.seed), D
+
+    leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
+                              config.metric, config.flag_threshold, headline_runs)
+    model = (leakage["best"]["metric"], leakage["best"]["aggregator"])
+    easy = [np.zeros(size, dtype=np.float64) for fitting, _, size in store.sizes()
+            if not fitting]
+    first_eval = [first for fitting, first, _ in store.sizes() if not fitting]
+    bank = ModelBank(config.seed)
+    for iteration in range(config.iterations):
+        fold_seed = iteration_seed(config.seed, iteration)
+        counted = count_run(store, folds, config.folds, fold_seed, config.seed, True, keep)
+
+        def add(chunk, positions, results) -> None:
+            easy[first_eval.index(chunk.first)][positions] += results[model]
+
+        predict_run(store, counted, folds, config.folds, fold_seed, options, bank, [model],
+                    None, add)
+        if progress is not None:
+            progress("easy_hard", (iteration + 1) / config.iterations)
+    masks = [counter > config.iterations / 2 for counter in easy]
+    n_easy = int(sum(int(mask.sum()) for mask in masks))
+    easy_hard = easy_hard_section(n_easy, store.n_eval, config, leakage,
+                                  "all" if cross_validated else "test")
+    return StreamedAudit(cues, cue_stats, leakage, easy_hard, masks)
+
+
+def _group_sizes(store: TokenStore) -> dict:
+    """:func:`~cuelens.audit.groups.group_sizes` of the fold keys (items sharing one)."""
+    from cuelens.audit.streamed_hygiene import KeySpill
+
+    spill = KeySpill(store.directory / "group-keys")
+    for chunk in store.chunks():
+        spill.add(chunk.keys)
+    sizes = spill.sizes()
+    return {"groups": int(len(sizes)), "largest": int(sizes.max()) if len(sizes) else 0,
+            "grouped_items": int(sizes[sizes > 1].sum())}
+
+
+@dataclass
+class _Picks:
+    """The ``size`` items of lowest priority offered so far, with their example rows."""
+
+    size: int
+    priority: list = field(default_factory=list)  # (priority, instance, row) sorted
+
+    def offer(self, priorities: np.ndarray, instances: np.ndarray, rows: Callable) -> None:
+        if len(priorities) == 0:
+            return
+        order = np.argsort(priorities, kind="stable")[:self.size]
+        merged = self.priority + [(int(priorities[i]), int(instances[i]), rows(int(i)))
+                                  for i in order]
+        self.priority = sorted(merged, key=lambda entry: entry[0])[:self.size]
+
+    def chosen(self) -> list[tuple[int, dict]]:
+        return sorted((instance, row) for _, instance, row in self.priority)
+
+
+def streamed_examples(data: ChunkedData, cues: list[dict], metric: str,
+                      easy: list[np.ndarray], seed: int, per_label: int = 10,
+                      per_cue: int = 20, per_group: int = 10) -> dict:
+    """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
+    per top cue ``per_cue`` instances holding it, ``per_group`` easy and hard items, each set
+    the lowest of a seeded hash order over the evaluated items."""
+    store = data.store
+    tokens = top_cue_tokens(cues, metric, per_label)
+    vocab = {word: i for i, word in enumerate(store.words_vocab)}
+    wanted = np.asarray([vocab.get(token, -1) for token in tokens], dtype=np.int64)
+    by_cue = [_Picks(per_cue) for _ in tokens]
+    groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
+    token_chunks = store.chunks(fitting=False)
+    for mask, chunk in zip(easy, data.splits[data.evaluated]):
+        tokens_chunk = next(token_chunks)
+        split = chunk.split
+        instances = tokens_chunk.items
+        priority = _seeded(instances, seed)
+
+        def row(i: int, split: CompactSplit = split, mask: np.ndarray = mask) -> dict:
+            return {"id": split.ids[i], "premise": split.premises[i],
+                    "text": split.hypotheses[i], "label": split.labels[i],
+                    "easy": bool(mask[i])}
+
+        words = tokens_chunk.words
+        owner = np.repeat(np.arange(len(words)), words.lengths)
+        for picks, token in zip(by_cue, wanted.tolist()):
+            holders = np.unique(owner[words.indices == token]) if token >= 0 else owner[:0]
+            picks.offer(priority[holders], instances[holders], lambda i, h=holders: row(h[i]))
+        for name, members in (("easy", np.flatnonzero(mask)), ("hard", np.flatnonzero(~mask))):
+            groups[name].offer(priority[members], instances[members],
+                               lambda i, m=members: row(m[i]))
+    items: list[dict] = []
+    index: dict[int, int] = {}
+
+    def add(instance: int, entry: dict) -> int:
+        if instance not in index:
+            index[instance] = len(items)
+            items.append(entry)
+        return index[instance]
+
+    out: dict = {"items": items,
+                 "by_cue": {token: [add(i, e) for i, e in picks.chosen()]
+                            for token, picks in zip(tokens, by_cue)}}
+    for name, picks in groups.items():
+        out[name] = [add(i, e) for i, e in picks.chosen()]
+    return out
+
+
+def chunked_summary(data: ChunkedData) -> dict:
+    """results.json ``dataset`` of chunked splits (:func:`~cuelens.data.summary.dataset_summary`)."""
+    from cuelens.data.summary import nli_split_summary, summary_of
+
+    return summary_of(data.name, data.format, data.store.task, None, data.fitting is None,
+                      data.label_names,
+                      {role: nli_split_summary(s.path, len(s), s.label_counts, s.skipped,
+                                               data.label_names)
+                       for role, s in data.splits.items()})
+
+
+@dataclass
+class StreamedScanResult:
+    """A streamed scan's results.json content; :meth:`save` writes the outputs of a scan."""
+
+    data: ChunkedData
+    results: dict
+    easy: list[np.ndarray]  # per chunk of the evaluated split
+    started: float = field(default_factory=time.time)
+
+    def lines(self, mode: str) -> Iterator[tuple[str, bool]]:
+        """``(record or id, easy)`` of every evaluated item, chunk by chunk."""
+        for mask, chunk in zip(self.easy, self.data.splits[self.data.evaluated]):
+            yield from zip(chunk.split.raw if mode == "records" else chunk.split.ids,
+                           mask.tolist())
+
+    def save(self, out_dir: str | Path, *, report: bool = True,
+             item_files: str = "auto") -> dict[str, Path]:
+        from cuelens.audit.results import item_files_mode, run_info, scan_output_paths, \
+            write_cues_csv, write_item_files
+        from cuelens.io import check_outputs, output_set, write_json
+        from cuelens.reports import render_report
+
+        out_dir = Path(out_dir)
+        mode = item_files_mode(item_files, self.data.store.n_eval)
+        files = scan_output_paths(out_dir, mode)
+        check_outputs(files.values(), self.data.input_paths)
+        with output_set():
+            write_json(files["results"], self.results)
+            write_cues_csv(files["cues"], self.results["cues"])
+            if mode != "none":
+                write_item_files((files["easy"], files["hard"]), self.lines(mode))
+            write_json(files["run"], run_info(self.started, inputs=self.data.input_paths))
+            if report:
+                files["report"] = render_report(self.results, out_dir / "report.html",
+                                                inputs=self.data.input_paths)
+        return files
+
+
+def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
+                   progress: Progress | None = None) -> StreamedScanResult:
+    """Every results.json section of ``data`` from statistics that stream; ``folds``:
+    :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
+    from cuelens.audit.advice import next_steps
+    from cuelens.audit.results import build_results
+    from cuelens.audit.streamed_hygiene import streamed_hygiene
+
+    started = time.time()
+    config.validate()
+    folds = folds or HashedFolds(config.folds, config.folds, config.seed)
+    audit = streamed_word_audit(data, config, folds, progress)
+    audit.leakage["groups"] = _group_sizes(data.store)
+    examples = streamed_examples(data, audit.cues, config.metric, audit.easy, config.seed)
+    hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
+                               data.store.directory)
+    if progress is not None:
+        progress("hygiene", 1.0)
+    results = build_results(config, audit, chunked_summary(data), examples, hygiene)
+    results["config"] = {**asdict(config), "statistics": "streaming"}
+    results["notes"] = [STREAMING_NOTE]
+    results["next_steps"] = next_steps(results)
+    return StreamedScanResult(data, results, audit.easy, started)

@@ -1,0 +1,137 @@
+"""Statistics that stream (cuelens.audit.streamed): given the exact scan's folds and sampling
+order, the chunked passes must reproduce the exact scan's cues, leakage table, interval and
+easy/hard split; with hashed folds, copies of a hypothesis must share a fold."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.fitting import scan_data
+from cuelens.audit.scan import run_word_audit
+from cuelens.audit.streamed import HashedFolds, fold_keys
+from cuelens.audit.streamed_scan import load_chunked, streamed_word_audit
+from cuelens.audit.counts import encode
+from cuelens.data.schema import FieldMap
+from cuelens.data.synthetic import make_nli
+from cuelens.engine.streaming import load_streaming
+from cuelens.errors import UserError
+
+
+class ExactFolds:
+    """The exact scan's inner folds, outer folds per seed and sampling order, as a Folds."""
+
+    def __init__(self, dataset, config: ScanConfig) -> None:
+        self.data = scan_data(dataset, config.ngrams, config.include_premise, config.folds,
+                              config.seed)
+        self.inner_folds = self.data.pool.inner_folds
+        self.n_folds = config.folds
+        self.n_fit = 0 if self.data.train_items is None else len(self.data.train_items)
+
+    def inner(self, items, keys):
+        return self.data.pool.inner_fold[items]
+
+    def outer(self, items, keys, seed):
+        return self.data.eval_folds(self.n_folds, seed)[items - self.n_fit]
+
+    def priority(self, items, seed):
+        n = self.data.pool.n_items
+        rank = np.empty(n, dtype=np.uint64)
+        rank[np.random.default_rng(seed).permutation(n)] = np.arange(n, dtype=np.uint64)
+        return rank[items]
+
+
+def _write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def _without_bow(leakage: dict) -> dict:
+    out = {key: value for key, value in leakage.items() if key not in ("baselines", "groups")}
+    return out
+
+
+def _compare(dataset, data, config):
+    exact = run_word_audit(dataset, config)
+    streamed = streamed_word_audit(data, config, ExactFolds(dataset, config))
+    assert streamed.cues == exact.cues
+    assert streamed.cue_stats == exact.cue_stats
+    assert _without_bow(streamed.leakage) == _without_bow(exact.leakage)
+    # the BoW baseline's columns are ordered by the sample alone (same model up to rounding)
+    (bow_exact,), (bow_streamed,) = exact.leakage["baselines"], streamed.leakage["baselines"]
+    assert bow_streamed["name"] == bow_exact["name"]
+    assert bow_streamed["accuracy"] == pytest.approx(bow_exact["accuracy"], abs=2e-3)
+    assert streamed.easy_hard == exact.easy_hard
+    assert np.array_equal(np.concatenate(streamed.easy), exact.item_easy)
+    return exact, streamed
+
+
+def test_cross_validated_file_matches_exact_scan(tmp_path):
+    source = _write(tmp_path / "nli.jsonl", make_nli(1200, seed=3, vocab_size=300))
+    config = ScanConfig(max_fit_items=300, iterations=3, min_count=3)
+    dataset = load_streaming(source)
+    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=250)
+    assert len(data.store.files) == 5
+    exact, _ = _compare(dataset, data, config)
+    assert exact.leakage["best"]["D"] > 0.1  # the planted cues are found
+
+
+def test_train_test_split_matches_exact_scan(tmp_path):
+    train = _write(tmp_path / "train.jsonl", make_nli(900, seed=1, vocab_size=300))
+    test = _write(tmp_path / "test.jsonl", make_nli(400, seed=2, vocab_size=300))
+    config = ScanConfig(max_fit_items=200, iterations=2, min_count=3, ngrams=2)
+    dataset = load_streaming(None, train=train, test=test)
+    data = load_chunked(None, train, test, FieldMap(), False, config, tmp_path, chunk_items=128)
+    _compare(dataset, data, config)
+
+
+def test_uncapped_fit_matches_exact_scan(tmp_path):
+    """Every item a candidate (cap above the data size): the samples are the whole portions."""
+    source = _write(tmp_path / "nli.jsonl", make_nli(500, seed=4, vocab_size=200))
+    config = ScanConfig(max_fit_items=5000, iterations=1, min_count=2, in_sample_features=True)
+    dataset = load_streaming(source)
+    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=97)
+    _compare(dataset, data, config)
+
+
+def test_fold_keys_follow_the_words():
+    seqs = encode(["A cat sleeps.", "a CAT sleeps", "sleeps a cat", "a cat sleeps sleeps", ""],
+                  repeats=True)
+    keys = fold_keys(seqs)
+    assert keys[0] == keys[1]  # the same words: one key
+    assert len(set(keys[1:].tolist())) == 4  # order and repeats matter
+
+
+def test_hashed_folds_keep_copies_together_and_balance():
+    folds = HashedFolds(5, 5, seed=7)
+    keys = np.arange(100_000, dtype=np.uint64) * np.uint64(2654435761)
+    outer = folds.outer(np.arange(len(keys)), keys, 11)
+    assert np.array_equal(outer, folds.outer(np.arange(len(keys)), keys.copy(), 11))
+    sizes = np.bincount(outer, minlength=5)
+    assert sizes.min() > 19_000 and sizes.max() < 21_000
+    inner = folds.inner(np.arange(len(keys)), keys)
+    # inner and outer folds are independent hash streams
+    joint = np.bincount(outer * 5 + inner, minlength=25)
+    assert joint.min() > 3_600 and joint.max() < 4_400
+    assert not np.array_equal(outer, folds.outer(np.arange(len(keys)), keys, 12))
+
+
+def test_unseen_test_label_names_file_and_line(tmp_path):
+    train = _write(tmp_path / "train.jsonl", make_nli(50, seed=1))
+    rows = make_nli(20, seed=2)
+    rows[13]["label"] = "surprise"
+    test = _write(tmp_path / "test.jsonl", rows)
+    with pytest.raises(UserError, match="surprise") as error:
+        load_chunked(None, train, test, FieldMap(), False, ScanConfig(), tmp_path, chunk_items=8)
+    assert "test.jsonl" in str(error.value) and "14" in str(error.value)
+
+
+def test_multiple_choice_is_refused(tmp_path):
+    from cuelens.data.synthetic import make_mcq
+
+    source = _write(tmp_path / "mcq.jsonl", make_mcq(30, seed=1))
+    with pytest.raises(UserError, match="NLI-style"):
+        load_chunked(source, None, None, FieldMap(), False, ScanConfig(), tmp_path)
