@@ -67,7 +67,8 @@ class Folds(Protocol):
     ``inner_folds``), its outer fold under a run's fold seed (evaluation items) and its
     sampling priority (lowest first) under a sample seed."""
 
-    inner_folds: int
+    @property
+    def inner_folds(self) -> int: ...
 
     def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
 

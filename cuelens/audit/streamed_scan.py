@@ -85,7 +85,7 @@ def _unseen_label(split: CompactSplit, fitting: ChunkedSplit) -> None:
         if label not in known:
             raise UserError(f"label '{label}' does not occur in the training split "
                             f"({fitting.path}); known labels: {', '.join(sorted(known))}",
-                            path=str(split.raw.paths[split.shard_of[i]]),
+                            path=str(split.raw.paths[split.shard_of[i]]),  # type: ignore
                             line=split.line_of[i])
 
 
@@ -125,7 +125,7 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
                 store = TokenStore(directory, task, 1, 0)
             store.add(role == fitting, words, seqs, codes, _item_keys(split, words))
             if progress is not None:
-                progress("read", 0.0)
+                progress(f"{role}: {chunk.first + len(split):,} items", 0.0)
     assert store is not None
     splits = {split.name: split for split in loaded}
     if len({s.task for s in loaded}) > 1:
@@ -318,12 +318,16 @@ class StreamedScanResult:
             yield from zip(chunk.split.raw if mode == "records" else chunk.split.ids,
                            mask.tolist())
 
+    def to_html(self, path: str | Path) -> Path:
+        from cuelens.reports import render_report
+
+        return render_report(self.results, Path(path), inputs=self.data.input_paths)
+
     def save(self, out_dir: str | Path, *, report: bool = True,
              item_files: str = "auto") -> dict[str, Path]:
         from cuelens.audit.results import item_files_mode, run_info, scan_output_paths, \
             write_cues_csv, write_item_files
         from cuelens.io import check_outputs, output_set, write_json
-        from cuelens.reports import render_report
 
         out_dir = Path(out_dir)
         mode = item_files_mode(item_files, self.data.store.n_eval)
@@ -336,8 +340,7 @@ class StreamedScanResult:
                 write_item_files((files["easy"], files["hard"]), self.lines(mode))
             write_json(files["run"], run_info(self.started, inputs=self.data.input_paths))
             if report:
-                files["report"] = render_report(self.results, out_dir / "report.html",
-                                                inputs=self.data.input_paths)
+                files["report"] = self.to_html(out_dir / "report.html")
         return files
 
 
@@ -351,8 +354,9 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
 
     started = time.time()
     config.validate()
-    folds = folds or HashedFolds(config.folds, config.folds, config.seed)
-    audit = streamed_word_audit(data, config, folds, progress)
+    audit = streamed_word_audit(data, config,
+                                folds or HashedFolds(config.folds, config.folds, config.seed),
+                                progress)
     audit.leakage["groups"] = _group_sizes(data.store)
     examples = streamed_examples(data, audit.cues, config.metric, audit.easy, config.seed)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,

@@ -15,6 +15,7 @@ from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, Group
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
+from cuelens.errors import UserError
 
 DEFAULT = ScanConfig()  # the one place holding the scan's defaults
 
@@ -67,9 +68,10 @@ def scan(
     choices_field: ChoicesFieldOpt = None,
     skip_bad: SkipBadOpt = False,
     group_field: GroupFieldOpt = None,
-    features: Annotated[str, typer.Option(
+    features: Annotated[Optional[str], typer.Option(
         "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
-        "sentiment, overlap, ner, typo; 'all' or 'none'.")] = "all",
+        "sentiment, overlap, ner, typo; 'all' or 'none' (default: all; none with --stats "
+        "streaming).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option(
         "--cache-dir", help="Parse cache of the ICQ features (safe to delete; default: "
         "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse).")] = None,
@@ -82,10 +84,20 @@ def scan(
         "--item-files", help="easy/hard item files: records (easy.jsonl/hard.jsonl, the input "
         "lines), ids (easy.ids.txt/hard.ids.txt), none; auto = records up to 1,000,000 "
         "evaluated items, else ids.")] = "auto",
+    stats: Annotated[str, typer.Option(
+        "--stats", help="exact: cross-validation with grouped folds over items held in memory; "
+        "streaming: passes over on-disk chunks with hashed folds, memory bounded by the "
+        "vocabulary and --max-fit-items (tens of millions of NLI items; docs/large-datasets.md)."
+        )] = "exact",
+    work_dir: Annotated[Optional[Path], typer.Option(
+        "--work-dir", help="--stats streaming: where the chunk files go (about 2× the input's "
+        "text size; deleted at the end; default: the system's temporary directory).")] = None,
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
     Example: audit scan data/snli/ --out results/snli --fail-above 10
+
+    Example: audit scan shards/ --stats streaming --out results/big
     """
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
@@ -93,7 +105,9 @@ def scan(
     from cuelens.engine import EngineOptions, load_for_scan
 
     started = time.time()
-    feature_names = parse_feature_option(features)  # fail fast on unknown names
+    if stats not in STATISTICS:
+        raise UserError(f"unknown --stats {stats!r}; choose from {', '.join(STATISTICS)}")
+    feature_names = parse_feature_option(features or ("none" if stats == "streaming" else "all"))
     config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
@@ -101,6 +115,15 @@ def scan(
                         flag_threshold=flag_threshold / 100.0)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
+    if stats == "streaming":
+        if engine != "local" or hf or feature_names:
+            raise UserError("--stats streaming reads files, directories or globs with the local "
+                            "engine and computes no ICQ features (--features none)")
+        scan_streamed(data, train, test, field_map(premise_field, hypothesis_field,
+                                                   label_field, choices_field, group_field),
+                      skip_bad, config, out, report, top, item_files, work_dir, started,
+                      fail_above)
+        return
     with progress_bar(f"reading ({engine} engine)") as progress:
         loaded = load_for_scan(engine, data, train=str(train) if train else None,
                                test=str(test) if test else None, hf=hf,
@@ -119,10 +142,47 @@ def scan(
                               progress=progress, tokens=loaded.tokens)
     result.started = started
     save_scan(result, out_dir, report, top, item_files)
-    best = result.results["leakage"]["best"]["D"] if "leakage" in result.results else 0.0
+    check_fail_above(result.results, fail_above)
+
+
+STATISTICS = ("exact", "streaming")
+
+
+def check_fail_above(results: dict, fail_above: float | None) -> None:
+    """Exit 1 when the headline D exceeds ``--fail-above`` (points)."""
+    best = results["leakage"]["best"]["D"] if "leakage" in results else 0.0
     if fail_above is not None and best * 100 > fail_above:
         console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
         raise typer.Exit(1)
+
+
+def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
+                  out: Path | None, report: Path | None, top: int, item_files: str,
+                  work_dir: Path | None, started: float, fail_above: float | None) -> None:
+    """``--stats streaming``: chunks in a temporary work directory, then the passes."""
+    import tempfile
+
+    from cuelens.audit.results import item_files_mode, scan_output_paths
+    from cuelens.audit.streamed_scan import load_chunked, scan_streaming
+    from cuelens.io import check_outputs, check_writable_dir
+
+    if work_dir is not None:
+        check_writable_dir(work_dir)
+    with tempfile.TemporaryDirectory(prefix="cuelens-chunks-", dir=work_dir) as directory:
+        with progress_bar("reading (chunks)") as progress:
+            chunked = load_chunked(str(data) if data else None, str(train) if train else None,
+                                   str(test) if test else None, fields, skip_bad, config,
+                                   Path(directory), progress=progress)
+        warn_skipped(chunked)
+        out_dir = out or Path("audit-results") / chunked.name
+        paths = scan_output_paths(out_dir, item_files_mode(item_files, chunked.store.n_eval))
+        check_outputs([*paths.values(), report or out_dir / "report.html"],
+                      chunked.input_paths)
+        with progress_bar(f"scanning {chunked.name} (streaming)") as progress:
+            result = scan_streaming(chunked, config, progress=progress)
+        result.started = started
+        save_scan(result, out_dir, report, top, item_files)
+    check_fail_above(result.results, fail_above)
 
 
 def save_scan(result, out_dir: Path, report: Path | None, top: int,

@@ -68,7 +68,7 @@ class ChunkedSplit:
     def _save(self, split: CompactSplit, directory: Path) -> None:
         path = directory / f"{self.name}-{len(self.files):06d}.npz"
         with open(path, "wb") as handle:
-            np.savez(handle, **split.to_arrays(),
+            np.savez(handle, **split.to_arrays(),  # type: ignore[arg-type]
                      shard_of=np.asarray(split.shard_of, dtype=np.int32))
         self.files.append(path)
         self.sizes.append(len(split))
