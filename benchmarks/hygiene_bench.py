@@ -20,7 +20,7 @@ import resource
 import time
 import tracemalloc
 
-from cuelens.audit.hygiene import NearIndex, SplitKeys, data_hygiene, near_items
+from cuelens.audit.hygiene import ItemKeys, NearIndex, data_hygiene, near_items, near_texts
 from cuelens.engine.streaming import load_streaming
 
 
@@ -53,12 +53,13 @@ def time_near_index(splits: dict, seed: int) -> dict:
     after both."""
     out = {}
     for role, split in splits.items():
-        keys = SplitKeys.of(split, near_items(len(split), seed))
+        items = near_items(len(split), seed)
+        texts = near_texts(split, items)
         start = time.perf_counter()
-        index = NearIndex(keys.near_inputs, seed)
+        index = NearIndex(texts, seed)
         built = time.perf_counter()
-        pairs = list(index.near_pairs(keys.inputs[keys.near_items]))
-        out[role] = {"items": len(keys.near_inputs), "build_s": round(built - start, 2),
+        pairs = list(index.near_pairs(ItemKeys.of(split).inputs[items]))
+        out[role] = {"items": len(texts), "build_s": round(built - start, 2),
                      "near_pairs_s": round(time.perf_counter() - built, 2),
                      "near_pairs": len(pairs), "max_rss_mb": max_rss_mb()}
     return out

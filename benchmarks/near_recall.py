@@ -5,7 +5,7 @@ scale"; docs/methods.md §11).
         /work/shared/data/mnli/dev.jsonl --seeds 0 1 2 3 4 --settings 64:5x11 64:9x7
 
 For every split of every dataset the items indexed by ``data_hygiene`` are taken exactly as it
-takes them (``SplitKeys.of(split, near_items(len(split), 0))``), and ALL pairs of different
+takes them (``near_texts(split, near_items(len(split), 0))``), and ALL pairs of different
 inputs with an exact word-bigram Jaccard ≥ ``NEAR_THRESHOLD`` are found by brute force: a sparse
 binary items × shingles matrix ``X``, intersections ``X[block] @ X.T``, Jaccard = inter / (|a| +
 |b| − inter). Then, for each setting ``PERM:BxR`` (``PERM`` permutations, ``B`` bands of ``R``
@@ -27,8 +27,8 @@ from scipy import sparse
 
 import cuelens
 import cuelens.audit.hygiene as hygiene
-from cuelens.audit.hygiene import (NEAR_THRESHOLD, NearIndex, SplitKeys, _band_matches,
-                                   _first_of_each, _shingles, near_items)
+from cuelens.audit.hygiene import (NEAR_THRESHOLD, ItemKeys, NearIndex, _band_matches,
+                                   _first_of_each, _shingles, near_items, near_texts)
 
 BUCKETS = (0.8, 0.85, 0.9, 0.95)
 BLOCK = 500  # rows of X multiplied at a time
@@ -127,10 +127,10 @@ def main() -> None:
     splits = {}
     for path in args.data:
         for role, split in cuelens.load_dataset(path).splits.items():
-            keys = SplitKeys.of(split, near_items(len(split), 0))
-            inputs = keys.inputs[keys.near_items]
+            items = near_items(len(split), 0)
+            texts, inputs = near_texts(split, items), ItemKeys.of(split).inputs[items]
             splits[f"{path.rstrip('/').split('/')[-1]}:{role}"] = (
-                keys.near_inputs, inputs, *exact_pairs(keys.near_inputs, inputs))
+                texts, inputs, *exact_pairs(texts, inputs))
     scaled = None
     if args.scale:
         from cuelens.engine.streaming import load_streaming

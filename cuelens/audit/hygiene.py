@@ -21,14 +21,18 @@ and spacing never hide a copy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from functools import cache, reduce
 from itertools import combinations
+from operator import add
+from typing import Any, TypeVar
 
 import numpy as np
 
 from cuelens.audit.groups import MIN_KEY_TOKENS
-from cuelens.audit.text_keys import GOLDEN, combine, mix64, normal_form, text_key, text_keys
+from cuelens.audit.text_keys import GOLDEN, TextKeys, combine, mix64, normal_form, text_key, \
+    text_keys
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
@@ -50,37 +54,41 @@ def _forms(split: Split, i: int) -> tuple[str, str]:
     return normal_form(split.premise_context(i)), text
 
 
+def near_texts(split: Split, items: np.ndarray) -> list[str]:
+    """The inputs (normalised premise and hypothesis / choice set) of ``items``, as indexed for
+    near duplicates."""
+    return [" || ".join(_forms(split, int(i))) for i in items]
+
+
 @dataclass(frozen=True)
-class SplitKeys:
+class ItemKeys:
     """Compact per-item keys of one split (docs/methods.md §11): 64-bit hashes of the normalised
     input, premise, mirrored / contrastive pair text and answer; ``has_pair`` marks items with a
-    pair text (NLI: hypotheses of 3+ tokens). ``near_items`` are the (sorted) items indexed for
-    near duplicates and ``near_inputs`` their inputs."""
+    pair text (NLI: hypotheses of 3+ tokens)."""
 
     inputs: np.ndarray
     premises: np.ndarray
     pairs: np.ndarray
     has_pair: np.ndarray
     answers: np.ndarray
-    near_items: np.ndarray
-    near_inputs: list[str]
 
     @classmethod
-    def of(cls, split: Split, near_items: np.ndarray) -> "SplitKeys":
-        """From the split's :func:`~cuelens.audit.text_keys.text_keys` (no text is normalised
-        again, except the inputs of the ``near_items``)."""
-        keys = text_keys(split)
+    def of(cls, split: Split, keys: TextKeys | None = None,
+           codes: dict | None = None) -> "ItemKeys":
+        """From the split's :class:`~cuelens.audit.text_keys.TextKeys` (default: the cached
+        :func:`~cuelens.audit.text_keys.text_keys`; no text is normalised again). NLI answers
+        are label codes numbered in order of appearance in ``codes`` (shared by the chunks of
+        one split)."""
+        keys = text_keys(split) if keys is None else keys
+        codes = {} if codes is None else codes
         if split.task == Task.NLI:
             pairs, has_pair = keys.text, keys.text_words >= MIN_KEY_TOKENS
-            codes: dict = {}
             answers = np.fromiter((codes.setdefault(label, len(codes)) for label in split.labels),
                                   dtype=np.uint64, count=len(split))
         else:
             pairs, has_pair = keys.text_sets(), np.ones(len(split), dtype=bool)
             answers = keys.text[keys.starts[:-1] + np.asarray(split.labels, dtype=np.int64)]
-        near_inputs = [" || ".join(_forms(split, int(i))) for i in near_items]
-        return cls(combine(keys.context, pairs), keys.context, pairs, has_pair, answers,
-                   near_items, near_inputs)
+        return cls(combine(keys.context, pairs), keys.context, pairs, has_pair, answers)
 
 
 @dataclass(frozen=True)
@@ -92,10 +100,9 @@ class Groups:
     bounds: np.ndarray
 
     @classmethod
-    def of(cls, keys: np.ndarray, items: np.ndarray | None = None) -> "Groups":
-        """Group ``items`` (default: all) by ``keys[item]``."""
-        items = np.arange(len(keys)) if items is None else items
-        items = items[np.argsort(keys[items], kind="stable")]  # equal keys: ascending items
+    def of(cls, keys: np.ndarray) -> "Groups":
+        """Group the positions of ``keys`` by key."""
+        items = np.argsort(keys, kind="stable")  # equal keys: ascending positions
         starts = _run_starts(keys[items])
         sizes = np.diff(np.r_[starts, len(items)])
         shared = np.repeat(sizes > 1, sizes)
@@ -151,27 +158,6 @@ def first_match(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
     out = np.full(len(keys), -1, dtype=np.int64)
     out[hit] = first[at[hit]]
     return out
-
-
-def _example(role: str, split: Split, i: int, other: tuple[str, Split, int] | None = None) -> dict:
-    shown = split.hypotheses[i] if split.task == Task.NLI else " / ".join(split.choices[i])
-    row = {"split": role, "id": split.ids[i], "line": split.lines[i],
-           "text": f"{split.premise_context(i)} → {shown}"[:TEXT_CHARS]}
-    if other is not None:
-        o_role, o_split, j = other
-        row["other"] = {"split": o_role, "id": o_split.ids[j], "line": o_split.lines[j]}
-    return row
-
-
-def _contrast_pairs(keys: SplitKeys) -> tuple[int, list[tuple[int, int]]]:
-    """Pairs sharing a pair text with different answers (count, first few)."""
-    groups = Groups.of(keys.pairs, np.flatnonzero(keys.has_pair))
-    shown = []
-    for g in np.flatnonzero(groups.mixed(keys.answers))[:MAX_EXAMPLES]:
-        first, *rest = groups[g]
-        partner = next(j for j in rest if keys.answers[j] != keys.answers[first])
-        shown.append((int(first), int(partner)))
-    return groups.discordant_pairs(keys.answers), shown
 
 
 def _shingles(text: str) -> set[str]:
@@ -334,48 +320,244 @@ class NearIndex:
                           other.texts, self.texts, first_only=True)
 
 
-def split_hygiene(role: str, split: Split, keys: SplitKeys, index: NearIndex) -> tuple[dict, dict]:
-    """Counts of one split and its examples."""
-    copies = Groups.of(keys.inputs)
-    conflicts = copies.mixed(keys.answers)
-    sample = keys.near_items
-    near_pairs = [(int(sample[k]), int(sample[m]))
-                  for k, m in index.near_pairs(keys.inputs[sample])]
-    n_contrast, contrast = _contrast_pairs(keys)
-    counts = {"items": len(split), "duplicate_items": int(copies.sizes.sum()) - len(copies),
-              "duplicate_groups": len(copies), "near_duplicate_pairs": len(near_pairs),
-              "label_conflict_groups": int(conflicts.sum()),
-              "label_conflict_items": int(copies.sizes[conflicts].sum()),
-              ("mirrored_pairs" if split.task == Task.MCQ else "contrastive_pairs"): n_contrast}
-    pick = lambda pairs: [_example(role, split, i, (role, split, j))  # noqa: E731
-                          for i, j in pairs[:MAX_EXAMPLES]]
-    examples = {"duplicates": pick(copies.first_pairs(np.ones(len(copies), dtype=bool))),
-                "near_duplicates": pick(near_pairs),
-                "label_conflicts": pick(copies.first_pairs(conflicts)),
-                "mirrored": pick(contrast)}
-    return counts, examples
+@dataclass(frozen=True)
+class NearSample:
+    """A split's items indexed for near duplicates (:func:`near_items`, ascending), their input
+    keys and the :class:`NearIndex` of their inputs (:func:`near_texts`)."""
+
+    items: np.ndarray
+    inputs: np.ndarray
+    index: NearIndex
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Item pairs ``(i, j)``, ``i < j``, of near duplicates within the sample, in order."""
+        return _items_of(self.items, self.items, self.index.near_pairs(self.inputs))
+
+    def first_near(self, evaluated: NearSample, unmatched: np.ndarray) -> list[tuple[int, int]]:
+        """For each sampled item of ``evaluated`` where ``unmatched`` (by sample position) that is
+        near a sampled item of this split, ``(that item, the first such item here)``."""
+        return _items_of(evaluated.items, self.items,
+                         self.index.first_near(evaluated.index, np.flatnonzero(unmatched),
+                                               self.inputs))
 
 
-def overlap(fit_role: str, fit: Split, fit_keys: SplitKeys, fit_index: NearIndex,
-            eval_role: str, evaluate: Split, eval_keys: SplitKeys,
-            eval_index: NearIndex) -> tuple[dict, list[dict]]:
-    """Evaluation items that occur (exactly or nearly) in the fitting split, or share a premise;
-    near copies are looked for among the sampled evaluation items in the sampled fitting ones."""
-    match = first_match(eval_keys.inputs, fit_keys.inputs)
-    exact = [(int(i), int(match[i])) for i in np.flatnonzero(match >= 0)]
-    near = [(int(eval_keys.near_items[k]), int(fit_keys.near_items[m])) for k, m in
-            fit_index.first_near(eval_index, np.flatnonzero(match[eval_keys.near_items] < 0),
-                                 fit_keys.inputs[fit_keys.near_items])]
-    shared_premise = int((first_match(eval_keys.premises, fit_keys.premises) >= 0)[match < 0]
-                         .sum())
-    n = len(evaluate)
-    row = {"fit": fit_role, "eval": eval_role, "eval_items": n, "exact": len(exact),
-           "near": len(near), "shared_premise": shared_premise + len(exact),
-           "fraction": round((len(exact) + len(near)) / n, 6) if n else 0.0}
-    examples = [{**_example(eval_role, evaluate, i, (fit_role, fit, j)), "kind": kind}
-                for kind, pairs in (("exact", exact), ("near", near))
-                for i, j in pairs[:MAX_EXAMPLES]]
-    return row, examples
+def _items_of(left: np.ndarray, right: np.ndarray,
+              pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Position pairs ``(k, m)`` as item pairs ``(left[k], right[m])``."""
+    return [(int(left[k]), int(right[m])) for k, m in pairs]
+
+
+Part = dict[str, np.ndarray]
+"""Columns of some items of a split: their ``key`` and ``item`` (ascending), and for inputs and
+pair texts their ``answer``. A split's keys come as one or more parts; all items holding one key
+are in the same part (docs/methods.md §11)."""
+
+T = TypeVar("T", bound="Tally")
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counts over the parts of a split's keys and example pairs ``(item, other item)``: adding
+    two tallies adds the counts and keeps the :data:`MAX_EXAMPLES` pairs of the smallest items
+    (in one part: those of its first groups, whose first items are distinct)."""
+
+    def __add__(self: T, other: T) -> T:
+        def merged(a: Any, b: Any) -> Any:
+            return sorted(a + b)[:MAX_EXAMPLES] if isinstance(a, list) else a + b
+        return type(self)(**{f.name: merged(getattr(self, f.name), getattr(other, f.name))
+                             for f in fields(self)})
+
+
+def _total(tallies: Iterable[T]) -> T:
+    return reduce(add, tallies)
+
+
+@dataclass(frozen=True)
+class Copies(Tally):
+    """Exact duplicates (items sharing an input key) and label-noise candidates (such groups
+    carrying more than one answer): redundant items, groups, conflicting groups and their items,
+    and the first two members of the first groups of each kind."""
+
+    redundant: int
+    groups: int
+    conflict_groups: int
+    conflict_items: int
+    duplicates: list[tuple[int, int]]
+    conflicts: list[tuple[int, int]]
+
+    @classmethod
+    def of(cls, part: Part) -> Copies:
+        groups, items = Groups.of(part["key"]), part["item"]
+        mixed = groups.mixed(part["answer"])
+        everyone = np.ones(len(groups), dtype=bool)
+        return cls(int(groups.sizes.sum()) - len(groups), len(groups), int(mixed.sum()),
+                   int(groups.sizes[mixed].sum()),
+                   _items_of(items, items, groups.first_pairs(everyone)),
+                   _items_of(items, items, groups.first_pairs(mixed)))
+
+
+@dataclass(frozen=True)
+class Contrasts(Tally):
+    """Pairs of items sharing a pair text with different answers, and for the first groups
+    holding one its first item and that item's first partner."""
+
+    pairs: int
+    shown: list[tuple[int, int]]
+
+    @classmethod
+    def of(cls, part: Part) -> Contrasts:
+        groups, answers = Groups.of(part["key"]), part["answer"]
+        shown = []
+        for g in np.flatnonzero(groups.mixed(answers))[:MAX_EXAMPLES]:
+            first, *rest = groups[g]
+            shown.append((first, next(j for j in rest if answers[j] != answers[first])))
+        return cls(groups.discordant_pairs(answers), _items_of(part["item"], part["item"], shown))
+
+
+@dataclass(frozen=True)
+class Matches(Tally):
+    """Evaluation items whose input occurs in the fitting split, and the first few with the
+    first fitting item holding it."""
+
+    count: int
+    shown: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """What the hygiene statistics read of one split: its size, task and near-duplicate sample,
+    and (a new iterable of :data:`Part` s on each call) its input keys with answers, its pair-text
+    keys with answers (items with a pair text only) and its premise keys."""
+
+    items: int
+    task: str
+    sample: NearSample
+    inputs: Callable[[], Iterable[Part]]
+    pairs: Callable[[], Iterable[Part]]
+    premises: Callable[[], Iterable[Part]]
+
+
+@dataclass(frozen=True)
+class SplitFindings:
+    """One split's counts and example pairs."""
+
+    role: str
+    items: int
+    task: str
+    copies: Copies
+    contrasts: Contrasts
+    near: list[tuple[int, int]]
+
+    def counts(self) -> dict:
+        return {"items": self.items, "duplicate_items": self.copies.redundant,
+                "duplicate_groups": self.copies.groups, "near_duplicate_pairs": len(self.near),
+                "label_conflict_groups": self.copies.conflict_groups,
+                "label_conflict_items": self.copies.conflict_items,
+                ("mirrored_pairs" if self.task == Task.MCQ else "contrastive_pairs"):
+                    self.contrasts.pairs}
+
+    def examples(self) -> dict[str, list[tuple[int, int]]]:
+        return {"duplicates": self.copies.duplicates, "near_duplicates": self.near[:MAX_EXAMPLES],
+                "label_conflicts": self.copies.conflicts, "mirrored": self.contrasts.shown}
+
+
+@dataclass(frozen=True)
+class OverlapFindings:
+    """Evaluation items found (exactly or nearly) in a fitting split, or sharing a premise."""
+
+    fit: str
+    eval: str
+    eval_items: int
+    exact: Matches
+    near: list[tuple[int, int]]
+    shared_premise: int
+
+    def row(self) -> dict:
+        n, found = self.eval_items, self.exact.count + len(self.near)
+        return {"fit": self.fit, "eval": self.eval, "eval_items": n, "exact": self.exact.count,
+                "near": len(self.near), "shared_premise": self.shared_premise,
+                "fraction": round(found / n, 6) if n else 0.0}
+
+    def examples(self) -> dict[str, list[tuple[int, int]]]:
+        return {"exact": self.exact.shown, "near": self.near[:MAX_EXAMPLES]}
+
+
+def _overlap(fit_role: str, fit: Keyed, eval_role: str, evaluate: Keyed) -> OverlapFindings:
+    """Evaluation items whose input occurs in the fitting split (the first fitting item holding
+    it), then those sharing a premise; near copies are looked for among the sampled evaluation
+    items without an exact one, in the sampled fitting items."""
+    matched, exact = np.zeros(evaluate.items, dtype=bool), Matches(0, [])
+    for e, f in zip(evaluate.inputs(), fit.inputs()):
+        match = first_match(e["key"], f["key"])
+        hit = np.flatnonzero(match >= 0)
+        matched[e["item"][hit]] = True
+        exact += Matches(len(hit), _items_of(e["item"], f["item"],
+                                             zip(hit[:MAX_EXAMPLES], match[hit[:MAX_EXAMPLES]])))
+    shared = sum(int((first_match(e["key"], f["key"]) >= 0)[~matched[e["item"]]].sum())
+                 for e, f in zip(evaluate.premises(), fit.premises()))
+    near = fit.sample.first_near(evaluate.sample, ~matched[evaluate.sample.items])
+    return OverlapFindings(fit_role, eval_role, evaluate.items, exact, near, shared + exact.count)
+
+
+def findings(keyed: dict[str, Keyed],
+             evaluated: str) -> tuple[list[SplitFindings], list[OverlapFindings]]:
+    """Every split's findings, then the overlap of the evaluated split with each fitting split
+    and of the fitting splits with each other (docs/methods.md §11)."""
+    found = [SplitFindings(role, k.items, k.task, _total(map(Copies.of, k.inputs())),
+                           _total(map(Contrasts.of, k.pairs())), k.sample.pairs())
+             for role, k in keyed.items()]
+    fitting = [role for role in keyed if role != evaluated]
+    pairs = [(f, evaluated) for f in fitting] + list(combinations(fitting, 2))
+    return found, [_overlap(f, keyed[f], e, keyed[e]) for f, e in pairs]
+
+
+Ref = tuple[str, int]  # (role, item)
+Describe = Callable[[str, int], dict]
+
+
+def example_refs(found: list[SplitFindings], overlaps: list[OverlapFindings]
+                 ) -> dict[str, list[tuple[str | None, Ref, Ref]]]:
+    """Per list of examples, ``(overlap kind or None, item, other item)`` of each example."""
+    out: dict[str, list[tuple[str | None, Ref, Ref]]] = {}
+    for f in found:
+        for name, pairs in f.examples().items():
+            out.setdefault(name, []).extend((None, (f.role, i), (f.role, j)) for i, j in pairs)
+    for o in overlaps:
+        out.setdefault("overlap", []).extend((kind, (o.eval, i), (o.fit, j))
+                                             for kind, pairs in o.examples().items()
+                                             for i, j in pairs)
+    return out
+
+
+def describe(role: str, split: Split, i: int) -> dict:
+    """Item ``i`` of ``split`` as an example shows it."""
+    shown = split.hypotheses[i] if split.task == Task.NLI else " / ".join(split.choices[i])
+    return {"split": role, "id": split.ids[i], "line": split.lines[i],
+            "text": f"{split.premise_context(i)} → {shown}"[:TEXT_CHARS]}
+
+
+def _example(show: Describe, kind: str | None, item: Ref, other: Ref) -> dict:
+    row, shown = show(*item), show(*other)
+    row["other"] = {key: shown[key] for key in ("split", "id", "line")}
+    return {**row, "kind": kind} if kind else row
+
+
+def hygiene_section(keyed: dict[str, Keyed], found: list[SplitFindings],
+                    overlaps: list[OverlapFindings], cross_validated: bool,
+                    show: Describe) -> dict:
+    """The ``hygiene`` section of results.json from the :func:`findings`, with each example item
+    as ``show(role, item)`` gives it (:func:`describe`)."""
+    section: dict = {"near_threshold": NEAR_THRESHOLD, "num_perm": NUM_PERM,
+                     "splits": {f.role: f.counts() for f in found},
+                     "overlap": [o.row() for o in overlaps],
+                     "examples": {name: [_example(show, *ref) for ref in refs]
+                                  for name, refs in example_refs(found, overlaps).items()}}
+    sampled = {role: len(k.sample.items) for role, k in keyed.items()
+               if len(k.sample.items) < k.items}
+    if sampled:
+        section["near_sample"] = sampled
+    section["warnings"] = _warnings(section, cross_validated)
+    return section
 
 
 def _warnings(section: dict, cross_validated: bool) -> list[str]:
@@ -410,34 +592,27 @@ def near_items(n: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, NEAR_MAX_ITEMS, replace=False))
 
 
+def _in_memory(split: Split, seed: int) -> Keyed:
+    """A loaded split's keys, each kind as one part."""
+    keys, items = ItemKeys.of(split), np.arange(len(split))
+    has = keys.has_pair
+    sample = near_items(len(split), seed)
+    return Keyed(len(split), split.task,
+                 NearSample(sample, keys.inputs[sample], NearIndex(near_texts(split, sample), seed)),
+                 lambda: [{"key": keys.inputs, "item": items, "answer": keys.answers}],
+                 lambda: [{"key": keys.pairs[has], "item": items[has], "answer": keys.answers[has]}],
+                 lambda: [{"key": keys.premises, "item": items}])
+
+
 def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
     """The ``hygiene`` section of results.json for every loaded split of ``dataset``
     (docs/methods.md §11): exact counts over all items, near duplicates on at most
     :data:`NEAR_MAX_ITEMS` items per split."""
     splits = dataset.splits
-    keys = {role: SplitKeys.of(s, near_items(len(s), seed)) for role, s in splits.items()}
-    indexes = {role: NearIndex(k.near_inputs, seed) for role, k in keys.items()}
-    section: dict = {"near_threshold": NEAR_THRESHOLD, "num_perm": NUM_PERM, "splits": {},
-                     "overlap": [], "examples": {}}
-    sampled = {role: len(k.near_items) for role, k in keys.items()
-               if len(k.near_items) < len(splits[role])}
-    if sampled:
-        section["near_sample"] = sampled
-    for role, split in splits.items():
-        counts, examples = split_hygiene(role, split, keys[role], indexes[role])
-        section["splits"][role] = counts
-        for kind, rows in examples.items():
-            section["examples"].setdefault(kind, []).extend(rows)
-    evaluated = "test" if dataset.train is not None else "all"
-    fitting = [role for role in splits if role != evaluated]
-    pairs = [(f, evaluated) for f in fitting] + [(a, b) for a, b in combinations(fitting, 2)]
-    for fit_role, eval_role in pairs:
-        row, found = overlap(fit_role, splits[fit_role], keys[fit_role], indexes[fit_role],
-                             eval_role, splits[eval_role], keys[eval_role], indexes[eval_role])
-        section["overlap"].append(row)
-        section["examples"].setdefault("overlap", []).extend(found)
-    section["warnings"] = _warnings(section, dataset.cross_validated)
-    return section
+    keyed = {role: _in_memory(split, seed) for role, split in splits.items()}
+    found, overlaps = findings(keyed, "test" if dataset.train is not None else "all")
+    return hygiene_section(keyed, found, overlaps, dataset.cross_validated,
+                           lambda role, i: describe(role, splits[role], i))
 
 
 def shares_items(section: dict) -> bool:
