@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import ScanResult
+from cuelens.audit.streamed_scan import StreamedScanResult
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
@@ -68,14 +70,17 @@ def _dataset(data: DataSource, train: DataSource, test: DataSource) -> Dataset:
 
 
 def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource = None,
-         features: str | Sequence[str] | None = "all", cache_dir: str | Path | None = None,
-         progress: Progress | None = None, **options: Any) -> ScanResult:
+         features: str | Sequence[str] | None = None, cache_dir: str | Path | None = None,
+         progress: Progress | None = None, stats: str = "exact",
+         work_dir: str | Path | None = None, **options: Any) -> ScanResult | StreamedScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
     (docs/methods.md §2–5); the same results as ``audit scan``.
 
     ``data``/``train``/``test``: anything :func:`load_dataset` reads, or a loaded ``Dataset``.
-    ``features``: ``"all"``, ``"none"``/``[]`` or feature names. ``options``: the fields of
-    :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …).
+    ``features``: ``"all"``, ``"none"``/``[]`` or feature names; None: all (none with
+    streaming statistics). ``options``: the fields of :class:`~cuelens.audit.scan.ScanConfig`
+    (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only, no features; the statistics stream over chunks kept
+    under ``work_dir`` (docs/large-datasets.md), as ``audit scan --stats streaming``.
 
     >>> import cuelens
     >>> from cuelens.data.synthetic import make_nli
@@ -89,7 +94,6 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     """
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import scan_dataset
-    from cuelens.audit.scan import ScanConfig
 
     if isinstance(features, str):
         names = parse_feature_option(features)
@@ -100,8 +104,31 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     except TypeError as exc:
         raise UserError(f"unknown scan option: {exc}") from None
     config.validate()
+    if stats == "streaming":
+        return _scan_streaming(data, train, test, [] if features is None else names, config,
+                               work_dir, progress)
+    if stats != "exact":
+        raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
     return scan_dataset(_dataset(data, train, test), config, features=names,
                         cache_dir=cache_dir, progress=progress)
+
+
+def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,
+                    features: list[str] | None, config: ScanConfig,
+                    work_dir: str | Path | None, progress: Progress | None
+                    ) -> StreamedScanResult:
+    from cuelens.audit.streamed_scan import scan_files
+
+    paths = [x for x in (data, train, test) if x is not None]
+    if features != [] or not all(isinstance(x, (str, Path)) for x in paths):
+        raise UserError('stats="streaming" reads files, directories or globs and computes no '
+                        'ICQ features: pass paths and features="none"')
+    return scan_files(_text(data), train=_text(train), test=_text(test), config=config,
+                      work_dir=work_dir, progress=progress)
+
+
+def _text(path: DataSource) -> str | None:
+    return None if path is None else str(path)
 
 
 def probe(data: DataSource = None, *, model: str | None = None,

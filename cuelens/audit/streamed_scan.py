@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,10 @@ from cuelens.data.compact import CompactSplit
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
 from cuelens.errors import UserError
+from cuelens.frames import ResultViews
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Progress = Callable[[str, float], None]
 STREAMING_NOTE = (
@@ -56,6 +61,7 @@ class ChunkedData:
     evaluated: str
     label_names: list[str]
     store: TokenStore
+    work: object = None  # a TemporaryDirectory holding the chunks, kept alive with the data
 
     @property
     def input_paths(self) -> list[str]:
@@ -304,24 +310,45 @@ def chunked_summary(data: ChunkedData) -> dict:
 
 
 @dataclass
-class StreamedScanResult:
-    """A streamed scan's results.json content; :meth:`save` writes the outputs of a scan."""
+class StreamedScanResult(ResultViews):
+    """A streamed scan: results.json content, the easy mask of each evaluated chunk, and the
+    chunks; the pandas views and :meth:`save` of :class:`~cuelens.audit.pipeline.ScanResult`."""
 
     data: ChunkedData
     results: dict
-    easy: list[np.ndarray]  # per chunk of the evaluated split
+    easy_masks: list[np.ndarray]  # per chunk of the evaluated split
     started: float = field(default_factory=time.time)
+    item_easy = None
+
+    @property
+    def inputs(self) -> list[str]:
+        return self.data.input_paths
+
+    def _items(self, easy: bool) -> pd.DataFrame:
+        import pandas as pd
+
+        columns: dict[str, list] = {"id": [], "premise": [], "hypothesis": [], "label": []}
+        for mask, chunk in zip(self.easy_masks, self.data.splits[self.data.evaluated]):
+            split = chunk.split
+            for i in np.flatnonzero(mask == easy).tolist():
+                for name, column in (("id", split.ids), ("premise", split.premises),
+                                     ("hypothesis", split.hypotheses), ("label", split.labels)):
+                    columns[name].append(column[i])
+        return pd.DataFrame(columns)
+
+    @property
+    def easy(self) -> pd.DataFrame:
+        return self._items(True)
+
+    @property
+    def hard(self) -> pd.DataFrame:
+        return self._items(False)
 
     def lines(self, mode: str) -> Iterator[tuple[str, bool]]:
         """``(record or id, easy)`` of every evaluated item, chunk by chunk."""
-        for mask, chunk in zip(self.easy, self.data.splits[self.data.evaluated]):
+        for mask, chunk in zip(self.easy_masks, self.data.splits[self.data.evaluated]):
             yield from zip(chunk.split.raw if mode == "records" else chunk.split.ids,
                            mask.tolist())
-
-    def to_html(self, path: str | Path) -> Path:
-        from cuelens.reports import render_report
-
-        return render_report(self.results, Path(path), inputs=self.data.input_paths)
 
     def save(self, out_dir: str | Path, *, report: bool = True,
              item_files: str = "auto") -> dict[str, Path]:
@@ -342,6 +369,23 @@ class StreamedScanResult:
             if report:
                 files["report"] = self.to_html(out_dir / "report.html")
         return files
+
+
+def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,
+               config: ScanConfig | None = None, fields: FieldMap = FieldMap(),
+               skip_bad: bool = False, work_dir: str | Path | None = None,
+               progress: Progress | None = None) -> StreamedScanResult:
+    """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
+    removed with the result) and scan them with statistics that stream."""
+    import tempfile
+
+    config = config or ScanConfig()
+    config.validate()
+    work = tempfile.TemporaryDirectory(prefix="cuelens-chunks-", dir=work_dir)
+    data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
+                         progress=progress)
+    data_.work = work
+    return scan_streaming(data_, config, progress=progress)
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,

@@ -102,7 +102,7 @@ def overview(results: dict) -> Section | None:
         return None
     splits = ds["splits"]
     sec = Section("overview", "Dataset overview", context={
-        "dataset": ds, "config": results.get("config", {}),
+        "dataset": ds, "config": results.get("config", {}), "notes": results.get("notes", []),
         "rows": [{"role": role, "file": s.get("file"), "items": s["items"],
                   "instances": s.get("instances"), "skipped": sum(s.get("skipped", {}).values()),
                   "skipped_reasons": s.get("skipped", {})} for role, s in splits.items()],

@@ -1,0 +1,105 @@
+"""`audit scan --stats streaming` and `cuelens.scan(stats="streaming")` end to end: outputs,
+determinism, sections shared with the exact scan, and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import cuelens
+from cuelens.audit.hygiene import data_hygiene
+from cuelens.cli import app
+from cuelens.data.synthetic import make_mcq, make_nli
+from cuelens.engine.streaming import load_streaming
+from tests.conftest import write_jsonl
+
+
+def _scan(*args):
+    return CliRunner().invoke(app, ["scan", *map(str, args), "--iterations", "2",
+                                    "--folds", "3"])
+
+
+@pytest.fixture()
+def nli_file(tmp_path):
+    path = tmp_path / "nli.jsonl"
+    records = make_nli(600, seed=5, vocab_size=300)
+    records[10]["hypothesis"] = records[3]["hypothesis"]  # a copy: one fold key
+    records[11] = dict(records[4], id="copy")  # an exact duplicate item
+    write_jsonl(path, records)
+    return path
+
+
+def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file):
+    result = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "a")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "a"
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["statistics"] == "streaming"
+    assert "seeded hash" in results["notes"][0]
+    assert results["leakage"]["best"]["D"] > 0.05  # the planted cues
+    assert results["leakage"]["groups"]["grouped_items"] >= 4  # the copies share keys
+    assert "features" not in results  # none by default with streaming
+    lines = nli_file.read_text().splitlines()
+    easy = (out / "easy.jsonl").read_text().splitlines()
+    hard = (out / "hard.jsonl").read_text().splitlines()
+    assert sorted(easy + hard) == sorted(lines)  # the input records, byte for byte
+    assert results["easy_hard"]["easy"] == len(easy)
+    assert "Note: statistics streamed" in (out / "report.html").read_text()
+    # the counts do not depend on folds: the cue list is the exact scan's
+    exact = _scan(nli_file, "--features", "none", "--out", tmp_path / "exact")
+    assert exact.exit_code == 0, exact.output
+    exact_results = json.loads((tmp_path / "exact" / "results.json").read_text())
+    assert results["cues"] == exact_results["cues"]
+    assert results["dataset"] == exact_results["dataset"]
+    assert results["hygiene"] == data_hygiene(load_streaming(str(nli_file)))
+    # same inputs and seed: the same bytes
+    again = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "b")
+    assert again.exit_code == 0, again.output
+    assert (out / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
+
+
+def test_streaming_ids_files_and_work_dir(tmp_path, nli_file):
+    work = tmp_path / "work"
+    work.mkdir()
+    result = _scan(nli_file, "--stats", "streaming", "--item-files", "ids", "--work-dir", work,
+                   "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    ids = ((tmp_path / "o" / "easy.ids.txt").read_text().splitlines()
+           + (tmp_path / "o" / "hard.ids.txt").read_text().splitlines())
+    assert sorted(ids) == sorted(json.loads(line)["id"] for line in
+                                 nli_file.read_text().splitlines())
+    assert list(work.iterdir()) == []  # the chunks are removed at the end
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--stats", "sideways"], "unknown --stats"),
+    (["--stats", "streaming", "--features", "negation"], "--features none"),
+    (["--stats", "streaming", "--engine", "memory"], "local"),
+    (["--stats", "streaming", "--max-fit-items", "0"], "training cap"),
+])
+def test_streaming_option_errors(tmp_path, nli_file, extra, message):
+    result = _scan(nli_file, *extra, "--out", tmp_path / "x")
+    assert result.exit_code != 0
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_streaming_refuses_multiple_choice(tmp_path):
+    path = tmp_path / "mcq.jsonl"
+    write_jsonl(path, make_mcq(40, seed=1))
+    result = _scan(path, "--stats", "streaming", "--out", tmp_path / "x")
+    assert result.exit_code != 0 and "NLI-style" in result.output
+
+
+def test_api_streaming_scan(tmp_path, nli_file):
+    result = cuelens.scan(nli_file, stats="streaming", folds=3, iterations=1, seed=2)
+    assert result.results["config"]["statistics"] == "streaming"
+    assert len(result.easy) + len(result.hard) == 600
+    assert len(result.easy) == result.results["easy_hard"]["easy"]
+    assert result.D == result.results["leakage"]["best"]["D"]
+    assert set(result.leakage.columns) >= {"metric", "aggregator", "accuracy", "D"}
+    files = result.save(tmp_path / "api", report=False)
+    assert json.loads(files["results"].read_text()) == result.results
+    with pytest.raises(cuelens.UserError, match="features"):
+        cuelens.scan(nli_file, stats="streaming", features="negation")
