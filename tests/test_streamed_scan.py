@@ -25,7 +25,7 @@ def _scan(*args):
 def nli_file(tmp_path):
     path = tmp_path / "nli.jsonl"
     records = make_nli(600, seed=5, vocab_size=300)
-    records[10]["hypothesis"] = records[3]["hypothesis"]  # a copy: one fold key
+    records[10]["premise"] = records[3]["premise"]  # a sibling: one fold key
     records[11] = dict(records[4], id="copy")  # an exact duplicate item
     write_jsonl(path, records)
     return path
@@ -39,7 +39,7 @@ def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file):
     assert results["config"]["statistics"] == "streaming"
     assert "seeded hash" in results["notes"][0]
     assert results["leakage"]["best"]["D"] > 0.05  # the planted cues
-    assert results["leakage"]["groups"]["grouped_items"] >= 4  # the copies share keys
+    assert results["leakage"]["groups"]["grouped_items"] >= 4  # sibling and copy share keys
     assert "features" not in results  # none by default with streaming
     lines = nli_file.read_text().splitlines()
     easy = (out / "easy.jsonl").read_text().splitlines()

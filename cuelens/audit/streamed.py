@@ -6,9 +6,9 @@ memory. Here the splits stay on disk in chunks (:mod:`cuelens.engine.chunks`) to
 chunk's token ids (:class:`TokenStore`), and every statistic is a pass over the chunks holding one
 at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit-items`` cap:
 
-- **folds** come from a seeded hash of each item's *fold key* (:func:`fold_keys`: the fingerprint
-  of the words the cue models read, or the ``--group-field`` value), so copies of a text share a
-  fold without a global grouping (:class:`HashedFolds`);
+- **folds** come from a seeded hash of each item's *fold key* (the fingerprint of its premise,
+  or its ``--group-field`` value), so the hypotheses written for one premise share a fold
+  without a global grouping (:class:`HashedFolds`);
 - **counts** ``#(w, outer fold, inner fold, l)`` of a run are one pass (:func:`count_run`), with
   the fitting split in its own slot; a fit's counts are sums of slots;
 - the **training sample** of every fit is drawn from candidates kept during that pass: per split
@@ -42,24 +42,11 @@ from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, score_items, \
     stratum_quotas, train_models
 from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY
-from cuelens.audit.text_keys import GOLDEN, mix64
+from cuelens.audit.text_keys import mix64
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
-
-
-def fold_keys(words: TokenSequences) -> np.ndarray:
-    """Per instance, a 64-bit fingerprint of its word-id sequence (order and repeats kept)."""
-    lengths = words.lengths
-    position = np.arange(len(words.indices), dtype=np.uint64) - np.repeat(
-        words.indptr[:-1], lengths).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        hashed = mix64(words.indices.astype(np.uint64) ^ (position * GOLDEN))
-        running = np.zeros(len(hashed) + 1, dtype=np.uint64)
-        np.cumsum(hashed, out=running[1:])
-        sums = running[words.indptr[1:]] - running[words.indptr[:-1]]
-        return mix64(sums ^ lengths.astype(np.uint64))
 
 
 class Folds(Protocol):

@@ -28,8 +28,8 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_na
     leakage_section
 from cuelens.audit.scan import cue_table, easy_hard_section
 from cuelens.audit.streamed import Folds, HashedFolds, TokenStore, check_streamable, count_run, \
-    fold_keys, predict_run, _seeded
-from cuelens.audit.text_keys import as_keys, text_key
+    predict_run, _seeded
+from cuelens.audit.text_keys import as_keys, normal_form, text_key
 from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
 from cuelens.data.schema import FieldMap
@@ -43,10 +43,10 @@ if TYPE_CHECKING:
 Progress = Callable[[str, float], None]
 STREAMING_NOTE = (
     "statistics streamed over chunks (--stats streaming): cross-validation folds follow a "
-    "seeded hash of each item's hypothesis words (or its --group-field value), so copies of a "
-    "hypothesis share a fold but items sharing only a premise may not; the training samples are "
-    "drawn in a seeded hash order. The numbers are those of the exact statistics up to this "
-    "fold and sample assignment (docs/large-datasets.md)")
+    "seeded hash of each item's premise (or its --group-field value), so items sharing a "
+    "premise share a fold but copies of a hypothesis under different premises may not; the "
+    "training samples are drawn in a seeded hash order. The numbers are those of the exact "
+    "statistics up to this fold and sample assignment (docs/large-datasets.md)")
 
 
 @dataclass
@@ -77,11 +77,13 @@ def statistics_roles(roles: list[str]) -> tuple[str | None, str]:
     return "dev", "test"
 
 
-def _item_keys(split: CompactSplit, words) -> np.ndarray:
-    """Fold keys: the ``--group-field`` value's fingerprint, else the words' (docs/large-datasets.md)."""
+def _item_keys(split: CompactSplit) -> np.ndarray:
+    """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
+    form, so that an item's siblings (the other hypotheses written for its premise) share its
+    folds (docs/large-datasets.md)."""
     if split.groups and split.groups[0] is not None:
         return as_keys(b"".join(text_key(str(group)) for group in split.groups))
-    return fold_keys(words)
+    return as_keys(b"".join(text_key(normal_form(premise)) for premise in split.premises))
 
 
 def _unseen_label(split: CompactSplit, fitting: ChunkedSplit) -> None:
@@ -129,7 +131,7 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
                                 dtype=np.int16, count=len(split))
             if store is None:
                 store = TokenStore(directory, task, 1, 0)
-            store.add(role == fitting, words, seqs, codes, _item_keys(split, words))
+            store.add(role == fitting, words, seqs, codes, _item_keys(split))
             if progress is not None:
                 progress(f"{role}: {chunk.first + len(split):,} items", 0.0)
     assert store is not None
@@ -196,7 +198,8 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
     leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
                               config.metric, config.flag_threshold, headline_runs)
     model = (leakage["best"]["metric"], leakage["best"]["aggregator"])
-    easy = [np.zeros(size, dtype=np.float64) for fitting, _, size in store.sizes()
+    counter_type = np.uint8 if config.iterations < 256 else np.uint32  # NLI correctness is 0/1
+    easy = [np.zeros(size, dtype=counter_type) for fitting, _, size in store.sizes()
             if not fitting]
     first_eval = [first for fitting, first, _ in store.sizes() if not fitting]
     bank = ModelBank(config.seed)
