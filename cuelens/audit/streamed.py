@@ -27,6 +27,7 @@ by the fold assignment.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,14 +40,15 @@ from cuelens.audit.aggregators import quiet_single_thread, representation_length
     view_tokens
 from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
-from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, score_items, \
-    stratum_quotas, train_models
+from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
+    score_items, stratum_quotas, train_models
 from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY
 from cuelens.audit.text_keys import mix64
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
+PREDICT_TABLE_BYTES = 512 * 2**20  # score tables of the folds predicted in one pass
 
 
 class Folds(Protocol):
@@ -357,54 +359,81 @@ def _bag_of_words(candidates: Candidates, rows: np.ndarray, labels: np.ndarray,
     return columns, model
 
 
+@dataclass
+class FoldModels:
+    """Everything fitted on one fitting portion, ready to predict its outer fold's items."""
+
+    fold: int | None
+    fit: Fit
+    trained: Trained
+    bow: tuple[BigramColumns, LogisticRegression] | None
+
+
+def _fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
+              fold_seed: int, options: ScoringOptions, bank: ModelBank,
+              models: list[tuple[str, str]], with_bow: bool) -> FoldModels:
+    inner, fold_labels, d = counts.portion(fold)
+    sample, rows = training_sample(counts, folds, fold, fold_seed, options.max_fit_items,
+                                   fold_labels)
+    fit = Fit(inner, fold_labels, d, sample, options)
+    # the bank's models are refitted (warm start) for the next fold: keep this fold's copy
+    trained = copy.deepcopy(train_models(fit, models, bank, store.n_labels))
+    bow = _bag_of_words(counts.candidates, rows, sample.labels, store.n_labels) \
+        if with_bow else None
+    return FoldModels(fold, fit, trained, bow)
+
+
+def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted: FoldModels,
+             bow_name: str | None) -> dict:
+    """Per-item results of ``fitted``'s predictors on ``positions`` of ``chunk``."""
+    fit, labels = fitted.fit, chunk.labels[positions]
+    results: dict = score_items(fit, fitted.trained, labels,
+                                view_tokens(chunk.seqs, positions, fit.seen), store.task,
+                                store.k)
+    if fitted.bow is not None:
+        columns, model = fitted.bow
+        decision = np.full((len(positions), store.n_labels), -np.inf)
+        decision[:, model.classes_] = model.predict_proba(columns.matrix(chunk.words, positions))
+        results[bow_name] = item_correct(decision, labels, store.task, store.k,
+                                         fit.label_order)
+    results[MAJORITY] = (labels == fit.label_order[0]).astype(np.float64)
+    return results
+
+
 def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int,
                 fold_seed: int, options: ScoringOptions, bank: ModelBank,
                 models: list[tuple[str, str]], bow_name: str | None,
                 sink: ItemSink | None = None, progress: Callable[[float], None] | None = None
                 ) -> Tally:
-    """Pass 2 of a run: fit on each outer fold's portion (or on the fitting split), predict the
-    fold's evaluation items chunk by chunk, and tally every predictor (cue models, the majority
-    baseline, and the BoW baseline when ``bow_name`` is given). Linear models warm-start from
-    ``bank``; ``sink(chunk, positions, results)`` receives each chunk's per-item results
-    (``positions`` within the chunk)."""
+    """Pass 2 of a run: fit on each outer fold's portion (or on the fitting split) in fold
+    order, then predict every evaluation item with its fold's models, chunk by chunk, and tally
+    every predictor (cue models, the majority baseline, and the BoW baseline when ``bow_name``
+    is given). Linear models warm-start from ``bank``. Folds whose score tables fit in
+    :data:`PREDICT_TABLE_BYTES` together share one pass. ``sink(chunk, positions, results)``
+    receives each chunk's per-item results (``positions`` within the chunk)."""
     tally = Tally()
-    fold_list: list[int | None] = list(range(n_folds)) if counts.outer else [None]
-    for step, fold in enumerate(fold_list):
-        if fold is not None and counts.labels[fold].sum() == 0:
-            continue  # an empty outer fold: nothing to predict, nothing fitted
-        inner, fold_labels, d = counts.portion(fold)
-        sample, rows = training_sample(counts, folds, fold, fold_seed, options.max_fit_items,
-                                       fold_labels)
-        fit = Fit(inner, fold_labels, d, sample, options)
-        trained = train_models(fit, models, bank, store.n_labels)
-        majority_label = int(fit.label_order[0])
-        bow = None
-        if bow_name is not None:
-            bow = _bag_of_words(counts.candidates, rows, sample.labels, store.n_labels)
+    fold_list: list[int | None] = [None]
+    if counts.outer:  # an empty outer fold has nothing to predict: nothing is fitted for it
+        fold_list = [f for f in range(n_folds) if counts.labels[f].sum() > 0]
+    metrics = len({metric for metric, _ in models})
+    table_bytes = (len(store.vocab) + 1) * store.n_labels * 8 * metrics
+    per_pass = max(1, PREDICT_TABLE_BYTES // max(table_bytes, 1))
+    for start in range(0, len(fold_list), per_pass):
+        batch = [_fit_fold(store, counts, folds, fold, fold_seed, options, bank, models,
+                           bow_name is not None) for fold in fold_list[start:start + per_pass]]
         for chunk in store.chunks(fitting=False):
-            positions = np.arange(len(chunk.keys))
-            if fold is not None:
-                positions = positions[folds.outer(chunk.items, chunk.keys, fold_seed) == fold]
-            if len(positions) == 0:
-                continue
-            labels = chunk.labels[positions]
-            results: dict = score_items(fit, trained, labels,
-                                  view_tokens(chunk.seqs, positions, fit.seen), store.task,
-                                  store.k)
-            majority = (labels == majority_label).astype(np.float64)
-            if bow is not None:
-                columns, model = bow
-                decision = np.full((len(positions), store.n_labels), -np.inf)
-                decision[:, model.classes_] = model.predict_proba(
-                    columns.matrix(chunk.words, positions))
-                results[bow_name] = item_correct(decision, labels, store.task, store.k,
-                                                 fit.label_order)
-            results[MAJORITY] = majority
-            tally.add(results, majority)
-            if sink is not None:
-                sink(chunk, positions, results)
+            assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if counts.outer else \
+                np.zeros(len(chunk.keys), dtype=np.int64)
+            for fitted in batch:
+                positions = np.flatnonzero(assigned == (fitted.fold or 0))
+                if len(positions) == 0:
+                    continue
+                results = _predict(store, chunk, positions, fitted, bow_name)
+                tally.add(results, results[MAJORITY])
+                if sink is not None:
+                    sink(chunk, positions, results)
         if progress is not None:
-            progress((step + 1) / len(fold_list))
+            progress(min(start + per_pass, len(fold_list)) / len(fold_list))
     return tally
 
 

@@ -115,7 +115,7 @@ def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, ski
     current: CompactSplit | None = None
     first = 0
     for index, path in enumerate(shards):
-        records: Iterator[Record] = iter_source_records(path)
+        records: Iterator[Record] = iter_source_records(path, raw=False)
         if chunked is None:
             records, found = peek_task(records, fields)
             if task is None and found is None:

@@ -69,7 +69,7 @@ def read_shard(path: str, role: str, fields: FieldMap, task: str, skip_bad: bool
     shard = Path(path)
     split = CompactSplit(role, path, task, [shard], iter_source_records)
     try:
-        build_split(iter_source_records(shard), shard, role, fields, task, skip_bad, into=split)
+        build_split(iter_source_records(shard, raw=False), shard, role, fields, task, skip_bad, into=split)
     except UserError as exc:
         error = {"message": exc.message, "path": exc.path, "line": exc.line}
         return _pack({"error": np.frombuffer(json.dumps(error).encode(), dtype=np.uint8)})

@@ -61,15 +61,18 @@ def shard_paths(source: str | Path) -> list[Path]:
     return [check_regular_file(path)]
 
 
-def _parquet(path: Path) -> Iterator[Record]:
+def _parquet(path: Path, raw: bool) -> Iterator[Record]:
     from cuelens.engine.parquet import iter_parquet_rows
 
     for number, row in enumerate(iter_parquet_rows(path, PARQUET_BATCH), start=1):
-        yield number, json.dumps(row, ensure_ascii=False, default=str), row
+        yield number, json.dumps(row, ensure_ascii=False, default=str) if raw else "", row
 
 
-def iter_source_records(path: Path) -> Iterator[Record]:
-    """Stream ``(line, raw, record)`` of one shard (text formats: the shared readers)."""
+def iter_source_records(path: Path, raw: bool = True) -> Iterator[Record]:
+    """Stream ``(line, raw, record)`` of one shard (text formats: the shared readers).
+
+    ``raw=False``: Parquet rows come without their JSON rendering (``""``), for readers into
+    compact columns, which never keep it (easy/hard records re-read it)."""
     if source_format(path) == "parquet":
-        return _parquet(check_regular_file(path))
+        return _parquet(check_regular_file(path), raw)
     return iter_records(path)

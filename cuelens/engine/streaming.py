@@ -75,7 +75,7 @@ def read_compact_split(source: str, role: str, fields: FieldMap, task: str | Non
     shards = shard_paths(source)
     split: CompactSplit | None = None
     for index, path in enumerate(shards):
-        records: Iterator[Record] = iter_source_records(path)
+        records: Iterator[Record] = iter_source_records(path, raw=False)
         if split is None:
             records, found = peek_task(records, fields)
             if task is None and found is None:
