@@ -24,7 +24,7 @@ import numpy as np
 
 from cuelens.audit.hygiene import ItemKeys, Keyed, NearIndex, NearSample, Part, describe, \
     example_refs, findings, hygiene_section, near_items, near_texts
-from cuelens.audit.text_keys import TextKeys, mix64
+from cuelens.audit.text_keys import mix64, text_keys
 from cuelens.engine.chunks import ChunkedSplit
 
 PART_BITS = 6  # 64 partitions: of 50M keys, ~0.8M (19 MB with item and answer) in memory at once
@@ -99,7 +99,7 @@ def _spilled(split: ChunkedSplit, seed: int, directory: Path, premises: bool) ->
     codes: dict = {}
     sample_inputs, texts = [], []
     for chunk in split:
-        keys = ItemKeys.of(chunk.split, TextKeys.of(chunk.split), codes)
+        keys = ItemKeys.of(chunk.split, text_keys(chunk.split), codes)
         items = np.arange(chunk.first, chunk.first + len(chunk.split))
         inputs.add(keys.inputs, item=items, answer=keys.answers)
         has = keys.has_pair

@@ -29,7 +29,7 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_na
 from cuelens.audit.scan import cue_table, easy_hard_section
 from cuelens.audit.streamed import Folds, HashedFolds, TokenStore, check_streamable, count_run, \
     predict_run, _seeded
-from cuelens.audit.text_keys import as_keys, normal_form, text_key
+from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
 from cuelens.data.schema import FieldMap
@@ -83,7 +83,7 @@ def _item_keys(split: CompactSplit) -> np.ndarray:
     folds (docs/large-datasets.md)."""
     if split.groups and split.groups[0] is not None:
         return as_keys(b"".join(text_key(str(group)) for group in split.groups))
-    return as_keys(b"".join(text_key(normal_form(premise)) for premise in split.premises))
+    return text_keys(split).premise
 
 
 def _unseen_label(split: CompactSplit, fitting: ChunkedSplit) -> None:

@@ -103,6 +103,14 @@ class TextKeys:
         return cls(premise=premise, premise_words=all_words[is_premise], context=context,
                    text=all_keys[~is_premise], text_words=all_words[~is_premise], starts=starts)
 
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Plain arrays (no pickle), e.g. to store them next to a chunk of a split."""
+        return {f"text_keys.{name}": getattr(self, name) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_arrays(cls, arrays) -> "TextKeys":
+        return cls(**{name: arrays[f"text_keys.{name}"] for name in cls.__dataclass_fields__})
+
     def text_sets(self) -> np.ndarray:
         """Per item, the fingerprint of its texts as a multiset (MCQ: the option set in any
         order, so mirrored items match)."""
@@ -123,6 +131,12 @@ def text_keys(split) -> TextKeys:
     """The split's :class:`TextKeys`, computed on first use and kept while the split lives."""
     found = _CACHE.get(id(split))
     if found is None:
-        found = _CACHE[id(split)] = TextKeys.of(split)
-        weakref.finalize(split, _CACHE.pop, id(split), None)
+        found = keep_text_keys(split, TextKeys.of(split))
     return found
+
+
+def keep_text_keys(split, keys: TextKeys) -> TextKeys:
+    """Cache ``keys`` (e.g. loaded from disk) as the :func:`text_keys` of ``split``."""
+    _CACHE[id(split)] = keys
+    weakref.finalize(split, _CACHE.pop, id(split), None)
+    return keys

@@ -3,7 +3,9 @@
 :func:`read_chunked` reads a source (file, directory of shards or glob) record by record with
 the local engine's readers and normalisation (:func:`~cuelens.data.loading.build_split`), cuts
 it into :class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items,
-saves each as a plain ``.npz`` (no pickle) under a work directory and yields it. Iterating the
+saves each as a plain ``.npz`` (no pickle) under a work directory, with its normalised texts’
+fingerprints (:func:`~cuelens.audit.text_keys.text_keys`, computed once for the fold keys and
+the hygiene checks), and yields it. Iterating the
 returned :class:`ChunkedSplit` again loads the chunks back one at a time, so a pass over a split
 holds one chunk in memory whatever the split's size.
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cuelens.audit.text_keys import TextKeys, keep_text_keys, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
 from cuelens.data.loading import NO_ITEMS, build_split
@@ -68,8 +71,9 @@ class ChunkedSplit:
     def _save(self, split: CompactSplit, directory: Path) -> None:
         path = directory / f"{self.name}-{len(self.files):06d}.npz"
         with open(path, "wb") as handle:
-            np.savez(handle, **split.to_arrays(),  # type: ignore[arg-type]
-                     shard_of=np.asarray(split.shard_of, dtype=np.int32))
+            arrays = {**split.to_arrays(), **text_keys(split).to_arrays(),
+                      "shard_of": np.asarray(split.shard_of, dtype=np.int32)}
+            np.savez(handle, **arrays)  # type: ignore[arg-type]
         self.files.append(path)
         self.sizes.append(len(split))
         codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
@@ -88,6 +92,7 @@ def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
                                          iter_source_records)
         shard_of = array("i")
         shard_of.frombytes(arrays["shard_of"].tobytes())
+        keep_text_keys(split, TextKeys.from_arrays(arrays))
     split.shard_of[:] = shard_of  # in place: split.raw re-reads records through it
     return split
 
