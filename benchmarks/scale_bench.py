@@ -11,6 +11,8 @@ by the scan itself (``--engine ray``; all local CPUs).
 
     python benchmarks/scale_bench.py --sizes 1000000 --engines local ray --results scale.jsonl
     nohup python benchmarks/scale_bench.py --sizes 10000000 50000000 --engines local &
+    python benchmarks/scale_bench.py --sizes 1000000 10000000 50000000 --engines local \
+        --stats streaming     # statistics that stream (docs/large-datasets.md)
 """
 
 from __future__ import annotations
@@ -60,14 +62,14 @@ def tree_rss_mb(root: int) -> float:
     return sum(rss.get(pid, 0) for pid in tree) / 2**20
 
 
-def run_scan(data: Path, engine: str, out: Path) -> dict:
+def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
     """One scan in a child process: wall s, CPU s, peak RSS (MB) of the largest process
     (``getrusage``) and the peak summed RSS of the whole process tree (sampled every 0.5 s)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
     command = [sys.executable, "-m", "cuelens.cli", "scan", str(data), "--engine", engine,
-               "--features", "none", "--item-files", "ids", "--out", str(out)]
+               "--stats", stats, "--features", "none", "--item-files", "ids", "--out", str(out)]
     with open(out.with_suffix(".log"), "w", encoding="utf-8") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -85,11 +87,23 @@ def run_scan(data: Path, engine: str, out: Path) -> dict:
             "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2)}
 
 
+def commit() -> str:
+    """The checked-out commit (and ``+dirty`` when the tree has changes), for the record."""
+    root = Path(__file__).resolve().parent.parent
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
+                          capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                           capture_output=True, text=True).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000,
                                                                  50_000_000])
     parser.add_argument("--engines", nargs="+", default=["local", "ray"])
+    parser.add_argument("--stats", nargs="+", default=["exact"], choices=["exact", "streaming"],
+                        help="statistics to run (streaming: local engine only)")
     parser.add_argument("--shard-items", type=int, default=250_000)
     parser.add_argument("--data-dir", type=Path, default=Path("scale-data"))
     parser.add_argument("--results", type=Path, default=Path("scale_bench.jsonl"))
@@ -97,9 +111,13 @@ def main() -> None:
     for items in args.sizes:
         data = ensure_data(args.data_dir, items, args.shard_items)
         shards = len(list(data.glob("*.parquet")))
-        for engine in args.engines:
-            row = {"items": items, "shards": shards, "engine": engine,
-                   **run_scan(data, engine, args.data_dir / f"out-{items}-{engine}"),
+        runs = [(engine, stats) for stats in args.stats for engine in args.engines
+                if stats == "exact" or engine == "local"]
+        for engine, stats in runs:
+            row = {"items": items, "shards": shards, "engine": engine, "stats": stats,
+                   **run_scan(data, engine, stats,
+                              args.data_dir / f"out-{items}-{engine}-{stats}"),
+                   "commit": commit(),
                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             row["us_per_item"] = round(row["wall_s"] / items * 1e6, 2)
             print(json.dumps(row), flush=True)
