@@ -70,7 +70,7 @@ def _compare(dataset, data, config):
 
 def test_cross_validated_file_matches_exact_scan(tmp_path):
     source = _write(tmp_path / "nli.jsonl", make_nli(1200, seed=3, vocab_size=300))
-    config = ScanConfig(max_fit_items=300, iterations=3, min_count=3)
+    config = ScanConfig(max_fit_items=150, iterations=3, min_count=3)  # candidates fill up
     dataset = load_streaming(source)
     data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=250)
     assert len(data.store.files) == 5

@@ -199,7 +199,14 @@ class Candidates:
 
     def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
         """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
-        mine = _lowest(priority, chunk.labels, self.keep)
+        group = self.label * 2 + self.fitting
+        full = np.bincount(group, minlength=2 * (int(chunk.labels.max(initial=0)) + 1)) \
+            >= self.keep
+        bound = np.zeros(len(full), dtype=np.uint64)
+        np.maximum.at(bound, group, self.priority)  # a full group's highest kept priority
+        bound[~full] = np.iinfo(np.uint64).max
+        mine = np.flatnonzero(priority < bound[chunk.labels * 2 + chunk.fitting])
+        mine = mine[_lowest(priority[mine], chunk.labels[mine], self.keep)]
         self.priority = np.concatenate([self.priority, priority[mine]])
         self.item = np.concatenate([self.item, chunk.items[mine]])
         self.fitting = np.concatenate([self.fitting, np.full(len(mine), chunk.fitting)])
