@@ -26,7 +26,7 @@ from cuelens.data.dataset import Task
 from cuelens.data.loading import NO_ITEMS, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.engine.sources import Record, iter_source_records, shard_paths
-from cuelens.engine.streaming import peek_task
+from cuelens.engine.streaming import add_skipped, shard_records
 from cuelens.errors import UserError
 
 CHUNK_ITEMS = 250_000
@@ -82,8 +82,7 @@ class ChunkedSplit:
                                   for code, count in zip(codes.tolist(), counts.tolist())})
         if split.task == Task.MCQ:
             self.choice_counts.update(len(c) for c in split.choices)
-        for reason, count in split.skipped.items():
-            self.skipped[reason] = self.skipped.get(reason, 0) + count
+        add_skipped(self.skipped, split.skipped)
 
 
 def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
@@ -119,16 +118,10 @@ def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, ski
     chunked: ChunkedSplit | None = None
     current: CompactSplit | None = None
     first = 0
-    for index, path in enumerate(shards):
-        records: Iterator[Record] = iter_source_records(path, raw=False)
+    lost: dict[str, int] = {}
+    for index, path, records, found in shard_records(shards, fields, task, skip_bad, lost):
         if chunked is None:
-            records, found = peek_task(records, fields)
-            if task is None and found is None:
-                for _, _, error in records:  # only bad lines: stop on the first (or skip all)
-                    if not skip_bad:
-                        raise error  # type: ignore[misc]
-                continue
-            chunked = ChunkedSplit(role, source, task or found or Task.NLI, shards)
+            chunked = ChunkedSplit(role, source, found, shards)
             if into is not None:
                 into.append(chunked)
         state = {"done": False}
@@ -148,7 +141,7 @@ def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, ski
             chunked._save(current, directory)
             yield Chunk(first, current)
         else:  # only skipped records since the last chunk
-            for reason, count in current.skipped.items():
-                chunked.skipped[reason] = chunked.skipped.get(reason, 0) + count
+            add_skipped(chunked.skipped, current.skipped)
     if chunked is None or len(chunked) == 0:
         raise UserError(NO_ITEMS, path=source)
+    add_skipped(chunked.skipped, lost)

@@ -69,26 +69,43 @@ def peek_task(records: Iterator[Record], fields: FieldMap) -> tuple[Iterator[Rec
     return iter(seen), None
 
 
+def shard_records(shards: list[Path], fields: FieldMap, task: str | None, skip_bad: bool,
+                  skipped: dict[str, int]) -> Iterator[tuple[int, Path, Iterator[Record], str]]:
+    """``(index, path, records, task)`` of each shard. ``task`` None: the task of the first
+    parsable record; leading shards holding only bad lines raise the first one (or, with
+    ``skip_bad``, are skipped, their lines counted in ``skipped``)."""
+    for index, path in enumerate(shards):
+        records: Iterator[Record] = iter_source_records(path, raw=False)
+        if task is None:
+            records, task = peek_task(records, fields)
+            if task is None:
+                for _, _, error in records:  # only bad lines: stop on the first (or skip all)
+                    if not skip_bad:
+                        raise error  # type: ignore[misc]
+                    skipped["malformed line"] = skipped.get("malformed line", 0) + 1
+                continue
+        yield index, path, records, task
+
+
+def add_skipped(into: dict[str, int], skipped: dict[str, int]) -> None:
+    for reason, count in skipped.items():
+        into[reason] = into.get(reason, 0) + count
+
+
 def read_compact_split(source: str, role: str, fields: FieldMap, task: str | None,
                        skip_bad: bool) -> CompactSplit:
     """Read every shard of ``source`` into one :class:`CompactSplit`, streaming."""
     shards = shard_paths(source)
     split: CompactSplit | None = None
-    for index, path in enumerate(shards):
-        records: Iterator[Record] = iter_source_records(path, raw=False)
+    lost: dict[str, int] = {}
+    for index, path, records, found in shard_records(shards, fields, task, skip_bad, lost):
         if split is None:
-            records, found = peek_task(records, fields)
-            if task is None and found is None:
-                for _, _, error in records:  # only bad lines: stop on the first (or skip all)
-                    if not skip_bad:
-                        raise error  # type: ignore[misc]
-                continue
-            split = CompactSplit(role, source, task or found or Task.NLI, shards,
-                                 iter_source_records)
+            split = CompactSplit(role, source, found, shards, iter_source_records)
         split.shard = index
         build_split(records, path, role, fields, split.task, skip_bad, into=split)
     if split is None or len(split) == 0:
         raise UserError(NO_ITEMS, path=source)
+    add_skipped(split.skipped, lost)
     return split
 
 
