@@ -176,6 +176,10 @@ def iteration_seed(seed: int, iteration: int, stream: int = EASY_HARD) -> int:
 
 def group_sizes(groups: np.ndarray) -> dict:
     """Summary of a grouping for results.json: number of groups, largest, items in groups > 1."""
-    sizes = np.bincount(groups) if len(groups) else np.zeros(0, dtype=np.int64)
+    return sizes_summary(np.bincount(groups) if len(groups) else np.zeros(0, dtype=np.int64))
+
+
+def sizes_summary(sizes: np.ndarray) -> dict:
+    """:func:`group_sizes` from the size of each group (any order)."""
     return {"groups": int(len(sizes)), "largest": int(sizes.max()) if len(sizes) else 0,
             "grouped_items": int(sizes[sizes > 1].sum())}

@@ -69,7 +69,8 @@ class Folds(Protocol):
 _INNER = np.uint64(0x5DEECE66D)  # the inner folds' hash stream, apart from every run seed
 
 
-def _seeded(values: np.ndarray, seed: int | np.uint64) -> np.ndarray:
+def seeded_hash(values: np.ndarray, seed: int | np.uint64) -> np.ndarray:
+    """A seeded 64-bit hash of each value (integers or fingerprints)."""
     return mix64(values.astype(np.uint64) ^ mix64(np.asarray([seed], dtype=np.uint64))[0])
 
 
@@ -83,14 +84,14 @@ class HashedFolds:
     seed: int
 
     def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        mixed = _seeded(keys, np.uint64(self.seed) ^ _INNER)
+        mixed = seeded_hash(keys, np.uint64(self.seed) ^ _INNER)
         return (mixed % np.uint64(self.inner_folds)).astype(np.int64)
 
     def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
-        return (_seeded(keys, seed) % np.uint64(self.outer_folds)).astype(np.int64)
+        return (seeded_hash(keys, seed) % np.uint64(self.outer_folds)).astype(np.int64)
 
     def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
-        return _seeded(items, seed)
+        return seeded_hash(items, seed)
 
 
 @dataclass

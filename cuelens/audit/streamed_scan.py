@@ -23,12 +23,12 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
-from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
+from cuelens.audit.groups import FOLD_SEEDS, iteration_seed, sizes_summary
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_name, \
     leakage_section
 from cuelens.audit.scan import cue_table, easy_hard_section
-from cuelens.audit.streamed import Folds, HashedFolds, TokenStore, check_streamable, count_run, \
-    predict_run, _seeded
+from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
+    check_streamable, count_run, predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
@@ -197,28 +197,34 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
 
     leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
                               config.metric, config.flag_threshold, headline_runs)
-    model = (leakage["best"]["metric"], leakage["best"]["aggregator"])
+    masks = easy_masks(store, folds, config, (leakage["best"]["metric"],
+                                              leakage["best"]["aggregator"]), progress)
+    easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
+                                  config, leakage, "all" if cross_validated else "test")
+    return StreamedAudit(cues, cue_stats, leakage, easy_hard, masks)
+
+
+def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
+               progress: Progress | None = None) -> list[np.ndarray]:
+    """The easy/hard split (docs/methods.md §4): per evaluated chunk, whether each item is
+    predicted right by ``model`` in more than half of the iterations (one byte per item)."""
     counter_type = np.uint8 if config.iterations < 256 else np.uint32  # NLI correctness is 0/1
-    easy = [np.zeros(size, dtype=counter_type) for fitting, _, size in store.sizes()
-            if not fitting]
-    first_eval = [first for fitting, first, _ in store.sizes() if not fitting]
+    counters = {first: np.zeros(size, dtype=counter_type)
+                for fitting, first, size in store.sizes() if not fitting}
+
+    def add(chunk: TokenChunk, positions: np.ndarray, results: dict) -> None:
+        counters[chunk.first][positions] += results[model]
+
     bank = ModelBank(config.seed)
     for iteration in range(config.iterations):
         fold_seed = iteration_seed(config.seed, iteration)
-        counted = count_run(store, folds, config.folds, fold_seed, config.seed, True, keep)
-
-        def add(chunk, positions, results) -> None:
-            easy[first_eval.index(chunk.first)][positions] += results[model]
-
-        predict_run(store, counted, folds, config.folds, fold_seed, options, bank, [model],
-                    None, add)
+        counted = count_run(store, folds, config.folds, fold_seed, config.seed, True,
+                            2 * config.max_fit_items)
+        predict_run(store, counted, folds, config.folds, fold_seed, config.scoring, bank,
+                    [model], None, add)
         if progress is not None:
             progress("easy_hard", (iteration + 1) / config.iterations)
-    masks = [counter > config.iterations / 2 for counter in easy]
-    n_easy = int(sum(int(mask.sum()) for mask in masks))
-    easy_hard = easy_hard_section(n_easy, store.n_eval, config, leakage,
-                                  "all" if cross_validated else "test")
-    return StreamedAudit(cues, cue_stats, leakage, easy_hard, masks)
+    return [counter > config.iterations / 2 for counter in counters.values()]
 
 
 def _group_sizes(store: TokenStore) -> dict:
@@ -228,9 +234,7 @@ def _group_sizes(store: TokenStore) -> dict:
     spill = KeySpill(store.directory / "group-keys")
     for chunk in store.chunks():
         spill.add(chunk.keys)
-    sizes = spill.sizes()
-    return {"groups": int(len(sizes)), "largest": int(sizes.max()) if len(sizes) else 0,
-            "grouped_items": int(sizes[sizes > 1].sum())}
+    return sizes_summary(spill.sizes())
 
 
 @dataclass
@@ -269,7 +273,7 @@ def streamed_examples(data: ChunkedData, cues: list[dict], metric: str,
         tokens_chunk = next(token_chunks)
         split = chunk.split
         instances = tokens_chunk.items
-        priority = _seeded(instances, seed)
+        priority = seeded_hash(instances, seed)
 
         def row(i: int, split: CompactSplit = split, mask: np.ndarray = mask) -> dict:
             return {"id": split.ids[i], "premise": split.premises[i],
