@@ -15,10 +15,10 @@ at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit
   and stratum, the items of lowest seeded priority (:class:`Candidates`), which hold the lowest
   ``quota`` of any fitting portion — :func:`~cuelens.audit.fitting.fit_subsample`'s rule with a
   hash order instead of a permutation;
-- **predictions** are a pass per outer fold with that fold's fitted models
-  (:func:`predict_run`), keeping per predictor only its number of correct items and the counts
-  of its paired differences with the majority baseline (the bootstrap needs nothing more,
-  :func:`~cuelens.audit.uncertainty.counted_difference_interval`).
+- **predictions**: every outer fold's models are fitted in fold order, then one pass predicts
+  each item with its fold's models (:func:`predict_run`), keeping per predictor only its number
+  of correct items and the counts of its paired differences with the majority baseline (the
+  bootstrap needs nothing more, :func:`~cuelens.audit.uncertainty.counted_difference_interval`).
 
 Given the exact scan's folds and sampling order (a :class:`Folds` built from them), these passes
 reproduce its leakage table and easy/hard split (tested); with hashed folds they differ from it only

@@ -134,6 +134,10 @@ def scan(
                                                      address=address, progress=progress))
     dataset = loaded.dataset
     warn_skipped(dataset)
+    if sum(len(split) for split in dataset.splits.values()) > STREAMING_HINT_ITEMS:
+        console.print("[yellow]note:[/] exact statistics hold every item in memory (about "
+                      "0.5 GB per million); --stats streaming keeps memory flat "
+                      "(docs/large-datasets.md)")
     out_dir = out or Path("audit-results") / dataset.name
     check_scan_outputs(dataset, out_dir, report, cache_dir=cache_dir,
                        uses_cache=feature_names != [], item_files=item_files)
@@ -146,6 +150,7 @@ def scan(
 
 
 STATISTICS = ("exact", "streaming")
+STREAMING_HINT_ITEMS = 5_000_000  # above this, the exact statistics suggest streaming ones
 
 
 def check_fail_above(results: dict, fail_above: float | None) -> None:
