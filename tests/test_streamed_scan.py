@@ -103,3 +103,14 @@ def test_api_streaming_scan(tmp_path, nli_file):
     assert json.loads(files["results"].read_text()) == result.results
     with pytest.raises(cuelens.UserError, match="features"):
         cuelens.scan(nli_file, stats="streaming", features="negation")
+
+
+def test_large_exact_scan_suggests_streaming(tmp_path, nli_file, monkeypatch):
+    from cuelens.commands import scan as scan_command
+
+    monkeypatch.setattr(scan_command, "STREAMING_HINT_ITEMS", 599)
+    result = _scan(nli_file, "--features", "none", "--out", tmp_path / "x")
+    assert result.exit_code == 0 and "--stats streaming" in result.output
+    monkeypatch.setattr(scan_command, "STREAMING_HINT_ITEMS", 600)
+    result = _scan(nli_file, "--features", "none", "--out", tmp_path / "y")
+    assert result.exit_code == 0 and "--stats streaming" not in result.output

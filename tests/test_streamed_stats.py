@@ -126,3 +126,19 @@ def test_multiple_choice_is_refused(tmp_path):
     source = _write(tmp_path / "mcq.jsonl", make_mcq(30, seed=1))
     with pytest.raises(UserError, match="NLI-style"):
         load_chunked(source, None, None, FieldMap(), False, ScanConfig(), tmp_path)
+
+
+def test_fold_keys_follow_the_premise_or_the_group(tmp_path):
+    from cuelens.audit.streamed_scan import fold_keys
+    from cuelens.engine.chunks import read_chunked
+
+    rows = [{"id": str(i), "premise": premise, "hypothesis": f"h {i}", "label": "a",
+             "topic": topic} for i, (premise, topic) in
+            enumerate([("A dog runs.", "x"), ("a DOG runs", "y"), ("A cat naps.", "x")])]
+    source = _write(tmp_path / "g.jsonl", rows)
+    (chunk,) = read_chunked(source, "all", FieldMap(), None, False, tmp_path)
+    by_premise = fold_keys(chunk.split)
+    assert by_premise[0] == by_premise[1] != by_premise[2]  # normalised premises
+    (chunk,) = read_chunked(source, "all", FieldMap(group="topic"), None, False, tmp_path)
+    by_group = fold_keys(chunk.split)
+    assert by_group[0] == by_group[2] != by_group[1]

@@ -77,7 +77,7 @@ def statistics_roles(roles: list[str]) -> tuple[str | None, str]:
     return "dev", "test"
 
 
-def _item_keys(split: CompactSplit) -> np.ndarray:
+def fold_keys(split: CompactSplit) -> np.ndarray:
     """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
     form, so that an item's siblings (the other hypotheses written for its premise) share its
     folds (docs/large-datasets.md)."""
@@ -131,7 +131,7 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
                                 dtype=np.int16, count=len(split))
             if store is None:
                 store = TokenStore(directory, task, 1, 0)
-            store.add(role == fitting, words, seqs, codes, _item_keys(split))
+            store.add(role == fitting, words, seqs, codes, fold_keys(split))
             if progress is not None:
                 progress(f"{role}: {chunk.first + len(split):,} items", 0.0)
     assert store is not None
