@@ -24,6 +24,7 @@ import numpy as np
 
 from cuelens.audit.hygiene import ItemKeys, Keyed, NearIndex, NearSample, Part, describe, \
     example_refs, findings, hygiene_section, near_items, near_texts
+from cuelens.audit.groups import sizes_summary
 from cuelens.audit.text_keys import mix64, text_keys
 from cuelens.engine.chunks import ChunkedSplit
 
@@ -84,10 +85,14 @@ class KeySpill:
                 np.zeros(0, dtype=self.dtype)
             yield {name: rows[name] for name in ["key", *self.columns]}
 
-    def sizes(self) -> np.ndarray:
-        """The number of copies of each distinct key (in no particular order)."""
-        return np.concatenate([np.unique(part["key"], return_counts=True)[1].astype(np.int64)
-                               for part in self.parts()])
+    def group_summary(self) -> dict:
+        """:func:`~cuelens.audit.groups.sizes_summary` of the keys (a group: one key's copies),
+        one partition in memory at a time."""
+        parts = [sizes_summary(np.unique(part["key"], return_counts=True)[1])
+                 for part in self.parts()]
+        return {"groups": sum(p["groups"] for p in parts),
+                "largest": max((p["largest"] for p in parts), default=0),
+                "grouped_items": sum(p["grouped_items"] for p in parts)}
 
 
 def _spilled(split: ChunkedSplit, seed: int, directory: Path, premises: bool) -> Keyed:

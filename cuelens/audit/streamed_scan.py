@@ -23,7 +23,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
-from cuelens.audit.groups import FOLD_SEEDS, iteration_seed, sizes_summary
+from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_name, \
     leakage_section
 from cuelens.audit.scan import cue_table, easy_hard_section
@@ -224,7 +224,7 @@ def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple
                     [model], None, add)
         if progress is not None:
             progress("easy_hard", (iteration + 1) / config.iterations)
-    return [counter > config.iterations / 2 for counter in counters.values()]
+    return [counters.pop(first) > config.iterations / 2 for first in list(counters)]
 
 
 def _group_sizes(store: TokenStore) -> dict:
@@ -234,7 +234,7 @@ def _group_sizes(store: TokenStore) -> dict:
     spill = KeySpill(store.directory / "group-keys")
     for chunk in store.chunks():
         spill.add(chunk.keys)
-    return sizes_summary(spill.sizes())
+    return spill.group_summary()
 
 
 @dataclass
