@@ -79,8 +79,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     ``data``/``train``/``test``: anything :func:`load_dataset` reads, or a loaded ``Dataset``.
     ``features``: ``"all"``, ``"none"``/``[]`` or feature names; None: all (none with
     streaming statistics). ``options``: the fields of :class:`~cuelens.audit.scan.ScanConfig`
-    (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only, no features; the statistics stream over chunks kept
-    under ``work_dir`` (docs/large-datasets.md), as ``audit scan --stats streaming``.
+    (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only, no features;
+    the statistics stream over chunks kept under ``work_dir`` (docs/large-datasets.md), as
+    ``audit scan --stats streaming``.
 
     >>> import cuelens
     >>> from cuelens.data.synthetic import make_nli

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset, Task
+from cuelens.data.dataset import Dataset, Split, Task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,9 +37,9 @@ def cues_frame(cues: list[dict]) -> pd.DataFrame:
     return records_frame(rows, ["token", "label", "count", "label_count", "significant"])
 
 
-def items_frame(dataset: Dataset, mask: np.ndarray) -> pd.DataFrame:
-    """The test items selected by the boolean ``mask`` (id, premise, hypothesis/choices, label)."""
-    split = dataset.test
+def items_frame(split: Split, mask: np.ndarray) -> pd.DataFrame:
+    """The items of ``split`` selected by the boolean ``mask`` (id, premise, hypothesis/choices,
+    label)."""
     index = np.flatnonzero(mask)
     columns: dict[str, list] = {"id": [split.ids[i] for i in index],
                                 "premise": [split.premises[i] for i in index]}
@@ -126,12 +126,12 @@ class ResultViews:
     @property
     def easy(self) -> pd.DataFrame:
         """Test items the cue-only classifier gets right (docs/methods.md §4); empty without a split."""
-        return items_frame(self.dataset, self._split_mask(True))
+        return items_frame(self.dataset.test, self._split_mask(True))
 
     @property
     def hard(self) -> pd.DataFrame:
         """Test items the cue-only classifier gets wrong (docs/methods.md §4); empty without a split."""
-        return items_frame(self.dataset, self._split_mask(False))
+        return items_frame(self.dataset.test, self._split_mask(False))
 
     def _split_mask(self, easy: bool) -> np.ndarray:
         if self.item_easy is None:

@@ -16,7 +16,8 @@ from cuelens.audit.counts import Encoder, encode
 from cuelens.audit.examples import sample_examples
 from cuelens.audit.fitting import fit_subsample, scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT, Baselines
-from cuelens.audit.results import build_results, item_files_mode, write_scan_outputs
+from cuelens.audit.results import build_results, item_files_mode, split_item_lines, \
+    write_scan_outputs
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
 from cuelens.data.synthetic import make_mcq, make_nli
@@ -123,15 +124,19 @@ def test_item_files_records_ids_none(tmp_path):
     dataset = load_for_scan("local", str(path)).dataset
     easy = np.arange(60) % 3 == 0
     results = {"cues": []}
-    files = write_scan_outputs(tmp_path / "r", dataset, results, easy, {}, "records")
+    items = split_item_lines(dataset.test, easy)
+    files = write_scan_outputs(tmp_path / "r", results, {}, dataset.input_paths, items, 60,
+                               "records")
     assert files["easy"].read_bytes() == "".join(
         lines[i] + "\n" for i in range(60) if easy[i]).encode("utf-8")
     assert files["hard"].read_bytes() == "".join(
         lines[i] + "\n" for i in range(60) if not easy[i]).encode("utf-8")
-    files = write_scan_outputs(tmp_path / "i", dataset, results, easy, {}, "ids")
+    files = write_scan_outputs(tmp_path / "i", results, {}, dataset.input_paths, items, 60,
+                               "ids")
     assert files["easy"].name == "easy.ids.txt"
     assert files["easy"].read_text().split() == [rows[i]["id"] for i in range(60) if easy[i]]
-    files = write_scan_outputs(tmp_path / "n", dataset, results, easy, {}, "none")
+    files = write_scan_outputs(tmp_path / "n", results, {}, dataset.input_paths, items, 60,
+                               "none")
     assert "easy" not in files and not (tmp_path / "n" / "easy.jsonl").exists()
     assert item_files_mode("auto", 1_000_000) == "records"
     assert item_files_mode("auto", 1_000_001) == "ids"

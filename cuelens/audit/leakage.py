@@ -16,13 +16,13 @@ ties toward the lower position).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
-from cuelens.audit.counts import BigramColumns, bigram_columns
+from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
     over_folds, predict_cues
@@ -40,6 +40,31 @@ EXTRA_FOLD_SEEDS = 2  # cross-validated files: re-seeded runs of the headline mo
 
 def bow_name(task: str) -> str:
     return "choice-only BoW LR" if task == Task.MCQ else "hypothesis-only BoW LR"
+
+
+@dataclass
+class BagOfWords:
+    """The partial-input BoW baseline: its uni+bigram columns and logistic regression."""
+
+    columns: BigramColumns
+    model: LogisticRegression
+
+    @classmethod
+    def fit(cls, columns: BigramColumns, words: TokenSequences, rows: np.ndarray,
+            labels: np.ndarray) -> "BagOfWords":
+        """Fitted on ``rows`` of ``words`` (their ``labels``), scikit-learn's defaults."""
+        with quiet_single_thread():
+            return cls(columns, LogisticRegression().fit(columns.matrix(words, rows), labels))
+
+    def decision(self, words: TokenSequences, rows: np.ndarray, n_labels: int) -> np.ndarray:
+        """``len(rows) × n_labels`` class probabilities (−inf for a label absent from
+        training), :data:`BOW_CHUNK` rows at a time: never the whole evaluation matrix."""
+        out = np.full((len(rows), n_labels), -np.inf)
+        for start in range(0, len(rows), BOW_CHUNK):
+            piece = slice(start, start + BOW_CHUNK)
+            out[piece, self.model.classes_] = self.model.predict_proba(
+                self.columns.matrix(words, rows[piece]))
+        return out
 
 
 class Baselines:
@@ -68,15 +93,9 @@ class Baselines:
     def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
         sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
-        columns = self.bow_columns(sample, eval_rows)
-        with quiet_single_thread():
-            model = LogisticRegression().fit(columns.matrix(self.data.words, sample),
-                                             pool.labels[sample])
-        decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
-        for start in range(0, len(eval_rows), BOW_CHUNK):  # never the whole evaluation matrix
-            piece = slice(start, start + BOW_CHUNK)
-            decision[piece, model.classes_] = model.predict_proba(
-                columns.matrix(self.data.words, eval_rows[piece]))
+        bow = BagOfWords.fit(self.bow_columns(sample, eval_rows), self.data.words, sample,
+                             pool.labels[sample])
+        decision = bow.decision(self.data.words, eval_rows, pool.n_labels)
         order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
                            kind="stable")
         return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)

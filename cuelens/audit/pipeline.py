@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from cuelens.audit.counts import TokenSequences
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.dataset import Dataset, Task
 from cuelens.frames import ResultViews
+
+if TYPE_CHECKING:
+    from cuelens.audit.results import ItemLines
 
 Progress = Callable[[str, float], None]
 
@@ -40,33 +44,47 @@ class ScanResult(ResultViews):
              item_files: str = "auto") -> dict[str, Path]:
         """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
         :func:`~cuelens.audit.results.write_scan_outputs`), run.json (and report.html)."""
-        from cuelens.audit.results import run_info, write_scan_outputs
-        from cuelens.io import output_set
+        from cuelens.audit.results import split_item_lines
 
-        out_dir = Path(out_dir)
-        with output_set():  # the files appear together or not at all
-            files = write_scan_outputs(out_dir, self.dataset, self.results, self.item_easy,
-                                       run_info(self.started, inputs=self.dataset.input_paths),
-                                       item_files)
-            if report:
-                files["report"] = self.to_html(out_dir / "report.html")
-        return files
+        items = None if self.item_easy is None else \
+            split_item_lines(self.dataset.test, self.item_easy)
+        return save_scan_outputs(self, self.started, out_dir, report, item_files, items,
+                                 len(self.dataset.test))
 
 
-def check_scan_outputs(dataset: Dataset, out_dir: str | Path, report: str | Path | None = None,
-                       *, cache_dir: str | Path | None = None, uses_cache: bool = True,
-                       item_files: str = "auto") -> None:
-    """Before any computation (docs/robustness.md): the scan's files in ``out_dir`` and the
-    report (default ``out_dir/report.html``) are writable, distinct and overwrite no input; the
-    parse cache (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
+def save_scan_outputs(result: ResultViews, started: float, out_dir: str | Path, report: bool,
+                      item_files: str, items: ItemLines | None,
+                      n_evaluated: int) -> dict[str, Path]:
+    """The ``save`` of a scan result (exact or streamed, run from ``started``): its files
+    (:func:`~cuelens.audit.results.write_scan_outputs`) and report appear together or not at
+    all."""
+    from cuelens.audit.results import run_info, write_scan_outputs
+    from cuelens.io import output_set
+
+    out_dir = Path(out_dir)
+    with output_set():
+        files = write_scan_outputs(out_dir, result.results,
+                                   run_info(started, inputs=result.inputs),
+                                   result.inputs, items, n_evaluated, item_files)
+        if report:
+            files["report"] = result.to_html(out_dir / "report.html")
+    return files
+
+
+def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
+                       report: str | Path | None = None, *, cache_dir: str | Path | None = None,
+                       uses_cache: bool = True, item_files: str = "auto") -> None:
+    """Before any computation (docs/robustness.md): the scan's files in ``out_dir`` (with
+    ``item_files`` for ``n_evaluated`` items) and the report (default ``out_dir/report.html``)
+    are writable, distinct and overwrite none of the ``inputs``; the parse cache
+    (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
     from cuelens.audit.parse_cache import default_cache_dir
     from cuelens.audit.results import item_files_mode, scan_output_paths
     from cuelens.io import check_outputs, check_writable_dir
 
     out_dir = Path(out_dir)
-    paths = scan_output_paths(out_dir, item_files_mode(item_files, len(dataset.test)))
-    check_outputs([*paths.values(), report or out_dir / "report.html"],
-                  dataset.input_paths)
+    paths = scan_output_paths(out_dir, item_files_mode(item_files, n_evaluated))
+    check_outputs([*paths.values(), report or out_dir / "report.html"], inputs)
     if uses_cache:
         check_writable_dir(cache_dir or default_cache_dir())
 

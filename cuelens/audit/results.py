@@ -12,7 +12,7 @@ import csv
 import platform
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol
@@ -21,7 +21,7 @@ import numpy as np
 
 from cuelens import __version__
 from cuelens.audit.metrics import METRICS
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Split
 from cuelens.errors import UserError
 from cuelens.io import atomic_open, atomic_open_text, check_outputs, write_json
 
@@ -97,29 +97,36 @@ def write_item_files(paths: tuple[Path, Path], lines: Iterable[tuple[str, bool]]
             (easy if is_easy else hard).write(line.encode("utf-8", "surrogatepass") + b"\n")
 
 
-def write_scan_outputs(out_dir: Path, dataset: Dataset, results: dict,
-                       item_easy: np.ndarray | None, run_info: dict,
-                       item_files: str = "auto") -> dict[str, Path]:
-    """Write results.json, cues.csv, the easy/hard item files and run.json into ``out_dir``
-    (``item_easy`` None: no word-cue statistics, so results.json and run.json only).
+ItemLines = Callable[[str], Iterable[tuple[str, bool]]]  # mode → (record or id, easy) per item
 
-    ``item_files`` (:func:`item_files_mode`): ``records`` → easy.jsonl/hard.jsonl with the
-    original records (byte-identical lines); ``ids`` → easy.ids.txt/hard.ids.txt, one item id
-    per line; ``none`` → neither. Records are streamed from the input, never held in memory.
+
+def split_item_lines(split: Split, item_easy: np.ndarray) -> ItemLines:
+    """:data:`ItemLines` of a loaded evaluation split and its easy mask."""
+    return lambda mode: zip(split.raw if mode == "records" else split.ids, item_easy.tolist())
+
+
+def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: list[str],
+                       items: ItemLines | None, n_items: int,
+                       item_files: str = "auto") -> dict[str, Path]:
+    """Write results.json, cues.csv, the easy/hard item files and run.json into ``out_dir``,
+    none of them one of the ``inputs`` (``items`` None: no word-cue statistics, so results.json
+    and run.json only).
+
+    ``item_files`` (:func:`item_files_mode` of the ``n_items`` evaluated items): ``records`` →
+    easy.jsonl/hard.jsonl with the original records (byte-identical lines); ``ids`` →
+    easy.ids.txt/hard.ids.txt, one item id per line; ``none`` → neither. ``items(mode)``
+    streams the lines, never held in memory.
     """
-    split = dataset.test
-    mode = item_files_mode(item_files, len(split)) if item_easy is not None else "none"
+    mode = item_files_mode(item_files, n_items) if items is not None else "none"
     files = scan_output_paths(out_dir, mode)
-    if item_easy is None:
+    if items is None:
         files = {key: files[key] for key in ("results", "run")}
-    check_outputs(files.values(), dataset.input_paths)
+    check_outputs(files.values(), inputs)
     write_json(files["results"], results)
-    if item_easy is not None:
+    if items is not None:
         write_cues_csv(files["cues"], results["cues"])
         if mode != "none":
-            write_item_files((files["easy"], files["hard"]),
-                             zip(split.raw if mode == "records" else split.ids,
-                                 item_easy.tolist()))
+            write_item_files((files["easy"], files["hard"]), items(mode))
     write_json(files["run"], run_info)
     return files
 

@@ -34,15 +34,13 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
-from cuelens.audit.aggregators import quiet_single_thread, representation_length_counted, \
-    view_tokens
-from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
+from cuelens.audit.aggregators import representation_length_counted, view_tokens
+from cuelens.audit.counts import TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
     score_items, stratum_quotas, train_models
-from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY
+from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY, BagOfWords
 from cuelens.audit.text_keys import mix64
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
@@ -184,6 +182,7 @@ class Candidates:
     item; docs/large-datasets.md)."""
 
     keep: int
+    n_labels: int
     priority: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
     item: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     fitting: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
@@ -200,13 +199,12 @@ class Candidates:
 
     def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
         """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
-        group = self.label * 2 + self.fitting
-        full = np.bincount(group, minlength=2 * (int(chunk.labels.max(initial=0)) + 1)) \
-            >= self.keep
+        group = _group(self.label, self.fitting)
+        full = np.bincount(group, minlength=2 * self.n_labels) >= self.keep
         bound = np.zeros(len(full), dtype=np.uint64)
         np.maximum.at(bound, group, self.priority)  # a full group's highest kept priority
         bound[~full] = np.iinfo(np.uint64).max
-        mine = np.flatnonzero(priority < bound[chunk.labels * 2 + chunk.fitting])
+        mine = np.flatnonzero(priority < bound[_group(chunk.labels, chunk.fitting)])
         mine = mine[_lowest(priority[mine], chunk.labels[mine], self.keep)]
         self.priority = np.concatenate([self.priority, priority[mine]])
         self.item = np.concatenate([self.item, chunk.items[mine]])
@@ -218,7 +216,12 @@ class Candidates:
                             vocab)
         self.words = _ragged([w for w in (self.words, _subset(chunk.words, mine))
                               if w is not None], words_vocab)
-        self._take(_lowest(self.priority, self.label * 2 + self.fitting, self.keep))
+        self._take(_lowest(self.priority, _group(self.label, self.fitting), self.keep))
+
+
+def _group(labels: np.ndarray, fitting: np.ndarray | bool) -> np.ndarray:
+    """The candidates' group of each item: its label, in the fitting or evaluated split."""
+    return labels * 2 + fitting
 
 
 def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
@@ -274,7 +277,7 @@ def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sam
     joint = np.zeros(V * width, dtype=np.int64)
     labels = np.zeros(width, dtype=np.int64)
     lengths = np.zeros((n_slots, store.max_length + 1), dtype=np.int64)
-    candidates = Candidates(keep)
+    candidates = Candidates(keep, L)
     for chunk in store.chunks():
         items = chunk.items
         slot = np.full(len(items), n_slots - 1) if chunk.fitting else \
@@ -355,16 +358,13 @@ class Tally:
 ItemSink = Callable[[TokenChunk, np.ndarray, dict], None]
 
 
-def _bag_of_words(candidates: Candidates, rows: np.ndarray, labels: np.ndarray,
-                  n_labels: int) -> tuple[BigramColumns, LogisticRegression]:
+def _bag_of_words(candidates: Candidates, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
     """The BoW baseline fitted on sample ``rows`` of the candidates (columns in order of first
     appearance over the sample)."""
     assert candidates.words is not None
     columns = bigram_columns(candidates.words, rows, np.ones(len(rows)), BOW_MIN_COUNT, rows,
                              len(rows) or 1)
-    with quiet_single_thread():
-        model = LogisticRegression().fit(columns.matrix(candidates.words, rows), labels)
-    return columns, model
+    return BagOfWords.fit(columns, candidates.words, rows, labels)
 
 
 @dataclass
@@ -374,7 +374,7 @@ class FoldModels:
     fold: int | None
     fit: Fit
     trained: Trained
-    bow: tuple[BigramColumns, LogisticRegression] | None
+    bow: BagOfWords | None
 
 
 def _fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
@@ -386,8 +386,7 @@ def _fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | No
     fit = Fit(inner, fold_labels, d, sample, options)
     # the bank's models are refitted (warm start) for the next fold: keep this fold's copy
     trained = copy.deepcopy(train_models(fit, models, bank, store.n_labels))
-    bow = _bag_of_words(counts.candidates, rows, sample.labels, store.n_labels) \
-        if with_bow else None
+    bow = _bag_of_words(counts.candidates, rows, sample.labels) if with_bow else None
     return FoldModels(fold, fit, trained, bow)
 
 
@@ -399,9 +398,7 @@ def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted
                                 view_tokens(chunk.seqs, positions, fit.seen), store.task,
                                 store.k)
     if fitted.bow is not None:
-        columns, model = fitted.bow
-        decision = np.full((len(positions), store.n_labels), -np.inf)
-        decision[:, model.classes_] = model.predict_proba(columns.matrix(chunk.words, positions))
+        decision = fitted.bow.decision(chunk.words, positions, store.n_labels)
         results[bow_name] = item_correct(decision, labels, store.task, store.k,
                                          fit.label_order)
     results[MAJORITY] = (labels == fit.label_order[0]).astype(np.float64)

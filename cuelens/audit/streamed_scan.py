@@ -32,10 +32,11 @@ from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
+from cuelens.data.loading import split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
 from cuelens.errors import UserError
-from cuelens.frames import ResultViews
+from cuelens.frames import ResultViews, items_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,15 +69,6 @@ class ChunkedData:
         return [split.path for split in self.splits.values()]
 
 
-def statistics_roles(roles: list[str]) -> tuple[str | None, str]:
-    """(fitting role or None, evaluated role) of the loaded roles, as the loader assigns them."""
-    if "all" in roles or len(roles) == 1:
-        return None, roles[0]
-    if "train" in roles:
-        return "train", "test" if "test" in roles else "dev"
-    return "dev", "test"
-
-
 def fold_keys(split: CompactSplit) -> np.ndarray:
     """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
     form, so that an item's siblings (the other hypotheses written for its premise) share its
@@ -86,15 +78,14 @@ def fold_keys(split: CompactSplit) -> np.ndarray:
     return text_keys(split).premise
 
 
-def _unseen_label(split: CompactSplit, fitting: ChunkedSplit) -> None:
+def _check_known_labels(split: CompactSplit, fitting: ChunkedSplit) -> None:
     """A label of ``split`` that the (fully read) fitting split lacks is an error."""
     known = set(fitting.label_counts)
     for i, label in enumerate(split.labels):
         if label not in known:
-            raise UserError(f"label '{label}' does not occur in the training split "
-                            f"({fitting.path}); known labels: {', '.join(sorted(known))}",
-                            path=str(split.raw.paths[split.shard_of[i]]),  # type: ignore
-                            line=split.line_of[i])
+            raise unseen_label(label, fitting.path, sorted(known),
+                               str(split.raw.paths[split.shard_of[i]]),  # type: ignore
+                               split.line_of[i])
 
 
 def load_chunked(data: str | None, train: str | None, test: str | None, fields: FieldMap,
@@ -107,7 +98,7 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
 
     sources, name, fmt = resolve_sources(data, train, test)
     roles = [role for role in ROLES if role in sources]
-    fitting, evaluated = statistics_roles(roles)
+    fitting, evaluated = split_roles(roles)
     words_encoder = Encoder(repeats=True)
     features = None if config.ngrams == 1 else Encoder(config.ngrams)
     registry: dict = {}  # label value → code, in order of first appearance
@@ -123,7 +114,7 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
                 continue
             check_streamable(task, config.max_fit_items)
             if role == evaluated and fitting is not None:
-                _unseen_label(split, loaded[0])
+                _check_known_labels(split, loaded[0])
             texts = instance_texts(split, config.include_premise)
             words = words_encoder.add(texts).flush()
             seqs = first_occurrences(words) if features is None else features.add(texts).flush()
@@ -334,14 +325,9 @@ class StreamedScanResult(ResultViews):
     def _items(self, easy: bool) -> pd.DataFrame:
         import pandas as pd
 
-        columns: dict[str, list] = {"id": [], "premise": [], "hypothesis": [], "label": []}
-        for mask, chunk in zip(self.easy_masks, self.data.splits[self.data.evaluated]):
-            split = chunk.split
-            for i in np.flatnonzero(mask == easy).tolist():
-                for name, column in (("id", split.ids), ("premise", split.premises),
-                                     ("hypothesis", split.hypotheses), ("label", split.labels)):
-                    columns[name].append(column[i])
-        return pd.DataFrame(columns)
+        return pd.concat([items_frame(chunk.split, mask == easy) for mask, chunk in
+                          zip(self.easy_masks, self.data.splits[self.data.evaluated])],
+                         ignore_index=True)
 
     @property
     def easy(self) -> pd.DataFrame:
@@ -351,7 +337,7 @@ class StreamedScanResult(ResultViews):
     def hard(self) -> pd.DataFrame:
         return self._items(False)
 
-    def lines(self, mode: str) -> Iterator[tuple[str, bool]]:
+    def item_lines(self, mode: str) -> Iterator[tuple[str, bool]]:
         """``(record or id, easy)`` of every evaluated item, chunk by chunk."""
         for mask, chunk in zip(self.easy_masks, self.data.splits[self.data.evaluated]):
             yield from zip(chunk.split.raw if mode == "records" else chunk.split.ids,
@@ -359,23 +345,12 @@ class StreamedScanResult(ResultViews):
 
     def save(self, out_dir: str | Path, *, report: bool = True,
              item_files: str = "auto") -> dict[str, Path]:
-        from cuelens.audit.results import item_files_mode, run_info, scan_output_paths, \
-            write_cues_csv, write_item_files
-        from cuelens.io import check_outputs, output_set, write_json
+        """:meth:`~cuelens.audit.pipeline.ScanResult.save`, the items streamed from the
+        chunks."""
+        from cuelens.audit.pipeline import save_scan_outputs
 
-        out_dir = Path(out_dir)
-        mode = item_files_mode(item_files, self.data.store.n_eval)
-        files = scan_output_paths(out_dir, mode)
-        check_outputs(files.values(), self.data.input_paths)
-        with output_set():
-            write_json(files["results"], self.results)
-            write_cues_csv(files["cues"], self.results["cues"])
-            if mode != "none":
-                write_item_files((files["easy"], files["hard"]), self.lines(mode))
-            write_json(files["run"], run_info(self.started, inputs=self.data.input_paths))
-            if report:
-                files["report"] = self.to_html(out_dir / "report.html")
-        return files
+        return save_scan_outputs(self, self.started, out_dir, report, item_files,
+                                 self.item_lines, self.data.store.n_eval)
 
 
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,

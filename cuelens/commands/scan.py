@@ -139,7 +139,8 @@ def scan(
                       "0.5 GB per million); --stats streaming keeps memory flat "
                       "(docs/large-datasets.md)")
     out_dir = out or Path("audit-results") / dataset.name
-    check_scan_outputs(dataset, out_dir, report, cache_dir=cache_dir,
+    check_scan_outputs(dataset.input_paths, len(dataset.test), out_dir, report,
+                       cache_dir=cache_dir,
                        uses_cache=feature_names != [], item_files=item_files)
     with progress_bar(f"scanning {dataset.name}") as progress:
         result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
@@ -167,9 +168,9 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     """``--stats streaming``: chunks in a temporary work directory, then the passes."""
     import tempfile
 
-    from cuelens.audit.results import item_files_mode, scan_output_paths
+    from cuelens.audit.pipeline import check_scan_outputs
     from cuelens.audit.streamed_scan import load_chunked, scan_streaming
-    from cuelens.io import check_outputs, check_writable_dir
+    from cuelens.io import check_writable_dir
 
     if work_dir is not None:
         check_writable_dir(work_dir)
@@ -180,9 +181,8 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                                    Path(directory), progress=progress)
         warn_skipped(chunked)
         out_dir = out or Path("audit-results") / chunked.name
-        paths = scan_output_paths(out_dir, item_files_mode(item_files, chunked.store.n_eval))
-        check_outputs([*paths.values(), report or out_dir / "report.html"],
-                      chunked.input_paths)
+        check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report,
+                           uses_cache=False, item_files=item_files)
         with progress_bar(f"scanning {chunked.name} (streaming)") as progress:
             result = scan_streaming(chunked, config, progress=progress)
         result.started = started

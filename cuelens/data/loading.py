@@ -95,6 +95,12 @@ def _find_split_files(directory: Path) -> dict[str, Path]:
     return found
 
 
+def unseen_label(label, train_path: str, known: list[str], path: str, line: int) -> UserError:
+    """The error for a test ``label`` that the training split lacks."""
+    return UserError(f"label '{label}' does not occur in the training split ({train_path}); "
+                     f"known labels: {', '.join(known)}", path=path, line=line)
+
+
 def _check_labels(train: Split | None, test: Split, skip_bad: bool) -> list[str]:
     """Sorted label set of the fitting split; labels unseen in training are an error (or skipped)."""
     if test.task == Task.MCQ:
@@ -106,9 +112,7 @@ def _check_labels(train: Split | None, test: Split, skip_bad: bool) -> list[str]
     bad = [i for i, label in enumerate(test.labels) if label not in known]
     if bad and not skip_bad:
         i = bad[0]
-        raise UserError(f"label '{test.labels[i]}' does not occur in the training split "
-                        f"({train.path}); known labels: {', '.join(names)}",
-                        path=test.path, line=test.lines[i])
+        raise unseen_label(test.labels[i], train.path, names, test.path, test.lines[i])
     if bad:
         keep = [i for i in range(len(test)) if test.labels[i] in known]
         skipped = dict(test.skipped)
@@ -169,16 +173,22 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
     return assemble_dataset(loaded, name, fmt, skip_bad)
 
 
+def split_roles(roles: list[str]) -> tuple[str | None, str]:
+    """(fitting role or None, evaluated role) among the loaded ``roles`` (train, dev, test,
+    all, in that order): a single split is cross-validated; train is fitted on, evaluated on
+    test (else dev); without train, dev is fitted on and test evaluated."""
+    if "all" in roles or len(roles) == 1:
+        return None, roles[0]
+    if "train" in roles:
+        return "train", "test" if "test" in roles else "dev"
+    return "dev", "test"
+
+
 def assemble_dataset(loaded: dict[str, Split], name: str, fmt: str, skip_bad: bool) -> Dataset:
     """Give the loaded splits (role → split) their roles, check them, and build the Dataset."""
     _check_same_task(list(loaded.values()))
-
-    if "all" in loaded or len(loaded) == 1:
-        fit, evaluate = None, next(iter(loaded.values()))
-    elif "train" in loaded:
-        fit, evaluate = loaded["train"], loaded.get("test") or loaded["dev"]
-    else:
-        fit, evaluate = loaded["dev"], loaded["test"]
+    fit_role, eval_role = split_roles(list(loaded))
+    fit, evaluate = (loaded[fit_role] if fit_role else None), loaded[eval_role]
     other = {role: s for role, s in loaded.items() if s is not fit and s is not evaluate}
     label_names = _check_labels(fit, evaluate, skip_bad)
     return Dataset(name=name, format=fmt, task=evaluate.task, train=fit, test=evaluate,

@@ -22,7 +22,6 @@ import numpy as np
 
 from cuelens.audit.text_keys import TextKeys, keep_text_keys, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import Task
 from cuelens.data.loading import NO_ITEMS, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.engine.sources import Record, iter_source_records, shard_paths
@@ -42,7 +41,7 @@ class Chunk:
 
 @dataclass
 class ChunkedSplit:
-    """A split stored as chunk files; ``len`` and the label, choice and skip counts are kept."""
+    """A split stored as chunk files; ``len`` and the label and skip counts are kept."""
 
     name: str
     path: str  # the source as given
@@ -51,16 +50,10 @@ class ChunkedSplit:
     files: list[Path] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     label_counts: Counter = field(default_factory=Counter)  # label value → items
-    choice_counts: Counter = field(default_factory=Counter)  # MCQ: choices → items
     skipped: dict[str, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return sum(self.sizes)
-
-    @property
-    def n_choices(self) -> int | None:
-        """MCQ: the number of choices of every item; None when it varies (or for NLI)."""
-        return next(iter(self.choice_counts)) if len(self.choice_counts) == 1 else None
 
     def __iter__(self) -> Iterator[Chunk]:
         first = 0
@@ -80,8 +73,6 @@ class ChunkedSplit:
                                   return_counts=True)
         self.label_counts.update({split.label_column.values[code]: count
                                   for code, count in zip(codes.tolist(), counts.tolist())})
-        if split.task == Task.MCQ:
-            self.choice_counts.update(len(c) for c in split.choices)
         add_skipped(self.skipped, split.skipped)
 
 
@@ -111,8 +102,8 @@ def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, ski
                  into: list[ChunkedSplit] | None = None) -> Iterator[Chunk]:
     """Read ``source`` into chunk files under ``directory``, yielding each chunk once saved.
 
-    The :class:`ChunkedSplit` is appended to ``into`` when the first chunk is cut (its ``task``
-    is known then); a source without any item raises the in-memory loader's error.
+    The :class:`ChunkedSplit` is appended to ``into`` once its task is known (at the first
+    parsable record); a source without any item raises the in-memory loader's error.
     """
     shards = shard_paths(source)
     chunked: ChunkedSplit | None = None
