@@ -96,14 +96,36 @@ def planted_gpt2_dir(path: Path, texts: list[str], *, yes: str = "yes", no: str 
     return path
 
 
+FAMILIES = ("openai", "vllm", "llama.cpp", "transformers", "ollama")
+
+
 class FakeEndpoint:
     """A deterministic OpenAI-compatible server on 127.0.0.1: "no" is the likely / generated
-    answer when the prompt contains ``cue`` ("nobody"), else "yes"; prompts containing "maybe-garbage"
-    get an unparseable chat answer. ``fail_next`` injects HTTP 500s; ``fail_after`` makes every
-    request after that many fail (a server going down); ``count`` counts requests."""
+    answer when the prompt contains ``cue`` ("nobody"), else "yes" (MCQ letters: the option
+    containing the cue, else A); prompts containing "maybe-garbage" get an unparseable chat
+    answer. ``fail_next`` injects HTTP 500s; ``fail_after`` makes every request after that many
+    fail (a server going down); ``count`` counts requests, ``paths`` their paths.
 
-    def __init__(self) -> None:
+    ``family`` replays what each server family does with the fields cuelens sends, as their
+    documentation and source describe them (recorded behaviour, not their code):
+
+    - ``openai`` / ``vllm``: ``/completions`` takes a string or a list of prompts and echoes the
+      prompt's token log-probabilities with ``text_offset`` (vLLM: the first token's is null);
+      chat returns ``logprobs.content[0].top_logprobs``;
+    - ``llama.cpp``: ``echo`` is ignored on ``/completions`` (log-probabilities of generated
+      tokens only, as ``logprobs.content``); chat returns ``top_logprobs``;
+    - ``transformers`` (``transformers serve``): a list prompt is HTTP 400 ``{"detail": "prompt
+      must be a string."}``; ``echo``, ``logprobs`` and ``top_logprobs`` are ignored (no
+      ``logprobs`` in any response);
+    - ``ollama``: ``/v1/completions`` ignores ``echo``/``logprobs``; chat returns
+      ``top_logprobs`` (Ollama ≥ 0.12.11).
+    """
+
+    def __init__(self, family: str = "openai") -> None:
+        assert family in FAMILIES
+        self.family = family
         self.count, self.fail_next, self.fail_after, self.cue = 0, 0, None, CUE
+        self.paths: list[str] = []
         self.lock = threading.Lock()
         outer = self
 
@@ -115,6 +137,7 @@ class FakeEndpoint:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with outer.lock:
                     outer.count += 1
+                    outer.paths.append(self.path)
                     fail = outer.fail_next > 0 or (outer.fail_after is not None
                                                    and outer.count > outer.fail_after)
                     outer.fail_next = max(0, outer.fail_next - 1)
@@ -122,10 +145,10 @@ class FakeEndpoint:
                     self.send_response(500)
                     self.end_headers()
                     return
-                answer = outer.completions(body) if self.path.endswith("/completions") and \
-                    "chat" not in self.path else outer.chat(body)
+                status, answer = outer.completions(body) if self.path.endswith(
+                    "/completions") and "chat" not in self.path else outer.chat(body)
                 data = json.dumps(answer).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -148,29 +171,63 @@ class FakeEndpoint:
         self.thread.join(timeout=5)
 
     def favoured(self, prompt: str) -> str:
+        if "\nA. " in prompt:   # MCQ letters: the option containing the cue word
+            options = [line for line in prompt.split("\n") if line[1:3] == ". "]
+            hit = [o[0] for o in options if self.cue in o.lower()]
+            return hit[0] if hit else "A"
         return "no" if self.cue in prompt.lower() else "yes"
 
-    def completions(self, body: dict) -> dict:
-        choices = []
-        for i, text in enumerate(body["prompt"]):
-            prompt, _, option = text.rpartition(" ")
-            value = -0.1 if option.lower() == self.favoured(prompt) else -3.0
-            tokens = [prompt, " " + option, "."]
-            choices.append({"index": i, "text": text + ".", "logprobs": {
-                "tokens": tokens, "token_logprobs": [None, value, -1.0],
-                "text_offset": [0, len(prompt), len(text)]}})
-        return {"choices": choices, "usage": {"prompt_tokens": 10 * len(choices),
-                                              "completion_tokens": len(choices)}}
+    def _echoed(self, text: str) -> dict:
+        prompt, _, option = text.rpartition(" ")
+        value = -0.1 if option == self.favoured(prompt) else -3.0
+        first = None if self.family == "vllm" else -5.0
+        return {"tokens": [prompt, " " + option, "."], "token_logprobs": [first, value, -1.0],
+                "text_offset": [0, len(prompt), len(text)]}
 
-    def chat(self, body: dict) -> dict:
+    def completions(self, body: dict) -> tuple[int, dict]:
+        prompts = body["prompt"]
+        if isinstance(prompts, list) and self.family in ("transformers", "ollama",
+                                                        "llama.cpp"):
+            return 400, {"detail": "prompt must be a string."}
+        prompts = prompts if isinstance(prompts, list) else [prompts]
+        choices = []
+        for i, text in enumerate(prompts):
+            choice: dict = {"index": i, "text": text + "." if body.get("echo") else ".",
+                            "finish_reason": "length"}
+            if self.family in ("openai", "vllm") and body.get("echo") and body.get("logprobs"):
+                choice["logprobs"] = self._echoed(text)
+            elif self.family == "llama.cpp" and body.get("logprobs"):
+                choice["logprobs"] = {"content": [{"token": ".", "logprob": -1.0,
+                                                   "bytes": [46]}]}
+            elif self.family == "ollama":
+                choice["logprobs"] = None
+            choices.append(choice)
+        return 200, {"object": "text_completion", "choices": choices,
+                     "usage": {"prompt_tokens": 10 * len(choices),
+                               "completion_tokens": len(choices)}}
+
+    def _top(self, prompt: str) -> list[dict]:
+        favoured = self.favoured(prompt)
+        words = ["yes", "no", "maybe", "A", "B", "C", "D", "The"]
+        return [{"token": " " + w if self.family == "llama.cpp" else w,
+                 "logprob": -0.1 if w == favoured else -3.0 - 0.1 * j,
+                 "bytes": list(w.encode())} for j, w in enumerate(words)]
+
+    def chat(self, body: dict) -> tuple[int, dict]:
         prompt = body["messages"][0]["content"]
         if "maybe-garbage" in prompt:
             text = "I would rather not say."
-        elif "\nA. " in prompt:   # MCQ letters: the option containing the cue word
-            options = [line for line in prompt.split("\n") if line[1:3] == ". "]
-            hit = [o[0] for o in options if self.cue in o.lower()]
-            text = f"Thinking... Answer: {hit[0] if hit else 'A'}"
+        elif "\nA. " in prompt:
+            text = f"Thinking... Answer: {self.favoured(prompt)}"
         else:
             text = f"Step 1: read. Step 2: compare.\nAnswer: {self.favoured(prompt)}"
-        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 7}}
+        choice: dict = {"index": 0, "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop"}
+        if body.get("logprobs") and self.family != "transformers":
+            top = self._top(prompt)
+            first = max(top, key=lambda t: t["logprob"])
+            choice["logprobs"] = {"content": [{**first, "top_logprobs": top[
+                : body.get("top_logprobs") or 0]}]}
+            choice["message"]["content"] = first["token"]
+        return 200, {"object": "chat.completion", "choices": [choice],
+                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 7}}

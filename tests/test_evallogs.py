@@ -1,14 +1,14 @@
 """Evaluation logs (lm-evaluation-harness samples, Inspect logs) as probe predictions.
 
-The "model" in these logs follows a planted cue: it picks the choice containing ``surely``, and
-choice A when no choice has it. The example files of docs/eval-logs.md are written here
-(``CUELENS_WRITE_EXAMPLES=1``) and otherwise checked to be what this module writes.
+Synthetic logs in the real tools' formats: the "model" follows a planted cue (it picks the
+choice containing ``surely``, and choice A when no choice has it), so ΔAcc is known. The logs the
+real tools wrote (docs/examples/goldens/, scripts/eval_log_goldens.py) are checked item by item
+in tests/test_eval_goldens.py; damaged and hostile logs are here too.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from pathlib import Path
 
@@ -23,7 +23,6 @@ from cuelens.probes.evallogs import detect_format, read_eval_log, softmax
 from cuelens.probes.predictions import read_predictions
 
 CUE = "surely"
-EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 
 
 def planted_items(n: int = 40) -> list[dict]:
@@ -56,10 +55,10 @@ def lm_eval_lines(rows: list[dict], nested: bool = False) -> list[dict]:
         lls = [-2.0 - j * 0.5 - 3.0 * (j != pick) for j in range(len(row["choices"]))]
         arguments = {f"gen_args_{j}": {"arg_0": f"Question: {row['premise']}\nAnswer:",
                                        "arg_1": f" {c}"} for j, c in enumerate(row["choices"])}
-        responses = [[ll, j == pick] for j, ll in enumerate(lls)]
+        responses = [[str(ll), str(j == pick)] for j, ll in enumerate(lls)]  # as lm-eval
         lines.append({"doc_id": i, "doc": {"key": row["id"], "query": row["premise"],
                                            "choices": row["choices"], "gold": row["label"]},
-                      "target": row["label"], "arguments": arguments,
+                      "target": str(row["label"]), "arguments": arguments,
                       "resps": [[r] for r in responses],
                       "filtered_resps": None if nested else responses,
                       "filter": "none", "metrics": ["acc", "acc_norm"],
@@ -133,7 +132,7 @@ def test_lm_eval_samples_give_the_planted_delta(planted, tmp_path, nested):
     assert row["delta"] == pytest.approx(EXPECTED_DELTA)
     # probabilities: softmax of the log-likelihoods
     first = lm_eval_lines(rows)[0]
-    lls = np.array([r[0] for r in first["filtered_resps"]])
+    lls = np.array([float(r[0]) for r in first["filtered_resps"]])
     assert preds.probs[0] == pytest.approx(np.exp(lls) / np.exp(lls).sum())
 
 
@@ -200,8 +199,14 @@ def test_inspect_unanswered_sample_is_wrong(planted, tmp_path):
 def test_log_errors_name_the_problem(planted, tmp_path):
     rows, dataset = planted
     lines = lm_eval_lines(rows)
-    with pytest.raises(UserError, match="not in the log"):
-        read_predictions(write_jsonl(tmp_path / "s.jsonl", lines[:-1]), dataset)
+    short = write_jsonl(tmp_path / "s.jsonl", lines[:-1])
+    with pytest.raises(UserError, match="1 test item.s. are not in the log"):
+        read_predictions(short, dataset, require_all=True)
+    subset = read_predictions(short, dataset)  # default: the logged items, with a note
+    assert subset.covered.tolist() == [True] * (len(rows) - 1) + [False]
+    assert "covers 39 of 40 test items" in subset.notes[0]
+    part, preds = subset.logged_subset(dataset)
+    assert part.test.ids == dataset.test.ids[:-1] and len(preds.pred) == len(rows) - 1
     lines[3]["filtered_resps"] = lines[3]["filtered_resps"][:1]
     with pytest.raises(UserError, match="1 choices logged"):
         read_predictions(write_jsonl(tmp_path / "s.jsonl", lines), dataset)
@@ -211,21 +216,3 @@ def test_log_errors_name_the_problem(planted, tmp_path):
     plain = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": 0} for r in rows])
     with pytest.raises(UserError, match="apply to evaluation logs"):
         read_predictions(plain, dataset, norm="chars")
-
-
-def test_documented_examples_are_what_the_tests_write(tmp_path):
-    rows = planted_items(4)
-    files = {"eval-log-dataset.jsonl": "".join(json.dumps(r) + "\n" for r in rows),
-             "lm-eval-samples.jsonl": "".join(json.dumps(r) + "\n"
-                                              for r in lm_eval_lines(rows)),
-             "inspect-log.json": json.dumps(inspect_log(rows), indent=1) + "\n"}
-    if os.environ.get("CUELENS_WRITE_EXAMPLES"):
-        EXAMPLES.mkdir(exist_ok=True)
-        for name, text in files.items():
-            (EXAMPLES / name).write_text(text, encoding="utf-8")
-    for name, text in files.items():
-        assert (EXAMPLES / name).read_text(encoding="utf-8") == text
-    dataset = load_dataset(str(EXAMPLES / "eval-log-dataset.jsonl"))
-    for name in ("lm-eval-samples.jsonl", "inspect-log.json"):
-        preds = read_predictions(EXAMPLES / name, dataset)
-        assert preds.pred.tolist() == [model_pick(r["choices"]) for r in rows]

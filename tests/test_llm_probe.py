@@ -254,6 +254,9 @@ def test_mcq_scoring_matches_naive_per_choice_forward_passes(planted):
 
 
 # ------------------------------------------------------------------ the HTTP endpoint
+PROBES = 2  # the capability probe: one /completions and one /chat/completions request
+
+
 def test_endpoint_scores_generates_retries_and_resumes(dataset, records, tmp_path):
     test = records[1]
     gen = tmp_path / "gen.prompt"
@@ -261,13 +264,15 @@ def test_endpoint_scores_generates_retries_and_resumes(dataset, records, tmp_pat
     templates = [TEMPLATES["nli-yes-no"], read_template(gen)]
     garbage = np.array([r["id"].endswith("7") for r in test])
     cues = word_cues(dataset, CUES)
-    total = 2 * len(test)
+    n = len(test)
+    total = 3 * n + n  # one string prompt per option (3 labels), one chat request per item
     with FakeEndpoint() as server:
         backend = OpenAIBackend("fake", server.url, concurrency=3, retries=2, backoff=0.01,
                                 timeout=10)
         server.fail_next = 2                     # two injected 500s, retried
         run = run_llm_probe(dataset, backend, templates, cues, n_boot=100, min_items=5)
-        assert server.count == backend.requests_sent == total + 2
+        assert server.count == backend.requests_sent == PROBES + total + 2
+        assert run.section["model"]["scoring"] == "echo"
         _, correct, masks, _ = _expected(test, "contradiction", "entailment")
         scored, generated = run.section["templates"]
         assert scored["accuracy"] == pytest.approx(correct.mean(), abs=1e-6)
@@ -279,23 +284,23 @@ def test_endpoint_scores_generates_retries_and_resumes(dataset, records, tmp_pat
         row = {c["cue"]: c for c in generated["accuracy_test"]["cues"]}["nobody"]
         m = masks["nobody"]
         assert row["delta"] == pytest.approx(correct[m].mean() - correct[~m].mean(), abs=1e-6)
-        assert generated["tokens"]["completion"] == 7 * len(test)
+        assert generated["tokens"]["completion"] == 7 * n
 
         cache = ResponseCache(tmp_path / "cache.sqlite")
         server.count, server.fail_after = 0, 100   # the server dies after 100 requests
         with pytest.raises(UserError, match="resumes"):
             run_llm_probe(dataset, OpenAIBackend("fake", server.url, concurrency=3, retries=1,
                                                  backoff=0.01), templates, cues, cache=cache)
-        stored = len(cache)
-        assert 90 <= stored <= 100
+        stored = len(cache)   # scored items (3 requests each) answered before the server died
+        assert 20 <= stored <= (100 - PROBES) // 3
         server.count, server.fail_after = 0, None  # back up: only the missing answers are asked
         again = run_llm_probe(dataset, OpenAIBackend("fake", server.url), templates, cues,
                               cache=cache, n_boot=100, min_items=5)
-        assert server.count == total - stored and len(cache) == total
+        assert server.count == PROBES + 3 * (n - stored) + n and len(cache) == 2 * n
         server.count = 0
         third = run_llm_probe(dataset, OpenAIBackend("fake", server.url), templates, cues,
                               cache=cache, n_boot=100, min_items=5)
-        assert server.count == 0
+        assert server.count == PROBES   # every answer from the cache
         assert third.section == again.section == run.section
         cache.close()
 
@@ -324,11 +329,11 @@ def test_endpoint_cli_hides_the_key_and_costs_nothing_the_second_time(records, t
         first = runner.invoke(app, args + ["--out", str(tmp_path / "a")],
                               catch_exceptions=False)
         assert first.exit_code == 0, first.output
-        assert server.count == 2 * len(records[1])
+        assert server.count == PROBES + 4 * len(records[1])
         server.count = 0
         second = runner.invoke(app, args + ["--out", str(tmp_path / "b")],
                                catch_exceptions=False)
-        assert second.exit_code == 0 and server.count == 0
+        assert second.exit_code == 0 and server.count == PROBES
     a, b = ((tmp_path / d / "results.json").read_bytes() for d in "ab")
     assert a == b
     for path in [*tmp_path.rglob("*.json*"), tmp_path / "c.sqlite", *tmp_path.rglob("*.html")]:

@@ -42,6 +42,10 @@ def probe(
     = False,
     norm_unit: Annotated[str, typer.Option(
         help="Length for --norm: chars (acc_norm) or bytes (UTF-8).")] = "chars",
+    require_all_items: Annotated[bool, typer.Option(
+        "--require-all-items", help="Evaluation logs: refuse a log that misses test items "
+        "(default: probe the logged items, e.g. of lm_eval --limit, and say how many were "
+        "left out).")] = False,
     position_bias: Annotated[bool, typer.Option(
         "--position-bias", help="MCQ: score every rotation of the choices with --model "
         "(or with --llm, through each prompt template): accuracy per answer position, "
@@ -188,7 +192,7 @@ def probe(
     norm_name = norm_unit if norm else "none"
     preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
                                     trust_remote_code, "torch-int8" if int8 else backend,
-                                    id_field, norm_name, runner)
+                                    id_field, norm_name, runner, require_all_items)
     positions = _position_options(dataset, clf, seed, position_bias, position_lm,
                                   position_predictions, device, id_field, norm_name, batch_size)
     scan_result = _load_scan(scan, dataset)
@@ -247,13 +251,14 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
 
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
-                 trust_remote_code, backend, id_field=None, norm="none", runner=None):
+                 trust_remote_code, backend, id_field=None, norm="none", runner=None,
+                 require_all=False):
     """(predictions, results ``probe.model``, loaded classifier or None); ``runner(clf, split,
     batch_size, on_batch)`` replaces the local inference (``--engine ray``)."""
     from cuelens.probes.pipeline import file_predictions, model_predictions
 
     if predictions is not None:
-        return (*file_predictions(predictions, dataset, id_field, norm), None)
+        return (*file_predictions(predictions, dataset, id_field, norm, require_all), None)
     clf = load_model(model, dataset, fresh_head=False, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
     clf.use_backend(backend)

@@ -1,58 +1,83 @@
 """Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6; docs/eval-logs.md).
 
-Two formats, detected from the file:
+Two formats, detected from the file (files as lm-eval 0.4.13 and Inspect 0.3.285 write them:
+``docs/examples/goldens/``, made by ``scripts/eval_log_goldens.py``):
 
 - **lm-evaluation-harness** ``--log_samples`` JSONL (``samples_<task>_<date>.jsonl``, also
   gzipped): one line per document with ``doc_id``, ``doc``, ``target``, ``arguments`` (one
-  ``(context, continuation)`` request per choice: a list of pairs, or
-  ``{"gen_args_<j>": {"arg_0": context, "arg_1": continuation}}``) and ``filtered_resps`` (per
-  choice ``[log-likelihood, is_greedy]``; ``resps`` holds the same one level deeper). When a
-  task logged several filters, the lines of the first filter name in the file are used.
-  Prediction = arg-max log-likelihood; ``norm="chars"`` divides each log-likelihood by the
-  character length of its continuation after leading whitespace is removed (the target
-  delimiter, a space by default), which is what lm-eval's ``acc_norm`` divides by;
-  ``norm="bytes"`` by the UTF-8 byte length of that string. Probabilities = softmax over the
-  choices of the scores the prediction used.
+  ``(context, continuation)`` request per choice) and ``filtered_resps`` (per choice
+  ``[log-likelihood, is_greedy]``, numbers or — as lm-eval writes them — strings such as
+  ``["-38.79", "False"]``; ``resps`` holds the same one level deeper). With several filters the
+  lines of the first filter name are used. Prediction = arg-max log-likelihood; ``norm="chars"``
+  divides each log-likelihood by the character length of its continuation without leading
+  whitespace (lm-eval's ``acc_norm``), ``norm="bytes"`` by its UTF-8 length. Probabilities =
+  softmax over the choices of the scores the prediction used.
 - **Inspect** eval logs: ``.json`` (one object with ``eval`` and ``samples``) or ``.eval`` (a
-  zip archive whose ``samples/<id>_epoch_<n>.json`` members each hold one sample). A sample has
-  ``id``, ``epoch``, ``choices``, ``target`` (letter) and ``scores``; the prediction is the first
-  letter of a score's ``answer`` (the ``choice`` scorer's, or the first score that has one).
-  Only epoch 1 is read. A sample without an answer is predicted ``-1`` (always wrong). Inspect
-  logs carry no per-choice likelihoods, so no probabilities and no ``norm``.
+  zip archive, members of any compression incl. Zstandard: :mod:`cuelens.probes.logfiles`). A
+  sample has ``id``, ``epoch``, ``choices``, ``target`` (letter) and ``scores``; the prediction
+  is the first letter of a score's ``answer`` (the ``choice`` scorer's first). Only epoch 1 is
+  read. No answer, or a letter outside the sample's choices (counted and warned), is predicted
+  ``-1`` (always wrong). No probabilities, no ``norm``.
 
-Items are matched to ``dataset.test`` by order (lm-eval ``doc_id`` = 0-based position; Inspect
-samples sorted by ``id``) or, with ``id_field``, by that field of ``doc`` (lm-eval) or of the
-sample's ``metadata`` (Inspect; ``id`` means the sample id) equal to the test item's id.
+**Matching** logged entries to ``dataset.test`` (:func:`match_items`): lm-eval by ``doc_id`` =
+0-based position, or ``doc[id_field]``; Inspect by ``metadata[id_field]`` when given, else by
+sample id whenever every sample id equals a test item id (exactly or as a string), else by
+order of sample ids (numeric ids numerically) with a warning. Matched entries must agree with
+their test items on the number of choices and — where the log records them — the choice texts
+(Inspect ``choices``; lm-eval continuations when they are the bare choice texts); a log whose
+choices are the test item's in another order is mapped through the texts.
+
+**Coverage**: a log of a subset of the test items (``lm_eval --limit``) gives predictions for
+the logged items only (:attr:`Predictions.covered`) and a note of how many were left out, unless
+``require_all``. **Cross-checks** (notes, never silent): each entry's own correctness (lm-eval
+``acc`` / ``acc_norm``, Inspect score ``C``/``I``) against the prediction and the dataset's gold
+answer, item by item, and lm-eval's ``results_*.json`` beside the samples file.
 """
 
 from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset, Task
-from cuelens.data.readers import (LineError, check_regular_file, iter_jsonl, jsonl_objects,
-                                  parse_json, read_json)
+from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.readers import LineError, check_regular_file
 from cuelens.errors import UserError
+from cuelens.probes.logfiles import (log_objects, member_json, open_archive, read_log_json,
+                                     size_cap)
 
 NORMS = ("none", "chars", "bytes")
+LOGGED_METRIC = {"none": "acc", "chars": "acc_norm"}  # lm-eval's metric for each norm
 
 
 @dataclass
 class LoggedItem:
     """One logged document: per-choice scores or a chosen index, and where it was read."""
 
-    key: object  # position (int) or id-field value
+    key: object  # lm-eval: doc_id or doc[id_field]; Inspect: sample id or metadata[id_field]
     n_choices: int
-    scores: np.ndarray | None = None  # per-choice log-likelihoods
+    where: str  # "line N", "samples[i]" or the archive member
+    scores: np.ndarray | None = None  # per-choice log-likelihoods (lm-eval)
     continuations: list[str] | None = None
     answer: int | None = None  # chosen choice (Inspect); -1 = no answer
-    where: str = ""  # "line N" or the archive member
+    answer_text: str = ""  # the logged answer as written (Inspect)
+    choices: list[str] | None = None  # choice texts (Inspect)
+    target: int | None = None  # the log's own gold answer index
+    correct: dict[str, float] = field(default_factory=dict)  # logged metrics (acc, acc_norm, C/I)
+
+
+@dataclass
+class LogRead:
+    """What a format reader returns: the entries and facts about the run."""
+
+    items: list[LoggedItem]
+    meta: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 # --- lm-evaluation-harness ------------------------------------------------------------------
@@ -68,44 +93,91 @@ def _continuations(arguments) -> list[str] | None:
     return [p[1] for p in pairs]
 
 
+def _number(value) -> float | None:
+    """A JSON number or a numeric string (lm-eval writes ``"-38.79"``); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
 def _loglikelihood(response) -> float:
     while isinstance(response, list) and response and isinstance(response[0], list):
         response = response[0]  # ``resps`` nests one level deeper
-    value = response[0] if isinstance(response, list) and response else response
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    value = _number(response[0] if isinstance(response, list) and response else response)
+    if value is None:
         raise ValueError(f"a response must start with a log-likelihood, got {response!r}")
-    return float(value)
+    return value
 
 
-def read_lm_eval(path: Path, id_field: str | None) -> list[LoggedItem]:
+def _lm_eval_item(row: dict, id_field: str | None, where: str) -> LoggedItem:
+    responses = row.get("filtered_resps") or row.get("resps")
+    if not isinstance(responses, list) or not responses:
+        raise ValueError('"filtered_resps" (or "resps") must list one response per choice')
+    scores = np.array([_loglikelihood(r) for r in responses])
+    if not np.isfinite(scores).all():
+        raise ValueError("log-likelihoods must be finite numbers")
+    key = row["doc_id"]
+    if id_field is not None:
+        doc = row.get("doc")
+        if not isinstance(doc, dict) or id_field not in doc:
+            raise ValueError(f'"doc" has no field {id_field!r} (--id-field)')
+        key = str(doc[id_field])
+    elif isinstance(key, bool) or not isinstance(key, int):
+        raise ValueError(f'"doc_id" must be an integer, got {key!r}')
+    target = row.get("target")
+    correct = {m: float(v) for m in ("acc", "acc_norm")
+               if (v := _number(row.get(m))) is not None}
+    return LoggedItem(key=key, n_choices=len(scores), where=where, scores=scores,
+                      continuations=_continuations(row.get("arguments")),
+                      target=int(v) if (v := _number(target)) is not None and v == int(v)
+                      else None, correct=correct)
+
+
+def read_lm_eval(path: Path, id_field: str | None, cap: int | None = None) -> LogRead:
     items, chosen_filter = [], None
-    for line_no, row in jsonl_objects(path):
+    for line_no, row in log_objects(path, cap):
         try:
             if "doc_id" not in row:
                 raise ValueError('each line needs "doc_id"')
             name = row.get("filter")
             chosen_filter = chosen_filter if chosen_filter is not None else name
-            if name != chosen_filter:
-                continue
-            responses = row.get("filtered_resps", row.get("resps"))
-            if not isinstance(responses, list) or not responses:
-                raise ValueError('"filtered_resps" (or "resps") must list one response per '
-                                 "choice")
-            scores = np.array([_loglikelihood(r) for r in responses])
-            if not np.isfinite(scores).all():
-                raise ValueError("log-likelihoods must be finite numbers")
-            key = row["doc_id"]
-            if id_field is not None:
-                doc = row.get("doc")
-                if not isinstance(doc, dict) or id_field not in doc:
-                    raise ValueError(f'"doc" has no field {id_field!r} (--id-field)')
-                key = str(doc[id_field])
-            items.append(LoggedItem(key=key, n_choices=len(scores), scores=scores,
-                                    continuations=_continuations(row.get("arguments")),
-                                    where=f"line {line_no}"))
+            if name == chosen_filter:
+                items.append(_lm_eval_item(row, id_field, f"line {line_no}"))
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line_no) from None
-    return items
+    return LogRead(items, {"filter": chosen_filter})
+
+
+def lm_eval_results(path: Path) -> tuple[Path, dict] | None:
+    """The lm-eval ``results_*.json`` written with ``samples_<task>_<date>.jsonl`` (same date
+    stamp, else the only results file beside it) and that task's entry; None when absent."""
+    match = re.match(r"samples_(.+)_(\d{4}-\d\d-\d\dT[\d\-.:]+)\.jsonl(\.gz)?$", path.name)
+    candidates = sorted(path.parent.glob("results_*.json"))
+    if match:
+        stamped = [c for c in candidates if c.name == f"results_{match.group(2)}.json"]
+        candidates = stamped or candidates
+    if len(candidates) != 1:
+        return None
+    try:
+        results = read_log_json(candidates[0]).get("results")
+    except (UserError, AttributeError):
+        return None
+    if not isinstance(results, dict) or not results:
+        return None
+    stem = path.name.split(".")[0]
+    names = [t for t in results if stem.startswith(f"samples_{t}_") or stem == f"samples_{t}"]
+    name = max(names, key=len) if names else (next(iter(results)) if len(results) == 1
+                                              else None)
+    if name is None or not isinstance(results[name], dict):
+        return None
+    return candidates[0], {"task": name, **results[name]}
 
 
 # --- Inspect -------------------------------------------------------------------------------
@@ -126,75 +198,91 @@ def _sample_item(sample: dict, id_field: str | None, where: str) -> LoggedItem |
                          "multiple-choice task)")
     scores = sample.get("scores") or {}
     ordered = ([scores["choice"]] if "choice" in scores else []) + list(scores.values())
-    answer = next((s["answer"] for s in ordered if isinstance(s, dict) and s.get("answer")),
-                  None)
+    score = next((s for s in ordered if isinstance(s, dict) and s.get("answer")), None)
+    answer = score["answer"] if score is not None else None
     key: object = sample["id"]
     if id_field is not None and id_field != "id":
         metadata = sample.get("metadata") or {}
         if id_field not in metadata:
             raise ValueError(f"{where}: sample metadata has no field {id_field!r} (--id-field)")
         key = metadata[id_field]
+    target = sample.get("target")
+    value = score.get("value") if score is not None else None
     return LoggedItem(key=str(key) if id_field is not None else key, n_choices=len(choices),
-                      answer=_letter_index(answer), where=where)
+                      answer=_letter_index(answer), answer_text=str(answer or ""),
+                      choices=[str(c) for c in choices], where=where,
+                      target=_letter_index(target) if isinstance(target, str) else None,
+                      correct={"choice": float(value == "C")} if value in ("C", "I") else {})
 
 
-def _inspect_samples(path: Path) -> Iterator[tuple[dict, str]]:
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            for name in archive.namelist():
-                if name.startswith("samples/") and name.endswith(".json"):
-                    text = archive.read(name).decode("utf-8", errors="strict")
-                    yield parse_json(text, f"{path}:{name}"), name
-        return
-    log = read_json(path)
-    samples = log.get("samples") if isinstance(log, dict) else None
-    for i, sample in enumerate(samples or []):
-        yield sample, f"samples[{i}]"
+_MEMBER = re.compile(r"samples/.+_epoch_(\d+)\.json$")
 
 
-def read_inspect(path: Path, id_field: str | None) -> list[LoggedItem]:
-    items = []
+def _archive_samples(path: Path, cap: int | None, meta: dict):
+    with open_archive(path) as archive:
+        infos = {info.filename: info for info in archive.infolist()}
+        if "header.json" in infos:
+            header = member_json(archive, infos["header.json"], path, cap)
+            meta.update(_run_facts(header))
+        for name, info in infos.items():
+            found = _MEMBER.match(name)
+            if found and found.group(1) == "1":  # epoch 1 only: later epochs are not inflated
+                yield member_json(archive, info, path, cap), name
+
+
+def _run_facts(log) -> dict:
+    spec = log.get("eval") if isinstance(log, dict) else None
+    return {k: spec[k] for k in ("task", "model") if isinstance(spec, dict)
+            and isinstance(spec.get(k), str)}
+
+
+def read_inspect(path: Path, id_field: str | None, cap: int | None = None) -> LogRead:
+    items: list[LoggedItem] = []
+    meta: dict = {}
     try:
-        for sample, where in _inspect_samples(path):
+        if zipfile.is_zipfile(path):
+            samples = _archive_samples(path, cap, meta)
+        else:
+            log = read_log_json(path, cap)
+            meta.update(_run_facts(log))
+            listed = log.get("samples") if isinstance(log, dict) else None
+            samples = ((s, f"samples[{i}]") for i, s in enumerate(listed or []))
+        for sample, where in samples:
             item = _sample_item(sample, id_field, where)
             if item is not None:
                 items.append(item)
     except LineError:
         raise
-    except (ValueError, zipfile.BadZipFile) as exc:  # UnicodeDecodeError is a ValueError
+    except ValueError as exc:
         raise UserError(str(exc), path=str(path)) from None
-    if id_field is None:
-        items.sort(key=lambda item: (str(type(item.key)), item.key))
-        for position, item in enumerate(items):
-            item.key = position
-    return items
+    return LogRead(items, meta)
 
 
-# --- detection and predictions ----------------------------------------------------------------
+# --- detection ----------------------------------------------------------------------------------
 
-def _first_json(path: Path) -> object:
+def _first_json(path: Path, cap: int | None) -> object:
     """The whole document (``.json``) or the first JSONL object; None when unreadable (the
     plain predictions reader then reports the problem)."""
     try:
         if path.suffix.lower() == ".json":
-            return read_json(path)
-        for _, _, record in iter_jsonl(path):
+            return read_log_json(path, cap)
+        for _, record in log_objects(path, cap):
             return record
-    except UserError:
+    except LineError:
         return None
     return None
 
 
-Reader = Callable[[Path, "str | None"], list[LoggedItem]]
+Reader = Callable[[Path, "str | None", "int | None"], LogRead]
 FORMATS: dict[str, Reader] = {"lm-eval": read_lm_eval, "inspect": read_inspect}
 
 
-def detect_format(path: Path) -> str | None:
+def detect_format(path: Path, cap: int | None = None) -> str | None:
     """``"lm-eval"``, ``"inspect"`` or None (not an evaluation log)."""
     check_regular_file(path)
     if zipfile.is_zipfile(path):
         return "inspect"
-    first = _first_json(path)
+    first = _first_json(path, cap)
     if isinstance(first, dict) and "samples" in first and "eval" in first:
         return "inspect"
     if isinstance(first, dict) and "doc_id" in first and (
@@ -202,6 +290,153 @@ def detect_format(path: Path) -> str | None:
         return "lm-eval"
     return None
 
+
+# --- matching and checks --------------------------------------------------------------------------
+
+def _order_key(key: object) -> tuple:
+    return (0, key, "") if isinstance(key, int) and not isinstance(key, bool) else (1, 0, str(key))
+
+
+def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | None,
+                notes: list[str]) -> tuple[list[int], str]:
+    """The test position of every logged entry and how they were matched (module docstring);
+    a :class:`UserError` for an entry that matches no test item or a second entry of one."""
+    ids = {item_id: i for i, item_id in enumerate(test.ids)}
+    if fmt == "lm-eval" and id_field is None:
+        how, lookup = "doc_id (position)", {i: i for i in range(len(test))}
+        keys: list[object] = [item.key for item in items]
+    elif id_field is not None:
+        how = f"{'doc' if fmt == 'lm-eval' else 'sample metadata'} field {id_field!r}"
+        how = "sample id" if fmt == "inspect" and id_field == "id" else how
+        lookup, keys = ids, [item.key for item in items]
+    elif items and all(str(item.key) in ids for item in items):
+        how, lookup, keys = "sample id", ids, [str(item.key) for item in items]
+    else:
+        how = "order of sample ids"
+        order = sorted(range(len(items)), key=lambda j: _order_key(items[j].key))
+        keys = [0] * len(items)
+        for position, j in enumerate(order):
+            keys[j] = position
+        lookup = {i: i for i in range(len(test))}
+        duplicates = [k for k, n in Counter(str(item.key) for item in items).items() if n > 1]
+        example = next((str(item.key) for item in items if str(item.key) not in ids), "")
+        notes.append(f"Inspect sample ids are not the test item ids (e.g. {example!r}): "
+                     f"samples matched to test items by the order of their ids; give "
+                     "--id-field to match by a metadata field")
+        if duplicates:
+            notes.append(f"{len(duplicates)} Inspect sample id(s) occur more than once in epoch "
+                         f"1 (e.g. {duplicates[0]!r}); each entry was matched by order")
+    positions, seen = [], {}
+    for item, key in zip(items, keys):
+        i = lookup.get(key)
+        if i is None:
+            raise UserError(f"{item.where}: {item.key!r} matches no test item ({len(test)} "
+                            f"items; matched by {how})")
+        if i in seen:
+            raise UserError(f"{item.where}: a second entry for test item {test.ids[i]!r} "
+                            f"(the first is {seen[i]}; duplicate ids)")
+        seen[i] = item.where
+        positions.append(i)
+    return positions, how
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def _logged_texts(item: LoggedItem) -> list[str] | None:
+    if item.choices is not None:
+        return item.choices
+    return None if item.continuations is None else [c.lstrip() for c in item.continuations]
+
+
+def check_choices(items: list[LoggedItem], positions: list[int], test: Split, how: str,
+                  notes: list[str]) -> None:
+    """Matched entries must have the test item's number of choices and (where logged) its
+    choice texts; an Inspect entry with the same texts in another order is remapped."""
+    mismatched: list[str] = []
+    compared = 0
+    for item, i in zip(items, positions):
+        expected = [str(c) for c in test.choices[i]]
+        if item.n_choices != len(expected):
+            raise UserError(f"{item.where}: {item.n_choices} choices logged but test item "
+                            f"{test.ids[i]!r} has {len(expected)} (matched by {how})")
+        texts = _logged_texts(item)
+        if texts is None:
+            continue
+        if all(_same(a, b) for a, b in zip(texts, expected)):
+            compared += 1
+            continue
+        order = [next((j for j, e in enumerate(expected) if _same(t, e)), -1) for t in texts]
+        if item.choices is not None and sorted(order) == list(range(len(expected))):
+            compared += 1  # same choices, shuffled in the log: map the letter back
+            item.answer = order[item.answer] if item.answer is not None and \
+                0 <= item.answer < len(order) else item.answer
+            item.target = order[item.target] if item.target is not None and \
+                0 <= item.target < len(order) else item.target
+            continue
+        mismatched.append(f"{item.where}: {texts[:3]!r} vs test item {test.ids[i]!r} "
+                          f"{expected[:3]!r}")
+    if mismatched and (compared or items[0].choices is not None):
+        raise UserError(f"{len(mismatched)} of {len(items)} logged entries have choices that "
+                        f"differ from their test item's (matched by {how}), e.g. "
+                        f"{mismatched[0]}: the log is not of this dataset, or its entries are "
+                        "matched to the wrong items (--id-field)")
+    if mismatched:
+        notes.append("the log's continuations are not the bare choice texts (the task formats "
+                     "its choices), so choice texts were not compared; only choice counts")
+
+
+def _out_of_range(items: list[LoggedItem], notes: list[str]) -> int:
+    bad = [item for item in items if item.answer is not None and item.answer >= item.n_choices]
+    for item in bad:
+        item.answer = -1
+    if bad:
+        notes.append(f"{len(bad)} Inspect answer(s) name a letter outside their sample's "
+                     f"choices (e.g. {bad[0].where}: {bad[0].answer_text!r} with "
+                     f"{bad[0].n_choices} choices); counted as wrong")
+    return len(bad)
+
+
+def _agreement(items: list[LoggedItem], positions: list[int], pred: np.ndarray,
+               gold: np.ndarray, metric: str | None, notes: list[str]) -> dict | None:
+    """Item by item: the log's own correctness against prediction == dataset gold."""
+    if metric is None:
+        return None
+    pairs = [(item, i) for item, i in zip(items, positions) if metric in item.correct]
+    if not pairs:
+        return None
+    differ = [(item, i) for item, i in pairs
+              if bool(item.correct[metric]) != bool(pred[i] == gold[i])]
+    if differ:
+        item, i = differ[0]
+        notes.append(f"for {len(differ)} of {len(pairs)} logged entries the log's own "
+                     f"{metric!r} disagrees with the prediction scored against the dataset's "
+                     f"gold answer (e.g. {item.where}, test item {i + 1}): the log's gold "
+                     "answers or documents are not this dataset's")
+    return {"metric": metric, "agree": len(pairs) - len(differ), "of": len(pairs)}
+
+
+def _results_check(path: Path, metric: str | None, accuracy: float, n: int,
+                   notes: list[str]) -> dict | None:
+    found = lm_eval_results(path)
+    if found is None or metric is None:
+        return None
+    results_path, entry = found
+    key = next((k for k in entry if k == metric or k.startswith(metric + ",")), None)
+    value = _number(entry.get(key)) if key is not None else None
+    if value is None:
+        return None
+    check = {"file": results_path.name, "task": entry["task"], "metric": key,
+             "reported": value, "recomputed": round(accuracy, 6)}
+    if abs(value - accuracy) > 1e-6:
+        notes.append(f"{results_path.name} reports {key} = {value:.4f} for task "
+                     f"{entry['task']!r}, but the {n} logged items score {accuracy:.4f} "
+                     "against this dataset's gold answers")
+    return check
+
+
+# --- predictions ------------------------------------------------------------------------------------
 
 def _lengths(continuations: list[str], norm: str) -> np.ndarray:
     texts = [c.lstrip() for c in continuations]
@@ -214,9 +449,23 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum()
 
 
+def _predict(item: LoggedItem, norm: str) -> tuple[int, np.ndarray | None]:
+    if item.scores is None:
+        return (item.answer if item.answer is not None else -1), None
+    scores = item.scores
+    if norm != "none":
+        if item.continuations is None or len(item.continuations) != item.n_choices:
+            raise UserError(f"{item.where}: --norm needs the continuations in \"arguments\"")
+        scores = scores / _lengths(item.continuations, norm)
+    return int(np.argmax(scores)), softmax(scores)
+
+
 def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = None,
-                  norm: str = "none", fmt: str | None = None):
-    """:class:`~cuelens.probes.predictions.Predictions` of ``dataset.test`` from a log."""
+                  norm: str = "none", fmt: str | None = None, *, require_all: bool = False,
+                  cap: int | None = None):
+    """:class:`~cuelens.probes.predictions.Predictions` of ``dataset.test`` from a log (module
+    docstring); ``require_all``: refuse a log that misses test items; ``cap``: bytes per line
+    or archive member (:func:`cuelens.probes.logfiles.size_cap`)."""
     from cuelens.probes.predictions import MISSING, Predictions
 
     path = Path(path)
@@ -225,48 +474,55 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
     if dataset.task != Task.MCQ:
         raise UserError("evaluation logs are read for multiple-choice datasets only",
                         path=str(path))
-    fmt = fmt or detect_format(path)
+    cap = size_cap(cap)
+    fmt = fmt or detect_format(path, cap)
     if fmt not in FORMATS:
         raise UserError("not an lm-evaluation-harness samples file or an Inspect log",
                         path=str(path))
-    items = FORMATS[fmt](path, id_field)
     if fmt == "inspect" and norm != "none":
         raise UserError("--norm needs per-choice log-likelihoods; an Inspect log records the "
                         "chosen letter only", path=str(path))
-    test = dataset.test
-    position: dict[object, int] = ({item_id: i for i, item_id in enumerate(test.ids)}
-                                   if id_field is not None else
-                                   {i: i for i in range(len(test))})
+    read = FORMATS[fmt](path, id_field, cap)
+    if not read.items:
+        raise UserError("the log has no entries", path=str(path))
+    test, notes = dataset.test, read.notes
+    try:
+        positions, how = match_items(read.items, test, fmt, id_field, notes)
+        check_choices(read.items, positions, test, how, notes)
+        for item in read.items:
+            _predict(item, norm)  # reports a missing continuation before anything is kept
+    except UserError as exc:
+        raise UserError(exc.message, path=str(path)) from None
+    n_outside = _out_of_range(read.items, notes) if fmt == "inspect" else 0
     pred = np.full(len(test), MISSING, dtype=np.int64)
     probs = np.full((len(test), max(len(c) for c in test.choices)), np.nan) \
         if fmt == "lm-eval" else None
-    for item in items:
-        i = position.get(item.key)
-        if i is None:
-            raise UserError(f"{item.where}: {item.key!r} matches no test item "
-                            f"({len(test)} items)", path=str(path))
-        if pred[i] != MISSING:
-            raise UserError(f"{item.where}: a second entry for test item {test.ids[i]!r}",
-                            path=str(path))
-        k = len(test.choices[i])
-        if item.n_choices != k:
-            raise UserError(f"{item.where}: {item.n_choices} choices logged but test item "
-                            f"{test.ids[i]!r} has {k}", path=str(path))
-        if item.scores is not None:
-            scores = item.scores
-            if norm != "none":
-                if item.continuations is None or len(item.continuations) != k:
-                    raise UserError(f"{item.where}: --norm needs the continuations in "
-                                    '"arguments"', path=str(path))
-                scores = scores / _lengths(item.continuations, norm)
-            pred[i] = int(np.argmax(scores))
-            if probs is not None:
-                probs[i, :k] = softmax(scores)
-        else:
-            pred[i] = item.answer if item.answer is not None and item.answer < k else -1
-    missing = np.flatnonzero(pred == MISSING)
-    if len(missing):
-        shown = ", ".join(repr(test.ids[i]) for i in missing[:5])
-        raise UserError(f"{len(missing)} test item(s) are not in the log (e.g. {shown})",
+    for item, i in zip(read.items, positions):
+        pred[i], p = _predict(item, norm)
+        if probs is not None and p is not None:
+            probs[i, :len(p)] = p
+    covered = pred != MISSING
+    n_logged, n_left = int(covered.sum()), int((~covered).sum())
+    if n_left and require_all:
+        shown = ", ".join(repr(test.ids[i]) for i in np.flatnonzero(~covered)[:5])
+        raise UserError(f"{n_left} test item(s) are not in the log (e.g. {shown})",
                         path=str(path))
-    return Predictions(pred=pred, probs=probs)
+    if n_left:
+        notes.append(f"the log covers {n_logged} of {len(test)} test items (e.g. lm_eval "
+                     f"--limit): the probe uses the {n_logged} logged items; {n_left} left out "
+                     "(--require-all-items refuses such a log)")
+    gold = test.item_labels(dataset.label_names)
+    metric = LOGGED_METRIC.get(norm) if fmt == "lm-eval" else "choice"
+    accuracy = float((pred[covered] == gold[covered]).mean())
+    targets = [(item, i) for item, i in zip(read.items, positions) if item.target is not None]
+    off = [(item, i) for item, i in targets if item.target != gold[i]]
+    if off:
+        notes.append(f"{len(off)} of {len(targets)} logged entries name a gold answer that "
+                     f"differs from the dataset's (e.g. {off[0][0].where})")
+    log = {"format": fmt, **read.meta, "entries": len(read.items), "test_items": len(test),
+           "left_out": n_left, "matched_by": how, "answers_outside_choices": n_outside,
+           "logged_correct": _agreement(read.items, positions, pred, gold, metric, notes)}
+    if fmt == "lm-eval":
+        log["results_check"] = _results_check(path, metric, accuracy, n_logged, notes)
+    return Predictions(pred=pred, probs=probs, covered=None if not n_left else covered,
+                       notes=notes, log=log)

@@ -98,14 +98,19 @@ class ProbeResult(ResultViews):
 
 
 def file_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
-                     norm: str = "none") -> tuple[Predictions, dict]:
-    """Predictions read from a JSONL file or an evaluation log (``id_field``, ``norm``:
-    :func:`~cuelens.probes.evallogs.read_eval_log`), and the ``probe.model`` section."""
+                     norm: str = "none", require_all: bool = False
+                     ) -> tuple[Predictions, dict]:
+    """Predictions read from a JSONL file or an evaluation log (``id_field``, ``norm``,
+    ``require_all``: :func:`~cuelens.probes.evallogs.read_eval_log`), and the ``probe.model``
+    section (with the log's facts under ``log``)."""
     from cuelens.probes.predictions import read_predictions
 
     path = Path(path)
-    info = {"name": path.name, "resolved": str(path), "source": "predictions"}
-    return read_predictions(path, dataset, id_field, norm), info
+    info: dict = {"name": path.name, "resolved": str(path), "source": "predictions"}
+    predictions = read_predictions(path, dataset, id_field, norm, require_all=require_all)
+    if predictions.log is not None:
+        info["log"] = predictions.log
+    return predictions, info
 
 
 def model_predictions(classifier, name: str, dataset: Dataset, batch_size: int | None = None,
@@ -155,17 +160,24 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
     ``classifier``: the loaded model, needed by white-box / new-question sections
     (``short_circuit``) and for the training data map of a local model directory.
     ``position_bias``: run the position-bias probe (:mod:`cuelens.probes.position`).
+    ``predictions`` of some test items only (an evaluation log run with ``--limit``,
+    :attr:`Predictions.covered`): the probe runs on those items, the scan on all of them.
     """
     started = time.time()
     if scan is None:
         scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
     results = dict(scan.results)
-    warnings: list[str] = []
+    warnings: list[str] = list(predictions.notes)
+    item_easy = scan.item_easy
+    if predictions.covered is not None:  # a log of some test items: probe those (cues: all)
+        covered = predictions.covered
+        dataset, predictions = predictions.logged_subset(dataset)
+        item_easy = None if item_easy is None else item_easy[covered]
     resolved = Path(classifier.resolved) if classifier is not None else None
     cues, selection = probe_cues(dataset, results, top, rank_by, warnings, min_support)
     ctx = ProbeContext(dataset=dataset, predictions=predictions, cues=cues,
                        cue_selection=selection,
-                       model_info=model_info, item_easy=scan.item_easy,
+                       model_info=model_info, item_easy=item_easy,
                        model_dir=resolved if resolved is not None and resolved.is_dir() else None,
                        classifier=classifier, seed=seed, n_boot=n_boot, min_items=min_items,
                        short_circuit=short_circuit, position_bias=position_bias,
@@ -173,5 +185,5 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
     results["probe"] = run_sections(ctx)
     warnings += results["probe"]["sanity"]["notes"]
     return ProbeResult(dataset=dataset, results=results, predictions=predictions,
-                       item_easy=scan.item_easy, warnings=warnings,
+                       item_easy=item_easy, warnings=warnings,
                        extra_inputs=[str(p) for p in inputs], started=started)

@@ -258,7 +258,7 @@ def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None
     if len(paths) != len(rotated):
         raise UserError(f"--position-predictions needs {len(rotated)} files, one per rotation; "
                         f"got {len(paths)}")
-    picks = [read_predictions(path, data, id_field, norm).pred
+    picks = [read_predictions(path, data, id_field, norm, require_all=True).pred
              for path, data in zip(paths, rotated)]
     return PositionBiasOptions(picks=picks, source="predictions per rotation")
 

@@ -12,7 +12,7 @@ by :mod:`cuelens.probes.evallogs` instead (docs/eval-logs.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +31,19 @@ class Predictions:
 
     pred: np.ndarray
     probs: np.ndarray | None = None
+    covered: np.ndarray | None = None  # a log of some test items only: which ones (else all)
+    notes: list[str] = field(default_factory=list)  # what the user should know (warnings)
+    log: dict | None = None  # an evaluation log's facts (``probe.model.log``)
+
+    def logged_subset(self, dataset: Dataset) -> tuple[Dataset, "Predictions"]:
+        """``dataset`` with only the covered test items, and these predictions for them
+        (unchanged when every item is covered)."""
+        if self.covered is None:
+            return dataset, self
+        index = np.flatnonzero(self.covered)
+        subset = replace(dataset, test=dataset.test.subset(index))
+        return subset, replace(self, pred=self.pred[index], covered=None,
+                               probs=None if self.probs is None else self.probs[index])
 
     def rows(self, dataset: Dataset) -> list[dict]:
         """The predictions-file rows for ``dataset.test`` (the same format :func:`read` reads)."""
@@ -88,10 +101,12 @@ def _id_text(value) -> str:
 
 
 def read_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
-                     norm: str = "none") -> Predictions:
+                     norm: str = "none", *, require_all: bool = False) -> Predictions:
     """Read and check a predictions file (or an evaluation log) against ``dataset.test``.
 
-    ``id_field`` and ``norm`` apply to evaluation logs (:func:`~cuelens.probes.evallogs.read_eval_log`).
+    ``id_field``, ``norm`` and ``require_all`` apply to evaluation logs
+    (:func:`~cuelens.probes.evallogs.read_eval_log`; a log of some test items only gives
+    :attr:`Predictions.covered`, see :meth:`Predictions.logged_subset`).
     """
     from cuelens.probes.evallogs import detect_format, read_eval_log
 
@@ -100,7 +115,8 @@ def read_predictions(path: str | Path, dataset: Dataset, id_field: str | None = 
         raise UserError("predictions file not found", path=str(path))
     fmt = detect_format(path)
     if fmt is not None:
-        return read_eval_log(path, dataset, id_field=id_field, norm=norm, fmt=fmt)
+        return read_eval_log(path, dataset, id_field=id_field, norm=norm, fmt=fmt,
+                             require_all=require_all)
     if id_field is not None or norm != "none":
         raise UserError("--id-field and --norm apply to evaluation logs (lm-evaluation-harness "
                         "samples, Inspect logs); this is a predictions file", path=str(path))

@@ -50,6 +50,10 @@ class Backend(Protocol):
 
     def info(self) -> dict: ...
 
+    def prepare(self, templates: list) -> None:
+        """Check before any item is asked that every template can run here (one-line
+        :class:`UserError` otherwise); may fix settings such as the scoring route."""
+
     def run(self, requests: list[Request], on_result: OnResult) -> None: ...
 
 
@@ -78,6 +82,9 @@ class LocalBackend:
 
     def info(self) -> dict:
         return {"name": self.model, "backend": self.name, "device": str(self.scorer.device)}
+
+    def prepare(self, templates: list) -> None:
+        """A local model scores and generates every template."""
 
     def run(self, requests: list[Request], on_result: OnResult) -> None:
         for kind, handler in (("score", self._score), ("generate", self._generate)):

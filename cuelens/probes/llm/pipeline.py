@@ -159,6 +159,7 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
     """Ask ``backend`` every test item of ``dataset`` through ``template``."""
     split, labels = dataset.test, dataset.label_names
     template.check(dataset.task, labels)
+    backend.prepare([template])
     fields = [item_fields(split, i, labels) for i in range(len(split))]
     requests = [_request(template, f, labels) for f in fields]
     responses = ask(backend, template, requests, list(split.ids), cache=cache,
@@ -274,6 +275,7 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
     _check_mcq(dataset, position_bias)
     for template in templates:
         template.check(dataset.task, dataset.label_names)
+    backend.prepare(templates)  # before any item is asked: can this backend run them all?
     answers, sections = {}, []
     for template in templates:
         got = answer(backend, template, dataset, cache=cache, calibrate=calibrate,
@@ -349,6 +351,7 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
     uses :func:`template_position_bias` instead (the question field kept apart, calibration)."""
     if template.task != Task.MCQ:
         raise ValueError(f"prompt '{template.name}' is not an MCQ template")
+    backend.prepare([template])
 
     def score_fn(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:
         from string import ascii_uppercase
