@@ -216,3 +216,73 @@ def test_log_errors_name_the_problem(planted, tmp_path):
     plain = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": 0} for r in rows])
     with pytest.raises(UserError, match="apply to evaluation logs"):
         read_predictions(plain, dataset, norm="chars")
+
+
+# ------------------------------------------------------------------ damaged and hostile logs
+def test_corrupt_deflate_member_is_one_line(planted, tmp_path):
+    rows, dataset = planted
+    path = write_eval_archive(tmp_path / "log.eval", rows)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("samples/1_epoch_1.json")
+    local = info.header_offset
+    start = local + 30 + int.from_bytes(data[local + 26:local + 28], "little") + \
+        int.from_bytes(data[local + 28:local + 30], "little")
+    data[start:start + info.compress_size] = b"\xff" * info.compress_size
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserError, match="samples/1_epoch_1.json is damaged"):
+        read_predictions(path, dataset)
+
+
+def test_archive_bomb_is_refused_before_inflating(planted, tmp_path):
+    """A 400 MB member that deflates to well under 1 MB: refused from its declared size."""
+    import tracemalloc
+
+    rows, dataset = planted
+    path = write_eval_archive(tmp_path / "bomb.eval", rows)
+    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("samples/999_epoch_1.json", "w", force_zip64=True) as member:
+            block = b" " * (1 << 20)
+            for _ in range(400):
+                member.write(block)
+    assert path.stat().st_size < 2 << 20
+    tracemalloc.start()
+    with pytest.raises(UserError, match="larger than the 256 MiB cap"):
+        read_predictions(path, dataset)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50 << 20
+
+
+def test_member_inflating_past_its_declared_size_is_stopped(planted, tmp_path, monkeypatch):
+    """A header that understates the size: zipfile stops at the declared size (then the CRC
+    fails) and the cap stops any stream that would not; either way one line."""
+    from cuelens.probes import logfiles
+
+    rows, dataset = planted
+    path = write_eval_archive(tmp_path / "log.eval", rows)
+    monkeypatch.setenv(logfiles.CAP_ENV, "0.001")  # ~1 KB: every sample member is larger
+    real = zipfile.ZipFile.infolist
+
+    def understated(self):
+        infos = real(self)
+        for info in infos:
+            info.file_size = 10
+        return infos
+
+    monkeypatch.setattr(zipfile.ZipFile, "infolist", understated)
+    with pytest.raises(UserError, match="is damaged .Bad CRC|inflating past its declared 10"):
+        read_predictions(path, dataset)
+
+
+def test_overlong_jsonl_line_is_refused_with_its_number(planted, tmp_path, monkeypatch):
+    rows, dataset = planted
+    lines = lm_eval_lines(rows)
+    lines[2]["doc"]["padding"] = "x" * 5000
+    path = write_jsonl(tmp_path / "samples.jsonl", lines)
+    monkeypatch.setenv("CUELENS_MAX_LOG_MB", "0.004")  # ~4 KB
+    with pytest.raises(UserError, match=r"line 3: the line is larger than") as err:
+        read_predictions(path, dataset)
+    assert "CUELENS_MAX_LOG_MB" in str(err.value)
+    monkeypatch.setenv("CUELENS_MAX_LOG_MB", "1")
+    assert len(read_predictions(path, dataset).pred) == len(rows)
