@@ -178,8 +178,15 @@ class FakeEndpoint:
         return "no" if self.cue in prompt.lower() else "yes"
 
     def _echoed(self, text: str) -> dict:
-        prompt, _, option = text.rpartition(" ")
-        value = -0.1 if option == self.favoured(prompt) else -3.0
+        """Echoed tokens of prompt + " " + option: the option after "Answer:" (a choice text:
+        likely when it has the cue) or the last word (likely when it is the favoured one)."""
+        option = text.rsplit("Answer:", 1)[-1].strip() if "Answer:" in text else ""
+        if len(option.split()) > 1:
+            prompt = text[:len(text) - len(option) - 1]
+            value = -0.1 if self.cue in option.lower() else -3.0
+        else:
+            prompt, _, option = text.rpartition(" ")
+            value = -0.1 if option == self.favoured(prompt) else -3.0
         first = None if self.family == "vllm" else -5.0
         return {"tokens": [prompt, " " + option, "."], "token_logprobs": [first, value, -1.0],
                 "text_offset": [0, len(prompt), len(text)]}

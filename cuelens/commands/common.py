@@ -25,7 +25,10 @@ def user_errors(func):
         try:
             return func(*args, **kwargs)
         except UserError as exc:
-            console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True,
+            from rich.markup import escape  # a message quoting "[/x]" is text, not markup
+
+            console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
+                          markup=True,
                           soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:

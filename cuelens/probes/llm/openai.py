@@ -160,7 +160,7 @@ class OpenAIBackend:
                    "from chat top_logprobs")
             raise UserError(f"{self.base_url}: score template(s) {', '.join(blocked)} cannot "
                             f"run on this server: {why}"
-                            + (f" [{caps.detail}]" if caps.detail else "")
+                            + (f" ({caps.detail})" if caps.detail else "")
                             + (f"; it can run: {', '.join(runnable)}" if runnable else
                                "; generate templates (e.g. --prompt nli-yes-no-cot) can run"))
         self.settings["scoring"] = route
