@@ -301,7 +301,8 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
                 notes: list[str]) -> tuple[list[int], str]:
     """The test position of every logged entry and how they were matched (module docstring);
     a :class:`UserError` for an entry that matches no test item or a second entry of one."""
-    ids = {item_id: i for i, item_id in enumerate(test.ids)}
+    ids: dict[object, int] = {item_id: i for i, item_id in enumerate(test.ids)}
+    lookup: dict[object, int]
     if fmt == "lm-eval" and id_field is None:
         how, lookup = "doc_id (position)", {i: i for i in range(len(test))}
         keys: list[object] = [item.key for item in items]
@@ -314,7 +315,7 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
     else:
         how = "order of sample ids"
         order = sorted(range(len(items)), key=lambda j: _order_key(items[j].key))
-        keys = [0] * len(items)
+        keys = [0 for _ in items]
         for position, j in enumerate(order):
             keys[j] = position
         lookup = {i: i for i in range(len(test))}
@@ -326,7 +327,8 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
         if duplicates:
             notes.append(f"{len(duplicates)} Inspect sample id(s) occur more than once in epoch "
                          f"1 (e.g. {duplicates[0]!r}); each entry was matched by order")
-    positions, seen = [], {}
+    positions: list[int] = []
+    seen: dict[int, str] = {}
     for item, key in zip(items, keys):
         i = lookup.get(key)
         if i is None:

@@ -113,7 +113,7 @@ def read_log_json(path: str | Path, cap: int | None = None) -> Any:
 
 
 # ---------------------------------------------------------------- zip members
-def _zstd_reader(raw: io.BufferedIOBase, where: str):
+def _zstd_reader(raw: io.BytesIO, where: str):
     try:
         import zstandard
     except ImportError:
