@@ -286,3 +286,15 @@ def test_overlong_jsonl_line_is_refused_with_its_number(planted, tmp_path, monke
     assert "CUELENS_MAX_LOG_MB" in str(err.value)
     monkeypatch.setenv("CUELENS_MAX_LOG_MB", "1")
     assert len(read_predictions(path, dataset).pred) == len(rows)
+
+
+def test_subset_log_with_rotation_logs_is_refused(planted, tmp_path):
+    from cuelens.probes.pipeline import probe_dataset
+    from cuelens.probes.position import PositionBiasOptions
+
+    rows, dataset = planted
+    preds = read_predictions(write_jsonl(tmp_path / "s.jsonl", lm_eval_lines(rows)[:30]),
+                             dataset)
+    picks = PositionBiasOptions(picks=[np.zeros(len(rows), dtype=int)] * 2)
+    with pytest.raises(UserError, match="needs a main log of every test item"):
+        probe_dataset(dataset, preds, {}, position_bias=picks)

@@ -19,6 +19,7 @@ import numpy as np
 from cuelens.audit.pipeline import ScanResult, scan_dataset
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
+from cuelens.errors import UserError
 from cuelens.frames import ResultViews, records_frame
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
@@ -164,6 +165,10 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
     :attr:`Predictions.covered`): the probe runs on those items, the scan on all of them.
     """
     started = time.time()
+    if predictions.covered is not None and position_bias is not None \
+            and position_bias.picks is not None:
+        raise UserError("--position-predictions needs a main log of every test item; this "
+                        "one covers some items only (lm_eval --limit?)")
     if scan is None:
         scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
     results = dict(scan.results)

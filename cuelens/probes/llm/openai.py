@@ -116,6 +116,9 @@ class OpenAIBackend:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UserError(f"--base-url must be an http(s) URL, got {self.base_url!r}")
         port = parts.port or (443 if parts.scheme == "https" else 80)
+        if urllib.request.getproxies().get(parts.scheme) and \
+                not urllib.request.proxy_bypass(parts.hostname):
+            return  # reached through a proxy: the first request tells
         try:
             socket.create_connection((parts.hostname, port),
                                      timeout=min(self.timeout, CONNECT_TIMEOUT)).close()
