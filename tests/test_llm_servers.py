@@ -20,13 +20,14 @@ import pytest
 from typer.testing import CliRunner
 
 from cuelens.cli import app
+from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
 from cuelens.probes.llm.openai import OpenAIBackend
 from cuelens.probes.llm.pipeline import answer
 from cuelens.probes.llm.templates import TEMPLATES, with_max_new_tokens
 from tests.conftest import write_jsonl
-from tests.llm_fakes import FakeEndpoint, mcq_dataset, one_thread  # noqa: F401
-from tests.tiny_models import mcq_planted
+from tests.llm_fakes import FakeEndpoint, mcq_dataset, one_thread, split_of  # noqa: F401
+from tests.tiny_models import mcq_planted, nli_planted
 
 runner = CliRunner()
 ROUTES = {"openai": "echo", "vllm": "echo", "llama.cpp": "chat-top-logprobs",
@@ -205,11 +206,17 @@ def test_real_transformers_serve(transformers_serve, tmp_path):
     with pytest.raises(UserError, match="score template.s. mcq-choice, mcq-letter cannot run"):
         backend.prepare([TEMPLATES["mcq-choice"], TEMPLATES["mcq-letter"],
                          TEMPLATES["mcq-letter-cot"]])
-    sent = backend.requests_sent
-    got = answer(backend, with_max_new_tokens(TEMPLATES["mcq-letter-cot"], 3), dataset)
-    assert backend.requests_sent == sent + len(test)
-    assert len(got.texts) == len(test) and np.isin(got.pred, [-1, 0, 1]).all()
-    assert got.completion_tokens > 0  # the server's usage counts
+    train, nli_test = nli_planted()
+    nli = Dataset("nli", "jsonl", "nli", split_of("train", train),
+                  split_of("test", nli_test[::8]), ["contradiction", "entailment", "neutral"])
+    for template, data in [("mcq-letter-cot", dataset), ("nli-yes-no-cot", nli),
+                           ("nli-true-false-cot", nli)]:  # every built-in generate template
+        sent = backend.requests_sent
+        got = answer(backend, with_max_new_tokens(TEMPLATES[template], 3), data)
+        assert backend.requests_sent == sent + len(data.test)
+        assert len(got.texts) == len(data.test)
+        assert np.isin(got.pred, [-1, *range(len(data.label_names))]).all()
+        assert got.completion_tokens > 0  # the server's usage counts
 
     data = tmp_path / "data"
     write_jsonl(data / "test.jsonl", test)
