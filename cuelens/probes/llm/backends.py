@@ -50,11 +50,16 @@ class Backend(Protocol):
 
     def info(self) -> dict: ...
 
-    def prepare(self, templates: list) -> None:
-        """Check before any item is asked that every template can run here (one-line
-        :class:`UserError` otherwise); may fix settings such as the scoring route."""
-
     def run(self, requests: list[Request], on_result: OnResult) -> None: ...
+
+
+def prepare_backend(backend: Backend, templates: list) -> None:
+    """Before any item is asked: ``backend.prepare(templates)`` where the backend has one
+    (optional: it checks that every template can run there, with a one-line
+    :class:`UserError` otherwise, and may fix settings such as the endpoint's scoring route)."""
+    prepare = getattr(backend, "prepare", None)
+    if prepare is not None:
+        prepare(templates)
 
 
 @dataclass(frozen=True)
@@ -82,9 +87,6 @@ class LocalBackend:
 
     def info(self) -> dict:
         return {"name": self.model, "backend": self.name, "device": str(self.scorer.device)}
-
-    def prepare(self, templates: list) -> None:
-        """A local model scores and generates every template."""
 
     def run(self, requests: list[Request], on_result: OnResult) -> None:
         for kind, handler in (("score", self._score), ("generate", self._generate)):

@@ -32,7 +32,7 @@ from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
 from cuelens.probes.cues import Cue
 from cuelens.probes.distribution import distribution_test
-from cuelens.probes.llm.backends import Backend, Request
+from cuelens.probes.llm.backends import Backend, Request, prepare_backend
 from cuelens.probes.llm.cache import ResponseCache, cache_key
 from cuelens.probes.llm.parsing import parse_answer
 from cuelens.probes.llm.templates import PromptTemplate, content_free, item_fields
@@ -159,7 +159,7 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
     """Ask ``backend`` every test item of ``dataset`` through ``template``."""
     split, labels = dataset.test, dataset.label_names
     template.check(dataset.task, labels)
-    backend.prepare([template])
+    prepare_backend(backend, [template])
     fields = [item_fields(split, i, labels) for i in range(len(split))]
     requests = [_request(template, f, labels) for f in fields]
     responses = ask(backend, template, requests, list(split.ids), cache=cache,
@@ -275,7 +275,7 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
     _check_mcq(dataset, position_bias)
     for template in templates:
         template.check(dataset.task, dataset.label_names)
-    backend.prepare(templates)  # before any item is asked: can this backend run them all?
+    prepare_backend(backend, templates)  # before any item: can the backend run them all?
     answers, sections = {}, []
     for template in templates:
         got = answer(backend, template, dataset, cache=cache, calibrate=calibrate,
@@ -351,7 +351,7 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
     uses :func:`template_position_bias` instead (the question field kept apart, calibration)."""
     if template.task != Task.MCQ:
         raise ValueError(f"prompt '{template.name}' is not an MCQ template")
-    backend.prepare([template])
+    prepare_backend(backend, [template])
 
     def score_fn(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:
         from string import ascii_uppercase
