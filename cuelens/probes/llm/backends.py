@@ -2,7 +2,9 @@
 
 A backend answers :class:`Request` s — ``score`` (log p of each option after the prompt) or
 ``generate`` (greedy text) — and hands each response to ``on_result(i, response)`` as soon as it
-has it (so the response cache can store it). Responses are plain JSON-able dicts:
+has it (so the response cache can store it); an optional ``prepare(templates)`` is called
+before any item is asked (:func:`prepare_backend`: the endpoint probes the server's
+capabilities there). Responses are plain JSON-able dicts:
 
 - score: ``{"logprobs": [...], "n_tokens": [...], "prompt_tokens": n, "completion_tokens": m}``
 - generate: ``{"text": "...", "prompt_tokens": n, "completion_tokens": m}``
