@@ -151,7 +151,8 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:
         progress("hygiene", 1.0)
-    results = build_results(config, audit, dataset_summary(dataset), examples, hygiene)
+    results = build_results(config, audit, dataset_summary(dataset, config.min_label_items),
+                            examples, hygiene)
     results.update(feature_sections(dataset, features, cache_dir=cache_dir, folds=config.folds,
                                     seed=config.seed, progress=progress))
     results["next_steps"] = next_steps(results)

@@ -32,7 +32,7 @@ from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
-from cuelens.data.loading import split_roles, unseen_label
+from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
 from cuelens.errors import UserError
@@ -129,7 +129,9 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     splits = {split.name: split for split in loaded}
     if len({s.task for s in loaded}) > 1:
         raise UserError("the splits mix NLI and multiple-choice items", path=loaded[-1].path)
-    label_names = sorted(splits[fitting or evaluated].label_counts)
+    fitted = splits[fitting or evaluated]
+    check_scannable(task, fitted.label_counts, len(fitted), fitted.path)
+    label_names = sorted(fitted.label_counts)
     store.n_labels = len(label_names)
     store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
                                   for v in registry], dtype=np.int64)
@@ -296,15 +298,19 @@ def streamed_examples(data: ChunkedData, cues: list[dict], metric: str,
     return out
 
 
-def chunked_summary(data: ChunkedData) -> dict:
+def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
     """results.json ``dataset`` of chunked splits (:func:`~cuelens.data.summary.dataset_summary`)."""
+    from cuelens.data.labels import label_report
     from cuelens.data.summary import nli_split_summary, summary_of
 
     return summary_of(data.name, data.format, data.store.task, None, data.fitting is None,
                       data.label_names,
                       {role: nli_split_summary(s.path, len(s), s.label_counts, s.skipped,
                                                data.label_names)
-                       for role, s in data.splits.items()})
+                       for role, s in data.splits.items()},
+                      label_report({role: (s.path, s.label_counts, s.findings)
+                                    for role, s in data.splits.items()},
+                                   data.fitting or data.evaluated, min_label_items))
 
 
 @dataclass
@@ -389,7 +395,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                                data.store.directory)
     if progress is not None:
         progress("hygiene", 1.0)
-    results = build_results(config, audit, chunked_summary(data), examples, hygiene)
+    results = build_results(config, audit, chunked_summary(data, config.min_label_items), examples, hygiene)
     results["config"] = {**asdict(config), "statistics": "streaming"}
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)

@@ -56,6 +56,10 @@ def scan(
     flag_threshold: Annotated[float, typer.Option(
         help="Flag 'significant cue leakage' when the headline D exceeds this many points.")]
     = round(DEFAULT.flag_threshold * 100, 6),
+    min_label_items: Annotated[int, typer.Option(
+        "--min-label-items", help="Labels with fewer items than this in the fitting split are "
+        "rare: warned about, their cues never called significant nor named in the next steps; "
+        "0 keeps them (docs/robustness.md).")] = DEFAULT.min_label_items,
     fail_above: Annotated[Optional[float], typer.Option(
         help="Exit with code 1 when the headline D exceeds this many points (dataset CI).")] = None,
     top: Annotated[int, typer.Option(help="Cues per label printed to the terminal.")] = 5,
@@ -112,7 +116,8 @@ def scan(
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
                         include_premise=include_premise, max_fit_items=max_fit_items,
-                        flag_threshold=flag_threshold / 100.0)
+                        flag_threshold=flag_threshold / 100.0,
+                        min_label_items=min_label_items)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
     if stats == "streaming":
@@ -233,6 +238,8 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
     console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    for warning in data.get("labels", {}).get("warnings", []):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "leakage" not in results:
         print_mcq_baselines(results.get("mcq_baselines"))
         for note in results.get("notes", []):

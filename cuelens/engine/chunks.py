@@ -22,6 +22,7 @@ import numpy as np
 
 from cuelens.audit.text_keys import TextKeys, keep_text_keys, text_keys
 from cuelens.data.compact import CompactSplit
+from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.engine.sources import Record, iter_source_records, shard_paths
@@ -51,6 +52,7 @@ class ChunkedSplit:
     sizes: list[int] = field(default_factory=list)
     label_counts: Counter = field(default_factory=Counter)  # label value → items
     skipped: dict[str, int] = field(default_factory=dict)
+    findings: LabelFindings = field(default_factory=LabelFindings)
 
     def __len__(self) -> int:
         return sum(self.sizes)
@@ -74,6 +76,7 @@ class ChunkedSplit:
         self.label_counts.update({split.label_column.values[code]: count
                                   for code, count in zip(codes.tolist(), counts.tolist())})
         add_skipped(self.skipped, split.skipped)
+        self.findings.merge(split.findings)
 
 
 def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
