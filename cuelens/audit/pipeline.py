@@ -139,11 +139,13 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.hygiene import data_hygiene
     from cuelens.audit.results import build_results
+    from cuelens.data.loading import check_dataset_scannable
     from cuelens.data.summary import dataset_summary
 
     started = time.time()
     config = config or ScanConfig()
     config.validate()
+    check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)

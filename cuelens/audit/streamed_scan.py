@@ -62,7 +62,7 @@ class ChunkedData:
     evaluated: str
     label_names: list[str]
     store: TokenStore
-    work: object = None  # a TemporaryDirectory holding the chunks, kept alive with the data
+    work: object = None  # a ChunkDirectory holding the chunks, kept alive with the data
 
     @property
     def input_paths(self) -> list[str]:
@@ -365,15 +365,17 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
                progress: Progress | None = None) -> StreamedScanResult:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
     removed with the result) and scan them with statistics that stream."""
-    import tempfile
+    from cuelens.engine.chunks import ChunkDirectory, chunk_space
+    from cuelens.io import disk_space
 
     config = config or ScanConfig()
     config.validate()
-    work = tempfile.TemporaryDirectory(prefix="cuelens-chunks-", dir=work_dir)
-    data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
-                         progress=progress)
-    data_.work = work
-    return scan_streaming(data_, config, progress=progress)
+    work = ChunkDirectory(work_dir)
+    with disk_space(Path(work.name).parent, chunk_space([s for s in (data, train, test) if s])):
+        data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
+                             progress=progress)
+        data_.work = work
+        return scan_streaming(data_, config, progress=progress)
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,

@@ -170,16 +170,17 @@ def check_fail_above(results: dict, fail_above: float | None) -> None:
 def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                   out: Path | None, report: Path | None, top: int, item_files: str,
                   work_dir: Path | None, started: float, fail_above: float | None) -> None:
-    """``--stats streaming``: chunks in a temporary work directory, then the passes."""
-    import tempfile
-
+    """``--stats streaming``: chunks in a work directory (created or refused up front; removed
+    at the end, or by the next run after a kill), then the passes. A full disk is one line naming
+    the work directory, the space the chunks need and the space left."""
     from cuelens.audit.pipeline import check_scan_outputs
     from cuelens.audit.streamed_scan import load_chunked, scan_streaming
-    from cuelens.io import check_writable_dir
+    from cuelens.engine.chunks import ChunkDirectory, chunk_space
+    from cuelens.io import disk_space
 
-    if work_dir is not None:
-        check_writable_dir(work_dir)
-    with tempfile.TemporaryDirectory(prefix="cuelens-chunks-", dir=work_dir) as directory:
+    paths = [str(p) for p in (data, train, test) if p]
+    with ChunkDirectory(work_dir) as directory, \
+            disk_space(Path(directory).parent, chunk_space(paths)):
         with progress_bar("reading (chunks)") as progress:
             chunked = load_chunked(str(data) if data else None, str(train) if train else None,
                                    str(test) if test else None, fields, skip_bad, config,

@@ -138,6 +138,12 @@ def check_scannable(task: str, counts: Mapping[str, int], items: int, path: str)
         check_label_count(counts, path)
 
 
+def check_dataset_scannable(dataset: Dataset) -> None:
+    """:func:`check_scannable` of a loaded dataset's fitting split."""
+    fitted = dataset.train or dataset.test
+    check_scannable(fitted.task, split_counts(fitted.labels), len(fitted), fitted.path)
+
+
 def _check_same_task(splits: list[Split]) -> None:
     first = splits[0]
     for split in splits[1:]:
@@ -205,8 +211,6 @@ def assemble_dataset(loaded: dict[str, Split], name: str, fmt: str, skip_bad: bo
     fit_role, eval_role = split_roles(list(loaded))
     fit, evaluate = (loaded[fit_role] if fit_role else None), loaded[eval_role]
     other = {role: s for role, s in loaded.items() if s is not fit and s is not evaluate}
-    fitted = fit or evaluate
-    check_scannable(fitted.task, split_counts(fitted.labels), len(fitted), fitted.path)
     label_names = _check_labels(fit, evaluate, skip_bad)
     return Dataset(name=name, format=fmt, task=evaluate.task, train=fit, test=evaluate,
                    label_names=label_names, other=other)
