@@ -371,11 +371,16 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
     config = config or ScanConfig()
     config.validate()
     work = ChunkDirectory(work_dir)
-    with disk_space(Path(work.name).parent, chunk_space([s for s in (data, train, test) if s])):
-        data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
-                             progress=progress)
-        data_.work = work
-        return scan_streaming(data_, config, progress=progress)
+    try:
+        with disk_space(Path(work.name).parent,
+                        chunk_space([s for s in (data, train, test) if s])):
+            data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
+                                 progress=progress)
+            data_.work = work
+            return scan_streaming(data_, config, progress=progress)
+    except BaseException:
+        work.cleanup()  # now, not when the traceback's frames are collected
+        raise
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
