@@ -130,7 +130,7 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     if len({s.task for s in loaded}) > 1:
         raise UserError("the splits mix NLI and multiple-choice items", path=loaded[-1].path)
     fitted = splits[fitting or evaluated]
-    check_scannable(task, fitted.label_counts, len(fitted), fitted.path)
+    check_scannable(fitted.task, fitted.label_counts, len(fitted), fitted.path)
     label_names = sorted(fitted.label_counts)
     store.n_labels = len(label_names)
     store.label_map = np.asarray([label_names.index(v) if v in label_names else -1

@@ -77,6 +77,8 @@ def _checked_config(config: dict, path: Path) -> tuple[int, float, WordSplitter]
         raise UserError(f"field 'discount' must be a number between 0 and 1, got {discount!r}",
                         path=str(path))
     try:
+        if not isinstance(splitter, dict):
+            raise TypeError(splitter)
         return order, float(discount), WordSplitter(**splitter)
     except TypeError:
         raise UserError(f"field 'splitter' is not a word-splitter setting: {splitter!r}",
