@@ -95,7 +95,8 @@ def scan(
         )] = "exact",
     work_dir: Annotated[Optional[Path], typer.Option(
         "--work-dir", help="--stats streaming: where the chunk files go (about 2× the input's "
-        "text size; deleted at the end; default: the system's temporary directory).")] = None,
+        "text size; created when missing; deleted at the end, or by the next run after a "
+        "killed one; default: the system's temporary directory).")] = None,
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
