@@ -142,6 +142,10 @@ DATASET_CASES.update({
     "lone surrogate in a hypothesis": (
         "d.jsonl", _rows_with('{"premise": "p", "hypothesis": "a \\udfff b", "label": "neutral"}'),
         "d.jsonl, line 25", "field 'hypothesis' holds a lone surrogate"),
+    "lone surrogate in an id": (
+        "d.jsonl", _rows_with('{"id": "x\\ud801", "premise": "p", "hypothesis": "h", '
+                              '"label": "neutral"}'),
+        "d.jsonl, line 25", "field 'id' holds a lone surrogate (\\ud801)"),
     "label of invisible characters only": (
         "d.jsonl", _rows_with(json.dumps({**GOOD, "label": "\u200d\u200b"})), "d.jsonl, line 25",
         "invisible characters only"),

@@ -94,6 +94,11 @@ def _text(value: Any, field: str) -> str:
     if len(value) > MAX_TEXT_CHARS:
         raise RecordError(f"field '{field}' is a text of {len(value):,} characters (at most "
                           f"{MAX_TEXT_CHARS:,})")
+    return _unicode(value, field)
+
+
+def _unicode(value: str, field: str) -> str:
+    """``value`` unless it holds a lone surrogate (a ``\\ud800`` escape no encoder can write)."""
     if not value.isascii() and (surrogate := lone_surrogate(value)) is not None:
         raise RecordError(f"field '{field}' holds a lone surrogate (\\u{ord(surrogate):04x}), "
                           "which is not Unicode text; fix the escape in the file")
@@ -113,7 +118,8 @@ def _label(value: Any, field: str) -> tuple[str, str | None]:
 
 def _record_id(record: dict, default: str) -> str:
     name = _first(record, ID_ALIASES)
-    return str(record[name]) if name is not None and record[name] is not None else default
+    return _unicode(str(record[name]), name) if name is not None and record[name] is not None \
+        else default
 
 
 def _is_missing_label(value: Any) -> bool:
@@ -227,5 +233,5 @@ def normalise_mcq(record: dict, fields: FieldMap, default_id: str) -> dict | Non
            "label": _choice_index(record[l_name], letters, len(choices), l_name)}
     question = record.get("question")
     if isinstance(question, str) and fields.premise != "question" and "premise" in record:
-        out["question"] = question
+        out["question"] = _unicode(question, "question")
     return out
