@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import io
 import json
 import math
@@ -38,6 +39,51 @@ PathLike = str | os.PathLike
 _TEMP = re.compile(r"^\..*\.cuelens-(\d+)-[^/]*\.tmp$")
 _pending: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar(
     "cuelens_pending_writes", default=None)
+_created: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar(
+    "cuelens_created_dirs", default=None)
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+# ---------------------------------------------------------------- a full disk
+def size_text(n: float) -> str:
+    """``1.5 MB``-style size (decimal units)."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+def free_space(path: PathLike) -> int | None:
+    """Free bytes on the file system of ``path`` (its nearest existing ancestor)."""
+    probe = Path(path)
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    try:
+        return shutil.disk_usage(probe).free
+    except OSError:
+        return None
+
+
+def disk_full_error(path: PathLike, needed: int | None = None) -> UserError:
+    """The one line for a full disk (or quota) while writing under ``path``: the space needed
+    (a lower bound when known) and the space left."""
+    free = free_space(path)
+    parts = ([f"at least {size_text(needed)} needed"] if needed else []) + \
+        ([f"{size_text(free)} left"] if free is not None else [])
+    return UserError(f"no space left on the device ({', '.join(parts)}); free some space or "
+                     "write elsewhere", path=str(path))
+
+
+@contextlib.contextmanager
+def disk_space(path: PathLike, needed: int | None = None) -> Iterator[None]:
+    """Turn a full disk (``ENOSPC``/``EDQUOT``) inside the block into :func:`disk_full_error`."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in NO_SPACE:
+            raise
+        raise disk_full_error(path, needed) from None
 
 
 # ---------------------------------------------------------------- atomic writes
@@ -85,21 +131,54 @@ def atomic_open(path: PathLike) -> Iterator[BinaryIO]:
     """A binary handle on a temporary file renamed to ``path`` when the block ends without an
     error (deferred inside :func:`output_set`): big outputs are streamed, still atomically."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    created = _make_parents(path.parent)
     clean_stale_temporaries(path.parent)
     tmp = path.parent / _temp_name(path)
+    written = 0
     try:
         with open(tmp, "xb") as handle:
-            yield handle
+            try:
+                yield handle
+            finally:
+                with contextlib.suppress(OSError, ValueError):
+                    written = handle.tell()
         os.chmod(tmp, 0o666 & ~_umask())
         pending = _pending.get()
         if pending is None:
             os.replace(tmp, path)
         else:
             pending.append((tmp, path))
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if _created.get() is None:
+            _remove_empty(created)
+        if isinstance(exc, OSError) and exc.errno in NO_SPACE:
+            raise disk_full_error(path, written or None) from None
         raise
+
+
+def _make_parents(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing ancestors; return those created (deepest last),
+    also noted for :func:`output_set`, which removes them again when the set fails."""
+    missing = []
+    probe = directory
+    while not probe.exists() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    missing.reverse()
+    created = _created.get()
+    if created is not None:
+        created.extend(missing)
+    return missing
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    for directory in reversed(directories):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
 
 
 @contextlib.contextmanager
@@ -119,15 +198,18 @@ def output_set() -> Iterator[None]:
         yield
         return
     pending: list[tuple[Path, Path]] = []
-    token = _pending.set(pending)
+    created: list[Path] = []
+    token, made = _pending.set(pending), _created.set(created)
     try:
         yield
     except BaseException:
         for tmp, _ in pending:
             tmp.unlink(missing_ok=True)
+        _remove_empty(created)
         raise
     finally:
         _pending.reset(token)
+        _created.reset(made)
     for tmp, path in pending:
         os.replace(tmp, path)
 

@@ -1,5 +1,8 @@
-"""Hostile inputs (issue 13): every case exits 2 with one line naming the file (and the line
-where one applies), no traceback, no output written and every input unchanged."""
+"""Hostile inputs (issues 13 and 29), table-driven: every dataset case runs through the exact
+CLI, ``--stats streaming`` and the Python API (exact and streaming) and exits 2 with one line
+naming the file (and the line where one applies), no traceback, no output written, no chunk
+directory left and every input unchanged. Label variants that stay valid data are warnings in
+the terminal, results.json and the report (``LABEL_CASES``)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cuelens.cli import app
+from cuelens.errors import UserError
 
 GOOD = {"premise": "A man sleeps.", "hypothesis": "A man rests.", "label": "entailment"}
 MCQ = {"premise": "The cup fell.", "choices": ["It broke.", "It sang."], "label": 0}
@@ -127,11 +131,195 @@ DATASET_CASES = {
 }
 
 
+def _rows_with(extra: str, n: int = 24) -> str:
+    return jsonl(nli_rows(n)) + extra + "\n"
+
+
+DATASET_CASES.update({
+    "lone surrogate in a label": (
+        "d.jsonl", _rows_with('{"premise": "p", "hypothesis": "h", "label": "neu\\ud800"}'),
+        "d.jsonl, line 25", "field 'label' holds a lone surrogate (\\ud800)"),
+    "lone surrogate in a hypothesis": (
+        "d.jsonl", _rows_with('{"premise": "p", "hypothesis": "a \\udfff b", "label": "neutral"}'),
+        "d.jsonl, line 25", "field 'hypothesis' holds a lone surrogate"),
+    "lone surrogate in an id": (
+        "d.jsonl", _rows_with('{"id": "x\\ud801", "premise": "p", "hypothesis": "h", '
+                              '"label": "neutral"}'),
+        "d.jsonl, line 25", "field 'id' holds a lone surrogate (\\ud801)"),
+    "label of invisible characters only": (
+        "d.jsonl", _rows_with(json.dumps({**GOOD, "label": "\u200d\u200b"})), "d.jsonl, line 25",
+        "invisible characters only"),
+    "every item under one label": (
+        "d.jsonl", jsonl([{**r, "label": "entailment"} for r in nli_rows()]), "d.jsonl",
+        "all 24 item(s) have the label 'entailment'"),
+    "one item": ("d.jsonl", jsonl([GOOD]), "d.jsonl", "only 1 usable item"),
+    "one MCQ item": ("m.jsonl", jsonl([MCQ]), "m.jsonl", "only 1 usable item"),
+    "no item": ("d.jsonl", "\n\n", "d.jsonl", "no usable items"),
+    "a CSV header only": ("d.csv", "premise,hypothesis,label\n", "d.csv", "no usable items"),
+})
+
+MODES = ("exact", "streaming", "api", "api-streaming")
+NLI_ONLY_STREAMING = {"one MCQ item"}  # streaming statistics refuse MCQ data before counting
+
+
+def assert_refused_in(mode: str, root: Path, work: Path, name: str, where: str,
+                      message: str) -> None:
+    """:func:`assert_refused` through ``mode`` (CLI or Python API, exact or streaming
+    statistics); a streaming run leaves no chunk directory in ``work``."""
+    if mode in ("exact", "streaming"):
+        args = ["scan", name, "--out", "out", "--features", "none"]
+        if mode == "streaming":
+            args += ["--stats", "streaming", "--work-dir", work]
+        assert_refused(root, args, where, message)
+    else:
+        import cuelens
+
+        before = snapshot(root)
+        with pytest.raises(UserError) as info:
+            cuelens.scan(str(root / name), features="none", folds=2, iterations=1,
+                         stats=mode.removeprefix("api-").replace("api", "exact"),
+                         work_dir=work)
+        assert where in str(info.value) and message in str(info.value), str(info.value)
+        assert "\n" not in str(info.value)
+        assert snapshot(root) == before
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", sorted(DATASET_CASES))
-def test_scan_refuses_hostile_dataset(tmp_path, case):
+def test_scan_refuses_hostile_dataset(tmp_path, case, mode):
     name, content, where, message = DATASET_CASES[case]
-    _write(tmp_path / name, content)
-    assert_refused(tmp_path, ["scan", name, "--out", "out", "--features", "none"], where, message)
+    if case in NLI_ONLY_STREAMING and "streaming" in mode:
+        message = "--stats streaming supports NLI-style items"
+        where = "" if mode == "api-streaming" else "error:"
+    (tmp_path / "root").mkdir()
+    (tmp_path / "work").mkdir()
+    _write(tmp_path / "root" / name, content)
+    assert_refused_in(mode, tmp_path / "root", tmp_path / "work", name, where, message)
+
+
+# ---------------------------------------------------------------- label variants: warnings
+def _labelled(labels: list, n: int = 30) -> list[dict]:
+    """``n`` rows cycling over ``labels`` with a planted cue word per label."""
+    return [{"id": f"r{i}", "premise": f"A man walks dog {i}.",
+             "hypothesis": f"cue{i % len(labels)} person {i}.", "label": labels[i % len(labels)]}
+            for i in range(n)]
+
+
+LABEL_CASES = {
+    # name: (rows or raw JSONL text, warning text, expected label_names)
+    "zero-width joiner": (_labelled(["entailment", "neutral", "entail\u200dment"]),
+                          "'entail\\u200dment' → 'entailment' (10)", ["entailment", "neutral"]),
+    "NFD and NFC spellings": (_labelled(["caf\u00e9", "the", "cafe\u0301"]),
+                              "→ 'caf\u00e9' (10)", ["caf\u00e9", "the"]),
+    "surrounding spaces": (_labelled(["yes", " no ", "no"]), "' no ' → 'no' (10)", ["no", "yes"]),
+    "integral numbers written as floats": (_labelled([0, 1.0, 2]), "'1.0' → '1' (10)",
+                                           ["0", "1", "2"]),
+    "1.5 among 0/1/2": (_labelled([0, 1, 2]) + [{"premise": "p q", "hypothesis": "h r",
+                                                  "label": 1.5}],
+                        "labels of mixed kinds (integer: '0', '1', '2'; number: '1.5')",
+                        ["0", "1", "2", "1.5"]),
+    "a repeated label key": (jsonl(_labelled(["a", "b"])) + '{"premise": "p q", "hypothesis": '
+                             '"h r", "label": "a", "label": "b"}\n',
+                             "line 31: 1 record(s) repeat the key 'label'", ["a", "b"]),
+    "a label that occurs once": (_labelled(["a", "b"]) + [{"premise": "p q",
+                                                           "hypothesis": "h r", "label": "c"}],
+                                 "rare label(s) 'c' with fewer than 10 items", ["a", "b", "c"]),
+}
+
+
+def _write_rows(path: Path, rows) -> None:
+    _write(path, rows if isinstance(rows, str) else jsonl(rows))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("mode", ["exact", "streaming", "api"])
+@pytest.mark.parametrize("case", sorted(LABEL_CASES))
+def test_label_variants_are_warned_not_silent_classes(tmp_path, case, mode):
+    import html
+
+    import cuelens
+
+    rows, warning, names = LABEL_CASES[case]
+    _write_rows(tmp_path / "d.jsonl", rows)
+    out = tmp_path / "out"
+    if mode == "api":
+        result = cuelens.scan(str(tmp_path / "d.jsonl"), features="none", folds=2,
+                              iterations=1, min_count=1)
+        results = result.results
+    else:
+        code, output = invoke(tmp_path, ["scan", "d.jsonl", "--out", "out", "--features",
+                                         "none", "--folds", "2", "--iterations", "1",
+                                         "--min-count", "1", "--stats", mode,
+                                         "--work-dir", tmp_path])
+        assert code == 0, output
+        assert "warning:" in output and warning in _flat(output), output
+        results = json.loads((out / "results.json").read_text())
+        assert warning in _flat(html.unescape((out / "report.html").read_text()))
+    assert sorted(results["dataset"]["label_names"]) == sorted(names)
+    assert any(warning in w for w in results["dataset"]["labels"]["warnings"])
+
+
+def test_rare_label_cues_are_not_significant_unless_asked(tmp_path):
+    """A 3-item label whose every hypothesis holds "zork": its cue is excluded by default (and
+    stays out of the next steps), significant with --min-label-items 0."""
+    import cuelens
+
+    rows = _labelled(["a", "b"], 60) + [{"premise": f"p {i}", "hypothesis": f"zork {i}",
+                                         "label": "rare"} for i in range(3)]
+    _write_rows(tmp_path / "d.jsonl", rows)
+    for stats in ("exact", "streaming"):
+        default = cuelens.scan(str(tmp_path / "d.jsonl"), features="none", folds=2,
+                               iterations=1, min_count=3, stats=stats, work_dir=tmp_path)
+        kept = cuelens.scan(str(tmp_path / "d.jsonl"), features="none", folds=2,
+                            iterations=1, min_count=3, min_label_items=0, stats=stats,
+                            work_dir=tmp_path)
+        zork = [c for c in default.results["cues"] if c["token"] == "zork"
+                and c["label"] == "rare"][0]
+        assert not zork["significant"] and "fewer than --min-label-items 10" in zork["excluded"]
+        assert "zork" not in json.dumps(default.results["next_steps"])
+        assert default.results["dataset"]["labels"]["rare"] == ["rare"]
+        zork = [c for c in kept.results["cues"] if c["token"] == "zork"
+                and c["label"] == "rare"][0]
+        assert zork["significant"] and "excluded" not in zork
+        assert kept.results["dataset"]["labels"]["rare"] == []
+
+
+def test_parquet_shards_with_int_and_text_labels_warn(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    (tmp_path / "shards").mkdir()
+    rows = _labelled(["entailment", "neutral", "contradiction"], 30)
+    pd.DataFrame(rows[:15]).to_parquet(tmp_path / "shards" / "part-0.parquet")
+    pd.DataFrame([{**r, "label": i % 3} for i, r in enumerate(rows[15:])]).to_parquet(
+        tmp_path / "shards" / "part-1.parquet")
+    code, output = invoke(tmp_path, ["scan", "shards", "--out", "out", "--features", "none",
+                                     "--stats", "streaming", "--folds", "2", "--iterations",
+                                     "1", "--work-dir", tmp_path])
+    assert code == 0, output
+    assert "labels of mixed kinds (integer: '0', '1', '2'; text:" in _flat(output)
+
+
+@pytest.mark.parametrize("mode", ["exact", "streaming", "api"])
+def test_csv_with_quoted_newlines_is_accepted(tmp_path, mode):
+    import cuelens
+
+    rows = "".join(f'"A man {i}\nwalks, slowly.",A person {i}.,{["yes", "no"][i % 2]}\n'
+                   for i in range(30))
+    _write(tmp_path / "d.csv", "premise,hypothesis,label\n" + rows)
+    if mode == "api":
+        result = cuelens.scan(str(tmp_path / "d.csv"), features="none", folds=2, iterations=1)
+        assert result.results["dataset"]["splits"]["all"]["items"] == 30
+        return
+    code, output = invoke(tmp_path, ["scan", "d.csv", "--out", "out", "--features", "none",
+                                     "--folds", "2", "--iterations", "1", "--stats", mode,
+                                     "--work-dir", tmp_path])
+    assert code == 0, output
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["dataset"]["splits"]["all"]["items"] == 30
 
 
 @pytest.mark.timeout(30)
@@ -392,3 +580,82 @@ def test_stale_temporaries_of_dead_runs_are_cleaned(workdir):
     assert code == 0, output
     assert not stale.exists()
     assert not [p for p in (workdir / "scan").iterdir() if p.name.endswith(".tmp")]
+
+
+# ---------------------------------------------------------------- issue 29: other surfaces
+@pytest.mark.parametrize("order", ["x", 1, None, True])
+def test_ngram_config_with_a_bad_order_is_one_line(lmdir, order):
+    config = json.loads((lmdir / "tri" / "config.json").read_text())
+    _write(lmdir / "tri" / "config.json", json.dumps({**config, "order": order}))
+    _write(lmdir / "s.txt", "the cat sat .\n")
+    assert_refused(lmdir, ["score", "s.txt", "--model", "ngram:tri", "--out", "o.jsonl"],
+                   "config.json", "field 'order' must be an integer of at least 2")
+
+
+def _trials(extra_row: str = "", header: str = JUDGE_HEADER) -> str:
+    rows = "".join(f"s1,a{i} b,c{i} d,{1 + i % 6},-3,{-2 - i % 3}\n" for i in range(12))
+    return header + rows + extra_row
+
+
+@pytest.mark.parametrize("content, where, message", [
+    (_trials("s1,x y,z w,high,-3,-2\n"), "t.csv, line 14", "column 'rating' is missing or "
+     "not a number: 'high'"),
+    (_trials("s1,x y,z w,3,n/a-prob,-2\n"), "t.csv, line 14", "column 'sentence1_m_prob' is "
+     "missing or not a number: 'n/a-prob'"),
+    (_trials("s1,x y,z w,3,-3,nan\n"), "t.csv, line 14", "'sentence2_m_prob' is missing or not a "
+     "number: 'nan'"),
+    ("subject,sentence1,sentence2,rating\ns1,a b,c d,3\n", "t.csv", "no model columns"),
+])
+def test_judge_refuses_malformed_trials(tmp_path, content, where, message):
+    _write(tmp_path / "t.csv", content)
+    assert_refused(tmp_path, ["contrast", "judge", "--trials", "t.csv", "--out", "j.json"],
+                   where, message)
+
+
+def test_contrast_natural_refuses_scores_that_are_all_minus_infinity(tmp_path):
+    import numpy as np
+
+    np.savez(tmp_path / "s.npz", m1=np.full(8, -np.inf), m2=np.linspace(-9, -1, 8))
+    assert_refused(tmp_path, ["contrast", "natural", "--scores", "s.npz", "--out", "p.jsonl",
+                              "--per-pair", "1"], "s.npz", "every score of model 'm1' is -inf")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r["dataset"].update(label_names=["x"]), "$.dataset.label_names names 'x'"),
+    (lambda r: r["cues"][0].update(label="x"), "$.cues[0].label 'x' is not one of"),
+])
+def test_report_refuses_label_names_that_disagree(workdir, change, message):
+    results = json.loads((workdir / "scan" / "results.json").read_text())
+    change(results)
+    _write(workdir / "r.json", json.dumps(results))
+    assert_refused(workdir, ["report", "r.json", "-o", "r.html"], "r.json", message)
+
+
+TEMPLATE_HEAD = "task: nli\nmode: score\nanswers: entailment=yes, neutral=maybe, contradiction=no\n---\n"
+
+
+@pytest.mark.parametrize("body, where, message", [
+    ('Hi\n{% include "other.prompt" %}', "t.prompt, line 6", "'{% include %}' is not allowed"),
+    ('{% import "other.prompt" as o %}', "t.prompt, line 5", "'{% import %}' is not allowed"),
+    ('{% from "other.prompt" import x %}', "t.prompt, line 5", "'{% from %}' is not allowed"),
+    ('{% extends "other.prompt" %}', "t.prompt, line 5", "'{% extends %}' is not allowed"),
+    ("{{ 1/0 }}", "t.prompt", "prompt 't' fails on item 'n0': ZeroDivisionError"),
+    ("{{ premise + 1 }}", "t.prompt", "prompt 't' fails on item 'n0': TypeError"),
+    ("{{ nothing }}", "t.prompt", "prompt 't' fails on item 'n0': UndefinedError"),
+])
+def test_prompt_template_errors_name_the_template_and_item(tmp_path, body, where, message):
+    """Read and rendered as the LLM probe does (:func:`resolve_template`, ``render`` of each
+    test item's fields): one UserError naming the file (and line or item), nothing executed."""
+    from cuelens.data.loading import read_split
+    from cuelens.data.schema import FieldMap
+    from cuelens.probes.llm.templates import item_fields, resolve_template
+
+    _write(tmp_path / "t.prompt", TEMPLATE_HEAD + body + "\n")
+    _write(tmp_path / "other.prompt", "{{ premise.__class__ }}")
+    _write(tmp_path / "d.jsonl", jsonl(nli_rows()))
+    split = read_split(tmp_path / "d.jsonl", "test", FieldMap(), None, False)
+    with pytest.raises(UserError) as info:
+        template = resolve_template(str(tmp_path / "t.prompt"))
+        template.render(item_fields(split, 0, ["contradiction", "entailment", "neutral"]))
+    assert where in str(info.value) and message in str(info.value), str(info.value)
+    assert "\n" not in str(info.value)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cuelens.audit.metrics import METRICS, Z_PRIORS
+from cuelens.data.labels import MIN_LABEL_ITEMS
 from cuelens.errors import UserError
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ class ScanConfig:
     flag_threshold: float = 0.10
     include_premise: bool = False
     max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
+    min_label_items: int = MIN_LABEL_ITEMS  # rarer labels' cues are never significant; 0 = off
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""
@@ -40,7 +42,7 @@ class ScanConfig:
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
         for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
-                              ("alpha", 0), ("max_fit_items", 0)):
+                              ("alpha", 0), ("max_fit_items", 0), ("min_label_items", 0)):
             if getattr(self, name) < minimum:
                 raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
                                 + (" (0 = no cap)" if name == "max_fit_items" else ""))

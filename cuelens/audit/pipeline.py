@@ -139,11 +139,13 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.hygiene import data_hygiene
     from cuelens.audit.results import build_results
+    from cuelens.data.loading import check_dataset_scannable
     from cuelens.data.summary import dataset_summary
 
     started = time.time()
     config = config or ScanConfig()
     config.validate()
+    check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
@@ -151,7 +153,8 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:
         progress("hygiene", 1.0)
-    results = build_results(config, audit, dataset_summary(dataset), examples, hygiene)
+    results = build_results(config, audit, dataset_summary(dataset, config.min_label_items),
+                            examples, hygiene)
     results.update(feature_sections(dataset, features, cache_dir=cache_dir, folds=config.folds,
                                     seed=config.seed, progress=progress))
     results["next_steps"] = next_steps(results)

@@ -25,6 +25,7 @@ from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
+from cuelens.data.labels import rare_labels
 from cuelens.io import json_number
 
 SIGNIFICANCE = 0.05
@@ -72,6 +73,9 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
     scores = {name: fn(table) for name, fn in METRICS.items()}
     n_tests = len(keep) * len(label_names)
     threshold = bonferroni_z(n_tests, SIGNIFICANCE)
+    counts = dict(zip(label_names, np.asarray(labels).astype(np.int64).tolist()))
+    excluded = {label: f"rare label: {counts[label]} item(s), fewer than --min-label-items "
+                f"{config.min_label_items}" for label in rare_labels(counts, config.min_label_items)}
     tokens = np.array([vocab[i] for i in keep], dtype=object)
     word = table.word[:, 0].astype(np.int64).tolist()
     cues = []
@@ -79,13 +83,17 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
         order = np.lexsort((tokens.astype(str), -scores[config.metric][:, l]))
         columns = {name: _numbers(values[order, l]) for name, values in scores.items()}
         columns["freq"] = joint[keep[order], l].astype(np.int64).tolist()
-        significant = (scores["z"][order, l] > threshold).tolist()
+        rare = label in excluded  # docs/robustness.md, "Labels": never significant
+        significant = (scores["z"][order, l] > threshold).tolist() if not rare else \
+            [False] * len(order)
         names = list(columns)
         for j, i in enumerate(order.tolist()):
             cues.append({"token": tokens[i], "label": label, "count": word[i],
                          "label_count": columns["freq"][j],
                          "metrics": {name: columns[name][j] for name in names},
                          "significant": significant[j]})
+            if rare:
+                cues[-1]["excluded"] = excluded[label]
     stats = {"bonferroni_z": round(threshold, 6), "n_tests": n_tests, "alpha": SIGNIFICANCE,
              "min_count": config.min_count, "fitted_on": fitted_on}
     return cues, stats

@@ -32,7 +32,7 @@ from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
-from cuelens.data.loading import split_roles, unseen_label
+from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
 from cuelens.errors import UserError
@@ -62,7 +62,7 @@ class ChunkedData:
     evaluated: str
     label_names: list[str]
     store: TokenStore
-    work: object = None  # a TemporaryDirectory holding the chunks, kept alive with the data
+    work: object = None  # a ChunkDirectory holding the chunks, kept alive with the data
 
     @property
     def input_paths(self) -> list[str]:
@@ -129,7 +129,9 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     splits = {split.name: split for split in loaded}
     if len({s.task for s in loaded}) > 1:
         raise UserError("the splits mix NLI and multiple-choice items", path=loaded[-1].path)
-    label_names = sorted(splits[fitting or evaluated].label_counts)
+    fitted = splits[fitting or evaluated]
+    check_scannable(fitted.task, fitted.label_counts, len(fitted), fitted.path)
+    label_names = sorted(fitted.label_counts)
     store.n_labels = len(label_names)
     store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
                                   for v in registry], dtype=np.int64)
@@ -296,15 +298,19 @@ def streamed_examples(data: ChunkedData, cues: list[dict], metric: str,
     return out
 
 
-def chunked_summary(data: ChunkedData) -> dict:
+def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
     """results.json ``dataset`` of chunked splits (:func:`~cuelens.data.summary.dataset_summary`)."""
+    from cuelens.data.labels import label_report
     from cuelens.data.summary import nli_split_summary, summary_of
 
     return summary_of(data.name, data.format, data.store.task, None, data.fitting is None,
                       data.label_names,
                       {role: nli_split_summary(s.path, len(s), s.label_counts, s.skipped,
                                                data.label_names)
-                       for role, s in data.splits.items()})
+                       for role, s in data.splits.items()},
+                      label_report({role: (s.path, s.label_counts, s.findings)
+                                    for role, s in data.splits.items()},
+                                   data.fitting or data.evaluated, min_label_items))
 
 
 @dataclass
@@ -359,15 +365,22 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
                progress: Progress | None = None) -> StreamedScanResult:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
     removed with the result) and scan them with statistics that stream."""
-    import tempfile
+    from cuelens.engine.chunks import ChunkDirectory, chunk_space
+    from cuelens.io import disk_space
 
     config = config or ScanConfig()
     config.validate()
-    work = tempfile.TemporaryDirectory(prefix="cuelens-chunks-", dir=work_dir)
-    data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
-                         progress=progress)
-    data_.work = work
-    return scan_streaming(data_, config, progress=progress)
+    work = ChunkDirectory(work_dir)
+    try:
+        with disk_space(Path(work.name).parent,
+                        chunk_space([s for s in (data, train, test) if s])):
+            data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
+                                 progress=progress)
+            data_.work = work
+            return scan_streaming(data_, config, progress=progress)
+    except BaseException:
+        work.cleanup()  # now, not when the traceback's frames are collected
+        raise
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
@@ -389,7 +402,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                                data.store.directory)
     if progress is not None:
         progress("hygiene", 1.0)
-    results = build_results(config, audit, chunked_summary(data), examples, hygiene)
+    results = build_results(config, audit, chunked_summary(data, config.min_label_items), examples, hygiene)
     results["config"] = {**asdict(config), "statistics": "streaming"}
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)

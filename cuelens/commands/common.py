@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 console = Console(stderr=True)
 
 
+def _error_line(exc: UserError) -> None:
+    from rich.markup import escape
+
+    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True,
+                  soft_wrap=True)
+
+
 def user_errors(func):
     """Turn :class:`UserError` into one red line on stderr and its exit code (no traceback)."""
 
@@ -25,12 +32,16 @@ def user_errors(func):
         try:
             return func(*args, **kwargs)
         except UserError as exc:
-            from rich.markup import escape  # a message quoting "[/x]" is text, not markup
-
-            console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
-                          markup=True,
-                          soft_wrap=True)
+            _error_line(exc)
             raise typer.Exit(exc.exit_code) from None
+        except OSError as exc:  # a full disk where no caller knew the path: still one line
+            from cuelens.io import NO_SPACE, disk_full_error
+
+            if exc.errno not in NO_SPACE:
+                raise
+            error = disk_full_error(exc.filename or ".")
+            _error_line(error)
+            raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt:
             console.print("interrupted")
             raise typer.Exit(130) from None

@@ -56,6 +56,10 @@ def scan(
     flag_threshold: Annotated[float, typer.Option(
         help="Flag 'significant cue leakage' when the headline D exceeds this many points.")]
     = round(DEFAULT.flag_threshold * 100, 6),
+    min_label_items: Annotated[int, typer.Option(
+        "--min-label-items", help="Labels with fewer items than this in the fitting split are "
+        "rare: warned about, their cues never called significant nor named in the next steps; "
+        "0 keeps them (docs/robustness.md).")] = DEFAULT.min_label_items,
     fail_above: Annotated[Optional[float], typer.Option(
         help="Exit with code 1 when the headline D exceeds this many points (dataset CI).")] = None,
     top: Annotated[int, typer.Option(help="Cues per label printed to the terminal.")] = 5,
@@ -91,7 +95,8 @@ def scan(
         )] = "exact",
     work_dir: Annotated[Optional[Path], typer.Option(
         "--work-dir", help="--stats streaming: where the chunk files go (about 2× the input's "
-        "text size; deleted at the end; default: the system's temporary directory).")] = None,
+        "text size; created when missing; deleted at the end, or by the next run after a "
+        "killed one; default: the system's temporary directory).")] = None,
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
@@ -112,7 +117,8 @@ def scan(
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
                         include_premise=include_premise, max_fit_items=max_fit_items,
-                        flag_threshold=flag_threshold / 100.0)
+                        flag_threshold=flag_threshold / 100.0,
+                        min_label_items=min_label_items)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
     if stats == "streaming":
@@ -165,16 +171,17 @@ def check_fail_above(results: dict, fail_above: float | None) -> None:
 def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                   out: Path | None, report: Path | None, top: int, item_files: str,
                   work_dir: Path | None, started: float, fail_above: float | None) -> None:
-    """``--stats streaming``: chunks in a temporary work directory, then the passes."""
-    import tempfile
-
+    """``--stats streaming``: chunks in a work directory (created or refused up front; removed
+    at the end, or by the next run after a kill), then the passes. A full disk is one line naming
+    the work directory, the space the chunks need and the space left."""
     from cuelens.audit.pipeline import check_scan_outputs
     from cuelens.audit.streamed_scan import load_chunked, scan_streaming
-    from cuelens.io import check_writable_dir
+    from cuelens.engine.chunks import ChunkDirectory, chunk_space
+    from cuelens.io import disk_space
 
-    if work_dir is not None:
-        check_writable_dir(work_dir)
-    with tempfile.TemporaryDirectory(prefix="cuelens-chunks-", dir=work_dir) as directory:
+    paths = [str(p) for p in (data, train, test) if p]
+    with ChunkDirectory(work_dir) as directory, \
+            disk_space(Path(directory).parent, chunk_space(paths)):
         with progress_bar("reading (chunks)") as progress:
             chunked = load_chunked(str(data) if data else None, str(train) if train else None,
                                    str(test) if test else None, fields, skip_bad, config,
@@ -233,6 +240,8 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
     console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    for warning in data.get("labels", {}).get("warnings", []):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "leakage" not in results:
         print_mcq_baselines(results.get("mcq_baselines"))
         for note in results.get("notes", []):

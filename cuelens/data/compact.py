@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.data.dataset import Instances, Split, Task
+from cuelens.data.labels import LabelFindings
 
 
 class TextColumn:
@@ -175,6 +176,7 @@ class CompactSplit(Split):
         self.groups.append(record.get("group"))
         self.shard_of.append(self.shard)
         self.line_of.append(line)
+        self.note(record, line)
 
     def extend(self, other: "CompactSplit", shard_offset: int) -> None:
         """Append ``other`` (read from shards numbered from ``shard_offset`` here)."""
@@ -189,11 +191,13 @@ class CompactSplit(Split):
         self.line_of.extend(other.line_of)
         for reason, count in other.skipped.items():
             self.skipped[reason] = self.skipped.get(reason, 0) + count
+        self.findings.merge(other.findings)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays (no pickle) of one shard's columns, e.g. to ship it from a worker."""
         meta = {"task": self.task, "labels": self.label_column.values, "choices": self.choices,
-                "questions": self.questions, "groups": self.groups, "skipped": self.skipped}
+                "questions": self.questions, "groups": self.groups, "skipped": self.skipped,
+                "findings": self.findings.to_dict()}
         out: dict[str, np.ndarray] = {
             "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
             "label_codes": np.asarray(self.label_column.codes, dtype=np.int16),
@@ -218,6 +222,7 @@ class CompactSplit(Split):
         split.choices, split.questions = meta["choices"], meta["questions"]
         split.groups = meta["groups"]
         split.skipped = meta["skipped"]
+        split.findings = LabelFindings.from_dict(meta["findings"])
         split.line_of.frombytes(arrays["lines"].tobytes())
         split.shard_of.frombytes(np.zeros(len(split.line_of), dtype=np.int32).tobytes())
         split._expose()

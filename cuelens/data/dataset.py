@@ -13,6 +13,8 @@ from enum import Enum
 
 import numpy as np
 
+from cuelens.data.labels import LabelFindings
+
 
 class Task(str, Enum):
     """The two task shapes (docs/methods.md §1); a ``str``, so ``Task.NLI == "nli"`` and JSON writes "nli"."""
@@ -58,6 +60,7 @@ class Split:
     lines: list[int] = field(default_factory=list)  # line number of each item in its file
     groups: list[str | None] = field(default_factory=list)  # --group-field value per item
     skipped: dict[str, int] = field(default_factory=dict)
+    findings: LabelFindings = field(default_factory=LabelFindings)  # label rewrites, duplicate keys
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -85,6 +88,14 @@ class Split:
         self.raw.append(raw)
         self.lines.append(line)
         self.groups.append(record.get("group"))
+        self.note(record, line)
+
+    def note(self, record: dict, line: int) -> None:
+        """Count a normalised record's label rewrite and duplicated keys (:mod:`cuelens.data.labels`)."""
+        if "label_from" in record:
+            self.findings.rewrite(record["label_from"], record["label"])
+        if record.get("duplicate_keys"):
+            self.findings.duplicate(record["duplicate_keys"], line)
 
     def premise_context(self, i: int) -> str:
         """Premise with the optional MCQ question appended (docs/methods.md §1)."""
@@ -119,7 +130,8 @@ class Split:
 
     def subset(self, index: np.ndarray | list[int], name: str | None = None) -> "Split":
         """A new split holding the items at ``index`` (in that order)."""
-        out = Split(name=name or self.name, path=self.path, task=self.task)
+        out = Split(name=name or self.name, path=self.path, task=self.task,
+                    findings=self.findings)
         for i in index:
             out.ids.append(self.ids[i])
             out.premises.append(self.premises[i])

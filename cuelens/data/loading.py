@@ -11,14 +11,17 @@ cross-validated like a single file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
-from cuelens.data.readers import LineError, file_format, iter_records
+from cuelens.data.labels import check_label_count, split_counts
+from cuelens.data.readers import LineError, RepeatedKeys, file_format, iter_records
 from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mcq, normalise_nli
 from cuelens.errors import UserError
 
 NO_ITEMS = "no usable items (the file is empty or every item was skipped)"
+ONE_ITEM = "only 1 usable item: a scan needs at least 2 (cross-validation folds need one each)"
 SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev",
                "test": "test"}
 
@@ -62,6 +65,8 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
         if item is None:
             _skip(split, "missing label")
             continue
+        if isinstance(record, RepeatedKeys):
+            item["duplicate_keys"] = record.repeated
         if fields.group is not None:
             if record.get(fields.group) in (None, ""):
                 raise UserError(f"no group id in field '{fields.group}' (--group-field)",
@@ -121,6 +126,22 @@ def _check_labels(train: Split | None, test: Split, skip_bad: bool) -> list[str]
         kept.skipped = skipped
         test.__dict__.update(kept.__dict__)
     return names
+
+
+def check_scannable(task: str, counts: Mapping[str, int], items: int, path: str) -> None:
+    """The fitting split (the only one, when cross-validated) can be scanned: at least two
+    items, and NLI items under at least two labels (the same message in every mode: exact,
+    streaming, API)."""
+    if items == 1:
+        raise UserError(ONE_ITEM, path=path)
+    if task == Task.NLI:
+        check_label_count(counts, path)
+
+
+def check_dataset_scannable(dataset: Dataset) -> None:
+    """:func:`check_scannable` of a loaded dataset's fitting split."""
+    fitted = dataset.train or dataset.test
+    check_scannable(fitted.task, split_counts(fitted.labels), len(fitted), fitted.path)
 
 
 def _check_same_task(splits: list[Split]) -> None:

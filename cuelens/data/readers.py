@@ -17,10 +17,11 @@ and names the file and the 1-based line of every problem:
 
 JSON is parsed by :func:`parse_json`: nesting deeper than :data:`MAX_JSON_DEPTH`, integers of
 more than :data:`MAX_INT_DIGITS` digits and the non-standard ``NaN``/``Infinity`` literals are
-errors (each would otherwise crash or silently poison a later step). CSV: a field longer than
-the ``csv`` module's limit, a quote left open at the end of the file, and a quoted field that
-swallows following lines which look like rows (an unbalanced quote) are errors naming the line
-where the record starts.
+errors (each would otherwise crash or silently poison a later step); an object that repeats a
+key keeps the last value and names the key (:class:`RepeatedKeys`, a warning for datasets). CSV: a quoted field may
+hold newlines (RFC 4180); a field longer than the ``csv`` module's limit, a quote left open at
+the end of the file, and a quoted field that swallows following lines which look like rows (an
+unbalanced quote, :func:`_swallowed_row`) are errors naming the line where the record starts.
 """
 
 from __future__ import annotations
@@ -143,12 +144,33 @@ def _depth(text: str) -> int:
     return deepest
 
 
+class RepeatedKeys(dict):
+    """A JSON object that repeats a key: the last value is kept (as every JSON parser does)
+    and ``repeated`` names the keys, so that the loader can warn."""
+
+    repeated: list[str]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    out = RepeatedKeys(obj)
+    keys = [key for key, _ in pairs]
+    out.repeated = sorted({key for key in keys if keys.count(key) > 1})
+    return out
+
+
 def parse_json(text: str, path: str | Path | None = None, line: int | None = None) -> Any:
     """Parse one JSON value; a :class:`LineError` naming ``path``/``line`` when it is malformed,
     nested deeper than :data:`MAX_JSON_DEPTH`, holds an over-long integer or NaN/Infinity."""
     source = None if path is None else str(path)
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+        value = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+        if isinstance(value, dict) and text.count(":") > len(value):  # maybe a repeated key
+            value = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int,
+                               object_pairs_hook=_object)
+        return value
     except json.JSONDecodeError as exc:
         if line is None:  # a whole-file document: the error's own line
             raise LineError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=source,
@@ -219,11 +241,19 @@ class _Lines:
 
 
 def _swallowed_row(lines: list[str], delimiter: str, n_columns: int) -> int | None:
-    """Index of the first continuation line that looks like a whole row of its own (as many
-    delimiters as a row has), the sign of a quote opened and never closed on its line."""
-    if n_columns < 2:
+    """Index of the first line swallowed whole by a quote opened and never closed on its line,
+    or None for a valid quoted field holding newlines (RFC 4180).
+
+    The sign: read with the quote as a plain character, the record's first line is already a
+    whole row (as many fields as the header), and a line strictly inside the quoted field looks
+    like a row of its own (as many delimiters as a row has). The last line, where a legitimate
+    multi-line field closes and the row's other fields follow, is never counted."""
+    if n_columns < 2 or len(lines) < 3:
         return None
-    for k, text in enumerate(lines[1:], start=1):
+    first = next(csv.reader([lines[0]], delimiter=delimiter, quoting=csv.QUOTE_NONE))
+    if len(first) < n_columns:
+        return None
+    for k, text in enumerate(lines[1:-1], start=1):
         if text.count(delimiter) >= n_columns - 1:
             return k
     return None

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuelens.data.dataset import Task
+from cuelens.data.labels import lone_surrogate, normalise_label
 
 PREMISE_ALIASES = ("premise", "sentence1", "context", "startphrase", "sent1", "ctx", "question")
 HYPOTHESIS_ALIASES = ("hypothesis", "sentence2", "sentence")
@@ -93,12 +94,32 @@ def _text(value: Any, field: str) -> str:
     if len(value) > MAX_TEXT_CHARS:
         raise RecordError(f"field '{field}' is a text of {len(value):,} characters (at most "
                           f"{MAX_TEXT_CHARS:,})")
+    return _unicode(value, field)
+
+
+def _unicode(value: str, field: str) -> str:
+    """``value`` unless it holds a lone surrogate (a ``\\ud800`` escape no encoder can write)."""
+    if not value.isascii() and (surrogate := lone_surrogate(value)) is not None:
+        raise RecordError(f"field '{field}' holds a lone surrogate (\\u{ord(surrogate):04x}), "
+                          "which is not Unicode text; fix the escape in the file")
     return value
+
+
+def _label(value: Any, field: str) -> tuple[str, str | None]:
+    """An NLI label in its normal form (:func:`~cuelens.data.labels.normalise_label`; an
+    integral number ``1.0`` is ``1``) and the original text when that differs."""
+    original = _text(value, field)
+    integral = isinstance(value, float) and value.is_integer()
+    label = str(int(value)) if integral else normalise_label(original)
+    if not label:
+        raise RecordError(f"field '{field}' is a label of invisible characters only")
+    return label, (original if original != label else None)
 
 
 def _record_id(record: dict, default: str) -> str:
     name = _first(record, ID_ALIASES)
-    return str(record[name]) if name is not None and record[name] is not None else default
+    return _unicode(str(record[name]), name) if name is not None and record[name] is not None \
+        else default
 
 
 def _is_missing_label(value: Any) -> bool:
@@ -119,10 +140,14 @@ def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | Non
     assert p_name is not None and h_name is not None and l_name is not None  # checked above
     if _is_missing_label(record[l_name]):
         return None
-    return {"id": _record_id(record, default_id),
+    label, original = _label(record[l_name], l_name)
+    item = {"id": _record_id(record, default_id),
             "premise": _text(record[p_name], p_name),
             "hypothesis": _text(record[h_name], h_name),
-            "label": _text(record[l_name], l_name).strip()}
+            "label": label}
+    if original is not None:
+        item["label_from"] = original
+    return item
 
 
 def _choices(record: dict, fields: FieldMap) -> tuple[list[str], list[str] | None, str]:
@@ -208,5 +233,5 @@ def normalise_mcq(record: dict, fields: FieldMap, default_id: str) -> dict | Non
            "label": _choice_index(record[l_name], letters, len(choices), l_name)}
     question = record.get("question")
     if isinstance(question, str) and fields.premise != "question" and "premise" in record:
-        out["question"] = question
+        out["question"] = _unicode(question, "question")
     return out

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.labels import MIN_LABEL_ITEMS, label_report, split_counts
 
 
 def split_summary(split: Split, label_names: list[str]) -> dict:
@@ -34,15 +35,35 @@ def nli_split_summary(path: str, items: int, counts: Counter, skipped: dict[str,
 
 
 def summary_of(name: str, fmt: str, task: str, n_choices: int | None, cross_validated: bool,
-               label_names: list[str], splits: dict[str, dict]) -> dict:
-    """results.json ``dataset`` from its parts (``splits``: role → split summary)."""
-    return {"name": name, "format": fmt, "task": task, "n_choices": n_choices,
-            "cross_validated": cross_validated, "label_names": list(label_names),
-            "splits": splits}
+               label_names: list[str], splits: dict[str, dict], labels: dict | None = None
+               ) -> dict:
+    """results.json ``dataset`` from its parts (``splits``: role → split summary; ``labels``:
+    :func:`~cuelens.data.labels.label_report`)."""
+    out = {"name": name, "format": fmt, "task": task, "n_choices": n_choices,
+           "cross_validated": cross_validated, "label_names": list(label_names),
+           "splits": splits}
+    if labels is not None:
+        out["labels"] = labels
+    return out
 
 
-def dataset_summary(dataset: Dataset) -> dict:
+def dataset_labels(dataset: Dataset, min_label_items: int = MIN_LABEL_ITEMS) -> dict:
+    """:func:`~cuelens.data.labels.label_report` of a loaded dataset (rare labels are those
+    of the fitting split: the cross-validated file, else train)."""
+    fitting = "train" if dataset.train is not None else "all"
+    return label_report({role: (split.path, _label_counts(split), split.findings)
+                         for role, split in dataset.splits.items()}, fitting, min_label_items)
+
+
+def _label_counts(split: Split) -> dict[str, int]:
+    if split.task == Task.MCQ:
+        return split_summary(split, [])["label_counts"]
+    return split_counts(split.labels)
+
+
+def dataset_summary(dataset: Dataset, min_label_items: int = MIN_LABEL_ITEMS) -> dict:
     return summary_of(dataset.name, dataset.format, dataset.task, dataset.n_choices,
                       dataset.cross_validated, dataset.label_names,
                       {role: split_summary(split, dataset.label_names)
-                       for role, split in dataset.splits.items()})
+                       for role, split in dataset.splits.items()},
+                      dataset_labels(dataset, min_label_items))

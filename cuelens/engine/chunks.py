@@ -8,10 +8,22 @@ fingerprints (:func:`~cuelens.audit.text_keys.text_keys`, computed once for the 
 the hygiene checks), and yields it. Iterating the
 returned :class:`ChunkedSplit` again loads the chunks back one at a time, so a pass over a split
 holds one chunk in memory whatever the split's size.
+
+:class:`ChunkDirectory` is the work directory itself: ``cuelens-chunks-XXXX`` under ``--work-dir``
+(created, or refused with one line, up front), owned by this process through an exclusive
+``flock`` on its ``owner.lock`` (the kernel releases it however the process ends, SIGKILL
+included). Creating one first removes the directories of dead owners: a killed run's chunks are
+cleaned by the next run (docs/robustness.md).
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
+import tempfile
+import time
+import weakref
 from array import array
 from collections import Counter
 from collections.abc import Iterator
@@ -22,6 +34,7 @@ import numpy as np
 
 from cuelens.audit.text_keys import TextKeys, keep_text_keys, text_keys
 from cuelens.data.compact import CompactSplit
+from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.engine.sources import Record, iter_source_records, shard_paths
@@ -29,6 +42,117 @@ from cuelens.engine.streaming import add_skipped, shard_records
 from cuelens.errors import UserError
 
 CHUNK_ITEMS = 250_000
+CHUNK_PREFIX = "cuelens-chunks-"
+OWNER_FILE = "owner.lock"
+#: A chunk directory whose owner file is missing or empty this long is a crashed start.
+STALE_START_SECONDS = 3600
+
+
+def _lock(path: Path, blocking: bool) -> int | None:
+    """An open descriptor of ``path`` holding its exclusive lock; None when another process
+    holds it (non-blocking) or the file is gone."""
+    try:
+        fd = os.open(path, os.O_RDWR | (os.O_CREAT if blocking else 0), 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_stale_chunk_directories(parent: Path) -> list[Path]:
+    """Remove the chunk directories under ``parent`` whose owner is gone; return them."""
+    removed = []
+    for directory in sorted(parent.glob(CHUNK_PREFIX + "*")):
+        if not directory.is_dir() or directory.is_symlink():
+            continue
+        fd = _lock(directory / OWNER_FILE, blocking=False)
+        try:
+            if fd is None:  # alive (locked), or no owner file: only a crashed start is stale
+                if (directory / OWNER_FILE).exists() or not _old(directory):
+                    continue
+            elif not os.pread(fd, 32, 0).strip() and not _old(directory):
+                continue  # an owner between creating the file and locking it
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
+
+
+def _old(directory: Path) -> bool:
+    try:
+        return time.time() - directory.stat().st_mtime > STALE_START_SECONDS
+    except OSError:
+        return False
+
+
+def work_parent(work_dir: str | os.PathLike | None) -> Path:
+    """``--work-dir`` created when missing, or one :class:`UserError` (a file, unwritable)."""
+    parent = Path(work_dir) if work_dir is not None else Path(tempfile.gettempdir())
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UserError("the work directory is a file; give a directory (--work-dir)",
+                        path=str(parent)) from None
+    except OSError as exc:
+        raise UserError(f"cannot create the work directory (--work-dir): "
+                        f"{exc.strerror or exc}", path=str(parent)) from None
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError("cannot write to the work directory (--work-dir)", path=str(parent))
+    return parent
+
+
+def chunk_space(sources: list[str]) -> int | None:
+    """About the space the chunk files of ``sources`` take (docs/large-datasets.md: twice the
+    text; a gzipped shard counted at four times its size); None when unknown."""
+    total = 0
+    for source in sources:
+        try:
+            for path in shard_paths(source):
+                size = path.stat().st_size
+                total += 2 * size * (4 if path.suffix.lower() == ".gz" else 1)
+        except (UserError, OSError):
+            return None
+    return total or None
+
+
+class ChunkDirectory:
+    """A chunk work directory owned by this process (module docstring); ``name`` is its path.
+    Removed by :meth:`cleanup`, at the end of a ``with`` block, or when garbage-collected."""
+
+    def __init__(self, work_dir: str | os.PathLike | None = None) -> None:
+        parent = work_parent(work_dir)
+        remove_stale_chunk_directories(parent)
+        try:
+            self.name = tempfile.mkdtemp(prefix=CHUNK_PREFIX, dir=parent)
+        except OSError as exc:
+            raise UserError(f"cannot create a chunk directory: {exc.strerror or exc}",
+                            path=str(parent)) from None
+        fd = _lock(Path(self.name) / OWNER_FILE, blocking=True)
+        if fd is None:
+            shutil.rmtree(self.name, ignore_errors=True)
+            raise UserError("cannot lock a chunk directory (--work-dir)", path=self.name)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._finalizer = weakref.finalize(self, _remove, self.name, fd)
+
+    def cleanup(self) -> None:
+        self._finalizer()
+
+    def __enter__(self) -> str:
+        return self.name
+
+    def __exit__(self, *exc) -> None:
+        self.cleanup()
+
+
+def _remove(name: str, fd: int) -> None:
+    shutil.rmtree(name, ignore_errors=True)
+    os.close(fd)
 
 
 @dataclass
@@ -51,6 +175,7 @@ class ChunkedSplit:
     sizes: list[int] = field(default_factory=list)
     label_counts: Counter = field(default_factory=Counter)  # label value → items
     skipped: dict[str, int] = field(default_factory=dict)
+    findings: LabelFindings = field(default_factory=LabelFindings)
 
     def __len__(self) -> int:
         return sum(self.sizes)
@@ -74,6 +199,7 @@ class ChunkedSplit:
         self.label_counts.update({split.label_column.values[code]: count
                                   for code, count in zip(codes.tolist(), counts.tolist())})
         add_skipped(self.skipped, split.skipped)
+        self.findings.merge(split.findings)
 
 
 def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:

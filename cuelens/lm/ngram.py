@@ -65,6 +65,26 @@ def _group(keys: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndar
     return unique, sums.astype(np.int64)
 
 
+def _checked_config(config: dict, path: Path) -> tuple[int, float, WordSplitter]:
+    """``order`` (an integer ≥ 2), ``discount`` (a number in [0, 1]) and the word splitter of
+    an n-gram ``config.json``; one :class:`UserError` naming the field otherwise."""
+    order, discount, splitter = (config.get(k) for k in ("order", "discount", "splitter"))
+    if not isinstance(order, int) or isinstance(order, bool) or order < 2:
+        raise UserError(f"field 'order' must be an integer of at least 2, got {order!r}",
+                        path=str(path))
+    if not isinstance(discount, (int, float)) or isinstance(discount, bool) \
+            or not 0 <= discount <= 1:
+        raise UserError(f"field 'discount' must be a number between 0 and 1, got {discount!r}",
+                        path=str(path))
+    try:
+        if not isinstance(splitter, dict):
+            raise TypeError(splitter)
+        return order, float(discount), WordSplitter(**splitter)
+    except TypeError:
+        raise UserError(f"field 'splitter' is not a word-splitter setting: {splitter!r}",
+                        path=str(path)) from None
+
+
 class NgramModel(WordLevelScorer):
     """Interpolated Kneser-Ney n-gram model over a fixed vocabulary; implements ``SentenceScorer``."""
 
@@ -130,7 +150,10 @@ class NgramModel(WordLevelScorer):
 
         directory = Path(directory)
         config = read_config(directory, "ngram")
+        order, discount, splitter = _checked_config(config, directory / "config.json")
         vocab = read_json(directory / "vocab.json")
+        if not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab):
+            raise UserError("vocab.json must be a list of words", path=str(directory / "vocab.json"))
         try:
             if (directory / "model.safetensors").is_file():
                 data = load_file(str(directory / "model.safetensors"))
@@ -138,11 +161,10 @@ class NgramModel(WordLevelScorer):
                 with np.load(directory / "counts.npz", allow_pickle=False) as npz:
                     data = dict(npz)
             counts = {k: (data[f"ngrams_{k}"], data[f"counts_{k}"])
-                      for k in range(1, config["order"] + 1)}
+                      for k in range(1, order + 1)}
         except (OSError, KeyError, ValueError) as exc:
             raise UserError(f"cannot read n-gram counts: {exc}", path=str(directory)) from None
-        return cls(vocab, counts, int(config["order"]), float(config["discount"]),
-                   WordSplitter(**config["splitter"]), name=name or f"ngram:{directory}")
+        return cls(vocab, counts, order, discount, splitter, name=name or f"ngram:{directory}")
 
     def to_nltk(self):
         """The equivalent ``nltk.lm.KneserNeyInterpolated`` model, rebuilt from the counts."""

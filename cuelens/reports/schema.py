@@ -47,3 +47,23 @@ def validate_results(results: Any, source: str | None = None) -> None:
         message = exc.message.removeprefix(exc.name or "").strip()
         raise UserError(f"not a cuelens results file: {json_path(exc.path)}: {message}",
                         path=source) from None
+    check_label_names(results, source)
+
+
+def check_label_names(results: dict, source: str | None = None) -> None:
+    """``dataset.label_names`` must name the labels the file itself counts: every split's
+    ``label_counts`` holds each of them, and every cue's label is one of them."""
+    dataset = results.get("dataset") if isinstance(results, dict) else None
+    if not isinstance(dataset, dict):
+        return
+    names = set(dataset["label_names"])
+    for role, split in dataset.get("splits", {}).items():
+        missing = names - set(split.get("label_counts", {}))
+        if missing:
+            raise UserError(f"not a cuelens results file: $.dataset.label_names names "
+                            f"{', '.join(map(repr, sorted(missing)))}, which "
+                            f"$.dataset.splits.{role}.label_counts does not count", path=source)
+    for k, cue in enumerate(results.get("cues", [])):
+        if cue["label"] not in names:
+            raise UserError(f"not a cuelens results file: $.cues[{k}].label {cue['label']!r} is "
+                            "not one of $.dataset.label_names", path=source)

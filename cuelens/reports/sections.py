@@ -102,7 +102,8 @@ def overview(results: dict) -> Section | None:
         return None
     splits = ds["splits"]
     sec = Section("overview", "Dataset overview", context={
-        "dataset": ds, "config": results.get("config", {}), "notes": results.get("notes", []),
+        "dataset": ds, "config": results.get("config", {}),
+        "notes": results.get("notes", []) + ds.get("labels", {}).get("warnings", []),
         "rows": [{"role": role, "file": s.get("file"), "items": s["items"],
                   "instances": s.get("instances"), "skipped": sum(s.get("skipped", {}).values()),
                   "skipped_reasons": s.get("skipped", {})} for role, s in splits.items()],

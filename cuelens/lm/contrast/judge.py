@@ -135,6 +135,18 @@ def _require(df: pd.DataFrame, columns: list[str], path) -> None:
         raise UserError(f"missing column(s) {', '.join(missing)}", path=str(path))
 
 
+def _numbers(df: pd.DataFrame, columns: list[str], path) -> None:
+    """Each of ``columns`` holds a number in every row (infinities allowed: a log-probability
+    of −∞); else one error naming the column and line (a header, then one line per row)."""
+    for column in columns:
+        values = pd.to_numeric(df[column], errors="coerce")
+        bad = np.flatnonzero(values.isna().to_numpy())
+        if len(bad):
+            raise UserError(f"column {column!r} is missing or not a number: "
+                            f"{df[column].iloc[bad[0]]!r}", path=str(path), line=int(bad[0]) + 2)
+        df[column] = values.astype(float)
+
+
 def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
                 subject_field: str = "subject", group_field: str | None = None) -> pd.DataFrame:
     """One aligned row per (participant, pair): ``subject``, ``group``, ``pair``, ``rating``,
@@ -142,10 +154,17 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
     ``sentence2``, subject, ``rating``) is joined to the trials file on the pair."""
     trials = _read_csv(trials_path)
     _require(trials, ["sentence1", "sentence2"], trials_path)
+    if not model_names(trials.columns):
+        raise UserError("no model columns: each model needs sentence1_<model>_prob and "
+                        "sentence2_<model>_prob (log-probabilities)", path=str(trials_path))
+    _numbers(trials, [c for c in trials.columns if c.endswith("_prob") and
+                      c.startswith(("sentence1_", "sentence2_"))] +
+             (["rating"] if "rating" in trials.columns else []), trials_path)
     trials = align(trials, midpoint)
     if ratings_path is not None:
         ratings = _read_csv(ratings_path)
         _require(ratings, ["sentence1", "sentence2", subject_field, "rating"], ratings_path)
+        _numbers(ratings, ["rating"], ratings_path)
         ratings = align(ratings, midpoint)
         keep = [c for c in trials.columns if c not in ratings.columns or c == "pair"]
         per_pair = trials[keep].drop_duplicates("pair")
@@ -156,12 +175,6 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
                             path=str(ratings_path), line=int(unknown[0]) + 2)
         trials = merged.drop(columns="_merge")
     _require(trials, [subject_field, "rating"], trials_path)
-    rating = pd.to_numeric(trials["rating"], errors="coerce")
-    bad = np.flatnonzero(rating.isna().to_numpy())
-    if len(bad):
-        raise UserError("rating is missing or not a number", path=str(ratings_path or trials_path),
-                        line=int(bad[0]) + 2)
-    trials["rating"] = rating
     trials["subject"] = trials[subject_field].astype(str)
     repeated = np.flatnonzero(trials.duplicated(["subject", "pair"]).to_numpy())
     if len(repeated):

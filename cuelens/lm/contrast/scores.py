@@ -88,7 +88,19 @@ def load_scores(path: Path, models: list[str] | None
     path = check_regular_file(path)
     if path.suffix == ".npz":
         names, matrix = load_npz(path, models)
-        return names, matrix, None
-    if path.suffix in (".jsonl", ".json"):
-        return load_jsonl(path, models)
-    raise UserError("expected a .npz or .jsonl scores file", path=str(path))
+        texts = None
+    elif path.suffix in (".jsonl", ".json"):
+        names, matrix, texts = load_jsonl(path, models)
+    else:
+        raise UserError("expected a .npz or .jsonl scores file", path=str(path))
+    _check_rankable(names, matrix, path)
+    return names, matrix, texts
+
+
+def _check_rankable(names: list[str], matrix: np.ndarray, path: Path) -> None:
+    """A model whose every score is −∞ (or NaN) ranks nothing: one error naming it."""
+    finite = np.isfinite(np.asarray(matrix, dtype=np.float64)).any(axis=0)
+    for name, ok in zip(names, np.atleast_1d(finite).tolist()):
+        if not ok:
+            raise UserError(f"every score of model {name!r} is -inf or NaN (probability 0 for "
+                            "every sentence): nothing to rank", path=str(path))

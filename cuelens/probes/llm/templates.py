@@ -82,13 +82,15 @@ class PromptTemplate:
         return None if self.source == "built-in" else self.source
 
     def render(self, fields: dict) -> str:
-        """The prompt for one item's ``fields`` (:func:`item_fields`)."""
+        """The prompt for one item's ``fields`` (:func:`item_fields`); an error while rendering
+        (an undefined name, ``{{ 1/0 }}``, ``{{ premise + 1 }}``) names the template and item."""
         from jinja2 import TemplateError
 
         try:
             return _compile(self.text).render(**fields)
-        except TemplateError as exc:
-            raise UserError(f"prompt '{self.name}': {exc}", path=self._path) from None
+        except RENDER_ERRORS + (TemplateError,) as exc:
+            raise UserError(f"prompt '{self.name}' fails on item {fields.get('id')!r}: "
+                            f"{type(exc).__name__}: {exc}", path=self._path) from None
 
     def option_words(self, label_names: list[str], fields: dict) -> list[str]:
         """The answer options in output order: NLI labels' verbalisers in ``label_names`` order;
@@ -109,16 +111,28 @@ def _environment():
 
 
 _COMPILED: dict[str, object] = {}
+#: Errors a template's own expressions may raise while rendering (arithmetic on a text, …).
+RENDER_ERRORS = (ArithmeticError, TypeError, ValueError, LookupError, AttributeError)
 
 
 def _compile(text: str):
+    """The compiled template; one :class:`UserError` for a syntax error or a tag that reads
+    other templates (``include``, ``import``, ``from``, ``extends``: a prompt is one file)."""
     if text not in _COMPILED:
-        from jinja2 import TemplateSyntaxError
+        from jinja2 import TemplateSyntaxError, nodes
 
+        environment = _environment()
         try:
-            _COMPILED[text] = _environment().from_string(text)
+            tree = environment.parse(text)
         except TemplateSyntaxError as exc:
             raise UserError(f"template syntax error: {exc.message}", line=exc.lineno) from None
+        for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport,
+                                   nodes.Extends)):
+            tag = {"Include": "include", "Import": "import", "FromImport": "from",
+                   "Extends": "extends"}[type(node).__name__]
+            raise UserError(f"'{{% {tag} %}}' is not allowed: a prompt template is one file "
+                            "and reads no other template", line=node.lineno)
+        _COMPILED[text] = environment.from_string(tree)
     return _COMPILED[text]
 
 
@@ -175,7 +189,8 @@ def read_template(path: str | Path) -> PromptTemplate:
     answer_line = 0
     for number, line in enumerate(lines, 1):
         if line.strip() == "---":
-            body = "\n".join(lines[number:]).strip("\n")
+            rest = "\n".join(lines[number:])
+            body, before_body = rest.strip("\n"), number + len(rest) - len(rest.lstrip("\n"))
             break
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -207,7 +222,8 @@ def read_template(path: str | Path) -> PromptTemplate:
     try:
         _compile(body)
     except UserError as exc:
-        raise UserError(str(exc.message), path=where, line=exc.line) from None
+        raise UserError(str(exc.message), path=where,
+                        line=None if exc.line is None else exc.line + before_body) from None
     return template
 
 

@@ -1,0 +1,158 @@
+"""Label hygiene (docs/robustness.md, "Labels"): the normal form of a label, and the warnings a
+split's labels deserve before any statistic runs.
+
+* :func:`normalise_label` — Unicode NFC, invisible format characters (category ``Cf``: zero-width
+  joiner, soft hyphen, BOM…) removed, surrounding whitespace stripped, integral numbers written
+  without a decimal part (``1.0`` → ``1``), so that ``entail\\u200dment``, ``café`` in NFD and
+  `` neutral`` do not become classes of their own. Each rewrite is counted per split
+  (:class:`LabelFindings`) and reported.
+* :func:`label_report` — the findings of every split as one results.json ``dataset.labels``
+  section: the rewrites, labels that are rare (fewer than ``min_items`` items in the fitting
+  split — their cues are never called significant, docs/methods.md §2) or occur once, labels of
+  mixed kinds (``0/1/2`` beside ``1.5`` or beside ``entailment``) and JSON lines with a
+  duplicated key.
+* :func:`check_label_count` — all items under one label is an error (no statistic compares
+  labels then).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from cuelens.errors import UserError
+
+#: Labels with fewer items than this in the fitting split are rare: warned about, and their cues
+#: are not called significant (``--min-label-items``; 0 turns the exclusion off).
+MIN_LABEL_ITEMS = 10
+#: The label set of multiple-choice data (instances of the right and wrong choices).
+STRUCTURAL = ("right", "wrong")
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate of ``text`` (a ``\\ud800`` JSON escape no encoder can write)."""
+    match = _SURROGATE.search(text)
+    return None if match is None else match.group()
+
+
+def normalise_label(text: str) -> str:
+    """The normal form of a label text (module docstring); ``""`` when nothing is left."""
+    if text.isascii():
+        return text.strip()
+    visible = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return unicodedata.normalize("NFC", visible).strip()
+
+
+def label_kind(label: str) -> str:
+    """``integer``, ``number`` or ``text``: what a label looks like."""
+    if _INTEGER.match(label):
+        return "integer"
+    try:
+        float(label)
+    except ValueError:
+        return "text"
+    return "number"
+
+
+@dataclass
+class LabelFindings:
+    """What reading one split noticed: label rewrites (normal form → original → items) and
+    duplicated JSON keys (key → [items, first line])."""
+
+    rewrites: dict[str, dict[str, int]] = field(default_factory=dict)
+    duplicate_keys: dict[str, list[int]] = field(default_factory=dict)
+
+    def rewrite(self, original: str, normal: str) -> None:
+        counts = self.rewrites.setdefault(normal, {})
+        counts[original] = counts.get(original, 0) + 1
+
+    def duplicate(self, keys: Iterable[str], line: int) -> None:
+        for key in keys:
+            entry = self.duplicate_keys.setdefault(key, [0, line])
+            entry[0] += 1
+
+    def merge(self, other: LabelFindings) -> None:
+        for normal, counts in other.rewrites.items():
+            for original, n in counts.items():
+                mine = self.rewrites.setdefault(normal, {})
+                mine[original] = mine.get(original, 0) + n
+        for key, (n, line) in other.duplicate_keys.items():
+            entry = self.duplicate_keys.setdefault(key, [0, line])
+            entry[0] += n
+
+    def to_dict(self) -> dict:
+        return {"rewrites": self.rewrites, "duplicate_keys": self.duplicate_keys}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> LabelFindings:
+        return cls({k: dict(v) for k, v in data.get("rewrites", {}).items()},
+                   {k: list(v) for k, v in data.get("duplicate_keys", {}).items()})
+
+
+def rare_labels(counts: Mapping[str, int], min_items: int) -> list[str]:
+    """Labels with fewer than ``min_items`` items (none for multiple-choice data)."""
+    if set(counts) <= set(STRUCTURAL):
+        return []
+    return sorted(label for label, n in counts.items() if n < min_items)
+
+
+def check_label_count(counts: Mapping[str, int], path: str) -> None:
+    """Every item under one label: no statistic can compare labels (one clear error)."""
+    if len(counts) == 1:
+        (label, n), = counts.items()
+        raise UserError(f"all {n:,} item(s) have the label {label!r}: cue statistics need at "
+                        "least two labels (check the label field, or give the other labels' "
+                        "items too)", path=path)
+
+
+def _quoted(labels: Iterable[str]) -> str:
+    return ", ".join(repr(label) for label in labels)
+
+
+def label_report(splits: Mapping[str, tuple[str, Mapping[str, int], LabelFindings]],
+                 fitting: str, min_items: int = MIN_LABEL_ITEMS) -> dict:
+    """results.json ``dataset.labels`` from each split's ``(path, label counts, findings)``;
+    ``fitting`` names the split whose counts decide which labels are rare."""
+    warnings: list[str] = []
+    rewritten = []
+    for role, (path, counts, findings) in splits.items():
+        for normal, originals in sorted(findings.rewrites.items()):
+            for original, n in sorted(originals.items()):
+                rewritten.append({"split": role, "from": original, "to": normal, "items": n})
+        for key, (n, line) in sorted(findings.duplicate_keys.items()):
+            warnings.append(f"{path}, line {line}: {n:,} record(s) repeat the key {key!r} (the "
+                            "last value is used; JSON leaves duplicates undefined)")
+    if rewritten:
+        shown = "; ".join(f"{r['from']!r} → {r['to']!r} ({r['items']:,})" for r in rewritten[:5])
+        more = f" and {len(rewritten) - 5} more" if len(rewritten) > 5 else ""
+        warnings.insert(0, f"labels rewritten to their normal form (Unicode NFC, invisible "
+                           f"characters and surrounding spaces removed): {shown}{more}")
+    labels = sorted({label for _, counts, _ in splits.values() for label in counts})
+    kinds: dict[str, list[str]] = {}
+    for label in labels:
+        kinds.setdefault(label_kind(label), []).append(label)
+    if len(kinds) > 1 and set(labels) - set(STRUCTURAL):
+        listed = "; ".join(f"{kind}: {_quoted(names[:5])}" for kind, names in sorted(kinds.items()))
+        warnings.append(f"labels of mixed kinds ({listed}): each value is a class of its own; "
+                        "check the label field and the shards' label types")
+    counts = splits[fitting][1]
+    rare = rare_labels(counts, min_items)
+    once = sorted(label for label, n in counts.items() if n == 1 and label not in STRUCTURAL)
+    if rare:
+        warnings.append(f"rare label(s) {_quoted(rare)} with fewer than {min_items} items in "
+                        f"{splits[fitting][0]}: their cues are not called significant and stay "
+                        "out of the next steps (--min-label-items 0 keeps them)")
+    elif once:
+        warnings.append(f"label(s) {_quoted(once)} occur only once in {splits[fitting][0]}")
+    return {"min_items": min_items, "rare": rare, "rewritten": rewritten,
+            "warnings": warnings}
+
+
+def split_counts(labels: Iterable) -> Counter:
+    """Items per label of a split's label column."""
+    return Counter(str(label) for label in labels)

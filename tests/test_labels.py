@@ -1,0 +1,108 @@
+"""Label hygiene (docs/robustness.md, "Labels"): normal forms, kinds, rare labels, repeated JSON
+keys and the findings' trip through compact columns, against hand-written answers."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from cuelens.data.labels import (LabelFindings, check_label_count, label_kind, label_report,
+                                 normalise_label, rare_labels)
+from cuelens.data.readers import RepeatedKeys, parse_json
+from cuelens.data.schema import FieldMap, RecordError, normalise_nli
+from cuelens.errors import UserError
+
+
+@pytest.mark.parametrize("raw, normal", [
+    ("entailment", "entailment"),
+    ("  neutral\t", "neutral"),
+    ("entail\u200dment", "entailment"),            # zero-width joiner (Cf)
+    ("\ufeffcontradiction\u200b", "contradiction"),  # BOM, zero-width space
+    ("cafe\u0301", "caf\u00e9"),                    # NFD → NFC
+    ("soft\u00adhyphen", "softhyphen"),
+])
+def test_normal_form(raw, normal):
+    assert normalise_label(raw) == normal
+
+
+@pytest.mark.parametrize("value, label, original", [
+    (1, "1", None), (1.0, "1", "1.0"), (1.5, "1.5", None), (" a ", "a", " a "),
+    ("entail\u200dment", "entailment", "entail\u200dment"),
+])
+def test_records_keep_the_original_only_when_rewritten(value, label, original):
+    item = normalise_nli({"premise": "p", "hypothesis": "h", "label": value}, FieldMap(), "x")
+    assert item is not None and item["label"] == label
+    assert item.get("label_from") == original
+
+
+def test_a_label_of_invisible_characters_is_a_record_error():
+    with pytest.raises(RecordError, match="invisible characters only"):
+        normalise_nli({"premise": "p", "hypothesis": "h", "label": "\u200d "}, FieldMap(), "x")
+
+
+@pytest.mark.parametrize("label, kind", [("0", "integer"), ("-3", "integer"), ("1.5", "number"),
+                                         ("1e3", "number"), ("entailment", "text"),
+                                         ("nan", "number")])
+def test_label_kind(label, kind):
+    assert label_kind(label) == kind
+
+
+def test_rare_labels_and_mcq():
+    assert rare_labels({"a": 50, "b": 9, "c": 10, "d": 1}, 10) == ["b", "d"]
+    assert rare_labels({"a": 50, "b": 1}, 0) == []
+    assert rare_labels({"right": 3, "wrong": 6}, 10) == []
+
+
+def test_one_label_is_an_error():
+    with pytest.raises(UserError, match="all 7 item\\(s\\) have the label 'x'"):
+        check_label_count({"x": 7}, "d.jsonl")
+    check_label_count({"x": 7, "y": 1}, "d.jsonl")
+
+
+def test_repeated_keys_keep_the_last_value_and_are_named():
+    record = parse_json('{"label": "a", "premise": "p: q", "label": "b"}')
+    assert isinstance(record, RepeatedKeys) and record == {"label": "b", "premise": "p: q"}
+    assert record.repeated == ["label"]
+    plain = parse_json('{"label": "a", "premise": "p: q"}')
+    assert not isinstance(plain, RepeatedKeys)
+
+
+def test_label_report_collects_every_finding():
+    findings = LabelFindings()
+    findings.rewrite("entail\u200dment", "entailment")
+    findings.rewrite("entail\u200dment", "entailment")
+    findings.duplicate(["label"], 31)
+    findings.duplicate(["label"], 40)
+    counts = Counter({"entailment": 20, "neutral": 20, "1.5": 1})
+    report = label_report({"all": ("d.jsonl", counts, findings)}, "all", 10)
+    assert report["rare"] == ["1.5"]
+    assert report["rewritten"] == [{"split": "all", "from": "entail\u200dment",
+                                    "to": "entailment", "items": 2}]
+    text = "\n".join(report["warnings"])
+    assert "'entail\\u200dment' → 'entailment' (2)" in text
+    assert "d.jsonl, line 31: 2 record(s) repeat the key 'label'" in text
+    assert "labels of mixed kinds (number: '1.5'; text: 'entailment', 'neutral')" in text
+    assert "rare label(s) '1.5' with fewer than 10 items in d.jsonl" in text
+    once = label_report({"all": ("d.jsonl", counts, LabelFindings())}, "all", 0)
+    assert once["rare"] == [] and any("occur only once" in w for w in once["warnings"])
+
+
+def test_findings_survive_the_compact_columns(tmp_path):
+    """A shard packed by a worker (to_arrays/from_arrays) and appended (extend) keeps them."""
+    from cuelens.data.compact import CompactSplit
+    from cuelens.data.loading import build_split
+    from cuelens.engine.sources import iter_source_records
+
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"premise": "p", "hypothesis": "h", "label": " a"}\n'
+                    '{"premise": "p", "hypothesis": "h", "label": "b", "label": "a"}\n')
+    shard = CompactSplit("all", str(path), "nli", [path], iter_source_records)
+    build_split(iter_source_records(path), path, "all", FieldMap(), "nli", False, into=shard)
+    unpacked = CompactSplit.from_arrays(shard.to_arrays(), "all", str(path), [path],
+                                        iter_source_records)
+    whole = CompactSplit("all", str(path), "nli", [path], iter_source_records)
+    whole.extend(unpacked, 0)
+    whole.extend(unpacked, 0)
+    assert whole.findings.rewrites == {"a": {" a": 2}}
+    assert whole.findings.duplicate_keys == {"label": [2, 2]}
