@@ -216,7 +216,7 @@ def print_mcq_baselines(section: dict | None) -> None:
     console.print(f"[bold]MCQ artifact baselines[/] (chance {section['chance'] * 100:.1f}%):")
     for row in section["rows"]:
         mark = "[bold red]![/] " if row["significant"] else "  "
-        console.print(f"{mark}{escape(baseline_verdict(row))}")
+        console.print(f"{mark}{escape(baseline_verdict(row, section))}")
     for role, counts in section["gold_position"].items():
         mark = "[bold red]![/] " if counts["significant"] else "  "
         console.print(f"{mark}{escape(positions_verdict(counts, f'gold answers ({role})'))}")

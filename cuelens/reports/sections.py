@@ -231,30 +231,27 @@ def leakage(results: dict) -> Section | None:
 def mcq_baselines(results: dict) -> Section | None:
     """Answer-position, length, overlap and question-only baselines (cuelens.audit.mcq_baselines)."""
     from cuelens.audit.chance import positions_verdict
-    from cuelens.audit.mcq_baselines import baseline_verdict
+    from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, ci_name
 
     mb = results.get("mcq_baselines")
     if mb is None:
         return None
     rows = mb["rows"]
-    flagged = [r for r in rows if r["significant"]]
     gold = {role: positions_verdict(counts, f"gold answers ({role} split)")
             for role, counts in mb["gold_position"].items()}
+    level, headline = baselines_headline(mb)
     sec = Section("mcq_baselines", "Answer-order and length artifacts", context={
-        "mb": mb, "level": "flagged" if flagged else "clean",
-        "verdicts": [baseline_verdict(r) for r in rows], "gold": gold,
-        "headline": (f"{len(flagged)} of {len(rows)} rules that never read the question beat "
-                     "or fall below chance significantly." if flagged else
-                     f"None of the {len(rows)} rules that never read the question differs "
-                     "significantly from chance.")})
+        "mb": mb, "level": level, "ci": ci_name(mb),
+        "verdicts": [baseline_verdict(r, mb) for r in rows], "gold": gold,
+        "headline": headline})
     names = [r["name"] for r in rows]
     accs = [100 * r["accuracy"] for r in rows]
     lo = [a - 100 * r["accuracy_ci"][0] for a, r in zip(accs, rows)]
     hi = [100 * r["accuracy_ci"][1] - a for a, r in zip(accs, rows)]
     sec.add_figure("mcq_baselines", "Accuracy of rules that pick an answer without reading the "
-                   "question, with 95% intervals; the dashed line is random guessing. Red bars "
-                   "differ significantly from guessing (two-sided test, corrected for the "
-                   "number of rules): artifacts of the dataset.",
+                   f"question, with {ci_name(mb)}s (Bonferroni-corrected for the number of rules, "
+                   "like the test); the dashed line is random guessing. Red bars differ "
+                   "significantly from guessing: artifacts of the dataset.",
                    F.horizontal_bars(names, accs, axis_title="accuracy", errors=(lo, hi),
                                      text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
                                            for r in rows],
