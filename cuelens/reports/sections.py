@@ -760,15 +760,27 @@ def contrast_pairs(results: dict) -> Section | None:
 
 
 # --------------------------------------------------------------------------------- compare
+COMPARE_STATUS = {"improved": "clean", "worsened": "flagged", "mixed": "mild",
+                  "unchanged": "neutral"}  # verdict box class: no green when nothing changed
+
+
 @section("compare")
 def compare(results: dict) -> Section | None:
-    """Two scans side by side: D with CIs, cues gained and lost (``audit compare``)."""
+    """Two scans side by side (``audit compare``): the status, protocol warnings, every measure
+    coloured by the direction of its change, D with CIs, cues gained, lost and kept."""
     if results.get("kind") != "compare":
         return None
     sides = [results["before"], results["after"]]
+    from cuelens.audit.compare import format_value
+
+    rows = [{**c, "before_text": format_value(c["before"], c["unit"]),
+             "after_text": format_value(c["after"], c["unit"]),
+             "marks": [" *" if flag else "" for flag in c.get("significant", [False, False])]}
+            for c in results.get("changes", [])]
     sec = Section("compare", "Before and after", context={
-        "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides],
-        "z": lambda cue: format_number(cue["z"], 1)})
+        "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides], "rows": rows,
+        "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
+        "z": lambda cue, key="z": format_number(cue[key], 1)})
     names = [f"{label}: {s['source']}" for label, s in zip(("before", "after"), sides)]
     low = [100 * (s["D"] - s.get("ci_low", s["D"])) for s in sides]
     high = [100 * (s.get("ci_high", s["D"]) - s["D"]) for s in sides]
@@ -778,6 +790,8 @@ def compare(results: dict) -> Section | None:
                                      percent=False, colours_=[F.GREY, F.MAIN],
                                      errors=(low, high), reference=(0, "chance")))
     return sec
+
+
 @section("next_steps")
 def next_steps(results: dict) -> Section | None:
     """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""
