@@ -7,7 +7,8 @@ result of kind ``compare`` (docs/results-schema.md, docs/data-hygiene.md):
 - ``changes``: one row per measure (D, verdict, hard fraction, significant cues, hygiene counts,
   MCQ rules, gold positions) with its direction — ``better``, ``worse`` or ``same`` — so the page
   colours each by the direction of change; D changes direction only when the two 95% CIs do not
-  overlap (a shift inside the noise is ``same``);
+  overlap (a shift inside the noise is ``same``), the hard fraction only when neither easy/hard
+  split is at chance level;
 - the significant cues (a cue is a (token, label) pair; significance as in each scan's own table)
   gained, lost and kept, by name;
 - ``protocol``: the settings that make two scans comparable (train/test or cross-validated, cue
@@ -65,6 +66,7 @@ def _side(results: dict, source: str) -> dict:
             "accuracy": best["accuracy"], "majority": leak["majority"], "D": best["D"],
             **({"ci_low": best["ci_low"], "ci_high": best["ci_high"]} if "ci_low" in best else {}),
             "verdict": _verdict(leak), "hard_fraction": eh["hard_fraction"],
+            "easy_hard_at_chance": bool(eh.get("chance_level", False)),
             "n_significant_cues": len(_significant(results)), "hygiene": counts}
 
 
@@ -153,6 +155,7 @@ def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list
             _row("verdict", b["verdict"], a["verdict"], "",
                  direction(VERDICT_ORDER.get(b["verdict"], 1), VERDICT_ORDER.get(a["verdict"], 1))),
             _row("hard fraction", b["hard_fraction"], a["hard_fraction"], "%",
+                 "same" if b["easy_hard_at_chance"] or a["easy_hard_at_chance"] else
                  direction(b["hard_fraction"], a["hard_fraction"], lower_is_better=False)),
             _row("significant cues", b["n_significant_cues"], a["n_significant_cues"], "cues",
                  direction(b["n_significant_cues"], a["n_significant_cues"]))]

@@ -137,7 +137,8 @@ def overview(results: dict) -> Section | None:
 HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
                     "duplicates": "Exact duplicates", "near_duplicates": "Near duplicates",
                     "label_conflicts": "Label-noise candidates (same input, different label)",
-                    "mirrored": "Mirrored / contrastive pairs"}
+                    "mirrored": "Mirrored / contrastive pairs",
+                    "permuted": "Copies with the choices in another order (a deliberate construction)"}
 
 
 @section("hygiene")
