@@ -12,9 +12,14 @@ Effect sizes are in the unit of their statistic: ``points`` (a difference of acc
 - ``high`` — a significant effect a model can exploit (leakage verdict "significant", an MCQ rule
   beating chance, evaluation items copied from the fitting split, a cue the model relies on);
 - ``medium`` — significant but smaller or less direct (mild leakage, unbalanced answer
-  positions, label conflicts, exact copies);
-- ``low`` — worth knowing (near duplicates, deliberate constructions such as mirrored pairs);
-- ``info`` — nothing found where something was looked for (e.g. "no cue leakage").
+  positions, label conflicts, exact copies of 1% of a split or more, the easy share under
+  significant leakage);
+- ``low`` — worth knowing (near duplicates, a few exact copies, cues under no leakage);
+- ``info`` — context or nothing found: deliberate constructions (mirrored / contrastive pairs,
+  permuted copies), "no cue leakage", "no cue changes the model's accuracy".
+
+The cue finding reads the scan's ``cue_finding`` summary when present (number of significant
+cues, items they cover, the strongest), else derives it from ``cues``.
 """
 
 from __future__ import annotations
@@ -334,7 +339,8 @@ def _llm_probe(results: dict) -> list[Finding]:
 
 # --------------------------------------------------------------------------------- ranking
 def _size(f: Finding) -> float:
-    """Comparable magnitude: points and % as they are, a count of items as a share of … none."""
+    """Comparable magnitude within a severity: points and % as they are; findings without one
+    (counts of pairs) rank after them."""
     if f.effect is not None and f.unit in ("points", "%"):
         return abs(f.effect)
     return 0.0
