@@ -240,3 +240,57 @@ def test_large_splits_count_near_duplicates_on_a_seeded_sample(monkeypatch):
     check(section)
     with pytest.raises(fastjsonschema.JsonSchemaValueException):
         check({**section, "near_sample": {"train": "30"}})
+
+
+def test_snli_sibling_hypotheses_of_one_premise_are_not_near_duplicates(shared_data):
+    """SNLI dev: compared as one text, 1,159 pairs of different hypotheses of one long premise
+    were "near duplicates"; compared as premise and hypothesis, 6 same-label pairs remain."""
+    from cuelens.data import load_dataset
+    from cuelens.audit.text_keys import normal_form
+
+    section = data_hygiene(load_dataset(str(shared_data / "snli/dev.jsonl")))
+    counts = section["splits"]["all"]
+    assert counts["near_duplicate_pairs"] == 6 and counts["shared_premise_items"] == 9831
+    rows = {json.loads(line)["id"]: json.loads(line)
+            for line in (shared_data / "snli/dev.jsonl").read_text().splitlines()}
+    for example in section["examples"]["near_duplicates"]:
+        a, b = rows[example["id"]], rows[example["other"]["id"]]
+        assert a["label"] == b["label"]
+        assert normal_form(a["hypothesis"]) != normal_form(b["hypothesis"])
+        for row, shown in ((a, example["text"]), (b, example["other"]["text"])):
+            assert shown == f"{row['premise']} → {row['hypothesis']}"[:len(shown)] or \
+                shown.endswith("…")
+
+
+def test_near_pairs_need_premise_and_hypothesis_near_and_siblings_are_constructions():
+    base = " ".join(f"w{j}" for j in range(30))  # a long premise shared by all items
+    rows = [(base, "a dog runs on the grass today", "entailment"),
+            (base, "a cat sleeps in the house now", "contradiction"),  # sibling: not near
+            (base, "a dog runs on the grass today !", "entailment"),  # same text: a copy
+            (base, "a dog runs on the green grass today", "neutral"),  # edited sibling
+            (base.replace("w29", "x29"), "a dog runs on the green grass today", "neutral")]
+    split = Split(name="all", path="all.jsonl", task="nli")
+    for i, (premise, hypothesis, label) in enumerate(rows):
+        split.append({"id": str(i), "premise": premise, "hypothesis": hypothesis,
+                      "label": label}, raw="{}", line=i + 1)
+    dataset = Dataset(name="toy", format="jsonl", task="nli", train=None, test=split,
+                      label_names=["contradiction", "entailment", "neutral"])
+    section = data_hygiene(dataset)
+    counts = section["splits"]["all"]
+    # 0/1 differ in the hypothesis; 0/3 are near but relabelled siblings of one premise;
+    # 3/4 have the same hypothesis and label, premises near (one word changed): a near pair
+    assert counts["duplicate_items"] == 1 and counts["near_duplicate_pairs"] == 1
+    (pair,) = section["examples"]["near_duplicates"]
+    assert (pair["line"], pair["other"]["line"]) == (4, 5)
+    assert counts["shared_premise_items"] == 4
+
+
+def test_example_texts_are_cut_at_a_word_boundary():
+    from cuelens.audit.hygiene import clip
+
+    text = "alpha " * 60
+    cut = clip(text, 100)
+    assert len(cut) <= 100 and cut.endswith("alpha…") and cut.count("alpha") == 16
+    assert clip("short text", 100) == "short text"
+    assert clip("x" * 300, 50) == "x" * 49 + "…"  # one word longer than the limit
+    assert clip("one two three", 8) == "one two…"
