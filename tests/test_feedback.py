@@ -45,3 +45,27 @@ def test_stage_progress_lines_name_the_stage(monkeypatch, capsys):
     (first, last) = capsys.readouterr().err.splitlines()
     assert first.startswith("scanning toy: leakage · 25% · ")
     assert last.startswith("scanning toy: leakage · 25%")
+
+
+def test_score_pairs_reports_progress_in_a_log(tmp_path, monkeypatch):
+    """score-pairs on 600 pairs (1,200 sentences): a line per 256 sentences scored."""
+    import json
+
+    monkeypatch.setattr(common, "LOG_EVERY", 0.0)
+    (tmp_path / "corpus.txt").write_text("the cat sat on the mat\nthe dog sat on the log\n")
+    runner = CliRunner()
+    trained = runner.invoke(app, ["lm", "train", "--arch", "ngram", "--order", "2", "--corpus",
+                                  str(tmp_path / "corpus.txt"), "--min-count", "1",
+                                  "--out", str(tmp_path / "bi")])
+    assert trained.exit_code == 0, trained.output
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"sentence_good": "the cat sat",
+                                         "sentence_bad": "cat the sat"}) + "\n"
+                             for _ in range(600)))
+    result = runner.invoke(app, ["score-pairs", str(pairs), "-m", f"ngram:{tmp_path / 'bi'}"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("scoring with")]
+    assert [line.split(" · ")[1] for line in lines] == [
+        "21% (256 of 1,200)", "43% (512 of 1,200)", "64% (768 of 1,200)",
+        "85% (1,024 of 1,200)", "100% (1,200 of 1,200)", "100% (1,200 of 1,200)"]
+    assert lines[-1].endswith("done")

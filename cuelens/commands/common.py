@@ -124,7 +124,8 @@ def live_progress(*columns):
             if not final and now - (last or self._tasks[task_id].start_time or now) < LOG_EVERY:
                 return
             self._logged[task_id] = now
-            console.print(progress_line(self._tasks[task_id]), highlight=False, markup=False)
+            console.print(progress_line(self._tasks[task_id]), highlight=False, markup=False,
+                          soft_wrap=True)
 
         def stop(self) -> None:
             for task_id in list(self._tasks):
