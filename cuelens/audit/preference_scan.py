@@ -19,10 +19,12 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import ScanResult, scan_dataset
 from cuelens.audit.preference import preference_section, shortcut_rows
 from cuelens.audit.subsets import add_leakage, preference_cells, subset_dataset, subset_table
-from cuelens.data.dataset import Split
+from cuelens.audit.leakage import bow_name
+from cuelens.data.dataset import Split, Task
 from cuelens.data.preference import Preferences, as_dataset
 
 PREFERENCE_TASK = "preference"
+RESPONSE_BOW = "response-only BoW LR"
 Progress = Callable[[str, float], None]
 
 
@@ -56,6 +58,9 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
     result = scan_dataset(dataset, config, features=(), progress=progress)
     results = result.results
     results["dataset"]["task"] = PREFERENCE_TASK
+    for row in results["leakage"]["baselines"]:
+        if row["name"] == bow_name(Task.NLI):
+            row["name"] = RESPONSE_BOW
     shape = next(iter(preferences.splits.values())).shape
     results["preference"] = preference_section(preferences.splits, shape)
     if progress is not None:

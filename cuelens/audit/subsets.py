@@ -130,7 +130,12 @@ def subset_leakage(dataset: Dataset, config) -> dict | None:
             "effect": best["D"], "verdict": leak["verdict"]}
 
 
-def mcq_subsets(dataset: Dataset, field: str, config) -> dict:
+def add_subsets(result, field: str, config) -> None:
+    """Add the ``subsets`` table of :func:`dataset_subsets` to a scan result's results."""
+    result.results["subsets"] = dataset_subsets(result.dataset, field, config)
+
+
+def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
     """The ``subsets`` section of an MCQ or NLI scan (NLI: the leakage column only)."""
     from cuelens.audit.mcq_baselines import choice_counts, item_credit
 
@@ -152,7 +157,7 @@ def mcq_subsets(dataset: Dataset, field: str, config) -> dict:
             mask = np.zeros(len(k), dtype=bool)
             mask[index] = True
             cells[s] = mcq_cells(credit, k, mask)
-    table = subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D", 
+    table = subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D",
                          {s: len(index) for s, index in groups.items()}, cells, overall)
     add_leakage(table, {s: subset_dataset(dataset, field, s, values) for s in groups}, config)
     return table
