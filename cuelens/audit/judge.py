@@ -152,7 +152,7 @@ def judge_section(path: str | Path, subset_field: str | None = None) -> dict:
                 for s in names]
         for row, p in zip(rows, holm([r["flips_to_first"]["p_value"] for r in rows])):
             row["flips_to_first"].update(p_holm=float(f"{p:.6g}"), significant=bool(p < ALPHA))
-        out["subsets"] = {"field": subset_field, "correction": "holm", "rows": rows}
+        out["by_subset"] = {"field": subset_field, "correction": "holm", "rows": rows}
     return out
 
 
