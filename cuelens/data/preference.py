@@ -324,8 +324,9 @@ def load_preferences(data: str | Path | None = None, *, train: str | Path | None
             raise UserError("--train and --test must be given together")
         files = {"train": Path(train), "test": Path(test)}
         name, fmt = Path(train).parent.name or "data", file_format(Path(train))
-    splits = {role: read_preferences(files[role], role, subset_field, skip_bad)
-              for role in ("train", "dev", "test", "all") if role in files}
+    splits: dict[str, PreferenceSplit] = {
+        role: read_preferences(files[role], role, subset_field, skip_bad)
+        for role in ("train", "dev", "test", "all") if role in files}
     return Preferences(name=name, format=fmt, splits=splits)
 
 
