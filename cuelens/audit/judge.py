@@ -1,5 +1,5 @@
 """LLM-as-judge logs judged in both orders: position consistency and flips (docs/preference.md,
-docs/methods.md §12).
+docs/methods.md §16).
 
 A pairwise judge sees responses X and Y once as (A = X, B = Y) and once swapped. Per pair its two
 verdicts, mapped back to the responses, are **consistent** when they agree (the same response

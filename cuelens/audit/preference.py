@@ -1,4 +1,4 @@
-"""Shortcuts of preference pairs: length, formatting and position (docs/methods.md §12).
+"""Shortcuts of preference pairs: length, formatting and position (docs/methods.md §16).
 
 Every shortcut is a rule that scores each response of a pair and picks the higher one
 (:data:`SHORTCUTS`): the longer response in characters or in word tokens, the response with a

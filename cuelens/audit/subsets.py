@@ -1,4 +1,4 @@
-"""Per-subset baselines and verdicts: the subset × shortcut table (docs/methods.md §12).
+"""Per-subset baselines and verdicts: the subset × shortcut table (docs/methods.md §16).
 
 ``--subset-field F`` names a field of every record (an MMLU subject, a RewardBench subset). Each
 evaluated subset gets every test-based shortcut of its task — the MCQ artifact baselines of
