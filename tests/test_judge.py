@@ -16,8 +16,9 @@ from cuelens.errors import UserError
 from cuelens.io import write_jsonl
 from cuelens.reports.schema import validate_results
 
+# written by FastChat's play_a_match_pair (benchmarks/fastchat_judgments.py)
 FASTCHAT = Path(__file__).resolve().parent.parent / "docs" / "examples" / \
-    "fastchat-gpt-4_pair.jsonl"  # written by FastChat's play_a_match_pair (benchmarks/fastchat_judgments.py)
+    "fastchat-gpt-4_pair.jsonl"
 
 
 def _check(section: dict, n: int) -> None:

@@ -226,3 +226,16 @@ def test_realistic_file_through_cli_and_api(tmp_path):
     assert written["hygiene"]["overlap"][0]["shared_premise"] == 0  # distinct questions
     api = cuelens.scan(data, iterations=1, folds=3)
     assert json.dumps(api.results, sort_keys=True) == json.dumps(written, sort_keys=True)
+
+
+def test_report_sections_escape_subset_names(planted_scan):
+    import copy
+
+    from cuelens.reports.render import render_html
+
+    results = copy.deepcopy(planted_scan.results)
+    results["subsets"]["rows"][0]["subset"] = "<script>alert(1)</script>"
+    html = render_html(results)
+    assert "<script>alert(1)</script>" not in html
+    assert "Preference shortcuts" in html and "Subsets by subset" in html
+    assert "sort: strongest effect" in html

@@ -160,7 +160,8 @@ def judge_verdict(section: dict) -> str:
     """A plain-English sentence for a judge log."""
     c, f, first = section["consistent"], section["flips"], section["flips_to_first"]
     text = (f"The judge gave the same verdict in both orders for {100 * c['rate']:.1f}% of "
-            f"{section['n_pairs']:,} pairs (95% CI {100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%); "
+            f"{section['n_pairs']:,} pairs (95% CI {100 * c['ci'][0]:.1f}–"
+            f"{100 * c['ci'][1]:.1f}%); "
             f"{100 * f['rate']:.1f}% flipped when the responses swapped places")
     if f["count"] and first.get("significant"):
         side = "first" if first["rate"] > 0.5 else "second"

@@ -1,4 +1,4 @@
-"""Preference pairs: detection, normalisation and loading (docs/preference.md, docs/methods.md §16).
+"""Preference pairs: detection, normalisation, loading (docs/preference.md, methods.md §16).
 
 A preference record names a prompt, the response people (or a judge) preferred and the one they
 did not. The shapes understood without options, detected from the record's fields by

@@ -31,19 +31,25 @@ def preference_section(results: dict) -> Section | None:
     role, split = next(iter(pref["splits"].items()))
     rows = [r for r in split["shortcuts"] if r["rate"] is not None]
     if rows:
-        rates = [100 * r["rate"] for r in rows]
         sec.add_figure("rates", f"How often each rule picks the chosen response ({role} split) "
                        "among the pairs it tells apart, with 95% Wilson intervals; the dashed line "
                        "is a coin flip. Red: significant after Holm's correction.",
-                       F.horizontal_bars([r["shortcut"] for r in rows], rates,
-                                         axis_title="win rate",
-                                         errors=([x - 100 * r["rate_ci"][0] for x, r in zip(rates, rows)],
-                                                 [100 * r["rate_ci"][1] - x for x, r in zip(rates, rows)]),
-                                         text=[f"{pct(r['rate'])} of {r['decided']:,}" for r in rows],
-                                         colours_=[F.BAD if r["significant"] else F.MAIN
-                                                   for r in rows],
-                                         reference=(50, "coin flip"), x_range=(0, 100)))
+                       rate_bars([r["shortcut"] for r in rows], [r["rate"] for r in rows],
+                                 [r["rate_ci"] for r in rows], "win rate",
+                                 text=[f"{pct(r['rate'])} of {r['decided']:,}" for r in rows],
+                                 colours_=[F.BAD if r["significant"] else F.MAIN for r in rows],
+                                 reference=(50, "coin flip")))
     return sec
+
+
+def rate_bars(names: list[str], rates: list[float], intervals: list[list[float]],
+              axis_title: str, **options) -> dict:
+    """Horizontal bars of fractions (shown in %) with their intervals as error bars."""
+    values = [100 * r for r in rates]
+    return F.horizontal_bars(names, values, axis_title=axis_title, x_range=(0, 100),
+                             errors=([v - 100 * ci[0] for v, ci in zip(values, intervals)],
+                                     [100 * ci[1] - v for v, ci in zip(values, intervals)]),
+                             **options)
 
 
 def _orders(table: dict) -> dict[str, list[str]]:
@@ -117,12 +123,9 @@ def judge_section(results: dict) -> Section | None:
         "level": "flagged" if biased else "clean"})
     parts = [("consistent", results["consistent"]), ("flipped", results["flips"]),
              ("tie in one order only", results["tie_inconsistent"])]
-    rates = [100 * (p["rate"] or 0.0) for _, p in parts]
     sec.add_figure("rates", "Share of pairs by what happened when the two responses swapped "
                    "places, with 95% Wilson intervals.",
-                   F.horizontal_bars([name for name, _ in parts], rates, axis_title="share of pairs",
-                                     errors=([x - 100 * p["ci"][0] for x, (_, p) in zip(rates, parts)],
-                                             [100 * p["ci"][1] - x for x, (_, p) in zip(rates, parts)]),
-                                     text=[f"{pct(p['rate'])} ({p['count']:,})" for _, p in parts],
-                                     x_range=(0, 100)))
+                   rate_bars([name for name, _ in parts], [p["rate"] or 0.0 for _, p in parts],
+                             [p["ci"] for _, p in parts], "share of pairs",
+                             text=[f"{pct(p['rate'])} ({p['count']:,})" for _, p in parts]))
     return sec
