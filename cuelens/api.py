@@ -110,15 +110,16 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     except TypeError as exc:
         raise UserError(f"unknown scan option: {exc}") from None
     config.validate()
+    preference = _is_path(data if data is not None else train) and is_preference_source(
+        _text(data if data is not None else train))
     if stats == "streaming":
-        if subset_field is not None:
-            raise UserError('subset_field needs stats="exact"')
+        if subset_field is not None or preference:
+            raise UserError('preference pairs and subset_field need stats="exact"')
         return _scan_streaming(data, train, test, [] if features is None else names, config,
                                work_dir, progress)
     if stats != "exact":
         raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
-    if _is_path(data if data is not None else train) and is_preference_source(
-            _text(data if data is not None else train)):
+    if preference:
         return scan_preferences(load_preferences(_text(data), train=_text(train),
                                                  test=_text(test), subset_field=subset_field),
                                 config, subset_field=subset_field, progress=progress)

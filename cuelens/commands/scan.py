@@ -125,6 +125,9 @@ def scan(
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
     if not hf and is_preference_source(data or train):
+        if stats != "exact" or engine == "ray":
+            raise UserError("preference pairs are scanned in memory with exact statistics "
+                            "(no --stats streaming or --engine ray; docs/preference.md)")
         results = scan_preference_data(data, train, test, subset_field, skip_bad, config, out,
                                        report, top, item_files, started)
         check_fail_above(results, fail_above)
