@@ -110,6 +110,7 @@ def test_planted_rates_are_exact(planted_file):
                 assert row["decided"] == 0 and row["rate"] is None
 
 
+@pytest.mark.slow
 def test_per_subset_verdicts_are_the_planted_ones(planted_scan):
     table = planted_scan.results["subsets"]
     significant = {(row["subset"], name) for row in table["rows"]
@@ -129,6 +130,7 @@ def test_per_subset_verdicts_are_the_planted_ones(planted_scan):
         assert row["leakage"] is not None and row["leakage"]["verdict"]
 
 
+@pytest.mark.slow
 def test_preference_results_follow_the_schema(planted_scan):
     results = planted_scan.results
     validate_results(results)
@@ -209,6 +211,7 @@ def realistic_pairs(n: int, seed: int, offset: int) -> list[dict]:
     return rows
 
 
+@pytest.mark.slow
 def test_realistic_file_through_cli_and_api(tmp_path):
     data = tmp_path / "hh"
     data.mkdir()
@@ -228,6 +231,7 @@ def test_realistic_file_through_cli_and_api(tmp_path):
     assert json.dumps(api.results, sort_keys=True) == json.dumps(written, sort_keys=True)
 
 
+@pytest.mark.slow
 def test_report_sections_escape_subset_names(planted_scan):
     import copy
 

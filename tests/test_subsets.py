@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 import cuelens
@@ -37,6 +38,7 @@ def subject_records(n: int, seed: int = 0) -> list[dict]:
     return records
 
 
+@pytest.mark.slow
 def test_mcq_subset_table_flags_only_the_planted_cells(tmp_path):
     path = tmp_path / "mcq.jsonl"
     write_jsonl(path, subject_records(120))
@@ -56,6 +58,7 @@ def test_mcq_subset_table_flags_only_the_planted_cells(tmp_path):
     assert {"no context: overlap", "no context: question only"} <= rows
 
 
+@pytest.mark.slow
 def test_subset_field_on_the_command_line(tmp_path):
     path = tmp_path / "mcq.jsonl"
     write_jsonl(path, subject_records(60, seed=1))
