@@ -72,7 +72,8 @@ def _dataset(data: DataSource, train: DataSource, test: DataSource) -> Dataset:
 def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource = None,
          features: str | Sequence[str] | None = None, cache_dir: str | Path | None = None,
          progress: Progress | None = None, stats: str = "exact",
-         work_dir: str | Path | None = None, **options: Any) -> ScanResult | StreamedScanResult:
+         work_dir: str | Path | None = None, subset_field: str | None = None,
+         **options: Any) -> ScanResult | StreamedScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
     (docs/methods.md §2–5); the same results as ``audit scan``.
 
@@ -81,7 +82,8 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     streaming statistics). ``options``: the fields of :class:`~cuelens.audit.scan.ScanConfig`
     (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only, no features;
     the statistics stream over chunks kept under ``work_dir`` (docs/large-datasets.md), as
-    ``audit scan --stats streaming``.
+    ``audit scan --stats streaming``. ``subset_field``: the subset × shortcut table
+    (docs/preference.md). A file of preference pairs is scanned as such (docs/preference.md).
 
     >>> import cuelens
     >>> from cuelens.data.synthetic import make_nli
@@ -95,6 +97,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     """
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.preference_scan import scan_preferences
+    from cuelens.audit.subsets import add_subsets
+    from cuelens.data.preference import is_preference_source, load_preferences
 
     if isinstance(features, str):
         names = parse_feature_option(features)
@@ -105,13 +110,28 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     except TypeError as exc:
         raise UserError(f"unknown scan option: {exc}") from None
     config.validate()
+    preference = _is_path(data if data is not None else train) and is_preference_source(
+        _text(data if data is not None else train))
     if stats == "streaming":
+        if subset_field is not None or preference:
+            raise UserError('preference pairs and subset_field need stats="exact"')
         return _scan_streaming(data, train, test, [] if features is None else names, config,
                                work_dir, progress)
     if stats != "exact":
         raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
-    return scan_dataset(_dataset(data, train, test), config, features=names,
-                        cache_dir=cache_dir, progress=progress)
+    if preference:
+        return scan_preferences(load_preferences(_text(data), train=_text(train),
+                                                 test=_text(test), subset_field=subset_field),
+                                config, subset_field=subset_field, progress=progress)
+    result = scan_dataset(_dataset(data, train, test), config, features=names,
+                          cache_dir=cache_dir, progress=progress)
+    if subset_field is not None:
+        add_subsets(result, subset_field, config)
+    return result
+
+
+def _is_path(source: DataSource) -> bool:
+    return isinstance(source, (str, Path))
 
 
 def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,

@@ -48,6 +48,7 @@ COMMANDS: dict[str, str] = {
     "score-pairs": "cuelens.commands.score:score_pairs",
     "report": "cuelens.commands.report:report",
     "compare": "cuelens.commands.compare:compare",
+    "judge": "cuelens.commands.preference:judge",
 }
 GROUPS: dict[str, str] = {
     "lm": "cuelens.commands.lm:app",

@@ -23,6 +23,12 @@ Two registries:
   items with the same premise + question; when questions do not repeat it is a random guess,
   and ``coverage`` says on how many evaluated items the question was seen).
 
+- :data:`NO_CONTEXT` — when the items hold a passage (premise) *and* a separate question, the
+  same reading without the passage: ``no context: overlap`` (choice tokens shared with the
+  question alone) and ``no context: question only`` (the gold answer most often given to the same
+  question text among fitting items, passages ignored). Items without a question count as having
+  the empty question.
+
 The choices-only bag-of-words classifier stays in the leakage table (:mod:`cuelens.audit.leakage`);
 :func:`mcq_baselines` adds its row here from its accuracy. The gold-position distribution of
 each split is tested with :func:`~cuelens.audit.chance.position_chi_square`.
@@ -46,6 +52,7 @@ FittedBaseline = Callable[[Split, Split], np.ndarray]
 
 RULES: dict[str, Rule] = {}
 FITTED: dict[str, FittedBaseline] = {}
+NO_CONTEXT: dict[str, FittedBaseline] = {}
 
 
 def _registrar(table: dict) -> Callable[[str], Callable]:
@@ -61,6 +68,7 @@ def _registrar(table: dict) -> Callable[[str], Callable]:
 
 rule = _registrar(RULES)  # per-item choice scorer ``(context, choices) -> scores``
 fitted = _registrar(FITTED)  # ``(fit_split, eval_split) -> per-item credit``
+no_context = _registrar(NO_CONTEXT)  # as ``fitted``; only for items with a separate question
 
 
 @rule("longest choice")
@@ -115,10 +123,23 @@ def _key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _question_answers(fit: Split) -> dict[str, Counter]:
+Context = Callable[[Split, int], str]
+
+
+def question_text(split: Split, i: int) -> str:
+    """Item ``i``'s question without its passage (empty when it has none)."""
+    return split.questions[i] or ""
+
+
+def has_context(split: Split) -> bool:
+    """Whether some item holds a passage and a separate question (:data:`NO_CONTEXT` applies)."""
+    return any(split.questions)
+
+
+def _question_answers(fit: Split, context: Context) -> dict[str, Counter]:
     answers: dict[str, Counter] = defaultdict(Counter)
     for i, (choices, gold) in enumerate(zip(fit.choices, fit.labels)):
-        answers[_key(fit.premise_context(i))][_key(choices[gold])] += 1
+        answers[_key(context(fit, i))][_key(choices[gold])] += 1
     return answers
 
 
@@ -129,14 +150,35 @@ def question_seen(fit: Split, evaluate: Split) -> np.ndarray:
                     dtype=np.float64)
 
 
-@fitted("question only")
-def _question_only(fit: Split, evaluate: Split) -> np.ndarray:
-    answers = _question_answers(fit)
+def memorised_answers(fit: Split, evaluate: Split, context: Context) -> np.ndarray:
+    """Per evaluated item: credit of the choice given most often as the answer among fitting
+    items with the same ``context`` text."""
+    answers = _question_answers(fit, context)
     scores = []
     for i, choices in enumerate(evaluate.choices):
-        known = answers.get(_key(evaluate.premise_context(i)), Counter())
+        known = answers.get(_key(context(evaluate, i)), Counter())
         scores.append(np.array([known[_key(c)] for c in choices], dtype=np.float64))
     return tie_credit(scores, gold_positions(evaluate))
+
+
+@fitted("question only")
+def _question_only(fit: Split, evaluate: Split) -> np.ndarray:
+    return memorised_answers(fit, evaluate, Split.premise_context)
+
+
+NO_CONTEXT_OVERLAP = "no context: overlap"  # a rule: fitted on nothing
+
+
+@no_context(NO_CONTEXT_OVERLAP)
+def _no_context_overlap(fit: Split, evaluate: Split) -> np.ndarray:
+    scores = [_overlap(question_text(evaluate, i), evaluate.choices[i])
+              for i in range(len(evaluate))]
+    return tie_credit(scores, gold_positions(evaluate))
+
+
+@no_context("no context: question only")
+def _no_context_question(fit: Split, evaluate: Split) -> np.ndarray:
+    return memorised_answers(fit, evaluate, question_text)
 
 
 def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], folds: int,
@@ -160,7 +202,9 @@ def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], fold
 def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict[str, np.ndarray]:
     """Per-item credit of every registered baseline on the evaluated items."""
     out = {name: rule_credit(dataset.test, name) for name in RULES}
-    out.update({name: cross_fit(dataset, func, folds, seed) for name, func in FITTED.items()})
+    fitted_baselines = {**FITTED, **(NO_CONTEXT if has_context(dataset.test) else {})}
+    out.update({name: cross_fit(dataset, func, folds, seed)
+                for name, func in fitted_baselines.items()})
     return out
 
 
@@ -187,7 +231,7 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
     accuracy.update(extra or {})
     paired = complements(list(accuracy), k)
     threshold = ALPHA / (len(accuracy) - len(paired))
-    rows = [{"name": name, "fitted": name in FITTED or name in (extra or {}),
+    rows = [{"name": name, "fitted": name not in RULES and name != NO_CONTEXT_OVERLAP,
              **accuracy_row(acc, k, 1 - threshold),
              **({"complement_of": paired[name]} if name in paired else {})}
             for name, acc in accuracy.items()]

@@ -13,6 +13,8 @@ from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, Group
                                      SkipBadOpt, TestOpt, TrainOpt, console, field_map,
                                      progress_bar, user_errors, warn_skipped)
 
+from cuelens.commands.preference import SubsetFieldOpt
+
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.errors import UserError
@@ -72,6 +74,7 @@ def scan(
     choices_field: ChoicesFieldOpt = None,
     skip_bad: SkipBadOpt = False,
     group_field: GroupFieldOpt = None,
+    subset_field: SubsetFieldOpt = None,
     features: Annotated[Optional[str], typer.Option(
         "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
         "sentiment, overlap, ner, typo; 'all' or 'none' (default: all; none with --stats "
@@ -103,10 +106,16 @@ def scan(
     Example: audit scan data/snli/ --out results/snli --fail-above 10
 
     Example: audit scan shards/ --stats streaming --out results/big
+
+    Example: audit scan reward-bench.jsonl --subset-field subset (preference pairs: chosen/rejected
+    or response_a/response_b/winner records are detected; docs/preference.md)
     """
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
     from cuelens.audit.results import item_files_mode
+    from cuelens.audit.subsets import add_subsets
+    from cuelens.commands.preference import print_subsets, scan_preference_data
+    from cuelens.data.preference import is_preference_source
     from cuelens.engine import EngineOptions, load_for_scan
 
     started = time.time()
@@ -121,7 +130,17 @@ def scan(
                         min_label_items=min_label_items)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
+    if not hf and is_preference_source(data or train):
+        if stats != "exact" or engine == "ray":
+            raise UserError("preference pairs are scanned in memory with exact statistics "
+                            "(no --stats streaming or --engine ray; docs/preference.md)")
+        results = scan_preference_data(data, train, test, subset_field, skip_bad, config, out,
+                                       report, top, item_files, started)
+        check_fail_above(results, fail_above)
+        return
     if stats == "streaming":
+        if subset_field:
+            raise UserError("--subset-field needs exact statistics (not --stats streaming)")
         if engine != "local" or hf or feature_names:
             raise UserError("--stats streaming reads files, directories or globs with the local "
                             "engine and computes no ICQ features (--features none)")
@@ -151,8 +170,11 @@ def scan(
     with progress_bar(f"scanning {dataset.name}") as progress:
         result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
                               progress=progress, tokens=loaded.tokens)
+        if subset_field:
+            add_subsets(result, subset_field, config)
     result.started = started
     save_scan(result, out_dir, report, top, item_files)
+    print_subsets(result.results.get("subsets"))
     check_fail_above(result.results, fail_above)
 
 

@@ -794,6 +794,28 @@ def compare(results: dict) -> Section | None:
     return sec
 
 
+@section("preference")
+def preference(results: dict) -> Section | None:
+    """Preference shortcuts, the subset table and judge logs: :mod:`cuelens.reports.shortcuts`."""
+    from cuelens.reports.shortcuts import preference_section
+
+    return preference_section(results)
+
+
+@section("subsets")
+def subsets(results: dict) -> Section | None:
+    from cuelens.reports.shortcuts import subsets_section
+
+    return subsets_section(results)
+
+
+@section("judge_log")
+def judge_log(results: dict) -> Section | None:
+    from cuelens.reports.shortcuts import judge_section
+
+    return judge_section(results)
+
+
 @section("next_steps")
 def next_steps(results: dict) -> Section | None:
     """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""

@@ -1,0 +1,172 @@
+"""LLM-as-judge logs judged in both orders: position consistency and flips (docs/preference.md,
+docs/methods.md §16).
+
+A pairwise judge sees responses X and Y once as (A = X, B = Y) and once swapped. Per pair its two
+verdicts, mapped back to the responses, are **consistent** when they agree (the same response
+both times, or a tie both times) and a **flip** when it picks a response both times but not the
+same one — it picked the same *position* twice. The rest are tie-inconsistent (a tie in one order
+only). Rates carry 95% Wilson intervals; among flips, the share that went to the first position
+is tested against 1/2 (exact two-sided binomial test): a judge with no position bias flips toward
+either position equally often. With a subset field the flip rates per subset are reported and the
+first-position tests Holm-corrected across subsets (:func:`cuelens.audit.subsets.holm`).
+
+Log shapes (:func:`judge_verdicts`, detected from the first record):
+
+- FastChat MT-Bench pairwise judgments (``fastchat/llm_judge``'s ``model_judgment/*_pair.jsonl``):
+  one record per match with ``g1_winner`` (original order) and ``g2_winner`` (swapped), both
+  already mapped back to ``model_1``/``model_2``/``tie`` (``error`` rows are skipped); the pair
+  is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``.
+- Two records per pair (e.g. a judge run over the files of ``audit rotate``): a pair id
+  (``pair_id``, ``id``, ``question_id``), the order (``swapped``: true/false, or ``order``:
+  ``ab``/``ba``) and the verdict by position (``winner``/``verdict``/``choice``: ``A``/``B``/
+  ``tie``, also ``1``/``2``, ``model_a``/``model_b``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from scipy import stats
+
+from cuelens.audit.chance import ALPHA, wilson_interval
+from cuelens.audit.subsets import holm
+from cuelens.data.readers import LineError, iter_records
+from cuelens.errors import UserError
+
+FIRST, SECOND, TIE = "first", "second", "tie"  # verdicts by response (first = X, shown first)
+POSITION_A = {"a", "model_a", "1", "[[a]]", "response_a"}
+POSITION_B = {"b", "model_b", "2", "[[b]]", "response_b"}
+TIE_WORDS = {"tie", "[[c]]", "c", "draw", "tie (bothbad)"}
+PAIR_ID_FIELDS = ("pair_id", "id", "question_id", "uid")
+VERDICT_FIELDS = ("winner", "verdict", "choice", "judgment")
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def _position(value, line: int, path: str) -> str:
+    text = str(value).strip().lower()
+    if text in POSITION_A:
+        return "A"
+    if text in POSITION_B:
+        return "B"
+    if text in TIE_WORDS:
+        return TIE
+    raise UserError(f"verdict '{value}' is not A, B or tie", path=path, line=line)
+
+
+def _fastchat(record: dict, line: int, path: str) -> tuple[str, str, str] | None:
+    names = {"model_1": FIRST, "model_2": SECOND, "tie": TIE}
+    g1, g2 = str(record["g1_winner"]).lower(), str(record["g2_winner"]).lower()
+    if "error" in (g1, g2):
+        return None
+    if g1 not in names or g2 not in names:
+        raise UserError(f"g1_winner/g2_winner must be model_1, model_2, tie or error; got "
+                        f"'{g1}'/'{g2}'", path=path, line=line)
+    key = "|".join(str(record.get(k, "")) for k in ("question_id", "model_1", "model_2", "turn"))
+    return key, names[g1], names[g2]
+
+
+def _swapped(record: dict, line: int, path: str) -> bool:
+    if "swapped" in record:
+        return bool(record["swapped"])
+    order = str(record.get("order", "")).strip().lower()
+    if order in ("ab", "ba"):
+        return order == "ba"
+    raise UserError("each record needs 'swapped' (true/false) or 'order' (ab/ba)", path=path,
+                    line=line)
+
+
+def judge_verdicts(path: str | Path, subset_field: str | None = None
+                   ) -> tuple[str, dict[str, tuple[str, str]], dict[str, str], int]:
+    """(log shape, pair → (verdict in the original order, verdict in the swapped order) by
+    response, pair → subset, records skipped) from a judge log file."""
+    path = Path(path)
+    pairs: dict[str, dict[bool, str]] = {}
+    subsets: dict[str, str] = {}
+    shape, skipped = "", 0
+    for line, _, record in iter_records(path):
+        if isinstance(record, LineError):
+            raise record
+        shape = shape or ("fastchat" if "g1_winner" in record else "two records")
+        subset = str(record.get(subset_field, "")) if subset_field else ""
+        if shape == "fastchat":
+            found = _fastchat(record, line, str(path))
+            if found is None:
+                skipped += 1
+                continue
+            key, original, swapped = found
+            pairs[key] = {False: original, True: swapped}
+            subsets[key] = subset
+            continue
+        id_field = next((f for f in PAIR_ID_FIELDS if f in record), None)
+        verdict_field = next((f for f in VERDICT_FIELDS if f in record), None)
+        if id_field is None or verdict_field is None:
+            raise UserError(f"a judge record needs a pair id ({'/'.join(PAIR_ID_FIELDS)}) and a "
+                            f"verdict ({'/'.join(VERDICT_FIELDS)})", path=str(path), line=line)
+        flipped = _swapped(record, line, str(path))
+        position = _position(record[verdict_field], line, str(path))
+        # position A shows X in the original order and Y in the swapped one
+        by_response = TIE if position == TIE else \
+            (FIRST if (position == "A") != flipped else SECOND)
+        pairs.setdefault(str(record[id_field]), {})[flipped] = by_response
+        subsets[str(record[id_field])] = subset
+    complete = {key: (v[False], v[True]) for key, v in pairs.items() if len(v) == 2}
+    if not complete:
+        raise UserError("no pair was judged in both orders", path=str(path))
+    skipped += len(pairs) - len(complete)
+    return shape, complete, {k: subsets[k] for k in complete}, skipped
+
+
+def _rate(count: int, n: int) -> dict:
+    low, high = wilson_interval(count / n, n) if n else (0.0, 1.0)
+    return {"count": count, "rate": _r(count / n) if n else None, "ci": [_r(low), _r(high)]}
+
+
+def consistency(verdicts: list[tuple[str, str]]) -> dict:
+    """Consistency, flip and tie-inconsistency rates of (original, swapped) verdict pairs, and
+    the first-position test over the flips (module doc)."""
+    n = len(verdicts)
+    consistent = sum(a == b for a, b in verdicts)
+    flips = [(a, b) for a, b in verdicts if a != b and TIE not in (a, b)]
+    # a flip picks position A both times: X (first) in the original order, Y in the swapped one
+    first = sum(a == FIRST for a, _ in flips)
+    test = stats.binomtest(first, len(flips), 0.5).pvalue if flips else 1.0
+    return {"n_pairs": n, "consistent": _rate(consistent, n), "flips": _rate(len(flips), n),
+            "tie_inconsistent": _rate(n - consistent - len(flips), n),
+            "flips_to_first": {**_rate(first, len(flips)), "p_value": float(f"{test:.6g}")},
+            "verdicts": dict(sorted(Counter(f"{a}/{b}" for a, b in verdicts).items()))}
+
+
+def judge_section(path: str | Path, subset_field: str | None = None) -> dict:
+    """results.json of ``kind`` ``judge_log`` (docs/results-schema.md)."""
+    shape, verdicts, subsets, skipped = judge_verdicts(path, subset_field)
+    out = {"kind": "judge_log", "file": Path(path).name, "shape": shape, "skipped": skipped,
+           "alpha": ALPHA, **consistency(list(verdicts.values()))}
+    out["flips_to_first"]["significant"] = bool(out["flips_to_first"]["p_value"] < ALPHA)
+    if subset_field:
+        names = sorted(set(subsets.values()))
+        rows = [{"subset": s, **consistency([v for k, v in verdicts.items() if subsets[k] == s])}
+                for s in names]
+        for row, p in zip(rows, holm([r["flips_to_first"]["p_value"] for r in rows])):
+            row["flips_to_first"].update(p_holm=float(f"{p:.6g}"), significant=bool(p < ALPHA))
+        out["by_subset"] = {"field": subset_field, "correction": "holm", "rows": rows}
+    return out
+
+
+def judge_verdict(section: dict) -> str:
+    """A plain-English sentence for a judge log."""
+    c, f, first = section["consistent"], section["flips"], section["flips_to_first"]
+    text = (f"The judge gave the same verdict in both orders for {100 * c['rate']:.1f}% of "
+            f"{section['n_pairs']:,} pairs (95% CI {100 * c['ci'][0]:.1f}–"
+            f"{100 * c['ci'][1]:.1f}%); "
+            f"{100 * f['rate']:.1f}% flipped when the responses swapped places")
+    if f["count"] and first.get("significant"):
+        side = "first" if first["rate"] > 0.5 else "second"
+        return (f"{text}, and {100 * max(first['rate'], 1 - first['rate']):.1f}% of the flips "
+                f"favour the {side} position (p = {first['p_value']:.3g}): a position bias.")
+    return f"{text}." if not f["count"] else \
+        f"{text}; the flips favour neither position significantly."
+

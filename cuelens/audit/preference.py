@@ -1,0 +1,157 @@
+"""Shortcuts of preference pairs: length, formatting and position (docs/methods.md §16).
+
+Every shortcut is a rule that scores each response of a pair and picks the higher one
+(:data:`SHORTCUTS`): the longer response in characters or in word tokens, the response with a
+formatting feature (:data:`FORMATS`: markdown lists, headers, code blocks, bold text, emoji,
+apologies and refusals) and, where the data records where the chosen response was shown, the
+first-shown one. A rule *decides* a pair when its two scores differ; its **win rate** is the
+share of decided pairs in which it picks the chosen response. Under "the rule is unrelated to
+the preference" the number of wins is Binomial(decided, 1/2): the p-value is the exact two-sided
+binomial test (``scipy.stats.binomtest``; for a yes/no feature this is the exact McNemar test
+of chosen-has-it vs rejected-has-it), the interval the 95% Wilson score interval. A win rate
+above 1/2 means the rule's pick tends to be chosen (longer wins), below 1/2 that the opposite
+pick does (shorter wins, refusals lose).
+
+``significant`` is Holm-corrected over the rows of one table (:func:`cuelens.audit.subsets.holm`);
+the subset × shortcut table of :mod:`cuelens.audit.subsets` corrects over all its cells.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+from scipy import stats
+
+from cuelens.audit.chance import ALPHA, wilson_interval
+from cuelens.audit.subsets import holm
+from cuelens.audit.tokenize import word_tokens
+from cuelens.data.preference import NO_POSITION, PreferenceSplit
+
+Scorer = Callable[[list[str]], np.ndarray]
+
+
+def _matches(pattern: str, flags: int = re.MULTILINE) -> Scorer:
+    compiled = re.compile(pattern, flags)
+    return lambda texts: np.fromiter((compiled.search(t) is not None for t in texts),
+                                     dtype=np.float64, count=len(texts))
+
+
+#: formatting feature → a per-response 0/1 scorer (a regular expression, docs/preference.md).
+FORMATS: dict[str, Scorer] = {
+    "markdown list": _matches(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+\S"),
+    "markdown header": _matches(r"^\s{0,3}#{1,6}\s+\S"),
+    "code block": _matches(r"```|^(?: {4}|\t)\S"),
+    "bold text": _matches(r"\*\*[^*\n]+\*\*|__[^_\n]+__"),
+    "emoji": _matches("[\U0001F300-\U0001FAFF\U00002600-\U000027BF\U0001F1E6-\U0001F1FF]"),
+    "apology or refusal": _matches(
+        r"\b(?:I(?:'| a)m sorry|I apologi[sz]e|my apologies|I (?:cannot|can't|can not|won't|"
+        r"am unable to|'m unable to|am not able to)|as an AI\b|as a language model)",
+        re.IGNORECASE),
+}
+
+
+def _chars(texts: list[str]) -> np.ndarray:
+    return np.fromiter((len(t) for t in texts), dtype=np.float64, count=len(texts))
+
+
+def _tokens(texts: list[str]) -> np.ndarray:
+    """Word tokens of the cue tokenizer (:mod:`cuelens.audit.tokenize`)."""
+    return np.fromiter((len(word_tokens(t)) for t in texts), dtype=np.float64, count=len(texts))
+
+
+#: shortcut → per-response scorer; the rule picks the response with the higher score.
+SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _chars, "longer (tokens)": _tokens,
+                                **FORMATS}
+POSITION = "shown first"
+
+
+def win_row(name: str, chosen: np.ndarray, rejected: np.ndarray) -> dict:
+    """One shortcut's row from the per-pair scores of the chosen and the rejected responses."""
+    decided = chosen != rejected
+    n, wins = int(decided.sum()), int((chosen > rejected).sum())
+    row = {"shortcut": name, "n_pairs": len(chosen), "decided": n, "wins": wins,
+           "chosen_mean": _r(chosen.mean()) if len(chosen) else None,
+           "rejected_mean": _r(rejected.mean()) if len(chosen) else None}
+    if n == 0:
+        return {**row, "rate": None, "rate_ci": None, "p_value": 1.0}
+    low, high = wilson_interval(wins / n, n)
+    p_value = stats.binomtest(wins, n, 0.5).pvalue
+    return {**row, "rate": _r(wins / n), "rate_ci": [_r(low), _r(high)],
+            "p_value": float(f"{p_value:.6g}")}
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def shortcut_rows(pairs: PreferenceSplit, index: np.ndarray | None = None) -> list[dict]:
+    """Every shortcut's row over the pairs at ``index`` (all when None); the position row only
+    when some of them record a position. ``significant``: Holm over these rows."""
+    index = np.arange(len(pairs)) if index is None else index
+    chosen = [pairs.chosen[i] for i in index]
+    rejected = [pairs.rejected[i] for i in index]
+    rows = [win_row(name, score(chosen), score(rejected)) for name, score in SHORTCUTS.items()]
+    position = np.asarray(pairs.positions, dtype=np.int64)[index]
+    known = position != NO_POSITION
+    if known.any():
+        first = (position[known] == 0).astype(np.float64)
+        rows.append(win_row(POSITION, first, 1.0 - first))
+    return mark_significant(rows)
+
+
+def mark_significant(rows: list[dict]) -> list[dict]:
+    """``p_holm`` and ``significant`` (Holm-adjusted p < :data:`ALPHA`) on every row."""
+    adjusted = holm([row["p_value"] for row in rows])
+    for row, p in zip(rows, adjusted):
+        row["p_holm"] = float(f"{p:.6g}")
+        row["significant"] = bool(p < ALPHA)
+    return rows
+
+
+def pair_checks(pairs: PreferenceSplit) -> dict:
+    """Pairs repeated exactly (same prompt, chosen and rejected after case/space folding) and
+    pairs whose two responses are the same text."""
+    def fold(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    keys = [(fold(p), fold(c), fold(r)) for p, c, r in zip(pairs.prompts, pairs.chosen,
+                                                          pairs.rejected)]
+    seen: set = set()
+    repeated = 0
+    for key in keys:
+        repeated += key in seen
+        seen.add(key)
+    return {"repeated_pairs": repeated,
+            "identical_responses": sum(c == r for _, c, r in keys)}
+
+
+def preference_section(splits: dict[str, PreferenceSplit], shape: str) -> dict:
+    """The ``preference`` section of results.json (docs/results-schema.md): per split, sizes,
+    ties, the shortcut rows and the pair checks."""
+    out = {}
+    for role, pairs in splits.items():
+        ties = sum(pairs.ties.values())
+        out[role] = {"pairs": len(pairs), "ties": ties,
+                     "tie_rate": _r(ties / (ties + len(pairs))),
+                     "positions_recorded": int(sum(p != NO_POSITION for p in pairs.positions)),
+                     "shortcuts": shortcut_rows(pairs), **pair_checks(pairs)}
+    return {"shape": shape, "correction": "holm", "alpha": ALPHA, "splits": out}
+
+
+def shortcut_verdict(row: dict) -> str:
+    """A plain-English sentence for one shortcut row."""
+    name = row["shortcut"]
+    if row["rate"] is None:
+        return f"{name}: never tells the two responses apart."
+    rule = {"shown first": "the response shown first"}.get(name, f"the {name} response"
+                                                           if name.startswith("longer")
+                                                           else f"the response with {name}")
+    head = (f"{rule} is the chosen one in {100 * row['rate']:.1f}% of the {row['decided']:,} "
+            f"pairs it tells apart (95% CI {100 * row['rate_ci'][0]:.1f}–"
+            f"{100 * row['rate_ci'][1]:.1f}%, Holm-adjusted p = {row['p_holm']:.3g})")
+    if not row["significant"]:
+        return f"{head}: no evidence of a shortcut."
+    return f"{head}: a shortcut — {'it wins' if row['rate'] > 0.5 else 'it loses'} more often " \
+           "than a coin flip."

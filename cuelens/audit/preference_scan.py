@@ -1,0 +1,73 @@
+"""The whole scan of preference pairs (docs/preference.md): the word-cue scan of the responses
+plus the ``preference`` shortcuts and, per subset, the ``subsets`` table.
+
+The responses are laid out as NLI-shaped items labelled ``chosen``/``rejected`` and grouped by
+prompt (:func:`cuelens.data.preference.as_dataset`), so :func:`~cuelens.audit.pipeline.scan_dataset`
+computes the word cues (the metrics of docs/methods.md §2 with chosen/rejected as the labels),
+the response-only cue-only leakage D with its interval and verdict, the easy/hard split and the
+hygiene section (duplicate responses, a response both chosen and rejected, prompts shared
+between splits) exactly as for any dataset. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.pipeline import ScanResult, scan_dataset
+from cuelens.audit.preference import preference_section, shortcut_rows
+from cuelens.audit.subsets import add_leakage, preference_cells, subset_dataset, subset_table
+from cuelens.audit.leakage import bow_name
+from cuelens.data.dataset import Split, Task
+from cuelens.data.preference import Preferences, as_dataset
+
+PREFERENCE_TASK = "preference"
+RESPONSE_BOW = "response-only BoW LR"
+Progress = Callable[[str, float], None]
+
+
+def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
+                       field: str) -> dict | None:
+    """The ``subsets`` table of the evaluated pairs (None when they hold one subset only)."""
+    evaluated = preferences.splits[scanned.test.name]
+    if len(set(evaluated.subsets)) < 2:
+        return None
+
+    def values(split: Split) -> list[str]:  # a response's subset is its pair's
+        return list(np.repeat(np.asarray(preferences.splits[split.name].subsets, dtype=object),
+                              2))
+
+    array = np.asarray(evaluated.subsets, dtype=object)
+    groups = {s: np.flatnonzero(array == s) for s in sorted(set(evaluated.subsets))}
+    cells = {s: preference_cells(shortcut_rows(evaluated, index)) for s, index in groups.items()}
+    table = subset_table(field, "win rate", {s: len(i) for s, i in groups.items()}, cells,
+                         preference_cells(shortcut_rows(evaluated)))
+    add_leakage(table, {s: subset_dataset(scanned, field, s, values) for s in groups}, config)
+    return table
+
+
+def scan_preferences(preferences: Preferences, config: ScanConfig | None = None, *,
+                     subset_field: str | None = None,
+                     progress: Progress | None = None) -> ScanResult:
+    """Scan preference pairs: results.json with ``dataset.task`` = ``preference``, the word-cue
+    sections of the responses, ``preference`` and (with subsets) ``subsets``."""
+    config = config or ScanConfig()
+    dataset = as_dataset(preferences)
+    result = scan_dataset(dataset, config, features=(), progress=progress)
+    results = result.results
+    results["dataset"]["task"] = PREFERENCE_TASK
+    for row in results["leakage"]["baselines"]:
+        if row["name"] == bow_name(Task.NLI):
+            row["name"] = RESPONSE_BOW
+    shape = next(iter(preferences.splits.values())).shape
+    results["preference"] = preference_section(preferences.splits, shape)
+    if progress is not None:
+        progress("preference shortcuts", 1.0)
+    table = preference_subsets(preferences, dataset, config, subset_field or "subset")
+    if table is not None:
+        results["subsets"] = table
+        if progress is not None:
+            progress("subsets", 1.0)
+    return result

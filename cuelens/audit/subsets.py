@@ -1,0 +1,169 @@
+"""Per-subset baselines and verdicts: the subset × shortcut table (docs/methods.md §16).
+
+``--subset-field F`` names a field of every record (an MMLU subject, a RewardBench subset). Each
+evaluated subset gets every test-based shortcut of its task — the MCQ artifact baselines of
+:mod:`cuelens.audit.mcq_baselines` (fitted ones fitted once, on the whole fitting split or
+cross-fitted over the whole file, then scored per subset) or the preference shortcuts of
+:mod:`cuelens.audit.preference` — and, as a descriptive column, the word-cue leakage D of a scan
+of that subset alone (its own 95% interval and verdict, :func:`subset_leakage`).
+
+Multiple testing: a table of ``S`` subsets × ``R`` shortcuts makes ``S·R`` tests. Their p-values
+are Holm-adjusted together (:func:`holm`; Holm's step-down procedure controls the family-wise
+error rate at :data:`~cuelens.audit.chance.ALPHA` over the whole table, like Bonferroni, and is
+uniformly more powerful), and a cell is significant when its adjusted p-value is below α. The
+overall rows (all subsets together) form their own family. The leakage column's intervals are
+not corrected (they are bootstrap intervals, not tests): read them as descriptive.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from cuelens.audit.chance import ALPHA, accuracy_row
+from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.errors import UserError
+
+MIN_SUBSET_ITEMS = 20  # smaller subsets get no word-cue scan of their own (too few for folds)
+LEAKAGE = "word-cue D"
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values: the ``i``-th smallest of ``m`` is multiplied by
+    ``m − i`` (``i`` from 0), made monotone and capped at 1.
+
+    >>> holm([0.01, 0.04, 0.03]).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+def subset_values(split: Split, field: str) -> list[str]:
+    """The ``field`` value of every item of ``split``, read from its original record text."""
+    out = []
+    for i, raw in enumerate(split.raw):
+        value = json.loads(raw).get(field)
+        if value in (None, ""):
+            raise UserError(f"no subset in field '{field}' (--subset-field)", path=split.path,
+                            line=split.lines[i])
+        out.append(str(value))
+    return out
+
+
+def _cell(value: float | None, ci: list | None, effect: float | None, p_value: float) -> dict:
+    return {"value": value, "ci": ci, "effect": effect, "p_value": p_value}
+
+
+def subset_table(field: str, measure: str, sizes: dict[str, int],
+                 cells: dict[str, dict[str, dict]], overall: dict[str, dict]) -> dict:
+    """The ``subsets`` section (docs/results-schema.md) from test cells (subset → shortcut →
+    :func:`_cell`) and the overall cells: Holm over all subset cells, and over the overall
+    ones; rows sorted by subset name."""
+    names = list(dict.fromkeys(name for row in cells.values() for name in row))
+    family = [(s, name) for s in sorted(cells) for name in cells[s]]
+    for (s, name), p in zip(family, holm([cells[s][name]["p_value"] for s, name in family])):
+        cells[s][name].update(p_adjusted=float(f"{p:.6g}"), significant=bool(p < ALPHA))
+    for name, p in zip(overall, holm([c["p_value"] for c in overall.values()])):
+        overall[name].update(p_adjusted=float(f"{p:.6g}"), significant=bool(p < ALPHA))
+    return {"field": field, "measure": measure, "correction": "holm", "alpha": ALPHA,
+            "n_tests": len(family), "shortcuts": names, "overall": overall,
+            "rows": [{"subset": s, "n_items": sizes[s], "cells": cells[s]} for s in sorted(cells)]}
+
+
+def preference_cells(rows: list[dict]) -> dict[str, dict]:
+    """Cells of :func:`cuelens.audit.preference.shortcut_rows` rows (effect: win rate − ½)."""
+    return {r["shortcut"]: _cell(r["rate"], r["rate_ci"],
+                                 None if r["rate"] is None else round(r["rate"] - 0.5, 6),
+                                 r["p_value"]) for r in rows}
+
+
+def mcq_cells(credit: dict[str, np.ndarray], k: np.ndarray, mask: np.ndarray) -> dict[str, dict]:
+    """Cells of the MCQ baselines (per-item ``credit``) over the items in ``mask`` (effect: D)."""
+    out = {}
+    for name, values in credit.items():
+        row = accuracy_row(float(values[mask].mean()), k[mask])
+        out[name] = _cell(row["accuracy"], row["accuracy_ci"], row["D"], row["p_value"])
+    return out
+
+
+def _grouped(values: list[str]) -> dict[str, np.ndarray]:
+    array = np.asarray(values, dtype=object)
+    return {s: np.flatnonzero(array == s) for s in sorted(set(values))}
+
+
+def subset_dataset(dataset: Dataset, field: str, subset: str,
+                   values: Callable[[Split], list[str]]) -> Dataset:
+    """``dataset`` restricted to the items of one subset (fitting and evaluated splits)."""
+    def only(split: Split) -> Split:
+        return split.subset(np.flatnonzero(np.asarray(values(split), dtype=object) == subset))
+
+    train = None if dataset.train is None else only(dataset.train)
+    return replace(dataset, name=f"{dataset.name}[{field}={subset}]", train=train,
+                   test=only(dataset.test), other={})
+
+
+def subset_leakage(dataset: Dataset, config) -> dict | None:
+    """The word-cue leakage D of a scan of ``dataset`` alone (one easy/hard iteration); None
+    when it is too small or its choice counts vary."""
+    from cuelens.audit.scan import run_word_audit
+
+    sizes = [len(s) for s in (dataset.train, dataset.test) if s is not None]
+    if min(sizes) < MIN_SUBSET_ITEMS or (dataset.task == Task.MCQ and dataset.n_choices is None):
+        return None
+    try:
+        leak = run_word_audit(dataset, replace(config, iterations=1)).leakage
+    except (UserError, ValueError):
+        return None  # too few groups or labels in this subset for the folds
+    best = leak["best"]
+    return {"value": best["accuracy"], "ci": [best["ci_low"], best["ci_high"]],
+            "effect": best["D"], "verdict": leak["verdict"]}
+
+
+def add_subsets(result, field: str, config) -> None:
+    """Add the ``subsets`` table of :func:`dataset_subsets` to a scan result's results."""
+    result.results["subsets"] = dataset_subsets(result.dataset, field, config)
+
+
+def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
+    """The ``subsets`` section of an MCQ or NLI scan (NLI: the leakage column only)."""
+    from cuelens.audit.mcq_baselines import choice_counts, item_credit
+
+    cache: dict[int, list[str]] = {}
+
+    def values(split: Split) -> list[str]:
+        if id(split) not in cache:
+            cache[id(split)] = subset_values(split, field)
+        return cache[id(split)]
+
+    groups = _grouped(values(dataset.test))
+    cells: dict[str, dict[str, dict]] = {s: {} for s in groups}
+    overall: dict[str, dict] = {}
+    if dataset.task == Task.MCQ:
+        credit = item_credit(dataset, config.folds, config.seed)
+        k = choice_counts(dataset.test)
+        overall = mcq_cells(credit, k, np.ones(len(k), dtype=bool))
+        for s, index in groups.items():
+            mask = np.zeros(len(k), dtype=bool)
+            mask[index] = True
+            cells[s] = mcq_cells(credit, k, mask)
+    table = subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D",
+                         {s: len(index) for s, index in groups.items()}, cells, overall)
+    add_leakage(table, {s: subset_dataset(dataset, field, s, values) for s in groups}, config)
+    return table
+
+
+def add_leakage(table: dict, datasets: dict[str, Dataset], config) -> None:
+    """The descriptive word-cue D of each subset's own scan, in every row (None: too small)."""
+    for row in table["rows"]:
+        row["leakage"] = subset_leakage(datasets[row["subset"]], config)

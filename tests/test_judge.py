@@ -1,0 +1,71 @@
+"""Judge logs judged in both orders: planted consistency/flip rates, FastChat's own output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from cuelens.audit.judge import judge_section
+from cuelens.cli import app
+from cuelens.data.planted_preference import make_judge_log
+from cuelens.errors import UserError
+from cuelens.io import write_jsonl
+from cuelens.reports.schema import validate_results
+
+# written by FastChat's play_a_match_pair (benchmarks/fastchat_judgments.py)
+FASTCHAT = Path(__file__).resolve().parent.parent / "docs" / "examples" / \
+    "fastchat-gpt-4_pair.jsonl"
+
+
+def _check(section: dict, n: int) -> None:
+    assert section["n_pairs"] == n
+    assert (section["consistent"]["rate"], section["flips"]["rate"],
+            section["tie_inconsistent"]["rate"]) == (0.7, 0.2, 0.1)
+    low, high = stats.binomtest(int(0.2 * n), n).proportion_ci(method="wilson")
+    assert section["flips"]["ci"] == pytest.approx([low, high], abs=1e-6)
+    first = section["flips_to_first"]
+    assert first["rate"] == 1.0 and first["significant"]
+    assert first["p_value"] == pytest.approx(stats.binomtest(int(0.2 * n), int(0.2 * n)).pvalue,
+                                             rel=1e-5)
+    validate_results(section)
+
+
+def test_planted_two_record_log(tmp_path):
+    path = tmp_path / "judge.jsonl"
+    write_jsonl(path, make_judge_log(100))
+    section = judge_section(path, "category")
+    assert section["shape"] == "two records"
+    _check(section, 100)
+    rows = {r["subset"]: r for r in section["by_subset"]["rows"]}
+    assert rows["even"]["flips"]["count"] == rows["odd"]["flips"]["count"] == 10
+    assert rows["even"]["flips_to_first"]["p_holm"] == pytest.approx(2 * 0.5 ** 9, rel=1e-5)
+
+
+def test_fastchat_pairwise_judgments():
+    section = judge_section(FASTCHAT)
+    assert section["shape"] == "fastchat" and section["skipped"] == 0
+    _check(section, 40)
+
+
+def test_one_order_only_and_bad_verdicts(tmp_path):
+    path = tmp_path / "judge.jsonl"
+    write_jsonl(path, [{"pair_id": 1, "order": "ab", "winner": "A"}])
+    with pytest.raises(UserError, match="both orders"):
+        judge_section(path)
+    write_jsonl(path, [{"pair_id": 1, "order": "ab", "winner": "maybe"}])
+    with pytest.raises(UserError) as error:
+        judge_section(path)
+    assert error.value.line == 1
+
+
+def test_judge_command_writes_results_and_report(tmp_path):
+    out = tmp_path / "out"
+    run = CliRunner().invoke(app, ["judge", str(FASTCHAT), "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    assert "position bias" in run.output
+    assert json.loads((out / "results.json").read_text())["flips"]["count"] == 8
+    assert "Judge position consistency" in (out / "report.html").read_text()

@@ -1,0 +1,74 @@
+"""--subset-field on MCQ data: per-subset baselines with Holm, no-context baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import cuelens
+from cuelens.cli import app
+from cuelens.io import write_jsonl
+from cuelens.reports.schema import validate_results
+
+
+def subject_records(n: int, seed: int = 0) -> list[dict]:
+    """Passage + question + 4 choices per item. Subject ``length``: the gold choice is the
+    longest; ``memory``: the question (without its passage) repeats with a fixed gold answer
+    text; ``clean``: nothing planted (choices of one length, unique questions)."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for subject in ("clean", "length", "memory"):
+        for i in range(n):
+            gold = int(rng.integers(0, 4))
+            words = [f"w{int(x)}" for x in rng.integers(0, 500, 4)]
+            if subject == "length":
+                choices = [w + ("x" * 10 if j == gold else "") for j, w in enumerate(words)]
+            elif subject == "memory":
+                choices = list(words)
+                choices[gold] = "paris"
+            else:
+                choices = words
+            question = "what is the capital city" if subject == "memory" else \
+                f"question {subject} {i} on {words[0]}"
+            records.append({"id": f"{subject}{i}", "premise": f"passage {subject} {i} " +
+                            " ".join(f"p{int(x)}" for x in rng.integers(0, 500, 6)),
+                            "question": question, "choices": choices, "label": gold,
+                            "subject": subject})
+    return records
+
+
+@pytest.mark.slow
+def test_mcq_subset_table_flags_only_the_planted_cells(tmp_path):
+    path = tmp_path / "mcq.jsonl"
+    write_jsonl(path, subject_records(120))
+    result = cuelens.scan(path, features="none", folds=3, iterations=1, subset_field="subject")
+    validate_results(result.results)
+    table = result.results["subsets"]
+    assert table["measure"] == "accuracy" and [r["subset"] for r in table["rows"]] == \
+        ["clean", "length", "memory"]
+    hits = {(r["subset"], name) for r in table["rows"] for name, c in r["cells"].items()
+            if c["significant"] and c["effect"] > 0}
+    assert ("length", "longest choice") in hits
+    assert ("memory", "no context: question only") in hits
+    assert not any(s == "clean" for s, _ in hits)
+    length = next(r for r in table["rows"] if r["subset"] == "length")["cells"]
+    assert length["longest choice"]["value"] == 1.0 and length["longest choice"]["effect"] == 0.75
+    rows = {r["name"] for r in result.results["mcq_baselines"]["rows"]}
+    assert {"no context: overlap", "no context: question only"} <= rows
+
+
+@pytest.mark.slow
+def test_subset_field_on_the_command_line(tmp_path):
+    path = tmp_path / "mcq.jsonl"
+    write_jsonl(path, subject_records(60, seed=1))
+    out = tmp_path / "out"
+    run = CliRunner().invoke(app, ["scan", str(path), "--out", str(out), "--features", "none",
+                                   "--folds", "3", "--iterations", "1", "--subset-field",
+                                   "subject"])
+    assert run.exit_code == 0, run.output
+    assert "subsets by subject" in run.output
+    assert "Subsets by subject" in (out / "report.html").read_text()
+    run = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "o2"),
+                                   "--features", "none", "--subset-field", "nope"])
+    assert run.exit_code == 2 and "nope" in run.output
