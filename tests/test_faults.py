@@ -192,4 +192,5 @@ def test_the_work_directory_is_created_or_refused_up_front(tmp_path):
                                      "--stats", "streaming", "--work-dir", "new/work",
                                      "--folds", "2", "--iterations", "1"])
     assert code == 0, output
-    assert (tmp_path / "new" / "work").is_dir() and list((tmp_path / "new" / "work").iterdir()) == []
+    new = tmp_path / "new" / "work"
+    assert new.is_dir() and list(new.iterdir()) == []

@@ -631,7 +631,8 @@ def test_report_refuses_label_names_that_disagree(workdir, change, message):
     assert_refused(workdir, ["report", "r.json", "-o", "r.html"], "r.json", message)
 
 
-TEMPLATE_HEAD = "task: nli\nmode: score\nanswers: entailment=yes, neutral=maybe, contradiction=no\n---\n"
+TEMPLATE_HEAD = ("task: nli\nmode: score\n"
+                 "answers: entailment=yes, neutral=maybe, contradiction=no\n---\n")
 
 
 @pytest.mark.parametrize("body, where, message", [

@@ -402,7 +402,8 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                                data.store.directory)
     if progress is not None:
         progress("hygiene", 1.0)
-    results = build_results(config, audit, chunked_summary(data, config.min_label_items), examples, hygiene)
+    results = build_results(config, audit, chunked_summary(data, config.min_label_items),
+                            examples, hygiene)
     results["config"] = {**asdict(config), "statistics": "streaming"}
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)

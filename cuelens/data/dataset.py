@@ -91,7 +91,7 @@ class Split:
         self.note(record, line)
 
     def note(self, record: dict, line: int) -> None:
-        """Count a normalised record's label rewrite and duplicated keys (:mod:`cuelens.data.labels`)."""
+        """Count a normalised record's label rewrite and repeated keys."""
         if "label_from" in record:
             self.findings.rewrite(record["label_from"], record["label"])
         if record.get("duplicate_keys"):
