@@ -28,7 +28,6 @@ from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.errors import UserError
 
 MIN_SUBSET_ITEMS = 20  # smaller subsets get no word-cue scan of their own (too few for folds)
-LEAKAGE = "word-cue D"
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:

@@ -41,7 +41,6 @@ from cuelens.data.schema import ID_ALIASES, RecordError, _text
 from cuelens.errors import UserError
 
 CHOSEN, REJECTED = "chosen", "rejected"
-PREFERENCE_LABELS = [CHOSEN, REJECTED]
 TIES = {"tie", "tie (bothbad)", "tie(bothbad)", "both_bad", "bothbad", "draw"}
 WINNER_A = {"model_a", "a", "1", "response_a", "first"}
 WINNER_B = {"model_b", "b", "2", "response_b", "second"}
