@@ -147,7 +147,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
-    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
+    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:
         progress("hygiene", 1.0)

@@ -21,7 +21,7 @@ import numpy as np
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
-from cuelens.audit.examples import top_cue_tokens
+from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_name, \
@@ -247,14 +247,15 @@ class _Picks:
         return sorted((instance, row) for _, instance, row in self.priority)
 
 
-def streamed_examples(data: ChunkedData, cues: list[dict], metric: str,
-                      easy: list[np.ndarray], seed: int, per_label: int = 10,
-                      per_cue: int = 20, per_group: int = 10) -> dict:
+def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray], seed: int,
+                      per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
+                      per_group: int = 10) -> dict:
     """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
-    per top cue ``per_cue`` instances holding it, ``per_group`` easy and hard items, each set
+    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items, each set
     the lowest of a seeded hash order over the evaluated items."""
     store = data.store
-    tokens = top_cue_tokens(cues, metric, per_label)
+    tokens = top_cue_tokens(cues, per_label)
+    per_cue = examples_per_cue(len(tokens), per_cue)
     vocab = {word: i for i, word in enumerate(store.words_vocab)}
     wanted = np.asarray([vocab.get(token, -1) for token in tokens], dtype=np.int64)
     by_cue = [_Picks(per_cue) for _ in tokens]
@@ -384,7 +385,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                                 folds or HashedFolds(config.folds, config.folds, config.seed),
                                 progress)
     audit.leakage["groups"] = _group_sizes(data.store)
-    examples = streamed_examples(data, audit.cues, config.metric, audit.easy, config.seed)
+    examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
                                data.store.directory)
     if progress is not None:

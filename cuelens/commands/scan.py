@@ -248,9 +248,9 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {baseline['D'] * 100:+.1f})")
     print_mcq_baselines(results.get("mcq_baselines"))
-    table = Table("label", f"top cues by {config['metric']} (count ≥ {config['min_count']})",
+    table = Table("label", f"strongest cues by z (count ≥ {config['min_count']})",
                   title="Top cue words")
-    for label, group in top_cues_by_label(results["cues"], config["metric"], top).items():
+    for label, group in top_cues_by_label(results["cues"], top).items():
         table.add_row(escape(label), escape(", ".join(
             f"{c['token']} (n={c['count']}, z={format_number(c['metrics']['z'], 1)}"
             f"{'*' if c['significant'] else ''})" for c in group)))
