@@ -474,7 +474,7 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
     sec.add_figure("scatter", "Each dot is a listed word, coloured by the label it points to: "
                    "words high up are strong cues, words far right are frequent, so dots in the "
                    "top right matter most (filled = statistically significant, hollow = not"
-                   + (", i.e. below the dashed Bonferroni threshold" if threshold else "") + ").",
+                   + (": below the dashed Bonferroni threshold" if threshold else "") + ").",
                    spec)
     return sec
 
