@@ -138,6 +138,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     from cuelens.audit.advice import next_steps
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.hygiene import data_hygiene
+    from cuelens.audit.lengths import length_section
     from cuelens.audit.results import build_results
     from cuelens.data.summary import dataset_summary
 
@@ -154,6 +155,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     results = build_results(config, audit, dataset_summary(dataset), examples, hygiene)
     results.update(feature_sections(dataset, features, cache_dir=cache_dir, folds=config.folds,
                                     seed=config.seed, progress=progress))
+    results.update(length_section(dataset, config.folds, config.seed))
     results["next_steps"] = next_steps(results)
     return ScanResult(dataset=dataset, results=results, item_easy=audit.item_easy,
                       started=started)

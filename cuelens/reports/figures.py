@@ -171,6 +171,22 @@ def _padded_range(values: Sequence[float | None],
     return [low - (pad if any(v is not None and v < 0 for v in values) else 0.0), high + pad]
 
 
+def lines(x: Sequence[float], series: Mapping[str, Sequence[float]],
+          hover: Mapping[str, Sequence[str]], *, colour_map: Mapping[str, str], x_title: str,
+          y_title: str, percent: bool = True, height: int = 340) -> dict:
+    """One line with markers per series over shared x values (e.g. a histogram per label)."""
+    fig = go.Figure()
+    for name, values in series.items():
+        fig.add_scatter(name=esc(short(name)), x=list(x), y=list(values), mode="lines+markers",
+                        line={"color": colour_map[name], "width": 2, "shape": "linear"},
+                        marker={"color": colour_map[name], "size": 5},
+                        text=[esc(h) for h in hover.get(name, [])], hoverinfo="text")
+    return _layout(fig, height=height, showlegend=len(series) > 1,
+                   xaxis={"title": x_title, "dtick": 5},
+                   yaxis={"title": y_title, "ticksuffix": "%" if percent else "",
+                          "rangemode": "tozero"})
+
+
 def stacked_distributions(rows: Sequence[tuple[str, Mapping[str, float]]],
                           label_names: Sequence[str]) -> dict:
     """Horizontal 100%-stacked bars: one bar per (row name, label→proportion) pair."""

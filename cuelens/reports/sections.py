@@ -425,6 +425,50 @@ def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
     return sec
 
 
+# --------------------------------------------------------------------------------- lengths
+@section("lengths")
+def lengths(results: dict, options: ReportOptions) -> Section | None:
+    """Words per hypothesis / choice by label (:mod:`cuelens.audit.lengths`), with the
+    length-only baseline (NLI) or the length rules of the MCQ baselines."""
+    ln = results.get("lengths")
+    if not ln:
+        return None
+    by_label = ln["by_label"]
+    top = ln["max_words"]
+    names = list(by_label)
+    # the chart ends at the longest text (the file keeps every bin)
+    end = 1 + max((i for name in names for i, n in enumerate(by_label[name]["histogram"]) if n),
+                  default=0)
+    bins = list(range(end))
+    mcq = ln["unit"] == "words per choice"
+    share = {name: [100 * n / (by_label[name]["n"] or 1) for n in by_label[name]["histogram"][:end]]
+             for name in names}
+    hover = {name: [f"{name}: {n:,} of {by_label[name]['n']:,} with "
+                    f"{b if b < top else f'{top} or more'} words"
+                    for b, n in zip(bins, by_label[name]["histogram"])] for name in names}
+    label_colours = (F.colours(names, F.SERIES_PALETTE) if mcq else
+                     F.colours(_label_keys(results["dataset"]["label_names"], by_label)))
+    baselines = []
+    if ln.get("baseline"):
+        baselines = [dict(ln["baseline"], fitted=True)]
+    elif results.get("mcq_baselines"):
+        baselines = [dict(r, ci_low=r["accuracy_ci"][0], ci_high=r["accuracy_ci"][1],
+                          majority=results["mcq_baselines"]["chance"])
+                     for r in results["mcq_baselines"]["rows"]
+                     if "longest" in r["name"] or "shortest" in r["name"]]
+    sec = Section("lengths", "Text length per label", context={
+        "unit": ln["unit"], "rows": [{"name": n, **by_label[n]} for n in names],
+        "baselines": baselines, "mcq": mcq, "text_name": _text_name(results)[0]},
+        terms=["words", "D", "CI"])
+    sec.add_figure("histogram", f"Share of {_text_name(results)[0]} with each number of words, "
+                   + ("for the correct and the other choices" if mcq else "per label")
+                   + f" (the last point pools {top} or more words): curves that sit apart mean "
+                   "the length alone gives the answer away.",
+                   F.lines(bins, share, hover, colour_map=label_colours,
+                           x_title=f"{ln['unit']} (last bin: {top}+)", y_title="share of texts"))
+    return sec
+
+
 # --------------------------------------------------------------------------------- cue words
 @section("cues")
 def cue_words(results: dict, options: ReportOptions) -> Section | None:
