@@ -104,8 +104,8 @@ def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
         out = render_report(results, tmp_path / f"{task}.html")
         keys = [s.key for s in build_sections(results)]
         mcq = ["mcq_baselines"] if task == "mcq" else []
-        assert keys == ["summary", "overview", "hygiene", "leakage", *mcq, "cues", "explorer",
-                        "easy_hard", "next_steps", "glossary"]
+        assert keys == ["summary", "overview", "hygiene", "leakage", *mcq, "lengths", "cues",
+                        "explorer", "easy_hard", "next_steps", "glossary"]
         assert 'id="cue-table"' in out.read_text("utf-8")
 
 

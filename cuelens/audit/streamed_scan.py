@@ -41,6 +41,8 @@ from cuelens.frames import ResultViews, items_frame
 if TYPE_CHECKING:
     import pandas as pd
 
+    from cuelens.reports.options import ReportOptions
+
 Progress = Callable[[str, float], None]
 STREAMING_NOTE = (
     "statistics streamed over chunks (--stats streaming): cross-validation folds follow a "
@@ -308,7 +310,7 @@ def chunked_summary(data: ChunkedData) -> dict:
                        for role, s in data.splits.items()})
 
 
-@dataclass
+@dataclass(repr=False)  # ResultViews.__repr__: bounded
 class StreamedScanResult(ResultViews):
     """A streamed scan: results.json content, the easy mask of each evaluated chunk, and the
     chunks; the pandas views and :meth:`save` of :class:`~cuelens.audit.pipeline.ScanResult`."""
@@ -344,14 +346,14 @@ class StreamedScanResult(ResultViews):
             yield from zip(chunk.split.raw if mode == "records" else chunk.split.ids,
                            mask.tolist())
 
-    def save(self, out_dir: str | Path, *, report: bool = True,
-             item_files: str = "auto") -> dict[str, Path]:
+    def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
         """:meth:`~cuelens.audit.pipeline.ScanResult.save`, the items streamed from the
         chunks."""
         from cuelens.audit.pipeline import save_scan_outputs
 
         return save_scan_outputs(self, self.started, out_dir, report, item_files,
-                                 self.item_lines, self.data.store.n_eval)
+                                 self.item_lines, self.data.store.n_eval, report_options)
 
 
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,

@@ -11,7 +11,8 @@ import typer
 from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, GroupFieldOpt, HfOpt,
                                      HypothesisFieldOpt, LabelFieldOpt, PremiseFieldOpt, SeedOpt,
                                      SkipBadOpt, TestOpt, TrainOpt, console, field_map,
-                                     progress_bar, user_errors, warn_skipped)
+                                     PlotlyOpt, progress_bar, user_errors, warn_skipped)
+from cuelens.reports.options import ReportOptions
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
@@ -92,6 +93,7 @@ def scan(
     work_dir: Annotated[Optional[Path], typer.Option(
         "--work-dir", help="--stats streaming: where the chunk files go (about 2× the input's "
         "text size; deleted at the end; default: the system's temporary directory).")] = None,
+    plotly: PlotlyOpt = "inline",
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
@@ -121,8 +123,8 @@ def scan(
                             "engine and computes no ICQ features (--features none)")
         scan_streamed(data, train, test, field_map(premise_field, hypothesis_field,
                                                    label_field, choices_field, group_field),
-                      skip_bad, config, out, report, top, item_files, work_dir, started,
-                      fail_above)
+                      skip_bad, config, out, (report, ReportOptions(plotly=plotly)), top,
+                      item_files, work_dir, started, fail_above)
         return
     with progress_bar(f"reading ({engine} engine)") as progress:
         loaded = load_for_scan(engine, data, train=str(train) if train else None,
@@ -146,7 +148,7 @@ def scan(
         result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
                               progress=progress, tokens=loaded.tokens)
     result.started = started
-    save_scan(result, out_dir, report, top, item_files)
+    save_scan(result, out_dir, (report, ReportOptions(plotly=plotly)), top, item_files)
     check_fail_above(result.results, fail_above)
 
 
@@ -163,7 +165,8 @@ def check_fail_above(results: dict, fail_above: float | None) -> None:
 
 
 def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
-                  out: Path | None, report: Path | None, top: int, item_files: str,
+                  out: Path | None, report: tuple[Path | None, ReportOptions], top: int,
+                  item_files: str,
                   work_dir: Path | None, started: float, fail_above: float | None) -> None:
     """``--stats streaming``: chunks in a temporary work directory, then the passes."""
     import tempfile
@@ -181,7 +184,7 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                                    Path(directory), progress=progress)
         warn_skipped(chunked)
         out_dir = out or Path("audit-results") / chunked.name
-        check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report,
+        check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report[0],
                            uses_cache=False, item_files=item_files)
         with progress_bar(f"scanning {chunked.name} (streaming)") as progress:
             result = scan_streaming(chunked, config, progress=progress)
@@ -190,16 +193,18 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     check_fail_above(result.results, fail_above)
 
 
-def save_scan(result, out_dir: Path, report: Path | None, top: int,
+def save_scan(result, out_dir: Path, report: tuple[Path | None, ReportOptions], top: int,
               item_files: str = "auto") -> None:
-    """Write the scan's files and report, then print the terminal summary."""
+    """Write the scan's files and report (``report``: its path, default in ``out_dir``, and
+    rendering options), then print the terminal summary."""
     from rich.markup import escape
 
     from cuelens.io import output_set
 
     with output_set():  # results, tables and report appear together or not at all
-        result.save(out_dir, report=report is None, item_files=item_files)
-        written = result.to_html(report) if report is not None else out_dir / "report.html"
+        path, options = report
+        result.save(out_dir, report=path is None, item_files=item_files, report_options=options)
+        written = result.to_html(path, options) if path is not None else out_dir / "report.html"
     print_summary(result.results, top, out_dir)
     console.print(f"report: [bold]{escape(str(written))}[/]")
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
+from cuelens.reports.text import short, short_labels
+
 # One meaning per colour on every chart of a page (colour-blind-safe, Paul Tol's palettes):
 # MAIN a measured value, BAD an artifact or cue reliance, GOOD a healthy value (hard items),
 # GREY a baseline or reference. Dataset labels and series (splits, prompt templates, position
@@ -31,27 +33,6 @@ def esc(value) -> str:
     """Escape a string for Plotly's pseudo-HTML text renderer (``&``, ``<``, ``>``); our own
     ``\n`` line breaks become ``<br>`` after escaping."""
     return html.escape(str(value), quote=False).replace("\n", "<br>")
-
-
-def short(value, limit: int = 40) -> str:
-    """A display label of at most ``limit`` characters (long dataset strings would squash the
-    plot area), cut in the middle so that both its start and its end stay readable; the full
-    string stays in the data and the hover text."""
-    text = str(value)
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) // 2 + (limit - 1) % 2
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
-
-
-def short_labels(names: Sequence[str], limit: int = 40) -> list[str]:
-    """:func:`short` of each name, distinct for distinct names (a clash is numbered)."""
-    labels, seen = [], {}
-    for name in names:
-        label = short(name, limit)
-        seen[label] = seen.get(label, 0) + 1
-        labels.append(label if seen[label] == 1 else short(name, limit - 4) + f" #{seen[label]}")
-    return labels
 
 
 def category_axis(names: Sequence[str], limit: int = 40, **kwargs) -> dict:
@@ -265,5 +246,7 @@ def colour_scatter(x: Sequence[float], y: Sequence[float], colour: Sequence[floa
                    yaxis={"title": y_title})
 
 
-def _fmt(value: float, percent: bool) -> str:
+def _fmt(value: float | None, percent: bool) -> str:
+    if value is None:
+        return ""
     return f"{value:.1f}%" if percent else f"{value:,.0f}"

@@ -242,13 +242,14 @@ def summary(results: dict, options: ReportOptions) -> Section | None:
     (:func:`cuelens.audit.findings.findings`), each linking to its evidence."""
     from cuelens.audit.findings import findings
 
+    found = findings(results)
     rows = [{"kind": f.kind.replace("_", " "), "title": f.title, "severity": f.severity,
              "effect": effect_text(f.effect, f.ci_low, f.ci_high, f.unit), "items": f.items,
              "section": f.section, "level": SEVERITY_LEVEL.get(f.severity, "clean")}
-            for f in findings(results)]
+            for f in found]
     return Section("summary", "Summary", context={
         "verdicts": verdicts(results), "findings": rows, "shown": MAX_FINDINGS_SHOWN},
-        terms=["CI"] if any("[" in r["effect"] for r in rows) else [])
+        terms=["CI"] if any(f.ci_low is not None for f in found) else [])
 
 
 # --------------------------------------------------------------------------------- overview
