@@ -185,8 +185,8 @@ def test_absent_sections_are_omitted_not_empty():
 
 def test_full_results_have_every_section_and_a_caption_per_figure():
     sections = build_sections(nli_results())
-    assert [s.key for s in sections] == ["summary", "overview", "leakage", "cues", "explorer",
-                                         "easy_hard", "features", "probe", "glossary"]
+    assert [s.key for s in sections] == ["summary", "probe", "overview", "leakage", "cues",
+                                         "explorer", "easy_hard", "features", "glossary"]
     probe = next(s for s in sections if s.key == "probe")
     assert list(probe.figures) == ["delta", "distribution", "easy_hard", "data_map"]
     for s in sections:

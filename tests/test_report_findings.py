@@ -87,6 +87,7 @@ def test_probe_and_llm_probe_reports_are_titled_and_headlined_by_the_model():
     html = render_html(probe)
     assert "<title>cuelens report: minilm on toy-nli</title>" in html
     assert "cuelens model probe report" in html
+    assert [s.key for s in build_sections(probe)][:2] == ["summary", "probe"]  # model first
     llm = llm_probe_results()
     assert title(llm) == "tiny-gpt2 (prompted) on toy-nli"
     first = sections_of(llm)["summary"].context["verdicts"][0]
@@ -173,15 +174,15 @@ def test_every_abbreviation_on_the_page_is_explained():
 
 
 # ----------------------------------------------------------------------------------- charts
-def test_value_labels_sit_beyond_the_whiskers_not_under_them():
+def test_value_labels_stand_right_of_the_plot_not_under_the_whiskers():
     spec = F.horizontal_bars(["a", "b"], [60.0, -10.0], axis_title="x", text=["60%", "-10"],
                              errors=([5.0, 4.0], [7.0, 3.0]), percent=False)
-    bar, labels = spec["data"]
-    assert "text" not in bar or bar["text"] is None
-    assert labels["mode"] == "text" and labels["x"] == [67.0, -14.0]
-    assert labels["textposition"] == ["middle right", "middle left"]
-    low, high = spec["layout"]["xaxis"]["range"]
-    assert low < -14.0 and high > 67.0
+    [bar] = spec["data"]
+    assert bar.get("text") is None
+    notes = spec["layout"]["annotations"]
+    assert [(n["text"], n["y"], n["x"], n["xref"], n["xanchor"]) for n in notes] == [
+        ("60%", "a", 1, "paper", "left"), ("-10", "b", 1, "paper", "left")]
+    assert spec["layout"]["margin"]["r"] >= 10 + 7 * 3
 
 
 def test_mcq_rules_chart_has_no_label_on_its_bars():
@@ -195,9 +196,10 @@ def test_mcq_rules_chart_has_no_label_on_its_bars():
              "n_items": 200} for n, a, s in (("longest choice", 0.6, True),
                                               ("shortest choice", 0.4, True))]}
     fig = sections_of(results)["mcq_baselines"].figures["mcq_baselines"].spec
-    bar, labels = fig["data"]
+    [bar] = fig["data"]
     assert bar.get("text") is None and bar["error_x"]["array"] == pytest.approx([7, 7])
-    assert labels["x"] == pytest.approx([67, 47])
+    notes = [a["text"] for a in fig["layout"]["annotations"] if a.get("xref") == "paper"]
+    assert notes == ["60.0% (D +10.0)", "40.0% (D -10.0)"]
 
 
 def test_llm_delta_chart_has_intervals_and_a_no_effect_line():
@@ -207,6 +209,7 @@ def test_llm_delta_chart_has_intervals_and_a_no_effect_line():
     assert first["error_y"]["array"] == pytest.approx([12, 12, 10])  # ci_high − delta, points
     assert first["error_y"]["arrayminus"] == pytest.approx([13, 12, 10])
     assert [s for s in fig["layout"]["shapes"] if s["type"] == "line" and s["y0"] == 0]
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["no effect"]
 
 
 def test_one_meaning_per_colour_across_the_charts_of_a_page():

@@ -82,10 +82,13 @@ def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float 
                         "arrayminus": list(err[0]), "color": "#444"},
                     hovertext=[esc(h) for h in (hover or {}).get(name, [])] or None,
                     hoverinfo="text+name" if hover else "x+y+name")
-    if reference is not None:
-        fig.add_hline(y=reference[0], line_dash="dash", line_color="#555",
-                      annotation_text=esc(reference[1]), annotation_position="top left")
-    return _layout(fig, height=height, barmode="group", showlegend=len(series) > 1,
+    right = 10
+    if reference is not None:  # its name right of the plot area, clear of the bars
+        fig.add_hline(y=reference[0], line_dash="dash", line_color="#555")
+        fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=6, y=reference[0],
+                           yref="y", text=esc(reference[1]), showarrow=False)
+        right = 18 + 8 * len(reference[1])
+    return _layout(fig, height=height, right=right, barmode="group", showlegend=len(series) > 1,
                    yaxis={"title": axis_title, "ticksuffix": "%" if percent else "",
                           "rangemode": "tozero"}, xaxis=category_axis(categories))
 
@@ -100,9 +103,9 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
     a translucent grey band ``(low, high)`` across each bar (e.g. its noise ceiling; a band of
     no width, low = high, is drawn as a thick line so that it stays visible).
 
-    Value labels sit beyond the end of each bar's whisker (right of it for a value ≥ 0, left
-    for a negative one), so a whisker never crosses its label; a bar of value 0 is drawn as a
-    hairline."""
+    With error bars, the value labels stand in a column right of the plot area, where no
+    whisker reaches (a whisker would cross a label drawn at the bar's end); a bar of value 0 is
+    drawn as a hairline."""
     fig = go.Figure()
     for i, band in enumerate(bands or []):
         if band is not None:
@@ -112,6 +115,9 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                           layer="above")
     labels = [esc(n) for n in names]
     colour = list(colours_) if colours_ else MAIN
+    if errors and x_range:  # whiskers end at the axis' bounds, left of the value column
+        errors = ([lo if v is None else min(lo, v - x_range[0]) for v, lo in zip(values, errors[0])],
+                  [hi if v is None else min(hi, x_range[1] - v) for v, hi in zip(values, errors[1])])
     fig.add_bar(orientation="h", y=labels, x=list(values), marker_color=colour,
                 marker_line={"color": colour, "width": 1.5},
                 text=[esc(t) for t in text] if text and not errors else None,
@@ -119,13 +125,10 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                 error_x=({"type": "data", "symmetric": False, "array": list(errors[1]),
                           "arrayminus": list(errors[0]), "color": "#444"} if errors else None),
                 hoverinfo="x+y")
-    if text and errors:
-        ends = [None if v is None else (v - lo if v < 0 else v + hi)
-                for v, lo, hi in zip(values, *errors)]
-        fig.add_scatter(x=ends, y=labels, mode="text", text=[esc(t) for t in text],
-                        textposition=["middle left" if v is not None and v < 0 else "middle right"
-                                      for v in values],
-                        cliponaxis=False, hoverinfo="skip", showlegend=False)
+    if text and errors:  # a value column right of the plot area, where no whisker reaches
+        for label, value in zip(labels, text):
+            fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=8, y=label, yref="y",
+                               text=esc(value), showarrow=False, align="left")
     if reference is not None:
         fig.add_vline(x=reference[0], line_dash="dash", line_color="#555",
                       annotation_text=esc(reference[1]), annotation_position="top")
@@ -133,23 +136,10 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                                 "zeroline": True}
     if x_range:
         xaxis["range"] = list(x_range)
-    elif text and errors:  # room for the labels beyond the whiskers
-        xaxis["range"] = _padded_range(values, errors)
     # bar labels sit outside the bars; the right margin leaves room for the longest one
-    right = 10 + 7 * max((len(t) for t in text), default=0) if text else 10
+    right = 18 + 8 * max((len(t) for t in text), default=0) if text else 10
     return _layout(fig, height=max(200, 70 + 32 * len(names)), right=right, showlegend=False,
                    xaxis=xaxis, yaxis=category_axis(names, autorange="reversed"))
-
-
-def _padded_range(values: Sequence[float | None],
-                  errors: tuple[Sequence[float], Sequence[float]]) -> list[float]:
-    """An x range spanning 0, every bar and whisker, plus a quarter of the span on each side
-    where a label sits."""
-    lows = [v - lo for v, lo in zip(values, errors[0]) if v is not None]
-    highs = [v + hi for v, hi in zip(values, errors[1]) if v is not None]
-    low, high = min([0.0, *lows]), max([0.0, *highs])
-    pad = 0.35 * ((high - low) or 1.0)
-    return [low - (pad if any(v is not None and v < 0 for v in values) else 0.0), high + pad]
 
 
 def lines(x: Sequence[float], series: Mapping[str, Sequence[float]],

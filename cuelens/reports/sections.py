@@ -62,10 +62,15 @@ def section(key: str) -> Callable[[Builder], Builder]:
     return register
 
 
+MODEL_SECTIONS = ("probe", "llm_probe")
+
+
 def build_sections(results: dict, options: ReportOptions | None = None) -> list[Section]:
     """The page's sections in order, ending with the key to the abbreviations they use."""
     options = options or ReportOptions()
     sections = [s for _, builder in SECTIONS if (s := builder(results, options)) is not None]
+    # a probe report is about the model: its section follows the summary
+    sections.sort(key=lambda s: 0 if s.key == "summary" else 1 if s.key in MODEL_SECTIONS else 2)
     terms = [t for t in GLOSSARY if any(t in s.terms for s in sections)]
     if terms:
         sections.append(Section("glossary", "Key to abbreviations",
