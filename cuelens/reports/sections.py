@@ -132,7 +132,7 @@ def effect_text(effect: float | None, low: float | None, high: float | None, uni
     if unit == "points":
         fmt = "{:+.1f}"
     elif unit == "%":
-        fmt = "{:.1f}"
+        fmt = "{:.2f}" if 0 < abs(effect) < 1 else "{:.1f}"  # 2 copies of 9,842: 0.02%
     else:
         fmt = "{:,.0f}"
     text = fmt.format(effect) + ("%" if unit == "%" else f" {unit}")
@@ -230,9 +230,11 @@ def _pairs_verdict(results: dict) -> Verdict:
 
 def _compare_verdict(results: dict) -> Verdict:
     delta = results["delta_D"]
-    return Verdict("clean" if delta < 0 else "mild", f"Cue leakage D changed by "
-                   f"{100 * delta:+.1f} points (the 95% intervals "
-                   f"{'overlap' if results['cis_overlap'] else 'do not overlap'}).", "compare",
+    intervals = all("ci_low" in results[side] for side in ("before", "after"))
+    overlap = (f" (the 95% intervals {'overlap' if results['cis_overlap'] else 'do not overlap'})"
+               if intervals else "")
+    return Verdict("clean" if delta < 0 else "mild",
+                   f"Cue leakage D changed by {100 * delta:+.1f} points{overlap}.", "compare",
                    "before and after")
 
 
