@@ -19,6 +19,21 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
+def _version(value: bool) -> None:
+    if value:
+        from cuelens import __version__
+
+        typer.echo(f"cuelens {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True,
+        help="Print the cuelens version and exit.")) -> None:
+    pass  # the app's own help text describes it; this callback only adds --version
+
+
 # name -> "module:function". Sub-apps (groups such as `lm`) are "module:app".
 COMMANDS: dict[str, str] = {
     "demo": "cuelens.commands.demo:demo",

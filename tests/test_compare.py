@@ -59,3 +59,75 @@ def test_compare_refuses_a_non_scan_file(tmp_path):
     (tmp_path / "x.json").write_text(json.dumps({"kind": "score_pairs"}))
     result = CliRunner().invoke(app, ["compare", str(tmp_path / "x.json"), str(tmp_path / "x.json")])
     assert result.exit_code == 2 and "not an audit scan result" in result.output
+
+
+def with_config(results: dict, cross_validated: bool = False, **config) -> dict:
+    out = copy.deepcopy(results)
+    out["dataset"]["cross_validated"] = cross_validated
+    out["config"] = {"metric": "cp", "folds": 5, "iterations": 5, "seed": 0, **config}
+    return out
+
+
+def test_kept_cues_are_named_with_z_before_and_after():
+    result = compare_scans(BEFORE, AFTER)
+    assert [(c["token"], c["label"], c["z_before"], c["z"]) for c in result["cues_kept"]] == \
+        [("outdoors", "entailment", 5.0, 5.0)]
+
+
+def test_identical_scans_are_unchanged_and_get_no_green_box(tmp_path):
+    from cuelens.reports import render_report
+
+    same = with_config(BEFORE)
+    result = compare_scans(same, copy.deepcopy(same))
+    assert result["status"] == "unchanged" and result["warnings"] == []
+    assert all(c["direction"] == "same" for c in result["changes"])
+    assert result["headline"].startswith("No measured change")
+    html = render_report(result, tmp_path / "cmp.html").read_text()
+    assert 'class="verdict verdict-neutral"' in html and 'class="verdict verdict-clean"' not in html
+
+
+def test_a_shift_of_d_inside_overlapping_intervals_is_no_change():
+    after = copy.deepcopy(BEFORE)
+    after["leakage"]["best"].update(D=0.18, ci_low=0.13, ci_high=0.23)
+    d_row = compare_scans(BEFORE, after)["changes"][0]
+    assert (d_row["measure"], d_row["direction"]) == ("cue leakage D", "same")
+    assert compare_scans(BEFORE, AFTER)["changes"][0]["direction"] == "better"
+    assert compare_scans(AFTER, BEFORE)["changes"][0]["direction"] == "worse"
+
+
+def test_protocol_mismatch_train_test_against_cross_validated_is_warned():
+    result = compare_scans(with_config(BEFORE), with_config(AFTER, cross_validated=True, seed=3))
+    assert [d["setting"] for d in result["protocol"]["differences"]] == ["evaluation", "seed"]
+    (warning,) = result["warnings"]
+    assert "evaluation train/test → cross-validated; seed 0 → 3" in warning
+    assert "different protocols" in result["headline"]
+    validate_results(result)
+
+
+def mcq_like(longest_significant: bool, duplicates: int, position_significant: bool) -> dict:
+    out = with_config(BEFORE)
+    out["dataset"]["task"] = "mcq"
+    position = {"counts": [70, 30], "significant": position_significant,
+                "most_common": {"position": 0, "share": 0.7 if position_significant else 0.5,
+                                "expected_share": 0.5}}
+    out["mcq_baselines"] = {"rows": [
+        {"name": "longest choice", "D": 0.2 if longest_significant else 0.01,
+         "significant": longest_significant},
+        {"name": "answer position", "D": 0.0, "significant": False}],
+        "gold_position": {"test": position}}
+    out["hygiene"] = {"splits": {"test": {"items": 100, "duplicate_items": duplicates,
+                                          "near_duplicate_pairs": 0, "label_conflict_items": 0}},
+                      "overlap": []}
+    return out
+
+
+def test_mcq_rules_hygiene_and_positions_are_compared_by_direction():
+    result = compare_scans(mcq_like(True, 4, False), mcq_like(False, 0, True))
+    changes = {c["measure"]: c for c in result["changes"]}
+    assert changes["rule “longest choice” D"]["direction"] == "better"
+    assert changes["rule “longest choice” D"]["significant"] == [True, False]
+    assert changes["rule “answer position” D"]["direction"] == "same"
+    assert changes["duplicate items"]["direction"] == "better"
+    assert changes["answer positions (test): most common share"]["direction"] == "worse"
+    assert result["status"] == "mixed"
+    validate_results(result)

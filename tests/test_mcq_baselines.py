@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cuelens.audit.chance import chance_p_value, null_pmf, position_chi_square, wilson_interval
-from cuelens.audit.mcq_baselines import mcq_baselines
+from cuelens.audit.chance import chance_p_value, exact_interval, null_pmf, position_chi_square
+from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, mcq_baselines
 from scan_helpers import mcq_dataset
 
 
@@ -48,7 +48,10 @@ def test_planted_position_and_length_detected_with_exact_numbers():
     expected_p = stats.binomtest(160, 200, 0.25).pvalue  # exact binomial, two-sided
     assert longest["p_value"] == pytest.approx(expected_p, rel=1e-3)
     assert longest["significant"]
-    low, high = stats.binomtest(160, 200).proportion_ci(method="wilson")
+    # six rules: the test and the interval are both Bonferroni-corrected over 6
+    assert section["bonferroni_alpha"] == pytest.approx(0.05 / 6, abs=1e-6)
+    assert section["ci_level"] == pytest.approx(1 - 0.05 / 6, abs=1e-6)
+    low, high = stats.binomtest(160, 200).proportion_ci(1 - 0.05 / 6, method="exact")
     assert longest["accuracy_ci"] == pytest.approx([low, high], abs=1e-6)
     assert longest["D_ci"] == pytest.approx([low - 0.25, high - 0.25], abs=1e-6)
     assert rows["shortest choice"]["accuracy"] == 0.2
@@ -130,11 +133,12 @@ def test_null_pmf_matches_brute_force():
     assert chance_p_value(0, k) == pytest.approx(min(1, 2 * brute[0]))
 
 
-def test_wilson_and_chi_square_edges():
-    assert wilson_interval(0.5, 0) == (0.0, 1.0)
-    low, high = wilson_interval(1.0, 10)
-    assert high == pytest.approx(1.0) and low == pytest.approx(stats.binomtest(10, 10).proportion_ci(
-        method="wilson").low)
+def test_exact_interval_and_chi_square_edges():
+    assert exact_interval(0.5, 0) == (0.0, 1.0)
+    low, high = exact_interval(1.0, 10)
+    assert high == 1.0 and low == pytest.approx(stats.binomtest(10, 10).proportion_ci(
+        method="exact").low)
+    assert exact_interval(0.0, 10)[0] == 0.0
     flat = position_chi_square(np.array([0, 1, 0, 1]), np.array([2, 2, 2, 2]))
     assert flat["chi2"] == 0.0 and flat["p_value"] == 1.0 and not flat["significant"]
 
@@ -208,3 +212,54 @@ def test_varying_choice_counts_load_scan_and_probe(tmp_path):
     probe = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
     assert probe["accuracy"] == pytest.approx(np.mean([i % (2 + i % 4) == 0 for i in range(30)]),
                                               abs=1e-6)
+
+
+@pytest.mark.parametrize("k, gold_a, longest", [(4, 0.3, 0.33), (4, 0.25, 0.3), (3, 0.4, 0.42),
+                                                (5, 0.26, 0.27), (2, 0.56, 0.57)])
+def test_significance_and_the_interval_agree(k, gold_a, longest):
+    """One k and no ties: the corrected interval excludes chance exactly when the corrected
+    test is significant (the wording can never say "not significant" beside an interval that
+    excludes chance)."""
+    for n in (150, 300, 600):
+        section = mcq_baselines(mcq_dataset(planted(2 * n, k, gold_a, longest, offset=3),
+                                            planted(n, k, gold_a, longest)))
+        for row in section["rows"]:
+            low, high = row["accuracy_ci"]
+            assert row["significant"] == (not low <= row["chance"] <= high), row
+
+
+def test_two_choices_count_shortest_as_the_complement_of_longest():
+    section = mcq_baselines(mcq_dataset(None, planted(300, k=2, gold_a=0.5, longest=0.7)))
+    rows = by_name(section)
+    assert rows["shortest choice"]["complement_of"] == "longest choice"
+    assert rows["shortest choice"]["accuracy"] == pytest.approx(1 - rows["longest choice"]["accuracy"])
+    assert rows["shortest choice"]["p_value"] == rows["longest choice"]["p_value"]
+    assert section["bonferroni_alpha"] == pytest.approx(0.05 / 5, abs=1e-6)  # 6 rows, 5 tests
+    level, headline = baselines_headline(section)
+    assert level == "flagged" and " of 5 rules " in headline  # 6 rows, 5 tests
+    assert "complement" in baseline_verdict(rows["shortest choice"], section)
+    assert "complement_of" not in rows["longest choice"]
+
+
+def test_below_chance_wording_depends_on_the_number_of_choices():
+    two = mcq_baselines(mcq_dataset(None, planted(300, k=2, gold_a=0.5, longest=0.5)))
+    five = mcq_baselines(mcq_dataset(None, planted(300, k=5, gold_a=0.2, longest=0.0)))
+    below = by_name(five)["longest choice"]
+    assert below["significant"] and below["D"] < 0
+    text = baseline_verdict(below, five)
+    assert "opposite" not in text and "rarely the choice this rule picks" in text
+    assert "99.2% CI" in text  # 1 - 0.05/6
+    row = {**by_name(two)["longest choice"], "significant": True, "D": -0.2, "accuracy": 0.3}
+    assert "picking the other one is right 70.0% of the time" in baseline_verdict(row, two)
+
+
+def test_copa_choice_only_bow_is_not_significant_and_its_interval_covers_chance(shared_data):
+    """COPA dev → test: the choice-only BoW's 54.9% (its scan's accuracy) has p = 0.028, above
+    the corrected α; the old uncorrected 95% interval excluded chance beside "not significant"."""
+    from cuelens.data import load_dataset
+
+    dataset = load_dataset(str(shared_data / "copa"))
+    section = mcq_baselines(dataset, extra={"choice-only BoW LR": 0.549})
+    row = by_name(section)["choice-only BoW LR"]
+    assert not row["significant"] and row["D_ci"][0] < 0 < row["D_ci"][1]
+    assert "not significantly different from guessing" in baseline_verdict(row, section)

@@ -80,7 +80,8 @@ def test_planted_counts_and_examples_match(tmp_path):
     dataset = load_dataset(str(planted(tmp_path / "data")))
     expected = data_hygiene(dataset, seed=2)
     train = expected["splits"]["train"]
-    assert (train["duplicate_items"], train["duplicate_groups"]) == (3, 2)
+    # item 3 ×3 (labels e, e, n): one redundant copy; item 5 ×2 (e, n): a conflict, no copy
+    assert (train["duplicate_items"], train["duplicate_groups"]) == (1, 1)
     assert (train["label_conflict_groups"], train["label_conflict_items"]) == (2, 5)
     assert train["near_duplicate_pairs"] == 1
     # hypothesis of item 3 ×3 (labels e, e, n): 2 pairs; item 5 ×2: 1; item 8 ×2: 1

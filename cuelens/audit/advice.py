@@ -1,19 +1,26 @@
-"""What to do next: concrete steps derived from a scan's findings (docs/data-hygiene.md).
+"""What to do next: steps derived from the ranked findings (docs/data-hygiene.md, docs/report.md).
 
-:func:`next_steps` reads a results dict (leakage verdict, significant cues, easy/hard split,
-hygiene) and returns ``{"action", "why"}`` steps, most important first. Each rule
-fires only on a finding it can name, so a clean dataset gets a short list. ICQ feature cues
-carry no significance test, so they give no advice of their own.
+:func:`next_steps` turns each :class:`~cuelens.audit.findings.Finding` of
+:func:`~cuelens.audit.findings.findings` into at most one step (``{"action", "why", "section"}``,
+plus ``"output"`` — the key of a scan output file, e.g. ``hard`` — when the step uses a file the
+scan may write), in the findings' order: by severity, then effect size. So the advice follows what
+the page shows and never contradicts it. Deliberate constructions (mirrored / contrastive pairs,
+copies with the choices permuted) and "nothing found" findings give no step; a result with no step
+gets one closing step (for a scan: probe a model; for a probe: what the clean result allows).
+
+A probe's results hold the scan's sections too, but its steps are about the model only: the
+dataset's steps are in the scan's own report.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cuelens.audit.examples import sort_value
-from cuelens.audit.uncertainty import MILD, SIGNIFICANT
+from cuelens.audit.findings import Finding, findings, split_name
 from cuelens.data.dataset import Task
 
 TOP_CUES = 3  # per label
-POSITION_D = 0.05  # MCQ answer-position baseline this far above chance is worth fixing
 
 
 def strongest_cues(cues: list[dict], per_label: int = TOP_CUES) -> dict[str, list[str]]:
@@ -27,62 +34,211 @@ def strongest_cues(cues: list[dict], per_label: int = TOP_CUES) -> dict[str, lis
         for label, group in sorted(by_label.items())}
 
 
-def _points(x: float) -> str:
-    return f"{100 * x:+.1f} points"
+def effect_text(f: Finding) -> str:
+    """A finding's effect: ``+23.0 points (95% CI +21.5 to +24.6)``, ``2 items, 0.02%``; empty
+    without one."""
+    if f.effect is None:
+        return ""
+    if f.unit == "points":
+        value = f"{f.effect:+.1f} points"
+    else:
+        value = f"{f.effect:.{1 if abs(f.effect) >= 0.1 else 2}f}{f.unit}"
+        if f.unit == "%" and f.items is not None:
+            value = f"{f.items:,} {'item' if f.items == 1 else 'items'}, {value}"
+    if f.ci_low is not None and f.ci_high is not None:
+        value += f" (95% CI {f.ci_low:+.1f} to {f.ci_high:+.1f})"
+    return value
 
 
-def next_steps(results: dict) -> list[dict]:
-    """Steps for the dataset's author, each ``{"action": ..., "why": ...}``."""
-    steps = []
-    leak, eh = results["leakage"], results["easy_hard"]
-    best, verdict = leak["best"], leak.get("verdict")
-    hygiene = results.get("hygiene", {})
-    mcq = results["dataset"]["task"] == Task.MCQ
-    ci = f"D = {_points(best['D'])}, 95% CI [{_points(best['ci_low'])}, " \
-         f"{_points(best['ci_high'])}]" if "ci_low" in best else f"D = {_points(best['D'])}"
-    for row in hygiene.get("overlap", []):
-        if row["exact"] or row["near"]:
-            steps.append({"action": f"deduplicate: remove the {row['exact'] + row['near']} "
-                                    f"{row['eval']} item(s) that also occur in {row['fit']}",
-                          "why": f"{row['exact']} exact and {row['near']} near-duplicate copies "
-                                 "reward memorisation, not understanding"})
-    for role, counts in hygiene.get("splits", {}).items():
-        if counts["duplicate_items"]:
-            steps.append({"action": f"deduplicate {role}: drop {counts['duplicate_items']} "
-                                    "redundant exact copies",
-                          "why": "copies weigh some items several times in training and "
-                                 "evaluation"})
-        if counts["label_conflict_groups"]:
-            steps.append({"action": f"review {counts['label_conflict_items']} label-noise "
-                                    f"candidates in {role}",
-                          "why": "identical inputs carry different labels"})
-    if verdict in (SIGNIFICANT, MILD):
-        cues = strongest_cues(results.get("cues", []))
-        if cues:
-            named = "; ".join(f"{label}: {', '.join(tokens)}" for label, tokens in cues.items())
-            steps.append({"action": f"remove or rebalance the top cues ({named})",
-                          "why": f"the labels can be guessed from these words alone ({ci})"})
-        if not eh.get("chance_level") and eh["hard"]:
-            steps.append({"action": f"use the {eh['hard']} hard items (hard.jsonl) as the test "
-                                    "set, or report accuracy on them separately",
-                          "why": "a cue-only classifier fails on them, so they measure more "
-                                 "than cue matching"})
-        pairs = sum(c.get("mirrored_pairs", c.get("contrastive_pairs", 0))
-                    for c in hygiene.get("splits", {}).values())
-        if not pairs:
-            steps.append({"action": "collect contrastive items: " + (
-                "mirror each question so every choice is once right and once wrong"
-                if mcq else "minimally edit hypotheses so the same words appear under every "
-                            "label"),
-                "why": "the dataset has no mirrored/contrastive pairs, which neutralise "
-                       "word cues by construction"})
-    for baseline in leak.get("baselines", []):
-        if baseline["name"] == "answer position" and baseline["D"] > POSITION_D:
-            steps.append({"action": "shuffle the answer positions",
-                          "why": f"always picking the most common position scores "
-                                 f"{_points(baseline['D'])} above chance"})
-    if not steps:
-        steps.append({"action": "no change needed for word cues; probe your model "
-                                "(audit probe) to check what it relies on",
-                      "why": f"word cues are indistinguishable from chance ({ci})"})
-    return steps
+Step = dict
+
+
+def _in(role: str | None) -> str:
+    """" in the train split", or nothing for a single-file dataset."""
+    return "" if role in (None, "all") else f" in the {role} split"
+
+Advisor = Callable[[Finding, dict], "Step | None"]
+ADVISORS: dict[str, Advisor] = {}
+
+
+def advises(*codes: str) -> Callable[[Advisor], Advisor]:
+    """Register the step-maker of findings with these ``code`` s."""
+    def register(func: Advisor) -> Advisor:
+        for code in codes:
+            ADVISORS[code] = func
+        return func
+    return register
+
+
+def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
+    """A step acting on ``f``; ``why`` defaults to its title, followed by its effect."""
+    why = why or f.title.rstrip(".")
+    effect = effect_text(f)
+    return {"action": action, "why": f"{why}: {effect}" if effect else why,
+            "section": f.section, **extra}
+
+
+@advises("significant", "mild")
+def _leakage(f: Finding, results: dict) -> Step | None:
+    cues = strongest_cues(results.get("cues", []))
+    if cues:
+        named = "; ".join(f"{label}: {', '.join(tokens)}" for label, tokens in cues.items())
+        action = f"remove or rebalance the strongest cue words ({named})"
+    else:
+        action = "rebalance the words that point to one label"
+    return _step(f, action, "the labels can be guessed from the words alone, D")
+
+
+@advises("easy_share")
+def _easy_hard(f: Finding, results: dict) -> Step | None:
+    hard = results["easy_hard"]["hard"]
+    if results.get("leakage", {}).get("verdict") not in ("significant", "mild") or not hard:
+        return None
+    return _step(f, f"use the {hard:,} hard items as the test set, or report accuracy on them "
+                    "separately", "a cue-only classifier answers the easy ones, so only the "
+                    "hard ones measure more than cue matching; easy share", output="hard")
+
+
+RULE_FIXES = {  # MCQ rule → what to change in the data (docs/mcq-artifacts.md)
+    "longest choice": "make the wrong choices as long as the right ones",
+    "shortest choice": "make the wrong choices as long as the right ones",
+    "longest in words": "make the wrong choices as long as the right ones",
+    "overlap with question": "write wrong choices that reuse the question's words as often as "
+                             "the right ones do",
+    "answer position": "shuffle the answer positions",
+    "question only": "vary the right answer of questions that repeat",
+    "choice-only BoW LR": "rewrite the choices whose words give the answer away (the cue words "
+                          "of right and wrong choices)",
+}
+
+
+@advises("rule")
+def _rule(f: Finding, results: dict) -> Step | None:
+    better = "better" if (f.effect or 0) > 0 else "worse"
+    return _step(f, RULE_FIXES.get(f.subject or "",
+                                   f"remove what the rule “{f.subject}” exploits"),
+                 f"the rule “{f.subject}” does {better} than chance without reading the "
+                 "question, D")
+
+
+@advises("positions")
+def _positions(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"shuffle the answer positions{_in(f.subject)} so each is right equally "
+                    "often")
+
+
+@advises("overlap")
+def _overlap(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"remove the {f.items:,} {split_name(f.subject or '')} items that also occur in a "
+                    "fitting split", "copies reward memorisation, not understanding; share")
+
+
+@advises("label_conflicts")
+def _label_conflicts(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"fix the {f.items:,} items with label conflicts{_in(f.subject)}",
+                 "identical inputs carry different labels: one of each group is mislabelled or "
+                 "lost the words that tell it apart")
+
+
+@advises("duplicates")
+def _duplicates(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"drop the {f.items:,} redundant exact copies{_in(f.subject)}",
+                 "copies weigh some items several times in training and evaluation")
+
+
+@advises("near_duplicates")
+def _near(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"review the {f.items:,} near-duplicate pairs{_in(f.subject)} (both members "
+                    "are listed)", "near copies with the same answer add little")
+
+
+def _contrast_step(results: dict, fs: list[Finding]) -> Step | None:
+    """Collect mirrored / contrastive items when word cues leak and the data has none."""
+    leaks = any(f.kind == "leakage" and f.code in ("significant", "mild") for f in fs)
+    constructed = any(f.code in ("mirrored_pairs", "contrastive_pairs") for f in fs)
+    if not leaks or constructed:
+        return None
+    mcq = results.get("dataset", {}).get("task") == Task.MCQ
+    return {"action": "collect contrastive items: " + (
+        "mirror each question so every choice is once right and once wrong" if mcq
+        else "minimally edit hypotheses so the same words appear under every label"),
+        "why": "the dataset has no mirrored/contrastive pairs, which neutralise word cues by "
+               "construction", "section": "hygiene"}
+
+
+# --------------------------------------------------------------------------------- probe
+@advises("at_chance")
+def _at_chance(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"check {f.subject} before reading its cue tests: train it longer or "
+                    "check that its predictions match the test items")
+
+
+@advises("relies_on_cue")
+def _relies(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"retrain {_model(results)} on data where “{f.subject}” appears equally "
+                    "under every label (audit augment), and report its accuracy on items "
+                    "without the cue")
+
+
+@advises("easy_hard_gap")
+def _gap(f: Finding, results: dict) -> Step | None:
+    hard = (results["probe"].get("easy_hard") or {}).get("hard_accuracy")
+    return _step(f, f"report {f.subject}'s accuracy on the hard items"
+                    + (f" ({100 * hard:.1f}%)" if hard is not None else "")
+                    + " beside its overall accuracy")
+
+
+@advises("position_bias")
+def _position_bias(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"average {f.subject}'s answers over rotations of the choices "
+                    "(audit rotate) before reporting its accuracy")
+
+
+@advises("prompt_relies_on_cue")
+def _prompt_relies(f: Finding, results: dict) -> Step | None:
+    least = (results["llm_probe"].get("verdict") or {}).get("least_cue_reliant")
+    better = f"prompt “{least}”" if least and least != f.subject else "a calibrated prompt"
+    return _step(f, f"prefer {better} to “{f.subject}” with {_model(results)}")
+
+
+@advises("unreadable_answers")
+def _unreadable(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"constrain the answer format of prompt “{f.subject}” or score its "
+                    "choices instead of generating, so unreadable answers stop counting as "
+                    "wrong")
+
+
+def _model(results: dict) -> str:
+    section = results.get("probe") or results.get("llm_probe") or {}
+    return section.get("model", {}).get("name") or "the model"
+
+
+def _closing(results: dict, fs: list[Finding]) -> Step:
+    """The one step of a result without any other."""
+    if "probe" in results or "llm_probe" in results:
+        name = _model(results)
+        least = next((f.subject for f in fs if f.code == "least_cue_reliant"), None)
+        return {"action": f"use prompt “{least}” with {name}" if least else
+                f"stress-test {name} beyond word cues (audit stress) before relying on its "
+                "accuracy", "why": f"no tested cue changes {name}'s accuracy significantly",
+                "section": "llm_probe" if least else "probe"}
+    leak = next((f for f in fs if f.kind == "leakage"), None)
+    return {"action": "no change needed: no cue, rule or hygiene finding calls for one; next, "
+                      "probe a model trained on this data (audit probe) to see what it relies on",
+            "why": leak.title.rstrip(".") if leak else "nothing to fix was found",
+            "section": leak.section if leak else "overview"}
+
+
+def next_steps(results: dict) -> list[Step]:
+    """Steps for the reader, most important first, derived from :func:`findings` (a probe's:
+    about the model only)."""
+    fs = findings(results)
+    if "probe" in results or "llm_probe" in results:
+        fs = [f for f in fs if f.kind == "probe"]
+    steps = [step for f in fs if (advisor := ADVISORS.get(f.code))
+             and (step := advisor(f, results)) is not None]
+    contrast = _contrast_step(results, fs)
+    if contrast is not None:  # right after the leakage step
+        at = next((k + 1 for k, s in enumerate(steps) if s["section"] == "leakage"), len(steps))
+        steps.insert(at, contrast)
+    return steps or [_closing(results, fs)]

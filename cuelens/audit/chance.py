@@ -10,9 +10,11 @@ accuracy is ``mean(1/k_i)`` and ``D = Acc − chance`` (docs/methods.md §3's Ma
   binomial test). The p-value is ``min(1, 2·min(P(X ≤ S), P(X ≥ S)))`` for the observed total
   ``S``. A tie between ``t`` choices earns ``1/t`` (docs/methods.md §3), which makes ``S`` fractional and
   shrinks its null variance, so with ties the test is conservative.
-- :func:`wilson_interval` — 95% Wilson score interval of an accuracy over ``n`` items. For
-  fractional (tie) credit it is conservative too: a score in [0, 1] with mean ``p`` has variance
-  at most ``p(1 − p)``.
+- :func:`exact_interval` — the Clopper–Pearson interval of an accuracy over ``n`` items at a
+  given confidence (the caller's multiple-testing correction applied to both the test and the
+  interval). With one ``k`` and no ties it is the inversion of the two-sided test above, so
+  "significant" and "the interval excludes chance" agree; fractional (tie) credit uses the beta
+  quantiles at the fractional count.
 - :func:`position_chi_square` — Pearson's chi-square of gold (or predicted) positions against
   "every position equally likely": one goodness-of-fit statistic per group of items with the
   same ``k`` (``scipy.stats.chisquare``), summed, with ``Σ (k − 1)`` degrees of freedom.
@@ -23,7 +25,6 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-Z95 = float(stats.norm.ppf(0.975))
 ALPHA = 0.05
 
 
@@ -54,21 +55,22 @@ def chance_p_value(total: float, k: np.ndarray) -> float:
     return float(min(1.0, 2.0 * min(lower, upper)))
 
 
-def wilson_interval(accuracy: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion ``accuracy`` over ``n`` items."""
+def exact_interval(accuracy: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Clopper–Pearson interval of a proportion ``accuracy`` over ``n`` items."""
     if n == 0:
         return 0.0, 1.0
-    denominator = 1 + z * z / n
-    centre = (accuracy + z * z / (2 * n)) / denominator
-    half = z * np.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    x, tail = accuracy * n, (1 - confidence) / 2
+    low = float(stats.beta.ppf(tail, x, n - x + 1)) if x > 1e-9 else 0.0
+    high = float(stats.beta.ppf(1 - tail, x + 1, n - x)) if x < n - 1e-9 else 1.0
+    return low, high
 
 
-def accuracy_row(accuracy: float, k: np.ndarray) -> dict:
-    """Accuracy, chance, D, their 95% intervals and the two-sided p-value against chance."""
+def accuracy_row(accuracy: float, k: np.ndarray, confidence: float = 0.95) -> dict:
+    """Accuracy, chance, D, their intervals at ``confidence`` and the two-sided p-value against
+    chance."""
     n = len(k)
     chance = chance_rate(k)
-    low, high = wilson_interval(accuracy, n)
+    low, high = exact_interval(accuracy, n, confidence)
     return {"accuracy": _r(accuracy), "accuracy_ci": [_r(low), _r(high)],
             "chance": _r(chance), "D": _r(accuracy - chance),
             "D_ci": [_r(low - chance), _r(high - chance)],

@@ -1,9 +1,21 @@
 """``audit compare``: what changed between two scans of (versions of) a dataset.
 
 :func:`compare_scans` takes two scan results (e.g. before and after removing cues) and returns a
-result of kind ``compare`` (docs/results-schema.md): the headline D of each with its 95% CI and
-verdict, the change in D, the hard fraction, the hygiene counts, and the significant cues
-gained and lost (a cue is a (token, label) pair; significance as in each scan's own table).
+result of kind ``compare`` (docs/results-schema.md, docs/data-hygiene.md):
+
+- each side's headline D with its 95% CI and verdict, the change in D and whether the CIs overlap;
+- ``changes``: one row per measure (D, verdict, hard fraction, significant cues, hygiene counts,
+  MCQ rules, gold positions) with its direction — ``better``, ``worse`` or ``same`` — so the page
+  colours each by the direction of change; D changes direction only when the two 95% CIs do not
+  overlap (a shift inside the noise is ``same``), the hard fraction only when neither easy/hard
+  split is at chance level;
+- the significant cues (a cue is a (token, label) pair; significance as in each scan's own table)
+  gained, lost and kept, by name;
+- ``protocol``: the settings that make two scans comparable (train/test or cross-validated, cue
+  metric, folds, iterations, seed, …) and ``warnings`` when they differ: a change in D may then come
+  from the protocol, not the data;
+- ``status``: ``improved``, ``worsened``, ``mixed`` or ``unchanged`` with a one-line ``headline``.
+
 :func:`load_scan_results` accepts a scan output directory or its results.json.
 """
 
@@ -16,6 +28,10 @@ from cuelens.errors import UserError
 
 MAX_LISTED = 50
 HYGIENE_COUNTS = ("duplicate_items", "near_duplicate_pairs", "label_conflict_items")
+PROTOCOL = ("metric", "min_count", "ngrams", "alpha", "folds", "iterations", "seed", "z_prior",
+            "include_premise", "in_sample_features", "max_fit_items", "flag_threshold",
+            "statistics")
+VERDICT_ORDER = {"below chance": 0, "chance": 0, "mild": 1, "significant": 2}
 
 
 def load_scan_results(path: str | Path) -> dict:
@@ -34,26 +50,134 @@ def _significant(results: dict) -> dict[tuple[str, str], dict]:
     return {(c["token"], c["label"]): c for c in results.get("cues", []) if c["significant"]}
 
 
+def _verdict(leak: dict) -> str:
+    return leak.get("verdict", "significant" if leak["flagged"] else "mild")
+
+
 def _side(results: dict, source: str) -> dict:
     leak, eh = results["leakage"], results["easy_hard"]
     best = leak["best"]
     hygiene = results.get("hygiene", {})
-    counts = {key: sum(s[key] for s in hygiene.get("splits", {}).values())
+    counts = {key: sum(s.get(key, 0) for s in hygiene.get("splits", {}).values())
               for key in HYGIENE_COUNTS}
     counts["overlap_items"] = sum(r["exact"] + r["near"] for r in hygiene.get("overlap", []))
     return {"source": source, "name": results["dataset"]["name"],
             "metric": best["metric"], "aggregator": best["aggregator"],
             "accuracy": best["accuracy"], "majority": leak["majority"], "D": best["D"],
             **({"ci_low": best["ci_low"], "ci_high": best["ci_high"]} if "ci_low" in best else {}),
-            "verdict": leak.get("verdict", "significant" if leak["flagged"] else "mild"),
-            "hard_fraction": eh["hard_fraction"],
+            "verdict": _verdict(leak), "hard_fraction": eh["hard_fraction"],
+            "easy_hard_at_chance": bool(eh.get("chance_level", False)),
             "n_significant_cues": len(_significant(results)), "hygiene": counts}
+
+
+def protocol(results: dict) -> dict:
+    """The settings of a scan that make its numbers comparable with another's."""
+    config = results.get("config", {})
+    evaluation = "cross-validated" if results["dataset"].get("cross_validated") else "train/test"
+    return {"evaluation": evaluation, **{k: config[k] for k in PROTOCOL if k in config}}
+
+
+def _protocol(before: dict, after: dict) -> dict:
+    b, a = protocol(before), protocol(after)
+    differences = [{"setting": key, "before": b.get(key), "after": a.get(key)}
+                   for key in dict.fromkeys([*b, *a]) if b.get(key) != a.get(key)]
+    return {"before": b, "after": a, "differences": differences}
 
 
 def _cue_rows(cues: list[dict]) -> list[dict]:
     ranked = sorted(cues, key=lambda c: (-sort_value(c["metrics"]["z"]), c["token"], c["label"]))
     return [{"token": c["token"], "label": c["label"], "count": c["count"],
              "z": c["metrics"]["z"]} for c in ranked[:MAX_LISTED]]
+
+
+def _kept_rows(old: dict, new: dict) -> list[dict]:
+    kept = sorted(old.keys() & new.keys(),
+                  key=lambda k: (-sort_value(new[k]["metrics"]["z"]), k))[:MAX_LISTED]
+    return [{"token": t, "label": l, "count": new[t, l]["count"], "z": new[t, l]["metrics"]["z"],
+             "z_before": old[t, l]["metrics"]["z"]} for t, l in kept]
+
+
+def direction(before: float, after: float, lower_is_better: bool = True) -> str:
+    """``better``, ``worse`` or ``same`` for a change of a measure."""
+    if after == before:
+        return "same"
+    return "better" if (after < before) == lower_is_better else "worse"
+
+
+def format_value(value, unit: str) -> str:
+    """A value of a ``changes`` row as the page and the terminal show it."""
+    if value is None:
+        return "—"
+    if unit == "points":
+        return f"{100 * value:+.1f} points"
+    if unit == "%":
+        return f"{100 * value:.1f}%"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _row(name: str, before, after, unit: str, way: str) -> dict:
+    return {"measure": name, "before": before, "after": after, "unit": unit, "direction": way}
+
+
+def _d_row(b: dict, a: dict, overlap: bool) -> dict:
+    way = "same" if overlap or "ci_low" not in b or "ci_low" not in a else \
+        direction(b["D"], a["D"])
+    return _row("cue leakage D", b["D"], a["D"], "points", way)
+
+
+def _rule_rows(before: dict, after: dict) -> list[dict]:
+    """MCQ rules (and gold positions per split) of both scans: better when a significant
+    artifact is gone, worse when one appears."""
+    rows = []
+    old = {r["name"]: r for r in before.get("mcq_baselines", {}).get("rows", [])}
+    new = {r["name"]: r for r in after.get("mcq_baselines", {}).get("rows", [])}
+    for name in dict.fromkeys([*old, *new]):
+        b, a = old.get(name), new.get(name)
+        way = "same" if b is None or a is None else \
+            direction(b["significant"], a["significant"])
+        rows.append({**_row(f"rule “{name}” D", b and b["D"], a and a["D"], "points", way),
+                     "significant": [b and b["significant"], a and a["significant"]]})
+    old_pos = before.get("mcq_baselines", {}).get("gold_position", {})
+    new_pos = after.get("mcq_baselines", {}).get("gold_position", {})
+    for role in dict.fromkeys([*old_pos, *new_pos]):
+        b, a = old_pos.get(role), new_pos.get(role)
+        if b is None or a is None:
+            continue
+        rows.append({**_row(f"answer positions ({role}): most common share",
+                            b["most_common"]["share"], a["most_common"]["share"], "%",
+                            direction(b["significant"], a["significant"])),
+                     "significant": [b["significant"], a["significant"]]})
+    return rows
+
+
+def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list[dict]:
+    rows = [_d_row(b, a, overlap),
+            _row("verdict", b["verdict"], a["verdict"], "",
+                 direction(VERDICT_ORDER.get(b["verdict"], 1), VERDICT_ORDER.get(a["verdict"], 1))),
+            _row("hard fraction", b["hard_fraction"], a["hard_fraction"], "%",
+                 "same" if b["easy_hard_at_chance"] or a["easy_hard_at_chance"] else
+                 direction(b["hard_fraction"], a["hard_fraction"], lower_is_better=False)),
+            _row("significant cues", b["n_significant_cues"], a["n_significant_cues"], "cues",
+                 direction(b["n_significant_cues"], a["n_significant_cues"]))]
+    rows += [_row(key.replace("_", " "), b["hygiene"][key], a["hygiene"][key], "items",
+                  direction(b["hygiene"][key], a["hygiene"][key])) for key in b["hygiene"]]
+    return rows + _rule_rows(before, after)
+
+
+def _status(changes: list[dict], differences: list[dict]) -> tuple[str, str]:
+    better = [c["measure"] for c in changes if c["direction"] == "better"]
+    worse = [c["measure"] for c in changes if c["direction"] == "worse"]
+    status = ("mixed" if better and worse else "improved" if better else
+              "worsened" if worse else "unchanged")
+    headline = {
+        "improved": f"Improved: {', '.join(better)}; nothing got worse.",
+        "worsened": f"Worse: {', '.join(worse)}; nothing improved.",
+        "mixed": f"Mixed: better {', '.join(better)}; worse {', '.join(worse)}.",
+        "unchanged": "No measured change: every difference is within the noise of the scans.",
+    }[status]
+    if differences:
+        headline += " The two scans used different protocols (see the warning)."
+    return status, headline
 
 
 def compare_scans(before: dict, after: dict, before_source: str = "before",
@@ -66,11 +190,23 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
     gained = [new[k] for k in new.keys() - old.keys()]
     lost = [old[k] for k in old.keys() - new.keys()]
     b, a = _side(before, before_source), _side(after, after_source)
-    overlap_ci = ("ci_low" in b and "ci_low" in a
-                  and b["ci_low"] <= a["ci_high"] and a["ci_low"] <= b["ci_high"])
+    overlap = bool("ci_low" in b and "ci_low" in a
+                   and b["ci_low"] <= a["ci_high"] and a["ci_low"] <= b["ci_high"])
+    proto = _protocol(before, after)
+    changes = _changes(b, a, before, after, overlap)
+    status, headline = _status(changes, proto["differences"])
+    warnings = []
+    if proto["differences"]:
+        named = "; ".join(f"{d['setting']} {d['before']} → {d['after']}"
+                          for d in proto["differences"])
+        warnings.append(f"the scans used different protocols ({named}): a change in D or in the "
+                        "cues may come from the protocol, not from the data")
     return {"kind": "compare", "schema_version": before.get("schema_version", "1.0"),
             "task": before["dataset"]["task"], "before": b, "after": a,
-            "delta_D": round(a["D"] - b["D"], 6), "cis_overlap": bool(overlap_ci),
+            "delta_D": round(a["D"] - b["D"], 6), "cis_overlap": overlap,
             "cues_gained": _cue_rows(gained), "cues_lost": _cue_rows(lost),
+            "cues_kept": _kept_rows(old, new),
             "n_cues_gained": len(gained), "n_cues_lost": len(lost),
-            "n_cues_kept": len(old.keys() & new.keys())}
+            "n_cues_kept": len(old.keys() & new.keys()),
+            "status": status, "headline": headline, "changes": changes,
+            "protocol": proto, "warnings": warnings}

@@ -12,9 +12,14 @@ Effect sizes are in the unit of their statistic: ``points`` (a difference of acc
 - ``high`` — a significant effect a model can exploit (leakage verdict "significant", an MCQ rule
   beating chance, evaluation items copied from the fitting split, a cue the model relies on);
 - ``medium`` — significant but smaller or less direct (mild leakage, unbalanced answer
-  positions, label conflicts, exact copies);
-- ``low`` — worth knowing (near duplicates, deliberate constructions such as mirrored pairs);
-- ``info`` — nothing found where something was looked for (e.g. "no cue leakage").
+  positions, label conflicts, exact copies of 1% of a split or more, the easy share under
+  significant leakage);
+- ``low`` — worth knowing (near duplicates, a few exact copies, cues under no leakage);
+- ``info`` — context or nothing found: deliberate constructions (mirrored / contrastive pairs,
+  permuted copies), "no cue leakage", "no cue changes the model's accuracy".
+
+The cue finding reads the scan's ``cue_finding`` summary when present (number of significant
+cues, items they cover, the strongest), else derives it from ``cues``.
 """
 
 from __future__ import annotations
@@ -23,16 +28,19 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 SEVERITIES = ("high", "medium", "low", "info")
+UNREADABLE = 0.05  # share of unreadable LLM answers worth a finding
 LEAKAGE_SEVERITY = {"significant": "high", "mild": "medium", "chance": "info",
                     "below chance": "low"}
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One finding: ``kind`` (leakage, cues, baseline, positions, hygiene, easy_hard, probe, …),
-    a one-sentence ``title``, the effect with its interval (``None`` when it has none) in
-    ``unit``, the ``items`` it concerns, the report ``section`` (anchor id) showing the evidence
-    and its ``severity`` (:data:`SEVERITIES`)."""
+    """One finding: ``kind`` (leakage, cues, baseline, hygiene, easy_hard, probe), a
+    one-sentence ``title``, the effect with its interval (``None`` when it has none) in ``unit``,
+    the ``items`` it concerns, the report ``section`` (anchor id) showing the evidence and its
+    ``severity`` (:data:`SEVERITIES`). ``code`` names the finding within its kind (e.g. hygiene
+    ``duplicates``, ``label_conflicts``; probe ``relies_on_cue``) and ``subject`` what it is
+    about (a split, an MCQ rule, a cue, a prompt template), for code that acts on findings."""
 
     kind: str
     title: str
@@ -43,6 +51,8 @@ class Finding:
     items: int | None
     section: str
     severity: str
+    code: str = ""
+    subject: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -64,6 +74,17 @@ def _points(x: float | None) -> float | None:
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def split_name(role: str) -> str:
+    """A split role in a sentence: "test", or "evaluated" for the single file of a
+    cross-validated scan."""
+    return "evaluated" if role == "all" else role
+
+
+def _prefix(role: str) -> str:
+    """"train: " before a finding about one split; nothing for a single-file dataset's."""
+    return "" if role == "all" else f"{role}: "
 
 
 def evaluated_role(results: dict) -> str:
@@ -91,23 +112,23 @@ def _leakage(results: dict) -> list[Finding]:
     title = {
         "significant": f"The labels can be guessed from the words alone: {d} above {base}.",
         "mild": f"Some cue leakage, below the alarm threshold: {d} above {base}.",
-        "chance": "No cue leakage: word cues alone are no better than " + base + ".",
-        "below chance": f"Word cues alone do worse than {base} ({d}).",
+        "chance": f"No cue leakage: a classifier of cue-word scores is no better than {base}.",
+        "below chance": f"A classifier of cue-word scores does worse than {base} ({d}).",
     }.get(verdict, f"Cue leakage {d}.")
     return [Finding("leakage", title, _points(best["D"]), _points(best.get("ci_low")),
                     _points(best.get("ci_high")), "points", evaluated_items(results), "leakage",
-                    LEAKAGE_SEVERITY.get(verdict, "medium"))]
+                    LEAKAGE_SEVERITY.get(verdict, "medium"), verdict)]
 
 
 def cue_summary(results: dict) -> dict | None:
     """``cue_finding`` of the results (written by the scan), else the same derived from
-    ``cues``: number of significant cues and the strongest ones (``items_covered`` only when the
-    scan wrote it)."""
+    ``cues`` (``items_covered`` and ``share_items`` only when the scan wrote them); None without
+    cues."""
     if "cue_finding" in results:
         return results["cue_finding"]
-    cues = [c for c in results.get("cues", []) if c.get("significant")]
     if "cues" not in results:
         return None
+    cues = [c for c in results["cues"] if c.get("significant")]
     top = sorted(cues, key=lambda c: (-_z(c), c["token"], c["label"]))[:5]
     return {"n_significant": len(cues), "items_covered": None, "share_items": None,
             "bonferroni_z": results.get("cue_stats", {}).get("bonferroni_z"),
@@ -124,16 +145,16 @@ def _cues(results: dict) -> list[Finding]:
     summary = cue_summary(results)
     if not summary or not summary["n_significant"]:
         return []
+    n = summary["n_significant"]
     named = ", ".join(f"“{c['token']}” → {c['label']}" for c in summary["top"][:3])
     share = summary.get("share_items")
-    covered = (f", present in {100 * share:.0f}% of the items" if share is not None else "")
-    title = (f"{_plural(summary['n_significant'], 'word')} point to one label significantly"
+    covered = f", found in {100 * share:.0f}% of the items" if share is not None else ""
+    title = (f"{n:,} {'word points' if n == 1 else 'words point'} to one label significantly"
              f"{covered} (strongest: {named}).")
-    leak = results.get("leakage", {})
-    verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
-    severity = {"significant": "high", "mild": "medium"}.get(verdict, "low")
+    verdict = results.get("leakage", {}).get("verdict")
+    severity = {"significant": "high", "mild": "medium"}.get(verdict or "", "low")
     return [Finding("cues", title, None if share is None else round(100 * share, 2), None, None,
-                    "%", summary.get("items_covered"), "cues", severity)]
+                    "%", summary.get("items_covered"), "cues", severity, "significant_cues")]
 
 
 @finding_rule
@@ -142,16 +163,13 @@ def _easy_hard(results: dict) -> list[Finding]:
     if not eh or eh.get("chance_level") or not (eh["easy"] + eh["hard"]):
         return []
     easy = eh["easy"] / (eh["easy"] + eh["hard"])
-    title = (f"{100 * easy:.0f}% of the {eh.get('split', 'evaluated')} items are answered by "
-             f"a cue-only classifier (easy); {_plural(eh['hard'], 'item')} are hard.")
+    title = (f"{100 * easy:.0f}% of the {split_name(eh.get('split', 'all'))} items are answered "
+             f"by a cue-only classifier (easy); {_plural(eh['hard'], 'item')} are hard.")
+    # as important as the leakage it measures, one step below
+    severity = {"significant": "medium", "mild": "low"}.get(
+        results.get("leakage", {}).get("verdict") or "", "info")
     return [Finding("easy_hard", title, round(100 * easy, 2), None, None, "%", eh["easy"],
-                    "easy_hard", "info")]
-
-
-def _choices(results: dict) -> int | None:
-    mb = results.get("mcq_baselines", {})
-    counts = mb.get("choice_counts") or {}
-    return int(next(iter(counts))) if len(counts) == 1 else results["dataset"].get("n_choices")
+                    "easy_hard", severity, "easy_share")]
 
 
 @finding_rule
@@ -163,24 +181,25 @@ def _mcq_rules(results: dict) -> list[Finding]:
     for row in mb["rows"]:
         if not row["significant"] or row.get("complement_of"):
             continue
-        low, high = row["D_ci"]
+        low, high = row.get("D_ci", (None, None))
         if row["D"] > 0:
             title = (f"The rule “{row['name']}” finds the answer without reading the question: "
                      f"{100 * row['D']:+.1f} points above chance.")
         else:
             title = (f"The rule “{row['name']}” does worse than chance "
-                     f"({100 * row['D']:+.1f} points): its choices are rarely the answer.")
+                     f"({100 * row['D']:+.1f} points): its picks are rarely the answer.")
         out.append(Finding("baseline", title, _points(row["D"]), _points(low), _points(high),
-                           "points", row["n_items"], "mcq_baselines", "high"))
+                           "points", row["n_items"], "mcq_baselines", "high", "rule",
+                           row["name"]))
     for role, test in mb.get("gold_position", {}).items():
         if test["significant"]:
             top = test["most_common"]
             out.append(Finding(
-                "positions", f"The right answer sits at position {chr(65 + top['position'])} in "
-                f"{100 * top['share']:.1f}% of the {role} items "
+                "baseline", f"The right answer sits at position {chr(65 + top['position'])} in "
+                f"{100 * top['share']:.1f}% of the {split_name(role)} items "
                 f"({100 * top['expected_share']:.1f}% if balanced).",
                 round(100 * (top["share"] - top["expected_share"]), 2), None, None, "points",
-                sum(test["counts"]), "mcq_baselines", "medium"))
+                sum(test["counts"]), "mcq_baselines", "medium", "positions", role))
     return out
 
 
@@ -194,45 +213,51 @@ def _hygiene(results: dict) -> list[Finding]:
         found = row["exact"] + row["near"]
         if found:
             out.append(Finding(
-                "overlap", f"{_plural(found, row['eval'] + ' item')} also occur in "
+                "hygiene", f"{_plural(found, row['eval'] + ' item')} also occur in "
                 f"{row['fit']} ({row['exact']:,} exact, {row['near']:,} near copies).",
                 round(100 * row["fraction"], 2), None, None, "%", found, "hygiene",
-                "high" if row["fraction"] >= 0.01 else "medium"))
+                "high" if row["fraction"] >= 0.01 else "medium", "overlap", row["eval"]))
     for role, counts in hy.get("splits", {}).items():
-        n = counts["items"] or 1
-        conflicts = counts.get("label_conflict_items", 0)
-        if conflicts:
-            out.append(Finding(
-                "label_conflicts", f"{role}: {_plural(counts['label_conflict_groups'], 'group')}"
-                f" of identical inputs carry different labels "
-                f"({_plural(conflicts, 'item')}: label conflicts).",
-                round(100 * conflicts / n, 2), None, None, "%", conflicts, "hygiene", "medium"))
-        redundant = counts.get("duplicate_items", 0)
-        if redundant:
-            out.append(Finding(
-                "duplicates", f"{role}: {_plural(redundant, 'redundant exact copy', 'redundant exact copies')}"
-                " of other items.", round(100 * redundant / n, 2), None, None, "%", redundant,
-                "hygiene", "medium" if redundant / n >= 0.01 else "low"))
-        permuted = counts.get("permuted_copies", 0)
-        if permuted:
-            out.append(Finding(
-                "constructions", f"{role}: {_plural(permuted, 'item')} repeat another with the "
-                "choices in a different order (a deliberate construction, e.g. to balance "
-                "answer positions).", round(100 * permuted / n, 2), None, None, "%", permuted,
-                "hygiene", "info"))
-        near = counts.get("near_duplicate_pairs", 0)
-        if near:
-            out.append(Finding(
-                "near_duplicates", f"{role}: {_plural(near, 'pair')} of near-duplicate items.",
-                None, None, None, "items", near, "hygiene", "low"))
-        pairs = counts.get("mirrored_pairs", counts.get("contrastive_pairs", 0))
-        if pairs:
-            what = "mirrored pair" if "mirrored_pairs" in counts else "contrastive pair"
-            out.append(Finding(
-                "constructions", f"{role}: {_plural(pairs, what)} (same "
-                f"{'choices' if what == 'mirrored pair' else 'hypothesis'}, different answer) "
-                "neutralise word cues by construction.", None, None, None, "items", pairs,
-                "hygiene", "info"))
+        out += _split_hygiene(role, counts)
+    return out
+
+
+def _split_hygiene(role: str, counts: dict) -> list[Finding]:
+    n, out = counts["items"] or 1, []
+    conflicts = counts.get("label_conflict_items", 0)
+    if conflicts:
+        out.append(Finding(
+            "hygiene", f"{_prefix(role)}{_plural(counts['label_conflict_groups'], 'group')} of "
+            f"identical inputs carry different labels ({_plural(conflicts, 'item')}).",
+            round(100 * conflicts / n, 2), None, None, "%", conflicts, "hygiene", "medium",
+            "label_conflicts", role))
+    redundant = counts.get("duplicate_items", 0)
+    if redundant:
+        out.append(Finding(
+            "hygiene", f"{_prefix(role)}{_plural(redundant, 'item is a redundant exact copy', 'items are redundant exact copies')}"
+            " of another.", round(100 * redundant / n, 2), None, None, "%", redundant,
+            "hygiene", "medium" if redundant / n >= 0.01 else "low", "duplicates", role))
+    near = counts.get("near_duplicate_pairs", 0)
+    if near:
+        out.append(Finding(
+            "hygiene", f"{_prefix(role)}{_plural(near, 'pair')} of near-duplicate items with the "
+            "same answer.", None, None, None, "items", near, "hygiene", "low",
+            "near_duplicates", role))
+    permuted = counts.get("permuted_copies", 0)
+    if permuted:
+        out.append(Finding(
+            "hygiene", f"{_prefix(role)}{_plural(permuted, 'item repeats', 'items repeat')} another "
+            "with the choices in a different order, a deliberate construction (e.g. to balance "
+            "answer positions).", round(100 * permuted / n, 2), None, None, "%", permuted,
+            "hygiene", "info", "permuted_copies", role))
+    pairs = counts.get("mirrored_pairs", counts.get("contrastive_pairs", 0))
+    if pairs:
+        mirrored = "mirrored_pairs" in counts
+        out.append(Finding(
+            "hygiene", f"{_prefix(role)}{_plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
+            f" (the same {'choices' if mirrored else 'hypothesis'} with different answers) "
+            "neutralise word cues by construction.", None, None, None, "items", pairs,
+            "hygiene", "info", "mirrored_pairs" if mirrored else "contrastive_pairs", role))
     return out
 
 
@@ -249,37 +274,35 @@ def _probe(results: dict) -> list[Finding]:
     name = _model_name(pr)
     sanity = pr.get("sanity", {})
     acc = sanity.get("accuracy", {})
-    out = []
     if sanity and not sanity.get("interpretable", True):
-        out.append(Finding("probe", f"{name} performs at chance, so its cue tests are not "
-                           "interpretable.", _points(acc.get("accuracy")),
-                           _points(acc.get("ci_low")), _points(acc.get("ci_high")), "%",
-                           None, "probe", "high"))
-        return out
-    for cue in pr.get("accuracy_test", {}).get("cues", []):
-        if cue.get("significant") and cue["delta"] > 0:
-            out.append(Finding(
-                "probe", f"{name} relies on “{cue['cue']}”: {100 * cue['delta']:+.1f} points "
-                "of accuracy on items with it.", _points(cue["delta"]), _points(cue.get("ci_low")),
-                _points(cue.get("ci_high")), "points", cue["n_with"], "probe", "high"))
+        return [Finding("probe", f"{name} performs at chance, so its cue tests are not "
+                        "interpretable.", _points(acc.get("accuracy")), _points(acc.get("ci_low")),
+                        _points(acc.get("ci_high")), "%", None, "probe", "high", "at_chance",
+                        name)]
+    out = [Finding("probe", f"{name} relies on “{cue['cue']}”: {100 * cue['delta']:+.1f} points "
+                   "of accuracy on items with it.", _points(cue["delta"]),
+                   _points(cue.get("ci_low")), _points(cue.get("ci_high")), "points",
+                   cue["n_with"], "probe", "high", "relies_on_cue", cue["cue"])
+           for cue in pr.get("accuracy_test", {}).get("cues", [])
+           if cue.get("significant") and cue["delta"] > 0]
     eh = pr.get("easy_hard") or {}
     if eh.get("gap") is not None and eh["gap"] > 0:
         out.append(Finding(
             "probe", f"{name} is {100 * eh['gap']:.1f} points more accurate on easy (cue-"
             f"answerable) items ({100 * eh['easy_accuracy']:.1f}%) than on hard ones "
             f"({100 * eh['hard_accuracy']:.1f}%).", _points(eh["gap"]), None, None, "points",
-            None, "probe", "medium" if eh["gap"] >= 0.1 else "low"))
+            None, "probe", "medium" if eh["gap"] >= 0.1 else "low", "easy_hard_gap", name))
     pb = pr.get("position_bias")
     if pb and pb.get("cochran_q", {}).get("significant"):
         out.append(Finding("probe", f"{name}'s accuracy depends on where the right answer "
                            f"sits (spread {100 * pb['spread']:.1f} points).",
                            _points(pb["spread"]), None, None, "points", pb.get("n_items"),
-                           "probe", "high"))
-    if not any(f.severity == "high" for f in out):
+                           "probe", "high", "position_bias", name))
+    if not any(f.code == "relies_on_cue" for f in out):
         tested = len(pr.get("accuracy_test", {}).get("cues", []))
         out.append(Finding("probe", f"No tested cue changes {name}'s accuracy significantly "
                            f"({_plural(tested, 'cue')} tested).", None, None, None, "points",
-                           None, "probe", "info"))
+                           None, "probe", "info", "no_cue_reliance", name))
     return out
 
 
@@ -297,25 +320,27 @@ def _llm_probe(results: dict) -> list[Finding]:
             top = max(relied, key=lambda c: (c["delta"], c["cue"]))
             out.append(Finding(
                 "probe", f"{name} with prompt “{t['name']}” relies on “{top['cue']}” "
-                f"({100 * top['delta']:+.1f} points; {_plural(len(relied), 'cue')} significant).",
+                f"({_plural(len(relied), 'cue')} significant).",
                 _points(top["delta"]), _points(top.get("ci_low")), _points(top.get("ci_high")),
-                "points", top["n_with"], "llm_probe", "high"))
+                "points", top["n_with"], "llm_probe", "high", "prompt_relies_on_cue", t["name"]))
         rate = t["unparseable"]["rate"]
-        if rate >= 0.05:
+        if rate >= UNREADABLE:
             out.append(Finding("probe", f"{100 * rate:.0f}% of the answers to prompt "
                                f"“{t['name']}” could not be read (counted as wrong).",
                                round(100 * rate, 2), None, None, "%", t["unparseable"]["n"],
-                               "llm_probe", "medium"))
+                               "llm_probe", "medium", "unreadable_answers", t["name"]))
     least = (lp.get("verdict") or {}).get("least_cue_reliant")
     if least:
         out.append(Finding("probe", f"Prompt “{least}” relies least on the cues.", None, None,
-                           None, "points", None, "llm_probe", "info"))
+                           None, "points", None, "llm_probe", "info", "least_cue_reliant",
+                           least))
     return out
 
 
 # --------------------------------------------------------------------------------- ranking
 def _size(f: Finding) -> float:
-    """Comparable magnitude: points and % as they are, a count of items as a share of … none."""
+    """Comparable magnitude within a severity: points and % as they are; findings without one
+    (counts of pairs) rank after them."""
     if f.effect is not None and f.unit in ("points", "%"):
         return abs(f.effect)
     return 0.0

@@ -5,11 +5,18 @@ form of :func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), s
 and spacing never hide a copy.
 
 * An item's *input* is its normalised premise (MCQ: with the question) and hypothesis (MCQ: its
-  set of choices, in any order). Items with the same input are **exact duplicates**; those whose
-  labels differ (NLI label; MCQ: the text of the right choice) are **label-noise candidates**.
-* **Near duplicates**: different inputs whose word-bigram sets have a Jaccard similarity of at
-  least :data:`NEAR_THRESHOLD`, found with a numpy MinHash LSH (:class:`NearIndex`,
-  :data:`NUM_PERM` seeded permutations) and confirmed with the exact Jaccard similarity.
+  set of choices, in any order). Among items with the same input, those with the same answer
+  (NLI label; MCQ: the text of the right choice) and, for MCQ, the choices in the same order are
+  **exact duplicates** (redundant copies); those with the choices in another order are
+  **permuted copies** (a deliberate construction, e.g. ARCT-adv's swapped choices that balance
+  answer positions); groups whose answers differ are **label conflicts** (label-noise
+  candidates).
+* **Near duplicates**: different inputs whose premises *and* hypotheses (MCQ: premise + question
+  and choice set) each have a word-bigram Jaccard similarity of at least :data:`NEAR_THRESHOLD`,
+  found with a numpy MinHash LSH over the whole input (:class:`NearIndex`, :data:`NUM_PERM`
+  seeded permutations) and confirmed part by part with the exact Jaccard similarity: sibling
+  hypotheses of one premise are not near duplicates. Items sharing a premise are counted
+  separately (``shared_premise_items``).
 * **Overlap**: evaluation items whose input (exactly, or nearly) occurs in the fitting split,
   and evaluation items sharing a premise with a fitting item.
 * **Mirrored / contrastive pairs**: MCQ pairs with the same set of choices but a different right
@@ -42,7 +49,7 @@ NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a s
 PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
 CHUNK_WORDS = 1 << 16  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes
 MAX_EXAMPLES = 5
-TEXT_CHARS = 160
+TEXT_CHARS = 240
 
 
 def _forms(split: Split, i: int) -> tuple[str, str]:
@@ -54,19 +61,24 @@ def _forms(split: Split, i: int) -> tuple[str, str]:
     return normal_form(split.premise_context(i)), text
 
 
+PARTS = " || "  # joins the parts of an input that are compared separately (never in a normal form)
+
+
 def near_texts(split: Split, items: np.ndarray) -> list[str]:
-    """The inputs (normalised premise and hypothesis / choice set) of ``items``, as indexed for
-    near duplicates."""
-    return [" || ".join(_forms(split, int(i))) for i in items]
+    """The inputs (normalised premise and hypothesis / choice set, joined by :data:`PARTS`) of
+    ``items``, as indexed for near duplicates."""
+    return [PARTS.join(_forms(split, int(i))) for i in items]
 
 
 @dataclass(frozen=True)
 class ItemKeys:
     """Compact per-item keys of one split (docs/methods.md §11): 64-bit hashes of the normalised
-    input, premise, mirrored / contrastive pair text and answer; ``has_pair`` marks items with a
-    pair text (NLI: hypotheses of 3+ tokens)."""
+    input, the input as shown (MCQ: the choices in their order), premise, mirrored / contrastive
+    pair text and answer; ``has_pair`` marks items with a pair text (NLI: hypotheses of 3+
+    tokens)."""
 
     inputs: np.ndarray
+    shown: np.ndarray
     premises: np.ndarray
     pairs: np.ndarray
     has_pair: np.ndarray
@@ -85,10 +97,23 @@ class ItemKeys:
             pairs, has_pair = keys.text, keys.text_words >= MIN_KEY_TOKENS
             answers = np.fromiter((codes.setdefault(label, len(codes)) for label in split.labels),
                                   dtype=np.uint64, count=len(split))
+            shown = pairs
         else:
             pairs, has_pair = keys.text_sets(), np.ones(len(split), dtype=bool)
             answers = keys.text[keys.starts[:-1] + np.asarray(split.labels, dtype=np.int64)]
-        return cls(combine(keys.context, pairs), keys.context, pairs, has_pair, answers)
+            shown = keys.text_sequences()
+        return cls(combine(keys.context, pairs), combine(keys.context, shown), keys.context,
+                   pairs, has_pair, answers)
+
+    def take(self, items: np.ndarray) -> "ItemKeys":
+        """The keys of ``items`` (positions)."""
+        return ItemKeys(**{f.name: getattr(self, f.name)[items] for f in fields(self)})
+
+    @classmethod
+    def concat(cls, parts: list["ItemKeys"]) -> "ItemKeys":
+        """The keys of consecutive ``parts`` (e.g. chunks) one after the other."""
+        return cls(**{f.name: np.concatenate([getattr(p, f.name) for p in parts])
+                      for f in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -127,6 +152,23 @@ class Groups:
         values, starts = answers[self.members], self.bounds[:-1]
         return np.minimum.reduceat(values, starts) != np.maximum.reduceat(values, starts)
 
+    def distinct(self, *columns: np.ndarray) -> np.ndarray:
+        """Per group, the number of distinct rows of ``columns`` (by position) among its
+        members."""
+        group = np.repeat(np.arange(len(self)), self.sizes)
+        values = [column[self.members] for column in columns]
+        order = np.lexsort((*values[::-1], group))
+        starts = _run_starts(group[order], *(v[order] for v in values))
+        return np.bincount(group[order][starts], minlength=len(self))
+
+    def example_pairs(self, which: np.ndarray,
+                      partners: Callable[[int, int], bool]) -> list[tuple[int, int]]:
+        """In the first :data:`MAX_EXAMPLES` groups where ``which``, the first two members
+        ``(i, j)`` (positions) for which ``partners(i, j)``; ``which`` only marks groups that
+        have such a pair."""
+        return [next((int(i), int(j)) for i, j in combinations(self[g], 2) if partners(i, j))
+                for g in np.flatnonzero(which)[:MAX_EXAMPLES]]
+
     def discordant_pairs(self, answers: np.ndarray) -> int:
         """Pairs of members of one group whose answers differ."""
         group, values = np.repeat(np.arange(len(self)), self.sizes), answers[self.members]
@@ -136,8 +178,7 @@ class Groups:
 
     def first_pairs(self, which: np.ndarray) -> list[tuple[int, int]]:
         """The first two members of the first :data:`MAX_EXAMPLES` groups where ``which``."""
-        return [(int(self[g][0]), int(self[g][1]))
-                for g in np.flatnonzero(which)[:MAX_EXAMPLES]]
+        return self.example_pairs(which, lambda i, j: True)
 
 
 def _run_starts(*columns: np.ndarray) -> np.ndarray:
@@ -168,6 +209,17 @@ def _shingles(text: str) -> set[str]:
 def _jaccard(a: set[str], b: set[str]) -> float:
     union = len(a | b)
     return len(a & b) / union if union else 0.0
+
+
+def _part_shingles(text: str) -> list[set[str]]:
+    """The shingles of each :data:`PARTS` part of an indexed text."""
+    return [_shingles(part) for part in text.split(PARTS)]
+
+
+def _near(a: list[set[str]], b: list[set[str]]) -> bool:
+    """Whether every part of ``a`` is near the same part of ``b`` (two empty parts are equal)."""
+    return len(a) == len(b) and all(_jaccard(x, y) >= NEAR_THRESHOLD or not (x or y)
+                                    for x, y in zip(a, b))
 
 
 @cache
@@ -229,14 +281,14 @@ def _band_matches(queries: np.ndarray, table: np.ndarray, upper: bool = False) -
 def _confirmed(pairs: np.ndarray, left: list[str], right: list[str],
                first_only: bool = False) -> list[tuple[int, int]]:
     """The candidate ``pairs`` ``(i, j)`` (grouped by ``i``) whose texts ``left[i]`` and
-    ``right[j]`` have an exact word-bigram Jaccard similarity ≥ :data:`NEAR_THRESHOLD`;
-    ``first_only``: only the first such pair of each ``i``."""
+    ``right[j]`` have, part by part (:data:`PARTS`), an exact word-bigram Jaccard similarity ≥
+    :data:`NEAR_THRESHOLD`; ``first_only``: only the first such pair of each ``i``."""
     out: list[tuple[int, int]] = []
-    current, shingles, done = -1, set[str](), False
+    current, shingles, done = -1, list[set[str]](), False
     for i, j in pairs.tolist():
         if i != current:
-            current, shingles, done = i, _shingles(left[i]), False
-        if not done and _jaccard(shingles, _shingles(right[j])) >= NEAR_THRESHOLD:
+            current, shingles, done = i, _part_shingles(left[i]), False
+        if not done and _near(shingles, _part_shingles(right[j])):
             out.append((i, j))
             done = first_only
     return out
@@ -322,16 +374,28 @@ class NearIndex:
 
 @dataclass(frozen=True)
 class NearSample:
-    """A split's items indexed for near duplicates (:func:`near_items`, ascending), their input
-    keys and the :class:`NearIndex` of their inputs (:func:`near_texts`)."""
+    """A split's items indexed for near duplicates (:func:`near_items`, ascending), their
+    :class:`ItemKeys` and the :class:`NearIndex` of their inputs (:func:`near_texts`)."""
 
     items: np.ndarray
-    inputs: np.ndarray
+    keys: ItemKeys
     index: NearIndex
 
+    @property
+    def inputs(self) -> np.ndarray:
+        return self.keys.inputs
+
     def pairs(self) -> list[tuple[int, int]]:
-        """Item pairs ``(i, j)``, ``i < j``, of near duplicates within the sample, in order."""
-        return _items_of(self.items, self.items, self.index.near_pairs(self.inputs))
+        """Item pairs ``(i, j)``, ``i < j``, of near duplicates within the sample, in order.
+        Near pairs with different answers that share the premise (sibling hypotheses, minimally
+        edited) or the pair text (mirrored / contrastive pairs) are a deliberate construction,
+        not near duplicates."""
+        keys = self.keys
+        paired = lambda k, m: keys.has_pair[k] and keys.pairs[k] == keys.pairs[m]  # noqa: E731
+        return _items_of(self.items, self.items, [
+            (k, m) for k, m in self.index.near_pairs(self.inputs)
+            if keys.answers[k] == keys.answers[m]
+            or not (keys.premises[k] == keys.premises[m] or paired(k, m))])
 
     def first_near(self, evaluated: NearSample, unmatched: np.ndarray) -> list[tuple[int, int]]:
         """For each sampled item of ``evaluated`` where ``unmatched`` (by sample position) that is
@@ -348,8 +412,8 @@ def _items_of(left: np.ndarray, right: np.ndarray,
 
 
 Part = dict[str, np.ndarray]
-"""Columns of some items of a split: their ``key`` and ``item`` (ascending), and for inputs and
-pair texts their ``answer``. A split's keys come as one or more parts; all items holding one key
+"""Columns of some items of a split: their ``key`` and ``item`` (ascending), for inputs and
+pair texts their ``answer``, for inputs the input as ``shown``. A split's keys come as one or more parts; all items holding one key
 are in the same part (docs/methods.md §11)."""
 
 T = TypeVar("T", bound="Tally")
@@ -374,25 +438,35 @@ def _total(tallies: Iterable[T]) -> T:
 
 @dataclass(frozen=True)
 class Copies(Tally):
-    """Exact duplicates (items sharing an input key) and label-noise candidates (such groups
-    carrying more than one answer): redundant items, groups, conflicting groups and their items,
-    and the first two members of the first groups of each kind."""
+    """Items sharing an input key: redundant copies (the same input as shown and the same
+    answer as an earlier item) and the groups holding them, permuted copies (the same answer
+    with the choices in another order), label-conflict groups (more than one answer) and their
+    items, and example pairs of each kind."""
 
     redundant: int
     groups: int
+    permuted: int
     conflict_groups: int
     conflict_items: int
     duplicates: list[tuple[int, int]]
+    permutations: list[tuple[int, int]]
     conflicts: list[tuple[int, int]]
 
     @classmethod
     def of(cls, part: Part) -> Copies:
         groups, items = Groups.of(part["key"]), part["item"]
-        mixed = groups.mixed(part["answer"])
-        everyone = np.ones(len(groups), dtype=bool)
-        return cls(int(groups.sizes.sum()) - len(groups), len(groups), int(mixed.sum()),
-                   int(groups.sizes[mixed].sum()),
-                   _items_of(items, items, groups.first_pairs(everyone)),
+        answer, shown = part["answer"], part["shown"]
+        mixed = groups.mixed(answer)
+        variants = groups.distinct(shown, answer)  # distinct (input as shown, answer)
+        redundant = groups.sizes - variants
+        permuted = variants - groups.distinct(answer)
+        same = lambda i, j: answer[i] == answer[j]  # noqa: E731
+        return cls(int(redundant.sum()), int((redundant > 0).sum()), int(permuted.sum()),
+                   int(mixed.sum()), int(groups.sizes[mixed].sum()),
+                   _items_of(items, items, groups.example_pairs(
+                       redundant > 0, lambda i, j: same(i, j) and shown[i] == shown[j])),
+                   _items_of(items, items, groups.example_pairs(
+                       permuted > 0, lambda i, j: same(i, j) and shown[i] != shown[j])),
                    _items_of(items, items, groups.first_pairs(mixed)))
 
 
@@ -407,10 +481,7 @@ class Contrasts(Tally):
     @classmethod
     def of(cls, part: Part) -> Contrasts:
         groups, answers = Groups.of(part["key"]), part["answer"]
-        shown = []
-        for g in np.flatnonzero(groups.mixed(answers))[:MAX_EXAMPLES]:
-            first, *rest = groups[g]
-            shown.append((first, next(j for j in rest if answers[j] != answers[first])))
+        shown = groups.example_pairs(groups.mixed(answers), lambda i, j: answers[i] != answers[j])
         return cls(groups.discordant_pairs(answers), _items_of(part["item"], part["item"], shown))
 
 
@@ -447,6 +518,7 @@ class SplitFindings:
     copies: Copies
     contrasts: Contrasts
     near: list[tuple[int, int]]
+    shared_premise: int
 
     def counts(self) -> dict:
         return {"items": self.items, "duplicate_items": self.copies.redundant,
@@ -454,11 +526,14 @@ class SplitFindings:
                 "label_conflict_groups": self.copies.conflict_groups,
                 "label_conflict_items": self.copies.conflict_items,
                 ("mirrored_pairs" if self.task == Task.MCQ else "contrastive_pairs"):
-                    self.contrasts.pairs}
+                    self.contrasts.pairs,
+                "permuted_copies": self.copies.permuted,
+                "shared_premise_items": self.shared_premise}
 
     def examples(self) -> dict[str, list[tuple[int, int]]]:
         return {"duplicates": self.copies.duplicates, "near_duplicates": self.near[:MAX_EXAMPLES],
-                "label_conflicts": self.copies.conflicts, "mirrored": self.contrasts.shown}
+                "label_conflicts": self.copies.conflicts, "mirrored": self.contrasts.shown,
+                "permuted": self.copies.permutations}
 
 
 @dataclass(frozen=True)
@@ -504,7 +579,8 @@ def findings(keyed: dict[str, Keyed],
     """Every split's findings, then the overlap of the evaluated split with each fitting split
     and of the fitting splits with each other (docs/methods.md §11)."""
     found = [SplitFindings(role, k.items, k.task, _total(map(Copies.of, k.inputs())),
-                           _total(map(Contrasts.of, k.pairs())), k.sample.pairs())
+                           _total(map(Contrasts.of, k.pairs())), k.sample.pairs(),
+                           sum(int(Groups.of(p["key"]).sizes.sum()) for p in k.premises()))
              for role, k in keyed.items()]
     fitting = [role for role in keyed if role != evaluated]
     pairs = [(f, evaluated) for f in fitting] + list(combinations(fitting, 2))
@@ -529,16 +605,28 @@ def example_refs(found: list[SplitFindings], overlaps: list[OverlapFindings]
     return out
 
 
+def clip(text: str, limit: int = TEXT_CHARS) -> str:
+    """``text``, or its first words within ``limit`` characters followed by "…" (cut inside a
+    word only when the first word alone is longer)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ") if not text[limit - 1].isspace() else len(cut)
+    return (cut[:space] if space > 0 else cut).rstrip() + "…"
+
+
 def describe(role: str, split: Split, i: int) -> dict:
     """Item ``i`` of ``split`` as an example shows it."""
     shown = split.hypotheses[i] if split.task == Task.NLI else " / ".join(split.choices[i])
     return {"split": role, "id": split.ids[i], "line": split.lines[i],
-            "text": f"{split.premise_context(i)} → {shown}"[:TEXT_CHARS]}
+            "text": clip(f"{split.premise_context(i)} → {shown}")}
 
 
 def _example(show: Describe, kind: str | None, item: Ref, other: Ref) -> dict:
+    """An example pair: the first item as :func:`describe` gives it, the other (``other``) with
+    its text too."""
     row, shown = show(*item), show(*other)
-    row["other"] = {key: shown[key] for key in ("split", "id", "line")}
+    row["other"] = {key: shown[key] for key in ("split", "id", "line", "text")}
     return {**row, "kind": kind} if kind else row
 
 
@@ -598,8 +686,9 @@ def _in_memory(split: Split, seed: int) -> Keyed:
     has = keys.has_pair
     sample = near_items(len(split), seed)
     return Keyed(len(split), split.task,
-                 NearSample(sample, keys.inputs[sample], NearIndex(near_texts(split, sample), seed)),
-                 lambda: [{"key": keys.inputs, "item": items, "answer": keys.answers}],
+                 NearSample(sample, keys.take(sample), NearIndex(near_texts(split, sample), seed)),
+                 lambda: [{"key": keys.inputs, "item": items, "answer": keys.answers,
+                           "shown": keys.shown}],
                  lambda: [{"key": keys.pairs[has], "item": items[has], "answer": keys.answers[has]}],
                  lambda: [{"key": keys.premises, "item": items}])
 

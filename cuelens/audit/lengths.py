@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cuelens.audit.chance import wilson_interval
+from cuelens.audit.chance import exact_interval
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Dataset, Split, Task
 
@@ -66,14 +66,14 @@ def _majority(fit: Split, evaluate: Split) -> np.ndarray:
 
 
 def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
-    """NLI: out-of-fold accuracy (Wilson 95% interval) of the length-only tree, the majority
-    label's on the same protocol and D, their difference."""
+    """NLI: out-of-fold accuracy (exact Clopper–Pearson 95% interval) of the length-only tree,
+    the majority label's on the same protocol and D, their difference."""
     from cuelens.audit.mcq_baselines import cross_fit
 
     hits = cross_fit(dataset, _length_only, folds, seed)
     majority = float(cross_fit(dataset, _majority, folds, seed).mean())
     accuracy = float(hits.mean())
-    low, high = wilson_interval(accuracy, len(hits))
+    low, high = exact_interval(accuracy, len(hits))
     return {"name": "hypothesis length only", "accuracy": round(accuracy, 6),
             "ci_low": round(float(low), 6), "ci_high": round(float(high), 6),
             "majority": round(majority, 6), "D": round(accuracy - majority, 6),

@@ -2,9 +2,13 @@
 
 Each baseline scores every choice of an item; the top-scored choice is the prediction and a tie
 between ``t`` choices earns ``1/t`` when the gold choice is among them (docs/methods.md §3). Every row has
-accuracy, chance ``mean(1/k_i)``, ``D = Acc − chance``, 95% Wilson intervals and a two-sided
-test against chance (:mod:`cuelens.audit.chance`); ``significant`` uses a Bonferroni correction
-over the rows of the table. Items may have any number of choices, varying per item.
+accuracy, chance ``mean(1/k_i)``, ``D = Acc − chance``, a two-sided test against chance and
+Clopper–Pearson intervals (:mod:`cuelens.audit.chance`). ``significant`` uses a Bonferroni
+correction over the rules tested, and the intervals use the same correction (confidence
+``1 − 0.05/m``), so a row is significant when its interval excludes chance. With two choices
+per item, ``shortest choice`` is the complement of ``longest choice`` (its credit is one minus
+the other's on every item): it is marked ``complement_of`` and tested once. Items may have any
+number of choices, varying per item.
 
 Two registries:
 
@@ -160,6 +164,16 @@ def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict[str, np
     return out
 
 
+COMPLEMENTS = {"shortest choice": "longest choice"}  # with two choices per item
+
+
+def complements(names: list[str], k: np.ndarray) -> dict[str, str]:
+    """Rule → the rule it is the complement of, when every item has two choices."""
+    if len(k) == 0 or not (k == 2).all():
+        return {}
+    return {rule: other for rule, other in COMPLEMENTS.items() if rule in names and other in names}
+
+
 def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
                   extra: dict[str, float] | None = None) -> dict:
     """The ``mcq_baselines`` section of results.json (docs/results-schema.md).
@@ -171,9 +185,12 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
     credit = item_credit(dataset, folds, seed)
     accuracy = {name: float(values.mean()) for name, values in credit.items()}
     accuracy.update(extra or {})
+    paired = complements(list(accuracy), k)
+    threshold = ALPHA / (len(accuracy) - len(paired))
     rows = [{"name": name, "fitted": name in FITTED or name in (extra or {}),
-             **accuracy_row(acc, k)} for name, acc in accuracy.items()]
-    threshold = ALPHA / len(rows)
+             **accuracy_row(acc, k, 1 - threshold),
+             **({"complement_of": paired[name]} if name in paired else {})}
+            for name, acc in accuracy.items()]
     for row in rows:
         row["significant"] = bool(row["p_value"] < threshold)
     coverage = float(cross_fit(dataset, question_seen, folds, seed).mean())
@@ -185,21 +202,50 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
     return {"n_items": len(k), "chance": rows[0]["chance"],
             "choice_counts": {str(c): int(n) for c, n in zip(*np.unique(k, return_counts=True))},
             "fitted_on": "train" if dataset.train is not None else f"{folds}-fold cross-fitting",
-            "bonferroni_alpha": round(threshold, 6), "rows": rows,
+            "bonferroni_alpha": round(threshold, 6), "ci_level": round(1 - threshold, 6),
+            "rows": rows,
             "gold_position": positions}
 
 
 
-def baseline_verdict(row: dict) -> str:
-    """A plain-English sentence for one row of :func:`mcq_baselines`."""
+def ci_name(section: dict) -> str:
+    """``99.3% CI``: the intervals' confidence, Bonferroni-corrected like the test."""
+    return f"{100 * section.get('ci_level', 0.95):.3g}% CI"
+
+
+def baseline_verdict(row: dict, section: dict) -> str:
+    """A plain-English sentence for one row of :func:`mcq_baselines` (``section``)."""
     name, acc, chance = row["name"], 100 * row["accuracy"], 100 * row["chance"]
     if row.get("coverage", 1.0) == 0.0:
         return f"{name}: no evaluated question occurs among the fitting items, so it can only guess."
+    if row.get("complement_of"):
+        return (f"{name}: the complement of “{row['complement_of']}” — with two choices one is "
+                f"right exactly when the other is wrong ({acc:.1f}%); tested once, as "
+                f"“{row['complement_of']}”.")
     head = (f"{name}: right {acc:.1f}% of the time against {chance:.1f}% by chance "
-            f"({100 * row['D']:+.1f} points, 95% CI {100 * row['D_ci'][0]:+.1f} to "
+            f"({100 * row['D']:+.1f} points, {ci_name(section)} {100 * row['D_ci'][0]:+.1f} to "
             f"{100 * row['D_ci'][1]:+.1f}; {p_text(row['p_value'])})")
     if not row["significant"]:
         return f"{head}: not significantly different from guessing."
     if row["D"] > 0:
         return f"{head}: an artifact — the answer can be guessed this way without the question."
-    return f"{head}: worse than guessing, so the opposite rule is an artifact."
+    if set(section.get("choice_counts", {})) == {"2"}:
+        return (f"{head}: worse than guessing — with two choices, picking the other one is "
+                f"right {100 - acc:.1f}% of the time, an artifact.")
+    return (f"{head}: worse than guessing — the right answer is rarely the choice this rule "
+            "picks, so the rule rules out a wrong choice: an artifact.")
+
+
+def baselines_headline(section: dict) -> tuple[str, str]:
+    """(level, sentence) over the rules of :func:`mcq_baselines`, each complement counted once
+    with its rule."""
+    tested = [r for r in section["rows"] if not r.get("complement_of")]
+    flagged = [r for r in tested if r["significant"]]
+    note = "".join(f" (“{r['name']}” is the complement of “{r['complement_of']}” with two "
+                   "choices and is counted with it.)" for r in section["rows"]
+                   if r.get("complement_of"))
+    if flagged:
+        return "flagged", (f"{len(flagged)} of {len(tested)} rules that never read the question "
+                           f"differ significantly from chance.{note}")
+    return "clean", (f"None of the {len(tested)} rules that never read the question differs "
+                     f"significantly from chance.{note}")

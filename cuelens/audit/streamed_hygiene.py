@@ -31,6 +31,7 @@ from cuelens.engine.chunks import ChunkedSplit
 PART_BITS = 6  # 64 partitions: of 50M keys, ~0.8M (19 MB with item and answer) in memory at once
 BUFFERED = 1 << 18  # keys gathered before they are written out to their partitions
 ANSWERED = (("item", "<i8"), ("answer", "<u8"))
+INPUTS = (*ANSWERED, ("shown", "<u8"))
 
 
 class KeySpill:
@@ -95,27 +96,26 @@ class KeySpill:
                 "grouped_items": sum(p["grouped_items"] for p in parts)}
 
 
-def _spilled(split: ChunkedSplit, seed: int, directory: Path, premises: bool) -> Keyed:
-    """One pass over ``split``'s chunks: its keys spilled under ``directory`` (premise keys only
-    when ``premises``: they serve the overlap between splits) and its near-duplicate sample."""
-    inputs, pairs = KeySpill(directory / "inputs", ANSWERED), KeySpill(directory / "pairs", ANSWERED)
+def _spilled(split: ChunkedSplit, seed: int, directory: Path) -> Keyed:
+    """One pass over ``split``'s chunks: its keys spilled under ``directory`` and its
+    near-duplicate sample."""
+    inputs, pairs = KeySpill(directory / "inputs", INPUTS), KeySpill(directory / "pairs", ANSWERED)
     premise_keys = KeySpill(directory / "premises", (("item", "<i8"),))
     sample = near_items(len(split), seed)
     codes: dict = {}
-    sample_inputs, texts = [], []
+    sampled, texts = [], []
     for chunk in split:
         keys = ItemKeys.of(chunk.split, text_keys(chunk.split), codes)
         items = np.arange(chunk.first, chunk.first + len(chunk.split))
-        inputs.add(keys.inputs, item=items, answer=keys.answers)
+        inputs.add(keys.inputs, item=items, answer=keys.answers, shown=keys.shown)
         has = keys.has_pair
         pairs.add(keys.pairs[has], item=items[has], answer=keys.answers[has])
-        if premises:
-            premise_keys.add(keys.premises, item=items)
+        premise_keys.add(keys.premises, item=items)
         local = sample[np.searchsorted(sample, chunk.first):
                        np.searchsorted(sample, chunk.first + len(items))] - chunk.first
-        sample_inputs.append(keys.inputs[local])
+        sampled.append(keys.take(local))
         texts += near_texts(chunk.split, local)
-    near = NearSample(sample, np.concatenate(sample_inputs), NearIndex(texts, seed))
+    near = NearSample(sample, ItemKeys.concat(sampled), NearIndex(texts, seed))
     return Keyed(len(split), split.task, near, inputs.parts, pairs.parts, premise_keys.parts)
 
 
@@ -143,7 +143,7 @@ def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_vali
     ``work_dir``, removed on return."""
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="hygiene-") as temp:
-        keyed = {role: _spilled(split, seed, Path(temp) / f"split{k}", len(splits) > 1)
+        keyed = {role: _spilled(split, seed, Path(temp) / f"split{k}")
                  for k, (role, split) in enumerate(splits.items())}
         found, overlaps = findings(keyed, evaluated)
     wanted: dict[str, set[int]] = {}

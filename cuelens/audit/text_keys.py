@@ -114,13 +114,21 @@ class TextKeys:
     def text_sets(self) -> np.ndarray:
         """Per item, the fingerprint of its texts as a multiset (MCQ: the option set in any
         order, so mirrored items match)."""
+        item = np.repeat(np.arange(len(self.starts) - 1), np.diff(self.starts))
+        return self._fold(self.text[np.lexsort((self.text, item))])
+
+    def text_sequences(self) -> np.ndarray:
+        """Per item, the fingerprint of its texts in their order (MCQ: the options as shown, so
+        a copy with the options permuted differs)."""
+        return self._fold(self.text)
+
+    def _fold(self, texts: np.ndarray) -> np.ndarray:
+        """Per item, its ``texts[starts[i]:starts[i + 1]]`` combined in that order."""
         sizes = np.diff(self.starts)
-        item = np.repeat(np.arange(len(sizes)), sizes)
-        ordered = self.text[np.lexsort((self.text, item))]
         out = np.zeros(len(sizes), dtype=np.uint64)
         for position in range(int(sizes.max()) if len(sizes) else 0):
             has = sizes > position
-            out[has] = combine(out[has], ordered[self.starts[:-1][has] + position])
+            out[has] = combine(out[has], texts[self.starts[:-1][has] + position])
         return out
 
 

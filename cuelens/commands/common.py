@@ -92,16 +92,84 @@ def warn_skipped(dataset) -> None:
             console.print(f"[yellow]warning:[/] {split.path}: skipped {count} item(s): {reason}")
 
 
+LOG_EVERY = 15.0  # seconds between progress lines when stderr is not a terminal
+
+
+def live_progress(*columns):
+    """A transient rich progress display with ``columns`` on the console; when stderr is not
+    a terminal (a log file, CI, a pipe), where rich draws nothing, it prints a plain line with
+    the share done, the elapsed time and the time left every :data:`LOG_EVERY` seconds instead
+    (and a last line when it printed any)."""
+    import time
+
+    from rich.progress import Progress
+
+    class LoggedProgress(Progress):
+        def __init__(self) -> None:
+            super().__init__(*columns, console=console, transient=True,
+                             disable=not console.is_terminal)
+            self._logged: dict = {}
+
+        def update(self, task_id, **kwargs) -> None:
+            super().update(task_id, **kwargs)
+            self._log(task_id)
+
+        def advance(self, task_id, advance: float = 1) -> None:
+            super().advance(task_id, advance)
+            self._log(task_id)
+
+        def _log(self, task_id, final: bool = False) -> None:
+            if not self.disable:
+                return
+            now = time.monotonic()
+            last = self._logged.get(task_id)
+            if final and last is None:
+                return
+            if not final and now - (last or self._tasks[task_id].start_time or now) < LOG_EVERY:
+                return
+            self._logged[task_id] = now
+            console.print(progress_line(self._tasks[task_id]), highlight=False, markup=False,
+                          soft_wrap=True)
+
+        def stop(self) -> None:
+            for task_id in list(self._tasks):
+                self._log(task_id, final=True)
+            super().stop()
+
+    return LoggedProgress()
+
+
+def progress_line(task) -> str:
+    """``scanning snli: leakage · 42% · 1:02 elapsed · about 1:25 left`` for a rich task."""
+    from datetime import timedelta
+
+    def clock(seconds: float | None) -> str:
+        return str(timedelta(seconds=int(seconds or 0)))
+
+    parts = [task.description]
+    if task.total:
+        done = f"{100 * task.completed / task.total:.0f}%"
+        if task.total > 1:
+            done += f" ({int(task.completed):,} of {int(task.total):,})"
+        parts.append(done)
+    parts.append(f"{clock(task.elapsed)} elapsed")
+    if task.finished:
+        parts.append("done")
+    elif task.time_remaining is not None:
+        parts.append(f"about {clock(task.time_remaining)} left")
+    return " · ".join(parts)
+
+
 class progress_bar:
-    """A rich progress bar fed by the library's ``progress(stage, fraction)`` callbacks."""
+    """A rich progress bar fed by the library's ``progress(stage, fraction)`` callbacks
+    (:func:`live_progress`: plain lines when stderr is not a terminal)."""
 
     def __init__(self, description: str) -> None:
-        from rich.progress import (BarColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
         self.description = description
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                            TimeRemainingColumn(), console=console, transient=True)
+        self.bar = live_progress(TextColumn("{task.description}"), BarColumn(),
+                                 TimeElapsedColumn(), TimeRemainingColumn())
         self.task: TaskID | None = None
 
     def __enter__(self):

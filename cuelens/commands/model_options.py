@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import console
+from cuelens.commands.common import console, live_progress
 from cuelens.data.dataset import Task
 
 ModelOpt = Annotated[Optional[str], typer.Option(
@@ -35,12 +35,13 @@ def load_model(name: str, dataset, *, fresh_head: bool, device: str, trust_remot
 
 
 def item_progress(*extra_fields: str):
-    """A transient rich progress bar over items; ``extra_fields`` are shown after the bar
-    (e.g. ``loss``; pass them to ``add_task``/``update``)."""
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    """A transient rich progress bar over items with the time left; ``extra_fields`` are
+    shown after the bar (e.g. ``loss``; pass them to ``add_task``/``update``). Plain progress
+    lines when stderr is not a terminal (:func:`~cuelens.commands.common.live_progress`)."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn(),
                *(TextColumn(f"{name} {{task.fields[{name}]}}") for name in extra_fields)]
-    return Progress(*columns, console=console, transient=True)
+    return live_progress(*columns)

@@ -203,9 +203,10 @@ def save_scan(result, out_dir: Path, report: tuple[Path | None, ReportOptions], 
 
     with output_set():  # results, tables and report appear together or not at all
         path, options = report
-        result.save(out_dir, report=path is None, item_files=item_files, report_options=options)
+        files = result.save(out_dir, report=path is None, item_files=item_files,
+                            report_options=options)
         written = result.to_html(path, options) if path is not None else out_dir / "report.html"
-    print_summary(result.results, top, out_dir)
+    print_summary(result.results, top, out_dir, files)
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 
@@ -221,14 +222,15 @@ def print_mcq_baselines(section: dict | None) -> None:
     console.print(f"[bold]MCQ artifact baselines[/] (chance {section['chance'] * 100:.1f}%):")
     for row in section["rows"]:
         mark = "[bold red]![/] " if row["significant"] else "  "
-        console.print(f"{mark}{escape(baseline_verdict(row))}")
+        console.print(f"{mark}{escape(baseline_verdict(row, section))}")
     for role, counts in section["gold_position"].items():
         mark = "[bold red]![/] " if counts["significant"] else "  "
         console.print(f"{mark}{escape(positions_verdict(counts, f'gold answers ({role})'))}")
 
 
-def print_summary(results: dict, top: int, out_dir: Path) -> None:
-    """A short terminal summary: sizes, headline D, top cues per label, hard fraction."""
+def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = None) -> None:
+    """A short terminal summary: sizes, headline D, top cues per label, hard fraction; a next
+    step that uses an output file names it when it was written (``files``: key → path)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -275,7 +277,9 @@ def print_summary(results: dict, top: int, out_dir: Path) -> None:
                       f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
     print_hygiene(results.get("hygiene"))
     for i, step in enumerate(results.get("next_steps", []), 1):
-        console.print(f"{'next steps:' if i == 1 else '':11} {i}. {escape(step['action'])} "
+        path = (files or {}).get(step.get("output", ""))
+        where = f" (listed in {path})" if path else ""
+        console.print(f"{'next steps:' if i == 1 else '':11} {i}. {escape(step['action'] + where)} "
                       f"[dim]({escape(step['why'])})[/]")
     console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
 

@@ -31,7 +31,7 @@ PunctOpt = Annotated[bool, typer.Option(
 OpenVocabOpt = Annotated[bool, typer.Option(
     "--open-vocab", help="Word-level models (ngram/lstm/rnn): give unknown words a probability "
                          "by their spelling instead of all sharing <unk> (docs/lm.md).")]
-CHUNK = 2048
+CHUNK = 256  # sentences scored between progress updates
 
 
 def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, seed, batch_size,

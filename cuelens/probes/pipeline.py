@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cuelens.audit.advice import next_steps
 from cuelens.audit.pipeline import ScanResult, scan_dataset
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
@@ -175,6 +176,8 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
                        short_circuit=short_circuit, position_bias=position_bias,
                        warnings=warnings, progress=progress)
     results["probe"] = run_sections(ctx)
+    results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
+    results["next_steps"] = next_steps(results)
     warnings += results["probe"]["sanity"]["notes"]
     return ProbeResult(dataset=dataset, results=results, predictions=predictions,
                        item_easy=scan.item_easy, warnings=warnings,

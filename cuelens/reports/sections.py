@@ -159,7 +159,9 @@ def verdicts(results: dict) -> list[Verdict]:
         out.append(Verdict(level, sentence, "leakage", "cue leakage"))
     mb = results.get("mcq_baselines")
     if mb is not None:
-        level, sentence = _mcq_headline(mb)
+        from cuelens.audit.mcq_baselines import baselines_headline
+
+        level, sentence = baselines_headline(mb)
         out.append(Verdict(level, sentence, "mcq_baselines", "answer-order and length rules"))
     kind = results.get("kind")
     if kind in KIND_VERDICTS:
@@ -181,18 +183,6 @@ def _llm_verdict(lp: dict) -> Verdict:
                str((lp.get("verdict") or {}).get("reason", ""))))
     return Verdict("flagged" if relied else "clean", text.strip(), "llm_probe",
                    f"model {lp.get('model', {}).get('name', '')}")
-
-
-def _mcq_headline(mb: dict) -> tuple[str, str]:
-    flagged = [r for r in mb["rows"] if r["significant"] and not r.get("complement_of")]
-    rows = [r for r in mb["rows"] if not r.get("complement_of")]
-    if flagged:
-        return "flagged", (f"{len(flagged)} of {len(rows)} rules that never read the question "
-                           "differ significantly from chance: "
-                           + "; ".join(f"{r['name']} {pct(r['accuracy'])}" for r in flagged[:3])
-                           + ".")
-    return "clean", (f"None of the {len(rows)} rules that never read the question differs "
-                     "significantly from chance.")
 
 
 def _score_pairs_verdict(results: dict) -> Verdict:
@@ -302,7 +292,8 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
 HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
                     "duplicates": "Exact duplicates", "near_duplicates": "Near duplicates",
                     "label_conflicts": "Label-noise candidates (same input, different label)",
-                    "mirrored": "Mirrored / contrastive pairs"}
+                    "mirrored": "Mirrored / contrastive pairs",
+                    "permuted": "Copies with the choices in another order (a deliberate construction)"}
 
 
 @section("hygiene")
@@ -399,31 +390,28 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
 def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
     """Answer-position, length, overlap and question-only baselines (cuelens.audit.mcq_baselines)."""
     from cuelens.audit.chance import positions_verdict
-    from cuelens.audit.mcq_baselines import baseline_verdict
+    from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, ci_name
 
     mb = results.get("mcq_baselines")
     if mb is None:
         return None
     rows = mb["rows"]
-    flagged = [r for r in rows if r["significant"]]
     gold = {role: positions_verdict(counts, f"gold answers ({role} split)")
             for role, counts in mb["gold_position"].items()}
+    level, headline = baselines_headline(mb)
     sec = Section("mcq_baselines", "Answer-order and length artifacts", context={
-        "mb": mb, "level": "flagged" if flagged else "clean",
-        "verdicts": [baseline_verdict(r) for r in rows], "gold": gold,
-        "headline": (f"{len(flagged)} of {len(rows)} rules that never read the question beat "
-                     "or fall below chance significantly." if flagged else
-                     f"None of the {len(rows)} rules that never read the question differs "
-                     "significantly from chance.")})
+        "mb": mb, "level": level, "ci": ci_name(mb),
+        "verdicts": [baseline_verdict(r, mb) for r in rows], "gold": gold,
+        "headline": headline})
     sec.terms = ["D", "CI"]
     names = [r["name"] for r in rows]
     accs = [100 * r["accuracy"] for r in rows]
     lo = [a - 100 * r["accuracy_ci"][0] for a, r in zip(accs, rows)]
     hi = [100 * r["accuracy_ci"][1] - a for a, r in zip(accs, rows)]
     sec.add_figure("mcq_baselines", "Accuracy of rules that pick an answer without reading the "
-                   "question, with 95% intervals; the dashed line is random guessing. Red bars "
-                   "differ significantly from guessing (two-sided test, corrected for the "
-                   "number of rules): artifacts of the dataset.",
+                   f"question, with {ci_name(mb)}s (Bonferroni-corrected for the number of rules, "
+                   "like the test); the dashed line is random guessing. Red bars differ "
+                   "significantly from guessing: artifacts of the dataset.",
                    F.horizontal_bars(names, accs, axis_title="accuracy", errors=(lo, hi),
                                      text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
                                            for r in rows],
@@ -1004,15 +992,27 @@ def contrast_pairs(results: dict, options: ReportOptions) -> Section | None:
 
 
 # --------------------------------------------------------------------------------- compare
+COMPARE_STATUS = {"improved": "clean", "worsened": "flagged", "mixed": "mild",
+                  "unchanged": "neutral"}  # verdict box class: no green when nothing changed
+
+
 @section("compare")
 def compare(results: dict, options: ReportOptions) -> Section | None:
-    """Two scans side by side: D with CIs, cues gained and lost (``audit compare``)."""
+    """Two scans side by side (``audit compare``): the status, protocol warnings, every measure
+    coloured by the direction of its change, D with CIs, cues gained, lost and kept."""
     if results.get("kind") != "compare":
         return None
     sides = [results["before"], results["after"]]
+    from cuelens.audit.compare import format_value
+
+    rows = [{**c, "before_text": format_value(c["before"], c["unit"]),
+             "after_text": format_value(c["after"], c["unit"]),
+             "marks": [" *" if flag else "" for flag in c.get("significant", [False, False])]}
+            for c in results.get("changes", [])]
     sec = Section("compare", "Before and after", context={
-        "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides],
-        "z": lambda cue: format_number(cue["z"], 1)})
+        "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides], "rows": rows,
+        "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
+        "z": lambda cue, key="z": format_number(cue[key], 1)})
     names = [f"{label}: {s['source']}" for label, s in zip(("before", "after"), sides)]
     low = [100 * (s["D"] - s.get("ci_low", s["D"])) for s in sides]
     high = [100 * (s.get("ci_high", s["D"]) - s["D"]) for s in sides]
@@ -1022,6 +1022,8 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
                                      percent=False, colours_=[F.GREY, F.MAIN],
                                      errors=(low, high), reference=(0, "chance")))
     return sec
+
+
 @section("next_steps")
 def next_steps(results: dict, options: ReportOptions) -> Section | None:
     """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cuelens.audit.advice import next_steps
 from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
 from cuelens.probes.cues import Cue
@@ -330,6 +331,8 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
                         n_boot=n_boot, min_items=min_items, position_bias=position_bias,
                         progress=progress)
     results["llm_probe"] = run.section
+    results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
+    results["next_steps"] = next_steps(results)
     return LLMProbeResult(run.section, run.answers, dataset=dataset, results=results,
                           warnings=warnings,
                           inputs=[*dataset.input_paths, *(str(p) for p in inputs)],
