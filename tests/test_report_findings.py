@@ -126,6 +126,18 @@ def test_cue_table_ranks_by_z_and_lists_every_significant_cue():
     assert "every significant cue" in html
 
 
+def test_cue_finding_is_shown_when_the_scan_wrote_it():
+    results = nli_results()
+    results["cue_finding"] = {"n_significant": 6, "items_covered": 54, "share_items": 0.45,
+                              "bonferroni_z": 4.8,
+                              "top": [{"token": "nobody", "label": "contradiction", "z": 9.1}]}
+    html = render_html(results)
+    box = html[html.index('id="cue-finding"'):]
+    assert "<strong>54</strong> evaluated items (45.0%)" in box[:400]
+    assert "“nobody” → contradiction (z 9.1)" in box[:600]
+    assert 'id="cue-finding"' not in render_html(nli_results())
+
+
 def test_cue_ranking_is_configurable():
     rows = sections_of(many_cues(), rank_by="cp")["cues"].client["cues"]["rows"]
     assert rows[0][0].startswith("rare") and rows[0][5] == 1.0  # the cp column is shown

@@ -490,7 +490,7 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
         "per_label": LISTED_PER_LABEL,
         "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),
         "labels": _label_keys(label_names, {c["label"]: 0 for c in shown}),
-        "text_name": _text_name(results)[0]},
+        "text_name": _text_name(results)[0], "finding": results.get("cue_finding")},
         client={"cues": {"rank_by": rank_by, "rows": rows, "sort_col": 4 if rank_by == "z" else 5}},
         terms=["z", other, "support", "with label"])
     groups: dict[str, dict[str, list]] = {}
