@@ -19,7 +19,8 @@ from cuelens.data.dataset import Dataset, Split, Task
 if TYPE_CHECKING:
     import pandas as pd
 
-TOP_CUES_SHOWN = 10
+    from cuelens.reports.options import ReportOptions
+
 
 
 def records_frame(rows: list[dict], empty_columns: list[str] | None = None) -> pd.DataFrame:
@@ -53,29 +54,74 @@ def items_frame(split: Split, mask: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+TOP_CUES_PER_LABEL = 5  # as the terminal summary (audit scan --top)
+MAX_FINDINGS_SHOWN = 5
+MAX_TEXT = 60  # characters of a dataset string shown in a repr
+
+
+def _short(value) -> str:
+    from cuelens.reports.text import short
+
+    return short(value, MAX_TEXT)
+
+
+def summary_text(results: dict) -> str:
+    """A one-line plain repr of a result: dataset (or model), headline D and verdict, the number
+    of significant cues; bounded (dataset strings are cut), never the whole results."""
+    data = results.get("dataset", {})
+    parts = [_short(data.get("name", "results"))]
+    for key in ("probe", "llm_probe"):
+        model = (results.get(key) or {}).get("model", {}).get("name")
+        if model:
+            parts.insert(0, f"{_short(model)} on")
+    leak = results.get("leakage")
+    if leak:
+        parts.append(f"D {100 * leak['best']['D']:+.1f} points ({leak.get('verdict', 'n/a')})")
+    if "cues" in results:
+        parts.append(f"{sum(c['significant'] for c in results['cues']):,} significant cues")
+    return " ".join(parts[:2]) + (": " if len(parts) > 2 else "") + ", ".join(parts[2:])
+
+
 def summary_html(results: dict) -> str:
-    """A short HTML summary (dataset, headline D, top cues; probe accuracy): every value from
-    the data is escaped."""
-    esc = html.escape
-    data, leak = results["dataset"], results["leakage"]
-    best = leak["best"]
-    sizes = ", ".join(f"{esc(role)} {s['items']}" for role, s in data["splits"].items())
-    parts = [f"<div class='cuelens-summary'><b>{esc(data['name'])}</b> "
-             f"({esc(data['task'].upper())}; {sizes})<br>",
-             f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
-             f"{best['accuracy'] * 100:.1f}% ({esc(best['metric'])}/{esc(best['aggregator'])}) "
-             f"· D = {best['D'] * 100:+.1f} points"
-             f"{' (significant cue leakage)' if leak['flagged'] else ''}<br>"]
-    eh = results["easy_hard"]
-    parts.append(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard<br>")
-    probe = results.get("probe")
-    if probe:
-        parts.append(f"model {esc(str(probe['model'].get('name')))}: accuracy "
-                     f"{probe['accuracy'] * 100:.1f}%<br>")
-    top = cues_frame(results["cues"]).head(TOP_CUES_SHOWN)
-    parts.append(top.to_html(escape=True, index=False))  # pandas escapes every cell
+    """A short HTML summary for Jupyter (a few KB at most): dataset, headline D, the ranked
+    findings and the strongest cues per label by z (the terminal summary's ranking); every value
+    from the data is escaped and cut to a bounded length."""
+    from cuelens.audit.examples import top_cues_by_label
+    from cuelens.audit.findings import findings
+
+    def esc(value) -> str:
+        return html.escape(_short(value))
+
+    data = results.get("dataset", {})
+    sizes = ", ".join(f"{esc(role)} {s['items']:,}" for role, s in data.get("splits", {}).items())
+    parts = [f"<div class='cuelens-summary'><b>{esc(summary_text(results))}</b><br>"
+             f"{esc(str(data.get('task', '')).upper())}; {sizes}<br>"]
+    leak = results.get("leakage")
+    if leak:
+        best = leak["best"]
+        parts.append(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
+                     f"{best['accuracy'] * 100:.1f}% ({esc(best['metric'])}/"
+                     f"{esc(best['aggregator'])}) · D = {best['D'] * 100:+.1f} points<br>")
+    found = findings(results)
+    if found:
+        parts.append("<ol>" + "".join(f"<li>{html.escape(f.title[:300])}</li>"
+                                      for f in found[:MAX_FINDINGS_SHOWN]) + "</ol>")
+    if results.get("cues"):
+        rows = "".join(
+            f"<tr><td>{esc(label)}</td><td>" + ", ".join(
+                f"{esc(c['token'])} (z={_z(c)}{'*' if c['significant'] else ''})" for c in group)
+            + "</td></tr>"
+            for label, group in top_cues_by_label(results["cues"], TOP_CUES_PER_LABEL).items())
+        parts.append(f"<table><tr><th>label</th><th>strongest cues by z "
+                     f"(* significant)</th></tr>{rows}</table>")
     parts.append("</div>")
     return "".join(parts)
+
+
+def _z(cue: dict) -> str:
+    from cuelens.io import format_number
+
+    return format_number(cue["metrics"].get("z"), 1)
 
 
 class ResultViews:
@@ -94,14 +140,18 @@ class ResultViews:
         """A deep copy of the results.json content."""
         return copy.deepcopy(self.results)
 
-    def to_html(self, path: str | Path) -> Path:
-        """Render the HTML report (docs/methods.md §10) to ``path``; returns the written path."""
+    def to_html(self, path: str | Path, options: ReportOptions | None = None) -> Path:
+        """Render the HTML report (docs/methods.md §10) to ``path`` (``options``: plotly.js
+        inline, from the CDN or beside the page; the cue ranking); returns the written path."""
         from cuelens.reports import render_report
 
-        return render_report(self.results, Path(path), inputs=self.inputs)
+        return render_report(self.results, Path(path), inputs=self.inputs, options=options)
 
     def _repr_html_(self) -> str:
         return summary_html(self.results)
+
+    def __repr__(self) -> str:  # bounded: never the whole results dict (MBs on SNLI)
+        return f"<{type(self).__name__} {summary_text(self.results)}>"
 
     @property
     def D(self) -> float:

@@ -306,3 +306,67 @@ def assert_schema_rejects(results: dict, where: str) -> None:
         validate_results(results, source="r.json")
     assert str(err.value).startswith(f"r.json: not a cuelens results file: {where}:")
     assert not jsonschema.Draft202012Validator(results_schema()).is_valid(results)
+
+
+def llm_probe_results() -> dict:
+    """``nli_results`` with an ``llm_probe`` section (two prompt templates) instead of ``probe``."""
+    results = nli_results()
+    del results["probe"]
+
+    def cue(name, delta, low, high, significant):
+        return {"cue": name, "kind": "word", "n_with": 40, "n_without": 80, "acc_with": 0.7,
+                "acc_without": round(0.7 - delta, 6), "delta": delta, "ci_low": low,
+                "ci_high": high, "significant": significant}
+
+    def template(name, accuracy, cues):
+        return {"name": name, "mode": "score", "style": "plain", "accuracy": accuracy,
+                "unparseable": {"n": 0, "rate": 0.0},
+                "tokens": {"prompt": 12000, "completion": 0, "total": 12000},
+                "accuracy_test": {"cues": cues, "total_abs_delta": sum(abs(c["delta"]) for c in cues)},
+                "distribution_test": {"cues": [{
+                    "cue": "nobody", "n": 30, "score": 0.2 if name == "nli-plain" else 0.05,
+                    "train_dist": {"contradiction": 0.96, "entailment": 0.02, "neutral": 0.02},
+                    "predicted_dist": {"contradiction": 0.6, "entailment": 0.2, "neutral": 0.2}}]}}
+
+    results["llm_probe"] = {
+        "model": {"name": "tiny-gpt2", "backend": "hf"},
+        "templates": [
+            template("nli-plain", 0.58, [cue("nobody", 0.25, 0.12, 0.37, True),
+                                         cue("outdoors", 0.0, -0.1, 0.1, False),
+                                         cue("tall", -0.08, -0.2, 0.04, False)]),
+            template("nli-yes-no", 0.55, [cue("nobody", 0.05, -0.06, 0.16, False),
+                                          cue("outdoors", 0.02, -0.08, 0.12, False),
+                                          cue("tall", -0.01, -0.12, 0.1, False)])],
+        "verdict": {"least_cue_reliant": "nli-yes-no", "measure": "total_abs_delta",
+                    "ranking": ["nli-yes-no", "nli-plain"]}}
+    return results
+
+
+def compare_results() -> dict:
+    """``audit compare`` of the NLI fixture with a version whose cues were rebalanced."""
+    from cuelens.audit.compare import compare_scans
+
+    before = nli_results()
+    after = copy.deepcopy(before)
+    after["leakage"] = _leakage(0.366667, 0.42, [])
+    after["cues"] = [dict(c, significant=c["token"] in ("tall", "first")) for c in after["cues"]]
+    return compare_scans(before, after, "v1/results.json", "v2/results.json")
+
+
+def lengths_section(task: str = "nli") -> dict:
+    """A ``lengths`` section: short entailments, long neutral hypotheses."""
+    def summary(peak, n=40):
+        hist = [0] * 41
+        for k in range(n):
+            hist[peak + (k % 5) - 2] += 1
+        return {"n": n, "histogram": hist, "mean": float(peak), "median": float(peak)}
+
+    if task == "mcq":
+        return {"unit": "words per choice", "max_words": 40,
+                "by_label": {"correct choice": summary(7, 200), "other choices": summary(5, 200)}}
+    return {"unit": "words per hypothesis", "max_words": 40,
+            "by_label": {"contradiction": summary(7), "entailment": summary(5),
+                         "neutral": summary(10)},
+            "baseline": {"name": "hypothesis length only", "accuracy": 0.45, "ci_low": 0.36,
+                         "ci_high": 0.54, "majority": 0.333333, "D": 0.116667,
+                         "protocol": "train→test"}}

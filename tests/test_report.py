@@ -18,7 +18,8 @@ from cuelens.reports import render_report, script_json, validate_results
 from cuelens.reports.figures import log_ticks
 from cuelens.reports.render import render_html
 from cuelens.reports.schema import results_schema
-from cuelens.reports.sections import build_sections, top_cues, verdict
+from cuelens.audit.examples import listed_cues
+from cuelens.reports.sections import build_sections, verdict
 
 ALL_FIXTURES = {"nli": nli_results, "mcq": mcq_results, "score_pairs": score_pairs_results}
 
@@ -103,8 +104,8 @@ def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
         out = render_report(results, tmp_path / f"{task}.html")
         keys = [s.key for s in build_sections(results)]
         mcq = ["mcq_baselines"] if task == "mcq" else []
-        assert keys == ["overview", "hygiene", "leakage", *mcq, "cues", "explorer", "easy_hard",
-                        "next_steps"]
+        assert keys == ["summary", "overview", "hygiene", "leakage", *mcq, "lengths", "cues",
+                        "explorer", "easy_hard", "next_steps", "glossary"]
         assert 'id="cue-table"' in out.read_text("utf-8")
 
 
@@ -119,8 +120,9 @@ def test_script_json_is_inert_inside_script_and_round_trips():
 def assert_no_markup_from_payloads(html: str) -> Tags:
     """The XSS payloads built no element, attribute or script in ``html``; returns its tags."""
     tags = parse(html)
-    # only our three <script> elements: data (JSON, not executed), report.js, plotly.js
-    assert [a.get("type") for t, a in tags.tags if t == "script"] == ["application/json", None, None]
+    # only our <script> elements: data (JSON, not executed), report.js, plotly.js (when a figure)
+    types = [a.get("type") for t, a in tags.tags if t == "script"]
+    assert types in (["application/json", None], ["application/json", None, None])
     assert not [t for t, a in tags.tags if t in ("img", "svg", "iframe", "object", "embed")]
     assert not [(t, k) for t, a in tags.tags for k in a if k.startswith("on")]
     assert not [v for _, a in tags.tags for k, v in a.items()
@@ -176,15 +178,15 @@ def test_absent_sections_are_omitted_not_empty():
         del results[key]
     validate_results(results)
     html = render_html(results)
-    assert [s.key for s in build_sections(results)] == ["overview"]
+    assert [s.key for s in build_sections(results)] == ["summary", "overview"]
     for anchor in ("leakage", "cues", "explorer", "easy_hard", "features", "probe"):
         assert f'id="{anchor}"' not in html and f'href="#{anchor}"' not in html
 
 
 def test_full_results_have_every_section_and_a_caption_per_figure():
     sections = build_sections(nli_results())
-    assert [s.key for s in sections] == ["overview", "leakage", "cues", "explorer", "easy_hard",
-                                         "features", "probe"]
+    assert [s.key for s in sections] == ["summary", "probe", "overview", "leakage", "cues",
+                                         "explorer", "easy_hard", "features", "glossary"]
     probe = next(s for s in sections if s.key == "probe")
     assert list(probe.figures) == ["delta", "distribution", "easy_hard", "data_map"]
     for s in sections:
@@ -222,12 +224,17 @@ def test_verdict_levels(best_d, flagged, level):
     assert "hypotheses" in sentence and f"{100 * (0.4 + best_d):.1f}%" in sentence
 
 
-def test_top_cues_rank_by_metric_then_z_and_cap_per_label():
-    cues = [{"token": t, "label": l, "count": n, "label_count": 1, "significant": False,
+def test_listed_cues_are_every_significant_cue_plus_the_strongest_per_label():
+    cues = [{"token": t, "label": l, "count": n, "label_count": 1, "significant": sig,
              "metrics": {"cp": cp, "z": z}}
-            for t, l, n, cp, z in [("a", "x", 5, 1.0, 2.0), ("b", "x", 9, 1.0, 3.0),
-                                   ("c", "x", 9, 0.5, 9.0), ("d", "y", 5, 0.2, 1.0)]]
-    assert [c["token"] for c in top_cues(cues, "cp", 2)] == ["b", "a", "d"]
+            for t, l, n, cp, z, sig in [("a", "x", 5, 1.0, 2.0, False), ("b", "x", 9, 1.0, 3.0, False),
+                                        ("c", "x", 9, 0.5, 9.0, True), ("d", "y", 5, 0.2, 1.0, False),
+                                        ("s", "y", 50, 0.3, 0.5, True)]]
+    # by z (default): c and b lead x, s (significant, weakest z) is still listed
+    assert [c["token"] for c in listed_cues(cues, 1)] == ["c", "d", "s"]
+    assert [c["token"] for c in listed_cues(cues, 2)] == ["c", "b", "d", "s"]
+    # by cp: ties on cp broken by z, then support
+    assert [c["token"] for c in listed_cues(cues, 2, "cp")] == ["b", "a", "c", "s", "d"]
 
 
 def test_log_ticks_cover_the_range_with_1_2_5_steps():
@@ -259,7 +266,8 @@ def test_snli_scale_results_stay_small():
     html = render_html(results)
     assert len(html.encode()) < 15 * 2**20
     data = json.loads(parse(html).scripts[0])
-    assert len(data["cues"]["rows"]) == 300  # top 100 per label, not 36k
+    # every significant cue up to the cap and the 20 strongest per label, not 36k
+    assert 2000 <= len(data["cues"]["rows"]) <= 2000 + 3 * 20
     points = data["figures"]["fig-probe-data_map"]["data"][0]["x"]
     assert len(points) <= 1500
 

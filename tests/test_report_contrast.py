@@ -63,7 +63,7 @@ def test_schema_rejects_bad_contrast_results_naming_the_json_path(build, mutate,
 # ----------------------------------------------------------------------------------- sections
 def test_judge_section_bars_and_noise_ceiling_bands_match_the_input():
     results = contrast_judge_results()
-    [sec] = build_sections(results)
+    sec = build_sections(results)[1]  # after the summary
     assert sec.key == "contrast_judge" and list(sec.figures) == ["accuracy", "scsr"]
     expected = {"accuracy": ([62.5, 75.0], [(70.0, 80.0), (70.0, 80.0)]),
                 "scsr": ([0.25, -0.125], [(0.45, 0.55), (0.4, 0.6)])}
@@ -84,7 +84,7 @@ def test_judge_section_bars_and_noise_ceiling_bands_match_the_input():
 def test_a_band_without_width_is_drawn_as_a_thick_line():
     results = contrast_judge_results()
     results["models"]["gpt2"]["accuracy_noise_ceiling"] = {"lower": 0.9, "upper": 0.9}
-    shapes = build_sections(results)[0].figures["accuracy"].spec["layout"]["shapes"]
+    shapes = build_sections(results)[1].figures["accuracy"].spec["layout"]["shapes"]
     rects = [s for s in shapes if s["type"] == "rect"]
     assert [(s["x0"], s["x1"], s["line"]["width"]) for s in rects] == [(70, 80, 0), (90, 90, 4)]
 
@@ -93,7 +93,7 @@ def test_judge_band_is_left_out_for_a_model_without_a_ceiling():
     results = contrast_judge_results()
     results["models"]["gpt2"]["accuracy_noise_ceiling"] = {"lower": None, "upper": 0.8}
     validate_results(results)
-    spec = build_sections(results)[0].figures["accuracy"].spec
+    spec = build_sections(results)[1].figures["accuracy"].spec
     assert [(s["x0"], s["x1"]) for s in spec["layout"]["shapes"] if s["type"] == "rect"] == \
         [(70.0, 80.0)]
 
@@ -108,7 +108,7 @@ def test_judge_page_lists_models_ceilings_and_tests():
 @pytest.mark.parametrize("method", ["natural", "synthetic"])
 def test_pairs_table_data_matches_the_pairs(method):
     results = contrast_pairs_results(method=method)
-    [sec] = build_sections(results)
+    sec = build_sections(results)[1]  # after the summary
     table = sec.client["contrast_pairs"]
     keys = [key for key, *_ in PAIR_COLUMNS[method]]
     assert table["rows"] == [[p[k] for k in keys] for p in results["pairs"]]
@@ -122,7 +122,7 @@ def test_pairs_table_data_matches_the_pairs(method):
 
 def test_natural_pairs_show_ranks_logprobs_and_the_objective():
     results = contrast_pairs_results()
-    [sec] = build_sections(results)
+    sec = build_sections(results)[1]  # after the summary
     headers = [c[0] for c in sec.client["contrast_pairs"]["columns"]]
     assert {"log p(s1|m1)", "log p(s2|m2)", "rank s1|m1", "rank s2|m2"} <= set(headers)
     assert sec.context["model_pairs"] == ["bert vs gpt2", "bert vs lstm", "gpt2 vs lstm"]

@@ -1,6 +1,6 @@
 """Sampled example instances for the report's cue explorer and easy/hard section.
 
-Only a bounded sample is embedded (≤ ``per_cue`` instances for each of the top cues, ≤ ``per_group``
+Only a bounded sample is embedded (≤ ``per_cue`` instances for each listed cue, ≤ ``per_group``
 easy and hard items), so reports stay small on SNLI-size data. Sampling is seeded.
 """
 
@@ -21,37 +21,65 @@ def sort_value(encoded) -> float:
     return -math.inf if math.isnan(x) else x
 
 
-def top_cues_by_label(cues: list[dict], metric: str, per_label: int) -> dict[str, list[dict]]:
-    """The ``per_label`` highest-scoring cues of each label.
+RANK_BY = "z"  # default cue ranking: significance (docs/methods.md §2)
+LISTED_PER_LABEL = 20  # strongest cues of each label listed besides the significant ones
+MAX_LISTED_CUES = 2000  # cap on the significant cues listed (report table, examples)
+EXAMPLE_BUDGET = 4000  # sampled instances for the explorer in all (per cue at most ``per_cue``)
 
-    Ties (frequent with CP, where many words score 1.0) are broken by z, then support, then token,
-    so significant cues come before rare ones — the same order as the report's table.
-    """
+
+def cue_rank_key(rank_by: str = RANK_BY):
+    """Sort key of a cue: ``rank_by`` descending, then z, support, token and label (ties are
+    frequent with cp, where many rare words score 1.0: z puts the significant ones first)."""
+
+    def key(c: dict) -> tuple:
+        m = c["metrics"]
+        return (-sort_value(m.get(rank_by)), -sort_value(m.get("z")), -c["count"], c["token"],
+                c["label"])
+
+    return key
+
+
+def top_cues_by_label(cues: list[dict], per_label: int,
+                      rank_by: str = RANK_BY) -> dict[str, list[dict]]:
+    """The ``per_label`` strongest cues of each label by ``rank_by`` (:func:`cue_rank_key`)."""
     by_label: dict[str, list[dict]] = {}
     for cue in cues:
         by_label.setdefault(cue["label"], []).append(cue)
-
-    def rank(c: dict) -> tuple:
-        return (-sort_value(c["metrics"][metric]), -sort_value(c["metrics"]["z"]), -c["count"],
-                c["token"])
-
-    return {label: sorted(group, key=rank)[:per_label] for label, group in sorted(by_label.items())}
+    key = cue_rank_key(rank_by)
+    return {label: sorted(group, key=key)[:per_label] for label, group in sorted(by_label.items())}
 
 
-def top_cue_tokens(cues: list[dict], metric: str, per_label: int) -> list[str]:
-    """Distinct tokens among the top cues of every label."""
-    ranked = top_cues_by_label(cues, metric, per_label)
-    return list(dict.fromkeys(c["token"] for group in ranked.values() for c in group))
+def listed_cues(cues: list[dict], per_label: int = LISTED_PER_LABEL, rank_by: str = RANK_BY,
+                limit: int = MAX_LISTED_CUES) -> list[dict]:
+    """The cues a report lists, strongest first by ``rank_by``: every significant cue (at most
+    ``limit``, by z) and the ``per_label`` strongest of each label."""
+    significant = sorted((c for c in cues if c["significant"]), key=cue_rank_key("z"))[:limit]
+    top = [c for group in top_cues_by_label(cues, per_label, rank_by).values() for c in group]
+    chosen = {(c["token"], c["label"]): c for c in significant + top}
+    return sorted(chosen.values(), key=cue_rank_key(rank_by))
 
 
-def sample_examples(dataset: Dataset, cues: list[dict], metric: str, item_easy: np.ndarray,
-                    seed: int, per_label: int = 10, per_cue: int = 20,
+def top_cue_tokens(cues: list[dict], per_label: int = LISTED_PER_LABEL) -> list[str]:
+    """Distinct tokens of the :func:`listed_cues` (default ranking): those given examples."""
+    return list(dict.fromkeys(c["token"] for c in listed_cues(cues, per_label)))
+
+
+def examples_per_cue(n_tokens: int, per_cue: int) -> int:
+    """Examples sampled per cue: ``per_cue``, fewer (at least 5) when many cues share the
+    :data:`EXAMPLE_BUDGET`."""
+    return max(5, min(per_cue, EXAMPLE_BUDGET // max(n_tokens, 1)))
+
+
+def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
+                    seed: int, per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
                     per_group: int = 10) -> dict:
-    """results.json ``examples``: instances of the evaluated split containing the top cues."""
+    """results.json ``examples``: instances of the evaluated split containing each listed cue
+    (:func:`listed_cues`; :func:`examples_per_cue` of each)."""
     split = dataset.test
     instances = split.instances(dataset.label_names)
     rng = np.random.default_rng(seed)
-    tokens = top_cue_tokens(cues, metric, per_label)
+    tokens = top_cue_tokens(cues, per_label)
+    per_cue = examples_per_cue(len(tokens), per_cue)
     wanted = set(tokens)
     holders: dict[str, list[int]] = {t: [] for t in tokens}
     for index, text in enumerate(instances.texts):

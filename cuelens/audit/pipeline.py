@@ -23,11 +23,12 @@ from cuelens.frames import ResultViews
 
 if TYPE_CHECKING:
     from cuelens.audit.results import ItemLines
+    from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
 
 
-@dataclass
+@dataclass(repr=False)  # ResultViews.__repr__: bounded
 class ScanResult(ResultViews):
     """A scan's results.json content plus the per-test-item easy mask it was split with.
 
@@ -40,21 +41,22 @@ class ScanResult(ResultViews):
     item_easy: np.ndarray | None  # bool per dataset.test item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
 
-    def save(self, out_dir: str | Path, *, report: bool = True,
-             item_files: str = "auto") -> dict[str, Path]:
+    def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
         """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
-        :func:`~cuelens.audit.results.write_scan_outputs`), run.json (and report.html)."""
+        :func:`~cuelens.audit.results.write_scan_outputs`), run.json (and report.html, rendered
+        with ``report_options``)."""
         from cuelens.audit.results import split_item_lines
 
         items = None if self.item_easy is None else \
             split_item_lines(self.dataset.test, self.item_easy)
         return save_scan_outputs(self, self.started, out_dir, report, item_files, items,
-                                 len(self.dataset.test))
+                                 len(self.dataset.test), report_options)
 
 
 def save_scan_outputs(result: ResultViews, started: float, out_dir: str | Path, report: bool,
-                      item_files: str, items: ItemLines | None,
-                      n_evaluated: int) -> dict[str, Path]:
+                      item_files: str, items: ItemLines | None, n_evaluated: int,
+                      report_options: ReportOptions | None = None) -> dict[str, Path]:
     """The ``save`` of a scan result (exact or streamed, run from ``started``): its files
     (:func:`~cuelens.audit.results.write_scan_outputs`) and report appear together or not at
     all."""
@@ -67,7 +69,7 @@ def save_scan_outputs(result: ResultViews, started: float, out_dir: str | Path, 
                                    run_info(started, inputs=result.inputs),
                                    result.inputs, items, n_evaluated, item_files)
         if report:
-            files["report"] = result.to_html(out_dir / "report.html")
+            files["report"] = result.to_html(out_dir / "report.html", report_options)
     return files
 
 
@@ -138,6 +140,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     from cuelens.audit.advice import next_steps
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.hygiene import data_hygiene
+    from cuelens.audit.lengths import length_section
     from cuelens.audit.results import build_results
     from cuelens.data.loading import check_dataset_scannable
     from cuelens.data.summary import dataset_summary
@@ -149,7 +152,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         return _varying_choices_scan(dataset, config, started)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
-    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
+    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:
         progress("hygiene", 1.0)
@@ -157,6 +160,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                             examples, hygiene)
     results.update(feature_sections(dataset, features, cache_dir=cache_dir, folds=config.folds,
                                     seed=config.seed, progress=progress))
+    results.update(length_section(dataset, config.folds, config.seed))
     results["next_steps"] = next_steps(results)
     return ScanResult(dataset=dataset, results=results, item_easy=audit.item_easy,
                       started=started)

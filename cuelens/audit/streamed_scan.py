@@ -21,7 +21,7 @@ import numpy as np
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
-from cuelens.audit.examples import top_cue_tokens
+from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_name, \
@@ -40,6 +40,8 @@ from cuelens.frames import ResultViews, items_frame
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
 STREAMING_NOTE = (
@@ -249,14 +251,15 @@ class _Picks:
         return sorted((instance, row) for _, instance, row in self.priority)
 
 
-def streamed_examples(data: ChunkedData, cues: list[dict], metric: str,
-                      easy: list[np.ndarray], seed: int, per_label: int = 10,
-                      per_cue: int = 20, per_group: int = 10) -> dict:
+def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray], seed: int,
+                      per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
+                      per_group: int = 10) -> dict:
     """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
-    per top cue ``per_cue`` instances holding it, ``per_group`` easy and hard items, each set
+    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items, each set
     the lowest of a seeded hash order over the evaluated items."""
     store = data.store
-    tokens = top_cue_tokens(cues, metric, per_label)
+    tokens = top_cue_tokens(cues, per_label)
+    per_cue = examples_per_cue(len(tokens), per_cue)
     vocab = {word: i for i, word in enumerate(store.words_vocab)}
     wanted = np.asarray([vocab.get(token, -1) for token in tokens], dtype=np.int64)
     by_cue = [_Picks(per_cue) for _ in tokens]
@@ -313,7 +316,7 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
                                    data.fitting or data.evaluated, min_label_items))
 
 
-@dataclass
+@dataclass(repr=False)  # ResultViews.__repr__: bounded
 class StreamedScanResult(ResultViews):
     """A streamed scan: results.json content, the easy mask of each evaluated chunk, and the
     chunks; the pandas views and :meth:`save` of :class:`~cuelens.audit.pipeline.ScanResult`."""
@@ -349,14 +352,14 @@ class StreamedScanResult(ResultViews):
             yield from zip(chunk.split.raw if mode == "records" else chunk.split.ids,
                            mask.tolist())
 
-    def save(self, out_dir: str | Path, *, report: bool = True,
-             item_files: str = "auto") -> dict[str, Path]:
+    def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
         """:meth:`~cuelens.audit.pipeline.ScanResult.save`, the items streamed from the
         chunks."""
         from cuelens.audit.pipeline import save_scan_outputs
 
         return save_scan_outputs(self, self.started, out_dir, report, item_files,
-                                 self.item_lines, self.data.store.n_eval)
+                                 self.item_lines, self.data.store.n_eval, report_options)
 
 
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,
@@ -397,7 +400,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                                 folds or HashedFolds(config.folds, config.folds, config.seed),
                                 progress)
     audit.leakage["groups"] = _group_sizes(data.store)
-    examples = streamed_examples(data, audit.cues, config.metric, audit.easy, config.seed)
+    examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
                                data.store.directory)
     if progress is not None:

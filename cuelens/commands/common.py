@@ -53,6 +53,10 @@ def user_errors(func):
 DataArg = Annotated[Optional[str], typer.Argument(
     help="A dataset file (.jsonl/.csv/.tsv[.gz]; cross-validated), or a directory with "
          "train/dev/test files.", show_default=False)]
+PlotlyOpt = Annotated[str, typer.Option(
+    "--plotly", help="How the HTML report gets plotly.js: inline (embedded, one offline file), "
+    "cdn (linked from cdn.plot.ly: a small page that needs the network) or directory "
+    "(plotly-<version>.min.js written next to the page, shared by the pages of a folder).")]
 TrainOpt = Annotated[Optional[Path], typer.Option("--train", help="Training split file.")]
 TestOpt = Annotated[Optional[Path], typer.Option("--test", help="Test split file.")]
 HfOpt = Annotated[Optional[str], typer.Option(

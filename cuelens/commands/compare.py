@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import console, user_errors
+from cuelens.commands.common import PlotlyOpt, console, user_errors
 
 ScanPath = Annotated[Path, typer.Argument(
     help="A scan output directory or its results.json.", show_default=False)]
@@ -20,6 +20,7 @@ def compare(
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="HTML report to write (default: compare.html next to AFTER's "
                             "results).")] = None,
+    plotly: PlotlyOpt = "inline",
 ) -> None:
     """Compare two scans: headline D with 95% CIs, verdicts, hygiene, MCQ rules and the
     significant cues gained, lost and kept; warns when the scans used different protocols.
@@ -30,7 +31,7 @@ def compare(
 
     from cuelens.audit.compare import compare_scans, format_value, load_scan_results
     from cuelens.commands.scan import d_with_ci
-    from cuelens.reports import render_report
+    from cuelens.reports import ReportOptions, render_report
 
     result = compare_scans(load_scan_results(before), load_scan_results(after), str(before),
                            str(after))
@@ -56,5 +57,6 @@ def compare(
                       + (f" ({escape(tokens)})" if tokens else ""))
     after_dir = after if after.is_dir() else after.parent
     inputs = [p / "results.json" if p.is_dir() else p for p in (before, after)]
-    written = render_report(result, out or after_dir / "compare.html", inputs=inputs)
+    written = render_report(result, out or after_dir / "compare.html", inputs=inputs,
+                            options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(written))}[/]")

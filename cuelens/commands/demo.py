@@ -27,6 +27,7 @@ def demo(
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
     from cuelens.commands.scan import save_scan
+    from cuelens.reports.options import ReportOptions
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
     from cuelens.io import check_writable_dir
@@ -41,5 +42,5 @@ def demo(
         with progress_bar(f"scanning {dataset.name}") as progress:
             result = scan_dataset(dataset, ScanConfig(seed=seed), features=None,
                                   progress=progress)
-        save_scan(result, out / task, None, 3)
+        save_scan(result, out / task, (None, ReportOptions()), 3)
     console.print(f"demo data in {out / 'data'}")

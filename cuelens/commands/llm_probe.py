@@ -11,6 +11,7 @@ import typer
 
 from cuelens.commands.common import console, progress_bar, user_errors
 from cuelens.data.dataset import Task
+from cuelens.reports.options import ReportOptions
 
 LLMOpt = Annotated[Optional[str], typer.Option(
     "--llm", help="Probe a language model through prompts: a local causal LM (directory, alias "
@@ -80,7 +81,7 @@ def _cache(options: LLMOptions, backend_name: str):
 
 def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, rank_by: str,
               seed: int, n_boot: int, min_items: int, inputs: list, started: float,
-              position_bias: bool = False) -> None:
+              position_bias: bool = False, report_options: ReportOptions | None = None) -> None:
     """Run the LLM prompt probe (library: :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`),
     save its files and print the side-by-side summary."""
     from rich.markup import escape
@@ -122,7 +123,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, ra
     result.started = started
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
-    files = result.save(out_dir)
+    files = result.save(out_dir, report_options=report_options)
     console.print(f"report: [bold]{escape(str(files['report']))}[/]")
     print_llm_probe(result.section, out_dir)
 

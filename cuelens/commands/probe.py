@@ -14,7 +14,7 @@ from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, HfOpt,
                                      HypothesisFieldOpt,
                                      LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, console, load_data, progress_bar,
+                                     TrainOpt, PlotlyOpt, console, load_data, progress_bar,
                                      user_errors)
 from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, CalibrateOpt,
                                         ConcurrencyOpt, LengthNormOpt, LLMOpt, LLMOptions,
@@ -24,6 +24,7 @@ from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, T
                                             item_progress, load_model)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
+from cuelens.reports.options import ReportOptions
 
 
 @user_errors
@@ -67,6 +68,7 @@ def probe(
     rank_by: Annotated[str, typer.Option(
         help="Cue metric ranking the top word cues; z (default) tests only significant cues.")]
     = "z",
+    plotly: PlotlyOpt = "inline",
     min_support: Annotated[int, typer.Option(
         help="Minimum fitting instances of a tested word cue.")] = 20,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the ΔAcc CIs.")] = 1000,
@@ -180,7 +182,7 @@ def probe(
         probe_llm(dataset, options, _load_scan(scan, dataset), out_dir, top=top,
                   rank_by=rank_by, seed=seed, n_boot=bootstrap, min_items=min_items,
                   position_bias=position_bias, inputs=[*extra_inputs, *scan_files, *llm_dir],
-                  started=started)
+                  started=started, report_options=ReportOptions(plotly=plotly))
         return
 
     runner = None
@@ -207,7 +209,7 @@ def probe(
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "short_circuit" in result.results["probe"]:
         print_short_circuit(result.results["probe"]["short_circuit"])
-    result.save(out_dir)
+    result.save(out_dir, report_options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(out_dir / 'report.html'))}[/]")
     print_probe(result.results["probe"], out_dir)
 

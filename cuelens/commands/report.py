@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import console, user_errors
+from cuelens.commands.common import PlotlyOpt, console, user_errors
 
 
 @user_errors
@@ -19,13 +19,19 @@ def report(
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="HTML file to write (default: report.html next to the results file).")]
     = None,
+    plotly: PlotlyOpt = "inline",
+    rank_by: Annotated[str, typer.Option(
+        "--rank-by", help="Cue metric the cue table is ranked by (z: significance; or cp, "
+                          "pmi, lmi, rd, ad, cos, wp, npmi, freq).")] = "z",
 ) -> None:
     """Render a results file to one self-contained, offline HTML report.
 
     Example: audit report audit-results/snli/results.json -o snli-report.html
     """
-    from cuelens.reports import load_results, render_report
+    from cuelens.reports import ReportOptions, load_results, render_report
 
+    options = ReportOptions(plotly=plotly, rank_by=rank_by)
     out = out or results.parent / "report.html"
-    written = render_report(load_results(results), out, inputs=[results], source=str(results))
+    written = render_report(load_results(results), out, inputs=[results], source=str(results),
+                            options=options)
     console.print(f"report written to [bold]{written}[/]", highlight=False)

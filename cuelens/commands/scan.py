@@ -10,14 +10,13 @@ import typer
 
 from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, GroupFieldOpt, HfOpt,
                                      HypothesisFieldOpt, LabelFieldOpt, PremiseFieldOpt, SeedOpt,
-                                     SkipBadOpt, TestOpt, TrainOpt, console, field_map,
+                                     PlotlyOpt, SkipBadOpt, TestOpt, TrainOpt, console, field_map,
                                      progress_bar, user_errors, warn_skipped)
-
 from cuelens.commands.preference import SubsetFieldOpt
-
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.errors import UserError
+from cuelens.reports.options import ReportOptions
 
 DEFAULT = ScanConfig()  # the one place holding the scan's defaults
 
@@ -100,6 +99,7 @@ def scan(
         "--work-dir", help="--stats streaming: where the chunk files go (about 2× the input's "
         "text size; created when missing; deleted at the end, or by the next run after a "
         "killed one; default: the system's temporary directory).")] = None,
+    plotly: PlotlyOpt = "inline",
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
 
@@ -135,7 +135,8 @@ def scan(
             raise UserError("preference pairs are scanned in memory with exact statistics "
                             "(no --stats streaming or --engine ray; docs/preference.md)")
         results = scan_preference_data(data, train, test, subset_field, skip_bad, config, out,
-                                       report, top, item_files, started)
+                                       (report, ReportOptions(plotly=plotly)), top, item_files,
+                                       started)
         check_fail_above(results, fail_above)
         return
     if stats == "streaming":
@@ -146,8 +147,8 @@ def scan(
                             "engine and computes no ICQ features (--features none)")
         scan_streamed(data, train, test, field_map(premise_field, hypothesis_field,
                                                    label_field, choices_field, group_field),
-                      skip_bad, config, out, report, top, item_files, work_dir, started,
-                      fail_above)
+                      skip_bad, config, out, (report, ReportOptions(plotly=plotly)), top,
+                      item_files, work_dir, started, fail_above)
         return
     with progress_bar(f"reading ({engine} engine)") as progress:
         loaded = load_for_scan(engine, data, train=str(train) if train else None,
@@ -173,7 +174,7 @@ def scan(
         if subset_field:
             add_subsets(result, subset_field, config)
     result.started = started
-    save_scan(result, out_dir, report, top, item_files)
+    save_scan(result, out_dir, (report, ReportOptions(plotly=plotly)), top, item_files)
     print_subsets(result.results.get("subsets"))
     check_fail_above(result.results, fail_above)
 
@@ -191,7 +192,8 @@ def check_fail_above(results: dict, fail_above: float | None) -> None:
 
 
 def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
-                  out: Path | None, report: Path | None, top: int, item_files: str,
+                  out: Path | None, report: tuple[Path | None, ReportOptions], top: int,
+                  item_files: str,
                   work_dir: Path | None, started: float, fail_above: float | None) -> None:
     """``--stats streaming``: chunks in a work directory (created or refused up front; removed
     at the end, or by the next run after a kill), then the passes. A full disk is one line naming
@@ -210,7 +212,7 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                                    Path(directory), progress=progress)
         warn_skipped(chunked)
         out_dir = out or Path("audit-results") / chunked.name
-        check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report,
+        check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report[0],
                            uses_cache=False, item_files=item_files)
         with progress_bar(f"scanning {chunked.name} (streaming)") as progress:
             result = scan_streaming(chunked, config, progress=progress)
@@ -219,16 +221,19 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     check_fail_above(result.results, fail_above)
 
 
-def save_scan(result, out_dir: Path, report: Path | None, top: int,
+def save_scan(result, out_dir: Path, report: tuple[Path | None, ReportOptions], top: int,
               item_files: str = "auto") -> None:
-    """Write the scan's files and report, then print the terminal summary."""
+    """Write the scan's files and report (``report``: its path, default in ``out_dir``, and
+    rendering options), then print the terminal summary."""
     from rich.markup import escape
 
     from cuelens.io import output_set
 
     with output_set():  # results, tables and report appear together or not at all
-        files = result.save(out_dir, report=report is None, item_files=item_files)
-        written = result.to_html(report) if report is not None else out_dir / "report.html"
+        path, options = report
+        files = result.save(out_dir, report=path is None, item_files=item_files,
+                            report_options=options)
+        written = result.to_html(path, options) if path is not None else out_dir / "report.html"
     print_summary(result.results, top, out_dir, files)
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
@@ -280,9 +285,9 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {baseline['D'] * 100:+.1f})")
     print_mcq_baselines(results.get("mcq_baselines"))
-    table = Table("label", f"top cues by {config['metric']} (count ≥ {config['min_count']})",
+    table = Table("label", f"strongest cues by z (count ≥ {config['min_count']})",
                   title="Top cue words")
-    for label, group in top_cues_by_label(results["cues"], config["metric"], top).items():
+    for label, group in top_cues_by_label(results["cues"], top).items():
         table.add_row(escape(label), escape(", ".join(
             f"{c['token']} (n={c['count']}, z={format_number(c['metrics']['z'], 1)}"
             f"{'*' if c['significant'] else ''})" for c in group)))

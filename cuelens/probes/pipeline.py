@@ -30,6 +30,8 @@ from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_secti
 if TYPE_CHECKING:
     import pandas as pd
 
+    from cuelens.reports.options import ReportOptions
+
 Progress = Callable[[str, float], None]
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
 
@@ -42,7 +44,7 @@ def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path | None]) -> N
     check([Path(out_dir) / name for name in PROBE_FILES], inputs)
 
 
-@dataclass
+@dataclass(repr=False)  # ResultViews.__repr__: bounded
 class ProbeResult(ResultViews):
     """results.json content (scan sections plus ``probe``), the predictions and warnings.
 
@@ -81,8 +83,10 @@ class ProbeResult(ResultViews):
         return records_frame(self.results["probe"]["distribution_test"]["cues"],
                       ["cue", "train_dist", "predicted_dist", "n", "score"])
 
-    def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
-        """Write predictions.jsonl, results.json, run.json (and report.html) into ``out_dir``."""
+    def save(self, out_dir: str | Path, *, report: bool = True,
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
+        """Write predictions.jsonl, results.json, run.json (and report.html, rendered with
+        ``report_options``) into ``out_dir``."""
         from cuelens.audit.results import run_info
         from cuelens.io import output_set, write_json, write_jsonl
 
@@ -95,7 +99,7 @@ class ProbeResult(ResultViews):
             write_json(files["results"], self.results)
             write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
             if report:
-                files["report"] = self.to_html(out_dir / "report.html")
+                files["report"] = self.to_html(out_dir / "report.html", report_options)
         return files
 
 

@@ -15,10 +15,17 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-# Colour-blind-safe qualitative palette (Paul Tol "bright", then "muted" for more labels).
-PALETTE = ["#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#332288",
-           "#999933", "#882255", "#44AA99"]
+from cuelens.reports.text import short, short_labels
+
+# One meaning per colour on every chart of a page (colour-blind-safe, Paul Tol's palettes):
+# MAIN a measured value, BAD an artifact or cue reliance, GOOD a healthy value (hard items),
+# GREY a baseline or reference. Dataset labels and series (splits, prompt templates, position
+# series) have palettes of their own that share no colour with these four or with each other.
 MAIN, BAD, GOOD, GREY = "#4477AA", "#EE6677", "#228833", "#9A9A9A"
+SEMANTIC = (MAIN, BAD, GOOD, GREY)
+LABEL_PALETTE = ["#AA4499", "#DDCC77", "#44AA99", "#332288", "#88CCEE", "#999933", "#882255",
+                 "#E69F00"]
+SERIES_PALETTE = ["#004488", "#DDAA33", "#5A3D8C", "#8C6D31", "#1F6F6F", "#B07AA1"]
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
 
@@ -28,22 +35,16 @@ def esc(value) -> str:
     return html.escape(str(value), quote=False).replace("\n", "<br>")
 
 
-def short(value, limit: int = 40) -> str:
-    """A display label of at most ``limit`` characters (long dataset strings would squash the
-    plot area); the full string stays in the data and the hover text."""
-    text = str(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def category_axis(names: Sequence[str], **kwargs) -> dict:
-    """A category axis whose tick labels are shortened copies of the (escaped) category values."""
+def category_axis(names: Sequence[str], limit: int = 40, **kwargs) -> dict:
+    """A category axis whose tick labels are shortened, distinct copies of the (escaped)
+    category values."""
     return {"type": "category", "tickvals": [esc(n) for n in names],
-            "ticktext": [esc(short(n)) for n in names], **kwargs}
+            "ticktext": [esc(t) for t in short_labels(names, limit)], **kwargs}
 
 
-def colours(keys: Sequence[str]) -> dict[str, str]:
-    """A stable colour per key (label), in the order given."""
-    return {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(keys)}
+def colours(keys: Sequence[str], palette: Sequence[str] = LABEL_PALETTE) -> dict[str, str]:
+    """A stable colour per key (dataset labels by default), in the order given."""
+    return {key: palette[i % len(palette)] for i, key in enumerate(keys)}
 
 
 def _layout(fig: go.Figure, *, height: int, right: int = 10, **kwargs) -> dict:
@@ -56,18 +57,38 @@ def _layout(fig: go.Figure, *, height: int, right: int = 10, **kwargs) -> dict:
     return json.loads(fig.to_json())
 
 
-def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float]],
+def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float | None]],
                  hover: Mapping[str, Sequence[str]] | None = None, *, axis_title: str,
-                 percent: bool = True, height: int = 340) -> dict:
-    """Vertical grouped bars: one trace per series over shared categories."""
+                 percent: bool = True, height: int = 340,
+                 colour_map: Mapping[str, str] | None = None,
+                 errors: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+                 reference: tuple[float, str] | None = None) -> dict:
+    """Vertical grouped bars: one trace per series over shared categories, coloured by
+    ``colour_map`` (default: the series palette); ``None`` values draw no bar. With ``errors``
+    (per series: minus, plus) the bars carry interval whiskers and their values move to the
+    hover text, so no label sits under a whisker; ``reference`` draws a dashed level."""
     cats = [esc(c) for c in categories]
+    palette = colour_map or colours(list(series), SERIES_PALETTE)
     fig = go.Figure()
-    for (name, values), colour in zip(series.items(), PALETTE * 4):
+    for name, values in series.items():
+        err = (errors or {}).get(name)
+        colour = palette[name]
         fig.add_bar(name=esc(short(name)), x=cats, y=list(values), marker_color=colour,
-                    text=[_fmt(v, percent) for v in values], textposition="outside",
+                    marker_line={"color": colour, "width": 1.5},  # a zero stays visible
+                    text=None if err else [_fmt(v, percent) for v in values],
+                    textposition="outside", cliponaxis=False,
+                    error_y=None if err is None else {
+                        "type": "data", "symmetric": False, "array": list(err[1]),
+                        "arrayminus": list(err[0]), "color": "#444"},
                     hovertext=[esc(h) for h in (hover or {}).get(name, [])] or None,
                     hoverinfo="text+name" if hover else "x+y+name")
-    return _layout(fig, height=height, barmode="group", showlegend=len(series) > 1,
+    right = 10
+    if reference is not None:  # its name right of the plot area, clear of the bars
+        fig.add_hline(y=reference[0], line_dash="dash", line_color="#555")
+        fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=6, y=reference[0],
+                           yref="y", text=esc(reference[1]), showarrow=False)
+        right = 18 + 8 * len(reference[1])
+    return _layout(fig, height=height, right=right, barmode="group", showlegend=len(series) > 1,
                    yaxis={"title": axis_title, "ticksuffix": "%" if percent else "",
                           "rangemode": "tozero"}, xaxis=category_axis(categories))
 
@@ -80,7 +101,11 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                     bands: Sequence[tuple[float, float] | None] | None = None) -> dict:
     """Horizontal bars (first name on top), optional asymmetric error bars, a reference line and
     a translucent grey band ``(low, high)`` across each bar (e.g. its noise ceiling; a band of
-    no width, low = high, is drawn as a thick line so that it stays visible)."""
+    no width, low = high, is drawn as a thick line so that it stays visible).
+
+    With error bars, the value labels stand in a column right of the plot area, where no
+    whisker reaches (a whisker would cross a label drawn at the bar's end); a bar of value 0 is
+    drawn as a hairline."""
     fig = go.Figure()
     for i, band in enumerate(bands or []):
         if band is not None:
@@ -89,13 +114,21 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                           line={"color": GREY, "width": 4 if band[0] == band[1] else 0},
                           layer="above")
     labels = [esc(n) for n in names]
-    fig.add_bar(orientation="h", y=labels, x=list(values),
-                marker_color=list(colours_) if colours_ else MAIN,
-                text=[esc(t) for t in text] if text else None, textposition="outside",
-                cliponaxis=False,
+    colour = list(colours_) if colours_ else MAIN
+    if errors and x_range:  # whiskers end at the axis' bounds, left of the value column
+        errors = ([lo if v is None else min(lo, v - x_range[0]) for v, lo in zip(values, errors[0])],
+                  [hi if v is None else min(hi, x_range[1] - v) for v, hi in zip(values, errors[1])])
+    fig.add_bar(orientation="h", y=labels, x=list(values), marker_color=colour,
+                marker_line={"color": colour, "width": 1.5},
+                text=[esc(t) for t in text] if text and not errors else None,
+                textposition="outside", cliponaxis=False,
                 error_x=({"type": "data", "symmetric": False, "array": list(errors[1]),
                           "arrayminus": list(errors[0]), "color": "#444"} if errors else None),
                 hoverinfo="x+y")
+    if text and errors:  # a value column right of the plot area, where no whisker reaches
+        for label, value in zip(labels, text):
+            fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=8, y=label, yref="y",
+                               text=esc(value), showarrow=False, align="left")
     if reference is not None:
         fig.add_vline(x=reference[0], line_dash="dash", line_color="#555",
                       annotation_text=esc(reference[1]), annotation_position="top")
@@ -104,9 +137,25 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
     if x_range:
         xaxis["range"] = list(x_range)
     # bar labels sit outside the bars; the right margin leaves room for the longest one
-    right = 10 + 7 * max((len(t) for t in text), default=0) if text else 10
+    right = 18 + 8 * max((len(t) for t in text), default=0) if text else 10
     return _layout(fig, height=max(200, 70 + 32 * len(names)), right=right, showlegend=False,
                    xaxis=xaxis, yaxis=category_axis(names, autorange="reversed"))
+
+
+def lines(x: Sequence[float], series: Mapping[str, Sequence[float]],
+          hover: Mapping[str, Sequence[str]], *, colour_map: Mapping[str, str], x_title: str,
+          y_title: str, percent: bool = True, height: int = 340) -> dict:
+    """One line with markers per series over shared x values (e.g. a histogram per label)."""
+    fig = go.Figure()
+    for name, values in series.items():
+        fig.add_scatter(name=esc(short(name)), x=list(x), y=list(values), mode="lines+markers",
+                        line={"color": colour_map[name], "width": 2, "shape": "linear"},
+                        marker={"color": colour_map[name], "size": 5},
+                        text=[esc(h) for h in hover.get(name, [])], hoverinfo="text")
+    return _layout(fig, height=height, showlegend=len(series) > 1,
+                   xaxis={"title": x_title, "dtick": 5},
+                   yaxis={"title": y_title, "ticksuffix": "%" if percent else "",
+                          "rangemode": "tozero"})
 
 
 def stacked_distributions(rows: Sequence[tuple[str, Mapping[str, float]]],
@@ -140,22 +189,26 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequen
         xgap=2, ygap=2))
     return _layout(fig, height=max(220, 110 + 34 * len(rows)),
                    xaxis=category_axis(columns, side="top", title=column_title),
-                   yaxis=category_axis(rows, autorange="reversed", title=row_title))
+                   yaxis=category_axis(rows, 60, autorange="reversed", title=row_title))
 
 
 def scatter_groups(groups: Mapping[str, Mapping[str, Sequence]], *, x_title: str, y_title: str,
                    log_x: bool = False, colour_keys: Sequence[str] | None = None,
-                   height: int = 420) -> dict:
-    """Scatter with one trace per group; each group has ``x``, ``y``, ``hover`` and optional
-    ``symbol`` lists (hover strings are escaped here)."""
+                   height: int = 420, reference: tuple[float, str] | None = None) -> dict:
+    """Scatter with one trace per group (label colours over ``colour_keys``); each group has
+    ``x``, ``y``, ``hover`` and optional ``symbol`` lists (hover strings are escaped here);
+    ``reference`` draws a dashed horizontal level."""
     palette = colours(colour_keys or list(groups))
     fig = go.Figure()
     for name, group in groups.items():
         fig.add_scatter(name=esc(short(name)), mode="markers", x=list(group["x"]), y=list(group["y"]),
                         text=[esc(h) for h in group["hover"]], hoverinfo="text",
-                        marker={"color": palette.get(name, PALETTE[0]), "size": 8, "opacity": 0.8,
+                        marker={"color": palette.get(name, LABEL_PALETTE[0]), "size": 8, "opacity": 0.8,
                                 "symbol": list(group.get("symbol", [])) or "circle",
-                                "line": {"width": 1, "color": palette.get(name, PALETTE[0])}})
+                                "line": {"width": 1, "color": palette.get(name, LABEL_PALETTE[0])}})
+    if reference is not None:
+        fig.add_hline(y=reference[0], line_dash="dash", line_color="#555",
+                      annotation_text=esc(reference[1]), annotation_position="top left")
     xaxis: dict[str, object] = {"title": x_title}
     if log_x:
         xs = [x for g in groups.values() for x in g["x"] if x and x > 0]
@@ -183,5 +236,7 @@ def colour_scatter(x: Sequence[float], y: Sequence[float], colour: Sequence[floa
                    yaxis={"title": y_title})
 
 
-def _fmt(value: float, percent: bool) -> str:
+def _fmt(value: float | None, percent: bool) -> str:
+    if value is None:
+        return ""
     return f"{value:.1f}%" if percent else f"{value:,.0f}"

@@ -8,8 +8,10 @@ Safety model (dataset text is untrusted):
   U+2029 escaped (so ``</script>`` cannot close it); the page reads it with ``JSON.parse`` and
   builds DOM nodes with ``textContent`` only.
 * Plotly strings are entity-escaped (:func:`cuelens.reports.figures.esc`).
-* A Content-Security-Policy allows only the page's own two scripts (by SHA-256 hash) and no
-  network access at all: plotly.js is embedded from the installed ``plotly`` package.
+* A Content-Security-Policy allows only the page's own scripts (by SHA-256 hash) and no
+  network access at all: plotly.js is embedded from the installed ``plotly`` package (or, with
+  ``--plotly cdn|directory``, loaded from cdn.plot.ly or from a file next to the page: the CSP
+  then allows exactly that source).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pathlib import Path
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.io import atomic_write_text, check_outputs
+from cuelens.reports.glossary import GLOSSARY
+from cuelens.reports.options import ReportOptions
 from cuelens.reports.schema import validate_results
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
@@ -65,6 +69,19 @@ def _plotly_js() -> str:
     return js
 
 
+def plotly_file_name() -> str:
+    """``plotly-<version>.min.js``: the file ``--plotly directory`` writes next to the page."""
+    from plotly.offline import get_plotlyjs_version
+
+    return f"plotly-{get_plotlyjs_version()}.min.js"
+
+
+def plotly_cdn_url() -> str:
+    from plotly.offline import get_plotlyjs_version
+
+    return f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
+
+
 def _sha256(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
@@ -76,25 +93,37 @@ def _environment():
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["pct"] = lambda x, digits=1: "n/a" if x is None else f"{100 * x:.{digits}f}%"
     env.filters["num"] = lambda x: "n/a" if x is None else f"{x:,}"
+    env.globals["glossary"] = GLOSSARY
     return env
 
 
-def render_html(results: dict) -> str:
-    """The report's HTML text for an already validated results dict."""
+def render_html(results: dict, options: ReportOptions | None = None) -> str:
+    """The report's HTML text for an already validated results dict. plotly.js is embedded,
+    linked from the CDN or from :func:`plotly_file_name` next to the page (``options.plotly``);
+    a page without figures carries no plotly.js at all."""
     from cuelens.reports.sections import build_sections
 
-    sections = build_sections(results)
+    options = options or ReportOptions()
+    sections = build_sections(results, options)
     data: dict = {"figures": {}}
     for sec in sections:
         data.update(sec.client)
         data["figures"].update({fig.id: fig.spec for fig in sec.figures.values()})
-    plotly_js, app_js = _plotly_js(), _asset("report.js")
+    app_js = _asset("report.js")
+    plotly_js, plotly_src, sources = None, None, [_sha256(app_js)]
+    if data["figures"] and options.plotly == "inline":
+        plotly_js = _plotly_js()
+        sources.append(_sha256(plotly_js))
+    elif data["figures"]:
+        plotly_src = plotly_cdn_url() if options.plotly == "cdn" else plotly_file_name()
+        # a file next to the page: Chromium matches file: URLs by scheme only
+        sources.append(plotly_src if options.plotly == "cdn" else "file:")
     csp = ("default-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; "
-           f"script-src {_sha256(app_js)} {_sha256(plotly_js)}; base-uri 'none'; form-action 'none'")
+           f"script-src {' '.join(sources)}; base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
         results=results, sections=sections, data_json=script_json(data), css=_asset("report.css"),
-        plotly_js=plotly_js, app_js=app_js, csp=csp, title=title(results),
-        subtitle=subtitle(results))
+        plotly_js=plotly_js, plotly_src=plotly_src, app_js=app_js, csp=csp,
+        title=title(results), brand=brand(results), subtitle=subtitle(results))
 
 
 # Page titles of the result kinds without a dataset (docs/results-schema.md).
@@ -105,9 +134,23 @@ KIND_TITLES = {"score_pairs": "language-model comparison",
 
 
 def title(results: dict) -> str:
-    """The page title: the dataset's name, else what the result kind is about."""
+    """The page title: the probed model on the dataset for a probe, else the dataset's name,
+    else what the result kind is about."""
     name = (results.get("dataset") or {}).get("name")
+    for key, how in (("probe", ""), ("llm_probe", " (prompted)")):
+        model = ((results.get(key) or {}).get("model") or {}).get("name")
+        if model:
+            return f"{model}{how} on {name}" if name else f"{model}{how}"
     return name or KIND_TITLES.get(str(results.get("kind")), "dataset")
+
+
+def brand(results: dict) -> str:
+    """The line above the title: which kind of report this is."""
+    if results.get("probe"):
+        return "cuelens model probe report"
+    if results.get("llm_probe"):
+        return "cuelens LLM probe report"
+    return "cuelens scan report" if results.get("dataset") else "cuelens report"
 
 
 def subtitle(results: dict) -> list[str]:
@@ -129,11 +172,19 @@ def subtitle(results: dict) -> list[str]:
 
 
 def render_report(results: dict, out_path: str | os.PathLike, *,
-                  inputs: Iterable[str | os.PathLike] = (), source: str | None = None) -> Path:
+                  inputs: Iterable[str | os.PathLike] = (), source: str | None = None,
+                  options: ReportOptions | None = None) -> Path:
     """Validate ``results`` (results.schema.json), render it and write the HTML atomically to
-    ``out_path``; refuses to overwrite any path in ``inputs``. Returns the written path."""
+    ``out_path`` (with ``--plotly directory``, plotly.js beside it when missing); refuses to
+    overwrite any path in ``inputs``. Returns the written path."""
+    options = options or ReportOptions()
     out = Path(out_path)
-    check_outputs([out], inputs)
+    script = out.parent / plotly_file_name()
+    inputs = list(inputs)
+    check_outputs([out, script] if options.plotly == "directory" else [out], inputs)
     validate_results(results, source=source)
-    atomic_write_text(out, render_html(results))
+    page = render_html(results, options)
+    if options.plotly == "directory" and not script.exists():
+        atomic_write_text(script, _plotly_js())
+    atomic_write_text(out, page)
     return out

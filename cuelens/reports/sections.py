@@ -12,13 +12,14 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from cuelens.audit.examples import sort_value
+from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
+from cuelens.data.dataset import Task
 from cuelens.io import format_number, read_number
 from cuelens.probes.sanity import probe_verdict
-from cuelens.data.dataset import Task
 from cuelens.reports import figures as F
+from cuelens.reports.glossary import GLOSSARY
+from cuelens.reports.options import ReportOptions
 
-TOP_CUES_PER_LABEL = 100  # cue-table rows (and scatter points) per label
 TOP_FEATURES_TABLE = 30
 TOP_FEATURES_CHART = 10
 TOP_PROBE_CUES = 25
@@ -41,12 +42,13 @@ class Section:
     context: dict = field(default_factory=dict)
     figures: dict[str, Figure] = field(default_factory=dict)
     client: dict = field(default_factory=dict)  # merged into the page's JSON data
+    terms: list[str] = field(default_factory=list)  # abbreviations it shows (reports.glossary)
 
     def add_figure(self, name: str, caption: str, spec: dict) -> None:
         self.figures[name] = Figure(f"fig-{self.key}-{name}", caption, spec)
 
 
-Builder = Callable[[dict], "Section | None"]
+Builder = Callable[[dict, ReportOptions], "Section | None"]
 SECTIONS: list[tuple[str, Builder]] = []
 
 
@@ -60,8 +62,20 @@ def section(key: str) -> Callable[[Builder], Builder]:
     return register
 
 
-def build_sections(results: dict) -> list[Section]:
-    return [s for _, builder in SECTIONS if (s := builder(results)) is not None]
+MODEL_SECTIONS = ("probe", "llm_probe")
+
+
+def build_sections(results: dict, options: ReportOptions | None = None) -> list[Section]:
+    """The page's sections in order, ending with the key to the abbreviations they use."""
+    options = options or ReportOptions()
+    sections = [s for _, builder in SECTIONS if (s := builder(results, options)) is not None]
+    # a probe report is about the model: its section follows the summary
+    sections.sort(key=lambda s: 0 if s.key == "summary" else 1 if s.key in MODEL_SECTIONS else 2)
+    terms = [t for t in GLOSSARY if any(t in s.terms for s in sections)]
+    if terms:
+        sections.append(Section("glossary", "Key to abbreviations",
+                                context={"terms": [(t, GLOSSARY[t]) for t in terms]}))
+    return sections
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -94,9 +108,150 @@ def _label_keys(label_names: list[str], *dists: Mapping[str, float]) -> list[str
     return [l for l in label_names if l in present] + sorted(present - set(label_names))
 
 
+# --------------------------------------------------------------------------------- summary
+MAX_FINDINGS_SHOWN = 6  # findings listed at once in the summary; the rest behind "show all"
+SEVERITY_LEVEL = {"high": "flagged", "medium": "mild", "low": "clean", "info": "clean"}
+
+
+@dataclass
+class Verdict:
+    """One headline of the summary block: a verdict level (flagged / mild / clean), its
+    sentence, the section holding the evidence and what it is about."""
+
+    level: str
+    text: str
+    section: str
+    about: str
+
+
+def effect_text(effect: float | None, low: float | None, high: float | None, unit: str) -> str:
+    """``+23.1 points [+21.0, +25.2]``, ``57.0% [53.1, 60.8]`` or ``1,210 items`` (effects are
+    already in ``unit``: :mod:`cuelens.audit.findings`)."""
+    if effect is None:
+        return "–"
+    if unit == "points":
+        fmt = "{:+.1f}"
+    elif unit == "%":
+        fmt = "{:.2f}" if 0 < abs(effect) < 1 else "{:.1f}"  # 2 copies of 9,842: 0.02%
+    else:
+        fmt = "{:,.0f}"
+    text = fmt.format(effect) + ("%" if unit == "%" else f" {unit}")
+    if low is not None and high is not None:
+        text += f" [{fmt.format(low)}, {fmt.format(high)}]"
+    return text
+
+
+def verdicts(results: dict) -> list[Verdict]:
+    """The headline verdicts of a results file, the model's first for a probe report."""
+    out = []
+    pr = results.get("probe")
+    if pr:
+        level, sentence = probe_verdict(pr)
+        out.append(Verdict({"relies": "flagged", "unreliable": "mild"}.get(level, "clean"),
+                           sentence, "probe", f"model {pr.get('model', {}).get('name', '')}"))
+    lp = results.get("llm_probe")
+    if lp and lp.get("templates"):
+        out.append(_llm_verdict(lp))
+    leak = results.get("leakage")
+    if leak is not None:
+        level, sentence = verdict(leak, results.get("config", {}).get("flag_threshold", 0.10),
+                                  results)
+        out.append(Verdict(level, sentence, "leakage", "cue leakage"))
+    mb = results.get("mcq_baselines")
+    if mb is not None:
+        from cuelens.audit.mcq_baselines import baselines_headline
+
+        level, sentence = baselines_headline(mb)
+        out.append(Verdict(level, sentence, "mcq_baselines", "answer-order and length rules"))
+    kind = results.get("kind")
+    if kind in KIND_VERDICTS:
+        out.append(KIND_VERDICTS[kind](results))
+    return out
+
+
+def _llm_verdict(lp: dict) -> Verdict:
+    templates = lp["templates"]
+    relied = [t["name"] for t in templates
+              if any(c.get("significant") and c["delta"] > 0 for c in t["accuracy_test"]["cues"])]
+    best = max(templates, key=lambda t: (t["accuracy"], t["name"]))
+    least = (lp.get("verdict") or {}).get("least_cue_reliant")
+    text = (f"Best prompt “{best['name']}”: {pct(best['accuracy'])} accuracy. "
+            + (f"Relies on cues with {len(relied)} of {len(templates)} prompt(s) "
+               f"({', '.join(relied)}). " if relied else
+               f"No prompt's accuracy changes significantly with a cue. ")
+            + (f"Least cue-reliant prompt: “{least}”." if least else
+               str((lp.get("verdict") or {}).get("reason", ""))))
+    return Verdict("flagged" if relied else "clean", text.strip(), "llm_probe",
+                   f"model {lp.get('model', {}).get('name', '')}")
+
+
+def _score_pairs_verdict(results: dict) -> Verdict:
+    models = results["models"]
+    best = max(models, key=lambda m: (models[m]["overall"], m))
+    return Verdict("clean", f"Best model {best}: prefers the acceptable sentence in "
+                   f"{pct(models[best]['overall'])} of {models[best]['n']:,} pairs "
+                   f"(chance 50%); {len(models)} model(s) compared.", "score_pairs",
+                   "language models")
+
+
+def _judge_verdict(results: dict) -> Verdict:
+    models = results["models"]
+    scored = [m for m in models if models[m]["accuracy"] is not None]
+    if not scored:
+        return Verdict("mild", "No model has an accuracy on the rated pairs.", "contrast_judge",
+                       "model–human consistency")
+    best = max(scored, key=lambda m: (models[m]["accuracy"], m))
+    ceiling = models[best]["accuracy_noise_ceiling"]
+    reach = ("" if ceiling.get("lower") is None else
+             " — within the noise ceiling" if models[best]["accuracy"] >= ceiling["lower"] else
+             f" — below the noise ceiling ({pct(ceiling['lower'])}–{pct(ceiling['upper'])})")
+    return Verdict("clean", f"Most human-like model: {best}, predicting people's choice on "
+                   f"{pct(models[best]['accuracy'])} of its controversial pairs{reach}.",
+                   "contrast_judge", "model–human consistency")
+
+
+def _pairs_verdict(results: dict) -> Verdict:
+    share = results.get("controversial_fraction")
+    return Verdict("clean", f"{len(results['pairs']):,} {results['method']} controversial "
+                   f"pair(s) for {', '.join(results['models'])}"
+                   + ("" if share is None else f"; {pct(share)} of them controversial") + ".",
+                   "contrast_pairs", "controversial pairs")
+
+
+def _compare_verdict(results: dict) -> Verdict:
+    delta = results["delta_D"]
+    intervals = all("ci_low" in results[side] for side in ("before", "after"))
+    overlap = (f" (the 95% intervals {'overlap' if results['cis_overlap'] else 'do not overlap'})"
+               if intervals else "")
+    return Verdict("clean" if delta < 0 else "mild",
+                   f"Cue leakage D changed by {100 * delta:+.1f} points{overlap}.", "compare",
+                   "before and after")
+
+
+KIND_VERDICTS: dict[str, Callable[[dict], Verdict]] = {
+    "score_pairs": _score_pairs_verdict, "contrast_judge": _judge_verdict,
+    "contrast_pairs": _pairs_verdict, "compare": _compare_verdict}
+
+
+@section("summary")
+def summary(results: dict, options: ReportOptions) -> Section | None:
+    """The page's first block: the verdicts, then the ranked findings
+    (:func:`cuelens.audit.findings.findings`), each linking to its evidence."""
+    from cuelens.audit.findings import findings
+
+    found = findings(results)
+    rows = [{"kind": f.kind.replace("_", " "), "title": f.title, "severity": f.severity,
+             "effect": effect_text(f.effect, f.ci_low, f.ci_high, f.unit), "items": f.items,
+             "section": f.section, "level": SEVERITY_LEVEL.get(f.severity, "clean")}
+            for f in found]
+    return Section("summary", "Summary", context={
+        "verdicts": verdicts(results), "findings": rows, "shown": MAX_FINDINGS_SHOWN},
+        terms=["CI"] if any(f.ci_low is not None for f in found) else [])
+
+
 # --------------------------------------------------------------------------------- overview
 @section("overview")
-def overview(results: dict) -> Section | None:
+def overview(results: dict, options: ReportOptions) -> Section | None:
     ds = results.get("dataset")
     if ds is None:
         return None
@@ -143,7 +298,7 @@ HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
 
 
 @section("hygiene")
-def hygiene(results: dict) -> Section | None:
+def hygiene(results: dict, options: ReportOptions) -> Section | None:
     """Duplicates, overlap, mirrored pairs and label-noise candidates (docs/data-hygiene.md)."""
     hy = results.get("hygiene")
     if hy is None:
@@ -185,7 +340,7 @@ def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
 
 
 @section("leakage")
-def leakage(results: dict) -> Section | None:
+def leakage(results: dict, options: ReportOptions) -> Section | None:
     leak = results.get("leakage")
     if leak is None:
         return None
@@ -194,7 +349,9 @@ def leakage(results: dict) -> Section | None:
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
         "baseline": ("chance (1/k)" if results["dataset"]["task"] == Task.MCQ
-                     else "majority baseline")})
+                     else "majority baseline")},
+        terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
+               *dict.fromkeys(r["aggregator"] for r in leak["table"]), "BoW"])
     table = leak["table"]
     if table:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
@@ -222,7 +379,8 @@ def leakage(results: dict) -> Section | None:
                    "line, the more the labels can be guessed from surface cues.",
                    F.horizontal_bars(names, [100 * a for a in accs], axis_title="accuracy",
                                      text=[f"{pct(a)} (D {100 * d:+.1f})" for a, d in zip(accs, ds)],
-                                     colours_=[F.GREY] + [F.MAIN] * (len(names) - 2) + [F.BAD],
+                                     colours_=[F.GREY] + [F.MAIN] * (len(names) - 2)
+                                     + [F.BAD if level in ("flagged", "mild") else F.MAIN],
                                      reference=(100 * leak["majority"], "chance" if mcq else "majority"),
                                      x_range=(0, 100)))
     return sec
@@ -230,7 +388,7 @@ def leakage(results: dict) -> Section | None:
 
 # --------------------------------------------------------------------------------- MCQ baselines
 @section("mcq_baselines")
-def mcq_baselines(results: dict) -> Section | None:
+def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
     """Answer-position, length, overlap and question-only baselines (cuelens.audit.mcq_baselines)."""
     from cuelens.audit.chance import positions_verdict
     from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, ci_name
@@ -246,6 +404,7 @@ def mcq_baselines(results: dict) -> Section | None:
         "mb": mb, "level": level, "ci": ci_name(mb),
         "verdicts": [baseline_verdict(r, mb) for r in rows], "gold": gold,
         "headline": headline})
+    sec.terms = ["D", "CI"]
     names = [r["name"] for r in rows]
     accs = [100 * r["accuracy"] for r in rows]
     lo = [a - 100 * r["accuracy_ci"][0] for a, r in zip(accs, rows)]
@@ -263,58 +422,101 @@ def mcq_baselines(results: dict) -> Section | None:
     return sec
 
 
+# --------------------------------------------------------------------------------- lengths
+@section("lengths")
+def lengths(results: dict, options: ReportOptions) -> Section | None:
+    """Words per hypothesis / choice by label (:mod:`cuelens.audit.lengths`), with the
+    length-only baseline (NLI) or the length rules of the MCQ baselines."""
+    ln = results.get("lengths")
+    if not ln:
+        return None
+    by_label = ln["by_label"]
+    top = ln["max_words"]
+    names = list(by_label)
+    # the chart ends at the longest text (the file keeps every bin)
+    end = 1 + max((i for name in names for i, n in enumerate(by_label[name]["histogram"]) if n),
+                  default=0)
+    bins = list(range(end))
+    mcq = ln["unit"] == "words per choice"
+    share = {name: [100 * n / (by_label[name]["n"] or 1) for n in by_label[name]["histogram"][:end]]
+             for name in names}
+    hover = {name: [f"{name}: {n:,} of {by_label[name]['n']:,} with "
+                    f"{b if b < top else f'{top} or more'} words"
+                    for b, n in zip(bins, by_label[name]["histogram"])] for name in names}
+    label_colours = (F.colours(names, F.SERIES_PALETTE) if mcq else
+                     F.colours(_label_keys(results["dataset"]["label_names"], by_label)))
+    baselines = []
+    if ln.get("baseline"):
+        baselines = [dict(ln["baseline"], fitted=True)]
+    elif results.get("mcq_baselines"):
+        baselines = [dict(r, ci_low=r["accuracy_ci"][0], ci_high=r["accuracy_ci"][1],
+                          majority=results["mcq_baselines"]["chance"])
+                     for r in results["mcq_baselines"]["rows"]
+                     if "longest" in r["name"] or "shortest" in r["name"]]
+    sec = Section("lengths", "Text length per label", context={
+        "unit": ln["unit"], "rows": [{"name": n, **by_label[n]} for n in names],
+        "baselines": baselines, "mcq": mcq, "text_name": _text_name(results)[0]},
+        terms=["words", "D", "CI"])
+    sec.add_figure("histogram", f"Share of {_text_name(results)[0]} with each number of words, "
+                   + ("for the correct and the other choices" if mcq else "per label")
+                   + f" (the last point pools {top} or more words): curves that sit apart mean "
+                   "the length alone gives the answer away.",
+                   F.lines(bins, share, hover, colour_map=label_colours,
+                           x_title=f"{ln['unit']} (last bin: {top}+)", y_title="share of texts"))
+    return sec
+
+
 # --------------------------------------------------------------------------------- cue words
-def top_cues(cues: list[dict], metric: str, per_label: int) -> list[dict]:
-    """The ``per_label`` strongest cues of each label by ``metric`` (ties: higher z, then
-    larger support, then token), in label order of first appearance."""
-    by_label: dict[str, list[dict]] = {}
-    for cue in cues:
-        by_label.setdefault(cue["label"], []).append(cue)
-
-    def key(c):
-        m = c["metrics"]
-        return (-sort_value(m.get(metric, 0.0)), -sort_value(m.get("z")), -c["count"], c["token"])
-
-    return [c for group in by_label.values() for c in sorted(group, key=key)[:per_label]]
-
-
 @section("cues")
-def cue_words(results: dict) -> Section | None:
+def cue_words(results: dict, options: ReportOptions) -> Section | None:
+    """Every significant cue and the strongest of each label (:func:`listed_cues`), ranked by
+    ``options.rank_by`` (z: significance), in a sortable table and a support × strength scatter."""
     cues = results.get("cues")
     if not cues:
         return None
+    rank_by = options.rank_by
     metric = results.get("config", {}).get("metric", "cp")
+    other = rank_by if rank_by != "z" else (metric if metric != "z" else "cp")
     stats = results.get("cue_stats", {})
-    shown = top_cues(cues, metric, TOP_CUES_PER_LABEL)
+    shown = listed_cues(cues, LISTED_PER_LABEL, rank_by)
     label_names = results["dataset"]["label_names"]
     by_cue = results.get("examples", {}).get("by_cue", {})
-    rows = [[c["token"], c["label"], c["count"], c["label_count"], c["metrics"].get(metric),
-             c["metrics"].get("z"), c["significant"], c["token"] in by_cue] for c in shown]
+    rows = [[c["token"], c["label"], c["count"], c["label_count"], c["metrics"].get("z"),
+             c["metrics"].get(other), c["significant"], c["token"] in by_cue] for c in shown]
+    n_significant = sum(c["significant"] for c in cues)
     sec = Section("cues", "Cue words", context={
-        "metric": metric, "stats": stats, "n_cues": len(cues), "n_shown": len(shown),
-        "n_significant": sum(c["significant"] for c in cues), "per_label": TOP_CUES_PER_LABEL,
+        "rank_by": rank_by, "other": other, "stats": stats, "n_cues": len(cues),
+        "n_shown": len(shown), "n_significant": n_significant,
+        "n_significant_shown": sum(c["significant"] for c in shown),
+        "per_label": LISTED_PER_LABEL,
         "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),
         "labels": _label_keys(label_names, {c["label"]: 0 for c in shown}),
-        "text_name": _text_name(results)[0]},
-        client={"cues": {"metric": metric, "rows": rows}})
+        "text_name": _text_name(results)[0], "finding": results.get("cue_finding")},
+        client={"cues": {"rank_by": rank_by, "rows": rows, "sort_col": 4 if rank_by == "z" else 5}},
+        terms=["z", other, "support", "with label"])
     groups: dict[str, dict[str, list]] = {}
     # significant cues first in each trace, so that the legend shows a filled marker
     for c in sorted(shown, key=lambda c: not c["significant"]):
         g = groups.setdefault(c["label"], {"x": [], "y": [], "hover": [], "symbol": []})
-        score = read_number(c["metrics"].get(metric))
+        score = read_number(c["metrics"].get(rank_by))
         g["x"].append(c["count"])
         g["y"].append(score if math.isfinite(score) else None)  # ±∞ / undefined: not drawn
         g["symbol"].append("circle" if c["significant"] else "circle-open")
-        g["hover"].append(f"“{c['token']}” → {c['label']}\n{c['count']:,} instances, "
-                          f"{c['label_count']:,} with this label\n{metric} "
-                          f"{format_number(c['metrics'].get(metric))}, "
-                          f"z {format_number(c['metrics'].get('z'), 1)}")
+        g["hover"].append(f"“{F.short(c['token'])}” → {c['label']}\n{c['count']:,} instances, "
+                          f"{c['label_count']:,} with this label\nz "
+                          f"{format_number(c['metrics'].get('z'), 1)}, {other} "
+                          f"{format_number(c['metrics'].get(other))}")
+    threshold = stats.get("bonferroni_z") if rank_by == "z" else None
     spec = F.scatter_groups(groups, x_title="instances containing the word (log scale)",
-                            y_title=f"cue score ({metric})", log_x=True,
-                            colour_keys=sec.context["labels"])
-    sec.add_figure("scatter", "Each dot is a word, coloured by the label it points to: words "
-                   "high up are strong cues, words far right are frequent, so dots in the top "
-                   "right matter most (filled = statistically significant, hollow = not).", spec)
+                            y_title=f"cue strength ({rank_by})", log_x=True,
+                            colour_keys=label_names,
+                            reference=None if threshold is None else
+                            (threshold, "significance threshold"))
+    sec.add_figure("scatter", "Each dot is a listed word, coloured by the label it points to: "
+                   "words high up are strong cues, words far right are frequent, so dots in the "
+                   "top right matter most (filled = statistically significant, hollow = not"
+                   + (": below the dashed Bonferroni threshold" if threshold else "") + ").",
+                   spec)
     return sec
 
 
@@ -329,7 +531,7 @@ def _examples_client(results: dict) -> dict:
 
 
 @section("explorer")
-def explorer(results: dict) -> Section | None:
+def explorer(results: dict, options: ReportOptions) -> Section | None:
     by_cue = results.get("examples", {}).get("by_cue")
     if not by_cue:
         return None
@@ -340,7 +542,7 @@ def explorer(results: dict) -> Section | None:
 
 # --------------------------------------------------------------------------------- easy / hard
 @section("easy_hard")
-def easy_hard(results: dict) -> Section | None:
+def easy_hard(results: dict, options: ReportOptions) -> Section | None:
     eh = results.get("easy_hard")
     if eh is None:
         return None
@@ -350,6 +552,7 @@ def easy_hard(results: dict) -> Section | None:
         "eh": eh, "has_examples": has_examples, "per_list": EXAMPLES_PER_LIST,
         "text_name": _text_name(results)[0]},
         client=_examples_client(results) if has_examples else {})
+    sec.terms = ["easy", "hard"]
     total = (eh["easy"] + eh["hard"]) or 1
     sec.add_figure("sizes", "Items the cue-only classifier gets right in most repetitions are "
                    "easy (answerable from cues), the rest are hard; a larger hard share means a "
@@ -375,7 +578,7 @@ def _dominant(dist: Mapping[str, float]) -> str:
 
 
 @section("features")
-def features(results: dict) -> Section | None:
+def features(results: dict, options: ReportOptions) -> Section | None:
     feats = results.get("features")
     if not feats:
         return None
@@ -385,6 +588,7 @@ def features(results: dict) -> Section | None:
              "test_top": _dominant(f["test_dist"])} for f in ranked[:TOP_FEATURES_TABLE]]
     sec = Section("features", "Linguistic feature cues (ICQ)", context={
         "rows": rows, "n_features": len(feats), "config": results.get("features_config", {})})
+    sec.terms = ["cueness"]
     chart = ranked[:TOP_FEATURES_CHART]
     dist_rows = [(f"{_feature_name(f)} · {role} (n={f[f'{role}_support']:,})", f[f"{role}_dist"])
                  for f in chart for role in ("train", "test")]
@@ -398,7 +602,7 @@ def features(results: dict) -> Section | None:
 
 # --------------------------------------------------------------------------------- probe
 @section("probe")
-def probe(results: dict) -> Section | None:
+def probe(results: dict, options: ReportOptions) -> Section | None:
     pr = results.get("probe")
     if pr is None:
         return None
@@ -406,6 +610,7 @@ def probe(results: dict) -> Section | None:
     sec = Section("probe", "Does a model use the cues?", context={
         "probe": pr, "level": {"relies": "flagged", "unreliable": "mild"}.get(level, "clean"),
         "verdict": sentence})
+    sec.terms = ["ΔAcc", "Σ|ΔAcc|", "score", "CI", "AW", "CO"]
     _probe_accuracy_test(sec, pr)
     _probe_distribution_test(sec, pr, results["dataset"]["label_names"],
                              results["dataset"]["task"] == Task.MCQ)
@@ -421,16 +626,18 @@ def _probe_accuracy_test(sec: Section, pr: dict) -> None:
     if not cues:
         return
     top = sorted(cues, key=lambda c: (-abs(c["delta"]), c["cue"]))[:TOP_PROBE_CUES]
-    lo = [100 * (c["delta"] - c["ci_low"]) if c.get("ci_low") is not None else 0 for c in top]
-    hi = [100 * (c["ci_high"] - c["delta"]) if c.get("ci_high") is not None else 0 for c in top]
+    lo, hi = _delta_errors(top)
     sec.add_figure("delta", "ΔAcc = the model's accuracy on test items with the cue minus "
                    "without it, with 95% bootstrap intervals: bars clearly right of zero mean "
-                   "the model does better when the cue is present, so it probably relies on it.",
+                   "the model does better when the cue is present, so it probably relies on it "
+                   "(red = significant after the multiple-test correction).",
                    F.horizontal_bars(
                        [f"{c['cue']} ({c['kind'] + ', ' if c.get('kind') else ''}n={c['n_with']:,})"
                         for c in top],
                        [100 * c["delta"] for c in top], axis_title="ΔAcc (points)", percent=False,
-                       colours_=[F.BAD if c["delta"] > 0 else F.MAIN for c in top],
+                       text=[f"{100 * c['delta']:+.1f}" for c in top],
+                       colours_=[F.BAD if c["delta"] > 0 and c.get("significant") else F.MAIN
+                                 for c in top],
                        errors=(lo, hi), reference=(0, "no effect")))
 
 
@@ -496,7 +703,7 @@ TOP_LLM_CUES = 8
 
 
 @section("llm_probe")
-def llm_probe(results: dict) -> Section | None:
+def llm_probe(results: dict, options: ReportOptions) -> Section | None:
     lp = results.get("llm_probe")
     if not lp or not lp.get("templates"):
         return None
@@ -510,6 +717,7 @@ def llm_probe(results: dict) -> Section | None:
     sec = Section("llm_probe", "Does a prompted language model use the cues?",
                   context={"model": lp.get("model", {}), "rows": rows,
                            "verdict": lp.get("verdict", {})})
+    sec.terms = ["ΔAcc", "Σ|ΔAcc|", "score", "CI"]
     names = [t["name"] for t in templates]
     sec.add_figure("accuracy", "Test accuracy per prompt template; the share of answers that "
                    "could not be read (generation only) is counted as wrong and shown after the "
@@ -522,12 +730,19 @@ def llm_probe(results: dict) -> Section | None:
     common = set.intersection(*(set(d) for d in deltas))
     cues = sorted(common, key=lambda c: (-max(abs(d[c]) for d in deltas), c))[:TOP_LLM_CUES]
     if cues:
+        rows_by = [{c["cue"]: c for c in t["accuracy_test"]["cues"]} for t in templates]
         sec.add_figure("delta", "ΔAcc per cue (accuracy with the cue minus without it) for each "
-                       "template side by side: the template whose bars stay closest to zero "
-                       "relies least on the cues.",
+                       "template side by side, with 95% bootstrap intervals; the dashed line at "
+                       "0 is no effect: the template whose bars stay closest to it relies least "
+                       "on the cues.",
                        F.grouped_bars(cues, {n: [100 * d[c] for c in cues]
                                              for n, d in zip(names, deltas)},
-                                      axis_title="ΔAcc (points)", percent=False))
+                                      {n: [_delta_hover(r[c]) for c in cues]
+                                       for n, r in zip(names, rows_by)},
+                                      axis_title="ΔAcc (points)", percent=False,
+                                      errors={n: _delta_errors([r[c] for c in cues])
+                                              for n, r in zip(names, rows_by)},
+                                      reference=(0, "no effect")))
     dists = [{c["cue"]: c for c in t["distribution_test"]["cues"]} for t in templates]
     shared = set.intersection(*(set(d) for d in dists))
     if shared:
@@ -545,6 +760,21 @@ def llm_probe(results: dict) -> Section | None:
                                           f"Prompt {t['name']}, position bias. "))
         for i, t in enumerate(templates) if t.get("position_bias")]
     return sec
+
+
+def _delta_errors(rows: list[dict]) -> tuple[list[float], list[float]]:
+    """Whisker lengths (points) below and above each ΔAcc from its 95% interval (0: none)."""
+    low = [100 * (c["delta"] - c["ci_low"]) if c.get("ci_low") is not None else 0.0 for c in rows]
+    high = [100 * (c["ci_high"] - c["delta"]) if c.get("ci_high") is not None else 0.0
+            for c in rows]
+    return low, high
+
+
+def _delta_hover(c: dict) -> str:
+    interval = ("" if c.get("ci_low") is None else
+                f" [95% CI {100 * c['ci_low']:+.1f}, {100 * c['ci_high']:+.1f}]")
+    return (f"“{F.short(c['cue'])}”: ΔAcc {100 * c['delta']:+.1f} points{interval}"
+            + (", significant" if c.get("significant") else ""))
 
 
 # Display names of the stress operators (docs/methods.md §7; keys as registered in cuelens.augment.operators).
@@ -597,15 +827,15 @@ def _position_bias_figure(sec: Section, pb: dict, name: str, lead: str = "") -> 
                    "position-balanced subset. A position-blind model has flat bars.",
                    F.grouped_bars(positions, {
                        "accuracy with the answer here": [100 * a for a in accs]
-                       + [0.0] * (width - len(accs)),
+                       + [None] * (width - len(accs)),
                        "share of the model's answers": [100 * x for x in picks]
-                       + [0.0] * (width - len(picks))}, axis_title="percent"))
+                       + [None] * (width - len(picks))}, axis_title="percent"))
     return position_verdict(pb)
 
 
 # --------------------------------------------------------------------------------- score pairs
 @section("score_pairs")
-def score_pairs(results: dict) -> Section | None:
+def score_pairs(results: dict, options: ReportOptions) -> Section | None:
     if results.get("kind") != "score_pairs":
         return None
     models = results["models"]
@@ -662,7 +892,7 @@ JUDGE_MEASURES = {  # measure → (axis title, x range, chance level, caption)
 
 
 @section("contrast_judge")
-def contrast_judge(results: dict) -> Section | None:
+def contrast_judge(results: dict, options: ReportOptions) -> Section | None:
     """Model–human consistency on controversial pairs (docs/methods.md §9): accuracy and signed-rank cosine
     per model with the noise-ceiling band, and the Wilcoxon/FDR tests."""
     if results.get("kind") != "contrast_judge":
@@ -673,6 +903,7 @@ def contrast_judge(results: dict) -> Section | None:
         "models": models, "tests": results.get("tests", {}),
         "facts": {k: results[k] for k in ("n_subjects", "n_pairs", "n_rows", "midpoint")
                   if k in results}})
+    sec.terms = ["p_fdr"]
     for measure, (title, x_range, chance, caption) in JUDGE_MEASURES.items():
         scale = 100 if measure == "accuracy" else 1
         values = [_scaled(models[m][measure], scale) for m in names]
@@ -740,7 +971,7 @@ def _cell(value):
 
 
 @section("contrast_pairs")
-def contrast_pairs(results: dict) -> Section | None:
+def contrast_pairs(results: dict, options: ReportOptions) -> Section | None:
     """The selected (natural) or synthesised controversial pairs with both models'
     log-probabilities (and corpus ranks): a sortable, filterable table (docs/methods.md §9)."""
     if results.get("kind") != "contrast_pairs":
@@ -767,7 +998,7 @@ COMPARE_STATUS = {"improved": "clean", "worsened": "flagged", "mixed": "mild",
 
 
 @section("compare")
-def compare(results: dict) -> Section | None:
+def compare(results: dict, options: ReportOptions) -> Section | None:
     """Two scans side by side (``audit compare``): the status, protocol warnings, every measure
     coloured by the direction of its change, D with CIs, cues gained, lost and kept."""
     if results.get("kind") != "compare":
@@ -817,7 +1048,7 @@ def judge_log(results: dict) -> Section | None:
 
 
 @section("next_steps")
-def next_steps(results: dict) -> Section | None:
+def next_steps(results: dict, options: ReportOptions) -> Section | None:
     """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""
     steps = results.get("next_steps")
     if not steps:

@@ -88,6 +88,13 @@ class Browser:
             top += height
         return paths
 
+    def save_png(self, name: str, data: str) -> Path:
+        """Write a base64 PNG (a CDP screenshot) as ``<name>.png`` under the artifacts folder."""
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        path.write_bytes(base64.b64decode(data))
+        return path
+
     def dialogs(self) -> list[str]:
         return self.driver.execute_script("return window.__dialogs || [];")
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from cuelens.probes.llm.parsing import parse_answer
 from cuelens.probes.llm.templates import PromptTemplate, content_free, item_fields
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import ProbeContext, run_sections
+
+if TYPE_CHECKING:
+    from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
 MAX_UNPARSEABLE = 0.5  # templates with more unreadable answers get no verdict (all-wrong ≠ robust)
@@ -60,7 +64,7 @@ class Answers:
         return self.pred >= 0
 
 
-@dataclass
+@dataclass(repr=False)
 class LLMProbeResult:
     """``llm_probe`` section and answers; with :func:`probe_llm_dataset`, the whole results
     (scan sections plus ``llm_probe``) and what :meth:`save` writes."""
@@ -73,6 +77,11 @@ class LLMProbeResult:
     inputs: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
 
+    def __repr__(self) -> str:  # bounded: never the whole results dict
+        from cuelens.frames import summary_text
+
+        return f"<{type(self).__name__} {summary_text(self.results or {'llm_probe': self.section})}>"
+
     def files(self, out_dir: str | Path) -> dict[str, Path]:
         out_dir = Path(out_dir)
         files = {f"predictions:{name}": out_dir / f"predictions-{_slug(name)}.jsonl"
@@ -81,8 +90,10 @@ class LLMProbeResult:
                      report=out_dir / "report.html")
         return files
 
-    def save(self, out_dir: str | Path, *, report: bool = True) -> dict[str, Path]:
-        """Write predictions-TEMPLATE.jsonl, results.json, run.json (and report.html)."""
+    def save(self, out_dir: str | Path, *, report: bool = True,
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
+        """Write predictions-TEMPLATE.jsonl, results.json, run.json (and report.html, rendered
+        with ``report_options``)."""
         from cuelens.audit.results import run_info
         from cuelens.io import check_outputs, output_set, write_json, write_jsonl
         from cuelens.reports import render_report
@@ -99,7 +110,8 @@ class LLMProbeResult:
             write_json(files["results"], self.results)
             write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
             if report:
-                render_report(self.results, files["report"], inputs=self.inputs)
+                render_report(self.results, files["report"], inputs=self.inputs,
+                              options=report_options)
         return files
 
 

@@ -54,6 +54,11 @@
         return;
       }
       var spec = DATA.figures[plot.getAttribute("data-figure")];
+      if (typeof Plotly === "undefined") {  // --plotly cdn offline, or directory without the file
+        plot.appendChild(el("p", "empty", "The chart needs plotly.js, which could not be loaded."));
+        setTimeout(next, 0);
+        return;
+      }
       Plotly.newPlot(plot, spec.data, spec.layout, PLOT_CONFIG).then(function () {
         if (first) { performance.mark("cuelens-first-figure"); first = false; }
         setTimeout(next, 0);
@@ -63,24 +68,59 @@
   }
 
   /* ------------------------------------------------------------------ highlighting */
-  function escapeRegExp(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+  var MAX_SHOWN = 60;  // characters of a cue shown in a list or a heading (hostile data can be long)
+  var WORD_CHAR = /[\p{L}\p{N}_]/u;
 
-  /* Append `text` to `parent`, wrapping occurrences of `word` in <mark>: whole-word matches
-     (case-insensitive) when there are any, otherwise any substring match (e.g. "n't"). */
-  function appendHighlighted(parent, text, word) {
-    if (!word) { parent.appendChild(document.createTextNode(text)); return; }
-    var w = escapeRegExp(word);
-    var re = new RegExp("(?<![\\p{L}\\p{N}_])" + w + "(?![\\p{L}\\p{N}_])", "giu");
-    if (!re.test(text)) { re = new RegExp(w, "giu"); }
-    re.lastIndex = 0;
-    var last = 0, m;
-    while ((m = re.exec(text)) !== null) {
-      if (m[0].length === 0) { re.lastIndex++; continue; }
-      parent.appendChild(document.createTextNode(text.slice(last, m.index)));
-      parent.appendChild(el("mark", "cue", m[0]));
-      last = m.index + m[0].length;
+  /* at most MAX_SHOWN characters of `s`, cut in the middle */
+  function shortText(s) {
+    s = String(s);
+    if (s.length <= MAX_SHOWN) { return s; }
+    var head = Math.ceil((MAX_SHOWN - 1) / 2);
+    return s.slice(0, head) + "\u2026" + s.slice(s.length - (MAX_SHOWN - 1 - head));
+  }
+
+  function isWordChar(c) { return c !== undefined && c !== "" && WORD_CHAR.test(c); }
+
+  /* [start, end) spans of `word` in `text`, case-insensitive (when lower-casing keeps lengths),
+     whole words when there are any, otherwise any occurrence (e.g. "n't"). No regular
+     expression is built from the word, so any word (of any length) is safe. */
+  function findSpans(text, word) {
+    var hay = text, needle = word;
+    if (text.toLowerCase().length === text.length && word.toLowerCase().length === word.length) {
+      hay = text.toLowerCase(); needle = word.toLowerCase();
     }
+    var all = [], whole = [], at = hay.indexOf(needle);
+    while (needle && at !== -1) {
+      var span = [at, at + needle.length];
+      all.push(span);
+      if (!isWordChar(text.charAt(at - 1)) && !isWordChar(text.charAt(span[1]))) { whole.push(span); }
+      at = hay.indexOf(needle, span[1]);
+    }
+    return whole.length ? whole : all;
+  }
+
+  /* Append `text` to `parent`, wrapping the occurrences of `word` (findSpans) in <mark>. */
+  function appendHighlighted(parent, text, word) {
+    var last = 0, spans = word ? findSpans(text, String(word)) : [];
+    spans.forEach(function (span) {
+      parent.appendChild(document.createTextNode(text.slice(last, span[0])));
+      parent.appendChild(el("mark", "cue", text.slice(span[0], span[1])));
+      last = span[1];
+    });
     parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  /* Whole-word search over a cue (a word or an n-gram): the query equals the cue or one of
+     its words, case-insensitive; a query ending in "*" matches word prefixes. */
+  function matchesWord(token, query) {
+    var q = query.trim().toLowerCase();
+    if (!q) { return true; }
+    var t = String(token).toLowerCase(), words = t.split(/\s+/);
+    if (q.charAt(q.length - 1) === "*") {
+      var prefix = q.slice(0, -1);
+      return t.indexOf(prefix) === 0 || words.some(function (w) { return w.indexOf(prefix) === 0; });
+    }
+    return t === q || words.indexOf(q) !== -1;
   }
 
   /* ------------------------------------------------------------------ example cards */
@@ -127,27 +167,23 @@
     explorer.value = word;
     renderExamples(document.getElementById("explorer-examples"), indices, word);
     document.getElementById("explorer-count").textContent =
-      indices.length + " example" + (indices.length === 1 ? "" : "s") + " containing \u201c" + word + "\u201d";
+      indices.length + " example" + (indices.length === 1 ? "" : "s") + " containing \u201c" + shortText(word) + "\u201d";
   }
 
-  /* Explorer cues, strongest first (by the table's score, then z), each with the label it points
-     to most strongly; cues that are not in the table follow in the results file's order. */
+  /* Explorer cues in the cue table's order (strongest first), each with the label it points
+     to; cues that are not in the table follow in the results file's order. */
   function explorerWords() {
-    var byCue = DATA.examples.by_cue, best = {};
+    var byCue = DATA.examples.by_cue, labels = {}, ranked = [];
     (DATA.cues ? DATA.cues.rows : []).forEach(function (r) {
-      if (!Object.prototype.hasOwnProperty.call(byCue, r[0])) { return; }
-      var b = best[r[0]];
-      if (!b || key(r[4]) > key(b[4]) || (key(r[4]) === key(b[4]) && key(r[5]) > key(b[5]))) {
-        best[r[0]] = r;
+      if (Object.prototype.hasOwnProperty.call(byCue, r[0]) &&
+          !Object.prototype.hasOwnProperty.call(labels, r[0])) {
+        labels[r[0]] = r[1];
+        ranked.push(r[0]);
       }
     });
-    var ranked = Object.keys(best).sort(function (a, b) {
-      return cmp(key(best[b][4]), key(best[a][4])) || cmp(key(best[b][5]), key(best[a][5])) ||
-        (a < b ? -1 : a > b ? 1 : 0);
+    var rest = Object.keys(byCue).filter(function (w) {
+      return !Object.prototype.hasOwnProperty.call(labels, w);
     });
-    var rest = Object.keys(byCue).filter(function (w) { return !best[w]; });
-    var labels = {};
-    ranked.forEach(function (w) { labels[w] = best[w][1]; });
     return {words: ranked.concat(rest), labels: labels};
   }
 
@@ -156,7 +192,7 @@
     var found = explorerWords(), words = found.words;
     for (var i = 0; i < words.length; i++) {
       var label = found.labels[words[i]] ? " \u2192 " + found.labels[words[i]] : "";
-      var opt = el("option", null, words[i] + label + " (" + DATA.examples.by_cue[words[i]].length + ")");
+      var opt = el("option", null, shortText(words[i]) + label + " (" + DATA.examples.by_cue[words[i]].length + ")");
       opt.value = words[i];
       explorer.appendChild(opt);
     }
@@ -212,7 +248,7 @@
   function initCueTable() {
     var table = document.getElementById("cue-table");
     if (!table || !DATA.cues) { return; }
-    var rows = DATA.cues.rows;  // [token, label, count, label_count, score, z, significant, explorable]
+    var rows = DATA.cues.rows;  // [token, label, count, label_count, z, score, significant, explorable]
     var body = table.tBodies[0];
     var filter = document.getElementById("cue-filter");
     var label = document.getElementById("cue-label");
@@ -220,19 +256,21 @@
     var count = document.getElementById("cue-count");
     var trs = rows.map(function (r) {
       var tr = el("tr");
-      tr.appendChild(el("td", "mono token", r[0]));
+      var word = el("td", "mono token", shortText(r[0]));
+      if (String(r[0]).length > MAX_SHOWN) { word.title = String(r[0]).slice(0, 1000); }
+      tr.appendChild(word);
       tr.appendChild(el("td", null, r[1]));
       tr.appendChild(el("td", "num", r[2].toLocaleString("en-US")));
       tr.appendChild(el("td", "num", r[3].toLocaleString("en-US")));
-      tr.appendChild(el("td", "num", fmt(r[4], 3)));
-      tr.appendChild(el("td", "num", fmt(r[5], 1)));
+      tr.appendChild(el("td", "num", fmt(r[4], 1)));
+      tr.appendChild(el("td", "num", fmt(r[5], 3)));
       tr.appendChild(el("td", r[6] ? "yes" : "no", r[6] ? "yes" : "no"));
       var cell = el("td");
       if (!r[7]) { cell.className = "no"; cell.textContent = "\u2013"; cell.title = "no sampled examples"; }
       if (r[7] && explorer) {
         var button = el("button", "link", "show");
         button.type = "button";
-        button.setAttribute("aria-label", "show examples for " + r[0]);
+        button.setAttribute("aria-label", "show examples for " + shortText(r[0]));
         button.addEventListener("click", function () {
           showCue(r[0]);
           document.getElementById("explorer").scrollIntoView({behavior: "smooth"});
@@ -251,11 +289,10 @@
     }
 
     function refresh() {
-      var q = filter.value.trim().toLowerCase(), lab = label.value, sig = significant.checked;
+      var q = filter.value, lab = label.value, sig = significant.checked;
       showRows(body, count, trs, order, function (i) {
         var r = rows[i];
-        return !((q && String(r[0]).toLowerCase().indexOf(q) === -1) || (lab && r[1] !== lab) ||
-                 (sig && !r[6]));
+        return matchesWord(r[0], q) && !(lab && r[1] !== lab) && !(sig && !r[6]);
       });
     }
 

@@ -1,0 +1,100 @@
+"""Text length per label (docs/methods.md §4b): words per hypothesis (NLI) or per choice (MCQ).
+
+Annotators often write hypotheses of a typical length per label (SNLI: entailments are short,
+neutral hypotheses add detail); such a length artifact is a cue that no word list shows. The
+``lengths`` section of results.json holds, for the evaluated split, a histogram of word counts
+per label (NLI) or for the correct and the other choices (MCQ), and for NLI the accuracy of
+guessing the label from the hypothesis length alone: a depth-limited decision tree on the one
+feature, fitted on the fitting split (or, for one cross-validated file, on the other folds of the
+leakage table's grouped folds), so that no evaluated label is used to predict itself. For MCQ the
+length-only rules are the ``mcq_baselines`` rows (longest / shortest choice).
+
+Example:
+    >>> from cuelens.data.dataset import Split
+    >>> split = Split("toy", "toy.jsonl", "nli", hypotheses=["a dog", "a big dog runs"],
+    ...               labels=["entailment", "neutral"])
+    >>> word_counts(split.hypotheses).tolist()
+    [2, 4]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cuelens.audit.chance import exact_interval
+from cuelens.audit.tokenize import word_tokens
+from cuelens.data.dataset import Dataset, Split, Task
+
+MAX_WORDS = 40  # longer texts are counted in the last bin ("40 or more")
+MAX_LEAVES = 8  # leaves of the length-only tree: a handful of length ranges
+MIN_LEAF = 20  # fitting instances per leaf (no leaf for a few odd lengths)
+
+
+def word_counts(texts: Sequence[str]) -> np.ndarray:
+    """Word tokens per text (the tokenizer of the cue statistics, repeats counted)."""
+    return np.fromiter((len(word_tokens(t)) for t in texts), dtype=np.int64, count=len(texts))
+
+
+def histogram(counts: np.ndarray) -> list[int]:
+    """Texts with 0, 1, …, MAX_WORDS − 1 and at least MAX_WORDS words."""
+    return np.bincount(np.minimum(counts, MAX_WORDS), minlength=MAX_WORDS + 1).tolist()
+
+
+def _summary(counts: np.ndarray) -> dict:
+    return {"n": int(len(counts)), "histogram": histogram(counts),
+            "mean": round(float(counts.mean()), 4) if len(counts) else None,
+            "median": float(np.median(counts)) if len(counts) else None}
+
+
+def _length_only(fit: Split, evaluate: Split) -> np.ndarray:
+    """1.0 per evaluated item whose label the hypothesis length alone predicts (a decision
+    tree fitted on ``fit``)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    tree = DecisionTreeClassifier(max_leaf_nodes=MAX_LEAVES, min_samples_leaf=MIN_LEAF,
+                                  random_state=0)
+    tree.fit(word_counts(fit.hypotheses)[:, None], np.asarray(fit.labels))
+    guess = tree.predict(word_counts(evaluate.hypotheses)[:, None])
+    return (guess == np.asarray(evaluate.labels)).astype(np.float64)
+
+
+def _majority(fit: Split, evaluate: Split) -> np.ndarray:
+    labels, counts = np.unique(np.asarray(fit.labels), return_counts=True)
+    return (np.asarray(evaluate.labels) == labels[np.argmax(counts)]).astype(np.float64)
+
+
+def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
+    """NLI: out-of-fold accuracy (exact Clopper–Pearson 95% interval) of the length-only tree,
+    the majority label's on the same protocol and D, their difference."""
+    from cuelens.audit.mcq_baselines import cross_fit
+
+    hits = cross_fit(dataset, _length_only, folds, seed)
+    majority = float(cross_fit(dataset, _majority, folds, seed).mean())
+    accuracy = float(hits.mean())
+    low, high = exact_interval(accuracy, len(hits))
+    return {"name": "hypothesis length only", "accuracy": round(accuracy, 6),
+            "ci_low": round(float(low), 6), "ci_high": round(float(high), 6),
+            "majority": round(majority, 6), "D": round(accuracy - majority, 6),
+            "protocol": "train→test" if dataset.train is not None else f"{folds}-fold cross-fit"}
+
+
+def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
+    """results.json ``lengths`` (docs/results-schema.md) of the evaluated split."""
+    split = dataset.test
+    if dataset.task == Task.MCQ:
+        gold = np.asarray(split.labels, dtype=np.int64)
+        correct = word_counts([c[g] for c, g in zip(split.choices, gold)])
+        others = word_counts([t for c, g in zip(split.choices, gold)
+                              for j, t in enumerate(c) if j != g])
+        return {"lengths": {"unit": "words per choice", "max_words": MAX_WORDS,
+                            "by_label": {"correct choice": _summary(correct),
+                                         "other choices": _summary(others)}}}
+    counts = word_counts(split.hypotheses)
+    labels = np.asarray(split.labels, dtype=object)
+    by_label = {name: _summary(counts[labels == name]) for name in dataset.label_names
+                if (labels == name).any()}
+    return {"lengths": {"unit": "words per hypothesis", "max_words": MAX_WORDS,
+                        "by_label": by_label,
+                        "baseline": length_baseline(dataset, folds, seed)}}
