@@ -41,7 +41,11 @@ class SharedPrefixRows:
         self.positions = np.zeros(shape, dtype=np.int64)
         self.groups = np.full(shape, -1, dtype=np.int64)     # -1 padding, 0 prompt, j + 1 c_j
         self.keep = np.zeros(shape, dtype=bool)
-        predictors, targets, owners, starts, ends = [], [], [], [], []
+        predictors: list[int] = []
+        targets: list[int] = []
+        owners: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
         offset = 0                         # flattened kept index of this row's prompt end
         for r, (prompt, options) in enumerate(zip(prompts, continuations)):
             n = len(prompt)
