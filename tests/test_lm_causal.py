@@ -134,3 +134,45 @@ def test_detached_punctuation_words_telescope(tiny):
         assert "".join(w for w, _ in words) == sentence.replace(" ", "")
     assert [w for w, _ in split.word_scores("the dog. sat.on")] == \
         ["the", "dog", ".", "sat", ".", "on"]
+
+
+# ------------------------------------------------------------ option scoring (shared-prefix rows)
+PROMPTS = ["the cat sat on", "a dog", "the red bird flew away and the cat", "cats"]
+OPTIONS = [["the mat.", "a dog barked", "cats"], ["sat", "barked at the cat"],
+           ["sat on the mat", "play"], ["and dogs play", "sat", "the", "a red bird"]]
+
+
+def _one_at_a_time(scorer, prompt: str, option: str) -> float:
+    """Uncorrected ``log p(option | [BOS] prompt)`` from one unbatched forward pass."""
+    tokenize = lambda text: scorer.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa
+    head, tail = [scorer.bos, *tokenize(prompt)], tokenize(" " + option)
+    with torch.inference_mode():
+        logits = scorer.model(torch.tensor([head + tail])).logits[0].double()
+    logp = torch.log_softmax(logits, -1)
+    return float(sum(logp[len(head) - 1 + j, t] for j, t in enumerate(tail)))
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager", "one row per option"])
+@pytest.mark.parametrize("batch_tokens", [1, 24, 1024])
+def test_option_scores_equal_one_at_a_time_scoring(tiny, attention, batch_tokens):
+    """Every batching (one row per batch, mixed lengths, everything in one batch) and every
+    attention mask gives the log-probabilities of scoring each (prompt, option) on its own."""
+    base, _ = tiny
+    model = random_init.gpt2(base.tokenizer, hidden=16, positions=32, seed=3)
+    model.set_attn_implementation("sdpa" if attention == "one row per option" else attention)
+    scorers = [CausalScorer(model, base.tokenizer, name="t", bow_correction=corrected,
+                            batch_size=3, batch_tokens=batch_tokens) for corrected in (True, False)]
+    if attention == "one row per option":
+        for scorer in scorers:
+            scorer._shared_prefix = False
+    finished: list[int] = []
+    corrected = scorers[0].continuation_logprobs(PROMPTS, OPTIONS, on_batch=finished.append)
+    plain = scorers[1].continuation_logprobs(PROMPTS, OPTIONS)
+    assert sum(finished) == len(PROMPTS)
+    for prompt, options, (values, counts), (raw, _) in zip(PROMPTS, OPTIONS, corrected, plain):
+        np.testing.assert_allclose(raw, [_one_at_a_time(scorers[1], prompt, o) for o in options],
+                                   atol=1e-5)
+        words = [scorers[0].word_logprobs([f"{prompt} {o}"])[0][-len(o.split()):].sum()
+                 for o in options]
+        np.testing.assert_allclose(values, words, atol=1e-5)
+        assert list(counts) == [len(base.tokenizer(" " + o)["input_ids"]) for o in options]

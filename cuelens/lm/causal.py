@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.errors import UserError
+from cuelens.lm.shared_prefix import PREFIX_MASKS, SharedPrefixRows
 from cuelens.lm.text import TokenizerVocabulary
 
 MARKERS = ("Ġ", "▁", " ")
@@ -93,11 +94,18 @@ class CausalScorer(TokenizerVocabulary):
     """Sentence and word log-probabilities under a causal LM; implements ``SentenceScorer``."""
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu",
-                 bow_correction: bool = True, batch_size: int = 32, detach_punct: bool = False):
+                 bow_correction: bool = True, batch_size: int = 32, detach_punct: bool = False,
+                 batch_tokens: int = 1024):
+        import inspect
+
         import torch
+        import transformers
 
         self.model, self.tokenizer, self.name = model.to(device).eval(), tokenizer, name
         self.device, self.batch_size, self.bow_correction = device, batch_size, bow_correction
+        self.batch_tokens = batch_tokens     # padded tokens per forward (continuation scoring)
+        self._shared_prefix = int(transformers.__version__.split(".")[0]) >= 5
+        self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
         self.scheme = detect_scheme(tokenizer)
         bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else \
             tokenizer.eos_token_id
@@ -117,6 +125,7 @@ class CausalScorer(TokenizerVocabulary):
         unmarked[len(tokenizer):] = False
         self._starts, self._punct = starts | punct, punct
         self._boundary = torch.from_numpy(boundary).to(device)
+        self._boundary_ids = torch.from_numpy(np.flatnonzero(boundary)).to(device)
         self._unmarked = torch.from_numpy(unmarked).to(device)
         self.max_length = getattr(model.config, "n_positions", None) or \
             getattr(model.config, "max_position_embeddings", None)
@@ -238,9 +247,16 @@ class CausalScorer(TokenizerVocabulary):
         non-first word (with a leading space unless the tokenizer adds a dummy prefix), and with
         the word scheme ``bow`` its value carries the boundary correction of :meth:`_words`,
         ``Σ_t log p(s_t | ·) + log B(after c) − log B(after the prompt)`` (which telescopes over
-        multi-word continuations). Prompts are scored once: they are length-sorted, left-padded
-        and batched, their key/value cache is repeated for each continuation, and the
-        continuations are scored against it. ``on_batch(n)`` reports finished prompts.
+        multi-word continuations).
+
+        Each prompt is computed once: a prompt and all its continuations form one row
+        ``[BOS] prompt c_1 … c_k`` whose attention mask lets each continuation see the prompt
+        and itself only, with positions restarting after the prompt (:class:`SharedPrefixRows`),
+        so every token is computed once and nothing is copied. Rows are sorted by length and
+        batched up to ``batch_size`` rows and ``batch_tokens`` padded tokens; the vocabulary
+        layer runs only where a log-probability is read. Attention implementations without a
+        custom-mask builder in :data:`PREFIX_MASKS` (and transformers < 5) get one row per
+        continuation instead. ``on_batch(n)`` reports finished prompts.
         """
         import torch
 
@@ -260,64 +276,63 @@ class CausalScorer(TokenizerVocabulary):
             if self.max_length and longest > self.max_length:
                 raise UserError(f"prompt {i + 1} and its answer have {longest} tokens, more "
                                 f"than the model's {self.max_length}")
-        out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0))] * len(prompts)
-        order = np.argsort([-len(p) for p in prompt_ids], kind="stable")
-        widest = max((len(cs) for cs in cont_ids), default=1)
-        step = max(1, self.batch_size // widest)
+        mask = PREFIX_MASKS.get(getattr(self.model.config, "_attn_implementation", "")) \
+            if self._shared_prefix else None
+        shared = mask is not None
+        rows = [(i, [j]) for i, cs in enumerate(cont_ids) for j in range(len(cs))] if not \
+            shared else [(i, list(range(len(cs)))) for i, cs in enumerate(cont_ids)]
+        width = [len(prompt_ids[i]) + sum(len(cont_ids[i][j]) for j in js) for i, js in rows]
+        order = np.argsort([-w for w in width], kind="stable")
+        values: list[list[float]] = [[0.0] * len(cs) for cs in cont_ids]
+        left = [len(cs) for cs in cont_ids]
         with torch.inference_mode():
-            for begin in range(0, len(order), step):
-                index = [int(i) for i in order[begin:begin + step]]
-                values = self._continuation_batch([prompt_ids[i] for i in index],
-                                                  [cont_ids[i] for i in index])
-                for i, v in zip(index, values):
-                    out[i] = v
-                if on_batch is not None:
-                    on_batch(len(index))
-        return out
+            begin = 0
+            while begin < len(order):
+                n = max(1, min(self.batch_size, self.batch_tokens // width[order[begin]]))
+                batch = [rows[r] for r in order[begin:begin + n]]
+                begin += n
+                got = self._continuation_batch(SharedPrefixRows(
+                    [prompt_ids[i] for i, _ in batch],
+                    [[cont_ids[i][j] for j in js] for i, js in batch]), mask)
+                done = 0
+                for (i, js), row in zip(batch, got):
+                    for j, v in zip(js, row):
+                        values[i][j] = v
+                    left[i] -= len(js)
+                    done += left[i] == 0
+                if on_batch is not None and done:
+                    on_batch(done)
+        return [(np.array(v, dtype=np.float64), np.array([len(c) for c in cs]))
+                for v, cs in zip(values, cont_ids)]
 
-    def _continuation_batch(self, prompts: list[list[int]], options: list[list[list[int]]]):
+    def _continuation_batch(self, rows: SharedPrefixRows, mask) -> list[list[float]]:
+        """Corrected log-probabilities of the continuations of one batch of rows."""
         import torch
 
-        width = max(len(p) for p in prompts)
-        ids = np.zeros((len(prompts), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for j, p in enumerate(prompts):   # left padding: every prompt ends at the last column
-            ids[j, width - len(p):], mask[j, width - len(p):] = p, 1
-        mask_t = torch.from_numpy(mask).to(self.device)
-        positions = (mask_t.cumsum(-1) - 1).clamp(min=0)
-        first = self.model(input_ids=torch.from_numpy(ids).to(self.device), attention_mask=mask_t,
-                           position_ids=positions, use_cache=True)
-        last = first.logits[:, -1].float()                       # predicts each option's 1st token
-        rows = [j for j, cs in enumerate(options) for _ in cs]
-        conts = [c for cs in options for c in cs]
-        c_width = max(len(c) for c in conts)
-        c_ids = np.zeros((len(conts), c_width), dtype=np.int64)
-        c_mask = np.zeros_like(c_ids)
-        for r, c in enumerate(conts):
-            c_ids[r, : len(c)], c_mask[r, : len(c)] = c, 1
-        rows_t = torch.tensor(rows, device=self.device)
-        cache = first.past_key_values
-        cache.batch_select_indices(rows_t)                       # one copy per option
-        c_ids_t = torch.from_numpy(c_ids).to(self.device)
-        c_mask_t = torch.from_numpy(c_mask).to(self.device)
-        lengths = torch.tensor([len(p) for p in prompts], device=self.device)[rows_t]
-        second = self.model(input_ids=c_ids_t,
-                            attention_mask=torch.cat([mask_t[rows_t], c_mask_t], dim=1),
-                            position_ids=lengths[:, None] + torch.arange(c_width,
-                                                                         device=self.device),
-                            past_key_values=cache)
-        logits = torch.cat([last[rows_t][:, None], second.logits.float()], dim=1)  # [R, T+1, V]
+        device = self.device
+        ids = torch.from_numpy(rows.ids).to(device)
+        keep = torch.from_numpy(rows.keep).to(device)
+        groups = torch.from_numpy(rows.groups).to(device)
+        kwargs = {"attention_mask": (groups >= 0).long()} if mask is None else \
+            {"attention_mask": mask(groups, self.model.dtype)}
+        if self._keeps_logits:
+            kwargs["logits_to_keep"] = keep
+        logits = self.model(input_ids=ids, position_ids=torch.from_numpy(rows.positions).to(
+            device), **kwargs).logits
+        logits = (logits[keep] if logits.dim() == 3 else logits).float()     # [kept, V]
+        predictors = torch.from_numpy(rows.predictors).to(device)
+        targets = torch.from_numpy(rows.targets).to(device)
         log_z = torch.logsumexp(logits, dim=-1)
-        token = logits[:, :-1].gather(-1, c_ids_t[:, :, None]).squeeze(-1) - log_z[:, :-1]
-        total = (token * c_mask_t).sum(dim=1)
+        token = logits[predictors, targets] - log_z[predictors]
+        total = torch.zeros(len(rows.ends), dtype=torch.float64, device=device).index_add_(
+            0, torch.from_numpy(rows.owners).to(device), token.double())
         if self.bow_correction and self.scheme.kind == "bow":
-            neg = torch.finfo(logits.dtype).min
-            mass = torch.logsumexp(logits.masked_fill(~self._boundary, neg), dim=-1) - log_z
-            ends = c_mask_t.sum(dim=1)
-            total = total + mass.gather(1, ends[:, None]).squeeze(1) - mass[:, 0]
-        total_np, counts = total.cpu().numpy().astype(np.float64), c_mask.sum(axis=1)
-        values, r = [], 0
-        for cs in options:
-            values.append((total_np[r:r + len(cs)], counts[r:r + len(cs)]))
-            r += len(cs)
-        return values
+            at = torch.from_numpy(np.concatenate([rows.ends, rows.starts])).to(device)
+            mass = torch.logsumexp(logits[at][:, self._boundary_ids], dim=-1) - log_z[at]
+            total += (mass[: len(rows.ends)] - mass[len(rows.ends):]).double()
+        flat = total.cpu().numpy().tolist()
+        out, k = [], 0
+        for n in rows.counts:
+            out.append(flat[k:k + n])
+            k += n
+        return out

@@ -13,7 +13,8 @@ Registered (:data:`BACKENDS`, chosen by the ``--llm`` spec ``NAME:MODEL``; no pr
 
 - ``hf``: a local ``transformers`` causal LM loaded through :func:`cuelens.lm.load_scorer`
   (CPU; CUDA in bfloat16 when present; never ``trust_remote_code``); scoring uses
-  :meth:`CausalScorer.continuation_logprobs` (word-boundary corrected, batched, prefix cache);
+  :meth:`CausalScorer.continuation_logprobs` (word-boundary corrected; each prompt
+  computed once with all its options in one row, token-budget batches);
 - ``openai``: any OpenAI-compatible HTTP endpoint (:mod:`cuelens.probes.llm.openai`).
 """
 
@@ -83,7 +84,7 @@ class LocalBackend:
 
     name = "hf"
 
-    def __init__(self, scorer, *, model: str, batch_size: int = 16, chunk: int = 64):
+    def __init__(self, scorer, *, model: str, batch_size: int = 16, chunk: int = 256):
         self.scorer, self.model, self.batch_size, self.chunk = scorer, model, batch_size, chunk
         self.settings = {"bow_correction": scorer.bow_correction, "decoding": "greedy"}
 
@@ -93,7 +94,8 @@ class LocalBackend:
     def run(self, requests: list[Request], on_result: OnResult) -> None:
         for kind, handler in (("score", self._score), ("generate", self._generate)):
             index = [i for i, r in enumerate(requests) if r.kind == kind]
-            for begin in range(0, len(index), self.chunk):  # chunks: results reach the cache
+            for begin in range(0, len(index), self.chunk):  # chunks: results reach the cache;
+                # large enough for length-sorted batches with little padding
                 part = index[begin:begin + self.chunk]
                 for i, response in zip(part, handler([requests[i] for i in part])):
                     on_result(i, response)

@@ -1,0 +1,98 @@
+"""Rows that score several continuations of one prompt in a single forward pass (docs/methods.md §6).
+
+A row is ``[BOS] prompt c_1 … c_k``, right-padded to the batch's longest row. Its attention mask
+lets every continuation token see the prompt and the earlier tokens of its own continuation
+only, and the positions of each continuation restart right after the prompt, so each ``c_j``
+is computed exactly as in its own sequence ``prompt c_j`` while the prompt is computed once (a
+shared prefix; no key/value cache is copied). With one continuation per row the mask is the
+usual causal one and a plain padding mask does the same job.
+
+The vocabulary layer is needed only from the prompt's last token to the row's last token
+(``keep``); the other arrays index the flattened kept positions:
+
+- ``predictors[t]``/``targets[t]``: the kept position whose logits predict continuation token
+  ``t`` and that token's id; ``owners[t]`` the continuation it belongs to;
+- ``starts[c]``/``ends[c]``: the kept positions of the prompt's last token and of the last
+  token of continuation ``c`` (the word-boundary terms of the causal scorer read these);
+- ``counts[r]``: the number of continuations of row ``r``.
+
+>>> rows = SharedPrefixRows([[0, 5, 6]], [[[7], [8, 9]]])
+>>> rows.ids.tolist(), rows.positions.tolist(), rows.groups.tolist()
+([[0, 5, 6, 7, 8, 9]], [[0, 1, 2, 3, 3, 4]], [[0, 0, 0, 1, 2, 2]])
+>>> rows.predictors.tolist(), rows.targets.tolist(), rows.ends.tolist()
+([0, 0, 2], [7, 8, 9], [1, 3])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+class SharedPrefixRows:
+    """The arrays of one batch of rows (see the module docstring)."""
+
+    def __init__(self, prompts: list[list[int]], continuations: list[list[list[int]]]):
+        lengths = [len(p) + sum(len(c) for c in cs) for p, cs in zip(prompts, continuations)]
+        width = max(lengths)
+        shape = (len(prompts), width)
+        self.ids = np.zeros(shape, dtype=np.int64)
+        self.positions = np.zeros(shape, dtype=np.int64)
+        self.groups = np.full(shape, -1, dtype=np.int64)     # -1 padding, 0 prompt, j + 1 c_j
+        self.keep = np.zeros(shape, dtype=bool)
+        predictors: list[int] = []
+        targets: list[int] = []
+        owners: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        offset = 0                         # flattened kept index of this row's prompt end
+        for r, (prompt, options) in enumerate(zip(prompts, continuations)):
+            n = len(prompt)
+            self.ids[r, :n], self.positions[r, :n], self.groups[r, :n] = prompt, np.arange(n), 0
+            self.keep[r, n - 1: lengths[r]] = True
+            column = n
+            for j, option in enumerate(options):
+                m = len(option)
+                span = slice(column, column + m)
+                self.ids[r, span], self.positions[r, span] = option, np.arange(n, n + m)
+                self.groups[r, span] = j + 1
+                first = offset + 1 + column - n          # kept index of the option's 1st token
+                predictors += [offset, *range(first, first + m - 1)]
+                targets += option
+                owners += [len(ends)] * m
+                starts.append(offset)
+                ends.append(first + m - 1)
+                column += m
+            offset += lengths[r] - n + 1
+        self.predictors, self.targets, self.owners, self.starts, self.ends = (
+            np.array(a, dtype=np.int64) for a in (predictors, targets, owners, starts, ends))
+        self.counts = [len(cs) for cs in continuations]
+
+
+def _allowed(groups):
+    """Boolean ``[rows, 1, W, W]``: query ``q`` may attend to key ``k`` (causal; the prompt or
+    the same continuation; padding sees padding and the prompt, which keeps it finite)."""
+    import torch
+
+    width = groups.shape[1]
+    causal = torch.ones(width, width, dtype=torch.bool, device=groups.device).tril()
+    key, query = groups[:, None, :], groups[:, :, None]
+    return (causal & ((key == 0) | (key == query)))[:, None]
+
+
+def _sdpa_mask(groups, dtype):
+    return _allowed(groups)
+
+
+def _additive_mask(groups, dtype):
+    import torch
+
+    allowed = _allowed(groups)
+    return torch.zeros(allowed.shape, dtype=dtype, device=groups.device).masked_fill(
+        ~allowed, torch.finfo(dtype).min)
+
+
+#: Custom 4D attention masks by ``config._attn_implementation`` (transformers ≥ 5 passes a 4D
+#: mask through as given): SDPA takes booleans (True = attend), eager attention adds the mask.
+PREFIX_MASKS: dict[str, Callable] = {"sdpa": _sdpa_mask, "eager": _additive_mask}
