@@ -65,6 +65,14 @@ def exact_interval(accuracy: float, n: int, confidence: float = 0.95) -> tuple[f
     return low, high
 
 
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of the proportion ``k / n`` (``(0, 1)`` for ``n = 0``)."""
+    if n == 0:
+        return 0.0, 1.0
+    ci = stats.binomtest(int(k), n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
 def accuracy_row(accuracy: float, k: np.ndarray, confidence: float = 0.95) -> dict:
     """Accuracy, chance, D, their intervals at ``confidence`` and the two-sided p-value against
     chance."""

@@ -121,7 +121,7 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
 
 
 def _rate(count: int, n: int) -> dict:
-    low, high = wilson_interval(count / n, n) if n else (0.0, 1.0)
+    low, high = wilson_interval(count, n)
     return {"count": count, "rate": _r(count / n) if n else None, "ci": [_r(low), _r(high)]}
 
 

@@ -76,7 +76,7 @@ def win_row(name: str, chosen: np.ndarray, rejected: np.ndarray) -> dict:
            "rejected_mean": _r(rejected.mean()) if len(chosen) else None}
     if n == 0:
         return {**row, "rate": None, "rate_ci": None, "p_value": 1.0}
-    low, high = wilson_interval(wins / n, n)
+    low, high = wilson_interval(wins, n)
     p_value = stats.binomtest(wins, n, 0.5).pvalue
     return {**row, "rate": _r(wins / n), "rate_ci": [_r(low), _r(high)],
             "p_value": float(f"{p_value:.6g}")}

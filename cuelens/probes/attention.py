@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cuelens.audit.chance import wilson_interval
 from cuelens.augment.operators.text import is_punct
 from cuelens.errors import UserError
 
@@ -205,14 +206,6 @@ def calibrate(null_top: np.ndarray, rate: float = NULL_RATE) -> Thresholds:
         best = k
     flagged = considers(null_top, m1[best], m2[best]).sum()
     return Thresholds("calibrated", float(m1[best]), float(m2[best]), float(flagged / n), n)
-
-
-def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of the proportion ``k / n``."""
-    from scipy.stats import binomtest
-
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 @dataclass

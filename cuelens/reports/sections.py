@@ -1026,7 +1026,7 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
 
 
 @section("preference")
-def preference(results: dict) -> Section | None:
+def preference(results: dict, options: ReportOptions) -> Section | None:
     """Preference shortcuts, the subset table and judge logs: :mod:`cuelens.reports.shortcuts`."""
     from cuelens.reports.shortcuts import preference_section
 
@@ -1034,14 +1034,14 @@ def preference(results: dict) -> Section | None:
 
 
 @section("subsets")
-def subsets(results: dict) -> Section | None:
+def subsets(results: dict, options: ReportOptions) -> Section | None:
     from cuelens.reports.shortcuts import subsets_section
 
     return subsets_section(results)
 
 
 @section("judge_log")
-def judge_log(results: dict) -> Section | None:
+def judge_log(results: dict, options: ReportOptions) -> Section | None:
     from cuelens.reports.shortcuts import judge_section
 
     return judge_section(results)
