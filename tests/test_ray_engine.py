@@ -49,7 +49,7 @@ def results_json(engine: str, data: str, config: ScanConfig, **options) -> str:
         ngrams=config.ngrams, include_premise=config.include_premise, **options))
     dataset = loaded.dataset
     audit = run_word_audit(dataset, config, tokens=loaded.tokens)
-    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
+    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
     return dumps_json(build_results(config, audit, dataset_summary(dataset), examples))
 
 

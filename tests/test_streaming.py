@@ -35,7 +35,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 def results_json(engine: str, data: str, config: ScanConfig) -> str:
     dataset = load_for_scan(engine, data).dataset
     audit = run_word_audit(dataset, config)
-    examples = sample_examples(dataset, audit.cues, config.metric, audit.item_easy, config.seed)
+    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
     return dumps_json(build_results(config, audit, dataset_summary(dataset), examples))
 
 
