@@ -24,13 +24,12 @@ from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
-from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_name, \
+from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
 from cuelens.audit.scan import cue_table, easy_hard_section
 from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
     check_streamable, count_run, predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
-from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
 from cuelens.data.loading import split_roles, unseen_label
 from cuelens.data.schema import FieldMap
@@ -174,20 +173,20 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
                         progress=_stage(progress, "leakage"))
     del counts
 
-    def headline_runs(model: tuple[str, str]) -> tuple[tuple[float, float], list[float]]:
-        runs, D = [tally.counted(model)], [tally.accuracy(model) - tally.accuracy(MAJORITY)]
+    def fold_seed_D(model: tuple[str, str]) -> list[float]:
+        D = []
         for r in range(1, EXTRA_FOLD_SEEDS + 1) if cross_validated else ():
             reseeded = replace(options, seed=iteration_seed(config.seed, r, FOLD_SEEDS))
             counted = count_run(store, folds, config.folds, reseeded.seed, reseeded.seed, True,
                                 keep)
             run = predict_run(store, counted, folds, config.folds, reseeded.seed, reseeded,
                               ModelBank(reseeded.seed), [model], None)
-            runs.append(run.counted(model))
-            D.append(run.accuracy(model) - run.accuracy(MAJORITY))
-        return counted_difference_interval(runs, seed=config.seed), D
+            D.append(run.accuracy(model) - run.accuracy(PRIOR))
+        return D
 
     leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
-                              config.metric, config.flag_threshold, headline_runs)
+                              tally.moments, config.metric, config.flag_threshold, store.task,
+                              config.seed, fold_seed_D)
     masks = easy_masks(store, folds, config, (leakage["best"]["metric"],
                                               leakage["best"]["aggregator"]), progress)
     easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
