@@ -26,7 +26,8 @@ from cuelens.audit.fitting import ModelBank, instance_texts
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
-from cuelens.audit.scan import cue_table, easy_hard_section
+from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
+    easy_hard_section, significant_ids
 from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
     check_streamable, count_run, predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
@@ -146,6 +147,7 @@ class StreamedAudit:
 
     cues: list[dict]
     cue_stats: dict
+    cue_finding: dict
     leakage: dict
     easy_hard: dict
     easy: list[np.ndarray]
@@ -191,7 +193,17 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
                                               leakage["best"]["aggregator"]), progress)
     easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
                                   config, leakage, "all" if cross_validated else "test")
-    return StreamedAudit(cues, cue_stats, leakage, easy_hard, masks)
+    return StreamedAudit(cues, cue_stats, streamed_cue_finding(store, cues, cue_stats), leakage,
+                         easy_hard, masks)
+
+
+def streamed_cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
+    """:func:`~cuelens.audit.scan.cue_finding_section` from one pass over the evaluated
+    chunks."""
+    ids = significant_ids(cues, store.vocab)
+    covered = sum(covered_items(chunk.seqs, np.arange(len(chunk.keys)), ids, store.k)
+                  for chunk in store.chunks(fitting=False)) if len(ids) else 0
+    return cue_finding_section(cues, cue_stats, covered, store.n_eval)
 
 
 def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
