@@ -20,7 +20,6 @@ from cuelens.audit.counts import TokenSequences
 from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.examples import sort_value
 from cuelens.audit.fitting import ScanData, scan_data
-from cuelens.audit.groups import group_sizes
 from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
@@ -182,7 +181,7 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
                             config.folds, config.iterations, report)
     easy_hard = easy_hard_section(int(split.easy.sum()), len(split.easy), config, leakage,
                                   "test" if data.train_items is not None else "all")
-    leakage["groups"] = group_sizes(data.groups)
+    leakage["groups"] = data.group_summary
     return WordAudit(cues=cues, cue_stats=cue_stats, cue_finding=finding, leakage=leakage, easy_hard=easy_hard,
                      item_easy=split.easy, item_score=np.round(split.score, 6),
                      mcq_baselines=mcq)

@@ -50,6 +50,9 @@ STREAMING_NOTE = (
     "statistics up to this fold and sample assignment (docs/large-datasets.md)")
 
 
+STREAMED_UNIT = "premise or group field (hashed fold key)"
+
+
 @dataclass
 class ChunkedData:
     """The loaded splits (role → chunked split, in results.json order), which two the
@@ -236,7 +239,7 @@ def _group_sizes(store: TokenStore) -> dict:
     spill = KeySpill(store.directory / "group-keys")
     for chunk in store.chunks():
         spill.add(chunk.keys)
-    return spill.group_summary()
+    return {**spill.group_summary(), "unit": STREAMED_UNIT}
 
 
 @dataclass
@@ -391,9 +394,11 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
 
     started = time.time()
     config.validate()
-    audit = streamed_word_audit(data, config,
-                                folds or HashedFolds(config.folds, config.folds, config.seed),
-                                progress)
+    if data.fitting is None and config.folds < 2:
+        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
+                        "--train and --test)")
+    audit = streamed_word_audit(data, config, folds or HashedFolds(
+        max(2, config.folds), config.folds, config.seed), progress)
     audit.leakage["groups"] = _group_sizes(data.store)
     examples = streamed_examples(data, audit.cues, config.metric, audit.easy, config.seed)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
