@@ -81,8 +81,17 @@ def next_steps(results: dict) -> list[dict]:
             steps.append({"action": "shuffle the answer positions",
                           "why": f"always picking the most common position scores "
                                  f"{_points(baseline['D'])} above chance"})
+    finding = results.get("cue_finding", {})
+    if verdict not in (SIGNIFICANT, MILD) and finding.get("n_significant"):
+        named = ", ".join(t["token"] for t in finding["top"][:2 * TOP_CUES])
+        steps.append({"action": f"review the {finding['n_significant']} significant cue "
+                                f"word(s) ({named}) before they grow",
+                      "why": f"each is significant on its own and together they occur in "
+                             f"{100 * finding['share_items']:.1f}% of the evaluated items, but "
+                             f"a cue-only model does not beat the prior-matched baseline ({ci})"})
     if not steps:
         steps.append({"action": "no change needed for word cues; probe your model "
                                 "(audit probe) to check what it relies on",
-                      "why": f"word cues are indistinguishable from chance ({ci})"})
+                      "why": f"no word is a significant cue and no cue-only model beats the "
+                             f"prior-matched baseline ({ci})"})
     return steps

@@ -250,8 +250,9 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     h = max(order, key=lambda i: test.low[i])
     best = {"metric": models[h][0], "aggregator": models[h][1],
             "accuracy": round(float(accuracy[models[h]]), 6),
-            "D": round(float(test.D[h]), 6), "ci_low": round(float(test.low[h]), 6),
-            "ci_high": round(float(test.high[h]), 6),
+            "D": round(float(test.D[h]), 6),
+            "ci_low": round(float(max(test.low[h], -1.0)), 6),
+            "ci_high": round(float(min(test.high[h], 1.0)), 6),
             "p_value": float(f"{test.p_value[h]:.6g}")}
     baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
                  if isinstance(name, str)]
