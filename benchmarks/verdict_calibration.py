@@ -7,7 +7,8 @@ word can predict a label. Four conditions, ``--n`` datasets each (seeds 0 … n�
 - ``split``: train/test (``--items`` each) with the same label shares;
 - ``shift``: train/test whose label shares differ (train 45/30/25 %, test 25/30/45 %: the
   training-majority label is the rarest in test);
-- ``mnli``: one MNLI dev subset, cross-validated.
+- ``mnli``: one MNLI dev subset, cross-validated;
+- ``copa``: COPA dev → test (multiple choice) with the right choice drawn at random.
 
 For each it reports the verdict's false-positive rate (verdict ≠ chance / below chance) and the
 cue finding's (at least one significant cue), with a 95% Clopper–Pearson interval.
@@ -18,6 +19,7 @@ whether the verdict leaves chance.
 
     python benchmarks/verdict_calibration.py --n 40 --conditions split,shift > /tmp/cal1.md
     python benchmarks/verdict_calibration.py --n 40 --items 1000 --conditions cv,mnli
+    python benchmarks/verdict_calibration.py --n 40 --cues-only --conditions split,shift
     python benchmarks/verdict_calibration.py --power --seeds 5 > /tmp/power.md
 """
 
@@ -35,7 +37,7 @@ from scipy import stats
 from cuelens.audit.scan import ScanConfig, cue_finding, cue_list
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import leakage_table
-from cuelens.data.dataset import Dataset, Split
+from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 
 DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
              if (p / "shared" / "data").is_dir()), Path("shared") / "data")
@@ -75,7 +77,23 @@ def premise_blocks(pool: list[tuple[str, str]], rng: np.random.Generator, n: int
     return out[:n]
 
 
+def copa_null(seed: int) -> Dataset:
+    """COPA dev → test with the right choice drawn at random (MCQ null)."""
+    rng = np.random.default_rng(seed)
+    splits = []
+    for name, file in (("train", "copa/dev.jsonl"), ("test", "copa/test.jsonl")):
+        split = Split(name=name, path=file, task="mcq")
+        with open(DATA / file, encoding="utf-8") as handle:
+            for i, record in enumerate(map(json.loads, handle)):
+                split.append({**record, "label": int(rng.integers(2))}, raw="{}", line=i + 1)
+        splits.append(split)
+    return Dataset(name="copa", format="jsonl", task="mcq", train=splits[0], test=splits[1],
+                   label_names=list(MCQ_LABELS))
+
+
 def null_dataset(pool, condition: str, items: int, seed: int) -> Dataset:
+    if condition == "copa":
+        return copa_null(seed)
     rng = np.random.default_rng(seed)
     shares = {"shift": ([0.45, 0.30, 0.25], [0.25, 0.30, 0.45])}.get(
         condition, ([1 / 3] * 3, [1 / 3] * 3))
@@ -105,11 +123,15 @@ def plant(dataset: Dataset, rate: float, seed: int) -> Dataset:
     return dataset
 
 
-def findings(dataset: Dataset, config: ScanConfig) -> tuple[dict, dict]:
+NO_LEAKAGE = {"verdict": "not computed", "best": {"D": 0.0, "ci_low": 0.0, "ci_high": 0.0}}
+
+
+def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False
+             ) -> tuple[dict, dict]:
     data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
     cues, cue_stats = cue_list(data, config)
-    leakage = leakage_table(data, config.scoring, config.metric, config.folds,
-                            config.flag_threshold)
+    leakage = NO_LEAKAGE if cues_only else leakage_table(
+        data, config.scoring, config.metric, config.folds, config.flag_threshold)
     return cue_finding(data, cues, cue_stats), leakage
 
 
@@ -118,24 +140,24 @@ def rate_row(name: str, hits: int, n: int) -> str:
     return f"{hits}/{n} = {100 * hits / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
-def calibration(n: int, items: int, conditions: list[str]) -> None:
-    pools = {"snli": texts("snli"), "mnli": texts("mnli")}
+def calibration(n: int, items: int, conditions: list[str], cues_only: bool) -> None:
+    pools = {"snli": texts("snli"), "mnli": texts("mnli"), "copa": []}
     print("| condition | items | verdict ≠ chance (95% CI) | ≥ 1 significant cue (95% CI) |"
           " verdicts |")
     print("|---|---|---|---|---|")
     for condition in conditions:
-        pool = pools["mnli" if condition == "mnli" else "snli"]
+        pool = pools.get(condition, pools["snli"])
         verdicts, cue_hits = [], 0
         start = time.perf_counter()
         for seed in range(n):
             cue, leakage = findings(null_dataset(pool, condition, items, seed),
-                                    ScanConfig(seed=seed))
+                                    ScanConfig(seed=seed), cues_only)
             verdicts.append(leakage["verdict"])
             cue_hits += cue["n_significant"] > 0
             print(f"{condition} {seed}: {leakage['verdict']} D={leakage['best']['D']:+.4f} "
                   f"[{leakage['best']['ci_low']:+.4f}, {leakage['best']['ci_high']:+.4f}] "
                   f"cues={cue['n_significant']}", file=sys.stderr)
-        positives = sum(v not in ("chance", "below chance") for v in verdicts)
+        positives = sum(v not in ("chance", "below chance", "not computed") for v in verdicts)
         counts = ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
         print(f"| {condition} | {items} | {rate_row(condition, positives, n)} | "
               f"{rate_row(condition, cue_hits, n)} | {counts} |")
@@ -169,13 +191,15 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000, help="items per split")
     parser.add_argument("--conditions", default="cv,split,shift,mnli",
                         help="comma-separated null conditions")
+    parser.add_argument("--cues-only", action="store_true",
+                        help="only the cue finding (no leakage table)")
     parser.add_argument("--power", action="store_true", help="planted-cue power curve")
     parser.add_argument("--seeds", type=int, default=5, help="seeds per planted rate")
     args = parser.parse_args()
     if args.power:
         power(args.seeds, args.items)
     else:
-        calibration(args.n, args.items, args.conditions.split(","))
+        calibration(args.n, args.items, args.conditions.split(","), args.cues_only)
 
 
 if __name__ == "__main__":

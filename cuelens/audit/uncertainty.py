@@ -1,13 +1,14 @@
-"""Confidence intervals for accuracies and accuracy differences (docs/methods.md §3, §6).
+"""Confidence intervals for accuracies, and the leakage verdict's simultaneous test
+(docs/methods.md §3, §6, §11).
 
 Every interval is a seeded 95% percentile bootstrap over evaluation items (MCQ: questions):
 ``n_boot`` resamples of the items with replacement, the statistic recomputed on each, the 2.5th
 and 97.5th percentiles. Differences are *paired* (one resample picks the same items for both
 predictors), so the item-to-item variation both share cancels.
 
-Several runs of the same comparison (the headline D under different cross-validation fold
-seeds) are combined by pooling their bootstrap replicates: the interval of the mixture covers
-both the sampling noise of the items and the noise of the fold assignment.
+The leakage verdict's interval is not a bootstrap: :func:`simultaneous_test` is a one-sided
+max-T test over every cue model at once (docs/methods.md §11) from the moments of their paired
+item differences (:class:`DifferenceMoments`).
 
 Verdicts use the interval, never the point estimate alone: :func:`leakage_verdict` calls leakage
 *significant* only when the whole interval lies above the alarm threshold, and "chance level"
@@ -16,7 +17,6 @@ when it covers 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,24 +65,6 @@ def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
     tail = 100 * (1 - LEVEL) / 2
     low, high = np.percentile(replicates, [tail, 100 - tail])
     return float(low), float(high)
-
-
-def difference_interval(runs: Sequence[tuple[np.ndarray, np.ndarray]], n_boot: int = N_BOOT,
-                        seed: int = 0) -> tuple[float, float]:
-    """95% interval of ``mean(a − b)`` pooled over ``runs`` of paired per-item scores ``(a, b)``."""
-    rng = np.random.default_rng(seed)
-    pooled = np.concatenate([bootstrap_means(np.asarray(a, float) - np.asarray(b, float), n_boot,
-                                             rng) for a, b in runs])
-    return percentile_interval(pooled)
-
-
-def counted_difference_interval(runs: Sequence[tuple[np.ndarray, np.ndarray]],
-                                n_boot: int = N_BOOT, seed: int = 0) -> tuple[float, float]:
-    """:func:`difference_interval` from each run's distinct paired differences and their
-    counts (statistics that stream keep only these, docs/large-datasets.md)."""
-    rng = np.random.default_rng(seed)
-    return percentile_interval(np.concatenate(
-        [bootstrap_counted(distinct, counts, n_boot, rng) for distinct, counts in runs]))
 
 
 def accuracy_interval(correct: np.ndarray, n_boot: int = N_BOOT,
