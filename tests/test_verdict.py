@@ -215,3 +215,25 @@ def test_cross_validating_with_one_fold_is_one_clear_error():
         run_word_audit(dataset, ScanConfig(folds=1))
     with pytest.raises(UserError, match=r"lower --folds\)$"):
         grouped_folds(np.zeros(8, int), np.zeros(8, int), 5, 0)
+
+
+def test_audit_probe_on_a_ten_item_test_split_with_separate_train(tmp_path):
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+
+    rng = np.random.default_rng(10)
+    train = [{"id": f"t{i}", "premise": f"premise {i % 40} here", "hypothesis": h,
+              "label": label} for i, (h, label) in enumerate(zip(random_words(rng, 300),
+                                                                  random_labels(rng, 300)))]
+    test = [{"id": f"s{i}", "premise": "one shared premise for all", "hypothesis": h,
+             "label": label} for i, (h, label) in enumerate(zip(random_words(rng, 10),
+                                                                 random_labels(rng, 10)))]
+    predictions = [{"id": r["id"], "prediction": r["label"]} for r in test]
+    paths = {name: _write(tmp_path / f"{name}.jsonl", rows)
+             for name, rows in (("train", train), ("test", test), ("preds", predictions))}
+    result = CliRunner().invoke(app, ["probe", "--train", paths["train"], "--test",
+                                      paths["test"], "--predictions", paths["preds"],
+                                      "--out", str(tmp_path / "probe")])
+    assert result.exit_code == 0, result.output
+    assert "--folds" not in result.output
