@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuelens.audit.groups import connected_groups, dataset_groups, grouped_folds, split_links
+from cuelens.audit.groups import break_giant, connected_groups, dataset_groups, grouped_folds, \
+    premise_parts, split_links
 from cuelens.audit.text_keys import as_keys, normal_form, text_key
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data import load_dataset
@@ -99,8 +100,33 @@ def test_a_text_shared_by_many_items_is_a_template_and_links_nothing():
     texts = [[f"item {i} text"] for i in range(100)]
     texts[7].append("item 8 text")  # one real link
     fixed = links([["fixed instruction for all"]] * 100, "p")
-    groups = connected_groups(100, fixed | links(texts))
-    assert len(np.unique(groups)) == 99 and groups[7] == groups[8]
+    assert len(np.unique(connected_groups(100, fixed | links(texts)))) == 1  # one giant group
+    found = break_giant(100, fixed | links(texts), "premise")
+    assert len(np.unique(found.groups)) == 99 and found.groups[7] == found.groups[8]
+    assert found.template_limit == 2 and "100 of the 100 items" in found.warning
+
+
+def test_a_giant_group_falls_back_to_the_largest_template_limit_that_breaks_it():
+    # templated NLI: 10 premises × 6 hypotheses, every combination once: premises (6 items
+    # each) and hypotheses (10 each) link everything; dropping the hypotheses (shared by more
+    # than 6) leaves the premise groups
+    premises = [[f"premise number {i // 6}"] for i in range(60)]
+    hypotheses = [[f"hypothesis number {i % 6}"] for i in range(60)]
+    found = break_giant(60, links(premises, "p") | links(hypotheses), "premise")
+    assert found.template_limit == 6
+    assert np.array_equal(found.groups, np.arange(60) // 6)
+
+
+def test_arct_items_sharing_a_claim_share_a_group():
+    premises = ["Reason: the sky is blue today. Claim: we need more libraries now",
+                "Reason: books are cheap enough. Claim: We need more libraries now!",
+                "Reason: the sky is blue today. Claim: cats should stay indoors always",
+                "A premise without any labelled parts at all: none"]
+    items, keys = premise_parts(premises)
+    assert items.tolist() == [0, 0, 1, 1, 2, 2]
+    assert keys[1] == keys[3] and keys[0] == keys[4]  # the claim, then the reason
+    groups = connected_groups(4, {"s": (items, keys)})
+    assert groups[0] == groups[1] == groups[2] != groups[3]
 
 
 def test_too_few_groups_is_one_clear_error():

@@ -89,6 +89,19 @@ def _leakage(f: Finding, results: dict) -> Step | None:
     return _step(f, action, "the labels can be guessed from the words alone, D")
 
 
+@advises("significant_cues")
+def _cues(f: Finding, results: dict) -> Step | None:
+    """Significant cue words without dataset-level leakage: worth a look before they grow (with
+    leakage, the leakage step already names them)."""
+    if results.get("leakage", {}).get("verdict") in ("significant", "mild"):
+        return None
+    named = "; ".join(f"{label}: {', '.join(tokens)}"
+                      for label, tokens in strongest_cues(results.get("cues", [])).items())
+    return _step(f, f"review the significant cue words ({named}) before they grow",
+                 "each points to one label on its own, though a cue-only model does not beat "
+                 "the prior-matched baseline; items with one")
+
+
 @advises("easy_share")
 def _easy_hard(f: Finding, results: dict) -> Step | None:
     hard = results["easy_hard"]["hard"]

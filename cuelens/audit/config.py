@@ -41,7 +41,7 @@ class ScanConfig:
             raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
-        for name, minimum in (("folds", 2), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
+        for name, minimum in (("folds", 1), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
                               ("alpha", 0), ("max_fit_items", 0), ("min_label_items", 0)):
             if getattr(self, name) < minimum:
                 raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"

@@ -30,7 +30,7 @@ from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_si
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences
 from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.evaluate import item_correct
-from cuelens.audit.groups import dataset_groups, grouped_folds
+from cuelens.audit.groups import group_sizes, grouped_folds, grouping, n_groups
 from cuelens.audit.metrics import METRICS, CountTable
 from cuelens.data.compact import concatenate
 from cuelens.data.dataset import RIGHT, Task
@@ -353,11 +353,22 @@ class ScanData:
     groups: np.ndarray  # per item: items sharing a premise or text (cuelens.audit.groups)
     strata: np.ndarray  # per item: NLI label / MCQ gold position (fold stratification)
     words: TokenSequences  # every text's word ids in order, repeats kept (the BoW input)
+    group_summary: dict  # leakage.groups of results.json (Grouping.summary per split)
 
-    def eval_folds(self, n_folds: int, seed: int) -> np.ndarray:
-        """Grouped, stratified outer folds over ``eval_items`` (docs/methods.md §3–4)."""
-        return grouped_folds(self.groups[self.eval_items], self.strata[self.eval_items],
-                             n_folds, seed, "evaluation items")
+    def eval_folds(self, n_folds: int, seed: int) -> np.ndarray | None:
+        """Grouped, stratified outer folds over ``eval_items`` (docs/methods.md §3–4).
+
+        With a train split the train items are always fitted on, so the evaluation items need
+        only as many folds as they have groups: fewer folds when they have fewer groups, and
+        None (every item predicted by the fit on train alone) for one group or ``--folds 1``.
+        """
+        groups = self.groups[self.eval_items]
+        if self.train_items is not None:
+            n_folds = min(n_folds, n_groups(groups))
+            if n_folds < 2:
+                return None
+        return grouped_folds(groups, self.strata[self.eval_items], n_folds, seed,
+                             "evaluation items")
 
     @property
     def gold(self) -> np.ndarray:
@@ -385,6 +396,20 @@ def _instance_labels(split, label_names: list[str]) -> np.ndarray:
     return np.where(np.arange(k)[None, :] == gold[:, None], RIGHT, 1 - RIGHT).ravel()
 
 
+def combined_summary(groups: np.ndarray, groupings: list, roles: list[str]) -> dict:
+    """``leakage.groups``: the sizes of all the scan's groups (each split grouped on its own),
+    the grouping unit, and any split's template limit and warning (:class:`Grouping`)."""
+    out = {**group_sizes(groups), "unit": groupings[0].unit}
+    limits = [g.template_limit for g in groupings if g.template_limit is not None]
+    if limits:
+        out["template_limit"] = min(limits)
+    warnings = [f"{role}: {g.warning}" if len(groupings) > 1 else g.warning
+                for role, g in zip(roles, groupings) if g.warning]
+    if warnings:
+        out["warning"] = "; ".join(warnings)
+    return out
+
+
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int, tokens: TokenSequences | None = None) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (docs/methods.md §1).
@@ -401,15 +426,24 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     texts = concatenate([instance_texts(split, include_premise) for split in splits])
     labels = np.concatenate([_instance_labels(split, dataset.label_names) for split in splits])
     n_labels = len(dataset.label_names)
-    groups = dataset_groups(splits)
+    if dataset.train is None and inner_folds < 2:
+        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
+                        "--train and --test)")
+    # each split grouped on its own: a train/test scan never needs folds over both splits
+    groupings = [grouping([split]) for split in splits]
+    offsets = np.cumsum([0] + [int(g.groups.max()) + 1 if len(g.groups) else 0
+                               for g in groupings])
+    groups = np.concatenate([g.groups + offset for g, offset in zip(groupings, offsets)])
     strata = np.concatenate([s.item_labels(dataset.label_names) for s in splits])
-    item_fold = grouped_folds(groups, strata, inner_folds, seed)
+    item_fold = grouped_folds(groups, strata, min(max(inner_folds, 2), n_groups(groups)), seed) \
+        if n_groups(groups) >= 2 else np.zeros(len(groups), dtype=np.int64)
     words = encode(texts, repeats=True)
     if tokens is None and ngrams == 1:  # tokenise once: the cue features are the distinct words
         tokens = first_occurrences(words)
     pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold, tokens)
     n_train = len(dataset.train) if dataset.train is not None else 0
+    summary = combined_summary(groups, groupings, [s.name for s in splits])
     return ScanData(pool=pool, texts=texts,
                     train_items=np.arange(n_train) if dataset.train is not None else None,
                     eval_items=np.arange(n_train, pool.n_items), label_names=dataset.label_names,
-                    groups=groups, strata=strata, words=words)
+                    groups=groups, strata=strata, words=words, group_summary=summary)

@@ -14,10 +14,12 @@ The normal form (:func:`~cuelens.audit.text_keys.normal_form`) is the cue tokeni
 space: case, punctuation and spacing do not separate two texts. Texts of fewer than
 :data:`MIN_KEY_TOKENS` = 3 tokens link nothing: a one- or two-word answer ("bank", "the dog") is
 a concept that unrelated questions reuse (CommonsenseQA's answer options would otherwise join
-almost every question into one group), not a copied item. Likewise a text shared by more than
-:data:`MAX_KEY_SHARE` = 5% of the items (and by more than 2) is a template — a fixed context or
-instruction repeated everywhere — and links nothing; otherwise it would put the whole file in one
-group and leave nothing to cross-validate.
+almost every question into one group), not a copied item. Structured premises
+(``"Reason: … Claim: …"``) also link by each labelled part, so ARCT items sharing a claim share
+a group. When the links join more than :data:`GIANT_SHARE` of the items into one group
+(templated data, or a fixed context repeated everywhere), the most-shared texts are templates
+and link nothing: :func:`break_giant` finds the largest template limit that breaks the giant
+group, and the :class:`Grouping` carries a warning saying so.
 
 Folds are dealt by :func:`grouped_folds` (strata: the NLI label, the MCQ gold position): a
 group never straddles two folds and every stratum is spread evenly over the folds. The
@@ -26,18 +28,24 @@ assignment is a deterministic function of (groups, strata, number of folds, seed
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from cuelens.audit.text_keys import as_keys, text_key, text_keys
+from cuelens.audit.text_keys import as_keys, normal_form, text_key, text_keys
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 MIN_KEY_TOKENS = 3  # shorter texts ("bank", "a dog") are concepts reused by unrelated items
-MAX_KEY_SHARE = 0.05  # a text in more than 5% of the items is a template (a fixed context)
+GIANT_SHARE = 1 / 3  # a group holding more items than this share is broken up (templates)
+UNITS = {Task.NLI: "premise or hypothesis text",
+         Task.MCQ: "premise, labelled premise part (e.g. an ARCT claim), option text or "
+                   "option set"}
+PART_MARKER = re.compile(r"(?:^|\s)(?=[A-Z][A-Za-z]*: )")  # "Reason: … Claim: …"
 
 
 def split_links(split, first_item: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -53,24 +61,42 @@ def split_links(split, first_item: int = 0) -> dict[str, tuple[np.ndarray, np.nd
              "t": (np.repeat(items, np.diff(keys.starts))[long_text], keys.text[long_text])}
     if split.task == Task.MCQ:  # the whole option set, whatever its length (mirrored items)
         links["c"] = (items, keys.text_sets())
+    parts = premise_parts(split.premises, first_item)
+    if len(parts[0]):
+        links["s"] = parts
     user = [i for i, group in enumerate(split.groups) if group is not None]
     if user:
         links["g"] = (items[user], as_keys(b"".join(text_key(split.groups[i]) for i in user)))
     return links
 
 
-def connected_groups(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+def premise_parts(premises: Sequence[str], first_item: int = 0
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The labelled parts of structured premises (``"Reason: … Claim: …"``, two or more
+    ``Label:`` segments) of :data:`MIN_KEY_TOKENS`+ words, as (item numbers, fingerprints of
+    their normal forms, label included): items sharing a claim share a key."""
+    items: list[int] = []
+    keys = bytearray()
+    for i, premise in enumerate(premises):
+        if premise.count(": ") < 2:
+            continue
+        segments = [normal_form(part) for part in PART_MARKER.split(premise)]
+        segments = [part for part in segments if part.count(" ") + 1 >= MIN_KEY_TOKENS]
+        if len(segments) >= 2:
+            items += [first_item + i] * len(segments)
+            keys += b"".join(text_key(part) for part in segments)
+    return np.asarray(items, dtype=np.int64), as_keys(keys)
+
+
+def connected_groups(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]],
+                     limit: int | None = None) -> np.ndarray:
     """A group id per item: connected components of the graph linking items that share a key of
     the same kind (``links``: kind → (items, 64-bit keys)), numbered in order of each group's
-    first item (so ids do not depend on hashing). A key held more than
-    ``max(2, MAX_KEY_SHARE · n)`` times is a template and links nothing, except the user's
-    group ids (kind ``g``)."""
-    limit = max(2, int(MAX_KEY_SHARE * n))
+    first item (so ids do not depend on hashing). A key held more than ``limit`` times (None:
+    no limit) is a template and links nothing, except the user's group ids (kind ``g``)."""
     rows, cols, m = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
-    for kind, (items, keys) in links.items():
-        _, col = np.unique(keys, return_inverse=True)
-        col = col.ravel()
-        if kind != "g":
+    for kind, (items, col) in _key_columns(links).items():
+        if kind != "g" and limit is not None:
             keep = np.bincount(col)[col] <= limit
             items, col = items[keep], col[keep]
         rows.append(items)
@@ -85,18 +111,82 @@ def connected_groups(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]]) ->
     return rank[inverse.ravel()]
 
 
-def dataset_groups(splits: Sequence) -> np.ndarray:
-    """Group ids over the items of ``splits`` concatenated in order (train first, then test);
-    splits loaded with ``--group-field`` (``split.groups`` filled in) add the user's ids."""
+def _key_columns(links: dict[str, tuple[np.ndarray, np.ndarray]]
+                 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each kind's (items, dense key numbers)."""
+    return {kind: (items, np.unique(keys, return_inverse=True)[1].ravel())
+            for kind, (items, keys) in links.items()}
+
+
+@dataclass
+class Grouping:
+    """Group ids per item and how they were formed: ``template_limit`` is None when every
+    shared key links its items, else the most items a key may be shared by before it counts as
+    a template (a giant group was broken up; ``warning`` says how)."""
+
+    groups: np.ndarray
+    unit: str
+    template_limit: int | None = None
+    warning: str | None = None
+
+
+def _largest(groups: np.ndarray) -> int:
+    return int(np.bincount(groups).max()) if len(groups) else 0
+
+
+def break_giant(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]], unit: str) -> Grouping:
+    """:func:`connected_groups` with every shared key linking; when that leaves a group of more
+    than :data:`GIANT_SHARE` of the items (templated data: a few premises and hypotheses
+    recombined), the most-shared keys are treated as templates: the largest template limit
+    (a binary search over the keys' multiplicities) whose largest group fits
+    (docs/methods.md §11). The user's group ids always link."""
+    groups = connected_groups(n, links)
+    giant = max(2, int(GIANT_SHARE * n))
+    if _largest(groups) <= giant:
+        return Grouping(groups, unit)
+    columns = _key_columns({kind: pair for kind, pair in links.items() if kind != "g"})
+    sizes = np.unique(np.concatenate([np.bincount(col) for _, col in columns.values()]
+                                     + [np.ones(1, np.int64)]))
+    low, high = 0, len(sizes) - 1  # sizes[0] == 1: no shared text links
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _largest(connected_groups(n, links, int(sizes[middle]))) <= giant:
+            low = middle
+        else:
+            high = middle - 1
+    limit = int(sizes[low])
+    split = connected_groups(n, links, limit)
+    warning = (f"shared texts join {_largest(groups)} of the {n} items into one group "
+               f"(templated data): texts shared by more than {limit} items are treated as "
+               f"templates and link nothing, leaving {int(split.max()) + 1} groups of at most "
+               f"{_largest(split)} items")
+    return Grouping(split, unit, limit, warning)
+
+
+def grouping(splits: Sequence) -> Grouping:
+    """The :class:`Grouping` of the items of ``splits`` concatenated in order (train first, then
+    test); splits loaded with ``--group-field`` (``split.groups`` filled in) add the user's
+    ids."""
     links: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
     first = 0
     for split in splits:
         for kind, pair in split_links(split, first).items():
             links.setdefault(kind, []).append(pair)
         first += len(split)
-    return connected_groups(first, {kind: (np.concatenate([items for items, _ in pairs]),
-                                           np.concatenate([keys for _, keys in pairs]))
-                                    for kind, pairs in links.items()})
+    merged = {kind: (np.concatenate([items for items, _ in pairs]),
+                     np.concatenate([keys for _, keys in pairs]))
+              for kind, pairs in links.items()}
+    unit = UNITS[splits[0].task if len(splits) else Task.NLI]
+    return break_giant(first, merged, unit + (" or group field" if "g" in merged else ""))
+
+
+def dataset_groups(splits: Sequence) -> np.ndarray:
+    """:func:`grouping`'s group ids."""
+    return grouping(splits).groups
+
+
+def n_groups(groups: np.ndarray) -> int:
+    return len(np.unique(groups))
 
 
 def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int,
@@ -117,7 +207,7 @@ def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: in
     if n_groups < n_folds:
         raise UserError(f"cannot make {n_folds} folds: the {len(groups)} {what} form only "
                         f"{n_groups} group(s) of items sharing a premise or text "
-                        "(lower --folds, or give a separate --train/--test)")
+                        "(lower --folds)")
     stratum = _ranks(np.asarray(strata))
     n_strata = int(stratum.max()) + 1
     composition = np.bincount(group * n_strata + stratum,

@@ -28,10 +28,14 @@ from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_
     over_folds, predict_cues
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.metrics import METRICS
-from cuelens.audit.uncertainty import SIGNIFICANT, difference_interval, leakage_verdict
+from cuelens.audit.uncertainty import DIFFERENCE_CHUNK, LEVEL, SIGNIFICANT, \
+    DifferenceMoments, leakage_verdict, simultaneous_test
 from cuelens.data.dataset import Task
 
 MAJORITY = "majority"
+PRIOR = "prior-matched constant"  # the evaluated items' most frequent label (MCQ: 1/k)
+SELECTION_METHOD = ("one-sided max-T over every metric × aggregator against the prior-matched "
+                    "baseline; headline = largest simultaneous lower bound")
 BOW_MIN_COUNT = 2
 BOW_CHUNK = 65_536  # evaluation rows per piece: the BoW memory is bounded by it plus the sample
 ANSWER_POSITION = "answer position"
@@ -90,6 +94,17 @@ class Baselines:
         counts = np.bincount(pool.labels[fit_rows], minlength=pool.n_labels)
         return (pool.labels[eval_rows] == np.argmax(counts)).astype(np.float64)
 
+    def prior_matched(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
+        """Always the most frequent label *of the evaluated portion* (ties: the lower label;
+        MCQ: 1/k): the best any label-blind predictor can do, so a label-share shift between
+        the fitting and evaluated portions cannot beat it (docs/methods.md §11)."""
+        pool = self.data.pool
+        if pool.task == Task.MCQ:
+            return self.majority(fit_rows, eval_rows)
+        labels = pool.labels[eval_rows]
+        return (labels == np.argmax(np.bincount(labels, minlength=pool.n_labels))).astype(
+            np.float64)
+
     def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
         pool = self.data.pool
         sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
@@ -106,7 +121,7 @@ class Baselines:
         return (gold[eval_rows[::k] // k] == position).astype(np.float64)
 
     def predictors(self) -> dict:
-        out = {MAJORITY: self.majority, bow_name(self.data.pool.task): self.bag_of_words}
+        out = {MAJORITY: self.majority, PRIOR: self.prior_matched, bow_name(self.data.pool.task): self.bag_of_words}
         if self.data.pool.task == Task.MCQ:
             out[ANSWER_POSITION] = self.answer_position
         return out
@@ -163,9 +178,21 @@ def _entry(accuracy: float, majority: float) -> dict:
     return {"accuracy": round(float(accuracy), 6), "D": round(float(accuracy - majority), 6)}
 
 
+def add_differences(moments: DifferenceMoments, results: dict,
+                    models: list[tuple[str, str]]) -> None:
+    """Fold the per-item differences ``results[model] − results[PRIOR]`` of ``models`` into
+    ``moments``, :data:`~cuelens.audit.uncertainty.DIFFERENCE_CHUNK` items at a time (the exact
+    scan passes every item at once, statistics that stream one chunk at a time)."""
+    prior = np.asarray(results[PRIOR], dtype=np.float64)
+    for start in range(0, len(prior), DIFFERENCE_CHUNK):
+        piece = slice(start, start + DIFFERENCE_CHUNK)
+        moments.add(np.stack([np.asarray(results[m][piece], np.float64) for m in models], axis=1)
+                    - prior[piece, None])
+
+
 def seed_runs(data: ScanData, options: ScoringOptions, n_folds: int,
-              model: tuple[str, str]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Cross-validated files: (headline correctness, majority correctness) per item under
+              model: tuple[str, str]) -> list[float]:
+    """Cross-validated files: the headline's D (against the prior-matched baseline) under
     :data:`EXTRA_FOLD_SEEDS` more fold seeds (:func:`~cuelens.audit.groups.iteration_seed`)."""
     if data.train_items is not None:
         return []
@@ -173,57 +200,83 @@ def seed_runs(data: ScanData, options: ScoringOptions, n_folds: int,
     for r in range(1, EXTRA_FOLD_SEEDS + 1):
         reseeded = replace(options, seed=iteration_seed(options.seed, r, FOLD_SEEDS))
         bank, folds = ModelBank(reseeded.seed), evaluation_folds(data, n_folds, reseeded.seed)
-        majority = Baselines(data, reseeded).majority
+        prior = Baselines(data, reseeded).prior_matched
 
         def fold_fn(fit_rows, eval_rows, inner):
             out = predict_cues(data.pool, Fit.of_rows(data.pool, fit_rows, inner, reseeded),
                                eval_rows, [model], bank)
-            return {model: out[model], MAJORITY: majority(fit_rows, eval_rows)}
+            return {model: out[model], PRIOR: prior(fit_rows, eval_rows)}
 
         out = over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)
-        runs.append((out[model], out[MAJORITY]))
+        runs.append(float(np.mean(out[model]) - np.mean(out[PRIOR])))
     return runs
 
 
-HeadlineRuns = Callable[[tuple[str, str]], tuple[tuple[float, float], list[float]]]
+def _degenerate_reason(task: str, D: float, n_items: int) -> str:
+    """Why the headline's interval has zero width (its per-item difference never varies)."""
+    if task == Task.MCQ:
+        return (f"every one of the {n_items} evaluated questions scores the same under the "
+                "headline model: its choices tie on every cue score (as in a mirrored, "
+                "balanced dataset where each choice is once right and once wrong), and a tie "
+                f"counts 1/k — so D is exactly {100 * D:+.1f} points with no sampling spread: "
+                "there is no cue signal, and the zero-width interval says nothing varies, not "
+                "that D is known precisely")
+    return (f"the headline model's per-item difference from the baseline is the same on all "
+            f"{n_items} evaluated items, so the interval has zero width because nothing "
+            "varies, not because D is known precisely")
 
 
-def leakage_section(accuracy: dict, metric: str, flag_threshold: float,
-                    headline_runs: HeadlineRuns) -> dict:
-    """The ``leakage`` section from every predictor's accuracy (cue models keyed (metric,
-    aggregator), baselines by name, :data:`MAJORITY` among them); ``headline_runs(model)`` gives
-    the headline's 95% interval of D and its D in each run (docs/results-schema.md)."""
+def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
+                    flag_threshold: float, task: str, seed: int,
+                    fold_seed_D: Callable[[tuple[str, str]], list[float]]) -> dict:
+    """The ``leakage`` section (docs/results-schema.md) from every predictor's accuracy (cue
+    models keyed (metric, aggregator), baselines by name, :data:`MAJORITY` and :data:`PRIOR`
+    among them) and the ``moments`` of every cue model's per-item difference from
+    :data:`PRIOR` (in :func:`all_models` order).
+
+    The table keeps the paper's ``D = Acc − Majority`` (descriptive, best-of-40 included). The
+    verdict is the simultaneous one-sided test of docs/methods.md §11 over all 40 models against
+    the prior-matched baseline; the headline (``best``) is the model with the largest
+    simultaneous lower bound (ties: the configured ``metric`` first); ``fold_seed_D(model)``
+    gives its D under re-seeded folds (cross-validated files).
+    """
     accuracy = dict(accuracy)
-    majority = accuracy.pop(MAJORITY)
+    majority, prior = accuracy.pop(MAJORITY), accuracy.pop(PRIOR)
+    models = all_models()
     table = [{"metric": m, "aggregator": a, **_entry(accuracy[(m, a)], majority)}
-             for m, a in all_models()]
-    best = dict(max((row for row in table if row["metric"] == metric), key=lambda row: row["D"]))
-    (low, high), run_D = headline_runs((best["metric"], best["aggregator"]))
-    best.update(ci_low=round(low, 6), ci_high=round(high, 6))
+             for m, a in models]
+    test = simultaneous_test(moments, seed)
+    order = sorted(range(len(models)), key=lambda i: models[i][0] != metric)  # stable
+    h = max(order, key=lambda i: test.low[i])
+    best = {"metric": models[h][0], "aggregator": models[h][1],
+            "accuracy": round(float(accuracy[models[h]]), 6),
+            "D": round(float(test.D[h]), 6),
+            "ci_low": round(float(max(test.low[h], -1.0)), 6),
+            "ci_high": round(float(min(test.high[h], 1.0)), 6),
+            "p_value": float(f"{test.p_value[h]:.6g}")}
     baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
                  if isinstance(name, str)]
-    verdict = leakage_verdict(low, high, flag_threshold)
+    verdict = leakage_verdict(test.low[h], test.high[h], flag_threshold)
     section = {"majority": round(majority, 6), "table": table, "best": best,
-               "flagged": verdict == SIGNIFICANT, "verdict": verdict, "baselines": baselines}
-    if len(run_D) > 1:
-        section["fold_seed_D"] = [round(D, 6) for D in run_D]
+               "flagged": verdict == SIGNIFICANT, "verdict": verdict, "baselines": baselines,
+               "baseline": {"name": PRIOR, "accuracy": round(float(prior), 6)},
+               "selection": {"models": len(models), "method": SELECTION_METHOD,
+                             "critical_z": round(test.critical, 6), "level": LEVEL}}
+    if test.degenerate[h]:
+        section["interval_note"] = _degenerate_reason(task, float(test.D[h]), moments.n)
+    run_D = fold_seed_D(models[h])
+    if run_D:
+        section["fold_seed_D"] = [round(float(test.D[h]), 6)] + [round(D, 6) for D in run_D]
     return section
 
 
 def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds: int,
                   flag_threshold: float, progress=None) -> dict:
-    """The ``leakage`` section of results.json (docs/results-schema.md).
-
-    The headline's 95% interval (:mod:`cuelens.audit.uncertainty`) pools the item bootstrap of
-    this run with, for a cross-validated file, that of :data:`EXTRA_FOLD_SEEDS` re-seeded runs;
-    ``verdict`` and ``flagged`` follow the interval, not the point estimate.
-    """
-    results = correctness(data, options, n_folds, all_models(), True, progress)
-
-    def headline_runs(model: tuple[str, str]) -> tuple[tuple[float, float], list[float]]:
-        runs = [(results[model], results[MAJORITY])] + seed_runs(data, options, n_folds, model)
-        return (difference_interval(runs, seed=options.seed),
-                [float(np.mean(a) - np.mean(b)) for a, b in runs])
-
+    """The ``leakage`` section of results.json (docs/results-schema.md, docs/methods.md §11)."""
+    models = all_models()
+    results = correctness(data, options, n_folds, models, True, progress)
+    moments = DifferenceMoments(len(models))
+    add_differences(moments, results, models)
     return leakage_section({name: float(np.mean(correct)) for name, correct in results.items()},
-                           metric, flag_threshold, headline_runs)
+                           moments, metric, flag_threshold, data.pool.task, options.seed,
+                           lambda model: seed_runs(data, options, n_folds, model))

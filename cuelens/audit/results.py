@@ -34,6 +34,7 @@ class WordSections(Protocol):
 
     cues: list[dict]
     cue_stats: dict
+    cue_finding: dict
     leakage: dict
     easy_hard: dict
     mcq_baselines: dict | None
@@ -50,6 +51,7 @@ def build_results(config, audit: WordSections, summary: dict, examples: dict,
             **({"hygiene": hygiene} if hygiene is not None else {}),
             "cues": audit.cues,
             "cue_stats": audit.cue_stats,
+            "cue_finding": audit.cue_finding,
             "leakage": audit.leakage,
             **mcq,
             "easy_hard": audit.easy_hard,

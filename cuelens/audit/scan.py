@@ -18,8 +18,8 @@ import numpy as np
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.easy_hard import easy_hard_split
+from cuelens.audit.examples import sort_value
 from cuelens.audit.fitting import ScanData, scan_data
-from cuelens.audit.groups import group_sizes
 from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
@@ -36,6 +36,7 @@ Progress = Callable[[str, float], None]
 class WordAudit:
     cues: list[dict]
     cue_stats: dict
+    cue_finding: dict
     leakage: dict
     easy_hard: dict
     item_easy: np.ndarray  # bool per dataset.test item
@@ -99,6 +100,51 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
     return cues, stats
 
 
+TOP_SIGNIFICANT = 10  # cues listed in ``cue_finding.top``
+
+
+def significant_ids(cues: list[dict], vocab: list[str]) -> np.ndarray:
+    """Feature ids of the significant cue tokens (any label)."""
+    index = {token: i for i, token in enumerate(vocab)}
+    return np.asarray(sorted({index[c["token"]] for c in cues if c["significant"]}),
+                      dtype=np.int64)
+
+
+def covered_items(seqs: TokenSequences, rows: np.ndarray, ids: np.ndarray, k: int) -> int:
+    """How many items (``k`` consecutive instances each, ``rows`` of ``seqs``) hold at least
+    one feature of ``ids`` in any instance."""
+    if len(ids) == 0 or len(rows) == 0:
+        return 0
+    tokens, lengths = seqs.take(rows)
+    hit = np.zeros(len(rows), dtype=bool)
+    owner = np.repeat(np.arange(len(rows)), lengths)
+    hit[owner[np.isin(tokens, ids)]] = True
+    return int(hit.reshape(-1, k).any(axis=1).sum())
+
+
+def cue_finding_section(cues: list[dict], cue_stats: dict, covered: int, n_items: int) -> dict:
+    """The ``cue_finding`` section (docs/results-schema.md): the first of the scan's two
+    findings — significant individual cues (z above the Bonferroni threshold of
+    docs/methods.md §2), how many of the ``n_items`` evaluated items hold one (``covered``),
+    and the strongest by z."""
+    significant = [c for c in cues if c["significant"]]
+    top = sorted(significant, key=lambda c: (-sort_value(c["metrics"]["z"]), -c["count"],
+                                             c["token"], c["label"]))[:TOP_SIGNIFICANT]
+    return {"n_significant": len(significant), "items_covered": covered,
+            "share_items": round(covered / n_items, 6) if n_items else 0.0,
+            "bonferroni_z": cue_stats["bonferroni_z"],
+            "top": [{"token": c["token"], "label": c["label"], "z": c["metrics"]["z"]}
+                    for c in top]}
+
+
+def cue_finding(data: ScanData, cues: list[dict], cue_stats: dict) -> dict:
+    """:func:`cue_finding_section` over the evaluated items of ``data``."""
+    pool = data.pool
+    covered = covered_items(pool.seqs, pool.rows(data.eval_items),
+                            significant_ids(cues, pool.seqs.vocab), pool.k)
+    return cue_finding_section(cues, cue_stats, covered, len(data.eval_items))
+
+
 def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: dict,
                       split: str) -> dict:
     """The ``easy_hard`` section: ``n_easy`` of the ``n_items`` evaluated items are easy under
@@ -128,6 +174,7 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
                      tokens)
     report("tokenise", 1.0)
     cues, cue_stats = cue_list(data, config)
+    finding = cue_finding(data, cues, cue_stats)
     report("cues", 1.0)
     leakage = leakage_table(data, config.scoring, config.metric, config.folds,
                             config.flag_threshold, report)
@@ -142,7 +189,7 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
                             config.folds, config.iterations, report)
     easy_hard = easy_hard_section(int(split.easy.sum()), len(split.easy), config, leakage,
                                   "test" if data.train_items is not None else "all")
-    leakage["groups"] = group_sizes(data.groups)
-    return WordAudit(cues=cues, cue_stats=cue_stats, leakage=leakage, easy_hard=easy_hard,
+    leakage["groups"] = data.group_summary
+    return WordAudit(cues=cues, cue_stats=cue_stats, cue_finding=finding, leakage=leakage, easy_hard=easy_hard,
                      item_easy=split.easy, item_score=np.round(split.score, 6),
                      mcq_baselines=mcq)

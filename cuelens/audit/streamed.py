@@ -17,8 +17,9 @@ at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit
   hash order instead of a permutation;
 - **predictions**: every outer fold's models are fitted in fold order, then one pass predicts
   each item with its fold's models (:func:`predict_run`), keeping per predictor only its number
-  of correct items and the counts of its paired differences with the majority baseline (the
-  bootstrap needs nothing more, :func:`~cuelens.audit.uncertainty.counted_difference_interval`).
+  of correct items and, for the cue models, the moments of their per-item differences from the
+  prior-matched baseline (the simultaneous test needs nothing more,
+  :class:`~cuelens.audit.uncertainty.DifferenceMoments`).
 
 Given the exact scan's folds and sampling order (a :class:`Folds` built from them), these passes
 reproduce its leakage table and easy/hard split (tested); with hashed folds they differ from it only
@@ -40,8 +41,9 @@ from cuelens.audit.counts import TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
     score_items, stratum_quotas, train_models
-from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY, BagOfWords
+from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, add_differences
 from cuelens.audit.text_keys import mix64
+from cuelens.audit.uncertainty import DifferenceMoments
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
@@ -328,31 +330,26 @@ def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed
 
 @dataclass
 class Tally:
-    """Per predictor: evaluated items, correct items, and the counts of each paired difference
-    (predictor − majority) over the items."""
+    """Per predictor: evaluated items and correct items; for the cue ``models``, the moments of
+    their per-item differences from the prior-matched baseline (all the simultaneous test
+    needs, :func:`~cuelens.audit.leakage.add_differences`)."""
 
+    models: list[tuple[str, str]]
     n: int = 0
     correct: dict = field(default_factory=dict)
-    differences: dict = field(default_factory=dict)
+    moments: DifferenceMoments = field(init=False)
 
-    def add(self, results: dict, majority: np.ndarray) -> None:
-        self.n += len(majority)
+    def __post_init__(self) -> None:
+        self.moments = DifferenceMoments(len(self.models))
+
+    def add(self, results: dict) -> None:
+        self.n += len(results[MAJORITY])
         for name, correct in results.items():
             self.correct[name] = self.correct.get(name, 0.0) + float(np.sum(correct))
-            values, counts = np.unique(correct.astype(np.float64) - majority,
-                                       return_counts=True)
-            found = self.differences.setdefault(name, {})
-            for value, count in zip(values.tolist(), counts.tolist()):
-                found[value] = found.get(value, 0) + count
+        add_differences(self.moments, results, self.models)
 
     def accuracy(self, name) -> float:
         return self.correct[name] / self.n
-
-    def counted(self, name) -> tuple[np.ndarray, np.ndarray]:
-        """The distinct paired differences of ``name`` (sorted) and their counts."""
-        values = sorted(self.differences[name])
-        return (np.asarray(values, dtype=np.float64),
-                np.asarray([self.differences[name][v] for v in values], dtype=np.int64))
 
 
 ItemSink = Callable[[TokenChunk, np.ndarray, dict], None]
@@ -375,6 +372,7 @@ class FoldModels:
     fit: Fit
     trained: Trained
     bow: BagOfWords | None
+    prior_label: int  # the most frequent label of the items it predicts (PRIOR)
 
 
 def _fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
@@ -387,7 +385,8 @@ def _fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | No
     # the bank's models are refitted (warm start) for the next fold: keep this fold's copy
     trained = copy.deepcopy(train_models(fit, models, bank, store.n_labels))
     bow = _bag_of_words(counts.candidates, rows, sample.labels) if with_bow else None
-    return FoldModels(fold, fit, trained, bow)
+    predicted = counts.labels[0 if fold is None else fold].sum(axis=0)
+    return FoldModels(fold, fit, trained, bow, int(np.argmax(predicted)))
 
 
 def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted: FoldModels,
@@ -402,6 +401,7 @@ def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted
         results[bow_name] = item_correct(decision, labels, store.task, store.k,
                                          fit.label_order)
     results[MAJORITY] = (labels == fit.label_order[0]).astype(np.float64)
+    results[PRIOR] = (labels == fitted.prior_label).astype(np.float64)
     return results
 
 
@@ -416,7 +416,7 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
     is given). Linear models warm-start from ``bank``. Folds whose score tables fit in
     :data:`PREDICT_TABLE_BYTES` together share one pass. ``sink(chunk, positions, results)``
     receives each chunk's per-item results (``positions`` within the chunk)."""
-    tally = Tally()
+    tally = Tally(models)
     fold_list: list[int | None] = [None]
     if counts.outer:  # an empty outer fold has nothing to predict: nothing is fitted for it
         fold_list = [f for f in range(n_folds) if counts.labels[f].sum() > 0]
@@ -434,7 +434,7 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
                 if len(positions) == 0:
                     continue
                 results = _predict(store, chunk, positions, fitted, bow_name)
-                tally.add(results, results[MAJORITY])
+                tally.add(results)
                 if sink is not None:
                     sink(chunk, positions, results)
         if progress is not None:

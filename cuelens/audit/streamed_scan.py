@@ -24,13 +24,13 @@ from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
-from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, MAJORITY, all_models, bow_name, \
+from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
-from cuelens.audit.scan import cue_table, easy_hard_section
+from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
+    easy_hard_section, significant_ids
 from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
     check_streamable, count_run, predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
-from cuelens.audit.uncertainty import counted_difference_interval
 from cuelens.data.compact import CompactSplit
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
@@ -50,6 +50,9 @@ STREAMING_NOTE = (
     "premise share a fold but copies of a hypothesis under different premises may not; the "
     "training samples are drawn in a seeded hash order. The numbers are those of the exact "
     "statistics up to this fold and sample assignment (docs/large-datasets.md)")
+
+
+STREAMED_UNIT = "premise or group field (hashed fold key)"
 
 
 @dataclass
@@ -151,6 +154,7 @@ class StreamedAudit:
 
     cues: list[dict]
     cue_stats: dict
+    cue_finding: dict
     leakage: dict
     easy_hard: dict
     easy: list[np.ndarray]
@@ -178,25 +182,35 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
                         progress=_stage(progress, "leakage"))
     del counts
 
-    def headline_runs(model: tuple[str, str]) -> tuple[tuple[float, float], list[float]]:
-        runs, D = [tally.counted(model)], [tally.accuracy(model) - tally.accuracy(MAJORITY)]
+    def fold_seed_D(model: tuple[str, str]) -> list[float]:
+        D = []
         for r in range(1, EXTRA_FOLD_SEEDS + 1) if cross_validated else ():
             reseeded = replace(options, seed=iteration_seed(config.seed, r, FOLD_SEEDS))
             counted = count_run(store, folds, config.folds, reseeded.seed, reseeded.seed, True,
                                 keep)
             run = predict_run(store, counted, folds, config.folds, reseeded.seed, reseeded,
                               ModelBank(reseeded.seed), [model], None)
-            runs.append(run.counted(model))
-            D.append(run.accuracy(model) - run.accuracy(MAJORITY))
-        return counted_difference_interval(runs, seed=config.seed), D
+            D.append(run.accuracy(model) - run.accuracy(PRIOR))
+        return D
 
     leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
-                              config.metric, config.flag_threshold, headline_runs)
+                              tally.moments, config.metric, config.flag_threshold, store.task,
+                              config.seed, fold_seed_D)
     masks = easy_masks(store, folds, config, (leakage["best"]["metric"],
                                               leakage["best"]["aggregator"]), progress)
     easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
                                   config, leakage, "all" if cross_validated else "test")
-    return StreamedAudit(cues, cue_stats, leakage, easy_hard, masks)
+    return StreamedAudit(cues, cue_stats, streamed_cue_finding(store, cues, cue_stats), leakage,
+                         easy_hard, masks)
+
+
+def streamed_cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
+    """:func:`~cuelens.audit.scan.cue_finding_section` from one pass over the evaluated
+    chunks."""
+    ids = significant_ids(cues, store.vocab)
+    covered = sum(covered_items(chunk.seqs, np.arange(len(chunk.keys)), ids, store.k)
+                  for chunk in store.chunks(fitting=False)) if len(ids) else 0
+    return cue_finding_section(cues, cue_stats, covered, store.n_eval)
 
 
 def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
@@ -229,7 +243,7 @@ def _group_sizes(store: TokenStore) -> dict:
     spill = KeySpill(store.directory / "group-keys")
     for chunk in store.chunks():
         spill.add(chunk.keys)
-    return spill.group_summary()
+    return {**spill.group_summary(), "unit": STREAMED_UNIT}
 
 
 @dataclass
@@ -396,9 +410,11 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
 
     started = time.time()
     config.validate()
-    audit = streamed_word_audit(data, config,
-                                folds or HashedFolds(config.folds, config.folds, config.seed),
-                                progress)
+    if data.fitting is None and config.folds < 2:
+        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
+                        "--train and --test)")
+    audit = streamed_word_audit(data, config, folds or HashedFolds(
+        max(2, config.folds), config.folds, config.seed), progress)
     audit.leakage["groups"] = _group_sizes(data.store)
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,

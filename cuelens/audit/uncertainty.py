@@ -1,13 +1,14 @@
-"""Confidence intervals for accuracies and accuracy differences (docs/methods.md §3, §6).
+"""Confidence intervals for accuracies, and the leakage verdict's simultaneous test
+(docs/methods.md §3, §6, §11).
 
 Every interval is a seeded 95% percentile bootstrap over evaluation items (MCQ: questions):
 ``n_boot`` resamples of the items with replacement, the statistic recomputed on each, the 2.5th
 and 97.5th percentiles. Differences are *paired* (one resample picks the same items for both
 predictors), so the item-to-item variation both share cancels.
 
-Several runs of the same comparison (the headline D under different cross-validation fold
-seeds) are combined by pooling their bootstrap replicates: the interval of the mixture covers
-both the sampling noise of the items and the noise of the fold assignment.
+The leakage verdict's interval is not a bootstrap: :func:`simultaneous_test` is a one-sided
+max-T test over every cue model at once (docs/methods.md §11) from the moments of their paired
+item differences (:class:`DifferenceMoments`).
 
 Verdicts use the interval, never the point estimate alone: :func:`leakage_verdict` calls leakage
 *significant* only when the whole interval lies above the alarm threshold, and "chance level"
@@ -16,7 +17,7 @@ when it covers 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -66,24 +67,6 @@ def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def difference_interval(runs: Sequence[tuple[np.ndarray, np.ndarray]], n_boot: int = N_BOOT,
-                        seed: int = 0) -> tuple[float, float]:
-    """95% interval of ``mean(a − b)`` pooled over ``runs`` of paired per-item scores ``(a, b)``."""
-    rng = np.random.default_rng(seed)
-    pooled = np.concatenate([bootstrap_means(np.asarray(a, float) - np.asarray(b, float), n_boot,
-                                             rng) for a, b in runs])
-    return percentile_interval(pooled)
-
-
-def counted_difference_interval(runs: Sequence[tuple[np.ndarray, np.ndarray]],
-                                n_boot: int = N_BOOT, seed: int = 0) -> tuple[float, float]:
-    """:func:`difference_interval` from each run's distinct paired differences and their
-    counts (statistics that stream keep only these, docs/large-datasets.md)."""
-    rng = np.random.default_rng(seed)
-    return percentile_interval(np.concatenate(
-        [bootstrap_counted(distinct, counts, n_boot, rng) for distinct, counts in runs]))
-
-
 def accuracy_interval(correct: np.ndarray, n_boot: int = N_BOOT,
                       seed: int = 0) -> tuple[float, float]:
     """95% bootstrap interval of an accuracy (``correct``: per-item 0/1, or fractions for ties)."""
@@ -113,3 +96,90 @@ def leakage_verdict(low: float, high: float, threshold: float) -> str:
     if low > 0:
         return MILD
     return BELOW if high < 0 else CHANCE
+
+
+SIMULATION_DRAWS = 20_000  # Gaussian draws behind the simultaneous critical value
+DIFFERENCE_CHUNK = 65_536  # items folded into the moments at once (bounded memory)
+
+
+class DifferenceMoments:
+    """First and second moments of per-item paired differences (``M`` predictors − one
+    baseline), accumulated over any split of the items into pieces: all that the simultaneous
+    test of :func:`simultaneous_test` needs, so the exact scan (one call) and statistics that
+    stream (one call per chunk) get the same numbers. Integer-valued differences (NLI 0/1
+    correctness) give sums that do not depend on the order of the pieces."""
+
+    def __init__(self, n_models: int) -> None:
+        self.n = 0
+        self.total = np.zeros(n_models)
+        self.cross = np.zeros((n_models, n_models))
+
+    def add(self, differences: np.ndarray) -> None:
+        """Fold in an ``items × M`` matrix of paired differences, :data:`DIFFERENCE_CHUNK`
+        rows at a time."""
+        for start in range(0, len(differences), DIFFERENCE_CHUNK):
+            piece = np.asarray(differences[start:start + DIFFERENCE_CHUNK], dtype=np.float64)
+            self.n += len(piece)
+            self.total += piece.sum(axis=0)
+            self.cross += piece.T @ piece
+
+    def mean(self) -> np.ndarray:
+        return self.total / max(self.n, 1)
+
+    def covariance(self) -> np.ndarray:
+        """Covariance of the item differences (divisor ``n``, clipped at 0 on the diagonal)."""
+        mean = self.mean()
+        cov = self.cross / max(self.n, 1) - np.outer(mean, mean)
+        np.fill_diagonal(cov, np.maximum(np.diag(cov), 0.0))
+        return cov
+
+
+@dataclass
+class SimultaneousTest:
+    """One-sided simultaneous inference on the mean differences ``D`` of ``M`` predictors:
+    ``critical`` is the 95% quantile of ``max_m Z_m`` for ``Z ~ N(0, R)`` (``R`` the
+    correlation of the item differences), ``low``/``high`` the bounds ``D ± critical · se``
+    (``low``: simultaneous 95% lower confidence bounds), ``p_value`` the single-step max-T
+    adjusted p-values of ``H0: D_m ≤ 0``; ``degenerate`` marks a predictor whose item
+    differences never vary (its bounds are ``D`` itself)."""
+
+    D: np.ndarray
+    se: np.ndarray
+    critical: float
+    low: np.ndarray
+    high: np.ndarray
+    p_value: np.ndarray
+    degenerate: np.ndarray
+
+
+def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
+                      draws: int = SIMULATION_DRAWS) -> SimultaneousTest:
+    """Max-T test of the ``M`` mean differences of ``moments`` (docs/methods.md §11).
+
+    Under ``H0`` the studentised means ``T_m = D_m / se_m`` are asymptotically jointly normal
+    with the correlation of the item differences; the critical value and adjusted p-values come
+    from ``draws`` seeded draws of that normal (a Gaussian multiplier bootstrap), so picking
+    the largest of ``M`` correlated predictors afterwards keeps the family-wise level.
+    """
+    D, n = moments.mean(), max(moments.n, 1)
+    cov = moments.covariance()
+    se = np.sqrt(np.diag(cov) / n)
+    degenerate = se <= 1e-12 * np.maximum(1.0, np.abs(D))
+    live = np.flatnonzero(~degenerate)
+    critical = 0.0
+    maxima = np.zeros(0)
+    if len(live):
+        sd = np.sqrt(np.diag(cov)[live])
+        corr = cov[np.ix_(live, live)] / np.outer(sd, sd)
+        values, vectors = np.linalg.eigh((corr + corr.T) / 2)
+        root = vectors * np.sqrt(np.clip(values, 0.0, None))
+        normal = np.random.default_rng(seed).standard_normal((draws, len(live)))
+        maxima = (normal @ root.T).max(axis=1)
+        critical = float(np.quantile(maxima, LEVEL))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(degenerate, np.sign(D) * np.inf, D / np.where(degenerate, 1.0, se))
+    p_value = np.array([(1 + np.sum(maxima >= value)) / (1 + len(maxima)) if len(maxima)
+                        else float(value <= 0) for value in t])
+    p_value[degenerate] = np.where(D[degenerate] > 0, 0.0, 1.0)
+    return SimultaneousTest(D=D, se=se, critical=critical, low=D - critical * se,
+                            high=D + critical * se, p_value=p_value, degenerate=degenerate)

@@ -278,9 +278,16 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         return
     leak = results["leakage"]
     best = leak["best"]
-    console.print(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
+    base = leak.get("baseline", {"name": "majority", "accuracy": leak["majority"]})
+    console.print(f"{base['name']} {base['accuracy'] * 100:.1f}% · cue-only model "
                   f"{best['accuracy'] * 100:.1f}% ({best['metric']}/{best['aggregator']}) · "
                   f"D = {d_with_ci(best)} → {VERDICTS.get(leak.get('verdict'), '')}")
+    if "interval_note" in leak:
+        console.print(f"  [dim]{escape(leak['interval_note'])}[/]")
+    finding = results.get("cue_finding")
+    if finding is not None:
+        console.print(f"significant cue words: {finding['n_significant']}, in "
+                      f"{finding['share_items'] * 100:.1f}% of the evaluated items")
     for baseline in leak.get("baselines", []):
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {baseline['D'] * 100:+.1f})")
@@ -316,7 +323,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
 
 VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the threshold)",
             "mild": "[yellow]cue leakage[/] (CI above chance, not surely above the threshold)",
-            "chance": "[green]indistinguishable from chance[/]",
+            "chance": "[green]no cue-only model beats the baseline[/]",
             "below chance": "[green]below chance[/]"}
 
 

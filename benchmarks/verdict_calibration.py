@@ -1,0 +1,206 @@
+"""Calibration and power of the two scan findings (issue 25, docs/methods.md §11).
+
+Null datasets: real SNLI / MNLI text (premise, hypothesis) with labels drawn at random, so no
+word can predict a label. Four conditions, ``--n`` datasets each (seeds 0 … n−1):
+
+- ``cv``: one file of ``--items`` items, 5-fold grouped cross-validation;
+- ``split``: train/test (``--items`` each) with the same label shares;
+- ``shift``: train/test whose label shares differ (train 45/30/25 %, test 25/30/45 %: the
+  training-majority label is the rarest in test);
+- ``mnli``: one MNLI dev subset, cross-validated;
+- ``copa``: COPA dev → test (multiple choice) with the right choice drawn at random.
+
+For each it reports the verdict's false-positive rate (verdict ≠ chance / below chance) and the
+cue finding's (at least one significant cue), with a 95% Clopper–Pearson interval.
+
+Power (``--power``): a planted word added to 2/5/10/20 % of one label's hypotheses of a null
+train/test dataset; per rate and seed, whether the planted word is a significant cue and
+whether the verdict leaves chance.
+
+    python benchmarks/verdict_calibration.py --n 40 --conditions split,shift > /tmp/cal1.md
+    python benchmarks/verdict_calibration.py --n 40 --items 1000 --conditions cv,mnli
+    python benchmarks/verdict_calibration.py --n 40 --cues-only --conditions split,shift
+    python benchmarks/verdict_calibration.py --power --seeds 5 > /tmp/power.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from cuelens.audit.scan import ScanConfig, cue_finding, cue_list
+from cuelens.audit.fitting import scan_data
+from cuelens.audit.leakage import leakage_table
+from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
+
+DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
+             if (p / "shared" / "data").is_dir()), Path("shared") / "data")
+LABELS = ["contradiction", "entailment", "neutral"]
+PLANTED = "zorblat"
+
+
+def texts(name: str) -> list[tuple[str, str]]:
+    files = {"snli": ["snli/dev.jsonl", "snli/test.jsonl"], "mnli": ["mnli/dev.jsonl"]}[name]
+    out = []
+    for file in files:
+        with open(DATA / file, encoding="utf-8") as handle:
+            out += [(r["premise"], r["hypothesis"]) for r in map(json.loads, handle)]
+    return out
+
+
+def split_of(name: str, pairs: list[tuple[str, str]], labels: list[str]) -> Split:
+    split = Split(name=name, path=f"{name}.jsonl", task="nli")
+    for i, ((premise, hypothesis), label) in enumerate(zip(pairs, labels)):
+        split.append({"id": f"{name}{i}", "premise": premise, "hypothesis": hypothesis,
+                      "label": label}, raw="{}", line=i + 1)
+    return split
+
+
+def premise_blocks(pool: list[tuple[str, str]], rng: np.random.Generator, n: int) -> list:
+    """``n`` pairs taken as whole premise blocks (all hypotheses of a premise together), so
+    a premise never lands in both train and test."""
+    by_premise: dict[str, list] = {}
+    for pair in pool:
+        by_premise.setdefault(pair[0], []).append(pair)
+    blocks = list(by_premise.values())
+    out: list = []
+    for b in rng.permutation(len(blocks)):
+        if len(out) >= n:
+            break
+        out += blocks[b]
+    return out[:n]
+
+
+def copa_null(seed: int) -> Dataset:
+    """COPA dev → test with the right choice drawn at random (MCQ null)."""
+    rng = np.random.default_rng(seed)
+    splits = []
+    for name, file in (("train", "copa/dev.jsonl"), ("test", "copa/test.jsonl")):
+        split = Split(name=name, path=file, task="mcq")
+        with open(DATA / file, encoding="utf-8") as handle:
+            for i, record in enumerate(map(json.loads, handle)):
+                split.append({**record, "label": int(rng.integers(2))}, raw="{}", line=i + 1)
+        splits.append(split)
+    return Dataset(name="copa", format="jsonl", task="mcq", train=splits[0], test=splits[1],
+                   label_names=list(MCQ_LABELS))
+
+
+def null_dataset(pool, condition: str, items: int, seed: int) -> Dataset:
+    if condition == "copa":
+        return copa_null(seed)
+    rng = np.random.default_rng(seed)
+    shares = {"shift": ([0.45, 0.30, 0.25], [0.25, 0.30, 0.45])}.get(
+        condition, ([1 / 3] * 3, [1 / 3] * 3))
+    if condition in ("cv", "mnli"):
+        pairs = premise_blocks(pool, rng, items)
+        labels = [LABELS[i] for i in rng.choice(3, len(pairs), p=shares[1])]
+        return Dataset(name=condition, format="jsonl", task="nli", train=None,
+                       test=split_of("all", pairs, labels), label_names=LABELS)
+    pairs = premise_blocks(pool, rng, 2 * items)
+    train, test = pairs[:items], pairs[items:]
+    train_labels = [LABELS[i] for i in rng.choice(3, len(train), p=shares[0])]
+    test_labels = [LABELS[i] for i in rng.choice(3, len(test), p=shares[1])]
+    return Dataset(name=condition, format="jsonl", task="nli",
+                   train=split_of("train", train, train_labels),
+                   test=split_of("test", test, test_labels), label_names=LABELS)
+
+
+def plant(dataset: Dataset, rate: float, seed: int) -> Dataset:
+    """Add :data:`PLANTED` to ``rate`` of the entailment hypotheses of both splits."""
+    rng = np.random.default_rng(10_000 + seed)
+    for split in (dataset.train, dataset.test):
+        if split is None:
+            continue
+        for i, label in enumerate(split.labels):
+            if label == "entailment" and rng.random() < rate:
+                split.hypotheses[i] = f"{split.hypotheses[i]} {PLANTED}"
+    return dataset
+
+
+NO_LEAKAGE = {"verdict": "not computed", "best": {"D": 0.0, "ci_low": 0.0, "ci_high": 0.0}}
+
+
+def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False
+             ) -> tuple[dict, dict]:
+    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
+    cues, cue_stats = cue_list(data, config)
+    leakage = NO_LEAKAGE if cues_only else leakage_table(
+        data, config.scoring, config.metric, config.folds, config.flag_threshold)
+    return cue_finding(data, cues, cue_stats), leakage
+
+
+def rate_row(name: str, hits: int, n: int) -> str:
+    low, high = stats.binomtest(hits, n).proportion_ci(0.95, method="exact")
+    return f"{hits}/{n} = {100 * hits / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def calibration(n: int, items: int, conditions: list[str], cues_only: bool) -> None:
+    pools = {"snli": texts("snli"), "mnli": texts("mnli"), "copa": []}
+    print("| condition | items | verdict ≠ chance (95% CI) | ≥ 1 significant cue (95% CI) |"
+          " verdicts |")
+    print("|---|---|---|---|---|")
+    for condition in conditions:
+        pool = pools.get(condition, pools["snli"])
+        verdicts, cue_hits = [], 0
+        start = time.perf_counter()
+        for seed in range(n):
+            cue, leakage = findings(null_dataset(pool, condition, items, seed),
+                                    ScanConfig(seed=seed), cues_only)
+            verdicts.append(leakage["verdict"])
+            cue_hits += cue["n_significant"] > 0
+            print(f"{condition} {seed}: {leakage['verdict']} D={leakage['best']['D']:+.4f} "
+                  f"[{leakage['best']['ci_low']:+.4f}, {leakage['best']['ci_high']:+.4f}] "
+                  f"cues={cue['n_significant']}", file=sys.stderr)
+        positives = sum(v not in ("chance", "below chance", "not computed") for v in verdicts)
+        counts = ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
+        print(f"| {condition} | {items} | {rate_row(condition, positives, n)} | "
+              f"{rate_row(condition, cue_hits, n)} | {counts} |")
+        print(f"{condition}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+
+
+def power(seeds: int, items: int) -> None:
+    pool = texts("snli")
+    print("| planted share of entailment items | planted word significant | "
+          "verdict ≠ chance | median D (points) | median z |")
+    print("|---|---|---|---|---|")
+    for rate in (0.02, 0.05, 0.10, 0.20):
+        found, leaked, Ds, zs = 0, 0, [], []
+        for seed in range(seeds):
+            dataset = plant(null_dataset(pool, "split", items, seed), rate, seed)
+            cue, leakage = findings(dataset, ScanConfig(seed=seed))
+            z = next((t["z"] for t in cue["top"] if t["token"] == PLANTED), None)
+            found += any(t["token"] == PLANTED for t in cue["top"])
+            leaked += leakage["verdict"] not in ("chance", "below chance")
+            Ds.append(100 * leakage["best"]["D"])
+            zs.append(z if z is not None else float("nan"))
+            print(f"{rate} {seed}: {leakage['verdict']} D={leakage['best']['D']:+.4f} z={z}",
+                  file=sys.stderr)
+        print(f"| {100 * rate:.0f}% | {found}/{seeds} | {leaked}/{seeds} | "
+              f"{np.median(Ds):+.1f} | {np.nanmedian(zs):.1f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=40, help="null datasets per condition")
+    parser.add_argument("--items", type=int, default=2000, help="items per split")
+    parser.add_argument("--conditions", default="cv,split,shift,mnli",
+                        help="comma-separated null conditions")
+    parser.add_argument("--cues-only", action="store_true",
+                        help="only the cue finding (no leakage table)")
+    parser.add_argument("--power", action="store_true", help="planted-cue power curve")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds per planted rate")
+    args = parser.parse_args()
+    if args.power:
+        power(args.seeds, args.items)
+    else:
+        calibration(args.n, args.items, args.conditions.split(","), args.cues_only)
+
+
+if __name__ == "__main__":
+    main()
