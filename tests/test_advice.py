@@ -81,8 +81,18 @@ def test_snli_cue_leakage_outranks_two_redundant_duplicates():
     assert "nobody" in steps[0] and "cow" not in steps[0]  # significant cues only
 
 
+def no_significant_cues(results: dict) -> dict:
+    for cue in results["cues"]:
+        cue["significant"] = False
+    return results
+
+
 def test_no_change_needed_only_when_nothing_is_flagged():
-    clean = scan_results(verdict="chance", D=0.01, hygiene={"splits": {}, "overlap": []})
+    cues_only = scan_results(verdict="chance", D=0.01, hygiene={"splits": {}, "overlap": []})
+    # significant cue words without dataset-level leakage: a step of their own, never "no change"
+    assert actions(cues_only) == ["review the significant cue words (contradiction: nobody; "
+                                  "entailment: outside) before they grow"]
+    clean = no_significant_cues(cues_only)
     assert actions(clean)[0].startswith("no change needed")
     # ARCT: cue leakage at chance, but the choice-only BoW baseline (57.0%) is flagged
     arct = copy.deepcopy(clean)
@@ -138,7 +148,8 @@ def test_balanced_copa_label_conflict_is_named_a_label_conflict(shared_data):
     counts = hygiene["splits"]["all"]
     assert (counts["duplicate_items"], counts["label_conflict_groups"],
             counts["label_conflict_items"]) == (0, 1, 2)
-    steps = actions(scan_results(task="mcq", verdict="chance", D=0.0, hygiene=hygiene))
+    steps = actions(no_significant_cues(scan_results(task="mcq", verdict="chance", D=0.0,
+                                                     hygiene=hygiene)))
     assert steps == ["fix the 2 items with label conflicts"]
 
 
