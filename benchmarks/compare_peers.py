@@ -202,6 +202,7 @@ def scan_part(args, peers_python: str | None, found: dict, root: Path, log) -> l
                         str(items), "--format", "jsonl"], check=True,
                        env={**os.environ, "PYTHONPATH": str(HERE.parent)})
         cli = [sys.executable, "-m", "cuelens.cli", "scan", str(path), "--features", "none"]
+        (root / f"work-{items}").mkdir(exist_ok=True)
         env = {"PYTHONPATH": str(HERE.parent)}
         commands = {
             "cuelens exact": (cli + ["--out", str(root / f"out-{items}-exact")], env),
