@@ -77,7 +77,8 @@ def measure(command: list[str], env: dict | None = None) -> dict:
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:6])} … failed ({process.returncode}):\n"
                            f"{stderr[-3000:]}")
-    out_lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    out_lines = [line for line in stdout.splitlines()           # workers: one JSON line
+                 if line.startswith("{") and line.rstrip().endswith("}")]
     result = {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": time.perf_counter() - begun,
               "peak_rss_mb": usage.ru_maxrss / 1024, "load": load}
     if out_lines:
