@@ -77,7 +77,8 @@ def measure(command: list[str], env: dict | None = None) -> dict:
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:6])} … failed ({process.returncode}):\n"
                            f"{stderr[-3000:]}")
-    out_lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    out_lines = [line for line in stdout.splitlines()           # workers: one JSON line
+                 if line.startswith("{") and line.rstrip().endswith("}")]
     result = {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": time.perf_counter() - begun,
               "peak_rss_mb": usage.ru_maxrss / 1024, "load": load}
     if out_lines:
@@ -202,6 +203,7 @@ def scan_part(args, peers_python: str | None, found: dict, root: Path, log) -> l
                         str(items), "--format", "jsonl"], check=True,
                        env={**os.environ, "PYTHONPATH": str(HERE.parent)})
         cli = [sys.executable, "-m", "cuelens.cli", "scan", str(path), "--features", "none"]
+        (root / f"work-{items}").mkdir(exist_ok=True)
         env = {"PYTHONPATH": str(HERE.parent)}
         commands = {
             "cuelens exact": (cli + ["--out", str(root / f"out-{items}-exact")], env),

@@ -3,9 +3,9 @@
 Same model, same items, same prompts (template ``nli-yes-no`` on MNLI dev-matched items, or
 ``mcq-choice`` on COPA with ``--task mcq``):
 
-- **cuelens**: :meth:`CausalScorer.continuation_logprobs` — prompts length-sorted and batched,
-  each prompt computed once, its key/value cache repeated for the options (word-boundary
-  corrected, as ``audit probe --llm`` runs it; ``--no-correction`` for plain token sums);
+- **cuelens**: :meth:`CausalScorer.continuation_logprobs` — each prompt computed once in a row
+  with all its options (shared-prefix rows), rows length-sorted and batched by tokens
+  (word-boundary corrected, as ``audit probe --llm`` runs it; also without the correction);
 - **naive** (lm-evaluation-harness style, done by hand with transformers): one unbatched forward
   pass of ``[BOS] prompt + " " + option`` per option, summing the option tokens' log-softmax.
 
