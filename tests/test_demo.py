@@ -72,8 +72,9 @@ def test_planted_nli_cues_rank_first_and_d_matches_design(tmp_path):
     # The best cue-only aggregator gets close to the Bayes-optimal accuracy of the design
     # (3000 test items: standard error ≈ 0.009).
     assert leakage["best"]["accuracy"] == pytest.approx(implied, abs=0.03)
+    # the verdict's D is measured against the prior-matched constant (docs/methods.md §11)
     assert leakage["best"]["D"] == pytest.approx(
-        leakage["best"]["accuracy"] - leakage["majority"], abs=1e-6)
+        leakage["best"]["accuracy"] - leakage["baseline"]["accuracy"], abs=1e-6)
     assert leakage["best"]["D"] == pytest.approx(implied - 1 / 3, abs=0.04)
     assert leakage["flagged"]
 
