@@ -22,7 +22,10 @@ from cuelens.data.dataset import Dataset, Task
 from cuelens.frames import ResultViews
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from cuelens.audit.results import ItemLines
+    from cuelens.mitigate.bias_items import ItemBias
 
 Progress = Callable[[str, float], None]
 
@@ -39,6 +42,15 @@ class ScanResult(ResultViews):
     results: dict
     item_easy: np.ndarray | None  # bool per dataset.test item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
+    bias: ItemBias | None = None  # per-item bias outputs (cuelens.mitigate.bias_items)
+
+    @property
+    def items(self) -> pd.DataFrame:
+        """Per-item bias outputs (docs/results-schema.md ``items``): out-of-fold bias-only
+        probabilities, strongest cue, easy flag, duplicate/overlap flags; keyed by ``id``."""
+        import pandas as pd
+
+        return self.bias.frame() if self.bias is not None else pd.DataFrame(columns=["id"])
 
     def save(self, out_dir: str | Path, *, report: bool = True,
              item_files: str = "auto") -> dict[str, Path]:
@@ -46,10 +58,17 @@ class ScanResult(ResultViews):
         :func:`~cuelens.audit.results.write_scan_outputs`), run.json (and report.html)."""
         from cuelens.audit.results import split_item_lines
 
+        from cuelens.io import output_set
+        from cuelens.mitigate.bias_items import write_items
+
         items = None if self.item_easy is None else \
             split_item_lines(self.dataset.test, self.item_easy)
-        return save_scan_outputs(self, self.started, out_dir, report, item_files, items,
-                                 len(self.dataset.test))
+        with output_set():
+            files = save_scan_outputs(self, self.started, out_dir, report, item_files, items,
+                                      len(self.dataset.test))
+            if self.bias is not None:
+                files.update(write_items(Path(out_dir), self.bias, self.inputs))
+        return files
 
 
 def save_scan_outputs(result: ResultViews, started: float, out_dir: str | Path, report: bool,
@@ -156,4 +175,4 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                                     seed=config.seed, progress=progress))
     results["next_steps"] = next_steps(results)
     return ScanResult(dataset=dataset, results=results, item_easy=audit.item_easy,
-                      started=started)
+                      started=started, bias=audit.items)

@@ -26,6 +26,7 @@ from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.io import json_number
+from cuelens.mitigate.bias_items import ItemBias, bias_probabilities, item_bias
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
@@ -40,6 +41,7 @@ class WordAudit:
     item_easy: np.ndarray  # bool per dataset.test item
     item_score: np.ndarray  # C[q]/k per dataset.test item
     mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
+    items: ItemBias | None = None  # per-item bias outputs (cuelens.mitigate.bias_items)
 
 
 def _numbers(values: np.ndarray) -> list:
@@ -135,6 +137,10 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     easy_hard = easy_hard_section(int(split.easy.sum()), len(split.easy), config, leakage,
                                   "test" if data.train_items is not None else "all")
     leakage["groups"] = group_sizes(data.groups)
+    model = (best["metric"], best["aggregator"])
+    items = item_bias(dataset, data, bias_probabilities(data, config.scoring, model, config.folds),
+                      cues, split.easy, model)
+    report("bias items", 1.0)
     return WordAudit(cues=cues, cue_stats=cue_stats, leakage=leakage, easy_hard=easy_hard,
                      item_easy=split.easy, item_score=np.round(split.score, 6),
-                     mcq_baselines=mcq)
+                     mcq_baselines=mcq, items=items)
