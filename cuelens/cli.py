@@ -33,6 +33,8 @@ COMMANDS: dict[str, str] = {
     "score-pairs": "cuelens.commands.score:score_pairs",
     "report": "cuelens.commands.report:report",
     "compare": "cuelens.commands.compare:compare",
+    "filter": "cuelens.commands.filter:filter",
+    "card": "cuelens.commands.card:card",
 }
 GROUPS: dict[str, str] = {
     "lm": "cuelens.commands.lm:app",
