@@ -4,7 +4,8 @@ Find a subset of the fitting items (the train split; a cross-validated file: all
 no (word, label) pair is a significant cue any more — ``z ≤`` the one-sided Bonferroni threshold
 of docs/methods.md §2 at the 5% level over the pairs with ``#(w) ≥ min_count``, recomputed on the
 current subset so that a rescan of the output agrees — while the label shares (MCQ: the
-gold-position shares) stay those of the input.
+gold-position shares) stay those of the input. Since the output has the input's shares, z is
+computed throughout with the input's label prior ``p0``, the prior the rescan will use.
 
 Greedy, one cue at a time: take the pair ``(w, l)`` with the largest z; the fewest items to drop
 are the smallest ``r`` with ``z`` of ``(c − r)/(n_w − r)`` at most the threshold (``c = #(w,l)``,
@@ -181,14 +182,15 @@ def z_filter(inc: Incidence, min_count: int, z_prior: str = "empirical", balance
     n_strata = int(inc.strata.max()) + 1 if inc.n_items else 0
     original = np.bincount(inc.strata, minlength=n_strata).astype(float)
     changes: dict[tuple[str, str], dict] = {}
-    table = z_table(*inc.counts(weight), min_count, z_prior)
+    prior = inc.counts(weight)[1]  # the label counts whose shares the output keeps
+    table = z_table(inc.counts(weight)[0], prior, min_count, z_prior)
     rounds, converged = 0, False
     for rounds in range(1, MAX_ROUNDS + 1):
-        joint, labels = inc.counts(weight)
-        table = z_table(joint, labels, min_count, z_prior)
+        joint = inc.counts(weight)[0]
+        table = z_table(joint, prior, min_count, z_prior)
         w, l = np.unravel_index(int(np.argmax(table.z)), table.z.shape)
         if table.z[w, l] > table.threshold:
-            _fix_cue(inc, table, weight, int(w), int(l), joint, labels, min_count, z_prior,
+            _fix_cue(inc, table, weight, int(w), int(l), joint, prior, min_count, z_prior,
                      rng, changes)
             continue
         current = np.bincount(inc.strata, weights=weight, minlength=n_strata)
