@@ -201,6 +201,11 @@ def save_scan(result, out_dir: Path, report: Path | None, top: int,
         result.save(out_dir, report=report is None, item_files=item_files)
         written = result.to_html(report) if report is not None else out_dir / "report.html"
     print_summary(result.results, top, out_dir)
+    if getattr(result, "bias", None) is not None:
+        from cuelens.mitigate.bias_items import PARQUET_MISSING, parquet_available
+
+        if not parquet_available():
+            console.print(f"[yellow]note:[/] {PARQUET_MISSING}")
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 
