@@ -70,8 +70,24 @@ def train_head(X, y, bias, debias: str, steps: int, batch: int, seed: int, lr: f
     return head.eval()
 
 
+def summarize(path: Path) -> None:
+    """Markdown table: per setting, mean ± sd over seeds of every accuracy and of Σ|ΔAcc|."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    columns = ("acc_test", "acc_snli_hard", "acc_cuelens_hard", "sum_abs_delta")
+    print("| setting | seeds | train items | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 3) + "|")
+    for setting in dict.fromkeys(r["setting"] for r in rows):
+        mine = [r for r in rows if r["setting"] == setting]
+        cells = [f"{100 * np.mean([r[c] for r in mine]):.1f} ± "
+                 f"{100 * np.std([r[c] for r in mine], ddof=1) if len(mine) > 1 else 0:.1f}"
+                 for c in columns]
+        print(f"| {setting} | {len(mine)} | {mine[0]['train_items']} | " + " | ".join(cells)
+              + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--summary", type=Path, help="summarise a results file and exit")
     parser.add_argument("--train-items", type=int, default=2000)
     parser.add_argument("--test-items", type=int, default=2000)
     parser.add_argument("--hard-items", type=int, default=2000, help="0: all of SNLI-hard")
@@ -83,6 +99,9 @@ def main() -> None:
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS))
     parser.add_argument("--out", type=Path, default=Path("debias_bench.jsonl"))
     args = parser.parse_args()
+    if args.summary is not None:
+        summarize(args.summary)
+        return
     if not (DATA / "snli").is_dir():
         print("SNLI not found under /work/shared/data: skipped")
         return
