@@ -41,13 +41,16 @@ def top_cues(results: dict, n: int = TOP_CUES) -> list[dict]:
 
 
 def cue_examples(results: dict, cue: dict) -> list[str]:
-    """Up to two example texts of the scan holding ``cue``'s token (from its examples)."""
+    """Up to two example texts of the scan's sampled items holding ``cue``'s token
+    (``examples.by_cue``, docs/results-schema.md), premise → text."""
+    examples = results.get("examples", {})
+    items = examples.get("items", [])
     out = []
-    for rows in results.get("examples", {}).values():
-        for row in rows if isinstance(rows, list) else []:
-            text = row.get("text") or row.get("hypothesis") or ""
-            if isinstance(text, str) and cue["token"] in text.lower().split() and text not in out:
-                out.append(text)
+    for index in examples.get("by_cue", {}).get(cue["token"], []):
+        item = items[index]
+        text = f"{item.get('premise', '')} → {item.get('text', '')}".strip(" →")
+        if text not in out:
+            out.append(text)
     return out[:2]
 
 

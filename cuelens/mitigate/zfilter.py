@@ -136,20 +136,16 @@ def _excess(inc: Incidence, table: ZTable) -> np.ndarray:
     return sum(X @ above[:, l] for l, X in enumerate(inc.X))
 
 
-def _fewest(c: float, n_w: float, p0: float, threshold: float, min_count: int,
-            grow: bool) -> int:
-    """Smallest ``r`` bringing z of the pair to the threshold: ``r`` of its items removed
-    (``grow`` False) or ``r`` items of the other labels added (True)."""
+def _fewest(c: float, n_w: float, p0: float, threshold: float, min_count: int) -> int:
+    """Smallest ``r`` such that removing ``r`` of the pair's items brings its z to the threshold
+    (or its support below ``min_count``, where it is no longer tested)."""
     if p0 <= 0 or p0 >= 1:
         return 1
-    r = np.arange(1, int(c) + 1 if not grow else int(10 * n_w) + 2, dtype=np.float64)
-    if grow:
-        p_hat, n = c / (n_w + r), n_w + r
-    else:
-        p_hat, n = (c - r) / np.maximum(n_w - r, 1e-12), n_w - r
-    z = (p_hat - p0) / np.sqrt(p0 * (1 - p0) / np.maximum(n, 1e-12))
+    r = np.arange(1, int(c) + 1, dtype=np.float64)
+    n = n_w - r
+    z = ((c - r) / np.maximum(n, 1e-12) - p0) / np.sqrt(p0 * (1 - p0) / np.maximum(n, 1e-12))
     done = (z <= threshold) | (n < min_count)
-    return int(r[np.argmax(done)]) if done.any() else int(r[-1])
+    return int(r[np.argmax(done)]) if done.any() else max(int(c), 1)
 
 
 def _order(candidates: np.ndarray, excess: np.ndarray, rng: np.random.Generator,
@@ -230,7 +226,7 @@ def _fix_cue(inc: Incidence, table: ZTable, weight: np.ndarray, w: int, l: int,
     holders = holders[weight[holders] > 0]
     net = inc.net(w, l, holders)  # MCQ: items holding w under l more than under the others
     holders = holders[net > 0] if (net > 0).any() else holders
-    r = _fewest(c, n_w, p0, table.threshold, min_count, grow=False)
+    r = _fewest(c, n_w, p0, table.threshold, min_count)
     picked = _order(holders, excess, rng, most=True)[:max(r, 1)]
     entry["removed"] += int(weight[picked].sum())
     weight[picked] = 0.0
