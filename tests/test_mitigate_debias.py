@@ -72,6 +72,7 @@ def _train_and_probe(tmp_path, debias: str) -> float:
     return float(effects.set_index("cue").loc["nobody", "delta"])
 
 
+@pytest.mark.slow
 def test_poe_lowers_reliance_on_a_planted_cue(tmp_path):
     plain = _train_and_probe(tmp_path, "none")
     poe = _train_and_probe(tmp_path, "poe")
@@ -83,6 +84,7 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_commands_filter_card_and_train_debias(tmp_path):
     train, test = planted_cue()
     data = tmp_path / "data"
