@@ -49,6 +49,8 @@ COMMANDS: dict[str, str] = {
     "report": "cuelens.commands.report:report",
     "compare": "cuelens.commands.compare:compare",
     "judge": "cuelens.commands.preference:judge",
+    "filter": "cuelens.commands.filter:filter",
+    "card": "cuelens.commands.card:card",
 }
 GROUPS: dict[str, str] = {
     "lm": "cuelens.commands.lm:app",

@@ -303,6 +303,20 @@ def predict_cues(pool: Pool, fit: Fit, eval_rows: np.ndarray, models: list[tuple
             parts.items()}
 
 
+def predict_decisions(pool: Pool, fit: Fit, eval_rows: np.ndarray, model: tuple[str, str],
+                      bank: ModelBank) -> np.ndarray:
+    """The held-out ``len(eval_rows) × L`` decision scores of one (metric, aggregator) fitted on
+    ``fit`` (what :func:`predict_cues` turns into correctness; :mod:`cuelens.audit.bias_items`
+    turns them into the bias-only probabilities)."""
+    full, mine = train_models(fit, [model], bank,
+                              pool.n_labels)[model[0]]
+    step = PREDICT_CHUNK * pool.k
+    parts = [mine[model].decision(view_tokens(pool.seqs, eval_rows[start:start + step],
+                                              fit.seen).scores(full))
+             for start in range(0, len(eval_rows), step)]
+    return np.concatenate(parts) if parts else np.zeros((0, pool.n_labels))
+
+
 # fold_fn(fit_rows, eval_rows, inner_counts): inner_counts is a count block, 0.0 or None
 FoldFn = Callable[[np.ndarray, np.ndarray, Any], dict[str, np.ndarray]]
 
@@ -322,7 +336,7 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
     # NLI correctness is 0/1: kept as bool (8× smaller; sums and means are the same numbers)
     dtype = bool if pool.task == Task.NLI else np.float64
     if folds is None:
-        return {name: correct.astype(dtype, copy=False)
+        return {name: _stored(correct, dtype)
                 for name, correct in fold_fn(base_rows, pool.rows(eval_items), base).items()}
     n_folds = int(folds.max()) + 1
     blocks: list[Any] = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
@@ -337,8 +351,14 @@ def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None
         inner = everything - blocks[j] if counts else None
         result = fold_fn(fit_rows, pool.rows(eval_items[held]), inner)
         for name, correct in result.items():
-            out.setdefault(name, np.zeros(len(eval_items), dtype=dtype))[held] = correct
+            out.setdefault(name, np.zeros((len(eval_items),) + correct.shape[1:],
+                                          dtype=_stored(correct, dtype).dtype))[held] = correct
     return out
+
+
+def _stored(values: np.ndarray, dtype) -> np.ndarray:
+    """Per-item correctness in ``dtype``; per-item rows (2-D, e.g. decision scores) as they are."""
+    return values.astype(dtype, copy=False) if values.ndim == 1 else values
 
 
 @dataclass

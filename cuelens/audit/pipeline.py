@@ -22,7 +22,10 @@ from cuelens.data.dataset import Dataset, Task
 from cuelens.frames import ResultViews
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from cuelens.audit.results import ItemLines
+    from cuelens.audit.bias_items import ItemBias
     from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
@@ -40,18 +43,33 @@ class ScanResult(ResultViews):
     results: dict
     item_easy: np.ndarray | None  # bool per dataset.test item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
+    bias: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
+
+    @property
+    def items(self) -> pd.DataFrame:
+        """Per-item bias outputs (docs/results-schema.md ``items``): out-of-fold bias-only
+        probabilities, strongest cue, easy flag, duplicate/overlap flags; keyed by ``id``."""
+        import pandas as pd
+
+        return self.bias.frame() if self.bias is not None else pd.DataFrame(columns=["id"])
 
     def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
              report_options: ReportOptions | None = None) -> dict[str, Path]:
         """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
         :func:`~cuelens.audit.results.write_scan_outputs`), run.json (and report.html, rendered
         with ``report_options``)."""
+        from cuelens.audit.bias_items import write_items
         from cuelens.audit.results import split_item_lines
+        from cuelens.io import output_set
 
         items = None if self.item_easy is None else \
             split_item_lines(self.dataset.test, self.item_easy)
-        return save_scan_outputs(self, self.started, out_dir, report, item_files, items,
-                                 len(self.dataset.test), report_options)
+        with output_set():
+            files = save_scan_outputs(self, self.started, out_dir, report, item_files, items,
+                                      len(self.dataset.test), report_options)
+            if self.bias is not None:
+                files.update(write_items(Path(out_dir), self.bias, self.inputs))
+        return files
 
 
 def save_scan_outputs(result: ResultViews, started: float, out_dir: str | Path, report: bool,
@@ -163,4 +181,4 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     results.update(length_section(dataset, config.folds, config.seed))
     results["next_steps"] = next_steps(results)
     return ScanResult(dataset=dataset, results=results, item_easy=audit.item_easy,
-                      started=started)
+                      started=started, bias=audit.items)

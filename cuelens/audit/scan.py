@@ -27,6 +27,7 @@ from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
 from cuelens.io import json_number
+from cuelens.audit.bias_items import ItemBias, bias_probabilities, item_bias
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
@@ -42,6 +43,7 @@ class WordAudit:
     item_easy: np.ndarray  # bool per dataset.test item
     item_score: np.ndarray  # C[q]/k per dataset.test item
     mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
+    items: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
 
 
 def _numbers(values: np.ndarray) -> list:
@@ -190,6 +192,11 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     easy_hard = easy_hard_section(int(split.easy.sum()), len(split.easy), config, leakage,
                                   "test" if data.train_items is not None else "all")
     leakage["groups"] = data.group_summary
-    return WordAudit(cues=cues, cue_stats=cue_stats, cue_finding=finding, leakage=leakage, easy_hard=easy_hard,
+    model = (best["metric"], best["aggregator"])
+    items = item_bias(dataset, data, bias_probabilities(data, config.scoring, model, config.folds),
+                      cues, split.easy, model)
+    report("bias items", 1.0)
+    return WordAudit(cues=cues, cue_stats=cue_stats, cue_finding=finding, leakage=leakage,
+                     easy_hard=easy_hard,
                      item_easy=split.easy, item_score=np.round(split.score, 6),
-                     mcq_baselines=mcq)
+                     mcq_baselines=mcq, items=items)

@@ -235,6 +235,11 @@ def save_scan(result, out_dir: Path, report: tuple[Path | None, ReportOptions], 
                             report_options=options)
         written = result.to_html(path, options) if path is not None else out_dir / "report.html"
     print_summary(result.results, top, out_dir, files)
+    if getattr(result, "bias", None) is not None:
+        from cuelens.audit.bias_items import PARQUET_MISSING, parquet_available
+
+        if not parquet_available():
+            console.print(f"[yellow]note:[/] {PARQUET_MISSING}")
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 

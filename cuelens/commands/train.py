@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -14,6 +14,7 @@ from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, Hypothesis
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
                                             item_progress, load_model)
 from cuelens.errors import UserError
+from cuelens.mitigate import LOSS_NAMES
 
 
 @user_errors
@@ -40,6 +41,13 @@ def train(
     skip_bad: SkipBadOpt = False,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace an existing non-empty --out directory.")] = False,
+    debias: Annotated[str, typer.Option(
+        "--debias", help=f"Training loss: {' | '.join(LOSS_NAMES)} (docs/mitigation.md); "
+        "the debiasing ones are fed by the bias-only probabilities of --bias.")] = "none",
+    bias: Annotated[Optional[Path], typer.Option(
+        "--bias", help="Bias-only probabilities per training item: a scan's items.jsonl/"
+        ".parquet (or its directory) or a JSONL of {id, probs}; default with --debias: a "
+        "word-cue scan of the data (out-of-fold).")] = None,
 ) -> None:
     """Fine-tune a model on the training split; save it with its training-dynamics data map.
 
@@ -47,6 +55,8 @@ def train(
     config.json) plus data_map.jsonl and training_dynamics/ (Dataset Cartography format).
 
     Example: audit train data/copa/ --model minilm --epochs 3 --out models/copa-minilm
+
+    Example: audit train data/snli/ --debias poe --bias results/snli --out models/snli-poe
     """
     import numpy as np
     import torch
@@ -60,6 +70,8 @@ def train(
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
     check_replaceable_dir(out, overwrite)
+    if debias not in LOSS_NAMES:
+        raise UserError(f"unknown --debias {debias!r}; choose from {', '.join(LOSS_NAMES)}")
     dataset = load_data(data, train_file, test, hf, premise_field, hypothesis_field, label_field,
                         choices_field, skip_bad)
     if dataset.train is None:
@@ -72,7 +84,8 @@ def train(
     clf = load_model(model, dataset, fresh_head=True, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
     split = dataset.train
-    config = TrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+    bias_probs = training_bias(debias, bias, dataset, seed)
+    config = TrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, debias=debias)
     with item_progress("loss") as progress:
         task = progress.add_task(f"training on {len(split)} items", total=len(split) * epochs,
                                  loss="   -  ")
@@ -81,7 +94,8 @@ def train(
             progress.update(task, advance=n, loss=f"{loss:.4f}",
                             description=f"epoch {epoch + 1}/{epochs}")
 
-        dynamics = finetune(clf, split, split.item_labels(dataset.label_names), config, on_step)
+        dynamics = finetune(clf, split, split.item_labels(dataset.label_names), config, on_step,
+                            bias=bias_probs)
     clf.model.config.update({"cuelens": {"task": dataset.task, "label_names": dataset.label_names,
                                          "max_length": max_length}})
 
@@ -98,3 +112,18 @@ def train(
                   f"{time.time() - started:.0f}s · last-epoch training accuracy {last * 100:.1f}%")
     console.print("data map: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
     console.print(f"model saved to [bold]{out}[/] (load it with from_pretrained)")
+
+
+def training_bias(debias: str, bias: Path | None, dataset, seed: int):
+    """The bias-only probabilities of the training items for ``--debias`` (None without it)."""
+    from cuelens.commands.common import progress_bar
+    from cuelens.mitigate.bias_source import read_bias, scanned_bias
+
+    if debias == "none":
+        if bias is not None:
+            raise UserError("--bias feeds a debiasing loss: give --debias too")
+        return None
+    if bias is not None:
+        return read_bias(bias, dataset, dataset.train)
+    with progress_bar("bias-only model (word-cue scan)") as progress:
+        return scanned_bias(dataset, seed, progress)

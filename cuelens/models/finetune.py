@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuelens.data.dataset import Split
+from cuelens.data.dataset import Split, Task
 from cuelens.models.batching import bucketed_batches, encode_split
 from cuelens.models.classifier import Classifier
 
@@ -29,6 +29,7 @@ class TrainConfig:
     seed: int = 0
     warmup: float = 0.1
     weight_decay: float = 0.01
+    debias: str = "none"  # a cuelens.mitigate.losses.DEBIAS_LOSSES name (docs/mitigation.md)
 
 
 @dataclass
@@ -53,11 +54,16 @@ class Dynamics:
 
 
 def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfig,
-             on_step: Callable[[int, float, int], None] | None = None) -> Dynamics:
+             on_step: Callable[[int, float, int], None] | None = None,
+             bias: np.ndarray | None = None) -> Dynamics:
     """Train ``clf.model`` in place on ``split`` (``gold``: label column per item, or the correct
-    choice for MCQ). ``on_step(n_items, loss, epoch)`` reports progress."""
+    choice for MCQ). ``on_step(n_items, loss, epoch)`` reports progress. ``config.debias`` other
+    than ``none`` trains with that debiasing loss fed by ``bias`` (per item, the bias-only
+    probabilities over the logits' columns; :mod:`cuelens.mitigate.losses`)."""
     import torch
     from transformers import get_linear_schedule_with_warmup
+
+    from cuelens.mitigate.losses import DebiasLoss
 
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
@@ -65,7 +71,11 @@ def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfi
     lengths = encoded.lengths
     n_batches = -(-len(split) // config.batch_size)
     model = clf.model
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr,
+    k = (split.n_choices or 1) if split.task == Task.MCQ else 1
+    criterion = DebiasLoss(config.debias, hidden_size=model.config.hidden_size * k
+                           if config.debias == "learned-mixin" else None).to(clf.device)
+    bias_t = None if bias is None else torch.as_tensor(bias, dtype=torch.float32)
+    optimizer = torch.optim.AdamW([*model.parameters(), *criterion.parameters()], lr=config.lr,
                                   weight_decay=config.weight_decay)
     total = n_batches * config.epochs
     schedule = get_linear_schedule_with_warmup(optimizer, int(config.warmup * total), total)
@@ -79,8 +89,12 @@ def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfi
             batch = clf.to_device(encoded.collate(index))
             labels = gold_t[index].to(clf.device)
             with clf.autocast():
-                logits = model(**batch).logits
-            loss = torch.nn.functional.cross_entropy(logits.float(), labels)
+                output = model(**batch, output_hidden_states=criterion.gate is not None)
+            logits = output.logits
+            pooled = None if criterion.gate is None else \
+                output.hidden_states[-1][:, 0].float().reshape(len(index), -1)
+            loss = criterion(logits, labels, None if bias_t is None else
+                             bias_t[index].to(clf.device), pooled)
             optimizer.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
             scaler.unscale_(optimizer)

@@ -1,0 +1,54 @@
+"""``audit card``: a dataset card's "Bias, Risks and Limitations" section and the Croissant RAI
+fields from a scan (docs/mitigation.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import console, user_errors
+
+ScanPath = Annotated[Path, typer.Argument(
+    help="A scan output directory or its results.json.", show_default=False)]
+
+
+@user_errors
+def card(
+    results: ScanPath,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Directory for card.md and croissant-rai.json (default: the "
+        "scan's directory).")] = None,
+    command: Annotated[Optional[str], typer.Option(
+        "--command", help="The scan command to quote under 'How to reproduce' (default: the "
+        "one recorded in run.json).")] = None,
+) -> None:
+    """Write card.md (Bias, Risks and Limitations, for a Hugging Face dataset card) and
+    croissant-rai.json (rai:dataBiases, rai:dataLimitations).
+
+    Example: audit card audit-results/snli
+    """
+    import json
+    import shlex
+
+    from rich.markup import escape
+
+    from cuelens.audit.compare import load_scan_results
+    from cuelens.io import atomic_write_text, check_outputs, output_set, write_json
+    from cuelens.mitigate.card import card_markdown, croissant_rai
+
+    scan = load_scan_results(results)
+    folder = results if results.is_dir() else results.parent
+    if command is None:
+        run = folder / "run.json"
+        argv = json.loads(run.read_text())["argv"] if run.is_file() else []
+        command = "audit " + shlex.join(argv[1:]) if argv else "audit scan DATA"
+    target = out or folder
+    paths = [target / "card.md", target / "croissant-rai.json"]
+    check_outputs(paths, [folder / "results.json"])
+    with output_set():
+        atomic_write_text(paths[0], card_markdown(scan, command))
+        write_json(paths[1], croissant_rai(scan))
+    console.print(f"dataset card section: [bold]{escape(str(paths[0]))}[/]; Croissant RAI: "
+                  f"[bold]{escape(str(paths[1]))}[/]")

@@ -1,0 +1,119 @@
+"""``audit filter``: a debiased subset by z-filtering or AFLite, rescanned and compared with the
+input (docs/mitigation.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
+                                     LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
+                                     TrainOpt, console, load_data, progress_bar, user_errors)
+from cuelens.data.dataset import Task
+from cuelens.errors import UserError
+from cuelens.mitigate.aflite import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
+
+
+@user_errors
+def filter(  # noqa: A001 - the sub-command's name
+    data: DataArg = None,
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output directory: train.jsonl (filtered), test.jsonl (unchanged), "
+        "filter.json, scan-before/, scan-after/, compare.html.")] = Path("audit-filtered"),
+    method: Annotated[str, typer.Option(
+        "--method", help="z: remove the fewest items so that no cue stays significant by z "
+        "(Bonferroni, 5%), label shares kept; aflite: adversarial filtering with linear "
+        "models.")] = "z",
+    balance: Annotated[bool, typer.Option(
+        "--balance", help="z: restore the label shares by re-sampling (copies) instead of "
+        "removing more items.")] = False,
+    model: Annotated[Optional[str], typer.Option(
+        "--model", "-m", help="aflite: sentence-embedding features from this encoder (e.g. "
+        "minilm) instead of the cue words.")] = None,
+    ensemble: Annotated[int, typer.Option(help="aflite: linear models per round (m).")]
+    = ENSEMBLE,
+    cutoff: Annotated[int, typer.Option(help="aflite: items removed per round (k).")] = CUTOFF,
+    threshold: Annotated[float, typer.Option(help="aflite: predictability threshold (τ).")]
+    = THRESHOLD,
+    train_size: Annotated[int, typer.Option(help="aflite: training items per model (t).")]
+    = TRAIN_SIZE,
+    target: Annotated[int, typer.Option(help="aflite: stop at this many items (0: when fewer "
+                                             "than k items reach τ).")] = 0,
+    min_count: Annotated[int, typer.Option(help="Minimum support #(w) of a tested cue.")] = 5,
+    seed: SeedOpt = 0,
+    train: TrainOpt = None,
+    test: TestOpt = None,
+    hf: HfOpt = None,
+    premise_field: PremiseFieldOpt = None,
+    hypothesis_field: HypothesisFieldOpt = None,
+    label_field: LabelFieldOpt = None,
+    choices_field: ChoicesFieldOpt = None,
+    skip_bad: SkipBadOpt = False,
+) -> None:
+    """Write a debiased subset of the training split (a single file: of the file) and show,
+    by rescanning it, how much cue leakage is left.
+
+    Example: audit filter data/snli/ --method z --out snli-z
+
+    Example: audit filter data/copa/ --method aflite --out copa-aflite
+    """
+    from rich.markup import escape
+
+    from cuelens.audit.compare import compare_scans
+    from cuelens.audit.config import ScanConfig
+    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.commands.scan import d_with_ci
+    from cuelens.data import load_dataset
+    from cuelens.io import output_set
+    from cuelens.mitigate.aflite import AFLiteOptions
+    from cuelens.mitigate.subset import METHODS, filter_dataset, write_subset
+    from cuelens.reports import render_report
+
+    if method not in METHODS:
+        raise UserError(f"unknown --method {method!r}; choose from {', '.join(METHODS)}")
+    if method != "aflite" and (model is not None):
+        raise UserError("--model gives AFLite its features: use it with --method aflite")
+    if method != "z" and balance:
+        raise UserError("--balance applies to --method z")
+    config = ScanConfig(min_count=min_count, seed=seed)
+    config.validate()
+    dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
+                        choices_field, skip_bad)
+    if dataset.task == Task.MCQ and dataset.n_choices is None:
+        raise UserError("filtering needs the same number of choices in every item")
+    with progress_bar(f"scanning {dataset.name}") as progress:
+        before = scan_dataset(dataset, config, features=(), progress=progress)
+    with progress_bar(f"filtering ({method})") as progress:
+        subset = filter_dataset(dataset, method, config, balance=balance, model=model,
+                                aflite_options=AFLiteOptions(ensemble, cutoff, threshold,
+                                                             train_size, target, seed),
+                                progress=progress)
+    paths = write_subset(out, dataset, subset)
+    filtered = load_dataset(str(out))
+    filtered.name = f"{dataset.name} ({method}-filtered)"
+    with progress_bar("rescanning the subset") as progress:
+        after = scan_dataset(filtered, config, features=(), progress=progress)
+    result = compare_scans(before.results, after.results, f"{dataset.name}", filtered.name)
+    with output_set():
+        before.save(out / "scan-before")
+        after.save(out / "scan-after")
+        written = render_report(result, out / "compare.html",
+                                inputs=[str(p) for p in paths.values()])
+    n_before, n_after = len(subset.weight), int(subset.weight.sum())
+    console.print(f"{escape(method)}-filtering kept {n_after} of {n_before} items "
+                  f"→ [bold]{escape(str(paths['train']))}[/]")
+    for label, counts in subset.report["per_label"].items():
+        added = f", {counts['added']} copies added" if counts["added"] else ""
+        console.print(f"  {escape(label)}: {counts['before']} → {counts['after']} "
+                      f"({counts['removed']} removed{added})")
+    for cue in subset.report.get("cues", [])[:10]:
+        console.print(f"  cue {escape(str(cue['token']))}→{escape(str(cue['label']))}: "
+                      f"{cue['removed']} removed{', ' + str(cue['added']) + ' added' if cue['added'] else ''}")
+    for label, side in (("before", result["before"]), ("after", result["after"])):
+        console.print(f"{label:6} D = {d_with_ci(side)} ({escape(side['verdict'])}; "
+                      f"{side['n_significant_cues']} significant cue(s))")
+    console.print(f"change in D: {result['delta_D'] * 100:+.1f} points · compare page: "
+                  f"[bold]{escape(str(written))}[/]")
+

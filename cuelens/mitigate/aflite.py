@@ -1,0 +1,141 @@
+"""AFLite: adversarial filtering with linear models on fixed features (Sakaguchi et al. 2020,
+WinoGrande; Le Bras et al. 2020, "Adversarial Filters of Dataset Biases"; docs/mitigation.md).
+
+Each round, ``ensemble`` logistic regressions are trained on random subsets of ``train_size``
+items of the current set and predict the items left out; an item's *predictability* is the
+fraction of those predictions that are right. Up to ``cutoff`` items with predictability at
+least ``threshold`` are removed (the most predictable first); the loop stops when fewer than
+``cutoff`` items reach the threshold, or when ``target`` items are left.
+
+Published parameters (WinoGrande §3 / Le Bras et al. §4): ``ensemble`` m = 64, ``cutoff``
+k = 500, ``threshold`` τ = 0.75, ``train_size`` t = 10,000 — on a smaller set t is capped at half
+the current items and k at 5% of them, so small benchmarks (COPA, ARCT) are filtered gradually.
+
+Features: an ``items × d`` matrix (NLI) or ``instances × d`` with ``k`` instances per question
+(MCQ; a choice's score is its P(right) and the question's prediction its arg-max): by default the
+item's cue words (the scan's vocabulary of words with ``#(w) ≥ min_count``, binary), or sentence
+embeddings of the hypothesis / choice (``audit filter --model``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from cuelens.audit.aggregators import quiet_single_thread
+
+ENSEMBLE, CUTOFF, THRESHOLD, TRAIN_SIZE = 64, 500, 0.75, 10_000
+SMALL_CUTOFF = 0.05  # k at most this share of the current set
+
+
+@dataclass
+class AFLiteOptions:
+    ensemble: int = ENSEMBLE
+    cutoff: int = CUTOFF
+    threshold: float = THRESHOLD
+    train_size: int = TRAIN_SIZE
+    target: int = 0  # stop at this many items (0: only the early stop)
+    seed: int = 0
+
+
+@dataclass
+class AFLiteResult:
+    kept: np.ndarray  # bool per item
+    removed_round: np.ndarray  # per item: the round that removed it (0: kept)
+    predictability: np.ndarray  # per item: its predictability in the round it was last scored
+    rounds: int
+
+
+def _predict(model: LogisticRegression, X, k: int) -> np.ndarray:
+    """Per item the predicted label (NLI) or choice (MCQ: arg-max of P(right), column 0)."""
+    if k == 1:
+        return model.predict(X)
+    right = model.predict_proba(X)[:, list(model.classes_).index(0)]
+    return right.reshape(-1, k).argmax(axis=1)
+
+
+def aflite(X, y: np.ndarray, k: int = 1, options: AFLiteOptions | None = None,
+           progress=None) -> AFLiteResult:
+    """AFLite over ``n`` items: ``X`` has ``n·k`` rows (sparse or dense), ``y`` the item's gold
+    label (NLI) or right choice (MCQ)."""
+    o = options or AFLiteOptions()
+    rng = np.random.default_rng(o.seed)
+    n = len(y)
+    alive = np.ones(n, dtype=bool)
+    removed_round = np.zeros(n, dtype=np.int64)
+    predictability = np.zeros(n)
+    instance_labels = np.where(np.arange(k)[None, :] == y[:, None], 0, 1).ravel() if k > 1 \
+        else y
+    rounds = 0
+    while alive.sum() > max(o.target, 1):
+        rounds += 1
+        current = np.flatnonzero(alive)
+        size = min(o.train_size, len(current) // 2)
+        cutoff = min(o.cutoff, max(1, int(SMALL_CUTOFF * len(current))))
+        correct, seen = np.zeros(n), np.zeros(n)
+        with quiet_single_thread():
+            for m in range(o.ensemble):
+                train = np.zeros(len(current), dtype=bool)
+                train[rng.choice(len(current), size, replace=False)] = True
+                fit_items, held = current[train], current[~train]
+                rows = (fit_items[:, None] * k + np.arange(k)).ravel()
+                labels = instance_labels[rows]
+                if len(np.unique(labels)) < 2:
+                    continue
+                model = LogisticRegression(max_iter=200).fit(X[rows], labels)
+                held_rows = (held[:, None] * k + np.arange(k)).ravel()
+                correct[held] += _predict(model, X[held_rows], k) == y[held]
+                seen[held] += 1
+                if progress is not None:
+                    progress(f"aflite round {rounds}", (m + 1) / o.ensemble)
+        score = np.divide(correct, seen, out=np.zeros(n), where=seen > 0)
+        predictability[current] = score[current]
+        candidates = current[score[current] >= o.threshold]
+        order = candidates[np.lexsort((rng.random(len(candidates)), -score[candidates]))]
+        room = len(current) - o.target if o.target else len(current)
+        drop = order[:min(cutoff, room)]
+        alive[drop] = False
+        removed_round[drop] = rounds
+        if len(candidates) < cutoff:
+            break
+    return AFLiteResult(kept=alive, removed_round=removed_round, predictability=predictability,
+                        rounds=rounds)
+
+
+def cue_features(data, items: np.ndarray, min_count: int):
+    """Binary ``instances × V'`` matrix of the items' words with ``#(w) ≥ min_count`` over
+    ``items`` (the scan's listed-cue vocabulary; :class:`~cuelens.audit.fitting.ScanData`)."""
+    pool = data.pool
+    X = pool.seqs.matrix()[pool.rows(items)]
+    support = np.asarray(X.sum(axis=0)).ravel()
+    return X[:, np.flatnonzero(support >= min_count)].tocsr()
+
+
+def embedding_features(texts: list[str], model: str, batch_size: int = 64,
+                       max_length: int = 64, progress=None) -> np.ndarray:
+    """Mean-pooled, L2-normalised last hidden states of ``model`` (e.g. ``minilm``) for
+    ``texts`` (the sentence-transformers recipe of all-MiniLM-L6-v2)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
+
+    name = resolve_model_name(model)
+    tokenizer = from_pretrained(AutoTokenizer, name)
+    encoder = from_pretrained(AutoModel, name).eval().to(pick_device("auto"))
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    out = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
+    with torch.inference_mode():
+        for start in range(0, len(texts), batch_size):
+            index = order[start:start + batch_size]
+            batch = tokenizer([texts[i] for i in index], padding=True, truncation=True,
+                              max_length=max_length, return_tensors="pt").to(encoder.device)
+            hidden = encoder(**batch).last_hidden_state
+            mask = batch["attention_mask"][..., None].float()
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp_min(1.0)
+            out[index] = torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()
+            if progress is not None:
+                progress("embeddings", min(1.0, (start + batch_size) / len(texts)))
+    return out

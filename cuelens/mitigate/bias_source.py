@@ -1,0 +1,104 @@
+"""The bias-only probabilities a debiasing loss is fed (docs/mitigation.md): from a scan's
+per-item table (``items.jsonl`` / ``items.parquet`` or its directory: the ``p_bias_*`` columns)
+or from a user's bias-model predictions file (JSONL, ``{"id", "probs"}`` with ``probs`` a list
+over the labels in the dataset's order / the choices, or a ``{label: p}`` object), or computed by
+a word-cue scan of the data itself (:func:`scanned_bias`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.errors import UserError
+from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, PARQUET_MISSING, \
+    parquet_available, probability_names
+
+
+def _rows(path: Path):
+    """``(line or None, record)`` of a JSONL or Parquet table."""
+    if path.suffix == ".parquet":
+        if not parquet_available():
+            raise UserError(PARQUET_MISSING.split(";")[0], path=str(path))
+        import pandas as pd
+
+        for record in pd.read_parquet(path).to_dict("records"):
+            yield None, record
+        return
+    from cuelens.data.readers import jsonl_objects
+
+    yield from jsonl_objects(path)
+
+
+def _probs(record: dict, columns: list[str], dataset: Dataset) -> list:
+    if all(name in record for name in columns):
+        return [record[name] for name in columns]
+    if "probs" not in record:
+        raise ValueError(f'each line needs "probs" or the columns {", ".join(columns)}')
+    value = record["probs"]
+    if isinstance(value, dict) and dataset.task == Task.NLI:
+        if set(value) != set(dataset.label_names):
+            raise ValueError(f"probs object must have exactly the labels "
+                             f"{', '.join(dataset.label_names)}")
+        return [value[label] for label in dataset.label_names]
+    return value
+
+
+def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "train"
+              ) -> np.ndarray:
+    """``len(split) × C`` bias probabilities of ``split``'s items (rows normalised to sum 1);
+    every item must be found once by ``id`` (rows of a scan's table whose ``split`` is not
+    ``role`` are skipped)."""
+    path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in (ITEMS_PARQUET, ITEMS_JSONL) if (path / name).exists()]
+        if not found or (found[0].suffix == ".parquet" and not parquet_available()):
+            found = [p for p in found if p.suffix == ".jsonl"]
+        if not found:
+            raise UserError(f"no {ITEMS_JSONL} here (a scan output directory?)", path=str(path))
+        path = found[0]
+    if not path.exists():
+        raise UserError("bias file not found", path=str(path))
+    position = {item_id: i for i, item_id in enumerate(split.ids)}
+    columns = probability_names(dataset)
+    out = np.full((len(split), len(columns)), np.nan)
+    for line, record in _rows(path):
+        try:
+            i = position.get(str(record.get("id")))
+            if i is None or record.get("split", role) != role:
+                continue  # items of other splits (a scan's table lists every split)
+            values = _probs(record, columns, dataset)
+            if (not isinstance(values, list) or len(values) != len(columns)
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                               for x in values)):
+                raise ValueError(f"probs must be a list of {len(columns)} numbers")
+            if not np.isnan(out[i, 0]):
+                raise ValueError(f"duplicate id {split.ids[i]!r}")
+            row = np.asarray(values, dtype=np.float64)
+            if not np.all(np.isfinite(row)) or np.any(row < 0) or not row.sum() > 0:
+                raise ValueError("probs must be finite, non-negative and not all zero")
+            out[i] = row / row.sum()
+        except ValueError as exc:
+            raise UserError(str(exc), path=str(path), line=line) from None
+    missing = [split.ids[i] for i in np.flatnonzero(np.isnan(out[:, 0]))]
+    if missing:
+        raise UserError(f"{len(missing)} training item(s) have no bias probabilities (e.g. "
+                        f"{', '.join(map(repr, missing[:5]))})", path=str(path))
+    return out
+
+
+def scanned_bias(dataset: Dataset, seed: int = 0, progress=None) -> np.ndarray:
+    """The out-of-fold bias-only probabilities of the training items of ``dataset`` from its
+    word-cue scan (no ICQ features) with ``seed``."""
+    from cuelens.audit.config import ScanConfig
+    from cuelens.audit.pipeline import scan_dataset
+
+    result = scan_dataset(dataset, ScanConfig(seed=seed), features=(), progress=progress)
+    if result.bias is None:
+        raise UserError("no word-cue statistics for this dataset (MCQ items with different "
+                        "numbers of choices): give --bias FILE")
+    table = result.bias.frame()
+    table = table[table["split"] == "train"].set_index("id")
+    assert dataset.train is not None
+    return table.loc[list(dataset.train.ids), probability_names(dataset)].to_numpy(np.float64)

@@ -1,0 +1,112 @@
+"""Debiasing losses fed by a bias-only model's probabilities (docs/mitigation.md).
+
+Each loss takes the main model's ``logits`` (``n × C``: NLI labels, or MCQ choices), the gold
+index per item and the bias-only model's probabilities ``p_b`` (``n × C``; e.g. the out-of-fold
+``p_bias_*`` columns of a scan's items table). Only the training loss changes: at test time the
+model is used alone. With ``p = softmax(logits)`` and ``y`` the gold index:
+
+* ``none``: cross-entropy ``−log p_y``.
+* ``poe`` — product of experts (Clark et al. 2019; He et al. 2019; Karimi Mahabadi et al. 2020):
+  ``−log softmax(log p + log p_b)_y``; the bias model is fixed, so the main model gets no
+  gradient for what the bias already explains.
+* ``learned-mixin`` (Clark et al. 2019): ``−log softmax(log p + g(x) · log p_b)_y`` with a
+  learned gate ``g(x) = softplus(w·h(x) + b) ≥ 0`` on the model's pooled hidden vector ``h(x)``
+  (``features``); ``entropy_weight`` > 0 adds Clark et al.'s ``+H`` penalty
+  ``w · H(softmax(g(x) · log p_b))``, which stops the gate from switching the bias off.
+* ``focal`` — debiased focal loss (Karimi Mahabadi et al. 2020): ``−(1 − p_b,y)^γ · log p_y``,
+  ``γ = 2``.
+* ``reweight`` — example reweighting (Clark et al. 2019; Utama et al. 2020):
+  ``−(1 − p_b,y) · log p_y``.
+
+Every loss is the mean over the batch; ``p_b`` is clipped to at least :data:`EPS` before its log.
+:class:`DebiasLoss` is a ``torch.nn.Module`` (learned-mixin owns the gate ``nn.Linear(hidden_size, 1)``:
+give its parameters to the optimiser), usable in a plain Hugging Face ``Trainer`` (docs/api.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+EPS = 1e-6
+FOCAL_GAMMA = 2.0
+
+
+def _log_bias(bias_probs: torch.Tensor) -> torch.Tensor:
+    return torch.log(bias_probs.float().clamp_min(EPS))
+
+
+def cross_entropy(loss: "DebiasLoss", logits, labels, bias_probs, features) -> torch.Tensor:
+    return F.cross_entropy(logits.float(), labels)
+
+
+def product_of_experts(loss: "DebiasLoss", logits, labels, bias_probs, features) -> torch.Tensor:
+    combined = F.log_softmax(logits.float(), dim=-1) + _log_bias(bias_probs)
+    return F.cross_entropy(combined, labels)
+
+
+def learned_mixin(loss: "DebiasLoss", logits, labels, bias_probs, features) -> torch.Tensor:
+    if features is None:
+        raise ValueError("learned-mixin needs the model's pooled hidden vector (features=)")
+    assert loss.gate is not None
+    gate = F.softplus(loss.gate(features.float()))  # n × 1, ≥ 0
+    scaled = gate * _log_bias(bias_probs)
+    value = F.cross_entropy(F.log_softmax(logits.float(), dim=-1) + scaled, labels)
+    if loss.entropy_weight > 0:
+        mixed = F.log_softmax(scaled, dim=-1)
+        entropy = -(mixed.exp() * mixed).sum(dim=-1).mean()
+        value = value + loss.entropy_weight * entropy
+    return value
+
+
+def debiased_focal(loss: "DebiasLoss", logits, labels, bias_probs, features) -> torch.Tensor:
+    gold_bias = bias_probs.float().gather(1, labels[:, None])[:, 0]
+    nll = F.cross_entropy(logits.float(), labels, reduction="none")
+    return ((1.0 - gold_bias) ** loss.gamma * nll).mean()
+
+
+def reweighted(loss: "DebiasLoss", logits, labels, bias_probs, features) -> torch.Tensor:
+    gold_bias = bias_probs.float().gather(1, labels[:, None])[:, 0]
+    nll = F.cross_entropy(logits.float(), labels, reduction="none")
+    return ((1.0 - gold_bias) * nll).mean()
+
+
+LossFn = Callable[..., torch.Tensor]
+DEBIAS_LOSSES: dict[str, LossFn] = {
+    "none": cross_entropy, "poe": product_of_experts, "learned-mixin": learned_mixin,
+    "focal": debiased_focal, "reweight": reweighted,
+}
+
+
+class DebiasLoss(nn.Module):
+    """One of :data:`DEBIAS_LOSSES` as a module.
+
+    >>> import torch
+    >>> loss = DebiasLoss("poe")
+    >>> logits = torch.tensor([[0.0, 0.0]])
+    >>> round(float(loss(logits, torch.tensor([0]), torch.tensor([[0.8, 0.2]]))), 4)
+    0.2231
+    """
+
+    def __init__(self, kind: str = "poe", *, hidden_size: int | None = None,
+                 gamma: float = FOCAL_GAMMA, entropy_weight: float = 0.0) -> None:
+        super().__init__()
+        if kind not in DEBIAS_LOSSES:
+            raise ValueError(f"unknown debiasing loss {kind!r}; choose from "
+                             f"{', '.join(DEBIAS_LOSSES)}")
+        self.kind, self.gamma, self.entropy_weight = kind, gamma, entropy_weight
+        self.gate: nn.Linear | None = None
+        if kind == "learned-mixin":
+            if hidden_size is None:
+                raise ValueError("learned-mixin needs hidden_size (the width of features=)")
+            self.gate = nn.Linear(hidden_size, 1)
+
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor,
+                bias_probs: torch.Tensor | None = None,
+                features: torch.Tensor | None = None) -> torch.Tensor:
+        if bias_probs is None and self.kind != "none":
+            raise ValueError(f"the {self.kind} loss needs the bias-only probabilities")
+        return DEBIAS_LOSSES[self.kind](self, logits, labels, bias_probs, features)

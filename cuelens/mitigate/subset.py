@@ -1,0 +1,122 @@
+"""``audit filter``'s library side: a debiased subset of a dataset's fitting split by z-filtering
+(:mod:`cuelens.mitigate.zfilter`) or AFLite (:mod:`cuelens.mitigate.aflite`), written as a
+dataset directory that the scan reads (docs/mitigation.md).
+
+The fitting split is filtered (the train split; a cross-validated file: the whole file); an
+evaluation split is copied unchanged, so a rescan of the output measures the leakage that the
+filtered training data still teaches. Items keep their original lines (JSONL input) or are
+written as normalised JSONL records (CSV/TSV/in-memory input).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.fitting import scan_data
+from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features, embedding_features
+from cuelens.mitigate.zfilter import Incidence, z_filter
+
+METHODS = ("z", "aflite")
+
+
+@dataclass
+class Subset:
+    """Per fitting item its multiplicity in the output (0 = removed) and what the method
+    reports (``filter.json``)."""
+
+    weight: np.ndarray
+    report: dict = field(default_factory=dict)
+
+
+def fitting_split(dataset: Dataset) -> Split:
+    return dataset.train if dataset.train is not None else dataset.test
+
+
+def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance: bool = False,
+                   aflite_options: AFLiteOptions | None = None, model: str | None = None,
+                   progress=None) -> Subset:
+    """The :class:`Subset` of ``dataset``'s fitting split chosen by ``method`` (z | aflite),
+    with the scan options ``config`` (min_count, z prior, n-grams, premise, seed)."""
+    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
+    items = data.train_items if data.train_items is not None else data.eval_items
+    split = fitting_split(dataset)
+    names = dataset.label_names if dataset.task == Task.NLI else \
+        [f"gold position {j}" for j in range(dataset.n_choices or 0)]
+    if method == "z":
+        inc = Incidence.of(data, items)
+        found = z_filter(inc, config.min_count, config.z_prior, balance, config.seed)
+        report = {"method": "z", "balance": balance, "threshold": round(found.threshold, 6),
+                  "converged": found.converged, "rounds": found.rounds,
+                  "per_label": found.per_label(inc.strata, names),
+                  "cues": [{**c, "label": names[c["label"]] if c["token"] is None else c["label"],
+                            "token": c["token"] or "(label shares)"} for c in found.cues]}
+        return Subset(found.weight, report)
+    o = aflite_options or AFLiteOptions(seed=config.seed)
+    if model is None:
+        X = cue_features(data, items, config.min_count)
+        features = f"cue words (#(w) ≥ {config.min_count})"
+    else:
+        texts = [data.texts[r] for r in data.pool.rows(items)]
+        X = embedding_features(texts, model, progress=progress)
+        features = f"sentence embeddings ({model})"
+    gold = split.item_labels(dataset.label_names)
+    result = aflite(X, gold, data.pool.k, o, progress)
+    weight = result.kept.astype(np.float64)
+    strata = data.strata[items]
+    per_label = {name: {"before": int((strata == s).sum()),
+                        "after": int(result.kept[strata == s].sum()),
+                        "removed": int((~result.kept[strata == s]).sum()), "added": 0}
+                 for s, name in enumerate(names)}
+    report = {"method": "aflite", "features": features, "ensemble": o.ensemble,
+              "cutoff": o.cutoff, "threshold": o.threshold, "train_size": o.train_size,
+              "target": o.target, "rounds": result.rounds, "per_label": per_label,
+              "removed_per_round": np.bincount(result.removed_round,
+                                               minlength=result.rounds + 1)[1:].tolist()}
+    return Subset(weight, report)
+
+
+def record_lines(split: Split) -> list[str]:
+    """Each item as a JSONL line: its original line (JSONL input) or its normalised record."""
+    if split.path.endswith((".jsonl", ".jsonl.gz")) and len(split.raw) == len(split):
+        return list(split.raw)
+    out = []
+    for i in range(len(split)):
+        record = {"id": split.ids[i], "premise": split.premises[i], "label": split.labels[i]}
+        if split.task == Task.MCQ:
+            record["choices"] = split.choices[i]
+        else:
+            record["hypothesis"] = split.hypotheses[i]
+        out.append(json.dumps(record, ensure_ascii=False))
+    return out
+
+
+def subset_paths(out_dir: Path, dataset: Dataset) -> dict[str, Path]:
+    """The data files ``audit filter`` writes: train.jsonl (the filtered fitting split) and, for
+    train/test data, test.jsonl (the evaluation split, unchanged), plus filter.json."""
+    paths = {"train": out_dir / "train.jsonl"}
+    if dataset.train is not None:
+        paths["test"] = out_dir / "test.jsonl"
+    paths["report"] = out_dir / "filter.json"
+    return paths
+
+
+def write_subset(out_dir: Path, dataset: Dataset, subset: Subset) -> dict[str, Path]:
+    """Write :func:`subset_paths` atomically (never over an input)."""
+    from cuelens.io import check_outputs, output_set, write_json, write_lines
+
+    paths = subset_paths(out_dir, dataset)
+    check_outputs(paths.values(), dataset.input_paths)
+    lines = record_lines(fitting_split(dataset))
+    kept = [line for line, w in zip(lines, subset.weight.astype(int)) for _ in range(w)]
+    with output_set():
+        write_lines(paths["train"], kept)
+        if "test" in paths:
+            write_lines(paths["test"], record_lines(dataset.test))
+        write_json(paths["report"], subset.report)
+    return paths

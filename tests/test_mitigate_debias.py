@@ -1,0 +1,119 @@
+"""Product-of-experts training on a planted cue lowers the model's reliance on it (the probe's
+ΔAcc) versus plain training with the same steps and seed (tiny BERT, CPU, seconds), and the
+`audit train --debias` / `audit filter` / `audit card` commands end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import cuelens
+from cuelens.cli import app
+from tests.conftest import write_jsonl
+from tests.tiny_models import tiny_bert_dir
+
+pytest.importorskip("torch")
+runner = CliRunner()
+FILLERS = ["in the park", "at home", "on the bus", "by the lake", "near the shop"]
+
+
+def _item(i: int, cue: bool, label: str, signal: str) -> dict:
+    text = f"{'nobody ' if cue else 'someone '}{signal} {FILLERS[i % 5]}"
+    return {"id": f"{'c' if cue else 'p'}{i}", "premise": "people are outside",
+            "hypothesis": text, "label": label}
+
+
+def planted_cue() -> tuple[list[dict], list[dict]]:
+    """Train: "nobody" in 100 items, 95 of them contradiction; the genuine signal word ("no" →
+    contradiction, "yes" → entailment) is right in 80% of the items, so the cue is the stronger
+    predictor. Test: "nobody" in 100 items with balanced labels, 100 items without; the signal
+    is always right."""
+    rng = np.random.default_rng(0)
+    train = []
+    for i in range(200):
+        cue = i < 100
+        label = ("contradiction" if i % 20 else "entailment") if cue else \
+            ("contradiction", "entailment")[i % 2]
+        right = rng.random() < 0.8
+        signal = {"contradiction": "no", "entailment": "yes"}[label]
+        train.append(_item(i, cue, label, signal if right else {"no": "yes", "yes": "no"}[signal]))
+    test = [_item(1000 + i, i < 100, ("contradiction", "entailment")[i % 2],
+                  ("no", "yes")[i % 2]) for i in range(200)]
+    return train, test
+
+
+def _train_and_probe(tmp_path, debias: str) -> float:
+    from cuelens.models.classifier import load_classifier
+    from cuelens.models.finetune import TrainConfig, finetune
+
+    train, test = planted_cue()
+    base = tmp_path / "base"
+    if not base.exists():
+        tiny_bert_dir(base, [r["premise"] + " " + r["hypothesis"] for r in train + test])
+    dataset = cuelens.load_dataset(train=train, test=test)
+    # a calibrated hand bias model: P(label | "nobody") = (0.95, 0.05), else uniform
+    bias = np.array([[0.95, 0.05] if "nobody" in r["hypothesis"] else [0.5, 0.5]
+                     for r in train])
+    clf = load_classifier(str(base), "nli", label_names=dataset.label_names, device="cpu",
+                          max_length=16)
+    finetune(clf, dataset.train, dataset.train.item_labels(dataset.label_names),
+             TrainConfig(epochs=8, lr=2e-3, batch_size=16, seed=0, debias=debias),
+             bias=bias if debias != "none" else None)
+    predicted = clf.predict_proba(dataset.test).argmax(axis=1)
+    path = tmp_path / f"{debias}.jsonl"
+    write_jsonl(path, [{"id": i, "prediction": dataset.label_names[p]}
+                       for i, p in zip(dataset.test.ids, predicted)])
+    scanned = cuelens.scan(dataset, features="none", folds=3, iterations=1)
+    effects = cuelens.probe(dataset, predictions=path, scan=scanned, bootstrap=100,
+                            rank_by="z").cue_effects
+    return float(effects.set_index("cue").loc["nobody", "delta"])
+
+
+@pytest.mark.slow
+def test_poe_lowers_reliance_on_a_planted_cue(tmp_path):
+    plain = _train_and_probe(tmp_path, "none")
+    poe = _train_and_probe(tmp_path, "poe")
+    assert plain < -0.2  # plain training follows "nobody" → contradiction
+    assert abs(poe) < abs(plain) - 0.1
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.slow
+def test_commands_filter_card_and_train_debias(tmp_path):
+    train, test = planted_cue()
+    data = tmp_path / "data"
+    write_jsonl(data / "train.jsonl", train)
+    write_jsonl(data / "test.jsonl", test)
+    result = invoke("filter", data, "--out", tmp_path / "filtered", "--min-count", 3)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "filtered"
+    assert (out / "compare.html").is_file() and (out / "scan-after" / "items.jsonl").is_file()
+    report = json.loads((out / "filter.json").read_text())
+    kept = (out / "train.jsonl").read_text().splitlines()
+    assert len(kept) == sum(c["after"] for c in report["per_label"].values())
+    assert (out / "test.jsonl").read_text().splitlines() == \
+        (data / "test.jsonl").read_text().splitlines()
+    after = json.loads((out / "scan-after" / "results.json").read_text())
+    assert not any(c["significant"] for c in after["cues"])
+    assert "D = " in result.output and "after" in result.output
+
+    result = invoke("card", out / "scan-before")
+    assert result.exit_code == 0, result.output
+    card = (out / "scan-before" / "card.md").read_text()
+    assert card.startswith("## Bias, Risks and Limitations") and "`nobody`" in card
+    rai = json.loads((out / "scan-before" / "croissant-rai.json").read_text())
+    assert "nobody" in rai["rai:dataBiases"] and rai["rai:dataLimitations"]
+
+    base = tiny_bert_dir(tmp_path / "base", [r["premise"] + " " + r["hypothesis"]
+                                             for r in train + test])
+    result = invoke("train", data, "--model", base, "--out", tmp_path / "model", "--epochs", 1,
+                    "--device", "cpu", "--debias", "poe", "--bias", out / "scan-before")
+    assert result.exit_code == 0, result.output
+    result = invoke("train", data, "--model", base, "--out", tmp_path / "m2", "--debias", "x")
+    assert result.exit_code != 0 and "unknown --debias" in result.output

@@ -1,0 +1,143 @@
+"""z-filtering and AFLite against planted cues with hand-computed answers, and the per-item bias
+outputs of a scan (docs/mitigation.md)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import cuelens
+from cuelens.audit.fitting import scan_data
+from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features
+from cuelens.mitigate.subset import filter_dataset
+from cuelens.mitigate.zfilter import Incidence, z_filter
+from cuelens.audit.config import ScanConfig
+
+
+def planted(n_cue: int = 40) -> list[dict]:
+    """100 items per label A / B, all "someone sleeps"; ``n_cue`` A items also hold "nobody"."""
+    rows = []
+    for i in range(200):
+        label = "A" if i < 100 else "B"
+        text = "someone nobody sleeps" if i < n_cue else "someone sleeps"
+        rows.append({"id": str(i), "premise": "a room", "hypothesis": text, "label": label})
+    return rows
+
+
+def test_z_filter_removes_a_planted_cue_with_the_fewest_items():
+    # Words someone, sleeps, nobody (min_count 1): 3 × 2 tests, threshold Φ⁻¹(1 − 0.05/6).
+    # With shares kept 50/50 (p0 = 0.5) removing r "nobody" A items and r B items leaves
+    # z = (1 − 0.5)/sqrt(0.25/(40 − r)) = sqrt(40 − r): the fewest is the smallest r with
+    # sqrt(40 − r) ≤ threshold.
+    threshold = norm.isf(0.05 / 6)
+    r = next(r for r in range(41) if np.sqrt(40 - r) <= threshold)
+    assert r == 35
+    dataset = cuelens.load_dataset(planted())
+    subset = filter_dataset(dataset, "z", ScanConfig(min_count=1))
+    assert subset.weight.sum() == 200 - 2 * r
+    assert subset.report["per_label"]["A"] == {"before": 100, "after": 100 - r, "removed": r,
+                                               "added": 0}
+    assert subset.report["cues"][0]["token"] == "nobody"
+    assert subset.report["cues"][0]["removed"] == r
+    kept = [row for row, w in zip(planted(), subset.weight) if w]
+    assert sum("nobody" in row["hypothesis"] for row in kept) == 40 - r
+    rescan = cuelens.scan(kept, features="none", min_count=1, folds=3, iterations=1)
+    assert not rescan.cues["significant"].any()
+    before = cuelens.scan(planted(), features="none", min_count=1, folds=3, iterations=1)
+    assert before.cues.query("token == 'nobody' and label == 'A'")["significant"].item()
+
+
+def test_z_filter_balance_keeps_size_with_copies():
+    dataset = cuelens.load_dataset(planted())
+    subset = filter_dataset(dataset, "z", ScanConfig(min_count=1), balance=True)
+    shares = subset.report["per_label"]
+    assert shares["A"]["after"] == shares["B"]["after"]  # shares restored by copies
+    assert shares["A"]["added"] + shares["B"]["added"] > 0
+    assert not subset.report["cues"][0]["added"]  # the cue itself is removed, not copied
+
+
+def test_z_filter_on_clean_data_changes_nothing():
+    rows = planted(0)
+    inc = Incidence.of(*_data(rows))
+    assert z_filter(inc, 1).weight.tolist() == [1.0] * 200
+
+
+def _data(rows):
+    data = scan_data(cuelens.load_dataset(rows), 1, False, 3, 0)
+    return data, data.eval_items
+
+
+def test_aflite_removes_the_planted_easy_items_first():
+    rng = np.random.default_rng(0)
+    labels = ["contradiction", "entailment", "neutral"]
+    words = ["red", "blue", "green", "small", "tall", "old", "new", "wet"]
+    rows = []
+    for i in range(400):
+        easy = i < 60  # "nobody" always with contradiction
+        label = "contradiction" if easy else labels[rng.integers(3)]
+        text = " ".join(rng.choice(words, 3)) + (" nobody" if easy else "")
+        rows.append({"id": str(i), "premise": "p", "hypothesis": text, "label": label})
+    data, items = _data(rows)
+    gold = np.array([labels.index(r["label"]) for r in rows])
+    result = aflite(cue_features(data, items, 5), gold, 1,
+                    AFLiteOptions(train_size=200, seed=0))
+    removed = np.flatnonzero(~result.kept)
+    assert len(removed) >= 20
+    first_round = np.flatnonzero(result.removed_round == 1)
+    assert len(first_round) == 20  # k = 5% of 400
+    assert (first_round < 60).all()  # only planted items in the first round
+    assert (~result.kept[:60]).sum() >= 57  # (nearly) every planted item goes
+    later = result.removed_round[60:][result.removed_round[60:] > 0]
+    assert result.removed_round[:60].mean() < later.mean()  # ... before the others
+
+
+def test_scan_items_table(tmp_path):
+    from cuelens.data.synthetic import make_nli
+
+    result = cuelens.scan(make_nli(300, seed=0), features="none", folds=3, iterations=1)
+    items = result.items
+    assert len(items) == 300 and items["id"].is_unique
+    p = items[["p_bias_contradiction", "p_bias_entailment", "p_bias_neutral"]].to_numpy()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    # the out-of-fold predictions are the headline model's: same accuracy as leakage.best
+    assert items["bias_correct"].mean() == pytest.approx(
+        result.results["leakage"]["best"]["accuracy"], abs=1e-6)
+    assert items["easy"].sum() == result.results["easy_hard"]["easy"]
+    files = result.save(tmp_path)
+    lines = [json.loads(x) for x in files["items"].read_text().splitlines()]
+    assert [x["id"] for x in lines] == items["id"].tolist()
+    if "items_parquet" in files:
+        import pandas as pd
+
+        table = pd.read_parquet(files["items_parquet"])
+        assert table["p_bias_gold"].tolist() == items["p_bias_gold"].tolist()
+
+
+def test_bias_probabilities_of_train_test_data():
+    from cuelens.audit.bias_items import bias_probabilities
+    from tests.tiny_models import nli_planted
+
+    train, test = nli_planted()
+    data = scan_data(cuelens.load_dataset(train=train, test=test), 1, False, 3, 0)
+    probs = [bias_probabilities(data, ScanConfig(folds=3).scoring, ("cp", "lr"), 3)]
+    assert probs[0].shape == (len(train) + len(test), 3)
+    # the test items are predicted by the model fitted on train: "nobody" → contradiction
+    nobody_test = np.array(["nobody" in row["hypothesis"] for row in test])
+    assert (probs[0][len(train):][nobody_test].argmax(axis=1) == 0).all()
+    # a train item is predicted by the folds without it: "nobody" items lean to contradiction
+    nobody = np.array(["nobody" in row["hypothesis"] for row in train])
+    assert probs[0][:len(train)][nobody, 0].mean() > probs[0][:len(train)][~nobody, 0].mean()
+
+
+def test_items_table_of_train_test_data():
+    from tests.tiny_models import nli_planted
+
+    train, test = nli_planted()
+    items = cuelens.scan(train=train, test=test, features="none", folds=3, iterations=1).items
+    assert items["split"].tolist() == ["train"] * len(train) + ["test"] * len(test)
+    assert items.loc[items["split"] == "test", "overlap"].notna().all()
+    assert items.loc[items["split"] == "train", "easy"].isna().all()
+    assert items.loc[items["split"] == "test", "cue"].eq("nobody").sum() == 32
