@@ -53,6 +53,20 @@ def test_compare_command_prints_and_writes_an_escaped_report(tmp_path):
     assert "significant cues lost: 1 (nobody→contradiction)" in result.output
     html = out.read_text()
     assert "<script>x</script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
+    # one interval strip drawn in HTML: no plotly.js, so a compare page stays small
+    assert "d-strip-row" in html and "plotly.js v" not in html and len(html) < 200_000
+
+
+def test_interval_strip_places_d_and_its_interval_on_one_axis_with_zero():
+    from cuelens.reports.sections import interval_strip
+
+    strip = interval_strip([{"source": "a", "D": 0.2, "ci_low": 0.1, "ci_high": 0.3},
+                            {"source": "b", "D": 0.05, "ci_low": -0.1, "ci_high": 0.1}])
+    assert (strip["low"], strip["high"]) == (-10.0, 30.0)  # points; 0 lies inside
+    before, after = strip["rows"]
+    assert strip["zero"] == 25.0
+    assert (before["left"], before["width"], before["point"]) == (50.0, 50.0, 75.0)
+    assert (after["left"], after["width"], after["point"]) == (0.0, 50.0, 37.5)
 
 
 def test_compare_refuses_a_non_scan_file(tmp_path):

@@ -1014,15 +1014,25 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
         "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides], "rows": rows,
         "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
         "z": lambda cue, key="z": format_number(cue[key], 1)})
-    names = [f"{label}: {s['source']}" for label, s in zip(("before", "after"), sides)]
-    low = [100 * (s["D"] - s.get("ci_low", s["D"])) for s in sides]
-    high = [100 * (s.get("ci_high", s["D"]) - s["D"]) for s in sides]
-    sec.add_figure("d", "Headline cue leakage D of each scan with its 95% interval: a change "
-                   "is clear when the two intervals do not overlap.",
-                   F.horizontal_bars(names, [100 * s["D"] for s in sides], axis_title="D (points)",
-                                     percent=False, colours_=[F.GREY, F.MAIN],
-                                     errors=(low, high), reference=(0, "chance")))
+    sec.context["strip"] = interval_strip(sides)
     return sec
+
+
+def interval_strip(sides: list[dict]) -> dict:
+    """Positions (percent of the strip's width) of each scan's D and 95% interval on one axis
+    that includes 0: the compare page draws them with HTML alone, so it needs no plotly.js."""
+    ends = [100 * s.get(key, s["D"]) for s in sides for key in ("ci_low", "ci_high")] + [0.0]
+    low, high = min(ends), max(ends)
+    span = (high - low) or 1.0
+
+    def at(value: float) -> float:
+        return round(100 * (100 * value - low) / span, 2)
+
+    rows = [{"name": name, "source": s["source"], "D": 100 * s["D"],
+             "left": at(s.get("ci_low", s["D"])),
+             "width": max(at(s.get("ci_high", s["D"])) - at(s.get("ci_low", s["D"])), 0.4),
+             "point": at(s["D"])} for name, s in zip(("before", "after"), sides)]
+    return {"rows": rows, "zero": at(0.0), "low": low, "high": high}
 
 
 @section("preference")
