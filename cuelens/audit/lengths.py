@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cuelens.audit.chance import exact_interval
+from cuelens.audit.groups import dataset_groups, grouped_folds
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Dataset, Split, Task
 
@@ -48,31 +49,46 @@ def _summary(counts: np.ndarray) -> dict:
             "median": float(np.median(counts)) if len(counts) else None}
 
 
-def _length_only(fit: Split, evaluate: Split) -> np.ndarray:
+def _length_only(x_fit: np.ndarray, y_fit: np.ndarray, x_eval: np.ndarray,
+                 y_eval: np.ndarray) -> np.ndarray:
     """1.0 per evaluated item whose label the hypothesis length alone predicts (a decision
-    tree fitted on ``fit``)."""
+    tree fitted on the fitting lengths ``x_fit`` and labels ``y_fit``)."""
     from sklearn.tree import DecisionTreeClassifier
 
     tree = DecisionTreeClassifier(max_leaf_nodes=MAX_LEAVES, min_samples_leaf=MIN_LEAF,
                                   random_state=0)
-    tree.fit(word_counts(fit.hypotheses)[:, None], np.asarray(fit.labels))
-    guess = tree.predict(word_counts(evaluate.hypotheses)[:, None])
-    return (guess == np.asarray(evaluate.labels)).astype(np.float64)
+    tree.fit(x_fit[:, None], y_fit)
+    return (tree.predict(x_eval[:, None]) == y_eval).astype(np.float64)
 
 
-def _majority(fit: Split, evaluate: Split) -> np.ndarray:
-    labels, counts = np.unique(np.asarray(fit.labels), return_counts=True)
-    return (np.asarray(evaluate.labels) == labels[np.argmax(counts)]).astype(np.float64)
+def _majority(y_fit: np.ndarray, y_eval: np.ndarray) -> np.ndarray:
+    labels, counts = np.unique(y_fit, return_counts=True)
+    return (y_eval == labels[np.argmax(counts)]).astype(np.float64)
+
+
+def _lengths_and_labels(split: Split) -> tuple[np.ndarray, np.ndarray]:
+    return word_counts(split.hypotheses), np.asarray(split.labels, dtype=str)
 
 
 def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
     """NLI: out-of-fold accuracy (exact Clopper–Pearson 95% interval) of the length-only tree,
-    the majority label's on the same protocol and D, their difference."""
-    from cuelens.audit.mcq_baselines import cross_fit
-
-    hits = cross_fit(dataset, _length_only, folds, seed)
-    majority = float(cross_fit(dataset, _majority, folds, seed).mean())
-    accuracy = float(hits.mean())
+    the majority label's on the same protocol and D, their difference. Fitted on train, or on
+    the other folds of the leakage table's grouped folds; computed on length and label arrays
+    (no per-fold copies of the items)."""
+    x, y = _lengths_and_labels(dataset.test)
+    if dataset.train is not None:
+        x_fit, y_fit = _lengths_and_labels(dataset.train)
+        hits, majority_hits = _length_only(x_fit, y_fit, x, y), _majority(y_fit, y)
+    else:
+        fold = grouped_folds(dataset_groups([dataset.test]),
+                             dataset.test.item_labels(dataset.label_names), folds, seed)
+        hits, majority_hits = np.zeros(len(y)), np.zeros(len(y))
+        for j in range(folds):
+            held, rest = fold == j, fold != j
+            if held.any() and rest.any():
+                hits[held] = _length_only(x[rest], y[rest], x[held], y[held])
+                majority_hits[held] = _majority(y[rest], y[held])
+    accuracy, majority = float(hits.mean()), float(majority_hits.mean())
     low, high = exact_interval(accuracy, len(hits))
     return {"name": "hypothesis length only", "accuracy": round(accuracy, 6),
             "ci_low": round(float(low), 6), "ci_high": round(float(high), 6),

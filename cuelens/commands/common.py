@@ -123,6 +123,7 @@ def live_progress(*columns):
             super().__init__(*columns, console=console, transient=True,
                              disable=not console.is_terminal)
             self._logged: dict = {}
+            self._closed: set = set()  # tasks whose last line is printed
 
         def update(self, task_id, **kwargs) -> None:
             super().update(task_id, **kwargs)
@@ -137,11 +138,13 @@ def live_progress(*columns):
                 return
             now = time.monotonic()
             last = self._logged.get(task_id)
-            if final and last is None:
+            if final and (last is None or task_id in self._closed):
                 return
             if not final and now - (last or self._tasks[task_id].start_time or now) < LOG_EVERY:
                 return
             self._logged[task_id] = now
+            if final:
+                self._closed.add(task_id)
             console.print(progress_line(self._tasks[task_id]), highlight=False, markup=False,
                           soft_wrap=True)
 
