@@ -282,13 +282,20 @@ def _confirmed(pairs: np.ndarray, left: list[str], right: list[str],
                first_only: bool = False) -> list[tuple[int, int]]:
     """The candidate ``pairs`` ``(i, j)`` (grouped by ``i``) whose texts ``left[i]`` and
     ``right[j]`` have, part by part (:data:`PARTS`), an exact word-bigram Jaccard similarity ≥
-    :data:`NEAR_THRESHOLD`; ``first_only``: only the first such pair of each ``i``."""
+    :data:`NEAR_THRESHOLD`; ``first_only``: only the first such pair of each ``i``. Each text's
+    shingles are computed once, however many candidates it is in (templated data makes many)."""
     out: list[tuple[int, int]] = []
+    right_shingles: dict[int, list[set[str]]] = {}
     current, shingles, done = -1, list[set[str]](), False
     for i, j in pairs.tolist():
         if i != current:
             current, shingles, done = i, _part_shingles(left[i]), False
-        if not done and _near(shingles, _part_shingles(right[j])):
+        if done:
+            continue
+        other = right_shingles.get(j)
+        if other is None:
+            other = right_shingles[j] = _part_shingles(right[j])
+        if _near(shingles, other):
             out.append((i, j))
             done = first_only
     return out
