@@ -568,7 +568,7 @@ def test_unwritable_directories_fail_before_computation(workdir, option, monkeyp
 def test_a_failed_write_phase_leaves_no_partial_set(workdir, monkeypatch):
     import cuelens.reports.render as render
 
-    def boom(results):
+    def boom(results, options=None):
         raise RuntimeError("killed while rendering")
 
     monkeypatch.setattr(render, "render_html", boom)

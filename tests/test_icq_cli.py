@@ -32,7 +32,7 @@ def test_scan_features_option(tmp_path):
                                       "--min-count", "1"])
     assert result.exit_code == 0, result.output
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert list(results)[-3:] == ["features", "features_config", "next_steps"]
+    assert list(results)[-4:] == ["features", "features_config", "lengths", "next_steps"]
     assert results["features_config"] == {"features": ["word", "negation"], "min_support": 10,
                                           "cv_folds_used": False}
     top = results["features"][0]

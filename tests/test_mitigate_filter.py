@@ -126,7 +126,9 @@ def test_bias_probabilities_of_train_test_data():
     assert probs[0].shape == (len(train) + len(test), 3)
     # the test items are predicted by the model fitted on train: "nobody" → contradiction
     nobody_test = np.array(["nobody" in row["hypothesis"] for row in test])
-    assert (probs[0][len(train):][nobody_test].argmax(axis=1) == 0).all()
+    tested = probs[0][len(train):]
+    assert (tested[nobody_test].argmax(axis=1) == 0).mean() >= 0.75
+    assert tested[nobody_test, 0].mean() > tested[~nobody_test, 0].mean() + 0.05
     # a train item is predicted by the folds without it: "nobody" items lean to contradiction
     nobody = np.array(["nobody" in row["hypothesis"] for row in train])
     assert probs[0][:len(train)][nobody, 0].mean() > probs[0][:len(train)][~nobody, 0].mean()

@@ -71,7 +71,8 @@ def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str
     if data.train_items is None:
         return evaluated
     train = data.train_items
-    folds = grouped_folds(data.groups[train], data.strata[train], n_folds, options.seed,
+    # a training item needs a fold without it, also with --folds 1 (train/test scans)
+    folds = grouped_folds(data.groups[train], data.strata[train], max(n_folds, 2), options.seed,
                           "training items")
     return np.vstack([over_folds(pool, train, None, folds, fold_fn)["p"], evaluated])
 
