@@ -6,9 +6,10 @@ scale"; docs/methods.md §11).
 
 For every split of every dataset the items indexed by ``data_hygiene`` are taken exactly as it
 takes them (``near_texts(split, near_items(len(split), 0))``), and ALL pairs of different
-inputs with an exact word-bigram Jaccard ≥ ``NEAR_THRESHOLD`` are found by brute force: a sparse
-binary items × shingles matrix ``X``, intersections ``X[block] @ X.T``, Jaccard = inter / (|a| +
-|b| − inter). Then, for each setting ``PERM:BxR`` (``PERM`` permutations, ``B`` bands of ``R``
+inputs whose premise and hypothesis parts each have an exact word-bigram Jaccard ≥
+``NEAR_THRESHOLD`` are found by brute force: a sparse binary items × shingles matrix ``X`` per
+part, intersections ``X[block] @ X.T`` on the first part, Jaccard = inter / (|a| + |b| − inter),
+the other part checked pair by pair; a pair's bucket is its smaller part similarity. Then, for each setting ``PERM:BxR`` (``PERM`` permutations, ``B`` bands of ``R``
 rows) and seed, ``NearIndex.near_pairs`` is run and its recall is printed overall and by Jaccard
 bucket, with the candidate pairs it confirmed and its seconds (build + ``near_pairs``). With
 ``--scale DATA`` each setting is also timed on ``DATA`` (loaded with ``load_streaming``) as
@@ -27,16 +28,20 @@ from scipy import sparse
 
 import cuelens
 import cuelens.audit.hygiene as hygiene
-from cuelens.audit.hygiene import (NEAR_THRESHOLD, ItemKeys, NearIndex, _band_matches,
-                                   _first_of_each, _shingles, near_items, near_texts)
+from cuelens.audit.hygiene import (NEAR_THRESHOLD, PARTS, ItemKeys, NearIndex, _band_matches,
+                                   _first_of_each, near_items, near_texts)
 
 BUCKETS = (0.8, 0.85, 0.9, 0.95)
 BLOCK = 500  # rows of X multiplied at a time
 
 
-def exact_pairs(texts: list[str], inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All position pairs ``(k, m)``, ``k < m``, of different inputs with Jaccard ≥ the
-    threshold (sorted), and their Jaccard similarities."""
+def _shingles(text: str) -> set[str]:
+    words = text.split()
+    return {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)
+
+
+def _shingle_matrix(texts: list[str]) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """A binary texts × shingles matrix and each text's number of shingles."""
     vocabulary: dict[str, int] = {}
     rows, cols = [], []
     for i, text in enumerate(texts):
@@ -45,17 +50,32 @@ def exact_pairs(texts: list[str], inputs: np.ndarray) -> tuple[np.ndarray, np.nd
             cols.append(vocabulary.setdefault(shingle, len(vocabulary)))
     x = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)),
                           shape=(len(texts), len(vocabulary)))
-    sizes = np.asarray(x.sum(axis=1)).ravel()
-    found, similar = [], []
+    return x, np.asarray(x.sum(axis=1)).ravel()
+
+
+def exact_pairs(texts: list[str], inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All position pairs ``(k, m)``, ``k < m``, of different inputs whose every ``PARTS`` part
+    has a Jaccard ≥ the threshold (sorted), and their smallest part Jaccard similarities. Pairs
+    are found on the first part (``X[block] @ X.T``) and checked on the others row by row."""
+    split = [text.split(PARTS) for text in texts]
+    parts = [_shingle_matrix([p[i] if i < len(p) else "" for p in split])
+             for i in range(max(map(len, split)))]
+    (x, sizes), found, similar = parts[0], [], []
     for low in range(0, len(texts), BLOCK):
         inter = (x[low:low + BLOCK] @ x.T).tocoo()
         k, m = inter.row + low, inter.col
-        union = sizes[k] + sizes[m] - inter.data
-        jaccard = inter.data / union
+        jaccard = inter.data / (sizes[k] + sizes[m] - inter.data)
         keep = (k < m) & (jaccard >= NEAR_THRESHOLD) & (inputs[k] != inputs[m])
         found.append(np.stack([k[keep], m[keep]], axis=1))
         similar.append(jaccard[keep])
     pairs, jaccard = np.concatenate(found), np.concatenate(similar)
+    for y, counts in parts[1:]:
+        k, m = pairs[:, 0], pairs[:, 1]
+        both = np.asarray(y[k].multiply(y[m]).sum(axis=1)).ravel()
+        union = counts[k] + counts[m] - both
+        part = np.where(union > 0, both / np.maximum(union, 1), 1.0)  # two empty parts: equal
+        keep = part >= NEAR_THRESHOLD
+        pairs, jaccard = pairs[keep], np.minimum(jaccard, part)[keep]
     order = np.lexsort((pairs[:, 1], pairs[:, 0]))
     return pairs[order], jaccard[order]
 
@@ -79,7 +99,7 @@ def recall_runs(splits: dict[str, tuple[list[str], np.ndarray, np.ndarray, np.nd
             pairs = np.array(index.near_pairs(inputs), dtype=np.int64).reshape(-1, 2)
             seconds = time.perf_counter() - start
             first = _first_of_each(inputs)[0]
-            candidates = len(_band_matches(index.bands[first], index.bands[first], True))
+            candidates = len(_band_matches(index.bands[:, first], index.bands[:, first], True))
             hit = np.isin(codes, pairs[:, 0] * len(texts) + pairs[:, 1])
             assert len(pairs) == hit.sum()  # every reported pair is a true one
             yield {"split": name, "seed": seed, "exact": len(truth), "found": len(pairs),

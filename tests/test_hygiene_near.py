@@ -9,10 +9,22 @@ from itertools import combinations
 
 import numpy as np
 
-from cuelens.audit.hygiene import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex,
-                                   _jaccard, _shingles, lsh_bands)
+from cuelens.audit.hygiene import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PARTS, PRIME, NearIndex,
+                                   ShingleSets, _band_matches, lsh_bands, permutations)
 
 MASK = 2**64 - 1
+
+
+def _shingles(text: str) -> set[str]:
+    """An input's shingles by the definition (docs/methods.md §11): its word bigrams, or its
+    one word."""
+    words = text.split()
+    return {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
 
 
 def reference_signature(text: str, seed: int) -> list[int]:
@@ -43,14 +55,19 @@ def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(mon
 
     texts = random_texts(40, 50, (0, 30), seed=1) + ["one", "", "a b", "b a"]
     monkeypatch.setattr(hygiene, "CHUNK_WORDS", 64)  # many chunks, items crossing their ends
-    index = NearIndex(texts, seed=7)
-    assert index.signatures.dtype == np.uint32 and index.signatures.shape == (44, NUM_PERM)
-    assert [list(row) for row in index.signatures] == [reference_signature(t, 7) for t in texts]
-    assert (index.signatures[-3] == PRIME).all()  # no words
-    assert (index.signatures[-2] != index.signatures[-1]).any()  # bigram order matters
-    again, other = NearIndex(texts, seed=7), NearIndex(texts, seed=8)
-    assert (again.signatures == index.signatures).all() and (again.bands == index.bands).all()
-    assert (other.signatures != index.signatures).mean() > 0.9
+    signatures = ShingleSets.of(texts).signatures(*permutations(7))
+    assert signatures.dtype == np.uint32 and signatures.shape == (44, NUM_PERM)
+    assert [list(row) for row in signatures] == [reference_signature(t, 7) for t in texts]
+    assert (signatures[-3] == PRIME).all()  # no words
+    assert (signatures[-2] != signatures[-1]).any()  # bigram order matters
+    other = ShingleSets.of(texts).signatures(*permutations(8))
+    assert (other != signatures).mean() > 0.9
+    index, again = NearIndex(texts, seed=7), NearIndex(texts, seed=7)
+    assert index.bands.shape == (1, 44, 12) and (again.bands == index.bands).all()
+    parted = NearIndex([f"{t}{PARTS}{u}" for t, u in zip(texts, texts[::-1])], seed=7)
+    assert parted.bands.shape == (2, 44, 12)
+    assert (parted.bands[0] == index.bands[0]).all()
+    assert (parted.bands[1] == index.bands[0][::-1]).all()
 
 
 def test_bands_minimise_the_false_positive_plus_weighted_false_negative_integrals():
@@ -63,7 +80,8 @@ def test_bands_minimise_the_false_positive_plus_weighted_false_negative_integral
             errors[b, r] = (np.trapezoid(found[below], s[below])
                             + FN_WEIGHT * np.trapezoid(1 - found[above], s[above]))
     best = min(errors, key=errors.__getitem__)
-    assert lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT) == best == (10, 6)
+    assert lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT) == best == (12, 5)
+    assert lsh_bands(NEAR_THRESHOLD, NUM_PERM, 25) == (10, 6)  # the weight of one-text LSH
     assert lsh_bands(NEAR_THRESHOLD, NUM_PERM, 1) == (5, 11)  # equal weights
 
 
@@ -129,3 +147,31 @@ def test_random_short_texts_agree_with_brute_force_jaccard():
     for k, m in index.first_near(queries, np.arange(50), inputs):
         assert _jaccard(shingles[k], shingles[m]) >= NEAR_THRESHOLD
         assert not any(_jaccard(shingles[k], shingles[j]) == 1 for j in range(m))
+
+
+def test_a_candidate_shares_a_band_in_every_part():
+    rng = np.random.default_rng(8)
+    bands = rng.integers(0, 8, size=(2, 60, 4)).astype(np.uint64)  # few values: many matches
+    queries = rng.integers(0, 8, size=(2, 25, 4)).astype(np.uint64)
+    every = lambda q, t: all((q[p] == t[p]).any() for p in range(2))  # noqa: E731
+    brute = [[i, j] for i in range(25) for j in range(60)
+             if every(queries[:, i], bands[:, j])]
+    assert _band_matches(queries, bands).tolist() == brute
+    upper = [[i, j] for i, j in combinations(range(60), 2) if every(bands[:, i], bands[:, j])]
+    assert _band_matches(bands, bands, upper=True).tolist() == upper
+    assert 0 < len(upper) < 60 * 59 // 2
+
+
+def test_templated_inputs_sharing_only_a_premise_make_no_candidates():
+    premises = random_texts(5, 100_000, (30, 31), seed=9)
+    hypotheses = random_texts(40, 100_000, (12, 13), seed=10)
+    texts = [f"{p}{PARTS}{h}" for p in premises for h in hypotheses]
+    near = hypotheses[0].split()
+    near[-1] = "changed"  # 10 of 12 bigrams shared with hypothesis 0: Jaccard 0.833
+    texts.append(f"{premises[0]}{PARTS}{' '.join(near)}")
+    index = NearIndex(texts, seed=0)
+    first = np.arange(len(texts))
+    candidates = _band_matches(index.bands[:, first], index.bands[:, first], upper=True)
+    assert len(candidates) <= 3  # 200 items x 39 same-premise siblings share every premise band
+    assert index.near_pairs(first) in ([(0, 200)], [])  # found with probability P(0.83) = 0.98
+    assert NearIndex(texts, seed=1).near_pairs(first) == [(0, 200)]

@@ -13,10 +13,10 @@ and spacing never hide a copy.
   candidates).
 * **Near duplicates**: different inputs whose premises *and* hypotheses (MCQ: premise + question
   and choice set) each have a word-bigram Jaccard similarity of at least :data:`NEAR_THRESHOLD`,
-  found with a numpy MinHash LSH over the whole input (:class:`NearIndex`, :data:`NUM_PERM`
-  seeded permutations) and confirmed part by part with the exact Jaccard similarity: sibling
-  hypotheses of one premise are not near duplicates. Items sharing a premise are counted
-  separately (``shared_premise_items``).
+  found with a numpy MinHash LSH over each part (:class:`NearIndex`, :data:`NUM_PERM` seeded
+  permutations; a candidate shares a band in every part) and confirmed part by part with the
+  exact Jaccard similarity: sibling hypotheses of one premise are not near duplicates. Items
+  sharing a premise are counted separately (``shared_premise_items``).
 * **Overlap**: evaluation items whose input (exactly, or nearly) occurs in the fitting split,
   and evaluation items sharing a premise with a fitting item.
 * **Mirrored / contrastive pairs**: MCQ pairs with the same set of choices but a different right
@@ -28,7 +28,7 @@ and spacing never hide a copy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from functools import cache, reduce
 from itertools import combinations
@@ -36,6 +36,7 @@ from operator import add
 from typing import Any, TypeVar
 
 import numpy as np
+from scipy import sparse
 
 from cuelens.audit.groups import MIN_KEY_TOKENS
 from cuelens.audit.text_keys import GOLDEN, TextKeys, combine, mix64, normal_form, text_key, \
@@ -44,7 +45,7 @@ from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
-FN_WEIGHT = 25  # weight of the false-negative integral in lsh_bands: b = 10 bands of r = 6 rows
+FN_WEIGHT = 100  # weight of the false-negative integral in lsh_bands: b = 12 bands of r = 5 rows
 NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
 PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
 CHUNK_WORDS = 1 << 16  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes
@@ -201,27 +202,6 @@ def first_match(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
-def _shingles(text: str) -> set[str]:
-    words = text.split()
-    return {f"{a} {b}" for a, b in zip(words, words[1:])} or set(words)
-
-
-def _jaccard(a: set[str], b: set[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
-
-
-def _part_shingles(text: str) -> list[set[str]]:
-    """The shingles of each :data:`PARTS` part of an indexed text."""
-    return [_shingles(part) for part in text.split(PARTS)]
-
-
-def _near(a: list[set[str]], b: list[set[str]]) -> bool:
-    """Whether every part of ``a`` is near the same part of ``b`` (two empty parts are equal)."""
-    return len(a) == len(b) and all(_jaccard(x, y) >= NEAR_THRESHOLD or not (x or y)
-                                    for x, y in zip(a, b))
-
-
 @cache
 def lsh_bands(threshold: float, num_perm: int, fn_weight: float) -> tuple[int, int]:
     """The LSH bands ``b`` and rows per band ``r`` (``b · r`` ≤ ``num_perm``) minimising the
@@ -247,9 +227,9 @@ class _WordKeys(dict[str, bytes]):
 
 
 def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The shingle hashes (< :data:`PRIME`) of items whose words have the keys ``words``,
-    ``lengths[i]`` words for item ``i``, and each item's number of shingles. A bigram hashes to
-    ``mix64(w1 · K + w2) mod PRIME``, a one-word item's word to ``mix64(w) mod PRIME``."""
+    """The 64-bit shingle hashes of items whose words have the keys ``words``, ``lengths[i]``
+    words for item ``i``, and each item's number of shingles. A bigram hashes to
+    ``mix64(w1 · K + w2)``, a one-word item's word to ``mix64(w)``."""
     last = np.cumsum(lengths)[lengths > 0] - 1
     values = words * GOLDEN  # wraps mod 2**64
     values[:-1] += words[1:]
@@ -257,48 +237,61 @@ def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray,
     keep[last] = False  # an item's last word starts no bigram ...
     single = last[lengths[lengths > 0] == 1]
     keep[single], values[single] = True, words[single]  # ... but is a 1-word item's shingle
-    return mix64(values[keep]) % np.uint64(PRIME), np.maximum(lengths - 1, lengths > 0)
+    return mix64(values[keep]), np.maximum(lengths - 1, lengths > 0)
 
 
-def _band_matches(queries: np.ndarray, table: np.ndarray, upper: bool = False) -> np.ndarray:
-    """The distinct pairs ``(q, t)``, sorted, of rows of ``queries`` and ``table`` (band keys)
-    equal in at least one band; ``upper``: only ``q < t`` (``queries`` is ``table``). Each
-    band's table keys are sorted and every query's run of equal keys is read off with
-    ``searchsorted``."""
-    codes = []
+def _band_runs(queries: np.ndarray, table: np.ndarray,
+               same: bool) -> Iterator[tuple[np.ndarray, ...]]:
+    """For each band of the band keys ``queries`` and ``table``: the table's sort order, and for
+    each query the start and length of its run of equal keys in the sorted table (``searchsorted``;
+    when the queries are the table (``same``), read off the sorted keys' runs)."""
     for band in range(table.shape[1]):
         order = np.argsort(table[:, band], kind="stable")
         keys = table[order, band]
-        low = np.searchsorted(keys, queries[:, band], "left")
-        count = np.searchsorted(keys, queries[:, band], "right") - low
-        q = np.repeat(np.arange(len(queries)), count)
+        if same:
+            new = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
+            first = np.flatnonzero(new)
+            run = np.cumsum(new) - 1
+            low, count = np.empty_like(order), np.empty_like(order)
+            low[order] = first[run]
+            count[order] = np.diff(np.r_[first, len(keys)])[run]
+        else:
+            low = np.searchsorted(keys, queries[:, band], "left")
+            count = np.searchsorted(keys, queries[:, band], "right") - low
+        yield order, low, count
+
+
+def _band_pairs(runs: Iterable[tuple[np.ndarray, ...]], n_table: int, upper: bool) -> np.ndarray:
+    """The distinct pairs ``(q, t)``, sorted, read off :func:`_band_runs`: query ``q`` and table
+    row ``t`` equal in at least one band; ``upper``: only ``q < t``."""
+    codes = []
+    for order, low, count in runs:
+        q = np.repeat(np.arange(len(low)), count)
         offset = np.arange(len(q)) - np.repeat(np.cumsum(count) - count, count)
         t = order[np.repeat(low, count) + offset]
-        codes.append((q * len(table) + t)[t > q] if upper else q * len(table) + t)
-    return np.stack(np.divmod(np.unique(np.concatenate(codes)), max(len(table), 1)), axis=1)
+        codes.append((q * n_table + t)[t > q] if upper else q * n_table + t)
+    found = np.sort(np.concatenate(codes))  # np.unique hashes: 20x slower on distinct codes
+    found = found[np.r_[True, found[1:] != found[:-1]]] if len(found) else found
+    return np.stack(np.divmod(found, max(n_table, 1)), axis=1)
 
 
-def _confirmed(pairs: np.ndarray, left: list[str], right: list[str],
-               first_only: bool = False) -> list[tuple[int, int]]:
-    """The candidate ``pairs`` ``(i, j)`` (grouped by ``i``) whose texts ``left[i]`` and
-    ``right[j]`` have, part by part (:data:`PARTS`), an exact word-bigram Jaccard similarity ≥
-    :data:`NEAR_THRESHOLD`; ``first_only``: only the first such pair of each ``i``. Each text's
-    shingles are computed once, however many candidates it is in (templated data makes many)."""
-    out: list[tuple[int, int]] = []
-    right_shingles: dict[int, list[set[str]]] = {}
-    current, shingles, done = -1, list[set[str]](), False
-    for i, j in pairs.tolist():
-        if i != current:
-            current, shingles, done = i, _part_shingles(left[i]), False
-        if done:
-            continue
-        other = right_shingles.get(j)
-        if other is None:
-            other = right_shingles[j] = _part_shingles(right[j])
-        if _near(shingles, other):
-            out.append((i, j))
-            done = first_only
-    return out
+def _band_matches(queries: np.ndarray, table: np.ndarray, upper: bool = False) -> np.ndarray:
+    """The candidate pairs ``(q, t)``, sorted, of the rows of ``queries`` and ``table`` (band
+    keys, one array per part: parts × rows × bands) equal in at least one band of *every* part;
+    ``upper``: only ``q < t`` (``queries`` is ``table``). The pairs are read off the part with
+    the fewest band matches, then kept where each other part matches too: a shared premise alone
+    (templated data) makes no candidate, and no part's matches are listed if another's are
+    fewer."""
+    same = queries is table
+    matches = [sum(int(count.sum()) for _, _, count in _band_runs(q, t, same))
+               for q, t in zip(queries, table)]
+    cheapest = int(np.argmin(matches))
+    pairs = _band_pairs(_band_runs(queries[cheapest], table[cheapest], same), table.shape[1],
+                        upper)
+    for part, (q, t) in enumerate(zip(queries, table)):
+        if part != cheapest and len(pairs):
+            pairs = pairs[(q[pairs[:, 0]] == t[pairs[:, 1]]).any(axis=1)]
+    return pairs
 
 
 def _first_of_each(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -311,56 +304,163 @@ def _first_of_each(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[order], rank[group.ravel()]
 
 
-class NearIndex:
-    """MinHash LSH over item inputs (word bigrams), confirmed with exact Jaccard
-    (docs/methods.md §11).
+@dataclass(frozen=True)
+class ShingleSets:
+    """Each text's 64-bit shingle hashes (:func:`_shingle_hashes`; a repeated bigram repeats),
+    row ``k`` being ``hashes[starts[k]:starts[k + 1]]``."""
 
-    Position ``k`` of the index is the ``k``-th of ``texts``. ``signatures[k]`` holds the
-    :data:`NUM_PERM` minima of ``(a·x + b) mod PRIME`` over the shingle hashes ``x`` of text
-    ``k``: ``PRIME`` = 2**31 − 1 and the seeded ``a``, ``b`` < ``PRIME``, so ``a·x + b`` <
-    2**62 never overflows uint64 (a text without words has ``PRIME`` everywhere). ``bands[k]``
-    are 64-bit keys of the :func:`lsh_bands` bands of that signature. Signatures are computed
-    about :data:`CHUNK_WORDS` shingles at a time. Only the texts are kept, not shingle sets: a
-    candidate's shingles are recomputed to confirm it."""
+    hashes: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> ShingleSets:
+        """The shingle hashes of ``texts``, hashed about :data:`CHUNK_WORDS` words at a time."""
+        words, hashes, counts = _WordKeys(), [], []
+        keys, lengths = bytearray(), []
+        for text in texts:
+            split = text.split()
+            keys += b"".join([words[w] for w in split])
+            lengths.append(len(split))
+            if len(keys) >= 8 * CHUNK_WORDS:
+                chunk, n = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64), np.array(lengths))
+                hashes.append(chunk)
+                counts.append(n)
+                keys, lengths = bytearray(), []
+        chunk, n = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64),
+                                   np.array(lengths, dtype=np.int64))
+        counts.append(n)
+        return cls(np.concatenate([*hashes, chunk]), np.r_[0, np.cumsum(np.concatenate(counts))])
+
+    def take(self, rows: np.ndarray) -> ShingleSets:
+        """The rows ``rows`` only, in that order."""
+        counts = self.starts[rows + 1] - self.starts[rows]
+        within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        return ShingleSets(self.hashes[np.repeat(self.starts[rows], counts) + within],
+                           np.r_[0, np.cumsum(counts)])
+
+    def signature_chunks(self, a: np.ndarray, b: np.ndarray) -> Iterator[np.ndarray]:
+        """The MinHash signatures (texts × :data:`NUM_PERM`), some texts at a time: the minima
+        of ``(a·x + b) mod PRIME`` over the hashes ``x`` mod ``PRIME`` of each text's shingles,
+        about :data:`CHUNK_WORDS` shingles at a time (a text without words has ``PRIME``
+        everywhere)."""
+        n, start = len(self.starts) - 1, 0
+        while start < n:
+            stop = max(int(np.searchsorted(self.starts, self.starts[start] + CHUNK_WORDS,
+                                           "right")) - 1, start + 1)
+            low, high = self.starts[start], self.starts[stop]
+            hashed = a[:, None] * (self.hashes[low:high] % np.uint64(PRIME))
+            hashed += b[:, None]  # permutation × shingle: reduceat along contiguous rows
+            hashed %= np.uint64(PRIME)
+            signatures = np.full((stop - start, NUM_PERM), PRIME, dtype=np.uint32)
+            filled = np.diff(self.starts[start:stop + 1]) > 0
+            if filled.any():
+                signatures[filled] = np.minimum.reduceat(
+                    hashed, self.starts[start:stop][filled] - low, axis=1).T
+            yield signatures
+            start = stop
+
+    def signatures(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """All :meth:`signature_chunks` at once."""
+        return np.concatenate([*self.signature_chunks(a, b),
+                               np.zeros((0, NUM_PERM), dtype=np.uint32)])
+
+    def band_keys(self, seed: int) -> np.ndarray:
+        """The :func:`_band_keys` of the signatures under the seeded :func:`permutations`,
+        computed chunk by chunk (the whole signature matrix is never held)."""
+        return np.concatenate([*map(_band_keys, self.signature_chunks(*permutations(seed))),
+                               _band_keys(np.zeros((0, NUM_PERM), dtype=np.uint32))])
+
+
+def _shingle_matrices(left: ShingleSets,
+                      right: ShingleSets) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+    """``left`` and ``right`` as binary texts × shingles matrices over the hashes of both."""
+    both = np.concatenate([left.hashes, right.hashes])
+    _, ids = np.unique(both, return_inverse=True)
+    ids = ids.ravel()
+    width = int(ids.max(initial=-1)) + 1
+
+    def matrix(sets: ShingleSets, columns: np.ndarray) -> sparse.csr_matrix:
+        x = sparse.csr_matrix((np.ones(len(columns), dtype=np.int32), columns, sets.starts),
+                              shape=(len(sets.starts) - 1, width))
+        x.sum_duplicates()
+        x.data[:] = 1
+        return x
+
+    return matrix(left, ids[:len(left.hashes)]), matrix(right, ids[len(left.hashes):])
+
+
+def _confirmed(pairs: np.ndarray, left: list[ShingleSets], right: list[ShingleSets],
+               first_only: bool = False) -> list[tuple[int, int]]:
+    """The candidate ``pairs`` ``(i, j)`` (sorted) whose texts have, part by part, an exact
+    word-bigram Jaccard similarity ≥ :data:`NEAR_THRESHOLD` (two empty parts are equal);
+    ``first_only``: only the first such pair of each ``i``."""
+    i, j = pairs[:, 0], pairs[:, 1]
+    near = np.ones(len(pairs), dtype=bool)
+    rows_i, at_i = np.unique(i, return_inverse=True)
+    rows_j, at_j = np.unique(j, return_inverse=True)
+    for a, b in zip(left, right):
+        if not len(pairs):
+            break
+        x, y = _shingle_matrices(a.take(rows_i), b.take(rows_j))
+        inter = np.asarray(x[at_i].multiply(y[at_j]).sum(axis=1)).ravel()
+        union = x.getnnz(axis=1)[at_i] + y.getnnz(axis=1)[at_j] - inter
+        near &= (inter >= NEAR_THRESHOLD * union) | (union == 0)
+    i, j = i[near], j[near]
+    if first_only:
+        keep = np.unique(i, return_index=True)[1]
+        i, j = i[keep], j[keep]
+    return list(zip(i.tolist(), j.tolist()))
+
+
+def permutations(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The seeded MinHash permutations ``(a·x + b) mod PRIME``: ``a`` and ``b``
+    (:data:`NUM_PERM` each)."""
+    rng = np.random.default_rng(seed)
+    return (rng.integers(1, PRIME, NUM_PERM, dtype=np.uint64),
+            rng.integers(0, PRIME, NUM_PERM, dtype=np.uint64))
+
+
+def _band_keys(signatures: np.ndarray) -> np.ndarray:
+    """64-bit keys of the :func:`lsh_bands` bands of each signature (rows × bands)."""
+    n_bands, width = lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT)
+    bands = np.zeros((len(signatures), n_bands), dtype=np.uint64)
+    for band in range(n_bands):
+        for column in signatures[:, band * width:(band + 1) * width].T:
+            bands[:, band] = mix64(bands[:, band] * GOLDEN + column)
+    return bands
+
+
+def _part(text: str, p: int) -> str:
+    """Part ``p`` of an indexed text (:data:`PARTS`; empty if it has fewer)."""
+    parts = text.split(PARTS)
+    return parts[p] if p < len(parts) else ""
+
+
+class NearIndex:
+    """MinHash LSH over the :data:`PARTS` parts of item inputs (word bigrams), confirmed with
+    exact Jaccard part by part (docs/methods.md §11).
+
+    Position ``k`` of the index is the ``k``-th of ``texts``; a text has as many parts as the
+    text with the most (missing parts are empty). Part ``p`` of text ``k`` has a MinHash
+    signature (:meth:`ShingleSets.signatures` under the seeded :func:`permutations`: ``PRIME``
+    = 2**31 − 1 and ``a``, ``b`` < ``PRIME``, so ``a·x + b`` < 2**62 never overflows uint64);
+    ``bands[p, k]`` are 64-bit keys of its :func:`lsh_bands` bands, and a candidate pair shares
+    a band in every part.
+    ``parts[p]`` keeps the 64-bit shingle hashes of part ``p`` to confirm candidates."""
 
     def __init__(self, texts: list[str], seed: int = 0) -> None:
-        self.texts, self.seed = texts, seed
-        rng = np.random.default_rng(seed)
-        a = rng.integers(1, PRIME, NUM_PERM, dtype=np.uint64)
-        b = rng.integers(0, PRIME, NUM_PERM, dtype=np.uint64)
-        self.signatures = np.full((len(texts), NUM_PERM), PRIME, dtype=np.uint32)
-        words = _WordKeys()
-        start = 0
-        while start < len(texts):
-            keys, lengths, stop = bytearray(), [], start
-            while stop < len(texts) and len(keys) < 8 * CHUNK_WORDS:
-                split = texts[stop].split()
-                keys += b"".join([words[w] for w in split])
-                lengths.append(len(split))
-                stop += 1
-            x, counts = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64), np.array(lengths))
-            hashed = a[:, None] * x  # permutation × shingle: reduceat along contiguous rows
-            hashed += b[:, None]
-            hashed %= np.uint64(PRIME)
-            filled = counts > 0
-            if filled.any():
-                starts = np.cumsum(counts[filled]) - counts[filled]
-                self.signatures[np.arange(start, stop)[filled]] = np.minimum.reduceat(
-                    hashed, starts, axis=1).T
-            start = stop
-        n_bands, width = lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT)
-        self.bands = np.zeros((len(texts), n_bands), dtype=np.uint64)
-        for band in range(n_bands):
-            for column in self.signatures[:, band * width:(band + 1) * width].T:
-                self.bands[:, band] = mix64(self.bands[:, band] * GOLDEN + column)
+        self.seed = seed
+        n_parts = max((text.count(PARTS) + 1 for text in texts), default=1)
+        self.parts = [ShingleSets.of(_part(text, p) for text in texts) for p in range(n_parts)]
+        self.bands = np.stack([part.band_keys(seed) for part in self.parts])
 
     def near_pairs(self, inputs: np.ndarray) -> list[tuple[int, int]]:
         """Position pairs ``(k, m)``, ``k < m``, of different inputs (keys ``inputs`` by
         position) that are near each other, in order. Only the first position of each distinct
         input is hashed into buckets; a near pair of inputs stands for all their copies."""
         first, group = _first_of_each(inputs)
-        found = _confirmed(first[_band_matches(self.bands[first], self.bands[first], True)],
-                           self.texts, self.texts)
+        bands = self.bands[:, first]
+        found = _confirmed(first[_band_matches(bands, bands, True)], self.parts, self.parts)
         order = np.argsort(group, kind="stable")
         bounds = np.r_[0, np.cumsum(np.bincount(group, minlength=len(first)))]
         copies = lambda k: order[bounds[group[k]]:bounds[group[k] + 1]].tolist()  # noqa: E731
@@ -374,9 +474,9 @@ class NearIndex:
         if other.seed != self.seed:
             raise ValueError("near-duplicate indexes with different seeds cannot be compared")
         first = _first_of_each(inputs)[0]
-        pairs = _band_matches(other.bands[wanted], self.bands[first])
+        pairs = _band_matches(other.bands[:, wanted], self.bands[:, first])
         return _confirmed(np.stack([wanted[pairs[:, 0]], first[pairs[:, 1]]], axis=1),
-                          other.texts, self.texts, first_only=True)
+                          other.parts, self.parts, first_only=True)
 
 
 @dataclass(frozen=True)
