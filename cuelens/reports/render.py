@@ -101,7 +101,7 @@ def render_html(results: dict, options: ReportOptions | None = None) -> str:
     """The report's HTML text for an already validated results dict. plotly.js is embedded,
     linked from the CDN or from :func:`plotly_file_name` next to the page (``options.plotly``);
     a page without figures carries no plotly.js at all."""
-    from cuelens.reports.sections import build_sections
+    from cuelens.reports.pages import build_sections
 
     options = options or ReportOptions()
     sections = build_sections(results, options)
