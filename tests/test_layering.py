@@ -94,13 +94,13 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
     ("cuelens.audit.pipeline", "cuelens.reports.options"): "ScanResult.save(report=...)",
     ("cuelens.audit.streamed_scan", "cuelens.frames"): "StreamedScanResult views",
     ("cuelens.audit.streamed_scan", "cuelens.reports.options"): "StreamedScanResult.save",
-    ("cuelens.audit.compare", "cuelens.reports"): "load_results of a scan to compare",
+    ("cuelens.audit.compare", "cuelens.reports"): "load_results: now in cuelens.reports.schema",
     ("cuelens.probes.pipeline", "cuelens.frames"): "ProbeResult views",
     ("cuelens.probes.pipeline", "cuelens.reports.options"): "ProbeResult.save(report=...)",
     ("cuelens.probes.llm.pipeline", "cuelens.frames"): "LLMProbeResult views",
     ("cuelens.probes.llm.pipeline", "cuelens.reports"): "LLMProbeResult.save renders the report",
     ("cuelens.probes.llm.pipeline", "cuelens.reports.options"): "LLMProbeResult.save",
-    ("cuelens.probes.scan_source", "cuelens.reports.render"): "load_results of --scan",
+    ("cuelens.probes.scan_source", "cuelens.reports.render"): "load_results: now in reports.schema",
 }
 # Import cycles inside one layer on main then (issue 24: helpers "engine" and "probe"); the test
 # fails when one is broken, so remove its entry with it.
