@@ -58,7 +58,7 @@ def test_compare_command_prints_and_writes_an_escaped_report(tmp_path):
 
 
 def test_interval_strip_places_d_and_its_interval_on_one_axis_with_zero():
-    from cuelens.reports.sections import interval_strip
+    from cuelens.reports.compare import interval_strip
 
     strip = interval_strip([{"source": "a", "D": 0.2, "ci_low": 0.1, "ci_high": 0.3},
                             {"source": "b", "D": 0.05, "ci_low": -0.1, "ci_high": 0.1}])

@@ -1,5 +1,6 @@
-"""docs/ARCHITECTURE.md layering rules: only cuelens/commands and cuelens/cli.py talk to the
-terminal or import the commands; every module imports cleanly."""
+"""docs/ARCHITECTURE.md layering rules: the layers point one way (no import of a higher layer, no
+import cycle between modules); only cuelens/commands and cuelens/cli.py talk to the terminal or
+import the commands; every module imports cleanly."""
 
 from __future__ import annotations
 
@@ -56,6 +57,182 @@ def test_the_checker_catches_violations(tmp_path):
     bad.write_text("import sys\nfrom rich.console import Console\nimport cuelens.commands.scan\n"
                    "def f():\n    print('x')\n    sys.stdout.write('y')\n")
     assert len(_violations(bad, root=tmp_path)) == 4
+
+
+# ------------------------------------------------------------------------------ layer order
+# docs/ARCHITECTURE.md "Layers", lowest first. A module may import modules of its own layer or of
+# a lower one, never of a higher one. A name covers the module and, for a package, everything in
+# it; the most specific name decides. The root package (cuelens/__init__.py: the lazy public API)
+# sits with api.py.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("cuelens.errors", "cuelens.io")),
+    # the columns: readers, records → splits, compact splits, chunks, token sequences and their
+    # encoder, text keys
+    ("columns", ("cuelens.data", "cuelens.engine", "cuelens.audit.tokenize",
+                 "cuelens.audit.counts", "cuelens.audit.text_keys")),
+    # results.json: its schema, validation and writer
+    ("results", ("cuelens.reports.schema", "cuelens.audit.results")),
+    ("analyses", ("cuelens.audit", "cuelens.probes", "cuelens.lm", "cuelens.augment",
+                  "cuelens.mitigate", "cuelens.models")),
+    ("views", ("cuelens.frames", "cuelens.reports")),
+    ("api", ("cuelens.api", "cuelens")),
+    ("front", ("cuelens.commands", "cuelens.cli")),
+]
+
+# The upward imports on main when the layer order was first asserted (issue 24). The list only
+# shrinks: the test fails when an edge here is gone, so remove its entry with the import.
+KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
+    # the engine imports the statistics it should sit below (issue 24: helper "engine")
+    ("cuelens.engine.ray_engine", "cuelens.audit.fitting"): "instance_texts for the Ray workers",
+    ("cuelens.engine.ray_engine", "cuelens.models.classifier"): "a model's tokenizer on workers",
+    # the results writer reads the metric registry and the package version
+    ("cuelens.audit.results", "cuelens.audit.metrics"): "METRICS for the cue table columns",
+    ("cuelens.audit.results", "cuelens"): "cuelens.__version__",
+    ("cuelens.audit.pipeline", "cuelens"): "cuelens.__version__ for run.json",
+    # result objects of the statistics layers render themselves (pandas views, report options)
+    ("cuelens.audit.pipeline", "cuelens.frames"): "ScanResult views",
+    ("cuelens.audit.pipeline", "cuelens.reports.options"): "ScanResult.save(report=...)",
+    ("cuelens.audit.streamed_scan", "cuelens.frames"): "StreamedScanResult views",
+    ("cuelens.audit.streamed_scan", "cuelens.reports.options"): "StreamedScanResult.save",
+    ("cuelens.audit.compare", "cuelens.reports"): "load_results: now in cuelens.reports.schema",
+    ("cuelens.probes.pipeline", "cuelens.frames"): "ProbeResult views",
+    ("cuelens.probes.pipeline", "cuelens.reports.options"): "ProbeResult.save(report=...)",
+    ("cuelens.probes.llm.pipeline", "cuelens.frames"): "LLMProbeResult views",
+    ("cuelens.probes.llm.pipeline", "cuelens.reports"): "LLMProbeResult.save renders the report",
+    ("cuelens.probes.llm.pipeline", "cuelens.reports.options"): "LLMProbeResult.save",
+    ("cuelens.probes.scan_source", "cuelens.reports.render"): "load_results: now in reports.schema",
+}
+# Import cycles inside one layer on main then (issue 24: helpers "engine" and "probe"); the test
+# fails when one is broken, so remove its entry with it.
+KNOWN_CYCLES: list[frozenset[str]] = [
+    frozenset({"cuelens.engine", "cuelens.engine.ray_engine"}),
+    frozenset({"cuelens.audit.config", "cuelens.audit.fitting"}),
+    frozenset({"cuelens.probes.evallogs", "cuelens.probes.predictions"}),
+    frozenset({"cuelens.probes.llm.backends", "cuelens.probes.llm.openai"}),
+]
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module → the package modules it imports anywhere in its code (module level, inside
+    functions, under ``TYPE_CHECKING``). ``from pkg import name`` points at ``pkg.name`` when that
+    is a module, else at ``pkg``; an import of ``a.b.c`` that is no module points at ``a.b``."""
+    files = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        targets: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([base] if base else []))
+                targets += [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
+                            for a in node.names]
+        graph[module] = {t for name in targets if name.split(".")[0] == root.name
+                         and (t := resolve(name)) is not None and t != module}
+    return graph
+
+
+def layer_of(module: str, layers=LAYERS) -> int:
+    """Index of ``module``'s layer: the layer naming it, or the package nearest to it."""
+    best, where = -1, None
+    for index, (_, names) in enumerate(layers):
+        for name in names:
+            covers = module == name or (module.startswith(name + ".") and "." in name)
+            if covers and len(name) > best:
+                best, where = len(name), index
+    if where is None:
+        raise AssertionError(f"{module} is in no layer of LAYERS (docs/ARCHITECTURE.md)")
+    return where
+
+
+def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> set[tuple[str, str]]:
+    return {(a, b) for a, targets in graph.items() for b in targets
+            if layer_of(b, layers) > layer_of(a, layers)}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_a_higher_layer():
+    graph = import_graph()
+    assert len(graph) > 150 and "cuelens.engine.chunks" in graph["cuelens.audit.streamed_hygiene"]
+    upward = upward_imports(graph)
+    new = sorted(upward - KNOWN_VIOLATIONS.keys())
+    assert new == [], "imports of a higher layer (docs/ARCHITECTURE.md):\n" + "\n".join(
+        f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})" for a, b in new)
+    gone = sorted(KNOWN_VIOLATIONS.keys() - upward)
+    assert gone == [], f"fixed: remove these from KNOWN_VIOLATIONS: {gone}"
+
+
+def test_no_import_cycles_between_modules():
+    graph = import_graph()
+    for a, b in KNOWN_VIOLATIONS:
+        graph[a].discard(b)
+    found = cycles(graph)
+    new = [sorted(c) for c in found if c not in KNOWN_CYCLES]
+    assert new == [], f"import cycles: {new}"
+    gone = [sorted(c) for c in KNOWN_CYCLES if c not in found]
+    assert gone == [], f"broken: remove these from KNOWN_CYCLES: {gone}"
+
+
+def test_the_layer_checker_catches_upward_imports_and_cycles(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "low").mkdir(parents=True)
+    files = {"__init__.py": "", "low/__init__.py": "", "top.py": "import pkg.low.a\n",
+             "low/a.py": "from . import b\n",
+             "low/b.py": "def f():\n    from pkg.low.a import g\n    from pkg import top\n"}
+    for name, text in files.items():
+        (package / name).write_text(text)
+    graph = import_graph(package)
+    assert graph == {"pkg": set(), "pkg.low": set(), "pkg.top": {"pkg.low.a"},
+                     "pkg.low.a": {"pkg.low.b"}, "pkg.low.b": {"pkg.low.a", "pkg.top"}}
+    layers = [("low", ("pkg.low",)), ("top", ("pkg.top", "pkg"))]
+    assert upward_imports(graph, layers) == {("pkg.low.b", "pkg.top")}
+    assert cycles(graph) == [frozenset({"pkg.top", "pkg.low.a", "pkg.low.b"})]
 
 
 @pytest.mark.slow

@@ -351,7 +351,7 @@ def test_load_backend_registry():
 def test_report_section_escapes_template_and_cue_names():
     from cuelens.reports import validate_results
     from cuelens.reports.render import render_html
-    from cuelens.reports.sections import build_sections
+    from cuelens.reports.pages import build_sections
     from tests.report_fixtures import PAYLOADS, nli_results
 
     results = nli_results()

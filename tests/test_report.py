@@ -19,7 +19,8 @@ from cuelens.reports.figures import log_ticks
 from cuelens.reports.render import render_html
 from cuelens.reports.schema import results_schema
 from cuelens.audit.examples import listed_cues
-from cuelens.reports.sections import build_sections, verdict
+from cuelens.reports.pages import build_sections
+from cuelens.reports.scan import verdict
 
 ALL_FIXTURES = {"nli": nli_results, "mcq": mcq_results, "score_pairs": score_pairs_results}
 
@@ -181,6 +182,22 @@ def test_absent_sections_are_omitted_not_empty():
     assert [s.key for s in build_sections(results)] == ["summary", "overview"]
     for anchor in ("leakage", "cues", "explorer", "easy_hard", "features", "probe"):
         assert f'id="{anchor}"' not in html and f'href="#{anchor}"' not in html
+
+
+def test_the_page_table_has_a_page_per_result_kind_opening_with_the_summary():
+    from cuelens.reports.pages import PAGES, result_kind
+    from cuelens.reports.summary import summary
+
+    kinds = results_schema()["then"]["properties"]["kind"]["enum"]
+    assert set(PAGES) == {*kinds, "scan", "preference", "probe"}
+    assert all(page[0] is summary and len(set(page)) == len(page) for page in PAGES.values())
+    for kind in kinds:
+        assert result_kind({"kind": kind}) == kind
+    scan = mcq_results()
+    del scan["probe"]
+    assert [result_kind(r) for r in (scan, mcq_results(), {**scan, "llm_probe": {}},
+                                     {**scan, "preference": {}})] == \
+        ["scan", "probe", "probe", "preference"]
 
 
 def test_full_results_have_every_section_and_a_caption_per_figure():

@@ -19,7 +19,8 @@ from cuelens.errors import UserError
 from cuelens.reports import render_report, validate_results
 from cuelens.reports.render import render_html
 from cuelens.reports.schema import results_schema
-from cuelens.reports.sections import PAIR_COLUMNS, build_sections
+from cuelens.reports.contrast import PAIR_COLUMNS
+from cuelens.reports.pages import build_sections
 
 FIXTURES = {"judge": contrast_judge_results,
             "natural": lambda xss=False: contrast_pairs_results(xss, "natural"),

@@ -16,7 +16,8 @@ from cuelens.audit.findings import Finding
 from cuelens.reports import ReportOptions, render_report, validate_results
 from cuelens.reports import figures as F
 from cuelens.reports.render import plotly_cdn_url, plotly_file_name, render_html, title
-from cuelens.reports.sections import build_sections, effect_text
+from cuelens.reports.pages import build_sections
+from cuelens.reports.summary import effect_text
 from cuelens.reports.text import short, short_labels
 
 

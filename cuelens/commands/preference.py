@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 import typer
 
 from cuelens.commands.common import console, progress_bar, user_errors
-from cuelens.reports.options import ReportOptions
 
 SubsetFieldOpt = Annotated[Optional[str], typer.Option(
     "--subset-field", help="Field naming each item's subset (MMLU subject, RewardBench subset): "
@@ -18,12 +17,11 @@ SubsetFieldOpt = Annotated[Optional[str], typer.Option(
 
 
 def scan_preference_data(data, train, test, subset_field: str | None, skip_bad: bool, config,
-                         out: Path | None, report: tuple[Path | None, ReportOptions], top: int,
-                         item_files: str, started: float) -> dict:
-    """Load, scan and save preference pairs; return results.json's content."""
+                         out: Path | None, report: Path | None, item_files: str):
+    """Load and scan preference pairs, after checking the outputs can be written; return the
+    scan's result and its output directory (``audit scan`` saves and prints it)."""
     from cuelens.audit.pipeline import check_scan_outputs
     from cuelens.audit.preference_scan import scan_preferences
-    from cuelens.commands.scan import save_scan
     from cuelens.data.preference import load_preferences
 
     preferences = load_preferences(data, train=train, test=test, subset_field=subset_field,
@@ -35,16 +33,12 @@ def scan_preference_data(data, train, test, subset_field: str | None, skip_bad: 
     out_dir = out or Path("audit-results") / preferences.name
     n_responses = 2 * len(preferences.splits.get("test", preferences.splits.get(
         "dev", next(iter(preferences.splits.values())))))
-    check_scan_outputs(preferences.input_paths, n_responses, out_dir, report[0], uses_cache=False,
+    check_scan_outputs(preferences.input_paths, n_responses, out_dir, report, uses_cache=False,
                        item_files=item_files)
     with progress_bar(f"scanning {preferences.name} (preference pairs)") as progress:
         result = scan_preferences(preferences, config, subset_field=subset_field,
                                   progress=progress)
-    result.started = started
-    save_scan(result, out_dir, report, top, item_files)
-    print_preference(result.results.get("preference"))
-    print_subsets(result.results.get("subsets"))
-    return result.results
+    return result, out_dir
 
 
 def print_preference(section: dict | None) -> None:

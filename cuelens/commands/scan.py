@@ -114,7 +114,8 @@ def scan(
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
     from cuelens.audit.results import item_files_mode
     from cuelens.audit.subsets import add_subsets
-    from cuelens.commands.preference import print_subsets, scan_preference_data
+    from cuelens.commands.preference import print_preference, print_subsets, \
+        scan_preference_data
     from cuelens.data.preference import is_preference_source
     from cuelens.engine import EngineOptions, load_for_scan
 
@@ -134,10 +135,13 @@ def scan(
         if stats != "exact" or engine == "ray":
             raise UserError("preference pairs are scanned in memory with exact statistics "
                             "(no --stats streaming or --engine ray; docs/preference.md)")
-        results = scan_preference_data(data, train, test, subset_field, skip_bad, config, out,
-                                       (report, ReportOptions(plotly=plotly)), top, item_files,
-                                       started)
-        check_fail_above(results, fail_above)
+        result, out_dir = scan_preference_data(data, train, test, subset_field, skip_bad, config,
+                                               out, report, item_files)
+        result.started = started
+        save_scan(result, out_dir, (report, ReportOptions(plotly=plotly)), top, item_files)
+        print_preference(result.results.get("preference"))
+        print_subsets(result.results.get("subsets"))
+        check_fail_above(result.results, fail_above)
         return
     if stats == "streaming":
         if subset_field:

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from cuelens.data.dataset import Split, Task
-from cuelens.data.loading import SPLIT_NAMES, build_split
 from cuelens.data.schema import FieldMap
+from cuelens.data.splits import SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
 

@@ -16,68 +16,18 @@ from pathlib import Path
 
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
 from cuelens.data.labels import check_label_count, split_counts
-from cuelens.data.readers import LineError, RepeatedKeys, file_format, iter_records
-from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mcq, normalise_nli
+from cuelens.data.readers import file_format, iter_records
+from cuelens.data.schema import FieldMap
+from cuelens.data.splits import NO_ITEMS, SPLIT_NAMES, build_split  # NO_ITEMS: engine/ imports it from here
 from cuelens.errors import UserError
 
-NO_ITEMS = "no usable items (the file is empty or every item was skipped)"
 ONE_ITEM = "only 1 usable item: a scan needs at least 2 (cross-validation folds need one each)"
-SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev",
-               "test": "test"}
-
-
-def _skip(split: Split, reason: str) -> None:
-    split.skipped[reason] = split.skipped.get(reason, 0) + 1
 
 
 def read_split(path: Path, name: str, fields: FieldMap, task: str | None,
                skip_bad: bool) -> Split:
     """Read and normalise one file. ``task`` None: detect from the first record."""
     return build_split(iter_records(path), path, name, fields, task, skip_bad)
-
-
-def build_split(records, path: Path, name: str, fields: FieldMap, task: str | None,
-                skip_bad: bool, into: Split | None = None) -> Split:
-    """Normalise ``(line, raw, record)`` triples into a :class:`Split`.
-
-    ``into``: append to this split instead (one shard of a split read shard by shard; the
-    caller then checks that the whole split is not empty).
-    """
-    split: Split | None = into if into is not None else \
-        (Split(name=name, path=str(path), task=task) if task else None)
-    skipped_lines = 0
-    for line, raw, record in records:
-        if isinstance(record, LineError):
-            if not skip_bad:
-                raise record
-            skipped_lines += 1
-            continue
-        if split is None:
-            split = Split(name=name, path=str(path), task=detect_task(record, fields))
-        normalise = normalise_nli if split.task == Task.NLI else normalise_mcq
-        try:
-            item = normalise(record, fields, default_id=f"{path.name}:{line}")
-        except RecordError as exc:
-            if not skip_bad:
-                raise UserError(str(exc), path=str(path), line=line) from None
-            _skip(split, "bad record")
-            continue
-        if item is None:
-            _skip(split, "missing label")
-            continue
-        if isinstance(record, RepeatedKeys):
-            item["duplicate_keys"] = record.repeated
-        if fields.group is not None:
-            if record.get(fields.group) in (None, ""):
-                raise UserError(f"no group id in field '{fields.group}' (--group-field)",
-                                path=str(path), line=line)
-            item["group"] = str(record[fields.group])
-        split.append(item, raw, line)
-    if into is None and (split is None or len(split) == 0):
-        raise UserError(NO_ITEMS, path=str(path))
-    if skipped_lines and split is not None:
-        split.skipped["malformed line"] = split.skipped.get("malformed line", 0) + skipped_lines
-    return split  # type: ignore[return-value]
 
 
 def _find_split_files(directory: Path) -> dict[str, Path]:

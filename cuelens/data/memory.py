@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from cuelens.data.dataset import Dataset, Split
-from cuelens.data.loading import SPLIT_NAMES, assemble_dataset, build_split
+from cuelens.data.loading import assemble_dataset
 from cuelens.data.schema import FieldMap
+from cuelens.data.splits import SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
 

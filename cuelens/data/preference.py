@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from cuelens.data.dataset import Dataset, Split, Task
-from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _find_split_files, assemble_dataset
+from cuelens.data.loading import _find_split_files, assemble_dataset
 from cuelens.data.readers import LineError, file_format, iter_records
 from cuelens.data.schema import ID_ALIASES, RecordError, _text
+from cuelens.data.splits import NO_ITEMS, SPLIT_NAMES
 from cuelens.errors import UserError
 
 CHOSEN, REJECTED = "chosen", "rejected"

@@ -32,6 +32,8 @@ from cuelens.errors import UserError
 from cuelens.lm.text import BOS, EOS, UNK, WordSplitter, build_vocab
 from cuelens.lm.wordlevel import WordLevelScorer, read_config
 
+SPELLING_ORDER = 3
+
 
 @dataclass
 class _Level:
@@ -85,8 +87,16 @@ def _checked_config(config: dict, path: Path) -> tuple[int, float, WordSplitter]
                         path=str(path)) from None
 
 
+def train_speller(words: list[list[str]]) -> NgramModel:
+    """The character trigram model that spells unknown words of every word-level model with
+    ``open_vocab`` (:mod:`cuelens.lm.wordlevel`)."""
+    return NgramModel.train(words, order=SPELLING_ORDER)
+
+
 class NgramModel(WordLevelScorer):
     """Interpolated Kneser-Ney n-gram model over a fixed vocabulary; implements ``SentenceScorer``."""
+
+    _train_speller = staticmethod(train_speller)
 
     def __init__(self, vocab: list[str], counts: dict[int, tuple[np.ndarray, np.ndarray]],
                  order: int, discount: float, splitter: WordSplitter, name: str = "ngram"):

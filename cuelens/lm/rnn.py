@@ -24,6 +24,7 @@ import numpy as np
 
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
+from cuelens.lm.ngram import train_speller
 from cuelens.lm.text import BOS, EOS, WordSplitter, build_vocab
 from cuelens.lm.wordlevel import WordLevelScorer, read_config
 
@@ -113,6 +114,8 @@ def _batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | No
 
 class RNNModel(WordLevelScorer):
     """A trained word-level LSTM/RNN; implements ``SentenceScorer``."""
+
+    _train_speller = staticmethod(train_speller)
 
     def __init__(self, config: RNNConfig, vocab: list[str], splitter: WordSplitter, network=None,
                  device: str = "cpu", name: str | None = None, batch_size: int = 256):

@@ -29,7 +29,6 @@ from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.lm.text import BOS, EOS, UNK, WordSplitter
 
-SPELLING_ORDER = 3
 TOKEN_CACHE_SIZE = 1 << 18
 
 
@@ -50,6 +49,12 @@ class WordLevelScorer:
 
     def _next_logprobs(self, prefix: np.ndarray) -> np.ndarray:
         """``log p(v | <s> prefix)`` for every vocabulary id ``v`` (a ``[V]`` array)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _train_speller(words: list[list[str]]) -> WordLevelScorer:
+        """The character model of ``open_vocab`` trained on ``words`` (lists of letters); every
+        subclass uses :func:`cuelens.lm.ngram.train_speller`, which lives above this module."""
         raise NotImplementedError
 
     def ids(self, words: list[str]) -> np.ndarray:
@@ -150,10 +155,8 @@ class WordLevelScorer:
     def _speller(self):
         """The character model of the vocabulary's spelling and ``log(1 − Σ_V p_spell)``."""
         if getattr(self, "_spelling", None) is None:
-            from cuelens.lm.ngram import NgramModel
-
             words = [list(w) for w in self.vocab if w not in (UNK, BOS, EOS)]
-            speller = NgramModel.train([*words, [UNK]], order=SPELLING_ORDER)
+            speller = self._train_speller([*words, [UNK]])
             inside = float(np.exp(speller._sums(words)).sum())
             self._spelling = (speller, math.log1p(-min(inside, 1 - 1e-12)))
         return self._spelling

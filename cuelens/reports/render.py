@@ -29,7 +29,8 @@ from cuelens.errors import UserError
 from cuelens.io import atomic_write_text, check_outputs
 from cuelens.reports.glossary import GLOSSARY
 from cuelens.reports.options import ReportOptions
-from cuelens.reports.schema import validate_results
+from cuelens.reports.schema import load_results, validate_results  # noqa: F401  (load_results:
+# probes/scan_source.py imports it from here)
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
                  "\u2029": "\\u2029"}
@@ -41,18 +42,6 @@ def script_json(obj) -> str:
     U+2028/U+2029 characters; each is written as its ``\\uXXXX`` escape)."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.translate(_JSON_ESCAPE_TABLE)
-
-
-def load_results(path: str | os.PathLike) -> dict:
-    """Read a results JSON file, with a one-line :class:`UserError` for a missing or malformed one."""
-    from cuelens.data.readers import read_json
-
-    if not Path(path).exists():
-        raise UserError("no such results file", path=str(path))
-    results = read_json(Path(path))
-    if not isinstance(results, dict):
-        raise UserError("not a cuelens results file (expected a JSON object)", path=str(path))
-    return results
 
 
 def _asset(name: str) -> str:
@@ -101,7 +90,7 @@ def render_html(results: dict, options: ReportOptions | None = None) -> str:
     """The report's HTML text for an already validated results dict. plotly.js is embedded,
     linked from the CDN or from :func:`plotly_file_name` next to the page (``options.plotly``);
     a page without figures carries no plotly.js at all."""
-    from cuelens.reports.sections import build_sections
+    from cuelens.reports.pages import build_sections
 
     options = options or ReportOptions()
     sections = build_sections(results, options)

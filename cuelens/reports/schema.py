@@ -1,4 +1,5 @@
-"""Validation of results files against ``results.schema.json`` (docs/results-schema.md, docs/methods.md §10).
+"""Results files: reading them and validating them against ``results.schema.json``
+(docs/results-schema.md, docs/methods.md §10).
 
 The schema is compiled once with ``fastjsonschema`` (generated Python code): SNLI-size results
 (tens of thousands of cues, a data map per training item) validate in about a second, where an
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from importlib import resources
+from pathlib import Path
 from typing import Any, Callable
 
 from cuelens.errors import UserError
@@ -67,3 +70,15 @@ def check_label_names(results: dict, source: str | None = None) -> None:
         if cue["label"] not in names:
             raise UserError(f"not a cuelens results file: $.cues[{k}].label {cue['label']!r} is "
                             "not one of $.dataset.label_names", path=source)
+
+
+def load_results(path: str | os.PathLike) -> dict:
+    """Read a results JSON file, with a one-line :class:`UserError` for a missing or malformed one."""
+    from cuelens.data.readers import read_json
+
+    if not Path(path).exists():
+        raise UserError("no such results file", path=str(path))
+    results = read_json(Path(path))
+    if not isinstance(results, dict):
+        raise UserError("not a cuelens results file (expected a JSON object)", path=str(path))
+    return results

@@ -3,7 +3,7 @@
 An operator builds a new *wrong* choice for a question from one of its choices (the correct one,
 or a wrong one for ``adv``/``syn``), or returns ``None`` when it cannot apply. Stress tests
 (:mod:`cuelens.augment.stress`) and augmentation (:mod:`cuelens.augment.augmentation`) both
-look operators up here.
+look operators up in :mod:`cuelens.augment.operators`, which imports every operator module.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cuelens.errors import UserError
 
 CORRECT, WRONG = "correct", "wrong"
 
@@ -50,24 +49,3 @@ def register(name: str, *, source: str = CORRECT, needs_parse: bool = True):
         return fn
 
     return wrap
-
-
-def get_operator(name: str) -> Operator:
-    from cuelens.augment import operators  # noqa: F401  (registers the built-in operators)
-
-    key = ALIASES.get(name.lower(), name.lower())
-    if key not in OPERATORS:
-        raise UserError(f"unknown operator '{name}' (choose from {', '.join(OPERATORS)})")
-    return OPERATORS[key]
-
-
-def parse_ops(spec: str) -> list[Operator]:
-    """Operators named in a comma-separated ``--ops`` value (order kept, duplicates dropped)."""
-    names = [part.strip() for part in spec.split(",") if part.strip()]
-    if not names:
-        raise UserError("--ops names no operator")
-    ops: dict[str, Operator] = {}
-    for name in names:
-        op = get_operator(name)
-        ops.setdefault(op.name, op)
-    return list(ops.values())

@@ -1,0 +1,50 @@
+"""The preference-shortcut section of a preference scan's report (docs/preference.md): length,
+formatting and position rules that predict the chosen response.
+"""
+
+from __future__ import annotations
+
+from cuelens.reports import figures as F
+from cuelens.reports.options import ReportOptions
+from cuelens.reports.section import Section, pct
+
+
+def preference(results: dict, options: ReportOptions) -> Section | None:
+    """Length, formatting and position shortcuts of preference pairs, per split."""
+    from cuelens.audit.preference import shortcut_verdict
+
+    pref = results.get("preference")
+    if pref is None:
+        return None
+    splits = {role: {**split, "verdicts": [shortcut_verdict(r) for r in split["shortcuts"]
+                                           if r["decided"]]}
+              for role, split in pref["splits"].items()}
+    flagged = sum(r["significant"] for s in pref["splits"].values() for r in s["shortcuts"])
+    sec = Section("preference", "Preference shortcuts: length, formatting, position", context={
+        "splits": splits, "shape": pref["shape"], "level": "flagged" if flagged else "clean",
+        "headline": (f"{flagged} shortcut(s) predict the chosen response significantly (Holm-"
+                     "corrected)." if flagged else
+                     "No length, formatting or position rule predicts the chosen response "
+                     "significantly.")})
+    role, split = next(iter(pref["splits"].items()))
+    rows = [r for r in split["shortcuts"] if r["rate"] is not None]
+    if rows:
+        sec.add_figure("rates", f"How often each rule picks the chosen response ({role} split) "
+                       "among the pairs it tells apart, with 95% Wilson intervals; the dashed line "
+                       "is a coin flip. Red: significant after Holm's correction.",
+                       rate_bars([r["shortcut"] for r in rows], [r["rate"] for r in rows],
+                                 [r["rate_ci"] for r in rows], "win rate",
+                                 text=[f"{pct(r['rate'])} of {r['decided']:,}" for r in rows],
+                                 colours_=[F.BAD if r["significant"] else F.MAIN for r in rows],
+                                 reference=(50, "coin flip")))
+    return sec
+
+
+def rate_bars(names: list[str], rates: list[float], intervals: list[list[float]],
+              axis_title: str, **options) -> dict:
+    """Horizontal bars of fractions (shown in %) with their intervals as error bars."""
+    values = [100 * r for r in rates]
+    return F.horizontal_bars(names, values, axis_title=axis_title, x_range=(0, 100),
+                             errors=([v - 100 * ci[0] for v, ci in zip(values, intervals)],
+                                     [100 * ci[1] - v for v, ci in zip(values, intervals)]),
+                             **options)

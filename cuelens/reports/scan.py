@@ -1,0 +1,376 @@
+"""The sections of a scan's report (docs/methods.md §10; a probe's report shows them after the
+model's section): dataset overview, hygiene, cue leakage, MCQ baselines, lengths, cue words,
+cue explorer, easy/hard items, ICQ feature cues and the next steps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
+from cuelens.data.dataset import Task
+from cuelens.io import format_number, read_number
+from cuelens.reports import figures as F
+from cuelens.reports.options import ReportOptions
+from cuelens.reports.section import Section, label_keys, pct, points
+
+TOP_FEATURES_TABLE = 30
+TOP_FEATURES_CHART = 10
+EXAMPLES_PER_LIST = 10
+
+
+def _baseline_name(results: dict) -> str:
+    """What the leakage baseline is, in words (docs/methods.md §3: majority label, or 1/k for MCQ)."""
+    ds = results["dataset"]
+    if ds["task"] == Task.MCQ:
+        return f"picking one of the {ds.get('n_choices') or 'k'} choices at random"
+    return "always giving the most common label"
+
+
+def _text_name(results: dict) -> tuple[str, str]:
+    """What the cue text and its context are called for this task (for plain-language copy)."""
+    if results["dataset"]["task"] == Task.MCQ:
+        return "answer choices", "question"
+    return "hypotheses", "premise"
+
+
+def overview(results: dict, options: ReportOptions) -> Section | None:
+    ds = results.get("dataset")
+    if ds is None:
+        return None
+    splits = ds["splits"]
+    sec = Section("overview", "Dataset overview", context={
+        "dataset": ds, "config": results.get("config", {}),
+        "notes": results.get("notes", []) + ds.get("labels", {}).get("warnings", []),
+        "rows": [{"role": role, "file": s.get("file"), "items": s["items"],
+                  "instances": s.get("instances"), "skipped": sum(s.get("skipped", {}).values()),
+                  "skipped_reasons": s.get("skipped", {})} for role, s in splits.items()],
+    })
+    positions = {role: s.get("answer_position_counts") for role, s in splits.items()
+                 if s.get("answer_position_counts")}
+    if ds["task"] == Task.MCQ and positions:
+        keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
+        cats = [f"choice {int(k) + 1}" for k in keys]
+        series, hover = {}, {}
+        for role, counts in positions.items():
+            total = sum(counts.values()) or 1
+            series[role] = [100 * counts.get(k, 0) / total for k in keys]
+            hover[role] = [f"{role}: {counts.get(k, 0):,} of {total:,} questions" for k in keys]
+        sec.add_figure("positions", "Where the correct answer sits in each split: bars far from "
+                       "an even split mean a model could gain accuracy just by preferring a position.",
+                       F.grouped_bars(cats, series, hover, axis_title="share of questions"))
+    else:
+        labels = label_keys(ds["label_names"], *(s["label_counts"] for s in splits.values()))
+        series, hover = {}, {}
+        for role, s in splits.items():
+            total = sum(s["label_counts"].values()) or 1
+            series[role] = [100 * s["label_counts"].get(l, 0) / total for l in labels]
+            hover[role] = [f"{l}: {s['label_counts'].get(l, 0):,} of {total:,}" for l in labels]
+        sec.add_figure("labels", "Share of each label per split: the tallest bar in a split is "
+                       "the accuracy of always guessing that label.",
+                       F.grouped_bars(labels, series, hover, axis_title="share of instances"))
+    return sec
+
+
+HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
+                    "duplicates": "Exact duplicates", "near_duplicates": "Near duplicates",
+                    "label_conflicts": "Label-noise candidates (same input, different label)",
+                    "mirrored": "Mirrored / contrastive pairs",
+                    "permuted": "Copies with the choices in another order (a deliberate construction)"}
+
+
+def hygiene(results: dict, options: ReportOptions) -> Section | None:
+    """Duplicates, overlap, mirrored pairs and label-noise candidates (docs/data-hygiene.md)."""
+    hy = results.get("hygiene")
+    if hy is None:
+        return None
+    examples = [(HYGIENE_EXAMPLES[kind], rows) for kind, rows in hy["examples"].items()
+                if rows and kind in HYGIENE_EXAMPLES]
+    return Section("hygiene", "Data hygiene", context={"hy": hy, "examples": examples})
+
+
+def d_interval(row: dict) -> str:
+    """``+12.3 points (95% CI +10.1 to +14.2)``, or just the points without an interval."""
+    if "ci_low" not in row:
+        return points(row["D"])
+    return (f"{points(row['D'])} (95% CI {100 * row['ci_low']:+.1f} to "
+            f"{100 * row['ci_high']:+.1f})")
+
+
+def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
+    """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
+    when the whole 95% interval of D is above the alarm threshold."""
+    text, context = _text_name(results)
+    best = leak["best"]
+    what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
+            f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
+            f"against {pct(leak['majority'])} for {_baseline_name(results)}")
+    level = leak.get("verdict") or ("significant" if leak["flagged"] else
+                                    "mild" if best["D"] > 0 else "chance")
+    if level == "significant":
+        return "flagged", (f"Significant cue leakage. {what} — {d_interval(best)}, the whole "
+                           f"interval above the {100 * threshold:.0f}-point alarm threshold. "
+                           f"Models trained on this data can score well without understanding "
+                           f"the {context}.")
+    if level == "mild":
+        return "mild", (f"Some cue leakage, not surely above the {100 * threshold:.0f}-point "
+                        f"alarm threshold. {what}: {d_interval(best)}.")
+    return "clean", (f"No cue leakage detected. {what}: {d_interval(best)}, indistinguishable "
+                     "from guessing.")
+
+
+def leakage(results: dict, options: ReportOptions) -> Section | None:
+    leak = results.get("leakage")
+    if leak is None:
+        return None
+    threshold = results.get("config", {}).get("flag_threshold", 0.10)
+    level, sentence = verdict(leak, threshold, results)
+    sec = Section("leakage", "Cue leakage", context={
+        "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
+        "baseline": ("chance (1/k)" if results["dataset"]["task"] == Task.MCQ
+                     else "majority baseline")},
+        terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
+               *dict.fromkeys(r["aggregator"] for r in leak["table"]), "BoW"])
+    table = leak["table"]
+    if table:
+        metrics = list(dict.fromkeys(r["metric"] for r in table))
+        aggs = list(dict.fromkeys(r["aggregator"] for r in table))
+        cell = {(r["metric"], r["aggregator"]): r for r in table}
+        z = [[100 * cell[m, a]["D"] if (m, a) in cell else None for a in aggs] for m in metrics]
+        txt = [[f"{pct(cell[m, a]['accuracy'])}\n{100 * cell[m, a]['D']:+.1f}"
+                if (m, a) in cell else "" for a in aggs] for m in metrics]
+        sec.add_figure("heatmap", "Each cell is the held-out accuracy of guessing the label from "
+                       "cue-word scores alone (rows: how a word's cue strength is scored; columns: "
+                       "how the words of an instance are combined), with D = points above the "
+                       "baseline below it; red = leakage, blue = no better than guessing.",
+                       F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
+                                 row_title="cue metric", column_title="aggregator"))
+    mcq = results["dataset"]["task"] == Task.MCQ
+    names = ["chance (random choice)" if mcq else "majority baseline"]
+    names += [b["name"] for b in leak.get("baselines", [])]
+    accs = [leak["majority"]] + [b["accuracy"] for b in leak.get("baselines", [])]
+    ds = [0.0] + [b["D"] for b in leak.get("baselines", [])]
+    names.append(f"best cue classifier ({leak['best']['metric']} + {leak['best']['aggregator']})")
+    accs.append(leak["best"]["accuracy"])
+    ds.append(leak["best"]["D"])
+    sec.add_figure("baselines", "Accuracy of simple guessers that never read the "
+                   f"{_text_name(results)[1]}: the further a bar reaches past the dashed baseline "
+                   "line, the more the labels can be guessed from surface cues.",
+                   F.horizontal_bars(names, [100 * a for a in accs], axis_title="accuracy",
+                                     text=[f"{pct(a)} (D {100 * d:+.1f})" for a, d in zip(accs, ds)],
+                                     colours_=[F.GREY] + [F.MAIN] * (len(names) - 2)
+                                     + [F.BAD if level in ("flagged", "mild") else F.MAIN],
+                                     reference=(100 * leak["majority"], "chance" if mcq else "majority"),
+                                     x_range=(0, 100)))
+    return sec
+
+
+def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
+    """Answer-position, length, overlap and question-only baselines (cuelens.audit.mcq_baselines)."""
+    from cuelens.audit.chance import positions_verdict
+    from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, ci_name
+
+    mb = results.get("mcq_baselines")
+    if mb is None:
+        return None
+    rows = mb["rows"]
+    gold = {role: positions_verdict(counts, f"gold answers ({role} split)")
+            for role, counts in mb["gold_position"].items()}
+    level, headline = baselines_headline(mb)
+    sec = Section("mcq_baselines", "Answer-order and length artifacts", context={
+        "mb": mb, "level": level, "ci": ci_name(mb),
+        "verdicts": [baseline_verdict(r, mb) for r in rows], "gold": gold,
+        "headline": headline})
+    sec.terms = ["D", "CI"]
+    names = [r["name"] for r in rows]
+    accs = [100 * r["accuracy"] for r in rows]
+    lo = [a - 100 * r["accuracy_ci"][0] for a, r in zip(accs, rows)]
+    hi = [100 * r["accuracy_ci"][1] - a for a, r in zip(accs, rows)]
+    sec.add_figure("mcq_baselines", "Accuracy of rules that pick an answer without reading the "
+                   f"question, with {ci_name(mb)}s (Bonferroni-corrected for the number of rules, "
+                   "like the test); the dashed line is random guessing. Red bars differ "
+                   "significantly from guessing: artifacts of the dataset.",
+                   F.horizontal_bars(names, accs, axis_title="accuracy", errors=(lo, hi),
+                                     text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
+                                           for r in rows],
+                                     colours_=[F.BAD if r["significant"] else F.MAIN
+                                               for r in rows],
+                                     reference=(100 * mb["chance"], "chance"), x_range=(0, 100)))
+    return sec
+
+
+def lengths(results: dict, options: ReportOptions) -> Section | None:
+    """Words per hypothesis / choice by label (:mod:`cuelens.audit.lengths`), with the
+    length-only baseline (NLI) or the length rules of the MCQ baselines."""
+    ln = results.get("lengths")
+    if not ln:
+        return None
+    by_label = ln["by_label"]
+    top = ln["max_words"]
+    names = list(by_label)
+    # the chart ends at the longest text (the file keeps every bin)
+    end = 1 + max((i for name in names for i, n in enumerate(by_label[name]["histogram"]) if n),
+                  default=0)
+    bins = list(range(end))
+    mcq = ln["unit"] == "words per choice"
+    share = {name: [100 * n / (by_label[name]["n"] or 1) for n in by_label[name]["histogram"][:end]]
+             for name in names}
+    hover = {name: [f"{name}: {n:,} of {by_label[name]['n']:,} with "
+                    f"{b if b < top else f'{top} or more'} words"
+                    for b, n in zip(bins, by_label[name]["histogram"])] for name in names}
+    label_colours = (F.colours(names, F.SERIES_PALETTE) if mcq else
+                     F.colours(label_keys(results["dataset"]["label_names"], by_label)))
+    baselines = []
+    if ln.get("baseline"):
+        baselines = [dict(ln["baseline"], fitted=True)]
+    elif results.get("mcq_baselines"):
+        baselines = [dict(r, ci_low=r["accuracy_ci"][0], ci_high=r["accuracy_ci"][1],
+                          majority=results["mcq_baselines"]["chance"])
+                     for r in results["mcq_baselines"]["rows"]
+                     if "longest" in r["name"] or "shortest" in r["name"]]
+    sec = Section("lengths", "Text length per label", context={
+        "unit": ln["unit"], "rows": [{"name": n, **by_label[n]} for n in names],
+        "baselines": baselines, "mcq": mcq, "text_name": _text_name(results)[0]},
+        terms=["words", "D", "CI"])
+    sec.add_figure("histogram", f"Share of {_text_name(results)[0]} with each number of words, "
+                   + ("for the correct and the other choices" if mcq else "per label")
+                   + f" (the last point pools {top} or more words): curves that sit apart mean "
+                   "the length alone gives the answer away.",
+                   F.lines(bins, share, hover, colour_map=label_colours,
+                           x_title=f"{ln['unit']} (last bin: {top}+)", y_title="share of texts"))
+    return sec
+
+
+def cue_words(results: dict, options: ReportOptions) -> Section | None:
+    """Every significant cue and the strongest of each label (:func:`listed_cues`), ranked by
+    ``options.rank_by`` (z: significance), in a sortable table and a support × strength scatter."""
+    cues = results.get("cues")
+    if not cues:
+        return None
+    rank_by = options.rank_by
+    metric = results.get("config", {}).get("metric", "cp")
+    other = rank_by if rank_by != "z" else (metric if metric != "z" else "cp")
+    stats = results.get("cue_stats", {})
+    shown = listed_cues(cues, LISTED_PER_LABEL, rank_by)
+    label_names = results["dataset"]["label_names"]
+    by_cue = results.get("examples", {}).get("by_cue", {})
+    rows = [[c["token"], c["label"], c["count"], c["label_count"], c["metrics"].get("z"),
+             c["metrics"].get(other), c["significant"], c["token"] in by_cue] for c in shown]
+    n_significant = sum(c["significant"] for c in cues)
+    sec = Section("cues", "Cue words", context={
+        "rank_by": rank_by, "other": other, "stats": stats, "n_cues": len(cues),
+        "n_shown": len(shown), "n_significant": n_significant,
+        "n_significant_shown": sum(c["significant"] for c in shown),
+        "per_label": LISTED_PER_LABEL,
+        "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),
+        "labels": label_keys(label_names, {c["label"]: 0 for c in shown}),
+        "text_name": _text_name(results)[0], "finding": results.get("cue_finding")},
+        client={"cues": {"rank_by": rank_by, "rows": rows, "sort_col": 4 if rank_by == "z" else 5}},
+        terms=["z", other, "support", "with label"])
+    groups: dict[str, dict[str, list]] = {}
+    # significant cues first in each trace, so that the legend shows a filled marker
+    for c in sorted(shown, key=lambda c: not c["significant"]):
+        g = groups.setdefault(c["label"], {"x": [], "y": [], "hover": [], "symbol": []})
+        score = read_number(c["metrics"].get(rank_by))
+        g["x"].append(c["count"])
+        g["y"].append(score if math.isfinite(score) else None)  # ±∞ / undefined: not drawn
+        g["symbol"].append("circle" if c["significant"] else "circle-open")
+        g["hover"].append(f"“{F.short(c['token'])}” → {c['label']}\n{c['count']:,} instances, "
+                          f"{c['label_count']:,} with this label\nz "
+                          f"{format_number(c['metrics'].get('z'), 1)}, {other} "
+                          f"{format_number(c['metrics'].get(other))}")
+    threshold = stats.get("bonferroni_z") if rank_by == "z" else None
+    spec = F.scatter_groups(groups, x_title="instances containing the word (log scale)",
+                            y_title=f"cue strength ({rank_by})", log_x=True,
+                            colour_keys=label_names,
+                            reference=None if threshold is None else
+                            (threshold, "significance threshold"))
+    sec.add_figure("scatter", "Each dot is a listed word, coloured by the label it points to: "
+                   "words high up are strong cues, words far right are frequent, so dots in the "
+                   "top right matter most (filled = statistically significant, hollow = not"
+                   + (": below the dashed Bonferroni threshold" if threshold else "") + ").",
+                   spec)
+    return sec
+
+
+def _examples_client(results: dict) -> dict:
+    ex = results["examples"]
+    mcq = results["dataset"]["task"] == Task.MCQ
+    return {"examples": {"items": ex["items"], "by_cue": ex.get("by_cue", {}),
+                         "easy": ex.get("easy", []), "hard": ex.get("hard", []),
+                         "fields": {"premise": "question" if mcq else "premise",
+                                    "text": "choice" if mcq else "hypothesis"}}}
+
+
+def explorer(results: dict, options: ReportOptions) -> Section | None:
+    by_cue = results.get("examples", {}).get("by_cue")
+    if not by_cue:
+        return None
+    return Section("explorer", "Cue explorer",
+                   context={"n_cues": len(by_cue), "text_name": _text_name(results)[0]},
+                   client=_examples_client(results))
+
+
+def easy_hard(results: dict, options: ReportOptions) -> Section | None:
+    eh = results.get("easy_hard")
+    if eh is None:
+        return None
+    has_examples = bool(results.get("examples", {}).get("easy") or
+                        results.get("examples", {}).get("hard"))
+    sec = Section("easy_hard", "Easy and hard items", context={
+        "eh": eh, "has_examples": has_examples, "per_list": EXAMPLES_PER_LIST,
+        "text_name": _text_name(results)[0]},
+        client=_examples_client(results) if has_examples else {})
+    sec.terms = ["easy", "hard"]
+    total = (eh["easy"] + eh["hard"]) or 1
+    sec.add_figure("sizes", "Items the cue-only classifier gets right in most repetitions are "
+                   "easy (answerable from cues), the rest are hard; a larger hard share means a "
+                   "healthier dataset, and the hard items make a cleaner test set.",
+                   F.horizontal_bars(["easy", "hard"], [eh["easy"], eh["hard"]],
+                                     axis_title="items", percent=False,
+                                     text=[f"{eh['easy']:,} ({pct(eh['easy'] / total)})",
+                                           f"{eh['hard']:,} ({pct(eh['hard'] / total)})"],
+                                     colours_=[F.BAD, F.GOOD]))
+    return sec
+
+
+def _feature_name(f: dict) -> str:
+    return f["feature"] if f.get("value") in (None, "", "present") else f"{f['feature']} = {f['value']}"
+
+
+def _dominant(dist: Mapping[str, float]) -> str:
+    if not dist:
+        return "n/a"
+    label = max(dist, key=lambda k: (dist[k], k))
+    return f"{label} ({pct(dist[label], 0)})"
+
+
+def features(results: dict, options: ReportOptions) -> Section | None:
+    feats = results.get("features")
+    if not feats:
+        return None
+    ranked = sorted(feats, key=lambda f: (-f["cueness"], _feature_name(f)))
+    rows = [{"name": _feature_name(f), "cueness": f["cueness"], "train": f["train_support"],
+             "test": f["test_support"], "train_top": _dominant(f["train_dist"]),
+             "test_top": _dominant(f["test_dist"])} for f in ranked[:TOP_FEATURES_TABLE]]
+    sec = Section("features", "Linguistic feature cues (ICQ)", context={
+        "rows": rows, "n_features": len(feats), "config": results.get("features_config", {})})
+    sec.terms = ["cueness"]
+    chart = ranked[:TOP_FEATURES_CHART]
+    dist_rows = [(f"{_feature_name(f)} · {role} (n={f[f'{role}_support']:,})", f[f"{role}_dist"])
+                 for f in chart for role in ("train", "test")]
+    labels = label_keys(results["dataset"]["label_names"], *(d for _, d in dist_rows))
+    sec.add_figure("distributions", "For the strongest feature cues, how the labels are "
+                   "distributed among items with the feature, in train and in test: a lopsided "
+                   "bar that looks the same in both splits is a cue a model can learn and exploit.",
+                   F.stacked_distributions(dist_rows, labels))
+    return sec
+
+
+def next_steps(results: dict, options: ReportOptions) -> Section | None:
+    """What to do, derived from the findings (:func:`cuelens.audit.advice.next_steps`)."""
+    steps = results.get("next_steps")
+    if not steps:
+        return None
+    return Section("next_steps", "What to do next", context={"steps": steps})
