@@ -21,9 +21,8 @@ from cuelens.audit.preference import preference_section, shortcut_rows
 from cuelens.audit.subsets import add_leakage, preference_cells, subset_dataset, subset_table
 from cuelens.audit.leakage import bow_name
 from cuelens.data.dataset import Split, Task
-from cuelens.data.preference import Preferences, as_dataset
+from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
 
-PREFERENCE_TASK = "preference"
 RESPONSE_BOW = "response-only BoW LR"
 Progress = Callable[[str, float], None]
 

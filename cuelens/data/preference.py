@@ -41,6 +41,7 @@ from cuelens.data.schema import ID_ALIASES, RecordError, _text
 from cuelens.errors import UserError
 
 CHOSEN, REJECTED = "chosen", "rejected"
+PREFERENCE_TASK = "preference"  # results.json ``dataset.task`` of a preference scan
 TIES = {"tie", "tie (bothbad)", "tie(bothbad)", "both_bad", "bothbad", "draw"}
 WINNER_A = {"model_a", "a", "1", "response_a", "first"}
 WINNER_B = {"model_b", "b", "2", "response_b", "second"}
