@@ -11,7 +11,7 @@ import pytest
 
 from cuelens.audit.advice import next_steps
 from cuelens.audit.findings import findings
-from cuelens.audit.preference import preference_section, shortcut_rows
+from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
 from cuelens.audit.subsets import preference_cells, subset_table
 from cuelens.data.planted_preference import make_preference
 from cuelens.data.preference import PREFERENCE_TASK, load_preferences
@@ -28,11 +28,11 @@ def planted_results(tmp_path_factory) -> dict:
     path = tmp_path_factory.mktemp("advice") / "planted.jsonl"
     write_jsonl(path, make_preference(200, seed=0))
     split = load_preferences(path).splits["all"]
-    subsets = np.asarray(split.subsets, dtype=object)
+    subsets, scores = np.asarray(split.subsets, dtype=object), shortcut_scores(split)
     groups = {s: np.flatnonzero(subsets == s) for s in sorted(set(split.subsets))}
     table = subset_table("subset", "win rate", {s: len(i) for s, i in groups.items()},
-                         {s: preference_cells(shortcut_rows(split, i)) for s, i in groups.items()},
-                         preference_cells(shortcut_rows(split)))
+                         {s: preference_cells(shortcut_rows(scores, i)) for s, i in groups.items()},
+                         preference_cells(shortcut_rows(scores)))
     cues = [{"token": "-", "label": "chosen", "count": 200, "label_count": 150,
              "metrics": {"z": 7.1}, "significant": True}]
     return {"dataset": {"name": "planted", "task": PREFERENCE_TASK,
