@@ -143,6 +143,18 @@ def test_large_subsets_get_a_sampled_scan_of_whole_pairs(planted_file, monkeypat
 
 
 @pytest.mark.slow
+def test_preference_scan_speaks_of_responses_and_prompts(planted_scan):
+    results = planted_scan.results
+    steps = " ".join(f"{s['action']} {s['why']}" for s in results["next_steps"]).lower()
+    assert "hypothes" not in steps and "premise" not in steps
+    assert "length-controlled win rate" in steps and "first in subset length" in steps
+    assert "chosen response first in half of the pairs" in steps
+    assert results["lengths"]["unit"] == "words per response"
+    assert results["lengths"]["baseline"]["name"] == "response length only"
+    assert results["leakage"]["groups"]["unit"].startswith("prompt")
+
+
+@pytest.mark.slow
 def test_preference_results_follow_the_schema(planted_scan):
     results = planted_scan.results
     validate_results(results)

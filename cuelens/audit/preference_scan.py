@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cuelens.audit.advice import next_steps
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import ScanResult, scan_dataset
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
@@ -25,6 +26,7 @@ from cuelens.data.dataset import Split, Task
 from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
 
 RESPONSE_BOW = "response-only BoW LR"
+RESPONSE_GROUPS = "prompt (both responses of a pair and every pair of one prompt)"
 Progress = Callable[[str, float], None]
 
 
@@ -59,10 +61,7 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
     dataset = as_dataset(preferences)
     result = scan_dataset(dataset, config, features=(), progress=progress)
     results = result.results
-    results["dataset"]["task"] = PREFERENCE_TASK
-    for row in results["leakage"]["baselines"]:
-        if row["name"] == bow_name(Task.NLI):
-            row["name"] = RESPONSE_BOW
+    _in_preference_terms(results)
     shape = next(iter(preferences.splits.values())).shape
     scores = {role: shortcut_scores(split) for role, split in preferences.splits.items()}
     results["preference"] = preference_section(preferences.splits, shape, scores)
@@ -74,4 +73,20 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
         results["subsets"] = table
         if progress is not None:
             progress("subsets", 1.0)
+    results["next_steps"] = next_steps(results)  # with the preference sections, in their terms
     return result
+
+
+def _in_preference_terms(results: dict) -> None:
+    """Name the word-cue sections' texts as responses of pairs grouped by prompt."""
+    results["dataset"]["task"] = PREFERENCE_TASK
+    for row in results["leakage"]["baselines"]:
+        if row["name"] == bow_name(Task.NLI):
+            row["name"] = RESPONSE_BOW
+    if "groups" in results["leakage"]:
+        results["leakage"]["groups"]["unit"] = RESPONSE_GROUPS
+    lengths = results.get("lengths")
+    if lengths is not None:
+        lengths["unit"] = "words per response"
+        if lengths.get("baseline"):
+            lengths["baseline"]["name"] = "response length only"
