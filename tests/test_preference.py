@@ -10,7 +10,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 import cuelens
-from cuelens.audit.preference import shortcut_rows, win_row
+from cuelens.audit.preference import shortcut_rows, shortcut_scores, win_row
 from cuelens.audit.subsets import holm
 from cuelens.cli import app
 from cuelens.data.planted_preference import SUBSETS, make_preference
@@ -91,9 +91,9 @@ def test_bad_records_name_file_and_line(tmp_path):
 def test_planted_rates_are_exact(planted_file):
     pairs = load_preferences(planted_file).splits["all"]
     assert len(pairs) == 800 and pairs.ties == {"clean": 20}
-    subsets = np.asarray(pairs.subsets)
+    subsets, scores = np.asarray(pairs.subsets), shortcut_scores(pairs)
     for subset in SUBSETS:
-        rows = {r["shortcut"]: r for r in shortcut_rows(pairs, np.flatnonzero(subsets == subset))}
+        rows = {r["shortcut"]: r for r in shortcut_rows(scores, np.flatnonzero(subsets == subset))}
         for name, row in rows.items():
             rate = PLANTED.get((subset, name))
             if rate is not None:
@@ -128,6 +128,30 @@ def test_per_subset_verdicts_are_the_planted_ones(planted_scan):
     assert table["overall"]["shown first"]["value"] == pytest.approx(0.6)  # (3·100 + 180) / 800
     for row in table["rows"]:
         assert row["leakage"] is not None and row["leakage"]["verdict"]
+
+
+@pytest.mark.slow
+def test_large_subsets_get_a_sampled_scan_of_whole_pairs(planted_file, monkeypatch):
+    import cuelens.audit.preference_scan as preference_scan
+
+    monkeypatch.setattr(preference_scan, "MAX_SUBSET_ITEMS", 100)
+    table = cuelens.scan(planted_file, folds=3, iterations=1).results["subsets"]
+    for row in table["rows"]:  # 200 pairs = 400 responses per subset; 50 whole pairs read
+        assert row["n_items"] == 200 and row["leakage"]["items_scanned"] == 100
+    assert {(row["subset"], name) for row in table["rows"] for name, cell in row["cells"].items()
+            if cell["significant"]} == set(PLANTED)  # the shortcut cells read every pair
+
+
+@pytest.mark.slow
+def test_preference_scan_speaks_of_responses_and_prompts(planted_scan):
+    results = planted_scan.results
+    steps = " ".join(f"{s['action']} {s['why']}" for s in results["next_steps"]).lower()
+    assert "hypothes" not in steps and "premise" not in steps
+    assert "length-controlled win rate" in steps and "first in subset length" in steps
+    assert "chosen response first in half of the pairs" in steps
+    assert results["lengths"]["unit"] == "words per response"
+    assert results["lengths"]["baseline"]["name"] == "response length only"
+    assert results["leakage"]["groups"]["unit"].startswith("prompt")
 
 
 @pytest.mark.slow

@@ -72,3 +72,24 @@ def test_subset_field_on_the_command_line(tmp_path):
     run = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "o2"),
                                    "--features", "none", "--subset-field", "nope"])
     assert run.exit_code == 2 and "nope" in run.output
+
+
+@pytest.mark.parametrize("limit", [1, 5, 7, 12, 100])
+def test_sampled_subset_scans_keep_whole_groups_within_the_limit(limit):
+    from cuelens.audit.subsets import sample_groups
+
+    rng = np.random.default_rng(3)
+    groups = [f"g{int(g)}" if g < 8 else None for g in rng.integers(0, 10, 30)]
+    kept = sample_groups(groups, limit, seed=1)
+    assert kept.tolist() == sorted(set(kept.tolist()))
+    assert np.array_equal(kept, sample_groups(groups, limit, seed=1))  # seeded
+    if limit >= len(groups):
+        assert len(kept) == len(groups)
+        return
+    sizes = {g: groups.count(g) for g in set(groups) if g is not None}
+    largest = max(sizes.values())
+    assert 0 < len(kept) <= max(limit, largest)  # at least one group, even one over the limit
+    named = {groups[i] for i in kept if groups[i] is not None}
+    for g in named:  # every sampled group is whole
+        assert sum(groups[i] == g for i in kept) == sizes[g]
+    assert len(kept) <= limit or len(named) + sum(groups[i] is None for i in kept) == 1

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.examples import sort_value
-from cuelens.audit.findings import Finding, findings, split_name
+from cuelens.audit.findings import Finding, findings, is_preference, split_name
+from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.data.dataset import Task
 
 TOP_CUES = 3  # per label
@@ -81,12 +82,18 @@ def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
 @advises("significant", "mild")
 def _leakage(f: Finding, results: dict) -> Step | None:
     cues = strongest_cues(results.get("cues", []))
+    preference = is_preference(results)
     if cues:
         named = "; ".join(f"{label}: {', '.join(tokens)}" for label, tokens in cues.items())
-        action = f"remove or rebalance the strongest cue words ({named})"
+        action = (f"rebalance the strongest cue words of the responses ({named}): use them as "
+                  "often in rejected responses as in chosen ones" if preference
+                  else f"remove or rebalance the strongest cue words ({named})")
     else:
-        action = "rebalance the words that point to one label"
-    return _step(f, action, "the labels can be guessed from the words alone, D")
+        action = ("rebalance the words that mark chosen or rejected responses" if preference
+                  else "rebalance the words that point to one label")
+    return _step(f, action, "a response-only classifier tells chosen from rejected responses "
+                            "by their words, D" if preference
+                 else "the labels can be guessed from the words alone, D")
 
 
 @advises("significant_cues")
@@ -97,9 +104,12 @@ def _cues(f: Finding, results: dict) -> Step | None:
         return None
     named = "; ".join(f"{label}: {', '.join(tokens)}"
                       for label, tokens in strongest_cues(results.get("cues", [])).items())
+    what = "marks chosen or rejected responses" if is_preference(results) else \
+        "points to one label"
     return _step(f, f"review the significant cue words ({named}) before they grow",
-                 "each points to one label on its own, though a cue-only model does not beat "
-                 "the prior-matched baseline; items with one")
+                 f"each {what} on its own, though a cue-only model does not beat "
+                 f"the prior-matched baseline; {'response' if is_preference(results) else 'item'}"
+                 "s with one")
 
 
 @advises("easy_share")
@@ -107,6 +117,11 @@ def _easy_hard(f: Finding, results: dict) -> Step | None:
     hard = results["easy_hard"]["hard"]
     if results.get("leakage", {}).get("verdict") not in ("significant", "mild") or not hard:
         return None
+    if is_preference(results):
+        return _step(f, f"score reward models separately on the pairs of the {hard:,} hard "
+                        "responses", "a response-only cue classifier labels the easy responses "
+                        "chosen or rejected correctly, so only pairs of hard ones measure more "
+                        "than cue matching; easy share", output="hard")
     return _step(f, f"use the {hard:,} hard items as the test set, or report accuracy on them "
                     "separately", "a cue-only classifier answers the easy ones, so only the "
                     "hard ones measure more than cue matching; easy share", output="hard")
@@ -134,6 +149,60 @@ def _rule(f: Finding, results: dict) -> Step | None:
                  "question, D")
 
 
+#: preference shortcut → what to change in the pairs (docs/preference.md)
+PREFERENCE_FIXES = {
+    "longer (characters)": "collect rejected responses as long as the chosen ones, or compare "
+                           "models with a length-controlled win rate",
+    "longer (tokens)": "collect rejected responses as long as the chosen ones, or compare "
+                       "models with a length-controlled win rate",
+    **{name: f"make “{name}” as common in rejected responses as in chosen ones (or strip it "
+             "from both)" for name in FORMATS},
+    "apology or refusal": "review the pairs where one response apologises or refuses: if "
+                          "refusing is not what the prompt calls for, balance them",
+    POSITION: "show the chosen response first in half of the pairs, or judge every pair in "
+              "both orders (audit judge)",
+}
+
+
+def _preference_fix(shortcut: str) -> str:
+    return PREFERENCE_FIXES.get(shortcut, f"balance “{shortcut}” between chosen and rejected "
+                                          "responses")
+
+
+def _significant_subsets(results: dict, shortcut: str) -> str:
+    """" — first in subset a, b": where the subsets table finds ``shortcut`` (else empty)."""
+    table = results.get("subsets") or {}
+    where = [row["subset"] for row in table.get("rows", [])
+             if row["cells"].get(shortcut, {}).get("significant")]
+    return f" — first in {table['field']} {', '.join(where)}" if where else ""
+
+
+@advises("preference_shortcut", "position_effect")
+def _preference_shortcut(f: Finding, results: dict) -> Step | None:
+    direction = "picks" if (f.effect or 0) > 0 else "misses"
+    return _step(f, _preference_fix(f.subject or "") + _significant_subsets(results, f.subject or ""),
+                 f"the rule “{f.subject}” {direction} the chosen response more often than a coin "
+                 "flip without reading the prompt; win rate − 50%")
+
+
+def _overall_row_significant(results: dict, shortcut: str) -> bool:
+    return any(row["shortcut"] == shortcut and row["significant"]
+               for split in (results.get("preference") or {}).get("splits", {}).values()
+               for row in split["shortcuts"])
+
+
+@advises("subset_shortcut")
+def _subset_shortcut(f: Finding, results: dict) -> Step | None:
+    """A shortcut significant in some subsets only (with an overall effect, the overall step
+    names the subsets)."""
+    if _overall_row_significant(results, f.subject or ""):
+        return None
+    fix = (_preference_fix(f.subject or "") if is_preference(results)
+           else RULE_FIXES.get(f.subject or "", f"remove what the rule “{f.subject}” exploits"))
+    return _step(f, fix + _significant_subsets(results, f.subject or ""),
+                 f"the shortcut “{f.subject}” is concentrated in these subsets; strongest")
+
+
 @advises("positions")
 def _positions(f: Finding, results: dict) -> Step | None:
     return _step(f, f"shuffle the answer positions{_in(f.subject)} so each is right equally "
@@ -148,6 +217,12 @@ def _overlap(f: Finding, results: dict) -> Step | None:
 
 @advises("label_conflicts")
 def _label_conflicts(f: Finding, results: dict) -> Step | None:
+    if is_preference(results):
+        return _step(f, f"check the pairs of the {f.items:,} responses that are both chosen and "
+                        f"rejected for the same prompt{_in(f.subject)}",
+                     "the same response is preferred in one pair and rejected in another: the "
+                     "annotations disagree or the pairs compare it with responses of different "
+                     "quality")
     return _step(f, f"fix the {f.items:,} items with label conflicts{_in(f.subject)}",
                  "identical inputs carry different labels: one of each group is mislabelled or "
                  "lost the words that tell it apart")
@@ -171,6 +246,11 @@ def _contrast_step(results: dict, fs: list[Finding]) -> Step | None:
     constructed = any(f.code in ("mirrored_pairs", "contrastive_pairs") for f in fs)
     if not leaks or constructed:
         return None
+    if is_preference(results):
+        return {"action": "collect contrastive pairs: rejected responses that are minimal edits "
+                          "of the chosen ones (same words, length and formatting; worse content)",
+                "why": "pairs whose responses differ only in quality neutralise word, length "
+                       "and formatting cues by construction", "section": "hygiene"}
     mcq = results.get("dataset", {}).get("task") == Task.MCQ
     return {"action": "collect contrastive items: " + (
         "mirror each question so every choice is once right and once wrong" if mcq
@@ -236,8 +316,11 @@ def _closing(results: dict, fs: list[Finding]) -> Step:
                 "accuracy", "why": f"no tested cue changes {name}'s accuracy significantly",
                 "section": "llm_probe" if least else "probe"}
     leak = next((f for f in fs if f.kind == "leakage"), None)
-    return {"action": "no change needed: no cue, rule or hygiene finding calls for one; next, "
-                      "probe a model trained on this data (audit probe) to see what it relies on",
+    follow = ("test a reward model or an LLM judge on these pairs, in both orders (audit judge)"
+              if is_preference(results) else
+              "probe a model trained on this data (audit probe) to see what it relies on")
+    return {"action": "no change needed: no cue, rule or hygiene finding calls for one; "
+                      f"next, {follow}",
             "why": leak.title.rstrip(".") if leak else "nothing to fix was found",
             "section": leak.section if leak else "overview"}
 
@@ -250,6 +333,9 @@ def next_steps(results: dict) -> list[Step]:
         fs = [f for f in fs if f.kind == "probe"]
     steps = [step for f in fs if (advisor := ADVISORS.get(f.code))
              and (step := advisor(f, results)) is not None]
+    actions = [step["action"] for step in steps]  # one step per action (longer in characters
+    steps = [step for k, step in enumerate(steps)  # and in tokens share their fix)
+             if step["action"] not in actions[:k]]
     contrast = _contrast_step(results, fs)
     if contrast is not None:  # right after the leakage step
         at = next((k + 1 for k, s in enumerate(steps) if s["section"] == "leakage"), len(steps))

@@ -27,6 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from cuelens.audit.preference import POSITION
+from cuelens.data.preference import PREFERENCE_TASK
+
 SEVERITIES = ("high", "medium", "low", "info")
 UNREADABLE = 0.05  # share of unreadable LLM answers worth a finding
 LEAKAGE_SEVERITY = {"significant": "high", "mild": "medium", "chance": "info",
@@ -93,6 +96,17 @@ def evaluated_role(results: dict) -> str:
     return "test" if "test" in splits else "all" if "all" in splits else next(iter(splits), "")
 
 
+def is_preference(results: dict) -> bool:
+    """True for the results of a preference-pair scan (items are responses, labels
+    chosen/rejected; docs/preference.md)."""
+    return results.get("dataset", {}).get("task") == PREFERENCE_TASK
+
+
+def item_noun(results: dict) -> str:
+    """What one evaluated item is: "response" in a preference scan, else "item"."""
+    return "response" if is_preference(results) else "item"
+
+
 def evaluated_items(results: dict) -> int | None:
     split = results.get("dataset", {}).get("splits", {}).get(evaluated_role(results))
     return None if split is None else split["items"]
@@ -108,9 +122,12 @@ def _leakage(results: dict) -> list[Finding]:
     verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
     d = f"{100 * best['D']:+.1f} points"
     mcq = results.get("dataset", {}).get("task") == "mcq"
-    base = "random guessing" if mcq else "always giving the most common label"
+    base = ("random guessing" if mcq else "guessing (one response of each pair is chosen)"
+            if is_preference(results) else "always giving the most common label")
+    guessed = ("Chosen and rejected responses can be told apart by their words alone"
+               if is_preference(results) else "The labels can be guessed from the words alone")
     title = {
-        "significant": f"The labels can be guessed from the words alone: {d} above {base}.",
+        "significant": f"{guessed}: {d} above {base}.",
         "mild": f"Some cue leakage, below the alarm threshold: {d} above {base}.",
         "chance": f"No cue leakage: a classifier of cue-word scores is no better than {base}.",
         "below chance": f"A classifier of cue-word scores does worse than {base} ({d}).",
@@ -149,8 +166,13 @@ def _cues(results: dict) -> list[Finding]:
     named = ", ".join(f"“{c['token']}” → {c['label']}" for c in summary["top"][:3])
     share = summary.get("share_items")
     covered = f", found in {100 * share:.0f}% of the items" if share is not None else ""
-    title = (f"{n:,} {'word points' if n == 1 else 'words point'} to one label significantly"
-             f"{covered} (strongest: {named}).")
+    if is_preference(results):
+        covered = covered.replace("items", "responses")
+        title = (f"{n:,} {'word marks' if n == 1 else 'words mark'} chosen or rejected responses "
+                 f"significantly{covered} (strongest: {named}).")
+    else:
+        title = (f"{n:,} {'word points' if n == 1 else 'words point'} to one label "
+                 f"significantly{covered} (strongest: {named}).")
     verdict = results.get("leakage", {}).get("verdict")
     severity = {"significant": "high", "mild": "medium"}.get(verdict or "", "low")
     return [Finding("cues", title, None if share is None else round(100 * share, 2), None, None,
@@ -163,8 +185,12 @@ def _easy_hard(results: dict) -> list[Finding]:
     if not eh or eh.get("chance_level") or not (eh["easy"] + eh["hard"]):
         return []
     easy = eh["easy"] / (eh["easy"] + eh["hard"])
-    title = (f"{100 * easy:.0f}% of the {split_name(eh.get('split', 'all'))} items are answered "
-             f"by a cue-only classifier (easy); {_plural(eh['hard'], 'item')} are hard.")
+    noun = item_noun(results)
+    answered = ("labelled chosen or rejected correctly" if is_preference(results)
+                else "answered")
+    title = (f"{100 * easy:.0f}% of the {split_name(eh.get('split', 'all'))} {noun}s are "
+             f"{answered} by a cue-only classifier (easy); {_plural(eh['hard'], noun)} "
+             f"{'is' if eh['hard'] == 1 else 'are'} hard.")
     # as important as the leakage it measures, one step below
     severity = {"significant": "medium", "mild": "low"}.get(
         results.get("leakage", {}).get("verdict") or "", "info")
@@ -203,32 +229,98 @@ def _mcq_rules(results: dict) -> list[Finding]:
     return out
 
 
+def _rule_text(shortcut: str) -> str:
+    """A preference shortcut's pick in words: "the longer (tokens) response"."""
+    if shortcut == POSITION:
+        return "the response shown first"
+    return f"the {shortcut} response" if shortcut.startswith("longer") else \
+        f"the response with {shortcut}"
+
+
+@finding_rule
+def _preference_shortcuts(results: dict) -> list[Finding]:
+    """Significant rows of the ``preference`` section: a rule that reads only the two responses
+    (length, formatting, position) and picks the chosen one more (or less) often than 1/2."""
+    out = []
+    for role, split in (results.get("preference") or {}).get("splits", {}).items():
+        for row in split["shortcuts"]:
+            if not row["significant"]:
+                continue
+            rate, (low, high) = row["rate"], row["rate_ci"]
+            outcome = ("" if rate > 0.5 else
+                       ", so the opposite pick wins" if row["shortcut"] != POSITION
+                       else ", so the response shown second wins")
+            title = (f"{_prefix(role)}Picking {_rule_text(row['shortcut'])} finds the chosen one "
+                     f"in {100 * rate:.1f}% of the {row['decided']:,} pairs it tells apart "
+                     f"(50% if unrelated){outcome}.")
+            code = "position_effect" if row["shortcut"] == POSITION else \
+                "preference_shortcut"
+            out.append(Finding("baseline", title, _points(rate - 0.5), _points(low - 0.5),
+                               _points(high - 0.5), "points", row["decided"], "preference",
+                               "high", code, row["shortcut"]))
+    return out
+
+
+@finding_rule
+def _subset_shortcuts(results: dict) -> list[Finding]:
+    """Per shortcut, the subsets where its cell is significant after Holm over the whole
+    subset × shortcut table (the ``subsets`` section), strongest effect first."""
+    table = results.get("subsets")
+    if not table:
+        return []
+    out = []
+    for name in table["shortcuts"]:
+        hits = sorted(((row["cells"][name], row) for row in table["rows"]
+                       if row["cells"].get(name, {}).get("significant")),
+                      key=lambda hit: (-abs(hit[0]["effect"] or 0), hit[1]["subset"]))
+        if not hits:
+            continue
+        top = hits[0][0]
+        named = ", ".join(f"{row['subset']} ({100 * cell['value']:.1f}%)" for cell, row in hits)
+        title = (f"“{name}” is a significant shortcut in {len(hits)} of the "
+                 f"{len(table['rows'])} subsets by {table['field']} (Holm over "
+                 f"{table['n_tests']} tests): {named}.")
+        low, high = top["ci"] or (None, None)
+        shift = (top["value"] - top["effect"]) if top["effect"] is not None else 0.0
+        out.append(Finding("baseline", title, _points(top["effect"]),
+                           None if low is None else _points(low - shift),
+                           None if high is None else _points(high - shift), "points",
+                           sum(row["n_items"] for _, row in hits), "subsets", "medium",
+                           "subset_shortcut", name))
+    return out
+
+
 @finding_rule
 def _hygiene(results: dict) -> list[Finding]:
     hy = results.get("hygiene")
     if not hy:
         return []
     out = []
+    noun = item_noun(results)
     for row in hy.get("overlap", []):
         found = row["exact"] + row["near"]
         if found:
             out.append(Finding(
-                "hygiene", f"{_plural(found, row['eval'] + ' item')} also occur in "
+                "hygiene", f"{_plural(found, row['eval'] + ' ' + noun)} also occur in "
                 f"{row['fit']} ({row['exact']:,} exact, {row['near']:,} near copies).",
                 round(100 * row["fraction"], 2), None, None, "%", found, "hygiene",
                 "high" if row["fraction"] >= 0.01 else "medium", "overlap", row["eval"]))
     for role, counts in hy.get("splits", {}).items():
-        out += _split_hygiene(role, counts)
+        out += _split_hygiene(role, counts, is_preference(results))
     return out
 
 
-def _split_hygiene(role: str, counts: dict) -> list[Finding]:
+def _split_hygiene(role: str, counts: dict, preference: bool = False) -> list[Finding]:
     n, out = counts["items"] or 1, []
     conflicts = counts.get("label_conflict_items", 0)
+    groups = counts.get("label_conflict_groups", 0)
     if conflicts:
+        what = (f"{_plural(groups, 'response')} to the same prompt {'is' if groups == 1 else 'are'}"
+                f" chosen in one pair and rejected in another ({_plural(conflicts, 'item')})"
+                if preference else f"{_plural(groups, 'group')} of identical inputs carry "
+                f"different labels ({_plural(conflicts, 'item')})")
         out.append(Finding(
-            "hygiene", f"{_prefix(role)}{_plural(counts['label_conflict_groups'], 'group')} of "
-            f"identical inputs carry different labels ({_plural(conflicts, 'item')}).",
+            "hygiene", f"{_prefix(role)}{what}.",
             round(100 * conflicts / n, 2), None, None, "%", conflicts, "hygiene", "medium",
             "label_conflicts", role))
     redundant = counts.get("duplicate_items", 0)

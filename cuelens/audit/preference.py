@@ -18,6 +18,7 @@ the subset × shortcut table of :mod:`cuelens.audit.subsets` corrects over all i
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 
@@ -67,6 +68,20 @@ SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _chars, "longer (tokens)"
 POSITION = "shown first"
 
 
+def shortcut_scores(pairs: PreferenceSplit) -> dict[str, np.ndarray]:
+    """Per shortcut, the (pairs × 2) scores of the chosen (column 0) and the rejected (column 1)
+    response, each text scored once; ``shown first`` (1 for the first-shown response) only when
+    some pair records a position, NaN in the pairs that do not."""
+    scores = {name: np.column_stack([score(pairs.chosen), score(pairs.rejected)])
+              for name, score in SHORTCUTS.items()}
+    position = np.asarray(pairs.positions, dtype=np.int64)
+    known = position != NO_POSITION
+    if known.any():
+        first = np.where(known, (position == 0).astype(np.float64), np.nan)
+        scores[POSITION] = np.column_stack([first, 1.0 - first])
+    return scores
+
+
 def win_row(name: str, chosen: np.ndarray, rejected: np.ndarray) -> dict:
     """One shortcut's row from the per-pair scores of the chosen and the rejected responses."""
     decided = chosen != rejected
@@ -86,18 +101,18 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
-def shortcut_rows(pairs: PreferenceSplit, index: np.ndarray | None = None) -> list[dict]:
-    """Every shortcut's row over the pairs at ``index`` (all when None); the position row only
-    when some of them record a position. ``significant``: Holm over these rows."""
-    index = np.arange(len(pairs)) if index is None else index
-    chosen = [pairs.chosen[i] for i in index]
-    rejected = [pairs.rejected[i] for i in index]
-    rows = [win_row(name, score(chosen), score(rejected)) for name, score in SHORTCUTS.items()]
-    position = np.asarray(pairs.positions, dtype=np.int64)[index]
-    known = position != NO_POSITION
-    if known.any():
-        first = (position[known] == 0).astype(np.float64)
-        rows.append(win_row(POSITION, first, 1.0 - first))
+def shortcut_rows(scores: dict[str, np.ndarray], index: np.ndarray | None = None) -> list[dict]:
+    """Every shortcut's row over the pairs at ``index`` (all when None) of
+    :func:`shortcut_scores`; the position row only when some of them record a position.
+    ``significant``: Holm over these rows."""
+    rows = []
+    for name, both in scores.items():
+        both = both if index is None else both[index]
+        if name == POSITION:
+            both = both[~np.isnan(both[:, 0])]
+            if not len(both):
+                continue
+        rows.append(win_row(name, both[:, 0], both[:, 1]))
     return mark_significant(rows)
 
 
@@ -112,31 +127,37 @@ def mark_significant(rows: list[dict]) -> list[dict]:
 
 def pair_checks(pairs: PreferenceSplit) -> dict:
     """Pairs repeated exactly (same prompt, chosen and rejected after case/space folding) and
-    pairs whose two responses are the same text."""
+    pairs whose two responses are the same text. A pair is remembered by a 16-byte digest of its
+    folded texts, not by a copy of them."""
     def fold(text: str) -> str:
         return " ".join(text.lower().split())
 
-    keys = [(fold(p), fold(c), fold(r)) for p, c, r in zip(pairs.prompts, pairs.chosen,
-                                                          pairs.rejected)]
-    seen: set = set()
-    repeated = 0
-    for key in keys:
+    seen: set[bytes] = set()
+    repeated = identical = 0
+    for p, c, r in zip(pairs.prompts, pairs.chosen, pairs.rejected):
+        chosen, rejected = fold(c), fold(r)
+        identical += chosen == rejected
+        key = hashlib.blake2b("\0".join((fold(p), chosen, rejected)).encode("utf-8",
+                                                                           "surrogatepass"),
+                              digest_size=16).digest()
         repeated += key in seen
         seen.add(key)
-    return {"repeated_pairs": repeated,
-            "identical_responses": sum(c == r for _, c, r in keys)}
+    return {"repeated_pairs": repeated, "identical_responses": identical}
 
 
-def preference_section(splits: dict[str, PreferenceSplit], shape: str) -> dict:
+def preference_section(splits: dict[str, PreferenceSplit], shape: str,
+                       scores: dict[str, dict[str, np.ndarray]] | None = None) -> dict:
     """The ``preference`` section of results.json (docs/results-schema.md): per split, sizes,
-    ties, the shortcut rows and the pair checks."""
+    ties, the shortcut rows and the pair checks; ``scores``: :func:`shortcut_scores` per split
+    role when already computed."""
     out = {}
     for role, pairs in splits.items():
         ties = sum(pairs.ties.values())
+        known = scores[role] if scores is not None else shortcut_scores(pairs)
         out[role] = {"pairs": len(pairs), "ties": ties,
                      "tie_rate": _r(ties / (ties + len(pairs))),
                      "positions_recorded": int(sum(p != NO_POSITION for p in pairs.positions)),
-                     "shortcuts": shortcut_rows(pairs), **pair_checks(pairs)}
+                     "shortcuts": shortcut_rows(known), **pair_checks(pairs)}
     return {"shape": shape, "correction": "holm", "alpha": ALPHA, "splits": out}
 
 

@@ -15,22 +15,25 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cuelens.audit.advice import next_steps
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import ScanResult, scan_dataset
-from cuelens.audit.preference import preference_section, shortcut_rows
-from cuelens.audit.subsets import add_leakage, preference_cells, subset_dataset, subset_table
+from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
+from cuelens.audit.subsets import (MAX_SUBSET_ITEMS, add_leakage, preference_cells,
+                                   subset_dataset, subset_table)
 from cuelens.audit.leakage import bow_name
 from cuelens.data.dataset import Split, Task
-from cuelens.data.preference import Preferences, as_dataset
+from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
 
-PREFERENCE_TASK = "preference"
 RESPONSE_BOW = "response-only BoW LR"
+RESPONSE_GROUPS = "prompt (both responses of a pair and every pair of one prompt)"
 Progress = Callable[[str, float], None]
 
 
 def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
-                       field: str) -> dict | None:
-    """The ``subsets`` table of the evaluated pairs (None when they hold one subset only)."""
+                       field: str, scores: dict[str, np.ndarray]) -> dict | None:
+    """The ``subsets`` table of the evaluated pairs (None when they hold one subset only);
+    ``scores``: their :func:`~cuelens.audit.preference.shortcut_scores`."""
     evaluated = preferences.splits[scanned.test.name]
     if len(set(evaluated.subsets)) < 2:
         return None
@@ -41,10 +44,11 @@ def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
 
     array = np.asarray(evaluated.subsets, dtype=object)
     groups = {s: np.flatnonzero(array == s) for s in sorted(set(evaluated.subsets))}
-    cells = {s: preference_cells(shortcut_rows(evaluated, index)) for s, index in groups.items()}
+    cells = {s: preference_cells(shortcut_rows(scores, index)) for s, index in groups.items()}
     table = subset_table(field, "win rate", {s: len(i) for s, i in groups.items()}, cells,
-                         preference_cells(shortcut_rows(evaluated)))
-    add_leakage(table, {s: subset_dataset(scanned, field, s, values) for s in groups}, config)
+                         preference_cells(shortcut_rows(scores)))
+    add_leakage(table, {s: subset_dataset(scanned, field, s, values, MAX_SUBSET_ITEMS,
+                                          config.seed) for s in groups}, config)
     return table
 
 
@@ -57,17 +61,32 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
     dataset = as_dataset(preferences)
     result = scan_dataset(dataset, config, features=(), progress=progress)
     results = result.results
-    results["dataset"]["task"] = PREFERENCE_TASK
-    for row in results["leakage"]["baselines"]:
-        if row["name"] == bow_name(Task.NLI):
-            row["name"] = RESPONSE_BOW
+    _in_preference_terms(results)
     shape = next(iter(preferences.splits.values())).shape
-    results["preference"] = preference_section(preferences.splits, shape)
+    scores = {role: shortcut_scores(split) for role, split in preferences.splits.items()}
+    results["preference"] = preference_section(preferences.splits, shape, scores)
     if progress is not None:
         progress("preference shortcuts", 1.0)
-    table = preference_subsets(preferences, dataset, config, subset_field or "subset")
+    table = preference_subsets(preferences, dataset, config, subset_field or "subset",
+                               scores[dataset.test.name])
     if table is not None:
         results["subsets"] = table
         if progress is not None:
             progress("subsets", 1.0)
+    results["next_steps"] = next_steps(results)  # with the preference sections, in their terms
     return result
+
+
+def _in_preference_terms(results: dict) -> None:
+    """Name the word-cue sections' texts as responses of pairs grouped by prompt."""
+    results["dataset"]["task"] = PREFERENCE_TASK
+    for row in results["leakage"]["baselines"]:
+        if row["name"] == bow_name(Task.NLI):
+            row["name"] = RESPONSE_BOW
+    if "groups" in results["leakage"]:
+        results["leakage"]["groups"]["unit"] = RESPONSE_GROUPS
+    lengths = results.get("lengths")
+    if lengths is not None:
+        lengths["unit"] = "words per response"
+        if lengths.get("baseline"):
+            lengths["baseline"]["name"] = "response length only"

@@ -28,6 +28,7 @@ from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.errors import UserError
 
 MIN_SUBSET_ITEMS = 20  # smaller subsets get no word-cue scan of their own (too few for folds)
+MAX_SUBSET_ITEMS = 20_000  # larger subsets: their own word-cue scan reads a sample of this size
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -101,11 +102,38 @@ def _grouped(values: list[str]) -> dict[str, np.ndarray]:
     return {s: np.flatnonzero(array == s) for s in sorted(set(values))}
 
 
+def sample_groups(groups: Sequence, limit: int, seed: int) -> np.ndarray:
+    """Sorted positions of a seeded random sample of whole groups (``None``: an item of its
+    own) holding at most ``limit`` items — all when they fit, at least one group.
+
+    >>> sample_groups(["a", "a", "b", None], 10, 0).tolist()
+    [0, 1, 2, 3]
+    """
+    n = len(groups)
+    if n <= limit:
+        return np.arange(n)
+    keys = np.asarray([g if g is not None else f"\0{i}" for i, g in enumerate(groups)],
+                      dtype=object)
+    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    order = np.random.default_rng(seed).permutation(len(counts))
+    kept = max(1, int(np.searchsorted(np.cumsum(counts[order]), limit, side="right")))
+    chosen = np.zeros(len(counts), dtype=bool)
+    chosen[order[:kept]] = True
+    return np.flatnonzero(chosen[inverse])
+
+
 def subset_dataset(dataset: Dataset, field: str, subset: str,
-                   values: Callable[[Split], list[str]]) -> Dataset:
-    """``dataset`` restricted to the items of one subset (fitting and evaluated splits)."""
+                   values: Callable[[Split], list[str]], limit: int | None = None,
+                   seed: int = 0) -> Dataset:
+    """``dataset`` restricted to the items of one subset (fitting and evaluated splits); with
+    ``limit``, to a seeded sample of at most ``limit`` items of whole groups per split
+    (:func:`sample_groups`)."""
     def only(split: Split) -> Split:
-        return split.subset(np.flatnonzero(np.asarray(values(split), dtype=object) == subset))
+        index = np.flatnonzero(np.asarray(values(split), dtype=object) == subset)
+        if limit is not None:
+            groups = split.groups or [None] * len(split)
+            index = index[sample_groups([groups[i] for i in index], limit, seed)]
+        return split.subset(index)
 
     train = None if dataset.train is None else only(dataset.train)
     return replace(dataset, name=f"{dataset.name}[{field}={subset}]", train=train,
@@ -113,8 +141,8 @@ def subset_dataset(dataset: Dataset, field: str, subset: str,
 
 
 def subset_leakage(dataset: Dataset, config) -> dict | None:
-    """The word-cue leakage D of a scan of ``dataset`` alone (one easy/hard iteration); None
-    when it is too small or its choice counts vary."""
+    """The word-cue leakage D of a scan of ``dataset`` alone (one easy/hard iteration) and the
+    number of evaluated items it read; None when it is too small or its choice counts vary."""
     from cuelens.audit.scan import run_word_audit
 
     sizes = [len(s) for s in (dataset.train, dataset.test) if s is not None]
@@ -126,7 +154,7 @@ def subset_leakage(dataset: Dataset, config) -> dict | None:
         return None  # too few groups or labels in this subset for the folds
     best = leak["best"]
     return {"value": best["accuracy"], "ci": [best["ci_low"], best["ci_high"]],
-            "effect": best["D"], "verdict": leak["verdict"]}
+            "effect": best["D"], "verdict": leak["verdict"], "items_scanned": len(dataset.test)}
 
 
 def add_subsets(result, field: str, config) -> None:
@@ -158,7 +186,8 @@ def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
             cells[s] = mcq_cells(credit, k, mask)
     table = subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D",
                          {s: len(index) for s, index in groups.items()}, cells, overall)
-    add_leakage(table, {s: subset_dataset(dataset, field, s, values) for s in groups}, config)
+    add_leakage(table, {s: subset_dataset(dataset, field, s, values, MAX_SUBSET_ITEMS,
+                                          config.seed) for s in groups}, config)
     return table
 
 

@@ -30,6 +30,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from cuelens.data.splits import NO_ITEMS, SPLIT_NAMES
 from cuelens.errors import UserError
 
 CHOSEN, REJECTED = "chosen", "rejected"
+PREFERENCE_TASK = "preference"  # results.json ``dataset.task`` of a preference scan
 TIES = {"tie", "tie (bothbad)", "tie(bothbad)", "both_bad", "bothbad", "draw"}
 WINNER_A = {"model_a", "a", "1", "response_a", "first"}
 WINNER_B = {"model_b", "b", "2", "response_b", "second"}
@@ -337,17 +339,23 @@ def prompt_group(prompt: str, pair_id: str) -> str:
     return f"prompt:{key}" if key else f"id:{pair_id}"
 
 
+def _twice(values: list) -> list:
+    """``[a, a, b, b, …]``: each value once per response of its pair (shared, not copied)."""
+    return list(chain.from_iterable(zip(values, values)))
+
+
 def response_split(pairs: PreferenceSplit) -> Split:
     """The pairs as NLI-shaped items: premise = prompt, hypothesis = response, label
-    ``chosen``/``rejected``, the chosen response first; group = :func:`prompt_group`."""
+    ``chosen``/``rejected``, the chosen response first; group = :func:`prompt_group`. Built
+    column by column: the texts and record lines are the pairs' own strings, not copies."""
     split = Split(name=pairs.name, path=pairs.path, task=Task.NLI)
     split.skipped = dict(pairs.skipped)
-    for i in range(len(pairs)):
-        group = prompt_group(pairs.prompts[i], pairs.ids[i])
-        for label, text in ((CHOSEN, pairs.chosen[i]), (REJECTED, pairs.rejected[i])):
-            split.append({"id": f"{pairs.ids[i]}:{label}", "premise": pairs.prompts[i],
-                          "hypothesis": text, "label": label, "group": group},
-                         pairs.raw[i], pairs.lines[i])
+    split.ids = [f"{pair_id}:{label}" for pair_id in pairs.ids for label in (CHOSEN, REJECTED)]
+    split.premises = _twice(pairs.prompts)
+    split.hypotheses = list(chain.from_iterable(zip(pairs.chosen, pairs.rejected)))
+    split.labels = [CHOSEN, REJECTED] * len(pairs)
+    split.raw, split.lines = _twice(pairs.raw), _twice(pairs.lines)
+    split.groups = _twice([prompt_group(p, i) for p, i in zip(pairs.prompts, pairs.ids)])
     return split
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.data.dataset import Task
+from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.io import format_number, read_number
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
@@ -25,6 +26,8 @@ def _baseline_name(results: dict) -> str:
     ds = results["dataset"]
     if ds["task"] == Task.MCQ:
         return f"picking one of the {ds.get('n_choices') or 'k'} choices at random"
+    if ds["task"] == PREFERENCE_TASK:
+        return "guessing (one response of each pair is chosen)"
     return "always giving the most common label"
 
 
@@ -32,6 +35,8 @@ def _text_name(results: dict) -> tuple[str, str]:
     """What the cue text and its context are called for this task (for plain-language copy)."""
     if results["dataset"]["task"] == Task.MCQ:
         return "answer choices", "question"
+    if results["dataset"]["task"] == PREFERENCE_TASK:
+        return "responses", "prompt"
     return "hypotheses", "premise"
 
 
@@ -296,11 +301,16 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
 
 def _examples_client(results: dict) -> dict:
     ex = results["examples"]
-    mcq = results["dataset"]["task"] == Task.MCQ
     return {"examples": {"items": ex["items"], "by_cue": ex.get("by_cue", {}),
                          "easy": ex.get("easy", []), "hard": ex.get("hard", []),
-                         "fields": {"premise": "question" if mcq else "premise",
-                                    "text": "choice" if mcq else "hypothesis"}}}
+                         "fields": dict(zip(("premise", "text"), _field_names(results)))}}
+
+
+def _field_names(results: dict) -> tuple[str, str]:
+    """What one example's context and text are called (explorer field labels)."""
+    task = results["dataset"]["task"]
+    return {Task.MCQ.value: ("question", "choice"), PREFERENCE_TASK: ("prompt", "response")}.get(
+        task, ("premise", "hypothesis"))
 
 
 def explorer(results: dict, options: ReportOptions) -> Section | None:
