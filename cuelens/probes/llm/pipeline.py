@@ -32,7 +32,8 @@ import numpy as np
 from cuelens.audit.advice import next_steps
 from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
-from cuelens.probes.cues import Cue
+from cuelens.probes.config import ProbeConfig
+from cuelens.probes.cues import Cue, probe_cues
 from cuelens.probes.distribution import distribution_test
 from cuelens.probes.llm.backends import Backend, Request, prepare_backend
 from cuelens.probes.llm.cache import ResponseCache, cache_key
@@ -306,31 +307,33 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
 
 
 def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[PromptTemplate], *,
-                      scan=None, top: int = 5, rank_by: str = "lmi",
+                      scan=None, config: ProbeConfig | None = None,
                       cache: ResponseCache | None = None, calibrate: bool = False,
-                      normalize: bool = False, seed: int = 0, n_boot: int = 1000,
-                      min_items: int = 10, position_bias: bool = False,
+                      normalize: bool = False, position_bias: bool = False,
                       inputs: Sequence[str | Path] = (),
                       progress: Progress | None = None) -> LLMProbeResult:
     """The whole ``audit probe --llm``: the scan (or ``scan``, a previous
     :class:`~cuelens.audit.pipeline.ScanResult`), its top cues, and every template's answers
-    and statistics, as results.json content (scan sections plus ``llm_probe``)."""
+    and statistics, as results.json content (scan sections plus ``llm_probe``); ``config``:
+    the options it shares with the model probe (default :class:`ProbeConfig`)."""
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
-    from cuelens.probes.pipeline import probe_cues
 
     started = time.time()
+    config = config or ProbeConfig()
+    config.validate()
     _check_mcq(dataset, position_bias)
     for template in templates:   # fail before the scan and before any request
         template.check(dataset.task, dataset.label_names)
     if scan is None:
-        scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
+        scan = scan_dataset(dataset, ScanConfig(seed=config.seed), progress=progress)
     results = dict(scan.results)
     warnings: list[str] = []
-    cues, _ = probe_cues(dataset, results, top, rank_by, warnings)
+    cues, _ = probe_cues(dataset, results, config, warnings)
     run = run_llm_probe(dataset, backend, templates, cues, item_easy=scan.item_easy,
-                        cache=cache, calibrate=calibrate, normalize=normalize, seed=seed,
-                        n_boot=n_boot, min_items=min_items, position_bias=position_bias,
+                        cache=cache, calibrate=calibrate, normalize=normalize, seed=config.seed,
+                        n_boot=config.bootstrap, min_items=config.min_items,
+                        position_bias=position_bias,
                         progress=progress)
     results["llm_probe"] = run.section
     results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
