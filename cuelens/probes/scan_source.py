@@ -85,18 +85,21 @@ def _table_mask(table: Iterator[tuple[str, object]], directory: Path, test: Spli
     return out
 
 
-def _lines(path: Path) -> set[str]:
-    return {line for _, line in open_lines(path) if line.strip()}
+def _lines(path: Path) -> list[str]:
+    return [line for _, line in open_lines(path) if line.strip()]
 
 
 def _flags(directory: Path, keys: list[str], names: tuple[str, str], what: str) -> np.ndarray:
     """Easy mask of the items whose ``keys`` are lines of ``names`` (easy, hard)."""
-    easy, hard = (_lines(directory / name) for name in names)
+    easy_lines, hard_lines = (_lines(directory / name) for name in names)
+    easy, hard = set(easy_lines), set(hard_lines)
     item_easy = np.asarray([key in easy for key in keys], dtype=bool)
     unmatched = int((~item_easy & ~np.asarray([key in hard for key in keys], dtype=bool)).sum())
-    if unmatched:
-        raise UserError(f"{unmatched} test item(s) are in neither {names[0]} nor {names[1]}: "
-                        f"the scan was made from different data ({what})", path=str(directory))
+    n_lines = len(easy_lines) + len(hard_lines)
+    if unmatched or n_lines != len(keys):
+        raise UserError(f"{names[0]} and {names[1]} list {n_lines} items, {unmatched} of the "
+                        f"{len(keys)} test items in neither ({what}): the scan was made from "
+                        "different data", path=str(directory))
     return item_easy
 
 
