@@ -176,25 +176,11 @@ def test_model_source_runs_the_classifier_once(tmp_path):
     assert runner_calls == [30] and calls == [8] and other.pred.tolist() == [1] * 30  # entailment
 
 
-class ScriptedBackend:
-    """Option log-probabilities 0.5/0.3/0.2 (content-free prompts: 0.7/0.2/0.1)."""
-
-    name, model, settings = "scripted", "m", {}
-
-    def info(self) -> dict:
-        return {"name": self.model, "backend": self.name}
-
-    def run(self, requests, on_result):
-        for i, r in enumerate(requests):
-            p = [0.7, 0.2, 0.1] if "N/A" in r.prompt else [0.5, 0.3, 0.2]
-            on_result(i, {"logprobs": list(np.log(p)), "n_tokens": [1, 1, 1],
-                          "prompt_tokens": 5, "completion_tokens": 3})
-
-
 def test_llm_prompt_source():
     """LLMPrompt: a backend asked through one template gives the probe's Predictions (the
     arg-max option; calibrated: 0.2/0.1 = 2 > 0.3/0.2 > 0.5/0.7)."""
     from cuelens.probes.llm.templates import TEMPLATES
+    from tests.test_llm_probe import ScriptedBackend
 
     dataset = cuelens.load_dataset(make_nli(24, seed=2))
     template = TEMPLATES["nli-yes-no"]

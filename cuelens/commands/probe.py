@@ -145,6 +145,7 @@ def probe(
     --prompt nli-yes-no --prompt nli-yes-no-cot
     """
     from cuelens.probes.pipeline import check_outputs, probe_dataset
+    from cuelens.probes.scan_source import SCAN_FILES
     from cuelens.probes.short_circuit import ShortCircuitOptions
 
     started = time.time()
@@ -169,7 +170,7 @@ def probe(
     out_dir = out or Path("audit-results") / dataset.name / "probe"
     extra_inputs = [p for p in (predictions, scan and scan / "results.json") if p is not None]
     extra_inputs += list(position_predictions or [])
-    scan_files = scan_inputs(scan) if scan else []
+    scan_files = [scan / name for name in SCAN_FILES] if scan else []
     model_dir = Path(model) if model and Path(model).is_dir() else None
     check_outputs(out_dir, [*dataset.input_paths, *extra_inputs, *scan_files, model_dir])
     if llm is not None:
@@ -214,13 +215,6 @@ def probe(
     result.save(out_dir, report_options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(out_dir / 'report.html'))}[/]")
     print_probe(result.results["probe"], out_dir)
-
-
-def scan_inputs(scan: Path) -> list[Path]:
-    """The files of a ``--scan`` directory the probe may read (never to be overwritten)."""
-    from cuelens.probes.scan_source import SCAN_FILES
-
-    return [scan / name for name in SCAN_FILES]
 
 
 def _load_scan(scan: Path | None, dataset):
