@@ -203,7 +203,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
         sc.validate()
     dataset = _dataset(data, train, test)
     if isinstance(scan, (str, Path)):
-        from cuelens.probes.scan_source import load_scan
+        from cuelens.probes.pipeline import load_scan
 
         scan = load_scan(scan, dataset)
     classifier = None

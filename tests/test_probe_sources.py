@@ -191,3 +191,28 @@ def test_llm_prompt_source():
                         "source": "llm"}
     calibrated = LLMPrompt(ScriptedBackend(), template, calibrate=True).predict(dataset)
     assert calibrated.pred.tolist() == [2] * 24
+
+
+def test_no_import_cycle_inside_probes():
+    """Every import (top-level or deferred) between cuelens.probes modules points one way:
+    evallogs→predictions and llm.openai→llm.requests←llm.backends, never back (issue 24)."""
+    import ast
+    import graphlib
+
+    root = Path(cuelens.__file__).parent
+    modules = {".".join(p.relative_to(root.parent).with_suffix("").parts): p
+               for p in (root / "probes").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found |= {n for n in (node.module, *(f"{node.module}.{a.name}"
+                                                      for a in node.names)) if n in modules}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in modules}
+        graph[name] = found - {name}
+    assert "cuelens.probes.predictions" in graph["cuelens.probes.evallogs"]
+    assert "cuelens.probes.llm.requests" in graph["cuelens.probes.llm.openai"]
+    order = list(graphlib.TopologicalSorter(graph).static_order())  # CycleError on a cycle
+    assert order.index("cuelens.probes.predictions") < order.index("cuelens.probes.sources")

@@ -221,7 +221,7 @@ def _load_scan(scan: Path | None, dataset):
     """The ``--scan`` directory as a ScanResult (None: the probe scans the data itself)."""
     if scan is None:
         return None
-    from cuelens.probes.scan_source import load_scan
+    from cuelens.probes.pipeline import load_scan
 
     return load_scan(scan, dataset)
 

@@ -105,6 +105,15 @@ class ProbeResult(ResultViews):
         return files
 
 
+def load_scan(directory: str | Path, dataset: Dataset) -> ScanResult:
+    """The ``audit scan`` output in ``directory`` as a :class:`ScanResult` of ``dataset``
+    (:func:`~cuelens.probes.scan_source.load_scan_dir`: results and easy/hard split)."""
+    from cuelens.probes.scan_source import load_scan_dir
+
+    results, item_easy = load_scan_dir(directory, dataset)
+    return ScanResult(dataset=dataset, results=results, item_easy=item_easy)
+
+
 def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict | None = None,
                   *, scan: ScanResult | None = None, config: ProbeConfig | None = None,
                   classifier=None, short_circuit: ShortCircuitOptions | None = None,

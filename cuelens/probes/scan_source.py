@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,9 +28,6 @@ from cuelens.data.readers import jsonl_objects, open_lines
 from cuelens.errors import UserError
 from cuelens.reports.render import load_results
 from cuelens.reports.schema import validate_results
-
-if TYPE_CHECKING:
-    from cuelens.audit.pipeline import ScanResult
 
 RECORDS = ("easy.jsonl", "hard.jsonl")
 IDS = ("easy.ids.txt", "hard.ids.txt")
@@ -151,12 +147,3 @@ def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.nda
         raise UserError(f"the scan is of a {task} dataset, the data given is {dataset.task}",
                         path=str(results_path))
     return results, scan_easy_mask(directory, dataset.test)
-
-
-def load_scan(directory: str | Path, dataset: Dataset) -> ScanResult:
-    """The scan in ``directory`` as a :class:`~cuelens.audit.pipeline.ScanResult` of
-    ``dataset`` (what ``probe(scan=…)`` takes)."""
-    from cuelens.audit.pipeline import ScanResult
-
-    results, item_easy = load_scan_dir(directory, dataset)
-    return ScanResult(dataset=dataset, results=results, item_easy=item_easy)

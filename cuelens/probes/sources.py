@@ -170,7 +170,7 @@ class LLMPrompt:
     normalize: bool = False
 
     def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
-        from cuelens.probes.llm.pipeline import answer
+        from cuelens.probes.llm.answers import answer
 
         got = answer(self.backend, self.template, dataset, cache=self.cache,
                      calibrate=self.calibrate, normalize=self.normalize)
