@@ -62,9 +62,9 @@ def probe(
         "evaluation log per rotation (in order), made on the files of `audit rotate` with the "
         "same --seed.")] = None,
     scan: Annotated[Optional[Path], typer.Option(
-        "--scan", help="Reuse this `audit scan` output directory's cues and easy/hard split "
-        "(results.json with the per-item table items.parquet/items.jsonl, or the easy/hard "
-        "item files: any --stats and --item-files).")] = None,
+        "--scan", help="Reuse this `audit scan` output directory's cues (results.json) and "
+        "easy/hard split (the per-item table items.parquet/items.jsonl, else easy/hard.jsonl, "
+        "else easy/hard.ids.txt).")] = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="Output directory (default: audit-results/DATASET/probe/).")]
     = None,
