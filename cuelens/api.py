@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import ScanResult
@@ -18,7 +18,11 @@ from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
 from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
+from cuelens.probes.config import ProbeConfig
 from cuelens.probes.pipeline import ProbeResult
+
+if TYPE_CHECKING:
+    from cuelens.probes.sources import PredictionSource
 
 Progress = Callable[[str, float], None]
 DataSource = Any  # a path, a pandas.DataFrame, a list of dicts, a datasets.Dataset(Dict), a dict
@@ -153,16 +157,24 @@ def _text(path: DataSource) -> str | None:
 
 
 def probe(data: DataSource = None, *, model: str | None = None,
-          predictions: str | Path | None = None, scan: ScanResult | None = None,
-          train: DataSource = None, test: DataSource = None, top: int = 5,
-          rank_by: str = "lmi", bootstrap: int = 1000, min_items: int = 10, seed: int = 0,
-          short_circuit: bool = False, batch_size: int | None = None, max_length: int = 128,
-          device: str = "auto", trust_remote_code: bool = False,
+          predictions: str | Path | None = None, source: PredictionSource | None = None,
+          scan: ScanResult | str | Path | None = None, train: DataSource = None,
+          test: DataSource = None, top: int = ProbeConfig.top,
+          rank_by: str = ProbeConfig.rank_by, min_support: int = ProbeConfig.min_support,
+          bootstrap: int = ProbeConfig.bootstrap, min_items: int = ProbeConfig.min_items,
+          seed: int = ProbeConfig.seed, short_circuit: bool = False,
+          batch_size: int | None = None, max_length: int = 128, device: str = "auto",
+          trust_remote_code: bool = False, id_field: str | None = None, norm: str = "none",
           progress: Progress | None = None) -> ProbeResult:
-    """Probe a model (``model=`` alias, directory or hub id) or a predictions file
-    (``predictions=``) for reliance on the dataset's cues (docs/methods.md §6–7); as ``audit probe``.
+    """Probe a model (``model=`` alias, directory or hub id), a predictions file or evaluation
+    log (``predictions=``; ``id_field``, ``norm``: docs/eval-logs.md) or any prediction source
+    (``source=``, e.g. :class:`cuelens.probes.sources.LLMPrompt`) for reliance on the dataset's
+    cues (docs/methods.md §6–7); as ``audit probe``. The options and their defaults are
+    :class:`~cuelens.probes.config.ProbeConfig`'s: the top ``top`` word cues per label by
+    ``rank_by`` (default ``"z"``: the scan's significant cues only).
 
-    ``scan``: a :class:`ScanResult` of the same data (default: a word-only scan with ``seed``).
+    ``scan``: a :class:`ScanResult` of the same data, or an ``audit scan`` output directory
+    (default: a word-only scan with ``seed``).
 
     >>> import cuelens, json, tempfile, pathlib
     >>> from cuelens.data.synthetic import make_nli
@@ -174,32 +186,38 @@ def probe(data: DataSource = None, *, model: str | None = None,
     >>> result = cuelens.probe(scanned.dataset, predictions=path, scan=scanned)
     >>> result.accuracy, float(result.cue_effects["delta"].abs().max())
     (1.0, 0.0)
+    >>> result.results["probe"]["cue_selection"]["rank_by"]
+    'z'
     """
-    from cuelens.audit.metrics import METRICS
-    from cuelens.probes.pipeline import file_predictions, model_predictions, probe_dataset
+    from cuelens.probes.pipeline import probe_dataset
     from cuelens.probes.short_circuit import ShortCircuitOptions
+    from cuelens.probes.sources import ModelSource, file_source
 
-    if (model is None) == (predictions is None):
-        raise UserError("give exactly one of model= and predictions=")
-    if rank_by not in METRICS:
-        raise UserError(f"unknown rank_by metric {rank_by!r} (choose from {', '.join(METRICS)})")
+    if sum(x is not None for x in (model, predictions, source)) != 1:
+        raise UserError("give exactly one of model=, predictions= and source=")
+    config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
+                         min_items=min_items, seed=seed)
+    config.validate()
     sc = ShortCircuitOptions() if short_circuit else None
     if sc is not None:
         sc.validate()
     dataset = _dataset(data, train, test)
+    if isinstance(scan, (str, Path)):
+        from cuelens.probes.pipeline import load_scan
+
+        scan = load_scan(scan, dataset)
     classifier = None
     if predictions is not None:
-        preds, info = file_predictions(predictions, dataset)
-    else:
+        source = file_source(predictions, id_field, norm)
+    elif model is not None:
         from cuelens.models.classifier import load_classifier
 
-        assert model is not None
         classifier = load_classifier(model, dataset.task, device=device,
                                      trust_remote_code=trust_remote_code, max_length=max_length)
-        preds, info = model_predictions(classifier, model, dataset, batch_size)
-    return probe_dataset(dataset, preds, info, scan=scan, classifier=classifier, top=top,
-                         rank_by=rank_by, n_boot=bootstrap, min_items=min_items, seed=seed,
-                         short_circuit=sc,
+        source = ModelSource(classifier, model, batch_size)
+    assert source is not None
+    return probe_dataset(dataset, source.predict(dataset), scan=scan, config=config,
+                         classifier=classifier, short_circuit=sc,
                          inputs=[str(predictions)] if predictions is not None else [],
                          progress=progress)
 

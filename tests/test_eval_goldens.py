@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from cuelens.cli import app
 from cuelens.data.loading import load_dataset
 from cuelens.errors import UserError
-from cuelens.probes.predictions import read_predictions
+from cuelens.probes.sources import read_predictions
 
 GOLDENS = Path(__file__).resolve().parent.parent / "docs" / "examples" / "goldens"
 DATA = GOLDENS / "planted.jsonl"

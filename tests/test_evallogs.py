@@ -20,7 +20,7 @@ from cuelens.errors import UserError
 from cuelens.probes.accuracy import delta_accuracy
 from cuelens.probes.cues import word_cues
 from cuelens.probes.evallogs import detect_format, read_eval_log, softmax
-from cuelens.probes.predictions import read_predictions
+from cuelens.probes.sources import read_predictions
 
 CUE = "surely"
 

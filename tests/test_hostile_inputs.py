@@ -396,13 +396,18 @@ def test_probe_refuses_hostile_predictions(workdir, case):
                              "--out", "probe"], where, message)
 
 
-def test_probe_refuses_latin1_easy_file(workdir):
-    easy = workdir / "scan" / "easy.jsonl"
+@pytest.mark.parametrize("name, preferred", [("easy.jsonl", ["items.parquet", "items.jsonl"]),
+                                             ("items.jsonl", ["items.parquet"])])
+def test_probe_refuses_latin1_item_file(workdir, name, preferred):
+    """The file the probe takes the easy/hard split from (the files it prefers removed)."""
+    for other in preferred:
+        (workdir / "scan" / other).unlink(missing_ok=True)
+    easy = workdir / "scan" / name
     easy.write_bytes(easy.read_bytes() + '{"premise": "café"}\n'.encode("latin-1"))
     _write(workdir / "p.jsonl", _predictions())
     n = easy.read_bytes().count(b"\n")
     assert_refused(workdir, ["probe", "data.jsonl", "-p", "p.jsonl", "--scan", "scan", "--out",
-                             "probe"], f"easy.jsonl, line {n}", "not valid UTF-8")
+                             "probe"], f"{name}, line {n}", "not valid UTF-8")
 
 
 @pytest.mark.parametrize("cues, message", [

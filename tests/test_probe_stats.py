@@ -15,7 +15,7 @@ from cuelens.errors import UserError
 from cuelens.probes.accuracy import accuracy_test, delta_accuracy, easy_hard_gap
 from cuelens.probes.cues import word_cues
 from cuelens.probes.distribution import distribution_test
-from cuelens.probes.predictions import read_predictions
+from cuelens.probes.sources import read_predictions
 from tests.conftest import write_jsonl
 from tests.tiny_models import mcq_planted, nli_planted
 

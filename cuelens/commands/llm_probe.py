@@ -11,6 +11,7 @@ import typer
 
 from cuelens.commands.common import console, progress_bar, user_errors
 from cuelens.data.dataset import Task
+from cuelens.probes.config import ProbeConfig
 from cuelens.reports.options import ReportOptions
 
 LLMOpt = Annotated[Optional[str], typer.Option(
@@ -79,9 +80,9 @@ def _cache(options: LLMOptions, backend_name: str):
         if backend_name == "openai" else None
 
 
-def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, rank_by: str,
-              seed: int, n_boot: int, min_items: int, inputs: list, started: float,
-              position_bias: bool = False, report_options: ReportOptions | None = None) -> None:
+def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: ProbeConfig,
+              inputs: list, started: float, position_bias: bool = False,
+              report_options: ReportOptions | None = None) -> None:
     """Run the LLM prompt probe (library: :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`),
     save its files and print the side-by-side summary."""
     from rich.markup import escape
@@ -111,12 +112,11 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, top: int, ra
                   + (f"; cache {escape(str(cache.path))}" if cache is not None else ""))
     try:
         with progress_bar(f"probing {dataset.name}") as bar:
-            result = probe_llm_dataset(dataset, backend, templates, scan=scan, top=top,
-                                       rank_by=rank_by, cache=cache,
-                                       calibrate=options.calibrate,
-                                       normalize=options.length_norm, seed=seed, n_boot=n_boot,
-                                       min_items=min_items, position_bias=position_bias,
-                                       inputs=inputs, progress=bar)
+            result = probe_llm_dataset(dataset, backend, templates, scan=scan, config=config,
+                                       cache=cache, calibrate=options.calibrate,
+                                       normalize=options.length_norm,
+                                       position_bias=position_bias, inputs=inputs,
+                                       progress=bar)
     finally:
         if cache is not None:
             cache.close()

@@ -24,7 +24,10 @@ from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, T
                                             item_progress, load_model)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
+from cuelens.probes.config import ProbeConfig
 from cuelens.reports.options import ReportOptions
+
+DEFAULT = ProbeConfig()
 
 
 @user_errors
@@ -59,21 +62,24 @@ def probe(
         "evaluation log per rotation (in order), made on the files of `audit rotate` with the "
         "same --seed.")] = None,
     scan: Annotated[Optional[Path], typer.Option(
-        "--scan", help="Reuse this `audit scan` output directory's cues and easy/hard split.")]
-    = None,
+        "--scan", help="Reuse this `audit scan` output directory's cues (results.json) and "
+        "easy/hard split (the per-item table items.parquet/items.jsonl, else easy/hard.jsonl, "
+        "else easy/hard.ids.txt).")] = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="Output directory (default: audit-results/DATASET/probe/).")]
     = None,
-    top: Annotated[int, typer.Option(help="Top word cues per label to test.")] = 5,
+    top: Annotated[int, typer.Option(help="Top word cues per label to test.")] = DEFAULT.top,
     rank_by: Annotated[str, typer.Option(
-        help="Cue metric ranking the top word cues; z (default) tests only significant cues.")]
-    = "z",
+        help="Cue metric ranking the top word cues; z (default) tests only the scan's "
+        "significant cues, strongest first; another metric (e.g. lmi) ranks every cue with "
+        "--min-support instances.")] = DEFAULT.rank_by,
     plotly: PlotlyOpt = "inline",
     min_support: Annotated[int, typer.Option(
-        help="Minimum fitting instances of a tested word cue.")] = 20,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the ΔAcc CIs.")] = 1000,
+        help="Minimum fitting instances of a tested word cue.")] = DEFAULT.min_support,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the ΔAcc CIs.")]
+    = DEFAULT.bootstrap,
     min_items: Annotated[int, typer.Option(help="Minimum test items with and without a cue.")]
-    = 10,
+    = DEFAULT.min_items,
     batch_size: Annotated[Optional[int], typer.Option(
         help="Inference batch size (default: 64 on CPU, 256 on GPU).")] = None,
     max_length: MaxLengthOpt = 128,
@@ -138,21 +144,20 @@ def probe(
     Example: audit probe data/mnli/ --llm openai:llama3 --base-url http://127.0.0.1:8000/v1
     --prompt nli-yes-no --prompt nli-yes-no-cot
     """
-    from cuelens.audit.metrics import METRICS
     from cuelens.probes.pipeline import check_outputs, probe_dataset
+    from cuelens.probes.scan_source import SCAN_FILES
     from cuelens.probes.short_circuit import ShortCircuitOptions
 
     started = time.time()
     if sum(x is not None for x in (model, predictions, llm)) != 1:
         raise UserError("give exactly one of --model, --predictions and --llm")
-    if rank_by not in METRICS:
-        raise UserError(f"unknown --rank-by metric '{rank_by}' (choose from {', '.join(METRICS)})")
+    config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
+                         min_items=min_items, seed=seed)
+    config.validate()
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
-    for name, value in (("top", top), ("bootstrap", bootstrap), ("min-items", min_items),
-                        ("min-support", min_support), ("actors", actors)):
-        if value < 1:
-            raise UserError(f"--{name} must be at least 1")
+    if actors < 1:
+        raise UserError("--actors must be at least 1")
     if int8 and backend not in {"auto", "torch-int8"}:
         raise UserError(f"--int8 is --backend torch-int8; it cannot be combined with --backend "
                         f"{backend}")
@@ -165,7 +170,7 @@ def probe(
     out_dir = out or Path("audit-results") / dataset.name / "probe"
     extra_inputs = [p for p in (predictions, scan and scan / "results.json") if p is not None]
     extra_inputs += list(position_predictions or [])
-    scan_files = [scan / name for name in ("easy.jsonl", "hard.jsonl")] if scan else []
+    scan_files = [scan / name for name in SCAN_FILES] if scan else []
     model_dir = Path(model) if model and Path(model).is_dir() else None
     check_outputs(out_dir, [*dataset.input_paths, *extra_inputs, *scan_files, model_dir])
     if llm is not None:
@@ -179,8 +184,7 @@ def probe(
                              request_timeout, retries, cache, no_cache, calibrate, length_norm,
                              max_new_tokens, device, batch_size)
         llm_dir = [Path(llm)] if Path(llm).is_dir() else []
-        probe_llm(dataset, options, _load_scan(scan, dataset), out_dir, top=top,
-                  rank_by=rank_by, seed=seed, n_boot=bootstrap, min_items=min_items,
+        probe_llm(dataset, options, _load_scan(scan, dataset), out_dir, config=config,
                   position_bias=position_bias, inputs=[*extra_inputs, *scan_files, *llm_dir],
                   started=started, report_options=ReportOptions(plotly=plotly))
         return
@@ -192,16 +196,15 @@ def probe(
         runner = partial(predict_proba_ray, concurrency=actors, address=address,
                          trust_remote_code=trust_remote_code)
     norm_name = norm_unit if norm else "none"
-    preds, info, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
-                                    trust_remote_code, "torch-int8" if int8 else backend,
-                                    id_field, norm_name, runner, require_all_items)
+    preds, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
+                              trust_remote_code, "torch-int8" if int8 else backend,
+                              id_field, norm_name, runner, require_all_items)
     positions = _position_options(dataset, clf, seed, position_bias, position_lm,
                                   position_predictions, device, id_field, norm_name, batch_size)
     scan_result = _load_scan(scan, dataset)
     with progress_bar(f"probing {dataset.name}") as progress:
-        result = probe_dataset(dataset, preds, info, scan=scan_result, classifier=clf, top=top,
-                               rank_by=rank_by, min_support=min_support, n_boot=bootstrap,
-                               min_items=min_items, seed=seed, short_circuit=sc_options,
+        result = probe_dataset(dataset, preds, scan=scan_result, config=config,
+                               classifier=clf, short_circuit=sc_options,
                                position_bias=positions, inputs=extra_inputs,
                                progress=progress)
     result.started = started
@@ -218,11 +221,9 @@ def _load_scan(scan: Path | None, dataset):
     """The ``--scan`` directory as a ScanResult (None: the probe scans the data itself)."""
     if scan is None:
         return None
-    from cuelens.audit.pipeline import ScanResult
-    from cuelens.probes.scan_source import load_scan_dir
+    from cuelens.probes.pipeline import load_scan
 
-    results, item_easy = load_scan_dir(scan, dataset)
-    return ScanResult(dataset=dataset, results=results, item_easy=item_easy)
+    return load_scan(scan, dataset)
 
 
 def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
@@ -255,12 +256,13 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
                  trust_remote_code, backend, id_field=None, norm="none", runner=None,
                  require_all=False):
-    """(predictions, results ``probe.model``, loaded classifier or None); ``runner(clf, split,
-    batch_size, on_batch)`` replaces the local inference (``--engine ray``)."""
-    from cuelens.probes.pipeline import file_predictions, model_predictions
+    """(predictions, loaded classifier or None) from the chosen source
+    (:mod:`cuelens.probes.sources`); ``runner(clf, split, batch_size, on_batch)`` replaces the
+    local inference (``--engine ray``)."""
+    from cuelens.probes.sources import ModelSource, file_source
 
     if predictions is not None:
-        return (*file_predictions(predictions, dataset, id_field, norm, require_all), None)
+        return file_source(predictions, id_field, norm, require_all).predict(dataset), None
     clf = load_model(model, dataset, fresh_head=False, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
     clf.use_backend(backend)
@@ -268,9 +270,8 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
     begun = time.perf_counter()
     with item_progress() as progress:
         task = progress.add_task(f"predicting {n} test items", total=n)
-        preds, info = model_predictions(clf, model, dataset, batch_size,
-                                        on_batch=lambda k: progress.update(task, advance=k),
-                                        predict_proba=runner and partial(runner, clf))
+        source = ModelSource(clf, model, batch_size, predict_proba=runner and partial(runner, clf))
+        preds = source.predict(dataset, on_items=lambda k: progress.update(task, advance=k))
     seconds = time.perf_counter() - begun
     console.print(f"predicted {n} items in {seconds:.1f}s ({n / seconds:.0f} items/s, "
                   f"backend {clf.backend_in_use})")
@@ -281,7 +282,7 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
         console.print(f"int8 vs float32 on a seeded sample of {agree['n']} test items: "
                       f"{agree['argmax_agreement'] * 100:.1f}% same arg-max, max probability "
                       f"difference {agree['max_abs_difference']:.4f}")
-    return preds, info, clf
+    return preds, clf
 
 
 def print_short_circuit(section: dict) -> None:

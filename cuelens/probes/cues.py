@@ -21,6 +21,8 @@ import numpy as np
 
 from cuelens.audit.counts import build_term_matrix
 from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.probes.config import ProbeConfig
+from cuelens.probes.sanity import select_word_cues
 
 WITH_CUE, WITHOUT_CUE = "cue choice", "other choice"
 
@@ -108,3 +110,24 @@ def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
     role = "all" if dataset.cross_validated else "test"
     masks = feature_masks(dataset, role, wanted, cache_dir=default_cache_dir())  # reuse scan parses
     return [Cue(name, "feature", np.asarray(masks[name], dtype=bool)) for name in wanted]
+
+
+def probe_cues(dataset: Dataset, scan_results: dict, config: ProbeConfig,
+               warnings: list[str]) -> tuple[list[Cue], dict | None]:
+    """The word cues chosen by :func:`~cuelens.probes.sanity.select_word_cues` (``config``'s
+    ``rank_by``, ``top``, ``min_support``) plus the scan's ICQ feature cues, and the
+    ``cue_selection`` record; what the user should know is appended to ``warnings``."""
+    if "cues" not in scan_results:
+        warnings.extend(scan_results.get("notes", []))
+        return [], None
+    tokens, selection = select_word_cues(scan_results["cues"], config.rank_by, config.top,
+                                         config.min_support)
+    if not tokens:
+        warnings.append(f"no word cue passes the selection ({selection['rule']}): "
+                        "no word cue is tested")
+    cues = word_cues(dataset, tokens, scan_results["config"]["ngrams"])
+    try:
+        cues += feature_cues(dataset, scan_results.get("features", []))
+    except ImportError:
+        warnings.append("ICQ features unavailable; testing word cues only")
+    return cues, selection

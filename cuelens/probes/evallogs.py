@@ -50,6 +50,7 @@ from cuelens.data.readers import LineError, check_regular_file
 from cuelens.errors import UserError
 from cuelens.probes.logfiles import (log_objects, member_json, open_archive, read_log_json,
                                      size_cap)
+from cuelens.probes.predictions import MISSING, Predictions
 
 NORMS = ("none", "chars", "bytes")
 LOGGED_METRIC = {"none": "acc", "chars": "acc_norm"}  # lm-eval's metric for each norm
@@ -464,12 +465,10 @@ def _predict(item: LoggedItem, norm: str) -> tuple[int, np.ndarray | None]:
 
 def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = None,
                   norm: str = "none", fmt: str | None = None, *, require_all: bool = False,
-                  cap: int | None = None):
+                  cap: int | None = None) -> Predictions:
     """:class:`~cuelens.probes.predictions.Predictions` of ``dataset.test`` from a log (module
     docstring); ``require_all``: refuse a log that misses test items; ``cap``: bytes per line
     or archive member (:func:`cuelens.probes.logfiles.size_cap`)."""
-    from cuelens.probes.predictions import MISSING, Predictions
-
     path = Path(path)
     if norm not in NORMS:
         raise UserError(f"unknown normalisation {norm!r}; choose from {', '.join(NORMS)}")

@@ -1,8 +1,9 @@
 """The whole ``audit probe`` in one call (docs/methods.md §6–7), returned as a :class:`ProbeResult`.
 
-The model is run once on the test items (:func:`model_predictions`) or its predictions are read
-from a file (:func:`file_predictions`); every section (accuracy test, distribution test,
-easy/hard gap, short-circuit pass rates) reuses those predictions. Nothing here prints:
+The predictions come from any source of :mod:`cuelens.probes.sources` (a model run once on the
+test items, a predictions file, an evaluation log, an LLM prompt); every section (accuracy test,
+distribution test, easy/hard gap, short-circuit pass rates) reuses those predictions. The
+options are a :class:`~cuelens.probes.config.ProbeConfig`. Nothing here prints:
 problems that do not stop the probe come back as ``ProbeResult.warnings``.
 """
 
@@ -22,9 +23,10 @@ from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
 from cuelens.frames import ResultViews, records_frame
+from cuelens.probes.config import ProbeConfig
+from cuelens.probes.cues import probe_cues
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
-from cuelens.probes.sanity import MIN_SUPPORT, select_word_cues
 from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_sections
 
 if TYPE_CHECKING:
@@ -103,66 +105,27 @@ class ProbeResult(ResultViews):
         return files
 
 
-def file_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
-                     norm: str = "none", require_all: bool = False
-                     ) -> tuple[Predictions, dict]:
-    """Predictions read from a JSONL file or an evaluation log (``id_field``, ``norm``,
-    ``require_all``: :func:`~cuelens.probes.evallogs.read_eval_log`), and the ``probe.model``
-    section (with the log's facts under ``log``)."""
-    from cuelens.probes.predictions import read_predictions
+def load_scan(directory: str | Path, dataset: Dataset) -> ScanResult:
+    """The ``audit scan`` output in ``directory`` as a :class:`ScanResult` of ``dataset``
+    (:func:`~cuelens.probes.scan_source.load_scan_dir`: results and easy/hard split)."""
+    from cuelens.probes.scan_source import load_scan_dir
 
-    path = Path(path)
-    info: dict = {"name": path.name, "resolved": str(path), "source": "predictions"}
-    predictions = read_predictions(path, dataset, id_field, norm, require_all=require_all)
-    if predictions.log is not None:
-        info["log"] = predictions.log
-    return predictions, info
+    results, item_easy = load_scan_dir(directory, dataset)
+    return ScanResult(dataset=dataset, results=results, item_easy=item_easy)
 
 
-def model_predictions(classifier, name: str, dataset: Dataset, batch_size: int | None = None,
-                      on_batch: Callable[[int], None] | None = None, predict_proba=None
-                      ) -> tuple[Predictions, dict]:
-    """One pass of a loaded classifier over the test items, and the ``probe.model`` section
-    (``predict_proba``: another runner of the classifier, e.g. the Ray engine's)."""
-    from cuelens.probes.predictions import classifier_predictions
-
-    info = {"name": name, "resolved": classifier.resolved, "source": "model"}
-    return classifier_predictions(classifier, dataset, batch_size, on_batch=on_batch,
-                                  predict_proba=predict_proba), info
-
-
-def probe_cues(dataset: Dataset, scan_results: dict, top: int, rank_by: str,
-               warnings: list[str], min_support: int = MIN_SUPPORT):
-    """The word cues chosen by :func:`~cuelens.probes.sanity.select_word_cues` plus the scan's
-    ICQ feature cues, and the ``cue_selection`` record."""
-    from cuelens.probes.cues import feature_cues, word_cues
-
-    if "cues" not in scan_results:
-        warnings.extend(scan_results.get("notes", []))
-        return [], None
-    tokens, selection = select_word_cues(scan_results["cues"], rank_by, top, min_support)
-    if not tokens:
-        warnings.append(f"no word cue passes the selection ({selection['rule']}): "
-                        "no word cue is tested")
-    cues = word_cues(dataset, tokens, scan_results["config"]["ngrams"])
-    try:
-        cues += feature_cues(dataset, scan_results.get("features", []))
-    except ImportError:
-        warnings.append("ICQ features unavailable; testing word cues only")
-    return cues, selection
-
-
-def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, *,
-                  scan: ScanResult | None = None, classifier=None, top: int = 5,
-                  rank_by: str = "z", min_support: int = MIN_SUPPORT, n_boot: int = 1000,
-                  min_items: int = 10, seed: int = 0,
-                  short_circuit: ShortCircuitOptions | None = None,
+def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict | None = None,
+                  *, scan: ScanResult | None = None, config: ProbeConfig | None = None,
+                  classifier=None, short_circuit: ShortCircuitOptions | None = None,
                   position_bias: PositionBiasOptions | None = None,
                   inputs: Sequence[str | Path] = (), progress: Progress | None = None
                   ) -> ProbeResult:
     """Probe ``predictions`` on ``dataset.test`` for cue reliance (docs/methods.md §6).
 
-    ``scan``: a previous scan of the same data (default: a word-only scan with ``seed``).
+    ``model_info``: the ``probe.model`` section (default: ``predictions.info``, filled by every
+    :mod:`~cuelens.probes.sources` source). ``config``: the probe's options (default
+    :class:`ProbeConfig`). ``scan``: a previous scan of the same data (default: a word-only
+    scan with the config's ``seed``).
     ``classifier``: the loaded model, needed by white-box / new-question sections
     (``short_circuit``) and for the training data map of a local model directory.
     ``position_bias``: run the position-bias probe (:mod:`cuelens.probes.position`).
@@ -170,12 +133,14 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
     :attr:`Predictions.covered`): the probe runs on those items, the scan on all of them.
     """
     started = time.time()
+    config = config or ProbeConfig()
+    config.validate()
     if predictions.covered is not None and position_bias is not None \
             and position_bias.picks is not None:
         raise UserError("--position-predictions needs a main log of every test item; this "
                         "one covers some items only (lm_eval --limit?)")
     if scan is None:
-        scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
+        scan = scan_dataset(dataset, ScanConfig(seed=config.seed), progress=progress)
     results = dict(scan.results)
     warnings: list[str] = list(predictions.notes)
     item_easy = scan.item_easy
@@ -184,12 +149,14 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict, 
         dataset, predictions = predictions.logged_subset(dataset)
         item_easy = None if item_easy is None else item_easy[covered]
     resolved = Path(classifier.resolved) if classifier is not None else None
-    cues, selection = probe_cues(dataset, results, top, rank_by, warnings, min_support)
+    cues, selection = probe_cues(dataset, results, config, warnings)
     ctx = ProbeContext(dataset=dataset, predictions=predictions, cues=cues,
                        cue_selection=selection,
-                       model_info=model_info, item_easy=item_easy,
+                       model_info=predictions.info if model_info is None else model_info,
+                       item_easy=item_easy,
                        model_dir=resolved if resolved is not None and resolved.is_dir() else None,
-                       classifier=classifier, seed=seed, n_boot=n_boot, min_items=min_items,
+                       classifier=classifier, seed=config.seed, n_boot=config.bootstrap,
+                       min_items=config.min_items,
                        short_circuit=short_circuit, position_bias=position_bias,
                        warnings=warnings, progress=progress)
     results["probe"] = run_sections(ctx)

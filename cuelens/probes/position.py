@@ -252,7 +252,7 @@ def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None
     """Options from one predictions file (or evaluation log) per rotation, in rotation order,
     each read against its rotated dataset (:func:`rotation_datasets` with ``seed``)."""
     from cuelens.errors import UserError
-    from cuelens.probes.predictions import read_predictions
+    from cuelens.probes.sources import read_predictions
 
     rotated = rotation_datasets(dataset, seed)
     if len(paths) != len(rotated):

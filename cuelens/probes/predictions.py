@@ -1,4 +1,6 @@
-"""Model predictions for the probe: from a predictions file or a loaded classifier (docs/methods.md §6).
+"""The one :class:`Predictions` type of the probe, and its two plain readers: a predictions file and
+a loaded classifier (docs/methods.md §6). Where predictions come from is chosen in
+:mod:`cuelens.probes.sources`.
 
 A predictions file is JSONL, one line per test item: ``{"id", "prediction"}`` with an optional
 ``"probs"``. NLI: ``prediction`` is a label name, ``probs`` a list in the dataset's label order
@@ -6,8 +8,9 @@ A predictions file is JSONL, one line per test item: ``{"id", "prediction"}`` wi
 0-based index (``null``: no answer, counted wrong), ``probs`` a list over the choices. Every
 test id must be present exactly once; unknown ids and labels are errors naming the file and line.
 
-Evaluation logs of lm-evaluation-harness (``--log_samples``) and Inspect are detected and read
-by :mod:`cuelens.probes.evallogs` instead (docs/eval-logs.md).
+Evaluation logs of lm-evaluation-harness (``--log_samples``) and Inspect are read by
+:mod:`cuelens.probes.evallogs` (docs/eval-logs.md); :func:`cuelens.probes.sources.read_predictions`
+detects which reader a file needs.
 """
 
 from __future__ import annotations
@@ -27,13 +30,15 @@ MISSING = -2  # no line yet for the item (-1 is a logged "no answer")
 
 @dataclass
 class Predictions:
-    """Per test item: predicted label index (NLI) or choice index (MCQ), optional probabilities."""
+    """Per test item: predicted label index (NLI) or choice index (MCQ), optional probabilities,
+    and where they came from (``info``: the results' ``probe.model`` section)."""
 
     pred: np.ndarray
     probs: np.ndarray | None = None
     covered: np.ndarray | None = None  # a log of some test items only: which ones (else all)
     notes: list[str] = field(default_factory=list)  # what the user should know (warnings)
     log: dict | None = None  # an evaluation log's facts (``probe.model.log``)
+    info: dict = field(default_factory=dict)  # ``probe.model``: name, source, …
 
     def logged_subset(self, dataset: Dataset) -> tuple[Dataset, "Predictions"]:
         """``dataset`` with only the covered test items, and these predictions for them
@@ -100,26 +105,9 @@ def _id_text(value) -> str:
     return str(value)
 
 
-def read_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
-                     norm: str = "none", *, require_all: bool = False) -> Predictions:
-    """Read and check a predictions file (or an evaluation log) against ``dataset.test``.
-
-    ``id_field``, ``norm`` and ``require_all`` apply to evaluation logs
-    (:func:`~cuelens.probes.evallogs.read_eval_log`; a log of some test items only gives
-    :attr:`Predictions.covered`, see :meth:`Predictions.logged_subset`).
-    """
-    from cuelens.probes.evallogs import detect_format, read_eval_log
-
+def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
+    """Read and check a JSONL predictions file (module docstring) against ``dataset.test``."""
     path = Path(path)
-    if not path.exists():
-        raise UserError("predictions file not found", path=str(path))
-    fmt = detect_format(path)
-    if fmt is not None:
-        return read_eval_log(path, dataset, id_field=id_field, norm=norm, fmt=fmt,
-                             require_all=require_all)
-    if id_field is not None or norm != "none":
-        raise UserError("--id-field and --norm apply to evaluation logs (lm-evaluation-harness "
-                        "samples, Inspect logs); this is a predictions file", path=str(path))
     position = {item_id: i for i, item_id in enumerate(dataset.test.ids)}
     if len(position) != len(dataset.test):
         raise UserError("test item ids are not unique, so predictions cannot be matched to items",

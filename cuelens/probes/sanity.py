@@ -21,9 +21,8 @@ import numpy as np
 from cuelens.audit.examples import sort_value
 from cuelens.audit.uncertainty import accuracy_vs_chance
 from cuelens.data.dataset import Task
+from cuelens.probes.config import MIN_SUPPORT
 from cuelens.probes.data_map import DYNAMICS_DIR
-
-MIN_SUPPORT = 20
 
 
 def select_word_cues(cues: list[dict], rank_by: str = "z", top: int = 5,

@@ -1,33 +1,138 @@
 """Reuse a previous ``audit scan`` output directory: its results and its easy/hard split.
 
-``results.json`` supplies the cues (and ICQ ``features`` when present); ``easy.jsonl`` /
-``hard.jsonl`` hold the original test records, matched back to the test items by their exact
-record text (ids may repeat across files; the raw line cannot lie about the item).
+``results.json`` supplies the cues (and ICQ ``features`` when present). The easy/hard flag of
+each test item comes from the first of these the directory holds (docs/results-schema.md):
+
+1. the per-item table ``items.parquet`` (read with pyarrow when installed) or ``items.jsonl``,
+   which every exact scan writes whatever ``--item-files``: its evaluated rows (``easy`` not
+   null), matched to the test items in order, else by their unique ids;
+2. ``easy.jsonl`` / ``hard.jsonl`` (``--item-files records``): the original test records,
+   matched back to the test items by their exact record text (ids may repeat across files; the
+   raw line cannot lie about the item);
+3. ``easy.ids.txt`` / ``hard.ids.txt`` (``--item-files ids``, the default of scans of more than
+   a million items): one id per line, matched by the test items' unique ids.
+
+A directory with none of them is one clear error; so is one whose items are not the test items.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset
-from cuelens.data.readers import open_lines
+from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, parquet_available
+from cuelens.data.dataset import Dataset, Split
+from cuelens.data.readers import jsonl_objects, open_lines
 from cuelens.errors import UserError
 from cuelens.reports.render import load_results
 from cuelens.reports.schema import validate_results
 
+RECORDS = ("easy.jsonl", "hard.jsonl")
+IDS = ("easy.ids.txt", "hard.ids.txt")
+SCAN_FILES = ("results.json", ITEMS_PARQUET, ITEMS_JSONL, *RECORDS, *IDS)  # what the probe reads
 
-def _raw_lines(path: Path) -> set[str]:
-    if not path.is_file():
-        raise UserError("scan directory lacks this file (run `audit scan` first)", path=str(path))
-    return {line for _, line in open_lines(path) if line.strip()}
+
+def _parquet_rows(directory: Path) -> Iterator[tuple[str, object]]:
+    """``(id, easy)`` of every row of items.parquet (``easy`` None: a fitting item)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(directory / ITEMS_PARQUET, columns=["id", "easy"]).to_pydict()
+    return zip(map(str, table["id"]), table["easy"])
+
+
+def _jsonl_rows(directory: Path) -> Iterator[tuple[str, object]]:
+    """``(id, easy)`` of every line of items.jsonl, streamed."""
+    path = directory / ITEMS_JSONL
+    for line, row in jsonl_objects(path):
+        if "id" not in row or "easy" not in row:
+            raise UserError('the per-item table needs "id" and "easy"', path=str(path),
+                            line=line)
+        yield str(row["id"]), row["easy"]
+
+
+def _unique_positions(test: Split, what: str, directory: Path) -> dict[str, int]:
+    position = {item_id: i for i, item_id in enumerate(test.ids)}
+    if len(position) != len(test):
+        raise UserError(f"the test item ids are not unique, so the scan's {what} cannot be "
+                        "matched to the test items", path=str(directory))
+    return position
+
+
+def _from_table(rows: Callable[[Path], Iterator[tuple[str, object]]]
+                ) -> Callable[[Path, Split], np.ndarray]:
+    return lambda directory, test: _table_mask(rows(directory), directory, test)
+
+
+def _table_mask(table: Iterator[tuple[str, object]], directory: Path, test: Split) -> np.ndarray:
+    rows = [(item_id, easy) for item_id, easy in table if easy is not None]
+    ids = [item_id for item_id, _ in rows]
+    easy = np.asarray([bool(flag) for _, flag in rows], dtype=bool)
+    if ids == list(test.ids):
+        return easy
+    position = _unique_positions(test, "per-item table", directory)
+    if len(ids) != len(test) or set(ids) != set(position):
+        raise UserError(f"the per-item table's {len(ids)} evaluated items are not the "
+                        f"{len(test)} test items: the scan was made from different data",
+                        path=str(directory))
+    out = np.zeros(len(test), dtype=bool)
+    out[[position[i] for i in ids]] = easy
+    return out
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for _, line in open_lines(path) if line.strip()]
+
+
+def _flags(directory: Path, keys: list[str], names: tuple[str, str], what: str) -> np.ndarray:
+    """Easy mask of the items whose ``keys`` are lines of ``names`` (easy, hard)."""
+    easy_lines, hard_lines = (_lines(directory / name) for name in names)
+    easy, hard = set(easy_lines), set(hard_lines)
+    item_easy = np.asarray([key in easy for key in keys], dtype=bool)
+    unmatched = int((~item_easy & ~np.asarray([key in hard for key in keys], dtype=bool)).sum())
+    n_lines = len(easy_lines) + len(hard_lines)
+    if unmatched or n_lines != len(keys):
+        raise UserError(f"{names[0]} and {names[1]} list {n_lines} items, {unmatched} of the "
+                        f"{len(keys)} test items in neither ({what}): the scan was made from "
+                        "different data", path=str(directory))
+    return item_easy
+
+
+def _from_records(directory: Path, test: Split) -> np.ndarray:
+    return _flags(directory, list(test.raw), RECORDS, "matched by record text")
+
+
+def _from_ids(directory: Path, test: Split) -> np.ndarray:
+    _unique_positions(test, "id lists", directory)
+    return _flags(directory, list(test.ids), IDS, "matched by id")
+
+
+# where a scan directory keeps its easy/hard flags, in the order they are preferred
+EASY_HARD_SOURCES: list[tuple[tuple[str, ...], Callable[[], bool],
+                              Callable[[Path, Split], np.ndarray]]] = [
+    ((ITEMS_PARQUET,), parquet_available, _from_table(_parquet_rows)),
+    ((ITEMS_JSONL,), lambda: True, _from_table(_jsonl_rows)),
+    (RECORDS, lambda: True, _from_records),
+    (IDS, lambda: True, _from_ids)]
+
+
+def scan_easy_mask(directory: str | Path, test: Split) -> np.ndarray:
+    """The easy flag of every item of ``test`` from the scan in ``directory`` (module
+    docstring)."""
+    directory = Path(directory)
+    for names, usable, read in EASY_HARD_SOURCES:
+        if usable() and all((directory / name).is_file() for name in names):
+            return read(directory, test)
+    raise UserError(f"the scan directory has no per-item easy/hard flags ({ITEMS_PARQUET}, "
+                    f"{ITEMS_JSONL}, {' + '.join(RECORDS)} or {' + '.join(IDS)}); rerun "
+                    "`audit scan` with --item-files records or ids", path=str(directory))
 
 
 def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.ndarray]:
     """Results and per-test-item easy mask of the scan in ``directory``, checked against
-    ``dataset`` (same task, every test item in exactly one of easy/hard). ``results.json`` must
-    follow the results schema (docs/results-schema.md) and hold the scan sections."""
+    ``dataset`` (same task, every test item flagged once). ``results.json`` must follow the
+    results schema (docs/results-schema.md) and hold the scan sections."""
     directory = Path(directory)
     results_path = directory / "results.json"
     if not results_path.is_file():
@@ -41,11 +146,4 @@ def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.nda
     if task != dataset.task:
         raise UserError(f"the scan is of a {task} dataset, the data given is {dataset.task}",
                         path=str(results_path))
-    easy, hard = _raw_lines(directory / "easy.jsonl"), _raw_lines(directory / "hard.jsonl")
-    item_easy = np.asarray([raw in easy for raw in dataset.test.raw], dtype=bool)
-    in_hard = np.asarray([raw in hard for raw in dataset.test.raw], dtype=bool)
-    unmatched = int((~(item_easy | in_hard)).sum())
-    if unmatched:
-        raise UserError(f"{unmatched} test item(s) are in neither easy.jsonl nor hard.jsonl: "
-                        "the scan was made from different data", path=str(directory))
-    return results, item_easy
+    return results, scan_easy_mask(directory, dataset.test)

@@ -6,5 +6,6 @@
   :mod:`~cuelens.probes.llm.openai`) OpenAI-compatible HTTP endpoints;
 - :mod:`~cuelens.probes.llm.parsing`: answers read out of generated text;
 - :mod:`~cuelens.probes.llm.cache`: the persistent SQLite response cache;
-- :mod:`~cuelens.probes.llm.pipeline`: per-template predictions and statistics, the verdict.
+- :mod:`~cuelens.probes.llm.answers`: one template's answers to every test item;
+- :mod:`~cuelens.probes.llm.pipeline`: per-template statistics, the verdict.
 """

@@ -27,21 +27,10 @@ from typing import Protocol
 import numpy as np
 
 from cuelens.errors import UserError
+from cuelens.probes.llm.requests import OnResult, Request
 
-OnResult = Callable[[int, dict], None]
-
-
-@dataclass(frozen=True)
-class Request:
-    """One question to a backend: score ``options`` after ``prompt``, or generate from it."""
-
-    kind: str                      # "score" | "generate"
-    prompt: str
-    options: tuple[str, ...] = ()
-    max_new_tokens: int = 0
-
-    def key_parts(self) -> list:
-        return [self.kind, self.prompt, list(self.options), self.max_new_tokens]
+__all__ = ["BACKENDS", "Backend", "BackendOptions", "LocalBackend", "OnResult", "Request",
+           "load_backend", "prepare_backend"]
 
 
 class Backend(Protocol):

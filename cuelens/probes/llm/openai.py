@@ -44,7 +44,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from cuelens.errors import UserError
-from cuelens.probes.llm.backends import OnResult, Request
+from cuelens.probes.llm.requests import OnResult, Request
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 TOP_LOGPROBS = 20  # the most OpenAI's chat API returns

@@ -1,16 +1,8 @@
 """The LLM prompt probe: ask a backend through each template, then test cue reliance per
 template with the probe's own statistics (docs/methods.md §6, docs/llm-probe.md).
 
-For every template: render each test item, get answers (cached), turn them into predictions —
-
-- *score* templates: option scores ``log p(option | prompt)``, optionally divided by the
-  option's token count (``normalize``) and/or calibrated before use (``calibrate``: minus
-  ``log p̂(option | content-free prompt)``, the content-free distribution normalised over the
-  options, i.e. ``p(option | x) / p(option | "N/A")``); the prediction is the arg-max;
-- *generate* templates: the parsed answer (:mod:`cuelens.probes.llm.parsing`); an unparseable
-  answer counts as wrong and is reported separately —
-
-then the probe sections (accuracy, ΔAcc per cue with bootstrap CIs, easy/hard accuracy) from
+For every template: the answers to every test item (:mod:`cuelens.probes.llm.answers`; an
+unparseable answer counts as wrong and is reported separately), then the probe sections (accuracy, ΔAcc per cue with bootstrap CIs, easy/hard accuracy) from
 :mod:`cuelens.probes.sections` and the distribution test of :mod:`cuelens.probes.distribution`
 over the parsed answers. The **verdict** names the least cue-reliant template: the smallest
 ``Σ|ΔAcc|`` over the tested cues (docs/methods.md §6's model-weakness total; ties: higher accuracy, then
@@ -32,36 +24,20 @@ import numpy as np
 from cuelens.audit.advice import next_steps
 from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
-from cuelens.probes.cues import Cue
+from cuelens.probes.config import ProbeConfig
+from cuelens.probes.cues import Cue, probe_cues
 from cuelens.probes.distribution import distribution_test
-from cuelens.probes.llm.backends import Backend, Request, prepare_backend
-from cuelens.probes.llm.cache import ResponseCache, cache_key
-from cuelens.probes.llm.parsing import parse_answer
-from cuelens.probes.llm.templates import PromptTemplate, content_free, item_fields
+from cuelens.probes.llm.answers import Answers, Progress, answer, ask, make_request, parse_reply
+from cuelens.probes.llm.backends import Backend, prepare_backend
+from cuelens.probes.llm.cache import ResponseCache
+from cuelens.probes.llm.templates import PromptTemplate
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import ProbeContext, run_sections
 
 if TYPE_CHECKING:
     from cuelens.reports.options import ReportOptions
 
-Progress = Callable[[str, float], None]
 MAX_UNPARSEABLE = 0.5  # templates with more unreadable answers get no verdict (all-wrong ≠ robust)
-
-
-@dataclass
-class Answers:
-    """One template's predictions: ``pred`` (−1 = unparseable), option probabilities (score
-    templates), generated texts (generate templates) and tokens used."""
-
-    pred: np.ndarray
-    probs: np.ndarray | None
-    texts: list[str] | None
-    prompt_tokens: int
-    completion_tokens: int
-
-    @property
-    def parsed(self) -> np.ndarray:
-        return self.pred >= 0
 
 
 @dataclass(repr=False)
@@ -118,87 +94,6 @@ class LLMProbeResult:
 def _slug(name: str) -> str:
     """A template name as a file-name part."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-
-
-def _request(template: PromptTemplate, fields: dict, label_names: list[str]) -> Request:
-    prompt = template.render(fields).rstrip()
-    if template.mode == "score":
-        return Request("score", prompt, tuple(template.option_words(label_names, fields)))
-    return Request("generate", prompt, max_new_tokens=template.max_new_tokens)
-
-
-def ask(backend: Backend, template: PromptTemplate, requests: list[Request], ids: list[str], *,
-        cache: ResponseCache | None = None, progress: Progress | None = None) -> list[dict]:
-    """Responses to ``requests``: from the cache where present, else from the backend (each
-    stored as soon as it arrives)."""
-    keys = [cache_key(backend.name, backend.model, backend.settings, template.name,
-                      template.digest, item, r.key_parts()) for item, r in zip(ids, requests)]
-    responses: list[dict | None] = [cache.get(k) if cache is not None else None
-                                     for k in keys]
-    missing = [i for i, r in enumerate(responses) if r is None]
-    done = len(requests) - len(missing)
-
-    def store(j: int, response: dict) -> None:
-        nonlocal done
-        i = missing[j]
-        responses[i] = response
-        if cache is not None:
-            cache.put(keys[i], response, backend=backend.name, model=backend.model,
-                      template=template.name, item=ids[i])
-        done += 1
-        if progress is not None:
-            progress(template.name, done / max(len(requests), 1))
-
-    if missing:
-        backend.run([requests[i] for i in missing], store)
-    return responses  # type: ignore[return-value]
-
-
-def _softmax(scores: np.ndarray) -> np.ndarray:
-    z = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return z / z.sum(axis=1, keepdims=True)
-
-
-def _option_scores(responses: list[dict], normalize: bool) -> np.ndarray:
-    logp = np.asarray([r["logprobs"] for r in responses], dtype=np.float64)
-    if normalize:
-        logp = logp / np.asarray([r["n_tokens"] for r in responses], dtype=np.float64)
-    return logp
-
-
-def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
-           cache: ResponseCache | None = None, calibrate: bool = False, normalize: bool = False,
-           progress: Progress | None = None) -> Answers:
-    """Ask ``backend`` every test item of ``dataset`` through ``template``."""
-    split, labels = dataset.test, dataset.label_names
-    template.check(dataset.task, labels)
-    prepare_backend(backend, [template])
-    fields = [item_fields(split, i, labels) for i in range(len(split))]
-    requests = [_request(template, f, labels) for f in fields]
-    responses = ask(backend, template, requests, list(split.ids), cache=cache,
-                    progress=progress)
-    used = [sum(r[k] for r in responses) for k in ("prompt_tokens", "completion_tokens")]
-    if template.mode == "generate":
-        pred = np.asarray([_parse(template, r["text"], f, labels)
-                           for r, f in zip(responses, fields)], dtype=np.int64)
-        return Answers(pred, None, [r["text"] for r in responses], *used)
-    scores = _option_scores(responses, normalize)
-    if calibrate:
-        free = [_request(template, content_free(f, template), labels) for f in fields]
-        unique = list(dict.fromkeys(free))
-        answers = ask(backend, template, unique, ["__content_free__"] * len(unique),
-                      cache=cache)
-        used[0] += sum(r["prompt_tokens"] for r in answers)
-        used[1] += sum(r["completion_tokens"] for r in answers)
-        prior = dict(zip(unique, np.log(_softmax(_option_scores(answers, normalize)))))
-        scores = scores - np.stack([prior[r] for r in free])
-    return Answers(scores.argmax(axis=1), _softmax(scores), None, *used)
-
-
-def _parse(template: PromptTemplate, text: str, fields: dict, labels: list[str]) -> int:
-    letters = template.task == Task.MCQ and template.options == "letters"
-    found = parse_answer(text, template.option_words(labels, fields), letters=letters)
-    return -1 if found is None else found
 
 
 def template_section(template: PromptTemplate, answers: Answers, dataset: Dataset,
@@ -306,31 +201,33 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
 
 
 def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[PromptTemplate], *,
-                      scan=None, top: int = 5, rank_by: str = "lmi",
+                      scan=None, config: ProbeConfig | None = None,
                       cache: ResponseCache | None = None, calibrate: bool = False,
-                      normalize: bool = False, seed: int = 0, n_boot: int = 1000,
-                      min_items: int = 10, position_bias: bool = False,
+                      normalize: bool = False, position_bias: bool = False,
                       inputs: Sequence[str | Path] = (),
                       progress: Progress | None = None) -> LLMProbeResult:
     """The whole ``audit probe --llm``: the scan (or ``scan``, a previous
     :class:`~cuelens.audit.pipeline.ScanResult`), its top cues, and every template's answers
-    and statistics, as results.json content (scan sections plus ``llm_probe``)."""
+    and statistics, as results.json content (scan sections plus ``llm_probe``); ``config``:
+    the options it shares with the model probe (default :class:`ProbeConfig`)."""
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
-    from cuelens.probes.pipeline import probe_cues
 
     started = time.time()
+    config = config or ProbeConfig()
+    config.validate()
     _check_mcq(dataset, position_bias)
     for template in templates:   # fail before the scan and before any request
         template.check(dataset.task, dataset.label_names)
     if scan is None:
-        scan = scan_dataset(dataset, ScanConfig(seed=seed), progress=progress)
+        scan = scan_dataset(dataset, ScanConfig(seed=config.seed), progress=progress)
     results = dict(scan.results)
     warnings: list[str] = []
-    cues, _ = probe_cues(dataset, results, top, rank_by, warnings)
+    cues, _ = probe_cues(dataset, results, config, warnings)
     run = run_llm_probe(dataset, backend, templates, cues, item_easy=scan.item_easy,
-                        cache=cache, calibrate=calibrate, normalize=normalize, seed=seed,
-                        n_boot=n_boot, min_items=min_items, position_bias=position_bias,
+                        cache=cache, calibrate=calibrate, normalize=normalize, seed=config.seed,
+                        n_boot=config.bootstrap, min_items=config.min_items,
+                        position_bias=position_bias,
                         progress=progress)
     results["llm_probe"] = run.section
     results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
@@ -374,13 +271,13 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
         fields = [{"id": f"q{i}", "premise": p, "labels": [], "choices": list(cs),
                    "question": "", "letters": list(ascii_uppercase[: len(cs)])}
                   for i, (p, cs) in enumerate(zip(premises, choices))]
-        requests = [_request(template, f, []) for f in fields]
+        requests = [make_request(template, f, []) for f in fields]
         responses = ask(backend, template, requests, [r.prompt for r in requests], cache=cache)
         if template.mode == "score":
             return [np.asarray(r["logprobs"], dtype=np.float64) for r in responses]
         out = []
         for r, f in zip(responses, fields):
-            k = _parse(template, r["text"], f, [])
+            k = parse_reply(template, r["text"], f, [])
             scores = np.full(len(f["choices"]), np.nan)
             if k >= 0:
                 scores[:] = 0.0

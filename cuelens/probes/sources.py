@@ -1,0 +1,178 @@
+"""Where a probe's predictions come from: one interface, a registry of sources (docs/methods.md §6).
+
+Every source returns the one :class:`~cuelens.probes.predictions.Predictions` type (with its
+``probe.model`` section in ``Predictions.info``), and the probe runs on those predictions
+whatever the source. Registered in :data:`SOURCES` (spaCy style: a name, never an if/else chain):
+
+- ``model``: a loaded classifier run on the test items (:class:`ModelSource`; ``predict_proba``
+  swaps in another runner of the same model, e.g. the Ray engine's actor pool);
+- ``predictions``: a JSONL predictions file (:class:`PredictionsFile`);
+- ``lm-eval`` / ``inspect``: an lm-evaluation-harness samples file or an Inspect log
+  (:class:`EvalLog`; docs/eval-logs.md);
+- ``llm``: a language model asked through one prompt template (:class:`LLMPrompt`;
+  docs/llm-probe.md).
+
+:func:`file_source` picks the file source from the file itself (:func:`detect_format`);
+:func:`read_predictions` reads a file in one call.
+
+>>> sorted(SOURCES)
+['inspect', 'llm', 'lm-eval', 'model', 'predictions']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from cuelens.data.dataset import Dataset
+from cuelens.errors import UserError
+from cuelens.probes.evallogs import detect_format, read_eval_log
+from cuelens.probes.predictions import Predictions, classifier_predictions, read_predictions_file
+
+OnItems = Callable[[int], None]  # called with the number of items just predicted
+
+
+class PredictionSource(Protocol):
+    """What the probe needs from a source of predictions."""
+
+    name: ClassVar[str]  # its registry name
+
+    def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
+        """Predictions of ``dataset.test`` (``info``: the ``probe.model`` section)."""
+        ...
+
+
+SOURCES: dict[str, type] = {}
+
+
+def register(name: str):
+    """Class decorator: register a :class:`PredictionSource` under ``name``."""
+    def add(cls: type) -> type:
+        cls.name = name  # type: ignore[attr-defined]
+        SOURCES[name] = cls
+        return cls
+    return add
+
+
+def make_source(name: str, **options: Any) -> PredictionSource:
+    """The registered source ``name`` built from its ``options``."""
+    if name not in SOURCES:
+        raise UserError(f"unknown prediction source {name!r}; choose from "
+                        f"{', '.join(sorted(SOURCES))}")
+    return SOURCES[name](**options)
+
+
+@register("model")
+@dataclass
+class ModelSource:
+    """A loaded :class:`~cuelens.models.classifier.Classifier` (named ``model``, as the user
+    gave it) predicting the test items once; ``predict_proba(split, batch_size, on_batch)``
+    replaces ``classifier.predict_proba`` (e.g. :func:`cuelens.engine.ray_engine.predict_proba_ray`
+    bound to the classifier)."""
+
+    name: ClassVar[str]
+    classifier: Any
+    model: str
+    batch_size: int | None = None
+    predict_proba: Callable | None = None
+
+    def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
+        predictions = classifier_predictions(self.classifier, dataset, self.batch_size,
+                                             on_batch=on_items, predict_proba=self.predict_proba)
+        return replace(predictions, info={"name": self.model,
+                                          "resolved": self.classifier.resolved,
+                                          "source": "model"})
+
+
+@dataclass
+class _File:
+    """A file of predictions and the options of evaluation logs (``id_field``, ``norm``,
+    ``require_all``: :func:`~cuelens.probes.evallogs.read_eval_log`)."""
+
+    name: ClassVar[str]
+    path: Path
+    id_field: str | None = None
+    norm: str = "none"
+    require_all: bool = False
+
+    def read(self, dataset: Dataset) -> Predictions:
+        raise NotImplementedError
+
+    def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
+        predictions = self.read(dataset)
+        info: dict = {"name": Path(self.path).name, "resolved": str(self.path),
+                      "source": "predictions"}
+        if predictions.log is not None:
+            info["log"] = predictions.log
+        return replace(predictions, info=info)
+
+
+@register("predictions")
+class PredictionsFile(_File):
+    """A JSONL predictions file (:mod:`cuelens.probes.predictions`)."""
+
+    def read(self, dataset: Dataset) -> Predictions:
+        if self.id_field is not None or self.norm != "none":
+            raise UserError("--id-field and --norm apply to evaluation logs (lm-evaluation-"
+                            "harness samples, Inspect logs); this is a predictions file",
+                            path=str(self.path))
+        return read_predictions_file(self.path, dataset)
+
+
+class EvalLog(_File):
+    """An evaluation log of the format named like the registered source."""
+
+    def read(self, dataset: Dataset) -> Predictions:
+        return read_eval_log(self.path, dataset, id_field=self.id_field, norm=self.norm,
+                             fmt=self.name, require_all=self.require_all)
+
+
+@register("lm-eval")
+class LmEvalLog(EvalLog):
+    """An lm-evaluation-harness ``--log_samples`` file (JSONL, also gzipped)."""
+
+
+@register("inspect")
+class InspectLog(EvalLog):
+    """An Inspect eval log (``.json`` or ``.eval``)."""
+
+
+def file_source(path: str | Path, id_field: str | None = None, norm: str = "none",
+                require_all: bool = False) -> PredictionSource:
+    """The source of a predictions file or evaluation log, chosen by its content."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError("predictions file not found", path=str(path))
+    name = detect_format(path) or "predictions"
+    return make_source(name, path=path, id_field=id_field, norm=norm, require_all=require_all)
+
+
+def read_predictions(path: str | Path, dataset: Dataset, id_field: str | None = None,
+                     norm: str = "none", *, require_all: bool = False) -> Predictions:
+    """Read and check a predictions file or evaluation log against ``dataset.test`` (a log of
+    some test items only gives :attr:`Predictions.covered`)."""
+    return file_source(path, id_field, norm, require_all).predict(dataset)
+
+
+@register("llm")
+@dataclass
+class LLMPrompt:
+    """A language model (:mod:`cuelens.probes.llm.backends` backend) asked every test item
+    through one prompt ``template``; answers come from and go to ``cache`` when given."""
+
+    name: ClassVar[str]
+    backend: Any
+    template: Any
+    cache: Any = None
+    calibrate: bool = False
+    normalize: bool = False
+
+    def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
+        from cuelens.probes.llm.answers import answer
+
+        got = answer(self.backend, self.template, dataset, cache=self.cache,
+                     calibrate=self.calibrate, normalize=self.normalize)
+        return Predictions(got.pred, got.probs, info={
+            **self.backend.info(), "template": self.template.name, "source": "llm"})

@@ -1,0 +1,218 @@
+"""The probe's front door (issue 24): one :class:`ProbeConfig` read by the API, the CLI and the
+LLM probe, and one registry of prediction sources returning the same :class:`Predictions`
+whatever the source (golden lm-eval/Inspect logs ≡ a predictions file with their answers)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import cuelens
+from cuelens.audit.pipeline import scan_dataset
+from cuelens.audit.scan import ScanConfig
+from cuelens.cli import app
+from cuelens.data.loading import load_dataset
+from cuelens.data.synthetic import make_nli
+from cuelens.errors import UserError
+from cuelens.probes.config import ProbeConfig
+from cuelens.probes.pipeline import probe_dataset
+from cuelens.probes.predictions import Predictions
+from cuelens.probes.sources import (SOURCES, InspectLog, LLMPrompt, LmEvalLog, ModelSource,
+                                    PredictionsFile, file_source, make_source)
+from tests.test_eval_goldens import DATA, INSPECT_EVAL, INSPECT_JSON, LM_EVAL, inspect_samples, \
+    lm_eval_answers
+
+runner = CliRunner()
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# --- ProbeConfig -------------------------------------------------------------------------------
+
+def test_one_home_for_the_defaults():
+    """API, CLI and LLM probe take their defaults from ProbeConfig; cues ranked by z."""
+    from cuelens.commands.probe import probe as cli_probe
+    from cuelens.probes.llm.pipeline import probe_llm_dataset
+
+    config = ProbeConfig()
+    assert config.rank_by == "z" and config.top == 5 and config.min_support == 20
+    api = inspect.signature(cuelens.probe).parameters
+    cli = inspect.signature(cli_probe).parameters
+    for name in ("top", "rank_by", "min_support", "bootstrap", "min_items", "seed"):
+        assert api[name].default == getattr(config, name), name
+        assert cli[name].default == getattr(config, name), name
+    assert inspect.signature(probe_llm_dataset).parameters["config"].default is None
+    result = runner.invoke(app, ["probe", "--help"], env={"COLUMNS": "200"})
+    assert "z (default) tests only the scan's significant cues" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"rank_by": "nope"}, "unknown --rank-by metric 'nope'"),
+    ({"top": 0}, "--top must be at least 1"),
+    ({"min_support": 0}, "--min-support must be at least 1"),
+    ({"bootstrap": 0}, "--bootstrap must be at least 1")])
+def test_config_checks_name_the_option(options, message):
+    with pytest.raises(UserError, match=message):
+        ProbeConfig(**options).validate()
+
+
+def test_api_and_cli_probe_agree_on_defaults(tmp_path):
+    """No probe options given: `audit probe` and cuelens.probe (on the same scan directory)
+    test the same cues — the significant ones, by z — and write the same probe section."""
+    rows = make_nli(300, seed=7)
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    wrong = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": r["id"], "prediction": r["label"] if i % 3 else wrong[r["label"]]}
+        for i, r in enumerate(rows)])
+    scan = runner.invoke(app, ["scan", str(data), "--out", str(tmp_path / "scan"), "--folds",
+                               "3", "--iterations", "1", "--features", "none"])
+    assert scan.exit_code == 0, scan.output
+    cli = runner.invoke(app, ["probe", str(data), "-p", str(preds), "--scan",
+                              str(tmp_path / "scan"), "--out", str(tmp_path / "cli")])
+    assert cli.exit_code == 0, cli.output
+    from_cli = json.loads((tmp_path / "cli" / "results.json").read_text())["probe"]
+    from_api = cuelens.probe(str(data), predictions=preds, scan=tmp_path / "scan").results
+    assert from_cli["cue_selection"]["rank_by"] == "z"
+    assert from_cli["cue_selection"]["significant_only"] is True
+    assert "nobody" in {c["cue"] for c in from_cli["accuracy_test"]["cues"]}
+    assert from_api["probe"] == from_cli
+
+
+# --- the registry --------------------------------------------------------------------------------
+
+def test_registry_names_every_source():
+    assert SOURCES == {"model": ModelSource, "predictions": PredictionsFile,
+                       "lm-eval": LmEvalLog, "inspect": InspectLog, "llm": LLMPrompt}
+    assert all(cls.name == name for name, cls in SOURCES.items())
+    with pytest.raises(UserError, match="unknown prediction source 'csv'; choose from inspect"):
+        make_source("csv", path="x")
+
+
+@pytest.mark.parametrize("path, name", [(LM_EVAL, "lm-eval"), (INSPECT_EVAL, "inspect"),
+                                        (INSPECT_JSON, "inspect"), (DATA, "predictions")])
+def test_file_source_is_chosen_by_content(path, name):
+    assert file_source(path).name == name
+
+
+def _answers_file(tmp_path: Path, log: Path, dataset) -> Path:
+    """A predictions file holding the answers the golden log records, read with json alone."""
+    if log == LM_EVAL:
+        answers = {doc_id: choice for doc_id, choice, _ in lm_eval_answers(log)}
+        picks = [answers[i] for i in range(len(dataset.test))]
+    else:
+        by_id = {str(s["id"]): "ABC".index(s["scores"]["choice"]["answer"])
+                 for s in inspect_samples(log)}
+        picks = [by_id[item_id] for item_id in dataset.test.ids]
+    return write_jsonl(tmp_path / "answers.jsonl", [
+        {"id": item_id, "prediction": p} for item_id, p in zip(dataset.test.ids, picks)])
+
+
+@pytest.mark.parametrize("log", [LM_EVAL, INSPECT_EVAL, INSPECT_JSON])
+def test_golden_logs_and_a_predictions_file_give_the_same_probe(tmp_path, log):
+    """One Predictions type whatever the source: the log's answers written as a predictions
+    file give the same predictions and the same probe sections (but `model`, which says where
+    they came from; lm-eval also logs probabilities, which no section here uses)."""
+    dataset = load_dataset(str(DATA))
+    scan = scan_dataset(dataset, ScanConfig(folds=3, iterations=1))
+    from_log = file_source(log).predict(dataset)
+    from_file = file_source(_answers_file(tmp_path, log, dataset)).predict(dataset)
+    assert isinstance(from_log, Predictions) and isinstance(from_file, Predictions)
+    np.testing.assert_array_equal(from_log.pred, from_file.pred)
+    assert from_log.info["log"]["format"] == SOURCES[from_log.info["log"]["format"]].name
+    assert from_file.info == {"name": "answers.jsonl", "resolved": str(tmp_path / "answers.jsonl"),
+                              "source": "predictions"}
+    config = ProbeConfig(rank_by="lmi", min_support=1, bootstrap=200)  # tiny data: no z cue
+    probes = [probe_dataset(dataset, p, scan=scan, config=config).results["probe"]
+              for p in (from_log, from_file)]
+    assert probes[0].pop("model")["log"]["entries"] == len(dataset.test)
+    probes[1].pop("model")
+    assert probes[0]["accuracy_test"]["cues"]  # something was tested
+    assert probes[0] == probes[1]
+
+
+def test_model_source_runs_the_classifier_once(tmp_path):
+    """ModelSource: Predictions of a classifier's probabilities (label order: the dataset's),
+    through an injected runner when given (the Ray engine's hook)."""
+    dataset = cuelens.load_dataset(make_nli(30, seed=1))
+    calls = []
+
+    class Fixed:
+        resolved = "fixed"
+
+        class model:  # noqa: N801 - what classifier_predictions reads
+            class config:  # noqa: N801
+                id2label = {0: "neutral", 1: "contradiction", 2: "entailment"}
+
+        def predict_proba(self, split, batch_size=None, on_batch=None):
+            calls.append(batch_size)
+            probs = np.tile([0.2, 0.5, 0.3], (len(split), 1))
+            if on_batch is not None:
+                on_batch(len(split))
+            return probs
+
+    seen = []
+    preds = ModelSource(Fixed(), "fixed-model", 8).predict(dataset, on_items=seen.append)
+    assert calls == [8] and seen == [30]
+    assert dataset.label_names == ["contradiction", "entailment", "neutral"]
+    np.testing.assert_allclose(preds.probs[0], [0.5, 0.3, 0.2])  # reordered to the dataset's
+    assert preds.pred.tolist() == [0] * 30
+    assert preds.info == {"name": "fixed-model", "resolved": "fixed", "source": "model"}
+    runner_calls = []
+
+    def runner_(split, batch_size=None, on_batch=None):
+        runner_calls.append(len(split))
+        return np.tile([0.1, 0.1, 0.8], (len(split), 1))
+
+    other = ModelSource(Fixed(), "fixed-model", predict_proba=runner_).predict(dataset)
+    assert runner_calls == [30] and calls == [8] and other.pred.tolist() == [1] * 30  # entailment
+
+
+def test_llm_prompt_source():
+    """LLMPrompt: a backend asked through one template gives the probe's Predictions (the
+    arg-max option; calibrated: 0.2/0.1 = 2 > 0.3/0.2 > 0.5/0.7)."""
+    from cuelens.probes.llm.templates import TEMPLATES
+    from tests.test_llm_probe import ScriptedBackend
+
+    dataset = cuelens.load_dataset(make_nli(24, seed=2))
+    template = TEMPLATES["nli-yes-no"]
+    raw = make_source("llm", backend=ScriptedBackend(), template=template).predict(dataset)
+    assert isinstance(raw, Predictions) and raw.pred.tolist() == [0] * 24
+    np.testing.assert_allclose(raw.probs[0], [0.5, 0.3, 0.2])
+    assert raw.info == {"name": "m", "backend": "scripted", "template": "nli-yes-no",
+                        "source": "llm"}
+    calibrated = LLMPrompt(ScriptedBackend(), template, calibrate=True).predict(dataset)
+    assert calibrated.pred.tolist() == [2] * 24
+
+
+def test_no_import_cycle_inside_probes():
+    """Every import (top-level or deferred) between cuelens.probes modules points one way:
+    evallogs→predictions and llm.openai→llm.requests←llm.backends, never back (issue 24)."""
+    import ast
+    import graphlib
+
+    root = Path(cuelens.__file__).parent
+    modules = {".".join(p.relative_to(root.parent).with_suffix("").parts): p
+               for p in (root / "probes").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found |= {n for n in (node.module, *(f"{node.module}.{a.name}"
+                                                      for a in node.names)) if n in modules}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in modules}
+        graph[name] = found - {name}
+    assert "cuelens.probes.predictions" in graph["cuelens.probes.evallogs"]
+    assert "cuelens.probes.llm.requests" in graph["cuelens.probes.llm.openai"]
+    order = list(graphlib.TopologicalSorter(graph).static_order())  # CycleError on a cycle
+    assert order.index("cuelens.probes.predictions") < order.index("cuelens.probes.sources")
