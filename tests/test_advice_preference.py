@@ -16,7 +16,7 @@ from cuelens.audit.subsets import preference_cells, subset_table
 from cuelens.data.planted_preference import make_preference
 from cuelens.data.preference import PREFERENCE_TASK, load_preferences
 from cuelens.io import write_jsonl
-from cuelens.reports.sections import _text_name, verdict
+from cuelens.reports.scan import _text_name, verdict
 
 NLI_WORDS = ("hypothes", "premise", "label conflict")
 

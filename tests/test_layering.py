@@ -107,8 +107,6 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
 KNOWN_CYCLES: list[frozenset[str]] = [
     frozenset({"cuelens.engine", "cuelens.engine.ray_engine"}),
     frozenset({"cuelens.audit.config", "cuelens.audit.fitting"}),
-    frozenset({"cuelens.probes.evallogs", "cuelens.probes.predictions"}),
-    frozenset({"cuelens.probes.llm.backends", "cuelens.probes.llm.openai"}),
 ]
 
 
