@@ -28,7 +28,7 @@ from joblib import Parallel, delayed
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_single_thread,
                                        representation_length, view_tokens)
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences
-from cuelens.audit.config import MAX_FIT_ITEMS
+from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.groups import group_sizes, grouped_folds, grouping, n_groups
 from cuelens.audit.metrics import METRICS, CountTable
@@ -134,15 +134,6 @@ def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarr
     for value, size in zip(values, quota):
         chosen[ordered[strata == value][:size]] = True
     return pool.rows(np.flatnonzero(chosen))
-
-
-@dataclass
-class ScoringOptions:
-    alpha: float = 1.0
-    z_prior: str = "empirical"
-    in_sample_features: bool = False
-    seed: int = 0
-    max_fit_items: int = MAX_FIT_ITEMS
 
 
 @dataclass

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -26,25 +26,35 @@ if TYPE_CHECKING:
 
     from cuelens.audit.bias_items import ItemBias
     from cuelens.audit.results import ItemLines
-    from cuelens.audit.streamed_scan import ChunkedData
     from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
+
+
+class ChunkedItems(Protocol):
+    """Scanned data kept on disk in chunks (:class:`~cuelens.audit.streamed_scan.ChunkedData`):
+    what a :class:`ScanResult` reads of its evaluated items."""
+
+    @property
+    def input_paths(self) -> list[str]: ...
+
+    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame: ...
+
+    def item_lines(self, item_easy: np.ndarray) -> ItemLines: ...
 
 
 @dataclass(repr=False)  # ResultViews.__repr__: bounded
 class ScanResult(ResultViews):
     """A scan's results.json content plus the easy mask of the evaluated items, whatever the
     memory mode: ``dataset`` is the scanned data, loaded (a :class:`~cuelens.data.Dataset`) or
-    kept on disk in chunks (:class:`~cuelens.audit.streamed_scan.ChunkedData`, ``--stats
-    streaming``).
+    kept on disk in chunks (:class:`ChunkedItems`, ``--stats streaming``).
 
     pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``, ``items``; ``D`` is
     the headline leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in
     Jupyter.
     """
 
-    dataset: Dataset | ChunkedData  # type: ignore[assignment]  # easy/hard/inputs: below
+    dataset: Dataset | ChunkedItems  # type: ignore[assignment]  # easy/hard/inputs: below
     results: dict
     item_easy: np.ndarray | None  # bool per evaluated item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
