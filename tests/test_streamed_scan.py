@@ -137,3 +137,20 @@ def test_large_exact_scan_suggests_streaming(tmp_path, nli_file, monkeypatch):
     monkeypatch.setattr(scan_command, "STREAMING_HINT_ITEMS", 600)
     result = _scan(nli_file, "--features", "none", "--out", tmp_path / "y")
     assert result.exit_code == 0 and "--stats streaming" not in result.output
+
+
+def test_too_few_groups_is_the_same_error_in_both_modes(tmp_path):
+    """Three premises cannot fill five folds: grouped (exact) and hashed (streaming) folds
+    refuse with one message."""
+    records = make_nli(60, seed=1)
+    for i, record in enumerate(records):
+        record["premise"] = f"the same premise number {i % 3}"
+    path = tmp_path / "few.jsonl"
+    write_jsonl(path, records)
+    messages = []
+    for stats in ("exact", "streaming"):
+        with pytest.raises(cuelens.UserError) as error:
+            cuelens.scan(path, stats=stats, features="none", folds=5)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    assert "cannot make 5 folds" in messages[0] and "3 group(s)" in messages[0]

@@ -22,7 +22,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
-from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
+from cuelens.audit.groups import FOLD_SEEDS, check_fold_groups, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
 from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
@@ -390,9 +390,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     if data.fitting is None and config.folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
+    groups = _group_sizes(data.store)
+    if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
+        check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
+                          "evaluation items")
     audit = streamed_word_audit(data, config, folds or HashedFolds(
         max(2, config.folds), config.folds, config.seed), progress)
-    audit.leakage["groups"] = _group_sizes(data.store)
+    audit.leakage["groups"] = groups
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
                                data.store.directory)
