@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import ScanResult
-from cuelens.audit.streamed_scan import StreamedScanResult
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
@@ -77,7 +76,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
          features: str | Sequence[str] | None = None, cache_dir: str | Path | None = None,
          progress: Progress | None = None, stats: str = "exact",
          work_dir: str | Path | None = None, subset_field: str | None = None,
-         **options: Any) -> ScanResult | StreamedScanResult:
+         **options: Any) -> ScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
     (docs/methods.md §2–5); the same results as ``audit scan``.
 
@@ -141,7 +140,7 @@ def _is_path(source: DataSource) -> bool:
 def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,
                     features: list[str] | None, config: ScanConfig,
                     work_dir: str | Path | None, progress: Progress | None
-                    ) -> StreamedScanResult:
+                    ) -> ScanResult:
     from cuelens.audit.streamed_scan import scan_files
 
     paths = [x for x in (data, train, test) if x is not None]

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import norm
 
 import cuelens
-from cuelens.audit.fitting import scan_data
+from cuelens.audit.fitting import PassFits, scan_data
 from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features
 from cuelens.mitigate.subset import filter_dataset
 from cuelens.mitigate.zfilter import Incidence, z_filter
@@ -118,11 +118,14 @@ def test_scan_items_table(tmp_path):
 
 def test_bias_probabilities_of_train_test_data():
     from cuelens.audit.bias_items import bias_probabilities
+    from cuelens.audit.leakage import leakage_table
     from tests.tiny_models import nli_planted
 
     train, test = nli_planted()
     data = scan_data(cuelens.load_dataset(train=train, test=test), 1, False, 3, 0)
-    probs = [bias_probabilities(data, ScanConfig(folds=3).scoring, ("cp", "lr"), 3)]
+    scoring, fits = ScanConfig(folds=3).scoring, PassFits()
+    leakage_table(data, scoring, "cp", 3, 0.10, fits=fits)
+    probs = [bias_probabilities(data, scoring, ("cp", "lr"), 3, fits)]
     assert probs[0].shape == (len(train) + len(test), 3)
     # the test items are predicted by the model fitted on train: "nobody" → contradiction
     nobody_test = np.array(["nobody" in row["hypothesis"] for row in test])

@@ -105,6 +105,29 @@ def test_api_streaming_scan(tmp_path, nli_file):
         cuelens.scan(nli_file, stats="streaming", features="negation")
 
 
+def test_streamed_result_is_a_scan_result_a_probe_takes(tmp_path, nli_file):
+    """One result type whatever the memory mode: a streamed scan carries the per-item easy
+    mask, so ``cuelens.probe(scan=...)`` splits the probe by it."""
+    from cuelens.audit.pipeline import ScanResult
+
+    result = cuelens.scan(nli_file, stats="streaming", folds=3, iterations=1, seed=2)
+    assert isinstance(result, ScanResult)
+    assert result.item_easy.dtype == bool and len(result.item_easy) == 600
+    assert int(result.item_easy.sum()) == result.results["easy_hard"]["easy"]
+    assert result.easy["id"].tolist() == [r["id"] for r, easy in
+                                          zip(_records(nli_file), result.item_easy) if easy]
+    predictions = tmp_path / "predictions.jsonl"
+    write_jsonl(predictions, [{"id": r["id"], "prediction": r["label"]}
+                              for r in _records(nli_file)])
+    probed = cuelens.probe(nli_file, predictions=predictions, scan=result)
+    assert probed.accuracy == 1.0
+    assert probed.results["leakage"] == result.results["leakage"]  # the streamed scan's
+
+
+def _records(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def test_large_exact_scan_suggests_streaming(tmp_path, nli_file, monkeypatch):
     from cuelens.commands import scan as scan_command
 
@@ -114,3 +137,20 @@ def test_large_exact_scan_suggests_streaming(tmp_path, nli_file, monkeypatch):
     monkeypatch.setattr(scan_command, "STREAMING_HINT_ITEMS", 600)
     result = _scan(nli_file, "--features", "none", "--out", tmp_path / "y")
     assert result.exit_code == 0 and "--stats streaming" not in result.output
+
+
+def test_too_few_groups_is_the_same_error_in_both_modes(tmp_path):
+    """Three premises cannot fill five folds: grouped (exact) and hashed (streaming) folds
+    refuse with one message."""
+    records = make_nli(60, seed=1)
+    for i, record in enumerate(records):
+        record["premise"] = f"the same premise number {i % 3}"
+    path = tmp_path / "few.jsonl"
+    write_jsonl(path, records)
+    messages = []
+    for stats in ("exact", "streaming"):
+        with pytest.raises(cuelens.UserError) as error:
+            cuelens.scan(path, stats=stats, features="none", folds=5)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    assert "cannot make 5 folds" in messages[0] and "3 group(s)" in messages[0]

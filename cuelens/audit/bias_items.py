@@ -4,8 +4,9 @@ For every item of the scan (fitting split, then evaluated split) the *bias-only*
 the held-out predictions of the scan's headline cue-only model (its (metric, aggregator) from
 ``leakage.best``), each item predicted by a model that never saw it —
 
-* evaluated items: the fits of the leakage table (fitted on train, or cross-validated over the
-  file with the scan's grouped folds);
+* evaluated items: the held-out decisions of the leakage pass itself (its fold fits kept as
+  :class:`~cuelens.audit.fitting.HeldOut`: fitted on train, or cross-validated over the file
+  with the scan's grouped folds), with no refit;
 * fitting items (train/test data): grouped, stratified folds over the fitting split, each fold
   predicted by the model fitted on the other folds (the test labels are never used).
 
@@ -20,10 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, over_folds, \
-    predict_decisions
+from cuelens.audit.fitting import Fit, HeldOut, PassFits, ScanData, ScoringOptions, over_folds, \
+    train_models
 from cuelens.audit.groups import grouped_folds
-from cuelens.audit.leakage import evaluation_folds
 from cuelens.data.dataset import RIGHT, Dataset, Split, Task
 
 
@@ -56,25 +56,32 @@ def item_probabilities(decision: np.ndarray, task: str, k: int) -> np.ndarray:
 
 
 def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str, str],
-                       n_folds: int) -> np.ndarray:
-    """Out-of-fold bias-only probabilities of every item of ``data`` (fitting items first), from
-    ``model`` = (metric, aggregator) refitted fold by fold as described in the module docstring."""
-    pool, bank = data.pool, ModelBank(options.seed)
+                       n_folds: int, fits: PassFits) -> np.ndarray:
+    """Out-of-fold bias-only probabilities of every item of ``data`` (fitting items first) from
+    ``model`` = (metric, aggregator): the evaluated items' from the leakage pass's ``fits``, the
+    fitting items' refitted over folds of the fitting split, warm-starting from the pass's
+    models (module docstring)."""
+    pool = data.pool
+    evaluated = np.zeros((pool.n_items, pool.k if pool.task == Task.MCQ else pool.n_labels))
+    for fold in fits.folds:
+        evaluated[fold.eval_rows[::pool.k] // pool.k] = item_probabilities(
+            fold.decisions(pool, model), pool.task, pool.k)
+    if data.train_items is None:
+        return evaluated
+    train, bank = data.train_items, fits.bank
+    assert bank is not None
 
     def fold_fn(fit_rows, eval_rows, inner):
         fit = Fit.of_rows(pool, fit_rows, inner, options)
-        decision = predict_decisions(pool, fit, eval_rows, model, bank)
+        trained = train_models(fit, [model], bank, pool.n_labels)
+        decision = HeldOut(fit, eval_rows, trained).decisions(pool, model)
         return {"p": item_probabilities(decision, pool.task, pool.k)}
 
-    evaluated = over_folds(pool, data.eval_items, data.train_items,
-                           evaluation_folds(data, n_folds, options.seed), fold_fn)["p"]
-    if data.train_items is None:
-        return evaluated
-    train = data.train_items
     # a training item needs a fold without it, also with --folds 1 (train/test scans)
     folds = grouped_folds(data.groups[train], data.strata[train], max(n_folds, 2), options.seed,
                           "training items")
-    return np.vstack([over_folds(pool, train, None, folds, fold_fn)["p"], evaluated])
+    evaluated[train] = over_folds(pool, train, None, folds, fold_fn)["p"]
+    return evaluated
 
 
 def strongest_cues(data: ScanData, cues: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,16 +5,24 @@ defaults, names and checks. Light on purpose (numpy only): ``audit scan --help``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.data.labels import MIN_LABEL_ITEMS
 from cuelens.errors import UserError
 
-if TYPE_CHECKING:
-    from cuelens.audit.fitting import ScoringOptions
-
 MAX_FIT_ITEMS = 100_000  # SGD/LR/BoW training instances (a seeded, label-stratified subsample)
+
+
+@dataclass
+class ScoringOptions:
+    """The options a fit needs (:class:`~cuelens.audit.fitting.Fit`): a :class:`ScanConfig`'s
+    ``scoring``."""
+
+    alpha: float = 1.0
+    z_prior: str = "empirical"
+    in_sample_features: bool = False
+    seed: int = 0
+    max_fit_items: int = MAX_FIT_ITEMS
 
 
 @dataclass
@@ -49,8 +57,6 @@ class ScanConfig:
 
     @property
     def scoring(self) -> ScoringOptions:
-        from cuelens.audit.fitting import ScoringOptions
-
         return ScoringOptions(alpha=self.alpha, z_prior=self.z_prior,
                               in_sample_features=self.in_sample_features, seed=self.seed,
                               max_fit_items=self.max_fit_items)

@@ -18,7 +18,7 @@ plus the other folds, predict the fold, and collect per-item correctness.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -28,7 +28,7 @@ from joblib import Parallel, delayed
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_single_thread,
                                        representation_length, view_tokens)
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences
-from cuelens.audit.config import MAX_FIT_ITEMS
+from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.groups import group_sizes, grouped_folds, grouping, n_groups
 from cuelens.audit.metrics import METRICS, CountTable
@@ -134,15 +134,6 @@ def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarr
     for value, size in zip(values, quota):
         chosen[ordered[strata == value][:size]] = True
     return pool.rows(np.flatnonzero(chosen))
-
-
-@dataclass
-class ScoringOptions:
-    alpha: float = 1.0
-    z_prior: str = "empirical"
-    in_sample_features: bool = False
-    seed: int = 0
-    max_fit_items: int = MAX_FIT_ITEMS
 
 
 @dataclass
@@ -284,15 +275,21 @@ def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenVie
 
 def predict_cues(pool: Pool, fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
                  bank: ModelBank) -> dict[tuple[str, str], np.ndarray]:
-    """Per-item correctness of each (metric, aggregator) fitted on ``fit``, on ``eval_rows``.
+    """Per-item correctness of each (metric, aggregator) fitted on ``fit``, on ``eval_rows``."""
+    return predict_trained(pool, fit, train_models(fit, models, bank, pool.n_labels), eval_rows)
+
+
+def predict_trained(pool: Pool, fit: Fit, trained: Trained, eval_rows: np.ndarray
+                    ) -> dict[tuple[str, str], np.ndarray]:
+    """Per-item correctness of the ``trained`` models of ``fit`` on ``eval_rows``.
 
     Evaluation instances are scored :data:`PREDICT_CHUNK` items at a time (each item's
     prediction depends on that item alone), so the ``instances × labels`` score views stay
     small whatever the fold size.
     """
-    trained = train_models(fit, models, bank, pool.n_labels)
     step = PREDICT_CHUNK * pool.k  # MCQ: whole questions per chunk
-    parts: dict[tuple[str, str], list[np.ndarray]] = {key: [] for key in models}
+    parts: dict[tuple[str, str], list[np.ndarray]] = {
+        key: [] for _, mine in trained.values() for key in mine}
     for start in range(0, len(eval_rows), step):
         rows = eval_rows[start:start + step]
         scored = score_items(fit, trained, pool.labels[rows],
@@ -303,18 +300,35 @@ def predict_cues(pool: Pool, fit: Fit, eval_rows: np.ndarray, models: list[tuple
             parts.items()}
 
 
-def predict_decisions(pool: Pool, fit: Fit, eval_rows: np.ndarray, model: tuple[str, str],
-                      bank: ModelBank) -> np.ndarray:
-    """The held-out ``len(eval_rows) × L`` decision scores of one (metric, aggregator) fitted on
-    ``fit`` (what :func:`predict_cues` turns into correctness; :mod:`cuelens.audit.bias_items`
-    turns them into the bias-only probabilities)."""
-    full, mine = train_models(fit, [model], bank,
-                              pool.n_labels)[model[0]]
-    step = PREDICT_CHUNK * pool.k
-    parts = [mine[model].decision(view_tokens(pool.seqs, eval_rows[start:start + step],
-                                              fit.seen).scores(full))
-             for start in range(0, len(eval_rows), step)]
-    return np.concatenate(parts) if parts else np.zeros((0, pool.n_labels))
+@dataclass
+class HeldOut:
+    """One outer fold of a leakage pass: the fit, the rows it predicted and a copy of its
+    trained models (the bank's own are refitted by the next fold), so a model chosen after the
+    pass (the headline) gives its held-out decisions without a refit."""
+
+    fit: Fit
+    eval_rows: np.ndarray
+    trained: Trained
+
+    def decisions(self, pool: Pool, model: tuple[str, str]) -> np.ndarray:
+        """The ``len(eval_rows) × L`` decision scores of ``model`` (what :func:`score_items`
+        turns into correctness; :mod:`cuelens.audit.bias_items` into probabilities)."""
+        full, mine = self.trained[model[0]]
+        step = PREDICT_CHUNK * pool.k
+        parts = [mine[model].decision(view_tokens(pool.seqs, self.eval_rows[start:start + step],
+                                                  self.fit.seen).scores(full))
+                 for start in range(0, len(self.eval_rows), step)]
+        return np.concatenate(parts) if parts else np.zeros((0, pool.n_labels))
+
+
+@dataclass
+class PassFits:
+    """What a leakage pass leaves for later: its outer folds' :class:`HeldOut` fits and the
+    :class:`ModelBank` they were trained with (its models in the last fold's state, so refits
+    after the pass warm-start where the pass ended)."""
+
+    folds: list[HeldOut] = field(default_factory=list)
+    bank: ModelBank | None = None
 
 
 # fold_fn(fit_rows, eval_rows, inner_counts): inner_counts is a count block, 0.0 or None

@@ -189,6 +189,15 @@ def n_groups(groups: np.ndarray) -> int:
     return len(np.unique(groups))
 
 
+def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "items") -> None:
+    """Folds hold whole groups: ``n_items`` forming ``n_groups`` groups cannot fill ``n_folds``
+    folds when ``n_groups < n_folds`` (one error whatever the fold strategy)."""
+    if n_groups < n_folds:
+        raise UserError(f"cannot make {n_folds} folds: the {n_items} {what} form only "
+                        f"{n_groups} group(s) of items sharing a premise or text "
+                        "(lower --folds)")
+
+
 def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int,
                   what: str = "items") -> np.ndarray:
     """A fold id per item; every group lies in one fold, strata balanced (docs/methods.md §11).
@@ -204,10 +213,7 @@ def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: in
     """
     group = _ranks(np.asarray(groups))
     n_groups = int(group.max()) + 1 if len(group) else 0
-    if n_groups < n_folds:
-        raise UserError(f"cannot make {n_folds} folds: the {len(groups)} {what} form only "
-                        f"{n_groups} group(s) of items sharing a premise or text "
-                        "(lower --folds)")
+    check_fold_groups(n_folds, len(groups), n_groups, what)
     stratum = _ranks(np.asarray(strata))
     n_strata = int(stratum.max()) + 1
     composition = np.bincount(group * n_strata + stratum,

@@ -15,6 +15,7 @@ ties toward the lower position).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -24,8 +25,8 @@ from sklearn.linear_model import LogisticRegression
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
 from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
-from cuelens.audit.fitting import Fit, ModelBank, ScanData, ScoringOptions, fit_subsample, \
-    over_folds, predict_cues
+from cuelens.audit.fitting import Fit, HeldOut, ModelBank, PassFits, ScanData, ScoringOptions, \
+    fit_subsample, over_folds, predict_cues, predict_trained, train_models
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.metrics import METRICS
 from cuelens.audit.uncertainty import DIFFERENCE_CHUNK, LEVEL, SIGNIFICANT, \
@@ -139,12 +140,16 @@ def evaluation_folds(data: ScanData, n_folds: int, seed: int) -> np.ndarray | No
 
 
 def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
-                models: list[tuple[str, str]], with_baselines: bool, progress=None) -> dict:
+                models: list[tuple[str, str]], with_baselines: bool, progress=None,
+                fits: PassFits | None = None) -> dict:
     """Per-item correctness of every cue model (and baseline) on the evaluation items.
 
-    Reports progress as stage ``leakage`` (cue models), then ``baselines``.
+    Reports progress as stage ``leakage`` (cue models), then ``baselines``. ``fits``: receives
+    each outer fold's :class:`~cuelens.audit.fitting.HeldOut` and the model bank.
     """
     bank = ModelBank(options.seed)
+    if fits is not None:
+        fits.bank = bank
     folds = evaluation_folds(data, n_folds, options.seed)
     n_steps = 1 if folds is None else n_folds
     done = {"leakage": 0, "baselines": 0}
@@ -155,8 +160,11 @@ def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
             progress(stage, done[stage] / n_steps)
 
     def cue_models(fit_rows, eval_rows, inner):
-        out = predict_cues(data.pool, Fit.of_rows(data.pool, fit_rows, inner, options), eval_rows,
-                           models, bank)
+        fit = Fit.of_rows(data.pool, fit_rows, inner, options)
+        trained = train_models(fit, models, bank, data.pool.n_labels)
+        out = predict_trained(data.pool, fit, trained, eval_rows)
+        if fits is not None:
+            fits.folds.append(HeldOut(fit, eval_rows, copy.deepcopy(trained)))
         step("leakage")
         return out
 
@@ -271,10 +279,12 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
 
 
 def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds: int,
-                  flag_threshold: float, progress=None) -> dict:
-    """The ``leakage`` section of results.json (docs/results-schema.md, docs/methods.md §11)."""
+                  flag_threshold: float, progress=None,
+                  fits: PassFits | None = None) -> dict:
+    """The ``leakage`` section of results.json (docs/results-schema.md, docs/methods.md §11);
+    ``fits`` receives the pass's fold fits (:func:`correctness`)."""
     models = all_models()
-    results = correctness(data, options, n_folds, models, True, progress)
+    results = correctness(data, options, n_folds, models, True, progress, fits)
     moments = DifferenceMoments(len(models))
     add_differences(moments, results, models)
     return leakage_section({name: float(np.mean(correct)) for name, correct in results.items()},

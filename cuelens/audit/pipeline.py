@@ -12,36 +12,51 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.dataset import Dataset, Task
-from cuelens.frames import ResultViews
+from cuelens.frames import ResultViews, items_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cuelens.audit.results import ItemLines
     from cuelens.audit.bias_items import ItemBias
+    from cuelens.audit.results import ItemLines
     from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
 
 
+class ChunkedItems(Protocol):
+    """Scanned data kept on disk in chunks (:class:`~cuelens.audit.streamed_scan.ChunkedData`):
+    what a :class:`ScanResult` reads of its evaluated items."""
+
+    @property
+    def input_paths(self) -> list[str]: ...
+
+    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame: ...
+
+    def item_lines(self, item_easy: np.ndarray) -> ItemLines: ...
+
+
 @dataclass(repr=False)  # ResultViews.__repr__: bounded
 class ScanResult(ResultViews):
-    """A scan's results.json content plus the per-test-item easy mask it was split with.
+    """A scan's results.json content plus the easy mask of the evaluated items, whatever the
+    memory mode: ``dataset`` is the scanned data, loaded (a :class:`~cuelens.data.Dataset`) or
+    kept on disk in chunks (:class:`ChunkedItems`, ``--stats streaming``).
 
-    pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``; ``D`` is the headline
-    leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
+    pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``, ``items``; ``D`` is
+    the headline leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in
+    Jupyter.
     """
 
-    dataset: Dataset
+    dataset: Dataset | ChunkedItems  # type: ignore[assignment]  # easy/hard/inputs: below
     results: dict
-    item_easy: np.ndarray | None  # bool per dataset.test item; None: no word-cue statistics
+    item_easy: np.ndarray | None  # bool per evaluated item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
     bias: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
 
@@ -53,42 +68,47 @@ class ScanResult(ResultViews):
 
         return self.bias.frame() if self.bias is not None else pd.DataFrame(columns=["id"])
 
+    def _evaluated(self, easy: bool) -> pd.DataFrame:
+        mask = self._split_mask(easy)
+        if isinstance(self.dataset, Dataset):
+            return items_frame(self.dataset.test, mask)
+        return self.dataset.evaluated_frame(mask)
+
+    @property
+    def easy(self) -> pd.DataFrame:
+        """Evaluated items the cue-only classifier gets right (docs/methods.md §4)."""
+        return self._evaluated(True)
+
+    @property
+    def hard(self) -> pd.DataFrame:
+        """Evaluated items the cue-only classifier gets wrong (docs/methods.md §4)."""
+        return self._evaluated(False)
+
     def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
              report_options: ReportOptions | None = None) -> dict[str, Path]:
         """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
-        :func:`~cuelens.audit.results.write_scan_outputs`), run.json (and report.html, rendered
-        with ``report_options``)."""
+        :func:`~cuelens.audit.results.write_scan_outputs`; streamed from the chunks of a
+        streamed scan), run.json, the per-item bias table (and report.html, rendered with
+        ``report_options``): all of them or none."""
         from cuelens.audit.bias_items import write_items
-        from cuelens.audit.results import split_item_lines
+        from cuelens.audit.results import run_info, split_item_lines, write_scan_outputs
         from cuelens.io import output_set
 
-        items = None if self.item_easy is None else \
-            split_item_lines(self.dataset.test, self.item_easy)
+        items: ItemLines | None = None
+        if self.item_easy is not None:
+            items = split_item_lines(self.dataset.test, self.item_easy) \
+                if isinstance(self.dataset, Dataset) else self.dataset.item_lines(self.item_easy)
+        out_dir = Path(out_dir)
         with output_set():
-            files = save_scan_outputs(self, self.started, out_dir, report, item_files, items,
-                                      len(self.dataset.test), report_options)
+            files = write_scan_outputs(out_dir, self.results,
+                                       run_info(self.started, inputs=self.inputs), self.inputs,
+                                       items, 0 if self.item_easy is None else
+                                       len(self.item_easy), item_files)
             if self.bias is not None:
-                files.update(write_items(Path(out_dir), self.bias, self.inputs))
+                files.update(write_items(out_dir, self.bias, self.inputs))
+            if report:
+                files["report"] = self.to_html(out_dir / "report.html", report_options)
         return files
-
-
-def save_scan_outputs(result: ResultViews, started: float, out_dir: str | Path, report: bool,
-                      item_files: str, items: ItemLines | None, n_evaluated: int,
-                      report_options: ReportOptions | None = None) -> dict[str, Path]:
-    """The ``save`` of a scan result (exact or streamed, run from ``started``): its files
-    (:func:`~cuelens.audit.results.write_scan_outputs`) and report appear together or not at
-    all."""
-    from cuelens.audit.results import run_info, write_scan_outputs
-    from cuelens.io import output_set
-
-    out_dir = Path(out_dir)
-    with output_set():
-        files = write_scan_outputs(out_dir, result.results,
-                                   run_info(started, inputs=result.inputs),
-                                   result.inputs, items, n_evaluated, item_files)
-        if report:
-            files["report"] = result.to_html(out_dir / "report.html", report_options)
-    return files
 
 
 def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,

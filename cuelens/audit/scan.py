@@ -19,7 +19,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.examples import sort_value
-from cuelens.audit.fitting import ScanData, scan_data
+from cuelens.audit.fitting import PassFits, ScanData, scan_data
 from cuelens.audit.leakage import bow_name, leakage_table
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
@@ -178,8 +178,9 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     cues, cue_stats = cue_list(data, config)
     finding = cue_finding(data, cues, cue_stats)
     report("cues", 1.0)
+    fits = PassFits()
     leakage = leakage_table(data, config.scoring, config.metric, config.folds,
-                            config.flag_threshold, report)
+                            config.flag_threshold, report, fits)
     mcq = None
     if dataset.task == Task.MCQ:
         bow = {b["name"]: b["accuracy"] for b in leakage["baselines"]
@@ -193,7 +194,8 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
                                   "test" if data.train_items is not None else "all")
     leakage["groups"] = data.group_summary
     model = (best["metric"], best["aggregator"])
-    items = item_bias(dataset, data, bias_probabilities(data, config.scoring, model, config.folds),
+    items = item_bias(dataset, data, bias_probabilities(data, config.scoring, model, config.folds,
+                                                       fits),
                       cues, split.easy, model)
     report("bias items", 1.0)
     return WordAudit(cues=cues, cue_stats=cue_stats, cue_finding=finding, leakage=leakage,

@@ -4,14 +4,13 @@
 themselves and their token ids, :class:`~cuelens.audit.streamed.TokenStore`);
 :func:`scan_streaming` computes every section of results.json from passes over them
 (:mod:`cuelens.audit.streamed`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
-:class:`StreamedScanResult` that writes the usual outputs. The sections have the exact scan's
+:class:`~cuelens.audit.pipeline.ScanResult` that writes the usual outputs. The sections have the exact scan's
 schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds differ.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -23,7 +22,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
 from cuelens.audit.fitting import ModelBank, instance_texts
-from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
+from cuelens.audit.groups import FOLD_SEEDS, check_fold_groups, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
 from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
@@ -36,12 +35,13 @@ from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
 from cuelens.errors import UserError
-from cuelens.frames import ResultViews, items_frame
+from cuelens.frames import items_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cuelens.reports.options import ReportOptions
+    from cuelens.audit.pipeline import ScanResult
+    from cuelens.audit.results import ItemLines
 
 Progress = Callable[[str, float], None]
 STREAMING_NOTE = (
@@ -72,6 +72,28 @@ class ChunkedData:
     @property
     def input_paths(self) -> list[str]:
         return [split.path for split in self.splits.values()]
+
+    def _masked(self, item_easy: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
+        """Each evaluated chunk with its part of the per-item mask ``item_easy``."""
+        first = 0
+        for chunk in self.splits[self.evaluated]:
+            yield chunk.split, item_easy[first:first + len(chunk.split)]
+            first += len(chunk.split)
+
+    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame:
+        """The evaluated items where ``mask`` holds, as one frame (:func:`items_frame`)."""
+        import pandas as pd
+
+        return pd.concat([items_frame(split, part) for split, part in self._masked(mask)],
+                         ignore_index=True)
+
+    def item_lines(self, item_easy: np.ndarray) -> ItemLines:
+        """:data:`~cuelens.audit.results.ItemLines` of the evaluated items, chunk by chunk."""
+        def lines(mode: str) -> Iterator[tuple[str, bool]]:
+            for split, part in self._masked(item_easy):
+                yield from zip(split.raw if mode == "records" else split.ids, part.tolist())
+
+        return lines
 
 
 def fold_keys(split: CompactSplit) -> np.ndarray:
@@ -330,56 +352,10 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
                                    data.fitting or data.evaluated, min_label_items))
 
 
-@dataclass(repr=False)  # ResultViews.__repr__: bounded
-class StreamedScanResult(ResultViews):
-    """A streamed scan: results.json content, the easy mask of each evaluated chunk, and the
-    chunks; the pandas views and :meth:`save` of :class:`~cuelens.audit.pipeline.ScanResult`."""
-
-    data: ChunkedData
-    results: dict
-    easy_masks: list[np.ndarray]  # per chunk of the evaluated split
-    started: float = field(default_factory=time.time)
-    item_easy = None
-
-    @property
-    def inputs(self) -> list[str]:
-        return self.data.input_paths
-
-    def _items(self, easy: bool) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.concat([items_frame(chunk.split, mask == easy) for mask, chunk in
-                          zip(self.easy_masks, self.data.splits[self.data.evaluated])],
-                         ignore_index=True)
-
-    @property
-    def easy(self) -> pd.DataFrame:
-        return self._items(True)
-
-    @property
-    def hard(self) -> pd.DataFrame:
-        return self._items(False)
-
-    def item_lines(self, mode: str) -> Iterator[tuple[str, bool]]:
-        """``(record or id, easy)`` of every evaluated item, chunk by chunk."""
-        for mask, chunk in zip(self.easy_masks, self.data.splits[self.data.evaluated]):
-            yield from zip(chunk.split.raw if mode == "records" else chunk.split.ids,
-                           mask.tolist())
-
-    def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
-             report_options: ReportOptions | None = None) -> dict[str, Path]:
-        """:meth:`~cuelens.audit.pipeline.ScanResult.save`, the items streamed from the
-        chunks."""
-        from cuelens.audit.pipeline import save_scan_outputs
-
-        return save_scan_outputs(self, self.started, out_dir, report, item_files,
-                                 self.item_lines, self.data.store.n_eval, report_options)
-
-
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,
                config: ScanConfig | None = None, fields: FieldMap = FieldMap(),
                skip_bad: bool = False, work_dir: str | Path | None = None,
-               progress: Progress | None = None) -> StreamedScanResult:
+               progress: Progress | None = None) -> ScanResult:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
     removed with the result) and scan them with statistics that stream."""
     from cuelens.engine.chunks import ChunkDirectory, chunk_space
@@ -401,10 +377,11 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
-                   progress: Progress | None = None) -> StreamedScanResult:
+                   progress: Progress | None = None) -> ScanResult:
     """Every results.json section of ``data`` from statistics that stream; ``folds``:
     :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
     from cuelens.audit.advice import next_steps
+    from cuelens.audit.pipeline import ScanResult
     from cuelens.audit.results import build_results
     from cuelens.audit.streamed_hygiene import streamed_hygiene
 
@@ -413,9 +390,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     if data.fitting is None and config.folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
+    groups = _group_sizes(data.store)
+    if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
+        check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
+                          "evaluation items")
     audit = streamed_word_audit(data, config, folds or HashedFolds(
         max(2, config.folds), config.folds, config.seed), progress)
-    audit.leakage["groups"] = _group_sizes(data.store)
+    audit.leakage["groups"] = groups
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
                                data.store.directory)
@@ -426,4 +407,4 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     results["config"] = {**asdict(config), "statistics": "streaming"}
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)
-    return StreamedScanResult(data, results, audit.easy, started)
+    return ScanResult(data, results, np.concatenate(audit.easy), started)
