@@ -3,20 +3,23 @@
 Cue-free data → chance (also under a label-share shift); a weak planted cue is a cue finding
 even when D stays at chance; ARCT-style items sharing a claim never straddle folds; a templated
 train/test scan completes; a probe-sized 10-item test split scans; tied MCQ questions explain
-their zero-width interval; exact and streaming statistics give the same verdicts.
+their zero-width interval; exact and streaming statistics give the same verdicts (synthetic
+data, and a slice of real SNLI with and without shuffled labels).
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from cuelens.audit.fitting import scan_data
+from cuelens.audit.fitting import ScoringOptions, scan_data
 from cuelens.audit.groups import grouped_folds
-from cuelens.audit.leakage import PRIOR
-from cuelens.audit.scan import ScanConfig, run_word_audit
+from cuelens.audit.leakage import PRIOR, all_models, correctness
+from cuelens.audit.scan import ScanConfig, binomial_tails, cue_table, run_word_audit
 from cuelens.audit.streamed_scan import scan_files
 from cuelens.audit.uncertainty import DifferenceMoments, simultaneous_test
 from cuelens.data.dataset import Dataset, Split
@@ -47,6 +50,62 @@ def test_max_t_critical_value_matches_the_known_answers():
     copies = DifferenceMoments(10)
     copies.add(np.repeat(rng.standard_normal((4000, 1)), 10, axis=1))
     assert simultaneous_test(copies).critical == pytest.approx(1.645, abs=0.03)
+
+
+def test_one_predictor_rejects_where_the_exact_sign_test_does():
+    # 100 questions, each ±0.5 (k = 2): 59 right / 41 wrong has exact binomial tail
+    # P(X ≥ 59) = 0.044, 58 / 42 has 0.067. Corrected score statistic: (Σd − 0.5) / √Σd²
+    # = 1.7 and 1.5 against t(99)'s 1.660
+    for right, rejected in ((59, True), (58, False)):
+        moments = DifferenceMoments(1)
+        moments.add(np.array([0.5] * right + [-0.5] * (100 - right))[:, None])
+        test = simultaneous_test(moments)
+        assert test.critical == pytest.approx(stats.t.ppf(0.95, 99), abs=0.03)
+        assert test.t[0] == pytest.approx((right - 50 - 0.5) / 5)
+        assert (test.low[0] > 0) == rejected and (test.p_value[0] < 0.05) == rejected
+    # all differences 0: a zero-width interval at 0, never significant
+    zero = DifferenceMoments(2)
+    zero.add(np.zeros((50, 2)))
+    test = simultaneous_test(zero)
+    assert test.degenerate.all() and test.low.tolist() == [0.0, 0.0] and test.p_value[0] == 1
+
+
+def test_the_fit_never_depends_on_the_test_labels():
+    # flipping every test answer of a two-choice set flips each question's correctness
+    # exactly (inner folds dealt jointly over both splits once moved train items with the
+    # test's gold positions, so the SGD/LR models changed with the test labels)
+    rng = np.random.default_rng(12)
+
+    def mcq(n):
+        return ([[f"{a} choice", f"{b} choice"] for a, b in zip(random_words(rng, n),
+                                                              random_words(rng, n))],
+                [int(x) for x in rng.integers(0, 2, n)])
+
+    train, test = mcq(300), mcq(200)
+    runs = []
+    for labels in (test[1], [1 - x for x in test[1]]):
+        data = scan_data(mcq_dataset(train, (test[0], labels)), 1, False, 5, 0)
+        runs.append(correctness(data, ScoringOptions(), 5, all_models(), False))
+    for model in all_models():
+        assert np.array_equal(runs[0][model] + runs[1][model], np.ones(200)), model
+
+
+def test_a_rare_word_of_a_rare_label_needs_the_exact_tail():
+    # 6 of 6 occurrences with a 30% label: z = 3.74 is above the Bonferroni z of 40 words ×
+    # 2 labels (3.23) but the exact tail 0.3⁶ = 7·10⁻⁴ is not below 0.05 / 80 = 6.3·10⁻⁴
+    joint = np.zeros((40, 2))
+    joint[:, 0], joint[:, 1] = 7, 3  # 39 words at the 70/30 prior
+    joint[0] = [0, 6]
+    labels = np.array([700.0, 300.0])
+    cues, stats_ = cue_table(joint, labels, [f"w{i}" for i in range(40)], ["a", "b"],
+                             ScanConfig(min_count=5), "train")
+    rare = next(c for c in cues if c["token"] == "w0" and c["label"] == "b")
+    assert rare["metrics"]["z"] > stats_["bonferroni_z"] and not rare["significant"]
+    assert binomial_tails(joint[:1], labels, "empirical")[0, 1] == pytest.approx(0.3 ** 6)
+    joint[0] = [0, 7]  # 7 of 7: tail 2.2·10⁻⁴ passes
+    cues, _ = cue_table(joint, labels, [f"w{i}" for i in range(40)], ["a", "b"],
+                        ScanConfig(min_count=5), "train")
+    assert next(c for c in cues if c["token"] == "w0" and c["label"] == "b")["significant"]
 
 
 def test_moments_do_not_depend_on_how_the_items_are_split():
@@ -204,6 +263,42 @@ def test_exact_and_streaming_statistics_give_the_same_verdict(tmp_path, rate):
     assert streamed["cue_finding"] == exact.cue_finding
     assert streamed["leakage"]["best"]["D"] == pytest.approx(exact.leakage["best"]["D"],
                                                              abs=0.02)
+
+
+SNLI = next((p / "shared" / "data" / "snli" for p in Path(__file__).resolve().parents
+             if (p / "shared" / "data" / "snli").is_dir()), None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(SNLI is None, reason="the shared SNLI data is absent")
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_exact_and_streaming_scans_of_snli_agree_on_the_verdict(tmp_path, shuffled):
+    # real text (the first 1,500 items of SNLI dev → test); shuffled: each split's labels
+    # permuted, a cue-free null whose verdict must be chance in both memory modes
+    assert SNLI is not None
+    rng = np.random.default_rng(11)
+    paths = {}
+    for split in ("dev", "test"):
+        with open(SNLI / f"{split}.jsonl", encoding="utf-8") as handle:
+            records = [json.loads(line) for _, line in zip(range(1500), handle)]
+        if shuffled:
+            for record, label in zip(records, rng.permutation([r["label"] for r in records])):
+                record["label"] = label
+        paths[split] = _write(tmp_path / f"{split}.jsonl", records)
+    from cuelens.data import load_dataset
+
+    config = ScanConfig(**FAST)
+    exact = run_word_audit(load_dataset(train=paths["dev"], test=paths["test"]), config)
+    streamed = scan_files(train=paths["dev"], test=paths["test"], config=config,
+                          work_dir=tmp_path).results
+    assert streamed["leakage"]["verdict"] == exact.leakage["verdict"]
+    assert streamed["cue_finding"] == exact.cue_finding
+    if shuffled:
+        assert exact.leakage["verdict"] in ("chance", "below chance")
+        assert exact.cue_finding["n_significant"] == 0
+    else:
+        assert exact.leakage["verdict"] == "significant"
+        assert exact.cue_finding["n_significant"] > 0
 
 
 def test_cross_validating_with_one_fold_is_one_clear_error():

@@ -444,6 +444,15 @@ def combined_summary(groups: np.ndarray, groupings: list, roles: list[str]) -> d
     return out
 
 
+def inner_fold_ids(groups: np.ndarray, strata: np.ndarray, inner_folds: int,
+                   seed: int) -> np.ndarray:
+    """The inner cross-fitting fold of each item of one split (at least 2 folds, at most one
+    per group; one group: all in fold 0)."""
+    if n_groups(groups) < 2:
+        return np.zeros(len(groups), dtype=np.int64)
+    return grouped_folds(groups, strata, min(max(inner_folds, 2), n_groups(groups)), seed)
+
+
 def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
               seed: int, tokens: TokenSequences | None = None) -> ScanData:
     """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (docs/methods.md §1).
@@ -468,9 +477,12 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     offsets = np.cumsum([0] + [int(g.groups.max()) + 1 if len(g.groups) else 0
                                for g in groupings])
     groups = np.concatenate([g.groups + offset for g, offset in zip(groupings, offsets)])
-    strata = np.concatenate([s.item_labels(dataset.label_names) for s in splits])
-    item_fold = grouped_folds(groups, strata, min(max(inner_folds, 2), n_groups(groups)), seed) \
-        if n_groups(groups) >= 2 else np.zeros(len(groups), dtype=np.int64)
+    split_strata = [s.item_labels(dataset.label_names) for s in splits]
+    strata = np.concatenate(split_strata)
+    # inner folds dealt per split too: how train is cross-fitted never depends on the test
+    # split's labels (dealt jointly, the test gold positions moved train items between folds)
+    item_fold = np.concatenate([inner_fold_ids(g.groups, s, inner_folds, seed)
+                                for g, s in zip(groupings, split_strata)])
     words = encode(texts, repeats=True)
     if tokens is None and ngrams == 1:  # tokenise once: the cue features are the distinct words
         tokens = first_occurrences(words)
