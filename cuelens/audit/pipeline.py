@@ -87,7 +87,9 @@ def save_scan_outputs(result: ResultViews, started: float, out_dir: str | Path, 
                                    run_info(started, inputs=result.inputs),
                                    result.inputs, items, n_evaluated, item_files)
         if report:
-            files["report"] = result.to_html(out_dir / "report.html", report_options)
+            # the results were just built by the scan: no schema check (render_report)
+            files["report"] = result.to_html(out_dir / "report.html", report_options,
+                                             validate=False)
     return files
 
 
