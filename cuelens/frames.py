@@ -140,12 +140,15 @@ class ResultViews:
         """A deep copy of the results.json content."""
         return copy.deepcopy(self.results)
 
-    def to_html(self, path: str | Path, options: ReportOptions | None = None) -> Path:
+    def to_html(self, path: str | Path, options: ReportOptions | None = None, *,
+                validate: bool = True) -> Path:
         """Render the HTML report (docs/methods.md §10) to ``path`` (``options``: plotly.js
-        inline, from the CDN or beside the page; the cue ranking); returns the written path."""
+        inline, from the CDN or beside the page; the cue ranking); returns the written path.
+        ``validate=False`` skips the schema check (:func:`~cuelens.reports.render_report`)."""
         from cuelens.reports import render_report
 
-        return render_report(self.results, Path(path), inputs=self.inputs, options=options)
+        return render_report(self.results, Path(path), inputs=self.inputs, options=options,
+                             validate=validate)
 
     def _repr_html_(self) -> str:
         return summary_html(self.results)

@@ -267,10 +267,12 @@ def write_json(path: PathLike, obj: Any) -> None:
         text.write("\n")
 
 
+_JSON_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # json.dumps's bytes, one encoder
+
+
 def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:
     """One JSON object per line; NaN/Infinity are refused (they are not JSON)."""
-    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n"
-                                    for r in rows))
+    atomic_write_text(path, "".join(_JSON_LINE.encode(r) + "\n" for r in rows))
 
 
 def write_lines(path: PathLike, lines: Iterable[str]) -> None:

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from cuelens.audit.aggregators import (CueView, average_scores, max_scores, positional_features,
-                                       representation_length, view_tokens)
+from cuelens.audit.aggregators import (CueView, average_scores, decisions, fit_linear, make_lr,
+                                       make_sgd, max_scores, positional_features,
+                                       quiet_single_thread, representation_length, view_tokens)
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
 from cuelens.audit.fitting import ScoringOptions, scan_data
@@ -44,6 +45,45 @@ def test_positional_features_are_per_label_blocks_padded_and_truncated():
     features = positional_features(view, d=2)
     assert features.tolist() == [[1, 2, 10, 20], [4, 0, 40, 0]]
     assert features.dtype == np.float32
+
+
+def test_positional_features_match_a_loop_over_instances():
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(0, 7, 40)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    values = rng.normal(size=(indptr[-1], 3))
+    d = 4
+    expected = np.zeros((40, 3 * d), dtype=np.float32)
+    for i in range(40):
+        block = values[indptr[i]:indptr[i + 1]][:d]
+        for label in range(3):
+            expected[i, label * d:label * d + len(block)] = block[:, label]
+    np.testing.assert_array_equal(positional_features(CueView(indptr, values), d), expected)
+
+
+def _random_view(seed: int, n: int) -> tuple[CueView, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 6, n)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    y = rng.integers(0, 3, n)
+    values = rng.normal(size=(indptr[-1], 3)) + 0.5 * np.eye(3)[np.repeat(y, lengths)]
+    return CueView(indptr, values), y
+
+
+def test_shared_training_features_give_the_models_of_separate_fits():
+    """fit_linear standardises once for all models of a metric: the same coefficients and
+    decisions (bit for bit) as fitting and scoring each model on its own."""
+    train, y = _random_view(2, 300)
+    test, _ = _random_view(3, 50)
+    with quiet_single_thread():
+        shared = {"sgd": make_sgd(3, 3, 0), "lr": make_lr(3, 3, 0)}
+        fit_linear(list(shared.values()), train, y)
+        alone = {"sgd": make_sgd(3, 3, 0).fit(train, y), "lr": make_lr(3, 3, 0).fit(train, y)}
+    assert shared["sgd"].scaler is shared["lr"].scaler
+    together = decisions(shared, test)
+    for name, model in alone.items():
+        np.testing.assert_array_equal(shared[name].estimator.coef_, model.estimator.coef_)
+        np.testing.assert_array_equal(together[name], model.decision(test))
 
 
 def test_representation_length_is_95th_percentile():

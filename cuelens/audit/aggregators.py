@@ -26,7 +26,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
-from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
@@ -90,16 +89,19 @@ def max_scores(view: CueView) -> np.ndarray:
 
 
 def positional_features(view: CueView, d: int) -> np.ndarray:
-    """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``)."""
+    """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``).
+
+    One gather per label from a float32 copy of the scores with a trailing 0 (the padding)."""
     n, n_labels = len(view), view.values.shape[1]
-    lengths = np.diff(view.indptr)
-    row = np.repeat(np.arange(n), lengths)
-    position = np.arange(len(row)) - np.repeat(view.indptr[:-1], lengths)
-    keep = position < d
-    out = np.zeros((n * d, n_labels), dtype=np.float32)  # (instance, position) rows
-    out[(row * d + position)[keep]] = view.values[keep]
-    return np.ascontiguousarray(out.reshape(n, d, n_labels).transpose(0, 2, 1)).reshape(
-        n, n_labels * d)
+    padding = len(view.values)
+    where = view.indptr[:-1, None] + np.arange(d)
+    where[np.arange(d) >= np.diff(view.indptr)[:, None]] = padding
+    columns = np.zeros((n_labels, padding + 1), dtype=np.float32)
+    columns[:, :padding] = view.values.T
+    out = np.empty((n, n_labels, d), dtype=np.float32)
+    for label in range(n_labels):
+        np.take(columns[label], where, out=out[:, label, :])
+    return out.reshape(n, n_labels * d)
 
 
 def representation_length(lengths: np.ndarray) -> int:
@@ -164,32 +166,59 @@ class Maximum:
         return max_scores(view)
 
 
+@dataclass
+class Standardised:
+    """Positional features standardised by a ``StandardScaler`` fitted on training features.
+
+    The SGD and LR models of one metric train on the same features, so they share one scaler
+    (fitted once) and, at prediction, one standardised matrix (:func:`decisions`)."""
+
+    scaler: StandardScaler
+    values: np.ndarray
+
+    @classmethod
+    def fit(cls, view: CueView, d: int) -> "Standardised":
+        features = positional_features(view, d)
+        scaler = StandardScaler().fit(features)
+        return cls(scaler, scaler.transform(features))
+
+
 class Linear:
-    """A linear classifier on :func:`positional_features`; refits warm-start."""
+    """A linear classifier on standardised :func:`positional_features`; refits warm-start."""
 
     trained = True
 
     def __init__(self, estimator, d: int, n_labels: int) -> None:
-        self.model = make_pipeline(StandardScaler(), estimator)
+        self.estimator = estimator
+        self.scaler: StandardScaler | None = None
         self.d, self.n_labels = d, n_labels
 
     def fit(self, view: CueView, y: np.ndarray) -> "Linear":
-        """Fit on ``view`` (call inside :func:`quiet_single_thread`). A warm start needs the
-        same classes as the previous fit: a fitting portion that lacks a rare label (or gains
+        """Fit on ``view`` (call inside :func:`quiet_single_thread`)."""
+        return self.fit_standardised(Standardised.fit(view, self.d), y)
+
+    def fit_standardised(self, train: Standardised, y: np.ndarray) -> "Linear":
+        """Fit on features standardised by ``train.scaler``. A warm start needs the same
+        classes as the previous fit: a fitting portion that lacks a rare label (or gains
         one) restarts from scratch."""
-        estimator = self.model[-1]
-        if hasattr(estimator, "classes_") and not np.array_equal(estimator.classes_,
-                                                                  np.unique(y)):
-            self.model = make_pipeline(StandardScaler(), clone(estimator))
-        self.model.fit(positional_features(view, self.d), y)
+        if hasattr(self.estimator, "classes_") and not np.array_equal(self.estimator.classes_,
+                                                                       np.unique(y)):
+            self.estimator = clone(self.estimator)
+        self.scaler = train.scaler
+        self.estimator.fit(train.values, y)
         return self
 
     def decision(self, view: CueView) -> np.ndarray:
-        features = positional_features(view, self.d)
-        classes = self.model.classes_
-        if hasattr(self.model, "predict_proba"):
-            return _full_columns(classes, self.model.predict_proba(features), self.n_labels)
-        margin = self.model.decision_function(features)
+        assert self.scaler is not None, "fit before decision"
+        return self.decision_standardised(self.scaler.transform(positional_features(view,
+                                                                                     self.d)))
+
+    def decision_standardised(self, features: np.ndarray) -> np.ndarray:
+        """Scores of features already standardised by this model's scaler."""
+        classes = self.estimator.classes_
+        if hasattr(self.estimator, "predict_proba"):
+            return _full_columns(classes, self.estimator.predict_proba(features), self.n_labels)
+        margin = self.estimator.decision_function(features)
         if margin.ndim == 1:
             margin = np.stack([-margin, margin], axis=1)
         return _full_columns(classes, margin, self.n_labels)
@@ -202,10 +231,35 @@ class SGD(Linear):
     """``SGDClassifier`` run for ``ceil(SGD_SAMPLES / n)`` epochs (at least one), no early
     stopping: each fit sees about 3·10⁵ samples whatever the size of the fitting portion."""
 
-    def fit(self, view: CueView, y: np.ndarray) -> "Linear":
-        epochs = max(1, int(np.ceil(SGD_SAMPLES / max(len(y), 1))))
-        self.model.set_params(sgdclassifier__max_iter=epochs)
-        return super().fit(view, y)
+    def fit_standardised(self, train: Standardised, y: np.ndarray) -> "Linear":
+        self.estimator.set_params(max_iter=max(1, int(np.ceil(SGD_SAMPLES / max(len(y), 1)))))
+        return super().fit_standardised(train, y)
+
+
+def fit_linear(models: list[Linear], view: CueView, y: np.ndarray) -> None:
+    """Fit ``models`` (same ``d``) on one training view: features and scaler computed once."""
+    if models:
+        train = Standardised.fit(view, models[0].d)
+        for model in models:
+            model.fit_standardised(train, y)
+
+
+def decisions(models: dict, view: CueView) -> dict:
+    """``model.decision(view)`` of each of ``models`` (key → aggregator): the positional
+    features built once and standardised once per distinct scaler."""
+    features: dict[int, np.ndarray] = {}
+    standardised: dict[int, np.ndarray] = {}
+    out = {}
+    for key, model in models.items():
+        if not model.trained:
+            out[key] = model.decision(view)
+            continue
+        if id(model.scaler) not in standardised:
+            if model.d not in features:
+                features[model.d] = positional_features(view, model.d)
+            standardised[id(model.scaler)] = model.scaler.transform(features[model.d])
+        out[key] = model.decision_standardised(standardised[id(model.scaler)])
+    return out
 
 
 def make_sgd(d: int, n_labels: int, seed: int) -> Linear:

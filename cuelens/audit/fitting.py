@@ -25,8 +25,9 @@ from typing import Any, Callable
 import numpy as np
 from joblib import Parallel, delayed
 
-from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, quiet_single_thread,
-                                       representation_length, view_tokens)
+from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decisions, fit_linear,
+                                       quiet_single_thread, representation_length,
+                                       view_tokens)
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences
 from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
@@ -244,11 +245,9 @@ def train_models(fit: Fit, models: list[tuple[str, str]], bank: ModelBank,
     def one_metric(metric: str) -> tuple[np.ndarray, dict]:
         full = fit.scores(metric)
         mine = {key: model for key, model in chosen.items() if key[0] == metric}
-        if any(model.trained for model in mine.values()):
-            train_view = fit.training_view(metric, full)
-            for model in mine.values():
-                if model.trained:
-                    model.fit(train_view, fit.train_labels)
+        linear = [model for model in mine.values() if model.trained]
+        if linear:
+            fit_linear(linear, fit.training_view(metric, full), fit.train_labels)
         return full, mine
 
     metrics = list(dict.fromkeys(m for m, _ in models))
@@ -261,11 +260,9 @@ def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenVie
     NLI correctness as ``bool``)."""
     def one_metric(metric: str) -> dict:
         full, mine = trained[metric]
-        view = tokens.scores(full)
         out = {}
-        for key, model in mine.items():
-            correct = item_correct(model.decision(view), labels, task, k, fit.label_order,
-                                   tokens.fallback)
+        for key, decision in decisions(mine, tokens.scores(full)).items():
+            correct = item_correct(decision, labels, task, k, fit.label_order, tokens.fallback)
             out[key] = correct.astype(bool) if task == Task.NLI else correct
         return out
 

@@ -162,8 +162,10 @@ def subtitle(results: dict) -> list[str]:
 
 def render_report(results: dict, out_path: str | os.PathLike, *,
                   inputs: Iterable[str | os.PathLike] = (), source: str | None = None,
-                  options: ReportOptions | None = None) -> Path:
-    """Validate ``results`` (results.schema.json), render it and write the HTML atomically to
+                  options: ReportOptions | None = None, validate: bool = True) -> Path:
+    """Validate ``results`` (results.schema.json; ``validate=False``: results this process
+    has just built, whose writers the tests check against the schema — validating a
+    multi-megabyte scan result costs seconds), render it and write the HTML atomically to
     ``out_path`` (with ``--plotly directory``, plotly.js beside it when missing); refuses to
     overwrite any path in ``inputs``. Returns the written path."""
     options = options or ReportOptions()
@@ -171,7 +173,8 @@ def render_report(results: dict, out_path: str | os.PathLike, *,
     script = out.parent / plotly_file_name()
     inputs = list(inputs)
     check_outputs([out, script] if options.plotly == "directory" else [out], inputs)
-    validate_results(results, source=source)
+    if validate:
+        validate_results(results, source=source)
     page = render_html(results, options)
     if options.plotly == "directory" and not script.exists():
         atomic_write_text(script, _plotly_js())
