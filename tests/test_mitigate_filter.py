@@ -122,19 +122,23 @@ def test_bias_probabilities_of_train_test_data():
     from tests.tiny_models import nli_planted
 
     train, test = nli_planted()
-    data = scan_data(cuelens.load_dataset(train=train, test=test), 1, False, 3, 0)
-    scoring, fits = ScanConfig(folds=3).scoring, PassFits()
-    leakage_table(data, scoring, "cp", 3, 0.10, fits=fits)
-    probs = [bias_probabilities(data, scoring, ("cp", "lr"), 3, fits)]
-    assert probs[0].shape == (len(train) + len(test), 3)
-    # the test items are predicted by the model fitted on train: "nobody" → contradiction
     nobody_test = np.array(["nobody" in row["hypothesis"] for row in test])
-    tested = probs[0][len(train):]
-    assert (tested[nobody_test].argmax(axis=1) == 0).mean() >= 0.75
-    assert tested[nobody_test, 0].mean() > tested[~nobody_test, 0].mean() + 0.05
-    # a train item is predicted by the folds without it: "nobody" items lean to contradiction
     nobody = np.array(["nobody" in row["hypothesis"] for row in train])
-    assert probs[0][:len(train)][nobody, 0].mean() > probs[0][:len(train)][~nobody, 0].mean()
+    leaning, margin, train_margin = [], [], []
+    for seed in range(6):  # 60 training items: one seed's folds can tip a 3-fold fit either way
+        data = scan_data(cuelens.load_dataset(train=train, test=test), 1, False, 3, seed)
+        scoring, fits = ScanConfig(folds=3, seed=seed).scoring, PassFits()
+        leakage_table(data, scoring, "cp", 3, 0.10, fits=fits)
+        probs = bias_probabilities(data, scoring, ("cp", "lr"), 3, fits)
+        assert probs.shape == (len(train) + len(test), 3)
+        # the test items are predicted by the model fitted on train: "nobody" → contradiction
+        tested = probs[len(train):]
+        leaning.append((tested[nobody_test].argmax(axis=1) == 0).mean())
+        margin.append(tested[nobody_test, 0].mean() - tested[~nobody_test, 0].mean())
+        # a train item is predicted by the folds without it: "nobody" items lean to contradiction
+        train_margin.append(probs[:len(train)][nobody, 0].mean()
+                            - probs[:len(train)][~nobody, 0].mean())
+    assert np.mean(leaning) >= 0.75 and np.mean(margin) > 0 and np.mean(train_margin) > 0
 
 
 def test_items_table_of_train_test_data():

@@ -342,7 +342,8 @@ def test_probe_results_render_with_probe_figures(tmp_path, task):
     from cuelens.cli import app
     from cuelens.data.synthetic import write_demo_data
 
-    data = write_demo_data(tmp_path / "data", size=60, seed=0)[task]
+    # 200 items: enough for the planted cues to pass the exact binomial significance
+    data = write_demo_data(tmp_path / "data", size=200, seed=0)[task]
     preds = tmp_path / "preds.jsonl"
     rows = [json.loads(line) for line in (data / "test.jsonl").read_text().splitlines()]
     preds.write_text("".join(json.dumps({"id": r["id"], "prediction": r["label"] if i % 3 else
