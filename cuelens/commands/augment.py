@@ -7,15 +7,14 @@ from typing import Annotated
 
 import typer
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
-                                     PremiseFieldOpt, SeedOpt, SkipBadOpt, TrainOpt, console,
-                                     load_data, user_errors)
+from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.data.dataset import Task
 
 
 @user_errors
+@data_options(without=("test", "hypothesis_field"))
 def augment(
-    data: DataArg = None,
+    source: DataSource,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL (originals + generated).")]
     = Path("augmented.jsonl"),
     ops: Annotated[str, typer.Option(help="Comma-separated: crossover, mutation, mutation2.")]
@@ -23,12 +22,6 @@ def augment(
     ratio: Annotated[float, typer.Option(
         help="Generated items as a fraction of the training set (1.0 doubles it).")] = 1.0,
     seed: SeedOpt = 0,
-    train: TrainOpt = None,
-    hf: HfOpt = None,
-    premise_field: PremiseFieldOpt = None,
-    label_field: LabelFieldOpt = None,
-    choices_field: ChoicesFieldOpt = None,
-    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Augment MCQ training data with crossover/mutation questions (provenance: source_id, op).
 
@@ -45,8 +38,7 @@ def augment(
     from cuelens.io import check_outputs, write_jsonl
 
     names = parse_augmenters(ops)
-    dataset = load_data(data, train, None, hf, premise_field, None, label_field, choices_field,
-                        skip_bad)
+    dataset = source.load()
     split = dataset.train or dataset.test
     if dataset.task != Task.MCQ or (split.n_choices or 0) < 2:
         raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",

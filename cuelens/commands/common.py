@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -13,6 +16,8 @@ from cuelens.errors import UserError
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
+
+    from cuelens.data.dataset import Dataset
 
 console = Console(stderr=True)
 
@@ -98,6 +103,73 @@ def load_data(data, train, test, hf, premise_field, hypothesis_field, label_fiel
                            skip_bad=skip_bad)
     warn_skipped(dataset)
     return dataset
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """The data arguments of a dataset command, as :func:`data_options` collects them."""
+
+    data: str | None = None
+    train: Path | None = None
+    test: Path | None = None
+    hf: str | None = None
+    premise_field: str | None = None
+    hypothesis_field: str | None = None
+    label_field: str | None = None
+    choices_field: str | None = None
+    skip_bad: bool = False
+
+    def load(self) -> Dataset:
+        """The dataset, loaded as :func:`load_data` loads it."""
+        return load_data(self.data, self.train, self.test, self.hf, self.premise_field,
+                         self.hypothesis_field, self.label_field, self.choices_field,
+                         self.skip_bad)
+
+
+# DataSource field → (its typer annotation, default), in the order --help lists them
+DATA_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "train": (TrainOpt, None), "test": (TestOpt, None), "hf": (HfOpt, None),
+    "premise_field": (PremiseFieldOpt, None), "hypothesis_field": (HypothesisFieldOpt, None),
+    "label_field": (LabelFieldOpt, None), "choices_field": (ChoicesFieldOpt, None),
+    "skip_bad": (SkipBadOpt, False)}
+
+
+def data_options(*, without: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Give a command the shared data arguments, declared once here: its parameter
+    ``source: DataSource`` becomes the DATA argument (in its place) and the options of
+    :data:`DATA_OPTIONS` less ``without`` (at the end of the signature); the command receives
+    them as one :class:`DataSource` (fields it goes ``without`` keep their defaults).
+
+    >>> @data_options(without=("hf",))
+    ... def command(source: DataSource, top: int = 5) -> tuple:
+    ...     return source.data, source.train, top
+    >>> list(inspect.signature(command).parameters)[:3]
+    ['data', 'top', 'train']
+    >>> command(data="d.jsonl", top=3, train=None, test=None, premise_field=None,
+    ...         hypothesis_field=None, label_field=None, choices_field=None, skip_bad=False)
+    ('d.jsonl', None, 3)
+    """
+    names = [name for name in DATA_OPTIONS if name not in without]
+
+    def decorate(command: Callable) -> Callable:
+        signature = inspect.signature(command, eval_str=True)
+        parameters = [inspect.Parameter("data", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        annotation=DataArg, default=None)
+                      if p.name == "source" else p for p in signature.parameters.values()]
+        parameters += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                         annotation=DATA_OPTIONS[name][0],
+                                         default=DATA_OPTIONS[name][1]) for name in names]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs):
+            source = DataSource(**{name: kwargs.pop(name) for name in ["data", *names]})
+            return command(source=source, **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        return wrapper
+
+    return decorate
 
 
 def warn_skipped(dataset) -> None:

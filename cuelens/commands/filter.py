@@ -8,17 +8,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
-                                     LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, console, load_data, progress_bar, user_errors)
+from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, progress_bar,
+                                     user_errors)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.mitigate.aflite import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
 
 
 @user_errors
+@data_options()
 def filter(  # noqa: A001 - the sub-command's name
-    data: DataArg = None,
+    source: DataSource,
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output directory: train.jsonl (filtered), test.jsonl (unchanged), "
         "filter.json, scan-before/, scan-after/, compare.html.")] = Path("audit-filtered"),
@@ -43,14 +43,6 @@ def filter(  # noqa: A001 - the sub-command's name
                                              "than k items reach τ).")] = 0,
     min_count: Annotated[int, typer.Option(help="Minimum support #(w) of a tested cue.")] = 5,
     seed: SeedOpt = 0,
-    train: TrainOpt = None,
-    test: TestOpt = None,
-    hf: HfOpt = None,
-    premise_field: PremiseFieldOpt = None,
-    hypothesis_field: HypothesisFieldOpt = None,
-    label_field: LabelFieldOpt = None,
-    choices_field: ChoicesFieldOpt = None,
-    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Write a debiased subset of the training split (a single file: of the file) and show,
     by rescanning it, how much cue leakage is left.
@@ -79,8 +71,7 @@ def filter(  # noqa: A001 - the sub-command's name
         raise UserError("--balance applies to --method z")
     config = ScanConfig(min_count=min_count, seed=seed)
     config.validate()
-    dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
-                        choices_field, skip_bad)
+    dataset = source.load()
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         raise UserError("filtering needs the same number of choices in every item")
     with progress_bar(f"scanning {dataset.name}") as progress:

@@ -11,11 +11,8 @@ import typer
 from rich.markup import escape
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
-from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, HfOpt,
-                                     HypothesisFieldOpt,
-                                     LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, PlotlyOpt, console, load_data, progress_bar,
-                                     user_errors)
+from cuelens.commands.common import (AddressOpt, DataSource, PlotlyOpt, SeedOpt, console,
+                                     data_options, progress_bar, user_errors)
 from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, CalibrateOpt,
                                         ConcurrencyOpt, LengthNormOpt, LLMOpt, LLMOptions,
                                         MaxNewTokensOpt, NoCacheOpt, PromptOpt, RetriesOpt,
@@ -31,8 +28,9 @@ DEFAULT = ProbeConfig()
 
 
 @user_errors
+@data_options()
 def probe(
-    data: DataArg = None,
+    source: DataSource,
     model: ModelOpt = None,
     predictions: Annotated[Optional[Path], typer.Option(
         "--predictions", "-p", help='Predictions file (JSONL {"id", "prediction"[, "probs"]}), '
@@ -104,14 +102,6 @@ def probe(
                                            "2).")] = 0.13,
     sc_ops: Annotated[str, typer.Option(help="Operators of the black-box short-circuit test.")]
     = DEFAULT_STRESS_OPS,
-    train: TrainOpt = None,
-    test: TestOpt = None,
-    hf: HfOpt = None,
-    premise_field: PremiseFieldOpt = None,
-    hypothesis_field: HypothesisFieldOpt = None,
-    label_field: LabelFieldOpt = None,
-    choices_field: ChoicesFieldOpt = None,
-    skip_bad: SkipBadOpt = False,
     llm: LLMOpt = None,
     prompt: PromptOpt = None,
     base_url: BaseUrlOpt = None,
@@ -165,8 +155,7 @@ def probe(
                   if short_circuit else None)
     if sc_options is not None:
         sc_options.validate()
-    dataset = load_data(data, train, test, hf, premise_field, hypothesis_field, label_field,
-                        choices_field, skip_bad)
+    dataset = source.load()
     out_dir = out or Path("audit-results") / dataset.name / "probe"
     extra_inputs = [p for p in (predictions, scan and scan / "results.json") if p is not None]
     extra_inputs += list(position_predictions or [])

@@ -7,26 +7,18 @@ from typing import Annotated
 
 import typer
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
-                                     PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt, TrainOpt,
-                                     console, load_data, user_errors)
+from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
 
 @user_errors
+@data_options(without=("hypothesis_field",))
 def rotate(
-    data: DataArg = None,
+    source: DataSource,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for rotation_<r>.jsonl.")]
     = Path("rotations"),
     seed: SeedOpt = 0,
-    train: TrainOpt = None,
-    test: TestOpt = None,
-    hf: HfOpt = None,
-    premise_field: PremiseFieldOpt = None,
-    label_field: LabelFieldOpt = None,
-    choices_field: ChoicesFieldOpt = None,
-    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Write the evaluated split once per rotation of its choices, for a model run elsewhere;
     give its predictions back to `audit probe --position-predictions` with the same --seed.
@@ -39,8 +31,7 @@ def rotate(
     from cuelens.io import check_outputs, output_set, write_jsonl
     from cuelens.probes.position import rotated_splits, rotation_records
 
-    dataset = load_data(data, train, test, hf, premise_field, None, label_field, choices_field,
-                        skip_bad)
+    dataset = source.load()
     if dataset.task != Task.MCQ:
         raise UserError("rotations are for multiple-choice datasets")
     splits = rotated_splits(dataset.test, seed)

@@ -8,9 +8,7 @@ from typing import Annotated
 import typer
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, LabelFieldOpt,
-                                     PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt, console,
-                                     load_data, user_errors)
+from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.data.dataset import Task
 
 
@@ -21,20 +19,15 @@ def summary_path(out: Path) -> Path:
 
 
 @user_errors
+@data_options(without=("train", "hypothesis_field"))
 def stress(
-    data: DataArg = None,
+    source: DataSource,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL of stress questions.")]
     = Path("stress.jsonl"),
     ops: Annotated[str, typer.Option(
         help=f"Comma-separated operators: {DEFAULT_STRESS_OPS}.")]
     = DEFAULT_STRESS_OPS,
     seed: SeedOpt = 0,
-    test: TestOpt = None,
-    hf: HfOpt = None,
-    premise_field: PremiseFieldOpt = None,
-    label_field: LabelFieldOpt = None,
-    choices_field: ChoicesFieldOpt = None,
-    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Build stress questions from MCQ test data: same premise and correct choice, a constructed
     wrong choice per operator (items an operator cannot change are skipped and counted).
@@ -48,8 +41,7 @@ def stress(
     from cuelens.io import check_outputs, output_set, write_json, write_jsonl
 
     operators = parse_ops(ops)
-    dataset = load_data(data, None, test, hf, premise_field, None, label_field, choices_field,
-                        skip_bad)
+    dataset = source.load()
     split = dataset.test
     if dataset.task != Task.MCQ:
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)

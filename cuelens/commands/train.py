@@ -8,9 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import (ChoicesFieldOpt, DataArg, HfOpt, HypothesisFieldOpt,
-                                     LabelFieldOpt, PremiseFieldOpt, SeedOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, console, load_data, user_errors)
+from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
                                             item_progress, load_model)
 from cuelens.errors import UserError
@@ -18,8 +16,9 @@ from cuelens.mitigate import LOSS_NAMES
 
 
 @user_errors
+@data_options()
 def train(
-    data: DataArg = None,
+    source: DataSource,
     out: Annotated[Path, typer.Option("--out", "-o", help="New directory for the fine-tuned "
                                                            "model (must not exist or be empty).")]
     = Path("audit-model"),
@@ -31,14 +30,6 @@ def train(
     seed: SeedOpt = 0,
     device: DeviceOpt = "auto",
     trust_remote_code: TrustOpt = False,
-    train_file: TrainOpt = None,
-    test: TestOpt = None,
-    hf: HfOpt = None,
-    premise_field: PremiseFieldOpt = None,
-    hypothesis_field: HypothesisFieldOpt = None,
-    label_field: LabelFieldOpt = None,
-    choices_field: ChoicesFieldOpt = None,
-    skip_bad: SkipBadOpt = False,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace an existing non-empty --out directory.")] = False,
     debias: Annotated[str, typer.Option(
@@ -72,8 +63,7 @@ def train(
     check_replaceable_dir(out, overwrite)
     if debias not in LOSS_NAMES:
         raise UserError(f"unknown --debias {debias!r}; choose from {', '.join(LOSS_NAMES)}")
-    dataset = load_data(data, train_file, test, hf, premise_field, hypothesis_field, label_field,
-                        choices_field, skip_bad)
+    dataset = source.load()
     if dataset.train is None:
         raise UserError("training needs a training split: a directory with train (or dev and "
                         "test) files, or --train FILE")
