@@ -20,7 +20,7 @@ import resource
 import time
 import tracemalloc
 
-from cuelens.audit.hygiene import ItemKeys, NearIndex, data_hygiene, near_items, near_texts
+from cuelens.audit.hygiene import ItemKeys, NearIndex, data_hygiene, near_items, near_parts
 from cuelens.engine.streaming import load_streaming
 
 
@@ -54,12 +54,12 @@ def time_near_index(splits: dict, seed: int) -> dict:
     out = {}
     for role, split in splits.items():
         items = near_items(len(split), seed)
-        texts = near_texts(split, items)
+        texts = near_parts(split, items)
         start = time.perf_counter()
         index = NearIndex(texts, seed)
         built = time.perf_counter()
         pairs = list(index.near_pairs(ItemKeys.of(split).inputs[items]))
-        out[role] = {"items": len(texts), "build_s": round(built - start, 2),
+        out[role] = {"items": len(items), "build_s": round(built - start, 2),
                      "near_pairs_s": round(time.perf_counter() - built, 2),
                      "near_pairs": len(pairs), "max_rss_mb": max_rss_mb()}
     return out

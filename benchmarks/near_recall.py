@@ -5,7 +5,7 @@ scale"; docs/methods.md §11).
         /work/shared/data/mnli/dev.jsonl --seeds 0 1 2 3 4 --settings 64:5x11 64:9x7
 
 For every split of every dataset the items indexed by ``data_hygiene`` are taken exactly as it
-takes them (``near_texts(split, near_items(len(split), 0))``), and ALL pairs of different
+takes them (``near_parts(split, near_items(len(split), 0))``), and ALL pairs of different
 inputs whose premise and hypothesis parts each have an exact word-bigram Jaccard ≥
 ``NEAR_THRESHOLD`` are found by brute force: a sparse binary items × shingles matrix ``X`` per
 part, intersections ``X[block] @ X.T`` on the first part, Jaccard = inter / (|a| + |b| − inter),
@@ -28,8 +28,8 @@ from scipy import sparse
 
 import cuelens
 import cuelens.audit.hygiene as hygiene
-from cuelens.audit.hygiene import (NEAR_THRESHOLD, PARTS, ItemKeys, NearIndex, _band_matches,
-                                   _first_of_each, near_items, near_texts)
+from cuelens.audit.hygiene import (NEAR_THRESHOLD, ItemKeys, NearIndex, _band_matches,
+                                   _first_of_each, near_items, near_parts)
 
 BUCKETS = (0.8, 0.85, 0.9, 0.95)
 BLOCK = 500  # rows of X multiplied at a time
@@ -53,15 +53,13 @@ def _shingle_matrix(texts: list[str]) -> tuple[sparse.csr_matrix, np.ndarray]:
     return x, np.asarray(x.sum(axis=1)).ravel()
 
 
-def exact_pairs(texts: list[str], inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All position pairs ``(k, m)``, ``k < m``, of different inputs whose every ``PARTS`` part
-    has a Jaccard ≥ the threshold (sorted), and their smallest part Jaccard similarities. Pairs
+def exact_pairs(texts: list[list[str]], inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All position pairs ``(k, m)``, ``k < m``, of different inputs whose every part
+    (``texts[p][k]``, :func:`~cuelens.audit.hygiene.near_parts`) has a Jaccard ≥ the threshold (sorted), and their smallest part Jaccard similarities. Pairs
     are found on the first part (``X[block] @ X.T``) and checked on the others row by row."""
-    split = [text.split(PARTS) for text in texts]
-    parts = [_shingle_matrix([p[i] if i < len(p) else "" for p in split])
-             for i in range(max(map(len, split)))]
+    parts = [_shingle_matrix(part) for part in texts]
     (x, sizes), found, similar = parts[0], [], []
-    for low in range(0, len(texts), BLOCK):
+    for low in range(0, len(inputs), BLOCK):
         inter = (x[low:low + BLOCK] @ x.T).tocoo()
         k, m = inter.row + low, inter.col
         jaccard = inter.data / (sizes[k] + sizes[m] - inter.data)
@@ -88,11 +86,11 @@ def use_setting(setting: str) -> None:
     hygiene.lsh_bands = lambda threshold, num_perm, weight: (n_bands, width)  # type: ignore[assignment]
 
 
-def recall_runs(splits: dict[str, tuple[list[str], np.ndarray, np.ndarray, np.ndarray]],
+def recall_runs(splits: dict[str, tuple[list[list[str]], np.ndarray, np.ndarray, np.ndarray]],
                 seeds: list[int]) -> Iterator[dict]:
     """One row per split and seed under the current setting."""
     for name, (texts, inputs, truth, jaccard) in splits.items():
-        codes = truth[:, 0] * len(texts) + truth[:, 1]
+        codes = truth[:, 0] * len(inputs) + truth[:, 1]
         for seed in seeds:
             start = time.perf_counter()
             index = NearIndex(texts, seed)
@@ -100,7 +98,7 @@ def recall_runs(splits: dict[str, tuple[list[str], np.ndarray, np.ndarray, np.nd
             seconds = time.perf_counter() - start
             first = _first_of_each(inputs)[0]
             candidates = len(_band_matches(index.bands[:, first], index.bands[:, first], True))
-            hit = np.isin(codes, pairs[:, 0] * len(texts) + pairs[:, 1])
+            hit = np.isin(codes, pairs[:, 0] * len(inputs) + pairs[:, 1])
             assert len(pairs) == hit.sum()  # every reported pair is a true one
             yield {"split": name, "seed": seed, "exact": len(truth), "found": len(pairs),
                    "candidates": candidates, "seconds": round(seconds, 2),
@@ -148,7 +146,7 @@ def main() -> None:
     for path in args.data:
         for role, split in cuelens.load_dataset(path).splits.items():
             items = near_items(len(split), 0)
-            texts, inputs = near_texts(split, items), ItemKeys.of(split).inputs[items]
+            texts, inputs = near_parts(split, items), ItemKeys.of(split).inputs[items]
             splits[f"{path.rstrip('/').split('/')[-1]}:{role}"] = (
                 texts, inputs, *exact_pairs(texts, inputs))
     scaled = None

@@ -9,7 +9,7 @@ from itertools import combinations
 
 import numpy as np
 
-from cuelens.audit.hygiene import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PARTS, PRIME, NearIndex,
+from cuelens.audit.hygiene import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex,
                                    ShingleSets, _band_matches, lsh_bands, permutations)
 
 MASK = 2**64 - 1
@@ -62,9 +62,9 @@ def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(mon
     assert (signatures[-2] != signatures[-1]).any()  # bigram order matters
     other = ShingleSets.of(texts).signatures(*permutations(8))
     assert (other != signatures).mean() > 0.9
-    index, again = NearIndex(texts, seed=7), NearIndex(texts, seed=7)
+    index, again = NearIndex([texts], seed=7), NearIndex([texts], seed=7)
     assert index.bands.shape == (1, 44, 12) and (again.bands == index.bands).all()
-    parted = NearIndex([f"{t}{PARTS}{u}" for t, u in zip(texts, texts[::-1])], seed=7)
+    parted = NearIndex([texts, texts[::-1]], seed=7)
     assert parted.bands.shape == (2, 44, 12)
     assert (parted.bands[0] == index.bands[0]).all()
     assert (parted.bands[1] == index.bands[0][::-1]).all()
@@ -97,7 +97,7 @@ def test_planted_pairs_just_above_the_threshold_are_found_nine_times_in_ten():
     similar = [_jaccard(_shingles(a), _shingles(b)) for a, b in zip(base, edited)]
     assert 0.85 < min(similar) and max(similar) < 0.9  # (length - 5) / (length + 3)
     texts = base + edited
-    pairs = NearIndex(texts, seed=0).near_pairs(np.arange(len(texts)))
+    pairs = NearIndex([texts], seed=0).near_pairs(np.arange(len(texts)))
     assert set(pairs) <= {(i, 300 + i) for i in range(300)}
     assert len(pairs) >= 0.9 * 300
 
@@ -118,11 +118,11 @@ def test_planted_near_duplicates_are_found_and_distant_pairs_never_reported():
     texts = base + edited
     assert {round(_jaccard(_shingles(base[i]), _shingles(edited[i])), 3)
             for i in (0, 50, 100)} == {0.975, 0.951, 0.328}
-    index = NearIndex(texts, seed=0)
+    index = NearIndex([texts], seed=0)
     pairs = index.near_pairs(np.arange(len(texts)))
     assert pairs == [(i, 150 + i) for i in range(100)]
     # edited texts against the base (copied at 150: the first position is the one reported)
-    fit, evaluate = NearIndex(base + base[1:2], seed=0), NearIndex(edited, seed=0)
+    fit, evaluate = NearIndex([base + base[1:2]], seed=0), NearIndex([edited], seed=0)
     found = fit.first_near(evaluate, np.arange(1, 150, 2), np.r_[np.arange(150), 1])
     assert found == [(i, i) for i in range(1, 100, 2)]
 
@@ -130,7 +130,7 @@ def test_planted_near_duplicates_are_found_and_distant_pairs_never_reported():
 def test_random_short_texts_agree_with_brute_force_jaccard():
     texts = random_texts(300, 3, (2, 7), seed=4) + ["w1 w2 w3 w4 w5"] * 3
     inputs = np.array([hash(t) for t in texts])  # copies of one text share an input key
-    index = NearIndex(texts, seed=5)
+    index = NearIndex([texts], seed=5)
     pairs = index.near_pairs(inputs)
     shingles = [_shingles(t) for t in texts]
     similar = {(k, m): _jaccard(shingles[k], shingles[m])
@@ -143,7 +143,7 @@ def test_random_short_texts_agree_with_brute_force_jaccard():
     copies = [k for k in range(len(texts)) if texts[k] == "w1 w2 w3 w4 w5"]
     assert all((k, m) not in pairs for k, m in combinations(copies, 2))
     # the first near text of each query is the lowest position among its candidates
-    queries = NearIndex(texts[:50], seed=5)
+    queries = NearIndex([texts[:50]], seed=5)
     for k, m in index.first_near(queries, np.arange(50), inputs):
         assert _jaccard(shingles[k], shingles[m]) >= NEAR_THRESHOLD
         assert not any(_jaccard(shingles[k], shingles[j]) == 1 for j in range(m))
@@ -165,12 +165,12 @@ def test_a_candidate_shares_a_band_in_every_part():
 def test_templated_inputs_sharing_only_a_premise_make_no_candidates():
     premises = random_texts(5, 100_000, (30, 31), seed=9)
     hypotheses = random_texts(40, 100_000, (12, 13), seed=10)
-    texts = [f"{p}{PARTS}{h}" for p in premises for h in hypotheses]
     near = hypotheses[0].split()
     near[-1] = "changed"  # 10 of 12 bigrams shared with hypothesis 0: Jaccard 0.833
-    texts.append(f"{premises[0]}{PARTS}{' '.join(near)}")
+    texts = [[p for p in premises for _ in hypotheses] + [premises[0]],
+             [h for _ in premises for h in hypotheses] + [" ".join(near)]]
     index = NearIndex(texts, seed=0)
-    first = np.arange(len(texts))
+    first = np.arange(len(texts[0]))
     candidates = _band_matches(index.bands[:, first], index.bands[:, first], upper=True)
     assert len(candidates) <= 3  # 200 items x 39 same-premise siblings share every premise band
     assert index.near_pairs(first) in ([(0, 200)], [])  # found with probability P(0.83) = 0.98

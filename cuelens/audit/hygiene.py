@@ -28,7 +28,7 @@ and spacing never hide a copy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from functools import cache, reduce
 from itertools import combinations
@@ -62,13 +62,11 @@ def _forms(split: Split, i: int) -> tuple[str, str]:
     return normal_form(split.premise_context(i)), text
 
 
-PARTS = " || "  # joins the parts of an input that are compared separately (never in a normal form)
-
-
-def near_texts(split: Split, items: np.ndarray) -> list[str]:
-    """The inputs (normalised premise and hypothesis / choice set, joined by :data:`PARTS`) of
-    ``items``, as indexed for near duplicates."""
-    return [PARTS.join(_forms(split, int(i))) for i in items]
+def near_parts(split: Split, items: np.ndarray) -> list[list[str]]:
+    """The inputs of ``items`` as indexed for near duplicates, part by part: their normalised
+    premises and their normalised hypotheses / choice sets (two lists, in ``items`` order)."""
+    premises, texts = zip(*(_forms(split, int(i)) for i in items)) if len(items) else ((), ())
+    return [list(premises), list(texts)]
 
 
 @dataclass(frozen=True)
@@ -430,28 +428,21 @@ def _band_keys(signatures: np.ndarray) -> np.ndarray:
     return bands
 
 
-def _part(text: str, p: int) -> str:
-    """Part ``p`` of an indexed text (:data:`PARTS`; empty if it has fewer)."""
-    parts = text.split(PARTS)
-    return parts[p] if p < len(parts) else ""
-
-
 class NearIndex:
-    """MinHash LSH over the :data:`PARTS` parts of item inputs (word bigrams), confirmed with
-    exact Jaccard part by part (docs/methods.md §11).
+    """MinHash LSH over the parts of item inputs (word bigrams), confirmed with exact Jaccard
+    part by part (docs/methods.md §11).
 
-    Position ``k`` of the index is the ``k``-th of ``texts``; a text has as many parts as the
-    text with the most (missing parts are empty). Part ``p`` of text ``k`` has a MinHash
+    ``parts[p][k]`` is part ``p`` of the input at position ``k`` (every part lists every
+    position: :func:`near_parts`). Part ``p`` of input ``k`` has a MinHash
     signature (:meth:`ShingleSets.signatures` under the seeded :func:`permutations`: ``PRIME``
     = 2**31 − 1 and ``a``, ``b`` < ``PRIME``, so ``a·x + b`` < 2**62 never overflows uint64);
     ``bands[p, k]`` are 64-bit keys of its :func:`lsh_bands` bands, and a candidate pair shares
     a band in every part.
     ``parts[p]`` keeps the 64-bit shingle hashes of part ``p`` to confirm candidates."""
 
-    def __init__(self, texts: list[str], seed: int = 0) -> None:
+    def __init__(self, parts: Sequence[Sequence[str]], seed: int = 0) -> None:
         self.seed = seed
-        n_parts = max((text.count(PARTS) + 1 for text in texts), default=1)
-        self.parts = [ShingleSets.of(_part(text, p) for text in texts) for p in range(n_parts)]
+        self.parts = [ShingleSets.of(texts) for texts in parts]
         self.bands = np.stack([part.band_keys(seed) for part in self.parts])
 
     def near_pairs(self, inputs: np.ndarray) -> list[tuple[int, int]]:
@@ -482,7 +473,7 @@ class NearIndex:
 @dataclass(frozen=True)
 class NearSample:
     """A split's items indexed for near duplicates (:func:`near_items`, ascending), their
-    :class:`ItemKeys` and the :class:`NearIndex` of their inputs (:func:`near_texts`)."""
+    :class:`ItemKeys` and the :class:`NearIndex` of their inputs (:func:`near_parts`)."""
 
     items: np.ndarray
     keys: ItemKeys
@@ -793,7 +784,7 @@ def _in_memory(split: Split, seed: int) -> Keyed:
     has = keys.has_pair
     sample = near_items(len(split), seed)
     return Keyed(len(split), split.task,
-                 NearSample(sample, keys.take(sample), NearIndex(near_texts(split, sample), seed)),
+                 NearSample(sample, keys.take(sample), NearIndex(near_parts(split, sample), seed)),
                  lambda: [{"key": keys.inputs, "item": items, "answer": keys.answers,
                            "shown": keys.shown}],
                  lambda: [{"key": keys.pairs[has], "item": items[has], "answer": keys.answers[has]}],

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.hygiene import ItemKeys, Keyed, NearIndex, NearSample, Part, describe, \
-    example_refs, findings, hygiene_section, near_items, near_texts
+    example_refs, findings, hygiene_section, near_items, near_parts
 from cuelens.audit.groups import sizes_summary
 from cuelens.audit.text_keys import mix64, text_keys
 from cuelens.engine.chunks import ChunkedSplit
@@ -103,7 +103,8 @@ def _spilled(split: ChunkedSplit, seed: int, directory: Path) -> Keyed:
     premise_keys = KeySpill(directory / "premises", (("item", "<i8"),))
     sample = near_items(len(split), seed)
     codes: dict = {}
-    sampled, texts = [], []
+    sampled = []
+    parts: list[list[str]] = [[], []]
     for chunk in split:
         keys = ItemKeys.of(chunk.split, text_keys(chunk.split), codes)
         items = np.arange(chunk.first, chunk.first + len(chunk.split))
@@ -114,8 +115,9 @@ def _spilled(split: ChunkedSplit, seed: int, directory: Path) -> Keyed:
         local = sample[np.searchsorted(sample, chunk.first):
                        np.searchsorted(sample, chunk.first + len(items))] - chunk.first
         sampled.append(keys.take(local))
-        texts += near_texts(chunk.split, local)
-    near = NearSample(sample, ItemKeys.concat(sampled), NearIndex(texts, seed))
+        for texts, more in zip(parts, near_parts(chunk.split, local)):
+            texts += more
+    near = NearSample(sample, ItemKeys.concat(sampled), NearIndex(parts, seed))
     return Keyed(len(split), split.task, near, inputs.parts, pairs.parts, premise_keys.parts)
 
 
