@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from cuelens.version import __version__
 
 _PUBLIC = {"load_dataset": "cuelens.api", "scan": "cuelens.api", "probe": "cuelens.api",
            "stress": "cuelens.api", "augment_dataset": "cuelens.api",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import html
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,18 +159,23 @@ class ResultViews:
 
     @property
     def D(self) -> float:
-        """Headline cue leakage D (fraction; docs/methods.md §3)."""
-        return float(self.results["leakage"]["best"]["D"])
+        """Headline cue leakage D (fraction; docs/methods.md §3); NaN when the result has no
+        word-cue statistics (MCQ items with different numbers of choices: see its notes)."""
+        leak = self.results.get("leakage")
+        return float(leak["best"]["D"]) if leak else math.nan
 
     @property
     def cues(self) -> pd.DataFrame:
-        """Every listed cue (docs/methods.md §2), sorted by label then the headline metric."""
-        return cues_frame(self.results["cues"])
+        """Every listed cue (docs/methods.md §2), sorted by label then the headline metric;
+        empty without word-cue statistics."""
+        return cues_frame(self.results.get("cues", []))
 
     @property
     def leakage(self) -> pd.DataFrame:
-        """The metric × aggregator cue-only accuracy table and its D (docs/methods.md §3)."""
-        return records_frame(self.results["leakage"]["table"])
+        """The metric × aggregator cue-only accuracy table and its D (docs/methods.md §3);
+        empty without word-cue statistics."""
+        return records_frame((self.results.get("leakage") or {}).get("table", []),
+                             ["metric", "aggregator", "accuracy", "D"])
 
     @property
     def features(self) -> pd.DataFrame:

@@ -263,3 +263,22 @@ def test_copa_choice_only_bow_is_not_significant_and_its_interval_covers_chance(
     row = by_name(section)["choice-only BoW LR"]
     assert not row["significant"] and row["D_ci"][0] < 0 < row["D_ci"][1]
     assert "not significantly different from guessing" in baseline_verdict(row, section)
+
+
+def test_varying_choice_counts_result_views_say_no_leakage(tmp_path):
+    """An MCQ scan with different numbers of choices has no leakage section: its views are
+    empty / NaN instead of raising KeyError (issue 24), and its summaries still render."""
+    import math
+
+    import cuelens
+    from tests.conftest import write_jsonl
+
+    rows = [{"id": f"v{i}", "premise": f"question {i}",
+             "choices": [f"opt{j} of {i}" for j in range(2 + i % 3)], "label": i % 2}
+            for i in range(24)]
+    result = cuelens.scan(str(write_jsonl(tmp_path / "vary.jsonl", rows)))
+    assert "leakage" not in result.results
+    assert math.isnan(result.D)
+    assert result.leakage.empty and list(result.leakage.columns)[:2] == ["metric", "aggregator"]
+    assert result.cues.empty and result.easy.empty and result.hard.empty
+    assert "vary" in repr(result) and "cuelens-summary" in result._repr_html_()

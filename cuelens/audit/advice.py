@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.examples import sort_value
-from cuelens.audit.findings import Finding, findings, is_preference, split_name
+from cuelens.audit.findings import Finding, findings, is_preference, split_name, with_ci
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.data.dataset import Task
 
@@ -46,9 +46,7 @@ def effect_text(f: Finding) -> str:
         value = f"{f.effect:.{1 if abs(f.effect) >= 0.1 else 2}f}{f.unit}"
         if f.unit == "%" and f.items is not None:
             value = f"{f.items:,} {'item' if f.items == 1 else 'items'}, {value}"
-    if f.ci_low is not None and f.ci_high is not None:
-        value += f" (95% CI {f.ci_low:+.1f} to {f.ci_high:+.1f})"
-    return value
+    return with_ci(value, f.ci_low, f.ci_high)
 
 
 Step = dict

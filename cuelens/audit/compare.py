@@ -36,7 +36,7 @@ VERDICT_ORDER = {"below chance": 0, "chance": 0, "mild": 1, "significant": 2}
 
 def load_scan_results(path: str | Path) -> dict:
     """A scan's results dict from its output directory or results.json (one-line errors)."""
-    from cuelens.reports import load_results
+    from cuelens.reports.schema import load_results
 
     path = Path(path)
     file = path / "results.json" if path.is_dir() else path

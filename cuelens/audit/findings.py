@@ -71,6 +71,27 @@ def finding_rule(func: Rule) -> Rule:
     return func
 
 
+def with_ci(value: str, low: float | None, high: float | None) -> str:
+    """``value (95% CI low to high)`` — the one wording of an effect with its interval (the
+    terminal, the report, the advice); ``low``/``high`` already in the effect's unit."""
+    if low is None or high is None:
+        return value
+    return f"{value} (95% CI {low:+.1f} to {high:+.1f})"
+
+
+def d_with_ci(row: dict) -> str:
+    """A leakage row's D with its interval, when it has one (``D``, ``ci_low``, ``ci_high`` as
+    fractions): ``+12.3 points (95% CI +10.1 to +14.2)``.
+
+    >>> d_with_ci({"D": 0.123, "ci_low": 0.101, "ci_high": 0.142})
+    '+12.3 points (95% CI +10.1 to +14.2)'
+    >>> d_with_ci({"D": -0.02})
+    '-2.0 points'
+    """
+    return with_ci(f"{100 * row['D']:+.1f} points", _points(row.get("ci_low")),
+                   _points(row.get("ci_high")))
+
+
 def _points(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 2)
 

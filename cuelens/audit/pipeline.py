@@ -154,16 +154,11 @@ VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifa
 
 def _varying_choices_scan(dataset: Dataset, config: ScanConfig, started: float) -> ScanResult:
     """A scan of MCQ items with varying choice counts: dataset summary and ``mcq_baselines``."""
-    from dataclasses import asdict
-
-    from cuelens import __version__
     from cuelens.audit.mcq_baselines import mcq_baselines
-    from cuelens.audit.results import SCHEMA_VERSION
+    from cuelens.audit.results import results_header
     from cuelens.data.summary import dataset_summary
 
-    results = {"schema_version": SCHEMA_VERSION,
-               "tool": {"name": "cuelens", "version": __version__},
-               "config": asdict(config), "dataset": dataset_summary(dataset),
+    results = {**results_header(config, dataset_summary(dataset)),
                "mcq_baselines": mcq_baselines(dataset, config.folds, config.seed),
                "notes": [VARYING_CHOICES]}
     return ScanResult(dataset=dataset, results=results, item_easy=None, started=started)

@@ -19,11 +19,11 @@ from typing import Protocol
 
 import numpy as np
 
-from cuelens import __version__
 from cuelens.audit.metrics import METRICS
 from cuelens.data.dataset import Split
 from cuelens.errors import UserError
 from cuelens.io import atomic_open, atomic_open_text, check_outputs, write_json
+from cuelens.version import __version__
 
 SCHEMA_VERSION = "1.0"
 
@@ -40,14 +40,20 @@ class WordSections(Protocol):
     mcq_baselines: dict | None
 
 
+def results_header(config, summary: dict) -> dict:
+    """The sections every scan's results.json opens with: schema version, tool, config and
+    dataset summary."""
+    return {"schema_version": SCHEMA_VERSION,
+            "tool": {"name": "cuelens", "version": __version__},
+            "config": asdict(config),
+            "dataset": summary}
+
+
 def build_results(config, audit: WordSections, summary: dict, examples: dict,
                   hygiene: dict | None = None) -> dict:
     """results.json content in schema order."""
     mcq = {"mcq_baselines": audit.mcq_baselines} if audit.mcq_baselines is not None else {}
-    return {"schema_version": SCHEMA_VERSION,
-            "tool": {"name": "cuelens", "version": __version__},
-            "config": asdict(config),
-            "dataset": summary,
+    return {**results_header(config, summary),
             **({"hygiene": hygiene} if hygiene is not None else {}),
             "cues": audit.cues,
             "cue_stats": audit.cue_stats,

@@ -30,7 +30,7 @@ def compare(
     from rich.markup import escape
 
     from cuelens.audit.compare import compare_scans, format_value, load_scan_results
-    from cuelens.commands.scan import d_with_ci
+    from cuelens.audit.findings import d_with_ci
     from cuelens.reports import ReportOptions, render_report
 
     result = compare_scans(load_scan_results(before), load_scan_results(after), str(before),

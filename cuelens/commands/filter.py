@@ -56,7 +56,7 @@ def filter(  # noqa: A001 - the sub-command's name
     from cuelens.audit.compare import compare_scans
     from cuelens.audit.config import ScanConfig
     from cuelens.audit.pipeline import scan_dataset
-    from cuelens.commands.scan import d_with_ci
+    from cuelens.audit.findings import d_with_ci
     from cuelens.data import load_dataset
     from cuelens.io import output_set
     from cuelens.mitigate.aflite import AFLiteOptions

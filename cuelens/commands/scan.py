@@ -14,6 +14,7 @@ from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, Group
                                      progress_bar, user_errors, warn_skipped)
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
+from cuelens.audit.findings import d_with_ci
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
@@ -334,14 +335,6 @@ VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the t
             "mild": "[yellow]cue leakage[/] (CI above chance, not surely above the threshold)",
             "chance": "[green]no cue-only model beats the baseline[/]",
             "below chance": "[green]below chance[/]"}
-
-
-def d_with_ci(row: dict) -> str:
-    """``+12.3 points [95% CI +10.1, +14.2]`` (the CI when the row has one)."""
-    text = f"{row['D'] * 100:+.1f} points"
-    if "ci_low" in row:
-        text += f" [95% CI {row['ci_low'] * 100:+.1f}, {row['ci_high'] * 100:+.1f}]"
-    return text
 
 
 def print_hygiene(section: dict | None) -> None:

@@ -26,8 +26,7 @@ from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, parquet_availab
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.readers import jsonl_objects, open_lines
 from cuelens.errors import UserError
-from cuelens.reports.render import load_results
-from cuelens.reports.schema import validate_results
+from cuelens.reports.schema import load_results, validate_results
 
 RECORDS = ("easy.jsonl", "hard.jsonl")
 IDS = ("easy.ids.txt", "hard.ids.txt")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cuelens.io import format_number
 from cuelens.reports.options import ReportOptions
-from cuelens.reports.scan import d_interval
+from cuelens.audit.findings import d_with_ci
 from cuelens.reports.section import Section, Verdict
 
 
@@ -23,7 +23,7 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
              "marks": [" *" if flag else "" for flag in c.get("significant", [False, False])]}
             for c in results.get("changes", [])]
     sec = Section("compare", "Before and after", context={
-        "c": results, "sides": sides, "d_text": [d_interval(s) for s in sides], "rows": rows,
+        "c": results, "sides": sides, "d_text": [d_with_ci(s) for s in sides], "rows": rows,
         "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
         "z": lambda cue, key="z": format_number(cue[key], 1)})
     sec.context["strip"] = interval_strip(sides)

@@ -29,8 +29,7 @@ from cuelens.errors import UserError
 from cuelens.io import atomic_write_text, check_outputs
 from cuelens.reports.glossary import GLOSSARY
 from cuelens.reports.options import ReportOptions
-from cuelens.reports.schema import load_results, validate_results  # noqa: F401  (load_results:
-# probes/scan_source.py imports it from here)
+from cuelens.reports.schema import validate_results
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
                  "\u2029": "\\u2029"}

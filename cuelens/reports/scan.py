@@ -9,12 +9,13 @@ import math
 from collections.abc import Mapping
 
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
+from cuelens.audit.findings import d_with_ci
 from cuelens.data.dataset import Task
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.io import format_number, read_number
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
-from cuelens.reports.section import Section, label_keys, pct, points
+from cuelens.reports.section import Section, label_keys, pct
 
 TOP_FEATURES_TABLE = 30
 TOP_FEATURES_CHART = 10
@@ -95,14 +96,6 @@ def hygiene(results: dict, options: ReportOptions) -> Section | None:
     return Section("hygiene", "Data hygiene", context={"hy": hy, "examples": examples})
 
 
-def d_interval(row: dict) -> str:
-    """``+12.3 points (95% CI +10.1 to +14.2)``, or just the points without an interval."""
-    if "ci_low" not in row:
-        return points(row["D"])
-    return (f"{points(row['D'])} (95% CI {100 * row['ci_low']:+.1f} to "
-            f"{100 * row['ci_high']:+.1f})")
-
-
 def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
     """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
     when the whole 95% interval of D is above the alarm threshold."""
@@ -114,14 +107,14 @@ def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
     level = leak.get("verdict") or ("significant" if leak["flagged"] else
                                     "mild" if best["D"] > 0 else "chance")
     if level == "significant":
-        return "flagged", (f"Significant cue leakage. {what} — {d_interval(best)}, the whole "
+        return "flagged", (f"Significant cue leakage. {what} — {d_with_ci(best)}, the whole "
                            f"interval above the {100 * threshold:.0f}-point alarm threshold. "
                            f"Models trained on this data can score well without understanding "
                            f"the {context}.")
     if level == "mild":
         return "mild", (f"Some cue leakage, not surely above the {100 * threshold:.0f}-point "
-                        f"alarm threshold. {what}: {d_interval(best)}.")
-    return "clean", (f"No cue leakage detected. {what}: {d_interval(best)}, indistinguishable "
+                        f"alarm threshold. {what}: {d_with_ci(best)}.")
+    return "clean", (f"No cue leakage detected. {what}: {d_with_ci(best)}, indistinguishable "
                      "from guessing.")
 
 

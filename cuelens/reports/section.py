@@ -54,10 +54,6 @@ def pct(x: float | None, digits: int = 1) -> str:
     return "n/a" if x is None else f"{100 * x:.{digits}f}%"
 
 
-def points(x: float) -> str:
-    return f"{100 * x:+.1f} points"
-
-
 def label_keys(label_names: list[str], *dists: Mapping[str, float]) -> list[str]:
     """The keys of ``dists``: dataset labels first, in their order, then any other keys (e.g. the
     MCQ distribution test's "cue choice" / "other choice")."""
