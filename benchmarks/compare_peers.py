@@ -239,28 +239,13 @@ def scan_part(args, peers_python: str | None, found: dict, root: Path, log) -> l
 
 
 # ----------------------------------------------------------------------------- LLM part
-TASK_YAML = """task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "<|endoftext|>{{{{prompt}}}}"
-doc_to_choice: options
-doc_to_target: label
-target_delimiter: " "
-metric_list:
-  - metric: acc
-"""
-
-
 def worker_build_llm(root: str, limit: int) -> dict:
     """Requests from the shared data, the GPT-2 and its tokenizer, the lm-eval task files."""
     import torch
 
     sys.path.insert(0, str(HERE.parent))
     import tests.lm_random_init as random_init
+    from tests.lm_eval_tasks import task_yaml
     from cuelens.data import load_dataset
     from cuelens.probes.llm.templates import TEMPLATES, item_fields
 
@@ -282,7 +267,8 @@ def worker_build_llm(root: str, limit: int) -> dict:
             texts += [prompt, *options]
         (out / f"{task}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         (out / "tasks" / f"cuelens_{task}.yaml").write_text(
-            TASK_YAML.format(name=f"cuelens_{task}", data=out / f"{task}.jsonl"))
+            task_yaml(f"cuelens_{task}", out / f"{task}.jsonl", '"<|endoftext|>{{prompt}}"',
+                      "options", target_delimiter=" "))
         counts[task] = n
     ptb = (DATA / "lm_corpus" / "ptb.train.txt").read_text(encoding="utf-8").splitlines()
     tokenizer = random_init.byte_level_bpe(ptb + texts, 8000)

@@ -38,6 +38,9 @@ import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.lm_eval_tasks import task_yaml  # noqa: E402  (the repository's test helpers)
+
 CUE = "surely"
 N_ITEMS = 40
 FIRST_ID = 95
@@ -93,30 +96,12 @@ def tiny_gpt2(directory: Path, texts: list[str]) -> Path:
     return directory
 
 
-TASK_YAML = """task: cuelens_planted
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "Question: {{{{premise}}}}\\nAnswer:"
-doc_to_target: label
-doc_to_choice: "{{{{choices}}}}"
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-  - metric: acc_norm
-    aggregation: mean
-    higher_is_better: true
-"""
-
-
 def run_lm_eval(model: Path, data: Path, work: Path, out: Path, limit: int | None) -> None:
     tasks = work / "tasks"
     tasks.mkdir(exist_ok=True)
-    (tasks / "cuelens_planted.yaml").write_text(TASK_YAML.format(data=data), encoding="utf-8")
+    (tasks / "cuelens_planted.yaml").write_text(
+        task_yaml("cuelens_planted", data, '"Question: {{premise}}\\nAnswer:"',
+                  '"{{choices}}"', metrics=("acc", "acc_norm")), encoding="utf-8")
     run_dir = work / f"lm-eval-{limit or 'all'}"
     command = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args",
                f"pretrained={model},dtype=float32", "--tasks", "cuelens_planted",
