@@ -4,7 +4,7 @@ For each dataset: majority %, best word-cue accuracy % for the default metric (C
 cross-fitted features (the default) and with in-sample features (the original paper's
 procedure) — descriptive, like the best of the whole 40-model table —, the prior-matched
 baseline, the verdict model (largest simultaneous lower bound over all 40 models) with its D
-against that baseline, simultaneous one-sided 95% interval and adjusted p-value (docs/methods.md
+against that baseline, two-sided 95% simultaneous interval and adjusted p-value (docs/methods.md
 §11), the verdict, the significant individual cues and the share of evaluated items holding one, the hard fraction of the easy/hard split
 (5 folds × 5 iterations, seed 0; "chance" when the headline CI covers 0), the winning
 metric/aggregator over the whole table, the partial-input BoW baseline, the fold groups (items

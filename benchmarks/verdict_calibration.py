@@ -8,7 +8,8 @@ word can predict a label. Four conditions, ``--n`` datasets each (seeds 0 … n�
 - ``shift``: train/test whose label shares differ (train 45/30/25 %, test 25/30/45 %: the
   training-majority label is the rarest in test);
 - ``mnli``: one MNLI dev subset, cross-validated;
-- ``copa``: COPA dev → test (multiple choice) with the right choice drawn at random.
+- ``copa``, ``arct``: COPA dev → test, ARCT train → test (multiple choice) with the right
+  choice drawn at random.
 
 For each it reports the verdict's false-positive rate (verdict ≠ chance / below chance) and the
 cue finding's (at least one significant cue), with a 95% Clopper–Pearson interval.
@@ -77,23 +78,27 @@ def premise_blocks(pool: list[tuple[str, str]], rng: np.random.Generator, n: int
     return out[:n]
 
 
-def copa_null(seed: int) -> Dataset:
-    """COPA dev → test with the right choice drawn at random (MCQ null)."""
+MCQ_NULLS = {"copa": ("copa/dev.jsonl", "copa/test.jsonl"),
+             "arct": ("arct/train.jsonl", "arct/test.jsonl")}
+
+
+def mcq_null(condition: str, seed: int) -> Dataset:
+    """COPA dev → test or ARCT train → test with the right choice drawn at random (MCQ null)."""
     rng = np.random.default_rng(seed)
     splits = []
-    for name, file in (("train", "copa/dev.jsonl"), ("test", "copa/test.jsonl")):
+    for name, file in zip(("train", "test"), MCQ_NULLS[condition]):
         split = Split(name=name, path=file, task="mcq")
         with open(DATA / file, encoding="utf-8") as handle:
             for i, record in enumerate(map(json.loads, handle)):
                 split.append({**record, "label": int(rng.integers(2))}, raw="{}", line=i + 1)
         splits.append(split)
-    return Dataset(name="copa", format="jsonl", task="mcq", train=splits[0], test=splits[1],
+    return Dataset(name=condition, format="jsonl", task="mcq", train=splits[0], test=splits[1],
                    label_names=list(MCQ_LABELS))
 
 
 def null_dataset(pool, condition: str, items: int, seed: int) -> Dataset:
-    if condition == "copa":
-        return copa_null(seed)
+    if condition in MCQ_NULLS:
+        return mcq_null(condition, seed)
     rng = np.random.default_rng(seed)
     shares = {"shift": ([0.45, 0.30, 0.25], [0.25, 0.30, 0.45])}.get(
         condition, ([1 / 3] * 3, [1 / 3] * 3))
@@ -141,7 +146,7 @@ def rate_row(name: str, hits: int, n: int) -> str:
 
 
 def calibration(n: int, items: int, conditions: list[str], cues_only: bool) -> None:
-    pools = {"snli": texts("snli"), "mnli": texts("mnli"), "copa": []}
+    pools = {"snli": texts("snli"), "mnli": texts("mnli")}
     print("| condition | items | verdict ≠ chance (95% CI) | ≥ 1 significant cue (95% CI) |"
           " verdicts |")
     print("|---|---|---|---|---|")

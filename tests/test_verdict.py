@@ -41,28 +41,30 @@ def test_max_t_critical_value_matches_the_known_answers():
     rng = np.random.default_rng(0)
     one = DifferenceMoments(1)
     one.add(rng.standard_normal((4000, 1)))
-    assert simultaneous_test(one).critical == pytest.approx(1.645, abs=0.03)
-    # M independent predictors: P(max Z <= c) = Φ(c)^M = 0.95
+    # the verdict is one side of a two-sided 95% interval: the 97.5% quantile
+    assert simultaneous_test(one).critical == pytest.approx(1.960, abs=0.03)
+    # M independent predictors: P(max Z <= c) = Φ(c)^M = 0.975
     independent = DifferenceMoments(10)
     independent.add(rng.standard_normal((20000, 10)))
-    assert simultaneous_test(independent).critical == pytest.approx(2.568, abs=0.04)
+    assert simultaneous_test(independent).critical == pytest.approx(2.803, abs=0.05)
     # ten copies of one predictor: no multiplicity at all
     copies = DifferenceMoments(10)
     copies.add(np.repeat(rng.standard_normal((4000, 1)), 10, axis=1))
-    assert simultaneous_test(copies).critical == pytest.approx(1.645, abs=0.03)
+    assert simultaneous_test(copies).critical == pytest.approx(1.960, abs=0.03)
 
 
 def test_one_predictor_rejects_where_the_exact_sign_test_does():
-    # 100 questions, each ±0.5 (k = 2): 59 right / 41 wrong has exact binomial tail
-    # P(X ≥ 59) = 0.044, 58 / 42 has 0.067. Corrected score statistic: (Σd − 0.5) / √Σd²
-    # = 1.7 and 1.5 against t(99)'s 1.660
-    for right, rejected in ((59, True), (58, False)):
+    # 100 questions, each ±0.5 (k = 2): 61 right / 39 wrong has exact binomial tail
+    # P(X ≥ 61) = 0.018, 60 / 40 has 0.028 (one-sided level 0.025). Corrected score statistic:
+    # (Σd − 0.5) / √Σd² = 2.1 and 1.9 against t(99)'s 97.5% quantile 1.984
+    for right, rejected in ((61, True), (60, False)):
         moments = DifferenceMoments(1)
         moments.add(np.array([0.5] * right + [-0.5] * (100 - right))[:, None])
         test = simultaneous_test(moments)
-        assert test.critical == pytest.approx(stats.t.ppf(0.95, 99), abs=0.03)
+        assert test.critical == pytest.approx(stats.t.ppf(0.975, 99), abs=0.03)
         assert test.t[0] == pytest.approx((right - 50 - 0.5) / 5)
-        assert (test.low[0] > 0) == rejected and (test.p_value[0] < 0.05) == rejected
+        assert (test.low[0] > 0) == rejected and (test.p_value[0] < 0.025) == rejected
+        assert (stats.binom.sf(right - 1, 100, 0.5) < 0.025) == rejected
     # all differences 0: a zero-width interval at 0, never significant
     zero = DifferenceMoments(2)
     zero.add(np.zeros((50, 2)))

@@ -35,8 +35,9 @@ from cuelens.data.dataset import Task
 
 MAJORITY = "majority"
 PRIOR = "prior-matched constant"  # the evaluated items' most frequent label (MCQ: 1/k)
-SELECTION_METHOD = ("one-sided max-T over every metric × aggregator against the prior-matched "
-                    "baseline; headline = largest simultaneous lower bound")
+SELECTION_METHOD = ("max-T over every metric × aggregator against the prior-matched "
+                    "baseline, two-sided 95% simultaneous intervals (one-sided 2.5% verdict); "
+                    "headline = largest simultaneous lower bound")
 BOW_MIN_COUNT = 2
 BOW_CHUNK = 65_536  # evaluation rows per piece: the BoW memory is bounded by it plus the sample
 ANSWER_POSITION = "answer position"
@@ -243,8 +244,8 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     :data:`PRIOR` (in :func:`all_models` order).
 
     The table keeps the paper's ``D = Acc − Majority`` (descriptive, best-of-40 included). The
-    verdict is the simultaneous one-sided test of docs/methods.md §11 over all 40 models against
-    the prior-matched baseline; the headline (``best``) is the model with the largest
+    verdict is the simultaneous test (two-sided 95% intervals) of docs/methods.md §11 over all
+    40 models against the prior-matched baseline; the headline (``best``) is the model with the largest
     simultaneous lower bound (ties: the configured ``metric`` first); ``fold_seed_D(model)``
     gives its D under re-seeded folds (cross-validated files).
     """

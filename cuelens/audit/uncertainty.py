@@ -6,9 +6,10 @@ Every interval is a seeded 95% percentile bootstrap over evaluation items (MCQ: 
 and 97.5th percentiles. Differences are *paired* (one resample picks the same items for both
 predictors), so the item-to-item variation both share cancels.
 
-The leakage verdict's interval is not a bootstrap: :func:`simultaneous_test` is a one-sided
-max-T score test over every cue model at once (docs/methods.md §11) from the sums of their
-paired item differences (:class:`DifferenceMoments`).
+The leakage verdict's interval is not a bootstrap: :func:`simultaneous_test` is a max-T score
+test over every cue model at once (docs/methods.md §11) from the sums of their paired item
+differences (:class:`DifferenceMoments`); its interval is two-sided 95% like every other, so the
+verdict "lower bound above 0" is a one-sided test at :data:`VERDICT_QUANTILE`.
 
 Verdicts use the interval, never the point estimate alone: :func:`leakage_verdict` calls leakage
 *significant* only when the whole interval lies above the alarm threshold, and "chance level"
@@ -23,6 +24,7 @@ import numpy as np
 
 N_BOOT = 1000
 LEVEL = 0.95
+VERDICT_QUANTILE = 1 - (1 - LEVEL) / 2  # 0.975: one side of the two-sided simultaneous interval
 _BATCH_CELLS = 2_000_000  # items × resamples drawn at once (memory bound)
 _MAX_DISTINCT = 64  # up to this many distinct values: multinomial counts, not item indices
 
@@ -141,14 +143,16 @@ class DifferenceMoments:
 
 @dataclass
 class SimultaneousTest:
-    """One-sided simultaneous inference on the mean differences ``D`` of ``M`` predictors
+    """Simultaneous inference on the mean differences ``D`` of ``M`` predictors
     (docs/methods.md §11): ``t`` the continuity-corrected score statistics
-    ``(Σ d − h) / √(Σ d²)``, ``critical`` the 95% quantile of their maximum under ``H0``
-    (multivariate t, ``n − 1`` degrees of freedom, the null correlation of the item
-    differences), ``low``/``high`` the simultaneous bounds (the ``D`` the same test would not
-    reject: ``low > 0`` exactly when ``t > critical``), ``p_value`` the single-step max-T
-    adjusted p-values of ``H0: D_m ≤ 0``, ``se`` the plain standard errors ``sd / √n`` and
-    ``degenerate`` the predictors whose item differences are all 0 (zero-width interval)."""
+    ``(Σ d − h) / √(Σ d²)``, ``critical`` the :data:`VERDICT_QUANTILE` (97.5%) quantile of
+    their maximum under ``H0`` (multivariate t, ``n − 1`` degrees of freedom, the null
+    correlation of the item differences), ``low``/``high`` the two-sided 95% simultaneous
+    bounds (the ``D`` the same test would not reject: ``low > 0`` exactly when
+    ``t > critical``, a one-sided level of 2.5%), ``p_value`` the single-step max-T adjusted
+    p-values of ``H0: D_m ≤ 0`` (rejected below 0.025), ``se`` the plain standard errors
+    ``sd / √n`` and ``degenerate`` the predictors whose item differences are all 0 (zero-width
+    interval)."""
 
     D: np.ndarray
     se: np.ndarray
@@ -203,7 +207,7 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
     D is large by chance, which made a 500-question multiple-choice null call leakage 9% of the
     time) — less a continuity correction of half the sum's lattice step (the smallest non-zero
     ``|d|``: under sign flips the sum moves in steps of ``2|d|``). The critical value is the
-    95% quantile of the maximum over all predictors of the joint multivariate-t null
+    97.5% quantile of the maximum over all predictors of the joint multivariate-t null
     (:func:`null_maxima`), so picking the largest of ``M`` correlated predictors afterwards
     keeps the family-wise level; intervals invert the same test (:func:`score_bound`).
     """
@@ -218,7 +222,7 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
     critical, maxima = 0.0, np.zeros(0)
     if len(live):
         maxima = null_maxima(moments, live, seed, draws)
-        critical = float(np.quantile(maxima, LEVEL))
+        critical = float(np.quantile(maxima, VERDICT_QUANTILE))
     p_value = np.array([(1 + np.sum(maxima >= value)) / (1 + len(maxima)) if len(maxima)
                         else 1.0 for value in t])
     half = np.where(degenerate, 0.0, score_bound(moments, critical, correction))
