@@ -22,6 +22,8 @@ whether the verdict leaves chance.
     python benchmarks/verdict_calibration.py --n 40 --items 1000 --conditions cv,mnli
     python benchmarks/verdict_calibration.py --n 40 --cues-only --conditions split,shift
     python benchmarks/verdict_calibration.py --power --seeds 5 > /tmp/power.md
+    python benchmarks/verdict_calibration.py --n 300 --conditions copa,arct --verdict-only \
+        --label-offset 100000
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from scipy import stats
 
 from cuelens.audit.scan import ScanConfig, cue_finding, cue_list
 from cuelens.audit.fitting import scan_data
-from cuelens.audit.leakage import leakage_table
+from cuelens.audit.leakage import all_models, correctness, leakage_table
+from cuelens.audit.uncertainty import DifferenceMoments, leakage_verdict, simultaneous_test
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 
 DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
@@ -131,21 +134,38 @@ def plant(dataset: Dataset, rate: float, seed: int) -> Dataset:
 NO_LEAKAGE = {"verdict": "not computed", "best": {"D": 0.0, "ci_low": 0.0, "ci_high": 0.0}}
 
 
-def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False
-             ) -> tuple[dict, dict]:
+def mcq_verdict(data, config: ScanConfig) -> dict:
+    """The scan's MCQ verdict from the 40 cue models' correctness alone: the MCQ baseline is the
+    constant ``1/k``, so the verdict needs no BoW or cue list (the same moments, test and
+    headline rule as :func:`~cuelens.audit.leakage.leakage_section`)."""
+    models = all_models()
+    correct = correctness(data, config.scoring, config.folds, models, False)
+    moments = DifferenceMoments(len(models))
+    moments.add(np.stack([correct[m] for m in models], axis=1) - 1 / data.pool.k)
+    test = simultaneous_test(moments, config.seed)
+    h = int(np.argmax(test.low))
+    return {"verdict": leakage_verdict(test.low[h], test.high[h], config.flag_threshold),
+            "best": {"D": test.D[h], "ci_low": test.low[h], "ci_high": test.high[h]}}
+
+
+def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False,
+             verdict_only: bool = False) -> tuple[dict, dict]:
     data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
+    if verdict_only:
+        return {"n_significant": 0}, mcq_verdict(data, config)
     cues, cue_stats = cue_list(data, config)
     leakage = NO_LEAKAGE if cues_only else leakage_table(
         data, config.scoring, config.metric, config.folds, config.flag_threshold)
     return cue_finding(data, cues, cue_stats), leakage
 
 
-def rate_row(name: str, hits: int, n: int) -> str:
+def rate_row(hits: int, n: int) -> str:
     low, high = stats.binomtest(hits, n).proportion_ci(0.95, method="exact")
     return f"{hits}/{n} = {100 * hits / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
-def calibration(n: int, items: int, conditions: list[str], cues_only: bool) -> None:
+def calibration(seeds: range, items: int, conditions: list[str], cues_only: bool,
+                label_offset: int, verdict_only: bool) -> None:
     pools = {"snli": texts("snli"), "mnli": texts("mnli")}
     print("| condition | items | verdict ≠ chance (95% CI) | ≥ 1 significant cue (95% CI) |"
           " verdicts |")
@@ -154,9 +174,10 @@ def calibration(n: int, items: int, conditions: list[str], cues_only: bool) -> N
         pool = pools.get(condition, pools["snli"])
         verdicts, cue_hits = [], 0
         start = time.perf_counter()
-        for seed in range(n):
-            cue, leakage = findings(null_dataset(pool, condition, items, seed),
-                                    ScanConfig(seed=seed), cues_only)
+        for seed in seeds:
+            cue, leakage = findings(null_dataset(pool, condition, items, seed + label_offset),
+                                    ScanConfig(seed=seed), cues_only,
+                                    verdict_only and condition in MCQ_NULLS)
             verdicts.append(leakage["verdict"])
             cue_hits += cue["n_significant"] > 0
             print(f"{condition} {seed}: {leakage['verdict']} D={leakage['best']['D']:+.4f} "
@@ -164,8 +185,9 @@ def calibration(n: int, items: int, conditions: list[str], cues_only: bool) -> N
                   f"cues={cue['n_significant']}", file=sys.stderr)
         positives = sum(v not in ("chance", "below chance", "not computed") for v in verdicts)
         counts = ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
-        print(f"| {condition} | {items} | {rate_row(condition, positives, n)} | "
-              f"{rate_row(condition, cue_hits, n)} | {counts} |")
+        n = len(seeds)
+        cue_rate = "—" if verdict_only and condition in MCQ_NULLS else rate_row(cue_hits, n)
+        print(f"| {condition} | {items} | {rate_row(positives, n)} | {cue_rate} | {counts} |")
         print(f"{condition}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
@@ -198,13 +220,21 @@ def main() -> None:
                         help="comma-separated null conditions")
     parser.add_argument("--cues-only", action="store_true",
                         help="only the cue finding (no leakage table)")
+    parser.add_argument("--first", type=int, default=0, help="first seed")
+    parser.add_argument("--label-offset", type=int, default=0,
+                        help="draw each null dataset from seed + this (labels independent of "
+                             "the scan's seed)")
+    parser.add_argument("--verdict-only", action="store_true",
+                        help="MCQ conditions: only the verdict, from the 40 models' correctness")
     parser.add_argument("--power", action="store_true", help="planted-cue power curve")
     parser.add_argument("--seeds", type=int, default=5, help="seeds per planted rate")
     args = parser.parse_args()
     if args.power:
         power(args.seeds, args.items)
     else:
-        calibration(args.n, args.items, args.conditions.split(","), args.cues_only)
+        calibration(range(args.first, args.first + args.n), args.items,
+                    args.conditions.split(","), args.cues_only, args.label_offset,
+                    args.verdict_only)
 
 
 if __name__ == "__main__":

@@ -298,9 +298,9 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     if finding is not None:
         console.print(f"significant cue words: {finding['n_significant']}, in "
                       f"{finding['share_items'] * 100:.1f}% of the evaluated items")
-    for baseline in leak.get("baselines", []):
+    for baseline in leak.get("baselines", []):  # D against the verdict's baseline, like the headline
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
-                      f"(D {baseline['D'] * 100:+.1f})")
+                      f"(D {(baseline['accuracy'] - base['accuracy']) * 100:+.1f})")
     print_mcq_baselines(results.get("mcq_baselines"))
     table = Table("label", f"strongest cues by z (count ≥ {config['min_count']})",
                   title="Top cue words")

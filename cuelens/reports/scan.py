@@ -127,31 +127,37 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
         "baseline": ("chance (1/k)" if results["dataset"]["task"] == Task.MCQ
-                     else "majority baseline")},
+                     else "baseline: the most frequent evaluated label"),
+        "baseline_accuracy": leak.get("baseline", {"accuracy": leak["majority"]})["accuracy"]},
         terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
                *dict.fromkeys(r["aggregator"] for r in leak["table"]), "BoW"])
     table = leak["table"]
+    # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
+    reference = leak.get("baseline", {"accuracy": leak["majority"]})["accuracy"]
     if table:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
         aggs = list(dict.fromkeys(r["aggregator"] for r in table))
         cell = {(r["metric"], r["aggregator"]): r for r in table}
-        z = [[100 * cell[m, a]["D"] if (m, a) in cell else None for a in aggs] for m in metrics]
-        txt = [[f"{pct(cell[m, a]['accuracy'])}\n{100 * cell[m, a]['D']:+.1f}"
-                if (m, a) in cell else "" for a in aggs] for m in metrics]
+        points = {key: 100 * (r["accuracy"] - reference) for key, r in cell.items()}
+        z = [[points.get((m, a)) for a in aggs] for m in metrics]
+        txt = [[f"{pct(cell[m, a]['accuracy'])}\n{points[m, a]:+.1f}" if (m, a) in cell else ""
+                for a in aggs] for m in metrics]
         sec.add_figure("heatmap", "Each cell is the held-out accuracy of guessing the label from "
                        "cue-word scores alone (rows: how a word's cue strength is scored; columns: "
                        "how the words of an instance are combined), with D = points above the "
-                       "baseline below it; red = leakage, blue = no better than guessing.",
+                       "verdict's baseline (the most frequent evaluated label; MCQ: chance) below "
+                       "it; red = above it, blue = no better than guessing (whether the best "
+                       "cell clears chance after the 40-way selection is the verdict's interval).",
                        F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
                                  row_title="cue metric", column_title="aggregator"))
     mcq = results["dataset"]["task"] == Task.MCQ
-    names = ["chance (random choice)" if mcq else "majority baseline"]
+    names = ["chance (random choice)" if mcq else "prior-matched constant (most frequent "
+             "evaluated label)"]
     names += [b["name"] for b in leak.get("baselines", [])]
-    accs = [leak["majority"]] + [b["accuracy"] for b in leak.get("baselines", [])]
-    ds = [0.0] + [b["D"] for b in leak.get("baselines", [])]
+    accs = [reference] + [b["accuracy"] for b in leak.get("baselines", [])]
     names.append(f"best cue classifier ({leak['best']['metric']} + {leak['best']['aggregator']})")
     accs.append(leak["best"]["accuracy"])
-    ds.append(leak["best"]["D"])
+    ds = [a - reference for a in accs]
     sec.add_figure("baselines", "Accuracy of simple guessers that never read the "
                    f"{_text_name(results)[1]}: the further a bar reaches past the dashed baseline "
                    "line, the more the labels can be guessed from surface cues.",
@@ -159,7 +165,7 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                                      text=[f"{pct(a)} (D {100 * d:+.1f})" for a, d in zip(accs, ds)],
                                      colours_=[F.GREY] + [F.MAIN] * (len(names) - 2)
                                      + [F.BAD if level in ("flagged", "mild") else F.MAIN],
-                                     reference=(100 * leak["majority"], "chance" if mcq else "majority"),
+                                     reference=(100 * reference, "chance" if mcq else "baseline"),
                                      x_range=(0, 100)))
     return sec
 
