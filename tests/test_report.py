@@ -230,6 +230,22 @@ def test_leakage_heatmap_cells_are_d_in_points():
     assert heat["z"][1][3] == pytest.approx(100 * (0.61 - 0.02 - 0.03 - 0.366667))
 
 
+def test_every_d_beside_the_verdict_is_against_the_verdicts_baseline():
+    # a label-share shift: the training majority is 25% of the evaluated items, the evaluated
+    # majority 45%; a BoW at 33% is 12 points *below* the verdict's baseline, never "D +8"
+    results = nli_results()
+    leak = results["leakage"]
+    leak["majority"], leak["baseline"] = 0.25, {"name": "prior-matched constant",
+                                                "accuracy": 0.45}
+    leak["baselines"] = [{"name": "hypothesis-only BoW LR", "accuracy": 0.33, "D": 0.08}]
+    section = next(s for s in build_sections(results) if s.key == "leakage")
+    bars = section.figures["baselines"].spec["data"][-1]
+    assert [t.split("(D ")[1] for t in bars["text"]][:2] == ["+0.0)", "-12.0)"]
+    heat = section.figures["heatmap"].spec["data"][0]
+    assert heat["z"][0][0] == pytest.approx(100 * (leak["table"][0]["accuracy"] - 0.45))
+    assert section.context["baseline_accuracy"] == 0.45
+
+
 @pytest.mark.parametrize("best_d, flagged, level", [(0.243, True, "flagged"), (0.05, False, "mild"),
                                                     (-0.01, False, "clean")])
 def test_verdict_levels(best_d, flagged, level):
