@@ -26,23 +26,27 @@ from typing import Any, BinaryIO, ContextManager
 import numpy as np
 
 from cuelens.audit.counts import TokenSequences
-from cuelens.audit.fitting import Fit, HeldOut, PassFits, ScanData, ScoringOptions, over_folds, \
-    train_models
+from cuelens.audit.fitting import Fit, PassFits, ScanData, ScoringOptions, Trained, \
+    model_decisions, over_folds, signed_decisions, train_models
 from cuelens.audit.groups import grouped_folds
 from cuelens.data.dataset import RIGHT, Dataset, Split, Task
 
 
-def probabilities(decision: np.ndarray) -> np.ndarray:
+def probabilities(decision: np.ndarray, signed: bool | None = None) -> np.ndarray:
     """Rows of decision scores as probabilities: non-negative scores (CP, Freq, a linear model's
     ``predict_proba``; −inf = a label absent from the fit, counted 0) divided by their row sum
-    (uniform where it is 0); scores with negative values (PMI, z, …) through a softmax.
+    (uniform where it is 0); signed scores (PMI, z, margins, …) through a softmax. ``signed``:
+    which of the two the model's scores are (:func:`~cuelens.audit.fitting.signed_decisions`);
+    None: signed when any score of ``decision`` is negative.
 
     >>> probabilities(np.array([[0.2, 0.6], [0.0, 0.0]])).tolist()
     [[0.25, 0.75], [0.5, 0.5]]
     """
     decision = np.asarray(decision, dtype=np.float64)
     finite = np.isfinite(decision)
-    if (decision[finite] >= 0).all():
+    if signed is None:
+        signed = bool((decision[finite] < 0).any())
+    if not signed:
         values = np.where(finite, decision, 0.0)
         total = values.sum(axis=1, keepdims=True)
         uniform = np.full_like(values, 1.0 / max(values.shape[1], 1))
@@ -52,12 +56,23 @@ def probabilities(decision: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-def item_probabilities(decision: np.ndarray, task: str, k: int) -> np.ndarray:
+def item_probabilities(decision: np.ndarray, task: str, k: int,
+                      signed: bool | None = None) -> np.ndarray:
     """Per item: NLI ``n × L`` label probabilities; MCQ ``n × k`` probabilities over the choices
     (each choice's P(right) score, :func:`probabilities` across the question's choices)."""
     if task == Task.MCQ:
-        return probabilities(decision[:, RIGHT].reshape(-1, k))
-    return probabilities(decision)
+        return probabilities(decision[:, RIGHT].reshape(-1, k), signed)
+    return probabilities(decision, signed)
+
+
+def held_out_probabilities(fit: Fit, trained: Trained, model: tuple[str, str],
+                           seqs: TokenSequences, rows: np.ndarray, task: str, k: int,
+                           n_labels: int) -> np.ndarray:
+    """:func:`item_probabilities` of the ``trained`` ``model`` of ``fit`` on instances ``rows``
+    of ``seqs`` (whole items), the transform chosen by the fit
+    (:func:`~cuelens.audit.fitting.signed_decisions`)."""
+    decision = model_decisions(fit, trained, model, seqs, rows, k, n_labels)
+    return item_probabilities(decision, task, k, signed_decisions(trained, model))
 
 
 def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str, str],
@@ -69,8 +84,9 @@ def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str
     pool = data.pool
     evaluated = np.zeros((pool.n_items, pool.k if pool.task == Task.MCQ else pool.n_labels))
     for fold in fits.folds:
-        evaluated[fold.eval_rows[::pool.k] // pool.k] = item_probabilities(
-            fold.decisions(pool, model), pool.task, pool.k)
+        evaluated[fold.eval_rows[::pool.k] // pool.k] = held_out_probabilities(
+            fold.fit, fold.trained, model, pool.seqs, fold.eval_rows, pool.task, pool.k,
+            pool.n_labels)
     if data.train_items is None:
         return evaluated
     train, bank = data.train_items, fits.bank
@@ -79,8 +95,8 @@ def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str
     def fold_fn(fit_rows, eval_rows, inner):
         fit = Fit.of_rows(pool, fit_rows, inner, options)
         trained = train_models(fit, [model], bank, pool.n_labels)
-        decision = HeldOut(fit, eval_rows, trained).decisions(pool, model)
-        return {"p": item_probabilities(decision, pool.task, pool.k)}
+        return {"p": held_out_probabilities(fit, trained, model, pool.seqs, eval_rows, pool.task,
+                                            pool.k, pool.n_labels)}
 
     # a training item needs a fold without it, also with --folds 1 (train/test scans)
     folds = grouped_folds(data.groups[train], data.strata[train], max(n_folds, 2), options.seed,

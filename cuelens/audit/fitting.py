@@ -314,6 +314,18 @@ class HeldOut:
                                pool.k, pool.n_labels)
 
 
+def signed_decisions(trained: Trained, model: tuple[str, str]) -> bool:
+    """Whether the ``trained`` ``model``'s decision scores are signed (a linear model's margins,
+    or an untrained aggregator over a metric whose score table holds negative values: PMI, z,
+    …) rather than non-negative weights (CP, Freq, ``predict_proba``): a property of the fit,
+    so an item's bias probabilities never depend on which other items are scored with it."""
+    full, mine = trained[model[0]]
+    aggregator = mine[model]
+    if aggregator.trained:
+        return not hasattr(aggregator.estimator, "predict_proba")
+    return bool((full[np.isfinite(full)] < 0).any())
+
+
 def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: TokenSequences,
                     rows: np.ndarray, k: int, n_labels: int) -> np.ndarray:
     """The ``len(rows) × L`` decision scores of the ``trained`` ``model`` of ``fit`` on instances

@@ -37,10 +37,11 @@ from typing import Protocol
 import numpy as np
 
 from cuelens.audit.aggregators import representation_length_counted, view_tokens
+from cuelens.audit.bias_items import held_out_probabilities
 from cuelens.audit.counts import TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
-    model_decisions, score_items, stratum_quotas, train_models
+    score_items, stratum_quotas, train_models
 from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, add_differences
 from cuelens.audit.text_keys import mix64
 from cuelens.audit.uncertainty import DifferenceMoments
@@ -463,19 +464,22 @@ def keep_model(kept: list[FoldModels], model: tuple[str, str]) -> list[FoldModel
     return out
 
 
-def held_out_decisions(store: TokenStore, kept: list[FoldModels], folds: Folds, fold_seed: int,
-                       model: tuple[str, str], chunk: TokenChunk) -> np.ndarray:
-    """The ``items × L`` decision scores of ``model`` on every item of ``chunk``, each from the
-    models of its outer fold under ``fold_seed`` (``kept`` by :func:`predict_run`; one fit
-    without outer folds): the held-out decisions behind that run's tallies, no refit."""
+def held_out_items(store: TokenStore, kept: list[FoldModels], folds: Folds, fold_seed: int,
+                   model: tuple[str, str], chunk: TokenChunk) -> np.ndarray:
+    """The ``items × L`` bias-only probabilities of ``model`` on every item of ``chunk``
+    (:func:`~cuelens.audit.bias_items.held_out_probabilities`), each from the models of its
+    outer fold under ``fold_seed`` (``kept`` by :func:`predict_run`; one fit without outer
+    folds): the held-out decisions behind that run's tallies, no refit."""
     out = np.zeros((len(chunk.keys), store.n_labels))
     outer = any(fitted.fold is not None for fitted in kept)
     assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
         np.zeros(len(chunk.keys), dtype=np.int64)
     for fitted in kept:
         positions = np.flatnonzero(assigned == (fitted.fold or 0))
-        out[positions] = model_decisions(fitted.fit, fitted.trained, model, chunk.seqs,
-                                         positions, store.k, store.n_labels)
+        if len(positions):
+            out[positions] = held_out_probabilities(fitted.fit, fitted.trained, model,
+                                                    chunk.seqs, positions, store.task, store.k,
+                                                    store.n_labels)
     return out
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, ItemsWriter, SpilledItems, \
-    TableLayout, cue_ranks, item_columns, item_probabilities, parquet_available, strongest_of
+    TableLayout, cue_ranks, item_columns, parquet_available, strongest_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
@@ -30,7 +30,7 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
 from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
     easy_hard_section, significant_ids
 from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
-    TokenStore, check_streamable, count_run, fit_fold, held_out_decisions, keep_model, \
+    TokenStore, check_streamable, count_run, fit_fold, held_out_items, keep_model, \
     predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
@@ -287,8 +287,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: S
             for number, chunk in enumerate(data.splits[role]):
                 token_chunk = next(tokens)
                 part = slice(chunk.first, chunk.first + len(chunk.split))
-                probs = item_probabilities(held_out_decisions(
-                    view, kept, part_folds, config.seed, model, token_chunk), store.task, 1)
+                probs = held_out_items(view, kept, part_folds, config.seed, model, token_chunk)
                 writer.add(item_columns(
                     layout, chunk.split.ids, role, token_chunk.labels, probs,
                     strongest_of(token_chunk.seqs, 1, ranks, audit.cues),
