@@ -278,8 +278,9 @@ def item_bias(dataset: Dataset, data: ScanData, probs: np.ndarray, cues: list[di
             continue
         part = slice(first, first + len(split))
         flags = hygiene_flags(split, dataset.train if split is dataset.test else None)
+        token, cue_label, cue_z = strongest
         found = item_columns(layout, split.ids, role, split.item_labels(dataset.label_names),
-                             probs[part], tuple(values[part] for values in strongest),
+                             probs[part], (token[part], cue_label[part], cue_z[part]),
                              item_easy if split is dataset.test else None,
                              dict(flags))
         for name, values in found.items():

@@ -204,7 +204,7 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
     cues, cue_stats = cue_table(counts.joint[:, fitted].sum(axis=(1, 2)).astype(np.float64),
                                 counts.labels[fitted].sum(axis=(0, 1)), store.vocab,
                                 data.label_names, config, "all" if cross_validated else "train")
-    bank, kept = ModelBank(config.seed), []
+    bank, kept = ModelBank(config.seed), list[FoldModels]()
     tally = predict_run(store, counts, folds, config.folds, config.seed, options, bank,
                         all_models(), bow_name(store.task), progress=_stage(progress, "leakage"),
                         kept=kept)
@@ -270,7 +270,8 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: S
     files: dict[str, Path] = {"items": directory / ITEMS_JSONL}
     if parquet_available():
         files["items_parquet"] = directory / ITEMS_PARQUET
-    roles = [(True, data.fitting, None)] if data.fitting is not None else []
+    roles: list[tuple[bool, str, list[np.ndarray] | None]] = \
+        [(True, data.fitting, None)] if data.fitting is not None else []
     roles.append((False, data.evaluated, audit.easy))
     with ItemsWriter(files["items"], files.get("items_parquet"), layout,
                      lambda path: open(path, "wb")) as writer:
