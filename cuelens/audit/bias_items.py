@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
+from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ContextManager
@@ -300,6 +301,9 @@ def parquet_available() -> bool:
     return find_spec("pyarrow") is not None
 
 
+JSONL_BATCH = 8192  # lines encoded at once
+
+
 class ItemsWriter:
     """items.jsonl and (``parquet``) items.parquet written part by part (the parts of one scan,
     e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a binary
@@ -321,7 +325,9 @@ class ItemsWriter:
         """Append one part's rows (:func:`item_columns`)."""
         from cuelens.io import jsonl_line
 
-        self._jsonl.write("".join(map(jsonl_line, _rows(columns))).encode("utf-8"))
+        rows = _rows(columns)
+        while batch := "".join(jsonl_line(row) for row in islice(rows, JSONL_BATCH)):
+            self._jsonl.write(batch.encode("utf-8"))
         if self._parquet is None:
             return
         import pyarrow as pa
