@@ -40,7 +40,7 @@ def probabilities(decision: np.ndarray, signed: bool | None = None) -> np.ndarra
     which of the two the model's scores are (:func:`~cuelens.audit.fitting.signed_decisions`);
     None: signed when any score of ``decision`` is negative.
 
-    >>> probabilities(np.array([[0.2, 0.6], [0.0, 0.0]])).tolist()
+    >>> probabilities(np.array([[1.0, 3.0], [0.0, 0.0]])).tolist()
     [[0.25, 0.75], [0.5, 0.5]]
     """
     decision = np.asarray(decision, dtype=np.float64)
