@@ -270,9 +270,15 @@ def write_json(path: PathLike, obj: Any) -> None:
 _JSON_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # json.dumps's bytes, one encoder
 
 
+def jsonl_line(row: dict) -> str:
+    """One JSONL line (with its newline) as :func:`write_jsonl` writes it; NaN/Infinity are
+    refused (they are not JSON)."""
+    return _JSON_LINE.encode(row) + "\n"
+
+
 def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:
     """One JSON object per line; NaN/Infinity are refused (they are not JSON)."""
-    atomic_write_text(path, "".join(_JSON_LINE.encode(r) + "\n" for r in rows))
+    atomic_write_text(path, "".join(map(jsonl_line, rows)))
 
 
 def write_lines(path: PathLike, lines: Iterable[str]) -> None:

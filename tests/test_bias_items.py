@@ -10,7 +10,7 @@ from cuelens.api import load_dataset
 from cuelens.audit.bias_items import bias_probabilities, item_probabilities
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.fitting import Fit, HeldOut, ModelBank, PassFits, over_folds, scan_data, \
-    train_models
+    signed_decisions, train_models
 from cuelens.audit.leakage import evaluation_folds, leakage_table
 from cuelens.data.synthetic import make_mcq, make_nli
 
@@ -23,7 +23,7 @@ def _refit(data, options, model, n_folds):
         fit = Fit.of_rows(pool, fit_rows, inner, options)
         trained = train_models(fit, [model], bank, pool.n_labels)
         return {"p": item_probabilities(HeldOut(fit, eval_rows, trained).decisions(pool, model),
-                                        pool.task, pool.k)}
+                                        pool.task, pool.k, signed_decisions(trained, model))}
 
     return over_folds(pool, data.eval_items, data.train_items,
                       evaluation_folds(data, n_folds, options.seed), fold_fn)["p"]

@@ -17,27 +17,37 @@ duplicate / overlap flags (:func:`hygiene_flags`), so the table joins the user's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from itertools import islice
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, ContextManager
 
 import numpy as np
 
-from cuelens.audit.fitting import Fit, HeldOut, PassFits, ScanData, ScoringOptions, over_folds, \
-    train_models
+from cuelens.audit.counts import TokenSequences
+from cuelens.audit.fitting import Fit, PassFits, ScanData, ScoringOptions, Trained, \
+    model_decisions, over_folds, signed_decisions, train_models
 from cuelens.audit.groups import grouped_folds
 from cuelens.data.dataset import RIGHT, Dataset, Split, Task
 
 
-def probabilities(decision: np.ndarray) -> np.ndarray:
+def probabilities(decision: np.ndarray, signed: bool | None = None) -> np.ndarray:
     """Rows of decision scores as probabilities: non-negative scores (CP, Freq, a linear model's
     ``predict_proba``; −inf = a label absent from the fit, counted 0) divided by their row sum
-    (uniform where it is 0); scores with negative values (PMI, z, …) through a softmax.
+    (uniform where it is 0); signed scores (PMI, z, margins, …) through a softmax. ``signed``:
+    which of the two the model's scores are (:func:`~cuelens.audit.fitting.signed_decisions`);
+    None: signed when any score of ``decision`` is negative.
 
-    >>> probabilities(np.array([[0.2, 0.6], [0.0, 0.0]])).tolist()
+    >>> probabilities(np.array([[1.0, 3.0], [0.0, 0.0]])).tolist()
     [[0.25, 0.75], [0.5, 0.5]]
     """
     decision = np.asarray(decision, dtype=np.float64)
     finite = np.isfinite(decision)
-    if (decision[finite] >= 0).all():
+    if signed is None:
+        signed = bool((decision[finite] < 0).any())
+    if not signed:
         values = np.where(finite, decision, 0.0)
         total = values.sum(axis=1, keepdims=True)
         uniform = np.full_like(values, 1.0 / max(values.shape[1], 1))
@@ -47,12 +57,23 @@ def probabilities(decision: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-def item_probabilities(decision: np.ndarray, task: str, k: int) -> np.ndarray:
+def item_probabilities(decision: np.ndarray, task: str, k: int,
+                      signed: bool | None = None) -> np.ndarray:
     """Per item: NLI ``n × L`` label probabilities; MCQ ``n × k`` probabilities over the choices
     (each choice's P(right) score, :func:`probabilities` across the question's choices)."""
     if task == Task.MCQ:
-        return probabilities(decision[:, RIGHT].reshape(-1, k))
-    return probabilities(decision)
+        return probabilities(decision[:, RIGHT].reshape(-1, k), signed)
+    return probabilities(decision, signed)
+
+
+def held_out_probabilities(fit: Fit, trained: Trained, model: tuple[str, str],
+                           seqs: TokenSequences, rows: np.ndarray, task: str, k: int,
+                           n_labels: int) -> np.ndarray:
+    """:func:`item_probabilities` of the ``trained`` ``model`` of ``fit`` on instances ``rows``
+    of ``seqs`` (whole items), the transform chosen by the fit
+    (:func:`~cuelens.audit.fitting.signed_decisions`)."""
+    decision = model_decisions(fit, trained, model, seqs, rows, k, n_labels)
+    return item_probabilities(decision, task, k, signed_decisions(trained, model))
 
 
 def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str, str],
@@ -64,8 +85,9 @@ def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str
     pool = data.pool
     evaluated = np.zeros((pool.n_items, pool.k if pool.task == Task.MCQ else pool.n_labels))
     for fold in fits.folds:
-        evaluated[fold.eval_rows[::pool.k] // pool.k] = item_probabilities(
-            fold.decisions(pool, model), pool.task, pool.k)
+        evaluated[fold.eval_rows[::pool.k] // pool.k] = held_out_probabilities(
+            fold.fit, fold.trained, model, pool.seqs, fold.eval_rows, pool.task, pool.k,
+            pool.n_labels)
     if data.train_items is None:
         return evaluated
     train, bank = data.train_items, fits.bank
@@ -74,8 +96,8 @@ def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str
     def fold_fn(fit_rows, eval_rows, inner):
         fit = Fit.of_rows(pool, fit_rows, inner, options)
         trained = train_models(fit, [model], bank, pool.n_labels)
-        decision = HeldOut(fit, eval_rows, trained).decisions(pool, model)
-        return {"p": item_probabilities(decision, pool.task, pool.k)}
+        return {"p": held_out_probabilities(fit, trained, model, pool.seqs, eval_rows, pool.task,
+                                            pool.k, pool.n_labels)}
 
     # a training item needs a fold without it, also with --folds 1 (train/test scans)
     folds = grouped_folds(data.groups[train], data.strata[train], max(n_folds, 2), options.seed,
@@ -84,24 +106,32 @@ def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str
     return evaluated
 
 
-def strongest_cues(data: ScanData, cues: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per item: the listed cue among its words with the largest z (any label), its label and z
-    (None / NaN when the item holds no listed cue)."""
-    vocab = {token: i for i, token in enumerate(data.pool.seqs.vocab)}
-    best_z = np.full(len(vocab) + 1, -np.inf)
-    best_cue = np.full(len(vocab) + 1, -1, dtype=np.int64)
+def cue_ranks(vocab: Sequence[str], cues: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Per cue feature id of ``vocab`` (and a last, sentinel row): the largest z of a listed cue
+    on it (−inf: none) and that cue's index in ``cues`` (−1: none)."""
+    index = {token: i for i, token in enumerate(vocab)}
+    best_z = np.full(len(index) + 1, -np.inf)
+    best_cue = np.full(len(index) + 1, -1, dtype=np.int64)
     for c, cue in enumerate(cues):
         z = cue["metrics"]["z"]
-        v = vocab.get(cue["token"])
+        v = index.get(cue["token"])
         if v is not None and isinstance(z, (int, float)) and z > best_z[v]:
             best_z[v], best_cue[v] = z, c
-    seqs, n = data.pool.seqs, data.pool.n_items
+    return best_z, best_cue
+
+
+def strongest_of(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarray],
+                 cues: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item of the instances ``seqs`` (``k`` per item): the listed cue among its words with
+    the largest z (any label), its label and z (None / NaN when the item holds no listed cue);
+    ``ranks``: :func:`cue_ranks` of ``seqs``' vocabulary."""
+    best_z, best_cue = ranks
+    n, sentinel = len(seqs) // k, len(best_z) - 1
     ids, lengths = seqs.take(np.arange(len(seqs)))
-    instance = np.repeat(np.arange(len(seqs)), lengths)
-    item = instance // data.pool.k
+    item = np.repeat(np.arange(len(seqs)), lengths) // k
     order = np.lexsort((-best_z[ids], item))  # per item, its best word first
     first = np.unique(item[order], return_index=True)
-    winner = np.full(n, len(vocab))  # the sentinel row: no cue
+    winner = np.full(n, sentinel)  # the sentinel row: no cue
     winner[first[0]] = ids[order][first[1]]
     chosen = best_cue[winner]
     tokens = np.array([cues[c]["token"] if c >= 0 else None for c in chosen], dtype=object)
@@ -109,20 +139,25 @@ def strongest_cues(data: ScanData, cues: list[dict]) -> tuple[np.ndarray, np.nda
     return tokens, labels, np.where(chosen >= 0, best_z[winner], np.nan)
 
 
+def strongest_cues(data: ScanData, cues: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`strongest_of` every item of ``data``."""
+    seqs = data.pool.seqs
+    return strongest_of(seqs, data.pool.k, cue_ranks(seqs.vocab, cues), cues)
+
+
+FLAGS = ("duplicate", "label_conflict", "overlap", "shared_premise")
+
+
 def hygiene_flags(split: Split, fitting: Split | None) -> dict[str, np.ndarray]:
     """Per item of ``split``: ``duplicate`` (its normalised input occurs again in the split),
     ``label_conflict`` (such copies carry different answers) and, against the fitting split,
     ``overlap`` (its input occurs there) and ``shared_premise`` (docs/data-hygiene.md; exact
     copies only — near duplicates are counted in results.json)."""
-    from cuelens.audit.hygiene import ItemKeys, first_match
+    from cuelens.audit.hygiene import ItemKeys, copy_flags, first_match
 
     keys = ItemKeys.of(split)
-    values, inverse, counts = np.unique(keys.inputs, return_inverse=True, return_counts=True)
-    low = np.full(len(values), np.iinfo(np.uint64).max, dtype=np.uint64)
-    high = np.zeros(len(values), dtype=np.uint64)
-    np.minimum.at(low, inverse, keys.answers)
-    np.maximum.at(high, inverse, keys.answers)
-    out = {"duplicate": counts[inverse] > 1, "label_conflict": (low != high)[inverse]}
+    duplicate, conflict = copy_flags(keys.inputs, keys.answers)
+    out = {"duplicate": duplicate, "label_conflict": conflict}
     if fitting is not None:
         fit = ItemKeys.of(fitting)
         out["overlap"] = first_match(keys.inputs, fit.inputs) >= 0
@@ -130,68 +165,129 @@ def hygiene_flags(split: Split, fitting: Split | None) -> dict[str, np.ndarray]:
     return out
 
 
+def _rows(columns: dict[str, list]) -> Iterator[dict]:
+    names = list(columns)
+    for values in zip(*columns.values()):
+        yield {name: (None if isinstance(v, float) and v != v else v)
+               for name, v in zip(names, values)}
+
+
 @dataclass
 class ItemBias:
     """The per-item table's columns, fitting items first (:func:`item_bias`)."""
 
     columns: dict[str, list]
+    layout: TableLayout | None = None  # None: the Parquet schema inferred from the values
 
     def __len__(self) -> int:
         return len(self.columns["id"])
 
     def rows(self):
         """One dict per item (the JSONL lines), NaN as None."""
-        names = list(self.columns)
-        for values in zip(*self.columns.values()):
-            yield {name: (None if isinstance(v, float) and v != v else v)
-                   for name, v in zip(names, values)}
+        return _rows(self.columns)
 
     def frame(self):
         import pandas as pd
 
         return pd.DataFrame(self.columns)
 
+    def write(self, out_dir, inputs: list[str]) -> dict:
+        """:func:`write_items` of this table."""
+        return write_items(out_dir, self, inputs)
+
 
 def probability_names(dataset: Dataset) -> list[str]:
     """The probability columns: ``p_bias_<label>`` (NLI) or ``p_bias_<choice>`` (MCQ, 0-based)."""
-    if dataset.task == Task.MCQ:
-        return [f"p_bias_{j}" for j in range(dataset.n_choices or 0)]
-    return [f"p_bias_{label}" for label in dataset.label_names]
+    return _probability_names(dataset.task, dataset.label_names, dataset.n_choices)
+
+
+def _probability_names(task: str, label_names: list[str], n_choices: int | None) -> list[str]:
+    if task == Task.MCQ:
+        return [f"p_bias_{j}" for j in range(n_choices or 0)]
+    return [f"p_bias_{label}" for label in label_names]
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """What every part of one scan's table shares: task, label names (NLI), probability
+    columns and the headline model (``metric/aggregator``)."""
+
+    task: str
+    label_names: list[str]
+    probability_names: list[str]
+    model: str
+
+    @classmethod
+    def of(cls, task: str, label_names: list[str], n_choices: int | None,
+           model: tuple[str, str]) -> "TableLayout":
+        return cls(task, label_names, _probability_names(task, label_names, n_choices),
+                   f"{model[0]}/{model[1]}")
+
+    def schema(self):
+        """The Parquet schema (the same for every scan of this layout, whatever its values)."""
+        import pyarrow as pa
+
+        answer = pa.string() if self.task == Task.NLI else pa.int64()
+        return pa.schema([("id", pa.string()), ("split", pa.string()), ("label", answer),
+                          ("bias_model", pa.string()),
+                          *[(name, pa.float64()) for name in self.probability_names],
+                          ("p_bias_gold", pa.float64()), ("bias_prediction", answer),
+                          ("bias_correct", pa.bool_()), ("cue", pa.string()),
+                          ("cue_label", pa.string()), ("cue_z", pa.float64()),
+                          ("easy", pa.bool_()), *[(name, pa.bool_()) for name in FLAGS]])
+
+
+def item_columns(layout: TableLayout, ids: Sequence[str], role: str, gold: np.ndarray,
+                 probs: np.ndarray, strongest: tuple[np.ndarray, np.ndarray, np.ndarray],
+                 easy: np.ndarray | None, flags: dict[str, np.ndarray | None]) -> dict[str, list]:
+    """The table's columns for items ``ids`` of split ``role`` (all of a split or a chunk of
+    it): ``gold`` label indices, bias-only ``probs``, :func:`strongest_of` cues, the easy mask
+    (None: fitting items) and the :data:`FLAGS` (None: not defined for these items, null)."""
+    n = len(gold)
+    names = layout.label_names if layout.task == Task.NLI else None
+    predicted = probs.argmax(axis=1)
+    columns: dict[str, list] = {
+        "id": list(ids), "split": [role] * n,
+        "label": [names[g] if names else int(g) for g in gold],
+        "bias_model": [layout.model] * n}
+    rounded = np.round(probs, 6)
+    for j, name in enumerate(layout.probability_names):
+        columns[name] = rounded[:, j].tolist()
+    columns["p_bias_gold"] = rounded[np.arange(n), gold].tolist()
+    columns["bias_prediction"] = [names[p] if names else int(p) for p in predicted]
+    columns["bias_correct"] = (predicted == gold).tolist()
+    token, cue_label, cue_z = strongest
+    columns["cue"], columns["cue_label"] = token.tolist(), cue_label.tolist()
+    columns["cue_z"] = np.round(cue_z, 6).tolist()
+    columns["easy"] = [None] * n if easy is None else np.asarray(easy, dtype=bool).tolist()
+    for name in FLAGS:
+        found = flags.get(name)
+        columns[name] = [None] * n if found is None else np.asarray(found, dtype=bool).tolist()
+    return columns
 
 
 def item_bias(dataset: Dataset, data: ScanData, probs: np.ndarray, cues: list[dict],
               item_easy: np.ndarray, model: tuple[str, str]) -> ItemBias:
     """The per-item table of ``dataset`` from :func:`bias_probabilities` ``probs``, the scan's
     ``cues`` and the evaluated items' easy mask (docs/results-schema.md ``items``)."""
-    splits = [(role, split) for role, split in dataset.splits.items()
-              if split is dataset.train or split is dataset.test]
-    gold = np.concatenate([split.item_labels(dataset.label_names) for _, split in splits])
-    names = dataset.label_names if dataset.task == Task.NLI else None
-    predicted = probs.argmax(axis=1)
-    token, cue_label, cue_z = strongest_cues(data, cues)
-    flags: dict[str, list] = {}
-    for role, split in splits:
-        found = hygiene_flags(split, dataset.train if split is dataset.test else None)
-        for name in ("duplicate", "label_conflict", "overlap", "shared_premise"):
-            flags.setdefault(name, []).extend(
-                found[name].tolist() if name in found else [None] * len(split))
-    n_fit = len(dataset.train) if dataset.train is not None else 0
-    columns: dict[str, list] = {
-        "id": [i for _, split in splits for i in split.ids],
-        "split": [role for role, split in splits for _ in range(len(split))],
-        "label": [names[g] if names else int(g) for g in gold],
-        "bias_model": [f"{model[0]}/{model[1]}"] * len(gold)}
-    rounded = np.round(probs, 6)
-    for j, name in enumerate(probability_names(dataset)):
-        columns[name] = rounded[:, j].tolist()
-    columns["p_bias_gold"] = rounded[np.arange(len(gold)), gold].tolist()
-    columns["bias_prediction"] = [names[p] if names else int(p) for p in predicted]
-    columns["bias_correct"] = (predicted == gold).tolist()
-    columns["cue"], columns["cue_label"] = token.tolist(), cue_label.tolist()
-    columns["cue_z"] = np.round(cue_z, 6).tolist()
-    columns["easy"] = [None] * n_fit + np.asarray(item_easy, dtype=bool).tolist()
-    columns.update(flags)
-    return ItemBias(columns)
+    layout = TableLayout.of(dataset.task, dataset.label_names, dataset.n_choices, model)
+    strongest = strongest_cues(data, cues)
+    columns: dict[str, list] = {}
+    first = 0
+    for role, split in dataset.splits.items():
+        if split is not dataset.train and split is not dataset.test:
+            continue
+        part = slice(first, first + len(split))
+        flags = hygiene_flags(split, dataset.train if split is dataset.test else None)
+        token, cue_label, cue_z = strongest
+        found = item_columns(layout, split.ids, role, split.item_labels(dataset.label_names),
+                             probs[part], (token[part], cue_label[part], cue_z[part]),
+                             item_easy if split is dataset.test else None,
+                             dict(flags))
+        for name, values in found.items():
+            columns.setdefault(name, []).extend(values)
+        first += len(split)
+    return ItemBias(columns, layout)
 
 
 ITEMS_JSONL, ITEMS_PARQUET = "items.jsonl", "items.parquet"
@@ -205,23 +301,105 @@ def parquet_available() -> bool:
     return find_spec("pyarrow") is not None
 
 
-def write_items(out_dir, bias: ItemBias, inputs: list[str]) -> dict:
-    """items.jsonl and (with pyarrow) items.parquet in ``out_dir``, atomically, never over one
-    of the ``inputs``; returns the written paths."""
-    from pathlib import Path
+JSONL_BATCH = 8192  # lines encoded at once
 
-    from cuelens.io import atomic_open, check_outputs, write_jsonl
+
+class ItemsWriter:
+    """items.jsonl and (``parquet``) items.parquet written part by part (the parts of one scan,
+    e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a binary
+    handle context: :func:`~cuelens.io.atomic_open` for outputs); a context manager."""
+
+    def __init__(self, jsonl: Path, parquet: Path | None, layout: TableLayout | None,
+                 opener: Callable[[Path], ContextManager[BinaryIO]]) -> None:
+        self._stack = ExitStack()
+        self._jsonl = self._stack.enter_context(opener(jsonl))
+        self._layout, self._parquet = layout, None
+        if parquet is not None:
+            import pyarrow.parquet as pq
+
+            handle = self._stack.enter_context(opener(parquet))
+            self._parquet = (pq, handle)
+        self._writer: Any = None
+
+    def add(self, columns: dict[str, list]) -> None:
+        """Append one part's rows (:func:`item_columns`)."""
+        from cuelens.io import jsonl_line
+
+        rows = _rows(columns)
+        while batch := "".join(jsonl_line(row) for row in islice(rows, JSONL_BATCH)):
+            self._jsonl.write(batch.encode("utf-8"))
+        if self._parquet is None:
+            return
+        import pyarrow as pa
+
+        pq, handle = self._parquet
+        schema = None if self._layout is None else self._layout.schema()
+        table = pa.Table.from_pydict(columns, schema=schema)
+        if self._writer is None:
+            self._writer = self._stack.enter_context(pq.ParquetWriter(handle, table.schema))
+        self._writer.write_table(table)
+
+    def __enter__(self) -> "ItemsWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is None and self._parquet is not None and self._writer is None \
+                and self._layout is not None:  # no part: an empty table, not an empty file
+            pq, handle = self._parquet
+            pq.write_table(self._layout.schema().empty_table(), handle)
+        self._stack.__exit__(*exc)
+
+
+def item_files(out_dir, inputs: list[str]) -> dict[str, Path]:
+    """The per-item table's paths in ``out_dir`` (``items``, and ``items_parquet`` with
+    pyarrow), checked against the ``inputs``."""
+    from cuelens.io import check_outputs
 
     files = {"items": Path(out_dir) / ITEMS_JSONL}
     if parquet_available():
         files["items_parquet"] = Path(out_dir) / ITEMS_PARQUET
     check_outputs(files.values(), inputs)
-    write_jsonl(files["items"], bias.rows())
-    if "items_parquet" in files:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        table = pa.Table.from_pydict(bias.columns)
-        with atomic_open(files["items_parquet"]) as handle:
-            pq.write_table(table, handle)
     return files
+
+
+def write_items(out_dir, bias: ItemBias, inputs: list[str]) -> dict:
+    """items.jsonl and (with pyarrow) items.parquet in ``out_dir``, atomically, never over one
+    of the ``inputs``; returns the written paths."""
+    from cuelens.io import atomic_open
+
+    files = item_files(out_dir, inputs)
+    with ItemsWriter(files["items"], files.get("items_parquet"), bias.layout,
+                     atomic_open) as writer:
+        writer.add(bias.columns)
+    return files
+
+
+@dataclass
+class SpilledItems:
+    """A per-item table written to files (``items``: the JSONL, ``items_parquet``: the Parquet
+    or None) part by part during a scan (``--stats streaming``): :meth:`frame` reads it back,
+    :meth:`write` copies it to an output directory."""
+
+    files: dict[str, Path]
+
+    def frame(self):
+        import pandas as pd
+
+        if self.files.get("items_parquet") is not None:
+            return pd.read_parquet(self.files["items_parquet"])
+        return pd.read_json(self.files["items"], lines=True, dtype=False)
+
+    def write(self, out_dir, inputs: list[str]) -> dict:
+        """The table's files copied (streamed, atomically) into ``out_dir``."""
+        import shutil
+
+        from cuelens.io import atomic_open
+
+        files = item_files(out_dir, inputs)
+        for name, path in files.items():
+            with open(self.files[name], "rb") as source, atomic_open(path) as handle:
+                shutil.copyfileobj(source, handle)
+        return files
+
+
+ItemTable = ItemBias | SpilledItems  # what a ScanResult holds: in memory or on disk

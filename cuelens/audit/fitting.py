@@ -310,12 +310,33 @@ class HeldOut:
     def decisions(self, pool: Pool, model: tuple[str, str]) -> np.ndarray:
         """The ``len(eval_rows) × L`` decision scores of ``model`` (what :func:`score_items`
         turns into correctness; :mod:`cuelens.audit.bias_items` into probabilities)."""
-        full, mine = self.trained[model[0]]
-        step = PREDICT_CHUNK * pool.k
-        parts = [mine[model].decision(view_tokens(pool.seqs, self.eval_rows[start:start + step],
-                                                  self.fit.seen).scores(full))
-                 for start in range(0, len(self.eval_rows), step)]
-        return np.concatenate(parts) if parts else np.zeros((0, pool.n_labels))
+        return model_decisions(self.fit, self.trained, model, pool.seqs, self.eval_rows,
+                               pool.k, pool.n_labels)
+
+
+def signed_decisions(trained: Trained, model: tuple[str, str]) -> bool:
+    """Whether the ``trained`` ``model``'s decision scores are signed (a linear model's margins,
+    or an untrained aggregator over a metric whose score table holds negative values: PMI, z,
+    …) rather than non-negative weights (CP, Freq, ``predict_proba``): a property of the fit,
+    so an item's bias probabilities never depend on which other items are scored with it."""
+    full, mine = trained[model[0]]
+    aggregator = mine[model]
+    if aggregator.trained:
+        return not hasattr(aggregator.estimator, "predict_proba")
+    return bool((full[np.isfinite(full)] < 0).any())
+
+
+def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: TokenSequences,
+                    rows: np.ndarray, k: int, n_labels: int) -> np.ndarray:
+    """The ``len(rows) × L`` decision scores of the ``trained`` ``model`` of ``fit`` on instances
+    ``rows`` of ``seqs``, :data:`PREDICT_CHUNK` items at a time (the held-out decisions of a
+    leakage pass, in memory or streamed over chunks)."""
+    full, mine = trained[model[0]]
+    step = PREDICT_CHUNK * k
+    parts = [mine[model].decision(view_tokens(seqs, rows[start:start + step],
+                                              fit.seen).scores(full))
+             for start in range(0, len(rows), step)]
+    return np.concatenate(parts) if parts else np.zeros((0, n_labels))
 
 
 @dataclass

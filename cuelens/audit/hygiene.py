@@ -200,6 +200,18 @@ def first_match(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
+def copy_flags(inputs: np.ndarray, answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item of one split (or of one partition holding every copy of its keys): whether its
+    input key occurs again (``duplicate``) and whether those copies carry different answers
+    (``label_conflict``); the per-item columns of the bias table (docs/results-schema.md)."""
+    values, inverse, counts = np.unique(inputs, return_inverse=True, return_counts=True)
+    low = np.full(len(values), np.iinfo(np.uint64).max, dtype=np.uint64)
+    high = np.zeros(len(values), dtype=np.uint64)
+    np.minimum.at(low, inverse, answers)
+    np.maximum.at(high, inverse, answers)
+    return counts[inverse] > 1, (low != high)[inverse]
+
+
 @cache
 def lsh_bands(threshold: float, num_perm: int, fn_weight: float) -> tuple[int, int]:
     """The LSH bands ``b`` and rows per band ``r`` (``b · r`` ≤ ``num_perm``) minimising the

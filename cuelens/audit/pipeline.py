@@ -24,7 +24,7 @@ from cuelens.frames import ResultViews, items_frame
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cuelens.audit.bias_items import ItemBias
+    from cuelens.audit.bias_items import ItemTable
     from cuelens.audit.results import ItemLines
     from cuelens.reports.options import ReportOptions
 
@@ -58,7 +58,7 @@ class ScanResult(ResultViews):
     results: dict
     item_easy: np.ndarray | None  # bool per evaluated item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
-    bias: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
+    bias: ItemTable | None = None  # per-item bias outputs (cuelens.audit.bias_items)
 
     @property
     def items(self) -> pd.DataFrame:
@@ -90,7 +90,6 @@ class ScanResult(ResultViews):
         :func:`~cuelens.audit.results.write_scan_outputs`; streamed from the chunks of a
         streamed scan), run.json, the per-item bias table (and report.html, rendered with
         ``report_options``): all of them or none."""
-        from cuelens.audit.bias_items import write_items
         from cuelens.audit.results import run_info, split_item_lines, write_scan_outputs
         from cuelens.io import output_set
 
@@ -105,7 +104,7 @@ class ScanResult(ResultViews):
                                        items, 0 if self.item_easy is None else
                                        len(self.item_easy), item_files)
             if self.bias is not None:
-                files.update(write_items(out_dir, self.bias, self.inputs))
+                files.update(self.bias.write(out_dir, self.inputs))
             if report:  # the results were just built by the scan: no schema check
                 files["report"] = self.to_html(out_dir / "report.html", report_options,
                                                validate=False)

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from cuelens.audit.aggregators import representation_length_counted, view_tokens
+from cuelens.audit.bias_items import held_out_probabilities
 from cuelens.audit.counts import TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
@@ -151,6 +152,12 @@ class TokenStore:
                                  TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
                                  TokenSequences(a["seqs_indptr"], a["seqs"], self.vocab),
                                  self.label_map[a["labels"]], a["keys"])
+
+    def fitting_store(self) -> TokenStore:
+        """The fitting split's chunks alone, as evaluation chunks (scan-wide item indices kept):
+        a cross-validated run over them gives out-of-fold predictions of the fitting items."""
+        files = [(False, first, path) for fitting, first, path in self.files if fitting]
+        return replace(self, files=files, n_fitting=0, n_eval=self.n_fitting)
 
     def sizes(self) -> list[tuple[bool, int, int]]:
         """``(fitting, first item, items)`` of every chunk, in scan order."""
@@ -375,9 +382,11 @@ class FoldModels:
     prior_label: int  # the most frequent label of the items it predicts (PRIOR)
 
 
-def _fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
-              fold_seed: int, options: ScoringOptions, bank: ModelBank,
-              models: list[tuple[str, str]], with_bow: bool) -> FoldModels:
+def fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
+             fold_seed: int, options: ScoringOptions, bank: ModelBank,
+             models: list[tuple[str, str]], with_bow: bool = False) -> FoldModels:
+    """Every model (and the BoW baseline ``with_bow``) fitted on the fitting portion of outer
+    fold ``fold`` (None: the fitting split) of a run's ``counts``."""
     inner, fold_labels, d = counts.portion(fold)
     sample, rows = training_sample(counts, folds, fold, fold_seed, options.max_fit_items,
                                    fold_labels)
@@ -408,14 +417,16 @@ def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted
 def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int,
                 fold_seed: int, options: ScoringOptions, bank: ModelBank,
                 models: list[tuple[str, str]], bow_name: str | None,
-                sink: ItemSink | None = None, progress: Callable[[float], None] | None = None
-                ) -> Tally:
+                sink: ItemSink | None = None, progress: Callable[[float], None] | None = None,
+                kept: list[FoldModels] | None = None) -> Tally:
     """Pass 2 of a run: fit on each outer fold's portion (or on the fitting split) in fold
     order, then predict every evaluation item with its fold's models, chunk by chunk, and tally
     every predictor (cue models, the majority baseline, and the BoW baseline when ``bow_name``
     is given). Linear models warm-start from ``bank``. Folds whose score tables fit in
     :data:`PREDICT_TABLE_BYTES` together share one pass. ``sink(chunk, positions, results)``
-    receives each chunk's per-item results (``positions`` within the chunk)."""
+    receives each chunk's per-item results (``positions`` within the chunk); ``kept`` receives
+    every fold's fitted models (without the BoW baseline), for :func:`held_out_decisions` of a
+    model chosen after the pass."""
     tally = Tally(models)
     fold_list: list[int | None] = [None]
     if counts.outer:  # an empty outer fold has nothing to predict: nothing is fitted for it
@@ -424,8 +435,10 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
     table_bytes = (len(store.vocab) + 1) * store.n_labels * 8 * metrics
     per_pass = max(1, PREDICT_TABLE_BYTES // max(table_bytes, 1))
     for start in range(0, len(fold_list), per_pass):
-        batch = [_fit_fold(store, counts, folds, fold, fold_seed, options, bank, models,
-                           bow_name is not None) for fold in fold_list[start:start + per_pass]]
+        batch = [fit_fold(store, counts, folds, fold, fold_seed, options, bank, models,
+                          bow_name is not None) for fold in fold_list[start:start + per_pass]]
+        if kept is not None:
+            kept += [replace(fitted, bow=None) for fitted in batch]
         for chunk in store.chunks(fitting=False):
             assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if counts.outer else \
                 np.zeros(len(chunk.keys), dtype=np.int64)
@@ -440,6 +453,58 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
         if progress is not None:
             progress(min(start + per_pass, len(fold_list)) / len(fold_list))
     return tally
+
+
+def keep_model(kept: list[FoldModels], model: tuple[str, str]) -> list[FoldModels]:
+    """``kept`` fold models with only ``model`` left (the others' score tables freed)."""
+    out = []
+    for fitted in kept:
+        full, mine = fitted.trained[model[0]]
+        out.append(replace(fitted, trained={model[0]: (full, {model: mine[model]})}))
+    return out
+
+
+def held_out_items(store: TokenStore, kept: list[FoldModels], folds: Folds, fold_seed: int,
+                   model: tuple[str, str], chunk: TokenChunk) -> np.ndarray:
+    """The ``items × L`` bias-only probabilities of ``model`` on every item of ``chunk``
+    (:func:`~cuelens.audit.bias_items.held_out_probabilities`), each from the models of its
+    outer fold under ``fold_seed`` (``kept`` by :func:`predict_run`; one fit without outer
+    folds): the held-out decisions behind that run's tallies, no refit."""
+    out = np.zeros((len(chunk.keys), store.n_labels))
+    outer = any(fitted.fold is not None for fitted in kept)
+    assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
+        np.zeros(len(chunk.keys), dtype=np.int64)
+    for fitted in kept:
+        positions = np.flatnonzero(assigned == (fitted.fold or 0))
+        if len(positions):
+            out[positions] = held_out_probabilities(fitted.fit, fitted.trained, model,
+                                                    chunk.seqs, positions, store.task, store.k,
+                                                    store.n_labels)
+    return out
+
+
+@dataclass(frozen=True)
+class FittingFolds:
+    """:class:`Folds` that cross-validate the fitting split (:meth:`TokenStore.fitting_store`):
+    ``outer`` follows a seeded hash of the fold key over ``outer_folds`` folds (with hashed
+    folds: the evaluated items' rule, at least 2 folds); inner folds and priorities as in
+    ``folds``."""
+
+    folds: Folds
+    outer_folds: int
+
+    @property
+    def inner_folds(self) -> int:
+        return self.folds.inner_folds
+
+    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        return self.folds.inner(items, keys)
+
+    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
+        return (seeded_hash(keys, seed) % np.uint64(self.outer_folds)).astype(np.int64)
+
+    def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
+        return self.folds.priority(items, seed)
 
 
 def check_streamable(task: str, max_fit_items: int) -> None:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.hygiene import ItemKeys, Keyed, NearIndex, NearSample, Part, describe, \
-    example_refs, findings, hygiene_section, near_items, near_parts
+from cuelens.audit.hygiene import ItemKeys, Keyed, NearIndex, NearSample, Part, copy_flags, \
+    describe, example_refs, findings, first_match, hygiene_section, near_items, near_parts
 from cuelens.audit.groups import sizes_summary
 from cuelens.audit.text_keys import mix64, text_keys
 from cuelens.engine.chunks import ChunkedSplit
@@ -136,18 +136,61 @@ def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict
     return out
 
 
+FLAG_BITS = {"duplicate": 1, "label_conflict": 2, "overlap": 4, "shared_premise": 8}
+
+
+def item_flags(keyed: dict[str, Keyed], evaluated: str, fitting: str | None
+               ) -> dict[str, np.ndarray]:
+    """Per item of the ``fitting`` and ``evaluated`` splits, one byte of :data:`FLAG_BITS`: the
+    exact-copy columns of the per-item bias table
+    (:func:`~cuelens.audit.bias_items.hygiene_flags`; ``overlap``/``shared_premise``: evaluated
+    items against the fitting split), found one key partition at a time (every copy of a key
+    is in one partition, in each split's spill)."""
+    out = {}
+    for role in [r for r in (fitting, evaluated) if r is not None]:
+        bits = np.zeros(keyed[role].items, dtype=np.uint8)
+        for part in keyed[role].inputs():
+            duplicate, conflict = copy_flags(part["key"], part["answer"])
+            bits[part["item"]] |= (duplicate * FLAG_BITS["duplicate"]
+                                   | conflict * FLAG_BITS["label_conflict"]).astype(np.uint8)
+        out[role] = bits
+    if fitting is not None:
+        bits, fit = out[evaluated], keyed[fitting]
+        for name, parts, fit_parts in (("overlap", keyed[evaluated].inputs, fit.inputs),
+                                       ("shared_premise", keyed[evaluated].premises,
+                                        fit.premises)):
+            for part, fit_part in zip(parts(), fit_parts()):
+                found = first_match(part["key"], fit_part["key"]) >= 0
+                bits[part["item"][found]] |= np.uint8(FLAG_BITS[name])
+    return out
+
+
+def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | None]:
+    """:data:`FLAG_BITS` bytes as bool columns; ``overlap``/``shared_premise`` None (null)
+    unless ``against_fitting`` (evaluated items of a scan with a fitting split)."""
+    return {name: (bits & bit) > 0 if against_fitting or name not in OVERLAP_FLAGS else None
+            for name, bit in FLAG_BITS.items()}
+
+
+OVERLAP_FLAGS = ("overlap", "shared_premise")
+
+
 def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_validated: bool,
-                     seed: int, work_dir: Path) -> dict:
+                     seed: int, work_dir: Path, flags: dict[str, np.ndarray] | None = None,
+                     fitting: str | None = None) -> dict:
     """The ``hygiene`` section of results.json for chunked ``splits`` (role → split, in the
     order of :attr:`~cuelens.data.Dataset.splits`; ``evaluated``: "test" with a train split,
     else "all") — what :func:`~cuelens.audit.hygiene.data_hygiene` returns for the loaded
     splits (docs/methods.md §11). Spill files live in a temporary directory under
-    ``work_dir``, removed on return."""
+    ``work_dir``, removed on return. ``flags``, when given, receives the :func:`item_flags` of
+    the ``fitting`` (None: a cross-validated file) and ``evaluated`` splits."""
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="hygiene-") as temp:
         keyed = {role: _spilled(split, seed, Path(temp) / f"split{k}")
                  for k, (role, split) in enumerate(splits.items())}
         found, overlaps = findings(keyed, evaluated)
+        if flags is not None:
+            flags.update(item_flags(keyed, evaluated, fitting))
     wanted: dict[str, set[int]] = {}
     for refs in example_refs(found, overlaps).values():
         for _, (role, i), (other, j) in refs:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, ItemsWriter, SpilledItems, \
+    TableLayout, cue_ranks, item_columns, parquet_available, strongest_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
@@ -27,8 +29,9 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
     leakage_section
 from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
     easy_hard_section, significant_ids
-from cuelens.audit.streamed import Folds, HashedFolds, TokenChunk, TokenStore, \
-    check_streamable, count_run, predict_run, seeded_hash
+from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
+    TokenStore, check_streamable, count_run, fit_fold, held_out_items, keep_model, \
+    predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
@@ -181,6 +184,8 @@ class StreamedAudit:
     easy_hard: dict
     easy: list[np.ndarray]
     mcq_baselines: dict | None = None
+    fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
+    bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
 
 
 def _stage(progress: Progress | None, stage: str) -> Callable[[float], None] | None:
@@ -199,9 +204,10 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
     cues, cue_stats = cue_table(counts.joint[:, fitted].sum(axis=(1, 2)).astype(np.float64),
                                 counts.labels[fitted].sum(axis=(0, 1)), store.vocab,
                                 data.label_names, config, "all" if cross_validated else "train")
-    tally = predict_run(store, counts, folds, config.folds, config.seed, options,
-                        ModelBank(config.seed), all_models(), bow_name(store.task),
-                        progress=_stage(progress, "leakage"))
+    bank, kept = ModelBank(config.seed), list[FoldModels]()
+    tally = predict_run(store, counts, folds, config.folds, config.seed, options, bank,
+                        all_models(), bow_name(store.task), progress=_stage(progress, "leakage"),
+                        kept=kept)
     del counts
 
     def fold_seed_D(model: tuple[str, str]) -> list[float]:
@@ -218,12 +224,76 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
     leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
                               tally.moments, config.metric, config.flag_threshold, store.task,
                               config.seed, fold_seed_D)
-    masks = easy_masks(store, folds, config, (leakage["best"]["metric"],
-                                              leakage["best"]["aggregator"]), progress)
+    model = headline(leakage)
+    kept = keep_model(kept, model)
+    masks = easy_masks(store, folds, config, model, progress)
     easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
                                   config, leakage, "all" if cross_validated else "test")
     return StreamedAudit(cues, cue_stats, streamed_cue_finding(store, cues, cue_stats), leakage,
-                         easy_hard, masks)
+                         easy_hard, masks, fits=kept, bank=bank)
+
+
+def headline(leakage: dict) -> tuple[str, str]:
+    """The headline (metric, aggregator) of a leakage section."""
+    return leakage["best"]["metric"], leakage["best"]["aggregator"]
+
+
+def fitting_fits(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
+                 bank: ModelBank) -> list[FoldModels]:
+    """``model`` fitted on each outer fold's complement of the fitting split (``folds``: over
+    the fitting items, :class:`~cuelens.audit.streamed.FittingFolds`), warm-starting from the
+    leakage pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass
+    over the fitting chunks; memory as one leakage run)."""
+    view = store.fitting_store()
+    n_folds = max(config.folds, 2)
+    counted = count_run(view, folds, n_folds, config.seed, config.seed, True,
+                        2 * config.max_fit_items)
+    return [fit_fold(view, counted, folds, fold, config.seed, config.scoring, bank, [model])
+            for fold in range(n_folds) if counted.labels[fold].sum() > 0]
+
+
+def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: StreamedAudit,
+                   flags: dict[str, np.ndarray], fitting_folds: Folds | None = None
+                   ) -> SpilledItems:
+    """The per-item bias table (docs/results-schema.md ``items``) written chunk by chunk under
+    the store's directory: evaluated items from the leakage pass's fold fits
+    (``audit.fits``, no refit), fitting items (train/test data) from folds over the fitting
+    split (``fitting_folds``, default hashed: :func:`fitting_fits`); strongest cue, easy flag
+    and the hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.item_flags`)."""
+    from cuelens.audit.streamed_hygiene import flags_of
+
+    store, model = data.store, headline(audit.leakage)
+    layout = TableLayout.of(store.task, data.label_names, None, model)
+    ranks = cue_ranks(store.vocab, audit.cues)
+    directory = store.directory / "items"
+    directory.mkdir(exist_ok=True)
+    files: dict[str, Path] = {"items": directory / ITEMS_JSONL}
+    if parquet_available():
+        files["items_parquet"] = directory / ITEMS_PARQUET
+    roles: list[tuple[bool, str, list[np.ndarray] | None]] = \
+        [(True, data.fitting, None)] if data.fitting is not None else []
+    roles.append((False, data.evaluated, audit.easy))
+    with ItemsWriter(files["items"], files.get("items_parquet"), layout,
+                     lambda path: open(path, "wb")) as writer:
+        for fitting, role, easy in roles:
+            if fitting:
+                assert audit.bank is not None
+                part_folds = fitting_folds or FittingFolds(folds, max(config.folds, 2))
+                kept = fitting_fits(store, part_folds, config, model, audit.bank)
+                view = store.fitting_store()
+            else:
+                part_folds, kept, view = folds, audit.fits, store
+            tokens = store.chunks(fitting=fitting)
+            against = not fitting and data.fitting is not None
+            for number, chunk in enumerate(data.splits[role]):
+                token_chunk = next(tokens)
+                part = slice(chunk.first, chunk.first + len(chunk.split))
+                probs = held_out_items(view, kept, part_folds, config.seed, model, token_chunk)
+                writer.add(item_columns(
+                    layout, chunk.split.ids, role, token_chunk.labels, probs,
+                    strongest_of(token_chunk.seqs, 1, ranks, audit.cues),
+                    None if easy is None else easy[number], flags_of(flags[role][part], against)))
+    return SpilledItems(files)
 
 
 def streamed_cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
@@ -394,12 +464,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")
-    audit = streamed_word_audit(data, config, folds or HashedFolds(
-        max(2, config.folds), config.folds, config.seed), progress)
+    folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
+    audit = streamed_word_audit(data, config, folds, progress)
     audit.leakage["groups"] = groups
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
+    flags: dict[str, np.ndarray] = {}
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
-                               data.store.directory)
+                               data.store.directory, flags, data.fitting)
     if progress is not None:
         progress("hygiene", 1.0)
     results = build_results(config, audit, chunked_summary(data, config.min_label_items),
@@ -407,4 +478,8 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     results["config"] = {**asdict(config), "statistics": "streaming"}
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)
-    return ScanResult(data, results, np.concatenate(audit.easy), started)
+    items = streamed_items(data, config, folds, audit, flags)
+    del flags
+    if progress is not None:
+        progress("bias items", 1.0)
+    return ScanResult(data, results, np.concatenate(audit.easy), started, bias=items)
