@@ -1,14 +1,16 @@
 """Same results before and after a speed change (issue 26): scan a few datasets and diff outputs.
 
 Runs ``audit scan --features none`` (exact statistics, and ``--stats streaming`` with
-``--streaming``) on the shared COPA and SNLI (dev → test) and on any generated files given with
-``--file`` (``benchmarks/scale_data.py``), writing ``OUT/<name>-<stats>/``. With ``--against REF``
-(an ``OUT`` of an earlier run, e.g. on the base commit) it compares ``results.json`` (ignoring
-``tool.version``), ``cues.csv``, ``easy.jsonl`` and ``hard.jsonl`` byte for byte and prints one
-line per output; exit 1 on any difference.
+``--streaming``) on the shared COPA, SNLI (dev → test) and CommonsenseQA (train → dev) and on
+any generated files given with ``--file`` (``benchmarks/scale_data.py``), writing
+``OUT/<name>-<stats>/``. With ``--against REF`` (an ``OUT`` of an earlier run, e.g. on the base
+commit) it compares ``results.json`` (ignoring ``tool.version``), ``cues.csv``, ``easy.jsonl``
+and ``hard.jsonl`` byte for byte and prints one line per output; exit 1 on any difference.
 
     git stash; python benchmarks/scan_identity.py /tmp/ref --file /tmp/nli100k.jsonl; git stash pop
     python benchmarks/scan_identity.py /tmp/new --file /tmp/nli100k.jsonl --against /tmp/ref
+    python benchmarks/scan_identity.py /tmp/new --no-scan --against /tmp/ref \
+        --ignore-config max_fit_items      # after a change of that default
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("CUELENS_SHARED_DATA") or next(
     (p / "shared" / "data" for p in HERE.parents if (p / "shared" / "data").is_dir()),
     Path("shared") / "data"))
-MCQ = {"copa"}  # --stats streaming reads NLI items only
+MCQ = {"copa", "commonsenseqa"}  # --stats streaming reads NLI items only
 SHARED = {"copa": ["--train", "copa/dev.jsonl", "--test", "copa/test.jsonl"],
-          "snli": ["--train", "snli/dev.jsonl", "--test", "snli/test.jsonl"]}
+          "snli": ["--train", "snli/dev.jsonl", "--test", "snli/test.jsonl"],
+          # the largest fitting portion of the fidelity datasets (53,595 instances)
+          "commonsenseqa": ["--train", "commonsenseqa/train.jsonl",
+                            "--test", "commonsenseqa/dev.jsonl"]}
 COMPARED = ("results.json", "cues.csv", "easy.jsonl", "hard.jsonl")
 
 
@@ -55,22 +60,27 @@ def run_scans(args) -> list[str]:
     return names
 
 
-def comparable(path: Path) -> bytes:
+def comparable(path: Path, ignored: tuple[str, ...] = ()) -> bytes:
+    """The bytes compared: results.json without ``tool.version`` and the ``ignored`` config
+    keys (a changed default echoed in ``config``, e.g. ``max_fit_items``)."""
     if path.name != "results.json":
         return path.read_bytes()
     results = json.loads(path.read_bytes())
     results.get("tool", {}).pop("version", None)
+    for key in ignored:
+        results.get("config", {}).pop(key, None)
     return json.dumps(results, sort_keys=True).encode()
 
 
-def compare(out: Path, against: Path, names: list[str]) -> bool:
+def compare(out: Path, against: Path, names: list[str], ignored: tuple[str, ...] = ()) -> bool:
     same = True
     for name in names:
         for output in COMPARED:
             new, old = out / name / output, against / name / output
             if not old.exists() and not new.exists():
                 continue
-            equal = old.exists() and new.exists() and comparable(new) == comparable(old)
+            equal = (old.exists() and new.exists()
+                     and comparable(new, ignored) == comparable(old, ignored))
             same &= equal
             print(f"{name}/{output}: {'identical' if equal else 'DIFFERS'}")
     return same
@@ -82,9 +92,16 @@ def main() -> None:
     parser.add_argument("--file", action="append", default=[], help="a generated JSONL file")
     parser.add_argument("--streaming", action="store_true", help="also --stats streaming")
     parser.add_argument("--against", type=Path, help="an earlier OUT to compare with")
+    parser.add_argument("--ignore-config", action="append", default=[], metavar="KEY",
+                        help="a results.json config key left out of the comparison (a changed "
+                             "default, e.g. max_fit_items)")
+    parser.add_argument("--no-scan", action="store_true",
+                        help="compare the scans already in OUT instead of running them")
     args = parser.parse_args()
-    names = run_scans(args)
-    if args.against is not None and not compare(args.out, args.against, names):
+    names = (sorted(p.name for p in args.out.iterdir() if (p / "results.json").exists())
+             if args.no_scan else run_scans(args))
+    if args.against is not None and not compare(args.out, args.against, names,
+                                                tuple(args.ignore_config)):
         sys.exit(1)
 
 

@@ -134,3 +134,13 @@ def test_chunked_prediction_gives_the_same_results(monkeypatch, nli_data):
         chunked = run_word_audit(dataset, config)
         assert chunked.leakage == reference.leakage
         np.testing.assert_array_equal(chunked.item_easy, reference.item_easy)
+
+
+def test_sgd_sees_3e5_samples_below_the_large_size_and_1e5_from_there_on():
+    from cuelens.audit.aggregators import SGD_LARGE, sgd_epochs
+    from cuelens.audit.config import MAX_FIT_ITEMS
+
+    assert [sgd_epochs(n) for n in (0, 1_000, 9_842, 53_595)] == [300_000, 300, 31, 6]
+    assert SGD_LARGE == MAX_FIT_ITEMS > 53_595  # every fidelity dataset keeps its epochs
+    assert sgd_epochs(SGD_LARGE - 1) == 6 and sgd_epochs(SGD_LARGE) == 2
+    assert sgd_epochs(100_000) == 1 and sgd_epochs(10**7) == 1

@@ -29,6 +29,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.counts import TokenSequences
 
 
@@ -225,14 +226,25 @@ class Linear:
 
 
 SGD_SAMPLES = 300_000
+SGD_LARGE = MAX_FIT_ITEMS  # training instances (the default fitting cap) from which 10⁵ samples do
+SGD_LARGE_SAMPLES = 100_000
+
+
+def sgd_epochs(n: int) -> int:
+    """Epochs of an SGD fit on ``n`` instances (docs/word-cues.md): ``ceil(3·10⁵ / n)`` below
+    :data:`SGD_LARGE` instances, ``ceil(10⁵ / n)`` from there on (2 on a default-capped
+    sample), at least one."""
+    budget = SGD_SAMPLES if n < SGD_LARGE else SGD_LARGE_SAMPLES
+    return max(1, int(np.ceil(budget / max(n, 1))))
 
 
 class SGD(Linear):
-    """``SGDClassifier`` run for ``ceil(SGD_SAMPLES / n)`` epochs (at least one), no early
-    stopping: each fit sees about 3·10⁵ samples whatever the size of the fitting portion."""
+    """``SGDClassifier`` run for :func:`sgd_epochs` epochs, no early stopping: each fit sees
+    about 3·10⁵ samples below :data:`SGD_LARGE` training instances, about 10⁵ (at least one
+    epoch) from there on."""
 
     def fit_standardised(self, train: Standardised, y: np.ndarray) -> "Linear":
-        self.estimator.set_params(max_iter=max(1, int(np.ceil(SGD_SAMPLES / max(len(y), 1)))))
+        self.estimator.set_params(max_iter=sgd_epochs(len(y)))
         return super().fit_standardised(train, y)
 
 
