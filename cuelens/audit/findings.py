@@ -92,6 +92,13 @@ def d_with_ci(row: dict) -> str:
                    _points(row.get("ci_high")))
 
 
+def verdict_baseline(leakage: dict) -> dict:
+    """The baseline every D of a ``leakage`` section is read against (``name``, ``accuracy``):
+    the prior-matched constant (docs/methods.md §11), or the majority in results written
+    before it existed."""
+    return leakage.get("baseline", {"name": "majority", "accuracy": leakage["majority"]})
+
+
 def _points(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 2)
 

@@ -14,7 +14,7 @@ from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, Group
                                      progress_bar, user_errors, warn_skipped)
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.findings import d_with_ci
+from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
@@ -288,7 +288,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         return
     leak = results["leakage"]
     best = leak["best"]
-    base = leak.get("baseline", {"name": "majority", "accuracy": leak["majority"]})
+    base = verdict_baseline(leak)
     console.print(f"{base['name']} {base['accuracy'] * 100:.1f}% · cue-only model "
                   f"{best['accuracy'] * 100:.1f}% ({best['metric']}/{best['aggregator']}) · "
                   f"D = {d_with_ci(best)} → {VERDICTS.get(leak.get('verdict'), '')}")

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
-from cuelens.audit.findings import d_with_ci
+from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.data.dataset import Task
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.io import format_number, read_number
@@ -124,16 +124,16 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
         return None
     threshold = results.get("config", {}).get("flag_threshold", 0.10)
     level, sentence = verdict(leak, threshold, results)
+    # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
+    reference = verdict_baseline(leak)["accuracy"]
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
         "baseline": ("chance (1/k)" if results["dataset"]["task"] == Task.MCQ
                      else "baseline: the most frequent evaluated label"),
-        "baseline_accuracy": leak.get("baseline", {"accuracy": leak["majority"]})["accuracy"]},
+        "baseline_accuracy": reference},
         terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
                *dict.fromkeys(r["aggregator"] for r in leak["table"]), "BoW"])
     table = leak["table"]
-    # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
-    reference = leak.get("baseline", {"accuracy": leak["majority"]})["accuracy"]
     if table:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
         aggs = list(dict.fromkeys(r["aggregator"] for r in table))
