@@ -271,7 +271,7 @@ def item_bias(dataset: Dataset, data: ScanData, probs: np.ndarray, cues: list[di
     """The per-item table of ``dataset`` from :func:`bias_probabilities` ``probs``, the scan's
     ``cues`` and the evaluated items' easy mask (docs/results-schema.md ``items``)."""
     layout = TableLayout.of(dataset.task, dataset.label_names, dataset.n_choices, model)
-    strongest = strongest_cues(data, cues)
+    token, cue_label, cue_z = strongest_cues(data, cues)
     columns: dict[str, list] = {}
     first = 0
     for role, split in dataset.splits.items():
@@ -279,11 +279,9 @@ def item_bias(dataset: Dataset, data: ScanData, probs: np.ndarray, cues: list[di
             continue
         part = slice(first, first + len(split))
         flags = hygiene_flags(split, dataset.train if split is dataset.test else None)
-        token, cue_label, cue_z = strongest
         found = item_columns(layout, split.ids, role, split.item_labels(dataset.label_names),
                              probs[part], (token[part], cue_label[part], cue_z[part]),
-                             item_easy if split is dataset.test else None,
-                             dict(flags))
+                             item_easy if split is dataset.test else None, dict(flags))
         for name, values in found.items():
             columns.setdefault(name, []).extend(values)
         first += len(split)
@@ -350,14 +348,20 @@ class ItemsWriter:
         self._stack.__exit__(*exc)
 
 
+def item_paths(directory: Path) -> dict[str, Path]:
+    """The per-item table's paths in ``directory``: ``items``, and ``items_parquet`` with
+    pyarrow."""
+    files = {"items": directory / ITEMS_JSONL}
+    if parquet_available():
+        files["items_parquet"] = directory / ITEMS_PARQUET
+    return files
+
+
 def item_files(out_dir, inputs: list[str]) -> dict[str, Path]:
-    """The per-item table's paths in ``out_dir`` (``items``, and ``items_parquet`` with
-    pyarrow), checked against the ``inputs``."""
+    """:func:`item_paths` in ``out_dir``, checked against the ``inputs``."""
     from cuelens.io import check_outputs
 
-    files = {"items": Path(out_dir) / ITEMS_JSONL}
-    if parquet_available():
-        files["items_parquet"] = Path(out_dir) / ITEMS_PARQUET
+    files = item_paths(Path(out_dir))
     check_outputs(files.values(), inputs)
     return files
 

@@ -414,6 +414,20 @@ def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted
     return results
 
 
+def fold_positions(folds: Folds, chunk: TokenChunk, fold_seed: int,
+                   fitted: list[FoldModels], outer: bool
+                   ) -> Iterator[tuple[FoldModels, np.ndarray]]:
+    """Each of the ``fitted`` fold models with the positions of ``chunk``'s items it predicts
+    (its outer fold under ``fold_seed``; every item when there are no ``outer`` folds), folds
+    without an item skipped."""
+    assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
+        np.zeros(len(chunk.keys), dtype=np.int64)
+    for models in fitted:
+        positions = np.flatnonzero(assigned == (models.fold or 0))
+        if len(positions):
+            yield models, positions
+
+
 def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int,
                 fold_seed: int, options: ScoringOptions, bank: ModelBank,
                 models: list[tuple[str, str]], bow_name: str | None,
@@ -440,12 +454,8 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
         if kept is not None:
             kept += [replace(fitted, bow=None) for fitted in batch]
         for chunk in store.chunks(fitting=False):
-            assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if counts.outer else \
-                np.zeros(len(chunk.keys), dtype=np.int64)
-            for fitted in batch:
-                positions = np.flatnonzero(assigned == (fitted.fold or 0))
-                if len(positions) == 0:
-                    continue
+            for fitted, positions in fold_positions(folds, chunk, fold_seed, batch,
+                                                    bool(counts.outer)):
                 results = _predict(store, chunk, positions, fitted, bow_name)
                 tally.add(results)
                 if sink is not None:
@@ -472,14 +482,9 @@ def held_out_items(store: TokenStore, kept: list[FoldModels], folds: Folds, fold
     folds): the held-out decisions behind that run's tallies, no refit."""
     out = np.zeros((len(chunk.keys), store.n_labels))
     outer = any(fitted.fold is not None for fitted in kept)
-    assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
-        np.zeros(len(chunk.keys), dtype=np.int64)
-    for fitted in kept:
-        positions = np.flatnonzero(assigned == (fitted.fold or 0))
-        if len(positions):
-            out[positions] = held_out_probabilities(fitted.fit, fitted.trained, model,
-                                                    chunk.seqs, positions, store.task, store.k,
-                                                    store.n_labels)
+    for fitted, positions in fold_positions(folds, chunk, fold_seed, kept, outer):
+        out[positions] = held_out_probabilities(fitted.fit, fitted.trained, model, chunk.seqs,
+                                                positions, store.task, store.k, store.n_labels)
     return out
 
 

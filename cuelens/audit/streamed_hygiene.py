@@ -137,6 +137,7 @@ def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict
 
 
 FLAG_BITS = {"duplicate": 1, "label_conflict": 2, "overlap": 4, "shared_premise": 8}
+OVERLAP_FLAGS = ("overlap", "shared_premise")  # defined for evaluated items of a train/test scan
 
 
 def item_flags(keyed: dict[str, Keyed], evaluated: str, fitting: str | None
@@ -171,8 +172,6 @@ def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | 
     return {name: (bits & bit) > 0 if against_fitting or name not in OVERLAP_FLAGS else None
             for name, bit in FLAG_BITS.items()}
 
-
-OVERLAP_FLAGS = ("overlap", "shared_premise")
 
 
 def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_validated: bool,

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, ItemsWriter, SpilledItems, \
-    TableLayout, cue_ranks, item_columns, parquet_available, strongest_of
+from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue_ranks, \
+    item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
@@ -238,13 +238,13 @@ def headline(leakage: dict) -> tuple[str, str]:
     return leakage["best"]["metric"], leakage["best"]["aggregator"]
 
 
-def fitting_fits(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
+def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
                  bank: ModelBank) -> list[FoldModels]:
-    """``model`` fitted on each outer fold's complement of the fitting split (``folds``: over
-    the fitting items, :class:`~cuelens.audit.streamed.FittingFolds`), warm-starting from the
-    leakage pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass
-    over the fitting chunks; memory as one leakage run)."""
-    view = store.fitting_store()
+    """``model`` fitted on each outer fold's complement of the fitting split (``view``: its
+    :meth:`~cuelens.audit.streamed.TokenStore.fitting_store`; ``folds``: over the fitting
+    items, :class:`~cuelens.audit.streamed.FittingFolds`), warm-starting from the leakage
+    pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass over the
+    fitting chunks; memory as one leakage run)."""
     n_folds = max(config.folds, 2)
     counted = count_run(view, folds, n_folds, config.seed, config.seed, True,
                         2 * config.max_fit_items)
@@ -267,9 +267,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: S
     ranks = cue_ranks(store.vocab, audit.cues)
     directory = store.directory / "items"
     directory.mkdir(exist_ok=True)
-    files: dict[str, Path] = {"items": directory / ITEMS_JSONL}
-    if parquet_available():
-        files["items_parquet"] = directory / ITEMS_PARQUET
+    files = item_paths(directory)
     roles: list[tuple[bool, str, list[np.ndarray] | None]] = \
         [(True, data.fitting, None)] if data.fitting is not None else []
     roles.append((False, data.evaluated, audit.easy))
@@ -279,8 +277,8 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: S
             if fitting:
                 assert audit.bank is not None
                 part_folds = fitting_folds or FittingFolds(folds, max(config.folds, 2))
-                kept = fitting_fits(store, part_folds, config, model, audit.bank)
                 view = store.fitting_store()
+                kept = fitting_fits(view, part_folds, config, model, audit.bank)
             else:
                 part_folds, kept, view = folds, audit.fits, store
             tokens = store.chunks(fitting=fitting)
@@ -479,7 +477,6 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)
     items = streamed_items(data, config, folds, audit, flags)
-    del flags
     if progress is not None:
         progress("bias items", 1.0)
     return ScanResult(data, results, np.concatenate(audit.easy), started, bias=items)
