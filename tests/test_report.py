@@ -244,6 +244,11 @@ def test_every_d_beside_the_verdict_is_against_the_verdicts_baseline():
     heat = section.figures["heatmap"].spec["data"][0]
     assert heat["z"][0][0] == pytest.approx(100 * (leak["table"][0]["accuracy"] - 0.45))
     assert section.context["baseline_accuracy"] == 0.45
+    leak.update(verdict="below chance", best=dict(leak["best"], accuracy=0.372, D=-0.078,
+                                                  ci_low=-0.119, ci_high=-0.046))
+    level, sentence = verdict(leak, 0.10, results)
+    assert level == "clean" and "against 45.0% for" in sentence and "below that baseline" in \
+        sentence and "indistinguishable" not in sentence
 
 
 @pytest.mark.parametrize("best_d, flagged, level", [(0.243, True, "flagged"), (0.05, False, "mild"),

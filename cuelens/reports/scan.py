@@ -103,7 +103,7 @@ def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
     best = leak["best"]
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
-            f"against {pct(leak['majority'])} for {_baseline_name(results)}")
+            f"against {pct(verdict_baseline(leak)['accuracy'])} for {_baseline_name(results)}")
     level = leak.get("verdict") or ("significant" if leak["flagged"] else
                                     "mild" if best["D"] > 0 else "chance")
     if level == "significant":
@@ -114,8 +114,17 @@ def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
     if level == "mild":
         return "mild", (f"Some cue leakage, not surely above the {100 * threshold:.0f}-point "
                         f"alarm threshold. {what}: {d_with_ci(best)}.")
+    if level == "below chance":
+        return "clean", (f"No cue leakage detected. {what}: {d_with_ci(best)}, below that "
+                         "baseline.")
     return "clean", (f"No cue leakage detected. {what}: {d_with_ci(best)}, indistinguishable "
                      "from guessing.")
+
+
+def d_against(accuracy: float, baseline: float) -> float:
+    """D of an accuracy against a baseline, rounded as results.json stores D (so a cell and the
+    headline print the same points)."""
+    return round(accuracy - baseline, 6)
 
 
 def leakage(results: dict, options: ReportOptions) -> Section | None:
@@ -138,7 +147,7 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
         aggs = list(dict.fromkeys(r["aggregator"] for r in table))
         cell = {(r["metric"], r["aggregator"]): r for r in table}
-        points = {key: 100 * (r["accuracy"] - reference) for key, r in cell.items()}
+        points = {key: 100 * d_against(r["accuracy"], reference) for key, r in cell.items()}
         z = [[points.get((m, a)) for a in aggs] for m in metrics]
         txt = [[f"{pct(cell[m, a]['accuracy'])}\n{points[m, a]:+.1f}" if (m, a) in cell else ""
                 for a in aggs] for m in metrics]
@@ -151,13 +160,12 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                        F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
                                  row_title="cue metric", column_title="aggregator"))
     mcq = results["dataset"]["task"] == Task.MCQ
-    names = ["chance (random choice)" if mcq else "prior-matched constant (most frequent "
-             "evaluated label)"]
+    names = ["chance (random choice)" if mcq else "prior-matched constant"]
     names += [b["name"] for b in leak.get("baselines", [])]
     accs = [reference] + [b["accuracy"] for b in leak.get("baselines", [])]
     names.append(f"best cue classifier ({leak['best']['metric']} + {leak['best']['aggregator']})")
     accs.append(leak["best"]["accuracy"])
-    ds = [a - reference for a in accs]
+    ds = [d_against(a, reference) for a in accs]
     sec.add_figure("baselines", "Accuracy of simple guessers that never read the "
                    f"{_text_name(results)[1]}: the further a bar reaches past the dashed baseline "
                    "line, the more the labels can be guessed from surface cues.",
