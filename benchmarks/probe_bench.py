@@ -197,7 +197,7 @@ def gpu_throughput(out: Path, dataset, args) -> dict:
 
     model = RobertaForSequenceClassification(RobertaConfig(num_labels=3, vocab_size=50265,
                                                            max_position_embeddings=514))
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_name("minilm"))
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_name(args.gpu_tokenizer))
     clf = Classifier(model.to("cuda"), tokenizer, "nli", "cuda", "roberta-base (random)",
                      "random")
     big = dataset.test
@@ -224,6 +224,8 @@ def main() -> None:
     parser.add_argument("--snli-train", type=int, default=1000)
     parser.add_argument("--int8", action="store_true", help="probe SNLI with --int8")
     parser.add_argument("--throughput-items", type=int, default=1000)
+    parser.add_argument("--gpu-tokenizer", default="minilm",
+                        help="tokenizer of the GPU model (an alias or a directory)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
