@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tests.lm_random_init as random_init
-from cuelens.lm.causal import CausalScorer, detect_scheme
+from cuelens.lm.causal import CausalScorer, detect_scheme, logits_to_keep_kind
 
 SENTENCES = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away",
              "cats and dogs play", "the dog sat"]
@@ -142,6 +142,29 @@ OPTIONS = [["the mat.", "a dog barked", "cats"], ["sat", "barked at the cat"],
            ["sat on the mat", "play"], ["and dogs play", "sat", "the", "a red bird"]]
 
 
+def test_logits_to_keep_kind_is_read_from_the_forward_source(tiny):
+    """GPT-2 slices through ``slice_logits_to_keep`` where transformers has it (a bool mask; 5.17
+    indexed ``hidden_states[:, indices, :]``: positions); no argument: None."""
+    import torch.nn as nn
+    import transformers.modeling_utils
+
+    base, _ = tiny
+    sliced = hasattr(transformers.modeling_utils, "slice_logits_to_keep")
+    assert logits_to_keep_kind(random_init.gpt2(base.tokenizer, hidden=16, positions=32)) \
+        == ("mask" if sliced else "positions")
+
+    class Old(nn.Module):
+        def forward(self, input_ids, logits_to_keep=0):
+            return input_ids[:, logits_to_keep]
+
+    class Plain(nn.Module):
+        def forward(self, input_ids):
+            return input_ids
+
+    assert logits_to_keep_kind(Old()) == "positions"
+    assert logits_to_keep_kind(Plain()) is None
+
+
 def _one_at_a_time(scorer, prompt: str, option: str) -> float:
     """Uncorrected ``log p(option | [BOS] prompt)`` from one unbatched forward pass."""
     tokenize = lambda text: scorer.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa
@@ -154,17 +177,22 @@ def _one_at_a_time(scorer, prompt: str, option: str) -> float:
 
 @pytest.mark.parametrize("attention", ["sdpa", "eager", "one row per option"])
 @pytest.mark.parametrize("batch_tokens", [1, 24, 1024])
-def test_option_scores_equal_one_at_a_time_scoring(tiny, attention, batch_tokens):
-    """Every batching (one row per batch, mixed lengths, everything in one batch) and every
-    attention mask gives the log-probabilities of scoring each (prompt, option) on its own."""
+@pytest.mark.parametrize("keep", ["mask", "positions", None])
+def test_option_scores_equal_one_at_a_time_scoring(tiny, attention, batch_tokens, keep):
+    """Every batching (one row per batch, mixed lengths, everything in one batch), every
+    attention mask and every way of keeping logits (a bool mask, the batch's union of positions
+    — transformers before ``slice_logits_to_keep`` —, all) gives the log-probabilities of
+    scoring each (prompt, option) on its own."""
     base, _ = tiny
     model = random_init.gpt2(base.tokenizer, hidden=16, positions=32, seed=3)
+    if keep == "mask" and logits_to_keep_kind(model) != "mask":
+        pytest.skip("this transformers' GPT-2 takes no bool mask as logits_to_keep")
     model.set_attn_implementation("sdpa" if attention == "one row per option" else attention)
     scorers = [CausalScorer(model, base.tokenizer, name="t", bow_correction=corrected,
                             batch_size=3, batch_tokens=batch_tokens) for corrected in (True, False)]
-    if attention == "one row per option":
-        for scorer in scorers:
-            scorer._shared_prefix = False
+    for scorer in scorers:
+        scorer._shared_prefix = attention != "one row per option"
+        scorer._logits_to_keep = keep
     finished: list[int] = []
     corrected = scorers[0].continuation_logprobs(PROMPTS, OPTIONS, on_batch=finished.append)
     plain = scorers[1].continuation_logprobs(PROMPTS, OPTIONS)

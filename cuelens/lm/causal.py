@@ -90,14 +90,29 @@ def word_start_mask(tokenizer, scheme: WordScheme, size: int) -> np.ndarray:
     return mask
 
 
+def logits_to_keep_kind(model) -> str | None:
+    """How ``model.forward`` takes ``logits_to_keep``, so the vocabulary layer runs only where a
+    log-probability is read: ``"mask"`` (a ``[batch, width]`` bool mask, through transformers'
+    ``slice_logits_to_keep``, transformers ≥ 5.2x), ``"positions"`` (a 1-D tensor of positions
+    kept in every row: the older ``hidden_states[:, indices, :]``, still used by a few
+    architectures) or ``None`` (no such argument: full logits)."""
+    import inspect
+
+    if "logits_to_keep" not in inspect.signature(model.forward).parameters:
+        return None
+    try:
+        source = inspect.getsource(type(model).forward)
+    except (OSError, TypeError):
+        return "positions"
+    return "mask" if "slice_logits_to_keep(" in source else "positions"
+
+
 class CausalScorer(TokenizerVocabulary):
     """Sentence and word log-probabilities under a causal LM; implements ``SentenceScorer``."""
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu",
                  bow_correction: bool = True, batch_size: int = 32, detach_punct: bool = False,
                  batch_tokens: int = 1024):
-        import inspect
-
         import torch
         import transformers
 
@@ -105,7 +120,7 @@ class CausalScorer(TokenizerVocabulary):
         self.device, self.batch_size, self.bow_correction = device, batch_size, bow_correction
         self.batch_tokens = batch_tokens     # padded tokens per forward (continuation scoring)
         self._shared_prefix = int(transformers.__version__.split(".")[0]) >= 5
-        self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._logits_to_keep = logits_to_keep_kind(model)
         self.scheme = detect_scheme(tokenizer)
         bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else \
             tokenizer.eos_token_id
@@ -315,8 +330,11 @@ class CausalScorer(TokenizerVocabulary):
         groups = torch.from_numpy(rows.groups).to(device)
         kwargs = {"attention_mask": (groups >= 0).long()} if mask is None else \
             {"attention_mask": mask(groups, self.model.dtype)}
-        if self._keeps_logits:
+        if self._logits_to_keep == "mask":
             kwargs["logits_to_keep"] = keep
+        elif self._logits_to_keep == "positions":    # the batch's union of kept positions
+            columns = keep.any(dim=0).nonzero()[:, 0]
+            kwargs["logits_to_keep"], keep = columns, keep[:, columns]
         logits = self.model(input_ids=ids, position_ids=torch.from_numpy(rows.positions).to(
             device), **kwargs).logits
         logits = (logits[keep] if logits.dim() == 3 else logits).float()     # [kept, V]
