@@ -294,10 +294,10 @@ def worker_ours_llm(root: str, task: str) -> dict:
     sys.path.insert(0, str(HERE.parent))
     from cuelens.lm import load_scorer
     from cuelens.lm.causal import CausalScorer
-    from cuelens.probes.llm.backends import BackendOptions, LocalBackend, Request
+    from cuelens.probes.llm.backends import BackendOptions, LocalBackend, Request, rows_per_batch
 
     torch.set_num_threads(1)
-    batch = BackendOptions().batch_size
+    batch = rows_per_batch(BackendOptions(), "cpu")
     scorer = load_scorer(str(Path(root) / "model"), kind="causal", device="cpu",
                          batch_size=batch)
     backend = LocalBackend(scorer, model="gpt2-23M", batch_size=batch)

@@ -70,13 +70,16 @@ def _gpt2(root: Path, layers: int, hidden: int) -> Path:
     return out
 
 
-def _ours(model_dir: Path, items: list[dict], rows: int, tokens: int, repeats: int,
-          device: str):
+def _ours(model_dir: Path, items: list[dict], rows: int | None, tokens: int | None,
+          repeats: int, device: str):
+    """``rows``/``tokens`` None: the backend's and the scorer's defaults on ``device``."""
     from cuelens.lm import load_scorer
-    from cuelens.probes.llm.backends import LocalBackend, Request
+    from cuelens.probes.llm.backends import BackendOptions, LocalBackend, Request, rows_per_batch
 
+    rows = rows or rows_per_batch(BackendOptions(), device)
     scorer = load_scorer(str(model_dir), kind="causal", device=device, batch_size=rows)
-    scorer.batch_tokens = tokens
+    scorer.batch_tokens = tokens or scorer.batch_tokens
+    tokens = scorer.batch_tokens
     backend = LocalBackend(scorer, model=model_dir.name, batch_size=rows)
     requests = [Request("score", r["prompt"], tuple(r["options"])) for r in items]
     answers: dict[int, dict] = {}
@@ -129,7 +132,8 @@ def llm_part(args, emit) -> list[dict]:
                                        args.device)
             reference = reference or values
             ours_runs[f"cuelens rows {n_rows} tokens {n_tokens}"] = wall
-            emit(rows, {"task": task, "tool": "cuelens", "rows": n_rows, "tokens": n_tokens,
+            emit(rows, {"task": task, "tool": "cuelens", "rows": n_rows or "default",
+                        "tokens": n_tokens or "default",
                         "wall_s": round(wall, 4), "runs": [round(r, 4) for r in runs]})
         peers = {}
         for batch in args.lm_eval_batches:
@@ -164,8 +168,10 @@ def probe_part(args, emit) -> list[dict]:
     return rows
 
 
-def _budgets(text: str) -> list[tuple[int, int]]:
-    return [tuple(int(x) for x in pair.split("x")) for pair in text.split(",")]  # type: ignore
+def _budgets(text: str) -> list[tuple[int | None, int | None]]:
+    """``ROWSxTOKENS,…``; ``default``: the backend's defaults on the device."""
+    return [(None, None) if pair == "default" else
+            tuple(int(x) for x in pair.split("x")) for pair in text.split(",")]  # type: ignore
 
 
 def main() -> None:
@@ -180,8 +186,9 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the llm part")
     parser.add_argument("--limit", type=int, default=0, help="items per task (0: all)")
     parser.add_argument("--ours-budgets", type=_budgets,
-                        default=_budgets("16x1024,64x8192,256x32768,1024x131072"),
-                        help="ROWSxTOKENS batch budgets of ours; the first is the default")
+                        default=_budgets("default,16x1024,64x8192,256x32768,1024x131072"),
+                        help="ROWSxTOKENS batch budgets of ours, or default; the first is "
+                             "reported as ours by default")
     parser.add_argument("--lm-eval-batches", type=lambda s: [int(x) for x in s.split(",")],
                         default=[1, 16, 64, 256, 1024])
     parser.add_argument("--gpu-tokenizer", default="minilm", help="probe part: tokenizer dir")

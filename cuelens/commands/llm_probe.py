@@ -103,7 +103,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: Prob
     for t in templates:
         t.check(dataset.task, dataset.label_names)
     backend = load_backend(options.llm, BackendOptions(
-        device=options.device, batch_size=options.batch_size or 16, base_url=options.base_url,
+        device=options.device, batch_size=options.batch_size, base_url=options.base_url,
         api_key_env=options.api_key_env, concurrency=options.concurrency,
         timeout=options.timeout, retries=options.retries))
     cache = _cache(options, backend.name)

@@ -79,7 +79,8 @@ def probe(
     min_items: Annotated[int, typer.Option(help="Minimum test items with and without a cue.")]
     = DEFAULT.min_items,
     batch_size: Annotated[Optional[int], typer.Option(
-        help="Inference batch size (default: 64 on CPU, 256 on GPU).")] = None,
+        help="Inference batch size (default: 64 on CPU, 256 on GPU; with --llm, rows of a "
+             "prompt and its options: 16 on CPU, 64 on GPU).")] = None,
     max_length: MaxLengthOpt = 128,
     backend: Annotated[str, typer.Option(
         help="Inference backend: auto (ONNX Runtime on the CPU when it matches torch within "

@@ -112,13 +112,15 @@ class CausalScorer(TokenizerVocabulary):
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu",
                  bow_correction: bool = True, batch_size: int = 32, detach_punct: bool = False,
-                 batch_tokens: int = 1024):
+                 batch_tokens: int | None = None):
         import torch
         import transformers
 
         self.model, self.tokenizer, self.name = model.to(device).eval(), tokenizer, name
         self.device, self.batch_size, self.bow_correction = device, batch_size, bow_correction
-        self.batch_tokens = batch_tokens     # padded tokens per forward (continuation scoring)
+        # padded tokens per forward (continuation scoring): the fastest budgets measured on the
+        # CPU box and an H100 (docs/BENCHMARKS.md, "LLM option scoring on a GPU")
+        self.batch_tokens = batch_tokens or (1024 if str(device) == "cpu" else 8192)
         self._shared_prefix = int(transformers.__version__.split(".")[0]) >= 5
         self._logits_to_keep = logits_to_keep_kind(model)
         self.scheme = detect_scheme(tokenizer)

@@ -59,13 +59,24 @@ class BackendOptions:
     """Options of every backend (each reads the ones it uses)."""
 
     device: str = "auto"
-    batch_size: int = 16
+    batch_size: int | None = None  # rows per forward; None: ROWS_PER_BATCH of the device
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 4
     timeout: float = 60.0
     retries: int = 5
     backoff: float = 0.5
+
+
+# Rows per forward of the local backend when no batch size is given (a row: a prompt and all its
+# options; the scorer also caps the padded tokens of a forward): the fastest budgets measured on
+# the CPU box and an H100 (docs/BENCHMARKS.md, "LLM option scoring on a GPU").
+ROWS_PER_BATCH = {"cpu": 16, "gpu": 64}
+
+
+def rows_per_batch(options: BackendOptions, device: str) -> int:
+    """``options.batch_size``, else the default rows per forward on ``device``."""
+    return options.batch_size or ROWS_PER_BATCH["cpu" if device == "cpu" else "gpu"]
 
 
 class LocalBackend:
@@ -135,15 +146,17 @@ class LocalBackend:
 def _hf(model: str, options: BackendOptions) -> Backend:
     from cuelens.lm import load_scorer
     from cuelens.lm.causal import CausalScorer
+    from cuelens.models.hub import pick_device
 
-    scorer = load_scorer(model, kind="causal", device=options.device,
-                         batch_size=options.batch_size)
+    device = pick_device(options.device)
+    rows = rows_per_batch(options, device)
+    scorer = load_scorer(model, kind="causal", device=device, batch_size=rows)
     assert isinstance(scorer, CausalScorer)  # kind="causal" in natural-log base
-    if str(scorer.device).startswith("cuda"):
+    if device.startswith("cuda"):
         import torch
 
         scorer.model.to(torch.bfloat16)
-    return LocalBackend(scorer, model=model, batch_size=options.batch_size)
+    return LocalBackend(scorer, model=model, batch_size=rows)
 
 
 def _openai(model: str, options: BackendOptions) -> Backend:
