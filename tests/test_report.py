@@ -239,8 +239,13 @@ def test_every_d_beside_the_verdict_is_against_the_verdicts_baseline():
                                                 "accuracy": 0.45}
     leak["baselines"] = [{"name": "hypothesis-only BoW LR", "accuracy": 0.33, "D": 0.08}]
     section = next(s for s in build_sections(results) if s.key == "leakage")
-    bars = section.figures["baselines"].spec["data"][-1]
-    assert [t.split("(D ")[1] for t in bars["text"]][:2] == ["+0.0)", "-12.0)"]
+    figure = section.figures["baselines"].spec
+    # the value labels stand right of the plot area, clear of the dashed baseline line: a bar
+    # ending left of it would have its label drawn across the line
+    assert figure["data"][-1].get("text") is None
+    labels = [a for a in figure["layout"]["annotations"] if a.get("yref") == "y"]
+    assert {(a["xref"], a["x"]) for a in labels} == {("paper", 1)}
+    assert [a["text"].split("(D ")[1] for a in labels][:2] == ["+0.0)", "-12.0)"]
     heat = section.figures["heatmap"].spec["data"][0]
     assert heat["z"][0][0] == pytest.approx(100 * (leak["table"][0]["accuracy"] - 0.45))
     assert section.context["baseline_accuracy"] == 0.45

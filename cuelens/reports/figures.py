@@ -103,9 +103,9 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
     a translucent grey band ``(low, high)`` across each bar (e.g. its noise ceiling; a band of
     no width, low = high, is drawn as a thick line so that it stays visible).
 
-    With error bars, the value labels stand in a column right of the plot area, where no
-    whisker reaches (a whisker would cross a label drawn at the bar's end); a bar of value 0 is
-    drawn as a hairline."""
+    With error bars or a reference line, the value labels stand in a column right of the plot
+    area, where no whisker or dashed line reaches (either would cross a label drawn at the bar's
+    end); a bar of value 0 is drawn as a hairline."""
     fig = go.Figure()
     for i, band in enumerate(bands or []):
         if band is not None:
@@ -114,18 +114,19 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                           line={"color": GREY, "width": 4 if band[0] == band[1] else 0},
                           layer="above")
     labels = [esc(n) for n in names]
+    column = bool(text) and (errors is not None or reference is not None)
     colour = list(colours_) if colours_ else MAIN
     if errors and x_range:  # whiskers end at the axis' bounds, left of the value column
         errors = ([lo if v is None else min(lo, v - x_range[0]) for v, lo in zip(values, errors[0])],
                   [hi if v is None else min(hi, x_range[1] - v) for v, hi in zip(values, errors[1])])
     fig.add_bar(orientation="h", y=labels, x=list(values), marker_color=colour,
                 marker_line={"color": colour, "width": 1.5},
-                text=[esc(t) for t in text] if text and not errors else None,
+                text=[esc(t) for t in text] if text and not column else None,
                 textposition="outside", cliponaxis=False,
                 error_x=({"type": "data", "symmetric": False, "array": list(errors[1]),
                           "arrayminus": list(errors[0]), "color": "#444"} if errors else None),
                 hoverinfo="x+y")
-    if text and errors:  # a value column right of the plot area, where no whisker reaches
+    if text and column:  # right of the plot area, where no whisker or reference line reaches
         for label, value in zip(labels, text):
             fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=8, y=label, yref="y",
                                text=esc(value), showarrow=False, align="left")
