@@ -1,8 +1,8 @@
 """pandas views and the Jupyter summary of a result (the ``results.json`` sections as tables).
 
-:class:`ResultViews` is shared by :class:`~cuelens.audit.pipeline.ScanResult` and
-:class:`~cuelens.probes.pipeline.ProbeResult`: every view is computed from ``results`` (the
-exact results.json content) and the dataset, so a table never disagrees with the file.
+:class:`ResultViews` is shared by :class:`~cuelens.results.ScanResult` and
+:class:`~cuelens.results.ProbeResult`: every view is computed from ``results`` (the exact
+results.json content) and the dataset, so a table never disagrees with the file.
 """
 
 from __future__ import annotations
@@ -10,18 +10,12 @@ from __future__ import annotations
 import copy
 import html
 import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset, Split, Task
-
 if TYPE_CHECKING:
     import pandas as pd
-
-    from cuelens.reports.options import ReportOptions
-
 
 
 def records_frame(rows: list[dict], empty_columns: list[str] | None = None) -> pd.DataFrame:
@@ -37,22 +31,6 @@ def cues_frame(cues: list[dict]) -> pd.DataFrame:
              "label_count": c["label_count"], **c["metrics"], "significant": c["significant"]}
             for c in cues]
     return records_frame(rows, ["token", "label", "count", "label_count", "significant"])
-
-
-def items_frame(split: Split, mask: np.ndarray) -> pd.DataFrame:
-    """The items of ``split`` selected by the boolean ``mask`` (id, premise, hypothesis/choices,
-    label)."""
-    index = np.flatnonzero(mask)
-    columns: dict[str, list] = {"id": [split.ids[i] for i in index],
-                                "premise": [split.premises[i] for i in index]}
-    if split.task == Task.MCQ:
-        columns["choices"] = [split.choices[i] for i in index]
-    else:
-        columns["hypothesis"] = [split.hypotheses[i] for i in index]
-    columns["label"] = [split.labels[i] for i in index]
-    import pandas as pd
-
-    return pd.DataFrame(columns)
 
 
 TOP_CUES_PER_LABEL = 5  # as the terminal summary (audit scan --top)
@@ -125,31 +103,27 @@ def _z(cue: dict) -> str:
     return format_number(cue["metrics"].get("z"), 1)
 
 
-class ResultViews:
-    """Tables, dict and HTML of a result holding ``dataset``, ``results`` and ``item_easy``."""
+class EvaluatedItems(Protocol):
+    """What the views read of a result's data: its evaluated items (a loaded
+    :class:`~cuelens.data.Dataset`, or the chunks of a streamed scan)."""
 
-    dataset: Dataset
+    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame: ...
+
+
+class ResultViews:
+    """Tables, dict and HTML summary of a result holding ``dataset``, ``results`` and
+    ``item_easy``."""
+
     results: dict
     item_easy: np.ndarray | None  # None: no easy/hard split (e.g. MCQ with varying choices)
 
-    @property
-    def inputs(self) -> list[str]:
-        """Files the result was computed from (outputs never overwrite one of them)."""
-        return self.dataset.input_paths
+    if TYPE_CHECKING:  # read only here: the result's own field (a Dataset, or chunks)
+        @property
+        def dataset(self) -> EvaluatedItems: ...
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the results.json content."""
         return copy.deepcopy(self.results)
-
-    def to_html(self, path: str | Path, options: ReportOptions | None = None, *,
-                validate: bool = True) -> Path:
-        """Render the HTML report (docs/methods.md §10) to ``path`` (``options``: plotly.js
-        inline, from the CDN or beside the page; the cue ranking); returns the written path.
-        ``validate=False`` skips the schema check (:func:`~cuelens.reports.render_report`)."""
-        from cuelens.reports import render_report
-
-        return render_report(self.results, Path(path), inputs=self.inputs, options=options,
-                             validate=validate)
 
     def _repr_html_(self) -> str:
         return summary_html(self.results)
@@ -185,15 +159,15 @@ class ResultViews:
     @property
     def easy(self) -> pd.DataFrame:
         """Test items the cue-only classifier gets right (docs/methods.md §4); empty without a split."""
-        return items_frame(self.dataset.test, self._split_mask(True))
+        return self.dataset.evaluated_frame(self._split_mask(True))
 
     @property
     def hard(self) -> pd.DataFrame:
         """Test items the cue-only classifier gets wrong (docs/methods.md §4); empty without a split."""
-        return items_frame(self.dataset.test, self._split_mask(False))
+        return self.dataset.evaluated_frame(self._split_mask(False))
 
     def _split_mask(self, easy: bool) -> np.ndarray:
         if self.item_easy is None:
-            return np.zeros(len(self.dataset.test), dtype=bool)
+            return np.zeros(0, dtype=bool)
         mask = np.asarray(self.item_easy, dtype=bool)
         return mask if easy else ~mask

@@ -335,9 +335,10 @@ def test_notebook_reprs_are_bounded(tmp_path):
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
+    from cuelens.results import ScanResult
 
     dirs = write_demo_data(tmp_path, size=150, seed=0)
-    result = scan_dataset(load_dataset(str(dirs["nli"])))
+    result = ScanResult.of(scan_dataset(load_dataset(str(dirs["nli"]))))
     result.results["dataset"]["name"] = "x" * 100_000  # hostile: a huge name
     assert len(repr(result)) < 500 and "D " in repr(result)
     assert len(result._repr_html_()) < 8_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -18,6 +18,9 @@ from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
+
+if TYPE_CHECKING:
+    from cuelens.audit.pipeline import Scan
 
 DEFAULT = ScanConfig()  # the one place holding the scan's defaults
 
@@ -226,14 +229,16 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     check_fail_above(result.results, fail_above)
 
 
-def save_scan(result, out_dir: Path, report: tuple[Path | None, ReportOptions], top: int,
+def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOptions], top: int,
               item_files: str = "auto") -> None:
     """Write the scan's files and report (``report``: its path, default in ``out_dir``, and
     rendering options), then print the terminal summary."""
     from rich.markup import escape
 
     from cuelens.io import output_set
+    from cuelens.results import ScanResult
 
+    result = ScanResult.of(scan)
     with output_set():  # results, tables and report appear together or not at all
         path, options = report
         files = result.save(out_dir, report=path is None, item_files=item_files,
