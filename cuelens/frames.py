@@ -47,6 +47,8 @@ def _short(value) -> str:
 def summary_text(results: dict) -> str:
     """A one-line plain repr of a result: dataset (or model), headline D and verdict, the number
     of significant cues; bounded (dataset strings are cut), never the whole results."""
+    from cuelens.audit.findings import d_points
+
     data = results.get("dataset", {})
     parts = [_short(data.get("name", "results"))]
     for key in ("probe", "llm_probe"):
@@ -55,7 +57,7 @@ def summary_text(results: dict) -> str:
             parts.insert(0, f"{_short(model)} on")
     leak = results.get("leakage")
     if leak:
-        parts.append(f"D {100 * leak['best']['D']:+.1f} points ({leak.get('verdict', 'n/a')})")
+        parts.append(f"D {d_points(leak['best']['D'])} ({leak.get('verdict', 'n/a')})")
     if "cues" in results:
         parts.append(f"{sum(c['significant'] for c in results['cues']):,} significant cues")
     return " ".join(parts[:2]) + (": " if len(parts) > 2 else "") + ", ".join(parts[2:])
@@ -66,7 +68,7 @@ def summary_html(results: dict) -> str:
     findings and the strongest cues per label by z (the terminal summary's ranking); every value
     from the data is escaped and cut to a bounded length."""
     from cuelens.audit.examples import top_cues_by_label
-    from cuelens.audit.findings import findings
+    from cuelens.audit.findings import d_with_ci, findings
 
     def esc(value) -> str:
         return html.escape(_short(value))
@@ -80,7 +82,7 @@ def summary_html(results: dict) -> str:
         best = leak["best"]
         parts.append(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
                      f"{best['accuracy'] * 100:.1f}% ({esc(best['metric'])}/"
-                     f"{esc(best['aggregator'])}) · D = {best['D'] * 100:+.1f} points<br>")
+                     f"{esc(best['aggregator'])}) · D = {d_with_ci(best)}<br>")
     found = findings(results)
     if found:
         parts.append("<ol>" + "".join(f"<li>{html.escape(f.title[:300])}</li>"
