@@ -14,7 +14,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
-from cuelens.data.dataset import Dataset, Task
+from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
 from cuelens.results import ProbeResult, ScanResult
@@ -218,11 +218,6 @@ def probe(data: DataSource = None, *, model: str | None = None,
         progress=progress))
 
 
-def _mcq(dataset: Dataset, what: str) -> None:
-    if dataset.task != Task.MCQ:
-        raise UserError(f"{what} need a multiple-choice dataset", path=dataset.test.path)
-
-
 def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) -> StressSet:
     """Stress questions of the black-box short-circuit test from MCQ data (docs/methods.md §7): per
     operator, the correct choice against a constructed wrong one; as ``audit stress``.
@@ -236,9 +231,7 @@ def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) ->
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress
     operators = parse_ops(ops)
-    dataset = _dataset(data, None, None)
-    _mcq(dataset, "stress tests")
-    return build_stress(dataset.test, operators, seed=seed)
+    return build_stress(_dataset(data, None, None).test, operators, seed=seed)
 
 
 def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio: float = 1.0,
@@ -257,5 +250,4 @@ def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio:
 
     names = parse_augmenters(ops)
     dataset = _dataset(data, None, None)
-    _mcq(dataset, "augmentation")
     return run_augment(dataset.train or dataset.test, names, ratio=ratio, seed=seed)
