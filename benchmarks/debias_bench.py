@@ -110,6 +110,7 @@ def main() -> None:
     import cuelens
     from cuelens.audit.config import ScanConfig
     from cuelens.audit.pipeline import scan_dataset
+    from cuelens.results import ScanResult
     from cuelens.mitigate.aflite import embedding_features
     from cuelens.audit.bias_items import probability_names
     from cuelens.mitigate.subset import filter_dataset
@@ -123,7 +124,7 @@ def main() -> None:
     names = dataset.label_names
     started = time.time()
     config = ScanConfig(seed=0)
-    scanned = scan_dataset(dataset, config, features=())
+    scanned = ScanResult.of(scan_dataset(dataset, config, features=()))
     items = scanned.items
     bias = items[items["split"] == "train"][probability_names(dataset)].to_numpy()
     subset = filter_dataset(dataset, "z", config)

@@ -75,7 +75,7 @@ def scan_one(name: str) -> tuple[str, bytes, float]:
     result = scan_dataset(dataset, ScanConfig(seed=0), features=())
     cpu = time.process_time() - start
     with tempfile.TemporaryDirectory() as out:
-        result.save(out, report=False, item_files="none")
+        result.write(out, item_files="none")
         results = json.loads((Path(out) / "results.json").read_text())
         items = (Path(out) / "items.jsonl").read_bytes()
     return normalised(results), items, cpu

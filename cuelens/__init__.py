@@ -17,16 +17,15 @@ from cuelens.version import __version__
 
 _PUBLIC = {"load_dataset": "cuelens.api", "scan": "cuelens.api", "probe": "cuelens.api",
            "stress": "cuelens.api", "augment_dataset": "cuelens.api",
-           "ScanResult": "cuelens.audit.pipeline", "ProbeResult": "cuelens.probes.pipeline",
+           "ScanResult": "cuelens.results", "ProbeResult": "cuelens.results",
            "Dataset": "cuelens.data.dataset", "UserError": "cuelens.errors"}
 __all__ = ["__version__", *_PUBLIC]
 
 if TYPE_CHECKING:
     from cuelens.api import augment_dataset, load_dataset, probe, scan, stress
-    from cuelens.audit.pipeline import ScanResult
     from cuelens.data.dataset import Dataset
     from cuelens.errors import UserError
-    from cuelens.probes.pipeline import ProbeResult
+    from cuelens.results import ProbeResult, ScanResult
 
 
 def __getattr__(name: str) -> Any:

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.pipeline import ScanResult
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
-from cuelens.data.dataset import Dataset, Task
+from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
-from cuelens.probes.pipeline import ProbeResult
+from cuelens.results import ProbeResult, ScanResult
 
 if TYPE_CHECKING:
+    from cuelens.audit.pipeline import Scan
     from cuelens.probes.sources import PredictionSource
 
 Progress = Callable[[str, float], None]
@@ -118,19 +118,20 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     if stats == "streaming":
         if subset_field is not None or preference:
             raise UserError('preference pairs and subset_field need stats="exact"')
-        return _scan_streaming(data, train, test, [] if features is None else names, config,
-                               work_dir, progress)
+        return ScanResult.of(_scan_streaming(data, train, test, [] if features is None else names,
+                                             config, work_dir, progress))
     if stats != "exact":
         raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
     if preference:
-        return scan_preferences(load_preferences(_text(data), train=_text(train),
-                                                 test=_text(test), subset_field=subset_field),
-                                config, subset_field=subset_field, progress=progress)
+        return ScanResult.of(scan_preferences(
+            load_preferences(_text(data), train=_text(train), test=_text(test),
+                             subset_field=subset_field),
+            config, subset_field=subset_field, progress=progress))
     result = scan_dataset(_dataset(data, train, test), config, features=names,
                           cache_dir=cache_dir, progress=progress)
     if subset_field is not None:
         add_subsets(result, subset_field, config)
-    return result
+    return ScanResult.of(result)
 
 
 def _is_path(source: DataSource) -> bool:
@@ -139,8 +140,7 @@ def _is_path(source: DataSource) -> bool:
 
 def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,
                     features: list[str] | None, config: ScanConfig,
-                    work_dir: str | Path | None, progress: Progress | None
-                    ) -> ScanResult:
+                    work_dir: str | Path | None, progress: Progress | None) -> Scan:
     from cuelens.audit.streamed_scan import scan_files
 
     paths = [x for x in (data, train, test) if x is not None]
@@ -188,7 +188,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
     >>> result.results["probe"]["cue_selection"]["rank_by"]
     'z'
     """
-    from cuelens.probes.pipeline import probe_dataset
+    from cuelens.probes.pipeline import load_scan, probe_dataset
     from cuelens.probes.short_circuit import ShortCircuitOptions
     from cuelens.probes.sources import ModelSource, file_source
 
@@ -201,10 +201,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
     if sc is not None:
         sc.validate()
     dataset = _dataset(data, train, test)
-    if isinstance(scan, (str, Path)):
-        from cuelens.probes.pipeline import load_scan
-
-        scan = load_scan(scan, dataset)
+    scanned = load_scan(scan, dataset) if isinstance(scan, (str, Path)) else scan
     classifier = None
     if predictions is not None:
         source = file_source(predictions, id_field, norm)
@@ -215,15 +212,10 @@ def probe(data: DataSource = None, *, model: str | None = None,
                                      trust_remote_code=trust_remote_code, max_length=max_length)
         source = ModelSource(classifier, model, batch_size)
     assert source is not None
-    return probe_dataset(dataset, source.predict(dataset), scan=scan, config=config,
-                         classifier=classifier, short_circuit=sc,
-                         inputs=[str(predictions)] if predictions is not None else [],
-                         progress=progress)
-
-
-def _mcq(dataset: Dataset, what: str) -> None:
-    if dataset.task != Task.MCQ:
-        raise UserError(f"{what} need a multiple-choice dataset", path=dataset.test.path)
+    return ProbeResult.of(probe_dataset(
+        dataset, source.predict(dataset), scan=scanned, config=config, classifier=classifier,
+        short_circuit=sc, inputs=[str(predictions)] if predictions is not None else [],
+        progress=progress))
 
 
 def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) -> StressSet:
@@ -239,9 +231,7 @@ def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) ->
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress
     operators = parse_ops(ops)
-    dataset = _dataset(data, None, None)
-    _mcq(dataset, "stress tests")
-    return build_stress(dataset.test, operators, seed=seed)
+    return build_stress(_dataset(data, None, None).test, operators, seed=seed)
 
 
 def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio: float = 1.0,
@@ -260,5 +250,4 @@ def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio:
 
     names = parse_augmenters(ops)
     dataset = _dataset(data, None, None)
-    _mcq(dataset, "augmentation")
     return run_augment(dataset.train or dataset.test, names, ratio=ratio, seed=seed)

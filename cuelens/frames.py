@@ -1,8 +1,8 @@
 """pandas views and the Jupyter summary of a result (the ``results.json`` sections as tables).
 
-:class:`ResultViews` is shared by :class:`~cuelens.audit.pipeline.ScanResult` and
-:class:`~cuelens.probes.pipeline.ProbeResult`: every view is computed from ``results`` (the
-exact results.json content) and the dataset, so a table never disagrees with the file.
+:class:`ResultViews` is shared by :class:`~cuelens.results.ScanResult` and
+:class:`~cuelens.results.ProbeResult`: every view is computed from ``results`` (the exact
+results.json content) and the dataset, so a table never disagrees with the file.
 """
 
 from __future__ import annotations
@@ -10,18 +10,12 @@ from __future__ import annotations
 import copy
 import html
 import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset, Split, Task
-
 if TYPE_CHECKING:
     import pandas as pd
-
-    from cuelens.reports.options import ReportOptions
-
 
 
 def records_frame(rows: list[dict], empty_columns: list[str] | None = None) -> pd.DataFrame:
@@ -39,22 +33,6 @@ def cues_frame(cues: list[dict]) -> pd.DataFrame:
     return records_frame(rows, ["token", "label", "count", "label_count", "significant"])
 
 
-def items_frame(split: Split, mask: np.ndarray) -> pd.DataFrame:
-    """The items of ``split`` selected by the boolean ``mask`` (id, premise, hypothesis/choices,
-    label)."""
-    index = np.flatnonzero(mask)
-    columns: dict[str, list] = {"id": [split.ids[i] for i in index],
-                                "premise": [split.premises[i] for i in index]}
-    if split.task == Task.MCQ:
-        columns["choices"] = [split.choices[i] for i in index]
-    else:
-        columns["hypothesis"] = [split.hypotheses[i] for i in index]
-    columns["label"] = [split.labels[i] for i in index]
-    import pandas as pd
-
-    return pd.DataFrame(columns)
-
-
 TOP_CUES_PER_LABEL = 5  # as the terminal summary (audit scan --top)
 MAX_FINDINGS_SHOWN = 5
 MAX_TEXT = 60  # characters of a dataset string shown in a repr
@@ -69,6 +47,8 @@ def _short(value) -> str:
 def summary_text(results: dict) -> str:
     """A one-line plain repr of a result: dataset (or model), headline D and verdict, the number
     of significant cues; bounded (dataset strings are cut), never the whole results."""
+    from cuelens.audit.findings import d_points
+
     data = results.get("dataset", {})
     parts = [_short(data.get("name", "results"))]
     for key in ("probe", "llm_probe"):
@@ -77,7 +57,7 @@ def summary_text(results: dict) -> str:
             parts.insert(0, f"{_short(model)} on")
     leak = results.get("leakage")
     if leak:
-        parts.append(f"D {100 * leak['best']['D']:+.1f} points ({leak.get('verdict', 'n/a')})")
+        parts.append(f"D {d_points(leak['best']['D'])} ({leak.get('verdict', 'n/a')})")
     if "cues" in results:
         parts.append(f"{sum(c['significant'] for c in results['cues']):,} significant cues")
     return " ".join(parts[:2]) + (": " if len(parts) > 2 else "") + ", ".join(parts[2:])
@@ -88,7 +68,7 @@ def summary_html(results: dict) -> str:
     findings and the strongest cues per label by z (the terminal summary's ranking); every value
     from the data is escaped and cut to a bounded length."""
     from cuelens.audit.examples import top_cues_by_label
-    from cuelens.audit.findings import findings
+    from cuelens.audit.findings import d_with_ci, findings
 
     def esc(value) -> str:
         return html.escape(_short(value))
@@ -102,7 +82,7 @@ def summary_html(results: dict) -> str:
         best = leak["best"]
         parts.append(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
                      f"{best['accuracy'] * 100:.1f}% ({esc(best['metric'])}/"
-                     f"{esc(best['aggregator'])}) · D = {best['D'] * 100:+.1f} points<br>")
+                     f"{esc(best['aggregator'])}) · D = {d_with_ci(best)}<br>")
     found = findings(results)
     if found:
         parts.append("<ol>" + "".join(f"<li>{html.escape(f.title[:300])}</li>"
@@ -125,31 +105,27 @@ def _z(cue: dict) -> str:
     return format_number(cue["metrics"].get("z"), 1)
 
 
-class ResultViews:
-    """Tables, dict and HTML of a result holding ``dataset``, ``results`` and ``item_easy``."""
+class EvaluatedItems(Protocol):
+    """What the views read of a result's data: its evaluated items (a loaded
+    :class:`~cuelens.data.Dataset`, or the chunks of a streamed scan)."""
 
-    dataset: Dataset
+    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame: ...
+
+
+class ResultViews:
+    """Tables, dict and HTML summary of a result holding ``dataset``, ``results`` and
+    ``item_easy``."""
+
     results: dict
     item_easy: np.ndarray | None  # None: no easy/hard split (e.g. MCQ with varying choices)
 
-    @property
-    def inputs(self) -> list[str]:
-        """Files the result was computed from (outputs never overwrite one of them)."""
-        return self.dataset.input_paths
+    if TYPE_CHECKING:  # read only here: the result's own field (a Dataset, or chunks)
+        @property
+        def dataset(self) -> EvaluatedItems: ...
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the results.json content."""
         return copy.deepcopy(self.results)
-
-    def to_html(self, path: str | Path, options: ReportOptions | None = None, *,
-                validate: bool = True) -> Path:
-        """Render the HTML report (docs/methods.md §10) to ``path`` (``options``: plotly.js
-        inline, from the CDN or beside the page; the cue ranking); returns the written path.
-        ``validate=False`` skips the schema check (:func:`~cuelens.reports.render_report`)."""
-        from cuelens.reports import render_report
-
-        return render_report(self.results, Path(path), inputs=self.inputs, options=options,
-                             validate=validate)
 
     def _repr_html_(self) -> str:
         return summary_html(self.results)
@@ -185,15 +161,15 @@ class ResultViews:
     @property
     def easy(self) -> pd.DataFrame:
         """Test items the cue-only classifier gets right (docs/methods.md §4); empty without a split."""
-        return items_frame(self.dataset.test, self._split_mask(True))
+        return self.dataset.evaluated_frame(self._split_mask(True))
 
     @property
     def hard(self) -> pd.DataFrame:
         """Test items the cue-only classifier gets wrong (docs/methods.md §4); empty without a split."""
-        return items_frame(self.dataset.test, self._split_mask(False))
+        return self.dataset.evaluated_frame(self._split_mask(False))
 
     def _split_mask(self, easy: bool) -> np.ndarray:
         if self.item_easy is None:
-            return np.zeros(len(self.dataset.test), dtype=bool)
+            return np.zeros(0, dtype=bool)
         mask = np.asarray(self.item_easy, dtype=bool)
         return mask if easy else ~mask

@@ -30,6 +30,27 @@ def test_api_docstring_examples_run():
     assert tried >= 20 and failures == 0
 
 
+def test_the_statistics_return_data_and_the_result_adds_views_and_report(tmp_path):
+    """docs/ARCHITECTURE.md "Layers": ``scan_dataset`` returns a plain ``Scan`` (no views, no
+    report); ``ScanResult.of`` shares its fields and ``save`` adds report.html to its files."""
+    from cuelens.audit.config import ScanConfig
+    from cuelens.audit.pipeline import Scan, scan_dataset
+    from cuelens.results import ScanResult
+
+    scan = scan_dataset(cuelens.load_dataset(make_nli(120, seed=0)), ScanConfig(**FAST))
+    assert type(scan) is Scan and not hasattr(scan, "cues") and not hasattr(scan, "save")
+    plain = scan.write(tmp_path / "plain")
+    assert "report" not in plain and not (tmp_path / "plain" / "report.html").exists()
+    result = ScanResult.of(scan)
+    assert isinstance(result, Scan) and result.results is scan.results
+    assert result.dataset is scan.dataset and result.item_easy is scan.item_easy
+    saved = result.save(tmp_path / "viewed")
+    assert "<!DOCTYPE html>" in saved["report"].read_text(encoding="utf-8")
+    assert sorted(saved) == sorted([*plain, "report"])
+    assert saved["results"].read_bytes() == plain["results"].read_bytes()
+    assert len(result.easy) + len(result.hard) == 120
+
+
 @pytest.mark.slow
 def test_scan_api_writes_the_same_bytes_as_the_cli(tmp_path):
     records = make_mcq(300, seed=3, vocab_size=200)

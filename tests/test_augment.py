@@ -145,3 +145,21 @@ def test_stress_command(tmp_path):
     counts = json.loads((tmp_path / "stress.summary.json").read_text())["ops"]
     assert counts["ner"] == {"generated": 0, "skipped": 2}
     assert counts["neg+"]["generated"] == 2 and counts["co"]["generated"] == 2
+
+
+def test_stress_and_augmentation_refuse_other_tasks_alike_from_cli_and_api(tmp_path):
+    """One check each, in the library (build_stress, augment): the CLI and the API say the same."""
+    import cuelens
+    from cuelens.data.synthetic import make_nli
+
+    rows = make_nli(20, seed=0)
+    data = _write(tmp_path / "nli.jsonl", rows)
+    for command, api, said in (
+            ("stress", cuelens.stress, "stress tests need a multiple-choice dataset"),
+            ("augment", cuelens.augment_dataset,
+             "augmentation needs a multiple-choice dataset with k ≥ 2 choices")):
+        with pytest.raises(UserError, match=said):
+            api(rows)
+        refused = CliRunner().invoke(app, [command, str(data), "--out",
+                                           str(tmp_path / f"{command}.jsonl")])
+        assert refused.exit_code == 2 and said in refused.output

@@ -56,6 +56,6 @@ def test_cues_csv_equals_the_csv_writer(tmp_path):
     for cue in cues:
         writer.writerow([cue["token"], cue["label"], cue["count"], cue["label_count"],
                          *cue["metrics"].values()])
-    write_cues_csv(tmp_path / "cues.csv", cues)
+    write_cues_csv(tmp_path / "cues.csv", cues, list(METRICS))
     assert (tmp_path / "cues.csv").read_bytes() == buffer.getvalue().encode("utf-8")
     assert (tmp_path / "cues.csv").read_bytes().count(b"\n") == 5  # header, 3 rows, 1 in a cell

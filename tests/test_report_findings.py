@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,6 +173,33 @@ def test_terminal_and_jupyter_summaries_rank_cues_by_z():
     assert "sig86" in html and "rare0" not in html
 
 
+def test_d_with_its_interval_reads_the_same_in_every_summary(monkeypatch):
+    """Issue 24: one function (``findings.d_with_ci``) words the headline D with its 95% CI for
+    the terminal, the report's verdict, the Jupyter summary and the dataset card."""
+    import io
+
+    from rich.console import Console
+
+    from cuelens.commands import scan as scan_command
+    from cuelens.frames import summary_html, summary_text
+    from cuelens.mitigate.card import leakage_sentence
+    from cuelens.reports.scan import verdict
+
+    results = nli_results()
+    results["leakage"]["best"].update(D=0.123, ci_low=0.101, ci_high=0.142)
+    results["leakage"]["verdict"] = "significant"
+    said = "D = +12.3 points (95% CI +10.1 to +14.2)"
+    terminal = io.StringIO()
+    monkeypatch.setattr(scan_command, "console", Console(file=terminal, width=400))
+    scan_command.print_summary(results, 3, Path("out"))
+    assert said in terminal.getvalue()
+    assert said in summary_html(results)
+    assert said in leakage_sentence(results)
+    assert "+12.3 points (95% CI +10.1 to +14.2), the whole interval above" in \
+        verdict(results["leakage"], 0.10, results)[1]
+    assert "D +12.3 points (significant)" in summary_text(results)
+
+
 # ----------------------------------------------------------------------------------- glossary
 def test_every_abbreviation_on_the_page_is_explained():
     results = nli_results()
@@ -335,9 +363,10 @@ def test_notebook_reprs_are_bounded(tmp_path):
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
+    from cuelens.results import ScanResult
 
     dirs = write_demo_data(tmp_path, size=150, seed=0)
-    result = scan_dataset(load_dataset(str(dirs["nli"])))
+    result = ScanResult.of(scan_dataset(load_dataset(str(dirs["nli"]))))
     result.results["dataset"]["name"] = "x" * 100_000  # hostile: a huge name
     assert len(repr(result)) < 500 and "D " in repr(result)
     assert len(result._repr_html_()) < 8_000

@@ -108,10 +108,8 @@ def test_api_streaming_scan(tmp_path, nli_file):
 def test_streamed_result_is_a_scan_result_a_probe_takes(tmp_path, nli_file):
     """One result type whatever the memory mode: a streamed scan carries the per-item easy
     mask, so ``cuelens.probe(scan=...)`` splits the probe by it."""
-    from cuelens.audit.pipeline import ScanResult
-
     result = cuelens.scan(nli_file, stats="streaming", folds=3, iterations=1, seed=2)
-    assert isinstance(result, ScanResult)
+    assert isinstance(result, cuelens.ScanResult)
     assert result.item_easy.dtype == bool and len(result.item_easy) == 600
     assert int(result.item_easy.sum()) == result.results["easy_hard"]["easy"]
     assert result.easy["id"].tolist() == [r["id"] for r, easy in

@@ -126,17 +126,17 @@ def test_item_files_records_ids_none(tmp_path):
     results = {"cues": []}
     items = split_item_lines(dataset.test, easy)
     files = write_scan_outputs(tmp_path / "r", results, {}, dataset.input_paths, items, 60,
-                               "records")
+                               "records", metric_names=[])
     assert files["easy"].read_bytes() == "".join(
         lines[i] + "\n" for i in range(60) if easy[i]).encode("utf-8")
     assert files["hard"].read_bytes() == "".join(
         lines[i] + "\n" for i in range(60) if not easy[i]).encode("utf-8")
     files = write_scan_outputs(tmp_path / "i", results, {}, dataset.input_paths, items, 60,
-                               "ids")
+                               "ids", metric_names=[])
     assert files["easy"].name == "easy.ids.txt"
     assert files["easy"].read_text().split() == [rows[i]["id"] for i in range(60) if easy[i]]
     files = write_scan_outputs(tmp_path / "n", results, {}, dataset.input_paths, items, 60,
-                               "none")
+                               "none", metric_names=[])
     assert "easy" not in files and not (tmp_path / "n" / "easy.jsonl").exists()
     assert item_files_mode("auto", 1_000_000) == "records"
     assert item_files_mode("auto", 1_000_001) == "ids"

@@ -79,17 +79,22 @@ def with_ci(value: str, low: float | None, high: float | None) -> str:
     return f"{value} (95% CI {low:+.1f} to {high:+.1f})"
 
 
+def d_points(d: float) -> str:
+    """A leakage D (a fraction) in points, as every text shows it: ``+12.3 points``."""
+    return f"{100 * d:+.1f} points"
+
+
 def d_with_ci(row: dict) -> str:
     """A leakage row's D with its interval, when it has one (``D``, ``ci_low``, ``ci_high`` as
-    fractions): ``+12.3 points (95% CI +10.1 to +14.2)``.
+    fractions): ``+12.3 points (95% CI +10.1 to +14.2)`` — the one wording of the terminal, the
+    report's verdict, the Jupyter summary, the comparison and the dataset card.
 
     >>> d_with_ci({"D": 0.123, "ci_low": 0.101, "ci_high": 0.142})
     '+12.3 points (95% CI +10.1 to +14.2)'
     >>> d_with_ci({"D": -0.02})
     '-2.0 points'
     """
-    return with_ci(f"{100 * row['D']:+.1f} points", _points(row.get("ci_low")),
-                   _points(row.get("ci_high")))
+    return with_ci(d_points(row["D"]), _points(row.get("ci_low")), _points(row.get("ci_high")))
 
 
 def verdict_baseline(leakage: dict) -> dict:
@@ -148,7 +153,7 @@ def _leakage(results: dict) -> list[Finding]:
         return []
     best = leak["best"]
     verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
-    d = f"{100 * best['D']:+.1f} points"
+    d = d_points(best["D"])
     mcq = results.get("dataset", {}).get("task") == "mcq"
     base = ("random guessing" if mcq else "guessing (one response of each pair is chosen)"
             if is_preference(results) else "always giving the most common label")
@@ -238,10 +243,10 @@ def _mcq_rules(results: dict) -> list[Finding]:
         low, high = row.get("D_ci", (None, None))
         if row["D"] > 0:
             title = (f"The rule “{row['name']}” finds the answer without reading the question: "
-                     f"{100 * row['D']:+.1f} points above chance.")
+                     f"{d_points(row['D'])} above chance.")
         else:
             title = (f"The rule “{row['name']}” does worse than chance "
-                     f"({100 * row['D']:+.1f} points): its picks are rarely the answer.")
+                     f"({d_points(row['D'])}): its picks are rarely the answer.")
         out.append(Finding("baseline", title, _points(row["D"]), _points(low), _points(high),
                            "points", row["n_items"], "mcq_baselines", "high", "rule",
                            row["name"]))

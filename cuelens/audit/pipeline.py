@@ -1,5 +1,6 @@
 """The whole ``audit scan`` in one call: word cues, leakage, easy/hard and ICQ features
-(docs/methods.md §1–5), returned as a :class:`ScanResult` that knows how to save itself.
+(docs/methods.md §1–5), returned as a :class:`Scan`: the results and what its files are written
+from (the pandas views and the report: :class:`cuelens.results.ScanResult`, above).
 
 ``audit scan``, ``audit demo``, ``audit probe`` (without ``--scan``) and :func:`cuelens.scan`
 all call :func:`scan_dataset`; nothing here prints. ``progress(stage, fraction)`` receives the
@@ -19,21 +20,19 @@ import numpy as np
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.dataset import Dataset, Task
-from cuelens.frames import ResultViews, items_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from cuelens.audit.bias_items import ItemTable
     from cuelens.audit.results import ItemLines
-    from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
 
 
 class ChunkedItems(Protocol):
     """Scanned data kept on disk in chunks (:class:`~cuelens.audit.streamed_scan.ChunkedData`):
-    what a :class:`ScanResult` reads of its evaluated items."""
+    what a :class:`Scan` reads of its evaluated items."""
 
     @property
     def input_paths(self) -> list[str]: ...
@@ -43,22 +42,22 @@ class ChunkedItems(Protocol):
     def item_lines(self, item_easy: np.ndarray) -> ItemLines: ...
 
 
-@dataclass(repr=False)  # ResultViews.__repr__: bounded
-class ScanResult(ResultViews):
+@dataclass(repr=False)  # bounded: never the whole results dict (MBs on SNLI)
+class Scan:
     """A scan's results.json content plus the easy mask of the evaluated items, whatever the
     memory mode: ``dataset`` is the scanned data, loaded (a :class:`~cuelens.data.Dataset`) or
-    kept on disk in chunks (:class:`ChunkedItems`, ``--stats streaming``).
+    kept on disk in chunks (:class:`ChunkedItems`, ``--stats streaming``)."""
 
-    pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``, ``items``; ``D`` is
-    the headline leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in
-    Jupyter.
-    """
-
-    dataset: Dataset | ChunkedItems  # type: ignore[assignment]  # easy/hard/inputs: below
+    dataset: Dataset | ChunkedItems
     results: dict
     item_easy: np.ndarray | None  # bool per evaluated item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
     bias: ItemTable | None = None  # per-item bias outputs (cuelens.audit.bias_items)
+
+    @property
+    def inputs(self) -> list[str]:
+        """Files the scan read (its outputs never overwrite one of them)."""
+        return self.dataset.input_paths
 
     @property
     def items(self) -> pd.DataFrame:
@@ -68,28 +67,11 @@ class ScanResult(ResultViews):
 
         return self.bias.frame() if self.bias is not None else pd.DataFrame(columns=["id"])
 
-    def _evaluated(self, easy: bool) -> pd.DataFrame:
-        mask = self._split_mask(easy)
-        if isinstance(self.dataset, Dataset):
-            return items_frame(self.dataset.test, mask)
-        return self.dataset.evaluated_frame(mask)
-
-    @property
-    def easy(self) -> pd.DataFrame:
-        """Evaluated items the cue-only classifier gets right (docs/methods.md §4)."""
-        return self._evaluated(True)
-
-    @property
-    def hard(self) -> pd.DataFrame:
-        """Evaluated items the cue-only classifier gets wrong (docs/methods.md §4)."""
-        return self._evaluated(False)
-
-    def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
-             report_options: ReportOptions | None = None) -> dict[str, Path]:
+    def write(self, out_dir: str | Path, item_files: str = "auto") -> dict[str, Path]:
         """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
         :func:`~cuelens.audit.results.write_scan_outputs`; streamed from the chunks of a
-        streamed scan), run.json, the per-item bias table (and report.html, rendered with
-        ``report_options``): all of them or none."""
+        streamed scan), run.json and the per-item bias table: all of them or none."""
+        from cuelens.audit.metrics import METRICS
         from cuelens.audit.results import run_info, split_item_lines, write_scan_outputs
         from cuelens.io import output_set
 
@@ -102,12 +84,10 @@ class ScanResult(ResultViews):
             files = write_scan_outputs(out_dir, self.results,
                                        run_info(self.started, inputs=self.inputs), self.inputs,
                                        items, 0 if self.item_easy is None else
-                                       len(self.item_easy), item_files)
+                                       len(self.item_easy), item_files,
+                                       metric_names=list(METRICS))
             if self.bias is not None:
                 files.update(self.bias.write(out_dir, self.inputs))
-            if report:  # the results were just built by the scan: no schema check
-                files["report"] = self.to_html(out_dir / "report.html", report_options,
-                                               validate=False)
         return files
 
 
@@ -151,7 +131,7 @@ VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifa
                    "number in every item)")
 
 
-def _varying_choices_scan(dataset: Dataset, config: ScanConfig, started: float) -> ScanResult:
+def _varying_choices_scan(dataset: Dataset, config: ScanConfig, started: float) -> Scan:
     """A scan of MCQ items with varying choice counts: dataset summary and ``mcq_baselines``."""
     from cuelens.audit.mcq_baselines import mcq_baselines
     from cuelens.audit.results import results_header
@@ -160,13 +140,13 @@ def _varying_choices_scan(dataset: Dataset, config: ScanConfig, started: float) 
     results = {**results_header(config, dataset_summary(dataset)),
                "mcq_baselines": mcq_baselines(dataset, config.folds, config.seed),
                "notes": [VARYING_CHOICES]}
-    return ScanResult(dataset=dataset, results=results, item_easy=None, started=started)
+    return Scan(dataset=dataset, results=results, item_easy=None, started=started)
 
 
 def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                  progress: Progress | None = None,
-                 tokens: TokenSequences | None = None) -> ScanResult:
+                 tokens: TokenSequences | None = None) -> Scan:
     """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none).
 
     ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
@@ -195,5 +175,5 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                                     seed=config.seed, progress=progress))
     results.update(length_section(dataset, config.folds, config.seed))
     results["next_steps"] = next_steps(results)
-    return ScanResult(dataset=dataset, results=results, item_easy=audit.item_easy,
-                      started=started, bias=audit.items)
+    return Scan(dataset=dataset, results=results, item_easy=audit.item_easy, started=started,
+                bias=audit.items)

@@ -17,7 +17,7 @@ import numpy as np
 
 from cuelens.audit.advice import next_steps
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.pipeline import ScanResult, scan_dataset
+from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
 from cuelens.audit.subsets import (MAX_SUBSET_ITEMS, add_leakage, preference_cells,
                                    subset_dataset, subset_table)
@@ -54,7 +54,7 @@ def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
 
 def scan_preferences(preferences: Preferences, config: ScanConfig | None = None, *,
                      subset_field: str | None = None,
-                     progress: Progress | None = None) -> ScanResult:
+                     progress: Progress | None = None) -> Scan:
     """Scan preference pairs: results.json with ``dataset.task`` = ``preference``, the word-cue
     sections of the responses, ``preference`` and (with subsets) ``subsets``."""
     config = config or ScanConfig()

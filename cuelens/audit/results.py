@@ -12,14 +12,13 @@ import csv
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from cuelens.audit.metrics import METRICS
 from cuelens.data.dataset import Split
 from cuelens.errors import UserError
 from cuelens.io import atomic_open, atomic_open_text, check_outputs, write_json
@@ -64,9 +63,10 @@ def build_results(config, audit: WordSections, summary: dict, examples: dict,
             "examples": examples}
 
 
-def write_cues_csv(path: Path, cues: list[dict]) -> None:
-    """cues.csv: one row per cue, streamed into the atomic file."""
-    names = list(METRICS)
+def write_cues_csv(path: Path, cues: list[dict], metric_names: Sequence[str]) -> None:
+    """cues.csv: one row per cue (its ``metric_names`` columns in that order), streamed into the
+    atomic file."""
+    names = list(metric_names)
     with atomic_open_text(path) as text:
         writer = csv.writer(text, lineterminator="\n")
         writer.writerow(["token", "label", "count", "label_count", *names])
@@ -114,8 +114,8 @@ def split_item_lines(split: Split, item_easy: np.ndarray) -> ItemLines:
 
 
 def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: list[str],
-                       items: ItemLines | None, n_items: int,
-                       item_files: str = "auto") -> dict[str, Path]:
+                       items: ItemLines | None, n_items: int, item_files: str = "auto", *,
+                       metric_names: Sequence[str]) -> dict[str, Path]:
     """Write results.json, cues.csv, the easy/hard item files and run.json into ``out_dir``,
     none of them one of the ``inputs`` (``items`` None: no word-cue statistics, so results.json
     and run.json only).
@@ -123,7 +123,8 @@ def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: lis
     ``item_files`` (:func:`item_files_mode` of the ``n_items`` evaluated items): ``records`` →
     easy.jsonl/hard.jsonl with the original records (byte-identical lines); ``ids`` →
     easy.ids.txt/hard.ids.txt, one item id per line; ``none`` → neither. ``items(mode)``
-    streams the lines, never held in memory.
+    streams the lines, never held in memory. ``metric_names``: the cues.csv metric columns
+    (:data:`cuelens.audit.metrics.METRICS`, from the statistics above this writer).
     """
     mode = item_files_mode(item_files, n_items) if items is not None else "none"
     files = scan_output_paths(out_dir, mode)
@@ -132,7 +133,7 @@ def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: lis
     check_outputs(files.values(), inputs)
     write_json(files["results"], results)
     if items is not None:
-        write_cues_csv(files["cues"], results["cues"])
+        write_cues_csv(files["cues"], results["cues"], metric_names)
         if mode != "none":
             write_item_files((files["easy"], files["hard"]), items(mode))
     write_json(files["run"], run_info)

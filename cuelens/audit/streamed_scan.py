@@ -4,7 +4,7 @@
 themselves and their token ids, :class:`~cuelens.audit.streamed.TokenStore`);
 :func:`scan_streaming` computes every section of results.json from passes over them
 (:mod:`cuelens.audit.streamed`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
-:class:`~cuelens.audit.pipeline.ScanResult` that writes the usual outputs. The sections have the exact scan's
+:class:`~cuelens.audit.pipeline.Scan` that writes the usual outputs. The sections have the exact scan's
 schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds differ.
 """
 
@@ -34,16 +34,16 @@ from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds,
     predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import items_frame
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
 from cuelens.errors import UserError
-from cuelens.frames import items_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cuelens.audit.pipeline import ScanResult
+    from cuelens.audit.pipeline import Scan
     from cuelens.audit.results import ItemLines
 
 Progress = Callable[[str, float], None]
@@ -423,7 +423,7 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,
                config: ScanConfig | None = None, fields: FieldMap = FieldMap(),
                skip_bad: bool = False, work_dir: str | Path | None = None,
-               progress: Progress | None = None) -> ScanResult:
+               progress: Progress | None = None) -> Scan:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
     removed with the result) and scan them with statistics that stream."""
     from cuelens.engine.chunks import ChunkDirectory, chunk_space
@@ -445,11 +445,11 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
-                   progress: Progress | None = None) -> ScanResult:
+                   progress: Progress | None = None) -> Scan:
     """Every results.json section of ``data`` from statistics that stream; ``folds``:
     :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
     from cuelens.audit.advice import next_steps
-    from cuelens.audit.pipeline import ScanResult
+    from cuelens.audit.pipeline import Scan
     from cuelens.audit.results import build_results
     from cuelens.audit.streamed_hygiene import streamed_hygiene
 
@@ -479,4 +479,4 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:
         progress("bias items", 1.0)
-    return ScanResult(data, results, np.concatenate(audit.easy), started, bias=items)
+    return Scan(data, results, np.concatenate(audit.easy), started, bias=items)

@@ -14,6 +14,7 @@ from cuelens.augment.operators import OpContext, Operator
 from cuelens.augment.perturb import (apply_operator, item_rng, needed_texts, parse_texts,
                                      question_record)
 from cuelens.data.dataset import Split, Task
+from cuelens.errors import UserError
 
 
 @dataclass
@@ -24,7 +25,10 @@ class StressSet:
 
 def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
                  items: Sequence[int] | None = None, progress=None) -> StressSet:
-    """Stress questions from the MCQ ``split`` (restricted to ``items`` when given)."""
+    """Stress questions from the MCQ ``split`` (restricted to ``items`` when given); a split
+    of another task is a :class:`UserError`."""
+    if split.task != Task.MCQ:
+        raise UserError("stress tests need a multiple-choice dataset", path=split.path)
     index = list(range(len(split))) if items is None else list(items)
     docs = parse_texts(needed_texts(split.subset(index), list(ops)), progress) \
         if any(op.needs_parse for op in ops) else {}

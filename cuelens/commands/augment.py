@@ -7,16 +7,15 @@ from typing import Annotated
 
 import typer
 
-from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
-from cuelens.data.dataset import Task
+from cuelens.commands.common import (DataSource, OutFileOpt, SeedOpt, console, data_options,
+                                     user_errors)
 
 
 @user_errors
 @data_options(without=("test", "hypothesis_field"))
 def augment(
     source: DataSource,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL (originals + generated).")]
-    = Path("augmented.jsonl"),
+    out: OutFileOpt = Path("augmented.jsonl"),
     ops: Annotated[str, typer.Option(help="Comma-separated: crossover, mutation, mutation2.")]
     = "crossover,mutation",
     ratio: Annotated[float, typer.Option(
@@ -25,8 +24,9 @@ def augment(
 ) -> None:
     """Augment MCQ training data with crossover/mutation questions (provenance: source_id, op).
 
-    A directory's train split is used (else the single file given). The input is never
-    overwritten; no generated question repeats an existing one or has two equal choices.
+    A directory's train split is used (else the single file given); --out gets its questions
+    and the generated ones as JSONL. The input is never overwritten; no generated question
+    repeats an existing one or has two equal choices.
 
     Example: audit augment data/arct/ --ops crossover,mutation --ratio 1.0 --out arct-aug.jsonl
     """
@@ -34,15 +34,11 @@ def augment(
 
     from cuelens.augment.augmentation import augment as run_augment
     from cuelens.augment.augmentation import parse_augmenters
-    from cuelens.errors import UserError
     from cuelens.io import check_outputs, write_jsonl
 
     names = parse_augmenters(ops)
     dataset = source.load()
     split = dataset.train or dataset.test
-    if dataset.task != Task.MCQ or (split.n_choices or 0) < 2:
-        raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",
-                        path=split.path)
     check_outputs([out], dataset.input_paths)
     result = run_augment(split, names, ratio=ratio, seed=seed)
     write_jsonl(out, result.rows)

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Optional
-
 import typer
 
-from cuelens.commands.common import console, user_errors
+from cuelens.commands.common import CacheDirOpt, console, user_errors
 
 app = typer.Typer(help="The parse cache of the ICQ feature cues (docs/cache.md).\n\n"
                        "Example: audit cache info", no_args_is_help=True)
-
-CacheDirOpt = Annotated[Optional[Path], typer.Option(
-    "--cache-dir", help="Cache directory (default: $CUELENS_CACHE_DIR or ~/.cache/cuelens/parse).")]
 
 
 def _mib(n: int) -> str:

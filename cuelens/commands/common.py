@@ -79,6 +79,10 @@ GroupFieldOpt = Annotated[Optional[str], typer.Option(
 SkipBadOpt = Annotated[bool, typer.Option(
     "--skip-bad", help="Skip malformed lines/records with a counted warning instead of stopping.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (results are deterministic).")]
+OutFileOpt = Annotated[Path, typer.Option("--out", "-o", help="Output file.")]
+CacheDirOpt = Annotated[Optional[Path], typer.Option(
+    "--cache-dir", help="Parse cache of the ICQ features (safe to delete; default: "
+    "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse; docs/cache.md).")]
 AddressOpt = Annotated[Optional[str], typer.Option(
     "--address", help="Ray cluster for --engine ray: auto, ray://host:port (default: start a "
     "local one).")]

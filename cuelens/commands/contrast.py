@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import SeedOpt, console, user_errors
+from cuelens.commands.common import OutFileOpt, SeedOpt, console, user_errors
 
 app = typer.Typer(help="Controversial sentence pairs between language models: natural selection, "
                        "synthetic search, and model–human consistency (docs/methods.md §9).\n\n"
@@ -18,7 +18,6 @@ app = typer.Typer(help="Controversial sentence pairs between language models: na
 ModelsOpt = Annotated[Optional[str], typer.Option(
     "--models", "--model", help="Comma-separated model names (keys of the scores file) or "
                                 "scorer specs for the LM scoring layer.")]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output file.")]
 HtmlOpt = Annotated[Optional[Path], typer.Option(
     "--html", help="Also write the HTML report (the same page as audit report) here.")]
 
@@ -80,7 +79,7 @@ def _score_corpus(texts: list[str], specs: list[str], batch_size: int):
 @app.command("natural")
 @user_errors
 def natural(
-    out: OutOpt,
+    out: OutFileOpt,
     scores: Annotated[Optional[Path], typer.Option(
         help="Per-model sentence log-probabilities: .npz (one array per model) or .jsonl.")] = None,
     corpus: Annotated[Optional[Path], typer.Option(
@@ -172,7 +171,7 @@ def natural(
 @app.command("synthetic")
 @user_errors
 def synthetic(
-    out: OutOpt,
+    out: OutFileOpt,
     init: Annotated[Path, typer.Option(help="Natural starting sentences, one per line.")],
     vocab: Annotated[Path, typer.Option(help="Candidate words, one per line.")],
     models: ModelsOpt = None,
@@ -255,7 +254,7 @@ def judge(
     trials: Annotated[Path, typer.Option(
         help="CSV with sentence1, sentence2, sentence{1,2}_<model>_prob (and usually subject, "
              "rating, targeting columns).")],
-    out: OutOpt,
+    out: OutFileOpt,
     ratings: Annotated[Optional[Path], typer.Option(
         help="Separate CSV of human ratings: sentence1, sentence2, subject, rating.")] = None,
     models: ModelsOpt = None,

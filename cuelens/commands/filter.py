@@ -62,6 +62,7 @@ def filter(  # noqa: A001 - the sub-command's name
     from cuelens.mitigate.aflite import AFLiteOptions
     from cuelens.mitigate.subset import METHODS, filter_dataset, write_subset
     from cuelens.reports import render_report
+    from cuelens.results import ScanResult
 
     if method not in METHODS:
         raise UserError(f"unknown --method {method!r}; choose from {', '.join(METHODS)}")
@@ -88,8 +89,8 @@ def filter(  # noqa: A001 - the sub-command's name
         after = scan_dataset(filtered, config, features=(), progress=progress)
     result = compare_scans(before.results, after.results, f"{dataset.name}", filtered.name)
     with output_set():
-        before.save(out / "scan-before")
-        after.save(out / "scan-after")
+        ScanResult.of(before).save(out / "scan-before")
+        ScanResult.of(after).save(out / "scan-after")
         written = render_report(result, out / "compare.html",
                                 inputs=[str(p) for p in paths.values()])
     n_before, n_after = len(subset.weight), int(subset.weight.sum())

@@ -92,6 +92,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: Prob
     from cuelens.probes.llm.pipeline import probe_llm_dataset
     from cuelens.probes.llm.templates import (default_templates, resolve_template,
                                               with_max_new_tokens)
+    from cuelens.results import LLMProbeResult
 
     if options.max_new_tokens is not None and options.max_new_tokens < 1:
         raise UserError("--max-new-tokens must be at least 1")
@@ -123,7 +124,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: Prob
     result.started = started
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
-    files = result.save(out_dir, report_options=report_options)
+    files = LLMProbeResult.of(result).save(out_dir, report_options=report_options)
     console.print(f"report: [bold]{escape(str(files['report']))}[/]")
     print_llm_probe(result.section, out_dir)
 

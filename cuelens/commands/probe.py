@@ -138,6 +138,7 @@ def probe(
     from cuelens.probes.pipeline import check_outputs, probe_dataset
     from cuelens.probes.scan_source import SCAN_FILES
     from cuelens.probes.short_circuit import ShortCircuitOptions
+    from cuelens.results import ProbeResult
 
     started = time.time()
     if sum(x is not None for x in (model, predictions, llm)) != 1:
@@ -202,13 +203,13 @@ def probe(
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "short_circuit" in result.results["probe"]:
         print_short_circuit(result.results["probe"]["short_circuit"])
-    result.save(out_dir, report_options=ReportOptions(plotly=plotly))
+    ProbeResult.of(result).save(out_dir, report_options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(out_dir / 'report.html'))}[/]")
     print_probe(result.results["probe"], out_dir)
 
 
 def _load_scan(scan: Path | None, dataset):
-    """The ``--scan`` directory as a ScanResult (None: the probe scans the data itself)."""
+    """The ``--scan`` directory as a Scan (None: the probe scans the data itself)."""
     if scan is None:
         return None
     from cuelens.probes.pipeline import load_scan

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import (AddressOpt, ChoicesFieldOpt, DataArg, GroupFieldOpt, HfOpt,
-                                     HypothesisFieldOpt, LabelFieldOpt, PremiseFieldOpt, SeedOpt,
-                                     PlotlyOpt, SkipBadOpt, TestOpt, TrainOpt, console, field_map,
-                                     progress_bar, user_errors, warn_skipped)
+from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, DataArg,
+                                     GroupFieldOpt, HfOpt, HypothesisFieldOpt, LabelFieldOpt,
+                                     PremiseFieldOpt, SeedOpt, PlotlyOpt, SkipBadOpt, TestOpt,
+                                     TrainOpt, console, field_map, progress_bar, user_errors,
+                                     warn_skipped)
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.audit.metrics import METRICS, Z_PRIORS
+from cuelens.audit.results import RECORDS_MAX_ITEMS
 from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
+
+if TYPE_CHECKING:
+    from cuelens.audit.pipeline import Scan
 
 DEFAULT = ScanConfig()  # the one place holding the scan's defaults
 
@@ -79,9 +84,7 @@ def scan(
         "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
         "sentiment, overlap, ner, typo; 'all' or 'none' (default: all; none with --stats "
         "streaming).")] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option(
-        "--cache-dir", help="Parse cache of the ICQ features (safe to delete; default: "
-        "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse).")] = None,
+    cache_dir: CacheDirOpt = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="local: stream the input into compact columns; memory: read whole "
         "files; ray: read and tokenise shards on a Ray cluster (cuelens[ray]). Same results.")]
@@ -89,8 +92,8 @@ def scan(
     address: AddressOpt = None,
     item_files: Annotated[str, typer.Option(
         "--item-files", help="easy/hard item files: records (easy.jsonl/hard.jsonl, the input "
-        "lines), ids (easy.ids.txt/hard.ids.txt), none; auto = records up to 1,000,000 "
-        "evaluated items, else ids.")] = "auto",
+        "lines), ids (easy.ids.txt/hard.ids.txt), none; auto = records up to "
+        f"{RECORDS_MAX_ITEMS:,} evaluated items, else ids.")] = "auto",
     stats: Annotated[str, typer.Option(
         "--stats", help="exact: cross-validation with grouped folds over items held in memory; "
         "streaming: passes over on-disk chunks with hashed folds, memory bounded by the "
@@ -226,14 +229,16 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     check_fail_above(result.results, fail_above)
 
 
-def save_scan(result, out_dir: Path, report: tuple[Path | None, ReportOptions], top: int,
+def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOptions], top: int,
               item_files: str = "auto") -> None:
     """Write the scan's files and report (``report``: its path, default in ``out_dir``, and
     rendering options), then print the terminal summary."""
     from rich.markup import escape
 
     from cuelens.io import output_set
+    from cuelens.results import ScanResult
 
+    result = ScanResult.of(scan)
     with output_set():  # results, tables and report appear together or not at all
         path, options = report
         files = result.save(out_dir, report=path is None, item_files=item_files,

@@ -8,10 +8,8 @@ from typing import Annotated
 import typer
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
-from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
-from cuelens.data.dataset import Task
-
-
+from cuelens.commands.common import (DataSource, OutFileOpt, SeedOpt, console, data_options,
+                                     user_errors)
 
 def summary_path(out: Path) -> Path:
     """``stress.jsonl`` → ``stress.summary.json`` (per-operator counts)."""
@@ -22,8 +20,7 @@ def summary_path(out: Path) -> Path:
 @data_options(without=("train", "hypothesis_field"))
 def stress(
     source: DataSource,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL of stress questions.")]
-    = Path("stress.jsonl"),
+    out: OutFileOpt = Path("stress.jsonl"),
     ops: Annotated[str, typer.Option(
         help=f"Comma-separated operators: {DEFAULT_STRESS_OPS}.")]
     = DEFAULT_STRESS_OPS,
@@ -31,22 +28,19 @@ def stress(
 ) -> None:
     """Build stress questions from MCQ test data: same premise and correct choice, a constructed
     wrong choice per operator (items an operator cannot change are skipped and counted).
+    --out gets the questions as JSONL, and NAME.summary.json beside it the counts per operator.
 
     Example: audit stress data/copa/test.jsonl --ops co,mt,neg+,pr --out stress.jsonl
     """
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress
     from cuelens.commands.model_options import item_progress
-    from cuelens.errors import UserError
     from cuelens.io import check_outputs, output_set, write_json, write_jsonl
 
     operators = parse_ops(ops)
     dataset = source.load()
     split = dataset.test
-    if dataset.task != Task.MCQ:
-        raise UserError("stress tests need a multiple-choice dataset", path=split.path)
-    inputs = dataset.input_paths
-    check_outputs([out, summary_path(out)], inputs)
+    check_outputs([out, summary_path(out)], dataset.input_paths)
     with item_progress() as progress:
         task = progress.add_task("parsing choices", total=None)
         result = build_stress(split, operators, seed=seed,

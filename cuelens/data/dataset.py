@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cuelens.data.labels import LabelFindings
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Task(str, Enum):
@@ -147,6 +151,22 @@ class Split:
         return out
 
 
+def items_frame(split: Split, mask: np.ndarray) -> pd.DataFrame:
+    """The items of ``split`` selected by the boolean ``mask`` (id, premise, hypothesis/choices,
+    label)."""
+    import pandas as pd
+
+    index = np.flatnonzero(mask)
+    columns: dict[str, list] = {"id": [split.ids[i] for i in index],
+                                "premise": [split.premises[i] for i in index]}
+    if split.task == Task.MCQ:
+        columns["choices"] = [split.choices[i] for i in index]
+    else:
+        columns["hypothesis"] = [split.hypotheses[i] for i in index]
+    columns["label"] = [split.labels[i] for i in index]
+    return pd.DataFrame(columns)
+
+
 @dataclass
 class Dataset:
     """A loaded dataset: the fitting split (or ``None`` for cross-validation) and the evaluation split."""
@@ -170,6 +190,10 @@ class Dataset:
     def input_paths(self) -> list[str]:
         """Paths of every loaded split file (outputs must never overwrite one of them)."""
         return [split.path for split in self.splits.values()]
+
+    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame:
+        """The evaluated (test) items where ``mask`` holds (:func:`items_frame`)."""
+        return items_frame(self.test, mask)
 
     @property
     def n_choices(self) -> int | None:

@@ -5,6 +5,7 @@ Hugging Face dataset card, in plain language, and the Croissant Responsible-AI f
 from __future__ import annotations
 
 from cuelens.audit.examples import sort_value
+from cuelens.audit.findings import d_with_ci
 
 TOP_CUES = 5
 CROISSANT_CONTEXT = {"@vocab": "https://schema.org/", "sc": "https://schema.org/",
@@ -18,20 +19,15 @@ VERDICT_TEXT = {
 }
 
 
-def _points(x: float) -> str:
-    return f"{x * 100:+.1f}"
-
-
 def leakage_sentence(results: dict) -> str:
+    """The card's leakage sentence: accuracy, baseline, D with its interval, verdict."""
     leak = results["leakage"]
     best = leak["best"]
-    interval = (f" (95% CI {_points(best['ci_low'])} to {_points(best['ci_high'])})"
-                if "ci_low" in best else "")
     return (f"A classifier that sees only the {'choices' if results['dataset']['task'] == 'mcq' else 'hypotheses'} "
             f"({best['metric']}/{best['aggregator']} word-cue model) reaches "
             f"{best['accuracy'] * 100:.1f}% accuracy against a majority baseline of "
-            f"{leak['majority'] * 100:.1f}%: cue leakage D = {_points(best['D'])} points"
-            f"{interval} — {VERDICT_TEXT.get(leak.get('verdict', ''), leak.get('verdict', ''))}.")
+            f"{leak['majority'] * 100:.1f}%: cue leakage D = {d_with_ci(best)} — "
+            f"{VERDICT_TEXT.get(leak.get('verdict', ''), leak.get('verdict', ''))}.")
 
 
 def top_cues(results: dict, n: int = TOP_CUES) -> list[dict]:

@@ -1,10 +1,11 @@
-"""The whole ``audit probe`` in one call (docs/methods.md §6–7), returned as a :class:`ProbeResult`.
+"""The whole ``audit probe`` in one call (docs/methods.md §6–7), returned as a :class:`Probe`
+(its pandas views and report: :class:`cuelens.results.Probe`, above).
 
 The predictions come from any source of :mod:`cuelens.probes.sources` (a model run once on the
 test items, a predictions file, an evaluation log, an LLM prompt); every section (accuracy test,
 distribution test, easy/hard gap, short-circuit pass rates) reuses those predictions. The
 options are a :class:`~cuelens.probes.config.ProbeConfig`. Nothing here prints:
-problems that do not stop the probe come back as ``ProbeResult.warnings``.
+problems that do not stop the probe come back as ``Probe.warnings``.
 """
 
 from __future__ import annotations
@@ -13,26 +14,19 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cuelens.audit.advice import next_steps
-from cuelens.audit.pipeline import ScanResult, scan_dataset
+from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
-from cuelens.frames import ResultViews, records_frame
 from cuelens.probes.config import ProbeConfig
 from cuelens.probes.cues import probe_cues
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_sections
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from cuelens.reports.options import ReportOptions
 
 Progress = Callable[[str, float], None]
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
@@ -46,14 +40,9 @@ def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path | None]) -> N
     check([Path(out_dir) / name for name in PROBE_FILES], inputs)
 
 
-@dataclass(repr=False)  # ResultViews.__repr__: bounded
-class ProbeResult(ResultViews):
-    """results.json content (scan sections plus ``probe``), the predictions and warnings.
-
-    pandas views: ``cue_effects`` (ΔAcc per cue), ``distribution`` and the scan's ``cues``,
-    ``leakage``, ``features``, ``easy``, ``hard``; ``accuracy``; ``to_dict()``,
-    ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
-    """
+@dataclass(repr=False)  # bounded: never the whole results dict
+class Probe:
+    """results.json content (scan sections plus ``probe``), the predictions and warnings."""
 
     dataset: Dataset
     results: dict
@@ -65,6 +54,7 @@ class ProbeResult(ResultViews):
 
     @property
     def inputs(self) -> list[str]:
+        """Files the probe read (its outputs never overwrite one of them)."""
         return [*self.dataset.input_paths, *self.extra_inputs]
 
     @property
@@ -72,23 +62,8 @@ class ProbeResult(ResultViews):
         """Accuracy on the test items (MCQ: per question)."""
         return float(self.results["probe"]["accuracy"])
 
-    @property
-    def cue_effects(self) -> pd.DataFrame:
-        """Accuracy test (docs/methods.md §6): per cue, accuracy with/without it and ΔAcc with its CI."""
-        return records_frame(self.results["probe"]["accuracy_test"]["cues"],
-                      ["cue", "kind", "n_with", "n_without", "acc_with", "acc_without", "delta",
-                       "ci_low", "ci_high"])
-
-    @property
-    def distribution(self) -> pd.DataFrame:
-        """Distribution test (docs/methods.md §6): per cue, training vs predicted label distribution."""
-        return records_frame(self.results["probe"]["distribution_test"]["cues"],
-                      ["cue", "train_dist", "predicted_dist", "n", "score"])
-
-    def save(self, out_dir: str | Path, *, report: bool = True,
-             report_options: ReportOptions | None = None) -> dict[str, Path]:
-        """Write predictions.jsonl, results.json, run.json (and report.html, rendered with
-        ``report_options``) into ``out_dir``."""
+    def write(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write predictions.jsonl, results.json and run.json into ``out_dir``: all or none."""
         from cuelens.audit.results import run_info
         from cuelens.io import output_set, write_json, write_jsonl
 
@@ -100,26 +75,24 @@ class ProbeResult(ResultViews):
             write_jsonl(files["predictions"], self.predictions.rows(self.dataset))
             write_json(files["results"], self.results)
             write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
-            if report:
-                files["report"] = self.to_html(out_dir / "report.html", report_options)
         return files
 
 
-def load_scan(directory: str | Path, dataset: Dataset) -> ScanResult:
-    """The ``audit scan`` output in ``directory`` as a :class:`ScanResult` of ``dataset``
+def load_scan(directory: str | Path, dataset: Dataset) -> Scan:
+    """The ``audit scan`` output in ``directory`` as a :class:`Scan` of ``dataset``
     (:func:`~cuelens.probes.scan_source.load_scan_dir`: results and easy/hard split)."""
     from cuelens.probes.scan_source import load_scan_dir
 
     results, item_easy = load_scan_dir(directory, dataset)
-    return ScanResult(dataset=dataset, results=results, item_easy=item_easy)
+    return Scan(dataset=dataset, results=results, item_easy=item_easy)
 
 
 def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict | None = None,
-                  *, scan: ScanResult | None = None, config: ProbeConfig | None = None,
+                  *, scan: Scan | None = None, config: ProbeConfig | None = None,
                   classifier=None, short_circuit: ShortCircuitOptions | None = None,
                   position_bias: PositionBiasOptions | None = None,
                   inputs: Sequence[str | Path] = (), progress: Progress | None = None
-                  ) -> ProbeResult:
+                  ) -> Probe:
     """Probe ``predictions`` on ``dataset.test`` for cue reliance (docs/methods.md §6).
 
     ``model_info``: the ``probe.model`` section (default: ``predictions.info``, filled by every
@@ -163,6 +136,5 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict |
     results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
     results["next_steps"] = next_steps(results)
     warnings += results["probe"]["sanity"]["notes"]
-    return ProbeResult(dataset=dataset, results=results, predictions=predictions,
-                       item_easy=item_easy, warnings=warnings,
-                       extra_inputs=[str(p) for p in inputs], started=started)
+    return Probe(dataset=dataset, results=results, predictions=predictions, item_easy=item_easy,
+                 warnings=warnings, extra_inputs=[str(p) for p in inputs], started=started)

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,16 +33,14 @@ from cuelens.probes.llm.templates import PromptTemplate
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import ProbeContext, run_sections
 
-if TYPE_CHECKING:
-    from cuelens.reports.options import ReportOptions
-
 MAX_UNPARSEABLE = 0.5  # templates with more unreadable answers get no verdict (all-wrong ≠ robust)
 
 
-@dataclass(repr=False)
-class LLMProbeResult:
+@dataclass(repr=False)  # bounded: never the whole results dict
+class LLMProbe:
     """``llm_probe`` section and answers; with :func:`probe_llm_dataset`, the whole results
-    (scan sections plus ``llm_probe``) and what :meth:`save` writes."""
+    (scan sections plus ``llm_probe``) and what :meth:`write` writes (the report:
+    :class:`cuelens.results.LLMProbeResult`, above)."""
 
     section: dict                       # results.json ``llm_probe``
     answers: dict[str, Answers]         # template name -> answers
@@ -53,41 +50,23 @@ class LLMProbeResult:
     inputs: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
 
-    def __repr__(self) -> str:  # bounded: never the whole results dict
-        from cuelens.frames import summary_text
-
-        return f"<{type(self).__name__} {summary_text(self.results or {'llm_probe': self.section})}>"
-
-    def files(self, out_dir: str | Path) -> dict[str, Path]:
-        out_dir = Path(out_dir)
-        files = {f"predictions:{name}": out_dir / f"predictions-{_slug(name)}.jsonl"
-                 for name in self.answers}
-        files.update(results=out_dir / "results.json", run=out_dir / "run.json",
-                     report=out_dir / "report.html")
-        return files
-
-    def save(self, out_dir: str | Path, *, report: bool = True,
-             report_options: ReportOptions | None = None) -> dict[str, Path]:
-        """Write predictions-TEMPLATE.jsonl, results.json, run.json (and report.html, rendered
-        with ``report_options``)."""
+    def write(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write predictions-TEMPLATE.jsonl, results.json and run.json: all or none."""
         from cuelens.audit.results import run_info
         from cuelens.io import check_outputs, output_set, write_json, write_jsonl
-        from cuelens.reports import render_report
 
         if self.dataset is None:
             raise ValueError("only a probe_llm_dataset result can be saved")
-        files = self.files(out_dir)
-        if not report:
-            del files["report"]
+        out_dir = Path(out_dir)
+        files = {f"predictions:{name}": out_dir / f"predictions-{_slug(name)}.jsonl"
+                 for name in self.answers}
+        files.update(results=out_dir / "results.json", run=out_dir / "run.json")
         check_outputs(files.values(), self.inputs)
         with output_set():  # the files appear together or not at all
             for name, answers in self.answers.items():
                 write_jsonl(files[f"predictions:{name}"], prediction_rows(self.dataset, answers))
             write_json(files["results"], self.results)
             write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
-            if report:
-                render_report(self.results, files["report"], inputs=self.inputs,
-                              options=report_options)
         return files
 
 
@@ -174,7 +153,7 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
                   cache: ResponseCache | None = None, calibrate: bool = False,
                   normalize: bool = False, seed: int = 0, n_boot: int = 1000,
                   min_items: int = 10, position_bias: bool = False,
-                  progress: Progress | None = None) -> LLMProbeResult:
+                  progress: Progress | None = None) -> LLMProbe:
     """The ``llm_probe`` results section for every template, and each template's answers;
     ``position_bias`` (MCQ): also each template's :func:`template_position_bias`."""
     names = [t.name for t in templates]
@@ -197,7 +176,7 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
                 backend, template, dataset, cache=cache, calibrate=calibrate,
                 normalize=normalize, seed=seed, progress=progress)
     section = {"model": backend.info(), "templates": sections, "verdict": verdict(sections)}
-    return LLMProbeResult(section, answers)
+    return LLMProbe(section, answers)
 
 
 def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[PromptTemplate], *,
@@ -205,7 +184,7 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
                       cache: ResponseCache | None = None, calibrate: bool = False,
                       normalize: bool = False, position_bias: bool = False,
                       inputs: Sequence[str | Path] = (),
-                      progress: Progress | None = None) -> LLMProbeResult:
+                      progress: Progress | None = None) -> LLMProbe:
     """The whole ``audit probe --llm``: the scan (or ``scan``, a previous
     :class:`~cuelens.audit.pipeline.ScanResult`), its top cues, and every template's answers
     and statistics, as results.json content (scan sections plus ``llm_probe``); ``config``:
@@ -232,7 +211,7 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
     results["llm_probe"] = run.section
     results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
     results["next_steps"] = next_steps(results)
-    return LLMProbeResult(run.section, run.answers, dataset=dataset, results=results,
+    return LLMProbe(run.section, run.answers, dataset=dataset, results=results,
                           warnings=warnings,
                           inputs=[*dataset.input_paths, *(str(p) for p in inputs)],
                           started=started)

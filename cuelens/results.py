@@ -1,0 +1,130 @@
+"""The result objects the Python API and the commands hand out (docs/api.md): :class:`ScanResult`,
+:class:`ProbeResult` and :class:`LLMProbeResult`.
+
+Each is the statistics' own result — :class:`~cuelens.audit.pipeline.Scan`,
+:class:`~cuelens.probes.pipeline.Probe`, :class:`~cuelens.probes.llm.pipeline.LLMProbe`: the
+results.json content and the files written from it — plus what sits above the statistics: the
+pandas views and the Jupyter summary (:mod:`cuelens.frames`) and the HTML report, which
+``save()`` writes together with those files. The statistics import neither
+(docs/ARCHITECTURE.md, "Layers"); :meth:`Viewed.of` turns their result into one of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cuelens.audit.pipeline import Scan
+from cuelens.frames import ResultViews, records_frame, summary_text
+from cuelens.probes.llm.pipeline import LLMProbe
+from cuelens.probes.pipeline import Probe
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cuelens.reports.options import ReportOptions
+
+V = TypeVar("V", bound="Viewed")
+
+
+class Viewed:
+    """A statistics result (a dataclass) seen from above: :meth:`of`, :meth:`to_html` and a
+    ``save`` that adds the report."""
+
+    results: dict
+    inputs: list[str]  # files the result was computed from (outputs never overwrite one)
+
+    @classmethod
+    def of(cls: type[V], result: Any) -> V:
+        """``result`` (an instance of this class's statistics result) with views: the same
+        fields, nothing copied."""
+        return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
+
+    def to_html(self, path: str | Path, options: ReportOptions | None = None, *,
+                validate: bool = True) -> Path:
+        """Render the HTML report (docs/methods.md §10) to ``path`` (``options``: plotly.js
+        inline, from the CDN or beside the page; the cue ranking); returns the written path.
+        ``validate=False`` skips the schema check (:func:`~cuelens.reports.render_report`)."""
+        from cuelens.reports import render_report
+
+        return render_report(self.results, Path(path), inputs=self.inputs, options=options,
+                             validate=validate)
+
+    def _save(self, out_dir: str | Path, write: Callable[[Path], dict[str, Path]], report: bool,
+              options: ReportOptions | None, *, validate: bool = True) -> dict[str, Path]:
+        """The files ``write(out_dir)`` writes plus (``report``) report.html rendered with
+        ``options`` (:meth:`to_html`): all of them or none."""
+        from cuelens.io import output_set
+
+        out_dir = Path(out_dir)
+        with output_set():
+            files = write(out_dir)
+            if report:
+                files["report"] = self.to_html(out_dir / "report.html", options,
+                                               validate=validate)
+        return files
+
+
+@dataclass(repr=False)  # ResultViews.__repr__: bounded
+class ScanResult(Viewed, Scan, ResultViews):
+    """A scan (:class:`~cuelens.audit.pipeline.Scan`: ``dataset``, ``results``, ``item_easy``,
+    the per-item ``bias`` table) with its views.
+
+    pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``, ``items``; ``D`` is
+    the headline leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in
+    Jupyter.
+    """
+
+    def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
+        """Write the scan's files (:meth:`~cuelens.audit.pipeline.Scan.write`, ``item_files``)
+        and report.html, rendered with ``report_options``: all of them or none."""
+        return self._save(out_dir, lambda out: self.write(out, item_files), report,
+                          report_options, validate=False)  # just built: no schema check
+
+
+@dataclass(repr=False)  # ResultViews.__repr__: bounded
+class ProbeResult(Viewed, Probe, ResultViews):
+    """A probe (:class:`~cuelens.probes.pipeline.Probe`: results, predictions, warnings) with
+    its views.
+
+    pandas views: ``cue_effects`` (ΔAcc per cue), ``distribution`` and the scan's ``cues``,
+    ``leakage``, ``features``, ``easy``, ``hard``; ``accuracy``; ``to_dict()``,
+    ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
+    """
+
+    @property
+    def cue_effects(self) -> pd.DataFrame:
+        """Accuracy test (docs/methods.md §6): per cue, accuracy with/without it and ΔAcc with its CI."""
+        return records_frame(self.results["probe"]["accuracy_test"]["cues"],
+                             ["cue", "kind", "n_with", "n_without", "acc_with", "acc_without",
+                              "delta", "ci_low", "ci_high"])
+
+    @property
+    def distribution(self) -> pd.DataFrame:
+        """Distribution test (docs/methods.md §6): per cue, training vs predicted label distribution."""
+        return records_frame(self.results["probe"]["distribution_test"]["cues"],
+                             ["cue", "train_dist", "predicted_dist", "n", "score"])
+
+    def save(self, out_dir: str | Path, *, report: bool = True,
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
+        """Write predictions.jsonl, results.json, run.json (and report.html, rendered with
+        ``report_options``) into ``out_dir``."""
+        return self._save(out_dir, self.write, report, report_options)
+
+
+@dataclass(repr=False)
+class LLMProbeResult(Viewed, LLMProbe):
+    """An LLM prompt probe (:class:`~cuelens.probes.llm.pipeline.LLMProbe`) that saves its
+    report."""
+
+    def __repr__(self) -> str:  # bounded: never the whole results dict
+        return f"<{type(self).__name__} {summary_text(self.results or {'llm_probe': self.section})}>"
+
+    def save(self, out_dir: str | Path, *, report: bool = True,
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
+        """Write predictions-TEMPLATE.jsonl, results.json, run.json (and report.html, rendered
+        with ``report_options``)."""
+        return self._save(out_dir, self.write, report, report_options)
