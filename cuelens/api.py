@@ -83,9 +83,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     ``data``/``train``/``test``: anything :func:`load_dataset` reads, or a loaded ``Dataset``.
     ``features``: ``"all"``, ``"none"``/``[]`` or feature names; None: all (none with
     streaming statistics). ``options``: the fields of :class:`~cuelens.audit.scan.ScanConfig`
-    (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only, no features;
-    the statistics stream over chunks kept under ``work_dir`` (docs/large-datasets.md), as
-    ``audit scan --stats streaming``. ``subset_field``: the subset × shortcut table
+    (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only; the statistics
+    (ICQ features too, parsed chunk by chunk) stream over chunks kept under ``work_dir``
+    (docs/large-datasets.md), as ``audit scan --stats streaming``. ``subset_field``: the subset × shortcut table
     (docs/preference.md). A file of preference pairs is scanned as such (docs/preference.md).
 
     >>> import cuelens
@@ -119,7 +119,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
         if subset_field is not None or preference:
             raise UserError('preference pairs and subset_field need stats="exact"')
         return ScanResult.of(_scan_streaming(data, train, test, [] if features is None else names,
-                                             config, work_dir, progress))
+                                             config, work_dir, cache_dir, progress))
     if stats != "exact":
         raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
     if preference:
@@ -140,15 +140,16 @@ def _is_path(source: DataSource) -> bool:
 
 def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,
                     features: list[str] | None, config: ScanConfig,
-                    work_dir: str | Path | None, progress: Progress | None) -> Scan:
+                    work_dir: str | Path | None, cache_dir: str | Path | None,
+                    progress: Progress | None) -> Scan:
     from cuelens.audit.streamed_scan import scan_files
 
     paths = [x for x in (data, train, test) if x is not None]
-    if features != [] or not all(isinstance(x, (str, Path)) for x in paths):
-        raise UserError('stats="streaming" reads files, directories or globs and computes no '
-                        'ICQ features: pass paths and features="none"')
+    if not all(isinstance(x, (str, Path)) for x in paths):
+        raise UserError('stats="streaming" reads files, directories or globs: pass paths')
     return scan_files(_text(data), train=_text(train), test=_text(test), config=config,
-                      work_dir=work_dir, progress=progress)
+                      work_dir=work_dir, features=features, cache_dir=cache_dir,
+                      progress=progress)
 
 
 def _text(path: DataSource) -> str | None:

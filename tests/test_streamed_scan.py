@@ -75,7 +75,6 @@ def test_streaming_ids_files_and_work_dir(tmp_path, nli_file):
 
 @pytest.mark.parametrize("extra, message", [
     (["--stats", "sideways"], "unknown --stats"),
-    (["--stats", "streaming", "--features", "negation"], "--features none"),
     (["--stats", "streaming", "--engine", "memory"], "local"),
     (["--stats", "streaming", "--max-fit-items", "0"], "training cap"),
 ])
@@ -83,6 +82,21 @@ def test_streaming_option_errors(tmp_path, nli_file, extra, message):
     result = _scan(nli_file, *extra, "--out", tmp_path / "x")
     assert result.exit_code != 0
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_streaming_scan_scores_icq_features_with_hashed_folds(tmp_path, nli_file):
+    """--features with --stats streaming: cueness counted chunk by chunk over the hashed folds;
+    the planted cue word leads and its label distribution is the planted one."""
+    result = _scan(nli_file, "--stats", "streaming", "--features", "word", "--out",
+                   tmp_path / "o", "--cache-dir", tmp_path / "cache")
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert results["features_config"] == {"features": ["word"], "min_support": 10,
+                                          "cv_folds_used": True}
+    top = results["features"][0]
+    assert (top["feature"], top["value"]) == ("WORD", "nobody")
+    assert max(top["test_dist"], key=top["test_dist"].get) == "contradiction"
+    assert "top feature cues by cueness: WORD=nobody" in result.output
 
 
 def test_streaming_refuses_multiple_choice(tmp_path):
@@ -101,8 +115,13 @@ def test_api_streaming_scan(tmp_path, nli_file):
     assert set(result.leakage.columns) >= {"metric", "aggregator", "accuracy", "D"}
     files = result.save(tmp_path / "api", report=False)
     assert json.loads(files["results"].read_text()) == result.results
-    with pytest.raises(cuelens.UserError, match="features"):
-        cuelens.scan(nli_file, stats="streaming", features="negation")
+    with pytest.raises(cuelens.UserError, match="pass paths"):
+        cuelens.scan(make_nli(50, seed=1), stats="streaming")
+    featured = cuelens.scan(nli_file, stats="streaming", features="word", folds=3, iterations=1,
+                            seed=2, cache_dir=tmp_path / "cache")
+    assert featured.results["features_config"]["cv_folds_used"] is True
+    assert ("WORD", "nobody") in {(r["feature"], r["value"])
+                                  for r in featured.results["features"][:3]}
 
 
 def test_streamed_result_is_a_scan_result_a_probe_takes(tmp_path, nli_file):

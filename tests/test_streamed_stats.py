@@ -13,7 +13,8 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.scan import run_word_audit
 from cuelens.audit.streamed import HashedFolds
-from cuelens.audit.streamed_scan import load_chunked, streamed_word_audit
+from cuelens.audit.icq import feature_audit_of_parts, run_feature_audit
+from cuelens.audit.streamed_scan import feature_parts, load_chunked, streamed_word_audit
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_nli
 from cuelens.engine.streaming import load_streaming
@@ -94,6 +95,31 @@ def test_uncapped_fit_matches_exact_scan(tmp_path):
     dataset = load_streaming(source)
     data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=97)
     _compare(dataset, data, config)
+
+
+@pytest.mark.parametrize("split, features", [("cross-validated", ["word", "negation"]),
+                                             ("train/test", ["word"])])
+def test_features_counted_chunk_by_chunk_match_the_exact_features(tmp_path, split, features):
+    """ICQ cueness from chunks parsed one at a time, counts summed by (feature, value), equals
+    the in-memory computation when the chunks carry the exact scan's folds."""
+    config = ScanConfig(iterations=1, min_count=3)
+    if split == "cross-validated":
+        sources = (_write(tmp_path / "nli.jsonl", make_nli(1500, seed=5, vocab_size=200)),
+                   None, None)
+        dataset = load_streaming(sources[0])
+    else:
+        sources = (None, _write(tmp_path / "train.jsonl", make_nli(900, seed=6, vocab_size=200)),
+                   _write(tmp_path / "test.jsonl", make_nli(600, seed=7, vocab_size=200)))
+        dataset = load_streaming(None, train=sources[1], test=sources[2])
+    data = load_chunked(*sources, FieldMap(), False, config, tmp_path, chunk_items=400)
+    exact = run_feature_audit(dataset, features, folds=config.folds, seed=config.seed)
+    streamed = feature_audit_of_parts(
+        feature_parts(data, ExactFolds(dataset, config), config.seed), task=dataset.task,
+        label_names=dataset.label_names, features=features,
+        cross_validated=dataset.train is None, folds=config.folds)
+    assert streamed == exact
+    planted = next(r for r in exact["features"] if (r["feature"], r["value"]) == ("WORD", "nobody"))
+    assert max(planted["train_dist"], key=planted["train_dist"].get) == "contradiction"
 
 
 def test_hashed_folds_keep_copies_together_and_balance():

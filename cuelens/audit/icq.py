@@ -23,7 +23,7 @@ Decisions (documented in docs/results-schema.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,8 +33,7 @@ from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
 from cuelens.audit.groups import dataset_groups, grouped_folds
 from cuelens.audit.parse_cache import ParseCache
-from cuelens.data.compact import concatenate
-from cuelens.data.dataset import Dataset, Instances, Task
+from cuelens.data.dataset import Dataset, Instances, Split, Task
 from cuelens.errors import UserError
 
 DIGITS = 6
@@ -52,7 +51,7 @@ def cueness(train_counts: np.ndarray, test_counts: np.ndarray) -> np.ndarray:
 class FeatureMatrix:
     """Instances × feature values of a dataset (binary CSR), with the MCQ rule applied."""
 
-    def __init__(self, dataset: Dataset, instances: Instances, names: Sequence[str] | None,
+    def __init__(self, task: str, instances: Instances, names: Sequence[str] | None,
                  cache_dir=None, progress: Callable[[str, float], None] | None = None):
         features = get_features(list(names) if names is not None else None)
         annotations = annotate(features, instances.texts, instances.premises,
@@ -61,7 +60,7 @@ class FeatureMatrix:
         blocks = [annotations[f.name].matrix for f in features]
         matrix = sp.hstack(blocks, format="csr") if blocks else Annotations.empty(0).matrix
         self.instances = instances
-        self.mcq = dataset.task == Task.MCQ
+        self.mcq = task == Task.MCQ
         self.items: sp.csr_matrix | None = None
         if self.mcq:
             self.items = self._item_matrix(matrix.astype(np.int64))
@@ -111,23 +110,27 @@ def _instances(dataset: Dataset, split) -> Instances:
     return split.instances(dataset.label_names)
 
 
-def _concat(a: Instances, b: Instances) -> Instances:
-    offset = int(a.item.max()) + 1 if len(a) else 0
-    return Instances(concatenate([a.texts, b.texts]), concatenate([a.premises, b.premises]),
-                     np.concatenate([a.labels, b.labels]),
-                     np.concatenate([a.item, b.item + offset]))
+class FeatureTally:
+    """``planes × values × labels`` counts of feature values summed over parts (splits, chunks)
+    whose value vocabularies differ: a value's row is fixed by its ``(feature, value)`` column."""
 
+    def __init__(self, planes: int, n_labels: int) -> None:
+        self.index: dict[tuple[str, str], int] = {}
+        self.counts = np.zeros((planes, 0, n_labels))
 
-def _fold_counts(fm: FeatureMatrix, split, label_names: list[str], folds: int, seed: int):
-    """Per fold ``(train counts, test counts)`` over seeded, grouped item-level folds (items
-    sharing a premise or text stay in one fold, :mod:`cuelens.audit.groups`)."""
-    fold_of_item = grouped_folds(dataset_groups([split]), split.item_labels(label_names), folds,
-                                 seed)
-    fold = fold_of_item[fm.instances.item]
-    n_labels = len(label_names)
-    per_fold = [fm.label_counts(np.flatnonzero(fold == j), n_labels) for j in range(folds)]
-    total = sum(per_fold)
-    return [(total - c, c) for c in per_fold], total
+    def add(self, fm: FeatureMatrix, plane_of_instance: np.ndarray) -> None:
+        """Add the label counts of ``fm``'s instances, each to its plane."""
+        rows = [self.index.setdefault(column, len(self.index)) for column in fm.columns]
+        grow = len(self.index) - self.counts.shape[1]
+        if grow:
+            self.counts = np.pad(self.counts, ((0, 0), (0, grow), (0, 0)))
+        for plane in np.unique(plane_of_instance):
+            self.counts[plane, rows] += fm.label_counts(np.flatnonzero(plane_of_instance == plane),
+                                                        self.counts.shape[2])
+
+    @property
+    def columns(self) -> list[tuple[str, str]]:
+        return list(self.index)
 
 
 def _dist(counts: np.ndarray, labels: list[str]) -> dict[str, float]:
@@ -135,38 +138,41 @@ def _dist(counts: np.ndarray, labels: list[str]) -> dict[str, float]:
     return {label: round(float(c / total), DIGITS) for label, c in zip(labels, counts)}
 
 
-def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_support: int = 10,
-                      cache_dir=None, progress: Callable[[str, float], None] | None = None, *,
-                      folds: int = 5, seed: int = 0) -> dict:
-    """The ``features`` and ``features_config`` sections of results.json (docs/methods.md §5).
+def _scores(counts: np.ndarray, cross_validated: bool, min_support: int):
+    """Candidates, cueness, fitting and evaluation counts (docs/methods.md §5). Cross-validated:
+    ``counts`` holds each fold's counts, R = the other folds, S = the fold, and a value needs the
+    support in every fold; else ``counts`` is (fitting, evaluated)."""
+    support = max(min_support, 1)
+    if cross_validated:
+        total = counts.sum(axis=0)
+        pairs = [(total - c, c) for c in counts]
+        ok = np.all([(r.sum(1) >= support) & (s.sum(1) >= support) for r, s in pairs], axis=0)
+        score = np.mean([cueness(r[ok], s[ok]) for r, s in pairs], axis=0)
+        return ok, score, total[ok], total[ok]
+    train, test = counts
+    ok = (train.sum(1) >= support) & (test.sum(1) >= support)
+    return ok, cueness(train[ok], test[ok]), train[ok], test[ok]
 
-    ``features``: names from the registry (``None``: all). ``cache_dir``: parse cache directory
-    (``None``: in-memory only). ``progress(stage, fraction)`` is called with stages ``parse`` and
-    ``score``. ``folds``/``seed`` define the cross-validation folds used when ``dataset.train``
-    is ``None``.
-    """
+
+def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: str,
+                           label_names: list[str], features: list[str] | None,
+                           cross_validated: bool, folds: int, min_support: int = 10,
+                           cache_dir=None,
+                           progress: Callable[[str, float], None] | None = None) -> dict:
+    """The ``features`` and ``features_config`` sections of results.json (docs/methods.md §5)
+    from ``parts``: splits (a whole split, or a chunk of one) of whole items, each with the
+    plane of every item — its outer fold when ``cross_validated``, else 0 (fitting) or 1
+    (evaluated). The one core of the in-memory scan (:func:`run_feature_audit`) and the
+    streaming one (each chunk parsed on its own, counts summed)."""
     chosen = [f.name for f in get_features(features)]
-    labels = list(dataset.label_names)
-    cv = dataset.train is None
-    test = _instances(dataset, dataset.test)
-    if cv:
-        fm = FeatureMatrix(dataset, test, chosen, cache_dir, progress)
-        fold_counts, total = _fold_counts(fm, dataset.test, labels, folds, seed)
-        ok = np.all([(r.sum(1) >= max(min_support, 1)) & (s.sum(1) >= max(min_support, 1))
-                     for r, s in fold_counts], axis=0)
-        score = np.mean([cueness(r[ok], s[ok]) for r, s in fold_counts], axis=0)
-        train_counts = test_counts = total[ok]
-    else:
-        train = _instances(dataset, dataset.train)
-        fm = FeatureMatrix(dataset, _concat(train, test), chosen, cache_dir, progress)
-        rows = np.arange(len(train) + len(test))
-        train_counts = fm.label_counts(rows[:len(train)], len(labels))
-        test_counts = fm.label_counts(rows[len(train):], len(labels))
-        ok = (train_counts.sum(1) >= max(min_support, 1)) & \
-            (test_counts.sum(1) >= max(min_support, 1))
-        train_counts, test_counts = train_counts[ok], test_counts[ok]
-        score = cueness(train_counts, test_counts)
-    columns = [c for c, keep in zip(fm.columns, ok) if keep]
+    labels = list(label_names)
+    tally = FeatureTally(folds if cross_validated else 2, len(labels))
+    for split, plane_of_item in parts:
+        instances = split.instances(labels)
+        tally.add(FeatureMatrix(task, instances, chosen, cache_dir, progress),
+                  plane_of_item[instances.item])
+    ok, score, train_counts, test_counts = _scores(tally.counts, cross_validated, min_support)
+    columns = [c for c, keep in zip(tally.columns, ok) if keep]
     order = sorted(range(len(columns)), key=lambda i: (-round(float(score[i]), DIGITS),
                                                        columns[i][0], columns[i][1]))
     rows_out = [{"feature": columns[i][0], "value": columns[i][1],
@@ -179,7 +185,35 @@ def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_s
         progress("score", 1.0)
     return {"features": rows_out,
             "features_config": {"features": chosen, "min_support": min_support,
-                                "cv_folds_used": cv}}
+                                "cv_folds_used": cross_validated}}
+
+
+def dataset_parts(dataset: Dataset, folds: int, seed: int) -> Iterator[tuple[Split, np.ndarray]]:
+    """The parts of :func:`feature_audit_of_parts` of a dataset in memory: its fitting split
+    (plane 0) and evaluated split (plane 1), or without a fitting split the evaluated items in
+    ``folds`` seeded, grouped item-level folds (items sharing a premise or text stay in one
+    fold, :mod:`cuelens.audit.groups`)."""
+    test = dataset.test
+    if dataset.train is None:
+        yield test, grouped_folds(dataset_groups([test]),
+                                  test.item_labels(list(dataset.label_names)), folds, seed)
+    else:
+        yield dataset.train, np.zeros(len(dataset.train), dtype=np.int64)
+        yield test, np.ones(len(test), dtype=np.int64)
+
+
+def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_support: int = 10,
+                      cache_dir=None, progress: Callable[[str, float], None] | None = None, *,
+                      folds: int = 5, seed: int = 0) -> dict:
+    """:func:`feature_audit_of_parts` of a dataset in memory (:func:`dataset_parts`).
+    ``features``: names from the registry (``None``: all). ``cache_dir``: parse cache directory
+    (``None``: in-memory only). ``progress(stage, fraction)`` is called with stages ``parse``
+    and ``score``."""
+    return feature_audit_of_parts(dataset_parts(dataset, folds, seed), task=dataset.task,
+                                  label_names=dataset.label_names, features=features,
+                                  cross_validated=dataset.train is None, folds=folds,
+                                  min_support=min_support, cache_dir=cache_dir,
+                                  progress=progress)
 
 
 def feature_masks(dataset: Dataset, split_role: str, features: list[str],
@@ -197,7 +231,7 @@ def feature_masks(dataset: Dataset, split_role: str, features: list[str],
     whole = [f for f in features if "=" not in f]
     cues = [tuple(f.split("=", 1)) for f in features if "=" in f]
     names = list(dict.fromkeys(n.lower() for n in whole + [label for label, _ in cues]))
-    fm = FeatureMatrix(dataset, _instances(dataset, split), names, cache_dir)
+    fm = FeatureMatrix(dataset.task, _instances(dataset, split), names, cache_dir)
     masks = fm.item_masks()
     labels = {f.label for f in get_features(whole)} if whole else set()
     out = {key: mask for key, mask in masks.items() if key.split("=", 1)[0] in labels}

@@ -10,7 +10,7 @@ word-audit stages and then ``features: parse`` / ``features: score``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -19,7 +19,7 @@ import numpy as np
 
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.scan import ScanConfig, run_word_audit
-from cuelens.data.dataset import Dataset, Task
+from cuelens.data.dataset import Dataset, Split, Task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,21 +109,25 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
         check_writable_dir(cache_dir or default_cache_dir())
 
 
-def feature_sections(dataset: Dataset, names: Sequence[str] | None, *,
-                     cache_dir: str | Path | None = None, folds: int = 5, seed: int = 0,
+def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
+                     task: str, label_names: list[str], cross_validated: bool, folds: int,
+                     cache_dir: str | Path | None = None,
                      progress: Progress | None = None) -> dict:
-    """The ICQ ``features``/``features_config`` sections (docs/methods.md §5); ``{}`` when ``names`` is
-    empty, every registered feature when it is ``None``."""
-    from cuelens.audit.icq import run_feature_audit
+    """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
+    (:func:`~cuelens.audit.icq.feature_audit_of_parts`: a dataset's splits, or a streamed
+    scan's chunks); ``{}`` when ``names`` is empty, every registered feature when it is
+    ``None``."""
+    from cuelens.audit.icq import feature_audit_of_parts
     from cuelens.audit.parse_cache import default_cache_dir
 
     if names is not None and not names:
         return {}
     stage = None if progress is None else (
         lambda name, fraction: progress(f"features: {name}", fraction))
-    return run_feature_audit(dataset, None if names is None else list(names),
-                             cache_dir=cache_dir or default_cache_dir(), progress=stage,
-                             folds=folds, seed=seed)
+    return feature_audit_of_parts(parts, task=task, label_names=label_names,
+                                  features=None if names is None else list(names),
+                                  cross_validated=cross_validated, folds=folds,
+                                  cache_dir=cache_dir or default_cache_dir(), progress=stage)
 
 
 VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
@@ -152,6 +156,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
     from cuelens.audit.advice import next_steps
     from cuelens.audit.examples import sample_examples
+    from cuelens.audit.icq import dataset_parts
     from cuelens.audit.hygiene import data_hygiene
     from cuelens.audit.lengths import length_section
     from cuelens.audit.results import build_results
@@ -171,8 +176,10 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
         progress("hygiene", 1.0)
     results = build_results(config, audit, dataset_summary(dataset, config.min_label_items),
                             examples, hygiene)
-    results.update(feature_sections(dataset, features, cache_dir=cache_dir, folds=config.folds,
-                                    seed=config.seed, progress=progress))
+    results.update(feature_sections(
+        features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
+        label_names=dataset.label_names, cross_validated=dataset.train is None,
+        folds=config.folds, cache_dir=cache_dir, progress=progress))
     results.update(length_section(dataset, config.folds, config.seed))
     results["next_steps"] = next_steps(results)
     return Scan(dataset=dataset, results=results, item_easy=audit.item_easy, started=started,

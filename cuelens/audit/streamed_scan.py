@@ -11,7 +11,7 @@ schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds d
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -423,9 +423,11 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,
                config: ScanConfig | None = None, fields: FieldMap = FieldMap(),
                skip_bad: bool = False, work_dir: str | Path | None = None,
+               features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                progress: Progress | None = None) -> Scan:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
-    removed with the result) and scan them with statistics that stream."""
+    removed with the result) and scan them with statistics that stream (``features``,
+    ``cache_dir``: the ICQ features, see :func:`scan_streaming`)."""
     from cuelens.engine.chunks import ChunkDirectory, chunk_space
     from cuelens.io import disk_space
 
@@ -438,18 +440,35 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
             data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
                                  progress=progress)
             data_.work = work
-            return scan_streaming(data_, config, progress=progress)
+            return scan_streaming(data_, config, features=features, cache_dir=cache_dir,
+                                  progress=progress)
     except BaseException:
         work.cleanup()  # now, not when the traceback's frames are collected
         raise
 
 
+def feature_parts(data: ChunkedData, folds: Folds,
+                  seed: int) -> Iterator[tuple[CompactSplit, np.ndarray]]:
+    """The ICQ features' parts (:func:`~cuelens.audit.icq.feature_audit_of_parts`) of a streamed
+    scan: each chunk with its items' plane — their outer fold under ``seed`` (the headline's
+    folds) when cross-validated, else 0 (fitting) or 1 (evaluated)."""
+    if data.fitting is not None:
+        for chunk in data.splits[data.fitting]:
+            yield chunk.split, np.zeros(len(chunk.split), dtype=np.int64)
+    for chunk in data.splits[data.evaluated]:
+        n = len(chunk.split)
+        yield chunk.split, np.ones(n, dtype=np.int64) if data.fitting is not None else \
+            folds.outer(np.arange(chunk.first, chunk.first + n), fold_keys(chunk.split), seed)
+
+
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
+                   features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                    progress: Progress | None = None) -> Scan:
-    """Every results.json section of ``data`` from statistics that stream; ``folds``:
+    """Every results.json section of ``data`` from statistics that stream, with the ICQ
+    ``features`` (``None``: all; ``()``: none) counted chunk by chunk; ``folds``:
     :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
     from cuelens.audit.advice import next_steps
-    from cuelens.audit.pipeline import Scan
+    from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import build_results
     from cuelens.audit.streamed_hygiene import streamed_hygiene
 
@@ -473,6 +492,10 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         progress("hygiene", 1.0)
     results = build_results(config, audit, chunked_summary(data, config.min_label_items),
                             examples, hygiene)
+    results.update(feature_sections(
+        features, feature_parts(data, folds, config.seed), task=data.store.task,
+        label_names=data.label_names, cross_validated=data.fitting is None, folds=config.folds,
+        cache_dir=cache_dir, progress=progress))
     results["config"] = {**asdict(config), "statistics": "streaming"}
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)

@@ -150,13 +150,13 @@ def scan(
     if stats == "streaming":
         if subset_field:
             raise UserError("--subset-field needs exact statistics (not --stats streaming)")
-        if engine != "local" or hf or feature_names:
+        if engine != "local" or hf:
             raise UserError("--stats streaming reads files, directories or globs with the local "
-                            "engine and computes no ICQ features (--features none)")
+                            "engine")
         scan_streamed(data, train, test, field_map(premise_field, hypothesis_field,
                                                    label_field, choices_field, group_field),
                       skip_bad, config, out, (report, ReportOptions(plotly=plotly)), top,
-                      item_files, work_dir, started, fail_above)
+                      item_files, work_dir, started, fail_above, (feature_names, cache_dir))
         return
     with progress_bar(f"reading ({engine} engine)") as progress:
         loaded = load_for_scan(engine, data, train=str(train) if train else None,
@@ -201,11 +201,13 @@ def check_fail_above(results: dict, fail_above: float | None) -> None:
 
 def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                   out: Path | None, report: tuple[Path | None, ReportOptions], top: int,
-                  item_files: str,
-                  work_dir: Path | None, started: float, fail_above: float | None) -> None:
+                  item_files: str, work_dir: Path | None, started: float,
+                  fail_above: float | None,
+                  features: tuple[list[str] | None, Path | None] = ([], None)) -> None:
     """``--stats streaming``: chunks in a work directory (created or refused up front; removed
-    at the end, or by the next run after a kill), then the passes. A full disk is one line naming
-    the work directory, the space the chunks need and the space left."""
+    at the end, or by the next run after a kill), then the passes; ``features``: the ICQ feature
+    names (``None``: all) and the parse cache directory. A full disk is one line naming the work
+    directory, the space the chunks need and the space left."""
     from cuelens.audit.pipeline import check_scan_outputs
     from cuelens.audit.streamed_scan import load_chunked, scan_streaming
     from cuelens.engine.chunks import ChunkDirectory, chunk_space
@@ -221,9 +223,11 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
         warn_skipped(chunked)
         out_dir = out or Path("audit-results") / chunked.name
         check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report[0],
-                           uses_cache=False, item_files=item_files)
+                           cache_dir=features[1], uses_cache=features[0] != [],
+                           item_files=item_files)
         with progress_bar(f"scanning {chunked.name} (streaming)") as progress:
-            result = scan_streaming(chunked, config, progress=progress)
+            result = scan_streaming(chunked, config, features=features[0], cache_dir=features[1],
+                                    progress=progress)
         result.started = started
         save_scan(result, out_dir, report, top, item_files)
     check_fail_above(result.results, fail_above)
