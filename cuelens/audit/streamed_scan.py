@@ -29,7 +29,7 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
     leakage_section
 from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
     easy_hard_section, significant_ids
-from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
+from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, \
     TokenStore, check_streamable, count_run, fit_fold, held_out_items, keep_model, \
     predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
@@ -311,8 +311,8 @@ def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple
     counters = {first: np.zeros(size, dtype=counter_type)
                 for fitting, first, size in store.sizes() if not fitting}
 
-    def add(chunk: TokenChunk, positions: np.ndarray, results: dict) -> None:
-        counters[chunk.first][positions] += results[model]
+    def add(first: int, positions: np.ndarray, results: dict) -> None:
+        counters[first][positions] += results[model]
 
     bank = ModelBank(config.seed)
     for iteration in range(config.iterations):
