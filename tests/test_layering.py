@@ -82,9 +82,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # The upward imports on main when the layer order was first asserted (issue 24). The list only
 # shrinks: the test fails when an edge here is gone, so remove its entry with the import.
 KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
-    # the engine imports the statistics it should sit below (issue 24: helper "engine")
-    ("cuelens.engine.ray_engine", "cuelens.audit.fitting"): "instance_texts for the Ray workers",
-    ("cuelens.engine.ray_engine", "cuelens.models.classifier"): "a model's tokenizer on workers",
     # the results writer reads the metric registry and the package version
     ("cuelens.audit.results", "cuelens.audit.metrics"): "METRICS for the cue table columns",
     # result objects of the statistics layers render themselves (pandas views, report options)
@@ -99,9 +96,7 @@ KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
 }
 # Import cycles inside one layer on main then (issue 24: helpers "engine" and "probe"); the test
 # fails when one is broken, so remove its entry with it.
-KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset({"cuelens.engine", "cuelens.engine.ray_engine"}),
-]
+KNOWN_CYCLES: list[frozenset[str]] = []
 
 
 def _module_name(path: Path, root: Path) -> str:

@@ -21,9 +21,9 @@ import numpy as np
 from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue_ranks, \
     item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.counts import Encoder, first_occurrences
+from cuelens.audit.counts import Encoder, first_occurrences, instance_texts
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
-from cuelens.audit.fitting import ModelBank, instance_texts
+from cuelens.audit.fitting import ModelBank
 from cuelens.audit.groups import FOLD_SEEDS, check_fold_groups, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
