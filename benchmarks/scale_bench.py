@@ -5,7 +5,7 @@ For each size (default 1M, 10M, 50M items) the data is generated once
 planted cues) under ``--data-dir``, then ``audit scan DIR --features none --item-files ids`` runs
 in a fresh process per engine; wall time, CPU time (of the scan process and of its whole process
 tree, Ray's raylet, GCS and workers included, sampled from /proc every 0.5 s), the peak RSS of
-the scan (driver) process, of the largest process and of the whole tree, and a digest of
+the scan (driver) process and of the whole tree, and a digest of
 results.json are appended as one JSON line to ``--results``, with the load average before and
 after. Ray runs on a local cluster started by the scan itself (``--engine ray``; all local CPUs:
 with ``--stats streaming`` the statistics' passes run on its workers).
@@ -86,9 +86,9 @@ def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
     """One scan in a child process: wall s; CPU s of the child and its waited descendants
     (``getrusage``), of the scan (driver) process alone, of Ray's workers and of the whole
     process tree (each process's own CPU, sampled from /proc every 0.5 s: Ray's workers are not
-    waited children; the last 0.5 s of each process is missed); peak RSS of the largest process,
-    of the scan (driver) process alone (VmHWM) and of the whole tree (summed, sampled); the
-    results.json digest."""
+    waited children; the last 0.5 s of each process is missed); peak RSS of the scan
+    (driver) process (VmHWM) and of the whole tree (summed, sampled); the results.json
+    digest."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
@@ -115,7 +115,7 @@ def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
             "driver_cpu_s": round(cpu_of.get(child.pid, 0.0), 1),
             "worker_cpu_s": round(sum(cpu_of[pid] for pid in workers), 1),
             "tree_cpu_s": round(sum(cpu_of.values()), 1),
-            "peak_rss_mb": round(after.ru_maxrss / 1024), "driver_peak_rss_mb": round(driver_peak),
+            "driver_peak_rss_mb": round(driver_peak),
             "tree_peak_rss_mb": round(tree_peak), "results_sha256": digest,
             "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2)}
 
