@@ -27,16 +27,21 @@ from cuelens.engine.ray_engine import connect
 ChunkFile = tuple[bool, int, Path]  # TokenStore.files: (fitting, first item, path)
 
 
+def _with_vocabularies(counts: RunCounts, vocab: list[str], words_vocab: list[str]
+                       ) -> RunCounts:
+    """``counts`` with its candidates' token sequences pointing at these vocabularies."""
+    candidates = counts.candidates
+    if candidates.seqs is not None and candidates.words is not None:
+        candidates.seqs = replace(candidates.seqs, vocab=vocab)
+        candidates.words = replace(candidates.words, vocab=words_vocab)
+    return counts
+
+
 def _count_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile) -> RunCounts:
     """Pass 1 over one chunk (a Ray task); its candidates' tokens without the vocabularies,
     which stay on the driver."""
     store, args = shipped
-    counts = count_chunks(replace(store, files=[chunk]), *args)
-    candidates = counts.candidates
-    if candidates.seqs is not None and candidates.words is not None:
-        candidates.seqs = replace(candidates.seqs, vocab=[])
-        candidates.words = replace(candidates.words, vocab=[])
-    return counts
+    return _with_vocabularies(count_chunks(replace(store, files=[chunk]), *args), [], [])
 
 
 def _tally_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile
@@ -85,11 +90,7 @@ class RayPasses:
                          lengths=first.lengths.copy())
         for part in parts:
             counts.merge(part)
-        candidates = counts.candidates
-        if candidates.seqs is not None and candidates.words is not None:
-            candidates.seqs = replace(candidates.seqs, vocab=store.vocab)
-            candidates.words = replace(candidates.words, vocab=store.words_vocab)
-        return counts
+        return _with_vocabularies(counts, store.vocab, store.words_vocab)
 
     def tally(self, store: TokenStore, batch: list[FoldModels], folds: Folds, fold_seed: int,
               outer: bool, models: list[tuple[str, str]], bow_name: str | None,
