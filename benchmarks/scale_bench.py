@@ -3,21 +3,25 @@
 For each size (default 1M, 10M, 50M items) the data is generated once
 (:mod:`benchmarks.scale_data`: ``make_nli`` shards of ``--shard-items``, 30,000-type vocabulary,
 planted cues) under ``--data-dir``, then ``audit scan DIR --features none --item-files ids`` runs
-in a fresh process per engine; wall time, CPU time and the peak RSS of the process tree
-(``getrusage(RUSAGE_CHILDREN)``, i.e. the largest single process, and the summed RSS of the
-whole process tree sampled from /proc every 0.5 s, which counts Ray's raylet and worker
-processes) are appended as one JSON line to ``--results``, with the load average before and after. Ray runs on a local cluster started
-by the scan itself (``--engine ray``; all local CPUs).
+in a fresh process per engine; wall time, CPU time (of the scan process and of its whole process
+tree, Ray's raylet, GCS and workers included, sampled from /proc every 0.5 s), the peak RSS of
+the scan (driver) process and of the whole tree, and a digest of
+results.json are appended as one JSON line to ``--results``, with the load average before and
+after. Ray runs on a local cluster started by the scan itself (``--engine ray``; all local CPUs:
+with ``--stats streaming`` the statistics' passes run on its workers).
 
     python benchmarks/scale_bench.py --sizes 1000000 --engines local ray --results scale.jsonl
     nohup python benchmarks/scale_bench.py --sizes 10000000 50000000 --engines local &
     python benchmarks/scale_bench.py --sizes 1000000 10000000 50000000 --engines local \
         --stats streaming     # statistics that stream (docs/large-datasets.md)
+    python benchmarks/scale_bench.py --sizes 1000000 --engines local ray --stats streaming \
+        --repeat 3            # Ray runs the passes (issue 24)
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -39,32 +43,52 @@ def ensure_data(root: Path, items: int, shard_items: int) -> Path:
     return directory
 
 
-def tree_rss_mb(root: int) -> float:
-    """Summed resident memory (MB) of process ``root`` and all its descendants (Ray's raylet,
-    GCS and workers included), read from /proc."""
-    parent, rss = {}, {}
-    page = os.sysconf("SC_PAGE_SIZE")
+def tree_sample(root: int) -> dict[int, tuple[float, float, bool]]:
+    """Process ``root`` and all its descendants (Ray's raylet, GCS and workers included), read
+    from /proc: pid → (resident memory in MB, CPU seconds of the process itself, user + sys,
+    whether it is a Ray worker: named ``ray::…``)."""
+    parent, usage = {}, {}
+    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
+                name, rest = handle.read().split(b"(", 1)[1].rsplit(b")", 1)
+                fields = rest.split()
             with open(f"/proc/{entry}/statm", "rb") as handle:
-                rss[int(entry)] = int(handle.read().split()[1]) * page
+                rss = int(handle.read().split()[1]) * page / 2**20
         except (OSError, IndexError, ValueError):
             continue
         parent[int(entry)] = int(fields[1])
+        usage[int(entry)] = (rss, (int(fields[11]) + int(fields[12])) / tick,
+                             name.startswith(b"ray::"))
     tree, frontier = {root}, [root]
     while frontier:
         frontier = [pid for pid, ppid in parent.items() if ppid in frontier and pid not in tree]
         tree.update(frontier)
-    return sum(rss.get(pid, 0) for pid in tree) / 2**20
+    return {pid: usage[pid] for pid in tree if pid in usage}
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The high-water mark of ``pid``'s resident memory (VmHWM), MB; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
-    """One scan in a child process: wall s, CPU s, peak RSS (MB) of the largest process
-    (``getrusage``) and the peak summed RSS of the whole process tree (sampled every 0.5 s)."""
+    """One scan in a child process: wall s; CPU s of the child and its waited descendants
+    (``getrusage``), of the scan (driver) process alone, of Ray's workers and of the whole
+    process tree (each process's own CPU, sampled from /proc every 0.5 s: Ray's workers are not
+    waited children; the last 0.5 s of each process is missed); peak RSS of the scan
+    (driver) process (VmHWM) and of the whole tree (summed, sampled); the results.json
+    digest."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
@@ -73,17 +97,26 @@ def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
     with open(out.with_suffix(".log"), "w", encoding="utf-8") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
-        tree_peak = 0.0
+        tree_peak, driver_peak, cpu_of, workers = 0.0, 0.0, {}, set()
         while child.poll() is None:
-            tree_peak = max(tree_peak, tree_rss_mb(child.pid))
+            sample = tree_sample(child.pid)
+            tree_peak = max(tree_peak, sum(rss for rss, _, _ in sample.values()))
+            cpu_of.update({pid: cpu for pid, (_, cpu, _) in sample.items()})
+            workers.update(pid for pid, (_, _, worker) in sample.items() if worker)
+            driver_peak = max(driver_peak, peak_rss_mb(child.pid))
             time.sleep(0.5)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if child.returncode != 0:
         raise SystemExit(f"scan failed ({engine}, {data}): see {out.with_suffix('.log')}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    digest = hashlib.sha256((out / "results.json").read_bytes()).hexdigest()[:16]
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "peak_rss_mb": round(after.ru_maxrss / 1024), "tree_peak_rss_mb": round(tree_peak),
+            "driver_cpu_s": round(cpu_of.get(child.pid, 0.0), 1),
+            "worker_cpu_s": round(sum(cpu_of[pid] for pid in workers), 1),
+            "tree_cpu_s": round(sum(cpu_of.values()), 1),
+            "driver_peak_rss_mb": round(driver_peak),
+            "tree_peak_rss_mb": round(tree_peak), "results_sha256": digest,
             "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2)}
 
 
@@ -103,7 +136,8 @@ def main() -> None:
                                                                  50_000_000])
     parser.add_argument("--engines", nargs="+", default=["local", "ray"])
     parser.add_argument("--stats", nargs="+", default=["exact"], choices=["exact", "streaming"],
-                        help="statistics to run (streaming: local engine only)")
+                        help="statistics to run (streaming: local or ray engine)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each scan, interleaved")
     parser.add_argument("--shard-items", type=int, default=250_000)
     parser.add_argument("--data-dir", type=Path, default=Path("scale-data"))
     parser.add_argument("--results", type=Path, default=Path("scale_bench.jsonl"))
@@ -111,8 +145,8 @@ def main() -> None:
     for items in args.sizes:
         data = ensure_data(args.data_dir, items, args.shard_items)
         shards = len(list(data.glob("*.parquet")))
-        runs = [(engine, stats) for stats in args.stats for engine in args.engines
-                if stats == "exact" or engine == "local"]
+        runs = [(engine, stats) for _ in range(args.repeat) for stats in args.stats
+                for engine in args.engines if stats == "exact" or engine != "memory"]
         for engine, stats in runs:
             row = {"items": items, "shards": shards, "engine": engine, "stats": stats,
                    **run_scan(data, engine, stats,
@@ -120,6 +154,7 @@ def main() -> None:
                    "commit": commit(),
                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             row["us_per_item"] = round(row["wall_s"] / items * 1e6, 2)
+            row["cpu_us_per_item"] = round(row["tree_cpu_s"] / items * 1e6, 2)
             print(json.dumps(row), flush=True)
             with open(args.results, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(row) + "\n")

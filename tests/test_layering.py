@@ -80,19 +80,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("front", ("cuelens.commands", "cuelens.cli")),
 ]
 
-# The upward imports on main when the layer order was first asserted (issue 24). The list only
-# shrinks: the test fails when an edge here is gone, so remove its entry with the import.
-KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
-    # the engine imports the statistics it should sit below (issue 24: helper "engine")
-    ("cuelens.engine.ray_engine", "cuelens.audit.fitting"): "instance_texts for the Ray workers",
-    ("cuelens.engine.ray_engine", "cuelens.models.classifier"): "a model's tokenizer on workers",
-}
-# Import cycles inside one layer on main then (issue 24: helpers "engine" and "probe"); the test
-# fails when one is broken, so remove its entry with it.
-KNOWN_CYCLES: list[frozenset[str]] = [
-    frozenset({"cuelens.engine", "cuelens.engine.ray_engine"}),
-]
-
 
 def _module_name(path: Path, root: Path) -> str:
     parts = path.relative_to(root.parent).with_suffix("").parts
@@ -182,23 +169,13 @@ def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 def test_no_module_imports_a_higher_layer():
     graph = import_graph()
     assert len(graph) > 150 and "cuelens.engine.chunks" in graph["cuelens.audit.streamed_hygiene"]
-    upward = upward_imports(graph)
-    new = sorted(upward - KNOWN_VIOLATIONS.keys())
-    assert new == [], "imports of a higher layer (docs/ARCHITECTURE.md):\n" + "\n".join(
-        f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})" for a, b in new)
-    gone = sorted(KNOWN_VIOLATIONS.keys() - upward)
-    assert gone == [], f"fixed: remove these from KNOWN_VIOLATIONS: {gone}"
+    upward = sorted(upward_imports(graph))
+    assert upward == [], "imports of a higher layer (docs/ARCHITECTURE.md):\n" + "\n".join(
+        f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})" for a, b in upward)
 
 
 def test_no_import_cycles_between_modules():
-    graph = import_graph()
-    for a, b in KNOWN_VIOLATIONS:
-        graph[a].discard(b)
-    found = cycles(graph)
-    new = [sorted(c) for c in found if c not in KNOWN_CYCLES]
-    assert new == [], f"import cycles: {new}"
-    gone = [sorted(c) for c in KNOWN_CYCLES if c not in found]
-    assert gone == [], f"broken: remove these from KNOWN_CYCLES: {gone}"
+    assert [sorted(c) for c in cycles(import_graph())] == [], "import cycles"
 
 
 def test_the_layer_checker_catches_upward_imports_and_cycles(tmp_path):

@@ -26,7 +26,7 @@ def cluster():
 
 
 def test_probe_with_ray_equals_the_local_engine(cluster, tmp_path, monkeypatch):
-    from cuelens.engine import ray_engine
+    from cuelens.models import ray_scoring
     from cuelens.models.classifier import load_classifier
     from tests.tiny_models import tiny_bert_dir
 
@@ -36,8 +36,8 @@ def test_probe_with_ray_equals_the_local_engine(cluster, tmp_path, monkeypatch):
         scored_on_ray.append(kwargs["concurrency"])
         return real(*args, **kwargs)
 
-    real = ray_engine.predict_proba_ray
-    monkeypatch.setattr(ray_engine, "predict_proba_ray", spy)
+    real = ray_scoring.predict_proba_ray
+    monkeypatch.setattr(ray_scoring, "predict_proba_ray", spy)
 
     rows = make_nli(120, seed=4)
     data = tmp_path / "data.jsonl"

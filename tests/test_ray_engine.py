@@ -90,7 +90,7 @@ def test_bad_record_names_first_failing_shard(cluster, tmp_path):
 
 def test_probe_equals_local_path(cluster, tmp_path):
     """A tiny random-initialised BERT: the actor pool's probabilities equal the local ones."""
-    from cuelens.engine.ray_engine import predict_proba_ray
+    from cuelens.models.ray_scoring import predict_proba_ray
     from cuelens.models.classifier import load_classifier
     from tests.tiny_models import tiny_bert_dir
 

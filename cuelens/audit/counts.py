@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cuelens.audit.tokenize import word_tokens
+from cuelens.data.dataset import Task
 
 
 @dataclass
@@ -247,3 +248,15 @@ def build_term_matrix(texts: Iterable[str], ngrams: int = 1) -> tuple[sp.csr_mat
     """Binary ``n × V`` term matrix of ``texts`` and its vocabulary (docs/methods.md §2 counts)."""
     seqs = encode(texts, ngrams)
     return seqs.matrix(), seqs.vocab
+
+
+def instance_texts(split, include_premise: bool):
+    """Instance texts: the hypotheses/choices, optionally after the premise (docs/methods.md §1)."""
+    if split.task == Task.NLI:
+        if not include_premise:  # the common case, without copies
+            return split.hypotheses
+        return [f"{p} {h}" for p, h in zip(split.premises, split.hypotheses)]
+    if not include_premise:
+        return [choice for choices in split.choices for choice in choices]
+    return [f"{split.premise_context(i)} {choice}" for i, choices in enumerate(split.choices)
+            for choice in choices]

@@ -28,7 +28,7 @@ from joblib import Parallel, delayed
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decisions, fit_linear,
                                        quiet_single_thread, representation_length,
                                        view_tokens)
-from cuelens.audit.counts import TokenSequences, encode, first_occurrences
+from cuelens.audit.counts import TokenSequences, encode, first_occurrences, instance_texts
 from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.groups import group_sizes, grouped_folds, grouping, n_groups
@@ -426,18 +426,6 @@ class ScanData:
     def gold(self) -> np.ndarray:
         """MCQ: the right choice's position per item."""
         return self.pool.labels.reshape(-1, self.pool.k).argmin(axis=1)
-
-
-def instance_texts(split, include_premise: bool):
-    """Instance texts: the hypotheses/choices, optionally after the premise (docs/methods.md §1)."""
-    if split.task == Task.NLI:
-        if not include_premise:  # the common case, without copies
-            return split.hypotheses
-        return [f"{p} {h}" for p, h in zip(split.premises, split.hypotheses)]
-    if not include_premise:
-        return [choice for choices in split.choices for choice in choices]
-    return [f"{split.premise_context(i)} {choice}" for i, choices in enumerate(split.choices)
-            for choice in choices]
 
 
 def _instance_labels(split, label_names: list[str]) -> np.ndarray:

@@ -127,6 +127,7 @@ class TokenStore:
     n_eval: int = 0
     max_length: int = 0
     label_map: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # code → label
+    passes: ChunkPasses = field(default_factory=lambda: LocalPasses())  # where passes run
 
     def add(self, fitting: bool, words: TokenSequences, seqs: TokenSequences,
             labels: np.ndarray, keys: np.ndarray) -> None:
@@ -215,16 +216,23 @@ class Candidates:
         bound[~full] = np.iinfo(np.uint64).max
         mine = np.flatnonzero(priority < bound[_group(chunk.labels, chunk.fitting)])
         mine = mine[_lowest(priority[mine], chunk.labels[mine], self.keep)]
-        self.priority = np.concatenate([self.priority, priority[mine]])
-        self.item = np.concatenate([self.item, chunk.items[mine]])
-        self.fitting = np.concatenate([self.fitting, np.full(len(mine), chunk.fitting)])
-        self.label = np.concatenate([self.label, chunk.labels[mine]])
-        self.key = np.concatenate([self.key, chunk.keys[mine]])
-        vocab, words_vocab = chunk.seqs.vocab, chunk.words.vocab
-        self.seqs = _ragged([s for s in (self.seqs, _subset(chunk.seqs, mine)) if s is not None],
-                            vocab)
-        self.words = _ragged([w for w in (self.words, _subset(chunk.words, mine))
-                              if w is not None], words_vocab)
+        self.merge(Candidates(self.keep, self.n_labels, priority[mine], chunk.items[mine],
+                              np.full(len(mine), chunk.fitting), chunk.labels[mine],
+                              chunk.keys[mine], _subset(chunk.seqs, mine),
+                              _subset(chunk.words, mine)))
+
+    def merge(self, other: Candidates) -> None:
+        """Merge the candidates of later items (``other``), keeping the ``keep`` lowest
+        priorities per group: the candidates of any split of the chunks into parts, merged in
+        chunk order, are those of one pass (docs/large-datasets.md)."""
+        if other.seqs is None or other.words is None:
+            return
+        for name in ("priority", "item", "fitting", "label", "key"):
+            setattr(self, name, np.concatenate([getattr(self, name), getattr(other, name)]))
+        self.seqs = _ragged([s for s in (self.seqs, other.seqs) if s is not None],
+                            other.seqs.vocab)
+        self.words = _ragged([w for w in (self.words, other.words) if w is not None],
+                             other.words.vocab)
         self._take(_lowest(self.priority, _group(self.label, self.fitting), self.keep))
 
 
@@ -265,6 +273,13 @@ class RunCounts:
                 self.labels[slots].sum(axis=0).astype(np.float64),
                 representation_length_counted(self.lengths[slots].sum(axis=0)))
 
+    def merge(self, other: RunCounts) -> None:
+        """Add the counts of later chunks (``other``, same run): counts are sums over items."""
+        self.joint += other.joint
+        self.labels += other.labels
+        self.lengths += other.lengths
+        self.candidates.merge(other.candidates)
+
 
 def _count(cells: np.ndarray, size: int) -> np.ndarray:
     """How often each of ``size`` cells occurs in ``cells``."""
@@ -276,17 +291,18 @@ def _count(cells: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sample_seed: int,
-              outer: bool, keep: int) -> RunCounts:
-    """Pass 1 of a run: its :class:`RunCounts` (outer folds of ``fold_seed`` when ``outer``)
-    and the sample candidates under ``sample_seed``."""
+def count_chunks(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
+                 sample_seed: int, outer: bool, keep: int) -> RunCounts:
+    """Pass 1 of a run over every chunk of ``store`` (all of a scan's, or some of them: the
+    partial counts of a split of the chunks merge by :meth:`RunCounts.merge`)."""
     n_slots = (n_folds if outer else 1) + 1
-    K, L, V = folds.inner_folds, store.n_labels, len(store.vocab)
-    width = n_slots * K * L
-    joint = np.zeros(V * width, dtype=np.int64)
-    labels = np.zeros(width, dtype=np.int64)
-    lengths = np.zeros((n_slots, store.max_length + 1), dtype=np.int64)
-    candidates = Candidates(keep, L)
+    K, L = folds.inner_folds, store.n_labels
+    counts = RunCounts(np.zeros((len(store.vocab), n_slots, K, L), dtype=np.int64),
+                       np.zeros((n_slots, K, L), dtype=np.int64),
+                       np.zeros((n_slots, store.max_length + 1), dtype=np.int64),
+                       Candidates(keep, L), outer)
+    joint, labels, lengths = counts.joint.reshape(-1), counts.labels.reshape(-1), counts.lengths
+    width = len(labels)
     for chunk in store.chunks():
         items = chunk.items
         slot = np.full(len(items), n_slots - 1) if chunk.fitting else \
@@ -299,9 +315,15 @@ def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sam
                                minlength=lengths.size).reshape(lengths.shape)
         cells = chunk.seqs.indices.astype(np.int64) * width + np.repeat(column, seq_lengths)
         joint += _count(cells, len(joint))
-        candidates.add(chunk, folds.priority(items, sample_seed))
-    return RunCounts(joint.reshape(V, n_slots, K, L), labels.reshape(n_slots, K, L), lengths,
-                     candidates, outer)
+        counts.candidates.add(chunk, folds.priority(items, sample_seed))
+    return counts
+
+
+def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sample_seed: int,
+              outer: bool, keep: int) -> RunCounts:
+    """Pass 1 of a run on ``store.passes``: its :class:`RunCounts` (outer folds of
+    ``fold_seed`` when ``outer``) and the sample candidates under ``sample_seed``."""
+    return store.passes.count(store, folds, n_folds, fold_seed, sample_seed, outer, keep)
 
 
 def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed: int,
@@ -355,11 +377,19 @@ class Tally:
             self.correct[name] = self.correct.get(name, 0.0) + float(np.sum(correct))
         add_differences(self.moments, results, self.models)
 
+    def merge(self, other: Tally) -> None:
+        """Add the tally of other items (``other``, same predictors): sums of 0/1 values,
+        exact in any order."""
+        self.n += other.n
+        for name, correct in other.correct.items():
+            self.correct[name] = self.correct.get(name, 0.0) + correct
+        self.moments.merge(other.moments)
+
     def accuracy(self, name) -> float:
         return self.correct[name] / self.n
 
 
-ItemSink = Callable[[TokenChunk, np.ndarray, dict], None]
+ItemSink = Callable[[int, np.ndarray, dict], None]  # (chunk's first item, positions, results)
 
 
 def _bag_of_words(candidates: Candidates, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
@@ -428,6 +458,48 @@ def fold_positions(folds: Folds, chunk: TokenChunk, fold_seed: int,
             yield models, positions
 
 
+def tally_chunks(store: TokenStore, batch: list[FoldModels], folds: Folds, fold_seed: int,
+                 outer: bool, models: list[tuple[str, str]], bow_name: str | None,
+                 sink: ItemSink | None = None) -> Tally:
+    """Pass 2 of a run over the evaluation chunks of ``store`` (all of a scan's, or some of
+    them: partial tallies merge by :meth:`Tally.merge`): each item predicted by the fold models
+    of ``batch`` that hold its outer fold, every predictor tallied, ``sink`` fed per chunk."""
+    tally = Tally(models)
+    for chunk in store.chunks(fitting=False):
+        for fitted, positions in fold_positions(folds, chunk, fold_seed, batch, outer):
+            results = _predict(store, chunk, positions, fitted, bow_name)
+            tally.add(results)
+            if sink is not None:
+                sink(chunk.first, positions, results)
+    return tally
+
+
+class ChunkPasses(Protocol):
+    """Where a run's two passes over the chunks of a store execute: :class:`LocalPasses`, or
+    Ray workers (:class:`cuelens.audit.ray_passes.RayPasses`) whose partial results merge by
+    addition (docs/large-datasets.md)."""
+
+    def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
+              sample_seed: int, outer: bool, keep: int) -> RunCounts: ...
+
+    def tally(self, store: TokenStore, batch: list[FoldModels], folds: Folds, fold_seed: int,
+              outer: bool, models: list[tuple[str, str]], bow_name: str | None,
+              sink: ItemSink | None) -> Tally: ...
+
+
+class LocalPasses:
+    """:class:`ChunkPasses` in this process, one chunk in memory at a time."""
+
+    def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
+              sample_seed: int, outer: bool, keep: int) -> RunCounts:
+        return count_chunks(store, folds, n_folds, fold_seed, sample_seed, outer, keep)
+
+    def tally(self, store: TokenStore, batch: list[FoldModels], folds: Folds, fold_seed: int,
+              outer: bool, models: list[tuple[str, str]], bow_name: str | None,
+              sink: ItemSink | None) -> Tally:
+        return tally_chunks(store, batch, folds, fold_seed, outer, models, bow_name, sink)
+
+
 def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int,
                 fold_seed: int, options: ScoringOptions, bank: ModelBank,
                 models: list[tuple[str, str]], bow_name: str | None,
@@ -437,8 +509,9 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
     order, then predict every evaluation item with its fold's models, chunk by chunk, and tally
     every predictor (cue models, the majority baseline, and the BoW baseline when ``bow_name``
     is given). Linear models warm-start from ``bank``. Folds whose score tables fit in
-    :data:`PREDICT_TABLE_BYTES` together share one pass. ``sink(chunk, positions, results)``
-    receives each chunk's per-item results (``positions`` within the chunk); ``kept`` receives
+    :data:`PREDICT_TABLE_BYTES` together share one pass (on ``store.passes``).
+    ``sink(first, positions, results)`` receives each chunk's per-item results (``first``: the
+    chunk's first item; ``positions`` within the chunk); ``kept`` receives
     every fold's fitted models (without the BoW baseline), for :func:`held_out_decisions` of a
     model chosen after the pass."""
     tally = Tally(models)
@@ -453,13 +526,8 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
                           bow_name is not None) for fold in fold_list[start:start + per_pass]]
         if kept is not None:
             kept += [replace(fitted, bow=None) for fitted in batch]
-        for chunk in store.chunks(fitting=False):
-            for fitted, positions in fold_positions(folds, chunk, fold_seed, batch,
-                                                    bool(counts.outer)):
-                results = _predict(store, chunk, positions, fitted, bow_name)
-                tally.add(results)
-                if sink is not None:
-                    sink(chunk, positions, results)
+        tally.merge(store.passes.tally(store, batch, folds, fold_seed, bool(counts.outer),
+                                       models, bow_name, sink))
         if progress is not None:
             progress(min(start + per_pass, len(fold_list)) / len(fold_list))
     return tally

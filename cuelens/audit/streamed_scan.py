@@ -21,15 +21,15 @@ import numpy as np
 from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue_ranks, \
     item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.counts import Encoder, first_occurrences
+from cuelens.audit.counts import Encoder, first_occurrences, instance_texts
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
-from cuelens.audit.fitting import ModelBank, instance_texts
+from cuelens.audit.fitting import ModelBank
 from cuelens.audit.groups import FOLD_SEEDS, check_fold_groups, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
 from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
     easy_hard_section, significant_ids
-from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
+from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, \
     TokenStore, check_streamable, count_run, fit_fold, held_out_items, keep_model, \
     predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
@@ -311,8 +311,8 @@ def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple
     counters = {first: np.zeros(size, dtype=counter_type)
                 for fitting, first, size in store.sizes() if not fitting}
 
-    def add(chunk: TokenChunk, positions: np.ndarray, results: dict) -> None:
-        counters[chunk.first][positions] += results[model]
+    def add(first: int, positions: np.ndarray, results: dict) -> None:
+        counters[first][positions] += results[model]
 
     bank = ModelBank(config.seed)
     for iteration in range(config.iterations):

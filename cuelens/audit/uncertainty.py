@@ -130,6 +130,13 @@ class DifferenceMoments:
             size = np.where(piece != 0, np.abs(piece), np.inf)
             self.step = np.minimum(self.step, size.min(axis=0, initial=np.inf))
 
+    def merge(self, other: DifferenceMoments) -> None:
+        """Fold in the sums of other items (``other``, same predictors)."""
+        self.n += other.n
+        self.total += other.total
+        self.cross += other.cross
+        self.step = np.minimum(self.step, other.step)
+
     def mean(self) -> np.ndarray:
         return self.total / max(self.n, 1)
 

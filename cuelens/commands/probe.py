@@ -182,7 +182,7 @@ def probe(
 
     runner = None
     if engine == "ray" and model is not None:
-        from cuelens.engine.ray_engine import predict_proba_ray
+        from cuelens.models.ray_scoring import predict_proba_ray
 
         runner = partial(predict_proba_ray, concurrency=actors, address=address,
                          trust_remote_code=trust_remote_code)

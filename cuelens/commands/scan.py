@@ -23,6 +23,7 @@ from cuelens.reports.options import ReportOptions
 
 if TYPE_CHECKING:
     from cuelens.audit.pipeline import Scan
+    from cuelens.audit.streamed import ChunkPasses
 
 DEFAULT = ScanConfig()  # the one place holding the scan's defaults
 
@@ -87,7 +88,8 @@ def scan(
     cache_dir: CacheDirOpt = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="local: stream the input into compact columns; memory: read whole "
-        "files; ray: read and tokenise shards on a Ray cluster (cuelens[ray]). Same results.")]
+        "files; ray: read and tokenise shards on a Ray cluster (cuelens[ray]; with --stats "
+        "streaming: the statistics' passes run there). Same results.")]
     = "local",
     address: AddressOpt = None,
     item_files: Annotated[str, typer.Option(
@@ -150,13 +152,17 @@ def scan(
     if stats == "streaming":
         if subset_field:
             raise UserError("--subset-field needs exact statistics (not --stats streaming)")
-        if engine != "local" or hf:
+        if engine not in ("local", "ray") or hf:
             raise UserError("--stats streaming reads files, directories or globs with the local "
-                            "engine")
+                            "or ray engine")
+        from cuelens.audit.ray_passes import RayPasses
+
         scan_streamed(data, train, test, field_map(premise_field, hypothesis_field,
                                                    label_field, choices_field, group_field),
                       skip_bad, config, out, (report, ReportOptions(plotly=plotly)), top,
-                      item_files, work_dir, started, fail_above, (feature_names, cache_dir))
+                      item_files, work_dir, started, fail_above,
+                      features=(feature_names, cache_dir),
+                      passes=RayPasses(address) if engine == "ray" else None)
         return
     with progress_bar(f"reading ({engine} engine)") as progress:
         loaded = load_for_scan(engine, data, train=str(train) if train else None,
@@ -202,10 +208,12 @@ def check_fail_above(results: dict, fail_above: float | None) -> None:
 def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                   out: Path | None, report: tuple[Path | None, ReportOptions], top: int,
                   item_files: str, work_dir: Path | None, started: float,
-                  fail_above: float | None,
-                  features: tuple[list[str] | None, Path | None] = ([], None)) -> None:
+                  fail_above: float | None, *,
+                  features: tuple[list[str] | None, Path | None] = ([], None),
+                  passes: ChunkPasses | None = None) -> None:
     """``--stats streaming``: chunks in a work directory (created or refused up front; removed
-    at the end, or by the next run after a kill), then the passes; ``features``: the ICQ feature
+    at the end, or by the next run after a kill), then the passes (on ``passes``, e.g. Ray
+    workers; default: in this process; docs/large-datasets.md); ``features``: the ICQ feature
     names (``None``: all) and the parse cache directory. A full disk is one line naming the work
     directory, the space the chunks need and the space left."""
     from cuelens.audit.pipeline import check_scan_outputs
@@ -221,6 +229,8 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                                    str(test) if test else None, fields, skip_bad, config,
                                    Path(directory), progress=progress)
         warn_skipped(chunked)
+        if passes is not None:
+            chunked.store.passes = passes
         out_dir = out or Path("audit-results") / chunked.name
         check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report[0],
                            cache_dir=features[1], uses_cache=features[0] != [],

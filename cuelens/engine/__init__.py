@@ -9,34 +9,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from cuelens.audit.counts import TokenSequences
-from cuelens.data.dataset import Dataset
 from cuelens.data.schema import FieldMap
+from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.errors import UserError
-
-Progress = Callable[[str, float], None]
-
-
-@dataclass(frozen=True)
-class EngineOptions:
-    """What an engine needs besides the data arguments: the scan's tokenisation (so workers can
-    encode their shards), a Ray cluster address and a progress callback."""
-
-    ngrams: int = 1
-    include_premise: bool = False
-    address: str | None = None
-    progress: Progress | None = None
-
-
-@dataclass
-class Loaded:
-    """A loaded dataset, and (Ray) its fitting-then-evaluation instance texts already encoded."""
-
-    dataset: Dataset
-    tokens: TokenSequences | None = None
-
 
 def _memory(data, train, test, fields, skip_bad, options) -> Loaded:
     from cuelens.data.loading import load_dataset

@@ -9,12 +9,9 @@ numbers words exactly as one pass over all texts would. The dataset and the enco
 therefore those of the local engine, and so is results.json. A bad record raises the error of
 the first failing shard, as the local engine would.
 
-Probe: :func:`predict_proba_ray` cuts the test split into the same length-sorted batches as
-:meth:`~cuelens.models.classifier.Classifier.predict_proba` and scores them on an actor pool
-(``map_batches(..., concurrency=N, num_gpus=…)``), each actor loading the model through the
-shared classifier layer with the driver's torch thread count (CPU kernels sum in an order that
-depends on it); probabilities come back in item order, identical to the local path on the
-same hardware.
+The scan's statistics passes run on Ray in :mod:`cuelens.audit.ray_passes` and the probe's
+scoring in :mod:`cuelens.models.ray_scoring`; both connect through :func:`connect` and ship
+arrays with :func:`pack_arrays`.
 """
 
 from __future__ import annotations
@@ -25,13 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.counts import Encoder, TokenSequences, encode
-from cuelens.audit.fitting import instance_texts
+from cuelens.audit.counts import Encoder, TokenSequences, encode, instance_texts
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Split, Task
 from cuelens.data.loading import NO_ITEMS, assemble_dataset, build_split
 from cuelens.data.schema import FieldMap
-from cuelens.engine import EngineOptions, Loaded
+from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.engine.sources import iter_source_records, shard_paths
 from cuelens.engine.streaming import ROLES, peek_task, resolve_sources
 from cuelens.errors import UserError
@@ -52,13 +48,13 @@ def connect(address: str | None = None):
     return ray
 
 
-def _pack(arrays: dict[str, np.ndarray]) -> bytes:
+def pack_arrays(arrays: dict[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 
-def _unpack(blob: bytes) -> dict[str, np.ndarray]:
+def unpack_arrays(blob: bytes) -> dict[str, np.ndarray]:
     with np.load(io.BytesIO(blob), allow_pickle=False) as data:
         return {key: data[key] for key in data.files}
 
@@ -72,12 +68,12 @@ def read_shard(path: str, role: str, fields: FieldMap, task: str, skip_bad: bool
         build_split(iter_source_records(shard, raw=False), shard, role, fields, task, skip_bad, into=split)
     except UserError as exc:
         error = {"message": exc.message, "path": exc.path, "line": exc.line}
-        return _pack({"error": np.frombuffer(json.dumps(error).encode(), dtype=np.uint8)})
+        return pack_arrays({"error": np.frombuffer(json.dumps(error).encode(), dtype=np.uint8)})
     tokens = encode(instance_texts(split, include_premise), ngrams)
     arrays = split.to_arrays()
     arrays.update({"tokens.indptr": tokens.indptr, "tokens.indices": tokens.indices,
                    "tokens.vocab": np.frombuffer(json.dumps(tokens.vocab).encode(), np.uint8)})
-    return _pack(arrays)
+    return pack_arrays(arrays)
 
 
 def _read_batch(batch: dict, **kwargs) -> dict:
@@ -88,7 +84,7 @@ def _read_batch(batch: dict, **kwargs) -> dict:
 
 def _unpack_shard(blob: bytes, role: str, source: str,
                   shard: Path) -> tuple[CompactSplit, TokenSequences]:
-    arrays = _unpack(blob)
+    arrays = unpack_arrays(blob)
     if "error" in arrays:
         error = json.loads(arrays["error"].tobytes())
         raise UserError(error["message"], path=error["path"], line=error["line"])
@@ -148,52 +144,3 @@ def load_ray(data: str | None = None, *, train: str | None = None, test: str | N
     for part in parts:
         combined.add_encoded(encoded[id(part)][1])
     return Loaded(dataset, combined.result())
-
-
-class _Scorer:
-    """A Ray actor: loads the model once through the shared classifier layer, scores batches."""
-
-    def __init__(self, model: str, task: str, trust_remote_code: bool, max_length: int,
-                 backend: str, threads: int) -> None:
-        import torch
-
-        from cuelens.models.classifier import load_classifier
-
-        torch.set_num_threads(threads)  # CPU kernels sum in a thread-count-dependent order
-
-        self.clf = load_classifier(model, task, device="auto",
-                                   trust_remote_code=trust_remote_code, max_length=max_length)
-        self.clf.use_backend(backend)
-
-    def __call__(self, batch: dict) -> dict:
-        probs = [_pack({"probs": self.clf.forward_proba(_unpack(blob))})
-                 for blob in batch["payload"]]
-        return {"batch": batch["batch"], "probs": np.array(probs, dtype=object)}
-
-
-def predict_proba_ray(clf, split, batch_size: int | None = None, on_batch=None, *,
-                      concurrency: int = 2, address: str | None = None,
-                      trust_remote_code: bool = False,
-                      num_gpus: float | None = None) -> np.ndarray:
-    """:meth:`Classifier.predict_proba` with the batches scored on ``concurrency`` Ray actors
-    (``num_gpus`` each; default: one GPU per actor when the cluster has GPUs, else none); each
-    actor uses ``clf``'s inference backend (:mod:`cuelens.models.backends`)."""
-    import torch
-
-    from cuelens.models.classifier import scatter_batches
-
-    ray = connect(address)
-    encoded, batches = clf.batch_plan(split, batch_size)
-    rows = [{"batch": i, "payload": _pack(encoded.collate(index))}
-            for i, index in enumerate(batches)]
-    if num_gpus is None:
-        num_gpus = 1.0 if ray.cluster_resources().get("GPU", 0) > 0 else 0.0
-    scored = ray.data.from_items(rows, override_num_blocks=min(len(rows), 4 * concurrency))
-    scored = scored.map_batches(
-        _Scorer, batch_size=1, concurrency=concurrency, num_gpus=num_gpus, num_cpus=1,
-        fn_constructor_kwargs={"model": clf.name, "task": split.task,
-                               "trust_remote_code": trust_remote_code,
-                               "max_length": clf.max_length, "backend": clf.backend,
-                               "threads": torch.get_num_threads()})
-    return scatter_batches(len(split), ((batches[int(row["batch"])], _unpack(row["probs"])["probs"])
-                                        for row in scored.iter_rows()), on_batch)

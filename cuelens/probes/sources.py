@@ -69,7 +69,8 @@ def make_source(name: str, **options: Any) -> PredictionSource:
 class ModelSource:
     """A loaded :class:`~cuelens.models.classifier.Classifier` (named ``model``, as the user
     gave it) predicting the test items once; ``predict_proba(split, batch_size, on_batch)``
-    replaces ``classifier.predict_proba`` (e.g. :func:`cuelens.engine.ray_engine.predict_proba_ray`
+    replaces ``classifier.predict_proba`` (e.g.
+    :func:`cuelens.models.ray_scoring.predict_proba_ray`
     bound to the classifier)."""
 
     name: ClassVar[str]
