@@ -15,7 +15,7 @@ from cuelens.audit.scan import run_word_audit
 from cuelens.audit.streamed import HashedFolds
 from cuelens.audit.streamed_scan import load_chunked, streamed_word_audit
 from cuelens.data.schema import FieldMap
-from cuelens.data.synthetic import make_nli
+from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from cuelens.errors import UserError
 
@@ -31,7 +31,7 @@ class ExactFolds:
         self.n_fit = 0 if self.data.train_items is None else len(self.data.train_items)
 
     def inner(self, items, keys):
-        return self.data.pool.inner_fold[items]
+        return self.data.pool.inner_fold[items * self.data.pool.k]
 
     def outer(self, items, keys, seed):
         return self.data.eval_folds(self.n_folds, seed)[items - self.n_fit]
@@ -59,10 +59,13 @@ def _compare(dataset, data, config):
     assert streamed.cues == exact.cues
     assert streamed.cue_stats == exact.cue_stats
     assert _without_bow(streamed.leakage) == _without_bow(exact.leakage)
-    # the BoW baseline's columns are ordered by the sample alone (same model up to rounding)
-    (bow_exact,), (bow_streamed,) = exact.leakage["baselines"], streamed.leakage["baselines"]
+    # the BoW baseline's columns are ordered by the sample alone (same model up to rounding);
+    # MCQ's answer-position baseline is the same
+    bow_exact, *position_exact = exact.leakage["baselines"]
+    bow_streamed, *position_streamed = streamed.leakage["baselines"]
     assert bow_streamed["name"] == bow_exact["name"]
     assert bow_streamed["accuracy"] == pytest.approx(bow_exact["accuracy"], abs=2e-3)
+    assert position_streamed == position_exact
     assert streamed.easy_hard == exact.easy_hard
     assert np.array_equal(np.concatenate(streamed.easy), exact.item_easy)
     return exact, streamed
@@ -120,12 +123,57 @@ def test_unseen_test_label_names_file_and_line(tmp_path):
     assert "test.jsonl" in str(error.value) and "14" in str(error.value)
 
 
-def test_multiple_choice_is_refused(tmp_path):
-    from cuelens.data.synthetic import make_mcq
+def test_multiple_choice_cross_validated_matches_exact_scan(tmp_path):
+    """MCQ: k instances per item, an item's choices in one fold, 1/k baselines, the
+    answer-position baseline, tie-credited easy/hard counters."""
+    source = _write(tmp_path / "mcq.jsonl", make_mcq(600, seed=5, n_choices=3, vocab_size=300))
+    config = ScanConfig(max_fit_items=240, iterations=3, min_count=3)  # candidates fill up
+    dataset = load_streaming(source)
+    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=110)
+    assert data.store.k == 3 and len(data.store.files) == 6
+    exact, streamed = _compare(dataset, data, config)
+    assert [b["name"] for b in exact.leakage["baselines"]][1:] == ["answer position"]
+    assert exact.leakage["majority"] == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_multiple_choice_train_test_matches_exact_scan(tmp_path):
+    train = _write(tmp_path / "train.jsonl", make_mcq(500, seed=6, vocab_size=300))
+    test = _write(tmp_path / "test.jsonl", make_mcq(200, seed=7, vocab_size=300))
+    config = ScanConfig(max_fit_items=300, iterations=2, min_count=3, ngrams=2)
+    dataset = load_streaming(None, train=train, test=test)
+    data = load_chunked(None, train, test, FieldMap(), False, config, tmp_path, chunk_items=64)
+    _compare(dataset, data, config)
+
+
+def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
+    """End to end over the chunks with hashed folds: the planted right-answer cue
+    ('definitely') is the top cue and the headline beats chance (1/2) by far."""
+    source = _write(tmp_path / "mcq.jsonl", make_mcq(800, seed=8, vocab_size=400))
+    config = ScanConfig(max_fit_items=300, iterations=2, min_count=3)
+    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=150)
+    audit = streamed_word_audit(data, config, HashedFolds(5, 5, config.seed))
+    assert audit.cue_finding["top"][0]["token"] == "definitely"
+    assert audit.cue_finding["top"][0]["label"] == "right"
+    assert audit.leakage["majority"] == 0.5
+    assert audit.leakage["best"]["ci_low"] > 0.1 and audit.leakage["flagged"]
+    assert audit.leakage["best"]["accuracy"] > 0.6
+    assert audit.easy_hard["easy"] > 400  # at chance a tie (1/2 twice) is not easy
+
+
+def test_multiple_choice_with_varying_choices_is_refused(tmp_path):
+    rows = make_mcq(30, seed=1)
+    rows[17]["choices"] = rows[17]["choices"] + ["a third choice"]
+    source = _write(tmp_path / "mcq.jsonl", rows)
+    with pytest.raises(UserError, match="same number of choices"):
+        load_chunked(source, None, None, FieldMap(), False, ScanConfig(), tmp_path)
+
+
+def test_multiple_choice_full_streaming_scan_is_refused(tmp_path):
+    from cuelens.audit.streamed_scan import scan_files
 
     source = _write(tmp_path / "mcq.jsonl", make_mcq(30, seed=1))
     with pytest.raises(UserError, match="NLI-style"):
-        load_chunked(source, None, None, FieldMap(), False, ScanConfig(), tmp_path)
+        scan_files(source, work_dir=tmp_path)
 
 
 def test_fold_keys_follow_the_premise_or_the_group(tmp_path):

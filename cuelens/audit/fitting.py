@@ -440,12 +440,26 @@ def instance_texts(split, include_premise: bool):
             for choice in choices]
 
 
-def _instance_labels(split, label_names: list[str]) -> np.ndarray:
+def instance_labels(split, label_names: list[str]) -> np.ndarray:
+    """Per instance: the NLI label index, or whether the MCQ choice is right (``RIGHT``)."""
     if split.task == Task.NLI:
         return split.item_labels(label_names)
     k = split.n_choices or 1
     gold = split.item_labels(label_names)
     return np.where(np.arange(k)[None, :] == gold[:, None], RIGHT, 1 - RIGHT).ravel()
+
+
+def choice_count_error(choice_counts: Sequence[int]) -> UserError:
+    """The word-cue statistics lay out ``k`` instances per MCQ item: one ``k`` for all."""
+    return UserError("the word-cue statistics need the same number of choices in every item; "
+                     "this dataset's items have "
+                     f"{', '.join(map(str, sorted(set(choice_counts))))} choices")
+
+
+def check_choice_count(split, k: int) -> None:
+    """:func:`choice_count_error` unless every item of ``split`` has ``k`` choices."""
+    if set(split.choice_counts) - {k}:
+        raise choice_count_error([k, *split.choice_counts])
 
 
 def combined_summary(groups: np.ndarray, groupings: list, roles: list[str]) -> dict:
@@ -480,12 +494,10 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     """
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
     if dataset.task == Task.MCQ and dataset.n_choices is None:
-        raise UserError("the word-cue statistics need the same number of choices in every item; "
-                        "this dataset's items have "
-                        f"{', '.join(map(str, sorted(set(dataset.test.choice_counts))))} choices")
+        raise choice_count_error(dataset.test.choice_counts)
     k = dataset.n_choices or 1
     texts = concatenate([instance_texts(split, include_premise) for split in splits])
-    labels = np.concatenate([_instance_labels(split, dataset.label_names) for split in splits])
+    labels = np.concatenate([instance_labels(split, dataset.label_names) for split in splits])
     n_labels = len(dataset.label_names)
     if dataset.train is None and inner_folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "

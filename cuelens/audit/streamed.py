@@ -42,10 +42,11 @@ from cuelens.audit.counts import TokenSequences, bigram_columns
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
     score_items, stratum_quotas, train_models
-from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, add_differences
+from cuelens.audit.leakage import ANSWER_POSITION, BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, \
+    add_differences
 from cuelens.audit.text_keys import mix64
 from cuelens.audit.uncertainty import DifferenceMoments
-from cuelens.data.dataset import Task
+from cuelens.data.dataset import RIGHT, Task
 from cuelens.errors import UserError
 
 COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
@@ -95,20 +96,45 @@ class HashedFolds:
         return seeded_hash(items, seed)
 
 
+def instance_rows(items: np.ndarray, k: int) -> np.ndarray:
+    """The instance rows of ``items`` (``k`` consecutive instances each: NLI 1, MCQ the
+    choices), in item order."""
+    items = np.asarray(items, dtype=np.int64)
+    return items if k == 1 else (items[:, None] * k + np.arange(k)).ravel()
+
+
+def item_answers(labels: np.ndarray, task: str, k: int) -> np.ndarray:
+    """Per item: the NLI label, or the MCQ right choice's position (from instance ``labels``)."""
+    return labels if task == Task.NLI else np.argmax(labels.reshape(-1, k) == RIGHT, axis=1)
+
+
 @dataclass
 class TokenChunk:
-    """One chunk's statistics inputs: items ``first …`` of the scan (fitting split first)."""
+    """One chunk's statistics inputs: items ``first …`` of the scan (fitting split first), ``k``
+    instances each (NLI 1, MCQ the choices)."""
 
     fitting: bool  # from the fitting split (else the evaluation split)
     first: int  # scan-wide index of its first item
-    words: TokenSequences  # word ids, repeats kept (the BoW input)
-    seqs: TokenSequences  # cue features (distinct, first-occurrence order)
-    labels: np.ndarray  # label index per instance
+    words: TokenSequences  # word ids per instance, repeats kept (the BoW input)
+    seqs: TokenSequences  # cue features per instance (distinct, first-occurrence order)
+    labels: np.ndarray  # label index per instance (MCQ: RIGHT or not)
     keys: np.ndarray  # fold key per item
+    task: str
+    k: int
 
     @property
     def items(self) -> np.ndarray:
         return np.arange(self.first, self.first + len(self.keys), dtype=np.int64)
+
+    @property
+    def answers(self) -> np.ndarray:
+        """Per item: :func:`item_answers`."""
+        return item_answers(self.labels, self.task, self.k)
+
+    @property
+    def strata(self) -> np.ndarray:
+        """Per item: its training-sample stratum (NLI: the label; MCQ: one stratum)."""
+        return self.labels if self.task == Task.NLI else np.zeros(len(self.keys), np.int64)
 
 
 @dataclass
@@ -151,7 +177,7 @@ class TokenStore:
                 yield TokenChunk(is_fitting, first,
                                  TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
                                  TokenSequences(a["seqs_indptr"], a["seqs"], self.vocab),
-                                 self.label_map[a["labels"]], a["keys"])
+                                 self.label_map[a["labels"]], a["keys"], self.task, self.k)
 
     def fitting_store(self) -> TokenStore:
         """The fitting split's chunks alone, as evaluation chunks (scan-wide item indices kept):
@@ -187,50 +213,57 @@ def _subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
 @dataclass
 class Candidates:
     """Per (split, stratum), the ``keep`` items of lowest priority seen so far, with their
-    tokens: every fitting portion's training sample is among them (NLI, one instance per
-    item; docs/large-datasets.md)."""
+    instances' labels and tokens (``k`` per item): every fitting portion's training sample is
+    among them (docs/large-datasets.md)."""
 
     keep: int
-    n_labels: int
+    n_strata: int
+    k: int
     priority: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
     item: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     fitting: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    stratum: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     key: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
+    label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per instance
     seqs: TokenSequences | None = None
     words: TokenSequences | None = None
 
     def _take(self, rows: np.ndarray) -> None:
-        for name in ("priority", "item", "fitting", "label", "key"):
+        for name in ("priority", "item", "fitting", "stratum", "key"):
             setattr(self, name, getattr(self, name)[rows])
+        instances = instance_rows(rows, self.k)
+        self.label = self.label[instances]
         assert self.seqs is not None and self.words is not None
-        self.seqs, self.words = _subset(self.seqs, rows), _subset(self.words, rows)
+        self.seqs, self.words = _subset(self.seqs, instances), _subset(self.words, instances)
 
     def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
         """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
-        group = _group(self.label, self.fitting)
-        full = np.bincount(group, minlength=2 * self.n_labels) >= self.keep
+        group = _group(self.stratum, self.fitting)
+        full = np.bincount(group, minlength=2 * self.n_strata) >= self.keep
         bound = np.zeros(len(full), dtype=np.uint64)
         np.maximum.at(bound, group, self.priority)  # a full group's highest kept priority
         bound[~full] = np.iinfo(np.uint64).max
-        mine = np.flatnonzero(priority < bound[_group(chunk.labels, chunk.fitting)])
-        mine = mine[_lowest(priority[mine], chunk.labels[mine], self.keep)]
+        strata = chunk.strata
+        mine = np.flatnonzero(priority < bound[_group(strata, chunk.fitting)])
+        mine = mine[_lowest(priority[mine], strata[mine], self.keep)]
+        instances = instance_rows(mine, self.k)
         self.priority = np.concatenate([self.priority, priority[mine]])
         self.item = np.concatenate([self.item, chunk.items[mine]])
         self.fitting = np.concatenate([self.fitting, np.full(len(mine), chunk.fitting)])
-        self.label = np.concatenate([self.label, chunk.labels[mine]])
+        self.stratum = np.concatenate([self.stratum, strata[mine]])
         self.key = np.concatenate([self.key, chunk.keys[mine]])
+        self.label = np.concatenate([self.label, chunk.labels[instances]])
         vocab, words_vocab = chunk.seqs.vocab, chunk.words.vocab
-        self.seqs = _ragged([s for s in (self.seqs, _subset(chunk.seqs, mine)) if s is not None],
-                            vocab)
-        self.words = _ragged([w for w in (self.words, _subset(chunk.words, mine))
+        self.seqs = _ragged([s for s in (self.seqs, _subset(chunk.seqs, instances))
+                             if s is not None], vocab)
+        self.words = _ragged([w for w in (self.words, _subset(chunk.words, instances))
                               if w is not None], words_vocab)
-        self._take(_lowest(self.priority, _group(self.label, self.fitting), self.keep))
+        self._take(_lowest(self.priority, _group(self.stratum, self.fitting), self.keep))
 
 
-def _group(labels: np.ndarray, fitting: np.ndarray | bool) -> np.ndarray:
-    """The candidates' group of each item: its label, in the fitting or evaluated split."""
-    return labels * 2 + fitting
+def _group(strata: np.ndarray, fitting: np.ndarray | bool) -> np.ndarray:
+    """The candidates' group of each item: its stratum, in the fitting or evaluated split."""
+    return strata * 2 + fitting
 
 
 def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
@@ -246,21 +279,28 @@ def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
 class RunCounts:
     """One run's counts. Slot ``o < O`` holds the evaluation items of outer fold ``o`` (all of
     them in slot 0 without outer folds, where they are not fitted on), slot ``O`` the fitting
-    split: ``joint`` ``V × (O+1) × K × L``, ``labels`` ``(O+1) × K × L``, ``lengths``
-    ``(O+1) × (max length + 1)``."""
+    split: ``joint`` ``V × (O+1) × K × L``, ``labels`` ``(O+1) × K × L`` (instances),
+    ``lengths`` ``(O+1) × (max length + 1)``, ``answers`` ``(O+1) × A`` (items per
+    :func:`item_answers` value)."""
 
     joint: np.ndarray
     labels: np.ndarray
     lengths: np.ndarray
+    answers: np.ndarray
     candidates: Candidates
     outer: bool
+
+    def slots(self, fold: int | None) -> list[int]:
+        """The slots of the fitting portion of outer fold ``fold`` (None: the fitting split)."""
+        slots = [len(self.labels) - 1]
+        if fold is not None:
+            slots += [o for o in range(len(self.labels) - 1) if o != fold]
+        return slots
 
     def portion(self, fold: int | None) -> tuple[np.ndarray, np.ndarray, int]:
         """Counts (``V × K × L``), label counts (``K × L``) and ``d`` of the fitting portion of
         outer fold ``fold`` (None: the fitting split alone)."""
-        slots = [len(self.labels) - 1]
-        if fold is not None:
-            slots += [o for o in range(len(self.labels) - 1) if o != fold]
+        slots = self.slots(fold)
         return (self.joint[:, slots].sum(axis=1).astype(np.float64),
                 self.labels[slots].sum(axis=0).astype(np.float64),
                 representation_length_counted(self.lengths[slots].sum(axis=0)))
@@ -281,50 +321,55 @@ def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sam
     """Pass 1 of a run: its :class:`RunCounts` (outer folds of ``fold_seed`` when ``outer``)
     and the sample candidates under ``sample_seed``."""
     n_slots = (n_folds if outer else 1) + 1
-    K, L, V = folds.inner_folds, store.n_labels, len(store.vocab)
+    K, L, V, k = folds.inner_folds, store.n_labels, len(store.vocab), store.k
+    A = L if store.task == Task.NLI else k
     width = n_slots * K * L
     joint = np.zeros(V * width, dtype=np.int64)
     labels = np.zeros(width, dtype=np.int64)
     lengths = np.zeros((n_slots, store.max_length + 1), dtype=np.int64)
-    candidates = Candidates(keep, L)
+    answers = np.zeros(n_slots * A, dtype=np.int64)
+    candidates = Candidates(keep, L if store.task == Task.NLI else 1, k)
     for chunk in store.chunks():
         items = chunk.items
         slot = np.full(len(items), n_slots - 1) if chunk.fitting else \
             (folds.outer(items, chunk.keys, fold_seed) if outer else
              np.zeros(len(items), np.int64))
-        column = (slot * K + folds.inner(items, chunk.keys)) * L + chunk.labels
+        answers += np.bincount(slot * A + chunk.answers, minlength=len(answers))
+        column = np.repeat((slot * K + folds.inner(items, chunk.keys)) * L, k) + chunk.labels
         labels += np.bincount(column, minlength=width)
         seq_lengths = chunk.seqs.lengths
-        lengths += np.bincount(slot * lengths.shape[1] + seq_lengths,
+        lengths += np.bincount(np.repeat(slot, k) * lengths.shape[1] + seq_lengths,
                                minlength=lengths.size).reshape(lengths.shape)
         cells = chunk.seqs.indices.astype(np.int64) * width + np.repeat(column, seq_lengths)
         joint += _count(cells, len(joint))
         candidates.add(chunk, folds.priority(items, sample_seed))
     return RunCounts(joint.reshape(V, n_slots, K, L), labels.reshape(n_slots, K, L), lengths,
-                     candidates, outer)
+                     answers.reshape(n_slots, A), candidates, outer)
 
 
 def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed: int,
                     cap: int, fold_labels: np.ndarray) -> tuple[Sample, np.ndarray]:
-    """The capped, label-stratified training sample of a fitting portion (the lowest
-    priorities per label, :func:`~cuelens.audit.fitting.fit_subsample`'s quotas), and its rows
-    in the candidates, in item order."""
+    """The capped training sample of a fitting portion (whole items of lowest priority per
+    stratum, :func:`~cuelens.audit.fitting.fit_subsample`'s quotas: at most ``cap``
+    instances), and its instance rows in the candidates, in item order."""
     c = counts.candidates
     assert c.seqs is not None
     member = c.fitting.copy()
     if fold is not None:
         evaluated = ~c.fitting
         member[evaluated] = folds.outer(c.item[evaluated], c.key[evaluated], fold_seed) != fold
-    sizes = fold_labels.sum(axis=0).astype(np.int64)
-    if sizes.sum() > cap:
+    instances = fold_labels.sum(axis=0).astype(np.int64)
+    # items per stratum: NLI one per label; MCQ one stratum of k instances per item
+    sizes = instances if c.n_strata > 1 else np.asarray([instances.sum() // c.k])
+    if instances.sum() > cap:
         present = np.flatnonzero(sizes)
         quota = np.zeros(len(sizes), dtype=np.int64)
-        quota[present] = stratum_quotas(sizes[present], max(1, cap))
+        quota[present] = stratum_quotas(sizes[present], max(1, cap // c.k))
     else:
         quota = sizes
     chosen = []
     for label in np.flatnonzero(quota):
-        rows = np.flatnonzero(member & (c.label == label))
+        rows = np.flatnonzero(member & (c.stratum == label))
         if len(rows) < quota[label]:  # one fold holds most of a label's candidates
             raise UserError("too few distinct fold keys for streaming statistics: one fold "
                             "holds most items of a label (see --group-field); use --stats "
@@ -332,7 +377,9 @@ def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed
         chosen.append(rows[np.argsort(c.priority[rows], kind="stable")[:quota[label]]])
     rows = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
     rows = rows[np.argsort(c.item[rows], kind="stable")]
-    return Sample(c.seqs, rows, c.label[rows], folds.inner(c.item[rows], c.key[rows])), rows
+    inner = np.repeat(folds.inner(c.item[rows], c.key[rows]), c.k)
+    rows = instance_rows(rows, c.k)
+    return Sample(c.seqs, rows, c.label[rows], inner), rows
 
 
 @dataclass
@@ -379,7 +426,8 @@ class FoldModels:
     fit: Fit
     trained: Trained
     bow: BagOfWords | None
-    prior_label: int  # the most frequent label of the items it predicts (PRIOR)
+    prior_label: int  # the most frequent label of the items it predicts (PRIOR; NLI)
+    position: int  # the most frequent right-answer position it was fitted on (MCQ)
 
 
 def fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
@@ -395,22 +443,32 @@ def fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | Non
     trained = copy.deepcopy(train_models(fit, models, bank, store.n_labels))
     bow = _bag_of_words(counts.candidates, rows, sample.labels) if with_bow else None
     predicted = counts.labels[0 if fold is None else fold].sum(axis=0)
-    return FoldModels(fold, fit, trained, bow, int(np.argmax(predicted)))
+    position = counts.answers[counts.slots(fold)].sum(axis=0)
+    return FoldModels(fold, fit, trained, bow, int(np.argmax(predicted)),
+                      int(np.argmax(position)))
 
 
 def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted: FoldModels,
              bow_name: str | None) -> dict:
-    """Per-item results of ``fitted``'s predictors on ``positions`` of ``chunk``."""
-    fit, labels = fitted.fit, chunk.labels[positions]
+    """Per-item results of ``fitted``'s predictors on items ``positions`` of ``chunk``: the cue
+    models, the BoW baseline (given ``bow_name``; MCQ also the answer-position baseline), the
+    majority and prior-matched baselines (MCQ: 1/k, docs/methods.md §3)."""
+    fit, rows = fitted.fit, instance_rows(positions, store.k)
+    labels = chunk.labels[rows]
     results: dict = score_items(fit, fitted.trained, labels,
-                                view_tokens(chunk.seqs, positions, fit.seen), store.task,
-                                store.k)
+                                view_tokens(chunk.seqs, rows, fit.seen), store.task, store.k)
     if fitted.bow is not None:
-        decision = fitted.bow.decision(chunk.words, positions, store.n_labels)
+        decision = fitted.bow.decision(chunk.words, rows, store.n_labels)
         results[bow_name] = item_correct(decision, labels, store.task, store.k,
                                          fit.label_order)
-    results[MAJORITY] = (labels == fit.label_order[0]).astype(np.float64)
-    results[PRIOR] = (labels == fitted.prior_label).astype(np.float64)
+    if store.task == Task.MCQ:
+        if fitted.bow is not None:
+            results[ANSWER_POSITION] = (chunk.answers[positions] == fitted.position).astype(
+                np.float64)
+        results[MAJORITY] = results[PRIOR] = np.full(len(positions), 1.0 / store.k)
+    else:
+        results[MAJORITY] = (labels == fit.label_order[0]).astype(np.float64)
+        results[PRIOR] = (labels == fitted.prior_label).astype(np.float64)
     return results
 
 
@@ -480,11 +538,12 @@ def held_out_items(store: TokenStore, kept: list[FoldModels], folds: Folds, fold
     (:func:`~cuelens.audit.bias_items.held_out_probabilities`), each from the models of its
     outer fold under ``fold_seed`` (``kept`` by :func:`predict_run`; one fit without outer
     folds): the held-out decisions behind that run's tallies, no refit."""
-    out = np.zeros((len(chunk.keys), store.n_labels))
+    out = np.zeros((len(chunk.keys), store.k if store.task == Task.MCQ else store.n_labels))
     outer = any(fitted.fold is not None for fitted in kept)
     for fitted, positions in fold_positions(folds, chunk, fold_seed, kept, outer):
         out[positions] = held_out_probabilities(fitted.fit, fitted.trained, model, chunk.seqs,
-                                                positions, store.task, store.k, store.n_labels)
+                                                instance_rows(positions, store.k), store.task,
+                                                store.k, store.n_labels)
     return out
 
 
@@ -512,11 +571,8 @@ class FittingFolds:
         return self.folds.priority(items, seed)
 
 
-def check_streamable(task: str, max_fit_items: int) -> None:
-    """Streaming statistics cover NLI-style items with a capped training sample."""
-    if task != Task.NLI:
-        raise UserError("--stats streaming supports NLI-style items (premise, hypothesis, "
-                        "label); scan multiple-choice data with the exact statistics")
+def check_streamable(max_fit_items: int) -> None:
+    """Streaming statistics need a capped training sample."""
     if max_fit_items <= 0:
         raise UserError("--stats streaming needs a training cap: --max-fit-items must be "
                         "at least 1")

@@ -23,7 +23,7 @@ from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
-from cuelens.audit.fitting import ModelBank, instance_texts
+from cuelens.audit.fitting import ModelBank, check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import FOLD_SEEDS, check_fold_groups, iteration_seed
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
@@ -34,6 +34,7 @@ from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds,
     predict_run, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import MCQ_LABELS, Task
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
@@ -142,16 +143,20 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
             task = task or split.task
             if role not in (fitting, evaluated):
                 continue
-            check_streamable(task, config.max_fit_items)
-            if role == evaluated and fitting is not None:
-                _check_known_labels(split, loaded[0])
+            check_streamable(config.max_fit_items)
+            if store is None:
+                store = TokenStore(directory, task, split.n_choices or 1, 0)
+            if task == Task.MCQ:
+                check_choice_count(split, store.k)
+                codes = instance_labels(split, MCQ_LABELS).astype(np.int16)
+            else:
+                if role == evaluated and fitting is not None:
+                    _check_known_labels(split, loaded[0])
+                codes = np.fromiter((registry.setdefault(v, len(registry))
+                                     for v in split.labels), dtype=np.int16, count=len(split))
             texts = instance_texts(split, config.include_premise)
             words = words_encoder.add(texts).flush()
             seqs = first_occurrences(words) if features is None else features.add(texts).flush()
-            codes = np.fromiter((registry.setdefault(v, len(registry)) for v in split.labels),
-                                dtype=np.int16, count=len(split))
-            if store is None:
-                store = TokenStore(directory, task, 1, 0)
             store.add(role == fitting, words, seqs, codes, fold_keys(split))
             if progress is not None:
                 progress(f"{role}: {chunk.first + len(split):,} items", 0.0)
@@ -161,7 +166,10 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
         raise UserError("the splits mix NLI and multiple-choice items", path=loaded[-1].path)
     fitted = splits[fitting or evaluated]
     check_scannable(fitted.task, fitted.label_counts, len(fitted), fitted.path)
-    label_names = sorted(fitted.label_counts)
+    if store.task == Task.MCQ:  # instance labels stored as MCQ_LABELS indices
+        label_names, registry = list(MCQ_LABELS), {name: name for name in MCQ_LABELS}
+    else:
+        label_names = sorted(fitted.label_counts)
     store.n_labels = len(label_names)
     store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
                                   for v in registry], dtype=np.int64)
@@ -298,7 +306,7 @@ def streamed_cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -
     """:func:`~cuelens.audit.scan.cue_finding_section` from one pass over the evaluated
     chunks."""
     ids = significant_ids(cues, store.vocab)
-    covered = sum(covered_items(chunk.seqs, np.arange(len(chunk.keys)), ids, store.k)
+    covered = sum(covered_items(chunk.seqs, np.arange(len(chunk.labels)), ids, store.k)
                   for chunk in store.chunks(fitting=False)) if len(ids) else 0
     return cue_finding_section(cues, cue_stats, covered, store.n_eval)
 
@@ -307,8 +315,10 @@ def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple
                progress: Progress | None = None) -> list[np.ndarray]:
     """The easy/hard split (docs/methods.md §4): per evaluated chunk, whether each item is
     predicted right by ``model`` in more than half of the iterations (one byte per item)."""
-    counter_type = np.uint8 if config.iterations < 256 else np.uint32  # NLI correctness is 0/1
-    counters = {first: np.zeros(size, dtype=counter_type)
+    # NLI correctness is 0/1; MCQ ties count 1/t
+    counter_type: type = np.float64 if store.task == Task.MCQ else \
+        np.uint8 if config.iterations < 256 else np.uint32
+    counters: dict[int, np.ndarray] = {first: np.zeros(size, dtype=counter_type)
                 for fitting, first, size in store.sizes() if not fitting}
 
     def add(chunk: TokenChunk, positions: np.ndarray, results: dict) -> None:
@@ -455,6 +465,9 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
 
     started = time.time()
     config.validate()
+    if data.store.task != Task.NLI:  # the passes take MCQ; examples, hygiene, items do not yet
+        raise UserError("--stats streaming supports NLI-style items (premise, hypothesis, "
+                        "label); scan multiple-choice data with the exact statistics")
     if data.fitting is None and config.folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
