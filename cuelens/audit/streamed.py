@@ -38,7 +38,7 @@ import numpy as np
 
 from cuelens.audit.aggregators import representation_length_counted, view_tokens
 from cuelens.audit.bias_items import held_out_probabilities
-from cuelens.audit.counts import TokenSequences, bigram_columns
+from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
     score_items, stratum_quotas, train_models
@@ -139,16 +139,17 @@ class TokenChunk:
 
 @dataclass
 class TokenStore:
-    """The token chunks of a scan on disk (``.npz``, no pickle), the shared vocabularies and
-    the label index of each stored label code (known once every split is read)."""
+    """The token chunks of a scan, spilled to ``directory`` (``.npz``, no pickle) or, without
+    one, held in memory; the shared vocabularies and the label index of each stored label code
+    (known once every split is read)."""
 
-    directory: Path
+    directory: Path | None
     task: str
     k: int
     n_labels: int
     vocab: list[str] = field(default_factory=list)  # cue features
     words_vocab: list[str] = field(default_factory=list)
-    files: list[tuple[bool, int, Path]] = field(default_factory=list)
+    files: list[tuple[bool, int, Path | dict[str, np.ndarray]]] = field(default_factory=list)
     n_fitting: int = 0
     n_eval: int = 0
     max_length: int = 0
@@ -157,11 +158,15 @@ class TokenStore:
     def add(self, fitting: bool, words: TokenSequences, seqs: TokenSequences,
             labels: np.ndarray, keys: np.ndarray) -> None:
         first = self.n_fitting + self.n_eval
-        path = self.directory / f"tokens-{len(self.files):06d}.npz"
-        with open(path, "wb") as handle:
-            np.savez(handle, words_indptr=words.indptr, words=words.indices,
-                     seqs_indptr=seqs.indptr, seqs=seqs.indices, labels=labels, keys=keys)
-        self.files.append((fitting, first, path))
+        arrays = {"words_indptr": words.indptr, "words": words.indices,
+                  "seqs_indptr": seqs.indptr, "seqs": seqs.indices, "labels": labels,
+                  "keys": keys}
+        source: Path | dict[str, np.ndarray] = arrays
+        if self.directory is not None:
+            source = self.directory / f"tokens-{len(self.files):06d}.npz"
+            with open(source, "wb") as handle:
+                np.savez(handle, **arrays)  # type: ignore[arg-type]
+        self.files.append((fitting, first, source))
         if fitting:
             self.n_fitting += len(keys)
         else:
@@ -170,14 +175,31 @@ class TokenStore:
 
     def chunks(self, fitting: bool | None = None) -> Iterator[TokenChunk]:
         """The chunks in scan order (``fitting``: only those of one split)."""
-        for is_fitting, first, path in self.files:
+        for is_fitting, first, source in self.files:
             if fitting is not None and is_fitting != fitting:
                 continue
-            with np.load(path, allow_pickle=False) as a:
-                yield TokenChunk(is_fitting, first,
-                                 TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
-                                 TokenSequences(a["seqs_indptr"], a["seqs"], self.vocab),
-                                 self.label_map[a["labels"]], a["keys"], self.task, self.k)
+            if isinstance(source, dict):
+                yield self._chunk(is_fitting, first, source)
+                continue
+            with np.load(source, allow_pickle=False) as a:
+                yield self._chunk(is_fitting, first, a)
+
+    def _chunk(self, fitting: bool, first: int, a) -> TokenChunk:
+        return TokenChunk(fitting, first,
+                          TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
+                          TokenSequences(a["seqs_indptr"], a["seqs"], self.vocab),
+                          self.label_map[a["labels"]], a["keys"], self.task, self.k)
+
+    @property
+    def spilled(self) -> Path:
+        """The directory of a spilled store (the scan's other work files go there too)."""
+        assert self.directory is not None, "a store held in memory has no directory"
+        return self.directory
+
+    def candidates_kept(self, cap: int) -> int:
+        """Training-sample candidates kept per (split, stratum) (:class:`Candidates`): twice
+        the ``cap`` (a fitting portion misses one outer fold); every item without a cap."""
+        return 2 * cap if cap > 0 else self.n_items
 
     def fitting_store(self) -> TokenStore:
         """The fitting split's chunks alone, as evaluation chunks (scan-wide item indices kept):
@@ -361,7 +383,7 @@ def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed
     instances = fold_labels.sum(axis=0).astype(np.int64)
     # items per stratum: NLI one per label; MCQ one stratum of k instances per item
     sizes = instances if c.n_strata > 1 else np.asarray([instances.sum() // c.k])
-    if instances.sum() > cap:
+    if 0 < cap < instances.sum():
         present = np.flatnonzero(sizes)
         quota = np.zeros(len(sizes), dtype=np.int64)
         quota[present] = stratum_quotas(sizes[present], max(1, cap // c.k))
@@ -409,13 +431,22 @@ class Tally:
 ItemSink = Callable[[TokenChunk, np.ndarray, dict], None]
 
 
-def _bag_of_words(candidates: Candidates, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
-    """The BoW baseline fitted on sample ``rows`` of the candidates (columns in order of first
-    appearance over the sample)."""
-    assert candidates.words is not None
-    columns = bigram_columns(candidates.words, rows, np.ones(len(rows)), BOW_MIN_COUNT, rows,
-                             len(rows) or 1)
-    return BagOfWords.fit(columns, candidates.words, rows, labels)
+def _bag_of_words(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
+                  fold_seed: int, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
+    """The BoW baseline fitted on sample ``rows`` of the candidates, its columns numbered by
+    first appearance over the sample and the items it predicts in scan order (one pass over
+    the evaluated chunks, :func:`~cuelens.audit.counts.first_positions`)."""
+    c, k = counts.candidates, store.k
+    assert c.words is not None
+    kept = kept_bigrams(c.words, rows, np.ones(len(rows)), BOW_MIN_COUNT)
+    first = first_positions(c.words, rows, c.item[rows // k] * k + rows % k, kept)
+    for chunk in store.chunks(fitting=False):
+        predicted = np.flatnonzero(_assigned(folds, chunk, fold_seed, counts.outer)
+                                   == (fold or 0))
+        instances = instance_rows(predicted, k)
+        first = np.minimum(first, first_positions(chunk.words, instances,
+                                                  chunk.first * k + instances, kept))
+    return BagOfWords.fit(BigramColumns.ordered(kept, first), c.words, rows, labels)
 
 
 @dataclass
@@ -441,7 +472,8 @@ def fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | Non
     fit = Fit(inner, fold_labels, d, sample, options)
     # the bank's models are refitted (warm start) for the next fold: keep this fold's copy
     trained = copy.deepcopy(train_models(fit, models, bank, store.n_labels))
-    bow = _bag_of_words(counts.candidates, rows, sample.labels) if with_bow else None
+    bow = _bag_of_words(store, counts, folds, fold, fold_seed, rows, sample.labels) \
+        if with_bow else None
     predicted = counts.labels[0 if fold is None else fold].sum(axis=0)
     position = counts.answers[counts.slots(fold)].sum(axis=0)
     return FoldModels(fold, fit, trained, bow, int(np.argmax(predicted)),
@@ -472,14 +504,19 @@ def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted
     return results
 
 
+def _assigned(folds: Folds, chunk: TokenChunk, fold_seed: int, outer: bool) -> np.ndarray:
+    """Per item of ``chunk``: its outer fold under ``fold_seed`` (0 without ``outer`` folds)."""
+    return folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
+        np.zeros(len(chunk.keys), dtype=np.int64)
+
+
 def fold_positions(folds: Folds, chunk: TokenChunk, fold_seed: int,
                    fitted: list[FoldModels], outer: bool
                    ) -> Iterator[tuple[FoldModels, np.ndarray]]:
     """Each of the ``fitted`` fold models with the positions of ``chunk``'s items it predicts
     (its outer fold under ``fold_seed``; every item when there are no ``outer`` folds), folds
     without an item skipped."""
-    assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
-        np.zeros(len(chunk.keys), dtype=np.int64)
+    assigned = _assigned(folds, chunk, fold_seed, outer)
     for models in fitted:
         positions = np.flatnonzero(assigned == (models.fold or 0))
         if len(positions):

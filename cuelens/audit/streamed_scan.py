@@ -204,7 +204,7 @@ def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
                         progress: Progress | None = None) -> StreamedAudit:
     """Cues, leakage table and easy/hard split from passes over the token store."""
     store, options = data.store, config.scoring
-    keep = 2 * options.max_fit_items
+    keep = store.candidates_kept(options.max_fit_items)
     cross_validated = data.fitting is None
     counts = count_run(store, folds, config.folds, config.seed, config.seed, cross_validated,
                        keep)
@@ -255,7 +255,7 @@ def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tupl
     fitting chunks; memory as one leakage run)."""
     n_folds = max(config.folds, 2)
     counted = count_run(view, folds, n_folds, config.seed, config.seed, True,
-                        2 * config.max_fit_items)
+                        view.candidates_kept(config.max_fit_items))
     return [fit_fold(view, counted, folds, fold, config.seed, config.scoring, bank, [model])
             for fold in range(n_folds) if counted.labels[fold].sum() > 0]
 
@@ -273,7 +273,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: S
     store, model = data.store, headline(audit.leakage)
     layout = TableLayout.of(store.task, data.label_names, None, model)
     ranks = cue_ranks(store.vocab, audit.cues)
-    directory = store.directory / "items"
+    directory = store.spilled / "items"
     directory.mkdir(exist_ok=True)
     files = item_paths(directory)
     roles: list[tuple[bool, str, list[np.ndarray] | None]] = \
@@ -328,7 +328,7 @@ def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple
     for iteration in range(config.iterations):
         fold_seed = iteration_seed(config.seed, iteration)
         counted = count_run(store, folds, config.folds, fold_seed, config.seed, True,
-                            2 * config.max_fit_items)
+                            store.candidates_kept(config.max_fit_items))
         predict_run(store, counted, folds, config.folds, fold_seed, config.scoring, bank,
                     [model], None, add)
         if progress is not None:
@@ -340,7 +340,7 @@ def _group_sizes(store: TokenStore) -> dict:
     """:func:`~cuelens.audit.groups.group_sizes` of the fold keys (items sharing one)."""
     from cuelens.audit.streamed_hygiene import KeySpill
 
-    spill = KeySpill(store.directory / "group-keys")
+    spill = KeySpill(store.spilled / "group-keys")
     for chunk in store.chunks():
         spill.add(chunk.keys)
     return {**spill.group_summary(), "unit": STREAMED_UNIT}
@@ -481,7 +481,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     flags: dict[str, np.ndarray] = {}
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
-                               data.store.directory, flags, data.fitting)
+                               data.store.spilled, flags, data.fitting)
     if progress is not None:
         progress("hygiene", 1.0)
     results = build_results(config, audit, chunked_summary(data, config.min_label_items),
