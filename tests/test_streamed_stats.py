@@ -1,6 +1,6 @@
-"""Statistics that stream (cuelens.audit.streamed): given the exact scan's folds and sampling
-order, the chunked passes must reproduce the exact scan's cues, leakage table, interval and
-easy/hard split; hashed folds follow the fold key and are balanced."""
+"""The word-cue passes (cuelens.audit.streamed) in both memory modes: over chunks spilled to disk
+with the exact scan's grouped folds they reproduce the in-memory exact scan's cues, leakage table,
+interval and easy/hard split; hashed folds follow the fold key and are balanced."""
 
 from __future__ import annotations
 
@@ -11,36 +11,20 @@ import pytest
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.fitting import scan_data
-from cuelens.audit.scan import run_word_audit
 from cuelens.audit.streamed import HashedFolds
-from cuelens.audit.streamed_scan import load_chunked, streamed_word_audit
+from cuelens.audit.in_memory import GroupedFolds
+from cuelens.audit.scan import run_word_audit, word_audit
+from cuelens.audit.streamed_scan import load_chunked
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from cuelens.errors import UserError
 
 
-class ExactFolds:
-    """The exact scan's inner folds, outer folds per seed and sampling order, as a Folds."""
-
-    def __init__(self, dataset, config: ScanConfig) -> None:
-        self.data = scan_data(dataset, config.ngrams, config.include_premise, config.folds,
-                              config.seed)
-        self.inner_folds = self.data.pool.inner_folds
-        self.n_folds = config.folds
-        self.n_fit = 0 if self.data.train_items is None else len(self.data.train_items)
-
-    def inner(self, items, keys):
-        return self.data.pool.inner_fold[items * self.data.pool.k]
-
-    def outer(self, items, keys, seed):
-        return self.data.eval_folds(self.n_folds, seed)[items - self.n_fit]
-
-    def priority(self, items, seed):
-        n = self.data.pool.n_items
-        rank = np.empty(n, dtype=np.uint64)
-        rank[np.random.default_rng(seed).permutation(n)] = np.arange(n, dtype=np.uint64)
-        return rank[items]
+def ExactFolds(dataset, config: ScanConfig) -> GroupedFolds:
+    """The exact scan's folds (grouped, stratified) and sampling order."""
+    return GroupedFolds(scan_data(dataset, config.ngrams, config.include_premise, config.folds,
+                                  config.seed), config.folds)
 
 
 def _write(path, records):
@@ -54,7 +38,7 @@ def _without_groups(leakage: dict) -> dict:
 
 def _compare(dataset, data, config):
     exact = run_word_audit(dataset, config)
-    streamed = streamed_word_audit(data, config, ExactFolds(dataset, config))
+    streamed = word_audit(data.store, data.label_names, config, ExactFolds(dataset, config))
     assert streamed.cues == exact.cues
     assert streamed.cue_stats == exact.cue_stats
     # every baseline too: the BoW columns follow the sample and the predicted items in scan order
@@ -144,7 +128,7 @@ def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
     source = _write(tmp_path / "mcq.jsonl", make_mcq(800, seed=8, vocab_size=400))
     config = ScanConfig(max_fit_items=300, iterations=2, min_count=3)
     data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=150)
-    audit = streamed_word_audit(data, config, HashedFolds(5, 5, config.seed))
+    audit = word_audit(data.store, data.label_names, config, HashedFolds(5, 5, config.seed))
     assert audit.cue_finding["top"][0]["token"] == "definitely"
     assert audit.cue_finding["top"][0]["label"] == "right"
     assert audit.leakage["majority"] == 0.5

@@ -13,8 +13,8 @@ at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit
   the fitting split in its own slot; a fit's counts are sums of slots;
 - the **training sample** of every fit is drawn from candidates kept during that pass: per split
   and stratum, the items of lowest seeded priority (:class:`Candidates`), which hold the lowest
-  ``quota`` of any fitting portion — :func:`~cuelens.audit.fitting.fit_subsample`'s rule with a
-  hash order instead of a permutation;
+  ``quota`` of any fitting portion (whole items, label quotas by largest remainders,
+  :func:`~cuelens.audit.fitting.stratum_quotas`);
 - **predictions**: every outer fold's models are fitted in fold order, then one pass predicts
   each item with its fold's models (:func:`predict_run`), keeping per predictor only its number
   of correct items and, for the cue models, the moments of their per-item differences from the
@@ -41,7 +41,7 @@ from cuelens.audit.bias_items import held_out_probabilities
 from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
-    score_items, stratum_quotas, train_models
+    instance_rows, score_items, stratum_quotas, train_models
 from cuelens.audit.leakage import ANSWER_POSITION, BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, \
     add_differences
 from cuelens.audit.text_keys import mix64
@@ -94,13 +94,6 @@ class HashedFolds:
 
     def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
         return seeded_hash(items, seed)
-
-
-def instance_rows(items: np.ndarray, k: int) -> np.ndarray:
-    """The instance rows of ``items`` (``k`` consecutive instances each: NLI 1, MCQ the
-    choices), in item order."""
-    items = np.asarray(items, dtype=np.int64)
-    return items if k == 1 else (items[:, None] * k + np.arange(k)).ravel()
 
 
 def item_answers(labels: np.ndarray, task: str, k: int) -> np.ndarray:
@@ -225,7 +218,8 @@ def _ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
     return TokenSequences(indptr, indices.astype(np.int32, copy=False), vocab)
 
 
-def _subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
+def subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
+    """The sequences ``rows`` of ``seqs``, as sequences of their own."""
     ids, lengths = seqs.take(rows)
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
@@ -256,7 +250,7 @@ class Candidates:
         instances = instance_rows(rows, self.k)
         self.label = self.label[instances]
         assert self.seqs is not None and self.words is not None
-        self.seqs, self.words = _subset(self.seqs, instances), _subset(self.words, instances)
+        self.seqs, self.words = subset(self.seqs, instances), subset(self.words, instances)
 
     def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
         """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
@@ -276,9 +270,9 @@ class Candidates:
         self.key = np.concatenate([self.key, chunk.keys[mine]])
         self.label = np.concatenate([self.label, chunk.labels[instances]])
         vocab, words_vocab = chunk.seqs.vocab, chunk.words.vocab
-        self.seqs = _ragged([s for s in (self.seqs, _subset(chunk.seqs, instances))
+        self.seqs = _ragged([s for s in (self.seqs, subset(chunk.seqs, instances))
                              if s is not None], vocab)
-        self.words = _ragged([w for w in (self.words, _subset(chunk.words, instances))
+        self.words = _ragged([w for w in (self.words, subset(chunk.words, instances))
                               if w is not None], words_vocab)
         self._take(_lowest(self.priority, _group(self.stratum, self.fitting), self.keep))
 
@@ -372,7 +366,7 @@ def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sam
 def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed: int,
                     cap: int, fold_labels: np.ndarray) -> tuple[Sample, np.ndarray]:
     """The capped training sample of a fitting portion (whole items of lowest priority per
-    stratum, :func:`~cuelens.audit.fitting.fit_subsample`'s quotas: at most ``cap``
+    stratum, :func:`~cuelens.audit.fitting.stratum_quotas` by largest remainders: at most ``cap``
     instances), and its instance rows in the candidates, in item order."""
     c = counts.candidates
     assert c.seqs is not None
