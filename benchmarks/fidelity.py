@@ -21,9 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuelens.audit.fitting import scan_data
 from cuelens.audit.hygiene import data_hygiene
-from cuelens.audit.leakage import leakage_table
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data import load_dataset
 
@@ -56,9 +54,7 @@ def row(name: str, arguments: dict, protocol: str) -> str:
     dataset = load(arguments)
     config = ScanConfig()
     audit = run_word_audit(dataset, config)
-    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
-    in_sample = ScanConfig(in_sample_features=True).scoring
-    original = leakage_table(data, in_sample, config.metric, config.folds, config.flag_threshold)
+    original = run_word_audit(dataset, ScanConfig(in_sample_features=True, iterations=1)).leakage
     leakage = audit.leakage
     hygiene = data_hygiene(dataset, config.seed)
     winner = max(leakage["table"], key=lambda r: r["D"])

@@ -32,15 +32,18 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-from cuelens.audit.scan import ScanConfig, cue_finding, cue_list
-from cuelens.audit.fitting import scan_data
-from cuelens.audit.leakage import all_models, correctness, leakage_table
-from cuelens.audit.uncertainty import DifferenceMoments, leakage_verdict, simultaneous_test
+from cuelens.audit.fitting import ModelBank, scan_data
+from cuelens.audit.in_memory import GroupedFolds, token_store
+from cuelens.audit.leakage import all_models
+from cuelens.audit.scan import ScanConfig, cue_finding, cue_list, leakage_counts, run_word_audit
+from cuelens.audit.streamed import predict_run
+from cuelens.audit.uncertainty import leakage_verdict, simultaneous_test
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 
 DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
@@ -138,11 +141,10 @@ def mcq_verdict(data, config: ScanConfig) -> dict:
     """The scan's MCQ verdict from the 40 cue models' correctness alone: the MCQ baseline is the
     constant ``1/k``, so the verdict needs no BoW or cue list (the same moments, test and
     headline rule as :func:`~cuelens.audit.leakage.leakage_section`)."""
-    models = all_models()
-    correct = correctness(data, config.scoring, config.folds, models, False)
-    moments = DifferenceMoments(len(models))
-    moments.add(np.stack([correct[m] for m in models], axis=1) - 1 / data.pool.k)
-    test = simultaneous_test(moments, config.seed)
+    store, folds = token_store(data), GroupedFolds(data, config.folds)
+    tally = predict_run(store, leakage_counts(store, folds, config), folds, config.folds,
+                        config.seed, config.scoring, ModelBank(config.seed), all_models(), None)
+    test = simultaneous_test(tally.moments, config.seed)  # PRIOR: 1/k
     h = int(np.argmax(test.low))
     return {"verdict": leakage_verdict(test.low[h], test.high[h], config.flag_threshold),
             "best": {"D": test.D[h], "ci_low": test.low[h], "ci_high": test.high[h]}}
@@ -153,10 +155,13 @@ def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False,
     data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
     if verdict_only:
         return {"n_significant": 0}, mcq_verdict(data, config)
-    cues, cue_stats = cue_list(data, config)
-    leakage = NO_LEAKAGE if cues_only else leakage_table(
-        data, config.scoring, config.metric, config.folds, config.flag_threshold)
-    return cue_finding(data, cues, cue_stats), leakage
+    if not cues_only:
+        audit = run_word_audit(dataset, replace(config, iterations=1))
+        return audit.cue_finding, audit.leakage
+    store = token_store(data)
+    cues, cue_stats = cue_list(store, leakage_counts(store, GroupedFolds(data, config.folds),
+                                                     config), data.label_names, config)
+    return cue_finding(store, cues, cue_stats), NO_LEAKAGE
 
 
 def rate_row(hits: int, n: int) -> str:

@@ -56,3 +56,50 @@ def planted_nli(n: int, seed: int, n_fillers: int = 200, length: int = 5):
             words.insert(0, CONTRA_CUE if label == "contradiction" else ENTAIL_CUE)
         hypotheses.append(" ".join(words))
     return hypotheses, labels
+
+
+def _leakage_run(data, options, n_folds, models, bow, **run):
+    """The leakage run's passes over ``data`` in memory with its grouped folds."""
+    from cuelens.audit.fitting import ModelBank
+    from cuelens.audit.in_memory import GroupedFolds, token_store
+    from cuelens.audit.streamed import count_run, predict_run
+
+    store, folds = token_store(data), GroupedFolds(data, n_folds)
+    counts = count_run(store, folds, n_folds, options.seed, options.seed,
+                       data.train_items is None, store.candidates_kept(options.max_fit_items))
+    bank = ModelBank(options.seed)
+    predict_run(store, counts, folds, n_folds, options.seed, options, bank, models, bow, **run)
+    return store, folds, bank
+
+
+def item_correctness(data, options, n_folds, models, with_baselines=False) -> dict:
+    """Per evaluated item, the correctness of every predictor of the leakage run."""
+    from cuelens.audit.leakage import bow_name
+
+    out: dict = {}
+    first = int(data.eval_items[0])  # the scan-wide index of the first evaluated item
+
+    def sink(chunk_first, positions, results):
+        for name, correct in results.items():
+            out.setdefault(name, np.zeros(len(data.eval_items)))[
+                chunk_first - first + positions] = correct
+
+    _leakage_run(data, options, n_folds, models,
+                 bow_name(data.pool.task) if with_baselines else None, sink=sink)
+    return out
+
+
+def bias_probabilities(data, config, model) -> np.ndarray:
+    """Every item's bias-only probabilities under ``model`` (fitting items first), as a scan
+    whose headline it is gets them (cuelens.audit.scan.held_out_chunks)."""
+    from cuelens.audit.leakage import all_models
+    from cuelens.audit.scan import WordAudit, held_out_chunks
+    from cuelens.audit.streamed import keep_model
+
+    kept: list = []
+    store, folds, bank = _leakage_run(data, config.scoring, config.folds, all_models(), None,
+                                      kept=kept)
+    audit = WordAudit([], {}, {}, {"best": {"metric": model[0], "aggregator": model[1]}}, {},
+                      [], fits=keep_model(kept, model), bank=bank)
+    return np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
+                                                         config)])

@@ -9,8 +9,8 @@ from cuelens.audit.aggregators import (CueView, average_scores, decisions, fit_l
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
 from cuelens.audit.fitting import ScoringOptions, scan_data
-from cuelens.audit.leakage import MAJORITY, correctness
-from scan_helpers import nli_dataset
+from cuelens.audit.leakage import MAJORITY
+from scan_helpers import item_correctness, nli_dataset
 
 
 def test_unseen_words_are_left_out_and_empty_instances_get_the_prior_word():
@@ -131,8 +131,8 @@ def test_in_sample_features_go_below_chance_on_reversed_cues_cross_fitted_do_not
     model = ("cp", aggregator)
 
     def accuracy(in_sample: bool) -> tuple[float, float]:
-        result = correctness(data, ScoringOptions(in_sample_features=in_sample), 5, [model],
-                             with_baselines=True)
+        result = item_correctness(data, ScoringOptions(in_sample_features=in_sample), 5,
+                                  [model], with_baselines=True)
         return result[model].mean(), result[MAJORITY].mean()
 
     in_sample, majority = accuracy(True)

@@ -7,26 +7,12 @@ import numpy as np
 import pytest
 
 from cuelens.api import load_dataset
-from cuelens.audit.bias_items import bias_probabilities, item_probabilities
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.fitting import Fit, HeldOut, ModelBank, PassFits, over_folds, scan_data, \
-    signed_decisions, train_models
-from cuelens.audit.leakage import evaluation_folds, leakage_table
+from cuelens.audit.fitting import ModelBank, scan_data
+from cuelens.audit.in_memory import GroupedFolds, token_store
+from cuelens.audit.leakage import all_models
+from cuelens.audit.streamed import count_run, held_out_items, keep_model, predict_run
 from cuelens.data.synthetic import make_mcq, make_nli
-
-
-def _refit(data, options, model, n_folds):
-    """The evaluated items' probabilities of ``model`` refitted over the leakage folds."""
-    pool, bank = data.pool, ModelBank(options.seed)
-
-    def fold_fn(fit_rows, eval_rows, inner):
-        fit = Fit.of_rows(pool, fit_rows, inner, options)
-        trained = train_models(fit, [model], bank, pool.n_labels)
-        return {"p": item_probabilities(HeldOut(fit, eval_rows, trained).decisions(pool, model),
-                                        pool.task, pool.k, signed_decisions(trained, model))}
-
-    return over_folds(pool, data.eval_items, data.train_items,
-                      evaluation_folds(data, n_folds, options.seed), fold_fn)["p"]
 
 
 @pytest.mark.parametrize("records", [make_nli(400, seed=2, vocab_size=200),
@@ -35,10 +21,15 @@ def _refit(data, options, model, n_folds):
 def test_pass_decisions_equal_a_refit(records, model):
     config = ScanConfig(folds=3)
     data = scan_data(load_dataset(records), 1, False, 3, 0)
-    fits = PassFits()
-    leakage_table(data, config.scoring, "cp", 3, 0.10, fits=fits)
-    assert len(fits.folds) == 3
-    probs = bias_probabilities(data, config.scoring, model, 3, fits)
-    refit = _refit(data, config.scoring, model, 3)
-    assert np.array_equal(probs, refit)
+    store, folds = token_store(data), GroupedFolds(data, 3)
+    counts = count_run(store, folds, 3, 0, 0, True, store.candidates_kept(config.max_fit_items))
+    kept, refit = [], []
+    predict_run(store, counts, folds, 3, 0, config.scoring, ModelBank(0), all_models(), None,
+                kept=kept)
+    assert len(kept) == 3
+    predict_run(store, counts, folds, 3, 0, config.scoring, ModelBank(0), [model], None,
+                kept=refit)
+    (chunk,) = store.chunks(fitting=False)
+    probs = held_out_items(store, keep_model(kept, model), folds, 0, model, chunk)
+    assert np.array_equal(probs, held_out_items(store, refit, folds, 0, model, chunk))
     assert np.allclose(probs.sum(axis=1), 1.0)

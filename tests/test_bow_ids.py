@@ -13,13 +13,11 @@ import scipy.sparse as sp
 
 import cuelens
 from cuelens.audit import leakage
-from cuelens.audit.aggregators import quiet_single_thread
 from cuelens.audit.counts import TokenSequences, bigram_columns, encode
-from cuelens.audit.evaluate import item_correct
-from cuelens.audit.fitting import fit_subsample, scan_data
-from cuelens.audit.leakage import BOW_MIN_COUNT, Baselines
+from cuelens.audit.fitting import scan_data
+from cuelens.audit.leakage import BOW_MIN_COUNT
+from cuelens.audit.streamed import subset
 from cuelens.data.synthetic import make_mcq, make_nli
-from sklearn.linear_model import LogisticRegression
 
 WORDS = ["a", "b", "the", "cat", "don't", "it's", "can't", "We're", "dog", "Dog", "x_y", "7",
          "’s", "n't", "dont", "CAT"]
@@ -44,16 +42,16 @@ def string_bow_matrices(texts: list[str], sample: np.ndarray,
     return bow[np.searchsorted(rows, sample)], bow[np.searchsorted(rows, eval_rows)]
 
 
-def chunked_bow_matrices(baselines: Baselines, sample: np.ndarray, eval_rows: np.ndarray,
+def chunked_bow_matrices(words: TokenSequences, sample: np.ndarray, eval_rows: np.ndarray,
                          chunk: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """The sample's matrix and the evaluation rows' one stacked from ``chunk``-row pieces, as
-    :meth:`Baselines.bag_of_words` builds them."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(leakage, "BOW_CHUNK", chunk)
-        columns = baselines.bow_columns(sample, eval_rows)
-    pieces = [columns.matrix(baselines.data.words, eval_rows[start:start + chunk])
+    """The sample's matrix and the evaluation rows' one stacked from ``chunk``-row pieces, the
+    columns numbered over the union of both (as the scan's BoW baseline numbers them)."""
+    fitted, weights = np.unique(sample, return_counts=True)
+    columns = bigram_columns(words, fitted, weights, BOW_MIN_COUNT, np.union1d(sample, eval_rows),
+                             chunk)
+    pieces = [columns.matrix(words, eval_rows[start:start + chunk])
               for start in range(0, len(eval_rows), chunk)]
-    return columns.matrix(baselines.data.words, sample), sp.vstack(pieces, format="csr")
+    return columns.matrix(words, sample), sp.vstack(pieces, format="csr")
 
 
 def assert_same_csr(new: sp.csr_matrix, old: sp.csr_matrix) -> None:
@@ -117,7 +115,7 @@ def test_random_texts_equal_the_string_path(seed):
     texts = [random_text(rng) for _ in range(int(rng.integers(1, 120)))]
     texts[0] = ""
     n = len(texts)
-    baselines = Baselines(SimpleNamespace(words=encode(texts, repeats=True)))
+    words = encode(texts, repeats=True)
     samples = [np.sort(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)),
                np.arange(n), np.sort(rng.choice(n, size=n, replace=True))]
     for sample in samples:
@@ -128,7 +126,7 @@ def test_random_texts_equal_the_string_path(seed):
                 continue
             old = string_bow_matrices(texts, sample, eval_rows)
             for chunk in (1, 7, leakage.BOW_CHUNK):
-                new = chunked_bow_matrices(baselines, sample, eval_rows, chunk)
+                new = chunked_bow_matrices(words, sample, eval_rows, chunk)
                 assert_same_csr(new[0], old[0])
                 assert_same_csr(new[1], old[1])
 
@@ -138,45 +136,26 @@ def test_scan_fold_matrices_equal_the_string_path(chunk):
     """The capped fitting samples and folds of a planted scan: identical matrices."""
     dataset = cuelens.load_dataset(make_nli(1500, seed=5))
     data = scan_data(dataset, 1, False, 5, 0)
-    baselines = Baselines(data)
-    folds = data.eval_folds(5, 0)
+    folds, rng = data.eval_folds(5, 0), np.random.default_rng(0)
     for fold in range(5):
         eval_rows = np.flatnonzero(folds == fold)
-        fit_rows = np.flatnonzero(folds != fold)
-        sample = fit_subsample(data.pool, fit_rows, 500, 0)
-        new, old = chunked_bow_matrices(baselines, sample, eval_rows, chunk), \
+        sample = np.sort(rng.choice(np.flatnonzero(folds != fold), 500, replace=False))
+        new, old = chunked_bow_matrices(data.words, sample, eval_rows, chunk), \
             string_bow_matrices(list(data.texts), sample, eval_rows)
         assert new[0].shape[1] > 100
         assert_same_csr(new[0], old[0])
         assert_same_csr(new[1], old[1])
 
 
-def whole_bag_of_words(self: Baselines, fit_rows: np.ndarray,
-                       eval_rows: np.ndarray) -> np.ndarray:
-    """The baseline as it was before chunking: string-path matrices, the whole evaluation
-    matrix scored at once."""
-    pool = self.data.pool
-    sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
-    X, X_eval = string_bow_matrices(list(self.data.texts), sample, eval_rows)
-    with quiet_single_thread():
-        model = LogisticRegression().fit(X, pool.labels[sample])
-    decision = np.full((len(eval_rows), pool.n_labels), -np.inf)
-    decision[:, model.classes_] = model.predict_proba(X_eval)
-    order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
-                       kind="stable")
-    return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)
-
-
 @pytest.mark.parametrize("rows", [make_nli(3000, seed=11), make_mcq(1500, seed=4, n_choices=3)],
                          ids=["nli", "mcq"])
 def test_scan_results_unchanged(rows, monkeypatch):
-    """Planted scans (capped fits): evaluation rows scored 7 at a time (MCQ questions split
-    across pieces) give the results of the unchunked string path."""
+    """Planted scans (capped fits): the BoW baseline's evaluation rows scored 7 at a time (MCQ
+    questions split across pieces) give the results of scoring them at once."""
     options = dict(features="none", iterations=1, max_fit_items=800)
+    old = cuelens.scan(rows, **options).results
     monkeypatch.setattr(leakage, "BOW_CHUNK", 7)
     chunked = cuelens.scan(rows, **options).results
-    monkeypatch.setattr(Baselines, "bag_of_words", whole_bag_of_words)
-    old = cuelens.scan(rows, **options).results
     assert chunked == old
     bow, = (b for b in old["leakage"]["baselines"] if "BoW" in b["name"])
     assert bow["accuracy"] > old["leakage"]["majority"]
@@ -197,23 +176,31 @@ def test_first_occurrences_equal_encode_without_repeats(chunk):
     np.testing.assert_array_equal(found.indices, expected.indices)
 
 
-def test_block_counts_equal_brute_force_counting(monkeypatch):
-    """#(w, fold, label) of a row subset, counted in chunks, equals counting by hand."""
-    import cuelens.audit.fitting as fitting
+def test_run_counts_equal_brute_force_counting():
+    """#(w, inner fold, label) of a count pass over chunks of 4 items equals counting by
+    hand."""
+    from cuelens.audit.streamed import TokenStore, count_run
     from cuelens.audit.tokenize import tokenize
 
-    monkeypatch.setattr(fitting, "COUNT_CHUNK", 4)
     rng = np.random.default_rng(5)
     texts = [" ".join(rng.choice(["x", "y", "z", "w"], size=int(rng.integers(1, 6))))
              for _ in range(30)]
     labels, folds = rng.integers(0, 3, 30), rng.integers(0, 2, 30)
-    pool = fitting.Pool.build(texts, labels, 3, 1, "nli", 1, folds)
-    rows = np.sort(rng.choice(30, 17, replace=False))
-    expected = np.zeros((len(pool.seqs.vocab), 2, 3))
-    for r in rows:
-        for token in tokenize(texts[r]):
-            expected[pool.seqs.vocab.index(token), folds[r], labels[r]] += 1
-    np.testing.assert_array_equal(pool.block_counts(rows), expected)
+    seqs = encode(texts)
+    store = TokenStore(None, "nli", 1, 3, vocab=list(seqs.vocab), words_vocab=list(seqs.vocab),
+                       label_map=np.arange(3))
+    for start in range(0, 30, 4):
+        items = np.arange(start, min(start + 4, 30))
+        piece = subset(seqs, items)
+        store.add(False, piece, piece, labels[items], items)
+    inner = SimpleNamespace(inner_folds=2, inner=lambda items, keys: folds[items],
+                            priority=lambda items, seed: items.astype(np.uint64))
+    expected = np.zeros((len(seqs.vocab), 2, 3))
+    for r in range(30):
+        for token in set(tokenize(texts[r])):
+            expected[seqs.vocab.index(token), folds[r], labels[r]] += 1
+    counts = count_run(store, inner, 1, 0, 0, False, 30)
+    np.testing.assert_array_equal(counts.joint[:, 0], expected)  # slot 0: the evaluated items
 
 
 def test_scan_keeps_each_instance_in_first_occurrence_order():

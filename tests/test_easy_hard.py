@@ -2,15 +2,21 @@
 
 import numpy as np
 
-from cuelens.audit.easy_hard import easy_hard_split
-from cuelens.audit.fitting import ScoringOptions, scan_data
-from cuelens.audit.scan import ScanConfig, run_word_audit
+from types import SimpleNamespace
+
+from cuelens.audit.fitting import scan_data
+from cuelens.audit.in_memory import GroupedFolds, token_store
+from cuelens.audit.scan import ScanConfig, easy_counters, run_word_audit
 from scan_helpers import CONTRA_CUE, ENTAIL_CUE, mcq_dataset, nli_dataset, planted_nli
 
 
 def split_of(dataset, metric="cp", aggregator="max", seed=0, iterations=3):
+    """The easy mask and ``C[q]/k`` of the evaluated items (the counters of easy_masks)."""
     data = scan_data(dataset, 1, False, 5, seed)
-    return easy_hard_split(data, ScoringOptions(seed=seed), metric, aggregator, 5, iterations)
+    config = ScanConfig(seed=seed, iterations=iterations)
+    counters = np.concatenate(easy_counters(token_store(data), GroupedFolds(data, 5), config,
+                                            (metric, aggregator)))
+    return SimpleNamespace(easy=counters > iterations / 2, score=counters / iterations)
 
 
 def test_items_with_a_planted_cue_are_easy():

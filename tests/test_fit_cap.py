@@ -5,8 +5,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from cuelens.audit.fitting import Fit, ScoringOptions, fit_subsample, scan_data
+from cuelens.audit.fitting import ModelBank, ScoringOptions, scan_data
+from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import ScanConfig, run_word_audit
+from cuelens.audit.streamed import count_run, fit_fold, training_sample
 from scan_helpers import mcq_dataset, nli_dataset, planted_nli
 
 
@@ -16,12 +18,26 @@ def nli_data():
     return dataset, scan_data(dataset, 1, False, 5, 0)
 
 
+def _counts(data, cap, seed):
+    store, folds = token_store(data), GroupedFolds(data, 5)
+    return store, folds, count_run(store, folds, 5, seed, seed, False,
+                                   store.candidates_kept(cap))
+
+
+def fitting_sample(data, cap, seed):
+    """The scan-wide instance rows of the fitting split's training sample."""
+    _, folds, counts = _counts(data, cap, seed)
+    _, rows = training_sample(counts, folds, None, seed, cap, counts.portion(None)[1])
+    k = data.pool.k
+    return counts.candidates.item[rows // k] * k + rows % k
+
+
 def test_subsample_is_seeded_label_stratified_and_in_row_order(nli_data):
     _, data = nli_data
-    pool, rows = nli_data[1].pool, nli_data[1].pool.rows(data.train_items)
-    first = fit_subsample(pool, rows, 300, seed=4)
-    assert np.array_equal(first, fit_subsample(pool, rows, 300, seed=4))
-    assert not np.array_equal(first, fit_subsample(pool, rows, 300, seed=5))
+    pool, rows = data.pool, data.pool.rows(data.train_items)
+    first = fitting_sample(data, 300, seed=4)
+    assert np.array_equal(first, fitting_sample(data, 300, seed=4))
+    assert not np.array_equal(first, fitting_sample(data, 300, seed=5))
     assert len(first) == 300 and len(np.unique(first)) == 300
     assert np.all(np.diff(first) > 0) and np.isin(first, rows).all()
     full = np.bincount(pool.labels[rows], minlength=3) / len(rows)
@@ -33,7 +49,7 @@ def test_no_cap_or_a_cap_above_the_size_keeps_every_row(nli_data):
     _, data = nli_data
     rows = data.pool.rows(data.train_items)
     for cap in (0, len(rows), len(rows) + 1):
-        assert fit_subsample(data.pool, rows, cap, seed=0) is rows
+        assert np.array_equal(fitting_sample(data, cap, seed=0), rows)
 
 
 def test_mcq_subsample_keeps_whole_questions():
@@ -42,8 +58,7 @@ def test_mcq_subsample_keeps_whole_questions():
     dataset = mcq_dataset((choices, rng.integers(0, 3, 200).tolist()),
                           (choices[:30], [0] * 30))
     data = scan_data(dataset, 1, False, 5, 0)
-    rows = data.pool.rows(data.train_items)
-    sample = fit_subsample(data.pool, rows, 90, seed=0)
+    sample = fitting_sample(data, 90, seed=0)
     assert len(sample) == 90
     assert np.array_equal(sample.reshape(-1, 3) % 3, np.tile(np.arange(3), (30, 1)))
     assert len(np.unique(sample // 3)) == 30
@@ -51,11 +66,13 @@ def test_mcq_subsample_keeps_whole_questions():
 
 def test_capped_fit_trains_on_the_sample_but_scores_cues_on_everything(nli_data):
     _, data = nli_data
-    rows = data.pool.rows(data.train_items)
-    inner = data.pool.block_counts(rows)
-    full = Fit.of_rows(data.pool, rows, inner, ScoringOptions(max_fit_items=0))
-    capped = Fit.of_rows(data.pool, rows, inner, ScoringOptions(max_fit_items=250))
-    assert len(full.train_labels) == len(rows) and len(capped.train_labels) == 250
+    fits = []
+    for cap in (0, 250):
+        store, folds, counts = _counts(data, cap, 0)
+        fits.append(fit_fold(store, counts, folds, None, 0, ScoringOptions(max_fit_items=cap),
+                             ModelBank(0), [("cp", "lr")]).fit)
+    full, capped = fits
+    assert len(full.train_labels) == len(data.train_items) and len(capped.train_labels) == 250
     assert np.array_equal(full.scores("cp"), capped.scores("cp"))
 
 
@@ -67,7 +84,7 @@ def test_cap_at_or_above_the_dataset_size_gives_the_uncapped_results(nli_data):
         capped = run_word_audit(dataset, ScanConfig(max_fit_items=cap))
         assert capped.leakage == uncapped.leakage
         assert capped.easy_hard == uncapped.easy_hard
-        assert np.array_equal(capped.item_score, uncapped.item_score)
+        assert np.array_equal(capped.item_easy, uncapped.item_easy)
 
 
 @pytest.mark.slow

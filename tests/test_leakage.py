@@ -4,16 +4,17 @@ import numpy as np
 import pytest
 
 from cuelens.audit.aggregators import AGGREGATORS
-from cuelens.audit.fitting import ScoringOptions, scan_data
-from cuelens.audit.leakage import leakage_table
 from cuelens.audit.metrics import METRICS
-from cuelens.audit.scan import ScanConfig, cue_list, run_word_audit
+from cuelens.audit.scan import ScanConfig, run_word_audit
 from scan_helpers import CONTRA_CUE, CUE_RATE, ENTAIL_CUE, mcq_dataset, nli_dataset, planted_nli
 
 
-def table_of(dataset, **options):
-    data = scan_data(dataset, 1, False, 5, 0)
-    return leakage_table(data, ScoringOptions(**options), "cp", 5, 0.10)
+def audit_of(dataset):
+    return run_word_audit(dataset, ScanConfig(metric="cp", folds=5, iterations=1))
+
+
+def table_of(dataset):
+    return audit_of(dataset).leakage
 
 
 @pytest.mark.slow
@@ -32,13 +33,12 @@ def test_unique_random_words_with_random_labels_leak_nothing_under_cross_validat
 
 def test_planted_cue_ranks_top_and_d_matches_the_design():
     dataset = nli_dataset(planted_nli(2000, seed=0), planted_nli(1200, seed=1))
-    data = scan_data(dataset, 1, False, 5, 0)
-    cues, _ = cue_list(data, ScanConfig(metric="cp"))
+    audit = audit_of(dataset)
     top = {}
-    for cue in cues:
+    for cue in audit.cues:
         top.setdefault(cue["label"], cue["token"])
     assert top["contradiction"] == CONTRA_CUE and top["entailment"] == ENTAIL_CUE
-    table = leakage_table(data, ScoringOptions(), "cp", 5, 0.10)
+    table = audit.leakage
     # Bayes-optimal use of the cues: a cue gives its label away; without one the posterior
     # of neutral is (1/3) / (1/3 + 2/3 * (1 - rate)) > 1/2, so predict neutral.
     expected_accuracy = (1 / 3) * CUE_RATE + (1 / 3) * CUE_RATE + 1 / 3
@@ -88,5 +88,5 @@ def test_same_seed_gives_identical_results():
     second = run_word_audit(dataset, config)
     assert first.leakage == second.leakage and first.cues == second.cues
     assert first.easy_hard == second.easy_hard
-    np.testing.assert_array_equal(first.item_score, second.item_score)
+    np.testing.assert_array_equal(first.item_easy, second.item_easy)
     assert first.cue_stats["fitted_on"] == "all"

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import norm
 
 import cuelens
-from cuelens.audit.fitting import PassFits, scan_data
+from cuelens.audit.fitting import scan_data
 from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features
 from cuelens.mitigate.subset import filter_dataset
 from cuelens.mitigate.zfilter import Incidence, z_filter
@@ -117,8 +117,7 @@ def test_scan_items_table(tmp_path):
 
 
 def test_bias_probabilities_of_train_test_data():
-    from cuelens.audit.bias_items import bias_probabilities
-    from cuelens.audit.leakage import leakage_table
+    from tests.scan_helpers import bias_probabilities
     from tests.tiny_models import nli_planted
 
     train, test = nli_planted()
@@ -127,9 +126,7 @@ def test_bias_probabilities_of_train_test_data():
     leaning, margin, train_margin = [], [], []
     for seed in range(6):  # 60 training items: one seed's folds can tip a 3-fold fit either way
         data = scan_data(cuelens.load_dataset(train=train, test=test), 1, False, 3, seed)
-        scoring, fits = ScanConfig(folds=3, seed=seed).scoring, PassFits()
-        leakage_table(data, scoring, "cp", 3, 0.10, fits=fits)
-        probs = bias_probabilities(data, scoring, ("cp", "lr"), 3, fits)
+        probs = bias_probabilities(data, ScanConfig(folds=3, seed=seed), ("cp", "lr"))
         assert probs.shape == (len(train) + len(test), 3)
         # the test items are predicted by the model fitted on train: "nobody" → contradiction
         tested = probs[len(train):]

@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 import cuelens
 from cuelens.audit.bias_items import parquet_available
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.groups import grouped_folds
 from cuelens.audit.pipeline import scan_dataset
 from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.cli import app
@@ -27,14 +26,10 @@ from tests.scan_helpers import CONTRA_CUE, ENTAIL_CUE, planted_nli
 from tests.test_streamed_stats import ExactFolds
 
 
-class ExactTrainFolds(ExactFolds):
-    """The exact scan's folds, with the exact scan's grouped folds over the training split for
-    the training items' out-of-fold probabilities (cuelens.audit.bias_items)."""
-
-    def outer(self, items, keys, seed):
-        train = self.data.train_items
-        return grouped_folds(self.data.groups[train], self.data.strata[train],
-                             max(self.n_folds, 2), seed, "training items")[items]
+def ExactTrainFolds(dataset, config: ScanConfig):
+    """The exact scan's grouped folds over the training split (the training items'
+    out-of-fold probabilities, cuelens.audit.bias_items)."""
+    return ExactFolds(dataset, config).fitting()
 
 
 def _probabilities(items: pd.DataFrame) -> np.ndarray:

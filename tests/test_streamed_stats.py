@@ -1,6 +1,6 @@
-"""Statistics that stream (cuelens.audit.streamed): given the exact scan's folds and sampling
-order, the chunked passes must reproduce the exact scan's cues, leakage table, interval and
-easy/hard split; hashed folds follow the fold key and are balanced."""
+"""The word-cue passes (cuelens.audit.streamed) in both memory modes: over chunks spilled to disk
+with the exact scan's grouped folds they reproduce the in-memory exact scan's cues, leakage table,
+interval and easy/hard split; hashed folds follow the fold key and are balanced."""
 
 from __future__ import annotations
 
@@ -11,37 +11,21 @@ import pytest
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.fitting import scan_data
-from cuelens.audit.scan import run_word_audit
 from cuelens.audit.streamed import HashedFolds
 from cuelens.audit.icq import feature_audit_of_parts, run_feature_audit
-from cuelens.audit.streamed_scan import feature_parts, load_chunked, streamed_word_audit
+from cuelens.audit.in_memory import GroupedFolds
+from cuelens.audit.scan import run_word_audit, word_audit
+from cuelens.audit.streamed_scan import feature_parts, load_chunked
 from cuelens.data.schema import FieldMap
-from cuelens.data.synthetic import make_nli
+from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from cuelens.errors import UserError
 
 
-class ExactFolds:
-    """The exact scan's inner folds, outer folds per seed and sampling order, as a Folds."""
-
-    def __init__(self, dataset, config: ScanConfig) -> None:
-        self.data = scan_data(dataset, config.ngrams, config.include_premise, config.folds,
-                              config.seed)
-        self.inner_folds = self.data.pool.inner_folds
-        self.n_folds = config.folds
-        self.n_fit = 0 if self.data.train_items is None else len(self.data.train_items)
-
-    def inner(self, items, keys):
-        return self.data.pool.inner_fold[items]
-
-    def outer(self, items, keys, seed):
-        return self.data.eval_folds(self.n_folds, seed)[items - self.n_fit]
-
-    def priority(self, items, seed):
-        n = self.data.pool.n_items
-        rank = np.empty(n, dtype=np.uint64)
-        rank[np.random.default_rng(seed).permutation(n)] = np.arange(n, dtype=np.uint64)
-        return rank[items]
+def ExactFolds(dataset, config: ScanConfig) -> GroupedFolds:
+    """The exact scan's folds (grouped, stratified) and sampling order."""
+    return GroupedFolds(scan_data(dataset, config.ngrams, config.include_premise, config.folds,
+                                  config.seed), config.folds)
 
 
 def _write(path, records):
@@ -49,21 +33,17 @@ def _write(path, records):
     return str(path)
 
 
-def _without_bow(leakage: dict) -> dict:
-    out = {key: value for key, value in leakage.items() if key not in ("baselines", "groups")}
-    return out
+def _without_groups(leakage: dict) -> dict:
+    return {key: value for key, value in leakage.items() if key != "groups"}
 
 
 def _compare(dataset, data, config):
     exact = run_word_audit(dataset, config)
-    streamed = streamed_word_audit(data, config, ExactFolds(dataset, config))
+    streamed = word_audit(data.store, data.label_names, config, ExactFolds(dataset, config))
     assert streamed.cues == exact.cues
     assert streamed.cue_stats == exact.cue_stats
-    assert _without_bow(streamed.leakage) == _without_bow(exact.leakage)
-    # the BoW baseline's columns are ordered by the sample alone (same model up to rounding)
-    (bow_exact,), (bow_streamed,) = exact.leakage["baselines"], streamed.leakage["baselines"]
-    assert bow_streamed["name"] == bow_exact["name"]
-    assert bow_streamed["accuracy"] == pytest.approx(bow_exact["accuracy"], abs=2e-3)
+    # every baseline too: the BoW columns follow the sample and the predicted items in scan order
+    assert _without_groups(streamed.leakage) == _without_groups(exact.leakage)
     assert streamed.easy_hard == exact.easy_hard
     assert np.array_equal(np.concatenate(streamed.easy), exact.item_easy)
     return exact, streamed
@@ -146,12 +126,57 @@ def test_unseen_test_label_names_file_and_line(tmp_path):
     assert "test.jsonl" in str(error.value) and "14" in str(error.value)
 
 
-def test_multiple_choice_is_refused(tmp_path):
-    from cuelens.data.synthetic import make_mcq
+def test_multiple_choice_cross_validated_matches_exact_scan(tmp_path):
+    """MCQ: k instances per item, an item's choices in one fold, 1/k baselines, the
+    answer-position baseline, tie-credited easy/hard counters."""
+    source = _write(tmp_path / "mcq.jsonl", make_mcq(600, seed=5, n_choices=3, vocab_size=300))
+    config = ScanConfig(max_fit_items=240, iterations=3, min_count=3)  # candidates fill up
+    dataset = load_streaming(source)
+    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=110)
+    assert data.store.k == 3 and len(data.store.files) == 6
+    exact, streamed = _compare(dataset, data, config)
+    assert [b["name"] for b in exact.leakage["baselines"]][1:] == ["answer position"]
+    assert exact.leakage["majority"] == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_multiple_choice_train_test_matches_exact_scan(tmp_path):
+    train = _write(tmp_path / "train.jsonl", make_mcq(500, seed=6, vocab_size=300))
+    test = _write(tmp_path / "test.jsonl", make_mcq(200, seed=7, vocab_size=300))
+    config = ScanConfig(max_fit_items=300, iterations=2, min_count=3, ngrams=2)
+    dataset = load_streaming(None, train=train, test=test)
+    data = load_chunked(None, train, test, FieldMap(), False, config, tmp_path, chunk_items=64)
+    _compare(dataset, data, config)
+
+
+def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
+    """End to end over the chunks with hashed folds: the planted right-answer cue
+    ('definitely') is the top cue and the headline beats chance (1/2) by far."""
+    source = _write(tmp_path / "mcq.jsonl", make_mcq(800, seed=8, vocab_size=400))
+    config = ScanConfig(max_fit_items=300, iterations=2, min_count=3)
+    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=150)
+    audit = word_audit(data.store, data.label_names, config, HashedFolds(5, 5, config.seed))
+    assert audit.cue_finding["top"][0]["token"] == "definitely"
+    assert audit.cue_finding["top"][0]["label"] == "right"
+    assert audit.leakage["majority"] == 0.5
+    assert audit.leakage["best"]["ci_low"] > 0.1 and audit.leakage["flagged"]
+    assert audit.leakage["best"]["accuracy"] > 0.6
+    assert audit.easy_hard["easy"] > 400  # at chance a tie (1/2 twice) is not easy
+
+
+def test_multiple_choice_with_varying_choices_is_refused(tmp_path):
+    rows = make_mcq(30, seed=1)
+    rows[17]["choices"] = rows[17]["choices"] + ["a third choice"]
+    source = _write(tmp_path / "mcq.jsonl", rows)
+    with pytest.raises(UserError, match="same number of choices"):
+        load_chunked(source, None, None, FieldMap(), False, ScanConfig(), tmp_path)
+
+
+def test_multiple_choice_full_streaming_scan_is_refused(tmp_path):
+    from cuelens.audit.streamed_scan import scan_files
 
     source = _write(tmp_path / "mcq.jsonl", make_mcq(30, seed=1))
     with pytest.raises(UserError, match="NLI-style"):
-        load_chunked(source, None, None, FieldMap(), False, ScanConfig(), tmp_path)
+        scan_files(source, work_dir=tmp_path)
 
 
 def test_fold_keys_follow_the_premise_or_the_group(tmp_path):

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuelens.audit.counts import Encoder, encode
+from cuelens.audit.counts import Encoder, bigram_columns, encode
 from cuelens.audit.examples import sample_examples
-from cuelens.audit.fitting import fit_subsample, scan_data
-from cuelens.audit.leakage import BOW_MIN_COUNT, Baselines
+from cuelens.audit.fitting import scan_data
+from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.results import build_results, item_files_mode, split_item_lines, \
     write_scan_outputs
 from cuelens.audit.scan import ScanConfig, run_word_audit
@@ -100,12 +100,12 @@ def test_restricted_bow_equals_slicing_the_full_matrix(tmp_path):
     dataset = load_for_scan("local", str(write_jsonl(tmp_path / "a.jsonl",
                                                      make_nli(400, seed=2)))).dataset
     data = scan_data(dataset, 1, False, 5, 0)
-    baselines = Baselines(data)
     rows = np.arange(400)
-    sample = fit_subsample(data.pool, rows[:300], 120, 0)
+    sample = np.sort(np.random.default_rng(0).choice(300, 120, replace=False))
     eval_rows = rows[300:]
-    columns = baselines.bow_columns(sample, eval_rows)
-    X, X_eval = columns.matrix(baselines.data.words, sample), columns.matrix(baselines.data.words, eval_rows)
+    columns = bigram_columns(data.words, sample, np.ones(len(sample)), BOW_MIN_COUNT,
+                             np.union1d(sample, eval_rows), len(rows))
+    X, X_eval = columns.matrix(data.words, sample), columns.matrix(data.words, eval_rows)
     rows = np.union1d(sample, eval_rows)  # the full matrix of the rows the fit uses
     full = encode([data.texts[i] for i in rows], ngrams=2).matrix()
     fitted, evaluated = full[np.searchsorted(rows, sample)], full[np.searchsorted(rows, eval_rows)]

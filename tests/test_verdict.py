@@ -18,12 +18,12 @@ from scipy import stats
 
 from cuelens.audit.fitting import ScoringOptions, scan_data
 from cuelens.audit.groups import grouped_folds
-from cuelens.audit.leakage import PRIOR, all_models, correctness
+from cuelens.audit.leakage import PRIOR, all_models
 from cuelens.audit.scan import ScanConfig, binomial_tails, cue_table, run_word_audit
 from cuelens.audit.streamed_scan import scan_files
 from cuelens.audit.uncertainty import DifferenceMoments, simultaneous_test
 from cuelens.data.dataset import Dataset, Split
-from scan_helpers import mcq_dataset, nli_dataset
+from scan_helpers import item_correctness, mcq_dataset, nli_dataset
 
 LABELS = ["contradiction", "entailment", "neutral"]
 FAST = dict(iterations=1, folds=3)
@@ -87,7 +87,7 @@ def test_the_fit_never_depends_on_the_test_labels():
     runs = []
     for labels in (test[1], [1 - x for x in test[1]]):
         data = scan_data(mcq_dataset(train, (test[0], labels)), 1, False, 5, 0)
-        runs.append(correctness(data, ScoringOptions(), 5, all_models(), False))
+        runs.append(item_correctness(data, ScoringOptions(), 5, all_models()))
     for model in all_models():
         assert np.array_equal(runs[0][model] + runs[1][model], np.ones(200)), model
 

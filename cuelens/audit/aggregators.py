@@ -133,7 +133,7 @@ def quiet_single_thread():
 
     L-BFGS on a few dozen features spends its time in thread hand-offs: one thread is
     several times faster, more so on a loaded machine, and independent fits then run in
-    parallel (:func:`cuelens.audit.fitting.predict_cues`). Process-wide state: enter it once
+    parallel (:func:`cuelens.audit.fitting.score_items`). Process-wide state: enter it once
     around a parallel region, not in its threads. An iteration cap is a budget, not a problem
     the user can act on.
     """

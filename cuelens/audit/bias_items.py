@@ -4,11 +4,12 @@ For every item of the scan (fitting split, then evaluated split) the *bias-only*
 the held-out predictions of the scan's headline cue-only model (its (metric, aggregator) from
 ``leakage.best``), each item predicted by a model that never saw it —
 
-* evaluated items: the held-out decisions of the leakage pass itself (its fold fits kept as
-  :class:`~cuelens.audit.fitting.HeldOut`: fitted on train, or cross-validated over the file
-  with the scan's grouped folds), with no refit;
-* fitting items (train/test data): grouped, stratified folds over the fitting split, each fold
-  predicted by the model fitted on the other folds (the test labels are never used).
+* evaluated items: the held-out decisions of the leakage pass itself (its fold fits kept by
+  :func:`~cuelens.audit.streamed.predict_run`: fitted on train, or cross-validated over the
+  file with the scan's folds), with no refit;
+* fitting items (train/test data): folds over the fitting split, each fold predicted by the
+  model fitted on the other folds (the test labels are never used);
+  :func:`~cuelens.audit.scan.held_out_chunks` yields both.
 
 Decision scores become probabilities by :func:`probabilities`; MCQ probabilities are over the
 question's choices. Each item also gets its strongest cue, its easy/hard flag and its exact
@@ -27,9 +28,7 @@ from typing import Any, BinaryIO, ContextManager
 import numpy as np
 
 from cuelens.audit.counts import TokenSequences
-from cuelens.audit.fitting import Fit, PassFits, ScanData, ScoringOptions, Trained, \
-    model_decisions, over_folds, signed_decisions, train_models
-from cuelens.audit.groups import grouped_folds
+from cuelens.audit.fitting import Fit, ScanData, Trained, model_decisions, signed_decisions
 from cuelens.data.dataset import RIGHT, Dataset, Split, Task
 
 
@@ -74,36 +73,6 @@ def held_out_probabilities(fit: Fit, trained: Trained, model: tuple[str, str],
     (:func:`~cuelens.audit.fitting.signed_decisions`)."""
     decision = model_decisions(fit, trained, model, seqs, rows, k, n_labels)
     return item_probabilities(decision, task, k, signed_decisions(trained, model))
-
-
-def bias_probabilities(data: ScanData, options: ScoringOptions, model: tuple[str, str],
-                       n_folds: int, fits: PassFits) -> np.ndarray:
-    """Out-of-fold bias-only probabilities of every item of ``data`` (fitting items first) from
-    ``model`` = (metric, aggregator): the evaluated items' from the leakage pass's ``fits``, the
-    fitting items' refitted over folds of the fitting split, warm-starting from the pass's
-    models (module docstring)."""
-    pool = data.pool
-    evaluated = np.zeros((pool.n_items, pool.k if pool.task == Task.MCQ else pool.n_labels))
-    for fold in fits.folds:
-        evaluated[fold.eval_rows[::pool.k] // pool.k] = held_out_probabilities(
-            fold.fit, fold.trained, model, pool.seqs, fold.eval_rows, pool.task, pool.k,
-            pool.n_labels)
-    if data.train_items is None:
-        return evaluated
-    train, bank = data.train_items, fits.bank
-    assert bank is not None
-
-    def fold_fn(fit_rows, eval_rows, inner):
-        fit = Fit.of_rows(pool, fit_rows, inner, options)
-        trained = train_models(fit, [model], bank, pool.n_labels)
-        return {"p": held_out_probabilities(fit, trained, model, pool.seqs, eval_rows, pool.task,
-                                            pool.k, pool.n_labels)}
-
-    # a training item needs a fold without it, also with --folds 1 (train/test scans)
-    folds = grouped_folds(data.groups[train], data.strata[train], max(n_folds, 2), options.seed,
-                          "training items")
-    evaluated[train] = over_folds(pool, train, None, folds, fold_fn)["p"]
-    return evaluated
 
 
 def cue_ranks(vocab: Sequence[str], cues: list[dict]) -> tuple[np.ndarray, np.ndarray]:
@@ -268,7 +237,7 @@ def item_columns(layout: TableLayout, ids: Sequence[str], role: str, gold: np.nd
 
 def item_bias(dataset: Dataset, data: ScanData, probs: np.ndarray, cues: list[dict],
               item_easy: np.ndarray, model: tuple[str, str]) -> ItemBias:
-    """The per-item table of ``dataset`` from :func:`bias_probabilities` ``probs``, the scan's
+    """The per-item table of ``dataset`` from the bias-only ``probs`` of every item, the scan's
     ``cues`` and the evaluated items' easy mask (docs/results-schema.md ``items``)."""
     layout = TableLayout.of(dataset.task, dataset.label_names, dataset.n_choices, model)
     token, cue_label, cue_z = strongest_cues(data, cues)

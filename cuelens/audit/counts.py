@@ -201,6 +201,13 @@ class BigramColumns:
     keys: np.ndarray  # sorted feature keys (see _bigram_features)
     column: np.ndarray  # each key's column
 
+    @classmethod
+    def ordered(cls, kept: np.ndarray, first: np.ndarray) -> "BigramColumns":
+        """Columns of the ``kept`` keys numbered by their :func:`first_positions`."""
+        column = np.empty(len(kept), dtype=np.int64)
+        column[np.argsort(first, kind="stable")] = np.arange(len(kept))
+        return cls(keys=kept, column=column)
+
     def matrix(self, words: TokenSequences, rows: np.ndarray) -> sp.csr_matrix:
         """Binary ``len(rows) × len(keys)`` matrix (float32, sorted indices) of ``rows``."""
         keys, feature_row = _bigram_features(words, rows)
@@ -217,31 +224,52 @@ def bigram_columns(words: TokenSequences, fitted: np.ndarray, weights: np.ndarra
                    min_count: int, rows: np.ndarray, chunk: int) -> BigramColumns:
     """The bag-of-words baseline's uni+bigram columns, computed from word ids.
 
-    ``words``: :func:`encode` of the texts with ``repeats=True``. Kept: the features whose
-    support over the distinct ``fitted`` rows (each counted ``weights`` times) is at least
-    ``min_count``; columns numbered by first appearance over ``rows`` (which hold ``fitted``),
-    read ``chunk`` rows at a time. :meth:`BigramColumns.matrix` of ``rows`` then equals
+    ``words``: :func:`encode` of the texts with ``repeats=True``. Kept: :func:`kept_bigrams`;
+    columns numbered by first appearance over ``rows`` (which hold ``fitted``), read ``chunk``
+    rows at a time. :meth:`BigramColumns.matrix` of ``rows`` then equals
     ``encode([texts[r] for r in rows], ngrams=2).matrix()`` restricted to the kept columns,
     while memory stays bounded by ``fitted`` and ``chunk`` (docs/methods.md §3).
     """
+    kept = kept_bigrams(words, fitted, weights, min_count)
+    first = np.full(len(kept), np.iinfo(np.int64).max)
+    for start in range(0, len(rows), chunk):
+        piece = rows[start:start + chunk]
+        first = np.minimum(first, first_positions(words, piece, start + np.arange(len(piece)),
+                                                  kept))
+    return BigramColumns.ordered(kept, first)
+
+
+def kept_bigrams(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,
+                 min_count: int) -> np.ndarray:
+    """The sorted keys of the uni+bigram features whose support over the distinct ``fitted``
+    rows (each counted ``weights`` times) is at least ``min_count``."""
     keys, feature_row = _bigram_features(words, fitted)
     fitted_keys, key_index = np.unique(keys, return_inverse=True)
     del keys
     cells = _distinct(key_index * len(fitted) + feature_row)  # (feature, row) pairs, once each
     support = np.bincount(cells // len(fitted), weights=weights[cells % len(fitted)],
                           minlength=len(fitted_keys))
-    kept = fitted_keys[support >= min_count]
-    first = np.full(len(kept), np.iinfo(np.int64).max)  # position in the layout over ``rows``
-    offset = 0
-    for start in range(0, len(rows), chunk):
-        keys, _ = _bigram_features(words, rows[start:start + chunk])
-        index, found = _find(kept, keys)
-        key, at = np.unique(index[found], return_index=True)  # each key's first occurrence
-        first[key] = np.minimum(first[key], offset + np.flatnonzero(found)[at])
-        offset += len(keys)
-    column = np.empty(len(kept), dtype=np.int64)
-    column[np.argsort(first)] = np.arange(len(kept))
-    return BigramColumns(keys=kept, column=column)
+    return fitted_keys[support >= min_count]
+
+
+ROW_SHIFT = 24  # a first position packs (row rank, feature position within the row)
+
+
+def first_positions(words: TokenSequences, rows: np.ndarray, order: np.ndarray,
+                    kept: np.ndarray) -> np.ndarray:
+    """Per ``kept`` key, where it first appears among ``rows`` (``order``: each row's rank in
+    the layout the columns follow; then its position within the row), packed in one int64;
+    absent keys get the int64 maximum. The minimum over pieces of the rows is the position
+    over all of them, so pieces (chunks) combine in any order."""
+    keys, feature_row = _bigram_features(words, rows)
+    n_features = np.maximum(2 * words.lengths[rows] - 1, 0)
+    within = np.arange(len(keys), dtype=np.int64) - (np.cumsum(n_features) - n_features)[
+        feature_row]
+    packed = (np.asarray(order, dtype=np.int64)[feature_row] << ROW_SHIFT) + within
+    index, found = _find(kept, keys)
+    first = np.full(len(kept), np.iinfo(np.int64).max)
+    np.minimum.at(first, index[found], packed[found])
+    return first
 
 
 def build_term_matrix(texts: Iterable[str], ngrams: int = 1) -> tuple[sp.csr_matrix, list[str]]:

@@ -1,24 +1,23 @@
-"""Fitting cue scores on one portion of the data and predicting another (docs/methods.md §2–4).
+"""Fitting cue scores on one portion of the data and scoring another (docs/methods.md §2–4).
 
-A :class:`Pool` holds every instance of a scan (fitting split first, then evaluation split),
-tokenised once, with a seeded, grouped question-level *inner fold* per item for cross-fitting
-(items sharing a premise or text are in one fold, :mod:`cuelens.audit.groups`). Counts are
-additive over instances, so the counts of any fitting portion are sums of cached blocks
-(``#(w,l)`` per inner fold), and the cross-fitted counts of inner fold ``k`` are
-``total − fold k`` (docs/methods.md §3) — no refit from text. Those complement counts are rescaled by
-``N_fit / N_complement`` so that count-scale metrics (Freq, WP, z) put training features on the
-same scale as the test features, which come from the whole fitting portion; otherwise a linear
-model extrapolates on test (the ratio metrics CP, PMI, LMI, Cos, AD are unaffected).
+A :class:`Fit` holds the cue scores of one fitting portion from its counts (``#(w,l)`` per
+inner cross-fitting fold, summed by the passes of :mod:`cuelens.audit.streamed`): the
+cross-fitted counts of inner fold ``k`` are ``total − fold k`` (docs/methods.md §3), rescaled
+by ``N_fit / N_complement`` so that count-scale metrics (Freq, WP, z) put training features on
+the same scale as the test features, which come from the whole fitting portion; otherwise a
+linear model extrapolates on test (the ratio metrics CP, PMI, LMI, Cos, AD are unaffected).
+:func:`train_models` trains the linear aggregators on the fit's sample, :func:`score_items`
+turns decisions into per-item correctness.
 
-:func:`over_folds` runs the outer loop shared by the leakage table (cross-validation when a
-dataset has no train split) and the easy/hard split: for each outer fold, fit on a base portion
-plus the other folds, predict the fold, and collect per-item correctness.
+:class:`ScanData` lays a loaded dataset out for the exact scan (one :class:`Pool` of
+instances, the grouped, stratified folds of :mod:`cuelens.audit.groups`);
+:mod:`cuelens.audit.in_memory` hands it to the passes.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -26,8 +25,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decisions, fit_linear,
-                                       quiet_single_thread, representation_length,
-                                       view_tokens)
+                                       quiet_single_thread, view_tokens)
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences, instance_texts
 from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
@@ -65,26 +63,16 @@ class Pool:
     def n_items(self) -> int:
         return len(self.labels) // self.k
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self.seqs.vocab)
-
     def rows(self, items: np.ndarray) -> np.ndarray:
         """Instance rows of ``items`` (in item order)."""
-        items = np.asarray(items, dtype=np.int64)
-        return (items[:, None] * self.k + np.arange(self.k)).ravel()
+        return instance_rows(items, self.k)
 
-    def block_counts(self, rows: np.ndarray) -> np.ndarray:
-        """``#(w,l)`` of ``rows`` per inner fold: ``V × K × L``, counted :data:`COUNT_CHUNK`
-        instances at a time (one bincount of (feature, fold, label) cells per chunk)."""
-        width = self.inner_folds * self.n_labels
-        column = self.inner_fold[rows] * self.n_labels + self.labels[rows]
-        joint = np.zeros(self.vocab_size * width, dtype=np.int64)
-        for start in range(0, len(rows), COUNT_CHUNK):
-            ids, lengths = self.seqs.take(rows[start:start + COUNT_CHUNK])
-            cells = ids * np.int64(width) + np.repeat(column[start:start + COUNT_CHUNK], lengths)
-            joint += np.bincount(cells, minlength=len(joint))
-        return joint.reshape(self.vocab_size, self.inner_folds, self.n_labels).astype(np.float64)
+
+def instance_rows(items: np.ndarray, k: int) -> np.ndarray:
+    """The instance rows of ``items`` (``k`` consecutive instances each: NLI 1, MCQ the
+    choices), in item order."""
+    items = np.asarray(items, dtype=np.int64)
+    return items if k == 1 else (items[:, None] * k + np.arange(k)).ravel()
 
 
 def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float,
@@ -96,9 +84,8 @@ def score_table(metric: str, joint: np.ndarray, labels: np.ndarray, alpha: float
     return np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-COUNT_CHUNK = 262_144  # instances counted at once by Pool.block_counts
 FIT_THREADS = min(2, os.cpu_count() or 1)
-PREDICT_CHUNK = 65_536  # evaluation items scored at once by predict_cues
+PREDICT_CHUNK = 65_536  # evaluation items scored at once by model_decisions
 
 
 def stratum_quotas(sizes: np.ndarray, n_take: int) -> np.ndarray:
@@ -108,33 +95,6 @@ def stratum_quotas(sizes: np.ndarray, n_take: int) -> np.ndarray:
     quota = np.floor(exact).astype(np.int64)
     quota[np.argsort(quota - exact, kind="stable")[:n_take - quota.sum()]] += 1
     return quota
-
-
-def fit_subsample(pool: Pool, rows: np.ndarray, cap: int, seed: int) -> np.ndarray:
-    """The rows a linear model is trained on: at most ``cap`` instances of ``rows``.
-
-    ``cap <= 0`` or ``len(rows) <= cap``: ``rows`` unchanged. Otherwise whole items (MCQ:
-    questions) in increasing row order: per label (NLI; MCQ has one stratum) a quota
-    proportional to its share (largest remainders), filled in a seeded random order of all the
-    scan's items. That order is fixed for a seed, so the refits of easy/hard, whose fitting
-    portions overlap, get overlapping samples and warm-start from a nearby optimum. Cue scores
-    are never computed from the sample — only SGD/LR and the BoW baseline see it
-    (docs/word-cues.md).
-    """
-    if cap <= 0 or len(rows) <= cap:
-        return rows
-    k = pool.k
-    member = np.zeros(pool.n_items, dtype=bool)
-    member[rows[::k] // k] = True
-    ordered = np.random.default_rng(seed).permutation(pool.n_items)
-    ordered = ordered[member[ordered]]
-    strata = pool.labels[ordered * k] if pool.task == Task.NLI else np.zeros(len(ordered), int)
-    values, sizes = np.unique(strata, return_counts=True)
-    quota = stratum_quotas(sizes, max(1, cap // k))
-    chosen = np.zeros(pool.n_items, dtype=bool)
-    for value, size in zip(values, quota):
-        chosen[ordered[strata == value][:size]] = True
-    return pool.rows(np.flatnonzero(chosen))
 
 
 @dataclass
@@ -180,20 +140,6 @@ class Fit:
                                     view_tokens(sample.seqs, sample.rows[mine], seen),
                                     sample.labels[mine]))
         self.train_labels = np.concatenate([part[3] for part in self._parts])
-
-    @classmethod
-    def of_rows(cls, pool: Pool, rows: np.ndarray, inner: np.ndarray,
-                options: ScoringOptions) -> "Fit":
-        """The fit of ``rows`` of ``pool`` (``inner``: their :meth:`Pool.block_counts`)."""
-        labels = pool.labels[rows]
-        fold_labels = np.zeros((pool.inner_folds, pool.n_labels))
-        np.add.at(fold_labels, (pool.inner_fold[rows], labels), 1.0)
-        sampled = np.zeros(len(pool.labels), dtype=bool)
-        sampled[fit_subsample(pool, rows, options.max_fit_items, options.seed)] = True
-        chosen = rows[sampled[rows]]
-        sample = Sample(pool.seqs, chosen, pool.labels[chosen], pool.inner_fold[chosen])
-        return cls(inner, fold_labels, representation_length(pool.seqs.lengths[rows]), sample,
-                   options)
 
     def scores(self, metric: str) -> np.ndarray:
         o = self.options
@@ -270,50 +216,6 @@ def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenVie
             for key, value in part.items()}
 
 
-def predict_cues(pool: Pool, fit: Fit, eval_rows: np.ndarray, models: list[tuple[str, str]],
-                 bank: ModelBank) -> dict[tuple[str, str], np.ndarray]:
-    """Per-item correctness of each (metric, aggregator) fitted on ``fit``, on ``eval_rows``."""
-    return predict_trained(pool, fit, train_models(fit, models, bank, pool.n_labels), eval_rows)
-
-
-def predict_trained(pool: Pool, fit: Fit, trained: Trained, eval_rows: np.ndarray
-                    ) -> dict[tuple[str, str], np.ndarray]:
-    """Per-item correctness of the ``trained`` models of ``fit`` on ``eval_rows``.
-
-    Evaluation instances are scored :data:`PREDICT_CHUNK` items at a time (each item's
-    prediction depends on that item alone), so the ``instances × labels`` score views stay
-    small whatever the fold size.
-    """
-    step = PREDICT_CHUNK * pool.k  # MCQ: whole questions per chunk
-    parts: dict[tuple[str, str], list[np.ndarray]] = {
-        key: [] for _, mine in trained.values() for key in mine}
-    for start in range(0, len(eval_rows), step):
-        rows = eval_rows[start:start + step]
-        scored = score_items(fit, trained, pool.labels[rows],
-                             view_tokens(pool.seqs, rows, fit.seen), pool.task, pool.k)
-        for key, correct in scored.items():
-            parts[key].append(correct)
-    return {key: np.concatenate(found) if found else np.zeros(0) for key, found in
-            parts.items()}
-
-
-@dataclass
-class HeldOut:
-    """One outer fold of a leakage pass: the fit, the rows it predicted and a copy of its
-    trained models (the bank's own are refitted by the next fold), so a model chosen after the
-    pass (the headline) gives its held-out decisions without a refit."""
-
-    fit: Fit
-    eval_rows: np.ndarray
-    trained: Trained
-
-    def decisions(self, pool: Pool, model: tuple[str, str]) -> np.ndarray:
-        """The ``len(eval_rows) × L`` decision scores of ``model`` (what :func:`score_items`
-        turns into correctness; :mod:`cuelens.audit.bias_items` into probabilities)."""
-        return model_decisions(self.fit, self.trained, model, pool.seqs, self.eval_rows,
-                               pool.k, pool.n_labels)
-
-
 def signed_decisions(trained: Trained, model: tuple[str, str]) -> bool:
     """Whether the ``trained`` ``model``'s decision scores are signed (a linear model's margins,
     or an untrained aggregator over a metric whose score table holds negative values: PMI, z,
@@ -337,60 +239,6 @@ def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: To
                                               fit.seen).scores(full))
              for start in range(0, len(rows), step)]
     return np.concatenate(parts) if parts else np.zeros((0, n_labels))
-
-
-@dataclass
-class PassFits:
-    """What a leakage pass leaves for later: its outer folds' :class:`HeldOut` fits and the
-    :class:`ModelBank` they were trained with (its models in the last fold's state, so refits
-    after the pass warm-start where the pass ended)."""
-
-    folds: list[HeldOut] = field(default_factory=list)
-    bank: ModelBank | None = None
-
-
-# fold_fn(fit_rows, eval_rows, inner_counts): inner_counts is a count block, 0.0 or None
-FoldFn = Callable[[np.ndarray, np.ndarray, Any], dict[str, np.ndarray]]
-
-
-def over_folds(pool: Pool, eval_items: np.ndarray, base_items: np.ndarray | None,
-               folds: np.ndarray | None, fold_fn: FoldFn, counts: bool = True) -> dict:
-    """Per-item correctness over ``eval_items`` of every predictor ``fold_fn`` returns.
-
-    ``folds`` None: one fit on ``base_items``, predicting every eval item. Otherwise, for each
-    outer fold ``j``: fit on ``base_items`` plus the eval items outside ``j``, predict ``j``.
-    ``fold_fn(fit_rows, eval_rows, inner_counts)`` returns name → per-item correctness;
-    ``counts=False`` skips the counts (``inner_counts`` is then None).
-    """
-    block = pool.block_counts if counts else (lambda rows: None)
-    base_rows = pool.rows(base_items) if base_items is not None else np.zeros(0, np.int64)
-    base = block(base_rows) if len(base_rows) else 0.0
-    # NLI correctness is 0/1: kept as bool (8× smaller; sums and means are the same numbers)
-    dtype = bool if pool.task == Task.NLI else np.float64
-    if folds is None:
-        return {name: _stored(correct, dtype)
-                for name, correct in fold_fn(base_rows, pool.rows(eval_items), base).items()}
-    n_folds = int(folds.max()) + 1
-    blocks: list[Any] = [block(pool.rows(eval_items[folds == j])) for j in range(n_folds)]
-    everything: Any = sum(blocks) + base if counts else None
-    out: dict = {}
-    for j in range(n_folds):
-        held = np.flatnonzero(folds == j)
-        if len(held) == 0:
-            continue
-        fit_items = eval_items[folds != j]
-        fit_rows = np.concatenate([base_rows, pool.rows(fit_items)])
-        inner = everything - blocks[j] if counts else None
-        result = fold_fn(fit_rows, pool.rows(eval_items[held]), inner)
-        for name, correct in result.items():
-            out.setdefault(name, np.zeros((len(eval_items),) + correct.shape[1:],
-                                          dtype=_stored(correct, dtype).dtype))[held] = correct
-    return out
-
-
-def _stored(values: np.ndarray, dtype) -> np.ndarray:
-    """Per-item correctness in ``dtype``; per-item rows (2-D, e.g. decision scores) as they are."""
-    return values.astype(dtype, copy=False) if values.ndim == 1 else values
 
 
 @dataclass
@@ -428,12 +276,26 @@ class ScanData:
         return self.pool.labels.reshape(-1, self.pool.k).argmin(axis=1)
 
 
-def _instance_labels(split, label_names: list[str]) -> np.ndarray:
+def instance_labels(split, label_names: list[str]) -> np.ndarray:
+    """Per instance: the NLI label index, or whether the MCQ choice is right (``RIGHT``)."""
     if split.task == Task.NLI:
         return split.item_labels(label_names)
     k = split.n_choices or 1
     gold = split.item_labels(label_names)
     return np.where(np.arange(k)[None, :] == gold[:, None], RIGHT, 1 - RIGHT).ravel()
+
+
+def choice_count_error(choice_counts: Sequence[int]) -> UserError:
+    """The word-cue statistics lay out ``k`` instances per MCQ item: one ``k`` for all."""
+    return UserError("the word-cue statistics need the same number of choices in every item; "
+                     "this dataset's items have "
+                     f"{', '.join(map(str, sorted(set(choice_counts))))} choices")
+
+
+def check_choice_count(split, k: int) -> None:
+    """:func:`choice_count_error` unless every item of ``split`` has ``k`` choices."""
+    if set(split.choice_counts) - {k}:
+        raise choice_count_error([k, *split.choice_counts])
 
 
 def combined_summary(groups: np.ndarray, groupings: list, roles: list[str]) -> dict:
@@ -468,12 +330,10 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     """
     splits = [s for s in (dataset.train, dataset.test) if s is not None]
     if dataset.task == Task.MCQ and dataset.n_choices is None:
-        raise UserError("the word-cue statistics need the same number of choices in every item; "
-                        "this dataset's items have "
-                        f"{', '.join(map(str, sorted(set(dataset.test.choice_counts))))} choices")
+        raise choice_count_error(dataset.test.choice_counts)
     k = dataset.n_choices or 1
     texts = concatenate([instance_texts(split, include_premise) for split in splits])
-    labels = np.concatenate([_instance_labels(split, dataset.label_names) for split in splits])
+    labels = np.concatenate([instance_labels(split, dataset.label_names) for split in splits])
     n_labels = len(dataset.label_names)
     if dataset.train is None and inner_folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "

@@ -8,26 +8,21 @@ on data that includes the item being predicted or a copy of it.
 Baselines in the same units: a partial-input bag-of-words logistic regression on the
 hypothesis / choice text only (unigrams + bigrams occurring in at least ``BOW_MIN_COUNT`` = 2
 fitting instances, binary features, scikit-learn's defaults; trained on at most
-``max_fit_items`` of them, :func:`~cuelens.audit.fitting.fit_subsample`) and,
+``max_fit_items`` of them, the passes' training sample, :mod:`cuelens.audit.streamed`) and,
 for MCQ, the answer-position baseline (always pick the most frequent training answer position,
 ties toward the lower position).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
-from cuelens.audit.counts import BigramColumns, TokenSequences, bigram_columns
-from cuelens.audit.evaluate import item_correct
-from cuelens.audit.fitting import Fit, HeldOut, ModelBank, PassFits, ScanData, ScoringOptions, \
-    fit_subsample, over_folds, predict_cues, predict_trained, train_models
-from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
+from cuelens.audit.counts import BigramColumns, TokenSequences
 from cuelens.audit.metrics import METRICS
 from cuelens.audit.uncertainty import DIFFERENCE_CHUNK, LEVEL, SIGNIFICANT, \
     DifferenceMoments, leakage_verdict, simultaneous_test
@@ -73,114 +68,8 @@ class BagOfWords:
         return out
 
 
-class Baselines:
-    """Reference predictors fitted on the same portions as the cue aggregators."""
-
-    def __init__(self, data: ScanData, options: ScoringOptions | None = None) -> None:
-        self.data, self.options = data, options or ScoringOptions()
-
-    def bow_columns(self, sample: np.ndarray, eval_rows: np.ndarray) -> BigramColumns:
-        """The uni+bigram features occurring in at least ``BOW_MIN_COUNT`` ``sample`` instances
-        (a repeated sample row counts each time), columns in order of first appearance over the
-        sorted union of ``sample`` and ``eval_rows`` — the columns of
-        ``encode(texts of the union, ngrams=2)``, from the scan's word ids by
-        :func:`~cuelens.audit.counts.bigram_columns`."""
-        fitted, weights = np.unique(sample, return_counts=True)
-        return bigram_columns(self.data.words, fitted, weights, BOW_MIN_COUNT,
-                              np.union1d(sample, eval_rows), BOW_CHUNK)
-
-    def majority(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
-        pool = self.data.pool
-        if pool.task == Task.MCQ:
-            return np.full(len(eval_rows) // pool.k, 1.0 / pool.k)
-        counts = np.bincount(pool.labels[fit_rows], minlength=pool.n_labels)
-        return (pool.labels[eval_rows] == np.argmax(counts)).astype(np.float64)
-
-    def prior_matched(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
-        """Always the most frequent label *of the evaluated portion* (ties: the lower label;
-        MCQ: 1/k): the best any label-blind predictor can do, so a label-share shift between
-        the fitting and evaluated portions cannot beat it (docs/methods.md §11)."""
-        pool = self.data.pool
-        if pool.task == Task.MCQ:
-            return self.majority(fit_rows, eval_rows)
-        labels = pool.labels[eval_rows]
-        return (labels == np.argmax(np.bincount(labels, minlength=pool.n_labels))).astype(
-            np.float64)
-
-    def bag_of_words(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
-        pool = self.data.pool
-        sample = fit_subsample(pool, fit_rows, self.options.max_fit_items, self.options.seed)
-        bow = BagOfWords.fit(self.bow_columns(sample, eval_rows), self.data.words, sample,
-                             pool.labels[sample])
-        decision = bow.decision(self.data.words, eval_rows, pool.n_labels)
-        order = np.argsort(-np.bincount(pool.labels[fit_rows], minlength=pool.n_labels),
-                           kind="stable")
-        return item_correct(decision, pool.labels[eval_rows], pool.task, pool.k, order)
-
-    def answer_position(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> np.ndarray:
-        k, gold = self.data.pool.k, self.data.gold
-        position = np.argmax(np.bincount(gold[fit_rows[::k] // k], minlength=k))
-        return (gold[eval_rows[::k] // k] == position).astype(np.float64)
-
-    def predictors(self) -> dict:
-        out = {MAJORITY: self.majority, PRIOR: self.prior_matched, bow_name(self.data.pool.task): self.bag_of_words}
-        if self.data.pool.task == Task.MCQ:
-            out[ANSWER_POSITION] = self.answer_position
-        return out
-
-
 def all_models() -> list[tuple[str, str]]:
     return [(metric, aggregator) for metric in METRICS for aggregator in AGGREGATORS]
-
-
-def evaluation_folds(data: ScanData, n_folds: int, seed: int) -> np.ndarray | None:
-    """Outer folds over the evaluation items when there is no train split, else None."""
-    if data.train_items is not None:
-        return None
-    return data.eval_folds(n_folds, seed)
-
-
-def correctness(data: ScanData, options: ScoringOptions, n_folds: int,
-                models: list[tuple[str, str]], with_baselines: bool, progress=None,
-                fits: PassFits | None = None) -> dict:
-    """Per-item correctness of every cue model (and baseline) on the evaluation items.
-
-    Reports progress as stage ``leakage`` (cue models), then ``baselines``. ``fits``: receives
-    each outer fold's :class:`~cuelens.audit.fitting.HeldOut` and the model bank.
-    """
-    bank = ModelBank(options.seed)
-    if fits is not None:
-        fits.bank = bank
-    folds = evaluation_folds(data, n_folds, options.seed)
-    n_steps = 1 if folds is None else n_folds
-    done = {"leakage": 0, "baselines": 0}
-
-    def step(stage: str) -> None:
-        done[stage] += 1
-        if progress is not None:
-            progress(stage, done[stage] / n_steps)
-
-    def cue_models(fit_rows, eval_rows, inner):
-        fit = Fit.of_rows(data.pool, fit_rows, inner, options)
-        trained = train_models(fit, models, bank, data.pool.n_labels)
-        out = predict_trained(data.pool, fit, trained, eval_rows)
-        if fits is not None:
-            fits.folds.append(HeldOut(fit, eval_rows, copy.deepcopy(trained)))
-        step("leakage")
-        return out
-
-    out = over_folds(data.pool, data.eval_items, data.train_items, folds, cue_models)
-    if with_baselines:
-        predictors = Baselines(data, options).predictors()
-
-        def baselines(fit_rows, eval_rows, inner):
-            result = {name: fn(fit_rows, eval_rows) for name, fn in predictors.items()}
-            step("baselines")
-            return result
-
-        out.update(over_folds(data.pool, data.eval_items, data.train_items, folds, baselines,
-                              counts=False))
-    return out
 
 
 def _entry(accuracy: float, majority: float) -> dict:
@@ -197,28 +86,6 @@ def add_differences(moments: DifferenceMoments, results: dict,
         piece = slice(start, start + DIFFERENCE_CHUNK)
         moments.add(np.stack([np.asarray(results[m][piece], np.float64) for m in models], axis=1)
                     - prior[piece, None])
-
-
-def seed_runs(data: ScanData, options: ScoringOptions, n_folds: int,
-              model: tuple[str, str]) -> list[float]:
-    """Cross-validated files: the headline's D (against the prior-matched baseline) under
-    :data:`EXTRA_FOLD_SEEDS` more fold seeds (:func:`~cuelens.audit.groups.iteration_seed`)."""
-    if data.train_items is not None:
-        return []
-    runs = []
-    for r in range(1, EXTRA_FOLD_SEEDS + 1):
-        reseeded = replace(options, seed=iteration_seed(options.seed, r, FOLD_SEEDS))
-        bank, folds = ModelBank(reseeded.seed), evaluation_folds(data, n_folds, reseeded.seed)
-        prior = Baselines(data, reseeded).prior_matched
-
-        def fold_fn(fit_rows, eval_rows, inner):
-            out = predict_cues(data.pool, Fit.of_rows(data.pool, fit_rows, inner, reseeded),
-                               eval_rows, [model], bank)
-            return {model: out[model], PRIOR: prior(fit_rows, eval_rows)}
-
-        out = over_folds(data.pool, data.eval_items, data.train_items, folds, fold_fn)
-        runs.append(float(np.mean(out[model]) - np.mean(out[PRIOR])))
-    return runs
 
 
 def _degenerate_reason(task: str, D: float, n_items: int) -> str:
@@ -277,17 +144,3 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     if run_D:
         section["fold_seed_D"] = [round(float(test.D[h]), 6)] + [round(D, 6) for D in run_D]
     return section
-
-
-def leakage_table(data: ScanData, options: ScoringOptions, metric: str, n_folds: int,
-                  flag_threshold: float, progress=None,
-                  fits: PassFits | None = None) -> dict:
-    """The ``leakage`` section of results.json (docs/results-schema.md, docs/methods.md §11);
-    ``fits`` receives the pass's fold fits (:func:`correctness`)."""
-    models = all_models()
-    results = correctness(data, options, n_folds, models, True, progress, fits)
-    moments = DifferenceMoments(len(models))
-    add_differences(moments, results, models)
-    return leakage_section({name: float(np.mean(correct)) for name, correct in results.items()},
-                           moments, metric, flag_threshold, data.pool.task, options.seed,
-                           lambda model: seed_runs(data, options, n_folds, model))

@@ -87,7 +87,7 @@ class RayPasses:
                           (folds, n_folds, fold_seed, sample_seed, outer, keep))
         first = next(parts)  # a store holds at least one chunk; its arrays are read-only
         counts = replace(first, joint=first.joint.copy(), labels=first.labels.copy(),
-                         lengths=first.lengths.copy())
+                         lengths=first.lengths.copy(), answers=first.answers.copy())
         for part in parts:
             counts.merge(part)
         return _with_vocabularies(counts, store.vocab, store.words_vocab)

@@ -10,40 +10,31 @@ for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from cuelens.audit.bias_items import ItemBias, item_bias
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import TokenSequences
-from cuelens.audit.easy_hard import easy_hard_split
 from cuelens.audit.examples import sort_value
-from cuelens.audit.fitting import PassFits, ScanData, scan_data
-from cuelens.audit.leakage import bow_name, leakage_table
+from cuelens.audit.fitting import ModelBank, scan_data
+from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
+from cuelens.audit.in_memory import GroupedFolds, token_store
+from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
+    leakage_section
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
+from cuelens.audit.streamed import FoldModels, Folds, RunCounts, TokenChunk, TokenStore, \
+    count_run, fit_fold, held_out_items, keep_model, predict_run
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
 from cuelens.io import json_number
-from cuelens.audit.bias_items import ItemBias, bias_probabilities, item_bias
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
-
-
-@dataclass
-class WordAudit:
-    cues: list[dict]
-    cue_stats: dict
-    cue_finding: dict
-    leakage: dict
-    easy_hard: dict
-    item_easy: np.ndarray  # bool per dataset.test item
-    item_score: np.ndarray  # C[q]/k per dataset.test item
-    mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
-    items: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
 
 
 def _numbers(values: np.ndarray) -> list:
@@ -54,17 +45,6 @@ def _numbers(values: np.ndarray) -> list:
     if not np.isfinite(rounded).all():
         out = [json_number(x) for x in out]
     return out
-
-
-def cue_list(data: ScanData, config: ScanConfig) -> tuple[list[dict], dict]:
-    """Every (token, label) with ``#(w) ≥ min_count``, sorted by label then metric (desc)."""
-    pool = data.pool
-    fitted = data.train_items if data.train_items is not None else data.eval_items
-    rows = pool.rows(fitted)
-    return cue_table(pool.block_counts(rows).sum(axis=1),
-                     np.bincount(pool.labels[rows], minlength=pool.n_labels), pool.seqs.vocab,
-                     data.label_names, config,
-                     "train" if data.train_items is not None else "all")
 
 
 def binomial_tails(joint: np.ndarray, labels: np.ndarray, z_prior: str) -> np.ndarray:
@@ -156,14 +136,6 @@ def cue_finding_section(cues: list[dict], cue_stats: dict, covered: int, n_items
                     for c in top]}
 
 
-def cue_finding(data: ScanData, cues: list[dict], cue_stats: dict) -> dict:
-    """:func:`cue_finding_section` over the evaluated items of ``data``."""
-    pool = data.pool
-    covered = covered_items(pool.seqs, pool.rows(data.eval_items),
-                            significant_ids(cues, pool.seqs.vocab), pool.k)
-    return cue_finding_section(cues, cue_stats, covered, len(data.eval_items))
-
-
 def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: dict,
                       split: str) -> dict:
     """The ``easy_hard`` section: ``n_easy`` of the ``n_items`` evaluated items are easy under
@@ -178,9 +150,163 @@ def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: di
             "chance_level": leakage["verdict"] in (CHANCE, BELOW)}
 
 
+@dataclass
+class WordAudit:
+    """The word-cue sections (:class:`~cuelens.audit.results.WordSections`), the easy mask of
+    the evaluated items per chunk, and the leakage pass's fits of the headline model."""
+
+    cues: list[dict]
+    cue_stats: dict
+    cue_finding: dict
+    leakage: dict
+    easy_hard: dict
+    easy: list[np.ndarray]
+    mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
+    fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
+    bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
+    items: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
+
+    @property
+    def item_easy(self) -> np.ndarray:
+        """One bool per evaluated item."""
+        return np.concatenate(self.easy) if self.easy else np.zeros(0, dtype=bool)
+
+
+def _stage(progress: Progress | None, stage: str) -> Callable[[float], None] | None:
+    return None if progress is None else (lambda fraction: progress(stage, fraction))
+
+
+def leakage_counts(store: TokenStore, folds: Folds, config: ScanConfig) -> RunCounts:
+    """The leakage run's count pass (outer folds when cross-validated)."""
+    return count_run(store, folds, config.folds, config.seed, config.seed, store.n_fitting == 0,
+                     store.candidates_kept(config.max_fit_items))
+
+
+def cue_list(store: TokenStore, counts: RunCounts, label_names: list[str],
+             config: ScanConfig) -> tuple[list[dict], dict]:
+    """:func:`cue_table` of the fitted split (all items when cross-validated) from the leakage
+    run's ``counts``."""
+    cross_validated = store.n_fitting == 0
+    fitted = slice(None, -1) if cross_validated else slice(-1, None)
+    return cue_table(counts.joint[:, fitted].sum(axis=(1, 2)).astype(np.float64),
+                     counts.labels[fitted].sum(axis=(0, 1)), store.vocab, label_names, config,
+                     "all" if cross_validated else "train")
+
+
+def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, folds: Folds,
+               progress: Progress | None = None) -> WordAudit:
+    """Cues, leakage table and easy/hard split from passes over ``store`` (docs/methods.md
+    §2–4; cross-validated when it has no fitting split), ``folds`` assigning the items."""
+    options = config.scoring
+    cross_validated = store.n_fitting == 0
+    counts = leakage_counts(store, folds, config)
+    cues, cue_stats = cue_list(store, counts, label_names, config)
+    bank, kept = ModelBank(config.seed), list[FoldModels]()
+    tally = predict_run(store, counts, folds, config.folds, config.seed, options, bank,
+                        all_models(), bow_name(store.task), progress=_stage(progress, "leakage"),
+                        kept=kept)
+    del counts
+
+    def fold_seed_D(model: tuple[str, str]) -> list[float]:
+        D = []
+        for r in range(1, EXTRA_FOLD_SEEDS + 1) if cross_validated else ():
+            reseeded = replace(options, seed=iteration_seed(config.seed, r, FOLD_SEEDS))
+            counted = count_run(store, folds, config.folds, reseeded.seed, reseeded.seed, True,
+                                store.candidates_kept(options.max_fit_items))
+            run = predict_run(store, counted, folds, config.folds, reseeded.seed, reseeded,
+                              ModelBank(reseeded.seed), [model], None)
+            D.append(run.accuracy(model) - run.accuracy(PRIOR))
+        return D
+
+    leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
+                              tally.moments, config.metric, config.flag_threshold, store.task,
+                              config.seed, fold_seed_D)
+    model = headline(leakage)
+    kept = keep_model(kept, model)
+    masks = [counter > config.iterations / 2
+             for counter in easy_counters(store, folds, config, model, progress)]
+    easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
+                                  config, leakage, "all" if cross_validated else "test")
+    return WordAudit(cues, cue_stats, cue_finding(store, cues, cue_stats), leakage, easy_hard,
+                     masks, fits=kept, bank=bank)
+
+
+def headline(leakage: dict) -> tuple[str, str]:
+    """The headline (metric, aggregator) of a leakage section."""
+    return leakage["best"]["metric"], leakage["best"]["aggregator"]
+
+
+def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
+                 bank: ModelBank) -> list[FoldModels]:
+    """``model`` fitted on each outer fold's complement of the fitting split (``view``: its
+    :meth:`~cuelens.audit.streamed.TokenStore.fitting_store`; ``folds``: over the fitting
+    items, :class:`~cuelens.audit.streamed.FittingFolds`), warm-starting from the leakage
+    pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass over the
+    fitting chunks; memory as one leakage run)."""
+    n_folds = max(config.folds, 2)
+    counted = count_run(view, folds, n_folds, config.seed, config.seed, True,
+                        view.candidates_kept(config.max_fit_items))
+    return [fit_fold(view, counted, folds, fold, config.seed, config.scoring, bank, [model])
+            for fold in range(n_folds) if counted.labels[fold].sum() > 0]
+
+
+def cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
+    """:func:`cue_finding_section` from one pass over the evaluated chunks."""
+    ids = significant_ids(cues, store.vocab)
+    covered = sum(covered_items(chunk.seqs, np.arange(len(chunk.labels)), ids, store.k)
+                  for chunk in store.chunks(fitting=False)) if len(ids) else 0
+    return cue_finding_section(cues, cue_stats, covered, store.n_eval)
+
+
+def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
+                  progress: Progress | None = None) -> list[np.ndarray]:
+    """The easy/hard counters (docs/methods.md §4): per evaluated chunk, ``C[q]``, how often
+    ``model`` predicts each item right over the iterations (NLI one byte per item); an item is
+    easy when ``C[q]`` exceeds half the iterations."""
+    # NLI correctness is 0/1; MCQ ties count 1/t
+    counter_type: type = np.float64 if store.task == Task.MCQ else \
+        np.uint8 if config.iterations < 256 else np.uint32
+    counters: dict[int, np.ndarray] = {first: np.zeros(size, dtype=counter_type)
+                                       for fitting, first, size in store.sizes() if not fitting}
+
+    def add(first: int, positions: np.ndarray, results: dict) -> None:
+        counters[first][positions] += results[model]
+
+    bank = ModelBank(config.seed)
+    for iteration in range(config.iterations):
+        fold_seed = iteration_seed(config.seed, iteration)
+        counted = count_run(store, folds, config.folds, fold_seed, config.seed, True,
+                            store.candidates_kept(config.max_fit_items))
+        predict_run(store, counted, folds, config.folds, fold_seed, config.scoring, bank,
+                    [model], None, add)
+        if progress is not None:
+            progress("easy_hard", (iteration + 1) / config.iterations)
+    return [counters.pop(first) for first in list(counters)]
+
+
+def held_out_chunks(store: TokenStore, audit: WordAudit, folds: Folds, fitting_folds: Folds,
+                    config: ScanConfig) -> Iterator[tuple[TokenChunk, np.ndarray]]:
+    """Every chunk (fitting split first) with its items' bias-only probabilities under the
+    headline model (:func:`~cuelens.audit.streamed.held_out_items`): the evaluated items' from
+    the leakage pass's fold fits (``audit.fits``, no refit), the fitting items' from the model
+    refitted over ``fitting_folds`` of the fitting split (:func:`fitting_fits`)."""
+    model = headline(audit.leakage)
+    if store.n_fitting:
+        assert audit.bank is not None
+        view = store.fitting_store()
+        kept = fitting_fits(view, fitting_folds, config, model, audit.bank)
+        for chunk in view.chunks():
+            yield chunk, held_out_items(view, kept, fitting_folds, config.seed, model, chunk)
+    for chunk in store.chunks(fitting=False):
+        yield chunk, held_out_items(store, audit.fits, folds, config.seed, model, chunk)
+
+
 def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
                    tokens: TokenSequences | None = None) -> WordAudit:
-    """Cues, leakage table and easy/hard split of ``dataset`` (docs/methods.md §2–4).
+    """Cues, leakage table, easy/hard split and per-item bias table of ``dataset`` held in
+    memory (docs/methods.md §2–4): :func:`word_audit` over its
+    :func:`~cuelens.audit.in_memory.token_store` with the grouped, stratified folds
+    (:class:`~cuelens.audit.in_memory.GroupedFolds`).
 
     ``tokens``: the fitting-then-evaluation instance texts already encoded with the config's
     n-grams (the Ray engine encodes them shard by shard); ``None`` encodes them here.
@@ -192,30 +318,17 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed,
                      tokens)
     report("tokenise", 1.0)
-    cues, cue_stats = cue_list(data, config)
-    finding = cue_finding(data, cues, cue_stats)
-    report("cues", 1.0)
-    fits = PassFits()
-    leakage = leakage_table(data, config.scoring, config.metric, config.folds,
-                            config.flag_threshold, report, fits)
-    mcq = None
+    store, folds = token_store(data), GroupedFolds(data, config.folds)
+    audit = word_audit(store, data.label_names, config, folds, report)
     if dataset.task == Task.MCQ:
-        bow = {b["name"]: b["accuracy"] for b in leakage["baselines"]
+        bow = {b["name"]: b["accuracy"] for b in audit.leakage["baselines"]
                if b["name"] == bow_name(Task.MCQ)}
-        mcq = mcq_baselines(dataset, config.folds, config.seed, extra=bow)
+        audit.mcq_baselines = mcq_baselines(dataset, config.folds, config.seed, extra=bow)
         report("mcq baselines", 1.0)
-    best = leakage["best"]
-    split = easy_hard_split(data, config.scoring, best["metric"], best["aggregator"],
-                            config.folds, config.iterations, report)
-    easy_hard = easy_hard_section(int(split.easy.sum()), len(split.easy), config, leakage,
-                                  "test" if data.train_items is not None else "all")
-    leakage["groups"] = data.group_summary
-    model = (best["metric"], best["aggregator"])
-    items = item_bias(dataset, data, bias_probabilities(data, config.scoring, model, config.folds,
-                                                       fits),
-                      cues, split.easy, model)
+    audit.leakage["groups"] = data.group_summary
+    probs = np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
+                                                          config)])
+    audit.items = item_bias(dataset, data, probs, audit.cues, audit.item_easy,
+                            headline(audit.leakage))
     report("bias items", 1.0)
-    return WordAudit(cues=cues, cue_stats=cue_stats, cue_finding=finding, leakage=leakage,
-                     easy_hard=easy_hard,
-                     item_easy=split.easy, item_score=np.round(split.score, 6),
-                     mcq_baselines=mcq, items=items)
+    return audit

@@ -13,8 +13,8 @@ at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit
   the fitting split in its own slot; a fit's counts are sums of slots;
 - the **training sample** of every fit is drawn from candidates kept during that pass: per split
   and stratum, the items of lowest seeded priority (:class:`Candidates`), which hold the lowest
-  ``quota`` of any fitting portion — :func:`~cuelens.audit.fitting.fit_subsample`'s rule with a
-  hash order instead of a permutation;
+  ``quota`` of any fitting portion (whole items, label quotas by largest remainders,
+  :func:`~cuelens.audit.fitting.stratum_quotas`);
 - **predictions**: every outer fold's models are fitted in fold order, then one pass predicts
   each item with its fold's models (:func:`predict_run`), keeping per predictor only its number
   of correct items and, for the cue models, the moments of their per-item differences from the
@@ -38,14 +38,15 @@ import numpy as np
 
 from cuelens.audit.aggregators import representation_length_counted, view_tokens
 from cuelens.audit.bias_items import held_out_probabilities
-from cuelens.audit.counts import TokenSequences, bigram_columns
+from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
-    score_items, stratum_quotas, train_models
-from cuelens.audit.leakage import BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, add_differences
+    instance_rows, score_items, stratum_quotas, train_models
+from cuelens.audit.leakage import ANSWER_POSITION, BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, \
+    add_differences
 from cuelens.audit.text_keys import mix64
 from cuelens.audit.uncertainty import DifferenceMoments
-from cuelens.data.dataset import Task
+from cuelens.data.dataset import RIGHT, Task
 from cuelens.errors import UserError
 
 COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
@@ -95,34 +96,53 @@ class HashedFolds:
         return seeded_hash(items, seed)
 
 
+def item_answers(labels: np.ndarray, task: str, k: int) -> np.ndarray:
+    """Per item: the NLI label, or the MCQ right choice's position (from instance ``labels``)."""
+    return labels if task == Task.NLI else np.argmax(labels.reshape(-1, k) == RIGHT, axis=1)
+
+
 @dataclass
 class TokenChunk:
-    """One chunk's statistics inputs: items ``first …`` of the scan (fitting split first)."""
+    """One chunk's statistics inputs: items ``first …`` of the scan (fitting split first), ``k``
+    instances each (NLI 1, MCQ the choices)."""
 
     fitting: bool  # from the fitting split (else the evaluation split)
     first: int  # scan-wide index of its first item
-    words: TokenSequences  # word ids, repeats kept (the BoW input)
-    seqs: TokenSequences  # cue features (distinct, first-occurrence order)
-    labels: np.ndarray  # label index per instance
+    words: TokenSequences  # word ids per instance, repeats kept (the BoW input)
+    seqs: TokenSequences  # cue features per instance (distinct, first-occurrence order)
+    labels: np.ndarray  # label index per instance (MCQ: RIGHT or not)
     keys: np.ndarray  # fold key per item
+    task: str
+    k: int
 
     @property
     def items(self) -> np.ndarray:
         return np.arange(self.first, self.first + len(self.keys), dtype=np.int64)
 
+    @property
+    def answers(self) -> np.ndarray:
+        """Per item: :func:`item_answers`."""
+        return item_answers(self.labels, self.task, self.k)
+
+    @property
+    def strata(self) -> np.ndarray:
+        """Per item: its training-sample stratum (NLI: the label; MCQ: one stratum)."""
+        return self.labels if self.task == Task.NLI else np.zeros(len(self.keys), np.int64)
+
 
 @dataclass
 class TokenStore:
-    """The token chunks of a scan on disk (``.npz``, no pickle), the shared vocabularies and
-    the label index of each stored label code (known once every split is read)."""
+    """The token chunks of a scan, spilled to ``directory`` (``.npz``, no pickle) or, without
+    one, held in memory; the shared vocabularies and the label index of each stored label code
+    (known once every split is read)."""
 
-    directory: Path
+    directory: Path | None
     task: str
     k: int
     n_labels: int
     vocab: list[str] = field(default_factory=list)  # cue features
     words_vocab: list[str] = field(default_factory=list)
-    files: list[tuple[bool, int, Path]] = field(default_factory=list)
+    files: list[tuple[bool, int, Path | dict[str, np.ndarray]]] = field(default_factory=list)
     n_fitting: int = 0
     n_eval: int = 0
     max_length: int = 0
@@ -132,11 +152,15 @@ class TokenStore:
     def add(self, fitting: bool, words: TokenSequences, seqs: TokenSequences,
             labels: np.ndarray, keys: np.ndarray) -> None:
         first = self.n_fitting + self.n_eval
-        path = self.directory / f"tokens-{len(self.files):06d}.npz"
-        with open(path, "wb") as handle:
-            np.savez(handle, words_indptr=words.indptr, words=words.indices,
-                     seqs_indptr=seqs.indptr, seqs=seqs.indices, labels=labels, keys=keys)
-        self.files.append((fitting, first, path))
+        arrays = {"words_indptr": words.indptr, "words": words.indices,
+                  "seqs_indptr": seqs.indptr, "seqs": seqs.indices, "labels": labels,
+                  "keys": keys}
+        source: Path | dict[str, np.ndarray] = arrays
+        if self.directory is not None:
+            source = self.directory / f"tokens-{len(self.files):06d}.npz"
+            with open(source, "wb") as handle:
+                np.savez(handle, **arrays)  # type: ignore[arg-type]
+        self.files.append((fitting, first, source))
         if fitting:
             self.n_fitting += len(keys)
         else:
@@ -145,14 +169,31 @@ class TokenStore:
 
     def chunks(self, fitting: bool | None = None) -> Iterator[TokenChunk]:
         """The chunks in scan order (``fitting``: only those of one split)."""
-        for is_fitting, first, path in self.files:
+        for is_fitting, first, source in self.files:
             if fitting is not None and is_fitting != fitting:
                 continue
-            with np.load(path, allow_pickle=False) as a:
-                yield TokenChunk(is_fitting, first,
-                                 TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
-                                 TokenSequences(a["seqs_indptr"], a["seqs"], self.vocab),
-                                 self.label_map[a["labels"]], a["keys"])
+            if isinstance(source, dict):
+                yield self._chunk(is_fitting, first, source)
+                continue
+            with np.load(source, allow_pickle=False) as a:
+                yield self._chunk(is_fitting, first, a)
+
+    def _chunk(self, fitting: bool, first: int, a) -> TokenChunk:
+        return TokenChunk(fitting, first,
+                          TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
+                          TokenSequences(a["seqs_indptr"], a["seqs"], self.vocab),
+                          self.label_map[a["labels"]], a["keys"], self.task, self.k)
+
+    @property
+    def spilled(self) -> Path:
+        """The directory of a spilled store (the scan's other work files go there too)."""
+        assert self.directory is not None, "a store held in memory has no directory"
+        return self.directory
+
+    def candidates_kept(self, cap: int) -> int:
+        """Training-sample candidates kept per (split, stratum) (:class:`Candidates`): twice
+        the ``cap`` (a fitting portion misses one outer fold); every item without a cap."""
+        return 2 * cap if cap > 0 else self.n_items
 
     def fitting_store(self) -> TokenStore:
         """The fitting split's chunks alone, as evaluation chunks (scan-wide item indices kept):
@@ -178,7 +219,8 @@ def _ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
     return TokenSequences(indptr, indices.astype(np.int32, copy=False), vocab)
 
 
-def _subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
+def subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
+    """The sequences ``rows`` of ``seqs``, as sequences of their own."""
     ids, lengths = seqs.take(rows)
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
@@ -188,38 +230,44 @@ def _subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
 @dataclass
 class Candidates:
     """Per (split, stratum), the ``keep`` items of lowest priority seen so far, with their
-    tokens: every fitting portion's training sample is among them (NLI, one instance per
-    item; docs/large-datasets.md)."""
+    instances' labels and tokens (``k`` per item): every fitting portion's training sample is
+    among them (docs/large-datasets.md)."""
 
     keep: int
-    n_labels: int
+    n_strata: int
+    k: int
     priority: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
     item: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     fitting: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    stratum: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     key: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
+    label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per instance
     seqs: TokenSequences | None = None
     words: TokenSequences | None = None
 
     def _take(self, rows: np.ndarray) -> None:
-        for name in ("priority", "item", "fitting", "label", "key"):
+        for name in ("priority", "item", "fitting", "stratum", "key"):
             setattr(self, name, getattr(self, name)[rows])
+        instances = instance_rows(rows, self.k)
+        self.label = self.label[instances]
         assert self.seqs is not None and self.words is not None
-        self.seqs, self.words = _subset(self.seqs, rows), _subset(self.words, rows)
+        self.seqs, self.words = subset(self.seqs, instances), subset(self.words, instances)
 
     def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
         """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
-        group = _group(self.label, self.fitting)
-        full = np.bincount(group, minlength=2 * self.n_labels) >= self.keep
+        group = _group(self.stratum, self.fitting)
+        full = np.bincount(group, minlength=2 * self.n_strata) >= self.keep
         bound = np.zeros(len(full), dtype=np.uint64)
         np.maximum.at(bound, group, self.priority)  # a full group's highest kept priority
         bound[~full] = np.iinfo(np.uint64).max
-        mine = np.flatnonzero(priority < bound[_group(chunk.labels, chunk.fitting)])
-        mine = mine[_lowest(priority[mine], chunk.labels[mine], self.keep)]
-        self.merge(Candidates(self.keep, self.n_labels, priority[mine], chunk.items[mine],
-                              np.full(len(mine), chunk.fitting), chunk.labels[mine],
-                              chunk.keys[mine], _subset(chunk.seqs, mine),
-                              _subset(chunk.words, mine)))
+        strata = chunk.strata
+        mine = np.flatnonzero(priority < bound[_group(strata, chunk.fitting)])
+        mine = mine[_lowest(priority[mine], strata[mine], self.keep)]
+        instances = instance_rows(mine, self.k)
+        self.merge(Candidates(self.keep, self.n_strata, self.k, priority[mine], chunk.items[mine],
+                              np.full(len(mine), chunk.fitting), strata[mine], chunk.keys[mine],
+                              chunk.labels[instances], subset(chunk.seqs, instances),
+                              subset(chunk.words, instances)))
 
     def merge(self, other: Candidates) -> None:
         """Merge the candidates of later items (``other``), keeping the ``keep`` lowest
@@ -227,18 +275,18 @@ class Candidates:
         chunk order, are those of one pass (docs/large-datasets.md)."""
         if other.seqs is None or other.words is None:
             return
-        for name in ("priority", "item", "fitting", "label", "key"):
+        for name in ("priority", "item", "fitting", "stratum", "key", "label"):
             setattr(self, name, np.concatenate([getattr(self, name), getattr(other, name)]))
         self.seqs = _ragged([s for s in (self.seqs, other.seqs) if s is not None],
                             other.seqs.vocab)
         self.words = _ragged([w for w in (self.words, other.words) if w is not None],
                              other.words.vocab)
-        self._take(_lowest(self.priority, _group(self.label, self.fitting), self.keep))
+        self._take(_lowest(self.priority, _group(self.stratum, self.fitting), self.keep))
 
 
-def _group(labels: np.ndarray, fitting: np.ndarray | bool) -> np.ndarray:
-    """The candidates' group of each item: its label, in the fitting or evaluated split."""
-    return labels * 2 + fitting
+def _group(strata: np.ndarray, fitting: np.ndarray | bool) -> np.ndarray:
+    """The candidates' group of each item: its stratum, in the fitting or evaluated split."""
+    return strata * 2 + fitting
 
 
 def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
@@ -254,21 +302,28 @@ def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
 class RunCounts:
     """One run's counts. Slot ``o < O`` holds the evaluation items of outer fold ``o`` (all of
     them in slot 0 without outer folds, where they are not fitted on), slot ``O`` the fitting
-    split: ``joint`` ``V × (O+1) × K × L``, ``labels`` ``(O+1) × K × L``, ``lengths``
-    ``(O+1) × (max length + 1)``."""
+    split: ``joint`` ``V × (O+1) × K × L``, ``labels`` ``(O+1) × K × L`` (instances),
+    ``lengths`` ``(O+1) × (max length + 1)``, ``answers`` ``(O+1) × A`` (items per
+    :func:`item_answers` value)."""
 
     joint: np.ndarray
     labels: np.ndarray
     lengths: np.ndarray
+    answers: np.ndarray
     candidates: Candidates
     outer: bool
+
+    def slots(self, fold: int | None) -> list[int]:
+        """The slots of the fitting portion of outer fold ``fold`` (None: the fitting split)."""
+        slots = [len(self.labels) - 1]
+        if fold is not None:
+            slots += [o for o in range(len(self.labels) - 1) if o != fold]
+        return slots
 
     def portion(self, fold: int | None) -> tuple[np.ndarray, np.ndarray, int]:
         """Counts (``V × K × L``), label counts (``K × L``) and ``d`` of the fitting portion of
         outer fold ``fold`` (None: the fitting split alone)."""
-        slots = [len(self.labels) - 1]
-        if fold is not None:
-            slots += [o for o in range(len(self.labels) - 1) if o != fold]
+        slots = self.slots(fold)
         return (self.joint[:, slots].sum(axis=1).astype(np.float64),
                 self.labels[slots].sum(axis=0).astype(np.float64),
                 representation_length_counted(self.lengths[slots].sum(axis=0)))
@@ -278,6 +333,7 @@ class RunCounts:
         self.joint += other.joint
         self.labels += other.labels
         self.lengths += other.lengths
+        self.answers += other.answers
         self.candidates.merge(other.candidates)
 
 
@@ -296,26 +352,29 @@ def count_chunks(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
     """Pass 1 of a run over every chunk of ``store`` (all of a scan's, or some of them: the
     partial counts of a split of the chunks merge by :meth:`RunCounts.merge`)."""
     n_slots = (n_folds if outer else 1) + 1
-    K, L = folds.inner_folds, store.n_labels
-    counts = RunCounts(np.zeros((len(store.vocab), n_slots, K, L), dtype=np.int64),
+    K, L, V, k = folds.inner_folds, store.n_labels, len(store.vocab), store.k
+    A = L if store.task == Task.NLI else k
+    counts = RunCounts(np.zeros((V, n_slots, K, L), dtype=np.int64),
                        np.zeros((n_slots, K, L), dtype=np.int64),
                        np.zeros((n_slots, store.max_length + 1), dtype=np.int64),
-                       Candidates(keep, L), outer)
+                       np.zeros((n_slots, A), dtype=np.int64),
+                       Candidates(keep, L if store.task == Task.NLI else 1, k), outer)
     joint, labels, lengths = counts.joint.reshape(-1), counts.labels.reshape(-1), counts.lengths
-    width = len(labels)
+    answers, candidates, width = counts.answers.reshape(-1), counts.candidates, len(labels)
     for chunk in store.chunks():
         items = chunk.items
         slot = np.full(len(items), n_slots - 1) if chunk.fitting else \
             (folds.outer(items, chunk.keys, fold_seed) if outer else
              np.zeros(len(items), np.int64))
-        column = (slot * K + folds.inner(items, chunk.keys)) * L + chunk.labels
+        answers += np.bincount(slot * A + chunk.answers, minlength=len(answers))
+        column = np.repeat((slot * K + folds.inner(items, chunk.keys)) * L, k) + chunk.labels
         labels += np.bincount(column, minlength=width)
         seq_lengths = chunk.seqs.lengths
-        lengths += np.bincount(slot * lengths.shape[1] + seq_lengths,
+        lengths += np.bincount(np.repeat(slot, k) * lengths.shape[1] + seq_lengths,
                                minlength=lengths.size).reshape(lengths.shape)
         cells = chunk.seqs.indices.astype(np.int64) * width + np.repeat(column, seq_lengths)
         joint += _count(cells, len(joint))
-        counts.candidates.add(chunk, folds.priority(items, sample_seed))
+        candidates.add(chunk, folds.priority(items, sample_seed))
     return counts
 
 
@@ -328,25 +387,27 @@ def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sam
 
 def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed: int,
                     cap: int, fold_labels: np.ndarray) -> tuple[Sample, np.ndarray]:
-    """The capped, label-stratified training sample of a fitting portion (the lowest
-    priorities per label, :func:`~cuelens.audit.fitting.fit_subsample`'s quotas), and its rows
-    in the candidates, in item order."""
+    """The capped training sample of a fitting portion (whole items of lowest priority per
+    stratum, :func:`~cuelens.audit.fitting.stratum_quotas` by largest remainders: at most ``cap``
+    instances), and its instance rows in the candidates, in item order."""
     c = counts.candidates
     assert c.seqs is not None
     member = c.fitting.copy()
     if fold is not None:
         evaluated = ~c.fitting
         member[evaluated] = folds.outer(c.item[evaluated], c.key[evaluated], fold_seed) != fold
-    sizes = fold_labels.sum(axis=0).astype(np.int64)
-    if sizes.sum() > cap:
+    instances = fold_labels.sum(axis=0).astype(np.int64)
+    # items per stratum: NLI one per label; MCQ one stratum of k instances per item
+    sizes = instances if c.n_strata > 1 else np.asarray([instances.sum() // c.k])
+    if 0 < cap < instances.sum():
         present = np.flatnonzero(sizes)
         quota = np.zeros(len(sizes), dtype=np.int64)
-        quota[present] = stratum_quotas(sizes[present], max(1, cap))
+        quota[present] = stratum_quotas(sizes[present], max(1, cap // c.k))
     else:
         quota = sizes
     chosen = []
     for label in np.flatnonzero(quota):
-        rows = np.flatnonzero(member & (c.label == label))
+        rows = np.flatnonzero(member & (c.stratum == label))
         if len(rows) < quota[label]:  # one fold holds most of a label's candidates
             raise UserError("too few distinct fold keys for streaming statistics: one fold "
                             "holds most items of a label (see --group-field); use --stats "
@@ -354,7 +415,9 @@ def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed
         chosen.append(rows[np.argsort(c.priority[rows], kind="stable")[:quota[label]]])
     rows = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
     rows = rows[np.argsort(c.item[rows], kind="stable")]
-    return Sample(c.seqs, rows, c.label[rows], folds.inner(c.item[rows], c.key[rows])), rows
+    inner = np.repeat(folds.inner(c.item[rows], c.key[rows]), c.k)
+    rows = instance_rows(rows, c.k)
+    return Sample(c.seqs, rows, c.label[rows], inner), rows
 
 
 @dataclass
@@ -392,13 +455,22 @@ class Tally:
 ItemSink = Callable[[int, np.ndarray, dict], None]  # (chunk's first item, positions, results)
 
 
-def _bag_of_words(candidates: Candidates, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
-    """The BoW baseline fitted on sample ``rows`` of the candidates (columns in order of first
-    appearance over the sample)."""
-    assert candidates.words is not None
-    columns = bigram_columns(candidates.words, rows, np.ones(len(rows)), BOW_MIN_COUNT, rows,
-                             len(rows) or 1)
-    return BagOfWords.fit(columns, candidates.words, rows, labels)
+def _bag_of_words(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
+                  fold_seed: int, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
+    """The BoW baseline fitted on sample ``rows`` of the candidates, its columns numbered by
+    first appearance over the sample and the items it predicts in scan order (one pass over
+    the evaluated chunks, :func:`~cuelens.audit.counts.first_positions`)."""
+    c, k = counts.candidates, store.k
+    assert c.words is not None
+    kept = kept_bigrams(c.words, rows, np.ones(len(rows)), BOW_MIN_COUNT)
+    first = first_positions(c.words, rows, c.item[rows // k] * k + rows % k, kept)
+    for chunk in store.chunks(fitting=False):
+        predicted = np.flatnonzero(_assigned(folds, chunk, fold_seed, counts.outer)
+                                   == (fold or 0))
+        instances = instance_rows(predicted, k)
+        first = np.minimum(first, first_positions(chunk.words, instances,
+                                                  chunk.first * k + instances, kept))
+    return BagOfWords.fit(BigramColumns.ordered(kept, first), c.words, rows, labels)
 
 
 @dataclass
@@ -409,7 +481,8 @@ class FoldModels:
     fit: Fit
     trained: Trained
     bow: BagOfWords | None
-    prior_label: int  # the most frequent label of the items it predicts (PRIOR)
+    prior_label: int  # the most frequent label of the items it predicts (PRIOR; NLI)
+    position: int  # the most frequent right-answer position it was fitted on (MCQ)
 
 
 def fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
@@ -423,25 +496,42 @@ def fit_fold(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | Non
     fit = Fit(inner, fold_labels, d, sample, options)
     # the bank's models are refitted (warm start) for the next fold: keep this fold's copy
     trained = copy.deepcopy(train_models(fit, models, bank, store.n_labels))
-    bow = _bag_of_words(counts.candidates, rows, sample.labels) if with_bow else None
+    bow = _bag_of_words(store, counts, folds, fold, fold_seed, rows, sample.labels) \
+        if with_bow else None
     predicted = counts.labels[0 if fold is None else fold].sum(axis=0)
-    return FoldModels(fold, fit, trained, bow, int(np.argmax(predicted)))
+    position = counts.answers[counts.slots(fold)].sum(axis=0)
+    return FoldModels(fold, fit, trained, bow, int(np.argmax(predicted)),
+                      int(np.argmax(position)))
 
 
 def _predict(store: TokenStore, chunk: TokenChunk, positions: np.ndarray, fitted: FoldModels,
              bow_name: str | None) -> dict:
-    """Per-item results of ``fitted``'s predictors on ``positions`` of ``chunk``."""
-    fit, labels = fitted.fit, chunk.labels[positions]
+    """Per-item results of ``fitted``'s predictors on items ``positions`` of ``chunk``: the cue
+    models, the BoW baseline (given ``bow_name``; MCQ also the answer-position baseline), the
+    majority and prior-matched baselines (MCQ: 1/k, docs/methods.md §3)."""
+    fit, rows = fitted.fit, instance_rows(positions, store.k)
+    labels = chunk.labels[rows]
     results: dict = score_items(fit, fitted.trained, labels,
-                                view_tokens(chunk.seqs, positions, fit.seen), store.task,
-                                store.k)
+                                view_tokens(chunk.seqs, rows, fit.seen), store.task, store.k)
     if fitted.bow is not None:
-        decision = fitted.bow.decision(chunk.words, positions, store.n_labels)
+        decision = fitted.bow.decision(chunk.words, rows, store.n_labels)
         results[bow_name] = item_correct(decision, labels, store.task, store.k,
                                          fit.label_order)
-    results[MAJORITY] = (labels == fit.label_order[0]).astype(np.float64)
-    results[PRIOR] = (labels == fitted.prior_label).astype(np.float64)
+    if store.task == Task.MCQ:
+        if fitted.bow is not None:
+            results[ANSWER_POSITION] = (chunk.answers[positions] == fitted.position).astype(
+                np.float64)
+        results[MAJORITY] = results[PRIOR] = np.full(len(positions), 1.0 / store.k)
+    else:
+        results[MAJORITY] = (labels == fit.label_order[0]).astype(np.float64)
+        results[PRIOR] = (labels == fitted.prior_label).astype(np.float64)
     return results
+
+
+def _assigned(folds: Folds, chunk: TokenChunk, fold_seed: int, outer: bool) -> np.ndarray:
+    """Per item of ``chunk``: its outer fold under ``fold_seed`` (0 without ``outer`` folds)."""
+    return folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
+        np.zeros(len(chunk.keys), dtype=np.int64)
 
 
 def fold_positions(folds: Folds, chunk: TokenChunk, fold_seed: int,
@@ -450,8 +540,7 @@ def fold_positions(folds: Folds, chunk: TokenChunk, fold_seed: int,
     """Each of the ``fitted`` fold models with the positions of ``chunk``'s items it predicts
     (its outer fold under ``fold_seed``; every item when there are no ``outer`` folds), folds
     without an item skipped."""
-    assigned = folds.outer(chunk.items, chunk.keys, fold_seed) if outer else \
-        np.zeros(len(chunk.keys), dtype=np.int64)
+    assigned = _assigned(folds, chunk, fold_seed, outer)
     for models in fitted:
         positions = np.flatnonzero(assigned == (models.fold or 0))
         if len(positions):
@@ -548,11 +637,12 @@ def held_out_items(store: TokenStore, kept: list[FoldModels], folds: Folds, fold
     (:func:`~cuelens.audit.bias_items.held_out_probabilities`), each from the models of its
     outer fold under ``fold_seed`` (``kept`` by :func:`predict_run`; one fit without outer
     folds): the held-out decisions behind that run's tallies, no refit."""
-    out = np.zeros((len(chunk.keys), store.n_labels))
+    out = np.zeros((len(chunk.keys), store.k if store.task == Task.MCQ else store.n_labels))
     outer = any(fitted.fold is not None for fitted in kept)
     for fitted, positions in fold_positions(folds, chunk, fold_seed, kept, outer):
         out[positions] = held_out_probabilities(fitted.fit, fitted.trained, model, chunk.seqs,
-                                                positions, store.task, store.k, store.n_labels)
+                                                instance_rows(positions, store.k), store.task,
+                                                store.k, store.n_labels)
     return out
 
 
@@ -580,11 +670,8 @@ class FittingFolds:
         return self.folds.priority(items, seed)
 
 
-def check_streamable(task: str, max_fit_items: int) -> None:
-    """Streaming statistics cover NLI-style items with a capped training sample."""
-    if task != Task.NLI:
-        raise UserError("--stats streaming supports NLI-style items (premise, hypothesis, "
-                        "label); scan multiple-choice data with the exact statistics")
+def check_streamable(max_fit_items: int) -> None:
+    """Streaming statistics need a capped training sample."""
     if max_fit_items <= 0:
         raise UserError("--stats streaming needs a training cap: --max-fit-items must be "
                         "at least 1")

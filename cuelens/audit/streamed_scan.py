@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,18 +23,14 @@ from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, first_occurrences, instance_texts
 from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
-from cuelens.audit.fitting import ModelBank
-from cuelens.audit.groups import FOLD_SEEDS, check_fold_groups, iteration_seed
-from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
-    leakage_section
-from cuelens.audit.scan import covered_items, cue_finding_section, cue_table, \
-    easy_hard_section, significant_ids
-from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, \
-    TokenStore, check_streamable, count_run, fit_fold, held_out_items, keep_model, \
-    predict_run, seeded_hash
+from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
+from cuelens.audit.groups import check_fold_groups
+from cuelens.audit.scan import WordAudit, headline, held_out_chunks, word_audit
+from cuelens.audit.streamed import FittingFolds, Folds, HashedFolds, TokenStore, \
+    check_streamable, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import items_frame
+from cuelens.data.dataset import MCQ_LABELS, Task, items_frame
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
@@ -142,16 +138,20 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
             task = task or split.task
             if role not in (fitting, evaluated):
                 continue
-            check_streamable(task, config.max_fit_items)
-            if role == evaluated and fitting is not None:
-                _check_known_labels(split, loaded[0])
+            check_streamable(config.max_fit_items)
+            if store is None:
+                store = TokenStore(directory, task, split.n_choices or 1, 0)
+            if task == Task.MCQ:
+                check_choice_count(split, store.k)
+                codes = instance_labels(split, MCQ_LABELS).astype(np.int16)
+            else:
+                if role == evaluated and fitting is not None:
+                    _check_known_labels(split, loaded[0])
+                codes = np.fromiter((registry.setdefault(v, len(registry))
+                                     for v in split.labels), dtype=np.int16, count=len(split))
             texts = instance_texts(split, config.include_premise)
             words = words_encoder.add(texts).flush()
             seqs = first_occurrences(words) if features is None else features.add(texts).flush()
-            codes = np.fromiter((registry.setdefault(v, len(registry)) for v in split.labels),
-                                dtype=np.int16, count=len(split))
-            if store is None:
-                store = TokenStore(directory, task, 1, 0)
             store.add(role == fitting, words, seqs, codes, fold_keys(split))
             if progress is not None:
                 progress(f"{role}: {chunk.first + len(split):,} items", 0.0)
@@ -161,7 +161,10 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
         raise UserError("the splits mix NLI and multiple-choice items", path=loaded[-1].path)
     fitted = splits[fitting or evaluated]
     check_scannable(fitted.task, fitted.label_counts, len(fitted), fitted.path)
-    label_names = sorted(fitted.label_counts)
+    if store.task == Task.MCQ:  # instance labels stored as MCQ_LABELS indices
+        label_names, registry = list(MCQ_LABELS), {name: name for name in MCQ_LABELS}
+    else:
+        label_names = sorted(fitted.label_counts)
     store.n_labels = len(label_names)
     store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
                                   for v in registry], dtype=np.int64)
@@ -172,165 +175,44 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store)
 
 
-@dataclass
-class StreamedAudit:
-    """The word-cue sections (:class:`~cuelens.audit.results.WordSections`) and the easy
-    counters of the evaluated items, per chunk."""
-
-    cues: list[dict]
-    cue_stats: dict
-    cue_finding: dict
-    leakage: dict
-    easy_hard: dict
-    easy: list[np.ndarray]
-    mcq_baselines: dict | None = None
-    fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
-    bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
-
-
-def _stage(progress: Progress | None, stage: str) -> Callable[[float], None] | None:
-    return None if progress is None else (lambda fraction: progress(stage, fraction))
-
-
-def streamed_word_audit(data: ChunkedData, config: ScanConfig, folds: Folds,
-                        progress: Progress | None = None) -> StreamedAudit:
-    """Cues, leakage table and easy/hard split from passes over the token store."""
-    store, options = data.store, config.scoring
-    keep = 2 * options.max_fit_items
-    cross_validated = data.fitting is None
-    counts = count_run(store, folds, config.folds, config.seed, config.seed, cross_validated,
-                       keep)
-    fitted = slice(None, -1) if cross_validated else slice(-1, None)
-    cues, cue_stats = cue_table(counts.joint[:, fitted].sum(axis=(1, 2)).astype(np.float64),
-                                counts.labels[fitted].sum(axis=(0, 1)), store.vocab,
-                                data.label_names, config, "all" if cross_validated else "train")
-    bank, kept = ModelBank(config.seed), list[FoldModels]()
-    tally = predict_run(store, counts, folds, config.folds, config.seed, options, bank,
-                        all_models(), bow_name(store.task), progress=_stage(progress, "leakage"),
-                        kept=kept)
-    del counts
-
-    def fold_seed_D(model: tuple[str, str]) -> list[float]:
-        D = []
-        for r in range(1, EXTRA_FOLD_SEEDS + 1) if cross_validated else ():
-            reseeded = replace(options, seed=iteration_seed(config.seed, r, FOLD_SEEDS))
-            counted = count_run(store, folds, config.folds, reseeded.seed, reseeded.seed, True,
-                                keep)
-            run = predict_run(store, counted, folds, config.folds, reseeded.seed, reseeded,
-                              ModelBank(reseeded.seed), [model], None)
-            D.append(run.accuracy(model) - run.accuracy(PRIOR))
-        return D
-
-    leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
-                              tally.moments, config.metric, config.flag_threshold, store.task,
-                              config.seed, fold_seed_D)
-    model = headline(leakage)
-    kept = keep_model(kept, model)
-    masks = easy_masks(store, folds, config, model, progress)
-    easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
-                                  config, leakage, "all" if cross_validated else "test")
-    return StreamedAudit(cues, cue_stats, streamed_cue_finding(store, cues, cue_stats), leakage,
-                         easy_hard, masks, fits=kept, bank=bank)
-
-
-def headline(leakage: dict) -> tuple[str, str]:
-    """The headline (metric, aggregator) of a leakage section."""
-    return leakage["best"]["metric"], leakage["best"]["aggregator"]
-
-
-def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
-                 bank: ModelBank) -> list[FoldModels]:
-    """``model`` fitted on each outer fold's complement of the fitting split (``view``: its
-    :meth:`~cuelens.audit.streamed.TokenStore.fitting_store`; ``folds``: over the fitting
-    items, :class:`~cuelens.audit.streamed.FittingFolds`), warm-starting from the leakage
-    pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass over the
-    fitting chunks; memory as one leakage run)."""
-    n_folds = max(config.folds, 2)
-    counted = count_run(view, folds, n_folds, config.seed, config.seed, True,
-                        2 * config.max_fit_items)
-    return [fit_fold(view, counted, folds, fold, config.seed, config.scoring, bank, [model])
-            for fold in range(n_folds) if counted.labels[fold].sum() > 0]
-
-
-def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: StreamedAudit,
+def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
                    flags: dict[str, np.ndarray], fitting_folds: Folds | None = None
                    ) -> SpilledItems:
     """The per-item bias table (docs/results-schema.md ``items``) written chunk by chunk under
-    the store's directory: evaluated items from the leakage pass's fold fits
-    (``audit.fits``, no refit), fitting items (train/test data) from folds over the fitting
-    split (``fitting_folds``, default hashed: :func:`fitting_fits`); strongest cue, easy flag
-    and the hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.item_flags`)."""
+    the store's directory: probabilities from :func:`~cuelens.audit.scan.held_out_chunks`
+    (fitting items over ``fitting_folds``, default hashed), strongest cue, easy flag and the
+    hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.item_flags`)."""
     from cuelens.audit.streamed_hygiene import flags_of
 
     store, model = data.store, headline(audit.leakage)
     layout = TableLayout.of(store.task, data.label_names, None, model)
     ranks = cue_ranks(store.vocab, audit.cues)
-    directory = store.directory / "items"
+    directory = store.spilled / "items"
     directory.mkdir(exist_ok=True)
     files = item_paths(directory)
-    roles: list[tuple[bool, str, list[np.ndarray] | None]] = \
-        [(True, data.fitting, None)] if data.fitting is not None else []
-    roles.append((False, data.evaluated, audit.easy))
+    held = held_out_chunks(store, audit, folds,
+                           fitting_folds or FittingFolds(folds, max(config.folds, 2)), config)
+    masks = iter(audit.easy)
     with ItemsWriter(files["items"], files.get("items_parquet"), layout,
                      lambda path: open(path, "wb")) as writer:
-        for fitting, role, easy in roles:
-            if fitting:
-                assert audit.bank is not None
-                part_folds = fitting_folds or FittingFolds(folds, max(config.folds, 2))
-                view = store.fitting_store()
-                kept = fitting_fits(view, part_folds, config, model, audit.bank)
-            else:
-                part_folds, kept, view = folds, audit.fits, store
-            tokens = store.chunks(fitting=fitting)
+        for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
+            fitting = role == data.fitting
             against = not fitting and data.fitting is not None
-            for number, chunk in enumerate(data.splits[role]):
-                token_chunk = next(tokens)
+            for chunk in data.splits[role]:
+                token_chunk, probs = next(held)
                 part = slice(chunk.first, chunk.first + len(chunk.split))
-                probs = held_out_items(view, kept, part_folds, config.seed, model, token_chunk)
                 writer.add(item_columns(
                     layout, chunk.split.ids, role, token_chunk.labels, probs,
                     strongest_of(token_chunk.seqs, 1, ranks, audit.cues),
-                    None if easy is None else easy[number], flags_of(flags[role][part], against)))
+                    None if fitting else next(masks), flags_of(flags[role][part], against)))
     return SpilledItems(files)
-
-
-def streamed_cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
-    """:func:`~cuelens.audit.scan.cue_finding_section` from one pass over the evaluated
-    chunks."""
-    ids = significant_ids(cues, store.vocab)
-    covered = sum(covered_items(chunk.seqs, np.arange(len(chunk.keys)), ids, store.k)
-                  for chunk in store.chunks(fitting=False)) if len(ids) else 0
-    return cue_finding_section(cues, cue_stats, covered, store.n_eval)
-
-
-def easy_masks(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
-               progress: Progress | None = None) -> list[np.ndarray]:
-    """The easy/hard split (docs/methods.md §4): per evaluated chunk, whether each item is
-    predicted right by ``model`` in more than half of the iterations (one byte per item)."""
-    counter_type = np.uint8 if config.iterations < 256 else np.uint32  # NLI correctness is 0/1
-    counters = {first: np.zeros(size, dtype=counter_type)
-                for fitting, first, size in store.sizes() if not fitting}
-
-    def add(first: int, positions: np.ndarray, results: dict) -> None:
-        counters[first][positions] += results[model]
-
-    bank = ModelBank(config.seed)
-    for iteration in range(config.iterations):
-        fold_seed = iteration_seed(config.seed, iteration)
-        counted = count_run(store, folds, config.folds, fold_seed, config.seed, True,
-                            2 * config.max_fit_items)
-        predict_run(store, counted, folds, config.folds, fold_seed, config.scoring, bank,
-                    [model], None, add)
-        if progress is not None:
-            progress("easy_hard", (iteration + 1) / config.iterations)
-    return [counters.pop(first) > config.iterations / 2 for first in list(counters)]
 
 
 def _group_sizes(store: TokenStore) -> dict:
     """:func:`~cuelens.audit.groups.group_sizes` of the fold keys (items sharing one)."""
     from cuelens.audit.streamed_hygiene import KeySpill
 
-    spill = KeySpill(store.directory / "group-keys")
+    spill = KeySpill(store.spilled / "group-keys")
     for chunk in store.chunks():
         spill.add(chunk.keys)
     return {**spill.group_summary(), "unit": STREAMED_UNIT}
@@ -474,6 +356,9 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
 
     started = time.time()
     config.validate()
+    if data.store.task != Task.NLI:  # the passes take MCQ; examples, hygiene, items do not yet
+        raise UserError("--stats streaming supports NLI-style items (premise, hypothesis, "
+                        "label); scan multiple-choice data with the exact statistics")
     if data.fitting is None and config.folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
@@ -482,12 +367,12 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
-    audit = streamed_word_audit(data, config, folds, progress)
+    audit = word_audit(data.store, data.label_names, config, folds, progress)
     audit.leakage["groups"] = groups
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     flags: dict[str, np.ndarray] = {}
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
-                               data.store.directory, flags, data.fitting)
+                               data.store.spilled, flags, data.fitting)
     if progress is not None:
         progress("hygiene", 1.0)
     results = build_results(config, audit, chunked_summary(data, config.min_label_items),
