@@ -8,4 +8,4 @@ demo: setup
 	.venv/bin/audit demo --out demo-output
 
 test: setup
-	.venv/bin/python -m pytest
+	.venv/bin/python -m pytest --durations=20

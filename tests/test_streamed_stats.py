@@ -129,10 +129,10 @@ def test_unseen_test_label_names_file_and_line(tmp_path):
 def test_multiple_choice_cross_validated_matches_exact_scan(tmp_path):
     """MCQ: k instances per item, an item's choices in one fold, 1/k baselines, the
     answer-position baseline, tie-credited easy/hard counters."""
-    source = _write(tmp_path / "mcq.jsonl", make_mcq(600, seed=5, n_choices=3, vocab_size=300))
-    config = ScanConfig(max_fit_items=240, iterations=3, min_count=3)  # candidates fill up
+    source = _write(tmp_path / "mcq.jsonl", make_mcq(400, seed=5, n_choices=3, vocab_size=300))
+    config = ScanConfig(max_fit_items=240, iterations=2, min_count=3)  # candidates fill up
     dataset = load_streaming(source)
-    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=110)
+    data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=70)
     assert data.store.k == 3 and len(data.store.files) == 6
     exact, streamed = _compare(dataset, data, config)
     assert [b["name"] for b in exact.leakage["baselines"]][1:] == ["answer position"]

@@ -813,8 +813,3 @@ def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
     return hygiene_section(keyed, found, overlaps, dataset.cross_validated,
                            lambda role, i: describe(role, splits[role], i))
 
-
-def shares_items(section: dict) -> bool:
-    """Whether the evaluation split shares items with a fitting split (exactly or nearly)."""
-    return any(row["exact"] or row["near"] for row in section["overlap"])
-
