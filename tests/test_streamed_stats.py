@@ -59,12 +59,17 @@ def test_cross_validated_file_matches_exact_scan(tmp_path):
     assert exact.leakage["best"]["D"] > 0.1  # the planted cues are found
 
 
-def test_train_test_split_matches_exact_scan(tmp_path):
-    train = _write(tmp_path / "train.jsonl", make_nli(900, seed=1, vocab_size=300))
-    test = _write(tmp_path / "test.jsonl", make_nli(400, seed=2, vocab_size=300))
-    config = ScanConfig(max_fit_items=200, iterations=2, min_count=3, ngrams=2)
+@pytest.mark.parametrize("make, sizes, seeds, cap, chunk_items", [
+    (make_nli, (900, 400), (1, 2), 200, 128),
+    (make_mcq, (500, 200), (6, 7), 300, 64),
+])
+def test_train_test_split_matches_exact_scan(tmp_path, make, sizes, seeds, cap, chunk_items):
+    train = _write(tmp_path / "train.jsonl", make(sizes[0], seed=seeds[0], vocab_size=300))
+    test = _write(tmp_path / "test.jsonl", make(sizes[1], seed=seeds[1], vocab_size=300))
+    config = ScanConfig(max_fit_items=cap, iterations=2, min_count=3, ngrams=2)
     dataset = load_streaming(None, train=train, test=test)
-    data = load_chunked(None, train, test, FieldMap(), False, config, tmp_path, chunk_items=128)
+    data = load_chunked(None, train, test, FieldMap(), False, config, tmp_path,
+                        chunk_items=chunk_items)
     _compare(dataset, data, config)
 
 
@@ -137,15 +142,6 @@ def test_multiple_choice_cross_validated_matches_exact_scan(tmp_path):
     exact, streamed = _compare(dataset, data, config)
     assert [b["name"] for b in exact.leakage["baselines"]][1:] == ["answer position"]
     assert exact.leakage["majority"] == pytest.approx(1 / 3, abs=1e-6)
-
-
-def test_multiple_choice_train_test_matches_exact_scan(tmp_path):
-    train = _write(tmp_path / "train.jsonl", make_mcq(500, seed=6, vocab_size=300))
-    test = _write(tmp_path / "test.jsonl", make_mcq(200, seed=7, vocab_size=300))
-    config = ScanConfig(max_fit_items=300, iterations=2, min_count=3, ngrams=2)
-    dataset = load_streaming(None, train=train, test=test)
-    data = load_chunked(None, train, test, FieldMap(), False, config, tmp_path, chunk_items=64)
-    _compare(dataset, data, config)
 
 
 def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
