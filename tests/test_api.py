@@ -42,7 +42,7 @@ def test_the_statistics_return_data_and_the_result_adds_views_and_report(tmp_pat
     plain = scan.write(tmp_path / "plain")
     assert "report" not in plain and not (tmp_path / "plain" / "report.html").exists()
     result = ScanResult.of(scan)
-    assert isinstance(result, Scan) and result.results is scan.results
+    assert isinstance(result, Scan) and result.sections is scan.sections
     assert result.dataset is scan.dataset and result.item_easy is scan.item_easy
     saved = result.save(tmp_path / "viewed")
     assert "<!DOCTYPE html>" in saved["report"].read_text(encoding="utf-8")
