@@ -45,6 +45,8 @@ def test_the_statistics_return_data_and_the_result_adds_views_and_report(tmp_pat
     result = ScanResult.of(scan)
     assert isinstance(result, Scan) and result.sections is scan.sections
     assert ScanSections.from_json(scan.results) == scan.sections  # a loaded file: the same
+    with pytest.raises(UserError, match="scan the data again"):  # an older version's leakage
+        ScanSections.from_json({**scan.results, "leakage": {"majority": 0.5, "table": []}})
     assert result.dataset is scan.dataset and result.item_easy is scan.item_easy
     saved = result.save(tmp_path / "viewed")
     assert "<!DOCTYPE html>" in saved["report"].read_text(encoding="utf-8")

@@ -88,7 +88,11 @@ class ScanSections(Section):
         """The scan sections of a results.json content (a probe's own sections left out)."""
         parts = {f.name: results[f.name] for f in fields(cls) if f.name in results}
         if "leakage" in parts:
-            parts["leakage"] = LeakageSection(**parts["leakage"])
+            try:
+                parts["leakage"] = LeakageSection(**parts["leakage"])
+            except TypeError as error:  # its keys are another cuelens version's
+                raise UserError(f"the leakage section of this results.json is not one this "
+                                f"version writes ({error}): scan the data again") from error
         return cls(**parts)
 
 
