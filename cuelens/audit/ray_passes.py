@@ -1,4 +1,4 @@
-"""Statistics that stream, with their passes on Ray workers (docs/large-datasets.md, "Ray runs
+"""Statistics that stream, read and counted on Ray workers (docs/large-datasets.md, "Ray runs
 the passes").
 
 :class:`RayPasses` is the :class:`~cuelens.audit.streamed.ChunkPasses` of ``audit scan --stats
@@ -10,21 +10,49 @@ alone. The driver merges the partial results in chunk order (:meth:`RunCounts.me
 results exactly. The driver holds the vocabulary-sized count tables, the bounded candidates and
 the fold models, and at most ``in_flight`` partial results; the workers read the chunk files
 from the work directory (a shared filesystem on a multi-node cluster).
+
+:meth:`RayPasses.read` is its :data:`~cuelens.audit.streamed_scan.Reader`: the data is read in
+two rounds of tasks, so that the chunks are the local engine's (``chunk_items`` items each,
+across shard files). (1) One task per shard reads and normalises it, tokenises it with
+vocabularies of its own (ids by first appearance in the shard) and saves it in blocks of at
+most ``chunk_items`` items; the driver merges the shards' vocabularies and label values in
+shard order, which numbers them as one pass over all items would
+(:meth:`~cuelens.audit.counts.Encoder.remap`), and cuts the items into chunks from the shards'
+item counts. (2) One task per chunk joins its pieces of the blocks, checks it as the local
+reader does, maps its ids into the merged vocabularies and saves the chunk and token files.
+The driver's work per shard and chunk grows with the vocabularies, not with the items.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from cuelens.audit.counts import Encoder, TokenSequences
 from cuelens.audit.streamed import FoldModels, Folds, ItemSink, LocalPasses, RunCounts, Tally, \
-    TokenStore, count_chunks, tally_chunks
+    TokenStore, count_chunks, ragged, save_arrays, subset, tally_chunks, token_arrays, \
+    token_path
+from cuelens.audit.streamed_scan import Loading, check_chunk, encode_chunk, fold_keys
+from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import Task
+from cuelens.data.labels import LabelFindings
+from cuelens.data.loading import NO_ITEMS
+from cuelens.data.schema import FieldMap
+from cuelens.data.splits import build_split
+from cuelens.engine.chunks import ChunkedSplit, chunk_path, save_chunk, until_full
 from cuelens.engine.ray_engine import connect
+from cuelens.engine.sources import iter_source_records, shard_paths
+from cuelens.engine.streaming import add_skipped, shard_records
+from cuelens.errors import UserError
 
 ChunkFile = tuple[bool, int, Path]  # TokenStore.files: (fitting, first item, path)
+Piece = tuple[Path, int, int, int, Any]  # block file, shard, items start … stop, id remaps
 
 
 def _with_vocabularies(counts: RunCounts, vocab: list[str], words_vocab: list[str]
@@ -57,6 +85,154 @@ def _tally_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile
 
 
 @dataclass(frozen=True)
+class _Reading:
+    """What the tasks reading one data argument need (shipped once)."""
+
+    source: str
+    role: str
+    task: str
+    shards: list[Path]
+    fields: FieldMap
+    skip_bad: bool
+    encode: bool  # tokenise (a split the statistics use)
+    include_premise: bool
+    ngrams: int
+    chunk_items: int
+    directory: Path
+
+    def split(self, shard: int = 0) -> CompactSplit:
+        split = CompactSplit(self.role, self.source, self.task, self.shards, iter_source_records)
+        split.shard = shard
+        return split
+
+
+@dataclass
+class _Part:
+    """One shard as read by a task: its block files (and items), what the driver merges in
+    shard order, and the error that stopped the reading (None: read to the end)."""
+
+    blocks: list[tuple[Path, int]] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    findings: LabelFindings = field(default_factory=LabelFindings)
+    words: list[str] = field(default_factory=list)  # its vocabularies, first appearance first
+    features: list[str] = field(default_factory=list)
+    labels: list = field(default_factory=list)  # NLI label values, first appearance first
+    choices: dict[int, int] = field(default_factory=dict)  # MCQ choice count → first item
+    error: UserError | None = None
+
+
+def _read_part(reading: _Reading, shard: int) -> _Part:
+    """Round 1 (a Ray task): shard ``shard`` read, normalised and tokenised with its own
+    vocabularies, saved in blocks of at most ``chunk_items`` items (one in memory at a time)."""
+    path, part = reading.shards[shard], _Part()
+    words, registry = Encoder(repeats=True), dict[Any, int]()
+    features = None if reading.ngrams == 1 else Encoder(reading.ngrams)
+    records, state, items = iter_source_records(path, raw=False), {"done": False}, 0
+    while not state["done"]:
+        split = reading.split(shard)
+        try:
+            build_split(until_full(records, split, reading.chunk_items, state), path,
+                        reading.role, reading.fields, reading.task, reading.skip_bad, into=split)
+        except UserError as error:
+            part.error, state["done"] = error, True
+        add_skipped(part.skipped, split.skipped)
+        part.findings.merge(split.findings)
+        if len(split) == 0:
+            continue
+        arrays = split.to_arrays()
+        if reading.encode:
+            tokens, seqs, codes = encode_chunk(split, reading.include_premise, words, features,
+                                               registry)
+            arrays.update(token_arrays(tokens, seqs, codes, np.zeros(0, np.uint64)))
+        for i, count in enumerate(split.choice_counts):
+            part.choices.setdefault(count, items + i)
+        block = reading.directory / f"{reading.role}-part-{shard:06d}-{len(part.blocks):04d}.npz"
+        part.blocks.append((save_arrays(block, arrays), len(split)))
+        items += len(split)
+    part.words, part.labels = list(words.vocab), list(registry)
+    part.features = list(features.vocab) if features is not None else []
+    return part
+
+
+def _piece(arrays: dict[str, np.ndarray], start: int, stop: int) -> dict[str, np.ndarray]:
+    """The arrays (:meth:`CompactSplit.to_arrays`) of items ``start … stop − 1`` of a block,
+    their label values in order of first appearance."""
+    meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
+    codes = arrays["label_codes"][start:stop]
+    present, first = np.unique(codes, return_index=True)
+    order = present[np.argsort(first)]
+    recode = np.zeros(len(meta["labels"]), dtype=np.int16)
+    recode[order] = np.arange(len(order))
+    out = {"label_codes": recode[codes], "lines": arrays["lines"][start:stop]}
+    for name in ("ids", "premises", "hypotheses"):
+        ends, text = arrays[f"{name}.ends"], arrays[f"{name}.buffer"]
+        low = int(ends[start - 1]) if start and len(ends) else 0
+        out[f"{name}.buffer"] = text[low:int(ends[stop - 1])] if len(ends) else text
+        out[f"{name}.ends"] = ends[start:stop] - low
+    meta.update({key: meta[key][start:stop] for key in ("choices", "questions", "groups")},
+                labels=[meta["labels"][code] for code in order.tolist()], skipped={},
+                findings=LabelFindings().to_dict())
+    out["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+    return out
+
+
+def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_index: int, k: int,
+                 known: ChunkedSplit | None) -> tuple[dict, int] | UserError:
+    """Round 2 (a Ray task): chunk ``index`` joined from its ``pieces`` of the blocks, checked
+    (:func:`~cuelens.audit.streamed_scan.check_chunk`: the error, if any, is returned), saved;
+    when tokenised, its ids mapped into the merged vocabularies and saved as token file
+    ``tokens_index``. Its label counts and longest feature sequence."""
+    chunk, blocks = reading.split(), []
+    for path, shard, start, stop, _ in pieces:
+        with np.load(path, allow_pickle=False) as arrays:
+            blocks.append(dict(arrays))
+        chunk.extend(CompactSplit.from_arrays(_piece(blocks[-1], start, stop), reading.role,
+                                              reading.source, reading.shards,
+                                              iter_source_records), shard_offset=shard)
+    label_counts = save_chunk(chunk, chunk_path(reading.directory, reading.role, index))
+    if not reading.encode:
+        return label_counts, 0
+    try:
+        check_chunk(chunk, k, known)
+    except UserError as error:
+        return error
+    words: list[TokenSequences] = []
+    seqs: list[TokenSequences] = []
+    labels: list[np.ndarray] = []
+    for arrays, (_, _, start, stop, (words_ids, feature_ids, label_ids)) in zip(blocks, pieces):
+        rows = np.arange(start * k, stop * k)
+        for name, ids, into in (("words", words_ids, words), ("seqs", feature_ids, seqs)):
+            mine = subset(TokenSequences(arrays[f"{name}_indptr"], arrays[name], []), rows)
+            into.append(TokenSequences(mine.indptr, ids[mine.indices], []))
+        codes = arrays["labels"][rows]
+        labels.append(codes if label_ids is None else label_ids[codes])
+    features = ragged(seqs, [])
+    save_arrays(token_path(reading.directory, tokens_index),
+                token_arrays(ragged(words, []), features, np.concatenate(labels),
+                             fold_keys(chunk)))
+    return label_counts, int(features.lengths.max(initial=0))
+
+
+def _chunk_pieces(blocks: list[Piece], ends: list[int]) -> Iterator[list[Piece]]:
+    """The pieces of the blocks (whole, with their item counts as ``stop``) that make the
+    chunks ending at items ``ends``."""
+    queue = deque(blocks)
+    done = 0
+    for end in ends:
+        pieces: list[Piece] = []
+        while done < end:
+            path, shard, start, stop, remaps = queue[0]
+            take = min(end - done, stop - start)
+            pieces.append((path, shard, start, start + take, remaps))
+            done += take
+            if start + take == stop:
+                queue.popleft()
+            else:
+                queue[0] = (path, shard, start + take, stop, remaps)
+        yield pieces
+
+
+@dataclass(frozen=True)
 class RayPasses:
     """:class:`~cuelens.audit.streamed.ChunkPasses` on the Ray cluster at ``address`` (None: a
     local one, started on first use), one task per chunk file."""
@@ -64,22 +240,102 @@ class RayPasses:
     address: str | None = None
     in_flight: int = 0  # partial results held at once (0: twice the cluster's CPUs)
 
+    def _ordered(self, ray, part: Callable, calls: Iterable[tuple]) -> Iterator:
+        """``part`` run as a Ray task on each of ``calls`` (its arguments), the results in
+        order, at most ``in_flight`` at once."""
+        task = ray.remote(num_cpus=1)(part)
+        limit = self.in_flight or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        pending: deque = deque()
+        for args in calls:
+            pending.append(task.remote(*args))
+            if len(pending) >= limit:
+                yield ray.get(pending.popleft())
+        while pending:
+            yield ray.get(pending.popleft())
+
     def _map(self, part: Callable, store: TokenStore, fitting: bool | None,
              args: tuple) -> Iterator:
         """``part`` run on every chunk file of ``store`` (of one split with ``fitting``), the
         results in chunk order; the store's columns (vocabularies included) are shipped once."""
         ray = connect(self.address)
-        task = ray.remote(num_cpus=1)(part)
         shipped = ray.put((replace(store, files=[], passes=LocalPasses()), args))
-        limit = self.in_flight or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pending: deque = deque()
-        for chunk in store.files:
-            if fitting is None or chunk[0] == fitting:
-                pending.append(task.remote(shipped, chunk))
-                if len(pending) >= limit:
-                    yield ray.get(pending.popleft())
-        while pending:
-            yield ray.get(pending.popleft())
+        return self._ordered(ray, part, ((shipped, chunk) for chunk in store.files
+                                         if fitting is None or chunk[0] == fitting))
+
+    def read(self, loading: Loading, source: str, role: str, task: str | None) -> None:
+        """:data:`~cuelens.audit.streamed_scan.Reader` on Ray workers (module docstring): the
+        local reader's chunks, token ids, counts and errors."""
+        ray = connect(self.address)
+        shards, lost = shard_paths(source), dict[str, int]()
+        found = next(shard_records(shards, loading.fields, task, loading.skip_bad, lost), None)
+        if found is None:
+            raise UserError(NO_ITEMS, path=source)
+        first, task = found[0], found[3]
+        chunked = ChunkedSplit(role, source, task, shards)
+        loading.loaded.append(chunked)
+        reading = ray.put(_Reading(source, role, task, shards, loading.fields, loading.skip_bad,
+                                   loading.encodes(role), loading.config.include_premise,
+                                   loading.config.ngrams, loading.chunk_items,
+                                   loading.directory))
+        blocks, choices, error = self._read_parts(ray, reading, loading, chunked,
+                                                  range(first, len(shards)))
+        total = sum(stop for *_, stop, _ in blocks)
+        size = loading.chunk_items
+        ends = list(range(size, total + 1, size)) if error else \
+            list(range(size, total, size)) + [total] if total else []
+        store = loading.store
+        firsts = [count for count, item in choices.items() if ends and item < ends[0]]
+        k = store.k if store is not None else firsts[0] if len(firsts) == 1 else 1
+        known = loading.known(role)
+        known = known if known is None else replace(known, files=[], sizes=[])
+        tokens = len(store.files) if store is not None else 0
+        done = self._ordered(ray, _build_chunk, (
+            (reading, pieces, index, tokens + index, k, known)
+            for index, pieces in enumerate(_chunk_pieces(blocks, ends))))
+        for index, (end, result) in enumerate(zip(ends, done)):
+            store = loading.open_store(task, k) if loading.encodes(role) else None
+            if isinstance(result, UserError):
+                raise result
+            items = end - (ends[index - 1] if index else 0)
+            chunked.add_file(chunk_path(loading.directory, role, index), items, result[0])
+            if store is not None:
+                store.add_file(role == loading.fitting, items, result[1],
+                               token_path(loading.directory, tokens + index))
+            loading.report(role, end)
+        for path, *_ in blocks:
+            path.unlink(missing_ok=True)
+        if error is not None:
+            raise error
+        if total == 0:
+            raise UserError(NO_ITEMS, path=source)
+        add_skipped(chunked.skipped, lost)
+
+    def _read_parts(self, ray, reading, loading: Loading, chunked: ChunkedSplit,
+                    shards: range) -> tuple[list[Piece], dict[int, int], UserError | None]:
+        """Round 1 over ``shards``, merged in shard order into ``chunked`` and ``loading``:
+        the blocks (with the id remaps of their shard), each MCQ choice count's first item,
+        and the first error."""
+        blocks: list[Piece] = []
+        choices: dict[int, int] = {}
+        for shard, part in zip(shards, self._ordered(ray, _read_part,
+                                                     ((reading, s) for s in shards))):
+            add_skipped(chunked.skipped, part.skipped)
+            chunked.findings.merge(part.findings)
+            words = loading.words.remap(part.words)
+            features = words if loading.features is None else \
+                loading.features.remap(part.features)
+            registry = loading.registry
+            labels = np.asarray([registry.setdefault(value, len(registry))
+                                 for value in part.labels], dtype=np.int16) \
+                if chunked.task != Task.MCQ else None
+            before = sum(stop for *_, stop, _ in blocks)
+            for count, item in part.choices.items():
+                choices.setdefault(count, before + item)
+            blocks += [(path, shard, 0, items, (words, features, labels))
+                       for path, items in part.blocks]
+            if part.error is not None:
+                return blocks, choices, part.error
+        return blocks, choices, None
 
     def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
               sample_seed: int, outer: bool, keep: int) -> RunCounts:
