@@ -177,11 +177,11 @@ def _piece(arrays: dict[str, np.ndarray], start: int, stop: int) -> dict[str, np
 
 
 def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_index: int, k: int,
-                 known: ChunkedSplit | None) -> tuple[dict, int] | UserError:
+                 known: ChunkedSplit | None) -> tuple[dict, int, int] | UserError:
     """Round 2 (a Ray task): chunk ``index`` joined from its ``pieces`` of the blocks, checked
     (:func:`~cuelens.audit.streamed_scan.check_chunk`: the error, if any, is returned), saved;
     when tokenised, its ids mapped into the merged vocabularies and saved as token file
-    ``tokens_index``. Its label counts and longest feature sequence."""
+    ``tokens_index``. Its label counts, longest feature sequence and items."""
     chunk, blocks = reading.split(), []
     for path, shard, start, stop, _ in pieces:
         with np.load(path, allow_pickle=False) as arrays:
@@ -191,7 +191,7 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
                                               iter_source_records), shard_offset=shard)
     label_counts = save_chunk(chunk, chunk_path(reading.directory, reading.role, index))
     if not reading.encode:
-        return label_counts, 0
+        return label_counts, 0, len(chunk)
     try:
         check_chunk(chunk, k, known)
     except UserError as error:
@@ -210,26 +210,81 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
     save_arrays(token_path(reading.directory, tokens_index),
                 token_arrays(ragged(words, []), features, np.concatenate(labels),
                              fold_keys(chunk)))
-    return label_counts, int(features.lengths.max(initial=0))
+    return label_counts, int(features.lengths.max(initial=0)), len(chunk)
 
 
-def _chunk_pieces(blocks: list[Piece], ends: list[int]) -> Iterator[list[Piece]]:
-    """The pieces of the blocks (whole, with their item counts as ``stop``) that make the
-    chunks ending at items ``ends``."""
-    queue = deque(blocks)
-    done = 0
-    for end in ends:
-        pieces: list[Piece] = []
+@dataclass
+class _Chunks:
+    """Round 2's calls, cut from round 1's shards as they arrive in shard order: the blocks
+    not yet in a chunk (with their shard's id remaps), the items merged, the ends of the chunks
+    cut, the blocks each chunk finishes, each MCQ choice count's first item, round 1's error."""
+
+    loading: Loading
+    chunked: ChunkedSplit
+    tokens: int  # the token store's files before this split's
+    blocks: deque = field(default_factory=deque)
+    items: int = 0
+    cut: list[int] = field(default_factory=list)
+    finished: dict[int, list[Path]] = field(default_factory=dict)
+    choices: dict[int, int] = field(default_factory=dict)
+    error: UserError | None = None
+
+    def merge(self, shard: int, part: _Part) -> None:
+        """Count in ``part`` (shard ``shard``): its skips and findings, its vocabularies and
+        label values numbered in the merged ones (the remaps of its blocks)."""
+        loading, chunked = self.loading, self.chunked
+        add_skipped(chunked.skipped, part.skipped)
+        chunked.findings.merge(part.findings)
+        words = loading.words.remap(part.words)
+        features = words if loading.features is None else loading.features.remap(part.features)
+        registry = loading.registry
+        labels = None if chunked.task == Task.MCQ else np.asarray(
+            [registry.setdefault(value, len(registry)) for value in part.labels], np.int16)
+        for count, item in part.choices.items():
+            self.choices.setdefault(count, self.items + item)
+        for path, items in part.blocks:
+            self.blocks.append((path, shard, 0, items, (words, features, labels)))
+            self.items += items
+        self.error = part.error
+
+    def take(self, end: int) -> list[Piece]:
+        """The pieces of the next chunk, up to item ``end``."""
+        pieces, done = [], self.cut[-1] if self.cut else 0
         while done < end:
-            path, shard, start, stop, remaps = queue[0]
-            take = min(end - done, stop - start)
-            pieces.append((path, shard, start, start + take, remaps))
-            done += take
-            if start + take == stop:
-                queue.popleft()
+            path, shard, start, stop, remaps = self.blocks[0]
+            step = min(end - done, stop - start)
+            pieces.append((path, shard, start, start + step, remaps))
+            done += step
+            if start + step == stop:
+                self.blocks.popleft()
+                self.finished.setdefault(len(self.cut), []).append(path)
             else:
-                queue[0] = (path, shard, start + take, stop, remaps)
-        yield pieces
+                self.blocks[0] = (path, shard, start + step, stop, remaps)
+        self.cut.append(end)
+        return pieces
+
+    def calls(self, reading: Any, parts: Iterable[tuple[int, _Part]], last: int,
+              role: str) -> Iterator[tuple]:
+        """Round 2's calls: each chunk once round 1 has merged its items (the last, partial
+        one after shard ``last``); none after an error (the local reader stops there)."""
+        loading, size = self.loading, self.loading.chunk_items
+        known = loading.known(role)
+        known = known if known is None else replace(known, files=[], sizes=[])
+        for shard, part in parts:
+            self.merge(shard, part)
+            final = self.items if shard == last and self.error is None else -1
+            while (done := self.cut[-1] if self.cut else 0) + size <= self.items or \
+                    done < final:
+                end_of = min(done + size, self.items)
+                k = 1
+                if loading.encodes(role):  # the store's k: the first chunk's choice count
+                    firsts = [count for count, item in self.choices.items() if item < end_of]
+                    k = loading.open_store(self.chunked.task,
+                                           firsts[0] if len(firsts) == 1 else 1).k
+                index = len(self.cut)
+                yield reading, self.take(end_of), index, self.tokens + index, k, known
+            if self.error is not None:
+                return
 
 
 @dataclass(frozen=True)
@@ -277,65 +332,26 @@ class RayPasses:
                                    loading.encodes(role), loading.config.include_premise,
                                    loading.config.ngrams, loading.chunk_items,
                                    loading.directory))
-        blocks, choices, error = self._read_parts(ray, reading, loading, chunked,
-                                                  range(first, len(shards)))
-        total = sum(stop for *_, stop, _ in blocks)
-        size = loading.chunk_items
-        ends = list(range(size, total + 1, size)) if error else \
-            list(range(size, total, size)) + [total] if total else []
-        store = loading.store
-        firsts = [count for count, item in choices.items() if ends and item < ends[0]]
-        k = store.k if store is not None else firsts[0] if len(firsts) == 1 else 1
-        known = loading.known(role)
-        known = known if known is None else replace(known, files=[], sizes=[])
-        tokens = len(store.files) if store is not None else 0
-        done = self._ordered(ray, _build_chunk, (
-            (reading, pieces, index, tokens + index, k, known)
-            for index, pieces in enumerate(_chunk_pieces(blocks, ends))))
-        for index, (end, result) in enumerate(zip(ends, done)):
-            store = loading.open_store(task, k) if loading.encodes(role) else None
+        cut = _Chunks(loading, chunked, len(loading.store.files) if loading.store else 0)
+        indices = range(first, len(shards))
+        parts = zip(indices, self._ordered(ray, _read_part, ((reading, s) for s in indices)))
+        built = self._ordered(ray, _build_chunk, cut.calls(reading, parts, len(shards) - 1, role))
+        for index, result in enumerate(built):
             if isinstance(result, UserError):
                 raise result
-            items = end - (ends[index - 1] if index else 0)
-            chunked.add_file(chunk_path(loading.directory, role, index), items, result[0])
-            if store is not None:
-                store.add_file(role == loading.fitting, items, result[1],
-                               token_path(loading.directory, tokens + index))
-            loading.report(role, end)
-        for path, *_ in blocks:
-            path.unlink(missing_ok=True)
-        if error is not None:
-            raise error
-        if total == 0:
+            label_counts, max_length, items = result
+            chunked.add_file(chunk_path(loading.directory, role, index), items, label_counts)
+            if loading.store is not None and loading.encodes(role):
+                loading.store.add_file(role == loading.fitting, items, max_length,
+                                       token_path(loading.directory, cut.tokens + index))
+            loading.report(role, cut.cut[index])
+            for path in cut.finished.pop(index, []):
+                path.unlink()
+        if cut.error is not None:
+            raise cut.error
+        if not cut.cut:
             raise UserError(NO_ITEMS, path=source)
         add_skipped(chunked.skipped, lost)
-
-    def _read_parts(self, ray, reading, loading: Loading, chunked: ChunkedSplit,
-                    shards: range) -> tuple[list[Piece], dict[int, int], UserError | None]:
-        """Round 1 over ``shards``, merged in shard order into ``chunked`` and ``loading``:
-        the blocks (with the id remaps of their shard), each MCQ choice count's first item,
-        and the first error."""
-        blocks: list[Piece] = []
-        choices: dict[int, int] = {}
-        for shard, part in zip(shards, self._ordered(ray, _read_part,
-                                                     ((reading, s) for s in shards))):
-            add_skipped(chunked.skipped, part.skipped)
-            chunked.findings.merge(part.findings)
-            words = loading.words.remap(part.words)
-            features = words if loading.features is None else \
-                loading.features.remap(part.features)
-            registry = loading.registry
-            labels = np.asarray([registry.setdefault(value, len(registry))
-                                 for value in part.labels], dtype=np.int16) \
-                if chunked.task != Task.MCQ else None
-            before = sum(stop for *_, stop, _ in blocks)
-            for count, item in part.choices.items():
-                choices.setdefault(count, before + item)
-            blocks += [(path, shard, 0, items, (words, features, labels))
-                       for path, items in part.blocks]
-            if part.error is not None:
-                return blocks, choices, part.error
-        return blocks, choices, None
 
     def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
               sample_seed: int, outer: bool, keep: int) -> RunCounts:
