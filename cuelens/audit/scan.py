@@ -269,6 +269,7 @@ def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tu
     counter_type: type = np.float64 if store.task == Task.MCQ else \
         np.uint8 if config.iterations < 256 else np.uint32
     evaluated = [(first, size) for fitting, first, size in store.sizes() if not fitting]
+    counters: dict[int, np.ndarray]
     if store.directory is None:
         counters = {first: np.zeros(size, dtype=counter_type) for first, size in evaluated}
     else:  # on disk in the work directory (zeros), not in memory
