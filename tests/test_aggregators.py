@@ -78,7 +78,9 @@ def test_shared_training_features_give_the_models_of_separate_fits():
     with quiet_single_thread():
         shared = {"sgd": make_sgd(3, 3, 0), "lr": make_lr(3, 3, 0)}
         fit_linear(list(shared.values()), train, y)
-        alone = {"sgd": make_sgd(3, 3, 0).fit(train, y), "lr": make_lr(3, 3, 0).fit(train, y)}
+        alone = {"sgd": make_sgd(3, 3, 0), "lr": make_lr(3, 3, 0)}
+        for model in alone.values():
+            fit_linear([model], train, y)
     assert shared["sgd"].scaler is shared["lr"].scaler
     together = decisions(shared, test)
     for name, model in alone.items():

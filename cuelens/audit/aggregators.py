@@ -194,10 +194,6 @@ class Linear:
         self.scaler: StandardScaler | None = None
         self.d, self.n_labels = d, n_labels
 
-    def fit(self, view: CueView, y: np.ndarray) -> "Linear":
-        """Fit on ``view`` (call inside :func:`quiet_single_thread`)."""
-        return self.fit_standardised(Standardised.fit(view, self.d), y)
-
     def fit_standardised(self, train: Standardised, y: np.ndarray) -> "Linear":
         """Fit on features standardised by ``train.scaler``. A warm start needs the same
         classes as the previous fit: a fitting portion that lacks a rare label (or gains
