@@ -106,10 +106,6 @@ def parse_feature_option(value: str) -> list[str] | None:
     return [f.name for f in get_features(names)]
 
 
-def _instances(dataset: Dataset, split) -> Instances:
-    return split.instances(dataset.label_names)
-
-
 class FeatureTally:
     """``planes × values × labels`` counts of feature values summed over parts (splits, chunks)
     whose value vocabularies differ: a value's row is fixed by its ``(feature, value)`` column."""
@@ -231,8 +227,8 @@ def feature_masks(dataset: Dataset, split_role: str, features: list[str],
     whole = [f for f in features if "=" not in f]
     cues = [tuple(f.split("=", 1)) for f in features if "=" in f]
     names = list(dict.fromkeys(n.lower() for n in whole + [label for label, _ in cues]))
-    fm = FeatureMatrix(dataset.task, _instances(dataset, split), names, cache_dir)
-    masks = fm.item_masks()
+    masks = FeatureMatrix(dataset.task, split.instances(dataset.label_names), names,
+                          cache_dir).item_masks()
     labels = {f.label for f in get_features(whole)} if whole else set()
     out = {key: mask for key, mask in masks.items() if key.split("=", 1)[0] in labels}
     for label, value in cues:
