@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from cuelens.audit.chance import ALPHA, wilson_interval
+from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.subsets import holm
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.preference import NO_POSITION, PreferenceSplit
@@ -95,10 +95,6 @@ def win_row(name: str, chosen: np.ndarray, rejected: np.ndarray) -> dict:
     p_value = stats.binomtest(wins, n, 0.5).pvalue
     return {**row, "rate": _r(wins / n), "rate_ci": [_r(low), _r(high)],
             "p_value": float(f"{p_value:.6g}")}
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6)
 
 
 def shortcut_rows(scores: dict[str, np.ndarray], index: np.ndarray | None = None) -> list[dict]:
