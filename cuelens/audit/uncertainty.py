@@ -157,12 +157,10 @@ class SimultaneousTest:
     correlation of the item differences), ``low``/``high`` the two-sided 95% simultaneous
     bounds (the ``D`` the same test would not reject: ``low > 0`` exactly when
     ``t > critical``, a one-sided level of 2.5%), ``p_value`` the single-step max-T adjusted
-    p-values of ``H0: D_m ≤ 0`` (rejected below 0.025), ``se`` the plain standard errors
-    ``sd / √n`` and ``degenerate`` the predictors whose item differences are all 0 (zero-width
-    interval)."""
+    p-values of ``H0: D_m ≤ 0`` (rejected below 0.025) and ``degenerate`` the predictors whose
+    item differences are all 0 (zero-width interval)."""
 
     D: np.ndarray
-    se: np.ndarray
     t: np.ndarray
     critical: float
     low: np.ndarray
@@ -218,9 +216,8 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
     (:func:`null_maxima`), so picking the largest of ``M`` correlated predictors afterwards
     keeps the family-wise level; intervals invert the same test (:func:`score_bound`).
     """
-    D, n = moments.mean(), max(moments.n, 1)
+    D = moments.mean()
     second = np.diag(moments.cross)
-    se = np.sqrt(np.diag(moments.covariance()) / n)
     correction = np.where(np.isfinite(moments.step), moments.step, 0.0)
     degenerate = second <= 0  # every item difference is 0
     live = np.flatnonzero(~degenerate)
@@ -233,5 +230,5 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
     p_value = np.array([(1 + np.sum(maxima >= value)) / (1 + len(maxima)) if len(maxima)
                         else 1.0 for value in t])
     half = np.where(degenerate, 0.0, score_bound(moments, critical, correction))
-    return SimultaneousTest(D=D, se=se, t=t, critical=critical, low=D - half, high=D + half,
+    return SimultaneousTest(D=D, t=t, critical=critical, low=D - half, high=D + half,
                             p_value=p_value, degenerate=degenerate)
