@@ -157,15 +157,20 @@ def preference_section(splits: dict[str, PreferenceSplit], shape: str,
     return {"shape": shape, "correction": "holm", "alpha": ALPHA, "splits": out}
 
 
+def rule_text(shortcut: str) -> str:
+    """A shortcut's pick in words: "the longer (tokens) response"."""
+    if shortcut == POSITION:
+        return "the response shown first"
+    return f"the {shortcut} response" if shortcut.startswith("longer") else \
+        f"the response with {shortcut}"
+
+
 def shortcut_verdict(row: dict) -> str:
     """A plain-English sentence for one shortcut row."""
     name = row["shortcut"]
     if row["rate"] is None:
         return f"{name}: never tells the two responses apart."
-    rule = {"shown first": "the response shown first"}.get(name, f"the {name} response"
-                                                           if name.startswith("longer")
-                                                           else f"the response with {name}")
-    head = (f"{rule} is the chosen one in {100 * row['rate']:.1f}% of the {row['decided']:,} "
+    head = (f"{rule_text(name)} is the chosen one in {100 * row['rate']:.1f}% of the {row['decided']:,} "
             f"pairs it tells apart (95% CI {100 * row['rate_ci'][0]:.1f}–"
             f"{100 * row['rate_ci'][1]:.1f}%, Holm-adjusted p = {row['p_holm']:.3g})")
     if not row["significant"]:
