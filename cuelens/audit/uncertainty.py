@@ -44,7 +44,7 @@ def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -
         return np.full(n_boot, np.nan)
     distinct, counts = np.unique(values, return_counts=True)
     if len(distinct) <= _MAX_DISTINCT:
-        return bootstrap_counted(distinct, counts, n_boot, rng)
+        return rng.multinomial(n, counts / n, size=n_boot) @ distinct / n
     out = np.empty(n_boot)
     step = max(1, _BATCH_CELLS // n)
     for start in range(0, n_boot, step):
@@ -53,34 +53,15 @@ def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -
     return out
 
 
-def bootstrap_counted(distinct: np.ndarray, counts: np.ndarray, n_boot: int,
-                      rng: np.random.Generator) -> np.ndarray:
-    """:func:`bootstrap_means` of ``counts[i]`` items scoring ``distinct[i]`` (sorted values):
-    each resample is a multinomial draw of how many items of each value it holds."""
-    n = int(counts.sum())
-    if n == 0:
-        return np.full(n_boot, np.nan)
-    return rng.multinomial(n, counts / n, size=n_boot) @ distinct / n
-
-
-def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
-    tail = 100 * (1 - LEVEL) / 2
-    low, high = np.percentile(replicates, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def accuracy_interval(correct: np.ndarray, n_boot: int = N_BOOT,
-                      seed: int = 0) -> tuple[float, float]:
-    """95% bootstrap interval of an accuracy (``correct``: per-item 0/1, or fractions for ties)."""
-    return percentile_interval(bootstrap_means(correct, n_boot, np.random.default_rng(seed)))
-
-
 def accuracy_vs_chance(correct: np.ndarray, chance: float, n_boot: int = N_BOOT,
                        seed: int = 0) -> dict:
     """Accuracy, its 95% interval and whether that interval covers ``chance`` (the majority
     baseline, or 1/k for MCQ): a model or split whose interval covers chance is
-    indistinguishable from guessing."""
-    low, high = accuracy_interval(correct, n_boot, seed)
+    indistinguishable from guessing. The interval: the 95% percentile bootstrap of
+    ``correct`` (per-item 0/1, or fractions for ties)."""
+    replicates = bootstrap_means(correct, n_boot, np.random.default_rng(seed))
+    tail = 100 * (1 - LEVEL) / 2
+    low, high = (float(x) for x in np.percentile(replicates, [tail, 100 - tail]))
     return {"accuracy": round(float(np.mean(correct)), 6), "ci_low": round(low, 6),
             "ci_high": round(high, 6), "chance": round(float(chance), 6),
             "covers_chance": bool(low <= chance <= high)}
