@@ -124,10 +124,6 @@ class FeatureTally:
             self.counts[plane, rows] += fm.label_counts(np.flatnonzero(plane_of_instance == plane),
                                                         self.counts.shape[2])
 
-    @property
-    def columns(self) -> list[tuple[str, str]]:
-        return list(self.index)
-
 
 def _dist(counts: np.ndarray, labels: list[str]) -> dict[str, float]:
     total = counts.sum()
@@ -168,7 +164,7 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
         tally.add(FeatureMatrix(task, instances, chosen, cache_dir, progress),
                   plane_of_item[instances.item])
     ok, score, train_counts, test_counts = _scores(tally.counts, cross_validated, min_support)
-    columns = [c for c, keep in zip(tally.columns, ok) if keep]
+    columns = [c for c, keep in zip(tally.index, ok) if keep]
     order = sorted(range(len(columns)), key=lambda i: (-round(float(score[i]), DIGITS),
                                                        columns[i][0], columns[i][1]))
     rows_out = [{"feature": columns[i][0], "value": columns[i][1],
