@@ -25,7 +25,7 @@ cues, items they cover, the strongest), else derives it from ``cues``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.data.preference import PREFERENCE_TASK
@@ -56,9 +56,6 @@ class Finding:
     severity: str
     code: str = ""
     subject: str | None = None
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 Rule = Callable[[dict], list[Finding]]
