@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import asdict
 
 import pytest
 
@@ -51,11 +52,11 @@ def test_findings_are_ranked_by_severity_then_effect_and_serialise():
     assert [f.kind for f in fs][:3] == ["leakage", "cues", "easy_hard"]
     keys = [(SEVERITIES.index(f.severity), -abs(f.effect or 0)) for f in fs]
     assert [k[0] for k in keys] == sorted(k[0] for k in keys)
-    leak = fs[0].to_json()
+    leak = asdict(fs[0])
     assert leak == {"kind": "leakage", "title": leak["title"], "effect": 23.0, "ci_low": 21.7,
                     "ci_high": 24.2, "unit": "points", "items": 9824, "section": "leakage",
                     "severity": "high", "code": "significant", "subject": None}
-    json.dumps([f.to_json() for f in fs])  # plain JSON
+    json.dumps([asdict(f) for f in fs])  # plain JSON
     with pytest.raises(AttributeError):
         fs[0].title = "changed"  # type: ignore[misc]
 

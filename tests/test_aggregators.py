@@ -5,7 +5,8 @@ import pytest
 
 from cuelens.audit.aggregators import (CueView, average_scores, decisions, fit_linear, make_lr,
                                        make_sgd, max_scores, positional_features,
-                                       quiet_single_thread, representation_length, view_tokens)
+                                       quiet_single_thread, representation_length_counted,
+                                       view_tokens)
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
 from cuelens.audit.fitting import ScoringOptions, scan_data
@@ -78,7 +79,9 @@ def test_shared_training_features_give_the_models_of_separate_fits():
     with quiet_single_thread():
         shared = {"sgd": make_sgd(3, 3, 0), "lr": make_lr(3, 3, 0)}
         fit_linear(list(shared.values()), train, y)
-        alone = {"sgd": make_sgd(3, 3, 0).fit(train, y), "lr": make_lr(3, 3, 0).fit(train, y)}
+        alone = {"sgd": make_sgd(3, 3, 0), "lr": make_lr(3, 3, 0)}
+        for model in alone.values():
+            fit_linear([model], train, y)
     assert shared["sgd"].scaler is shared["lr"].scaler
     together = decisions(shared, test)
     for name, model in alone.items():
@@ -87,8 +90,15 @@ def test_shared_training_features_give_the_models_of_separate_fits():
 
 
 def test_representation_length_is_95th_percentile():
-    assert representation_length(np.arange(1, 101)) == 96  # ceil(95.05)
-    assert representation_length(np.array([0, 0])) == 1
+    """From a histogram of lengths: numpy's 95th percentile of the lengths, rounded up, ≥ 1."""
+    assert representation_length_counted(np.bincount(np.arange(1, 101))) == 96  # ceil(95.05)
+    assert representation_length_counted(np.bincount(np.array([0, 0]))) == 1
+    assert representation_length_counted(np.zeros(3, dtype=np.int64)) == 1
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        lengths = rng.integers(0, 40, rng.integers(1, 300))
+        assert representation_length_counted(np.bincount(lengths)) == \
+            max(1, int(np.ceil(np.percentile(lengths, 95))))
 
 
 def test_nli_ties_break_toward_the_majority_label_and_fallback_is_majority():

@@ -105,15 +105,10 @@ def positional_features(view: CueView, d: int) -> np.ndarray:
     return out.reshape(n, n_labels * d)
 
 
-def representation_length(lengths: np.ndarray) -> int:
-    """Default ``d``: the 95th percentile of instance length (distinct words), at least 1."""
-    return max(1, int(np.ceil(np.percentile(lengths, 95)))) if len(lengths) else 1
-
-
 def representation_length_counted(histogram: np.ndarray) -> int:
-    """:func:`representation_length` of the instances whose lengths are counted in
-    ``histogram`` (``histogram[n]`` instances of length ``n``): numpy's linear percentile,
-    computed from the two order statistics it interpolates between."""
+    """Default ``d``: the 95th percentile of instance length (distinct words), at least 1, of
+    the instances counted in ``histogram`` (``histogram[n]`` instances of length ``n``): numpy's
+    linear percentile, computed from the two order statistics it interpolates between."""
     n = int(histogram.sum())
     if n == 0:
         return 1
@@ -193,10 +188,6 @@ class Linear:
         self.estimator = estimator
         self.scaler: StandardScaler | None = None
         self.d, self.n_labels = d, n_labels
-
-    def fit(self, view: CueView, y: np.ndarray) -> "Linear":
-        """Fit on ``view`` (call inside :func:`quiet_single_thread`)."""
-        return self.fit_standardised(Standardised.fit(view, self.d), y)
 
     def fit_standardised(self, train: Standardised, y: np.ndarray) -> "Linear":
         """Fit on features standardised by ``train.scaler``. A warm start needs the same

@@ -25,9 +25,9 @@ cues, items they cover, the strongest), else derives it from ``cues``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from cuelens.audit.preference import POSITION
+from cuelens.audit.preference import POSITION, rule_text
 from cuelens.data.preference import PREFERENCE_TASK
 
 SEVERITIES = ("high", "medium", "low", "info")
@@ -56,9 +56,6 @@ class Finding:
     severity: str
     code: str = ""
     subject: str | None = None
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 Rule = Callable[[dict], list[Finding]]
@@ -262,14 +259,6 @@ def _mcq_rules(results: dict) -> list[Finding]:
     return out
 
 
-def _rule_text(shortcut: str) -> str:
-    """A preference shortcut's pick in words: "the longer (tokens) response"."""
-    if shortcut == POSITION:
-        return "the response shown first"
-    return f"the {shortcut} response" if shortcut.startswith("longer") else \
-        f"the response with {shortcut}"
-
-
 @finding_rule
 def _preference_shortcuts(results: dict) -> list[Finding]:
     """Significant rows of the ``preference`` section: a rule that reads only the two responses
@@ -283,7 +272,7 @@ def _preference_shortcuts(results: dict) -> list[Finding]:
             outcome = ("" if rate > 0.5 else
                        ", so the opposite pick wins" if row["shortcut"] != POSITION
                        else ", so the response shown second wins")
-            title = (f"{_prefix(role)}Picking {_rule_text(row['shortcut'])} finds the chosen one "
+            title = (f"{_prefix(role)}Picking {rule_text(row['shortcut'])} finds the chosen one "
                      f"in {100 * rate:.1f}% of the {row['decided']:,} pairs it tells apart "
                      f"(50% if unrelated){outcome}.")
             code = "position_effect" if row["shortcut"] == POSITION else \

@@ -270,11 +270,6 @@ class ScanData:
         return grouped_folds(groups, self.strata[self.eval_items], n_folds, seed,
                              "evaluation items")
 
-    @property
-    def gold(self) -> np.ndarray:
-        """MCQ: the right choice's position per item."""
-        return self.pool.labels.reshape(-1, self.pool.k).argmin(axis=1)
-
 
 def instance_labels(split, label_names: list[str]) -> np.ndarray:
     """Per instance: the NLI label index, or whether the MCQ choice is right (``RIGHT``)."""

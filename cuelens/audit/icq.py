@@ -106,10 +106,6 @@ def parse_feature_option(value: str) -> list[str] | None:
     return [f.name for f in get_features(names)]
 
 
-def _instances(dataset: Dataset, split) -> Instances:
-    return split.instances(dataset.label_names)
-
-
 class FeatureTally:
     """``planes × values × labels`` counts of feature values summed over parts (splits, chunks)
     whose value vocabularies differ: a value's row is fixed by its ``(feature, value)`` column."""
@@ -127,10 +123,6 @@ class FeatureTally:
         for plane in np.unique(plane_of_instance):
             self.counts[plane, rows] += fm.label_counts(np.flatnonzero(plane_of_instance == plane),
                                                         self.counts.shape[2])
-
-    @property
-    def columns(self) -> list[tuple[str, str]]:
-        return list(self.index)
 
 
 def _dist(counts: np.ndarray, labels: list[str]) -> dict[str, float]:
@@ -172,7 +164,7 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
         tally.add(FeatureMatrix(task, instances, chosen, cache_dir, progress),
                   plane_of_item[instances.item])
     ok, score, train_counts, test_counts = _scores(tally.counts, cross_validated, min_support)
-    columns = [c for c, keep in zip(tally.columns, ok) if keep]
+    columns = [c for c, keep in zip(tally.index, ok) if keep]
     order = sorted(range(len(columns)), key=lambda i: (-round(float(score[i]), DIGITS),
                                                        columns[i][0], columns[i][1]))
     rows_out = [{"feature": columns[i][0], "value": columns[i][1],
@@ -231,8 +223,8 @@ def feature_masks(dataset: Dataset, split_role: str, features: list[str],
     whole = [f for f in features if "=" not in f]
     cues = [tuple(f.split("=", 1)) for f in features if "=" in f]
     names = list(dict.fromkeys(n.lower() for n in whole + [label for label, _ in cues]))
-    fm = FeatureMatrix(dataset.task, _instances(dataset, split), names, cache_dir)
-    masks = fm.item_masks()
+    masks = FeatureMatrix(dataset.task, split.instances(dataset.label_names), names,
+                          cache_dir).item_masks()
     labels = {f.label for f in get_features(whole)} if whole else set()
     out = {key: mask for key, mask in masks.items() if key.split("=", 1)[0] in labels}
     for label, value in cues:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from scipy import stats
 
-from cuelens.audit.chance import ALPHA, wilson_interval
+from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.subsets import holm
 from cuelens.data.readers import LineError, iter_records
 from cuelens.errors import UserError
@@ -40,10 +40,6 @@ POSITION_B = {"b", "model_b", "2", "[[b]]", "response_b"}
 TIE_WORDS = {"tie", "[[c]]", "c", "draw", "tie (bothbad)"}
 PAIR_ID_FIELDS = ("pair_id", "id", "question_id", "uid")
 VERDICT_FIELDS = ("winner", "verdict", "choice", "judgment")
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6)
 
 
 def _position(value, line: int, path: str) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from cuelens.audit.chance import ALPHA, wilson_interval
+from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.subsets import holm
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.preference import NO_POSITION, PreferenceSplit
@@ -97,10 +97,6 @@ def win_row(name: str, chosen: np.ndarray, rejected: np.ndarray) -> dict:
             "p_value": float(f"{p_value:.6g}")}
 
 
-def _r(x: float) -> float:
-    return round(float(x), 6)
-
-
 def shortcut_rows(scores: dict[str, np.ndarray], index: np.ndarray | None = None) -> list[dict]:
     """Every shortcut's row over the pairs at ``index`` (all when None) of
     :func:`shortcut_scores`; the position row only when some of them record a position.
@@ -161,15 +157,20 @@ def preference_section(splits: dict[str, PreferenceSplit], shape: str,
     return {"shape": shape, "correction": "holm", "alpha": ALPHA, "splits": out}
 
 
+def rule_text(shortcut: str) -> str:
+    """A shortcut's pick in words: "the longer (tokens) response"."""
+    if shortcut == POSITION:
+        return "the response shown first"
+    return f"the {shortcut} response" if shortcut.startswith("longer") else \
+        f"the response with {shortcut}"
+
+
 def shortcut_verdict(row: dict) -> str:
     """A plain-English sentence for one shortcut row."""
     name = row["shortcut"]
     if row["rate"] is None:
         return f"{name}: never tells the two responses apart."
-    rule = {"shown first": "the response shown first"}.get(name, f"the {name} response"
-                                                           if name.startswith("longer")
-                                                           else f"the response with {name}")
-    head = (f"{rule} is the chosen one in {100 * row['rate']:.1f}% of the {row['decided']:,} "
+    head = (f"{rule_text(name)} is the chosen one in {100 * row['rate']:.1f}% of the {row['decided']:,} "
             f"pairs it tells apart (95% CI {100 * row['rate_ci'][0]:.1f}–"
             f"{100 * row['rate_ci'][1]:.1f}%, Holm-adjusted p = {row['p_holm']:.3g})")
     if not row["significant"]:

@@ -44,7 +44,7 @@ def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -
         return np.full(n_boot, np.nan)
     distinct, counts = np.unique(values, return_counts=True)
     if len(distinct) <= _MAX_DISTINCT:
-        return bootstrap_counted(distinct, counts, n_boot, rng)
+        return rng.multinomial(n, counts / n, size=n_boot) @ distinct / n
     out = np.empty(n_boot)
     step = max(1, _BATCH_CELLS // n)
     for start in range(0, n_boot, step):
@@ -53,34 +53,15 @@ def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -
     return out
 
 
-def bootstrap_counted(distinct: np.ndarray, counts: np.ndarray, n_boot: int,
-                      rng: np.random.Generator) -> np.ndarray:
-    """:func:`bootstrap_means` of ``counts[i]`` items scoring ``distinct[i]`` (sorted values):
-    each resample is a multinomial draw of how many items of each value it holds."""
-    n = int(counts.sum())
-    if n == 0:
-        return np.full(n_boot, np.nan)
-    return rng.multinomial(n, counts / n, size=n_boot) @ distinct / n
-
-
-def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
-    tail = 100 * (1 - LEVEL) / 2
-    low, high = np.percentile(replicates, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def accuracy_interval(correct: np.ndarray, n_boot: int = N_BOOT,
-                      seed: int = 0) -> tuple[float, float]:
-    """95% bootstrap interval of an accuracy (``correct``: per-item 0/1, or fractions for ties)."""
-    return percentile_interval(bootstrap_means(correct, n_boot, np.random.default_rng(seed)))
-
-
 def accuracy_vs_chance(correct: np.ndarray, chance: float, n_boot: int = N_BOOT,
                        seed: int = 0) -> dict:
     """Accuracy, its 95% interval and whether that interval covers ``chance`` (the majority
     baseline, or 1/k for MCQ): a model or split whose interval covers chance is
-    indistinguishable from guessing."""
-    low, high = accuracy_interval(correct, n_boot, seed)
+    indistinguishable from guessing. The interval: the 95% percentile bootstrap of
+    ``correct`` (per-item 0/1, or fractions for ties)."""
+    replicates = bootstrap_means(correct, n_boot, np.random.default_rng(seed))
+    tail = 100 * (1 - LEVEL) / 2
+    low, high = (float(x) for x in np.percentile(replicates, [tail, 100 - tail]))
     return {"accuracy": round(float(np.mean(correct)), 6), "ci_low": round(low, 6),
             "ci_high": round(high, 6), "chance": round(float(chance), 6),
             "covers_chance": bool(low <= chance <= high)}
@@ -157,12 +138,10 @@ class SimultaneousTest:
     correlation of the item differences), ``low``/``high`` the two-sided 95% simultaneous
     bounds (the ``D`` the same test would not reject: ``low > 0`` exactly when
     ``t > critical``, a one-sided level of 2.5%), ``p_value`` the single-step max-T adjusted
-    p-values of ``H0: D_m ≤ 0`` (rejected below 0.025), ``se`` the plain standard errors
-    ``sd / √n`` and ``degenerate`` the predictors whose item differences are all 0 (zero-width
-    interval)."""
+    p-values of ``H0: D_m ≤ 0`` (rejected below 0.025) and ``degenerate`` the predictors whose
+    item differences are all 0 (zero-width interval)."""
 
     D: np.ndarray
-    se: np.ndarray
     t: np.ndarray
     critical: float
     low: np.ndarray
@@ -218,9 +197,8 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
     (:func:`null_maxima`), so picking the largest of ``M`` correlated predictors afterwards
     keeps the family-wise level; intervals invert the same test (:func:`score_bound`).
     """
-    D, n = moments.mean(), max(moments.n, 1)
+    D = moments.mean()
     second = np.diag(moments.cross)
-    se = np.sqrt(np.diag(moments.covariance()) / n)
     correction = np.where(np.isfinite(moments.step), moments.step, 0.0)
     degenerate = second <= 0  # every item difference is 0
     live = np.flatnonzero(~degenerate)
@@ -233,5 +211,5 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
     p_value = np.array([(1 + np.sum(maxima >= value)) / (1 + len(maxima)) if len(maxima)
                         else 1.0 for value in t])
     half = np.where(degenerate, 0.0, score_bound(moments, critical, correction))
-    return SimultaneousTest(D=D, se=se, t=t, critical=critical, low=D - half, high=D + half,
+    return SimultaneousTest(D=D, t=t, critical=critical, low=D - half, high=D + half,
                             p_value=p_value, degenerate=degenerate)

@@ -44,7 +44,6 @@ class AFLiteOptions:
 class AFLiteResult:
     kept: np.ndarray  # bool per item
     removed_round: np.ndarray  # per item: the round that removed it (0: kept)
-    predictability: np.ndarray  # per item: its predictability in the round it was last scored
     rounds: int
 
 
@@ -65,7 +64,6 @@ def aflite(X, y: np.ndarray, k: int = 1, options: AFLiteOptions | None = None,
     n = len(y)
     alive = np.ones(n, dtype=bool)
     removed_round = np.zeros(n, dtype=np.int64)
-    predictability = np.zeros(n)
     instance_labels = np.where(np.arange(k)[None, :] == y[:, None], 0, 1).ravel() if k > 1 \
         else y
     rounds = 0
@@ -91,7 +89,6 @@ def aflite(X, y: np.ndarray, k: int = 1, options: AFLiteOptions | None = None,
                 if progress is not None:
                     progress(f"aflite round {rounds}", (m + 1) / o.ensemble)
         score = np.divide(correct, seen, out=np.zeros(n), where=seen > 0)
-        predictability[current] = score[current]
         candidates = current[score[current] >= o.threshold]
         order = candidates[np.lexsort((rng.random(len(candidates)), -score[candidates]))]
         room = len(current) - o.target if o.target else len(current)
@@ -100,8 +97,7 @@ def aflite(X, y: np.ndarray, k: int = 1, options: AFLiteOptions | None = None,
         removed_round[drop] = rounds
         if len(candidates) < cutoff:
             break
-    return AFLiteResult(kept=alive, removed_round=removed_round, predictability=predictability,
-                        rounds=rounds)
+    return AFLiteResult(kept=alive, removed_round=removed_round, rounds=rounds)
 
 
 def cue_features(data, items: np.ndarray, min_count: int):

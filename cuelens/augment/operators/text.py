@@ -87,11 +87,9 @@ def agreement_edit(subject, number: str) -> dict[int, tuple[int, str]]:
             new = _BE_CLITIC[number]
         else:
             new = _BE[("past" if verb.tag_ == "VBD" else "present", number)]
-    elif verb.tag_ in _FINITE_PRESENT and verb.tag_ != "MD":
+    else:  # VBZ / VBP: past forms other than be's are checked out above
         lemma = verb.lemma_.lower()
         new = (getInflection(lemma, "VBZ") or (lemma + "s",))[0] if number == SG3 else lemma
-    else:
-        return {}
     if new.lower() == verb.lower_:
         return {}
     return {verb.i: (verb.i + 1, keep_case(new, verb.text))}
