@@ -174,6 +174,7 @@ class ChunkedSplit:
     files: list[Path] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     label_counts: Counter = field(default_factory=Counter)  # label value → items
+    choice_counts: Counter = field(default_factory=Counter)  # MCQ: number of choices → items
     skipped: dict[str, int] = field(default_factory=dict)
     findings: LabelFindings = field(default_factory=LabelFindings)
 
@@ -198,6 +199,7 @@ class ChunkedSplit:
                                   return_counts=True)
         self.label_counts.update({split.label_column.values[code]: count
                                   for code, count in zip(codes.tolist(), counts.tolist())})
+        self.choice_counts.update(split.choice_counts)
         add_skipped(self.skipped, split.skipped)
         self.findings.merge(split.findings)
 
