@@ -181,30 +181,39 @@ def _no_context_question(fit: Split, evaluate: Split) -> np.ndarray:
     return memorised_answers(fit, evaluate, question_text)
 
 
-def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], folds: int,
-              seed: int) -> np.ndarray:
-    """Per evaluated item: ``func`` fitted on train, or on the other folds (leakage's folds)."""
+def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray],
+              fold: np.ndarray | None) -> np.ndarray:
+    """Per evaluated item: ``func`` fitted on train, or on the other folds of a cross-validated
+    file (``fold``: each item's, :func:`cross_fit_folds`)."""
     if dataset.train is not None:
         return func(dataset.train, dataset.test)
-    n = len(dataset.test)
-    split = dataset.test  # the leakage table's grouped folds (cuelens.audit.groups)
-    fold = grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names), folds,
-                         seed)
-    out = np.zeros(n)
-    for j in range(folds):
+    assert fold is not None
+    out = np.zeros(len(dataset.test))
+    for j in np.unique(fold).tolist():
         held = np.flatnonzero(fold == j)
-        if len(held):
-            out[held] = func(dataset.test.subset(np.flatnonzero(fold != j)),
-                             dataset.test.subset(held))
+        out[held] = func(dataset.test.subset(np.flatnonzero(fold != j)),
+                         dataset.test.subset(held))
     return out
 
 
-def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict[str, np.ndarray]:
-    """Per-item credit of every registered baseline on the evaluated items."""
+def cross_fit_folds(dataset: Dataset, folds: int, seed: int) -> np.ndarray | None:
+    """The leakage table's grouped folds of a cross-validated file's items
+    (:mod:`cuelens.audit.groups`); None with a train split."""
+    if dataset.train is not None:
+        return None
+    split = dataset.test
+    return grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names), folds,
+                         seed)
+
+
+def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0,
+                fold: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per-item credit of every registered baseline on the evaluated items, cross-fitted over
+    ``fold`` (default :func:`cross_fit_folds`)."""
+    fold = cross_fit_folds(dataset, folds, seed) if fold is None else fold
     out = {name: rule_credit(dataset.test, name) for name in RULES}
     fitted_baselines = {**FITTED, **(NO_CONTEXT if has_context(dataset.test) else {})}
-    out.update({name: cross_fit(dataset, func, folds, seed)
-                for name, func in fitted_baselines.items()})
+    out.update({name: cross_fit(dataset, func, fold) for name, func in fitted_baselines.items()})
     return out
 
 
@@ -219,14 +228,16 @@ def complements(names: list[str], k: np.ndarray) -> dict[str, str]:
 
 
 def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
-                  extra: dict[str, float] | None = None) -> dict:
-    """The ``mcq_baselines`` section of results.json (docs/results-schema.md).
+                  extra: dict[str, float] | None = None, fold: np.ndarray | None = None) -> dict:
+    """The ``mcq_baselines`` section of results.json (docs/results-schema.md), cross-fitted
+    over ``fold`` (:func:`item_credit`).
 
     ``extra`` adds rows from accuracies computed elsewhere on the same evaluated items (the
     choices-only BoW of the leakage table).
     """
     k = choice_counts(dataset.test)
-    credit = item_credit(dataset, folds, seed)
+    fold = cross_fit_folds(dataset, folds, seed) if fold is None else fold
+    credit = item_credit(dataset, folds, seed, fold)
     accuracy = {name: float(values.mean()) for name, values in credit.items()}
     accuracy.update(extra or {})
     paired = complements(list(accuracy), k)
@@ -237,7 +248,7 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
             for name, acc in accuracy.items()]
     for row in rows:
         row["significant"] = bool(row["p_value"] < threshold)
-    coverage = float(cross_fit(dataset, question_seen, folds, seed).mean())
+    coverage = float(cross_fit(dataset, question_seen, fold).mean())
     for row in rows:
         if row["name"] == "question only":
             row["coverage"] = round(coverage, 6)
