@@ -181,39 +181,34 @@ def _no_context_question(fit: Split, evaluate: Split) -> np.ndarray:
     return memorised_answers(fit, evaluate, question_text)
 
 
-def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray],
-              fold: np.ndarray | None) -> np.ndarray:
-    """Per evaluated item: ``func`` fitted on train, or on the other folds of a cross-validated
-    file (``fold``: each item's, :func:`cross_fit_folds`)."""
+def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], folds: int,
+              seed: int, fold: np.ndarray | None = None) -> np.ndarray:
+    """Per evaluated item: ``func`` fitted on train, or on the other folds (``fold``: each
+    item's; default the leakage table's grouped folds)."""
     if dataset.train is not None:
         return func(dataset.train, dataset.test)
-    assert fold is not None
-    out = np.zeros(len(dataset.test))
-    for j in np.unique(fold).tolist():
-        held = np.flatnonzero(fold == j)
-        out[held] = func(dataset.test.subset(np.flatnonzero(fold != j)),
-                         dataset.test.subset(held))
-    return out
-
-
-def cross_fit_folds(dataset: Dataset, folds: int, seed: int) -> np.ndarray | None:
-    """The leakage table's grouped folds of a cross-validated file's items
-    (:mod:`cuelens.audit.groups`); None with a train split."""
-    if dataset.train is not None:
-        return None
+    n = len(dataset.test)
     split = dataset.test
-    return grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names), folds,
-                         seed)
+    if fold is None:  # the leakage table's grouped folds (cuelens.audit.groups)
+        fold = grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names),
+                             folds, seed)
+    out = np.zeros(n)
+    for j in range(folds):
+        held = np.flatnonzero(fold == j)
+        if len(held):
+            out[held] = func(dataset.test.subset(np.flatnonzero(fold != j)),
+                             dataset.test.subset(held))
+    return out
 
 
 def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0,
                 fold: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Per-item credit of every registered baseline on the evaluated items, cross-fitted over
-    ``fold`` (default :func:`cross_fit_folds`)."""
-    fold = cross_fit_folds(dataset, folds, seed) if fold is None else fold
+    """Per-item credit of every registered baseline on the evaluated items (:func:`cross_fit`
+    over ``fold``)."""
     out = {name: rule_credit(dataset.test, name) for name in RULES}
     fitted_baselines = {**FITTED, **(NO_CONTEXT if has_context(dataset.test) else {})}
-    out.update({name: cross_fit(dataset, func, fold) for name, func in fitted_baselines.items()})
+    out.update({name: cross_fit(dataset, func, folds, seed, fold)
+                for name, func in fitted_baselines.items()})
     return out
 
 
@@ -236,7 +231,6 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
     choices-only BoW of the leakage table).
     """
     k = choice_counts(dataset.test)
-    fold = cross_fit_folds(dataset, folds, seed) if fold is None else fold
     credit = item_credit(dataset, folds, seed, fold)
     accuracy = {name: float(values.mean()) for name, values in credit.items()}
     accuracy.update(extra or {})
@@ -248,7 +242,7 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
             for name, acc in accuracy.items()]
     for row in rows:
         row["significant"] = bool(row["p_value"] < threshold)
-    coverage = float(cross_fit(dataset, question_seen, fold).mean())
+    coverage = float(cross_fit(dataset, question_seen, folds, seed, fold).mean())
     for row in rows:
         if row["name"] == "question only":
             row["coverage"] = round(coverage, 6)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ def counts_summary(path: str, task: str, items: int, counts: Counter, choices: C
 
 
 def summary_of(name: str, fmt: str, task: str, n_choices: int | None, label_names: list[str],
-               splits: Mapping[str, tuple[Any, dict]], fitting: str,
+               splits: dict[str, tuple[Any, dict]], fitting: str,
                min_label_items: int = MIN_LABEL_ITEMS) -> dict:
     """results.json ``dataset`` from each split (role → the split, with its ``path`` and label
     ``findings``, and its :func:`counts_summary`); ``fitting``: the split whose labels decide
