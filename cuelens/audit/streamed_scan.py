@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,19 +22,22 @@ import numpy as np
 from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue_ranks, \
     item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.counts import Encoder, first_occurrences, instance_texts
-from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
+from cuelens.audit.counts import Encoder, first_occurrences
+from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
+    shown_instances, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
-from cuelens.audit.scan import WordAudit, headline, held_out_chunks, word_audit
+from cuelens.audit.scan import WordAudit, add_mcq_baselines, headline, held_out_chunks, \
+    word_audit
 from cuelens.audit.streamed import FittingFolds, Folds, HashedFolds, TokenStore, \
     check_streamable, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import MCQ_LABELS, Task, items_frame
+from cuelens.data.dataset import MCQ_LABELS, Dataset, Task, items_frame
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
+from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
 
 if TYPE_CHECKING:
@@ -72,6 +76,22 @@ class ChunkedData:
     def input_paths(self) -> list[str]:
         return [split.path for split in self.splits.values()]
 
+    def in_memory(self) -> Dataset:
+        """The fitting and evaluated splits read into memory, one split each (the MCQ baselines
+        and choice lengths; docs/large-datasets.md)."""
+        def whole(role: str) -> CompactSplit:
+            chunked = self.splits[role]
+            split = CompactSplit(role, chunked.path, chunked.task, chunked.shards,
+                                 iter_source_records)
+            for chunk in chunked:
+                split.extend(chunk.split, 0)
+            split.raw = list(split.raw)  # read once: cross-fitting takes subsets
+            return split
+
+        return Dataset(self.name, self.format, self.store.task,
+                       whole(self.fitting) if self.fitting else None, whole(self.evaluated),
+                       self.label_names)
+
     def _masked(self, item_easy: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
         """Each evaluated chunk with its part of the per-item mask ``item_easy``."""
         first = 0
@@ -97,11 +117,11 @@ class ChunkedData:
 
 def fold_keys(split: CompactSplit) -> np.ndarray:
     """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
-    form, so that an item's siblings (the other hypotheses written for its premise) share its
-    folds (docs/large-datasets.md)."""
+    form (MCQ: with the question), so that an item's siblings (the other hypotheses written for
+    its premise) share its folds (docs/large-datasets.md)."""
     if split.groups and split.groups[0] is not None:
         return as_keys(b"".join(text_key(str(group)) for group in split.groups))
-    return text_keys(split).premise
+    return text_keys(split).context
 
 
 def _check_known_labels(split: CompactSplit, fitting: ChunkedSplit) -> None:
@@ -185,7 +205,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     from cuelens.audit.streamed_hygiene import flags_of
 
     store, model = data.store, headline(audit.leakage)
-    layout = TableLayout.of(store.task, data.label_names, None, model)
+    layout = TableLayout.of(store.task, data.label_names, store.k, model)
     ranks = cue_ranks(store.vocab, audit.cues)
     directory = store.spilled / "items"
     directory.mkdir(exist_ok=True)
@@ -202,8 +222,8 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
                 token_chunk, probs = next(held)
                 part = slice(chunk.first, chunk.first + len(chunk.split))
                 writer.add(item_columns(
-                    layout, chunk.split.ids, role, token_chunk.labels, probs,
-                    strongest_of(token_chunk.seqs, 1, ranks, audit.cues),
+                    layout, chunk.split.ids, role, token_chunk.answers, probs,
+                    strongest_of(token_chunk.seqs, store.k, ranks, audit.cues),
                     None if fitting else next(masks), flags_of(flags[role][part], against)))
     return SpilledItems(files)
 
@@ -241,8 +261,9 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
                       per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
                       per_group: int = 10) -> dict:
     """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
-    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items, each set
-    the lowest of a seeded hash order over the evaluated items."""
+    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items
+    (MCQ: their right choice), each set the lowest of a seeded hash order over the evaluated
+    instances."""
     store = data.store
     tokens = top_cue_tokens(cues, per_label)
     per_cue = examples_per_cue(len(tokens), per_cue)
@@ -250,24 +271,19 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
     wanted = np.asarray([vocab.get(token, -1) for token in tokens], dtype=np.int64)
     by_cue = [_Picks(per_cue) for _ in tokens]
     groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
-    token_chunks = store.chunks(fitting=False)
-    for mask, chunk in zip(easy, data.splits[data.evaluated]):
-        tokens_chunk = next(token_chunks)
-        split = chunk.split
-        instances = tokens_chunk.items
+    for mask, chunk, tokens_chunk in zip(easy, data.splits[data.evaluated],
+                                         store.chunks(fitting=False)):
+        split, words = chunk.split, tokens_chunk.words
+        shown = split.instances(data.label_names)
+        instances = tokens_chunk.first * store.k + np.arange(len(words), dtype=np.int64)
         priority = seeded_hash(instances, seed)
-
-        def row(i: int, split: CompactSplit = split, mask: np.ndarray = mask) -> dict:
-            return {"id": split.ids[i], "premise": split.premises[i],
-                    "text": split.hypotheses[i], "label": split.labels[i],
-                    "easy": bool(mask[i])}
-
-        words = tokens_chunk.words
+        row = partial(example_row, split, shown, data.label_names, item_easy=mask)
         owner = np.repeat(np.arange(len(words)), words.lengths)
         for picks, token in zip(by_cue, wanted.tolist()):
             holders = np.unique(owner[words.indices == token]) if token >= 0 else owner[:0]
             picks.offer(priority[holders], instances[holders], lambda i, h=holders: row(h[i]))
-        for name, members in (("easy", np.flatnonzero(mask)), ("hard", np.flatnonzero(~mask))):
+        gold = shown_instances(split, shown)
+        for name, members in (("easy", gold[mask]), ("hard", gold[~mask])):
             groups[name].offer(priority[members], instances[members],
                                lambda i, m=members: row(m[i]))
     items: list[dict] = []
@@ -348,15 +364,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     ``features`` (``None``: all; ``()``: none) counted chunk by chunk; ``folds``:
     :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
     from cuelens.audit.advice import next_steps
+    from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import build_results
     from cuelens.audit.streamed_hygiene import streamed_hygiene
 
     started = time.time()
     config.validate()
-    if data.store.task != Task.NLI:  # the passes take MCQ; examples, hygiene, items do not yet
-        raise UserError("--stats streaming supports NLI-style items (premise, hypothesis, "
-                        "label); scan multiple-choice data with the exact statistics")
     if data.fitting is None and config.folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
@@ -367,6 +381,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
     audit = word_audit(data.store, data.label_names, config, folds, progress)
     audit.leakage["groups"] = groups
+    lengths: dict = {}
+    if data.store.task == Task.MCQ:  # baselines cross-fitted over the headline's hashed folds
+        dataset = data.in_memory()
+        add_mcq_baselines(audit, dataset, config, None if data.fitting else np.concatenate(
+            [folds.outer(c.items, c.keys, config.seed) for c in data.store.chunks(False)]))
+        lengths = length_section(dataset, config.folds, config.seed)
+        del dataset
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     flags: dict[str, np.ndarray] = {}
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
@@ -379,6 +400,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         features, feature_parts(data, folds, config.seed), task=data.store.task,
         label_names=data.label_names, cross_validated=data.fitting is None, folds=config.folds,
         cache_dir=cache_dir, progress=progress))
+    results.update(lengths)
     results["config"] = {**asdict(config), "statistics": "streaming"}
     results["notes"] = [STREAMING_NOTE]
     results["next_steps"] = next_steps(results)
