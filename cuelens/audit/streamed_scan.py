@@ -305,13 +305,13 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
 
 def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
     """results.json ``dataset`` of chunked splits (:func:`~cuelens.data.summary.dataset_summary`)."""
-    from cuelens.data.summary import counts_summary, summary_of
+    from cuelens.data.summary import split_summary, summary_of
 
     task = data.store.task
     return summary_of(data.name, data.format, task, data.store.k if task == Task.MCQ else None,
                       data.label_names,
-                      {role: (s, counts_summary(s.path, task, len(s), s.label_counts,
-                                                s.choice_counts, s.skipped, data.label_names))
+                      {role: (s, split_summary(s.path, task, len(s), s.label_counts,
+                                               s.choice_counts, s.skipped, data.label_names))
                        for role, s in data.splits.items()},
                       data.fitting or data.evaluated, min_label_items)
 

@@ -6,20 +6,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.dataset import Dataset, Task
 from cuelens.data.labels import MIN_LABEL_ITEMS, label_report
 
 
-def split_summary(split: Split, label_names: list[str]) -> dict:
-    """Sizes, label counts and (MCQ) answer-position counts of one split."""
-    return counts_summary(split.path, split.task, len(split), Counter(split.labels),
-                          Counter(split.choice_counts), split.skipped, label_names)
-
-
-def counts_summary(path: str, task: str, items: int, counts: Counter, choices: Counter,
-                   skipped: dict[str, int], label_names: list[str]) -> dict:
-    """:func:`split_summary` from a split's label counts (MCQ: items per right choice's
-    position) and MCQ items per number of choices."""
+def split_summary(path: str, task: str, items: int, counts: Counter, choices: Counter,
+                  skipped: dict[str, int], label_names: list[str]) -> dict:
+    """Sizes, label counts and (MCQ) answer-position counts of one split from its label counts
+    (MCQ: items per position of the right choice) and MCQ items per number of choices."""
     positions = None
     if task == Task.MCQ:
         instances = sum(k * n for k, n in choices.items())
@@ -37,7 +31,7 @@ def summary_of(name: str, fmt: str, task: str, n_choices: int | None, label_name
                splits: dict[str, tuple[Any, dict]], fitting: str,
                min_label_items: int = MIN_LABEL_ITEMS) -> dict:
     """results.json ``dataset`` from each split (role → the split, with its ``path`` and label
-    ``findings``, and its :func:`counts_summary`); ``fitting``: the split whose labels decide
+    ``findings``, and its :func:`split_summary`); ``fitting``: the split whose labels decide
     which are rare (:func:`~cuelens.data.labels.label_report`), "all" when cross-validated."""
     return {"name": name, "format": fmt, "task": task, "n_choices": n_choices,
             "cross_validated": fitting == "all", "label_names": list(label_names),
@@ -50,6 +44,8 @@ def summary_of(name: str, fmt: str, task: str, n_choices: int | None, label_name
 def dataset_summary(dataset: Dataset, min_label_items: int = MIN_LABEL_ITEMS) -> dict:
     return summary_of(dataset.name, dataset.format, dataset.task, dataset.n_choices,
                       dataset.label_names,
-                      {role: (split, split_summary(split, dataset.label_names))
+                      {role: (split, split_summary(
+                          split.path, split.task, len(split), Counter(split.labels),
+                          Counter(split.choice_counts), split.skipped, dataset.label_names))
                        for role, split in dataset.splits.items()},
                       "train" if dataset.train is not None else "all", min_label_items)
