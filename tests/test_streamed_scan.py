@@ -112,14 +112,18 @@ def mcq_scans(tmp_path_factory):
     for name, part in (("all", records), ("train", records[:200]),
                        ("test", records[200:] + [dict(records[7], id="copy")])):
         write_jsonl(tmp / f"{name}.jsonl", part)
-    result = _scan(tmp / "all.jsonl", "--stats", "streaming", "--out", tmp / "out")
+    result = CliRunner().invoke(app, ["scan", str(tmp / "all.jsonl"), "--stats", "streaming",
+                                      "--folds", "2", "--iterations", "1", "--out",
+                                      str(tmp / "out")])
     assert result.exit_code == 0, result.output
     assert "Answer-order and length artifacts" in (tmp / "out" / "report.html").read_text()
     scans = {"all": (json.loads((tmp / "out" / "results.json").read_text()),
                      pd.read_json(tmp / "out" / "items.jsonl", lines=True, dtype=False),
                      {"data": tmp / "all.jsonl"})}
     data = {"train": tmp / "train.jsonl", "test": tmp / "test.jsonl"}
-    api = cuelens.scan(**data, stats="streaming", features="none", folds=3, iterations=2)
+    api = cuelens.scan(**data, stats="streaming", features="none", folds=2, iterations=1)
+    assert api.easy.columns.tolist() == ["id", "premise", "choices", "label"]
+    assert len(api.easy) + len(api.hard) == 101
     scans["test"] = (api.results, api.items, data)
     return scans
 
@@ -153,7 +157,7 @@ def test_streaming_scans_multiple_choice(mcq_scans, split):
 
 def test_streamed_and_exact_mcq_scans_have_the_same_sections(mcq_scans):
     streamed, _, data = mcq_scans["test"]
-    exact = cuelens.scan(**data, features="none", folds=3, iterations=2).results
+    exact = cuelens.scan(**data, features="none", folds=2, iterations=1).results
     assert set(streamed) - {"notes"} == set(exact)
     assert streamed["dataset"] == exact["dataset"]
     assert streamed["hygiene"] == exact["hygiene"]
