@@ -55,7 +55,7 @@ def row(name: str, arguments: dict, protocol: str) -> str:
     config = ScanConfig()
     audit = run_word_audit(dataset, config)
     original = run_word_audit(dataset, ScanConfig(in_sample_features=True, iterations=1)).leakage
-    leakage = audit.leakage
+    leakage = audit.leakage.to_json()
     hygiene = data_hygiene(dataset, config.seed)
     winner = max(leakage["table"], key=lambda r: r["D"])
     cp_best = max((r for r in leakage["table"] if r["metric"] == config.metric),

@@ -157,7 +157,7 @@ def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False,
         return {"n_significant": 0}, mcq_verdict(data, config)
     if not cues_only:
         audit = run_word_audit(dataset, replace(config, iterations=1))
-        return audit.cue_finding, audit.leakage
+        return audit.cue_finding, audit.leakage.to_json()
     store = token_store(data)
     cues, cue_stats = cue_list(store, leakage_counts(store, GroupedFolds(data, config.folds),
                                                      config), data.label_names, config)

@@ -17,6 +17,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+    from cuelens.audit.results import ScanSections
+
 
 def records_frame(rows: list[dict], empty_columns: list[str] | None = None) -> pd.DataFrame:
     """A DataFrame of ``rows``; ``empty_columns`` name the columns when there are no rows."""
@@ -113,15 +115,18 @@ class EvaluatedItems(Protocol):
 
 
 class ResultViews:
-    """Tables, dict and HTML summary of a result holding ``dataset``, ``results`` and
-    ``item_easy``."""
+    """Tables, dict and HTML summary of a result holding ``dataset``, ``results`` (its typed
+    scan ``sections``, docs/results-schema.md) and ``item_easy``."""
 
     results: dict
     item_easy: np.ndarray | None  # None: no easy/hard split (e.g. MCQ with varying choices)
 
-    if TYPE_CHECKING:  # read only here: the result's own field (a Dataset, or chunks)
+    if TYPE_CHECKING:  # read only here: the result's own (dataset: a Dataset, or chunks)
         @property
         def dataset(self) -> EvaluatedItems: ...
+
+        @property
+        def sections(self) -> ScanSections: ...
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the results.json content."""
@@ -137,26 +142,26 @@ class ResultViews:
     def D(self) -> float:
         """Headline cue leakage D (fraction; docs/methods.md §3); NaN when the result has no
         word-cue statistics (MCQ items with different numbers of choices: see its notes)."""
-        leak = self.results.get("leakage")
-        return float(leak["best"]["D"]) if leak else math.nan
+        leak = self.sections.leakage
+        return float(leak.best["D"]) if leak else math.nan
 
     @property
     def cues(self) -> pd.DataFrame:
         """Every listed cue (docs/methods.md §2), sorted by label then the headline metric;
         empty without word-cue statistics."""
-        return cues_frame(self.results.get("cues", []))
+        return cues_frame(self.sections.cues or [])
 
     @property
     def leakage(self) -> pd.DataFrame:
         """The metric × aggregator cue-only accuracy table and its D (docs/methods.md §3);
         empty without word-cue statistics."""
-        return records_frame((self.results.get("leakage") or {}).get("table", []),
-                             ["metric", "aggregator", "accuracy", "D"])
+        leak = self.sections.leakage
+        return records_frame(leak.table if leak else [], ["metric", "aggregator", "accuracy", "D"])
 
     @property
     def features(self) -> pd.DataFrame:
         """ICQ feature cues by cueness (docs/methods.md §5); empty when features were not scanned."""
-        return records_frame(self.results.get("features", []), ["feature", "value", "cueness"])
+        return records_frame(self.sections.features or [], ["feature", "value", "cueness"])
 
     @property
     def easy(self) -> pd.DataFrame:

@@ -392,8 +392,6 @@ def replace_directory(directory: PathLike, build: Callable[[Path], None]) -> Non
 def null_non_finite(rows: list[dict]) -> list[dict]:
     """Rows with non-finite float values as ``null`` (log-probabilities of ``-inf``), which
     JSON cannot hold."""
-    import math
-
     return [{k: None if isinstance(v, float) and not math.isfinite(v) else v
              for k, v in row.items()} for row in rows]
 

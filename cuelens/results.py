@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cuelens.audit.pipeline import Scan
+from cuelens.audit.results import ScanSections
 from cuelens.frames import ResultViews, records_frame, summary_text
 from cuelens.probes.llm.pipeline import LLMProbe
 from cuelens.probes.pipeline import Probe
@@ -94,6 +95,11 @@ class ProbeResult(Viewed, Probe, ResultViews):
     ``leakage``, ``features``, ``easy``, ``hard``; ``accuracy``; ``to_dict()``,
     ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
     """
+
+    @property
+    def sections(self) -> ScanSections:
+        """The scan sections of the probe's results.json (the views read them)."""
+        return ScanSections.from_json(self.results)
 
     @property
     def cue_effects(self) -> pd.DataFrame:

@@ -35,6 +35,7 @@ def test_the_statistics_return_data_and_the_result_adds_views_and_report(tmp_pat
     report); ``ScanResult.of`` shares its fields and ``save`` adds report.html to its files."""
     from cuelens.audit.config import ScanConfig
     from cuelens.audit.pipeline import Scan, scan_dataset
+    from cuelens.audit.results import ScanSections
     from cuelens.results import ScanResult
 
     scan = scan_dataset(cuelens.load_dataset(make_nli(120, seed=0)), ScanConfig(**FAST))
@@ -42,7 +43,10 @@ def test_the_statistics_return_data_and_the_result_adds_views_and_report(tmp_pat
     plain = scan.write(tmp_path / "plain")
     assert "report" not in plain and not (tmp_path / "plain" / "report.html").exists()
     result = ScanResult.of(scan)
-    assert isinstance(result, Scan) and result.results is scan.results
+    assert isinstance(result, Scan) and result.sections is scan.sections
+    assert ScanSections.from_json(scan.results) == scan.sections  # a loaded file: the same
+    with pytest.raises(UserError, match="scan the data again"):  # an older version's leakage
+        ScanSections.from_json({**scan.results, "leakage": {"majority": 0.5, "table": []}})
     assert result.dataset is scan.dataset and result.item_easy is scan.item_easy
     saved = result.save(tmp_path / "viewed")
     assert "<!DOCTYPE html>" in saved["report"].read_text(encoding="utf-8")

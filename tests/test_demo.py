@@ -67,7 +67,7 @@ def test_planted_nli_cues_rank_first_and_d_matches_design(tmp_path):
     for cue in NLI_CUES:
         assert _top_token(audit.cues, cue.label) == cue.word
     implied = bayes_accuracy_nli(NLI_CUES, ("contradiction", "entailment", "neutral"))
-    leakage = audit.leakage
+    leakage = audit.leakage.to_json()
     assert leakage["majority"] == pytest.approx(1 / 3, abs=0.03)
     # The best cue-only aggregator gets close to the Bayes-optimal accuracy of the design
     # (3000 test items: standard error ≈ 0.009).
@@ -84,8 +84,8 @@ def test_planted_mcq_cue_ranks_first_and_d_matches_design(tmp_path):
     dataset = _dataset(tmp_path, make_mcq(6000, seed=4, vocab_size=400), 3000)
     audit = run_word_audit(dataset, ScanConfig(iterations=1, seed=0))
     assert _top_token(audit.cues, "right") == "definitely"
-    assert audit.leakage["majority"] == 0.5
-    assert audit.leakage["best"]["D"] == pytest.approx(0.675 - 0.5, abs=0.035)
+    assert audit.leakage.majority == 0.5
+    assert audit.leakage.best["D"] == pytest.approx(0.675 - 0.5, abs=0.035)
 
 
 @pytest.mark.slow

@@ -53,7 +53,7 @@ def test_run_word_audit_reports_the_split_of_the_headline_model():
     audit = run_word_audit(dataset, ScanConfig(folds=3, iterations=3))
     section = audit.easy_hard
     assert (section["metric"], section["aggregator"]) == \
-        (audit.leakage["best"]["metric"], audit.leakage["best"]["aggregator"])
+        (audit.leakage.best["metric"], audit.leakage.best["aggregator"])
     assert section["easy"] + section["hard"] == 150 == len(audit.item_easy)
     assert section["hard_fraction"] == round(1 - audit.item_easy.mean(), 6)
     assert section["split"] == "test" and audit.cue_stats["fitted_on"] == "train"

@@ -94,11 +94,11 @@ def test_a_binding_cap_is_deterministic_and_still_finds_the_planted_cue(nli_data
     first, second = run_word_audit(dataset, config), run_word_audit(dataset, replace(config))
     assert first.leakage == second.leakage and first.easy_hard == second.easy_hard
     uncapped = run_word_audit(dataset, ScanConfig(max_fit_items=0))
-    rows = {(r["metric"], r["aggregator"]): r["accuracy"] for r in uncapped.leakage["table"]}
-    for row in first.leakage["table"]:
+    rows = {(r["metric"], r["aggregator"]): r["accuracy"] for r in uncapped.leakage.table}
+    for row in first.leakage.table:
         if row["aggregator"] in ("average", "max"):  # cue scores use every fitting item
             assert row["accuracy"] == rows[(row["metric"], row["aggregator"])]
-    assert first.leakage["best"]["D"] > 0.15
+    assert first.leakage.best["D"] > 0.15
 
 
 def test_negative_cap_is_a_user_error():

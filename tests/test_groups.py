@@ -72,8 +72,8 @@ def test_mirrored_dataset_has_no_leakage_when_cross_validated():
     # (anti-predictive cues learnt back by LR/SGD); grouped folds give D ≈ 0
     choices, labels = mirrored(150, seed=1)
     audit = run_word_audit(mcq_dataset(None, (choices, labels)), ScanConfig(iterations=2))
-    assert abs(audit.leakage["best"]["D"]) <= 0.05
-    assert all(abs(row["D"]) <= 0.1 for row in audit.leakage["table"])
+    assert abs(audit.leakage.best["D"]) <= 0.05
+    assert all(abs(row["D"]) <= 0.1 for row in audit.leakage.table)
 
 
 def test_shared_premise_and_user_group_field(tmp_path):
@@ -138,7 +138,7 @@ def test_too_few_groups_is_one_clear_error():
 @pytest.mark.skipif(not (DATA / "balanced_copa").is_dir(), reason="shared data not available")
 def test_balanced_copa_one_file_has_no_leakage():
     audit = run_word_audit(load_dataset(str(DATA / "balanced_copa")), ScanConfig(iterations=2))
-    assert abs(audit.leakage["best"]["D"]) <= 0.05
+    assert abs(audit.leakage.best["D"]) <= 0.05
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

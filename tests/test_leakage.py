@@ -14,7 +14,7 @@ def audit_of(dataset):
 
 
 def table_of(dataset):
-    return audit_of(dataset).leakage
+    return audit_of(dataset).leakage.to_json()
 
 
 @pytest.mark.slow
@@ -38,7 +38,7 @@ def test_planted_cue_ranks_top_and_d_matches_the_design():
     for cue in audit.cues:
         top.setdefault(cue["label"], cue["token"])
     assert top["contradiction"] == CONTRA_CUE and top["entailment"] == ENTAIL_CUE
-    table = audit.leakage
+    table = audit.leakage.to_json()
     # Bayes-optimal use of the cues: a cue gives its label away; without one the posterior
     # of neutral is (1/3) / (1/3 + 2/3 * (1 - rate)) > 1/2, so predict neutral.
     expected_accuracy = (1 / 3) * CUE_RATE + (1 / 3) * CUE_RATE + 1 / 3

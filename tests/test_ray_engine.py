@@ -4,13 +4,14 @@ JSONL, and probe with a tiny random-initialised model, on one 2-CPU local cluste
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cuelens.audit.examples import sample_examples
-from cuelens.audit.results import build_results
+from cuelens.audit.results import ScanSections
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
 from cuelens.data.synthetic import make_mcq, make_nli
@@ -50,7 +51,8 @@ def results_json(engine: str, data: str, config: ScanConfig, **options) -> str:
     dataset = loaded.dataset
     audit = run_word_audit(dataset, config, tokens=loaded.tokens)
     examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
-    return dumps_json(build_results(config, audit, dataset_summary(dataset), examples))
+    return dumps_json(ScanSections(config=asdict(config), dataset=dataset_summary(dataset),
+                                   **audit.sections(), examples=examples).to_json())
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])

@@ -6,9 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuelens.probes.attention import (T1, T2, AWResult, aw_test, considers_premise, word_scores,
+from cuelens.probes.attention import (T1, T2, AWResult, aw_test, considers, top_two, word_scores,
                                       word_spans)
 from cuelens.probes.short_circuit import pass_rates, summary
+
+
+def considers_premise(scores: np.ndarray, t1: float = T1, t2: float = T2) -> bool:
+    """docs/methods.md §7 decision on one (choice word × premise word) score matrix."""
+    return bool(considers(np.asarray(top_two(scores)), t1, t2)[0])
 
 
 @pytest.mark.parametrize("values, expected", [

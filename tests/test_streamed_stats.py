@@ -39,11 +39,11 @@ def _without_groups(leakage: dict) -> dict:
 
 def _compare(dataset, data, config):
     exact = run_word_audit(dataset, config)
-    streamed = word_audit(data.store, data.label_names, config, ExactFolds(dataset, config))
+    streamed = word_audit(data.store, data.label_names, config, ExactFolds(dataset, config), {})
     assert streamed.cues == exact.cues
     assert streamed.cue_stats == exact.cue_stats
     # every baseline too: the BoW columns follow the sample and the predicted items in scan order
-    assert _without_groups(streamed.leakage) == _without_groups(exact.leakage)
+    assert _without_groups(streamed.leakage.to_json()) == _without_groups(exact.leakage.to_json())
     assert streamed.easy_hard == exact.easy_hard
     assert np.array_equal(np.concatenate(streamed.easy), exact.item_easy)
     return exact, streamed
@@ -56,7 +56,7 @@ def test_cross_validated_file_matches_exact_scan(tmp_path):
     data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=250)
     assert len(data.store.files) == 5
     exact, _ = _compare(dataset, data, config)
-    assert exact.leakage["best"]["D"] > 0.1  # the planted cues are found
+    assert exact.leakage.best["D"] > 0.1  # the planted cues are found
 
 
 @pytest.mark.parametrize("make, sizes, seeds, cap, chunk_items", [
@@ -140,8 +140,8 @@ def test_multiple_choice_cross_validated_matches_exact_scan(tmp_path):
     data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=70)
     assert data.store.k == 3 and len(data.store.files) == 6
     exact, streamed = _compare(dataset, data, config)
-    assert [b["name"] for b in exact.leakage["baselines"]][1:] == ["answer position"]
-    assert exact.leakage["majority"] == pytest.approx(1 / 3, abs=1e-6)
+    assert [b["name"] for b in exact.leakage.baselines][1:] == ["answer position"]
+    assert exact.leakage.majority == pytest.approx(1 / 3, abs=1e-6)
 
 
 def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
@@ -150,12 +150,12 @@ def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
     source = _write(tmp_path / "mcq.jsonl", make_mcq(800, seed=8, vocab_size=400))
     config = ScanConfig(max_fit_items=300, iterations=2, min_count=3)
     data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=150)
-    audit = word_audit(data.store, data.label_names, config, HashedFolds(5, 5, config.seed))
+    audit = word_audit(data.store, data.label_names, config, HashedFolds(5, 5, config.seed), {})
     assert audit.cue_finding["top"][0]["token"] == "definitely"
     assert audit.cue_finding["top"][0]["label"] == "right"
-    assert audit.leakage["majority"] == 0.5
-    assert audit.leakage["best"]["ci_low"] > 0.1 and audit.leakage["flagged"]
-    assert audit.leakage["best"]["accuracy"] > 0.6
+    assert audit.leakage.majority == 0.5
+    assert audit.leakage.best["ci_low"] > 0.1 and audit.leakage.flagged
+    assert audit.leakage.best["accuracy"] > 0.6
     assert audit.easy_hard["easy"] > 400  # at chance a tie (1/2 twice) is not easy
 
 

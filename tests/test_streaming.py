@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from cuelens.audit.counts import Encoder, bigram_columns, encode
 from cuelens.audit.examples import sample_examples
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
-from cuelens.audit.results import build_results, item_files_mode, split_item_lines, \
+from cuelens.audit.results import ScanSections, item_files_mode, split_item_lines, \
     write_scan_outputs
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
@@ -36,7 +37,8 @@ def results_json(engine: str, data: str, config: ScanConfig) -> str:
     dataset = load_for_scan(engine, data).dataset
     audit = run_word_audit(dataset, config)
     examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
-    return dumps_json(build_results(config, audit, dataset_summary(dataset), examples))
+    return dumps_json(ScanSections(config=asdict(config), dataset=dataset_summary(dataset),
+                                   **audit.sections(), examples=examples).to_json())
 
 
 @pytest.mark.parametrize("task", ["nli", "mcq"])

@@ -127,7 +127,7 @@ def test_random_labels_are_chance_and_no_cue_is_significant():
     train = (random_words(rng, 1500), random_labels(rng, 1500))
     test = (random_words(rng, 1500), random_labels(rng, 1500))
     audit = run_word_audit(nli_dataset(train, test), ScanConfig(**FAST))
-    assert audit.leakage["verdict"] in ("chance", "below chance")
+    assert audit.leakage.verdict in ("chance", "below chance")
     assert audit.cue_finding["n_significant"] == 0 and audit.cue_finding["share_items"] == 0.0
 
 
@@ -137,7 +137,7 @@ def test_a_label_share_shift_is_not_leakage():
     rng = np.random.default_rng(3)
     train = (random_words(rng, 1500), random_labels(rng, 1500, (0.45, 0.30, 0.25)))
     test = (random_words(rng, 1500), random_labels(rng, 1500, (0.25, 0.30, 0.45)))
-    leakage = run_word_audit(nli_dataset(train, test), ScanConfig(**FAST)).leakage
+    leakage = run_word_audit(nli_dataset(train, test), ScanConfig(**FAST)).leakage.to_json()
     assert leakage["verdict"] in ("chance", "below chance")
     assert leakage["baseline"]["name"] == PRIOR
     assert leakage["baseline"]["accuracy"] == pytest.approx(np.mean(
@@ -163,7 +163,7 @@ def test_a_weak_planted_cue_is_a_cue_finding_even_when_d_is_at_chance():
     holders = sum("zorblat" in h for h in dataset.test.hypotheses)
     assert finding["items_covered"] == holders
     assert finding["share_items"] == pytest.approx(holders / len(test_labels), abs=1e-6)
-    assert audit.leakage["verdict"] in ("chance", "mild")  # ~1.7 points at most
+    assert audit.leakage.verdict in ("chance", "mild")  # ~1.7 points at most
 
 
 def arct_like(n_claims: int, per_claim: int, seed: int):
@@ -210,9 +210,9 @@ def test_a_templated_train_test_scan_completes():
                       train=templated(30, 40, "train", rng), test=templated(30, 40, "test", rng),
                       label_names=LABELS)
     audit = run_word_audit(dataset, ScanConfig(iterations=1))
-    groups = audit.leakage["groups"]
+    groups = audit.leakage.groups
     assert "warning" in groups and groups["largest"] <= len(dataset.train) // 3
-    assert audit.leakage["verdict"] == "significant"  # the hypothesis id decides the label
+    assert audit.leakage.verdict == "significant"  # the hypothesis id decides the label
 
 
 def test_a_ten_item_test_split_and_folds_1_scan(tmp_path):
@@ -234,7 +234,7 @@ def test_tied_mcq_questions_explain_their_zero_width_interval():
         choices += [pair, pair]
         labels += [0, 1]
     leakage = run_word_audit(mcq_dataset(None, (choices, labels)),
-                             ScanConfig(iterations=1)).leakage
+                             ScanConfig(iterations=1)).leakage.to_json()
     assert leakage["best"]["D"] == 0.0 and leakage["best"]["ci_low"] == 0.0
     assert leakage["verdict"] == "chance" and "tie" in leakage["interval_note"]
 
@@ -261,9 +261,9 @@ def test_exact_and_streaming_statistics_give_the_same_verdict(tmp_path, rate):
     config = ScanConfig(**FAST)
     exact = run_word_audit(load_dataset(train=train, test=test), config)
     streamed = scan_files(train=train, test=test, config=config, work_dir=tmp_path).results
-    assert streamed["leakage"]["verdict"] == exact.leakage["verdict"]
+    assert streamed["leakage"]["verdict"] == exact.leakage.verdict
     assert streamed["cue_finding"] == exact.cue_finding
-    assert streamed["leakage"]["best"]["D"] == pytest.approx(exact.leakage["best"]["D"],
+    assert streamed["leakage"]["best"]["D"] == pytest.approx(exact.leakage.best["D"],
                                                              abs=0.02)
 
 
@@ -293,13 +293,13 @@ def test_exact_and_streaming_scans_of_snli_agree_on_the_verdict(tmp_path, shuffl
     exact = run_word_audit(load_dataset(train=paths["dev"], test=paths["test"]), config)
     streamed = scan_files(train=paths["dev"], test=paths["test"], config=config,
                           work_dir=tmp_path).results
-    assert streamed["leakage"]["verdict"] == exact.leakage["verdict"]
+    assert streamed["leakage"]["verdict"] == exact.leakage.verdict
     assert streamed["cue_finding"] == exact.cue_finding
     if shuffled:
-        assert exact.leakage["verdict"] in ("chance", "below chance")
+        assert exact.leakage.verdict in ("chance", "below chance")
         assert exact.cue_finding["n_significant"] == 0
     else:
-        assert exact.leakage["verdict"] == "significant"
+        assert exact.leakage.verdict == "significant"
         assert exact.cue_finding["n_significant"] > 0
 
 

@@ -24,6 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
 from cuelens.audit.counts import BigramColumns, TokenSequences
 from cuelens.audit.metrics import METRICS
+from cuelens.audit.results import LeakageSection
 from cuelens.audit.uncertainty import DIFFERENCE_CHUNK, LEVEL, SIGNIFICANT, \
     DifferenceMoments, leakage_verdict, simultaneous_test
 from cuelens.data.dataset import Task
@@ -104,7 +105,8 @@ def _degenerate_reason(task: str, D: float, n_items: int) -> str:
 
 def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
                     flag_threshold: float, task: str, seed: int,
-                    fold_seed_D: Callable[[tuple[str, str]], list[float]]) -> dict:
+                    fold_seed_D: Callable[[tuple[str, str]], list[float]],
+                    groups: dict) -> LeakageSection:
     """The ``leakage`` section (docs/results-schema.md) from every predictor's accuracy (cue
     models keyed (metric, aggregator), baselines by name, :data:`MAJORITY` and :data:`PRIOR`
     among them) and the ``moments`` of every cue model's per-item difference from
@@ -114,7 +116,8 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     verdict is the simultaneous test (two-sided 95% intervals) of docs/methods.md §11 over all
     40 models against the prior-matched baseline; the headline (``best``) is the model with the largest
     simultaneous lower bound (ties: the configured ``metric`` first); ``fold_seed_D(model)``
-    gives its D under re-seeded folds (cross-validated files).
+    gives its D under re-seeded folds (cross-validated files); ``groups``: the folds' grouping
+    (``leakage.groups``).
     """
     accuracy = dict(accuracy)
     majority, prior = accuracy.pop(MAJORITY), accuracy.pop(PRIOR)
@@ -133,14 +136,14 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
                  if isinstance(name, str)]
     verdict = leakage_verdict(test.low[h], test.high[h], flag_threshold)
-    section = {"majority": round(majority, 6), "table": table, "best": best,
-               "flagged": verdict == SIGNIFICANT, "verdict": verdict, "baselines": baselines,
-               "baseline": {"name": PRIOR, "accuracy": round(float(prior), 6)},
-               "selection": {"models": len(models), "method": SELECTION_METHOD,
-                             "critical_z": round(test.critical, 6), "level": LEVEL}}
-    if test.degenerate[h]:
-        section["interval_note"] = _degenerate_reason(task, float(test.D[h]), moments.n)
     run_D = fold_seed_D(models[h])
-    if run_D:
-        section["fold_seed_D"] = [round(float(test.D[h]), 6)] + [round(D, 6) for D in run_D]
-    return section
+    return LeakageSection(
+        majority=round(majority, 6), table=table, best=best, flagged=verdict == SIGNIFICANT,
+        verdict=verdict, baselines=baselines,
+        baseline={"name": PRIOR, "accuracy": round(float(prior), 6)},
+        selection={"models": len(models), "method": SELECTION_METHOD,
+                   "critical_z": round(test.critical, 6), "level": LEVEL},
+        interval_note=_degenerate_reason(task, float(test.D[h]), moments.n)
+        if test.degenerate[h] else None,
+        fold_seed_D=[round(float(test.D[h]), 6)] + [round(D, 6) for D in run_D] if run_D else None,
+        groups=groups)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from cuelens.audit.bias_items import ItemTable
-    from cuelens.audit.results import ItemLines
+    from cuelens.audit.results import ItemLines, ScanSections
 
 Progress = Callable[[str, float], None]
 
@@ -44,15 +44,20 @@ class ChunkedItems(Protocol):
 
 @dataclass(repr=False)  # bounded: never the whole results dict (MBs on SNLI)
 class Scan:
-    """A scan's results.json content plus the easy mask of the evaluated items, whatever the
+    """A scan's results.json sections plus the easy mask of the evaluated items, whatever the
     memory mode: ``dataset`` is the scanned data, loaded (a :class:`~cuelens.data.Dataset`) or
     kept on disk in chunks (:class:`ChunkedItems`, ``--stats streaming``)."""
 
     dataset: Dataset | ChunkedItems
-    results: dict
+    sections: ScanSections
     item_easy: np.ndarray | None  # bool per evaluated item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
     bias: ItemTable | None = None  # per-item bias outputs (cuelens.audit.bias_items)
+
+    @property
+    def results(self) -> dict:
+        """The results.json content (:meth:`~cuelens.audit.results.ScanSections.to_json`)."""
+        return self.sections.to_json()
 
     @property
     def inputs(self) -> list[str]:
@@ -135,18 +140,6 @@ VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifa
                    "number in every item)")
 
 
-def _varying_choices_scan(dataset: Dataset, config: ScanConfig, started: float) -> Scan:
-    """A scan of MCQ items with varying choice counts: dataset summary and ``mcq_baselines``."""
-    from cuelens.audit.mcq_baselines import mcq_baselines
-    from cuelens.audit.results import results_header
-    from cuelens.data.summary import dataset_summary
-
-    results = {**results_header(config, dataset_summary(dataset)),
-               "mcq_baselines": mcq_baselines(dataset, config.folds, config.seed),
-               "notes": [VARYING_CHOICES]}
-    return Scan(dataset=dataset, results=results, item_easy=None, started=started)
-
-
 def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                  progress: Progress | None = None,
@@ -159,7 +152,8 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     from cuelens.audit.icq import dataset_parts
     from cuelens.audit.hygiene import data_hygiene
     from cuelens.audit.lengths import length_section
-    from cuelens.audit.results import build_results
+    from cuelens.audit.mcq_baselines import mcq_baselines
+    from cuelens.audit.results import ScanSections
     from cuelens.data.loading import check_dataset_scannable
     from cuelens.data.summary import dataset_summary
 
@@ -167,20 +161,21 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     config = config or ScanConfig()
     config.validate()
     check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
-    if dataset.task == Task.MCQ and dataset.n_choices is None:
-        return _varying_choices_scan(dataset, config, started)
+    if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
+        return Scan(dataset, ScanSections(
+            config=asdict(config), dataset=dataset_summary(dataset), notes=[VARYING_CHOICES],
+            mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None, started)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
     examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:
         progress("hygiene", 1.0)
-    results = build_results(config, audit, dataset_summary(dataset, config.min_label_items),
-                            examples, hygiene)
-    results.update(feature_sections(
-        features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
-        label_names=dataset.label_names, cross_validated=dataset.train is None,
-        folds=config.folds, cache_dir=cache_dir, progress=progress))
-    results.update(length_section(dataset, config.folds, config.seed))
-    results["next_steps"] = next_steps(results)
-    return Scan(dataset=dataset, results=results, item_easy=audit.item_easy, started=started,
-                bias=audit.items)
+    sections = ScanSections(
+        config=asdict(config), dataset=dataset_summary(dataset, config.min_label_items),
+        hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
+            features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
+            label_names=dataset.label_names, cross_validated=dataset.train is None,
+            folds=config.folds, cache_dir=cache_dir, progress=progress),
+        **length_section(dataset, config.folds, config.seed))
+    return Scan(dataset=dataset, sections=sections.advised(next_steps), item_easy=audit.item_easy,
+                started=started, bias=audit.items)

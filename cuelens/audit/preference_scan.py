@@ -12,6 +12,7 @@ between splits) exactly as for any dataset. Nothing here prints.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from cuelens.audit.preference import preference_section, shortcut_rows, shortcut
 from cuelens.audit.subsets import (MAX_SUBSET_ITEMS, add_leakage, preference_cells,
                                    subset_dataset, subset_table)
 from cuelens.audit.leakage import bow_name
+from cuelens.audit.results import ScanSections
 from cuelens.data.dataset import Split, Task
 from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
 
@@ -60,33 +62,29 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
     config = config or ScanConfig()
     dataset = as_dataset(preferences)
     result = scan_dataset(dataset, config, features=(), progress=progress)
-    results = result.results
-    _in_preference_terms(results)
     shape = next(iter(preferences.splits.values())).shape
     scores = {role: shortcut_scores(split) for role, split in preferences.splits.items()}
-    results["preference"] = preference_section(preferences.splits, shape, scores)
+    preference = preference_section(preferences.splits, shape, scores)
     if progress is not None:
         progress("preference shortcuts", 1.0)
     table = preference_subsets(preferences, dataset, config, subset_field or "subset",
                                scores[dataset.test.name])
-    if table is not None:
-        results["subsets"] = table
-        if progress is not None:
-            progress("subsets", 1.0)
-    results["next_steps"] = next_steps(results)  # with the preference sections, in their terms
+    if table is not None and progress is not None:
+        progress("subsets", 1.0)
+    # the next steps with the preference sections, in their terms
+    result.sections = replace(_in_preference_terms(result.sections), preference=preference,
+                              subsets=table).advised(next_steps)
     return result
 
 
-def _in_preference_terms(results: dict) -> None:
-    """Name the word-cue sections' texts as responses of pairs grouped by prompt."""
-    results["dataset"]["task"] = PREFERENCE_TASK
-    for row in results["leakage"]["baselines"]:
-        if row["name"] == bow_name(Task.NLI):
-            row["name"] = RESPONSE_BOW
-    if "groups" in results["leakage"]:
-        results["leakage"]["groups"]["unit"] = RESPONSE_GROUPS
-    lengths = results.get("lengths")
-    if lengths is not None:
-        lengths["unit"] = "words per response"
-        if lengths.get("baseline"):
-            lengths["baseline"]["name"] = "response length only"
+def _in_preference_terms(sections: ScanSections) -> ScanSections:
+    """The word-cue sections with their texts named as responses of pairs grouped by prompt."""
+    leakage, lengths = sections.leakage, sections.lengths
+    assert leakage is not None and leakage.groups is not None and lengths is not None  # NLI-shaped
+    baselines = [{**row, "name": RESPONSE_BOW} if row["name"] == bow_name(Task.NLI) else row
+                 for row in leakage.baselines]
+    baseline = lengths["baseline"] and {**lengths["baseline"], "name": "response length only"}
+    return replace(sections, dataset={**sections.dataset, "task": PREFERENCE_TASK},
+                   leakage=replace(leakage, baselines=baselines,
+                                   groups={**leakage.groups, "unit": RESPONSE_GROUPS}),
+                   lengths={**lengths, "unit": "words per response", "baseline": baseline})

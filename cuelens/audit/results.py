@@ -13,9 +13,8 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -27,40 +26,74 @@ from cuelens.version import __version__
 SCHEMA_VERSION = "1.0"
 
 
-class WordSections(Protocol):
-    """The word-cue sections of a scan (:class:`~cuelens.audit.scan.WordAudit`, or those of
-    statistics that stream)."""
+class Section:
+    """A results.json section as a dataclass (docs/results-schema.md): its fields in the file's
+    key order, ``None`` ones absent from it."""
 
-    cues: list[dict]
-    cue_stats: dict
-    cue_finding: dict
-    leakage: dict
-    easy_hard: dict
-    mcq_baselines: dict | None
+    def to_json(self) -> dict:
+        """The section as results.json holds it (its lists and dicts shared, not copied)."""
+        return {key: value.to_json() if isinstance(value, Section) else value
+                for key, value in vars(self).items() if value is not None}
 
 
-def results_header(config, summary: dict) -> dict:
-    """The sections every scan's results.json opens with: schema version, tool, config and
-    dataset summary."""
-    return {"schema_version": SCHEMA_VERSION,
-            "tool": {"name": "cuelens", "version": __version__},
-            "config": asdict(config),
-            "dataset": summary}
+@dataclass(frozen=True)
+class LeakageSection(Section):
+    """``leakage``: the metric × aggregator table, its headline ``best`` and verdict, the
+    baselines and the fold groups."""
+
+    majority: float
+    table: list[dict]
+    best: dict
+    flagged: bool
+    verdict: str
+    baselines: list[dict]
+    baseline: dict
+    selection: dict
+    interval_note: str | None = None
+    fold_seed_D: list[float] | None = None
+    groups: dict | None = None
 
 
-def build_results(config, audit: WordSections, summary: dict, examples: dict,
-                  hygiene: dict | None = None) -> dict:
-    """results.json content in schema order."""
-    mcq = {"mcq_baselines": audit.mcq_baselines} if audit.mcq_baselines is not None else {}
-    return {**results_header(config, summary),
-            **({"hygiene": hygiene} if hygiene is not None else {}),
-            "cues": audit.cues,
-            "cue_stats": audit.cue_stats,
-            "cue_finding": audit.cue_finding,
-            "leakage": audit.leakage,
-            **mcq,
-            "easy_hard": audit.easy_hard,
-            "examples": examples}
+@dataclass(frozen=True, kw_only=True)
+class ScanSections(Section):
+    """A scan's whole results.json, built once from all its sections (``None``: not computed,
+    e.g. no word-cue statistics for MCQ items with varying numbers of choices)."""
+
+    schema_version: str = SCHEMA_VERSION
+    tool: dict = field(default_factory=lambda: {"name": "cuelens", "version": __version__})
+    config: dict
+    dataset: dict
+    hygiene: dict | None = None
+    cues: list[dict] | None = None
+    cue_stats: dict | None = None
+    cue_finding: dict | None = None
+    leakage: LeakageSection | None = None
+    mcq_baselines: dict | None = None
+    easy_hard: dict | None = None
+    examples: dict | None = None
+    features: list[dict] | None = None
+    features_config: dict | None = None
+    lengths: dict | None = None
+    notes: list[str] | None = None
+    next_steps: list | None = None
+    preference: dict | None = None
+    subsets: dict | None = None
+
+    def advised(self, next_steps: Callable[[dict], list]) -> ScanSections:
+        """These sections with ``next_steps`` computed from them (:mod:`cuelens.audit.advice`)."""
+        return replace(self, next_steps=next_steps(self.to_json()))
+
+    @classmethod
+    def from_json(cls, results: dict) -> ScanSections:
+        """The scan sections of a results.json content (a probe's own sections left out)."""
+        parts = {f.name: results[f.name] for f in fields(cls) if f.name in results}
+        if "leakage" in parts:
+            try:
+                parts["leakage"] = LeakageSection(**parts["leakage"])
+            except TypeError as error:  # its keys are another cuelens version's
+                raise UserError(f"the leakage section of this results.json is not one this "
+                                f"version writes ({error}): scan the data again") from error
+        return cls(**parts)
 
 
 def write_cues_csv(path: Path, cues: list[dict], metric_names: Sequence[str]) -> None:

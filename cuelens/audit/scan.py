@@ -26,6 +26,7 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
     leakage_section
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
+from cuelens.audit.results import LeakageSection
 from cuelens.audit.streamed import FoldModels, Folds, RunCounts, TokenChunk, TokenStore, \
     count_run, fit_fold, held_out_items, keep_model, predict_run
 from cuelens.audit.uncertainty import BELOW, CHANCE
@@ -136,29 +137,29 @@ def cue_finding_section(cues: list[dict], cue_stats: dict, covered: int, n_items
                     for c in top]}
 
 
-def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: dict,
+def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: LeakageSection,
                       split: str) -> dict:
     """The ``easy_hard`` section: ``n_easy`` of the ``n_items`` evaluated items are easy under
     the headline (metric, aggregator) of ``leakage`` (docs/methods.md §4)."""
-    best = leakage["best"]
+    best = leakage.best
     return {"easy": n_easy, "hard": n_items - n_easy,
             "hard_fraction": round(1 - n_easy / n_items, 6),
             "folds": config.folds, "iterations": config.iterations, "seed": config.seed,
             "metric": best["metric"], "aggregator": best["aggregator"], "split": split,
             # the headline's accuracy interval covers the majority baseline: the split
             # separates lucky from unlucky items, not cue-bearing from clean ones
-            "chance_level": leakage["verdict"] in (CHANCE, BELOW)}
+            "chance_level": leakage.verdict in (CHANCE, BELOW)}
 
 
 @dataclass
 class WordAudit:
-    """The word-cue sections (:class:`~cuelens.audit.results.WordSections`), the easy mask of
-    the evaluated items per chunk, and the leakage pass's fits of the headline model."""
+    """The word-cue sections of results.json (:meth:`sections`), the easy mask of the evaluated
+    items per chunk, and the leakage pass's fits of the headline model."""
 
     cues: list[dict]
     cue_stats: dict
     cue_finding: dict
-    leakage: dict
+    leakage: LeakageSection
     easy_hard: dict
     easy: list[np.ndarray]
     mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
@@ -170,6 +171,12 @@ class WordAudit:
     def item_easy(self) -> np.ndarray:
         """One bool per evaluated item."""
         return np.concatenate(self.easy) if self.easy else np.zeros(0, dtype=bool)
+
+    def sections(self) -> dict:
+        """The word-cue fields of :class:`~cuelens.audit.results.ScanSections`."""
+        return {"cues": self.cues, "cue_stats": self.cue_stats, "cue_finding": self.cue_finding,
+                "leakage": self.leakage, "mcq_baselines": self.mcq_baselines,
+                "easy_hard": self.easy_hard}
 
 
 def _stage(progress: Progress | None, stage: str) -> Callable[[float], None] | None:
@@ -194,9 +201,10 @@ def cue_list(store: TokenStore, counts: RunCounts, label_names: list[str],
 
 
 def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, folds: Folds,
-               progress: Progress | None = None) -> WordAudit:
+               groups: dict, progress: Progress | None = None) -> WordAudit:
     """Cues, leakage table and easy/hard split from passes over ``store`` (docs/methods.md
-    §2–4; cross-validated when it has no fitting split), ``folds`` assigning the items."""
+    §2–4; cross-validated when it has no fitting split), ``folds`` assigning the items by
+    ``groups`` (``leakage.groups``)."""
     options = config.scoring
     cross_validated = store.n_fitting == 0
     counts = leakage_counts(store, folds, config)
@@ -220,7 +228,7 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
 
     leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
                               tally.moments, config.metric, config.flag_threshold, store.task,
-                              config.seed, fold_seed_D)
+                              config.seed, fold_seed_D, groups)
     model = headline(leakage)
     kept = keep_model(kept, model)
     masks = [counter > config.iterations / 2
@@ -231,9 +239,9 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
                      masks, fits=kept, bank=bank)
 
 
-def headline(leakage: dict) -> tuple[str, str]:
+def headline(leakage: LeakageSection) -> tuple[str, str]:
     """The headline (metric, aggregator) of a leakage section."""
-    return leakage["best"]["metric"], leakage["best"]["aggregator"]
+    return leakage.best["metric"], leakage.best["aggregator"]
 
 
 def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
@@ -306,7 +314,7 @@ def add_mcq_baselines(audit: WordAudit, dataset, config: ScanConfig,
     """``audit.mcq_baselines`` of an MCQ ``dataset``
     (:func:`~cuelens.audit.mcq_baselines.mcq_baselines` cross-fitted over ``fold``, default the
     grouped folds), with the leakage table's choices-only BoW row."""
-    bow = {b["name"]: b["accuracy"] for b in audit.leakage["baselines"]
+    bow = {b["name"]: b["accuracy"] for b in audit.leakage.baselines
            if b["name"] == bow_name(Task.MCQ)}
     audit.mcq_baselines = mcq_baselines(dataset, config.folds, config.seed, extra=bow, fold=fold)
 
@@ -329,11 +337,10 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
                      tokens)
     report("tokenise", 1.0)
     store, folds = token_store(data), GroupedFolds(data, config.folds)
-    audit = word_audit(store, data.label_names, config, folds, report)
+    audit = word_audit(store, data.label_names, config, folds, data.group_summary, report)
     if dataset.task == Task.MCQ:
         add_mcq_baselines(audit, dataset, config)
         report("mcq baselines", 1.0)
-    audit.leakage["groups"] = data.group_summary
     probs = np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
                                                           config)])
     audit.items = item_bias(dataset, data, probs, audit.cues, audit.item_easy,

@@ -366,7 +366,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     from cuelens.audit.advice import next_steps
     from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections
-    from cuelens.audit.results import build_results
+    from cuelens.audit.results import ScanSections
     from cuelens.audit.streamed_hygiene import streamed_hygiene
 
     started = time.time()
@@ -379,8 +379,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
-    audit = word_audit(data.store, data.label_names, config, folds, progress)
-    audit.leakage["groups"] = groups
+    audit = word_audit(data.store, data.label_names, config, folds, groups, progress)
     lengths: dict = {}
     if data.store.task == Task.MCQ:  # baselines cross-fitted over the headline's hashed folds
         dataset = data.in_memory()
@@ -394,17 +393,16 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                                data.store.spilled, flags, data.fitting)
     if progress is not None:
         progress("hygiene", 1.0)
-    results = build_results(config, audit, chunked_summary(data, config.min_label_items),
-                            examples, hygiene)
-    results.update(feature_sections(
-        features, feature_parts(data, folds, config.seed), task=data.store.task,
-        label_names=data.label_names, cross_validated=data.fitting is None, folds=config.folds,
-        cache_dir=cache_dir, progress=progress))
-    results.update(lengths)
-    results["config"] = {**asdict(config), "statistics": "streaming"}
-    results["notes"] = [STREAMING_NOTE]
-    results["next_steps"] = next_steps(results)
+    sections = ScanSections(
+        config={**asdict(config), "statistics": "streaming"},
+        dataset=chunked_summary(data, config.min_label_items), hygiene=hygiene,
+        **audit.sections(), examples=examples, **feature_sections(
+            features, feature_parts(data, folds, config.seed), task=data.store.task,
+            label_names=data.label_names, cross_validated=data.fitting is None,
+            folds=config.folds, cache_dir=cache_dir, progress=progress),
+        **lengths, notes=[STREAMING_NOTE])
     items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:
         progress("bias items", 1.0)
-    return Scan(data, results, np.concatenate(audit.easy), started, bias=items)
+    return Scan(data, sections.advised(next_steps), np.concatenate(audit.easy), started,
+                bias=items)

@@ -152,14 +152,15 @@ def subset_leakage(dataset: Dataset, config) -> dict | None:
         leak = run_word_audit(dataset, replace(config, iterations=1)).leakage
     except (UserError, ValueError):
         return None  # too few groups or labels in this subset for the folds
-    best = leak["best"]
+    best = leak.best
     return {"value": best["accuracy"], "ci": [best["ci_low"], best["ci_high"]],
-            "effect": best["D"], "verdict": leak["verdict"], "items_scanned": len(dataset.test)}
+            "effect": best["D"], "verdict": leak.verdict, "items_scanned": len(dataset.test)}
 
 
 def add_subsets(result, field: str, config) -> None:
-    """Add the ``subsets`` table of :func:`dataset_subsets` to a scan result's results."""
-    result.results["subsets"] = dataset_subsets(result.dataset, field, config)
+    """A scan result's sections with the ``subsets`` table of :func:`dataset_subsets`."""
+    result.sections = replace(result.sections,
+                              subsets=dataset_subsets(result.dataset, field, config))
 
 
 def dataset_subsets(dataset: Dataset, field: str, config) -> dict:

@@ -8,10 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import console, user_errors
-
-ScanPath = Annotated[Path, typer.Argument(
-    help="A scan output directory or its results.json.", show_default=False)]
+from cuelens.commands.common import ScanPath, console, user_errors
 
 
 @user_errors

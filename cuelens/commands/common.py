@@ -83,6 +83,8 @@ OutFileOpt = Annotated[Path, typer.Option("--out", "-o", help="Output file.")]
 CacheDirOpt = Annotated[Optional[Path], typer.Option(
     "--cache-dir", help="Parse cache of the ICQ features (safe to delete; default: "
     "$CUELENS_CACHE_DIR or ~/.cache/cuelens/parse; docs/cache.md).")]
+ScanPath = Annotated[Path, typer.Argument(
+    help="A scan output directory or its results.json.", show_default=False)]
 AddressOpt = Annotated[Optional[str], typer.Option(
     "--address", help="Ray cluster for --engine ray: auto, ray://host:port (default: start a "
     "local one).")]
@@ -93,20 +95,6 @@ def field_map(premise_field, hypothesis_field, label_field, choices_field, group
 
     return FieldMap(premise=premise_field, hypothesis=hypothesis_field, label=label_field,
                     choices=choices_field, group=group_field)
-
-
-def load_data(data, train, test, hf, premise_field, hypothesis_field, label_field, choices_field,
-              skip_bad, group_field=None):
-    """Load the dataset named by the shared data arguments, warning about skipped items."""
-    from cuelens.data import load_dataset
-
-    dataset = load_dataset(data, train=str(train) if train else None,
-                           test=str(test) if test else None, hf=hf,
-                           fields=field_map(premise_field, hypothesis_field, label_field,
-                                            choices_field, group_field),
-                           skip_bad=skip_bad)
-    warn_skipped(dataset)
-    return dataset
 
 
 @dataclass(frozen=True)
@@ -124,10 +112,16 @@ class DataSource:
     skip_bad: bool = False
 
     def load(self) -> Dataset:
-        """The dataset, loaded as :func:`load_data` loads it."""
-        return load_data(self.data, self.train, self.test, self.hf, self.premise_field,
-                         self.hypothesis_field, self.label_field, self.choices_field,
-                         self.skip_bad)
+        """The dataset named by the data arguments, warning about skipped items."""
+        from cuelens.data import load_dataset
+
+        dataset = load_dataset(self.data, train=str(self.train) if self.train else None,
+                               test=str(self.test) if self.test else None, hf=self.hf,
+                               fields=field_map(self.premise_field, self.hypothesis_field,
+                                                self.label_field, self.choices_field),
+                               skip_bad=self.skip_bad)
+        warn_skipped(dataset)
+        return dataset
 
 
 # DataSource field → (its typer annotation, default), in the order --help lists them

@@ -7,10 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cuelens.commands.common import PlotlyOpt, console, user_errors
-
-ScanPath = Annotated[Path, typer.Argument(
-    help="A scan output directory or its results.json.", show_default=False)]
+from cuelens.commands.common import PlotlyOpt, ScanPath, console, user_errors
 
 
 @user_errors

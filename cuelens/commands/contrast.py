@@ -274,7 +274,7 @@ def judge(
     """
     from cuelens.lm.contrast import judge as jg
     from cuelens.lm.contrast.scores import parse_models
-    from cuelens.io import output_set, write_json
+    from cuelens.io import format_number as num, output_set, write_json
 
     _check_outputs([out, html], [trials, ratings])
     df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)
@@ -292,9 +292,6 @@ def judge(
             from cuelens.reports import render_report
 
             render_report(result, html, inputs=[p for p in (trials, ratings, out) if p])
-    def num(x) -> str:
-        return "n/a" if x is None else f"{x:.3f}"
-
     for name, entry in result["models"].items():
         ceiling = entry["accuracy_noise_ceiling"]
         console.print(f"{name}: accuracy {num(entry['accuracy'])} (ceiling "

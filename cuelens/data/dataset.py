@@ -136,18 +136,10 @@ class Split:
         """A new split holding the items at ``index`` (in that order)."""
         out = Split(name=name or self.name, path=self.path, task=self.task,
                     findings=self.findings)
-        for i in index:
-            out.ids.append(self.ids[i])
-            out.premises.append(self.premises[i])
-            out.labels.append(self.labels[i])
-            if self.task == Task.NLI:
-                out.hypotheses.append(self.hypotheses[i])
-            else:
-                out.choices.append(self.choices[i])
-                out.questions.append(self.questions[i])
-            out.raw.append(self.raw[i])
-            out.lines.append(self.lines[i])
-            out.groups.append(self.groups[i])
+        kept = ("hypotheses",) if self.task == Task.NLI else ("choices", "questions")
+        for column in ("ids", "premises", "labels", *kept, "raw", "lines", "groups"):
+            values = getattr(self, column)
+            setattr(out, column, [values[i] for i in index])
         return out
 
 

@@ -16,12 +16,9 @@ from cuelens.errors import UserError
 
 
 def _label_names(features) -> dict[str, list[str]]:
-    out = {}
-    for name, feature in features.items():
-        names = getattr(feature, "names", None)
-        if names:
-            out[name] = list(names)
-    return out
+    """The class names of every ``ClassLabel`` feature."""
+    return {name: list(names) for name, feature in features.items()
+            if (names := getattr(feature, "names", None))}
 
 
 def _rows(dataset, class_names: dict[str, list[str]], is_mcq_hint: bool):

@@ -67,23 +67,21 @@ class LabelFindings:
     rewrites: dict[str, dict[str, int]] = field(default_factory=dict)
     duplicate_keys: dict[str, list[int]] = field(default_factory=dict)
 
-    def rewrite(self, original: str, normal: str) -> None:
+    def rewrite(self, original: str, normal: str, items: int = 1) -> None:
         counts = self.rewrites.setdefault(normal, {})
-        counts[original] = counts.get(original, 0) + 1
+        counts[original] = counts.get(original, 0) + items
 
-    def duplicate(self, keys: Iterable[str], line: int) -> None:
+    def duplicate(self, keys: Iterable[str], line: int, items: int = 1) -> None:
         for key in keys:
             entry = self.duplicate_keys.setdefault(key, [0, line])
-            entry[0] += 1
+            entry[0] += items
 
     def merge(self, other: LabelFindings) -> None:
         for normal, counts in other.rewrites.items():
             for original, n in counts.items():
-                mine = self.rewrites.setdefault(normal, {})
-                mine[original] = mine.get(original, 0) + n
+                self.rewrite(original, normal, n)
         for key, (n, line) in other.duplicate_keys.items():
-            entry = self.duplicate_keys.setdefault(key, [0, line])
-            entry[0] += n
+            self.duplicate([key], line, n)
 
     def to_dict(self) -> dict:
         return {"rewrites": self.rewrites, "duplicate_keys": self.duplicate_keys}

@@ -27,6 +27,7 @@ prompt, so the existing metrics, leakage table and hygiene run unchanged (docs/p
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -130,19 +131,10 @@ def _join(texts: Iterable[str]) -> str:
     return "\n".join(t for t in texts if t.strip())
 
 
-def _shared_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def split_dialogues(a: str, b: str) -> tuple[str, str, str]:
     """(prompt, rest of ``a``, rest of ``b``): the shared beginning of two dialogues, cut after
     the last ``Assistant:`` marker in it (HH-RLHF), else empty."""
-    shared = a[:_shared_prefix(a, b)]
+    shared = os.path.commonprefix([a, b])
     markers = list(_ASSISTANT.finditer(shared))
     if not markers:
         return "", a, b
@@ -154,9 +146,7 @@ def _responses(record: dict, first: str, second: str) -> tuple[str | None, str, 
     """(prompt from the texts or None, response ``first``, response ``second``)."""
     a, b = _messages(record[first], first), _messages(record[second], second)
     if a is not None and b is not None:
-        n = 0
-        while n < min(len(a), len(b)) and a[n] == b[n]:
-            n += 1
+        n = len(os.path.commonprefix([a, b]))
         return _join(a[:n]) or None, _join(a[n:]), _join(b[n:])
     if a is None and b is None:
         text_a, text_b = _text(record[first], first), _text(record[second], second)

@@ -253,10 +253,8 @@ def _swallowed_row(lines: list[str], delimiter: str, n_columns: int) -> int | No
     first = next(csv.reader([lines[0]], delimiter=delimiter, quoting=csv.QUOTE_NONE))
     if len(first) < n_columns:
         return None
-    for k, text in enumerate(lines[1:-1], start=1):
-        if text.count(delimiter) >= n_columns - 1:
-            return k
-    return None
+    return next((k for k, text in enumerate(lines[1:-1], start=1)
+                 if text.count(delimiter) >= n_columns - 1), None)
 
 
 def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, str, dict | LineError]]:

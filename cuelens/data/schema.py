@@ -50,18 +50,11 @@ class FieldMap:
 
 
 def _first(record: dict, names: tuple[str, ...]) -> str | None:
-    for name in names:
-        if name in record:
-            return name
-    return None
+    return next((name for name in names if name in record), None)
 
 
 def _numbered_choice_fields(record: dict) -> list[str]:
-    found = []
-    for key in record:
-        match = _ENDING.match(key)
-        if match:
-            found.append((int(match.group(2)), key))
+    found = [(int(match.group(2)), key) for key in record if (match := _ENDING.match(key))]
     return [key for _, key in sorted(found)]
 
 

@@ -110,7 +110,6 @@ MASKED_TYPES = {"bert", "roberta", "xlm-roberta", "electra", "distilbert", "came
 def word_level_arch(spec: str) -> str | None:
     """``ngram``/``lstm``/``rnn`` when ``spec`` is a directory saved by a word-level model."""
     import json
-    from pathlib import Path
 
     config = Path(spec) / "config.json"
     if not config.is_file():

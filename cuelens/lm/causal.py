@@ -32,6 +32,7 @@ telescopes to the probability of the text followed by a boundary.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,12 @@ def word_start_mask(tokenizer, scheme: WordScheme, size: int) -> np.ndarray:
     mask[: len(tokens)] = [t is not None and t.startswith(scheme.marker) for t in tokens]
     mask[[i for i in tokenizer.all_special_ids if i < size]] = False
     return mask
+
+
+def _regroup(flat: list, sizes: list[int]) -> list[list]:
+    """``flat`` cut into consecutive pieces of the given ``sizes``."""
+    ends = list(itertools.accumulate(sizes))
+    return [flat[end - n:end] for end, n in zip(ends, sizes)]
 
 
 def logits_to_keep_kind(model) -> str | None:
@@ -153,13 +160,10 @@ class CausalScorer(TokenizerVocabulary):
         space = "" if self.scheme.dummy_prefix else " "
         flat = [w if i == 0 else space + w for words in sentences for i, w in enumerate(words)]
         ids = self.tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
-        out, k = [], 0
-        for words in sentences:
-            pieces = ids[k:k + len(words)]
-            out.append([w for piece in pieces for w in self._split_punct(piece)]
-                       if self._punct.any() else pieces)
-            k += len(words)
-        return out
+        pieces = _regroup(ids, [len(words) for words in sentences])
+        if not self._punct.any():
+            return pieces
+        return [[w for piece in words for w in self._split_punct(piece)] for words in pieces]
 
     def _split_punct(self, tokens: list[int]) -> list[list[int]]:
         """Cut a whitespace word's tokens at punctuation tokens and right after them."""
@@ -282,10 +286,7 @@ class CausalScorer(TokenizerVocabulary):
                       self.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]]
         flat = [space + c for options in continuations for c in options]
         flat_ids = self.tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
-        cont_ids, k = [], 0
-        for options in continuations:
-            cont_ids.append(flat_ids[k:k + len(options)])
-            k += len(options)
+        cont_ids = _regroup(flat_ids, [len(options) for options in continuations])
         for i, (p, cs) in enumerate(zip(prompt_ids, cont_ids)):
             if not cs or any(len(c) == 0 for c in cs):
                 raise UserError(f"prompt {i + 1}: empty answer option")
@@ -350,9 +351,4 @@ class CausalScorer(TokenizerVocabulary):
             at = torch.from_numpy(np.concatenate([rows.ends, rows.starts])).to(device)
             mass = torch.logsumexp(logits[at][:, self._boundary_ids], dim=-1) - log_z[at]
             total += (mass[: len(rows.ends)] - mass[len(rows.ends):]).double()
-        flat = total.cpu().numpy().tolist()
-        out, k = [], 0
-        for n in rows.counts:
-            out.append(flat[k:k + n])
-            k += n
-        return out
+        return _regroup(total.cpu().numpy().tolist(), rows.counts)

@@ -120,7 +120,7 @@ class MaskedScorer(TokenizerVocabulary):
                                                  ("roberta", "xlm-roberta", "camembert")):
                 raise UserError(f"sentence {i + 1} has {len(ids)} tokens, too many for the model")
             positions = np.flatnonzero(np.asarray(enc["special_tokens_mask"][i]) == 0)
-            starts = np.array([m.start() for m in _words(sentence)])
+            starts = np.array([m.start() for m in re.finditer(r"\S+", sentence)])
             offsets = np.asarray(enc["offset_mapping"][i])[positions, 0]
             word = np.searchsorted(starts, offsets, side="right") - 1 if len(starts) else offsets
             out.append((ids, positions, np.maximum(word, 0)))
@@ -286,7 +286,3 @@ class MaskedScorer(TokenizerVocabulary):
                 out[group] += self._run_rows(make_rows, np.full(len(group), len(base)))
                 rows[:, len(left) + j] = fill[:, j]
         return out
-
-
-def _words(sentence: str) -> list[re.Match]:
-    return list(re.finditer(r"\S+", sentence))

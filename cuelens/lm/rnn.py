@@ -27,6 +27,7 @@ from cuelens.errors import UserError
 from cuelens.lm.ngram import train_speller
 from cuelens.lm.text import BOS, EOS, WordSplitter, build_vocab
 from cuelens.lm.wordlevel import WordLevelScorer, read_config
+from cuelens.models.batching import sorted_batches
 
 
 @dataclass
@@ -98,18 +99,14 @@ def _network(config: RNNConfig):
     return WordRNN()
 
 
-def _batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | None):
-    """Length-sorted batches (sorted inside seeded chunks and shuffled when ``rng`` is given)."""
-    order = np.argsort(-lengths, kind="stable")
-    if rng is not None:
-        order = rng.permutation(len(lengths))
-        chunk = batch_size * 50
-        order = np.concatenate([c[np.argsort(-lengths[c], kind="stable")]
-                                for c in np.array_split(order, max(1, len(order) // chunk))])
+def _training_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator):
+    """Training batches: length-sorted inside seeded chunks, the batch order shuffled."""
+    order = rng.permutation(len(lengths))
+    chunk = batch_size * 50
+    order = np.concatenate([c[np.argsort(-lengths[c], kind="stable")]
+                            for c in np.array_split(order, max(1, len(order) // chunk))])
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-    if rng is not None:
-        batches = [batches[i] for i in rng.permutation(len(batches))]
-    return batches
+    return [batches[i] for i in rng.permutation(len(batches))]
 
 
 class RNNModel(WordLevelScorer):
@@ -195,7 +192,7 @@ class RNNModel(WordLevelScorer):
         lengths = np.array([len(ids) + 1 for ids in encoded])
         out: list[np.ndarray] = [np.zeros(0)] * len(encoded)
         with torch.inference_mode():
-            for index in _batches(lengths, self.batch_size, None):
+            for index in sorted_batches(lengths, self.batch_size):
                 inputs, targets = self._io(encoded, index)
                 picked = self.network.target_log_probs(inputs, targets.clamp(min=0))
                 values = picked.cpu().numpy()
@@ -234,7 +231,7 @@ def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNN
     best, started = float("inf"), time.perf_counter()
     for epoch in range(1, epochs + 1):
         epoch_start = time.perf_counter()
-        batches = _batches(lengths, batch_size, rng)
+        batches = _training_batches(lengths, batch_size, rng)
         model.network.train()
         total, tokens = 0.0, 0
         for done, index in enumerate(batches, start=1):

@@ -35,17 +35,3 @@ class SentenceScorer(Protocol):
 #   ``position`` masked), a multi-token candidate filling its masked slot left to right.
 # - ``word_logprobs(sentences) -> list[np.ndarray]``: per-word values of many sentences at once.
 
-
-@runtime_checkable
-class NextWordScorer(Protocol):
-    """A causal scorer that can rank candidate next words (see above)."""
-
-    def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray: ...
-
-
-@runtime_checkable
-class MaskedSlotScorer(Protocol):
-    """A masked scorer that can rank candidate words for one masked word slot (see above)."""
-
-    def masked_word_logprobs(self, sentence: str, position: int,
-                             candidates: list[str]) -> np.ndarray: ...

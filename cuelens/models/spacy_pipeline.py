@@ -40,9 +40,3 @@ def load_spacy(components: tuple[str, ...] | None = None):
             if name not in keep:
                 nlp.disable_pipe(name)
     return nlp
-
-
-def pipeline_id(nlp) -> str:
-    """A cache key naming the pipeline, its version and the enabled components."""
-    return f"{nlp.meta.get('lang')}_{nlp.meta.get('name')}-{nlp.meta.get('version')}:" + \
-        ",".join(nlp.pipe_names)

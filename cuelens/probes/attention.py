@@ -62,11 +62,6 @@ def considers(top: np.ndarray, t1: float, t2: float) -> np.ndarray:
     return (top[:, 0] > t1) | (top[:, 1] > t2)
 
 
-def considers_premise(scores: np.ndarray, t1: float = T1, t2: float = T2) -> bool:
-    """docs/methods.md §7 decision on one (choice word × premise word) score matrix."""
-    return bool(considers(np.asarray(top_two(scores)), t1, t2)[0])
-
-
 def word_spans(sequence_ids: Sequence[int | None], word_ids: Sequence[int | None],
                offsets: Sequence[tuple[int, int]], texts: tuple[str, str]) -> list[list[list[int]]]:
     """Token positions of each non-punctuation word, per sequence (0 = premise, 1 = choice)."""

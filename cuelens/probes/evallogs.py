@@ -96,16 +96,12 @@ def _continuations(arguments) -> list[str] | None:
 
 def _number(value) -> float | None:
     """A JSON number or a numeric string (lm-eval writes ``"-38.79"``); None otherwise."""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
-    if isinstance(value, (int, float)):
+    try:
         return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
+    except ValueError:
+        return None
 
 
 def _loglikelihood(response) -> float:
@@ -252,8 +248,6 @@ def read_inspect(path: Path, id_field: str | None, cap: int | None = None) -> Lo
             item = _sample_item(sample, id_field, where)
             if item is not None:
                 items.append(item)
-    except LineError:
-        raise
     except ValueError as exc:
         raise UserError(str(exc), path=str(path)) from None
     return LogRead(items, meta)

@@ -19,6 +19,7 @@ import numpy as np
 
 from cuelens.audit.advice import next_steps
 from cuelens.audit.pipeline import Scan, scan_dataset
+from cuelens.audit.results import ScanSections
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
@@ -84,7 +85,7 @@ def load_scan(directory: str | Path, dataset: Dataset) -> Scan:
     from cuelens.probes.scan_source import load_scan_dir
 
     results, item_easy = load_scan_dir(directory, dataset)
-    return Scan(dataset=dataset, results=results, item_easy=item_easy)
+    return Scan(dataset=dataset, sections=ScanSections.from_json(results), item_easy=item_easy)
 
 
 def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict | None = None,

@@ -80,10 +80,9 @@ def _probe_easy_hard(sec: Section, pr: dict) -> None:
     eh = pr.get("easy_hard")
     if not eh:
         return
-    names, values = ["all test items"], [pr.get("accuracy")]
-    names += ["easy items", "hard items"]
-    values += [eh["easy_accuracy"], eh["hard_accuracy"]]
-    keep = [(n, v) for n, v in zip(names, values) if v is not None]
+    values = {"all test items": pr.get("accuracy"), "easy items": eh["easy_accuracy"],
+              "hard items": eh["hard_accuracy"]}
+    keep = [(n, v) for n, v in values.items() if v is not None]
     sec.add_figure("easy_hard", "Model accuracy on items a cue-only classifier solves (easy) "
                    "and on those it cannot (hard): a large gap means the model's score leans "
                    "on the cues.",

@@ -65,9 +65,7 @@ def plotly_file_name() -> str:
 
 
 def plotly_cdn_url() -> str:
-    from plotly.offline import get_plotlyjs_version
-
-    return f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
+    return f"https://cdn.plot.ly/{plotly_file_name()}"
 
 
 def _sha256(script: str) -> str:

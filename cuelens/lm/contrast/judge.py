@@ -123,12 +123,6 @@ def align(df: pd.DataFrame, midpoint: float) -> pd.DataFrame:
     return df
 
 
-def _read_csv(path) -> pd.DataFrame:
-    from cuelens.data.readers import read_table
-
-    return read_table(path)
-
-
 def _require(df: pd.DataFrame, columns: list[str], path) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
@@ -152,7 +146,9 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
     """One aligned row per (participant, pair): ``subject``, ``group``, ``pair``, ``rating``,
     the model columns and any targeting columns. ``ratings_path`` (``sentence1``,
     ``sentence2``, subject, ``rating``) is joined to the trials file on the pair."""
-    trials = _read_csv(trials_path)
+    from cuelens.data.readers import read_table
+
+    trials = read_table(trials_path)
     _require(trials, ["sentence1", "sentence2"], trials_path)
     if not model_names(trials.columns):
         raise UserError("no model columns: each model needs sentence1_<model>_prob and "
@@ -162,7 +158,7 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
              (["rating"] if "rating" in trials.columns else []), trials_path)
     trials = align(trials, midpoint)
     if ratings_path is not None:
-        ratings = _read_csv(ratings_path)
+        ratings = read_table(ratings_path)
         _require(ratings, ["sentence1", "sentence2", subject_field, "rating"], ratings_path)
         _numbers(ratings, ["rating"], ratings_path)
         ratings = align(ratings, midpoint)

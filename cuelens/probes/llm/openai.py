@@ -49,7 +49,6 @@ from cuelens.probes.llm.requests import OnResult, Request
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 TOP_LOGPROBS = 20  # the most OpenAI's chat API returns
 CONNECT_TIMEOUT = 5.0  # seconds for the first connection to the server
-ROUTES = ("echo", "chat-top-logprobs")
 _PROBE_PROMPT = "Question: is the sky blue? Answer yes or no.\nAnswer:"
 
 
@@ -100,8 +99,7 @@ class OpenAIBackend:
             self.check_reachable()
             probe = Request("score", _PROBE_PROMPT, ("yes",))
             echo, why_echo = self._try(lambda: self._echo_score(probe.prompt, "yes"))
-            chat, why_chat = self._try(lambda: self._chat_score(probe.prompt, ["yes"],
-                                                                 strict=True))
+            chat, why_chat = self._try(lambda: self._chat_score(probe.prompt, ["yes"]))
             detail = "; ".join(w for w in (why_echo and f"/completions: {why_echo}",
                                            why_chat and f"/chat/completions: {why_chat}") if w)
             self._capabilities = Capabilities(echo, chat, detail)
@@ -236,7 +234,7 @@ class OpenAIBackend:
         usage = _usage(body)
         return total, n, usage["prompt_tokens"], usage["completion_tokens"]
 
-    def _chat_score(self, prompt: str, options: list[str], strict: bool = False) -> dict:
+    def _chat_score(self, prompt: str, options: list[str]) -> dict:
         body = self._post("/chat/completions", {
             "model": self.model, "messages": [{"role": "user", "content": prompt}],
             "temperature": 0, "max_tokens": 1, "logprobs": True, "top_logprobs": TOP_LOGPROBS})
