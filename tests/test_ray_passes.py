@@ -1,20 +1,24 @@
-"""Statistics that stream with their passes on Ray workers (issue 24, docs/large-datasets.md "Ray
-runs the passes"): results.json and the per-item bias table are byte-identical to the local
-passes, on one 2-CPU local cluster, for cross-validated and train/test data in several shards and
-chunks, with a capped training sample (the candidates merge) and two easy/hard iterations (the
-item sink)."""
+"""Statistics that stream, read and tokenised and with their passes on Ray workers (issue 24,
+docs/large-datasets.md "Ray runs the passes"): results.json and the per-item bias table are
+byte-identical to the local engine's, on one 2-CPU local cluster, for cross-validated and
+train/test data in several shards and chunks across them (and n-gram cue features), with a
+capped training sample (the candidates merge) and two easy/hard iterations (the item sink); the
+driver tokenises nothing; a bad line or an unseen test label is the local engine's error."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from cuelens.audit.config import ScanConfig
+from cuelens.audit.counts import Encoder
 from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_nli
+from cuelens.errors import UserError
 from cuelens.io import dumps_json
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
@@ -40,19 +44,21 @@ def write_shards(directory: Path, records: list[dict], n_shards: int) -> str:
     return str(directory)
 
 
-def scan_outputs(work: Path, sources: tuple[str | None, ...], passes=None) -> tuple[str, bytes]:
+def scan_outputs(work: Path, sources: tuple[str | None, ...], passes=None,
+                 config: ScanConfig = CONFIG) -> tuple[str, bytes]:
     """results.json and items.jsonl of a streaming scan of ``sources`` (data, train, test) in
-    chunks of 130 items, its passes on ``passes`` (None: local)."""
+    chunks of 130 items, read and passed over on ``passes`` (None: locally)."""
     work.mkdir()
-    data = load_chunked(*sources, FieldMap(), False, CONFIG, work, chunk_items=130)
+    reader = {} if passes is None else {"reader": passes.read}
+    data = load_chunked(*sources, FieldMap(), False, config, work, chunk_items=130, **reader)
     if passes is not None:
         data.store.passes = passes
-    result = scan_streaming(data, CONFIG)
+    result = scan_streaming(data, config)
     return dumps_json(result.results), result.bias.files["items"].read_bytes()
 
 
-@pytest.mark.parametrize("layout", ["cross-validated", "train/test"])
-def test_ray_passes_equal_the_local_passes(cluster, tmp_path, layout):
+@pytest.mark.parametrize("layout, ngrams", [("cross-validated", 1), ("train/test", 2)])
+def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layout, ngrams):
     from cuelens.audit.ray_passes import RayPasses
 
     records = make_nli(900, seed=7)
@@ -61,18 +67,49 @@ def test_ray_passes_equal_the_local_passes(cluster, tmp_path, layout):
     else:
         sources = (None, write_shards(tmp_path / "train", records[:600], 2),
                    write_shards(tmp_path / "test", records[600:], 2))
-    ran = []  # the Ray run really counts and tallies on workers
+    config = replace(CONFIG, ngrams=ngrams)
+    ran = []  # the Ray run really reads, counts and tallies on workers
 
     class Spied(RayPasses):
-        def _map(self, part, store, fitting, args):
+        def _ordered(self, ray, part, calls):
             ran.append(part.__name__)
-            return super()._map(part, store, fitting, args)
+            return super()._ordered(ray, part, calls)
 
-    local = scan_outputs(tmp_path / "local", sources)
-    remote = scan_outputs(tmp_path / "ray", sources, Spied(in_flight=3))
-    assert {"_count_part", "_tally_part"} <= set(ran)
+    local = scan_outputs(tmp_path / "local", sources, config=config)
+    tokenised = []  # texts tokenised in this (the driver's) process
+    original = Encoder._add_chunk
+    monkeypatch.setattr(Encoder, "_add_chunk",
+                        lambda self, texts: tokenised.append(len(texts)) or original(self, texts))
+    remote = scan_outputs(tmp_path / "ray", sources, Spied(in_flight=3), config)
+    assert {"_read_part", "_build_chunk", "_count_part", "_tally_part"} <= set(ran)
     assert remote[0] == local[0]
     assert remote[1] == local[1]
     results = json.loads(local[0])
     assert results["config"]["statistics"] == "streaming"
     assert results["leakage"]["best"]["D"] > 0.05  # planted cues are found
+    assert not tokenised  # the driver tokenised nothing
+
+
+@pytest.mark.parametrize("bad", ["malformed line", "unseen label"])
+def test_ray_reading_errors_are_the_local_ones(cluster, tmp_path, bad):
+    from cuelens.audit.ray_passes import RayPasses
+
+    records = make_nli(300, seed=3)
+    train = write_shards(tmp_path / "train", records[:200], 2)
+    test = write_shards(tmp_path / "test", records[200:], 2)
+    shard = Path(test) / "part-1.jsonl"
+    lines = shard.read_text(encoding="utf-8").splitlines(keepends=True)
+    if bad == "malformed line":
+        lines[7] = "{not json\n"
+    else:
+        lines[7] = json.dumps({**json.loads(lines[7]), "label": "sarcasm"}) + "\n"
+    shard.write_text("".join(lines), encoding="utf-8")
+    errors = []
+    for name, reader in (("local", {}), ("ray", {"reader": RayPasses().read})):
+        (tmp_path / name).mkdir()
+        with pytest.raises(UserError) as caught:
+            load_chunked(None, train, test, FieldMap(), False, CONFIG, tmp_path / name,
+                         chunk_items=30, **reader)
+        errors.append((str(caught.value), caught.value.line))
+    assert errors[0] == errors[1]
+    assert ("line 8" in errors[0][0]) and (bad != "unseen label" or "sarcasm" in errors[0][0])

@@ -103,12 +103,16 @@ class Encoder:
         """Append a chunk encoded on its own (e.g. one shard on a worker): its local ids are
         mapped to this vocabulary; new words are numbered in the chunk's first-appearance order,
         exactly as if its texts had been added here."""
-        setdefault, vocab = self.vocab.setdefault, self.vocab
-        remap = np.fromiter((setdefault(token, len(vocab)) for token in seqs.vocab),
-                            dtype=np.int32, count=len(seqs.vocab))
         self._lengths.append(seqs.lengths.astype(np.int64))
-        self._indices.append(remap[seqs.indices])
+        self._indices.append(self.remap(seqs.vocab)[seqs.indices])
         return self
+
+    def remap(self, vocab: list[str]) -> np.ndarray:
+        """The ids in this vocabulary of a chunk's own ``vocab`` (in its first-appearance
+        order); its new words are numbered as if its texts had been added here."""
+        setdefault, mine = self.vocab.setdefault, self.vocab
+        return np.fromiter((setdefault(token, len(mine)) for token in vocab), dtype=np.int32,
+                           count=len(vocab))
 
     def flush(self) -> TokenSequences:
         """The texts added since the last flush (ids in the vocabulary so far), then forgets

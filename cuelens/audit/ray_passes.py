@@ -1,4 +1,4 @@
-"""Statistics that stream, with their passes on Ray workers (docs/large-datasets.md, "Ray runs
+"""Statistics that stream, read and counted on Ray workers (docs/large-datasets.md, "Ray runs
 the passes").
 
 :class:`RayPasses` is the :class:`~cuelens.audit.streamed.ChunkPasses` of ``audit scan --stats
@@ -10,21 +10,49 @@ alone. The driver merges the partial results in chunk order (:meth:`RunCounts.me
 results exactly. The driver holds the vocabulary-sized count tables, the bounded candidates and
 the fold models, and at most ``in_flight`` partial results; the workers read the chunk files
 from the work directory (a shared filesystem on a multi-node cluster).
+
+:meth:`RayPasses.read` is its :data:`~cuelens.audit.streamed_scan.Reader`: the data is read in
+two rounds of tasks, so that the chunks are the local engine's (``chunk_items`` items each,
+across shard files). (1) One task per shard reads and normalises it, tokenises it with
+vocabularies of its own (ids by first appearance in the shard) and saves it in blocks of at
+most ``chunk_items`` items; the driver merges the shards' vocabularies and label values in
+shard order, which numbers them as one pass over all items would
+(:meth:`~cuelens.audit.counts.Encoder.remap`), and cuts the items into chunks from the shards'
+item counts. (2) One task per chunk joins its pieces of the blocks, checks it as the local
+reader does, maps its ids into the merged vocabularies and saves the chunk and token files.
+The driver's work per shard and chunk grows with the vocabularies, not with the items.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from cuelens.audit.counts import Encoder, TokenSequences
 from cuelens.audit.streamed import FoldModels, Folds, ItemSink, LocalPasses, RunCounts, Tally, \
-    TokenStore, count_chunks, tally_chunks
+    TokenStore, count_chunks, ragged, save_arrays, subset, tally_chunks, token_arrays, \
+    token_path
+from cuelens.audit.streamed_scan import Loading, check_chunk, encode_chunk, fold_keys
+from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import Task
+from cuelens.data.labels import LabelFindings
+from cuelens.data.loading import NO_ITEMS
+from cuelens.data.schema import FieldMap
+from cuelens.data.splits import build_split
+from cuelens.engine.chunks import ChunkedSplit, chunk_path, save_chunk, until_full
 from cuelens.engine.ray_engine import connect
+from cuelens.engine.sources import iter_source_records, shard_paths
+from cuelens.engine.streaming import add_skipped, shard_records
+from cuelens.errors import UserError
 
 ChunkFile = tuple[bool, int, Path]  # TokenStore.files: (fitting, first item, path)
+Piece = tuple[Path, int, int, int, Any]  # block file, shard, items start … stop, id remaps
 
 
 def _with_vocabularies(counts: RunCounts, vocab: list[str], words_vocab: list[str]
@@ -57,6 +85,209 @@ def _tally_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile
 
 
 @dataclass(frozen=True)
+class _Reading:
+    """What the tasks reading one data argument need (shipped once)."""
+
+    source: str
+    role: str
+    task: str
+    shards: list[Path]
+    fields: FieldMap
+    skip_bad: bool
+    encode: bool  # tokenise (a split the statistics use)
+    include_premise: bool
+    ngrams: int
+    chunk_items: int
+    directory: Path
+
+    def split(self, shard: int = 0) -> CompactSplit:
+        split = CompactSplit(self.role, self.source, self.task, self.shards, iter_source_records)
+        split.shard = shard
+        return split
+
+
+@dataclass
+class _Part:
+    """One shard as read by a task: its block files (and items), what the driver merges in
+    shard order, and the error that stopped the reading (None: read to the end)."""
+
+    blocks: list[tuple[Path, int]] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    findings: LabelFindings = field(default_factory=LabelFindings)
+    words: list[str] = field(default_factory=list)  # its vocabularies, first appearance first
+    features: list[str] = field(default_factory=list)
+    labels: list = field(default_factory=list)  # NLI label values, first appearance first
+    choices: dict[int, int] = field(default_factory=dict)  # MCQ choice count → first item
+    error: UserError | None = None
+
+
+def _read_part(reading: _Reading, shard: int) -> _Part:
+    """Round 1 (a Ray task): shard ``shard`` read, normalised and tokenised with its own
+    vocabularies, saved in blocks of at most ``chunk_items`` items (one in memory at a time)."""
+    path, part = reading.shards[shard], _Part()
+    words, registry = Encoder(repeats=True), dict[Any, int]()
+    features = None if reading.ngrams == 1 else Encoder(reading.ngrams)
+    records, state, items = iter_source_records(path, raw=False), {"done": False}, 0
+    while not state["done"]:
+        split = reading.split(shard)
+        try:
+            build_split(until_full(records, split, reading.chunk_items, state), path,
+                        reading.role, reading.fields, reading.task, reading.skip_bad, into=split)
+        except UserError as error:
+            part.error, state["done"] = error, True
+        add_skipped(part.skipped, split.skipped)
+        part.findings.merge(split.findings)
+        if len(split) == 0:
+            continue
+        arrays = split.to_arrays()
+        if reading.encode:
+            tokens, seqs, codes = encode_chunk(split, reading.include_premise, words, features,
+                                               registry)
+            arrays.update(token_arrays(tokens, seqs, codes, np.zeros(0, np.uint64)))
+        for i, count in enumerate(split.choice_counts):
+            part.choices.setdefault(count, items + i)
+        block = reading.directory / f"{reading.role}-part-{shard:06d}-{len(part.blocks):04d}.npz"
+        part.blocks.append((save_arrays(block, arrays), len(split)))
+        items += len(split)
+    part.words, part.labels = list(words.vocab), list(registry)
+    part.features = list(features.vocab) if features is not None else []
+    return part
+
+
+def _piece(arrays: dict[str, np.ndarray], start: int, stop: int) -> dict[str, np.ndarray]:
+    """The arrays (:meth:`CompactSplit.to_arrays`) of items ``start … stop − 1`` of a block,
+    their label values in order of first appearance."""
+    meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
+    codes = arrays["label_codes"][start:stop]
+    present, first = np.unique(codes, return_index=True)
+    order = present[np.argsort(first)]
+    recode = np.zeros(len(meta["labels"]), dtype=np.int16)
+    recode[order] = np.arange(len(order))
+    out = {"label_codes": recode[codes], "lines": arrays["lines"][start:stop]}
+    for name in ("ids", "premises", "hypotheses"):
+        ends, text = arrays[f"{name}.ends"], arrays[f"{name}.buffer"]
+        low = int(ends[start - 1]) if start and len(ends) else 0
+        out[f"{name}.buffer"] = text[low:int(ends[stop - 1])] if len(ends) else text
+        out[f"{name}.ends"] = ends[start:stop] - low
+    meta.update({key: meta[key][start:stop] for key in ("choices", "questions", "groups")},
+                labels=[meta["labels"][code] for code in order.tolist()], skipped={},
+                findings=LabelFindings().to_dict())
+    out["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
+    return out
+
+
+def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_index: int, k: int,
+                 known: ChunkedSplit | None) -> tuple[dict, int, int] | UserError:
+    """Round 2 (a Ray task): chunk ``index`` joined from its ``pieces`` of the blocks, checked
+    (:func:`~cuelens.audit.streamed_scan.check_chunk`: the error, if any, is returned), saved;
+    when tokenised, its ids mapped into the merged vocabularies and saved as token file
+    ``tokens_index``. Its label counts, longest feature sequence and items."""
+    chunk, blocks = reading.split(), []
+    for path, shard, start, stop, _ in pieces:
+        with np.load(path, allow_pickle=False) as arrays:
+            blocks.append(dict(arrays))
+        chunk.extend(CompactSplit.from_arrays(_piece(blocks[-1], start, stop), reading.role,
+                                              reading.source, reading.shards,
+                                              iter_source_records), shard_offset=shard)
+    label_counts = save_chunk(chunk, chunk_path(reading.directory, reading.role, index))
+    if not reading.encode:
+        return label_counts, 0, len(chunk)
+    try:
+        check_chunk(chunk, k, known)
+    except UserError as error:
+        return error
+    words: list[TokenSequences] = []
+    seqs: list[TokenSequences] = []
+    labels: list[np.ndarray] = []
+    for arrays, (_, _, start, stop, (words_ids, feature_ids, label_ids)) in zip(blocks, pieces):
+        rows = np.arange(start * k, stop * k)
+        for name, ids, into in (("words", words_ids, words), ("seqs", feature_ids, seqs)):
+            mine = subset(TokenSequences(arrays[f"{name}_indptr"], arrays[name], []), rows)
+            into.append(TokenSequences(mine.indptr, ids[mine.indices], []))
+        codes = arrays["labels"][rows]
+        labels.append(codes if label_ids is None else label_ids[codes])
+    features = ragged(seqs, [])
+    save_arrays(token_path(reading.directory, tokens_index),
+                token_arrays(ragged(words, []), features, np.concatenate(labels),
+                             fold_keys(chunk)))
+    return label_counts, int(features.lengths.max(initial=0)), len(chunk)
+
+
+@dataclass
+class _Chunks:
+    """Round 2's calls, cut from round 1's shards as they arrive in shard order: the blocks
+    not yet in a chunk (with their shard's id remaps), the items merged, the ends of the chunks
+    cut, the blocks each chunk finishes, each MCQ choice count's first item, round 1's error."""
+
+    loading: Loading
+    chunked: ChunkedSplit
+    tokens: int  # the token store's files before this split's
+    blocks: deque = field(default_factory=deque)
+    items: int = 0
+    cut: list[int] = field(default_factory=list)
+    finished: dict[int, list[Path]] = field(default_factory=dict)
+    choices: dict[int, int] = field(default_factory=dict)
+    error: UserError | None = None
+
+    def merge(self, shard: int, part: _Part) -> None:
+        """Count in ``part`` (shard ``shard``): its skips and findings, its vocabularies and
+        label values numbered in the merged ones (the remaps of its blocks)."""
+        loading, chunked = self.loading, self.chunked
+        add_skipped(chunked.skipped, part.skipped)
+        chunked.findings.merge(part.findings)
+        words = loading.words.remap(part.words)
+        features = words if loading.features is None else loading.features.remap(part.features)
+        registry = loading.registry
+        labels = None if chunked.task == Task.MCQ else np.asarray(
+            [registry.setdefault(value, len(registry)) for value in part.labels], np.int16)
+        for count, item in part.choices.items():
+            self.choices.setdefault(count, self.items + item)
+        for path, items in part.blocks:
+            self.blocks.append((path, shard, 0, items, (words, features, labels)))
+            self.items += items
+        self.error = part.error
+
+    def take(self, end: int) -> list[Piece]:
+        """The pieces of the next chunk, up to item ``end``."""
+        pieces, done = [], self.cut[-1] if self.cut else 0
+        while done < end:
+            path, shard, start, stop, remaps = self.blocks[0]
+            step = min(end - done, stop - start)
+            pieces.append((path, shard, start, start + step, remaps))
+            done += step
+            if start + step == stop:
+                self.blocks.popleft()
+                self.finished.setdefault(len(self.cut), []).append(path)
+            else:
+                self.blocks[0] = (path, shard, start + step, stop, remaps)
+        self.cut.append(end)
+        return pieces
+
+    def calls(self, reading: Any, parts: Iterable[tuple[int, _Part]], last: int,
+              role: str) -> Iterator[tuple]:
+        """Round 2's calls: each chunk once round 1 has merged its items (the last, partial
+        one after shard ``last``); none after an error (the local reader stops there)."""
+        loading, size = self.loading, self.loading.chunk_items
+        known = loading.known(role)
+        known = known if known is None else replace(known, files=[], sizes=[])
+        for shard, part in parts:
+            self.merge(shard, part)
+            final = self.items if shard == last and self.error is None else -1
+            while (done := self.cut[-1] if self.cut else 0) + size <= self.items or \
+                    done < final:
+                end_of = min(done + size, self.items)
+                k = 1
+                if loading.encodes(role):  # the store's k: the first chunk's choice count
+                    firsts = [count for count, item in self.choices.items() if item < end_of]
+                    k = loading.open_store(self.chunked.task,
+                                           firsts[0] if len(firsts) == 1 else 1).k
+                index = len(self.cut)
+                yield reading, self.take(end_of), index, self.tokens + index, k, known
+            if self.error is not None:
+                return
+
+
+@dataclass(frozen=True)
 class RayPasses:
     """:class:`~cuelens.audit.streamed.ChunkPasses` on the Ray cluster at ``address`` (None: a
     local one, started on first use), one task per chunk file."""
@@ -64,22 +295,63 @@ class RayPasses:
     address: str | None = None
     in_flight: int = 0  # partial results held at once (0: twice the cluster's CPUs)
 
+    def _ordered(self, ray, part: Callable, calls: Iterable[tuple]) -> Iterator:
+        """``part`` run as a Ray task on each of ``calls`` (its arguments), the results in
+        order, at most ``in_flight`` at once."""
+        task = ray.remote(num_cpus=1)(part)
+        limit = self.in_flight or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        pending: deque = deque()
+        for args in calls:
+            pending.append(task.remote(*args))
+            if len(pending) >= limit:
+                yield ray.get(pending.popleft())
+        while pending:
+            yield ray.get(pending.popleft())
+
     def _map(self, part: Callable, store: TokenStore, fitting: bool | None,
              args: tuple) -> Iterator:
         """``part`` run on every chunk file of ``store`` (of one split with ``fitting``), the
         results in chunk order; the store's columns (vocabularies included) are shipped once."""
         ray = connect(self.address)
-        task = ray.remote(num_cpus=1)(part)
         shipped = ray.put((replace(store, files=[], passes=LocalPasses()), args))
-        limit = self.in_flight or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pending: deque = deque()
-        for chunk in store.files:
-            if fitting is None or chunk[0] == fitting:
-                pending.append(task.remote(shipped, chunk))
-                if len(pending) >= limit:
-                    yield ray.get(pending.popleft())
-        while pending:
-            yield ray.get(pending.popleft())
+        return self._ordered(ray, part, ((shipped, chunk) for chunk in store.files
+                                         if fitting is None or chunk[0] == fitting))
+
+    def read(self, loading: Loading, source: str, role: str, task: str | None) -> None:
+        """:data:`~cuelens.audit.streamed_scan.Reader` on Ray workers (module docstring): the
+        local reader's chunks, token ids, counts and errors."""
+        ray = connect(self.address)
+        shards, lost = shard_paths(source), dict[str, int]()
+        found = next(shard_records(shards, loading.fields, task, loading.skip_bad, lost), None)
+        if found is None:
+            raise UserError(NO_ITEMS, path=source)
+        first, task = found[0], found[3]
+        chunked = ChunkedSplit(role, source, task, shards)
+        loading.loaded.append(chunked)
+        reading = ray.put(_Reading(source, role, task, shards, loading.fields, loading.skip_bad,
+                                   loading.encodes(role), loading.config.include_premise,
+                                   loading.config.ngrams, loading.chunk_items,
+                                   loading.directory))
+        cut = _Chunks(loading, chunked, len(loading.store.files) if loading.store else 0)
+        indices = range(first, len(shards))
+        parts = zip(indices, self._ordered(ray, _read_part, ((reading, s) for s in indices)))
+        built = self._ordered(ray, _build_chunk, cut.calls(reading, parts, len(shards) - 1, role))
+        for index, result in enumerate(built):
+            if isinstance(result, UserError):
+                raise result
+            label_counts, max_length, items = result
+            chunked.add_file(chunk_path(loading.directory, role, index), items, label_counts)
+            if loading.store is not None and loading.encodes(role):
+                loading.store.add_file(role == loading.fitting, items, max_length,
+                                       token_path(loading.directory, cut.tokens + index))
+            loading.report(role, cut.cut[index])
+            for path in cut.finished.pop(index, []):
+                path.unlink()
+        if cut.error is not None:
+            raise cut.error
+        if not cut.cut:
+            raise UserError(NO_ITEMS, path=source)
+        add_skipped(chunked.skipped, lost)
 
     def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
               sample_seed: int, outer: bool, keep: int) -> RunCounts:

@@ -10,6 +10,7 @@ for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; n
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -269,13 +270,22 @@ def cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
 def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
                   progress: Progress | None = None) -> list[np.ndarray]:
     """The easy/hard counters (docs/methods.md §4): per evaluated chunk, ``C[q]``, how often
-    ``model`` predicts each item right over the iterations (NLI one byte per item); an item is
-    easy when ``C[q]`` exceeds half the iterations."""
+    ``model`` predicts each item right over the iterations (NLI one byte per item; a spilled
+    store's in a memory-mapped file of its directory); an item is easy when ``C[q]`` exceeds
+    half the iterations."""
     # NLI correctness is 0/1; MCQ ties count 1/t
     counter_type: type = np.float64 if store.task == Task.MCQ else \
         np.uint8 if config.iterations < 256 else np.uint32
-    counters: dict[int, np.ndarray] = {first: np.zeros(size, dtype=counter_type)
-                                       for fitting, first, size in store.sizes() if not fitting}
+    evaluated = [(first, size) for fitting, first, size in store.sizes() if not fitting]
+    counters: dict[int, np.ndarray]
+    if store.directory is None:
+        counters = {first: np.zeros(size, dtype=counter_type) for first, size in evaluated}
+    else:  # on disk in the work directory (zeros), not in memory
+        with tempfile.NamedTemporaryFile(prefix="easy-", dir=store.directory,
+                                         delete=False) as file:
+            whole = np.memmap(file, dtype=counter_type, mode="w+", shape=(max(store.n_eval, 1),))
+        start = store.n_fitting  # the evaluated chunks follow the fitting ones
+        counters = {first: whole[first - start:first - start + size] for first, size in evaluated}
 
     def add(first: int, positions: np.ndarray, results: dict) -> None:
         counters[first][positions] += results[model]

@@ -151,21 +151,21 @@ class TokenStore:
 
     def add(self, fitting: bool, words: TokenSequences, seqs: TokenSequences,
             labels: np.ndarray, keys: np.ndarray) -> None:
-        first = self.n_fitting + self.n_eval
-        arrays = {"words_indptr": words.indptr, "words": words.indices,
-                  "seqs_indptr": seqs.indptr, "seqs": seqs.indices, "labels": labels,
-                  "keys": keys}
+        arrays = token_arrays(words, seqs, labels, keys)
         source: Path | dict[str, np.ndarray] = arrays
         if self.directory is not None:
-            source = self.directory / f"tokens-{len(self.files):06d}.npz"
-            with open(source, "wb") as handle:
-                np.savez(handle, **arrays)  # type: ignore[arg-type]
-        self.files.append((fitting, first, source))
+            source = save_arrays(token_path(self.directory, len(self.files)), arrays)
+        self.add_file(fitting, len(keys), int(seqs.lengths.max(initial=0)), source)
+
+    def add_file(self, fitting: bool, items: int, max_length: int,
+                 source: Path | dict[str, np.ndarray]) -> None:
+        """Count in the next chunk (``source``: its :func:`token_arrays` or their file)."""
+        self.files.append((fitting, self.n_items, source))
         if fitting:
-            self.n_fitting += len(keys)
+            self.n_fitting += items
         else:
-            self.n_eval += len(keys)
-        self.max_length = max(self.max_length, int(seqs.lengths.max(initial=0)))
+            self.n_eval += items
+        self.max_length = max(self.max_length, max_length)
 
     def chunks(self, fitting: bool | None = None) -> Iterator[TokenChunk]:
         """The chunks in scan order (``fitting``: only those of one split)."""
@@ -212,7 +212,25 @@ class TokenStore:
         return self.n_fitting + self.n_eval
 
 
-def _ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
+def token_arrays(words: TokenSequences, seqs: TokenSequences, labels: np.ndarray,
+                 keys: np.ndarray) -> dict[str, np.ndarray]:
+    """A token chunk's arrays, as :meth:`TokenStore.chunks` reads them."""
+    return {"words_indptr": words.indptr, "words": words.indices, "seqs_indptr": seqs.indptr,
+            "seqs": seqs.indices, "labels": labels, "keys": keys}
+
+
+def token_path(directory: Path, index: int) -> Path:
+    """The file of a spilled store's chunk ``index``."""
+    return directory / f"tokens-{index:06d}.npz"
+
+
+def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> Path:
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
+    return path
+
+
+def ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
     indptr = np.zeros(sum(len(p) for p in parts) + 1, dtype=np.int64)
     np.cumsum(np.concatenate([p.lengths for p in parts]) if parts else [], out=indptr[1:])
     indices = np.concatenate([p.indices for p in parts]) if parts else np.zeros(0, np.int32)
@@ -277,9 +295,9 @@ class Candidates:
             return
         for name in ("priority", "item", "fitting", "stratum", "key", "label"):
             setattr(self, name, np.concatenate([getattr(self, name), getattr(other, name)]))
-        self.seqs = _ragged([s for s in (self.seqs, other.seqs) if s is not None],
+        self.seqs = ragged([s for s in (self.seqs, other.seqs) if s is not None],
                             other.seqs.vocab)
-        self.words = _ragged([w for w in (self.words, other.words) if w is not None],
+        self.words = ragged([w for w in (self.words, other.words) if w is not None],
                              other.words.vocab)
         self._take(_lowest(self.priority, _group(self.stratum, self.fitting), self.keep))
 

@@ -11,6 +11,7 @@ schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds d
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -22,7 +23,7 @@ import numpy as np
 from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue_ranks, \
     item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.counts import Encoder, first_occurrences
+from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
     shown_instances, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
@@ -134,47 +135,108 @@ def _check_known_labels(split: CompactSplit, fitting: ChunkedSplit) -> None:
                                split.line_of[i])
 
 
+def check_chunk(split: CompactSplit, k: int, known: ChunkedSplit | None) -> None:
+    """A chunk's items fit the statistics: MCQ ``k`` choices each; NLI labels ``known`` to
+    the fitting split (when there is one)."""
+    if split.task == Task.MCQ:
+        check_choice_count(split, k)
+    elif known is not None:
+        _check_known_labels(split, known)
+
+
+def encode_chunk(split: CompactSplit, include_premise: bool, words: Encoder,
+                 features: Encoder | None, registry: dict
+                 ) -> tuple[TokenSequences, TokenSequences, np.ndarray]:
+    """A chunk's words (repeats kept), cue features (``features``; None: distinct words) and
+    label codes (NLI: ``registry`` numbers values by first appearance; MCQ: whether right),
+    the vocabularies growing in the order of first appearance."""
+    texts = instance_texts(split, include_premise)
+    tokens = words.add(texts).flush()
+    seqs = first_occurrences(tokens) if features is None else features.add(texts).flush()
+    if split.task == Task.MCQ:
+        return tokens, seqs, instance_labels(split, MCQ_LABELS).astype(np.int16)
+    codes = np.fromiter((registry.setdefault(v, len(registry)) for v in split.labels),
+                        dtype=np.int16, count=len(split))
+    return tokens, seqs, codes
+
+
+@dataclass
+class Loading:
+    """What reading the data arguments builds up, whichever reader reads them: the chunked
+    splits (``loaded``), the token store of the statistics' splits (``fitting``,
+    ``evaluated``), their shared vocabularies and label registry (value → code)."""
+
+    fields: FieldMap
+    skip_bad: bool
+    config: ScanConfig
+    directory: Path
+    chunk_items: int
+    fitting: str | None
+    evaluated: str
+    progress: Progress | None = None
+    loaded: list[ChunkedSplit] = field(default_factory=list)
+    store: TokenStore | None = None
+    words: Encoder = field(default_factory=lambda: Encoder(repeats=True))
+    features: Encoder | None = None
+    registry: dict = field(default_factory=dict)
+
+    def encodes(self, role: str) -> bool:
+        return role in (self.fitting, self.evaluated)
+
+    def known(self, role: str) -> ChunkedSplit | None:
+        """The fitting split, whose labels the chunks of ``role`` must have (else None)."""
+        return self.loaded[0] if role == self.evaluated and self.fitting is not None else None
+
+    def open_store(self, task: str, k: int) -> TokenStore:
+        """The token store, created for the first chunk of the statistics' splits."""
+        check_streamable(self.config.max_fit_items)
+        if self.store is None:
+            self.store = TokenStore(self.directory, task, k, 0)
+        return self.store
+
+    def report(self, role: str, items: int) -> None:
+        if self.progress is not None:
+            self.progress(f"{role}: {items:,} items", 0.0)
+
+
+#: Reads one data argument (source, role, task or None) into a :class:`Loading`.
+Reader = Callable[[Loading, str, str, "str | None"], None]
+
+
+def read_local(loading: Loading, source: str, role: str, task: str | None) -> None:
+    """:data:`Reader` in this process: chunk by chunk (one in memory at a time)."""
+    for chunk in read_chunked(source, role, loading.fields, task, loading.skip_bad,
+                              loading.directory, loading.chunk_items, loading.loaded):
+        split = chunk.split
+        if not loading.encodes(role):
+            continue
+        store = loading.open_store(split.task, split.n_choices or 1)
+        check_chunk(split, store.k, loading.known(role))
+        words, seqs, codes = encode_chunk(split, loading.config.include_premise, loading.words,
+                                          loading.features, loading.registry)
+        store.add(role == loading.fitting, words, seqs, codes, fold_keys(split))
+        loading.report(role, chunk.first + len(split))
+
+
 def load_chunked(data: str | None, train: str | None, test: str | None, fields: FieldMap,
                  skip_bad: bool, config: ScanConfig, directory: Path,
-                 chunk_items: int = CHUNK_ITEMS, progress: Progress | None = None
-                 ) -> ChunkedData:
+                 chunk_items: int = CHUNK_ITEMS, progress: Progress | None = None,
+                 reader: Reader = read_local) -> ChunkedData:
     """Read the data arguments into chunks under ``directory`` and encode the statistics'
-    splits chunk by chunk (one chunk in memory at a time, plus the vocabulary)."""
+    splits chunk by chunk (``reader``; locally one chunk in memory at a time, plus the
+    vocabulary)."""
     from cuelens.engine.streaming import ROLES, resolve_sources
 
     sources, name, fmt = resolve_sources(data, train, test)
     roles = [role for role in ROLES if role in sources]
     fitting, evaluated = split_roles(roles)
-    words_encoder = Encoder(repeats=True)
-    features = None if config.ngrams == 1 else Encoder(config.ngrams)
-    registry: dict = {}  # label value → code, in order of first appearance
-    store: TokenStore | None = None
-    loaded: list[ChunkedSplit] = []
+    loading = Loading(fields, skip_bad, config, directory, chunk_items, fitting, evaluated,
+                      progress, features=None if config.ngrams == 1 else Encoder(config.ngrams))
     task = None
     for role in roles:
-        for chunk in read_chunked(sources[role], role, fields, task, skip_bad, directory,
-                                  chunk_items, loaded):
-            split = chunk.split
-            task = task or split.task
-            if role not in (fitting, evaluated):
-                continue
-            check_streamable(config.max_fit_items)
-            if store is None:
-                store = TokenStore(directory, task, split.n_choices or 1, 0)
-            if task == Task.MCQ:
-                check_choice_count(split, store.k)
-                codes = instance_labels(split, MCQ_LABELS).astype(np.int16)
-            else:
-                if role == evaluated and fitting is not None:
-                    _check_known_labels(split, loaded[0])
-                codes = np.fromiter((registry.setdefault(v, len(registry))
-                                     for v in split.labels), dtype=np.int16, count=len(split))
-            texts = instance_texts(split, config.include_premise)
-            words = words_encoder.add(texts).flush()
-            seqs = first_occurrences(words) if features is None else features.add(texts).flush()
-            store.add(role == fitting, words, seqs, codes, fold_keys(split))
-            if progress is not None:
-                progress(f"{role}: {chunk.first + len(split):,} items", 0.0)
+        reader(loading, sources[role], role, task)
+        task = task or loading.loaded[-1].task
+    store, loaded, registry = loading.store, loading.loaded, loading.registry
     assert store is not None
     splits = {split.name: split for split in loaded}
     if len({s.task for s in loaded}) > 1:
@@ -188,8 +250,9 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     store.n_labels = len(label_names)
     store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
                                   for v in registry], dtype=np.int64)
-    store.words_vocab[:] = list(words_encoder.vocab)
-    store.vocab[:] = store.words_vocab if features is None else list(features.vocab)
+    store.words_vocab[:] = list(loading.words.vocab)
+    store.vocab[:] = store.words_vocab if loading.features is None \
+        else list(loading.features.vocab)
     ordered = {role: splits[role] for role in ([fitting] if fitting else []) + [evaluated]}
     ordered.update({role: split for role, split in splits.items() if role not in ordered})
     return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store)
@@ -308,10 +371,12 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
     from cuelens.data.summary import split_summary, summary_of
 
     task = data.store.task
+    choices = {role: Counter(k for c in s for k in c.split.choice_counts) if task == Task.MCQ
+               else Counter() for role, s in data.splits.items()}  # MCQ: a pass over the chunks
     return summary_of(data.name, data.format, task, data.store.k if task == Task.MCQ else None,
                       data.label_names,
                       {role: (s, split_summary(s.path, task, len(s), s.label_counts,
-                                               s.choice_counts, s.skipped, data.label_names))
+                                               choices[role], s.skipped, data.label_names))
                        for role, s in data.splits.items()},
                       data.fitting or data.evaluated, min_label_items)
 

@@ -23,7 +23,7 @@ from cuelens.reports.options import ReportOptions
 
 if TYPE_CHECKING:
     from cuelens.audit.pipeline import Scan
-    from cuelens.audit.streamed import ChunkPasses
+    from cuelens.audit.ray_passes import RayPasses
 
 DEFAULT = ScanConfig()  # the one place holding the scan's defaults
 
@@ -89,7 +89,8 @@ def scan(
     engine: Annotated[str, typer.Option(
         "--engine", help="local: stream the input into compact columns; memory: read whole "
         "files; ray: read and tokenise shards on a Ray cluster (cuelens[ray]; with --stats "
-        "streaming: the statistics' passes run there). Same results.")]
+        "streaming: the chunks are read and tokenised and the statistics' passes run there). "
+        "Same results.")]
     = "local",
     address: AddressOpt = None,
     item_files: Annotated[str, typer.Option(
@@ -210,14 +211,14 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                   item_files: str, work_dir: Path | None, started: float,
                   fail_above: float | None, *,
                   features: tuple[list[str] | None, Path | None] = ([], None),
-                  passes: ChunkPasses | None = None) -> None:
+                  passes: RayPasses | None = None) -> None:
     """``--stats streaming``: chunks in a work directory (created or refused up front; removed
-    at the end, or by the next run after a kill), then the passes (on ``passes``, e.g. Ray
-    workers; default: in this process; docs/large-datasets.md); ``features``: the ICQ feature
+    at the end, or by the next run after a kill), read and then passed over (on ``passes``, e.g.
+    Ray workers; default: in this process; docs/large-datasets.md); ``features``: the ICQ feature
     names (``None``: all) and the parse cache directory. A full disk is one line naming the work
     directory, the space the chunks need and the space left."""
     from cuelens.audit.pipeline import check_scan_outputs
-    from cuelens.audit.streamed_scan import load_chunked, scan_streaming
+    from cuelens.audit.streamed_scan import load_chunked, read_local, scan_streaming
     from cuelens.engine.chunks import ChunkDirectory, chunk_space
     from cuelens.io import disk_space
 
@@ -227,7 +228,8 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
         with progress_bar("reading (chunks)") as progress:
             chunked = load_chunked(str(data) if data else None, str(train) if train else None,
                                    str(test) if test else None, fields, skip_bad, config,
-                                   Path(directory), progress=progress)
+                                   Path(directory), progress=progress,
+                                   reader=passes.read if passes else read_local)
         warn_skipped(chunked)
         if passes is not None:
             chunked.store.passes = passes

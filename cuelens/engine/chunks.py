@@ -174,7 +174,6 @@ class ChunkedSplit:
     files: list[Path] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     label_counts: Counter = field(default_factory=Counter)  # label value → items
-    choice_counts: Counter = field(default_factory=Counter)  # MCQ: number of choices → items
     skipped: dict[str, int] = field(default_factory=dict)
     findings: LabelFindings = field(default_factory=LabelFindings)
 
@@ -187,21 +186,33 @@ class ChunkedSplit:
             yield Chunk(first, _load(path, self))
             first += size
 
-    def _save(self, split: CompactSplit, directory: Path) -> None:
-        path = directory / f"{self.name}-{len(self.files):06d}.npz"
-        with open(path, "wb") as handle:
-            arrays = {**split.to_arrays(), **text_keys(split).to_arrays(),
-                      "shard_of": np.asarray(split.shard_of, dtype=np.int32)}
-            np.savez(handle, **arrays)  # type: ignore[arg-type]
+    def add_file(self, path: Path, size: int, label_counts: dict) -> None:
+        """Count in a saved chunk (:func:`save_chunk`) of ``size`` items."""
         self.files.append(path)
-        self.sizes.append(len(split))
-        codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
-                                  return_counts=True)
-        self.label_counts.update({split.label_column.values[code]: count
-                                  for code, count in zip(codes.tolist(), counts.tolist())})
-        self.choice_counts.update(split.choice_counts)
+        self.sizes.append(size)
+        self.label_counts.update(label_counts)
+
+    def _save(self, split: CompactSplit, directory: Path) -> None:
+        path = chunk_path(directory, self.name, len(self.files))
+        self.add_file(path, len(split), save_chunk(split, path))
         add_skipped(self.skipped, split.skipped)
         self.findings.merge(split.findings)
+
+
+def chunk_path(directory: Path, name: str, index: int) -> Path:
+    return directory / f"{name}-{index:06d}.npz"
+
+
+def save_chunk(split: CompactSplit, path: Path) -> dict:
+    """Save ``split`` as the chunk file ``path``; its label counts (value → items)."""
+    with open(path, "wb") as handle:
+        arrays = {**split.to_arrays(), **text_keys(split).to_arrays(),
+                  "shard_of": np.asarray(split.shard_of, dtype=np.int32)}
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
+    codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
+                              return_counts=True)
+    return {split.label_column.values[code]: count
+            for code, count in zip(codes.tolist(), counts.tolist())}
 
 
 def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
@@ -215,7 +226,7 @@ def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
     return split
 
 
-def _until_full(records: Iterator[Record], split: CompactSplit, limit: int,
+def until_full(records: Iterator[Record], split: CompactSplit, limit: int,
                 state: dict) -> Iterator[Record]:
     """``records`` until ``split`` holds ``limit`` items; ``state["done"]`` once exhausted."""
     for record in records:
@@ -248,7 +259,7 @@ def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, ski
             if current is None:
                 current = CompactSplit(role, source, chunked.task, shards, iter_source_records)
             current.shard = index
-            build_split(_until_full(records, current, chunk_items, state), path, role, fields,
+            build_split(until_full(records, current, chunk_items, state), path, role, fields,
                         chunked.task, skip_bad, into=current)
             if len(current) >= chunk_items:
                 chunked._save(current, directory)
