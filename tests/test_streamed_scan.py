@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -13,6 +14,7 @@ from cuelens.audit.hygiene import data_hygiene
 from cuelens.cli import app
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
+from cuelens.reports.schema import validate_results
 from tests.conftest import write_jsonl
 
 
@@ -99,11 +101,67 @@ def test_streaming_scan_scores_icq_features_with_hashed_folds(tmp_path, nli_file
     assert "top feature cues by cueness: WORD=nobody" in result.output
 
 
-def test_streaming_refuses_multiple_choice(tmp_path):
-    path = tmp_path / "mcq.jsonl"
-    write_jsonl(path, make_mcq(40, seed=1))
-    result = _scan(path, "--stats", "streaming", "--out", tmp_path / "x")
-    assert result.exit_code != 0 and "NLI-style" in result.output
+@pytest.fixture(scope="module")
+def mcq_scans(tmp_path_factory):
+    """Streamed scans of generated MCQ data (3 choices, the planted cue "definitely"): a
+    cross-validated file through ``audit scan`` (which renders the report) and a train/test
+    pair whose test split holds an exact copy of a training question through the API; each as
+    (results, items table, data arguments)."""
+    tmp = tmp_path_factory.mktemp("mcq")
+    records = make_mcq(300, seed=1, n_choices=3, vocab_size=300)
+    for name, part in (("all", records), ("train", records[:200]),
+                       ("test", records[200:] + [dict(records[7], id="copy")])):
+        write_jsonl(tmp / f"{name}.jsonl", part)
+    result = CliRunner().invoke(app, ["scan", str(tmp / "all.jsonl"), "--stats", "streaming",
+                                      "--folds", "2", "--iterations", "1", "--out",
+                                      str(tmp / "out")])
+    assert result.exit_code == 0, result.output
+    assert "Answer-order and length artifacts" in (tmp / "out" / "report.html").read_text()
+    scans = {"all": (json.loads((tmp / "out" / "results.json").read_text()),
+                     pd.read_json(tmp / "out" / "items.jsonl", lines=True, dtype=False),
+                     {"data": tmp / "all.jsonl"})}
+    data = {"train": tmp / "train.jsonl", "test": tmp / "test.jsonl"}
+    api = cuelens.scan(**data, stats="streaming", features="none", folds=2, iterations=1)
+    assert api.easy.columns.tolist() == ["id", "premise", "choices", "label"]
+    assert len(api.easy) + len(api.hard) == 101
+    scans["test"] = (api.results, api.items, data)
+    return scans
+
+
+@pytest.mark.parametrize("split", ["all", "test"])
+def test_streaming_scans_multiple_choice(mcq_scans, split):
+    """MCQ with hashed folds: the planted cue leads, leakage is significant, the MCQ sections
+    (baselines, examples of choices, one table row per question) are there."""
+    results, items, _ = mcq_scans[split]
+    validate_results(results)
+    assert results["config"]["statistics"] == "streaming"
+    assert results["dataset"]["n_choices"] == 3 and results["easy_hard"]["split"] == split
+    top = results["cue_finding"]["top"][0]
+    assert (top["token"], top["label"]) == ("definitely", "right")
+    assert results["leakage"]["verdict"] == "significant"
+    assert {row["name"] for row in results["mcq_baselines"]["rows"]} >= {
+        "answer position", "longest choice", "choice-only BoW LR"}
+    examples = results["examples"]
+    assert all(row["label"] in ("right", "wrong") for row in examples["items"])
+    assert all(examples["items"][i]["label"] == "right" for i in examples["easy"])
+    assert examples["by_cue"]["definitely"] and all(
+        "definitely" in examples["items"][i]["text"].lower()
+        for i in examples["by_cue"]["definitely"])
+    assert len(items) == (300 if split == "all" else 301) and items["id"].is_unique
+    assert {"p_bias_0", "p_bias_1", "p_bias_2"} <= set(items.columns)
+    assert set(items["label"]) <= {0, 1, 2}
+    if split == "test":  # the copied training question, found by hygiene
+        assert results["hygiene"]["overlap"][0]["exact"] == 1
+        assert items.set_index("id").loc["copy", "overlap"]
+
+
+def test_streamed_and_exact_mcq_scans_have_the_same_sections(mcq_scans):
+    streamed, _, data = mcq_scans["test"]
+    exact = cuelens.scan(**data, features="none", folds=2, iterations=1).results
+    assert set(streamed) - {"notes"} == set(exact)
+    assert streamed["dataset"] == exact["dataset"]
+    assert streamed["hygiene"] == exact["hygiene"]
+    assert streamed["mcq_baselines"] == exact["mcq_baselines"]  # fitted on train alone
 
 
 def test_api_streaming_scan(tmp_path, nli_file):

@@ -167,14 +167,6 @@ def test_multiple_choice_with_varying_choices_is_refused(tmp_path):
         load_chunked(source, None, None, FieldMap(), False, ScanConfig(), tmp_path)
 
 
-def test_multiple_choice_full_streaming_scan_is_refused(tmp_path):
-    from cuelens.audit.streamed_scan import scan_files
-
-    source = _write(tmp_path / "mcq.jsonl", make_mcq(30, seed=1))
-    with pytest.raises(UserError, match="NLI-style"):
-        scan_files(source, work_dir=tmp_path)
-
-
 def test_fold_keys_follow_the_premise_or_the_group(tmp_path):
     from cuelens.audit.streamed_scan import fold_keys
     from cuelens.engine.chunks import read_chunked
@@ -189,3 +181,10 @@ def test_fold_keys_follow_the_premise_or_the_group(tmp_path):
     (chunk,) = read_chunked(source, "all", FieldMap(group="topic"), None, False, tmp_path)
     by_group = fold_keys(chunk.split)
     assert by_group[0] == by_group[2] != by_group[1]
+    questions = [{"id": str(i), "premise": "A dog runs.", "question": question,
+                  "choices": ["yes", "no"], "label": 0}
+                 for i, question in enumerate(["why?", "Why", "how?"])]
+    (chunk,) = read_chunked(_write(tmp_path / "q.jsonl", questions), "all", FieldMap(), None,
+                            False, tmp_path)
+    by_question = fold_keys(chunk.split)  # MCQ: the premise with its question
+    assert by_question[0] == by_question[1] != by_question[2]

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from cuelens.audit.tokenize import tokenize
-from cuelens.data.dataset import Dataset, Task
+from cuelens.data.dataset import Dataset, Instances, Split, Task
 from cuelens.io import read_number
 
 
@@ -91,12 +91,8 @@ def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
 
     def add(instance: int) -> int:
         if instance not in chosen:
-            item = int(instances.item[instance])
             chosen[instance] = len(items)
-            items.append({"id": split.ids[item], "premise": instances.premises[instance],
-                          "text": instances.texts[instance],
-                          "label": dataset.label_names[int(instances.labels[instance])],
-                          "easy": bool(item_easy[item])})
+            items.append(example_row(split, instances, dataset.label_names, instance, item_easy))
         return chosen[instance]
 
     by_cue = {}
@@ -106,18 +102,28 @@ def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
             pool = np.sort(rng.choice(pool, size=per_cue, replace=False))
         by_cue[token] = [add(int(i)) for i in pool]
 
-    first_instance: dict[int, int] = {}
-    for index, item in enumerate(instances.item):
-        first_instance.setdefault(int(item), index)
+    shown = shown_instances(split, instances)
     groups = {}
     for name, mask in (("easy", item_easy), ("hard", ~item_easy)):
         pool = np.flatnonzero(mask)
         if len(pool) > per_group:
             pool = np.sort(rng.choice(pool, size=per_group, replace=False))
-        # For MCQ show the correct choice of the question.
-        groups[name] = [add(first_instance[int(q)] + _gold_offset(dataset, int(q))) for q in pool]
+        groups[name] = [add(int(shown[q])) for q in pool]
     return {"items": items, "by_cue": by_cue, **groups}
 
 
-def _gold_offset(dataset: Dataset, item: int) -> int:
-    return int(dataset.test.labels[item]) if dataset.task == Task.MCQ else 0
+def example_row(split: Split, instances: Instances, label_names: list[str], instance: int,
+                item_easy: np.ndarray) -> dict:
+    """An ``examples.items`` row: ``instances[instance]`` of ``split`` with its item's id and
+    easy flag (docs/results-schema.md)."""
+    item = int(instances.item[instance])
+    return {"id": split.ids[item], "premise": instances.premises[instance],
+            "text": instances.texts[instance],
+            "label": label_names[int(instances.labels[instance])], "easy": bool(item_easy[item])}
+
+
+def shown_instances(split: Split, instances: Instances) -> np.ndarray:
+    """Per item of ``split``, the instance its easy/hard example shows: the first of its
+    ``instances`` (MCQ: its right choice)."""
+    first = np.searchsorted(instances.item, np.arange(len(split)))
+    return first + split.item_labels([]) if split.task == Task.MCQ else first

@@ -182,14 +182,16 @@ def _no_context_question(fit: Split, evaluate: Split) -> np.ndarray:
 
 
 def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], folds: int,
-              seed: int) -> np.ndarray:
-    """Per evaluated item: ``func`` fitted on train, or on the other folds (leakage's folds)."""
+              seed: int, fold: np.ndarray | None = None) -> np.ndarray:
+    """Per evaluated item: ``func`` fitted on train, or on the other folds (``fold``: each
+    item's; default the leakage table's grouped folds)."""
     if dataset.train is not None:
         return func(dataset.train, dataset.test)
     n = len(dataset.test)
-    split = dataset.test  # the leakage table's grouped folds (cuelens.audit.groups)
-    fold = grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names), folds,
-                         seed)
+    split = dataset.test
+    if fold is None:  # the leakage table's grouped folds (cuelens.audit.groups)
+        fold = grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names),
+                             folds, seed)
     out = np.zeros(n)
     for j in range(folds):
         held = np.flatnonzero(fold == j)
@@ -199,11 +201,13 @@ def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], fold
     return out
 
 
-def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict[str, np.ndarray]:
-    """Per-item credit of every registered baseline on the evaluated items."""
+def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0,
+                fold: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per-item credit of every registered baseline on the evaluated items (:func:`cross_fit`
+    over ``fold``)."""
     out = {name: rule_credit(dataset.test, name) for name in RULES}
     fitted_baselines = {**FITTED, **(NO_CONTEXT if has_context(dataset.test) else {})}
-    out.update({name: cross_fit(dataset, func, folds, seed)
+    out.update({name: cross_fit(dataset, func, folds, seed, fold)
                 for name, func in fitted_baselines.items()})
     return out
 
@@ -219,14 +223,15 @@ def complements(names: list[str], k: np.ndarray) -> dict[str, str]:
 
 
 def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
-                  extra: dict[str, float] | None = None) -> dict:
-    """The ``mcq_baselines`` section of results.json (docs/results-schema.md).
+                  extra: dict[str, float] | None = None, fold: np.ndarray | None = None) -> dict:
+    """The ``mcq_baselines`` section of results.json (docs/results-schema.md), cross-fitted
+    over ``fold`` (:func:`item_credit`).
 
     ``extra`` adds rows from accuracies computed elsewhere on the same evaluated items (the
     choices-only BoW of the leakage table).
     """
     k = choice_counts(dataset.test)
-    credit = item_credit(dataset, folds, seed)
+    credit = item_credit(dataset, folds, seed, fold)
     accuracy = {name: float(values.mean()) for name, values in credit.items()}
     accuracy.update(extra or {})
     paired = complements(list(accuracy), k)
@@ -237,7 +242,7 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
             for name, acc in accuracy.items()]
     for row in rows:
         row["significant"] = bool(row["p_value"] < threshold)
-    coverage = float(cross_fit(dataset, question_seen, folds, seed).mean())
+    coverage = float(cross_fit(dataset, question_seen, folds, seed, fold).mean())
     for row in rows:
         if row["name"] == "question only":
             row["coverage"] = round(coverage, 6)

@@ -319,6 +319,16 @@ def held_out_chunks(store: TokenStore, audit: WordAudit, folds: Folds, fitting_f
         yield chunk, held_out_items(store, audit.fits, folds, config.seed, model, chunk)
 
 
+def add_mcq_baselines(audit: WordAudit, dataset, config: ScanConfig,
+                      fold: np.ndarray | None = None) -> None:
+    """``audit.mcq_baselines`` of an MCQ ``dataset``
+    (:func:`~cuelens.audit.mcq_baselines.mcq_baselines` cross-fitted over ``fold``, default the
+    grouped folds), with the leakage table's choices-only BoW row."""
+    bow = {b["name"]: b["accuracy"] for b in audit.leakage.baselines
+           if b["name"] == bow_name(Task.MCQ)}
+    audit.mcq_baselines = mcq_baselines(dataset, config.folds, config.seed, extra=bow, fold=fold)
+
+
 def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
                    tokens: TokenSequences | None = None) -> WordAudit:
     """Cues, leakage table, easy/hard split and per-item bias table of ``dataset`` held in
@@ -339,9 +349,7 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     store, folds = token_store(data), GroupedFolds(data, config.folds)
     audit = word_audit(store, data.label_names, config, folds, data.group_summary, report)
     if dataset.task == Task.MCQ:
-        bow = {b["name"]: b["accuracy"] for b in audit.leakage.baselines
-               if b["name"] == bow_name(Task.MCQ)}
-        audit.mcq_baselines = mcq_baselines(dataset, config.folds, config.seed, extra=bow)
+        add_mcq_baselines(audit, dataset, config)
         report("mcq baselines", 1.0)
     probs = np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
                                                           config)])

@@ -11,8 +11,10 @@ schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds d
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,18 +24,21 @@ from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue
     item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
-from cuelens.audit.examples import LISTED_PER_LABEL, examples_per_cue, top_cue_tokens
+from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
+    shown_instances, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
-from cuelens.audit.scan import WordAudit, headline, held_out_chunks, word_audit
+from cuelens.audit.scan import WordAudit, add_mcq_baselines, headline, held_out_chunks, \
+    word_audit
 from cuelens.audit.streamed import FittingFolds, Folds, HashedFolds, TokenStore, \
     check_streamable, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import MCQ_LABELS, Task, items_frame
+from cuelens.data.dataset import MCQ_LABELS, Dataset, Task, items_frame
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
+from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
 
 if TYPE_CHECKING:
@@ -72,6 +77,22 @@ class ChunkedData:
     def input_paths(self) -> list[str]:
         return [split.path for split in self.splits.values()]
 
+    def in_memory(self) -> Dataset:
+        """The fitting and evaluated splits read into memory, one split each (the MCQ baselines
+        and choice lengths; docs/large-datasets.md)."""
+        def whole(role: str) -> CompactSplit:
+            chunked = self.splits[role]
+            split = CompactSplit(role, chunked.path, chunked.task, chunked.shards,
+                                 iter_source_records)
+            for chunk in chunked:
+                split.extend(chunk.split, 0)
+            split.raw = list(split.raw)  # read once: cross-fitting takes subsets
+            return split
+
+        return Dataset(self.name, self.format, self.store.task,
+                       whole(self.fitting) if self.fitting else None, whole(self.evaluated),
+                       self.label_names)
+
     def _masked(self, item_easy: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
         """Each evaluated chunk with its part of the per-item mask ``item_easy``."""
         first = 0
@@ -97,11 +118,11 @@ class ChunkedData:
 
 def fold_keys(split: CompactSplit) -> np.ndarray:
     """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
-    form, so that an item's siblings (the other hypotheses written for its premise) share its
-    folds (docs/large-datasets.md)."""
+    form (MCQ: with the question), so that an item's siblings (the other hypotheses written for
+    its premise) share its folds (docs/large-datasets.md)."""
     if split.groups and split.groups[0] is not None:
         return as_keys(b"".join(text_key(str(group)) for group in split.groups))
-    return text_keys(split).premise
+    return text_keys(split).context
 
 
 def _check_known_labels(split: CompactSplit, fitting: ChunkedSplit) -> None:
@@ -247,7 +268,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     from cuelens.audit.streamed_hygiene import flags_of
 
     store, model = data.store, headline(audit.leakage)
-    layout = TableLayout.of(store.task, data.label_names, None, model)
+    layout = TableLayout.of(store.task, data.label_names, store.k, model)
     ranks = cue_ranks(store.vocab, audit.cues)
     directory = store.spilled / "items"
     directory.mkdir(exist_ok=True)
@@ -264,8 +285,8 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
                 token_chunk, probs = next(held)
                 part = slice(chunk.first, chunk.first + len(chunk.split))
                 writer.add(item_columns(
-                    layout, chunk.split.ids, role, token_chunk.labels, probs,
-                    strongest_of(token_chunk.seqs, 1, ranks, audit.cues),
+                    layout, chunk.split.ids, role, token_chunk.answers, probs,
+                    strongest_of(token_chunk.seqs, store.k, ranks, audit.cues),
                     None if fitting else next(masks), flags_of(flags[role][part], against)))
     return SpilledItems(files)
 
@@ -303,8 +324,9 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
                       per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
                       per_group: int = 10) -> dict:
     """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
-    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items, each set
-    the lowest of a seeded hash order over the evaluated items."""
+    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items
+    (MCQ: their right choice), each set the lowest of a seeded hash order over the evaluated
+    instances."""
     store = data.store
     tokens = top_cue_tokens(cues, per_label)
     per_cue = examples_per_cue(len(tokens), per_cue)
@@ -312,24 +334,19 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
     wanted = np.asarray([vocab.get(token, -1) for token in tokens], dtype=np.int64)
     by_cue = [_Picks(per_cue) for _ in tokens]
     groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
-    token_chunks = store.chunks(fitting=False)
-    for mask, chunk in zip(easy, data.splits[data.evaluated]):
-        tokens_chunk = next(token_chunks)
-        split = chunk.split
-        instances = tokens_chunk.items
+    for mask, chunk, tokens_chunk in zip(easy, data.splits[data.evaluated],
+                                         store.chunks(fitting=False)):
+        split, words = chunk.split, tokens_chunk.words
+        shown = split.instances(data.label_names)
+        instances = tokens_chunk.first * store.k + np.arange(len(words), dtype=np.int64)
         priority = seeded_hash(instances, seed)
-
-        def row(i: int, split: CompactSplit = split, mask: np.ndarray = mask) -> dict:
-            return {"id": split.ids[i], "premise": split.premises[i],
-                    "text": split.hypotheses[i], "label": split.labels[i],
-                    "easy": bool(mask[i])}
-
-        words = tokens_chunk.words
+        row = partial(example_row, split, shown, data.label_names, item_easy=mask)
         owner = np.repeat(np.arange(len(words)), words.lengths)
         for picks, token in zip(by_cue, wanted.tolist()):
             holders = np.unique(owner[words.indices == token]) if token >= 0 else owner[:0]
             picks.offer(priority[holders], instances[holders], lambda i, h=holders: row(h[i]))
-        for name, members in (("easy", np.flatnonzero(mask)), ("hard", np.flatnonzero(~mask))):
+        gold = shown_instances(split, shown)
+        for name, members in (("easy", gold[mask]), ("hard", gold[~mask])):
             groups[name].offer(priority[members], instances[members],
                                lambda i, m=members: row(m[i]))
     items: list[dict] = []
@@ -351,17 +368,17 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
 
 def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
     """results.json ``dataset`` of chunked splits (:func:`~cuelens.data.summary.dataset_summary`)."""
-    from cuelens.data.labels import label_report
-    from cuelens.data.summary import nli_split_summary, summary_of
+    from cuelens.data.summary import split_summary, summary_of
 
-    return summary_of(data.name, data.format, data.store.task, None, data.fitting is None,
+    task = data.store.task
+    choices = {role: Counter(k for c in s for k in c.split.choice_counts) if task == Task.MCQ
+               else Counter() for role, s in data.splits.items()}  # MCQ: a pass over the chunks
+    return summary_of(data.name, data.format, task, data.store.k if task == Task.MCQ else None,
                       data.label_names,
-                      {role: nli_split_summary(s.path, len(s), s.label_counts, s.skipped,
-                                               data.label_names)
+                      {role: (s, split_summary(s.path, task, len(s), s.label_counts,
+                                               choices[role], s.skipped, data.label_names))
                        for role, s in data.splits.items()},
-                      label_report({role: (s.path, s.label_counts, s.findings)
-                                    for role, s in data.splits.items()},
-                                   data.fitting or data.evaluated, min_label_items))
+                      data.fitting or data.evaluated, min_label_items)
 
 
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,
@@ -412,15 +429,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     ``features`` (``None``: all; ``()``: none) counted chunk by chunk; ``folds``:
     :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
     from cuelens.audit.advice import next_steps
+    from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import ScanSections
     from cuelens.audit.streamed_hygiene import streamed_hygiene
 
     started = time.time()
     config.validate()
-    if data.store.task != Task.NLI:  # the passes take MCQ; examples, hygiene, items do not yet
-        raise UserError("--stats streaming supports NLI-style items (premise, hypothesis, "
-                        "label); scan multiple-choice data with the exact statistics")
     if data.fitting is None and config.folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
@@ -430,6 +445,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
     audit = word_audit(data.store, data.label_names, config, folds, groups, progress)
+    lengths: dict = {}
+    if data.store.task == Task.MCQ:  # baselines cross-fitted over the headline's hashed folds
+        dataset = data.in_memory()
+        add_mcq_baselines(audit, dataset, config, None if data.fitting else np.concatenate(
+            [folds.outer(c.items, c.keys, config.seed) for c in data.store.chunks(False)]))
+        lengths = length_section(dataset, config.folds, config.seed)
+        del dataset
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     flags: dict[str, np.ndarray] = {}
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
@@ -443,7 +465,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
             features, feature_parts(data, folds, config.seed), task=data.store.task,
             label_names=data.label_names, cross_validated=data.fitting is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress),
-        notes=[STREAMING_NOTE])
+        **lengths, notes=[STREAMING_NOTE])
     items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:
         progress("bias items", 1.0)
