@@ -1,7 +1,8 @@
 """Statistics that stream, read and tokenised and with their passes on Ray workers (issue 24,
 docs/large-datasets.md "Ray runs the passes"): results.json and the per-item bias table are
-byte-identical to the local engine's, on one 2-CPU local cluster, for cross-validated and
-train/test data in several shards and chunks across them (and n-gram cue features), with a
+byte-identical to the local engine's, on one 2-CPU local cluster, for cross-validated
+multiple-choice and train/test NLI data in several shards and chunks across them (and n-gram
+cue features), with a
 capped training sample (the candidates merge) and two easy/hard iterations (the item sink); the
 driver tokenises nothing; a bad line or an unseen test label is the local engine's error."""
 
@@ -17,7 +18,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder
 from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.data.schema import FieldMap
-from cuelens.data.synthetic import make_nli
+from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.errors import UserError
 from cuelens.io import dumps_json
 
@@ -61,10 +62,11 @@ def scan_outputs(work: Path, sources: tuple[str | None, ...], passes=None,
 def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layout, ngrams):
     from cuelens.audit.ray_passes import RayPasses
 
-    records = make_nli(900, seed=7)
-    if layout == "cross-validated":
-        sources = (write_shards(tmp_path / "data", records, 3), None, None)
+    if layout == "cross-validated":  # multiple choice: 3 instances an item
+        sources = (write_shards(tmp_path / "data", make_mcq(300, seed=7, n_choices=3), 3),
+                   None, None)
     else:
+        records = make_nli(900, seed=7)
         sources = (None, write_shards(tmp_path / "train", records[:600], 2),
                    write_shards(tmp_path / "test", records[600:], 2))
     config = replace(CONFIG, ngrams=ngrams)
