@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
@@ -99,7 +101,7 @@ def bias_probabilities(data, config, model) -> np.ndarray:
     kept: list = []
     store, folds, bank = _leakage_run(data, config.scoring, config.folds, all_models(), None,
                                       kept=kept)
-    audit = WordAudit([], {}, {}, {"best": {"metric": model[0], "aggregator": model[1]}}, {},
-                      [], fits=keep_model(kept, model), bank=bank)
+    headline_only = SimpleNamespace(best={"metric": model[0], "aggregator": model[1]})
+    audit = WordAudit([], {}, {}, headline_only, {}, [], fits=keep_model(kept, model), bank=bank)
     return np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
                                                          config)])
