@@ -12,7 +12,7 @@ from cuelens.commands.common import (DataSource, SeedOpt, console, data_options,
                                      user_errors)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
-from cuelens.mitigate.aflite import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
+from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
 
 
 @user_errors

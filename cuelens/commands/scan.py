@@ -15,7 +15,6 @@ from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, D
                                      warn_skipped)
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import RECORDS_MAX_ITEMS
 from cuelens.errors import UserError
@@ -294,6 +293,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     from rich.table import Table
 
     from cuelens.audit.examples import top_cues_by_label
+    from cuelens.audit.findings import d_with_ci, verdict_baseline
     from cuelens.io import format_number
 
     data, config = results["dataset"], results["config"]

@@ -25,8 +25,8 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import quiet_single_thread
+from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
 
-ENSEMBLE, CUTOFF, THRESHOLD, TRAIN_SIZE = 64, 500, 0.75, 10_000
 SMALL_CUTOFF = 0.05  # k at most this share of the current set
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from lemminflect import getInflection
-
 from cuelens.augment.operators.lexicons import PRONOUNS, pronoun_role
 from cuelens.augment.operators.registry import OpContext, register
-from cuelens.augment.operators.text import (agreement_edit, capitalise, decapitalise,
+from cuelens.augment.operators.text import (agreement_edit, capitalise, decapitalise, inflections,
                                             keep_case, noun_number, render)
 
 DO_SUPPORT = {"VBD": "did", "VBZ": "does", "VBP": "do", "VB": "do"}
@@ -59,7 +57,7 @@ def remove_negation(doc, ctx: OpContext) -> str | None:
     if (before is not None and before.lemma_ == "do" and before.dep_ == "aux"
             and before.head == head and before.tag_ in DO_SUPPORT and neg.lower_ != "never"):
         if before.tag_ in {"VBD", "VBZ"}:
-            forms = getInflection(head.lemma_.lower(), before.tag_)
+            forms = inflections(head.lemma_.lower(), before.tag_)
             if not forms:
                 return None
             form = forms[0]

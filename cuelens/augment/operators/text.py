@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from lemminflect import getInflection
+
+def inflections(lemma: str, tag: str) -> tuple[str, ...]:
+    """lemminflect's inflections of ``lemma`` for Penn ``tag`` (imported on first use: it loads
+    spaCy, which a scan never needs)."""
+    from lemminflect import getInflection
+
+    return getInflection(lemma, tag)
+
 
 _SPACE = re.compile(r"\s+")
 # person/number classes used for subject–verb agreement
@@ -89,7 +96,7 @@ def agreement_edit(subject, number: str) -> dict[int, tuple[int, str]]:
             new = _BE[("past" if verb.tag_ == "VBD" else "present", number)]
     else:  # VBZ / VBP: past forms other than be's are checked out above
         lemma = verb.lemma_.lower()
-        new = (getInflection(lemma, "VBZ") or (lemma + "s",))[0] if number == SG3 else lemma
+        new = (inflections(lemma, "VBZ") or (lemma + "s",))[0] if number == SG3 else lemma
     if new.lower() == verb.lower_:
         return {}
     return {verb.i: (verb.i + 1, keep_case(new, verb.text))}
