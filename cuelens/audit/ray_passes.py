@@ -177,11 +177,11 @@ def _piece(arrays: dict[str, np.ndarray], start: int, stop: int) -> dict[str, np
 
 
 def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_index: int, k: int,
-                 known: ChunkedSplit | None) -> tuple[dict, int, int] | UserError:
+                 known: ChunkedSplit | None) -> tuple[tuple[dict, dict], int, int] | UserError:
     """Round 2 (a Ray task): chunk ``index`` joined from its ``pieces`` of the blocks, checked
     (:func:`~cuelens.audit.streamed_scan.check_chunk`: the error, if any, is returned), saved;
     when tokenised, its ids mapped into the merged vocabularies and saved as token file
-    ``tokens_index``. Its label counts, longest feature sequence and items."""
+    ``tokens_index``. Its label and choice counts, longest feature sequence and items."""
     chunk, blocks = reading.split(), []
     for path, shard, start, stop, _ in pieces:
         with np.load(path, allow_pickle=False) as arrays:
@@ -189,9 +189,9 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
         chunk.extend(CompactSplit.from_arrays(_piece(blocks[-1], start, stop), reading.role,
                                               reading.source, reading.shards,
                                               iter_source_records), shard_offset=shard)
-    label_counts = save_chunk(chunk, chunk_path(reading.directory, reading.role, index))
+    counts = save_chunk(chunk, chunk_path(reading.directory, reading.role, index))
     if not reading.encode:
-        return label_counts, 0, len(chunk)
+        return counts, 0, len(chunk)
     try:
         check_chunk(chunk, k, known)
     except UserError as error:
@@ -210,7 +210,7 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
     save_arrays(token_path(reading.directory, tokens_index),
                 token_arrays(ragged(words, []), features, np.concatenate(labels),
                              fold_keys(chunk)))
-    return label_counts, int(features.lengths.max(initial=0)), len(chunk)
+    return counts, int(features.lengths.max(initial=0)), len(chunk)
 
 
 @dataclass
@@ -339,8 +339,8 @@ class RayPasses:
         for index, result in enumerate(built):
             if isinstance(result, UserError):
                 raise result
-            label_counts, max_length, items = result
-            chunked.add_file(chunk_path(loading.directory, role, index), items, label_counts)
+            counts, max_length, items = result
+            chunked.add_file(chunk_path(loading.directory, role, index), items, counts)
             if loading.store is not None and loading.encodes(role):
                 loading.store.add_file(role == loading.fitting, items, max_length,
                                        token_path(loading.directory, cut.tokens + index))

@@ -11,7 +11,6 @@ schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds d
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -371,12 +370,10 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
     from cuelens.data.summary import split_summary, summary_of
 
     task = data.store.task
-    choices = {role: Counter(k for c in s for k in c.split.choice_counts) if task == Task.MCQ
-               else Counter() for role, s in data.splits.items()}  # MCQ: a pass over the chunks
     return summary_of(data.name, data.format, task, data.store.k if task == Task.MCQ else None,
                       data.label_names,
                       {role: (s, split_summary(s.path, task, len(s), s.label_counts,
-                                               choices[role], s.skipped, data.label_names))
+                                               s.choice_counts, s.skipped, data.label_names))
                        for role, s in data.splits.items()},
                       data.fitting or data.evaluated, min_label_items)
 

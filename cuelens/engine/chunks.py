@@ -165,7 +165,7 @@ class Chunk:
 
 @dataclass
 class ChunkedSplit:
-    """A split stored as chunk files; ``len`` and the label and skip counts are kept."""
+    """A split stored as chunk files; ``len`` and the label, choice and skip counts are kept."""
 
     name: str
     path: str  # the source as given
@@ -174,6 +174,7 @@ class ChunkedSplit:
     files: list[Path] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     label_counts: Counter = field(default_factory=Counter)  # label value → items
+    choice_counts: Counter = field(default_factory=Counter)  # MCQ: choices → items
     skipped: dict[str, int] = field(default_factory=dict)
     findings: LabelFindings = field(default_factory=LabelFindings)
 
@@ -186,11 +187,12 @@ class ChunkedSplit:
             yield Chunk(first, _load(path, self))
             first += size
 
-    def add_file(self, path: Path, size: int, label_counts: dict) -> None:
-        """Count in a saved chunk (:func:`save_chunk`) of ``size`` items."""
+    def add_file(self, path: Path, size: int, counts: tuple[dict, dict]) -> None:
+        """Count in a saved chunk: its ``size`` items, label and choice ``counts``."""
         self.files.append(path)
         self.sizes.append(size)
-        self.label_counts.update(label_counts)
+        self.label_counts.update(counts[0])
+        self.choice_counts.update(counts[1])
 
     def _save(self, split: CompactSplit, directory: Path) -> None:
         path = chunk_path(directory, self.name, len(self.files))
@@ -203,16 +205,18 @@ def chunk_path(directory: Path, name: str, index: int) -> Path:
     return directory / f"{name}-{index:06d}.npz"
 
 
-def save_chunk(split: CompactSplit, path: Path) -> dict:
-    """Save ``split`` as the chunk file ``path``; its label counts (value → items)."""
+def save_chunk(split: CompactSplit, path: Path) -> tuple[dict, dict]:
+    """Save ``split`` as the chunk file ``path``; its label counts (value → items) and MCQ
+    choice counts (choices → items)."""
     with open(path, "wb") as handle:
         arrays = {**split.to_arrays(), **text_keys(split).to_arrays(),
                   "shard_of": np.asarray(split.shard_of, dtype=np.int32)}
         np.savez(handle, **arrays)  # type: ignore[arg-type]
     codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
                               return_counts=True)
-    return {split.label_column.values[code]: count
-            for code, count in zip(codes.tolist(), counts.tolist())}
+    return ({split.label_column.values[code]: count
+             for code, count in zip(codes.tolist(), counts.tolist())},
+            Counter(split.choice_counts))
 
 
 def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
