@@ -263,11 +263,10 @@ class _Chunks:
         self.cut.append(end)
         return pieces
 
-    def calls(self, reading: Any, parts: Iterable[tuple[int, _Part]], last: int,
-              role: str) -> Iterator[tuple]:
+    def calls(self, reading: Any, parts: Iterable[tuple[int, _Part]], last: int) -> Iterator[tuple]:
         """Round 2's calls: each chunk once round 1 has merged its items (the last, partial
         one after shard ``last``); none after an error (the local reader stops there)."""
-        loading, size = self.loading, self.loading.chunk_items
+        loading, size, role, k = self.loading, self.loading.chunk_items, self.chunked.name, 0
         known = loading.known(role)
         known = known if known is None else replace(known, files=[], sizes=[])
         for shard, part in parts:
@@ -276,11 +275,10 @@ class _Chunks:
             while (done := self.cut[-1] if self.cut else 0) + size <= self.items or \
                     done < final:
                 end_of = min(done + size, self.items)
-                k = 1
-                if loading.encodes(role):  # the store's k: the first chunk's choice count
+                if not k:  # the store's k, once: the first chunk's choice count
                     firsts = [count for count, item in self.choices.items() if item < end_of]
-                    k = loading.open_store(self.chunked.task,
-                                           firsts[0] if len(firsts) == 1 else 1).k
+                    k = 1 if not loading.encodes(role) else loading.open_store(
+                        self.chunked.task, firsts[0] if len(firsts) == 1 else 1).k
                 index = len(self.cut)
                 yield reading, self.take(end_of), index, self.tokens + index, k, known
             if self.error is not None:
@@ -335,7 +333,7 @@ class RayPasses:
         cut = _Chunks(loading, chunked, len(loading.store.files) if loading.store else 0)
         indices = range(first, len(shards))
         parts = zip(indices, self._ordered(ray, _read_part, ((reading, s) for s in indices)))
-        built = self._ordered(ray, _build_chunk, cut.calls(reading, parts, len(shards) - 1, role))
+        built = self._ordered(ray, _build_chunk, cut.calls(reading, parts, len(shards) - 1))
         for index, result in enumerate(built):
             if isinstance(result, UserError):
                 raise result
