@@ -25,7 +25,6 @@ The driver's work per shard and chunk grows with the vocabularies, not with the 
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -154,28 +153,6 @@ def _read_part(reading: _Reading, shard: int) -> _Part:
     return part
 
 
-def _piece(arrays: dict[str, np.ndarray], start: int, stop: int) -> dict[str, np.ndarray]:
-    """The arrays (:meth:`CompactSplit.to_arrays`) of items ``start … stop − 1`` of a block,
-    their label values in order of first appearance."""
-    meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
-    codes = arrays["label_codes"][start:stop]
-    present, first = np.unique(codes, return_index=True)
-    order = present[np.argsort(first)]
-    recode = np.zeros(len(meta["labels"]), dtype=np.int16)
-    recode[order] = np.arange(len(order))
-    out = {"label_codes": recode[codes], "lines": arrays["lines"][start:stop]}
-    for name in ("ids", "premises", "hypotheses"):
-        ends, text = arrays[f"{name}.ends"], arrays[f"{name}.buffer"]
-        low = int(ends[start - 1]) if start and len(ends) else 0
-        out[f"{name}.buffer"] = text[low:int(ends[stop - 1])] if len(ends) else text
-        out[f"{name}.ends"] = ends[start:stop] - low
-    meta.update({key: meta[key][start:stop] for key in ("choices", "questions", "groups")},
-                labels=[meta["labels"][code] for code in order.tolist()], skipped={},
-                findings=LabelFindings().to_dict())
-    out["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-    return out
-
-
 def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_index: int, k: int,
                  known: ChunkedSplit | None) -> tuple[tuple[dict, dict], int, int] | UserError:
     """Round 2 (a Ray task): chunk ``index`` joined from its ``pieces`` of the blocks, checked
@@ -186,9 +163,9 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
     for path, shard, start, stop, _ in pieces:
         with np.load(path, allow_pickle=False) as arrays:
             blocks.append(dict(arrays))
-        chunk.extend(CompactSplit.from_arrays(_piece(blocks[-1], start, stop), reading.role,
-                                              reading.source, reading.shards,
-                                              iter_source_records), shard_offset=shard)
+        chunk.extend(CompactSplit.from_arrays(
+            CompactSplit.slice_arrays(blocks[-1], start, stop), reading.role, reading.source,
+            reading.shards, iter_source_records), shard_offset=shard)
     counts = save_chunk(chunk, chunk_path(reading.directory, reading.role, index))
     if not reading.encode:
         return counts, 0, len(chunk)

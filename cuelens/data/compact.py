@@ -228,6 +228,29 @@ class CompactSplit(Split):
         split._expose()
         return split
 
+    @staticmethod
+    def slice_arrays(arrays: dict, start: int, stop: int) -> dict[str, np.ndarray]:
+        """The :meth:`to_arrays` of items ``start … stop − 1`` of a split packed as ``arrays``:
+        their label values in order of first appearance, no skips or findings."""
+        meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
+        codes = arrays["label_codes"][start:stop]
+        present, first = np.unique(codes, return_index=True)
+        order = present[np.argsort(first)]
+        recode = np.zeros(len(meta["labels"]), dtype=np.int16)
+        recode[order] = np.arange(len(order))
+        meta.update({key: meta[key][start:stop] for key in ("choices", "questions", "groups")},
+                    labels=[meta["labels"][code] for code in order.tolist()], skipped={},
+                    findings=LabelFindings().to_dict())
+        out = {"meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
+               "label_codes": recode[codes], "lines": arrays["lines"][start:stop]}
+        for name in ("ids", "premises", "hypotheses"):
+            ends, text = arrays[f"{name}.ends"], arrays[f"{name}.buffer"]
+            if len(ends):  # (MCQ: no hypotheses)
+                low = int(ends[start - 1]) if start else 0
+                text, ends = text[low:int(ends[stop - 1])], ends[start:stop] - low
+            out.update({f"{name}.buffer": text, f"{name}.ends": ends})
+        return out
+
     @property
     def _compact(self) -> bool:
         """False once the loader replaced the columns by plain lists (a subset was taken)."""
