@@ -4,13 +4,15 @@ compact in-memory split, whatever the chunk size and shard boundaries."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from cuelens.audit.text_keys import TextKeys, text_keys
+from cuelens.data.compact import CompactSplit
 from cuelens.data.schema import FieldMap
-from cuelens.data.synthetic import make_nli
+from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.chunks import read_chunked
 from cuelens.engine.streaming import read_compact_split
 from cuelens.errors import UserError
@@ -40,6 +42,7 @@ def test_chunks_hold_the_compact_split(tmp_path, size):
     assert chunked.skipped == whole.skipped == {"malformed line": 2, "missing label": 1}
     assert dict(chunked.label_counts) == {label: list(whole.labels).count(label)
                                           for label in set(whole.labels)}
+    assert chunked.choice_counts == {}  # NLI
     loaded = list(chunked)
     assert [c.first for c in loaded] == [c.first for c in yielded]
     for name in ("ids", "premises", "hypotheses", "labels"):
@@ -57,3 +60,36 @@ def test_only_bad_lines_is_an_error(tmp_path):
         list(read_chunked(str(tmp_path / "x.jsonl"), "all", FieldMap(), None, False, tmp_path))
     with pytest.raises(UserError, match="no"):
         list(read_chunked(str(tmp_path / "x.jsonl"), "all", FieldMap(), None, True, tmp_path))
+
+
+def _mcq(path):
+    rows = make_mcq(9, seed=1, n_choices=3) + make_mcq(5, seed=2, n_choices=4, id_prefix="b")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+@pytest.mark.parametrize("size", [1, 4, 100])
+def test_chunks_count_their_choices_when_saved(tmp_path, size):
+    source = _mcq(tmp_path / "mcq.jsonl")
+    found = []
+    list(read_chunked(source, "all", FieldMap(), None, False, tmp_path, size, found))
+    assert found[0].choice_counts == Counter({3: 9, 4: 5})
+
+
+@pytest.mark.parametrize("make", [make_nli, make_mcq])
+def test_a_slice_of_packed_items_is_those_items_packed(tmp_path, make):
+    """CompactSplit.slice_arrays: items start … stop − 1 as if read alone (label values in
+    order of first appearance; their lines those of the whole file)."""
+    rows = make(20, seed=3)
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    packed = read_compact_split(str(whole), "all", FieldMap(), None, False).to_arrays()
+    for start, stop in [(0, 20), (0, 1), (5, 12), (19, 20)]:
+        alone = tmp_path / "alone.jsonl"
+        alone.write_text("".join(json.dumps(r) + "\n" for r in rows[start:stop]))
+        expected = read_compact_split(str(alone), "all", FieldMap(), None, False).to_arrays()
+        expected["lines"] += start
+        sliced = CompactSplit.slice_arrays(packed, start, stop)
+        assert sliced.keys() == expected.keys()
+        for name, array in expected.items():
+            assert sliced[name].dtype == array.dtype and np.array_equal(sliced[name], array)
