@@ -29,7 +29,9 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, repeat
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
@@ -274,6 +276,52 @@ def jsonl_line(row: dict) -> str:
     """One JSONL line (with its newline) as :func:`write_jsonl` writes it; NaN/Infinity are
     refused (they are not JSON)."""
     return _JSON_LINE.encode(row) + "\n"
+
+
+_JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
+_FLOAT_NULLS = {"nan": "null", "None": "null"}  # repr of NaN / None in a float column
+
+
+def json_texts(values: Sequence, nan_as_null: bool = False) -> list[str]:
+    """The JSON text of each of ``values`` as :func:`jsonl_line` writes it inside a row (float
+    NaN as ``null`` when ``nan_as_null``, else refused like infinities); a column of one plain
+    type (str, int, float, bool or None) is encoded by C-level maps, not value by value."""
+    kinds = set(map(type, values))
+    if kinds <= {str}:
+        return list(map(encode_basestring, values))
+    if kinds <= {bool, type(None)}:
+        return list(map(_JSON_CONSTANTS.__getitem__, values))
+    if kinds <= {int}:
+        return list(map(int.__repr__, values))
+    if kinds <= {float, type(None)}:
+        return _float_texts(values, nan_as_null)
+    return [_JSON_LINE.encode(None if nan_as_null and isinstance(v, float) and v != v else v)
+            for v in values]
+
+
+def _float_texts(values: Sequence[float | None], nan_as_null: bool) -> list[str]:
+    """Floats (or None) as JSON: their repr, like the encoder's."""
+    texts = list(map(repr, values))
+    odd = {"inf", "-inf", "nan", "None"}.intersection(texts)
+    if not odd:
+        return texts
+    if odd & {"inf", "-inf"} or ("nan" in odd and not nan_as_null):
+        raise ValueError("Out of range float values are not JSON compliant")
+    return [_FLOAT_NULLS.get(text, text) for text in texts]
+
+
+def jsonl_lines(columns: Mapping[str, Sequence], nan_as_null: bool = False) -> str:
+    """The JSONL lines of the rows of equal-length ``columns`` (row ``i``: each name with its
+    ``i``-th value), the text :func:`jsonl_line` writes for each row dict, built column by
+    column (:func:`json_texts`) and interleaved with the constant keys."""
+    if not columns:
+        return ""
+    pieces: list[Iterable[str]] = []
+    for k, (name, values) in enumerate(columns.items()):
+        pieces += [repeat(f"{', ' if k else '{'}{encode_basestring(name)}: "),
+                   json_texts(values, nan_as_null)]
+    pieces.append(repeat("}\n"))
+    return "".join(chain.from_iterable(zip(*pieces)))
 
 
 def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:
