@@ -263,8 +263,8 @@ def dumps_json(obj: Any) -> str:
 
 
 def write_json(path: PathLike, obj: Any) -> None:
-    """Write :func:`dumps_json` of ``obj`` atomically, streamed from the encoder's pieces (a
-    big results file is never one string in memory); the bytes are the same."""
+    """Write :func:`dumps_json` of ``obj`` atomically, streamed from :func:`indented_json`'s
+    pieces (a big results file is never one string in memory); the bytes are the same."""
     with atomic_open_text(path) as text:
         text.writelines(indented_json(obj))
         text.write("\n")
