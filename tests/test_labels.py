@@ -106,3 +106,20 @@ def test_findings_survive_the_compact_columns(tmp_path):
     whole.extend(unpacked, 0)
     assert whole.findings.rewrites == {"a": {" a": 2}}
     assert whole.findings.duplicate_keys == {"label": [2, 2]}
+
+
+def test_source_records_are_the_readers_raw_records(tmp_path):
+    """Re-read from the shard (JSONL without parsing): a BOM, blank and CRLF lines kept as read."""
+    from array import array
+
+    from cuelens.data.compact import SourceRecords
+    from cuelens.engine.sources import iter_source_records
+
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a"}\n\n{"id": "\xc3\xa9"}\r\n  \n{"id": "c"}')
+    raw = {line: text for line, text, _ in iter_source_records(path)}
+    wanted = [1, 3, 5]
+    records = SourceRecords([path], array("i", [0, 0, 0]), array("q", wanted),
+                            iter_source_records)
+    assert list(records) == [raw[line] for line in wanted]
+    assert records[1] == raw[3]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
-from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, ContextManager
@@ -290,11 +289,12 @@ class ItemsWriter:
 
     def add(self, columns: dict[str, list]) -> None:
         """Append one part's rows (:func:`item_columns`)."""
-        from cuelens.io import jsonl_line
+        from cuelens.io import jsonl_lines
 
-        rows = _rows(columns)
-        while batch := "".join(jsonl_line(row) for row in islice(rows, JSONL_BATCH)):
-            self._jsonl.write(batch.encode("utf-8"))
+        n = len(columns["id"])
+        for start in range(0, n, JSONL_BATCH):
+            block = {name: values[start:start + JSONL_BATCH] for name, values in columns.items()}
+            self._jsonl.write(jsonl_lines(block, nan_as_null=True).encode("utf-8"))
         if self._parquet is None:
             return
         import pyarrow as pa

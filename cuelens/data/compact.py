@@ -18,6 +18,8 @@ import numpy as np
 
 from cuelens.data.dataset import Instances, Split, Task
 from cuelens.data.labels import LabelFindings
+from cuelens.data.readers import file_format, open_lines
+from cuelens.errors import UserError
 
 
 class TextColumn:
@@ -130,7 +132,7 @@ class SourceRecords:
             target = next(wanted, None)
             if target is None:
                 continue
-            for line, raw, _ in self._iter(path):
+            for line, raw in self._raw_lines(path):
                 if line == target:
                     yield raw
                     target = next(wanted, None)
@@ -140,7 +142,21 @@ class SourceRecords:
     def __getitem__(self, i: int) -> str:
         i = int(i)
         target, path = self.lines[i], self.paths[self.shard[i]]
-        return next(raw for line, raw, _ in self._iter(path) if line == target)
+        return next(raw for line, raw in self._raw_lines(path) if line == target)
+
+    def _raw_lines(self, path: Path) -> Iterator[tuple[int, str]]:
+        """``(line, raw)`` of a shard: a JSONL shard's lines as read, not parsed again (they are
+        the readers' raw records); other formats through ``iter_records``."""
+        if _is_jsonl(path):
+            return open_lines(path)
+        return ((line, raw) for line, raw, _ in self._iter(path))
+
+
+def _is_jsonl(path: Path) -> bool:
+    try:
+        return file_format(path) == "jsonl"
+    except UserError:  # not a text format (Parquet)
+        return False
 
 
 class CompactSplit(Split):
