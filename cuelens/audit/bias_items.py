@@ -18,7 +18,7 @@ duplicate / overlap flags (:func:`hygiene_flags`), so the table joins the user's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,13 +133,6 @@ def hygiene_flags(split: Split, fitting: Split | None) -> dict[str, np.ndarray]:
     return out
 
 
-def _rows(columns: dict[str, list]) -> Iterator[dict]:
-    names = list(columns)
-    for values in zip(*columns.values()):
-        yield {name: (None if isinstance(v, float) and v != v else v)
-               for name, v in zip(names, values)}
-
-
 @dataclass
 class ItemBias:
     """The per-item table's columns, fitting items first (:func:`item_bias`)."""
@@ -149,10 +142,6 @@ class ItemBias:
 
     def __len__(self) -> int:
         return len(self.columns["id"])
-
-    def rows(self):
-        """One dict per item (the JSONL lines), NaN as None."""
-        return _rows(self.columns)
 
     def frame(self):
         import pandas as pd
