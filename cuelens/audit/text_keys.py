@@ -143,6 +143,11 @@ def text_keys(split) -> TextKeys:
     return found
 
 
+def cached_text_keys(split) -> TextKeys | None:
+    """The split's :func:`text_keys` if they are computed already (None: not yet)."""
+    return _CACHE.get(id(split))
+
+
 def keep_text_keys(split, keys: TextKeys) -> TextKeys:
     """Cache ``keys`` (e.g. loaded from disk) as the :func:`text_keys` of ``split``."""
     _CACHE[id(split)] = keys
