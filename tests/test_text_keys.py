@@ -55,3 +55,17 @@ def test_computed_once_per_split_and_forgotten_with_it():
     del split
     gc.collect()
     assert key not in _CACHE
+
+
+def test_premises_shared_by_adjacent_items_keyed_like_any_other():
+    from cuelens.audit.hygiene import near_parts
+
+    premises = ["A man sleeps.", "a MAN sleeps", "A man sleeps.", "Two dogs!", "A man sleeps."]
+    split = Split("s", "s.jsonl", Task.NLI, ids=list("abcde"), premises=premises,
+                  hypotheses=["He naps.", "x", "He naps", "", "y"], labels=["neutral"] * 5)
+    keys = text_keys(split)
+    np.testing.assert_array_equal(keys.premise, fingerprints(premises))
+    np.testing.assert_array_equal(keys.premise_words, [3, 3, 3, 2, 3])
+    np.testing.assert_array_equal(keys.text, fingerprints(split.hypotheses))
+    assert near_parts(split, np.array([4, 0, 2, 3])) == [
+        ["a man sleeps"] * 3 + ["two dogs"], ["y", "he naps", "he naps", ""]]

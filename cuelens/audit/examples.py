@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from cuelens.audit.tokenize import tokenize
+from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Dataset, Instances, Split, Task
 from cuelens.io import read_number
 
@@ -83,7 +83,7 @@ def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
     wanted = set(tokens)
     holders: dict[str, list[int]] = {t: [] for t in tokens}
     for index, text in enumerate(instances.texts):
-        for token in wanted.intersection(tokenize(text)):
+        for token in wanted.intersection(word_tokens(text)):
             holders[token].append(index)
 
     chosen: dict[int, int] = {}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from functools import cache, reduce
+from functools import cache, lru_cache, reduce
 from itertools import combinations
 from operator import add
 from typing import Any, TypeVar
@@ -39,8 +39,8 @@ import numpy as np
 from scipy import sparse
 
 from cuelens.audit.groups import MIN_KEY_TOKENS
-from cuelens.audit.text_keys import GOLDEN, TextKeys, combine, mix64, normal_form, text_key, \
-    text_keys
+from cuelens.audit.text_keys import GOLDEN, RECENT_PREMISES, TextKeys, combine, mix64, \
+    normal_form, text_key, text_keys
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
@@ -53,20 +53,20 @@ MAX_EXAMPLES = 5
 TEXT_CHARS = 240
 
 
-def _forms(split: Split, i: int) -> tuple[str, str]:
-    """Item ``i``'s normalised premise (+ question) and hypothesis / sorted choice set."""
+def _text_form(split: Split, i: int) -> str:
+    """Item ``i``'s normalised hypothesis / sorted choice set."""
     if split.task == Task.NLI:
-        text = normal_form(split.hypotheses[i])
-    else:
-        text = " | ".join(sorted(normal_form(c) for c in split.choices[i]))
-    return normal_form(split.premise_context(i)), text
+        return normal_form(split.hypotheses[i])
+    return " | ".join(sorted(normal_form(c) for c in split.choices[i]))
 
 
 def near_parts(split: Split, items: np.ndarray) -> list[list[str]]:
     """The inputs of ``items`` as indexed for near duplicates, part by part: their normalised
-    premises and their normalised hypotheses / choice sets (two lists, in ``items`` order)."""
-    premises, texts = zip(*(_forms(split, int(i)) for i in items)) if len(items) else ((), ())
-    return [list(premises), list(texts)]
+    premises (+ question) and their normalised hypotheses / choice sets (two lists, in ``items``
+    order). The items of one premise are usually adjacent: it is normalised once."""
+    premise_form = lru_cache(maxsize=RECENT_PREMISES)(normal_form)
+    return [[premise_form(split.premise_context(i)) for i in items.tolist()],
+            [_text_form(split, i) for i in items.tolist()]]
 
 
 @dataclass(frozen=True)

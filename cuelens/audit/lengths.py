@@ -25,6 +25,7 @@ import numpy as np
 
 from cuelens.audit.chance import exact_interval
 from cuelens.audit.groups import dataset_groups, grouped_folds
+from cuelens.audit.text_keys import cached_text_keys
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Dataset, Split, Task
 
@@ -36,6 +37,18 @@ MIN_LEAF = 20  # fitting instances per leaf (no leaf for a few odd lengths)
 def word_counts(texts: Sequence[str]) -> np.ndarray:
     """Word tokens per text (the tokenizer of the cue statistics, repeats counted)."""
     return np.fromiter((len(word_tokens(t)) for t in texts), dtype=np.int64, count=len(texts))
+
+
+def text_word_counts(split: Split) -> np.ndarray:
+    """:func:`word_counts` of the hypotheses (MCQ: of every choice, item by item), read off the
+    split's :func:`~cuelens.audit.text_keys.text_keys` when they are computed already (the scan's
+    grouping and hygiene compute them): no text is tokenised again."""
+    keys = cached_text_keys(split)
+    if keys is not None:
+        return keys.text_words
+    if split.task == Task.NLI:
+        return word_counts(split.hypotheses)
+    return word_counts([choice for choices in split.choices for choice in choices])
 
 
 def histogram(counts: np.ndarray) -> list[int]:
@@ -67,7 +80,7 @@ def _majority(y_fit: np.ndarray, y_eval: np.ndarray) -> np.ndarray:
 
 
 def _lengths_and_labels(split: Split) -> tuple[np.ndarray, np.ndarray]:
-    return word_counts(split.hypotheses), np.asarray(split.labels, dtype=str)
+    return text_word_counts(split), np.asarray(split.labels, dtype=str)
 
 
 def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
@@ -100,14 +113,15 @@ def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
     """results.json ``lengths`` (docs/results-schema.md) of the evaluated split."""
     split = dataset.test
     if dataset.task == Task.MCQ:
-        gold = np.asarray(split.labels, dtype=np.int64)
-        correct = word_counts([c[g] for c, g in zip(split.choices, gold)])
-        others = word_counts([t for c, g in zip(split.choices, gold)
-                              for j, t in enumerate(c) if j != g])
+        counts = text_word_counts(split)
+        starts = np.cumsum([0, *map(len, split.choices)])[:-1]
+        is_correct = np.zeros(len(counts), dtype=bool)
+        is_correct[starts + np.asarray(split.labels, dtype=np.int64)] = True
+        correct, others = counts[is_correct], counts[~is_correct]
         return {"lengths": {"unit": "words per choice", "max_words": MAX_WORDS,
                             "by_label": {"correct choice": _summary(correct),
                                          "other choices": _summary(others)}}}
-    counts = word_counts(split.hypotheses)
+    counts = text_word_counts(split)
     labels = np.asarray(split.labels, dtype=object)
     by_label = {name: _summary(counts[labels == name]) for name in dataset.label_names
                 if (labels == name).any()}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import weakref
 from array import array
 from dataclasses import dataclass
+from functools import lru_cache
 from hashlib import blake2b
 
 import numpy as np
@@ -23,9 +24,18 @@ from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Task
 
 
+RECENT_PREMISES = 8  # premises remembered while normalising a split's items in order
+
+
 def normal_form(text: str) -> str:
     """Lower-cased word tokens (punctuation dropped, repeats and order kept) joined by spaces."""
     return " ".join(word_tokens(text))
+
+
+def _key_and_words(text: str) -> tuple[bytes, int]:
+    """The :func:`text_key` of a text's normal form, and its number of words."""
+    tokens = word_tokens(text)
+    return text_key(" ".join(tokens)), len(tokens)
 
 
 def text_key(text: str) -> bytes:
@@ -82,12 +92,13 @@ class TextKeys:
         n = len(split)
         keys, words = bytearray(), array("q")
         texts = split.hypotheses if split.task == Task.NLI else split.choices
+        # the items of one premise are usually adjacent (SNLI: about three): normalised once
+        premise_of = lru_cache(maxsize=RECENT_PREMISES)(_key_and_words)
         for i, premise in enumerate(split.premises):
             own = [texts[i]] if split.task == Task.NLI else texts[i]
-            for text in [premise, *own]:
-                tokens = word_tokens(text)
-                keys += text_key(" ".join(tokens))
-                words.append(len(tokens))
+            for key, count in [premise_of(premise), *map(_key_and_words, own)]:
+                keys += key
+                words.append(count)
         counts = np.ones(n, dtype=np.int64) if split.task == Task.NLI else \
             np.fromiter(map(len, texts), dtype=np.int64, count=n)
         all_keys, all_words = as_keys(keys), np.frombuffer(words, dtype=np.int64)
@@ -141,6 +152,11 @@ def text_keys(split) -> TextKeys:
     if found is None:
         found = keep_text_keys(split, TextKeys.of(split))
     return found
+
+
+def cached_text_keys(split) -> TextKeys | None:
+    """The split's :func:`text_keys` if they are computed already (None: not yet)."""
+    return _CACHE.get(id(split))
 
 
 def keep_text_keys(split, keys: TextKeys) -> TextKeys:

@@ -1,0 +1,24 @@
+"""Sampled examples (cuelens.audit.examples): the instances holding each listed cue."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuelens.audit.examples import sample_examples
+from cuelens.data.dataset import Dataset, Split, Task
+
+
+def cue(token: str, z: float) -> dict:
+    return {"token": token, "label": "neutral", "count": 2, "significant": True,
+            "metrics": {"z": z}}
+
+
+def test_each_cue_lists_every_instance_holding_the_word_once():
+    hypotheses = ["The dog, the DOG!", "It isn't a dog.", "Cats don't bark", "dogs"]
+    split = Split("s", "s.jsonl", Task.NLI, ids=list("abcd"), premises=["p"] * 4,
+                  hypotheses=hypotheses, labels=["neutral"] * 4)
+    dataset = Dataset("toy", "jsonl", Task.NLI, None, split, ["neutral"])
+    out = sample_examples(dataset, [cue("dog", 5.0), cue("n't", 4.0), cue("cat", 3.0)],
+                          np.ones(4, dtype=bool), seed=0, per_group=0)
+    shown = {token: [out["items"][k]["id"] for k in rows] for token, rows in out["by_cue"].items()}
+    assert shown == {"dog": ["a", "b"], "n't": ["b", "c"], "cat": []}
