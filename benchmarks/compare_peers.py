@@ -34,6 +34,8 @@ Parts (``--parts``, comma-separated):
     python benchmarks/compare_peers.py --parts llm --runs 3 --out /tmp/peers-llm.json
     python benchmarks/compare_peers.py --parts scan --scan-items 100000,1000000 --runs 3
     python benchmarks/compare_peers.py --parts lm --peers-venv /work/venvs/peers --no-install
+    git worktree add /tmp/base BASE_COMMIT   # the same scans of an earlier commit, interleaved
+    python benchmarks/compare_peers.py --parts scan --baseline /tmp/base --no-install
 """
 
 from __future__ import annotations
@@ -212,6 +214,10 @@ def scan_part(args, peers_python: str | None, found: dict, root: Path, log) -> l
                                          "--out", str(root / f"out-{items}-stream")], env),
             "floor (scikit-learn)": ([sys.executable, __file__, "--worker", "floor",
                                       str(path)], {})}
+        if args.baseline:
+            commands["cuelens exact, baseline"] = (
+                cli + ["--out", str(root / f"out-{items}-baseline")],
+                {"PYTHONPATH": str(args.baseline)})
         if peers_python and found.get("duckdb"):
             commands["duckdb"] = ([peers_python, __file__, "--worker", "duckdb", str(path)], {})
         if peers_python and found.get("polars"):
@@ -445,6 +451,8 @@ def main() -> None:
         "/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"))
     parser.add_argument("--no-install", action="store_true", help="use the peers venv as is")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--baseline", type=Path, help="scan part: a checkout of an earlier "
+                        "commit whose exact scan is timed alongside (same venv)")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
