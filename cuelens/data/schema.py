@@ -79,22 +79,28 @@ def detect_task(record: dict, fields: FieldMap) -> Task:
     return Task.NLI
 
 
-def _text(value: Any, field: str) -> str:
-    """A text field: a string (numbers are written as text); objects and lists are errors, and
-    so is a text longer than :data:`MAX_TEXT_CHARS` (no parser could take it)."""
+def _as_text(value: Any, field: str) -> str:
+    """A field value that is not a ``str`` as text: numbers are written as text; null, objects,
+    lists and booleans are errors."""
     if value is None:
         raise RecordError(f"field '{field}' is missing or null")
     if isinstance(value, (dict, list, bool)):
         kind = {dict: "an object", list: "a list", bool: "a boolean"}[type(value)]
         raise RecordError(f"field '{field}' must be a text, got {kind}")
-    if not isinstance(value, str):
-        value = str(value)
+    return value if isinstance(value, str) else str(value)
+
+
+def _text(value: Any, field: str) -> str:
+    """A text field: a string (:func:`_as_text` for other values); an empty text is an error,
+    and so is a text longer than :data:`MAX_TEXT_CHARS` (no parser could take it)."""
+    if type(value) is not str:
+        value = _as_text(value, field)
     if not value.strip():
         raise RecordError(f"field '{field}' is an empty text")
     if len(value) > MAX_TEXT_CHARS:
         raise RecordError(f"field '{field}' is a text of {len(value):,} characters (at most "
                           f"{MAX_TEXT_CHARS:,})")
-    return _unicode(value, field)
+    return value if value.isascii() else _unicode(value, field)
 
 
 def _unicode(value: str, field: str) -> str:
