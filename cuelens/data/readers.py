@@ -192,20 +192,15 @@ _PAIRS_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_pa
                                   object_pairs_hook=_object)
 
 
-def _loads(text: str, decoder: json.JSONDecoder) -> Any:
-    """``json.loads`` with a decoder built once (building one costs as much as a short line)."""
-    if text.startswith(_BOM):
-        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return decoder.decode(text)
-
-
 def parse_json(text: str, path: str | Path | None = None, line: int | None = None) -> Any:
     """Parse one JSON value; a :class:`LineError` naming ``path``/``line`` when it is malformed,
     nested deeper than :data:`MAX_JSON_DEPTH`, holds an over-long integer or NaN/Infinity."""
     try:
-        value = _loads(text, _DECODER)
+        if text.startswith(_BOM):  # json.loads' own check (the decoders are built once, not by it)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
         if isinstance(value, dict) and text.count(":") > len(value):  # maybe a repeated key
-            value = _loads(text, _PAIRS_DECODER)
+            value = _PAIRS_DECODER.decode(text)
         return value
     except json.JSONDecodeError as exc:
         if line is None:  # a whole-file document: the error's own line
