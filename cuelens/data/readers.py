@@ -1,7 +1,7 @@
 """The one place that reads user files: JSONL / JSON / CSV / TSV / plain text, optionally gzipped.
 
-Every reader streams the file line by line (memory grows with the longest line, not the file)
-and names the file and the 1-based line of every problem:
+Every reader streams the file in chunks of lines (memory grows with the longest line, not the
+file) and names the file and the 1-based line of every problem:
 
 * :func:`open_lines` — ``(line number, text)`` of every physical line (terminator removed; a
   CRLF line keeps its ``'\\r'``). It refuses what is not a regular file (a FIFO would block
@@ -26,6 +26,7 @@ unbalanced quote, :func:`_swallowed_row`) are errors naming the line where the r
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import json
@@ -45,6 +46,7 @@ FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv
 MAX_JSON_DEPTH = 200
 MAX_INT_DIGITS = 100
 _BOM = "\ufeff"
+_CHUNK_BYTES = 1 << 16  # lines are read and decoded this much at a time
 
 
 class LineError(UserError):
@@ -80,28 +82,52 @@ def check_regular_file(path: str | Path) -> Path:
     return path
 
 
-def _byte_lines(path: Path) -> Iterator[bytes]:
+def _byte_chunks(path: Path) -> Iterator[list[bytes]]:
+    """The file's lines (terminators kept) in lists of about :data:`_CHUNK_BYTES`; a gzip file's
+    one by one, so that every line before a corrupt or truncated part comes first."""
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
         with opener(path, "rb") as handle:
-            yield from handle
+            if opener is gzip.open:
+                yield from ([line] for line in handle)
+            else:
+                yield from iter(lambda: handle.readlines(_CHUNK_BYTES), [])
     except (OSError, EOFError, zlib.error) as exc:
         kind = "corrupt or truncated gzip file" if opener is gzip.open else "cannot read file"
         raise UserError(f"{kind}: {exc}", path=str(path)) from None
 
 
-def open_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for every line of a UTF-8 file (module docstring)."""
-    path = check_regular_file(path)
-    for number, data in enumerate(_byte_lines(path), start=1):
+def _decodable_lines(chunk: list[bytes], path: Path, number: int) -> tuple[list[str], UserError]:
+    """The lines of ``chunk`` (line ``number`` + 1 first) before its first non-UTF-8 one, and
+    the error naming that line."""
+    texts = []
+    for number, data in enumerate(chunk, start=number + 1):
         try:
-            text = data.decode("utf-8")
+            texts.append(data.decode("utf-8").removesuffix("\n"))
         except UnicodeDecodeError as exc:
-            raise UserError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); re-encode the file "
-                            "as UTF-8", path=str(path), line=number) from None
-        if number == 1 and text.startswith(_BOM):
-            text = text[1:]
-        yield number, text.removesuffix("\n")
+            return texts, UserError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); re-encode "
+                                    "the file as UTF-8", path=str(path), line=number)
+    raise AssertionError("a chunk that failed to decode has a line that fails")
+
+
+def open_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for every line of a UTF-8 file (module docstring).
+
+    A chunk of lines is decoded at once (the same as line by line: no UTF-8 sequence holds a
+    newline byte), and line by line only to find the line of an undecodable byte."""
+    path = check_regular_file(path)
+    number = 0
+    for chunk in _byte_chunks(path):
+        if number == 0:
+            chunk[0] = chunk[0].removeprefix(codecs.BOM_UTF8)
+        try:
+            texts = b"".join(chunk).decode("utf-8").removesuffix("\n").split("\n")
+        except UnicodeDecodeError:
+            texts, error = _decodable_lines(chunk, path, number)
+            yield from enumerate(texts, start=number + 1)
+            raise error from None
+        yield from enumerate(texts, start=number + 1)
+        number += len(texts)
 
 
 def text_lines(path: str | Path, keep_blank: bool = False) -> list[str]:
@@ -161,33 +187,35 @@ def _object(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+_PAIRS_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int,
+                                  object_pairs_hook=_object)
+
+
 def parse_json(text: str, path: str | Path | None = None, line: int | None = None) -> Any:
     """Parse one JSON value; a :class:`LineError` naming ``path``/``line`` when it is malformed,
     nested deeper than :data:`MAX_JSON_DEPTH`, holds an over-long integer or NaN/Infinity."""
-    source = None if path is None else str(path)
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+        if text.startswith(_BOM):  # json.loads' own check (the decoders are built once, not by it)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
         if isinstance(value, dict) and text.count(":") > len(value):  # maybe a repeated key
-            value = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int,
-                               object_pairs_hook=_object)
+            value = _PAIRS_DECODER.decode(text)
         return value
     except json.JSONDecodeError as exc:
         if line is None:  # a whole-file document: the error's own line
-            raise LineError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=source,
-                            line=exc.lineno) from None
-        raise LineError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=source,
-                        line=line) from None
+            message, line = f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno
+        else:
+            message = f"malformed JSON ({exc.msg} at column {exc.colno})"
     except RecursionError:
-        pass
+        message = f"malformed JSON (nested deeper than {MAX_JSON_DEPTH} levels)"
     except ValueError as exc:
-        raise LineError(f"malformed JSON ({exc})", path=source, line=line) from None
-    raise LineError(f"malformed JSON (nested deeper than {MAX_JSON_DEPTH} levels)", path=source,
-                    line=line)
+        message = f"malformed JSON ({exc})"
+    raise LineError(message, path=None if path is None else str(path), line=line) from None
 
 
 def _parse_line(text: str, path: Path, line: int) -> Any:
-    if ("[" in text or "{" in text) and text.count("[") + text.count("{") > MAX_JSON_DEPTH \
-            and _depth(text) > MAX_JSON_DEPTH:
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _depth(text) > MAX_JSON_DEPTH:
         raise LineError(f"malformed JSON (nested deeper than {MAX_JSON_DEPTH} levels)",
                         path=str(path), line=line)
     return parse_json(text, path, line)

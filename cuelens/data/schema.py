@@ -27,6 +27,8 @@ HYPOTHESIS_ALIASES = ("hypothesis", "sentence2", "sentence")
 LABEL_ALIASES = ("label", "gold_label", "answerKey", "answer", "labels")
 CHOICES_ALIASES = ("choices", "options", "endings", "answers")
 ID_ALIASES = ("id", "pairID", "guid", "uid", "idx", "index", "qid")
+_NLI_ALIASES = {"premise": PREMISE_ALIASES, "hypothesis": HYPOTHESIS_ALIASES,
+                "label": LABEL_ALIASES}
 MISSING_LABELS = {"-", "", "None", "null", "-1"}
 #: Longest accepted text field: spaCy's default ``max_length``, far above any sentence or passage.
 MAX_TEXT_CHARS = 1_000_000
@@ -50,7 +52,12 @@ class FieldMap:
 
 
 def _first(record: dict, names: tuple[str, ...]) -> str | None:
-    return next((name for name in names if name in record), None)
+    """The first of ``names`` that ``record`` holds (a plain loop: the common case, the first
+    name, costs one lookup)."""
+    for name in names:
+        if name in record:
+            return name
+    return None
 
 
 def _numbered_choice_fields(record: dict) -> list[str]:
@@ -72,22 +79,28 @@ def detect_task(record: dict, fields: FieldMap) -> Task:
     return Task.NLI
 
 
-def _text(value: Any, field: str) -> str:
-    """A text field: a string (numbers are written as text); objects and lists are errors, and
-    so is a text longer than :data:`MAX_TEXT_CHARS` (no parser could take it)."""
+def _as_text(value: Any, field: str) -> str:
+    """A field value that is not a ``str`` as text: numbers are written as text; null, objects,
+    lists and booleans are errors."""
     if value is None:
         raise RecordError(f"field '{field}' is missing or null")
     if isinstance(value, (dict, list, bool)):
         kind = {dict: "an object", list: "a list", bool: "a boolean"}[type(value)]
         raise RecordError(f"field '{field}' must be a text, got {kind}")
-    if not isinstance(value, str):
-        value = str(value)
+    return value if isinstance(value, str) else str(value)
+
+
+def _text(value: Any, field: str) -> str:
+    """A text field: a string (:func:`_as_text` for other values); an empty text is an error,
+    and so is a text longer than :data:`MAX_TEXT_CHARS` (no parser could take it)."""
+    if type(value) is not str:
+        value = _as_text(value, field)
     if not value.strip():
         raise RecordError(f"field '{field}' is an empty text")
     if len(value) > MAX_TEXT_CHARS:
         raise RecordError(f"field '{field}' is a text of {len(value):,} characters (at most "
                           f"{MAX_TEXT_CHARS:,})")
-    return _unicode(value, field)
+    return value if value.isascii() else _unicode(value, field)
 
 
 def _unicode(value: str, field: str) -> str:
@@ -119,18 +132,23 @@ def _is_missing_label(value: Any) -> bool:
     return value is None or str(value).strip() in MISSING_LABELS
 
 
+def _missing_nli_field(record: dict, names: tuple[str | None, ...]) -> RecordError:
+    """The error for the first of the premise/hypothesis/label ``names`` that ``record`` lacks."""
+    role, name = next((role, name) for role, name in zip(_NLI_ALIASES, names)
+                      if name is None or name not in record)
+    wanted = name or "/".join(_NLI_ALIASES[role])
+    return RecordError(f"missing {role} field ({wanted}); fields present: "
+                       f"{', '.join(sorted(record))}")
+
+
 def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | None:
     """Normalise a pair-classification record; ``None`` when its label is missing or '-'."""
-    p_name = fields.premise or _first(record, PREMISE_ALIASES)
-    h_name = fields.hypothesis or _first(record, HYPOTHESIS_ALIASES)
-    l_name = fields.label or _first(record, LABEL_ALIASES)
-    for role, name in (("premise", p_name), ("hypothesis", h_name), ("label", l_name)):
-        if name is None or name not in record:
-            wanted = name or "/".join({"premise": PREMISE_ALIASES, "hypothesis": HYPOTHESIS_ALIASES,
-                                       "label": LABEL_ALIASES}[role])
-            raise RecordError(f"missing {role} field ({wanted}); fields present: "
-                              f"{', '.join(sorted(record))}")
-    assert p_name is not None and h_name is not None and l_name is not None  # checked above
+    names = p_name, h_name, l_name = (fields.premise or _first(record, PREMISE_ALIASES),
+                                      fields.hypothesis or _first(record, HYPOTHESIS_ALIASES),
+                                      fields.label or _first(record, LABEL_ALIASES))
+    if p_name is None or h_name is None or l_name is None or not (
+            p_name in record and h_name in record and l_name in record):
+        raise _missing_nli_field(record, names)
     if _is_missing_label(record[l_name]):
         return None
     label, original = _label(record[l_name], l_name)

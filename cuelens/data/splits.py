@@ -30,6 +30,7 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
     split: Split | None = into if into is not None else \
         (Split(name=name, path=str(path), task=task) if task else None)
     skipped_lines = 0
+    file_name = path.name
     for line, raw, record in records:
         if isinstance(record, LineError):
             if not skip_bad:
@@ -40,7 +41,7 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
             split = Split(name=name, path=str(path), task=detect_task(record, fields))
         normalise = normalise_nli if split.task == Task.NLI else normalise_mcq
         try:
-            item = normalise(record, fields, default_id=f"{path.name}:{line}")
+            item = normalise(record, fields, default_id=f"{file_name}:{line}")
         except RecordError as exc:
             if not skip_bad:
                 raise UserError(str(exc), path=str(path), line=line) from None
