@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
 
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decisions, fit_linear,
                                        quiet_single_thread, view_tokens)
@@ -233,12 +234,14 @@ def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: To
                     rows: np.ndarray, k: int, n_labels: int) -> np.ndarray:
     """The ``len(rows) × L`` decision scores of the ``trained`` ``model`` of ``fit`` on instances
     ``rows`` of ``seqs``, :data:`PREDICT_CHUNK` items at a time (the held-out decisions of a
-    leakage pass, in memory or streamed over chunks)."""
+    leakage pass, in memory or streamed over chunks), on one BLAS thread (as
+    :func:`~cuelens.audit.streamed.tally_chunks`)."""
     full, mine = trained[model[0]]
     step = PREDICT_CHUNK * k
-    parts = [decisions({model: mine[model]}, view_tokens(seqs, rows[start:start + step],
-                                                         fit.seen), full)[model]
-             for start in range(0, len(rows), step)]
+    with threadpool_limits(limits=1):
+        parts = [decisions({model: mine[model]}, view_tokens(seqs, rows[start:start + step],
+                                                             fit.seen), full)[model]
+                 for start in range(0, len(rows), step)]
     return np.concatenate(parts) if parts else np.zeros((0, n_labels))
 
 
