@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from cuelens.audit.aggregators import (CueView, average_scores, decisions, fit_linear, make_lr,
-                                       make_sgd, max_scores, positional_features,
-                                       quiet_single_thread, representation_length_counted,
-                                       view_tokens)
+from cuelens.audit.aggregators import (CueView, TokenView, average_scores, decisions,
+                                       fit_linear, make_lr, make_sgd, max_scores,
+                                       positional_features, quiet_single_thread,
+                                       representation_length_counted, view_tokens)
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
 from cuelens.audit.fitting import ScoringOptions, scan_data
@@ -62,6 +62,22 @@ def test_positional_features_match_a_loop_over_instances():
     np.testing.assert_array_equal(positional_features(CueView(indptr, values), d), expected)
 
 
+def _random_tokens(seed: int, n: int, vocab: int = 20) -> tuple[TokenView, np.ndarray]:
+    """Instances of 1–6 ids and a ``(vocab + 1) × 3`` score table."""
+    rng = np.random.default_rng(seed)
+    indptr = np.concatenate([[0], np.cumsum(rng.integers(1, 7, n))])
+    tokens = rng.integers(0, vocab + 1, indptr[-1]).astype(np.int32)
+    return TokenView(indptr, tokens, np.zeros(n, bool)), rng.normal(size=(vocab + 1, 3))
+
+
+@pytest.mark.parametrize("d", [1, 3, 8])
+def test_token_features_equal_the_features_of_the_gathered_scores(d):
+    """Gathered straight from the score table: the same float32 features, bit for bit."""
+    tokens, table = _random_tokens(4, 60)
+    np.testing.assert_array_equal(tokens.positional_features(table, d),
+                                  positional_features(tokens.scores(table), d))
+
+
 def _random_view(seed: int, n: int) -> tuple[CueView, np.ndarray]:
     rng = np.random.default_rng(seed)
     lengths = rng.integers(1, 6, n)
@@ -75,7 +91,7 @@ def test_shared_training_features_give_the_models_of_separate_fits():
     """fit_linear standardises once for all models of a metric: the same coefficients and
     decisions (bit for bit) as fitting and scoring each model on its own."""
     train, y = _random_view(2, 300)
-    test, _ = _random_view(3, 50)
+    test, table = _random_tokens(3, 50)
     with quiet_single_thread():
         shared = {"sgd": make_sgd(3, 3, 0), "lr": make_lr(3, 3, 0)}
         fit_linear(list(shared.values()), train, y)
@@ -83,10 +99,10 @@ def test_shared_training_features_give_the_models_of_separate_fits():
         for model in alone.values():
             fit_linear([model], train, y)
     assert shared["sgd"].scaler is shared["lr"].scaler
-    together = decisions(shared, test)
+    together = decisions(shared, test, table)
     for name, model in alone.items():
         np.testing.assert_array_equal(shared[name].estimator.coef_, model.estimator.coef_)
-        np.testing.assert_array_equal(together[name], model.decision(test))
+        np.testing.assert_array_equal(together[name], decisions({name: model}, test, table)[name])
 
 
 def test_representation_length_is_95th_percentile():

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import clone
@@ -40,13 +40,27 @@ class TokenView:
     indptr: np.ndarray  # int64, n + 1
     tokens: np.ndarray  # int32 ids; ``prior_id`` stands for the prior word
     fallback: np.ndarray  # bool, n: the instance had no seen word
+    _first: dict[int, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.indptr) - 1
 
     def scores(self, table: np.ndarray) -> "CueView":
-        """Attach the rows of a ``(V + 1) × L`` score table (last row: the prior word)."""
-        return CueView(self.indptr, table[self.tokens])
+        """Attach the rows of a ``(V + 1) × L`` score table (last row: the prior word; a
+        ``take``: several times faster than fancy indexing)."""
+        return CueView(self.indptr, np.take(table, self.tokens, axis=0))
+
+    def first_tokens(self, d: int) -> np.ndarray:
+        """``n × d``: each instance's first ``d`` ids, −1 past its end (computed once per
+        ``d``: the positions of every metric's :meth:`positional_features`)."""
+        if d not in self._first:
+            self._first[d] = np.append(self.tokens, -1).astype(np.intp)[
+                first_positions(self.indptr, d)]
+        return self._first[d]
+
+    def positional_features(self, table: np.ndarray, d: int) -> np.ndarray:
+        """:func:`positional_features` of :meth:`scores`, gathered straight from ``table``."""
+        return gather_columns(padded_columns(table), self.first_tokens(d))
 
 
 @dataclass
@@ -89,20 +103,36 @@ def max_scores(view: CueView) -> np.ndarray:
     return np.maximum.reduceat(view.values, view.indptr[:-1], axis=0)
 
 
-def positional_features(view: CueView, d: int) -> np.ndarray:
-    """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``).
+def first_positions(indptr: np.ndarray, d: int) -> np.ndarray:
+    """``n × d``: the indices of each instance's first ``d`` values (``indptr`` layout), −1
+    past its end."""
+    where = indptr[:-1, None] + np.arange(d)
+    where[np.arange(d) >= np.diff(indptr)[:, None]] = -1
+    return where
 
-    One gather per label from a float32 copy of the scores with a trailing 0 (the padding)."""
-    n, n_labels = len(view), view.values.shape[1]
-    padding = len(view.values)
-    where = view.indptr[:-1, None] + np.arange(d)
-    where[np.arange(d) >= np.diff(view.indptr)[:, None]] = padding
-    columns = np.zeros((n_labels, padding + 1), dtype=np.float32)
-    columns[:, :padding] = view.values.T
+
+def padded_columns(values: np.ndarray) -> np.ndarray:
+    """``L × (m + 1)``: a float32 copy of ``m × L`` scores, transposed, with a trailing 0 (the
+    padding, index −1)."""
+    columns = np.zeros((values.shape[1], len(values) + 1), dtype=np.float32)
+    columns[:, :-1] = values.T
+    return columns
+
+
+def gather_columns(columns: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``n × L·d``: per label, ``columns[label]`` at the ``n × d`` indices ``where``."""
+    (n, d), n_labels = where.shape, len(columns)
     out = np.empty((n, n_labels, d), dtype=np.float32)
     for label in range(n_labels):
         np.take(columns[label], where, out=out[:, label, :])
     return out.reshape(n, n_labels * d)
+
+
+def positional_features(view: CueView, d: int) -> np.ndarray:
+    """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``).
+
+    One gather per label from a float32 copy of the scores with a trailing 0 (the padding)."""
+    return gather_columns(padded_columns(view.values), first_positions(view.indptr, d))
 
 
 def representation_length_counted(histogram: np.ndarray) -> int:
@@ -200,11 +230,6 @@ class Linear:
         self.estimator.fit(train.values, y)
         return self
 
-    def decision(self, view: CueView) -> np.ndarray:
-        assert self.scaler is not None, "fit before decision"
-        return self.decision_standardised(self.scaler.transform(positional_features(view,
-                                                                                     self.d)))
-
     def decision_standardised(self, features: np.ndarray) -> np.ndarray:
         """Scores of features already standardised by this model's scaler."""
         classes = self.estimator.classes_
@@ -247,19 +272,22 @@ def fit_linear(models: list[Linear], view: CueView, y: np.ndarray) -> None:
             model.fit_standardised(train, y)
 
 
-def decisions(models: dict, view: CueView) -> dict:
-    """``model.decision(view)`` of each of ``models`` (key → aggregator): the positional
-    features built once and standardised once per distinct scaler."""
+def decisions(models: dict, tokens: TokenView, table: np.ndarray) -> dict:
+    """The ``n × L`` decision scores of each of ``models`` (key → aggregator) on instances
+    ``tokens`` scored by ``table``: the word scores gathered once (for the untrained ones),
+    the positional features built once and standardised once per distinct scaler."""
+    view: CueView | None = None
     features: dict[int, np.ndarray] = {}
     standardised: dict[int, np.ndarray] = {}
     out = {}
     for key, model in models.items():
         if not model.trained:
+            view = tokens.scores(table) if view is None else view
             out[key] = model.decision(view)
             continue
         if id(model.scaler) not in standardised:
             if model.d not in features:
-                features[model.d] = positional_features(view, model.d)
+                features[model.d] = tokens.positional_features(table, model.d)
             standardised[id(model.scaler)] = model.scaler.transform(features[model.d])
         out[key] = model.decision_standardised(standardised[id(model.scaler)])
     return out

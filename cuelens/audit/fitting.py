@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
 
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decisions, fit_linear,
                                        quiet_single_thread, view_tokens)
@@ -153,7 +154,7 @@ class Fit:
             table = full_scores if joint is None else score_table(
                 metric, joint, label_counts, o.alpha, o.z_prior)
             indptrs.append(tokens.indptr[1:] + indptrs[-1][-1])
-            values.append(table[tokens.tokens])
+            values.append(tokens.scores(table).values)
         return CueView(np.concatenate(indptrs), np.concatenate(values))
 
 
@@ -207,11 +208,12 @@ def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenVie
     def one_metric(metric: str) -> dict:
         full, mine = trained[metric]
         out = {}
-        for key, decision in decisions(mine, tokens.scores(full)).items():
+        for key, decision in decisions(mine, tokens, full).items():
             correct = item_correct(decision, labels, task, k, fit.label_order, tokens.fallback)
             out[key] = correct.astype(bool) if task == Task.NLI else correct
         return out
 
+    tokens.first_tokens(fit.d)  # the positions of every metric's features, before the threads
     return {key: value for part in _per_metric(one_metric, list(trained))
             for key, value in part.items()}
 
@@ -232,12 +234,14 @@ def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: To
                     rows: np.ndarray, k: int, n_labels: int) -> np.ndarray:
     """The ``len(rows) × L`` decision scores of the ``trained`` ``model`` of ``fit`` on instances
     ``rows`` of ``seqs``, :data:`PREDICT_CHUNK` items at a time (the held-out decisions of a
-    leakage pass, in memory or streamed over chunks)."""
+    leakage pass, in memory or streamed over chunks), on one BLAS thread (as
+    :func:`~cuelens.audit.streamed.tally_chunks`)."""
     full, mine = trained[model[0]]
     step = PREDICT_CHUNK * k
-    parts = [mine[model].decision(view_tokens(seqs, rows[start:start + step],
-                                              fit.seen).scores(full))
-             for start in range(0, len(rows), step)]
+    with threadpool_limits(limits=1):
+        parts = [decisions({model: mine[model]}, view_tokens(seqs, rows[start:start + step],
+                                                             fit.seen), full)[model]
+                 for start in range(0, len(rows), step)]
     return np.concatenate(parts) if parts else np.zeros((0, n_labels))
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from cuelens.audit.aggregators import representation_length_counted, view_tokens
 from cuelens.audit.bias_items import held_out_probabilities
@@ -570,14 +571,17 @@ def tally_chunks(store: TokenStore, batch: list[FoldModels], folds: Folds, fold_
                  sink: ItemSink | None = None) -> Tally:
     """Pass 2 of a run over the evaluation chunks of ``store`` (all of a scan's, or some of
     them: partial tallies merge by :meth:`Tally.merge`): each item predicted by the fold models
-    of ``batch`` that hold its outer fold, every predictor tallied, ``sink`` fed per chunk."""
+    of ``batch`` that hold its outer fold, every predictor tallied, ``sink`` fed per chunk.
+    One BLAS thread: its matrix products (the cross moments, ``items × M`` by ``M``) are too
+    small for a second, which only spins (several times the CPU time on a loaded machine)."""
     tally = Tally(models)
-    for chunk in store.chunks(fitting=False):
-        for fitted, positions in fold_positions(folds, chunk, fold_seed, batch, outer):
-            results = _predict(store, chunk, positions, fitted, bow_name)
-            tally.add(results)
-            if sink is not None:
-                sink(chunk.first, positions, results)
+    with threadpool_limits(limits=1):
+        for chunk in store.chunks(fitting=False):
+            for fitted, positions in fold_positions(folds, chunk, fold_seed, batch, outer):
+                results = _predict(store, chunk, positions, fitted, bow_name)
+                tally.add(results)
+                if sink is not None:
+                    sink(chunk.first, positions, results)
     return tally
 
 
