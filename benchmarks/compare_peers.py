@@ -204,7 +204,8 @@ def scan_part(args, peers_python: str | None, found: dict, root: Path, log) -> l
         subprocess.run([sys.executable, str(HERE / "scale_data.py"), str(path), "--items",
                         str(items), "--format", "jsonl"], check=True,
                        env={**os.environ, "PYTHONPATH": str(HERE.parent)})
-        cli = [sys.executable, "-m", "cuelens.cli", "scan", str(path), "--features", "none"]
+        # -P: the working directory is not put on sys.path, so PYTHONPATH picks the checkout
+        cli = [sys.executable, "-P", "-m", "cuelens.cli", "scan", str(path), "--features", "none"]
         (root / f"work-{items}").mkdir(exist_ok=True)
         env = {"PYTHONPATH": str(HERE.parent)}
         commands = {
