@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
-import functools
 import io
 import json
 import math
@@ -263,102 +262,11 @@ def dumps_json(obj: Any) -> str:
 
 
 def write_json(path: PathLike, obj: Any) -> None:
-    """Write :func:`dumps_json` of ``obj`` atomically, streamed from :func:`indented_json`'s
-    pieces (a big results file is never one string in memory); the bytes are the same."""
+    """Write :func:`dumps_json` of ``obj`` atomically, streamed from the encoder's pieces (a
+    big results file is never one string in memory); the bytes are the same."""
     with atomic_open_text(path) as text:
-        text.writelines(indented_json(obj))
+        text.writelines(_JSON.iterencode(obj))
         text.write("\n")
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-@functools.cache
-def _flat_encoder(depth: int) -> json.JSONEncoder:
-    """The C encoder writing a container of scalars as :data:`_JSON` does at nesting ``depth``
-    (the indented item separator; the opening and closing lines are added by the caller)."""
-    return json.JSONEncoder(ensure_ascii=False, allow_nan=False,
-                            separators=(",\n" + "  " * depth, ": "))
-
-
-STREAMED_DEPTH = 2  # members nested deeper are built as one string each
-
-
-def indented_json(obj: Any, depth: int = 1) -> Iterator[str]:
-    """The pieces of ``obj`` as :data:`_JSON` (indent 2) writes it, its members at nesting
-    ``depth``: the same text, streamed member by member down to :data:`STREAMED_DEPTH`, each
-    container of plain scalars (a cue's metrics, a list of numbers) encoded whole by the C
-    encoder (no circular-reference check: outputs are trees)."""
-    if depth > STREAMED_DEPTH or not _nested(obj):
-        yield _json_text(obj, depth)
-        return
-    for head, value in _members(obj, depth):
-        yield head
-        yield from indented_json(value, depth + 1)
-    yield _closing(obj, depth)
-
-
-def _json_text(obj: Any, depth: int) -> str:
-    """:func:`indented_json` as one string."""
-    if type(obj) in _SCALARS:
-        return _scalar_text(obj)
-    if not _nested(obj):
-        return _flat_text(obj, depth)
-    parts: list[str] = []
-    for head, value in _members(obj, depth):
-        parts += (head, _json_text(value, depth + 1))
-    return "".join(parts) + _closing(obj, depth)
-
-
-def _nested(obj: Any) -> bool:
-    """Whether ``obj`` is a container holding a container (or any value not a plain scalar)."""
-    if isinstance(obj, dict):
-        return not set(map(type, obj.values())) <= _SCALARS
-    return isinstance(obj, (list, tuple)) and not set(map(type, obj)) <= _SCALARS
-
-
-def _flat_text(obj: Any, depth: int) -> str:
-    """A scalar, an empty container or a container of scalars, by the C encoder."""
-    text = _flat_encoder(depth).encode(obj)
-    if not isinstance(obj, (dict, list, tuple)) or not obj:
-        return text
-    return f"{text[0]}\n{'  ' * depth}{text[1:-1]}\n{'  ' * (depth - 1)}{text[-1]}"
-
-
-def _members(obj: dict | list | tuple, depth: int) -> Iterator[tuple[str, Any]]:
-    """Each member of a container with the text before it (the opening bracket or a comma, the
-    indentation, a dict's key)."""
-    heads: Iterable[str]
-    values: Iterable
-    if isinstance(obj, dict):
-        opening, heads, values = "{", (f"{_key_text(key)}: " for key in obj), obj.values()
-    else:
-        opening, heads, values = "[", repeat(""), obj
-    indent = "\n" + "  " * depth
-    for k, (head, value) in enumerate(zip(heads, values)):
-        yield f"{',' if k else opening}{indent}{head}", value
-
-
-def _closing(obj: dict | list | tuple, depth: int) -> str:
-    return f"\n{'  ' * (depth - 1)}{'}' if isinstance(obj, dict) else ']'}"
-
-
-def _scalar_text(value: str | int | float | bool | None) -> str:
-    """A plain scalar as JSON, as the encoder writes it."""
-    if type(value) is str:
-        return encode_basestring(value)
-    if type(value) is float:
-        return _float_texts([value], nan_as_null=False)[0]
-    return _JSON_CONSTANTS[value] if value is None or type(value) is bool else int.__repr__(value)
-
-
-def _key_text(key: Any) -> str:
-    """A dict key as the encoder writes it: a string, or a scalar key's JSON text as one."""
-    if isinstance(key, str):
-        return encode_basestring(key)
-    if key is None or isinstance(key, (int, float)):
-        return encode_basestring(_flat_encoder(0).encode(key))
-    raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
 
 
 _JSON_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # json.dumps's bytes, one encoder

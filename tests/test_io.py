@@ -61,27 +61,6 @@ def test_cues_csv_equals_the_csv_writer(tmp_path):
     assert (tmp_path / "cues.csv").read_bytes().count(b"\n") == 5  # header, 3 rows, 1 in a cell
 
 
-@pytest.mark.parametrize("obj", [
-    {"k": [{"a": 1}], "deep": [[[[1, [2, {"x": {3: [4.5, None]}}]]]]]},
-    {1: "a", 2.5: True, None: [], False: {}, "t": (1, (2, 3))},
-    [], {}, [[], {}], "é", 3, None,
-    {"a": [1, {"b": [2, 3]}], "c": {"d": {"e": 1.5}}}])
-def test_indented_json_equals_the_encoder(obj):
-    from cuelens.io import indented_json
-
-    expected = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
-    assert "".join(indented_json(obj)) == expected
-
-
-@pytest.mark.parametrize("bad", [{"x": [math.inf]}, {"x": [{"y": {"z": math.nan}}]},
-                                 {(1, 2): 1}, {"x": [{"y": object()}]}])
-def test_indented_json_refuses_what_the_encoder_refuses(bad):
-    from cuelens.io import indented_json
-
-    with pytest.raises((ValueError, TypeError)):
-        "".join(indented_json(bad))
-
-
 def test_jsonl_lines_equal_jsonl_line_per_row():
     from cuelens.io import jsonl_line, jsonl_lines
 
