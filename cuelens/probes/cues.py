@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.audit.counts import build_term_matrix
+from cuelens.audit.results import ScanSections
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.probes.config import ProbeConfig
 from cuelens.probes.sanity import select_word_cues
@@ -112,22 +113,22 @@ def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
     return [Cue(name, "feature", np.asarray(masks[name], dtype=bool)) for name in wanted]
 
 
-def probe_cues(dataset: Dataset, scan_results: dict, config: ProbeConfig,
+def probe_cues(dataset: Dataset, scan: ScanSections, config: ProbeConfig,
                warnings: list[str]) -> tuple[list[Cue], dict | None]:
     """The word cues chosen by :func:`~cuelens.probes.sanity.select_word_cues` (``config``'s
-    ``rank_by``, ``top``, ``min_support``) plus the scan's ICQ feature cues, and the
+    ``rank_by``, ``top``, ``min_support``) plus the ICQ feature cues of the ``scan``, and the
     ``cue_selection`` record; what the user should know is appended to ``warnings``."""
-    if "cues" not in scan_results:
-        warnings.extend(scan_results.get("notes", []))
+    if scan.cues is None:
+        warnings.extend(scan.notes or [])
         return [], None
-    tokens, selection = select_word_cues(scan_results["cues"], config.rank_by, config.top,
+    tokens, selection = select_word_cues(scan.cues, config.rank_by, config.top,
                                          config.min_support)
     if not tokens:
         warnings.append(f"no word cue passes the selection ({selection['rule']}): "
                         "no word cue is tested")
-    cues = word_cues(dataset, tokens, scan_results["config"]["ngrams"])
+    cues = word_cues(dataset, tokens, scan.config["ngrams"])
     try:
-        cues += feature_cues(dataset, scan_results.get("features", []))
+        cues += feature_cues(dataset, scan.features or [])
     except ImportError:
         warnings.append("ICQ features unavailable; testing word cues only")
     return cues, selection
