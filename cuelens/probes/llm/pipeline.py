@@ -64,7 +64,8 @@ class LLMProbe:
         check_outputs(files.values(), self.inputs)
         with output_set():  # the files appear together or not at all
             for name, answers in self.answers.items():
-                write_jsonl(files[f"predictions:{name}"], prediction_rows(self.dataset, answers))
+                rows = Predictions(answers.pred, answers.probs).rows(self.dataset, answers.texts)
+                write_jsonl(files[f"predictions:{name}"], rows)
             write_json(files["results"], self.results)
             write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
         return files
@@ -143,9 +144,17 @@ def verdict(sections: list[dict]) -> dict:
             "ranking": [s["name"] for s in ranked]}
 
 
-def _check_mcq(dataset: Dataset, position_bias: bool) -> None:
+def check_templates(dataset: Dataset, templates: list[PromptTemplate],
+                    position_bias: bool = False) -> None:
+    """Refuse (``UserError``), before any scan or request, two templates of one name, a
+    template that cannot answer ``dataset``'s items, or ``position_bias`` on other than MCQ."""
+    names = [t.name for t in templates]
+    if len(set(names)) != len(names):
+        raise UserError(f"prompt templates need distinct names, got {', '.join(names)}")
     if position_bias and dataset.task != Task.MCQ:
         raise UserError("the position-bias probe is for multiple-choice datasets")
+    for template in templates:
+        template.check(dataset.task, dataset.label_names)
 
 
 def template_position_bias(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
@@ -161,7 +170,7 @@ def template_position_bias(backend: Backend, template: PromptTemplate, dataset: 
     distribution, never consistent, counted in ``unanswered``)."""
     from cuelens.probes.position import position_bias_from_picks, rotation_datasets
 
-    _check_mcq(dataset, True)
+    check_templates(dataset, [template], position_bias=True)
     rotated = rotation_datasets(dataset, seed)
     picks = []
     for r, data in enumerate(rotated):
@@ -182,12 +191,7 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
                   progress: Progress | None = None) -> LLMProbe:
     """The ``llm_probe`` results section for every template, and each template's answers;
     ``position_bias`` (MCQ): also each template's :func:`template_position_bias`."""
-    names = [t.name for t in templates]
-    if len(set(names)) != len(names):
-        raise ValueError(f"prompt templates need distinct names, got {names}")
-    _check_mcq(dataset, position_bias)
-    for template in templates:
-        template.check(dataset.task, dataset.label_names)
+    check_templates(dataset, templates, position_bias)
     prepare_backend(backend, templates)  # before any item: can the backend run them all?
     answers, sections = {}, []
     for template in templates:
@@ -221,9 +225,7 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
     started = time.time()
     config = config or ProbeConfig()
     config.validate()
-    _check_mcq(dataset, position_bias)
-    for template in templates:   # fail before the scan and before any request
-        template.check(dataset.task, dataset.label_names)
+    check_templates(dataset, templates, position_bias)
     if scan is None:
         scan = scan_dataset(dataset, ScanConfig(seed=config.seed), progress=progress)
     warnings: list[str] = []
@@ -236,22 +238,6 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
     return LLMProbe(run.section, run.answers, dataset=dataset, results=results,
                     warnings=warnings, inputs=[*dataset.input_paths, *(str(p) for p in inputs)],
                     started=started)
-
-
-def prediction_rows(dataset: Dataset, answers: Answers) -> list[dict]:
-    """``predictions-TEMPLATE.jsonl`` rows: id, prediction (label name or choice index; null
-    when unparseable), option probabilities or the generated text."""
-    rows = []
-    for i, item in enumerate(dataset.test.ids):
-        p = int(answers.pred[i])
-        value = None if p < 0 else (dataset.label_names[p] if dataset.task == Task.NLI else p)
-        row: dict = {"id": item, "prediction": value}
-        if answers.probs is not None:
-            row["probs"] = [round(float(x), 6) for x in answers.probs[i]]
-        if answers.texts is not None:
-            row["answer"] = answers.texts[i]
-        rows.append(row)
-    return rows
 
 
 def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
