@@ -14,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.special import softmax
 
 from cuelens.data.loading import load_dataset
 from cuelens.errors import UserError
 from cuelens.probes.accuracy import delta_accuracy
 from cuelens.probes.cues import word_cues
-from cuelens.probes.evallogs import detect_format, read_eval_log, softmax
+from cuelens.probes.evallogs import detect_format, read_eval_log
 from cuelens.probes.sources import read_predictions
 
 CUE = "surely"

@@ -165,15 +165,15 @@ def test_short_circuit_with_a_tiny_classifier(tiny_bert, tmp_path):
 
 
 def test_probe_section_wiring(tmp_path):
-    """`audit probe --short-circuit` path: options on a ProbeContext, then the listed section
+    """`audit probe --short-circuit` path: options on a ProbeContext, then the section
     runs only when asked for and only with a loaded model (otherwise a warning value)."""
     from tiny_models import tiny_bert_dir
 
     from cuelens.data.dataset import Dataset, Split
     from cuelens.models.classifier import load_classifier
     from cuelens.probes.predictions import Predictions
-    from cuelens.probes.sections import SECTIONS, ProbeContext
-    from cuelens.probes.short_circuit import ShortCircuitOptions
+    from cuelens.probes.sections import ProbeContext
+    from cuelens.probes.short_circuit import ShortCircuitOptions, section
 
     split = Split(name="test", path="test.jsonl", task="mcq")
     right = ["it broke .", "he ate food .", "it sang .", "he slept ."]
@@ -188,7 +188,6 @@ def test_probe_section_wiring(tmp_path):
     clf = load_classifier(str(path), "mcq", device="cpu")
     ctx = ProbeContext(dataset=dataset, predictions=preds, cues=[], model_info={},
                        classifier=clf)
-    section = SECTIONS["short_circuit"]
     assert section(ctx) is None and ctx.warnings == []  # not asked for
     ctx.short_circuit = ShortCircuitOptions(ops="co,mt")
     out = section(ctx)

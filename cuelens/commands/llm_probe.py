@@ -89,7 +89,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: Prob
 
     from cuelens.errors import UserError
     from cuelens.probes.llm.backends import BackendOptions, load_backend
-    from cuelens.probes.llm.pipeline import probe_llm_dataset
+    from cuelens.probes.llm.pipeline import check_templates, probe_llm_dataset
     from cuelens.probes.llm.templates import (default_templates, resolve_template,
                                               with_max_new_tokens)
     from cuelens.results import LLMProbeResult
@@ -99,10 +99,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: Prob
     templates = [resolve_template(p) for p in options.prompts] or \
         default_templates(dataset.task)
     templates = [with_max_new_tokens(t, options.max_new_tokens) for t in templates]
-    if len({t.name for t in templates}) != len(templates):
-        raise UserError("two --prompt templates have the same name")
-    for t in templates:
-        t.check(dataset.task, dataset.label_names)
+    check_templates(dataset, templates, position_bias)  # before the model is loaded
     backend = load_backend(options.llm, BackendOptions(
         device=options.device, batch_size=options.batch_size, base_url=options.base_url,
         api_key_env=options.api_key_env, concurrency=options.concurrency,

@@ -135,7 +135,7 @@ def probe(
     Example: audit probe data/mnli/ --llm openai:llama3 --base-url http://127.0.0.1:8000/v1
     --prompt nli-yes-no --prompt nli-yes-no-cot
     """
-    from cuelens.probes.pipeline import check_outputs, probe_dataset
+    from cuelens.probes.pipeline import check_outputs, load_scan, probe_dataset
     from cuelens.probes.scan_source import SCAN_FILES
     from cuelens.probes.short_circuit import ShortCircuitOptions
     from cuelens.results import ProbeResult
@@ -175,9 +175,10 @@ def probe(
                              request_timeout, retries, cache, no_cache, calibrate, length_norm,
                              max_new_tokens, device, batch_size)
         llm_dir = [Path(llm)] if Path(llm).is_dir() else []
-        probe_llm(dataset, options, _load_scan(scan, dataset), out_dir, config=config,
-                  position_bias=position_bias, inputs=[*extra_inputs, *scan_files, *llm_dir],
-                  started=started, report_options=ReportOptions(plotly=plotly))
+        probe_llm(dataset, options, load_scan(scan, dataset) if scan else None, out_dir,
+                  config=config, position_bias=position_bias,
+                  inputs=[*extra_inputs, *scan_files, *llm_dir], started=started,
+                  report_options=ReportOptions(plotly=plotly))
         return
 
     runner = None
@@ -192,7 +193,7 @@ def probe(
                               id_field, norm_name, runner, require_all_items)
     positions = _position_options(dataset, clf, seed, position_bias, position_lm,
                                   position_predictions, device, id_field, norm_name, batch_size)
-    scan_result = _load_scan(scan, dataset)
+    scan_result = load_scan(scan, dataset) if scan else None  # None: the probe scans the data
     with progress_bar(f"probing {dataset.name}") as progress:
         result = probe_dataset(dataset, preds, scan=scan_result, config=config,
                                classifier=clf, short_circuit=sc_options,
@@ -206,15 +207,6 @@ def probe(
     ProbeResult.of(result).save(out_dir, report_options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(out_dir / 'report.html'))}[/]")
     print_probe(result.results["probe"], out_dir)
-
-
-def _load_scan(scan: Path | None, dataset):
-    """The ``--scan`` directory as a Scan (None: the probe scans the data itself)."""
-    if scan is None:
-        return None
-    from cuelens.probes.pipeline import load_scan
-
-    return load_scan(scan, dataset)
 
 
 def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
@@ -303,13 +295,9 @@ def print_probe(section: dict, out_dir: Path) -> None:
 
     from cuelens.probes.sanity import probe_verdict
 
-    sanity = section.get("sanity")
-    if sanity:
-        acc = sanity["accuracy"]
-        console.print(f"accuracy {acc['accuracy'] * 100:.1f}% [95% CI {acc['ci_low'] * 100:.1f}, "
-                      f"{acc['ci_high'] * 100:.1f}] vs chance {acc['chance'] * 100:.1f}%")
-    else:
-        console.print(f"accuracy {section['accuracy'] * 100:.1f}%")
+    acc = section["sanity"]["accuracy"]
+    console.print(f"accuracy {acc['accuracy'] * 100:.1f}% [95% CI {acc['ci_low'] * 100:.1f}, "
+                  f"{acc['ci_high'] * 100:.1f}] vs chance {acc['chance'] * 100:.1f}%")
     if section.get("cue_selection"):
         console.print(f"word cues tested: {escape(section['cue_selection']['rule'])}")
     test = section["accuracy_test"]
@@ -322,8 +310,7 @@ def print_probe(section: dict, out_dir: Path) -> None:
                       f"{row['ci_high'] * 100:+.1f}]",
                       f"{row['q_value']:.3f}{'*' if row['significant'] else ''}")
     console.print(table)
-    if test.get("correction"):
-        console.print(f"q: {escape(test['correction'])}; * q < 0.05")
+    console.print(f"q: {escape(test['correction'])}; * q < 0.05")
     if test.get("skipped"):
         console.print(f"{len(test['skipped'])} cue(s) skipped (too few test items)")
     if "position_bias" in section:

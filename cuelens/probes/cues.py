@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.audit.counts import build_term_matrix
+from cuelens.audit.results import ScanSections
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.probes.config import ProbeConfig
 from cuelens.probes.sanity import select_word_cues
@@ -50,33 +51,31 @@ def token_presence(split: Split, label_names: list[str], tokens: list[str],
     return present
 
 
-def _mcq_has(bearing: np.ndarray) -> np.ndarray:
-    """Questions where the cue is in some but not all choices (``bearing``: ``[n, k, ...]``)."""
-    return np.asarray(bearing.any(axis=1) & ~bearing.all(axis=1))
+def _cue_masks(split: Split, dataset: Dataset, tokens: list[str], ngrams: int
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Bool ``[items, tokens]``: which items have each cue (NLI: the hypothesis has the token;
+    MCQ: some but not all choices do), and for MCQ the choices bearing it (``[n, k, tokens]``)."""
+    present = token_presence(split, dataset.label_names, tokens, ngrams)
+    if dataset.task != Task.MCQ:
+        return present, None
+    bearing = present.reshape(len(split), split.n_choices or 1, len(tokens))
+    return np.asarray(bearing.any(axis=1) & ~bearing.all(axis=1)), bearing
 
 
 def _train_dists(dataset: Dataset, tokens: list[str], ngrams: int
                  ) -> list[dict[str, float] | None]:
     split = dataset.train if dataset.train is not None else dataset.test
-    present = token_presence(split, dataset.label_names, tokens, ngrams)
-    if dataset.task == Task.MCQ:
-        bearing = present.reshape(len(split), split.n_choices or 1, len(tokens))
-        gold = split.item_labels(dataset.label_names)
-        has = _mcq_has(bearing)
-        gold_bears = bearing[np.arange(len(split)), gold]  # [n, tokens]
-        out: list[dict[str, float] | None] = []
-        for j in range(len(tokens)):
-            if not has[:, j].any():
-                out.append(None)
-                continue
-            rate = float(gold_bears[has[:, j], j].mean())
-            out.append({WITH_CUE: round(rate, 6), WITHOUT_CUE: round(1 - rate, 6)})
-        return out
+    has, bearing = _cue_masks(split, dataset, tokens, ngrams)
     labels = split.item_labels(dataset.label_names)
-    n_labels = len(dataset.label_names)
-    out = []
+    out: list[dict[str, float] | None] = []
     for j in range(len(tokens)):
-        counts = np.bincount(labels[present[:, j]], minlength=n_labels)
+        if bearing is not None:  # MCQ: how often the cue-bearing choice was the right one
+            rate = float(bearing[has[:, j], labels[has[:, j]], j].mean()) \
+                if has[:, j].any() else None
+            out.append(None if rate is None else
+                       {WITH_CUE: round(rate, 6), WITHOUT_CUE: round(1 - rate, 6)})
+            continue
+        counts = np.bincount(labels[has[:, j]], minlength=len(dataset.label_names))
         total = counts.sum()
         out.append(None if total == 0 else
                    {name: round(float(c / total), 6) for name, c in zip(dataset.label_names, counts)})
@@ -85,15 +84,10 @@ def _train_dists(dataset: Dataset, tokens: list[str], ngrams: int
 
 def word_cues(dataset: Dataset, tokens: list[str], ngrams: int = 1) -> list[Cue]:
     """Masks and training distributions of the word cues ``tokens`` on ``dataset``."""
-    present = token_presence(dataset.test, dataset.label_names, tokens, ngrams)
+    has, bearing = _cue_masks(dataset.test, dataset, tokens, ngrams)
     dists = _train_dists(dataset, tokens, ngrams)
-    n = len(dataset.test)
-    if dataset.task == Task.MCQ:
-        bearing = present.reshape(n, dataset.n_choices or 1, len(tokens))
-        has = _mcq_has(bearing)
-        return [Cue(token, "word", has[:, j], bearing[:, :, j], dists[j])
-                for j, token in enumerate(tokens)]
-    return [Cue(token, "word", present[:, j], None, dists[j]) for j, token in enumerate(tokens)]
+    return [Cue(token, "word", has[:, j], None if bearing is None else bearing[:, :, j], dists[j])
+            for j, token in enumerate(tokens)]
 
 
 def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
@@ -112,22 +106,22 @@ def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
     return [Cue(name, "feature", np.asarray(masks[name], dtype=bool)) for name in wanted]
 
 
-def probe_cues(dataset: Dataset, scan_results: dict, config: ProbeConfig,
+def probe_cues(dataset: Dataset, scan: ScanSections, config: ProbeConfig,
                warnings: list[str]) -> tuple[list[Cue], dict | None]:
     """The word cues chosen by :func:`~cuelens.probes.sanity.select_word_cues` (``config``'s
-    ``rank_by``, ``top``, ``min_support``) plus the scan's ICQ feature cues, and the
+    ``rank_by``, ``top``, ``min_support``) plus the ICQ feature cues of the ``scan``, and the
     ``cue_selection`` record; what the user should know is appended to ``warnings``."""
-    if "cues" not in scan_results:
-        warnings.extend(scan_results.get("notes", []))
+    if scan.cues is None:
+        warnings.extend(scan.notes or [])
         return [], None
-    tokens, selection = select_word_cues(scan_results["cues"], config.rank_by, config.top,
+    tokens, selection = select_word_cues(scan.cues, config.rank_by, config.top,
                                          config.min_support)
     if not tokens:
         warnings.append(f"no word cue passes the selection ({selection['rule']}): "
                         "no word cue is tested")
-    cues = word_cues(dataset, tokens, scan_results["config"]["ngrams"])
+    cues = word_cues(dataset, tokens, scan.config["ngrams"])
     try:
-        cues += feature_cues(dataset, scan_results.get("features", []))
+        cues += feature_cues(dataset, scan.features or [])
     except ImportError:
         warnings.append("ICQ features unavailable; testing word cues only")
     return cues, selection

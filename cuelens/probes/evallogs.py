@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy.special import softmax
 
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.readers import LineError, check_regular_file
@@ -439,11 +440,6 @@ def _lengths(continuations: list[str], norm: str) -> np.ndarray:
     texts = [c.lstrip() for c in continuations]
     sizes = [len(t) if norm == "chars" else len(t.encode("utf-8")) for t in texts]
     return np.maximum(np.array(sizes, dtype=np.float64), 1.0)
-
-
-def softmax(scores: np.ndarray) -> np.ndarray:
-    shifted = np.exp(scores - scores.max())
-    return shifted / shifted.sum()
 
 
 def _predict(item: LoggedItem, norm: str) -> tuple[int, np.ndarray | None]:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.advice import next_steps
 from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.results import ScanSections
 from cuelens.audit.scan import ScanConfig
@@ -27,7 +26,8 @@ from cuelens.probes.config import ProbeConfig
 from cuelens.probes.cues import probe_cues
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
-from cuelens.probes.sections import ProbeContext, ShortCircuitOptions, run_sections
+from cuelens.probes.sections import (ProbeContext, ProbeSections, ShortCircuitOptions,
+                                     probe_section)
 
 Progress = Callable[[str, float], None]
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
@@ -115,7 +115,6 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict |
                         "one covers some items only (lm_eval --limit?)")
     if scan is None:
         scan = scan_dataset(dataset, ScanConfig(seed=config.seed), progress=progress)
-    results = dict(scan.results)
     warnings: list[str] = list(predictions.notes)
     item_easy = scan.item_easy
     if predictions.covered is not None:  # a log of some test items: probe those (cues: all)
@@ -123,7 +122,7 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict |
         dataset, predictions = predictions.logged_subset(dataset)
         item_easy = None if item_easy is None else item_easy[covered]
     resolved = Path(classifier.resolved) if classifier is not None else None
-    cues, selection = probe_cues(dataset, results, config, warnings)
+    cues, selection = probe_cues(dataset, scan.sections, config, warnings)
     ctx = ProbeContext(dataset=dataset, predictions=predictions, cues=cues,
                        cue_selection=selection,
                        model_info=predictions.info if model_info is None else model_info,
@@ -133,9 +132,8 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict |
                        min_items=config.min_items,
                        short_circuit=short_circuit, position_bias=position_bias,
                        warnings=warnings, progress=progress)
-    results["probe"] = run_sections(ctx)
-    results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
-    results["next_steps"] = next_steps(results)
-    warnings += results["probe"]["sanity"]["notes"]
-    return Probe(dataset=dataset, results=results, predictions=predictions, item_easy=item_easy,
-                 warnings=warnings, extra_inputs=[str(p) for p in inputs], started=started)
+    probe = probe_section(ctx)
+    warnings += probe.sanity["notes"]
+    return Probe(dataset=dataset, results=ProbeSections.of(scan.sections, probe=probe).to_json(),
+                 predictions=predictions, item_easy=item_easy, warnings=warnings,
+                 extra_inputs=[str(p) for p in inputs], started=started)

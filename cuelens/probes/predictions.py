@@ -50,16 +50,19 @@ class Predictions:
         return subset, replace(self, pred=self.pred[index], covered=None,
                                probs=None if self.probs is None else self.probs[index])
 
-    def rows(self, dataset: Dataset) -> list[dict]:
-        """The predictions-file rows for ``dataset.test`` (the same format :func:`read` reads)."""
+    def rows(self, dataset: Dataset, texts: list[str] | None = None) -> list[dict]:
+        """The predictions-file rows for ``dataset.test`` (the format
+        :func:`read_predictions_file` reads; ``null``: no answer), with the generated text of
+        each answer when given (``texts``, an LLM's)."""
         out = []
         for i, item_id in enumerate(dataset.test.ids):
             p = int(self.pred[i])
-            row: dict[str, object] = {
-                "id": item_id, "prediction": dataset.label_names[p] if dataset.task == Task.NLI
-                else (p if p >= 0 else None)}
+            row: dict[str, object] = {"id": item_id, "prediction": None if p < 0 else
+                                      dataset.label_names[p] if dataset.task == Task.NLI else p}
             if self.probs is not None:
                 row["probs"] = [round(float(x), 6) for x in self.probs[i] if np.isfinite(x)]
+            if texts is not None:
+                row["answer"] = texts[i]
             out.append(row)
         return out
 

@@ -17,7 +17,7 @@ A directory with none of them is one clear error; so is one whose items are not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -59,11 +59,6 @@ def _unique_positions(test: Split, what: str, directory: Path) -> dict[str, int]
     return position
 
 
-def _from_table(rows: Callable[[Path], Iterator[tuple[str, object]]]
-                ) -> Callable[[Path, Split], np.ndarray]:
-    return lambda directory, test: _table_mask(rows(directory), directory, test)
-
-
 def _table_mask(table: Iterator[tuple[str, object]], directory: Path, test: Split) -> np.ndarray:
     rows = [(item_id, easy) for item_id, easy in table if easy is not None]
     ids = [item_id for item_id, _ in rows]
@@ -98,31 +93,23 @@ def _flags(directory: Path, keys: list[str], names: tuple[str, str], what: str) 
     return item_easy
 
 
-def _from_records(directory: Path, test: Split) -> np.ndarray:
-    return _flags(directory, list(test.raw), RECORDS, "matched by record text")
-
-
-def _from_ids(directory: Path, test: Split) -> np.ndarray:
-    _unique_positions(test, "id lists", directory)
-    return _flags(directory, list(test.ids), IDS, "matched by id")
-
-
-# where a scan directory keeps its easy/hard flags, in the order they are preferred
-EASY_HARD_SOURCES: list[tuple[tuple[str, ...], Callable[[], bool],
-                              Callable[[Path, Split], np.ndarray]]] = [
-    ((ITEMS_PARQUET,), parquet_available, _from_table(_parquet_rows)),
-    ((ITEMS_JSONL,), lambda: True, _from_table(_jsonl_rows)),
-    (RECORDS, lambda: True, _from_records),
-    (IDS, lambda: True, _from_ids)]
-
-
 def scan_easy_mask(directory: str | Path, test: Split) -> np.ndarray:
-    """The easy flag of every item of ``test`` from the scan in ``directory`` (module
-    docstring)."""
+    """The easy flag of every item of ``test`` from the first source of them the scan in
+    ``directory`` holds (module docstring)."""
     directory = Path(directory)
-    for names, usable, read in EASY_HARD_SOURCES:
-        if usable() and all((directory / name).is_file() for name in names):
-            return read(directory, test)
+
+    def has(*names: str) -> bool:
+        return all((directory / name).is_file() for name in names)
+
+    if has(ITEMS_PARQUET) and parquet_available():
+        return _table_mask(_parquet_rows(directory), directory, test)
+    if has(ITEMS_JSONL):
+        return _table_mask(_jsonl_rows(directory), directory, test)
+    if has(*RECORDS):
+        return _flags(directory, list(test.raw), RECORDS, "matched by record text")
+    if has(*IDS):
+        _unique_positions(test, "id lists", directory)
+        return _flags(directory, list(test.ids), IDS, "matched by id")
     raise UserError(f"the scan directory has no per-item easy/hard flags ({ITEMS_PARQUET}, "
                     f"{ITEMS_JSONL}, {' + '.join(RECORDS)} or {' + '.join(IDS)}); rerun "
                     "`audit scan` with --item-files records or ids", path=str(directory))

@@ -1,29 +1,33 @@
-"""The probe's results sections, as a registry (docs/methods.md §6; docs/results-schema.md ``probe``).
+"""The probe's results sections, typed and built once (docs/methods.md §6–7; docs/results-schema.md
+``probe``).
 
-Each section is a function ``ProbeContext -> dict | None`` listed under its results key;
-``None`` means "not computed" and leaves the key absent. :func:`run_sections` fills ``probe``
-in the order of :data:`SECTIONS`, an explicit table: a new section is one more entry there.
+:func:`probe_section` computes every part of :class:`ProbeSection` (results.json's ``probe``)
+from a :class:`ProbeContext`, in the file's key order; :class:`ProbeSections` is a probe's whole
+results.json: the scan's sections, the probe's own and the next steps about the model. A new
+section is one more field and one more line of :func:`probe_section`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.audit.advice import next_steps
+from cuelens.audit.results import ScanSections, Section
 from cuelens.data.dataset import Dataset
 from cuelens.probes.accuracy import accuracy_test, easy_hard_gap
 from cuelens.probes.cues import Cue
 from cuelens.probes.data_map import read_data_map
 from cuelens.probes.distribution import distribution_test
 from cuelens.probes.position import PositionBiasOptions
-from cuelens.probes.position import section as _position_bias
+from cuelens.probes.position import section as position_bias_section
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sanity import chance_level, data_map_epochs, probe_sanity
 from cuelens.probes.short_circuit import ShortCircuitOptions
-from cuelens.probes.short_circuit import section as _short_circuit
+from cuelens.probes.short_circuit import section as short_circuit_section
 
 
 @dataclass
@@ -33,7 +37,7 @@ class ProbeContext:
     dataset: Dataset
     predictions: Predictions
     cues: list[Cue]
-    model_info: dict
+    model_info: dict = field(default_factory=dict)  # the ``probe.model`` section
     item_easy: np.ndarray | None = None
     model_dir: Path | None = None
     classifier: object | None = None  # the loaded model, when probing one (white-box probes)
@@ -55,67 +59,80 @@ class ProbeContext:
         """1.0 where the prediction is right (MCQ: per question)."""
         return (self.predictions.pred == self.gold).astype(float)
 
+    @property
+    def accuracy(self) -> float:
+        """``accuracy``: on the test items (MCQ: per question)."""
+        return round(float(self.correct.mean()), 6)
 
-def _model(ctx: ProbeContext) -> dict:
-    return ctx.model_info
+    def sanity(self, has_data_map: bool = False) -> dict:
+        """``sanity``: accuracy against chance (:func:`~cuelens.probes.sanity.probe_sanity`)."""
+        test = self.dataset.test
+        chance = chance_level(self.gold, test.task, test.n_choices)
+        return probe_sanity(self.correct, chance, data_map_epochs(self.model_dir), has_data_map,
+                            self.n_boot, self.seed)
+
+    def accuracy_test(self) -> dict:
+        """``accuracy_test``: ΔAcc per cue (:func:`~cuelens.probes.accuracy.accuracy_test`)."""
+        return accuracy_test(self.correct, self.cues, n_boot=self.n_boot, seed=self.seed,
+                             min_items=self.min_items)
+
+    def easy_hard(self) -> dict | None:
+        """``easy_hard``: accuracy on the scan's easy and hard items (None: no split)."""
+        return None if self.item_easy is None else easy_hard_gap(self.correct, self.item_easy)
 
 
-def _accuracy(ctx: ProbeContext) -> float:
-    return round(float(ctx.correct.mean()), 6)
+@dataclass(frozen=True)
+class ProbeSection(Section):
+    """results.json ``probe``: the model, its accuracy and the cue tests (``None``: not
+    computed)."""
+
+    model: dict
+    accuracy: float
+    sanity: dict
+    cue_selection: dict | None
+    accuracy_test: dict
+    distribution_test: dict
+    easy_hard: dict | None
+    data_map: dict | None
+    short_circuit: dict | None
+    position_bias: dict | None
 
 
-def _accuracy_test(ctx: ProbeContext) -> dict:
-    return accuracy_test(ctx.correct, ctx.cues, n_boot=ctx.n_boot, seed=ctx.seed,
-                         min_items=ctx.min_items)
-
-
-def _distribution_test(ctx: ProbeContext) -> dict:
-    return distribution_test(ctx.cues, ctx.predictions.pred, ctx.gold, ctx.dataset.task,
-                             ctx.dataset.label_names, seed=ctx.seed, min_items=ctx.min_items)
-
-
-def _easy_hard(ctx: ProbeContext) -> dict | None:
-    return None if ctx.item_easy is None else easy_hard_gap(ctx.correct, ctx.item_easy)
-
-
-def _data_map(ctx: ProbeContext) -> dict | None:
+def probe_section(ctx: ProbeContext) -> ProbeSection:
+    """The ``probe`` section of ``ctx``; what a section skipped is appended to
+    ``ctx.warnings``."""
     points = read_data_map(ctx.model_dir) if ctx.model_dir is not None else None
-    return None if points is None else {"points": points,
-                                        "epochs": data_map_epochs(ctx.model_dir)}
+    return ProbeSection(
+        model=ctx.model_info, accuracy=ctx.accuracy, sanity=ctx.sanity(points is not None),
+        cue_selection=ctx.cue_selection, accuracy_test=ctx.accuracy_test(),
+        distribution_test=distribution_test(ctx.cues, ctx.predictions.pred, ctx.gold,
+                                            ctx.dataset.task, ctx.dataset.label_names,
+                                            seed=ctx.seed, min_items=ctx.min_items),
+        easy_hard=ctx.easy_hard(),
+        data_map=None if points is None else {"points": points,
+                                              "epochs": data_map_epochs(ctx.model_dir)},
+        short_circuit=short_circuit_section(ctx), position_bias=position_bias_section(ctx))
 
 
-def _cue_selection(ctx: ProbeContext) -> dict | None:
-    return ctx.cue_selection
+@dataclass(frozen=True, kw_only=True)
+class ProbeSections(ScanSections):
+    """A probe's whole results.json: the scan's sections, the probe's own (``probe``: a
+    model's; ``llm_probe``: a language model's through prompt templates), then ``next_steps``,
+    about the model."""
 
+    probe: ProbeSection | None = None
+    llm_probe: dict | None = None
 
-def _sanity(ctx: ProbeContext) -> dict:
-    test = ctx.dataset.test
-    chance = chance_level(ctx.gold, test.task, test.n_choices)
-    has_map = ctx.model_dir is not None and read_data_map(ctx.model_dir) is not None
-    return probe_sanity(ctx.correct, chance, data_map_epochs(ctx.model_dir), has_map,
-                        ctx.n_boot, ctx.seed)
+    @classmethod
+    def of(cls, scan: ScanSections, *, probe: ProbeSection | None = None,
+           llm_probe: dict | None = None) -> ProbeSections:
+        """``scan``'s sections with the probe's and the next steps computed from them all
+        (:func:`~cuelens.audit.advice.next_steps`; the scan's own are about the data)."""
+        sections = cls(**{**vars(scan), "next_steps": None}, probe=probe, llm_probe=llm_probe)
+        return replace(sections, next_steps=next_steps(sections.to_json()))
 
-
-SECTIONS: dict[str, Callable[[ProbeContext], dict | float | None]] = {
-    "model": _model,
-    "accuracy": _accuracy,
-    "sanity": _sanity,
-    "cue_selection": _cue_selection,
-    "accuracy_test": _accuracy_test,
-    "distribution_test": _distribution_test,
-    "easy_hard": _easy_hard,
-    "data_map": _data_map,
-    "short_circuit": _short_circuit,
-    "position_bias": _position_bias,
-}
-
-
-def run_sections(ctx: ProbeContext, skip: frozenset[str] | set[str] = frozenset()) -> dict:
-    """The ``probe`` section: every section of :data:`SECTIONS` not in ``skip`` that produced a value."""
-    out = {}
-    for name, func in SECTIONS.items():
-        if name not in skip:
-            value = func(ctx)
-            if value is not None:
-                out[name] = value
-    return out
+    def to_json(self) -> dict:
+        """The results.json content: the scan's keys, the probe's, ``next_steps`` last."""
+        results = super().to_json()
+        steps = results.pop("next_steps", None)
+        return results if steps is None else {**results, "next_steps": steps}

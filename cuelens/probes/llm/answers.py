@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import softmax
 
 from cuelens.data.dataset import Dataset, Task
 from cuelens.probes.llm.backends import Backend, prepare_backend
@@ -80,11 +81,6 @@ def ask(backend: Backend, template: PromptTemplate, requests: list[Request], ids
     return responses  # type: ignore[return-value]
 
 
-def _softmax(scores: np.ndarray) -> np.ndarray:
-    z = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return z / z.sum(axis=1, keepdims=True)
-
-
 def _option_scores(responses: list[dict], normalize: bool) -> np.ndarray:
     logp = np.asarray([r["logprobs"] for r in responses], dtype=np.float64)
     if normalize:
@@ -116,9 +112,9 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
                       cache=cache)
         used[0] += sum(r["prompt_tokens"] for r in answers)
         used[1] += sum(r["completion_tokens"] for r in answers)
-        prior = dict(zip(unique, np.log(_softmax(_option_scores(answers, normalize)))))
+        prior = dict(zip(unique, np.log(softmax(_option_scores(answers, normalize), axis=1))))
         scores = scores - np.stack([prior[r] for r in free])
-    return Answers(scores.argmax(axis=1), _softmax(scores), None, *used)
+    return Answers(scores.argmax(axis=1), softmax(scores, axis=1), None, *used)
 
 
 def parse_reply(template: PromptTemplate, text: str, fields: dict, labels: list[str]) -> int:

@@ -293,9 +293,6 @@ class OpenAIBackend:
 class _Unsupported(UserError):
     """The server answered, but without what a scoring route needs."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-
 
 def _letters_or_words(template) -> bool:
     """A score template whose every answer option is one short word (scorable from the first

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.advice import next_steps
+from cuelens.audit.results import Section
 from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
@@ -31,7 +31,7 @@ from cuelens.probes.llm.backends import Backend, prepare_backend
 from cuelens.probes.llm.cache import ResponseCache
 from cuelens.probes.llm.templates import PromptTemplate
 from cuelens.probes.predictions import Predictions
-from cuelens.probes.sections import ProbeContext, run_sections
+from cuelens.probes.sections import ProbeContext, ProbeSections
 
 MAX_UNPARSEABLE = 0.5  # templates with more unreadable answers get no verdict (all-wrong ≠ robust)
 
@@ -64,7 +64,8 @@ class LLMProbe:
         check_outputs(files.values(), self.inputs)
         with output_set():  # the files appear together or not at all
             for name, answers in self.answers.items():
-                write_jsonl(files[f"predictions:{name}"], prediction_rows(self.dataset, answers))
+                rows = Predictions(answers.pred, answers.probs).rows(self.dataset, answers.texts)
+                write_jsonl(files[f"predictions:{name}"], rows)
             write_json(files["results"], self.results)
             write_json(files["run"], run_info(self.started, inputs=self.dataset.input_paths))
         return files
@@ -75,32 +76,58 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
 
 
+@dataclass(frozen=True)
+class TemplateSection(Section):
+    """One template's entry of ``llm_probe.templates`` (docs/results-schema.md; ``None``: not
+    computed)."""
+
+    name: str
+    mode: str
+    style: str
+    source: str
+    description: str
+    calibrated: bool
+    length_normalized: bool
+    n_items: int
+    unparseable: dict
+    tokens: dict
+    accuracy: float
+    sanity: dict
+    accuracy_test: dict
+    easy_hard: dict | None
+    distribution_test: dict
+    position_bias: dict | None
+
+
 def template_section(template: PromptTemplate, answers: Answers, dataset: Dataset,
                      cues: list[Cue], *, item_easy: np.ndarray | None = None, seed: int = 0,
                      n_boot: int = 1000, min_items: int = 10, calibrate: bool = False,
-                     normalize: bool = False) -> dict:
-    """One template's entry of ``llm_probe.templates`` (docs/methods.md §6 statistics)."""
-    info = {"name": template.name, "mode": template.mode, "style": template.style,
-            "source": template.source}
+                     normalize: bool = False, position_bias: dict | None = None
+                     ) -> TemplateSection:
+    """One template's entry of ``llm_probe.templates`` (docs/methods.md §6 statistics; the
+    distribution test over the parsed answers only); ``position_bias``: its
+    :func:`template_position_bias`."""
     ctx = ProbeContext(dataset=dataset, predictions=Predictions(answers.pred, answers.probs),
-                       cues=cues, model_info=info, item_easy=item_easy, seed=seed,
-                       n_boot=n_boot, min_items=min_items)
-    stats = run_sections(ctx, skip={"model", "data_map", "distribution_test", "short_circuit"})
+                       cues=cues, item_easy=item_easy, seed=seed, n_boot=n_boot,
+                       min_items=min_items)
     parsed = answers.parsed
     parsed_cues = [Cue(c.name, c.kind, c.test_mask & parsed, c.test_bearing, c.train_dist)
                    for c in cues]
-    stats["distribution_test"] = distribution_test(
-        parsed_cues, np.where(parsed, answers.pred, 0), ctx.gold, dataset.task,
-        dataset.label_names, seed=seed, min_items=min_items)
     n_bad = int((~parsed).sum())
-    return {**info, "description": template.description,
-            "calibrated": calibrate and template.mode == "score",
-            "length_normalized": normalize and template.mode == "score",
-            "n_items": int(len(parsed)),
-            "unparseable": {"n": n_bad, "rate": round(n_bad / max(len(parsed), 1), 6)},
-            "tokens": {"prompt": answers.prompt_tokens, "completion": answers.completion_tokens,
-                       "total": answers.prompt_tokens + answers.completion_tokens},
-            **stats}
+    scored = template.mode == "score"
+    return TemplateSection(
+        name=template.name, mode=template.mode, style=template.style, source=template.source,
+        description=template.description, calibrated=calibrate and scored,
+        length_normalized=normalize and scored, n_items=int(len(parsed)),
+        unparseable={"n": n_bad, "rate": round(n_bad / max(len(parsed), 1), 6)},
+        tokens={"prompt": answers.prompt_tokens, "completion": answers.completion_tokens,
+                "total": answers.prompt_tokens + answers.completion_tokens},
+        accuracy=ctx.accuracy, sanity=ctx.sanity(), accuracy_test=ctx.accuracy_test(),
+        easy_hard=ctx.easy_hard(),
+        distribution_test=distribution_test(parsed_cues, np.where(parsed, answers.pred, 0),
+                                            ctx.gold, dataset.task, dataset.label_names,
+                                            seed=seed, min_items=min_items),
+        position_bias=position_bias)
 
 
 def verdict(sections: list[dict]) -> dict:
@@ -117,9 +144,17 @@ def verdict(sections: list[dict]) -> dict:
             "ranking": [s["name"] for s in ranked]}
 
 
-def _check_mcq(dataset: Dataset, position_bias: bool) -> None:
+def check_templates(dataset: Dataset, templates: list[PromptTemplate],
+                    position_bias: bool = False) -> None:
+    """Refuse (``UserError``), before any scan or request, two templates of one name, a
+    template that cannot answer ``dataset``'s items, or ``position_bias`` on other than MCQ."""
+    names = [t.name for t in templates]
+    if len(set(names)) != len(names):
+        raise UserError(f"prompt templates need distinct names, got {', '.join(names)}")
     if position_bias and dataset.task != Task.MCQ:
         raise UserError("the position-bias probe is for multiple-choice datasets")
+    for template in templates:
+        template.check(dataset.task, dataset.label_names)
 
 
 def template_position_bias(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
@@ -135,7 +170,7 @@ def template_position_bias(backend: Backend, template: PromptTemplate, dataset: 
     distribution, never consistent, counted in ``unanswered``)."""
     from cuelens.probes.position import position_bias_from_picks, rotation_datasets
 
-    _check_mcq(dataset, True)
+    check_templates(dataset, [template], position_bias=True)
     rotated = rotation_datasets(dataset, seed)
     picks = []
     for r, data in enumerate(rotated):
@@ -156,25 +191,20 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
                   progress: Progress | None = None) -> LLMProbe:
     """The ``llm_probe`` results section for every template, and each template's answers;
     ``position_bias`` (MCQ): also each template's :func:`template_position_bias`."""
-    names = [t.name for t in templates]
-    if len(set(names)) != len(names):
-        raise ValueError(f"prompt templates need distinct names, got {names}")
-    _check_mcq(dataset, position_bias)
-    for template in templates:
-        template.check(dataset.task, dataset.label_names)
+    check_templates(dataset, templates, position_bias)
     prepare_backend(backend, templates)  # before any item: can the backend run them all?
     answers, sections = {}, []
     for template in templates:
         got = answer(backend, template, dataset, cache=cache, calibrate=calibrate,
                      normalize=normalize, progress=progress)
         answers[template.name] = got
-        sections.append(template_section(template, got, dataset, cues, item_easy=item_easy,
-                                         seed=seed, n_boot=n_boot, min_items=min_items,
-                                         calibrate=calibrate, normalize=normalize))
-        if position_bias:
-            sections[-1]["position_bias"] = template_position_bias(
-                backend, template, dataset, cache=cache, calibrate=calibrate,
-                normalize=normalize, seed=seed, progress=progress)
+        rotations = template_position_bias(
+            backend, template, dataset, cache=cache, calibrate=calibrate, normalize=normalize,
+            seed=seed, progress=progress) if position_bias else None
+        sections.append(template_section(
+            template, got, dataset, cues, item_easy=item_easy, seed=seed, n_boot=n_boot,
+            min_items=min_items, calibrate=calibrate, normalize=normalize,
+            position_bias=rotations).to_json())
     section = {"model": backend.info(), "templates": sections, "verdict": verdict(sections)}
     return LLMProbe(section, answers)
 
@@ -195,42 +225,19 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
     started = time.time()
     config = config or ProbeConfig()
     config.validate()
-    _check_mcq(dataset, position_bias)
-    for template in templates:   # fail before the scan and before any request
-        template.check(dataset.task, dataset.label_names)
+    check_templates(dataset, templates, position_bias)
     if scan is None:
         scan = scan_dataset(dataset, ScanConfig(seed=config.seed), progress=progress)
-    results = dict(scan.results)
     warnings: list[str] = []
-    cues, _ = probe_cues(dataset, results, config, warnings)
+    cues, _ = probe_cues(dataset, scan.sections, config, warnings)
     run = run_llm_probe(dataset, backend, templates, cues, item_easy=scan.item_easy,
                         cache=cache, calibrate=calibrate, normalize=normalize, seed=config.seed,
                         n_boot=config.bootstrap, min_items=config.min_items,
-                        position_bias=position_bias,
-                        progress=progress)
-    results["llm_probe"] = run.section
-    results.pop("next_steps", None)  # the scan's: a probe's steps are about the model
-    results["next_steps"] = next_steps(results)
+                        position_bias=position_bias, progress=progress)
+    results = ProbeSections.of(scan.sections, llm_probe=run.section).to_json()
     return LLMProbe(run.section, run.answers, dataset=dataset, results=results,
-                          warnings=warnings,
-                          inputs=[*dataset.input_paths, *(str(p) for p in inputs)],
-                          started=started)
-
-
-def prediction_rows(dataset: Dataset, answers: Answers) -> list[dict]:
-    """``predictions-TEMPLATE.jsonl`` rows: id, prediction (label name or choice index; null
-    when unparseable), option probabilities or the generated text."""
-    rows = []
-    for i, item in enumerate(dataset.test.ids):
-        p = int(answers.pred[i])
-        value = None if p < 0 else (dataset.label_names[p] if dataset.task == Task.NLI else p)
-        row: dict = {"id": item, "prediction": value}
-        if answers.probs is not None:
-            row["probs"] = [round(float(x), 6) for x in answers.probs[i]]
-        if answers.texts is not None:
-            row["answer"] = answers.texts[i]
-        rows.append(row)
-    return rows
+                    warnings=warnings, inputs=[*dataset.input_paths, *(str(p) for p in inputs)],
+                    started=started)
 
 
 def mcq_score_fn(backend: Backend, template: PromptTemplate, *,

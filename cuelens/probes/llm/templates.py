@@ -24,7 +24,7 @@ A template file is a front matter of ``key: value`` lines, a line ``---``, then 
 
 Rendering runs in :class:`jinja2.sandbox.SandboxedEnvironment` with undefined names as errors
 and no autoescaping (prompts are plain text; dataset text is data, never template code).
-Built-in templates register themselves in :data:`TEMPLATES`; ``audit prompts`` lists them.
+The built-in templates are :data:`TEMPLATES`; ``audit prompts`` lists them.
 """
 
 from __future__ import annotations
@@ -228,13 +228,41 @@ def read_template(path: str | Path) -> PromptTemplate:
 
 
 # --------------------------------------------------------------------------- built-ins
-TEMPLATES: dict[str, PromptTemplate] = {}
+YES_NO = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}
+TRUE_FALSE = {"entailment": "true", "neutral": "neither", "contradiction": "false"}
+_NLI_YES_NO = ('Premise: {{ premise }}\nHypothesis: {{ hypothesis }}\n'
+               'Given the premise, is the hypothesis correct? Answer yes, no or maybe.')
+_NLI_TRUE_FALSE = ('Suppose this is true: "{{ premise }}"\nThen is the following statement true, '
+                   'false, or neither?\n"{{ hypothesis }}"')
+_COT = ("\nLet us think it through step by step, then give the final answer on a last line "
+        "of the form 'Answer: X', where X is {words}.")
+_MCQ_LIST = ("{{ premise }}{% if question %} {{ question }}{% endif %}\n"
+             "{% for choice in choices %}{{ letters[loop.index0] }}. {{ choice }}\n{% endfor %}"
+             "Which option is the right one?")
 
-
-def register(template: PromptTemplate) -> PromptTemplate:
-    """Add a built-in template to :data:`TEMPLATES` (the registry ``audit prompts`` lists)."""
-    TEMPLATES[template.name] = template
-    return template
+TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in [  # what ``audit prompts`` lists
+    PromptTemplate("nli-yes-no", Task.NLI, "score", _NLI_YES_NO + "\nAnswer:", YES_NO,
+                   description="premise and hypothesis, answered yes / no / maybe"),
+    PromptTemplate("nli-true-false", Task.NLI, "score", _NLI_TRUE_FALSE + "\nAnswer:",
+                   TRUE_FALSE, description="'suppose … then is … true, false or neither?'"),
+    PromptTemplate("nli-yes-no-cot", Task.NLI, "generate",
+                   _NLI_YES_NO + _COT.format(words="yes, no or maybe"), YES_NO, style="cot",
+                   max_new_tokens=256,
+                   description="nli-yes-no, reasoning step by step before answering"),
+    PromptTemplate("nli-true-false-cot", Task.NLI, "generate",
+                   _NLI_TRUE_FALSE + _COT.format(words="true, false or neither"),
+                   TRUE_FALSE, style="cot", max_new_tokens=256,
+                   description="nli-true-false, reasoning step by step before answering"),
+    PromptTemplate("mcq-choice", Task.MCQ, "score",
+                   "{{ premise }}{% if question %} {{ question }}{% endif %}\nAnswer:",
+                   options="text", description="scores each choice's text as the answer"),
+    PromptTemplate("mcq-letter", Task.MCQ, "score", _MCQ_LIST + "\nAnswer:",
+                   options="letters", description="lettered options, scores the letters"),
+    PromptTemplate("mcq-letter-cot", Task.MCQ, "generate",
+                   _MCQ_LIST + _COT.format(words="the letter of the option"), options="letters",
+                   style="cot", max_new_tokens=256,
+                   description="mcq-letter, reasoning step by step, letter parsed"),
+]}
 
 
 def resolve_template(name_or_file: str) -> PromptTemplate:
@@ -250,42 +278,6 @@ def resolve_template(name_or_file: str) -> PromptTemplate:
 def default_templates(task: str) -> list[PromptTemplate]:
     """The built-in templates of ``task`` (what ``--llm`` uses without ``--prompt``)."""
     return [t for t in TEMPLATES.values() if t.task == task]
-
-
-YES_NO = {"entailment": "yes", "neutral": "maybe", "contradiction": "no"}
-TRUE_FALSE = {"entailment": "true", "neutral": "neither", "contradiction": "false"}
-_NLI_YES_NO = ('Premise: {{ premise }}\nHypothesis: {{ hypothesis }}\n'
-               'Given the premise, is the hypothesis correct? Answer yes, no or maybe.')
-_NLI_TRUE_FALSE = ('Suppose this is true: "{{ premise }}"\nThen is the following statement true, '
-                   'false, or neither?\n"{{ hypothesis }}"')
-_COT = ("\nLet us think it through step by step, then give the final answer on a last line "
-        "of the form 'Answer: X', where X is {words}.")
-_MCQ_LIST = ("{{ premise }}{% if question %} {{ question }}{% endif %}\n"
-             "{% for choice in choices %}{{ letters[loop.index0] }}. {{ choice }}\n{% endfor %}"
-             "Which option is the right one?")
-
-register(PromptTemplate("nli-yes-no", Task.NLI, "score", _NLI_YES_NO + "\nAnswer:", YES_NO,
-                        description="premise and hypothesis, answered yes / no / maybe"))
-register(PromptTemplate("nli-true-false", Task.NLI, "score", _NLI_TRUE_FALSE + "\nAnswer:",
-                        TRUE_FALSE, description="'suppose … then is … true, false or "
-                                                "neither?'"))
-register(PromptTemplate("nli-yes-no-cot", Task.NLI, "generate",
-                        _NLI_YES_NO + _COT.format(words="yes, no or maybe"), YES_NO, style="cot",
-                        max_new_tokens=256,
-                        description="nli-yes-no, reasoning step by step before answering"))
-register(PromptTemplate("nli-true-false-cot", Task.NLI, "generate",
-                        _NLI_TRUE_FALSE + _COT.format(words="true, false or neither"),
-                        TRUE_FALSE, style="cot", max_new_tokens=256,
-                        description="nli-true-false, reasoning step by step before answering"))
-register(PromptTemplate("mcq-choice", Task.MCQ, "score",
-                        "{{ premise }}{% if question %} {{ question }}{% endif %}\nAnswer:",
-                        options="text", description="scores each choice's text as the answer"))
-register(PromptTemplate("mcq-letter", Task.MCQ, "score", _MCQ_LIST + "\nAnswer:",
-                        options="letters", description="lettered options, scores the letters"))
-register(PromptTemplate("mcq-letter-cot", Task.MCQ, "generate",
-                        _MCQ_LIST + _COT.format(words="the letter of the option"), options="letters",
-                        style="cot", max_new_tokens=256,
-                        description="mcq-letter, reasoning step by step, letter parsed"))
 
 
 def with_max_new_tokens(template: PromptTemplate, value: int | None) -> PromptTemplate:
