@@ -163,3 +163,24 @@ def test_predictions_probs_object_and_malformed_json(tmp_path):
     (tmp_path / "broken.jsonl").write_text(json.dumps(rows[0]) + "\n{not json\n")
     with pytest.raises(UserError, match="broken.jsonl, line 2"):
         read_predictions(tmp_path / "broken.jsonl", dataset)
+
+
+def test_unanswered_nli_items_are_in_no_label_share(nli, tmp_path):
+    """A predictions file's ``null`` (no answer) reads as −1 for NLI too; the distribution test
+    leaves those items out of the predicted shares (docs/methods.md §6) instead of failing."""
+    dataset, preds = nli
+    gold = dataset.test.item_labels(dataset.label_names)
+    cues = word_cues(dataset, ["nobody"])
+    nobody = np.flatnonzero(cues[0].test_mask)
+    rows = [{"id": item_id, "prediction": None if i in set(nobody[::2])
+             else dataset.label_names[p]}
+            for i, (item_id, p) in enumerate(zip(dataset.test.ids, preds.pred))]
+    read = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
+    assert (read.pred[nobody[::2]] == -1).all() and (read.pred[nobody[1::2]] >= 0).all()
+    (row,) = distribution_test(cues, read.pred, gold, "nli", dataset.label_names,
+                               seed=0)["cues"]
+    assert 0 < row["n"] < 30  # the balanced set's answered items only
+    assert row["predicted_dist"] == {"contradiction": 1.0, "entailment": 0.0, "neutral": 0.0}
+    silent = np.full_like(read.pred, -1)
+    (skipped,) = distribution_test(cues, silent, gold, "nli", dataset.label_names)["skipped"]
+    assert skipped["skipped"] == "no test item with the cue was answered"

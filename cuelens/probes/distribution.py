@@ -46,12 +46,14 @@ def nli_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray, label_names: 
     absent = [label_names[i] for i, g in enumerate(groups) if len(g) == 0]
     if absent:
         return {"cue": cue.name, "skipped": f"no test item with the cue has label {absent[0]}"}
-    flat = _balanced_sample(groups, rng)
-    counts = np.bincount(pred[flat], minlength=len(label_names))
-    predicted = counts / counts.sum()
+    picked = pred[_balanced_sample(groups, rng)]
+    answered = picked[picked >= 0]  # -1: no answer, in no label's share
+    if len(answered) == 0:
+        return {"cue": cue.name, "skipped": "no test item with the cue was answered"}
+    predicted = np.bincount(answered, minlength=len(label_names)) / len(answered)
     assert cue.train_dist is not None  # distribution_test only tests cues that have one
     train = np.asarray([cue.train_dist[name] for name in label_names])
-    return _entry(cue, dict(zip(label_names, map(float, predicted))), len(flat),
+    return _entry(cue, dict(zip(label_names, map(float, predicted))), len(answered),
                   signed_jsd(predicted, train))
 
 

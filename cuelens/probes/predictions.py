@@ -5,8 +5,9 @@ a loaded classifier (docs/methods.md §6). Where predictions come from is chosen
 A predictions file is JSONL, one line per test item: ``{"id", "prediction"}`` with an optional
 ``"probs"``. NLI: ``prediction`` is a label name, ``probs`` a list in the dataset's label order
 (sorted label names) or a ``{label: p}`` object. MCQ: ``prediction`` is the chosen choice's
-0-based index (``null``: no answer, counted wrong), ``probs`` a list over the choices. Every
-test id must be present exactly once; unknown ids and labels are errors naming the file and line.
+0-based index, ``probs`` a list over the choices. ``null``: no answer (either task), counted
+wrong. Every test id must be present exactly once; unknown ids and labels are errors naming the
+file and line.
 
 Evaluation logs of lm-evaluation-harness (``--log_samples``) and Inspect are read by
 :mod:`cuelens.probes.evallogs` (docs/eval-logs.md); :func:`cuelens.probes.sources.read_predictions`
@@ -76,14 +77,14 @@ def _n_outputs(dataset: Dataset, i: int | None = None) -> int:
 
 
 def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -> int:
+    if value is None:
+        return -1  # no answer (e.g. an unparseable reply): always wrong
     if dataset.task == Task.NLI:
         if isinstance(value, str) and value in lookup:
             return lookup[value]
         raise ValueError(f"unknown label {value!r} (labels: {', '.join(dataset.label_names)})")
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < k:
         return value
-    if value is None:
-        return -1  # no answer (e.g. an unparseable reply): always wrong
     raise ValueError(f"prediction must be a choice index 0..{k - 1}, got {value!r}")
 
 
