@@ -1,4 +1,5 @@
-"""Small in-memory datasets for the word-cue audit tests (no files, no real data)."""
+"""Small in-memory datasets for the word-cue audit tests (no files, no real data), and the
+BoW baseline's columns assembled as the scan builds them."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 
 
@@ -68,7 +70,7 @@ def _leakage_run(data, options, n_folds, models, bow, **run):
 
     store, folds = token_store(data), GroupedFolds(data, n_folds)
     counts = count_run(store, folds, n_folds, options.seed, options.seed,
-                       data.train_items is None, store.candidates_kept(options.max_fit_items))
+                       data.train_items is None, options.max_fit_items)
     bank = ModelBank(options.seed)
     predict_run(store, counts, folds, n_folds, options.seed, options, bank, models, bow, **run)
     return store, folds, bank
@@ -105,3 +107,22 @@ def bias_probabilities(data, config, model) -> np.ndarray:
     audit = WordAudit([], {}, {}, headline_only, {}, [], fits=keep_model(kept, model), bank=bank)
     return np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
                                                          config)])
+
+
+def bigram_columns(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,
+                   min_count: int, rows: np.ndarray, chunk: int) -> BigramColumns:
+    """The bag-of-words baseline's uni+bigram columns, computed from word ids.
+
+    ``words``: :func:`encode` of the texts with ``repeats=True``. Kept: :func:`kept_bigrams`;
+    columns numbered by first appearance over ``rows`` (which hold ``fitted``), read ``chunk``
+    rows at a time. :meth:`BigramColumns.matrix` of ``rows`` then equals
+    ``encode([texts[r] for r in rows], ngrams=2).matrix()`` restricted to the kept columns,
+    while memory stays bounded by ``fitted`` and ``chunk`` (docs/methods.md §3).
+    """
+    kept = kept_bigrams(words, fitted, weights, min_count)
+    first = np.full(len(kept), np.iinfo(np.int64).max)
+    for start in range(0, len(rows), chunk):
+        piece = rows[start:start + chunk]
+        first = np.minimum(first, first_positions(words, piece, start + np.arange(len(piece)),
+                                                  kept))
+    return BigramColumns.ordered(kept, first)

@@ -22,7 +22,7 @@ def test_pass_decisions_equal_a_refit(records, model):
     config = ScanConfig(folds=3)
     data = scan_data(load_dataset(records), 1, False, 3, 0)
     store, folds = token_store(data), GroupedFolds(data, 3)
-    counts = count_run(store, folds, 3, 0, 0, True, store.candidates_kept(config.max_fit_items))
+    counts = count_run(store, folds, 3, 0, 0, True, config.max_fit_items)
     kept, refit = [], []
     predict_run(store, counts, folds, 3, 0, config.scoring, ModelBank(0), all_models(), None,
                 kept=kept)

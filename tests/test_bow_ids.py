@@ -13,11 +13,12 @@ import scipy.sparse as sp
 
 import cuelens
 from cuelens.audit import leakage
-from cuelens.audit.counts import TokenSequences, bigram_columns, encode
+from cuelens.audit.counts import TokenSequences, encode
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.streamed import subset
 from cuelens.data.synthetic import make_mcq, make_nli
+from scan_helpers import bigram_columns
 
 WORDS = ["a", "b", "the", "cat", "don't", "it's", "can't", "We're", "dog", "Dog", "x_y", "7",
          "’s", "n't", "dont", "CAT"]

@@ -20,8 +20,7 @@ def nli_data():
 
 def _counts(data, cap, seed):
     store, folds = token_store(data), GroupedFolds(data, 5)
-    return store, folds, count_run(store, folds, 5, seed, seed, False,
-                                   store.candidates_kept(cap))
+    return store, folds, count_run(store, folds, 5, seed, seed, False, cap)
 
 
 def fitting_sample(data, cap, seed):

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuelens.audit.groups import break_giant, connected_groups, dataset_groups, grouped_folds, \
+from cuelens.audit.groups import break_giant, connected_groups, grouped_folds, grouping, \
     premise_parts, split_links
 from cuelens.audit.text_keys import as_keys, normal_form, text_key
 from cuelens.audit.scan import ScanConfig, run_word_audit
@@ -59,7 +59,7 @@ def mirrored(n_pairs: int, seed: int = 0):
 def test_mirrored_items_are_detected_as_pairs_and_kept_in_one_fold():
     choices, labels = mirrored(60)
     dataset = mcq_dataset(None, (choices, labels))
-    groups = dataset_groups([dataset.test])
+    groups = grouping([dataset.test]).groups
     np.testing.assert_array_equal(groups, np.arange(120) // 2)  # exactly the planted pairs
     folds = grouped_folds(groups, np.asarray(labels), 5, seed=3)
     assert (folds[0::2] == folds[1::2]).all()
@@ -82,9 +82,9 @@ def test_shared_premise_and_user_group_field(tmp_path):
     path = tmp_path / "all.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     plain = load_dataset(str(path))
-    np.testing.assert_array_equal(dataset_groups([plain.test]), np.arange(120) // 3)
+    np.testing.assert_array_equal(grouping([plain.test]).groups, np.arange(120) // 3)
     grouped = load_dataset(str(path), fields=FieldMap(group="topic"))
-    np.testing.assert_array_equal(dataset_groups([grouped.test]), np.arange(120) // 6)
+    np.testing.assert_array_equal(grouping([grouped.test]).groups, np.arange(120) // 6)
     items, keys = split_links(grouped.test)["g"]
     assert items[0] == 0 and keys[0] == as_keys(text_key("t0"))[0]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuelens.audit.counts import Encoder, bigram_columns, encode
+from cuelens.audit.counts import Encoder, encode
 from cuelens.audit.examples import sample_examples
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
@@ -25,6 +25,7 @@ from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine import load_for_scan
 from cuelens.errors import UserError
 from cuelens.io import dumps_json
+from scan_helpers import bigram_columns
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

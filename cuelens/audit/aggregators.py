@@ -30,7 +30,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from cuelens.audit.config import MAX_FIT_ITEMS
-from cuelens.audit.counts import TokenSequences
+from cuelens.audit.counts import TokenSequences, row_starts
 
 
 @dataclass
@@ -81,13 +81,9 @@ def view_tokens(seqs: TokenSequences, rows: np.ndarray, seen: np.ndarray) -> Tok
     tokens = tokens[keep]
     counts = np.bincount(row_of, minlength=len(rows))
     fallback = counts == 0
-    sizes = np.maximum(counts, 1)
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=indptr[1:])
+    indptr = row_starts(np.maximum(counts, 1))
     out = np.full(indptr[-1], prior_id, dtype=np.int32)
-    kept_starts = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(counts, out=kept_starts[1:])
-    position = np.arange(len(tokens), dtype=np.int64) - kept_starts[row_of]
+    position = np.arange(len(tokens), dtype=np.int64) - row_starts(counts)[row_of]
     out[indptr[row_of] + position] = tokens
     return TokenView(indptr=indptr, tokens=out, fallback=fallback)
 
@@ -178,18 +174,14 @@ class Average:
     """``argmax_l`` of the mean word score (no training)."""
 
     trained = False
-
-    def decision(self, view: CueView) -> np.ndarray:
-        return average_scores(view)
+    decision = staticmethod(average_scores)
 
 
 class Maximum:
     """``argmax_l`` of the largest word score (no training)."""
 
     trained = False
-
-    def decision(self, view: CueView) -> np.ndarray:
-        return max_scores(view)
+    decision = staticmethod(max_scores)
 
 
 @dataclass

@@ -4,7 +4,7 @@ defaults, names and checks. Light on purpose (numpy only): ``audit scan --help``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.data.labels import MIN_LABEL_ITEMS
@@ -59,6 +59,4 @@ class ScanConfig:
 
     @property
     def scoring(self) -> ScoringOptions:
-        return ScoringOptions(alpha=self.alpha, z_prior=self.z_prior,
-                              in_sample_features=self.in_sample_features, seed=self.seed,
-                              max_fit_items=self.max_fit_items)
+        return ScoringOptions(**{f.name: getattr(self, f.name) for f in fields(ScoringOptions)})

@@ -5,9 +5,9 @@ instance, the ids of its distinct features (words, plus bigrams when ``ngrams=2`
 first occurrence. That order feeds the positional SGD/LR representation of docs/methods.md §3;
 the counts ``#(w,l)`` are bincounts over the same ids (:meth:`TokenSequences.take`), and
 :meth:`TokenSequences.matrix` is their binary document-term matrix. With ``repeats=True``
-every token is kept, in order: :func:`bigram_columns` picks the bag-of-words baseline's
-uni+bigram columns from those word ids and :meth:`BigramColumns.matrix` builds its matrices,
-a piece of rows at a time (docs/methods.md §3).
+every token is kept, in order: :func:`kept_bigrams` and :func:`first_positions` pick the
+bag-of-words baseline's uni+bigram columns from those word ids and :meth:`BigramColumns.matrix`
+builds its matrices, a piece of rows at a time (docs/methods.md §3).
 """
 
 from __future__ import annotations
@@ -21,6 +21,13 @@ import scipy.sparse as sp
 
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Task
+
+
+def row_starts(lengths) -> np.ndarray:
+    """The CSR ``indptr`` of rows of ``lengths``: ``[0, l₀, l₀ + l₁, …]`` (int64)."""
+    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return starts
 
 
 @dataclass
@@ -123,17 +130,15 @@ class Encoder:
 
     def result(self) -> TokenSequences:
         lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
-        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
         indices = np.concatenate(self._indices) if self._indices else np.zeros(0, np.int32)
-        return TokenSequences(indptr=indptr, indices=indices, vocab=list(self.vocab))
+        return TokenSequences(indptr=row_starts(lengths), indices=indices, vocab=list(self.vocab))
 
 
 def encode(texts: Iterable[str], ngrams: int = 1, repeats: bool = False) -> TokenSequences:
     """Tokenise ``texts``; feature ids are assigned in order of first appearance in ``texts``.
 
     ``repeats``: keep every occurrence in text order (the word sequences that
-    :func:`bigram_columns` reads), not just the first; the vocabulary is the same.
+    :func:`kept_bigrams` reads), not just the first; the vocabulary is the same.
     """
     return Encoder(ngrams, repeats).add(texts).result()
 
@@ -152,9 +157,7 @@ def first_occurrences(words: TokenSequences, chunk: int = ENCODE_CHUNK) -> Token
         first.sort()
         indices.append(ids[first])
         lengths.append(np.bincount(row[first], minlength=len(rows)))
-    indptr = np.zeros(len(words) + 1, dtype=np.int64)
-    if lengths:
-        np.cumsum(np.concatenate(lengths), out=indptr[1:])
+    indptr = row_starts(np.concatenate(lengths) if lengths else np.zeros(0, np.int64))
     return TokenSequences(indptr=indptr, vocab=words.vocab,
                           indices=np.concatenate(indices) if indices else np.zeros(0, np.int32))
 
@@ -200,7 +203,7 @@ def _find(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nda
 
 @dataclass
 class BigramColumns:
-    """The kept uni+bigram features of :func:`bigram_columns` and their column numbers."""
+    """The kept uni+bigram features of :func:`kept_bigrams` and their column numbers."""
 
     keys: np.ndarray  # sorted feature keys (see _bigram_features)
     column: np.ndarray  # each key's column
@@ -218,29 +221,9 @@ class BigramColumns:
         index, kept = _find(self.keys, keys)
         n_columns = len(self.keys)
         cells = _distinct(feature_row[kept] * n_columns + self.column[index[kept]])
-        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cells // n_columns, minlength=len(rows)), out=indptr[1:])
+        indptr = row_starts(np.bincount(cells // n_columns, minlength=len(rows)))
         return sp.csr_matrix((np.ones(len(cells), dtype=np.float32), cells % n_columns, indptr),
                              shape=(len(rows), n_columns))
-
-
-def bigram_columns(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,
-                   min_count: int, rows: np.ndarray, chunk: int) -> BigramColumns:
-    """The bag-of-words baseline's uni+bigram columns, computed from word ids.
-
-    ``words``: :func:`encode` of the texts with ``repeats=True``. Kept: :func:`kept_bigrams`;
-    columns numbered by first appearance over ``rows`` (which hold ``fitted``), read ``chunk``
-    rows at a time. :meth:`BigramColumns.matrix` of ``rows`` then equals
-    ``encode([texts[r] for r in rows], ngrams=2).matrix()`` restricted to the kept columns,
-    while memory stays bounded by ``fitted`` and ``chunk`` (docs/methods.md §3).
-    """
-    kept = kept_bigrams(words, fitted, weights, min_count)
-    first = np.full(len(kept), np.iinfo(np.int64).max)
-    for start in range(0, len(rows), chunk):
-        piece = rows[start:start + chunk]
-        first = np.minimum(first, first_positions(words, piece, start + np.arange(len(piece)),
-                                                  kept))
-    return BigramColumns.ordered(kept, first)
 
 
 def kept_bigrams(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,

@@ -46,19 +46,8 @@ class Pool:
     n_labels: int
     k: int  # instances per item: 1 (NLI) or the number of choices (MCQ)
     task: str
-    inner_fold: np.ndarray  # per instance
+    inner_fold: np.ndarray  # per instance: its item's inner (cross-fitting) fold
     inner_folds: int
-
-    @classmethod
-    def build(cls, texts: Sequence[str], labels: np.ndarray, n_labels: int, k: int, task: str,
-              ngrams: int, item_fold: np.ndarray,
-              tokens: TokenSequences | None = None) -> "Pool":
-        """``item_fold``: the inner (cross-fitting) fold of each item (:mod:`cuelens.audit.groups`);
-        ``tokens``: the texts already encoded (equal to their :func:`encode`)."""
-        return cls(seqs=encode(texts, ngrams) if tokens is None else tokens,
-                   labels=np.asarray(labels, dtype=np.int64),
-                   n_labels=n_labels, k=k, task=task, inner_fold=np.repeat(item_fold, k),
-                   inner_folds=int(item_fold.max()) + 1)
 
     @property
     def n_items(self) -> int:
@@ -333,7 +322,6 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     k = dataset.n_choices or 1
     texts = concatenate([instance_texts(split, include_premise) for split in splits])
     labels = np.concatenate([instance_labels(split, dataset.label_names) for split in splits])
-    n_labels = len(dataset.label_names)
     if dataset.train is None and inner_folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
@@ -351,7 +339,9 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     words = encode(texts, repeats=True)
     if tokens is None and ngrams == 1:  # tokenise once: the cue features are the distinct words
         tokens = first_occurrences(words)
-    pool = Pool.build(texts, labels, n_labels, k, dataset.task, ngrams, item_fold, tokens)
+    pool = Pool(encode(texts, ngrams) if tokens is None else tokens,
+                np.asarray(labels, dtype=np.int64), len(dataset.label_names), k, dataset.task,
+                np.repeat(item_fold, k), int(item_fold.max()) + 1)
     n_train = len(dataset.train) if dataset.train is not None else 0
     summary = combined_summary(groups, groupings, [s.name for s in splits])
     return ScanData(pool=pool, texts=texts,

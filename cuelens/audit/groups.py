@@ -180,9 +180,10 @@ def grouping(splits: Sequence) -> Grouping:
     return break_giant(first, merged, unit + (" or group field" if "g" in merged else ""))
 
 
-def dataset_groups(splits: Sequence) -> np.ndarray:
-    """:func:`grouping`'s group ids."""
-    return grouping(splits).groups
+def split_folds(split, label_names: list[str], n_folds: int, seed: int) -> np.ndarray:
+    """The grouped folds of one split's items (:func:`grouping`, strata: their labels), as the
+    leakage table deals a cross-validated file's."""
+    return grouped_folds(grouping([split]).groups, split.item_labels(label_names), n_folds, seed)
 
 
 def n_groups(groups: np.ndarray) -> int:

@@ -31,7 +31,7 @@ from scipy.spatial.distance import jensenshannon
 
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
-from cuelens.audit.groups import dataset_groups, grouped_folds
+from cuelens.audit.groups import split_folds
 from cuelens.audit.parse_cache import ParseCache
 from cuelens.data.dataset import Dataset, Instances, Split, Task
 from cuelens.errors import UserError
@@ -187,8 +187,7 @@ def dataset_parts(dataset: Dataset, folds: int, seed: int) -> Iterator[tuple[Spl
     fold, :mod:`cuelens.audit.groups`)."""
     test = dataset.test
     if dataset.train is None:
-        yield test, grouped_folds(dataset_groups([test]),
-                                  test.item_labels(list(dataset.label_names)), folds, seed)
+        yield test, split_folds(test, list(dataset.label_names), folds, seed)
     else:
         yield dataset.train, np.zeros(len(dataset.train), dtype=np.int64)
         yield test, np.ones(len(test), dtype=np.int64)

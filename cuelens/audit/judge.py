@@ -30,7 +30,7 @@ from pathlib import Path
 from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
-from cuelens.audit.subsets import holm
+from cuelens.audit.subsets import mark_holm
 from cuelens.data.readers import LineError, iter_records
 from cuelens.errors import UserError
 
@@ -146,8 +146,7 @@ def judge_section(path: str | Path, subset_field: str | None = None) -> dict:
         names = sorted(set(subsets.values()))
         rows = [{"subset": s, **consistency([v for k, v in verdicts.items() if subsets[k] == s])}
                 for s in names]
-        for row, p in zip(rows, holm([r["flips_to_first"]["p_value"] for r in rows])):
-            row["flips_to_first"].update(p_holm=float(f"{p:.6g}"), significant=bool(p < ALPHA))
+        mark_holm([row["flips_to_first"] for row in rows])
         out["by_subset"] = {"field": subset_field, "correction": "holm", "rows": rows}
     return out
 

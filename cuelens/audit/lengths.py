@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cuelens.audit.chance import exact_interval
-from cuelens.audit.groups import dataset_groups, grouped_folds
+from cuelens.audit.groups import split_folds
 from cuelens.audit.text_keys import cached_text_keys
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Dataset, Split, Task
@@ -93,8 +93,7 @@ def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
         x_fit, y_fit = _lengths_and_labels(dataset.train)
         hits, majority_hits = _length_only(x_fit, y_fit, x, y), _majority(y_fit, y)
     else:
-        fold = grouped_folds(dataset_groups([dataset.test]),
-                             dataset.test.item_labels(dataset.label_names), folds, seed)
+        fold = split_folds(dataset.test, dataset.label_names, folds, seed)
         hits, majority_hits = np.zeros(len(y)), np.zeros(len(y))
         for j in range(folds):
             held, rest = fold == j, fold != j
@@ -112,8 +111,8 @@ def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
 def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
     """results.json ``lengths`` (docs/results-schema.md) of the evaluated split."""
     split = dataset.test
+    counts = text_word_counts(split)
     if dataset.task == Task.MCQ:
-        counts = text_word_counts(split)
         starts = np.cumsum([0, *map(len, split.choices)])[:-1]
         is_correct = np.zeros(len(counts), dtype=bool)
         is_correct[starts + np.asarray(split.labels, dtype=np.int64)] = True
@@ -121,7 +120,6 @@ def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
         return {"lengths": {"unit": "words per choice", "max_words": MAX_WORDS,
                             "by_label": {"correct choice": _summary(correct),
                                          "other choices": _summary(others)}}}
-    counts = text_word_counts(split)
     labels = np.asarray(split.labels, dtype=object)
     by_label = {name: _summary(counts[labels == name]) for name in dataset.label_names
                 if (labels == name).any()}

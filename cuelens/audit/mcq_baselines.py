@@ -43,7 +43,7 @@ import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from cuelens.audit.chance import ALPHA, accuracy_row, p_text, position_chi_square, tie_credit
-from cuelens.audit.groups import dataset_groups, grouped_folds
+from cuelens.audit.groups import split_folds
 from cuelens.audit.tokenize import tokenize, word_tokens
 from cuelens.data.dataset import Dataset, Split
 
@@ -187,17 +187,14 @@ def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], fold
     item's; default the leakage table's grouped folds)."""
     if dataset.train is not None:
         return func(dataset.train, dataset.test)
-    n = len(dataset.test)
     split = dataset.test
     if fold is None:  # the leakage table's grouped folds (cuelens.audit.groups)
-        fold = grouped_folds(dataset_groups([split]), split.item_labels(dataset.label_names),
-                             folds, seed)
-    out = np.zeros(n)
+        fold = split_folds(split, dataset.label_names, folds, seed)
+    out = np.zeros(len(split))
     for j in range(folds):
         held = np.flatnonzero(fold == j)
         if len(held):
-            out[held] = func(dataset.test.subset(np.flatnonzero(fold != j)),
-                             dataset.test.subset(held))
+            out[held] = func(split.subset(np.flatnonzero(fold != j)), split.subset(held))
     return out
 
 

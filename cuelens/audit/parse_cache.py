@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from cuelens.audit.counts import row_starts
 from cuelens.audit.features.base import Annotations
 from cuelens.io import atomic_write_bytes
 
@@ -79,6 +80,12 @@ class _Table:
         keys, first = np.unique(keys, return_index=True)  # sorted, first occurrence wins
         self.keys = keys
         self.annotations = annotations.take(first)
+
+    @classmethod
+    def of(cls, parts: list[tuple[np.ndarray, Annotations]]) -> _Table:
+        """One table of several ``(keys, annotations)`` parts (the first key occurrence wins)."""
+        return cls(np.concatenate([keys for keys, _ in parts]),
+                   Annotations.stack([annotations for _, annotations in parts]))
 
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(found mask, row of each found key)``."""
@@ -127,10 +134,8 @@ class ParseCache:
 
     def _merge_memory(self, namespace: str, keys: np.ndarray, annotations: Annotations) -> None:
         old = self._memory.get(namespace)
-        if old is not None:
-            keys = np.concatenate([old.keys, keys])
-            annotations = Annotations.stack([old.annotations, annotations])
-        self._memory[namespace] = _Table(keys, annotations)
+        parts = [] if old is None else [(old.keys, old.annotations)]
+        self._memory[namespace] = _Table.of(parts + [(keys, annotations)])
 
     def _load(self, namespace: str, table: _Table | None) -> _Table:
         parts = [] if table is None else [(table.keys, table.annotations)]
@@ -139,17 +144,14 @@ class ParseCache:
                       if (part := _read_shard(path)) is not None]
         if not parts:
             return _Table(np.zeros(0, dtype="S16"), Annotations.empty(0))
-        table = _Table(np.concatenate([k for k, _ in parts]),
-                       Annotations.stack([a for _, a in parts]))
-        self._memory[namespace] = table
+        table = self._memory[namespace] = _Table.of(parts)
         return table
 
     def _compact(self, directory: Path, shards: list[Path]) -> None:
         parts = [part for path in shards if (part := _read_shard(path)) is not None]
         if not parts:
             return
-        table = _Table(np.concatenate([k for k, _ in parts]),
-                       Annotations.stack([a for _, a in parts]))
+        table = _Table.of(parts)
         _write_shard(directory / f"shard-{uuid.uuid4().hex}.npz", table.keys, table.annotations)
         for path in shards:
             path.unlink(missing_ok=True)
@@ -162,8 +164,7 @@ class ParseCache:
 def _write_shard(path: Path, keys: np.ndarray, annotations: Annotations) -> None:
     matrix = annotations.matrix.tocsr()
     encoded = [v.encode("utf-8") for v in annotations.vocab]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    offsets = row_starts([len(b) for b in encoded])
     buffer = io.BytesIO()
     np.savez(buffer, keys=keys.astype("S16"), indptr=matrix.indptr.astype(np.int64),
              indices=matrix.indices.astype(np.int32),

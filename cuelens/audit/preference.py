@@ -26,7 +26,7 @@ import numpy as np
 from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
-from cuelens.audit.subsets import holm
+from cuelens.audit.subsets import mark_holm
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.preference import NO_POSITION, PreferenceSplit
 
@@ -109,16 +109,7 @@ def shortcut_rows(scores: dict[str, np.ndarray], index: np.ndarray | None = None
             if not len(both):
                 continue
         rows.append(win_row(name, both[:, 0], both[:, 1]))
-    return mark_significant(rows)
-
-
-def mark_significant(rows: list[dict]) -> list[dict]:
-    """``p_holm`` and ``significant`` (Holm-adjusted p < :data:`ALPHA`) on every row."""
-    adjusted = holm([row["p_value"] for row in rows])
-    for row, p in zip(rows, adjusted):
-        row["p_holm"] = float(f"{p:.6g}")
-        row["significant"] = bool(p < ALPHA)
-    return rows
+    return mark_holm(rows)
 
 
 def pair_checks(pairs: PreferenceSplit) -> dict:

@@ -20,7 +20,7 @@ from cuelens.audit.advice import next_steps
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
-from cuelens.audit.subsets import (MAX_SUBSET_ITEMS, add_leakage, preference_cells,
+from cuelens.audit.subsets import (MAX_SUBSET_ITEMS, add_leakage, grouped, preference_cells,
                                    subset_dataset, subset_table)
 from cuelens.audit.leakage import bow_name
 from cuelens.audit.results import ScanSections
@@ -44,8 +44,7 @@ def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
         return list(np.repeat(np.asarray(preferences.splits[split.name].subsets, dtype=object),
                               2))
 
-    array = np.asarray(evaluated.subsets, dtype=object)
-    groups = {s: np.flatnonzero(array == s) for s in sorted(set(evaluated.subsets))}
+    groups = grouped(evaluated.subsets)
     cells = {s: preference_cells(shortcut_rows(scores, index)) for s, index in groups.items()}
     table = subset_table(field, "win rate", {s: len(i) for s, i in groups.items()}, cells,
                          preference_cells(shortcut_rows(scores)))

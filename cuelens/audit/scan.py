@@ -180,14 +180,10 @@ class WordAudit:
                 "easy_hard": self.easy_hard}
 
 
-def _stage(progress: Progress | None, stage: str) -> Callable[[float], None] | None:
-    return None if progress is None else (lambda fraction: progress(stage, fraction))
-
-
 def leakage_counts(store: TokenStore, folds: Folds, config: ScanConfig) -> RunCounts:
     """The leakage run's count pass (outer folds when cross-validated)."""
     return count_run(store, folds, config.folds, config.seed, config.seed, store.n_fitting == 0,
-                     store.candidates_kept(config.max_fit_items))
+                     config.max_fit_items)
 
 
 def cue_list(store: TokenStore, counts: RunCounts, label_names: list[str],
@@ -211,9 +207,9 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
     counts = leakage_counts(store, folds, config)
     cues, cue_stats = cue_list(store, counts, label_names, config)
     bank, kept = ModelBank(config.seed), list[FoldModels]()
+    stage = None if progress is None else (lambda fraction: progress("leakage", fraction))
     tally = predict_run(store, counts, folds, config.folds, config.seed, options, bank,
-                        all_models(), bow_name(store.task), progress=_stage(progress, "leakage"),
-                        kept=kept)
+                        all_models(), bow_name(store.task), progress=stage, kept=kept)
     del counts
 
     def fold_seed_D(model: tuple[str, str]) -> list[float]:
@@ -221,7 +217,7 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
         for r in range(1, EXTRA_FOLD_SEEDS + 1) if cross_validated else ():
             reseeded = replace(options, seed=iteration_seed(config.seed, r, FOLD_SEEDS))
             counted = count_run(store, folds, config.folds, reseeded.seed, reseeded.seed, True,
-                                store.candidates_kept(options.max_fit_items))
+                                options.max_fit_items)
             run = predict_run(store, counted, folds, config.folds, reseeded.seed, reseeded,
                               ModelBank(reseeded.seed), [model], None)
             D.append(run.accuracy(model) - run.accuracy(PRIOR))
@@ -254,7 +250,7 @@ def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tupl
     fitting chunks; memory as one leakage run)."""
     n_folds = max(config.folds, 2)
     counted = count_run(view, folds, n_folds, config.seed, config.seed, True,
-                        view.candidates_kept(config.max_fit_items))
+                        config.max_fit_items)
     return [fit_fold(view, counted, folds, fold, config.seed, config.scoring, bank, [model])
             for fold in range(n_folds) if counted.labels[fold].sum() > 0]
 
@@ -294,7 +290,7 @@ def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tu
     for iteration in range(config.iterations):
         fold_seed = iteration_seed(config.seed, iteration)
         counted = count_run(store, folds, config.folds, fold_seed, config.seed, True,
-                            store.candidates_kept(config.max_fit_items))
+                            config.max_fit_items)
         predict_run(store, counted, folds, config.folds, fold_seed, config.scoring, bank,
                     [model], None, add)
         if progress is not None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -39,7 +40,8 @@ from threadpoolctl import threadpool_limits
 
 from cuelens.audit.aggregators import representation_length_counted, view_tokens
 from cuelens.audit.bias_items import held_out_probabilities
-from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams
+from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams, \
+    row_starts
 from cuelens.audit.evaluate import item_correct
 from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Trained, \
     instance_rows, score_items, stratum_quotas, train_models
@@ -97,11 +99,6 @@ class HashedFolds:
         return seeded_hash(items, seed)
 
 
-def item_answers(labels: np.ndarray, task: str, k: int) -> np.ndarray:
-    """Per item: the NLI label, or the MCQ right choice's position (from instance ``labels``)."""
-    return labels if task == Task.NLI else np.argmax(labels.reshape(-1, k) == RIGHT, axis=1)
-
-
 @dataclass
 class TokenChunk:
     """One chunk's statistics inputs: items ``first …`` of the scan (fitting split first), ``k``
@@ -122,8 +119,9 @@ class TokenChunk:
 
     @property
     def answers(self) -> np.ndarray:
-        """Per item: :func:`item_answers`."""
-        return item_answers(self.labels, self.task, self.k)
+        """Per item: the NLI label, or the MCQ right choice's position."""
+        return self.labels if self.task == Task.NLI else \
+            np.argmax(self.labels.reshape(-1, self.k) == RIGHT, axis=1)
 
     @property
     def strata(self) -> np.ndarray:
@@ -173,11 +171,9 @@ class TokenStore:
         for is_fitting, first, source in self.files:
             if fitting is not None and is_fitting != fitting:
                 continue
-            if isinstance(source, dict):
-                yield self._chunk(is_fitting, first, source)
-                continue
-            with np.load(source, allow_pickle=False) as a:
-                yield self._chunk(is_fitting, first, a)
+            with nullcontext(source) if isinstance(source, dict) else \
+                    np.load(source, allow_pickle=False) as arrays:
+                yield self._chunk(is_fitting, first, arrays)
 
     def _chunk(self, fitting: bool, first: int, a) -> TokenChunk:
         return TokenChunk(fitting, first,
@@ -232,8 +228,7 @@ def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> Path:
 
 
 def ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
-    indptr = np.zeros(sum(len(p) for p in parts) + 1, dtype=np.int64)
-    np.cumsum(np.concatenate([p.lengths for p in parts]) if parts else [], out=indptr[1:])
+    indptr = row_starts(np.concatenate([p.lengths for p in parts]) if parts else [])
     indices = np.concatenate([p.indices for p in parts]) if parts else np.zeros(0, np.int32)
     return TokenSequences(indptr, indices.astype(np.int32, copy=False), vocab)
 
@@ -241,9 +236,7 @@ def ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
 def subset(seqs: TokenSequences, rows: np.ndarray) -> TokenSequences:
     """The sequences ``rows`` of ``seqs``, as sequences of their own."""
     ids, lengths = seqs.take(rows)
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    return TokenSequences(indptr, ids, seqs.vocab)
+    return TokenSequences(row_starts(lengths), ids, seqs.vocab)
 
 
 @dataclass
@@ -323,7 +316,7 @@ class RunCounts:
     them in slot 0 without outer folds, where they are not fitted on), slot ``O`` the fitting
     split: ``joint`` ``V × (O+1) × K × L``, ``labels`` ``(O+1) × K × L`` (instances),
     ``lengths`` ``(O+1) × (max length + 1)``, ``answers`` ``(O+1) × A`` (items per
-    :func:`item_answers` value)."""
+    :attr:`TokenChunk.answers` value)."""
 
     joint: np.ndarray
     labels: np.ndarray
@@ -383,8 +376,7 @@ def count_chunks(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
     for chunk in store.chunks():
         items = chunk.items
         slot = np.full(len(items), n_slots - 1) if chunk.fitting else \
-            (folds.outer(items, chunk.keys, fold_seed) if outer else
-             np.zeros(len(items), np.int64))
+            _assigned(folds, chunk, fold_seed, outer)
         answers += np.bincount(slot * A + chunk.answers, minlength=len(answers))
         column = np.repeat((slot * K + folds.inner(items, chunk.keys)) * L, k) + chunk.labels
         labels += np.bincount(column, minlength=width)
@@ -398,10 +390,12 @@ def count_chunks(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
 
 
 def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sample_seed: int,
-              outer: bool, keep: int) -> RunCounts:
+              outer: bool, cap: int) -> RunCounts:
     """Pass 1 of a run on ``store.passes``: its :class:`RunCounts` (outer folds of
-    ``fold_seed`` when ``outer``) and the sample candidates under ``sample_seed``."""
-    return store.passes.count(store, folds, n_folds, fold_seed, sample_seed, outer, keep)
+    ``fold_seed`` when ``outer``) and the sample candidates under ``sample_seed`` for a training
+    cap of ``cap`` instances (:meth:`TokenStore.candidates_kept`)."""
+    return store.passes.count(store, folds, n_folds, fold_seed, sample_seed, outer,
+                              store.candidates_kept(cap))
 
 
 def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed: int,
@@ -601,14 +595,8 @@ class ChunkPasses(Protocol):
 class LocalPasses:
     """:class:`ChunkPasses` in this process, one chunk in memory at a time."""
 
-    def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
-              sample_seed: int, outer: bool, keep: int) -> RunCounts:
-        return count_chunks(store, folds, n_folds, fold_seed, sample_seed, outer, keep)
-
-    def tally(self, store: TokenStore, batch: list[FoldModels], folds: Folds, fold_seed: int,
-              outer: bool, models: list[tuple[str, str]], bow_name: str | None,
-              sink: ItemSink | None) -> Tally:
-        return tally_chunks(store, batch, folds, fold_seed, outer, models, bow_name, sink)
+    count = staticmethod(count_chunks)
+    tally = staticmethod(tally_chunks)
 
 
 def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int,

@@ -49,6 +49,14 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return out
 
 
+def mark_holm(rows: list[dict], key: str = "p_holm") -> list[dict]:
+    """``key`` (the Holm-adjusted ``p_value`` of each row, over these rows) and ``significant``
+    (adjusted p < :data:`~cuelens.audit.chance.ALPHA`) on every row."""
+    for row, p in zip(rows, holm([row["p_value"] for row in rows])):
+        row.update({key: float(f"{p:.6g}"), "significant": bool(p < ALPHA)})
+    return rows
+
+
 def subset_values(split: Split, field: str) -> list[str]:
     """The ``field`` value of every item of ``split``, read from its original record text."""
     out = []
@@ -72,10 +80,8 @@ def subset_table(field: str, measure: str, sizes: dict[str, int],
     ones; rows sorted by subset name."""
     names = list(dict.fromkeys(name for row in cells.values() for name in row))
     family = [(s, name) for s in sorted(cells) for name in cells[s]]
-    for (s, name), p in zip(family, holm([cells[s][name]["p_value"] for s, name in family])):
-        cells[s][name].update(p_adjusted=float(f"{p:.6g}"), significant=bool(p < ALPHA))
-    for name, p in zip(overall, holm([c["p_value"] for c in overall.values()])):
-        overall[name].update(p_adjusted=float(f"{p:.6g}"), significant=bool(p < ALPHA))
+    mark_holm([cells[s][name] for s, name in family], "p_adjusted")
+    mark_holm(list(overall.values()), "p_adjusted")
     return {"field": field, "measure": measure, "correction": "holm", "alpha": ALPHA,
             "n_tests": len(family), "shortcuts": names, "overall": overall,
             "rows": [{"subset": s, "n_items": sizes[s], "cells": cells[s]} for s in sorted(cells)]}
@@ -88,16 +94,17 @@ def preference_cells(rows: list[dict]) -> dict[str, dict]:
                                  r["p_value"]) for r in rows}
 
 
-def mcq_cells(credit: dict[str, np.ndarray], k: np.ndarray, mask: np.ndarray) -> dict[str, dict]:
-    """Cells of the MCQ baselines (per-item ``credit``) over the items in ``mask`` (effect: D)."""
+def mcq_cells(credit: dict[str, np.ndarray], k: np.ndarray, items: np.ndarray) -> dict[str, dict]:
+    """Cells of the MCQ baselines (per-item ``credit``) over ``items`` (effect: D)."""
     out = {}
     for name, values in credit.items():
-        row = accuracy_row(float(values[mask].mean()), k[mask])
+        row = accuracy_row(float(values[items].mean()), k[items])
         out[name] = _cell(row["accuracy"], row["accuracy_ci"], row["D"], row["p_value"])
     return out
 
 
-def _grouped(values: list[str]) -> dict[str, np.ndarray]:
+def grouped(values: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each distinct value (sorted) with the positions holding it."""
     array = np.asarray(values, dtype=object)
     return {s: np.flatnonzero(array == s) for s in sorted(set(values))}
 
@@ -174,17 +181,14 @@ def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
             cache[id(split)] = subset_values(split, field)
         return cache[id(split)]
 
-    groups = _grouped(values(dataset.test))
+    groups = grouped(values(dataset.test))
     cells: dict[str, dict[str, dict]] = {s: {} for s in groups}
     overall: dict[str, dict] = {}
     if dataset.task == Task.MCQ:
         credit = item_credit(dataset, config.folds, config.seed)
         k = choice_counts(dataset.test)
-        overall = mcq_cells(credit, k, np.ones(len(k), dtype=bool))
-        for s, index in groups.items():
-            mask = np.zeros(len(k), dtype=bool)
-            mask[index] = True
-            cells[s] = mcq_cells(credit, k, mask)
+        overall = mcq_cells(credit, k, np.arange(len(k)))
+        cells = {s: mcq_cells(credit, k, index) for s, index in groups.items()}
     table = subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D",
                          {s: len(index) for s, index in groups.items()}, cells, overall)
     add_leakage(table, {s: subset_dataset(dataset, field, s, values, MAX_SUBSET_ITEMS,

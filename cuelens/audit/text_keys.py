@@ -20,6 +20,7 @@ from hashlib import blake2b
 
 import numpy as np
 
+from cuelens.audit.counts import row_starts
 from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Task
 
@@ -109,10 +110,9 @@ class TextKeys:
         if split.task == Task.MCQ and any(split.questions):
             context = as_keys(b"".join(text_key(normal_form(split.premise_context(i)))
                                        for i in range(n)))
-        starts = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=starts[1:])
         return cls(premise=premise, premise_words=all_words[is_premise], context=context,
-                   text=all_keys[~is_premise], text_words=all_words[~is_premise], starts=starts)
+                   text=all_keys[~is_premise], text_words=all_words[~is_premise],
+                   starts=row_starts(counts))
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays (no pickle), e.g. to store them next to a chunk of a split."""

@@ -36,10 +36,14 @@ def is_data_file(path: Path) -> bool:
     return path.is_file()
 
 
+def is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
 def shard_paths(source: str | Path) -> list[Path]:
     """The shard files of a source: the file itself, a directory's data files, or a glob's."""
     text = str(source)
-    if any(c in text for c in "*?["):
+    if is_glob(text):
         paths = [Path(p) for p in sorted(glob.glob(text)) if is_data_file(Path(p))]
         if not paths:
             raise UserError("no .jsonl/.csv/.tsv/.parquet file matches this pattern", path=text)

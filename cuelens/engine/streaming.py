@@ -16,21 +16,17 @@ from itertools import chain
 from pathlib import Path
 
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset, \
     build_split
 from cuelens.data.readers import LineError
 from cuelens.data.schema import FieldMap, detect_task
-from cuelens.engine.sources import Record, is_data_file, iter_source_records, shard_paths, \
-    source_format
+from cuelens.engine.sources import Record, is_data_file, is_glob, iter_source_records, \
+    shard_paths, source_format
 from cuelens.errors import UserError
 
 ROLES = ("train", "dev", "test", "all")
 SplitReader = Callable[[str, str, FieldMap, "str | None", bool], CompactSplit]
-
-
-def _is_glob(text: str) -> bool:
-    return any(c in text for c in "*?[")
 
 
 def resolve_sources(data: str | None, train: str | None = None,
@@ -43,7 +39,7 @@ def resolve_sources(data: str | None, train: str | None = None,
             raise UserError("--train and --test must be given together")
         first = shard_paths(train)[0]
         return {"train": train, "test": test}, _dataset_name(Path(train)), source_format(first)
-    if _is_glob(data):
+    if is_glob(data):
         first = shard_paths(data)[0]
         return {"all": data}, Path(data).parent.name or first.stem, source_format(first)
     path = Path(data)

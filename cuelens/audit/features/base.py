@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from cuelens.audit.counts import row_starts
+
 #: Pipeline order of the English pipeline's components (loading order, cache keys).
 PIPE_ORDER = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner")
 
@@ -40,8 +42,7 @@ class Annotations:
         index: dict[str, int] = {}
         setdefault = index.setdefault
         rows = [sorted({setdefault(v, len(index)) for v in vals}) for vals in values]
-        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum([len(r) for r in rows], out=indptr[1:])
+        indptr = row_starts([len(r) for r in rows])
         indices = np.fromiter((i for r in rows for i in r), dtype=np.int32, count=int(indptr[-1]))
         data = np.ones(len(indices), dtype=bool)
         matrix = sp.csr_matrix((data, indices, indptr), shape=(len(rows), len(index)))
@@ -84,6 +85,10 @@ class Feature:
     version: int = 1  #: bump when the detector's output changes (invalidates the cache)
     uses_premise: bool = False
 
+    def values(self, source) -> tuple[str, ...]:
+        """The values of one text (a string, or a spaCy ``Doc`` for a :class:`DocFeature`)."""
+        raise NotImplementedError
+
     def combine(self, hypothesis: Annotations, premise: Annotations | None) -> Annotations:
         """Instance values from the annotations of hypotheses (and aligned premises)."""
         return hypothesis
@@ -95,15 +100,9 @@ class TextFeature(Feature):
     def annotate(self, texts: list[str]) -> Annotations:
         return Annotations.from_lists([self.values(text) for text in texts])
 
-    def values(self, text: str) -> tuple[str, ...]:
-        raise NotImplementedError
-
 
 class DocFeature(Feature):
     """A detector on spaCy docs parsed with :attr:`components` enabled."""
-
-    def values(self, doc) -> tuple[str, ...]:
-        raise NotImplementedError
 
     def namespace(self, pipeline: str) -> str:
         """Cache namespace: pipeline name/version, detector name/version, components."""
