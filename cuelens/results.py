@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cuelens.audit.pipeline import Scan
-from cuelens.audit.results import ScanSections
 from cuelens.frames import ResultViews, records_frame, summary_text
 from cuelens.probes.llm.pipeline import LLMProbe
 from cuelens.probes.pipeline import Probe
@@ -97,21 +96,16 @@ class ProbeResult(Viewed, Probe, ResultViews):
     """
 
     @property
-    def sections(self) -> ScanSections:
-        """The scan sections of the probe's results.json (the views read them)."""
-        return ScanSections.from_json(self.results)
-
-    @property
     def cue_effects(self) -> pd.DataFrame:
         """Accuracy test (docs/methods.md §6): per cue, accuracy with/without it and ΔAcc with its CI."""
-        return records_frame(self.results["probe"]["accuracy_test"]["cues"],
+        return records_frame(self.section.accuracy_test["cues"],
                              ["cue", "kind", "n_with", "n_without", "acc_with", "acc_without",
                               "delta", "ci_low", "ci_high"])
 
     @property
     def distribution(self) -> pd.DataFrame:
         """Distribution test (docs/methods.md §6): per cue, training vs predicted label distribution."""
-        return records_frame(self.results["probe"]["distribution_test"]["cues"],
+        return records_frame(self.section.distribution_test["cues"],
                              ["cue", "train_dist", "predicted_dist", "n", "score"])
 
     def save(self, out_dir: str | Path, *, report: bool = True,

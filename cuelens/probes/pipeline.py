@@ -26,8 +26,8 @@ from cuelens.probes.config import ProbeConfig
 from cuelens.probes.cues import probe_cues
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
-from cuelens.probes.sections import (ProbeContext, ProbeSections, ShortCircuitOptions,
-                                     probe_section)
+from cuelens.probes.sections import (ProbeContext, ProbeSection, ProbeSections,
+                                     ShortCircuitOptions, probe_section)
 
 Progress = Callable[[str, float], None]
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
@@ -43,10 +43,11 @@ def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path | None]) -> N
 
 @dataclass(repr=False)  # bounded: never the whole results dict
 class Probe:
-    """results.json content (scan sections plus ``probe``), the predictions and warnings."""
+    """A probe's results.json sections (the scan's plus ``probe``), the predictions and
+    warnings."""
 
     dataset: Dataset
-    results: dict
+    sections: ProbeSections
     predictions: Predictions
     item_easy: np.ndarray | None  # the scan's easy mask over dataset.test (None: no split)
     warnings: list[str] = field(default_factory=list)
@@ -54,14 +55,25 @@ class Probe:
     started: float = field(default_factory=time.time)
 
     @property
+    def results(self) -> dict:
+        """The results.json content (:meth:`~cuelens.probes.sections.ProbeSections.to_json`)."""
+        return self.sections.to_json()
+
+    @property
     def inputs(self) -> list[str]:
         """Files the probe read (its outputs never overwrite one of them)."""
         return [*self.dataset.input_paths, *self.extra_inputs]
 
     @property
+    def section(self) -> ProbeSection:
+        """results.json ``probe``: the model's accuracy and cue tests."""
+        assert self.sections.probe is not None  # built by probe_dataset, always there
+        return self.sections.probe
+
+    @property
     def accuracy(self) -> float:
         """Accuracy on the test items (MCQ: per question)."""
-        return float(self.results["probe"]["accuracy"])
+        return float(self.section.accuracy)
 
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """Write predictions.jsonl, results.json and run.json into ``out_dir``: all or none."""
@@ -134,6 +146,6 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict |
                        warnings=warnings, progress=progress)
     probe = probe_section(ctx)
     warnings += probe.sanity["notes"]
-    return Probe(dataset=dataset, results=ProbeSections.of(scan.sections, probe=probe).to_json(),
+    return Probe(dataset=dataset, sections=ProbeSections.of(scan.sections, probe=probe),
                  predictions=predictions, item_easy=item_easy, warnings=warnings,
                  extra_inputs=[str(p) for p in inputs], started=started)
