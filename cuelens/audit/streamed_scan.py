@@ -256,19 +256,20 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store)
 
 
-Piece = tuple[ChunkedSplit, tuple]  # one chunk: the split of its file alone, its token file
+ChunkFiles = tuple[ChunkedSplit, tuple]  # one chunk: the split of its file alone, its token file
 
 
-def _pieces(split: ChunkedSplit, store: TokenStore) -> list[Piece]:
+def _chunk_files(split: ChunkedSplit, store: TokenStore) -> list[ChunkFiles]:
     """Each chunk of ``split`` with its token file among ``store``'s evaluation chunks."""
     tokens = [file for file in store.files if not file[0]]
     return [(replace(split, files=[path], sizes=[size]), token)
             for path, size, token in zip(split.files, split.sizes, tokens)]
 
 
-def _opened(store: TokenStore, piece: Piece) -> tuple[CompactSplit, TokenChunk]:
-    """A :data:`Piece`'s chunk and token chunk, read."""
-    return next(iter(piece[0])).split, next(replace(store, files=[piece[1]]).chunks())
+def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[CompactSplit, TokenChunk]:
+    """The chunk and token chunk of :data:`ChunkFiles`, read."""
+    split, tokens = chunk_files
+    return next(iter(split)).split, next(replace(store, files=[tokens]).chunks())
 
 
 @dataclass(frozen=True)
@@ -285,8 +286,8 @@ class _ItemsShared:
     parquet: bool
 
 
-def _items_part(shared: _ItemsShared, role: str, piece: Piece, easy: np.ndarray | None,
-                flags: np.ndarray, against: bool) -> tuple[bytes, Any]:
+def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
+                easy: np.ndarray | None, flags: np.ndarray, against: bool) -> tuple[bytes, Any]:
     """The per-item table's rows of one chunk of split ``role`` as
     :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
     (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, ``easy`` mask and the
@@ -294,7 +295,7 @@ def _items_part(shared: _ItemsShared, role: str, piece: Piece, easy: np.ndarray 
     from cuelens.audit.streamed_hygiene import flags_of
 
     store, kept, folds = shared.held[role]
-    split, chunk = _opened(store, piece)
+    split, chunk = _opened(store, chunk_files)
     probs = held_out_items(store, kept, folds, shared.seed, shared.model, chunk)
     columns = item_columns(shared.layout, split.ids, role, chunk.answers, probs,
                            strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues), easy,
@@ -330,9 +331,9 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
         masks = iter(audit.easy)
         for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
             split, against = data.splits[role], role != data.fitting and data.fitting is not None
-            for piece, first, size in zip(_pieces(split, held[role][0]),
+            for chunk_files, first, size in zip(_chunk_files(split, held[role][0]),
                                           np.cumsum([0, *split.sizes]), split.sizes):
-                yield (role, piece, None if role == data.fitting else next(masks),
+                yield (role, chunk_files, None if role == data.fitting else next(masks),
                        flags[role][first:first + size], against)
 
     with ItemsWriter(files["items"], files.get("items_parquet"), layout,
@@ -383,13 +384,13 @@ class _ExamplesShared:
     seed: int
 
 
-def _example_picks(shared: _ExamplesShared, piece: Piece, mask: np.ndarray
+def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, mask: np.ndarray
                    ) -> tuple[list[list], dict[str, list]]:
     """One evaluated chunk's :class:`_Picks` (``mask``: its easy items): per listed cue, the
     instances holding it, and the easy and hard items, each the lowest of the seeded hash
     order."""
     store = shared.store
-    split, chunk = _opened(store, piece)
+    split, chunk = _opened(store, chunk_files)
     words, shown = chunk.words, split.instances(shared.label_names)
     instances = chunk.first * store.k + np.arange(len(words), dtype=np.int64)
     priority = seeded_hash(instances, shared.seed)
@@ -421,7 +422,7 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
     vocab = {word: i for i, word in enumerate(store.words_vocab)}
     shared = _ExamplesShared(store, data.label_names, [vocab.get(token, -1) for token in tokens],
                              per_cue, per_group, seed)
-    calls = zip(_pieces(data.splits[data.evaluated], store), easy)
+    calls = zip(_chunk_files(data.splits[data.evaluated], store), easy)
     by_cue = [_Picks(per_cue) for _ in tokens]
     groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
     for cue_picks, group_picks in store.passes.map(_example_picks, shared, calls):
