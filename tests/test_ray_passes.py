@@ -4,7 +4,8 @@ byte-identical to the local engine's, on one 2-CPU local cluster, for cross-vali
 multiple-choice and train/test NLI data in several shards and chunks across them (and n-gram
 cue features), with a
 capped training sample (the candidates merge) and two easy/hard iterations (the item sink); the
-driver tokenises nothing; a bad line or an unseen test label is the local engine's error."""
+per-item table (JSONL and Parquet) and the examples are computed on workers too; the driver
+tokenises nothing; a bad line or an unseen test label is the local engine's error."""
 
 from __future__ import annotations
 
@@ -46,16 +47,17 @@ def write_shards(directory: Path, records: list[dict], n_shards: int) -> str:
 
 
 def scan_outputs(work: Path, sources: tuple[str | None, ...], passes=None,
-                 config: ScanConfig = CONFIG) -> tuple[str, bytes]:
-    """results.json and items.jsonl of a streaming scan of ``sources`` (data, train, test) in
-    chunks of 130 items, read and passed over on ``passes`` (None: locally)."""
+                 config: ScanConfig = CONFIG) -> tuple[str, list[bytes]]:
+    """results.json and the per-item table's files of a streaming scan of ``sources`` (data,
+    train, test) in chunks of 130 items, read and passed over on ``passes`` (None: locally)."""
     work.mkdir()
     reader = {} if passes is None else {"reader": passes.read}
     data = load_chunked(*sources, FieldMap(), False, config, work, chunk_items=130, **reader)
     if passes is not None:
         data.store.passes = passes
     result = scan_streaming(data, config)
-    return dumps_json(result.results), result.bias.files["items"].read_bytes()
+    return dumps_json(result.results), [path.read_bytes()
+                                        for path in result.bias.files.values()]
 
 
 @pytest.mark.parametrize("layout, ngrams", [("cross-validated", 1), ("train/test", 2)])
@@ -83,7 +85,8 @@ def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layo
     monkeypatch.setattr(Encoder, "_add_chunk",
                         lambda self, texts: tokenised.append(len(texts)) or original(self, texts))
     remote = scan_outputs(tmp_path / "ray", sources, Spied(in_flight=3), config)
-    assert {"_read_part", "_build_chunk", "_count_part", "_tally_part"} <= set(ran)
+    assert {"_read_part", "_build_chunk", "_count_part", "_tally_part", "_items_part"} \
+        <= set(ran)
     assert remote[0] == local[0]
     assert remote[1] == local[1]
     results = json.loads(local[0])

@@ -259,6 +259,23 @@ def parquet_available() -> bool:
 JSONL_BATCH = 8192  # lines encoded at once
 
 
+def encoded_items(columns: dict[str, list], layout: TableLayout | None,
+                  parquet: bool) -> tuple[bytes, Any]:
+    """One part's rows (:func:`item_columns`) as items.jsonl lines and, with ``parquet``, a
+    pyarrow table of the ``layout``'s schema (None: inferred)."""
+    from cuelens.io import jsonl_lines
+
+    lines = b"".join(
+        jsonl_lines({name: values[start:start + JSONL_BATCH] for name, values in columns.items()},
+                    nan_as_null=True).encode("utf-8")
+        for start in range(0, len(columns["id"]), JSONL_BATCH))
+    if not parquet:
+        return lines, None
+    import pyarrow as pa
+
+    return lines, pa.Table.from_pydict(columns, schema=None if layout is None else layout.schema())
+
+
 class ItemsWriter:
     """items.jsonl and (``parquet``) items.parquet written part by part (the parts of one scan,
     e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a binary
@@ -276,21 +293,12 @@ class ItemsWriter:
             self._parquet = (pq, handle)
         self._writer: Any = None
 
-    def add(self, columns: dict[str, list]) -> None:
-        """Append one part's rows (:func:`item_columns`)."""
-        from cuelens.io import jsonl_lines
-
-        n = len(columns["id"])
-        for start in range(0, n, JSONL_BATCH):
-            block = {name: values[start:start + JSONL_BATCH] for name, values in columns.items()}
-            self._jsonl.write(jsonl_lines(block, nan_as_null=True).encode("utf-8"))
+    def write(self, lines: bytes, table: Any) -> None:
+        """Append one part's :func:`encoded_items`."""
+        self._jsonl.write(lines)
         if self._parquet is None:
             return
-        import pyarrow as pa
-
         pq, handle = self._parquet
-        schema = None if self._layout is None else self._layout.schema()
-        table = pa.Table.from_pydict(columns, schema=schema)
         if self._writer is None:
             self._writer = self._stack.enter_context(pq.ParquetWriter(handle, table.schema))
         self._writer.write_table(table)
@@ -332,7 +340,7 @@ def write_items(out_dir, bias: ItemBias, inputs: list[str]) -> dict:
     files = item_files(out_dir, inputs)
     with ItemsWriter(files["items"], files.get("items_parquet"), bias.layout,
                      atomic_open) as writer:
-        writer.add(bias.columns)
+        writer.write(*encoded_items(bias.columns, bias.layout, "items_parquet" in files))
     return files
 
 

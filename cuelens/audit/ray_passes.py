@@ -4,7 +4,8 @@ the passes").
 :class:`RayPasses` is the :class:`~cuelens.audit.streamed.ChunkPasses` of ``audit scan --stats
 streaming --engine ray``: every chunk file of the token store is one Ray task, which runs the
 local pass (:func:`~cuelens.audit.streamed.count_chunks`: counts and sample candidates;
-:func:`~cuelens.audit.streamed.tally_chunks`: per-fold prediction tallies) over that chunk
+:func:`~cuelens.audit.streamed.tally_chunks`: per-fold prediction tallies; by
+:meth:`RayPasses.map`, the per-item table's rows and the examples' picks) over that chunk
 alone. The driver merges the partial results in chunk order (:meth:`RunCounts.merge`,
 :meth:`Tally.merge`: sums, and the lowest-priority candidates), which gives the local engine's
 results exactly. The driver holds the vocabulary-sized count tables, the bounded candidates and
@@ -287,10 +288,15 @@ class RayPasses:
              args: tuple) -> Iterator:
         """``part`` run on every chunk file of ``store`` (of one split with ``fitting``), the
         results in chunk order; the store's columns (vocabularies included) are shipped once."""
+        return self.map(part, (replace(store, files=[], passes=LocalPasses()), args),
+                        ((chunk,) for chunk in store.files
+                         if fitting is None or chunk[0] == fitting))
+
+    def map(self, part: Callable, shared: object, calls: Iterable[tuple]) -> Iterator:
+        """Each call one Ray task; ``shared`` is shipped once."""
         ray = connect(self.address)
-        shipped = ray.put((replace(store, files=[], passes=LocalPasses()), args))
-        return self._ordered(ray, part, ((shipped, chunk) for chunk in store.files
-                                         if fitting is None or chunk[0] == fitting))
+        shipped = ray.put(shared)
+        return self._ordered(ray, part, ((shipped, *call) for call in calls))
 
     def read(self, loading: Loading, source: str, role: str, task: str | None) -> None:
         """:data:`~cuelens.audit.streamed_scan.Reader` on Ray workers (module docstring): the

@@ -29,7 +29,7 @@ by the fold assignment.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -591,12 +591,18 @@ class ChunkPasses(Protocol):
               outer: bool, models: list[tuple[str, str]], bow_name: str | None,
               sink: ItemSink | None) -> Tally: ...
 
+    def map(self, part: Callable, shared: object, calls: Iterable[tuple]) -> Iterator:
+        """``part(shared, *call)`` for each of ``calls`` (one per chunk), the results in order."""
+
 
 class LocalPasses:
     """:class:`ChunkPasses` in this process, one chunk in memory at a time."""
 
     count = staticmethod(count_chunks)
     tally = staticmethod(tally_chunks)
+
+    def map(self, part: Callable, shared: object, calls: Iterable[tuple]) -> Iterator:
+        return (part(shared, *call) for call in calls)
 
 
 def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int,

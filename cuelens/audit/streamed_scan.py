@@ -12,25 +12,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue_ranks, \
-    item_columns, item_paths, strongest_of
+    encoded_items, item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
     shown_instances, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
-from cuelens.audit.scan import WordAudit, add_mcq_baselines, headline, held_out_chunks, \
-    word_audit
-from cuelens.audit.streamed import FittingFolds, Folds, HashedFolds, TokenStore, \
-    check_streamable, seeded_hash
+from cuelens.audit.scan import WordAudit, add_mcq_baselines, fitting_fits, headline, word_audit
+from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
+    TokenStore, check_streamable, held_out_items, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Task, items_frame
@@ -257,36 +256,90 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store)
 
 
+ChunkFiles = tuple[ChunkedSplit, tuple]  # one chunk: the split of its file alone, its token file
+
+
+def _chunk_files(split: ChunkedSplit, store: TokenStore) -> list[ChunkFiles]:
+    """Each chunk of ``split`` with its token file among ``store``'s evaluation chunks."""
+    tokens = [file for file in store.files if not file[0]]
+    return [(replace(split, files=[path], sizes=[size]), token)
+            for path, size, token in zip(split.files, split.sizes, tokens)]
+
+
+def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[CompactSplit, TokenChunk]:
+    """The chunk and token chunk of :data:`ChunkFiles`, read."""
+    split, tokens = chunk_files
+    return next(iter(split)).split, next(replace(store, files=[tokens]).chunks())
+
+
+@dataclass(frozen=True)
+class _ItemsShared:
+    """What every chunk's part of the per-item table needs (shipped once): per role, the token
+    store, the fold models and the folds of its held-out probabilities."""
+
+    held: dict[str, tuple[TokenStore, list[FoldModels], Folds]]
+    seed: int
+    model: tuple[str, str]
+    layout: TableLayout
+    ranks: tuple[np.ndarray, np.ndarray]
+    cues: list[dict]
+    parquet: bool
+
+
+def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
+                easy: np.ndarray | None, flags: np.ndarray, against: bool) -> tuple[bytes, Any]:
+    """The per-item table's rows of one chunk of split ``role`` as
+    :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
+    (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, ``easy`` mask and the
+    hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.flags_of`)."""
+    from cuelens.audit.streamed_hygiene import flags_of
+
+    store, kept, folds = shared.held[role]
+    split, chunk = _opened(store, chunk_files)
+    probs = held_out_items(store, kept, folds, shared.seed, shared.model, chunk)
+    columns = item_columns(shared.layout, split.ids, role, chunk.answers, probs,
+                           strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues), easy,
+                           flags_of(flags, against))
+    return encoded_items(columns, shared.layout, shared.parquet)
+
+
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
                    flags: dict[str, np.ndarray], fitting_folds: Folds | None = None
                    ) -> SpilledItems:
     """The per-item bias table (docs/results-schema.md ``items``) written chunk by chunk under
-    the store's directory: probabilities from :func:`~cuelens.audit.scan.held_out_chunks`
-    (fitting items over ``fitting_folds``, default hashed), strongest cue, easy flag and the
-    hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.item_flags`)."""
-    from cuelens.audit.streamed_hygiene import flags_of
-
+    the store's directory, each chunk's rows computed on ``store.passes`` (:func:`_items_part`):
+    the evaluated items' probabilities from the leakage pass's fold fits (``audit.fits``), the
+    fitting items' from the model refitted over ``fitting_folds`` (default hashed) of the
+    fitting split (:func:`~cuelens.audit.scan.fitting_fits`); the hygiene ``flags``
+    (:func:`~cuelens.audit.streamed_hygiene.item_flags`)."""
     store, model = data.store, headline(audit.leakage)
     layout = TableLayout.of(store.task, data.label_names, store.k, model)
-    ranks = cue_ranks(store.vocab, audit.cues)
     directory = store.spilled / "items"
     directory.mkdir(exist_ok=True)
     files = item_paths(directory)
-    held = held_out_chunks(store, audit, folds,
-                           fitting_folds or FittingFolds(folds, max(config.folds, 2)), config)
-    masks = iter(audit.easy)
+    held = {data.evaluated: (store, audit.fits, folds)}
+    if data.fitting is not None:
+        assert audit.bank is not None
+        view = store.fitting_store()
+        fitting_folds = fitting_folds or FittingFolds(folds, max(config.folds, 2))
+        held[data.fitting] = (view, fitting_fits(view, fitting_folds, config, model, audit.bank),
+                              fitting_folds)
+    shared = _ItemsShared(held, config.seed, model, layout, cue_ranks(store.vocab, audit.cues),
+                          audit.cues, "items_parquet" in files)
+
+    def calls() -> Iterator[tuple]:
+        masks = iter(audit.easy)
+        for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
+            split, against = data.splits[role], role != data.fitting and data.fitting is not None
+            for chunk_files, first, size in zip(_chunk_files(split, held[role][0]),
+                                          np.cumsum([0, *split.sizes]), split.sizes):
+                yield (role, chunk_files, None if role == data.fitting else next(masks),
+                       flags[role][first:first + size], against)
+
     with ItemsWriter(files["items"], files.get("items_parquet"), layout,
                      lambda path: open(path, "wb")) as writer:
-        for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
-            fitting = role == data.fitting
-            against = not fitting and data.fitting is not None
-            for chunk in data.splits[role]:
-                token_chunk, probs = next(held)
-                part = slice(chunk.first, chunk.first + len(chunk.split))
-                writer.add(item_columns(
-                    layout, chunk.split.ids, role, token_chunk.answers, probs,
-                    strongest_of(token_chunk.seqs, store.k, ranks, audit.cues),
-                    None if fitting else next(masks), flags_of(flags[role][part], against)))
+        for lines, table in store.passes.map(_items_part, shared, calls()):
+            writer.write(lines, table)
     return SpilledItems(files)
 
 
@@ -308,15 +361,52 @@ class _Picks:
     priority: list = field(default_factory=list)  # (priority, instance, row) sorted
 
     def offer(self, priorities: np.ndarray, instances: np.ndarray, rows: Callable) -> None:
-        if len(priorities) == 0:
-            return
         order = np.argsort(priorities, kind="stable")[:self.size]
-        merged = self.priority + [(int(priorities[i]), int(instances[i]), rows(int(i)))
-                                  for i in order]
-        self.priority = sorted(merged, key=lambda entry: entry[0])[:self.size]
+        self.merge([(int(priorities[i]), int(instances[i]), rows(int(i))) for i in order])
+
+    def merge(self, entries: list) -> None:
+        """Offer sorted ``entries`` (another :class:`_Picks`' ``priority``, of later items)."""
+        self.priority = sorted(self.priority + entries, key=lambda entry: entry[0])[:self.size]
 
     def chosen(self) -> list[tuple[int, dict]]:
         return sorted((instance, row) for _, instance, row in self.priority)
+
+
+@dataclass(frozen=True)
+class _ExamplesShared:
+    """What every evaluated chunk's example picks need (shipped once)."""
+
+    store: TokenStore
+    label_names: list[str]
+    wanted: list[int]  # the listed cues' word ids (-1: not a word of the vocabulary)
+    per_cue: int
+    per_group: int
+    seed: int
+
+
+def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, mask: np.ndarray
+                   ) -> tuple[list[list], dict[str, list]]:
+    """One evaluated chunk's :class:`_Picks` (``mask``: its easy items): per listed cue, the
+    instances holding it, and the easy and hard items, each the lowest of the seeded hash
+    order."""
+    store = shared.store
+    split, chunk = _opened(store, chunk_files)
+    words, shown = chunk.words, split.instances(shared.label_names)
+    instances = chunk.first * store.k + np.arange(len(words), dtype=np.int64)
+    priority = seeded_hash(instances, shared.seed)
+    row = partial(example_row, split, shown, shared.label_names, item_easy=mask)
+    owner = np.repeat(np.arange(len(words)), words.lengths)
+    by_cue = [_Picks(shared.per_cue) for _ in shared.wanted]
+    for picks, token in zip(by_cue, shared.wanted):
+        holders = np.unique(owner[words.indices == token]) if token >= 0 else owner[:0]
+        picks.offer(priority[holders], instances[holders], lambda i, h=holders: row(h[i]))
+    gold = shown_instances(split, shown)
+    groups = {}
+    for name, members in (("easy", gold[mask]), ("hard", gold[~mask])):
+        groups[name] = _Picks(shared.per_group)
+        groups[name].offer(priority[members], instances[members], lambda i, m=members: row(m[i]))
+    return [picks.priority for picks in by_cue], \
+        {name: picks.priority for name, picks in groups.items()}
 
 
 def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray], seed: int,
@@ -325,29 +415,21 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
     """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
     per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items
     (MCQ: their right choice), each set the lowest of a seeded hash order over the evaluated
-    instances."""
+    instances: each chunk's picks on ``store.passes`` (:func:`_example_picks`), merged."""
     store = data.store
     tokens = top_cue_tokens(cues, per_label)
     per_cue = examples_per_cue(len(tokens), per_cue)
     vocab = {word: i for i, word in enumerate(store.words_vocab)}
-    wanted = np.asarray([vocab.get(token, -1) for token in tokens], dtype=np.int64)
+    shared = _ExamplesShared(store, data.label_names, [vocab.get(token, -1) for token in tokens],
+                             per_cue, per_group, seed)
+    calls = zip(_chunk_files(data.splits[data.evaluated], store), easy)
     by_cue = [_Picks(per_cue) for _ in tokens]
     groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
-    for mask, chunk, tokens_chunk in zip(easy, data.splits[data.evaluated],
-                                         store.chunks(fitting=False)):
-        split, words = chunk.split, tokens_chunk.words
-        shown = split.instances(data.label_names)
-        instances = tokens_chunk.first * store.k + np.arange(len(words), dtype=np.int64)
-        priority = seeded_hash(instances, seed)
-        row = partial(example_row, split, shown, data.label_names, item_easy=mask)
-        owner = np.repeat(np.arange(len(words)), words.lengths)
-        for picks, token in zip(by_cue, wanted.tolist()):
-            holders = np.unique(owner[words.indices == token]) if token >= 0 else owner[:0]
-            picks.offer(priority[holders], instances[holders], lambda i, h=holders: row(h[i]))
-        gold = shown_instances(split, shown)
-        for name, members in (("easy", gold[mask]), ("hard", gold[~mask])):
-            groups[name].offer(priority[members], instances[members],
-                               lambda i, m=members: row(m[i]))
+    for cue_picks, group_picks in store.passes.map(_example_picks, shared, calls):
+        for picks, entries in zip(by_cue, cue_picks):
+            picks.merge(entries)
+        for name, entries in group_picks.items():
+            groups[name].merge(entries)
     items: list[dict] = []
     index: dict[int, int] = {}
 
