@@ -47,12 +47,8 @@ def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Op
 
 def _load_scorers(specs: list[str]):
     """Scorers of the LM scoring layer (``cuelens.lm.load_scorer``) for ``specs``."""
-    from cuelens.errors import UserError
+    from cuelens.lm import load_scorer
 
-    try:
-        from cuelens.lm import load_scorer
-    except ImportError as exc:
-        raise UserError(f"the LM scoring layer is not available: {exc}") from None
     with console.status("loading language models"):
         return [load_scorer(spec) for spec in specs]
 
