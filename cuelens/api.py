@@ -113,8 +113,8 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     except TypeError as exc:
         raise UserError(f"unknown scan option: {exc}") from None
     config.validate()
-    preference = _is_path(data if data is not None else train) and is_preference_source(
-        _text(data if data is not None else train))
+    first = data if data is not None else train
+    preference = isinstance(first, (str, Path)) and is_preference_source(str(first))
     if stats == "streaming":
         if subset_field is not None or preference:
             raise UserError('preference pairs and subset_field need stats="exact"')
@@ -132,10 +132,6 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     if subset_field is not None:
         add_subsets(result, subset_field, config)
     return ScanResult.of(result)
-
-
-def _is_path(source: DataSource) -> bool:
-    return isinstance(source, (str, Path))
 
 
 def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,

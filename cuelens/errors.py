@@ -23,10 +23,7 @@ class UserError(Exception):
         return type(self), (self.message, self.path, self.line, self.exit_code)
 
     def __str__(self) -> str:
-        where = ""
-        if self.path is not None:
-            where = f"{self.path}"
-            if self.line is not None:
-                where += f", line {self.line}"
-            where += ": "
-        return where + self.message
+        if self.path is None:
+            return self.message
+        line = "" if self.line is None else f", line {self.line}"
+        return f"{self.path}{line}: {self.message}"

@@ -222,9 +222,6 @@ def _umask() -> int:
     return mask
 
 
-INFINITIES = {"inf": math.inf, "-inf": -math.inf}
-
-
 def json_number(x: float, digits: int = 6) -> float | str | None:
     """The results.json encoding of a float (docs/results-schema.md, "Non-finite numbers"):
     finite → rounded to ``digits``; +∞ → ``"inf"``; −∞ → ``"-inf"``; NaN (undefined) → null."""
@@ -236,10 +233,8 @@ def json_number(x: float, digits: int = 6) -> float | str | None:
 
 
 def read_number(value: float | str | None) -> float:
-    """Inverse of :func:`json_number` (null → NaN)."""
-    if value is None:
-        return math.nan
-    return INFINITIES[value] if isinstance(value, str) else float(value)
+    """Inverse of :func:`json_number` (null → NaN; ``float`` reads ``"inf"``/``"-inf"``)."""
+    return math.nan if value is None else float(value)
 
 
 def format_number(value: float | str | None, digits: int = 3) -> str:

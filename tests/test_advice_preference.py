@@ -1,6 +1,6 @@
 """Findings and next steps of a preference scan speak of chosen/rejected responses, shortcuts
 (longer wins, formatting, position) and the response-only baseline — never of hypotheses or
-premises — and name exactly the planted shortcuts and subsets (cuelens.data.planted_preference)."""
+premises — and name exactly the planted shortcuts and subsets (tests/planted_preference.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cuelens.audit.advice import next_steps
 from cuelens.audit.findings import findings
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
 from cuelens.audit.subsets import preference_cells, subset_table
-from cuelens.data.planted_preference import make_preference
+from planted_preference import make_preference
 from cuelens.data.preference import PREFERENCE_TASK, load_preferences
 from cuelens.io import write_jsonl
 from cuelens.reports.scan import _text_name, verdict

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from cuelens.audit.judge import judge_section
 from cuelens.cli import app
-from cuelens.data.planted_preference import make_judge_log
+from planted_preference import make_judge_log
 from cuelens.errors import UserError
 from cuelens.io import write_jsonl
 from cuelens.reports.schema import validate_results

@@ -13,7 +13,7 @@ import cuelens
 from cuelens.audit.preference import shortcut_rows, shortcut_scores, win_row
 from cuelens.audit.subsets import holm
 from cuelens.cli import app
-from cuelens.data.planted_preference import SUBSETS, make_preference
+from planted_preference import SUBSETS, make_preference
 from cuelens.data.preference import (NO_POSITION, load_preferences, normalise_preference,
                                      record_shape, split_dialogues)
 from cuelens.errors import UserError

@@ -47,12 +47,8 @@ def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Op
 
 def _load_scorers(specs: list[str]):
     """Scorers of the LM scoring layer (``cuelens.lm.load_scorer``) for ``specs``."""
-    from cuelens.errors import UserError
+    from cuelens.lm import load_scorer
 
-    try:
-        from cuelens.lm import load_scorer
-    except ImportError as exc:
-        raise UserError(f"the LM scoring layer is not available: {exc}") from None
     with console.status("loading language models"):
         return [load_scorer(spec) for spec in specs]
 
@@ -60,20 +56,10 @@ def _load_scorers(specs: list[str]):
 def _score_corpus(texts: list[str], specs: list[str], batch_size: int):
     import numpy as np
 
-    from cuelens.lm.contrast.synthetic import score_batched
-    from cuelens.commands.model_options import item_progress
+    from cuelens.commands.score import score_all
 
-    scorers = _load_scorers(specs)
-    columns = []
-    with item_progress() as progress:
-        for spec, scorer in zip(specs, scorers):
-            task = progress.add_task(f"scoring with {spec}", total=len(texts))
-            parts = []
-            for start in range(0, len(texts), batch_size):
-                parts.append(score_batched(scorer, texts[start:start + batch_size], batch_size))
-                progress.advance(task, len(parts[-1]))
-            columns.append(np.concatenate(parts))
-    return np.column_stack(columns)
+    return np.column_stack([score_all(scorer, texts, batch_size, spec)
+                            for spec, scorer in zip(specs, _load_scorers(specs))])
 
 
 @app.command("natural")

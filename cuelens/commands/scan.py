@@ -137,6 +137,7 @@ def scan(
                         min_label_items=min_label_items)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
+    fields = field_map(premise_field, hypothesis_field, label_field, choices_field, group_field)
     if not hf and is_preference_source(data or train):
         if stats != "exact" or engine == "ray":
             raise UserError("preference pairs are scanned in memory with exact statistics "
@@ -157,21 +158,17 @@ def scan(
                             "or ray engine")
         from cuelens.audit.ray_passes import RayPasses
 
-        scan_streamed(data, train, test, field_map(premise_field, hypothesis_field,
-                                                   label_field, choices_field, group_field),
-                      skip_bad, config, out, (report, ReportOptions(plotly=plotly)), top,
-                      item_files, work_dir, started, fail_above,
-                      features=(feature_names, cache_dir),
+        scan_streamed(data, train, test, fields, skip_bad, config, out,
+                      (report, ReportOptions(plotly=plotly)), top, item_files, work_dir, started,
+                      fail_above, features=(feature_names, cache_dir),
                       passes=RayPasses(address) if engine == "ray" else None)
         return
     with progress_bar(f"reading ({engine} engine)") as progress:
         loaded = load_for_scan(engine, data, train=str(train) if train else None,
-                               test=str(test) if test else None, hf=hf,
-                               fields=field_map(premise_field, hypothesis_field, label_field,
-                                                choices_field, group_field), skip_bad=skip_bad,
-                               options=EngineOptions(ngrams=ngrams,
-                                                     include_premise=include_premise,
-                                                     address=address, progress=progress))
+                               test=str(test) if test else None, hf=hf, fields=fields,
+                               skip_bad=skip_bad, options=EngineOptions(
+                                   ngrams=ngrams, include_premise=include_premise,
+                                   address=address, progress=progress))
     dataset = loaded.dataset
     warn_skipped(dataset)
     if sum(len(split) for split in dataset.splits.values()) > STREAMING_HINT_ITEMS:

@@ -56,17 +56,18 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
     return scorers
 
 
-def _score_all(scorer, sentences: list[str]):
-    """Scores of all sentences, in chunks under a progress bar."""
+def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None = None):
+    """Scores of all sentences, ``chunk`` at a time under a progress bar (``name``: the model's
+    name shown, default the scorer's)."""
     import numpy as np
 
     from cuelens.commands.model_options import item_progress
 
     out = []
     with item_progress() as progress:
-        task = progress.add_task(f"scoring with {scorer.name}", total=len(sentences))
-        for begin in range(0, len(sentences), CHUNK):
-            out.append(scorer.score(sentences[begin:begin + CHUNK]))
+        task = progress.add_task(f"scoring with {name or scorer.name}", total=len(sentences))
+        for begin in range(0, len(sentences), chunk):
+            out.append(scorer.score(sentences[begin:begin + chunk]))
             progress.advance(task, len(out[-1]))
     return np.concatenate(out) if out else np.zeros(0)
 
@@ -101,7 +102,7 @@ def score(
 
     scorers = _scorers(model, kind, device, base, bow_correction, mlm_method, orders, seed,
                        batch_size, detach_punct, open_vocab)
-    totals = {s.name: _score_all(s, texts) for s in scorers}
+    totals = {s.name: score_all(s, texts) for s in scorers}
     counts = {s.name: c for s in scorers if (c := oov_counts(s, texts)) is not None}
     rows: list[dict] = []
     for i, text in enumerate(texts):
@@ -168,7 +169,7 @@ def score_pairs(
                        batch_size, detach_punct, open_vocab)
     results = {}
     for scorer in scorers:
-        both = _score_all(scorer, data.good + data.bad)
+        both = score_all(scorer, data.good + data.bad)
         results[scorer.name] = evaluate_pairs(scorer, both, data.good, data.bad, data.paradigm,
                                               data.field)
     fields = sorted({f for r in results.values() for f in r["by_field"]})

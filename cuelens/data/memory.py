@@ -41,10 +41,6 @@ def _record_rows(records) -> Iterator[tuple[int, str, dict]]:
         yield number, json.dumps(row, ensure_ascii=False, default=str), row
 
 
-def _is_hf_dataset(source: Any) -> bool:
-    return type(source).__module__.startswith("datasets") and hasattr(source, "features")
-
-
 def _records(source: Any) -> list | None:
     """The records of a DataFrame or a list of dicts (None for other sources)."""
     if hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas.DataFrame
@@ -56,7 +52,7 @@ def _records(source: Any) -> list | None:
 
 def memory_split(source: Any, path: str, role: str, fields: FieldMap, skip_bad: bool) -> Split:
     """One split from a DataFrame, a list of dicts or a Hugging Face ``Dataset``."""
-    if _is_hf_dataset(source):
+    if type(source).__module__.startswith("datasets") and hasattr(source, "features"):
         from cuelens.data.hf import hf_split
 
         return hf_split(source, path, role, fields, skip_bad)

@@ -33,6 +33,7 @@ telescopes to the probability of the text followed by a boundary.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,23 +71,11 @@ def detect_scheme(tokenizer) -> WordScheme:
                     "only beginning- or end-of-word marked tokenizers are supported")
 
 
-def punctuation_mask(tokenizer, scheme: WordScheme, size: int) -> np.ndarray:
-    """Boolean ``[size]``: unmarked, non-special tokens starting with a non-alphanumeric char."""
+def token_mask(tokenizer, size: int, keep: Callable[[str], bool]) -> np.ndarray:
+    """Boolean ``[size]``: the tokens, special ones excepted, whose text passes ``keep``."""
     mask = np.zeros(size, dtype=bool)
     tokens = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
-    mask[: len(tokens)] = [t is not None and t[:1] != "" and not t.startswith(scheme.marker)
-                           and not t[0].isalnum() for t in tokens]
-    mask[[i for i in tokenizer.all_special_ids if i < size]] = False
-    return mask
-
-
-def word_start_mask(tokenizer, scheme: WordScheme, size: int) -> np.ndarray:
-    """Boolean ``[size]``: the tokens of ``B`` (begin with the marker, not special)."""
-    mask = np.zeros(size, dtype=bool)
-    if scheme.kind != "bow":
-        return mask
-    tokens = tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))
-    mask[: len(tokens)] = [t is not None and t.startswith(scheme.marker) for t in tokens]
+    mask[: len(tokens)] = [t is not None and keep(t) for t in tokens]
     mask[[i for i in tokenizer.all_special_ids if i < size]] = False
     return mask
 
@@ -138,16 +127,19 @@ class CausalScorer(TokenizerVocabulary):
                             "to use as the start-of-text context")
         self.bos, self.eos = bos, tokenizer.eos_token_id
         size = model.get_output_embeddings().weight.shape[0]
-        starts = word_start_mask(tokenizer, self.scheme, size)
-        punct = punctuation_mask(tokenizer, self.scheme, size) if detach_punct and \
-            self.scheme.kind == "bow" else np.zeros(size, dtype=bool)
-        boundary = starts | punct
+        bow, marker = self.scheme.kind == "bow", self.scheme.marker
+        none = np.zeros(size, dtype=bool)
+        # B: tokens beginning with the marker; P: unmarked ones starting with a non-alphanumeric
+        starts = token_mask(tokenizer, size, lambda t: t.startswith(marker)) if bow else none
+        punct = token_mask(tokenizer, size, lambda t: t != "" and not t.startswith(marker) and
+                           not t[0].isalnum()) if bow and detach_punct else none
+        self._starts, self._punct = starts | punct, punct
+        boundary = self._starts.copy()
         if self.eos is not None:
             boundary[self.eos] = True
-        unmarked = ~(starts | punct)
+        unmarked = ~self._starts
         unmarked[[i for i in tokenizer.all_special_ids if i < size]] = False
         unmarked[len(tokenizer):] = False
-        self._starts, self._punct = starts | punct, punct
         self._boundary = torch.from_numpy(boundary).to(device)
         self._boundary_ids = torch.from_numpy(np.flatnonzero(boundary)).to(device)
         self._unmarked = torch.from_numpy(unmarked).to(device)

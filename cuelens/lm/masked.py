@@ -25,16 +25,8 @@ from cuelens.errors import UserError
 from cuelens.lm.text import TokenizerVocabulary
 
 
-def _head_bert(model, hidden):
-    return model.cls(hidden)
-
-
 def _head_roberta(model, hidden):
     return model.lm_head(hidden)
-
-
-def _head_electra(model, hidden):
-    return model.generator_lm_head(model.generator_predictions(hidden))
 
 
 def _head_distilbert(model, hidden):
@@ -44,8 +36,10 @@ def _head_distilbert(model, hidden):
 
 # model_type -> vocabulary head applied to selected hidden states. Other models fall back to
 # the full forward pass (correct, but the head then runs at every position).
-MLM_HEADS = {"bert": _head_bert, "roberta": _head_roberta, "xlm-roberta": _head_roberta,
-             "camembert": _head_roberta, "electra": _head_electra,
+MLM_HEADS = {"bert": lambda model, hidden: model.cls(hidden), "roberta": _head_roberta,
+             "xlm-roberta": _head_roberta, "camembert": _head_roberta,
+             "electra": lambda model, hidden: model.generator_lm_head(
+                 model.generator_predictions(hidden)),
              "distilbert": _head_distilbert}
 
 

@@ -7,9 +7,9 @@ for lower orders the counts are continuation counts (number of distinct left ext
 the unigram level is ``N1+(•w) / N1+(••)``; an unseen context backs off with ``α = 0, γ = 1``.
 NLTK evaluates this with Python loops over the whole vocabulary per word, far too slow for
 scoring corpora, so we precompute the tables once with numpy and evaluate all words of all
-sentences in one vectorised pass; :meth:`NgramModel.to_nltk` rebuilds the NLTK model from the
-same counts and the tests check both agree. (Where NLTK would divide by zero — a context never
-seen in the middle of a higher-order n-gram — we back off like an unseen context.)
+sentences in one vectorised pass; the tests check that both agree. (Where NLTK would divide
+by zero — a context never seen in the middle of a higher-order n-gram — we back off like an
+unseen context.)
 
 Saved format (no pickle; the Hugging Face layout, docs/lm.md): ``config.json`` (``model_type``
 ``cuelens-ngram``, arch, order, discount, word splitter), ``vocab.json`` (id → word) and
@@ -175,21 +175,6 @@ class NgramModel(WordLevelScorer):
         except (OSError, KeyError, ValueError) as exc:
             raise UserError(f"cannot read n-gram counts: {exc}", path=str(directory)) from None
         return cls(vocab, counts, order, discount, splitter, name=name or f"ngram:{directory}")
-
-    def to_nltk(self):
-        """The equivalent ``nltk.lm.KneserNeyInterpolated`` model, rebuilt from the counts."""
-        from nltk.lm import KneserNeyInterpolated
-
-        lm = KneserNeyInterpolated(self.order, discount=self.discount)
-        lm.vocab.update(self.vocab)
-        for k, (grams, number) in self.counts.items():
-            for gram, count in zip(grams.tolist(), number.tolist()):
-                words = [self.vocab[i] for i in gram]
-                if k == 1:
-                    lm.counts.unigrams[words[0]] += count
-                else:
-                    lm.counts[k][tuple(words[:-1])][words[-1]] += count
-        return lm
 
     # ----------------------------------------------------------------- smoothing tables
     def _tables(self) -> list[_Level]:

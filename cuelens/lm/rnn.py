@@ -126,16 +126,14 @@ class RNNModel(WordLevelScorer):
     def save_pretrained(self, directory: str | Path) -> None:
         """``config.json`` (``model_type`` ``cuelens-lstm``/``cuelens-rnn``), ``model.safetensors``
         and ``vocab.json`` (docs/lm.md)."""
-        from safetensors.torch import save_file
+        from safetensors.torch import save
 
-        from cuelens.io import write_json
+        from cuelens.io import atomic_write_bytes, write_json
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / ".model.safetensors.tmp"
-        save_file({k: v.detach().cpu().contiguous() for k, v in self.network.state_dict().items()},
-                  str(tmp))
-        tmp.replace(directory / "model.safetensors")
+        atomic_write_bytes(directory / "model.safetensors", save(
+            {k: v.detach().cpu().contiguous() for k, v in self.network.state_dict().items()}))
         write_json(directory / "config.json", {
             "model_type": f"cuelens-{self.config.arch}", **asdict(self.config),
             "splitter": self.splitter.to_dict()})

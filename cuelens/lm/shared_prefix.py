@@ -70,19 +70,16 @@ class SharedPrefixRows:
         self.counts = [len(cs) for cs in continuations]
 
 
-def _allowed(groups):
+def _allowed(groups, dtype=None):
     """Boolean ``[rows, 1, W, W]``: query ``q`` may attend to key ``k`` (causal; the prompt or
-    the same continuation; padding sees padding and the prompt, which keeps it finite)."""
+    the same continuation; padding sees padding and the prompt, which keeps it finite); the
+    SDPA mask as it is (``dtype``, of the additive mask, unused)."""
     import torch
 
     width = groups.shape[1]
     causal = torch.ones(width, width, dtype=torch.bool, device=groups.device).tril()
     key, query = groups[:, None, :], groups[:, :, None]
     return (causal & ((key == 0) | (key == query)))[:, None]
-
-
-def _sdpa_mask(groups, dtype):
-    return _allowed(groups)
 
 
 def _additive_mask(groups, dtype):
@@ -95,4 +92,4 @@ def _additive_mask(groups, dtype):
 
 #: Custom 4D attention masks by ``config._attn_implementation`` (transformers ≥ 5 passes a 4D
 #: mask through as given): SDPA takes booleans (True = attend), eager attention adds the mask.
-PREFIX_MASKS: dict[str, Callable] = {"sdpa": _sdpa_mask, "eager": _additive_mask}
+PREFIX_MASKS: dict[str, Callable] = {"sdpa": _allowed, "eager": _additive_mask}

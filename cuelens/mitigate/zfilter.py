@@ -75,9 +75,7 @@ class Incidence:
 
     def holding(self, word: int, label: int) -> np.ndarray:
         """Items with an instance under ``label`` holding ``word``."""
-        column = self.X[label][:, word]
-        return column.nonzero()[0]
-
+        return self.X[label][:, word].nonzero()[0]
 
     def net(self, word: int, label: int, items: np.ndarray) -> np.ndarray:
         """Per item of ``items``: its instances under ``label`` holding ``word`` minus the share
@@ -179,8 +177,7 @@ def z_filter(inc: Incidence, min_count: int, z_prior: str = "empirical", balance
     original = np.bincount(inc.strata, minlength=n_strata).astype(float)
     changes: dict[tuple[str, str], dict] = {}
     prior = inc.counts(weight)[1]  # the label counts whose shares the output keeps
-    table = z_table(inc.counts(weight)[0], prior, min_count, z_prior)
-    rounds, converged = 0, False
+    converged = False
     for rounds in range(1, MAX_ROUNDS + 1):
         joint = inc.counts(weight)[0]
         table = z_table(joint, prior, min_count, z_prior)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.special
 
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
@@ -60,9 +61,7 @@ def make_runner(clf, name: str) -> Runner:
 
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Row softmax in float64, returned as float32."""
-    z = logits.astype(np.float64)
-    z = np.exp(z - z.max(axis=-1, keepdims=True))
-    return (z / z.sum(axis=-1, keepdims=True)).astype(np.float32)
+    return scipy.special.softmax(logits.astype(np.float64), axis=-1).astype(np.float32)
 
 
 def _torch_runner(clf, model) -> Runner:
@@ -242,6 +241,4 @@ def backend_name(requested: str, runner: Runner) -> str:
     """The backend actually running (``auto`` resolves after its first batch)."""
     if isinstance(runner, VerifiedRunner):
         return runner.chosen or "auto"
-    if requested == "auto":
-        return "torch"
-    return requested
+    return "torch" if requested == "auto" else requested

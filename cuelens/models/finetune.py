@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.special
 
 from cuelens.data.dataset import Split, Task
 from cuelens.models.batching import bucketed_batches, encode_split
@@ -43,8 +44,7 @@ class Dynamics:
     @property
     def gold_probs(self) -> np.ndarray:
         """``[E, n]`` softmax probability of the gold label."""
-        shifted = self.logits - self.logits.max(axis=-1, keepdims=True)
-        probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+        probs = scipy.special.softmax(self.logits, axis=-1)
         return np.take_along_axis(probs, self.gold[None, :, None], axis=-1)[..., 0]
 
     @property

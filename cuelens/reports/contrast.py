@@ -38,7 +38,8 @@ def contrast_judge(results: dict, options: ReportOptions) -> Section | None:
     sec.terms = ["p_fdr"]
     for measure, (title, x_range, chance, caption) in JUDGE_MEASURES.items():
         scale = 100 if measure == "accuracy" else 1
-        values = [_scaled(models[m][measure], scale) for m in names]
+        values = [None if models[m][measure] is None else scale * models[m][measure]
+                  for m in names]
         ceilings = [models[m][f"{measure}_noise_ceiling"] for m in names]
         bands = [None if c["lower"] is None or c["upper"] is None else
                  (scale * c["lower"], scale * c["upper"]) for c in ceilings]
@@ -49,10 +50,6 @@ def contrast_judge(results: dict, options: ReportOptions) -> Section | None:
             names, values, axis_title=title, text=text, x_range=x_range, reference=chance,
             bands=bands, percent=measure == "accuracy"))
     return sec
-
-
-def _scaled(value: float | None, scale: float) -> float | None:
-    return None if value is None else scale * value
 
 
 def contrast_judge_verdict(results: dict) -> Verdict:

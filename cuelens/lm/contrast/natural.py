@@ -156,11 +156,7 @@ def _solve_milp(ranks, types, per_pair, columns, threshold):
     if res.status != 0:
         raise UserError(f"no feasible selection: {res.message}")
     chosen = np.flatnonzero(res.x > 0.5)
-    out = []
-    for t in range(len(types)):
-        picked = chosen[var_type[chosen] == t]
-        out.append(columns[var_col[picked]])
-    return np.concatenate(out)
+    return columns[var_col[chosen[np.argsort(var_type[chosen], kind="stable")]]]
 
 
 SOLVERS = {"lsa": _solve_lsa, "milp": _solve_milp}
