@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
-from cuelens.audit.scan import ScanConfig, easy_counters, run_word_audit
+from cuelens.audit.scan import ScanConfig, easy_counters, easy_masks, run_word_audit
 from scan_helpers import CONTRA_CUE, ENTAIL_CUE, mcq_dataset, nli_dataset, planted_nli
 
 
@@ -57,3 +57,18 @@ def test_run_word_audit_reports_the_split_of_the_headline_model():
     assert section["easy"] + section["hard"] == 150 == len(audit.item_easy)
     assert section["hard_fraction"] == round(1 - audit.item_easy.mean(), 6)
     assert section["split"] == "test" and audit.cue_stats["fitted_on"] == "train"
+
+
+def test_easy_masks_of_a_spilled_store_are_memory_mapped(tmp_path):
+    """An item is easy when its counter exceeds half the iterations; a spilled store's mask is
+    a file of its work directory (flat driver memory at any item count), viewed per chunk."""
+    counters = [np.array([0, 3, 2], np.uint8), np.array([], np.uint8), np.array([5, 1], np.uint8)]
+    expected = [False, True, False, True, False]
+    for directory in (None, tmp_path):
+        whole, parts = easy_masks(counters, 2.0, directory)
+        assert whole.tolist() == expected
+        assert [part.tolist() for part in parts] == [expected[:3], [], expected[3:]]
+        assert all(np.shares_memory(part, whole) for part in parts if len(part))
+        assert isinstance(whole, np.memmap) == (directory is not None)
+    assert [p.name[:10] for p in tmp_path.iterdir()] == ["easy-mask-"]
+    assert easy_masks([], 2.0, tmp_path)[0].shape == (0,)

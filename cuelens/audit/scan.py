@@ -13,6 +13,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -162,16 +163,12 @@ class WordAudit:
     cue_finding: dict
     leakage: LeakageSection
     easy_hard: dict
-    easy: list[np.ndarray]
+    item_easy: np.ndarray  # one bool per evaluated item (spilled stores: memory-mapped)
+    easy: list[np.ndarray]  # its views, one per evaluated chunk
     mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
     fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
     bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
     items: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
-
-    @property
-    def item_easy(self) -> np.ndarray:
-        """One bool per evaluated item."""
-        return np.concatenate(self.easy) if self.easy else np.zeros(0, dtype=bool)
 
     def sections(self) -> dict:
         """The word-cue fields of :class:`~cuelens.audit.results.ScanSections`."""
@@ -228,12 +225,12 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
                               config.seed, fold_seed_D, groups)
     model = headline(leakage)
     kept = keep_model(kept, model)
-    masks = [counter > config.iterations / 2
-             for counter in easy_counters(store, folds, config, model, progress)]
+    item_easy, masks = easy_masks(easy_counters(store, folds, config, model, progress),
+                                  config.iterations / 2, store.directory)
     easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
                                   config, leakage, "all" if cross_validated else "test")
     return WordAudit(cues, cue_stats, cue_finding(store, cues, cue_stats), leakage, easy_hard,
-                     masks, fits=kept, bank=bank)
+                     item_easy, masks, fits=kept, bank=bank)
 
 
 def headline(leakage: LeakageSection) -> tuple[str, str]:
@@ -296,6 +293,25 @@ def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tu
         if progress is not None:
             progress("easy_hard", (iteration + 1) / config.iterations)
     return [counters.pop(first) for first in list(counters)]
+
+
+def easy_masks(counters: list[np.ndarray], threshold: float, directory: Path | None
+               ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The easy mask of the evaluated items (docs/methods.md §4: an item is easy when its
+    counter exceeds ``threshold``, half the iterations) and its views per chunk; like the
+    counters, a spilled store's (``directory``) is a memory-mapped file there, not memory."""
+    n_items = sum(len(counter) for counter in counters)
+    if directory is None:
+        whole = np.zeros(n_items, dtype=bool)
+    else:
+        with tempfile.NamedTemporaryFile(prefix="easy-mask-", dir=directory,
+                                         delete=False) as file:
+            whole = np.memmap(file, dtype=bool, mode="w+", shape=(max(n_items, 1),))[:n_items]
+    parts = np.split(whole, np.cumsum([len(counter) for counter in counters])[:-1]) \
+        if counters else []
+    for counter, part in zip(counters, parts):
+        np.greater(counter, threshold, out=part)
+    return whole, parts
 
 
 def held_out_chunks(store: TokenStore, audit: WordAudit, folds: Folds, fitting_folds: Folds,

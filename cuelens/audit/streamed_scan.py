@@ -548,5 +548,5 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:
         progress("bias items", 1.0)
-    return Scan(data, sections.advised(next_steps), np.concatenate(audit.easy), started,
+    return Scan(data, sections.advised(next_steps), audit.item_easy, started,
                 bias=items)
