@@ -104,7 +104,8 @@ def bias_probabilities(data, config, model) -> np.ndarray:
     store, folds, bank = _leakage_run(data, config.scoring, config.folds, all_models(), None,
                                       kept=kept)
     headline_only = SimpleNamespace(best={"metric": model[0], "aggregator": model[1]})
-    audit = WordAudit([], {}, {}, headline_only, {}, [], fits=keep_model(kept, model), bank=bank)
+    audit = WordAudit([], {}, {}, headline_only, {}, np.zeros(0, bool), [],
+                      fits=keep_model(kept, model), bank=bank)
     return np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
                                                          config)])
 
