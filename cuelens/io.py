@@ -159,6 +159,26 @@ def atomic_open(path: PathLike) -> Iterator[BinaryIO]:
         raise
 
 
+def atomic_copy(source: PathLike, path: PathLike) -> None:
+    """``source`` copied to ``path`` as :func:`atomic_open` writes it: a hard link where both lie
+    on one file system (a large spilled table costs no second copy), else a streamed copy. For
+    a ``source`` that is never written again (a fresh scan's spilled files)."""
+    path = Path(path)
+    _make_parents(path.parent)
+    tmp = path.parent / _temp_name(path)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        with open(source, "rb") as handle, atomic_open(path) as out:
+            shutil.copyfileobj(handle, out)
+        return
+    pending = _pending.get()
+    if pending is None:
+        os.replace(tmp, path)
+    else:
+        pending.append((tmp, path))
+
+
 def _make_parents(directory: Path) -> list[Path]:
     """Create ``directory`` and its missing ancestors; return those created (deepest last),
     also noted for :func:`output_set`, which removes them again when the set fails."""

@@ -75,3 +75,26 @@ def test_jsonl_lines_equal_jsonl_line_per_row():
         jsonl_lines({"z": [math.nan]})
     with pytest.raises(ValueError):
         jsonl_lines({"z": [math.inf, None]}, nan_as_null=True)
+
+
+@pytest.mark.parametrize("linkable", [True, False])
+def test_atomic_copy_links_or_copies_and_waits_for_its_output_set(tmp_path, monkeypatch,
+                                                                   linkable):
+    import os
+
+    from cuelens.io import atomic_copy
+
+    source = tmp_path / "spill" / "items.parquet"
+    source.parent.mkdir()
+    source.write_bytes(b"\x00table" * 1000)
+    if not linkable:  # e.g. the work directory on another file system
+        def refuse(*_):
+            raise OSError(18, "Invalid cross-device link")
+        monkeypatch.setattr(os, "link", refuse)
+    out = tmp_path / "out" / "items.parquet"
+    with output_set():
+        atomic_copy(source, out)
+        assert not out.exists()  # renamed when the whole set is written
+    assert out.read_bytes() == source.read_bytes()
+    assert (out.stat().st_ino == source.stat().st_ino) is linkable
+    assert [p.name for p in out.parent.iterdir()] == ["items.parquet"]  # no temporaries left

@@ -160,3 +160,28 @@ def test_cli_streaming_scan_writes_the_items_table(tmp_path):
         assert table["id"].tolist() == [r["id"] for r in records]
         assert table["p_bias_gold"].tolist() == [line["p_bias_gold"] for line in lines]
         assert table["overlap"].isna().all()  # a cross-validated file: no fitting split
+
+
+@pytest.mark.parametrize("stats", ["exact", "streaming"])
+def test_a_table_above_the_jsonl_limit_is_parquet_only(tmp_path, monkeypatch, stats):
+    """Above ``JSONL_MAX_ROWS`` rows the table is items.parquet alone (16 GB of JSONL at 50M
+    items); without pyarrow it stays items.jsonl, whatever its size."""
+    from cuelens.audit import bias_items
+
+    source = tmp_path / "planted.jsonl"
+    records = _planted_records(600, seed=7)
+    write_jsonl(source, records)
+    monkeypatch.setattr(bias_items, "JSONL_MAX_ROWS", 599)
+    written = {}
+    for pyarrow in ([True, False] if parquet_available() else [False]):
+        monkeypatch.setattr(bias_items, "parquet_available", lambda: pyarrow)
+        out = tmp_path / f"out-{pyarrow}"
+        result = CliRunner().invoke(app, ["scan", str(source), "--stats", stats, "--out",
+                                          str(out), "--folds", "3", "--iterations", "1"])
+        assert result.exit_code == 0, result.output
+        written[pyarrow] = {p.name for p in out.glob("items.*")}
+    assert written[False] == {"items.jsonl"}
+    if parquet_available():
+        assert written[True] == {"items.parquet"}
+        table = pd.read_parquet(tmp_path / "out-True" / "items.parquet")
+        assert table["id"].tolist() == [r["id"] for r in records]

@@ -260,16 +260,17 @@ JSONL_BATCH = 8192  # lines encoded at once
 
 
 def encoded_items(columns: dict[str, list], layout: TableLayout | None,
-                  parquet: bool) -> tuple[bytes, Any]:
-    """One part's rows (:func:`item_columns`) as items.jsonl lines and, with ``parquet``, a
-    pyarrow table of the ``layout``'s schema (None: inferred)."""
+                  files: dict[str, Path]) -> tuple[bytes | None, Any]:
+    """One part's rows (:func:`item_columns`) encoded for the table's ``files``
+    (:func:`item_paths`): items.jsonl lines and a pyarrow table of the ``layout``'s schema (None:
+    inferred), each None where that file is not written."""
     from cuelens.io import jsonl_lines
 
-    lines = b"".join(
+    lines = None if "items" not in files else b"".join(
         jsonl_lines({name: values[start:start + JSONL_BATCH] for name, values in columns.items()},
                     nan_as_null=True).encode("utf-8")
         for start in range(0, len(columns["id"]), JSONL_BATCH))
-    if not parquet:
+    if "items_parquet" not in files:
         return lines, None
     import pyarrow as pa
 
@@ -277,25 +278,27 @@ def encoded_items(columns: dict[str, list], layout: TableLayout | None,
 
 
 class ItemsWriter:
-    """items.jsonl and (``parquet``) items.parquet written part by part (the parts of one scan,
-    e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a binary
-    handle context: :func:`~cuelens.io.atomic_open` for outputs); a context manager."""
+    """The per-item table's ``files`` (:func:`item_paths`) written part by part (the parts of one
+    scan, e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a
+    binary handle context: :func:`~cuelens.io.atomic_open` for outputs); a context manager."""
 
-    def __init__(self, jsonl: Path, parquet: Path | None, layout: TableLayout | None,
+    def __init__(self, files: dict[str, Path], layout: TableLayout | None,
                  opener: Callable[[Path], ContextManager[BinaryIO]]) -> None:
         self._stack = ExitStack()
-        self._jsonl = self._stack.enter_context(opener(jsonl))
+        self._jsonl = self._stack.enter_context(opener(files["items"])) if "items" in files \
+            else None
         self._layout, self._parquet = layout, None
-        if parquet is not None:
+        if "items_parquet" in files:
             import pyarrow.parquet as pq
 
-            handle = self._stack.enter_context(opener(parquet))
+            handle = self._stack.enter_context(opener(files["items_parquet"]))
             self._parquet = (pq, handle)
         self._writer: Any = None
 
-    def write(self, lines: bytes, table: Any) -> None:
+    def write(self, lines: bytes | None, table: Any) -> None:
         """Append one part's :func:`encoded_items`."""
-        self._jsonl.write(lines)
+        if self._jsonl is not None and lines is not None:
+            self._jsonl.write(lines)
         if self._parquet is None:
             return
         pq, handle = self._parquet
@@ -314,33 +317,37 @@ class ItemsWriter:
         self._stack.__exit__(*exc)
 
 
-def item_paths(directory: Path) -> dict[str, Path]:
-    """The per-item table's paths in ``directory``: ``items``, and ``items_parquet`` with
-    pyarrow."""
-    files = {"items": directory / ITEMS_JSONL}
-    if parquet_available():
+JSONL_MAX_ROWS = 1_000_000  # above this, with pyarrow, the table is items.parquet only
+
+
+def item_paths(directory: Path, rows: int) -> dict[str, Path]:
+    """The per-item table's paths in ``directory`` for a table of ``rows`` items:
+    ``items_parquet`` (items.parquet) with pyarrow, ``items`` (items.jsonl) without it or up to
+    :data:`JSONL_MAX_ROWS` rows (about 300 bytes a row: 16 GB at 50M items)."""
+    parquet = parquet_available()
+    files = {"items": directory / ITEMS_JSONL} if rows <= JSONL_MAX_ROWS or not parquet else {}
+    if parquet:
         files["items_parquet"] = directory / ITEMS_PARQUET
     return files
 
 
-def item_files(out_dir, inputs: list[str]) -> dict[str, Path]:
+def item_files(out_dir, rows: int, inputs: list[str]) -> dict[str, Path]:
     """:func:`item_paths` in ``out_dir``, checked against the ``inputs``."""
     from cuelens.io import check_outputs
 
-    files = item_paths(Path(out_dir))
+    files = item_paths(Path(out_dir), rows)
     check_outputs(files.values(), inputs)
     return files
 
 
 def write_items(out_dir, bias: ItemBias, inputs: list[str]) -> dict:
-    """items.jsonl and (with pyarrow) items.parquet in ``out_dir``, atomically, never over one
-    of the ``inputs``; returns the written paths."""
+    """The per-item table's files (:func:`item_paths`) in ``out_dir``, atomically, never over
+    one of the ``inputs``; returns the written paths."""
     from cuelens.io import atomic_open
 
-    files = item_files(out_dir, inputs)
-    with ItemsWriter(files["items"], files.get("items_parquet"), bias.layout,
-                     atomic_open) as writer:
-        writer.write(*encoded_items(bias.columns, bias.layout, "items_parquet" in files))
+    files = item_files(out_dir, len(bias.columns["id"]), inputs)
+    with ItemsWriter(files, bias.layout, atomic_open) as writer:
+        writer.write(*encoded_items(bias.columns, bias.layout, files))
     return files
 
 
@@ -360,15 +367,13 @@ class SpilledItems:
         return pd.read_json(self.files["items"], lines=True, dtype=False)
 
     def write(self, out_dir, inputs: list[str]) -> dict:
-        """The table's files copied (streamed, atomically) into ``out_dir``."""
-        import shutil
+        """The table's files copied (linked where possible, atomically) into ``out_dir``."""
+        from cuelens.io import atomic_copy, check_outputs
 
-        from cuelens.io import atomic_open
-
-        files = item_files(out_dir, inputs)
+        files = {name: Path(out_dir) / path.name for name, path in self.files.items()}
+        check_outputs(files.values(), inputs)
         for name, path in files.items():
-            with open(self.files[name], "rb") as source, atomic_open(path) as handle:
-                shutil.copyfileobj(source, handle)
+            atomic_copy(self.files[name], path)
         return files
 
 

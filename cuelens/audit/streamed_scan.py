@@ -283,11 +283,11 @@ class _ItemsShared:
     layout: TableLayout
     ranks: tuple[np.ndarray, np.ndarray]
     cues: list[dict]
-    parquet: bool
+    files: dict[str, Path]
 
 
 def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
-                easy: np.ndarray | None, flags: np.ndarray, against: bool) -> tuple[bytes, Any]:
+                easy: np.ndarray | None, flags: np.ndarray, against: bool) -> tuple[bytes | None, Any]:
     """The per-item table's rows of one chunk of split ``role`` as
     :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
     (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, ``easy`` mask and the
@@ -300,7 +300,7 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
     columns = item_columns(shared.layout, split.ids, role, chunk.answers, probs,
                            strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues), easy,
                            flags_of(flags, against))
-    return encoded_items(columns, shared.layout, shared.parquet)
+    return encoded_items(columns, shared.layout, shared.files)
 
 
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
@@ -316,7 +316,8 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     layout = TableLayout.of(store.task, data.label_names, store.k, model)
     directory = store.spilled / "items"
     directory.mkdir(exist_ok=True)
-    files = item_paths(directory)
+    files = item_paths(directory, sum(sum(data.splits[role].sizes) for role in
+                                      [data.fitting, data.evaluated] if role is not None))
     held = {data.evaluated: (store, audit.fits, folds)}
     if data.fitting is not None:
         assert audit.bank is not None
@@ -325,7 +326,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
         held[data.fitting] = (view, fitting_fits(view, fitting_folds, config, model, audit.bank),
                               fitting_folds)
     shared = _ItemsShared(held, config.seed, model, layout, cue_ranks(store.vocab, audit.cues),
-                          audit.cues, "items_parquet" in files)
+                          audit.cues, files)
 
     def calls() -> Iterator[tuple]:
         masks = iter(audit.easy)
@@ -336,8 +337,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
                 yield (role, chunk_files, None if role == data.fitting else next(masks),
                        flags[role][first:first + size], against)
 
-    with ItemsWriter(files["items"], files.get("items_parquet"), layout,
-                     lambda path: open(path, "wb")) as writer:
+    with ItemsWriter(files, layout, lambda path: open(path, "xb")) as writer:
         for lines, table in store.passes.map(_items_part, shared, calls()):
             writer.write(lines, table)
     return SpilledItems(files)
