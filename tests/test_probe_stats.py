@@ -115,6 +115,27 @@ def test_mcq_statistics_match_hand_counts(tmp_path):
     assert dist["score"] == pytest.approx(expected, abs=1e-6)
 
 
+def test_unanswered_mcq_questions_are_left_out_of_the_distribution_test(tmp_path):
+    """An MCQ question without an answer (an evaluation log's no-answer) is left out, as an
+    unparseable LLM reply is: not counted as a pick of the choice without the cue."""
+    train, test = mcq_planted()
+    dataset = _dataset(tmp_path, train, test)
+    bears = [any("never" in c for c in r["choices"]) for r in test]
+    cue_wrong = [i for i, r in enumerate(test)
+                 if bears[i] and "never" not in r["choices"][r["label"]]]
+    silent = set(cue_wrong[:4])
+    rows = [{"id": r["id"], "prediction": None if i in silent else next(
+        (j for j, c in enumerate(r["choices"]) if "never" in c), r["label"])}
+        for i, r in enumerate(test)]
+    preds = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
+    gold = dataset.test.item_labels(dataset.label_names)
+    (dist,) = distribution_test(word_cues(dataset, ["never"]), preds.pred, gold, "mcq",
+                                dataset.label_names)["cues"]
+    cue_right = sum(bears) - len(cue_wrong)
+    assert dist["n"] == 2 * min(cue_right, len(cue_wrong) - 4)
+    assert dist["predicted_dist"] == {"cue choice": 1.0, "other choice": 0.0}
+
+
 def test_distribution_score_is_negative_against_training_skew(tmp_path):
     train, test = mcq_planted()
     dataset = _dataset(tmp_path, train, test)
@@ -165,9 +186,10 @@ def test_predictions_probs_object_and_malformed_json(tmp_path):
         read_predictions(tmp_path / "broken.jsonl", dataset)
 
 
-def test_unanswered_nli_items_are_in_no_label_share(nli, tmp_path):
+def test_unanswered_nli_items_are_left_out_of_the_distribution_test(nli, tmp_path):
     """A predictions file's ``null`` (no answer) reads as −1 for NLI too; the distribution test
-    leaves those items out of the predicted shares (docs/methods.md §6) instead of failing."""
+    leaves those items out before the minimum-size check and the balancing (docs/methods.md §6),
+    so ``n`` is a balanced set of answered items."""
     dataset, preds = nli
     gold = dataset.test.item_labels(dataset.label_names)
     cues = word_cues(dataset, ["nobody"])
@@ -179,8 +201,9 @@ def test_unanswered_nli_items_are_in_no_label_share(nli, tmp_path):
     assert (read.pred[nobody[::2]] == -1).all() and (read.pred[nobody[1::2]] >= 0).all()
     (row,) = distribution_test(cues, read.pred, gold, "nli", dataset.label_names,
                                seed=0)["cues"]
-    assert 0 < row["n"] < 30  # the balanced set's answered items only
+    shares = np.bincount(gold[nobody[1::2]], minlength=len(dataset.label_names))
+    assert row["n"] == len(dataset.label_names) * shares.min() > 0  # answered, balanced
     assert row["predicted_dist"] == {"contradiction": 1.0, "entailment": 0.0, "neutral": 0.0}
     silent = np.full_like(read.pred, -1)
     (skipped,) = distribution_test(cues, silent, gold, "nli", dataset.label_names)["skipped"]
-    assert skipped["skipped"] == "no test item with the cue was answered"
+    assert skipped["skipped"] == "fewer than 10 test items with the cue"

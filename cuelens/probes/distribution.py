@@ -47,13 +47,10 @@ def nli_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray, label_names: 
     if absent:
         return {"cue": cue.name, "skipped": f"no test item with the cue has label {absent[0]}"}
     picked = pred[_balanced_sample(groups, rng)]
-    answered = picked[picked >= 0]  # -1: no answer, in no label's share
-    if len(answered) == 0:
-        return {"cue": cue.name, "skipped": "no test item with the cue was answered"}
-    predicted = np.bincount(answered, minlength=len(label_names)) / len(answered)
+    predicted = np.bincount(picked, minlength=len(label_names)) / len(picked)
     assert cue.train_dist is not None  # distribution_test only tests cues that have one
     train = np.asarray([cue.train_dist[name] for name in label_names])
-    return _entry(cue, dict(zip(label_names, map(float, predicted))), len(answered),
+    return _entry(cue, dict(zip(label_names, map(float, predicted))), len(picked),
                   signed_jsd(predicted, train))
 
 
@@ -68,8 +65,7 @@ def mcq_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray,
         return {"cue": cue.name,
                 "skipped": f"no test question where the correct choice {side} the cue"}
     flat = _balanced_sample(groups, rng)
-    picked = pred[flat]  # -1: no answer (an evaluation log), which picks no cue-bearing choice
-    rate = float(np.where(picked >= 0, cue.test_bearing[flat, picked], False).mean())
+    rate = float(cue.test_bearing[flat, pred[flat]].mean())
     train_rate = cue.train_dist[WITH_CUE]
     score = signed_jsd(np.asarray([rate, 1 - rate]), np.asarray([train_rate, 1 - train_rate]))
     return _entry(cue, {WITH_CUE: rate, WITHOUT_CUE: 1 - rate}, len(flat), score)
@@ -77,13 +73,17 @@ def mcq_distribution(cue: Cue, pred: np.ndarray, gold: np.ndarray,
 
 def distribution_test(cues: list[Cue], pred: np.ndarray, gold: np.ndarray, task: str,
                       label_names: list[str], *, seed: int = 0, min_items: int = 10) -> dict:
-    """``probe.distribution_test`` for the word cues that carry a training distribution."""
+    """``probe.distribution_test`` for the word cues that carry a training distribution; an
+    unanswered item (``pred`` −1) is left out before the minimum-size check and the balancing
+    (docs/methods.md §6)."""
     tested: list[dict] = []
     skipped: list[dict] = []
+    answered = pred >= 0
     for cue in cues:
         if cue.train_dist is None:
             continue
         rng = np.random.default_rng(seed)
+        cue = Cue(cue.name, cue.kind, cue.test_mask & answered, cue.test_bearing, cue.train_dist)
         if cue.test_mask.sum() < min_items:
             row = {"cue": cue.name, "skipped": f"fewer than {min_items} test items with the cue"}
         elif task == Task.MCQ:

@@ -111,8 +111,6 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
                        cues=cues, item_easy=item_easy, seed=seed, n_boot=n_boot,
                        min_items=min_items)
     parsed = answers.parsed
-    parsed_cues = [Cue(c.name, c.kind, c.test_mask & parsed, c.test_bearing, c.train_dist)
-                   for c in cues]
     n_bad = int((~parsed).sum())
     scored = template.mode == "score"
     return TemplateSection(
@@ -124,9 +122,9 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
                 "total": answers.prompt_tokens + answers.completion_tokens},
         accuracy=ctx.accuracy, sanity=ctx.sanity(), accuracy_test=ctx.accuracy_test(),
         easy_hard=ctx.easy_hard(),
-        distribution_test=distribution_test(parsed_cues, np.where(parsed, answers.pred, 0),
-                                            ctx.gold, dataset.task, dataset.label_names,
-                                            seed=seed, min_items=min_items),
+        distribution_test=distribution_test(cues, answers.pred, ctx.gold, dataset.task,
+                                            dataset.label_names, seed=seed,
+                                            min_items=min_items),
         position_bias=position_bias)
 
 
