@@ -81,6 +81,25 @@ def test_bonferroni_threshold_is_one_sided():
     assert bonferroni_z(100) == pytest.approx(3.2905267, abs=1e-6)
 
 
+def test_the_apostrophe_free_fast_path_tokenizes_like_the_full_pattern():
+    """``word_tokens`` skips the contraction alternatives on a text without an apostrophe;
+    on random texts over letters, digits, ``_``, accents, punctuation and both apostrophes it
+    returns what the full :data:`TOKEN_PATTERN` finds."""
+    import random
+    import re
+
+    from cuelens.audit.tokenize import TOKEN_PATTERN, normalise, word_tokens
+
+    full = re.compile(TOKEN_PATTERN)
+    rng = random.Random(0)
+    alphabet = "abnt  'sdlmrve_9ÉéßДж.,!-’\u00a0"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(30)))
+             for _ in range(5000)] + ["don't", "Dont", "it's", "can’t", "n't", "won't_"]
+    assert sum("'" not in normalise(t) for t in texts) > 1000  # both paths are exercised
+    for text in texts:
+        assert word_tokens(text) == full.findall(normalise(text)), text
+
+
 def test_tokenizer_splits_contractions_and_drops_punctuation():
     assert tokenize("Don't panic, it's the dog's bone!") == \
         ["do", "n't", "panic", "it", "'s", "the", "dog", "bone"]
