@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cuelens.audit.hygiene as hygiene
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.hygiene import ItemKeys, data_hygiene
 from cuelens.audit.streamed_hygiene import KeySpill, streamed_hygiene
 from cuelens.data import load_dataset
 from cuelens.data.dataset import Dataset
@@ -93,6 +93,24 @@ def test_planted_counts_and_examples_match(tmp_path):
     assert exact == [(5, 13), (10, 4)]  # test item 9 matches train item 3, its first copy
     for chunk_items in (7, 1000):
         assert streamed(dataset, chunk_items, tmp_path / str(chunk_items), seed=2) == expected
+
+
+def test_nli_answers_need_no_numbering_across_chunks(tmp_path):
+    """Labels first seen in another order in each chunk: an item's answer key depends on its
+    label alone, so copies and conflicts across chunks are the in-memory ones."""
+    rows = [("premise a", "one two three", "neutral"), ("premise b", "four five six", "entailment"),
+            ("premise b", "four five six", "entailment"),  # chunk 2: a copy of item 1 ...
+            ("premise a", "one two three", "contradiction")]  # ... and a conflict with item 0
+    write_jsonl(tmp_path / "nli.jsonl", [{"id": f"i{i}", "premise": p, "hypothesis": h,
+                                          "label": label} for i, (p, h, label) in enumerate(rows)])
+    dataset = load_dataset(str(tmp_path / "nli.jsonl"))
+    first, second = (ItemKeys.of(dataset.test.subset(np.arange(start, start + 2)))
+                     for start in (0, 2))
+    assert first.answers[1] == second.answers[0] and first.answers[0] != second.answers[1]
+    expected = data_hygiene(dataset)
+    counts = expected["splits"]["all"]
+    assert (counts["duplicate_items"], counts["label_conflict_groups"]) == (1, 1)
+    assert streamed(dataset, 2, tmp_path) == expected
 
 
 def test_near_duplicate_sample_path(shared_data, tmp_path, monkeypatch):

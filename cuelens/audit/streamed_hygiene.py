@@ -102,11 +102,10 @@ def _spilled(split: ChunkedSplit, seed: int, directory: Path) -> Keyed:
     inputs, pairs = KeySpill(directory / "inputs", INPUTS), KeySpill(directory / "pairs", ANSWERED)
     premise_keys = KeySpill(directory / "premises", (("item", "<i8"),))
     sample = near_items(len(split), seed)
-    codes: dict = {}
     sampled = []
     parts: list[list[str]] = [[], []]
     for chunk in split:
-        keys = ItemKeys.of(chunk.split, text_keys(chunk.split), codes)
+        keys = ItemKeys.of(chunk.split, text_keys(chunk.split))
         items = np.arange(chunk.first, chunk.first + len(chunk.split))
         inputs.add(keys.inputs, item=items, answer=keys.answers, shown=keys.shown)
         has = keys.has_pair
