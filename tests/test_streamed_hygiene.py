@@ -1,6 +1,7 @@
 """Data hygiene of chunked splits (cuelens.audit.streamed_hygiene) is exactly the in-memory
 section (cuelens.audit.hygiene.data_hygiene) on real and planted data, chunk sizes 7 to 1000,
-with and without the near-duplicate sample; KeySpill counts keys as np.unique does."""
+with and without the near-duplicate sample; KeySpill counts keys as np.unique does, and spills
+joined read back as one."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 import cuelens.audit.hygiene as hygiene
 from cuelens.audit.hygiene import ItemKeys, data_hygiene
-from cuelens.audit.streamed_hygiene import KeySpill, streamed_hygiene
+from cuelens.audit.streamed_hygiene import KeySpill, SpilledKeys, streamed_hygiene
 from cuelens.data import load_dataset
 from cuelens.data.dataset import Dataset
 from cuelens.data.schema import FieldMap
@@ -131,9 +132,10 @@ def test_key_spill_groups_and_parts(tmp_path):
     for start in range(0, len(keys), 333):
         spill.add(keys[start:start + 333], item=np.arange(start, min(start + 333, len(keys))))
     _, counts = np.unique(keys, return_counts=True)
-    assert spill.group_summary() == {"groups": len(counts), "largest": int(counts.max()),
+    spilled = spill.spilled()
+    assert spilled.group_summary() == {"groups": len(counts), "largest": int(counts.max()),
                                      "grouped_items": int(counts[counts > 1].sum())}
-    parts = list(spill.parts())
+    parts = list(spilled.parts())
     assert len(parts) == 8
     seen = set()
     for part in parts:
@@ -144,3 +146,10 @@ def test_key_spill_groups_and_parts(tmp_path):
     assert sum(len(p["key"]) for p in parts) == len(keys)
     with pytest.raises(ValueError):
         spill.add(keys[:2])
+    halves = []  # two spills joined read back as one (a split's chunks)
+    for k, items in enumerate(np.array_split(np.arange(len(keys)), 2)):
+        half = KeySpill(tmp_path / f"half{k}", (("item", "<i8"),), bits=3)
+        half.add(keys[items], item=items)
+        halves.append(half.spilled())
+    for part, joined in zip(parts, SpilledKeys.joined(halves).parts()):
+        assert all(np.array_equal(part[name], joined[name]) for name in ("key", "item"))
