@@ -4,8 +4,10 @@ byte-identical to the local engine's, on one 2-CPU local cluster, for cross-vali
 multiple-choice and train/test NLI data in several shards and chunks across them (and n-gram
 cue features), with a
 capped training sample (the candidates merge) and two easy/hard iterations (the item sink); the
-per-item table (JSONL and Parquet) and the examples are computed on workers too; the driver
-tokenises nothing; a bad line or an unseen test label is the local engine's error."""
+per-item table (JSONL and Parquet), the examples and the hygiene keys (planted copies, label
+conflicts and train/test overlap: the same hygiene section and item flags) are computed on
+workers too; the driver tokenises nothing; a bad line or an unseen test label is the local
+engine's error."""
 
 from __future__ import annotations
 
@@ -60,15 +62,31 @@ def scan_outputs(work: Path, sources: tuple[str | None, ...], passes=None,
                                         for path in result.bias.files.values()]
 
 
+def planted(records: list[dict], copies: dict[int, int], conflicts: dict[int, int]
+            ) -> list[dict]:
+    """``records`` with item ``i`` made a copy of item ``j`` for ``copies[i] = j``, and a copy
+    under another label for ``conflicts[i] = j`` (the hygiene flags)."""
+    records = list(records)
+    for i, j in copies.items():
+        records[i] = {**records[j], "id": records[i]["id"]}
+    for i, j in conflicts.items():
+        label = records[j]["label"]
+        other = (label + 1) % len(records[j]["choices"]) if "choices" in records[j] else \
+            next(name for name in ("entailment", "neutral") if name != label)
+        records[i] = {**records[j], "id": records[i]["id"], "label": other}
+    return records
+
+
 @pytest.mark.parametrize("layout, ngrams", [("cross-validated", 1), ("train/test", 2)])
 def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layout, ngrams):
     from cuelens.audit.ray_passes import RayPasses
 
     if layout == "cross-validated":  # multiple choice: 3 instances an item
-        sources = (write_shards(tmp_path / "data", make_mcq(300, seed=7, n_choices=3), 3),
-                   None, None)
+        records = planted(make_mcq(300, seed=7, n_choices=3), {150: 40, 280: 41}, {260: 42})
+        sources = (write_shards(tmp_path / "data", records, 3), None, None)
     else:
-        records = make_nli(900, seed=7)
+        records = planted(make_nli(900, seed=7), {500: 3, 620: 10, 880: 400},
+                          {550: 30, 750: 650})
         sources = (None, write_shards(tmp_path / "train", records[:600], 2),
                    write_shards(tmp_path / "test", records[600:], 2))
     config = replace(CONFIG, ngrams=ngrams)
@@ -85,11 +103,15 @@ def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layo
     monkeypatch.setattr(Encoder, "_add_chunk",
                         lambda self, texts: tokenised.append(len(texts)) or original(self, texts))
     remote = scan_outputs(tmp_path / "ray", sources, Spied(in_flight=3), config)
-    assert {"_read_part", "_build_chunk", "_count_part", "_tally_part", "_items_part"} \
-        <= set(ran)
+    assert {"_read_part", "_build_chunk", "_count_part", "_tally_part", "_items_part",
+            "_chunk_keys"} <= set(ran)
+    results = json.loads(local[0])
+    assert json.loads(remote[0])["hygiene"] == results["hygiene"]
+    rows = [json.loads(line) for line in local[1][0].splitlines()]  # items.jsonl
+    assert all(sum(row[flag] is True for row in rows) > 0
+               for flag in ("duplicate", "label_conflict"))  # the planted copies are flagged
     assert remote[0] == local[0]
     assert remote[1] == local[1]
-    results = json.loads(local[0])
     assert results["config"]["statistics"] == "streaming"
     assert results["leakage"]["best"]["D"] > 0.05  # planted cues are found
     assert not tokenised  # the driver tokenised nothing

@@ -1,6 +1,7 @@
 """Data hygiene of chunked splits (cuelens.audit.streamed_hygiene) is exactly the in-memory
 section (cuelens.audit.hygiene.data_hygiene) on real and planted data, chunk sizes 7 to 1000,
-with and without the near-duplicate sample; KeySpill counts keys as np.unique does."""
+with and without the near-duplicate sample; KeySpill counts keys as np.unique does, and spills
+joined read back as one."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 import cuelens.audit.hygiene as hygiene
-from cuelens.audit.hygiene import data_hygiene
-from cuelens.audit.streamed_hygiene import KeySpill, streamed_hygiene
+from cuelens.audit.hygiene import ItemKeys, data_hygiene
+from cuelens.audit.streamed_hygiene import KeySpill, SpilledKeys, streamed_hygiene
 from cuelens.data import load_dataset
 from cuelens.data.dataset import Dataset
 from cuelens.data.schema import FieldMap
@@ -95,6 +96,24 @@ def test_planted_counts_and_examples_match(tmp_path):
         assert streamed(dataset, chunk_items, tmp_path / str(chunk_items), seed=2) == expected
 
 
+def test_nli_answers_need_no_numbering_across_chunks(tmp_path):
+    """Labels first seen in another order in each chunk: an item's answer key depends on its
+    label alone, so copies and conflicts across chunks are the in-memory ones."""
+    rows = [("premise a", "one two three", "neutral"), ("premise b", "four five six", "entailment"),
+            ("premise b", "four five six", "entailment"),  # chunk 2: a copy of item 1 ...
+            ("premise a", "one two three", "contradiction")]  # ... and a conflict with item 0
+    write_jsonl(tmp_path / "nli.jsonl", [{"id": f"i{i}", "premise": p, "hypothesis": h,
+                                          "label": label} for i, (p, h, label) in enumerate(rows)])
+    dataset = load_dataset(str(tmp_path / "nli.jsonl"))
+    first, second = (ItemKeys.of(dataset.test.subset(np.arange(start, start + 2)))
+                     for start in (0, 2))
+    assert first.answers[1] == second.answers[0] and first.answers[0] != second.answers[1]
+    expected = data_hygiene(dataset)
+    counts = expected["splits"]["all"]
+    assert (counts["duplicate_items"], counts["label_conflict_groups"]) == (1, 1)
+    assert streamed(dataset, 2, tmp_path) == expected
+
+
 def test_near_duplicate_sample_path(shared_data, tmp_path, monkeypatch):
     monkeypatch.setattr(hygiene, "NEAR_MAX_ITEMS", 300)
     dataset = load_streaming(train=str(shared_data / "snli/dev.jsonl"),
@@ -113,9 +132,10 @@ def test_key_spill_groups_and_parts(tmp_path):
     for start in range(0, len(keys), 333):
         spill.add(keys[start:start + 333], item=np.arange(start, min(start + 333, len(keys))))
     _, counts = np.unique(keys, return_counts=True)
-    assert spill.group_summary() == {"groups": len(counts), "largest": int(counts.max()),
+    spilled = spill.spilled()
+    assert spilled.group_summary() == {"groups": len(counts), "largest": int(counts.max()),
                                      "grouped_items": int(counts[counts > 1].sum())}
-    parts = list(spill.parts())
+    parts = list(spilled.parts())
     assert len(parts) == 8
     seen = set()
     for part in parts:
@@ -126,3 +146,10 @@ def test_key_spill_groups_and_parts(tmp_path):
     assert sum(len(p["key"]) for p in parts) == len(keys)
     with pytest.raises(ValueError):
         spill.add(keys[:2])
+    halves = []  # two spills joined read back as one (a split's chunks)
+    for k, items in enumerate(np.array_split(np.arange(len(keys)), 2)):
+        half = KeySpill(tmp_path / f"half{k}", (("item", "<i8"),), bits=3)
+        half.add(keys[items], item=items)
+        halves.append(half.spilled())
+    for part, joined in zip(parts, SpilledKeys.joined(halves).parts()):
+        assert all(np.array_equal(part[name], joined[name]) for name in ("key", "item"))

@@ -39,8 +39,8 @@ import numpy as np
 from scipy import sparse
 
 from cuelens.audit.groups import MIN_KEY_TOKENS
-from cuelens.audit.text_keys import GOLDEN, RECENT_PREMISES, TextKeys, combine, mix64, \
-    normal_form, text_key, text_keys
+from cuelens.audit.text_keys import GOLDEN, RECENT_PREMISES, TextKeys, as_keys, combine, \
+    mix64, normal_form, text_key, text_keys
 from cuelens.data.dataset import Dataset, Split, Task
 
 NEAR_THRESHOLD = 0.8
@@ -69,12 +69,21 @@ def near_parts(split: Split, items: np.ndarray) -> list[list[str]]:
             [_text_form(split, i) for i in items.tolist()]]
 
 
+def label_keys(labels: Sequence[str]) -> np.ndarray:
+    """NLI label values as 64-bit fingerprints (:func:`~cuelens.audit.text_keys.text_key`), each
+    distinct value hashed once: equal labels, equal keys, whatever chunk they are in (two values
+    collide with probability 2⁻⁶⁴)."""
+    known = {label: as_keys(text_key(label))[0] for label in set(labels)}
+    return np.fromiter((known[label] for label in labels), dtype=np.uint64, count=len(labels))
+
+
 @dataclass(frozen=True)
 class ItemKeys:
     """Compact per-item keys of one split (docs/methods.md §11): 64-bit hashes of the normalised
     input, the input as shown (MCQ: the choices in their order), premise, mirrored / contrastive
-    pair text and answer; ``has_pair`` marks items with a pair text (NLI: hypotheses of 3+
-    tokens)."""
+    pair text and answer (MCQ: the right choice's text key; NLI: :func:`label_keys`); ``has_pair``
+    marks items with a pair text (NLI: hypotheses of 3+ tokens). Answers are only ever compared
+    for equality."""
 
     inputs: np.ndarray
     shown: np.ndarray
@@ -84,19 +93,14 @@ class ItemKeys:
     answers: np.ndarray
 
     @classmethod
-    def of(cls, split: Split, keys: TextKeys | None = None,
-           codes: dict | None = None) -> "ItemKeys":
+    def of(cls, split: Split, keys: TextKeys | None = None) -> "ItemKeys":
         """From the split's :class:`~cuelens.audit.text_keys.TextKeys` (default: the cached
-        :func:`~cuelens.audit.text_keys.text_keys`; no text is normalised again). NLI answers
-        are label codes numbered in order of appearance in ``codes`` (shared by the chunks of
-        one split)."""
+        :func:`~cuelens.audit.text_keys.text_keys`; no text is normalised again). Every key
+        depends on its item alone, so the chunks of a split can be keyed apart."""
         keys = text_keys(split) if keys is None else keys
-        codes = {} if codes is None else codes
         if split.task == Task.NLI:
             pairs, has_pair = keys.text, keys.text_words >= MIN_KEY_TOKENS
-            answers = np.fromiter((codes.setdefault(label, len(codes)) for label in split.labels),
-                                  dtype=np.uint64, count=len(split))
-            shown = pairs
+            answers, shown = label_keys(split.labels), pairs
         else:
             pairs, has_pair = keys.text_sets(), np.ones(len(split), dtype=bool)
             answers = keys.text[keys.starts[:-1] + np.asarray(split.labels, dtype=np.int64)]

@@ -2,22 +2,27 @@
 
 :func:`streamed_hygiene` returns exactly what :func:`cuelens.audit.hygiene.data_hygiene` returns
 for the same splits, but reads each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
-one at a time. The per-item 64-bit keys (input, pair text, premise) are not kept in memory: a
-pass over the chunks spills them, with their item index and answer, to files partitioned by the
-top bits of the key's hash (:class:`KeySpill`); all items holding one key land in the same
-partition, in item order, so duplicates, label conflicts, contrastive / mirrored pairs, exact
-overlap and shared premises are counted one partition at a time by the in-memory code
-(:func:`cuelens.audit.hygiene.findings`), and its "first pair" examples and first matches come
-out the same. Only the near-duplicate sample (:func:`~cuelens.audit.hygiene.near_items`, at most
-:data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS` items per split) is held with its texts, and one
-byte per evaluation item marks the exactly matched ones. Example texts are fetched in a last
-pass for the few items shown.
+one at a time. The per-item 64-bit keys (input, pair text, premise) are not kept in memory: one
+task per chunk on the store's :class:`~cuelens.audit.streamed.ChunkPasses` (:func:`_chunk_keys`;
+Ray workers with ``--engine ray``) computes its items' keys and spills them, with their item
+index and answer, to files of its own partitioned by the top bits of the key's hash
+(:class:`KeySpill`), and returns only its part of the near-duplicate sample. A partition is
+read back as every chunk's file of it in chunk order (:class:`SpilledKeys`): all items holding
+one key are in the same partition, in item order, so duplicates, label conflicts, contrastive /
+mirrored pairs, exact overlap and shared premises are counted one partition at a time by the
+in-memory code (:func:`cuelens.audit.hygiene.findings`), and its "first pair" examples and first
+matches come out the same. Still on the driver: that counting and the per-item flags
+(:func:`item_flags`, one partition at a time), the near-duplicate index of the sample
+(:func:`~cuelens.audit.hygiene.near_items`, at most :data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS`
+items per split, held with their texts), one byte per evaluation item marking the exactly
+matched ones, and a last pass over the chunks fetching the few example items shown.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,20 +30,27 @@ import numpy as np
 from cuelens.audit.hygiene import ItemKeys, Keyed, NearIndex, NearSample, Part, copy_flags, \
     describe, example_refs, findings, first_match, hygiene_section, near_items, near_parts
 from cuelens.audit.groups import sizes_summary
-from cuelens.audit.text_keys import mix64, text_keys
+from cuelens.audit.streamed import ChunkPasses, LocalPasses
+from cuelens.audit.text_keys import mix64
 from cuelens.engine.chunks import ChunkedSplit
 
 PART_BITS = 6  # 64 partitions: of 50M keys, ~0.8M (19 MB with item and answer) in memory at once
 BUFFERED = 1 << 18  # keys gathered before they are written out to their partitions
 ANSWERED = (("item", "<i8"), ("answer", "<u8"))
 INPUTS = (*ANSWERED, ("shown", "<u8"))
+ITEMS = (("item", "<i8"),)
+
+
+def _partition(directory: Path, part: int) -> Path:
+    return directory / f"{part:04d}.bin"
 
 
 class KeySpill:
     """uint64 keys, each with optional columns (``(name, dtype)``), spilled to ``2**bits``
     partition files under ``directory`` by the top bits of ``mix64(key)``; every copy of a key
     is in the same partition, the rows of a partition in the order they were added. The caller
-    owns ``directory`` (a partition file already there is overwritten)."""
+    owns ``directory`` (a partition file already there is overwritten); :meth:`spilled` reads
+    them back."""
 
     def __init__(self, directory: Path, columns: tuple[tuple[str, str], ...] = (),
                  bits: int = PART_BITS, buffered: int = BUFFERED) -> None:
@@ -62,9 +74,6 @@ class KeySpill:
         if sum(map(len, self._pending)) >= self.buffered:
             self._flush()
 
-    def _path(self, part: int) -> Path:
-        return self.directory / f"{part:04d}.bin"
-
     def _flush(self) -> None:
         if not self._pending:
             return
@@ -74,17 +83,39 @@ class KeySpill:
         order = np.argsort(part, kind="stable")
         rows, bounds = rows[order], np.searchsorted(part[order], np.arange(self.n_parts + 1))
         for p in np.flatnonzero(np.diff(bounds)).tolist():
-            with open(self._path(p), "ab" if p in self._written else "wb") as handle:
-                rows[bounds[p]:bounds[p + 1]].tofile(handle)
+            with open(_partition(self.directory, p), "ab" if p in self._written else "wb") as out:
+                rows[bounds[p]:bounds[p + 1]].tofile(out)
             self._written.add(p)
+
+    def spilled(self) -> SpilledKeys:
+        """The keys added so far, written out."""
+        self._flush()
+        return SpilledKeys(self.dtype, self.n_parts,
+                           ((self.directory, frozenset(self._written)),))
+
+
+@dataclass(frozen=True)
+class SpilledKeys:
+    """Keys spilled by one or more :class:`KeySpill` s of one layout (``spills``: each one's
+    directory and the partitions it wrote), read back partition by partition: partition ``p``
+    is every spill's partition ``p``, one after the other."""
+
+    dtype: np.dtype
+    n_parts: int
+    spills: tuple[tuple[Path, frozenset[int]], ...]
+
+    @classmethod
+    def joined(cls, parts: Sequence[SpilledKeys]) -> SpilledKeys:
+        """``parts`` (e.g. a split's chunks, in order) one after the other."""
+        return cls(parts[0].dtype, parts[0].n_parts, tuple(s for p in parts for s in p.spills))
 
     def parts(self) -> Iterator[Part]:
         """Each partition's columns (``key`` and the others), partition by partition."""
-        self._flush()
         for p in range(self.n_parts):
-            rows = np.fromfile(self._path(p), dtype=self.dtype) if p in self._written else \
-                np.zeros(0, dtype=self.dtype)
-            yield {name: rows[name] for name in ["key", *self.columns]}
+            rows = [np.fromfile(_partition(directory, p), dtype=self.dtype)
+                    for directory, written in self.spills if p in written]
+            joined = np.concatenate(rows) if rows else np.zeros(0, dtype=self.dtype)
+            yield {name: joined[name] for name in self.dtype.names or ()}
 
     def group_summary(self) -> dict:
         """:func:`~cuelens.audit.groups.sizes_summary` of the keys (a group: one key's copies),
@@ -96,29 +127,62 @@ class KeySpill:
                 "grouped_items": sum(p["grouped_items"] for p in parts)}
 
 
-def _spilled(split: ChunkedSplit, seed: int, directory: Path) -> Keyed:
-    """One pass over ``split``'s chunks: its keys spilled under ``directory`` and its
-    near-duplicate sample."""
-    inputs, pairs = KeySpill(directory / "inputs", INPUTS), KeySpill(directory / "pairs", ANSWERED)
-    premise_keys = KeySpill(directory / "premises", (("item", "<i8"),))
+def _spill(directory: Path, columns: tuple[tuple[str, str], ...], keys: np.ndarray,
+           **values: np.ndarray) -> SpilledKeys:
+    """``keys`` with their column ``values`` spilled under ``directory`` at once."""
+    spill = KeySpill(directory, columns)
+    spill.add(keys, **values)
+    return spill.spilled()
+
+
+@dataclass(frozen=True)
+class ChunkKeys:
+    """One chunk's spilled keys (inputs with their answer and input as shown, pair texts with
+    their answer, premises) and its part of the near-duplicate sample: the sampled items' keys
+    and :func:`~cuelens.audit.hygiene.near_parts`."""
+
+    inputs: SpilledKeys
+    pairs: SpilledKeys
+    premises: SpilledKeys
+    sampled: ItemKeys
+    texts: list[list[str]]
+
+
+def _chunk_keys(directory: Path, index: int, chunk: ChunkedSplit, first: int,
+                sampled: np.ndarray) -> ChunkKeys:
+    """Chunk ``index`` of a split (``chunk``: the split of that chunk file alone, items
+    ``first …``) keyed (a task of :meth:`~cuelens.audit.streamed.ChunkPasses.map`): its rows
+    spilled under ``directory/<index>``, the keys and texts of its ``sampled`` positions."""
+    split = next(iter(chunk)).split
+    keys, items = ItemKeys.of(split), np.arange(first, first + len(split))
+    has, into = keys.has_pair, directory / f"{index:06d}"
+    return ChunkKeys(
+        _spill(into / "inputs", INPUTS, keys.inputs, item=items, answer=keys.answers,
+               shown=keys.shown),
+        _spill(into / "pairs", ANSWERED, keys.pairs[has], item=items[has],
+               answer=keys.answers[has]),
+        _spill(into / "premises", ITEMS, keys.premises, item=items),
+        keys.take(sampled), near_parts(split, sampled))
+
+
+def _keyed(split: ChunkedSplit, seed: int, directory: Path, passes: ChunkPasses) -> Keyed:
+    """``split`` keyed one chunk per task on ``passes`` (:func:`_chunk_keys`), its keys spilled
+    under ``directory``; the chunks' near-duplicate samples joined here."""
     sample = near_items(len(split), seed)
-    codes: dict = {}
-    sampled = []
-    parts: list[list[str]] = [[], []]
-    for chunk in split:
-        keys = ItemKeys.of(chunk.split, text_keys(chunk.split), codes)
-        items = np.arange(chunk.first, chunk.first + len(chunk.split))
-        inputs.add(keys.inputs, item=items, answer=keys.answers, shown=keys.shown)
-        has = keys.has_pair
-        pairs.add(keys.pairs[has], item=items[has], answer=keys.answers[has])
-        premise_keys.add(keys.premises, item=items)
-        local = sample[np.searchsorted(sample, chunk.first):
-                       np.searchsorted(sample, chunk.first + len(items))] - chunk.first
-        sampled.append(keys.take(local))
-        for texts, more in zip(parts, near_parts(chunk.split, local)):
-            texts += more
-    near = NearSample(sample, ItemKeys.concat(sampled), NearIndex(parts, seed))
-    return Keyed(len(split), split.task, near, inputs.parts, pairs.parts, premise_keys.parts)
+    firsts = np.cumsum([0, *split.sizes]).tolist()
+    calls = ((index, replace(split, files=[path], sizes=[size]), first,
+              sample[np.searchsorted(sample, first):np.searchsorted(sample, first + size)] - first)
+             for index, (path, size, first) in enumerate(zip(split.files, split.sizes, firsts)))
+    chunks = list(passes.map(_chunk_keys, directory, calls))
+    texts: list[list[str]] = [[], []]
+    for chunk in chunks:
+        for part, more in zip(texts, chunk.texts):
+            part += more
+    near = NearSample(sample, ItemKeys.concat([chunk.sampled for chunk in chunks]),
+                      NearIndex(texts, seed))
+    return Keyed(len(split), split.task, near,
+                 *(SpilledKeys.joined([getattr(chunk, kind) for chunk in chunks]).parts
+                   for kind in ("inputs", "pairs", "premises")))
 
 
 def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict[tuple[str, int], dict]:
@@ -176,16 +240,17 @@ def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | 
 
 def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_validated: bool,
                      seed: int, work_dir: Path, flags: dict[str, np.ndarray] | None = None,
-                     fitting: str | None = None) -> dict:
+                     fitting: str | None = None, passes: ChunkPasses = LocalPasses()) -> dict:
     """The ``hygiene`` section of results.json for chunked ``splits`` (role → split, in the
     order of :attr:`~cuelens.data.Dataset.splits`; ``evaluated``: "test" with a train split,
     else "all") — what :func:`~cuelens.audit.hygiene.data_hygiene` returns for the loaded
-    splits (docs/methods.md §11). Spill files live in a temporary directory under
-    ``work_dir``, removed on return. ``flags``, when given, receives the :func:`item_flags` of
-    the ``fitting`` (None: a cross-validated file) and ``evaluated`` splits."""
+    splits (docs/methods.md §11). The chunks are keyed on ``passes``; the spill files live in a
+    temporary directory under ``work_dir`` (which the workers see), removed on return.
+    ``flags``, when given, receives the :func:`item_flags` of the ``fitting`` (None: a
+    cross-validated file) and ``evaluated`` splits."""
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="hygiene-") as temp:
-        keyed = {role: _spilled(split, seed, Path(temp) / f"split{k}")
+        keyed = {role: _keyed(split, seed, Path(temp) / f"split{k}", passes)
                  for k, (role, split) in enumerate(splits.items())}
         found, overlaps = findings(keyed, evaluated)
         if flags is not None:

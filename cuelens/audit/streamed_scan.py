@@ -350,7 +350,7 @@ def _group_sizes(store: TokenStore) -> dict:
     spill = KeySpill(store.spilled / "group-keys")
     for chunk in store.chunks():
         spill.add(chunk.keys)
-    return {**spill.group_summary(), "unit": STREAMED_UNIT}
+    return {**spill.spilled().group_summary(), "unit": STREAMED_UNIT}
 
 
 @dataclass
@@ -534,7 +534,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
     flags: dict[str, np.ndarray] = {}
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
-                               data.store.spilled, flags, data.fitting)
+                               data.store.spilled, flags, data.fitting, data.store.passes)
     if progress is not None:
         progress("hygiene", 1.0)
     sections = ScanSections(
