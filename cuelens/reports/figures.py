@@ -143,6 +143,16 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                    xaxis=xaxis, yaxis=category_axis(names, autorange="reversed"))
 
 
+def rate_bars(names: Sequence[str], rates: Sequence[float], intervals: Sequence[Sequence[float]],
+              axis_title: str, **options) -> dict:
+    """:func:`horizontal_bars` of fractions (shown in %) with their intervals as error bars."""
+    values = [100 * r for r in rates]
+    return horizontal_bars(names, values, axis_title=axis_title, x_range=(0, 100),
+                           errors=([v - 100 * ci[0] for v, ci in zip(values, intervals)],
+                                   [100 * ci[1] - v for v, ci in zip(values, intervals)]),
+                           **options)
+
+
 def lines(x: Sequence[float], series: Mapping[str, Sequence[float]],
           hover: Mapping[str, Sequence[str]], *, colour_map: Mapping[str, str], x_title: str,
           y_title: str, percent: bool = True, height: int = 340) -> dict:
