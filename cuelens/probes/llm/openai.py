@@ -97,9 +97,8 @@ class OpenAIBackend:
         """Ask the server once (two small requests) which scoring routes it supports."""
         if self._capabilities is None:
             self.check_reachable()
-            probe = Request("score", _PROBE_PROMPT, ("yes",))
-            echo, why_echo = self._try(lambda: self._echo_score(probe.prompt, "yes"))
-            chat, why_chat = self._try(lambda: self._chat_score(probe.prompt, ["yes"]))
+            echo, why_echo = self._try(lambda: self._echo_score(_PROBE_PROMPT, "yes"))
+            chat, why_chat = self._try(lambda: self._chat_score(_PROBE_PROMPT, ["yes"]))
             detail = "; ".join(w for w in (why_echo and f"/completions: {why_echo}",
                                            why_chat and f"/chat/completions: {why_chat}") if w)
             self._capabilities = Capabilities(echo, chat, detail)

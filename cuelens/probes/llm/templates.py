@@ -40,7 +40,6 @@ from cuelens.errors import UserError
 MODES = ("score", "generate")
 TASKS = tuple(Task)
 MCQ_OPTIONS = ("text", "letters")
-NLI_LABELS = ("entailment", "neutral", "contradiction")
 CONTENT_FREE = "N/A"  # calibrate-before-use: the content-free input
 
 
