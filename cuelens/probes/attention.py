@@ -154,13 +154,11 @@ def null_partners(premises: Sequence[str], draws: int = NULL_DRAWS,
     text (compared case- and space-insensitively)."""
     n = len(premises)
     cycle = np.random.default_rng(seed).permutation(n)
-    rows, partners = [], []
-    for shift in range(1, min(draws, n - 1) + 1):
-        rows.append(cycle)
-        partners.append(np.roll(cycle, -shift))
-    if not rows:
+    shifts = range(1, min(draws, n - 1) + 1)
+    if not shifts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    question, partner = np.concatenate(rows), np.concatenate(partners)
+    question = np.tile(cycle, len(shifts))
+    partner = np.concatenate([np.roll(cycle, -shift) for shift in shifts])
     norm = [" ".join(p.lower().split()) for p in premises]
     keep = np.fromiter((norm[q] != norm[p] for q, p in zip(question, partner)), dtype=bool,
                        count=len(question))
