@@ -212,11 +212,12 @@ def scatter_groups(groups: Mapping[str, Mapping[str, Sequence]], *, x_title: str
     palette = colours(colour_keys or list(groups))
     fig = go.Figure()
     for name, group in groups.items():
+        colour = palette.get(name, LABEL_PALETTE[0])
         fig.add_scatter(name=esc(short(name)), mode="markers", x=list(group["x"]), y=list(group["y"]),
                         text=[esc(h) for h in group["hover"]], hoverinfo="text",
-                        marker={"color": palette.get(name, LABEL_PALETTE[0]), "size": 8, "opacity": 0.8,
+                        marker={"color": colour, "size": 8, "opacity": 0.8,
                                 "symbol": list(group.get("symbol", [])) or "circle",
-                                "line": {"width": 1, "color": palette.get(name, LABEL_PALETTE[0])}})
+                                "line": {"width": 1, "color": colour}})
     if reference is not None:
         fig.add_hline(y=reference[0], line_dash="dash", line_color="#555",
                       annotation_text=esc(reference[1]), annotation_position="top left")
