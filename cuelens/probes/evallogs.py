@@ -311,9 +311,7 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
     else:
         how = "order of sample ids"
         order = sorted(range(len(items)), key=lambda j: _order_key(items[j].key))
-        keys = [0 for _ in items]
-        for position, j in enumerate(order):
-            keys[j] = position
+        keys = np.argsort(order).tolist()  # each entry's rank in that order
         lookup = {i: i for i in range(len(test))}
         duplicates = [k for k, n in Counter(str(item.key) for item in items).items() if n > 1]
         example = next((str(item.key) for item in items if str(item.key) not in ids), "")
