@@ -264,10 +264,9 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
     by_cue = results.get("examples", {}).get("by_cue", {})
     rows = [[c["token"], c["label"], c["count"], c["label_count"], c["metrics"].get("z"),
              c["metrics"].get(other), c["significant"], c["token"] in by_cue] for c in shown]
-    n_significant = sum(c["significant"] for c in cues)
     sec = Section("cues", "Cue words", context={
         "rank_by": rank_by, "other": other, "stats": stats, "n_cues": len(cues),
-        "n_shown": len(shown), "n_significant": n_significant,
+        "n_shown": len(shown), "n_significant": sum(c["significant"] for c in cues),
         "n_significant_shown": sum(c["significant"] for c in shown),
         "per_label": LISTED_PER_LABEL,
         "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),
