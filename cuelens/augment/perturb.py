@@ -58,7 +58,7 @@ def apply_operator(op: Operator, split: Split, i: int, ctx: OpContext, docs: dic
     """
     choices, label = split.choices[i], split.labels[i]
     wrong = [j for j in range(len(choices)) if j != label]
-    j = target if target is not None else wrong[int(ctx.rng.integers(len(wrong)))]
+    j = target if target is not None else ctx.pick(wrong)
     text = choices[label] if op.source == CORRECT else choices[j]
     ctx.taken = frozenset(normalise(c) for c in choices)
     new = op.fn(docs[text] if op.needs_parse else text, ctx)

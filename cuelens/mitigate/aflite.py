@@ -1,20 +1,13 @@
 """AFLite: adversarial filtering with linear models on fixed features (Sakaguchi et al. 2020,
-WinoGrande; Le Bras et al. 2020, "Adversarial Filters of Dataset Biases"; docs/mitigation.md).
+WinoGrande; Le Bras et al. 2020; the defaults and features: docs/mitigation.md, "AFLite").
 
-Each round, ``ensemble`` logistic regressions are trained on random subsets of ``train_size``
-items of the current set and predict the items left out; an item's *predictability* is the
-fraction of those predictions that are right. Up to ``cutoff`` items with predictability at
-least ``threshold`` are removed (the most predictable first); the loop stops when fewer than
-``cutoff`` items reach the threshold, or when ``target`` items are left.
-
-Published parameters (WinoGrande §3 / Le Bras et al. §4): ``ensemble`` m = 64, ``cutoff``
-k = 500, ``threshold`` τ = 0.75, ``train_size`` t = 10,000 — on a smaller set t is capped at half
-the current items and k at 5% of them, so small benchmarks (COPA, ARCT) are filtered gradually.
-
-Features: an ``items × d`` matrix (NLI) or ``instances × d`` with ``k`` instances per question
-(MCQ; a choice's score is its P(right) and the question's prediction its arg-max): by default the
-item's cue words (the scan's vocabulary of words with ``#(w) ≥ min_count``, binary), or sentence
-embeddings of the hypothesis / choice (``audit filter --model``).
+Each round, ``ensemble`` logistic regressions trained on random subsets of ``train_size`` items
+predict the items left out; an item's *predictability* is the share of those predictions that
+are right. Up to ``cutoff`` items with predictability at least ``threshold`` are removed (the most
+predictable first) until fewer than ``cutoff`` reach it or ``target`` items are left; on a small
+set ``train_size`` is capped at half the current items and ``cutoff`` at 5% of them. Features: an
+``items × d`` matrix (NLI) or ``instances × d`` with ``k`` rows per question (MCQ: a choice's
+score is its P(right), the question's prediction the arg-max).
 """
 
 from __future__ import annotations

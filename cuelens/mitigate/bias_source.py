@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.dataset import Dataset, Split
 from cuelens.errors import UserError
 from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, PARQUET_MISSING, \
     parquet_available, probability_names
+from cuelens.probes.predictions import parse_probs
 
 
 def _rows(path: Path):
@@ -31,18 +32,16 @@ def _rows(path: Path):
     yield from jsonl_objects(path)
 
 
-def _probs(record: dict, columns: list[str], dataset: Dataset) -> list:
+def _probs(record: dict, columns: list[str], dataset: Dataset) -> np.ndarray:
+    """The record's probabilities: its ``columns`` or its ``probs`` (checked as a predictions
+    file's, :func:`~cuelens.probes.predictions.parse_probs`)."""
     if all(name in record for name in columns):
-        return [record[name] for name in columns]
-    if "probs" not in record:
+        value = [record[name] for name in columns]
+    elif "probs" in record:
+        value = record["probs"]
+    else:
         raise ValueError(f'each line needs "probs" or the columns {", ".join(columns)}')
-    value = record["probs"]
-    if isinstance(value, dict) and dataset.task == Task.NLI:
-        if set(value) != set(dataset.label_names):
-            raise ValueError(f"probs object must have exactly the labels "
-                             f"{', '.join(dataset.label_names)}")
-        return [value[label] for label in dataset.label_names]
-    return value
+    return parse_probs(value, dataset, len(columns))
 
 
 def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "train"
@@ -68,16 +67,9 @@ def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "tra
             i = position.get(str(record.get("id")))
             if i is None or record.get("split", role) != role:
                 continue  # items of other splits (a scan's table lists every split)
-            values = _probs(record, columns, dataset)
-            if (not isinstance(values, list) or len(values) != len(columns)
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                               for x in values)):
-                raise ValueError(f"probs must be a list of {len(columns)} numbers")
+            row = _probs(record, columns, dataset)
             if not np.isnan(out[i, 0]):
                 raise ValueError(f"duplicate id {split.ids[i]!r}")
-            row = np.asarray(values, dtype=np.float64)
-            if not np.all(np.isfinite(row)) or np.any(row < 0) or not row.sum() > 0:
-                raise ValueError("probs must be finite, non-negative and not all zero")
             out[i] = row / row.sum()
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line) from None

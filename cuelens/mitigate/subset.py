@@ -34,6 +34,17 @@ class Subset:
     report: dict = field(default_factory=dict)
 
 
+def per_label(weight: np.ndarray, strata: np.ndarray, names: list[str]) -> dict[str, dict]:
+    """Items before and after, removed and added, per stratum (NLI label / MCQ gold)."""
+    out = {}
+    for s, name in enumerate(names):
+        mine = strata == s
+        w = weight[mine]
+        out[name] = {"before": int(mine.sum()), "after": int(w.sum()),
+                     "removed": int((w == 0).sum()), "added": int((w - 1).clip(0).sum())}
+    return out
+
+
 def fitting_split(dataset: Dataset) -> Split:
     return dataset.train if dataset.train is not None else dataset.test
 
@@ -53,7 +64,7 @@ def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance
         found = z_filter(inc, config.min_count, config.z_prior, balance, config.seed)
         report = {"method": "z", "balance": balance, "threshold": round(found.threshold, 6),
                   "converged": found.converged, "rounds": found.rounds,
-                  "per_label": found.per_label(inc.strata, names),
+                  "per_label": per_label(found.weight, inc.strata, names),
                   "cues": [{**c, "label": names[c["label"]] if c["token"] is None else c["label"],
                             "token": c["token"] or "(label shares)"} for c in found.cues]}
         return Subset(found.weight, report)
@@ -68,14 +79,10 @@ def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance
     gold = split.item_labels(dataset.label_names)
     result = aflite(X, gold, data.pool.k, o, progress)
     weight = result.kept.astype(np.float64)
-    strata = data.strata[items]
-    per_label = {name: {"before": int((strata == s).sum()),
-                        "after": int(result.kept[strata == s].sum()),
-                        "removed": int((~result.kept[strata == s]).sum()), "added": 0}
-                 for s, name in enumerate(names)}
     report = {"method": "aflite", "features": features, "ensemble": o.ensemble,
               "cutoff": o.cutoff, "threshold": o.threshold, "train_size": o.train_size,
-              "target": o.target, "rounds": result.rounds, "per_label": per_label,
+              "target": o.target, "rounds": result.rounds,
+              "per_label": per_label(weight, data.strata[items], names),
               "removed_per_round": np.bincount(result.removed_round,
                                                minlength=result.rounds + 1)[1:].tolist()}
     return Subset(weight, report)

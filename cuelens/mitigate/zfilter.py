@@ -117,16 +117,6 @@ class ZFilterResult:
     rounds: int = 0
     converged: bool = True
 
-    def per_label(self, strata: np.ndarray, names: list[str]) -> dict[str, dict]:
-        """Items before and after, removed and added, per stratum (NLI label / MCQ gold)."""
-        out = {}
-        for s, name in enumerate(names):
-            mine = strata == s
-            w = self.weight[mine]
-            out[name] = {"before": int(mine.sum()), "after": int(w.sum()),
-                         "removed": int((w == 0).sum()), "added": int((w - 1).clip(0).sum())}
-        return out
-
 
 def _excess(inc: Incidence, table: ZTable) -> np.ndarray:
     """Per item the cue excess ``Σ max(z − threshold, 0)`` over its words under its labels."""

@@ -1,30 +1,17 @@
-"""The white-box attention test AW of the short-circuit probe (docs/methods.md §7), with thresholds either
-fixed (the paper's t1 = 0.14, t2 = 0.13) or calibrated per model against a null distribution.
+"""The white-box attention test AW of the short-circuit probe (docs/methods.md §7, §13), with
+thresholds either fixed (the paper's t1 = 0.14, t2 = 0.13) or calibrated per model against a null
+distribution (the decisions in full: docs/augmentation.md, "AW decisions").
 
-**Statistic.** Each correctly answered question is encoded as the pair (premise, correct choice)
-with the model's own special tokens (``[CLS] p [SEP] c [SEP]`` for BERT, ``<s> p </s></s> c
-</s>`` for RoBERTa). The last layer's attention maps are max-pooled over heads. Scores are taken
-between *words*, not word pieces: the score from choice word ``w`` to premise word ``v`` is the
-maximum over the pieces of ``w`` (rows) and of ``v`` (columns), so a word split into several
-pieces counts once (words are the tokenizer's own ``word_ids``). Special tokens and words made
-only of punctuation are excluded. With ``c1`` = #scores > ``t1`` and ``c2`` = #scores > ``t2``
-the model *considers the premise* when ``c1 > 0`` or ``c2 ≥ 2``, i.e. when the largest score
-``m1 > t1`` or the second-largest ``m2 > t2`` (``m2 = 0`` when there are fewer than two
-scores). AW = the fraction of questions on which it does, with a 95% Wilson interval.
+**Statistic.** Each (premise, correct choice) pair goes through the model with its own special
+tokens; the last layer's attention, max-pooled over heads, is scored between *words* (the max
+over their pieces; special tokens and punctuation-only words excluded). The model *considers
+the premise* when the largest choice-word → premise-word score ``m1 > t1`` or the second-largest
+``m2 > t2``; AW is the share of questions on which it does, with a 95% Wilson interval.
 
-**Calibration.** Fixed thresholds do not transfer across models: attention is sharper in a
-small model, and MiniLM exceeds 0.14 somewhere on every question. The calibrated thresholds
-come from a *null* the model itself produces: the same statistic on each question's correct
-choice paired with the premise of another question. Partners are a seeded derangement — a
-random cyclic order of the questions, each paired with the question ``s`` places later, for
-``s = 1 … draws`` (so a question never meets its own premise, nor the same partner twice);
-pairs whose two premises are the same text are dropped. With the null's ``(m1, m2)`` of ``N``
-pairs, ``t1(k)`` is the ``(k+1)``-th largest null ``m1`` and ``t2(k)`` the ``(k+1)``-th largest
-null ``m2`` (each rule alone flags at most ``k`` null pairs); ``k`` is the largest value for
-which the union rule flags at most ``⌊0.05·N⌋`` null pairs. The thresholds, ``N`` and the
-achieved null rate (≤ 5%, reported) go to results.json. Calibrated AW then reads: the share of
-questions on which the model attends from the choice to its *own* premise more than it does on
-95% of unrelated premises.
+**Calibration.** The same statistic on null pairs (each correct choice with the premises of
+other questions: a seeded derangement, :func:`null_partners`) sets ``t1``, ``t2`` to the
+``(k+1)``-th largest null ``m1``, ``m2`` for the largest ``k`` whose union rule flags at most
+5% of the null pairs (:func:`calibrate`).
 """
 
 from __future__ import annotations
@@ -154,13 +141,11 @@ def null_partners(premises: Sequence[str], draws: int = NULL_DRAWS,
     text (compared case- and space-insensitively)."""
     n = len(premises)
     cycle = np.random.default_rng(seed).permutation(n)
-    rows, partners = [], []
-    for shift in range(1, min(draws, n - 1) + 1):
-        rows.append(cycle)
-        partners.append(np.roll(cycle, -shift))
-    if not rows:
+    shifts = range(1, min(draws, n - 1) + 1)
+    if not shifts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    question, partner = np.concatenate(rows), np.concatenate(partners)
+    question = np.tile(cycle, len(shifts))
+    partner = np.concatenate([np.roll(cycle, -shift) for shift in shifts])
     norm = [" ".join(p.lower().split()) for p in premises]
     keep = np.fromiter((norm[q] != norm[p] for q, p in zip(question, partner)), dtype=bool,
                        count=len(question))

@@ -1,37 +1,20 @@
-"""Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6; docs/eval-logs.md).
+"""Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6; the fields read,
+the matching rules and the checks: docs/eval-logs.md).
 
-Two formats, detected from the file (files as lm-eval 0.4.13 and Inspect 0.3.285 write them:
-``docs/examples/goldens/``, made by ``scripts/eval_log_goldens.py``):
+Two formats, detected from the file (:func:`detect_format`; examples as lm-eval 0.4.13 and Inspect
+0.3.285 write them: ``docs/examples/goldens/``):
 
-- **lm-evaluation-harness** ``--log_samples`` JSONL (``samples_<task>_<date>.jsonl``, also
-  gzipped): one line per document with ``doc_id``, ``doc``, ``target``, ``arguments`` (one
-  ``(context, continuation)`` request per choice) and ``filtered_resps`` (per choice
-  ``[log-likelihood, is_greedy]``, numbers or — as lm-eval writes them — strings such as
-  ``["-38.79", "False"]``; ``resps`` holds the same one level deeper). With several filters the
-  lines of the first filter name are used. Prediction = arg-max log-likelihood; ``norm="chars"``
-  divides each log-likelihood by the character length of its continuation without leading
-  whitespace (lm-eval's ``acc_norm``), ``norm="bytes"`` by its UTF-8 length. Probabilities =
-  softmax over the choices of the scores the prediction used.
-- **Inspect** eval logs: ``.json`` (one object with ``eval`` and ``samples``) or ``.eval`` (a
-  zip archive, members of any compression incl. Zstandard: :mod:`cuelens.probes.logfiles`). A
-  sample has ``id``, ``epoch``, ``choices``, ``target`` (letter) and ``scores``; the prediction
-  is the first letter of a score's ``answer`` (the ``choice`` scorer's first). Only epoch 1 is
-  read. No answer, or a letter outside the sample's choices (counted and warned), is predicted
-  ``-1`` (always wrong). No probabilities, no ``norm``.
+- **lm-evaluation-harness** ``--log_samples`` JSONL (also gzipped): per choice a log-likelihood
+  (``filtered_resps``, else ``resps``; numbers or numeric strings); the prediction is the
+  arg-max, with ``norm="chars"`` / ``"bytes"`` dividing by the continuation's length (lm-eval's
+  ``acc_norm``), and the probabilities are the softmax of those scores.
+- **Inspect** eval logs (``.json`` or a ``.eval`` zip archive: :mod:`cuelens.probes.logfiles`):
+  the prediction is the letter of a score's ``answer`` (epoch 1 only); no answer, or a letter
+  outside the choices (counted and warned), is ``-1``. No probabilities, no ``norm``.
 
-**Matching** logged entries to ``dataset.test`` (:func:`match_items`): lm-eval by ``doc_id`` =
-0-based position, or ``doc[id_field]``; Inspect by ``metadata[id_field]`` when given, else by
-sample id whenever every sample id equals a test item id (exactly or as a string), else by
-order of sample ids (numeric ids numerically) with a warning. Matched entries must agree with
-their test items on the number of choices and — where the log records them — the choice texts
-(Inspect ``choices``; lm-eval continuations when they are the bare choice texts); a log whose
-choices are the test item's in another order is mapped through the texts.
-
-**Coverage**: a log of a subset of the test items (``lm_eval --limit``) gives predictions for
-the logged items only (:attr:`Predictions.covered`) and a note of how many were left out, unless
-``require_all``. **Cross-checks** (notes, never silent): each entry's own correctness (lm-eval
-``acc`` / ``acc_norm``, Inspect score ``C``/``I``) against the prediction and the dataset's gold
-answer, item by item, and lm-eval's ``results_*.json`` beside the samples file.
+Entries are matched to ``dataset.test`` (:func:`match_items`) and checked against its choices
+(:func:`check_choices`); a log of some test items only gives :attr:`Predictions.covered`; the
+log's own correctness and lm-eval's ``results_*.json`` are cross-checked into notes.
 """
 
 from __future__ import annotations
@@ -295,7 +278,7 @@ def _order_key(key: object) -> tuple:
 
 def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | None,
                 notes: list[str]) -> tuple[list[int], str]:
-    """The test position of every logged entry and how they were matched (module docstring);
+    """The test position of every logged entry and how they were matched (docs/eval-logs.md);
     a :class:`UserError` for an entry that matches no test item or a second entry of one."""
     ids: dict[object, int] = {item_id: i for i, item_id in enumerate(test.ids)}
     lookup: dict[object, int]
@@ -311,9 +294,7 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
     else:
         how = "order of sample ids"
         order = sorted(range(len(items)), key=lambda j: _order_key(items[j].key))
-        keys = [0 for _ in items]
-        for position, j in enumerate(order):
-            keys[j] = position
+        keys = np.argsort(order).tolist()  # each entry's rank in that order
         lookup = {i: i for i in range(len(test))}
         duplicates = [k for k, n in Counter(str(item.key) for item in items).items() if n > 1]
         example = next((str(item.key) for item in items if str(item.key) not in ids), "")

@@ -1,16 +1,11 @@
 """Bounded reading of evaluation-log files: JSONL lines, whole JSON documents and zip members
 (docs/eval-logs.md, "Size caps and damaged files").
 
-Every unit that must be held whole in memory — one JSONL line, one ``.json`` log, one member
-of an ``.eval`` archive after decompression — is capped at :func:`size_cap` bytes (default
-:data:`DEFAULT_CAP_MB` MiB; the environment variable ``CUELENS_MAX_LOG_MB`` or the ``cap``
-argument overrides it). A member whose declared size is over the cap is refused before any byte
-is inflated; one whose header understates its size is stopped as soon as the cap is passed.
-
-Zip members may be stored, deflated, bzip2- or LZMA-compressed (the standard library), or
-Zstandard-compressed (method 93, what current Inspect writes): read by :mod:`zipfile` itself on
-Python ≥ 3.14, else through the optional ``zstandard`` package (extra ``cuelens[logs]``). A
-damaged member (bad deflate stream, CRC mismatch, truncated archive) is one
+Every unit held whole in memory (a JSONL line, a ``.json`` log, an ``.eval`` archive member after
+decompression) is capped at :func:`size_cap` bytes: a member is refused on its declared size
+before any byte is inflated, and stopped as soon as it passes the cap. Zstandard members (method
+93, what current Inspect writes) are read by :mod:`zipfile` on Python ≥ 3.14, else through the
+optional ``zstandard`` package (extra ``cuelens[logs]``); a damaged member is one
 :class:`~cuelens.errors.UserError` naming the file and the member.
 """
 

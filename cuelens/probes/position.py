@@ -1,26 +1,18 @@
-"""Position-bias probe: does a model's answer depend on where the right answer sits? (docs/methods.md §6)
+"""Position-bias probe: does a model's answer depend on where the right answer sits?
+(docs/methods.md §6; the section's fields: docs/mcq-artifacts.md)
 
-For every question the choices are first put in a seeded random order (so the file's own
-order carries no signal), then every cyclic rotation of that order is scored: a question with
-``k`` choices is seen ``k`` times, with its gold answer once at each position. From the picks:
+Every question's choices are put in a seeded random order (so the file's own order carries no
+signal), then every cyclic rotation of that order is scored: a question with ``k`` choices is
+seen ``k`` times, with its gold answer once at each position. From the picks: the accuracy per
+gold position with Cochran's Q test (:func:`cochran_q`, one per group of questions with the same
+``k``, summed), the answer positions on a position-balanced subset (:func:`balanced_positions`,
+tested with :func:`~cuelens.audit.chance.position_chi_square`) and the share of questions
+answered with the same choice in every rotation.
 
-- ``accuracy_by_position[p]`` — accuracy over the questions when the gold answer is at ``p``
-  (only questions with more than ``p`` choices), ``spread`` = max − min, and Cochran's Q test
-  of "accuracy does not depend on the position" (one Q per group of questions with the same
-  ``k``, summed, ``Σ (k − 1)`` degrees of freedom);
-- ``predicted_positions`` — the model's answer-position distribution on a position-balanced
-  subset: one rotation per question, the gold positions dealt round-robin over a seeded order of
-  the questions (per ``k``), tested against uniform with
-  :func:`~cuelens.audit.chance.position_chi_square`;
-- ``consistency`` — the share of questions where the model picks the same choice in every
-  rotation (a position-blind model: 1.0).
-
-Two ways in. :func:`position_bias` calls ``score_fn(premises, choices) -> per-choice scores``
-(higher = preferred; the top score is the pick, ties to the lower position), so any backend
-plugs in: :func:`classifier_scorer` (an HF multiple-choice model of :mod:`cuelens.models`),
-:func:`sentence_scorer` (a language model's ``log p(premise + " " + choice)``), or a prompted
-LLM. :func:`rotated_splits` writes the rotations as datasets for a model run elsewhere, and
-:func:`position_bias_from_picks` reads back one prediction array per rotation.
+Two ways in: :func:`position_bias` calls ``score_fn(premises, choices) -> per-choice scores``
+(higher = preferred, ties to the lower position): :func:`classifier_scorer`,
+:func:`sentence_scorer` or a prompted LLM; :func:`rotated_splits` writes the rotations for a
+model run elsewhere, and :func:`position_bias_from_picks` reads back one prediction array each.
 """
 
 from __future__ import annotations

@@ -88,7 +88,9 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -
     raise ValueError(f"prediction must be a choice index 0..{k - 1}, got {value!r}")
 
 
-def _parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
+def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
+    """``probs`` of one item as ``k`` finite, non-negative numbers, not all zero (NLI: also a
+    ``{label: p}`` object); ValueError otherwise."""
     if isinstance(value, dict) and dataset.task == Task.NLI:
         if set(value) != set(dataset.label_names):
             raise ValueError("probs object must have exactly the labels "
@@ -135,7 +137,7 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
             if "probs" in row:
                 if probs is None:
                     probs = np.full((len(position), _n_outputs(dataset)), np.nan)
-                probs[i, :k] = _parse_probs(row["probs"], dataset, k)
+                probs[i, :k] = parse_probs(row["probs"], dataset, k)
                 n_with_probs += 1
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line_no) from None

@@ -22,12 +22,10 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
              "after_text": format_value(c["after"], c["unit"]),
              "marks": [" *" if flag else "" for flag in c.get("significant", [False, False])]}
             for c in results.get("changes", [])]
-    sec = Section("compare", "Before and after", context={
+    return Section("compare", "Before and after", context={
         "c": results, "sides": sides, "d_text": [d_with_ci(s) for s in sides], "rows": rows,
         "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
-        "z": lambda cue, key="z": format_number(cue[key], 1)})
-    sec.context["strip"] = interval_strip(sides)
-    return sec
+        "z": lambda cue, key="z": format_number(cue[key], 1), "strip": interval_strip(sides)})
 
 
 def interval_strip(sides: list[dict]) -> dict:

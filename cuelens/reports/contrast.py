@@ -43,9 +43,8 @@ def contrast_judge(results: dict, options: ReportOptions) -> Section | None:
         ceilings = [models[m][f"{measure}_noise_ceiling"] for m in names]
         bands = [None if c["lower"] is None or c["upper"] is None else
                  (scale * c["lower"], scale * c["upper"]) for c in ceilings]
-        text = [("n/a" if models[m][measure] is None else
-                 pct(models[m][measure]) if measure == "accuracy" else f"{models[m][measure]:.3f}")
-                for m in names]
+        text = [pct(models[m][measure]) if measure == "accuracy" else
+                "n/a" if models[m][measure] is None else f"{models[m][measure]:.3f}" for m in names]
         sec.add_figure(measure, caption, F.horizontal_bars(
             names, values, axis_title=title, text=text, x_range=x_range, reference=chance,
             bands=bands, percent=measure == "accuracy"))

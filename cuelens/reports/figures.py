@@ -143,6 +143,16 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
                    xaxis=xaxis, yaxis=category_axis(names, autorange="reversed"))
 
 
+def rate_bars(names: Sequence[str], rates: Sequence[float], intervals: Sequence[Sequence[float]],
+              axis_title: str, **options) -> dict:
+    """:func:`horizontal_bars` of fractions (shown in %) with their intervals as error bars."""
+    values = [100 * r for r in rates]
+    return horizontal_bars(names, values, axis_title=axis_title, x_range=(0, 100),
+                           errors=([v - 100 * ci[0] for v, ci in zip(values, intervals)],
+                                   [100 * ci[1] - v for v, ci in zip(values, intervals)]),
+                           **options)
+
+
 def lines(x: Sequence[float], series: Mapping[str, Sequence[float]],
           hover: Mapping[str, Sequence[str]], *, colour_map: Mapping[str, str], x_title: str,
           y_title: str, percent: bool = True, height: int = 340) -> dict:
@@ -202,11 +212,12 @@ def scatter_groups(groups: Mapping[str, Mapping[str, Sequence]], *, x_title: str
     palette = colours(colour_keys or list(groups))
     fig = go.Figure()
     for name, group in groups.items():
+        colour = palette.get(name, LABEL_PALETTE[0])
         fig.add_scatter(name=esc(short(name)), mode="markers", x=list(group["x"]), y=list(group["y"]),
                         text=[esc(h) for h in group["hover"]], hoverinfo="text",
-                        marker={"color": palette.get(name, LABEL_PALETTE[0]), "size": 8, "opacity": 0.8,
+                        marker={"color": colour, "size": 8, "opacity": 0.8,
                                 "symbol": list(group.get("symbol", [])) or "circle",
-                                "line": {"width": 1, "color": palette.get(name, LABEL_PALETTE[0])}})
+                                "line": {"width": 1, "color": colour}})
     if reference is not None:
         fig.add_hline(y=reference[0], line_dash="dash", line_color="#555",
                       annotation_text=esc(reference[1]), annotation_position="top left")

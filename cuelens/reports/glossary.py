@@ -43,8 +43,3 @@ GLOSSARY: dict[str, str] = {
     "p_fdr": "p-value after Benjamini–Hochberg correction over all tests of the table",
     "words": "word tokens (lower-cased, punctuation split off) of a hypothesis or choice",
 }
-
-
-def term(name: str) -> str:
-    """The explanation of ``name`` (KeyError for a term that is not in :data:`GLOSSARY`)."""
-    return GLOSSARY[name]

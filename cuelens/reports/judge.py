@@ -4,8 +4,8 @@ an LLM judge that saw every pair in both orders.
 
 from __future__ import annotations
 
+from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
-from cuelens.reports.preference import rate_bars
 from cuelens.reports.section import Section, pct
 
 
@@ -21,7 +21,7 @@ def judge_log(results: dict, options: ReportOptions) -> Section | None:
              ("tie in one order only", results["tie_inconsistent"])]
     sec.add_figure("rates", "Share of pairs by what happened when the two responses swapped "
                    "places, with 95% Wilson intervals.",
-                   rate_bars([name for name, _ in parts], [p["rate"] or 0.0 for _, p in parts],
-                             [p["ci"] for _, p in parts], "share of pairs",
-                             text=[f"{pct(p['rate'])} ({p['count']:,})" for _, p in parts]))
+                   F.rate_bars([name for name, _ in parts], [p["rate"] or 0.0 for _, p in parts],
+                               [p["ci"] for _, p in parts], "share of pairs",
+                               text=[f"{pct(p['rate'])} ({p['count']:,})" for _, p in parts]))
     return sec

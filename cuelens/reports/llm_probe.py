@@ -35,17 +35,17 @@ def llm_probe(results: dict, options: ReportOptions) -> Section | None:
                        x_range=(0, 100),
                        text=[f"{pct(t['accuracy'])}, {pct(t['unparseable']['rate'])} unparseable"
                              for t in templates]))
-    deltas = [{c["cue"]: c["delta"] for c in t["accuracy_test"]["cues"]} for t in templates]
-    common = set.intersection(*(set(d) for d in deltas))
-    cues = sorted(common, key=lambda c: (-max(abs(d[c]) for d in deltas), c))[:TOP_LLM_CUES]
+    rows_by = [{c["cue"]: c for c in t["accuracy_test"]["cues"]} for t in templates]
+    common = set.intersection(*(set(r) for r in rows_by))
+    cues = sorted(common, key=lambda c: (-max(abs(r[c]["delta"]) for r in rows_by), c))
+    cues = cues[:TOP_LLM_CUES]
     if cues:
-        rows_by = [{c["cue"]: c for c in t["accuracy_test"]["cues"]} for t in templates]
         sec.add_figure("delta", "ΔAcc per cue (accuracy with the cue minus without it) for each "
                        "template side by side, with 95% bootstrap intervals; the dashed line at "
                        "0 is no effect: the template whose bars stay closest to it relies least "
                        "on the cues.",
-                       F.grouped_bars(cues, {n: [100 * d[c] for c in cues]
-                                             for n, d in zip(names, deltas)},
+                       F.grouped_bars(cues, {n: [100 * r[c]["delta"] for c in cues]
+                                             for n, r in zip(names, rows_by)},
                                       {n: [_delta_hover(r[c]) for c in cues]
                                        for n, r in zip(names, rows_by)},
                                       axis_title="ΔAcc (points)", percent=False,

@@ -32,19 +32,9 @@ def preference(results: dict, options: ReportOptions) -> Section | None:
         sec.add_figure("rates", f"How often each rule picks the chosen response ({role} split) "
                        "among the pairs it tells apart, with 95% Wilson intervals; the dashed line "
                        "is a coin flip. Red: significant after Holm's correction.",
-                       rate_bars([r["shortcut"] for r in rows], [r["rate"] for r in rows],
-                                 [r["rate_ci"] for r in rows], "win rate",
-                                 text=[f"{pct(r['rate'])} of {r['decided']:,}" for r in rows],
-                                 colours_=[F.BAD if r["significant"] else F.MAIN for r in rows],
-                                 reference=(50, "coin flip")))
+                       F.rate_bars([r["shortcut"] for r in rows], [r["rate"] for r in rows],
+                                   [r["rate_ci"] for r in rows], "win rate",
+                                   text=[f"{pct(r['rate'])} of {r['decided']:,}" for r in rows],
+                                   colours_=[F.BAD if r["significant"] else F.MAIN for r in rows],
+                                   reference=(50, "coin flip")))
     return sec
-
-
-def rate_bars(names: list[str], rates: list[float], intervals: list[list[float]],
-              axis_title: str, **options) -> dict:
-    """Horizontal bars of fractions (shown in %) with their intervals as error bars."""
-    values = [100 * r for r in rates]
-    return F.horizontal_bars(names, values, axis_title=axis_title, x_range=(0, 100),
-                             errors=([v - 100 * ci[0] for v, ci in zip(values, intervals)],
-                                     [100 * ci[1] - v for v, ci in zip(values, intervals)]),
-                             **options)

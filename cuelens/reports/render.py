@@ -30,6 +30,7 @@ from cuelens.io import atomic_write_text, check_outputs
 from cuelens.reports.glossary import GLOSSARY
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.schema import validate_results
+from cuelens.reports.section import pct
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
                  "\u2029": "\\u2029"}
@@ -77,7 +78,7 @@ def _environment():
 
     env = Environment(loader=PackageLoader("cuelens.reports", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["pct"] = lambda x, digits=1: "n/a" if x is None else f"{100 * x:.{digits}f}%"
+    env.filters["pct"] = pct
     env.filters["num"] = lambda x: "n/a" if x is None else f"{x:,}"
     env.globals["glossary"] = GLOSSARY
     return env

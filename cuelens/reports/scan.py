@@ -195,20 +195,15 @@ def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
         "verdicts": [baseline_verdict(r, mb) for r in rows], "gold": gold,
         "headline": headline})
     sec.terms = ["D", "CI"]
-    names = [r["name"] for r in rows]
-    accs = [100 * r["accuracy"] for r in rows]
-    lo = [a - 100 * r["accuracy_ci"][0] for a, r in zip(accs, rows)]
-    hi = [100 * r["accuracy_ci"][1] - a for a, r in zip(accs, rows)]
     sec.add_figure("mcq_baselines", "Accuracy of rules that pick an answer without reading the "
                    f"question, with {ci_name(mb)}s (Bonferroni-corrected for the number of rules, "
                    "like the test); the dashed line is random guessing. Red bars differ "
                    "significantly from guessing: artifacts of the dataset.",
-                   F.horizontal_bars(names, accs, axis_title="accuracy", errors=(lo, hi),
-                                     text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
-                                           for r in rows],
-                                     colours_=[F.BAD if r["significant"] else F.MAIN
-                                               for r in rows],
-                                     reference=(100 * mb["chance"], "chance"), x_range=(0, 100)))
+                   F.rate_bars([r["name"] for r in rows], [r["accuracy"] for r in rows],
+                               [r["accuracy_ci"] for r in rows], "accuracy",
+                               text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})" for r in rows],
+                               colours_=[F.BAD if r["significant"] else F.MAIN for r in rows],
+                               reference=(100 * mb["chance"], "chance")))
     return sec
 
 
@@ -269,10 +264,9 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
     by_cue = results.get("examples", {}).get("by_cue", {})
     rows = [[c["token"], c["label"], c["count"], c["label_count"], c["metrics"].get("z"),
              c["metrics"].get(other), c["significant"], c["token"] in by_cue] for c in shown]
-    n_significant = sum(c["significant"] for c in cues)
     sec = Section("cues", "Cue words", context={
         "rank_by": rank_by, "other": other, "stats": stats, "n_cues": len(cues),
-        "n_shown": len(shown), "n_significant": n_significant,
+        "n_shown": len(shown), "n_significant": sum(c["significant"] for c in cues),
         "n_significant_shown": sum(c["significant"] for c in shown),
         "per_label": LISTED_PER_LABEL,
         "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),

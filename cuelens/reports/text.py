@@ -12,7 +12,7 @@ def short(value, limit: int = 40) -> str:
     text = str(value)
     if len(text) <= limit:
         return text
-    head = (limit - 1) // 2 + (limit - 1) % 2
+    head = limit // 2  # of the limit − 1 characters kept, the start gets the odd one
     return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
 
 

@@ -23,8 +23,8 @@ def synonym(doc, ctx: OpContext) -> str | None:
     candidates = [(t, syns) for t in doc if _replaceable(t) and (syns := thesaurus.synonyms(t.text, top=2))]
     if not candidates:
         return None
-    token, syns = candidates[int(ctx.rng.integers(len(candidates)))]
-    new = syns[int(ctx.rng.integers(len(syns)))]
+    token, syns = ctx.pick(candidates)
+    new = ctx.pick(syns)
     edits = {token.i: (token.i + 1, keep_case(new, token.text))}
     article = doc[token.i - 1] if token.i else None
     if article is not None and article.lower_ in {"a", "an"}:  # a/an agrees with the new word

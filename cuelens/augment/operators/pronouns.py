@@ -22,13 +22,9 @@ def _quantified(doc, token) -> bool:
     return token.i + 1 < len(doc) and doc[token.i + 1].lower_ in QUANTIFIERS
 
 
-def _pick(ctx: OpContext, options):
-    return options[int(ctx.rng.integers(len(options)))]
-
-
 def _new_name(ctx: OpContext, gender: str | None, avoid: set[str]) -> str | None:
     options = [n for n in name_pool().pool(gender) if n.lower() not in avoid]
-    return _pick(ctx, options) if options else None
+    return ctx.pick(options) if options else None
 
 
 @register("pr")
@@ -41,7 +37,7 @@ def switch_pronoun(doc, ctx: OpContext) -> str | None:
     group = found[0][1][0]
     if group == "3pl" and any(_quantified(doc, t) for t, (g, _) in found if g == group):
         return None  # "they all" has no singular counterpart
-    target = PRONOUNS[_pick(ctx, SWITCH[group])]
+    target = PRONOUNS[ctx.pick(SWITCH[group])]
     edits = {}
     for token, (g, role) in found:
         if g != group:
@@ -93,5 +89,5 @@ def replace_name(doc, ctx: OpContext) -> str | None:
     if name is None:
         return None
     if end - start > 1:
-        name = f"{name} {_pick(ctx, [n for n in pool.last if n != doc[end - 1].text])}"
+        name = f"{name} {ctx.pick([n for n in pool.last if n != doc[end - 1].text])}"
     return render(doc, {start: (end, name)})

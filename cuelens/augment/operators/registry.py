@@ -26,6 +26,10 @@ class OpContext:
     pool: list[str] = field(default_factory=list)  # correct choice of every question (crossover)
     taken: frozenset[str] = frozenset()  # normalised choices of the question (must differ)
 
+    def pick(self, options):
+        """One of ``options``, drawn with ``rng``."""
+        return options[int(self.rng.integers(len(options)))]
+
 
 @dataclass(frozen=True)
 class Operator:

@@ -43,7 +43,7 @@ def mutation(text: str, ctx: OpContext) -> str | None:
              and words[i].group().lower() != words[i + 1].group().lower()]
     if not pairs:
         return None
-    i = pairs[int(ctx.rng.integers(len(pairs)))]
+    i = ctx.pick(pairs)
     first, second = words[i].group(), words[i + 1].group()
     if words[i].start() == 0 and first[:1].isupper():
         second = capitalise(second)
@@ -58,7 +58,7 @@ def emphasis_adverb(doc, ctx: OpContext) -> str | None:
     """Adv: an emphasis adverb ("In fact,") put before the wrong choice."""
     if not len(doc) or doc[0].lower_ in {a.split()[0].rstrip(",").lower() for a in ADVERBS}:
         return None
-    adverb = ADVERBS[int(ctx.rng.integers(len(ADVERBS)))]
+    adverb = ctx.pick(ADVERBS)
     first = doc[0]
     name = _keeps_capital(first.text) and first.pos_ not in {"DET", "ADJ", "PRON"}
     word = first.text if name else decapitalise(first)

@@ -1,33 +1,15 @@
 """An OpenAI-compatible HTTP endpoint as an LLM-probe backend (vLLM, llama.cpp server, Ollama,
-``transformers serve``, hosted APIs; docs/methods.md §6, docs/llm-probe.md). Standard library only
-(``urllib``, threads).
+``transformers serve``, hosted APIs; docs/methods.md §6). Standard library only (``urllib``,
+threads).
 
-Servers differ in what they support, so before the first item the backend asks the server once
-what it can do (:meth:`OpenAIBackend.capabilities`, cached on the backend) and picks a scoring
-route (:meth:`OpenAIBackend.prepare`):
-
-- ``echo``: ``POST {base}/completions`` with one string prompt per option
-  (``prompt + " " + option``; every server accepts a single string, some refuse a list),
-  ``echo: true, logprobs: 1, max_tokens: 1``; an option's log-probability is the sum of the
-  echoed token log-probabilities whose ``text_offset`` falls inside the option (no
-  word-boundary correction: the endpoint returns no full next-token distribution);
-- ``chat-top-logprobs`` (servers without echo: llama.cpp, Ollama, chat-only APIs): the prompt as
-  one user message, ``max_tokens: 1, logprobs: true, top_logprobs: 20``; an option's
-  log-probability is that of the first answer token equal to the option (case and surrounding
-  spaces ignored); an option outside the top 20 gets the 20th log-probability (an upper bound).
-  Only options that are one short word (letters, yes/no/maybe) can be scored this way;
-- neither: score templates cannot run there; :meth:`prepare` says so in one line, naming the
-  templates that can.
-
-**generate**: ``POST {base}/chat/completions`` with one user message, ``temperature: 0``.
-At most ``concurrency`` requests in flight (a thread pool; results are handed back on the
-calling thread); each request has a ``timeout``; HTTP 429/5xx and network errors are retried
-``retries`` times with exponential backoff (``backoff · 2^attempt`` seconds, or the server's
-``Retry-After`` when it is longer); other HTTP errors stop the run with one clear line. Until a
-first response has arrived, a refused connection, an unknown host or a timeout is not retried:
-the run stops at once with one line (a server that is not there). The key is read from the
-environment variable ``api_key_env`` (sent as a Bearer token) and never appears in
-:meth:`info`, cache keys or outputs.
+Before the first item the backend asks the server once what it can do
+(:meth:`OpenAIBackend.capabilities`) and picks a scoring route (:meth:`OpenAIBackend.prepare`):
+``echo`` (``/completions`` echoes the prompt's token log-probabilities) or ``chat-top-logprobs``
+(the first answer token's ``top_logprobs``: one-word options only); generate templates ask
+``/chat/completions`` at temperature 0. Routes, concurrency, retries with backoff and the
+fail-fast start: docs/llm-probe.md ("Backends", "Servers: what each can run"). The key is read
+from the environment variable ``api_key_env`` and never appears in :meth:`info`, cache keys or
+outputs.
 """
 
 from __future__ import annotations
@@ -97,9 +79,8 @@ class OpenAIBackend:
         """Ask the server once (two small requests) which scoring routes it supports."""
         if self._capabilities is None:
             self.check_reachable()
-            probe = Request("score", _PROBE_PROMPT, ("yes",))
-            echo, why_echo = self._try(lambda: self._echo_score(probe.prompt, "yes"))
-            chat, why_chat = self._try(lambda: self._chat_score(probe.prompt, ["yes"]))
+            echo, why_echo = self._try(lambda: self._echo_score(_PROBE_PROMPT, "yes"))
+            chat, why_chat = self._try(lambda: self._chat_score(_PROBE_PROMPT, ["yes"]))
             detail = "; ".join(w for w in (why_echo and f"/completions: {why_echo}",
                                            why_chat and f"/chat/completions: {why_chat}") if w)
             self._capabilities = Capabilities(echo, chat, detail)

@@ -1,30 +1,13 @@
-"""Prompt templates of the LLM probe and their registry (docs/methods.md §6, docs/llm-probe.md).
+"""Prompt templates of the LLM probe and their registry (docs/methods.md §6; the fields, the
+template-file format and the built-ins: docs/llm-probe.md, "Templates").
 
-A template is a sandboxed Jinja2 text over one test item's fields plus a declared answer format:
-
-- ``task``: ``nli`` or ``mcq``; ``mode``: ``score`` (log-likelihood of each verbalised answer
-  after the prompt) or ``generate`` (greedy decoding, then :mod:`cuelens.probes.llm.parsing`);
-- NLI ``answers``: the word(s) verbalising each label (``entailment=yes, neutral=maybe, …``);
-  MCQ ``options``: ``text`` (score each choice's own text) or ``letters`` (A, B, …);
-- ``style`` (``plain`` / ``cot``), ``max_new_tokens`` (generation), ``description``.
-
-Item fields: ``id``, ``premise``; NLI ``hypothesis``; MCQ ``choices`` (list), ``question`` (or
-empty), ``letters`` (``["A", "B", …]`` as many as choices); always ``labels`` (label names).
-
-A template file is a front matter of ``key: value`` lines, a line ``---``, then the Jinja2 text
-(lines starting with ``#`` in the front matter are comments)::
-
-    task: nli
-    mode: score
-    answers: entailment=yes, neutral=maybe, contradiction=no
-    ---
-    {{ premise }}
-    Question: does it follow that "{{ hypothesis }}"? Yes, no or maybe?
-    Answer:
-
-Rendering runs in :class:`jinja2.sandbox.SandboxedEnvironment` with undefined names as errors
-and no autoescaping (prompts are plain text; dataset text is data, never template code).
-The built-in templates are :data:`TEMPLATES`; ``audit prompts`` lists them.
+A template is a sandboxed Jinja2 text over one test item's fields (:func:`item_fields`) plus a
+declared answer format: ``task`` (nli / mcq), ``mode`` (``score`` each verbalised answer, or
+``generate`` and parse), NLI ``answers`` (label → word), MCQ ``options`` (``text`` / ``letters``).
+A template file (:func:`read_template`) is a front matter of ``key: value`` lines, a line
+``---``, then the Jinja2 text. Rendering runs in :class:`jinja2.sandbox.SandboxedEnvironment`
+with undefined names as errors and no autoescaping (prompts are plain text; dataset text is data,
+never template code). The built-in templates are :data:`TEMPLATES`; ``audit prompts`` lists them.
 """
 
 from __future__ import annotations
@@ -40,7 +23,6 @@ from cuelens.errors import UserError
 MODES = ("score", "generate")
 TASKS = tuple(Task)
 MCQ_OPTIONS = ("text", "letters")
-NLI_LABELS = ("entailment", "neutral", "contradiction")
 CONTENT_FREE = "N/A"  # calibrate-before-use: the content-free input
 
 
@@ -137,7 +119,7 @@ def _compile(text: str):
 
 
 def item_fields(split, i: int, label_names: list[str]) -> dict:
-    """The fields a template sees for test item ``i`` (see the module docstring)."""
+    """The fields a template sees for test item ``i`` (docs/llm-probe.md, "Templates")."""
     fields = {"id": split.ids[i], "premise": split.premises[i], "labels": list(label_names)}
     if split.task == Task.NLI:
         fields["hypothesis"] = split.hypotheses[i]
