@@ -8,14 +8,17 @@ Ray workers with ``--engine ray``) computes its items' keys and spills them, wit
 index and answer, to files of its own partitioned by the top bits of the key's hash
 (:class:`KeySpill`), and returns only its part of the near-duplicate sample. A partition is
 read back as every chunk's file of it in chunk order (:class:`SpilledKeys`): all items holding
-one key are in the same partition, in item order, so duplicates, label conflicts, contrastive /
-mirrored pairs, exact overlap and shared premises are counted one partition at a time by the
-in-memory code (:func:`cuelens.audit.hygiene.findings`), and its "first pair" examples and first
-matches come out the same. Still on the driver: that counting and the per-item flags
-(:func:`item_flags`, one partition at a time), the near-duplicate index of the sample
-(:func:`~cuelens.audit.hygiene.near_items`, at most :data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS`
-items per split, held with their texts), one byte per evaluation item marking the exactly
-matched ones, and a last pass over the chunks fetching the few example items shown.
+one key are in the same partition, in item order. One task per partition
+(:func:`_partition_findings`) runs the in-memory counting
+(:func:`cuelens.audit.hygiene.partition_findings`) on partition ``p`` of every split and
+returns its share of the findings — duplicates, label conflicts, contrastive / mirrored pairs,
+shared premises, exact overlap — and the per-item flags of its flagged items; the driver totals
+the shares in partition order (:func:`~cuelens.audit.hygiene.findings`), so the "first pair"
+examples and first matches come out as in memory. Still on the driver: that totalling, setting
+the returned flag bits into one byte per item (:func:`item_flags`, assembly only), the
+near-duplicate index of the sample (:func:`~cuelens.audit.hygiene.near_items`, at most
+:data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS` items per split, held with their texts) and a
+last pass over the chunks fetching the few example items shown.
 """
 
 from __future__ import annotations
