@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import cuelens.audit.hygiene as hygiene
+from cuelens.audit.bias_items import hygiene_flags
 from cuelens.audit.hygiene import ItemKeys, data_hygiene
-from cuelens.audit.streamed_hygiene import KeySpill, SpilledKeys, streamed_hygiene
+from cuelens.audit.streamed_hygiene import KeySpill, SpilledKeys, flags_of, streamed_hygiene
 from cuelens.data import load_dataset
 from cuelens.data.dataset import Dataset
 from cuelens.data.schema import FieldMap
@@ -21,8 +22,10 @@ from cuelens.engine.streaming import load_streaming
 from tests.conftest import write_jsonl
 
 
-def streamed(dataset: Dataset, chunk_items: int, tmp_path: Path, seed: int = 0) -> dict:
-    """``streamed_hygiene`` of the dataset's splits read again from their files in chunks."""
+def streamed(dataset: Dataset, chunk_items: int, tmp_path: Path, seed: int = 0,
+             flags: dict[str, np.ndarray] | None = None) -> dict:
+    """``streamed_hygiene`` of the dataset's splits read again from their files in chunks
+    (``flags``: receives the item flags)."""
     splits: list[ChunkedSplit] = []
     (tmp_path / "chunks").mkdir(parents=True)
     for role, split in dataset.splits.items():
@@ -31,7 +34,8 @@ def streamed(dataset: Dataset, chunk_items: int, tmp_path: Path, seed: int = 0) 
             pass
     evaluated = "test" if dataset.train is not None else "all"
     section = streamed_hygiene({s.name: s for s in splits}, evaluated, dataset.cross_validated,
-                               seed, tmp_path / "work")
+                               seed, tmp_path / "work", flags,
+                               "train" if dataset.train is not None else None)
     assert list((tmp_path / "work").iterdir()) == []  # the spill files are removed
     return section
 
@@ -93,7 +97,14 @@ def test_planted_counts_and_examples_match(tmp_path):
              if e["kind"] == "exact"]
     assert exact == [(5, 13), (10, 4)]  # test item 9 matches train item 3, its first copy
     for chunk_items in (7, 1000):
-        assert streamed(dataset, chunk_items, tmp_path / str(chunk_items), seed=2) == expected
+        flags: dict[str, np.ndarray] = {}
+        assert streamed(dataset, chunk_items, tmp_path / str(chunk_items), 2, flags) == expected
+        assert list(flags) == ["train", "test"]
+        for role, fitting in (("train", None), ("test", dataset.train)):
+            columns = flags_of(flags[role], fitting is not None)
+            for name, column in hygiene_flags(dataset.splits[role], fitting).items():
+                assert np.array_equal(columns[name], column), (role, name)
+        assert flags_of(flags["test"], True)["overlap"].sum() == 2  # = row["exact"]
 
 
 def test_nli_answers_need_no_numbering_across_chunks(tmp_path):

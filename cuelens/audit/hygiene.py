@@ -610,16 +610,114 @@ class Matches(Tally):
 
 @dataclass(frozen=True)
 class Keyed:
-    """What the hygiene statistics read of one split: its size, task and near-duplicate sample,
-    and (a new iterable of :data:`Part` s on each call) its input keys with answers, its pair-text
-    keys with answers (items with a pair text only) and its premise keys."""
+    """What the statistics read of one split on the driver: its size, task and near-duplicate
+    sample (its keys, :data:`Partition` s, are read where :func:`partition_findings` runs)."""
 
     items: int
     task: str
     sample: NearSample
-    inputs: Callable[[], Iterable[Part]]
-    pairs: Callable[[], Iterable[Part]]
-    premises: Callable[[], Iterable[Part]]
+
+
+Partition = dict[str, dict[str, Part]]
+"""One key partition of every split (role → ``inputs``, ``pairs``, ``premises`` → its
+:data:`Part`): input keys with answers and inputs as shown, pair-text keys with answers (items
+with a pair text only), premise keys."""
+
+FLAG_BITS = {"duplicate": 1, "label_conflict": 2, "overlap": 4, "shared_premise": 8}
+Flags = list[tuple[np.ndarray, np.ndarray]]
+"""Per-item :data:`FLAG_BITS` found in one partition: ``(items, bits)`` pairs, the items of
+each pair distinct, only those with a bit set."""
+
+
+def overlap_pairs(roles: Iterable[str], evaluated: str) -> list[tuple[str, str]]:
+    """``(fitting role, evaluated role)`` of each overlap row: the evaluated split against each
+    fitting split, then the fitting splits against each other."""
+    fitting = [role for role in roles if role != evaluated]
+    return [(f, evaluated) for f in fitting] + list(combinations(fitting, 2))
+
+
+@dataclass(frozen=True)
+class Exact:
+    """One partition's share of an overlap row: its exact matches, the near-sample positions of
+    the evaluated items matched, and the evaluated items whose premise occurs in the fitting
+    split (every matched item's too: an input key combines the premise key with the rest)."""
+
+    matches: Matches
+    sampled: np.ndarray
+    shared_premise: int
+
+
+@dataclass(frozen=True)
+class PartFindings:
+    """One key partition's share of the :func:`findings`: per split (in order) its
+    :class:`Copies`, :class:`Contrasts` and items in premise groups, per overlap row
+    (:func:`overlap_pairs`) its :class:`Exact`, per flagged role its :data:`Flags`."""
+
+    copies: list[Copies]
+    contrasts: list[Contrasts]
+    premise_grouped: list[int]
+    exact: list[Exact]
+    flags: dict[str, Flags]
+
+
+def _matches(fit: dict[str, Part], evaluate: dict[str, Part]) -> tuple[np.ndarray, np.ndarray]:
+    """Per input row of ``evaluate``, the first input row of ``fit`` holding its key (-1: none);
+    per premise row, whether ``fit`` holds its premise."""
+    return (first_match(evaluate["inputs"]["key"], fit["inputs"]["key"]),
+            first_match(evaluate["premises"]["key"], fit["premises"]["key"]) >= 0)
+
+
+def _positions(table: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """The positions in ``table`` (sorted) of those of ``items`` it holds."""
+    at = np.searchsorted(table, items)
+    inside = at < len(table)
+    at = at[inside]
+    return at[table[at] == items[inside]]
+
+
+def _exact(fit: Part, evaluate: dict[str, Part], sample: np.ndarray,
+           found: tuple[np.ndarray, np.ndarray]) -> Exact:
+    """The :class:`Exact` of ``found`` (:func:`_matches`); ``sample``: the evaluated split's
+    near-sample items (sorted)."""
+    (match, premised), items = found, evaluate["inputs"]["item"]
+    hit = np.flatnonzero(match >= 0)
+    shown = hit[:MAX_EXAMPLES]
+    return Exact(Matches(len(hit), _items_of(items, fit["item"], zip(shown, match[shown]))),
+                 _positions(sample, items[hit]), int(premised.sum()))
+
+
+def _flags(split: dict[str, Part], found: tuple[np.ndarray, np.ndarray] | None) -> Flags:
+    """One split's :data:`Flags` in a partition: duplicates and label conflicts among its
+    inputs and, with ``found`` against the fitting split (:func:`_matches`), overlap and shared
+    premises."""
+    inputs, premises = split["inputs"], split["premises"]
+    duplicate, conflict = copy_flags(inputs["key"], inputs["answer"])
+    rows = [(inputs["item"], (duplicate * FLAG_BITS["duplicate"]
+                              | conflict * FLAG_BITS["label_conflict"]).astype(np.uint8))]
+    if found is not None:
+        match, premised = found
+        rows[0][1][match >= 0] |= np.uint8(FLAG_BITS["overlap"])
+        rows.append((premises["item"],
+                     np.where(premised, FLAG_BITS["shared_premise"], 0).astype(np.uint8)))
+    return [(items[bits > 0], bits[bits > 0]) for items, bits in rows]
+
+
+def partition_findings(partition: Partition, evaluated: str, samples: dict[str, np.ndarray],
+                       flagged: Sequence[str] = (), fitting: str | None = None) -> PartFindings:
+    """One key partition's :class:`PartFindings` (``samples``: each split's near-sample items);
+    :data:`Flags` for the ``flagged`` roles, overlap and shared premises of ``evaluated``
+    against ``fitting``."""
+    pairs = overlap_pairs(partition, evaluated)
+    found: dict[tuple[str | None, str], tuple[np.ndarray, np.ndarray]] = {
+        (f, e): _matches(partition[f], partition[e]) for f, e in pairs}
+    splits = partition.values()
+    return PartFindings(
+        [Copies.of(split["inputs"]) for split in splits],
+        [Contrasts.of(split["pairs"]) for split in splits],
+        [int(Groups.of(split["premises"]["key"]).sizes.sum()) for split in splits],
+        [_exact(partition[f]["inputs"], partition[e], samples[e], found[f, e])
+         for f, e in pairs],
+        {role: _flags(partition[role], found.get((fitting, role))) for role in flagged})
 
 
 @dataclass(frozen=True)
@@ -671,34 +769,31 @@ class OverlapFindings:
         return {"exact": self.exact.shown, "near": self.near[:MAX_EXAMPLES]}
 
 
-def _overlap(fit_role: str, fit: Keyed, eval_role: str, evaluate: Keyed) -> OverlapFindings:
-    """Evaluation items whose input occurs in the fitting split (the first fitting item holding
-    it), then those sharing a premise; near copies are looked for among the sampled evaluation
-    items without an exact one, in the sampled fitting items."""
-    matched, exact = np.zeros(evaluate.items, dtype=bool), Matches(0, [])
-    for e, f in zip(evaluate.inputs(), fit.inputs()):
-        match = first_match(e["key"], f["key"])
-        hit = np.flatnonzero(match >= 0)
-        matched[e["item"][hit]] = True
-        exact += Matches(len(hit), _items_of(e["item"], f["item"],
-                                             zip(hit[:MAX_EXAMPLES], match[hit[:MAX_EXAMPLES]])))
-    shared = sum(int((first_match(e["key"], f["key"]) >= 0)[~matched[e["item"]]].sum())
-                 for e, f in zip(evaluate.premises(), fit.premises()))
-    near = fit.sample.first_near(evaluate.sample, ~matched[evaluate.sample.items])
-    return OverlapFindings(fit_role, eval_role, evaluate.items, exact, near, shared + exact.count)
+def _overlap(fit_role: str, fit: Keyed, eval_role: str, evaluate: Keyed,
+             parts: Sequence[Exact]) -> OverlapFindings:
+    """An overlap row from its partitions' :class:`Exact` (in partition order); near copies are
+    looked for among the sampled evaluation items without an exact one, in the sampled fitting
+    items."""
+    unmatched = np.ones(len(evaluate.sample.items), dtype=bool)
+    for part in parts:
+        unmatched[part.sampled] = False
+    near = fit.sample.first_near(evaluate.sample, unmatched)
+    return OverlapFindings(fit_role, eval_role, evaluate.items,
+                           _total(part.matches for part in parts), near,
+                           sum(part.shared_premise for part in parts))
 
 
-def findings(keyed: dict[str, Keyed],
-             evaluated: str) -> tuple[list[SplitFindings], list[OverlapFindings]]:
+def findings(keyed: dict[str, Keyed], evaluated: str, parts: Sequence[PartFindings]
+             ) -> tuple[list[SplitFindings], list[OverlapFindings]]:
     """Every split's findings, then the overlap of the evaluated split with each fitting split
-    and of the fitting splits with each other (docs/methods.md §11)."""
-    found = [SplitFindings(role, k.items, k.task, _total(map(Copies.of, k.inputs())),
-                           _total(map(Contrasts.of, k.pairs())), k.sample.pairs(),
-                           sum(int(Groups.of(p["key"]).sizes.sum()) for p in k.premises()))
-             for role, k in keyed.items()]
-    fitting = [role for role in keyed if role != evaluated]
-    pairs = [(f, evaluated) for f in fitting] + list(combinations(fitting, 2))
-    return found, [_overlap(f, keyed[f], e, keyed[e]) for f, e in pairs]
+    and of the fitting splits with each other (docs/methods.md §11), the partitions' shares
+    (:func:`partition_findings`, in partition order) totalled."""
+    found = [SplitFindings(role, k.items, k.task, _total(p.copies[s] for p in parts),
+                           _total(p.contrasts[s] for p in parts), k.sample.pairs(),
+                           sum(p.premise_grouped[s] for p in parts))
+             for s, (role, k) in enumerate(keyed.items())]
+    return found, [_overlap(f, keyed[f], e, keyed[e], [p.exact[o] for p in parts])
+                   for o, (f, e) in enumerate(overlap_pairs(keyed, evaluated))]
 
 
 Ref = tuple[str, int]  # (role, item)
@@ -794,26 +889,29 @@ def near_items(n: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, NEAR_MAX_ITEMS, replace=False))
 
 
-def _in_memory(split: Split, seed: int) -> Keyed:
-    """A loaded split's keys, each kind as one part."""
+def _in_memory(split: Split, seed: int) -> tuple[Keyed, dict[str, Part]]:
+    """A loaded split's :class:`Keyed` and its keys as one partition."""
     keys, items = ItemKeys.of(split), np.arange(len(split))
     has = keys.has_pair
     sample = near_items(len(split), seed)
-    return Keyed(len(split), split.task,
-                 NearSample(sample, keys.take(sample), NearIndex(near_parts(split, sample), seed)),
-                 lambda: [{"key": keys.inputs, "item": items, "answer": keys.answers,
-                           "shown": keys.shown}],
-                 lambda: [{"key": keys.pairs[has], "item": items[has], "answer": keys.answers[has]}],
-                 lambda: [{"key": keys.premises, "item": items}])
+    return (Keyed(len(split), split.task, NearSample(sample, keys.take(sample),
+                                                     NearIndex(near_parts(split, sample), seed))),
+            {"inputs": {"key": keys.inputs, "item": items, "answer": keys.answers,
+                        "shown": keys.shown},
+             "pairs": {"key": keys.pairs[has], "item": items[has], "answer": keys.answers[has]},
+             "premises": {"key": keys.premises, "item": items}})
 
 
 def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
     """The ``hygiene`` section of results.json for every loaded split of ``dataset``
     (docs/methods.md §11): exact counts over all items, near duplicates on at most
     :data:`NEAR_MAX_ITEMS` items per split."""
-    splits = dataset.splits
-    keyed = {role: _in_memory(split, seed) for role, split in splits.items()}
-    found, overlaps = findings(keyed, "test" if dataset.train is not None else "all")
+    splits, evaluated = dataset.splits, "test" if dataset.train is not None else "all"
+    loaded = {role: _in_memory(split, seed) for role, split in splits.items()}
+    keyed = {role: k for role, (k, _) in loaded.items()}
+    partition = {role: part for role, (_, part) in loaded.items()}
+    samples = {role: k.sample.items for role, k in keyed.items()}
+    found, overlaps = findings(keyed, evaluated,
+                               [partition_findings(partition, evaluated, samples)])
     return hygiene_section(keyed, found, overlaps, dataset.cross_validated,
                            lambda role, i: describe(role, splits[role], i))
-

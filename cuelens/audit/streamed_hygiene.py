@@ -8,14 +8,17 @@ Ray workers with ``--engine ray``) computes its items' keys and spills them, wit
 index and answer, to files of its own partitioned by the top bits of the key's hash
 (:class:`KeySpill`), and returns only its part of the near-duplicate sample. A partition is
 read back as every chunk's file of it in chunk order (:class:`SpilledKeys`): all items holding
-one key are in the same partition, in item order, so duplicates, label conflicts, contrastive /
-mirrored pairs, exact overlap and shared premises are counted one partition at a time by the
-in-memory code (:func:`cuelens.audit.hygiene.findings`), and its "first pair" examples and first
-matches come out the same. Still on the driver: that counting and the per-item flags
-(:func:`item_flags`, one partition at a time), the near-duplicate index of the sample
-(:func:`~cuelens.audit.hygiene.near_items`, at most :data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS`
-items per split, held with their texts), one byte per evaluation item marking the exactly
-matched ones, and a last pass over the chunks fetching the few example items shown.
+one key are in the same partition, in item order. One task per partition
+(:func:`_partition_findings`) runs the in-memory counting
+(:func:`cuelens.audit.hygiene.partition_findings`) on partition ``p`` of every split and
+returns its share of the findings — duplicates, label conflicts, contrastive / mirrored pairs,
+shared premises, exact overlap — and the per-item flags of its flagged items; the driver totals
+the shares in partition order (:func:`~cuelens.audit.hygiene.findings`), so the "first pair"
+examples and first matches come out as in memory. Still on the driver: that totalling, setting
+the returned flag bits into one byte per item (:func:`item_flags`, assembly only), the
+near-duplicate index of the sample (:func:`~cuelens.audit.hygiene.near_items`, at most
+:data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS` items per split, held with their texts) and a
+last pass over the chunks fetching the few example items shown.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.hygiene import ItemKeys, Keyed, NearIndex, NearSample, Part, copy_flags, \
-    describe, example_refs, findings, first_match, hygiene_section, near_items, near_parts
+from cuelens.audit.hygiene import FLAG_BITS, ItemKeys, Keyed, NearIndex, NearSample, Part, \
+    PartFindings, describe, example_refs, findings, hygiene_section, near_items, near_parts, \
+    partition_findings
 from cuelens.audit.groups import sizes_summary
 from cuelens.audit.streamed import ChunkPasses, LocalPasses
 from cuelens.audit.text_keys import mix64
@@ -109,13 +113,16 @@ class SpilledKeys:
         """``parts`` (e.g. a split's chunks, in order) one after the other."""
         return cls(parts[0].dtype, parts[0].n_parts, tuple(s for p in parts for s in p.spills))
 
+    def part(self, p: int) -> Part:
+        """Partition ``p``'s columns (``key`` and the others)."""
+        rows = [np.fromfile(_partition(directory, p), dtype=self.dtype)
+                for directory, written in self.spills if p in written]
+        joined = np.concatenate(rows) if rows else np.zeros(0, dtype=self.dtype)
+        return {name: joined[name] for name in self.dtype.names or ()}
+
     def parts(self) -> Iterator[Part]:
-        """Each partition's columns (``key`` and the others), partition by partition."""
-        for p in range(self.n_parts):
-            rows = [np.fromfile(_partition(directory, p), dtype=self.dtype)
-                    for directory, written in self.spills if p in written]
-            joined = np.concatenate(rows) if rows else np.zeros(0, dtype=self.dtype)
-            yield {name: joined[name] for name in self.dtype.names or ()}
+        """Each partition's columns, partition by partition."""
+        return map(self.part, range(self.n_parts))
 
     def group_summary(self) -> dict:
         """:func:`~cuelens.audit.groups.sizes_summary` of the keys (a group: one key's copies),
@@ -165,7 +172,12 @@ def _chunk_keys(directory: Path, index: int, chunk: ChunkedSplit, first: int,
         keys.take(sampled), near_parts(split, sampled))
 
 
-def _keyed(split: ChunkedSplit, seed: int, directory: Path, passes: ChunkPasses) -> Keyed:
+KINDS = ("inputs", "pairs", "premises")
+Spilled = dict[str, SpilledKeys]  # one split's spilled keys of each of KINDS
+
+
+def _keyed(split: ChunkedSplit, seed: int, directory: Path,
+           passes: ChunkPasses) -> tuple[Keyed, Spilled]:
     """``split`` keyed one chunk per task on ``passes`` (:func:`_chunk_keys`), its keys spilled
     under ``directory``; the chunks' near-duplicate samples joined here."""
     sample = near_items(len(split), seed)
@@ -180,9 +192,20 @@ def _keyed(split: ChunkedSplit, seed: int, directory: Path, passes: ChunkPasses)
             part += more
     near = NearSample(sample, ItemKeys.concat([chunk.sampled for chunk in chunks]),
                       NearIndex(texts, seed))
-    return Keyed(len(split), split.task, near,
-                 *(SpilledKeys.joined([getattr(chunk, kind) for chunk in chunks]).parts
-                   for kind in ("inputs", "pairs", "premises")))
+    return (Keyed(len(split), split.task, near),
+            {kind: SpilledKeys.joined([getattr(chunk, kind) for chunk in chunks])
+             for kind in KINDS})
+
+
+def _partition_findings(shared: tuple[dict[str, Spilled], str, dict[str, np.ndarray],
+                                      list[str], str | None], p: int) -> PartFindings:
+    """Key partition ``p`` of every split read back and counted (a task of
+    :meth:`~cuelens.audit.streamed.ChunkPasses.map`; ``shared``: the splits' spilled keys, then
+    the other arguments of :func:`~cuelens.audit.hygiene.partition_findings`)."""
+    spilled, evaluated, samples, flagged, fitting = shared
+    return partition_findings({role: {kind: keys.part(p) for kind, keys in kinds.items()}
+                               for role, kinds in spilled.items()},
+                              evaluated, samples, flagged, fitting)
 
 
 def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict[tuple[str, int], dict]:
@@ -200,33 +223,20 @@ def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict
     return out
 
 
-FLAG_BITS = {"duplicate": 1, "label_conflict": 2, "overlap": 4, "shared_premise": 8}
 OVERLAP_FLAGS = ("overlap", "shared_premise")  # defined for evaluated items of a train/test scan
 
 
-def item_flags(keyed: dict[str, Keyed], evaluated: str, fitting: str | None
-               ) -> dict[str, np.ndarray]:
-    """Per item of the ``fitting`` and ``evaluated`` splits, one byte of :data:`FLAG_BITS`: the
-    exact-copy columns of the per-item bias table
+def item_flags(items: dict[str, int], parts: Sequence[PartFindings]) -> dict[str, np.ndarray]:
+    """Per item of each flagged split (role → its items), one byte of
+    :data:`~cuelens.audit.hygiene.FLAG_BITS`: the exact-copy columns of the per-item bias table
     (:func:`~cuelens.audit.bias_items.hygiene_flags`; ``overlap``/``shared_premise``: evaluated
-    items against the fitting split), found one key partition at a time (every copy of a key
-    is in one partition, in each split's spill)."""
-    out = {}
-    for role in [r for r in (fitting, evaluated) if r is not None]:
-        bits = np.zeros(keyed[role].items, dtype=np.uint8)
-        for part in keyed[role].inputs():
-            duplicate, conflict = copy_flags(part["key"], part["answer"])
-            bits[part["item"]] |= (duplicate * FLAG_BITS["duplicate"]
-                                   | conflict * FLAG_BITS["label_conflict"]).astype(np.uint8)
-        out[role] = bits
-    if fitting is not None:
-        bits, fit = out[evaluated], keyed[fitting]
-        for name, parts, fit_parts in (("overlap", keyed[evaluated].inputs, fit.inputs),
-                                       ("shared_premise", keyed[evaluated].premises,
-                                        fit.premises)):
-            for part, fit_part in zip(parts(), fit_parts()):
-                found = first_match(part["key"], fit_part["key"]) >= 0
-                bits[part["item"][found]] |= np.uint8(FLAG_BITS[name])
+    items against the fitting split). Each partition's task found its items' bits; they are
+    only set here, in one array per split."""
+    out = {role: np.zeros(n, dtype=np.uint8) for role, n in items.items()}
+    for part in parts:
+        for role, rows in part.flags.items():
+            for found, bits in rows:
+                out[role][found] |= bits
     return out
 
 
@@ -250,11 +260,17 @@ def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_vali
     cross-validated file) and ``evaluated`` splits."""
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="hygiene-") as temp:
-        keyed = {role: _keyed(split, seed, Path(temp) / f"split{k}", passes)
-                 for k, (role, split) in enumerate(splits.items())}
-        found, overlaps = findings(keyed, evaluated)
-        if flags is not None:
-            flags.update(item_flags(keyed, evaluated, fitting))
+        both = {role: _keyed(split, seed, Path(temp) / f"split{k}", passes)
+                for k, (role, split) in enumerate(splits.items())}
+        keyed = {role: k for role, (k, _) in both.items()}
+        flagged = [] if flags is None else [r for r in (fitting, evaluated) if r is not None]
+        shared = ({role: spilled for role, (_, spilled) in both.items()}, evaluated,
+                  {role: k.sample.items for role, k in keyed.items()}, flagged, fitting)
+        n_parts = next(iter(both.values()))[1]["inputs"].n_parts
+        parts = list(passes.map(_partition_findings, shared, ((p,) for p in range(n_parts))))
+    found, overlaps = findings(keyed, evaluated, parts)
+    if flags is not None:
+        flags.update(item_flags({role: keyed[role].items for role in flagged}, parts))
     wanted: dict[str, set[int]] = {}
     for refs in example_refs(found, overlaps).values():
         for _, (role, i), (other, j) in refs:
