@@ -145,11 +145,7 @@ def atomic_open(path: PathLike) -> Iterator[BinaryIO]:
                 with contextlib.suppress(OSError, ValueError):
                     written = handle.tell()
         os.chmod(tmp, 0o666 & ~_umask())
-        pending = _pending.get()
-        if pending is None:
-            os.replace(tmp, path)
-        else:
-            pending.append((tmp, path))
+        _commit(tmp, path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         if _created.get() is None:
@@ -172,6 +168,12 @@ def atomic_copy(source: PathLike, path: PathLike) -> None:
         with open(source, "rb") as handle, atomic_open(path) as out:
             shutil.copyfileobj(handle, out)
         return
+    _commit(tmp, path)
+
+
+def _commit(tmp: Path, path: Path) -> None:
+    """Rename a finished temporary file to ``path``, now or at the end of the
+    :func:`output_set` it was written in."""
     pending = _pending.get()
     if pending is None:
         os.replace(tmp, path)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -160,7 +160,7 @@ def _chunk_keys(directory: Path, index: int, chunk: ChunkedSplit, first: int,
     """Chunk ``index`` of a split (``chunk``: the split of that chunk file alone, items
     ``first …``) keyed (a task of :meth:`~cuelens.audit.streamed.ChunkPasses.map`): its rows
     spilled under ``directory/<index>``, the keys and texts of its ``sampled`` positions."""
-    split = next(iter(chunk)).split
+    split = chunk.read()
     keys, items = ItemKeys.of(split), np.arange(first, first + len(split))
     has, into = keys.has_pair, directory / f"{index:06d}"
     return ChunkKeys(
@@ -182,9 +182,10 @@ def _keyed(split: ChunkedSplit, seed: int, directory: Path,
     under ``directory``; the chunks' near-duplicate samples joined here."""
     sample = near_items(len(split), seed)
     firsts = np.cumsum([0, *split.sizes]).tolist()
-    calls = ((index, replace(split, files=[path], sizes=[size]), first,
+    calls = ((index, chunk, first,
               sample[np.searchsorted(sample, first):np.searchsorted(sample, first + size)] - first)
-             for index, (path, size, first) in enumerate(zip(split.files, split.sizes, firsts)))
+             for index, (chunk, size, first) in enumerate(zip(split.per_file(), split.sizes,
+                                                               firsts)))
     chunks = list(passes.map(_chunk_keys, directory, calls))
     texts: list[list[str]] = [[], []]
     for chunk in chunks:

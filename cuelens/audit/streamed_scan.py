@@ -262,14 +262,13 @@ ChunkFiles = tuple[ChunkedSplit, tuple]  # one chunk: the split of its file alon
 def _chunk_files(split: ChunkedSplit, store: TokenStore) -> list[ChunkFiles]:
     """Each chunk of ``split`` with its token file among ``store``'s evaluation chunks."""
     tokens = [file for file in store.files if not file[0]]
-    return [(replace(split, files=[path], sizes=[size]), token)
-            for path, size, token in zip(split.files, split.sizes, tokens)]
+    return list(zip(split.per_file(), tokens))
 
 
 def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[CompactSplit, TokenChunk]:
     """The chunk and token chunk of :data:`ChunkFiles`, read."""
     split, tokens = chunk_files
-    return next(iter(split)).split, next(replace(store, files=[tokens]).chunks())
+    return split.read(), next(replace(store, files=[tokens]).chunks())
 
 
 @dataclass(frozen=True)
@@ -316,7 +315,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     layout = TableLayout.of(store.task, data.label_names, store.k, model)
     directory = store.spilled / "items"
     directory.mkdir(exist_ok=True)
-    files = item_paths(directory, sum(sum(data.splits[role].sizes) for role in
+    files = item_paths(directory, sum(len(data.splits[role]) for role in
                                       [data.fitting, data.evaluated] if role is not None))
     held = {data.evaluated: (store, audit.fits, folds)}
     if data.fitting is not None:

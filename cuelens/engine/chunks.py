@@ -27,7 +27,7 @@ import weakref
 from array import array
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -186,6 +186,15 @@ class ChunkedSplit:
         for path, size in zip(self.files, self.sizes):
             yield Chunk(first, _load(path, self))
             first += size
+
+    def per_file(self) -> list["ChunkedSplit"]:
+        """Each chunk as a split of its own file alone (e.g. one worker task's data)."""
+        return [replace(self, files=[path], sizes=[size])
+                for path, size in zip(self.files, self.sizes)]
+
+    def read(self) -> CompactSplit:
+        """The items of a split of one file (:meth:`per_file`)."""
+        return next(iter(self)).split
 
     def add_file(self, path: Path, size: int, counts: tuple[dict, dict]) -> None:
         """Count in a saved chunk: its ``size`` items, label and choice ``counts``."""
