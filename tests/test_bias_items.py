@@ -33,3 +33,32 @@ def test_pass_decisions_equal_a_refit(records, model):
     probs = held_out_items(store, keep_model(kept, model), folds, 0, model, chunk)
     assert np.array_equal(probs, held_out_items(store, refit, folds, 0, model, chunk))
     assert np.allclose(probs.sum(axis=1), 1.0)
+
+
+def test_strongest_cue_is_the_first_word_with_the_largest_z_brute_force():
+    """Per item (its ``k`` instances' words in order): the listed cue with the largest z, the
+    first such word on ties, none when no word is a listed cue — against a plain loop."""
+    from cuelens.audit.bias_items import cue_ranks, strongest_of
+    from cuelens.audit.counts import TokenSequences, row_starts
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        k, n, V = int(rng.integers(1, 4)), int(rng.integers(0, 8)), int(rng.integers(1, 6))
+        lengths = rng.integers(0, 4, n * k)
+        ids = rng.integers(0, V, int(lengths.sum())).astype(np.int32)
+        seqs = TokenSequences(indptr=row_starts(lengths), indices=ids,
+                              vocab=[f"w{v}" for v in range(V)])
+        cues = [{"token": f"w{int(rng.integers(0, V))}", "label": f"l{c}",
+                 "metrics": {"z": float(rng.choice([1.0, 2.0]))}} for c in range(3)]
+        tokens, labels, zs = strongest_of(seqs, k, cue_ranks(seqs.vocab, cues), cues)
+        for item in range(n):
+            words = ids[seqs.indptr[item * k]:seqs.indptr[(item + 1) * k]]
+            best = None  # (z, cue index): the first cue reaching the largest z wins
+            for word in words:
+                for c, cue in enumerate(cues):
+                    z = cue["metrics"]["z"]
+                    if cue["token"] == f"w{word}" and (best is None or z > best[0]):
+                        best = (z, c)
+            assert tokens[item] == (None if best is None else cues[best[1]]["token"])
+            assert labels[item] == (None if best is None else cues[best[1]]["label"])
+            assert (np.isnan(zs[item]) if best is None else zs[item] == best[0])

@@ -95,15 +95,19 @@ def strongest_of(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarr
     ``ranks``: :func:`cue_ranks` of ``seqs``' vocabulary."""
     best_z, best_cue = ranks
     n, sentinel = len(seqs) // k, len(best_z) - 1
-    ids, lengths = seqs.take(np.arange(len(seqs)))
-    item = np.repeat(np.arange(len(seqs)), lengths) // k
-    order = np.lexsort((-best_z[ids], item))  # per item, its best word first
-    first = np.unique(item[order], return_index=True)
+    ids = seqs.indices[seqs.indptr[0]:seqs.indptr[-1]]
+    item = np.repeat(np.arange(len(seqs)), np.diff(seqs.indptr)) // k
+    values = best_z[ids]
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, item, values)
+    # per item, its first word with the largest z (in instance, then word order)
+    hits = np.flatnonzero(values == best[item])
+    first = hits[np.r_[True, item[hits[1:]] != item[hits[:-1]]]] if len(hits) else hits
     winner = np.full(n, sentinel)  # the sentinel row: no cue
-    winner[first[0]] = ids[order][first[1]]
+    winner[item[first]] = ids[first]
     chosen = best_cue[winner]
-    tokens = np.array([cues[c]["token"] if c >= 0 else None for c in chosen], dtype=object)
-    labels = np.array([cues[c]["label"] if c >= 0 else None for c in chosen], dtype=object)
+    tokens, labels = (np.array([cue[key] for cue in cues] + [None], dtype=object)[chosen]
+                      for key in ("token", "label"))  # chosen −1: the last, None
     return tokens, labels, np.where(chosen >= 0, best_z[winner], np.nan)
 
 
