@@ -20,7 +20,6 @@ from cuelens.probes.config import ProbeConfig
 from cuelens.results import ProbeResult, ScanResult
 
 if TYPE_CHECKING:
-    from cuelens.audit.pipeline import Scan
     from cuelens.probes.sources import PredictionSource
 
 Progress = Callable[[str, float], None]
@@ -55,10 +54,8 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
             raise UserError("give either in-memory data or hf=, not both")
         return load_memory(source, train=train, test=test, name=name or "data", fields=fields,
                            skip_bad=skip_bad)
-    dataset = load_files(None if source is None else str(source),
-                         train=None if train is None else str(train),
-                         test=None if test is None else str(test), hf=hf, fields=fields,
-                         skip_bad=skip_bad)
+    dataset = load_files(_text(source), train=_text(train), test=_text(test), hf=hf,
+                         fields=fields, skip_bad=skip_bad)
     if name is not None:
         dataset.name = name
     return dataset
@@ -118,8 +115,14 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     if stats == "streaming":
         if subset_field is not None or preference:
             raise UserError('preference pairs and subset_field need stats="exact"')
-        return ScanResult.of(_scan_streaming(data, train, test, [] if features is None else names,
-                                             config, work_dir, cache_dir, progress))
+        if not all(isinstance(x, (str, Path)) for x in (data, train, test) if x is not None):
+            raise UserError('stats="streaming" reads files, directories or globs: pass paths')
+        from cuelens.audit.streamed_scan import scan_files
+
+        return ScanResult.of(scan_files(_text(data), train=_text(train), test=_text(test),
+                                        config=config, work_dir=work_dir,
+                                        features=[] if features is None else names,
+                                        cache_dir=cache_dir, progress=progress))
     if stats != "exact":
         raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
     if preference:
@@ -132,20 +135,6 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     if subset_field is not None:
         add_subsets(result, subset_field, config)
     return ScanResult.of(result)
-
-
-def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,
-                    features: list[str] | None, config: ScanConfig,
-                    work_dir: str | Path | None, cache_dir: str | Path | None,
-                    progress: Progress | None) -> Scan:
-    from cuelens.audit.streamed_scan import scan_files
-
-    paths = [x for x in (data, train, test) if x is not None]
-    if not all(isinstance(x, (str, Path)) for x in paths):
-        raise UserError('stats="streaming" reads files, directories or globs: pass paths')
-    return scan_files(_text(data), train=_text(train), test=_text(test), config=config,
-                      work_dir=work_dir, features=features, cache_dir=cache_dir,
-                      progress=progress)
 
 
 def _text(path: DataSource) -> str | None:
