@@ -31,9 +31,8 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
                  premise_field: str | None = None, hypothesis_field: str | None = None,
                  label_field: str | None = None, choices_field: str | None = None,
                  skip_bad: bool = False) -> Dataset:
-    """Load a dataset from a file or directory path, a ``pandas.DataFrame``, a list of dicts, a
-    Hugging Face ``datasets.Dataset``/``DatasetDict``, a dict of split name → one of these, or
-    ``train=``/``test=``; ``hf="snli"`` loads a hub dataset. Field aliases are the CLI's (docs/methods.md §1).
+    """Load a dataset from a path, in-memory data or ``train=``/``test=``, or ``hf="snli"`` from
+    the hub (docs/api.md, "Data").
 
     >>> import cuelens
     >>> ds = cuelens.load_dataset([{"premise": "a man sleeps", "hypothesis": "nobody sleeps",
@@ -75,15 +74,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
          work_dir: str | Path | None = None, subset_field: str | None = None,
          **options: Any) -> ScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
-    (docs/methods.md §2–5); the same results as ``audit scan``.
-
-    ``data``/``train``/``test``: anything :func:`load_dataset` reads, or a loaded ``Dataset``.
-    ``features``: ``"all"``, ``"none"``/``[]`` or feature names; None: all (none with
-    streaming statistics). ``options``: the fields of :class:`~cuelens.audit.scan.ScanConfig`
-    (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only; the statistics
-    (ICQ features too, parsed chunk by chunk) stream over chunks kept under ``work_dir``
-    (docs/large-datasets.md), as ``audit scan --stats streaming``. ``subset_field``: the subset × shortcut table
-    (docs/preference.md). A file of preference pairs is scanned as such (docs/preference.md).
+    (docs/methods.md §2–5); the same results as ``audit scan``; the arguments: docs/api.md.
+    ``features``: ``"all"``, ``"none"``/``[]`` or feature names; ``options``: the fields of
+    :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …).
 
     >>> import cuelens
     >>> from cuelens.data.synthetic import make_nli
@@ -151,15 +144,10 @@ def probe(data: DataSource = None, *, model: str | None = None,
           batch_size: int | None = None, max_length: int = 128, device: str = "auto",
           trust_remote_code: bool = False, id_field: str | None = None, norm: str = "none",
           progress: Progress | None = None) -> ProbeResult:
-    """Probe a model (``model=`` alias, directory or hub id), a predictions file or evaluation
-    log (``predictions=``; ``id_field``, ``norm``: docs/eval-logs.md) or any prediction source
-    (``source=``, e.g. :class:`cuelens.probes.sources.LLMPrompt`) for reliance on the dataset's
-    cues (docs/methods.md §6–7); as ``audit probe``. The options and their defaults are
-    :class:`~cuelens.probes.config.ProbeConfig`'s: the top ``top`` word cues per label by
-    ``rank_by`` (default ``"z"``: the scan's significant cues only).
-
-    ``scan``: a :class:`ScanResult` of the same data, or an ``audit scan`` output directory
-    (default: a word-only scan with ``seed``).
+    """Probe a model (``model=``), a predictions file or evaluation log (``predictions=``;
+    docs/eval-logs.md) or any prediction source (``source=``) for reliance on the dataset's cues
+    (docs/methods.md §6–7); as ``audit probe``. The options: docs/api.md, "Probe options and
+    prediction sources"; ``scan`` (default: a word-only scan with ``seed``).
 
     >>> import cuelens, json, tempfile, pathlib
     >>> from cuelens.data.synthetic import make_nli

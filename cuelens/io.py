@@ -53,18 +53,13 @@ def _existing_ancestor(path: PathLike) -> Path:
     return probe
 
 
-def free_space(path: PathLike) -> int | None:
-    """Free bytes on the file system of ``path`` (its nearest existing ancestor)."""
-    try:
-        return shutil.disk_usage(_existing_ancestor(path)).free
-    except OSError:
-        return None
-
-
 def disk_full_error(path: PathLike, needed: int | None = None) -> UserError:
     """The one line for a full disk (or quota) while writing under ``path``: the space needed
-    (a lower bound when known) and the space left."""
-    free = free_space(path)
+    (a lower bound when known) and the space left (on its nearest existing ancestor's disk)."""
+    try:
+        free: int | None = shutil.disk_usage(_existing_ancestor(path)).free
+    except OSError:
+        free = None
     parts = ([f"at least {size_text(needed)} needed"] if needed else []) + \
         ([f"{size_text(free)} left"] if free is not None else [])
     return UserError(f"no space left on the device ({', '.join(parts)}); free some space or "

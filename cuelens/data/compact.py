@@ -49,14 +49,12 @@ class TextColumn:
         column._ends = array("q", arrays[f"{name}.ends"].tobytes())
         return column
 
-    def _span(self, i: int) -> tuple[int, int]:
+    def __getitem__(self, i: int) -> str:
+        i = int(i)
         if i < 0:
             i += len(self._ends)
-        return (self._ends[i - 1] if i > 0 else 0), self._ends[i]
-
-    def __getitem__(self, i: int) -> str:
-        start, end = self._span(int(i))
-        return self._buffer[start:end].decode("utf-8", "surrogatepass")
+        start = self._ends[i - 1] if i > 0 else 0
+        return self._buffer[start:self._ends[i]].decode("utf-8", "surrogatepass")
 
     def __iter__(self) -> Iterator[str]:
         start, buffer = 0, self._buffer

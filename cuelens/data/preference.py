@@ -227,12 +227,10 @@ def first_record(path: Path) -> dict | None:
             return None
         path = next(iter(files.values()))
     try:
-        for _, _, record in iter_records(path):
-            if isinstance(record, dict):
-                return record
+        return next((record for _, _, record in iter_records(path) if isinstance(record, dict)),
+                    None)
     except UserError:
         return None
-    return None
 
 
 def is_preference_source(*paths: str | Path | None) -> bool:
