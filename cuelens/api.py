@@ -20,7 +20,6 @@ from cuelens.probes.config import ProbeConfig
 from cuelens.results import ProbeResult, ScanResult
 
 if TYPE_CHECKING:
-    from cuelens.audit.pipeline import Scan
     from cuelens.probes.sources import PredictionSource
 
 Progress = Callable[[str, float], None]
@@ -32,9 +31,8 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
                  premise_field: str | None = None, hypothesis_field: str | None = None,
                  label_field: str | None = None, choices_field: str | None = None,
                  skip_bad: bool = False) -> Dataset:
-    """Load a dataset from a file or directory path, a ``pandas.DataFrame``, a list of dicts, a
-    Hugging Face ``datasets.Dataset``/``DatasetDict``, a dict of split name → one of these, or
-    ``train=``/``test=``; ``hf="snli"`` loads a hub dataset. Field aliases are the CLI's (docs/methods.md §1).
+    """Load a dataset from a path, in-memory data or ``train=``/``test=``, or ``hf="snli"`` from
+    the hub (docs/api.md, "Data").
 
     >>> import cuelens
     >>> ds = cuelens.load_dataset([{"premise": "a man sleeps", "hypothesis": "nobody sleeps",
@@ -55,10 +53,8 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
             raise UserError("give either in-memory data or hf=, not both")
         return load_memory(source, train=train, test=test, name=name or "data", fields=fields,
                            skip_bad=skip_bad)
-    dataset = load_files(None if source is None else str(source),
-                         train=None if train is None else str(train),
-                         test=None if test is None else str(test), hf=hf, fields=fields,
-                         skip_bad=skip_bad)
+    dataset = load_files(_text(source), train=_text(train), test=_text(test), hf=hf,
+                         fields=fields, skip_bad=skip_bad)
     if name is not None:
         dataset.name = name
     return dataset
@@ -78,15 +74,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
          work_dir: str | Path | None = None, subset_field: str | None = None,
          **options: Any) -> ScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
-    (docs/methods.md §2–5); the same results as ``audit scan``.
-
-    ``data``/``train``/``test``: anything :func:`load_dataset` reads, or a loaded ``Dataset``.
-    ``features``: ``"all"``, ``"none"``/``[]`` or feature names; None: all (none with
-    streaming statistics). ``options``: the fields of :class:`~cuelens.audit.scan.ScanConfig`
-    (``metric``, ``min_count``, ``seed``, …). ``stats="streaming"``: paths only; the statistics
-    (ICQ features too, parsed chunk by chunk) stream over chunks kept under ``work_dir``
-    (docs/large-datasets.md), as ``audit scan --stats streaming``. ``subset_field``: the subset × shortcut table
-    (docs/preference.md). A file of preference pairs is scanned as such (docs/preference.md).
+    (docs/methods.md §2–5); the same results as ``audit scan``; the arguments: docs/api.md.
+    ``features``: ``"all"``, ``"none"``/``[]`` or feature names; ``options``: the fields of
+    :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …).
 
     >>> import cuelens
     >>> from cuelens.data.synthetic import make_nli
@@ -118,8 +108,14 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     if stats == "streaming":
         if subset_field is not None or preference:
             raise UserError('preference pairs and subset_field need stats="exact"')
-        return ScanResult.of(_scan_streaming(data, train, test, [] if features is None else names,
-                                             config, work_dir, cache_dir, progress))
+        if not all(isinstance(x, (str, Path)) for x in (data, train, test) if x is not None):
+            raise UserError('stats="streaming" reads files, directories or globs: pass paths')
+        from cuelens.audit.streamed_scan import scan_files
+
+        return ScanResult.of(scan_files(_text(data), train=_text(train), test=_text(test),
+                                        config=config, work_dir=work_dir,
+                                        features=[] if features is None else names,
+                                        cache_dir=cache_dir, progress=progress))
     if stats != "exact":
         raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
     if preference:
@@ -132,20 +128,6 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     if subset_field is not None:
         add_subsets(result, subset_field, config)
     return ScanResult.of(result)
-
-
-def _scan_streaming(data: DataSource, train: DataSource, test: DataSource,
-                    features: list[str] | None, config: ScanConfig,
-                    work_dir: str | Path | None, cache_dir: str | Path | None,
-                    progress: Progress | None) -> Scan:
-    from cuelens.audit.streamed_scan import scan_files
-
-    paths = [x for x in (data, train, test) if x is not None]
-    if not all(isinstance(x, (str, Path)) for x in paths):
-        raise UserError('stats="streaming" reads files, directories or globs: pass paths')
-    return scan_files(_text(data), train=_text(train), test=_text(test), config=config,
-                      work_dir=work_dir, features=features, cache_dir=cache_dir,
-                      progress=progress)
 
 
 def _text(path: DataSource) -> str | None:
@@ -162,15 +144,10 @@ def probe(data: DataSource = None, *, model: str | None = None,
           batch_size: int | None = None, max_length: int = 128, device: str = "auto",
           trust_remote_code: bool = False, id_field: str | None = None, norm: str = "none",
           progress: Progress | None = None) -> ProbeResult:
-    """Probe a model (``model=`` alias, directory or hub id), a predictions file or evaluation
-    log (``predictions=``; ``id_field``, ``norm``: docs/eval-logs.md) or any prediction source
-    (``source=``, e.g. :class:`cuelens.probes.sources.LLMPrompt`) for reliance on the dataset's
-    cues (docs/methods.md §6–7); as ``audit probe``. The options and their defaults are
-    :class:`~cuelens.probes.config.ProbeConfig`'s: the top ``top`` word cues per label by
-    ``rank_by`` (default ``"z"``: the scan's significant cues only).
-
-    ``scan``: a :class:`ScanResult` of the same data, or an ``audit scan`` output directory
-    (default: a word-only scan with ``seed``).
+    """Probe a model (``model=``), a predictions file or evaluation log (``predictions=``;
+    docs/eval-logs.md) or any prediction source (``source=``) for reliance on the dataset's cues
+    (docs/methods.md §6–7); as ``audit probe``. The options: docs/api.md, "Probe options and
+    prediction sources"; ``scan`` (default: a word-only scan with ``seed``).
 
     >>> import cuelens, json, tempfile, pathlib
     >>> from cuelens.data.synthetic import make_nli

@@ -71,6 +71,7 @@ def summary_html(results: dict) -> str:
     from the data is escaped and cut to a bounded length."""
     from cuelens.audit.examples import top_cues_by_label
     from cuelens.audit.findings import d_with_ci, findings
+    from cuelens.io import format_number
 
     def esc(value) -> str:
         return html.escape(_short(value))
@@ -92,19 +93,14 @@ def summary_html(results: dict) -> str:
     if results.get("cues"):
         rows = "".join(
             f"<tr><td>{esc(label)}</td><td>" + ", ".join(
-                f"{esc(c['token'])} (z={_z(c)}{'*' if c['significant'] else ''})" for c in group)
+                f"{esc(c['token'])} (z={format_number(c['metrics'].get('z'), 1)}"
+                f"{'*' if c['significant'] else ''})" for c in group)
             + "</td></tr>"
             for label, group in top_cues_by_label(results["cues"], TOP_CUES_PER_LABEL).items())
         parts.append(f"<table><tr><th>label</th><th>strongest cues by z "
                      f"(* significant)</th></tr>{rows}</table>")
     parts.append("</div>")
     return "".join(parts)
-
-
-def _z(cue: dict) -> str:
-    from cuelens.io import format_number
-
-    return format_number(cue["metrics"].get("z"), 1)
 
 
 class EvaluatedItems(Protocol):

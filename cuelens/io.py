@@ -1,19 +1,8 @@
 """Small file helpers shared by every command: atomic writes, output sets, JSON/JSONL, and the
-output-path rules (docs/robustness.md).
+output-path rules checked before any computation (docs/robustness.md, "Outputs").
 
-Rules every command follows, checked *before* any computation:
-
-* no output path may be an input path, lie inside an input directory (a model), or equal
-  another output of the same run — symlinks and hard links resolved (:func:`check_outputs`);
-* every output's directory must be creatable and writable (:func:`check_writable_dir`);
-* a non-empty directory (a trained model) is only replaced with ``--overwrite``
-  (:func:`check_replaceable_dir`), and then as a whole (:func:`replace_directory`).
-
-Writes are atomic: a temporary file ``.NAME.cuelens-PID-XXXX.tmp`` in the target's directory is
-renamed over the target. Inside ``with output_set():`` the renames are deferred until the block
-ends without error, so a run's files (results, tables, report) appear together or not at all;
-temporaries left by a killed run (their process is gone) are removed by the next write into the
-same directory.
+Temporaries are ``.NAME.cuelens-PID-XXXX.tmp`` in the target's directory; inside
+``with output_set():`` their renames are deferred until the block ends without error.
 """
 
 from __future__ import annotations
@@ -56,21 +45,21 @@ def size_text(n: float) -> str:
     raise AssertionError("unreachable")
 
 
-def free_space(path: PathLike) -> int | None:
-    """Free bytes on the file system of ``path`` (its nearest existing ancestor)."""
+def _existing_ancestor(path: PathLike) -> Path:
+    """``path`` itself when it exists, else its nearest existing ancestor."""
     probe = Path(path)
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent
-    try:
-        return shutil.disk_usage(probe).free
-    except OSError:
-        return None
+    return probe
 
 
 def disk_full_error(path: PathLike, needed: int | None = None) -> UserError:
     """The one line for a full disk (or quota) while writing under ``path``: the space needed
-    (a lower bound when known) and the space left."""
-    free = free_space(path)
+    (a lower bound when known) and the space left (on its nearest existing ancestor's disk)."""
+    try:
+        free: int | None = shutil.disk_usage(_existing_ancestor(path)).free
+    except OSError:
+        free = None
     parts = ([f"at least {size_text(needed)} needed"] if needed else []) + \
         ([f"{size_text(free)} left"] if free is not None else [])
     return UserError(f"no space left on the device ({', '.join(parts)}); free some space or "
@@ -391,11 +380,7 @@ def check_writable_dir(directory: PathLike) -> None:
     """Fail now, before any computation, when ``directory`` cannot be created or written: its
     nearest existing ancestor must be a writable directory (nothing is created)."""
     directory = Path(directory)
-    probe = directory
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
+    probe = _existing_ancestor(directory)
     if not probe.is_dir():
         raise UserError(f"cannot write here: {probe} is not a directory", path=str(directory))
     try:
@@ -464,7 +449,7 @@ def null_non_finite(rows: list[dict]) -> list[dict]:
 def append_jsonl(path: str | os.PathLike, row: dict) -> None:
     """Append one JSON line with a single ``O_APPEND`` write, flushed to disk: an interrupted
     run keeps every line it finished (see :func:`read_jsonl_lines` for a torn last line)."""
-    data = (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    data = jsonl_line(row).encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
         os.write(fd, data)

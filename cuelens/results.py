@@ -1,12 +1,6 @@
-"""The result objects the Python API and the commands hand out (docs/api.md): :class:`ScanResult`,
-:class:`ProbeResult` and :class:`LLMProbeResult`.
-
-Each is the statistics' own result — :class:`~cuelens.audit.pipeline.Scan`,
-:class:`~cuelens.probes.pipeline.Probe`, :class:`~cuelens.probes.llm.pipeline.LLMProbe`: the
-results.json content and the files written from it — plus what sits above the statistics: the
-pandas views and the Jupyter summary (:mod:`cuelens.frames`) and the HTML report, which
-``save()`` writes together with those files. The statistics import neither
-(docs/ARCHITECTURE.md, "Layers"); :meth:`Viewed.of` turns their result into one of these.
+"""The result objects the Python API and the commands hand out (docs/api.md, "Results"): the
+statistics' own result plus the pandas views (:mod:`cuelens.frames`) and the HTML report, which
+the statistics do not import (docs/ARCHITECTURE.md, "Layers"); :meth:`Viewed.of` adds them.
 """
 
 from __future__ import annotations
@@ -69,13 +63,7 @@ class Viewed:
 
 @dataclass(repr=False)  # ResultViews.__repr__: bounded
 class ScanResult(Viewed, Scan, ResultViews):
-    """A scan (:class:`~cuelens.audit.pipeline.Scan`: ``dataset``, ``results``, ``item_easy``,
-    the per-item ``bias`` table) with its views.
-
-    pandas views: ``cues``, ``leakage``, ``features``, ``easy``, ``hard``, ``items``; ``D`` is
-    the headline leakage; ``to_dict()``, ``save(out_dir)``, ``to_html(path)``; a summary in
-    Jupyter.
-    """
+    """A scan (:class:`~cuelens.audit.pipeline.Scan`) with its views (docs/api.md, "Results")."""
 
     def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
              report_options: ReportOptions | None = None) -> dict[str, Path]:
@@ -87,13 +75,7 @@ class ScanResult(Viewed, Scan, ResultViews):
 
 @dataclass(repr=False)  # ResultViews.__repr__: bounded
 class ProbeResult(Viewed, Probe, ResultViews):
-    """A probe (:class:`~cuelens.probes.pipeline.Probe`: results, predictions, warnings) with
-    its views.
-
-    pandas views: ``cue_effects`` (ΔAcc per cue), ``distribution`` and the scan's ``cues``,
-    ``leakage``, ``features``, ``easy``, ``hard``; ``accuracy``; ``to_dict()``,
-    ``save(out_dir)``, ``to_html(path)``; a summary in Jupyter.
-    """
+    """A probe (:class:`~cuelens.probes.pipeline.Probe`) with its views (docs/api.md, "Results")."""
 
     @property
     def cue_effects(self) -> pd.DataFrame:

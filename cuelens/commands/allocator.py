@@ -7,8 +7,7 @@ to 32 MiB), so after the first big temporary, every numpy array below that size 
 heap. A scan allocates and frees such arrays per fold, and at 2 million items its resident size
 rose ~340 MB above its live data this way. Pinning the threshold (and the trim threshold) at
 16 MiB keeps the large arrays mapped and unmapped on free; lower values save a little more
-memory but pay for it in page faults (measured on a 1M-item scan, docs/BENCHMARKS.md: peak RSS
-1,211 MB unpinned, 1,088 MB at 16 MiB for +6 s of system time, 1,050 MB at 128 KiB for +25 s).
+memory but pay for it in page faults (docs/BENCHMARKS.md, "glibc thresholds").
 Only the command line does this: it is a process-wide setting, not the library's to change.
 """
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -15,8 +16,6 @@ from rich.console import Console
 from cuelens.errors import UserError
 
 if TYPE_CHECKING:
-    from rich.progress import TaskID
-
     from cuelens.data.dataset import Dataset
 
 console = Console(stderr=True)
@@ -247,26 +246,14 @@ def progress_line(task) -> str:
     return " · ".join(parts)
 
 
-class progress_bar:
+@contextlib.contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[str, float], None]]:
     """A rich progress bar fed by the library's ``progress(stage, fraction)`` callbacks
     (:func:`live_progress`: plain lines when stderr is not a terminal)."""
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    def __init__(self, description: str) -> None:
-        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.description = description
-        self.bar = live_progress(TextColumn("{task.description}"), BarColumn(),
-                                 TimeElapsedColumn(), TimeRemainingColumn())
-        self.task: TaskID | None = None
-
-    def __enter__(self):
-        self.bar.__enter__()
-        self.task = self.bar.add_task(self.description, total=1.0)
-        return self
-
-    def __call__(self, stage: str, fraction: float) -> None:
-        assert self.task is not None, "use progress_bar as a context manager"
-        self.bar.update(self.task, completed=fraction, description=f"{self.description}: {stage}")
-
-    def __exit__(self, *exc) -> None:
-        self.bar.__exit__(*exc)
+    with live_progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                       TimeRemainingColumn()) as bar:
+        task = bar.add_task(description, total=1.0)
+        yield lambda stage, fraction: bar.update(task, completed=fraction,
+                                                 description=f"{description}: {stage}")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,40 +15,32 @@ from cuelens.data.dataset import Task
 from cuelens.probes.config import ProbeConfig
 from cuelens.reports.options import ReportOptions
 
-LLMOpt = Annotated[Optional[str], typer.Option(
+_option = partial(typer.Option, rich_help_panel="LLM probe")
+LLMOpt = Annotated[Optional[str], _option(
     "--llm", help="Probe a language model through prompts: a local causal LM (directory, alias "
-                  "or hub id) or openai:MODEL with --base-url.", rich_help_panel="LLM probe")]
-PromptOpt = Annotated[Optional[list[str]], typer.Option(
+                  "or hub id) or openai:MODEL with --base-url.")]
+PromptOpt = Annotated[Optional[list[str]], _option(
     "--prompt", help="Prompt template: a built-in name (see `audit prompts`) or a template "
-                     "file; repeat to compare templates (default: every built-in of the task).",
-    rich_help_panel="LLM probe")]
-BaseUrlOpt = Annotated[Optional[str], typer.Option(
-    "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.",
-    rich_help_panel="LLM probe")]
-ApiKeyEnvOpt = Annotated[str, typer.Option(
+                     "file; repeat to compare templates (default: every built-in of the task).")]
+BaseUrlOpt = Annotated[Optional[str], _option(
+    "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")]
+ApiKeyEnvOpt = Annotated[str, _option(
     "--api-key-env", help="Environment variable holding the endpoint's API key (never written "
-                          "to outputs).", rich_help_panel="LLM probe")]
-ConcurrencyOpt = Annotated[int, typer.Option(help="Endpoint requests in flight at once.",
-                                             rich_help_panel="LLM probe")]
-TimeoutOpt = Annotated[float, typer.Option(help="Seconds before one endpoint request times out.",
-                                           rich_help_panel="LLM probe")]
-RetriesOpt = Annotated[int, typer.Option(help="Retries of a request after HTTP 429/5xx or a "
-                                              "network error (exponential backoff).",
-                                         rich_help_panel="LLM probe")]
-CacheOpt = Annotated[Optional[Path], typer.Option(
+                          "to outputs).")]
+ConcurrencyOpt = Annotated[int, _option(help="Endpoint requests in flight at once.")]
+TimeoutOpt = Annotated[float, _option(help="Seconds before one endpoint request times out.")]
+RetriesOpt = Annotated[int, _option(help="Retries of a request after HTTP 429/5xx or a network "
+                                         "error (exponential backoff).")]
+CacheOpt = Annotated[Optional[Path], _option(
     "--cache", help="SQLite response cache (default for openai: llm-responses.sqlite in the "
-                    "user cache directory; local models: none).", rich_help_panel="LLM probe")]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response "
-                                                             "cache.", rich_help_panel="LLM probe")]
-CalibrateOpt = Annotated[bool, typer.Option(
-    "--calibrate", help="Score templates: divide by p(answer | content-free 'N/A' input).",
-    rich_help_panel="LLM probe")]
-LengthNormOpt = Annotated[bool, typer.Option(
-    "--length-norm", help="Score templates: mean log-probability per answer token.",
-    rich_help_panel="LLM probe")]
-MaxNewTokensOpt = Annotated[Optional[int], typer.Option(
-    help="Generate templates: token budget (default: the template's).",
-    rich_help_panel="LLM probe")]
+                    "user cache directory; local models: none).")]
+NoCacheOpt = Annotated[bool, _option("--no-cache", help="Do not read or write the response cache.")]
+CalibrateOpt = Annotated[bool, _option(
+    "--calibrate", help="Score templates: divide by p(answer | content-free 'N/A' input).")]
+LengthNormOpt = Annotated[bool, _option(
+    "--length-norm", help="Score templates: mean log-probability per answer token.")]
+MaxNewTokensOpt = Annotated[Optional[int], _option(
+    help="Generate templates: token budget (default: the template's).")]
 
 
 @dataclass(frozen=True)

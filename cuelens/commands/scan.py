@@ -144,13 +144,7 @@ def scan(
                             "(no --stats streaming or --engine ray; docs/preference.md)")
         result, out_dir = scan_preference_data(data, train, test, subset_field, skip_bad, config,
                                                out, report, item_files)
-        result.started = started
-        save_scan(result, out_dir, (report, ReportOptions(plotly=plotly)), top, item_files)
-        print_preference(result.results.get("preference"))
-        print_subsets(result.results.get("subsets"))
-        check_fail_above(result.results, fail_above)
-        return
-    if stats == "streaming":
+    elif stats == "streaming":
         if subset_field:
             raise UserError("--subset-field needs exact statistics (not --stats streaming)")
         if engine not in ("local", "ray") or hf:
@@ -163,29 +157,31 @@ def scan(
                       fail_above, features=(feature_names, cache_dir),
                       passes=RayPasses(address) if engine == "ray" else None)
         return
-    with progress_bar(f"reading ({engine} engine)") as progress:
-        loaded = load_for_scan(engine, data, train=str(train) if train else None,
-                               test=str(test) if test else None, hf=hf, fields=fields,
-                               skip_bad=skip_bad, options=EngineOptions(
-                                   ngrams=ngrams, include_premise=include_premise,
-                                   address=address, progress=progress))
-    dataset = loaded.dataset
-    warn_skipped(dataset)
-    if sum(len(split) for split in dataset.splits.values()) > STREAMING_HINT_ITEMS:
-        console.print("[yellow]note:[/] exact statistics hold every item in memory (about "
-                      "0.5 GB per million); --stats streaming keeps memory flat "
-                      "(docs/large-datasets.md)")
-    out_dir = out or Path("audit-results") / dataset.name
-    check_scan_outputs(dataset.input_paths, len(dataset.test), out_dir, report,
-                       cache_dir=cache_dir,
-                       uses_cache=feature_names != [], item_files=item_files)
-    with progress_bar(f"scanning {dataset.name}") as progress:
-        result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
-                              progress=progress, tokens=loaded.tokens)
-        if subset_field:
-            add_subsets(result, subset_field, config)
+    else:
+        with progress_bar(f"reading ({engine} engine)") as progress:
+            loaded = load_for_scan(engine, data, train=str(train) if train else None,
+                                   test=str(test) if test else None, hf=hf, fields=fields,
+                                   skip_bad=skip_bad, options=EngineOptions(
+                                       ngrams=ngrams, include_premise=include_premise,
+                                       address=address, progress=progress))
+        dataset = loaded.dataset
+        warn_skipped(dataset)
+        if sum(len(split) for split in dataset.splits.values()) > STREAMING_HINT_ITEMS:
+            console.print("[yellow]note:[/] exact statistics hold every item in memory (about "
+                          "0.5 GB per million); --stats streaming keeps memory flat "
+                          "(docs/large-datasets.md)")
+        out_dir = out or Path("audit-results") / dataset.name
+        check_scan_outputs(dataset.input_paths, len(dataset.test), out_dir, report,
+                           cache_dir=cache_dir,
+                           uses_cache=feature_names != [], item_files=item_files)
+        with progress_bar(f"scanning {dataset.name}") as progress:
+            result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
+                                  progress=progress, tokens=loaded.tokens)
+            if subset_field:
+                add_subsets(result, subset_field, config)
     result.started = started
     save_scan(result, out_dir, (report, ReportOptions(plotly=plotly)), top, item_files)
+    print_preference(result.results.get("preference"))  # None but for preference pairs
     print_subsets(result.results.get("subsets"))
     check_fail_above(result.results, fail_above)
 
@@ -208,11 +204,9 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
                   fail_above: float | None, *,
                   features: tuple[list[str] | None, Path | None] = ([], None),
                   passes: RayPasses | None = None) -> None:
-    """``--stats streaming``: chunks in a work directory (created or refused up front; removed
-    at the end, or by the next run after a kill), read and then passed over (on ``passes``, e.g.
-    Ray workers; default: in this process; docs/large-datasets.md); ``features``: the ICQ feature
-    names (``None``: all) and the parse cache directory. A full disk is one line naming the work
-    directory, the space the chunks need and the space left."""
+    """``--stats streaming`` (docs/large-datasets.md; the work directory and a full disk:
+    docs/robustness.md): the passes run on ``passes`` (e.g. Ray workers; default: here);
+    ``features``: the ICQ feature names (``None``: all) and the parse cache directory."""
     from cuelens.audit.pipeline import check_scan_outputs
     from cuelens.audit.streamed_scan import load_chunked, read_local, scan_streaming
     from cuelens.engine.chunks import ChunkDirectory, chunk_space

@@ -1,10 +1,6 @@
-"""Compact columns for big splits (docs/methods.md §1): the same :class:`~cuelens.data.Split` interface,
-without one Python object per field per item.
-
-Texts live in one UTF-8 buffer with offsets (:class:`TextColumn`), labels as small codes
-(:class:`LabelColumn`); the original record text is not kept at all: :class:`SourceRecords`
-re-reads it from the shards when easy/hard records are written. Memory per NLI item is the
-UTF-8 size of id, premise and hypothesis plus ~30 bytes, instead of ~1 KB of Python objects.
+"""Compact columns for big splits (docs/large-datasets.md, "The local engine"): the same
+:class:`~cuelens.data.Split` interface, without one Python object per field per item; the
+record text is re-read from the shards (:class:`SourceRecords`), not kept.
 """
 
 from __future__ import annotations
@@ -53,14 +49,12 @@ class TextColumn:
         column._ends = array("q", arrays[f"{name}.ends"].tobytes())
         return column
 
-    def _span(self, i: int) -> tuple[int, int]:
+    def __getitem__(self, i: int) -> str:
+        i = int(i)
         if i < 0:
             i += len(self._ends)
-        return (self._ends[i - 1] if i > 0 else 0), self._ends[i]
-
-    def __getitem__(self, i: int) -> str:
-        start, end = self._span(int(i))
-        return self._buffer[start:end].decode("utf-8", "surrogatepass")
+        start = self._ends[i - 1] if i > 0 else 0
+        return self._buffer[start:self._ends[i]].decode("utf-8", "surrogatepass")
 
     def __iter__(self) -> Iterator[str]:
         start, buffer = 0, self._buffer
@@ -77,20 +71,19 @@ class LabelColumn:
         self._code: dict = {}
         self.codes = array("h")
 
-    def append(self, label) -> None:
+    def code(self, label) -> int:
+        """The code of ``label``, a new one when it is a new value."""
         code = self._code.get(label)
         if code is None:
             code = self._code[label] = len(self.values)
             self.values.append(label)
-        self.codes.append(code)
+        return code
+
+    def append(self, label) -> None:
+        self.codes.append(self.code(label))
 
     def extend(self, other: "LabelColumn") -> None:
-        remap = []
-        for value in other.values:
-            if value not in self._code:
-                self._code[value] = len(self.values)
-                self.values.append(value)
-            remap.append(self._code[value])
+        remap = [self.code(value) for value in other.values]
         codes = np.asarray(remap, dtype=np.int16)[np.asarray(other.codes, dtype=np.int64)]
         self.codes.frombytes(codes.astype(np.int16).tobytes())
 
@@ -230,11 +223,9 @@ class CompactSplit(Split):
         split = cls(name, path, meta["task"], shards, iter_records)
         split.columns = {column: TextColumn.from_arrays(arrays, column)
                          for column in split.columns}
-        labels = split.label_column
         for value in meta["labels"]:
-            labels._code[value] = len(labels.values)
-            labels.values.append(value)
-        labels.codes.frombytes(arrays["label_codes"].tobytes())
+            split.label_column.code(value)
+        split.label_column.codes.frombytes(arrays["label_codes"].tobytes())
         split.choices, split.questions = meta["choices"], meta["questions"]
         split.groups = meta["groups"]
         split.skipped = meta["skipped"]

@@ -15,12 +15,6 @@ from cuelens.data.splits import SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
 
-def _label_names(features) -> dict[str, list[str]]:
-    """The class names of every ``ClassLabel`` feature."""
-    return {name: list(names) for name, feature in features.items()
-            if (names := getattr(feature, "names", None))}
-
-
 def _rows(dataset, class_names: dict[str, list[str]], is_mcq_hint: bool):
     for number, row in enumerate(dataset, start=1):
         row = dict(row)
@@ -50,7 +44,9 @@ def hf_split(dataset, path: str, role: str, fields: FieldMap, skip_bad: bool) ->
     """Normalise one ``datasets.Dataset`` (class-label integers become their names)."""
     features = dataset.features
     mcq_hint = any(k in features for k in ("choices", "choice1", "ending0", "answerKey"))
-    rows = _rows(dataset, _label_names(features), mcq_hint)
+    class_names = {name: list(names) for name, feature in features.items()
+                   if (names := getattr(feature, "names", None))}  # of every ClassLabel feature
+    rows = _rows(dataset, class_names, mcq_hint)
     return build_split(rows, Path(path), role, fields, None, skip_bad)
 
 

@@ -1,18 +1,7 @@
-"""Label hygiene (docs/robustness.md, "Labels"): the normal form of a label, and the warnings a
-split's labels deserve before any statistic runs.
-
-* :func:`normalise_label` — Unicode NFC, invisible format characters (category ``Cf``: zero-width
-  joiner, soft hyphen, BOM…) removed, surrounding whitespace stripped, integral numbers written
-  without a decimal part (``1.0`` → ``1``), so that ``entail\\u200dment``, ``café`` in NFD and
-  `` neutral`` do not become classes of their own. Each rewrite is counted per split
-  (:class:`LabelFindings`) and reported.
-* :func:`label_report` — the findings of every split as one results.json ``dataset.labels``
-  section: the rewrites, labels that are rare (fewer than ``min_items`` items in the fitting
-  split — their cues are never called significant, docs/methods.md §2) or occur once, labels of
-  mixed kinds (``0/1/2`` beside ``1.5`` or beside ``entailment``) and JSON lines with a
-  duplicated key.
-* :func:`check_label_count` — all items under one label is an error (no statistic compares
-  labels then).
+"""Label hygiene (docs/robustness.md, "Labels"): the normal form of a label
+(:func:`normalise_label`, each rewrite counted in :class:`LabelFindings`), the results.json
+``dataset.labels`` warnings (:func:`label_report`) and the one-label error
+(:func:`check_label_count`).
 """
 
 from __future__ import annotations
@@ -41,7 +30,8 @@ def lone_surrogate(text: str) -> str | None:
 
 
 def normalise_label(text: str) -> str:
-    """The normal form of a label text (module docstring); ``""`` when nothing is left."""
+    """The normal form of a label text (docs/robustness.md, "Labels"): NFC, no ``Cf``
+    characters, stripped; ``""`` when nothing is left."""
     if text.isascii():
         return text.strip()
     visible = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")

@@ -1,27 +1,6 @@
-"""Preference pairs: detection, normalisation, loading (docs/preference.md, methods.md §16).
-
-A preference record names a prompt, the response people (or a judge) preferred and the one they
-did not. The shapes understood without options, detected from the record's fields by
-:data:`SHAPES` (first match wins):
-
-- ``arena``: ``response_a``/``response_b`` (or ``conversation_a``/``conversation_b`` message
-  lists) with ``winner`` = ``model_a``/``model_b``/``a``/``b``/``1``/``2``/``tie``/``tie
-  (bothbad)``, or the 0/1 flags ``winner_model_a``/``winner_model_b``/``winner_tie`` (Chatbot
-  Arena, MT-Bench human judgments). The chosen response's position (0 = first) is recorded;
-  ties are counted, not paired.
-- ``pairs``: ``chosen``/``rejected`` texts with an optional ``prompt`` (RewardBench, which adds
-  ``subset``), message lists (UltraFeedback binarised: ``[{"role", "content"}, ...]``), or whole
-  dialogues sharing a prefix (Anthropic HH-RLHF ``\\n\\nHuman: … \\n\\nAssistant: …``).
-
-Without a ``prompt`` field the prompt is the shared beginning of the two dialogues, cut after
-the last ``Assistant:`` turn marker inside it (HH-RLHF); message lists split at their longest
-common prefix of messages. A string holding a JSON list of strings (the Arena Kaggle export) is
-read as that list. The subset of a record is the ``--subset-field`` value (default: ``subset``
-when present).
-
-:func:`as_dataset` lays the pairs out for the word-cue statistics: every response is one NLI-shaped
-item (premise = prompt, hypothesis = response, label ``chosen``/``rejected``) in the group of its
-prompt, so the existing metrics, leakage table and hygiene run unchanged (docs/preference.md).
+"""Preference pairs: detection, normalisation, loading (docs/preference.md, "Preference
+records"; methods.md §16). The record shapes are :data:`SHAPES` (first match wins);
+:func:`as_dataset` lays the pairs out as NLI-shaped items for the word-cue statistics.
 """
 
 from __future__ import annotations
@@ -248,12 +227,10 @@ def first_record(path: Path) -> dict | None:
             return None
         path = next(iter(files.values()))
     try:
-        for _, _, record in iter_records(path):
-            if isinstance(record, dict):
-                return record
+        return next((record for _, _, record in iter_records(path) if isinstance(record, dict)),
+                    None)
     except UserError:
         return None
-    return None
 
 
 def is_preference_source(*paths: str | Path | None) -> bool:

@@ -1,27 +1,11 @@
-"""The one place that reads user files: JSONL / JSON / CSV / TSV / plain text, optionally gzipped.
+"""The one place that reads user files: JSONL / JSON / CSV / TSV / plain text, optionally gzipped
+(docs/robustness.md, "One reader for every file": the readers and the errors they name).
 
-Every reader streams the file in chunks of lines (memory grows with the longest line, not the
-file) and names the file and the 1-based line of every problem:
-
-* :func:`open_lines` — ``(line number, text)`` of every physical line (terminator removed; a
-  CRLF line keeps its ``'\\r'``). It refuses what is not a regular file (a FIFO would block
-  forever, a device never ends), decompresses ``.gz`` (a corrupt body is one clear error, not a
-  ``zlib.error``), drops a UTF-8 BOM and reports non-UTF-8 bytes with their line.
-* :func:`iter_jsonl` / :func:`iter_delimited` / :func:`iter_records` — ``(line, raw, record)``
-  triples where ``record`` is a dict or a :class:`LineError` (a per-line problem the caller
-  may skip with ``--skip-bad``; a generator that raised could not go on), and ``raw`` is the
-  original line (JSONL) or a JSON rendering of the row (CSV/TSV).
-* :func:`jsonl_objects` — the strict form: ``(line, dict)`` pairs, raising on the first bad line.
-* :func:`text_lines` — stripped non-blank lines of a plain text file (sentences, vocabularies).
-* :func:`read_json` — one whole-file JSON document (results.json, model configs).
-
-JSON is parsed by :func:`parse_json`: nesting deeper than :data:`MAX_JSON_DEPTH`, integers of
-more than :data:`MAX_INT_DIGITS` digits and the non-standard ``NaN``/``Infinity`` literals are
-errors (each would otherwise crash or silently poison a later step); an object that repeats a
-key keeps the last value and names the key (:class:`RepeatedKeys`, a warning for datasets). CSV: a quoted field may
-hold newlines (RFC 4180); a field longer than the ``csv`` module's limit, a quote left open at
-the end of the file, and a quoted field that swallows following lines which look like rows (an
-unbalanced quote, :func:`_swallowed_row`) are errors naming the line where the record starts.
+Every reader streams the file in chunks of lines and names the file and the 1-based line of
+every problem. The record readers yield ``(line, raw, record)`` triples where ``record`` is a
+dict or a :class:`LineError` (a per-line problem the caller may skip with ``--skip-bad``), and
+``raw`` is the original line (JSONL) or a JSON rendering of the row (CSV/TSV). An object that
+repeats a key keeps the last value and names the key (:class:`RepeatedKeys`).
 """
 
 from __future__ import annotations
@@ -111,7 +95,9 @@ def _decodable_lines(chunk: list[bytes], path: Path, number: int) -> tuple[list[
 
 
 def open_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for every line of a UTF-8 file (module docstring).
+    """``(line number, text)`` for every line of a UTF-8 file: the terminator removed (a CRLF
+    line keeps its ``'\\r'``), a UTF-8 BOM dropped; not a regular file, a corrupt ``.gz`` or
+    non-UTF-8 bytes are one error naming the line.
 
     A chunk of lines is decoded at once (the same as line by line: no UTF-8 sequence holds a
     newline byte), and line by line only to find the line of an undecodable byte."""

@@ -4,13 +4,9 @@ A raw record (one JSON object / CSV row) is normalised to either
 - NLI:  ``{"id", "premise", "hypothesis", "label": str}``
 - MCQ:  ``{"id", "premise", "choices": [str, ...], "label": int}`` (+ optional ``"question"``)
 
-Aliases understood without options:
-- SNLI/MNLI ``sentence1/sentence2/gold_label``; QNLI ``question/sentence``;
-- CommonsenseQA ``question{stem, choices[{label, text}]}/answerKey`` and the Hugging Face form
-  ``question/choices{label: [...], text: [...]}/answerKey``;
-- SWAG ``sent1`` (+ ``sent2``) / ``ending0..3`` / ``label``; COPA ``premise/choice1/choice2/question``;
-- our normalised MCQ ``premise/choices/label``.
-Users override with ``FieldMap`` (the CLI's ``--premise-field`` etc.).
+The aliases understood without options (the ``*_ALIASES`` below) are README.md's "Inputs", plus
+CommonsenseQA's Hugging Face form ``question/choices{label: [...], text: [...]}/answerKey`` and
+SWAG's ``sent1`` + ``sent2``; users override them with ``FieldMap`` (``--premise-field`` etc.).
 """
 
 from __future__ import annotations

@@ -89,8 +89,13 @@ class _Sentences:
         return [list(flat[bounds[i]:bounds[i + 1]]) for i in range(n)]
 
 
-def _insert(rng: np.random.Generator, words: list[str], word: str) -> None:
-    words.insert(int(rng.integers(0, len(words) + 1)), word)
+def _plant(rng: np.random.Generator, words: list[str], label: str, cues, draws) -> list[str]:
+    """``words`` with each cue word inserted at a random place when its draw (one uniform per
+    cue) falls under its rate for ``label``."""
+    for cue, draw in zip(cues, draws):
+        if draw < (cue.rate_with if cue.label == label else cue.rate_other):
+            words.insert(int(rng.integers(0, len(words) + 1)), cue.word)
+    return words
 
 
 def _sentence(words: list[str]) -> str:
@@ -109,11 +114,9 @@ def make_nli(n: int, *, seed: int = 0, vocab_size: int = 2000, cues=NLI_CUES,
     records = []
     for i in range(n):
         label = NLI_LABELS[labels[i]]
-        for j, cue in enumerate(cues):
-            if draws[i, j] < (cue.rate_with if cue.label == label else cue.rate_other):
-                _insert(rng, hypotheses[i], cue.word)
+        hypothesis = _plant(rng, hypotheses[i], label, cues, draws[i])
         records.append({"id": f"{id_prefix}-{i}", "premise": _sentence(premises[i]),
-                        "hypothesis": _sentence(hypotheses[i]), "label": label})
+                        "hypothesis": _sentence(hypothesis), "label": label})
     return records
 
 
@@ -129,14 +132,9 @@ def make_mcq(n: int, *, seed: int = 0, n_choices: int = 2, vocab_size: int = 200
     records = []
     for i in range(n):
         options = []
-        for j in range(n_choices):
-            words = choices[i * n_choices + j]
+        for j, k in enumerate(range(i * n_choices, (i + 1) * n_choices)):
             role = "right" if j == answers[i] else "wrong"
-            for c, cue in enumerate(cues):
-                rate = cue.rate_with if cue.label == role else cue.rate_other
-                if draws[i * n_choices + j, c] < rate:
-                    _insert(rng, words, cue.word)
-            options.append(_sentence(words))
+            options.append(_sentence(_plant(rng, choices[k], role, cues, draws[k])))
         records.append({"id": f"{id_prefix}-{i}", "premise": _sentence(premises[i]),
                         "choices": options, "label": int(answers[i])})
     return records
