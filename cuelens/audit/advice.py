@@ -126,9 +126,8 @@ def _easy_hard(f: Finding, results: dict) -> Step | None:
 
 
 RULE_FIXES = {  # MCQ rule → what to change in the data (docs/mcq-artifacts.md)
-    "longest choice": "make the wrong choices as long as the right ones",
-    "shortest choice": "make the wrong choices as long as the right ones",
-    "longest in words": "make the wrong choices as long as the right ones",
+    **dict.fromkeys(("longest choice", "shortest choice", "longest in words"),
+                    "make the wrong choices as long as the right ones"),
     "overlap with question": "write wrong choices that reuse the question's words as often as "
                              "the right ones do",
     "answer position": "shuffle the answer positions",
@@ -149,10 +148,9 @@ def _rule(f: Finding, results: dict) -> Step | None:
 
 #: preference shortcut → what to change in the pairs (docs/preference.md)
 PREFERENCE_FIXES = {
-    "longer (characters)": "collect rejected responses as long as the chosen ones, or compare "
-                           "models with a length-controlled win rate",
-    "longer (tokens)": "collect rejected responses as long as the chosen ones, or compare "
-                       "models with a length-controlled win rate",
+    **dict.fromkeys(("longer (characters)", "longer (tokens)"),
+                    "collect rejected responses as long as the chosen ones, or compare models "
+                    "with a length-controlled win rate"),
     **{name: f"make “{name}” as common in rejected responses as in chosen ones (or strip it "
              "from both)" for name in FORMATS},
     "apology or refusal": "review the pairs where one response apologises or refuses: if "

@@ -1,22 +1,9 @@
 """``audit compare``: what changed between two scans of (versions of) a dataset.
 
-:func:`compare_scans` takes two scan results (e.g. before and after removing cues) and returns a
-result of kind ``compare`` (docs/results-schema.md, docs/data-hygiene.md):
-
-- each side's headline D with its 95% CI and verdict, the change in D and whether the CIs overlap;
-- ``changes``: one row per measure (D, verdict, hard fraction, significant cues, hygiene counts,
-  MCQ rules, gold positions) with its direction — ``better``, ``worse`` or ``same`` — so the page
-  colours each by the direction of change; D changes direction only when the two 95% CIs do not
-  overlap (a shift inside the noise is ``same``), the hard fraction only when neither easy/hard
-  split is at chance level;
-- the significant cues (a cue is a (token, label) pair; significance as in each scan's own table)
-  gained, lost and kept, by name;
-- ``protocol``: the settings that make two scans comparable (train/test or cross-validated, cue
-  metric, folds, iterations, seed, …) and ``warnings`` when they differ: a change in D may then come
-  from the protocol, not the data;
-- ``status``: ``improved``, ``worsened``, ``mixed`` or ``unchanged`` with a one-line ``headline``.
-
-:func:`load_scan_results` accepts a scan output directory or its results.json.
+:func:`compare_scans` returns a result of kind ``compare`` (docs/results-schema.md): the status,
+the measures with the direction of their change, the significant cues gained, lost and kept and
+the protocol warnings, as docs/data-hygiene.md ("What to do next, and `audit compare`")
+describes. :func:`load_scan_results` accepts a scan output directory or its results.json.
 """
 
 from __future__ import annotations

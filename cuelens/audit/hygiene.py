@@ -1,29 +1,10 @@
 """Data hygiene: duplicates, train/test overlap, mirrored pairs and label-noise candidates.
 
-The ``hygiene`` section of results.json (docs/data-hygiene.md). All comparisons use the normal
-form of :func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), so case, punctuation
-and spacing never hide a copy.
-
-* An item's *input* is its normalised premise (MCQ: with the question) and hypothesis (MCQ: its
-  set of choices, in any order). Among items with the same input, those with the same answer
-  (NLI label; MCQ: the text of the right choice) and, for MCQ, the choices in the same order are
-  **exact duplicates** (redundant copies); those with the choices in another order are
-  **permuted copies** (a deliberate construction, e.g. ARCT-adv's swapped choices that balance
-  answer positions); groups whose answers differ are **label conflicts** (label-noise
-  candidates).
-* **Near duplicates**: different inputs whose premises *and* hypotheses (MCQ: premise + question
-  and choice set) each have a word-bigram Jaccard similarity of at least :data:`NEAR_THRESHOLD`,
-  found with a numpy MinHash LSH over each part (:class:`NearIndex`, :data:`NUM_PERM` seeded
-  permutations; a candidate shares a band in every part) and confirmed part by part with the
-  exact Jaccard similarity: sibling hypotheses of one premise are not near duplicates. Items
-  sharing a premise are counted separately (``shared_premise_items``).
-* **Overlap**: evaluation items whose input (exactly, or nearly) occurs in the fitting split,
-  and evaluation items sharing a premise with a fitting item.
-* **Mirrored / contrastive pairs**: MCQ pairs with the same set of choices but a different right
-  one (Balanced COPA's mirrors); NLI pairs with the same hypothesis (3+ tokens) and different
-  labels. A cue model cannot score above chance on both members of a pair.
-
-``warnings`` are plain sentences, values for the caller to show.
+The ``hygiene`` section of results.json: what each count means, the near-duplicate MinHash LSH
+and its scale in docs/data-hygiene.md ("Data hygiene") and docs/methods.md §11. All comparisons
+use the normal form of :func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), so
+case, punctuation and spacing never hide a copy. ``warnings`` are plain sentences, values for
+the caller to show.
 """
 
 from __future__ import annotations
@@ -178,10 +159,6 @@ class Groups:
         order = np.lexsort((values, group))
         same = np.diff(np.r_[_run_starts(group[order], values[order]), order.size])
         return int((self.sizes * (self.sizes - 1) // 2).sum() - (same * (same - 1) // 2).sum())
-
-    def first_pairs(self, which: np.ndarray) -> list[tuple[int, int]]:
-        """The first two members of the first :data:`MAX_EXAMPLES` groups where ``which``."""
-        return self.example_pairs(which, lambda i, j: True)
 
 
 def _run_starts(*columns: np.ndarray) -> np.ndarray:
@@ -581,7 +558,7 @@ class Copies(Tally):
                        redundant > 0, lambda i, j: same(i, j) and shown[i] == shown[j])),
                    _items_of(items, items, groups.example_pairs(
                        permuted > 0, lambda i, j: same(i, j) and shown[i] != shown[j])),
-                   _items_of(items, items, groups.first_pairs(mixed)))
+                   _items_of(items, items, groups.example_pairs(mixed, lambda i, j: True)))
 
 
 @dataclass(frozen=True)
