@@ -423,15 +423,9 @@ def _band_keys(signatures: np.ndarray) -> np.ndarray:
 
 class NearIndex:
     """MinHash LSH over the parts of item inputs (word bigrams), confirmed with exact Jaccard
-    part by part (docs/methods.md §11).
-
-    ``parts[p][k]`` is part ``p`` of the input at position ``k`` (every part lists every
-    position: :func:`near_parts`). Part ``p`` of input ``k`` has a MinHash
-    signature (:meth:`ShingleSets.signatures` under the seeded :func:`permutations`: ``PRIME``
-    = 2**31 − 1 and ``a``, ``b`` < ``PRIME``, so ``a·x + b`` < 2**62 never overflows uint64);
-    ``bands[p, k]`` are 64-bit keys of its :func:`lsh_bands` bands, and a candidate pair shares
-    a band in every part.
-    ``parts[p]`` keeps the 64-bit shingle hashes of part ``p`` to confirm candidates."""
+    part by part (docs/methods.md §11, "Hygiene"). ``parts[p][k]`` is part ``p`` of the input at
+    position ``k`` (:func:`near_parts`); ``bands[p, k]`` are the keys of its :func:`lsh_bands`
+    bands, and ``self.parts[p]`` keeps its shingle hashes to confirm candidates."""
 
     def __init__(self, parts: Sequence[Sequence[str]], seed: int = 0) -> None:
         self.seed = seed
@@ -472,10 +466,6 @@ class NearSample:
     keys: ItemKeys
     index: NearIndex
 
-    @property
-    def inputs(self) -> np.ndarray:
-        return self.keys.inputs
-
     def pairs(self) -> list[tuple[int, int]]:
         """Item pairs ``(i, j)``, ``i < j``, of near duplicates within the sample, in order.
         Near pairs with different answers that share the premise (sibling hypotheses, minimally
@@ -484,7 +474,7 @@ class NearSample:
         keys = self.keys
         paired = lambda k, m: keys.has_pair[k] and keys.pairs[k] == keys.pairs[m]  # noqa: E731
         return _items_of(self.items, self.items, [
-            (k, m) for k, m in self.index.near_pairs(self.inputs)
+            (k, m) for k, m in self.index.near_pairs(keys.inputs)
             if keys.answers[k] == keys.answers[m]
             or not (keys.premises[k] == keys.premises[m] or paired(k, m))])
 
@@ -493,7 +483,7 @@ class NearSample:
         near a sampled item of this split, ``(that item, the first such item here)``."""
         return _items_of(evaluated.items, self.items,
                          self.index.first_near(evaluated.index, np.flatnonzero(unmatched),
-                                               self.inputs))
+                                               self.keys.inputs))
 
 
 def _items_of(left: np.ndarray, right: np.ndarray,
@@ -644,14 +634,6 @@ def _matches(fit: dict[str, Part], evaluate: dict[str, Part]) -> tuple[np.ndarra
             first_match(evaluate["premises"]["key"], fit["premises"]["key"]) >= 0)
 
 
-def _positions(table: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """The positions in ``table`` (sorted) of those of ``items`` it holds."""
-    at = np.searchsorted(table, items)
-    inside = at < len(table)
-    at = at[inside]
-    return at[table[at] == items[inside]]
-
-
 def _exact(fit: Part, evaluate: dict[str, Part], sample: np.ndarray,
            found: tuple[np.ndarray, np.ndarray]) -> Exact:
     """The :class:`Exact` of ``found`` (:func:`_matches`); ``sample``: the evaluated split's
@@ -660,7 +642,7 @@ def _exact(fit: Part, evaluate: dict[str, Part], sample: np.ndarray,
     hit = np.flatnonzero(match >= 0)
     shown = hit[:MAX_EXAMPLES]
     return Exact(Matches(len(hit), _items_of(items, fit["item"], zip(shown, match[shown]))),
-                 _positions(sample, items[hit]), int(premised.sum()))
+                 np.flatnonzero(np.isin(sample, items[hit])), int(premised.sum()))
 
 
 def _flags(split: dict[str, Part], found: tuple[np.ndarray, np.ndarray] | None) -> Flags:

@@ -1,31 +1,17 @@
 """Data hygiene of chunked splits in bounded memory (docs/methods.md §11; docs/large-datasets.md).
 
 :func:`streamed_hygiene` returns exactly what :func:`cuelens.audit.hygiene.data_hygiene` returns
-for the same splits, but reads each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
-one at a time. The per-item 64-bit keys (input, pair text, premise) are not kept in memory: one
-task per chunk on the store's :class:`~cuelens.audit.streamed.ChunkPasses` (:func:`_chunk_keys`;
-Ray workers with ``--engine ray``) computes its items' keys and spills them, with their item
-index and answer, to files of its own partitioned by the top bits of the key's hash
-(:class:`KeySpill`), and returns only its part of the near-duplicate sample. A partition is
-read back as every chunk's file of it in chunk order (:class:`SpilledKeys`): all items holding
-one key are in the same partition, in item order. One task per partition
-(:func:`_partition_findings`) runs the in-memory counting
-(:func:`cuelens.audit.hygiene.partition_findings`) on partition ``p`` of every split and
-returns its share of the findings — duplicates, label conflicts, contrastive / mirrored pairs,
-shared premises, exact overlap — and the per-item flags of its flagged items; the driver totals
-the shares in partition order (:func:`~cuelens.audit.hygiene.findings`), so the "first pair"
-examples and first matches come out as in memory. Still on the driver: that totalling, setting
-the returned flag bits into one byte per item (:func:`item_flags`, assembly only), the
-near-duplicate index of the sample (:func:`~cuelens.audit.hygiene.near_items`, at most
-:data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS` items per split, held with their texts) and a
-last pass over the chunks fetching the few example items shown.
+for the same splits, reading each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
+one at a time: keys spilled per chunk to hash partitions (:class:`KeySpill`), counted per
+partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") describes.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -120,15 +106,11 @@ class SpilledKeys:
         joined = np.concatenate(rows) if rows else np.zeros(0, dtype=self.dtype)
         return {name: joined[name] for name in self.dtype.names or ()}
 
-    def parts(self) -> Iterator[Part]:
-        """Each partition's columns, partition by partition."""
-        return map(self.part, range(self.n_parts))
-
     def group_summary(self) -> dict:
         """:func:`~cuelens.audit.groups.sizes_summary` of the keys (a group: one key's copies),
         one partition in memory at a time."""
         parts = [sizes_summary(np.unique(part["key"], return_counts=True)[1])
-                 for part in self.parts()]
+                 for part in map(self.part, range(self.n_parts))]
         return {"groups": sum(p["groups"] for p in parts),
                 "largest": max((p["largest"] for p in parts), default=0),
                 "grouped_items": sum(p["grouped_items"] for p in parts)}
@@ -187,10 +169,7 @@ def _keyed(split: ChunkedSplit, seed: int, directory: Path,
              for index, (chunk, size, first) in enumerate(zip(split.per_file(), split.sizes,
                                                                firsts)))
     chunks = list(passes.map(_chunk_keys, directory, calls))
-    texts: list[list[str]] = [[], []]
-    for chunk in chunks:
-        for part, more in zip(texts, chunk.texts):
-            part += more
+    texts = [list(chain.from_iterable(chunk.texts[k] for chunk in chunks)) for k in range(2)]
     near = NearSample(sample, ItemKeys.concat([chunk.sampled for chunk in chunks]),
                       NearIndex(texts, seed))
     return (Keyed(len(split), split.task, near),
@@ -246,7 +225,6 @@ def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | 
     unless ``against_fitting`` (evaluated items of a scan with a fitting split)."""
     return {name: (bits & bit) > 0 if against_fitting or name not in OVERLAP_FLAGS else None
             for name, bit in FLAG_BITS.items()}
-
 
 
 def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_validated: bool,
