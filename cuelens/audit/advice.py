@@ -3,20 +3,16 @@
 :func:`next_steps` turns each :class:`~cuelens.audit.findings.Finding` of
 :func:`~cuelens.audit.findings.findings` into at most one step (``{"action", "why", "section"}``,
 plus ``"output"`` — the key of a scan output file, e.g. ``hard`` — when the step uses a file the
-scan may write), in the findings' order: by severity, then effect size. So the advice follows what
-the page shows and never contradicts it. Deliberate constructions (mirrored / contrastive pairs,
-copies with the choices permuted) and "nothing found" findings give no step; a result with no step
-gets one closing step (for a scan: probe a model; for a probe: what the clean result allows).
-
-A probe's results hold the scan's sections too, but its steps are about the model only: the
-dataset's steps are in the scan's own report.
+scan may write), in the findings' order, so the advice never contradicts the page; which finding
+gives which step: docs/data-hygiene.md ("What to do next, and `audit compare`"). A probe's
+results hold the scan's sections too, but its steps are about the model only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from cuelens.audit.examples import sort_value
+from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import Finding, findings, is_preference, split_name, with_ci
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.data.dataset import Task
@@ -26,13 +22,9 @@ TOP_CUES = 3  # per label
 
 def strongest_cues(cues: list[dict], per_label: int = TOP_CUES) -> dict[str, list[str]]:
     """Per label, the significant cues with the largest z (ties: support, token)."""
-    by_label: dict[str, list[dict]] = {}
-    for cue in cues:
-        if cue["significant"]:
-            by_label.setdefault(cue["label"], []).append(cue)
-    return {label: [c["token"] for c in sorted(
-        group, key=lambda c: (-sort_value(c["metrics"]["z"]), -c["count"], c["token"]))[:per_label]]
-        for label, group in sorted(by_label.items())}
+    significant = [cue for cue in cues if cue["significant"]]
+    return {label: [c["token"] for c in group]
+            for label, group in top_cues_by_label(significant, per_label, "z").items()}
 
 
 def effect_text(f: Finding) -> str:

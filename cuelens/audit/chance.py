@@ -17,11 +17,6 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
-def chance_rate(k: np.ndarray) -> float:
-    """Expected accuracy of random guessing, ``mean(1/k_i)``."""
-    return float(np.mean(1.0 / np.asarray(k, dtype=np.float64)))
-
-
 def null_pmf(k: np.ndarray) -> np.ndarray:
     """P(X = x), x = 0..n, of the number of items right by chance (Poisson-binomial)."""
     values, sizes = np.unique(np.asarray(k, dtype=np.int64), return_counts=True)
@@ -62,7 +57,7 @@ def accuracy_row(accuracy: float, k: np.ndarray, confidence: float = 0.95) -> di
     """Accuracy, chance, D, their intervals at ``confidence`` and the two-sided p-value against
     chance."""
     n = len(k)
-    chance = chance_rate(k)
+    chance = float(np.mean(1.0 / np.asarray(k, dtype=np.float64)))  # random guessing
     low, high = exact_interval(accuracy, n, confidence)
     return {"accuracy": _r(accuracy), "accuracy_ci": [_r(low), _r(high)],
             "chance": _r(chance), "D": _r(accuracy - chance),

@@ -37,10 +37,6 @@ def _significant(results: dict) -> dict[tuple[str, str], dict]:
     return {(c["token"], c["label"]): c for c in results.get("cues", []) if c["significant"]}
 
 
-def _verdict(leak: dict) -> str:
-    return leak.get("verdict", "significant" if leak["flagged"] else "mild")
-
-
 def _side(results: dict, source: str) -> dict:
     leak, eh = results["leakage"], results["easy_hard"]
     best = leak["best"]
@@ -52,7 +48,8 @@ def _side(results: dict, source: str) -> dict:
             "metric": best["metric"], "aggregator": best["aggregator"],
             "accuracy": best["accuracy"], "majority": leak["majority"], "D": best["D"],
             **({"ci_low": best["ci_low"], "ci_high": best["ci_high"]} if "ci_low" in best else {}),
-            "verdict": _verdict(leak), "hard_fraction": eh["hard_fraction"],
+            "verdict": leak.get("verdict", "significant" if leak["flagged"] else "mild"),
+            "hard_fraction": eh["hard_fraction"],
             "easy_hard_at_chance": bool(eh.get("chance_level", False)),
             "n_significant_cues": len(_significant(results)), "hygiene": counts}
 
@@ -106,12 +103,6 @@ def _row(name: str, before, after, unit: str, way: str) -> dict:
     return {"measure": name, "before": before, "after": after, "unit": unit, "direction": way}
 
 
-def _d_row(b: dict, a: dict, overlap: bool) -> dict:
-    way = "same" if overlap or "ci_low" not in b or "ci_low" not in a else \
-        direction(b["D"], a["D"])
-    return _row("cue leakage D", b["D"], a["D"], "points", way)
-
-
 def _rule_rows(before: dict, after: dict) -> list[dict]:
     """MCQ rules (and gold positions per split) of both scans: better when a significant
     artifact is gone, worse when one appears."""
@@ -138,7 +129,9 @@ def _rule_rows(before: dict, after: dict) -> list[dict]:
 
 
 def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list[dict]:
-    rows = [_d_row(b, a, overlap),
+    rows = [_row("cue leakage D", b["D"], a["D"], "points",
+                 "same" if overlap or "ci_low" not in b or "ci_low" not in a else
+                 direction(b["D"], a["D"])),
             _row("verdict", b["verdict"], a["verdict"], "",
                  direction(VERDICT_ORDER.get(b["verdict"], 1), VERDICT_ORDER.get(a["verdict"], 1))),
             _row("hard fraction", b["hard_fraction"], a["hard_fraction"], "%",

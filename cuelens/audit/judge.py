@@ -5,16 +5,11 @@ Consistent pairs, flips, tie-inconsistent pairs and the first-position test: doc
 (A = X, B = Y) and once swapped; per subset the first-position tests are Holm-corrected
 (:func:`cuelens.audit.subsets.holm`).
 
-Log shapes (:func:`judge_verdicts`, detected from the first record):
-
-- FastChat MT-Bench pairwise judgments (``fastchat/llm_judge``'s ``model_judgment/*_pair.jsonl``):
-  one record per match with ``g1_winner`` (original order) and ``g2_winner`` (swapped), both
-  already mapped back to ``model_1``/``model_2``/``tie`` (``error`` rows are skipped); the pair
-  is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``.
-- Two records per pair (e.g. a judge run over the files of ``audit rotate``): a pair id
-  (``pair_id``, ``id``, ``question_id``), the order (``swapped``: true/false, or ``order``:
-  ``ab``/``ba``) and the verdict by position (``winner``/``verdict``/``choice``: ``A``/``B``/
-  ``tie``, also ``1``/``2``, ``model_a``/``model_b``).
+Log shapes (:func:`judge_verdicts`, detected from the first record; docs/preference.md): FastChat
+MT-Bench pairwise judgments (the pair is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``),
+or two records per pair with a pair id of :data:`PAIR_ID_FIELDS`, ``swapped`` or ``order`` and a
+verdict by position of :data:`VERDICT_FIELDS` (spellings: :data:`POSITION_A`,
+:data:`POSITION_B`, :data:`TIE_WORDS`).
 """
 
 from __future__ import annotations

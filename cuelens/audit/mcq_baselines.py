@@ -78,10 +78,9 @@ def gold_positions(split: Split) -> np.ndarray:
     return np.asarray(split.labels, dtype=np.int64)
 
 
-def rule_credit(split: Split, name: str) -> np.ndarray:
-    """Per-item credit of the rule ``name`` on ``split``."""
-    scorer = RULES[name]
-    scores = [scorer(split.premise_context(i), split.choices[i]) for i in range(len(split))]
+def rule_credit(split: Split, name: str, context: Context = Split.premise_context) -> np.ndarray:
+    """Per-item credit of the rule ``name`` on ``split``, reading each item's ``context``."""
+    scores = [RULES[name](context(split, i), split.choices[i]) for i in range(len(split))]
     return tie_credit(scores, gold_positions(split))
 
 
@@ -105,18 +104,6 @@ def question_text(split: Split, i: int) -> str:
     return split.questions[i] or ""
 
 
-def has_context(split: Split) -> bool:
-    """Whether some item holds a passage and a separate question (:data:`NO_CONTEXT` applies)."""
-    return any(split.questions)
-
-
-def _question_answers(fit: Split, context: Context) -> dict[str, Counter]:
-    answers: dict[str, Counter] = defaultdict(Counter)
-    for i, (choices, gold) in enumerate(zip(fit.choices, fit.labels)):
-        answers[_key(context(fit, i))][_key(choices[gold])] += 1
-    return answers
-
-
 def question_seen(fit: Split, evaluate: Split) -> np.ndarray:
     """1.0 per evaluated item whose premise + question occurs among the fitting items."""
     seen = {_key(fit.premise_context(i)) for i in range(len(fit))}
@@ -127,7 +114,9 @@ def question_seen(fit: Split, evaluate: Split) -> np.ndarray:
 def memorised_answers(fit: Split, evaluate: Split, context: Context) -> np.ndarray:
     """Per evaluated item: credit of the choice given most often as the answer among fitting
     items with the same ``context`` text."""
-    answers = _question_answers(fit, context)
+    answers: dict[str, Counter] = defaultdict(Counter)
+    for i, (choices, gold) in enumerate(zip(fit.choices, fit.labels)):
+        answers[_key(context(fit, i))][_key(choices[gold])] += 1
     scores = []
     for i, choices in enumerate(evaluate.choices):
         known = answers.get(_key(context(evaluate, i)), Counter())
@@ -145,9 +134,7 @@ NO_CONTEXT_OVERLAP = "no context: overlap"  # a rule: fitted on nothing
 
 @no_context(NO_CONTEXT_OVERLAP)
 def _no_context_overlap(fit: Split, evaluate: Split) -> np.ndarray:
-    scores = [_overlap(question_text(evaluate, i), evaluate.choices[i])
-              for i in range(len(evaluate))]
-    return tie_credit(scores, gold_positions(evaluate))
+    return rule_credit(evaluate, "overlap with question", question_text)
 
 
 @no_context("no context: question only")
@@ -177,7 +164,8 @@ def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0,
     """Per-item credit of every registered baseline on the evaluated items (:func:`cross_fit`
     over ``fold``)."""
     out = {name: rule_credit(dataset.test, name) for name in RULES}
-    fitted_baselines = {**FITTED, **(NO_CONTEXT if has_context(dataset.test) else {})}
+    # NO_CONTEXT applies when some item holds a passage and a separate question
+    fitted_baselines = {**FITTED, **(NO_CONTEXT if any(dataset.test.questions) else {})}
     out.update({name: cross_fit(dataset, func, folds, seed, fold)
                 for name, func in fitted_baselines.items()})
     return out

@@ -76,13 +76,10 @@ DIFFERENCE_CHUNK = 65_536  # items folded into the moments at once (bounded memo
 
 
 class DifferenceMoments:
-    """Sums of per-item paired differences (``M`` predictors − one baseline) accumulated over
-    any split of the items into pieces: the count ``n``, ``Σ d`` (``total``), ``Σ d dᵀ``
-    (``cross``) and, per predictor, the smallest non-zero ``|d|`` (``step``: the lattice step
-    behind the continuity correction) — all that :func:`simultaneous_test` needs, so the exact
-    scan (one call) and statistics that stream (one call per chunk) get the same numbers.
-    Integer-valued differences (NLI 0/1 correctness) give sums that do not depend on the order
-    of the pieces."""
+    """Sums of per-item paired differences (``M`` predictors − one baseline) over any split of the
+    items into pieces: ``n``, ``Σ d`` (``total``), ``Σ d dᵀ`` (``cross``) and per predictor the
+    smallest non-zero ``|d|`` (``step``), all that :func:`simultaneous_test` needs
+    (docs/methods.md §11, item 2); integer differences give sums independent of their order."""
 
     def __init__(self, n_models: int) -> None:
         self.n = 0
