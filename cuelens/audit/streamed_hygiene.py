@@ -9,7 +9,7 @@ partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") descr
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -106,11 +106,15 @@ class SpilledKeys:
         joined = np.concatenate(rows) if rows else np.zeros(0, dtype=self.dtype)
         return {name: joined[name] for name in self.dtype.names or ()}
 
+    def parts(self) -> Iterator[Part]:
+        """Each partition's columns, partition by partition."""
+        return map(self.part, range(self.n_parts))
+
     def group_summary(self) -> dict:
         """:func:`~cuelens.audit.groups.sizes_summary` of the keys (a group: one key's copies),
         one partition in memory at a time."""
         parts = [sizes_summary(np.unique(part["key"], return_counts=True)[1])
-                 for part in map(self.part, range(self.n_parts))]
+                 for part in self.parts()]
         return {"groups": sum(p["groups"] for p in parts),
                 "largest": max((p["largest"] for p in parts), default=0),
                 "grouped_items": sum(p["grouped_items"] for p in parts)}
