@@ -3,20 +3,16 @@
 :func:`next_steps` turns each :class:`~cuelens.audit.findings.Finding` of
 :func:`~cuelens.audit.findings.findings` into at most one step (``{"action", "why", "section"}``,
 plus ``"output"`` — the key of a scan output file, e.g. ``hard`` — when the step uses a file the
-scan may write), in the findings' order: by severity, then effect size. So the advice follows what
-the page shows and never contradicts it. Deliberate constructions (mirrored / contrastive pairs,
-copies with the choices permuted) and "nothing found" findings give no step; a result with no step
-gets one closing step (for a scan: probe a model; for a probe: what the clean result allows).
-
-A probe's results hold the scan's sections too, but its steps are about the model only: the
-dataset's steps are in the scan's own report.
+scan may write), in the findings' order, so the advice never contradicts the page; which finding
+gives which step: docs/data-hygiene.md ("What to do next, and `audit compare`"). A probe's
+results hold the scan's sections too, but its steps are about the model only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from cuelens.audit.examples import sort_value
+from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import Finding, findings, is_preference, split_name, with_ci
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.data.dataset import Task
@@ -26,13 +22,9 @@ TOP_CUES = 3  # per label
 
 def strongest_cues(cues: list[dict], per_label: int = TOP_CUES) -> dict[str, list[str]]:
     """Per label, the significant cues with the largest z (ties: support, token)."""
-    by_label: dict[str, list[dict]] = {}
-    for cue in cues:
-        if cue["significant"]:
-            by_label.setdefault(cue["label"], []).append(cue)
-    return {label: [c["token"] for c in sorted(
-        group, key=lambda c: (-sort_value(c["metrics"]["z"]), -c["count"], c["token"]))[:per_label]]
-        for label, group in sorted(by_label.items())}
+    significant = [cue for cue in cues if cue["significant"]]
+    return {label: [c["token"] for c in group]
+            for label, group in top_cues_by_label(significant, per_label, "z").items()}
 
 
 def effect_text(f: Finding) -> str:
@@ -126,9 +118,8 @@ def _easy_hard(f: Finding, results: dict) -> Step | None:
 
 
 RULE_FIXES = {  # MCQ rule → what to change in the data (docs/mcq-artifacts.md)
-    "longest choice": "make the wrong choices as long as the right ones",
-    "shortest choice": "make the wrong choices as long as the right ones",
-    "longest in words": "make the wrong choices as long as the right ones",
+    **dict.fromkeys(("longest choice", "shortest choice", "longest in words"),
+                    "make the wrong choices as long as the right ones"),
     "overlap with question": "write wrong choices that reuse the question's words as often as "
                              "the right ones do",
     "answer position": "shuffle the answer positions",
@@ -149,10 +140,9 @@ def _rule(f: Finding, results: dict) -> Step | None:
 
 #: preference shortcut → what to change in the pairs (docs/preference.md)
 PREFERENCE_FIXES = {
-    "longer (characters)": "collect rejected responses as long as the chosen ones, or compare "
-                           "models with a length-controlled win rate",
-    "longer (tokens)": "collect rejected responses as long as the chosen ones, or compare "
-                       "models with a length-controlled win rate",
+    **dict.fromkeys(("longer (characters)", "longer (tokens)"),
+                    "collect rejected responses as long as the chosen ones, or compare models "
+                    "with a length-controlled win rate"),
     **{name: f"make “{name}” as common in rejected responses as in chosen ones (or strip it "
              "from both)" for name in FORMATS},
     "apology or refusal": "review the pairs where one response apologises or refuses: if "

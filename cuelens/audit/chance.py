@@ -1,23 +1,8 @@
-"""Accuracy against chance for multiple-choice items with any number of choices (docs/methods.md §3).
+"""Accuracy against chance for multiple-choice items with any number of choices.
 
-An item with ``k_i`` choices is answered right by chance with probability ``1/k_i``; chance
-accuracy is ``mean(1/k_i)`` and ``D = Acc − chance`` (docs/methods.md §3's Majority for MCQ).
-
-- :func:`chance_p_value` — two-sided test of "the predictor is no better or worse than random
-  guessing". Under that null the number of right items is Poisson-binomial with success
-  probabilities ``1/k_i``; items with the same ``k`` form a binomial, so the exact null is the
-  convolution of at most one binomial per distinct ``k`` (with one ``k`` it is the exact
-  binomial test). The p-value is ``min(1, 2·min(P(X ≤ S), P(X ≥ S)))`` for the observed total
-  ``S``. A tie between ``t`` choices earns ``1/t`` (docs/methods.md §3), which makes ``S`` fractional and
-  shrinks its null variance, so with ties the test is conservative.
-- :func:`exact_interval` — the Clopper–Pearson interval of an accuracy over ``n`` items at a
-  given confidence (the caller's multiple-testing correction applied to both the test and the
-  interval). With one ``k`` and no ties it is the inversion of the two-sided test above, so
-  "significant" and "the interval excludes chance" agree; fractional (tie) credit uses the beta
-  quantiles at the fractional count.
-- :func:`position_chi_square` — Pearson's chi-square of gold (or predicted) positions against
-  "every position equally likely": one goodness-of-fit statistic per group of items with the
-  same ``k`` (``scipy.stats.chisquare``), summed, with ``Σ (k − 1)`` degrees of freedom.
+Chance accuracy is ``mean(1/k_i)``; the exact Poisson-binomial test against it, the
+Clopper–Pearson interval and the gold-position chi-square are described in
+docs/mcq-artifacts.md ("Baselines in `audit scan`") and docs/methods.md §3, §12.
 """
 
 from __future__ import annotations
@@ -30,11 +15,6 @@ ALPHA = 0.05
 
 def _r(x: float) -> float:
     return round(float(x), 6)
-
-
-def chance_rate(k: np.ndarray) -> float:
-    """Expected accuracy of random guessing, ``mean(1/k_i)``."""
-    return float(np.mean(1.0 / np.asarray(k, dtype=np.float64)))
 
 
 def null_pmf(k: np.ndarray) -> np.ndarray:
@@ -77,7 +57,7 @@ def accuracy_row(accuracy: float, k: np.ndarray, confidence: float = 0.95) -> di
     """Accuracy, chance, D, their intervals at ``confidence`` and the two-sided p-value against
     chance."""
     n = len(k)
-    chance = chance_rate(k)
+    chance = float(np.mean(1.0 / np.asarray(k, dtype=np.float64)))  # random guessing
     low, high = exact_interval(accuracy, n, confidence)
     return {"accuracy": _r(accuracy), "accuracy_ci": [_r(low), _r(high)],
             "chance": _r(chance), "D": _r(accuracy - chance),

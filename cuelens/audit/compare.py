@@ -1,22 +1,9 @@
 """``audit compare``: what changed between two scans of (versions of) a dataset.
 
-:func:`compare_scans` takes two scan results (e.g. before and after removing cues) and returns a
-result of kind ``compare`` (docs/results-schema.md, docs/data-hygiene.md):
-
-- each side's headline D with its 95% CI and verdict, the change in D and whether the CIs overlap;
-- ``changes``: one row per measure (D, verdict, hard fraction, significant cues, hygiene counts,
-  MCQ rules, gold positions) with its direction — ``better``, ``worse`` or ``same`` — so the page
-  colours each by the direction of change; D changes direction only when the two 95% CIs do not
-  overlap (a shift inside the noise is ``same``), the hard fraction only when neither easy/hard
-  split is at chance level;
-- the significant cues (a cue is a (token, label) pair; significance as in each scan's own table)
-  gained, lost and kept, by name;
-- ``protocol``: the settings that make two scans comparable (train/test or cross-validated, cue
-  metric, folds, iterations, seed, …) and ``warnings`` when they differ: a change in D may then come
-  from the protocol, not the data;
-- ``status``: ``improved``, ``worsened``, ``mixed`` or ``unchanged`` with a one-line ``headline``.
-
-:func:`load_scan_results` accepts a scan output directory or its results.json.
+:func:`compare_scans` returns a result of kind ``compare`` (docs/results-schema.md): the status,
+the measures with the direction of their change, the significant cues gained, lost and kept and
+the protocol warnings, as docs/data-hygiene.md ("What to do next, and `audit compare`")
+describes. :func:`load_scan_results` accepts a scan output directory or its results.json.
 """
 
 from __future__ import annotations
@@ -50,10 +37,6 @@ def _significant(results: dict) -> dict[tuple[str, str], dict]:
     return {(c["token"], c["label"]): c for c in results.get("cues", []) if c["significant"]}
 
 
-def _verdict(leak: dict) -> str:
-    return leak.get("verdict", "significant" if leak["flagged"] else "mild")
-
-
 def _side(results: dict, source: str) -> dict:
     leak, eh = results["leakage"], results["easy_hard"]
     best = leak["best"]
@@ -65,7 +48,8 @@ def _side(results: dict, source: str) -> dict:
             "metric": best["metric"], "aggregator": best["aggregator"],
             "accuracy": best["accuracy"], "majority": leak["majority"], "D": best["D"],
             **({"ci_low": best["ci_low"], "ci_high": best["ci_high"]} if "ci_low" in best else {}),
-            "verdict": _verdict(leak), "hard_fraction": eh["hard_fraction"],
+            "verdict": leak.get("verdict", "significant" if leak["flagged"] else "mild"),
+            "hard_fraction": eh["hard_fraction"],
             "easy_hard_at_chance": bool(eh.get("chance_level", False)),
             "n_significant_cues": len(_significant(results)), "hygiene": counts}
 
@@ -119,12 +103,6 @@ def _row(name: str, before, after, unit: str, way: str) -> dict:
     return {"measure": name, "before": before, "after": after, "unit": unit, "direction": way}
 
 
-def _d_row(b: dict, a: dict, overlap: bool) -> dict:
-    way = "same" if overlap or "ci_low" not in b or "ci_low" not in a else \
-        direction(b["D"], a["D"])
-    return _row("cue leakage D", b["D"], a["D"], "points", way)
-
-
 def _rule_rows(before: dict, after: dict) -> list[dict]:
     """MCQ rules (and gold positions per split) of both scans: better when a significant
     artifact is gone, worse when one appears."""
@@ -151,7 +129,9 @@ def _rule_rows(before: dict, after: dict) -> list[dict]:
 
 
 def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list[dict]:
-    rows = [_d_row(b, a, overlap),
+    rows = [_row("cue leakage D", b["D"], a["D"], "points",
+                 "same" if overlap or "ci_low" not in b or "ci_low" not in a else
+                 direction(b["D"], a["D"])),
             _row("verdict", b["verdict"], a["verdict"], "",
                  direction(VERDICT_ORDER.get(b["verdict"], 1), VERDICT_ORDER.get(a["verdict"], 1))),
             _row("hard fraction", b["hard_fraction"], a["hard_fraction"], "%",

@@ -1,10 +1,5 @@
-"""Turning aggregator scores into per-item correctness (docs/methods.md §3).
-
-NLI: the predicted label is the arg-max of the instance's scores, ties broken toward the more
-frequent training label (the majority first); an instance with no seen word gets the majority
-label. MCQ: a question's ``k`` choices are consecutive instances; the arg-max of the ``right``
-score is the prediction, and a question whose top score is shared by ``t`` choices counts
-``1/t`` if the right choice is among them — the expected accuracy of a random tie-break.
+"""Turning aggregator scores into per-item correctness, ties and unseen words as docs/methods.md
+§2–3 say (MCQ: a question's ``k`` choices are consecutive instances, scored by P(right)).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The findings of a results file, ranked: what a reader should see first (docs/report.md).
 
-:func:`findings` turns a scan's or a probe's results dict into :class:`Finding` s — one plain
-sentence each, with its effect size and interval, the number of items it concerns and the report
-section that shows the evidence — ranked by severity, then effect size. The report's summary block
-lists them and :func:`cuelens.audit.advice.next_steps` derives its steps from them, so the advice
-never contradicts what the page shows.
+:func:`findings` turns a scan's or a probe's results dict into ranked :class:`Finding` s, which
+the report's summary block lists and :func:`cuelens.audit.advice.next_steps` turns into steps
+(docs/data-hygiene.md, "What to do next, and `audit compare`").
 
 Effect sizes are in the unit of their statistic: ``points`` (a difference of accuracies, ×100),
 ``%`` (a share of items), ``items``. Severity:

@@ -1,9 +1,5 @@
-"""Leakage-proof fold assignment: items that share text are kept in one fold (docs/methods.md §3–4).
-
-Plain k-fold lets an item and its near-copy land on both sides of a fold boundary. Debiased
-datasets do this on purpose: Balanced COPA mirrors every question (the same two choices, once with
-the first right, once with the second), so plain folds put a choice's *right* occurrence in the
-fitting portion and its *wrong* one in the held-out fold, and cue scores become anti-predictive.
+"""Leakage-proof fold assignment: items that share text are kept in one fold (docs/methods.md
+§3–4; why: docs/data-hygiene.md, "Grouped folds").
 
 Groups are the connected components of the graph linking an item to each of its *keys*
 (:func:`split_links`): its normalised premise, each of its normalised hypothesis / choice texts,

@@ -1,29 +1,10 @@
 """Data hygiene: duplicates, train/test overlap, mirrored pairs and label-noise candidates.
 
-The ``hygiene`` section of results.json (docs/data-hygiene.md). All comparisons use the normal
-form of :func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), so case, punctuation
-and spacing never hide a copy.
-
-* An item's *input* is its normalised premise (MCQ: with the question) and hypothesis (MCQ: its
-  set of choices, in any order). Among items with the same input, those with the same answer
-  (NLI label; MCQ: the text of the right choice) and, for MCQ, the choices in the same order are
-  **exact duplicates** (redundant copies); those with the choices in another order are
-  **permuted copies** (a deliberate construction, e.g. ARCT-adv's swapped choices that balance
-  answer positions); groups whose answers differ are **label conflicts** (label-noise
-  candidates).
-* **Near duplicates**: different inputs whose premises *and* hypotheses (MCQ: premise + question
-  and choice set) each have a word-bigram Jaccard similarity of at least :data:`NEAR_THRESHOLD`,
-  found with a numpy MinHash LSH over each part (:class:`NearIndex`, :data:`NUM_PERM` seeded
-  permutations; a candidate shares a band in every part) and confirmed part by part with the
-  exact Jaccard similarity: sibling hypotheses of one premise are not near duplicates. Items
-  sharing a premise are counted separately (``shared_premise_items``).
-* **Overlap**: evaluation items whose input (exactly, or nearly) occurs in the fitting split,
-  and evaluation items sharing a premise with a fitting item.
-* **Mirrored / contrastive pairs**: MCQ pairs with the same set of choices but a different right
-  one (Balanced COPA's mirrors); NLI pairs with the same hypothesis (3+ tokens) and different
-  labels. A cue model cannot score above chance on both members of a pair.
-
-``warnings`` are plain sentences, values for the caller to show.
+The ``hygiene`` section of results.json: what each count means, the near-duplicate MinHash LSH
+and its scale in docs/data-hygiene.md ("Data hygiene") and docs/methods.md §11. All comparisons
+use the normal form of :func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), so
+case, punctuation and spacing never hide a copy. ``warnings`` are plain sentences, values for
+the caller to show.
 """
 
 from __future__ import annotations
@@ -178,10 +159,6 @@ class Groups:
         order = np.lexsort((values, group))
         same = np.diff(np.r_[_run_starts(group[order], values[order]), order.size])
         return int((self.sizes * (self.sizes - 1) // 2).sum() - (same * (same - 1) // 2).sum())
-
-    def first_pairs(self, which: np.ndarray) -> list[tuple[int, int]]:
-        """The first two members of the first :data:`MAX_EXAMPLES` groups where ``which``."""
-        return self.example_pairs(which, lambda i, j: True)
 
 
 def _run_starts(*columns: np.ndarray) -> np.ndarray:
@@ -446,15 +423,9 @@ def _band_keys(signatures: np.ndarray) -> np.ndarray:
 
 class NearIndex:
     """MinHash LSH over the parts of item inputs (word bigrams), confirmed with exact Jaccard
-    part by part (docs/methods.md §11).
-
-    ``parts[p][k]`` is part ``p`` of the input at position ``k`` (every part lists every
-    position: :func:`near_parts`). Part ``p`` of input ``k`` has a MinHash
-    signature (:meth:`ShingleSets.signatures` under the seeded :func:`permutations`: ``PRIME``
-    = 2**31 − 1 and ``a``, ``b`` < ``PRIME``, so ``a·x + b`` < 2**62 never overflows uint64);
-    ``bands[p, k]`` are 64-bit keys of its :func:`lsh_bands` bands, and a candidate pair shares
-    a band in every part.
-    ``parts[p]`` keeps the 64-bit shingle hashes of part ``p`` to confirm candidates."""
+    part by part (docs/methods.md §11, "Hygiene"). ``parts[p][k]`` is part ``p`` of the input at
+    position ``k`` (:func:`near_parts`); ``bands[p, k]`` are the keys of its :func:`lsh_bands`
+    bands, and ``self.parts[p]`` keeps its shingle hashes to confirm candidates."""
 
     def __init__(self, parts: Sequence[Sequence[str]], seed: int = 0) -> None:
         self.seed = seed
@@ -495,10 +466,6 @@ class NearSample:
     keys: ItemKeys
     index: NearIndex
 
-    @property
-    def inputs(self) -> np.ndarray:
-        return self.keys.inputs
-
     def pairs(self) -> list[tuple[int, int]]:
         """Item pairs ``(i, j)``, ``i < j``, of near duplicates within the sample, in order.
         Near pairs with different answers that share the premise (sibling hypotheses, minimally
@@ -507,7 +474,7 @@ class NearSample:
         keys = self.keys
         paired = lambda k, m: keys.has_pair[k] and keys.pairs[k] == keys.pairs[m]  # noqa: E731
         return _items_of(self.items, self.items, [
-            (k, m) for k, m in self.index.near_pairs(self.inputs)
+            (k, m) for k, m in self.index.near_pairs(keys.inputs)
             if keys.answers[k] == keys.answers[m]
             or not (keys.premises[k] == keys.premises[m] or paired(k, m))])
 
@@ -516,7 +483,7 @@ class NearSample:
         near a sampled item of this split, ``(that item, the first such item here)``."""
         return _items_of(evaluated.items, self.items,
                          self.index.first_near(evaluated.index, np.flatnonzero(unmatched),
-                                               self.inputs))
+                                               self.keys.inputs))
 
 
 def _items_of(left: np.ndarray, right: np.ndarray,
@@ -581,7 +548,7 @@ class Copies(Tally):
                        redundant > 0, lambda i, j: same(i, j) and shown[i] == shown[j])),
                    _items_of(items, items, groups.example_pairs(
                        permuted > 0, lambda i, j: same(i, j) and shown[i] != shown[j])),
-                   _items_of(items, items, groups.first_pairs(mixed)))
+                   _items_of(items, items, groups.example_pairs(mixed, lambda i, j: True)))
 
 
 @dataclass(frozen=True)
@@ -667,14 +634,6 @@ def _matches(fit: dict[str, Part], evaluate: dict[str, Part]) -> tuple[np.ndarra
             first_match(evaluate["premises"]["key"], fit["premises"]["key"]) >= 0)
 
 
-def _positions(table: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """The positions in ``table`` (sorted) of those of ``items`` it holds."""
-    at = np.searchsorted(table, items)
-    inside = at < len(table)
-    at = at[inside]
-    return at[table[at] == items[inside]]
-
-
 def _exact(fit: Part, evaluate: dict[str, Part], sample: np.ndarray,
            found: tuple[np.ndarray, np.ndarray]) -> Exact:
     """The :class:`Exact` of ``found`` (:func:`_matches`); ``sample``: the evaluated split's
@@ -683,7 +642,7 @@ def _exact(fit: Part, evaluate: dict[str, Part], sample: np.ndarray,
     hit = np.flatnonzero(match >= 0)
     shown = hit[:MAX_EXAMPLES]
     return Exact(Matches(len(hit), _items_of(items, fit["item"], zip(shown, match[shown]))),
-                 _positions(sample, items[hit]), int(premised.sum()))
+                 np.flatnonzero(np.isin(sample, items[hit])), int(premised.sum()))
 
 
 def _flags(split: dict[str, Part], found: tuple[np.ndarray, np.ndarray] | None) -> Flags:

@@ -1,24 +1,9 @@
 """ICQ linguistic-feature cues (docs/methods.md §5): cueness of every feature value.
 
-For a feature value f, ``R_f`` / ``S_f`` are the fitting / evaluation instances that have f, and
-with ``Q(X)`` the label-proportion vector of X over the |L| labels::
-
-    MSE(R_f)   = mean_i (Q_i(R_f) − 1/|L|)²
-    JSD(R, S)  = Jensen–Shannon divergence of Q(R_f), Q(S_f), log base 2
-    cueness(f) = MSE(R_f) / exp(JSD(R_f, S_f))
-
-f is a candidate only if ``|R_f| ≥ min_support`` and ``|S_f| ≥ min_support`` (and both > 0).
-
-Decisions (documented in docs/results-schema.md):
-
-* MCQ: a question *has* f when f occurs in some but not all of its choices; ``R_f``/``S_f`` are
-  then the choices carrying f in such questions, labelled ``right``/``wrong``. Feature masks
-  (:func:`feature_masks`) are per question.
-* No separate test split (``dataset.train is None``): the items are split into ``folds``
-  seeded, grouped folds (:mod:`cuelens.audit.groups`); for each fold, R = the other folds and
-  S = the fold. A value must meet the support in every fold; its cueness is the mean over folds, and its supports and label
-  distributions are those of the whole file (each instance is evaluated exactly once).
-  ``features_config.cv_folds_used`` is then ``true``.
+``cueness(f) = MSE(R_f) / exp(JSD(R_f, S_f))`` of the fitting / evaluation instances with f;
+the support rule, the MCQ some-but-not-all rule (:func:`feature_masks` is per question) and the
+cross-validated folds of a single file (:mod:`cuelens.audit.groups`) are in
+docs/icq-features.md ("Cueness").
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
-"""LLM-as-judge logs judged in both orders: position consistency and flips (docs/preference.md,
-docs/methods.md §16).
+"""LLM-as-judge logs judged in both orders: position consistency and flips.
 
-A pairwise judge sees responses X and Y once as (A = X, B = Y) and once swapped. Per pair its two
-verdicts, mapped back to the responses, are **consistent** when they agree (the same response
-both times, or a tie both times) and a **flip** when it picks a response both times but not the
-same one — it picked the same *position* twice. The rest are tie-inconsistent (a tie in one order
-only). Rates carry 95% Wilson intervals; among flips, the share that went to the first position
-is tested against 1/2 (exact two-sided binomial test): a judge with no position bias flips toward
-either position equally often. With a subset field the flip rates per subset are reported and the
-first-position tests Holm-corrected across subsets (:func:`cuelens.audit.subsets.holm`).
+Consistent pairs, flips, tie-inconsistent pairs and the first-position test: docs/preference.md
+("Judge logs") and docs/methods.md §16. A pairwise judge sees responses X and Y once as
+(A = X, B = Y) and once swapped; per subset the first-position tests are Holm-corrected
+(:func:`cuelens.audit.subsets.holm`).
 
-Log shapes (:func:`judge_verdicts`, detected from the first record):
-
-- FastChat MT-Bench pairwise judgments (``fastchat/llm_judge``'s ``model_judgment/*_pair.jsonl``):
-  one record per match with ``g1_winner`` (original order) and ``g2_winner`` (swapped), both
-  already mapped back to ``model_1``/``model_2``/``tie`` (``error`` rows are skipped); the pair
-  is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``.
-- Two records per pair (e.g. a judge run over the files of ``audit rotate``): a pair id
-  (``pair_id``, ``id``, ``question_id``), the order (``swapped``: true/false, or ``order``:
-  ``ab``/``ba``) and the verdict by position (``winner``/``verdict``/``choice``: ``A``/``B``/
-  ``tie``, also ``1``/``2``, ``model_a``/``model_b``).
+Log shapes (:func:`judge_verdicts`, detected from the first record; docs/preference.md): FastChat
+MT-Bench pairwise judgments (the pair is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``),
+or two records per pair with a pair id of :data:`PAIR_ID_FIELDS`, ``swapped`` or ``order`` and a
+verdict by position of :data:`VERDICT_FIELDS` (spellings: :data:`POSITION_A`,
+:data:`POSITION_B`, :data:`TIE_WORDS`).
 """
 
 from __future__ import annotations

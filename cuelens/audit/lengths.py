@@ -1,13 +1,8 @@
 """Text length per label (docs/methods.md §4b): words per hypothesis (NLI) or per choice (MCQ).
 
 Annotators often write hypotheses of a typical length per label (SNLI: entailments are short,
-neutral hypotheses add detail); such a length artifact is a cue that no word list shows. The
-``lengths`` section of results.json holds, for the evaluated split, a histogram of word counts
-per label (NLI) or for the correct and the other choices (MCQ), and for NLI the accuracy of
-guessing the label from the hypothesis length alone: a depth-limited decision tree on the one
-feature, fitted on the fitting split (or, for one cross-validated file, on the other folds of the
-leakage table's grouped folds), so that no evaluated label is used to predict itself. For MCQ the
-length-only rules are the ``mcq_baselines`` rows (longest / shortest choice).
+neutral hypotheses add detail): a cue that no word list shows. The ``lengths`` section holds the
+histograms and, for NLI, the length-only baseline that docs/methods.md §4b describes.
 
 Example:
     >>> from cuelens.data.dataset import Split

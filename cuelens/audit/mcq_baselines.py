@@ -1,37 +1,11 @@
-"""MCQ artifact baselines: can the answer be found without reading the question? (docs/methods.md §3)
+"""MCQ artifact baselines: can the answer be found without reading the question?
 
-Each baseline scores every choice of an item; the top-scored choice is the prediction and a tie
-between ``t`` choices earns ``1/t`` when the gold choice is among them (docs/methods.md §3). Every row has
-accuracy, chance ``mean(1/k_i)``, ``D = Acc − chance``, a two-sided test against chance and
-Clopper–Pearson intervals (:mod:`cuelens.audit.chance`). ``significant`` uses a Bonferroni
-correction over the rules tested, and the intervals use the same correction (confidence
-``1 − 0.05/m``), so a row is significant when its interval excludes chance. With two choices
-per item, ``shortest choice`` is the complement of ``longest choice`` (its credit is one minus
-the other's on every item): it is marked ``complement_of`` and tested once. Items may have any
-number of choices, varying per item.
-
-Two registries:
-
-- :data:`RULES` — fitted on nothing, so evaluated directly on the evaluated items:
-  ``longest choice`` / ``shortest choice`` (characters), ``longest in words`` (word tokens of
-  :mod:`cuelens.audit.tokenize`), ``overlap with question`` (distinct non-stop-word tokens the
-  choice shares with the premise and its optional question; scikit-learn's English stop list).
-- :data:`FITTED` — fitted on the fitting split, or cross-fitted over the same seeded item folds
-  as the leakage table when the file is cross-validated: ``answer position`` (the most frequent
-  fitting gold position, ties toward the lower one; an item too short for it is a random guess)
-  and ``question only`` (the choice whose text was the gold answer most often among fitting
-  items with the same premise + question; when questions do not repeat it is a random guess,
-  and ``coverage`` says on how many evaluated items the question was seen).
-
-- :data:`NO_CONTEXT` — when the items hold a passage (premise) *and* a separate question, the
-  same reading without the passage: ``no context: overlap`` (choice tokens shared with the
-  question alone) and ``no context: question only`` (the gold answer most often given to the same
-  question text among fitting items, passages ignored). Items without a question count as having
-  the empty question.
-
-The choices-only bag-of-words classifier stays in the leakage table (:mod:`cuelens.audit.leakage`);
-:func:`mcq_baselines` adds its row here from its accuracy. The gold-position distribution of
-each split is tested with :func:`~cuelens.audit.chance.position_chi_square`.
+The rules, their fitting, ties, tests and intervals: docs/mcq-artifacts.md ("Baselines in
+`audit scan`") and docs/methods.md §3, §12. Three registries: :data:`RULES` (fitted on nothing),
+:data:`FITTED` (fitted on the fitting split, or cross-fitted over the leakage table's folds) and
+:data:`NO_CONTEXT` (items with a passage and a separate question; an item without a question has
+the empty one). The choices-only bag-of-words row comes from the leakage table
+(:mod:`cuelens.audit.leakage`) through ``extra``.
 """
 
 from __future__ import annotations
@@ -104,10 +78,9 @@ def gold_positions(split: Split) -> np.ndarray:
     return np.asarray(split.labels, dtype=np.int64)
 
 
-def rule_credit(split: Split, name: str) -> np.ndarray:
-    """Per-item credit of the rule ``name`` on ``split``."""
-    scorer = RULES[name]
-    scores = [scorer(split.premise_context(i), split.choices[i]) for i in range(len(split))]
+def rule_credit(split: Split, name: str, context: Context = Split.premise_context) -> np.ndarray:
+    """Per-item credit of the rule ``name`` on ``split``, reading each item's ``context``."""
+    scores = [RULES[name](context(split, i), split.choices[i]) for i in range(len(split))]
     return tie_credit(scores, gold_positions(split))
 
 
@@ -131,18 +104,6 @@ def question_text(split: Split, i: int) -> str:
     return split.questions[i] or ""
 
 
-def has_context(split: Split) -> bool:
-    """Whether some item holds a passage and a separate question (:data:`NO_CONTEXT` applies)."""
-    return any(split.questions)
-
-
-def _question_answers(fit: Split, context: Context) -> dict[str, Counter]:
-    answers: dict[str, Counter] = defaultdict(Counter)
-    for i, (choices, gold) in enumerate(zip(fit.choices, fit.labels)):
-        answers[_key(context(fit, i))][_key(choices[gold])] += 1
-    return answers
-
-
 def question_seen(fit: Split, evaluate: Split) -> np.ndarray:
     """1.0 per evaluated item whose premise + question occurs among the fitting items."""
     seen = {_key(fit.premise_context(i)) for i in range(len(fit))}
@@ -153,7 +114,9 @@ def question_seen(fit: Split, evaluate: Split) -> np.ndarray:
 def memorised_answers(fit: Split, evaluate: Split, context: Context) -> np.ndarray:
     """Per evaluated item: credit of the choice given most often as the answer among fitting
     items with the same ``context`` text."""
-    answers = _question_answers(fit, context)
+    answers: dict[str, Counter] = defaultdict(Counter)
+    for i, (choices, gold) in enumerate(zip(fit.choices, fit.labels)):
+        answers[_key(context(fit, i))][_key(choices[gold])] += 1
     scores = []
     for i, choices in enumerate(evaluate.choices):
         known = answers.get(_key(context(evaluate, i)), Counter())
@@ -171,9 +134,7 @@ NO_CONTEXT_OVERLAP = "no context: overlap"  # a rule: fitted on nothing
 
 @no_context(NO_CONTEXT_OVERLAP)
 def _no_context_overlap(fit: Split, evaluate: Split) -> np.ndarray:
-    scores = [_overlap(question_text(evaluate, i), evaluate.choices[i])
-              for i in range(len(evaluate))]
-    return tie_credit(scores, gold_positions(evaluate))
+    return rule_credit(evaluate, "overlap with question", question_text)
 
 
 @no_context("no context: question only")
@@ -203,7 +164,8 @@ def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0,
     """Per-item credit of every registered baseline on the evaluated items (:func:`cross_fit`
     over ``fold``)."""
     out = {name: rule_credit(dataset.test, name) for name in RULES}
-    fitted_baselines = {**FITTED, **(NO_CONTEXT if has_context(dataset.test) else {})}
+    # NO_CONTEXT applies when some item holds a passage and a separate question
+    fitted_baselines = {**FITTED, **(NO_CONTEXT if any(dataset.test.questions) else {})}
     out.update({name: cross_fit(dataset, func, folds, seed, fold)
                 for name, func in fitted_baselines.items()})
     return out
@@ -237,10 +199,9 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
              **accuracy_row(acc, k, 1 - threshold),
              **({"complement_of": paired[name]} if name in paired else {})}
             for name, acc in accuracy.items()]
-    for row in rows:
-        row["significant"] = bool(row["p_value"] < threshold)
     coverage = float(cross_fit(dataset, question_seen, folds, seed, fold).mean())
     for row in rows:
+        row["significant"] = bool(row["p_value"] < threshold)
         if row["name"] == "question only":
             row["coverage"] = round(coverage, 6)
     positions = {role: position_chi_square(gold_positions(split), choice_counts(split))
@@ -251,7 +212,6 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
             "bonferroni_alpha": round(threshold, 6), "ci_level": round(1 - threshold, 6),
             "rows": rows,
             "gold_position": positions}
-
 
 
 def ci_name(section: dict) -> str:

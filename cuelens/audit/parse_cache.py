@@ -1,25 +1,12 @@
 """On-disk cache of per-text feature annotations (docs/methods.md §5, issue 3 "Speed"; docs/cache.md).
 
-Layout: ``<root>/<namespace>/shard-<random>.npz`` where the namespace names the spaCy pipeline
-(package name and version) and the detector (name, version, components), see
-:meth:`cuelens.audit.features.base.DocFeature.namespace`. A shard holds, for ``n`` texts:
-
-* ``keys`` — ``S16`` BLAKE2b-128 digests of the UTF-8 text (the text itself is not stored);
-* ``indptr``/``indices`` — the CSR rows of the text's values (:class:`Annotations`);
-* ``vocab_bytes``/``vocab_offsets`` — the value strings, UTF-8 concatenated with their offsets
-  (variable width: one very long value costs its own length, not that length times the
-  vocabulary size as a fixed-width array would).
-
-Only plain numpy arrays are written (``np.savez``) and read (``allow_pickle=False``); a shard
-that cannot be read (truncated, corrupt, of an older layout) is a cache miss and is removed.
-Writes are atomic (temp file + rename) and never modify an existing shard, so concurrent runs
-are safe, and the whole directory is safe to delete. When a namespace holds more than
-:data:`MAX_SHARDS` shards they are merged into one.
-
-Size bound: after every write, while all shards together exceed ``max_bytes`` (default
-:data:`DEFAULT_MAX_BYTES`, or ``$CUELENS_CACHE_MAX_BYTES``), the least recently used shard is
-deleted (a read refreshes a shard's modification time). A process-wide in-memory layer serves
-repeated lookups without touching the disk.
+Where it lives, its layout, size bound and damage handling: docs/cache.md. The namespace names
+the spaCy pipeline and the detector (:meth:`cuelens.audit.features.base.DocFeature.namespace`).
+A shard (``np.savez``, read with ``allow_pickle=False``) holds ``keys`` (``S16`` BLAKE2b-128
+digests of the UTF-8 texts), ``indptr``/``indices`` (the CSR rows of their values,
+:class:`Annotations`) and ``vocab_bytes``/``vocab_offsets`` (the value strings, UTF-8
+concatenated, with their offsets). A process-wide in-memory layer serves repeated lookups
+without touching the disk.
 """
 
 from __future__ import annotations
@@ -122,7 +109,9 @@ class ParseCache:
         """Add annotations of ``keys`` (memory, and a new shard on disk)."""
         if len(keys) == 0:
             return
-        self._merge_memory(namespace, keys, annotations)
+        old = self._memory.get(namespace)
+        parts = [] if old is None else [(old.keys, old.annotations)]
+        self._memory[namespace] = _Table.of(parts + [(keys, annotations)])
         if self.root is None:
             return
         directory = self._dir(namespace)
@@ -131,11 +120,6 @@ class ParseCache:
         if len(shards) > MAX_SHARDS:
             self._compact(directory, shards)
         evict(self.root, self.max_bytes)
-
-    def _merge_memory(self, namespace: str, keys: np.ndarray, annotations: Annotations) -> None:
-        old = self._memory.get(namespace)
-        parts = [] if old is None else [(old.keys, old.annotations)]
-        self._memory[namespace] = _Table.of(parts + [(keys, annotations)])
 
     def _load(self, namespace: str, table: _Table | None) -> _Table:
         parts = [] if table is None else [(table.keys, table.annotations)]

@@ -1,19 +1,9 @@
-"""Shortcuts of preference pairs: length, formatting and position (docs/methods.md §16).
+"""Shortcuts of preference pairs: length, formatting and position.
 
-Every shortcut is a rule that scores each response of a pair and picks the higher one
-(:data:`SHORTCUTS`): the longer response in characters or in word tokens, the response with a
-formatting feature (:data:`FORMATS`: markdown lists, headers, code blocks, bold text, emoji,
-apologies and refusals) and, where the data records where the chosen response was shown, the
-first-shown one. A rule *decides* a pair when its two scores differ; its **win rate** is the
-share of decided pairs in which it picks the chosen response. Under "the rule is unrelated to
-the preference" the number of wins is Binomial(decided, 1/2): the p-value is the exact two-sided
-binomial test (``scipy.stats.binomtest``; for a yes/no feature this is the exact McNemar test
-of chosen-has-it vs rejected-has-it), the interval the 95% Wilson score interval. A win rate
-above 1/2 means the rule's pick tends to be chosen (longer wins), below 1/2 that the opposite
-pick does (shorter wins, refusals lose).
-
-``significant`` is Holm-corrected over the rows of one table (:func:`cuelens.audit.subsets.holm`);
-the subset × shortcut table of :mod:`cuelens.audit.subsets` corrects over all its cells.
+What a shortcut, a decided pair and a win rate are, and the test and interval of each row:
+docs/preference.md ("What the scan reports") and docs/methods.md §16. ``significant`` is
+Holm-corrected over the rows of one table (:func:`cuelens.audit.subsets.holm`); the subset ×
+shortcut table of :mod:`cuelens.audit.subsets` corrects over all its cells.
 """
 
 from __future__ import annotations
@@ -33,10 +23,14 @@ from cuelens.data.preference import NO_POSITION, PreferenceSplit
 Scorer = Callable[[list[str]], np.ndarray]
 
 
+def _per_text(measure: Callable[[str], float]) -> Scorer:
+    """The scorer giving each text ``measure(text)``."""
+    return lambda texts: np.fromiter(map(measure, texts), dtype=np.float64, count=len(texts))
+
+
 def _matches(pattern: str, flags: int = re.MULTILINE) -> Scorer:
     compiled = re.compile(pattern, flags)
-    return lambda texts: np.fromiter((compiled.search(t) is not None for t in texts),
-                                     dtype=np.float64, count=len(texts))
+    return _per_text(lambda text: compiled.search(text) is not None)
 
 
 #: formatting feature → a per-response 0/1 scorer (a regular expression, docs/preference.md).
@@ -53,17 +47,10 @@ FORMATS: dict[str, Scorer] = {
 }
 
 
-def _chars(texts: list[str]) -> np.ndarray:
-    return np.fromiter((len(t) for t in texts), dtype=np.float64, count=len(texts))
-
-
-def _tokens(texts: list[str]) -> np.ndarray:
-    """Word tokens of the cue tokenizer (:mod:`cuelens.audit.tokenize`)."""
-    return np.fromiter((len(word_tokens(t)) for t in texts), dtype=np.float64, count=len(texts))
-
-
-#: shortcut → per-response scorer; the rule picks the response with the higher score.
-SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _chars, "longer (tokens)": _tokens,
+#: shortcut → per-response scorer; the rule picks the response with the higher score (tokens:
+#: the word tokens of the cue tokenizer, :mod:`cuelens.audit.tokenize`).
+SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _per_text(len),
+                                "longer (tokens)": _per_text(lambda t: len(word_tokens(t))),
                                 **FORMATS}
 POSITION = "shown first"
 

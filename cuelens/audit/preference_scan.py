@@ -3,10 +3,8 @@ plus the ``preference`` shortcuts and, per subset, the ``subsets`` table.
 
 The responses are laid out as NLI-shaped items labelled ``chosen``/``rejected`` and grouped by
 prompt (:func:`cuelens.data.preference.as_dataset`), so :func:`~cuelens.audit.pipeline.scan_dataset`
-computes the word cues (the metrics of docs/methods.md §2 with chosen/rejected as the labels),
-the response-only cue-only leakage D with its interval and verdict, the easy/hard split and the
-hygiene section (duplicate responses, a response both chosen and rejected, prompts shared
-between splits) exactly as for any dataset. Nothing here prints.
+runs unchanged (docs/preference.md, "Word cues and the response-only baseline"). Nothing here
+prints.
 """
 
 from __future__ import annotations

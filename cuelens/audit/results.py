@@ -151,14 +151,9 @@ def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: lis
                        metric_names: Sequence[str]) -> dict[str, Path]:
     """Write results.json, cues.csv, the easy/hard item files and run.json into ``out_dir``,
     none of them one of the ``inputs`` (``items`` None: no word-cue statistics, so results.json
-    and run.json only).
-
-    ``item_files`` (:func:`item_files_mode` of the ``n_items`` evaluated items): ``records`` →
-    easy.jsonl/hard.jsonl with the original records (byte-identical lines); ``ids`` →
-    easy.ids.txt/hard.ids.txt, one item id per line; ``none`` → neither. ``items(mode)``
-    streams the lines, never held in memory. ``metric_names``: the cues.csv metric columns
-    (:data:`cuelens.audit.metrics.METRICS`, from the statistics above this writer).
-    """
+    and run.json only). ``item_files``: :func:`item_files_mode` of the ``n_items`` evaluated
+    items (docs/large-datasets.md, "Easy/hard item files"); ``items(mode)`` streams the lines.
+    ``metric_names``: the cues.csv metric columns (:data:`cuelens.audit.metrics.METRICS`)."""
     mode = item_files_mode(item_files, n_items) if items is not None else "none"
     files = scan_output_paths(out_dir, mode)
     if items is None:

@@ -1,24 +1,9 @@
 """Data hygiene of chunked splits in bounded memory (docs/methods.md §11; docs/large-datasets.md).
 
 :func:`streamed_hygiene` returns exactly what :func:`cuelens.audit.hygiene.data_hygiene` returns
-for the same splits, but reads each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
-one at a time. The per-item 64-bit keys (input, pair text, premise) are not kept in memory: one
-task per chunk on the store's :class:`~cuelens.audit.streamed.ChunkPasses` (:func:`_chunk_keys`;
-Ray workers with ``--engine ray``) computes its items' keys and spills them, with their item
-index and answer, to files of its own partitioned by the top bits of the key's hash
-(:class:`KeySpill`), and returns only its part of the near-duplicate sample. A partition is
-read back as every chunk's file of it in chunk order (:class:`SpilledKeys`): all items holding
-one key are in the same partition, in item order. One task per partition
-(:func:`_partition_findings`) runs the in-memory counting
-(:func:`cuelens.audit.hygiene.partition_findings`) on partition ``p`` of every split and
-returns its share of the findings — duplicates, label conflicts, contrastive / mirrored pairs,
-shared premises, exact overlap — and the per-item flags of its flagged items; the driver totals
-the shares in partition order (:func:`~cuelens.audit.hygiene.findings`), so the "first pair"
-examples and first matches come out as in memory. Still on the driver: that totalling, setting
-the returned flag bits into one byte per item (:func:`item_flags`, assembly only), the
-near-duplicate index of the sample (:func:`~cuelens.audit.hygiene.near_items`, at most
-:data:`~cuelens.audit.hygiene.NEAR_MAX_ITEMS` items per split, held with their texts) and a
-last pass over the chunks fetching the few example items shown.
+for the same splits, reading each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
+one at a time: keys spilled per chunk to hash partitions (:class:`KeySpill`), counted per
+partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") describes.
 """
 
 from __future__ import annotations
@@ -26,6 +11,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -187,10 +173,7 @@ def _keyed(split: ChunkedSplit, seed: int, directory: Path,
              for index, (chunk, size, first) in enumerate(zip(split.per_file(), split.sizes,
                                                                firsts)))
     chunks = list(passes.map(_chunk_keys, directory, calls))
-    texts: list[list[str]] = [[], []]
-    for chunk in chunks:
-        for part, more in zip(texts, chunk.texts):
-            part += more
+    texts = [list(chain.from_iterable(chunk.texts[k] for chunk in chunks)) for k in range(2)]
     near = NearSample(sample, ItemKeys.concat([chunk.sampled for chunk in chunks]),
                       NearIndex(texts, seed))
     return (Keyed(len(split), split.task, near),
@@ -246,7 +229,6 @@ def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | 
     unless ``against_fitting`` (evaluated items of a scan with a fitting split)."""
     return {name: (bits & bit) > 0 if against_fitting or name not in OVERLAP_FLAGS else None
             for name, bit in FLAG_BITS.items()}
-
 
 
 def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_validated: bool,

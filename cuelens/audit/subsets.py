@@ -1,18 +1,11 @@
 """Per-subset baselines and verdicts: the subset × shortcut table (docs/methods.md §16).
 
 ``--subset-field F`` names a field of every record (an MMLU subject, a RewardBench subset). Each
-evaluated subset gets every test-based shortcut of its task — the MCQ artifact baselines of
-:mod:`cuelens.audit.mcq_baselines` (fitted ones fitted once, on the whole fitting split or
-cross-fitted over the whole file, then scored per subset) or the preference shortcuts of
-:mod:`cuelens.audit.preference` — and, as a descriptive column, the word-cue leakage D of a scan
-of that subset alone (its own 95% interval and verdict, :func:`subset_leakage`).
-
-Multiple testing: a table of ``S`` subsets × ``R`` shortcuts makes ``S·R`` tests. Their p-values
-are Holm-adjusted together (:func:`holm`; Holm's step-down procedure controls the family-wise
-error rate at :data:`~cuelens.audit.chance.ALPHA` over the whole table, like Bonferroni, and is
-uniformly more powerful), and a cell is significant when its adjusted p-value is below α. The
-overall rows (all subsets together) form their own family. The leakage column's intervals are
-not corrected (they are bootstrap intervals, not tests): read them as descriptive.
+evaluated subset gets every test-based shortcut of its task (the MCQ baselines of
+:mod:`cuelens.audit.mcq_baselines` or the shortcuts of :mod:`cuelens.audit.preference`) and the
+descriptive word-cue D of a scan of that subset alone (:func:`subset_leakage`). All the table's
+p-values are Holm-adjusted together (:func:`holm`); the overall rows are their own family
+(docs/preference.md, "Subsets" and "Multiple testing").
 """
 
 from __future__ import annotations

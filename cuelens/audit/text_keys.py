@@ -1,13 +1,9 @@
 """One normalising pass over a split's texts, shared by grouping and data hygiene
-(docs/methods.md §11).
+(docs/methods.md §11, "Hygiene").
 
-Both :mod:`cuelens.audit.groups` (which items share a premise or a text) and
-:mod:`cuelens.audit.hygiene` (duplicates, overlap, contrastive pairs) compare the *normal forms*
-of texts (:func:`normal_form`: the cue tokenizer's words joined by spaces). Normalising is the
-costly part — the tokenizer on every premise, hypothesis and choice — so :func:`text_keys`
-normalises each text of a split once and keeps only its 64-bit fingerprint and word count
-(~20 bytes per text), cached for the split's lifetime. Two texts compare equal when their
-fingerprints do; a collision between different texts has odds of about ``texts² / 2⁶⁵``.
+:func:`text_keys` normalises each text of a split once (:func:`normal_form`, the costly part)
+and keeps only its 64-bit fingerprint and word count (~20 bytes per text), cached for the
+split's lifetime. A collision between different texts has odds of about ``texts² / 2⁶⁵``.
 """
 
 from __future__ import annotations
@@ -148,10 +144,7 @@ _CACHE: dict[int, TextKeys] = {}
 
 def text_keys(split) -> TextKeys:
     """The split's :class:`TextKeys`, computed on first use and kept while the split lives."""
-    found = _CACHE.get(id(split))
-    if found is None:
-        found = keep_text_keys(split, TextKeys.of(split))
-    return found
+    return cached_text_keys(split) or keep_text_keys(split, TextKeys.of(split))
 
 
 def cached_text_keys(split) -> TextKeys | None:

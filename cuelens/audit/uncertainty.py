@@ -1,19 +1,9 @@
-"""Confidence intervals for accuracies, and the leakage verdict's simultaneous test
-(docs/methods.md §3, §6, §11).
+"""Confidence intervals for accuracies, and the leakage verdict's simultaneous test.
 
-Every interval is a seeded 95% percentile bootstrap over evaluation items (MCQ: questions):
-``n_boot`` resamples of the items with replacement, the statistic recomputed on each, the 2.5th
-and 97.5th percentiles. Differences are *paired* (one resample picks the same items for both
-predictors), so the item-to-item variation both share cancels.
-
-The leakage verdict's interval is not a bootstrap: :func:`simultaneous_test` is a max-T score
-test over every cue model at once (docs/methods.md §11) from the sums of their paired item
-differences (:class:`DifferenceMoments`); its interval is two-sided 95% like every other, so the
-verdict "lower bound above 0" is a one-sided test at :data:`VERDICT_QUANTILE`.
-
-Verdicts use the interval, never the point estimate alone: :func:`leakage_verdict` calls leakage
-*significant* only when the whole interval lies above the alarm threshold, and "chance level"
-when it covers 0.
+Intervals are seeded 95% percentile bootstraps over evaluation items (MCQ: questions), paired
+where they compare two predictors; the verdict's interval is the max-T score test of
+:func:`simultaneous_test`, and :func:`leakage_verdict` reads the interval, never the point
+estimate alone (docs/data-hygiene.md "Uncertainty", docs/methods.md §3, §6, §11).
 """
 
 from __future__ import annotations
@@ -86,13 +76,10 @@ DIFFERENCE_CHUNK = 65_536  # items folded into the moments at once (bounded memo
 
 
 class DifferenceMoments:
-    """Sums of per-item paired differences (``M`` predictors − one baseline) accumulated over
-    any split of the items into pieces: the count ``n``, ``Σ d`` (``total``), ``Σ d dᵀ``
-    (``cross``) and, per predictor, the smallest non-zero ``|d|`` (``step``: the lattice step
-    behind the continuity correction) — all that :func:`simultaneous_test` needs, so the exact
-    scan (one call) and statistics that stream (one call per chunk) get the same numbers.
-    Integer-valued differences (NLI 0/1 correctness) give sums that do not depend on the order
-    of the pieces."""
+    """Sums of per-item paired differences (``M`` predictors − one baseline) over any split of the
+    items into pieces: ``n``, ``Σ d`` (``total``), ``Σ d dᵀ`` (``cross``) and per predictor the
+    smallest non-zero ``|d|`` (``step``), all that :func:`simultaneous_test` needs
+    (docs/methods.md §11, item 2); integer differences give sums independent of their order."""
 
     def __init__(self, n_models: int) -> None:
         self.n = 0
@@ -132,14 +119,9 @@ class DifferenceMoments:
 @dataclass
 class SimultaneousTest:
     """Simultaneous inference on the mean differences ``D`` of ``M`` predictors
-    (docs/methods.md §11): ``t`` the continuity-corrected score statistics
-    ``(Σ d − h) / √(Σ d²)``, ``critical`` the :data:`VERDICT_QUANTILE` (97.5%) quantile of
-    their maximum under ``H0`` (multivariate t, ``n − 1`` degrees of freedom, the null
-    correlation of the item differences), ``low``/``high`` the two-sided 95% simultaneous
-    bounds (the ``D`` the same test would not reject: ``low > 0`` exactly when
-    ``t > critical``, a one-sided level of 2.5%), ``p_value`` the single-step max-T adjusted
-    p-values of ``H0: D_m ≤ 0`` (rejected below 0.025) and ``degenerate`` the predictors whose
-    item differences are all 0 (zero-width interval)."""
+    (docs/methods.md §11): the score statistics ``t``, their ``critical`` value, the two-sided
+    95% simultaneous bounds ``low``/``high``, the max-T adjusted ``p_value`` and the
+    ``degenerate`` predictors whose item differences are all 0 (zero-width interval)."""
 
     D: np.ndarray
     t: np.ndarray
@@ -185,18 +167,9 @@ def score_bound(moments: DifferenceMoments, critical: float, correction: np.ndar
 
 def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
                       draws: int = SIMULATION_DRAWS) -> SimultaneousTest:
-    """Max-T test of the ``M`` mean differences of ``moments`` (docs/methods.md §11).
-
-    Each predictor's statistic is the score statistic of ``H0: D_m = 0`` — the sum of its item
-    differences over the root of their *uncentred* sum of squares (the variance when the mean
-    is 0; a Wald statistic, centred at the observed mean, shrinks its own variance exactly when
-    D is large by chance, which made a 500-question multiple-choice null call leakage 9% of the
-    time) — less a continuity correction of half the sum's lattice step (the smallest non-zero
-    ``|d|``: under sign flips the sum moves in steps of ``2|d|``). The critical value is the
-    97.5% quantile of the maximum over all predictors of the joint multivariate-t null
-    (:func:`null_maxima`), so picking the largest of ``M`` correlated predictors afterwards
-    keeps the family-wise level; intervals invert the same test (:func:`score_bound`).
-    """
+    """Max-T test of the ``M`` mean differences of ``moments``: continuity-corrected score
+    statistics, the critical value of their joint null (:func:`null_maxima`) and intervals that
+    invert the same test (:func:`score_bound`); docs/methods.md §11, item 2."""
     D = moments.mean()
     second = np.diag(moments.cross)
     correction = np.where(np.isfinite(moments.step), moments.step, 0.0)

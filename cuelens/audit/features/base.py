@@ -24,6 +24,7 @@ from cuelens.audit.counts import row_starts
 
 #: Pipeline order of the English pipeline's components (loading order, cache keys).
 PIPE_ORDER = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner")
+PRESENT = ("present",)  #: the values of a text that has a yes/no feature
 
 
 @dataclass

@@ -1,21 +1,16 @@
-"""NEGATION (docs/methods.md §5): the dependency label ``neg`` or a word of :data:`NEGATION_WORDS`.
-
-The parser labels ``not``/``n't``/``never`` as ``neg``; the lexicon catches the negative
-determiners, pronouns and prepositions it does not (``no``, ``nothing``, ``nobody``,
-``without`` …).
-Matching is on the lower-cased token, with typographic apostrophes read as ASCII ones.
-"""
+"""NEGATION (docs/methods.md §5): the dependency label ``neg`` or a word of :data:`NEGATION_WORDS`
+(the negative determiners, pronouns and prepositions the parser does not label), matched on the
+lower-cased token with typographic apostrophes read as ASCII ones."""
 
 from __future__ import annotations
 
-from cuelens.audit.features.base import DocFeature
+from cuelens.audit.features.base import PRESENT, DocFeature
 from cuelens.audit.features.registry import register
 
 NEGATION_WORDS = frozenset({
     "no", "not", "n't", "nt", "never", "nothing", "nobody", "none", "neither", "nor", "without",
     "nowhere", "noone", "cannot",
 })
-PRESENT = ("present",)
 
 
 @register

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuelens.audit.features.base import Annotations, DocFeature
+from cuelens.audit.features.base import PRESENT, Annotations, DocFeature
 from cuelens.audit.features.registry import register
 
 
@@ -28,5 +28,5 @@ class Overlap(DocFeature):
         vocab = list(dict.fromkeys(hypothesis.vocab + premise.vocab))
         shared = hypothesis.reindex(vocab).matrix.multiply(premise.reindex(vocab).matrix)
         present = np.asarray(shared.sum(axis=1)).ravel() > 0
-        values: list[tuple[str, ...]] = [("present",) if p else () for p in present]
+        values: list[tuple[str, ...]] = [PRESENT if p else () for p in present]
         return Annotations.from_lists(values)

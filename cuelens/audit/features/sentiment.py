@@ -1,11 +1,6 @@
-"""SENTIMENT (docs/methods.md §5): sign of the summed VADER lexicon valence of the text's words.
-
-Every word occurrence (the shared tokenizer's tokens, repeats kept) adds its valence from the
-lexicon shipped with the ``vadersentiment`` package (7,500 entries, valence −4…+4); words not in
-the lexicon add 0. A positive sum gives ``positive``, a negative one ``negative``, zero no value.
-VADER's rules (negation flipping, intensifiers, capitals) are deliberately not applied: negation
-is its own feature, and the sum stays a plain lexicon statistic.
-"""
+"""SENTIMENT (docs/methods.md §5): sign of the summed VADER lexicon valence of the text's words
+(repeats counted; VADER's negation and intensity rules deliberately not applied: NEGATION is its
+own feature), docs/icq-features.md ("Detectors")."""
 
 from __future__ import annotations
 

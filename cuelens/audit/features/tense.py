@@ -1,15 +1,6 @@
-"""TENSE (docs/methods.md §5): past / present / future of the text's first root verb.
-
-The root of the first sentence decides; a root that is not a verb (a verbless fragment such as
-"A man in a hat.") gives no value. Rules, in order:
-
-* future — an auxiliary of the root is a modal ``will``/``shall`` (``'ll``, ``wo`` of "won't"),
-  or the root is ``going``/``gon`` followed by an infinitive (``going to`` + verb);
-* past — the finite verb (the first auxiliary left of the root, else the root) is tagged ``VBD``,
-  or the root is a ``VBN`` that is not passive (perfect aspect, "has eaten"), or an auxiliary is
-  ``been`` ("has been sleeping");
-* present — any other verbal root (``VB*``, ``MD``).
-"""
+"""TENSE (docs/methods.md §5): past / present / future of the text's first root verb; the rules,
+future first, then past, then present (a verbless root: no value), are in docs/icq-features.md
+("Detectors")."""
 
 from __future__ import annotations
 

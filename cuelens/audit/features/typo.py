@@ -1,11 +1,6 @@
 """TYPO (docs/methods.md §5): the text has at least one misspelled word.
 
-A token is checked when it is alphabetic (no digits, numbers or apostrophes), at least two
-letters, not tagged as a proper noun (``NNP``/``NNPS``), and not glued to a neighbouring word or
-contraction piece (spaCy splits "gonna" → "gon" "na", "can't" → "ca" "n't"). A checked word is a
-typo when pyspellchecker's English dictionary does not know it **and** the dictionary holds a
-correction at edit distance ≤ 2 (restricted Damerau–Levenshtein, the edits pyspellchecker
-generates); unknown words with no correction (rare names, foreign words) are not typos.
+Which tokens are checked and when a checked word is a typo: docs/icq-features.md ("Detectors").
 The correction search uses rapidfuzz over the dictionary, the same candidates as
 ``SpellChecker.candidates`` at distance 2, which takes ~0.1 s per word in pure Python.
 """
@@ -14,12 +9,11 @@ from __future__ import annotations
 
 import functools
 
-from cuelens.audit.features.base import DocFeature
+from cuelens.audit.features.base import PRESENT, DocFeature
 from cuelens.audit.features.registry import register
 
 PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})
 MAX_DISTANCE = 2
-PRESENT = ("present",)
 
 
 @functools.cache
