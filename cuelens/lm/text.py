@@ -75,15 +75,11 @@ def _lines(path: str | Path) -> list[str]:
     return lines
 
 
-def _is_jsonl(path: Path) -> bool:
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    return bool(suffixes) and suffixes[-1] in {".jsonl", ".ndjson", ".json"}
-
-
 def read_sentences(path: str | Path) -> list[str]:
     """Sentences to score: JSONL with a ``"sentence"`` field, or one sentence per line."""
     path = Path(path)
-    if not _is_jsonl(path):
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    if not suffixes or suffixes[-1] not in {".jsonl", ".ndjson", ".json"}:
         return _lines(path)
     sentences = []
     for number, record in _jsonl_records(path):

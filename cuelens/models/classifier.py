@@ -20,7 +20,7 @@ import contextlib
 import re
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -122,8 +122,7 @@ def backend_agreement(clf: Classifier, split: Split, reference: str = "torch", s
                                                         replace=False))
     part = split.subset(chosen.tolist())
     got = clf.predict_proba(part, batch_size=batch_size)
-    other = Classifier(clf.model, clf.tokenizer, clf.task, clf.device, clf.name, clf.resolved,
-                       clf.max_length, backend=reference)
+    other = replace(clf, backend=reference, _runner=None)
     expected = other.predict_proba(part, batch_size=batch_size)
     return {"n": len(chosen),
             "argmax_agreement": round(float((got.argmax(1) == expected.argmax(1)).mean()), 6),

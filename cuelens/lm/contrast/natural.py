@@ -1,17 +1,11 @@
 """Natural controversial sentence pairs: exact selection by pruned minimum-cost assignment (docs/methods.md §9).
 
-Problem (Golan et al. 2023, the published "minsum" integer program). ``L[s, m]`` is the
-log-probability of corpus sentence ``s`` under model ``m``; ``r[s, m]`` its *fractional rank*
-(:func:`fractional_ranks`). For every unordered model pair ``(a, b)`` we choose ``per_pair`` trials
-``(s1, s2)`` such that
-
-- model ``a`` rejects ``s1`` and model ``b`` accepts it: cost ``r[s1, a]``, feasible iff
-  ``r[s1, b] >= threshold``;
-- model ``b`` rejects ``s2`` and model ``a`` accepts it: cost ``r[s2, b]``, feasible iff
-  ``r[s2, a] >= threshold``;
-
-every sentence is used at most once over all trials and model pairs, and the total cost
-``sum(r[s1, a] + r[s2, b])`` (the *objective*; lower = more controversial) is minimal.
+Problem (Golan et al. 2023, the published "minsum" integer program; docs/contrast.md, "audit
+contrast natural"): with ``r[s, m]`` the fractional rank (:func:`fractional_ranks`) of sentence
+``s`` under model ``m``, choose for every unordered model pair ``(a, b)`` ``per_pair`` trials
+``(s1, s2)``: ``a`` rejects ``s1`` (cost ``r[s1, a]``, feasible iff ``r[s1, b] >= threshold``)
+and ``b`` rejects ``s2`` (cost ``r[s2, b]``, feasible iff ``r[s2, a] >= threshold``), every
+sentence used at most once overall, with minimal total cost (the *objective*).
 
 The objective is separable: it is the sum of independent *slots*. A slot of *type* ``(i, j)``
 (``i != j``) takes one sentence at cost ``r[s, i]`` if ``r[s, j] >= threshold``; there are
@@ -20,10 +14,7 @@ The objective is separable: it is the sum of independent *slots*. A slot of *typ
 distinct sentences, solved exactly by :func:`scipy.optimize.linear_sum_assignment` (or, as a
 cross-check, by :func:`scipy.optimize.milp`/HiGHS on the same candidates) after pruning.
 
-Pre-filter (as published): when the sentence texts are known, sentences that repeat a word
-other than an allowed function word (:data:`FUNCTION_WORDS`: articles and prepositions; words are
-compared lower-cased with punctuation stripped) are dropped before ranking
-(:func:`without_repeated_words`). Without texts no filter can be applied.
+The published pre-filter (docs/contrast.md) is :func:`without_repeated_words`.
 """
 
 from __future__ import annotations
@@ -47,14 +38,10 @@ within without betwixt""".split())
 
 
 def fractional_ranks(logprobs: np.ndarray) -> np.ndarray:
-    """Per-column fractional ranks in ``[0, 1]``: ``(rankdata(x, "average") - 1) / (n - 1)``.
-
-    ``0`` = the least probable sentence, ``1`` = the most probable; tied log-probabilities get
-    the average of their ranks; ``-inf`` (probability 0) is simply the least probable. NaN is
-    not a log-probability and raises :class:`UserError`. (The published selection used
-    ``rankdata / n`` in ``(0, 1]``; the two differ by the affine map ``(R - 1)/(n - 1)`` vs
-    ``R / n`` of the integer/averaged rank ``R``, which leaves the optimal selection unchanged
-    up to the threshold rounding.)
+    """Per-column fractional ranks in ``[0, 1]``: ``(rankdata(x, "average") - 1) / (n - 1)``
+    (docs/contrast.md, "Ranks"); ``0`` = the least probable sentence (``-inf`` included). NaN
+    raises :class:`UserError`. The published ``rankdata / n`` gives the same optimal selection up
+    to the threshold rounding.
     """
     x = np.asarray(logprobs, dtype=np.float64)
     if x.ndim == 1:
