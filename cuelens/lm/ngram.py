@@ -18,7 +18,7 @@ A sentence's log-probability is ``Σ_i log p(w_i | h_i) + log p(</s> | h)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -136,7 +136,7 @@ class NgramModel(WordLevelScorer):
         write_json(directory / "config.json", {
             "model_type": "cuelens-ngram", "arch": "ngram", "order": self.order, "discount": self.discount,
             "smoothing": "interpolated-kneser-ney (nltk.lm.KneserNeyInterpolated)",
-            "splitter": self.splitter.to_dict(), "vocab_size": len(self.vocab)})
+            "splitter": asdict(self.splitter), "vocab_size": len(self.vocab)})
         write_json(directory / "vocab.json", self.vocab)
         arrays = {f"{kind}_{k}": np.ascontiguousarray(array) for k, pair in self.counts.items()
                   for kind, array in zip(("ngrams", "counts"), pair)}

@@ -127,7 +127,7 @@ class RNNModel(WordLevelScorer):
             {k: v.detach().cpu().contiguous() for k, v in self.network.state_dict().items()}))
         write_json(directory / "config.json", {
             "model_type": f"cuelens-{self.config.arch}", **asdict(self.config),
-            "splitter": self.splitter.to_dict()})
+            "splitter": asdict(self.splitter)})
         write_json(directory / "vocab.json", self.vocab)
 
     @classmethod

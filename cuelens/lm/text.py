@@ -44,9 +44,6 @@ class WordSplitter:
         lead, core, tail = match.groups()
         return [*lead, *([core] if core else []), *tail]
 
-    def to_dict(self) -> dict:
-        return {"lowercase": self.lowercase, "detach_punct": self.detach_punct}
-
 
 def build_vocab(sentences: Iterable[list[str]], min_count: int = 1,
                 max_size: int | None = None) -> list[str]:

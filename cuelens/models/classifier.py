@@ -2,11 +2,8 @@
 
 Pair tasks (NLI) use ``AutoModelForSequenceClassification``, multiple choice uses
 ``AutoModelForMultipleChoice`` (one logit per choice, softmax over the question's choices).
-Names resolve through :mod:`cuelens.models.hub` (aliases, local directories, hub ids;
-``trust_remote_code`` off unless asked). On a GPU the forward pass runs under bf16 autocast
-(fp16 when the GPU lacks bf16); on the CPU in float32. Inference uses length-sorted batches and
-dynamic padding (:mod:`cuelens.models.batching`); the forward pass itself is a *backend* of
-:mod:`cuelens.models.backends` (``torch`` by default; ``onnx``, ``torch-int8``, ``auto``).
+Names resolve through :mod:`cuelens.models.hub` (``trust_remote_code`` off unless asked).
+Batching, autocast and the inference backends (``torch`` by default): docs/inference.md.
 
 NLI label mapping: a fine-tuned model's ``config.id2label`` names its output columns; dataset
 labels are matched to them case-insensitively. A model whose labels are the generic

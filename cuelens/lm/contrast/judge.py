@@ -304,10 +304,6 @@ def _num(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 6)
 
 
-def _group_means(per_subject: pd.DataFrame, groups: pd.Series, column: str) -> pd.Series:
-    return per_subject.assign(group=per_subject["subject"].map(groups)).groupby("group")[column].mean()
-
-
 def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
           all_trials: bool = False) -> dict:
     """All measures for every model (module docstring) as a JSON-ready dict."""
@@ -331,8 +327,9 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
         acc = trial_accuracy(sub, m, midpoint).groupby("subject").mean()
         scsr = subject_scsr(sub, m, midpoint).set_index("subject")
         for name, table in (("accuracy", acc), ("scsr", scsr)):
-            means = {c: _group_means(table.reset_index(), groups, c).reindex(group_ids)
-                     for c in ("model", "lower", "upper")}
+            per_subject = table.reset_index()
+            grouped = per_subject.assign(group=per_subject["subject"].map(groups)).groupby("group")
+            means = {c: grouped[c].mean().reindex(group_ids) for c in ("model", "lower", "upper")}
             entry[name] = _num(means["model"].mean())
             entry[f"{name}_per_group"] = [_num(v) for v in means["model"]]
             entry[f"{name}_noise_ceiling"] = {"lower": _num(means["lower"].mean()),

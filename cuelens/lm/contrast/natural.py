@@ -65,10 +65,8 @@ class SlotType:
 
 def slot_types(n_models: int) -> list[SlotType]:
     """All ordered model pairs ``(reject, accept)``, in ``combinations`` order, both directions."""
-    types = []
-    for a, b in itertools.combinations(range(n_models), 2):
-        types += [SlotType(reject=a, accept=b), SlotType(reject=b, accept=a)]
-    return types
+    return [SlotType(reject, accept) for a, b in itertools.combinations(range(n_models), 2)
+            for reject, accept in ((a, b), (b, a))]
 
 
 def prune_candidates(ranks: np.ndarray, kind: SlotType, keep: int, threshold: float) -> np.ndarray:
@@ -95,18 +93,15 @@ class Selection:
     n_candidates: int
 
 
-def _slot_cost_matrix(ranks, types, per_pair, columns, threshold):
-    """Dense ``(S, len(columns))`` cost matrix; ``inf`` where a sentence is infeasible."""
+def _type_costs(ranks, types, columns, threshold):
+    """Dense ``(len(types), len(columns))`` cost matrix; ``inf`` where a sentence is infeasible."""
     sub = ranks[columns]
-    rows = []
-    for kind in types:
-        row = np.where(sub[:, kind.accept] >= threshold, sub[:, kind.reject], np.inf)
-        rows += [row] * per_pair
-    return np.vstack(rows)
+    accept, reject = [kind.accept for kind in types], [kind.reject for kind in types]
+    return np.where(sub[:, accept] >= threshold, sub[:, reject], np.inf).T
 
 
 def _solve_lsa(ranks, types, per_pair, columns, threshold):
-    cost = _slot_cost_matrix(ranks, types, per_pair, columns, threshold)
+    cost = np.repeat(_type_costs(ranks, types, columns, threshold), per_pair, axis=0)
     if cost.shape[1] < cost.shape[0]:
         raise UserError(f"no feasible selection: only {cost.shape[1]} candidate sentences for "
                         f"{cost.shape[0]} slots")
@@ -122,15 +117,9 @@ def _solve_milp(ranks, types, per_pair, columns, threshold):
 
     ``sum_s x[t, s] = per_pair`` for every type, ``sum_t x[t, s] <= 1`` for every sentence.
     """
-    sub = ranks[columns]
-    var_type, var_col, var_cost = [], [], []
-    for t, kind in enumerate(types):
-        ok = np.flatnonzero(sub[:, kind.accept] >= threshold)
-        var_type.append(np.full(len(ok), t))
-        var_col.append(ok)
-        var_cost.append(sub[ok, kind.reject])
-    var_type, var_col = np.concatenate(var_type), np.concatenate(var_col)
-    var_cost = np.concatenate(var_cost)
+    costs = _type_costs(ranks, types, columns, threshold)
+    var_type, var_col = np.nonzero(np.isfinite(costs))     # type by type, columns ascending
+    var_cost = costs[var_type, var_col]
     n_var = len(var_cost)
     a_type = scipy.sparse.csr_matrix((np.ones(n_var), (var_type, np.arange(n_var))),
                                      shape=(len(types), n_var))
