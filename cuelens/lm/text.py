@@ -1,9 +1,9 @@
 """Word splitting, vocabularies and input files for the language-model scorers (docs/methods.md §9).
 
-Word-level models (n-gram, LSTM/RNN) see a sentence as ``split_words(sentence)``: optionally
-lower-cased, split on whitespace, with punctuation at the start/end of a whitespace word detached
-(``"cat."`` → ``"cat" "."``; the markers ``<unk>``, ``<s>``, ``</s>`` stay whole). The same function is used for training and scoring, and its settings
-are stored with the model. Words outside the vocabulary become :data:`UNK`.
+Word-level models (n-gram, LSTM/RNN) split a sentence with :class:`WordSplitter` (optionally
+lower-cased, whitespace words with edge punctuation detached: ``"cat."`` → ``"cat" "."``; the
+markers ``<unk>``, ``<s>``, ``</s>`` stay whole), the same way for training and scoring; its
+settings are stored with the model. Words outside the vocabulary become :data:`UNK`.
 """
 
 from __future__ import annotations
