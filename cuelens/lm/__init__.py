@@ -22,6 +22,7 @@ from typing import Any
 
 from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceScorer
+from cuelens.models import hub
 
 
 @dataclass(frozen=True)
@@ -54,19 +55,17 @@ def _ngram(target: str, options: ScorerOptions) -> SentenceScorer:
 
 def _recurrent(arch: str) -> Callable[[str, ScorerOptions], SentenceScorer]:
     def load(target: str, options: ScorerOptions) -> SentenceScorer:
-        from cuelens.models.hub import pick_device
         from cuelens.lm.rnn import RNNModel
 
-        return _word_level(RNNModel.from_pretrained(target, device=pick_device(options.device), arch=arch,
-                                         name=f"{arch}:{target}"), options)
+        model = RNNModel.from_pretrained(target, device=hub.pick_device(options.device),
+                                         arch=arch, name=f"{arch}:{target}")
+        return _word_level(model, options)
 
     return load
 
 
 def _hf_model(auto_class: str, name: str):
     import transformers
-
-    from cuelens.models import hub
 
     model, info = hub.from_pretrained(getattr(transformers, auto_class), name,
                                       output_loading_info=True)
@@ -78,21 +77,19 @@ def _hf_model(auto_class: str, name: str):
 
 
 def _causal(target: str, options: ScorerOptions) -> SentenceScorer:
-    from cuelens.models.hub import pick_device
     from cuelens.lm.causal import CausalScorer
 
     model, tokenizer = _hf_model("AutoModelForCausalLM", target)
-    return CausalScorer(model, tokenizer, name=target, device=pick_device(options.device),
+    return CausalScorer(model, tokenizer, name=target, device=hub.pick_device(options.device),
                         bow_correction=options.bow_correction, batch_size=options.batch_size,
                         detach_punct=options.detach_punct)
 
 
 def _masked(target: str, options: ScorerOptions) -> SentenceScorer:
-    from cuelens.models.hub import pick_device
     from cuelens.lm.masked import MaskedScorer
 
     model, tokenizer = _hf_model("AutoModelForMaskedLM", target)
-    return MaskedScorer(model, tokenizer, name=target, device=pick_device(options.device),
+    return MaskedScorer(model, tokenizer, name=target, device=hub.pick_device(options.device),
                         method=options.mlm_method, orders=options.orders, seed=options.seed)
 
 
@@ -126,8 +123,6 @@ def detect_kind(name: str) -> str:
     """``causal`` or ``masked``, from the model's config."""
     import transformers
 
-    from cuelens.models import hub
-
     config = hub.from_pretrained(transformers.AutoConfig, name)
     architectures = " ".join(getattr(config, "architectures", None) or [])
     if getattr(config, "is_decoder", False) or "CausalLM" in architectures or \
@@ -143,7 +138,7 @@ def spec_path(spec: str) -> Path | None:
     """The local file or directory a scorer spec reads (``ngram:DIR`` → ``DIR``; a local
     Hugging Face directory), or ``None`` for a hub name: outputs must never be written there."""
     prefix, sep, target = spec.partition(":")
-    path = Path(target if sep and prefix in ("ngram", "lstm", "rnn") else spec)
+    path = Path(target if sep and prefix in WORD_LEVEL else spec)
     return path if path.exists() else None
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from cuelens.errors import UserError
 from cuelens.lm.shared_prefix import PREFIX_MASKS, SharedPrefixRows
 from cuelens.lm.text import TokenizerVocabulary
+from cuelens.models.batching import sorted_batches
 
 MARKERS = ("Ġ", "▁", " ")
 
@@ -205,10 +206,9 @@ class CausalScorer(TokenizerVocabulary):
             raise UserError(f"sentence {too_long[0] + 1} has {len(rows[too_long[0]])} tokens, "
                             f"more than the model's {self.max_length}")
         out: list[np.ndarray] = [np.zeros(0)] * len(rows)
-        order = np.argsort([-len(r) for r in rows], kind="stable")
         with torch.inference_mode():
-            for begin in range(0, len(order), self.batch_size):
-                index = [i for i in order[begin:begin + self.batch_size] if len(rows[i]) > 1]
+            for batch in sorted_batches(np.array([len(r) for r in rows]), self.batch_size):
+                index = [i for i in batch if len(rows[i]) > 1]
                 if not index:
                     continue
                 token, mass, first = self._batch_terms([rows[i] for i in index])
@@ -254,22 +254,16 @@ class CausalScorer(TokenizerVocabulary):
     def continuation_logprobs(self, prompts: list[str], continuations: list[list[str]], *,
                               on_batch=None) -> list[tuple[np.ndarray, np.ndarray]]:
         """``log p(c | prompt)`` of every continuation ``c`` of every prompt, and its token
-        count (the LLM prompt probe, docs/methods.md §6).
+        count (the LLM prompt probe, docs/methods.md §6; docs/llm-probe.md, "Scoring").
 
-        A continuation is a new word (or words) after the prompt: it is tokenised like a
-        non-first word (with a leading space unless the tokenizer adds a dummy prefix), and with
-        the word scheme ``bow`` its value carries the boundary correction of :meth:`_words`,
-        ``Σ_t log p(s_t | ·) + log B(after c) − log B(after the prompt)`` (which telescopes over
-        multi-word continuations).
-
-        Each prompt is computed once: a prompt and all its continuations form one row
-        ``[BOS] prompt c_1 … c_k`` whose attention mask lets each continuation see the prompt
-        and itself only, with positions restarting after the prompt (:class:`SharedPrefixRows`),
-        so every token is computed once and nothing is copied. Rows are sorted by length and
-        batched up to ``batch_size`` rows and ``batch_tokens`` padded tokens; the vocabulary
-        layer runs only where a log-probability is read. Attention implementations without a
-        custom-mask builder in :data:`PREFIX_MASKS` (and transformers < 5) get one row per
-        continuation instead. ``on_batch(n)`` reports finished prompts.
+        A continuation is a new word (or words) after the prompt, tokenised like a non-first
+        word, with the boundary correction of :meth:`_words` for the ``bow`` scheme (it
+        telescopes over multi-word continuations). A prompt and all its continuations form one
+        :class:`SharedPrefixRows` row, so the prompt is computed once; rows are sorted by length
+        and batched up to ``batch_size`` rows and ``batch_tokens`` padded tokens. Attention
+        implementations without a custom-mask builder in :data:`PREFIX_MASKS` (and
+        transformers < 5) get one row per continuation instead. ``on_batch(n)`` reports
+        finished prompts.
         """
         import torch
 

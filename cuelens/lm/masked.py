@@ -43,13 +43,6 @@ MLM_HEADS = {"bert": lambda model, hidden: model.cls(hidden), "roberta": _head_r
              "distilbert": _head_distilbert}
 
 
-def _encoder_mask(attention, dtype):
-    """Additive ``[n, 1, 1, L]`` attention mask (0 for tokens, the dtype minimum for padding)."""
-    import torch
-
-    return (1.0 - attention[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
-
-
 def _hidden_bert_like(model, ids, attention, pos):
     """Final hidden states at ``pos`` only, for BERT-style post-LN encoders: every layer but the
     last runs as usual; the last computes keys/values for all tokens but its query, attention
@@ -61,8 +54,10 @@ def _hidden_bert_like(model, ids, attention, pos):
     hidden = base.embeddings(input_ids=ids)
     if hasattr(base, "embeddings_project"):     # ELECTRA with embedding size != hidden size
         hidden = base.embeddings_project(hidden)
-    # no padding (the usual case: copies are length-sorted) → no mask, SDPA's fastest path
-    mask = None if bool(attention.all()) else _encoder_mask(attention, hidden.dtype)
+    # no padding (the usual case: copies are length-sorted) → no mask, SDPA's fastest path;
+    # else the additive [n, 1, 1, L] mask: 0 for tokens, the dtype minimum for padding
+    mask = None if bool(attention.all()) else \
+        (1.0 - attention[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
     for layer in base.encoder.layer[:-1]:
         out = layer(hidden, mask)
         hidden = out[0] if isinstance(out, tuple) else out
@@ -184,11 +179,8 @@ class MaskedScorer(TokenizerVocabulary):
         """States (sets of revealed tokens) and queries for all word orders of one sentence."""
         n_words = int(word.max()) + 1
         tokens_of = [positions[word == w] for w in range(n_words)]
-        token_orders = []
-        for toks in tokens_of:
-            perms = list(itertools.permutations(range(len(toks)))) if len(toks) <= 3 else \
-                [tuple(rng.permutation(len(toks))) for _ in range(6)]
-            token_orders.append(perms)
+        token_orders = [list(itertools.permutations(range(len(toks)))) if len(toks) <= 3 else
+                        [tuple(rng.permutation(len(toks))) for _ in range(6)] for toks in tokens_of]
         states: dict[bytes, int] = {}
         queries = []        # (order r, word w, token order o, state id, position)
         for r in range(self.orders):

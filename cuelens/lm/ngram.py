@@ -11,19 +11,15 @@ sentences in one vectorised pass; the tests check that both agree. (Where NLTK w
 by zero — a context never seen in the middle of a higher-order n-gram — we back off like an
 unseen context.)
 
-Saved format (no pickle; the Hugging Face layout, docs/lm.md): ``config.json`` (``model_type``
-``cuelens-ngram``, arch, order, discount, word splitter), ``vocab.json`` (id → word) and
-``model.safetensors`` with, per order k, ``ngrams_k`` (int32 ``[m, k]`` word ids) and
-``counts_k`` (int64 ``[m]``); models saved before hold the same arrays in ``counts.npz``, which
-is still read. The smoothing tables are rebuilt from these counts on load.
+Saved format: docs/lm.md, "Word-level models: files" (the smoothing tables are rebuilt from the
+counts on load).
 A sentence's log-probability is ``Σ_i log p(w_i | h_i) + log p(</s> | h)``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -117,13 +113,8 @@ class NgramModel(WordLevelScorer):
         vocab = [*build_vocab(sentences, min_count), BOS, EOS]
         index = {word: i for i, word in enumerate(vocab)}
         unk, bos, eos = index[UNK], index[BOS], index[EOS]
-        pieces, starts = [], []
-        offset = 0
-        for words in sentences:
-            ids = [bos] * (order - 1) + [index.get(w, unk) for w in words] + [eos] * (order - 1)
-            pieces.append(np.asarray(ids, dtype=np.int64))
-            starts.append(offset)
-            offset += len(ids)
+        pieces = [np.asarray([bos] * (order - 1) + [index.get(w, unk) for w in words] +
+                             [eos] * (order - 1), dtype=np.int64) for words in sentences]
         flat = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
         sentence_of = np.repeat(np.arange(len(pieces)), [len(p) for p in pieces])
         counts = {}
@@ -145,13 +136,11 @@ class NgramModel(WordLevelScorer):
         write_json(directory / "config.json", {
             "model_type": "cuelens-ngram", "arch": "ngram", "order": self.order, "discount": self.discount,
             "smoothing": "interpolated-kneser-ney (nltk.lm.KneserNeyInterpolated)",
-            "splitter": self.splitter.to_dict(), "vocab_size": len(self.vocab)})
+            "splitter": asdict(self.splitter), "vocab_size": len(self.vocab)})
         write_json(directory / "vocab.json", self.vocab)
-        arrays: dict[str, Any] = {}
-        for k, (grams, number) in self.counts.items():
-            arrays[f"ngrams_{k}"], arrays[f"counts_{k}"] = grams, number
-        atomic_write_bytes(directory / "model.safetensors",
-                           save({k: np.ascontiguousarray(v) for k, v in arrays.items()}))
+        arrays = {f"{kind}_{k}": np.ascontiguousarray(array) for k, pair in self.counts.items()
+                  for kind, array in zip(("ngrams", "counts"), pair)}
+        atomic_write_bytes(directory / "model.safetensors", save(arrays))
 
     @classmethod
     def from_pretrained(cls, directory: str | Path, name: str | None = None) -> "NgramModel":

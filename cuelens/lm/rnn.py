@@ -1,22 +1,16 @@
 """Word-level LSTM / Elman-RNN language models trained by the toolkit (docs/methods.md §9).
 
 Each sentence is read as ``<s> w_1 … w_m`` and predicts ``w_1 … w_m </s>``; its log-probability
-is the sum of the log-softmax scores of those targets (see :mod:`.wordlevel`). Training: Adam,
-cross-entropy over real tokens, gradient clipping, length-bucketed seeded batches, validation
-perplexity after every epoch (optionally: keep the best epoch on disk, divide the learning rate
-when validation perplexity stops improving, stop within a time budget). Sentences are whole
-back-propagation units (no truncation needed at sentence length). With ``cutoffs`` the output
-layer is an adaptive softmax (Grave et al. 2017; vocabulary in frequency order, which
-:func:`train_rnn` produces), several times cheaper than a full softmax on a CPU; scores are
-still exact normalised log-probabilities. Saved as ``model.safetensors`` + ``config.json`` +
-``vocab.json``.
+is the sum of the log-softmax scores of those targets (see :mod:`.wordlevel`). Sentences are whole
+back-propagation units (no truncation needed at sentence length). Training, including the
+adaptive softmax of ``cutoffs`` (vocabulary in frequency order, which :func:`train_rnn`
+produces): docs/lm.md, "Training an LSTM"; saved files: docs/lm.md, "Word-level models: files".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -72,9 +66,6 @@ def _network(config: RNNConfig):
                 return torch.log_softmax(self.out(hidden).float(), dim=-1)
             flat = self.out.log_prob(hidden.reshape(-1, hidden.shape[-1]).float())
             return flat.reshape(*hidden.shape[:-1], -1)
-
-        def forward(self, ids: torch.Tensor) -> torch.Tensor:
-            return self.log_softmax(self.hidden(ids)[0])
 
         def target_log_probs(self, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
             """``log p(targets[b, t] | ids[b, ≤t])`` (an adaptive softmax computes only the
@@ -136,7 +127,7 @@ class RNNModel(WordLevelScorer):
             {k: v.detach().cpu().contiguous() for k, v in self.network.state_dict().items()}))
         write_json(directory / "config.json", {
             "model_type": f"cuelens-{self.config.arch}", **asdict(self.config),
-            "splitter": self.splitter.to_dict()})
+            "splitter": asdict(self.splitter)})
         write_json(directory / "vocab.json", self.vocab)
 
     @classmethod

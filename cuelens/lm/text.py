@@ -1,9 +1,9 @@
 """Word splitting, vocabularies and input files for the language-model scorers (docs/methods.md §9).
 
-Word-level models (n-gram, LSTM/RNN) see a sentence as ``split_words(sentence)``: optionally
-lower-cased, split on whitespace, with punctuation at the start/end of a whitespace word detached
-(``"cat."`` → ``"cat" "."``; the markers ``<unk>``, ``<s>``, ``</s>`` stay whole). The same function is used for training and scoring, and its settings
-are stored with the model. Words outside the vocabulary become :data:`UNK`.
+Word-level models (n-gram, LSTM/RNN) split a sentence with :class:`WordSplitter` (optionally
+lower-cased, whitespace words with edge punctuation detached: ``"cat."`` → ``"cat" "."``; the
+markers ``<unk>``, ``<s>``, ``</s>`` stay whole), the same way for training and scoring; its
+settings are stored with the model. Words outside the vocabulary become :data:`UNK`.
 """
 
 from __future__ import annotations
@@ -44,9 +44,6 @@ class WordSplitter:
         lead, core, tail = match.groups()
         return [*lead, *([core] if core else []), *tail]
 
-    def to_dict(self) -> dict:
-        return {"lowercase": self.lowercase, "detach_punct": self.detach_punct}
-
 
 def build_vocab(sentences: Iterable[list[str]], min_count: int = 1,
                 max_size: int | None = None) -> list[str]:
@@ -75,15 +72,11 @@ def _lines(path: str | Path) -> list[str]:
     return lines
 
 
-def _is_jsonl(path: Path) -> bool:
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    return bool(suffixes) and suffixes[-1] in {".jsonl", ".ndjson", ".json"}
-
-
 def read_sentences(path: str | Path) -> list[str]:
     """Sentences to score: JSONL with a ``"sentence"`` field, or one sentence per line."""
     path = Path(path)
-    if not _is_jsonl(path):
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    if not suffixes or suffixes[-1] not in {".jsonl", ".ndjson", ".json"}:
         return _lines(path)
     sentences = []
     for number, record in _jsonl_records(path):

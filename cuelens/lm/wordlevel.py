@@ -7,15 +7,9 @@ the final ``</s>`` so that the values add up to :meth:`score`. Sentences that en
 ids are scored once per call (the synthetic search offers many candidates that differ only in
 words the model cannot tell apart).
 
-Unknown words. By default an out-of-vocabulary word gets ``log p(<unk> | h)``: every unknown
-word is the same word, so a sentence full of rare words can look *more* probable than a natural
-one. With ``open_vocab`` the model becomes a distribution over all strings: an unknown word ``w``
-gets ``log p(<unk> | h) + log p_spell(w) − log(1 − Σ_{v ∈ V} p_spell(v))``, where ``p_spell`` is
-a character trigram model (interpolated Kneser-Ney over the letters of the vocabulary's words,
-each word once, ending with ``</s>``, plus one pseudo-word made of the unknown character so that
-letters never seen in the vocabulary keep some probability) — the ``<unk>`` mass is shared among unseen words by how
-word-like they are spelled, renormalised over the words outside the vocabulary. The spelling
-model is rebuilt from the vocabulary on demand; nothing extra is stored.
+Unknown words get ``log p(<unk> | h)``, or with ``open_vocab`` that plus the spelling model's
+share of the ``<unk>`` mass (docs/lm.md, "Unknown words"); the spelling model is rebuilt from the
+vocabulary on demand.
 """
 
 from __future__ import annotations
@@ -89,14 +83,12 @@ class WordLevelScorer:
 
     def _unique_logprobs(self, encoded: list[np.ndarray]) -> list[np.ndarray]:
         """Per sequence its ``len + 1`` log-probabilities; identical sequences are scored once."""
-        first: dict[bytes, int] = {}
         keys = [ids.tobytes() for ids in encoded]
-        for key, ids in zip(keys, encoded):
-            first.setdefault(key, len(first))
-        unique = list({key: ids for key, ids in zip(keys, encoded)}.values())
-        flat = self._logprobs(unique)
-        pieces = np.split(flat, np.cumsum([len(ids) + 1 for ids in unique])[:-1])
-        return [pieces[first[key]] for key in keys]
+        unique = dict(zip(keys, encoded))
+        flat = self._logprobs(list(unique.values()))
+        ends = np.cumsum([len(ids) + 1 for ids in unique.values()])[:-1]
+        pieces = dict(zip(unique, np.split(flat, ends)))
+        return [pieces[key] for key in keys]
 
     def _word_logprobs(self, sentences: list[str]) -> tuple[list[list[str]], list[np.ndarray]]:
         encoded = [self.encode(s) for s in sentences]
@@ -117,10 +109,8 @@ class WordLevelScorer:
         return list(zip([*words[0], EOS], values[0].tolist()))
 
     def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray:
-        """``log p(candidate | prefix)`` of each whitespace word as the next word (pruning for
-        the synthetic search, docs/methods.md §9): one next-word distribution over the whole vocabulary,
-        looked up for the candidates that are one model word; a candidate the splitter cuts
-        into several words (``"cat."``) gets the sum of their conditional log-probabilities."""
+        """``log p(candidate | prefix)`` of each whitespace word as the next word (docs/lm.md,
+        "Next-word distributions and the synthetic search")."""
         words = self.splitter(prefix)
         prefix_ids = self.ids(words)
         table = self._next_logprobs(prefix_ids)
@@ -143,7 +133,7 @@ class WordLevelScorer:
 
     def spelling_penalties(self, words: list[str]) -> np.ndarray:
         """Per word: 0 in the vocabulary, else ``log p_spell(w) − log(1 − Σ_V p_spell)``
-        (module docstring)."""
+        (docs/lm.md, "Unknown words")."""
         unknown = [w not in self.index for w in words]    # a literal <unk> is not spelled
         out = np.zeros(len(words))
         if any(unknown):

@@ -1,19 +1,6 @@
 """Inference backends of the shared classifier (docs/methods.md §6): a small registry of ways to turn a
-padded batch into logits.
-
-=========== ================================================================================
-backend      what runs the forward pass
-=========== ================================================================================
-torch        PyTorch as loaded (float32 on the CPU; bf16/fp16 autocast on a GPU).
-onnx         ONNX Runtime, float32, CPU. The model is exported once with ``torch.onnx.export``
-             and cached under :func:`onnx_cache_dir` keyed by a hash of its weights and config,
-             so later runs skip the export. Needs the ``cuelens[onnx]`` extra.
-torch-int8   PyTorch with dynamic int8 quantisation of every ``nn.Linear`` (CPU). *Approximate*:
-             probabilities move by ~1e-2 and close arg-maxes can flip.
-auto         ``onnx`` on the CPU when the extra is installed and the exported model matches
-             ``torch`` on the first batch it predicts (max probability difference ≤
-             :data:`EXACT_TOLERANCE`), else ``torch``.
-=========== ================================================================================
+padded batch into logits — ``torch``, ``onnx``, ``torch-int8`` and ``auto``, described in
+docs/inference.md (the ONNX export cache: :func:`onnx_cache_dir`).
 
 A runner maps a batch of int64 arrays (``input_ids``, ``attention_mask``[, ``token_type_ids``],
 shaped ``[B, T]`` or ``[B, k, T]`` for multiple choice) to float32 logits ``[B, C]``.

@@ -26,9 +26,6 @@ class EncodedUnits:
     pad_id: int
     multiple_choice: bool
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
     @property
     def lengths(self) -> np.ndarray:
         return np.fromiter((max(len(a) for a in unit) for unit in self.ids), dtype=np.int64,
@@ -37,21 +34,17 @@ class EncodedUnits:
     def collate(self, index: np.ndarray) -> dict[str, np.ndarray]:
         """Pad the units at ``index`` to their longest member: arrays ``[B, T]`` or ``[B, k, T]``."""
         units = [self.ids[i] for i in index]
-        width = max(len(a) for unit in units for a in unit)
-        k = len(units[0])
-        input_ids = np.full((len(units), k, width), self.pad_id, dtype=np.int64)
-        mask = np.zeros((len(units), k, width), dtype=np.int64)
-        type_ids = self.type_ids
-        types = np.zeros((len(units), k, width), dtype=np.int64) if type_ids else None
+        shape = (len(units), len(units[0]), max(len(a) for unit in units for a in unit))
+        batch = {"input_ids": np.full(shape, self.pad_id, dtype=np.int64),
+                 "attention_mask": np.zeros(shape, dtype=np.int64)}
+        if self.type_ids:
+            batch["token_type_ids"] = np.zeros(shape, dtype=np.int64)
         for row, i in enumerate(index):
-            for j, ids in enumerate(self.ids[i]):
-                input_ids[row, j, :len(ids)] = ids
-                mask[row, j, :len(ids)] = 1
-                if types is not None and type_ids is not None:
-                    types[row, j, :len(ids)] = type_ids[i][j]
-        batch = {"input_ids": input_ids, "attention_mask": mask}
-        if types is not None:
-            batch["token_type_ids"] = types
+            for j, ids in enumerate(units[row]):
+                batch["input_ids"][row, j, :len(ids)] = ids
+                batch["attention_mask"][row, j, :len(ids)] = 1
+                if self.type_ids:
+                    batch["token_type_ids"][row, j, :len(ids)] = self.type_ids[i][j]
         if not self.multiple_choice:
             batch = {key: value[:, 0] for key, value in batch.items()}
         return batch

@@ -2,11 +2,8 @@
 
 Pair tasks (NLI) use ``AutoModelForSequenceClassification``, multiple choice uses
 ``AutoModelForMultipleChoice`` (one logit per choice, softmax over the question's choices).
-Names resolve through :mod:`cuelens.models.hub` (aliases, local directories, hub ids;
-``trust_remote_code`` off unless asked). On a GPU the forward pass runs under bf16 autocast
-(fp16 when the GPU lacks bf16); on the CPU in float32. Inference uses length-sorted batches and
-dynamic padding (:mod:`cuelens.models.batching`); the forward pass itself is a *backend* of
-:mod:`cuelens.models.backends` (``torch`` by default; ``onnx``, ``torch-int8``, ``auto``).
+Names resolve through :mod:`cuelens.models.hub` (``trust_remote_code`` off unless asked).
+Batching, autocast and the inference backends (``torch`` by default): docs/inference.md.
 
 NLI label mapping: a fine-tuned model's ``config.id2label`` names its output columns; dataset
 labels are matched to them case-insensitively. A model whose labels are the generic
@@ -20,7 +17,7 @@ import contextlib
 import re
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -122,8 +119,7 @@ def backend_agreement(clf: Classifier, split: Split, reference: str = "torch", s
                                                         replace=False))
     part = split.subset(chosen.tolist())
     got = clf.predict_proba(part, batch_size=batch_size)
-    other = Classifier(clf.model, clf.tokenizer, clf.task, clf.device, clf.name, clf.resolved,
-                       clf.max_length, backend=reference)
+    other = replace(clf, backend=reference, _runner=None)
     expected = other.predict_proba(part, batch_size=batch_size)
     return {"n": len(chosen),
             "argmax_agreement": round(float((got.argmax(1) == expected.argmax(1)).mean()), 6),

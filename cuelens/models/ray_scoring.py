@@ -1,13 +1,5 @@
-"""Probe scoring on a Ray actor pool (extra ``cuelens[ray]``; docs/large-datasets.md,
-"Distributed probing").
-
-:func:`predict_proba_ray` cuts the test split into the same length-sorted batches as
-:meth:`~cuelens.models.classifier.Classifier.predict_proba` and scores them on an actor pool
-(``map_batches(..., concurrency=N, num_gpus=…)``), each actor loading the model through the
-shared classifier layer with the driver's torch thread count (CPU kernels sum in an order that
-depends on it); probabilities come back in item order, identical to the local path on the
-same hardware.
-"""
+"""Probe scoring on a Ray actor pool (extra ``cuelens[ray]``): :func:`predict_proba_ray`, the
+local path's batches scored by actors (docs/large-datasets.md, "Distributed probing")."""
 
 from __future__ import annotations
 

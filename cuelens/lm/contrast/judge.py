@@ -10,29 +10,13 @@ same pair can be compared.
 A model is evaluated on the trials that *targeted* it (the pair was optimised or selected to be
 controversial for it: it is named in a ``sentence{1,2}_model_targeted_to_{accept,reject}``
 column, or in ``sentence{1,2}_model`` when only those exist); without targeting columns, or
-with ``all_trials=True``, on every trial. For each participant, on those trials:
-
-- **binarised accuracy**: the human chose sentence2 iff ``rating > midpoint``; the model
-  predicts sentence2 iff ``log p(s2|m) > log p(s1|m)``; a tie in the model earns 0.5;
-- **scsr** — signed-rank cosine similarity between the model's log-ratio
-  ``log p(s2|m) − log p(s1|m)`` and the zero-centred rating ``rating − midpoint``
-  (:func:`signed_rank_cosine`);
-- **noise ceiling**, accuracy: the majority vote of the *other* participants on the same pair
-  (lower bound, leave-one-subject-out) or of *all* participants including this one (upper
-  bound) as the prediction; a tied vote earns 0.5 (the expected credit of the original's random
-  tie-break);
-- **noise ceiling**, scsr: each participant's rating pattern is turned into a normalised signed
-  rank vector ``sr(z) / ‖·‖`` (:func:`normalized_signed_ranks`) and averaged over participants
-  per pair; lower bound = ``signed_rank_cosine(z_i, mean of the others)``, the mean taken in
-  exact arithmetic so that equal means tie exactly; upper bound = the
-  cosine between participant ``i``'s normalised signed ranks and the mean over everyone
-  (including ``i``), left unranked — the closed-form upper bound of the original analysis.
-
-Per-participant values are averaged within participant *groups* (default: every participant is
-its own group) and then across groups. Models are compared with each other and with their own
-lower noise-ceiling bound by two-sided Wilcoxon signed-rank tests across groups
-(``zero_method="zsplit"``), and all p-values of one measure are corrected together by
-Benjamini–Hochberg (:func:`scipy.stats.false_discovery_control`).
+with ``all_trials=True``, on every trial. The measures (binarised accuracy, signed-rank cosine
+``scsr``), their noise ceilings, the participant groups and the tests are those of
+docs/contrast.md ("audit contrast judge"). The scsr noise ceiling compares normalised signed-rank
+vectors ``sr(z) / ‖·‖`` (:func:`normalized_signed_ranks`) averaged per pair: lower bound =
+``signed_rank_cosine(z_i, mean of the others)``; upper bound = the cosine between participant
+``i``'s normalised signed ranks and the mean over everyone (including ``i``), left unranked — the
+closed-form upper bound of the original analysis.
 """
 
 from __future__ import annotations
@@ -195,7 +179,8 @@ def targeted_mask(df: pd.DataFrame, model: str, all_trials: bool = False) -> np.
 
 # ---------------------------------------------------------------- per-participant measures
 def _vote_credit(frac_sentence2: np.ndarray, chose2: np.ndarray) -> np.ndarray:
-    """Credit of predicting a choice by majority vote: 1 right, 0 wrong, 0.5 tied vote."""
+    """Credit of predicting a choice by majority vote: 1 right, 0 wrong, 0.5 tied vote (the
+    expected credit of the original's random tie-break)."""
     vote2 = frac_sentence2 > 0.5
     credit = (vote2 == chose2).astype(float)
     credit[frac_sentence2 == 0.5] = 0.5
@@ -319,10 +304,6 @@ def _num(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 6)
 
 
-def _group_means(per_subject: pd.DataFrame, groups: pd.Series, column: str) -> pd.Series:
-    return per_subject.assign(group=per_subject["subject"].map(groups)).groupby("group")[column].mean()
-
-
 def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
           all_trials: bool = False) -> dict:
     """All measures for every model (module docstring) as a JSON-ready dict."""
@@ -346,8 +327,9 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
         acc = trial_accuracy(sub, m, midpoint).groupby("subject").mean()
         scsr = subject_scsr(sub, m, midpoint).set_index("subject")
         for name, table in (("accuracy", acc), ("scsr", scsr)):
-            means = {c: _group_means(table.reset_index(), groups, c).reindex(group_ids)
-                     for c in ("model", "lower", "upper")}
+            per_subject = table.reset_index()
+            grouped = per_subject.assign(group=per_subject["subject"].map(groups)).groupby("group")
+            means = {c: grouped[c].mean().reindex(group_ids) for c in ("model", "lower", "upper")}
             entry[name] = _num(means["model"].mean())
             entry[f"{name}_per_group"] = [_num(v) for v in means["model"]]
             entry[f"{name}_noise_ceiling"] = {"lower": _num(means["lower"].mean()),

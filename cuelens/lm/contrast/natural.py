@@ -1,17 +1,11 @@
 """Natural controversial sentence pairs: exact selection by pruned minimum-cost assignment (docs/methods.md §9).
 
-Problem (Golan et al. 2023, the published "minsum" integer program). ``L[s, m]`` is the
-log-probability of corpus sentence ``s`` under model ``m``; ``r[s, m]`` its *fractional rank*
-(:func:`fractional_ranks`). For every unordered model pair ``(a, b)`` we choose ``per_pair`` trials
-``(s1, s2)`` such that
-
-- model ``a`` rejects ``s1`` and model ``b`` accepts it: cost ``r[s1, a]``, feasible iff
-  ``r[s1, b] >= threshold``;
-- model ``b`` rejects ``s2`` and model ``a`` accepts it: cost ``r[s2, b]``, feasible iff
-  ``r[s2, a] >= threshold``;
-
-every sentence is used at most once over all trials and model pairs, and the total cost
-``sum(r[s1, a] + r[s2, b])`` (the *objective*; lower = more controversial) is minimal.
+Problem (Golan et al. 2023, the published "minsum" integer program; docs/contrast.md, "audit
+contrast natural"): with ``r[s, m]`` the fractional rank (:func:`fractional_ranks`) of sentence
+``s`` under model ``m``, choose for every unordered model pair ``(a, b)`` ``per_pair`` trials
+``(s1, s2)``: ``a`` rejects ``s1`` (cost ``r[s1, a]``, feasible iff ``r[s1, b] >= threshold``)
+and ``b`` rejects ``s2`` (cost ``r[s2, b]``, feasible iff ``r[s2, a] >= threshold``), every
+sentence used at most once overall, with minimal total cost (the *objective*).
 
 The objective is separable: it is the sum of independent *slots*. A slot of *type* ``(i, j)``
 (``i != j``) takes one sentence at cost ``r[s, i]`` if ``r[s, j] >= threshold``; there are
@@ -20,10 +14,7 @@ The objective is separable: it is the sum of independent *slots*. A slot of *typ
 distinct sentences, solved exactly by :func:`scipy.optimize.linear_sum_assignment` (or, as a
 cross-check, by :func:`scipy.optimize.milp`/HiGHS on the same candidates) after pruning.
 
-Pre-filter (as published): when the sentence texts are known, sentences that repeat a word
-other than an allowed function word (:data:`FUNCTION_WORDS`: articles and prepositions; words are
-compared lower-cased with punctuation stripped) are dropped before ranking
-(:func:`without_repeated_words`). Without texts no filter can be applied.
+The published pre-filter (docs/contrast.md) is :func:`without_repeated_words`.
 """
 
 from __future__ import annotations
@@ -47,14 +38,10 @@ within without betwixt""".split())
 
 
 def fractional_ranks(logprobs: np.ndarray) -> np.ndarray:
-    """Per-column fractional ranks in ``[0, 1]``: ``(rankdata(x, "average") - 1) / (n - 1)``.
-
-    ``0`` = the least probable sentence, ``1`` = the most probable; tied log-probabilities get
-    the average of their ranks; ``-inf`` (probability 0) is simply the least probable. NaN is
-    not a log-probability and raises :class:`UserError`. (The published selection used
-    ``rankdata / n`` in ``(0, 1]``; the two differ by the affine map ``(R - 1)/(n - 1)`` vs
-    ``R / n`` of the integer/averaged rank ``R``, which leaves the optimal selection unchanged
-    up to the threshold rounding.)
+    """Per-column fractional ranks in ``[0, 1]``: ``(rankdata(x, "average") - 1) / (n - 1)``
+    (docs/contrast.md, "Ranks"); ``0`` = the least probable sentence (``-inf`` included). NaN
+    raises :class:`UserError`. The published ``rankdata / n`` gives the same optimal selection up
+    to the threshold rounding.
     """
     x = np.asarray(logprobs, dtype=np.float64)
     if x.ndim == 1:
@@ -78,10 +65,8 @@ class SlotType:
 
 def slot_types(n_models: int) -> list[SlotType]:
     """All ordered model pairs ``(reject, accept)``, in ``combinations`` order, both directions."""
-    types = []
-    for a, b in itertools.combinations(range(n_models), 2):
-        types += [SlotType(reject=a, accept=b), SlotType(reject=b, accept=a)]
-    return types
+    return [SlotType(reject, accept) for a, b in itertools.combinations(range(n_models), 2)
+            for reject, accept in ((a, b), (b, a))]
 
 
 def prune_candidates(ranks: np.ndarray, kind: SlotType, keep: int, threshold: float) -> np.ndarray:
@@ -108,18 +93,15 @@ class Selection:
     n_candidates: int
 
 
-def _slot_cost_matrix(ranks, types, per_pair, columns, threshold):
-    """Dense ``(S, len(columns))`` cost matrix; ``inf`` where a sentence is infeasible."""
+def _type_costs(ranks, types, columns, threshold):
+    """Dense ``(len(types), len(columns))`` cost matrix; ``inf`` where a sentence is infeasible."""
     sub = ranks[columns]
-    rows = []
-    for kind in types:
-        row = np.where(sub[:, kind.accept] >= threshold, sub[:, kind.reject], np.inf)
-        rows += [row] * per_pair
-    return np.vstack(rows)
+    accept, reject = [kind.accept for kind in types], [kind.reject for kind in types]
+    return np.where(sub[:, accept] >= threshold, sub[:, reject], np.inf).T
 
 
 def _solve_lsa(ranks, types, per_pair, columns, threshold):
-    cost = _slot_cost_matrix(ranks, types, per_pair, columns, threshold)
+    cost = np.repeat(_type_costs(ranks, types, columns, threshold), per_pair, axis=0)
     if cost.shape[1] < cost.shape[0]:
         raise UserError(f"no feasible selection: only {cost.shape[1]} candidate sentences for "
                         f"{cost.shape[0]} slots")
@@ -135,15 +117,9 @@ def _solve_milp(ranks, types, per_pair, columns, threshold):
 
     ``sum_s x[t, s] = per_pair`` for every type, ``sum_t x[t, s] <= 1`` for every sentence.
     """
-    sub = ranks[columns]
-    var_type, var_col, var_cost = [], [], []
-    for t, kind in enumerate(types):
-        ok = np.flatnonzero(sub[:, kind.accept] >= threshold)
-        var_type.append(np.full(len(ok), t))
-        var_col.append(ok)
-        var_cost.append(sub[ok, kind.reject])
-    var_type, var_col = np.concatenate(var_type), np.concatenate(var_col)
-    var_cost = np.concatenate(var_cost)
+    costs = _type_costs(ranks, types, columns, threshold)
+    var_type, var_col = np.nonzero(np.isfinite(costs))     # type by type, columns ascending
+    var_cost = costs[var_type, var_col]
     n_var = len(var_cost)
     a_type = scipy.sparse.csr_matrix((np.ones(n_var), (var_type, np.arange(n_var))),
                                      shape=(len(types), n_var))

@@ -1,13 +1,6 @@
-"""Read per-model sentence log-probabilities for natural pair selection (docs/methods.md §9).
-
-Two formats:
-
-- ``.npz``: one float array of shape ``(n,)`` per model, the key is the model name (the
-  contstim ``natural_sentence_logprobs.npz`` layout). Loaded with ``allow_pickle=False``.
-- ``.jsonl``: one object per sentence with its text under ``"text"`` (or ``"sentence"``) and
-  its log-probabilities either as top-level numbers named by model (``{"text": "...",
-  "gpt2": -31.2}``) or in a ``"scores"`` / ``"logprobs"`` object (``{"text": "...", "scores":
-  {"gpt2": -31.2}}``). ``null`` means ``-inf`` (probability zero).
+"""Read per-model sentence log-probabilities for natural pair selection (docs/methods.md §9):
+an ``.npz`` (one float array per model, loaded with ``allow_pickle=False``) or a ``.jsonl``
+file, as the "Input" item of docs/contrast.md describes them; ``null`` means ``-inf``.
 """
 
 from __future__ import annotations
@@ -49,11 +42,6 @@ def load_npz(path: Path, models: list[str] | None) -> tuple[list[str], np.ndarra
     return names, np.column_stack(columns)
 
 
-def _record_scores(record: dict) -> dict:
-    nested = record.get("scores", record.get("logprobs"))
-    return nested if isinstance(nested, dict) else record
-
-
 def load_jsonl(path: Path, models: list[str] | None
                ) -> tuple[list[str], np.ndarray, list[str]]:
     texts, rows, names = [], [], models
@@ -61,7 +49,8 @@ def load_jsonl(path: Path, models: list[str] | None
         text = record.get("text", record.get("sentence"))
         if not isinstance(text, str):
             raise UserError('missing "text"', path=str(path), line=line_no)
-        scores = _record_scores(record)
+        scores = record.get("scores", record.get("logprobs"))
+        scores = scores if isinstance(scores, dict) else record
         if names is None:
             names = [k for k, v in scores.items()
                      if k not in ("text", "sentence", "id") and (

@@ -1,31 +1,24 @@
 """Synthetic controversial sentences by word-replacement search (docs/methods.md §9, Golan et al. 2023).
 
 From a natural sentence ``n`` (whitespace-separated words) and two scorers, a model to *accept*
-and a model to *reject*, :func:`search` repeatedly takes a word position — cycling through the
-positions, each cycle in a new seeded random order — and replaces the word there by the
-vocabulary word that most lowers ``log p(s | reject)`` subject to
-``log p(s | accept) >= log p(n | accept)``. A word already in the sentence (case-insensitive)
-may not be inserted again unless it is a function word, and the initial position draws from
-its own vocabulary when one is given (the contstim ``vocab_cap`` list). A position where no
-allowed replacement lowers the rejecting model's log-probability is a *failure*; the search
-stops after ``patience`` (default 8) failures in a row or after ``max_steps`` positions
-(``patience >= 2·len - 1`` guarantees that a whole cycle failed, i.e. a local optimum). A
-position that already failed for the current sentence is not scored again: it would fail
-identically, so the result is unchanged, only faster.
+and a model to *reject*, :func:`search` replaces one word at a time (docs/contrast.md, "audit
+contrast synthetic") by the vocabulary word that most lowers ``log p(s | reject)`` subject to
+``log p(s | accept) >= log p(n | accept)``: positions are cycled, each cycle in a new seeded
+random order; a word already in the sentence (case-insensitive) may not be inserted again unless
+it is a function word; position 0 draws from its own vocabulary when one is given (the contstim
+``vocab_cap`` list). A position where no allowed replacement lowers the rejecting model's
+log-probability is a *failure*; the search stops after ``patience`` failures in a row
+(``patience >= 2·len - 1`` guarantees that a whole cycle failed, i.e. a local optimum) or after
+``max_steps`` positions. A position that already failed for the current sentence is not scored
+again: it would fail identically, so the result is unchanged, only faster.
 
-All candidate sentences of a position are scored in batches. Expensive scorers may offer an
-optional method that prunes candidates before full scoring; it is applied to the *accepting*
-model, whose constraint they anticipate (pruning the rejecting model's low-probability words
-would remove exactly the words the search wants). The methods are looked up in
-:data:`PRUNERS` by name, so a scorer opts in by implementing one:
-
-- ``next_word_logprobs(prefix, candidates) -> array`` (causal LMs,
-  :class:`~cuelens.lm.causal.CausalScorer`): the conditional log-probability of each
-  candidate word given the text before the position; candidates below ``-10`` are dropped.
-- ``masked_word_logprobs(sentence, position, candidates) -> array`` (masked LMs,
-  :class:`~cuelens.lm.masked.MaskedScorer`): the log-probability of each candidate in
-  the masked slot; candidates are fully scored best-first (in batches, with sequential
-  semantics) and the scan stops after 5 consecutive candidates that fail the accept constraint.
+Candidates are scored in batches. A scorer may prune them first by offering a method named in
+:data:`PRUNERS` (docs/methods.md §9): ``next_word_logprobs(prefix, candidates)`` (causal LMs:
+candidates below ``-10`` are dropped) or ``masked_word_logprobs(sentence, position,
+candidates)`` (masked LMs: candidates are scored best-first, with sequential semantics, until 5
+consecutive ones fail the accept constraint). Pruning applies to the *accepting* model, whose
+constraint it anticipates (pruning the rejecting model's low-probability words would remove
+exactly the words the search wants).
 
 A *triplet* for the model pair ``(m1, m2)`` is ``(n, s1, s2)``: ``s1`` is rejected by ``m1``
 and accepted by ``m2``, ``s2`` the reverse (note: the contstim CSVs name them the other way
@@ -171,21 +164,18 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
         position = order.pop(0)
         steps += 1
         improved = False
-        sentences: list
-        if position in failed_here:  # same sentence, same position: it would fail again
-            sentences = []
-        else:
+        if position not in failed_here:  # same sentence, same position: it would fail again
             sentences, chosen, accepted = feasible(accept, words, position,
                                                    vocab.candidates(words, position), floor,
                                                    batch_size)
-        if sentences:
-            rejected = score_batched(reject, sentences, batch_size)
-            best = int(np.argmin(rejected))
-            if rejected[best] < current:
-                words[position] = chosen[best]
-                current = float(rejected[best])
-                current_accept = float(accepted[best])
-                improved = True
+            if sentences:
+                rejected = score_batched(reject, sentences, batch_size)
+                best = int(np.argmin(rejected))
+                if rejected[best] < current:
+                    words[position] = chosen[best]
+                    current = float(rejected[best])
+                    current_accept = float(accepted[best])
+                    improved = True
         if improved:
             fails, failed_here = 0, set()
         else:

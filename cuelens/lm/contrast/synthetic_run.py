@@ -3,11 +3,9 @@
 :func:`run_synthetic` searches the triplet of every starting sentence (each with its own seed,
 ``seed · 1000003 + k``, so a triplet does not depend on the others), appends it to the JSONL
 output as soon as it and every earlier sentence's triplet are finished, and reports
-``progress(stage, fraction)``. With ``jobs > 1`` the sentences are searched in that many worker
-processes, each of which loads the two models once from their specs; rows that finish early
-wait for their predecessors, so the file is the same as with one process. With ``resume`` the
-triplets already in the output (the same starting sentences, in order) are kept and the search
-goes on after them, giving the same file as an uninterrupted run.
+``progress(stage, fraction)``. ``jobs`` (worker processes, each loading the two models once from
+their specs) and ``resume`` (keep the triplets already in the output) work as docs/contrast.md
+("audit contrast synthetic") describes: the file is the same as one uninterrupted serial run's.
 """
 
 from __future__ import annotations
