@@ -67,6 +67,9 @@ def _network(config: RNNConfig):
             flat = self.out.log_prob(hidden.reshape(-1, hidden.shape[-1]).float())
             return flat.reshape(*hidden.shape[:-1], -1)
 
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.log_softmax(self.hidden(ids)[0])
+
         def target_log_probs(self, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
             """``log p(targets[b, t] | ids[b, ≤t])`` (an adaptive softmax computes only the
             clusters the targets fall in)."""
