@@ -1,13 +1,6 @@
-"""The Ray engine (extra ``cuelens[ray]``; docs/large-datasets.md).
-
-Scan: Ray Data gets one row per shard; ``map_batches`` workers stream their shard through the
-local engine's reader and normalisation (:func:`~cuelens.data.loading.build_split`) into
-compact columns and encode its instance texts with a shard-local vocabulary. The driver
-receives the shards in order (``preserve_order``), appends their columns and maps each shard's
-vocabulary into the global one (:meth:`~cuelens.audit.counts.Encoder.add_encoded`), which
-numbers words exactly as one pass over all texts would. The dataset and the encoded texts are
-therefore those of the local engine, and so is results.json. A bad record raises the error of
-the first failing shard, as the local engine would.
+"""The Ray engine (extra ``cuelens[ray]``): Ray Data workers read, normalise and encode one shard
+each; the driver appends the shards in order and maps their vocabularies into the global one, so
+the dataset and token ids are the local engine's (docs/large-datasets.md, "The Ray engine").
 
 The scan's statistics passes run on Ray in :mod:`cuelens.audit.ray_passes` and the probe's
 scoring in :mod:`cuelens.models.ray_scoring`; both connect through :func:`connect` and ship

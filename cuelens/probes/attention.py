@@ -1,18 +1,7 @@
 """The white-box attention test AW of the short-circuit probe (docs/methods.md §7, §13), with
 thresholds either fixed (the paper's t1 = 0.14, t2 = 0.13) or calibrated per model against a null
-distribution (the decisions in full: docs/augmentation.md, "AW decisions").
-
-**Statistic.** Each (premise, correct choice) pair goes through the model with its own special
-tokens; the last layer's attention, max-pooled over heads, is scored between *words* (the max
-over their pieces; special tokens and punctuation-only words excluded). The model *considers
-the premise* when the largest choice-word → premise-word score ``m1 > t1`` or the second-largest
-``m2 > t2``; AW is the share of questions on which it does, with a 95% Wilson interval.
-
-**Calibration.** The same statistic on null pairs (each correct choice with the premises of
-other questions: a seeded derangement, :func:`null_partners`) sets ``t1``, ``t2`` to the
-``(k+1)``-th largest null ``m1``, ``m2`` for the largest ``k`` whose union rule flags at most
-5% of the null pairs (:func:`calibrate`).
-"""
+of unrelated premises (the statistic and the calibration in full: docs/augmentation.md, "AW
+decisions")."""
 
 from __future__ import annotations
 

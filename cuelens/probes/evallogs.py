@@ -1,21 +1,7 @@
-"""Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6; the fields read,
-the matching rules and the checks: docs/eval-logs.md).
-
-Two formats, detected from the file (:func:`detect_format`; examples as lm-eval 0.4.13 and Inspect
-0.3.285 write them: ``docs/examples/goldens/``):
-
-- **lm-evaluation-harness** ``--log_samples`` JSONL (also gzipped): per choice a log-likelihood
-  (``filtered_resps``, else ``resps``; numbers or numeric strings); the prediction is the
-  arg-max, with ``norm="chars"`` / ``"bytes"`` dividing by the continuation's length (lm-eval's
-  ``acc_norm``), and the probabilities are the softmax of those scores.
-- **Inspect** eval logs (``.json`` or a ``.eval`` zip archive: :mod:`cuelens.probes.logfiles`):
-  the prediction is the letter of a score's ``answer`` (epoch 1 only); no answer, or a letter
-  outside the choices (counted and warned), is ``-1``. No probabilities, no ``norm``.
-
-Entries are matched to ``dataset.test`` (:func:`match_items`) and checked against its choices
-(:func:`check_choices`); a log of some test items only gives :attr:`Predictions.covered`; the
-log's own correctness and lm-eval's ``results_*.json`` are cross-checked into notes.
-"""
+"""Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6):
+lm-evaluation-harness ``--log_samples`` JSONL (arg-max log-likelihood, optionally length-normalised)
+and Inspect ``.json`` / ``.eval`` logs (the answered letter), detected from the file, matched to
+``dataset.test`` and cross-checked (fields, rules, checks: docs/eval-logs.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
-"""Where a probe's predictions come from: one interface, a registry of sources (docs/methods.md §6).
-
-Every source returns the one :class:`~cuelens.probes.predictions.Predictions` type (with its
-``probe.model`` section in ``Predictions.info``), and the probe runs on those predictions
-whatever the source. Registered in :data:`SOURCES` (spaCy style: a name, never an if/else chain):
-
-- ``model``: a loaded classifier run on the test items (:class:`ModelSource`; ``predict_proba``
-  swaps in another runner of the same model, e.g. the Ray engine's actor pool);
-- ``predictions``: a JSONL predictions file (:class:`PredictionsFile`);
-- ``lm-eval`` / ``inspect``: an lm-evaluation-harness samples file or an Inspect log
-  (:class:`EvalLog`; docs/eval-logs.md);
-- ``llm``: a language model asked through one prompt template (:class:`LLMPrompt`;
-  docs/llm-probe.md).
-
-:func:`file_source` picks the file source from the file itself (:func:`detect_format`);
-:func:`read_predictions` reads a file in one call.
+"""Where a probe's predictions come from (docs/methods.md §6): one interface
+(:class:`PredictionSource`; every source returns a
+:class:`~cuelens.probes.predictions.Predictions` with its ``probe.model`` section in ``info``)
+and a registry of sources, :data:`SOURCES` (a name each, never an if/else chain; docs/api.md,
+"Probe options and prediction sources"). :func:`file_source` picks the file source from the
+file itself (:func:`detect_format`); :func:`read_predictions` reads a file in one call.
 
 >>> sorted(SOURCES)
 ['inspect', 'llm', 'lm-eval', 'model', 'predictions']

@@ -1,17 +1,8 @@
-"""An LLM's answers to the test items through one prompt template (docs/methods.md §6,
-docs/llm-probe.md): render each item, ask the backend (through the response cache), and turn
-the responses into predictions —
-
-- *score* templates: option scores ``log p(option | prompt)``, optionally divided by the
-  option's token count (``normalize``) and/or calibrated before use (``calibrate``: minus
-  ``log p̂(option | content-free prompt)``, the content-free distribution normalised over the
-  options, i.e. ``p(option | x) / p(option | "N/A")``); the prediction is the arg-max;
-- *generate* templates: the parsed answer (:mod:`cuelens.probes.llm.parsing`); an unparseable
-  answer is ``-1``.
-
-Below the LLM probe's statistics (:mod:`cuelens.probes.llm.pipeline`), so that the ``llm``
-prediction source (:mod:`cuelens.probes.sources`) needs nothing above it.
-"""
+"""An LLM's answers to the test items through one prompt template: render each item, ask the
+backend (through the response cache), then take the arg-max option score (score templates,
+optionally length-normalised and calibrated) or parse the generated text (generate templates;
+unparseable: ``-1``); docs/llm-probe.md, "Getting an answer". Below the LLM probe's statistics
+(:mod:`cuelens.probes.llm.pipeline`), so that the ``llm`` prediction source needs nothing above."""
 
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
 """An OpenAI-compatible HTTP endpoint as an LLM-probe backend (vLLM, llama.cpp server, Ollama,
-``transformers serve``, hosted APIs; docs/methods.md §6). Standard library only (``urllib``,
-threads).
-
-Before the first item the backend asks the server once what it can do
-(:meth:`OpenAIBackend.capabilities`) and picks a scoring route (:meth:`OpenAIBackend.prepare`):
-``echo`` (``/completions`` echoes the prompt's token log-probabilities) or ``chat-top-logprobs``
-(the first answer token's ``top_logprobs``: one-word options only); generate templates ask
-``/chat/completions`` at temperature 0. Routes, concurrency, retries with backoff and the
-fail-fast start: docs/llm-probe.md ("Backends", "Servers: what each can run"). The key is read
-from the environment variable ``api_key_env`` and never appears in :meth:`info`, cache keys or
-outputs.
-"""
+``transformers serve``, hosted APIs), standard library only: the capability probe, the scoring
+routes (``echo``, ``chat-top-logprobs``), concurrency, retries and the fail-fast start are
+described in docs/llm-probe.md ("Backends", "Servers: what each can run"). The key is read from
+``api_key_env`` and never appears in :meth:`OpenAIBackend.info`, cache keys or outputs."""
 
 from __future__ import annotations
 

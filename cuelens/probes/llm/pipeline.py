@@ -1,14 +1,7 @@
-"""The LLM prompt probe: ask a backend through each template, then test cue reliance per
-template with the probe's own statistics (docs/methods.md §6, docs/llm-probe.md).
-
-For every template: the answers to every test item (:mod:`cuelens.probes.llm.answers`; an
-unparseable answer counts as wrong and is reported separately), then the probe sections (accuracy, ΔAcc per cue with bootstrap CIs, easy/hard accuracy) from
-:mod:`cuelens.probes.sections` and the distribution test of :mod:`cuelens.probes.distribution`
-over the parsed answers. The **verdict** names the least cue-reliant template: the smallest
-``Σ|ΔAcc|`` over the tested cues (docs/methods.md §6's model-weakness total; ties: higher accuracy, then
-name), among templates with at least one tested cue and at most half of their answers
-unparseable (a template whose answers are all unreadable has ΔAcc = 0 without being robust).
-"""
+"""The LLM prompt probe: ask a backend through each template
+(:mod:`cuelens.probes.llm.answers`), then the probe's own statistics per template
+(:mod:`cuelens.probes.sections`, :mod:`cuelens.probes.distribution`) and the verdict, the least
+cue-reliant template (docs/methods.md §6, docs/llm-probe.md "Results and verdict")."""
 
 from __future__ import annotations
 
@@ -129,7 +122,7 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
 
 
 def verdict(sections: list[dict]) -> dict:
-    """The least cue-reliant template (see the module docstring)."""
+    """The least cue-reliant template (docs/llm-probe.md, "Results and verdict")."""
     tested = [s for s in sections if s["accuracy_test"]["cues"]
               and s["unparseable"]["rate"] <= MAX_UNPARSEABLE]
     if not tested:
