@@ -223,8 +223,7 @@ def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
     with np.load(path, allow_pickle=False) as arrays:
         split = CompactSplit.from_arrays(arrays, owner.name, owner.path, owner.shards,
                                          iter_source_records)
-        shard_of = array("i")
-        shard_of.frombytes(arrays["shard_of"].tobytes())
+        shard_of = array("i", arrays["shard_of"].tobytes())
         keep_text_keys(split, TextKeys.from_arrays(arrays))
     split.shard_of[:] = shard_of  # in place: split.raw re-reads records through it
     return split
