@@ -15,13 +15,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import bootstrap, false_discovery_control
 
+from cuelens.audit.chance import _r
+
 MIN_ITEMS = 10
 FDR = 0.05
 CORRECTION = "Benjamini-Hochberg (false discovery rate 5%) over the tested cues"
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6)
 
 
 def _difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:

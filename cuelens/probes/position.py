@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from cuelens.audit.chance import ALPHA, letter, p_text, position_chi_square, positions_verdict
+from cuelens.audit.chance import (ALPHA, _r, letter, p_text, position_chi_square,
+                                  positions_verdict)
 from cuelens.data.dataset import Split, Task
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
@@ -74,10 +75,6 @@ def cochran_q(correct: np.ndarray) -> tuple[float, int]:
     if denominator == 0:
         return 0.0, k - 1
     return float((k - 1) * (k * (columns ** 2).sum() - total ** 2) / denominator), k - 1
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6)
 
 
 def position_bias_from_picks(questions: Split | Sequence[Question], picks: Sequence[np.ndarray],
