@@ -80,7 +80,8 @@ class ModelSource:
 @dataclass
 class _File:
     """A file of predictions and the options of evaluation logs (``id_field``, ``norm``,
-    ``require_all``: :func:`~cuelens.probes.evallogs.read_eval_log`)."""
+    ``require_all``: :func:`~cuelens.probes.evallogs.read_eval_log`); read as an evaluation log
+    of the format named like the registered source unless :meth:`read` is overridden."""
 
     name: ClassVar[str]
     path: Path
@@ -89,7 +90,8 @@ class _File:
     require_all: bool = False
 
     def read(self, dataset: Dataset) -> Predictions:
-        raise NotImplementedError
+        return read_eval_log(self.path, dataset, id_field=self.id_field, norm=self.norm,
+                             fmt=self.name, require_all=self.require_all)
 
     def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
         predictions = self.read(dataset)
@@ -112,21 +114,13 @@ class PredictionsFile(_File):
         return read_predictions_file(self.path, dataset)
 
 
-class EvalLog(_File):
-    """An evaluation log of the format named like the registered source."""
-
-    def read(self, dataset: Dataset) -> Predictions:
-        return read_eval_log(self.path, dataset, id_field=self.id_field, norm=self.norm,
-                             fmt=self.name, require_all=self.require_all)
-
-
 @register("lm-eval")
-class LmEvalLog(EvalLog):
+class LmEvalLog(_File):
     """An lm-evaluation-harness ``--log_samples`` file (JSONL, also gzipped)."""
 
 
 @register("inspect")
-class InspectLog(EvalLog):
+class InspectLog(_File):
     """An Inspect eval log (``.json`` or ``.eval``)."""
 
 
