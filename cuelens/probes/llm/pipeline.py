@@ -18,7 +18,6 @@ from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
 from cuelens.probes.cues import Cue, probe_cues
-from cuelens.probes.distribution import distribution_test
 from cuelens.probes.llm.answers import Answers, Progress, answer, ask, make_request, parse_reply
 from cuelens.probes.llm.backends import Backend, prepare_backend
 from cuelens.probes.llm.cache import ResponseCache
@@ -114,10 +113,7 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
         tokens={"prompt": answers.prompt_tokens, "completion": answers.completion_tokens,
                 "total": answers.prompt_tokens + answers.completion_tokens},
         accuracy=ctx.accuracy, sanity=ctx.sanity(), accuracy_test=ctx.accuracy_test(),
-        easy_hard=ctx.easy_hard(),
-        distribution_test=distribution_test(cues, answers.pred, ctx.gold, dataset.task,
-                                            dataset.label_names, seed=seed,
-                                            min_items=min_items),
+        easy_hard=ctx.easy_hard(), distribution_test=ctx.distribution_test(),
         position_bias=position_bias)
 
 
@@ -254,12 +250,8 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
             return [np.asarray(r["logprobs"], dtype=np.float64) for r in responses]
         out = []
         for r, f in zip(responses, fields):
-            k = parse_reply(template, r["text"], f, [])
-            scores = np.full(len(f["choices"]), np.nan)
-            if k >= 0:
-                scores[:] = 0.0
-                scores[k] = 1.0
-            out.append(scores)
+            k, n = parse_reply(template, r["text"], f, []), len(f["choices"])
+            out.append(np.eye(n)[k] if k >= 0 else np.full(n, np.nan))
         return out
 
     return score_fn
