@@ -6,6 +6,7 @@ decisions")."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,16 +69,6 @@ def word_scores(attention: np.ndarray, choice_words: list[list[int]],
     return np.maximum.reduceat(np.maximum.reduceat(sub, row_starts, axis=0), col_starts, axis=1)
 
 
-def _use_eager_attention(model) -> None:
-    """Fused attention kernels (SDPA, flash) return no attention maps; switch to eager."""
-    setter = getattr(model, "set_attn_implementation", None)
-    if setter is not None:
-        try:
-            setter("eager")
-        except (ValueError, TypeError, AttributeError):
-            pass
-
-
 def last_layer_attention(model, batch: dict) -> np.ndarray:
     """Last encoder layer's attention maps, max over heads: ``[B, L, L]``."""
     encoder = getattr(model, "base_model", model)
@@ -102,7 +93,9 @@ def pair_top_scores(model, tokenizer, premises: Sequence[str], choices: Sequence
     top = np.zeros((n, 2), dtype=np.float64)
     if not getattr(tokenizer, "is_fast", False):
         raise UserError("the AW test needs a fast tokenizer (word ids and offsets)")
-    _use_eager_attention(model)
+    # fused attention kernels (SDPA, flash) return no attention maps: eager where it can be set
+    with suppress(ValueError, TypeError, AttributeError):
+        model.set_attn_implementation("eager")
     model.eval()
     order = np.argsort([len(p) + len(c) for p, c in zip(premises, choices)], kind="stable")
     with torch.inference_mode():
