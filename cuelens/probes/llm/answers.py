@@ -20,6 +20,7 @@ from cuelens.probes.llm.requests import Request
 from cuelens.probes.llm.templates import PromptTemplate, content_free, item_fields
 
 Progress = Callable[[str, float], None]
+TOKENS = ("prompt_tokens", "completion_tokens")  # what a response counts
 
 
 @dataclass
@@ -90,7 +91,7 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
     requests = [make_request(template, f, labels) for f in fields]
     responses = ask(backend, template, requests, list(split.ids), cache=cache,
                     progress=progress)
-    used = [sum(r[k] for r in responses) for k in ("prompt_tokens", "completion_tokens")]
+    used = [sum(r[k] for r in responses) for k in TOKENS]
     if template.mode == "generate":
         pred = np.asarray([parse_reply(template, r["text"], f, labels)
                            for r, f in zip(responses, fields)], dtype=np.int64)
@@ -101,8 +102,7 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
         unique = list(dict.fromkeys(free))
         answers = ask(backend, template, unique, ["__content_free__"] * len(unique),
                       cache=cache)
-        used[0] += sum(r["prompt_tokens"] for r in answers)
-        used[1] += sum(r["completion_tokens"] for r in answers)
+        used = [n + sum(r[k] for r in answers) for n, k in zip(used, TOKENS)]
         prior = dict(zip(unique, np.log(softmax(_option_scores(answers, normalize), axis=1))))
         scores = scores - np.stack([prior[r] for r in free])
     return Answers(scores.argmax(axis=1), softmax(scores, axis=1), None, *used)

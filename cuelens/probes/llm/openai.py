@@ -16,6 +16,7 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from itertools import islice
 
 from cuelens.errors import UserError
 from cuelens.probes.llm.requests import OnResult, Request
@@ -144,23 +145,21 @@ class OpenAIBackend:
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
         pending: dict[Future, int] = {}
         queue = iter(range(len(requests)))
+
+        def submit(n: int) -> None:  # the next ``n`` requests of the queue
+            for i in islice(queue, n):
+                pending[pool.submit(self._answer, requests[i])] = i
+
         try:
             if requests and not self._reached:  # one request first: a dead server fails fast
                 self.check_reachable()
-                on_result(0, self._answer(requests[0]))
-                queue = iter(range(1, len(requests)))
-            for i in queue:
-                pending[pool.submit(self._answer, requests[i])] = i
-                if len(pending) >= 2 * self.concurrency:
-                    break
+                on_result(next(queue), self._answer(requests[0]))
+            submit(2 * self.concurrency)
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    i = pending.pop(future)
-                    on_result(i, future.result())
-                    nxt = next(queue, None)
-                    if nxt is not None:
-                        pending[pool.submit(self._answer, requests[nxt])] = nxt
+                    on_result(pending.pop(future), future.result())
+                    submit(1)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
