@@ -91,8 +91,7 @@ def read_log_json(path: str | Path, cap: int | None = None) -> Any:
     limit = size_cap(cap)
     if path.stat().st_size > limit:
         raise UserError(_too_large("the file", limit), path=str(path))
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = path.read_bytes()
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
