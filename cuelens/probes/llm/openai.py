@@ -40,10 +40,6 @@ class Capabilities:
         return "echo" if self.echo else "chat-top-logprobs" if self.chat_top else None
 
 
-def _one_word(option: str) -> bool:
-    return bool(option.strip()) and len(option.split()) == 1 and len(option.strip()) <= 16
-
-
 class OpenAIBackend:
     name = "openai"
 
@@ -271,7 +267,8 @@ def _letters_or_words(template) -> bool:
     answer token's top log-probabilities)."""
     if template.task == "mcq":
         return template.options == "letters"
-    return all(_one_word(word) for word in template.answers.values())
+    return all(len(word.split()) == 1 and len(word.strip()) <= 16
+               for word in template.answers.values())
 
 
 def _usage(body: dict) -> dict:

@@ -7,18 +7,13 @@ from __future__ import annotations
 import re
 
 
-def _pattern(options: list[str], letters: bool) -> re.Pattern:
-    alternatives = "|".join(re.escape(o) for o in sorted(options, key=len, reverse=True))
-    flags = 0 if letters else re.IGNORECASE
-    return re.compile(rf"(?<![\w])({alternatives})(?![\w])", flags)
-
-
 _ANSWER = re.compile(r"answer\s*(?:is|:|=)\s*[:\-]?\s*[\"'*(\[]*", re.IGNORECASE)
 
 
 def parse_answer(text: str, options: list[str], letters: bool = False) -> int | None:
     """Index into ``options`` of the answer given by ``text``, or ``None``."""
-    pattern = _pattern(options, letters)
+    alternatives = "|".join(re.escape(o) for o in sorted(options, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w])({alternatives})(?![\w])", 0 if letters else re.IGNORECASE)
     lookup = {(o if letters else o.lower()): i for i, o in enumerate(options)}
 
     def index(match: re.Match) -> int:
