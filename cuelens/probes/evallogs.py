@@ -334,11 +334,9 @@ def check_choices(items: list[LoggedItem], positions: list[int], test: Split, ho
             continue
         order = [next((j for j, e in enumerate(expected) if _same(t, e)), -1) for t in texts]
         if item.choices is not None and sorted(order) == list(range(len(expected))):
-            compared += 1  # same choices, shuffled in the log: map the letter back
-            item.answer = order[item.answer] if item.answer is not None and \
-                0 <= item.answer < len(order) else item.answer
-            item.target = order[item.target] if item.target is not None and \
-                0 <= item.target < len(order) else item.target
+            compared += 1  # same choices, shuffled in the log: map the letters back
+            back: dict[int | None, int] = dict(enumerate(order))
+            item.answer, item.target = (back.get(k, k) for k in (item.answer, item.target))
             continue
         mismatched.append(f"{item.where}: {texts[:3]!r} vs test item {test.ids[i]!r} "
                           f"{expected[:3]!r}")

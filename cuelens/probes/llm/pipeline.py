@@ -148,13 +148,9 @@ def template_position_bias(backend: Backend, template: PromptTemplate, dataset: 
                            cache: ResponseCache | None = None, calibrate: bool = False,
                            normalize: bool = False, seed: int = 0,
                            progress: Progress | None = None) -> dict:
-    """One MCQ template's ``position_bias`` section (:mod:`cuelens.probes.position`): every
-    rotation of the test split (:func:`~cuelens.probes.position.rotation_datasets`) asked
-    through ``template`` exactly like the test split itself (:func:`answer`: same fields,
-    calibration, length normalisation, cache). The pick is the arg-max option (score templates)
-    or the parsed letter (generate templates); an unparseable answer is no pick
-    (:func:`~cuelens.probes.position.position_bias_from_picks`: wrong, outside the answer-position
-    distribution, never consistent, counted in ``unanswered``)."""
+    """One MCQ template's ``position_bias`` section: every rotation of the test split
+    (:func:`~cuelens.probes.position.rotation_datasets`) asked through ``template`` exactly like
+    the test split itself (:func:`answer`); docs/llm-probe.md, "MCQ position bias"."""
     from cuelens.probes.position import position_bias_from_picks, rotation_datasets
 
     check_templates(dataset, [template], position_bias=True)
