@@ -1,19 +1,10 @@
-"""Splits kept on disk in chunks, for statistics that stream (docs/large-datasets.md).
-
-:func:`read_chunked` reads a source (file, directory of shards or glob) record by record with
-the local engine's readers and normalisation (:func:`~cuelens.data.loading.build_split`), cuts
-it into :class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items,
-saves each as a plain ``.npz`` (no pickle) under a work directory, with its normalised texts’
-fingerprints (:func:`~cuelens.audit.text_keys.text_keys`, computed once for the fold keys and
-the hygiene checks), and yields it. Iterating the
-returned :class:`ChunkedSplit` again loads the chunks back one at a time, so a pass over a split
-holds one chunk in memory whatever the split's size.
-
-:class:`ChunkDirectory` is the work directory itself: ``cuelens-chunks-XXXX`` under ``--work-dir``
-(created, or refused with one line, up front), owned by this process through an exclusive
-``flock`` on its ``owner.lock`` (the kernel releases it however the process ends, SIGKILL
-included). Creating one first removes the directories of dead owners: a killed run's chunks are
-cleaned by the next run (docs/robustness.md).
+"""Splits kept on disk in chunks, for statistics that stream (docs/large-datasets.md, "Statistics
+that stream"): :func:`read_chunked` reads a source with the local engine's readers into
+:class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items, each saved as
+a plain ``.npz`` with its texts' fingerprints (:func:`~cuelens.audit.text_keys.text_keys`);
+iterating a :class:`ChunkedSplit` loads them back one at a time. :class:`ChunkDirectory` is the
+``flock``-owned work directory whose dead owners' leftovers the next run removes
+(docs/robustness.md, "Streaming work directory and full disks").
 """
 
 from __future__ import annotations
@@ -232,8 +223,7 @@ def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
     with np.load(path, allow_pickle=False) as arrays:
         split = CompactSplit.from_arrays(arrays, owner.name, owner.path, owner.shards,
                                          iter_source_records)
-        shard_of = array("i")
-        shard_of.frombytes(arrays["shard_of"].tobytes())
+        shard_of = array("i", arrays["shard_of"].tobytes())
         keep_text_keys(split, TextKeys.from_arrays(arrays))
     split.shard_of[:] = shard_of  # in place: split.raw re-reads records through it
     return split

@@ -1,13 +1,6 @@
-"""The Ray engine (extra ``cuelens[ray]``; docs/large-datasets.md).
-
-Scan: Ray Data gets one row per shard; ``map_batches`` workers stream their shard through the
-local engine's reader and normalisation (:func:`~cuelens.data.loading.build_split`) into
-compact columns and encode its instance texts with a shard-local vocabulary. The driver
-receives the shards in order (``preserve_order``), appends their columns and maps each shard's
-vocabulary into the global one (:meth:`~cuelens.audit.counts.Encoder.add_encoded`), which
-numbers words exactly as one pass over all texts would. The dataset and the encoded texts are
-therefore those of the local engine, and so is results.json. A bad record raises the error of
-the first failing shard, as the local engine would.
+"""The Ray engine (extra ``cuelens[ray]``): Ray Data workers read, normalise and encode one shard
+each; the driver appends the shards in order and maps their vocabularies into the global one, so
+the dataset and token ids are the local engine's (docs/large-datasets.md, "The Ray engine").
 
 The scan's statistics passes run on Ray in :mod:`cuelens.audit.ray_passes` and the probe's
 scoring in :mod:`cuelens.models.ray_scoring`; both connect through :func:`connect` and ship
@@ -24,12 +17,12 @@ import numpy as np
 
 from cuelens.audit.counts import Encoder, TokenSequences, encode, instance_texts
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import Split, Task
-from cuelens.data.loading import NO_ITEMS, assemble_dataset, build_split
+from cuelens.data.dataset import Task
+from cuelens.data.loading import NO_ITEMS, build_split
 from cuelens.data.schema import FieldMap
 from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.engine.sources import iter_source_records, shard_paths
-from cuelens.engine.streaming import ROLES, peek_task, resolve_sources
+from cuelens.engine.streaming import load_streaming, peek_task
 from cuelens.errors import UserError
 
 EXTRA = "the ray engine needs Ray: pip install 'cuelens[ray]'"
@@ -127,16 +120,16 @@ def load_ray(data: str | None = None, *, train: str | None = None, test: str | N
              fields: FieldMap = FieldMap(), skip_bad: bool = False,
              options: EngineOptions = EngineOptions()) -> Loaded:
     """The local engine's :class:`Loaded` dataset, its shards read on a Ray cluster."""
-    sources, name, fmt = resolve_sources(data, train, test)
-    loaded: dict[str, Split] = {}
     encoded: dict[int, tuple[int, TokenSequences]] = {}
-    task = None
-    for role in ROLES:
-        if role in sources:
-            split, tokens = read_split_ray(sources[role], role, fields, task, skip_bad, options)
-            loaded[role], encoded[id(split)] = split, (len(split), tokens)
-            task = task or split.task
-    dataset = assemble_dataset(loaded, name, fmt, skip_bad)
+
+    def read(source: str, role: str, fields: FieldMap, task: str | None,
+             skip_bad: bool) -> CompactSplit:
+        split, tokens = read_split_ray(source, role, fields, task, skip_bad, options)
+        encoded[id(split)] = (len(split), tokens)
+        return split
+
+    dataset = load_streaming(data, train=train, test=test, fields=fields, skip_bad=skip_bad,
+                             reader=read)
     parts = [s for s in (dataset.train, dataset.test) if s is not None]
     if any(encoded[id(s)][0] != len(s) for s in parts):  # items were dropped after reading
         return Loaded(dataset)

@@ -65,9 +65,22 @@ def shard_paths(source: str | Path) -> list[Path]:
     return [check_regular_file(path)]
 
 
-def _parquet(path: Path, raw: bool) -> Iterator[Record]:
-    from cuelens.engine.parquet import iter_parquet_rows
+def iter_parquet_rows(path: Path, batch_size: int) -> Iterator[dict]:
+    """Rows of a Parquet file as dicts, one record batch in memory at a time (pyarrow, a
+    dependency of the ``cuelens[ray]`` extra)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UserError("reading Parquet needs pyarrow: pip install 'cuelens[ray]' "
+                        "(or pip install pyarrow)") from None
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
+            yield from batch.to_pylist()
+    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+        raise UserError(f"cannot read Parquet file: {exc}", path=str(path)) from None
 
+
+def _parquet(path: Path, raw: bool) -> Iterator[Record]:
     for number, row in enumerate(iter_parquet_rows(path, PARQUET_BATCH), start=1):
         yield number, json.dumps(row, ensure_ascii=False, default=str) if raw else "", row
 

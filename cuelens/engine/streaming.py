@@ -1,12 +1,8 @@
-"""The streaming local engine (docs/large-datasets.md): read shards record by record into
-compact columns (:mod:`cuelens.data.compact`).
-
-Sources may be a file, a directory (with ``train``/``dev``/``test`` files or sub-directories of
-shards, or else holding the shards of one cross-validated split) or a glob. Every record goes
-through the same normalisation as the in-memory loader (:func:`~cuelens.data.loading.build_split`),
-so the resulting :class:`~cuelens.data.Dataset` — and every statistic computed from it — is
-the one :func:`~cuelens.data.load_dataset` gives, while memory holds only the compact columns,
-never a file or a Python object per field.
+"""The streaming local engine (docs/large-datasets.md, "The local engine"): shards read record by
+record through the in-memory loader's normalisation (:func:`~cuelens.data.loading.build_split`)
+into compact columns (:mod:`cuelens.data.compact`), so the :class:`~cuelens.data.Dataset` is the
+one :func:`~cuelens.data.load_dataset` gives. A source is a file, a glob, or a directory with
+``train``/``dev``/``test`` files or shard sub-directories (else the shards of one split).
 """
 
 from __future__ import annotations

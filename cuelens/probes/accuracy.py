@@ -1,13 +1,7 @@
-"""Accuracy test and easy/hard gap (docs/methods.md §6).
-
-``ΔAcc(f) = acc(S_f) − acc(S_nf)`` over test items (MCQ: questions) with and without the cue,
-with a 95% percentile-bootstrap confidence interval (``scipy.stats.bootstrap``; S_f and S_nf
-resampled independently; seeded, the same generator seed for every cue so a cue's interval does
-not depend on which other cues are tested). A cue with fewer than ``min_items`` items on either
-side is reported as skipped, never as ΔAcc = 0. Each tested cue gets a two-sided bootstrap
-p-value (:func:`bootstrap_p`) and a Benjamini–Hochberg q-value over all tested cues
-(``scipy.stats.false_discovery_control``); ``significant`` means q < 5%. ``total_abs_delta`` = Σ |ΔAcc| over the tested
-cues (the model-weakness total).
+"""Accuracy test and easy/hard gap (docs/methods.md §6; the p- and q-values: docs/data-hygiene.md,
+"Probe sanity"): ΔAcc per cue with a 95% percentile-bootstrap interval, seeded with the same
+generator seed for every cue so that a cue's interval does not depend on which other cues are
+tested; a cue with fewer than ``min_items`` items on either side is skipped, never ΔAcc = 0.
 """
 
 from __future__ import annotations
@@ -15,13 +9,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import bootstrap, false_discovery_control
 
+from cuelens.audit.chance import _r
+
 MIN_ITEMS = 10
 FDR = 0.05
 CORRECTION = "Benjamini-Hochberg (false discovery rate 5%) over the tested cues"
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6)
 
 
 def _difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -1,22 +1,12 @@
 """The white-box attention test AW of the short-circuit probe (docs/methods.md §7, §13), with
 thresholds either fixed (the paper's t1 = 0.14, t2 = 0.13) or calibrated per model against a null
-distribution (the decisions in full: docs/augmentation.md, "AW decisions").
-
-**Statistic.** Each (premise, correct choice) pair goes through the model with its own special
-tokens; the last layer's attention, max-pooled over heads, is scored between *words* (the max
-over their pieces; special tokens and punctuation-only words excluded). The model *considers
-the premise* when the largest choice-word → premise-word score ``m1 > t1`` or the second-largest
-``m2 > t2``; AW is the share of questions on which it does, with a 95% Wilson interval.
-
-**Calibration.** The same statistic on null pairs (each correct choice with the premises of
-other questions: a seeded derangement, :func:`null_partners`) sets ``t1``, ``t2`` to the
-``(k+1)``-th largest null ``m1``, ``m2`` for the largest ``k`` whose union rule flags at most
-5% of the null pairs (:func:`calibrate`).
-"""
+of unrelated premises (the statistic and the calibration in full: docs/augmentation.md, "AW
+decisions")."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,16 +69,6 @@ def word_scores(attention: np.ndarray, choice_words: list[list[int]],
     return np.maximum.reduceat(np.maximum.reduceat(sub, row_starts, axis=0), col_starts, axis=1)
 
 
-def _use_eager_attention(model) -> None:
-    """Fused attention kernels (SDPA, flash) return no attention maps; switch to eager."""
-    setter = getattr(model, "set_attn_implementation", None)
-    if setter is not None:
-        try:
-            setter("eager")
-        except (ValueError, TypeError, AttributeError):
-            pass
-
-
 def last_layer_attention(model, batch: dict) -> np.ndarray:
     """Last encoder layer's attention maps, max over heads: ``[B, L, L]``."""
     encoder = getattr(model, "base_model", model)
@@ -113,7 +93,9 @@ def pair_top_scores(model, tokenizer, premises: Sequence[str], choices: Sequence
     top = np.zeros((n, 2), dtype=np.float64)
     if not getattr(tokenizer, "is_fast", False):
         raise UserError("the AW test needs a fast tokenizer (word ids and offsets)")
-    _use_eager_attention(model)
+    # fused attention kernels (SDPA, flash) return no attention maps: eager where it can be set
+    with suppress(ValueError, TypeError, AttributeError):
+        model.set_attn_implementation("eager")
     model.eval()
     order = np.argsort([len(p) + len(c) for p, c in zip(premises, choices)], kind="stable")
     with torch.inference_mode():

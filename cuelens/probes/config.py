@@ -2,9 +2,8 @@
 defaults, names and checks, read by ``cuelens.probe``, ``audit probe`` and ``audit probe --llm``.
 Light on purpose (numpy only): ``audit probe --help`` reads it.
 
-The default cue ranking is ``z``: only cues that are significant in the scan (z above its
-Bonferroni threshold, the scan's own test, docs/methods.md §2) are tested, strongest first. A raw
-score such as LMI or frequency ranks stopwords first (docs/data-hygiene.md).
+The default cue ranking ``z`` tests significant scan cues only (docs/data-hygiene.md, "Probe
+sanity").
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
-"""Distribution test on flattened cue sets (docs/methods.md §6).
-
-NLI: ``S̄_f`` keeps, for every label, a seeded random sample of ``S_f`` as large as its rarest
-label (a label absent from ``S_f`` makes the cue untestable: reported as skipped). The model's
-predicted label distribution on ``S̄_f`` is compared with Q(R_f) and with uniform. Score: the
-Jensen–Shannon divergence (log base 2, so in [0, 1]) between the predicted distribution and
-uniform, signed + when the skew points the way of R_f — decided by the sign of the dot product
-``(pred − u)·(Q(R_f) − u)`` (0 counts as +).
-
-MCQ: ``S̄_f`` down-samples the questions of ``S_f`` so that a cue-bearing choice is the correct
-one in exactly half of them; the "distribution" is the rate of picking a cue-bearing choice
-(vs. 1/2) and the training rate at which cue-bearing choices were correct.
+"""Distribution test on flattened cue sets (docs/methods.md §6): on label-balanced (NLI) or
+answer-balanced (MCQ) samples of the items with a cue, the predicted distribution against
+uniform and the training distribution Q(R_f), scored by the Jensen–Shannon divergence (bits)
+from uniform, signed + when the skew points the way of Q(R_f).
 """
 
 from __future__ import annotations

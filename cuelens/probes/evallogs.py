@@ -1,21 +1,7 @@
-"""Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6; the fields read,
-the matching rules and the checks: docs/eval-logs.md).
-
-Two formats, detected from the file (:func:`detect_format`; examples as lm-eval 0.4.13 and Inspect
-0.3.285 write them: ``docs/examples/goldens/``):
-
-- **lm-evaluation-harness** ``--log_samples`` JSONL (also gzipped): per choice a log-likelihood
-  (``filtered_resps``, else ``resps``; numbers or numeric strings); the prediction is the
-  arg-max, with ``norm="chars"`` / ``"bytes"`` dividing by the continuation's length (lm-eval's
-  ``acc_norm``), and the probabilities are the softmax of those scores.
-- **Inspect** eval logs (``.json`` or a ``.eval`` zip archive: :mod:`cuelens.probes.logfiles`):
-  the prediction is the letter of a score's ``answer`` (epoch 1 only); no answer, or a letter
-  outside the choices (counted and warned), is ``-1``. No probabilities, no ``norm``.
-
-Entries are matched to ``dataset.test`` (:func:`match_items`) and checked against its choices
-(:func:`check_choices`); a log of some test items only gives :attr:`Predictions.covered`; the
-log's own correctness and lm-eval's ``results_*.json`` are cross-checked into notes.
-"""
+"""Evaluation logs of LLM harnesses as probe predictions (docs/methods.md §6):
+lm-evaluation-harness ``--log_samples`` JSONL (arg-max log-likelihood, optionally length-normalised)
+and Inspect ``.json`` / ``.eval`` logs (the answered letter), detected from the file, matched to
+``dataset.test`` and cross-checked (fields, rules, checks: docs/eval-logs.md)."""
 
 from __future__ import annotations
 
@@ -348,11 +334,9 @@ def check_choices(items: list[LoggedItem], positions: list[int], test: Split, ho
             continue
         order = [next((j for j, e in enumerate(expected) if _same(t, e)), -1) for t in texts]
         if item.choices is not None and sorted(order) == list(range(len(expected))):
-            compared += 1  # same choices, shuffled in the log: map the letter back
-            item.answer = order[item.answer] if item.answer is not None and \
-                0 <= item.answer < len(order) else item.answer
-            item.target = order[item.target] if item.target is not None and \
-                0 <= item.target < len(order) else item.target
+            compared += 1  # same choices, shuffled in the log: map the letters back
+            back: dict[int | None, int] = dict(enumerate(order))
+            item.answer, item.target = (back.get(k, k) for k in (item.answer, item.target))
             continue
         mismatched.append(f"{item.where}: {texts[:3]!r} vs test item {test.ids[i]!r} "
                           f"{expected[:3]!r}")

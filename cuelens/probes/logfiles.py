@@ -1,13 +1,6 @@
-"""Bounded reading of evaluation-log files: JSONL lines, whole JSON documents and zip members
-(docs/eval-logs.md, "Size caps and damaged files").
-
-Every unit held whole in memory (a JSONL line, a ``.json`` log, an ``.eval`` archive member after
-decompression) is capped at :func:`size_cap` bytes: a member is refused on its declared size
-before any byte is inflated, and stopped as soon as it passes the cap. Zstandard members (method
-93, what current Inspect writes) are read by :mod:`zipfile` on Python ≥ 3.14, else through the
-optional ``zstandard`` package (extra ``cuelens[logs]``); a damaged member is one
-:class:`~cuelens.errors.UserError` naming the file and the member.
-"""
+"""Bounded reading of evaluation-log files: JSONL lines, whole JSON documents and zip members, each
+capped at :func:`size_cap` bytes; Zstandard members through :mod:`zipfile` (Python ≥ 3.14) or the
+optional ``zstandard`` package (docs/eval-logs.md, "Size caps and damaged files")."""
 
 from __future__ import annotations
 
@@ -98,8 +91,7 @@ def read_log_json(path: str | Path, cap: int | None = None) -> Any:
     limit = size_cap(cap)
     if path.stat().st_size > limit:
         raise UserError(_too_large("the file", limit), path=str(path))
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = path.read_bytes()
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
@@ -152,7 +144,8 @@ def _damage_errors() -> tuple[type[BaseException], ...]:
 
 def member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path,
                  cap: int | None = None) -> bytes:
-    """The decompressed bytes of one member, capped (module docstring); CRC-checked."""
+    """The decompressed bytes of one member, capped (refused on its declared size, stopped as
+    soon as it passes the cap); CRC-checked."""
     limit = size_cap(cap)
     where = f"{path}:{info.filename}"
     if info.file_size > limit:

@@ -1,13 +1,6 @@
 """Position-bias probe: does a model's answer depend on where the right answer sits?
-(docs/methods.md §6; the section's fields: docs/mcq-artifacts.md)
-
-Every question's choices are put in a seeded random order (so the file's own order carries no
-signal), then every cyclic rotation of that order is scored: a question with ``k`` choices is
-seen ``k`` times, with its gold answer once at each position. From the picks: the accuracy per
-gold position with Cochran's Q test (:func:`cochran_q`, one per group of questions with the same
-``k``, summed), the answer positions on a position-balanced subset (:func:`balanced_positions`,
-tested with :func:`~cuelens.audit.chance.position_chi_square`) and the share of questions
-answered with the same choice in every rotation.
+(docs/methods.md §6; the rotations, the statistics and the section's fields:
+docs/mcq-artifacts.md, "Position-bias probe").
 
 Two ways in: :func:`position_bias` calls ``score_fn(premises, choices) -> per-choice scores``
 (higher = preferred, ties to the lower position): :func:`classifier_scorer`,
@@ -23,7 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from cuelens.audit.chance import ALPHA, letter, p_text, position_chi_square, positions_verdict
+from cuelens.audit.chance import (ALPHA, _r, letter, p_text, position_chi_square,
+                                  positions_verdict)
 from cuelens.data.dataset import Split, Task
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
@@ -81,10 +75,6 @@ def cochran_q(correct: np.ndarray) -> tuple[float, int]:
     if denominator == 0:
         return 0.0, k - 1
     return float((k - 1) * (k * (columns ** 2).sum() - total ** 2) / denominator), k - 1
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6)
 
 
 def position_bias_from_picks(questions: Split | Sequence[Question], picks: Sequence[np.ndarray],

@@ -105,12 +105,6 @@ def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
     return probs
 
 
-def _id_text(value) -> str:
-    if isinstance(value, (dict, list)):
-        raise ValueError('"id" must be a string or a number')
-    return str(value)
-
-
 def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
     """Read and check a JSONL predictions file (module docstring) against ``dataset.test``."""
     path = Path(path)
@@ -126,7 +120,9 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
         try:
             if "id" not in row or "prediction" not in row:
                 raise ValueError('each line needs "id" and "prediction"')
-            item_id = _id_text(row["id"])
+            if isinstance(row["id"], (dict, list)):
+                raise ValueError('"id" must be a string or a number')
+            item_id = str(row["id"])
             if item_id not in position:
                 raise ValueError(f"id {item_id!r} is not in the test split")
             i = position[item_id]

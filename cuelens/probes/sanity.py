@@ -1,15 +1,6 @@
-"""Is a probe interpretable, and what does it say? (docs/methods.md §6; docs/data-hygiene.md)
-
-* :func:`select_word_cues`: which scan cues a probe tests by default — the cues that are
-  significant (z above the scan's Bonferroni threshold) with at least ``min_support`` fitting
-  instances, strongest z first, ``top`` per label. Ranking by a raw score (LMI, frequency) puts
-  stopwords first; significance of z does not.
-* :func:`probe_sanity`: the model's accuracy with its 95% bootstrap interval against chance
-  (the test split's majority-label share, 1/k for MCQ); an interval covering chance, or a data
-  map from a single epoch (variability is 0 for every item), makes ΔAcc / data-map results not
-  interpretable, and the section says so.
-* :func:`probe_verdict`: the plain-English verdict box ("the model relies on cue X: +Y points"),
-  naming the multiple-comparison correction used.
+"""Is a probe interpretable, and what does it say? (docs/methods.md §6; docs/data-hygiene.md,
+"Probe sanity"): the default word-cue selection (:func:`select_word_cues`), accuracy against
+chance (:func:`probe_sanity`) and the plain-English verdict box (:func:`probe_verdict`).
 """
 
 from __future__ import annotations

@@ -76,6 +76,13 @@ class ProbeContext:
         return accuracy_test(self.correct, self.cues, n_boot=self.n_boot, seed=self.seed,
                              min_items=self.min_items)
 
+    def distribution_test(self) -> dict:
+        """``distribution_test`` over the answered items
+        (:func:`~cuelens.probes.distribution.distribution_test`)."""
+        return distribution_test(self.cues, self.predictions.pred, self.gold, self.dataset.task,
+                                 self.dataset.label_names, seed=self.seed,
+                                 min_items=self.min_items)
+
     def easy_hard(self) -> dict | None:
         """``easy_hard``: accuracy on the scan's easy and hard items (None: no split)."""
         return None if self.item_easy is None else easy_hard_gap(self.correct, self.item_easy)
@@ -105,10 +112,7 @@ def probe_section(ctx: ProbeContext) -> ProbeSection:
     return ProbeSection(
         model=ctx.model_info, accuracy=ctx.accuracy, sanity=ctx.sanity(points is not None),
         cue_selection=ctx.cue_selection, accuracy_test=ctx.accuracy_test(),
-        distribution_test=distribution_test(ctx.cues, ctx.predictions.pred, ctx.gold,
-                                            ctx.dataset.task, ctx.dataset.label_names,
-                                            seed=ctx.seed, min_items=ctx.min_items),
-        easy_hard=ctx.easy_hard(),
+        distribution_test=ctx.distribution_test(), easy_hard=ctx.easy_hard(),
         data_map=None if points is None else {"points": points,
                                               "epochs": data_map_epochs(ctx.model_dir)},
         short_circuit=short_circuit_section(ctx), position_bias=position_bias_section(ctx))

@@ -1,12 +1,7 @@
-"""Short-circuit tests (docs/methods.md §7): the white-box attention test (AW) and black-box pass rates.
-
-**AW.** The attention test and its thresholds (fixed, or calibrated per model against a null of
-unrelated premises) live in :mod:`cuelens.probes.attention`.
-
-**Black box.** The operators of :mod:`cuelens.augment.operators` build stress questions from the
-correctly answered questions; the pass rate of an operator is the fraction of its questions the
-model still answers correctly. CO and AW are the headline numbers.
-"""
+"""Short-circuit tests (docs/methods.md §7): the white-box attention test AW
+(:mod:`cuelens.probes.attention`) and the black-box pass rates of the stress operators of
+:mod:`cuelens.augment.operators` on the correctly answered questions (CO and AW are the headline
+numbers)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
-"""Where a probe's predictions come from: one interface, a registry of sources (docs/methods.md §6).
-
-Every source returns the one :class:`~cuelens.probes.predictions.Predictions` type (with its
-``probe.model`` section in ``Predictions.info``), and the probe runs on those predictions
-whatever the source. Registered in :data:`SOURCES` (spaCy style: a name, never an if/else chain):
-
-- ``model``: a loaded classifier run on the test items (:class:`ModelSource`; ``predict_proba``
-  swaps in another runner of the same model, e.g. the Ray engine's actor pool);
-- ``predictions``: a JSONL predictions file (:class:`PredictionsFile`);
-- ``lm-eval`` / ``inspect``: an lm-evaluation-harness samples file or an Inspect log
-  (:class:`EvalLog`; docs/eval-logs.md);
-- ``llm``: a language model asked through one prompt template (:class:`LLMPrompt`;
-  docs/llm-probe.md).
-
-:func:`file_source` picks the file source from the file itself (:func:`detect_format`);
-:func:`read_predictions` reads a file in one call.
+"""Where a probe's predictions come from (docs/methods.md §6): one interface
+(:class:`PredictionSource`; every source returns a
+:class:`~cuelens.probes.predictions.Predictions` with its ``probe.model`` section in ``info``)
+and a registry of sources, :data:`SOURCES` (a name each, never an if/else chain; docs/api.md,
+"Probe options and prediction sources"). :func:`file_source` picks the file source from the
+file itself (:func:`detect_format`); :func:`read_predictions` reads a file in one call.
 
 >>> sorted(SOURCES)
 ['inspect', 'llm', 'lm-eval', 'model', 'predictions']
@@ -90,7 +80,8 @@ class ModelSource:
 @dataclass
 class _File:
     """A file of predictions and the options of evaluation logs (``id_field``, ``norm``,
-    ``require_all``: :func:`~cuelens.probes.evallogs.read_eval_log`)."""
+    ``require_all``: :func:`~cuelens.probes.evallogs.read_eval_log`); read as an evaluation log
+    of the format named like the registered source unless :meth:`read` is overridden."""
 
     name: ClassVar[str]
     path: Path
@@ -99,7 +90,8 @@ class _File:
     require_all: bool = False
 
     def read(self, dataset: Dataset) -> Predictions:
-        raise NotImplementedError
+        return read_eval_log(self.path, dataset, id_field=self.id_field, norm=self.norm,
+                             fmt=self.name, require_all=self.require_all)
 
     def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
         predictions = self.read(dataset)
@@ -122,21 +114,13 @@ class PredictionsFile(_File):
         return read_predictions_file(self.path, dataset)
 
 
-class EvalLog(_File):
-    """An evaluation log of the format named like the registered source."""
-
-    def read(self, dataset: Dataset) -> Predictions:
-        return read_eval_log(self.path, dataset, id_field=self.id_field, norm=self.norm,
-                             fmt=self.name, require_all=self.require_all)
-
-
 @register("lm-eval")
-class LmEvalLog(EvalLog):
+class LmEvalLog(_File):
     """An lm-evaluation-harness ``--log_samples`` file (JSONL, also gzipped)."""
 
 
 @register("inspect")
-class InspectLog(EvalLog):
+class InspectLog(_File):
     """An Inspect eval log (``.json`` or ``.eval``)."""
 
 

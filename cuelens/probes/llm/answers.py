@@ -1,17 +1,8 @@
-"""An LLM's answers to the test items through one prompt template (docs/methods.md §6,
-docs/llm-probe.md): render each item, ask the backend (through the response cache), and turn
-the responses into predictions —
-
-- *score* templates: option scores ``log p(option | prompt)``, optionally divided by the
-  option's token count (``normalize``) and/or calibrated before use (``calibrate``: minus
-  ``log p̂(option | content-free prompt)``, the content-free distribution normalised over the
-  options, i.e. ``p(option | x) / p(option | "N/A")``); the prediction is the arg-max;
-- *generate* templates: the parsed answer (:mod:`cuelens.probes.llm.parsing`); an unparseable
-  answer is ``-1``.
-
-Below the LLM probe's statistics (:mod:`cuelens.probes.llm.pipeline`), so that the ``llm``
-prediction source (:mod:`cuelens.probes.sources`) needs nothing above it.
-"""
+"""An LLM's answers to the test items through one prompt template: render each item, ask the
+backend (through the response cache), then take the arg-max option score (score templates,
+optionally length-normalised and calibrated) or parse the generated text (generate templates;
+unparseable: ``-1``); docs/llm-probe.md, "Getting an answer". Below the LLM probe's statistics
+(:mod:`cuelens.probes.llm.pipeline`), so that the ``llm`` prediction source needs nothing above."""
 
 from __future__ import annotations
 
@@ -29,6 +20,7 @@ from cuelens.probes.llm.requests import Request
 from cuelens.probes.llm.templates import PromptTemplate, content_free, item_fields
 
 Progress = Callable[[str, float], None]
+TOKENS = ("prompt_tokens", "completion_tokens")  # what a response counts
 
 
 @dataclass
@@ -99,7 +91,7 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
     requests = [make_request(template, f, labels) for f in fields]
     responses = ask(backend, template, requests, list(split.ids), cache=cache,
                     progress=progress)
-    used = [sum(r[k] for r in responses) for k in ("prompt_tokens", "completion_tokens")]
+    used = [sum(r[k] for r in responses) for k in TOKENS]
     if template.mode == "generate":
         pred = np.asarray([parse_reply(template, r["text"], f, labels)
                            for r, f in zip(responses, fields)], dtype=np.int64)
@@ -110,8 +102,7 @@ def answer(backend: Backend, template: PromptTemplate, dataset: Dataset, *,
         unique = list(dict.fromkeys(free))
         answers = ask(backend, template, unique, ["__content_free__"] * len(unique),
                       cache=cache)
-        used[0] += sum(r["prompt_tokens"] for r in answers)
-        used[1] += sum(r["completion_tokens"] for r in answers)
+        used = [n + sum(r[k] for r in answers) for n, k in zip(used, TOKENS)]
         prior = dict(zip(unique, np.log(softmax(_option_scores(answers, normalize), axis=1))))
         scores = scores - np.stack([prior[r] for r in free])
     return Answers(scores.argmax(axis=1), softmax(scores, axis=1), None, *used)

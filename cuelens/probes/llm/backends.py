@@ -1,21 +1,13 @@
-"""Where the LLM probe's answers come from: a registry of backends (docs/methods.md §6, docs/llm-probe.md).
+"""Where the LLM probe's answers come from: a registry of backends (docs/methods.md §6;
+``hf`` and ``openai``: docs/llm-probe.md, "Backends").
 
 A backend answers :class:`Request` s — ``score`` (log p of each option after the prompt) or
 ``generate`` (greedy text) — and hands each response to ``on_result(i, response)`` as soon as it
 has it (so the response cache can store it); an optional ``prepare(templates)`` is called
-before any item is asked (:func:`prepare_backend`: the endpoint probes the server's
-capabilities there). Responses are plain JSON-able dicts:
+before any item is asked (:func:`prepare_backend`). Responses are plain JSON-able dicts:
 
 - score: ``{"logprobs": [...], "n_tokens": [...], "prompt_tokens": n, "completion_tokens": m}``
 - generate: ``{"text": "...", "prompt_tokens": n, "completion_tokens": m}``
-
-Registered (:data:`BACKENDS`, chosen by the ``--llm`` spec ``NAME:MODEL``; no prefix = ``hf``):
-
-- ``hf``: a local ``transformers`` causal LM loaded through :func:`cuelens.lm.load_scorer`
-  (CPU; CUDA in bfloat16 when present; never ``trust_remote_code``); scoring uses
-  :meth:`CausalScorer.continuation_logprobs` (word-boundary corrected; each prompt
-  computed once with all its options in one row, token-budget batches);
-- ``openai``: any OpenAI-compatible HTTP endpoint (:mod:`cuelens.probes.llm.openai`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""A persistent response cache in SQLite (stdlib ``sqlite3``) for the LLM probe (docs/methods.md §6).
-
-Every answer is stored as soon as it arrives, keyed by a hash of (backend, model, template name
-and digest, item id, the request itself, decoding settings), so an interrupted run resumes where
-it stopped and a repeated run sends no request. Values are JSON (never pickle). The API key is
-never part of a key or a value.
-"""
+"""A persistent response cache in SQLite (stdlib ``sqlite3``) for the LLM probe: JSON values
+(never pickle) stored as they arrive, keyed by a hash of everything that changes an answer, never
+the API key (docs/methods.md §6; docs/llm-probe.md, "Response cache")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
 """An OpenAI-compatible HTTP endpoint as an LLM-probe backend (vLLM, llama.cpp server, Ollama,
-``transformers serve``, hosted APIs; docs/methods.md §6). Standard library only (``urllib``,
-threads).
-
-Before the first item the backend asks the server once what it can do
-(:meth:`OpenAIBackend.capabilities`) and picks a scoring route (:meth:`OpenAIBackend.prepare`):
-``echo`` (``/completions`` echoes the prompt's token log-probabilities) or ``chat-top-logprobs``
-(the first answer token's ``top_logprobs``: one-word options only); generate templates ask
-``/chat/completions`` at temperature 0. Routes, concurrency, retries with backoff and the
-fail-fast start: docs/llm-probe.md ("Backends", "Servers: what each can run"). The key is read
-from the environment variable ``api_key_env`` and never appears in :meth:`info`, cache keys or
-outputs.
-"""
+``transformers serve``, hosted APIs), standard library only: the capability probe, the scoring
+routes (``echo``, ``chat-top-logprobs``), concurrency, retries and the fail-fast start are
+described in docs/llm-probe.md ("Backends", "Servers: what each can run"). The key is read from
+``api_key_env`` and never appears in :meth:`OpenAIBackend.info`, cache keys or outputs."""
 
 from __future__ import annotations
 
@@ -24,6 +16,7 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from itertools import islice
 
 from cuelens.errors import UserError
 from cuelens.probes.llm.requests import OnResult, Request
@@ -45,10 +38,6 @@ class Capabilities:
     @property
     def route(self) -> str | None:
         return "echo" if self.echo else "chat-top-logprobs" if self.chat_top else None
-
-
-def _one_word(option: str) -> bool:
-    return bool(option.strip()) and len(option.split()) == 1 and len(option.strip()) <= 16
 
 
 class OpenAIBackend:
@@ -152,23 +141,21 @@ class OpenAIBackend:
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
         pending: dict[Future, int] = {}
         queue = iter(range(len(requests)))
+
+        def submit(n: int) -> None:  # the next ``n`` requests of the queue
+            for i in islice(queue, n):
+                pending[pool.submit(self._answer, requests[i])] = i
+
         try:
             if requests and not self._reached:  # one request first: a dead server fails fast
                 self.check_reachable()
-                on_result(0, self._answer(requests[0]))
-                queue = iter(range(1, len(requests)))
-            for i in queue:
-                pending[pool.submit(self._answer, requests[i])] = i
-                if len(pending) >= 2 * self.concurrency:
-                    break
+                on_result(next(queue), self._answer(requests[0]))
+            submit(2 * self.concurrency)
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    i = pending.pop(future)
-                    on_result(i, future.result())
-                    nxt = next(queue, None)
-                    if nxt is not None:
-                        pending[pool.submit(self._answer, requests[nxt])] = nxt
+                    on_result(pending.pop(future), future.result())
+                    submit(1)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -280,7 +267,8 @@ def _letters_or_words(template) -> bool:
     answer token's top log-probabilities)."""
     if template.task == "mcq":
         return template.options == "letters"
-    return all(_one_word(word) for word in template.answers.values())
+    return all(len(word.split()) == 1 and len(word.strip()) <= 16
+               for word in template.answers.values())
 
 
 def _usage(body: dict) -> dict:

@@ -1,26 +1,10 @@
-"""Reading the answer out of a generated text (docs/methods.md §6, docs/llm-probe.md).
-
-``parse_answer(text, options, letters)`` returns the index of the option the text answers, or
-``None`` (unparseable; counted separately, and scored as a wrong answer). Rules, in order:
-
-1. the **last** ``Answer: X`` / ``answer is X`` in the text (chain-of-thought ends this way);
-2. the text **starts** with an option (``"No, because …"``);
-3. exactly **one** distinct option occurs anywhere in the text.
-
-Words match whole words, case-insensitively (multi-word options as phrases). Letters
-(``options`` A, B, …) match case-sensitively, alone or as ``(B)`` / ``B.`` / ``B)``, so the
-article "a" is never read as option A.
-"""
+"""Reading the answer out of a generated text (docs/methods.md §6): the last ``Answer: X``, else
+the option the text starts with, else the only option mentioned; words whole and
+case-insensitive, letters case-sensitive (docs/llm-probe.md, "Getting an answer")."""
 
 from __future__ import annotations
 
 import re
-
-
-def _pattern(options: list[str], letters: bool) -> re.Pattern:
-    alternatives = "|".join(re.escape(o) for o in sorted(options, key=len, reverse=True))
-    flags = 0 if letters else re.IGNORECASE
-    return re.compile(rf"(?<![\w])({alternatives})(?![\w])", flags)
 
 
 _ANSWER = re.compile(r"answer\s*(?:is|:|=)\s*[:\-]?\s*[\"'*(\[]*", re.IGNORECASE)
@@ -28,7 +12,8 @@ _ANSWER = re.compile(r"answer\s*(?:is|:|=)\s*[:\-]?\s*[\"'*(\[]*", re.IGNORECASE
 
 def parse_answer(text: str, options: list[str], letters: bool = False) -> int | None:
     """Index into ``options`` of the answer given by ``text``, or ``None``."""
-    pattern = _pattern(options, letters)
+    alternatives = "|".join(re.escape(o) for o in sorted(options, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w])({alternatives})(?![\w])", 0 if letters else re.IGNORECASE)
     lookup = {(o if letters else o.lower()): i for i, o in enumerate(options)}
 
     def index(match: re.Match) -> int:

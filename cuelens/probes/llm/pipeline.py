@@ -1,14 +1,7 @@
-"""The LLM prompt probe: ask a backend through each template, then test cue reliance per
-template with the probe's own statistics (docs/methods.md §6, docs/llm-probe.md).
-
-For every template: the answers to every test item (:mod:`cuelens.probes.llm.answers`; an
-unparseable answer counts as wrong and is reported separately), then the probe sections (accuracy, ΔAcc per cue with bootstrap CIs, easy/hard accuracy) from
-:mod:`cuelens.probes.sections` and the distribution test of :mod:`cuelens.probes.distribution`
-over the parsed answers. The **verdict** names the least cue-reliant template: the smallest
-``Σ|ΔAcc|`` over the tested cues (docs/methods.md §6's model-weakness total; ties: higher accuracy, then
-name), among templates with at least one tested cue and at most half of their answers
-unparseable (a template whose answers are all unreadable has ΔAcc = 0 without being robust).
-"""
+"""The LLM prompt probe: ask a backend through each template
+(:mod:`cuelens.probes.llm.answers`), then the probe's own statistics per template
+(:mod:`cuelens.probes.sections`, :mod:`cuelens.probes.distribution`) and the verdict, the least
+cue-reliant template (docs/methods.md §6, docs/llm-probe.md "Results and verdict")."""
 
 from __future__ import annotations
 
@@ -25,7 +18,6 @@ from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
 from cuelens.probes.cues import Cue, probe_cues
-from cuelens.probes.distribution import distribution_test
 from cuelens.probes.llm.answers import Answers, Progress, answer, ask, make_request, parse_reply
 from cuelens.probes.llm.backends import Backend, prepare_backend
 from cuelens.probes.llm.cache import ResponseCache
@@ -121,15 +113,12 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
         tokens={"prompt": answers.prompt_tokens, "completion": answers.completion_tokens,
                 "total": answers.prompt_tokens + answers.completion_tokens},
         accuracy=ctx.accuracy, sanity=ctx.sanity(), accuracy_test=ctx.accuracy_test(),
-        easy_hard=ctx.easy_hard(),
-        distribution_test=distribution_test(cues, answers.pred, ctx.gold, dataset.task,
-                                            dataset.label_names, seed=seed,
-                                            min_items=min_items),
+        easy_hard=ctx.easy_hard(), distribution_test=ctx.distribution_test(),
         position_bias=position_bias)
 
 
 def verdict(sections: list[dict]) -> dict:
-    """The least cue-reliant template (see the module docstring)."""
+    """The least cue-reliant template (docs/llm-probe.md, "Results and verdict")."""
     tested = [s for s in sections if s["accuracy_test"]["cues"]
               and s["unparseable"]["rate"] <= MAX_UNPARSEABLE]
     if not tested:
@@ -159,13 +148,9 @@ def template_position_bias(backend: Backend, template: PromptTemplate, dataset: 
                            cache: ResponseCache | None = None, calibrate: bool = False,
                            normalize: bool = False, seed: int = 0,
                            progress: Progress | None = None) -> dict:
-    """One MCQ template's ``position_bias`` section (:mod:`cuelens.probes.position`): every
-    rotation of the test split (:func:`~cuelens.probes.position.rotation_datasets`) asked
-    through ``template`` exactly like the test split itself (:func:`answer`: same fields,
-    calibration, length normalisation, cache). The pick is the arg-max option (score templates)
-    or the parsed letter (generate templates); an unparseable answer is no pick
-    (:func:`~cuelens.probes.position.position_bias_from_picks`: wrong, outside the answer-position
-    distribution, never consistent, counted in ``unanswered``)."""
+    """One MCQ template's ``position_bias`` section: every rotation of the test split
+    (:func:`~cuelens.probes.position.rotation_datasets`) asked through ``template`` exactly like
+    the test split itself (:func:`answer`); docs/llm-probe.md, "MCQ position bias"."""
     from cuelens.probes.position import position_bias_from_picks, rotation_datasets
 
     check_templates(dataset, [template], position_bias=True)
@@ -261,12 +246,8 @@ def mcq_score_fn(backend: Backend, template: PromptTemplate, *,
             return [np.asarray(r["logprobs"], dtype=np.float64) for r in responses]
         out = []
         for r, f in zip(responses, fields):
-            k = parse_reply(template, r["text"], f, [])
-            scores = np.full(len(f["choices"]), np.nan)
-            if k >= 0:
-                scores[:] = 0.0
-                scores[k] = 1.0
-            out.append(scores)
+            k, n = parse_reply(template, r["text"], f, []), len(f["choices"])
+            out.append(np.eye(n)[k] if k >= 0 else np.full(n, np.nan))
         return out
 
     return score_fn

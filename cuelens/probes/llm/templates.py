@@ -1,14 +1,7 @@
-"""Prompt templates of the LLM probe and their registry (docs/methods.md §6; the fields, the
-template-file format and the built-ins: docs/llm-probe.md, "Templates").
-
-A template is a sandboxed Jinja2 text over one test item's fields (:func:`item_fields`) plus a
-declared answer format: ``task`` (nli / mcq), ``mode`` (``score`` each verbalised answer, or
-``generate`` and parse), NLI ``answers`` (label → word), MCQ ``options`` (``text`` / ``letters``).
-A template file (:func:`read_template`) is a front matter of ``key: value`` lines, a line
-``---``, then the Jinja2 text. Rendering runs in :class:`jinja2.sandbox.SandboxedEnvironment`
-with undefined names as errors and no autoescaping (prompts are plain text; dataset text is data,
-never template code). The built-in templates are :data:`TEMPLATES`; ``audit prompts`` lists them.
-"""
+"""Prompt templates of the LLM probe and their registry (docs/methods.md §6): sandboxed Jinja2
+text over one item's fields (:func:`item_fields`) with a declared answer format, template files
+(:func:`read_template`) and the built-ins (:data:`TEMPLATES`, ``audit prompts``); the fields,
+the file format and the built-ins: docs/llm-probe.md, "Templates"."""
 
 from __future__ import annotations
 
@@ -28,7 +21,7 @@ CONTENT_FREE = "N/A"  # calibrate-before-use: the content-free input
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """One prompt template and its answer format (see the module docstring)."""
+    """One prompt template and its answer format (docs/llm-probe.md, "Templates")."""
 
     name: str
     task: str
