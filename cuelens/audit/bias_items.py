@@ -299,10 +299,10 @@ class ItemsWriter:
             self._parquet = (pq, handle)
         self._writer: Any = None
 
-    def write(self, lines: bytes | None, table: Any) -> None:
-        """Append one part's :func:`encoded_items`."""
+    def write(self, lines: bytes | list[bytes] | None, table: Any) -> None:
+        """Append one part's :func:`encoded_items` (its JSONL lines in one or several pieces)."""
         if self._jsonl is not None and lines is not None:
-            self._jsonl.write(lines)
+            self._jsonl.writelines([lines] if isinstance(lines, bytes) else lines)
         if self._parquet is None:
             return
         pq, handle = self._parquet

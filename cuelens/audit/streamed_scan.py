@@ -285,8 +285,12 @@ class _ItemsShared:
     files: dict[str, Path]
 
 
+ITEMS_SLICE = 65_536  # rows of a chunk's per-item table encoded at once
+
+
 def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
-                easy: np.ndarray | None, flags: np.ndarray, against: bool) -> tuple[bytes | None, Any]:
+                easy: np.ndarray | None, flags: np.ndarray, against: bool
+                ) -> tuple[list[bytes] | None, Any]:
     """The per-item table's rows of one chunk of split ``role`` as
     :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
     (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, ``easy`` mask and the
@@ -296,10 +300,28 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
     store, kept, folds = shared.held[role]
     split, chunk = _opened(store, chunk_files)
     probs = held_out_items(store, kept, folds, shared.seed, shared.model, chunk)
-    columns = item_columns(shared.layout, split.ids, role, chunk.answers, probs,
-                           strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues), easy,
-                           flags_of(flags, against))
-    return encoded_items(columns, shared.layout, shared.files)
+    token, cue_label, cue_z = strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues)
+    flag_columns, ids = flags_of(flags, against), list(split.ids)
+    lines: list[bytes] = []
+    tables = []
+    for start in range(0, max(len(probs), 1), ITEMS_SLICE):  # one slice's Python rows at a time
+        rows = slice(start, start + ITEMS_SLICE)
+        columns = item_columns(shared.layout, ids[rows], role, chunk.answers[rows],
+                               probs[rows], (token[rows], cue_label[rows], cue_z[rows]),
+                               None if easy is None else easy[rows],
+                               {name: None if column is None else column[rows]
+                                for name, column in flag_columns.items()})
+        part_lines, table = encoded_items(columns, shared.layout, shared.files)
+        lines += [] if part_lines is None else [part_lines]
+        tables.append(table)
+    return (lines if "items" in shared.files else None,
+            None if tables[0] is None else _concat_tables(tables))
+
+
+def _concat_tables(tables: list) -> Any:
+    import pyarrow as pa
+
+    return pa.concat_tables(tables)
 
 
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
