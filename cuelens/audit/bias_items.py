@@ -18,6 +18,7 @@ duplicate / overlap flags (:func:`hygiene_flags`), so the table joins the user's
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -261,6 +262,7 @@ def parquet_available() -> bool:
 
 
 JSONL_BATCH = 8192  # lines encoded at once
+COPY_BUFFER = 1 << 20  # bytes copied at once from a part file of JSONL lines
 
 
 def encoded_items(columns: dict[str, list], layout: TableLayout | None,
@@ -299,10 +301,13 @@ class ItemsWriter:
             self._parquet = (pq, handle)
         self._writer: Any = None
 
-    def write(self, lines: bytes | list[bytes] | None, table: Any) -> None:
-        """Append one part's :func:`encoded_items` (its JSONL lines in one or several pieces)."""
-        if self._jsonl is not None and lines is not None:
-            self._jsonl.writelines([lines] if isinstance(lines, bytes) else lines)
+    def write(self, lines: bytes | Path | None, table: Any) -> None:
+        """Append one part's :func:`encoded_items` (its JSONL lines, or a file holding them)."""
+        if self._jsonl is not None and isinstance(lines, Path):
+            with open(lines, "rb") as piece:
+                shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
+        elif self._jsonl is not None and lines is not None:
+            self._jsonl.write(lines)
         if self._parquet is None:
             return
         pq, handle = self._parquet

@@ -11,6 +11,7 @@ schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds d
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -290,11 +291,12 @@ ITEMS_SLICE = 65_536  # rows of a chunk's per-item table encoded at once
 
 def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
                 easy: np.ndarray | None, flags: np.ndarray, against: bool
-                ) -> tuple[list[bytes] | None, Any]:
+                ) -> tuple[Path | None, Any]:
     """The per-item table's rows of one chunk of split ``role`` as
     :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
     (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, ``easy`` mask and the
-    hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.flags_of`)."""
+    hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.flags_of`). The JSONL lines go to
+    a part file next to items.jsonl (returned; None without items.jsonl), slice by slice."""
     from cuelens.audit.streamed_hygiene import flags_of
 
     store, kept, folds = shared.held[role]
@@ -302,20 +304,22 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
     probs = held_out_items(store, kept, folds, shared.seed, shared.model, chunk)
     token, cue_label, cue_z = strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues)
     flag_columns, ids = flags_of(flags, against), list(split.ids)
-    lines: list[bytes] = []
+    piece = shared.files["items"].with_name(f"part-{chunk.first}.jsonl") \
+        if "items" in shared.files else None
     tables = []
-    for start in range(0, max(len(probs), 1), ITEMS_SLICE):  # one slice's Python rows at a time
-        rows = slice(start, start + ITEMS_SLICE)
-        columns = item_columns(shared.layout, ids[rows], role, chunk.answers[rows],
-                               probs[rows], (token[rows], cue_label[rows], cue_z[rows]),
-                               None if easy is None else easy[rows],
-                               {name: None if column is None else column[rows]
-                                for name, column in flag_columns.items()})
-        part_lines, table = encoded_items(columns, shared.layout, shared.files)
-        lines += [] if part_lines is None else [part_lines]
-        tables.append(table)
-    return (lines if "items" in shared.files else None,
-            None if tables[0] is None else _concat_tables(tables))
+    with open(piece, "xb") if piece is not None else nullcontext() as handle:
+        for start in range(0, max(len(probs), 1), ITEMS_SLICE):  # one slice's rows at a time
+            rows = slice(start, start + ITEMS_SLICE)
+            columns = item_columns(shared.layout, ids[rows], role, chunk.answers[rows],
+                                   probs[rows], (token[rows], cue_label[rows], cue_z[rows]),
+                                   None if easy is None else easy[rows],
+                                   {name: None if column is None else column[rows]
+                                    for name, column in flag_columns.items()})
+            lines, table = encoded_items(columns, shared.layout, shared.files)
+            if handle is not None:
+                handle.write(lines)
+            tables.append(table)
+    return piece, None if tables[0] is None else _concat_tables(tables)
 
 
 def _concat_tables(tables: list) -> Any:
@@ -359,8 +363,10 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
                        flags[role][first:first + size], against)
 
     with ItemsWriter(files, layout, lambda path: open(path, "xb")) as writer:
-        for lines, table in store.passes.map(_items_part, shared, calls()):
-            writer.write(lines, table)
+        for piece, table in store.passes.map(_items_part, shared, calls()):
+            writer.write(piece, table)
+            if piece is not None:
+                piece.unlink()
     return SpilledItems(files)
 
 
