@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 import cuelens
 from cuelens.audit import leakage
-from cuelens.audit.counts import TokenSequences, encode
+from cuelens.audit.counts import TokenSequences, encode, row_starts
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.streamed import subset
@@ -218,3 +218,22 @@ def test_scan_keeps_each_instance_in_first_occurrence_order():
     pool = data.pool.seqs
     assert [pool.vocab[i] for i in pool.indices[pool.indptr[2]:pool.indptr[3]]] == \
         ["the", "grass", "was", "cut"]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_take_equals_a_loop_over_rows(seed):
+    """Both ways of TokenSequences.take (a mask for many increasing rows, an index otherwise)
+    give each row's ids in the order asked."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 5, size=int(rng.integers(0, 40)))
+    seqs = TokenSequences(row_starts(lengths), rng.integers(0, 9, size=int(lengths.sum()),
+                                                            dtype=np.int32), [])
+    n = len(lengths)
+    for rows in (np.sort(rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False)),
+                 rng.integers(0, max(n, 1), size=int(rng.integers(0, 3 * n + 1)) if n else 0),
+                 np.arange(n)[::-1]):
+        ids, got = seqs.take(rows.astype(np.int64))
+        expected = [seqs.indices[seqs.indptr[r]:seqs.indptr[r + 1]] for r in rows]
+        assert got.tolist() == [len(e) for e in expected]
+        assert ids.tolist() == [int(x) for e in expected for x in e]
+        assert ids.dtype == seqs.indices.dtype
