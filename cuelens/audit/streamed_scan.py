@@ -286,7 +286,7 @@ class _ItemsShared:
     files: dict[str, Path]
 
 
-ITEMS_SLICE = 65_536  # rows of a chunk's per-item table encoded at once
+ITEMS_SLICE = 16_384  # rows of a chunk's per-item table encoded at once
 
 
 def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
@@ -325,7 +325,7 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
 def _concat_tables(tables: list) -> Any:
     import pyarrow as pa
 
-    return pa.concat_tables(tables)
+    return pa.concat_tables(tables).combine_chunks()
 
 
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
