@@ -3,7 +3,8 @@
 :func:`streamed_hygiene` returns exactly what :func:`cuelens.audit.hygiene.data_hygiene` returns
 for the same splits, reading each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
 one at a time: keys spilled per chunk to hash partitions (:class:`KeySpill`), counted per
-partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") describes.
+partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") describes; the
+per-item flags stay in files that each partition's task writes (:class:`ItemFlags`).
 """
 
 from __future__ import annotations
