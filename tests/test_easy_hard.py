@@ -7,6 +7,8 @@ from types import SimpleNamespace
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import ScanConfig, easy_counters, easy_masks, run_word_audit
+from cuelens.audit.streamed import EasyCounters, TokenStore
+from cuelens.data.dataset import Task
 from scan_helpers import CONTRA_CUE, ENTAIL_CUE, mcq_dataset, nli_dataset, planted_nli
 
 
@@ -14,8 +16,10 @@ def split_of(dataset, metric="cp", aggregator="max", seed=0, iterations=3):
     """The easy mask and ``C[q]/k`` of the evaluated items (the counters of easy_masks)."""
     data = scan_data(dataset, 1, False, 5, seed)
     config = ScanConfig(seed=seed, iterations=iterations)
-    counters = np.concatenate(easy_counters(token_store(data), GroupedFolds(data, 5), config,
-                                            (metric, aggregator)))
+    store = token_store(data)
+    found = easy_counters(store, GroupedFolds(data, 5), config, (metric, aggregator))
+    counters = np.concatenate([found.counter(first) for fitting, first, _ in store.sizes()
+                               if not fitting])
     return SimpleNamespace(easy=counters > iterations / 2, score=counters / iterations)
 
 
@@ -59,16 +63,22 @@ def test_run_word_audit_reports_the_split_of_the_headline_model():
     assert section["split"] == "test" and audit.cue_stats["fitted_on"] == "train"
 
 
-def test_easy_masks_of_a_spilled_store_are_memory_mapped(tmp_path):
-    """An item is easy when its counter exceeds half the iterations; a spilled store's mask is
-    a file of its work directory (flat driver memory at any item count), viewed per chunk."""
-    counters = [np.array([0, 3, 2], np.uint8), np.array([], np.uint8), np.array([5, 1], np.uint8)]
+def test_easy_counters_and_mask_of_a_spilled_store_are_files(tmp_path):
+    """An item is easy when its counter exceeds half the iterations; a spilled store's counters
+    (one file per evaluated chunk, added to where the chunk is predicted) and mask are files of
+    its work directory, read per chunk: flat driver memory at any item count."""
+    model = ("cp", "max")
     expected = [False, True, False, True, False]
     for directory in (None, tmp_path):
-        whole, parts = easy_masks(counters, 2.0, directory)
-        assert whole.tolist() == expected
-        assert [part.tolist() for part in parts] == [expected[:3], [], expected[3:]]
-        assert all(np.shares_memory(part, whole) for part in parts if len(part))
-        assert isinstance(whole, np.memmap) == (directory is not None)
-    assert [p.name[:10] for p in tmp_path.iterdir()] == ["easy-mask-"]
-    assert easy_masks([], 2.0, tmp_path)[0].shape == (0,)
+        store = TokenStore(directory, Task.NLI, 1, 2)
+        for fitting, items in ((True, 4), (False, 3), (False, 2)):
+            store.add_file(fitting, items, 1, {})
+        counters = EasyCounters.zeros(store, np.uint8, model)
+        for first, positions, values in ((4, [1, 2], [3, 2]), (7, [0, 1], [5, 1])):
+            counters.add(first, np.asarray(positions), {model: np.asarray(values, np.uint8)})
+        mask, n_easy = easy_masks(store, counters, 2.0)
+        assert mask.whole().tolist() == expected and n_easy == 2
+        assert mask.of(3, 2).tolist() == expected[3:]
+        assert isinstance(mask.whole(), np.memmap) == (directory is not None)
+    (easy,) = tmp_path.iterdir()
+    assert sorted(path.name for path in easy.iterdir()) == ["4.bin", "7.bin", "mask.bin"]

@@ -6,11 +6,13 @@ cue features), with a
 capped training sample (the candidates merge) and two easy/hard iterations (the item sink); the
 per-item table (JSONL and Parquet), the examples and the hygiene keys (planted copies, label
 conflicts and train/test overlap: the same hygiene section and item flags) are computed on
-workers too; the driver tokenises nothing; a bad line or an unseen test label is the local
-engine's error."""
+workers too; the driver tokenises nothing and receives no per-item result: the easy/hard
+counters and the item flags are written on the workers (issue 24); a bad line or an unseen test
+label is the local engine's error."""
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +21,9 @@ import pytest
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder
+from cuelens.audit.scan import EasyMask
+from cuelens.audit.streamed import EasyCounters, Tally
+from cuelens.audit.streamed_hygiene import ItemFlags
 from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
@@ -62,6 +67,19 @@ def scan_outputs(work: Path, sources: tuple[str | None, ...], passes=None,
                                         for path in result.bias.files.values()]
 
 
+def spy(monkeypatch, cls, name: str, calls: list) -> None:
+    """Count the calls of ``cls.name`` in this (the driver's) process; the method keeps its
+    name, so that a bound one still pickles to the worker's own."""
+    original = getattr(cls, name)
+
+    @functools.wraps(original)
+    def spied(self, *args):
+        calls.append(name)
+        return original(self, *args)
+
+    monkeypatch.setattr(cls, name, spied)
+
+
 def planted(records: list[dict], copies: dict[int, int], conflicts: dict[int, int]
             ) -> list[dict]:
     """``records`` with item ``i`` made a copy of item ``j`` for ``copies[i] = j``, and a copy
@@ -90,14 +108,22 @@ def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layo
         sources = (None, write_shards(tmp_path / "train", records[:600], 2),
                    write_shards(tmp_path / "test", records[600:], 2))
     config = replace(CONFIG, ngrams=ngrams)
-    ran = []  # the Ray run really reads, counts and tallies on workers
+    ran, received = [], []  # the Ray run really reads, counts and tallies on workers
 
     class Spied(RayPasses):
         def _ordered(self, ray, part, calls):
             ran.append(part.__name__)
-            return super()._ordered(ray, part, calls)
+            for result in super()._ordered(ray, part, calls):
+                received.append((part.__name__, result))
+                yield result
 
+    per_item: list[str] = []  # in this process: counters added, masks and flags written, read
+    for cls, name in ((EasyCounters, "add"), (EasyMask, "write"), (EasyMask, "of"),
+                      (ItemFlags, "write"), (ItemFlags, "of")):
+        spy(monkeypatch, cls, name, per_item)
     local = scan_outputs(tmp_path / "local", sources, config=config)
+    assert {"add", "write", "of"} == set(per_item)  # the local engine does it all here
+    per_item.clear()
     tokenised = []  # texts tokenised in this (the driver's) process
     original = Encoder._add_chunk
     monkeypatch.setattr(Encoder, "_add_chunk",
@@ -115,6 +141,10 @@ def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layo
     assert results["config"]["statistics"] == "streaming"
     assert results["leakage"]["best"]["D"] > 0.05  # planted cues are found
     assert not tokenised  # the driver tokenised nothing
+    assert not per_item  # ... nor added, wrote or read per-item state: the workers did
+    tallies = [result for part, result in received if part == "_tally_part"]
+    assert tallies and all(isinstance(result, Tally) for result in tallies)  # no item records
+    assert all(result.flags == {} for part, result in received if part == "_partition_findings")
 
 
 @pytest.mark.parametrize("bad", ["malformed line", "unseen label"])

@@ -13,7 +13,8 @@ import pytest
 import cuelens.audit.hygiene as hygiene
 from cuelens.audit.bias_items import hygiene_flags
 from cuelens.audit.hygiene import ItemKeys, data_hygiene
-from cuelens.audit.streamed_hygiene import KeySpill, SpilledKeys, flags_of, streamed_hygiene
+from cuelens.audit.streamed_hygiene import ItemFlags, KeySpill, SpilledKeys, flags_of, \
+    streamed_hygiene
 from cuelens.data import load_dataset
 from cuelens.data.dataset import Dataset
 from cuelens.data.schema import FieldMap
@@ -23,7 +24,7 @@ from tests.conftest import write_jsonl
 
 
 def streamed(dataset: Dataset, chunk_items: int, tmp_path: Path, seed: int = 0,
-             flags: dict[str, np.ndarray] | None = None) -> dict:
+             flags: ItemFlags | None = None) -> dict:
     """``streamed_hygiene`` of the dataset's splits read again from their files in chunks
     (``flags``: receives the item flags)."""
     splits: list[ChunkedSplit] = []
@@ -97,14 +98,19 @@ def test_planted_counts_and_examples_match(tmp_path):
              if e["kind"] == "exact"]
     assert exact == [(5, 13), (10, 4)]  # test item 9 matches train item 3, its first copy
     for chunk_items in (7, 1000):
-        flags: dict[str, np.ndarray] = {}
+        flags = ItemFlags.under(tmp_path / f"flags{chunk_items}")
         assert streamed(dataset, chunk_items, tmp_path / str(chunk_items), 2, flags) == expected
-        assert list(flags) == ["train", "test"]
+        assert sorted(path.name for path in flags.directory.iterdir()) == ["test", "train"]
+        bits = {role: flags.of(role, 0, len(split)) for role, split in dataset.splits.items()}
         for role, fitting in (("train", None), ("test", dataset.train)):
-            columns = flags_of(flags[role], fitting is not None)
+            columns = flags_of(bits[role], fitting is not None)
             for name, column in hygiene_flags(dataset.splits[role], fitting).items():
                 assert np.array_equal(columns[name], column), (role, name)
-        assert flags_of(flags["test"], True)["overlap"].sum() == 2  # = row["exact"]
+            # read per item range (a chunk's), the same bits
+            n = len(bits[role])
+            assert np.array_equal(np.concatenate([flags.of(role, first, min(6, n - first))
+                                                  for first in range(0, n, 6)]), bits[role])
+        assert flags_of(bits["test"], True)["overlap"].sum() == 2  # = row["exact"]
 
 
 def test_nli_answers_need_no_numbering_across_chunks(tmp_path):

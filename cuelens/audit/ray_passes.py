@@ -9,8 +9,10 @@ local pass (:func:`~cuelens.audit.streamed.count_chunks`: counts and sample cand
 alone. The driver merges the partial results in chunk order (:meth:`RunCounts.merge`,
 :meth:`Tally.merge`: sums, and the lowest-priority candidates), which gives the local engine's
 results exactly. The driver holds the vocabulary-sized count tables, the bounded candidates and
-the fold models, and at most ``in_flight`` partial results; the workers read the chunk files
-from the work directory (a shared filesystem on a multi-node cluster).
+the fold models, and at most ``in_flight`` partial results, nothing per item: the workers read
+the chunk files from the work directory (a shared filesystem on a multi-node cluster) and write
+their per-item state there (the easy/hard counters,
+:class:`~cuelens.audit.streamed.EasyCounters`).
 
 :meth:`RayPasses.read` is its :data:`~cuelens.audit.streamed_scan.Reader`: the data is read in
 two rounds of tasks, so that the chunks are the local engine's (``chunk_items`` items each,
@@ -72,16 +74,11 @@ def _count_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile) -> RunCount
     return _with_vocabularies(count_chunks(replace(store, files=[chunk]), *args), [], [])
 
 
-def _tally_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile
-                ) -> tuple[Tally, list[tuple[int, Any, dict]]]:
-    """Pass 2 over one chunk (a Ray task): its tally and, when the driver has a sink, the
-    per-item results it would have received."""
-    store, (batch, folds, fold_seed, outer, models, bow_name, keep_items) = shipped
-    records: list[tuple[int, Any, dict]] = []
-    sink = (lambda *record: records.append(record)) if keep_items else None
-    tally = tally_chunks(replace(store, files=[chunk]), batch, folds, fold_seed, outer, models,
-                         bow_name, sink)
-    return tally, records
+def _tally_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile) -> Tally:
+    """Pass 2 over one chunk (a Ray task): its tally; the per-item sink, if any
+    (:meth:`~cuelens.audit.streamed.EasyCounters.add`), is fed here on the worker."""
+    store, args = shipped
+    return tally_chunks(replace(store, files=[chunk]), *args)
 
 
 @dataclass(frozen=True)
@@ -349,10 +346,7 @@ class RayPasses:
               outer: bool, models: list[tuple[str, str]], bow_name: str | None,
               sink: ItemSink | None) -> Tally:
         tally = Tally(models)
-        for part, records in self._map(_tally_part, store, False, (
-                batch, folds, fold_seed, outer, models, bow_name, sink is not None)):
+        for part in self._map(_tally_part, store, False,
+                              (batch, folds, fold_seed, outer, models, bow_name, sink)):
             tally.merge(part)
-            for first, positions, results in records:
-                assert sink is not None
-                sink(first, positions, results)
         return tally

@@ -10,7 +10,6 @@ for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; n
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,8 +28,8 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
 from cuelens.audit.results import LeakageSection
-from cuelens.audit.streamed import FoldModels, Folds, RunCounts, TokenChunk, TokenStore, \
-    count_run, fit_fold, held_out_items, keep_model, predict_run
+from cuelens.audit.streamed import EasyCounters, FoldModels, Folds, RunCounts, TokenChunk, \
+    TokenStore, count_run, fit_fold, held_out_items, keep_model, predict_run
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
@@ -156,7 +155,7 @@ def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: Le
 @dataclass
 class WordAudit:
     """The word-cue sections of results.json (:meth:`sections`), the easy mask of the evaluated
-    items per chunk, and the leakage pass's fits of the headline model."""
+    items, and the leakage pass's fits of the headline model."""
 
     cues: list[dict]
     cue_stats: dict
@@ -164,7 +163,7 @@ class WordAudit:
     leakage: LeakageSection
     easy_hard: dict
     item_easy: np.ndarray  # one bool per evaluated item (spilled stores: memory-mapped)
-    easy: list[np.ndarray]  # its views, one per evaluated chunk
+    easy: EasyMask  # the same, read per chunk where the chunks are
     mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
     fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
     bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
@@ -225,12 +224,12 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
                               config.seed, fold_seed_D, groups)
     model = headline(leakage)
     kept = keep_model(kept, model)
-    item_easy, masks = easy_masks(easy_counters(store, folds, config, model, progress),
-                                  config.iterations / 2, store.directory)
-    easy_hard = easy_hard_section(int(sum(int(mask.sum()) for mask in masks)), store.n_eval,
-                                  config, leakage, "all" if cross_validated else "test")
+    mask, n_easy = easy_masks(store, easy_counters(store, folds, config, model, progress),
+                              config.iterations / 2)
+    easy_hard = easy_hard_section(n_easy, store.n_eval, config, leakage,
+                                  "all" if cross_validated else "test")
     return WordAudit(cues, cue_stats, cue_finding(store, cues, cue_stats), leakage, easy_hard,
-                     item_easy, masks, fits=kept, bank=bank)
+                     mask.whole(), mask, fits=kept, bank=bank)
 
 
 def headline(leakage: LeakageSection) -> tuple[str, str]:
@@ -261,57 +260,81 @@ def cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
 
 
 def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
-                  progress: Progress | None = None) -> list[np.ndarray]:
+                  progress: Progress | None = None) -> EasyCounters:
     """The easy/hard counters (docs/methods.md §4): per evaluated chunk, ``C[q]``, how often
     ``model`` predicts each item right over the iterations (NLI one byte per item; a spilled
-    store's in a memory-mapped file of its directory); an item is easy when ``C[q]`` exceeds
-    half the iterations."""
+    store's in a file per chunk of its directory, added to where the chunk is predicted:
+    :class:`~cuelens.audit.streamed.EasyCounters`); an item is easy when ``C[q]`` exceeds half
+    the iterations."""
     # NLI correctness is 0/1; MCQ ties count 1/t
     counter_type: type = np.float64 if store.task == Task.MCQ else \
         np.uint8 if config.iterations < 256 else np.uint32
-    evaluated = [(first, size) for fitting, first, size in store.sizes() if not fitting]
-    counters: dict[int, np.ndarray]
-    if store.directory is None:
-        counters = {first: np.zeros(size, dtype=counter_type) for first, size in evaluated}
-    else:  # on disk in the work directory (zeros), not in memory
-        with tempfile.NamedTemporaryFile(prefix="easy-", dir=store.directory,
-                                         delete=False) as file:
-            whole = np.memmap(file, dtype=counter_type, mode="w+", shape=(max(store.n_eval, 1),))
-        start = store.n_fitting  # the evaluated chunks follow the fitting ones
-        counters = {first: whole[first - start:first - start + size] for first, size in evaluated}
-
-    def add(first: int, positions: np.ndarray, results: dict) -> None:
-        counters[first][positions] += results[model]
-
+    counters = EasyCounters.zeros(store, counter_type, model)
     bank = ModelBank(config.seed)
     for iteration in range(config.iterations):
         fold_seed = iteration_seed(config.seed, iteration)
         counted = count_run(store, folds, config.folds, fold_seed, config.seed, True,
                             config.max_fit_items)
         predict_run(store, counted, folds, config.folds, fold_seed, config.scoring, bank,
-                    [model], None, add)
+                    [model], None, counters.add)
         if progress is not None:
             progress("easy_hard", (iteration + 1) / config.iterations)
-    return [counters.pop(first) for first in list(counters)]
+    return counters
 
 
-def easy_masks(counters: list[np.ndarray], threshold: float, directory: Path | None
-               ) -> tuple[np.ndarray, list[np.ndarray]]:
+@dataclass(frozen=True)
+class EasyMask:
+    """The easy mask of the evaluated items (one bool each, by index among them): a spilled
+    store's in a file (``source``), written and read chunk by chunk where the chunks are
+    (:func:`easy_masks`; the item table's and the examples' tasks), else an array."""
+
+    source: Path | np.ndarray
+
+    def write(self, first: int, mask: np.ndarray) -> None:
+        """Set the mask of items ``first …`` to ``mask``."""
+        if isinstance(self.source, np.ndarray):
+            self.source[first:first + len(mask)] = mask
+            return
+        with open(self.source, "r+b") as file:
+            file.seek(first)
+            file.write(mask.tobytes())
+
+    def of(self, first: int, size: int) -> np.ndarray:
+        """The mask of items ``first … first + size``."""
+        return self.source[first:first + size] if isinstance(self.source, np.ndarray) else \
+            np.fromfile(self.source, dtype=bool, count=size, offset=first)
+
+    def whole(self) -> np.ndarray:
+        """Every item's (a file memory-mapped read-only: nothing read until used)."""
+        return self.source if isinstance(self.source, np.ndarray) else \
+            np.memmap(self.source, dtype=bool, mode="r")
+
+
+def _easy_part(shared: tuple[EasyCounters, float, EasyMask, int], first: int) -> int:
+    """Chunk ``first``'s easy mask (its counters above the threshold) written into its part of
+    the mask (a task of :meth:`~cuelens.audit.streamed.ChunkPasses.map`; ``shared``: the
+    counters, the threshold, the mask, the first evaluated item); its easy items."""
+    counters, threshold, mask, start = shared
+    easy = counters.counter(first) > threshold
+    mask.write(first - start, easy)
+    return int(easy.sum())
+
+
+def easy_masks(store: TokenStore, counters: EasyCounters, threshold: float
+               ) -> tuple[EasyMask, int]:
     """The easy mask of the evaluated items (docs/methods.md §4: an item is easy when its
-    counter exceeds ``threshold``, half the iterations) and its views per chunk; like the
-    counters, a spilled store's (``directory``) is a memory-mapped file there, not memory."""
-    n_items = sum(len(counter) for counter in counters)
-    if directory is None:
-        whole = np.zeros(n_items, dtype=bool)
+    counter exceeds ``threshold``, half the iterations), each chunk's set on ``store.passes``
+    from its counters (a spilled store's mask is a file of the counters' directory, not
+    memory), and the number of easy items (the chunks' sums)."""
+    if counters.directory is None:
+        mask = EasyMask(np.zeros(store.n_eval, dtype=bool))
     else:
-        with tempfile.NamedTemporaryFile(prefix="easy-mask-", dir=directory,
-                                         delete=False) as file:
-            whole = np.memmap(file, dtype=bool, mode="w+", shape=(max(n_items, 1),))[:n_items]
-    parts = np.split(whole, np.cumsum([len(counter) for counter in counters])[:-1]) \
-        if counters else []
-    for counter, part in zip(counters, parts):
-        np.greater(counter, threshold, out=part)
-    return whole, parts
+        with open(counters.directory / "mask.bin", "wb") as file:
+            file.truncate(store.n_eval)
+        mask = EasyMask(counters.directory / "mask.bin")
+    evaluated = [(first,) for fitting, first, _ in store.sizes() if not fitting]
+    return mask, sum(store.passes.map(_easy_part, (counters, threshold, mask, store.n_fitting),
+                                      evaluated))
 
 
 def held_out_chunks(store: TokenStore, audit: WordAudit, folds: Folds, fitting_folds: Folds,

@@ -29,6 +29,7 @@ by the fold assignment.
 from __future__ import annotations
 
 import copy
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -468,6 +469,52 @@ class Tally:
 ItemSink = Callable[[int, np.ndarray, dict], None]  # (chunk's first item, positions, results)
 
 
+@dataclass(frozen=True)
+class EasyCounters:
+    """The easy/hard counters ``C[q]`` of a store's evaluated chunks (docs/methods.md §4): per
+    chunk (by its first item), how often ``model`` predicted each item right, in a file of its
+    own under ``directory`` (None: arrays in memory, ``held``). :meth:`add` is the
+    :data:`ItemSink` of the easy/hard runs, called where the chunk is predicted (a Ray worker,
+    or this process), so no per-item result reaches the driver; each chunk is one task of a
+    tally call and the calls run one after another: one writer of a file at a time."""
+
+    directory: Path | None
+    dtype: str
+    model: tuple[str, str]
+    held: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def zeros(cls, store: TokenStore, dtype: type, model: tuple[str, str]) -> EasyCounters:
+        """Zero counters of ``store``'s evaluated chunks (a spilled store's in a new directory
+        of its own there: sparse files, nothing written per item)."""
+        evaluated = [(first, size) for fitting, first, size in store.sizes() if not fitting]
+        if store.directory is None:
+            return cls(None, np.dtype(dtype).str, model,
+                       {first: np.zeros(size, dtype=dtype) for first, size in evaluated})
+        counters = cls(Path(tempfile.mkdtemp(prefix="easy-", dir=store.directory)),
+                       np.dtype(dtype).str, model)
+        for first, size in evaluated:
+            with open(counters._path(first), "wb") as file:
+                file.truncate(size * np.dtype(dtype).itemsize)
+        return counters
+
+    def _path(self, first: int) -> Path:
+        assert self.directory is not None
+        return self.directory / f"{first}.bin"
+
+    def counter(self, first: int, writable: bool = False) -> np.ndarray:
+        """The counters of chunk ``first`` (a spilled store's memory-mapped)."""
+        return self.held[first] if self.directory is None else \
+            np.memmap(self._path(first), dtype=self.dtype, mode="r+" if writable else "r")
+
+    def add(self, first: int, positions: np.ndarray, results: dict) -> None:
+        """Add ``model``'s correctness of items ``positions`` of chunk ``first``."""
+        counter = self.counter(first, writable=True)
+        counter[positions] += results[self.model]
+        if isinstance(counter, np.memmap):
+            counter.flush()
+
+
 def _bag_of_words(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
                   fold_seed: int, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
     """The BoW baseline fitted on sample ``rows`` of the candidates, its columns numbered by
@@ -616,7 +663,8 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
     is given). Linear models warm-start from ``bank``. Folds whose score tables fit in
     :data:`PREDICT_TABLE_BYTES` together share one pass (on ``store.passes``).
     ``sink(first, positions, results)`` receives each chunk's per-item results (``first``: the
-    chunk's first item; ``positions`` within the chunk); ``kept`` receives
+    chunk's first item; ``positions`` within the chunk) where the chunk is predicted (on a
+    Ray worker: a picklable sink that writes files, :meth:`EasyCounters.add`); ``kept`` receives
     every fold's fitted models (without the BoW baseline), for :func:`held_out_decisions` of a
     model chosen after the pass."""
     tally = Tally(models)

@@ -3,20 +3,21 @@
 :func:`streamed_hygiene` returns exactly what :func:`cuelens.audit.hygiene.data_hygiene` returns
 for the same splits, reading each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
 one at a time: keys spilled per chunk to hash partitions (:class:`KeySpill`), counted per
-partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") describes.
+partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") describes; the
+per-item flags stay in files that each partition's task writes (:class:`ItemFlags`).
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.hygiene import FLAG_BITS, ItemKeys, Keyed, NearIndex, NearSample, Part, \
+from cuelens.audit.hygiene import FLAG_BITS, Flags, ItemKeys, Keyed, NearIndex, NearSample, Part, \
     PartFindings, describe, example_refs, findings, hygiene_section, near_items, near_parts, \
     partition_findings
 from cuelens.audit.groups import sizes_summary
@@ -182,14 +183,19 @@ def _keyed(split: ChunkedSplit, seed: int, directory: Path,
 
 
 def _partition_findings(shared: tuple[dict[str, Spilled], str, dict[str, np.ndarray],
-                                      list[str], str | None], p: int) -> PartFindings:
+                                      list[str], str | None, ItemFlags | None],
+                        p: int) -> PartFindings:
     """Key partition ``p`` of every split read back and counted (a task of
-    :meth:`~cuelens.audit.streamed.ChunkPasses.map`; ``shared``: the splits' spilled keys, then
-    the other arguments of :func:`~cuelens.audit.hygiene.partition_findings`)."""
-    spilled, evaluated, samples, flagged, fitting = shared
-    return partition_findings({role: {kind: keys.part(p) for kind, keys in kinds.items()}
-                               for role, kinds in spilled.items()},
-                              evaluated, samples, flagged, fitting)
+    :meth:`~cuelens.audit.streamed.ChunkPasses.map`; ``shared``: the splits' spilled keys, the
+    other arguments of :func:`~cuelens.audit.hygiene.partition_findings`, the
+    :class:`ItemFlags` that receive its flagged items, which are not returned)."""
+    spilled, evaluated, samples, flagged, fitting, flags = shared
+    found = partition_findings({role: {kind: keys.part(p) for kind, keys in kinds.items()}
+                                for role, kinds in spilled.items()},
+                               evaluated, samples, flagged, fitting)
+    if flags is not None:
+        flags.write(p, found.flags)
+    return replace(found, flags={})
 
 
 def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict[tuple[str, int], dict]:
@@ -210,18 +216,44 @@ def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict
 OVERLAP_FLAGS = ("overlap", "shared_premise")  # defined for evaluated items of a train/test scan
 
 
-def item_flags(items: dict[str, int], parts: Sequence[PartFindings]) -> dict[str, np.ndarray]:
-    """Per item of each flagged split (role → its items), one byte of
-    :data:`~cuelens.audit.hygiene.FLAG_BITS`: the exact-copy columns of the per-item bias table
+@dataclass(frozen=True)
+class ItemFlags:
+    """Per item of each flagged split, the :data:`~cuelens.audit.hygiene.FLAG_BITS` of the
+    exact-copy columns of the per-item bias table
     (:func:`~cuelens.audit.bias_items.hygiene_flags`; ``overlap``/``shared_premise``: evaluated
-    items against the fitting split). Each partition's task found its items' bits; they are
-    only set here, in one array per split."""
-    out = {role: np.zeros(n, dtype=np.uint8) for role, n in items.items()}
-    for part in parts:
-        for role, rows in part.flags.items():
-            for found, bits in rows:
-                out[role][found] |= bits
-    return out
+    items against the fitting split), as each key partition's task found them: a file per
+    partition and split under ``directory`` (its flagged items, sorted, then their bits), read
+    back per item range (:meth:`of`), so no per-item array is built on the driver."""
+
+    directory: Path
+
+    @classmethod
+    def under(cls, work_dir: Path) -> ItemFlags:
+        """Flags in a new directory under ``work_dir`` (removed with it)."""
+        work_dir.mkdir(parents=True, exist_ok=True)
+        return cls(Path(tempfile.mkdtemp(prefix="flags-", dir=work_dir)))
+
+    def write(self, p: int, flags: dict[str, Flags]) -> None:
+        """Partition ``p``'s :data:`~cuelens.audit.hygiene.Flags` of each role."""
+        for role, rows in flags.items():
+            items = np.concatenate([found for found, _ in rows]).astype("<i8")
+            if len(items):
+                order = np.argsort(items, kind="stable")
+                (self.directory / role).mkdir(exist_ok=True)
+                with open(self.directory / role / f"{p:04d}.bin", "wb") as out:
+                    items[order].tofile(out)
+                    np.concatenate([bits for _, bits in rows])[order].astype(np.uint8).tofile(out)
+
+    def of(self, role: str, first: int, size: int) -> np.ndarray:
+        """One byte per item ``first … first + size`` of ``role``: every partition's bits."""
+        out = np.zeros(size, dtype=np.uint8)
+        for path in sorted((self.directory / role).glob("*.bin")):
+            n = path.stat().st_size // 9  # an item (8 bytes) and its bits (1)
+            lo, hi = np.searchsorted(np.memmap(path, dtype="<i8", mode="r", shape=(n,)),
+                                     [first, first + size]).tolist()
+            np.bitwise_or.at(out, np.fromfile(path, "<i8", hi - lo, offset=8 * lo) - first,
+                             np.fromfile(path, np.uint8, hi - lo, offset=8 * n + lo))
+        return out
 
 
 def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | None]:
@@ -232,15 +264,15 @@ def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | 
 
 
 def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_validated: bool,
-                     seed: int, work_dir: Path, flags: dict[str, np.ndarray] | None = None,
+                     seed: int, work_dir: Path, flags: ItemFlags | None = None,
                      fitting: str | None = None, passes: ChunkPasses = LocalPasses()) -> dict:
     """The ``hygiene`` section of results.json for chunked ``splits`` (role → split, in the
     order of :attr:`~cuelens.data.Dataset.splits`; ``evaluated``: "test" with a train split,
     else "all") — what :func:`~cuelens.audit.hygiene.data_hygiene` returns for the loaded
     splits (docs/methods.md §11). The chunks are keyed on ``passes``; the spill files live in a
     temporary directory under ``work_dir`` (which the workers see), removed on return.
-    ``flags``, when given, receives the :func:`item_flags` of the ``fitting`` (None: a
-    cross-validated file) and ``evaluated`` splits."""
+    ``flags``, when given, receives (from the partitions' tasks) the :class:`ItemFlags` of the
+    ``fitting`` (None: a cross-validated file) and ``evaluated`` splits."""
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="hygiene-") as temp:
         both = {role: _keyed(split, seed, Path(temp) / f"split{k}", passes)
@@ -248,12 +280,10 @@ def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_vali
         keyed = {role: k for role, (k, _) in both.items()}
         flagged = [] if flags is None else [r for r in (fitting, evaluated) if r is not None]
         shared = ({role: spilled for role, (_, spilled) in both.items()}, evaluated,
-                  {role: k.sample.items for role, k in keyed.items()}, flagged, fitting)
+                  {role: k.sample.items for role, k in keyed.items()}, flagged, fitting, flags)
         n_parts = next(iter(both.values()))[1]["inputs"].n_parts
         parts = list(passes.map(_partition_findings, shared, ((p,) for p in range(n_parts))))
     found, overlaps = findings(keyed, evaluated, parts)
-    if flags is not None:
-        flags.update(item_flags({role: keyed[role].items for role in flagged}, parts))
     wanted: dict[str, set[int]] = {}
     for refs in example_refs(found, overlaps).values():
         for _, (role, i), (other, j) in refs:

@@ -28,7 +28,8 @@ from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_c
     shown_instances, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
-from cuelens.audit.scan import WordAudit, add_mcq_baselines, fitting_fits, headline, word_audit
+from cuelens.audit.scan import EasyMask, WordAudit, add_mcq_baselines, fitting_fits, headline, \
+    word_audit
 from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
     TokenStore, check_streamable, held_out_items, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
     from cuelens.audit.pipeline import Scan
     from cuelens.audit.results import ItemLines
+    from cuelens.audit.streamed_hygiene import ItemFlags
 
 Progress = Callable[[str, float], None]
 STREAMING_NOTE = (
@@ -275,9 +277,13 @@ def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[CompactSplit, T
 @dataclass(frozen=True)
 class _ItemsShared:
     """What every chunk's part of the per-item table needs (shipped once): per role, the token
-    store, the fold models and the folds of its held-out probabilities."""
+    store, the fold models and the folds of its held-out probabilities; the evaluated role, its
+    easy mask and the hygiene flags."""
 
     held: dict[str, tuple[TokenStore, list[FoldModels], Folds]]
+    evaluated: str
+    easy: EasyMask
+    flags: ItemFlags
     seed: int
     model: tuple[str, str]
     layout: TableLayout
@@ -289,18 +295,20 @@ class _ItemsShared:
 ITEMS_SLICE = 16_384  # rows of a chunk's per-item table encoded at once
 
 
-def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles,
-                easy: np.ndarray | None, flags: np.ndarray, against: bool
-                ) -> tuple[Path | None, Any]:
-    """The per-item table's rows of one chunk of split ``role`` as
+def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles, first: int,
+                against: bool) -> tuple[Path | None, Any]:
+    """The per-item table's rows of one chunk of split ``role`` (items ``first …`` of it) as
     :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
-    (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, ``easy`` mask and the
-    hygiene ``flags`` (:func:`~cuelens.audit.streamed_hygiene.flags_of`). The JSONL lines go to
-    a part file next to items.jsonl (returned; None without items.jsonl), slice by slice."""
+    (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, easy mask (evaluated items)
+    and hygiene flags (:func:`~cuelens.audit.streamed_hygiene.flags_of`), both read here. The
+    JSONL lines go to a part file next to items.jsonl (returned; None without items.jsonl),
+    slice by slice."""
     from cuelens.audit.streamed_hygiene import flags_of
 
     store, kept, folds = shared.held[role]
     split, chunk = _opened(store, chunk_files)
+    easy = shared.easy.of(first, len(split)) if role == shared.evaluated else None
+    flags = shared.flags.of(role, first, len(split))
     probs = held_out_items(store, kept, folds, shared.seed, shared.model, chunk)
     token, cue_label, cue_z = strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues)
     flag_columns, ids = flags_of(flags, against), list(split.ids)
@@ -329,14 +337,13 @@ def _concat_tables(tables: list) -> Any:
 
 
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
-                   flags: dict[str, np.ndarray], fitting_folds: Folds | None = None
-                   ) -> SpilledItems:
+                   flags: ItemFlags, fitting_folds: Folds | None = None) -> SpilledItems:
     """The per-item bias table (docs/results-schema.md ``items``) written chunk by chunk under
     the store's directory, each chunk's rows computed on ``store.passes`` (:func:`_items_part`):
     the evaluated items' probabilities from the leakage pass's fold fits (``audit.fits``), the
     fitting items' from the model refitted over ``fitting_folds`` (default hashed) of the
-    fitting split (:func:`~cuelens.audit.scan.fitting_fits`); the hygiene ``flags``
-    (:func:`~cuelens.audit.streamed_hygiene.item_flags`)."""
+    fitting split (:func:`~cuelens.audit.scan.fitting_fits`); the easy mask (``audit.easy``)
+    and the hygiene ``flags`` read per chunk there."""
     store, model = data.store, headline(audit.leakage)
     layout = TableLayout.of(store.task, data.label_names, store.k, model)
     directory = store.spilled / "items"
@@ -350,17 +357,14 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
         fitting_folds = fitting_folds or FittingFolds(folds, max(config.folds, 2))
         held[data.fitting] = (view, fitting_fits(view, fitting_folds, config, model, audit.bank),
                               fitting_folds)
-    shared = _ItemsShared(held, config.seed, model, layout, cue_ranks(store.vocab, audit.cues),
-                          audit.cues, files)
+    shared = _ItemsShared(held, data.evaluated, audit.easy, flags, config.seed, model, layout,
+                          cue_ranks(store.vocab, audit.cues), audit.cues, files)
 
     def calls() -> Iterator[tuple]:
-        masks = iter(audit.easy)
         for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
             split, against = data.splits[role], role != data.fitting and data.fitting is not None
-            for chunk_files, first, size in zip(_chunk_files(split, held[role][0]),
-                                          np.cumsum([0, *split.sizes]), split.sizes):
-                yield (role, chunk_files, None if role == data.fitting else next(masks),
-                       flags[role][first:first + size], against)
+            for chunk_files, first in zip(_chunk_files(split, held[role][0]), _firsts(split)):
+                yield role, chunk_files, first, against
 
     with ItemsWriter(files, layout, lambda path: open(path, "xb")) as writer:
         for piece, table in store.passes.map(_items_part, shared, calls()):
@@ -368,6 +372,11 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
             if piece is not None:
                 piece.unlink()
     return SpilledItems(files)
+
+
+def _firsts(split: ChunkedSplit) -> list[int]:
+    """The first item of each chunk of ``split`` (within it)."""
+    return np.cumsum([0, *split.sizes[:-1]]).tolist()
 
 
 def _group_sizes(store: TokenStore) -> dict:
@@ -404,6 +413,7 @@ class _ExamplesShared:
     """What every evaluated chunk's example picks need (shipped once)."""
 
     store: TokenStore
+    easy: EasyMask
     label_names: list[str]
     wanted: list[int]  # the listed cues' word ids (-1: not a word of the vocabulary)
     per_cue: int
@@ -411,13 +421,14 @@ class _ExamplesShared:
     seed: int
 
 
-def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, mask: np.ndarray
+def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int
                    ) -> tuple[list[list], dict[str, list]]:
-    """One evaluated chunk's :class:`_Picks` (``mask``: its easy items): per listed cue, the
-    instances holding it, and the easy and hard items, each the lowest of the seeded hash
-    order."""
+    """One evaluated chunk's :class:`_Picks` (items ``first …`` of the split, their easy mask
+    read here): per listed cue, the instances holding it, and the easy and hard items, each the
+    lowest of the seeded hash order."""
     store = shared.store
     split, chunk = _opened(store, chunk_files)
+    mask = shared.easy.of(first, len(split))
     words, shown = chunk.words, split.instances(shared.label_names)
     instances = chunk.first * store.k + np.arange(len(words), dtype=np.int64)
     priority = seeded_hash(instances, shared.seed)
@@ -436,7 +447,7 @@ def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, mask: np.nd
         {name: picks.priority for name, picks in groups.items()}
 
 
-def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray], seed: int,
+def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask, seed: int,
                       per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
                       per_group: int = 10) -> dict:
     """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
@@ -447,9 +458,10 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: list[np.ndarray
     tokens = top_cue_tokens(cues, per_label)
     per_cue = examples_per_cue(len(tokens), per_cue)
     vocab = {word: i for i, word in enumerate(store.words_vocab)}
-    shared = _ExamplesShared(store, data.label_names, [vocab.get(token, -1) for token in tokens],
-                             per_cue, per_group, seed)
-    calls = zip(_chunk_files(data.splits[data.evaluated], store), easy)
+    shared = _ExamplesShared(store, easy, data.label_names,
+                             [vocab.get(token, -1) for token in tokens], per_cue, per_group, seed)
+    evaluated = data.splits[data.evaluated]
+    calls = zip(_chunk_files(evaluated, store), _firsts(evaluated))
     by_cue = [_Picks(per_cue) for _ in tokens]
     groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
     for cue_picks, group_picks in store.passes.map(_example_picks, shared, calls):
@@ -538,7 +550,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import ScanSections
-    from cuelens.audit.streamed_hygiene import streamed_hygiene
+    from cuelens.audit.streamed_hygiene import ItemFlags, streamed_hygiene
 
     started = time.time()
     config.validate()
@@ -559,7 +571,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         lengths = length_section(dataset, config.folds, config.seed)
         del dataset
     examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
-    flags: dict[str, np.ndarray] = {}
+    flags = ItemFlags.under(data.store.spilled)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
                                data.store.spilled, flags, data.fitting, data.store.passes)
     if progress is not None:
