@@ -306,7 +306,7 @@ class ItemsWriter:
         if self._jsonl is not None and isinstance(lines, Path):
             with open(lines, "rb") as piece:
                 shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
-        elif self._jsonl is not None and lines is not None:
+        elif self._jsonl is not None and isinstance(lines, bytes):
             self._jsonl.write(lines)
         if self._parquet is None:
             return

@@ -324,7 +324,7 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles, first:
                                    {name: None if column is None else column[rows]
                                     for name, column in flag_columns.items()})
             lines, table = encoded_items(columns, shared.layout, shared.files)
-            if handle is not None:
+            if handle is not None and lines is not None:
                 handle.write(lines)
             tables.append(table)
     return piece, None if tables[0] is None else _concat_tables(tables)
