@@ -315,7 +315,7 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles, first:
     piece = shared.files["items"].with_name(f"part-{chunk.first}.jsonl") \
         if "items" in shared.files else None
     tables = []
-    with open(piece, "xb") if piece is not None else nullcontext() as handle:
+    with open(piece, "wb") if piece is not None else nullcontext() as handle:
         for start in range(0, max(len(probs), 1), ITEMS_SLICE):  # one slice's rows at a time
             rows = slice(start, start + ITEMS_SLICE)
             columns = item_columns(shared.layout, ids[rows], role, chunk.answers[rows],
