@@ -301,13 +301,20 @@ class ItemsWriter:
             self._parquet = (pq, handle)
         self._writer: Any = None
 
-    def write(self, lines: bytes | Path | None, table: Any) -> None:
-        """Append one part's :func:`encoded_items` (its JSONL lines, or a file holding them)."""
-        if self._jsonl is not None and isinstance(lines, Path):
-            with open(lines, "rb") as piece:
-                shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
-        elif self._jsonl is not None and isinstance(lines, bytes):
+    def write(self, lines: bytes | None, table: Any) -> None:
+        """Append one part's :func:`encoded_items` (its JSONL lines and Arrow table)."""
+        if self._jsonl is not None and lines is not None:
             self._jsonl.write(lines)
+        self._write_table(table)
+
+    def append_file(self, part: Path | None, table: Any) -> None:
+        """Append one part whose JSONL lines were written to the file ``part``."""
+        if self._jsonl is not None and part is not None:
+            with open(part, "rb") as piece:
+                shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
+        self._write_table(table)
+
+    def _write_table(self, table: Any) -> None:
         if self._parquet is None:
             return
         pq, handle = self._parquet

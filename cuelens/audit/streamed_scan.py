@@ -368,7 +368,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
 
     with ItemsWriter(files, layout, lambda path: open(path, "xb")) as writer:
         for piece, table in store.passes.map(_items_part, shared, calls()):
-            writer.write(piece, table)
+            writer.append_file(piece, table)
             if piece is not None:
                 piece.unlink()
     return SpilledItems(files)
