@@ -1,8 +1,9 @@
 """Easy/hard split (docs/methods.md §4): cue-bearing items are easy, MCQ at question level, seeded."""
 
-import numpy as np
-
 from types import SimpleNamespace
+
+import numpy as np
+import pytest
 
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
@@ -75,10 +76,45 @@ def test_easy_counters_and_mask_of_a_spilled_store_are_files(tmp_path):
             store.add_file(fitting, items, 1, {})
         counters = EasyCounters.zeros(store, np.uint8, model)
         for first, positions, values in ((4, [1, 2], [3, 2]), (7, [0, 1], [5, 1])):
-            counters.add(first, np.asarray(positions), {model: np.asarray(values, np.uint8)})
+            counters.add(first, "call", np.asarray(positions),
+                         {model: np.asarray(values, np.uint8)})
         mask, n_easy = easy_masks(store, counters, 2.0)
         assert mask.whole().tolist() == expected and n_easy == 2
         assert mask.of(3, 2).tolist() == expected[3:]
         assert isinstance(mask.whole(), np.memmap) == (directory is not None)
     (easy,) = tmp_path.iterdir()
-    assert sorted(path.name for path in easy.iterdir()) == ["4.bin", "7.bin", "mask.bin"]
+    assert sorted(path.name for path in easy.iterdir()) == ["4.1.call.bin", "7.1.call.bin",
+                                                            "mask.bin"]
+
+
+@pytest.mark.parametrize("spilled", [False, True])
+def test_easy_counters_add_once_per_call_however_often_a_task_reruns(tmp_path, spilled):
+    """A Ray task rerun after its worker died repeats its adds: a spilled store's counters take
+    each call's add once (the newest file names its call), the next call's add counts again, and
+    a file left by a worker that died between writing the sum and removing the old file is
+    ignored."""
+    model = ("cp", "max")
+    store = TokenStore(tmp_path if spilled else None, Task.NLI, 1, 2)
+    store.add_file(False, 4, 1, {})
+    counters = EasyCounters.zeros(store, np.uint8, model)
+
+    def add(call, positions, values):
+        counters.add(0, call, np.asarray(positions), {model: np.asarray(values, np.uint8)})
+
+    add("0-0-1", [0, 2], [1, 1])
+    add("0-0-1", [0, 2], [1, 1])  # the same call's task, rerun
+    add("0-2", [], [])  # a call predicting none of the chunk's items
+    add("7-0-1", [0, 1, 3], [1, 1, 1])
+    expected = [3, 1, 2, 1] if not spilled else [2, 1, 1, 1]  # in memory: nothing is rerun
+    assert counters.counter(0).tolist() == expected
+    if spilled:
+        (directory,) = [path for path in tmp_path.iterdir() if path.name.startswith("easy-")]
+        (newest,) = directory.iterdir()
+        assert newest.name == "0.3.7-0-1.bin"
+        stale = directory / "0.2.0-2.bin"  # the worker died before removing its input
+        stale.write_bytes(bytes([9, 9, 9, 9]))
+        add("7-0-1", [1], [1])
+        assert counters.counter(0).tolist() == [2, 1, 1, 1]
+        add("9-0", [1], [1])
+        assert counters.counter(0).tolist() == [2, 2, 1, 1]
+        assert [path.name for path in directory.iterdir()] == ["0.4.9-0.bin"]

@@ -53,7 +53,9 @@ from cuelens.engine.sources import iter_source_records, shard_paths
 from cuelens.engine.streaming import add_skipped, shard_records
 from cuelens.errors import UserError
 
-RETRIES = 3  # reruns of a task whose worker died (Ray's default); 0 where a rerun adds twice
+# reruns of a task whose worker died (Ray's default): safe for every task, as each writes its
+# files whole or, adding into the easy/hard counters, once per call (EasyCounters.add)
+RETRIES = 3
 ChunkFile = tuple[bool, int, Path]  # TokenStore.files: (fitting, first item, path)
 Piece = tuple[Path, int, int, int, Any]  # block file, shard, items start … stop, id remaps
 
@@ -269,12 +271,11 @@ class RayPasses:
     address: str | None = None
     in_flight: int = 0  # partial results held at once (0: twice the cluster's CPUs)
 
-    def _ordered(self, ray, part: Callable, calls: Iterable[tuple],
-                 retries: int = RETRIES) -> Iterator:
+    def _ordered(self, ray, part: Callable, calls: Iterable[tuple]) -> Iterator:
         """``part`` run as a Ray task on each of ``calls`` (its arguments), the results in
         order, at most ``in_flight`` at once; a task whose worker died is rerun up to
-        ``retries`` times."""
-        task = ray.remote(num_cpus=1, max_retries=retries)(part)
+        :data:`RETRIES` times."""
+        task = ray.remote(num_cpus=1, max_retries=RETRIES)(part)
         limit = self.in_flight or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
         pending: deque = deque()
         for args in calls:
@@ -285,19 +286,18 @@ class RayPasses:
             yield ray.get(pending.popleft())
 
     def _map(self, part: Callable, store: TokenStore, fitting: bool | None,
-             args: tuple, retries: int = RETRIES) -> Iterator:
+             args: tuple) -> Iterator:
         """``part`` run on every chunk file of ``store`` (of one split with ``fitting``), the
         results in chunk order; the store's columns (vocabularies included) are shipped once."""
         return self.map(part, (replace(store, files=[], passes=LocalPasses()), args),
                         ((chunk,) for chunk in store.files
-                         if fitting is None or chunk[0] == fitting), retries)
+                         if fitting is None or chunk[0] == fitting))
 
-    def map(self, part: Callable, shared: object, calls: Iterable[tuple],
-            retries: int = RETRIES) -> Iterator:
+    def map(self, part: Callable, shared: object, calls: Iterable[tuple]) -> Iterator:
         """Each call one Ray task; ``shared`` is shipped once."""
         ray = connect(self.address)
         shipped = ray.put(shared)
-        return self._ordered(ray, part, ((shipped, *call) for call in calls), retries)
+        return self._ordered(ray, part, ((shipped, *call) for call in calls))
 
     def read(self, loading: Loading, source: str, role: str, task: str | None) -> None:
         """:data:`~cuelens.audit.streamed_scan.Reader` on Ray workers (module docstring): the
@@ -350,9 +350,7 @@ class RayPasses:
               outer: bool, models: list[tuple[str, str]], bow_name: str | None,
               sink: ItemSink | None) -> Tally:
         tally = Tally(models)
-        # a rerun of a task that had added into the easy/hard counters would add twice
         for part in self._map(_tally_part, store, False,
-                              (batch, folds, fold_seed, outer, models, bow_name, sink),
-                              RETRIES if sink is None else 0):
+                              (batch, folds, fold_seed, outer, models, bow_name, sink)):
             tally.merge(part)
         return tally

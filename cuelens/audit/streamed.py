@@ -29,6 +29,7 @@ by the fold assignment.
 from __future__ import annotations
 
 import copy
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
@@ -466,7 +467,8 @@ class Tally:
         return self.correct[name] / self.n
 
 
-ItemSink = Callable[[int, np.ndarray, dict], None]  # (chunk's first item, positions, results)
+# (a chunk's first item, the tally call's key, positions, results): once per chunk and call
+ItemSink = Callable[[int, str, np.ndarray, dict], None]
 
 
 @dataclass(frozen=True)
@@ -476,7 +478,8 @@ class EasyCounters:
     own under ``directory`` (None: arrays in memory, ``held``). :meth:`add` is the
     :data:`ItemSink` of the easy/hard runs, called where the chunk is predicted (a Ray worker,
     or this process), so no per-item result reaches the driver; each chunk is one task of a
-    tally call and the calls run one after another: one writer of a file at a time."""
+    tally call and the calls run one after another: one writer of a file at a time. A chunk's
+    file is named by the calls added into it and the last one's key (``4.2.<key>.bin``)."""
 
     directory: Path | None
     dtype: str
@@ -494,25 +497,51 @@ class EasyCounters:
         counters = cls(Path(tempfile.mkdtemp(prefix="easy-", dir=store.directory)),
                        np.dtype(dtype).str, model)
         for first, size in evaluated:
-            with open(counters._path(first), "wb") as file:
+            with open(counters._file(first, 0, "zeros"), "wb") as file:
                 file.truncate(size * np.dtype(dtype).itemsize)
         return counters
 
-    def _path(self, first: int) -> Path:
+    def _file(self, first: int, added: int, call: str) -> Path:
         assert self.directory is not None
-        return self.directory / f"{first}.bin"
+        return self.directory / f"{first}.{added}.{call}.bin"
 
-    def counter(self, first: int, writable: bool = False) -> np.ndarray:
-        """The counters of chunk ``first`` (a spilled store's memory-mapped)."""
+    def _files(self, first: int) -> list[tuple[int, str, Path]]:
+        """Chunk ``first``'s counter files as (calls added, last call's key, path), newest
+        last (an older one is left only by a worker that died between its write and its
+        removal)."""
+        assert self.directory is not None
+        found = []
+        for path in self.directory.glob(f"{first}.*.bin"):
+            _, added, call = path.name[:-len(".bin")].split(".", 2)
+            found.append((int(added), call, path))
+        return sorted(found)
+
+    def counter(self, first: int) -> np.ndarray:
+        """The counters of chunk ``first`` (a spilled store's memory-mapped, read-only)."""
         return self.held[first] if self.directory is None else \
-            np.memmap(self._path(first), dtype=self.dtype, mode="r+" if writable else "r")
+            np.memmap(self._files(first)[-1][2], dtype=self.dtype, mode="r")
 
-    def add(self, first: int, positions: np.ndarray, results: dict) -> None:
-        """Add ``model``'s correctness of items ``positions`` of chunk ``first``."""
-        counter = self.counter(first, writable=True)
-        counter[positions] += results[self.model]
-        if isinstance(counter, np.memmap):
-            counter.flush()
+    def add(self, first: int, call: str, positions: np.ndarray, results: dict) -> None:
+        """Add ``model``'s correctness of items ``positions`` of chunk ``first`` in the tally
+        call ``call``. A spilled store's add is made once per call, however often a task is
+        rerun (Ray reruns one whose worker died): the sum goes to a new file, renamed into
+        place, and an add whose call is the newest file's adds nothing."""
+        if self.directory is None:
+            if len(positions):
+                self.held[first][positions] += results[self.model]
+            return
+        files = self._files(first)
+        added, last, newest = files[-1]
+        if last == call:
+            return
+        counter = np.fromfile(newest, dtype=self.dtype)
+        if len(positions):
+            counter[positions] += results[self.model]
+        target = self._file(first, added + 1, call)
+        counter.tofile(target.with_suffix(".part"))
+        os.replace(target.with_suffix(".part"), target)
+        for _, _, old in files:
+            old.unlink(missing_ok=True)
 
 
 def _bag_of_words(store: TokenStore, counts: RunCounts, folds: Folds, fold: int | None,
@@ -607,22 +636,35 @@ def fold_positions(folds: Folds, chunk: TokenChunk, fold_seed: int,
             yield models, positions
 
 
+def _joined(fed: list[tuple[np.ndarray, dict]]) -> tuple[np.ndarray, dict]:
+    """One chunk's (positions, results) of several fold models as one."""
+    if not fed:
+        return np.zeros(0, dtype=np.int64), {}
+    return (np.concatenate([positions for positions, _ in fed]),
+            {name: np.concatenate([results[name] for _, results in fed]) for name in fed[0][1]})
+
+
 def tally_chunks(store: TokenStore, batch: list[FoldModels], folds: Folds, fold_seed: int,
                  outer: bool, models: list[tuple[str, str]], bow_name: str | None,
                  sink: ItemSink | None = None) -> Tally:
     """Pass 2 of a run over the evaluation chunks of ``store`` (all of a scan's, or some of
     them: partial tallies merge by :meth:`Tally.merge`): each item predicted by the fold models
-    of ``batch`` that hold its outer fold, every predictor tallied, ``sink`` fed per chunk.
+    of ``batch`` that hold its outer fold, every predictor tallied, ``sink`` fed once per chunk
+    with the call's key (its fold seed and folds).
     One BLAS thread: its matrix products (the cross moments, ``items × M`` by ``M``) are too
     small for a second, which only spins (several times the CPU time on a loaded machine)."""
     tally = Tally(models)
+    call = "-".join(map(str, [fold_seed, *(fitted.fold for fitted in batch)]))
     with threadpool_limits(limits=1):
         for chunk in store.chunks(fitting=False):
+            fed = []
             for fitted, positions in fold_positions(folds, chunk, fold_seed, batch, outer):
                 results = _predict(store, chunk, positions, fitted, bow_name)
                 tally.add(results)
                 if sink is not None:
-                    sink(chunk.first, positions, results)
+                    fed.append((positions, results))
+            if sink is not None:
+                sink(chunk.first, call, *_joined(fed))
     return tally
 
 
@@ -662,8 +704,9 @@ def predict_run(store: TokenStore, counts: RunCounts, folds: Folds, n_folds: int
     every predictor (cue models, the majority baseline, and the BoW baseline when ``bow_name``
     is given). Linear models warm-start from ``bank``. Folds whose score tables fit in
     :data:`PREDICT_TABLE_BYTES` together share one pass (on ``store.passes``).
-    ``sink(first, positions, results)`` receives each chunk's per-item results (``first``: the
-    chunk's first item; ``positions`` within the chunk) where the chunk is predicted (on a
+    ``sink(first, call, positions, results)`` receives each chunk's per-item results once per
+    tally call (``first``: the chunk's first item; ``call``: the call's key; ``positions``
+    within the chunk) where the chunk is predicted (on a
     Ray worker: a picklable sink that writes files, :meth:`EasyCounters.add`); ``kept`` receives
     every fold's fitted models (without the BoW baseline), for :func:`held_out_decisions` of a
     model chosen after the pass."""
