@@ -83,7 +83,7 @@ def item_correctness(data, options, n_folds, models, with_baselines=False) -> di
     out: dict = {}
     first = int(data.eval_items[0])  # the scan-wide index of the first evaluated item
 
-    def sink(chunk_first, positions, results):
+    def sink(chunk_first, call, positions, results):
         for name, correct in results.items():
             out.setdefault(name, np.zeros(len(data.eval_items)))[
                 chunk_first - first + positions] = correct
