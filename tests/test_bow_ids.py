@@ -237,3 +237,33 @@ def test_take_equals_a_loop_over_rows(seed):
         assert got.tolist() == [len(e) for e in expected]
         assert ids.tolist() == [int(x) for e in expected for x in e]
         assert ids.dtype == seqs.indices.dtype
+
+
+@pytest.mark.parametrize("piece", [7, 10_000])
+def test_bow_columns_are_numbered_over_the_chunks_as_over_all_rows(piece):
+    """The BoW baseline's columns, found chunk by chunk on the store's passes (a task per
+    evaluated chunk), are numbered by first appearance over the sample and the items the fold
+    predicts, as over all of those rows at once (the reference), whatever the chunk size."""
+    from cuelens.audit.in_memory import GroupedFolds
+    from cuelens.audit.streamed import TokenStore, _assigned, _bag_of_words, count_run
+
+    data = scan_data(cuelens.load_dataset(make_nli(600, seed=3)), 1, False, 5, 0)
+    pool, items = data.pool, data.eval_items
+    store = TokenStore(None, pool.task, 1, pool.n_labels, vocab=list(pool.seqs.vocab),
+                       words_vocab=list(data.words.vocab),
+                       label_map=np.arange(pool.n_labels, dtype=np.int64))
+    for start in range(0, len(items), piece):
+        rows = pool.rows(items[start:start + piece])
+        store.add(False, subset(data.words, rows), subset(pool.seqs, rows), pool.labels[rows],
+                  items[start:start + piece].astype(np.uint64))
+    folds = GroupedFolds(data, 5)
+    counts = count_run(store, folds, 5, 0, 0, True, 0)
+    fold_of = np.concatenate([_assigned(folds, chunk, 0, True) for chunk in store.chunks()])
+    c = counts.candidates
+    sample = np.flatnonzero(fold_of[c.item] != 1)  # fold 1's fitting portion, uncapped
+    bow = _bag_of_words(store, counts, folds, 1, 0, sample, c.label[sample])
+    expected = bigram_columns(data.words, c.item[sample], np.ones(len(sample)), BOW_MIN_COUNT,
+                              np.union1d(c.item[sample], np.flatnonzero(fold_of == 1)), 50)
+    assert len(expected.keys) > 100
+    np.testing.assert_array_equal(bow.columns.keys, expected.keys)
+    np.testing.assert_array_equal(bow.columns.column, expected.column)

@@ -130,7 +130,7 @@ def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layo
                         lambda self, texts: tokenised.append(len(texts)) or original(self, texts))
     remote = scan_outputs(tmp_path / "ray", sources, Spied(in_flight=3), config)
     assert {"_read_part", "_build_chunk", "_count_part", "_tally_part", "_items_part",
-            "_chunk_keys", "_partition_findings"} <= set(ran)
+            "_chunk_keys", "_partition_findings", "_first_positions_part"} <= set(ran)
     results = json.loads(local[0])
     assert json.loads(remote[0])["hygiene"] == results["hygiene"]
     rows = [json.loads(line) for line in local[1][0].splitlines()]  # items.jsonl

@@ -548,18 +548,29 @@ def _bag_of_words(store: TokenStore, counts: RunCounts, folds: Folds, fold: int 
                   fold_seed: int, rows: np.ndarray, labels: np.ndarray) -> BagOfWords:
     """The BoW baseline fitted on sample ``rows`` of the candidates, its columns numbered by
     first appearance over the sample and the items it predicts in scan order (one pass over
-    the evaluated chunks, :func:`~cuelens.audit.counts.first_positions`)."""
+    the evaluated chunks on ``store.passes``, :func:`_first_positions_part`)."""
     c, k = counts.candidates, store.k
     assert c.words is not None
     kept = kept_bigrams(c.words, rows, np.ones(len(rows)), BOW_MIN_COUNT)
     first = first_positions(c.words, rows, c.item[rows // k] * k + rows % k, kept)
-    for chunk in store.chunks(fitting=False):
-        predicted = np.flatnonzero(_assigned(folds, chunk, fold_seed, counts.outer)
-                                   == (fold or 0))
-        instances = instance_rows(predicted, k)
-        first = np.minimum(first, first_positions(chunk.words, instances,
-                                                  chunk.first * k + instances, kept))
+    shared = (replace(store, vocab=[], files=[], passes=LocalPasses()), folds,
+              fold_seed, counts.outer, fold, kept)
+    for part in store.passes.map(_first_positions_part, shared,
+                                 ((chunk,) for chunk in store.files if not chunk[0])):
+        first = np.minimum(first, part)
     return BagOfWords.fit(BigramColumns.ordered(kept, first), c.words, rows, labels)
+
+
+def _first_positions_part(shared: tuple[TokenStore, Folds, int, bool, int | None, np.ndarray],
+                          chunk_file: tuple) -> np.ndarray:
+    """Where each ``kept`` bigram key first appears among the items of one evaluated chunk
+    that the outer fold ``fold`` predicts (:func:`~cuelens.audit.counts.first_positions`;
+    the minimum over chunks is the scan's)."""
+    store, folds, fold_seed, outer, fold, kept = shared
+    (chunk,) = replace(store, files=[chunk_file]).chunks()
+    predicted = np.flatnonzero(_assigned(folds, chunk, fold_seed, outer) == (fold or 0))
+    instances = instance_rows(predicted, store.k)
+    return first_positions(chunk.words, instances, chunk.first * store.k + instances, kept)
 
 
 @dataclass
