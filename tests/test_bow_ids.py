@@ -5,6 +5,7 @@ results."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -202,6 +203,37 @@ def test_run_counts_equal_brute_force_counting():
             expected[seqs.vocab.index(token), folds[r], labels[r]] += 1
     counts = count_run(store, inner, 1, 0, 0, False, 30)
     np.testing.assert_array_equal(counts.joint[:, 0], expected)  # slot 0: the evaluated items
+
+
+@pytest.mark.parametrize("cap", [1, 3, 20])
+def test_sample_candidates_are_the_lowest_priorities_however_the_chunks_merge(cap):
+    """The training-sample candidates of a count pass (per label, the ``2 × cap`` items of
+    lowest priority) are found by brute force, and again by merging the passes of each chunk
+    in order (a Ray task per chunk)."""
+    from cuelens.audit.streamed import TokenStore, count_chunks, count_run
+
+    rng = np.random.default_rng(cap)
+    labels, priority = rng.integers(0, 3, 30), rng.permutation(30).astype(np.uint64)
+    seqs = encode([" ".join(rng.choice(["x", "y", "z"], size=3)) for _ in range(30)])
+    store = TokenStore(None, "nli", 1, 3, vocab=list(seqs.vocab), words_vocab=list(seqs.vocab),
+                       label_map=np.arange(3))
+    for start in range(0, 30, 4):
+        items = np.arange(start, min(start + 4, 30))
+        piece = subset(seqs, items)
+        store.add(False, piece, piece, labels[items], items)
+    inner = SimpleNamespace(inner_folds=2, inner=lambda items, keys: items % 2,
+                            priority=lambda items, seed: priority[items])
+    whole = count_run(store, inner, 1, 0, 0, False, cap).candidates
+    for label in range(3):
+        mine = np.flatnonzero(labels == label)
+        expected = np.sort(mine[np.argsort(priority[mine])][:2 * cap])
+        assert whole.item[whole.stratum == label].tolist() == expected.tolist()
+    merged, *rest = [count_chunks(replace(store, files=[chunk]), inner, 1, 0, 0, False, 2 * cap)
+                     for chunk in store.files]
+    for part in rest:
+        merged.merge(part)
+    assert merged.candidates.item.tolist() == whole.item.tolist()
+    assert merged.candidates.words.indices.tolist() == whole.words.indices.tolist()
 
 
 def test_scan_keeps_each_instance_in_first_occurrence_order():

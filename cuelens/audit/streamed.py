@@ -267,15 +267,20 @@ class Candidates:
         assert self.seqs is not None and self.words is not None
         self.seqs, self.words = subset(self.seqs, instances), subset(self.words, instances)
 
-    def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
-        """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
+    def _bounds(self) -> np.ndarray:
+        """Per group, the priority a later item must be below to be kept: a full group's
+        highest kept priority (a tie goes to the earlier item), no bound otherwise."""
         group = _group(self.stratum, self.fitting)
         full = np.bincount(group, minlength=2 * self.n_strata) >= self.keep
         bound = np.zeros(len(full), dtype=np.uint64)
-        np.maximum.at(bound, group, self.priority)  # a full group's highest kept priority
+        np.maximum.at(bound, group, self.priority)
         bound[~full] = np.iinfo(np.uint64).max
+        return bound
+
+    def add(self, chunk: TokenChunk, priority: np.ndarray) -> None:
+        """Merge ``chunk``'s items, keeping the ``keep`` lowest priorities per group."""
         strata = chunk.strata
-        mine = np.flatnonzero(priority < bound[_group(strata, chunk.fitting)])
+        mine = np.flatnonzero(priority < self._bounds()[_group(strata, chunk.fitting)])
         mine = mine[_lowest(priority[mine], strata[mine], self.keep)]
         instances = instance_rows(mine, self.k)
         self.merge(Candidates(self.keep, self.n_strata, self.k, priority[mine], chunk.items[mine],
@@ -289,12 +294,16 @@ class Candidates:
         chunk order, are those of one pass (docs/large-datasets.md)."""
         if other.seqs is None or other.words is None:
             return
+        later = copy.copy(other)  # less those it cannot keep: a merge costs what it keeps
+        later._take(np.flatnonzero(later.priority
+                                   < self._bounds()[_group(later.stratum, later.fitting)]))
+        assert later.seqs is not None and later.words is not None
         for name in ("priority", "item", "fitting", "stratum", "key", "label"):
-            setattr(self, name, np.concatenate([getattr(self, name), getattr(other, name)]))
-        self.seqs = ragged([s for s in (self.seqs, other.seqs) if s is not None],
-                            other.seqs.vocab)
-        self.words = ragged([w for w in (self.words, other.words) if w is not None],
-                             other.words.vocab)
+            setattr(self, name, np.concatenate([getattr(self, name), getattr(later, name)]))
+        self.seqs = ragged([s for s in (self.seqs, later.seqs) if s is not None],
+                            later.seqs.vocab)
+        self.words = ragged([w for w in (self.words, later.words) if w is not None],
+                             later.words.vocab)
         self._take(_lowest(self.priority, _group(self.stratum, self.fitting), self.keep))
 
 
