@@ -283,10 +283,10 @@ class Candidates:
         mine = np.flatnonzero(priority < self._bounds()[_group(strata, chunk.fitting)])
         mine = mine[_lowest(priority[mine], strata[mine], self.keep)]
         instances = instance_rows(mine, self.k)
-        self.merge(Candidates(self.keep, self.n_strata, self.k, priority[mine], chunk.items[mine],
-                              np.full(len(mine), chunk.fitting), strata[mine], chunk.keys[mine],
-                              chunk.labels[instances], subset(chunk.seqs, instances),
-                              subset(chunk.words, instances)))
+        self._append(Candidates(self.keep, self.n_strata, self.k, priority[mine],
+                                chunk.items[mine], np.full(len(mine), chunk.fitting),
+                                strata[mine], chunk.keys[mine], chunk.labels[instances],
+                                subset(chunk.seqs, instances), subset(chunk.words, instances)))
 
     def merge(self, other: Candidates) -> None:
         """Merge the candidates of later items (``other``), keeping the ``keep`` lowest
@@ -297,6 +297,10 @@ class Candidates:
         later = copy.copy(other)  # less those it cannot keep: a merge costs what it keeps
         later._take(np.flatnonzero(later.priority
                                    < self._bounds()[_group(later.stratum, later.fitting)]))
+        self._append(later)
+
+    def _append(self, later: Candidates) -> None:
+        """Merge ``later`` candidates (none above a full group's bound)."""
         assert later.seqs is not None and later.words is not None
         for name in ("priority", "item", "fitting", "stratum", "key", "label"):
             setattr(self, name, np.concatenate([getattr(self, name), getattr(later, name)]))
