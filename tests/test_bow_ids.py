@@ -254,8 +254,8 @@ def test_scan_keeps_each_instance_in_first_occurrence_order():
 
 @pytest.mark.parametrize("seed", range(30))
 def test_take_equals_a_loop_over_rows(seed):
-    """TokenSequences.take gives each row's ids in the order asked: increasing, repeated and
-    reversed rows."""
+    """Both ways of TokenSequences.take (a mask for many increasing rows, an index otherwise)
+    give each row's ids in the order asked."""
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 5, size=int(rng.integers(0, 40)))
     seqs = TokenSequences(row_starts(lengths), rng.integers(0, 9, size=int(lengths.sum()),

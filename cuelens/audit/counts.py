@@ -30,6 +30,9 @@ def row_starts(lengths) -> np.ndarray:
     return starts
 
 
+TAKE_BY_MASK = 8  # TokenSequences.take: a mask when taking at least 1/8 of the rows, in order
+
+
 @dataclass
 class TokenSequences:
     """Ragged per-instance feature ids (CSR layout, ids in first-occurrence order)."""
@@ -46,9 +49,16 @@ class TokenSequences:
         return np.diff(self.indptr)
 
     def take(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ids of instances ``rows`` concatenated in order, and each one's length."""
+        """The ids of instances ``rows`` concatenated in order, and each one's length. Many
+        increasing rows (e.g. a sample's) are selected by a per-id mask (one byte an id), other
+        rows by an index (three int64 arrays the size of the result)."""
+        rows = np.asarray(rows)
         starts = self.indptr[rows]
         lengths = self.indptr[rows + 1] - starts
+        if TAKE_BY_MASK * len(rows) >= len(self) and np.all(rows[1:] > rows[:-1]):
+            chosen = np.zeros(len(self), dtype=bool)
+            chosen[rows] = True
+            return self.indices[np.repeat(chosen, self.lengths)], lengths
         offsets = np.cumsum(lengths) - lengths
         flat = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - offsets, lengths)
         return self.indices[flat], lengths
