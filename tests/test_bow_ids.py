@@ -178,10 +178,23 @@ def test_first_occurrences_equal_encode_without_repeats(chunk):
     np.testing.assert_array_equal(found.indices, expected.indices)
 
 
+def store_of(seqs: TokenSequences, labels: np.ndarray, chunk: int):
+    """An evaluated split of single-instance NLI items in memory, in chunks of ``chunk``."""
+    from cuelens.audit.streamed import TokenStore
+
+    store = TokenStore(None, "nli", 1, 3, vocab=list(seqs.vocab), words_vocab=list(seqs.vocab),
+                       label_map=np.arange(3))
+    for start in range(0, len(labels), chunk):
+        items = np.arange(start, min(start + chunk, len(labels)))
+        piece = subset(seqs, items)
+        store.add(False, piece, piece, labels[items], items)
+    return store
+
+
 def test_run_counts_equal_brute_force_counting():
     """#(w, inner fold, label) of a count pass over chunks of 4 items equals counting by
     hand."""
-    from cuelens.audit.streamed import TokenStore, count_run
+    from cuelens.audit.streamed import count_run
     from cuelens.audit.tokenize import tokenize
 
     rng = np.random.default_rng(5)
@@ -189,12 +202,7 @@ def test_run_counts_equal_brute_force_counting():
              for _ in range(30)]
     labels, folds = rng.integers(0, 3, 30), rng.integers(0, 2, 30)
     seqs = encode(texts)
-    store = TokenStore(None, "nli", 1, 3, vocab=list(seqs.vocab), words_vocab=list(seqs.vocab),
-                       label_map=np.arange(3))
-    for start in range(0, 30, 4):
-        items = np.arange(start, min(start + 4, 30))
-        piece = subset(seqs, items)
-        store.add(False, piece, piece, labels[items], items)
+    store = store_of(seqs, labels, 4)
     inner = SimpleNamespace(inner_folds=2, inner=lambda items, keys: folds[items],
                             priority=lambda items, seed: items.astype(np.uint64))
     expected = np.zeros((len(seqs.vocab), 2, 3))
@@ -210,17 +218,12 @@ def test_sample_candidates_are_the_lowest_priorities_however_the_chunks_merge(ca
     """The training-sample candidates of a count pass (per label, the ``2 × cap`` items of
     lowest priority) are found by brute force, and again by merging the passes of each chunk
     in order (a Ray task per chunk)."""
-    from cuelens.audit.streamed import TokenStore, count_chunks, count_run
+    from cuelens.audit.streamed import count_chunks, count_run
 
     rng = np.random.default_rng(cap)
     labels, priority = rng.integers(0, 3, 30), rng.permutation(30).astype(np.uint64)
     seqs = encode([" ".join(rng.choice(["x", "y", "z"], size=3)) for _ in range(30)])
-    store = TokenStore(None, "nli", 1, 3, vocab=list(seqs.vocab), words_vocab=list(seqs.vocab),
-                       label_map=np.arange(3))
-    for start in range(0, 30, 4):
-        items = np.arange(start, min(start + 4, 30))
-        piece = subset(seqs, items)
-        store.add(False, piece, piece, labels[items], items)
+    store = store_of(seqs, labels, 4)
     inner = SimpleNamespace(inner_folds=2, inner=lambda items, keys: items % 2,
                             priority=lambda items, seed: priority[items])
     whole = count_run(store, inner, 1, 0, 0, False, cap).candidates

@@ -305,22 +305,19 @@ class ItemsWriter:
         """Append one part's :func:`encoded_items` (its JSONL lines and Arrow table)."""
         if self._jsonl is not None and lines is not None:
             self._jsonl.write(lines)
-        self._write_table(table)
-
-    def append_file(self, part: Path | None, table: Any) -> None:
-        """Append one part whose JSONL lines were written to the file ``part``."""
-        if self._jsonl is not None and part is not None:
-            with open(part, "rb") as piece:
-                shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
-        self._write_table(table)
-
-    def _write_table(self, table: Any) -> None:
         if self._parquet is None:
             return
         pq, handle = self._parquet
         if self._writer is None:
             self._writer = self._stack.enter_context(pq.ParquetWriter(handle, table.schema))
         self._writer.write_table(table)
+
+    def append_file(self, part: Path | None, table: Any) -> None:
+        """Append one part whose JSONL lines were written to the file ``part``."""
+        if self._jsonl is not None and part is not None:
+            with open(part, "rb") as piece:
+                shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
+        self.write(None, table)
 
     def __enter__(self) -> "ItemsWriter":
         return self
