@@ -235,6 +235,7 @@ def test_sample_candidates_are_the_lowest_priorities_however_the_chunks_merge(ca
                      for chunk in store.files]
     for part in rest:
         merged.merge(part)
+    merged.candidates.compact()
     assert merged.candidates.item.tolist() == whole.item.tolist()
     assert merged.candidates.words.indices.tolist() == whole.words.indices.tolist()
 

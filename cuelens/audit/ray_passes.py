@@ -344,6 +344,7 @@ class RayPasses:
                          lengths=first.lengths.copy(), answers=first.answers.copy())
         for part in parts:
             counts.merge(part)
+        counts.candidates.compact()
         return _with_vocabularies(counts, store.vocab, store.words_vocab)
 
     def tally(self, store: TokenStore, batch: list[FoldModels], folds: Folds, fold_seed: int,

@@ -289,18 +289,21 @@ class Candidates:
                                 subset(chunk.seqs, instances), subset(chunk.words, instances)))
 
     def merge(self, other: Candidates) -> None:
-        """Merge the candidates of later items (``other``), keeping the ``keep`` lowest
-        priorities per group: the candidates of any split of the chunks into parts, merged in
-        chunk order, are those of one pass (docs/large-datasets.md)."""
+        """Merge the candidates of later items (``other``), keeping at least the ``keep``
+        lowest priorities per group: the candidates of any split of the chunks into parts,
+        merged in chunk order and then compacted (:meth:`compact`), are those of one pass
+        (docs/large-datasets.md)."""
         if other.seqs is None or other.words is None:
             return
         later = copy.copy(other)  # less those it cannot keep: a merge costs what it keeps
         later._take(np.flatnonzero(later.priority
                                    < self._bounds()[_group(later.stratum, later.fitting)]))
-        self._append(later)
+        self._append(later, slack=2)
 
-    def _append(self, later: Candidates) -> None:
-        """Merge ``later`` candidates (none above a full group's bound)."""
+    def _append(self, later: Candidates, slack: int = 1) -> None:
+        """Merge ``later`` candidates (none above a full group's bound); the groups are cut
+        back to ``keep`` (:meth:`compact`) once one holds more than ``slack × keep``: a merge
+        of many parts sorts the candidates every few parts, not after each one."""
         assert later.seqs is not None and later.words is not None
         for name in ("priority", "item", "fitting", "stratum", "key", "label"):
             setattr(self, name, np.concatenate([getattr(self, name), getattr(later, name)]))
@@ -308,6 +311,11 @@ class Candidates:
                             later.seqs.vocab)
         self.words = ragged([w for w in (self.words, later.words) if w is not None],
                              later.words.vocab)
+        if np.bincount(_group(self.stratum, self.fitting)).max(initial=0) > slack * self.keep:
+            self.compact()
+
+    def compact(self) -> None:
+        """Keep the ``keep`` lowest priorities of each group, in item order."""
         self._take(_lowest(self.priority, _group(self.stratum, self.fitting), self.keep))
 
 
