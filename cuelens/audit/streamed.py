@@ -177,6 +177,11 @@ class TokenStore:
                     np.load(source, allow_pickle=False) as arrays:
                 yield self._chunk(is_fitting, first, arrays)
 
+    def chunk(self, file: tuple[bool, int, Path | dict[str, np.ndarray]]) -> TokenChunk:
+        """The chunk of one entry of :attr:`files` (this store's or one it was copied from)."""
+        (chunk,) = replace(self, files=[file]).chunks()
+        return chunk
+
     def _chunk(self, fitting: bool, first: int, a) -> TokenChunk:
         return TokenChunk(fitting, first,
                           TokenSequences(a["words_indptr"], a["words"], self.words_vocab),
@@ -574,6 +579,7 @@ def _bag_of_words(store: TokenStore, counts: RunCounts, folds: Folds, fold: int 
     assert c.words is not None
     kept = kept_bigrams(c.words, rows, np.ones(len(rows)), BOW_MIN_COUNT)
     first = first_positions(c.words, rows, c.item[rows // k] * k + rows % k, kept)
+    # the words' vocabulary is shipped: a bigram's key is computed from its size
     shared = (replace(store, vocab=[], files=[], passes=LocalPasses()), folds,
               fold_seed, counts.outer, fold, kept)
     for part in store.passes.map(_first_positions_part, shared,
@@ -588,7 +594,7 @@ def _first_positions_part(shared: tuple[TokenStore, Folds, int, bool, int | None
     that the outer fold ``fold`` predicts (:func:`~cuelens.audit.counts.first_positions`;
     the minimum over chunks is the scan's)."""
     store, folds, fold_seed, outer, fold, kept = shared
-    (chunk,) = replace(store, files=[chunk_file]).chunks()
+    chunk = store.chunk(chunk_file)
     predicted = np.flatnonzero(_assigned(folds, chunk, fold_seed, outer) == (fold or 0))
     instances = instance_rows(predicted, store.k)
     return first_positions(chunk.words, instances, chunk.first * store.k + instances, kept)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from contextlib import nullcontext
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -271,7 +271,7 @@ def _chunk_files(split: ChunkedSplit, store: TokenStore) -> list[ChunkFiles]:
 def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[CompactSplit, TokenChunk]:
     """The chunk and token chunk of :data:`ChunkFiles`, read."""
     split, tokens = chunk_files
-    return split.read(), next(replace(store, files=[tokens]).chunks())
+    return split.read(), store.chunk(tokens)
 
 
 @dataclass(frozen=True)
