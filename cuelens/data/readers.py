@@ -333,13 +333,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     path = Path(path)
-    fmt = file_format(path)
-    if fmt == "jsonl":
+    if file_format(path) == "jsonl":
         raise UserError("expected a .csv or .tsv file (optionally .gz)", path=str(path))
-    check_regular_file(path)
     rows = []
     header: list[str] | None = None
-    for _, _, row in iter_delimited(path, "," if fmt == "csv" else "\t"):
+    for _, _, row in iter_records(path):
         if isinstance(row, LineError):
             raise row
         header = header or list(row)
