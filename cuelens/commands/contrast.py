@@ -101,7 +101,7 @@ def natural(
     from cuelens.lm.contrast.scores import load_scores, parse_models
     from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
-    from cuelens.io import null_non_finite, output_set, write_jsonl
+    from cuelens.io import output_set, write_jsonl
 
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
@@ -130,9 +130,8 @@ def natural(
     problems = nat.check_selection(ranks, selection, threshold)
     if problems:  # cannot happen for a correct solver; never write an invalid selection
         raise RuntimeError("; ".join(problems))
-    rows = null_non_finite(nat.pair_records(
-        selection, names, logprobs[keep], ranks,
-        None if texts is None else [texts[i] for i in keep], keep))
+    rows = nat.pair_records(selection, names, logprobs[keep], ranks,
+                            None if texts is None else [texts[i] for i in keep], keep)
     facts = {"objective": round(selection.objective, 9),
              "objective_definition": "sum over trials of rank(s1|model_1) + rank(s2|model_2); "
                                      "ranks are fractional in [0, 1], 0 = least probable",

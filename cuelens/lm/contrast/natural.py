@@ -231,17 +231,14 @@ def pair_records(selection: Selection, models: list[str], logprobs: np.ndarray,
         value = float(logprobs[i, m])
         return value if np.isfinite(value) else None
 
-    rows = []
-    for a, b, s1, s2 in selection.trials:
-        rows.append({
-            "model_1": models[a], "model_2": models[b],
-            "s1_index": s1 if index is None else int(index[s1]),
-            "s2_index": s2 if index is None else int(index[s2]),
-            "s1": texts[s1] if texts is not None else None,
-            "s2": texts[s2] if texts is not None else None,
-            "s1_rank_model_1": float(ranks[s1, a]), "s1_rank_model_2": float(ranks[s1, b]),
-            "s2_rank_model_1": float(ranks[s2, a]), "s2_rank_model_2": float(ranks[s2, b]),
-            "s1_logprob_model_1": lp(s1, a), "s1_logprob_model_2": lp(s1, b),
-            "s2_logprob_model_1": lp(s2, a), "s2_logprob_model_2": lp(s2, b),
-        })
-    return rows
+    return [{
+        "model_1": models[a], "model_2": models[b],
+        "s1_index": s1 if index is None else int(index[s1]),
+        "s2_index": s2 if index is None else int(index[s2]),
+        "s1": texts[s1] if texts is not None else None,
+        "s2": texts[s2] if texts is not None else None,
+        "s1_rank_model_1": float(ranks[s1, a]), "s1_rank_model_2": float(ranks[s1, b]),
+        "s2_rank_model_1": float(ranks[s2, a]), "s2_rank_model_2": float(ranks[s2, b]),
+        "s1_logprob_model_1": lp(s1, a), "s1_logprob_model_2": lp(s1, b),
+        "s2_logprob_model_1": lp(s2, a), "s2_logprob_model_2": lp(s2, b),
+    } for a, b, s1, s2 in selection.trials]
