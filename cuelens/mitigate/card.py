@@ -40,14 +40,10 @@ def cue_examples(results: dict, cue: dict) -> list[str]:
     """Up to two example texts of the scan's sampled items holding ``cue``'s token
     (``examples.by_cue``, docs/results-schema.md), premise → text."""
     examples = results.get("examples", {})
-    items = examples.get("items", [])
-    out = []
-    for index in examples.get("by_cue", {}).get(cue["token"], []):
-        item = items[index]
-        text = f"{item.get('premise', '')} → {item.get('text', '')}".strip(" →")
-        if text not in out:
-            out.append(text)
-    return out[:2]
+    items = [examples.get("items", [])[index]
+             for index in examples.get("by_cue", {}).get(cue["token"], [])]
+    texts = [f"{item.get('premise', '')} → {item.get('text', '')}".strip(" →") for item in items]
+    return list(dict.fromkeys(texts))[:2]
 
 
 def hygiene_lines(results: dict) -> list[str]:
