@@ -265,11 +265,7 @@ def section(ctx) -> dict | None:
 def rotation_records(split: Split) -> list[dict]:
     """Normalised MCQ records (``id``, ``premise``, ``choices``, ``label``, optional
     ``question``) of one rotated split, for a model run outside cuelens."""
-    out = []
-    for i in range(len(split)):
-        record = {"id": split.ids[i], "premise": split.premises[i],
-                  "choices": split.choices[i], "label": int(split.labels[i])}
-        if split.questions[i] is not None:
-            record["question"] = split.questions[i]
-        out.append(record)
-    return out
+    return [{"id": split.ids[i], "premise": split.premises[i], "choices": split.choices[i],
+             "label": int(split.labels[i]),
+             **({} if split.questions[i] is None else {"question": split.questions[i]})}
+            for i in range(len(split))]
