@@ -315,7 +315,6 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
     groups = df.drop_duplicates("subject").set_index("subject")["group"]
     group_ids = sorted(groups.unique())
     models_out: dict[str, dict] = {}
-    result: dict = {"models": models_out, "groups": group_ids}
     per_group: dict[str, dict[str, np.ndarray]] = {"accuracy": {}, "scsr": {}}
     lower_group: dict[str, dict[str, np.ndarray]] = {"accuracy": {}, "scsr": {}}
     for m in models:
@@ -337,9 +336,9 @@ def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
             per_group[name][m] = means["model"].to_numpy(float)
             lower_group[name][m] = means["lower"].to_numpy(float)
         models_out[m] = entry
-    result["tests"] = {name: wilcoxon_fdr(per_group[name], lower_group[name])
-                       for name in per_group}
-    return result
+    return {"models": models_out, "groups": group_ids,
+            "tests": {name: wilcoxon_fdr(per_group[name], lower_group[name])
+                      for name in per_group}}
 
 
 def cross_check_majority(df: pd.DataFrame, midpoint: float = 3.5) -> dict | None:
