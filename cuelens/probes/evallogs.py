@@ -204,7 +204,6 @@ def _run_facts(log) -> dict:
 
 
 def read_inspect(path: Path, id_field: str | None, cap: int | None = None) -> LogRead:
-    items: list[LoggedItem] = []
     meta: dict = {}
     try:
         if zipfile.is_zipfile(path):
@@ -214,10 +213,8 @@ def read_inspect(path: Path, id_field: str | None, cap: int | None = None) -> Lo
             meta.update(_run_facts(log))
             listed = log.get("samples") if isinstance(log, dict) else None
             samples = ((s, f"samples[{i}]") for i, s in enumerate(listed or []))
-        for sample, where in samples:
-            item = _sample_item(sample, id_field, where)
-            if item is not None:
-                items.append(item)
+        items = [item for sample, where in samples
+                 if (item := _sample_item(sample, id_field, where)) is not None]
     except ValueError as exc:
         raise UserError(str(exc), path=str(path)) from None
     return LogRead(items, meta)
