@@ -264,10 +264,9 @@ def judge(
     _check_outputs([out, html], [trials, ratings])
     df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)
     names = parse_models(models) or jg.model_names(df.columns)
-    result = jg.judge(df, names, midpoint, all_trials)
     result = {"kind": "contrast_judge", "midpoint": midpoint, "n_rows": int(len(df)),
               "n_subjects": int(df["subject"].nunique()),
-              "n_pairs": int(df["pair"].nunique()), **result}
+              "n_pairs": int(df["pair"].nunique()), **jg.judge(df, names, midpoint, all_trials)}
     check = jg.cross_check_majority(df, midpoint)
     if check is not None:
         result["cross_check"] = check
