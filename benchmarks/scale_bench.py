@@ -5,7 +5,8 @@ For each size (default 1M, 10M, 50M items) the data is generated once
 planted cues) under ``--data-dir``, then ``audit scan DIR --features none --item-files ids`` runs
 in a fresh process per engine; wall time, CPU time (of the scan process and of its whole process
 tree, Ray's raylet, GCS and workers included, sampled from /proc every 0.5 s), the peak RSS of
-the scan (driver) process and of the whole tree, and a digest of
+the scan (driver) process (and its heap: resident less shared memory, i.e. without the Ray
+object store's pages it has read) and of the whole tree, and a digest of
 results.json are appended as one JSON line to ``--results``, with the load average before and
 after. Ray runs on a local cluster started by the scan itself (``--engine ray``; all local CPUs:
 with ``--stats streaming`` the statistics' passes run on its workers).
@@ -82,13 +83,25 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def heap_mb(pid: int) -> float:
+    """``pid``'s resident memory less its shared pages (statm resident − shared), MB: Ray's
+    "heap" of a process, without the object store's shared memory that it has read (which the
+    OS counts in every process that maps it); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            fields = handle.read().split()
+    except OSError:
+        return 0.0
+    return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
     """One scan in a child process: wall s; CPU s of the child and its waited descendants
     (``getrusage``), of the scan (driver) process alone, of Ray's workers and of the whole
     process tree (each process's own CPU, sampled from /proc every 0.5 s: Ray's workers are not
     waited children; the last 0.5 s of each process is missed); peak RSS of the scan
-    (driver) process (VmHWM) and of the whole tree (summed, sampled); the results.json
-    digest."""
+    (driver) process (VmHWM), its peak heap (:func:`heap_mb`, sampled) and the peak of the
+    whole tree (summed, sampled); the results.json digest."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
@@ -97,13 +110,14 @@ def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
     with open(out.with_suffix(".log"), "w", encoding="utf-8") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
-        tree_peak, driver_peak, cpu_of, workers = 0.0, 0.0, {}, set()
+        tree_peak, driver_peak, driver_heap, cpu_of, workers = 0.0, 0.0, 0.0, {}, set()
         while child.poll() is None:
             sample = tree_sample(child.pid)
             tree_peak = max(tree_peak, sum(rss for rss, _, _ in sample.values()))
             cpu_of.update({pid: cpu for pid, (_, cpu, _) in sample.items()})
             workers.update(pid for pid, (_, _, worker) in sample.items() if worker)
             driver_peak = max(driver_peak, peak_rss_mb(child.pid))
+            driver_heap = max(driver_heap, heap_mb(child.pid))
             time.sleep(0.5)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -115,7 +129,7 @@ def run_scan(data: Path, engine: str, stats: str, out: Path) -> dict:
             "driver_cpu_s": round(cpu_of.get(child.pid, 0.0), 1),
             "worker_cpu_s": round(sum(cpu_of[pid] for pid in workers), 1),
             "tree_cpu_s": round(sum(cpu_of.values()), 1),
-            "driver_peak_rss_mb": round(driver_peak),
+            "driver_peak_rss_mb": round(driver_peak), "driver_peak_heap_mb": round(driver_heap),
             "tree_peak_rss_mb": round(tree_peak), "results_sha256": digest,
             "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2)}
 
