@@ -262,10 +262,12 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
 ChunkFiles = tuple[ChunkedSplit, tuple]  # one chunk: the split of its file alone, its token file
 
 
-def _chunk_files(split: ChunkedSplit, store: TokenStore) -> list[ChunkFiles]:
-    """Each chunk of ``split`` with its token file among ``store``'s evaluation chunks."""
+def _chunk_calls(split: ChunkedSplit, store: TokenStore) -> list[tuple[ChunkFiles, int]]:
+    """Each chunk of ``split`` with its token file among ``store``'s evaluation chunks, and its
+    first item within ``split``."""
     tokens = [file for file in store.files if not file[0]]
-    return list(zip(split.per_file(), tokens))
+    firsts = np.cumsum([0, *split.sizes[:-1]]).tolist()
+    return list(zip(zip(split.per_file(), tokens), firsts))
 
 
 def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[CompactSplit, TokenChunk]:
@@ -363,7 +365,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     def calls() -> Iterator[tuple]:
         for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
             split, against = data.splits[role], role != data.fitting and data.fitting is not None
-            for chunk_files, first in zip(_chunk_files(split, held[role][0]), _firsts(split)):
+            for chunk_files, first in _chunk_calls(split, held[role][0]):
                 yield role, chunk_files, first, against
 
     with ItemsWriter(files, layout, lambda path: open(path, "xb")) as writer:
@@ -372,11 +374,6 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
             if piece is not None:
                 piece.unlink()
     return SpilledItems(files)
-
-
-def _firsts(split: ChunkedSplit) -> list[int]:
-    """The first item of each chunk of ``split`` (within it)."""
-    return np.cumsum([0, *split.sizes[:-1]]).tolist()
 
 
 def _group_sizes(store: TokenStore) -> dict:
@@ -460,8 +457,7 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask, seed:
     vocab = {word: i for i, word in enumerate(store.words_vocab)}
     shared = _ExamplesShared(store, easy, data.label_names,
                              [vocab.get(token, -1) for token in tokens], per_cue, per_group, seed)
-    evaluated = data.splits[data.evaluated]
-    calls = zip(_chunk_files(evaluated, store), _firsts(evaluated))
+    calls = _chunk_calls(data.splits[data.evaluated], store)
     by_cue = [_Picks(per_cue) for _ in tokens]
     groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
     for cue_picks, group_picks in store.passes.map(_example_picks, shared, calls):
