@@ -7,6 +7,8 @@ easy and hard items), so reports stay small on SNLI-size data. Sampling is seede
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from itertools import chain
 
 import numpy as np
 
@@ -86,30 +88,31 @@ def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
         for token in wanted.intersection(word_tokens(text)):
             holders[token].append(index)
 
-    chosen: dict[int, int] = {}
-    items: list[dict] = []
+    def sampled(pool: np.ndarray, size: int) -> np.ndarray:
+        """``size`` of ``pool`` drawn without replacement, in order (all when fewer)."""
+        return np.sort(rng.choice(pool, size=size, replace=False)) if len(pool) > size else pool
 
-    def add(instance: int) -> int:
-        if instance not in chosen:
-            chosen[instance] = len(items)
-            items.append(example_row(split, instances, dataset.label_names, instance, item_easy))
-        return chosen[instance]
-
-    by_cue = {}
-    for token in tokens:
-        pool = np.asarray(holders[token], dtype=np.int64)
-        if len(pool) > per_cue:
-            pool = np.sort(rng.choice(pool, size=per_cue, replace=False))
-        by_cue[token] = [add(int(i)) for i in pool]
-
+    pools = [sampled(np.asarray(holders[token], dtype=np.int64), per_cue).tolist()
+             for token in tokens]
     shown = shown_instances(split, instances)
-    groups = {}
-    for name, mask in (("easy", item_easy), ("hard", ~item_easy)):
-        pool = np.flatnonzero(mask)
-        if len(pool) > per_group:
-            pool = np.sort(rng.choice(pool, size=per_group, replace=False))
-        groups[name] = [add(int(shown[q])) for q in pool]
-    return {"items": items, "by_cue": by_cue, **groups}
+    pools += [shown[sampled(np.flatnonzero(mask), per_group)].tolist()
+              for mask in (item_easy, ~item_easy)]
+    return examples_section(tokens, pools, lambda instance: example_row(
+        split, instances, dataset.label_names, instance, item_easy))
+
+
+def examples_section(tokens: list[str], pools: list[list[int]],
+                     row: Callable[[int], dict]) -> dict:
+    """results.json ``examples`` from the instances chosen for each of ``tokens``, then for the
+    easy and the hard items (``pools``): every distinct instance one ``items`` row (``row``),
+    in order of first listing, and the lists as indices into them."""
+    index: dict[int, int] = {}
+    for instance in chain.from_iterable(pools):
+        index.setdefault(instance, len(index))
+    items = [row(instance) for instance in index]
+    listed = [[index[instance] for instance in pool] for pool in pools]
+    return {"items": items, "by_cue": dict(zip(tokens, listed)), "easy": listed[-2],
+            "hard": listed[-1]}
 
 
 def example_row(split: Split, instances: Instances, label_names: list[str], instance: int,

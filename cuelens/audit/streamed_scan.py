@@ -15,6 +15,7 @@ from contextlib import nullcontext
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
-    shown_instances, top_cue_tokens
+    examples_section, shown_instances, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
 from cuelens.audit.scan import EasyMask, WordAudit, add_mcq_baselines, fitting_fits, headline, \
@@ -465,21 +466,10 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask, seed:
             picks.merge(entries)
         for name, entries in group_picks.items():
             groups[name].merge(entries)
-    items: list[dict] = []
-    index: dict[int, int] = {}
-
-    def add(instance: int, entry: dict) -> int:
-        if instance not in index:
-            index[instance] = len(items)
-            items.append(entry)
-        return index[instance]
-
-    out: dict = {"items": items,
-                 "by_cue": {token: [add(i, e) for i, e in picks.chosen()]
-                            for token, picks in zip(tokens, by_cue)}}
-    for name, picks in groups.items():
-        out[name] = [add(i, e) for i, e in picks.chosen()]
-    return out
+    chosen = [picks.chosen() for picks in (*by_cue, *groups.values())]
+    rows = dict(chain.from_iterable(chosen))  # an instance's row is the same wherever listed
+    return examples_section(tokens, [[instance for instance, _ in entries] for entries in chosen],
+                            rows.__getitem__)
 
 
 def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
