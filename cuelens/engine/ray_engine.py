@@ -92,11 +92,8 @@ def read_split_ray(source: str, role: str, fields: FieldMap, task: str | None, s
     """Read ``source`` shard-parallel; the merged split and its encoded instance texts."""
     ray = connect(options.address)
     shards = shard_paths(source)
-    if task is None:
-        records, task = peek_task(iter_source_records(shards[0]), fields)
-        if task is None:  # no parsable record in the first shard: let the local rules decide
-            records, task = peek_task(
-                (r for s in shards for r in iter_source_records(s)), fields)
+    if task is None:  # the first parsable record's, in any shard (none: the local rules decide)
+        _, task = peek_task((r for s in shards for r in iter_source_records(s)), fields)
     rows = [{"shard": i, "path": str(p)} for i, p in enumerate(shards)]
     kwargs = {"role": role, "fields": fields, "task": task or Task.NLI, "skip_bad": skip_bad,
               "ngrams": options.ngrams, "include_premise": options.include_premise}
