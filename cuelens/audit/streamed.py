@@ -288,29 +288,34 @@ class Candidates:
         mine = np.flatnonzero(priority < self._bounds()[_group(strata, chunk.fitting)])
         mine = mine[_lowest(priority[mine], strata[mine], self.keep)]
         instances = instance_rows(mine, self.k)
-        self.merge(Candidates(self.keep, self.n_strata, self.k, priority[mine],
-                              chunk.items[mine], np.full(len(mine), chunk.fitting),
-                              strata[mine], chunk.keys[mine], chunk.labels[instances],
-                              subset(chunk.seqs, instances), subset(chunk.words, instances)))
+        self._append(Candidates(self.keep, self.n_strata, self.k, priority[mine],
+                                chunk.items[mine], np.full(len(mine), chunk.fitting),
+                                strata[mine], chunk.keys[mine], chunk.labels[instances],
+                                subset(chunk.seqs, instances), subset(chunk.words, instances)))
 
     def merge(self, other: Candidates) -> None:
         """Merge the candidates of later items (``other``), keeping at least the ``keep``
         lowest priorities per group: the candidates of any split of the chunks into parts,
         merged in chunk order and then compacted (:meth:`compact`), are those of one pass
-        (docs/large-datasets.md). Those above a full group's bound are dropped first (a merge
-        costs what it keeps), and the groups are cut back to ``keep`` only once one holds
-        twice that (a merge of many parts sorts every few parts, not after each one)."""
+        (docs/large-datasets.md)."""
         if other.seqs is None or other.words is None:
             return
-        later = copy.copy(other)
+        later = copy.copy(other)  # less those it cannot keep: a merge costs what it keeps
         later._take(np.flatnonzero(later.priority
                                    < self._bounds()[_group(later.stratum, later.fitting)]))
+        self._append(later)
+
+    def _append(self, later: Candidates) -> None:
+        """Add ``later`` candidates (none above a full group's bound); the groups are cut back
+        to ``keep`` only once one holds twice that (a merge of many parts sorts every few
+        parts, not after each one)."""
+        assert later.seqs is not None and later.words is not None
         for name in ("priority", "item", "fitting", "stratum", "key", "label"):
             setattr(self, name, np.concatenate([getattr(self, name), getattr(later, name)]))
         self.seqs = ragged([s for s in (self.seqs, later.seqs) if s is not None],
-                           other.seqs.vocab)
+                           later.seqs.vocab)
         self.words = ragged([w for w in (self.words, later.words) if w is not None],
-                            other.words.vocab)
+                            later.words.vocab)
         if np.bincount(_group(self.stratum, self.fitting)).max(initial=0) > 2 * self.keep:
             self.compact()
 
