@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from cuelens.audit.examples import sample_examples
+from cuelens.audit.engines import load_for_scan
 from cuelens.audit.results import ScanSections
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
 from cuelens.data.synthetic import make_mcq, make_nli
-from cuelens.engine import EngineOptions, load_for_scan
+from cuelens.engine.options import EngineOptions
 from cuelens.io import dumps_json
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
@@ -88,6 +89,20 @@ def test_bad_record_names_first_failing_shard(cluster, tmp_path):
     for engine in ("local", "ray"):
         with pytest.raises(UserError, match=r"part-1\.jsonl, line 21: missing label"):
             load_for_scan(engine, str(shards))
+
+
+def test_skipped_lines_counted_as_the_local_engine(cluster, tmp_path):
+    """--skip-bad: a leading shard of bad lines only and bad lines further on are counted
+    as the local engine counts them (same reasons, same order), and the items are encoded."""
+    shards = write_shards(tmp_path / "skip", make_nli(300, seed=4), 3, "jsonl")
+    (shards / "part-0.jsonl").write_text('not json\n{"x": 1\n', encoding="utf-8")
+    with open(shards / "part-2.jsonl", "a", encoding="utf-8") as handle:
+        handle.write('garbage\n{"premise": "p", "hypothesis": "h"}\n')
+    loaded = {engine: load_for_scan(engine, str(shards), skip_bad=True)
+              for engine in ("local", "ray")}
+    skipped = [list(loaded[e].dataset.test.skipped.items()) for e in ("local", "ray")]
+    assert skipped[0] == skipped[1] == [("bad record", 1), ("malformed line", 3)]
+    assert len(loaded["ray"].dataset.test) == 200 and len(loaded["ray"].tokens) == 200
 
 
 def test_probe_equals_local_path(cluster, tmp_path):

@@ -17,12 +17,12 @@ from cuelens.audit.counts import Encoder, encode
 from cuelens.audit.examples import sample_examples
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
+from cuelens.audit.engines import load_for_scan
 from cuelens.audit.results import ScanSections, item_files_mode, split_item_lines, \
     write_scan_outputs
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
 from cuelens.data.synthetic import make_mcq, make_nli
-from cuelens.engine import load_for_scan
 from cuelens.errors import UserError
 from cuelens.io import dumps_json
 from scan_helpers import bigram_columns

@@ -47,10 +47,12 @@ from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS
 from cuelens.data.schema import FieldMap
 from cuelens.data.splits import build_split
-from cuelens.engine.chunks import ChunkedSplit, chunk_path, save_chunk, until_full
+from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, save_chunk, \
+    until_full
+from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.engine.ray_engine import connect
 from cuelens.engine.sources import iter_source_records, shard_paths
-from cuelens.engine.streaming import add_skipped, shard_records
+from cuelens.engine.streaming import add_skipped, load_streaming, shard_records
 from cuelens.errors import UserError
 
 # reruns of a task whose worker died (Ray's default): safe for every task, as each writes its
@@ -299,25 +301,31 @@ class RayPasses:
         shipped = ray.put(shared)
         return self._ordered(ray, part, ((shipped, *call) for call in calls))
 
+    def _read_parts(self, source: str, role: str, task: str | None, fields: FieldMap,
+                    skip_bad: bool, *options) -> tuple[_Reading, Any, Iterator, dict[str, int]]:
+        """Round 1 of :meth:`read`: ``source``'s reading (and shipped), its shards' parts in
+        order from the first with a parsable record, and the bad lines of those before it."""
+        ray, shards, lost = connect(self.address), shard_paths(source), dict[str, int]()
+        found = next(shard_records(shards, fields, task, skip_bad, lost), None)
+        if found is None:
+            raise UserError(NO_ITEMS, path=source)
+        reading = _Reading(source, role, found[3], shards, fields, skip_bad, *options)
+        shipped, indices = ray.put(reading), range(found[0], len(shards))
+        parts = self._ordered(ray, _read_part, ((shipped, shard) for shard in indices))
+        return reading, shipped, zip(indices, parts), lost
+
     def read(self, loading: Loading, source: str, role: str, task: str | None) -> None:
         """:data:`~cuelens.audit.streamed_scan.Reader` on Ray workers (module docstring): the
         local reader's chunks, token ids, counts and errors."""
-        ray = connect(self.address)
-        shards, lost = shard_paths(source), dict[str, int]()
-        found = next(shard_records(shards, loading.fields, task, loading.skip_bad, lost), None)
-        if found is None:
-            raise UserError(NO_ITEMS, path=source)
-        first, task = found[0], found[3]
-        chunked = ChunkedSplit(role, source, task, shards)
+        reading, shipped, parts, lost = self._read_parts(
+            source, role, task, loading.fields, loading.skip_bad, loading.encodes(role),
+            loading.config.include_premise, loading.config.ngrams, loading.chunk_items,
+            loading.directory)
+        chunked = ChunkedSplit(role, source, reading.task, reading.shards)
         loading.loaded.append(chunked)
-        reading = ray.put(_Reading(source, role, task, shards, loading.fields, loading.skip_bad,
-                                   loading.encodes(role), loading.config.include_premise,
-                                   loading.config.ngrams, loading.chunk_items,
-                                   loading.directory))
         cut = _Chunks(loading, chunked, len(loading.store.files) if loading.store else 0)
-        indices = range(first, len(shards))
-        parts = zip(indices, self._ordered(ray, _read_part, ((reading, s) for s in indices)))
-        built = self._ordered(ray, _build_chunk, cut.calls(reading, parts, len(shards) - 1))
+        built = self._ordered(connect(self.address), _build_chunk,
+                              cut.calls(shipped, parts, len(reading.shards) - 1))
         for index, result in enumerate(built):
             if isinstance(result, UserError):
                 raise result
@@ -355,3 +363,60 @@ class RayPasses:
                               (batch, folds, fold_seed, outer, models, bow_name, sink)):
             tally.merge(part)
         return tally
+
+
+def _read_split(passes: RayPasses, directory: Path, options: EngineOptions, source: str,
+                role: str, fields: FieldMap, task: str | None,
+                skip_bad: bool) -> tuple[CompactSplit, TokenSequences]:
+    """``source`` read for the statistics in memory: round 1 of :meth:`RayPasses.read`, each
+    shard saved as one block, the blocks appended in shard order and their instance texts' ids
+    mapped into one vocabulary (the local engine's split and :func:`encode`)."""
+    reading, _, parts, lost = passes._read_parts(source, role, task, fields, skip_bad, True,
+                                                 options.include_premise, options.ngrams,
+                                                 2 ** 62, directory)
+    merged, encoder = reading.split(), Encoder(options.ngrams)
+    for shard, part in parts:
+        vocab = part.words if options.ngrams == 1 else part.features
+        for path, _ in part.blocks:
+            with np.load(path, allow_pickle=False) as arrays:
+                block = CompactSplit.from_arrays(arrays, role, source, reading.shards,
+                                                 iter_source_records)
+                encoder.add_encoded(TokenSequences(arrays["seqs_indptr"], arrays["seqs"], vocab))
+            block.skipped, block.findings = {}, LabelFindings()  # the part's count them all
+            merged.extend(block, shard_offset=shard)
+            path.unlink()
+        add_skipped(merged.skipped, part.skipped)
+        merged.findings.merge(part.findings)
+        if part.error is not None:
+            raise part.error
+        if options.progress is not None:
+            options.progress(f"read {role} shards", (shard + 1) / len(reading.shards))
+    if len(merged) == 0:
+        raise UserError(NO_ITEMS, path=source)
+    add_skipped(merged.skipped, lost)
+    return merged, encoder.result()
+
+
+def load_ray(data: str | None = None, *, train: str | None = None, test: str | None = None,
+             fields: FieldMap = FieldMap(), skip_bad: bool = False,
+             options: EngineOptions = EngineOptions()) -> Loaded:
+    """The local engine's :class:`~cuelens.engine.options.Loaded` dataset (``--engine ray
+    --stats exact``), its shards read and encoded by Ray workers (:func:`_read_split`; the
+    blocks pass through a work directory: a shared filesystem on a multi-node cluster)."""
+    encoded: dict[int, tuple[int, TokenSequences]] = {}
+
+    def read(*args) -> CompactSplit:
+        split, tokens = _read_split(RayPasses(options.address), Path(directory), options, *args)
+        encoded[id(split)] = (len(split), tokens)
+        return split
+
+    with ChunkDirectory(options.work_dir) as directory:
+        dataset = load_streaming(data, train=train, test=test, fields=fields,
+                                 skip_bad=skip_bad, reader=read)
+    parts = [s for s in (dataset.train, dataset.test) if s is not None]
+    if any(encoded[id(s)][0] != len(s) for s in parts):
+        return Loaded(dataset)  # items were dropped after reading
+    combined = Encoder(options.ngrams)
+    for part in parts:
+        combined.add_encoded(encoded[id(part)][1])
+    return Loaded(dataset, combined.result())

@@ -104,7 +104,8 @@ def scan(
     work_dir: Annotated[Optional[Path], typer.Option(
         "--work-dir", help="--stats streaming: where the chunk files go (about 2× the input's "
         "text size; created when missing; deleted at the end, or by the next run after a "
-        "killed one; default: the system's temporary directory).")] = None,
+        "killed one; default: the system's temporary directory); --engine ray: where the "
+        "workers' shard files go (a shared filesystem on a multi-node cluster).")] = None,
     plotly: PlotlyOpt = "inline",
 ) -> None:
     """Scan a dataset for word cues, measure cue leakage D and split it into easy/hard.
@@ -117,13 +118,14 @@ def scan(
     or response_a/response_b/winner records are detected; docs/preference.md)
     """
     from cuelens.audit.icq import parse_feature_option
+    from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
     from cuelens.audit.results import item_files_mode
     from cuelens.audit.subsets import add_subsets
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
     from cuelens.data.preference import is_preference_source
-    from cuelens.engine import EngineOptions, load_for_scan
+    from cuelens.engine.options import EngineOptions
 
     started = time.time()
     if stats not in STATISTICS:
@@ -163,7 +165,8 @@ def scan(
                                    test=str(test) if test else None, hf=hf, fields=fields,
                                    skip_bad=skip_bad, options=EngineOptions(
                                        ngrams=ngrams, include_premise=include_premise,
-                                       address=address, progress=progress))
+                                       address=address, progress=progress,
+                                       work_dir=work_dir))
         dataset = loaded.dataset
         warn_skipped(dataset)
         if sum(len(split) for split in dataset.splits.values()) > STREAMING_HINT_ITEMS:

@@ -1,52 +1,7 @@
-"""Scan engines for large inputs (docs/large-datasets.md).
-
-``memory``: today's loader (whole files as Python records); ``local``: streamed, compact columns
-(:mod:`cuelens.engine.streaming`); ``ray``: shards read and tokenised by Ray Data workers
-(:mod:`cuelens.engine.ray_engine`, extra ``cuelens[ray]``). Every engine produces the same
-:class:`~cuelens.data.Dataset`, so results are identical for the same inputs and seed.
+"""Loaders for large inputs (docs/large-datasets.md): ``memory``, today's loader (whole files as
+Python records); ``local``, streamed into compact columns (:mod:`cuelens.engine.streaming`), or
+into chunk files (:mod:`cuelens.engine.chunks`); ``ray``, the local engine's reading on Ray
+workers (:mod:`cuelens.audit.ray_passes`, extra ``cuelens[ray]``). Every engine produces the same
+:class:`~cuelens.data.Dataset`, so results are identical for the same inputs and seed;
+:func:`cuelens.audit.engines.load_for_scan` chooses one.
 """
-
-from __future__ import annotations
-
-from collections.abc import Callable
-
-from cuelens.data.schema import FieldMap
-from cuelens.engine.options import EngineOptions, Loaded
-from cuelens.errors import UserError
-
-def _memory(data, train, test, fields, skip_bad, options) -> Loaded:
-    from cuelens.data.loading import load_dataset
-
-    return Loaded(load_dataset(data, train=train, test=test, fields=fields, skip_bad=skip_bad))
-
-
-def _local(data, train, test, fields, skip_bad, options) -> Loaded:
-    from cuelens.engine.streaming import load_streaming
-
-    return Loaded(load_streaming(data, train=train, test=test, fields=fields, skip_bad=skip_bad))
-
-
-def _ray(data, train, test, fields, skip_bad, options) -> Loaded:
-    from cuelens.engine.ray_engine import load_ray
-
-    return load_ray(data, train=train, test=test, fields=fields, skip_bad=skip_bad,
-                    options=options)
-
-
-ENGINES: dict[str, Callable[..., Loaded]] = {"local": _local, "memory": _memory, "ray": _ray}
-
-
-def load_for_scan(engine: str, data: str | None = None, *, train: str | None = None,
-                  test: str | None = None, hf: str | None = None, fields: FieldMap = FieldMap(),
-                  skip_bad: bool = False, options: EngineOptions = EngineOptions()) -> Loaded:
-    """Load the data arguments with ``engine`` (a Hugging Face dataset is always in memory)."""
-    if engine not in ENGINES:
-        raise UserError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
-    if hf:
-        from cuelens.data.loading import load_dataset
-
-        if data or train or test:
-            raise UserError("give exactly one of: DATA (a file or directory), --train/--test, "
-                            "or --hf")
-        return Loaded(load_dataset(hf=hf, fields=fields, skip_bad=skip_bad))
-    return ENGINES[engine](data, train, test, fields, skip_bad, options)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from cuelens.audit.counts import TokenSequences
 from cuelens.data.dataset import Dataset
@@ -16,12 +17,13 @@ Progress = Callable[[str, float], None]
 @dataclass(frozen=True)
 class EngineOptions:
     """What an engine needs besides the data arguments: the scan's tokenisation (so workers can
-    encode their shards), a Ray cluster address and a progress callback."""
+    encode their shards), a Ray cluster address and work directory, a progress callback."""
 
     ngrams: int = 1
     include_premise: bool = False
     address: str | None = None
     progress: Progress | None = None
+    work_dir: Path | None = None
 
 
 @dataclass

@@ -1,0 +1,49 @@
+"""The scan's loaders by engine name (``audit scan --engine``; docs/large-datasets.md): each
+gives the same :class:`~cuelens.data.Dataset` (:mod:`cuelens.engine`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cuelens.data.schema import FieldMap
+from cuelens.engine.options import EngineOptions, Loaded
+from cuelens.errors import UserError
+
+
+def _memory(data, train, test, fields, skip_bad, options) -> Loaded:
+    from cuelens.data.loading import load_dataset
+
+    return Loaded(load_dataset(data, train=train, test=test, fields=fields, skip_bad=skip_bad))
+
+
+def _local(data, train, test, fields, skip_bad, options) -> Loaded:
+    from cuelens.engine.streaming import load_streaming
+
+    return Loaded(load_streaming(data, train=train, test=test, fields=fields, skip_bad=skip_bad))
+
+
+def _ray(data, train, test, fields, skip_bad, options) -> Loaded:
+    from cuelens.audit.ray_passes import load_ray
+
+    return load_ray(data, train=train, test=test, fields=fields, skip_bad=skip_bad,
+                    options=options)
+
+
+ENGINES: dict[str, Callable[..., Loaded]] = {"local": _local, "memory": _memory, "ray": _ray}
+
+
+def load_for_scan(engine: str, data: str | None = None, *, train: str | None = None,
+                  test: str | None = None, hf: str | None = None, fields: FieldMap = FieldMap(),
+                  skip_bad: bool = False, options: EngineOptions = EngineOptions()) -> Loaded:
+    """Load the data arguments with ``engine`` (:mod:`cuelens.engine`; a Hugging Face dataset
+    is always in memory)."""
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    if hf:
+        from cuelens.data.loading import load_dataset
+
+        if data or train or test:
+            raise UserError("give exactly one of: DATA (a file or directory), --train/--test, "
+                            "or --hf")
+        return Loaded(load_dataset(hf=hf, fields=fields, skip_bad=skip_bad))
+    return ENGINES[engine](data, train, test, fields, skip_bad, options)
