@@ -173,13 +173,9 @@ def _commit(tmp: Path, path: Path) -> None:
 def _make_parents(directory: Path) -> list[Path]:
     """Create ``directory`` and its missing ancestors; return those created (deepest last),
     also noted for :func:`output_set`, which removes them again when the set fails."""
-    missing = []
-    probe = directory
-    while not probe.exists() and probe.parent != probe:
-        missing.append(probe)
-        probe = probe.parent
+    chain = [directory, *directory.parents]
+    missing = chain[:chain.index(_existing_ancestor(directory))][::-1]
     directory.mkdir(parents=True, exist_ok=True)
-    missing.reverse()
     created = _created.get()
     if created is not None:
         created.extend(missing)
