@@ -9,14 +9,13 @@ prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
 from cuelens.audit.advice import next_steps
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.pipeline import Scan, scan_dataset
+from cuelens.audit.pipeline import Progress, Scan, scan_dataset
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
 from cuelens.audit.subsets import (MAX_SUBSET_ITEMS, add_leakage, grouped, preference_cells,
                                    subset_dataset, subset_table)
@@ -27,7 +26,6 @@ from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
 
 RESPONSE_BOW = "response-only BoW LR"
 RESPONSE_GROUPS = "prompt (both responses of a pair and every pair of one prompt)"
-Progress = Callable[[str, float], None]
 
 
 def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,

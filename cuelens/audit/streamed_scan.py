@@ -29,8 +29,8 @@ from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_c
     examples_section, shown_instances, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
-from cuelens.audit.scan import EasyMask, WordAudit, add_mcq_baselines, fitting_fits, headline, \
-    word_audit
+from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
+    headline, word_audit
 from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
     TokenStore, check_streamable, held_out_items, seeded_hash
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from cuelens.audit.results import ItemLines
     from cuelens.audit.streamed_hygiene import ItemFlags
 
-Progress = Callable[[str, float], None]
 STREAMING_NOTE = (
     "statistics streamed over chunks (--stats streaming): cross-validation folds follow a "
     "seeded hash of each item's premise (or its --group-field value), so items sharing a "

@@ -11,13 +11,13 @@ problems that do not stop the probe come back as ``Probe.warnings``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.pipeline import Scan, scan_dataset
+from cuelens.audit.pipeline import Progress, Scan, scan_dataset
 from cuelens.audit.results import ScanSections
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.dataset import Dataset
@@ -29,7 +29,6 @@ from cuelens.probes.predictions import Predictions
 from cuelens.probes.sections import (ProbeContext, ProbeSection, ProbeSections,
                                      ShortCircuitOptions, probe_section)
 
-Progress = Callable[[str, float], None]
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
 
 
