@@ -214,10 +214,8 @@ class OpenAIBackend:
         if not pairs:
             raise _Unsupported("an empty top_logprobs list")
         floor = min(value for _, value in pairs)
-        scores = []
-        for option in options:
-            found = [value for token, value in pairs if token == option.strip().casefold()]
-            scores.append(max(found) if found else floor)
+        scores = [max((value for token, value in pairs if token == option.strip().casefold()),
+                      default=floor) for option in options]
         return {"logprobs": scores, "n_tokens": [1] * len(options), **_usage(body)}
 
     # ------------------------------------------------------------------ HTTP
