@@ -10,7 +10,7 @@ word-audit stages and then ``features: parse`` / ``features: score``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from cuelens.audit.counts import TokenSequences
-from cuelens.audit.scan import ScanConfig, run_word_audit
+from cuelens.audit.scan import Progress, ScanConfig, run_word_audit
 from cuelens.data.dataset import Dataset, Split, Task
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
     from cuelens.audit.bias_items import ItemTable
     from cuelens.audit.results import ItemLines, ScanSections
-
-Progress = Callable[[str, float], None]
 
 
 class ChunkedItems(Protocol):
