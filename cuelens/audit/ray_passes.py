@@ -24,6 +24,8 @@ shard order, which numbers them as one pass over all items would
 item counts. (2) One task per chunk joins its pieces of the blocks, checks it as the local
 reader does, maps its ids into the merged vocabularies and saves the chunk and token files.
 The driver's work per shard and chunk grows with the vocabularies, not with the items.
+:meth:`RayPasses.read_split` is round 1 alone, one block per shard appended on the driver: the
+reader of the statistics in memory (``--engine ray --stats exact``, :func:`load_ray`).
 """
 
 from __future__ import annotations
@@ -343,6 +345,38 @@ class RayPasses:
             raise UserError(NO_ITEMS, path=source)
         add_skipped(chunked.skipped, lost)
 
+    def read_split(self, directory: Path, options: EngineOptions, source: str, role: str,
+                   fields: FieldMap, task: str | None,
+                   skip_bad: bool) -> tuple[CompactSplit, TokenSequences]:
+        """``source`` read for the statistics in memory: round 1 of :meth:`read`, each shard
+        saved as one block, the blocks appended in shard order and their instance texts' ids
+        mapped into one vocabulary (the local engine's split and :func:`encode`)."""
+        reading, _, parts, lost = self._read_parts(source, role, task, fields, skip_bad, True,
+                                                   options.include_premise, options.ngrams,
+                                                   2 ** 62, directory)  # one block a shard
+        merged, encoder = reading.split(), Encoder(options.ngrams)
+        for shard, part in parts:
+            vocab = part.words if options.ngrams == 1 else part.features
+            for path, _ in part.blocks:
+                with np.load(path, allow_pickle=False) as arrays:
+                    block = CompactSplit.from_arrays(arrays, role, source, reading.shards,
+                                                     iter_source_records)
+                    seqs = TokenSequences(arrays["seqs_indptr"], arrays["seqs"], vocab)
+                encoder.add_encoded(seqs)
+                block.skipped, block.findings = {}, LabelFindings()  # the part's count them all
+                merged.extend(block, shard_offset=shard)
+                path.unlink()
+            add_skipped(merged.skipped, part.skipped)
+            merged.findings.merge(part.findings)
+            if part.error is not None:
+                raise part.error
+            if options.progress is not None:
+                options.progress(f"read {role} shards", (shard + 1) / len(reading.shards))
+        if len(merged) == 0:
+            raise UserError(NO_ITEMS, path=source)
+        add_skipped(merged.skipped, lost)
+        return merged, encoder.result()
+
     def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
               sample_seed: int, outer: bool, keep: int) -> RunCounts:
         parts = self._map(_count_part, store, None,
@@ -365,48 +399,16 @@ class RayPasses:
         return tally
 
 
-def _read_split(passes: RayPasses, directory: Path, options: EngineOptions, source: str,
-                role: str, fields: FieldMap, task: str | None,
-                skip_bad: bool) -> tuple[CompactSplit, TokenSequences]:
-    """``source`` read for the statistics in memory: round 1 of :meth:`RayPasses.read`, each
-    shard saved as one block, the blocks appended in shard order and their instance texts' ids
-    mapped into one vocabulary (the local engine's split and :func:`encode`)."""
-    reading, _, parts, lost = passes._read_parts(source, role, task, fields, skip_bad, True,
-                                                 options.include_premise, options.ngrams,
-                                                 2 ** 62, directory)
-    merged, encoder = reading.split(), Encoder(options.ngrams)
-    for shard, part in parts:
-        vocab = part.words if options.ngrams == 1 else part.features
-        for path, _ in part.blocks:
-            with np.load(path, allow_pickle=False) as arrays:
-                block = CompactSplit.from_arrays(arrays, role, source, reading.shards,
-                                                 iter_source_records)
-                encoder.add_encoded(TokenSequences(arrays["seqs_indptr"], arrays["seqs"], vocab))
-            block.skipped, block.findings = {}, LabelFindings()  # the part's count them all
-            merged.extend(block, shard_offset=shard)
-            path.unlink()
-        add_skipped(merged.skipped, part.skipped)
-        merged.findings.merge(part.findings)
-        if part.error is not None:
-            raise part.error
-        if options.progress is not None:
-            options.progress(f"read {role} shards", (shard + 1) / len(reading.shards))
-    if len(merged) == 0:
-        raise UserError(NO_ITEMS, path=source)
-    add_skipped(merged.skipped, lost)
-    return merged, encoder.result()
-
-
 def load_ray(data: str | None = None, *, train: str | None = None, test: str | None = None,
              fields: FieldMap = FieldMap(), skip_bad: bool = False,
              options: EngineOptions = EngineOptions()) -> Loaded:
     """The local engine's :class:`~cuelens.engine.options.Loaded` dataset (``--engine ray
-    --stats exact``), its shards read and encoded by Ray workers (:func:`_read_split`; the
+    --stats exact``), its shards read and encoded by Ray workers (:meth:`RayPasses.read_split`; the
     blocks pass through a work directory: a shared filesystem on a multi-node cluster)."""
     encoded: dict[int, tuple[int, TokenSequences]] = {}
 
     def read(*args) -> CompactSplit:
-        split, tokens = _read_split(RayPasses(options.address), Path(directory), options, *args)
+        split, tokens = RayPasses(options.address).read_split(Path(directory), options, *args)
         encoded[id(split)] = (len(split), tokens)
         return split
 
