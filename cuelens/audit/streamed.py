@@ -291,7 +291,8 @@ class Candidates:
         self._append(Candidates(self.keep, self.n_strata, self.k, priority[mine],
                                 chunk.items[mine], np.full(len(mine), chunk.fitting),
                                 strata[mine], chunk.keys[mine], chunk.labels[instances],
-                                subset(chunk.seqs, instances), subset(chunk.words, instances)))
+                                subset(chunk.seqs, instances), subset(chunk.words, instances)),
+                     slack=1)
 
     def merge(self, other: Candidates) -> None:
         """Merge the candidates of later items (``other``), keeping at least the ``keep``
@@ -303,12 +304,12 @@ class Candidates:
         later = copy.copy(other)  # less those it cannot keep: a merge costs what it keeps
         later._take(np.flatnonzero(later.priority
                                    < self._bounds()[_group(later.stratum, later.fitting)]))
-        self._append(later)
+        self._append(later, slack=2)
 
-    def _append(self, later: Candidates) -> None:
+    def _append(self, later: Candidates, slack: int) -> None:
         """Add ``later`` candidates (none above a full group's bound); the groups are cut back
-        to ``keep`` only once one holds twice that (a merge of many parts sorts every few
-        parts, not after each one)."""
+        to ``keep`` once one holds more than ``slack × keep``: a pass's own chunks at once
+        (memory), the parts of a merge every few parts (a sort after each would cost more)."""
         assert later.seqs is not None and later.words is not None
         for name in ("priority", "item", "fitting", "stratum", "key", "label"):
             setattr(self, name, np.concatenate([getattr(self, name), getattr(later, name)]))
@@ -316,7 +317,7 @@ class Candidates:
                            later.seqs.vocab)
         self.words = ragged([w for w in (self.words, later.words) if w is not None],
                             later.words.vocab)
-        if np.bincount(_group(self.stratum, self.fitting)).max(initial=0) > 2 * self.keep:
+        if np.bincount(_group(self.stratum, self.fitting)).max(initial=0) > slack * self.keep:
             self.compact()
 
     def compact(self) -> None:
@@ -414,7 +415,6 @@ def count_chunks(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
         cells = chunk.seqs.indices.astype(np.int64) * width + np.repeat(column, seq_lengths)
         joint += _count(cells, len(joint))
         candidates.add(chunk, folds.priority(items, sample_seed))
-    candidates.compact()
     return counts
 
 
