@@ -54,7 +54,7 @@ def row(name: str, arguments: dict, protocol: str) -> str:
     dataset = load(arguments)
     config = ScanConfig()
     audit = run_word_audit(dataset, config)
-    original = run_word_audit(dataset, ScanConfig(in_sample_features=True, iterations=1)).leakage
+    original = run_word_audit(dataset, ScanConfig(in_sample_features=True, iterations=1)).leakage.to_json()
     leakage = audit.leakage.to_json()
     hygiene = data_hygiene(dataset, config.seed)
     winner = max(leakage["table"], key=lambda r: r["D"])

