@@ -215,8 +215,9 @@ class Linear:
         """Fit on features standardised by ``train.scaler``. A warm start needs the same
         classes as the previous fit: a fitting portion that lacks a rare label (or gains
         one) restarts from scratch."""
+        present = np.flatnonzero(np.bincount(y))  # np.unique(y) of label indices, O(n)
         if hasattr(self.estimator, "classes_") and not np.array_equal(self.estimator.classes_,
-                                                                       np.unique(y)):
+                                                                       present):
             self.estimator = clone(self.estimator)
         self.scaler = train.scaler
         self.estimator.fit(train.values, y)

@@ -183,7 +183,9 @@ def split_folds(split, label_names: list[str], n_folds: int, seed: int) -> np.nd
 
 
 def n_groups(groups: np.ndarray) -> int:
-    return len(np.unique(groups))
+    """The number of distinct ids in ``groups`` (via :func:`_ranks`: a bare ``np.unique`` is
+    ~10× slower on a million ids)."""
+    return int(_ranks(np.asarray(groups)).max()) + 1 if len(groups) else 0
 
 
 def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "items") -> None:
