@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -9,10 +10,12 @@ import numpy as np
 import pytest
 
 from cuelens.audit.groups import break_giant, connected_groups, grouped_folds, grouping, \
-    premise_parts, split_links
+    n_groups, premise_parts, split_grouping, split_links
+import cuelens.audit.groups as groups_module
 from cuelens.audit.text_keys import as_keys, normal_form, text_key
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data import load_dataset
+from cuelens.data.dataset import Split
 from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
 from scan_helpers import mcq_dataset
@@ -186,3 +189,23 @@ def test_fast_ranks_and_row_types_equal_numpy_unique():
         expected_types, expected_inverse = np.unique(counts, axis=0, return_inverse=True)
         assert (types == expected_types).all()
         assert (inverse == expected_inverse.ravel()).all()
+
+
+def test_a_split_is_grouped_once_and_its_grouping_forgotten_with_it():
+    split = Split("toy", "toy.jsonl", "nli", ids=["a", "b", "c"],
+                  premises=["a man sleeps here", "a man sleeps here",
+                                                       "two dogs run fast"],
+                  hypotheses=["he is awake", "he rests", "dogs move"],
+                  labels=["contradiction", "entailment", "entailment"])
+    cached = split_grouping(split)
+    assert split_grouping(split) is cached
+    np.testing.assert_array_equal(cached.groups, [0, 0, 1])
+    key = id(split)
+    del split
+    gc.collect()
+    assert key not in groups_module._GROUPINGS._values
+
+
+@pytest.mark.parametrize("ids", [[], [7], [3, 3, 3], [0, 5, 5, 2], [-4, 9, -4], [2**40, 1]])
+def test_n_groups_counts_distinct_ids(ids):
+    assert n_groups(np.asarray(ids, dtype=np.int64)) == len(set(ids))

@@ -6,7 +6,7 @@ import gc
 
 import numpy as np
 
-from cuelens.audit.text_keys import _CACHE, as_keys, combine, normal_form, text_key, text_keys
+from cuelens.audit.text_keys import _TEXT_KEYS, as_keys, combine, normal_form, text_key, text_keys
 from cuelens.data.dataset import Split, Task
 
 
@@ -54,7 +54,7 @@ def test_computed_once_per_split_and_forgotten_with_it():
     key = id(split)
     del split
     gc.collect()
-    assert key not in _CACHE
+    assert key not in _TEXT_KEYS._values
 
 
 def test_premises_shared_by_adjacent_items_keyed_like_any_other():

@@ -30,7 +30,7 @@ from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decision
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences, instance_texts
 from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
-from cuelens.audit.groups import group_sizes, grouped_folds, grouping, n_groups
+from cuelens.audit.groups import group_sizes, grouped_folds, n_groups, split_grouping
 from cuelens.audit.metrics import METRICS, CountTable
 from cuelens.data.compact import concatenate
 from cuelens.data.dataset import RIGHT, Task
@@ -326,7 +326,7 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
     # each split grouped on its own: a train/test scan never needs folds over both splits
-    groupings = [grouping([split]) for split in splits]
+    groupings = [split_grouping(split) for split in splits]
     offsets = np.cumsum([0] + [int(g.groups.max()) + 1 if len(g.groups) else 0
                                for g in groupings])
     groups = np.concatenate([g.groups + offset for g, offset in zip(groupings, offsets)])

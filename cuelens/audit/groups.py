@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from cuelens.audit.text_keys import as_keys, normal_form, text_key, text_keys
+from cuelens.audit.text_keys import SplitCache, as_keys, normal_form, text_key, text_keys
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 
@@ -176,10 +176,20 @@ def grouping(splits: Sequence) -> Grouping:
     return break_giant(first, merged, unit + (" or group field" if "g" in merged else ""))
 
 
+_GROUPINGS = SplitCache[Grouping]()
+
+
+def split_grouping(split) -> Grouping:
+    """:func:`grouping` of one split, computed once while the split lives (the leakage folds,
+    the length baseline's and the MCQ baselines' all group the evaluated split)."""
+    return _GROUPINGS.get(split) or _GROUPINGS.keep(split, grouping([split]))
+
+
 def split_folds(split, label_names: list[str], n_folds: int, seed: int) -> np.ndarray:
-    """The grouped folds of one split's items (:func:`grouping`, strata: their labels), as the
-    leakage table deals a cross-validated file's."""
-    return grouped_folds(grouping([split]).groups, split.item_labels(label_names), n_folds, seed)
+    """The grouped folds of one split's items (:func:`split_grouping`, strata: their labels),
+    as the leakage table deals a cross-validated file's."""
+    return grouped_folds(split_grouping(split).groups, split.item_labels(label_names), n_folds,
+                         seed)
 
 
 def n_groups(groups: np.ndarray) -> int:

@@ -13,6 +13,7 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 from hashlib import blake2b
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from cuelens.audit.tokenize import word_tokens
 from cuelens.data.dataset import Task
 
 
+T = TypeVar("T")
 RECENT_PREMISES = 8  # premises remembered while normalising a split's items in order
 
 
@@ -139,7 +141,22 @@ class TextKeys:
         return out
 
 
-_CACHE: dict[int, TextKeys] = {}
+class SplitCache(Generic[T]):
+    """Values computed once per split object and kept while the split lives."""
+
+    def __init__(self) -> None:
+        self._values: dict[int, T] = {}
+
+    def get(self, split) -> T | None:
+        return self._values.get(id(split))
+
+    def keep(self, split, value: T) -> T:
+        self._values[id(split)] = value
+        weakref.finalize(split, self._values.pop, id(split), None)
+        return value
+
+
+_TEXT_KEYS = SplitCache[TextKeys]()
 
 
 def text_keys(split) -> TextKeys:
@@ -149,11 +166,9 @@ def text_keys(split) -> TextKeys:
 
 def cached_text_keys(split) -> TextKeys | None:
     """The split's :func:`text_keys` if they are computed already (None: not yet)."""
-    return _CACHE.get(id(split))
+    return _TEXT_KEYS.get(split)
 
 
 def keep_text_keys(split, keys: TextKeys) -> TextKeys:
     """Cache ``keys`` (e.g. loaded from disk) as the :func:`text_keys` of ``split``."""
-    _CACHE[id(split)] = keys
-    weakref.finalize(split, _CACHE.pop, id(split), None)
-    return keys
+    return _TEXT_KEYS.keep(split, keys)
