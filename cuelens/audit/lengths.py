@@ -60,22 +60,39 @@ def _summary(counts: np.ndarray) -> dict:
 def _length_only(x_fit: np.ndarray, y_fit: np.ndarray, x_eval: np.ndarray,
                  y_eval: np.ndarray) -> np.ndarray:
     """1.0 per evaluated item whose label the hypothesis length alone predicts (a decision
-    tree fitted on the fitting lengths ``x_fit`` and labels ``y_fit``)."""
+    tree fitted on the fitting lengths ``x_fit`` and label codes ``y_fit``; docs/methods.md
+    §4b). The tree is fitted on the distinct (length, label) pairs weighted by their counts
+    (:func:`_pair_counts`), a leaf weighing at least MIN_LEAF − ½ (whole counts: MIN_LEAF
+    instances): the splits of the tree on the instances, found in a few dozen rows."""
     from sklearn.tree import DecisionTreeClassifier
 
-    tree = DecisionTreeClassifier(max_leaf_nodes=MAX_LEAVES, min_samples_leaf=MIN_LEAF,
-                                  random_state=0)
-    tree.fit(x_fit[:, None], y_fit)
-    return (tree.predict(x_eval[:, None]) == y_eval).astype(np.float64)
+    if len(x_fit) < 2 * MIN_LEAF:  # no split leaves MIN_LEAF a side: the tree is its root
+        return _majority(y_fit, y_eval)
+    lengths, labels, weights = _pair_counts(x_fit, y_fit)
+    tree = DecisionTreeClassifier(max_leaf_nodes=MAX_LEAVES, random_state=0,
+                                  min_weight_fraction_leaf=(MIN_LEAF - 0.5) / len(x_fit))
+    tree.fit(lengths[:, None], labels, sample_weight=weights)
+    predicted = tree.predict(np.arange(x_eval.max(initial=0) + 1)[:, None])
+    return (predicted[x_eval] == y_eval).astype(np.float64)
+
+
+def _pair_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (length, label code) pairs of ``x`` and ``y`` and how often each occurs."""
+    n_labels = int(y.max()) + 1
+    counts = np.bincount(x * n_labels + y)
+    pairs = np.flatnonzero(counts)
+    return pairs // n_labels, pairs % n_labels, counts[pairs]
 
 
 def _majority(y_fit: np.ndarray, y_eval: np.ndarray) -> np.ndarray:
-    labels, counts = np.unique(y_fit, return_counts=True)
-    return (y_eval == labels[np.argmax(counts)]).astype(np.float64)
+    """1.0 per evaluated item of the most frequent fitting label (ties: the lowest code)."""
+    return (y_eval == np.argmax(np.bincount(y_fit))).astype(np.float64)
 
 
-def _lengths_and_labels(split: Split) -> tuple[np.ndarray, np.ndarray]:
-    return text_word_counts(split), np.asarray(split.labels, dtype=str)
+def _lengths_and_labels(split: Split, label_names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Word counts and label codes: indices into the sorted ``label_names``, which order as the
+    labels do (ties break as on the strings)."""
+    return text_word_counts(split), split.item_labels(sorted(label_names))
 
 
 def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
@@ -83,9 +100,9 @@ def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
     the majority label's on the same protocol and D, their difference. Fitted on train, or on
     the other folds of the leakage table's grouped folds; computed on length and label arrays
     (no per-fold copies of the items)."""
-    x, y = _lengths_and_labels(dataset.test)
+    x, y = _lengths_and_labels(dataset.test, dataset.label_names)
     if dataset.train is not None:
-        x_fit, y_fit = _lengths_and_labels(dataset.train)
+        x_fit, y_fit = _lengths_and_labels(dataset.train, dataset.label_names)
         hits, majority_hits = _length_only(x_fit, y_fit, x, y), _majority(y_fit, y)
     else:
         fold = split_folds(dataset.test, dataset.label_names, folds, seed)
@@ -115,9 +132,9 @@ def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
         return {"lengths": {"unit": "words per choice", "max_words": MAX_WORDS,
                             "by_label": {"correct choice": _summary(correct),
                                          "other choices": _summary(others)}}}
-    labels = np.asarray(split.labels, dtype=object)
-    by_label = {name: _summary(counts[labels == name]) for name in dataset.label_names
-                if (labels == name).any()}
+    labels = split.item_labels(dataset.label_names)
+    by_label = {name: _summary(counts[labels == i]) for i, name in enumerate(dataset.label_names)
+                if (labels == i).any()}
     return {"lengths": {"unit": "words per hypothesis", "max_words": MAX_WORDS,
                         "by_label": by_label,
                         "baseline": length_baseline(dataset, folds, seed)}}
