@@ -303,3 +303,18 @@ def test_bow_columns_are_numbered_over_the_chunks_as_over_all_rows(piece):
     assert len(expected.keys) > 100
     np.testing.assert_array_equal(bow.columns.keys, expected.keys)
     np.testing.assert_array_equal(bow.columns.column, expected.column)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lowest_keeps_the_lowest_priorities_of_each_group_ties_to_the_earlier(seed):
+    """``_lowest`` (a partition per group) against a brute-force sort by (priority, index),
+    on few distinct priorities (many ties) and keeps from 0 to past the group sizes."""
+    from cuelens.audit.streamed import _lowest
+
+    rng = np.random.default_rng(seed)
+    n, keep = int(rng.integers(0, 80)), int(rng.integers(0, 15))
+    priority = rng.integers(0, 4, n).astype(np.uint64)
+    group = rng.integers(0, 5, n)
+    expected = sorted(i for g in set(group.tolist()) for i in sorted(
+        np.flatnonzero(group == g).tolist(), key=lambda i: (priority[i], i))[:keep])
+    assert _lowest(priority, group, keep).tolist() == expected
