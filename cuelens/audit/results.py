@@ -14,7 +14,6 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -132,18 +131,11 @@ def scan_output_paths(out_dir: Path, item_files: str = "records") -> dict[str, P
     return files
 
 
-LINES_AT_ONCE = 8192  # item lines sorted into the easy and hard files at once
-
-
 def write_item_files(paths: tuple[Path, Path], lines: Iterable[tuple[str, bool]]) -> None:
-    """Stream each ``(line, easy)`` to the easy or the hard file (both atomic), a batch of
-    lines at a time."""
-    pairs = iter(lines)
+    """Stream each ``(line, easy)`` to the easy or the hard file (both atomic)."""
     with atomic_open(paths[0]) as easy, atomic_open(paths[1]) as hard:
-        for batch in iter(lambda: list(islice(pairs, LINES_AT_ONCE)), []):
-            for handle, wanted in ((easy, True), (hard, False)):
-                text = "".join([line + "\n" for line, is_easy in batch if is_easy == wanted])
-                handle.write(text.encode("utf-8", "surrogatepass"))
+        for line, is_easy in lines:
+            (easy if is_easy else hard).write(line.encode("utf-8", "surrogatepass") + b"\n")
 
 
 ItemLines = Callable[[str], Iterable[tuple[str, bool]]]  # mode → (record or id, easy) per item
