@@ -334,8 +334,10 @@ def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
     """Indices of the ``keep`` lowest priorities of each group (ties: the earlier index), in
     index order: per group, a partition finds the ``keep``-th lowest priority (no sort of the
     hundreds of thousands of candidates a pass holds)."""
+    if keep <= 0:
+        return np.zeros(0, np.int64)
     chosen = [np.zeros(0, np.int64)]
-    for g in np.flatnonzero(np.bincount(group)) if keep > 0 else ():
+    for g in np.flatnonzero(np.bincount(group)):
         rows = np.flatnonzero(group == g)
         if len(rows) > keep:
             mine = priority[rows]
@@ -462,7 +464,8 @@ def training_sample(counts: RunCounts, folds: Folds, fold: int | None, fold_seed
             raise UserError("too few distinct fold keys for streaming statistics: one fold "
                             "holds most items of a label (see --group-field); use --stats "
                             "exact")
-        chosen.append(rows[np.argsort(c.priority[rows], kind="stable")[:quota[label]]])
+        chosen.append(rows[_lowest(c.priority[rows], np.zeros(len(rows), np.int64),
+                                   quota[label])])
     rows = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
     rows = rows[np.argsort(c.item[rows], kind="stable")]
     inner = np.repeat(folds.inner(c.item[rows], c.key[rows]), c.k)
