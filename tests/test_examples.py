@@ -22,3 +22,17 @@ def test_each_cue_lists_every_instance_holding_the_word_once():
                           np.ones(4, dtype=bool), seed=0, per_group=0)
     shown = {token: [out["items"][k]["id"] for k in rows] for token, rows in out["by_cue"].items()}
     assert shown == {"dog": ["a", "b"], "n't": ["b", "c"], "cat": []}
+
+
+def test_holders_match_a_brute_force_search_of_every_text():
+    from cuelens.audit.counts import encode
+    from cuelens.audit.examples import holders
+    from cuelens.audit.tokenize import word_tokens
+
+    rng = np.random.default_rng(3)
+    words = ["dog", "Dog", "cat's", "don't", "a", "b-c", "x_y", "", "!"]
+    texts = [" ".join(rng.choice(words, size=rng.integers(0, 6))) for _ in range(300)]
+    tokens = ["dog", "'s", "n't", "b", "c", "x", "absent", "a", "do"]
+    found = holders(encode(texts, repeats=True), tokens)
+    assert [held.tolist() for held in found] == \
+        [[i for i, text in enumerate(texts) if token in word_tokens(text)] for token in tokens]

@@ -12,7 +12,7 @@ from itertools import chain
 
 import numpy as np
 
-from cuelens.audit.tokenize import word_tokens
+from cuelens.audit.counts import TokenSequences, encode
 from cuelens.data.dataset import Dataset, Instances, Split, Task
 from cuelens.io import read_number
 
@@ -72,28 +72,42 @@ def examples_per_cue(n_tokens: int, per_cue: int) -> int:
     return max(5, min(per_cue, EXAMPLE_BUDGET // max(n_tokens, 1)))
 
 
+def holders(words: TokenSequences, tokens: list[str]) -> list[np.ndarray]:
+    """Per token of ``tokens``, the instances of ``words`` (:func:`~cuelens.audit.counts.encode`
+    with repeats) that hold it, in order: one lookup over all their word ids."""
+    vocab = {word: i for i, word in enumerate(words.vocab)}
+    # word id → index in tokens; tokens outside the vocabulary land in the unused last slot
+    wanted = np.full(len(words.vocab) + 1, -1, dtype=np.int64)
+    for position, token in enumerate(tokens):
+        wanted[vocab.get(token, -1)] = position
+    which = wanted[words.indices]
+    held = which >= 0
+    owner = np.repeat(np.arange(len(words), dtype=np.int64), words.lengths)[held]
+    pairs = np.unique(which[held] * max(len(words), 1) + owner)
+    ends = np.searchsorted(pairs // max(len(words), 1), np.arange(len(tokens) + 1))
+    return [pairs[start:end] % max(len(words), 1) for start, end in zip(ends, ends[1:])]
+
+
 def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
-                    seed: int, per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
+                    seed: int, words: TokenSequences | None = None,
+                    per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
                     per_group: int = 10) -> dict:
     """results.json ``examples``: instances of the evaluated split containing each listed cue
-    (:func:`listed_cues`; :func:`examples_per_cue` of each)."""
+    (:func:`listed_cues`; :func:`examples_per_cue` of each). ``words``: the scan's encoding
+    of the evaluated instances' texts (:attr:`~cuelens.audit.scan.WordAudit.words`), else
+    they are encoded here."""
     split = dataset.test
     instances = split.instances(dataset.label_names)
     rng = np.random.default_rng(seed)
     tokens = top_cue_tokens(cues, per_label)
     per_cue = examples_per_cue(len(tokens), per_cue)
-    wanted = set(tokens)
-    holders: dict[str, list[int]] = {t: [] for t in tokens}
-    for index, text in enumerate(instances.texts):
-        for token in wanted.intersection(word_tokens(text)):
-            holders[token].append(index)
 
     def sampled(pool: np.ndarray, size: int) -> np.ndarray:
         """``size`` of ``pool`` drawn without replacement, in order (all when fewer)."""
         return np.sort(rng.choice(pool, size=size, replace=False)) if len(pool) > size else pool
 
-    pools = [sampled(np.asarray(holders[token], dtype=np.int64), per_cue).tolist()
-             for token in tokens]
+    words = encode(instances.texts, repeats=True) if words is None else words
+    pools = [sampled(held, per_cue).tolist() for held in holders(words, tokens)]
     shown = shown_instances(split, instances)
     pools += [shown[sampled(np.flatnonzero(mask), per_group)].tolist()
               for mask in (item_easy, ~item_easy)]

@@ -248,6 +248,12 @@ class ScanData:
     words: TokenSequences  # every text's word ids in order, repeats kept (the BoW input)
     group_summary: dict  # leakage.groups of results.json (Grouping.summary per split)
 
+    def evaluated_words(self) -> TokenSequences:
+        """:attr:`words` of the evaluation items' instances (they come last; a view)."""
+        indptr = self.words.indptr[(self.pool.n_items - len(self.eval_items)) * self.pool.k:]
+        return TokenSequences(indptr - indptr[0], self.words.indices[indptr[0]:],
+                              self.words.vocab)
+
     def eval_folds(self, n_folds: int, seed: int) -> np.ndarray | None:
         """Grouped, stratified outer folds over ``eval_items`` (docs/methods.md §3–4).
 

@@ -164,7 +164,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
             config=asdict(config), dataset=dataset_summary(dataset), notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None, started)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
-    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
+    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed, audit.words)
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:
         progress("hygiene", 1.0)
