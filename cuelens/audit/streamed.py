@@ -332,12 +332,10 @@ def _group(strata: np.ndarray, fitting: np.ndarray | bool) -> np.ndarray:
 
 def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
     """Indices of the ``keep`` lowest priorities of each group (ties: the earlier index), in
-    index order: per group, a partition finds the ``keep``-th lowest priority (no sort of the
-    hundreds of thousands of candidates a pass holds)."""
-    if keep <= 0:
-        return np.zeros(0, np.int64)
-    chosen = [np.zeros(0, np.int64)]
-    for g in np.flatnonzero(np.bincount(group)):
+    index order: per group, a partition finds the ``keep``-th lowest priority, and the kept
+    rows are read off a mask (no sort of the hundreds of thousands of candidates a pass holds)."""
+    chosen = np.zeros(len(priority), dtype=bool)
+    for g in np.flatnonzero(np.bincount(group)) if keep > 0 else ():
         rows = np.flatnonzero(group == g)
         if len(rows) > keep:
             mine = priority[rows]
@@ -345,8 +343,8 @@ def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
             below = mine < bound
             below[np.flatnonzero(mine == bound)[:keep - int(below.sum())]] = True
             rows = rows[below]
-        chosen.append(rows)
-    return np.sort(np.concatenate(chosen))
+        chosen[rows] = True
+    return np.flatnonzero(chosen)
 
 
 @dataclass
