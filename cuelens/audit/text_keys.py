@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import weakref
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from hashlib import blake2b
 from typing import Generic, TypeVar
 
@@ -41,6 +43,16 @@ def text_key(text: str) -> bytes:
     """A text's 64-bit fingerprint: 8-byte BLAKE2b, the same on every run and machine (Python's
     ``hash`` is salted)."""
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def _keys_and_words(pairs: Iterable[tuple[bytes, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_key_and_words` pairs as a ``uint64`` fingerprint array and an ``int64`` word-count
+    array (appended to compact buffers: no list of pairs)."""
+    keys, words = bytearray(), array("q")
+    for key, count in pairs:
+        keys += key
+        words.append(count)
+    return as_keys(keys), np.frombuffer(words, dtype=np.int64)
 
 
 def as_keys(buffer: bytes | bytearray) -> np.ndarray:
@@ -89,28 +101,21 @@ class TextKeys:
     @classmethod
     def of(cls, split) -> "TextKeys":
         n = len(split)
-        keys, words = bytearray(), array("q")
-        texts = split.hypotheses if split.task == Task.NLI else split.choices
         # the items of one premise are usually adjacent (SNLI: about three): normalised once
-        premise_of = lru_cache(maxsize=RECENT_PREMISES)(_key_and_words)
-        for i, premise in enumerate(split.premises):
-            own = [texts[i]] if split.task == Task.NLI else texts[i]
-            for key, count in [premise_of(premise), *map(_key_and_words, own)]:
-                keys += key
-                words.append(count)
-        counts = np.ones(n, dtype=np.int64) if split.task == Task.NLI else \
-            np.fromiter(map(len, texts), dtype=np.int64, count=n)
-        all_keys, all_words = as_keys(keys), np.frombuffer(words, dtype=np.int64)
-        is_premise = np.zeros(len(all_keys), dtype=bool)
-        is_premise[np.cumsum(counts + 1) - counts - 1] = True
-        premise = all_keys[is_premise]
+        premise, premise_words = _keys_and_words(
+            map(lru_cache(maxsize=RECENT_PREMISES)(_key_and_words), split.premises))
+        if split.task == Task.NLI:
+            counts, texts = np.ones(n, dtype=np.int64), split.hypotheses
+        else:
+            counts = np.fromiter(map(len, split.choices), dtype=np.int64, count=n)
+            texts = chain.from_iterable(split.choices)
+        text, text_words = _keys_and_words(map(_key_and_words, texts))
         context = premise
         if split.task == Task.MCQ and any(split.questions):
             context = as_keys(b"".join(text_key(normal_form(split.premise_context(i)))
                                        for i in range(n)))
-        return cls(premise=premise, premise_words=all_words[is_premise], context=context,
-                   text=all_keys[~is_premise], text_words=all_words[~is_premise],
-                   starts=row_starts(counts))
+        return cls(premise=premise, premise_words=premise_words, context=context, text=text,
+                   text_words=text_words, starts=row_starts(counts))
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays (no pickle), e.g. to store them next to a chunk of a split."""
