@@ -80,12 +80,12 @@ def holders(words: TokenSequences, tokens: list[str]) -> list[np.ndarray]:
     wanted = np.full(len(words.vocab) + 1, -1, dtype=np.int64)
     for position, token in enumerate(tokens):
         wanted[vocab.get(token, -1)] = position
-    which = wanted[words.indices]
+    which, n = wanted[words.indices], max(len(words), 1)
     held = which >= 0
     owner = np.repeat(np.arange(len(words), dtype=np.int64), words.lengths)[held]
-    pairs = np.unique(which[held] * max(len(words), 1) + owner)
-    ends = np.searchsorted(pairs // max(len(words), 1), np.arange(len(tokens) + 1))
-    return [pairs[start:end] % max(len(words), 1) for start, end in zip(ends, ends[1:])]
+    pairs = np.unique(which[held] * n + owner)  # sorted by token, then instance
+    ends = np.searchsorted(pairs // n, np.arange(len(tokens) + 1))
+    return [pairs[start:end] % n for start, end in zip(ends, ends[1:])]
 
 
 def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
