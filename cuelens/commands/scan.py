@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -128,7 +127,6 @@ def scan(
     from cuelens.data.preference import is_preference_source
     from cuelens.engine.options import EngineOptions
 
-    gc.freeze()  # the ~190k objects of the modules just imported: full collections skip them
     started = time.time()
     if stats not in STATISTICS:
         raise UserError(f"unknown --stats {stats!r}; choose from {', '.join(STATISTICS)}")
