@@ -72,19 +72,24 @@ def examples_per_cue(n_tokens: int, per_cue: int) -> int:
     return max(5, min(per_cue, EXAMPLE_BUDGET // max(n_tokens, 1)))
 
 
-def holders(words: TokenSequences, tokens: list[str]) -> list[np.ndarray]:
-    """Per token of ``tokens``, the instances of ``words`` (:func:`~cuelens.audit.counts.encode`
-    with repeats) that hold it, in order: one lookup over all their word ids."""
-    vocab = {word: i for i, word in enumerate(words.vocab)}
-    # word id → index in tokens; tokens outside the vocabulary land in the unused last slot
+def token_ids(vocab: list[str], tokens: list[str]) -> list[int]:
+    """The id of each of ``tokens`` in ``vocab`` (−1: not a word of it)."""
+    index = {word: i for i, word in enumerate(vocab)}
+    return [index.get(token, -1) for token in tokens]
+
+
+def holders(words: TokenSequences, ids: list[int]) -> list[np.ndarray]:
+    """Per word id of ``ids`` (:func:`token_ids`), the instances of ``words``
+    (:func:`~cuelens.audit.counts.encode` with repeats) that hold it, in order: one lookup over
+    all their word ids."""
+    # word id → index in ids; the ids −1 land in the unused last slot
     wanted = np.full(len(words.vocab) + 1, -1, dtype=np.int64)
-    for position, token in enumerate(tokens):
-        wanted[vocab.get(token, -1)] = position
+    wanted[np.asarray(ids, dtype=np.int64)] = np.arange(len(ids))
     which, n = wanted[words.indices], max(len(words), 1)
     held = which >= 0
     owner = np.repeat(np.arange(len(words), dtype=np.int64), words.lengths)[held]
-    pairs = np.unique(which[held] * n + owner)  # sorted by token, then instance
-    ends = np.searchsorted(pairs // n, np.arange(len(tokens) + 1))
+    pairs = np.unique(which[held] * n + owner)  # sorted by id, then instance
+    ends = np.searchsorted(pairs // n, np.arange(len(ids) + 1))
     return [pairs[start:end] % n for start, end in zip(ends, ends[1:])]
 
 
@@ -107,7 +112,8 @@ def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
         return np.sort(rng.choice(pool, size=size, replace=False)) if len(pool) > size else pool
 
     words = encode(instances.texts, repeats=True) if words is None else words
-    pools = [sampled(held, per_cue).tolist() for held in holders(words, tokens)]
+    pools = [sampled(held, per_cue).tolist()
+             for held in holders(words, token_ids(words.vocab, tokens))]
     shown = shown_instances(split, instances)
     pools += [shown[sampled(np.flatnonzero(mask), per_group)].tolist()
               for mask in (item_easy, ~item_easy)]

@@ -26,7 +26,7 @@ from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
 from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
-    examples_section, shown_instances, top_cue_tokens
+    examples_section, holders, shown_instances, token_ids, top_cue_tokens
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
@@ -430,11 +430,9 @@ def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int
     instances = chunk.first * store.k + np.arange(len(words), dtype=np.int64)
     priority = seeded_hash(instances, shared.seed)
     row = partial(example_row, split, shown, shared.label_names, item_easy=mask)
-    owner = np.repeat(np.arange(len(words)), words.lengths)
     by_cue = [_Picks(shared.per_cue) for _ in shared.wanted]
-    for picks, token in zip(by_cue, shared.wanted):
-        holders = np.unique(owner[words.indices == token]) if token >= 0 else owner[:0]
-        picks.offer(priority[holders], instances[holders], lambda i, h=holders: row(h[i]))
+    for picks, held in zip(by_cue, holders(words, shared.wanted)):
+        picks.offer(priority[held], instances[held], lambda i, h=held: row(h[i]))
     gold = shown_instances(split, shown)
     groups = {}
     for name, members in (("easy", gold[mask]), ("hard", gold[~mask])):
@@ -454,9 +452,8 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask, seed:
     store = data.store
     tokens = top_cue_tokens(cues, per_label)
     per_cue = examples_per_cue(len(tokens), per_cue)
-    vocab = {word: i for i, word in enumerate(store.words_vocab)}
     shared = _ExamplesShared(store, easy, data.label_names,
-                             [vocab.get(token, -1) for token in tokens], per_cue, per_group, seed)
+                             token_ids(store.words_vocab, tokens), per_cue, per_group, seed)
     calls = _chunk_calls(data.splits[data.evaluated], store)
     by_cue = [_Picks(per_cue) for _ in tokens]
     groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
