@@ -20,6 +20,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
+from operator import itemgetter
 from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
@@ -260,15 +261,99 @@ _JSON = json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False)
 def dumps_json(obj: Any) -> str:
     """Deterministic JSON text: sorted keys are NOT used (field order is part of the schema),
     but floats are plain, NaN is rejected, and the output ends with a newline."""
-    return _JSON.encode(obj) + "\n"
+    return "".join(json_pieces(obj)) + "\n"
 
 
 def write_json(path: PathLike, obj: Any) -> None:
-    """Write :func:`dumps_json` of ``obj`` atomically, streamed from the encoder's pieces (a
-    big results file is never one string in memory); the bytes are the same."""
+    """Write :func:`dumps_json` of ``obj`` atomically, streamed from its pieces (a big results
+    file is never one string in memory); the bytes are the same."""
     with atomic_open_text(path) as text:
-        text.writelines(_JSON.iterencode(obj))
+        text.writelines(json_pieces(obj))
         text.write("\n")
+
+
+RECORDS_MIN = 64  # a list of at least this many records is encoded column by column
+RECORDS_BATCH = 4096  # records joined into one piece
+
+
+def json_pieces(obj: Any, level: int = 0) -> Iterator[str]:
+    """The text of ``_JSON.encode(obj)`` (2-space indent) at nesting ``level``, in pieces.
+
+    The standard encoder's indented mode is pure Python, one call per value; a long list of
+    records (dicts with the same string keys in the same order, whose values are scalars or
+    such records, as the cue table of results.json) is encoded column by column instead, by
+    C-level maps (:func:`json_texts`). Dicts with string keys are walked here to find those
+    lists; anything else is the encoder's own text, re-indented (a JSON text has no raw
+    newline inside a string, so every ``\\n`` starts a line)."""
+    if type(obj) is dict and obj and all(type(key) is str for key in obj):
+        inner = "\n" + "  " * (level + 1)
+        yield "{"
+        for i, (key, value) in enumerate(obj.items()):
+            yield f"{',' if i else ''}{inner}{encode_basestring(key)}: "
+            yield from json_pieces(value, level + 1)
+        yield "\n" + "  " * level + "}"
+        return
+    records = _record_rows(obj, level + 1) if type(obj) is list and len(obj) >= RECORDS_MIN \
+        else None
+    if records is not None:
+        inner = "\n" + "  " * (level + 1)
+        yield "[" + inner
+        for start in range(0, len(records), RECORDS_BATCH):
+            yield ("," + inner if start else "") + ("," + inner).join(
+                records[start:start + RECORDS_BATCH])
+        yield "\n" + "  " * level + "]"
+        return
+    indent = "\n" + "  " * level
+    for piece in _JSON.iterencode(obj):
+        yield piece.replace("\n", indent) if level else piece
+
+
+def _record_rows(rows: list, level: int) -> list[str] | None:
+    """The indented text of each record of ``rows`` at nesting ``level``, or None when they
+    are not all records of one layout (or a float is out of range: the encoder's error)."""
+    try:
+        layout = _record_layout(rows, level)
+    except ValueError:
+        return None
+    if layout is None:
+        return None
+    texts, columns = layout
+    pieces: list[Iterable[str]] = [repeat(texts[0])]
+    for column, text in zip(columns, texts[1:]):
+        pieces += [column, repeat(text)]
+    return list(map("".join, zip(*pieces)))
+
+
+def _record_layout(rows: list, level: int) -> tuple[list[str], list[list[str]]] | None:
+    """The constant texts of records ``rows`` at nesting ``level`` and, between them, the
+    texts of each scalar column (one per record); None unless ``rows`` are records of one
+    layout."""
+    first = rows[0]
+    if type(first) is not dict or not first or not all(type(key) is str for key in first):
+        return None
+    keys = tuple(first)
+    if set(map(type, rows)) != {dict} or list(map(tuple, rows)).count(keys) != len(rows):
+        return None
+    inner = "\n" + "  " * (level + 1)
+    texts, columns = ["{"], []
+    for i, key in enumerate(keys):
+        texts[-1] += f"{',' if i else ''}{inner}{encode_basestring(key)}: "
+        column = list(map(itemgetter(key), rows))
+        kinds = set(map(type, column))
+        if kinds == {dict}:
+            nested = _record_layout(column, level + 1)
+            if nested is None:
+                return None
+            texts[-1] += nested[0][0]
+            texts += nested[0][1:]
+            columns += nested[1]
+        elif kinds <= _SCALARS:
+            columns.append(json_texts(column))
+            texts.append("")
+        else:
+            return None
+    texts[-1] += "\n" + "  " * level + "}"
+    return texts, columns
 
 
 _JSON_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # json.dumps's bytes, one encoder
@@ -281,6 +366,7 @@ def jsonl_line(row: dict) -> str:
 
 
 _JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
+_SCALARS = {str, int, float, bool, type(None)}
 _FLOAT_NULLS = {"nan": "null", "None": "null"}  # repr of NaN / None in a float column
 
 

@@ -31,6 +31,66 @@ def test_write_json_equals_json_dumps(tmp_path):
     assert path.read_bytes() == '"é"\n'.encode("utf-8")
 
 
+def _random_value(rng, depth):
+    kind = rng.choice(["str", "int", "float", "bool", "none", "record", "record"] if depth < 2 else
+                      ["str", "int", "float", "bool", "none"])
+    if kind == "record":
+        return {f"k{j}é": _random_value(rng, depth + 1) for j in range(rng.randint(1, 3))}
+    return {"str": lambda: rng.choice(["a", "é ∞", "\u2028\"\\\n", ""]),
+            "int": lambda: rng.randint(-10**20, 10**20),
+            "float": lambda: rng.choice([0.1, -2.5e-300, 1e300, 3.0, rng.random()]),
+            "bool": lambda: rng.random() < 0.5, "none": lambda: None}[kind]()
+
+
+def _shaped_like(rng, layout):
+    """A record of ``layout``'s keys and nesting with fresh leaf values (types may mix)."""
+    if type(layout) is dict:
+        return {key: _shaped_like(rng, value) for key, value in layout.items()}
+    return _random_value(rng, 2)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_record_lists_are_encoded_like_json_dumps(seed):
+    """Long lists of records (cues) take the column-wise path: byte-identical to json.dumps
+    for random layouts, mixed-type columns, nesting, and near-records that must fall back (a
+    key order changed, a key missing, an empty or list value, a non-dict row)."""
+    import random
+
+    from cuelens.io import RECORDS_BATCH, RECORDS_MIN, _record_rows, dumps_json
+
+    rng = random.Random(seed)
+    layout = {f"c{j}": _random_value(rng, 0) for j in range(rng.randint(1, 6))}
+    n = rng.choice([RECORDS_MIN - 1, RECORDS_MIN, 300, RECORDS_BATCH + 1])
+    rows = [_shaped_like(rng, layout) for _ in range(n)]
+    spoil = rng.choice(["none", "order", "missing", "empty", "list", "row"])
+    if spoil != "none":
+        at = rng.randrange(n)
+        spoil = "missing" if spoil == "order" and len(layout) == 1 else spoil
+        key = next(iter(rows[at]))
+        if spoil == "order":
+            rows[at] = dict(reversed(list(rows[at].items())))
+        elif spoil == "missing":
+            del rows[at][key]
+        elif spoil in ("empty", "list"):
+            rows[at][key] = {} if spoil == "empty" else [1, {"a": None}]
+        else:
+            rows[at] = 7
+    obj = {"head": {"x": [1, 2]}, "cues": rows, "nested": {"deep": rows[:RECORDS_MIN]},
+           "tail": 1.5}
+    assert dumps_json(obj) == json.dumps(obj, ensure_ascii=False, indent=2,
+                                         allow_nan=False) + "\n"
+    assert dumps_json(rows) == json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+    assert (_record_rows(rows, 1) is not None) == (spoil == "none")  # the path was taken
+
+
+def test_a_non_finite_float_in_records_is_refused_like_json_dumps():
+    from cuelens.io import RECORDS_MIN, dumps_json
+
+    rows = [{"v": float(i)} for i in range(RECORDS_MIN)] + [{"v": math.inf}]
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        dumps_json({"cues": rows})
+
+
 @pytest.mark.parametrize("bad", [math.nan, math.inf, "\ud800"])
 def test_a_failed_json_write_leaves_the_old_file(tmp_path, bad):
     """NaN/∞ (not JSON) and a lone surrogate (not UTF-8) fail half way: no partial file, no
