@@ -99,6 +99,31 @@ def test_encoder_chunks_and_merged_shards_equal_one_pass(monkeypatch):
         np.testing.assert_array_equal(other.indices, whole.indices)
 
 
+@pytest.mark.parametrize("ngrams, repeats, chunk", [(1, False, 7), (1, True, 1000),
+                                                   (2, False, 3), (2, True, 7)])
+def test_encode_numbers_features_by_first_appearance(monkeypatch, ngrams, repeats, chunk):
+    """Ids by brute force: a dict filled token by token over the texts in order (distinct per
+    text unless ``repeats``), whatever the chunking; texts repeat words within and across."""
+    from cuelens.audit.tokenize import word_tokens
+
+    rng = np.random.default_rng(ngrams + 2 * repeats)
+    words = ["a", "b", "don't", "C", "é", "b_c", "x1"]
+    texts = [" ".join(rng.choice(words, rng.integers(0, 6))) for _ in range(60)]
+    vocab: dict[str, int] = {}
+    expected = []
+    for text in texts:
+        tokens = word_tokens(text)
+        features = tokens + [" ".join(tokens[i:i + 2]) for i in range(len(tokens) - 1)] \
+            if ngrams == 2 else tokens
+        if not repeats:
+            features = list(dict.fromkeys(features))
+        expected.append([vocab.setdefault(f, len(vocab)) for f in features])
+    monkeypatch.setattr("cuelens.audit.counts.ENCODE_CHUNK", chunk)
+    got = encode(texts, ngrams=ngrams, repeats=repeats)
+    assert got.vocab == list(vocab)
+    assert [got.indices[a:b].tolist() for a, b in zip(got.indptr, got.indptr[1:])] == expected
+
+
 def test_restricted_bow_equals_slicing_the_full_matrix(tmp_path):
     dataset = load_for_scan("local", str(write_jsonl(tmp_path / "a.jsonl",
                                                      make_nli(400, seed=2)))).dataset
