@@ -24,6 +24,29 @@ def test_unseen_words_are_left_out_and_empty_instances_get_the_prior_word():
     assert view.fallback.tolist() == [False, True, False]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_view_tokens_match_a_loop_over_instances(seed):
+    """Random instances (empty ones, all-unseen ones, runs of them at the start and end),
+    rows in any order and repeated: each instance's seen ids in order, or the prior word."""
+    rng = np.random.default_rng(seed)
+    texts = [" ".join(rng.choice(list("abcdefgh"), rng.integers(0, 5))) for _ in range(40)]
+    texts[:3] = ["", "h", "g h"]
+    seqs = encode(texts)
+    seen = rng.random(len(seqs.vocab)) < 0.5
+    seen[seqs.vocab.index("a")] = True
+    for rows in (np.arange(40), rng.permutation(40)[:25], rng.integers(0, 40, 60),
+                 np.array([0, 1, 2, 1]), np.zeros(0, np.int64)):
+        view = view_tokens(seqs, rows, seen)
+        expected = []
+        for row in rows:
+            mine = [t for t in seqs.indices[seqs.indptr[row]:seqs.indptr[row + 1]] if seen[t]]
+            expected.append(mine or [len(seen)])
+        assert [view.tokens[a:b].tolist() for a, b in zip(view.indptr, view.indptr[1:])] \
+            == expected
+        assert view.fallback.tolist() == [e == [len(seen)] for e in expected]
+        assert view.tokens.dtype == np.int32 and view.indptr.dtype == np.int64
+
+
 def test_average_and_max_match_brute_force():
     rng = np.random.default_rng(0)
     lengths = rng.integers(1, 6, 50)

@@ -73,19 +73,19 @@ class CueView:
 
 
 def view_tokens(seqs: TokenSequences, rows: np.ndarray, seen: np.ndarray) -> TokenView:
-    """The seen-word ids of instances ``rows`` in first-occurrence order (vectorised gather)."""
-    prior_id = len(seen)
+    """The seen-word ids of instances ``rows`` in first-occurrence order (vectorised gather):
+    the kept ids in place, each instance's count read off a running sum of the kept mask, the
+    prior word inserted where an instance keeps none."""
     tokens, lengths = seqs.take(rows)
     keep = seen[tokens]
-    row_of = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)[keep]
-    tokens = tokens[keep]
-    counts = np.bincount(row_of, minlength=len(rows))
+    kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    counts = np.diff(kept_before[row_starts(lengths)])
     fallback = counts == 0
-    indptr = row_starts(np.maximum(counts, 1))
-    out = np.full(indptr[-1], prior_id, dtype=np.int32)
-    position = np.arange(len(tokens), dtype=np.int64) - row_starts(counts)[row_of]
-    out[indptr[row_of] + position] = tokens
-    return TokenView(indptr=indptr, tokens=out, fallback=fallback)
+    out = tokens[keep].astype(np.int32, copy=False)
+    if fallback.any():
+        out = np.insert(out, row_starts(counts)[:-1][fallback], np.int32(len(seen)))
+    return TokenView(indptr=row_starts(np.maximum(counts, 1)), tokens=out, fallback=fallback)
 
 
 def average_scores(view: CueView) -> np.ndarray:
