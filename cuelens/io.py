@@ -273,7 +273,7 @@ def write_json(path: PathLike, obj: Any) -> None:
 
 
 RECORDS_MIN = 64  # a list of at least this many records is encoded column by column
-RECORDS_BATCH = 4096  # records joined into one piece
+RECORDS_BATCH = 4096  # records encoded at once (their texts in memory) and joined into one piece
 
 
 def json_pieces(obj: Any, level: int = 0) -> Iterator[str]:
@@ -293,14 +293,21 @@ def json_pieces(obj: Any, level: int = 0) -> Iterator[str]:
             yield from json_pieces(value, level + 1)
         yield "\n" + "  " * level + "}"
         return
-    records = _record_rows(obj, level + 1) if type(obj) is list and len(obj) >= RECORDS_MIN \
-        else None
-    if records is not None:
+    if type(obj) is list and len(obj) >= RECORDS_MIN and \
+            (rows := _record_rows(obj[:RECORDS_BATCH], level + 1)) is not None:
         inner = "\n" + "  " * (level + 1)
         yield "[" + inner
-        for start in range(0, len(records), RECORDS_BATCH):
-            yield ("," + inner if start else "") + ("," + inner).join(
-                records[start:start + RECORDS_BATCH])
+        for start in range(0, len(obj), RECORDS_BATCH):  # a batch's texts in memory at a time
+            if start:
+                yield "," + inner
+                rows = _record_rows(obj[start:start + RECORDS_BATCH], level + 1)
+            if rows is None:  # a batch of another layout: its items one by one
+                for i, item in enumerate(obj[start:start + RECORDS_BATCH]):
+                    if i:
+                        yield "," + inner
+                    yield from json_pieces(item, level + 1)
+            else:
+                yield ("," + inner).join(rows)
         yield "\n" + "  " * level + "]"
         return
     indent = "\n" + "  " * level

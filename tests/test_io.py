@@ -83,6 +83,16 @@ def test_record_lists_are_encoded_like_json_dumps(seed):
     assert (_record_rows(rows, 1) is not None) == (spoil == "none")  # the path was taken
 
 
+def test_a_later_batch_of_another_layout_is_encoded_item_by_item():
+    from cuelens.io import RECORDS_BATCH, dumps_json
+
+    rows = [{"t": f"w{i}", "m": {"z": i / 3, "ok": i % 2 == 0}} for i in range(2 * RECORDS_BATCH)]
+    rows[RECORDS_BATCH + 5] = {"t": "odd", "m": {"z": [1, 2]}}
+    rows[-1] = "not a record"
+    assert dumps_json({"cues": rows}) == json.dumps({"cues": rows}, ensure_ascii=False,
+                                                    indent=2) + "\n"
+
+
 def test_a_non_finite_float_in_records_is_refused_like_json_dumps():
     from cuelens.io import RECORDS_MIN, dumps_json
 
