@@ -324,11 +324,16 @@ def _record_rows(rows: list, level: int) -> list[str] | None:
         return None
     if layout is None:
         return None
-    texts, columns = layout
+    return list(map("".join, _interleaved(*layout)))
+
+
+def _interleaved(texts: list[str], columns: list[list[str]]) -> Iterator[tuple[str, ...]]:
+    """Per row, the pieces of its text: ``texts[0]``, its value of ``columns[0]``,
+    ``texts[1]``, … ``texts[-1]`` (the constant texts between the columns' values)."""
     pieces: list[Iterable[str]] = [repeat(texts[0])]
     for column, text in zip(columns, texts[1:]):
         pieces += [column, repeat(text)]
-    return list(map("".join, zip(*pieces)))
+    return zip(*pieces)
 
 
 def _record_layout(rows: list, level: int) -> tuple[list[str], list[list[str]]] | None:
@@ -411,12 +416,9 @@ def jsonl_lines(columns: Mapping[str, Sequence], nan_as_null: bool = False) -> s
     column (:func:`json_texts`) and interleaved with the constant keys."""
     if not columns:
         return ""
-    pieces: list[Iterable[str]] = []
-    for k, (name, values) in enumerate(columns.items()):
-        pieces += [repeat(f"{', ' if k else '{'}{encode_basestring(name)}: "),
-                   json_texts(values, nan_as_null)]
-    pieces.append(repeat("}\n"))
-    return "".join(chain.from_iterable(zip(*pieces)))
+    keys = [f"{', ' if k else '{'}{encode_basestring(name)}: " for k, name in enumerate(columns)]
+    return "".join(chain.from_iterable(_interleaved(
+        [*keys, "}\n"], [json_texts(values, nan_as_null) for values in columns.values()])))
 
 
 def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:
