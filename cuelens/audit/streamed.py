@@ -335,7 +335,9 @@ def _lowest(priority: np.ndarray, group: np.ndarray, keep: int) -> np.ndarray:
     index order: per group, a partition finds the ``keep``-th lowest priority, and the kept
     rows are read off a mask (no sort of the hundreds of thousands of candidates a pass holds)."""
     chosen = np.zeros(len(priority), dtype=bool)
-    for g in np.flatnonzero(np.bincount(group)) if keep > 0 else ():
+    if keep <= 0:
+        return np.flatnonzero(chosen)
+    for g in np.flatnonzero(np.bincount(group)):
         rows = np.flatnonzero(group == g)
         if len(rows) > keep:
             mine = priority[rows]
