@@ -6,6 +6,7 @@ Sub-commands are listed in :data:`COMMANDS` (name → "module:function"); add ne
 from __future__ import annotations
 
 import importlib
+import sys
 
 import typer
 
@@ -70,10 +71,17 @@ for _name, _target in GROUPS.items():
     app.add_typer(_resolve(_target), name=_name)
 
 
+# Commands whose worker threads fit models, not tokenise: they share one glibc arena
+# (cuelens/commands/allocator.py says why the others do not).
+ONE_ARENA = frozenset({"scan"})
+
+
 def main() -> None:
-    from cuelens.commands.allocator import release_memory_promptly
+    from cuelens.commands.allocator import release_memory_promptly, share_one_arena
 
     release_memory_promptly()
+    if sys.argv[1:2] and sys.argv[1] in ONE_ARENA:
+        share_one_arena()
     app()
 
 
