@@ -13,7 +13,7 @@ glibc also gives threads that allocate at the same time heaps (*arenas*) of thei
 memory freed in one arena serves only the threads that use it. A scan's model fits run on
 worker threads that each build feature matrices below the threshold, so every worker arena
 kept its own high-water mark; one shared arena cuts a million-item streaming scan's peak by
-~100 MB at the same CPU time (docs/BENCHMARKS.md, "One glibc arena"). Commands whose threads
+~100 MB for ~2% more CPU time (docs/BENCHMARKS.md, "One glibc arena"). Commands whose threads
 allocate many small objects at once (a fast tokenizer's) would queue on its lock: there, one
 arena made batch tokenising twice as slow, so only the scanning commands share one.
 Only the command line does this: these are process-wide settings, not the library's to change.
