@@ -33,16 +33,19 @@ print(round(rss() - base))
 """
 
 
-def resident_after_free(mode: str) -> int:
-    done = subprocess.run([sys.executable, "-c", FRAGMENT, mode], capture_output=True,
-                          text=True, timeout=120, check=True)
+def resident_left(script: str, mode: str, environment: dict | None = None) -> int:
+    """The MB that ``script`` run in a fresh interpreter (argument ``mode``, ``environment``
+    added to this one's, less any ``MALLOC_ARENA_MAX``) prints as left resident."""
+    env = {name: value for name, value in os.environ.items() if name != "MALLOC_ARENA_MAX"}
+    done = subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True,
+                          timeout=120, check=True, env={**env, **(environment or {})})
     return int(done.stdout)
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="needs glibc's mallopt")
 def test_pinned_thresholds_return_freed_arrays_to_the_system():
-    assert resident_after_free("dynamic") > 150  # ~200 MB stranded between live objects
-    assert resident_after_free("pinned") < 20
+    assert resident_left(FRAGMENT, "dynamic") > 150  # ~200 MB stranded between live objects
+    assert resident_left(FRAGMENT, "pinned") < 20
 
 
 # Two worker threads take turns: one allocates and frees 4 × 12 MB arrays (below the pinned
@@ -73,21 +76,13 @@ print(round(rss() - base))
 """
 
 
-def resident_after_turns(mode: str, environment: dict) -> int:
-    environment = {**{k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"},
-                   **environment}
-    done = subprocess.run([sys.executable, "-c", TURNS, mode], capture_output=True, text=True,
-                          timeout=120, check=True, env=environment)
-    return int(done.stdout)
-
-
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="needs glibc's mallopt")
 def test_threads_share_one_arena_unless_the_user_sets_arenas():
     one_set = 4 * 12
     # one arena: the waiting thread's arrays reuse what the other freed
-    assert resident_after_turns("shared", {}) < 1.5 * one_set
+    assert resident_left(TURNS, "shared") < 1.5 * one_set
     # glibc's default, or the user's own arena count: one set left in each thread's arena
-    assert resident_after_turns("default", {"MALLOC_ARENA_MAX": "8"}) > 1.5 * one_set
+    assert resident_left(TURNS, "default", {"MALLOC_ARENA_MAX": "8"}) > 1.5 * one_set
 
 
 def test_the_users_environment_wins(monkeypatch):
