@@ -5,7 +5,8 @@ import pytest
 
 from cuelens.audit.aggregators import (CueView, TokenView, average_scores, decisions,
                                        fit_linear, make_lr, make_sgd, max_scores,
-                                       positional_features, quiet_single_thread,
+                                       one_blas_thread, positional_features,
+                                       quiet_single_thread,
                                        representation_length_counted, view_tokens)
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
@@ -126,6 +127,21 @@ def test_shared_training_features_give_the_models_of_separate_fits():
     for name, model in alone.items():
         np.testing.assert_array_equal(shared[name].estimator.coef_, model.estimator.coef_)
         np.testing.assert_array_equal(together[name], decisions({name: model}, test, table)[name])
+
+
+def test_one_blas_thread_limits_every_pool_and_restores_it():
+    """Inside one_blas_thread (nested too) every BLAS/OpenMP pool threadpoolctl finds runs one
+    thread; on leaving, each pool has its thread count back."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    with threadpool_limits(limits=2):  # two threads to start from, on any machine
+        before = {pool["filepath"]: pool["num_threads"] for pool in threadpool_info()}
+        assert before and set(before.values()) == {2}
+        with one_blas_thread():
+            with one_blas_thread():
+                assert {pool["num_threads"] for pool in threadpool_info()} == {1}
+            assert {pool["num_threads"] for pool in threadpool_info()} == {1}
+        assert {pool["filepath"]: pool["num_threads"] for pool in threadpool_info()} == before
 
 
 def test_representation_length_is_95th_percentile():

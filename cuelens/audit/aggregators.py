@@ -18,16 +18,18 @@ start from the previous optimum; the convex optimum does not depend on the start
 
 from __future__ import annotations
 
+import sys
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.counts import TokenSequences, row_starts
@@ -147,6 +149,23 @@ def representation_length_counted(histogram: np.ndarray) -> int:
     return max(1, int(np.ceil(value)))
 
 
+@lru_cache(maxsize=1)
+def _thread_pools(modules: int) -> ThreadpoolController:
+    """The BLAS/OpenMP thread pools of the loaded libraries while ``modules`` Python modules
+    are imported: finding them scans every loaded library (~2.5 ms, which a streamed pass
+    paid per chunk and fold), so they are found again only once a module (which may bring a
+    library) has been imported since."""
+    return ThreadpoolController()
+
+
+@contextmanager
+def one_blas_thread():
+    """Run the block with one thread in every BLAS/OpenMP pool (``threadpool_limits(limits=1)``
+    on the pools of :func:`_thread_pools`)."""
+    with _thread_pools(len(sys.modules)).limit(limits=1):
+        yield
+
+
 @contextmanager
 def quiet_single_thread():
     """Fit small linear models with one BLAS/OpenMP thread and no convergence warnings.
@@ -157,7 +176,7 @@ def quiet_single_thread():
     around a parallel region, not in its threads. An iteration cap is a budget, not a problem
     the user can act on.
     """
-    with threadpool_limits(limits=1), warnings.catch_warnings():
+    with one_blas_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         yield
 

@@ -23,10 +23,9 @@ from typing import Any, Callable
 
 import numpy as np
 from joblib import Parallel, delayed
-from threadpoolctl import threadpool_limits
 
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decisions, fit_linear,
-                                       quiet_single_thread, view_tokens)
+                                       one_blas_thread, quiet_single_thread, view_tokens)
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences, instance_texts
 from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
@@ -227,7 +226,7 @@ def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: To
     :func:`~cuelens.audit.streamed.tally_chunks`)."""
     full, mine = trained[model[0]]
     step = PREDICT_CHUNK * k
-    with threadpool_limits(limits=1):
+    with one_blas_thread():
         parts = [decisions({model: mine[model]}, view_tokens(seqs, rows[start:start + step],
                                                              fit.seen), full)[model]
                  for start in range(0, len(rows), step)]
