@@ -40,8 +40,8 @@ import numpy as np
 
 from cuelens.audit.counts import Encoder, TokenSequences
 from cuelens.audit.streamed import FoldModels, Folds, ItemSink, LocalPasses, RunCounts, Tally, \
-    TokenStore, count_chunks, ragged, save_arrays, subset, tally_chunks, token_arrays, \
-    token_path
+    TokenStore, count_chunks, ragged, save_arrays, save_tokens, subset, tally_chunks, \
+    token_arrays, token_path
 from cuelens.audit.streamed_scan import Loading, check_chunk, encode_chunk, fold_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
@@ -189,7 +189,7 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
         codes = arrays["labels"][rows]
         labels.append(codes if label_ids is None else label_ids[codes])
     features = ragged(seqs, [])
-    save_arrays(token_path(reading.directory, tokens_index),
+    save_tokens(token_path(reading.directory, tokens_index),
                 token_arrays(ragged(words, []), features, np.concatenate(labels),
                              fold_keys(chunk)))
     return counts, int(features.lengths.max(initial=0)), len(chunk)

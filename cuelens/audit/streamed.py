@@ -32,15 +32,14 @@ import copy
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from cuelens.audit.aggregators import representation_length_counted, view_tokens
+from cuelens.audit.aggregators import one_blas_thread, representation_length_counted, \
+    view_tokens
 from cuelens.audit.bias_items import held_out_probabilities
 from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams, \
     row_starts
@@ -133,8 +132,8 @@ class TokenChunk:
 
 @dataclass
 class TokenStore:
-    """The token chunks of a scan, spilled to ``directory`` (``.npz``, no pickle) or, without
-    one, held in memory; the shared vocabularies and the label index of each stored label code
+    """The token chunks of a scan, spilled to ``directory`` (:func:`save_tokens`: ``.npy``
+    files, no pickle, read back memory-mapped) or, without one, held in memory; the shared vocabularies and the label index of each stored label code
     (known once every split is read)."""
 
     directory: Path | None
@@ -155,12 +154,13 @@ class TokenStore:
         arrays = token_arrays(words, seqs, labels, keys)
         source: Path | dict[str, np.ndarray] = arrays
         if self.directory is not None:
-            source = save_arrays(token_path(self.directory, len(self.files)), arrays)
+            source = save_tokens(token_path(self.directory, len(self.files)), arrays)
         self.add_file(fitting, len(keys), int(seqs.lengths.max(initial=0)), source)
 
     def add_file(self, fitting: bool, items: int, max_length: int,
                  source: Path | dict[str, np.ndarray]) -> None:
-        """Count in the next chunk (``source``: its :func:`token_arrays` or their file)."""
+        """Count in the next chunk (``source``: its :func:`token_arrays` or their
+        :func:`save_tokens` directory)."""
         self.files.append((fitting, self.n_items, source))
         if fitting:
             self.n_fitting += items
@@ -173,9 +173,8 @@ class TokenStore:
         for is_fitting, first, source in self.files:
             if fitting is not None and is_fitting != fitting:
                 continue
-            with nullcontext(source) if isinstance(source, dict) else \
-                    np.load(source, allow_pickle=False) as arrays:
-                yield self._chunk(is_fitting, first, arrays)
+            yield self._chunk(is_fitting, first,
+                              source if isinstance(source, dict) else load_tokens(source))
 
     def chunk(self, file: tuple[bool, int, Path | dict[str, np.ndarray]]) -> TokenChunk:
         """The chunk of one entry of :attr:`files` (this store's or one it was copied from)."""
@@ -224,8 +223,27 @@ def token_arrays(words: TokenSequences, seqs: TokenSequences, labels: np.ndarray
 
 
 def token_path(directory: Path, index: int) -> Path:
-    """The file of a spilled store's chunk ``index``."""
-    return directory / f"tokens-{index:06d}.npz"
+    """The directory of a spilled store's chunk ``index`` (:func:`save_tokens`)."""
+    return directory / f"tokens-{index:06d}"
+
+
+TOKEN_ARRAYS = ("words_indptr", "words", "seqs_indptr", "seqs", "labels", "keys")
+
+
+def save_tokens(path: Path, arrays: dict[str, np.ndarray]) -> Path:
+    """A token chunk's :func:`token_arrays`, one ``.npy`` file each in a new directory
+    ``path``: every pass reads the chunk memory-mapped (:func:`load_tokens`) instead of copying
+    it out of an archive (a tenth of the CPU time)."""
+    path.mkdir()
+    for name in TOKEN_ARRAYS:
+        np.save(path / f"{name}.npy", arrays[name], allow_pickle=False)
+    return path
+
+
+def load_tokens(path: Path) -> dict[str, np.ndarray]:
+    """The arrays :func:`save_tokens` wrote to ``path``, read-only views of the mapped files."""
+    return {name: np.asarray(np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False))
+            for name in TOKEN_ARRAYS}
 
 
 def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> Path:
@@ -705,7 +723,7 @@ def tally_chunks(store: TokenStore, batch: list[FoldModels], folds: Folds, fold_
     small for a second, which only spins (several times the CPU time on a loaded machine)."""
     tally = Tally(models)
     call = "-".join(map(str, [fold_seed, *(fitted.fold for fitted in batch)]))
-    with threadpool_limits(limits=1):
+    with one_blas_thread():
         for chunk in store.chunks(fitting=False):
             fed = []
             for fitted, positions in fold_positions(folds, chunk, fold_seed, batch, outer):
