@@ -13,7 +13,7 @@ from cuelens.audit.text_keys import TextKeys, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
-from cuelens.engine.chunks import read_chunked
+from cuelens.engine.chunks import load_mapped, read_chunked, save_mapped
 from cuelens.engine.streaming import read_compact_split
 from cuelens.errors import UserError
 
@@ -93,3 +93,20 @@ def test_a_slice_of_packed_items_is_those_items_packed(tmp_path, make):
         assert sliced.keys() == expected.keys()
         for name, array in expected.items():
             assert sliced[name].dtype == array.dtype and np.array_equal(sliced[name], array)
+
+
+def test_mapped_arrays_round_trip_read_only(tmp_path):
+    """save_mapped / load_mapped: every array back with its name (dots kept), dtype, shape and
+    values, empty ones too, as read-only plain ndarrays over the files (no pickle: .npy)."""
+    arrays = {"hypothesis.buffer": np.frombuffer("é a".encode(), dtype=np.uint8),
+              "ends": np.array([2, 4], dtype=np.int64), "keys": np.array([2**64 - 1], np.uint64),
+              "codes": np.array([-1, 3], dtype=np.int16), "empty": np.zeros(0, np.int32),
+              "grid": np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::2]}  # not contiguous
+    loaded = load_mapped(save_mapped(tmp_path / "chunk", arrays))
+    assert sorted(loaded) == sorted(arrays)
+    for name, values in arrays.items():
+        assert type(loaded[name]) is np.ndarray and loaded[name].dtype == values.dtype
+        np.testing.assert_array_equal(loaded[name], values)
+        assert not loaded[name].flags.writeable
+    assert sorted(p.name for p in (tmp_path / "chunk").iterdir()) == \
+        sorted(f"{name}.npy" for name in arrays)

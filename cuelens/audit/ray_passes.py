@@ -40,8 +40,8 @@ import numpy as np
 
 from cuelens.audit.counts import Encoder, TokenSequences
 from cuelens.audit.streamed import FoldModels, Folds, ItemSink, LocalPasses, RunCounts, Tally, \
-    TokenStore, count_chunks, ragged, save_arrays, save_tokens, subset, tally_chunks, \
-    token_arrays, token_path
+    TokenStore, count_chunks, ragged, save_arrays, subset, tally_chunks, token_arrays, \
+    token_path
 from cuelens.audit.streamed_scan import Loading, check_chunk, encode_chunk, fold_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
@@ -49,7 +49,7 @@ from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS
 from cuelens.data.schema import FieldMap
 from cuelens.data.splits import build_split
-from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, save_chunk, \
+from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, save_chunk, save_mapped, \
     until_full
 from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.engine.ray_engine import connect
@@ -189,7 +189,7 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
         codes = arrays["labels"][rows]
         labels.append(codes if label_ids is None else label_ids[codes])
     features = ragged(seqs, [])
-    save_tokens(token_path(reading.directory, tokens_index),
+    save_mapped(token_path(reading.directory, tokens_index),
                 token_arrays(ragged(words, []), features, np.concatenate(labels),
                              fold_keys(chunk)))
     return counts, int(features.lengths.max(initial=0)), len(chunk)

@@ -51,6 +51,7 @@ from cuelens.audit.leakage import ANSWER_POSITION, BOW_MIN_COUNT, MAJORITY, PRIO
 from cuelens.audit.text_keys import mix64
 from cuelens.audit.uncertainty import DifferenceMoments
 from cuelens.data.dataset import RIGHT, Task
+from cuelens.engine.chunks import load_mapped, save_mapped
 from cuelens.errors import UserError
 
 COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
@@ -132,9 +133,10 @@ class TokenChunk:
 
 @dataclass
 class TokenStore:
-    """The token chunks of a scan, spilled to ``directory`` (:func:`save_tokens`: ``.npy``
-    files, no pickle, read back memory-mapped) or, without one, held in memory; the shared vocabularies and the label index of each stored label code
-    (known once every split is read)."""
+    """The token chunks of a scan, spilled to ``directory`` (``.npy`` files, no pickle, read
+    back memory-mapped: :func:`~cuelens.engine.chunks.save_mapped`) or, without one, held in
+    memory; the shared vocabularies and the label index of each stored label code (known once
+    every split is read)."""
 
     directory: Path | None
     task: str
@@ -154,13 +156,13 @@ class TokenStore:
         arrays = token_arrays(words, seqs, labels, keys)
         source: Path | dict[str, np.ndarray] = arrays
         if self.directory is not None:
-            source = save_tokens(token_path(self.directory, len(self.files)), arrays)
+            source = save_mapped(token_path(self.directory, len(self.files)), arrays)
         self.add_file(fitting, len(keys), int(seqs.lengths.max(initial=0)), source)
 
     def add_file(self, fitting: bool, items: int, max_length: int,
                  source: Path | dict[str, np.ndarray]) -> None:
         """Count in the next chunk (``source``: its :func:`token_arrays` or their
-        :func:`save_tokens` directory)."""
+        :func:`~cuelens.engine.chunks.save_mapped` directory)."""
         self.files.append((fitting, self.n_items, source))
         if fitting:
             self.n_fitting += items
@@ -174,7 +176,7 @@ class TokenStore:
             if fitting is not None and is_fitting != fitting:
                 continue
             yield self._chunk(is_fitting, first,
-                              source if isinstance(source, dict) else load_tokens(source))
+                              source if isinstance(source, dict) else load_mapped(source))
 
     def chunk(self, file: tuple[bool, int, Path | dict[str, np.ndarray]]) -> TokenChunk:
         """The chunk of one entry of :attr:`files` (this store's or one it was copied from)."""
@@ -223,27 +225,9 @@ def token_arrays(words: TokenSequences, seqs: TokenSequences, labels: np.ndarray
 
 
 def token_path(directory: Path, index: int) -> Path:
-    """The directory of a spilled store's chunk ``index`` (:func:`save_tokens`)."""
+    """The directory of a spilled store's chunk ``index``
+    (:func:`~cuelens.engine.chunks.save_mapped`)."""
     return directory / f"tokens-{index:06d}"
-
-
-TOKEN_ARRAYS = ("words_indptr", "words", "seqs_indptr", "seqs", "labels", "keys")
-
-
-def save_tokens(path: Path, arrays: dict[str, np.ndarray]) -> Path:
-    """A token chunk's :func:`token_arrays`, one ``.npy`` file each in a new directory
-    ``path``: every pass reads the chunk memory-mapped (:func:`load_tokens`) instead of copying
-    it out of an archive (a tenth of the CPU time)."""
-    path.mkdir()
-    for name in TOKEN_ARRAYS:
-        np.save(path / f"{name}.npy", arrays[name], allow_pickle=False)
-    return path
-
-
-def load_tokens(path: Path) -> dict[str, np.ndarray]:
-    """The arrays :func:`save_tokens` wrote to ``path``, read-only views of the mapped files."""
-    return {name: np.asarray(np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False))
-            for name in TOKEN_ARRAYS}
 
 
 def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> Path:

@@ -1,7 +1,7 @@
 """Splits kept on disk in chunks, for statistics that stream (docs/large-datasets.md, "Statistics
 that stream"): :func:`read_chunked` reads a source with the local engine's readers into
 :class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items, each saved as
-a plain ``.npz`` with its texts' fingerprints (:func:`~cuelens.audit.text_keys.text_keys`);
+a directory of ``.npy`` files (:func:`save_mapped`) with its texts' fingerprints (:func:`~cuelens.audit.text_keys.text_keys`);
 iterating a :class:`ChunkedSplit` loads them back one at a time. :class:`ChunkDirectory` is the
 ``flock``-owned work directory whose dead owners' leftovers the next run removes
 (docs/robustness.md, "Streaming work directory and full disks").
@@ -17,7 +17,7 @@ import time
 import weakref
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -201,17 +201,40 @@ class ChunkedSplit:
         self.findings.merge(split.findings)
 
 
+def save_mapped(path: Path, arrays: Mapping[str, np.ndarray]) -> Path:
+    """``arrays`` in directory ``path`` (replacing one there), one ``.npy`` file each (no
+    pickle), for :func:`load_mapped`. The data go through Python's file object, whose failed
+    write says why (a full disk is ``ENOSPC``: docs/robustness.md), where numpy's ``tofile``
+    does not."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    for name, values in arrays.items():
+        values = np.ascontiguousarray(values)
+        with open(path / f"{name}.npy", "wb") as handle:
+            np.lib.format.write_array_header_1_0(
+                handle, np.lib.format.header_data_from_array_1_0(values))
+            handle.write(values.data)
+    return path
+
+
+def load_mapped(path: Path) -> dict[str, np.ndarray]:
+    """The arrays :func:`save_mapped` wrote to ``path``: read-only views of the memory-mapped
+    files, so a pass over spilled chunks copies nothing out of them (an ``.npz`` member is
+    read into a new buffer each time: ten times the CPU time)."""
+    return {file.stem: np.asarray(np.load(file, mmap_mode="r", allow_pickle=False))
+            for file in path.glob("*.npy")}
+
+
 def chunk_path(directory: Path, name: str, index: int) -> Path:
-    return directory / f"{name}-{index:06d}.npz"
+    """The directory of chunk ``index`` of split ``name`` (:func:`save_chunk`)."""
+    return directory / f"{name}-{index:06d}"
 
 
 def save_chunk(split: CompactSplit, path: Path) -> tuple[dict, dict]:
-    """Save ``split`` as the chunk file ``path``; its label counts (value → items) and MCQ
-    choice counts (choices → items)."""
-    with open(path, "wb") as handle:
-        arrays = {**split.to_arrays(), **text_keys(split).to_arrays(),
-                  "shard_of": np.asarray(split.shard_of, dtype=np.int32)}
-        np.savez(handle, **arrays)  # type: ignore[arg-type]
+    """Save ``split`` as the chunk ``path`` (:func:`save_mapped`); its label counts (value →
+    items) and MCQ choice counts (choices → items)."""
+    save_mapped(path, {**split.to_arrays(), **text_keys(split).to_arrays(),
+                       "shard_of": np.asarray(split.shard_of, dtype=np.int32)})
     codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
                               return_counts=True)
     return ({split.label_column.values[code]: count
@@ -220,11 +243,11 @@ def save_chunk(split: CompactSplit, path: Path) -> tuple[dict, dict]:
 
 
 def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
-    with np.load(path, allow_pickle=False) as arrays:
-        split = CompactSplit.from_arrays(arrays, owner.name, owner.path, owner.shards,
-                                         iter_source_records)
-        shard_of = array("i", arrays["shard_of"].tobytes())
-        keep_text_keys(split, TextKeys.from_arrays(arrays))
+    arrays = load_mapped(path)
+    split = CompactSplit.from_arrays(arrays, owner.name, owner.path, owner.shards,
+                                     iter_source_records)
+    shard_of = array("i", arrays["shard_of"].tobytes())
+    keep_text_keys(split, TextKeys.from_arrays(arrays))
     split.shard_of[:] = shard_of  # in place: split.raw re-reads records through it
     return split
 
