@@ -49,8 +49,8 @@ from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS
 from cuelens.data.schema import FieldMap
 from cuelens.data.splits import build_split
-from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, save_chunk, save_mapped, \
-    until_full
+from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, save_chunk, \
+    save_mapped, until_full
 from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.engine.ray_engine import connect
 from cuelens.engine.sources import iter_source_records, shard_paths

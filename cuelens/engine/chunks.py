@@ -1,10 +1,11 @@
 """Splits kept on disk in chunks, for statistics that stream (docs/large-datasets.md, "Statistics
 that stream"): :func:`read_chunked` reads a source with the local engine's readers into
-:class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items, each saved as
-a directory of ``.npy`` files (:func:`save_mapped`) with its texts' fingerprints (:func:`~cuelens.audit.text_keys.text_keys`);
-iterating a :class:`ChunkedSplit` loads them back one at a time. :class:`ChunkDirectory` is the
-``flock``-owned work directory whose dead owners' leftovers the next run removes
-(docs/robustness.md, "Streaming work directory and full disks").
+:class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items, each saved
+with its texts' fingerprints (:func:`~cuelens.audit.text_keys.text_keys`) as a directory of
+``.npy`` files (:func:`save_mapped`); iterating a :class:`ChunkedSplit` loads them back one at a
+time, memory-mapped. :class:`ChunkDirectory` is the ``flock``-owned work directory whose dead
+owners' leftovers the next run removes (docs/robustness.md, "Streaming work directory and full
+disks").
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ def save_mapped(path: Path, arrays: Mapping[str, np.ndarray]) -> Path:
         with open(path / f"{name}.npy", "wb") as handle:
             np.lib.format.write_array_header_1_0(
                 handle, np.lib.format.header_data_from_array_1_0(values))
-            handle.write(values.data)
+            handle.write(values.reshape(-1).view(np.uint8).data)
     return path
 
 
