@@ -30,6 +30,7 @@ reader of the statistics in memory (``--engine ray --stats exact``, :func:`load_
 
 from __future__ import annotations
 
+import shutil
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -40,8 +41,7 @@ import numpy as np
 
 from cuelens.audit.counts import Encoder, TokenSequences
 from cuelens.audit.streamed import FoldModels, Folds, ItemSink, LocalPasses, RunCounts, Tally, \
-    TokenStore, count_chunks, ragged, save_arrays, subset, tally_chunks, token_arrays, \
-    token_path
+    TokenStore, count_chunks, ragged, subset, tally_chunks, token_arrays, token_path
 from cuelens.audit.streamed_scan import Loading, check_chunk, encode_chunk, fold_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
@@ -49,8 +49,8 @@ from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS
 from cuelens.data.schema import FieldMap
 from cuelens.data.splits import build_split
-from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, save_chunk, \
-    save_mapped, until_full
+from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, load_mapped, \
+    save_chunk, save_mapped, until_full
 from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.engine.ray_engine import connect
 from cuelens.engine.sources import iter_source_records, shard_paths
@@ -150,8 +150,8 @@ def _read_part(reading: _Reading, shard: int) -> _Part:
             arrays.update(token_arrays(tokens, seqs, codes, np.zeros(0, np.uint64)))
         for i, count in enumerate(split.choice_counts):
             part.choices.setdefault(count, items + i)
-        block = reading.directory / f"{reading.role}-part-{shard:06d}-{len(part.blocks):04d}.npz"
-        part.blocks.append((save_arrays(block, arrays), len(split)))
+        block = reading.directory / f"{reading.role}-part-{shard:06d}-{len(part.blocks):04d}"
+        part.blocks.append((save_mapped(block, arrays), len(split)))
         items += len(split)
     part.words, part.labels = list(words.vocab), list(registry)
     part.features = list(features.vocab) if features is not None else []
@@ -166,8 +166,7 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
     ``tokens_index``. Its label and choice counts, longest feature sequence and items."""
     chunk, blocks = reading.split(), []
     for path, shard, start, stop, _ in pieces:
-        with np.load(path, allow_pickle=False) as arrays:
-            blocks.append(dict(arrays))
+        blocks.append(load_mapped(path))  # a piece reads only its rows of the block
         chunk.extend(CompactSplit.from_arrays(
             CompactSplit.slice_arrays(blocks[-1], start, stop), reading.role, reading.source,
             reading.shards, iter_source_records), shard_offset=shard)
@@ -338,7 +337,7 @@ class RayPasses:
                                        token_path(loading.directory, cut.tokens + index))
             loading.report(role, cut.cut[index])
             for path in cut.finished.pop(index, []):
-                path.unlink()
+                shutil.rmtree(path)
         if cut.error is not None:
             raise cut.error
         if not cut.cut:
@@ -358,14 +357,13 @@ class RayPasses:
         for shard, part in parts:
             vocab = part.words if options.ngrams == 1 else part.features
             for path, _ in part.blocks:
-                with np.load(path, allow_pickle=False) as arrays:
-                    block = CompactSplit.from_arrays(arrays, role, source, reading.shards,
-                                                     iter_source_records)
-                    seqs = TokenSequences(arrays["seqs_indptr"], arrays["seqs"], vocab)
-                encoder.add_encoded(seqs)
+                arrays = load_mapped(path)
+                block = CompactSplit.from_arrays(arrays, role, source, reading.shards,
+                                                 iter_source_records)
+                encoder.add_encoded(TokenSequences(arrays["seqs_indptr"], arrays["seqs"], vocab))
                 block.skipped, block.findings = {}, LabelFindings()  # the part's count them all
                 merged.extend(block, shard_offset=shard)
-                path.unlink()
+                shutil.rmtree(path)
             add_skipped(merged.skipped, part.skipped)
             merged.findings.merge(part.findings)
             if part.error is not None:

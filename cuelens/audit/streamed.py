@@ -230,12 +230,6 @@ def token_path(directory: Path, index: int) -> Path:
     return directory / f"tokens-{index:06d}"
 
 
-def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> Path:
-    with open(path, "wb") as handle:
-        np.savez(handle, **arrays)  # type: ignore[arg-type]
-    return path
-
-
 def ragged(parts: list[TokenSequences], vocab: list[str]) -> TokenSequences:
     indptr = row_starts(np.concatenate([p.lengths for p in parts]) if parts else [])
     indices = np.concatenate([p.indices for p in parts]) if parts else np.zeros(0, np.int32)
