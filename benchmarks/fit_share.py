@@ -1,6 +1,7 @@
 """How much of a whole `audit scan` is model fitting (issue 26; docs/large-datasets.md).
 
-Each run is a fresh process that runs `audit scan FILE --features none [ARGS]` with scikit-learn's
+Each run is a fresh process, timed by the kernel as in `benchmarks/compare_peers.py`
+(``measure``), that runs `audit scan FILE --features none [ARGS]` with scikit-learn's
 `LogisticRegression.fit` and `SGDClassifier.fit` wrapped to add up the thread CPU time spent in
 them (the fits run on two threads). It prints the process's CPU seconds (user + system), the
 fits' share by solver and count, and the rest: what the scan would cost if every fit were free.
@@ -15,16 +16,19 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare_peers  # noqa: E402  (benchmarks/ is no package)
 
 
 def _worker(scan_args: list[str]) -> None:
-    """Run the scan in this process, fits timed; print one JSON line on exit."""
+    """Run the scan in this process, fits timed; print their JSON line last on stdout."""
     import atexit
 
     from sklearn.linear_model import LogisticRegression, SGDClassifier
@@ -52,13 +56,9 @@ def _worker(scan_args: list[str]) -> None:
     timed(SGDClassifier, "SGDClassifier")
 
     def report() -> None:
-        times = os.times()
-        total, fits = times.user + times.system, sum(seconds.values())
-        print(json.dumps({"total": round(total, 2), "fits": round(fits, 2),
-                          "rest": round(total - fits, 2),
+        print(json.dumps({"fits": round(sum(seconds.values()), 2),
                           "by_solver": {key: [round(value, 2), calls[key]]
-                                        for key, value in sorted(seconds.items())}}),
-              file=sys.__stderr__)
+                                        for key, value in sorted(seconds.items())}}))
 
     atexit.register(report)
     from cuelens.cli import main
@@ -82,13 +82,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or os.path.join(scratch, "scan")
         for run in range(args.runs):
-            done = subprocess.run(
-                [sys.executable, "-P", __file__, "--worker", args.file, "--",
-                 "--features", "none", "--out", out, *args.scan_args],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if done.returncode != 0:
-                sys.exit(f"the scan failed ({done.returncode}):\n{done.stderr[-2000:]}")
-            runs.append(json.loads(done.stderr.strip().splitlines()[-1]))
+            try:
+                measured = compare_peers.measure(
+                    [sys.executable, "-P", __file__, "--worker", args.file, "--",
+                     "--features", "none", "--out", out, *args.scan_args])
+            except RuntimeError as failed:
+                sys.exit(str(failed))
+            total = measured["cpu_s"]
+            runs.append({"total": round(total, 2), "fits": measured["fits"],
+                         "rest": round(total - measured["fits"], 2),
+                         "by_solver": measured["by_solver"]})
             print(f"run {run + 1}/{args.runs}: {json.dumps(runs[-1])}", flush=True)
     print(json.dumps({key: statistics.median(run[key] for run in runs)
                       for key in ("total", "fits", "rest")}))
