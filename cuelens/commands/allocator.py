@@ -7,13 +7,13 @@ to 32 MiB), so after the first big temporary, every numpy array below that size 
 heap. A scan allocates and frees such arrays per fold, and at 2 million items its resident size
 rose ~340 MB above its live data this way. Pinning the threshold (and the trim threshold) at
 16 MiB keeps the large arrays mapped and unmapped on free; lower values save a little more
-memory but pay for it in page faults (docs/BENCHMARKS.md, "glibc thresholds").
+memory but pay for it in page faults (measured in session 16; `git log -p docs/BENCHMARKS.md` has the runs).
 
 glibc also gives threads that allocate at the same time heaps (*arenas*) of their own, and
 memory freed in one arena serves only the threads that use it. A scan's model fits run on
 worker threads that each build feature matrices below the threshold, so every worker arena
 kept its own high-water mark; one shared arena cuts a million-item streaming scan's peak by
-~100 MB for ~2% more CPU time (docs/BENCHMARKS.md, "One glibc arena"). Commands whose threads
+~100 MB for ~2% more CPU time (measured in session 22, likewise in the history of docs/BENCHMARKS.md). Commands whose threads
 allocate many small objects at once (a fast tokenizer's) would queue on its lock: there, one
 arena made batch tokenising twice as slow, so only the scanning commands share one.
 Only the command line does this: these are process-wide settings, not the library's to change.
