@@ -7,7 +7,7 @@ to 32 MiB), so after the first big temporary, every numpy array below that size 
 heap. A scan allocates and frees such arrays per fold, and at 2 million items its resident size
 rose ~340 MB above its live data this way. Pinning the threshold (and the trim threshold) at
 16 MiB keeps the large arrays mapped and unmapped on free; lower values save a little more
-memory but pay for it in page faults (measured in session 16; `git log -p docs/BENCHMARKS.md` has the runs).
+memory but pay for it in page faults (measured with the 2,000,000-line scan, session 4; `git log -p docs/BENCHMARKS.md` has the runs).
 
 glibc also gives threads that allocate at the same time heaps (*arenas*) of their own, and
 memory freed in one arena serves only the threads that use it. A scan's model fits run on
