@@ -250,8 +250,8 @@ class OpenAIBackend:
             except _Late as exc:
                 reason = str(exc)
             except http.client.IncompleteRead as exc:
-                whole = f" of {len(exc.partial) + exc.expected:,}" if exc.expected else ""
-                reason = (f"the server cut the response off after {len(exc.partial):,}{whole} "
+                total = f" of {len(exc.partial) + exc.expected:,}" if exc.expected else ""
+                reason = (f"the server cut the response off after {len(exc.partial):,}{total} "
                           "bytes")
             except http.client.HTTPException as exc:  # a malformed status line or header
                 reason = f"a malformed HTTP response ({type(exc).__name__})"
@@ -308,7 +308,8 @@ def _read_body(response, deadline: float, limit: int) -> tuple[bytes, bool]:
     length = response.headers.get("Content-Length")
     if length and length.isdigit() and int(length) > limit:
         return b"", False
-    parts, size = [], 0
+    parts: list[bytes] = []
+    size = 0
     while size <= limit:
         if time.monotonic() > deadline:
             raise _Late(f"the response took longer than the request timeout to arrive "
