@@ -20,8 +20,9 @@ from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
 def filter(  # noqa: A001 - the sub-command's name
     source: DataSource,
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Output directory: train.jsonl (filtered), test.jsonl (unchanged), "
-        "filter.json, scan-before/, scan-after/, compare.html.")] = Path("audit-filtered"),
+        "--out", "-o", help="Output directory, replaced as a whole when the run ends: "
+        "train.jsonl (filtered), test.jsonl (unchanged), filter.json, scan-before/, "
+        "scan-after/, compare.html.")] = Path("audit-filtered"),
     method: Annotated[str, typer.Option(
         "--method", help="z: remove the fewest items so that no cue stays significant by z "
         "(Bonferroni, 5%), label shares kept; aflite: adversarial filtering with linear "

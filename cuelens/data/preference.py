@@ -6,6 +6,7 @@ records"; methods.md §16). The record shapes are :data:`SHAPES` (first match wi
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -153,13 +154,16 @@ def _prompt(record: dict, derived: str | None) -> str:
 
 
 def _flag(value: Any, name: str) -> bool:
-    """A ``winner_model_*`` flag: 0/1 (number, boolean or that text); missing or null is 0."""
-    if value is None or isinstance(value, bool):
+    """A ``winner_model_*`` flag: 0/1 (a number, a boolean or a number as text); missing,
+    null or an empty cell is 0."""
+    if value is None or value == "" or isinstance(value, bool):
         return bool(value)
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip() in ("0", "1"):
-        return value.strip() == "1"
+    try:
+        number = float(value)  # a number, or one written as text ("1", "1.0")
+    except (TypeError, ValueError):
+        number = math.nan
+    if number in (0, 1):
+        return bool(number)
     raise RecordError(f"field '{name}' must be 0 or 1, got {json.dumps(value)}")
 
 

@@ -244,9 +244,10 @@ SAMPLES_GLOB = "samples_*.jsonl*"  # lm-eval's per-item logs (``--log_samples``)
 
 
 def samples_files(directory: Path) -> list[Path]:
-    """The lm-eval samples files under ``directory`` (lm-eval writes them one level down, in
-    a folder named after the model)."""
-    return sorted(p for p in directory.rglob(SAMPLES_GLOB) if p.is_file())
+    """The lm-eval samples files in ``directory`` and one level down (where lm-eval writes
+    them, in a folder named after the model)."""
+    found = [*directory.glob(SAMPLES_GLOB), *directory.glob(f"*/{SAMPLES_GLOB}")]
+    return sorted(p for p in found if p.is_file())
 
 
 def _is_results_file(first: object) -> bool:

@@ -130,6 +130,8 @@ class LmEvalDirectory(_File):
     (:func:`~cuelens.probes.evallogs.samples_files`; the only one, or the only one that
     reads as a log of ``dataset.test``); several or none is one line listing them."""
 
+    name: ClassVar[str] = "lm-eval"
+
     def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
         found = samples_files(self.path)
         if not found:
