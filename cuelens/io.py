@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import ctypes
 import errno
 import io
 import json
@@ -498,8 +499,32 @@ def check_model_dir(directory: PathLike, inputs: Iterable[PathLike | None],
                     overwrite: bool) -> None:
     """A model output directory: replaceable (:func:`check_replaceable_dir`), not an input and
     holding no input (it is replaced as a whole)."""
-    directory = Path(directory)
     check_replaceable_dir(directory, overwrite)
+    _check_holds_no_input(Path(directory), inputs)
+
+
+def check_output_dir(directory: PathLike, inputs: Iterable[PathLike | None],
+                     names: Iterable[str]) -> None:
+    """A directory that a command replaces as a whole (:func:`replace_directory`): new, or
+    holding only the entries ``names`` (its previous output), not an input and holding none."""
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise UserError("output exists and is not a directory; choose another --out",
+                        path=str(directory))
+    _check_holds_no_input(directory, inputs)
+    if directory.is_dir():
+        owned = set(names)
+        foreign = sorted(p.name for p in directory.iterdir()
+                         if p.name not in owned and not _TEMP.match(p.name))
+        if foreign:
+            raise UserError(f"the output directory holds {', '.join(foreign[:3])}"
+                            f"{' …' if len(foreign) > 3 else ''}, which this command did not "
+                            "write and would replace; choose another --out",
+                            path=str(directory))
+    check_writable_dir(directory)
+
+
+def _check_holds_no_input(directory: Path, inputs: Iterable[PathLike | None]) -> None:
     for item in inputs:
         if item is not None and (_same_file(directory, Path(item))
                                  or Path(item).resolve().is_relative_to(directory.resolve())):
@@ -509,8 +534,9 @@ def check_model_dir(directory: PathLike, inputs: Iterable[PathLike | None],
 
 def replace_directory(directory: PathLike, build: Callable[[Path], None]) -> None:
     """Build a directory in a staging directory next to ``directory`` (``build(staging)``) and
-    move it into place, replacing an old one only at the end (the check is
-    :func:`check_replaceable_dir`)."""
+    move it into place, replacing an old one only at the end, in one atomic exchange where the
+    system has one (Linux): a run stopped at any point (an error, Ctrl-C, SIGKILL) leaves the
+    old directory whole (the checks are :func:`check_replaceable_dir`, :func:`check_output_dir`)."""
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_temporaries(directory.parent)
@@ -519,15 +545,36 @@ def replace_directory(directory: PathLike, build: Callable[[Path], None]) -> Non
     staging.mkdir()
     try:
         build(staging)
-        if directory.exists():
-            directory.rename(old)
-        staging.rename(directory)
+        if directory.exists() and _exchange(staging, directory):
+            old = staging  # the old directory, now under the staging name
+        else:
+            if directory.exists():
+                directory.rename(old)
+            staging.rename(directory)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if old.exists() and not directory.exists():
             old.rename(directory)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+_RENAME_EXCHANGE, _AT_FDCWD = 2, -100  # linux/fs.h, fcntl.h
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or file system has no such call."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
 
 
 def null_non_finite(rows: list[dict]) -> list[dict]:

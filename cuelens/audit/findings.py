@@ -387,8 +387,9 @@ def _probe(results: dict) -> list[Finding]:
     sanity = pr.get("sanity", {})
     acc = sanity.get("accuracy", {})
     if sanity and not sanity.get("interpretable", True):
-        return [Finding("probe", f"{name} performs at chance, so its cue tests are not "
-                        "interpretable.", _points(acc.get("accuracy")), _points(acc.get("ci_low")),
+        why = "performs at chance" if acc.get("covers_chance", True) else \
+            "gave no answer for most items"
+        return [Finding("probe", f"{name} {why}, so its cue tests are not interpretable.", _points(acc.get("accuracy")), _points(acc.get("ci_low")),
                         _points(acc.get("ci_high")), "%", None, "probe", "high", "at_chance",
                         name)]
     out = [Finding("probe", f"{name} relies on “{cue['cue']}”: {100 * cue['delta']:+.1f} points "

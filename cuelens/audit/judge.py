@@ -14,6 +14,7 @@ verdict by position of :data:`VERDICT_FIELDS` (spellings: :data:`POSITION_A`,
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from scipy import stats
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.subsets import mark_holm
 from cuelens.data.readers import LineError, iter_records
+from cuelens.data.schema import RecordError, subset_text
 from cuelens.errors import UserError
 
 FIRST, SECOND, TIE = "first", "second", "tie"  # verdicts by response (first = X, shown first)
@@ -43,7 +45,17 @@ def _position(value, line: int, path: str) -> str:
     raise UserError(f"verdict '{value}' is not A, B or tie", path=path, line=line)
 
 
+FASTCHAT_FIELDS = ("question_id", "model_1", "model_2", "g1_winner", "g2_winner")
+SWAPPED_TEXT = {"true": True, "1": True, "false": False, "0": False}
+
+
 def _fastchat(record: dict, line: int, path: str) -> tuple[str, str, str] | None:
+    """(pair key, verdict in the original order, in the swapped one) of a FastChat row, None
+    for a judge error; the pair is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``."""
+    missing = [k for k in FASTCHAT_FIELDS if record.get(k) in (None, "")]
+    if missing:
+        raise UserError(f"a FastChat judgment needs {', '.join(missing)} (fields "
+                        f"{', '.join(FASTCHAT_FIELDS)})", path=path, line=line)
     names = {"model_1": FIRST, "model_2": SECOND, "tie": TIE}
     g1, g2 = str(record["g1_winner"]).lower(), str(record["g2_winner"]).lower()
     if "error" in (g1, g2):
@@ -56,13 +68,36 @@ def _fastchat(record: dict, line: int, path: str) -> tuple[str, str, str] | None
 
 
 def _swapped(record: dict, line: int, path: str) -> bool:
+    """``swapped`` read strictly (true/false, 1/0, or those words as text) or ``order``
+    (ab/ba)."""
     if "swapped" in record:
-        return bool(record["swapped"])
+        value = record["swapped"]
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in SWAPPED_TEXT:
+            return SWAPPED_TEXT[value.strip().lower()]
+        raise UserError(f"'swapped' must be true or false, got {json.dumps(value)}", path=path,
+                        line=line)
     order = str(record.get("order", "")).strip().lower()
     if order in ("ab", "ba"):
         return order == "ba"
     raise UserError("each record needs 'swapped' (true/false) or 'order' (ab/ba)", path=path,
                     line=line)
+
+
+def _subset(record: dict, field: str, line: int, path: str) -> str:
+    try:
+        return subset_text(record.get(field), field)
+    except RecordError as exc:
+        raise UserError(str(exc), path=path, line=line) from None
+
+
+def _judged_twice(pair: str, order: str, first: int, line: int, path: str) -> UserError:
+    """A pair (and order: ``original``/``swapped``, empty for a FastChat row of both) seen
+    before on line ``first``."""
+    where = f" in the {order} order" if order else ""
+    return UserError(f"pair '{pair}' is judged twice{where} (first on line {first}); keep one "
+                     "judgment per pair and order", path=path, line=line)
 
 
 def judge_verdicts(path: str | Path, subset_field: str | None = None
@@ -71,19 +106,23 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
     response, pair → subset, records skipped) from a judge log file."""
     path = Path(path)
     pairs: dict[str, dict[bool, str]] = {}
+    seen: dict[tuple[str, bool], int] = {}  # (pair, swapped) → the line that judged it
     subsets: dict[str, str] = {}
     shape, skipped = "", 0
     for line, _, record in iter_records(path):
         if isinstance(record, LineError):
             raise record
         shape = shape or ("fastchat" if "g1_winner" in record else "two records")
-        subset = str(record.get(subset_field, "")) if subset_field else ""
+        subset = _subset(record, subset_field, line, str(path)) if subset_field else ""
         if shape == "fastchat":
             found = _fastchat(record, line, str(path))
             if found is None:
                 skipped += 1
                 continue
             key, original, swapped = found
+            if (key, False) in seen:
+                raise _judged_twice(key, "", seen[key, False], line, str(path))
+            seen[key, False] = line
             pairs[key] = {False: original, True: swapped}
             subsets[key] = subset
             continue
@@ -97,8 +136,13 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
         # position A shows X in the original order and Y in the swapped one
         by_response = TIE if position == TIE else \
             (FIRST if (position == "A") != flipped else SECOND)
-        pairs.setdefault(str(record[id_field]), {})[flipped] = by_response
-        subsets[str(record[id_field])] = subset
+        key = str(record[id_field])
+        if (key, flipped) in seen:
+            raise _judged_twice(key, "swapped" if flipped else "original",
+                                seen[key, flipped], line, str(path))
+        seen[key, flipped] = line
+        pairs.setdefault(key, {})[flipped] = by_response
+        subsets[key] = subset
     complete = {key: (v[False], v[True]) for key, v in pairs.items() if len(v) == 2}
     if not complete:
         raise UserError("no pair was judged in both orders", path=str(path))

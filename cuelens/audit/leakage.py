@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
@@ -49,17 +50,21 @@ class BagOfWords:
     """The partial-input BoW baseline: its uni+bigram columns and logistic regression."""
 
     columns: BigramColumns
-    model: LogisticRegression
+    model: LogisticRegression | DummyClassifier
 
     @classmethod
     def fit(cls, columns: BigramColumns, words: TokenSequences, rows: np.ndarray,
             labels: np.ndarray) -> "BagOfWords":
         """Fitted on ``rows`` of ``words`` (their ``labels``): scikit-learn's default L2
         logistic regression (C = 1), solved by Newton-CG, which reaches the optimum in a few
-        steps where L-BFGS stopped at its 100-iteration cap short of it (docs/methods.md §3)."""
+        steps where L-BFGS stopped at its 100-iteration cap short of it (docs/methods.md §3).
+        Without any column (no word occurs twice) the model is its unpenalised intercept alone:
+        the training label shares."""
+        matrix = columns.matrix(words, rows)
+        if matrix.shape[1] == 0:
+            return cls(columns, DummyClassifier(strategy="prior").fit(matrix, labels))
         with quiet_single_thread():
-            return cls(columns, LogisticRegression(solver="newton-cg").fit(
-                columns.matrix(words, rows), labels))
+            return cls(columns, LogisticRegression(solver="newton-cg").fit(matrix, labels))
 
     def decision(self, words: TokenSequences, rows: np.ndarray, n_labels: int) -> np.ndarray:
         """``len(rows) × n_labels`` class probabilities (−inf for a label absent from

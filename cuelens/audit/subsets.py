@@ -18,6 +18,7 @@ import numpy as np
 
 from cuelens.audit.chance import ALPHA, accuracy_row
 from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.schema import RecordError, subset_text
 from cuelens.errors import UserError
 
 MIN_SUBSET_ITEMS = 20  # smaller subsets get no word-cue scan of their own (too few for folds)
@@ -54,11 +55,10 @@ def subset_values(split: Split, field: str) -> list[str]:
     """The ``field`` value of every item of ``split``, read from its original record text."""
     out = []
     for i, raw in enumerate(split.raw):
-        value = json.loads(raw).get(field)
-        if value in (None, ""):
-            raise UserError(f"no subset in field '{field}' (--subset-field)", path=split.path,
-                            line=split.lines[i])
-        out.append(str(value))
+        try:
+            out.append(subset_text(json.loads(raw).get(field), field))
+        except RecordError as exc:
+            raise UserError(str(exc), path=split.path, line=split.lines[i]) from None
     return out
 
 

@@ -20,8 +20,9 @@ from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
 def filter(  # noqa: A001 - the sub-command's name
     source: DataSource,
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Output directory: train.jsonl (filtered), test.jsonl (unchanged), "
-        "filter.json, scan-before/, scan-after/, compare.html.")] = Path("audit-filtered"),
+        "--out", "-o", help="Output directory, replaced as a whole when the run ends: "
+        "train.jsonl (filtered), test.jsonl (unchanged), filter.json, scan-before/, "
+        "scan-after/, compare.html.")] = Path("audit-filtered"),
     method: Annotated[str, typer.Option(
         "--method", help="z: remove the fewest items so that no cue stays significant by z "
         "(Bonferroni, 5%), label shares kept; aflite: adversarial filtering with linear "
@@ -55,12 +56,12 @@ def filter(  # noqa: A001 - the sub-command's name
 
     from cuelens.audit.compare import compare_scans
     from cuelens.audit.config import ScanConfig
-    from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.findings import d_with_ci
-    from cuelens.data import load_dataset
-    from cuelens.io import output_set
+    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.io import check_output_dir, output_set, replace_directory
     from cuelens.mitigate.aflite import AFLiteOptions
-    from cuelens.mitigate.subset import METHODS, filter_dataset, write_subset
+    from cuelens.mitigate.subset import (METHODS, OUTPUT_NAMES, filter_dataset, load_subset,
+                                         subset_paths, write_subset)
     from cuelens.reports import render_report
     from cuelens.results import ScanResult
 
@@ -72,27 +73,35 @@ def filter(  # noqa: A001 - the sub-command's name
         raise UserError("--balance applies to --method z")
     config = ScanConfig(min_count=min_count, seed=seed)
     config.validate()
+    aflite_options = AFLiteOptions(ensemble, cutoff, threshold, train_size, target, seed)
+    aflite_options.validate()
     dataset = source.load()
+    check_output_dir(out, dataset.input_paths, OUTPUT_NAMES)
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         raise UserError("filtering needs the same number of choices in every item")
     with progress_bar(f"scanning {dataset.name}") as progress:
         before = scan_dataset(dataset, config, features=(), progress=progress)
     with progress_bar(f"filtering ({method})") as progress:
         subset = filter_dataset(dataset, method, config, balance=balance, model=model,
-                                aflite_options=AFLiteOptions(ensemble, cutoff, threshold,
-                                                             train_size, target, seed),
-                                progress=progress)
-    paths = write_subset(out, dataset, subset)
-    filtered = load_dataset(str(out))
-    filtered.name = f"{dataset.name} ({method}-filtered)"
-    with progress_bar("rescanning the subset") as progress:
-        after = scan_dataset(filtered, config, features=(), progress=progress)
-    result = compare_scans(before.results, after.results, f"{dataset.name}", filtered.name)
-    with output_set():
-        ScanResult.of(before).save(out / "scan-before")
-        ScanResult.of(after).save(out / "scan-after")
-        written = render_report(result, out / "compare.html",
-                                inputs=[str(p) for p in paths.values()])
+                                aflite_options=aflite_options, progress=progress)
+    compared: list[dict] = []
+
+    def build(staging: Path) -> None:
+        """Every output into ``staging``: the subset, its rescan (of the files just written,
+        never of an earlier run's) and the comparison."""
+        staged = write_subset(staging, dataset, subset)
+        filtered = load_subset(staged, f"{dataset.name} ({method}-filtered)")
+        with progress_bar("rescanning the subset") as progress:
+            after = scan_dataset(filtered, config, features=(), progress=progress)
+        compared.append(compare_scans(before.results, after.results, dataset.name,
+                                      filtered.name))
+        with output_set():
+            ScanResult.of(before).save(staging / "scan-before")
+            ScanResult.of(after).save(staging / "scan-after")
+            render_report(compared[0], staging / "compare.html", inputs=dataset.input_paths)
+
+    replace_directory(out, build)
+    result, paths = compared[0], subset_paths(out, dataset)
     n_before, n_after = len(subset.weight), int(subset.weight.sum())
     console.print(f"{escape(method)}-filtering kept {n_after} of {n_before} items "
                   f"→ [bold]{escape(str(paths['train']))}[/]")
@@ -107,5 +116,5 @@ def filter(  # noqa: A001 - the sub-command's name
         console.print(f"{label:6} D = {d_with_ci(side)} ({escape(side['verdict'])}; "
                       f"{side['n_significant_cues']} significant cue(s))")
     console.print(f"change in D: {result['delta_D'] * 100:+.1f} points · compare page: "
-                  f"[bold]{escape(str(written))}[/]")
+                  f"[bold]{escape(str(out / 'compare.html'))}[/]")
 

@@ -6,6 +6,7 @@ records"; methods.md §16). The record shapes are :data:`SHAPES` (first match wi
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -18,7 +19,7 @@ from typing import Any
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.loading import _find_split_files, assemble_dataset
 from cuelens.data.readers import LineError, file_format, iter_records
-from cuelens.data.schema import ID_ALIASES, RecordError, _text
+from cuelens.data.schema import ID_ALIASES, RecordError, _text, subset_text
 from cuelens.data.splits import NO_ITEMS, SPLIT_NAMES
 from cuelens.errors import UserError
 
@@ -121,6 +122,14 @@ def split_dialogues(a: str, b: str) -> tuple[str, str, str]:
     return a[:cut].strip(), a[cut:], b[cut:]
 
 
+def _response(value: Any, name: str) -> str:
+    """A response given as text: a number or a boolean is a misplaced field, not a response."""
+    if value is not None and not isinstance(value, str):
+        raise RecordError(f"field '{name}' must be a response text or a message list, got "
+                          f"{json.dumps(value)}")
+    return _text(value, name)
+
+
 def _responses(record: dict, first: str, second: str) -> tuple[str | None, str, str]:
     """(prompt from the texts or None, response ``first``, response ``second``)."""
     a, b = _messages(record[first], first), _messages(record[second], second)
@@ -128,7 +137,7 @@ def _responses(record: dict, first: str, second: str) -> tuple[str | None, str, 
         n = len(os.path.commonprefix([a, b]))
         return _join(a[:n]) or None, _join(a[n:]), _join(b[n:])
     if a is None and b is None:
-        text_a, text_b = _text(record[first], first), _text(record[second], second)
+        text_a, text_b = _response(record[first], first), _response(record[second], second)
         prompt, rest_a, rest_b = split_dialogues(text_a, text_b)
         return prompt or None, rest_a, rest_b
     raise RecordError(f"fields '{first}' and '{second}' must both be texts or both be messages")
@@ -144,6 +153,20 @@ def _prompt(record: dict, derived: str | None) -> str:
     return derived or ""
 
 
+def _flag(value: Any, name: str) -> bool:
+    """A ``winner_model_*`` flag: 0/1 (a number, a boolean or a number as text); missing,
+    null or an empty cell is 0."""
+    if value is None or value == "" or isinstance(value, bool):
+        return bool(value)
+    try:
+        number = float(value)  # a number, or one written as text ("1", "1.0")
+    except (TypeError, ValueError):
+        number = math.nan
+    if number in (0, 1):
+        return bool(number)
+    raise RecordError(f"field '{name}' must be 0 or 1, got {json.dumps(value)}")
+
+
 def _winner(record: dict) -> str:
     """``a``, ``b`` or ``tie`` from ``winner`` or the ``winner_model_*`` flags."""
     if "winner" in record:
@@ -155,7 +178,7 @@ def _winner(record: dict) -> str:
         if value in TIES:
             return "tie"
         raise RecordError(f"winner '{record['winner']}' is not model_a, model_b or tie")
-    flags = [bool(int(record.get(f"winner_{x}", 0) or 0)) for x in ("model_a", "model_b", "tie")]
+    flags = [_flag(record.get(f"winner_{x}"), f"winner_{x}") for x in ("model_a", "model_b", "tie")]
     if sum(flags) != 1:
         raise RecordError("exactly one of winner_model_a, winner_model_b, winner_tie must be 1")
     return ("a", "b", "tie")[flags.index(True)]
@@ -210,10 +233,11 @@ def normalise_preference(record: dict, shape: str, default_id: str,
     name = next((n for n in ID_ALIASES + ("prompt_id", "question_id") if record.get(n) is not None),
                 None)
     pair["id"] = str(record[name]) if name else default_id
-    wanted = subset_field or "subset"
-    if subset_field is not None and record.get(subset_field) in (None, ""):
-        raise RecordError(f"no subset in field '{subset_field}' (--subset-field)")
-    pair["subset"] = str(record.get(wanted)) if record.get(wanted) not in (None, "") else ""
+    if subset_field is not None:
+        pair["subset"] = subset_text(record.get(subset_field), subset_field)
+    else:
+        given = record.get("subset")
+        pair["subset"] = "" if given in (None, "") else subset_text(given, "subset")
     return pair
 
 

@@ -86,6 +86,18 @@ def _as_text(value: Any, field: str) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def subset_text(value: Any, field: str) -> str:
+    """A ``--subset-field`` value as the subset's name: a text or a number (written as text);
+    missing, empty, a list or an object is a :class:`RecordError` (docs/robustness.md)."""
+    if value is None or value == "":
+        raise RecordError(f"no subset in field '{field}' (--subset-field)")
+    if isinstance(value, (dict, list)):
+        kind = "an object" if isinstance(value, dict) else "a list"
+        raise RecordError(f"subset field '{field}' holds {kind}; give each item one subset name "
+                          "(a text)")
+    return str(value)
+
+
 def _text(value: Any, field: str) -> str:
     """A text field: a string (:func:`_as_text` for other values); an empty text is an error,
     and so is a text longer than :data:`MAX_TEXT_CHARS` (no parser could take it)."""

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import quiet_single_thread
+from cuelens.errors import UserError
 from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
 
 SMALL_CUTOFF = 0.05  # k at most this share of the current set
@@ -31,6 +32,18 @@ class AFLiteOptions:
     train_size: int = TRAIN_SIZE
     target: int = 0  # stop at this many items (0: only the early stop)
     seed: int = 0
+
+    def validate(self) -> None:
+        """Refuse option values that filter nothing or everything (one line each): the
+        predictability threshold τ is a share of right predictions, 0 < τ ≤ 1."""
+        if not 0 < self.threshold <= 1:  # NaN fails both comparisons
+            raise UserError(f"--threshold must be a predictability share in (0, 1] (the AFLite "
+                            f"default is {THRESHOLD}); got {self.threshold}")
+        for name, value, least in (("--ensemble", self.ensemble, 1), ("--cutoff", self.cutoff, 1),
+                                   ("--train-size", self.train_size, 1),
+                                   ("--target", self.target, 0)):
+            if value < least:
+                raise UserError(f"{name} must be at least {least}; got {value}")
 
 
 @dataclass

@@ -113,6 +113,24 @@ def subset_paths(out_dir: Path, dataset: Dataset) -> dict[str, Path]:
     return paths
 
 
+#: every entry ``audit filter`` writes in its output directory, which it replaces as a whole
+OUTPUT_NAMES = ("train.jsonl", "test.jsonl", "filter.json", "scan-before", "scan-after",
+                "compare.html")
+
+
+def load_subset(paths: dict[str, Path], name: str) -> Dataset:
+    """The dataset of the files :func:`write_subset` wrote (``paths``), named ``name``: read
+    back by file, never by listing their directory."""
+    from cuelens.data.loading import load_dataset
+
+    if "test" in paths:
+        dataset = load_dataset(train=str(paths["train"]), test=str(paths["test"]))
+    else:
+        dataset = load_dataset(str(paths["train"]))
+    dataset.name = name
+    return dataset
+
+
 def write_subset(out_dir: Path, dataset: Dataset, subset: Subset) -> dict[str, Path]:
     """Write :func:`subset_paths` atomically (never over an input)."""
     from cuelens.io import check_outputs, output_set, write_json, write_lines

@@ -6,6 +6,7 @@ and Inspect ``.json`` / ``.eval`` logs (the answered letter), detected from the 
 from __future__ import annotations
 
 import re
+import unicodedata
 import zipfile
 from collections import Counter
 from collections.abc import Callable
@@ -239,12 +240,40 @@ Reader = Callable[[Path, "str | None", "int | None"], LogRead]
 FORMATS: dict[str, Reader] = {"lm-eval": read_lm_eval, "inspect": read_inspect}
 
 
+SAMPLES_GLOB = "samples_*.jsonl*"  # lm-eval's per-item logs (``--log_samples``), also gzipped
+
+
+def samples_files(directory: Path) -> list[Path]:
+    """The lm-eval samples files in ``directory`` and one level down (where lm-eval writes
+    them, in a folder named after the model)."""
+    found = [*directory.glob(SAMPLES_GLOB), *directory.glob(f"*/{SAMPLES_GLOB}")]
+    return sorted(p for p in found if p.is_file())
+
+
+def _is_results_file(first: object) -> bool:
+    """lm-eval's ``results_*.json``: aggregate scores, no items."""
+    return isinstance(first, dict) and isinstance(first.get("results"), dict) and \
+        "samples" not in first and ("configs" in first or "versions" in first)
+
+
+def _results_file_error(path: Path) -> UserError:
+    beside = [p.name for p in samples_files(path.parent)] if path.parent.is_dir() else []
+    what = (f"pass the samples file beside it: {', '.join(beside[:3])}"
+            f"{' …' if len(beside) > 3 else ''}" if beside else
+            "run lm_eval with --log_samples and pass the samples_<task>_<date>.jsonl it writes")
+    return UserError(f"this is lm-eval's results file (aggregate scores, no items); {what}",
+                     path=str(path))
+
+
 def detect_format(path: Path, cap: int | None = None) -> str | None:
-    """``"lm-eval"``, ``"inspect"`` or None (not an evaluation log)."""
+    """``"lm-eval"``, ``"inspect"`` or None (not an evaluation log); lm-eval's results file
+    is refused, naming the samples file to pass instead."""
     check_regular_file(path)
     if zipfile.is_zipfile(path):
         return "inspect"
     first = _first_json(path, cap)
+    if _is_results_file(first):
+        raise _results_file_error(path)
     if isinstance(first, dict) and "samples" in first and "eval" in first:
         return "inspect"
     if isinstance(first, dict) and "doc_id" in first and (
@@ -302,8 +331,15 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
     return positions, how
 
 
+def choice_key(text: str) -> str:
+    """A choice text as choices are matched (docs/eval-logs.md): Unicode NFC, case folded,
+    whitespace runs as one space, no leading or trailing space — a task that lowercases or
+    re-spaces its choices (``doc_to_choice: … | map('lower')``) still matches its dataset."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+
+
 def _same(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
+    return choice_key(a) == choice_key(b)
 
 
 def _logged_texts(item: LoggedItem) -> list[str] | None:
@@ -313,11 +349,12 @@ def _logged_texts(item: LoggedItem) -> list[str] | None:
 
 
 def check_choices(items: list[LoggedItem], positions: list[int], test: Split, how: str,
-                  notes: list[str]) -> None:
+                  notes: list[str]) -> int:
     """Matched entries must have the test item's number of choices and (where logged) its
-    choice texts; an Inspect entry with the same texts in another order is remapped."""
+    choice texts, compared by :func:`choice_key`; an Inspect entry with the same texts in
+    another order is remapped. Returns the number of entries whose texts match only so."""
     mismatched: list[str] = []
-    compared = 0
+    compared = differ = 0
     for item, i in zip(items, positions):
         expected = [str(c) for c in test.choices[i]]
         if item.n_choices != len(expected):
@@ -328,6 +365,7 @@ def check_choices(items: list[LoggedItem], positions: list[int], test: Split, ho
             continue
         if all(_same(a, b) for a, b in zip(texts, expected)):
             compared += 1
+            differ += any(a.strip() != b.strip() for a, b in zip(texts, expected))
             continue
         order = [next((j for j, e in enumerate(expected) if _same(t, e)), -1) for t in texts]
         if item.choices is not None and sorted(order) == list(range(len(expected))):
@@ -345,6 +383,21 @@ def check_choices(items: list[LoggedItem], positions: list[int], test: Split, ho
     if mismatched:
         notes.append("the log's continuations are not the bare choice texts (the task formats "
                      "its choices), so choice texts were not compared; only choice counts")
+    elif differ:
+        notes.append(f"{differ} of {len(items)} logged entries write their choices differently "
+                     "from the dataset (case, spacing or Unicode form): matched as the same "
+                     "texts")
+    return differ
+
+
+def _unanswered(items: list[LoggedItem], notes: list[str]) -> int:
+    """Inspect samples without an answer (Inspect records an answer outside the choices as
+    empty): counted, noted, and counted wrong as "no answer"."""
+    empty = [item for item in items if not item.answer_text.strip()]
+    if empty:
+        notes.append(f"{len(empty)} of {len(items)} Inspect samples have no answer (e.g. "
+                     f"{empty[0].where}): counted as no answer (wrong)")
+    return len(empty)
 
 
 def _out_of_range(items: list[LoggedItem], notes: list[str]) -> int:
@@ -441,12 +494,13 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
     test, notes = dataset.test, read.notes
     try:
         positions, how = match_items(read.items, test, fmt, id_field, notes)
-        check_choices(read.items, positions, test, how, notes)
+        n_rewritten = check_choices(read.items, positions, test, how, notes)
         for item in read.items:
             _predict(item, norm)  # reports a missing continuation before anything is kept
     except UserError as exc:
         raise UserError(exc.message, path=str(path)) from None
     n_outside = _out_of_range(read.items, notes) if fmt == "inspect" else 0
+    n_unanswered = _unanswered(read.items, notes) if fmt == "inspect" else 0
     pred = np.full(len(test), MISSING, dtype=np.int64)
     probs = np.full((len(test), max(len(c) for c in test.choices)), np.nan) \
         if fmt == "lm-eval" else None
@@ -473,7 +527,8 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
         notes.append(f"{len(off)} of {len(targets)} logged entries name a gold answer that "
                      f"differs from the dataset's (e.g. {off[0][0].where})")
     log = {"format": fmt, **read.meta, "entries": len(read.items), "test_items": len(test),
-           "left_out": n_left, "matched_by": how, "answers_outside_choices": n_outside,
+           "left_out": n_left, "matched_by": how, "choices_written_differently": n_rewritten,
+           "answers_outside_choices": n_outside, "unanswered": n_unanswered,
            "logged_correct": _agreement(read.items, positions, pred, gold, metric, notes)}
     if fmt == "lm-eval":
         log["results_check"] = _results_check(path, metric, accuracy, n_logged, notes)

@@ -15,6 +15,8 @@ from cuelens.data.dataset import Task
 from cuelens.probes.config import MIN_SUPPORT
 from cuelens.probes.data_map import DYNAMICS_DIR
 
+MAX_UNANSWERED = 0.5  # a larger share of items without an answer: no verdict (LLM probe too)
+
 
 def select_word_cues(cues: list[dict], rank_by: str = "z", top: int = 5,
                      min_support: int = MIN_SUPPORT) -> tuple[list[str], dict]:
@@ -56,10 +58,17 @@ def chance_level(gold: np.ndarray, task: str, n_choices: int | None) -> float:
 
 
 def probe_sanity(correct: np.ndarray, chance: float, epochs: int | None, has_data_map: bool,
-                 n_boot: int, seed: int) -> dict:
-    """The ``probe.sanity`` section: accuracy vs chance, data-map epochs, notes."""
+                 n_boot: int, seed: int, unanswered: int = 0) -> dict:
+    """The ``probe.sanity`` section: accuracy vs chance, data-map epochs, the items without an
+    answer (``unanswered``, counted wrong), notes; more than :data:`MAX_UNANSWERED` of them
+    leave the probe not interpretable (all-wrong is not robustness)."""
     accuracy = accuracy_vs_chance(correct, chance, n_boot, seed)
     notes = []
+    mostly_unanswered = unanswered > MAX_UNANSWERED * len(correct)
+    if mostly_unanswered:
+        notes.append(f"{unanswered} of {len(correct)} items have no answer from the model "
+                     f"(more than {MAX_UNANSWERED:.0%}; counted wrong): ΔAcc, distribution and "
+                     "easy/hard results are not interpretable")
     if accuracy["covers_chance"]:
         notes.append(f"the model's accuracy {100 * accuracy['accuracy']:.1f}% (95% CI "
                      f"{100 * accuracy['ci_low']:.1f}–{100 * accuracy['ci_high']:.1f}%) covers "
@@ -68,8 +77,16 @@ def probe_sanity(correct: np.ndarray, chance: float, epochs: int | None, has_dat
     if has_data_map and (epochs or 0) <= 1:
         notes.append("the data map comes from a single training epoch: variability is 0 for "
                      "every item, so its regions are not interpretable (train for 2+ epochs)")
-    return {"accuracy": accuracy, "data_map_epochs": epochs,
-            "interpretable": not accuracy["covers_chance"], "notes": notes}
+    return {"accuracy": accuracy, "data_map_epochs": epochs, "unanswered": unanswered,
+            "interpretable": not (accuracy["covers_chance"] or mostly_unanswered),
+            "notes": notes}
+
+
+def not_interpretable_why(sanity: dict) -> str:
+    """Why a probe that is not interpretable is not: at chance, or mostly unanswered."""
+    if sanity.get("accuracy", {}).get("covers_chance", True):
+        return "the model performs at chance"
+    return "the model gave no answer for most items"
 
 
 def probe_verdict(probe: dict) -> tuple[str, str]:
@@ -78,8 +95,8 @@ def probe_verdict(probe: dict) -> tuple[str, str]:
     test = probe.get("accuracy_test", {})
     correction = test.get("correction", "no correction")
     if sanity and not sanity.get("interpretable", True):
-        return "unreliable", ("Not interpretable: the model performs at chance, so differences "
-                              "between items with and without a cue are noise.")
+        return "unreliable", (f"Not interpretable: {not_interpretable_why(sanity)}, so "
+                              "differences between items with and without a cue are noise.")
     relied = sorted((c for c in test.get("cues", []) if c.get("significant") and c["delta"] > 0),
                     key=lambda c: (-c["delta"], c["cue"]))
     if relied:

@@ -69,7 +69,7 @@ class ProbeContext:
         test = self.dataset.test
         chance = chance_level(self.gold, test.task, test.n_choices)
         return probe_sanity(self.correct, chance, data_map_epochs(self.model_dir), has_data_map,
-                            self.n_boot, self.seed)
+                            self.n_boot, self.seed, int((self.predictions.pred == -1).sum()))
 
     def accuracy_test(self) -> dict:
         """``accuracy_test``: ΔAcc per cue (:func:`~cuelens.probes.accuracy.accuracy_test`)."""

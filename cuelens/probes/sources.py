@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 
 from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
-from cuelens.probes.evallogs import detect_format, read_eval_log
+from cuelens.probes.evallogs import detect_format, read_eval_log, samples_files
 from cuelens.probes.predictions import Predictions, classifier_predictions, read_predictions_file
 
 OnItems = Callable[[int], None]  # called with the number of items just predicted
@@ -124,12 +124,49 @@ class InspectLog(_File):
     """An Inspect eval log (``.json`` or ``.eval``)."""
 
 
+@dataclass
+class LmEvalDirectory(_File):
+    """lm-eval's output directory: its one samples file that matches the dataset
+    (:func:`~cuelens.probes.evallogs.samples_files`; the only one, or the only one that
+    reads as a log of ``dataset.test``); several or none is one line listing them."""
+
+    name: ClassVar[str] = "lm-eval"
+
+    def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
+        found = samples_files(self.path)
+        if not found:
+            raise UserError("a directory without lm-eval samples_*.jsonl files; give a "
+                            "predictions file or an evaluation log", path=str(self.path))
+        fits: list[tuple[Path, Predictions]] = []
+        for candidate in found:
+            try:
+                fits.append((candidate, LmEvalLog(candidate, self.id_field, self.norm,
+                                                  self.require_all).predict(dataset)))
+            except UserError:
+                if len(found) == 1:
+                    raise
+        if len(fits) != 1:
+            names = ", ".join(str(p.relative_to(self.path)) for p in found[:5])
+            which = "none" if not fits else f"{len(fits)}"
+            raise UserError(f"{which} of its {len(found)} lm-eval samples files match this "
+                            f"dataset ({names}{' …' if len(found) > 5 else ''}); pass one of "
+                            "them", path=str(self.path))
+        chosen, predictions = fits[0]
+        note = (f"read {chosen.relative_to(self.path)}, the "
+                f"{'only samples file' if len(found) == 1 else 'only samples file of this dataset'}"
+                f" in {self.path}")
+        return replace(predictions, notes=[note, *predictions.notes])
+
+
 def file_source(path: str | Path, id_field: str | None = None, norm: str = "none",
                 require_all: bool = False) -> PredictionSource:
-    """The source of a predictions file or evaluation log, chosen by its content."""
+    """The source of a predictions file or evaluation log, chosen by its content (an lm-eval
+    output directory: :class:`LmEvalDirectory`)."""
     path = Path(path)
     if not path.exists():
         raise UserError("predictions file not found", path=str(path))
+    if path.is_dir():
+        return LmEvalDirectory(path, id_field, norm, require_all)
     name = detect_format(path) or "predictions"
     return make_source(name, path=path, id_field=id_field, norm=norm, require_all=require_all)
 

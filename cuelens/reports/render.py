@@ -122,13 +122,13 @@ KIND_TITLES = {"score_pairs": "language-model comparison",
 
 def title(results: dict) -> str:
     """The page title: the probed model on the dataset for a probe, else the dataset's name,
-    else what the result kind is about."""
+    else the file the result reads (a judge log), else what the result kind is about."""
     name = (results.get("dataset") or {}).get("name")
     for key, how in (("probe", ""), ("llm_probe", " (prompted)")):
         model = ((results.get(key) or {}).get("model") or {}).get("name")
         if model:
             return f"{model}{how} on {name}" if name else f"{model}{how}"
-    return name or KIND_TITLES.get(str(results.get("kind")), "dataset")
+    return name or results.get("file") or KIND_TITLES.get(str(results.get("kind")), "dataset")
 
 
 def brand(results: dict) -> str:

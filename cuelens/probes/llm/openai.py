@@ -6,6 +6,7 @@ described in docs/llm-probe.md ("Backends", "Servers: what each can run"). The k
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -22,8 +23,12 @@ from cuelens.errors import UserError
 from cuelens.probes.llm.requests import OnResult, Request
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+ROUTE_STATUS = {400, 404, 405, 422, 501}  # the server lacks this route or one of its fields
+AUTH_STATUS = {401, 403}
 TOP_LOGPROBS = 20  # the most OpenAI's chat API returns
 CONNECT_TIMEOUT = 5.0  # seconds for the first connection to the server
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # the largest response body read (docs/llm-probe.md)
+DETAIL_BYTES = 200  # of an error response's body, quoted in the message
 _PROBE_PROMPT = "Question: is the sky blue? Answer yes or no.\nAnswer:"
 
 
@@ -106,11 +111,7 @@ class OpenAIBackend:
             call()
             return True, ""
         except _Unsupported as exc:
-            return False, str(exc)
-        except UserError as exc:
-            if not self._reached:
-                raise
-            return False, exc.message.split(": ", 1)[-1][:120]
+            return False, exc.detail
 
     def prepare(self, templates) -> None:
         """Choose the scoring route for ``templates`` before any item is asked; a
@@ -233,31 +234,138 @@ class OpenAIBackend:
                 self.requests_sent += 1
             try:
                 request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with _OPENER.open(request, timeout=self.timeout) as response:
                     self._reached = True
-                    return json.loads(response.read().decode("utf-8"))
+                    raw, whole = _read_body(response, time.monotonic() + self.timeout,
+                                            MAX_RESPONSE_BYTES)
+                    if not whole:
+                        raise UserError(f"{url}: the response is larger than "
+                                        f"{MAX_RESPONSE_BYTES // 2**20} MB; is --base-url an "
+                                        "OpenAI-compatible API?")
+                    return _json_body(url, raw, response.headers.get("Content-Type", ""))
             except urllib.error.HTTPError as exc:
                 self._reached = True
-                reason = f"HTTP {exc.code}"
-                if exc.code not in RETRY_STATUS:
-                    detail = exc.read().decode("utf-8", "replace")[:200]
-                    raise UserError(f"{url}: {reason}: {detail}") from None
+                reason = self._refused(url, exc)
                 wait_s = max(wait_s, _retry_after(exc.headers.get("Retry-After")))
+            except _Late as exc:
+                reason = str(exc)
+            except http.client.IncompleteRead as exc:
+                total = f" of {len(exc.partial) + exc.expected:,}" if exc.expected else ""
+                reason = (f"the server cut the response off after {len(exc.partial):,}{total} "
+                          "bytes")
+            except http.client.HTTPException as exc:  # a malformed status line or header
+                reason = f"a malformed HTTP response ({type(exc).__name__})"
+                if not self._reached:
+                    raise UserError(f"{url}: {reason}; is --base-url an HTTP API?") from None
             except (urllib.error.URLError, TimeoutError, ConnectionError, socket.timeout) as exc:
                 reason = str(getattr(exc, "reason", exc)) or type(exc).__name__
                 if not self._reached:
                     raise UserError(f"{url}: cannot reach the server ({reason}); is it running "
                                     "at --base-url?") from None
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise UserError(f"{url}: the response is not JSON") from None
             if attempt < self.retries:
                 time.sleep(wait_s)
         raise UserError(f"{url}: failed after {self.retries + 1} attempts ({reason}); finished "
                         "answers are cached, so running again resumes")
 
+    def _refused(self, url: str, exc: urllib.error.HTTPError) -> str:
+        """The reason of a retried HTTP status; other statuses raise their own line."""
+        detail = _detail(exc, time.monotonic() + self.timeout)
+        reason = f"HTTP {exc.code}{' ' + detail if detail else ''}"
+        if 300 <= exc.code < 400:
+            raise UserError(f"{url}: the server redirects (HTTP {exc.code}) to "
+                            f"{exc.headers.get('Location') or 'another address'}; give the "
+                            "address it redirects to as --base-url") from None
+        if exc.code in AUTH_STATUS:
+            key = "the key in" if os.environ.get(self.api_key_env) else "no key is set in"
+            raise UserError(f"{url}: HTTP {exc.code}, not authorised ({key} "
+                            f"${self.api_key_env}; --api-key-env names the variable)"
+                            f"{': ' + detail if detail else ''}") from None
+        if exc.code in ROUTE_STATUS:
+            raise _Unsupported(reason, url) from None
+        if exc.code not in RETRY_STATUS:
+            raise UserError(f"{url}: {reason}") from None
+        return reason + (" (rate limited)" if exc.code == 429 else "")
+
+
+class _Late(Exception):
+    """A response whose body did not arrive within the request's time (a dripping server)."""
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are reported, not followed: urllib would resend a POST as a bodiless GET."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def _read_body(response, deadline: float, limit: int) -> tuple[bytes, bool]:
+    """(at most ``limit`` bytes of the body, whether that is all of it), read by ``deadline``
+    (``time.monotonic()``): the socket timeout alone restarts with every byte a server drips;
+    a body shorter than its Content-Length is ``http.client.IncompleteRead``."""
+    length = response.headers.get("Content-Length")
+    if length and length.isdigit() and int(length) > limit:
+        return b"", False
+    parts: list[bytes] = []
+    size = 0
+    while size <= limit:
+        if time.monotonic() > deadline:
+            raise _Late(f"the response took longer than the request timeout to arrive "
+                        f"({size:,} bytes by then)")
+        chunk = response.read1(65_536)
+        if not chunk:
+            if getattr(response, "length", None):  # bytes promised by Content-Length, not sent
+                raise http.client.IncompleteRead(b"".join(parts), response.length)
+            return b"".join(parts), True
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)[:limit], False
+
+
+def _detail(exc: urllib.error.HTTPError, deadline: float) -> str:
+    """The start of an error response's body, on one line (empty when unreadable)."""
+    try:
+        raw, _ = _read_body(exc, deadline, DETAIL_BYTES)
+    except (_Late, OSError, http.client.HTTPException):
+        return ""
+    return _excerpt(raw)
+
+
+def _excerpt(raw: bytes) -> str:
+    text = " ".join(raw.decode("utf-8", "replace").split())
+    return text[:DETAIL_BYTES] + ("…" if len(text) > DETAIL_BYTES else "")
+
+
+def _json_body(url: str, raw: bytes, content_type: str) -> dict:
+    """A response body as its JSON object, or one line saying what came instead."""
+    if not raw.strip():
+        raise UserError(f"{url}: the server answered with an empty body; is --base-url an "
+                        "OpenAI-compatible API?")
+    if "html" in content_type.lower() or raw.lstrip()[:1] == b"<":
+        raise UserError(f"{url}: the server answered with an HTML page, not JSON; is --base-url "
+                        "the API's root (e.g. http://host:8000/v1)?")
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise UserError(f"{url}: the response is not JSON: {_excerpt(raw[:DETAIL_BYTES])}") \
+            from None
+    if not isinstance(body, dict):
+        raise UserError(f"{url}: the response is JSON but not an object: "
+                        f"{_excerpt(raw[:DETAIL_BYTES])}")
+    return body
+
 
 class _Unsupported(UserError):
-    """The server answered, but without what a scoring route needs."""
+    """The server answered, but without what a scoring route needs (``detail``: why)."""
+
+    def __init__(self, detail: str, url: str = "") -> None:
+        self.detail, self.url = detail, url
+        super().__init__(f"{url}: {detail}" if url else detail)
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.detail, self.url)
 
 
 def _letters_or_words(template) -> bool:
