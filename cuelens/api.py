@@ -143,11 +143,13 @@ def probe(data: DataSource = None, *, model: str | None = None,
           seed: int = ProbeConfig.seed, short_circuit: bool = False,
           batch_size: int | None = None, max_length: int = 128, device: str = "auto",
           trust_remote_code: bool = False, id_field: str | None = None, norm: str = "none",
-          progress: Progress | None = None) -> ProbeResult:
+          allow_untrained: bool = False, progress: Progress | None = None) -> ProbeResult:
     """Probe a model (``model=``), a predictions file or evaluation log (``predictions=``;
     docs/eval-logs.md) or any prediction source (``source=``) for reliance on the dataset's cues
     (docs/methods.md §6–7); as ``audit probe``. The options: docs/api.md, "Probe options and
-    prediction sources"; ``scan`` (default: a word-only scan with ``seed``).
+    prediction sources"; ``scan`` (default: a word-only scan with ``seed``); a ``model`` without
+    a fine-tuned classification head is a :class:`UserError` unless ``allow_untrained`` (then
+    the results say so: ``probe.model.untrained_head`` and a warning).
 
     >>> import cuelens, json, tempfile, pathlib
     >>> from cuelens.data.synthetic import make_nli
@@ -184,6 +186,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
 
         classifier = load_classifier(model, dataset.task, device=device,
                                      trust_remote_code=trust_remote_code, max_length=max_length)
+        classifier.require_trained(allow_untrained)
         source = ModelSource(classifier, model, batch_size)
     assert source is not None
     return ProbeResult.of(probe_dataset(

@@ -293,6 +293,10 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
     console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    if data.get("split_roles"):
+        from cuelens.data.dataset import roles_note
+
+        console.print(f"[yellow]note:[/] {escape(roles_note(data['split_roles']))}")
     for warning in data.get("labels", {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "leakage" not in results:
@@ -337,7 +341,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     else:
         console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
                       f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
-    print_hygiene(results.get("hygiene"))
+    print_hygiene(results.get("hygiene"), data.get("split_roles"))
     for i, step in enumerate(results.get("next_steps", []), 1):
         path = (files or {}).get(step.get("output", ""))
         where = f" (listed in {path})" if path else ""
@@ -352,20 +356,26 @@ VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the t
             "below chance": "[green]below chance[/]"}
 
 
-def print_hygiene(section: dict | None) -> None:
-    """Duplicates / overlap counts per split and the hygiene warnings."""
+def print_hygiene(section: dict | None, split_roles: dict | None = None) -> None:
+    """Duplicates / overlap counts per split and the hygiene warnings (a split whose role was
+    inferred, ``split_roles``, named by its file)."""
     from rich.markup import escape
+
+    from cuelens.data.dataset import role_names
 
     if not section:
         return
+    names = role_names(split_roles)
     for role, c in section["splits"].items():
+        role = names.get(role, role)
         pairs = c.get("mirrored_pairs", c.get("contrastive_pairs", 0))
         kind = "mirrored" if "mirrored_pairs" in c else "contrastive"
         console.print(f"hygiene {escape(role)}: {c['duplicate_items']} duplicate(s), "
                       f"{c['near_duplicate_pairs']} near-duplicate pair(s), {pairs} {kind} "
                       f"pair(s), {c['label_conflict_items']} label-noise candidate(s)")
     for row in section["overlap"]:
-        console.print(f"overlap {escape(row['fit'])} → {escape(row['eval'])}: {row['exact']} "
+        fit, evaluated = names.get(row["fit"], row["fit"]), names.get(row["eval"], row["eval"])
+        console.print(f"overlap {escape(fit)} → {escape(evaluated)}: {row['exact']} "
                       f"exact, {row['near']} near, {row['shared_premise']} sharing a premise")
     for warning in section["warnings"]:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
