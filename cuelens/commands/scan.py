@@ -17,7 +17,6 @@ from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import RECORDS_MAX_ITEMS
-from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
 
 if TYPE_CHECKING:
@@ -124,12 +123,12 @@ def scan(
     from cuelens.audit.subsets import add_subsets
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
-    from cuelens.data.preference import is_preference_source
+    from cuelens.audit.scan_modes import scan_mode
     from cuelens.engine.options import EngineOptions
 
     started = time.time()
-    if stats not in STATISTICS:
-        raise UserError(f"unknown --stats {stats!r}; choose from {', '.join(STATISTICS)}")
+    mode = scan_mode(data, train, test=test, stats=stats, engine=engine, hf=hf,
+                     subset_field=subset_field)
     feature_names = parse_feature_option(features or ("none" if stats == "streaming" else "all"))
     config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
                         folds=folds, iterations=iterations, seed=seed,
@@ -140,18 +139,10 @@ def scan(
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
     fields = field_map(premise_field, hypothesis_field, label_field, choices_field, group_field)
-    if not hf and is_preference_source(data or train):
-        if stats != "exact" or engine == "ray":
-            raise UserError("preference pairs are scanned in memory with exact statistics "
-                            "(no --stats streaming or --engine ray; docs/preference.md)")
+    if mode.preference:
         result, out_dir = scan_preference_data(data, train, test, subset_field, skip_bad, config,
                                                out, report, item_files)
-    elif stats == "streaming":
-        if subset_field:
-            raise UserError("--subset-field needs exact statistics (not --stats streaming)")
-        if engine not in ("local", "ray") or hf:
-            raise UserError("--stats streaming reads files, directories or globs with the local "
-                            "or ray engine")
+    elif mode.streaming:
         from cuelens.audit.ray_passes import RayPasses
 
         scan_streamed(data, train, test, fields, skip_bad, config, out,
@@ -189,7 +180,6 @@ def scan(
     check_fail_above(result.results, fail_above)
 
 
-STATISTICS = ("exact", "streaming")
 STREAMING_HINT_ITEMS = 5_000_000  # above this, the exact statistics suggest streaming ones
 
 

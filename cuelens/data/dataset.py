@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cuelens.data.display import MAX_TEXT, dataset_html, names_text, short, split_text
 from cuelens.data.labels import LabelFindings
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ class Split:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def __repr__(self) -> str:  # bounded: never the columns (MBs on SNLI)
+        return f"<{type(self).__name__} {split_text(self.name, len(self), self.task, self.path)}>"
 
     @property
     def choice_counts(self) -> list[int]:
@@ -204,6 +208,19 @@ class Dataset:
         out["test" if self.train is not None else "all"] = self.test
         out.update(self.other)
         return out
+
+    def __repr__(self) -> str:  # one screen: never the splits' columns
+        splits = "; ".join(split_text(role, len(s), s.task, s.path)
+                           for role, s in self.splits.items())
+        note = f"; {roles_note(self.split_roles)}" if self.split_roles else ""
+        return (f"<Dataset {short(self.name, MAX_TEXT)}: {splits}; labels "
+                f"{names_text(self.label_names)}{note}>")
+
+    def _repr_html_(self) -> str:
+        roles = self.split_roles
+        return dataset_html(self.name, self.task, [(role, s.path, len(s)) for role, s in
+                                                   self.splits.items()], self.label_names,
+                            roles_note(roles) if roles else None)
 
     @property
     def split_roles(self) -> dict | None:
