@@ -119,6 +119,7 @@ def training_bias(debias: str, bias: Path | None, dataset, seed: int, gold):
         if bias is not None:
             raise UserError("--bias feeds a debiasing loss: give --debias too")
         return None, None
+    source: dict
     if bias is not None:
         probs, source = read_bias(bias, dataset, dataset.train), {"source": "file",
                                                                   "path": str(bias)}
