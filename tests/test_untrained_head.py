@@ -80,8 +80,11 @@ def test_probe_cli_stops_on_an_untrained_head_and_runs_when_allowed(models, tmp_
     assert allowed.exit_code == 0, allowed.output
     assert "warning: model" in allowed.output
     assert "no fine-tuned multiple-choice head" in " ".join(allowed.output.split())
-    probe = json.loads((out / "results.json").read_text())["probe"]
-    assert probe["model"]["untrained_head"] == ["classifier.bias", "classifier.weight"]
+    results = json.loads((out / "results.json").read_text())
+    assert results["probe"]["model"]["untrained_head"] == ["classifier.bias", "classifier.weight"]
+    assert results["next_steps"][0]["action"].startswith("fine-tune ")  # before its cue tests
+    assert "audit train" in results["next_steps"][0]["action"]
+    assert "no fine-tuned head" in (out / "report.html").read_text()
     trained, out = _probe(tmp_path, "nli", headed)
     assert trained.exit_code == 0, trained.output
     assert "untrained_head" not in json.loads((out / "results.json").read_text())["probe"]["model"]

@@ -259,6 +259,12 @@ def _at_chance(f: Finding, results: dict) -> Step | None:
                     "check that its predictions match the test items")
 
 
+@advises("untrained_head")
+def _untrained(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"fine-tune {f.subject} on the task first (audit train), then probe the "
+                    "trained model")
+
+
 @advises("relies_on_cue")
 def _relies(f: Finding, results: dict) -> Step | None:
     return _step(f, f"retrain {_model(results)} on data where “{f.subject}” appears equally "

@@ -397,6 +397,13 @@ def _probe(results: dict) -> list[Finding]:
     name = _model_name(pr)
     sanity = pr.get("sanity", {})
     acc = sanity.get("accuracy", {})
+    untrained = pr.get("model", {}).get("untrained_head")
+    if untrained:  # probed with --allow-untrained: the head's weights are random
+        return [Finding("probe", f"{name} has no fine-tuned head ({len(untrained)} weights at "
+                        "random, probed with --allow-untrained), so its cue tests say nothing "
+                        "about the model.", _points(acc.get("accuracy")),
+                        _points(acc.get("ci_low")), _points(acc.get("ci_high")), "%", None,
+                        "probe", "high", "untrained_head", name)]
     if sanity and not sanity.get("interpretable", True):
         return [Finding("probe", f"{name} performs at chance, so its cue tests are not "
                         "interpretable.", _points(acc.get("accuracy")), _points(acc.get("ci_low")),
