@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cuelens.audit.config import ScanConfig
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
 from cuelens.data.dataset import Dataset
+from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
 from cuelens.results import ProbeResult, ScanResult
@@ -30,7 +30,7 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
                  test: DataSource = None, hf: str | None = None, name: str | None = None,
                  premise_field: str | None = None, hypothesis_field: str | None = None,
                  label_field: str | None = None, choices_field: str | None = None,
-                 skip_bad: bool = False) -> Dataset:
+                 group_field: str | None = None, skip_bad: bool = False) -> Dataset:
     """Load a dataset from a path, in-memory data or ``train=``/``test=``, or ``hf="snli"`` from
     the hub (docs/api.md, "Data").
 
@@ -42,12 +42,17 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
     >>> str(ds.task), len(ds.test), ds.label_names, ds.cross_validated
     ('nli', 2, ['contradiction', 'entailment'], True)
     """
+    return _load(source, train, test, hf, name, FieldMap(
+        premise=premise_field, hypothesis=hypothesis_field, label=label_field,
+        choices=choices_field, group=group_field), skip_bad)
+
+
+def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | None,
+          name: str | None, fields: FieldMap, skip_bad: bool) -> Dataset:
+    """:func:`load_dataset` with its field overrides as one :class:`FieldMap`."""
     from cuelens.data.loading import load_dataset as load_files
     from cuelens.data.memory import is_memory_source, load_memory
-    from cuelens.data.schema import FieldMap
 
-    fields = FieldMap(premise=premise_field, hypothesis=hypothesis_field, label=label_field,
-                      choices=choices_field)
     if any(is_memory_source(s) for s in (source, train, test)):
         if hf is not None:
             raise UserError("give either in-memory data or hf=, not both")
@@ -60,23 +65,29 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
     return dataset
 
 
-def _dataset(data: DataSource, train: DataSource, test: DataSource) -> Dataset:
+def _dataset(data: DataSource, train: DataSource, test: DataSource,
+             fields: FieldMap = FieldMap(), skip_bad: bool = False) -> Dataset:
     if isinstance(data, Dataset):
         if train is not None or test is not None:
             raise UserError("give either a Dataset or train=/test=, not both")
+        if fields != FieldMap() or skip_bad:
+            raise UserError("field overrides and skip_bad apply while loading: give them to "
+                            "cuelens.load_dataset, or pass the data itself")
         return data
-    return load_dataset(data, train=train, test=test)
+    return _load(data, train, test, None, None, fields, skip_bad)
 
 
 def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource = None,
          features: str | Sequence[str] | None = None, cache_dir: str | Path | None = None,
          progress: Progress | None = None, stats: str = "exact",
          work_dir: str | Path | None = None, subset_field: str | None = None,
-         **options: Any) -> ScanResult:
+         skip_bad: bool = False, **options: Any) -> ScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
-    (docs/methods.md §2–5); the same results as ``audit scan``; the arguments: docs/api.md.
-    ``features``: ``"all"``, ``"none"``/``[]`` or feature names; ``options``: the fields of
-    :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …).
+    (docs/methods.md §2–5); the same results, modes and errors as ``audit scan``; the arguments:
+    docs/api.md. ``features``: ``"all"``, ``"none"``/``[]`` or feature names; ``options``: the
+    fields of :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …)
+    and the field overrides ``premise_field``, ``hypothesis_field``, ``label_field``,
+    ``choices_field``, ``group_field`` (as ``audit scan --premise-field`` …).
 
     >>> import cuelens
     >>> from cuelens.data.synthetic import make_nli
@@ -91,39 +102,30 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.preference_scan import scan_preferences
+    from cuelens.audit.scan_modes import scan_mode, split_options
     from cuelens.audit.subsets import add_subsets
-    from cuelens.data.preference import is_preference_source, load_preferences
+    from cuelens.data.preference import load_preferences
 
     if isinstance(features, str):
         names = parse_feature_option(features)
     else:
         names = None if features is None else parse_feature_option(",".join(features) or "none")
-    try:
-        config = ScanConfig(**options)
-    except TypeError as exc:
-        raise UserError(f"unknown scan option: {exc}") from None
-    config.validate()
-    first = data if data is not None else train
-    preference = isinstance(first, (str, Path)) and is_preference_source(str(first))
-    if stats == "streaming":
-        if subset_field is not None or preference:
-            raise UserError('preference pairs and subset_field need stats="exact"')
-        if not all(isinstance(x, (str, Path)) for x in (data, train, test) if x is not None):
-            raise UserError('stats="streaming" reads files, directories or globs: pass paths')
+    config, fields = split_options(options)
+    mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
+    if mode.streaming:
         from cuelens.audit.streamed_scan import scan_files
 
         return ScanResult.of(scan_files(_text(data), train=_text(train), test=_text(test),
-                                        config=config, work_dir=work_dir,
+                                        config=config, fields=fields, skip_bad=skip_bad,
+                                        work_dir=work_dir,
                                         features=[] if features is None else names,
                                         cache_dir=cache_dir, progress=progress))
-    if stats != "exact":
-        raise UserError(f"unknown stats {stats!r}; choose from exact, streaming")
-    if preference:
+    if mode.preference:
         return ScanResult.of(scan_preferences(
             load_preferences(_text(data), train=_text(train), test=_text(test),
                              subset_field=subset_field),
             config, subset_field=subset_field, progress=progress))
-    result = scan_dataset(_dataset(data, train, test), config, features=names,
+    result = scan_dataset(_dataset(data, train, test, fields, skip_bad), config, features=names,
                           cache_dir=cache_dir, progress=progress)
     if subset_field is not None:
         add_subsets(result, subset_field, config)
@@ -143,11 +145,13 @@ def probe(data: DataSource = None, *, model: str | None = None,
           seed: int = ProbeConfig.seed, short_circuit: bool = False,
           batch_size: int | None = None, max_length: int = 128, device: str = "auto",
           trust_remote_code: bool = False, id_field: str | None = None, norm: str = "none",
-          progress: Progress | None = None) -> ProbeResult:
+          allow_untrained: bool = False, progress: Progress | None = None) -> ProbeResult:
     """Probe a model (``model=``), a predictions file or evaluation log (``predictions=``;
     docs/eval-logs.md) or any prediction source (``source=``) for reliance on the dataset's cues
     (docs/methods.md §6–7); as ``audit probe``. The options: docs/api.md, "Probe options and
-    prediction sources"; ``scan`` (default: a word-only scan with ``seed``).
+    prediction sources"; ``scan`` (default: a word-only scan with ``seed``); a ``model`` without
+    a fine-tuned classification head is a :class:`UserError` unless ``allow_untrained`` (then
+    the results say so: ``probe.model.untrained_head`` and a warning).
 
     >>> import cuelens, json, tempfile, pathlib
     >>> from cuelens.data.synthetic import make_nli
@@ -184,6 +188,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
 
         classifier = load_classifier(model, dataset.task, device=device,
                                      trust_remote_code=trust_remote_code, max_length=max_length)
+        classifier.require_trained(allow_untrained)
         source = ModelSource(classifier, model, batch_size)
     assert source is not None
     return ProbeResult.of(probe_dataset(

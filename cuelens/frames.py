@@ -37,11 +37,10 @@ def cues_frame(cues: list[dict]) -> pd.DataFrame:
 
 TOP_CUES_PER_LABEL = 5  # as the terminal summary (audit scan --top)
 MAX_FINDINGS_SHOWN = 5
-MAX_TEXT = 60  # characters of a dataset string shown in a repr
 
 
 def _short(value) -> str:
-    from cuelens.reports.text import short
+    from cuelens.data.display import MAX_TEXT, short
 
     return short(value, MAX_TEXT)
 

@@ -187,3 +187,62 @@ def test_task_is_a_string_enum():
     ds = cuelens.load_dataset(make_mcq(5, seed=0))
     assert ds.task is Task.MCQ and ds.task == "mcq" and ds.test.task is Task.MCQ
     assert json.dumps({"task": ds.task}) == '{"task": "mcq"}' and f"{Task.NLI}" == "nli"
+
+
+def test_scan_takes_the_cli_field_overrides(tmp_path):
+    """cuelens.scan(df, premise_field=...) loads like `audit scan --premise-field`: the same
+    results.json, byte for byte; and the same overrides on a DataFrame give the same scan."""
+    rows = [{"context": r["premise"], "claim": r["hypothesis"], "gold": r["label"]}
+            for r in make_nli(150, seed=3)]
+    path = write_jsonl(tmp_path / "renamed.jsonl", rows)
+    overrides = {"premise_field": "context", "hypothesis_field": "claim", "label_field": "gold"}
+    result = CliRunner().invoke(app, [
+        "scan", str(path), "--out", str(tmp_path / "cli"), "--features", "none", "--folds", "3",
+        "--iterations", "1", "--premise-field", "context", "--hypothesis-field", "claim",
+        "--label-field", "gold"])
+    assert result.exit_code == 0, result.output
+    cuelens.scan(path, features="none", **FAST, **overrides).save(tmp_path / "api", report=False)
+    assert (tmp_path / "api" / "results.json").read_bytes() == \
+        (tmp_path / "cli" / "results.json").read_bytes()
+    frame = cuelens.scan(pd.DataFrame(rows), features="none", **FAST, **overrides)
+    assert frame.results["cues"] == json.loads(
+        (tmp_path / "cli" / "results.json").read_text())["cues"]
+    with pytest.raises(UserError, match="unknown scan option.*premise_feld"):
+        cuelens.scan(pd.DataFrame(rows), premise_feld="context")
+    with pytest.raises(UserError, match="give them to cuelens.load_dataset"):
+        cuelens.scan(cuelens.load_dataset(pd.DataFrame(rows), **overrides), premise_field="x")
+
+
+@pytest.mark.parametrize("cli, api", [
+    (["--stats", "sideways"], {"stats": "sideways"}),
+    (["--stats", "streaming", "--subset-field", "s"], {"stats": "streaming", "subset_field": "s"}),
+])
+def test_scan_mode_errors_are_the_cli_errors(tmp_path, cli, api):
+    """One dispatch: a combination that cannot run is the same one-line error in both."""
+    path = write_jsonl(tmp_path / "d.jsonl", make_nli(30, seed=0))
+    with pytest.raises(UserError) as error:
+        cuelens.scan(str(path), **api)
+    result = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "o"), *cli])
+    assert result.exit_code == 2
+    assert f"error: {error.value.message}" in " ".join(result.output.split())
+
+
+def test_every_public_object_has_a_one_screen_repr(shared_data):
+    """repr of a loaded dataset, its splits, stress sets and augmented data: bounded and telling
+    (sizes, roles, labels), never the columns; the dataset's HTML escapes its strings."""
+    copa = cuelens.load_dataset(shared_data / "copa")
+    assert repr(copa) == ("<Dataset copa: train 500 MCQ items (dev.jsonl); test 500 MCQ items "
+                          "(test.jsonl); labels right, wrong; dev.jsonl used as train: no train "
+                          "file>")
+    assert repr(copa.test) == "<Split test 500 MCQ items (test.jsonl)>"
+    assert len(repr(cuelens.load_dataset(shared_data / "snli"))) < 300
+    hostile = cuelens.load_dataset([{"premise": "p", "hypothesis": "h", "label": f"<b>{i}</b>"}
+                                    for i in range(30)], name="<script>x</script>")
+    assert "… and 22 more" in repr(hostile) and len(repr(hostile)) < 400
+    page = hostile._repr_html_()
+    assert "<script>" not in page and "<b>0" not in page
+    assert "&lt;script&gt;x" in page and "&lt;b&gt;0&lt;/b&gt;" in page
+    assert repr(cuelens.stress(make_mcq(20, seed=0), ops="co", seed=0)).startswith(
+        "<StressSet 20 questions: co 20 generated, 0 skipped")
+    augmented = cuelens.augment_dataset(make_mcq(30, seed=0), ops="crossover", ratio=0.5, seed=0)
+    assert repr(augmented) == "<Augmented 45 records: 30 original + crossover 15>"

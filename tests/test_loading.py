@@ -114,6 +114,36 @@ def test_directory_roles(tmp_path, nli_rows):
     assert ds.train.path.endswith("dev.jsonl") and ds.test.path.endswith("test.jsonl")
 
 
+def test_inferred_split_roles_are_recorded(tmp_path, nli_rows):
+    """A role given to a file whose name does not say it is recorded (results.json
+    dataset.split_roles); roles the names give, or --train/--test, record nothing."""
+    from cuelens.data.dataset import roles_note
+    from cuelens.data.summary import dataset_summary
+
+    def directory(name, *files):
+        for i, file in enumerate(files):
+            write_jsonl(tmp_path / name / file, nli_rows[15 * i:15 * (i + 1)])
+        return load_dataset(str(tmp_path / name))
+
+    no_train = directory("a", "dev.jsonl", "test.jsonl")
+    assert no_train.split_roles == {"train": "dev.jsonl", "why": "no train file"}
+    assert roles_note(no_train.split_roles) == "dev.jsonl used as train: no train file"
+    assert dataset_summary(no_train)["split_roles"] == no_train.split_roles
+    no_test = directory("b", "train.jsonl", "dev.jsonl")
+    assert no_test.split_roles == {"test": "dev.jsonl", "why": "no test file"}
+    assert directory("c", "train.jsonl", "test.jsonl").split_roles is None
+    assert directory("d", "dev.jsonl").split_roles is None  # cross-validated
+    assert "split_roles" not in dataset_summary(directory("e", "train.jsonl", "test.jsonl"))
+    given = load_dataset(train=str(tmp_path / "a" / "dev.jsonl"),
+                         test=str(tmp_path / "a" / "test.jsonl"))
+    assert given.split_roles is None  # --train/--test say the roles
+
+
+def test_shared_snli_dev_is_used_as_train(shared_data):
+    assert load_dataset(str(shared_data / "snli")).split_roles == \
+        {"train": "dev.jsonl", "why": "no train file"}
+
+
 def test_train_test_options(tmp_path, mcq_rows):
     ds = load_dataset(train=str(write_jsonl(tmp_path / "a.jsonl", mcq_rows[:10])),
                       test=str(write_jsonl(tmp_path / "b.jsonl", mcq_rows[10:])))

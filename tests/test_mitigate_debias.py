@@ -117,3 +117,43 @@ def test_commands_filter_card_and_train_debias(tmp_path):
     assert result.exit_code == 0, result.output
     result = invoke("train", data, "--model", base, "--out", tmp_path / "m2", "--debias", "x")
     assert result.exit_code != 0 and "unknown --debias" in result.output
+
+
+def test_bias_record_hand_computed():
+    from cuelens.mitigate.bias_source import bias_record
+
+    probs = np.array([[0.9, 0.1], [0.4, 0.6], [0.7, 0.3]])
+    record = bias_record({"source": "scan", "seed": 3}, probs, np.array([0, 0, 1]))
+    # gold probabilities 0.9, 0.4, 0.3 → mean 0.5333; arg-max right on items 0 only
+    assert record == {"source": "scan", "seed": 3, "items": 3, "gold_probability": 0.5333,
+                      "accuracy": 0.3333}
+
+
+@pytest.mark.parametrize("debias,loss", [
+    ("focal", {"name": "focal", "eps": 1e-6, "gamma": 2.0}), ("none", {"name": "none"})])
+def test_train_prints_and_records_the_loss_and_its_bias_source(tmp_path, debias, loss):
+    """`audit train --debias` says which loss ran, with its settings and its bias source, and
+    records them in config.json (``cuelens.training``) and run.json."""
+    train, test = planted_cue()
+    data = tmp_path / "data"
+    write_jsonl(data / "train.jsonl", train[::4])
+    write_jsonl(data / "test.jsonl", test[::4])
+    base = tiny_bert_dir(tmp_path / "base", [r["premise"] + " " + r["hypothesis"]
+                                             for r in train + test])
+    result = invoke("train", data, "--model", base, "--out", tmp_path / "model", "--epochs", 1,
+                    "--device", "cpu", "--debias", debias)
+    assert result.exit_code == 0, result.output
+    config = json.loads((tmp_path / "model" / "config.json").read_text())["cuelens"]["training"]
+    assert config["loss"] == loss
+    assert config["config"]["debias"] == debias and config["config"]["epochs"] == 1
+    run = json.loads((tmp_path / "model" / "run.json").read_text())
+    assert run["training"] == config
+    output = " ".join(result.output.split())
+    if debias == "none":
+        assert config["bias"] is None and "loss: none (cross-entropy)" in output
+        return
+    bias = config["bias"]
+    assert (bias["source"], bias["seed"], bias["items"]) == ("scan", 0, 50)
+    assert 0.5 < bias["gold_probability"] < 1  # the planted cue: the bias model does well
+    assert "loss: focal (debiased focal loss; eps 1e-06, gamma 2)" in output
+    assert "out-of-fold word-cue scan of the training split (seed 0)" in output

@@ -147,6 +147,10 @@ def test_model_source_runs_the_classifier_once(tmp_path):
 
     class Fixed:
         resolved = "fixed"
+        untrained = ()  # a fine-tuned head: nothing at random
+
+        def untrained_note(self):
+            return None
 
         class model:  # noqa: N801 - what classifier_predictions reads
             class config:  # noqa: N801

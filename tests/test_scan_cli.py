@@ -52,3 +52,24 @@ def test_unknown_metric_is_a_clear_error(tmp_path):
     result = _scan(_mcq_dir(tmp_path), "--metric", "nope", "--out", tmp_path / "o")
     assert result.exit_code == 2 and "unknown metric 'nope'" in result.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("stats", ["exact", "streaming"])
+def test_inferred_split_role_is_said_and_named_in_advice(tmp_path, stats):
+    """dev + test files: the terminal and results.json say that dev.jsonl is used as train, and
+    the hygiene step names that file, not a train split that does not exist."""
+    records = make_mcq(120, seed=1, vocab_size=300)
+    write_jsonl(tmp_path / "data" / "dev.jsonl", records[:80] + records[:3])  # 3 exact copies
+    write_jsonl(tmp_path / "data" / "test.jsonl", records[80:])
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "data"), "--out",
+                                      str(tmp_path / "out"), "--iterations", "1", "--features",
+                                      "none", "--stats", stats])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "note: dev.jsonl used as train: no train file" in output
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["dataset"]["split_roles"] == {"train": "dev.jsonl", "why": "no train file"}
+    drop = [s["action"] for s in results["next_steps"] if s["action"].startswith("drop")]
+    assert drop == ["drop the 3 redundant exact copies in "
+                    + ("dev.jsonl (used as train)" if stats == "exact" else "the dev split")]
+    assert "train split" not in output

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.examples import top_cues_by_label
-from cuelens.audit.findings import Finding, findings, is_preference, split_name, with_ci
+from cuelens.audit.findings import (Finding, findings, is_preference, split_file, split_name,
+                                     with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.data.dataset import Task
 
@@ -44,9 +45,13 @@ def effect_text(f: Finding) -> str:
 Step = dict
 
 
-def _in(role: str | None) -> str:
-    """" in the train split", or nothing for a single-file dataset."""
-    return "" if role in (None, "all") else f" in the {role} split"
+def _in(role: str | None, results: dict) -> str:
+    """" in the train split" (" in dev.jsonl (used as train)" when the role was inferred:
+    :func:`~cuelens.audit.findings.split_file`), or nothing for a single-file dataset."""
+    if role in (None, "all"):
+        return ""
+    shown = split_file(results, role)
+    return f" in the {role} split" if shown == role else f" in {shown}"
 
 Advisor = Callable[[Finding, dict], "Step | None"]
 ADVISORS: dict[str, Advisor] = {}
@@ -193,8 +198,8 @@ def _subset_shortcut(f: Finding, results: dict) -> Step | None:
 
 @advises("positions")
 def _positions(f: Finding, results: dict) -> Step | None:
-    return _step(f, f"shuffle the answer positions{_in(f.subject)} so each is right equally "
-                    "often")
+    return _step(f, f"shuffle the answer positions{_in(f.subject, results)} so each is right "
+                    "equally often")
 
 
 @advises("overlap")
@@ -207,25 +212,25 @@ def _overlap(f: Finding, results: dict) -> Step | None:
 def _label_conflicts(f: Finding, results: dict) -> Step | None:
     if is_preference(results):
         return _step(f, f"check the pairs of the {f.items:,} responses that are both chosen and "
-                        f"rejected for the same prompt{_in(f.subject)}",
+                        f"rejected for the same prompt{_in(f.subject, results)}",
                      "the same response is preferred in one pair and rejected in another: the "
                      "annotations disagree or the pairs compare it with responses of different "
                      "quality")
-    return _step(f, f"fix the {f.items:,} items with label conflicts{_in(f.subject)}",
+    return _step(f, f"fix the {f.items:,} items with label conflicts{_in(f.subject, results)}",
                  "identical inputs carry different labels: one of each group is mislabelled or "
                  "lost the words that tell it apart")
 
 
 @advises("duplicates")
 def _duplicates(f: Finding, results: dict) -> Step | None:
-    return _step(f, f"drop the {f.items:,} redundant exact copies{_in(f.subject)}",
+    return _step(f, f"drop the {f.items:,} redundant exact copies{_in(f.subject, results)}",
                  "copies weigh some items several times in training and evaluation")
 
 
 @advises("near_duplicates")
 def _near(f: Finding, results: dict) -> Step | None:
-    return _step(f, f"review the {f.items:,} near-duplicate pairs{_in(f.subject)} (both members "
-                    "are listed)", "near copies with the same answer add little")
+    return _step(f, f"review the {f.items:,} near-duplicate pairs{_in(f.subject, results)} "
+                    "(both members are listed)", "near copies with the same answer add little")
 
 
 def _contrast_step(results: dict, fs: list[Finding]) -> Step | None:
@@ -252,6 +257,12 @@ def _contrast_step(results: dict, fs: list[Finding]) -> Step | None:
 def _at_chance(f: Finding, results: dict) -> Step | None:
     return _step(f, f"check {f.subject} before reading its cue tests: train it longer or "
                     "check that its predictions match the test items")
+
+
+@advises("untrained_head")
+def _untrained(f: Finding, results: dict) -> Step | None:
+    return _step(f, f"fine-tune {f.subject} on the task first (audit train), then probe the "
+                    "trained model")
 
 
 @advises("relies_on_cue")

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cuelens.audit.preference import POSITION, rule_text
+from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
 SEVERITIES = ("high", "medium", "low", "info")
@@ -111,6 +112,12 @@ def split_name(role: str) -> str:
     """A split role in a sentence: "test", or "evaluated" for the single file of a
     cross-validated scan."""
     return "evaluated" if role == "all" else role
+
+
+def split_file(results: dict, role: str) -> str:
+    """A split role as the user knows it: "train", or "dev.jsonl (used as train)" when the role
+    was given to a file whose name does not say it (results.json ``dataset.split_roles``)."""
+    return role_names(results.get("dataset", {}).get("split_roles")).get(role, role)
 
 
 def _prefix(role: str) -> str:
@@ -321,17 +328,21 @@ def _hygiene(results: dict) -> list[Finding]:
         found = row["exact"] + row["near"]
         if found:
             out.append(Finding(
-                "hygiene", f"{_plural(found, row['eval'] + ' ' + noun)} also occur in "
-                f"{row['fit']} ({row['exact']:,} exact, {row['near']:,} near copies).",
+                "hygiene", f"{_plural(found, split_file(results, row['eval']) + ' ' + noun)} also "
+                f"occur in {split_file(results, row['fit'])} ({row['exact']:,} exact, "
+                f"{row['near']:,} near copies).",
                 round(100 * row["fraction"], 2), None, None, "%", found, "hygiene",
                 "high" if row["fraction"] >= 0.01 else "medium", "overlap", row["eval"]))
     for role, counts in hy.get("splits", {}).items():
-        out += _split_hygiene(role, counts, is_preference(results))
+        out += _split_hygiene(role, counts, is_preference(results), split_file(results, role))
     return out
 
 
-def _split_hygiene(role: str, counts: dict, preference: bool = False) -> list[Finding]:
-    n, out = counts["items"] or 1, []
+def _split_hygiene(role: str, counts: dict, preference: bool = False,
+                   shown: str | None = None) -> list[Finding]:
+    """The findings of one split's hygiene counts; ``shown``: the split as the titles name it
+    (:func:`split_file`; default ``role``)."""
+    n, out, prefix = counts["items"] or 1, [], _prefix(shown or role)
     conflicts = counts.get("label_conflict_items", 0)
     groups = counts.get("label_conflict_groups", 0)
     if conflicts:
@@ -340,25 +351,25 @@ def _split_hygiene(role: str, counts: dict, preference: bool = False) -> list[Fi
                 if preference else f"{_plural(groups, 'group')} of identical inputs carry "
                 f"different labels ({_plural(conflicts, 'item')})")
         out.append(Finding(
-            "hygiene", f"{_prefix(role)}{what}.",
+            "hygiene", f"{prefix}{what}.",
             round(100 * conflicts / n, 2), None, None, "%", conflicts, "hygiene", "medium",
             "label_conflicts", role))
     redundant = counts.get("duplicate_items", 0)
     if redundant:
         out.append(Finding(
-            "hygiene", f"{_prefix(role)}{_plural(redundant, 'item is a redundant exact copy', 'items are redundant exact copies')}"
+            "hygiene", f"{prefix}{_plural(redundant, 'item is a redundant exact copy', 'items are redundant exact copies')}"
             " of another.", round(100 * redundant / n, 2), None, None, "%", redundant,
             "hygiene", "medium" if redundant / n >= 0.01 else "low", "duplicates", role))
     near = counts.get("near_duplicate_pairs", 0)
     if near:
         out.append(Finding(
-            "hygiene", f"{_prefix(role)}{_plural(near, 'pair')} of near-duplicate items with the "
+            "hygiene", f"{prefix}{_plural(near, 'pair')} of near-duplicate items with the "
             "same answer.", None, None, None, "items", near, "hygiene", "low",
             "near_duplicates", role))
     permuted = counts.get("permuted_copies", 0)
     if permuted:
         out.append(Finding(
-            "hygiene", f"{_prefix(role)}{_plural(permuted, 'item repeats', 'items repeat')} another "
+            "hygiene", f"{prefix}{_plural(permuted, 'item repeats', 'items repeat')} another "
             "with the choices in a different order, a deliberate construction (e.g. to balance "
             "answer positions).", round(100 * permuted / n, 2), None, None, "%", permuted,
             "hygiene", "info", "permuted_copies", role))
@@ -366,7 +377,7 @@ def _split_hygiene(role: str, counts: dict, preference: bool = False) -> list[Fi
     if pairs:
         mirrored = "mirrored_pairs" in counts
         out.append(Finding(
-            "hygiene", f"{_prefix(role)}{_plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
+            "hygiene", f"{prefix}{_plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
             f" (the same {'choices' if mirrored else 'hypothesis'} with different answers) "
             "neutralise word cues by construction.", None, None, None, "items", pairs,
             "hygiene", "info", "mirrored_pairs" if mirrored else "contrastive_pairs", role))
@@ -386,6 +397,13 @@ def _probe(results: dict) -> list[Finding]:
     name = _model_name(pr)
     sanity = pr.get("sanity", {})
     acc = sanity.get("accuracy", {})
+    untrained = pr.get("model", {}).get("untrained_head")
+    if untrained:  # probed with --allow-untrained: the head's weights are random
+        return [Finding("probe", f"{name} has no fine-tuned head ({len(untrained)} weights at "
+                        "random, probed with --allow-untrained), so its cue tests say nothing "
+                        "about the model.", _points(acc.get("accuracy")),
+                        _points(acc.get("ci_low")), _points(acc.get("ci_high")), "%", None,
+                        "probe", "high", "untrained_head", name)]
     if sanity and not sanity.get("interpretable", True):
         why = "performs at chance" if acc.get("covers_chance", True) else \
             "gave no answer for most items"

@@ -9,7 +9,7 @@ the caller to show.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import cache, lru_cache, reduce
 from itertools import combinations
@@ -22,7 +22,7 @@ from scipy import sparse
 from cuelens.audit.groups import MIN_KEY_TOKENS
 from cuelens.audit.text_keys import GOLDEN, RECENT_PREMISES, TextKeys, as_keys, combine, \
     mix64, normal_form, text_key, text_keys
-from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.dataset import Dataset, Split, Task, role_names
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
@@ -800,9 +800,10 @@ def _example(show: Describe, kind: str | None, item: Ref, other: Ref) -> dict:
 
 def hygiene_section(keyed: dict[str, Keyed], found: list[SplitFindings],
                     overlaps: list[OverlapFindings], cross_validated: bool,
-                    show: Describe) -> dict:
+                    show: Describe, names: Mapping[str, str] | None = None) -> dict:
     """The ``hygiene`` section of results.json from the :func:`findings`, with each example item
-    as ``show(role, item)`` gives it (:func:`describe`)."""
+    as ``show(role, item)`` gives it (:func:`describe`); ``names``: how the warnings name a
+    split role (e.g. "train" → "dev.jsonl (used as train)"; default: the role)."""
     section: dict = {"near_threshold": NEAR_THRESHOLD, "num_perm": NUM_PERM,
                      "splits": {f.role: f.counts() for f in found},
                      "overlap": [o.row() for o in overlaps],
@@ -812,29 +813,31 @@ def hygiene_section(keyed: dict[str, Keyed], found: list[SplitFindings],
                if len(k.sample.items) < k.items}
     if sampled:
         section["near_sample"] = sampled
-    section["warnings"] = _warnings(section, cross_validated)
+    section["warnings"] = _warnings(section, cross_validated, names or {})
     return section
 
 
-def _warnings(section: dict, cross_validated: bool) -> list[str]:
+def _warnings(section: dict, cross_validated: bool, names: Mapping[str, str]) -> list[str]:
     out = []
     for row in section["overlap"]:
         if row["exact"] or row["near"]:
-            out.append(f"the evaluation split ({row['eval']}) shares {row['exact']} exact and "
-                       f"{row['near']} near-duplicate item(s) with the fitting split "
-                       f"({row['fit']}), {100 * row['fraction']:.1f}% of its "
+            out.append(f"the evaluation split ({names.get(row['eval'], row['eval'])}) shares "
+                       f"{row['exact']} exact and {row['near']} near-duplicate item(s) with the "
+                       f"fitting split ({names.get(row['fit'], row['fit'])}), "
+                       f"{100 * row['fraction']:.1f}% of its "
                        f"{row['eval_items']} items: scores on it are inflated by memorisation")
     for role, counts in section["splits"].items():
+        name = names.get(role, role)
         if counts["duplicate_items"]:
             kept = " (cross-validation keeps copies in one fold)" if cross_validated else ""
-            out.append(f"{role}: {counts['duplicate_items']} redundant exact duplicate item(s) "
+            out.append(f"{name}: {counts['duplicate_items']} redundant exact duplicate item(s) "
                        f"in {counts['duplicate_groups']} group(s){kept}")
         if counts["label_conflict_groups"]:
-            out.append(f"{role}: {counts['label_conflict_groups']} group(s) of identical inputs "
+            out.append(f"{name}: {counts['label_conflict_groups']} group(s) of identical inputs "
                        f"carry different labels ({counts['label_conflict_items']} items; "
                        "label-noise candidates)")
     for role, size in section.get("near_sample", {}).items():
-        out.append(f"{role}: near-duplicate counts come from a random sample of {size} of its "
+        out.append(f"{names.get(role, role)}: near-duplicate counts come from a random sample of {size} of its "
                    f"{section['splits'][role]['items']} items (near overlap: sampled evaluation "
                    "items against sampled fitting items); exact counts cover every item")
     return out
@@ -873,4 +876,5 @@ def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
     found, overlaps = findings(keyed, evaluated,
                                [partition_findings(partition, evaluated, samples)])
     return hygiene_section(keyed, found, overlaps, dataset.cross_validated,
-                           lambda role, i: describe(role, splits[role], i))
+                           lambda role, i: describe(role, splits[role], i),
+                           role_names(dataset.split_roles))

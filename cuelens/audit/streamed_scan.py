@@ -470,6 +470,7 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask, seed:
 
 def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
     """results.json ``dataset`` of chunked splits (:func:`~cuelens.data.summary.dataset_summary`)."""
+    from cuelens.data.dataset import inferred_roles
     from cuelens.data.summary import split_summary, summary_of
 
     task = data.store.task
@@ -478,7 +479,9 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
                       {role: (s, split_summary(s.path, task, len(s), s.label_counts,
                                                s.choice_counts, s.skipped, data.label_names))
                        for role, s in data.splits.items()},
-                      data.fitting or data.evaluated, min_label_items)
+                      data.fitting or data.evaluated, min_label_items,
+                      inferred_roles(data.fitting, data.evaluated,
+                                     {role: Path(s.path).name for role, s in data.splits.items()}))
 
 
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,

@@ -89,6 +89,11 @@ class Augmented:
     rows: list[dict]  # original records then generated ones
     counts: dict[str, int]  # augmenter -> generated items
 
+    def __repr__(self) -> str:  # bounded: never the rows
+        made = sum(self.counts.values())
+        parts = "".join(f" + {name} {n:,}" for name, n in self.counts.items())
+        return f"<Augmented {len(self.rows):,} records: {len(self.rows) - made:,} original{parts}>"
+
 
 def _key(premise: str, question: str | None, choices: list[str]) -> tuple:
     return normalise(premise), question, frozenset(normalise(c) for c in choices)

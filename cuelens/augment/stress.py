@@ -22,6 +22,11 @@ class StressSet:
     rows: list[dict]  # normalised MCQ records + source_id, op, constructed
     counts: dict[str, dict[str, int]]  # op -> {"generated", "skipped"}
 
+    def __repr__(self) -> str:  # bounded: never the rows
+        ops = ", ".join(f"{op} {c['generated']:,} generated, {c['skipped']:,} skipped"
+                        for op, c in self.counts.items())
+        return f"<StressSet {len(self.rows):,} questions: {ops}>"
+
 
 def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
                  items: Sequence[int] | None = None, progress=None) -> StressSet:

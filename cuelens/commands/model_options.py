@@ -14,6 +14,10 @@ ModelOpt = Annotated[Optional[str], typer.Option(
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto | cpu | cuda.")]
 TrustOpt = Annotated[bool, typer.Option(
     "--trust-remote-code", help="Allow a hub model's own Python code (off by default: unsafe).")]
+AllowUntrainedOpt = Annotated[bool, typer.Option(
+    "--allow-untrained", help="Probe a model whose classification head is not in its checkpoint "
+    "(random weights; e.g. a base encoder): by default that stops with a pointer to `audit "
+    "train`; with this the probe runs and says so.")]
 MaxLengthOpt = Annotated[int, typer.Option(help="Truncate each (premise, text) pair to this many "
                                                 "tokens.")]
 

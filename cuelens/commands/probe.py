@@ -17,8 +17,8 @@ from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, Cali
                                         ConcurrencyOpt, LengthNormOpt, LLMOpt, LLMOptions,
                                         MaxNewTokensOpt, NoCacheOpt, PromptOpt, RetriesOpt,
                                         TimeoutOpt)
-from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
-                                            item_progress, load_model)
+from cuelens.commands.model_options import (AllowUntrainedOpt, DeviceOpt, MaxLengthOpt,
+                                            ModelOpt, TrustOpt, item_progress, load_model)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
@@ -90,6 +90,7 @@ def probe(
                        "approximate: its agreement with float32 is printed).")] = False,
     device: DeviceOpt = "auto",
     trust_remote_code: TrustOpt = False,
+    allow_untrained: AllowUntrainedOpt = False,
     seed: SeedOpt = 0,
     short_circuit: Annotated[bool, typer.Option(
         "--short-circuit", help="MCQ: attention test AW and per-operator pass rates (docs/methods.md §7).")]
@@ -190,7 +191,8 @@ def probe(
     norm_name = norm_unit if norm else "none"
     preds, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
                               trust_remote_code, "torch-int8" if int8 else backend,
-                              id_field, norm_name, runner, require_all_items)
+                              id_field, norm_name, runner, require_all_items,
+                              allow_untrained=allow_untrained)
     positions = _position_options(dataset, clf, seed, position_bias, position_lm,
                                   position_predictions, device, id_field, norm_name, batch_size)
     scan_result = load_scan(scan, dataset) if scan else None  # None: the probe scans the data
@@ -238,16 +240,18 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
                  trust_remote_code, backend, id_field=None, norm="none", runner=None,
-                 require_all=False):
+                 require_all=False, *, allow_untrained: bool = False):
     """(predictions, loaded classifier or None) from the chosen source
     (:mod:`cuelens.probes.sources`); ``runner(clf, split, batch_size, on_batch)`` replaces the
-    local inference (``--engine ray``)."""
+    local inference (``--engine ray``); a model without a fine-tuned head stops here unless
+    ``allow_untrained``."""
     from cuelens.probes.sources import ModelSource, file_source
 
     if predictions is not None:
         return file_source(predictions, id_field, norm, require_all).predict(dataset), None
     clf = load_model(model, dataset, fresh_head=False, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
+    clf.require_trained(allow_untrained)
     clf.use_backend(backend)
     n = len(dataset.test)
     begun = time.perf_counter()

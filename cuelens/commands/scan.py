@@ -17,7 +17,6 @@ from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import RECORDS_MAX_ITEMS
-from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
 
 if TYPE_CHECKING:
@@ -124,12 +123,12 @@ def scan(
     from cuelens.audit.subsets import add_subsets
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
-    from cuelens.data.preference import is_preference_source
+    from cuelens.audit.scan_modes import scan_mode
     from cuelens.engine.options import EngineOptions
 
     started = time.time()
-    if stats not in STATISTICS:
-        raise UserError(f"unknown --stats {stats!r}; choose from {', '.join(STATISTICS)}")
+    mode = scan_mode(data, train, test=test, stats=stats, engine=engine, hf=hf,
+                     subset_field=subset_field)
     feature_names = parse_feature_option(features or ("none" if stats == "streaming" else "all"))
     config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
                         folds=folds, iterations=iterations, seed=seed,
@@ -140,18 +139,10 @@ def scan(
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
     fields = field_map(premise_field, hypothesis_field, label_field, choices_field, group_field)
-    if not hf and is_preference_source(data or train):
-        if stats != "exact" or engine == "ray":
-            raise UserError("preference pairs are scanned in memory with exact statistics "
-                            "(no --stats streaming or --engine ray; docs/preference.md)")
+    if mode.preference:
         result, out_dir = scan_preference_data(data, train, test, subset_field, skip_bad, config,
                                                out, report, item_files)
-    elif stats == "streaming":
-        if subset_field:
-            raise UserError("--subset-field needs exact statistics (not --stats streaming)")
-        if engine not in ("local", "ray") or hf:
-            raise UserError("--stats streaming reads files, directories or globs with the local "
-                            "or ray engine")
+    elif mode.streaming:
         from cuelens.audit.ray_passes import RayPasses
 
         scan_streamed(data, train, test, fields, skip_bad, config, out,
@@ -189,7 +180,6 @@ def scan(
     check_fail_above(result.results, fail_above)
 
 
-STATISTICS = ("exact", "streaming")
 STREAMING_HINT_ITEMS = 5_000_000  # above this, the exact statistics suggest streaming ones
 
 
@@ -293,6 +283,10 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
     console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    if data.get("split_roles"):
+        from cuelens.data.dataset import roles_note
+
+        console.print(f"[yellow]note:[/] {escape(roles_note(data['split_roles']))}")
     for warning in data.get("labels", {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "leakage" not in results:
@@ -337,7 +331,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     else:
         console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
                       f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
-    print_hygiene(results.get("hygiene"))
+    print_hygiene(results.get("hygiene"), data.get("split_roles"))
     for i, step in enumerate(results.get("next_steps", []), 1):
         path = (files or {}).get(step.get("output", ""))
         where = f" (listed in {path})" if path else ""
@@ -352,20 +346,26 @@ VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the t
             "below chance": "[green]below chance[/]"}
 
 
-def print_hygiene(section: dict | None) -> None:
-    """Duplicates / overlap counts per split and the hygiene warnings."""
+def print_hygiene(section: dict | None, split_roles: dict | None = None) -> None:
+    """Duplicates / overlap counts per split and the hygiene warnings (a split whose role was
+    inferred, ``split_roles``, named by its file)."""
     from rich.markup import escape
+
+    from cuelens.data.dataset import role_names
 
     if not section:
         return
+    names = role_names(split_roles)
     for role, c in section["splits"].items():
+        role = names.get(role, role)
         pairs = c.get("mirrored_pairs", c.get("contrastive_pairs", 0))
         kind = "mirrored" if "mirrored_pairs" in c else "contrastive"
         console.print(f"hygiene {escape(role)}: {c['duplicate_items']} duplicate(s), "
                       f"{c['near_duplicate_pairs']} near-duplicate pair(s), {pairs} {kind} "
                       f"pair(s), {c['label_conflict_items']} label-noise candidate(s)")
     for row in section["overlap"]:
-        console.print(f"overlap {escape(row['fit'])} → {escape(row['eval'])}: {row['exact']} "
+        fit, evaluated = names.get(row["fit"], row["fit"]), names.get(row["eval"], row["eval"])
+        console.print(f"overlap {escape(fit)} → {escape(evaluated)}: {row['exact']} "
                       f"exact, {row['near']} near, {row['shared_premise']} sharing a premise")
     for warning in section["warnings"]:
         console.print(f"[yellow]warning:[/] {escape(warning)}")

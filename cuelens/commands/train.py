@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -52,7 +53,8 @@ def train(
     import numpy as np
     import torch
 
-    from cuelens.io import check_model_dir, check_replaceable_dir, replace_directory
+    from cuelens.audit.results import run_info
+    from cuelens.io import check_model_dir, check_replaceable_dir, replace_directory, write_json
     from cuelens.models.finetune import TrainConfig, finetune
     from cuelens.probes.data_map import dataset_map, regions, write_dynamics
 
@@ -74,7 +76,8 @@ def train(
     clf = load_model(model, dataset, fresh_head=True, device=device,
                      trust_remote_code=trust_remote_code, max_length=max_length)
     split = dataset.train
-    bias_probs = training_bias(debias, bias, dataset, seed)
+    gold = split.item_labels(dataset.label_names)
+    bias_probs, bias_info = training_bias(debias, bias, dataset, seed, gold)
     config = TrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, debias=debias)
     with item_progress("loss") as progress:
         task = progress.add_task(f"training on {len(split)} items", total=len(split) * epochs,
@@ -84,15 +87,17 @@ def train(
             progress.update(task, advance=n, loss=f"{loss:.4f}",
                             description=f"epoch {epoch + 1}/{epochs}")
 
-        dynamics = finetune(clf, split, split.item_labels(dataset.label_names), config, on_step,
-                            bias=bias_probs)
+        dynamics = finetune(clf, split, gold, config, on_step, bias=bias_probs)
+    training = {"loss": dynamics.loss, "bias": bias_info, "config": asdict(config)}
+    print_loss(training)
     clf.model.config.update({"cuelens": {"task": dataset.task, "label_names": dataset.label_names,
-                                         "max_length": max_length}})
+                                         "max_length": max_length, "training": training}})
 
     def save(staging: Path) -> None:
         clf.model.save_pretrained(staging, safe_serialization=True)
         clf.tokenizer.save_pretrained(staging)
         write_dynamics(staging, dynamics)
+        write_json(staging / "run.json", run_info(started, training=training))
 
     replace_directory(out, save)
     points = dataset_map(dynamics)
@@ -104,16 +109,42 @@ def train(
     console.print(f"model saved to [bold]{out}[/] (load it with from_pretrained)")
 
 
-def training_bias(debias: str, bias: Path | None, dataset, seed: int):
-    """The bias-only probabilities of the training items for ``--debias`` (None without it)."""
+def training_bias(debias: str, bias: Path | None, dataset, seed: int, gold):
+    """The bias-only probabilities of the training items for ``--debias`` and what they are
+    (:func:`~cuelens.mitigate.bias_source.bias_record`); (None, None) without it."""
     from cuelens.commands.common import progress_bar
-    from cuelens.mitigate.bias_source import read_bias, scanned_bias
+    from cuelens.mitigate.bias_source import bias_record, read_bias, scanned_bias
 
     if debias == "none":
         if bias is not None:
             raise UserError("--bias feeds a debiasing loss: give --debias too")
-        return None
+        return None, None
+    source: dict
     if bias is not None:
-        return read_bias(bias, dataset, dataset.train)
-    with progress_bar("bias-only model (word-cue scan)") as progress:
-        return scanned_bias(dataset, seed, progress)
+        probs, source = read_bias(bias, dataset, dataset.train), {"source": "file",
+                                                                  "path": str(bias)}
+    else:
+        with progress_bar("bias-only model (word-cue scan)") as progress:
+            probs = scanned_bias(dataset, seed, progress)
+        source = {"source": "scan", "seed": seed}
+    return probs, bias_record(source, probs, gold)
+
+
+def print_loss(training: dict) -> None:
+    """The loss that ran, its settings and (debiasing) its bias source, as recorded."""
+    from rich.markup import escape
+
+    from cuelens.mitigate.losses import LOSS_TITLES
+
+    loss = dict(training["loss"])
+    name = loss.pop("name")
+    settings = ", ".join(f"{key} {value:g}" for key, value in loss.items())
+    line = f"loss: {name} ({LOSS_TITLES[name]}{'; ' + settings if settings else ''})"
+    bias = training["bias"]
+    if bias is not None:
+        where = (f"--bias {bias['path']}" if bias["source"] == "file" else
+                 f"an out-of-fold word-cue scan of the training split (seed {bias['seed']})")
+        line += (f" · bias-only probabilities from {where}: alone they give the gold answer "
+                 f"{bias['gold_probability']:.3f} on average, accuracy "
+                 f"{bias['accuracy'] * 100:.1f}% on {bias['items']:,} training items")
+    console.print(escape(line))

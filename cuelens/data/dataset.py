@@ -8,12 +8,15 @@ A :class:`Split` holds normalised items column-wise; a :class:`Dataset` holds th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cuelens.data.display import MAX_TEXT, dataset_html, names_text, short, split_text
 from cuelens.data.labels import LabelFindings
 
 if TYPE_CHECKING:
@@ -68,6 +71,9 @@ class Split:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def __repr__(self) -> str:  # bounded: never the columns (MBs on SNLI)
+        return f"<{type(self).__name__} {split_text(self.name, len(self), self.task, self.path)}>"
 
     @property
     def choice_counts(self) -> list[int]:
@@ -159,6 +165,31 @@ def items_frame(split: Split, mask: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+def inferred_roles(fitting: str | None, evaluated: str, files: Mapping[str, str]) -> dict | None:
+    """results.json ``dataset.split_roles``: the role a file was given without its name saying so
+    (``fitting``/``evaluated``: the files' own roles, as
+    :func:`~cuelens.data.loading.split_roles` picks them; ``files``: role → file name), e.g. ``{"train": "dev.jsonl", "why": "no train file"}``;
+    None when every role is the file's own or the data is cross-validated."""
+    if fitting == "dev":
+        return {"train": files["dev"], "why": "no train file"}
+    if fitting is not None and evaluated == "dev":
+        return {"test": files["dev"], "why": "no test file"}
+    return None
+
+
+def role_names(roles: Mapping[str, str] | None) -> dict[str, str]:
+    """Role → how a sentence names that split, for :func:`inferred_roles`: ``{"train":
+    "dev.jsonl (used as train)"}``; empty when no role was inferred."""
+    return {role: f"{file} (used as {role})" for role, file in (roles or {}).items()
+            if role != "why"}
+
+
+def roles_note(roles: Mapping[str, str]) -> str:
+    """``dev.jsonl used as train: no train file`` for :func:`inferred_roles`."""
+    role = next(key for key in roles if key != "why")
+    return f"{roles[role]} used as {role}: {roles['why']}"
+
+
 @dataclass
 class Dataset:
     """A loaded dataset: the fitting split (or ``None`` for cross-validation) and the evaluation split."""
@@ -177,6 +208,27 @@ class Dataset:
         out["test" if self.train is not None else "all"] = self.test
         out.update(self.other)
         return out
+
+    def __repr__(self) -> str:  # one screen: never the splits' columns
+        splits = "; ".join(split_text(role, len(s), s.task, s.path)
+                           for role, s in self.splits.items())
+        note = f"; {roles_note(self.split_roles)}" if self.split_roles else ""
+        return (f"<Dataset {short(self.name, MAX_TEXT)}: {splits}; labels "
+                f"{names_text(self.label_names)}{note}>")
+
+    def _repr_html_(self) -> str:
+        roles = self.split_roles
+        return dataset_html(self.name, self.task, [(role, s.path, len(s)) for role, s in
+                                                   self.splits.items()], self.label_names,
+                            roles_note(roles) if roles else None)
+
+    @property
+    def split_roles(self) -> dict | None:
+        """The role given to a file whose name does not say it (results.json
+        ``dataset.split_roles``; :func:`~cuelens.data.loading.inferred_roles`)."""
+        fitting = None if self.train is None else self.train.name
+        return inferred_roles(fitting, self.test.name,
+                              {s.name: Path(s.path).name for s in (self.train, self.test) if s})
 
     @property
     def input_paths(self) -> list[str]:

@@ -29,13 +29,16 @@ def split_summary(path: str, task: str, items: int, counts: Counter, choices: Co
 
 def summary_of(name: str, fmt: str, task: str, n_choices: int | None, label_names: list[str],
                splits: dict[str, tuple[Any, dict]], fitting: str,
-               min_label_items: int = MIN_LABEL_ITEMS) -> dict:
+               min_label_items: int = MIN_LABEL_ITEMS, split_roles: dict | None = None) -> dict:
     """results.json ``dataset`` from each split (role → the split, with its ``path`` and label
     ``findings``, and its :func:`split_summary`); ``fitting``: the split whose labels decide
-    which are rare (:func:`~cuelens.data.labels.label_report`), "all" when cross-validated."""
+    which are rare (:func:`~cuelens.data.labels.label_report`), "all" when cross-validated;
+    ``split_roles``: a role given to a file whose name does not say it
+    (:func:`~cuelens.data.dataset.inferred_roles`), recorded when there is one."""
+    roles = {} if split_roles is None else {"split_roles": split_roles}
     return {"name": name, "format": fmt, "task": task, "n_choices": n_choices,
             "cross_validated": fitting == "all", "label_names": list(label_names),
-            "splits": {role: summary for role, (_, summary) in splits.items()},
+            "splits": {role: summary for role, (_, summary) in splits.items()}, **roles,
             "labels": label_report({role: (split.path, summary["label_counts"], split.findings)
                                     for role, (split, summary) in splits.items()},
                                    fitting, min_label_items)}
@@ -48,4 +51,5 @@ def dataset_summary(dataset: Dataset, min_label_items: int = MIN_LABEL_ITEMS) ->
                           split.path, split.task, len(split), Counter(split.labels),
                           Counter(split.choice_counts), split.skipped, dataset.label_names))
                        for role, split in dataset.splits.items()},
-                      "train" if dataset.train is not None else "all", min_label_items)
+                      "train" if dataset.train is not None else "all", min_label_items,
+                      dataset.split_roles)

@@ -94,3 +94,14 @@ def scanned_bias(dataset: Dataset, seed: int = 0, progress=None) -> np.ndarray:
     table = table[table["split"] == "train"].set_index("id")
     assert dataset.train is not None
     return table.loc[list(dataset.train.ids), probability_names(dataset)].to_numpy(np.float64)
+
+
+def bias_record(source: dict, probs: np.ndarray, gold: np.ndarray) -> dict:
+    """What fed a debiasing loss (recorded with the trained model; docs/mitigation.md):
+    ``source`` (``{"source": "file", "path": …}`` or ``{"source": "scan", "seed": …}``), the
+    training items, and how well the bias-only model alone does on them: its mean probability
+    of the gold column and its accuracy (ties to the first column)."""
+    rows = np.arange(len(gold))
+    return {**source, "items": int(len(gold)),
+            "gold_probability": round(float(probs[rows, gold].mean()), 4) if len(gold) else None,
+            "accuracy": round(float((probs.argmax(1) == gold).mean()), 4) if len(gold) else None}

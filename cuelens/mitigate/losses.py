@@ -81,6 +81,20 @@ DEBIAS_LOSSES: dict[str, LossFn] = {
 }
 
 
+LOSS_TITLES = {"none": "cross-entropy", "poe": "product of experts",
+               "learned-mixin": "learned-mixin", "focal": "debiased focal loss",
+               "reweight": "example reweighting"}
+
+
+def loss_parameters(kind: str, *, gamma: float = FOCAL_GAMMA,
+                    entropy_weight: float = 0.0) -> dict[str, float]:
+    """The settings a :class:`DebiasLoss` of ``kind`` runs with (recorded with a trained model:
+    docs/mitigation.md): the bias clip ``eps`` of every debiasing loss, focal's ``gamma``,
+    learned-mixin's ``entropy_weight``."""
+    own = {"focal": {"gamma": gamma}, "learned-mixin": {"entropy_weight": entropy_weight}}
+    return {} if kind == "none" else {"eps": EPS, **own.get(kind, {})}
+
+
 class DebiasLoss(nn.Module):
     """One of :data:`DEBIAS_LOSSES` as a module.
 
@@ -98,6 +112,7 @@ class DebiasLoss(nn.Module):
             raise ValueError(f"unknown debiasing loss {kind!r}; choose from "
                              f"{', '.join(DEBIAS_LOSSES)}")
         self.kind, self.gamma, self.entropy_weight = kind, gamma, entropy_weight
+        self.settings = loss_parameters(kind, gamma=gamma, entropy_weight=entropy_weight)
         self.gate: nn.Linear | None = None
         if kind == "learned-mixin":
             if hidden_size is None:

@@ -32,6 +32,13 @@ HEADS = {Task.NLI: "AutoModelForSequenceClassification",
          Task.MCQ: "AutoModelForMultipleChoice"}
 DEFAULT_BATCH = {"cpu": 64, "cuda": 256}
 _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
+HEAD_NOUN = {Task.NLI: "classification", Task.MCQ: "multiple-choice"}
+
+
+def _weights(names: tuple[str, ...], shown: int = 3) -> str:
+    """"classifier.weight, classifier.bias" (then "and N more") for a message."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"{', '.join(names[:shown])}{more}"
 
 
 @dataclass
@@ -46,7 +53,26 @@ class Classifier:
     resolved: str
     max_length: int = 128
     backend: str = "torch"
+    untrained: tuple[str, ...] = ()  # weights not in the checkpoint, initialised at random
     _runner: Runner | None = field(default=None, repr=False)
+
+    def untrained_note(self) -> str | None:
+        """Why the predictions are not the model's own (an untrained head), or None."""
+        if not self.untrained:
+            return None
+        return (f"model '{self.name}' has no fine-tuned {HEAD_NOUN[Task(self.task)]} head: "
+                f"{_weights(self.untrained)} not in its checkpoint, initialised at random, so "
+                "its predictions are random guesses, not the model's")
+
+    def require_trained(self, allow_untrained: bool = False) -> None:
+        """A :class:`UserError` pointing to ``audit train`` when the head is untrained, unless
+        ``allow_untrained`` (then the probe says so: :meth:`untrained_note`)."""
+        if self.untrained and not allow_untrained:
+            raise UserError(f"model '{self.name}' has no fine-tuned "
+                            f"{HEAD_NOUN[Task(self.task)]} head ({_weights(self.untrained)} "
+                            "missing from its checkpoint): fine-tune it first with `audit train "
+                            f"DATA --model {self.name}`, or pass --allow-untrained "
+                            "(allow_untrained=True in the API) to probe its random head anyway")
 
     def autocast(self):
         """bf16 (else fp16) autocast on a GPU; a no-op on the CPU."""
@@ -130,7 +156,9 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
                     device: str = "auto", trust_remote_code: bool = False,
                     max_length: int = 128) -> Classifier:
     """Load tokenizer and the task's head. ``label_names`` (NLI) sets a fresh head's size and
-    its ``id2label``/``label2id`` (training); leave it ``None`` to load a model as saved."""
+    its ``id2label``/``label2id`` (training); leave it ``None`` to load a model as saved.
+    ``Classifier.untrained``: the weights the checkpoint lacks (transformers' loading info
+    ``missing_keys``), e.g. the head of a base encoder (:meth:`Classifier.require_trained`)."""
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -143,13 +171,15 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
                   "label2id": {label: i for i, label in enumerate(label_names)}}
     tokenizer = from_pretrained(transformers.AutoTokenizer, name,
                                 trust_remote_code=trust_remote_code)
-    model = from_pretrained(head, name, trust_remote_code=trust_remote_code, **kwargs)
+    model, info = from_pretrained(head, name, trust_remote_code=trust_remote_code,
+                                  output_loading_info=True, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
         raise UserError(f"model '{name}' has no fast tokenizer (tokenizer.json); cuelens needs one")
     resolved_device = pick_device(device)
     model.to(resolved_device)
     return Classifier(model=model, tokenizer=tokenizer, task=task, device=resolved_device,
-                      name=name, resolved=resolve_model_name(name), max_length=max_length)
+                      name=name, resolved=resolve_model_name(name), max_length=max_length,
+                      untrained=tuple(sorted(info.get("missing_keys", ()))))
 
 
 def label_columns(id2label: dict, label_names: list[str]) -> np.ndarray:

@@ -12,7 +12,7 @@ scripts can read the per-epoch files unchanged (see :mod:`cuelens.probes.data_ma
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.special
@@ -40,6 +40,7 @@ class Dynamics:
     guids: list[str]
     logits: np.ndarray
     gold: np.ndarray
+    loss: dict = field(default_factory=dict)  # the loss that ran: name and settings
 
     @property
     def gold_probs(self) -> np.ndarray:
@@ -111,4 +112,5 @@ def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfi
     model.eval()
     if logits_out is None:  # no training item
         logits_out = np.zeros((config.epochs, 0, 0), np.float32)
-    return Dynamics(guids=list(split.ids), logits=logits_out, gold=np.asarray(gold))
+    return Dynamics(guids=list(split.ids), logits=logits_out, gold=np.asarray(gold),
+                    loss={"name": criterion.kind, **criterion.settings})

@@ -72,9 +72,12 @@ class ModelSource:
     def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
         predictions = classifier_predictions(self.classifier, dataset, self.batch_size,
                                              on_batch=on_items, predict_proba=self.predict_proba)
+        note = self.classifier.untrained_note()  # probed with allow_untrained
+        untrained = {} if note is None else {"untrained_head": list(self.classifier.untrained)}
         return replace(predictions, info={"name": self.model,
                                           "resolved": self.classifier.resolved,
-                                          "source": "model"})
+                                          "source": "model", **untrained},
+                       notes=[*predictions.notes, *([note] if note else [])])
 
 
 @dataclass

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci, verdict_baseline
-from cuelens.data.dataset import Task
+from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.io import format_number, read_number
 from cuelens.reports import figures as F
@@ -48,7 +48,8 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
     splits = ds["splits"]
     sec = Section("overview", "Dataset overview", context={
         "dataset": ds, "config": results.get("config", {}),
-        "notes": results.get("notes", []) + ds.get("labels", {}).get("warnings", []),
+        "notes": ([roles_note(ds["split_roles"])] if ds.get("split_roles") else [])
+        + results.get("notes", []) + ds.get("labels", {}).get("warnings", []),
         "rows": [{"role": role, "file": s.get("file"), "items": s["items"],
                   "instances": s.get("instances"), "skipped": sum(s.get("skipped", {}).values()),
                   "skipped_reasons": s.get("skipped", {})} for role, s in splits.items()],

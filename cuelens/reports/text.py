@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-
-def short(value, limit: int = 40) -> str:
-    """A display label of at most ``limit`` characters (long dataset strings would squash the
-    plot area), cut in the middle so that both its start and its end stay readable; the full
-    string stays in the data and the hover text."""
-    text = str(value)
-    if len(text) <= limit:
-        return text
-    head = limit // 2  # of the limit − 1 characters kept, the start gets the odd one
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+from cuelens.data.display import short
 
 
 def short_labels(names: Sequence[str], limit: int = 40) -> list[str]:

@@ -1,0 +1,81 @@
+"""Which scan a set of data arguments and options runs — preference pairs, streaming or exact
+statistics — with one set of errors, shared by ``audit scan`` and ``cuelens.scan``
+(docs/api.md, docs/large-datasets.md, docs/preference.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.engines import ENGINES
+from cuelens.data.preference import is_preference_source
+from cuelens.data.schema import FieldMap
+from cuelens.errors import UserError
+
+STATISTICS = ("exact", "streaming")
+
+
+@dataclass(frozen=True)
+class ScanMode:
+    """The scan to run: ``kind`` ``preference``, ``streaming`` or ``exact``."""
+
+    kind: str
+
+    @property
+    def preference(self) -> bool:
+        return self.kind == "preference"
+
+    @property
+    def streaming(self) -> bool:
+        return self.kind == "streaming"
+
+
+def scan_mode(data: Any, train: Any = None, *, stats: str = "exact", engine: str = "local",
+              hf: str | None = None, subset_field: str | None = None,
+              test: Any = None) -> ScanMode:
+    """The :class:`ScanMode` of these data arguments and options, or the :class:`UserError`
+    that both the CLI and the API raise for a combination that cannot run."""
+    if stats not in STATISTICS:
+        raise UserError(f"unknown stats {stats!r} (--stats, stats=); choose from "
+                        f"{', '.join(STATISTICS)}")
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r} (--engine); choose from {', '.join(ENGINES)}")
+    first = data if data is not None else train
+    if hf is None and isinstance(first, (str, Path)) and is_preference_source(str(first)):
+        if stats != "exact" or engine == "ray":
+            raise UserError("preference pairs are scanned in memory with exact statistics "
+                            "(no --stats streaming or --engine ray; docs/preference.md)")
+        return ScanMode("preference")
+    if stats == "streaming":
+        if subset_field is not None:
+            raise UserError("a subset field (--subset-field, subset_field=) needs exact "
+                            "statistics, not streaming ones")
+        if engine == "memory" or hf:
+            raise UserError("streaming statistics read files, directories or globs with the "
+                            "local or ray engine (not --hf or --engine memory)")
+        if not all(isinstance(x, (str, Path)) for x in (data, train, test) if x is not None):
+            raise UserError("streaming statistics read files, directories or globs: pass paths, "
+                            "not in-memory data")
+        return ScanMode("streaming")
+    return ScanMode("exact")
+
+
+FIELD_OPTIONS = {"premise_field": "premise", "hypothesis_field": "hypothesis",
+                 "label_field": "label", "choices_field": "choices", "group_field": "group"}
+
+
+def split_options(options: dict[str, Any]) -> tuple[ScanConfig, FieldMap]:
+    """``cuelens.scan``'s keyword options as the CLI's: the :class:`ScanConfig` fields and the
+    field overrides (``premise_field``, …, ``group_field``: the CLI's ``--premise-field``, …);
+    an unknown name is a :class:`UserError` listing the known ones."""
+    known = {f.name for f in fields(ScanConfig)}
+    unknown = sorted(set(options) - known - set(FIELD_OPTIONS))
+    if unknown:
+        raise UserError(f"unknown scan option(s): {', '.join(unknown)}; known: "
+                        f"{', '.join(sorted(known | set(FIELD_OPTIONS)))}")
+    config = ScanConfig(**{k: v for k, v in options.items() if k in known})
+    config.validate()
+    return config, FieldMap(**{FIELD_OPTIONS[k]: v for k, v in options.items()
+                               if k in FIELD_OPTIONS})

@@ -1,0 +1,49 @@
+"""Bounded display text of loaded data (the one-screen reprs of :class:`~cuelens.data.Dataset`
+and :class:`~cuelens.data.dataset.Split`): dataset strings are untrusted and may be very long."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+MAX_TEXT = 60  # characters of a dataset string shown in a repr
+MAX_NAMES = 8  # label names shown in a repr
+
+
+def short(value, limit: int = 40) -> str:
+    """A display label of at most ``limit`` characters (long dataset strings would squash the
+    plot area), cut in the middle so that both its start and its end stay readable; the full
+    string stays in the data and the hover text."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    head = limit // 2  # of the limit − 1 characters kept, the start gets the odd one
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
+def names_text(names: Sequence, shown: int = MAX_NAMES) -> str:
+    """``a, b, c`` (each :func:`short`), then ``… and N more`` past ``shown`` names."""
+    text = ", ".join(short(name, MAX_TEXT) for name in names[:shown])
+    return text + (f" … and {len(names) - shown:,} more" if len(names) > shown else "")
+
+
+def split_text(role: str, items: int, task: str, path: str) -> str:
+    """``test 500 MCQ items (test.jsonl)``."""
+    return (f"{short(role, MAX_TEXT)} {items:,} {str(task).upper()} items "
+            f"({short(Path(path).name, MAX_TEXT)})")
+
+
+def dataset_html(name: str, task: str, rows: Sequence[tuple[str, str, int]],
+                 labels: Sequence, note: str | None) -> str:
+    """A small escaped HTML table for Jupyter: the dataset, its splits (role, file, items), its
+    labels and the roles note."""
+    def esc(value) -> str:
+        return html.escape(short(value, MAX_TEXT))
+
+    body = "".join(f"<tr><td>{esc(role)}</td><td>{esc(Path(file).name)}</td>"
+                   f"<td>{items:,}</td></tr>" for role, file, items in rows)
+    extra = f"<br>{html.escape(note)}" if note else ""
+    return (f"<div class='cuelens-summary'><b>{esc(name)}</b> ({esc(str(task).upper())}; "
+            f"labels: {html.escape(names_text(labels))}){extra}<table><tr><th>split</th>"
+            f"<th>file</th><th>items</th></tr>{body}</table></div>")
