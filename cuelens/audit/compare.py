@@ -21,15 +21,24 @@ PROTOCOL = ("metric", "min_count", "ngrams", "alpha", "folds", "iterations", "se
 VERDICT_ORDER = {"below chance": 0, "chance": 0, "mild": 1, "significant": 2}
 
 
-def load_scan_results(path: str | Path) -> dict:
-    """A scan's results dict from its output directory or results.json (one-line errors)."""
-    from cuelens.reports.schema import load_results
+def load_scan_results(path: str | Path, command: str = "compare") -> dict:
+    """A scan's results dict from its output directory or results.json, checked against the
+    results schema: a malformed, edited or foreign file (another result kind, a probe's output)
+    is one :class:`UserError` line naming the file and the field; ``command`` names the
+    command in it."""
+    from cuelens.reports.schema import load_results, validate_results
 
     path = Path(path)
     file = path / "results.json" if path.is_dir() else path
     results = load_results(file)
-    if not isinstance(results, dict) or "leakage" not in results or "kind" in results:
-        raise UserError("not an audit scan result (no leakage section)", path=str(file))
+    validate_results(results, source=str(file))
+    takes = f"`audit {command}` takes the output of `audit scan`"
+    if "probe" in results or "llm_probe" in results:
+        raise UserError(f"this is the output of `audit probe`; {takes} (a scan directory)",
+                        path=str(file))
+    if "kind" in results or "leakage" not in results:
+        raise UserError(f"not an audit scan result (no leakage section); {takes}",
+                        path=str(file))
     return results
 
 
