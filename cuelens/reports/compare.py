@@ -9,7 +9,8 @@ from cuelens.reports.section import Section, Verdict
 
 
 COMPARE_STATUS = {"improved": "clean", "worsened": "flagged", "mixed": "mild",
-                  "unchanged": "neutral"}  # verdict box class: no green when nothing changed
+                  "unchanged": "neutral", "still_leaking": "flagged"}
+# verdict box class: no green when nothing changed, never green while the data still leak
 
 
 def compare(results: dict, options: ReportOptions) -> Section | None:
@@ -46,10 +47,6 @@ def interval_strip(sides: list[dict]) -> dict:
 
 
 def compare_verdict(results: dict) -> Verdict:
-    delta = results["delta_D"]
-    intervals = all("ci_low" in results[side] for side in ("before", "after"))
-    overlap = (f" (the 95% intervals {'overlap' if results['cis_overlap'] else 'do not overlap'})"
-               if intervals else "")
-    return Verdict("clean" if delta < 0 else "mild",
-                   f"Cue leakage D changed by {100 * delta:+.1f} points{overlap}.", "compare",
-                   "before and after")
+    """The page's verdict: the comparison's overall status and headline (as the terminal)."""
+    return Verdict(COMPARE_STATUS.get(results.get("status", ""), "neutral"),
+                   results.get("headline", ""), "compare", "before and after")
