@@ -37,10 +37,10 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
     if "kind" in results:
         raise UserError(f"not an audit scan result (a {results['kind']!s:.40} result); {takes}",
                         path=str(file))
-    validate_results(results, source=str(file))
     if "probe" in results or "llm_probe" in results:
         raise UserError(f"this is the output of `audit probe`; {takes} (a scan directory)",
                         path=str(file))
+    validate_results(results, source=str(file))
     if "leakage" not in results:
         raise UserError(f"not an audit scan result (no leakage section); {takes}",
                         path=str(file))

@@ -43,13 +43,11 @@ def _not_compared(why: str) -> dict:
     return {"status": NOT_COMPARED, "before": None, "after": None, "text": why}
 
 
-def _missing(b, a, section: str) -> dict | None:
-    """``not compared`` when either side lacks ``section`` (its value is None)."""
-    if b is None or a is None:
-        which = "either scan" if b is None and a is None else "the before scan" \
-            if b is None else "the after scan"
-        return _not_compared(f"{which} has no {section} section")
-    return None
+def _missing(b, a, section: str) -> dict:
+    """``not compared``: a side lacks ``section`` (its value is None)."""
+    which = "either scan" if b is None and a is None else "the before scan" \
+        if b is None else "the after scan"
+    return _not_compared(f"{which} has no {section} section")
 
 
 @dimension("conclusion")
@@ -84,8 +82,10 @@ def _leakage_d(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> di
 @dimension("significant cues")
 def _cues(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
     old, new = b["n_significant_cues"], a["n_significant_cues"]
-    return _missing(old, new, "cues") or {
-        "status": direction(old, new), "before": old, "after": new, "text": f"{old:,} → {new:,}"}
+    if old is None or new is None:
+        return _missing(old, new, "cues")
+    return {"status": direction(old, new), "before": old, "after": new,
+            "text": f"{old:,} → {new:,}"}
 
 
 @dimension("data hygiene")
@@ -93,9 +93,8 @@ def _hygiene(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict
     """Worse when any count (duplicates, near duplicates, label conflicts, overlap) grew, better
     when one fell and none grew."""
     old, new = b["hygiene"], a["hygiene"]
-    missing = _missing(old, new, "hygiene")
-    if missing:
-        return missing
+    if old is None or new is None:
+        return _missing(old, new, "hygiene")
     ways = {key: direction(old[key], new[key]) for key in old}
     status = WORSE if WORSE in ways.values() else BETTER if BETTER in ways.values() else SAME
     changed = [f"{key.replace('_', ' ')} {old[key]:,} → {new[key]:,}"
@@ -110,9 +109,8 @@ def _gold_positions(before: dict, after: dict, b: dict, a: dict, overlap: bool) 
     if before["dataset"]["task"] != "mcq":
         return None
     old_section, new_section = before.get("mcq_baselines"), after.get("mcq_baselines")
-    missing = _missing(old_section, new_section, "multiple-choice rules")
-    if missing:
-        return missing
+    if old_section is None or new_section is None:
+        return _missing(old_section, new_section, "multiple-choice rules")
     old = sum(t["significant"] for t in old_section.get("gold_position", {}).values())
     new = sum(t["significant"] for t in new_section.get("gold_position", {}).values())
     return {"status": direction(old, new), "before": old, "after": new,
@@ -128,7 +126,8 @@ def _training_items(before: dict, after: dict, b: dict, a: dict, overlap: bool) 
                              f"{new['role']})")
     lost = old["items"] - new["items"]
     return {"status": WORSE if lost > 0 else SAME, "before": old["items"], "after": new["items"],
-            "text": f"{old['items']:,} → {new['items']:,} {old['role']} items"
+            "text": f"{old['items']:,} → {new['items']:,} "
+                    f"{'train items' if old['role'] == 'train' else 'items (cross-validated)'}"
                     + (f" ({lost:,} dropped)" if lost > 0 else "")}
 
 
