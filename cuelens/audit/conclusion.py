@@ -25,8 +25,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from cuelens.audit.chance import exact_interval, wilson_interval
-
 CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
@@ -142,7 +140,9 @@ def _leakage_measure(results: dict) -> Measure | None:
 
 def _mcq_measures(results: dict) -> list[Measure]:
     """Every MCQ rule: a rule above chance at its Bonferroni-corrected interval (the one its
-    test used), any other at its equivalence interval (:func:`equivalence_interval`)."""
+    test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`)."""
+    from cuelens.audit.chance import exact_interval
+
     section = results.get("mcq_baselines") or {}
     out = []
     for row in section.get("rows", []):
@@ -163,6 +163,8 @@ def _preference_measures(results: dict) -> list[Measure]:
     """Both picks of every shortcut (a pair has two responses: the opposite pick of a rule
     below ½ is above it): significant after Holm at its 95% Wilson interval, else at its
     equivalence interval."""
+    from cuelens.audit.chance import wilson_interval
+
     out = []
     for role, split in (results.get("preference") or {}).get("splits", {}).items():
         for row in split["shortcuts"]:
@@ -212,7 +214,7 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     data = results.get("dataset") or {}
     splits = data.get("splits") or {}
     fitting = "all" if data.get("cross_validated", "train" not in splits) else "train"
-    if fitting not in splits:
+    if "label_counts" not in splits.get(fitting, {}):
         return None
     folds = folds or int((results.get("config") or {}).get("folds", 5))
     per_fold = folds if fitting == "all" else 1
@@ -335,3 +337,17 @@ def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int |
     return (f"{_evaluated(results)} cannot rule out leakage up to {100 * top.ci_high:+.1f} "
             f"points ({top.title}: {effect_text(top)}), nor show it is below the "
             f"{100 * margin:.0f}-point margin{settle}.")
+
+
+def margin_of(results: dict) -> float:
+    """The margin a results dict was scanned with (``config.margin``), else the default."""
+    return float((results.get("config") or {}).get("margin", DEFAULT_MARGIN))
+
+
+def conclusion_of(results: dict) -> Conclusion:
+    """The conclusion a results dict records, or :func:`conclude` on it (files written before
+    results.json had one) at its scan's margin."""
+    recorded = results.get("conclusion")
+    if recorded:
+        return Conclusion.from_json(recorded)
+    return conclude(results, margin_of(results))
