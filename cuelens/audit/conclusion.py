@@ -8,8 +8,9 @@ existed have none: readers call :func:`conclude` on them.
 - ``leakage``: the calibrated leakage test puts the headline D's interval wholly above 0
   (verdict ``significant`` or ``mild``), or a corrected rule beats chance (an MCQ rule that never
   reads the question, Bonferroni; a preference shortcut, Holm; a subset cell, Holm).
-- ``no_meaningful_leakage``: the upper end of the headline D's interval and of every rule's lies
-  below ``margin`` (an equivalence statement, as in TOST).
+- ``no_meaningful_leakage``: the upper end of the headline D's interval (the test's 95%
+  simultaneous one) and of every rule's (its one-sided 95% bound: the 90% interval,
+  :data:`EQUIVALENCE_LEVEL`) lies below ``margin`` (an equivalence statement, as in TOST).
 - ``inconclusive``: neither — or too few items for any statement (:func:`too_few_items`), with
   about how many more evaluated items would settle it (:func:`items_to_settle`).
 
@@ -30,6 +31,9 @@ DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
 MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
 POSITIVE_VERDICTS = ("significant", "mild")  # the leakage test's interval wholly above 0
 LEAKAGE_LEVEL = 0.95  # the leakage test's two-sided simultaneous level (results before it)
+EQUIVALENCE_LEVEL = 0.90  # a rule's two-sided interval whose upper end is its one-sided 95%
+# TOST bound; no multiplicity correction: "every rule below the margin" is an intersection-union
+# test, at level 5% when each rule's test is (Berger 1982)
 TEXT = {LEAKAGE: "Leakage", NO_LEAKAGE: "No meaningful leakage", INCONCLUSIVE: "Inconclusive"}
 
 
@@ -74,8 +78,10 @@ class Conclusion:
 
 @dataclass(frozen=True)
 class Measure:
-    """One effect the conclusion weighs: its evidence fields (fractions), the items it was
-    measured on and whether its corrected test finds it above chance."""
+    """One effect the conclusion weighs: its evidence fields (fractions; the interval of the test
+    that decides its role: its corrected test when ``above_chance``, else its equivalence
+    interval), the items it was measured on, whether its corrected test finds it above chance
+    and the half-width of that test's interval (``test_half``)."""
 
     kind: str
     code: str
@@ -87,6 +93,7 @@ class Measure:
     level: float
     n: int
     above_chance: bool
+    test_half: float
 
     def evidence(self) -> dict:
         """The evidence entry: effect and interval in points (as the findings show them)."""
@@ -128,34 +135,53 @@ def _leakage_measure(results: dict) -> Measure | None:
     return Measure("leakage", verdict, f"{best['metric']} × {best['aggregator']}",
                    "a classifier of cue-word scores", float(best["D"]), float(low),
                    float(high), float(leak.get("selection", {}).get("level", LEAKAGE_LEVEL)),
-                   n, verdict in POSITIVE_VERDICTS)
+                   n, verdict in POSITIVE_VERDICTS, (float(high) - float(low)) / 2)
 
 
 def _mcq_measures(results: dict) -> list[Measure]:
+    """Every MCQ rule: a rule above chance at its Bonferroni-corrected interval (the one its
+    test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`)."""
+    from cuelens.audit.chance import exact_interval
+
     section = results.get("mcq_baselines") or {}
-    level = float(section.get("ci_level", 0.95))
-    return [Measure("baseline", "rule", row["name"], f"the rule “{row['name']}”",
-                    float(row["D"]), float(row["D_ci"][0]), float(row["D_ci"][1]), level,
-                    int(row["n_items"]), bool(row["significant"]) and row["D"] > 0)
-            for row in section.get("rows", [])]
+    out = []
+    for row in section.get("rows", []):
+        found = bool(row["significant"]) and row["D"] > 0
+        if found:
+            (low, high), level = row["D_ci"], float(section.get("ci_level", 0.95))
+        else:
+            low, high = (x - row["chance"] for x in exact_interval(
+                row["accuracy"], int(row["n_items"]), EQUIVALENCE_LEVEL))
+            level = EQUIVALENCE_LEVEL
+        out.append(Measure("baseline", "rule", row["name"], f"the rule “{row['name']}”",
+                           float(row["D"]), float(low), float(high), level,
+                           int(row["n_items"]), found, (row["D_ci"][1] - row["D_ci"][0]) / 2))
+    return out
 
 
 def _preference_measures(results: dict) -> list[Measure]:
     """Both picks of every shortcut (a pair has two responses: the opposite pick of a rule
-    below ½ is above it), at their 95% Wilson intervals, significant after Holm."""
+    below ½ is above it): significant after Holm at its 95% Wilson interval, else at its
+    equivalence interval."""
+    from cuelens.audit.chance import wilson_interval
+
     out = []
     for role, split in (results.get("preference") or {}).get("splits", {}).items():
         for row in split["shortcuts"]:
             if row["rate"] is None:
                 continue
-            low, high = row["rate_ci"]
+            n = int(row["decided"])
+            tost = wilson_interval(round(row["rate"] * n), n, EQUIVALENCE_LEVEL)
             for sign, pick in ((1, "the rule"), (-1, "the opposite of the rule")):
                 effect = sign * (row["rate"] - 0.5)
+                found = bool(row["significant"]) and effect > 0
+                low, high = row["rate_ci"] if found else tost
+                level = 0.95 if found else EQUIVALENCE_LEVEL
                 bounds = sorted((sign * (low - 0.5), sign * (high - 0.5)))
                 out.append(Measure("baseline", "preference_shortcut", row["shortcut"],
                                    f"{pick} “{row['shortcut']}” ({role})", effect, bounds[0],
-                                   bounds[1], 0.95, int(row["decided"]),
-                                   bool(row["significant"]) and effect > 0))
+                                   bounds[1], level, n, found,
+                                   (row["rate_ci"][1] - row["rate_ci"][0]) / 2))
     return out
 
 
@@ -173,7 +199,8 @@ def _subset_measures(results: dict) -> list[Measure]:
             out.append(Measure("baseline", "subset_shortcut", name,
                                f"“{name}” in the subset {table['field']} = {row['subset']}",
                                float(effect), float(cell["ci"][0] - shift),
-                               float(cell["ci"][1] - shift), 0.95, int(row["n_items"]), True))
+                               float(cell["ci"][1] - shift), 0.95, int(row["n_items"]), True,
+                               (cell["ci"][1] - cell["ci"][0]) / 2))
     return out
 
 
@@ -187,7 +214,7 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     data = results.get("dataset") or {}
     splits = data.get("splits") or {}
     fitting = "all" if data.get("cross_validated", "train" not in splits) else "train"
-    if fitting not in splits:
+    if "label_counts" not in splits.get(fitting, {}):
         return None
     folds = folds or int((results.get("config") or {}).get("folds", 5))
     per_fold = folds if fitting == "all" else 1
@@ -216,10 +243,9 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
 
 
 # ------------------------------------------------------------------------------ settling
-def _items_for(m: Measure, distance: float) -> float:
-    """Items beyond ``m.n`` at which ``m``'s interval half-width ``h`` (shrinking as ``1/√n``)
-    falls below ``distance``: ``n · (h / distance)² − n``; infinite when it never can."""
-    half = (m.ci_high - m.ci_low) / 2
+def _items_for(m: Measure, half: float, distance: float) -> float:
+    """Items beyond ``m.n`` at which an interval half-width ``half`` (shrinking as ``1/√n``)
+    falls below ``distance``: ``n · (half / distance)² − n``; infinite when it never can."""
     if distance <= 0 or m.n <= 0 or not math.isfinite(half):
         return math.inf
     return max(1.0, m.n * (half / distance) ** 2 - m.n)
@@ -227,12 +253,14 @@ def _items_for(m: Measure, distance: float) -> float:
 
 def items_to_settle(open_: list[Measure], margin: float) -> int | None:
     """About how many more evaluated items would settle an inconclusive ``open_`` set, were the
-    point estimates to hold (docs/methods.md §17): leakage as soon as one interval leaves 0
-    behind (``n · (h / D)²`` for a ``D > 0``), no meaningful leakage once every interval is
-    below the margin (``n · (h / (margin − D))²`` for each, the largest of them); the smaller
-    of the two. None when neither can happen (every interval unusable)."""
-    first_leak = min((_items_for(m, m.effect) for m in open_), default=math.inf)
-    all_below = max((_items_for(m, margin - m.effect) for m in open_), default=math.inf)
+    point estimates to hold (docs/methods.md §17): leakage as soon as one corrected test's
+    interval (half-width ``h``) leaves 0 behind (``n · (h / D)²`` for a ``D > 0``), no
+    meaningful leakage once every equivalence bound ``u`` is below the margin
+    (``n · ((u − D) / (margin − D))²`` for each, the largest of them); the smaller of the two,
+    less the ``n`` items already evaluated. None when neither can happen."""
+    first_leak = min((_items_for(m, m.test_half, m.effect) for m in open_), default=math.inf)
+    all_below = max((_items_for(m, m.ci_high - m.effect, margin - m.effect) for m in open_),
+                    default=math.inf)
     needed = min(first_leak, all_below)
     return None if not math.isfinite(needed) else math.ceil(needed)
 
@@ -304,8 +332,22 @@ def _no_leakage_reason(weighed: list[Measure], margin: float) -> str:
 
 
 def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int | None) -> str:
-    settle = (f"; about {more:,} more evaluated items would settle it" if more is not None
-              else "")
+    settle = (f"; about {more:,} more evaluated item{'s' * (more != 1)} would settle it"
+              if more is not None else "")
     return (f"{_evaluated(results)} cannot rule out leakage up to {100 * top.ci_high:+.1f} "
             f"points ({top.title}: {effect_text(top)}), nor show it is below the "
             f"{100 * margin:.0f}-point margin{settle}.")
+
+
+def margin_of(results: dict) -> float:
+    """The margin a results dict was scanned with (``config.margin``), else the default."""
+    return float((results.get("config") or {}).get("margin", DEFAULT_MARGIN))
+
+
+def conclusion_of(results: dict) -> Conclusion:
+    """The conclusion a results dict records, or :func:`conclude` on it (files written before
+    results.json had one) at its scan's margin."""
+    recorded = results.get("conclusion")
+    if recorded:
+        return Conclusion.from_json(recorded)
+    return conclude(results, margin_of(results))

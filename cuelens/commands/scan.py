@@ -63,6 +63,10 @@ def scan(
     flag_threshold: Annotated[float, typer.Option(
         help="Flag 'significant cue leakage' when the headline D exceeds this many points.")]
     = round(DEFAULT.flag_threshold * 100, 6),
+    margin: Annotated[float, typer.Option(
+        help="Conclude 'no meaningful leakage' only when the upper end of D's interval and of "
+        "every rule's is below this many points (docs/methods.md §17).")]
+    = round(DEFAULT.margin * 100, 6),
     min_label_items: Annotated[int, typer.Option(
         "--min-label-items", help="Labels with fewer items than this in the fitting split are "
         "rare: warned about, their cues never called significant nor named in the next steps; "
@@ -121,7 +125,7 @@ def scan(
     from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
     from cuelens.audit.results import item_files_mode
-    from cuelens.audit.subsets import add_subsets
+    from cuelens.audit.pipeline import add_subsets
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
     from cuelens.data.preference import is_preference_source
@@ -135,7 +139,7 @@ def scan(
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
                         include_premise=include_premise, max_fit_items=max_fit_items,
-                        flag_threshold=flag_threshold / 100.0,
+                        flag_threshold=flag_threshold / 100.0, margin=margin / 100.0,
                         min_label_items=min_label_items)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
@@ -293,6 +297,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
     console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    print_conclusion(results)
     for warning in data.get("labels", {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "leakage" not in results:
@@ -346,10 +351,25 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
 
 
+CONCLUSION_STYLES = {"leakage": "bold red", "no_meaningful_leakage": "bold green",
+                     "inconclusive": "bold yellow"}
+
+
+def print_conclusion(results: dict) -> None:
+    """The dataset's conclusion (docs/methods.md §17), the first statement of the summary."""
+    from rich.markup import escape
+
+    from cuelens.audit.conclusion import TEXT, conclusion_of
+
+    conclusion = conclusion_of(results)
+    console.print(f"[{CONCLUSION_STYLES[conclusion.status]}]{TEXT[conclusion.status]}[/]: "
+                  f"{escape(conclusion.reason)}")
+
+
 VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the threshold)",
             "mild": "[yellow]cue leakage[/] (CI above chance, not surely above the threshold)",
-            "chance": "[green]no cue-only model beats the baseline[/]",
-            "below chance": "[green]below chance[/]"}
+            "chance": "no cue-only model beats the baseline",
+            "below chance": "below chance"}
 
 
 def print_hygiene(section: dict | None) -> None:
