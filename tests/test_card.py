@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from cuelens.audit.compare import compare_scans, scan_conclusion
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
 from cuelens.audit.pipeline import scan_dataset
-from cuelens.cli import app
 from cuelens.data.loading import load_dataset
 from cuelens.data.synthetic import make_nli
 from cuelens.mitigate.card import card_markdown, portable_path, reproduce_command
@@ -60,13 +57,9 @@ def real(tmp_path_factory) -> dict[str, Path]:
 
 
 def invoke(cwd: Path, *args) -> tuple[int, str]:
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(app, [str(a) for a in args])
-    finally:
-        os.chdir(here)
-    return result.exit_code, result.output
+    from tests.test_hostile_inputs import invoke as invoke_in
+
+    return invoke_in(cwd, list(args))
 
 
 def flat(text: str) -> str:
@@ -192,38 +185,36 @@ def test_untrusted_text_renders_as_text_never_as_markdown_or_html(planted):
 
 
 # ------------------------------------------------------------------------------ compare, real data
+def compared(before: Path, after: Path, cwd: Path) -> tuple[dict, dict, str]:
+    """``audit compare`` of two scans: the result, its dimensions by name and the terminal
+    text — the terminal and compare.html open with the result's headline."""
+    code, output = invoke(cwd, "compare", before, after, "-o", cwd / "c.html")
+    assert code == 0, output
+    result = compare_scans(results_of(before), results_of(after))
+    assert flat(output).startswith(result["headline"])
+    assert result["headline"] in (cwd / "c.html").read_text()
+    return result, {d["name"]: d for d in result["dimensions"]}, output
+
+
 @pytest.mark.slow  # the real-data scans: over 10 s on a loaded 2-core machine
 def test_copa_to_balanced_copa_is_not_worse(real, tmp_path):
-    code, output = invoke(tmp_path, "compare", real["copa"], real["balanced_copa"], "-o",
-                          tmp_path / "c.html")
-    assert code == 0, output
-    result = compare_scans(results_of(real["copa"]), results_of(real["balanced_copa"]))
-    dims = {d["name"]: d for d in result["dimensions"]}
+    result, dims, output = compared(real["copa"], real["balanced_copa"], tmp_path)
     assert dims["cue leakage D"]["status"] == "better"  # +5.5 (up to +12.5) → exactly 0
     assert "now lies below the 3-point margin" in dims["cue leakage D"]["text"]
     assert dims["data hygiene"]["status"] == "worse"  # B-COPA's one conflicting pair
     assert dims["training items lost"]["status"] == "not compared"  # train → cross-validated
     assert result["status"] in ("mixed", "improved") and "nothing improved" not in output
-    assert flat(output).startswith(result["headline"])
-    html = (tmp_path / "c.html").read_text()
-    assert result["headline"] in html
 
 
 @pytest.mark.slow  # the real-data scans: over 10 s on a loaded 2-core machine
 def test_snli_z_filtered_still_leaks_and_lost_training_items(real, tmp_path):
-    code, output = invoke(tmp_path, "compare", real["snli"], real["snli-z"], "-o",
-                          tmp_path / "c.html")
-    assert code == 0, output
-    result = compare_scans(results_of(real["snli"]), results_of(real["snli-z"]))
-    dims = {d["name"]: d for d in result["dimensions"]}
+    result, dims, _ = compared(real["snli"], real["snli-z"], tmp_path)
     assert dims["conclusion"]["before"] == dims["conclusion"]["after"] == "leakage"
     lost = SNLI_ITEMS - result["after"]["fitting"]["items"]
     assert lost > 0 and dims["training items lost"]["status"] == "worse"
     assert f"({lost:,} dropped)" in dims["training items lost"]["text"]
     assert result["status"] != "improved" and "nothing got worse" not in result["headline"]
     assert result["headline"].startswith("Mixed: the conclusion stays leakage")
-    assert flat(output).startswith(result["headline"])
-    assert result["headline"] in (tmp_path / "c.html").read_text()
 
 
 @pytest.mark.slow

@@ -136,7 +136,7 @@ def mcq_like(longest_significant: bool, duplicates: int, position_significant: b
                                 "expected_share": 0.5}}
     def rule(name: str, D: float, significant: bool) -> dict:
         return {"name": name, "D": D, "D_ci": [D - 0.05, D + 0.05], "n_items": 300,
-                "significant": significant}
+                "accuracy": 0.5 + D, "chance": 0.5, "significant": significant}
 
     out["mcq_baselines"] = {"rows": [
         rule("longest choice", 0.2 if longest_significant else 0.01, longest_significant),
