@@ -223,23 +223,33 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     if len(set(counts) - rare) >= 2:
         counts = {k: v for k, v in counts.items() if k not in rare}
     need = MIN_ITEMS_PER_LABEL_PER_FOLD * per_fold
+    needed = (f"the {need} needed ({MIN_ITEMS_PER_LABEL_PER_FOLD} per fold × {folds} folds)"
+              if fitting == "all" else f"the {need} needed in the train split")
     short = [(label, n) for label, n in counts.items() if n < need]
     if len(counts) < 2 and data.get("task") != "mcq":
         return (f"only {len(counts)} label{'s' * (len(counts) != 1)} in the "
                 f"{'data' if fitting == 'all' else 'train split'}", need * 2)
     evaluated = "test" if "test" in splits else "all"
     n_eval = int(splits[evaluated]["items"])
+    if short and data.get("task") == "mcq":  # one right choice per question
+        n = min(n for _, n in short)
+        return (f"too few items: {n:,} question{'s' * (n != 1)}, fewer than {needed}",
+                need - n)
     if short:
         label, n = min(short, key=lambda s: (s[1], s[0]))
-        where = f"{folds} folds" if fitting == "all" else "the train split"
         return (f"too few items: the label “{label}” has {n:,} item{'s' * (n != 1)}, fewer "
-                f"than {MIN_ITEMS_PER_LABEL_PER_FOLD} per fold over {where} "
-                f"({n_eval:,} evaluated items)", sum(need - c for _, c in short))
+                f"than {needed} ({n_eval:,} evaluated items)", sum(need - c for _, c in short))
     if evaluated != fitting and n_eval < MIN_ITEMS_PER_LABEL_PER_FOLD * len(counts):
         return (f"too few items: the test split has {n_eval:,}, fewer than "
                 f"{MIN_ITEMS_PER_LABEL_PER_FOLD} per label",
                 MIN_ITEMS_PER_LABEL_PER_FOLD * len(counts) - n_eval)
     return None
+
+
+def measurable(results: dict) -> bool:
+    """False below the minimum of :func:`too_few_items`: then no output shows the leakage
+    accuracies (a 3-item file's 100% and 0% baselines say nothing)."""
+    return too_few_items(results) is None
 
 
 # ------------------------------------------------------------------------------ settling
