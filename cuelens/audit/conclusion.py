@@ -278,7 +278,7 @@ def items_to_settle(open_: list[Measure], margin: float) -> int | None:
     all_below = max((_items_for(m, m.ci_high - m.effect, margin - m.effect) for m in open_),
                     default=math.inf)
     needed = min(first_leak, all_below)
-    return None if not math.isfinite(needed) else math.ceil(needed)
+    return None if not math.isfinite(needed) else math.ceil(round(needed, 6))
 
 
 def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
