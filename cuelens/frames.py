@@ -83,6 +83,7 @@ def summary_html(results: dict) -> str:
     findings and the strongest cues per label by z (the terminal summary's ranking); every value
     from the data is escaped and cut to a bounded length."""
     from cuelens.audit.examples import top_cues_by_label
+    from cuelens.audit.conclusion import measurable
     from cuelens.audit.findings import d_with_ci, findings, verdict_baseline
     from cuelens.io import format_number
 
@@ -97,7 +98,7 @@ def summary_html(results: dict) -> str:
     if line is not None:
         parts.append(f"<p class='cuelens-conclusion'><b>{html.escape(line[:400])}</b></p>")
     leak = results.get("leakage")
-    if leak:
+    if leak and measurable(results):
         best = leak["best"]
         parts.append(f"{esc(verdict_baseline(leak)['name'])} "
                      f"{verdict_baseline(leak)['accuracy'] * 100:.1f}% · best cue-only accuracy "

@@ -355,8 +355,8 @@ def next_steps(results: dict) -> list[Step]:
 
 def _more_items(conclusion: Conclusion) -> Step:
     """The step of an inconclusive scan: how many more evaluated items would settle it."""
-    more = (f"about {conclusion.items_needed:,} more evaluated items"
-            if conclusion.items_needed else "more evaluated items")
+    n = conclusion.items_needed
+    more = (f"about {n:,} more evaluated item{'s' * (n != 1)}" if n else "more evaluated items")
     return {"action": f"add {more} (a larger test split, or more data to cross-validate) and "
                       "scan again before concluding either way",
             "why": conclusion.reason.rstrip("."), "section": "overview"}

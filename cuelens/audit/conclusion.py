@@ -23,6 +23,7 @@ pick is above it, which is leakage (the complement row of ``mcq_baselines``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
@@ -115,6 +116,11 @@ def level_text(level: float) -> str:
 def interval_text(low: float, high: float, level: float) -> str:
     """``95% CI +0.2 to +12.7`` (``low``/``high`` as fractions, shown in points)."""
     return f"{level_text(level)} CI {100 * low:+.1f} to {100 * high:+.1f}"
+
+
+def margin_text(margin: float) -> str:
+    """``3-point``: the margin in words."""
+    return f"{100 * margin:g}-point"
 
 
 def effect_text(m: Measure) -> str:
@@ -223,23 +229,33 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     if len(set(counts) - rare) >= 2:
         counts = {k: v for k, v in counts.items() if k not in rare}
     need = MIN_ITEMS_PER_LABEL_PER_FOLD * per_fold
+    needed = (f"the {need} needed ({MIN_ITEMS_PER_LABEL_PER_FOLD} per fold × {folds} folds)"
+              if fitting == "all" else f"the {need} needed in the train split")
     short = [(label, n) for label, n in counts.items() if n < need]
     if len(counts) < 2 and data.get("task") != "mcq":
         return (f"only {len(counts)} label{'s' * (len(counts) != 1)} in the "
                 f"{'data' if fitting == 'all' else 'train split'}", need * 2)
     evaluated = "test" if "test" in splits else "all"
     n_eval = int(splits[evaluated]["items"])
+    if short and data.get("task") == "mcq":  # one right choice per question
+        n = min(n for _, n in short)
+        return (f"too few items: {n:,} question{'s' * (n != 1)}, fewer than {needed}",
+                need - n)
     if short:
         label, n = min(short, key=lambda s: (s[1], s[0]))
-        where = f"{folds} folds" if fitting == "all" else "the train split"
         return (f"too few items: the label “{label}” has {n:,} item{'s' * (n != 1)}, fewer "
-                f"than {MIN_ITEMS_PER_LABEL_PER_FOLD} per fold over {where} "
-                f"({n_eval:,} evaluated items)", sum(need - c for _, c in short))
+                f"than {needed} ({n_eval:,} evaluated items)", sum(need - c for _, c in short))
     if evaluated != fitting and n_eval < MIN_ITEMS_PER_LABEL_PER_FOLD * len(counts):
         return (f"too few items: the test split has {n_eval:,}, fewer than "
                 f"{MIN_ITEMS_PER_LABEL_PER_FOLD} per label",
                 MIN_ITEMS_PER_LABEL_PER_FOLD * len(counts) - n_eval)
     return None
+
+
+def measurable(results: dict) -> bool:
+    """False below the minimum of :func:`too_few_items`: then no output shows the leakage
+    accuracies (a 3-item file's 100% and 0% baselines say nothing)."""
+    return too_few_items(results) is None
 
 
 # ------------------------------------------------------------------------------ settling
@@ -262,43 +278,46 @@ def items_to_settle(open_: list[Measure], margin: float) -> int | None:
     all_below = max((_items_for(m, m.ci_high - m.effect, margin - m.effect) for m in open_),
                     default=math.inf)
     needed = min(first_leak, all_below)
-    return None if not math.isfinite(needed) else math.ceil(needed)
-
-
-def _settled_below(m: Measure, margin: float) -> bool:
-    return m.ci_high < margin
+    return None if not math.isfinite(needed) else math.ceil(round(needed, 6))
 
 
 def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     """The dataset-level conclusion from a scan's (or probe's) results dict (docs/methods.md
-    §17): ``leakage`` / ``no_meaningful_leakage`` / ``inconclusive``, module docstring."""
+    §17): ``leakage`` / ``no_meaningful_leakage`` / ``inconclusive``, module docstring; its
+    ``level`` is that of the interval its reason quotes."""
     leak = _leakage_measure(results)
-    D = (leak.effect, leak.ci_low, leak.ci_high) if leak else (None, None, None)
+
+    def conclusion(status: str, reason: str, quoted: Measure | None,
+                   evidence: Sequence[Measure] = (), items: int | None = None) -> Conclusion:
+        return Conclusion(status, reason, margin,
+                          quoted.level if quoted else leak.level if leak else LEAKAGE_LEVEL,
+                          leak.effect if leak else None, leak.ci_low if leak else None,
+                          leak.ci_high if leak else None,
+                          tuple(m.evidence() for m in evidence), items)
+
     short = too_few_items(results)
     if short is not None:
         why, missing = short
-        return Conclusion(INCONCLUSIVE, f"{why}; no statement about leakage is possible.",
-                          margin, leak.level if leak else LEAKAGE_LEVEL, *D, (), missing)
+        return conclusion(INCONCLUSIVE, f"{why}; no statement about leakage is possible.",
+                          None, items=missing)
     rules = _mcq_measures(results) + _preference_measures(results)
     found = [m for m in ([leak] if leak else []) + rules + _subset_measures(results)
              if m.above_chance]
-    if found:
-        top = found[0]  # the leakage test first, then the rules in their table order
-        reason = _leakage_reason(top, results, len(found))
-        return Conclusion(LEAKAGE, reason, margin, top.level, *D,
-                          tuple(m.evidence() for m in found), None)
+    if found:  # the leakage test first, then the rules in their table order
+        return conclusion(LEAKAGE, _leakage_reason(found[0], results, len(found)), found[0],
+                          found)
     weighed = ([leak] if leak else []) + rules
     if not weighed:
-        return Conclusion(INCONCLUSIVE, "no statistic of cue leakage was measured on this "
-                          "data.", margin, LEAKAGE_LEVEL, *D, (), None)
-    open_ = [m for m in weighed if not _settled_below(m, margin)]
+        return conclusion(INCONCLUSIVE, "no statistic of cue leakage was measured on this "
+                          "data.", None)
+    top = max(weighed, key=lambda m: m.ci_high)
+    open_ = [m for m in weighed if m.ci_high >= margin]
     if not open_:
-        return Conclusion(NO_LEAKAGE, _no_leakage_reason(weighed, margin), margin,
-                          weighed[0].level, *D, tuple(m.evidence() for m in weighed), None)
-    top = max(open_, key=lambda m: m.ci_high)
+        return conclusion(NO_LEAKAGE, _no_leakage_reason(top, len(weighed), margin), top,
+                          weighed)
     more = items_to_settle(open_, margin)
-    return Conclusion(INCONCLUSIVE, _inconclusive_reason(top, results, margin, more), margin,
-                      top.level, *D, tuple(m.evidence() for m in open_), more)
+    return conclusion(INCONCLUSIVE, _inconclusive_reason(top, results, margin, more), top,
+                      open_, more)
 
 
 def _evaluated(results: dict) -> str:
@@ -323,12 +342,12 @@ def _leakage_reason(top: Measure, results: dict, n_found: int) -> str:
     return f"{what}: {effect_text(top)} above {_baseline(top, results)}{others}."
 
 
-def _no_leakage_reason(weighed: list[Measure], margin: float) -> str:
-    top = max(weighed, key=lambda m: m.ci_high)
-    rules = f" and every one of {len(weighed) - 1} rules" if len(weighed) > 1 else ""
-    return (f"the largest possible leakage is below the {100 * margin:.0f}-point margin: "
-            f"{top.title}{rules} stay{'s' * (not rules)} under it "
-            f"(highest: {effect_text(top)}).")
+def _no_leakage_reason(top: Measure, n_weighed: int, margin: float) -> str:
+    what = ("the cue-word classifier" + (f" and {n_weighed - 1} rule{'s' * (n_weighed > 2)}"
+                                         if n_weighed > 1 else "")
+            if top.kind == "leakage" or n_weighed > 1 else top.title)
+    return (f"every interval stays below the {margin_text(margin)} margin: {what} "
+            f"(highest: {top.title}, {effect_text(top)}).")
 
 
 def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int | None) -> str:
@@ -336,7 +355,7 @@ def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int |
               if more is not None else "")
     return (f"{_evaluated(results)} cannot rule out leakage up to {100 * top.ci_high:+.1f} "
             f"points ({top.title}: {effect_text(top)}), nor show it is below the "
-            f"{100 * margin:.0f}-point margin{settle}.")
+            f"{margin_text(margin)} margin{settle}.")
 
 
 def margin_of(results: dict) -> float:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cuelens.audit.conclusion import level_text
+from cuelens.audit.conclusion import level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -149,7 +149,7 @@ def evaluated_items(results: dict) -> int | None:
 @finding_rule
 def _leakage(results: dict) -> list[Finding]:
     leak = results.get("leakage")
-    if leak is None:
+    if leak is None or not measurable(results):
         return []
     best = leak["best"]
     verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")

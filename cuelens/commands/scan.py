@@ -290,6 +290,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     from rich.markup import escape
     from rich.table import Table
 
+    from cuelens.audit.conclusion import measurable
     from cuelens.audit.examples import top_cues_by_label
     from cuelens.audit.findings import d_with_ci, verdict_baseline
     from cuelens.io import format_number
@@ -300,10 +301,11 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     print_conclusion(results)
     for warning in data.get("labels", {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
-    if "leakage" not in results:
+    if "leakage" not in results or not measurable(results):  # nothing to show beside the rules
         print_mcq_baselines(results.get("mcq_baselines"))
         for note in results.get("notes", []):
             console.print(f"[yellow]note:[/] {escape(note)}")
+        print_next_steps(results, files)
         console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
         return
     leak = results["leakage"]
@@ -324,10 +326,12 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     print_mcq_baselines(results.get("mcq_baselines"))
     table = Table("label", f"strongest cues by z (count ≥ {config['min_count']})",
                   title="Top cue words")
-    for label, group in top_cues_by_label(results["cues"], top).items():
+    strongest = top_cues_by_label(results["cues"], top)
+    for label in data["label_names"] if data["task"] != "mcq" else strongest:
+        group = strongest.get(label, [])
         table.add_row(escape(label), escape(", ".join(
             f"{c['token']} (n={c['count']}, z={format_number(c['metrics']['z'], 1)}"
-            f"{'*' if c['significant'] else ''})" for c in group)))
+            f"{'*' if c['significant'] else ''})" for c in group) or "no word points to it"))
     console.print(table)
     console.print(f"* significant: z > {results['cue_stats']['bonferroni_z']:.2f} "
                   "(Bonferroni-corrected, 5% level)")
@@ -343,12 +347,19 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
                       f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
     print_hygiene(results.get("hygiene"))
+    print_next_steps(results, files)
+    console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
+
+
+def print_next_steps(results: dict, files: dict | None) -> None:
+    """The numbered next steps; one that uses an output file names it when it was written."""
+    from rich.markup import escape
+
     for i, step in enumerate(results.get("next_steps", []), 1):
         path = (files or {}).get(step.get("output", ""))
         where = f" (listed in {path})" if path else ""
         console.print(f"{'next steps:' if i == 1 else '':11} {i}. {escape(step['action'] + where)} "
                       f"[dim]({escape(step['why'])})[/]")
-    console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
 
 
 CONCLUSION_STYLES = {"leakage": "bold red", "no_meaningful_leakage": "bold green",

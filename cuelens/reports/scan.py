@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.data.dataset import Task
@@ -99,8 +100,6 @@ def hygiene(results: dict, options: ReportOptions) -> Section | None:
 def calm(level: str, results: dict) -> str:
     """A sub-verdict's box level: no green unless the conclusion is no meaningful leakage (a
     test that finds nothing is not a clean bill: neutral grey)."""
-    from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of
-
     if level != "clean" or conclusion_of(results).status == NO_LEAKAGE:
         return level
     return "neutral"
@@ -140,7 +139,7 @@ def d_against(accuracy: float, baseline: float) -> float:
 
 def leakage(results: dict, options: ReportOptions) -> Section | None:
     leak = results.get("leakage")
-    if leak is None:
+    if leak is None or not measurable(results):
         return None
     threshold = results.get("config", {}).get("flag_threshold", 0.10)
     level, sentence = verdict(leak, threshold, results)

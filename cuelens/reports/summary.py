@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cuelens.audit.conclusion import measurable
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports.compare import compare_verdict
 from cuelens.reports.contrast import contrast_judge_verdict, contrast_pairs_verdict
@@ -71,7 +72,7 @@ def verdicts(results: dict) -> list[Verdict]:
     if conclusion is not None:
         out.append(conclusion)
     leak = results.get("leakage")
-    if leak is not None:
+    if leak is not None and measurable(results):
         level, sentence = verdict(leak, results.get("config", {}).get("flag_threshold", 0.10),
                                   results)
         out.append(Verdict(calm(level, results), sentence, "leakage", "cue leakage"))
