@@ -202,10 +202,36 @@ def _notebook(output: str, out_dir: Path) -> str:
         re.sub(r"<[^>]+>", " ", summary_html(results))))
 
 
-#: every scan output that states the conclusion; `audit card` and `audit compare` join here
+def _rendered_markdown(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return _flat(html.unescape(re.sub(r"<[^>]+>", " ", MarkdownIt("commonmark").render(text))))
+
+
+def _card(output: str, out_dir: Path) -> str:
+    """card.md as a dataset card shows it, and croissant-rai.json's sentences."""
+    card = out_dir.parent / "card"
+    result = CliRunner().invoke(app, ["card", str(out_dir), "--out", str(card)])
+    assert result.exit_code == 0, result.output
+    rai = json.loads((card / "croissant-rai.json").read_text())
+    return (_rendered_markdown((card / "card.md").read_text()) + " "
+            + _flat(" ".join(rai["rai:dataBiases"])))
+
+
+def _compare(output: str, out_dir: Path) -> str:
+    """`audit compare` of the scan with itself: its terminal text and compare.html."""
+    page = out_dir.parent / "compare.html"
+    result = CliRunner().invoke(app, ["compare", str(out_dir), str(out_dir), "-o", str(page)],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return _flat(result.output) + " " + _flat(html.unescape(
+        re.sub(r"<[^>]+>", " ", page.read_text())))
+
+
+#: every output that states the conclusion
 OUTPUT_READERS: dict[str, Callable[[str, Path], str]] = {
     "terminal": _terminal, "results.json": _results_json, "report": _report,
-    "notebook": _notebook}
+    "notebook": _notebook, "card": _card, "compare": _compare}
 
 
 @pytest.mark.slow

@@ -29,7 +29,6 @@ def compare(
 
     from cuelens.audit.compare import compare_scans, load_scan_results
     from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
-    from cuelens.audit.findings import d_with_ci
     from cuelens.reports import ReportOptions, render_report
 
     result = compare_scans(load_scan_results(before), load_scan_results(after), str(before),
@@ -40,9 +39,10 @@ def compare(
     for warning in result["warnings"]:
         console.print(f"[bold yellow]warning:[/] {escape(warning)}")
     for label, side in (("before", result["before"]), ("after", result["after"])):
+        conclusion = side["conclusion"]
         console.print(f"{label:6} {escape(side['source'])}: "
-                      f"{escape(CONCLUSION_TEXT[side['conclusion']['status']])}; "
-                      f"D = {d_with_ci(side)}")
+                      f"{escape(CONCLUSION_TEXT[conclusion['status']])}: "
+                      f"{escape(conclusion['reason'])}")
     marks = {"better": "[green]better[/]", "worse": "[red]worse[/]", "same": "[dim]same[/]",
              "not compared": "[yellow]not compared[/]"}
     for row in result["dimensions"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
 from cuelens.io import format_number
 from cuelens.reports.options import ReportOptions
 from cuelens.audit.findings import d_with_ci
@@ -26,6 +27,7 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
     return Section("compare", "Before and after", context={
         "c": results, "sides": sides, "d_text": [d_with_ci(s) for s in sides], "rows": rows,
         "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
+        "conclusion_text": CONCLUSION_TEXT,
         "z": lambda cue, key="z": format_number(cue[key], 1), "strip": interval_strip(sides)})
 
 
