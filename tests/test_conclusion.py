@@ -224,7 +224,8 @@ def test_real_data_reaches_its_conclusion(real_scans, name):
     c = Conclusion.from_json(results["conclusion"])
     assert c.status == REAL[name][2], c.reason
     steps = " ".join(step["action"] for step in results["next_steps"])
-    assert ("no change needed" in steps) == (c.status == NO_LEAKAGE)
+    if "no change needed" in steps:  # only under no meaningful leakage (hygiene steps aside)
+        assert c.status == NO_LEAKAGE
     if c.status == INCONCLUSIVE:
         assert c.items_needed and f"add about {c.items_needed:,} more" in steps
 
