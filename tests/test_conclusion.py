@@ -149,8 +149,6 @@ def _tiny(out: Path) -> Path:
 REAL = {
     "copa": (lambda tmp: SHARED_DATA / "copa", [], INCONCLUSIVE),
     "balanced_copa": (lambda tmp: SHARED_DATA / "balanced_copa", [], INCONCLUSIVE),
-    "balanced_copa_margin5": (lambda tmp: SHARED_DATA / "balanced_copa", ["--margin", "5"],
-                              NO_LEAKAGE),
     "arct": (lambda tmp: SHARED_DATA / "arct", [], LEAKAGE),
     "snli": (lambda tmp: SHARED_DATA / "snli", [], LEAKAGE),
     "snli_random_labels": (_shuffled_snli, [], NO_LEAKAGE),
@@ -158,22 +156,32 @@ REAL = {
 }
 
 
+class RealScans:
+    """Each real dataset scanned once, when a test first asks for it (``--features none
+    --iterations 1``: the conclusion depends on neither): its terminal text and output
+    directory."""
+
+    def __init__(self, base: Callable[[str], Path]) -> None:
+        self.base, self.done = base, {}
+
+    def __getitem__(self, name: str) -> tuple[str, Path]:
+        if name not in self.done:
+            path, extra, _ = REAL[name]
+            base = self.base(name)
+            result = CliRunner().invoke(app, ["scan", str(path(base / "data")), "--out",
+                                              str(base / "out"), "--features", "none",
+                                              "--iterations", "1", *extra],
+                                        env={"COLUMNS": "200"})
+            assert result.exit_code == 0, result.output
+            self.done[name] = (result.output, base / "out")
+        return self.done[name]
+
+
 @pytest.fixture(scope="session")
-def real_scans(tmp_path_factory) -> dict[str, tuple[str, Path]]:
-    """Each real dataset scanned once (``--features none --iterations 1``: the conclusion does
-    not depend on either): its terminal text and output directory."""
+def real_scans(tmp_path_factory) -> RealScans:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
-    out = {}
-    for name, (path, extra, _) in REAL.items():
-        base = tmp_path_factory.mktemp(name)
-        result = CliRunner().invoke(app, ["scan", str(path(base / "data")), "--out",
-                                          str(base / "out"), "--features", "none",
-                                          "--iterations", "1", *extra],
-                                    env={"COLUMNS": "200"})
-        assert result.exit_code == 0, result.output
-        out[name] = (result.output, base / "out")
-    return out
+    return RealScans(tmp_path_factory.mktemp)
 
 
 def _flat(text: str) -> str:
@@ -242,7 +250,8 @@ def test_real_data_reaches_its_conclusion(real_scans, name):
     c = Conclusion.from_json(results["conclusion"])
     assert c.status == REAL[name][2], c.reason
     steps = " ".join(step["action"] for step in results["next_steps"])
-    assert ("no change needed" in steps) == (c.status == NO_LEAKAGE)
+    if "no change needed" in steps:  # only under no meaningful leakage (hygiene steps aside)
+        assert c.status == NO_LEAKAGE
     if c.status == INCONCLUSIVE:
         assert c.items_needed and f"add about {c.items_needed:,} more" in steps
 
@@ -260,15 +269,16 @@ def test_every_output_states_the_same_conclusion(real_scans, name, reader):
 
 
 @pytest.mark.slow
-def test_report_headline_colour_follows_the_conclusion(real_scans):
+@pytest.mark.parametrize("name", list(REAL))
+def test_report_headline_colour_follows_the_conclusion(real_scans, name):
     colour = {LEAKAGE: "flagged", INCONCLUSIVE: "mild", NO_LEAKAGE: "clean"}
-    for name, (_, out_dir) in real_scans.items():
-        page = (out_dir / "report.html").read_text()
-        status = json.loads((out_dir / "results.json").read_text())["conclusion"]["status"]
-        boxes = re.findall(r'class="verdict verdict-(\w+) summary-verdict( conclusion-verdict)?',
-                           page)
-        assert boxes[0] == (colour[status], " conclusion-verdict"), name
-        assert ("verdict-clean" in page) == (status == NO_LEAKAGE), name
+    out_dir = real_scans[name][1]
+    page = (out_dir / "report.html").read_text()
+    status = json.loads((out_dir / "results.json").read_text())["conclusion"]["status"]
+    boxes = re.findall(r'class="verdict verdict-(\w+) summary-verdict( conclusion-verdict)?',
+                       page)
+    assert boxes[0] == (colour[status], " conclusion-verdict")
+    assert ("verdict-clean" in page) == (status == NO_LEAKAGE)  # green only for no leakage
 
 
 @pytest.mark.slow
@@ -279,6 +289,23 @@ def test_arct_rule_step_quotes_the_rules_own_interval(real_scans):
     assert "99.2% CI +0.2 to +12.7" in real_scans["arct"][0]
     bow = next(b for b in results["leakage"]["baselines"] if b["name"] == "choice-only BoW LR")
     assert bow["D"] == pytest.approx(bow["accuracy"] - results["leakage"]["baseline"]["accuracy"])
+
+
+@pytest.mark.slow
+def test_balanced_copa_is_settled_at_a_wider_margin(real_scans):
+    """D is exactly 0 by construction, but 1,000 questions leave the answer-position rule's
+    one-sided 95% bound at +3.2 points: inconclusive at 3 points, no meaningful leakage at 5."""
+    results = json.loads((real_scans["balanced_copa"][1] / "results.json").read_text())
+    assert results["leakage"]["best"]["ci_high"] == 0.0
+    c = conclude(results)
+    assert "“answer position”" in c.reason and "(90% CI -2.0 to +3.2)" in c.reason
+    assert conclude(results, margin=0.05).status == NO_LEAKAGE
+
+
+def test_margin_option_is_checked_before_reading_data(tmp_path):
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--margin", "0"])
+    assert result.exit_code != 0 and "--margin" in result.output
+    assert "Traceback" not in result.output
 
 
 @pytest.mark.slow

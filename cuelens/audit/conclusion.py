@@ -343,11 +343,9 @@ def _leakage_reason(top: Measure, results: dict, n_found: int) -> str:
 
 
 def _no_leakage_reason(top: Measure, n_weighed: int, margin: float) -> str:
-    what = ("the cue-word classifier" + (f" and {n_weighed - 1} rule{'s' * (n_weighed > 2)}"
-                                         if n_weighed > 1 else "")
-            if top.kind == "leakage" or n_weighed > 1 else top.title)
-    return (f"every interval stays below the {margin_text(margin)} margin: {what} "
-            f"(highest: {top.title}, {effect_text(top)}).")
+    every = (f"{top.title}, {effect_text(top)}" if n_weighed == 1 else
+             f"all {n_weighed} cue-only predictors (highest: {top.title}, {effect_text(top)})")
+    return f"every interval stays below the {margin_text(margin)} margin: {every}."
 
 
 def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int | None) -> str:

@@ -162,7 +162,8 @@ def _leakage(results: dict) -> list[Finding]:
     title = {
         "significant": f"{guessed}: {d} above {base}.",
         "mild": f"Some cue leakage, below the alarm threshold: {d} above {base}.",
-        "chance": f"No cue leakage: a classifier of cue-word scores is no better than {base}.",
+        "chance": f"The word-cue test finds no leakage: a classifier of cue-word scores is "
+                  f"not shown to beat {base} (its interval covers 0).",
         "below chance": f"A classifier of cue-word scores does worse than {base} ({d}).",
     }.get(verdict, f"Cue leakage {d}.")
     return [Finding("leakage", title, _points(best["D"]), _points(best.get("ci_low")),

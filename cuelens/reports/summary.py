@@ -32,8 +32,15 @@ def conclusion_verdict(results: dict) -> Verdict | None:
     if results.get("kind") or not any(key in results for key in SCANNED):
         return None
     conclusion = conclusion_of(results)
-    return Verdict(CONCLUSION_LEVEL[conclusion.status], conclusion.headline, "overview",
+    first = conclusion.evidence[0] if conclusion.evidence else {}
+    section = EVIDENCE_SECTION.get(first.get("code", ""), first.get("kind", "overview"))
+    return Verdict(CONCLUSION_LEVEL[conclusion.status], conclusion.headline, section,
                    "conclusion")
+
+
+#: where the evidence of a conclusion's first measure is shown (its ``code``; else its kind)
+EVIDENCE_SECTION = {"rule": "mcq_baselines", "preference_shortcut": "preference",
+                    "subset_shortcut": "subsets"}
 
 
 SCANNED = ("leakage", "mcq_baselines", "preference")  # sections a conclusion is drawn from
