@@ -12,7 +12,9 @@ word can predict a label. Four conditions, ``--n`` datasets each (seeds 0 … n�
   choice drawn at random.
 
 For each it reports the verdict's false-positive rate (verdict ≠ chance / below chance) and the
-cue finding's (at least one significant cue), with a 95% Clopper–Pearson interval.
+cue finding's (at least one significant cue), with a 95% Clopper–Pearson interval; with
+``--conclusions``, also the rate of each conclusion (docs/methods.md §17: leakage /
+no_meaningful_leakage / inconclusive at the default 3-point margin; MCQ with the artifact rules).
 
 Power (``--power``): a planted word added to 2/5/10/20 % of one label's hypotheses of a null
 train/test dataset; per rate and seed, whether the planted word is a significant cue and
@@ -24,6 +26,8 @@ whether the verdict leaves chance.
     python benchmarks/verdict_calibration.py --power --seeds 5 > /tmp/power.md
     python benchmarks/verdict_calibration.py --n 300 --conditions copa,arct --verdict-only \
         --label-offset 100000
+    python benchmarks/verdict_calibration.py --n 20 --items 5000 --conditions split --conclusions
+    python benchmarks/verdict_calibration.py --power --seeds 5 --conclusions
 """
 
 from __future__ import annotations
@@ -38,13 +42,16 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from cuelens.audit.conclusion import CONCLUSIONS, conclude
 from cuelens.audit.fitting import ModelBank, scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.leakage import all_models
+from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.scan import ScanConfig, cue_finding, cue_list, leakage_counts, run_word_audit
 from cuelens.audit.streamed import predict_run
 from cuelens.audit.uncertainty import leakage_verdict, simultaneous_test
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
+from cuelens.data.summary import dataset_summary
 
 DATA = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
              if (p / "shared" / "data").is_dir()), Path("shared") / "data")
@@ -164,48 +171,74 @@ def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False,
     return cue_finding(store, cues, cue_stats), NO_LEAKAGE
 
 
+def conclusion_status(dataset: Dataset, leakage: dict, config: ScanConfig) -> str:
+    """The scan's conclusion from its leakage section (and, for MCQ, the artifact rules)."""
+    results = {"config": {"folds": config.folds}, "dataset": dataset_summary(dataset),
+               "leakage": leakage}
+    if dataset.task == "mcq":
+        results["mcq_baselines"] = mcq_baselines(dataset, config.folds, config.seed)
+    return conclude(results, config.margin).status
+
+
+def conclusion_rates(statuses: list[str]) -> str:
+    """``| rate (95% CI) |`` of each conclusion, Clopper–Pearson."""
+    return " | ".join(rate_row(statuses.count(c), len(statuses)) for c in CONCLUSIONS)
+
+
+CONCLUSION_HEAD = "| " + " | ".join(CONCLUSIONS) + " |"
+
+
 def rate_row(hits: int, n: int) -> str:
     low, high = stats.binomtest(hits, n).proportion_ci(0.95, method="exact")
     return f"{hits}/{n} = {100 * hits / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
 def calibration(seeds: range, items: int, conditions: list[str], cues_only: bool,
-                label_offset: int, verdict_only: bool) -> None:
+                label_offset: int, verdict_only: bool, conclusions: bool = False) -> None:
     pools = {"snli": texts("snli"), "mnli": texts("mnli")}
     print("| condition | items | verdict ≠ chance (95% CI) | ≥ 1 significant cue (95% CI) |"
-          " verdicts |")
-    print("|---|---|---|---|---|")
+          " verdicts |" + (CONCLUSION_HEAD[1:] if conclusions else ""))
+    print("|---|---|---|---|---|" + "---|" * (3 if conclusions else 0))
     for condition in conditions:
         pool = pools.get(condition, pools["snli"])
-        verdicts, cue_hits = [], 0
+        verdicts, cue_hits, statuses = [], 0, []
         start = time.perf_counter()
         for seed in seeds:
-            cue, leakage = findings(null_dataset(pool, condition, items, seed + label_offset),
-                                    ScanConfig(seed=seed), cues_only,
+            dataset = null_dataset(pool, condition, items, seed + label_offset)
+            config = ScanConfig(seed=seed)
+            cue, leakage = findings(dataset, config, cues_only,
                                     verdict_only and condition in MCQ_NULLS)
+            if conclusions:
+                statuses.append(conclusion_status(dataset, leakage, config))
             verdicts.append(leakage["verdict"])
             cue_hits += cue["n_significant"] > 0
             print(f"{condition} {seed}: {leakage['verdict']} D={leakage['best']['D']:+.4f} "
                   f"[{leakage['best']['ci_low']:+.4f}, {leakage['best']['ci_high']:+.4f}] "
-                  f"cues={cue['n_significant']}", file=sys.stderr)
+                  f"cues={cue['n_significant']} {statuses[-1] if statuses else ''}",
+                  file=sys.stderr)
         positives = sum(v not in ("chance", "below chance", "not computed") for v in verdicts)
         counts = ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
         n = len(seeds)
         cue_rate = "—" if verdict_only and condition in MCQ_NULLS else rate_row(cue_hits, n)
-        print(f"| {condition} | {items} | {rate_row(positives, n)} | {cue_rate} | {counts} |")
+        print(f"| {condition} | {items} | {rate_row(positives, n)} | {cue_rate} | {counts} |"
+              + (f" {conclusion_rates(statuses)} |" if conclusions else ""))
         print(f"{condition}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
-def power(seeds: int, items: int) -> None:
+def power(seeds: int, items: int, conclusions: bool = False) -> None:
     pool = texts("snli")
     print("| planted share of entailment items | planted word significant | "
-          "verdict ≠ chance | median D (points) | median z |")
-    print("|---|---|---|---|---|")
+          "verdict ≠ chance | median D (points) | median z |"
+          + (CONCLUSION_HEAD[1:] if conclusions else ""))
+    print("|---|---|---|---|---|" + "---|" * (3 if conclusions else 0))
     for rate in (0.02, 0.05, 0.10, 0.20):
-        found, leaked, Ds, zs = 0, 0, [], []
+        found, leaked, Ds, zs, statuses = 0, 0, [], [], []
         for seed in range(seeds):
             dataset = plant(null_dataset(pool, "split", items, seed), rate, seed)
-            cue, leakage = findings(dataset, ScanConfig(seed=seed))
+            config = ScanConfig(seed=seed)
+            cue, leakage = findings(dataset, config)
+            if conclusions:
+                statuses.append(conclusion_status(dataset, leakage, config))
             z = next((t["z"] for t in cue["top"] if t["token"] == PLANTED), None)
             found += any(t["token"] == PLANTED for t in cue["top"])
             leaked += leakage["verdict"] not in ("chance", "below chance")
@@ -214,7 +247,8 @@ def power(seeds: int, items: int) -> None:
             print(f"{rate} {seed}: {leakage['verdict']} D={leakage['best']['D']:+.4f} z={z}",
                   file=sys.stderr)
         print(f"| {100 * rate:.0f}% | {found}/{seeds} | {leaked}/{seeds} | "
-              f"{np.median(Ds):+.1f} | {np.nanmedian(zs):.1f} |")
+              f"{np.median(Ds):+.1f} | {np.nanmedian(zs):.1f} |"
+              + (f" {conclusion_rates(statuses)} |" if conclusions else ""))
 
 
 def main() -> None:
@@ -233,13 +267,15 @@ def main() -> None:
                         help="MCQ conditions: only the verdict, from the 40 models' correctness")
     parser.add_argument("--power", action="store_true", help="planted-cue power curve")
     parser.add_argument("--seeds", type=int, default=5, help="seeds per planted rate")
+    parser.add_argument("--conclusions", action="store_true",
+                        help="also the rate of each conclusion (docs/methods.md §17)")
     args = parser.parse_args()
     if args.power:
-        power(args.seeds, args.items)
+        power(args.seeds, args.items, args.conclusions)
     else:
         calibration(range(args.first, args.first + args.n), args.items,
                     args.conditions.split(","), args.cues_only, args.label_offset,
-                    args.verdict_only)
+                    args.verdict_only, args.conclusions)
 
 
 if __name__ == "__main__":

@@ -100,10 +100,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     ['metric', 'aggregator', 'accuracy', 'D']
     """
     from cuelens.audit.icq import parse_feature_option
-    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.pipeline import add_subsets, scan_dataset
     from cuelens.audit.preference_scan import scan_preferences
     from cuelens.audit.scan_modes import scan_mode, split_options
-    from cuelens.audit.subsets import add_subsets
     from cuelens.data.preference import load_preferences
 
     if isinstance(features, str):

@@ -45,23 +45,36 @@ def _short(value) -> str:
     return short(value, MAX_TEXT)
 
 
+def conclusion_line(results: dict) -> str | None:
+    """``Inconclusive: <reason>`` — the dataset's conclusion (docs/methods.md §17) for the
+    notebook views; None for results without a scan."""
+    from cuelens.audit.conclusion import conclusion_of
+
+    if not any(key in results for key in ("leakage", "mcq_baselines", "preference")):
+        return None
+    return conclusion_of(results).headline
+
+
 def summary_text(results: dict) -> str:
-    """A one-line plain repr of a result: dataset (or model), headline D and verdict, the number
-    of significant cues; bounded (dataset strings are cut), never the whole results."""
+    """A one-line plain repr of a result: dataset (or model), the conclusion, headline D and
+    verdict, the number of significant cues; bounded (dataset strings are cut), never the whole
+    results."""
+    from cuelens.audit.conclusion import conclusion_of
     from cuelens.audit.findings import d_points
 
     data = results.get("dataset", {})
-    parts = [_short(data.get("name", "results"))]
+    head = _short(data.get("name", "results"))
     for key in ("probe", "llm_probe"):
         model = (results.get(key) or {}).get("model", {}).get("name")
         if model:
-            parts.insert(0, f"{_short(model)} on")
+            head = f"{_short(model)} on {head}"
+    facts = [conclusion_of(results).status] if conclusion_line(results) else []
     leak = results.get("leakage")
     if leak:
-        parts.append(f"D {d_points(leak['best']['D'])} ({leak.get('verdict', 'n/a')})")
+        facts.append(f"D {d_points(leak['best']['D'])} ({leak.get('verdict', 'n/a')})")
     if "cues" in results:
-        parts.append(f"{sum(c['significant'] for c in results['cues']):,} significant cues")
-    return " ".join(parts[:2]) + (": " if len(parts) > 2 else "") + ", ".join(parts[2:])
+        facts.append(f"{sum(c['significant'] for c in results['cues']):,} significant cues")
+    return head + (f": {', '.join(facts)}" if facts else "")
 
 
 def summary_html(results: dict) -> str:
@@ -69,7 +82,8 @@ def summary_html(results: dict) -> str:
     findings and the strongest cues per label by z (the terminal summary's ranking); every value
     from the data is escaped and cut to a bounded length."""
     from cuelens.audit.examples import top_cues_by_label
-    from cuelens.audit.findings import d_with_ci, findings
+    from cuelens.audit.conclusion import measurable
+    from cuelens.audit.findings import d_with_ci, findings, verdict_baseline
     from cuelens.io import format_number
 
     def esc(value) -> str:
@@ -79,10 +93,14 @@ def summary_html(results: dict) -> str:
     sizes = ", ".join(f"{esc(role)} {s['items']:,}" for role, s in data.get("splits", {}).items())
     parts = [f"<div class='cuelens-summary'><b>{esc(summary_text(results))}</b><br>"
              f"{esc(str(data.get('task', '')).upper())}; {sizes}<br>"]
+    line = conclusion_line(results)
+    if line is not None:
+        parts.append(f"<p class='cuelens-conclusion'><b>{html.escape(line[:400])}</b></p>")
     leak = results.get("leakage")
-    if leak:
+    if leak and measurable(results):
         best = leak["best"]
-        parts.append(f"majority {leak['majority'] * 100:.1f}% · best cue-only accuracy "
+        parts.append(f"{esc(verdict_baseline(leak)['name'])} "
+                     f"{verdict_baseline(leak)['accuracy'] * 100:.1f}% · best cue-only accuracy "
                      f"{best['accuracy'] * 100:.1f}% ({esc(best['metric'])}/"
                      f"{esc(best['aggregator'])}) · D = {d_with_ci(best)}<br>")
     found = findings(results)

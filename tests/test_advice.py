@@ -55,7 +55,7 @@ def test_findings_are_ranked_by_severity_then_effect_and_serialise():
     leak = asdict(fs[0])
     assert leak == {"kind": "leakage", "title": leak["title"], "effect": 23.0, "ci_low": 21.7,
                     "ci_high": 24.2, "unit": "points", "items": 9824, "section": "leakage",
-                    "severity": "high", "code": "significant", "subject": None}
+                    "severity": "high", "code": "significant", "subject": None, "level": 0.95}
     json.dumps([asdict(f) for f in fs])  # plain JSON
     with pytest.raises(AttributeError):
         fs[0].title = "changed"  # type: ignore[misc]

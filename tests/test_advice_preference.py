@@ -111,11 +111,18 @@ def test_a_shortcut_of_one_subset_only_gets_a_step_naming_it(planted_results):
 def test_clean_preference_scan_closes_with_a_judge_step(planted_results):
     clean = copy.deepcopy(planted_results)
     clean.update(cues=[], subsets=None, hygiene={"splits": {}, "overlap": []})
-    clean["leakage"]["verdict"] = "chance"
-    for row in clean["preference"]["splits"]["all"]["shortcuts"]:
-        row["significant"] = False
+    clean["leakage"].update(verdict="chance", best=dict(clean["leakage"]["best"], D=0.0,
+                                                         ci_low=-0.01, ci_high=0.01))
+    for row in clean["preference"]["splits"]["all"]["shortcuts"]:  # even, on many pairs
+        row.update(significant=False, rate=0.5, rate_ci=[0.49, 0.51], decided=40_000)
     steps = next_steps(clean)
     assert len(steps) == 1 and "audit judge" in steps[0]["action"]
+    assert steps[0]["action"].startswith("no change needed")
+    # the same data measured on the planted 200 pairs cannot rule leakage out: no clean bill
+    for row in clean["preference"]["splits"]["all"]["shortcuts"]:
+        row.update(rate_ci=[0.43, 0.57], decided=200)
+    steps = next_steps(clean)
+    assert steps[0]["action"].startswith("add about ") and "no change needed" not in str(steps)
 
 
 def test_report_headline_names_responses_and_prompt(planted_results):

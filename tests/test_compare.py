@@ -12,11 +12,19 @@ from cuelens.cli import app
 from cuelens.reports.schema import validate_results
 
 
-def scan_like(D: float, low: float, high: float, cues: list[tuple[str, str, bool]]) -> dict:
-    return {"schema_version": "1.0", "dataset": {"name": "toy", "task": "nli"},
+def scan_like(D: float, low: float, high: float, cues: list[tuple[str, str, bool]],
+              train_items: int = 300) -> dict:
+    """A schema-valid NLI scan with 300 test items, the headline D with its interval and
+    ``cues`` (token, label, significant)."""
+    labels = ["contradiction", "entailment", "neutral"]
+    split = lambda n: {"items": n, "instances": n, "label_counts": {l: n // 3 for l in labels}}  # noqa: E731
+    return {"schema_version": "1.0",
+            "dataset": {"name": "toy", "task": "nli", "label_names": labels,
+                        "splits": {"train": split(train_items), "test": split(300)}},
             "leakage": {"majority": 0.4, "flagged": low > 0.1, "verdict": "mild",
-                        "best": {"metric": "cp", "aggregator": "lr", "accuracy": 0.4 + D,
-                                 "D": D, "ci_low": low, "ci_high": high}},
+                        "table": [], "best": {"metric": "cp", "aggregator": "lr",
+                                              "accuracy": 0.4 + D, "D": D, "ci_low": low,
+                                              "ci_high": high}},
             "easy_hard": {"easy": 5, "hard": 5, "hard_fraction": 0.5},
             "cues": [{"token": t, "label": l, "count": 9, "label_count": 8,
                       "metrics": {"z": 5.0 if s else 1.0}, "significant": s}
@@ -49,7 +57,9 @@ def test_compare_command_prints_and_writes_an_escaped_report(tmp_path):
     result = CliRunner().invoke(app, ["compare", str(tmp_path / "before"),
                                       str(tmp_path / "after" / "results.json"), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "change in D: -15.0 points" in result.output
+    assert result.output.startswith("Still leaking: the conclusion stays leakage; better: cue "
+                                    "leakage D; nothing got")
+    assert "better: cue leakage D: +20.0 → +5.0 points" in result.output
     assert "significant cues lost: 1 (nobody→contradiction)" in result.output
     html = out.read_text()
     assert "<script>x</script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
@@ -124,11 +134,13 @@ def mcq_like(longest_significant: bool, duplicates: int, position_significant: b
     position = {"counts": [70, 30], "significant": position_significant,
                 "most_common": {"position": 0, "share": 0.7 if position_significant else 0.5,
                                 "expected_share": 0.5}}
+    def rule(name: str, D: float, significant: bool) -> dict:
+        return {"name": name, "D": D, "D_ci": [D - 0.05, D + 0.05], "n_items": 300,
+                "accuracy": 0.5 + D, "chance": 0.5, "significant": significant}
+
     out["mcq_baselines"] = {"rows": [
-        {"name": "longest choice", "D": 0.2 if longest_significant else 0.01,
-         "significant": longest_significant},
-        {"name": "answer position", "D": 0.0, "significant": False}],
-        "gold_position": {"test": position}}
+        rule("longest choice", 0.2 if longest_significant else 0.01, longest_significant),
+        rule("answer position", 0.0, False)], "gold_position": {"test": position}}
     out["hygiene"] = {"splits": {"test": {"items": 100, "duplicate_items": duplicates,
                                           "near_duplicate_pairs": 0, "label_conflict_items": 0}},
                       "overlap": []}

@@ -106,9 +106,9 @@ def test_commands_filter_card_and_train_debias(tmp_path):
     result = invoke("card", out / "scan-before")
     assert result.exit_code == 0, result.output
     card = (out / "scan-before" / "card.md").read_text()
-    assert card.startswith("## Bias, Risks and Limitations") and "`nobody`" in card
+    assert card.startswith("## Bias, Risks and Limitations") and "| nobody |" in card
     rai = json.loads((out / "scan-before" / "croissant-rai.json").read_text())
-    assert "nobody" in rai["rai:dataBiases"] and rai["rai:dataLimitations"]
+    assert "nobody" in " ".join(rai["rai:dataBiases"]) and rai["rai:dataLimitations"]
 
     base = tiny_bert_dir(tmp_path / "base", [r["premise"] + " " + r["hypothesis"]
                                              for r in train + test])

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cuelens.audit.conclusion import INCONCLUSIVE, LEAKAGE, NO_LEAKAGE, Conclusion, \
+    conclude, conclusion_of, margin_of
 from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import (Finding, findings, is_preference, split_file, split_name,
                                      with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
+from cuelens.audit.results import ScanSections
 from cuelens.data.dataset import Task
 
 TOP_CUES = 3  # per label
@@ -39,7 +42,7 @@ def effect_text(f: Finding) -> str:
         value = f"{f.effect:.{1 if abs(f.effect) >= 0.1 else 2}f}{f.unit}"
         if f.unit == "%" and f.items is not None:
             value = f"{f.items:,} {'item' if f.items == 1 else 'items'}, {value}"
-    return with_ci(value, f.ci_low, f.ci_high)
+    return with_ci(value, f.ci_low, f.ci_high, f.level)
 
 
 Step = dict
@@ -101,6 +104,10 @@ def _cues(f: Finding, results: dict) -> Step | None:
                       for label, tokens in strongest_cues(results.get("cues", [])).items())
     what = "marks chosen or rejected responses" if is_preference(results) else \
         "points to one label"
+    noun = "response" if is_preference(results) else "item"
+    if conclusion_of(results).status == LEAKAGE:  # a rule found it: the words are part of it
+        return _step(f, f"remove or rebalance the significant cue words ({named})",
+                     f"each {what} on its own, and the scan concludes leakage; {noun}s with one")
     return _step(f, f"review the significant cue words ({named}) before they grow",
                  f"each {what} on its own, though a cue-only model does not beat "
                  f"the prior-matched baseline; {'response' if is_preference(results) else 'item'}"
@@ -305,8 +312,9 @@ def _model(results: dict) -> str:
     return section.get("model", {}).get("name") or "the model"
 
 
-def _closing(results: dict, fs: list[Finding]) -> Step:
-    """The one step of a result without any other."""
+def _closing(results: dict, fs: list[Finding], conclusion: Conclusion | None = None) -> Step:
+    """The one step of a result without any other: "no change needed" only when the scan
+    concludes no meaningful leakage."""
     if "probe" in results or "llm_probe" in results:
         name = _model(results)
         least = next((f.subject for f in fs if f.code == "least_cue_reliant"), None)
@@ -314,14 +322,23 @@ def _closing(results: dict, fs: list[Finding]) -> Step:
                 f"stress-test {name} beyond word cues (audit stress) before relying on its "
                 "accuracy", "why": f"no tested cue changes {name}'s accuracy significantly",
                 "section": "llm_probe" if least else "probe"}
-    leak = next((f for f in fs if f.kind == "leakage"), None)
     follow = ("test a reward model or an LLM judge on these pairs, in both orders (audit judge)"
               if is_preference(results) else
               "probe a model trained on this data (audit probe) to see what it relies on")
+    assert conclusion is not None
+    if conclusion.status != NO_LEAKAGE:
+        return {"action": f"read the evidence in the report, then {follow}",
+                "why": conclusion.reason.rstrip("."), "section": "overview"}
     return {"action": "no change needed: no cue, rule or hygiene finding calls for one; "
                       f"next, {follow}",
-            "why": leak.title.rstrip(".") if leak else "nothing to fix was found",
-            "section": leak.section if leak else "overview"}
+            "why": conclusion.reason.rstrip("."), "section": "overview"}
+
+
+def advise(sections: ScanSections) -> ScanSections:
+    """``sections`` with their conclusion (:func:`~cuelens.audit.conclusion.conclude`, at the
+    scan's margin) and next steps, computed once every section is in."""
+    return sections.advised(lambda results: conclude(results, margin_of(results)).to_json(),
+                            next_steps)
 
 
 def next_steps(results: dict) -> list[Step]:
@@ -339,4 +356,18 @@ def next_steps(results: dict) -> list[Step]:
     if contrast is not None:  # right after the leakage step
         at = next((k + 1 for k, s in enumerate(steps) if s["section"] == "leakage"), len(steps))
         steps.insert(at, contrast)
-    return steps or [_closing(results, fs)]
+    if "probe" in results or "llm_probe" in results:
+        return steps or [_closing(results, fs)]
+    conclusion = conclusion_of(results)
+    if conclusion.status == INCONCLUSIVE:  # first: nothing else settles the question
+        steps.insert(0, _more_items(conclusion))
+    return steps or [_closing(results, fs, conclusion)]
+
+
+def _more_items(conclusion: Conclusion) -> Step:
+    """The step of an inconclusive scan: how many more evaluated items would settle it."""
+    n = conclusion.items_needed
+    more = (f"about {n:,} more evaluated item{'s' * (n != 1)}" if n else "more evaluated items")
+    return {"action": f"add {more} (a larger test split, or more data to cross-validate) and "
+                      "scan again before concluding either way",
+            "why": conclusion.reason.rstrip("."), "section": "overview"}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cuelens.audit.compare_status import dimensions, direction, overall_status
+from cuelens.audit.conclusion import Conclusion, conclude
 from cuelens.audit.examples import sort_value
 from cuelens.errors import UserError
 
@@ -21,37 +23,80 @@ PROTOCOL = ("metric", "min_count", "ngrams", "alpha", "folds", "iterations", "se
 VERDICT_ORDER = {"below chance": 0, "chance": 0, "mild": 1, "significant": 2}
 
 
-def load_scan_results(path: str | Path) -> dict:
-    """A scan's results dict from its output directory or results.json (one-line errors)."""
-    from cuelens.reports.schema import load_results
+def load_scan_results(path: str | Path, command: str = "compare") -> dict:
+    """A scan's results dict from its output directory or results.json, checked against the
+    results schema: a malformed, edited or foreign file (another result kind, a probe's output)
+    is one :class:`UserError` line naming the file and the field; ``command`` names the
+    command in it."""
+    from cuelens.reports.schema import load_results, validate_results
 
     path = Path(path)
     file = path / "results.json" if path.is_dir() else path
     results = load_results(file)
-    if not isinstance(results, dict) or "leakage" not in results or "kind" in results:
-        raise UserError("not an audit scan result (no leakage section)", path=str(file))
+    takes = f"`audit {command}` takes the output of `audit scan`"
+    if "kind" in results:
+        raise UserError(f"not an audit scan result (a {results['kind']!s:.40} result); {takes}",
+                        path=str(file))
+    if "probe" in results or "llm_probe" in results:
+        raise UserError(f"this is the output of `audit probe`; {takes} (a scan directory)",
+                        path=str(file))
+    validate_results(results, source=str(file))
+    if "leakage" not in results:
+        raise UserError(f"not an audit scan result (no leakage section); {takes}",
+                        path=str(file))
     return results
+
+
+def scan_conclusion(results: dict) -> Conclusion:
+    """The scan's ``conclusion`` (docs/methods.md §17) as recorded in its results, or computed
+    by :func:`~cuelens.audit.conclusion.conclude` for results written before it existed."""
+    recorded = results.get("conclusion")
+    if recorded is None:
+        return conclude(results)
+    try:
+        return Conclusion.from_json(recorded)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise UserError(f"not a cuelens results file: $.conclusion: malformed ({exc})") from None
 
 
 def _significant(results: dict) -> dict[tuple[str, str], dict]:
     return {(c["token"], c["label"]): c for c in results.get("cues", []) if c["significant"]}
 
 
-def _side(results: dict, source: str) -> dict:
-    leak, eh = results["leakage"], results["easy_hard"]
-    best = leak["best"]
-    hygiene = results.get("hygiene", {})
+def fitting_role(results: dict) -> str:
+    """The split the scan fitted on: ``train``, or ``all`` for a cross-validated single file."""
+    return "train" if "train" in results["dataset"].get("splits", {}) else "all"
+
+
+def _hygiene_counts(results: dict) -> dict | None:
+    hygiene = results.get("hygiene")
+    if not hygiene:
+        return None
     counts = {key: sum(s.get(key, 0) for s in hygiene.get("splits", {}).values())
               for key in HYGIENE_COUNTS}
     counts["overlap_items"] = sum(r["exact"] + r["near"] for r in hygiene.get("overlap", []))
+    return counts
+
+
+def _side(results: dict, source: str) -> dict:
+    """One scan's row of the comparison; a section the scan lacks is None (not compared)."""
+    leak, eh = results["leakage"], results.get("easy_hard")
+    best = leak["best"]
+    conclusion = scan_conclusion(results)
+    role = fitting_role(results)
     return {"source": source, "name": results["dataset"]["name"],
             "metric": best["metric"], "aggregator": best["aggregator"],
             "accuracy": best["accuracy"], "majority": leak["majority"], "D": best["D"],
             **({"ci_low": best["ci_low"], "ci_high": best["ci_high"]} if "ci_low" in best else {}),
             "verdict": leak.get("verdict", "significant" if leak["flagged"] else "mild"),
-            "hard_fraction": eh["hard_fraction"],
-            "easy_hard_at_chance": bool(eh.get("chance_level", False)),
-            "n_significant_cues": len(_significant(results)), "hygiene": counts}
+            "conclusion": {"status": conclusion.status, "reason": conclusion.reason,
+                           "margin": conclusion.margin},
+            "hard_fraction": eh["hard_fraction"] if eh else None,
+            "easy_hard_at_chance": bool(eh.get("chance_level", False)) if eh else None,
+            "n_significant_cues": len(_significant(results)) if "cues" in results else None,
+            "hygiene": _hygiene_counts(results),
+            "fitting": {"role": role,
+                        "items": results["dataset"].get("splits", {}).get(role, {}).get("items")}}
 
 
 def protocol(results: dict) -> dict:
@@ -79,13 +124,6 @@ def _kept_rows(old: dict, new: dict) -> list[dict]:
                   key=lambda k: (-sort_value(new[k]["metrics"]["z"]), k))[:MAX_LISTED]
     return [{"token": t, "label": l, "count": new[t, l]["count"], "z": new[t, l]["metrics"]["z"],
              "z_before": old[t, l]["metrics"]["z"]} for t, l in kept]
-
-
-def direction(before: float, after: float, lower_is_better: bool = True) -> str:
-    """``better``, ``worse`` or ``same`` for a change of a measure."""
-    if after == before:
-        return "same"
-    return "better" if (after < before) == lower_is_better else "worse"
 
 
 def format_value(value, unit: str) -> str:
@@ -129,52 +167,44 @@ def _rule_rows(before: dict, after: dict) -> list[dict]:
 
 
 def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list[dict]:
+    """Every measure both scans have, with the direction of its change."""
     rows = [_row("cue leakage D", b["D"], a["D"], "points",
                  "same" if overlap or "ci_low" not in b or "ci_low" not in a else
                  direction(b["D"], a["D"])),
             _row("verdict", b["verdict"], a["verdict"], "",
-                 direction(VERDICT_ORDER.get(b["verdict"], 1), VERDICT_ORDER.get(a["verdict"], 1))),
-            _row("hard fraction", b["hard_fraction"], a["hard_fraction"], "%",
-                 "same" if b["easy_hard_at_chance"] or a["easy_hard_at_chance"] else
-                 direction(b["hard_fraction"], a["hard_fraction"], lower_is_better=False)),
-            _row("significant cues", b["n_significant_cues"], a["n_significant_cues"], "cues",
-                 direction(b["n_significant_cues"], a["n_significant_cues"]))]
-    rows += [_row(key.replace("_", " "), b["hygiene"][key], a["hygiene"][key], "items",
-                  direction(b["hygiene"][key], a["hygiene"][key])) for key in b["hygiene"]]
+                 direction(VERDICT_ORDER.get(b["verdict"], 1), VERDICT_ORDER.get(a["verdict"], 1)))]
+    if b["hard_fraction"] is not None and a["hard_fraction"] is not None:
+        rows.append(_row("hard fraction", b["hard_fraction"], a["hard_fraction"], "%",
+                         "same" if b["easy_hard_at_chance"] or a["easy_hard_at_chance"] else
+                         direction(b["hard_fraction"], a["hard_fraction"],
+                                   lower_is_better=False)))
+    if b["n_significant_cues"] is not None and a["n_significant_cues"] is not None:
+        rows.append(_row("significant cues", b["n_significant_cues"], a["n_significant_cues"],
+                         "cues", direction(b["n_significant_cues"], a["n_significant_cues"])))
+    if b["hygiene"] is not None and a["hygiene"] is not None:
+        rows += [_row(key.replace("_", " "), b["hygiene"][key], a["hygiene"][key], "items",
+                      direction(b["hygiene"][key], a["hygiene"][key])) for key in b["hygiene"]]
     return rows + _rule_rows(before, after)
-
-
-def _status(changes: list[dict], differences: list[dict]) -> tuple[str, str]:
-    better = [c["measure"] for c in changes if c["direction"] == "better"]
-    worse = [c["measure"] for c in changes if c["direction"] == "worse"]
-    status = ("mixed" if better and worse else "improved" if better else
-              "worsened" if worse else "unchanged")
-    headline = {
-        "improved": f"Improved: {', '.join(better)}; nothing got worse.",
-        "worsened": f"Worse: {', '.join(worse)}; nothing improved.",
-        "mixed": f"Mixed: better {', '.join(better)}; worse {', '.join(worse)}.",
-        "unchanged": "No measured change: every difference is within the noise of the scans.",
-    }[status]
-    if differences:
-        headline += " The two scans used different protocols (see the warning)."
-    return status, headline
 
 
 def compare_scans(before: dict, after: dict, before_source: str = "before",
                   after_source: str = "after") -> dict:
-    """The ``compare`` result of two scan results dicts."""
+    """The ``compare`` result of two scan results dicts: a status per dimension and overall
+    (:mod:`cuelens.audit.compare_status`), every measure both have, the cues gained, lost and
+    kept (none when either scan has no cue section: not compared)."""
     if before["dataset"]["task"] != after["dataset"]["task"]:
         raise UserError(f"cannot compare a {before['dataset']['task'].upper()} scan with a "
                         f"{after['dataset']['task'].upper()} scan")
-    old, new = _significant(before), _significant(after)
+    cues_compared = "cues" in before and "cues" in after
+    old, new = (_significant(before), _significant(after)) if cues_compared else ({}, {})
     gained = [new[k] for k in new.keys() - old.keys()]
     lost = [old[k] for k in old.keys() - new.keys()]
     b, a = _side(before, before_source), _side(after, after_source)
     overlap = bool("ci_low" in b and "ci_low" in a
                    and b["ci_low"] <= a["ci_high"] and a["ci_low"] <= b["ci_high"])
     proto = _protocol(before, after)
-    changes = _changes(b, a, before, after, overlap)
-    status, headline = _status(changes, proto["differences"])
+    dims = dimensions(before, after, b, a, overlap)
+    status, headline = overall_status(dims, bool(proto["differences"]))
     warnings = []
     if proto["differences"]:
         named = "; ".join(f"{d['setting']} {d['before']} → {d['after']}"
@@ -184,9 +214,11 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
     return {"kind": "compare", "schema_version": before.get("schema_version", "1.0"),
             "task": before["dataset"]["task"], "before": b, "after": a,
             "delta_D": round(a["D"] - b["D"], 6), "cis_overlap": overlap,
+            "cues_compared": cues_compared,
             "cues_gained": _cue_rows(gained), "cues_lost": _cue_rows(lost),
             "cues_kept": _kept_rows(old, new),
             "n_cues_gained": len(gained), "n_cues_lost": len(lost),
             "n_cues_kept": len(old.keys() & new.keys()),
-            "status": status, "headline": headline, "changes": changes,
+            "status": status, "headline": headline, "dimensions": dims,
+            "changes": _changes(b, a, before, after, overlap),
             "protocol": proto, "warnings": warnings}

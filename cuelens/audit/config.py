@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from cuelens.audit.conclusion import DEFAULT_MARGIN
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.data.labels import MIN_LABEL_ITEMS
 from cuelens.errors import UserError
@@ -44,6 +45,7 @@ class ScanConfig:
     include_premise: bool = False
     max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
     min_label_items: int = MIN_LABEL_ITEMS  # rarer labels' cues are never significant; 0 = off
+    margin: float = DEFAULT_MARGIN  # no_meaningful_leakage below it (fraction; --margin points)
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""
@@ -56,6 +58,9 @@ class ScanConfig:
             if getattr(self, name) < minimum:
                 raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
                                 + (" (0 = no cap)" if name == "max_fit_items" else ""))
+        if not 0 < self.margin < 1:
+            raise UserError(f"margin (--margin) must be between 0 and 100 points, not "
+                            f"{100 * self.margin:g}")
 
     @property
     def scoring(self) -> ScoringOptions:

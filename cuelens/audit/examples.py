@@ -41,12 +41,20 @@ def cue_rank_key(rank_by: str = RANK_BY):
     return key
 
 
+def points_to_label(cue: dict) -> bool:
+    """True when the word is positively associated with the cue's label (``z > 0``)."""
+    return sort_value(cue["metrics"].get("z")) > 0
+
+
 def top_cues_by_label(cues: list[dict], per_label: int,
                       rank_by: str = RANK_BY) -> dict[str, list[dict]]:
-    """The ``per_label`` strongest cues of each label by ``rank_by`` (:func:`cue_rank_key`)."""
+    """The ``per_label`` strongest cues of each label by ``rank_by`` (:func:`cue_rank_key`),
+    among the words pointing to it (``z > 0``: more frequent with the label than without); a
+    label no word points to is absent."""
     by_label: dict[str, list[dict]] = {}
     for cue in cues:
-        by_label.setdefault(cue["label"], []).append(cue)
+        if points_to_label(cue):
+            by_label.setdefault(cue["label"], []).append(cue)
     key = cue_rank_key(rank_by)
     return {label: sorted(group, key=key)[:per_label] for label, group in sorted(by_label.items())}
 

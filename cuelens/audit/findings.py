@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cuelens.audit.conclusion import level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
@@ -42,7 +43,9 @@ class Finding:
     the ``items`` it concerns, the report ``section`` (anchor id) showing the evidence and its
     ``severity`` (:data:`SEVERITIES`). ``code`` names the finding within its kind (e.g. hygiene
     ``duplicates``, ``label_conflicts``; probe ``relies_on_cue``) and ``subject`` what it is
-    about (a split, an MCQ rule, a cue, a prompt template), for code that acts on findings."""
+    about (a split, an MCQ rule, a cue, a prompt template), for code that acts on findings;
+    ``level`` is the confidence of the interval, the one its test used (e.g. 99.2% for an MCQ
+    rule, Bonferroni-corrected)."""
 
     kind: str
     title: str
@@ -55,6 +58,7 @@ class Finding:
     severity: str
     code: str = ""
     subject: str | None = None
+    level: float = 0.95
 
 
 Rule = Callable[[dict], list[Finding]]
@@ -67,12 +71,13 @@ def finding_rule(func: Rule) -> Rule:
     return func
 
 
-def with_ci(value: str, low: float | None, high: float | None) -> str:
-    """``value (95% CI low to high)`` — the one wording of an effect with its interval (the
-    terminal, the report, the advice); ``low``/``high`` already in the effect's unit."""
+def with_ci(value: str, low: float | None, high: float | None, level: float = 0.95) -> str:
+    """``value (95% CI low to high)`` — the one wording of an effect with its interval at its
+    test's confidence ``level`` (the terminal, the report, the advice); ``low``/``high`` already
+    in the effect's unit."""
     if low is None or high is None:
         return value
-    return f"{value} (95% CI {low:+.1f} to {high:+.1f})"
+    return f"{value} ({level_text(level)} CI {low:+.1f} to {high:+.1f})"
 
 
 def d_points(d: float) -> str:
@@ -101,7 +106,7 @@ def verdict_baseline(leakage: dict) -> dict:
 
 
 def _points(x: float | None) -> float | None:
-    return None if x is None else round(100 * x, 2)
+    return None if x is None else round(100 * x, 4)  # shown to 0.1: never rounded twice
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -151,7 +156,7 @@ def evaluated_items(results: dict) -> int | None:
 @finding_rule
 def _leakage(results: dict) -> list[Finding]:
     leak = results.get("leakage")
-    if leak is None:
+    if leak is None or not measurable(results):
         return []
     best = leak["best"]
     verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
@@ -164,12 +169,14 @@ def _leakage(results: dict) -> list[Finding]:
     title = {
         "significant": f"{guessed}: {d} above {base}.",
         "mild": f"Some cue leakage, below the alarm threshold: {d} above {base}.",
-        "chance": f"No cue leakage: a classifier of cue-word scores is no better than {base}.",
+        "chance": f"The word-cue test finds no leakage: a classifier of cue-word scores is "
+                  f"not shown to beat {base} (its interval covers 0).",
         "below chance": f"A classifier of cue-word scores does worse than {base} ({d}).",
     }.get(verdict, f"Cue leakage {d}.")
     return [Finding("leakage", title, _points(best["D"]), _points(best.get("ci_low")),
                     _points(best.get("ci_high")), "points", evaluated_items(results), "leakage",
-                    LEAKAGE_SEVERITY.get(verdict, "medium"), verdict)]
+                    LEAKAGE_SEVERITY.get(verdict, "medium"), verdict,
+                    level=float(leak.get("selection", {}).get("level", 0.95)))]
 
 
 def cue_summary(results: dict) -> dict | None:
@@ -239,19 +246,27 @@ def _mcq_rules(results: dict) -> list[Finding]:
     if not mb:
         return []
     out = []
+    level = float(mb.get("ci_level", 0.95))
+    paired = {name for row in mb["rows"] if row.get("complement_of")
+              for name in (row["name"], row["complement_of"])}
     for row in mb["rows"]:
-        if not row["significant"] or row.get("complement_of"):
-            continue
+        if not row["significant"] or (row["name"] in paired and row["D"] <= 0):
+            continue  # with two choices, a rule below chance is its complement above it
         low, high = row.get("D_ci", (None, None))
         if row["D"] > 0:
             title = (f"The rule “{row['name']}” finds the answer without reading the question: "
                      f"{d_points(row['D'])} above chance.")
-        else:
-            title = (f"The rule “{row['name']}” does worse than chance "
-                     f"({d_points(row['D'])}): its picks are rarely the answer.")
+            out.append(Finding("baseline", title, _points(row["D"]), _points(low),
+                               _points(high), "points", row["n_items"], "mcq_baselines",
+                               "high", "rule", row["name"], level))
+            continue
+        # more than two choices: the rule points at a wrong choice, not to the answer
+        title = (f"The wrong choices favour the rule “{row['name']}”: its pick is the answer "
+                 f"less often than chance ({d_points(row['D'])}), which rules out one wrong "
+                 "choice but does not find the answer.")
         out.append(Finding("baseline", title, _points(row["D"]), _points(low), _points(high),
-                           "points", row["n_items"], "mcq_baselines", "high", "rule",
-                           row["name"]))
+                           "points", row["n_items"], "mcq_baselines", "low",
+                           "below_chance_rule", row["name"], level))
     for role, test in mb.get("gold_position", {}).items():
         if test["significant"]:
             top = test["most_common"]

@@ -120,7 +120,8 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     among them) and the ``moments`` of every cue model's per-item difference from
     :data:`PRIOR` (in :func:`all_models` order).
 
-    The table keeps the paper's ``D = Acc − Majority`` (descriptive, best-of-40 included). The
+    The table keeps the paper's ``D = Acc − Majority`` (descriptive, best-of-40 included); the
+    ``baselines`` ' D, like the headline's, is against the prior-matched baseline. The
     verdict is the simultaneous test (two-sided 95% intervals) of docs/methods.md §11 over all
     40 models against the prior-matched baseline; the headline (``best``) is the model with the largest
     simultaneous lower bound (ties: the configured ``metric`` first); ``fold_seed_D(model)``
@@ -141,8 +142,8 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
             "ci_low": round(float(max(test.low[h], -1.0)), 6),
             "ci_high": round(float(min(test.high[h], 1.0)), 6),
             "p_value": float(f"{test.p_value[h]:.6g}")}
-    baselines = [{"name": name, **_entry(acc, majority)} for name, acc in accuracy.items()
-                 if isinstance(name, str)]
+    baselines = [{"name": name, **_entry(acc, prior)} for name, acc in accuracy.items()
+                 if isinstance(name, str)]  # D against the verdict's baseline, as the headline
     verdict = leakage_verdict(test.low[h], test.high[h], flag_threshold)
     run_D = fold_seed_D(models[h])
     return LeakageSection(

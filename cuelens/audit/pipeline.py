@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -133,6 +133,18 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
                                   cache_dir=cache_dir or default_cache_dir(), progress=stage)
 
 
+def add_subsets(result: Scan, field: str, config: ScanConfig) -> None:
+    """A scan result's sections with the ``subsets`` table of
+    :func:`~cuelens.audit.subsets.dataset_subsets`, its conclusion and next steps computed again
+    with it (docs/methods.md §17)."""
+    from cuelens.audit.advice import advise
+    from cuelens.audit.subsets import dataset_subsets
+
+    assert isinstance(result.dataset, Dataset)  # subsets need the loaded items
+    result.sections = advise(replace(result.sections,
+                                     subsets=dataset_subsets(result.dataset, field, config)))
+
+
 VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
                    "were computed (the word-cue statistics and ICQ features need the same "
                    "number in every item)")
@@ -145,7 +157,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none).
 
     ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
-    from cuelens.audit.advice import next_steps
+    from cuelens.audit.advice import advise
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.icq import dataset_parts
     from cuelens.audit.hygiene import data_hygiene
@@ -175,5 +187,5 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress),
         **length_section(dataset, config.folds, config.seed))
-    return Scan(dataset=dataset, sections=sections.advised(next_steps), item_easy=audit.item_easy,
+    return Scan(dataset=dataset, sections=advise(sections), item_easy=audit.item_easy,
                 started=started, bias=audit.items)

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from cuelens.audit.advice import next_steps
+from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import Progress, Scan, scan_dataset
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
@@ -67,8 +67,8 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
     if table is not None and progress is not None:
         progress("subsets", 1.0)
     # the next steps with the preference sections, in their terms
-    result.sections = replace(_in_preference_terms(result.sections), preference=preference,
-                              subsets=table).advised(next_steps)
+    result.sections = advise(replace(_in_preference_terms(result.sections),
+                                     preference=preference, subsets=table))
     return result
 
 

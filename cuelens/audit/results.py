@@ -63,6 +63,7 @@ class ScanSections(Section):
     tool: dict = field(default_factory=lambda: {"name": "cuelens", "version": __version__})
     config: dict
     dataset: dict
+    conclusion: dict | None = None
     hygiene: dict | None = None
     cues: list[dict] | None = None
     cue_stats: dict | None = None
@@ -79,9 +80,14 @@ class ScanSections(Section):
     preference: dict | None = None
     subsets: dict | None = None
 
-    def advised(self, next_steps: Callable[[dict], list]) -> ScanSections:
-        """These sections with ``next_steps`` computed from them (:mod:`cuelens.audit.advice`)."""
-        return replace(self, next_steps=next_steps(self.to_json()))
+    def advised(self, conclusion: Callable[[dict], dict],
+                next_steps: Callable[[dict], list]) -> ScanSections:
+        """These sections with their ``conclusion`` and then their ``next_steps`` computed from
+        every other section (:func:`cuelens.audit.advice.advise`): call it once the last
+        section is in."""
+        bare = replace(self, conclusion=None, next_steps=None)
+        concluded = replace(bare, conclusion=conclusion(bare.to_json()))
+        return replace(concluded, next_steps=next_steps(concluded.to_json()))
 
     @classmethod
     def from_json(cls, results: dict) -> ScanSections:

@@ -531,7 +531,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     """Every results.json section of ``data`` from statistics that stream, with the ICQ
     ``features`` (``None``: all; ``()``: none) counted chunk by chunk; ``folds``:
     :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
-    from cuelens.audit.advice import next_steps
+    from cuelens.audit.advice import advise
     from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import ScanSections
@@ -572,5 +572,5 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:
         progress("bias items", 1.0)
-    return Scan(data, sections.advised(next_steps), audit.item_easy, started,
+    return Scan(data, advise(sections), audit.item_easy, started,
                 bias=items)

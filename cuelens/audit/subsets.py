@@ -157,12 +157,6 @@ def subset_leakage(dataset: Dataset, config) -> dict | None:
             "effect": best["D"], "verdict": leak.verdict, "items_scanned": len(dataset.test)}
 
 
-def add_subsets(result, field: str, config) -> None:
-    """A scan result's sections with the ``subsets`` table of :func:`dataset_subsets`."""
-    result.sections = replace(result.sections,
-                              subsets=dataset_subsets(result.dataset, field, config))
-
-
 def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
     """The ``subsets`` section of an MCQ or NLI scan (NLI: the leakage column only)."""
     from cuelens.audit.mcq_baselines import choice_counts, item_credit

@@ -19,31 +19,27 @@ def card(
         "scan's directory).")] = None,
     command: Annotated[Optional[str], typer.Option(
         "--command", help="The scan command to quote under 'How to reproduce' (default: the "
-        "one recorded in run.json).")] = None,
+        "one recorded in run.json, paths relative to here or by name).")] = None,
 ) -> None:
     """Write card.md (Bias, Risks and Limitations, for a Hugging Face dataset card) and
     croissant-rai.json (rai:dataBiases, rai:dataLimitations).
 
     Example: audit card audit-results/snli
     """
-    import json
-    import shlex
-
     from rich.markup import escape
 
     from cuelens.audit.compare import load_scan_results
     from cuelens.io import atomic_write_text, check_outputs, output_set, write_json
-    from cuelens.mitigate.card import card_markdown, croissant_rai
+    from cuelens.mitigate.card import card_markdown, croissant_rai, recorded_argv, \
+        reproduce_command
 
-    scan = load_scan_results(results)
+    scan = load_scan_results(results, command="card")
     folder = results if results.is_dir() else results.parent
     if command is None:
-        run = folder / "run.json"
-        argv = json.loads(run.read_text())["argv"] if run.is_file() else []
-        command = "audit " + shlex.join(argv[1:]) if argv else "audit scan DATA"
+        command = reproduce_command(recorded_argv(folder / "run.json"), Path.cwd())
     target = out or folder
     paths = [target / "card.md", target / "croissant-rai.json"]
-    check_outputs(paths, [folder / "results.json"])
+    check_outputs(paths, [folder / "results.json", folder / "run.json"])
     with output_set():
         atomic_write_text(paths[0], card_markdown(scan, command))
         write_json(paths[1], croissant_rai(scan))

@@ -19,39 +19,40 @@ def compare(
                             "results).")] = None,
     plotly: PlotlyOpt = "inline",
 ) -> None:
-    """Compare two scans: headline D with 95% CIs, verdicts, hygiene, MCQ rules and the
-    significant cues gained, lost and kept; warns when the scans used different protocols.
+    """Compare two scans: a status per dimension (conclusion, cue leakage D, cues, hygiene, gold
+    positions, training items lost) and overall, the significant cues gained, lost and kept;
+    warns when the scans used different protocols.
 
     Example: audit compare audit-results/snli-v1 audit-results/snli-v2 -o v1-vs-v2.html
     """
     from rich.markup import escape
 
-    from cuelens.audit.compare import compare_scans, format_value, load_scan_results
-    from cuelens.audit.findings import d_with_ci
+    from cuelens.audit.compare import compare_scans, load_scan_results
+    from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
     from cuelens.reports import ReportOptions, render_report
 
     result = compare_scans(load_scan_results(before), load_scan_results(after), str(before),
                            str(after))
-    colour = {"improved": "green", "worsened": "red", "mixed": "yellow", "unchanged": "dim"}
+    colour = {"improved": "green", "worsened": "red", "mixed": "yellow", "unchanged": "dim",
+              "still_leaking": "red"}
     console.print(f"[bold {colour[result['status']]}]{escape(result['headline'])}[/]")
     for warning in result["warnings"]:
         console.print(f"[bold yellow]warning:[/] {escape(warning)}")
     for label, side in (("before", result["before"]), ("after", result["after"])):
-        console.print(f"{label:6} {escape(side['source'])}: D = {d_with_ci(side)} "
-                      f"({escape(side['verdict'])}; hard fraction "
-                      f"{side['hard_fraction'] * 100:.1f}%)")
-    console.print(f"change in D: {result['delta_D'] * 100:+.1f} points (the 95% CIs "
-                  f"{'overlap' if result['cis_overlap'] else 'do not overlap'})")
-    for change in result["changes"]:
-        if change["direction"] != "same":
-            mark = "[green]better[/]" if change["direction"] == "better" else "[red]worse[/]"
-            console.print(f"  {mark}: {escape(change['measure'])} "
-                          f"{escape(format_value(change['before'], change['unit']))} → "
-                          f"{escape(format_value(change['after'], change['unit']))}")
-    for key, title in (("cues_gained", "gained"), ("cues_lost", "lost"), ("cues_kept", "kept")):
-        tokens = ", ".join(f"{c['token']}→{c['label']}" for c in result[key][:10])
-        console.print(f"significant cues {title}: {result['n_' + key]}"
-                      + (f" ({escape(tokens)})" if tokens else ""))
+        conclusion = side["conclusion"]
+        console.print(f"{label:6} {escape(side['source'])}: "
+                      f"{escape(CONCLUSION_TEXT[conclusion['status']])}: "
+                      f"{escape(conclusion['reason'])}")
+    marks = {"better": "[green]better[/]", "worse": "[red]worse[/]", "same": "[dim]same[/]",
+             "not compared": "[yellow]not compared[/]"}
+    for row in result["dimensions"]:
+        console.print(f"  {marks[row['status']]}: {escape(row['name'])}: {escape(row['text'])}")
+    if result["cues_compared"]:
+        for key, title in (("cues_gained", "gained"), ("cues_lost", "lost"),
+                           ("cues_kept", "kept")):
+            tokens = ", ".join(f"{c['token']}→{c['label']}" for c in result[key][:10])
+            console.print(f"significant cues {title}: {result['n_' + key]}"
+                          + (f" ({escape(tokens)})" if tokens else ""))
     after_dir = after if after.is_dir() else after.parent
     inputs = [p / "results.json" if p.is_dir() else p for p in (before, after)]
     written = render_report(result, out or after_dir / "compare.html", inputs=inputs,

@@ -62,6 +62,10 @@ def scan(
     flag_threshold: Annotated[float, typer.Option(
         help="Flag 'significant cue leakage' when the headline D exceeds this many points.")]
     = round(DEFAULT.flag_threshold * 100, 6),
+    margin: Annotated[float, typer.Option(
+        help="Conclude 'no meaningful leakage' only when the upper end of D's interval and of "
+        "every rule's is below this many points (docs/methods.md §17).")]
+    = round(DEFAULT.margin * 100, 6),
     min_label_items: Annotated[int, typer.Option(
         "--min-label-items", help="Labels with fewer items than this in the fitting split are "
         "rare: warned about, their cues never called significant nor named in the next steps; "
@@ -120,7 +124,7 @@ def scan(
     from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
     from cuelens.audit.results import item_files_mode
-    from cuelens.audit.subsets import add_subsets
+    from cuelens.audit.pipeline import add_subsets
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
     from cuelens.audit.scan_modes import scan_mode
@@ -134,7 +138,7 @@ def scan(
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
                         include_premise=include_premise, max_fit_items=max_fit_items,
-                        flag_threshold=flag_threshold / 100.0,
+                        flag_threshold=flag_threshold / 100.0, margin=margin / 100.0,
                         min_label_items=min_label_items)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
@@ -276,6 +280,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     from rich.markup import escape
     from rich.table import Table
 
+    from cuelens.audit.conclusion import measurable
     from cuelens.audit.examples import top_cues_by_label
     from cuelens.audit.findings import d_with_ci, verdict_baseline
     from cuelens.io import format_number
@@ -283,16 +288,18 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
     console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    print_conclusion(results)
     if data.get("split_roles"):
         from cuelens.data.dataset import roles_note
 
         console.print(f"[yellow]note:[/] {escape(roles_note(data['split_roles']))}")
     for warning in data.get("labels", {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
-    if "leakage" not in results:
+    if "leakage" not in results or not measurable(results):  # nothing to show beside the rules
         print_mcq_baselines(results.get("mcq_baselines"))
         for note in results.get("notes", []):
             console.print(f"[yellow]note:[/] {escape(note)}")
+        print_next_steps(results, files)
         console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
         return
     leak = results["leakage"]
@@ -313,10 +320,12 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     print_mcq_baselines(results.get("mcq_baselines"))
     table = Table("label", f"strongest cues by z (count ≥ {config['min_count']})",
                   title="Top cue words")
-    for label, group in top_cues_by_label(results["cues"], top).items():
+    strongest = top_cues_by_label(results["cues"], top)
+    for label in data["label_names"] if data["task"] != "mcq" else strongest:
+        group = strongest.get(label, [])
         table.add_row(escape(label), escape(", ".join(
             f"{c['token']} (n={c['count']}, z={format_number(c['metrics']['z'], 1)}"
-            f"{'*' if c['significant'] else ''})" for c in group)))
+            f"{'*' if c['significant'] else ''})" for c in group) or "no word points to it"))
     console.print(table)
     console.print(f"* significant: z > {results['cue_stats']['bonferroni_z']:.2f} "
                   "(Bonferroni-corrected, 5% level)")
@@ -332,18 +341,40 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
                       f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
     print_hygiene(results.get("hygiene"), data.get("split_roles"))
+    print_next_steps(results, files)
+    console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
+
+
+def print_next_steps(results: dict, files: dict | None) -> None:
+    """The numbered next steps; one that uses an output file names it when it was written."""
+    from rich.markup import escape
+
     for i, step in enumerate(results.get("next_steps", []), 1):
         path = (files or {}).get(step.get("output", ""))
         where = f" (listed in {path})" if path else ""
         console.print(f"{'next steps:' if i == 1 else '':11} {i}. {escape(step['action'] + where)} "
                       f"[dim]({escape(step['why'])})[/]")
-    console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
+
+
+CONCLUSION_STYLES = {"leakage": "bold red", "no_meaningful_leakage": "bold green",
+                     "inconclusive": "bold yellow"}
+
+
+def print_conclusion(results: dict) -> None:
+    """The dataset's conclusion (docs/methods.md §17), the first statement of the summary."""
+    from rich.markup import escape
+
+    from cuelens.audit.conclusion import TEXT, conclusion_of
+
+    conclusion = conclusion_of(results)
+    console.print(f"[{CONCLUSION_STYLES[conclusion.status]}]{TEXT[conclusion.status]}[/]: "
+                  f"{escape(conclusion.reason)}")
 
 
 VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the threshold)",
             "mild": "[yellow]cue leakage[/] (CI above chance, not surely above the threshold)",
-            "chance": "[green]no cue-only model beats the baseline[/]",
-            "below chance": "[green]below chance[/]"}
+            "chance": "no cue-only model beats the baseline",
+            "below chance": "below chance"}
 
 
 def print_hygiene(section: dict | None, split_roles: dict | None = None) -> None:

@@ -1,103 +1,226 @@
 """Dataset-card hand-off (docs/mitigation.md): a "Bias, Risks and Limitations" section for a
 Hugging Face dataset card, in plain language, and the Croissant Responsible-AI fields
-``rai:dataBiases`` / ``rai:dataLimitations`` as JSON-LD, both from a scan's results.json."""
+``rai:dataBiases`` / ``rai:dataLimitations`` as JSON-LD, both from a scan's results.json.
+
+Every statement comes from the scan's conclusion (docs/methods.md §17) and its findings
+(:func:`cuelens.audit.findings.findings`): the card claims no easy/hard split the scan did not
+find, reads D against the verdict's baseline (chance for multiple choice) and never calls an
+inconclusive interval a clean bill. Dataset text reaches card.md only through
+:func:`cuelens.io.markdown_text`.
+"""
 
 from __future__ import annotations
 
+import os
+import shlex
+from pathlib import Path
+
+from cuelens.audit.compare import scan_conclusion
+from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
 from cuelens.audit.examples import sort_value
-from cuelens.audit.findings import d_with_ci
+from cuelens.audit.findings import (Finding, d_with_ci, findings, is_preference,
+                                    verdict_baseline)
+from cuelens.data.readers import read_json
+from cuelens.errors import UserError
+from cuelens.io import markdown_text
 
 TOP_CUES = 5
-CROISSANT_CONTEXT = {"@vocab": "https://schema.org/", "sc": "https://schema.org/",
+CROISSANT_CONTEXT = {"@language": "en", "@vocab": "https://schema.org/", "sc": "https://schema.org/",
                      "cr": "http://mlcommons.org/croissant/",
                      "rai": "http://mlcommons.org/croissant/RAI/"}
-VERDICT_TEXT = {
-    "significant": "significant cue leakage: the interval lies above the flag threshold",
-    "mild": "cue leakage above chance, not surely above the flag threshold",
-    "chance": "indistinguishable from chance",
-    "below chance": "below chance",
-}
+# per task: what the cue-only classifier sees, and what it gets right
+SEES = {"mcq": ("the choices", "answers {} of the evaluated questions correctly"),
+        "nli": ("the hypotheses", "labels {} of the evaluated items correctly"),
+        "preference": ("the responses", "labels {} of the evaluated responses chosen or "
+                       "rejected correctly")}
+TASK_NAMES = {"nli": "NLI", "mcq": "multiple-choice", "preference": "preference-pair"}
+DEFAULT_COMMAND = "audit scan DATA"
+
+
+def sentence(text: str, capital: bool = True) -> str:
+    """``text`` as a sentence: a capital first letter (unless not ``capital``: a clause after a
+    colon) and a full stop (unless it ends in one)."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:] if capital else text
+    return text if text[-1] in ".!?" else text + "."
+
+
+def conclusion_sentence(results: dict, bold: bool = False) -> str:
+    """The scan's conclusion as one sentence, ``Inconclusive: <reason>`` (``bold``: its first
+    word bold and the reason escaped, for Markdown)."""
+    conclusion = scan_conclusion(results)
+    status, reason = CONCLUSION_TEXT[conclusion.status], sentence(conclusion.reason, False)
+    return f"**{status}:** {markdown_text(reason)}" if bold else f"{status}: {reason}"
+
+
+def baseline_text(results: dict) -> str:
+    """What D is measured against, as the verdict measured it (its accuracy from
+    ``leakage.baseline``): chance (1 in k) for multiple choice, guessing for preference pairs,
+    else always giving the most common label (the prior-matched constant, docs/methods.md)."""
+    accuracy = verdict_baseline(results["leakage"])["accuracy"]
+    data = results["dataset"]
+    if data["task"] == "mcq":
+        k = data.get("n_choices")
+        return f"chance ({'1 in ' + str(k) if k else 'random guessing'}, {accuracy * 100:.1f}%)"
+    if is_preference(results):
+        return f"guessing ({accuracy * 100:.1f}%)"
+    return f"always giving the most common label ({accuracy * 100:.1f}%)"
 
 
 def leakage_sentence(results: dict) -> str:
-    """The card's leakage sentence: accuracy, baseline, D with its interval, verdict."""
-    leak = results["leakage"]
-    best = leak["best"]
-    return (f"A classifier that sees only the {'choices' if results['dataset']['task'] == 'mcq' else 'hypotheses'} "
-            f"({best['metric']}/{best['aggregator']} word-cue model) reaches "
-            f"{best['accuracy'] * 100:.1f}% accuracy against a majority baseline of "
-            f"{leak['majority'] * 100:.1f}%: cue leakage D = {d_with_ci(best)} — "
-            f"{VERDICT_TEXT.get(leak.get('verdict', ''), leak.get('verdict', ''))}.")
+    """The word-cue classifier's accuracy, its baseline and D with its interval (and the scan's
+    note on that interval, e.g. when every item ties)."""
+    best = results["leakage"]["best"]
+    sees, gets = SEES.get(results["dataset"]["task"], SEES["nli"])
+    accuracy = f"{best['accuracy'] * 100:.1f}%"
+    text = (f"A classifier that sees only {sees} ({best['metric']} × {best['aggregator']} "
+            f"word-cue model) {gets.format(accuracy)}, against "
+            f"{baseline_text(results)}: cue leakage D = {d_with_ci(best)}.")
+    note = results["leakage"].get("interval_note")  # e.g. every item ties: D = 0 by construction
+    return f"{text} {sentence(note)}" if note else text
+
+
+def card_findings(results: dict, kinds: tuple[str, ...]) -> list[Finding]:
+    """The scan's findings of ``kinds`` worth stating on a card (no ``info`` context rows but
+    deliberate constructions), in rank order."""
+    return [f for f in findings(results) if f.kind in kinds
+            and (f.severity != "info" or f.kind == "hygiene")]
 
 
 def top_cues(results: dict, n: int = TOP_CUES) -> list[dict]:
     """The ``n`` significant cues with the largest z."""
     cues = [c for c in results.get("cues", []) if c.get("significant")]
-    return sorted(cues, key=lambda c: (-sort_value(c["metrics"]["z"]), c["token"]))[:n]
+    return sorted(cues, key=lambda c: (-sort_value(c["metrics"].get("z", 0.0)),
+                                       c["token"]))[:n]
 
 
 def cue_examples(results: dict, cue: dict) -> list[str]:
     """Up to two example texts of the scan's sampled items holding ``cue``'s token
     (``examples.by_cue``, docs/results-schema.md), premise → text."""
     examples = results.get("examples", {})
-    items = [examples.get("items", [])[index]
-             for index in examples.get("by_cue", {}).get(cue["token"], [])]
-    texts = [f"{item.get('premise', '')} → {item.get('text', '')}".strip(" →") for item in items]
+    items = examples.get("items", [])
+    texts = [f"{items[i].get('premise', '')} → {items[i].get('text', '')}".strip(" →")
+             for i in examples.get("by_cue", {}).get(cue["token"], []) if i < len(items)]
     return list(dict.fromkeys(texts))[:2]
 
 
-def hygiene_lines(results: dict) -> list[str]:
-    hygiene = results.get("hygiene")
-    if not hygiene:
+def hygiene_sentences(results: dict) -> list[str]:
+    """The hygiene findings as sentences; what was not checked or not found."""
+    if not results.get("hygiene"):
         return ["Data hygiene was not checked."]
-    return list(hygiene.get("warnings", [])) or ["No duplicates, train/test overlap or label "
-                                                  "conflicts were found."]
+    found = [sentence(f.title) for f in card_findings(results, ("hygiene",))]
+    return found or ["No duplicates, train/test overlap or label conflicts were found."]
+
+
+def easy_hard_sentences(results: dict) -> list[str]:
+    """The easy/hard finding with what to do about it; nothing when the split is no finding
+    (indistinguishable from chance, or no split)."""
+    return [sentence(f.title) + " Report a model's accuracy on the hard subset (hard.jsonl next "
+            "to results.json) too." for f in card_findings(results, ("easy_hard",))]
+
+
+def _cue_table(results: dict) -> list[str]:
+    cues = top_cues(results)
+    if not cues:
+        return ["No word is a significant cue (Bonferroni, 5% level).", ""]
+    lines = ["| word | label | items | z | example |", "|---|---|---|---|---|"]
+    for cue in cues:
+        example = cue_examples(results, cue)
+        lines.append(f"| {markdown_text(cue['token'])} | {markdown_text(cue['label'])} | "
+                     f"{cue['count']} | {sort_value(cue['metrics'].get('z', 0.0)):.1f} | "
+                     f"{markdown_text(example[0]) if example else ''} |")
+    stats = results.get("cue_stats", {})
+    if "bonferroni_z" in stats:
+        lines += ["", f"Significant: z above {stats['bonferroni_z']:.2f} (Bonferroni over "
+                      f"{stats.get('n_tests', 'all')} tests, 5% level)."]
+    return lines + [""]
+
+
+def code_line(text: str) -> str:
+    """``text`` safe inside a fenced code block: one line, no backtick (so nothing closes the
+    fence early)."""
+    return " ".join(text.split()).replace("`", "'")
 
 
 def card_markdown(results: dict, command: str) -> str:
-    """The "Bias, Risks and Limitations" section (markdown; dataset text is quoted as code)."""
+    """The "Bias, Risks and Limitations" section (Markdown; every text from the data or the
+    scan passes :func:`cuelens.io.markdown_text`)."""
     data = results["dataset"]
-    eh = results["easy_hard"]
+    version = results.get("tool", {}).get("version", "")
+    rules = [sentence(f.title) for f in card_findings(results, ("baseline",))]
     lines = ["## Bias, Risks and Limitations", "",
-             f"This section was generated by cuelens {results['tool']['version']} from an audit "
-             f"of **{data['name']}** ({data['task'].upper()}) for annotation artifacts — words "
-             "that predict the label on their own.", "", "### Cue leakage", "",
-             leakage_sentence(results), "",
-             f"{eh['hard']} of {eh['easy'] + eh['hard']} evaluated items are *hard* (the "
-             "cue-only model gets them wrong); a model's accuracy on that subset is less "
-             "inflated by cues.", ""]
-    cues = top_cues(results)
-    lines += ["### Strongest cues", ""]
-    if cues:
-        lines += ["| word | label | items | z | example |", "|---|---|---|---|---|"]
-        for cue in cues:
-            example = cue_examples(results, cue)
-            shown = f"`{example[0]}`".replace("|", "\\|") if example else ""
-            lines.append(f"| `{cue['token']}` | {cue['label']} | {cue['count']} | "
-                         f"{cue['metrics']['z']:.1f} | {shown} |")
-        lines.append("")
-        lines.append(f"Significant: z above {results['cue_stats']['bonferroni_z']:.2f} "
-                     f"(Bonferroni over {results['cue_stats']['n_tests']} tests, 5% level).")
-    else:
-        lines.append("No word is a significant cue (Bonferroni, 5% level).")
-    lines += ["", "### Data hygiene", "", *[f"- {line}" for line in hygiene_lines(results)], "",
-              "### How to reproduce", "", "```", command, "```", "",
-              f"cuelens {results['tool']['version']}, seed {results['config']['seed']}. "
-              "Per-item bias scores: items.parquet / items.jsonl next to results.json.", ""]
+             markdown_text(f"This section was generated by cuelens {version} from an audit of "
+                           f"the {TASK_NAMES.get(data['task'], data['task'])} dataset "
+                           f"{data['name']} for annotation artifacts: features of the text "
+                           "that give the answer away on their own."), "",
+             "### Conclusion", "", conclusion_sentence(results, bold=True), "",
+             "### Cue leakage", "", markdown_text(leakage_sentence(results)), "",
+             *[f"- {markdown_text(rule)}" for rule in rules], *([""] if rules else [])]
+    easy_hard = easy_hard_sentences(results)
+    if easy_hard:
+        lines += ["### Easy and hard items", "", *map(markdown_text, easy_hard), ""]
+    lines += ["### Strongest cues", "", *_cue_table(results),
+              "### Data hygiene", "", *[f"- {markdown_text(s)}" for s in hygiene_sentences(results)],
+              "", "### How to reproduce", "", "```", code_line(command), "```", "",
+              markdown_text(f"cuelens {version}, seed {results.get('config', {}).get('seed', 0)}. "
+                            "Per-item bias scores: items.parquet / items.jsonl next to "
+                            "results.json."), ""]
     return "\n".join(lines)
 
 
 def croissant_rai(results: dict) -> dict:
     """JSON-LD with ``rai:dataBiases`` and ``rai:dataLimitations`` (to merge into a Croissant
-    file's top-level object)."""
+    file's top-level object): lists of whole sentences, as the Croissant RAI vocabulary takes
+    them."""
+    biases = [conclusion_sentence(results), leakage_sentence(results)]
+    biases += [sentence(f.title) for f in card_findings(results, ("baseline",))]
     cues = top_cues(results)
-    biases = [leakage_sentence(results)]
     if cues:
         biases.append("Strongest cue words (word → label, z): " + "; ".join(
-            f"{c['token']} → {c['label']} ({c['metrics']['z']:.1f})" for c in cues) + ".")
-    limitations = hygiene_lines(results)
-    eh = results["easy_hard"]
-    limitations.append(f"{eh['easy']} of {eh['easy'] + eh['hard']} evaluated items can be "
-                       "solved from word cues alone; report accuracy on the hard subset too.")
-    return {"@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "name": results["dataset"]["name"],
-            "rai:dataBiases": " ".join(biases), "rai:dataLimitations": " ".join(limitations)}
+            f"{c['token']} → {c['label']} ({sort_value(c['metrics'].get('z', 0.0)):.1f})"
+            for c in cues) + ".")
+    limitations = hygiene_sentences(results) + easy_hard_sentences(results)
+    return {"@context": CROISSANT_CONTEXT, "@type": "sc:Dataset",
+            "name": results["dataset"]["name"],
+            "rai:dataBiases": biases, "rai:dataLimitations": limitations}
+
+
+# ------------------------------------------------------------------------------ reproduce line
+def recorded_argv(run_file: Path) -> list[str] | None:
+    """The ``argv`` a scan recorded in its run.json (None without a run.json); a malformed one
+    is one :class:`UserError` line naming the file and the field."""
+    if not run_file.is_file():
+        return None
+    run = read_json(run_file)
+    argv = run.get("argv") if isinstance(run, dict) else None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise UserError("no command line recorded ($.argv must be a list of strings); pass "
+                        "--command to name the scan command", path=str(run_file))
+    return argv
+
+
+def portable_path(token: str, cwd: Path) -> str:
+    """An absolute path of a command line relative to ``cwd`` when it lies under it, else its
+    name: a card never shows a local absolute path. Other tokens as given."""
+    if "=" in token and token.startswith("--"):
+        option, value = token.split("=", 1)
+        return f"{option}={portable_path(value, cwd)}"
+    if not os.path.isabs(token):
+        return token
+    path = Path(os.path.normpath(token))
+    try:
+        return str(path.relative_to(cwd)) or "."
+    except ValueError:
+        return path.name or token
+
+
+def reproduce_command(argv: list[str] | None, cwd: Path) -> str:
+    """The command a card quotes (``audit scan …``, or the ``audit filter …`` that wrote the
+    scan): ``audit`` and the recorded arguments, with the data and outputs named relative to
+    ``cwd`` or by name (:func:`portable_path`)."""
+    if not argv or len(argv) < 2:
+        return DEFAULT_COMMAND
+    cwd = Path(os.path.normpath(cwd))
+    return "audit " + shlex.join(portable_path(token, cwd) for token in argv[1:])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
 from cuelens.io import format_number
 from cuelens.reports.options import ReportOptions
 from cuelens.audit.findings import d_with_ci
@@ -9,7 +10,8 @@ from cuelens.reports.section import Section, Verdict
 
 
 COMPARE_STATUS = {"improved": "clean", "worsened": "flagged", "mixed": "mild",
-                  "unchanged": "neutral"}  # verdict box class: no green when nothing changed
+                  "unchanged": "neutral", "still_leaking": "flagged"}
+# verdict box class: no green when nothing changed, never green while the data still leak
 
 
 def compare(results: dict, options: ReportOptions) -> Section | None:
@@ -25,6 +27,7 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
     return Section("compare", "Before and after", context={
         "c": results, "sides": sides, "d_text": [d_with_ci(s) for s in sides], "rows": rows,
         "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
+        "conclusion_text": CONCLUSION_TEXT,
         "z": lambda cue, key="z": format_number(cue[key], 1), "strip": interval_strip(sides)})
 
 
@@ -46,10 +49,6 @@ def interval_strip(sides: list[dict]) -> dict:
 
 
 def compare_verdict(results: dict) -> Verdict:
-    delta = results["delta_D"]
-    intervals = all("ci_low" in results[side] for side in ("before", "after"))
-    overlap = (f" (the 95% intervals {'overlap' if results['cis_overlap'] else 'do not overlap'})"
-               if intervals else "")
-    return Verdict("clean" if delta < 0 else "mild",
-                   f"Cue leakage D changed by {100 * delta:+.1f} points{overlap}.", "compare",
-                   "before and after")
+    """The page's verdict: the comparison's overall status and headline (as the terminal)."""
+    return Verdict(COMPARE_STATUS.get(results.get("status", ""), "neutral"),
+                   results.get("headline", ""), "compare", "before and after")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.data.dataset import Task, roles_note
@@ -97,6 +98,14 @@ def hygiene(results: dict, options: ReportOptions) -> Section | None:
     return Section("hygiene", "Data hygiene", context={"hy": hy, "examples": examples})
 
 
+def calm(level: str, results: dict) -> str:
+    """A sub-verdict's box level: no green unless the conclusion is no meaningful leakage (a
+    test that finds nothing is not a clean bill: neutral grey)."""
+    if level != "clean" or conclusion_of(results).status == NO_LEAKAGE:
+        return level
+    return "neutral"
+
+
 def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
     """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
     when the whole 95% interval of D is above the alarm threshold."""
@@ -116,10 +125,11 @@ def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
         return "mild", (f"Some cue leakage, not surely above the {100 * threshold:.0f}-point "
                         f"alarm threshold. {what}: {d_with_ci(best)}.")
     if level == "below chance":
-        return "clean", (f"No cue leakage detected. {what}: {d_with_ci(best)}, below that "
-                         "baseline.")
-    return "clean", (f"No cue leakage detected. {what}: {d_with_ci(best)}, indistinguishable "
-                     "from guessing.")
+        return "clean", (f"The word-cue test finds no leakage. {what}: {d_with_ci(best)}, below "
+                         "that baseline.")
+    return "clean", (f"The word-cue test finds no leakage. {what}: {d_with_ci(best)}, "
+                     "indistinguishable from guessing — which alone does not rule leakage out "
+                     "(see the conclusion).")
 
 
 def d_against(accuracy: float, baseline: float) -> float:
@@ -130,10 +140,11 @@ def d_against(accuracy: float, baseline: float) -> float:
 
 def leakage(results: dict, options: ReportOptions) -> Section | None:
     leak = results.get("leakage")
-    if leak is None:
+    if leak is None or not measurable(results):
         return None
     threshold = results.get("config", {}).get("flag_threshold", 0.10)
     level, sentence = verdict(leak, threshold, results)
+    level = calm(level, results)
     # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
     reference = verdict_baseline(leak)["accuracy"]
     sec = Section("leakage", "Cue leakage", context={
@@ -191,6 +202,7 @@ def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
     gold = {role: positions_verdict(counts, f"gold answers ({role} split)")
             for role, counts in mb["gold_position"].items()}
     level, headline = baselines_headline(mb)
+    level = calm(level, results)
     sec = Section("mcq_baselines", "Answer-order and length artifacts", context={
         "mb": mb, "level": level, "ci": ci_name(mb),
         "verdicts": [baseline_verdict(r, mb) for r in rows], "gold": gold,

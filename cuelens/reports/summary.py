@@ -7,17 +7,43 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cuelens.audit.conclusion import measurable
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports.compare import compare_verdict
 from cuelens.reports.contrast import contrast_judge_verdict, contrast_pairs_verdict
 from cuelens.reports.llm_probe import llm_verdict
 from cuelens.reports.options import ReportOptions
-from cuelens.reports.scan import verdict
+from cuelens.reports.scan import calm, verdict
 from cuelens.reports.score_pairs import score_pairs_verdict
 from cuelens.reports.section import Section, Verdict
 
 MAX_FINDINGS_SHOWN = 6  # findings listed at once in the summary; the rest behind "show all"
 SEVERITY_LEVEL = {"high": "flagged", "medium": "mild", "low": "clean", "info": "clean"}
+#: the conclusion's box: green only for no meaningful leakage (docs/report.md)
+CONCLUSION_LEVEL = {"leakage": "flagged", "inconclusive": "mild",
+                    "no_meaningful_leakage": "clean"}
+
+
+def conclusion_verdict(results: dict) -> Verdict | None:
+    """The dataset's conclusion (:func:`cuelens.audit.conclusion.conclusion_of`) as the first
+    headline of a scan's or probe's page; None for other kinds of results."""
+    from cuelens.audit.conclusion import conclusion_of
+
+    if results.get("kind") or not any(key in results for key in SCANNED):
+        return None
+    conclusion = conclusion_of(results)
+    first = conclusion.evidence[0] if conclusion.evidence else {}
+    section = EVIDENCE_SECTION.get(first.get("code", ""), first.get("kind", "overview"))
+    return Verdict(CONCLUSION_LEVEL[conclusion.status], conclusion.headline, section,
+                   "conclusion")
+
+
+#: where the evidence of a conclusion's first measure is shown (its ``code``; else its kind)
+EVIDENCE_SECTION = {"rule": "mcq_baselines", "preference_shortcut": "preference",
+                    "subset_shortcut": "subsets"}
+
+
+SCANNED = ("leakage", "mcq_baselines", "preference")  # sections a conclusion is drawn from
 
 
 def effect_text(effect: float | None, low: float | None, high: float | None, unit: str) -> str:
@@ -38,7 +64,8 @@ def effect_text(effect: float | None, low: float | None, high: float | None, uni
 
 
 def verdicts(results: dict) -> list[Verdict]:
-    """The headline verdicts of a results file, the model's first for a probe report."""
+    """The headline verdicts of a results file: the model's first for a probe report, then the
+    dataset's conclusion, then the scan's tests."""
     out = []
     pr = results.get("probe")
     if pr:
@@ -48,17 +75,21 @@ def verdicts(results: dict) -> list[Verdict]:
     lp = results.get("llm_probe")
     if lp and lp.get("templates"):
         out.append(llm_verdict(lp))
+    conclusion = conclusion_verdict(results)
+    if conclusion is not None:
+        out.append(conclusion)
     leak = results.get("leakage")
-    if leak is not None:
+    if leak is not None and measurable(results):
         level, sentence = verdict(leak, results.get("config", {}).get("flag_threshold", 0.10),
                                   results)
-        out.append(Verdict(level, sentence, "leakage", "cue leakage"))
+        out.append(Verdict(calm(level, results), sentence, "leakage", "cue leakage"))
     mb = results.get("mcq_baselines")
     if mb is not None:
         from cuelens.audit.mcq_baselines import baselines_headline
 
         level, sentence = baselines_headline(mb)
-        out.append(Verdict(level, sentence, "mcq_baselines", "answer-order and length rules"))
+        out.append(Verdict(calm(level, results), sentence, "mcq_baselines",
+                           "answer-order and length rules"))
     kind = results.get("kind")
     if kind in KIND_VERDICTS:
         out.append(KIND_VERDICTS[kind](results))

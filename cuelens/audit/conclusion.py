@@ -1,0 +1,370 @@
+"""The dataset-level conclusion of a scan: ``leakage``, ``no_meaningful_leakage`` or
+``inconclusive``, with the reason and the numbers behind it (docs/methods.md §17).
+
+Every output (terminal, report headline, notebook summary, next steps, card, compare) states
+:func:`conclude`'s status; results.json records it as ``conclusion``. Results written before it
+existed have none: readers call :func:`conclude` on them.
+
+- ``leakage``: the calibrated leakage test puts the headline D's interval wholly above 0
+  (verdict ``significant`` or ``mild``), or a corrected rule beats chance (an MCQ rule that never
+  reads the question, Bonferroni; a preference shortcut, Holm; a subset cell, Holm).
+- ``no_meaningful_leakage``: the upper end of the headline D's interval (the test's 95%
+  simultaneous one) and of every rule's (its one-sided 95% bound: the 90% interval,
+  :data:`EQUIVALENCE_LEVEL`) lies below ``margin`` (an equivalence statement, as in TOST).
+- ``inconclusive``: neither — or too few items for any statement (:func:`too_few_items`), with
+  about how many more evaluated items would settle it (:func:`items_to_settle`).
+
+A rule that does worse than chance with more than two choices ("the wrong choices are longer")
+is a finding of its own kind, never leakage: picking its choice is never the answer more often
+than guessing. With two choices (and preference pairs) a rule below chance means its opposite
+pick is above it, which is leakage (the complement row of ``mcq_baselines``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
+LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
+DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
+MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
+POSITIVE_VERDICTS = ("significant", "mild")  # the leakage test's interval wholly above 0
+LEAKAGE_LEVEL = 0.95  # the leakage test's two-sided simultaneous level (results before it)
+EQUIVALENCE_LEVEL = 0.90  # a rule's two-sided interval whose upper end is its one-sided 95%
+# TOST bound; no multiplicity correction: "every rule below the margin" is an intersection-union
+# test, at level 5% when each rule's test is (Berger 1982)
+TEXT = {LEAKAGE: "Leakage", NO_LEAKAGE: "No meaningful leakage", INCONCLUSIVE: "Inconclusive"}
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """A dataset's conclusion (docs/results-schema.md ``conclusion``): ``status`` (one of
+    :data:`CONCLUSIONS`), the ``reason`` a dataset author reads first, the ``margin`` and
+    ``level`` of the interval quoted, the headline leakage ``D`` with its interval (fractions,
+    against the prior-matched baseline; None without word-cue statistics), the ``evidence``
+    behind the status and, when inconclusive, about how many more evaluated items would settle
+    it (``items_needed``)."""
+
+    status: str
+    reason: str
+    margin: float
+    level: float
+    D: float | None
+    ci_low: float | None
+    ci_high: float | None
+    evidence: tuple[dict, ...] = field(default=())
+    items_needed: int | None = None
+
+    @property
+    def headline(self) -> str:
+        """``Leakage: <reason>`` — the one line every output opens with."""
+        return f"{TEXT[self.status]}: {self.reason}"
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "reason": self.reason, "margin": self.margin,
+                "level": self.level, "D": self.D, "ci_low": self.ci_low,
+                "ci_high": self.ci_high, "evidence": [dict(e) for e in self.evidence],
+                "items_needed": self.items_needed}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Conclusion:
+        return cls(status=data["status"], reason=data["reason"], margin=data["margin"],
+                   level=data["level"], D=data.get("D"), ci_low=data.get("ci_low"),
+                   ci_high=data.get("ci_high"),
+                   evidence=tuple(dict(e) for e in data.get("evidence", ())),
+                   items_needed=data.get("items_needed"))
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One effect the conclusion weighs: its evidence fields (fractions; the interval of the test
+    that decides its role: its corrected test when ``above_chance``, else its equivalence
+    interval), the items it was measured on, whether its corrected test finds it above chance
+    and the half-width of that test's interval (``test_half``)."""
+
+    kind: str
+    code: str
+    subject: str | None
+    title: str
+    effect: float
+    ci_low: float
+    ci_high: float
+    level: float
+    n: int
+    above_chance: bool
+    test_half: float
+
+    def evidence(self) -> dict:
+        """The evidence entry: effect and interval in points (as the findings show them)."""
+        return {"kind": self.kind, "code": self.code, "subject": self.subject,
+                "title": self.title, "effect": _points(self.effect),
+                "ci_low": _points(self.ci_low), "ci_high": _points(self.ci_high),
+                "unit": "points", "level": self.level}
+
+
+def _points(x: float) -> float:
+    return round(100 * x, 2)
+
+
+def level_text(level: float) -> str:
+    """``95%``, ``99.2%``: a confidence level as every text shows it."""
+    return f"{100 * level:.3g}%"
+
+
+def interval_text(low: float, high: float, level: float) -> str:
+    """``95% CI +0.2 to +12.7`` (``low``/``high`` as fractions, shown in points)."""
+    return f"{level_text(level)} CI {100 * low:+.1f} to {100 * high:+.1f}"
+
+
+def margin_text(margin: float) -> str:
+    """``3-point``: the margin in words."""
+    return f"{100 * margin:g}-point"
+
+
+def effect_text(m: Measure) -> str:
+    return f"{100 * m.effect:+.1f} points ({interval_text(m.ci_low, m.ci_high, m.level)})"
+
+
+# ------------------------------------------------------------------------------ the measures
+def _leakage_measure(results: dict) -> Measure | None:
+    leak = results.get("leakage")
+    if not leak:
+        return None
+    best = leak["best"]
+    low, high = best.get("ci_low", best["D"]), best.get("ci_high", best["D"])
+    split = results.get("dataset", {}).get("splits", {})
+    role = "test" if "test" in split else "all"
+    n = int(split.get(role, {}).get("items", 0))
+    verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
+    return Measure("leakage", verdict, f"{best['metric']} × {best['aggregator']}",
+                   "a classifier of cue-word scores", float(best["D"]), float(low),
+                   float(high), float(leak.get("selection", {}).get("level", LEAKAGE_LEVEL)),
+                   n, verdict in POSITIVE_VERDICTS, (float(high) - float(low)) / 2)
+
+
+def _mcq_measures(results: dict) -> list[Measure]:
+    """Every MCQ rule: a rule above chance at its Bonferroni-corrected interval (the one its
+    test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`)."""
+    from cuelens.audit.chance import exact_interval
+
+    section = results.get("mcq_baselines") or {}
+    out = []
+    for row in section.get("rows", []):
+        found = bool(row["significant"]) and row["D"] > 0
+        if found:
+            (low, high), level = row["D_ci"], float(section.get("ci_level", 0.95))
+        else:
+            low, high = (x - row["chance"] for x in exact_interval(
+                row["accuracy"], int(row["n_items"]), EQUIVALENCE_LEVEL))
+            level = EQUIVALENCE_LEVEL
+        out.append(Measure("baseline", "rule", row["name"], f"the rule “{row['name']}”",
+                           float(row["D"]), float(low), float(high), level,
+                           int(row["n_items"]), found, (row["D_ci"][1] - row["D_ci"][0]) / 2))
+    return out
+
+
+def _preference_measures(results: dict) -> list[Measure]:
+    """Both picks of every shortcut (a pair has two responses: the opposite pick of a rule
+    below ½ is above it): significant after Holm at its 95% Wilson interval, else at its
+    equivalence interval."""
+    from cuelens.audit.chance import wilson_interval
+
+    out = []
+    for role, split in (results.get("preference") or {}).get("splits", {}).items():
+        for row in split["shortcuts"]:
+            if row["rate"] is None:
+                continue
+            n = int(row["decided"])
+            tost = wilson_interval(round(row["rate"] * n), n, EQUIVALENCE_LEVEL)
+            for sign, pick in ((1, "the rule"), (-1, "the opposite of the rule")):
+                effect = sign * (row["rate"] - 0.5)
+                found = bool(row["significant"]) and effect > 0
+                low, high = row["rate_ci"] if found else tost
+                level = 0.95 if found else EQUIVALENCE_LEVEL
+                bounds = sorted((sign * (low - 0.5), sign * (high - 0.5)))
+                out.append(Measure("baseline", "preference_shortcut", row["shortcut"],
+                                   f"{pick} “{row['shortcut']}” ({role})", effect, bounds[0],
+                                   bounds[1], level, n, found,
+                                   (row["rate_ci"][1] - row["rate_ci"][0]) / 2))
+    return out
+
+
+def _subset_measures(results: dict) -> list[Measure]:
+    """Subset cells above chance after Holm (leakage evidence only: a subset's interval is not
+    the dataset's, so subsets never decide ``no_meaningful_leakage``)."""
+    table = results.get("subsets") or {}
+    out = []
+    for row in table.get("rows", []):
+        for name, cell in row["cells"].items():
+            effect = cell.get("effect")
+            if not cell.get("significant") or effect is None or effect <= 0 or not cell["ci"]:
+                continue
+            shift = cell["value"] - effect
+            out.append(Measure("baseline", "subset_shortcut", name,
+                               f"“{name}” in the subset {table['field']} = {row['subset']}",
+                               float(effect), float(cell["ci"][0] - shift),
+                               float(cell["ci"][1] - shift), 0.95, int(row["n_items"]), True,
+                               (cell["ci"][1] - cell["ci"][0]) / 2))
+    return out
+
+
+# ------------------------------------------------------------------------------ too few items
+def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | None:
+    """(why, items short) when some label has fewer than
+    :data:`MIN_ITEMS_PER_LABEL_PER_FOLD` fitting items per fold (cross-validated: its count ÷
+    folds; with a train split: its train count), or the evaluated split fewer than that per label;
+    None when there are enough. Labels the scan reports as rare count only when fewer than two
+    others are left (docs/methods.md §17)."""
+    data = results.get("dataset") or {}
+    splits = data.get("splits") or {}
+    fitting = "all" if data.get("cross_validated", "train" not in splits) else "train"
+    if "label_counts" not in splits.get(fitting, {}):
+        return None
+    folds = folds or int((results.get("config") or {}).get("folds", 5))
+    per_fold = folds if fitting == "all" else 1
+    counts = {k: v for k, v in splits[fitting]["label_counts"].items() if v > 0}
+    rare = set((data.get("labels") or {}).get("rare", []))
+    if len(set(counts) - rare) >= 2:
+        counts = {k: v for k, v in counts.items() if k not in rare}
+    need = MIN_ITEMS_PER_LABEL_PER_FOLD * per_fold
+    needed = (f"the {need} needed ({MIN_ITEMS_PER_LABEL_PER_FOLD} per fold × {folds} folds)"
+              if fitting == "all" else f"the {need} needed in the train split")
+    short = [(label, n) for label, n in counts.items() if n < need]
+    if len(counts) < 2 and data.get("task") != "mcq":
+        return (f"only {len(counts)} label{'s' * (len(counts) != 1)} in the "
+                f"{'data' if fitting == 'all' else 'train split'}", need * 2)
+    evaluated = "test" if "test" in splits else "all"
+    n_eval = int(splits[evaluated]["items"])
+    if short and data.get("task") == "mcq":  # one right choice per question
+        n = min(n for _, n in short)
+        return (f"too few items: {n:,} question{'s' * (n != 1)}, fewer than {needed}",
+                need - n)
+    if short:
+        label, n = min(short, key=lambda s: (s[1], s[0]))
+        return (f"too few items: the label “{label}” has {n:,} item{'s' * (n != 1)}, fewer "
+                f"than {needed} ({n_eval:,} evaluated items)", sum(need - c for _, c in short))
+    if evaluated != fitting and n_eval < MIN_ITEMS_PER_LABEL_PER_FOLD * len(counts):
+        return (f"too few items: the test split has {n_eval:,}, fewer than "
+                f"{MIN_ITEMS_PER_LABEL_PER_FOLD} per label",
+                MIN_ITEMS_PER_LABEL_PER_FOLD * len(counts) - n_eval)
+    return None
+
+
+def measurable(results: dict) -> bool:
+    """False below the minimum of :func:`too_few_items`: then no output shows the leakage
+    accuracies (a 3-item file's 100% and 0% baselines say nothing)."""
+    return too_few_items(results) is None
+
+
+# ------------------------------------------------------------------------------ settling
+def _items_for(m: Measure, half: float, distance: float) -> float:
+    """Items beyond ``m.n`` at which an interval half-width ``half`` (shrinking as ``1/√n``)
+    falls below ``distance``: ``n · (half / distance)² − n``; infinite when it never can."""
+    if distance <= 0 or m.n <= 0 or not math.isfinite(half):
+        return math.inf
+    return max(1.0, m.n * (half / distance) ** 2 - m.n)
+
+
+def items_to_settle(open_: list[Measure], margin: float) -> int | None:
+    """About how many more evaluated items would settle an inconclusive ``open_`` set, were the
+    point estimates to hold (docs/methods.md §17): leakage as soon as one corrected test's
+    interval (half-width ``h``) leaves 0 behind (``n · (h / D)²`` for a ``D > 0``), no
+    meaningful leakage once every equivalence bound ``u`` is below the margin
+    (``n · ((u − D) / (margin − D))²`` for each, the largest of them); the smaller of the two,
+    less the ``n`` items already evaluated. None when neither can happen."""
+    first_leak = min((_items_for(m, m.test_half, m.effect) for m in open_), default=math.inf)
+    all_below = max((_items_for(m, m.ci_high - m.effect, margin - m.effect) for m in open_),
+                    default=math.inf)
+    needed = min(first_leak, all_below)
+    return None if not math.isfinite(needed) else math.ceil(round(needed, 6))
+
+
+def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
+    """The dataset-level conclusion from a scan's (or probe's) results dict (docs/methods.md
+    §17): ``leakage`` / ``no_meaningful_leakage`` / ``inconclusive``, module docstring; its
+    ``level`` is that of the interval its reason quotes."""
+    leak = _leakage_measure(results)
+
+    def conclusion(status: str, reason: str, quoted: Measure | None,
+                   evidence: Sequence[Measure] = (), items: int | None = None) -> Conclusion:
+        return Conclusion(status, reason, margin,
+                          quoted.level if quoted else leak.level if leak else LEAKAGE_LEVEL,
+                          leak.effect if leak else None, leak.ci_low if leak else None,
+                          leak.ci_high if leak else None,
+                          tuple(m.evidence() for m in evidence), items)
+
+    short = too_few_items(results)
+    if short is not None:
+        why, missing = short
+        return conclusion(INCONCLUSIVE, f"{why}; no statement about leakage is possible.",
+                          None, items=missing)
+    rules = _mcq_measures(results) + _preference_measures(results)
+    found = [m for m in ([leak] if leak else []) + rules + _subset_measures(results)
+             if m.above_chance]
+    if found:  # the leakage test first, then the rules in their table order
+        return conclusion(LEAKAGE, _leakage_reason(found[0], results, len(found)), found[0],
+                          found)
+    weighed = ([leak] if leak else []) + rules
+    if not weighed:
+        return conclusion(INCONCLUSIVE, "no statistic of cue leakage was measured on this "
+                          "data.", None)
+    top = max(weighed, key=lambda m: m.ci_high)
+    open_ = [m for m in weighed if m.ci_high >= margin]
+    if not open_:
+        return conclusion(NO_LEAKAGE, _no_leakage_reason(top, len(weighed), margin), top,
+                          weighed)
+    more = items_to_settle(open_, margin)
+    return conclusion(INCONCLUSIVE, _inconclusive_reason(top, results, margin, more), top,
+                      open_, more)
+
+
+def _evaluated(results: dict) -> str:
+    n = (results.get("dataset", {}).get("splits", {}).get(
+        "test" if "test" in results.get("dataset", {}).get("splits", {}) else "all") or {}
+    ).get("items")
+    noun = "questions" if results.get("dataset", {}).get("task") == "mcq" else "items"
+    return f"{n:,} evaluated {noun}" if n is not None else f"the evaluated {noun}"
+
+
+def _baseline(m: Measure, results: dict) -> str:
+    if m.kind == "leakage" and results.get("dataset", {}).get("task") != "mcq":
+        return "always giving the most common label"
+    return "chance"
+
+
+def _leakage_reason(top: Measure, results: dict, n_found: int) -> str:
+    others = f"; {n_found - 1} more above chance" if n_found > 1 else ""
+    what = ("the labels can be guessed from the words alone"
+            if top.kind == "leakage" else f"{top.title} finds the answer without reading the "
+            "question" if top.code == "rule" else f"{top.title} finds the chosen response")
+    return f"{what}: {effect_text(top)} above {_baseline(top, results)}{others}."
+
+
+def _no_leakage_reason(top: Measure, n_weighed: int, margin: float) -> str:
+    every = (f"{top.title}, {effect_text(top)}" if n_weighed == 1 else
+             f"all {n_weighed} cue-only predictors (highest: {top.title}, {effect_text(top)})")
+    return f"every interval stays below the {margin_text(margin)} margin: {every}."
+
+
+def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int | None) -> str:
+    settle = (f"; about {more:,} more evaluated item{'s' * (more != 1)} would settle it"
+              if more is not None else "")
+    return (f"{_evaluated(results)} cannot rule out leakage up to {100 * top.ci_high:+.1f} "
+            f"points ({top.title}: {effect_text(top)}), nor show it is below the "
+            f"{margin_text(margin)} margin{settle}.")
+
+
+def margin_of(results: dict) -> float:
+    """The margin a results dict was scanned with (``config.margin``), else the default."""
+    return float((results.get("config") or {}).get("margin", DEFAULT_MARGIN))
+
+
+def conclusion_of(results: dict) -> Conclusion:
+    """The conclusion a results dict records, or :func:`conclude` on it (files written before
+    results.json had one) at its scan's margin."""
+    recorded = results.get("conclusion")
+    if recorded:
+        return Conclusion.from_json(recorded)
+    return conclude(results, margin_of(results))

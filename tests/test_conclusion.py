@@ -1,0 +1,316 @@
+"""The three-way conclusion (docs/methods.md §17): its rules on hand-built results with known
+answers, then pinned on the real datasets of ../shared/data, and every scan output stating the
+same conclusion."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import random
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.audit.conclusion import (DEFAULT_MARGIN, INCONCLUSIVE, LEAKAGE, NO_LEAKAGE,
+                                      TEXT, Conclusion, conclude, conclusion_of)
+from cuelens.audit.findings import findings
+from cuelens.cli import app
+from tests.conftest import SHARED_DATA, write_jsonl
+
+
+def _nli(D: float, low: float, high: float, verdict: str, n: int = 1000) -> dict:
+    per_label = n // 3
+    return {"config": {"folds": 5, "margin": DEFAULT_MARGIN},
+            "dataset": {"task": "nli", "cross_validated": True,
+                        "label_names": ["a", "b", "c"],
+                        "splits": {"all": {"items": n, "label_counts": dict.fromkeys(
+                            "abc", per_label)}}, "labels": {"rare": []}},
+            "leakage": {"best": {"metric": "cp", "aggregator": "lr", "accuracy": 0.4 + D,
+                                 "D": D, "ci_low": low, "ci_high": high},
+                        "verdict": verdict, "selection": {"level": 0.95}}}
+
+
+def _mcq(rows: list[dict], k: int = 2, n: int = 500) -> dict:
+    results = _nli(0.0, -0.01, 0.01, "chance", n)
+    results["dataset"].update(task="mcq", label_names=["right", "wrong"], splits={"all": {
+        "items": n, "label_counts": {"right": n, "wrong": (k - 1) * n}}})
+    results["mcq_baselines"] = {"ci_level": 0.99, "choice_counts": {str(k): n}, "rows": [
+        {"name": name, "accuracy": 1 / k + D, "chance": 1 / k, "D": D, "D_ci": ci,
+         "n_items": n, "significant": sig, **extra} for name, D, ci, sig, extra in rows]}
+    return results
+
+
+# ------------------------------------------------------------------------------ the rules
+def test_a_significant_or_mild_verdict_is_leakage_and_covering_zero_is_not():
+    assert conclude(_nli(0.2, 0.15, 0.25, "significant")).status == LEAKAGE
+    mild = conclude(_nli(0.04, 0.01, 0.07, "mild"))
+    assert mild.status == LEAKAGE and mild.level == 0.95
+    assert "+4.0 points (95% CI +1.0 to +7.0)" in mild.reason
+    assert (mild.D, mild.ci_low, mild.ci_high) == (0.04, 0.01, 0.07)
+    assert conclude(_nli(0.04, -0.01, 0.09, "chance")).status == INCONCLUSIVE
+
+
+def test_no_meaningful_leakage_needs_the_upper_end_below_the_margin():
+    assert conclude(_nli(0.0, -0.02, 0.025, "chance")).status == NO_LEAKAGE
+    assert conclude(_nli(0.0, -0.02, 0.031, "chance")).status == INCONCLUSIVE
+    assert conclude(_nli(0.0, -0.02, 0.031, "chance"), margin=0.05).status == NO_LEAKAGE
+    below = conclude(_nli(-0.05, -0.08, -0.02, "below chance"))
+    assert below.status == NO_LEAKAGE and below.items_needed is None
+
+
+def test_items_needed_follows_the_square_root_law():
+    # D = +5.5, CI -1.5..+12.5 on 500 items: half-width 7; leakage shows once 7·√(500/n') < 5.5
+    c = conclude(_nli(0.055, -0.015, 0.125, "chance", n=500))
+    assert c.status == INCONCLUSIVE
+    assert c.items_needed == math.ceil(500 * (0.07 / 0.055) ** 2 - 500)  # 310
+    assert "about 310 more evaluated items" in c.reason
+    # D = 0, CI ±4 on 900 items: equivalence once 4·√(900/n') < 3 → n' = 1600
+    assert conclude(_nli(0.0, -0.04, 0.04, "chance", n=900)).items_needed == 700
+
+
+def test_an_mcq_rule_above_chance_makes_leakage_even_when_the_word_test_does_not():
+    c = conclude(_mcq([("choice-only BoW LR", 0.065, [0.002, 0.127], True, {})]))
+    assert c.status == LEAKAGE and c.level == 0.99
+    assert "“choice-only BoW LR”" in c.reason and "(99% CI +0.2 to +12.7)" in c.reason
+    assert [e["subject"] for e in c.evidence] == ["choice-only BoW LR"]
+
+
+def test_a_rule_below_chance_is_leakage_with_two_choices_only():
+    two = _mcq([("longest choice", -0.06, [-0.1, -0.02], True, {}),
+                ("shortest choice", 0.06, [0.02, 0.1], True,
+                 {"complement_of": "longest choice"})])
+    assert conclude(two).status == LEAKAGE  # pick the shorter one
+    five = _mcq([("longest choice", -0.06, [-0.1, -0.02], True, {})], k=5, n=2000)
+    c = conclude(five)
+    assert c.status != LEAKAGE
+    found = [f for f in findings(five) if f.kind == "baseline"]
+    assert [(f.code, f.severity) for f in found] == [("below_chance_rule", "low")]
+    assert "wrong choices" in found[0].title
+
+
+def test_rules_weigh_in_at_their_one_sided_95_percent_bound():
+    # 250 of 500 right: the 90% Clopper–Pearson interval is 46.2%..53.8%, +3.8 points > 3
+    flat = _mcq([("answer position", 0.0, [-0.06, 0.06], False, {})])
+    c = conclude(flat)
+    assert c.status == INCONCLUSIVE and c.level == 0.9 and "(90% CI -3.8 to +3.8)" in c.reason
+    # 5,000 items: ±1.2 points, below the margin
+    assert conclude(_mcq([("answer position", 0.0, [-0.02, 0.02], False, {})],
+                         n=5000)).status == NO_LEAKAGE
+
+
+def test_a_preference_shortcut_below_one_half_is_leakage():
+    results = _nli(0.0, -0.01, 0.01, "chance", 4000)
+    results["preference"] = {"splits": {"all": {"shortcuts": [
+        {"shortcut": "longer (tokens)", "rate": 0.3, "rate_ci": [0.26, 0.34], "decided": 500,
+         "significant": True}]}}}
+    c = conclude(results)
+    assert c.status == LEAKAGE and "opposite" in c.evidence[0]["title"]
+
+
+def test_too_few_items_is_inconclusive_with_the_numbers():
+    results = _nli(0.0, 0.0, 0.0, "chance", n=3)
+    results["dataset"]["splits"]["all"]["label_counts"] = {"a": 1, "b": 1, "c": 1}
+    c = conclude(results)
+    assert c.status == INCONCLUSIVE and "too few items" in c.reason
+    assert "the 10 needed (2 per fold × 5 folds)" in c.reason and c.items_needed == 27
+    assert not [f for f in findings(results) if f.kind == "leakage"]  # no 100%/0% claims
+
+
+def test_json_round_trip_and_old_files_are_concluded_on_read():
+    results = _nli(0.2, 0.15, 0.25, "significant")
+    c = conclude(results)
+    assert Conclusion.from_json(json.loads(json.dumps(c.to_json()))) == c
+    assert conclusion_of(results) == c  # no recorded conclusion: computed
+    recorded = dict(results, conclusion=dict(c.to_json(), reason="as written"))
+    assert conclusion_of(recorded).reason == "as written"
+
+
+# ------------------------------------------------------------------------------ real data
+def _shuffled_snli(out: Path) -> Path:
+    """SNLI dev → test with the labels shuffled (seed 0) within each split: no cue can leak."""
+    for name in ("dev", "test"):
+        rows = [json.loads(line) for line in (SHARED_DATA / "snli" / f"{name}.jsonl").open()]
+        labels = [row["label"] for row in rows]
+        random.Random(0).shuffle(labels)
+        write_jsonl(out / f"{name}.jsonl", [dict(r, label=l) for r, l in zip(rows, labels)])
+    return out
+
+
+def _tiny(out: Path) -> Path:
+    rows = [json.loads(line) for line in (SHARED_DATA / "snli" / "dev.jsonl").open()][:3]
+    return write_jsonl(out / "tiny.jsonl", rows)
+
+
+#: dataset → (its path builder, extra scan options, the conclusion it must reach)
+REAL = {
+    "copa": (lambda tmp: SHARED_DATA / "copa", [], INCONCLUSIVE),
+    "balanced_copa": (lambda tmp: SHARED_DATA / "balanced_copa", [], INCONCLUSIVE),
+    "arct": (lambda tmp: SHARED_DATA / "arct", [], LEAKAGE),
+    "snli": (lambda tmp: SHARED_DATA / "snli", [], LEAKAGE),
+    "snli_random_labels": (_shuffled_snli, [], NO_LEAKAGE),
+    "tiny": (_tiny, ["--folds", "3"], INCONCLUSIVE),
+}
+
+
+class RealScans:
+    """Each real dataset scanned once, when a test first asks for it (``--features none
+    --iterations 1``: the conclusion depends on neither): its terminal text and output
+    directory."""
+
+    def __init__(self, base: Callable[[str], Path]) -> None:
+        self.base, self.done = base, {}
+
+    def __getitem__(self, name: str) -> tuple[str, Path]:
+        if name not in self.done:
+            path, extra, _ = REAL[name]
+            base = self.base(name)
+            result = CliRunner().invoke(app, ["scan", str(path(base / "data")), "--out",
+                                              str(base / "out"), "--features", "none",
+                                              "--iterations", "1", *extra],
+                                        env={"COLUMNS": "200"})
+            assert result.exit_code == 0, result.output
+            self.done[name] = (result.output, base / "out")
+        return self.done[name]
+
+
+@pytest.fixture(scope="session")
+def real_scans(tmp_path_factory) -> RealScans:
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    return RealScans(tmp_path_factory.mktemp)
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _terminal(output: str, out_dir: Path) -> str:
+    return _flat(output)
+
+
+def _results_json(output: str, out_dir: Path) -> str:
+    c = json.loads((out_dir / "results.json").read_text())["conclusion"]
+    return f"{TEXT[c['status']]}: {c['reason']}"
+
+
+def _report(output: str, out_dir: Path) -> str:
+    page = (out_dir / "report.html").read_text()
+    return _flat(html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def _notebook(output: str, out_dir: Path) -> str:
+    from cuelens.frames import summary_html, summary_text
+
+    results = json.loads((out_dir / "results.json").read_text())
+    return summary_text(results) + " " + _flat(html.unescape(
+        re.sub(r"<[^>]+>", " ", summary_html(results))))
+
+
+def _rendered_markdown(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return _flat(html.unescape(re.sub(r"<[^>]+>", " ", MarkdownIt("commonmark").render(text))))
+
+
+def _card(output: str, out_dir: Path) -> str:
+    """card.md as a dataset card shows it, and croissant-rai.json's sentences."""
+    card = out_dir.parent / "card"
+    result = CliRunner().invoke(app, ["card", str(out_dir), "--out", str(card)])
+    assert result.exit_code == 0, result.output
+    rai = json.loads((card / "croissant-rai.json").read_text())
+    return (_rendered_markdown((card / "card.md").read_text()) + " "
+            + _flat(" ".join(rai["rai:dataBiases"])))
+
+
+def _compare(output: str, out_dir: Path) -> str:
+    """`audit compare` of the scan with itself: its terminal text and compare.html."""
+    page = out_dir.parent / "compare.html"
+    result = CliRunner().invoke(app, ["compare", str(out_dir), str(out_dir), "-o", str(page)],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return _flat(result.output) + " " + _flat(html.unescape(
+        re.sub(r"<[^>]+>", " ", page.read_text())))
+
+
+#: every output that states the conclusion
+OUTPUT_READERS: dict[str, Callable[[str, Path], str]] = {
+    "terminal": _terminal, "results.json": _results_json, "report": _report,
+    "notebook": _notebook, "card": _card, "compare": _compare}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(REAL))
+def test_real_data_reaches_its_conclusion(real_scans, name):
+    results = json.loads((real_scans[name][1] / "results.json").read_text())
+    assert list(results)[:5] == ["schema_version", "tool", "config", "dataset", "conclusion"]
+    c = Conclusion.from_json(results["conclusion"])
+    assert c.status == REAL[name][2], c.reason
+    steps = " ".join(step["action"] for step in results["next_steps"])
+    if "no change needed" in steps:  # only under no meaningful leakage (hygiene steps aside)
+        assert c.status == NO_LEAKAGE
+    if c.status == INCONCLUSIVE:
+        assert c.items_needed and f"add about {c.items_needed:,} more" in steps
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reader", list(OUTPUT_READERS))
+@pytest.mark.parametrize("name", list(REAL))
+def test_every_output_states_the_same_conclusion(real_scans, name, reader):
+    output, out_dir = real_scans[name]
+    c = Conclusion.from_json(json.loads((out_dir / "results.json").read_text())["conclusion"])
+    assert _flat(c.headline) in OUTPUT_READERS[reader](output, out_dir)
+    others = set(TEXT.values()) - {TEXT[c.status]}
+    if reader != "report":  # the report's glossary may explain all three
+        assert not any(f"{text}:" in OUTPUT_READERS[reader](output, out_dir) for text in others)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(REAL))
+def test_report_headline_colour_follows_the_conclusion(real_scans, name):
+    colour = {LEAKAGE: "flagged", INCONCLUSIVE: "mild", NO_LEAKAGE: "clean"}
+    out_dir = real_scans[name][1]
+    page = (out_dir / "report.html").read_text()
+    status = json.loads((out_dir / "results.json").read_text())["conclusion"]["status"]
+    boxes = re.findall(r'class="verdict verdict-(\w+) summary-verdict( conclusion-verdict)?',
+                       page)
+    assert boxes[0] == (colour[status], " conclusion-verdict")
+    assert ("verdict-clean" in page) == (status == NO_LEAKAGE)  # green only for no leakage
+
+
+@pytest.mark.slow
+def test_arct_rule_step_quotes_the_rules_own_interval(real_scans):
+    results = json.loads((real_scans["arct"][1] / "results.json").read_text())
+    step = results["next_steps"][0]
+    assert "99.2% CI +0.2 to +12.7" in step["why"] and "95% CI" not in step["why"]
+    assert "99.2% CI +0.2 to +12.7" in real_scans["arct"][0]
+    bow = next(b for b in results["leakage"]["baselines"] if b["name"] == "choice-only BoW LR")
+    assert bow["D"] == pytest.approx(bow["accuracy"] - results["leakage"]["baseline"]["accuracy"])
+
+
+@pytest.mark.slow
+def test_balanced_copa_is_settled_at_a_wider_margin(real_scans):
+    """D is exactly 0 by construction, but 1,000 questions leave the answer-position rule's
+    one-sided 95% bound at +3.2 points: inconclusive at 3 points, no meaningful leakage at 5."""
+    results = json.loads((real_scans["balanced_copa"][1] / "results.json").read_text())
+    assert results["leakage"]["best"]["ci_high"] == 0.0
+    c = conclude(results)
+    assert "“answer position”" in c.reason and "(90% CI -2.0 to +3.2)" in c.reason
+    assert conclude(results, margin=0.05).status == NO_LEAKAGE
+
+
+def test_margin_option_is_checked_before_reading_data(tmp_path):
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--margin", "0"])
+    assert result.exit_code != 0 and "--margin" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_tiny_file_shows_no_baseline_accuracies(real_scans):
+    output, out_dir = real_scans["tiny"]
+    assert "too few items" in output and "100.0%" not in output and "D -100" not in output
+    page = _report(output, out_dir)
+    assert "100.0%" not in page and "no change needed" not in page
