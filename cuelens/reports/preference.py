@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
+from cuelens.reports.scan import calm
 from cuelens.reports.section import Section, pct
 
 
@@ -21,7 +22,8 @@ def preference(results: dict, options: ReportOptions) -> Section | None:
               for role, split in pref["splits"].items()}
     flagged = sum(r["significant"] for s in pref["splits"].values() for r in s["shortcuts"])
     sec = Section("preference", "Preference shortcuts: length, formatting, position", context={
-        "splits": splits, "shape": pref["shape"], "level": "flagged" if flagged else "clean",
+        "splits": splits, "shape": pref["shape"],
+        "level": "flagged" if flagged else calm("clean", results),
         "headline": (f"{flagged} shortcut(s) predict the chosen response significantly (Holm-"
                      "corrected)." if flagged else
                      "No length, formatting or position rule predicts the chosen response "

@@ -281,7 +281,7 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
         "rank_by": rank_by, "other": other, "stats": stats, "n_cues": len(cues),
         "n_shown": len(shown), "n_significant": sum(c["significant"] for c in cues),
         "n_significant_shown": sum(c["significant"] for c in shown),
-        "per_label": LISTED_PER_LABEL,
+        "per_label": LISTED_PER_LABEL, "calm": calm("clean", results),
         "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),
         "labels": label_keys(label_names, {c["label"]: 0 for c in shown}),
         "text_name": _text_name(results)[0], "finding": results.get("cue_finding")},
@@ -338,13 +338,13 @@ def explorer(results: dict, options: ReportOptions) -> Section | None:
 
 def easy_hard(results: dict, options: ReportOptions) -> Section | None:
     eh = results.get("easy_hard")
-    if eh is None:
+    if eh is None or not measurable(results):
         return None
     has_examples = bool(results.get("examples", {}).get("easy") or
                         results.get("examples", {}).get("hard"))
     sec = Section("easy_hard", "Easy and hard items", context={
         "eh": eh, "has_examples": has_examples, "per_list": EXAMPLES_PER_LIST,
-        "text_name": _text_name(results)[0]},
+        "text_name": _text_name(results)[0], "calm": calm("clean", results)},
         client=_examples_client(results) if has_examples else {})
     sec.terms = ["easy", "hard"]
     total = (eh["easy"] + eh["hard"]) or 1
