@@ -2,9 +2,9 @@
 
 :func:`annotate` deduplicates the hypothesis/choice texts (and premises, for OVERLAP), serves
 what it can from the :class:`~cuelens.audit.parse_cache.ParseCache`, and parses the rest with
-spaCy in one ``nlp.pipe`` pass per group of texts missing the same detectors, loading only the
-components those detectors need (word/sentiment need no spaCy at all). Large inputs use
-``n_process`` worker processes.
+spaCy in one ``nlp.pipe`` pass per group of texts missing the same detectors: the pipeline is
+loaded once with the components of all groups, and each group runs only those its detectors need
+(word/sentiment need no spaCy at all). Large inputs use ``n_process`` worker processes.
 """
 
 from __future__ import annotations
