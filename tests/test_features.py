@@ -130,3 +130,41 @@ def test_worker_processes_give_the_same_annotations():
     for name in one:
         assert one[name].vocab == two[name].vocab
         assert (one[name].matrix != two[name].matrix).nnz == 0
+
+
+def test_spacy_loads_only_the_asked_components_and_leaves_torch_alone():
+    import subprocess
+    import sys
+
+    code = ("import sys; from cuelens.models.spacy_pipeline import load_spacy; "
+            "nlp = load_spacy(('tok2vec', 'tagger')); "
+            "print(nlp.component_names, 'torch' in sys.modules); import torch; print('torch ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == ["['tok2vec', 'tagger'] False", "torch ok"]
+
+
+def test_one_load_per_run_gives_the_values_of_the_full_pipeline(shared_data):
+    """The parse loads the union of the components once and runs each group of texts with its
+    own under ``select_pipes``; on real SNLI pairs every feature's values equal those of the
+    whole pipeline, loaded as spaCy ships it."""
+    import importlib
+    import json
+
+    from cuelens.models.spacy_pipeline import pipeline_package
+
+    rows = [json.loads(line) for line in (shared_data / "snli" / "dev.jsonl").open()][:240]
+    texts, premises = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
+    features = [f for f in FEATURES.values() if f.components]
+    ParseCache.clear_memory()
+    fast = annotate(features, texts, premises, n_process=1)
+    full = importlib.import_module(pipeline_package()).load()
+    docs = {t: full(t) for t in dict.fromkeys(texts + premises)}
+    for feature in features:
+        hyp = Annotations.from_lists([feature.values(docs[t]) for t in texts])
+        prem = Annotations.from_lists([feature.values(docs[p]) for p in premises])
+        expected = feature.combine(hyp, prem if feature.uses_premise else None)
+        got = fast[feature.name].reindex(list(dict.fromkeys(fast[feature.name].vocab +
+                                                            expected.vocab)))
+        assert (got.matrix != expected.reindex(got.vocab).matrix).nnz == 0, feature.name
+        assert got.matrix.nnz > 0, feature.name  # each feature fires on some of these pairs

@@ -206,11 +206,20 @@ def test_cache_compacts_shards(tmp_path):
         [f"v{i}" for i in range(len(texts))][::-1]
 
 
-def test_progress_reports_stages(planted):
+def test_progress_names_each_split_and_never_runs_back(planted):
     stages = []
     run_feature_audit(planted, ["negation"], progress=lambda s, f: stages.append((s, f)))
-    assert stages[-1] == ("score", 1.0) and ("parse", 1.0) in stages
-    assert all(0.0 <= f <= 1.0 for _, f in stages)
+    assert stages[-1] == ("score", 1.0)
+    parse = [(s, f) for s, f in stages if s.startswith("parse")]
+    train, test = planted.train.name, planted.test.name
+    assert [s for s, _ in parse] == sorted((s for s, _ in parse), key=[f"parse {train}",
+                                                                      f"parse {test}"].index)
+    assert {s for s, _ in parse} == {f"parse {train}", f"parse {test}"}
+    fractions = [f for _, f in parse]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    # the train split holds 2/3 of the items: its parse ends 2/3 of the way through the stage
+    assert max(f for s, f in parse if s == f"parse {train}") == pytest.approx(
+        len(planted.train) / (len(planted.train) + len(planted.test)))
 
 
 

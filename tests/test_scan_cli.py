@@ -73,3 +73,26 @@ def test_inferred_split_role_is_said_and_named_in_advice(tmp_path, stats):
     assert drop == ["drop the 3 redundant exact copies in "
                     + ("dev.jsonl (used as train)" if stats == "exact" else "the dev split")]
     assert "train split" not in output
+
+
+def test_scan_progress_fills_one_bar_in_stage_order():
+    from cuelens.commands.scan import staged_progress
+
+    calls = ([("leakage", f / 4) for f in range(5)] + [("easy_hard", f / 2) for f in range(3)]
+             + [("hygiene", 1.0), ("features: parse dev", 0.0), ("features: parse dev", 0.5),
+                ("features: parse test", 0.5), ("features: parse test", 1.0),
+                ("features: score", 1.0)])
+    seen = []
+    update = staged_progress(lambda stage, done: seen.append((stage, done)), True)
+    for stage, fraction in calls:
+        update(stage, fraction)
+    assert [s for s, _ in seen] == [s for s, _ in calls]  # the bar names every stage and split
+    done = [d for _, d in seen]
+    assert done == sorted(done) and done[-1] == pytest.approx(1.0)
+    assert dict(seen)["hygiene"] == pytest.approx(0.4)  # the word stages fill 40% …
+    assert seen[-3][1] == pytest.approx(0.7)  # … and the parse of both splits the rest
+    seen.clear()
+    update = staged_progress(lambda stage, done: seen.append((stage, done)), False)
+    for stage, fraction in calls[:9]:
+        update(stage, fraction)
+    assert seen[-1] == ("hygiene", pytest.approx(1.0))  # --features none: the word stages fill it

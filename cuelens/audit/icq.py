@@ -8,7 +8,7 @@ docs/icq-features.md ("Cueness").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -131,6 +131,17 @@ def _scores(counts: np.ndarray, cross_validated: bool, min_support: int):
     return ok, cueness(train[ok], test[ok]), train[ok], test[ok]
 
 
+def _part_progress(progress: Callable[[str, float], None] | None, split: Split, before: int,
+                   total: int) -> Callable[[str, float], None] | None:
+    """The progress of one part: its stage named after its split (``parse dev``) and, when the
+    item count of all parts is known (``total``), its fraction counted over all of them, so
+    that the stage runs once from 0 to 1 across the splits."""
+    if progress is None:
+        return None
+    start, share = (before / total, len(split) / total) if total else (0.0, 1.0)
+    return lambda stage, fraction: progress(f"{stage} {split.name}", start + share * fraction)
+
+
 def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: str,
                            label_names: list[str], features: list[str] | None,
                            cross_validated: bool, folds: int, min_support: int = 10,
@@ -144,10 +155,14 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
     chosen = [f.name for f in get_features(features)]
     labels = list(label_names)
     tally = FeatureTally(folds if cross_validated else 2, len(labels))
+    total = sum(len(split) for split, _ in parts) if isinstance(parts, Sequence) else 0
+    done = 0
     for split, plane_of_item in parts:
         instances = split.instances(labels)
-        tally.add(FeatureMatrix(task, instances, chosen, cache_dir, progress),
+        tally.add(FeatureMatrix(task, instances, chosen, cache_dir,
+                                _part_progress(progress, split, done, total)),
                   plane_of_item[instances.item])
+        done += len(split)
     ok, score, train_counts, test_counts = _scores(tally.counts, cross_validated, min_support)
     columns = [c for c, keep in zip(tally.index, ok) if keep]
     order = sorted(range(len(columns)), key=lambda i: (-round(float(score[i]), DIGITS),
@@ -165,17 +180,16 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
                                 "cv_folds_used": cross_validated}}
 
 
-def dataset_parts(dataset: Dataset, folds: int, seed: int) -> Iterator[tuple[Split, np.ndarray]]:
+def dataset_parts(dataset: Dataset, folds: int, seed: int) -> list[tuple[Split, np.ndarray]]:
     """The parts of :func:`feature_audit_of_parts` of a dataset in memory: its fitting split
     (plane 0) and evaluated split (plane 1), or without a fitting split the evaluated items in
     ``folds`` seeded, grouped item-level folds (items sharing a premise or text stay in one
     fold, :mod:`cuelens.audit.groups`)."""
     test = dataset.test
     if dataset.train is None:
-        yield test, split_folds(test, list(dataset.label_names), folds, seed)
-    else:
-        yield dataset.train, np.zeros(len(dataset.train), dtype=np.int64)
-        yield test, np.ones(len(test), dtype=np.int64)
+        return [(test, split_folds(test, list(dataset.label_names), folds, seed))]
+    return [(dataset.train, np.zeros(len(dataset.train), dtype=np.int64)),
+            (test, np.ones(len(test), dtype=np.int64))]
 
 
 def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_support: int = 10,
@@ -183,8 +197,8 @@ def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_s
                       folds: int = 5, seed: int = 0) -> dict:
     """:func:`feature_audit_of_parts` of a dataset in memory (:func:`dataset_parts`).
     ``features``: names from the registry (``None``: all). ``cache_dir``: parse cache directory
-    (``None``: in-memory only). ``progress(stage, fraction)`` is called with stages ``parse``
-    and ``score``."""
+    (``None``: in-memory only). ``progress(stage, fraction)`` is called with stages
+    ``parse <split name>`` (one fraction over all splits) and ``score``."""
     return feature_audit_of_parts(dataset_parts(dataset, folds, seed), task=dataset.task,
                                   label_names=dataset.label_names, features=features,
                                   cross_validated=dataset.train is None, folds=folds,

@@ -176,6 +176,8 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
             config=asdict(config), dataset=dataset_summary(dataset), notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None, started)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
+    parts = dataset_parts(dataset, config.folds, config.seed) if features is None or features \
+        else []  # the folds only when features are audited
     examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed, audit.words)
     hygiene = data_hygiene(dataset, config.seed)
     if progress is not None:
@@ -183,7 +185,7 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     sections = ScanSections(
         config=asdict(config), dataset=dataset_summary(dataset, config.min_label_items),
         hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
-            features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
+            features, parts, task=dataset.task,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress),
         **length_section(dataset, config.folds, config.seed))

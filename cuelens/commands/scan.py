@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -174,7 +175,8 @@ def scan(
                            uses_cache=feature_names != [], item_files=item_files)
         with progress_bar(f"scanning {dataset.name}") as progress:
             result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
-                                  progress=progress, tokens=loaded.tokens)
+                                  progress=staged_progress(progress, feature_names != []),
+                                  tokens=loaded.tokens)
             if subset_field:
                 add_subsets(result, subset_field, config)
     result.started = started
@@ -182,6 +184,31 @@ def scan(
     print_preference(result.results.get("preference"))  # None but for preference pairs
     print_subsets(result.results.get("subsets"))
     check_fail_above(result.results, fail_above)
+
+
+#: The in-memory scan's stages (the first word of the library's stage names) → the share of
+#: the bar each fills, in the order they run; the ICQ features (``features: parse <split>``,
+#: ``features: score``) take the rest when they are audited.
+WORD_STAGES = {"leakage": 0.6, "easy_hard": 0.3, "hygiene": 0.1}
+FEATURES_SHARE = 0.6  # of the whole bar: parsing dominates a default scan
+
+
+def staged_progress(progress: Callable[[str, float], None],
+                    with_features: bool) -> Callable[[str, float], None]:
+    """The bar's completion from the library's per-stage fractions: each stage fills its own
+    span (:data:`WORD_STAGES`, then the features), so the bar never runs back to 0 at a new
+    stage; the description names the stage (and the split being parsed)."""
+    scale = 1.0 - FEATURES_SHARE if with_features else 1.0
+    spans, start = {}, 0.0
+    for name, share in WORD_STAGES.items():
+        spans[name] = (start, share * scale)
+        start += share * scale
+    spans["features:"] = (start, 1.0 - start)
+
+    def update(stage: str, fraction: float) -> None:
+        low, width = spans.get(stage.split(" ", 1)[0], (0.0, 1.0))
+        progress(stage, low + width * fraction)
+    return update
 
 
 STREAMING_HINT_ITEMS = 5_000_000  # above this, the exact statistics suggest streaming ones

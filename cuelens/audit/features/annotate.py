@@ -2,9 +2,9 @@
 
 :func:`annotate` deduplicates the hypothesis/choice texts (and premises, for OVERLAP), serves
 what it can from the :class:`~cuelens.audit.parse_cache.ParseCache`, and parses the rest with
-spaCy in one ``nlp.pipe`` pass per group of texts missing the same detectors, loading only the
-components those detectors need (word/sentiment need no spaCy at all). Large inputs use
-``n_process`` worker processes.
+spaCy in one ``nlp.pipe`` pass per group of texts missing the same detectors: the pipeline is
+loaded once with the components of all groups, and each group runs only those its detectors need
+(word/sentiment need no spaCy at all). Large inputs use ``n_process`` worker processes.
 """
 
 from __future__ import annotations
@@ -95,9 +95,10 @@ def _doc_annotations(features: list[DocFeature], distinct: list[str],
         missing[rows[~found]] |= 1 << j
     groups = [(bits, np.flatnonzero(missing == bits)) for bits in np.unique(missing[missing > 0])]
     total, done = int(sum(len(rows) for _, rows in groups)), 0
+    loaded = _components([f for j, f in enumerate(features) if np.any(missing >> j & 1)])
     for bits, rows in groups:
         group = [f for j, f in enumerate(features) if bits >> j & 1]
-        fresh = _parse(group, [distinct[i] for i in rows], n_process,
+        fresh = _parse(group, loaded, [distinct[i] for i in rows], n_process,
                        lambda k: progress and progress("parse", (done + k) / total))
         done += len(rows)
         for feature in group:
@@ -108,23 +109,31 @@ def _doc_annotations(features: list[DocFeature], distinct: list[str],
     return {name: _scatter(len(distinct), feature_parts) for name, feature_parts in parts.items()}
 
 
-def _parse(features: list[DocFeature], texts: list[str], n_process: int | None,
-           tick: Callable[[int], object]) -> dict[str, Annotations]:
+def _components(features: list[DocFeature]) -> tuple[str, ...]:
+    """The spaCy components ``features`` read, in pipeline order."""
+    wanted = {c for f in features for c in f.components}
+    return tuple(c for c in PIPE_ORDER if c in wanted)
+
+
+def _parse(features: list[DocFeature], loaded: tuple[str, ...], texts: list[str],
+           n_process: int | None, tick: Callable[[int], object]) -> dict[str, Annotations]:
     """Parse ``texts`` once with the union of the features' components; values per feature.
 
-    With several processes each worker parses a chunk and returns only the value tuples
-    (shipping parsed ``Doc`` objects back, as ``nlp.pipe(n_process=…)`` does, costs ~40% more
-    CPU); chunks come back in order, so the output does not depend on the process count.
+    The pipeline holds the ``loaded`` components (those of every group of this run, loaded
+    once); this group runs only its own under ``select_pipes``. With several processes each
+    worker parses a chunk and returns only the value tuples (shipping parsed ``Doc`` objects
+    back, as ``nlp.pipe(n_process=…)`` does, costs ~40% more CPU); chunks come back in order,
+    so the output does not depend on the process count.
     """
     from cuelens.models.spacy_pipeline import load_spacy
 
-    wanted = {c for f in features for c in f.components}
-    components = tuple(c for c in PIPE_ORDER if c in wanted)
-    names = [f.name for f in features]
-    load_spacy(components)  # load once in the parent: forked workers inherit it
+    setup = (loaded, _components(features), [f.name for f in features])
+    load_spacy(loaded)  # load once in the parent: forked workers inherit it
+    for feature in features:
+        feature.prepare()
     processes = n_process or default_n_process(len(texts))
     if processes <= 1:
-        _init_worker(components, names)
+        _init_worker(*setup)
         rows = _values(texts, tick)
     else:
         import multiprocessing
@@ -134,35 +143,37 @@ def _parse(features: list[DocFeature], texts: list[str], n_process: int | None,
         rows, done = [], 0
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux")
                                               else "spawn")
-        with context.Pool(processes, _init_worker, (components, names)) as pool:
+        with context.Pool(processes, _init_worker, setup) as pool:
             for part in pool.imap(_values, chunks):
                 rows += part
                 done += len(part)
                 tick(done)
     return {name: Annotations.from_lists([row[j] for row in rows])
-            for j, name in enumerate(names)}
+            for j, name in enumerate(setup[2])}
 
 
 _WORKER: tuple = ()
 
 
-def _init_worker(components: tuple[str, ...], names: list[str]) -> None:
-    """Set the pipeline and detectors of this process (the parent or a pool worker)."""
+def _init_worker(loaded: tuple[str, ...], enabled: tuple[str, ...], names: list[str]) -> None:
+    """Set the pipeline (holding ``loaded``, running ``enabled``) and detectors of this process
+    (the parent or a pool worker)."""
     from cuelens.audit.features.registry import FEATURES
     from cuelens.models.spacy_pipeline import load_spacy
 
     global _WORKER
-    _WORKER = (load_spacy(components), [FEATURES[name] for name in names])
+    _WORKER = (load_spacy(loaded), enabled, [FEATURES[name] for name in names])
 
 
 def _values(texts: list[str], tick: Callable[[int], object] | None = None) -> list[tuple]:
     """Per text, the value tuple of each detector of :data:`_WORKER`."""
-    nlp, features = _WORKER
+    nlp, enabled, features = _WORKER
     rows = []
-    for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE)):
-        rows.append(tuple(feature.values(doc) for feature in features))
-        if tick is not None and i % BATCH_SIZE == 0:
-            tick(i)
+    with nlp.select_pipes(enable=list(enabled)):
+        for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE)):
+            rows.append(tuple(feature.values(doc) for feature in features))
+            if tick is not None and i % BATCH_SIZE == 0:
+                tick(i)
     return rows
 
 

@@ -90,6 +90,10 @@ class Feature:
         """The values of one text (a string, or a spaCy ``Doc`` for a :class:`DocFeature`)."""
         raise NotImplementedError
 
+    def prepare(self) -> None:
+        """Load what :meth:`values` needs (e.g. a dictionary) before parsing starts, so that
+        forked parse workers inherit it instead of each loading it again."""
+
     def combine(self, hypothesis: Annotations, premise: Annotations | None) -> Annotations:
         """Instance values from the annotations of hypotheses (and aligned premises)."""
         return hypothesis

@@ -66,5 +66,8 @@ class Typo(DocFeature):
     label = "TYPO"
     components = ("tok2vec", "tagger")
 
+    def prepare(self) -> None:
+        _checker()
+
     def values(self, doc) -> tuple[str, ...]:
         return PRESENT if any(checked(t) and is_typo(t.lower_) for t in doc) else ()
