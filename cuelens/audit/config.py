@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from cuelens.audit.metrics import METRICS, Z_PRIORS
+from cuelens.audit.segmenters import SEGMENTER_CHOICES
 from cuelens.data.labels import MIN_LABEL_ITEMS
 from cuelens.errors import UserError
 
@@ -44,6 +45,7 @@ class ScanConfig:
     include_premise: bool = False
     max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
     min_label_items: int = MIN_LABEL_ITEMS  # rarer labels' cues are never significant; 0 = off
+    segmenter: str = "auto"  # cuelens.audit.segmenters: auto, a registered name or hf:PATH
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""
@@ -51,6 +53,9 @@ class ScanConfig:
             raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
+        if self.segmenter not in SEGMENTER_CHOICES and not self.segmenter.startswith("hf:"):
+            raise UserError(f"unknown segmenter {self.segmenter!r} (--segmenter); choose from "
+                            f"{', '.join(SEGMENTER_CHOICES)}")
         for name, minimum in (("folds", 1), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
                               ("alpha", 0), ("max_fit_items", 0), ("min_label_items", 0)):
             if getattr(self, name) < minimum:

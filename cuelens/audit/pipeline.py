@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from cuelens.audit.bias_items import ItemTable
     from cuelens.audit.results import ItemLines, ScanSections
+    from cuelens.audit.segmentation import ScanSegmentation
 
 
 class ChunkedItems(Protocol):
@@ -142,9 +143,30 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                  progress: Progress | None = None,
                  tokens: TokenSequences | None = None) -> Scan:
-    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none).
+    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none),
+    every word cut by the segmenter of ``config.segmenter`` (:mod:`cuelens.audit.segmentation`).
 
     ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
+    from cuelens.audit.segmentation import scan_segmentation
+    from cuelens.audit.tokenize import segmenting
+    from cuelens.data.loading import check_dataset_scannable
+
+    started = time.time()
+    config = config or ScanConfig()
+    config.validate()
+    check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
+    segmentation = scan_segmentation(dataset, config.segmenter)
+    with segmenting(segmentation.segmenter):
+        scan = _scan_segmented(dataset, config, segmentation, features=features,
+                               cache_dir=cache_dir, progress=progress, tokens=tokens)
+    scan.started = started
+    return scan
+
+
+def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegmentation, *,
+                    features: Sequence[str] | None, cache_dir: str | Path | None,
+                    progress: Progress | None, tokens: TokenSequences | None) -> Scan:
+    """:func:`scan_dataset` once its segmenter is the active one."""
     from cuelens.audit.advice import next_steps
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.icq import dataset_parts
@@ -152,17 +174,15 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     from cuelens.audit.lengths import length_section
     from cuelens.audit.mcq_baselines import mcq_baselines
     from cuelens.audit.results import ScanSections
-    from cuelens.data.loading import check_dataset_scannable
     from cuelens.data.summary import dataset_summary
 
-    started = time.time()
-    config = config or ScanConfig()
-    config.validate()
-    check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
+    chosen = {"segmentation": segmentation.choice.to_json(),
+              "warnings": segmentation.warnings or None}
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
-            config=asdict(config), dataset=dataset_summary(dataset), notes=[VARYING_CHOICES],
-            mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None, started)
+            config=asdict(config), dataset=dataset_summary(dataset), **chosen,
+            notes=[VARYING_CHOICES],
+            mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
     examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed, audit.words)
     hygiene = data_hygiene(dataset, config.seed)
@@ -170,10 +190,10 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
         progress("hygiene", 1.0)
     sections = ScanSections(
         config=asdict(config), dataset=dataset_summary(dataset, config.min_label_items),
-        hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
+        **chosen, hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress),
         **length_section(dataset, config.folds, config.seed))
     return Scan(dataset=dataset, sections=sections.advised(next_steps), item_easy=audit.item_easy,
-                started=started, bias=audit.items)
+                bias=audit.items)

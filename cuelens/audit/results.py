@@ -63,6 +63,8 @@ class ScanSections(Section):
     tool: dict = field(default_factory=lambda: {"name": "cuelens", "version": __version__})
     config: dict
     dataset: dict
+    segmentation: dict | None = None  # the segmenter used and why (cuelens.audit.segmenters)
+    warnings: list[str] | None = None  # e.g. text that looks unsegmented (docs/languages.md)
     hygiene: dict | None = None
     cues: list[dict] | None = None
     cue_stats: dict | None = None

@@ -1,0 +1,78 @@
+"""The segmenter of a scan (docs/methods.md §1, docs/languages.md): chosen once per dataset from
+a sample of its texts (``auto``), built (a registered name, or ``hf:PATH`` through
+:mod:`cuelens.models`), and checked: text that still looks unsegmented gets a warning instead of a
+clean "no leakage"."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import chain, islice
+from statistics import median
+
+from cuelens.audit.segmenters import UNSPACED_RE, Choice, Segmenter, choose_segmenter, \
+    get_segmenter
+from cuelens.data.dataset import Dataset, Split
+
+SAMPLE_TEXTS = 4000  # texts per split read to choose the segmenter and to check its words
+#: the guard: most distinct unspaced-script words occur once and are this long (characters)
+UNSEGMENTED_LENGTH = 4
+UNSEGMENTED_ONCE = 0.5
+
+
+def sample_texts(dataset: Dataset, limit: int = SAMPLE_TEXTS) -> list[str]:
+    """The first ``limit`` hypotheses (or choices) and premises of each split, in order."""
+    texts: list[str] = []
+    for split in (dataset.train, dataset.test):
+        if split is not None:
+            texts += islice(_instance_texts(split), limit)
+            texts += islice(split.premises, limit)
+    return texts
+
+
+def _instance_texts(split: Split):
+    return iter(split.hypotheses) if split.hypotheses else chain.from_iterable(split.choices)
+
+
+def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
+    """One line when the words of ``texts`` in scripts without spaces look like whole phrases:
+    more than half of their distinct words occur once and their median length is at least
+    :data:`UNSEGMENTED_LENGTH` characters (docs/languages.md, "The guard")."""
+    counts = Counter(word for text in texts for word in segmenter.words(text)
+                     if UNSPACED_RE.search(word))
+    if not counts:
+        return None
+    once = sum(count == 1 for count in counts.values()) / len(counts)
+    length = median(len(word) for word in counts)
+    if once <= UNSEGMENTED_ONCE or length < UNSEGMENTED_LENGTH:
+        return None
+    return (f"words look unsegmented: {once:.0%} of the {len(counts)} distinct words in scripts "
+            f"without spaces occur once, median length {length:g} characters; cues and leakage "
+            f"are not meaningful with segmenter {segmenter.name!r} (try --segmenter auto)")
+
+
+@dataclass(frozen=True)
+class ScanSegmentation:
+    """The segmenter a scan uses, its choice (results.json ``segmentation``) and warnings."""
+
+    choice: Choice
+    segmenter: Segmenter
+    warnings: list[str] = field(default_factory=list)
+
+
+def build_segmenter(name: str) -> Segmenter:
+    """The registered segmenter ``name``, or a Hugging Face tokenizer for ``hf:PATH``."""
+    if name.startswith("hf:"):
+        from cuelens.models.hf_segmenter import load_hf_segmenter
+
+        return load_hf_segmenter(name)
+    return get_segmenter(name)
+
+
+def scan_segmentation(dataset: Dataset, requested: str = "auto") -> ScanSegmentation:
+    """Choose (``auto``) and build the segmenter of ``dataset``; check its words on a sample."""
+    texts = sample_texts(dataset)
+    choice = choose_segmenter(texts, requested)
+    segmenter = build_segmenter(choice.name)
+    warnings = [w for w in (choice.warning, unsegmented_warning(texts, segmenter)) if w]
+    return ScanSegmentation(choice, segmenter, warnings)
