@@ -156,6 +156,8 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     config.validate()
     check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
     segmentation = scan_segmentation(dataset, config.segmenter)
+    if segmentation.segmenter.name != "unicode":
+        tokens = None  # an engine encoded them with the default segmenter: encode them again
     with segmenting(segmentation.segmenter):
         scan = _scan_segmented(dataset, config, segmentation, features=features,
                                cache_dir=cache_dir, progress=progress, tokens=tokens)
