@@ -116,22 +116,33 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
 def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
                      task: str, label_names: list[str], cross_validated: bool, folds: int,
                      cache_dir: str | Path | None = None,
-                     progress: Progress | None = None) -> dict:
+                     progress: Progress | None = None, language: str = "en") -> dict:
     """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
     (:func:`~cuelens.audit.icq.feature_audit_of_parts`: a dataset's splits, or a streamed
     scan's chunks); ``{}`` when ``names`` is empty, every registered feature when it is
-    ``None``."""
+    ``None``. Text not in English (``language``): the features that cannot run on it are
+    skipped and listed in ``features_config`` (docs/languages.md)."""
+    from cuelens.audit.features import get_features
     from cuelens.audit.icq import feature_audit_of_parts
     from cuelens.audit.parse_cache import default_cache_dir
 
     if names is not None and not names:
         return {}
+    asked = [f.name for f in get_features(None if names is None else list(names))]
+    run = [f.name for f in get_features(asked, language)]
+    skipped = {"language": language, "skipped": [
+        {"feature": name, "reason": f"needs English text (the text is {language})"}
+        for name in asked if name not in run]} if language != "en" else {}
+    if not run:
+        return {"features_config": {"features": [], **skipped}}
     stage = None if progress is None else (
         lambda name, fraction: progress(f"features: {name}", fraction))
-    return feature_audit_of_parts(parts, task=task, label_names=label_names,
-                                  features=None if names is None else list(names),
-                                  cross_validated=cross_validated, folds=folds,
-                                  cache_dir=cache_dir or default_cache_dir(), progress=stage)
+    sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
+                                      cross_validated=cross_validated, folds=folds,
+                                      cache_dir=cache_dir or default_cache_dir(), progress=stage,
+                                      language=language)
+    sections["features_config"].update(skipped)
+    return sections
 
 
 VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
@@ -178,7 +189,7 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
     from cuelens.audit.results import ScanSections
     from cuelens.data.summary import dataset_summary
 
-    chosen = {"segmentation": segmentation.choice.to_json(),
+    chosen = {"segmentation": segmentation.to_json(),
               "warnings": segmentation.warnings or None}
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
@@ -195,7 +206,8 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
         **chosen, hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
-            folds=config.folds, cache_dir=cache_dir, progress=progress),
+            folds=config.folds, cache_dir=cache_dir, progress=progress,
+            language=segmentation.language),
         **length_section(dataset, config.folds, config.seed))
     return Scan(dataset=dataset, sections=sections.advised(next_steps), item_easy=audit.item_easy,
                 bias=audit.items)

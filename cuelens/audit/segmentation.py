@@ -11,7 +11,7 @@ from itertools import chain, islice
 from statistics import median
 
 from cuelens.audit.segmenters import UNSPACED_RE, Choice, Segmenter, choose_segmenter, \
-    get_segmenter
+    get_segmenter, main_unspaced_script
 from cuelens.data.dataset import Dataset, Split
 
 SAMPLE_TEXTS = 4000  # texts per split read to choose the segmenter and to check its words
@@ -51,13 +51,38 @@ def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
             f"are not meaningful with segmenter {segmenter.name!r} (try --segmenter auto)")
 
 
+#: Language code of each unspaced script (the language of a text mostly in it).
+SCRIPT_LANGUAGES = {"han": "zh", "kana": "ja", "thai": "th", "lao": "lo", "khmer": "km",
+                    "myanmar": "my"}
+#: English function words: text is English when they are at least ENGLISH_SHARE of its words.
+ENGLISH_WORDS = frozenset("the a an is are was were be of and to in on at with for it that this "
+                          "he she they not".split())
+ENGLISH_SHARE = 0.08
+
+
+def text_language(texts: list[str], shares: dict[str, float], segmenter: Segmenter) -> str:
+    """``en`` for English, the code of the main unspaced script's language, else ``other``: which
+    ICQ features can run (docs/languages.md, "Features")."""
+    main = main_unspaced_script(shares)
+    if main is not None:
+        return SCRIPT_LANGUAGES[main]
+    words = [word for text in texts for word in segmenter.words(text)]
+    english = sum(word in ENGLISH_WORDS for word in words)
+    return "en" if words and english >= ENGLISH_SHARE * len(words) else "other"
+
+
 @dataclass(frozen=True)
 class ScanSegmentation:
-    """The segmenter a scan uses, its choice (results.json ``segmentation``) and warnings."""
+    """The segmenter a scan uses, its choice, the text's language (results.json
+    ``segmentation``) and warnings."""
 
     choice: Choice
     segmenter: Segmenter
+    language: str = "en"
     warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {**self.choice.to_json(), "language": self.language}
 
 
 def build_segmenter(name: str) -> Segmenter:
@@ -75,4 +100,5 @@ def scan_segmentation(dataset: Dataset, requested: str = "auto") -> ScanSegmenta
     choice = choose_segmenter(texts, requested)
     segmenter = build_segmenter(choice.name)
     warnings = [w for w in (choice.warning, unsegmented_warning(texts, segmenter)) if w]
-    return ScanSegmentation(choice, segmenter, warnings)
+    return ScanSegmentation(choice, segmenter, text_language(texts, choice.scripts, segmenter),
+                            warnings)

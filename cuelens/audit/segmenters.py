@@ -216,6 +216,16 @@ DICTIONARY_OF = {"han": "chinese", "kana": "japanese", "thai": "thai"}
 UNSPACED_SHARE = 0.2  # auto: a dictionary (or chars) segmenter above this share of letters
 
 
+def main_unspaced_script(shares: dict[str, float]) -> str | None:
+    """The unspaced script of :func:`script_shares` (kana from 5% of them on: Japanese mixes it
+    with Han), None below :data:`UNSPACED_SHARE` of the letters."""
+    unspaced = {name: share for name, share in shares.items() if name != "spaced"}
+    total = sum(unspaced.values())
+    if total < UNSPACED_SHARE:
+        return None
+    return "kana" if unspaced.get("kana", 0) >= 0.05 * total else max(unspaced, key=unspaced.get)
+
+
 @dataclass(frozen=True)
 class Choice:
     """The segmenter a scan uses and why (results.json ``segmentation``)."""
@@ -237,12 +247,11 @@ def choose_segmenter(texts: Iterable[str], requested: str = "auto") -> Choice:
     shares = script_shares(texts)
     if requested != "auto":
         return Choice(requested, requested, "requested", shares)
-    unspaced = {name: share for name, share in shares.items() if name != "spaced"}
-    total = sum(unspaced.values())
-    if total < UNSPACED_SHARE:
+    total = 1 - shares.get("spaced", 0.0)
+    main = main_unspaced_script(shares)
+    if main is None:
         return Choice(requested, "unicode", f"{1 - total:.0%} of letters in scripts written "
                       "with spaces", shares)
-    main = "kana" if unspaced.get("kana", 0) >= 0.05 * total else max(unspaced, key=unspaced.get)
     reason = f"{total:.0%} of letters in scripts without spaces, mostly {main}"
     name = DICTIONARY_OF.get(main)
     if name is None:

@@ -286,12 +286,17 @@ def print_mcq_baselines(section: dict | None) -> None:
 
 
 def print_segmentation(results: dict) -> None:
-    """The segmenter line (its name and why) and the scan's warnings (docs/languages.md)."""
+    """The segmenter line (its name and why), the ICQ features skipped for the text's language
+    and the scan's warnings (docs/languages.md)."""
     from rich.markup import escape
 
     chosen = results.get("segmentation")
     if chosen is not None:
         console.print(f"segmenter: {escape(chosen['name'])} ({escape(chosen['reason'])})")
+    skipped = results.get("features_config", {}).get("skipped")
+    if skipped:
+        console.print(f"features skipped ({escape(skipped[0]['reason'])}): "
+                      f"{escape(', '.join(row['feature'] for row in skipped))}")
     for warning in results.get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 
