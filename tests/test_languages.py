@@ -77,3 +77,29 @@ def test_english_only_operators_refuse_other_languages():
     made = cuelens.stress(chinese, ops="co", seed=0)  # language-free operators still run
     assert made.counts["co"]["generated"] > 0
     assert split_language(_mcq_split(make_mcq(20, seed=0))) == "en"
+
+
+def test_unsegmented_text_warns_in_terminal_results_and_report(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from cuelens.io import write_jsonl
+
+    data = tmp_path / "zh.jsonl"
+    write_jsonl(data, make_nli(240, seed=4, language="zh"))
+    out = tmp_path / "out"
+    ran = CliRunner().invoke(app, ["scan", str(data), "--segmenter", "unicode", "--features",
+                                   "none", "--folds", "2", "--iterations", "1", "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    assert "segmenter: unicode (requested)" in ran.output
+    assert "warning: words look unsegmented" in " ".join(ran.output.split())
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["config"]["segmenter"] == "unicode"
+    assert results["segmentation"]["name"] == "unicode"
+    assert results["warnings"][0].startswith("words look unsegmented")
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "Warning: words look unsegmented" in report and "<strong>unicode</strong>" in report
+    refused = CliRunner().invoke(app, ["scan", str(data), "--segmenter", "klingon"])
+    assert refused.exit_code == 2 and "unknown segmenter 'klingon'" in refused.output

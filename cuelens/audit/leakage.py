@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
@@ -59,7 +60,7 @@ class BagOfWords:
         steps where L-BFGS stopped at its 100-iteration cap short of it (docs/methods.md §3)."""
         with quiet_single_thread():
             return cls(columns, LogisticRegression(solver="newton-cg").fit(
-                columns.matrix(words, rows), labels))
+                _some_column(columns.matrix(words, rows)), labels))
 
     def decision(self, words: TokenSequences, rows: np.ndarray, n_labels: int) -> np.ndarray:
         """``len(rows) × n_labels`` class probabilities (−inf for a label absent from
@@ -68,8 +69,14 @@ class BagOfWords:
         for start in range(0, len(rows), BOW_CHUNK):
             piece = slice(start, start + BOW_CHUNK)
             out[piece, self.model.classes_] = self.model.predict_proba(
-                self.columns.matrix(words, rows[piece]))
+                _some_column(self.columns.matrix(words, rows[piece])))
         return out
+
+
+def _some_column(X):
+    """``X``, or one all-zero column when it has none (no word is frequent enough, e.g. text
+    that is not segmented): the regression then learns the label shares alone."""
+    return X if X.shape[1] else sp.csr_matrix((X.shape[0], 1), dtype=X.dtype)
 
 
 def all_models() -> list[tuple[str, str]]:
