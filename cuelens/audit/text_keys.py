@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from cuelens.audit.counts import row_starts
-from cuelens.audit.tokenize import word_tokens
+from cuelens.audit.tokenize import text_length, word_tokens
 from cuelens.data.dataset import Task
 
 
@@ -36,7 +36,7 @@ def normal_form(text: str) -> str:
 def _key_and_words(text: str) -> tuple[bytes, int]:
     """The :func:`text_key` of a text's normal form, and its number of words."""
     tokens = word_tokens(text)
-    return text_key(" ".join(tokens)), len(tokens)
+    return text_key(" ".join(tokens)), text_length(text, tokens)
 
 
 def text_key(text: str) -> bytes:

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from cuelens.audit.segmenters import TOKEN_PATTERN, TOKEN_RE, WORD_RE, Segmenter, get_segmenter
 
 __all__ = ["TOKEN_PATTERN", "TOKEN_RE", "WORD_RE", "active_segmenter", "segmenting",
-           "tokenize", "word_tokens"]
+           "text_length", "tokenize", "word_tokens"]
 
 _ACTIVE: ContextVar[Segmenter | None] = ContextVar("cuelens_segmenter", default=None)
 
@@ -43,6 +43,16 @@ def segmenting(segmenter: Segmenter | str) -> Iterator[Segmenter]:
 def word_tokens(text: str) -> list[str]:
     """All word tokens of ``text`` in order, repeats kept (needed to form n-grams)."""
     return active_segmenter().words(text)
+
+
+def text_length(text: str, tokens: list[str] | None = None) -> int:
+    """The length of ``text`` for the length rules (docs/methods.md §1): its words (``tokens``
+    when already cut), or, with a segmenter of scripts without spaces, its letters and digits
+    (a word count depends too much on the dictionary, and uni+bigrams are no words)."""
+    segmenter = active_segmenter()
+    if segmenter.spaced:
+        return len(segmenter.words(text) if tokens is None else tokens)
+    return sum(map(str.isalnum, text))
 
 
 def tokenize(text: str) -> list[str]:
