@@ -103,3 +103,18 @@ def test_unsegmented_text_warns_in_terminal_results_and_report(tmp_path):
     assert "Warning: words look unsegmented" in report and "<strong>unicode</strong>" in report
     refused = CliRunner().invoke(app, ["scan", str(data), "--segmenter", "klingon"])
     assert refused.exit_code == 2 and "unknown segmenter 'klingon'" in refused.output
+
+
+def test_streamed_statistics_keep_unicode_and_say_so(tmp_path):
+    import cuelens
+    from cuelens.io import write_jsonl
+
+    data = tmp_path / "zh.jsonl"
+    write_jsonl(data, make_nli(200, seed=5, language="zh"))
+    result = cuelens.scan(str(data), stats="streaming", features="none", folds=2, iterations=1)
+    assert result.results["segmentation"]["name"] == "unicode"
+    first, guard = result.results["warnings"]
+    assert "mostly han" in first and "--stats exact" in first
+    assert guard.startswith("words look unsegmented")
+    with pytest.raises(UserError, match="--segmenter chars needs exact statistics"):
+        cuelens.scan(str(data), stats="streaming", segmenter="chars")

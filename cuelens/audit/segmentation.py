@@ -13,6 +13,7 @@ from statistics import median
 from cuelens.audit.segmenters import UNSPACED_RE, Choice, Segmenter, choose_segmenter, \
     get_segmenter, main_unspaced_script
 from cuelens.data.dataset import Dataset, Split
+from cuelens.errors import UserError
 
 SAMPLE_TEXTS = 4000  # texts per split read to choose the segmenter and to check its words
 #: the guard: most distinct unspaced-script words occur once and are this long (characters)
@@ -56,7 +57,7 @@ def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
         return None
     return (f"words look unsegmented: {once:.0%} of the {len(counts)} distinct words in scripts "
             f"without spaces occur once, median length {length:g} characters; cues and leakage "
-            f"are not meaningful with segmenter {segmenter.name!r} (try --segmenter auto)")
+            f"are not meaningful with segmenter {segmenter.name!r} (docs/languages.md)")
 
 
 #: Language code of each unspaced script (the language of a text mostly in it).
@@ -101,6 +102,32 @@ def build_segmenter(name: str) -> Segmenter:
 
         return load_hf_segmenter(name)
     return get_segmenter(name)
+
+
+STREAMED = "statistics that stream cut words with unicode"
+
+
+def check_streamable(requested: str) -> None:
+    """Statistics that stream encode every chunk with ``unicode`` (docs/languages.md): another
+    segmenter asked for is one :class:`UserError` line, before any reading."""
+    if requested not in ("auto", "unicode"):
+        raise UserError(f"--segmenter {requested} needs exact statistics (--stats exact): "
+                        f"{STREAMED} (docs/languages.md)")
+
+
+def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegmentation:
+    """The ``unicode`` segmentation of a streamed scan, with a warning when ``auto`` would
+    have chosen another segmenter for ``texts`` (a sample) and the guard's."""
+    check_streamable(requested)
+    best = choose_segmenter(texts)
+    segmenter = get_segmenter("unicode")
+    warnings = [] if best.name == "unicode" else [
+        f"{best.reason}: the {best.name} segmenter would cut it into words, but {STREAMED}; "
+        "scan with --stats exact"]
+    warning = unsegmented_warning(texts, segmenter)
+    return ScanSegmentation(Choice(requested, "unicode", STREAMED, best.scripts), segmenter,
+                            text_language(texts, best.scripts, segmenter),
+                            warnings + ([warning] if warning else []))
 
 
 def scan_segmentation(dataset: Dataset, requested: str = "auto") -> ScanSegmentation:

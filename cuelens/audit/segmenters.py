@@ -13,7 +13,8 @@ Khmer, Myanmar):
 - ``chars``: character unigrams + bigrams inside the run (the dependency-free fallback, as
   search engines' CJK analysers do; a character is a letter with its combining marks).
 - ``chinese`` (rjieba, ``cuelens[cjk]``), ``japanese`` (fugashi + unidic-lite, ``cuelens[cjk]``),
-  ``thai`` (PyThaiNLP's newmm, ``cuelens[thai]``): a dictionary segmenter for the runs of its
+  ``thai`` (PyThaiNLP's dictionary through nlpo3, ``cuelens[thai]``): a dictionary segmenter for
+  the runs of its
   script(s); runs of the other unspaced scripts get the ``chars`` fallback.
 
 :func:`choose_segmenter` is ``auto``: it picks one from the scripts of a sample of the texts.
@@ -161,7 +162,8 @@ def _japanese() -> Segmenter:
 
 def _thai() -> Segmenter:
     tokenize = _needs("pythainlp.tokenize", "thai", "thai").word_tokenize
-    return Segmenter("thai", lambda run: tokenize(run, engine="newmm"), frozenset({"thai"}),
+    _needs("nlpo3", "thai", "thai")
+    return Segmenter("thai", lambda run: tokenize(run, engine="nlpo3"), frozenset({"thai"}),
                      spaced=False)
 
 
@@ -173,7 +175,8 @@ SEGMENTERS: dict[str, tuple[Callable[[], Segmenter], str | None, str]] = {
               "as unicode, runs of scripts without spaces as character unigrams + bigrams"),
     "chinese": (_chinese, "cjk", "rjieba (jieba's dictionary) on Han runs"),
     "japanese": (_japanese, "cjk", "fugashi + unidic-lite (MeCab) on Han/kana runs"),
-    "thai": (_thai, "thai", "PyThaiNLP newmm (dictionary maximal matching) on Thai runs"),
+    "thai": (_thai, "thai", "PyThaiNLP's dictionary, newmm maximal matching in nlpo3 (Rust), "
+                            "on Thai runs"),
 }
 SEGMENTER_CHOICES = ("auto", *SEGMENTERS, "hf:PATH")
 
