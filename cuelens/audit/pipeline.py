@@ -189,12 +189,11 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
     from cuelens.audit.results import ScanSections
     from cuelens.data.summary import dataset_summary
 
-    chosen = {"segmentation": segmentation.to_json(),
-              "warnings": segmentation.warnings or None}
+    chosen, warnings = segmentation.to_json(), segmentation.warnings or None
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
-            config=asdict(config), dataset=dataset_summary(dataset), **chosen,
-            notes=[VARYING_CHOICES],
+            config=asdict(config), dataset=dataset_summary(dataset), segmentation=chosen,
+            warnings=warnings, notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
     examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed, audit.words)
@@ -203,7 +202,7 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
         progress("hygiene", 1.0)
     sections = ScanSections(
         config=asdict(config), dataset=dataset_summary(dataset, config.min_label_items),
-        **chosen, hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
+        segmentation=chosen, warnings=warnings, hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,

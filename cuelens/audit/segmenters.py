@@ -226,7 +226,9 @@ def main_unspaced_script(shares: dict[str, float]) -> str | None:
     total = sum(unspaced.values())
     if total < UNSPACED_SHARE:
         return None
-    return "kana" if unspaced.get("kana", 0) >= 0.05 * total else max(unspaced, key=unspaced.get)
+    if unspaced.get("kana", 0) >= 0.05 * total:
+        return "kana"
+    return max(unspaced, key=lambda name: unspaced[name])
 
 
 @dataclass(frozen=True)
