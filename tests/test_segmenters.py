@@ -145,3 +145,23 @@ def test_planted_cues_are_the_top_cues_as_whole_words(language):
         planted = {(w, l) for w, l in planted if len(w) <= 2}
     assert planted <= set(zip(top["token"], top["label"]))
     assert "warnings" not in result.results
+
+
+def test_hugging_face_tokenizer_pieces_lose_their_markers(tmp_path):
+    pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from cuelens.audit.segmentation import build_segmenter
+
+    vocab = {"[UNK]": 0, "play": 1, "##ing": 2, "dog": 3, "▁": 4}
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]").save_pretrained(
+        tmp_path)
+    segmenter = build_segmenter(f"hf:{tmp_path}")
+    assert segmenter.name == f"hf:{tmp_path}" and not segmenter.spaced
+    assert segmenter.words("play playing, cat dog!") == ["play", "play", "ing", "dog"]  # cat: [UNK]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="not a Hugging Face tokenizer directory"):
+        build_segmenter(f"hf:{tmp_path / 'empty'}")

@@ -19,6 +19,10 @@ NLI labels are uniform over entailment/neutral/contradiction; MCQ answers are un
 ``k`` positions. Hypotheses have 3 + Poisson(4.5) words (mean 7.5, like SNLI's). The vocabulary is
 a small hand-written English core followed by generated pseudo-words (``vocab_size`` types in all,
 Zipf exponent 1.0), so large demos reach SNLI-like vocabulary sizes. Same seed → same data.
+
+``make_nli(..., language=...)`` writes Hindi, Thai, Japanese or Chinese instead (:data:`LANGUAGES`:
+a short list of common words, no copied text; Thai, Japanese and Chinese without spaces), with
+"not/never", "outdoors" and "maybe" as the planted cues at the same rates (docs/languages.md).
 """
 
 from __future__ import annotations
