@@ -165,3 +165,16 @@ def test_hugging_face_tokenizer_pieces_lose_their_markers(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="not a Hugging Face tokenizer directory"):
         build_segmenter(f"hf:{tmp_path / 'empty'}")
+
+
+def test_cached_text_keys_belong_to_their_segmenter():
+    from cuelens.audit.text_keys import text_keys
+    from cuelens.data.dataset import Split
+
+    split = Split(name="test", path="zh.jsonl", task="nli")
+    for i, record in enumerate(make_nli(5, seed=0, language="zh")):
+        split.append(record, raw="", line=i + 1)
+    assert text_keys(split).text_words.tolist() == [1] * 5  # unicode: one run, one word
+    with segmenting("chars"):  # letters, not uni+bigrams
+        assert text_keys(split).text_words.tolist() == \
+            [sum(map(str.isalnum, h)) for h in split.hypotheses]
