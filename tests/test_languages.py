@@ -118,3 +118,16 @@ def test_streamed_statistics_keep_unicode_and_say_so(tmp_path):
     assert guard.startswith("words look unsegmented")
     with pytest.raises(UserError, match="--segmenter chars needs exact statistics"):
         cuelens.scan(str(data), stats="streaming", segmenter="chars")
+
+
+def test_demo_data_in_another_language(tmp_path):
+    import json
+
+    from cuelens.data.synthetic import write_demo_data
+
+    paths = write_demo_data(tmp_path, size=60, seed=0, language="ja")
+    assert list(paths) == ["nli"]  # no MCQ generator in other languages
+    rows = [json.loads(line) for line in (paths["nli"] / "train.jsonl").open(encoding="utf-8")]
+    assert len(rows) == 60 and all(row["hypothesis"].endswith("。") for row in rows)
+    with pytest.raises(UserError, match="unknown language 'xx'"):
+        write_demo_data(tmp_path / "x", size=60, language="xx")

@@ -28,6 +28,7 @@ a short list of common words, no copied text; Thai, Japanese and Chinese without
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -196,8 +197,10 @@ def make_mcq(n: int, *, seed: int = 0, n_choices: int = 2, vocab_size: int = 200
 
 
 def write_demo_data(out_dir: str | Path, *, size: int = 3000, seed: int = 0,
-                    test_fraction: float = 0.2, vocab_size: int | None = None) -> dict[str, Path]:
-    """Write ``nli/{train,test}.jsonl`` and ``mcq/{train,test}.jsonl`` under ``out_dir``.
+                    test_fraction: float = 0.2, vocab_size: int | None = None,
+                    language: str = "en") -> dict[str, Path]:
+    """Write ``nli/{train,test}.jsonl`` and ``mcq/{train,test}.jsonl`` under ``out_dir``
+    (another ``language``: the NLI data only, in that language).
 
     ``size`` is the number of training items per task; the test split has
     ``size * test_fraction`` items (at least 200). Returns the two dataset directories.
@@ -206,7 +209,9 @@ def write_demo_data(out_dir: str | Path, *, size: int = 3000, seed: int = 0,
     n_test = max(200, int(size * test_fraction))
     vocab = vocab_size or (400 if size <= 20000 else 30000)
     paths = {}
-    for task, make in (("nli", make_nli), ("mcq", make_mcq)):
+    makers = {"nli": make_nli, "mcq": make_mcq} if language == "en" else {
+        "nli": partial(make_nli, language=language)}
+    for task, make in makers.items():
         records = make(size + n_test, seed=seed, vocab_size=vocab)
         directory = out_dir / task
         write_jsonl(directory / "train.jsonl", records[:size])
