@@ -27,6 +27,7 @@ a short list of common words, no copied text; Thai, Japanese and Chinese without
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -209,8 +210,8 @@ def write_demo_data(out_dir: str | Path, *, size: int = 3000, seed: int = 0,
     n_test = max(200, int(size * test_fraction))
     vocab = vocab_size or (400 if size <= 20000 else 30000)
     paths = {}
-    makers = {"nli": make_nli, "mcq": make_mcq} if language == "en" else {
-        "nli": partial(make_nli, language=language)}
+    makers: dict[str, Callable[..., list[dict]]] = {"nli": make_nli, "mcq": make_mcq} \
+        if language == "en" else {"nli": partial(make_nli, language=language)}
     for task, make in makers.items():
         records = make(size + n_test, seed=seed, vocab_size=vocab)
         directory = out_dir / task
