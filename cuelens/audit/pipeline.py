@@ -202,7 +202,8 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
         progress("hygiene", 1.0)
     sections = ScanSections(
         config=asdict(config), dataset=dataset_summary(dataset, config.min_label_items),
-        segmentation=chosen, warnings=warnings, hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
+        segmentation=chosen, warnings=warnings, hygiene=hygiene, **audit.sections(),
+        examples=examples, **feature_sections(
             features, dataset_parts(dataset, config.folds, config.seed), task=dataset.task,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,
