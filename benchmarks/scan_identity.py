@@ -11,6 +11,8 @@ and ``hard.jsonl`` byte for byte and prints one line per output; exit 1 on any d
     python benchmarks/scan_identity.py /tmp/new --file /tmp/nli100k.jsonl --against /tmp/ref
     python benchmarks/scan_identity.py /tmp/new --no-scan --against /tmp/ref \
         --ignore-config max_fit_items      # after a change of that default
+    python benchmarks/scan_identity.py /tmp/new --against /tmp/ref --ignore-config segmenter \
+        --ignore-section segmentation      # issue 53: a new field, the rest unchanged
 """
 
 from __future__ import annotations
@@ -62,13 +64,17 @@ def run_scans(args) -> list[str]:
 
 def comparable(path: Path, ignored: tuple[str, ...] = ()) -> bytes:
     """The bytes compared: results.json without ``tool.version`` and the ``ignored`` config
-    keys (a changed default echoed in ``config``, e.g. ``max_fit_items``)."""
+    keys (a changed default echoed in ``config``, e.g. ``max_fit_items``) and sections
+    (``section:KEY``, a new one)."""
     if path.name != "results.json":
         return path.read_bytes()
     results = json.loads(path.read_bytes())
     results.get("tool", {}).pop("version", None)
     for key in ignored:
-        results.get("config", {}).pop(key, None)
+        if key.startswith("section:"):
+            results.pop(key.removeprefix("section:"), None)
+        else:
+            results.get("config", {}).pop(key, None)
     return json.dumps(results, sort_keys=True).encode()
 
 
@@ -95,13 +101,16 @@ def main() -> None:
     parser.add_argument("--ignore-config", action="append", default=[], metavar="KEY",
                         help="a results.json config key left out of the comparison (a changed "
                              "default, e.g. max_fit_items)")
+    parser.add_argument("--ignore-section", action="append", default=[], metavar="KEY",
+                        help="a top-level results.json section left out (a new one)")
     parser.add_argument("--no-scan", action="store_true",
                         help="compare the scans already in OUT instead of running them")
     args = parser.parse_args()
     names = (sorted(p.name for p in args.out.iterdir() if (p / "results.json").exists())
              if args.no_scan else run_scans(args))
     if args.against is not None and not compare(args.out, args.against, names,
-                                                tuple(args.ignore_config)):
+                                                tuple(args.ignore_config) + tuple(
+                                                    f"section:{k}" for k in args.ignore_section)):
         sys.exit(1)
 
 

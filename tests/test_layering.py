@@ -66,10 +66,10 @@ def test_the_checker_catches_violations(tmp_path):
 # sits with api.py.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("cuelens.errors", "cuelens.io", "cuelens.version")),
-    # the columns: readers, records → splits, compact splits, chunks, token sequences and their
-    # encoder, text keys
+    # the columns: readers, records → splits, compact splits, chunks, word segmenters, token
+    # sequences and their encoder, text keys
     ("columns", ("cuelens.data", "cuelens.engine", "cuelens.audit.tokenize",
-                 "cuelens.audit.counts", "cuelens.audit.text_keys")),
+                 "cuelens.audit.segmenters", "cuelens.audit.counts", "cuelens.audit.text_keys")),
     # results.json: its schema, validation and writer
     ("results", ("cuelens.reports.schema", "cuelens.audit.results")),
     ("analyses", ("cuelens.audit", "cuelens.probes", "cuelens.lm", "cuelens.augment",

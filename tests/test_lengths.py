@@ -39,7 +39,7 @@ def test_counts_from_cached_text_keys_equal_counting_again(make, names, monkeypa
     assert cached_text_keys(fresh) is None
     counted = lengths.length_section(dataset(fresh))
     text_keys(cached)
-    monkeypatch.setattr(lengths, "word_tokens", None)  # the cached split tokenises nothing
+    monkeypatch.setattr(lengths, "text_length", None)  # the cached split tokenises nothing
     assert lengths.length_section(dataset(cached)) == counted
 
 

@@ -279,7 +279,7 @@ def test_varying_choice_counts_result_views_say_no_leakage(tmp_path):
     result = cuelens.scan(str(write_jsonl(tmp_path / "vary.jsonl", rows)))
     assert "leakage" not in result.results and result.sections.leakage is None
     assert list(result.results) == ["schema_version", "tool", "config", "dataset",
-                                    "mcq_baselines", "notes"]
+                                    "segmentation", "mcq_baselines", "notes"]
     assert math.isnan(result.D)
     assert result.leakage.empty and list(result.leakage.columns)[:2] == ["metric", "aggregator"]
     assert result.cues.empty and result.easy.empty and result.hard.empty

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 
 from cuelens.audit.conclusion import DEFAULT_MARGIN
 from cuelens.audit.metrics import METRICS, Z_PRIORS
+from cuelens.audit.segmenters import SEGMENTER_CHOICES
 from cuelens.data.labels import MIN_LABEL_ITEMS
 from cuelens.errors import UserError
 
@@ -46,6 +47,7 @@ class ScanConfig:
     max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
     min_label_items: int = MIN_LABEL_ITEMS  # rarer labels' cues are never significant; 0 = off
     margin: float = DEFAULT_MARGIN  # no_meaningful_leakage below it (fraction; --margin points)
+    segmenter: str = "auto"  # cuelens.audit.segmenters: auto, a registered name or hf:PATH
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""
@@ -53,6 +55,9 @@ class ScanConfig:
             raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
+        if self.segmenter not in SEGMENTER_CHOICES and not self.segmenter.startswith("hf:"):
+            raise UserError(f"unknown segmenter {self.segmenter!r} (--segmenter); choose from "
+                            f"{', '.join(SEGMENTER_CHOICES)}")
         for name, minimum in (("folds", 1), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
                               ("alpha", 0), ("max_fit_items", 0), ("min_label_items", 0)):
             if getattr(self, name) < minimum:

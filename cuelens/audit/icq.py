@@ -37,8 +37,9 @@ class FeatureMatrix:
     """Instances × feature values of a dataset (binary CSR), with the MCQ rule applied."""
 
     def __init__(self, task: str, instances: Instances, names: Sequence[str] | None,
-                 cache_dir=None, progress: Callable[[str, float], None] | None = None):
-        features = get_features(list(names) if names is not None else None)
+                 cache_dir=None, progress: Callable[[str, float], None] | None = None,
+                 language: str = "en"):
+        features = get_features(list(names) if names is not None else None, language)
         annotations = annotate(features, instances.texts, instances.premises,
                                ParseCache(cache_dir), progress)
         self.columns = [(f.label, value) for f in features for value in annotations[f.name].vocab]
@@ -146,13 +147,15 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
                            label_names: list[str], features: list[str] | None,
                            cross_validated: bool, folds: int, min_support: int = 10,
                            cache_dir=None,
-                           progress: Callable[[str, float], None] | None = None) -> dict:
+                           progress: Callable[[str, float], None] | None = None,
+                           language: str = "en") -> dict:
     """The ``features`` and ``features_config`` sections of results.json (docs/methods.md §5)
     from ``parts``: splits (a whole split, or a chunk of one) of whole items, each with the
     plane of every item — its outer fold when ``cross_validated``, else 0 (fitting) or 1
     (evaluated). The one core of the in-memory scan (:func:`run_feature_audit`) and the
-    streaming one (each chunk parsed on its own, counts summed)."""
-    chosen = [f.name for f in get_features(features)]
+    streaming one (each chunk parsed on its own, counts summed). ``language``: the features
+    that run on it (:meth:`~cuelens.audit.features.base.Feature.for_language`)."""
+    chosen = [f.name for f in get_features(features, language)]
     labels = list(label_names)
     tally = FeatureTally(folds if cross_validated else 2, len(labels))
     total = sum(len(split) for split, _ in parts) if isinstance(parts, Sequence) else 0
@@ -160,7 +163,7 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
     for split, plane_of_item in parts:
         instances = split.instances(labels)
         tally.add(FeatureMatrix(task, instances, chosen, cache_dir,
-                                _part_progress(progress, split, done, total)),
+                                _part_progress(progress, split, done, total), language),
                   plane_of_item[instances.item])
         done += len(split)
     ok, score, train_counts, test_counts = _scores(tally.counts, cross_validated, min_support)

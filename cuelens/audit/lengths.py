@@ -21,7 +21,7 @@ import numpy as np
 from cuelens.audit.chance import exact_interval
 from cuelens.audit.groups import split_folds
 from cuelens.audit.text_keys import cached_text_keys
-from cuelens.audit.tokenize import word_tokens
+from cuelens.audit.tokenize import text_length
 from cuelens.data.dataset import Dataset, Split, Task
 
 MAX_WORDS = 40  # longer texts are counted in the last bin ("40 or more")
@@ -30,8 +30,9 @@ MIN_LEAF = 20  # fitting instances per leaf (no leaf for a few odd lengths)
 
 
 def word_counts(texts: Sequence[str]) -> np.ndarray:
-    """Word tokens per text (the tokenizer of the cue statistics, repeats counted)."""
-    return np.fromiter((len(word_tokens(t)) for t in texts), dtype=np.int64, count=len(texts))
+    """Word tokens per text (the tokenizer of the cue statistics, repeats counted; characters
+    for scripts without spaces: :func:`~cuelens.audit.tokenize.text_length`)."""
+    return np.fromiter(map(text_length, texts), dtype=np.int64, count=len(texts))
 
 
 def text_word_counts(split: Split) -> np.ndarray:

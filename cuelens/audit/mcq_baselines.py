@@ -18,7 +18,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from cuelens.audit.chance import ALPHA, accuracy_row, p_text, position_chi_square, tie_credit
 from cuelens.audit.groups import split_folds
-from cuelens.audit.tokenize import tokenize, word_tokens
+from cuelens.audit.tokenize import text_length, tokenize
 from cuelens.data.dataset import Dataset, Split
 
 Rule = Callable[[str, list[str]], np.ndarray]
@@ -57,7 +57,7 @@ def _shortest(context: str, choices: list[str]) -> np.ndarray:
 
 @rule("longest in words")
 def _longest_words(context: str, choices: list[str]) -> np.ndarray:
-    return np.array([len(word_tokens(c)) for c in choices], dtype=np.float64)
+    return np.array([text_length(c) for c in choices], dtype=np.float64)
 
 
 def content_tokens(text: str) -> set[str]:

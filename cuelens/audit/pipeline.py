@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from cuelens.audit.bias_items import ItemTable
     from cuelens.audit.results import ItemLines, ScanSections
+    from cuelens.audit.segmentation import ScanSegmentation
 
 
 class ChunkedItems(Protocol):
@@ -115,22 +116,33 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
 def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
                      task: str, label_names: list[str], cross_validated: bool, folds: int,
                      cache_dir: str | Path | None = None,
-                     progress: Progress | None = None) -> dict:
+                     progress: Progress | None = None, language: str = "en") -> dict:
     """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
     (:func:`~cuelens.audit.icq.feature_audit_of_parts`: a dataset's splits, or a streamed
     scan's chunks); ``{}`` when ``names`` is empty, every registered feature when it is
-    ``None``."""
+    ``None``. Text not in English (``language``): the features that cannot run on it are
+    skipped and listed in ``features_config`` (docs/languages.md)."""
+    from cuelens.audit.features import get_features
     from cuelens.audit.icq import feature_audit_of_parts
     from cuelens.audit.parse_cache import default_cache_dir
 
     if names is not None and not names:
         return {}
+    asked = [f.name for f in get_features(None if names is None else list(names))]
+    run = [f.name for f in get_features(asked, language)]
+    skipped = {"language": language, "skipped": [
+        {"feature": name, "reason": f"needs English text (the text is {language})"}
+        for name in asked if name not in run]} if language != "en" else {}
+    if not run:
+        return {"features_config": {"features": [], **skipped}}
     stage = None if progress is None else (
         lambda name, fraction: progress(f"features: {name}", fraction))
-    return feature_audit_of_parts(parts, task=task, label_names=label_names,
-                                  features=None if names is None else list(names),
-                                  cross_validated=cross_validated, folds=folds,
-                                  cache_dir=cache_dir or default_cache_dir(), progress=stage)
+    sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
+                                      cross_validated=cross_validated, folds=folds,
+                                      cache_dir=cache_dir or default_cache_dir(), progress=stage,
+                                      language=language)
+    sections["features_config"].update(skipped)
+    return sections
 
 
 def add_subsets(result: Scan, field: str, config: ScanConfig) -> None:
@@ -154,9 +166,32 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                  progress: Progress | None = None,
                  tokens: TokenSequences | None = None) -> Scan:
-    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none).
+    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none),
+    every word cut by the segmenter of ``config.segmenter`` (:mod:`cuelens.audit.segmentation`).
 
     ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
+    from cuelens.audit.segmentation import scan_segmentation
+    from cuelens.audit.tokenize import segmenting
+    from cuelens.data.loading import check_dataset_scannable
+
+    started = time.time()
+    config = config or ScanConfig()
+    config.validate()
+    check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
+    segmentation = scan_segmentation(dataset, config.segmenter)
+    if segmentation.segmenter.name != "unicode":
+        tokens = None  # an engine encoded them with the default segmenter: encode them again
+    with segmenting(segmentation.segmenter):
+        scan = _scan_segmented(dataset, config, segmentation, features=features,
+                               cache_dir=cache_dir, progress=progress, tokens=tokens)
+    scan.started = started
+    return scan
+
+
+def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegmentation, *,
+                    features: Sequence[str] | None, cache_dir: str | Path | None,
+                    progress: Progress | None, tokens: TokenSequences | None) -> Scan:
+    """:func:`scan_dataset` once its segmenter is the active one."""
     from cuelens.audit.advice import advise
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.icq import dataset_parts
@@ -164,17 +199,14 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     from cuelens.audit.lengths import length_section
     from cuelens.audit.mcq_baselines import mcq_baselines
     from cuelens.audit.results import ScanSections
-    from cuelens.data.loading import check_dataset_scannable
     from cuelens.data.summary import dataset_summary
 
-    started = time.time()
-    config = config or ScanConfig()
-    config.validate()
-    check_dataset_scannable(dataset)  # one clear error for 1 item or a single label
+    chosen, warnings = segmentation.to_json(), segmentation.warnings or None
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
-        return Scan(dataset, ScanSections(
-            config=asdict(config), dataset=dataset_summary(dataset), notes=[VARYING_CHOICES],
-            mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None, started)
+        return Scan(dataset, advise(ScanSections(
+            config=asdict(config), dataset=dataset_summary(dataset), segmentation=chosen,
+            warnings=warnings, notes=[VARYING_CHOICES],
+            mcq_baselines=mcq_baselines(dataset, config.folds, config.seed))), None)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
     parts = dataset_parts(dataset, config.folds, config.seed) if features is None or features \
         else []  # the folds only when features are audited
@@ -184,10 +216,12 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
         progress("hygiene", 1.0)
     sections = ScanSections(
         config=asdict(config), dataset=dataset_summary(dataset, config.min_label_items),
-        hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
+        segmentation=chosen, warnings=warnings, hygiene=hygiene, **audit.sections(),
+        examples=examples, **feature_sections(
             features, parts, task=dataset.task,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
-            folds=config.folds, cache_dir=cache_dir, progress=progress),
+            folds=config.folds, cache_dir=cache_dir, progress=progress,
+            language=segmentation.language),
         **length_section(dataset, config.folds, config.seed))
     return Scan(dataset=dataset, sections=advise(sections), item_easy=audit.item_easy,
-                started=started, bias=audit.items)
+                bias=audit.items)

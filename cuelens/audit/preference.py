@@ -17,7 +17,7 @@ from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.subsets import mark_holm
-from cuelens.audit.tokenize import word_tokens
+from cuelens.audit.tokenize import text_length
 from cuelens.data.preference import NO_POSITION, PreferenceSplit
 
 Scorer = Callable[[list[str]], np.ndarray]
@@ -50,7 +50,7 @@ FORMATS: dict[str, Scorer] = {
 #: shortcut → per-response scorer; the rule picks the response with the higher score (tokens:
 #: the word tokens of the cue tokenizer, :mod:`cuelens.audit.tokenize`).
 SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _per_text(len),
-                                "longer (tokens)": _per_text(lambda t: len(word_tokens(t))),
+                                "longer (tokens)": _per_text(text_length),
                                 **FORMATS}
 POSITION = "shown first"
 

@@ -64,6 +64,8 @@ class ScanSections(Section):
     config: dict
     dataset: dict
     conclusion: dict | None = None
+    segmentation: dict | None = None  # the segmenter used and why (cuelens.audit.segmenters)
+    warnings: list[str] | None = None  # e.g. text that looks unsegmented (docs/languages.md)
     hygiene: dict | None = None
     cues: list[dict] | None = None
     cue_stats: dict | None = None

@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -226,8 +226,10 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     """Read the data arguments into chunks under ``directory`` and encode the statistics'
     splits chunk by chunk (``reader``; locally one chunk in memory at a time, plus the
     vocabulary)."""
+    from cuelens.audit.segmentation import check_streamable
     from cuelens.engine.streaming import ROLES, resolve_sources
 
+    check_streamable(config.segmenter)
     sources, name, fmt = resolve_sources(data, train, test)
     roles = [role for role in ROLES if role in sources]
     fitting, evaluated = split_roles(roles)
@@ -535,10 +537,14 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import ScanSections
+    from cuelens.audit.segmentation import split_texts, streamed_segmentation
     from cuelens.audit.streamed_hygiene import ItemFlags, streamed_hygiene
 
     started = time.time()
     config.validate()
+    segmentation = streamed_segmentation(
+        [text for chunked in data.splits.values() for chunk in islice(chunked, 1)
+         for text in split_texts(chunk.split)], config.segmenter)
     if data.fitting is None and config.folds < 2:
         raise UserError("cross-validating a single file needs --folds 2 or more (or give "
                         "--train and --test)")
@@ -563,11 +569,13 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         progress("hygiene", 1.0)
     sections = ScanSections(
         config={**asdict(config), "statistics": "streaming"},
-        dataset=chunked_summary(data, config.min_label_items), hygiene=hygiene,
-        **audit.sections(), examples=examples, **feature_sections(
+        dataset=chunked_summary(data, config.min_label_items),
+        segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
+        hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, feature_parts(data, folds, config.seed), task=data.store.task,
             label_names=data.label_names, cross_validated=data.fitting is None,
-            folds=config.folds, cache_dir=cache_dir, progress=progress),
+            folds=config.folds, cache_dir=cache_dir, progress=progress,
+            language=segmentation.language),
         **lengths, notes=[STREAMING_NOTE])
     items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:

@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from cuelens.audit.counts import row_starts
-from cuelens.audit.tokenize import word_tokens
+from cuelens.audit.tokenize import active_segmenter, text_length, word_tokens
 from cuelens.data.dataset import Task
 
 
@@ -36,7 +36,7 @@ def normal_form(text: str) -> str:
 def _key_and_words(text: str) -> tuple[bytes, int]:
     """The :func:`text_key` of a text's normal form, and its number of words."""
     tokens = word_tokens(text)
-    return text_key(" ".join(tokens)), len(tokens)
+    return text_key(" ".join(tokens)), text_length(text, tokens)
 
 
 def text_key(text: str) -> bytes:
@@ -161,7 +161,7 @@ class SplitCache(Generic[T]):
         return value
 
 
-_TEXT_KEYS = SplitCache[TextKeys]()
+_TEXT_KEYS = SplitCache[tuple[str, TextKeys]]()  # with the segmenter that cut their words
 
 
 def text_keys(split) -> TextKeys:
@@ -170,10 +170,13 @@ def text_keys(split) -> TextKeys:
 
 
 def cached_text_keys(split) -> TextKeys | None:
-    """The split's :func:`text_keys` if they are computed already (None: not yet)."""
-    return _TEXT_KEYS.get(split)
+    """The split's :func:`text_keys` if they are computed already with the active segmenter
+    (None: not yet)."""
+    cached = _TEXT_KEYS.get(split)
+    return cached[1] if cached is not None and cached[0] == active_segmenter().name else None
 
 
 def keep_text_keys(split, keys: TextKeys) -> TextKeys:
-    """Cache ``keys`` (e.g. loaded from disk) as the :func:`text_keys` of ``split``."""
-    return _TEXT_KEYS.keep(split, keys)
+    """Cache ``keys`` (e.g. loaded from disk) as the :func:`text_keys` of ``split`` under the
+    active segmenter."""
+    return _TEXT_KEYS.keep(split, (active_segmenter().name, keys))[1]

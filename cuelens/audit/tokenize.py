@@ -4,26 +4,55 @@ Lower-cased word tokens; punctuation is dropped; English contractions are split 
 splits them ("don't" → "do", "n't"; "it's" → "it", "'s"; "can't" → "ca", "n't"). A word counts
 once per text: :func:`tokenize` returns the distinct tokens in order of first occurrence.
 Typographic apostrophes (’) are read as ASCII ones.
+
+The words are those of the active segmenter (:mod:`cuelens.audit.segmenters`; ``unicode``
+unless a scan sets another with :func:`segmenting`), so everything that counts words — cues,
+baselines, hygiene keys, lengths, examples — cuts a text the same way within a scan.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-TOKEN_PATTERN = r"[^\W_]+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|[^\W_]+"
-TOKEN_RE = re.compile(TOKEN_PATTERN)
-WORD_RE = re.compile(r"[^\W_]+")  # TOKEN_PATTERN on a text without an apostrophe, ⅓ faster
+from cuelens.audit.segmenters import TOKEN_PATTERN, TOKEN_RE, WORD_RE, Segmenter, get_segmenter
+
+__all__ = ["TOKEN_PATTERN", "TOKEN_RE", "WORD_RE", "active_segmenter", "segmenting",
+           "text_length", "tokenize", "word_tokens"]
+
+_ACTIVE: ContextVar[Segmenter | None] = ContextVar("cuelens_segmenter", default=None)
 
 
-def normalise(text: str) -> str:
-    """Lower-case and unify apostrophes before matching :data:`TOKEN_PATTERN`."""
-    return text.lower().replace("\u2019", "'")
+def active_segmenter() -> Segmenter:
+    """The segmenter of the running scan (``unicode`` outside one)."""
+    return _ACTIVE.get() or get_segmenter("unicode")
+
+
+@contextmanager
+def segmenting(segmenter: Segmenter | str) -> Iterator[Segmenter]:
+    """Make ``segmenter`` (or the registered one of that name) the active one inside the block."""
+    chosen = get_segmenter(segmenter) if isinstance(segmenter, str) else segmenter
+    token = _ACTIVE.set(chosen)
+    try:
+        yield chosen
+    finally:
+        _ACTIVE.reset(token)
 
 
 def word_tokens(text: str) -> list[str]:
     """All word tokens of ``text`` in order, repeats kept (needed to form n-grams)."""
-    text = normalise(text)
-    return (TOKEN_RE if "'" in text else WORD_RE).findall(text)
+    return active_segmenter().words(text)
+
+
+def text_length(text: str, tokens: list[str] | None = None) -> int:
+    """The length of ``text`` for the length rules (docs/methods.md §1): its words (``tokens``
+    when already cut), or, with a segmenter of scripts without spaces, its letters and digits
+    (a word count depends too much on the dictionary, and uni+bigrams are no words)."""
+    segmenter = active_segmenter()
+    if segmenter.spaced:
+        return len(segmenter.words(text) if tokens is None else tokens)
+    return sum(map(str.isalnum, text))
 
 
 def tokenize(text: str) -> list[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cuelens.audit.segmentation import split_language
 from cuelens.augment.operators import OpContext, Operator
+from cuelens.augment.operators.registry import check_language
 from cuelens.augment.perturb import (apply_operator, item_rng, needed_texts, parse_texts,
                                      question_record)
 from cuelens.data.dataset import Split, Task
@@ -34,6 +36,7 @@ def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
     of another task is a :class:`UserError`."""
     if split.task != Task.MCQ:
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)
+    check_language(ops, split_language(split))
     index = list(range(len(split))) if items is None else list(items)
     docs = parse_texts(needed_texts(split.subset(index), list(ops)), progress) \
         if any(op.needs_parse for op in ops) else {}

@@ -16,13 +16,16 @@ def demo(
     size: Annotated[int, typer.Option(help="Training items per dataset (the test split is 20%, "
                                            "at least 200).")] = 3000,
     seed: SeedOpt = 0,
+    language: Annotated[str, typer.Option(
+        help="en, or hi/th/ja/zh: NLI data in Hindi, Thai, Japanese or Chinese, scanned with "
+             "the segmenter auto picks (docs/languages.md).")] = "en",
 ) -> None:
     """Generate a synthetic NLI and MCQ dataset with planted cues and scan both.
 
     The planted cues (which words, which label, which rate) are documented in
     cuelens/data/synthetic.py; a correct scan ranks them at the top.
 
-    Example: audit demo --out demo-output
+    Example: audit demo --out demo-output; audit demo --language zh --out demo-zh
     """
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
@@ -35,7 +38,7 @@ def demo(
     if size < 50:
         raise typer.BadParameter("--size must be at least 50")
     check_writable_dir(out)
-    data_dirs = write_demo_data(out / "data", size=size, seed=seed)
+    data_dirs = write_demo_data(out / "data", size=size, seed=seed, language=language)
     for task, directory in data_dirs.items():
         dataset = load_dataset(str(directory))
         dataset.name = f"demo-{task}"

@@ -18,6 +18,7 @@ from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import RECORDS_MAX_ITEMS
+from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.reports.options import ReportOptions
 
 if TYPE_CHECKING:
@@ -67,6 +68,10 @@ def scan(
         help="Conclude 'no meaningful leakage' only when the upper end of D's interval and of "
         "every rule's is below this many points (docs/methods.md §17).")]
     = round(DEFAULT.margin * 100, 6),
+    segmenter: Annotated[str, typer.Option(
+        help="How texts are cut into words: auto (from the scripts of the data), "
+        f"{', '.join(SEGMENTERS)}, or hf:PATH (a Hugging Face tokenizer); "
+        "docs/languages.md.")] = DEFAULT.segmenter,
     min_label_items: Annotated[int, typer.Option(
         "--min-label-items", help="Labels with fewer items than this in the fitting split are "
         "rare: warned about, their cues never called significant nor named in the next steps; "
@@ -140,7 +145,7 @@ def scan(
                         in_sample_features=in_sample_features, z_prior=z_prior,
                         include_premise=include_premise, max_fit_items=max_fit_items,
                         flag_threshold=flag_threshold / 100.0, margin=margin / 100.0,
-                        min_label_items=min_label_items)
+                        min_label_items=min_label_items, segmenter=segmenter)
     config.validate()  # before any data is read
     item_files_mode(item_files, 0)
     fields = field_map(premise_field, hypothesis_field, label_field, choices_field, group_field)
@@ -301,6 +306,22 @@ def print_mcq_baselines(section: dict | None) -> None:
         console.print(f"{mark}{escape(positions_verdict(counts, f'gold answers ({role})'))}")
 
 
+def print_segmentation(results: dict) -> None:
+    """The segmenter line (its name and why), the ICQ features skipped for the text's language
+    and the scan's warnings (docs/languages.md)."""
+    from rich.markup import escape
+
+    chosen = results.get("segmentation")
+    if chosen is not None:
+        console.print(f"segmenter: {escape(chosen['name'])} ({escape(chosen['reason'])})")
+    skipped = results.get("features_config", {}).get("skipped")
+    if skipped:
+        console.print(f"features skipped ({escape(skipped[0]['reason'])}): "
+                      f"{escape(', '.join(row['feature'] for row in skipped))}")
+    for warning in results.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
 def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = None) -> None:
     """A short terminal summary: sizes, headline D, top cues per label, hard fraction; a next
     step that uses an output file names it when it was written (``files``: key → path)."""
@@ -322,6 +343,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         console.print(f"[yellow]note:[/] {escape(roles_note(data['split_roles']))}")
     for warning in data.get("labels", {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
+    print_segmentation(results)
     if "leakage" not in results or not measurable(results):  # nothing to show beside the rules
         print_mcq_baselines(results.get("mcq_baselines"))
         for note in results.get("notes", []):

@@ -19,15 +19,22 @@ NLI labels are uniform over entailment/neutral/contradiction; MCQ answers are un
 ``k`` positions. Hypotheses have 3 + Poisson(4.5) words (mean 7.5, like SNLI's). The vocabulary is
 a small hand-written English core followed by generated pseudo-words (``vocab_size`` types in all,
 Zipf exponent 1.0), so large demos reach SNLI-like vocabulary sizes. Same seed → same data.
+
+``make_nli(..., language=...)`` writes Hindi, Thai, Japanese or Chinese instead (:data:`LANGUAGES`:
+a short list of common words, no copied text; Thai, Japanese and Chinese without spaces), with
+"not/never", "outdoors" and "maybe" as the planted cues at the same rates (docs/languages.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.errors import UserError
 from cuelens.io import write_jsonl
 
 NLI_LABELS = ("contradiction", "entailment", "neutral")
@@ -73,12 +80,54 @@ def make_vocabulary(size: int) -> list[str]:
     return words[:size]
 
 
-class _Sentences:
-    """Draws filler sentences from a Zipfian vocabulary."""
+@dataclass(frozen=True)
+class Language:
+    """Generated text in another script (docs/languages.md): filler ``words`` (a short list of
+    common words, drawn Zipfian), the planted ``cues`` (same rates as :data:`NLI_CUES`), the
+    ``joiner`` between words ('' for scripts written without spaces) and the sentence ``end``."""
 
-    def __init__(self, rng: np.random.Generator, vocab_size: int) -> None:
+    words: tuple[str, ...]
+    cues: tuple[PlantedCue, ...]
+    joiner: str
+    end: str
+
+    def sentence(self, words: list[str]) -> str:
+        return self.joiner.join(words) + self.end
+
+
+def _language(words: str, cues: str, joiner: str, end: str) -> Language:
+    contradiction, entailment, neutral = cues.split()
+    return Language(tuple(words.split()), (PlantedCue(contradiction, "contradiction", 0.30, 0.02),
+                                           PlantedCue(entailment, "entailment", 0.25, 0.02),
+                                           PlantedCue(neutral, "neutral", 0.25, 0.02)),
+                    joiner, end)
+
+
+#: Language code → its generated text; the cues mean "not/never", "outdoors", "maybe".
+LANGUAGES: dict[str, Language] = {
+    "hi": _language("आदमी औरत बच्चा कुत्ता बिल्ली लड़की लड़का लोग खाना पानी किताब घर सड़क बगीचा "
+                    "मेज़ गाड़ी गेंद चलता दौड़ता बैठता खाता पीता पढ़ता देखता गाता है हैं था में पर "
+                    "के साथ और एक दो लाल नीला छोटा बड़ा पुराना", "नहीं बाहर शायद", " ", "।"),
+    "th": _language("ผู้ชาย ผู้หญิง เด็ก สุนัข แมว คน บ้าน ถนน รถ น้ำ หนังสือ อาหาร สวน ทะเล "
+                    "โต๊ะ เดิน วิ่ง นั่ง กิน ดื่ม อ่าน ดู ร้องเพลง ใน บน กับ และ สอง สาม เล็ก ใหญ่ "
+                    "สีแดง", "ไม่ ข้างนอก อาจจะ", "", ""),
+    "ja": _language("男性 女性 子供 犬 猫 人 家 道 車 水 本 料理 公園 海 机 歩く 走る 座る 食べる "
+                    "飲む 読む 見る 歌う が を で に と は 二人 三人 小さい 大きい 赤い",
+                    "決して 屋外 たぶん", "", "。"),
+    "zh": _language("男人 女人 孩子 狗 猫 人们 房子 街道 汽车 水 书 饭菜 公园 大海 桌子 走路 "
+                    "跑步 坐着 吃饭 喝水 读书 看着 唱歌 在 和 里 上 两个 三个 小 大 红色",
+                    "没有 户外 可能", "", "。"),
+}
+
+
+class _Sentences:
+    """Draws filler sentences from a Zipfian vocabulary (``words``; default
+    :func:`make_vocabulary`)."""
+
+    def __init__(self, rng: np.random.Generator, vocab_size: int,
+                 words: tuple[str, ...] | None = None) -> None:
         self.rng = rng
-        self.words = np.asarray(make_vocabulary(vocab_size), dtype=object)
+        self.words = np.asarray(words or make_vocabulary(vocab_size), dtype=object)
         weights = 1.0 / np.arange(1, len(self.words) + 1)
         self.p = weights / weights.sum()
 
@@ -103,10 +152,18 @@ def _sentence(words: list[str]) -> str:
 
 
 def make_nli(n: int, *, seed: int = 0, vocab_size: int = 2000, cues=NLI_CUES,
-             id_prefix: str = "nli") -> list[dict]:
-    """``n`` NLI records ``{id, premise, hypothesis, label}`` with the planted ``cues``."""
+             id_prefix: str = "nli", language: str = "en") -> list[dict]:
+    """``n`` NLI records ``{id, premise, hypothesis, label}`` with the planted ``cues``;
+    ``language`` other than ``en``: text of :data:`LANGUAGES` with its own cues."""
     rng = np.random.default_rng(seed)
-    sentences = _Sentences(rng, vocab_size)
+    sentence = _sentence
+    if language != "en":
+        if language not in LANGUAGES:
+            raise UserError(f"unknown language {language!r}; choose from en, "
+                            f"{', '.join(LANGUAGES)}")
+        sentence, cues = LANGUAGES[language].sentence, LANGUAGES[language].cues
+    sentences = _Sentences(rng, vocab_size, LANGUAGES[language].words
+                           if language != "en" else None)
     labels = rng.choice(len(NLI_LABELS), size=n)
     premises = sentences.draw(n, mean_extra=9.0, minimum=5)
     hypotheses = sentences.draw(n)
@@ -115,8 +172,8 @@ def make_nli(n: int, *, seed: int = 0, vocab_size: int = 2000, cues=NLI_CUES,
     for i in range(n):
         label = NLI_LABELS[labels[i]]
         hypothesis = _plant(rng, hypotheses[i], label, cues, draws[i])
-        records.append({"id": f"{id_prefix}-{i}", "premise": _sentence(premises[i]),
-                        "hypothesis": _sentence(hypothesis), "label": label})
+        records.append({"id": f"{id_prefix}-{i}", "premise": sentence(premises[i]),
+                        "hypothesis": sentence(hypothesis), "label": label})
     return records
 
 
@@ -141,8 +198,10 @@ def make_mcq(n: int, *, seed: int = 0, n_choices: int = 2, vocab_size: int = 200
 
 
 def write_demo_data(out_dir: str | Path, *, size: int = 3000, seed: int = 0,
-                    test_fraction: float = 0.2, vocab_size: int | None = None) -> dict[str, Path]:
-    """Write ``nli/{train,test}.jsonl`` and ``mcq/{train,test}.jsonl`` under ``out_dir``.
+                    test_fraction: float = 0.2, vocab_size: int | None = None,
+                    language: str = "en") -> dict[str, Path]:
+    """Write ``nli/{train,test}.jsonl`` and ``mcq/{train,test}.jsonl`` under ``out_dir``
+    (another ``language``: the NLI data only, in that language).
 
     ``size`` is the number of training items per task; the test split has
     ``size * test_fraction`` items (at least 200). Returns the two dataset directories.
@@ -151,7 +210,9 @@ def write_demo_data(out_dir: str | Path, *, size: int = 3000, seed: int = 0,
     n_test = max(200, int(size * test_fraction))
     vocab = vocab_size or (400 if size <= 20000 else 30000)
     paths = {}
-    for task, make in (("nli", make_nli), ("mcq", make_mcq)):
+    makers: dict[str, Callable[..., list[dict]]] = {"nli": make_nli, "mcq": make_mcq} \
+        if language == "en" else {"nli": partial(make_nli, language=language)}
+    for task, make in makers.items():
         records = make(size + n_test, seed=seed, vocab_size=vocab)
         directory = out_dir / task
         write_jsonl(directory / "train.jsonl", records[:size])

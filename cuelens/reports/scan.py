@@ -51,6 +51,7 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
         "dataset": ds, "config": results.get("config", {}),
         "notes": ([roles_note(ds["split_roles"])] if ds.get("split_roles") else [])
         + results.get("notes", []) + ds.get("labels", {}).get("warnings", []),
+        "segmentation": results.get("segmentation"), "warnings": results.get("warnings", []),
         "rows": [{"role": role, "file": s.get("file"), "items": s["items"],
                   "instances": s.get("instances"), "skipped": sum(s.get("skipped", {}).values()),
                   "skipped_reasons": s.get("skipped", {})} for role, s in splits.items()],

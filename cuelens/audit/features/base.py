@@ -85,6 +85,12 @@ class Feature:
     components: tuple[str, ...] = ()  #: spaCy components the detector reads
     version: int = 1  #: bump when the detector's output changes (invalidates the cache)
     uses_premise: bool = False
+    english_only: bool = True  #: reads the English spaCy pipeline or an English lexicon
+
+    def for_language(self, language: str) -> Feature | None:
+        """The detector for text in ``language`` (``en``, ``zh``, ``ja``, … docs/languages.md);
+        None: this feature cannot run on it."""
+        return self if language == "en" or not self.english_only else None
 
     def values(self, source) -> tuple[str, ...]:
         """The values of one text (a string, or a spaCy ``Doc`` for a :class:`DocFeature`)."""

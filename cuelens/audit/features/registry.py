@@ -15,8 +15,17 @@ def register(cls: type[Feature]) -> type[Feature]:
     return cls
 
 
-def get_features(names: list[str] | None = None) -> list[Feature]:
-    """Detectors for ``names`` (``None``: all) in registry order; unknown names are user errors."""
+def get_features(names: list[str] | None = None, language: str = "en") -> list[Feature]:
+    """Detectors for ``names`` (``None``: all) in registry order; unknown names are user errors.
+    ``language`` other than ``en``: each one's :meth:`~Feature.for_language`, those that cannot
+    run left out (docs/languages.md)."""
+    chosen = _named(names)
+    if language == "en":
+        return chosen
+    return [f for f in (feature.for_language(language) for feature in chosen) if f is not None]
+
+
+def _named(names: list[str] | None) -> list[Feature]:
     if names is None:
         return list(FEATURES.values())
     wanted = {name.strip().lower() for name in names if name.strip()}

@@ -11,6 +11,7 @@ from cuelens.audit.tokenize import tokenize
 class Word(TextFeature):
     name = "word"
     label = "WORD"
+    english_only = False
 
     def values(self, text: str) -> tuple[str, ...]:
         return tuple(tokenize(text))

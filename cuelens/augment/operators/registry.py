@@ -8,10 +8,12 @@ look operators up in :mod:`cuelens.augment.operators`, which imports every opera
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from cuelens.errors import UserError
 
 
 CORRECT, WRONG = "correct", "wrong"
@@ -38,6 +40,20 @@ class Operator:
     needs_parse: bool  # whether ``fn`` receives a spaCy Doc (else the plain text)
     fn: Callable[..., str | None]
     description: str
+
+    @property
+    def english_only(self) -> bool:
+        """Reads a spaCy English parse (or English word lists): refused on other languages."""
+        return self.needs_parse
+
+
+def check_language(ops: Iterable[Operator], language: str) -> None:
+    """One :class:`UserError` line when English-only operators are asked for text in another
+    ``language`` (docs/languages.md)."""
+    english = [op.name for op in ops if op.english_only]
+    if language != "en" and english:
+        raise UserError(f"operator(s) {', '.join(english)} work on English text only and this "
+                        f"text is {language!r}: use co or mt (docs/languages.md)")
 
 
 OPERATORS: dict[str, Operator] = {}

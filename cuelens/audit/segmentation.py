@@ -1,0 +1,140 @@
+"""The segmenter of a scan (docs/methods.md §1, docs/languages.md): chosen once per dataset from
+a sample of its texts (``auto``), built (a registered name, or ``hf:PATH`` through
+:mod:`cuelens.models`), and checked: text that still looks unsegmented gets a warning instead of a
+clean "no leakage"."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import chain, islice
+from statistics import median
+
+from cuelens.audit.segmenters import UNSPACED_RE, Choice, Segmenter, choose_segmenter, \
+    get_segmenter, main_unspaced_script
+from cuelens.data.dataset import Dataset, Split
+from cuelens.errors import UserError
+
+SAMPLE_TEXTS = 4000  # texts per split read to choose the segmenter and to check its words
+#: the guard: most distinct unspaced-script words occur once and are this long (characters)
+UNSEGMENTED_LENGTH = 4
+UNSEGMENTED_ONCE = 0.5
+
+
+def sample_texts(dataset: Dataset, limit: int = SAMPLE_TEXTS) -> list[str]:
+    """The first ``limit`` hypotheses (or choices) and premises of each split, in order."""
+    return [text for split in (dataset.train, dataset.test) if split is not None
+            for text in split_texts(split, limit)]
+
+
+def split_texts(split: Split, limit: int = SAMPLE_TEXTS) -> list[str]:
+    """The first ``limit`` hypotheses (or choices) and premises of ``split``."""
+    return [*islice(_instance_texts(split), limit), *islice(split.premises, limit)]
+
+
+def split_language(split: Split) -> str:
+    """The :func:`text_language` of a split, its segmenter chosen as ``auto`` would."""
+    texts = split_texts(split)
+    choice = choose_segmenter(texts)
+    return text_language(texts, choice.scripts, build_segmenter(choice.name))
+
+
+def _instance_texts(split: Split):
+    return iter(split.hypotheses) if split.hypotheses else chain.from_iterable(split.choices)
+
+
+def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
+    """One line when the words of ``texts`` in scripts without spaces look like whole phrases:
+    more than half of their distinct words occur once and their median length is at least
+    :data:`UNSEGMENTED_LENGTH` characters (docs/languages.md, "The guard")."""
+    counts = Counter(word for text in texts for word in segmenter.words(text)
+                     if UNSPACED_RE.search(word))
+    if not counts:
+        return None
+    once = sum(count == 1 for count in counts.values()) / len(counts)
+    length = median(len(word) for word in counts)
+    if once <= UNSEGMENTED_ONCE or length < UNSEGMENTED_LENGTH:
+        return None
+    return (f"words look unsegmented: {once:.0%} of the {len(counts)} distinct words in scripts "
+            f"without spaces occur once, median length {length:g} characters; cues and leakage "
+            f"are not meaningful with segmenter {segmenter.name!r} (docs/languages.md)")
+
+
+#: Language code of each unspaced script (the language of a text mostly in it).
+SCRIPT_LANGUAGES = {"han": "zh", "kana": "ja", "thai": "th", "lao": "lo", "khmer": "km",
+                    "myanmar": "my"}
+#: English function words (none of them common in another Latin-script language): text is
+#: English when they are at least ENGLISH_SHARE of its words (SNLI 19%, CommonsenseQA 17%).
+ENGLISH_WORDS = frozenset("the is are was were be been of and to with for it that this he she "
+                          "they his her their not has have".split())
+ENGLISH_SHARE = 0.05
+
+
+def text_language(texts: list[str], shares: dict[str, float], segmenter: Segmenter) -> str:
+    """``en`` for English, the code of the main unspaced script's language, else ``other``: which
+    ICQ features can run (docs/languages.md, "Features")."""
+    main = main_unspaced_script(shares)
+    if main is not None:
+        return SCRIPT_LANGUAGES[main]
+    words = [word for text in texts for word in segmenter.words(text)]
+    english = sum(word in ENGLISH_WORDS for word in words)
+    return "en" if words and english >= ENGLISH_SHARE * len(words) else "other"
+
+
+@dataclass(frozen=True)
+class ScanSegmentation:
+    """The segmenter a scan uses, its choice, the text's language (results.json
+    ``segmentation``) and warnings."""
+
+    choice: Choice
+    segmenter: Segmenter
+    language: str = "en"
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {**self.choice.to_json(), "language": self.language}
+
+
+def build_segmenter(name: str) -> Segmenter:
+    """The registered segmenter ``name``, or a Hugging Face tokenizer for ``hf:PATH``."""
+    if name.startswith("hf:"):
+        from cuelens.models.hf_segmenter import load_hf_segmenter
+
+        return load_hf_segmenter(name)
+    return get_segmenter(name)
+
+
+STREAMED = "statistics that stream cut words with unicode"
+
+
+def check_streamable(requested: str) -> None:
+    """Statistics that stream encode every chunk with ``unicode`` (docs/languages.md): another
+    segmenter asked for is one :class:`UserError` line, before any reading."""
+    if requested not in ("auto", "unicode"):
+        raise UserError(f"--segmenter {requested} needs exact statistics (--stats exact): "
+                        f"{STREAMED} (docs/languages.md)")
+
+
+def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegmentation:
+    """The ``unicode`` segmentation of a streamed scan, with a warning when ``auto`` would
+    have chosen another segmenter for ``texts`` (a sample) and the guard's."""
+    check_streamable(requested)
+    best = choose_segmenter(texts)
+    segmenter = get_segmenter("unicode")
+    warnings = [] if best.name == "unicode" else [
+        f"{best.reason}: the {best.name} segmenter would cut it into words, but {STREAMED}; "
+        "scan with --stats exact"]
+    warning = unsegmented_warning(texts, segmenter)
+    return ScanSegmentation(Choice(requested, "unicode", STREAMED, best.scripts), segmenter,
+                            text_language(texts, best.scripts, segmenter),
+                            warnings + ([warning] if warning else []))
+
+
+def scan_segmentation(dataset: Dataset, requested: str = "auto") -> ScanSegmentation:
+    """Choose (``auto``) and build the segmenter of ``dataset``; check its words on a sample."""
+    texts = sample_texts(dataset)
+    choice = choose_segmenter(texts, requested)
+    segmenter = build_segmenter(choice.name)
+    warnings = [w for w in (choice.warning, unsegmented_warning(texts, segmenter)) if w]
+    return ScanSegmentation(choice, segmenter, text_language(texts, choice.scripts, segmenter),
+                            warnings)

@@ -1,0 +1,270 @@
+"""Word segmenters: how every cue statistic cuts a text into words (docs/methods.md §1,
+docs/languages.md).
+
+One registry, :data:`SEGMENTERS` (name → factory), read by ``--segmenter`` and
+:class:`~cuelens.audit.config.ScanConfig`. Every segmenter lower-cases the text, normalises it to
+NFC and reads runs of letters, digits and combining marks (Mn/Mc/Me) as words, with English
+contractions split as spaCy splits them (:data:`TOKEN_PATTERN`); they differ in what they do
+with a run of a script written without spaces (:data:`UNSPACED_SCRIPTS`: Han, kana, Thai, Lao,
+Khmer, Myanmar):
+
+- ``unicode``: keeps such a run as one word (the behaviour for space-delimited scripts; an ASCII
+  text is cut exactly as cuelens always cut it).
+- ``chars``: character unigrams + bigrams inside the run (the dependency-free fallback, as
+  search engines' CJK analysers do; a character is a letter with its combining marks).
+- ``chinese`` (rjieba, ``cuelens[cjk]``), ``japanese`` (fugashi + unidic-lite, ``cuelens[cjk]``),
+  ``thai`` (PyThaiNLP's dictionary through nlpo3, ``cuelens[thai]``): a dictionary segmenter for
+  the runs of its
+  script(s); runs of the other unspaced scripts get the ``chars`` fallback.
+
+:func:`choose_segmenter` is ``auto``: it picks one from the scripts of a sample of the texts.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from cuelens.errors import UserError
+
+TOKEN_PATTERN = r"[^\W_]+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|[^\W_]+"
+TOKEN_RE = re.compile(TOKEN_PATTERN)
+WORD_RE = re.compile(r"[^\W_]+")  # TOKEN_PATTERN on a text without an apostrophe, ⅓ faster
+
+#: The scripts written without spaces between words, as code-point ranges (their Unicode blocks).
+UNSPACED_SCRIPTS: dict[str, str] = {
+    "han": "\u3005-\u3007\u3021-\u3029\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+           "\U00020000-\U0003134f",
+    "kana": "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f",
+    "thai": "\u0e00-\u0e7f",
+    "lao": "\u0e80-\u0eff",
+    "khmer": "\u1780-\u17ff\u19e0-\u19ff",
+    "myanmar": "\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f",
+}
+UNSPACED_RE = re.compile(f"[{''.join(UNSPACED_SCRIPTS.values())}]+")
+_SCRIPT_RES = {name: re.compile(f"[{ranges}]") for name, ranges in UNSPACED_SCRIPTS.items()}
+
+
+@cache
+def _marked_patterns() -> tuple[re.Pattern, re.Pattern]:
+    """:data:`TOKEN_PATTERN` and :data:`WORD_RE` with combining marks (Mn/Mc/Me) inside words
+    (Python's ``\\w`` has none: it would cut ``नमस्ते`` at its virama)."""
+    marks, start = [], None
+    for code in range(sys.maxunicode + 2):
+        is_mark = code <= sys.maxunicode and unicodedata.category(chr(code))[0] == "M"
+        if is_mark and start is None:
+            start = code
+        elif not is_mark and start is not None:
+            marks.append(f"{re.escape(chr(start))}-{re.escape(chr(code - 1))}")
+            start = None
+    word = f"(?:[^\\W_]|[{''.join(marks)}])+"
+    return (re.compile(TOKEN_PATTERN.replace(r"[^\W_]+", word)), re.compile(word))
+
+
+def _characters(run: str) -> list[str]:
+    """The characters of ``run``, each with the combining marks that follow it."""
+    chars: list[str] = []
+    for char in run:
+        if chars and unicodedata.category(char)[0] == "M":
+            chars[-1] += char
+        else:
+            chars.append(char)
+    return chars
+
+
+def char_grams(run: str) -> list[str]:
+    """Character unigrams then bigrams of a run of an unspaced script (``chars``)."""
+    chars = _characters(run)
+    return chars + [a + b for a, b in zip(chars, chars[1:])]
+
+
+@dataclass(frozen=True)
+class Segmenter:
+    """Cuts a text into lower-cased word tokens, repeats kept, in order (docs/methods.md §1).
+
+    ``split_run`` cuts a run of an unspaced script (None: the run is one word); ``runs``: the
+    unspaced scripts it cuts with ``split_run`` (others get :func:`char_grams`)."""
+
+    name: str
+    split_run: Callable[[str], list[str]] | None = None
+    runs: frozenset[str] = frozenset(UNSPACED_SCRIPTS)
+    spaced: bool = True  # lengths count words (False: characters, for unspaced scripts)
+
+    def words(self, text: str) -> list[str]:
+        """All word tokens of ``text`` in order, repeats kept."""
+        text = text.lower().replace("\u2019", "'")
+        if text.isascii():
+            return (TOKEN_RE if "'" in text else WORD_RE).findall(text)
+        if not unicodedata.is_normalized("NFC", text):
+            text = unicodedata.normalize("NFC", text)
+        token_re, word_re = _marked_patterns()
+        tokens = (token_re if "'" in text else word_re).findall(text)
+        if self.split_run is None or not UNSPACED_RE.search(text):
+            return tokens
+        out: list[str] = []
+        for token in tokens:
+            out.extend(self._split(token) if UNSPACED_RE.search(token) else (token,))
+        return out
+
+    def _split(self, token: str) -> list[str]:
+        """A word with runs of unspaced scripts: its other pieces kept, the runs cut."""
+        out: list[str] = []
+        position = 0
+        for run in UNSPACED_RE.finditer(token):
+            if run.start() > position:
+                out.append(token[position:run.start()])
+            out.extend(self._split_run(run.group()))
+            position = run.end()
+        if position < len(token):
+            out.append(token[position:])
+        return out
+
+    def _split_run(self, run: str) -> list[str]:
+        assert self.split_run is not None
+        if _script_of(run) not in self.runs:
+            return char_grams(run)
+        return [word for word in self.split_run(run) if word.strip()]
+
+
+def _script_of(run: str) -> str:
+    """The unspaced script of a run's first character."""
+    return next((name for name, pattern in _SCRIPT_RES.items() if pattern.match(run)), "")
+
+
+def _needs(module: str, extra: str, what: str):
+    """Import ``module`` (an optional dependency) or raise one line naming the extra."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise UserError(f"the {what} segmenter needs {module}: pip install 'cuelens[{extra}]' "
+                        f"(or --segmenter chars, which needs nothing)") from error
+
+
+def _chinese() -> Segmenter:
+    rjieba = _needs("rjieba", "cjk", "chinese")
+    return Segmenter("chinese", rjieba.cut, frozenset({"han"}), spaced=False)
+
+
+def _japanese() -> Segmenter:
+    fugashi = _needs("fugashi", "cjk", "japanese")
+    _needs("unidic_lite", "cjk", "japanese")
+    tagger = fugashi.Tagger()
+    return Segmenter("japanese", lambda run: [word.surface for word in tagger(run)],
+                     frozenset({"han", "kana"}), spaced=False)
+
+
+def _thai() -> Segmenter:
+    tokenize = _needs("pythainlp.tokenize", "thai", "thai").word_tokenize
+    _needs("nlpo3", "thai", "thai")
+    return Segmenter("thai", lambda run: tokenize(run, engine="nlpo3"), frozenset({"thai"}),
+                     spaced=False)
+
+
+#: Segmenter name → (factory, the pip extra it needs or None, one line on what it does).
+SEGMENTERS: dict[str, tuple[Callable[[], Segmenter], str | None, str]] = {
+    "unicode": (lambda: Segmenter("unicode"), None,
+                "NFC, letters + combining marks; runs of scripts without spaces stay whole"),
+    "chars": (lambda: Segmenter("chars", char_grams, spaced=False), None,
+              "as unicode, runs of scripts without spaces as character unigrams + bigrams"),
+    "chinese": (_chinese, "cjk", "rjieba (jieba's dictionary) on Han runs"),
+    "japanese": (_japanese, "cjk", "fugashi + unidic-lite (MeCab) on Han/kana runs"),
+    "thai": (_thai, "thai", "PyThaiNLP's dictionary, newmm maximal matching in nlpo3 (Rust), "
+                            "on Thai runs"),
+}
+SEGMENTER_CHOICES = ("auto", *SEGMENTERS, "hf:PATH")
+
+
+@cache
+def get_segmenter(name: str) -> Segmenter:
+    """The registered segmenter ``name`` (built once per process)."""
+    if name not in SEGMENTERS:
+        raise UserError(f"unknown segmenter {name!r} (--segmenter); choose from "
+                        f"{', '.join(SEGMENTER_CHOICES)}")
+    return SEGMENTERS[name][0]()
+
+
+def installed(name: str) -> bool:
+    """Whether segmenter ``name`` can be built here (its extra is installed)."""
+    try:
+        get_segmenter(name)
+    except UserError:
+        return False
+    return True
+
+
+def script_shares(texts: Iterable[str]) -> dict[str, float]:
+    """Share of the letters of ``texts`` in each unspaced script, and ``spaced`` for the rest."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        letters = sum(char.isalpha() for char in text)
+        unspaced = 0
+        for name, pattern in _SCRIPT_RES.items():
+            found = len(pattern.findall(text))
+            counts[name] += found
+            unspaced += found
+        counts["spaced"] += max(letters - unspaced, 0)
+    total = sum(counts.values()) or 1
+    return {name: round(count / total, 4) for name, count in counts.most_common() if count}
+
+
+#: The dictionary segmenter of each unspaced script (``auto``); kana means Japanese.
+DICTIONARY_OF = {"han": "chinese", "kana": "japanese", "thai": "thai"}
+UNSPACED_SHARE = 0.2  # auto: a dictionary (or chars) segmenter above this share of letters
+
+
+def main_unspaced_script(shares: dict[str, float]) -> str | None:
+    """The unspaced script of :func:`script_shares` (kana from 5% of them on: Japanese mixes it
+    with Han), None below :data:`UNSPACED_SHARE` of the letters."""
+    unspaced = {name: share for name, share in shares.items() if name != "spaced"}
+    total = sum(unspaced.values())
+    if total < UNSPACED_SHARE:
+        return None
+    if unspaced.get("kana", 0) >= 0.05 * total:
+        return "kana"
+    return max(unspaced, key=lambda name: unspaced[name])
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The segmenter a scan uses and why (results.json ``segmentation``)."""
+
+    requested: str
+    name: str
+    reason: str
+    scripts: dict[str, float]
+    warning: str | None = None  # e.g. the extra that would give a dictionary segmenter
+
+    def to_json(self) -> dict:
+        out = {"requested": self.requested, "name": self.name, "reason": self.reason,
+               "scripts": self.scripts}
+        return out if self.warning is None else {**out, "warning": self.warning}
+
+
+def choose_segmenter(texts: Iterable[str], requested: str = "auto") -> Choice:
+    """``auto``: the segmenter for the scripts of ``texts`` (a sample); another name is kept."""
+    shares = script_shares(texts)
+    if requested != "auto":
+        return Choice(requested, requested, "requested", shares)
+    total = 1 - shares.get("spaced", 0.0)
+    main = main_unspaced_script(shares)
+    if main is None:
+        return Choice(requested, "unicode", f"{1 - total:.0%} of letters in scripts written "
+                      "with spaces", shares)
+    reason = f"{total:.0%} of letters in scripts without spaces, mostly {main}"
+    name = DICTIONARY_OF.get(main)
+    if name is None:
+        return Choice(requested, "chars", reason + " (no dictionary segmenter: character "
+                      "unigrams + bigrams)", shares)
+    if installed(name):
+        return Choice(requested, name, reason, shares)
+    extra = SEGMENTERS[name][1]
+    return Choice(requested, "chars", reason + f" ({name} not installed: character unigrams + "
+                  "bigrams)", shares, warning=f"words of {main} text are character unigrams + "
+                  f"bigrams; pip install 'cuelens[{extra}]' for the {name} dictionary segmenter")

@@ -1,0 +1,57 @@
+"""A Hugging Face tokenizer as the word segmenter of a scan (``--segmenter hf:PATH``;
+docs/languages.md): its pieces with the word-piece markers stripped are the words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cuelens.audit.segmenters import Segmenter
+from cuelens.errors import UserError
+
+#: Word-piece markers: WordPiece continuation, SentencePiece and byte-level BPE word starts.
+MARKERS = ("##", "\u2581", "\u0120")
+
+
+def strip_marker(piece: str) -> str:
+    """A tokenizer piece without its word-piece marker."""
+    for marker in MARKERS:
+        if piece.startswith(marker):
+            return piece[len(marker):]
+    return piece
+
+
+@dataclass(frozen=True)
+class HFSegmenter(Segmenter):
+    """The pieces of a Hugging Face tokenizer, lower-cased, markers stripped; special pieces
+    (``[UNK]`` …) and pieces without a letter or digit dropped."""
+
+    tokenizer: Any = None
+
+    def words(self, text: str) -> list[str]:
+        special = set(self.tokenizer.all_special_tokens)
+        pieces = (strip_marker(piece).lower() for piece in self.tokenizer.tokenize(text)
+                  if piece not in special)
+        return [piece for piece in pieces if any(char.isalnum() for char in piece)]
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt")
+
+
+def load_hf_segmenter(name: str) -> HFSegmenter:
+    """The tokenizer of ``name`` (``hf:PATH``: a tokenizer directory — no model config needed —
+    or a hub id, through :func:`~cuelens.models.hub.from_pretrained`)."""
+    from transformers import AutoTokenizer
+
+    from cuelens.models.hub import from_pretrained
+
+    path = Path(name.removeprefix("hf:")).expanduser()
+    if not path.is_dir():
+        tokenizer = from_pretrained(AutoTokenizer, str(path))
+    elif not any((path / file).is_file() for file in TOKENIZER_FILES):
+        raise UserError(f"not a Hugging Face tokenizer directory (none of "
+                        f"{', '.join(TOKENIZER_FILES)}): --segmenter hf:PATH", path=str(path))
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(str(path))
+    return HFSegmenter(name=name, spaced=False, tokenizer=tokenizer)

@@ -1,0 +1,180 @@
+"""Word segmentation by language (issue 53; docs/languages.md, docs/methods.md §1)."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from cuelens.audit.segmentation import unsegmented_warning
+from cuelens.audit.segmenters import char_grams, choose_segmenter, get_segmenter, installed
+from cuelens.audit.tokenize import segmenting, word_tokens
+from cuelens.data.synthetic import make_nli
+from cuelens.errors import UserError
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+UNICODE = get_segmenter("unicode")
+OLD_PATTERN = re.compile(r"[^\W_]+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|[^\W_]+")
+
+
+def old_tokens(text: str) -> list[str]:
+    """The tokenizer before segmenters: the English behaviour that must not change."""
+    return OLD_PATTERN.findall(text.lower().replace("\u2019", "'"))
+
+
+def texts_of(path: Path, limit: int) -> list[str]:
+    rows = [json.loads(line) for line in path.open(encoding="utf-8")][:limit]
+    return [row[key] for row in rows for key in ("premise", "hypothesis") if key in row]
+
+
+def test_combining_marks_stay_inside_words():
+    assert UNICODE.words("नमस्ते दुनिया") == ["नमस्ते", "दुनिया"]
+    assert UNICODE.words("தமிழ் மொழி") == ["தமிழ்", "மொழி"]
+    assert UNICODE.words("ภาษาไทยง่าย") == ["ภาษาไทยง่าย"]  # one run: no dictionary here
+
+
+def test_nfd_text_reads_as_nfc():
+    nfd = unicodedata.normalize("NFD", "Un été à Noël")
+    assert nfd != "Un été à Noël"
+    assert UNICODE.words(nfd) == UNICODE.words("Un été à Noël") == ["un", "été", "à", "noël"]
+
+
+@pytest.mark.parametrize("text", [
+    "I don't know; it's John's café, naïve Zoë’s résumé.", "snake_case words_here can't_",
+    "Ångström ÷ 3½ × ½ ﬁnal", "don't_x won't", "ÉTÉ — «citation» ¿qué?"])
+def test_english_and_latin1_cut_as_before(text):
+    assert UNICODE.words(text) == old_tokens(text)
+
+
+@pytest.mark.skipif(not (DATA / "snli").is_dir(), reason="needs ../shared/data")
+def test_real_english_text_cut_as_before():
+    texts = texts_of(DATA / "snli" / "dev.jsonl", 3000) + texts_of(DATA / "mnli" / "dev.jsonl",
+                                                                   3000)
+    assert sum(not t.isascii() for t in texts) > 10  # the non-ASCII path is exercised too
+    assert [UNICODE.words(t) for t in texts] == [old_tokens(t) for t in texts]
+
+
+def test_chars_fallback_is_unigrams_then_bigrams_per_run():
+    assert char_grams("没有人") == ["没", "有", "人", "没有", "有人"]
+    assert char_grams("ไม่ดี") == ["ไ", "ม่", "ดี", "ไม่", "ม่ดี"]  # a letter keeps its marks
+    assert get_segmenter("chars").words("他没有去 Obama 的家") == \
+        ["他", "没", "有", "去", "他没", "没有", "有去", "obama", "的", "家", "的家"]
+
+
+def test_mixed_script_latin_words_and_han_runs():
+    chars = get_segmenter("chars")
+    assert chars.words("奥巴马Obama说") == ["奥", "巴", "马", "奥巴", "巴马", "obama", "说"]
+    pytest.importorskip("rjieba")
+    assert get_segmenter("chinese").words("奥巴马Obama没有去过北京大学") == \
+        ["奥巴马", "obama", "没有", "去过", "北京大学"]
+
+
+def test_dictionary_segmenters_cut_words():
+    pytest.importorskip("rjieba")
+    pytest.importorskip("fugashi")
+    pytest.importorskip("pythainlp")
+    assert get_segmenter("japanese").words("森の中で犬が") == ["森", "の", "中", "で", "犬", "が"]
+    assert get_segmenter("thai").words("ภาษาไทยง่ายมาก") == ["ภาษาไทย", "ง่าย", "มาก"]
+    # a dictionary segmenter leaves the other unspaced scripts to the chars fallback
+    assert get_segmenter("chinese").words("ไม่ดี") == char_grams("ไม่ดี")
+
+
+@pytest.mark.parametrize("language, dictionary", [
+    ("hi", "unicode"), ("zh", "chinese"), ("ja", "japanese"), ("th", "thai")])
+def test_auto_choice_by_script(language, dictionary):
+    texts = [r["hypothesis"] for r in make_nli(50, seed=0, language=language)]
+    choice = choose_segmenter(texts)
+    if dictionary == "unicode" or installed(dictionary):
+        assert (choice.name, choice.warning) == (dictionary, None)
+    else:
+        assert choice.name == "chars" and f"cuelens[" in choice.warning
+    assert choose_segmenter(["ជំរាបសួរ ពិភពលោក"]).name == "chars"  # Khmer: no dictionary
+    assert choose_segmenter(["A man in a park", "Zoë’s café"]).name == "unicode"
+    assert choose_segmenter(texts, "chars").name == "chars"  # a named one is kept
+
+
+def test_missing_extra_names_it(monkeypatch):
+    import sys
+
+    get_segmenter.cache_clear()
+    monkeypatch.setitem(sys.modules, "rjieba", None)  # as if cuelens[cjk] were not installed
+    try:
+        with pytest.raises(UserError, match=r"cuelens\[cjk\]"):
+            get_segmenter("chinese")
+        choice = choose_segmenter(["他没有去北京"] * 5)
+        assert choice.name == "chars" and "pip install 'cuelens[cjk]'" in choice.warning
+    finally:
+        get_segmenter.cache_clear()
+
+
+def test_unknown_segmenter_is_one_user_error():
+    with pytest.raises(UserError, match="unknown segmenter 'klingon'"):
+        get_segmenter("klingon")
+
+
+def test_active_segmenter_reaches_word_tokens():
+    assert word_tokens("没有人") == ["没有人"]
+    with segmenting("chars"):
+        assert word_tokens("没有人") == ["没", "有", "人", "没有", "有人"]
+    assert word_tokens("没有人") == ["没有人"]
+
+
+@pytest.mark.skipif(not (DATA / "ocnli").is_dir(), reason="needs ../shared/data")
+def test_guard_warns_on_unsegmented_chinese():
+    texts = texts_of(DATA / "ocnli" / "dev.jsonl", 1000)
+    warning = unsegmented_warning(texts, UNICODE)
+    assert warning is not None and "look unsegmented" in warning
+    assert unsegmented_warning(texts, get_segmenter("chars")) is None
+    english = texts_of(DATA / "snli" / "dev.jsonl", 1000)
+    assert unsegmented_warning(english, UNICODE) is None
+
+
+@pytest.mark.parametrize("language", ["hi", "th", "ja", "zh"])
+def test_planted_cues_are_the_top_cues_as_whole_words(language):
+    import cuelens
+    from cuelens.data.synthetic import LANGUAGES
+
+    result = cuelens.scan(make_nli(450, seed=1, language=language), features="none", folds=2,
+                          iterations=1)
+    top = result.cues.sort_values("z", ascending=False).head(3)
+    planted = {(cue.word, cue.label) for cue in LANGUAGES[language].cues}
+    if result.results["segmentation"]["name"] == "chars":  # no dictionary installed
+        planted = {(w, l) for w, l in planted if len(w) <= 2}
+    assert planted <= set(zip(top["token"], top["label"]))
+    assert "warnings" not in result.results
+
+
+def test_hugging_face_tokenizer_pieces_lose_their_markers(tmp_path):
+    pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from cuelens.audit.segmentation import build_segmenter
+
+    vocab = {"[UNK]": 0, "play": 1, "##ing": 2, "dog": 3, "▁": 4}
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]").save_pretrained(
+        tmp_path)
+    segmenter = build_segmenter(f"hf:{tmp_path}")
+    assert segmenter.name == f"hf:{tmp_path}" and not segmenter.spaced
+    assert segmenter.words("play playing, cat dog!") == ["play", "play", "ing", "dog"]  # cat: [UNK]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="not a Hugging Face tokenizer directory"):
+        build_segmenter(f"hf:{tmp_path / 'empty'}")
+
+
+def test_cached_text_keys_belong_to_their_segmenter():
+    from cuelens.audit.text_keys import text_keys
+    from cuelens.data.dataset import Split
+
+    split = Split(name="test", path="zh.jsonl", task="nli")
+    for i, record in enumerate(make_nli(5, seed=0, language="zh")):
+        split.append(record, raw="", line=i + 1)
+    assert text_keys(split).text_words.tolist() == [1] * 5  # unicode: one run, one word
+    with segmenting("chars"):  # letters, not uni+bigrams
+        assert text_keys(split).text_words.tolist() == \
+            [sum(map(str.isalnum, h)) for h in split.hypotheses]
