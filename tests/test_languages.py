@@ -99,6 +99,10 @@ def test_unsegmented_text_warns_in_terminal_results_and_report(tmp_path):
     assert results["config"]["segmenter"] == "unicode"
     assert results["segmentation"]["name"] == "unicode"
     assert results["warnings"][0].startswith("words look unsegmented")
+    assert results["segmentation"]["unsegmented"] is True
+    # whole phrases cannot rule leakage out: never a clean bill
+    assert results["conclusion"]["status"] == "inconclusive"
+    assert "look unsegmented" in results["conclusion"]["reason"]
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "Warning: words look unsegmented" in report and "<strong>unicode</strong>" in report
     refused = CliRunner().invoke(app, ["scan", str(data), "--segmenter", "klingon"])

@@ -11,7 +11,8 @@ existed have none: readers call :func:`conclude` on them.
 - ``no_meaningful_leakage``: the upper end of the headline D's interval (the test's 95%
   simultaneous one) and of every rule's (its one-sided 95% bound: the 90% interval,
   :data:`EQUIVALENCE_LEVEL`) lies below ``margin`` (an equivalence statement, as in TOST).
-- ``inconclusive``: neither — or too few items for any statement (:func:`too_few_items`), with
+- ``inconclusive``: neither — or too few items for any statement (:func:`too_few_items`), or
+  words that look unsegmented (``segmentation.unsegmented``, docs/languages.md), with
   about how many more evaluated items would settle it (:func:`items_to_settle`).
 
 A rule that does worse than chance with more than two choices ("the wrong choices are longer")
@@ -306,6 +307,10 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     if found:  # the leakage test first, then the rules in their table order
         return conclusion(LEAKAGE, _leakage_reason(found[0], results, len(found)), found[0],
                           found)
+    if (results.get("segmentation") or {}).get("unsegmented"):
+        return conclusion(INCONCLUSIVE, "the words look unsegmented (see the warnings): cue "
+                          "statistics over whole phrases cannot rule leakage out; scan again "
+                          "with a segmenter for the language (docs/languages.md).", leak)
     weighed = ([leak] if leak else []) + rules
     if not weighed:
         return conclusion(INCONCLUSIVE, "no statistic of cue leakage was measured on this "

@@ -90,9 +90,11 @@ class ScanSegmentation:
     segmenter: Segmenter
     language: str = "en"
     warnings: list[str] = field(default_factory=list)
+    unsegmented: bool = False  # the guard fired: no conclusion but leakage (docs/methods.md §17)
 
     def to_json(self) -> dict:
-        return {**self.choice.to_json(), "language": self.language}
+        out = {**self.choice.to_json(), "language": self.language}
+        return {**out, "unsegmented": True} if self.unsegmented else out
 
 
 def build_segmenter(name: str) -> Segmenter:
@@ -127,7 +129,7 @@ def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegm
     warning = unsegmented_warning(texts, segmenter)
     return ScanSegmentation(Choice(requested, "unicode", STREAMED, best.scripts), segmenter,
                             text_language(texts, best.scripts, segmenter),
-                            warnings + ([warning] if warning else []))
+                            warnings + ([warning] if warning else []), warning is not None)
 
 
 def scan_segmentation(dataset: Dataset, requested: str = "auto") -> ScanSegmentation:
@@ -135,6 +137,7 @@ def scan_segmentation(dataset: Dataset, requested: str = "auto") -> ScanSegmenta
     texts = sample_texts(dataset)
     choice = choose_segmenter(texts, requested)
     segmenter = build_segmenter(choice.name)
-    warnings = [w for w in (choice.warning, unsegmented_warning(texts, segmenter)) if w]
+    guard = unsegmented_warning(texts, segmenter)
+    warnings = [w for w in (choice.warning, guard) if w]
     return ScanSegmentation(choice, segmenter, text_language(texts, choice.scripts, segmenter),
-                            warnings)
+                            warnings, guard is not None)
