@@ -6,6 +6,7 @@ Sub-commands are listed in :data:`COMMANDS` (name → "module:function"); add ne
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 
 import typer
@@ -76,9 +77,16 @@ for _name, _target in GROUPS.items():
 ONE_ARENA = frozenset({"scan"})
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C: every ``finally`` and exit handler runs, so a streaming
+    scan's chunk directory and an output set's temporaries are removed (docs/robustness.md)."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     from cuelens.commands.allocator import release_memory_promptly, share_one_arena
 
+    signal.signal(signal.SIGTERM, _terminated)
     release_memory_promptly()
     if sys.argv[1:2] and sys.argv[1] in ONE_ARENA:
         share_one_arena()
