@@ -180,3 +180,120 @@ def test_a_damaged_response_cache_is_rebuilt_with_a_warning(tmp_path):
     assert (tmp_path / "llm.sqlite.corrupt").read_bytes().startswith(b"this is not")
     cache.put("k", {"text": "no"}, backend="b", model="m", template="t", item="i")
     assert cache.get("k") == {"text": "no"}
+
+
+# --------------------------------------------------------------------------- one label form
+def test_predictions_use_the_scans_label_normal_form(tmp_path):
+    """Labels with invisible format characters are normalised in the probe as in the scan."""
+    from cuelens.data.loading import load_dataset
+    from cuelens.probes.predictions import read_predictions_file
+
+    rows = [{"id": f"n{i}", "premise": "A man.", "hypothesis": f"A person {i}.",
+             "label": ["entail\u200dment", "neutral ", "contradiction"][i % 3]} for i in range(6)]
+    (tmp_path / "d.jsonl").write_text(jsonl(rows))
+    dataset = load_dataset(str(tmp_path / "d.jsonl"))
+    assert dataset.label_names == ["contradiction", "entailment", "neutral"]
+    (tmp_path / "p.jsonl").write_text(jsonl(
+        {"id": r["id"], "prediction": r["label"],
+         "probs": {"entail\u200dment": 0.5, "neutral\u00a0": 0.25, "contradiction": 0.25}}
+        for r in rows))
+    predictions = read_predictions_file(tmp_path / "p.jsonl", dataset)
+    assert predictions.pred.tolist() == [1, 2, 0, 1, 2, 0]
+    assert predictions.probs[0].tolist() == [0.25, 0.5, 0.25]
+
+
+def test_a_damaged_items_parquet_is_one_line(tmp_path):
+    """`audit train --debias poe --bias <scan>` reads the scan's items table."""
+    from cuelens.data.loading import load_dataset
+    from cuelens.errors import UserError
+    from cuelens.mitigate.bias_source import read_bias
+
+    (tmp_path / "d.jsonl").write_text(jsonl([{"id": f"n{i}", "premise": "A man.",
+                                              "hypothesis": f"A person {i}.",
+                                              "label": LABELS[i % 3]} for i in range(6)]))
+    dataset = load_dataset(str(tmp_path / "d.jsonl"))
+    scan = tmp_path / "scan"
+    scan.mkdir()
+    (scan / "items.parquet").write_bytes(b"PAR1" + b"\0" * 64)
+    with pytest.raises(UserError) as error:
+        read_bias(scan, dataset, dataset.test)
+    assert str(error.value).startswith(f"{scan / 'items.parquet'}: not a readable Parquet table")
+    assert "rerun `audit scan`" in str(error.value)
+
+
+# --------------------------------------------------------------------------- evaluation logs
+@pytest.mark.parametrize(("n_unsure", "interpretable"), [(40, False), (21, False), (20, True)])
+def test_unparseable_inspect_answers_are_counted(tmp_path, n_unsure, interpretable):
+    """Issue 57: "a bit unsure" is no answer (was choice A); counted like the LLM probe's
+    unparseable answers, and a mostly unparseable log is not interpretable."""
+    from cuelens.data.loading import load_dataset
+    from cuelens.probes.sections import ProbeContext
+    from tests.test_evallogs import inspect_log, planted_items, write_jsonl
+    from cuelens.probes.evallogs import read_eval_log
+
+    rows = planted_items()
+    dataset = load_dataset(str(write_jsonl(tmp_path / "planted.jsonl", rows)))
+    log = inspect_log(rows)
+    for sample in log["samples"][:n_unsure]:
+        sample["scores"]["choice"]["answer"] = "a bit unsure"
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    predictions = read_eval_log(tmp_path / "log.json", dataset)
+    assert (predictions.pred == -1).sum() == n_unsure
+    assert predictions.log["unparseable"] == {"n": n_unsure, "rate": n_unsure / 40}
+    assert f"{n_unsure} of 40 Inspect answer(s) name no choice (e.g. samples[0]: " \
+           "'a bit unsure'); counted as wrong" in predictions.notes
+    sanity = ProbeContext(dataset=dataset, predictions=predictions, cues=[],
+                          model_info={"log": predictions.log}, n_boot=50).sanity()
+    if not interpretable:
+        assert sanity["interpretable"] is False
+        assert any("name no choice (more than 50%)" in note for note in sanity["notes"])
+    else:
+        assert not any("name no choice" in note for note in sanity["notes"])
+
+
+@pytest.mark.parametrize("answer", ["B", " b ", "(B)", "B.", "B:"])
+def test_letter_answers_still_name_their_choice(answer):
+    from cuelens.probes.evallogs import _letter_index
+
+    assert _letter_index(answer) == 1
+    assert _letter_index("a bit unsure") == _letter_index("Both") == _letter_index("") == -1
+
+
+def test_a_truncated_eval_archive_is_named(tmp_path):
+    from cuelens.data.loading import load_dataset
+    from cuelens.errors import UserError
+    from cuelens.probes.evallogs import read_eval_log
+    from tests.test_evallogs import planted_items, write_eval_archive, write_jsonl
+
+    rows = planted_items()
+    dataset = load_dataset(str(write_jsonl(tmp_path / "planted.jsonl", rows)))
+    whole = write_eval_archive(tmp_path / "log.eval", rows).read_bytes()
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(UserError) as error:
+        read_eval_log(cut, dataset)
+    assert str(error.value) == (f"{cut}: truncated archive: the file starts as a zip (an Inspect "
+                                ".eval log) but its end is missing; copy or download it again")
+
+
+# --------------------------------------------------------------------------- preference data
+def test_csv_chat_message_columns_are_read_as_messages(tmp_path):
+    """Issue 57: JSON-encoded message lists in CSV response columns: the assistant turns are
+    the responses, the shared user turn the prompt (not the raw JSON)."""
+    import csv
+
+    from cuelens.data.preference import load_preferences
+
+    def chat(answer: str) -> str:
+        return json.dumps([{"role": "user", "content": "Name a colour."},
+                           {"role": "assistant", "content": answer}])
+
+    with open(tmp_path / "p.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "chosen", "rejected"])
+        for i in range(4):
+            writer.writerow([f"p{i}", chat(f"Blue, number {i}."), chat("Green.")])
+    split = next(iter(load_preferences(tmp_path / "p.csv").splits.values()))
+    assert split.chosen == [f"Blue, number {i}." for i in range(4)]
+    assert split.rejected == ["Green."] * 4
+    assert split.prompts == ["Name a colour."] * 4
