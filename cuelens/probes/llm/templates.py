@@ -138,7 +138,7 @@ _KEYS = {"task", "mode", "answers", "options", "style", "max_new_tokens", "descr
 
 
 def _parse_answers(value: str, path: str, line: int) -> dict[str, str]:
-    answers = {}
+    answers: dict[str, str] = {}
     for part in value.split(","):
         label, sep, word = part.partition("=")
         if not sep or not label.strip() or not word.strip():
