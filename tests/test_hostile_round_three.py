@@ -297,3 +297,24 @@ def test_csv_chat_message_columns_are_read_as_messages(tmp_path):
     assert split.chosen == [f"Blue, number {i}." for i in range(4)]
     assert split.rejected == ["Green."] * 4
     assert split.prompts == ["Name a colour."] * 4
+
+
+def test_sigterm_unwinds_the_command_but_kills_forked_workers_plainly():
+    """The command's process turns SIGTERM into KeyboardInterrupt (cleanup runs; the streaming
+    case is tests/test_faults.py); a forked pool worker, which multiprocessing stops with
+    SIGTERM, dies by the signal without a traceback."""
+    import os
+    import signal
+
+    from cuelens.cli import _on_terminate
+
+    handler = _on_terminate(os.getpid())
+    with pytest.raises(KeyboardInterrupt):
+        handler(signal.SIGTERM, None)
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child process)
+        signal.signal(signal.SIGTERM, handler)
+        os.kill(os.getpid(), signal.SIGTERM)
+        os._exit(0)
+    _, status = os.waitpid(child, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
