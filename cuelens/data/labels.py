@@ -19,7 +19,7 @@ from cuelens.errors import UserError
 MIN_LABEL_ITEMS = 10
 #: Most labels a scan fits: the aggregators have one feature and one class per label, so their
 #: work grows with the square of the label count (docs/robustness.md, "Degenerate sizes").
-MAX_LABELS = 200
+MAX_LABELS = 50
 #: The label set of multiple-choice data (instances of the right and wrong choices).
 STRUCTURAL = ("right", "wrong")
 _INTEGER = re.compile(r"^[+-]?\d+$")
