@@ -6,6 +6,8 @@ Sub-commands are listed in :data:`COMMANDS` (name → "module:function"); add ne
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 
 import typer
@@ -76,9 +78,25 @@ for _name, _target in GROUPS.items():
 ONE_ARENA = frozenset({"scan"})
 
 
+def _on_terminate(main_pid: int):
+    """SIGTERM unwinds like Ctrl-C in the command's own process: every ``finally`` and exit
+    handler runs, so a streaming scan's chunk directory and an output set's temporaries are
+    removed (docs/robustness.md). A forked worker (a multiprocessing pool, which terminates its
+    workers with SIGTERM) dies as it would without the handler."""
+    def terminated(signum: int, frame: object) -> None:
+        if os.getpid() != main_pid:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise KeyboardInterrupt
+
+    return terminated
+
+
 def main() -> None:
     from cuelens.commands.allocator import release_memory_promptly, share_one_arena
 
+    signal.signal(signal.SIGTERM, _on_terminate(os.getpid()))
     release_memory_promptly()
     if sys.argv[1:2] and sys.argv[1] in ONE_ARENA:
         share_one_arena()

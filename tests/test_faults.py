@@ -128,8 +128,9 @@ main()
 """
 
 
-@pytest.mark.timeout(300)
-def test_a_killed_streaming_scan_is_cleaned_by_the_next_run(tmp_path):
+def _streaming_scan_writing_chunks(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """A streaming scan of 20,000 items in a subprocess, once it writes into its chunk
+    directory: the process and that directory."""
     data = _data(tmp_path / "d.jsonl", 20_000)
     work = tmp_path / "work"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
@@ -143,10 +144,16 @@ def test_a_killed_streaming_scan_is_cleaned_by_the_next_run(tmp_path):
         if owned and any(p.name != "owner.lock" for p in owned[0].parent.iterdir()):
             break  # the run is writing into its chunk directory
         time.sleep(0.01)
-    assert process.poll() is None, "the scan ended before it could be killed"
+    assert process.poll() is None, "the scan ended before it could be stopped"
+    return process, owned[0].parent
+
+
+@pytest.mark.timeout(300)
+def test_a_killed_streaming_scan_is_cleaned_by_the_next_run(tmp_path):
+    process, stale = _streaming_scan_writing_chunks(tmp_path)
+    work = stale.parent
     process.send_signal(signal.SIGKILL)
     process.wait()
-    stale = owned[0].parent
     assert stale.is_dir() and open(stale / "owner.lock").read().strip() == str(process.pid)
     small = _data(tmp_path / "small.jsonl", 60)
     code, output = invoke(tmp_path, ["scan", small, "--out", "o2", "--features", "none",
@@ -155,6 +162,16 @@ def test_a_killed_streaming_scan_is_cleaned_by_the_next_run(tmp_path):
     assert code == 0, output
     assert not stale.exists() and list(work.iterdir()) == []
     assert not (tmp_path / "o1").exists()  # the killed run wrote no output
+
+
+@pytest.mark.timeout(300)
+def test_a_terminated_streaming_scan_removes_its_chunk_directory(tmp_path):
+    """SIGTERM unwinds like Ctrl-C (issue 57): exit 130, no chunk directory, no output."""
+    process, chunks = _streaming_scan_writing_chunks(tmp_path)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=240) == 130
+    assert not chunks.exists() and list(chunks.parent.iterdir()) == []
+    assert not (tmp_path / "o1").exists()
 
 
 def test_a_live_owners_chunk_directory_is_kept(tmp_path):

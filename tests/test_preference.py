@@ -132,9 +132,9 @@ def test_per_subset_verdicts_are_the_planted_ones(planted_scan):
 
 @pytest.mark.slow
 def test_large_subsets_get_a_sampled_scan_of_whole_pairs(planted_file, monkeypatch):
-    import cuelens.audit.preference_scan as preference_scan
+    import cuelens.audit.subsets as subsets
 
-    monkeypatch.setattr(preference_scan, "MAX_SUBSET_ITEMS", 100)
+    monkeypatch.setattr(subsets, "MAX_SUBSET_ITEMS", 100)
     table = cuelens.scan(planted_file, folds=3, iterations=1).results["subsets"]
     for row in table["rows"]:  # 200 pairs = 400 responses per subset; 50 whole pairs read
         assert row["n_items"] == 200 and row["leakage"]["items_scanned"] == 100

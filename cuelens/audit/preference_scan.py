@@ -17,11 +17,12 @@ from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import Progress, Scan, scan_dataset
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
-from cuelens.audit.subsets import (MAX_SUBSET_ITEMS, add_leakage, grouped, preference_cells,
-                                   subset_dataset, subset_table)
+from cuelens.audit.subsets import (add_leakage, grouped, normal_subsets, preference_cells,
+                                   rewritten_subsets, subset_table)
 from cuelens.audit.leakage import bow_name
 from cuelens.audit.results import ScanSections
 from cuelens.data.dataset import Split, Task
+from cuelens.data.labels import LabelFindings
 from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
 
 RESPONSE_BOW = "response-only BoW LR"
@@ -32,20 +33,22 @@ def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
                        field: str, scores: dict[str, np.ndarray]) -> dict | None:
     """The ``subsets`` table of the evaluated pairs (None when they hold one subset only);
     ``scores``: their :func:`~cuelens.audit.preference.shortcut_scores`."""
-    evaluated = preferences.splits[scanned.test.name]
-    if len(set(evaluated.subsets)) < 2:
+    findings = LabelFindings()
+    normal = {name: normal_subsets(split.subsets, findings)
+              for name, split in preferences.splits.items()}
+    evaluated = normal[scanned.test.name]
+    if len(set(evaluated)) < 2:
         return None
 
     def values(split: Split) -> list[str]:  # a response's subset is its pair's
-        return list(np.repeat(np.asarray(preferences.splits[split.name].subsets, dtype=object),
-                              2))
+        return list(np.repeat(np.asarray(normal[split.name], dtype=object), 2))
 
-    groups = grouped(evaluated.subsets)
+    groups = grouped(evaluated)
     cells = {s: preference_cells(shortcut_rows(scores, index)) for s, index in groups.items()}
     table = subset_table(field, "win rate", {s: len(i) for s, i in groups.items()}, cells,
                          preference_cells(shortcut_rows(scores)))
-    add_leakage(table, {s: subset_dataset(scanned, field, s, values, MAX_SUBSET_ITEMS,
-                                          config.seed) for s in groups}, config)
+    add_leakage(table, scanned, field, values, config)
+    table["rewritten"] = rewritten_subsets(findings)
     return table
 
 

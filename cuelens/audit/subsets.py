@@ -11,13 +11,14 @@ p-values are Holm-adjusted together (:func:`holm`); the overall rows are their o
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from cuelens.audit.chance import ALPHA, accuracy_row
 from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.labels import LabelFindings, normalise_label
 from cuelens.data.schema import RecordError, subset_text
 from cuelens.errors import UserError
 
@@ -62,6 +63,26 @@ def subset_values(split: Split, field: str) -> list[str]:
     return out
 
 
+def normal_subsets(values: Sequence[str], findings: LabelFindings) -> list[str]:
+    """``values`` in the labels' normal form (:func:`~cuelens.data.labels.normalise_label`:
+    NFC, no invisible format characters, stripped; case kept), each rewrite counted in
+    ``findings`` — so ``"bio "`` and ``"b\u200bio"`` are the subset ``"bio"``."""
+    out = []
+    for value in values:
+        normal = normalise_label(value) or value
+        if normal != value:
+            findings.rewrite(value, normal)
+        out.append(normal)
+    return out
+
+
+def rewritten_subsets(findings: LabelFindings) -> list[dict]:
+    """The ``rewritten`` list of a subsets table: ``{"from", "to", "items"}`` per rewrite."""
+    return [{"from": original, "to": normal, "items": n}
+            for normal, originals in sorted(findings.rewrites.items())
+            for original, n in sorted(originals.items())]
+
+
 def _cell(value: float | None, ci: list | None, effect: float | None, p_value: float) -> dict:
     return {"value": value, "ci": ci, "effect": effect, "p_value": p_value}
 
@@ -97,9 +118,19 @@ def mcq_cells(credit: dict[str, np.ndarray], k: np.ndarray, items: np.ndarray) -
 
 
 def grouped(values: Sequence[str]) -> dict[str, np.ndarray]:
-    """Each distinct value (sorted) with the positions holding it."""
+    """Each distinct value (sorted) with the positions holding it, in one sort (linear in the
+    items however many values there are).
+
+    >>> {k: v.tolist() for k, v in grouped(["b", "a", "b"]).items()}
+    {'a': [1], 'b': [0, 2]}
+    """
     array = np.asarray(values, dtype=object)
-    return {s: np.flatnonzero(array == s) for s in sorted(set(values))}
+    if not len(array):
+        return {}
+    names, inverse = np.unique(array.astype(str), return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.cumsum(np.bincount(inverse, minlength=len(names)))[:-1]
+    return dict(zip(names.tolist(), np.split(order, bounds)))
 
 
 def sample_groups(groups: Sequence, limit: int, seed: int) -> np.ndarray:
@@ -122,22 +153,26 @@ def sample_groups(groups: Sequence, limit: int, seed: int) -> np.ndarray:
     return np.flatnonzero(chosen[inverse])
 
 
-def subset_dataset(dataset: Dataset, field: str, subset: str,
-                   values: Callable[[Split], list[str]], limit: int | None = None,
-                   seed: int = 0) -> Dataset:
-    """``dataset`` restricted to the items of one subset (fitting and evaluated splits); with
-    ``limit``, to a seeded sample of at most ``limit`` items of whole groups per split
-    (:func:`sample_groups`)."""
-    def only(split: Split) -> Split:
-        index = np.flatnonzero(np.asarray(values(split), dtype=object) == subset)
+def subset_datasets(dataset: Dataset, field: str, subsets: Iterable[str],
+                    values: Callable[[Split], list[str]], limit: int | None = None,
+                    seed: int = 0) -> dict[str, Dataset]:
+    """``dataset`` restricted to the items of each of ``subsets`` (fitting and evaluated
+    splits), each split grouped once; with ``limit``, to a seeded sample of at most ``limit``
+    items of whole groups per split (:func:`sample_groups`)."""
+    positions = {id(split): grouped(values(split))
+                 for split in (dataset.train, dataset.test) if split is not None}
+    empty = np.zeros(0, dtype=np.int64)
+
+    def only(split: Split, subset: str) -> Split:
+        index = positions[id(split)].get(subset, empty)
         if limit is not None:
             groups = split.groups or [None] * len(split)
             index = index[sample_groups([groups[i] for i in index], limit, seed)]
         return split.subset(index)
 
-    train = None if dataset.train is None else only(dataset.train)
-    return replace(dataset, name=f"{dataset.name}[{field}={subset}]", train=train,
-                   test=only(dataset.test), other={})
+    return {s: replace(dataset, name=f"{dataset.name}[{field}={s}]",
+                       train=None if dataset.train is None else only(dataset.train, s),
+                       test=only(dataset.test, s), other={}) for s in subsets}
 
 
 def subset_leakage(dataset: Dataset, config) -> dict | None:
@@ -162,10 +197,11 @@ def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
     from cuelens.audit.mcq_baselines import choice_counts, item_credit
 
     cache: dict[int, list[str]] = {}
+    findings = LabelFindings()
 
     def values(split: Split) -> list[str]:
         if id(split) not in cache:
-            cache[id(split)] = subset_values(split, field)
+            cache[id(split)] = normal_subsets(subset_values(split, field), findings)
         return cache[id(split)]
 
     groups = grouped(values(dataset.test))
@@ -178,12 +214,20 @@ def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
         cells = {s: mcq_cells(credit, k, index) for s, index in groups.items()}
     table = subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D",
                          {s: len(index) for s, index in groups.items()}, cells, overall)
-    add_leakage(table, {s: subset_dataset(dataset, field, s, values, MAX_SUBSET_ITEMS,
-                                          config.seed) for s in groups}, config)
+    add_leakage(table, dataset, field, values, config)
+    table["rewritten"] = rewritten_subsets(findings)
     return table
 
 
-def add_leakage(table: dict, datasets: dict[str, Dataset], config) -> None:
-    """The descriptive word-cue D of each subset's own scan, in every row (None: too small)."""
+def add_leakage(table: dict, dataset: Dataset, field: str,
+                values: Callable[[Split], list[str]], config) -> None:
+    """The descriptive word-cue D of each subset's own scan, in every row; a subset with fewer
+    than :data:`MIN_SUBSET_ITEMS` evaluated items gets ``None`` without a scan, and the table
+    counts them (``small``: docs/preference.md, "Subsets")."""
+    scanned = [row["subset"] for row in table["rows"] if row["n_items"] >= MIN_SUBSET_ITEMS]
+    datasets = subset_datasets(dataset, field, scanned, values, MAX_SUBSET_ITEMS, config.seed)
     for row in table["rows"]:
-        row["leakage"] = subset_leakage(datasets[row["subset"]], config)
+        row["leakage"] = (subset_leakage(datasets[row["subset"]], config)
+                          if row["subset"] in datasets else None)
+    table["small"] = {"min_items": MIN_SUBSET_ITEMS,
+                      "subsets": len(table["rows"]) - len(scanned)}

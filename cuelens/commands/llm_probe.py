@@ -112,7 +112,7 @@ def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: Prob
         if cache is not None:
             cache.close()
     result.started = started
-    for warning in result.warnings:
+    for warning in (cache.warnings if cache is not None else []) + result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     files = LLMProbeResult.of(result).save(out_dir, report_options=report_options)
     console.print(f"report: [bold]{escape(str(files['report']))}[/]")

@@ -73,6 +73,16 @@ def print_subsets(table: dict | None) -> None:
         console.print(f"  [bold red]![/] {escape(subset)} · {escape(name)}: "
                       f"{table['measure']} {100 * cell['value']:.1f}% "
                       f"(adjusted p = {cell['p_adjusted']:.3g})")
+    small = table.get("small", {})
+    if small.get("subsets"):
+        console.print(f"  {small['subsets']:,} subset(s) with fewer than {small['min_items']} "
+                      "items: no word-cue scan of their own (their leakage is empty)")
+    if table.get("rewritten"):
+        from cuelens.data.labels import rewrites_text
+
+        console.print(f"[yellow]warning:[/] subset values merged into their normal form "
+                      f"(Unicode NFC, invisible characters and surrounding spaces removed): "
+                      f"{escape(rewrites_text(table['rewritten']))}")
 
 
 @user_errors

@@ -17,6 +17,9 @@ from cuelens.errors import UserError
 #: Labels with fewer items than this in the fitting split are rare: warned about, and their cues
 #: are not called significant (``--min-label-items``; 0 turns the exclusion off).
 MIN_LABEL_ITEMS = 10
+#: Most labels a scan fits: the aggregators have one feature and one class per label, so their
+#: work grows with the square of the label count (docs/robustness.md, "Degenerate sizes").
+MAX_LABELS = 50
 #: The label set of multiple-choice data (instances of the right and wrong choices).
 STRUCTURAL = ("right", "wrong")
 _INTEGER = re.compile(r"^[+-]?\d+$")
@@ -90,7 +93,14 @@ def rare_labels(counts: Mapping[str, int], min_items: int) -> list[str]:
 
 
 def check_label_count(counts: Mapping[str, int], path: str) -> None:
-    """Every item under one label: no statistic can compare labels (one clear error)."""
+    """Every item under one label, or more than :data:`MAX_LABELS` labels: no statistic can
+    compare them (one clear error)."""
+    if len(counts) > MAX_LABELS:
+        rare = len(rare_labels(counts, MIN_LABEL_ITEMS))
+        raise UserError(f"{len(counts):,} distinct labels ({rare:,} with fewer than "
+                        f"{MIN_LABEL_ITEMS} items): cue statistics support at most {MAX_LABELS} "
+                        "labels (check the label field; merge or drop the rare labels)",
+                        path=path)
     if len(counts) == 1:
         (label, n), = counts.items()
         raise UserError(f"all {n:,} item(s) have the label {label!r}: cue statistics need at "
@@ -100,6 +110,12 @@ def check_label_count(counts: Mapping[str, int], path: str) -> None:
 
 def _quoted(labels: Iterable[str]) -> str:
     return ", ".join(repr(label) for label in labels)
+
+
+def rewrites_text(rewritten: list[dict]) -> str:
+    """``'a ' → 'a' (3); …`` for the first five ``{"from", "to", "items"}`` rewrites."""
+    shown = "; ".join(f"{r['from']!r} → {r['to']!r} ({r['items']:,})" for r in rewritten[:5])
+    return shown + (f" and {len(rewritten) - 5} more" if len(rewritten) > 5 else "")
 
 
 def label_report(splits: Mapping[str, tuple[str, Mapping[str, int], LabelFindings]],
@@ -116,10 +132,9 @@ def label_report(splits: Mapping[str, tuple[str, Mapping[str, int], LabelFinding
             warnings.append(f"{path}, line {line}: {n:,} record(s) repeat the key {key!r} (the "
                             "last value is used; JSON leaves duplicates undefined)")
     if rewritten:
-        shown = "; ".join(f"{r['from']!r} → {r['to']!r} ({r['items']:,})" for r in rewritten[:5])
-        more = f" and {len(rewritten) - 5} more" if len(rewritten) > 5 else ""
         warnings.insert(0, f"labels rewritten to their normal form (Unicode NFC, invisible "
-                           f"characters and surrounding spaces removed): {shown}{more}")
+                           f"characters and surrounding spaces removed): "
+                           f"{rewrites_text(rewritten)}")
     labels = sorted({label for _, counts, _ in splits.values() for label in counts})
     kinds: dict[str, list[str]] = {}
     for label in labels:

@@ -78,15 +78,23 @@ class Preferences:
 
 # ------------------------------------------------------------------------------ record shapes
 def _decoded(value: Any) -> Any:
-    """A string holding a JSON list (the Arena Kaggle export) as that list."""
+    """A string holding a JSON list (the Arena Kaggle export) or a JSON chat message list (a
+    CSV column of ``[{"role": …, "content": …}, …]``) as that list."""
     if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
         try:
             decoded = json.loads(value)
         except ValueError:
             return value
-        if isinstance(decoded, list) and all(isinstance(x, str) or x is None for x in decoded):
+        if isinstance(decoded, list) and all(isinstance(x, str) or x is None or _is_message(x)
+                                             for x in decoded):
             return decoded
     return value
+
+
+def _is_message(value: Any) -> bool:
+    """A chat message: an object with a text under ``content``, ``value`` or ``text``."""
+    return isinstance(value, dict) and any(isinstance(value.get(key), str)
+                                           for key in ("content", "value", "text"))
 
 
 def _message_text(message: Any, name: str) -> str:

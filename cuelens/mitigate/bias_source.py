@@ -23,8 +23,14 @@ def _rows(path: Path):
         if not parquet_available():
             raise UserError(PARQUET_MISSING.split(";")[0], path=str(path))
         import pandas as pd
+        import pyarrow
 
-        for record in pd.read_parquet(path).to_dict("records"):
+        try:
+            table = pd.read_parquet(path)
+        except (pyarrow.ArrowException, OSError) as exc:
+            raise UserError(f"not a readable Parquet table ({exc}); rerun `audit scan` to "
+                            "write it again", path=str(path)) from None
+        for record in table.to_dict("records"):
             yield None, record
         return
     from cuelens.data.readers import jsonl_objects

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import zipfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,8 +18,8 @@ from scipy.special import softmax
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.readers import LineError, check_regular_file
 from cuelens.errors import UserError
-from cuelens.probes.logfiles import (log_objects, member_json, open_archive, read_log_json,
-                                     size_cap)
+from cuelens.probes.logfiles import (is_archive, log_objects, member_json, open_archive,
+                                     read_log_json, size_cap)
 from cuelens.probes.predictions import MISSING, Predictions
 
 NORMS = ("none", "chars", "bytes")
@@ -150,8 +149,13 @@ def lm_eval_results(path: Path) -> tuple[Path, dict] | None:
 
 # --- Inspect -------------------------------------------------------------------------------
 
+_LETTER = re.compile(r"\s*\(?([A-Za-z])\)?[.:]?\s*")
+
+
 def _letter_index(text) -> int:
-    match = re.match(r"\s*([A-Za-z])\b", text) if isinstance(text, str) else None
+    """The choice a letter answer names (``"B"``, ``"(b)"``, ``"C."``); −1 for anything else
+    (``"a bit unsure"`` is no answer, not choice A)."""
+    match = _LETTER.fullmatch(text) if isinstance(text, str) else None
     return ord(match.group(1).upper()) - ord("A") if match else -1
 
 
@@ -207,7 +211,7 @@ def _run_facts(log) -> dict:
 def read_inspect(path: Path, id_field: str | None, cap: int | None = None) -> LogRead:
     meta: dict = {}
     try:
-        if zipfile.is_zipfile(path):
+        if is_archive(path):
             samples = _archive_samples(path, cap, meta)
         else:
             log = read_log_json(path, cap)
@@ -269,7 +273,7 @@ def detect_format(path: Path, cap: int | None = None) -> str | None:
     """``"lm-eval"``, ``"inspect"`` or None (not an evaluation log); lm-eval's results file
     is refused, naming the samples file to pass instead."""
     check_regular_file(path)
-    if zipfile.is_zipfile(path):
+    if is_archive(path):
         return "inspect"
     first = _first_json(path, cap)
     if _is_results_file(first):
@@ -411,6 +415,18 @@ def _out_of_range(items: list[LoggedItem], notes: list[str]) -> int:
     return len(bad)
 
 
+def _unparseable(items: list[LoggedItem], notes: list[str]) -> dict:
+    """Inspect answers written but naming no choice (``"a bit unsure"``): counted like the LLM
+    probe's unparseable answers (docs/eval-logs.md); over half of them make the probe not
+    interpretable (:data:`MAX_UNPARSEABLE`)."""
+    bad = [item for item in items if item.answer == -1 and item.answer_text.strip()]
+    rate = len(bad) / len(items)
+    if bad:
+        notes.append(f"{len(bad)} of {len(items)} Inspect answer(s) name no choice (e.g. "
+                     f"{bad[0].where}: {bad[0].answer_text[:40]!r}); counted as wrong")
+    return {"n": len(bad), "rate": round(rate, 6)}
+
+
 def _agreement(items: list[LoggedItem], positions: list[int], pred: np.ndarray,
                gold: np.ndarray, metric: str | None, notes: list[str]) -> dict | None:
     """Item by item: the log's own correctness against prediction == dataset gold."""
@@ -501,6 +517,7 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
         raise UserError(exc.message, path=str(path)) from None
     n_outside = _out_of_range(read.items, notes) if fmt == "inspect" else 0
     n_unanswered = _unanswered(read.items, notes) if fmt == "inspect" else 0
+    unparseable = _unparseable(read.items, notes) if fmt == "inspect" else None
     pred = np.full(len(test), MISSING, dtype=np.int64)
     probs = np.full((len(test), max(len(c) for c in test.choices)), np.nan) \
         if fmt == "lm-eval" else None
@@ -530,6 +547,8 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
            "left_out": n_left, "matched_by": how, "choices_written_differently": n_rewritten,
            "answers_outside_choices": n_outside, "unanswered": n_unanswered,
            "logged_correct": _agreement(read.items, positions, pred, gold, metric, notes)}
+    if unparseable is not None:
+        log["unparseable"] = unparseable
     if fmt == "lm-eval":
         log["results_check"] = _results_check(path, metric, accuracy, n_logged, notes)
     return Predictions(pred=pred, probs=probs, covered=None if not n_left else covered,

@@ -184,6 +184,22 @@ def member_json(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Pat
     return parse_json(text, f"{path}:{info.filename}")
 
 
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def is_archive(path: str | Path) -> bool:
+    """Whether ``path`` is a zip archive (an Inspect ``.eval`` log); a file that starts like one
+    but has no end (a copy or download cut short) is one clear error, not read as text."""
+    if zipfile.is_zipfile(path):
+        return True
+    with open(path, "rb") as handle:
+        if handle.read(len(ZIP_MAGIC)) == ZIP_MAGIC:
+            raise UserError("truncated archive: the file starts as a zip (an Inspect .eval "
+                            "log) but its end is missing; copy or download it again",
+                            path=str(path))
+    return False
+
+
 def open_archive(path: str | Path) -> zipfile.ZipFile:
     """The zip archive at ``path``; a damaged directory is one clear error."""
     try:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.data.dataset import Dataset, Task
+from cuelens.data.labels import normalise_label
 from cuelens.data.readers import jsonl_objects
 from cuelens.errors import UserError
 
@@ -80,8 +81,8 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -
     if value is None:
         return -1  # no answer (e.g. an unparseable reply): always wrong
     if dataset.task == Task.NLI:
-        if isinstance(value, str) and value in lookup:
-            return lookup[value]
+        if isinstance(value, str) and normalise_label(value) in lookup:
+            return lookup[normalise_label(value)]  # the scan's label normal form
         raise ValueError(f"unknown label {value!r} (labels: {', '.join(dataset.label_names)})")
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < k:
         return value
@@ -92,6 +93,7 @@ def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
     """``probs`` of one item as ``k`` finite, non-negative numbers, not all zero (NLI: also a
     ``{label: p}`` object); ValueError otherwise."""
     if isinstance(value, dict) and dataset.task == Task.NLI:
+        value = {normalise_label(str(label)): p for label, p in value.items()}
         if set(value) != set(dataset.label_names):
             raise ValueError("probs object must have exactly the labels "
                              f"{', '.join(dataset.label_names)}")

@@ -89,6 +89,24 @@ def not_interpretable_why(sanity: dict) -> str:
     return "the model gave no answer for most items"
 
 
+#: A log with more unparseable answers than this is not interpretable (as the LLM probe's
+#: templates: an all-wrong model is not a robust one; docs/eval-logs.md): the one threshold of
+#: items without a usable answer.
+MAX_UNPARSEABLE = MAX_UNANSWERED
+
+
+def unparseable_sanity(sanity: dict, log: dict | None) -> dict:
+    """``sanity`` of a probe of an evaluation ``log`` (``probe.model.log``) whose answers are
+    mostly unparseable: not interpretable, with a note."""
+    rate = ((log or {}).get("unparseable") or {}).get("rate", 0.0)
+    if rate <= MAX_UNPARSEABLE:
+        return sanity
+    note = (f"{100 * rate:.1f}% of the log's answers name no choice (more than "
+            f"{MAX_UNPARSEABLE:.0%}): the probe is not interpretable (check the solver's "
+            "answer format)")
+    return {**sanity, "interpretable": False, "notes": [*sanity["notes"], note]}
+
+
 def probe_verdict(probe: dict) -> tuple[str, str]:
     """(level, sentence) for the probe's verdict box: ``unreliable``, ``relies`` or ``clean``."""
     sanity = probe.get("sanity", {})

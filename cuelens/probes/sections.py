@@ -25,7 +25,8 @@ from cuelens.probes.distribution import distribution_test
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.position import section as position_bias_section
 from cuelens.probes.predictions import Predictions
-from cuelens.probes.sanity import chance_level, data_map_epochs, probe_sanity
+from cuelens.probes.sanity import (chance_level, data_map_epochs, probe_sanity,
+                                   unparseable_sanity)
 from cuelens.probes.short_circuit import ShortCircuitOptions
 from cuelens.probes.short_circuit import section as short_circuit_section
 
@@ -68,8 +69,10 @@ class ProbeContext:
         """``sanity``: accuracy against chance (:func:`~cuelens.probes.sanity.probe_sanity`)."""
         test = self.dataset.test
         chance = chance_level(self.gold, test.task, test.n_choices)
-        return probe_sanity(self.correct, chance, data_map_epochs(self.model_dir), has_data_map,
-                            self.n_boot, self.seed, int((self.predictions.pred == -1).sum()))
+        return unparseable_sanity(
+            probe_sanity(self.correct, chance, data_map_epochs(self.model_dir), has_data_map,
+                         self.n_boot, self.seed, int((self.predictions.pred == -1).sum())),
+            self.model_info.get("log"))
 
     def accuracy_test(self) -> dict:
         """``accuracy_test``: ΔAcc per cue (:func:`~cuelens.probes.accuracy.accuracy_test`)."""

@@ -23,11 +23,8 @@ from cuelens.probes.llm.backends import Backend, prepare_backend
 from cuelens.probes.llm.cache import ResponseCache
 from cuelens.probes.llm.templates import PromptTemplate
 from cuelens.probes.predictions import Predictions
-from cuelens.probes.sanity import MAX_UNANSWERED
+from cuelens.probes.sanity import MAX_UNPARSEABLE
 from cuelens.probes.sections import ProbeContext, ProbeSections
-
-# templates with more unreadable answers get no verdict (all-wrong ≠ robust): the probe's rule
-MAX_UNPARSEABLE = MAX_UNANSWERED
 
 
 @dataclass(repr=False)  # bounded: never the whole results dict

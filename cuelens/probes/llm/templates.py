@@ -12,6 +12,8 @@ from pathlib import Path
 
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
+from cuelens.probes.llm.sandbox import (TemplateLimit, bounded_environment, bounded_loops,
+                                        render_bounded)
 
 MODES = ("score", "generate")
 TASKS = tuple(Task)
@@ -62,7 +64,10 @@ class PromptTemplate:
         from jinja2 import TemplateError
 
         try:
-            return _compile(self.text).render(**fields)
+            return render_bounded(_compile(self.text), fields)
+        except TemplateLimit as exc:
+            raise UserError(f"prompt '{self.name}' stopped on item {fields.get('id')!r}: {exc} "
+                            "(the sandbox's limit; docs/robustness.md)", path=self._path) from None
         except RENDER_ERRORS + (TemplateError,) as exc:
             raise UserError(f"prompt '{self.name}' fails on item {fields.get('id')!r}: "
                             f"{type(exc).__name__}: {exc}", path=self._path) from None
@@ -75,19 +80,10 @@ class PromptTemplate:
         return list(fields["letters"] if self.options == "letters" else fields["choices"])
 
 
-def _environment():
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
-
-    # Prompts are plain text for a language model, never HTML: escaping would corrupt the
-    # dataset text the model reads. Reports escape prompts and answers when they show them.
-    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False,
-                                keep_trailing_newline=False)
-
-
 _COMPILED: dict[str, object] = {}
 #: Errors a template's own expressions may raise while rendering (arithmetic on a text, …).
-RENDER_ERRORS = (ArithmeticError, TypeError, ValueError, LookupError, AttributeError)
+RENDER_ERRORS = (ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
+                 RecursionError)
 
 
 def _compile(text: str):
@@ -96,7 +92,7 @@ def _compile(text: str):
     if text not in _COMPILED:
         from jinja2 import TemplateSyntaxError, nodes
 
-        environment = _environment()
+        environment = bounded_environment()
         try:
             tree = environment.parse(text)
         except TemplateSyntaxError as exc:
@@ -107,6 +103,7 @@ def _compile(text: str):
                    "Extends": "extends"}[type(node).__name__]
             raise UserError(f"'{{% {tag} %}}' is not allowed: a prompt template is one file "
                             "and reads no other template", line=node.lineno)
+        bounded_loops(tree)
         _COMPILED[text] = environment.from_string(tree)
     return _COMPILED[text]
 
@@ -141,13 +138,23 @@ _KEYS = {"task", "mode", "answers", "options", "style", "max_new_tokens", "descr
 
 
 def _parse_answers(value: str, path: str, line: int) -> dict[str, str]:
-    answers = {}
+    answers: dict[str, str] = {}
     for part in value.split(","):
         label, sep, word = part.partition("=")
         if not sep or not label.strip() or not word.strip():
             raise UserError(f"answers: expected 'label=word, …', got {part.strip()!r}",
                             path=path, line=line)
-        answers[label.strip()] = word.strip()
+        label, word = label.strip(), word.strip()
+        if label in answers:
+            raise UserError(f"answers: the label {label!r} is mapped twice", path=path,
+                            line=line)
+        twin = next((other for other, known in answers.items()
+                     if known.casefold() == word.casefold()), None)
+        if twin is not None:
+            raise UserError(f"answers: the labels {twin!r} and {label!r} are both answered "
+                            f"{word!r}; every label needs its own answer word (else both get "
+                            "the same probability on every item)", path=path, line=line)
+        answers[label] = word
     return answers
 
 
