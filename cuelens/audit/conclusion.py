@@ -146,7 +146,9 @@ def _leakage_measure(results: dict) -> Measure | None:
 
 def _mcq_measures(results: dict) -> list[Measure]:
     """Every MCQ rule: a rule above chance at its Bonferroni-corrected interval (the one its
-    test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`)."""
+    test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`): the
+    cluster-robust one when the row records ``D_equivalence_high`` (questions sharing a choice
+    set, docs/methods.md §17; symmetric about D), else the exact one."""
     from cuelens.audit.chance import exact_interval
 
     section = results.get("mcq_baselines") or {}
@@ -158,6 +160,9 @@ def _mcq_measures(results: dict) -> list[Measure]:
         else:
             low, high = (x - row["chance"] for x in exact_interval(
                 row["accuracy"], int(row["n_items"]), EQUIVALENCE_LEVEL))
+            if row.get("D_equivalence_high") is not None:  # clustered by choice set (CR1)
+                high = float(row["D_equivalence_high"])
+                low = 2 * float(row["D"]) - high
             level = EQUIVALENCE_LEVEL
         out.append(Measure("baseline", "rule", row["name"], f"the rule “{row['name']}”",
                            float(row["D"]), float(low), float(high), level,
