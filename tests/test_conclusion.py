@@ -102,6 +102,20 @@ def test_rules_weigh_in_at_their_one_sided_95_percent_bound():
                          n=5000)).status == NO_LEAKAGE
 
 
+def test_the_headline_weighs_in_at_its_one_sided_simultaneous_bound():
+    """``leakage.best.equivalence_high`` (one-sided 95% simultaneous) decides equivalence; the
+    conclusion's D interval and the leakage verdict stay the test's two-sided 95% one."""
+    results = _nli(0.0, -0.032, 0.032, "chance")
+    assert conclude(results).status == INCONCLUSIVE
+    results["leakage"]["best"].update(equivalence_high=0.027, equivalence_level=0.95)
+    c = conclude(results)
+    assert c.status == NO_LEAKAGE and "(90% CI -2.7 to +2.7)" in c.reason and c.level == 0.9
+    assert (c.ci_low, c.ci_high) == (-0.032, 0.032)
+    mild = _nli(0.04, 0.01, 0.07, "mild")
+    mild["leakage"]["best"].update(equivalence_high=0.065, equivalence_level=0.95)
+    assert "(95% CI +1.0 to +7.0)" in conclude(mild).reason
+
+
 def test_a_rule_with_a_clustered_bound_weighs_in_at_it():
     """A row recording ``D_equivalence_high`` (questions sharing a choice set, CR1) is weighed
     at it, its interval symmetric about D; without it, the exact interval as before."""

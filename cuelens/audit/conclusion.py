@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
@@ -142,6 +142,17 @@ def _leakage_measure(results: dict) -> Measure | None:
                    "a classifier of cue-word scores", float(best["D"]), float(low),
                    float(high), float(leak.get("selection", {}).get("level", LEAKAGE_LEVEL)),
                    n, verdict in POSITIVE_VERDICTS, (float(high) - float(low)) / 2)
+
+
+def _equivalence_measure(leak: Measure, results: dict) -> Measure:
+    """The headline weighed for equivalence: at its one-sided 95% simultaneous upper bound
+    (``leakage.best.equivalence_high``, the two-sided 90% simultaneous interval ``D ± u``)
+    when recorded; results written before it keep the two-sided 95% one."""
+    high = results["leakage"]["best"].get("equivalence_high")
+    if high is None or leak.above_chance:
+        return leak
+    return replace(leak, ci_low=2 * leak.effect - float(high), ci_high=float(high),
+                   level=EQUIVALENCE_LEVEL)
 
 
 def _mcq_measures(results: dict) -> list[Measure]:
@@ -311,7 +322,7 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     if found:  # the leakage test first, then the rules in their table order
         return conclusion(LEAKAGE, _leakage_reason(found[0], results, len(found)), found[0],
                           found)
-    weighed = ([leak] if leak else []) + rules
+    weighed = ([_equivalence_measure(leak, results)] if leak else []) + rules
     if not weighed:
         return conclusion(INCONCLUSIVE, "no statistic of cue leakage was measured on this "
                           "data.", None)
