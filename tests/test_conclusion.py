@@ -102,6 +102,36 @@ def test_rules_weigh_in_at_their_one_sided_95_percent_bound():
                          n=5000)).status == NO_LEAKAGE
 
 
+def test_the_headline_weighs_in_at_its_one_sided_simultaneous_bound():
+    """``leakage.best.equivalence_high`` (one-sided 95% simultaneous) decides equivalence; the
+    conclusion's D interval and the leakage verdict stay the test's two-sided 95% one."""
+    results = _nli(0.0, -0.032, 0.032, "chance")
+    assert conclude(results).status == INCONCLUSIVE
+    results["leakage"]["best"].update(equivalence_high=0.027, equivalence_level=0.95)
+    c = conclude(results)
+    assert c.status == NO_LEAKAGE and "(90% CI -2.7 to +2.7)" in c.reason and c.level == 0.9
+    assert (c.ci_low, c.ci_high) == (-0.032, 0.032)
+    mild = _nli(0.04, 0.01, 0.07, "mild")
+    mild["leakage"]["best"].update(equivalence_high=0.065, equivalence_level=0.95)
+    assert "(95% CI +1.0 to +7.0)" in conclude(mild).reason
+
+
+def test_a_rule_with_a_clustered_bound_weighs_in_at_it():
+    """A row recording ``D_equivalence_high`` (questions sharing a choice set, CR1) is weighed
+    at it, its interval symmetric about D; without it, the exact interval as before."""
+    clustered = {"D_equivalence_high": 0.012, "equivalence_clusters": 250}
+    c = conclude(_mcq([("longest choice", 0.0, [-0.06, 0.06], False, clustered)]))
+    assert c.status == NO_LEAKAGE and "(90% CI -1.2 to +1.2)" in c.reason
+    wide = {"D_equivalence_high": 0.035, "equivalence_clusters": 250}
+    c = conclude(_mcq([("longest choice", 0.005, [-0.06, 0.06], False, wide)]))
+    assert c.status == INCONCLUSIVE and "(90% CI -2.5 to +3.5)" in c.reason
+    # a significant rule keeps its corrected interval; no field: the exact interval
+    found = conclude(_mcq([("longest choice", 0.1, [0.05, 0.15], True, clustered)]))
+    assert found.status == LEAKAGE and "99% CI +5.0 to +15.0" in found.reason
+    flat = conclude(_mcq([("longest choice", 0.0, [-0.06, 0.06], False, {})]))
+    assert "(90% CI -3.8 to +3.8)" in flat.reason
+
+
 def test_a_preference_shortcut_below_one_half_is_leakage():
     results = _nli(0.0, -0.01, 0.01, "chance", 4000)
     results["preference"] = {"splits": {"all": {"shortcuts": [
@@ -294,13 +324,27 @@ def test_arct_rule_step_quotes_the_rules_own_interval(real_scans):
 
 @pytest.mark.slow
 def test_balanced_copa_is_settled_at_a_wider_margin(real_scans):
-    """D is exactly 0 by construction, but 1,000 questions leave the answer-position rule's
-    one-sided 95% bound at +3.2 points: inconclusive at 3 points, no meaningful leakage at 5."""
+    """D is exactly 0 by construction and the rules reading the choice texts are fixed by the
+    mirrored pairs (clustered bound 0.0 over 500 choice sets), but the answer-position rule's
+    is not: 242 of the 500 pairs show the alternatives swapped, so both answers sit in the same
+    position. Its CR1 bound stays at +3.2 points: inconclusive at 3 points, no meaningful
+    leakage at 5."""
     results = json.loads((real_scans["balanced_copa"][1] / "results.json").read_text())
     assert results["leakage"]["best"]["ci_high"] == 0.0
+    rows = {r["name"]: r for r in results["mcq_baselines"]["rows"]}
+    assert rows["longest choice"]["D_equivalence_high"] == 0.0
+    assert rows["longest choice"]["equivalence_clusters"] == 500
+    assert rows["answer position"]["D_equivalence_high"] == pytest.approx(0.031657, abs=1e-6)
+    assert "D_equivalence_high" not in rows["choice-only BoW LR"]
     c = conclude(results)
     assert "“answer position”" in c.reason and "(90% CI -2.0 to +3.2)" in c.reason
     assert conclude(results, margin=0.05).status == NO_LEAKAGE
+
+
+@pytest.mark.slow
+def test_copa_has_no_shared_choice_sets_and_keeps_the_exact_interval(real_scans):
+    results = json.loads((real_scans["copa"][1] / "results.json").read_text())
+    assert not any("D_equivalence_high" in r for r in results["mcq_baselines"]["rows"])
 
 
 def test_margin_option_is_checked_before_reading_data(tmp_path):

@@ -284,3 +284,34 @@ def test_varying_choice_counts_result_views_say_no_leakage(tmp_path):
     assert result.leakage.empty and list(result.leakage.columns)[:2] == ["metric", "aggregator"]
     assert result.cues.empty and result.easy.empty and result.hard.empty
     assert "vary" in repr(result) and "cuelens-summary" in result._repr_html_()
+
+
+def test_clustered_equivalence_bound_over_shared_choice_sets_by_hand():
+    """Seven questions, four choice sets (the order of the choices does not matter): a mirrored
+    pair (longest choice: one right, one wrong), a pair right twice, a pair wrong twice and a
+    single question. d_i = credit − ½: (+½, −½), (+½, +½), (−½, −½), +½; D = ½ / 7 = 1/14;
+    cluster sums of d − D: −1/7, 6/7, −8/7, 3/7; SE² = 4/3 · (1 + 36 + 64 + 9)/49 / 7²."""
+    test = ([["aa", "bbbb"], ["aa", "bbbb"], ["cccc", "dd"], ["dd", "cccc"], ["ee", "ffff"],
+             ["ffff", "ee"], ["ggg", "h"]], [1, 0, 0, 1, 0, 1, 0])
+    train = ([["x", "yy"], ["zz", "w"]], [0, 0])
+    rows = by_name(mcq_baselines(mcq_dataset(train, test)))
+    longest = rows["longest choice"]
+    assert longest["D"] == pytest.approx(1 / 14, abs=1e-6)
+    se = np.sqrt(4 / 3 * 110 / 49) / 7
+    assert longest["D_equivalence_high"] == pytest.approx(
+        1 / 14 + stats.t.ppf(0.95, 3) * se, abs=1e-6)
+    assert longest["equivalence_clusters"] == 4
+    # answer position (A, fitted on train): credits 0, 1 | 1, 0 | 1, 0 | 1 → each pair one
+    # right, one wrong; D = ½/7 = 1/14 again, cluster sums of d − D: −1/7 three times, 3/7
+    position = rows["answer position"]
+    se = np.sqrt(4 / 3 * (3 + 9) / 49) / 7
+    assert position["D_equivalence_high"] == pytest.approx(
+        1 / 14 + stats.t.ppf(0.95, 3) * se, abs=1e-6)
+
+
+def test_no_clustered_bound_when_every_choice_set_is_one_question():
+    test = ([["aa", "bbbb"], ["cccc", "dd"], ["ee", "ffff"], ["ggg", "h"]], [1, 0, 0, 0])
+    train = ([["x", "yy"], ["zz", "w"]], [0, 0])
+    section = mcq_baselines(mcq_dataset(train, test))
+    assert not any(k.startswith(("D_equivalence", "equivalence")) for row in section["rows"]
+                   for k in row)

@@ -53,6 +53,25 @@ def test_max_t_critical_value_matches_the_known_answers():
     assert simultaneous_test(copies).critical == pytest.approx(1.960, abs=0.03)
 
 
+def test_the_equivalence_bound_is_the_one_sided_simultaneous_one():
+    """One predictor: the 95% quantile of t(n − 1) (1.645 at large n) in place of the 97.5%;
+    M independent ones: Φ(c)^M = 0.95 (c = 2.57 for ten)."""
+    rng = np.random.default_rng(0)
+    one = DifferenceMoments(1)
+    one.add(rng.standard_normal((4000, 1)))
+    test = simultaneous_test(one)
+    ratio = (test.equivalence_high - test.D) / (test.high - test.D)
+    assert ratio[0] == pytest.approx(1.645 / 1.960, abs=0.02)
+    independent = DifferenceMoments(10)
+    independent.add(rng.standard_normal((20000, 10)))
+    test = simultaneous_test(independent)
+    ratio = (test.equivalence_high - test.D) / (test.high - test.D)
+    assert ratio == pytest.approx(np.full(10, 2.568 / 2.803), abs=0.03)
+    zero = DifferenceMoments(2)
+    zero.add(np.zeros((50, 2)))
+    assert simultaneous_test(zero).equivalence_high.tolist() == [0.0, 0.0]
+
+
 def test_one_predictor_rejects_where_the_exact_sign_test_does():
     # 100 questions, each ±0.5 (k = 2): 61 right / 39 wrong has exact binomial tail
     # P(X ≥ 61) = 0.018, 60 / 40 has 0.028 (one-sided level 0.025). Corrected score statistic:

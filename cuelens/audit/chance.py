@@ -119,3 +119,20 @@ def positions_verdict(counts: dict, what: str) -> str:
     if counts["significant"]:
         return f"{share}: the positions are unbalanced."
     return f"{share}: no evidence of imbalance."
+
+
+def clustered_upper_bound(effects: np.ndarray, clusters: np.ndarray,
+                          confidence: float = 0.95) -> tuple[float, int]:
+    """(one-sided ``confidence`` upper bound of ``mean(effects)``, number of clusters) with a
+    cluster-robust (CR1) standard error over ``clusters`` (a cluster id per item;
+    docs/methods.md §17): residuals ``e_i = effects_i − mean``, cluster sums ``S_g``,
+    ``SE² = G / (G − 1) · Σ_g S_g² / n²``, bound ``mean + t(confidence; G − 1) · SE``."""
+    effects = np.asarray(effects, dtype=np.float64)
+    _, ids = np.unique(np.asarray(clusters), return_inverse=True)
+    n, g = len(effects), int(ids.max()) + 1 if len(effects) else 0
+    mean = float(effects.mean()) if n else 0.0
+    if g < 2:
+        return 1.0, g  # one cluster: no spread to estimate, no bound below the largest D
+    sums = np.bincount(ids, weights=effects - mean, minlength=g)
+    se = float(np.sqrt(g / (g - 1) * np.sum(sums ** 2))) / n
+    return mean + float(stats.t.ppf(confidence, g - 1)) * se, g

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
@@ -145,9 +145,22 @@ def _leakage_measure(results: dict) -> Measure | None:
                    n, verdict in POSITIVE_VERDICTS, (float(high) - float(low)) / 2)
 
 
+def _equivalence_measure(leak: Measure, results: dict) -> Measure:
+    """The headline weighed for equivalence: at its one-sided 95% simultaneous upper bound
+    (``leakage.best.equivalence_high``, the two-sided 90% simultaneous interval ``D ± u``)
+    when recorded; results written before it keep the two-sided 95% one."""
+    high = results["leakage"]["best"].get("equivalence_high")
+    if high is None or leak.above_chance:
+        return leak
+    return replace(leak, ci_low=2 * leak.effect - float(high), ci_high=float(high),
+                   level=EQUIVALENCE_LEVEL)
+
+
 def _mcq_measures(results: dict) -> list[Measure]:
     """Every MCQ rule: a rule above chance at its Bonferroni-corrected interval (the one its
-    test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`)."""
+    test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`): the
+    cluster-robust one when the row records ``D_equivalence_high`` (questions sharing a choice
+    set, docs/methods.md §17; symmetric about D), else the exact one."""
     from cuelens.audit.chance import exact_interval
 
     section = results.get("mcq_baselines") or {}
@@ -159,6 +172,9 @@ def _mcq_measures(results: dict) -> list[Measure]:
         else:
             low, high = (x - row["chance"] for x in exact_interval(
                 row["accuracy"], int(row["n_items"]), EQUIVALENCE_LEVEL))
+            if row.get("D_equivalence_high") is not None:  # clustered by choice set (CR1)
+                high = float(row["D_equivalence_high"])
+                low = 2 * float(row["D"]) - high
             level = EQUIVALENCE_LEVEL
         out.append(Measure("baseline", "rule", row["name"], f"the rule “{row['name']}”",
                            float(row["D"]), float(low), float(high), level,
@@ -311,7 +327,7 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
         return conclusion(INCONCLUSIVE, "the words look unsegmented (see the warnings): cue "
                           "statistics over whole phrases cannot rule leakage out; scan again "
                           "with a segmenter for the language (docs/languages.md).", leak)
-    weighed = ([leak] if leak else []) + rules
+    weighed = ([_equivalence_measure(leak, results)] if leak else []) + rules
     if not weighed:
         return conclusion(INCONCLUSIVE, "no statistic of cue leakage was measured on this "
                           "data.", None)

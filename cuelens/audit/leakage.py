@@ -26,8 +26,8 @@ from cuelens.audit.aggregators import AGGREGATORS, quiet_single_thread
 from cuelens.audit.counts import BigramColumns, TokenSequences
 from cuelens.audit.metrics import METRICS
 from cuelens.audit.results import LeakageSection
-from cuelens.audit.uncertainty import DIFFERENCE_CHUNK, LEVEL, SIGNIFICANT, \
-    DifferenceMoments, leakage_verdict, simultaneous_test
+from cuelens.audit.uncertainty import DIFFERENCE_CHUNK, EQUIVALENCE_QUANTILE, LEVEL, \
+    SIGNIFICANT, DifferenceMoments, leakage_verdict, simultaneous_test
 from cuelens.data.dataset import Task
 
 MAJORITY = "majority"
@@ -142,6 +142,9 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
             "ci_low": round(float(max(test.low[h], -1.0)), 6),
             "ci_high": round(float(min(test.high[h], 1.0)), 6),
             "p_value": float(f"{test.p_value[h]:.6g}")}
+    if test.equivalence_high is not None:  # the TOST bound of docs/methods.md §17
+        best.update(equivalence_high=round(float(min(test.equivalence_high[h], 1.0)), 6),
+                    equivalence_level=EQUIVALENCE_QUANTILE)
     baselines = [{"name": name, **_entry(acc, prior)} for name, acc in accuracy.items()
                  if isinstance(name, str)]  # D against the verdict's baseline, as the headline
     verdict = leakage_verdict(test.low[h], test.high[h], flag_threshold)

@@ -16,8 +16,10 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from cuelens.audit.chance import ALPHA, accuracy_row, p_text, position_chi_square, tie_credit
+from cuelens.audit.chance import (ALPHA, accuracy_row, clustered_upper_bound, p_text,
+                                  position_chi_square, tie_credit)
 from cuelens.audit.groups import split_folds
+from cuelens.audit.text_keys import text_keys
 from cuelens.audit.tokenize import text_length, tokenize
 from cuelens.data.dataset import Dataset, Split
 
@@ -204,6 +206,7 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
         row["significant"] = bool(row["p_value"] < threshold)
         if row["name"] == "question only":
             row["coverage"] = round(coverage, 6)
+    add_equivalence_bounds(rows, credit, k, choice_sets(dataset.test))
     positions = {role: position_chi_square(gold_positions(split), choice_counts(split))
                  for role, split in dataset.splits.items() if role in ("train", "test", "all")}
     return {"n_items": len(k), "chance": rows[0]["chance"],
@@ -212,6 +215,33 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
             "bonferroni_alpha": round(threshold, 6), "ci_level": round(1 - threshold, 6),
             "rows": rows,
             "gold_position": positions}
+
+
+EQUIVALENCE_CONFIDENCE = 0.95  # one-sided: the TOST bound of docs/methods.md §17
+
+
+def choice_sets(split: Split) -> np.ndarray:
+    """Per item, the fingerprint of its choices as a set (the hygiene module's mirrored-pair key,
+    :meth:`~cuelens.audit.text_keys.TextKeys.text_sets`): items sharing it are one cluster."""
+    return text_keys(split).text_sets()
+
+
+def add_equivalence_bounds(rows: list[dict], credit: dict[str, np.ndarray], k: np.ndarray,
+                           clusters: np.ndarray) -> None:
+    """When some choice set is shared by more than one question (Balanced COPA's mirrored
+    pairs), each row with per-item credit gets ``D_equivalence_high``: the one-sided 95% upper
+    bound of its D with a cluster-robust (CR1) standard error over the choice sets, and
+    ``equivalence_clusters``: their number (docs/methods.md §17). Otherwise nothing is added and
+    the conclusion uses the exact interval (the items are independent)."""
+    if len(clusters) == 0 or len(np.unique(clusters)) == len(clusters):
+        return
+    for row in rows:
+        if row["name"] not in credit:  # the choices-only BoW: no per-item credit here
+            continue
+        high, n_clusters = clustered_upper_bound(credit[row["name"]] - 1.0 / k, clusters,
+                                                 EQUIVALENCE_CONFIDENCE)
+        row["D_equivalence_high"] = round(high, 6)
+        row["equivalence_clusters"] = n_clusters
 
 
 def ci_name(section: dict) -> str:
