@@ -278,8 +278,11 @@ def test_varying_choice_counts_result_views_say_no_leakage(tmp_path):
             for i in range(24)]
     result = cuelens.scan(str(write_jsonl(tmp_path / "vary.jsonl", rows)))
     assert "leakage" not in result.results and result.sections.leakage is None
-    assert list(result.results) == ["schema_version", "tool", "config", "dataset",
-                                    "segmentation", "mcq_baselines", "notes"]
+    assert list(result.results) == ["schema_version", "tool", "config", "dataset", "conclusion",
+                                    "segmentation", "mcq_baselines", "notes", "next_steps"]
+    conclusion = result.results["conclusion"]  # stated from the rules alone: 24 questions
+    assert conclusion["status"] == "inconclusive" and conclusion["D"] is None
+    assert conclusion["reason"].startswith("24 evaluated questions cannot rule out leakage")
     assert math.isnan(result.D)
     assert result.leakage.empty and list(result.leakage.columns)[:2] == ["metric", "aggregator"]
     assert result.cues.empty and result.easy.empty and result.hard.empty
