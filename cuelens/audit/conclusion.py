@@ -8,9 +8,9 @@ existed have none: readers call :func:`conclude` on them.
 - ``leakage``: the calibrated leakage test puts the headline D's interval wholly above 0
   (verdict ``significant`` or ``mild``), or a corrected rule beats chance (an MCQ rule that never
   reads the question, Bonferroni; a preference shortcut, Holm; a subset cell, Holm).
-- ``no_meaningful_leakage``: the upper end of the headline D's interval (the test's 95%
-  simultaneous one) and of every rule's (its one-sided 95% bound: the 90% interval,
-  :data:`EQUIVALENCE_LEVEL`) lies below ``margin`` (an equivalence statement, as in TOST).
+- ``no_meaningful_leakage``: every cue-only model's one-sided 95% upper bound of D and every
+  rule's (the upper end of its 90% interval, :data:`EQUIVALENCE_LEVEL`) lie below ``margin``
+  (an equivalence statement, as in TOST; an intersection-union test, Berger 1982).
 - ``inconclusive``: neither — or too few items for any statement (:func:`too_few_items`), or
   words that look unsegmented (``segmentation.unsegmented``, docs/languages.md), with
   about how many more evaluated items would settle it (:func:`items_to_settle`).
@@ -146,9 +146,9 @@ def _leakage_measure(results: dict) -> Measure | None:
 
 
 def _equivalence_measure(leak: Measure, results: dict) -> Measure:
-    """The headline weighed for equivalence: at its one-sided 95% simultaneous upper bound
-    (``leakage.best.equivalence_high``, the two-sided 90% simultaneous interval ``D ± u``)
-    when recorded; results written before it keep the two-sided 95% one."""
+    """The word-cue statistics weighed for equivalence: at the largest of the cue-only models'
+    one-sided 95% upper bounds (``leakage.best.equivalence_high``, an intersection-union test)
+    when recorded; results written before it keep the headline's two-sided 95% one."""
     high = results["leakage"]["best"].get("equivalence_high")
     if high is None or leak.above_chance:
         return leak

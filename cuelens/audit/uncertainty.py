@@ -9,13 +9,16 @@ estimate alone (docs/data-hygiene.md "Uncertainty", docs/methods.md §3, §6, §
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
 N_BOOT = 1000
 LEVEL = 0.95
 VERDICT_QUANTILE = 1 - (1 - LEVEL) / 2  # 0.975: one side of the two-sided simultaneous interval
-EQUIVALENCE_QUANTILE = LEVEL  # 0.95: the one-sided simultaneous upper bound (TOST, §17)
+EQUIVALENCE_QUANTILE = LEVEL  # 0.95: each model's one-sided upper bound (TOST, §17)
+EQUIVALENCE_Z = NormalDist().inv_cdf(EQUIVALENCE_QUANTILE)  # 1.645, no multiplicity correction:
+# "every model below the margin" is an intersection-union test (Berger 1982)
 _BATCH_CELLS = 2_000_000  # items × resamples drawn at once (memory bound)
 _MAX_DISTINCT = 64  # up to this many distinct values: multinomial counts, not item indices
 
@@ -131,7 +134,7 @@ class SimultaneousTest:
     high: np.ndarray
     p_value: np.ndarray
     degenerate: np.ndarray
-    equivalence_high: np.ndarray | None = None  # one-sided 95% simultaneous upper bounds
+    equivalence_high: np.ndarray | None = None  # each model's one-sided 95% upper bound
 
 
 def null_maxima(moments: DifferenceMoments, live: np.ndarray, seed: int,
@@ -179,16 +182,14 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
     live = np.flatnonzero(~degenerate)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(~degenerate, (moments.total - correction) / np.sqrt(second), -np.inf)
-    critical, one_sided, maxima = 0.0, 0.0, np.zeros(0)
+    critical, maxima = 0.0, np.zeros(0)
     if len(live):
         maxima = null_maxima(moments, live, seed, draws)
         critical = float(np.quantile(maxima, VERDICT_QUANTILE))
-        one_sided = float(np.quantile(maxima, EQUIVALENCE_QUANTILE))
     p_value = np.array([(1 + np.sum(maxima >= value)) / (1 + len(maxima)) if len(maxima)
                         else 1.0 for value in t])
     half = np.where(degenerate, 0.0, score_bound(moments, critical, correction))
-    # max_m T_m and max_m (−T_m) share the null (symmetric N(0, R0) and χ²): its 95% quantile
-    # bounds every D_m from above at once, one-sided
-    upper = np.where(degenerate, 0.0, score_bound(moments, one_sided, correction))
+    # each model's own one-sided 95% score bound: the intersection-union test of §17
+    upper = np.where(degenerate, 0.0, score_bound(moments, EQUIVALENCE_Z, correction))
     return SimultaneousTest(D=D, t=t, critical=critical, low=D - half, high=D + half,
                             p_value=p_value, degenerate=degenerate, equivalence_high=D + upper)
