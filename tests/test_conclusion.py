@@ -62,6 +62,25 @@ def test_no_meaningful_leakage_needs_the_upper_end_below_the_margin():
     assert below.status == NO_LEAKAGE and below.items_needed is None
 
 
+def test_a_significant_cue_word_is_leakage_even_when_no_classifier_beats_the_baseline():
+    """The scan's other calibrated finding (docs/methods.md §2, §11): a word above the
+    Bonferroni z threshold is leakage on its own; an interval that would otherwise be clean
+    does not hide it."""
+    results = _nli(0.0, -0.02, 0.025, "chance")
+    results["cue_stats"] = {"bonferroni_z": 3.52}
+    results["cue_finding"] = {"n_significant": 2, "top": [
+        {"token": "outdoors", "label": "a", "z": 11.3}, {"token": "sleeping", "label": "c",
+                                                         "z": 4.1}]}
+    concluded = conclude(results)
+    assert concluded.status == LEAKAGE and concluded.level == 0.95
+    assert concluded.reason.startswith("2 words give the label away on their own (z above the "
+                                       "corrected 3.52; strongest: “outdoors” → a, z = 11.3)")
+    assert [e["subject"] for e in concluded.evidence] == ["outdoors", "sleeping"]
+    assert concluded.evidence[0]["unit"] == "z" and concluded.evidence[0]["effect"] == 11.3
+    results["cue_finding"] = {"n_significant": 0, "top": []}
+    assert conclude(results).status == NO_LEAKAGE
+
+
 def test_items_needed_follows_the_square_root_law():
     # D = +5.5, CI -1.5..+12.5 on 500 items: half-width 7; leakage shows once 7·√(500/n') < 5.5
     c = conclude(_nli(0.055, -0.015, 0.125, "chance", n=500))

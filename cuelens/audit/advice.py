@@ -96,8 +96,9 @@ def _leakage(f: Finding, results: dict) -> Step | None:
 
 @advises("significant_cues")
 def _cues(f: Finding, results: dict) -> Step | None:
-    """Significant cue words without dataset-level leakage: worth a look before they grow (with
-    leakage, the leakage step already names them)."""
+    """Significant cue words without a leakage verdict: leakage on their own (docs/methods.md
+    §17), so to be removed or rebalanced; with too few items for a conclusion, worth a look before
+    they grow (with a leakage verdict, the leakage step already names them)."""
     if results.get("leakage", {}).get("verdict") in ("significant", "mild"):
         return None
     named = "; ".join(f"{label}: {', '.join(tokens)}"
@@ -105,7 +106,7 @@ def _cues(f: Finding, results: dict) -> Step | None:
     what = "marks chosen or rejected responses" if is_preference(results) else \
         "points to one label"
     noun = "response" if is_preference(results) else "item"
-    if conclusion_of(results).status == LEAKAGE:  # a rule found it: the words are part of it
+    if conclusion_of(results).status == LEAKAGE:  # the words are (part of) the leakage
         return _step(f, f"remove or rebalance the significant cue words ({named})",
                      f"each {what} on its own, and the scan concludes leakage; {noun}s with one")
     return _step(f, f"review the significant cue words ({named}) before they grow",

@@ -7,7 +7,9 @@ existed have none: readers call :func:`conclude` on them.
 
 - ``leakage``: the calibrated leakage test puts the headline D's interval wholly above 0
   (verdict ``significant`` or ``mild``), or a corrected rule beats chance (an MCQ rule that never
-  reads the question, Bonferroni; a preference shortcut, Holm; a subset cell, Holm).
+  reads the question, Bonferroni; a preference shortcut, Holm; a subset cell, Holm), or the
+  scan's other calibrated finding holds: some word is a significant cue (z above the Bonferroni
+  threshold, docs/methods.md §2).
 - ``no_meaningful_leakage``: every cue-only model's one-sided 95% upper bound of D and every
   rule's (the upper end of its 90% interval, :data:`EQUIVALENCE_LEVEL`) lie below ``margin``
   (an equivalence statement, as in TOST; an intersection-union test, Berger 1982).
@@ -323,6 +325,11 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     if found:  # the leakage test first, then the rules in their table order
         return conclusion(LEAKAGE, _leakage_reason(found[0], results, len(found)), found[0],
                           found)
+    cues = significant_cues(results)
+    if cues:  # the scan's other calibrated finding (§2, §11): words that give the label away
+        return Conclusion(LEAKAGE, _cue_reason(cues, results), margin, CUE_LEVEL,
+                          leak.effect if leak else None, leak.ci_low if leak else None,
+                          leak.ci_high if leak else None, tuple(_cue_evidence(c) for c in cues))
     if (results.get("segmentation") or {}).get("unsegmented"):
         return conclusion(INCONCLUSIVE, "the words look unsegmented (see the warnings): cue "
                           "statistics over whole phrases cannot rule leakage out; scan again "
@@ -339,6 +346,38 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     more = items_to_settle(open_, margin)
     return conclusion(INCONCLUSIVE, _inconclusive_reason(top, results, margin, more), top,
                       open_, more)
+
+
+CUE_LEVEL = 0.95  # the cue test's family-wise level: z above the Bonferroni threshold (§2)
+
+
+def significant_cues(results: dict) -> list[dict]:
+    """The strongest significant cue words (``cue_finding.top``, else the ``cues`` flagged
+    significant), each ``{"token", "label", "z"}``; none for a scan without them."""
+    summary = results.get("cue_finding")
+    if summary is not None:
+        return list(summary.get("top") or []) if summary.get("n_significant") else []
+    return [{"token": c["token"], "label": c["label"], "z": c.get("metrics", {}).get("z")}
+            for c in results.get("cues") or [] if c.get("significant")]
+
+
+def _cue_evidence(cue: dict) -> dict:
+    return {"kind": "cues", "code": "significant_cue", "subject": cue["token"],
+            "title": f"the word “{cue['token']}” → {cue['label']}", "effect": cue["z"],
+            "ci_low": None, "ci_high": None, "unit": "z", "level": CUE_LEVEL}
+
+
+def _cue_reason(cues: list[dict], results: dict) -> str:
+    n = (results.get("cue_finding") or {}).get("n_significant", len(cues))
+    threshold = (results.get("cue_stats") or {}).get("bonferroni_z")
+    above = f"z above the corrected {threshold:.2f}" if isinstance(threshold, (int, float)) \
+        else "Bonferroni-corrected"
+    top = cues[0]
+    words = "word gives the label away on its own" if n == 1 else \
+        "words give the label away on their own"
+    return (f"{n:,} {words} ({above}; strongest: “{top['token']}” → "
+            f"{top['label']}, z = {top['z']:.1f}), though no cue-only classifier beats the "
+            "baseline on the evaluated items.")
 
 
 def _evaluated(results: dict) -> str:
