@@ -171,10 +171,11 @@ def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False,
     return cue_finding(store, cues, cue_stats), NO_LEAKAGE
 
 
-def conclusion_status(dataset: Dataset, leakage: dict, config: ScanConfig) -> str:
-    """The scan's conclusion from its leakage section (and, for MCQ, the artifact rules)."""
+def conclusion_status(dataset: Dataset, cue: dict, leakage: dict, config: ScanConfig) -> str:
+    """The scan's conclusion from its two findings (the cue finding and the leakage section)
+    and, for MCQ, the artifact rules."""
     results = {"config": {"folds": config.folds}, "dataset": dataset_summary(dataset),
-               "leakage": leakage}
+               "cue_finding": cue, "leakage": leakage}
     if dataset.task == "mcq":
         results["mcq_baselines"] = mcq_baselines(dataset, config.folds, config.seed)
     return conclude(results, config.margin).status
@@ -209,7 +210,7 @@ def calibration(seeds: range, items: int, conditions: list[str], cues_only: bool
             cue, leakage = findings(dataset, config, cues_only,
                                     verdict_only and condition in MCQ_NULLS)
             if conclusions:
-                statuses.append(conclusion_status(dataset, leakage, config))
+                statuses.append(conclusion_status(dataset, cue, leakage, config))
             verdicts.append(leakage["verdict"])
             cue_hits += cue["n_significant"] > 0
             print(f"{condition} {seed}: {leakage['verdict']} D={leakage['best']['D']:+.4f} "
@@ -238,7 +239,7 @@ def power(seeds: int, items: int, conclusions: bool = False) -> None:
             config = ScanConfig(seed=seed)
             cue, leakage = findings(dataset, config)
             if conclusions:
-                statuses.append(conclusion_status(dataset, leakage, config))
+                statuses.append(conclusion_status(dataset, cue, leakage, config))
             z = next((t["z"] for t in cue["top"] if t["token"] == PLANTED), None)
             found += any(t["token"] == PLANTED for t in cue["top"])
             leaked += leakage["verdict"] not in ("chance", "below chance")

