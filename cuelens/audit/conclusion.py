@@ -356,14 +356,31 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
 CUE_LEVEL = 0.95  # the cue test's family-wise level: z above the Bonferroni threshold (§2)
 
 
+def cue_summary(results: dict) -> dict | None:
+    """``cue_finding`` of the results (written by the scan), else the same derived from
+    ``cues`` (``items_covered`` and ``share_items`` only when the scan wrote them); None without
+    cues."""
+    if "cue_finding" in results:
+        return results["cue_finding"]
+    if "cues" not in results:
+        return None
+    cues = [c for c in results["cues"] if c.get("significant")]
+    top = sorted(cues, key=lambda c: (-_z(c), c["token"], c["label"]))[:5]
+    return {"n_significant": len(cues), "items_covered": None, "share_items": None,
+            "bonferroni_z": results.get("cue_stats", {}).get("bonferroni_z"),
+            "top": [{"token": c["token"], "label": c["label"], "z": _z(c)} for c in top]}
+
+
+def _z(cue: dict) -> float:
+    z = cue.get("z", cue.get("metrics", {}).get("z"))
+    return float(z) if isinstance(z, (int, float)) else 0.0
+
+
 def significant_cues(results: dict) -> list[dict]:
-    """The strongest significant cue words (``cue_finding.top``, else the ``cues`` flagged
-    significant), each ``{"token", "label", "z"}``; none for a scan without them."""
-    summary = results.get("cue_finding")
-    if summary is not None:
-        return list(summary.get("top") or []) if summary.get("n_significant") else []
-    return [{"token": c["token"], "label": c["label"], "z": c.get("metrics", {}).get("z")}
-            for c in results.get("cues") or [] if c.get("significant")]
+    """The strongest significant cue words of :func:`cue_summary`, each ``{"token", "label",
+    "z"}``; none for a scan without them."""
+    summary = cue_summary(results)
+    return list(summary["top"]) if summary and summary["n_significant"] else []
 
 
 def _cue_evidence(cue: dict) -> dict:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cuelens.audit.conclusion import level_text, measurable
+from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
@@ -177,26 +177,6 @@ def _leakage(results: dict) -> list[Finding]:
                     _points(best.get("ci_high")), "points", evaluated_items(results), "leakage",
                     LEAKAGE_SEVERITY.get(verdict, "medium"), verdict,
                     level=float(leak.get("selection", {}).get("level", 0.95)))]
-
-
-def cue_summary(results: dict) -> dict | None:
-    """``cue_finding`` of the results (written by the scan), else the same derived from
-    ``cues`` (``items_covered`` and ``share_items`` only when the scan wrote them); None without
-    cues."""
-    if "cue_finding" in results:
-        return results["cue_finding"]
-    if "cues" not in results:
-        return None
-    cues = [c for c in results["cues"] if c.get("significant")]
-    top = sorted(cues, key=lambda c: (-_z(c), c["token"], c["label"]))[:5]
-    return {"n_significant": len(cues), "items_covered": None, "share_items": None,
-            "bonferroni_z": results.get("cue_stats", {}).get("bonferroni_z"),
-            "top": [{"token": c["token"], "label": c["label"], "z": _z(c)} for c in top]}
-
-
-def _z(cue: dict) -> float:
-    z = cue.get("z", cue.get("metrics", {}).get("z"))
-    return float(z) if isinstance(z, (int, float)) else 0.0
 
 
 @finding_rule
