@@ -72,8 +72,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                  "cuelens.audit.segmenters", "cuelens.audit.counts", "cuelens.audit.text_keys")),
     # results.json: its schema, validation and writer
     ("results", ("cuelens.reports.schema", "cuelens.audit.results")),
-    ("analyses", ("cuelens.audit", "cuelens.probes", "cuelens.lm", "cuelens.augment",
-                  "cuelens.mitigate", "cuelens.models")),
+    # the analyses, ordered among themselves: the one place that loads models; language-model
+    # scorers; the dataset statistics; perturbation operators; model probes; from audit to fix
+    ("models", ("cuelens.models",)),
+    ("lm", ("cuelens.lm",)),
+    ("audit", ("cuelens.audit",)),
+    ("augment", ("cuelens.augment",)),
+    ("probes", ("cuelens.probes",)),
+    ("mitigate", ("cuelens.mitigate",)),
     ("views", ("cuelens.frames", "cuelens.reports")),
     # the API and the result objects it returns (views and report on the statistics' results)
     ("api", ("cuelens.api", "cuelens.results", "cuelens")),

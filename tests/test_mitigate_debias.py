@@ -47,6 +47,7 @@ def planted_cue() -> tuple[list[dict], list[dict]]:
 
 def _train_and_probe(tmp_path, debias: str) -> float:
     from cuelens.models.classifier import load_classifier
+    from cuelens.mitigate.losses import training_loss
     from cuelens.models.finetune import TrainConfig, finetune
 
     train, test = planted_cue()
@@ -61,6 +62,7 @@ def _train_and_probe(tmp_path, debias: str) -> float:
                           max_length=16)
     finetune(clf, dataset.train, dataset.train.item_labels(dataset.label_names),
              TrainConfig(epochs=8, lr=2e-3, batch_size=16, seed=0, debias=debias),
+             training_loss(debias, clf.model.config.hidden_size, dataset.train),
              bias=bias if debias != "none" else None)
     predicted = clf.predict_proba(dataset.test).argmax(axis=1)
     path = tmp_path / f"{debias}.jsonl"

@@ -55,6 +55,7 @@ def train(
 
     from cuelens.audit.results import run_info
     from cuelens.io import check_model_dir, check_replaceable_dir, replace_directory, write_json
+    from cuelens.mitigate.losses import training_loss
     from cuelens.models.finetune import TrainConfig, finetune
     from cuelens.probes.data_map import dataset_map, regions, write_dynamics
 
@@ -79,6 +80,7 @@ def train(
     gold = split.item_labels(dataset.label_names)
     bias_probs, bias_info = training_bias(debias, bias, dataset, seed, gold)
     config = TrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, debias=debias)
+    criterion = training_loss(debias, clf.model.config.hidden_size, split)
     with item_progress("loss") as progress:
         task = progress.add_task(f"training on {len(split)} items", total=len(split) * epochs,
                                  loss="   -  ")
@@ -87,7 +89,7 @@ def train(
             progress.update(task, advance=n, loss=f"{loss:.4f}",
                             description=f"epoch {epoch + 1}/{epochs}")
 
-        dynamics = finetune(clf, split, gold, config, on_step, bias=bias_probs)
+        dynamics = finetune(clf, split, gold, config, criterion, on_step, bias=bias_probs)
     training = {"loss": dynamics.loss, "bias": bias_info, "config": asdict(config)}
     print_loss(training)
     clf.model.config.update({"cuelens": {"task": dataset.task, "label_names": dataset.label_names,

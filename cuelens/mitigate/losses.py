@@ -31,6 +31,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from cuelens.data.dataset import Split, Task
+
 EPS = 1e-6
 FOCAL_GAMMA = 2.0
 
@@ -125,3 +127,11 @@ class DebiasLoss(nn.Module):
         if bias_probs is None and self.kind != "none":
             raise ValueError(f"the {self.kind} loss needs the bias-only probabilities")
         return DEBIAS_LOSSES[self.kind](self, logits, labels, bias_probs, features)
+
+
+def training_loss(kind: str, hidden_size: int, split: Split) -> DebiasLoss:
+    """The :class:`DebiasLoss` ``kind`` for fine-tuning a model whose pooled hidden vector has
+    ``hidden_size`` values on ``split`` (learned-mixin gates the item's ``k`` choice vectors
+    side by side: MCQ ``k`` choices, NLI 1; :func:`cuelens.models.finetune.finetune`)."""
+    k = (split.n_choices or 1) if split.task == Task.MCQ else 1
+    return DebiasLoss(kind, hidden_size=hidden_size * k if kind == "learned-mixin" else None)

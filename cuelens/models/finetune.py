@@ -13,13 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.special
 
-from cuelens.data.dataset import Split, Task
+from cuelens.data.dataset import Split
 from cuelens.models.batching import bucketed_batches, encode_split
 from cuelens.models.classifier import Classifier
+
+if TYPE_CHECKING:
+    from torch import nn
 
 
 @dataclass
@@ -55,16 +59,16 @@ class Dynamics:
 
 
 def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfig,
-             on_step: Callable[[int, float, int], None] | None = None,
+             criterion: nn.Module, on_step: Callable[[int, float, int], None] | None = None,
              bias: np.ndarray | None = None) -> Dynamics:
     """Train ``clf.model`` in place on ``split`` (``gold``: label column per item, or the correct
-    choice for MCQ). ``on_step(n_items, loss, epoch)`` reports progress. ``config.debias`` other
-    than ``none`` trains with that debiasing loss fed by ``bias`` (per item, the bias-only
-    probabilities over the logits' columns; :mod:`cuelens.mitigate.losses`)."""
+    choice for MCQ) with the loss module ``criterion`` (a
+    :class:`cuelens.mitigate.losses.DebiasLoss`, built for this model and split by
+    :func:`cuelens.mitigate.losses.training_loss`; a debiasing one is fed ``bias``: per item, the
+    bias-only probabilities over the logits' columns). ``on_step(n_items, loss, epoch)`` reports
+    progress."""
     import torch
     from transformers import get_linear_schedule_with_warmup
-
-    from cuelens.mitigate.losses import DebiasLoss
 
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
@@ -72,9 +76,7 @@ def finetune(clf: Classifier, split: Split, gold: np.ndarray, config: TrainConfi
     lengths = encoded.lengths
     n_batches = -(-len(split) // config.batch_size)
     model = clf.model
-    k = (split.n_choices or 1) if split.task == Task.MCQ else 1
-    criterion = DebiasLoss(config.debias, hidden_size=model.config.hidden_size * k
-                           if config.debias == "learned-mixin" else None).to(clf.device)
+    criterion = criterion.to(clf.device)
     bias_t = None if bias is None else torch.as_tensor(bias, dtype=torch.float32)
     optimizer = torch.optim.AdamW([*model.parameters(), *criterion.parameters()], lr=config.lr,
                                   weight_decay=config.weight_decay)
