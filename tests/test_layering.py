@@ -65,7 +65,7 @@ def test_the_checker_catches_violations(tmp_path):
 # it; the most specific name decides. The root package (cuelens/__init__.py: the lazy public API)
 # sits with api.py.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("cuelens.errors", "cuelens.io", "cuelens.version")),
+    ("base", ("cuelens.errors", "cuelens.io", "cuelens.registry", "cuelens.version")),
     # the columns: readers, records → splits, compact splits, chunks, word segmenters, token
     # sequences and their encoder, text keys
     ("columns", ("cuelens.data", "cuelens.engine", "cuelens.audit.tokenize",

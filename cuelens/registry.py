@@ -1,0 +1,99 @@
+"""Named tables of one kind of thing (features, prediction sources, operators, metrics, …): one
+helper every registry uses, so that each one is an explicit table whose names the CLI's
+choices, help text and defaults read, and an unknown name is always the same one-line
+:class:`~cuelens.errors.UserError` (docs/ARCHITECTURE.md, "One registry per kind of name").
+
+>>> units = Registry("unit", {"m": 1.0, "km": 1000.0}, option="--unit")
+>>> units.get("km"), units.names()
+(1000.0, ['m', 'km'])
+>>> units.get("mile")
+Traceback (most recent call last):
+...
+cuelens.errors.UserError: unknown unit 'mile' (--unit); choose from m, km
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from typing import Generic, TypeVar
+
+from cuelens.errors import UserError
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+
+class Registry(Generic[T]):
+    """Name → entry, in the order the entries were added (the order choices are listed in).
+
+    ``kind`` names the entries in messages ("segmenter"); ``option`` (e.g. ``--segmenter``) is
+    the CLI option or API argument that takes the name, quoted in the unknown-name error. Read
+    like a dict: ``name in registry``, ``registry[name]``, iteration over the names, ``items()``
+    (but :meth:`get` raises on an unknown name instead of returning a default)."""
+
+    def __init__(self, kind: str, entries: Mapping[str, T] | Iterable[tuple[str, T]] = (),
+                 *, option: str | None = None) -> None:
+        self.kind, self.option = kind, option
+        self._entries: dict[str, T] = {}
+        for name, entry in (entries.items() if isinstance(entries, Mapping) else entries):
+            self.add(name, entry)
+
+    def add(self, name: str, entry: T) -> T:
+        """Add ``entry`` under ``name`` (a name is registered once); returns ``entry``."""
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is registered twice")
+        self._entries[name] = entry
+        return entry
+
+    def register(self, name: str) -> Callable[[E], E]:
+        """Decorator adding the decorated function or class under ``name`` (for a registry whose
+        entries are the decorated objects themselves)."""
+        def add(entry: E) -> E:
+            self.add(name, entry)  # type: ignore[arg-type]
+            return entry
+        return add
+
+    def get(self, name: str) -> T:
+        """The entry called ``name``; an unknown name is a :class:`UserError` naming the kind,
+        the name and the known names."""
+        if name not in self._entries:
+            raise self.unknown(name)
+        return self._entries[name]
+
+    def unknown(self, name: str) -> UserError:
+        """The error for a name this registry lacks."""
+        where = f" ({self.option})" if self.option else ""
+        return UserError(f"unknown {self.kind} {name!r}{where}; choose from {self.choices()}")
+
+    def names(self) -> list[str]:
+        """The registered names, in registration order."""
+        return list(self._entries)
+
+    def choices(self, separator: str = ", ") -> str:
+        """The names joined for help text and messages (``a, b, c``; ``a | b | c``)."""
+        return separator.join(self._entries)
+
+    def items(self) -> ItemsView[str, T]:
+        """(name, entry) pairs in registration order."""
+        return self._entries.items()
+
+    def keys(self) -> KeysView[str]:
+        return self._entries.keys()
+
+    def values(self) -> ValuesView[T]:
+        return self._entries.values()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __getitem__(self, name: str) -> T:
+        return self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}: {self.choices()})"
