@@ -27,13 +27,14 @@ class Registry(Generic[T]):
     """Name → entry, in the order the entries were added (the order choices are listed in).
 
     ``kind`` names the entries in messages ("segmenter"); ``option`` (e.g. ``--segmenter``) is
-    the CLI option or API argument that takes the name, quoted in the unknown-name error. Read
+    the CLI option or API argument that takes the name, quoted in the unknown-name error;
+    ``also``: names its callers resolve before a lookup (``auto``), listed in that error too. Read
     like a dict: ``name in registry``, ``registry[name]``, iteration over the names, ``items()``
     (but :meth:`get` raises on an unknown name instead of returning a default)."""
 
     def __init__(self, kind: str, entries: Mapping[str, T] | Iterable[tuple[str, T]] = (),
-                 *, option: str | None = None) -> None:
-        self.kind, self.option = kind, option
+                 *, option: str | None = None, also: tuple[str, ...] = ()) -> None:
+        self.kind, self.option, self.also = kind, option, also
         self._entries: dict[str, T] = {}
         for name, entry in (entries.items() if isinstance(entries, Mapping) else entries):
             self.add(name, entry)
@@ -63,7 +64,8 @@ class Registry(Generic[T]):
     def unknown(self, name: str) -> UserError:
         """The error for a name this registry lacks."""
         where = f" ({self.option})" if self.option else ""
-        return UserError(f"unknown {self.kind} {name!r}{where}; choose from {self.choices()}")
+        choices = ", ".join([*self._entries, *self.also])
+        return UserError(f"unknown {self.kind} {name!r}{where}; choose from {choices}")
 
     def names(self) -> list[str]:
         """The registered names, in registration order."""

@@ -90,10 +90,10 @@ def test_api_and_cli_probe_agree_on_defaults(tmp_path):
 # --- the registry --------------------------------------------------------------------------------
 
 def test_registry_names_every_source():
-    assert SOURCES == {"model": ModelSource, "predictions": PredictionsFile,
+    assert dict(SOURCES.items()) == {"model": ModelSource, "predictions": PredictionsFile,
                        "lm-eval": LmEvalLog, "inspect": InspectLog, "llm": LLMPrompt}
     assert all(cls.name == name for name, cls in SOURCES.items())
-    with pytest.raises(UserError, match="unknown prediction source 'csv'; choose from inspect"):
+    with pytest.raises(UserError, match="unknown prediction source 'csv'; choose from model, predictions"):
         make_source("csv", path="x")
 
 

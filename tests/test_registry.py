@@ -36,6 +36,8 @@ def test_an_unknown_name_is_one_user_error_naming_kind_option_and_choices():
     assert str(error.value) == "unknown colour 'Red'; choose from red, blue"
     with pytest.raises(UserError, match=r"^unknown colour 'x' \(--colour\); choose from red$"):
         Registry("colour", {"red": 1}, option="--colour").get("x")
+    with pytest.raises(UserError, match=r"^unknown colour 'x'; choose from red, auto, rgb:HEX$"):
+        Registry("colour", {"red": 1}, also=("auto", "rgb:HEX")).get("x")
 
 
 def test_a_name_is_registered_once():

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
@@ -33,6 +35,7 @@ from threadpoolctl import ThreadpoolController
 
 from cuelens.audit.config import MAX_FIT_ITEMS
 from cuelens.audit.counts import TokenSequences, row_starts
+from cuelens.registry import Registry
 
 
 @dataclass
@@ -314,9 +317,10 @@ def make_lr(d: int, n_labels: int, seed: int) -> Linear:
                   d, n_labels)
 
 
-AGGREGATORS = {
+#: aggregator name → ``make(d, n_labels, seed)``: the cue-score aggregators of the leakage table
+AGGREGATORS: Registry[Callable[[int, int, int], Any]] = Registry("aggregator", {
     "average": lambda d, n_labels, seed: Average(),
     "max": lambda d, n_labels, seed: Maximum(),
     "sgd": make_sgd,
     "lr": make_lr,
-}
+})

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 
 from cuelens.audit.conclusion import DEFAULT_MARGIN
 from cuelens.audit.metrics import METRICS, Z_PRIORS
-from cuelens.audit.segmenters import SEGMENTER_CHOICES
+from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.data.labels import MIN_LABEL_ITEMS
 from cuelens.errors import UserError
 
@@ -51,13 +51,11 @@ class ScanConfig:
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""
-        if self.metric not in METRICS:
-            raise UserError(f"unknown metric {self.metric!r}; choose from {', '.join(METRICS)}")
+        METRICS.get(self.metric)  # an unknown name is a UserError
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
-        if self.segmenter not in SEGMENTER_CHOICES and not self.segmenter.startswith("hf:"):
-            raise UserError(f"unknown segmenter {self.segmenter!r} (--segmenter); choose from "
-                            f"{', '.join(SEGMENTER_CHOICES)}")
+        if self.segmenter != "auto" and not self.segmenter.startswith("hf:"):
+            SEGMENTERS.get(self.segmenter)  # an unknown name is a UserError
         for name, minimum in (("folds", 1), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
                               ("alpha", 0), ("max_fit_items", 0), ("min_label_items", 0)):
             if getattr(self, name) < minimum:

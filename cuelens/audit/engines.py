@@ -8,6 +8,7 @@ from collections.abc import Callable
 from cuelens.data.schema import FieldMap
 from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
 
 def _memory(data, train, test, fields, skip_bad, options) -> Loaded:
@@ -29,7 +30,8 @@ def _ray(data, train, test, fields, skip_bad, options) -> Loaded:
                     options=options)
 
 
-ENGINES: dict[str, Callable[..., Loaded]] = {"local": _local, "memory": _memory, "ray": _ray}
+ENGINES: Registry[Callable[..., Loaded]] = Registry(
+    "engine", {"local": _local, "memory": _memory, "ray": _ray}, option="--engine")
 
 
 def load_for_scan(engine: str, data: str | None = None, *, train: str | None = None,
@@ -37,8 +39,7 @@ def load_for_scan(engine: str, data: str | None = None, *, train: str | None = N
                   skip_bad: bool = False, options: EngineOptions = EngineOptions()) -> Loaded:
     """Load the data arguments with ``engine`` (:mod:`cuelens.engine`; a Hugging Face dataset
     is always in memory)."""
-    if engine not in ENGINES:
-        raise UserError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    load = ENGINES.get(engine)
     if hf:
         from cuelens.data.loading import load_dataset
 
@@ -46,4 +47,4 @@ def load_for_scan(engine: str, data: str | None = None, *, train: str | None = N
             raise UserError("give exactly one of: DATA (a file or directory), --train/--test, "
                             "or --hf")
         return Loaded(load_dataset(hf=hf, fields=fields, skip_bad=skip_bad))
-    return ENGINES[engine](data, train, test, fields, skip_bad, options)
+    return load(data, train, test, fields, skip_bad, options)

@@ -22,29 +22,18 @@ from cuelens.audit.groups import split_folds
 from cuelens.audit.text_keys import text_keys
 from cuelens.audit.tokenize import text_length, tokenize
 from cuelens.data.dataset import Dataset, Split
+from cuelens.registry import Registry
 
 Rule = Callable[[str, list[str]], np.ndarray]
 FittedBaseline = Callable[[Split, Split], np.ndarray]
 
-RULES: dict[str, Rule] = {}
-FITTED: dict[str, FittedBaseline] = {}
-NO_CONTEXT: dict[str, FittedBaseline] = {}
+RULES: Registry[Rule] = Registry("MCQ rule")
+FITTED: Registry[FittedBaseline] = Registry("fitted MCQ baseline")
+NO_CONTEXT: Registry[FittedBaseline] = Registry("no-context MCQ baseline")
 
-
-def _registrar(table: dict) -> Callable[[str], Callable]:
-    def register(name: str) -> Callable:
-        def decorate(func):
-            table[name] = func
-            return func
-
-        return decorate
-
-    return register
-
-
-rule = _registrar(RULES)  # per-item choice scorer ``(context, choices) -> scores``
-fitted = _registrar(FITTED)  # ``(fit_split, eval_split) -> per-item credit``
-no_context = _registrar(NO_CONTEXT)  # as ``fitted``; only for items with a separate question
+rule = RULES.register  # per-item choice scorer ``(context, choices) -> scores``
+fitted = FITTED.register  # ``(fit_split, eval_split) -> per-item credit``
+no_context = NO_CONTEXT.register  # as ``fitted``; only for items with a separate question
 
 
 @rule("longest choice")

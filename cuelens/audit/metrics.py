@@ -26,6 +26,8 @@ from typing import Callable
 
 import numpy as np
 
+from cuelens.registry import Registry
+
 Z_PRIORS = ("empirical", "uniform")
 
 
@@ -142,10 +144,10 @@ def z(t: CountTable) -> np.ndarray:
         return np.where(t.word > 0, (p_hat - p0) / np.sqrt(p0 * (1.0 - p0) / t.word), 0.0)
 
 
-METRICS: dict[str, Callable[[CountTable], np.ndarray]] = {
+METRICS: Registry[Callable[[CountTable], np.ndarray]] = Registry("metric", {
     "freq": freq, "cp": cp, "pmi": pmi, "lmi": lmi, "rd": rd, "ad": ad, "cos": cos, "wp": wp,
     "z": z, "npmi": npmi,
-}
+}, option="--metric")
 
 
 def bonferroni_z(n_tests: int, alpha: float = 0.05) -> float:

@@ -40,8 +40,7 @@ def scan_mode(data: Any, train: Any = None, *, stats: str = "exact", engine: str
     if stats not in STATISTICS:
         raise UserError(f"unknown stats {stats!r} (--stats, stats=); choose from "
                         f"{', '.join(STATISTICS)}")
-    if engine not in ENGINES:
-        raise UserError(f"unknown engine {engine!r} (--engine); choose from {', '.join(ENGINES)}")
+    ENGINES.get(engine)  # an unknown engine is an error before any loading
     first = data if data is not None else train
     if hf is None and isinstance(first, (str, Path)) and is_preference_source(str(first)):
         if stats != "exact" or engine == "ray":

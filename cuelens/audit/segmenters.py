@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
 TOKEN_PATTERN = r"[^\W_]+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|[^\W_]+"
 TOKEN_RE = re.compile(TOKEN_PATTERN)
@@ -168,7 +169,7 @@ def _thai() -> Segmenter:
 
 
 #: Segmenter name → (factory, the pip extra it needs or None, one line on what it does).
-SEGMENTERS: dict[str, tuple[Callable[[], Segmenter], str | None, str]] = {
+SEGMENTERS: Registry[tuple[Callable[[], Segmenter], str | None, str]] = Registry("segmenter", {
     "unicode": (lambda: Segmenter("unicode"), None,
                 "NFC, letters + combining marks; runs of scripts without spaces stay whole"),
     "chars": (lambda: Segmenter("chars", char_grams, spaced=False), None,
@@ -177,17 +178,13 @@ SEGMENTERS: dict[str, tuple[Callable[[], Segmenter], str | None, str]] = {
     "japanese": (_japanese, "cjk", "fugashi + unidic-lite (MeCab) on Han/kana runs"),
     "thai": (_thai, "thai", "PyThaiNLP's dictionary, newmm maximal matching in nlpo3 (Rust), "
                             "on Thai runs"),
-}
-SEGMENTER_CHOICES = ("auto", *SEGMENTERS, "hf:PATH")
+}, option="--segmenter", also=("auto", "hf:PATH"))
 
 
 @cache
 def get_segmenter(name: str) -> Segmenter:
     """The registered segmenter ``name`` (built once per process)."""
-    if name not in SEGMENTERS:
-        raise UserError(f"unknown segmenter {name!r} (--segmenter); choose from "
-                        f"{', '.join(SEGMENTER_CHOICES)}")
-    return SEGMENTERS[name][0]()
+    return SEGMENTERS.get(name)[0]()
 
 
 def installed(name: str) -> bool:

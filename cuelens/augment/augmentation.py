@@ -25,18 +25,13 @@ from cuelens.augment.operators.text import normalise
 from cuelens.augment.perturb import apply_operator, is_valid, item_rng, question_record
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
 MAX_PASSES = 3  # passes over the questions an augmenter may take to reach its share
 
 Augmenter = Callable[[Split, int, OpContext, list[str]], list[list[str]]]
-AUGMENTERS: dict[str, Augmenter] = {}
-
-
-def augmenter(name: str):
-    def wrap(fn: Augmenter) -> Augmenter:
-        AUGMENTERS[name] = fn
-        return fn
-    return wrap
+AUGMENTERS: Registry[Augmenter] = Registry("augmentation op", option="--ops")
+augmenter = AUGMENTERS.register
 
 
 @augmenter("crossover")
@@ -80,7 +75,7 @@ def parse_augmenters(spec: str) -> list[str]:
     unknown = [n for n in names if n not in AUGMENTERS]
     if not names or unknown:
         raise UserError(f"unknown augmentation op(s) {', '.join(unknown) or '(none)'} "
-                        f"(choose from {', '.join(AUGMENTERS)})")
+                        f"(choose from {AUGMENTERS.choices()})")
     return names
 
 

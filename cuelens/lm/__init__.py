@@ -23,6 +23,7 @@ from typing import Any
 from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceScorer
 from cuelens.models import hub
+from cuelens.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,10 @@ def _masked(target: str, options: ScorerOptions) -> SentenceScorer:
                         method=options.mlm_method, orders=options.orders, seed=options.seed)
 
 
-SCORERS: dict[str, Callable[[str, ScorerOptions], SentenceScorer]] = {
+SCORERS: Registry[Callable[[str, ScorerOptions], SentenceScorer]] = Registry("scorer", {
     "ngram": _ngram, "lstm": _recurrent("lstm"), "rnn": _recurrent("rnn"),
     "causal": _causal, "masked": _masked,
-}
+})
 WORD_LEVEL = ("ngram", "lstm", "rnn")
 CAUSAL_TYPES = {"gpt2", "gpt_neo", "gpt_neox", "gptj", "opt", "llama", "mistral", "bloom",
                 "openai-gpt", "qwen2", "phi", "falcon", "ctrl", "xglm"}

@@ -22,28 +22,19 @@ import scipy.special
 
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
 Runner = Callable[[dict[str, np.ndarray]], np.ndarray]
 EXACT_TOLERANCE = 1e-4  # max |p_backend - p_torch| for a backend to count as exact
 ONNX_OPSET = 17
-BACKENDS: dict[str, Callable[..., Runner]] = {}
-
-
-def register_backend(name: str):
-    """Register ``make(clf) -> Runner`` under ``name``."""
-
-    def decorate(make):
-        BACKENDS[name] = make
-        return make
-
-    return decorate
+#: backend name → ``make(clf) -> Runner``
+BACKENDS: Registry[Callable[..., Runner]] = Registry("backend", option="--backend")
+register_backend = BACKENDS.register
 
 
 def make_runner(clf, name: str) -> Runner:
     """The runner of backend ``name`` for a loaded classifier (one clear error if unknown)."""
-    if name not in BACKENDS:
-        raise UserError(f"unknown backend '{name}' (choose from {', '.join(BACKENDS)})")
-    return BACKENDS[name](clf)
+    return BACKENDS.get(name)(clf)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

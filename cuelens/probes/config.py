@@ -35,7 +35,7 @@ class ProbeConfig:
         """Raise :class:`UserError` naming the offending field's CLI option."""
         if self.rank_by not in METRICS:
             raise UserError(f"unknown --rank-by metric {self.rank_by!r} (choose from "
-                            f"{', '.join(METRICS)})")
+                            f"{METRICS.choices()})")
         for name in ("top", "bootstrap", "min_items", "min_support"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1")

@@ -21,6 +21,7 @@ from cuelens.errors import UserError
 from cuelens.probes.logfiles import (is_archive, log_objects, member_json, open_archive,
                                      read_log_json, size_cap)
 from cuelens.probes.predictions import MISSING, Predictions
+from cuelens.registry import Registry
 
 NORMS = ("none", "chars", "bytes")
 LOGGED_METRIC = {"none": "acc", "chars": "acc_norm"}  # lm-eval's metric for each norm
@@ -241,7 +242,8 @@ def _first_json(path: Path, cap: int | None) -> object:
 
 
 Reader = Callable[[Path, "str | None", "int | None"], LogRead]
-FORMATS: dict[str, Reader] = {"lm-eval": read_lm_eval, "inspect": read_inspect}
+FORMATS: Registry[Reader] = Registry("log format",
+                                     {"lm-eval": read_lm_eval, "inspect": read_inspect})
 
 
 SAMPLES_GLOB = "samples_*.jsonl*"  # lm-eval's per-item logs (``--log_samples``), also gzipped
@@ -498,7 +500,7 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
                         path=str(path))
     cap = size_cap(cap)
     fmt = fmt or detect_format(path, cap)
-    if fmt not in FORMATS:
+    if fmt is None or fmt not in FORMATS:
         raise UserError("not an lm-evaluation-harness samples file or an Inspect log",
                         path=str(path))
     if fmt == "inspect" and norm != "none":

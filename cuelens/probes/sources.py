@@ -20,6 +20,7 @@ from cuelens.data.dataset import Dataset
 from cuelens.errors import UserError
 from cuelens.probes.evallogs import detect_format, read_eval_log, samples_files
 from cuelens.probes.predictions import Predictions, classifier_predictions, read_predictions_file
+from cuelens.registry import Registry
 
 OnItems = Callable[[int], None]  # called with the number of items just predicted
 
@@ -34,24 +35,20 @@ class PredictionSource(Protocol):
         ...
 
 
-SOURCES: dict[str, type] = {}
+SOURCES: Registry[type] = Registry("prediction source")
 
 
 def register(name: str):
     """Class decorator: register a :class:`PredictionSource` under ``name``."""
     def add(cls: type) -> type:
         cls.name = name  # type: ignore[attr-defined]
-        SOURCES[name] = cls
-        return cls
+        return SOURCES.add(name, cls)
     return add
 
 
 def make_source(name: str, **options: Any) -> PredictionSource:
     """The registered source ``name`` built from its ``options``."""
-    if name not in SOURCES:
-        raise UserError(f"unknown prediction source {name!r}; choose from "
-                        f"{', '.join(sorted(SOURCES))}")
-    return SOURCES[name](**options)
+    return SOURCES.get(name)(**options)
 
 
 @register("model")

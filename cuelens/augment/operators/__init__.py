@@ -17,7 +17,7 @@ def get_operator(name: str) -> Operator:
     """The operator called ``name`` (or one of its aliases, any case)."""
     key = ALIASES.get(name.lower(), name.lower())
     if key not in OPERATORS:
-        raise UserError(f"unknown operator '{name}' (choose from {', '.join(OPERATORS)})")
+        raise OPERATORS.unknown(name)
     return OPERATORS[key]
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
 
 CORRECT, WRONG = "correct", "wrong"
@@ -56,7 +57,7 @@ def check_language(ops: Iterable[Operator], language: str) -> None:
                         f"text is {language!r}: use co or mt (docs/languages.md)")
 
 
-OPERATORS: dict[str, Operator] = {}
+OPERATORS: Registry[Operator] = Registry("operator", option="--ops")
 ALIASES = {"crossover": "co", "mutation": "mt"}
 
 
@@ -65,7 +66,7 @@ def register(name: str, *, source: str = CORRECT, needs_parse: bool = True):
 
     def wrap(fn):
         doc = (fn.__doc__ or "").strip().splitlines()
-        OPERATORS[name] = Operator(name, source, needs_parse, fn, doc[0] if doc else name)
+        OPERATORS.add(name, Operator(name, source, needs_parse, fn, doc[0] if doc else name))
         return fn
 
     return wrap

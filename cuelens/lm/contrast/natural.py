@@ -28,6 +28,7 @@ import scipy.sparse
 import scipy.stats
 
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
 FUNCTION_WORDS = frozenset("""
 a an the of in on at by for with from into onto upon about above across after against along
@@ -135,7 +136,7 @@ def _solve_milp(ranks, types, per_pair, columns, threshold):
     return columns[var_col[chosen[np.argsort(var_type[chosen], kind="stable")]]]
 
 
-SOLVERS = {"lsa": _solve_lsa, "milp": _solve_milp}
+SOLVERS = Registry("solver", {"lsa": _solve_lsa, "milp": _solve_milp}, option="--solver")
 
 
 def select_natural_pairs(ranks: np.ndarray, per_pair: int = 10, threshold: float = 0.5,
@@ -166,8 +167,6 @@ def select_natural_pairs(ranks: np.ndarray, per_pair: int = 10, threshold: float
         raise UserError("need log-probabilities of at least two models")
     if per_pair < 1:
         raise UserError("--per-pair must be at least 1")
-    if solver not in SOLVERS:
-        raise UserError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     types = slot_types(n_models)
     n_slots = per_pair * len(types)
     if n_slots > n_sent:
@@ -177,7 +176,7 @@ def select_natural_pairs(ranks: np.ndarray, per_pair: int = 10, threshold: float
             [prune_candidates(ranks, kind, n_slots, threshold) for kind in types]))
     else:
         columns = np.arange(n_sent)
-    assigned = SOLVERS[solver](ranks, types, per_pair, columns, threshold)
+    assigned = SOLVERS.get(solver)(ranks, types, per_pair, columns, threshold)
     trials, objective = [], 0.0
     for k in range(0, len(types), 2):
         fwd, back = types[k], types[k + 1]

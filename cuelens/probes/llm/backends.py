@@ -20,6 +20,7 @@ import numpy as np
 
 from cuelens.errors import UserError
 from cuelens.probes.llm.requests import OnResult, Request
+from cuelens.registry import Registry
 
 __all__ = ["BACKENDS", "Backend", "BackendOptions", "LocalBackend", "OnResult", "Request",
            "load_backend", "prepare_backend"]
@@ -161,7 +162,8 @@ def _openai(model: str, options: BackendOptions) -> Backend:
                          retries=options.retries, backoff=options.backoff)
 
 
-BACKENDS: dict[str, Callable[[str, BackendOptions], Backend]] = {"hf": _hf, "openai": _openai}
+BACKENDS: Registry[Callable[[str, BackendOptions], Backend]] = Registry(
+    "LLM backend", {"hf": _hf, "openai": _openai})
 
 
 def load_backend(spec: str, options: BackendOptions = BackendOptions()) -> Backend:
