@@ -20,6 +20,7 @@ from cuelens.audit.findings import (Finding, findings, is_preference, split_file
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.audit.results import ScanSections
 from cuelens.data.dataset import Task
+from cuelens.registry import Registry
 
 TOP_CUES = 3  # per label
 
@@ -57,14 +58,14 @@ def _in(role: str | None, results: dict) -> str:
     return f" in the {role} split" if shown == role else f" in {shown}"
 
 Advisor = Callable[[Finding, dict], "Step | None"]
-ADVISORS: dict[str, Advisor] = {}
+ADVISORS: Registry[Advisor] = Registry("advisor")  # finding code → its step-maker
 
 
 def advises(*codes: str) -> Callable[[Advisor], Advisor]:
     """Register the step-maker of findings with these ``code`` s."""
     def register(func: Advisor) -> Advisor:
         for code in codes:
-            ADVISORS[code] = func
+            ADVISORS.add(code, func)
         return func
     return register
 
@@ -348,8 +349,8 @@ def next_steps(results: dict) -> list[Step]:
     fs = findings(results)
     if "probe" in results or "llm_probe" in results:
         fs = [f for f in fs if f.kind == "probe"]
-    steps = [step for f in fs if (advisor := ADVISORS.get(f.code))
-             and (step := advisor(f, results)) is not None]
+    steps = [step for f in fs if f.code in ADVISORS
+             and (step := ADVISORS[f.code](f, results)) is not None]
     actions = [step["action"] for step in steps]  # one step per action (longer in characters
     steps = [step for k, step in enumerate(steps)  # and in tokens share their fix)
              if step["action"] not in actions[:k]]

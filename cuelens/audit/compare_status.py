@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.conclusion import LEAKAGE, TEXT as CONCLUSION_TEXT
+from cuelens.registry import Registry
 
 BETTER, WORSE, SAME, NOT_COMPARED = "better", "worse", "same", "not compared"
 CONCLUSION_RANK = {"leakage": 0, "inconclusive": 1, "no_meaningful_leakage": 2}
@@ -20,14 +21,14 @@ STATUS_TEXT = {"improved": "Improved", "worsened": "Worse", "mixed": "Mixed",
                "unchanged": "No measured change", "still_leaking": "Still leaking"}
 
 Dimension = Callable[[dict, dict, dict, dict, bool], dict | None]
-DIMENSIONS: dict[str, Dimension] = {}
+DIMENSIONS: Registry[Dimension] = Registry("comparison dimension")
 
 
 def dimension(name: str) -> Callable[[Dimension], Dimension]:
     """Register ``func(before, after, b, a, cis_overlap) -> {status, before, after, text} | None``
     (None: the dimension does not apply, e.g. gold positions of an NLI scan) under ``name``."""
     def register(func: Dimension) -> Dimension:
-        DIMENSIONS[name] = func
+        DIMENSIONS.add(name, func)
         return func
     return register
 

@@ -24,11 +24,12 @@ from cuelens.reports.score_pairs import score_pairs
 from cuelens.reports.section import Builder, Section
 from cuelens.reports.subsets import subsets
 from cuelens.reports.summary import summary
+from cuelens.registry import Registry
 
 SCAN_SECTIONS: tuple[Builder, ...] = (overview, hygiene, leakage, mcq_baselines, lengths,
                                       cue_words, explorer, easy_hard, features)
 
-PAGES: dict[str, tuple[Builder, ...]] = {
+PAGES: Registry[tuple[Builder, ...]] = Registry("report page", {
     "scan": (summary, *SCAN_SECTIONS, subsets, next_steps),
     "preference": (summary, *SCAN_SECTIONS, preference, subsets, next_steps),
     # a model probed directly, through a predictions file or an eval log, or prompted (--llm),
@@ -39,7 +40,7 @@ PAGES: dict[str, tuple[Builder, ...]] = {
     "contrast_pairs": (summary, contrast_pairs),
     "compare": (summary, compare),
     "judge_log": (summary, judge_log),
-}
+})
 
 
 def result_kind(results: dict) -> str:

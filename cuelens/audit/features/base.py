@@ -78,7 +78,7 @@ class Annotations:
 
 
 class Feature:
-    """Base class of a feature detector; subclasses register in :mod:`.registry`."""
+    """Base class of a feature detector; each subclass has one entry in :mod:`.registry`."""
 
     name: str = ""  #: CLI name, e.g. ``negation``
     label: str = ""  #: name in results, e.g. ``NEGATION``

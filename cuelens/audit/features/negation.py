@@ -9,7 +9,6 @@ scan's segmenter (docs/languages.md)."""
 from __future__ import annotations
 
 from cuelens.audit.features.base import PRESENT, DocFeature, Feature, TextFeature
-from cuelens.audit.features.registry import register
 from cuelens.audit.tokenize import word_tokens
 
 NEGATION_WORDS = frozenset({
@@ -18,7 +17,6 @@ NEGATION_WORDS = frozenset({
 })
 
 
-@register
 class Negation(DocFeature):
     name = "negation"
     label = "NEGATION"

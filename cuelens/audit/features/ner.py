@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from cuelens.audit.features.base import DocFeature
-from cuelens.audit.features.registry import register
 
 
-@register
 class Ner(DocFeature):
     name = "ner"
     label = "NER"

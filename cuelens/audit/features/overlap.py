@@ -10,10 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from cuelens.audit.features.base import PRESENT, Annotations, DocFeature
-from cuelens.audit.features.registry import register
 
 
-@register
 class Overlap(DocFeature):
     name = "overlap"
     label = "OVERLAP"

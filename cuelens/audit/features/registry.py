@@ -1,18 +1,22 @@
-"""Registry of ICQ feature detectors (docs/methods.md §5), spaCy style: modules register their class."""
+"""Registry of ICQ feature detectors (docs/methods.md §5): an explicit table of one instance per
+detector class, so adding a feature is one module and one entry here."""
 
 from __future__ import annotations
 
 from cuelens.audit.features.base import Feature
+from cuelens.audit.features.negation import Negation
+from cuelens.audit.features.ner import Ner
+from cuelens.audit.features.overlap import Overlap
+from cuelens.audit.features.sentiment import Sentiment
+from cuelens.audit.features.tense import Tense
+from cuelens.audit.features.typo import Typo
+from cuelens.audit.features.word import Word
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
-#: name → detector instance, in docs/methods.md §5 order (the order of registration).
-FEATURES: dict[str, Feature] = {}
-
-
-def register(cls: type[Feature]) -> type[Feature]:
-    """Class decorator: add one instance of ``cls`` to :data:`FEATURES` under ``cls.name``."""
-    FEATURES[cls.name] = cls()
-    return cls
+#: name → detector instance, in docs/methods.md §5 order.
+FEATURES: Registry[Feature] = Registry("feature", [
+    (cls.name, cls()) for cls in (Word, Negation, Tense, Sentiment, Overlap, Ner, Typo)])
 
 
 def get_features(names: list[str] | None = None, language: str = "en") -> list[Feature]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 
 from cuelens.audit.features.base import TextFeature
-from cuelens.audit.features.registry import register
 from cuelens.audit.tokenize import word_tokens
 
 
@@ -19,7 +18,6 @@ def vader_lexicon() -> dict[str, float]:
     return dict(SentimentIntensityAnalyzer().lexicon)
 
 
-@register
 class Sentiment(TextFeature):
     name = "sentiment"
     label = "SENTIMENT"

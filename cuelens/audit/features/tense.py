@@ -5,7 +5,6 @@ future first, then past, then present (a verbless root: no value), are in docs/i
 from __future__ import annotations
 
 from cuelens.audit.features.base import DocFeature
-from cuelens.audit.features.registry import register
 
 FUTURE_MODALS = frozenset({"will", "shall", "'ll", "wo", "\u2019ll"})
 AUX_DEPS = frozenset({"aux", "auxpass"})
@@ -29,7 +28,6 @@ def _tense(root) -> str | None:
     return "present"
 
 
-@register
 class Tense(DocFeature):
     name = "tense"
     label = "TENSE"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 
 from cuelens.audit.features.base import PRESENT, DocFeature
-from cuelens.audit.features.registry import register
 
 PROPER_NOUN_TAGS = frozenset({"NNP", "NNPS"})
 MAX_DISTANCE = 2
@@ -60,7 +59,6 @@ def checked(token) -> bool:
             and not _glued(token))
 
 
-@register
 class Typo(DocFeature):
     name = "typo"
     label = "TYPO"

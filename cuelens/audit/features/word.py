@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from cuelens.audit.features.base import TextFeature
-from cuelens.audit.features.registry import register
 from cuelens.audit.tokenize import tokenize
 
 
-@register
 class Word(TextFeature):
     name = "word"
     label = "WORD"
