@@ -1,16 +1,29 @@
 """Perturbation operators (docs/methods.md §7), one registry shared by ``audit stress`` and ``audit augment``.
 
-Importing this package registers the built-in operators: co, mt, neg+, neg-, ner, pr, pi, adv,
-syn, voice (``crossover``/``mutation`` are aliases of co/mt); look them up here, where all of them
-are registered.
+The table :data:`OPERATORS` lists the built-in operators: syn, pr, pi, ner, co, mt, adv, neg+,
+neg-, voice (``crossover``/``mutation`` are aliases of co/mt); look them up here.
 """
 
-from cuelens.augment.operators import lexical, pronouns, surface, syntax  # noqa: F401
-from cuelens.augment.operators.registry import ALIASES, CORRECT, OPERATORS, WRONG, OpContext, \
-    Operator
+from cuelens.augment.operators import lexical, pronouns, surface, syntax
+from cuelens.augment.operators.registry import ALIASES, CORRECT, WRONG, OpContext, Operator
 from cuelens.errors import UserError
+from cuelens.registry import Registry
 
 __all__ = ["CORRECT", "OPERATORS", "WRONG", "OpContext", "Operator", "get_operator", "parse_ops"]
+
+#: operator name → :class:`Operator` (``--ops``; the order ``audit stress`` runs them in)
+OPERATORS: Registry[Operator] = Registry("operator", [(op.name, op) for op in (
+    Operator.of("syn", lexical.synonym, source=WRONG),
+    Operator.of("pr", pronouns.switch_pronoun),
+    Operator.of("pi", pronouns.pronoun_to_name),
+    Operator.of("ner", pronouns.replace_name),
+    Operator.of("co", surface.crossover, needs_parse=False),
+    Operator.of("mt", surface.mutation, needs_parse=False),
+    Operator.of("adv", surface.emphasis_adverb, source=WRONG),
+    Operator.of("neg+", syntax.add_negation),
+    Operator.of("neg-", syntax.remove_negation),
+    Operator.of("voice", syntax.swap_subject_object),
+)], option="--ops")
 
 
 def get_operator(name: str) -> Operator:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cuelens.augment.operators.lexicons import Thesaurus
-from cuelens.augment.operators.registry import WRONG, OpContext, register
+from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import keep_case, render
 
 TAGS = {"JJ", "RB"}  # positive-degree adjectives/adverbs: a synonym's base form fits
@@ -16,7 +16,6 @@ def _replaceable(token) -> bool:
             and not any(True for _ in token.children))  # "glad he came", "proud of": fixed frames
 
 
-@register("syn", source=WRONG)
 def synonym(doc, ctx: OpContext) -> str | None:
     """Syn: an adjective/adverb of the wrong choice replaced by a Moby-thesaurus synonym."""
     thesaurus = Thesaurus.load()

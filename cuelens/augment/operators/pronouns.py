@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cuelens.augment.operators.lexicons import PRONOUNS, FEMALE, MALE, name_pool, pronoun_role
-from cuelens.augment.operators.registry import OpContext, register
+from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import SG3, agreement_edit, keep_case, render
 
 SWITCH = {"masc": ("fem",), "fem": ("masc",), "1sg": ("1pl",), "1pl": ("1sg",),
@@ -27,7 +27,6 @@ def _new_name(ctx: OpContext, gender: str | None, avoid: set[str]) -> str | None
     return ctx.pick(options) if options else None
 
 
-@register("pr")
 def switch_pronoun(doc, ctx: OpContext) -> str | None:
     """PR: the pronouns of one person switched by gender or number (he→she, I→we), with
     verb agreement."""
@@ -49,7 +48,6 @@ def switch_pronoun(doc, ctx: OpContext) -> str | None:
     return render(doc, edits)
 
 
-@register("pi")
 def pronoun_to_name(doc, ctx: OpContext) -> str | None:
     """PI: a personal pronoun replaced by a random person name (his → "Mary's")."""
     pronouns = _pronouns(doc)
@@ -76,7 +74,6 @@ def _person_spans(doc):
     return spans or [(t.i, t.i + 1) for t in doc if t.pos_ == "PROPN" and t.lower_ in known]
 
 
-@register("ner")
 def replace_name(doc, ctx: OpContext) -> str | None:
     """NER: a person name in the correct choice replaced by another name of the same gender."""
     spans = _person_spans(doc)

@@ -1,9 +1,10 @@
-"""The operator registry (docs/methods.md §7): each operator is written once and registered by name.
+"""What an operator is (docs/methods.md §7): each operator is written once, as a function, and
+listed by name in the table of :mod:`cuelens.augment.operators`.
 
 An operator builds a new *wrong* choice for a question from one of its choices (the correct one,
 or a wrong one for ``adv``/``syn``), or returns ``None`` when it cannot apply. Stress tests
 (:mod:`cuelens.augment.stress`) and augmentation (:mod:`cuelens.augment.augmentation`) both
-look operators up in :mod:`cuelens.augment.operators`, which imports every operator module.
+look operators up in :mod:`cuelens.augment.operators`, whose table names every operator.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cuelens.errors import UserError
-from cuelens.registry import Registry
 
 
 CORRECT, WRONG = "correct", "wrong"
@@ -42,6 +42,14 @@ class Operator:
     fn: Callable[..., str | None]
     description: str
 
+    @classmethod
+    def of(cls, name: str, fn: Callable[..., str | None], *, source: str = CORRECT,
+           needs_parse: bool = True) -> Operator:
+        """Operator ``name`` running ``fn(source, ctx) -> str | None``; its description is the
+        first line of ``fn``'s docstring."""
+        doc = (fn.__doc__ or "").strip().splitlines()
+        return cls(name, source, needs_parse, fn, doc[0] if doc else name)
+
     @property
     def english_only(self) -> bool:
         """Reads a spaCy English parse (or English word lists): refused on other languages."""
@@ -57,16 +65,4 @@ def check_language(ops: Iterable[Operator], language: str) -> None:
                         f"text is {language!r}: use co or mt (docs/languages.md)")
 
 
-OPERATORS: Registry[Operator] = Registry("operator", option="--ops")
 ALIASES = {"crossover": "co", "mutation": "mt"}
-
-
-def register(name: str, *, source: str = CORRECT, needs_parse: bool = True):
-    """Decorator registering ``fn(source, ctx) -> str | None`` as operator ``name``."""
-
-    def wrap(fn):
-        doc = (fn.__doc__ or "").strip().splitlines()
-        OPERATORS.add(name, Operator(name, source, needs_parse, fn, doc[0] if doc else name))
-        return fn
-
-    return wrap

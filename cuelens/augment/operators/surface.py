@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from cuelens.augment.operators.lexicons import name_pool
-from cuelens.augment.operators.registry import WRONG, OpContext, register
+from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import capitalise, decapitalise, normalise
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -13,7 +13,6 @@ ADVERBS = ("In fact,", "Indeed,", "Certainly,", "Clearly,", "Obviously,")
 CROSSOVER_TRIES = 20
 
 
-@register("co", needs_parse=False)
 def crossover(text: str, ctx: OpContext) -> str | None:
     """CO: the correct choice of another, randomly drawn question."""
     if len(ctx.pool) < 2:
@@ -34,7 +33,6 @@ def _keeps_capital(word: str) -> bool:
         or (lower in name_pool().gender and lower not in STOP_WORDS)
 
 
-@register("mt", needs_parse=False)
 def mutation(text: str, ctx: OpContext) -> str | None:
     """MT: two adjacent words of the correct choice swapped."""
     words = list(_WORD.finditer(text))
@@ -53,7 +51,6 @@ def mutation(text: str, ctx: OpContext) -> str | None:
     return text[:words[i].start()] + second + gap + first + text[words[i + 1].end():]
 
 
-@register("adv", source=WRONG)
 def emphasis_adverb(doc, ctx: OpContext) -> str | None:
     """Adv: an emphasis adverb ("In fact,") put before the wrong choice."""
     if not len(doc) or doc[0].lower_ in {a.split()[0].rstrip(",").lower() for a in ADVERBS}:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cuelens.augment.operators.lexicons import PRONOUNS, pronoun_role
-from cuelens.augment.operators.registry import OpContext, register
+from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import (agreement_edit, capitalise, decapitalise, inflections,
                                             keep_case, noun_number, render)
 
@@ -19,7 +19,6 @@ def _root(doc):
     return next(iter(doc.sents)).root
 
 
-@register("neg+")
 def add_negation(doc, ctx: OpContext) -> str | None:
     """Neg+: "not" added to the main verb, with do-support ("They called" → "They did not call")."""
     root = _root(doc)
@@ -43,7 +42,6 @@ def add_negation(doc, ctx: OpContext) -> str | None:
     return render(doc, {start: (root.i + 1, keep_case(phrase, doc[start].text))})
 
 
-@register("neg-")
 def remove_negation(doc, ctx: OpContext) -> str | None:
     """Neg−: the negation of the correct choice removed ("did not call" → "called")."""
     negs = [t for t in doc if t.dep_ == "neg" and t.lower_ in {"not", "n't", "never"}]
@@ -96,7 +94,6 @@ def _number(doc, start: int, end: int, head) -> str:
     return noun_number(head)
 
 
-@register("voice")
 def swap_subject_object(doc, ctx: OpContext) -> str | None:
     """Voice: subject and object of the main verb swapped ("The dog bit the man" → "The man bit
     the dog"), with pronoun case and verb agreement fixed."""
