@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from cuelens.audit.metrics import METRICS
 from cuelens.commands.common import PlotlyOpt, console, user_errors
 
 
@@ -21,8 +22,8 @@ def report(
     = None,
     plotly: PlotlyOpt = "inline",
     rank_by: Annotated[str, typer.Option(
-        "--rank-by", help="Cue metric the cue table is ranked by (z: significance; or cp, "
-                          "pmi, lmi, rd, ad, cos, wp, npmi, freq).")] = "z",
+        "--rank-by", help="Cue metric the cue table is ranked by (z: significance; or "
+                          f"{', '.join(name for name in METRICS if name != 'z')}).")] = "z",
 ) -> None:
     """Render a results file to one self-contained, offline HTML report.
 
