@@ -84,7 +84,7 @@ def summary_html(results: dict) -> str:
     from cuelens.audit.examples import top_cues_by_label
     from cuelens.audit.conclusion import measurable
     from cuelens.audit.findings import d_with_ci, findings, verdict_baseline
-    from cuelens.io import format_number
+    from cuelens.jsonio import format_number
 
     def esc(value) -> str:
         return html.escape(_short(value))

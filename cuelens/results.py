@@ -50,7 +50,7 @@ class Viewed:
               options: ReportOptions | None, *, validate: bool = True) -> dict[str, Path]:
         """The files ``write(out_dir)`` writes plus (``report``) report.html rendered with
         ``options`` (:meth:`to_html`): all of them or none."""
-        from cuelens.io import output_set
+        from cuelens.atomic import output_set
 
         out_dir = Path(out_dir)
         with output_set():

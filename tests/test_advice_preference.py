@@ -15,7 +15,7 @@ from cuelens.audit.preference import preference_section, shortcut_rows, shortcut
 from cuelens.audit.subsets import preference_cells, subset_table
 from planted_preference import make_preference
 from cuelens.data.preference import PREFERENCE_TASK, load_preferences
-from cuelens.io import write_jsonl
+from cuelens.jsonio import write_jsonl
 from cuelens.reports.scan import _text_name, verdict
 
 NLI_WORDS = ("hypothes", "premise", "label conflict")

@@ -75,8 +75,8 @@ def _install_shim(monkeypatch, disk: Path, budget: int) -> None:
     """Writes under ``disk`` by the output and chunk writers get ``budget`` bytes in all."""
     import builtins
 
+    import cuelens.atomic
     import cuelens.engine.chunks
-    import cuelens.io
 
     left = [budget]
 
@@ -87,7 +87,7 @@ def _install_shim(monkeypatch, disk: Path, budget: int) -> None:
             return _LimitedFile(handle, left)
         return handle
 
-    for module in (cuelens.io, cuelens.engine.chunks):
+    for module in (cuelens.atomic, cuelens.engine.chunks):
         monkeypatch.setattr(module, "open", limited_open, raising=False)
 
 

@@ -123,7 +123,7 @@ def test_a_failed_filter_run_keeps_the_previous_output(tmp_path, monkeypatch, fa
 _SLOW_BUILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from cuelens.io import replace_directory
+    from cuelens.atomic import replace_directory
 
     def build(staging):
         (staging / "train.jsonl").write_text("new")
@@ -139,7 +139,7 @@ _SLOW_BUILD = textwrap.dedent("""
 def test_a_killed_replacement_keeps_the_previous_directory(tmp_path, sig):
     """``replace_directory`` (how ``audit filter`` publishes) killed while building: the old
     directory is whole; the next run removes the dead run's staging directory."""
-    from cuelens.io import replace_directory
+    from cuelens.atomic import replace_directory
 
     before = _previous_output(tmp_path / "o")
     marker = tmp_path / "marker"

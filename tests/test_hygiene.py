@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from cuelens.audit.hygiene import data_hygiene
 from cuelens.cli import app
 from cuelens.reports.schema import results_schema
-from cuelens.io import format_number, json_number, read_number
+from cuelens.jsonio import format_number, json_number, read_number
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 from scan_helpers import nli_dataset
 from tests.conftest import write_jsonl

@@ -1,4 +1,4 @@
-"""Streamed JSON and CSV outputs (cuelens.io.write_json, cuelens.audit.results.write_cues_csv)
+"""Streamed JSON and CSV outputs (cuelens.jsonio.write_json, cuelens.audit.results.write_cues_csv)
 are byte for byte what the one-string writers produced, and stay atomic."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from cuelens.audit.metrics import METRICS
 from cuelens.audit.results import write_cues_csv
-from cuelens.io import output_set, write_json
+from cuelens.atomic import output_set
+from cuelens.jsonio import write_json
 
 # Non-ASCII, U+2028, escapes, empty containers, nesting, floats; the list makes the text far
 # longer than the text wrapper's buffer, so it is flushed many times.
@@ -56,7 +57,7 @@ def test_record_lists_are_encoded_like_json_dumps(seed):
     key order changed, a key missing, an empty or list value, a non-dict row)."""
     import random
 
-    from cuelens.io import RECORDS_BATCH, RECORDS_MIN, _record_rows, dumps_json
+    from cuelens.jsonio import RECORDS_BATCH, RECORDS_MIN, _record_rows, dumps_json
 
     rng = random.Random(seed)
     layout = {f"c{j}": _random_value(rng, 0) for j in range(rng.randint(1, 6))}
@@ -84,7 +85,7 @@ def test_record_lists_are_encoded_like_json_dumps(seed):
 
 
 def test_a_later_batch_of_another_layout_is_encoded_item_by_item():
-    from cuelens.io import RECORDS_BATCH, dumps_json
+    from cuelens.jsonio import RECORDS_BATCH, dumps_json
 
     rows = [{"t": f"w{i}", "m": {"z": i / 3, "ok": i % 2 == 0}} for i in range(2 * RECORDS_BATCH)]
     rows[RECORDS_BATCH + 5] = {"t": "odd", "m": {"z": [1, 2]}}
@@ -94,7 +95,7 @@ def test_a_later_batch_of_another_layout_is_encoded_item_by_item():
 
 
 def test_a_non_finite_float_in_records_is_refused_like_json_dumps():
-    from cuelens.io import RECORDS_MIN, dumps_json
+    from cuelens.jsonio import RECORDS_MIN, dumps_json
 
     rows = [{"v": float(i)} for i in range(RECORDS_MIN)] + [{"v": math.inf}]
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
@@ -132,7 +133,7 @@ def test_cues_csv_equals_the_csv_writer(tmp_path):
 
 
 def test_jsonl_lines_equal_jsonl_line_per_row():
-    from cuelens.io import jsonl_line, jsonl_lines
+    from cuelens.jsonio import jsonl_line, jsonl_lines
 
     columns = {"id": ["a", "é\u2028\"", "c"], "n": [1, -2, 10**30], "p": [0.5, 1e-05, 3e20],
                "z": [math.nan, None, 2.0], "flag": [True, None, False], "none": [None] * 3,
@@ -152,7 +153,7 @@ def test_atomic_copy_links_or_copies_and_waits_for_its_output_set(tmp_path, monk
                                                                    linkable):
     import os
 
-    from cuelens.io import atomic_copy
+    from cuelens.atomic import atomic_copy
 
     source = tmp_path / "spill" / "items.parquet"
     source.parent.mkdir()

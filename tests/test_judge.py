@@ -13,7 +13,7 @@ from cuelens.audit.judge import judge_section
 from cuelens.cli import app
 from planted_preference import make_judge_log
 from cuelens.errors import UserError
-from cuelens.io import write_jsonl
+from cuelens.jsonio import write_jsonl
 from cuelens.reports.schema import validate_results
 
 # written by FastChat's play_a_match_pair (benchmarks/fastchat_judgments.py)

@@ -85,7 +85,7 @@ def test_unsegmented_text_warns_in_terminal_results_and_report(tmp_path):
     from typer.testing import CliRunner
 
     from cuelens.cli import app
-    from cuelens.io import write_jsonl
+    from cuelens.jsonio import write_jsonl
 
     data = tmp_path / "zh.jsonl"
     write_jsonl(data, make_nli(240, seed=4, language="zh"))
@@ -111,7 +111,7 @@ def test_unsegmented_text_warns_in_terminal_results_and_report(tmp_path):
 
 def test_streamed_statistics_keep_unicode_and_say_so(tmp_path):
     import cuelens
-    from cuelens.io import write_jsonl
+    from cuelens.jsonio import write_jsonl
 
     data = tmp_path / "zh.jsonl"
     write_jsonl(data, make_nli(200, seed=5, language="zh"))

@@ -17,7 +17,7 @@ from planted_preference import SUBSETS, make_preference
 from cuelens.data.preference import (NO_POSITION, load_preferences, normalise_preference,
                                      record_shape, split_dialogues)
 from cuelens.errors import UserError
-from cuelens.io import write_jsonl
+from cuelens.jsonio import write_jsonl
 from cuelens.reports.schema import validate_results
 
 PLANTED = {("length", "longer (characters)"): 0.8, ("length", "longer (tokens)"): 0.8,

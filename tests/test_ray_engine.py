@@ -17,7 +17,7 @@ from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.options import EngineOptions
-from cuelens.io import dumps_json
+from cuelens.jsonio import dumps_json
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
 pytestmark = pytest.mark.timeout(600)

@@ -28,7 +28,7 @@ from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.errors import UserError
-from cuelens.io import dumps_json
+from cuelens.jsonio import dumps_json
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
 pytestmark = pytest.mark.timeout(600)

@@ -24,7 +24,7 @@ from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.errors import UserError
-from cuelens.io import dumps_json
+from cuelens.jsonio import dumps_json
 from scan_helpers import bigram_columns
 
 

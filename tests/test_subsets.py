@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 import cuelens
 from cuelens.cli import app
-from cuelens.io import write_jsonl
+from cuelens.jsonio import write_jsonl
 from cuelens.reports.schema import validate_results
 
 

@@ -270,7 +270,7 @@ def encoded_items(columns: dict[str, list], layout: TableLayout | None,
     """One part's rows (:func:`item_columns`) encoded for the table's ``files``
     (:func:`item_paths`): items.jsonl lines and a pyarrow table of the ``layout``'s schema (None:
     inferred), each None where that file is not written."""
-    from cuelens.io import jsonl_lines
+    from cuelens.jsonio import jsonl_lines
 
     lines = None if "items" not in files else b"".join(
         jsonl_lines({name: values[start:start + JSONL_BATCH] for name, values in columns.items()},
@@ -286,7 +286,7 @@ def encoded_items(columns: dict[str, list], layout: TableLayout | None,
 class ItemsWriter:
     """The per-item table's ``files`` (:func:`item_paths`) written part by part (the parts of one
     scan, e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a
-    binary handle context: :func:`~cuelens.io.atomic_open` for outputs); a context manager."""
+    binary handle context: :func:`~cuelens.atomic.atomic_open` for outputs); a context manager."""
 
     def __init__(self, files: dict[str, Path], layout: TableLayout | None,
                  opener: Callable[[Path], ContextManager[BinaryIO]]) -> None:
@@ -346,7 +346,7 @@ def item_paths(directory: Path, rows: int) -> dict[str, Path]:
 
 def item_files(out_dir, rows: int, inputs: list[str]) -> dict[str, Path]:
     """:func:`item_paths` in ``out_dir``, checked against the ``inputs``."""
-    from cuelens.io import check_outputs
+    from cuelens.outputs import check_outputs
 
     files = item_paths(Path(out_dir), rows)
     check_outputs(files.values(), inputs)
@@ -356,7 +356,7 @@ def item_files(out_dir, rows: int, inputs: list[str]) -> dict[str, Path]:
 def write_items(out_dir, bias: ItemBias, inputs: list[str]) -> dict:
     """The per-item table's files (:func:`item_paths`) in ``out_dir``, atomically, never over
     one of the ``inputs``; returns the written paths."""
-    from cuelens.io import atomic_open
+    from cuelens.atomic import atomic_open
 
     files = item_files(out_dir, len(bias.columns["id"]), inputs)
     with ItemsWriter(files, bias.layout, atomic_open) as writer:
@@ -381,7 +381,8 @@ class SpilledItems:
 
     def write(self, out_dir, inputs: list[str]) -> dict:
         """The table's files copied (linked where possible, atomically) into ``out_dir``."""
-        from cuelens.io import atomic_copy, check_outputs
+        from cuelens.atomic import atomic_copy
+        from cuelens.outputs import check_outputs
 
         files = {name: Path(out_dir) / path.name for name, path in self.files.items()}
         check_outputs(files.values(), inputs)

@@ -14,7 +14,7 @@ import numpy as np
 
 from cuelens.audit.counts import TokenSequences, encode
 from cuelens.data.dataset import Dataset, Instances, Split, Task
-from cuelens.io import read_number
+from cuelens.jsonio import read_number
 
 
 def sort_value(encoded) -> float:

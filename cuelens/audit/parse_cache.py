@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from cuelens.audit.counts import row_starts
 from cuelens.audit.features.base import Annotations
-from cuelens.io import atomic_write_bytes
+from cuelens.atomic import atomic_write_bytes
 
 MAX_SHARDS = 8
 DEFAULT_MAX_BYTES = 2 * 1024**3

@@ -77,7 +77,7 @@ class Scan:
         streamed scan), run.json and the per-item bias table: all of them or none."""
         from cuelens.audit.metrics import METRICS
         from cuelens.audit.results import run_info, split_item_lines, write_scan_outputs
-        from cuelens.io import output_set
+        from cuelens.atomic import output_set
 
         items: ItemLines | None = None
         if self.item_easy is not None:
@@ -104,7 +104,7 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
     (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
     from cuelens.audit.parse_cache import default_cache_dir
     from cuelens.audit.results import item_files_mode, scan_output_paths
-    from cuelens.io import check_outputs, check_writable_dir
+    from cuelens.outputs import check_outputs, check_writable_dir
 
     out_dir = Path(out_dir)
     paths = scan_output_paths(out_dir, item_files_mode(item_files, n_evaluated))

@@ -2,8 +2,8 @@
 
 ``results.json`` is deterministic (same inputs and seed → identical bytes); run metadata
 (timestamp, durations, command line, versions, input paths) goes to ``run.json``. Every file is
-streamed into a temporary renamed at the end (:func:`cuelens.io.atomic_open`, together inside
-:func:`cuelens.io.output_set`), so a failed run leaves no partial results.
+streamed into a temporary renamed at the end (:func:`cuelens.atomic.atomic_open`, together inside
+:func:`cuelens.atomic.output_set`), so a failed run leaves no partial results.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import numpy as np
 
 from cuelens.data.dataset import Split
 from cuelens.errors import UserError
-from cuelens.io import atomic_open, atomic_open_text, check_outputs, write_json
+from cuelens.atomic import atomic_open, atomic_open_text
+from cuelens.jsonio import write_json
+from cuelens.outputs import check_outputs
 from cuelens.version import __version__
 
 SCHEMA_VERSION = "1.0"

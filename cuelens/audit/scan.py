@@ -33,7 +33,7 @@ from cuelens.audit.streamed import EasyCounters, FoldModels, Folds, RunCounts, T
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
-from cuelens.io import json_number
+from cuelens.jsonio import json_number
 
 SIGNIFICANCE = 0.05
 Progress = Callable[[str, float], None]
@@ -41,7 +41,7 @@ Progress = Callable[[str, float], None]
 
 def _numbers(values: np.ndarray) -> list:
     """Floats rounded to 6 decimals as Python numbers; ±∞ as "inf"/"-inf", NaN as None
-    (:func:`cuelens.io.json_number`; ``--alpha 0`` makes PMI/RD infinite)."""
+    (:func:`cuelens.jsonio.json_number`; ``--alpha 0`` makes PMI/RD infinite)."""
     rounded = np.round(values.astype(np.float64), 6)
     out = rounded.tolist()
     if not np.isfinite(rounded).all():

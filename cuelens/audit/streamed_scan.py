@@ -495,7 +495,7 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
     removed with the result) and scan them with statistics that stream (``features``,
     ``cache_dir``: the ICQ features, see :func:`scan_streaming`)."""
     from cuelens.engine.chunks import ChunkDirectory, chunk_space
-    from cuelens.io import disk_space
+    from cuelens.atomic import disk_space
 
     config = config or ScanConfig()
     config.validate()

@@ -34,7 +34,8 @@ def augment(
 
     from cuelens.augment.augmentation import augment as run_augment
     from cuelens.augment.augmentation import parse_augmenters
-    from cuelens.io import check_outputs, write_jsonl
+    from cuelens.jsonio import write_jsonl
+    from cuelens.outputs import check_outputs
 
     names = parse_augmenters(ops)
     dataset = source.load()

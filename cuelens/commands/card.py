@@ -29,7 +29,9 @@ def card(
     from rich.markup import escape
 
     from cuelens.audit.compare import load_scan_results
-    from cuelens.io import atomic_write_text, check_outputs, output_set, write_json
+    from cuelens.atomic import atomic_write_text, output_set
+    from cuelens.jsonio import write_json
+    from cuelens.outputs import check_outputs
     from cuelens.mitigate.card import card_markdown, croissant_rai, recorded_argv, \
         reproduce_command
 

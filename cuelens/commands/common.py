@@ -39,7 +39,7 @@ def user_errors(func):
             _error_line(exc)
             raise typer.Exit(exc.exit_code) from None
         except OSError as exc:  # a full disk where no caller knew the path: still one line
-            from cuelens.io import NO_SPACE, disk_full_error
+            from cuelens.atomic import NO_SPACE, disk_full_error
 
             if exc.errno not in NO_SPACE:
                 raise

@@ -24,7 +24,7 @@ HtmlOpt = Annotated[Optional[Path], typer.Option(
 
 def _check_outputs(outputs: list[Optional[Path]], inputs: list) -> None:
     """Refuse, before any work, outputs that overwrite an input or each other (or a model)."""
-    from cuelens.io import check_outputs
+    from cuelens.outputs import check_outputs
     from cuelens.lm import spec_path
 
     check_outputs(outputs, [spec_path(p) if isinstance(p, str) else p for p in inputs])
@@ -34,7 +34,7 @@ def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Op
                          html: Optional[Path], inputs: list) -> None:
     """Write ``--summary`` (the run facts plus the pairs: a ``contrast_pairs`` results file that
     ``audit report`` renders) and ``--html`` (that file rendered by the report)."""
-    from cuelens.io import write_json
+    from cuelens.jsonio import write_json
 
     results = {"kind": "contrast_pairs", "method": method, **facts, "pairs": rows}
     if summary:
@@ -101,7 +101,8 @@ def natural(
     from cuelens.lm.contrast.scores import load_scores, parse_models
     from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
-    from cuelens.io import output_set, write_jsonl
+    from cuelens.atomic import output_set
+    from cuelens.jsonio import write_jsonl
 
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
@@ -194,7 +195,7 @@ def synthetic(
     from cuelens.commands.common import progress_bar
     from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
-    from cuelens.io import output_set
+    from cuelens.atomic import output_set
     from cuelens.lm.contrast.scores import parse_models
     from cuelens.lm.contrast.synthetic import Vocabulary
     from cuelens.lm.contrast.synthetic_run import run_synthetic
@@ -259,7 +260,8 @@ def judge(
     """
     from cuelens.lm.contrast import judge as jg
     from cuelens.lm.contrast.scores import parse_models
-    from cuelens.io import format_number as num, output_set, write_json
+    from cuelens.atomic import output_set
+    from cuelens.jsonio import format_number as num, write_json
 
     _check_outputs([out, html], [trials, ratings])
     df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)

@@ -33,7 +33,7 @@ def demo(
     from cuelens.reports.options import ReportOptions
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
-    from cuelens.io import check_writable_dir
+    from cuelens.outputs import check_writable_dir
 
     if size < 50:
         raise typer.BadParameter("--size must be at least 50")

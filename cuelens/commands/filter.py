@@ -58,7 +58,8 @@ def filter(  # noqa: A001 - the sub-command's name
     from cuelens.audit.config import ScanConfig
     from cuelens.audit.findings import d_with_ci
     from cuelens.audit.pipeline import scan_dataset
-    from cuelens.io import check_output_dir, output_set, replace_directory
+    from cuelens.atomic import output_set, replace_directory
+    from cuelens.outputs import check_output_dir
     from cuelens.mitigate.aflite import AFLiteOptions
     from cuelens.mitigate.subset import (METHODS, OUTPUT_NAMES, filter_dataset, load_subset,
                                          subset_paths, write_subset)

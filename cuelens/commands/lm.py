@@ -51,7 +51,8 @@ def train(
     Example: audit lm train --arch lstm --corpus ptb.train.txt --valid ptb.valid.txt --out models/lstm
     """
     from cuelens.errors import UserError
-    from cuelens.io import check_model_dir, replace_directory
+    from cuelens.atomic import replace_directory
+    from cuelens.outputs import check_model_dir
     from cuelens.lm.text import WordSplitter, read_corpus
 
     if arch not in ("ngram", "lstm", "rnn"):

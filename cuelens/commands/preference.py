@@ -101,7 +101,9 @@ def judge(
     from rich.markup import escape
 
     from cuelens.audit.judge import judge_section, judge_verdict
-    from cuelens.io import check_outputs, output_set, write_json
+    from cuelens.atomic import output_set
+    from cuelens.jsonio import write_json
+    from cuelens.outputs import check_outputs
     from cuelens.reports import render_report
 
     results_path, report_path = out / "results.json", out / "report.html"

@@ -28,7 +28,9 @@ def rotate(
     """
     from rich.markup import escape
 
-    from cuelens.io import check_outputs, output_set, write_jsonl
+    from cuelens.atomic import output_set
+    from cuelens.jsonio import write_jsonl
+    from cuelens.outputs import check_outputs
     from cuelens.probes.position import rotated_splits, rotation_records
 
     dataset = source.load()

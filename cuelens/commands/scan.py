@@ -239,7 +239,7 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     from cuelens.audit.pipeline import check_scan_outputs
     from cuelens.audit.streamed_scan import load_chunked, read_local, scan_streaming
     from cuelens.engine.chunks import ChunkDirectory, chunk_space
-    from cuelens.io import disk_space
+    from cuelens.atomic import disk_space
 
     paths = [str(p) for p in (data, train, test) if p]
     with ChunkDirectory(work_dir) as directory, \
@@ -270,7 +270,7 @@ def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOption
     rendering options), then print the terminal summary."""
     from rich.markup import escape
 
-    from cuelens.io import output_set
+    from cuelens.atomic import output_set
     from cuelens.results import ScanResult
 
     result = ScanResult.of(scan)
@@ -331,7 +331,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     from cuelens.audit.conclusion import measurable
     from cuelens.audit.examples import top_cues_by_label
     from cuelens.audit.findings import d_with_ci, verdict_baseline
-    from cuelens.io import format_number
+    from cuelens.jsonio import format_number
 
     data, config = results["dataset"], results["config"]
     sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())

@@ -92,7 +92,8 @@ def score(
 
     Example: audit score sentences.txt --model ngram:models/tri --model gpt2 --words --out scores.jsonl
     """
-    from cuelens.io import check_outputs, write_jsonl
+    from cuelens.jsonio import write_jsonl
+    from cuelens.outputs import check_outputs
     from cuelens.lm import spec_path
     from cuelens.lm.text import read_sentences
 
@@ -158,7 +159,8 @@ def score_pairs(
     """
     from rich.table import Table
 
-    from cuelens.io import check_outputs, write_json
+    from cuelens.jsonio import write_json
+    from cuelens.outputs import check_outputs
     from cuelens.lm import spec_path
     from cuelens.lm.pairs import evaluate_pairs
     from cuelens.lm.text import read_pairs

@@ -35,7 +35,9 @@ def stress(
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress
     from cuelens.commands.model_options import item_progress
-    from cuelens.io import check_outputs, output_set, write_json, write_jsonl
+    from cuelens.atomic import output_set
+    from cuelens.jsonio import write_json, write_jsonl
+    from cuelens.outputs import check_outputs
 
     operators = parse_ops(ops)
     dataset = source.load()

@@ -54,7 +54,9 @@ def train(
     import torch
 
     from cuelens.audit.results import run_info
-    from cuelens.io import check_model_dir, check_replaceable_dir, replace_directory, write_json
+    from cuelens.atomic import replace_directory
+    from cuelens.jsonio import write_json
+    from cuelens.outputs import check_model_dir, check_replaceable_dir
     from cuelens.mitigate.losses import training_loss
     from cuelens.models.finetune import TrainConfig, finetune
     from cuelens.probes.data_map import dataset_map, regions, write_dynamics

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.errors import UserError
-from cuelens.io import write_jsonl
+from cuelens.jsonio import write_jsonl
 
 NLI_LABELS = ("contradiction", "entailment", "neutral")
 

@@ -129,7 +129,8 @@ class NgramModel(WordLevelScorer):
     def save_pretrained(self, directory: str | Path) -> None:
         from safetensors.numpy import save
 
-        from cuelens.io import atomic_write_bytes, write_json
+        from cuelens.atomic import atomic_write_bytes
+        from cuelens.jsonio import write_json
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)

@@ -122,7 +122,8 @@ class RNNModel(WordLevelScorer):
         and ``vocab.json`` (docs/lm.md)."""
         from safetensors.torch import save
 
-        from cuelens.io import atomic_write_bytes, write_json
+        from cuelens.atomic import atomic_write_bytes
+        from cuelens.jsonio import write_json
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ Every statement comes from the scan's conclusion (docs/methods.md §17) and its 
 (:func:`cuelens.audit.findings.findings`): the card claims no easy/hard split the scan did not
 find, reads D against the verdict's baseline (chance for multiple choice) and never calls an
 inconclusive interval a clean bill. Dataset text reaches card.md only through
-:func:`cuelens.io.markdown_text`.
+:func:`cuelens.markdown.markdown_text`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cuelens.audit.findings import (Finding, d_with_ci, findings, is_preference,
                                     verdict_baseline)
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
-from cuelens.io import markdown_text
+from cuelens.markdown import markdown_text
 
 TOP_CUES = 5
 CROISSANT_CONTEXT = {"@language": "en", "@vocab": "https://schema.org/", "sc": "https://schema.org/",
@@ -146,7 +146,7 @@ def code_line(text: str) -> str:
 
 def card_markdown(results: dict, command: str) -> str:
     """The "Bias, Risks and Limitations" section (Markdown; every text from the data or the
-    scan passes :func:`cuelens.io.markdown_text`)."""
+    scan passes :func:`cuelens.markdown.markdown_text`)."""
     data = results["dataset"]
     version = results.get("tool", {}).get("version", "")
     rules = [sentence(f.title) for f in card_findings(results, ("baseline",))]

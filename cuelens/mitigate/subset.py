@@ -133,7 +133,9 @@ def load_subset(paths: dict[str, Path], name: str) -> Dataset:
 
 def write_subset(out_dir: Path, dataset: Dataset, subset: Subset) -> dict[str, Path]:
     """Write :func:`subset_paths` atomically (never over an input)."""
-    from cuelens.io import check_outputs, output_set, write_json, write_lines
+    from cuelens.atomic import output_set, write_lines
+    from cuelens.jsonio import write_json
+    from cuelens.outputs import check_outputs
 
     paths = subset_paths(out_dir, dataset)
     check_outputs(paths.values(), dataset.input_paths)

@@ -18,7 +18,7 @@ import numpy as np
 
 from cuelens.data.readers import jsonl_objects
 from cuelens.errors import UserError
-from cuelens.io import write_jsonl
+from cuelens.jsonio import write_jsonl
 from cuelens.models.finetune import Dynamics
 
 MAP_FILE = "data_map.jsonl"

@@ -35,7 +35,7 @@ PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
 def check_outputs(out_dir: str | Path, inputs: Iterable[str | Path | None]) -> None:
     """Refuse (``UserError``) a probe output in ``out_dir`` that would overwrite an input (or
     lie inside an input directory such as the model) or that cannot be written."""
-    from cuelens.io import check_outputs as check
+    from cuelens.outputs import check_outputs as check
 
     check([Path(out_dir) / name for name in PROBE_FILES], inputs)
 
@@ -77,7 +77,8 @@ class Probe:
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """Write predictions.jsonl, results.json and run.json into ``out_dir``: all or none."""
         from cuelens.audit.results import run_info
-        from cuelens.io import output_set, write_json, write_jsonl
+        from cuelens.atomic import output_set
+        from cuelens.jsonio import write_json, write_jsonl
 
         out_dir = Path(out_dir)
         check_outputs(out_dir, self.inputs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
-from cuelens.io import format_number
+from cuelens.jsonio import format_number
 from cuelens.reports.options import ReportOptions
 from cuelens.audit.findings import d_with_ci
 from cuelens.reports.section import Section, Verdict

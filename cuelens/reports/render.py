@@ -26,7 +26,8 @@ from pathlib import Path
 
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
-from cuelens.io import atomic_write_text, check_outputs
+from cuelens.atomic import atomic_write_text
+from cuelens.outputs import check_outputs
 from cuelens.reports.glossary import GLOSSARY
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.schema import validate_results

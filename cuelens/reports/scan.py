@@ -13,7 +13,7 @@ from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci, verdict_baseline
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
-from cuelens.io import format_number, read_number
+from cuelens.jsonio import format_number, read_number
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.section import Section, label_keys, pct

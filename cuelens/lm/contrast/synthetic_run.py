@@ -21,7 +21,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from cuelens.errors import UserError
-from cuelens.io import append_jsonl, null_non_finite, read_jsonl_lines, write_jsonl
+from cuelens.jsonio import append_jsonl, null_non_finite, read_jsonl_lines, write_jsonl
 from cuelens.lm.contrast.synthetic import Vocabulary, synthesize_triplet
 from cuelens.lm.scoring import SentenceScorer
 

@@ -44,7 +44,9 @@ class LLMProbe:
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """Write predictions-TEMPLATE.jsonl, results.json and run.json: all or none."""
         from cuelens.audit.results import run_info
-        from cuelens.io import check_outputs, output_set, write_json, write_jsonl
+        from cuelens.atomic import output_set
+        from cuelens.jsonio import write_json, write_jsonl
+        from cuelens.outputs import check_outputs
 
         if self.dataset is None:
             raise ValueError("only a probe_llm_dataset result can be saved")
