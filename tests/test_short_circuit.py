@@ -196,3 +196,24 @@ def test_probe_section_wiring(tmp_path):
     assert section(ctx) is None
     assert ctx.warnings == ["short-circuit tests need a model (they ask the model new "
                             "questions); skipped"]
+
+
+def test_mcq_only_sections_skip_nli_data_with_one_warning_each():
+    """The short-circuit and position-bias sections share ProbeContext.multiple_choice: on NLI
+    data each is skipped with its own warning, and neither runs."""
+    import cuelens
+    from cuelens.probes.position import PositionBiasOptions, section as position_section
+    from cuelens.probes.predictions import Predictions
+    from cuelens.probes.sections import ProbeContext
+    from cuelens.probes.short_circuit import ShortCircuitOptions, section as short_section
+
+    rows = [{"premise": "a man sleeps", "hypothesis": f"nobody sleeps {i}",
+             "label": ("entailment", "contradiction")[i % 2]} for i in range(4)]
+    dataset = cuelens.load_dataset(rows)
+    ctx = ProbeContext(dataset=dataset, cues=[],
+                       predictions=Predictions(pred=np.zeros(4, dtype=np.int64), probs=None),
+                       short_circuit=ShortCircuitOptions(ops="co"),
+                       position_bias=PositionBiasOptions(picks=[np.zeros(4, dtype=np.int64)]))
+    assert short_section(ctx) is None and position_section(ctx) is None
+    assert ctx.warnings == ["short-circuit tests are for multiple choice; skipped",
+                            "the position-bias probe is for multiple choice; skipped"]

@@ -248,10 +248,7 @@ def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None
 def section(ctx) -> dict | None:
     """The ``probe.position_bias`` section (None when not asked or not MCQ)."""
     opts: PositionBiasOptions | None = ctx.position_bias
-    if opts is None:
-        return None
-    if ctx.dataset.task != Task.MCQ:
-        ctx.warnings.append("the position-bias probe is for multiple choice; skipped")
+    if opts is None or not ctx.multiple_choice("the position-bias probe is"):
         return None
     if opts.picks is not None:
         result = position_bias_from_picks(ctx.dataset.test, opts.picks, ctx.seed)

@@ -17,7 +17,7 @@ import numpy as np
 
 from cuelens.audit.advice import next_steps
 from cuelens.audit.results import ScanSections, Section
-from cuelens.data.dataset import Dataset
+from cuelens.data.dataset import Dataset, Task
 from cuelens.probes.accuracy import accuracy_test, easy_hard_gap
 from cuelens.probes.cues import Cue
 from cuelens.probes.data_map import read_data_map
@@ -64,6 +64,14 @@ class ProbeContext:
     def accuracy(self) -> float:
         """``accuracy``: on the test items (MCQ: per question)."""
         return round(float(self.correct.mean()), 6)
+
+    def multiple_choice(self, what: str) -> bool:
+        """Whether the dataset is multiple choice, as section ``what`` ("the position-bias probe
+        is") needs; else that section is skipped with a warning."""
+        if self.dataset.task == Task.MCQ:
+            return True
+        self.warnings.append(f"{what} for multiple choice; skipped")
+        return False
 
     def sanity(self, has_data_map: bool = False) -> dict:
         """``sanity``: accuracy against chance (:func:`~cuelens.probes.sanity.probe_sanity`)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
-from cuelens.data.dataset import Split, Task
+from cuelens.data.dataset import Split
 from cuelens.errors import UserError
 from cuelens.probes.attention import NULL_DRAWS, T1, T2, AWResult, aw_test, check_threshold_mode
 
@@ -88,10 +88,7 @@ def section(ctx) -> dict | None:
     unless asked for (``ctx.short_circuit``); skipped with a warning without an MCQ dataset
     or a loaded model."""
     opts: ShortCircuitOptions | None = ctx.short_circuit
-    if opts is None:
-        return None
-    if ctx.dataset.task != Task.MCQ:
-        ctx.warnings.append("short-circuit tests are for multiple choice; skipped")
+    if opts is None or not ctx.multiple_choice("short-circuit tests are"):
         return None
     if ctx.classifier is None:
         ctx.warnings.append("short-circuit tests need a model (they ask the model new "
