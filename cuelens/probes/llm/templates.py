@@ -14,6 +14,7 @@ from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.probes.llm.sandbox import (TemplateLimit, bounded_environment, bounded_loops,
                                         render_bounded)
+from cuelens.registry import Registry
 
 MODES = ("score", "generate")
 TASKS = tuple(Task)
@@ -222,7 +223,8 @@ _MCQ_LIST = ("{{ premise }}{% if question %} {{ question }}{% endif %}\n"
              "{% for choice in choices %}{{ letters[loop.index0] }}. {{ choice }}\n{% endfor %}"
              "Which option is the right one?")
 
-TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in [  # what ``audit prompts`` lists
+#: the built-in prompt templates: what ``audit prompts`` lists
+TEMPLATES: Registry[PromptTemplate] = Registry("prompt template", [(t.name, t) for t in [
     PromptTemplate("nli-yes-no", Task.NLI, "score", _NLI_YES_NO + "\nAnswer:", YES_NO,
                    description="premise and hypothesis, answered yes / no / maybe"),
     PromptTemplate("nli-true-false", Task.NLI, "score", _NLI_TRUE_FALSE + "\nAnswer:",
@@ -244,7 +246,7 @@ TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in [  # what ``audit pro
                    _MCQ_LIST + _COT.format(words="the letter of the option"), options="letters",
                    style="cot", max_new_tokens=256,
                    description="mcq-letter, reasoning step by step, letter parsed"),
-]}
+]])
 
 
 def resolve_template(name_or_file: str) -> PromptTemplate:
@@ -254,7 +256,7 @@ def resolve_template(name_or_file: str) -> PromptTemplate:
     if Path(name_or_file).is_file():
         return read_template(name_or_file)
     raise UserError(f"unknown prompt '{name_or_file}': not a built-in template "
-                    f"({', '.join(TEMPLATES)}) nor a file")
+                    f"({TEMPLATES.choices()}) nor a file")
 
 
 def default_templates(task: str) -> list[PromptTemplate]:
