@@ -182,6 +182,16 @@ def test_no_module_imports_a_higher_layer():
         f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})" for a, b in upward)
 
 
+def test_the_analyses_are_ordered_among_themselves():
+    """mitigate sits above audit, probes and models (models never import mitigate: no
+    models ↔ mitigate loop); the more specific column and result modules inside audit stay low."""
+    order = [layer_of(f"cuelens.{name}.x") for name in
+             ("models", "lm", "audit", "augment", "probes", "mitigate")]
+    assert order == sorted(order) and len(set(order)) == 6
+    assert layer_of("cuelens.audit.counts") < layer_of("cuelens.audit.results") \
+        < layer_of("cuelens.models.hub")
+
+
 def test_no_import_cycles_between_modules():
     assert [sorted(c) for c in cycles(import_graph())] == [], "import cycles"
 
