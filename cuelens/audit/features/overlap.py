@@ -3,6 +3,8 @@
 Per text the detector keeps the lower-cased lemmas of its alphabetic, non-stopword tokens
 (spaCy's stop list, rule-based lemmatizer); an instance has ``present`` when its hypothesis and
 premise share one. The premise is the one of docs/methods.md §1 (COPA's question appended).
+The pipeline's lemmatizer is applied to those tokens only (lemmas are a function of the
+token's text, POS and morphology, memoised on them), not to every token.
 """
 
 from __future__ import annotations
@@ -20,8 +22,29 @@ class Overlap(DocFeature):
     components = ("tok2vec", "tagger", "attribute_ruler", "lemmatizer")
     uses_premise = True
 
+    def __init__(self) -> None:
+        self.lemmatizer = None
+        self.lemmas: dict[tuple[int, int, int], str] = {}
+
+    def prepare(self, nlp) -> None:
+        lemmatizer = nlp.get_pipe("lemmatizer")
+        if lemmatizer is not self.lemmatizer:
+            self.lemmatizer, self.lemmas = lemmatizer, {}
+
     def values(self, doc) -> tuple[str, ...]:
-        return tuple(t.lemma_.lower() for t in doc if t.is_alpha and not t.is_stop)
+        return tuple(self._lemma(t).lower() for t in doc if t.is_alpha and not t.is_stop)
+
+    def _lemma(self, token) -> str:
+        """``token``'s lemma as the pipeline's lemmatizer sets it (a lemma the attribute ruler
+        set is kept unless the lemmatizer overwrites)."""
+        lemmatizer = self.lemmatizer
+        if token.lemma and not lemmatizer.overwrite:
+            return token.lemma_
+        key = (token.orth, token.pos, token.morph.key)
+        lemma = self.lemmas.get(key)
+        if lemma is None:
+            lemma = self.lemmas[key] = lemmatizer.lemmatize(token)[0]
+        return lemma
 
     def combine(self, hypothesis: Annotations, premise: Annotations | None) -> Annotations:
         assert premise is not None  # uses_premise: annotate() always passes the premises

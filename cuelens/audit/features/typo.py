@@ -66,7 +66,7 @@ class Typo(DocFeature):
     label = "TYPO"
     components = ("tok2vec", "tagger")
 
-    def prepare(self) -> None:
+    def prepare(self, nlp) -> None:
         _checker()
 
     def values(self, doc) -> tuple[str, ...]:
