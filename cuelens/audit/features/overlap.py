@@ -9,6 +9,8 @@ token's text, POS and morphology, memoised on them), not to every token.
 
 from __future__ import annotations
 
+import copy as copy_module
+
 import numpy as np
 
 from cuelens.audit.features.base import PRESENT, Annotations, DocFeature
@@ -23,13 +25,13 @@ class Overlap(DocFeature):
     uses_premise = True
 
     def __init__(self) -> None:
-        self.lemmatizer = None
+        self.source = self.lemmatizer = None
         self.lemmas: dict[tuple[int, int, int], str] = {}
 
     def prepare(self, nlp) -> None:
         lemmatizer = nlp.get_pipe("lemmatizer")
-        if lemmatizer is not self.lemmatizer:
-            self.lemmatizer, self.lemmas = lemmatizer, {}
+        if lemmatizer is not self.source:
+            self.source, self.lemmatizer, self.lemmas = lemmatizer, indexed(lemmatizer), {}
 
     def values(self, doc) -> tuple[str, ...]:
         return tuple(self._lemma(t).lower() for t in doc if t.is_alpha and not t.is_stop)
@@ -37,13 +39,12 @@ class Overlap(DocFeature):
     def _lemma(self, token) -> str:
         """``token``'s lemma as the pipeline's lemmatizer sets it (a lemma the attribute ruler
         set is kept unless the lemmatizer overwrites)."""
-        lemmatizer = self.lemmatizer
-        if token.lemma and not lemmatizer.overwrite:
+        if token.lemma and not self.lemmatizer.overwrite:
             return token.lemma_
         key = (token.orth, token.pos, token.morph.key)
         lemma = self.lemmas.get(key)
         if lemma is None:
-            lemma = self.lemmas[key] = lemmatizer.lemmatize(token)[0]
+            lemma = self.lemmas[key] = lemmatize(self.lemmatizer, token)
         return lemma
 
     def combine(self, hypothesis: Annotations, premise: Annotations | None) -> Annotations:
@@ -53,3 +54,26 @@ class Overlap(DocFeature):
         present = np.asarray(shared.sum(axis=1)).ravel() > 0
         values: list[tuple[str, ...]] = [PRESENT if p else () for p in present]
         return Annotations.from_lists(values)
+
+
+def indexed(lemmatizer):
+    """A copy of spaCy's rule ``lemmatizer`` whose lemma index lists are sets: the rules only
+    ask ``form in index`` of them, which scans a list (57k nouns) but hashes into a set."""
+    from spacy.lookups import Lookups, Table
+
+    if lemmatizer.mode != "rule":
+        return lemmatizer
+    copy = copy_module.copy(lemmatizer)
+    copy.lookups, copy.cache = Lookups(), {}
+    for name in lemmatizer.lookups.tables:
+        table = lemmatizer.lookups.get_table(name)
+        if name == "lemma_index":
+            table = Table(name, {pos: frozenset(forms) for pos, forms in table.items()})
+        copy.lookups.set_table(name, table)
+    return copy
+
+
+def lemmatize(lemmatizer, token) -> str:
+    """The lemma spaCy's ``lemmatizer`` gives ``token`` (its own mode's method, as called by
+    the component)."""
+    return getattr(lemmatizer, f"{lemmatizer.mode}_lemmatize")(token)[0]
