@@ -10,6 +10,7 @@ token's text, POS and morphology, memoised on them), not to every token.
 from __future__ import annotations
 
 import copy as copy_module
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,8 @@ class Overlap(DocFeature):
     uses_premise = True
 
     def __init__(self) -> None:
-        self.source = self.lemmatizer = None
+        self.source: Any = None  #: the pipeline's lemmatizer (set by :meth:`prepare`)
+        self.lemmatizer: Any = None  #: :func:`indexed` of it
         self.lemmas: dict[tuple[int, int, int], str] = {}
 
     def prepare(self, nlp) -> None:

@@ -14,6 +14,7 @@ tests/test_features_ruler.py compares both on real data.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Token attributes a looked-up pattern may test, in the order of a token's signature.
 ATTRS = ("TAG", "LOWER", "DEP", "IS_SPACE")
@@ -31,7 +32,7 @@ class LookupRuler:
     indices: list[int]  #: pattern id → the matched token it sets them on
     checks: dict[int, list[tuple[Check, ...]]]  #: pattern id → its one-token patterns' checks
     anchors: dict[tuple[int, object], list[int]]  #: (attribute position, value) → pattern ids
-    matcher: object  #: spaCy ``Matcher`` of the other patterns, keyed by their pattern id
+    matcher: Any  #: spaCy ``Matcher`` of the other patterns, keyed by their pattern id
     _ids: dict[tuple, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
@@ -56,7 +57,7 @@ class LookupRuler:
                     anchors.setdefault((position, value), []).append(attr_id)
         return cls(list(ruler.attrs), list(ruler.indices), checks, anchors, matcher)
 
-    def __call__(self, doc):
+    def __call__(self, doc: Any) -> Any:
         """Set the ruler's attributes on ``doc``'s tokens, as ``attribute_ruler(doc)`` does."""
         from spacy.tokens._retokenize import set_token_attrs
 
@@ -96,7 +97,8 @@ def _compile(pattern: list[dict], strings) -> tuple[Check, ...] | None:
     for name, spec in pattern[0].items():
         position = ATTRS.index(name)
         if isinstance(spec, dict) and len(spec) == 1 and spec.keys() <= {"IN", "NOT_IN"}:
-            inside, values = "IN" in spec, list(spec.get("IN", spec.get("NOT_IN")))
+            inside = "IN" in spec
+            values = list(spec["IN"] if inside else spec["NOT_IN"])
         elif isinstance(spec, (str, bool)):
             inside, values = True, [spec]
         else:
