@@ -1,5 +1,5 @@
 """The lookup attribute ruler and OVERLAP's own lemmatising give the attributes and lemmas of
-spaCy's ``attribute_ruler`` and ``lemmatizer`` components (docs/methods.md §5, "Parsing"), on
+spaCy's ``attribute_ruler`` and ``lemmatizer`` components (docs/icq-features.md, "Speed"), on
 real text (COPA, SNLI) and on sentences that hit the ruler's multi-token and DEP patterns."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """spaCy's ``attribute_ruler`` with its one-token patterns looked up instead of matched
-(docs/methods.md §5, "Parsing").
+(docs/icq-features.md, "Speed").
 
 The English pipeline's attribute ruler (the tag map and morph rules: POS, MORPH, LEMMA …) runs
 its ~180 patterns through a ``Matcher`` over every token, a fifth of a default scan's parse.
