@@ -120,20 +120,17 @@ def _parse(features: list[DocFeature], loaded: tuple[str, ...], texts: list[str]
     """Parse ``texts`` once with the union of the features' components; values per feature.
 
     The pipeline holds the ``loaded`` components (those of every group of this run, loaded
-    once); this group runs only its own under ``select_pipes``. With several processes each
+    once); this group runs only its own under ``select_pipes``, except the attribute ruler,
+    applied by :class:`~.ruler.LookupRuler` (the same attributes, a fraction of the time), and
+    the lemmatizer, which OVERLAP applies to the tokens it reads. With several processes each
     worker parses a chunk and returns only the value tuples (shipping parsed ``Doc`` objects
     back, as ``nlp.pipe(n_process=…)`` does, costs ~40% more CPU); chunks come back in order,
     so the output does not depend on the process count.
     """
-    from cuelens.models.spacy_pipeline import load_spacy
-
     setup = (loaded, _components(features), [f.name for f in features])
-    load_spacy(loaded)  # load once in the parent: forked workers inherit it
-    for feature in features:
-        feature.prepare()
+    _init_worker(*setup)  # in the parent: forked workers inherit the pipeline and detectors
     processes = n_process or default_n_process(len(texts))
     if processes <= 1:
-        _init_worker(*setup)
         rows = _values(texts, tick)
     else:
         import multiprocessing
@@ -153,24 +150,35 @@ def _parse(features: list[DocFeature], loaded: tuple[str, ...], texts: list[str]
 
 
 _WORKER: tuple = ()
+#: Components loaded but not run by ``nlp.pipe``: the attribute ruler (a :class:`LookupRuler`
+#: instead) and the lemmatizer (OVERLAP lemmatises the tokens it reads, :mod:`.overlap`).
+APPLIED_HERE = frozenset({"attribute_ruler", "lemmatizer"})
 
 
 def _init_worker(loaded: tuple[str, ...], enabled: tuple[str, ...], names: list[str]) -> None:
-    """Set the pipeline (holding ``loaded``, running ``enabled``) and detectors of this process
-    (the parent or a pool worker)."""
+    """Set the pipeline (holding ``loaded``, running ``enabled``), its attribute ruler (when
+    enabled) and the prepared detectors of this process (the parent or a pool worker)."""
     from cuelens.audit.features.registry import FEATURES
+    from cuelens.audit.features.ruler import LookupRuler
     from cuelens.models.spacy_pipeline import load_spacy
 
     global _WORKER
-    _WORKER = (load_spacy(loaded), enabled, [FEATURES[name] for name in names])
+    nlp = load_spacy(loaded)
+    features = [FEATURES[name] for name in names]
+    for feature in features:
+        feature.prepare(nlp)
+    ruler = LookupRuler.of(nlp) if "attribute_ruler" in enabled else None
+    _WORKER = (nlp, tuple(c for c in enabled if c not in APPLIED_HERE), ruler, features)
 
 
 def _values(texts: list[str], tick: Callable[[int], object] | None = None) -> list[tuple]:
     """Per text, the value tuple of each detector of :data:`_WORKER`."""
-    nlp, enabled, features = _WORKER
+    nlp, enabled, ruler, features = _WORKER
     rows = []
     with nlp.select_pipes(enable=list(enabled)):
         for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE)):
+            if ruler is not None:
+                ruler(doc)
             rows.append(tuple(feature.values(doc) for feature in features))
             if tick is not None and i % BATCH_SIZE == 0:
                 tick(i)

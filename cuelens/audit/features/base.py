@@ -96,9 +96,10 @@ class Feature:
         """The values of one text (a string, or a spaCy ``Doc`` for a :class:`DocFeature`)."""
         raise NotImplementedError
 
-    def prepare(self) -> None:
-        """Load what :meth:`values` needs (e.g. a dictionary) before parsing starts, so that
-        forked parse workers inherit it instead of each loading it again."""
+    def prepare(self, nlp) -> None:
+        """Load what :meth:`values` needs (e.g. a dictionary, a component of ``nlp``, the
+        pipeline the texts are parsed with) before parsing starts, so that forked parse workers
+        inherit it instead of each loading it again."""
 
     def combine(self, hypothesis: Annotations, premise: Annotations | None) -> Annotations:
         """Instance values from the annotations of hypotheses (and aligned premises)."""

@@ -54,9 +54,11 @@ def _glued(token) -> bool:
     return after or before
 
 
-def checked(token) -> bool:
+def typo(token) -> bool:
+    """``token`` is checked (alphabetic, two letters or more, no proper noun, not glued) and
+    a typo; the memoised dictionary test comes before the neighbours' look-up."""
     return (token.is_alpha and len(token) > 1 and token.tag_ not in PROPER_NOUN_TAGS
-            and not _glued(token))
+            and is_typo(token.lower_) and not _glued(token))
 
 
 class Typo(DocFeature):
@@ -64,8 +66,8 @@ class Typo(DocFeature):
     label = "TYPO"
     components = ("tok2vec", "tagger")
 
-    def prepare(self) -> None:
+    def prepare(self, nlp) -> None:
         _checker()
 
     def values(self, doc) -> tuple[str, ...]:
-        return PRESENT if any(checked(t) and is_typo(t.lower_) for t in doc) else ()
+        return PRESENT if any(typo(t) for t in doc) else ()
