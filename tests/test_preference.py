@@ -200,7 +200,7 @@ def test_holm_table_controls_family_wise_error_on_null_subsets():
                             rng.integers(1, 40, 60).astype(float)) for name in ("a", "b", "c")]
             cells[str(s)] = preference_cells(rows)
         table = subset_table("f", "win rate", {str(s): 60 for s in range(8)}, cells, {})
-        any_hit += any(c["significant"] for r in table["rows"] for c in r["cells"].values())
+        any_hit += any(c["significant"] for r in table.rows for c in r["cells"].values())
     assert any_hit / 100 <= 0.08
 
 

@@ -12,6 +12,7 @@ import csv
 import platform
 import sys
 import time
+import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -28,15 +29,63 @@ SCHEMA_VERSION = "1.0"
 
 class Section:
     """A results.json section as a dataclass (docs/results-schema.md): its fields in the file's
-    key order, ``None`` ones absent from it."""
+    key order, ``None`` ones absent from it; its repr one line per field, never the rows."""
 
     def to_json(self) -> dict:
         """The section as results.json holds it (its lists and dicts shared, not copied)."""
         return {key: value.to_json() if isinstance(value, Section) else value
                 for key, value in vars(self).items() if value is not None}
 
+    @classmethod
+    def from_json(cls: type[S], data: dict) -> S:
+        """The section of a results.json content (keys it does not know left out; a nested
+        section read by its own ``from_json``)."""
+        hints = typing.get_type_hints(cls)
+        parts = {f.name: _read(hints[f.name], data[f.name], f.name)
+                 for f in fields(cls) if f.name in data}  # type: ignore[arg-type]
+        try:
+            return cls(**parts)
+        except TypeError as error:  # its keys are another cuelens version's
+            raise UserError(f"this results.json is not one this version writes ({error}): "
+                            "scan the data again") from error
 
-@dataclass(frozen=True)
+    def __repr__(self) -> str:  # bounded: one line per field, never the rows (MBs on SNLI)
+        lines = [f"  {key}={_brief(value)}," for key, value in vars(self).items()
+                 if value is not None]
+        return "\n".join([f"{type(self).__name__}(", *lines, ")"])
+
+
+S = typing.TypeVar("S", bound=Section)
+
+
+def _read(hint: object, value: object, name: str) -> object:
+    """``value`` as the field typed ``hint`` holds it: a nested :class:`Section` read from its
+    dict, anything else as it is."""
+    kinds = typing.get_args(hint) or (hint,)
+    section = next((k for k in kinds if isinstance(k, type) and issubclass(k, Section)), None)
+    if section is None or value is None:
+        return value
+    if not isinstance(value, dict):
+        raise UserError(f"the {name} section of this results.json is not an object: scan the "
+                        "data again")
+    return section.from_json(value)
+
+
+def _brief(value: object) -> str:
+    """One short line for a field's value: a nested section's name, a list's length, a dict's
+    first keys, a scalar (shortened)."""
+    if isinstance(value, Section):
+        return f"{type(value).__name__}(…)"
+    if isinstance(value, list):
+        return f"[{len(value)} item{'s' * (len(value) != 1)}]"
+    if isinstance(value, dict):
+        keys = list(value)
+        return "{" + ", ".join(map(repr, keys[:4])) + (", …" if len(keys) > 4 else "") + "}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+@dataclass(frozen=True, repr=False)
 class LeakageSection(Section):
     """``leakage``: the metric × aggregator table, its headline ``best`` and verdict, the
     baselines and the fold groups."""
@@ -54,7 +103,25 @@ class LeakageSection(Section):
     groups: dict | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
+class SubsetsSection(Section):
+    """``subsets`` (docs/methods.md §16): the subset × shortcut table, Holm-adjusted, with each
+    subset's own word-cue leakage (``small``: the subsets too small for one) and the subset
+    names rewritten to their normal form."""
+
+    field: str
+    measure: str
+    correction: str
+    alpha: float
+    n_tests: int
+    shortcuts: list[str]
+    overall: dict[str, dict]
+    rows: list[dict]
+    small: dict | None = None
+    rewritten: list[dict] | None = None
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
 class ScanSections(Section):
     """A scan's whole results.json, built once from all its sections (``None``: not computed,
     e.g. no word-cue statistics for MCQ items with varying numbers of choices)."""
@@ -80,7 +147,7 @@ class ScanSections(Section):
     notes: list[str] | None = None
     next_steps: list | None = None
     preference: dict | None = None
-    subsets: dict | None = None
+    subsets: SubsetsSection | None = None
 
     def advised(self, conclusion: Callable[[dict], dict],
                 next_steps: Callable[[dict], list]) -> ScanSections:
@@ -90,18 +157,6 @@ class ScanSections(Section):
         bare = replace(self, conclusion=None, next_steps=None)
         concluded = replace(bare, conclusion=conclusion(bare.to_json()))
         return replace(concluded, next_steps=next_steps(concluded.to_json()))
-
-    @classmethod
-    def from_json(cls, results: dict) -> ScanSections:
-        """The scan sections of a results.json content (a probe's own sections left out)."""
-        parts = {f.name: results[f.name] for f in fields(cls) if f.name in results}
-        if "leakage" in parts:
-            try:
-                parts["leakage"] = LeakageSection(**parts["leakage"])
-            except TypeError as error:  # its keys are another cuelens version's
-                raise UserError(f"the leakage section of this results.json is not one this "
-                                f"version writes ({error}): scan the data again") from error
-        return cls(**parts)
 
 
 def write_cues_csv(path: Path, cues: list[dict], metric_names: Sequence[str]) -> None:
