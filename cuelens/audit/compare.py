@@ -13,6 +13,7 @@ from pathlib import Path
 from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import Conclusion, conclude
 from cuelens.audit.examples import sort_value
+from cuelens.audit.results import about_a_model
 from cuelens.errors import UserError
 
 MAX_LISTED = 50
@@ -37,7 +38,7 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
     if "kind" in results:
         raise UserError(f"not an audit scan result (a {results['kind']!s:.40} result); {takes}",
                         path=str(file))
-    if "probe" in results or "llm_probe" in results:
+    if about_a_model(results):
         raise UserError(f"this is the output of `audit probe`; {takes} (a scan directory)",
                         path=str(file))
     validate_results(results, source=str(file))

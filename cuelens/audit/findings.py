@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
+from cuelens.audit.results import LLMProbeSection, ProbeSection, model_name
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -380,19 +381,15 @@ def _split_hygiene(role: str, counts: dict, preference: bool = False,
 
 
 # --------------------------------------------------------------------------------- probe
-def _model_name(section: dict) -> str:
-    return section.get("model", {}).get("name") or "the model"
-
-
 @finding_rule
 def _probe(results: dict) -> list[Finding]:
-    pr = results.get("probe")
-    if not pr:
+    pr = ProbeSection.in_results(results)
+    if pr is None:
         return []
-    name = _model_name(pr)
-    sanity = pr.get("sanity", {})
+    name = model_name(results)
+    sanity = pr.sanity or {}
     acc = sanity.get("accuracy", {})
-    untrained = pr.get("model", {}).get("untrained_head")
+    untrained = pr.model.get("untrained_head")
     if untrained:  # probed with --allow-untrained: the head's weights are random
         return [Finding("probe", f"{name} has no fine-tuned head ({len(untrained)} weights at "
                         "random, probed with --allow-untrained), so its cue tests say nothing "
@@ -402,30 +399,30 @@ def _probe(results: dict) -> list[Finding]:
     if sanity and not sanity.get("interpretable", True):
         why = "performs at chance" if acc.get("covers_chance", True) else \
             "gave no answer for most items"
-        return [Finding("probe", f"{name} {why}, so its cue tests are not interpretable.", _points(acc.get("accuracy")), _points(acc.get("ci_low")),
+        return [Finding("probe", f"{name} {why}, so its cue tests are not interpretable.",
+                        _points(acc.get("accuracy")), _points(acc.get("ci_low")),
                         _points(acc.get("ci_high")), "%", None, "probe", "high", "at_chance",
                         name)]
     out = [Finding("probe", f"{name} relies on “{cue['cue']}”: {100 * cue['delta']:+.1f} points "
                    "of accuracy on items with it.", _points(cue["delta"]),
                    _points(cue.get("ci_low")), _points(cue.get("ci_high")), "points",
                    cue["n_with"], "probe", "high", "relies_on_cue", cue["cue"])
-           for cue in pr.get("accuracy_test", {}).get("cues", [])
-           if cue.get("significant") and cue["delta"] > 0]
-    eh = pr.get("easy_hard") or {}
+           for cue in pr.tested_cues if cue.get("significant") and cue["delta"] > 0]
+    eh = pr.easy_hard or {}
     if eh.get("gap") is not None and eh["gap"] > 0:
         out.append(Finding(
             "probe", f"{name} is {100 * eh['gap']:.1f} points more accurate on easy (cue-"
             f"answerable) items ({100 * eh['easy_accuracy']:.1f}%) than on hard ones "
             f"({100 * eh['hard_accuracy']:.1f}%).", _points(eh["gap"]), None, None, "points",
             None, "probe", "medium" if eh["gap"] >= 0.1 else "low", "easy_hard_gap", name))
-    pb = pr.get("position_bias")
+    pb = pr.position_bias
     if pb and pb.get("cochran_q", {}).get("significant"):
         out.append(Finding("probe", f"{name}'s accuracy depends on where the right answer "
                            f"sits (spread {100 * pb['spread']:.1f} points).",
                            _points(pb["spread"]), None, None, "points", pb.get("n_items"),
                            "probe", "high", "position_bias", name))
     if not any(f.code == "relies_on_cue" for f in out):
-        tested = len(pr.get("accuracy_test", {}).get("cues", []))
+        tested = len(pr.tested_cues)
         out.append(Finding("probe", f"No tested cue changes {name}'s accuracy significantly "
                            f"({_plural(tested, 'cue')} tested).", None, None, None, "points",
                            None, "probe", "info", "no_cue_reliance", name))
@@ -434,12 +431,12 @@ def _probe(results: dict) -> list[Finding]:
 
 @finding_rule
 def _llm_probe(results: dict) -> list[Finding]:
-    lp = results.get("llm_probe")
-    if not lp or not lp.get("templates"):
+    lp = LLMProbeSection.in_results(results)
+    if lp is None or not lp.templates:
         return []
-    name = _model_name(lp)
+    name = model_name(results)
     out = []
-    for t in lp["templates"]:
+    for t in lp.templates:
         relied = [c for c in t["accuracy_test"].get("cues", [])
                   if c.get("significant") and c["delta"] > 0]
         if relied:
@@ -455,11 +452,10 @@ def _llm_probe(results: dict) -> list[Finding]:
                                f"“{t['name']}” could not be read (counted as wrong).",
                                round(100 * rate, 2), None, None, "%", t["unparseable"]["n"],
                                "llm_probe", "medium", "unreadable_answers", t["name"]))
-    least = (lp.get("verdict") or {}).get("least_cue_reliant")
-    if least:
-        out.append(Finding("probe", f"Prompt “{least}” relies least on the cues.", None, None,
-                           None, "points", None, "llm_probe", "info", "least_cue_reliant",
-                           least))
+    if lp.least_cue_reliant:
+        out.append(Finding("probe", f"Prompt “{lp.least_cue_reliant}” relies least on the cues.",
+                           None, None, None, "points", None, "llm_probe", "info",
+                           "least_cue_reliant", lp.least_cue_reliant))
     return out
 
 

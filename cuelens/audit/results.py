@@ -31,6 +31,8 @@ class Section:
     """A results.json section as a dataclass (docs/results-schema.md): its fields in the file's
     key order, ``None`` ones absent from it; its repr one line per field, never the rows."""
 
+    key: typing.ClassVar[str] = ""  # the section's results.json key (a top-level one)
+
     def to_json(self) -> dict:
         """The section as results.json holds it (its lists and dicts shared, not copied)."""
         return {key: value.to_json() if isinstance(value, Section) else value
@@ -48,6 +50,13 @@ class Section:
         except TypeError as error:  # its keys are another cuelens version's
             raise UserError(f"this results.json is not one this version writes ({error}): "
                             "scan the data again") from error
+
+    @classmethod
+    def in_results(cls: type[S], results: dict) -> S | None:
+        """This section (results.json key :attr:`key`) of a results.json content; ``None``
+        when the file has none (or an empty one)."""
+        data = results.get(cls.key)
+        return cls.from_json(data) if data else None
 
     def __repr__(self) -> str:  # bounded: one line per field, never the rows (MBs on SNLI)
         lines = [f"  {key}={_brief(value)}," for key, value in vars(self).items()
@@ -90,6 +99,8 @@ class LeakageSection(Section):
     """``leakage``: the metric × aggregator table, its headline ``best`` and verdict, the
     baselines and the fold groups."""
 
+    key: typing.ClassVar[str] = "leakage"
+
     majority: float
     table: list[dict]
     best: dict
@@ -108,6 +119,8 @@ class SubsetsSection(Section):
     """``subsets`` (docs/methods.md §16): the subset × shortcut table, Holm-adjusted, with each
     subset's own word-cue leakage (``small``: the subsets too small for one) and the subset
     names rewritten to their normal form."""
+
+    key: typing.ClassVar[str] = "subsets"
 
     field: str
     measure: str
@@ -157,6 +170,86 @@ class ScanSections(Section):
         bare = replace(self, conclusion=None, next_steps=None)
         concluded = replace(bare, conclusion=conclusion(bare.to_json()))
         return replace(concluded, next_steps=next_steps(concluded.to_json()))
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class ProbeSection(Section):
+    """``probe`` (docs/methods.md §6–7): the model, its accuracy and the cue tests, built by
+    :func:`cuelens.probes.sections.probe_section` (``None``: not computed, or a file of an
+    older version)."""
+
+    key: typing.ClassVar[str] = "probe"
+
+    model: dict = field(default_factory=dict)
+    accuracy: float | None = None
+    sanity: dict | None = None
+    cue_selection: dict | None = None
+    accuracy_test: dict | None = None
+    distribution_test: dict | None = None
+    easy_hard: dict | None = None
+    data_map: dict | None = None
+    short_circuit: dict | None = None
+    position_bias: dict | None = None
+
+    @property
+    def tested_cues(self) -> list[dict]:
+        """The rows of the accuracy test (ΔAcc per cue)."""
+        return (self.accuracy_test or {}).get("cues", [])
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class LLMProbeSection(Section):
+    """``llm_probe`` (docs/llm-probe.md): the language model, one entry per prompt template
+    (:class:`cuelens.probes.llm.pipeline.TemplateSection` as results.json holds it) and the
+    verdict, the least cue-reliant template."""
+
+    key: typing.ClassVar[str] = "llm_probe"
+
+    model: dict = field(default_factory=dict)
+    templates: list[dict] = field(default_factory=list)
+    verdict: dict | None = None
+
+    @property
+    def least_cue_reliant(self) -> str | None:
+        """The verdict's template (None: no template was tested)."""
+        return (self.verdict or {}).get("least_cue_reliant")
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class ProbeSections(ScanSections):
+    """A probe's whole results.json: the scan's sections, the probe's own (``probe``: a
+    model's; ``llm_probe``: a language model's through prompt templates), then ``next_steps``,
+    about the model."""
+
+    probe: ProbeSection | None = None
+    llm_probe: LLMProbeSection | None = None
+
+    @classmethod
+    def of(cls, scan: ScanSections, next_steps: Callable[[dict], list], *,
+           probe: ProbeSection | None = None,
+           llm_probe: LLMProbeSection | None = None) -> ProbeSections:
+        """``scan``'s sections with the probe's and the ``next_steps`` computed from them all
+        (:func:`~cuelens.audit.advice.next_steps`; the scan's own are about the data)."""
+        sections = cls(**{**vars(scan), "next_steps": None}, probe=probe, llm_probe=llm_probe)
+        return replace(sections, next_steps=next_steps(sections.to_json()))
+
+    def to_json(self) -> dict:
+        """The results.json content: the scan's keys, the probe's, ``next_steps`` last."""
+        results = super().to_json()
+        steps = results.pop("next_steps", None)
+        return results if steps is None else {**results, "next_steps": steps}
+
+
+def model_name(results: dict) -> str:
+    """The probed model's name in a probe's results.json content (``the model`` without
+    one)."""
+    section = ProbeSection.in_results(results) or LLMProbeSection.in_results(results)
+    return (section.model.get("name") if section is not None else None) or "the model"
+
+
+def about_a_model(results: dict) -> bool:
+    """Whether a results.json content is a probe's (its next steps are about the model)."""
+    return any(kind.key in results for kind in (ProbeSection, LLMProbeSection))
 
 
 def write_cues_csv(path: Path, cues: list[dict], metric_names: Sequence[str]) -> None:
