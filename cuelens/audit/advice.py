@@ -18,8 +18,8 @@ from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import (Finding, findings, is_preference, split_file, split_name,
                                      with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
-from cuelens.audit.results import (LLMProbeSection, ProbeSection, ScanSections, about_a_model,
-                                   model_name)
+from cuelens.audit.results import (LLMProbeSection, ProbeSection, ScanSections, SubsetsSection,
+                                   about_a_model, model_name)
 from cuelens.data.dataset import Task
 
 TOP_CUES = 3  # per label
@@ -173,10 +173,10 @@ def _preference_fix(shortcut: str) -> str:
 
 def _significant_subsets(results: dict, shortcut: str) -> str:
     """" — first in subset a, b": where the subsets table finds ``shortcut`` (else empty)."""
-    table = results.get("subsets") or {}
-    where = [row["subset"] for row in table.get("rows", [])
+    table = SubsetsSection.in_results(results)
+    where = [row["subset"] for row in (table.rows if table is not None else [])
              if row["cells"].get(shortcut, {}).get("significant")]
-    return f" — first in {table['field']} {', '.join(where)}" if where else ""
+    return f" — first in {table.field} {', '.join(where)}" if table is not None and where else ""
 
 
 @advises("preference_shortcut", "position_effect")

@@ -29,6 +29,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from cuelens.audit.results import SubsetsSection
+
 CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
@@ -218,16 +220,18 @@ def _preference_measures(results: dict) -> list[Measure]:
 def _subset_measures(results: dict) -> list[Measure]:
     """Subset cells above chance after Holm (leakage evidence only: a subset's interval is not
     the dataset's, so subsets never decide ``no_meaningful_leakage``)."""
-    table = results.get("subsets") or {}
+    table = SubsetsSection.in_results(results)
+    if table is None:
+        return []
     out = []
-    for row in table.get("rows", []):
+    for row in table.rows:
         for name, cell in row["cells"].items():
             effect = cell.get("effect")
             if not cell.get("significant") or effect is None or effect <= 0 or not cell["ci"]:
                 continue
             shift = cell["value"] - effect
             out.append(Measure("baseline", "subset_shortcut", name,
-                               f"“{name}” in the subset {table['field']} = {row['subset']}",
+                               f"“{name}” in the subset {table.field} = {row['subset']}",
                                float(effect), float(cell["ci"][0] - shift),
                                float(cell["ci"][1] - shift), 0.95, int(row["n_items"]), True,
                                (cell["ci"][1] - cell["ci"][0]) / 2))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
-from cuelens.audit.results import LLMProbeSection, ProbeSection, model_name
+from cuelens.audit.results import LLMProbeSection, ProbeSection, SubsetsSection, model_name
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -288,12 +288,12 @@ def _preference_shortcuts(results: dict) -> list[Finding]:
 def _subset_shortcuts(results: dict) -> list[Finding]:
     """Per shortcut, the subsets where its cell is significant after Holm over the whole
     subset × shortcut table (the ``subsets`` section), strongest effect first."""
-    table = results.get("subsets")
-    if not table:
+    table = SubsetsSection.in_results(results)
+    if table is None:
         return []
     out = []
-    for name in table["shortcuts"]:
-        hits = sorted(((row["cells"][name], row) for row in table["rows"]
+    for name in table.shortcuts:
+        hits = sorted(((row["cells"][name], row) for row in table.rows
                        if row["cells"].get(name, {}).get("significant")),
                       key=lambda hit: (-abs(hit[0]["effect"] or 0), hit[1]["subset"]))
         if not hits:
@@ -301,8 +301,8 @@ def _subset_shortcuts(results: dict) -> list[Finding]:
         top = hits[0][0]
         named = ", ".join(f"{row['subset']} ({100 * cell['value']:.1f}%)" for cell, row in hits)
         title = (f"“{name}” is a significant shortcut in {len(hits)} of the "
-                 f"{len(table['rows'])} subsets by {table['field']} (Holm over "
-                 f"{table['n_tests']} tests): {named}.")
+                 f"{len(table.rows)} subsets by {table.field} (Holm over "
+                 f"{table.n_tests} tests): {named}.")
         low, high = top["ci"] or (None, None)
         shift = (top["value"] - top["effect"]) if top["effect"] is not None else 0.0
         out.append(Finding("baseline", title, _points(top["effect"]),
