@@ -18,8 +18,8 @@ from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import (Finding, findings, is_preference, split_file, split_name,
                                      with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
-from cuelens.audit.results import (LLMProbeSection, ProbeSection, ScanSections, SubsetsSection,
-                                   about_a_model, model_name)
+from cuelens.audit.results import (EasyHardSection, LLMProbeSection, ProbeSection, ScanSections,
+                                   SubsetsSection, about_a_model, model_name)
 from cuelens.data.dataset import Task
 
 TOP_CUES = 3  # per label
@@ -118,7 +118,8 @@ def _cues(f: Finding, results: dict) -> Step | None:
 
 @advises("easy_share")
 def _easy_hard(f: Finding, results: dict) -> Step | None:
-    hard = results["easy_hard"]["hard"]
+    section = EasyHardSection.in_results(results)
+    hard = section.hard if section is not None else 0
     if results.get("leakage", {}).get("verdict") not in ("significant", "mild") or not hard:
         return None
     if is_preference(results):

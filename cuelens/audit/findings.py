@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
-from cuelens.audit.results import LLMProbeSection, ProbeSection, SubsetsSection, model_name
+from cuelens.audit.results import (EasyHardSection, LLMProbeSection, ProbeSection, SubsetsSection,
+                                   model_name)
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -204,20 +205,20 @@ def _cues(results: dict) -> list[Finding]:
 
 @finding_rule
 def _easy_hard(results: dict) -> list[Finding]:
-    eh = results.get("easy_hard")
-    if not eh or eh.get("chance_level") or not (eh["easy"] + eh["hard"]):
+    eh = EasyHardSection.in_results(results)
+    easy = None if eh is None or eh.chance_level else eh.easy_share
+    if eh is None or easy is None:
         return []
-    easy = eh["easy"] / (eh["easy"] + eh["hard"])
     noun = item_noun(results)
     answered = ("labelled chosen or rejected correctly" if is_preference(results)
                 else "answered")
-    title = (f"{100 * easy:.0f}% of the {split_name(eh.get('split', 'all'))} {noun}s are "
-             f"{answered} by a cue-only classifier (easy); {_plural(eh['hard'], noun)} "
-             f"{'is' if eh['hard'] == 1 else 'are'} hard.")
+    title = (f"{100 * easy:.0f}% of the {split_name(eh.split or 'all')} {noun}s are "
+             f"{answered} by a cue-only classifier (easy); {_plural(eh.hard, noun)} "
+             f"{'is' if eh.hard == 1 else 'are'} hard.")
     # as important as the leakage it measures, one step below
     severity = {"significant": "medium", "mild": "low"}.get(
         results.get("leakage", {}).get("verdict") or "", "info")
-    return [Finding("easy_hard", title, round(100 * easy, 2), None, None, "%", eh["easy"],
+    return [Finding("easy_hard", title, round(100 * easy, 2), None, None, "%", eh.easy,
                     "easy_hard", severity, "easy_share")]
 
 

@@ -115,6 +115,34 @@ class LeakageSection(Section):
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
+class EasyHardSection(Section):
+    """``easy_hard`` (docs/methods.md §4): how many evaluated items the headline cue-only
+    classifier answers (easy) in most repetitions, under which folds and model; the settings
+    ``None`` in hand-made or older files."""
+
+    key: typing.ClassVar[str] = "easy_hard"
+
+    easy: int
+    hard: int
+    hard_fraction: float | None = None
+    folds: int | None = None
+    iterations: int | None = None
+    seed: int | None = None
+    metric: str | None = None
+    aggregator: str | None = None
+    split: str | None = None
+    # the headline's accuracy interval covers the majority baseline: the split separates
+    # lucky from unlucky items, not cue-bearing from clean ones
+    chance_level: bool | None = None
+
+    @property
+    def easy_share(self) -> float | None:
+        """The easy items' share of the evaluated ones (None: no item)."""
+        total = self.easy + self.hard
+        return self.easy / total if total else None
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
 class SubsetsSection(Section):
     """``subsets`` (docs/methods.md §16): the subset × shortcut table, Holm-adjusted, with each
     subset's own word-cue leakage (``small``: the subsets too small for one) and the subset
@@ -152,7 +180,7 @@ class ScanSections(Section):
     cue_finding: dict | None = None
     leakage: LeakageSection | None = None
     mcq_baselines: dict | None = None
-    easy_hard: dict | None = None
+    easy_hard: EasyHardSection | None = None
     examples: dict | None = None
     features: list[dict] | None = None
     features_config: dict | None = None
