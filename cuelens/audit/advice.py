@@ -18,8 +18,9 @@ from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import (Finding, findings, is_preference, split_file, split_name,
                                      with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
-from cuelens.audit.results import (EasyHardSection, LLMProbeSection, ProbeSection, ScanSections,
-                                   SubsetsSection, about_a_model, model_name)
+from cuelens.audit.results import (EasyHardSection, LLMProbeSection, PreferenceSection,
+                                   ProbeSection, ScanSections, SubsetsSection, about_a_model,
+                                   model_name)
 from cuelens.data.dataset import Task
 
 TOP_CUES = 3  # per label
@@ -189,9 +190,9 @@ def _preference_shortcut(f: Finding, results: dict) -> Step | None:
 
 
 def _overall_row_significant(results: dict, shortcut: str) -> bool:
-    return any(row["shortcut"] == shortcut and row["significant"]
-               for split in (results.get("preference") or {}).get("splits", {}).values()
-               for row in split["shortcuts"])
+    section = PreferenceSection.in_results(results)
+    return section is not None and any(row["shortcut"] == shortcut and row["significant"]
+                                       for _, row in section.rows)
 
 
 @advises("subset_shortcut")

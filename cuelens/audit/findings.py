@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
-from cuelens.audit.results import (EasyHardSection, LLMProbeSection, ProbeSection, SubsetsSection,
-                                   model_name)
+from cuelens.audit.results import (EasyHardSection, LLMProbeSection, PreferenceSection,
+                                   ProbeSection, SubsetsSection, model_name)
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -266,10 +266,9 @@ def _preference_shortcuts(results: dict) -> list[Finding]:
     """Significant rows of the ``preference`` section: a rule that reads only the two responses
     (length, formatting, position) and picks the chosen one more (or less) often than 1/2."""
     out = []
-    for role, split in (results.get("preference") or {}).get("splits", {}).items():
-        for row in split["shortcuts"]:
-            if not row["significant"]:
-                continue
+    section = PreferenceSection.in_results(results)
+    for role, row in section.rows if section is not None else []:
+        if row["significant"]:
             rate, (low, high) = row["rate"], row["rate_ci"]
             outcome = ("" if rate > 0.5 else
                        ", so the opposite pick wins" if row["shortcut"] != POSITION

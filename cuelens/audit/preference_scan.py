@@ -20,7 +20,7 @@ from cuelens.audit.preference import preference_section, shortcut_rows, shortcut
 from cuelens.audit.subsets import (grouped, leakage_column, normal_subsets, preference_cells,
                                    rewritten_subsets, scanned_subsets, subset_table)
 from cuelens.audit.leakage import bow_name
-from cuelens.audit.results import ScanSections, SubsetsSection
+from cuelens.audit.results import PreferenceSection, ScanSections, SubsetsSection
 from cuelens.data.dataset import Split, Task
 from cuelens.data.labels import LabelFindings
 from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
@@ -72,7 +72,7 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
                                                                 table)))
 
 
-def _in_preference_terms(sections: ScanSections, preference: dict,
+def _in_preference_terms(sections: ScanSections, preference: PreferenceSection,
                          subsets: SubsetsSection | None) -> ScanSections:
     """The word-cue sections with their texts named as responses of pairs grouped by prompt,
     and the ``preference`` and ``subsets`` sections."""

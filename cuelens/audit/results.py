@@ -143,6 +143,25 @@ class EasyHardSection(Section):
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
+class PreferenceSection(Section):
+    """``preference`` (docs/preference.md): the records' shape and, per split role, its pair
+    counts, the length/formatting/position shortcut rows (Holm-adjusted) and the pair
+    checks (the settings ``None`` in hand-made files)."""
+
+    key: typing.ClassVar[str] = "preference"
+
+    shape: str | None = None
+    correction: str | None = None
+    alpha: float | None = None
+    splits: dict[str, dict]
+
+    @property
+    def rows(self) -> list[tuple[str, dict]]:
+        """Every shortcut row with its split role, in split order."""
+        return [(role, row) for role, split in self.splits.items() for row in split["shortcuts"]]
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
 class SubsetsSection(Section):
     """``subsets`` (docs/methods.md §16): the subset × shortcut table, Holm-adjusted, with each
     subset's own word-cue leakage (``small``: the subsets too small for one) and the subset
@@ -187,7 +206,7 @@ class ScanSections(Section):
     lengths: dict | None = None
     notes: list[str] | None = None
     next_steps: list | None = None
-    preference: dict | None = None
+    preference: PreferenceSection | None = None
     subsets: SubsetsSection | None = None
 
     def advised(self, conclusion: Callable[[dict], dict],
