@@ -95,6 +95,7 @@ def test_sampled_subset_scans_keep_whole_groups_within_the_limit(limit):
     assert len(kept) <= limit or len(named) + sum(groups[i] is None for i in kept) == 1
 
 
+@pytest.mark.slow  # a whole MCQ scan with three subset scans: ~15 s on the loaded box
 def test_subset_next_steps_reach_results_json_computed_once(tmp_path, monkeypatch):
     """The next steps are derived once, after the subsets table is in (issue 54): the subset
     steps are in results.json, equal to the steps of the whole file."""
