@@ -103,7 +103,7 @@ def run_once(mode: str, data: str) -> dict:
     return {"wall": time.perf_counter() - start, "stages": stages, "peak_rss_mb": peak_rss_mb(),
             "cpu": cpu_s(), "stage_cpu": stage_cpu,
             "best": audit.leakage.best, "majority": audit.leakage.majority,
-            "hard_fraction": audit.easy_hard["hard_fraction"],
+            "hard_fraction": audit.easy_hard.hard_fraction,
             "baselines": audit.leakage.baselines}
 
 

@@ -100,7 +100,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     ['metric', 'aggregator', 'accuracy', 'D']
     """
     from cuelens.audit.icq import parse_feature_option
-    from cuelens.audit.pipeline import add_subsets, scan_dataset
+    from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.preference_scan import scan_preferences
     from cuelens.audit.scan_modes import scan_mode, split_options
     from cuelens.data.preference import load_preferences
@@ -124,11 +124,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
             load_preferences(_text(data), train=_text(train), test=_text(test),
                              subset_field=subset_field),
             config, subset_field=subset_field, progress=progress))
-    result = scan_dataset(_dataset(data, train, test, fields, skip_bad), config, features=names,
-                          cache_dir=cache_dir, progress=progress)
-    if subset_field is not None:
-        add_subsets(result, subset_field, config)
-    return ScanResult.of(result)
+    return ScanResult.of(scan_dataset(_dataset(data, train, test, fields, skip_bad), config,
+                                      features=names, cache_dir=cache_dir, progress=progress,
+                                      subset_field=subset_field))
 
 
 def _text(path: DataSource) -> str | None:

@@ -80,14 +80,14 @@ class ProbeResult(Viewed, Probe, ResultViews):
     @property
     def cue_effects(self) -> pd.DataFrame:
         """Accuracy test (docs/methods.md §6): per cue, accuracy with/without it and ΔAcc with its CI."""
-        return records_frame(self.section.accuracy_test["cues"],
+        return records_frame(self.section.tested_cues,
                              ["cue", "kind", "n_with", "n_without", "acc_with", "acc_without",
                               "delta", "ci_low", "ci_high"])
 
     @property
     def distribution(self) -> pd.DataFrame:
         """Distribution test (docs/methods.md §6): per cue, training vs predicted label distribution."""
-        return records_frame(self.section.distribution_test["cues"],
+        return records_frame((self.section.distribution_test or {}).get("cues", []),
                              ["cue", "train_dist", "predicted_dist", "n", "score"])
 
     def save(self, out_dir: str | Path, *, report: bool = True,

@@ -44,7 +44,8 @@ def planted_results(tmp_path_factory) -> dict:
             "easy_hard": {"easy": 900, "hard": 700, "split": "all", "chance_level": False},
             "hygiene": {"splits": {"all": {"items": 1600, "label_conflict_groups": 3,
                                            "label_conflict_items": 6}}, "overlap": []},
-            "preference": preference_section({"all": split}, split.shape), "subsets": table}
+            "preference": preference_section({"all": split}, split.shape).to_json(),
+            "subsets": table.to_json()}
 
 
 def _texts(results: dict) -> list[str]:

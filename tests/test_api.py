@@ -169,6 +169,13 @@ def test_probe_views_and_warning_values(tmp_path):
     # each column is rounded to 6 decimals on its own, so their difference may be off by 1e-6
     np.testing.assert_allclose(effects["acc_with"] - effects["acc_without"], effects["delta"],
                                atol=2e-6, rtol=0)
+    for shown in (scanned, scanned.sections, scanned.sections.leakage, result, result.sections,
+                  result.section):  # one screen each (issue 54), never the rows
+        assert repr(shown).count("\n") < 25 and len(repr(shown)) < 2000, type(shown)
+    lines = repr(result.sections).splitlines()
+    assert lines[0] == "ProbeSections(" and lines[-1] == ")"
+    assert f"  cues=[{len(scanned.sections.cues)} items]," in lines
+    assert "  probe=ProbeSection(…)," in lines and "  tool={'name', 'version'}," in lines
     files = result.save(tmp_path / "out")
     assert json.loads(files["results"].read_text()) == result.to_dict()
     with pytest.raises(UserError, match="same as an input"):

@@ -200,7 +200,7 @@ def test_holm_table_controls_family_wise_error_on_null_subsets():
                             rng.integers(1, 40, 60).astype(float)) for name in ("a", "b", "c")]
             cells[str(s)] = preference_cells(rows)
         table = subset_table("f", "win rate", {str(s): 60 for s in range(8)}, cells, {})
-        any_hit += any(c["significant"] for r in table["rows"] for c in r["cells"].values())
+        any_hit += any(c["significant"] for r in table.rows for c in r["cells"].values())
     assert any_hit / 100 <= 0.08
 
 
@@ -267,3 +267,17 @@ def test_report_sections_escape_subset_names(planted_scan):
     assert "<script>alert(1)</script>" not in html
     assert "Preference shortcuts" in html and "Subsets by subset" in html
     assert "sort: strongest effect" in html
+
+
+def test_typed_sections_of_a_preference_scan_read_back_to_the_same_bytes(planted_scan):
+    """results.json → typed sections (preference, subsets, easy/hard, leakage) → the same
+    bytes: what a report of a loaded file reads is what the scan built (issue 54)."""
+    from cuelens.audit.results import PreferenceSection, ScanSections, SubsetsSection
+
+    results = planted_scan.results
+    loaded = ScanSections.from_json(json.loads(json.dumps(results)))
+    assert loaded == planted_scan.sections
+    assert json.dumps(loaded.to_json()) == json.dumps(results)
+    assert isinstance(loaded.preference, PreferenceSection)
+    assert isinstance(loaded.subsets, SubsetsSection)
+    assert SubsetsSection.in_results(results) == planted_scan.sections.subsets

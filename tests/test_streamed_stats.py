@@ -156,7 +156,7 @@ def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
     assert audit.leakage.majority == 0.5
     assert audit.leakage.best["ci_low"] > 0.1 and audit.leakage.flagged
     assert audit.leakage.best["accuracy"] > 0.6
-    assert audit.easy_hard["easy"] > 400  # at chance a tie (1/2 twice) is not easy
+    assert audit.easy_hard.easy > 400  # at chance a tie (1/2 twice) is not easy
 
 
 def test_multiple_choice_with_varying_choices_is_refused(tmp_path):

@@ -93,3 +93,24 @@ def test_sampled_subset_scans_keep_whole_groups_within_the_limit(limit):
     for g in named:  # every sampled group is whole
         assert sum(groups[i] == g for i in kept) == sizes[g]
     assert len(kept) <= limit or len(named) + sum(groups[i] is None for i in kept) == 1
+
+
+@pytest.mark.slow  # a whole MCQ scan with three subset scans: ~15 s on the loaded box
+def test_subset_next_steps_reach_results_json_computed_once(tmp_path, monkeypatch):
+    """The next steps are derived once, after the subsets table is in (issue 54): the subset
+    steps are in results.json, equal to the steps of the whole file."""
+    import cuelens.audit.advice as advice
+
+    calls: list[int] = []
+    derive = advice.next_steps
+    monkeypatch.setattr(advice, "next_steps", lambda results: calls.append(1) or derive(results))
+    path = tmp_path / "mcq.jsonl"
+    write_jsonl(path, subject_records(25, seed=1))
+    results = cuelens.scan(path, features="none", folds=3, iterations=1,
+                           subset_field="subject").results
+    assert len(calls) == 1
+    subset_steps = [s["action"] for s in results["next_steps"] if s["section"] == "subsets"]
+    assert "remove what the rule “no context: question only” exploits — first in subject " \
+        "memory" in subset_steps  # the planted memorised answer
+    assert results["next_steps"] == derive({k: v for k, v in results.items()
+                                            if k != "next_steps"})

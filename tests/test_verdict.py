@@ -243,7 +243,7 @@ def test_a_ten_item_test_split_and_folds_1_scan(tmp_path):
     dataset.test.premises[:] = ["one premise for all of them"] * 10  # one group
     for folds in (5, 1):
         audit = run_word_audit(dataset, ScanConfig(iterations=2, folds=folds))
-        assert audit.easy_hard["easy"] + audit.easy_hard["hard"] == 10
+        assert audit.easy_hard.easy + audit.easy_hard.hard == 10
 
 
 def test_tied_mcq_questions_explain_their_zero_width_interval():

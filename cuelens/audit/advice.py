@@ -18,7 +18,9 @@ from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import (Finding, findings, is_preference, split_file, split_name,
                                      with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
-from cuelens.audit.results import ScanSections
+from cuelens.audit.results import (EasyHardSection, LLMProbeSection, PreferenceSection,
+                                   ProbeSection, ScanSections, SubsetsSection, about_a_model,
+                                   model_name)
 from cuelens.data.dataset import Task
 from cuelens.registry import Registry
 
@@ -118,7 +120,8 @@ def _cues(f: Finding, results: dict) -> Step | None:
 
 @advises("easy_share")
 def _easy_hard(f: Finding, results: dict) -> Step | None:
-    hard = results["easy_hard"]["hard"]
+    section = EasyHardSection.in_results(results)
+    hard = section.hard if section is not None else 0
     if results.get("leakage", {}).get("verdict") not in ("significant", "mild") or not hard:
         return None
     if is_preference(results):
@@ -173,10 +176,10 @@ def _preference_fix(shortcut: str) -> str:
 
 def _significant_subsets(results: dict, shortcut: str) -> str:
     """" — first in subset a, b": where the subsets table finds ``shortcut`` (else empty)."""
-    table = results.get("subsets") or {}
-    where = [row["subset"] for row in table.get("rows", [])
+    table = SubsetsSection.in_results(results)
+    where = [row["subset"] for row in (table.rows if table is not None else [])
              if row["cells"].get(shortcut, {}).get("significant")]
-    return f" — first in {table['field']} {', '.join(where)}" if where else ""
+    return f" — first in {table.field} {', '.join(where)}" if table is not None and where else ""
 
 
 @advises("preference_shortcut", "position_effect")
@@ -188,9 +191,9 @@ def _preference_shortcut(f: Finding, results: dict) -> Step | None:
 
 
 def _overall_row_significant(results: dict, shortcut: str) -> bool:
-    return any(row["shortcut"] == shortcut and row["significant"]
-               for split in (results.get("preference") or {}).get("splits", {}).values()
-               for row in split["shortcuts"])
+    section = PreferenceSection.in_results(results)
+    return section is not None and any(row["shortcut"] == shortcut and row["significant"]
+                                       for _, row in section.rows)
 
 
 @advises("subset_shortcut")
@@ -276,14 +279,15 @@ def _untrained(f: Finding, results: dict) -> Step | None:
 
 @advises("relies_on_cue")
 def _relies(f: Finding, results: dict) -> Step | None:
-    return _step(f, f"retrain {_model(results)} on data where “{f.subject}” appears equally "
+    return _step(f, f"retrain {model_name(results)} on data where “{f.subject}” appears equally "
                     "under every label (audit augment), and report its accuracy on items "
                     "without the cue")
 
 
 @advises("easy_hard_gap")
 def _gap(f: Finding, results: dict) -> Step | None:
-    hard = (results["probe"].get("easy_hard") or {}).get("hard_accuracy")
+    probe = ProbeSection.in_results(results)
+    hard = ((probe and probe.easy_hard) or {}).get("hard_accuracy")
     return _step(f, f"report {f.subject}'s accuracy on the hard items"
                     + (f" ({100 * hard:.1f}%)" if hard is not None else "")
                     + " beside its overall accuracy")
@@ -297,9 +301,10 @@ def _position_bias(f: Finding, results: dict) -> Step | None:
 
 @advises("prompt_relies_on_cue")
 def _prompt_relies(f: Finding, results: dict) -> Step | None:
-    least = (results["llm_probe"].get("verdict") or {}).get("least_cue_reliant")
+    llm_probe = LLMProbeSection.in_results(results)
+    least = llm_probe and llm_probe.least_cue_reliant
     better = f"prompt “{least}”" if least and least != f.subject else "a calibrated prompt"
-    return _step(f, f"prefer {better} to “{f.subject}” with {_model(results)}")
+    return _step(f, f"prefer {better} to “{f.subject}” with {model_name(results)}")
 
 
 @advises("unreadable_answers")
@@ -309,16 +314,11 @@ def _unreadable(f: Finding, results: dict) -> Step | None:
                     "wrong")
 
 
-def _model(results: dict) -> str:
-    section = results.get("probe") or results.get("llm_probe") or {}
-    return section.get("model", {}).get("name") or "the model"
-
-
 def _closing(results: dict, fs: list[Finding], conclusion: Conclusion | None = None) -> Step:
     """The one step of a result without any other: "no change needed" only when the scan
     concludes no meaningful leakage."""
-    if "probe" in results or "llm_probe" in results:
-        name = _model(results)
+    if about_a_model(results):
+        name = model_name(results)
         least = next((f.subject for f in fs if f.code == "least_cue_reliant"), None)
         return {"action": f"use prompt “{least}” with {name}" if least else
                 f"stress-test {name} beyond word cues (audit stress) before relying on its "
@@ -347,7 +347,7 @@ def next_steps(results: dict) -> list[Step]:
     """Steps for the reader, most important first, derived from :func:`findings` (a probe's:
     about the model only)."""
     fs = findings(results)
-    if "probe" in results or "llm_probe" in results:
+    if about_a_model(results):
         fs = [f for f in fs if f.kind == "probe"]
     steps = [step for f in fs if f.code in ADVISORS
              and (step := ADVISORS[f.code](f, results)) is not None]
@@ -358,7 +358,7 @@ def next_steps(results: dict) -> list[Step]:
     if contrast is not None:  # right after the leakage step
         at = next((k + 1 for k, s in enumerate(steps) if s["section"] == "leakage"), len(steps))
         steps.insert(at, contrast)
-    if "probe" in results or "llm_probe" in results:
+    if about_a_model(results):
         return steps or [_closing(results, fs)]
     conclusion = conclusion_of(results)
     if conclusion.status == INCONCLUSIVE:  # first: nothing else settles the question

@@ -13,6 +13,7 @@ from pathlib import Path
 from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import Conclusion, conclude
 from cuelens.audit.examples import sort_value
+from cuelens.audit.results import EasyHardSection, about_a_model
 from cuelens.errors import UserError
 
 MAX_LISTED = 50
@@ -37,7 +38,7 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
     if "kind" in results:
         raise UserError(f"not an audit scan result (a {results['kind']!s:.40} result); {takes}",
                         path=str(file))
-    if "probe" in results or "llm_probe" in results:
+    if about_a_model(results):
         raise UserError(f"this is the output of `audit probe`; {takes} (a scan directory)",
                         path=str(file))
     validate_results(results, source=str(file))
@@ -80,7 +81,7 @@ def _hygiene_counts(results: dict) -> dict | None:
 
 def _side(results: dict, source: str) -> dict:
     """One scan's row of the comparison; a section the scan lacks is None (not compared)."""
-    leak, eh = results["leakage"], results.get("easy_hard")
+    leak, eh = results["leakage"], EasyHardSection.in_results(results)
     best = leak["best"]
     conclusion = scan_conclusion(results)
     role = fitting_role(results)
@@ -91,8 +92,8 @@ def _side(results: dict, source: str) -> dict:
             "verdict": leak.get("verdict", "significant" if leak["flagged"] else "mild"),
             "conclusion": {"status": conclusion.status, "reason": conclusion.reason,
                            "margin": conclusion.margin},
-            "hard_fraction": eh["hard_fraction"] if eh else None,
-            "easy_hard_at_chance": bool(eh.get("chance_level", False)) if eh else None,
+            "hard_fraction": eh.hard_fraction if eh else None,
+            "easy_hard_at_chance": bool(eh.chance_level) if eh else None,
             "n_significant_cues": len(_significant(results)) if "cues" in results else None,
             "hygiene": _hygiene_counts(results),
             "fitting": {"role": role,

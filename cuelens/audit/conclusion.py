@@ -29,6 +29,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from cuelens.audit.results import PreferenceSection, SubsetsSection
+
 CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
@@ -196,38 +198,40 @@ def _preference_measures(results: dict) -> list[Measure]:
     from cuelens.audit.chance import wilson_interval
 
     out = []
-    for role, split in (results.get("preference") or {}).get("splits", {}).items():
-        for row in split["shortcuts"]:
-            if row["rate"] is None:
-                continue
-            n = int(row["decided"])
-            tost = wilson_interval(round(row["rate"] * n), n, EQUIVALENCE_LEVEL)
-            for sign, pick in ((1, "the rule"), (-1, "the opposite of the rule")):
-                effect = sign * (row["rate"] - 0.5)
-                found = bool(row["significant"]) and effect > 0
-                low, high = row["rate_ci"] if found else tost
-                level = 0.95 if found else EQUIVALENCE_LEVEL
-                bounds = sorted((sign * (low - 0.5), sign * (high - 0.5)))
-                out.append(Measure("baseline", "preference_shortcut", row["shortcut"],
-                                   f"{pick} “{row['shortcut']}” ({role})", effect, bounds[0],
-                                   bounds[1], level, n, found,
-                                   (row["rate_ci"][1] - row["rate_ci"][0]) / 2))
+    section = PreferenceSection.in_results(results)
+    for role, row in section.rows if section is not None else []:
+        if row["rate"] is None:
+            continue
+        n = int(row["decided"])
+        tost = wilson_interval(round(row["rate"] * n), n, EQUIVALENCE_LEVEL)
+        for sign, pick in ((1, "the rule"), (-1, "the opposite of the rule")):
+            effect = sign * (row["rate"] - 0.5)
+            found = bool(row["significant"]) and effect > 0
+            low, high = row["rate_ci"] if found else tost
+            level = 0.95 if found else EQUIVALENCE_LEVEL
+            bounds = sorted((sign * (low - 0.5), sign * (high - 0.5)))
+            out.append(Measure("baseline", "preference_shortcut", row["shortcut"],
+                               f"{pick} “{row['shortcut']}” ({role})", effect, bounds[0],
+                               bounds[1], level, n, found,
+                               (row["rate_ci"][1] - row["rate_ci"][0]) / 2))
     return out
 
 
 def _subset_measures(results: dict) -> list[Measure]:
     """Subset cells above chance after Holm (leakage evidence only: a subset's interval is not
     the dataset's, so subsets never decide ``no_meaningful_leakage``)."""
-    table = results.get("subsets") or {}
+    table = SubsetsSection.in_results(results)
+    if table is None:
+        return []
     out = []
-    for row in table.get("rows", []):
+    for row in table.rows:
         for name, cell in row["cells"].items():
             effect = cell.get("effect")
             if not cell.get("significant") or effect is None or effect <= 0 or not cell["ci"]:
                 continue
             shift = cell["value"] - effect
             out.append(Measure("baseline", "subset_shortcut", name,
-                               f"“{name}” in the subset {table['field']} = {row['subset']}",
+                               f"“{name}” in the subset {table.field} = {row['subset']}",
                                float(effect), float(cell["ci"][0] - shift),
                                float(cell["ci"][1] - shift), 0.95, int(row["n_items"]), True,
                                (cell["ci"][1] - cell["ci"][0]) / 2))

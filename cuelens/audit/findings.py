@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
+from cuelens.audit.results import (EasyHardSection, LLMProbeSection, PreferenceSection,
+                                   ProbeSection, SubsetsSection, model_name)
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -203,20 +205,20 @@ def _cues(results: dict) -> list[Finding]:
 
 @finding_rule
 def _easy_hard(results: dict) -> list[Finding]:
-    eh = results.get("easy_hard")
-    if not eh or eh.get("chance_level") or not (eh["easy"] + eh["hard"]):
+    eh = EasyHardSection.in_results(results)
+    easy = None if eh is None or eh.chance_level else eh.easy_share
+    if eh is None or easy is None:
         return []
-    easy = eh["easy"] / (eh["easy"] + eh["hard"])
     noun = item_noun(results)
     answered = ("labelled chosen or rejected correctly" if is_preference(results)
                 else "answered")
-    title = (f"{100 * easy:.0f}% of the {split_name(eh.get('split', 'all'))} {noun}s are "
-             f"{answered} by a cue-only classifier (easy); {_plural(eh['hard'], noun)} "
-             f"{'is' if eh['hard'] == 1 else 'are'} hard.")
+    title = (f"{100 * easy:.0f}% of the {split_name(eh.split or 'all')} {noun}s are "
+             f"{answered} by a cue-only classifier (easy); {_plural(eh.hard, noun)} "
+             f"{'is' if eh.hard == 1 else 'are'} hard.")
     # as important as the leakage it measures, one step below
     severity = {"significant": "medium", "mild": "low"}.get(
         results.get("leakage", {}).get("verdict") or "", "info")
-    return [Finding("easy_hard", title, round(100 * easy, 2), None, None, "%", eh["easy"],
+    return [Finding("easy_hard", title, round(100 * easy, 2), None, None, "%", eh.easy,
                     "easy_hard", severity, "easy_share")]
 
 
@@ -264,10 +266,9 @@ def _preference_shortcuts(results: dict) -> list[Finding]:
     """Significant rows of the ``preference`` section: a rule that reads only the two responses
     (length, formatting, position) and picks the chosen one more (or less) often than 1/2."""
     out = []
-    for role, split in (results.get("preference") or {}).get("splits", {}).items():
-        for row in split["shortcuts"]:
-            if not row["significant"]:
-                continue
+    section = PreferenceSection.in_results(results)
+    for role, row in section.rows if section is not None else []:
+        if row["significant"]:
             rate, (low, high) = row["rate"], row["rate_ci"]
             outcome = ("" if rate > 0.5 else
                        ", so the opposite pick wins" if row["shortcut"] != POSITION
@@ -287,12 +288,12 @@ def _preference_shortcuts(results: dict) -> list[Finding]:
 def _subset_shortcuts(results: dict) -> list[Finding]:
     """Per shortcut, the subsets where its cell is significant after Holm over the whole
     subset × shortcut table (the ``subsets`` section), strongest effect first."""
-    table = results.get("subsets")
-    if not table:
+    table = SubsetsSection.in_results(results)
+    if table is None:
         return []
     out = []
-    for name in table["shortcuts"]:
-        hits = sorted(((row["cells"][name], row) for row in table["rows"]
+    for name in table.shortcuts:
+        hits = sorted(((row["cells"][name], row) for row in table.rows
                        if row["cells"].get(name, {}).get("significant")),
                       key=lambda hit: (-abs(hit[0]["effect"] or 0), hit[1]["subset"]))
         if not hits:
@@ -300,8 +301,8 @@ def _subset_shortcuts(results: dict) -> list[Finding]:
         top = hits[0][0]
         named = ", ".join(f"{row['subset']} ({100 * cell['value']:.1f}%)" for cell, row in hits)
         title = (f"“{name}” is a significant shortcut in {len(hits)} of the "
-                 f"{len(table['rows'])} subsets by {table['field']} (Holm over "
-                 f"{table['n_tests']} tests): {named}.")
+                 f"{len(table.rows)} subsets by {table.field} (Holm over "
+                 f"{table.n_tests} tests): {named}.")
         low, high = top["ci"] or (None, None)
         shift = (top["value"] - top["effect"]) if top["effect"] is not None else 0.0
         out.append(Finding("baseline", title, _points(top["effect"]),
@@ -380,19 +381,15 @@ def _split_hygiene(role: str, counts: dict, preference: bool = False,
 
 
 # --------------------------------------------------------------------------------- probe
-def _model_name(section: dict) -> str:
-    return section.get("model", {}).get("name") or "the model"
-
-
 @finding_rule
 def _probe(results: dict) -> list[Finding]:
-    pr = results.get("probe")
-    if not pr:
+    pr = ProbeSection.in_results(results)
+    if pr is None:
         return []
-    name = _model_name(pr)
-    sanity = pr.get("sanity", {})
+    name = model_name(results)
+    sanity = pr.sanity or {}
     acc = sanity.get("accuracy", {})
-    untrained = pr.get("model", {}).get("untrained_head")
+    untrained = pr.model.get("untrained_head")
     if untrained:  # probed with --allow-untrained: the head's weights are random
         return [Finding("probe", f"{name} has no fine-tuned head ({len(untrained)} weights at "
                         "random, probed with --allow-untrained), so its cue tests say nothing "
@@ -402,30 +399,30 @@ def _probe(results: dict) -> list[Finding]:
     if sanity and not sanity.get("interpretable", True):
         why = "performs at chance" if acc.get("covers_chance", True) else \
             "gave no answer for most items"
-        return [Finding("probe", f"{name} {why}, so its cue tests are not interpretable.", _points(acc.get("accuracy")), _points(acc.get("ci_low")),
+        return [Finding("probe", f"{name} {why}, so its cue tests are not interpretable.",
+                        _points(acc.get("accuracy")), _points(acc.get("ci_low")),
                         _points(acc.get("ci_high")), "%", None, "probe", "high", "at_chance",
                         name)]
     out = [Finding("probe", f"{name} relies on “{cue['cue']}”: {100 * cue['delta']:+.1f} points "
                    "of accuracy on items with it.", _points(cue["delta"]),
                    _points(cue.get("ci_low")), _points(cue.get("ci_high")), "points",
                    cue["n_with"], "probe", "high", "relies_on_cue", cue["cue"])
-           for cue in pr.get("accuracy_test", {}).get("cues", [])
-           if cue.get("significant") and cue["delta"] > 0]
-    eh = pr.get("easy_hard") or {}
+           for cue in pr.tested_cues if cue.get("significant") and cue["delta"] > 0]
+    eh = pr.easy_hard or {}
     if eh.get("gap") is not None and eh["gap"] > 0:
         out.append(Finding(
             "probe", f"{name} is {100 * eh['gap']:.1f} points more accurate on easy (cue-"
             f"answerable) items ({100 * eh['easy_accuracy']:.1f}%) than on hard ones "
             f"({100 * eh['hard_accuracy']:.1f}%).", _points(eh["gap"]), None, None, "points",
             None, "probe", "medium" if eh["gap"] >= 0.1 else "low", "easy_hard_gap", name))
-    pb = pr.get("position_bias")
+    pb = pr.position_bias
     if pb and pb.get("cochran_q", {}).get("significant"):
         out.append(Finding("probe", f"{name}'s accuracy depends on where the right answer "
                            f"sits (spread {100 * pb['spread']:.1f} points).",
                            _points(pb["spread"]), None, None, "points", pb.get("n_items"),
                            "probe", "high", "position_bias", name))
     if not any(f.code == "relies_on_cue" for f in out):
-        tested = len(pr.get("accuracy_test", {}).get("cues", []))
+        tested = len(pr.tested_cues)
         out.append(Finding("probe", f"No tested cue changes {name}'s accuracy significantly "
                            f"({_plural(tested, 'cue')} tested).", None, None, None, "points",
                            None, "probe", "info", "no_cue_reliance", name))
@@ -434,12 +431,12 @@ def _probe(results: dict) -> list[Finding]:
 
 @finding_rule
 def _llm_probe(results: dict) -> list[Finding]:
-    lp = results.get("llm_probe")
-    if not lp or not lp.get("templates"):
+    lp = LLMProbeSection.in_results(results)
+    if lp is None or not lp.templates:
         return []
-    name = _model_name(lp)
+    name = model_name(results)
     out = []
-    for t in lp["templates"]:
+    for t in lp.templates:
         relied = [c for c in t["accuracy_test"].get("cues", [])
                   if c.get("significant") and c["delta"] > 0]
         if relied:
@@ -455,11 +452,10 @@ def _llm_probe(results: dict) -> list[Finding]:
                                f"“{t['name']}” could not be read (counted as wrong).",
                                round(100 * rate, 2), None, None, "%", t["unparseable"]["n"],
                                "llm_probe", "medium", "unreadable_answers", t["name"]))
-    least = (lp.get("verdict") or {}).get("least_cue_reliant")
-    if least:
-        out.append(Finding("probe", f"Prompt “{least}” relies least on the cues.", None, None,
-                           None, "points", None, "llm_probe", "info", "least_cue_reliant",
-                           least))
+    if lp.least_cue_reliant:
+        out.append(Finding("probe", f"Prompt “{lp.least_cue_reliant}” relies least on the cues.",
+                           None, None, None, "points", None, "llm_probe", "info",
+                           "least_cue_reliant", lp.least_cue_reliant))
     return out
 
 

@@ -145,18 +145,6 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
     return sections
 
 
-def add_subsets(result: Scan, field: str, config: ScanConfig) -> None:
-    """A scan result's sections with the ``subsets`` table of
-    :func:`~cuelens.audit.subsets.dataset_subsets`, its conclusion and next steps computed again
-    with it (docs/methods.md §17)."""
-    from cuelens.audit.advice import advise
-    from cuelens.audit.subsets import dataset_subsets
-
-    assert isinstance(result.dataset, Dataset)  # subsets need the loaded items
-    result.sections = advise(replace(result.sections,
-                                     subsets=dataset_subsets(result.dataset, field, config)))
-
-
 VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
                    "were computed (the word-cue statistics and ICQ features need the same "
                    "number in every item)")
@@ -164,13 +152,29 @@ VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifa
 
 def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
-                 progress: Progress | None = None,
-                 tokens: TokenSequences | None = None) -> Scan:
-    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none),
-    every word cut by the segmenter of ``config.segmenter`` (:mod:`cuelens.audit.segmentation`).
+                 progress: Progress | None = None, tokens: TokenSequences | None = None,
+                 subset_field: str | None = None) -> Scan:
+    """Word-cue audit of ``dataset`` plus the ICQ ``features`` (``None``: all; ``()``: none) and
+    the ``subsets`` table of ``subset_field`` (docs/methods.md §16), every word cut by the
+    segmenter of ``config.segmenter`` (:mod:`cuelens.audit.segmentation`); the conclusion and
+    next steps computed once, from every section (:func:`~cuelens.audit.advice.advise`).
 
     ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
+    from cuelens.audit.advice import advise
+
+    scan = scan_sections(dataset, config, features=features, cache_dir=cache_dir,
+                         progress=progress, tokens=tokens, subset_field=subset_field)
+    return replace(scan, sections=advise(scan.sections))
+
+
+def scan_sections(dataset: Dataset, config: ScanConfig | None = None, *,
+                  features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
+                  progress: Progress | None = None, tokens: TokenSequences | None = None,
+                  subset_field: str | None = None) -> Scan:
+    """:func:`scan_dataset` without the conclusion and next steps: for a scan that adds
+    sections of its own before advising (:mod:`cuelens.audit.preference_scan`)."""
     from cuelens.audit.segmentation import scan_segmentation
+    from cuelens.audit.subsets import dataset_subsets
     from cuelens.audit.tokenize import segmenting
     from cuelens.data.loading import check_dataset_scannable
 
@@ -184,15 +188,15 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     with segmenting(segmentation.segmenter):
         scan = _scan_segmented(dataset, config, segmentation, features=features,
                                cache_dir=cache_dir, progress=progress, tokens=tokens)
-    scan.started = started
-    return scan
+        subsets = None if subset_field is None else dataset_subsets(dataset, subset_field,
+                                                                    config)
+    return replace(scan, sections=replace(scan.sections, subsets=subsets), started=started)
 
 
 def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegmentation, *,
                     features: Sequence[str] | None, cache_dir: str | Path | None,
                     progress: Progress | None, tokens: TokenSequences | None) -> Scan:
     """:func:`scan_dataset` once its segmenter is the active one."""
-    from cuelens.audit.advice import advise
     from cuelens.audit.examples import sample_examples
     from cuelens.audit.icq import dataset_parts
     from cuelens.audit.hygiene import data_hygiene
@@ -203,10 +207,10 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
 
     chosen, warnings = segmentation.to_json(), segmentation.warnings or None
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
-        return Scan(dataset, advise(ScanSections(
+        return Scan(dataset, ScanSections(
             config=asdict(config), dataset=dataset_summary(dataset), segmentation=chosen,
             warnings=warnings, notes=[VARYING_CHOICES],
-            mcq_baselines=mcq_baselines(dataset, config.folds, config.seed))), None)
+            mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
     parts = dataset_parts(dataset, config.folds, config.seed) if features is None or features \
         else []  # the folds only when features are audited
@@ -223,5 +227,5 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
             folds=config.folds, cache_dir=cache_dir, progress=progress,
             language=segmentation.language),
         **length_section(dataset, config.folds, config.seed))
-    return Scan(dataset=dataset, sections=advise(sections), item_easy=audit.item_easy,
+    return Scan(dataset=dataset, sections=sections, item_easy=audit.item_easy,
                 bias=audit.items)

@@ -16,6 +16,7 @@ import numpy as np
 from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
+from cuelens.audit.results import PreferenceSection
 from cuelens.audit.subsets import mark_holm
 from cuelens.audit.tokenize import text_length
 from cuelens.data.preference import NO_POSITION, PreferenceSplit
@@ -120,7 +121,8 @@ def pair_checks(pairs: PreferenceSplit) -> dict:
 
 
 def preference_section(splits: dict[str, PreferenceSplit], shape: str,
-                       scores: dict[str, dict[str, np.ndarray]] | None = None) -> dict:
+                       scores: dict[str, dict[str, np.ndarray]] | None = None
+                       ) -> PreferenceSection:
     """The ``preference`` section of results.json (docs/results-schema.md): per split, sizes,
     ties, the shortcut rows and the pair checks; ``scores``: :func:`shortcut_scores` per split
     role when already computed."""
@@ -132,7 +134,7 @@ def preference_section(splits: dict[str, PreferenceSplit], shape: str,
                      "tie_rate": _r(ties / (ties + len(pairs))),
                      "positions_recorded": int(sum(p != NO_POSITION for p in pairs.positions)),
                      "shortcuts": shortcut_rows(known), **pair_checks(pairs)}
-    return {"shape": shape, "correction": "holm", "alpha": ALPHA, "splits": out}
+    return PreferenceSection(shape=shape, correction="holm", alpha=ALPHA, splits=out)
 
 
 def rule_text(shortcut: str) -> str:

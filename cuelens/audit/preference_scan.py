@@ -15,12 +15,12 @@ import numpy as np
 
 from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.pipeline import Progress, Scan, scan_dataset
+from cuelens.audit.pipeline import Progress, Scan, scan_sections
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
-from cuelens.audit.subsets import (add_leakage, grouped, normal_subsets, preference_cells,
-                                   rewritten_subsets, subset_table)
+from cuelens.audit.subsets import (grouped, leakage_column, normal_subsets, preference_cells,
+                                   rewritten_subsets, scanned_subsets, subset_table)
 from cuelens.audit.leakage import bow_name
-from cuelens.audit.results import ScanSections
+from cuelens.audit.results import PreferenceSection, ScanSections, SubsetsSection
 from cuelens.data.dataset import Split, Task
 from cuelens.data.labels import LabelFindings
 from cuelens.data.preference import PREFERENCE_TASK, Preferences, as_dataset
@@ -30,7 +30,7 @@ RESPONSE_GROUPS = "prompt (both responses of a pair and every pair of one prompt
 
 
 def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
-                       field: str, scores: dict[str, np.ndarray]) -> dict | None:
+                       field: str, scores: dict[str, np.ndarray]) -> SubsetsSection | None:
     """The ``subsets`` table of the evaluated pairs (None when they hold one subset only);
     ``scores``: their :func:`~cuelens.audit.preference.shortcut_scores`."""
     findings = LabelFindings()
@@ -45,11 +45,10 @@ def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
 
     groups = grouped(evaluated)
     cells = {s: preference_cells(shortcut_rows(scores, index)) for s, index in groups.items()}
-    table = subset_table(field, "win rate", {s: len(i) for s, i in groups.items()}, cells,
-                         preference_cells(shortcut_rows(scores)))
-    add_leakage(table, scanned, field, values, config)
-    table["rewritten"] = rewritten_subsets(findings)
-    return table
+    sizes = {s: len(i) for s, i in groups.items()}
+    leakage = leakage_column(scanned, field, scanned_subsets(sizes), values, config)
+    return subset_table(field, "win rate", sizes, cells, preference_cells(shortcut_rows(scores)),
+                        leakage=leakage, rewritten=rewritten_subsets(findings))
 
 
 def scan_preferences(preferences: Preferences, config: ScanConfig | None = None, *,
@@ -59,7 +58,7 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
     sections of the responses, ``preference`` and (with subsets) ``subsets``."""
     config = config or ScanConfig()
     dataset = as_dataset(preferences)
-    result = scan_dataset(dataset, config, features=(), progress=progress)
+    result = scan_sections(dataset, config, features=(), progress=progress)
     shape = next(iter(preferences.splits.values())).shape
     scores = {role: shortcut_scores(split) for role, split in preferences.splits.items()}
     preference = preference_section(preferences.splits, shape, scores)
@@ -69,14 +68,14 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
                                scores[dataset.test.name])
     if table is not None and progress is not None:
         progress("subsets", 1.0)
-    # the next steps with the preference sections, in their terms
-    result.sections = advise(replace(_in_preference_terms(result.sections),
-                                     preference=preference, subsets=table))
-    return result
+    return replace(result, sections=advise(_in_preference_terms(result.sections, preference,
+                                                                table)))
 
 
-def _in_preference_terms(sections: ScanSections) -> ScanSections:
-    """The word-cue sections with their texts named as responses of pairs grouped by prompt."""
+def _in_preference_terms(sections: ScanSections, preference: PreferenceSection,
+                         subsets: SubsetsSection | None) -> ScanSections:
+    """The word-cue sections with their texts named as responses of pairs grouped by prompt,
+    and the ``preference`` and ``subsets`` sections."""
     leakage, lengths = sections.leakage, sections.lengths
     assert leakage is not None and leakage.groups is not None and lengths is not None  # NLI-shaped
     baselines = [{**row, "name": RESPONSE_BOW} if row["name"] == bow_name(Task.NLI) else row
@@ -85,4 +84,5 @@ def _in_preference_terms(sections: ScanSections) -> ScanSections:
     return replace(sections, dataset={**sections.dataset, "task": PREFERENCE_TASK},
                    leakage=replace(leakage, baselines=baselines,
                                    groups={**leakage.groups, "unit": RESPONSE_GROUPS}),
-                   lengths={**lengths, "unit": "words per response", "baseline": baseline})
+                   lengths={**lengths, "unit": "words per response", "baseline": baseline},
+                   preference=preference, subsets=subsets)

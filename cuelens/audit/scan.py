@@ -27,7 +27,7 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
     leakage_section
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
-from cuelens.audit.results import LeakageSection
+from cuelens.audit.results import EasyHardSection, LeakageSection
 from cuelens.audit.streamed import EasyCounters, FoldModels, Folds, RunCounts, TokenChunk, \
     TokenStore, count_run, fit_fold, held_out_items, keep_model, predict_run
 from cuelens.audit.uncertainty import BELOW, CHANCE
@@ -139,17 +139,15 @@ def cue_finding_section(cues: list[dict], cue_stats: dict, covered: int, n_items
 
 
 def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: LeakageSection,
-                      split: str) -> dict:
+                      split: str) -> EasyHardSection:
     """The ``easy_hard`` section: ``n_easy`` of the ``n_items`` evaluated items are easy under
     the headline (metric, aggregator) of ``leakage`` (docs/methods.md §4)."""
     best = leakage.best
-    return {"easy": n_easy, "hard": n_items - n_easy,
-            "hard_fraction": round(1 - n_easy / n_items, 6),
-            "folds": config.folds, "iterations": config.iterations, "seed": config.seed,
-            "metric": best["metric"], "aggregator": best["aggregator"], "split": split,
-            # the headline's accuracy interval covers the majority baseline: the split
-            # separates lucky from unlucky items, not cue-bearing from clean ones
-            "chance_level": leakage.verdict in (CHANCE, BELOW)}
+    return EasyHardSection(easy=n_easy, hard=n_items - n_easy,
+                           hard_fraction=round(1 - n_easy / n_items, 6), folds=config.folds,
+                           iterations=config.iterations, seed=config.seed,
+                           metric=best["metric"], aggregator=best["aggregator"], split=split,
+                           chance_level=leakage.verdict in (CHANCE, BELOW))
 
 
 @dataclass
@@ -161,7 +159,7 @@ class WordAudit:
     cue_stats: dict
     cue_finding: dict
     leakage: LeakageSection
-    easy_hard: dict
+    easy_hard: EasyHardSection
     item_easy: np.ndarray  # one bool per evaluated item (spilled stores: memory-mapped)
     easy: EasyMask  # the same, read per chunk where the chunks are
     mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)

@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from cuelens.audit.chance import ALPHA, accuracy_row
+from cuelens.audit.results import SubsetsSection
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.labels import LabelFindings, normalise_label
 from cuelens.data.schema import RecordError, subset_text
@@ -88,17 +89,34 @@ def _cell(value: float | None, ci: list | None, effect: float | None, p_value: f
 
 
 def subset_table(field: str, measure: str, sizes: dict[str, int],
-                 cells: dict[str, dict[str, dict]], overall: dict[str, dict]) -> dict:
+                 cells: dict[str, dict[str, dict]], overall: dict[str, dict], *,
+                 leakage: dict[str, dict | None] | None = None,
+                 rewritten: list[dict] | None = None) -> SubsetsSection:
     """The ``subsets`` section (docs/results-schema.md) from test cells (subset → shortcut →
     :func:`_cell`) and the overall cells: Holm over all subset cells, and over the overall
-    ones; rows sorted by subset name."""
+    ones; rows sorted by subset name. ``leakage``: the word-cue D of the
+    :func:`scanned_subsets` (:func:`leakage_column`), in every row (``None`` for the small
+    ones, counted in ``small``); ``rewritten``: :func:`rewritten_subsets`."""
     names = list(dict.fromkeys(name for row in cells.values() for name in row))
     family = [(s, name) for s in sorted(cells) for name in cells[s]]
     mark_holm([cells[s][name] for s, name in family], "p_adjusted")
     mark_holm(list(overall.values()), "p_adjusted")
-    return {"field": field, "measure": measure, "correction": "holm", "alpha": ALPHA,
-            "n_tests": len(family), "shortcuts": names, "overall": overall,
-            "rows": [{"subset": s, "n_items": sizes[s], "cells": cells[s]} for s in sorted(cells)]}
+    rows: list[dict] = [{"subset": s, "n_items": sizes[s], "cells": cells[s]}
+                        for s in sorted(cells)]
+    return SubsetsSection(
+        field=field, measure=measure, correction="holm", alpha=ALPHA, n_tests=len(family),
+        shortcuts=names, overall=overall,
+        rows=rows if leakage is None else [{**row, "leakage": leakage.get(row["subset"])}
+                                           for row in rows],
+        small=None if leakage is None else {"min_items": MIN_SUBSET_ITEMS,
+                                            "subsets": len(rows) - len(leakage)},
+        rewritten=rewritten)
+
+
+def scanned_subsets(sizes: dict[str, int]) -> list[str]:
+    """The subsets (sorted) with at least :data:`MIN_SUBSET_ITEMS` evaluated items: those that
+    get a word-cue scan of their own (docs/preference.md, "Subsets")."""
+    return sorted(s for s, n in sizes.items() if n >= MIN_SUBSET_ITEMS)
 
 
 def preference_cells(rows: list[dict]) -> dict[str, dict]:
@@ -192,7 +210,16 @@ def subset_leakage(dataset: Dataset, config) -> dict | None:
             "effect": best["D"], "verdict": leak.verdict, "items_scanned": len(dataset.test)}
 
 
-def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
+def leakage_column(dataset: Dataset, field: str, names: list[str],
+                   values: Callable[[Split], list[str]], config) -> dict[str, dict | None]:
+    """The descriptive word-cue D of each of the ``names`` subsets' own scan
+    (:func:`subset_leakage`, on a seeded sample of at most :data:`MAX_SUBSET_ITEMS` items of
+    whole groups per split)."""
+    datasets = subset_datasets(dataset, field, names, values, MAX_SUBSET_ITEMS, config.seed)
+    return {name: subset_leakage(datasets[name], config) for name in names}
+
+
+def dataset_subsets(dataset: Dataset, field: str, config) -> SubsetsSection:
     """The ``subsets`` section of an MCQ or NLI scan (NLI: the leakage column only)."""
     from cuelens.audit.mcq_baselines import choice_counts, item_credit
 
@@ -212,22 +239,7 @@ def dataset_subsets(dataset: Dataset, field: str, config) -> dict:
         k = choice_counts(dataset.test)
         overall = mcq_cells(credit, k, np.arange(len(k)))
         cells = {s: mcq_cells(credit, k, index) for s, index in groups.items()}
-    table = subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D",
-                         {s: len(index) for s, index in groups.items()}, cells, overall)
-    add_leakage(table, dataset, field, values, config)
-    table["rewritten"] = rewritten_subsets(findings)
-    return table
-
-
-def add_leakage(table: dict, dataset: Dataset, field: str,
-                values: Callable[[Split], list[str]], config) -> None:
-    """The descriptive word-cue D of each subset's own scan, in every row; a subset with fewer
-    than :data:`MIN_SUBSET_ITEMS` evaluated items gets ``None`` without a scan, and the table
-    counts them (``small``: docs/preference.md, "Subsets")."""
-    scanned = [row["subset"] for row in table["rows"] if row["n_items"] >= MIN_SUBSET_ITEMS]
-    datasets = subset_datasets(dataset, field, scanned, values, MAX_SUBSET_ITEMS, config.seed)
-    for row in table["rows"]:
-        row["leakage"] = (subset_leakage(datasets[row["subset"]], config)
-                          if row["subset"] in datasets else None)
-    table["small"] = {"min_items": MIN_SUBSET_ITEMS,
-                      "subsets": len(table["rows"]) - len(scanned)}
+    sizes = {s: len(index) for s, index in groups.items()}
+    leakage = leakage_column(dataset, field, scanned_subsets(sizes), values, config)
+    return subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D", sizes, cells,
+                        overall, leakage=leakage, rewritten=rewritten_subsets(findings))

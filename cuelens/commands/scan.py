@@ -130,7 +130,6 @@ def scan(
     from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
     from cuelens.audit.results import item_files_mode
-    from cuelens.audit.pipeline import add_subsets
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
     from cuelens.audit.scan_modes import scan_mode
@@ -181,9 +180,7 @@ def scan(
         with progress_bar(f"scanning {dataset.name}") as progress:
             result = scan_dataset(dataset, config, features=feature_names, cache_dir=cache_dir,
                                   progress=staged_progress(progress, feature_names != []),
-                                  tokens=loaded.tokens)
-            if subset_field:
-                add_subsets(result, subset_field, config)
+                                  tokens=loaded.tokens, subset_field=subset_field or None)
     result.started = started
     save_scan(result, out_dir, (report, ReportOptions(plotly=plotly)), top, item_files)
     print_preference(result.results.get("preference"))  # None but for preference pairs

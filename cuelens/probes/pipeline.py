@@ -26,7 +26,7 @@ from cuelens.probes.config import ProbeConfig
 from cuelens.probes.cues import probe_cues
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.predictions import Predictions
-from cuelens.probes.sections import (ProbeContext, ProbeSection, ProbeSections,
+from cuelens.probes.sections import (ProbeContext, ProbeSection, ProbeSections, probe_sections,
                                      ShortCircuitOptions, probe_section)
 
 PROBE_FILES = ("results.json", "predictions.jsonl", "run.json", "report.html")
@@ -72,7 +72,9 @@ class Probe:
     @property
     def accuracy(self) -> float:
         """Accuracy on the test items (MCQ: per question)."""
-        return float(self.section.accuracy)
+        accuracy = self.section.accuracy
+        assert accuracy is not None  # probe_section always computes it
+        return accuracy
 
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """Write predictions.jsonl, results.json and run.json into ``out_dir``: all or none."""
@@ -145,7 +147,7 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict |
                        short_circuit=short_circuit, position_bias=position_bias,
                        warnings=warnings, progress=progress)
     probe = probe_section(ctx)
-    warnings += probe.sanity["notes"]
-    return Probe(dataset=dataset, sections=ProbeSections.of(scan.sections, probe=probe),
+    warnings += (probe.sanity or {}).get("notes", [])
+    return Probe(dataset=dataset, sections=probe_sections(scan.sections, probe=probe),
                  predictions=predictions, item_easy=item_easy, warnings=warnings,
                  extra_inputs=[str(p) for p in inputs], started=started)

@@ -10,13 +10,13 @@ section is one more field and one more line of :func:`probe_section`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from cuelens.audit.advice import next_steps
-from cuelens.audit.results import ScanSections, Section
+from cuelens.audit.results import LLMProbeSection, ProbeSection, ProbeSections, ScanSections
 from cuelens.data.dataset import Dataset, Task
 from cuelens.probes.accuracy import accuracy_test, easy_hard_gap
 from cuelens.probes.cues import Cue
@@ -99,23 +99,6 @@ class ProbeContext:
         return None if self.item_easy is None else easy_hard_gap(self.correct, self.item_easy)
 
 
-@dataclass(frozen=True)
-class ProbeSection(Section):
-    """results.json ``probe``: the model, its accuracy and the cue tests (``None``: not
-    computed)."""
-
-    model: dict
-    accuracy: float
-    sanity: dict
-    cue_selection: dict | None
-    accuracy_test: dict
-    distribution_test: dict
-    easy_hard: dict | None
-    data_map: dict | None
-    short_circuit: dict | None
-    position_bias: dict | None
-
-
 def probe_section(ctx: ProbeContext) -> ProbeSection:
     """The ``probe`` section of ``ctx``; what a section skipped is appended to
     ``ctx.warnings``."""
@@ -129,25 +112,8 @@ def probe_section(ctx: ProbeContext) -> ProbeSection:
         short_circuit=short_circuit_section(ctx), position_bias=position_bias_section(ctx))
 
 
-@dataclass(frozen=True, kw_only=True)
-class ProbeSections(ScanSections):
-    """A probe's whole results.json: the scan's sections, the probe's own (``probe``: a
-    model's; ``llm_probe``: a language model's through prompt templates), then ``next_steps``,
-    about the model."""
-
-    probe: ProbeSection | None = None
-    llm_probe: dict | None = None
-
-    @classmethod
-    def of(cls, scan: ScanSections, *, probe: ProbeSection | None = None,
-           llm_probe: dict | None = None) -> ProbeSections:
-        """``scan``'s sections with the probe's and the next steps computed from them all
-        (:func:`~cuelens.audit.advice.next_steps`; the scan's own are about the data)."""
-        sections = cls(**{**vars(scan), "next_steps": None}, probe=probe, llm_probe=llm_probe)
-        return replace(sections, next_steps=next_steps(sections.to_json()))
-
-    def to_json(self) -> dict:
-        """The results.json content: the scan's keys, the probe's, ``next_steps`` last."""
-        results = super().to_json()
-        steps = results.pop("next_steps", None)
-        return results if steps is None else {**results, "next_steps": steps}
+def probe_sections(scan: ScanSections, *, probe: ProbeSection | None = None,
+                   llm_probe: LLMProbeSection | None = None) -> ProbeSections:
+    """A probe's whole results sections: ``scan``'s, the probe's and the next steps about the
+    model, derived once from them all (:func:`~cuelens.audit.advice.next_steps`)."""
+    return ProbeSections.of(scan, next_steps, probe=probe, llm_probe=llm_probe)

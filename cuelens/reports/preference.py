@@ -4,6 +4,7 @@ formatting and position rules that predict the chosen response.
 
 from __future__ import annotations
 
+from cuelens.audit.results import PreferenceSection
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.scan import calm
@@ -14,21 +15,21 @@ def preference(results: dict, options: ReportOptions) -> Section | None:
     """Length, formatting and position shortcuts of preference pairs, per split."""
     from cuelens.audit.preference import shortcut_verdict
 
-    pref = results.get("preference")
+    pref = PreferenceSection.in_results(results)
     if pref is None:
         return None
     splits = {role: {**split, "verdicts": [shortcut_verdict(r) for r in split["shortcuts"]
                                            if r["decided"]]}
-              for role, split in pref["splits"].items()}
-    flagged = sum(r["significant"] for s in pref["splits"].values() for r in s["shortcuts"])
+              for role, split in pref.splits.items()}
+    flagged = sum(r["significant"] for _, r in pref.rows)
     sec = Section("preference", "Preference shortcuts: length, formatting, position", context={
-        "splits": splits, "shape": pref["shape"],
+        "splits": splits, "shape": pref.shape,
         "level": "flagged" if flagged else calm("clean", results),
         "headline": (f"{flagged} shortcut(s) predict the chosen response significantly (Holm-"
                      "corrected)." if flagged else
                      "No length, formatting or position rule predicts the chosen response "
                      "significantly.")})
-    role, split = next(iter(pref["splits"].items()))
+    role, split = next(iter(pref.splits.items()))
     rows = [r for r in split["shortcuts"] if r["rate"] is not None]
     if rows:
         sec.add_figure("rates", f"How often each rule picks the chosen response ({role} split) "

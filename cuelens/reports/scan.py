@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci, verdict_baseline
+from cuelens.audit.results import EasyHardSection
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.jsonio import format_number, read_number
@@ -338,7 +339,7 @@ def explorer(results: dict, options: ReportOptions) -> Section | None:
 
 
 def easy_hard(results: dict, options: ReportOptions) -> Section | None:
-    eh = results.get("easy_hard")
+    eh = EasyHardSection.in_results(results)
     if eh is None or not measurable(results):
         return None
     has_examples = bool(results.get("examples", {}).get("easy") or
@@ -348,14 +349,14 @@ def easy_hard(results: dict, options: ReportOptions) -> Section | None:
         "text_name": _text_name(results)[0], "calm": calm("clean", results)},
         client=_examples_client(results) if has_examples else {})
     sec.terms = ["easy", "hard"]
-    total = (eh["easy"] + eh["hard"]) or 1
+    total = (eh.easy + eh.hard) or 1
     sec.add_figure("sizes", "Items the cue-only classifier gets right in most repetitions are "
                    "easy (answerable from cues), the rest are hard; a larger hard share means a "
                    "healthier dataset, and the hard items make a cleaner test set.",
-                   F.horizontal_bars(["easy", "hard"], [eh["easy"], eh["hard"]],
+                   F.horizontal_bars(["easy", "hard"], [eh.easy, eh.hard],
                                      axis_title="items", percent=False,
-                                     text=[f"{eh['easy']:,} ({pct(eh['easy'] / total)})",
-                                           f"{eh['hard']:,} ({pct(eh['hard'] / total)})"],
+                                     text=[f"{eh.easy:,} ({pct(eh.easy / total)})",
+                                           f"{eh.hard:,} ({pct(eh.hard / total)})"],
                                      colours_=[F.BAD, F.GOOD]))
     return sec
 

@@ -7,15 +7,16 @@ The subset heatmap sorts in the page itself: its dropdown reorders the rows (Plo
 
 from __future__ import annotations
 
+from cuelens.audit.results import SubsetsSection
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.section import Section
 
 
-def _orders(table: dict) -> dict[str, list[str]]:
+def _orders(table: SubsetsSection) -> dict[str, list[str]]:
     """Row orders of the subset heatmap: by name, by strongest effect, by significant cells, by
     each shortcut's effect."""
-    rows = table["rows"]
+    rows = table.rows
 
     def by(key) -> list[str]:
         return [r["subset"] for r in sorted(rows, key=key)]
@@ -30,19 +31,19 @@ def _orders(table: dict) -> dict[str, list[str]]:
               "significant cells": by(lambda r: -sum(c["significant"]
                                                      for c in r["cells"].values())),
               "size": by(lambda r: -r["n_items"])}
-    orders.update({f"{name}": by(lambda r, n=name: effect(r, n)) for name in table["shortcuts"]})
+    orders.update({f"{name}": by(lambda r, n=name: effect(r, n)) for name in table.shortcuts})
     return orders
 
 
 def subsets(results: dict, options: ReportOptions) -> Section | None:
     """The subset × shortcut table: a heatmap of effects (sortable) and the table."""
-    table = results.get("subsets")
+    table = SubsetsSection.in_results(results)
     if table is None:
         return None
-    rows, names = table["rows"], table["shortcuts"]
-    win = table["measure"] == "win rate"
+    rows, names = table.rows, table.shortcuts
+    win = table.measure == "win rate"
     hits = sum(c["significant"] for r in rows for c in r["cells"].values())
-    sec = Section("subsets", f"Subsets by {table['field']}: every shortcut per subset", context={
+    sec = Section("subsets", f"Subsets by {table.field}: every shortcut per subset", context={
         "table": table, "names": names, "hits": hits,
         "effect_name": "win rate − 50%" if win else "D = accuracy − chance"})
     if names and rows:
@@ -55,7 +56,7 @@ def subsets(results: dict, options: ReportOptions) -> Section | None:
                   f"{100 * c['value']:.0f}%{'*' if c['significant'] else ''}")
                  for c in (by_name[s]["cells"][n] for n in names)] for s in start]
         spec = F.heatmap(start, names, values, text, colour_title="effect (points)",
-                         diverging=True, row_title=table["field"], column_title="shortcut")
+                         diverging=True, row_title=table.field, column_title="shortcut")
         spec["layout"]["yaxis"].update(categoryorder="array",
                                        categoryarray=[F.esc(s) for s in start])
         spec["layout"]["updatemenus"] = [{
@@ -66,6 +67,6 @@ def subsets(results: dict, options: ReportOptions) -> Section | None:
                         for label, order in orders.items()]}]
         sec.add_figure("heatmap", f"{'Win rate' if win else 'Accuracy'} of each shortcut per "
                        f"subset (cell text; * = significant after Holm's correction over all "
-                       f"{table['n_tests']} cells); colour: the effect in points. Sort the rows "
+                       f"{table.n_tests} cells); colour: the effect in points. Sort the rows "
                        "with the menu.", spec)
     return sec

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.results import Section
+from cuelens.audit.results import LLMProbeSection, Section
 from cuelens.data.dataset import Dataset, Task
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
@@ -24,7 +24,7 @@ from cuelens.probes.llm.cache import ResponseCache
 from cuelens.probes.llm.templates import PromptTemplate
 from cuelens.probes.predictions import Predictions
 from cuelens.probes.sanity import MAX_UNPARSEABLE
-from cuelens.probes.sections import ProbeContext, ProbeSections
+from cuelens.probes.sections import ProbeContext, probe_sections
 
 
 @dataclass(repr=False)  # bounded: never the whole results dict
@@ -69,7 +69,7 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TemplateSection(Section):
     """One template's entry of ``llm_probe.templates`` (docs/results-schema.md; ``None``: not
     computed)."""
@@ -218,7 +218,8 @@ def probe_llm_dataset(dataset: Dataset, backend: Backend, templates: list[Prompt
                         cache=cache, calibrate=calibrate, normalize=normalize, seed=config.seed,
                         n_boot=config.bootstrap, min_items=config.min_items,
                         position_bias=position_bias, progress=progress)
-    results = ProbeSections.of(scan.sections, llm_probe=run.section).to_json()
+    results = probe_sections(scan.sections,
+                             llm_probe=LLMProbeSection(**run.section)).to_json()
     return LLMProbe(run.section, run.answers, dataset=dataset, results=results,
                     warnings=warnings, inputs=[*dataset.input_paths, *(str(p) for p in inputs)],
                     started=started)
