@@ -91,4 +91,4 @@ class ScanConfig:
     @property
     def scoring(self) -> ScoringOptions:
         return ScoringOptions(**{f.name: getattr(self, f.name) for f in fields(ScoringOptions)
-                                 if hasattr(self, f.name)})
+                                 if hasattr(self, f.name)})  # sgd_large: set by adapted()
