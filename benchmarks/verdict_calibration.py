@@ -59,7 +59,15 @@ LABELS = ["contradiction", "entailment", "neutral"]
 PLANTED = "zorblat"
 
 
+GENERATED_ITEMS = 250_000  # --text generated: premise/hypothesis pairs drawn (seed 0)
+
+
 def texts(name: str) -> list[tuple[str, str]]:
+    if name == "generated":  # large nulls (docs/methods.md §3, "Large scans"): the scale
+        from cuelens.data.synthetic import make_nli  # benchmark's text, labels drawn anew
+
+        return [(r["premise"], r["hypothesis"])
+                for r in make_nli(GENERATED_ITEMS, seed=0, vocab_size=30_000)]
     files = {"snli": ["snli/dev.jsonl", "snli/test.jsonl"], "mnli": ["mnli/dev.jsonl"]}[name]
     out = []
     for file in files:
@@ -195,8 +203,9 @@ def rate_row(hits: int, n: int) -> str:
 
 
 def calibration(seeds: range, items: int, conditions: list[str], cues_only: bool,
-                label_offset: int, verdict_only: bool, conclusions: bool = False) -> None:
-    pools = {"snli": texts("snli"), "mnli": texts("mnli")}
+                label_offset: int, verdict_only: bool, conclusions: bool = False,
+                text: str = "snli") -> None:
+    pools = {"snli": texts(text), "mnli": texts("mnli")}
     print("| condition | items | verdict ≠ chance (95% CI) | ≥ 1 significant cue (95% CI) |"
           " verdicts |" + (CONCLUSION_HEAD[1:] if conclusions else ""))
     print("|---|---|---|---|---|" + "---|" * (3 if conclusions else 0))
@@ -226,8 +235,8 @@ def calibration(seeds: range, items: int, conditions: list[str], cues_only: bool
         print(f"{condition}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
-def power(seeds: int, items: int, conclusions: bool = False) -> None:
-    pool = texts("snli")
+def power(seeds: int, items: int, conclusions: bool = False, text: str = "snli") -> None:
+    pool = texts(text)
     print("| planted share of entailment items | planted word significant | "
           "verdict ≠ chance | median D (points) | median z |"
           + (CONCLUSION_HEAD[1:] if conclusions else ""))
@@ -270,13 +279,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per planted rate")
     parser.add_argument("--conclusions", action="store_true",
                         help="also the rate of each conclusion (docs/methods.md §17)")
+    parser.add_argument("--text", choices=("snli", "generated"), default="snli",
+                        help="NLI text of the cv/split/shift nulls and of --power: SNLI, or "
+                             "generated pairs (scale_data.py's text) for nulls of 50,000+ items")
     args = parser.parse_args()
     if args.power:
-        power(args.seeds, args.items, args.conclusions)
+        power(args.seeds, args.items, args.conclusions, args.text)
     else:
         calibration(range(args.first, args.first + args.n), args.items,
                     args.conditions.split(","), args.cues_only, args.label_offset,
-                    args.verdict_only, args.conclusions)
+                    args.verdict_only, args.conclusions, args.text)
 
 
 if __name__ == "__main__":

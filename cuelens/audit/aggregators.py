@@ -222,6 +222,11 @@ class Standardised:
         return cls(scaler, scaler.transform(features))
 
 
+SGD_SAMPLES = 300_000
+SGD_LARGE = MAX_FIT_ITEMS  # training instances (the default fitting cap) from which 10⁵ samples do
+SGD_LARGE_SAMPLES = 100_000
+
+
 class Linear:
     """A linear classifier on standardised :func:`positional_features`; refits warm-start."""
 
@@ -232,10 +237,12 @@ class Linear:
         self.scaler: StandardScaler | None = None
         self.d, self.n_labels = d, n_labels
 
-    def fit_standardised(self, train: Standardised, y: np.ndarray) -> "Linear":
-        """Fit on features standardised by ``train.scaler``. A warm start needs the same
-        classes as the previous fit: a fitting portion that lacks a rare label (or gains
-        one) restarts from scratch."""
+    def fit_standardised(self, train: Standardised, y: np.ndarray,
+                         large: int = SGD_LARGE) -> "Linear":
+        """Fit on features standardised by ``train.scaler`` (``large``: the SGD budget's
+        threshold, :class:`SGD` only). A warm start needs the same classes as the previous
+        fit: a fitting portion that lacks a rare label (or gains one) restarts from
+        scratch."""
         present = np.flatnonzero(np.bincount(y))  # np.unique(y) of label indices, O(n)
         if hasattr(self.estimator, "classes_") and not np.array_equal(self.estimator.classes_,
                                                                        present):
@@ -255,35 +262,34 @@ class Linear:
         return _full_columns(classes, margin, self.n_labels)
 
 
-SGD_SAMPLES = 300_000
-SGD_LARGE = MAX_FIT_ITEMS  # training instances (the default fitting cap) from which 10⁵ samples do
-SGD_LARGE_SAMPLES = 100_000
-
-
-def sgd_epochs(n: int) -> int:
+def sgd_epochs(n: int, large: int = SGD_LARGE) -> int:
     """Epochs of an SGD fit on ``n`` instances (docs/word-cues.md): ``ceil(3·10⁵ / n)`` below
-    :data:`SGD_LARGE` instances, ``ceil(10⁵ / n)`` from there on (2 on a default-capped
-    sample), at least one."""
-    budget = SGD_SAMPLES if n < SGD_LARGE else SGD_LARGE_SAMPLES
+    ``large`` instances (:data:`SGD_LARGE`, a large scan's lower training cap,
+    docs/methods.md §3), ``ceil(10⁵ / n)`` from there on (2 on a default-capped sample), at
+    least one."""
+    budget = SGD_SAMPLES if n < large else SGD_LARGE_SAMPLES
     return max(1, int(np.ceil(budget / max(n, 1))))
 
 
 class SGD(Linear):
     """``SGDClassifier`` run for :func:`sgd_epochs` epochs, no early stopping: each fit sees
-    about 3·10⁵ samples below :data:`SGD_LARGE` training instances, about 10⁵ (at least one
-    epoch) from there on."""
+    about 3·10⁵ samples below ``large`` training instances, about 10⁵ (at least one epoch)
+    from there on."""
 
-    def fit_standardised(self, train: Standardised, y: np.ndarray) -> "Linear":
-        self.estimator.set_params(max_iter=sgd_epochs(len(y)))
+    def fit_standardised(self, train: Standardised, y: np.ndarray,
+                         large: int = SGD_LARGE) -> "Linear":
+        self.estimator.set_params(max_iter=sgd_epochs(len(y), large))
         return super().fit_standardised(train, y)
 
 
-def fit_linear(models: list[Linear], view: CueView, y: np.ndarray) -> None:
-    """Fit ``models`` (same ``d``) on one training view: features and scaler computed once."""
+def fit_linear(models: list[Linear], view: CueView, y: np.ndarray,
+               sgd_large: int = SGD_LARGE) -> None:
+    """Fit ``models`` (same ``d``) on one training view: features and scaler computed once
+    (``sgd_large``: :func:`sgd_epochs`' threshold)."""
     if models:
         train = Standardised.fit(view, models[0].d)
         for model in models:
-            model.fit_standardised(train, y)
+            model.fit_standardised(train, y, sgd_large)
 
 
 def decisions(models: dict, tokens: TokenView, table: np.ndarray) -> dict:

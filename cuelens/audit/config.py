@@ -4,7 +4,7 @@ defaults, names and checks. Light on purpose (numpy only): ``audit scan --help``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from cuelens.audit.conclusion import DEFAULT_MARGIN
 from cuelens.audit.metrics import METRICS, Z_PRIORS
@@ -15,6 +15,10 @@ from cuelens.errors import UserError
 # SGD/LR/BoW training instances (a seeded, label-stratified subsample); above the largest fitting
 # portion of the fidelity datasets (CommonsenseQA train → dev: 53,595 instances), docs/word-cues.md
 MAX_FIT_ITEMS = 55_000
+# Large scans (docs/methods.md §3, "Large scans"): a run that evaluates at least LARGE_SCAN_ITEMS
+# items trains its linear models on at most LARGE_FIT_ITEMS instances, SGD with the large budget
+LARGE_SCAN_ITEMS = 50_000
+LARGE_FIT_ITEMS = 20_000
 
 
 @dataclass
@@ -27,6 +31,23 @@ class ScoringOptions:
     in_sample_features: bool = False
     seed: int = 0
     max_fit_items: int = MAX_FIT_ITEMS
+    sgd_large: int = MAX_FIT_ITEMS  # training instances from which SGD runs its large budget
+
+
+def large_scan(n_evaluated: int) -> bool:
+    """Whether a run evaluating ``n_evaluated`` items is large (docs/methods.md §3): its CI is
+    narrow enough that the adaptive rules apply (training cap, re-seeded runs)."""
+    return n_evaluated >= LARGE_SCAN_ITEMS
+
+
+def adapted(options: ScoringOptions, n_evaluated: int) -> ScoringOptions:
+    """The options a run evaluating ``n_evaluated`` items fits with: a large run's training cap
+    lowered to :data:`LARGE_FIT_ITEMS` (an uncapped ``0`` and a lower cap stay), its SGD
+    running the large budget from that cap on (docs/methods.md §3, "Large scans")."""
+    cap = options.max_fit_items
+    if not large_scan(n_evaluated) or not 0 < LARGE_FIT_ITEMS < cap:
+        return options
+    return replace(options, max_fit_items=LARGE_FIT_ITEMS, sgd_large=LARGE_FIT_ITEMS)
 
 
 @dataclass
@@ -67,4 +88,5 @@ class ScanConfig:
 
     @property
     def scoring(self) -> ScoringOptions:
-        return ScoringOptions(**{f.name: getattr(self, f.name) for f in fields(ScoringOptions)})
+        return ScoringOptions(**{f.name: getattr(self, f.name) for f in fields(ScoringOptions)
+                                 if hasattr(self, f.name)})  # sgd_large: set by adapted()

@@ -182,7 +182,8 @@ def train_models(fit: Fit, models: list[tuple[str, str]], bank: ModelBank,
         mine = {key: model for key, model in chosen.items() if key[0] == metric}
         linear = [model for model in mine.values() if model.trained]
         if linear:
-            fit_linear(linear, fit.training_view(metric, full), fit.train_labels)
+            fit_linear(linear, fit.training_view(metric, full), fit.train_labels,
+                       fit.options.sgd_large)
         return full, mine
 
     metrics = list(dict.fromkeys(m for m, _ in models))

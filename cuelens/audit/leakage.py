@@ -113,8 +113,8 @@ def _degenerate_reason(task: str, D: float, n_items: int) -> str:
 
 def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
                     flag_threshold: float, task: str, seed: int,
-                    fold_seed_D: Callable[[tuple[str, str]], list[float]],
-                    groups: dict) -> LeakageSection:
+                    fold_seed_D: Callable[[tuple[str, str], float, float], list[float]],
+                    groups: dict, training_cap: int | None = None) -> LeakageSection:
     """The ``leakage`` section (docs/results-schema.md) from every predictor's accuracy (cue
     models keyed (metric, aggregator), baselines by name, :data:`MAJORITY` and :data:`PRIOR`
     among them) and the ``moments`` of every cue model's per-item difference from
@@ -124,9 +124,11 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     ``baselines`` ' D, like the headline's, is against the prior-matched baseline. The
     verdict is the simultaneous test (two-sided 95% intervals) of docs/methods.md §11 over all
     40 models against the prior-matched baseline; the headline (``best``) is the model with the largest
-    simultaneous lower bound (ties: the configured ``metric`` first); ``fold_seed_D(model)``
-    gives its D under re-seeded folds (cross-validated files); ``groups``: the folds' grouping
-    (``leakage.groups``).
+    simultaneous lower bound (ties: the configured ``metric`` first); ``fold_seed_D(model, D,
+    half_width)`` gives its D under re-seeded folds (cross-validated files; ``D`` and the
+    interval's ``half_width``: the run's, for a large scan's stopping rule); ``groups``: the
+    folds' grouping (``leakage.groups``); ``training_cap``: a large scan's lowered training cap
+    (``selection.training_cap``, docs/methods.md §3), None when the configured cap holds.
     """
     accuracy = dict(accuracy)
     majority, prior = accuracy.pop(MAJORITY), accuracy.pop(PRIOR)
@@ -149,13 +151,16 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
     baselines = [{"name": name, **_entry(acc, prior)} for name, acc in accuracy.items()
                  if isinstance(name, str)]  # D against the verdict's baseline, as the headline
     verdict = leakage_verdict(test.low[h], test.high[h], flag_threshold)
-    run_D = fold_seed_D(models[h])
+    run_D = fold_seed_D(models[h], float(test.D[h]), float(test.high[h] - test.low[h]) / 2)
+    selection = {"models": len(models), "method": SELECTION_METHOD,
+                 "critical_z": round(test.critical, 6), "level": LEVEL}
+    if training_cap is not None:
+        selection["training_cap"] = training_cap
     return LeakageSection(
         majority=round(majority, 6), table=table, best=best, flagged=verdict == SIGNIFICANT,
         verdict=verdict, baselines=baselines,
         baseline={"name": PRIOR, "accuracy": round(float(prior), 6)},
-        selection={"models": len(models), "method": SELECTION_METHOD,
-                   "critical_z": round(test.critical, 6), "level": LEVEL},
+        selection=selection,
         interval_note=_degenerate_reason(task, float(test.D[h]), moments.n)
         if test.degenerate[h] else None,
         fold_seed_D=[round(float(test.D[h]), 6)] + [round(D, 6) for D in run_D] if run_D else None,

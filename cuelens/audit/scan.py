@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.bias_items import ItemBias, item_bias
-from cuelens.audit.config import ScanConfig
+from cuelens.audit.config import ScanConfig, adapted, large_scan
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.examples import sort_value
 from cuelens.audit.fitting import ModelBank, scan_data
@@ -180,7 +180,17 @@ class WordAudit:
 def leakage_counts(store: TokenStore, folds: Folds, config: ScanConfig) -> RunCounts:
     """The leakage run's count pass (outer folds when cross-validated)."""
     return count_run(store, folds, config.folds, config.seed, config.seed, store.n_fitting == 0,
-                     config.max_fit_items)
+                     adapted(config.scoring, store.n_eval).max_fit_items)
+
+
+NEGLIGIBLE_SPREAD = 0.1  # of the headline's CI half-width: a large scan stops re-seeding below it
+
+
+def settled(D: list[float], half_width: float) -> bool:
+    """Whether re-seeding a large scan's folds may stop (docs/methods.md §11): the headline's D
+    under every fold seed so far (the run's first) spreads less than
+    :data:`NEGLIGIBLE_SPREAD` of its simultaneous interval's half-width."""
+    return len(D) > 1 and max(D) - min(D) < NEGLIGIBLE_SPREAD * half_width
 
 
 def cue_list(store: TokenStore, counts: RunCounts, label_names: list[str],
@@ -199,7 +209,7 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
     """Cues, leakage table and easy/hard split from passes over ``store`` (docs/methods.md
     §2–4; cross-validated when it has no fitting split), ``folds`` assigning the items by
     ``groups`` (``leakage.groups``)."""
-    options = config.scoring
+    options = adapted(config.scoring, store.n_eval)
     cross_validated = store.n_fitting == 0
     counts = leakage_counts(store, folds, config)
     cues, cue_stats = cue_list(store, counts, label_names, config)
@@ -209,9 +219,11 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
                         all_models(), bow_name(store.task), progress=stage, kept=kept)
     del counts
 
-    def fold_seed_D(model: tuple[str, str]) -> list[float]:
-        D = []
+    def fold_seed_D(model: tuple[str, str], first: float, half_width: float) -> list[float]:
+        D: list[float] = []
         for r in range(1, EXTRA_FOLD_SEEDS + 1) if cross_validated else ():
+            if large_scan(store.n_eval) and settled([first, *D], half_width):
+                break
             reseeded = replace(options, seed=iteration_seed(config.seed, r, FOLD_SEEDS))
             counted = count_run(store, folds, config.folds, reseeded.seed, reseeded.seed, True,
                                 options.max_fit_items)
@@ -222,7 +234,9 @@ def word_audit(store: TokenStore, label_names: list[str], config: ScanConfig, fo
 
     leakage = leakage_section({name: tally.accuracy(name) for name in tally.correct},
                               tally.moments, config.metric, config.flag_threshold, store.task,
-                              config.seed, fold_seed_D, groups)
+                              config.seed, fold_seed_D, groups,
+                              training_cap=None if options.max_fit_items == config.max_fit_items
+                              else options.max_fit_items)
     model = headline(leakage)
     kept = keep_model(kept, model)
     mask, n_easy = easy_masks(store, easy_counters(store, folds, config, model, progress),
@@ -246,9 +260,10 @@ def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tupl
     pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass over the
     fitting chunks; memory as one leakage run)."""
     n_folds = max(config.folds, 2)
+    options = adapted(config.scoring, view.n_eval)
     counted = count_run(view, folds, n_folds, config.seed, config.seed, True,
-                        config.max_fit_items)
-    return [fit_fold(view, counted, folds, fold, config.seed, config.scoring, bank, [model])
+                        options.max_fit_items)
+    return [fit_fold(view, counted, folds, fold, config.seed, options, bank, [model])
             for fold in range(n_folds) if counted.labels[fold].sum() > 0]
 
 
@@ -271,12 +286,12 @@ def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tu
     counter_type: type = np.float64 if store.task == Task.MCQ else \
         np.uint8 if config.iterations < 256 else np.uint32
     counters = EasyCounters.zeros(store, counter_type, model)
-    bank = ModelBank(config.seed)
+    bank, options = ModelBank(config.seed), adapted(config.scoring, store.n_eval)
     for iteration in range(config.iterations):
         fold_seed = iteration_seed(config.seed, iteration)
         counted = count_run(store, folds, config.folds, fold_seed, config.seed, True,
-                            config.max_fit_items)
-        predict_run(store, counted, folds, config.folds, fold_seed, config.scoring, bank,
+                            options.max_fit_items)
+        predict_run(store, counted, folds, config.folds, fold_seed, options, bank,
                     [model], None, counters.add)
         if progress is not None:
             progress("easy_hard", (iteration + 1) / config.iterations)
