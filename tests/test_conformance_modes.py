@@ -117,7 +117,9 @@ MODES: dict[str, Callable[[Data, Path], Scan]] = {
     "exact": _exact, "streaming": _streaming, "streaming-grouped": _streaming_grouped,
     "ray": _ray, "subsets": _subsets, "preference": _preference}
 TASKS = ("nli", "mcq")
-CASES = [(mode, task) for mode in MODES for task in TASKS
+CASES = [pytest.param(mode, task, id=f"{mode}-{task}",  # Ray's start: ~30 s on 2 loaded cores
+                      marks=[pytest.mark.slow, pytest.mark.timeout(600)] if mode == "ray" else [])
+         for mode in MODES for task in TASKS
          if not (mode == "preference" and task == "mcq")]  # preference pairs are their own task
 
 # what names the memory mode in results.json (docs/large-datasets.md): the streaming note and
@@ -167,8 +169,13 @@ def check_next_steps_follow_the_sections(scans, mode: str, task: str) -> None:
 
 
 def check_planted_cue_found(scans, mode: str, task: str) -> None:
-    """Every mode finds the planted cues: leakage beats the majority baseline."""
+    """Every mode finds the planted cues: leakage beats the majority baseline (preference
+    pairs: no word cue is planted, the responses of a pair hold the same words)."""
     results = scans(mode, task)
+    if mode == "preference":
+        assert results["leakage"]["majority"] == 0.5 and results["leakage"]["best"]["D"] <= 0.05
+        assert results["preference"]["splits"]["all"]["pairs"] == 160  # 40 per planted subset
+        return
     assert results["leakage"]["best"]["D"] > 0.05
     assert results["examples"]["by_cue"]  # examples of the listed cues
 
@@ -205,6 +212,6 @@ CHECKS = [check_schema, check_next_steps_follow_the_sections, check_planted_cue_
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda check: check.__name__)
-@pytest.mark.parametrize("mode, task", CASES, ids=[f"{m}-{t}" for m, t in CASES])
+@pytest.mark.parametrize("mode, task", CASES)
 def test_mode_conforms(scans, mode, task, check):
     check(scans, mode, task)

@@ -14,8 +14,7 @@ import time
 from contextlib import nullcontext
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
-from itertools import chain, islice
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,14 +24,13 @@ from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue
     encoded_items, item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
-from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
-    examples_section, holders, shown_instances, token_ids, top_cue_tokens
+from cuelens.audit.examples import ExamplePicker, PartPicks
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
 from cuelens.audit.groups import check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
 from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
-    TokenStore, check_streamable, held_out_items, seeded_hash
+    TokenStore, check_streamable, held_out_items
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Task, items_frame
@@ -388,86 +386,32 @@ def _group_sizes(store: TokenStore) -> dict:
     return {**spill.spilled().group_summary(), "unit": STREAMED_UNIT}
 
 
-@dataclass
-class _Picks:
-    """The ``size`` items of lowest priority offered so far, with their example rows."""
-
-    size: int
-    priority: list = field(default_factory=list)  # (priority, instance, row) sorted
-
-    def offer(self, priorities: np.ndarray, instances: np.ndarray, rows: Callable) -> None:
-        order = np.argsort(priorities, kind="stable")[:self.size]
-        self.merge([(int(priorities[i]), int(instances[i]), rows(int(i))) for i in order])
-
-    def merge(self, entries: list) -> None:
-        """Offer sorted ``entries`` (another :class:`_Picks`' ``priority``, of later items)."""
-        self.priority = sorted(self.priority + entries, key=lambda entry: entry[0])[:self.size]
-
-    def chosen(self) -> list[tuple[int, dict]]:
-        return sorted((instance, row) for _, instance, row in self.priority)
-
-
 @dataclass(frozen=True)
 class _ExamplesShared:
     """What every evaluated chunk's example picks need (shipped once)."""
 
     store: TokenStore
     easy: EasyMask
-    label_names: list[str]
-    wanted: list[int]  # the listed cues' word ids (-1: not a word of the vocabulary)
-    per_cue: int
-    per_group: int
-    seed: int
+    picker: ExamplePicker
+    scan_words: bool  # the store's words are the instances' texts (no premise added)
 
 
-def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int
-                   ) -> tuple[list[list], dict[str, list]]:
-    """One evaluated chunk's :class:`_Picks` (items ``first …`` of the split, their easy mask
-    read here): per listed cue, the instances holding it, and the easy and hard items, each the
-    lowest of the seeded hash order."""
-    store = shared.store
-    split, chunk = _opened(store, chunk_files)
-    mask = shared.easy.of(first, len(split))
-    words, shown = chunk.words, split.instances(shared.label_names)
-    instances = chunk.first * store.k + np.arange(len(words), dtype=np.int64)
-    priority = seeded_hash(instances, shared.seed)
-    row = partial(example_row, split, shown, shared.label_names, item_easy=mask)
-    by_cue = [_Picks(shared.per_cue) for _ in shared.wanted]
-    for picks, held in zip(by_cue, holders(words, shared.wanted)):
-        picks.offer(priority[held], instances[held], lambda i, h=held: row(h[i]))
-    gold = shown_instances(split, shown)
-    groups = {}
-    for name, members in (("easy", gold[mask]), ("hard", gold[~mask])):
-        groups[name] = _Picks(shared.per_group)
-        groups[name].offer(priority[members], instances[members], lambda i, m=members: row(m[i]))
-    return [picks.priority for picks in by_cue], \
-        {name: picks.priority for name, picks in groups.items()}
+def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int) -> PartPicks:
+    """One evaluated chunk's :meth:`~cuelens.audit.examples.ExamplePicker.part` (items
+    ``first …`` of the split, their easy mask read here)."""
+    split, chunk = _opened(shared.store, chunk_files)
+    return shared.picker.part(split, first, shared.easy.of(first, len(split)),
+                              chunk.words if shared.scan_words else None)
 
 
-def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask, seed: int,
-                      per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
-                      per_group: int = 10) -> dict:
-    """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
-    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items
-    (MCQ: their right choice), each set the lowest of a seeded hash order over the evaluated
-    instances: each chunk's picks on ``store.passes`` (:func:`_example_picks`), merged."""
-    store = data.store
-    tokens = top_cue_tokens(cues, per_label)
-    per_cue = examples_per_cue(len(tokens), per_cue)
-    shared = _ExamplesShared(store, easy, data.label_names,
-                             token_ids(store.words_vocab, tokens), per_cue, per_group, seed)
-    calls = _chunk_calls(data.splits[data.evaluated], store)
-    by_cue = [_Picks(per_cue) for _ in tokens]
-    groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
-    for cue_picks, group_picks in store.passes.map(_example_picks, shared, calls):
-        for picks, entries in zip(by_cue, cue_picks):
-            picks.merge(entries)
-        for name, entries in group_picks.items():
-            groups[name].merge(entries)
-    chosen = [picks.chosen() for picks in (*by_cue, *groups.values())]
-    rows = dict(chain.from_iterable(chosen))  # an instance's row is the same wherever listed
-    return examples_section(tokens, [[instance for instance, _ in entries] for entries in chosen],
-                            rows.__getitem__)
+def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask,
+                      config: ScanConfig) -> dict:
+    """results.json ``examples`` of the chunks (:class:`~cuelens.audit.examples.ExamplePicker`,
+    the exact scan's picker): each chunk's picks on ``store.passes``, merged."""
+    picker = ExamplePicker.of(cues, data.label_names, config.seed)
+    shared = _ExamplesShared(data.store, easy, picker, not config.include_premise)
+    calls = _chunk_calls(data.splits[data.evaluated], data.store)
+    return picker.section(data.store.passes.map(_example_picks, shared, calls))
 
 
 def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
@@ -561,7 +505,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
             [folds.outer(c.items, c.keys, config.seed) for c in data.store.chunks(False)]))
         lengths = length_section(dataset, config.folds, config.seed)
         del dataset
-    examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
+    examples = streamed_examples(data, audit.cues, audit.easy, config)
     flags = ItemFlags.under(data.store.spilled)
     hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
                                data.store.spilled, flags, data.fitting, data.store.passes)
