@@ -26,7 +26,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
 from cuelens.audit.examples import ExamplePicker, PartPicks
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
-from cuelens.audit.groups import check_fold_groups
+from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
 from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
@@ -482,16 +482,14 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import ScanSections
     from cuelens.audit.segmentation import split_texts, streamed_segmentation
-    from cuelens.audit.streamed_hygiene import ItemFlags, streamed_hygiene
+    from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
 
     started = time.time()
     config.validate()
     segmentation = streamed_segmentation(
         [text for chunked in data.splits.values() for chunk in islice(chunked, 1)
          for text in split_texts(chunk.split)], config.segmenter)
-    if data.fitting is None and config.folds < 2:
-        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
-                        "--train and --test)")
+    check_cross_validation_folds(data.fitting is None, config.folds)
     groups = _group_sizes(data.store)
     if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
@@ -507,8 +505,9 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         del dataset
     examples = streamed_examples(data, audit.cues, audit.easy, config)
     flags = ItemFlags.under(data.store.spilled)
-    hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
-                               data.store.spilled, flags, data.fitting, data.store.passes)
+    hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting),
+                               config.seed, data.store.spilled, flags=flags,
+                               passes=data.store.passes)
     if progress is not None:
         progress("hygiene", 1.0)
     sections = ScanSections(
