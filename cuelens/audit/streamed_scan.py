@@ -33,7 +33,7 @@ from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds,
     TokenStore, check_streamable, held_out_items
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import MCQ_LABELS, Dataset, Task, items_frame
+from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Task
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
@@ -59,7 +59,7 @@ STREAMED_UNIT = "premise or group field (hashed fold key)"
 
 
 @dataclass
-class ChunkedData:
+class ChunkedData(EvaluatedItems):
     """The loaded splits (role → chunked split, in results.json order), which two the
     statistics use, and the token store."""
 
@@ -92,27 +92,12 @@ class ChunkedData:
                        whole(self.fitting) if self.fitting else None, whole(self.evaluated),
                        self.label_names)
 
-    def _masked(self, item_easy: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
-        """Each evaluated chunk with its part of the per-item mask ``item_easy``."""
+    def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
+        """Each evaluated chunk with its part of the per-item ``mask``."""
         first = 0
         for chunk in self.splits[self.evaluated]:
-            yield chunk.split, item_easy[first:first + len(chunk.split)]
+            yield chunk.split, mask[first:first + len(chunk.split)]
             first += len(chunk.split)
-
-    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame:
-        """The evaluated items where ``mask`` holds, as one frame (:func:`items_frame`)."""
-        import pandas as pd
-
-        return pd.concat([items_frame(split, part) for split, part in self._masked(mask)],
-                         ignore_index=True)
-
-    def item_lines(self, item_easy: np.ndarray) -> ItemLines:
-        """:data:`~cuelens.audit.results.ItemLines` of the evaluated items, chunk by chunk."""
-        def lines(mode: str) -> Iterator[tuple[str, bool]]:
-            for split, part in self._masked(item_easy):
-                yield from zip(split.raw if mode == "records" else split.ids, part.tolist())
-
-        return lines
 
 
 def fold_keys(split: CompactSplit) -> np.ndarray:
