@@ -29,14 +29,14 @@ from cuelens.audit.fitting import check_choice_count, instance_labels, instance_
 from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
-from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
-    TokenStore, check_streamable, held_out_items
+from cuelens.audit.streamed import ChunkPasses, FittingFolds, FoldModels, Folds, HashedFolds, \
+    TokenChunk, TokenStore, check_streamable, held_out_items
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Task
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
-from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
+from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
 from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
 
@@ -70,7 +70,12 @@ class ChunkedData(EvaluatedItems):
     evaluated: str
     label_names: list[str]
     store: TokenStore
-    work: object = None  # a ChunkDirectory holding the chunks, kept alive with the data
+    work: ChunkDirectory | None = None  # holding the chunks, kept alive with the data
+
+    def close(self) -> None:
+        """Remove the work directory of the chunks now (else when garbage-collected)."""
+        if self.work is not None:
+            self.work.cleanup()
 
     @property
     def input_paths(self) -> list[str]:
@@ -419,11 +424,16 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
                config: ScanConfig | None = None, fields: FieldMap = FieldMap(),
                skip_bad: bool = False, work_dir: str | Path | None = None,
                features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
-               progress: Progress | None = None) -> Scan:
+               progress: Progress | None = None, reader: Reader = read_local,
+               passes: ChunkPasses | None = None,
+               loaded: Callable[[ChunkedData], None] | None = None) -> Scan:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
-    removed with the result) and scan them with statistics that stream (``features``,
-    ``cache_dir``: the ICQ features, see :func:`scan_streaming`)."""
-    from cuelens.engine.chunks import ChunkDirectory, chunk_space
+    removed with the result; ``reader``: where) and scan them with statistics that stream
+    (``features``, ``cache_dir``: the ICQ features, see :func:`scan_streaming`), their passes
+    on ``passes`` (default: here). ``loaded`` sees the data once read, before any statistic
+    (``audit scan`` checks its outputs there). The one entry from files of ``audit scan
+    --stats streaming`` and :func:`cuelens.scan`."""
+    from cuelens.engine.chunks import chunk_space
     from cuelens.io import disk_space
 
     config = config or ScanConfig()
@@ -433,8 +443,12 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
         with disk_space(Path(work.name).parent,
                         chunk_space([s for s in (data, train, test) if s])):
             data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
-                                 progress=progress)
+                                 progress=progress, reader=reader)
             data_.work = work
+            if passes is not None:
+                data_.store.passes = passes
+            if loaded is not None:
+                loaded(data_)
             return scan_streaming(data_, config, features=features, cache_dir=cache_dir,
                                   progress=progress)
     except BaseException:
