@@ -28,8 +28,9 @@ from scipy import sparse
 
 import cuelens
 import cuelens.audit.hygiene as hygiene
-from cuelens.audit.hygiene import (NEAR_THRESHOLD, ItemKeys, NearIndex, _band_matches,
-                                   _first_of_each, near_items, near_parts)
+from cuelens.audit.hygiene_keys import ItemKeys, near_parts
+from cuelens.audit.near_duplicates import (NEAR_THRESHOLD, NearIndex, _band_matches, _first_of_each,
+                                           near_items)
 
 BUCKETS = (0.8, 0.85, 0.9, 0.95)
 BLOCK = 500  # rows of X multiplied at a time

@@ -207,7 +207,7 @@ def test_hashed_exact_counts_equal_a_brute_force_count():
 
 
 def test_large_splits_count_near_duplicates_on_a_seeded_sample(monkeypatch):
-    import cuelens.audit.hygiene as hygiene
+    import cuelens.audit.near_duplicates as near_duplicates
 
     train_h, test_h = unique_hypotheses(60, "train"), unique_hypotheses(40, "test")
     for i in range(0, 40, 2):  # 20 test items are near copies of train items
@@ -216,12 +216,12 @@ def test_large_splits_count_near_duplicates_on_a_seeded_sample(monkeypatch):
     dataset = nli_dataset((train_h, labels(60)), (test_h, labels(40)))
     full = data_hygiene(dataset, seed=2)  # a MinHash seed with which LSH misses none
     assert full["overlap"][0]["near"] == 20
-    monkeypatch.setattr(hygiene, "NEAR_MAX_ITEMS", 30)
+    monkeypatch.setattr(near_duplicates, "NEAR_MAX_ITEMS", 30)
     runs = [data_hygiene(dataset, seed=s) for s in (2, 2, 3)]
     assert runs[0] == runs[1] and runs[0] != runs[2]  # deterministic for a seed
     section = runs[0]
     assert section["near_sample"] == {"train": 30, "test": 30}
-    sample = {role: hygiene.near_items(n, 2) for role, n in (("train", 60), ("test", 40))}
+    sample = {role: near_duplicates.near_items(n, 2) for role, n in (("train", 60), ("test", 40))}
     assert list(sample["train"]) == sorted(sample["train"]) and len(set(sample["test"])) == 30
     # near hits are the sampled test items whose (sampled) train original is in the sample too
     expected = sum(i in sample["train"] for i in sample["test"] if i % 2 == 0)

@@ -1,4 +1,4 @@
-"""Near duplicates (cuelens.audit.hygiene.NearIndex): signatures against a plain-Python
+"""Near duplicates (cuelens.audit.near_duplicates.NearIndex): signatures against a plain-Python
 reimplementation, the LSH banding against a brute-force optimum, planted pairs and brute-force
 Jaccard on random texts (docs/methods.md §11)."""
 
@@ -9,8 +9,8 @@ from itertools import combinations
 
 import numpy as np
 
-from cuelens.audit.hygiene import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex,
-                                   ShingleSets, _band_matches, lsh_bands, permutations)
+from cuelens.audit.near_duplicates import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex,
+                                           ShingleSets, _band_matches, lsh_bands, permutations)
 
 MASK = 2**64 - 1
 
@@ -51,10 +51,10 @@ def random_texts(n: int, vocabulary: int, lengths: tuple[int, int], seed: int) -
 
 
 def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(monkeypatch):
-    import cuelens.audit.hygiene as hygiene
+    import cuelens.audit.near_duplicates as near_duplicates
 
     texts = random_texts(40, 50, (0, 30), seed=1) + ["one", "", "a b", "b a"]
-    monkeypatch.setattr(hygiene, "CHUNK_WORDS", 64)  # many chunks, items crossing their ends
+    monkeypatch.setattr(near_duplicates, "CHUNK_WORDS", 64)  # many chunks, items cross ends
     signatures = ShingleSets.of(texts).signatures(*permutations(7))
     assert signatures.dtype == np.uint32 and signatures.shape == (44, NUM_PERM)
     assert [list(row) for row in signatures] == [reference_signature(t, 7) for t in texts]

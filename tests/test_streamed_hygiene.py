@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import cuelens.audit.hygiene as hygiene
+import cuelens.audit.near_duplicates as near_duplicates
 from cuelens.audit.bias_items import hygiene_flags
-from cuelens.audit.hygiene import ItemKeys, data_hygiene
-from cuelens.audit.streamed_hygiene import ItemFlags, KeySpill, SpilledKeys, flags_of, \
+from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.hygiene_keys import ItemKeys
+from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, KeySpill, SpilledKeys, flags_of, \
     streamed_hygiene
 from cuelens.data import load_dataset
 from cuelens.data.dataset import Dataset
@@ -34,9 +35,9 @@ def streamed(dataset: Dataset, chunk_items: int, tmp_path: Path, seed: int = 0,
                               tmp_path / "chunks", chunk_items, into=splits):
             pass
     evaluated = "test" if dataset.train is not None else "all"
-    section = streamed_hygiene({s.name: s for s in splits}, evaluated, dataset.cross_validated,
-                               seed, tmp_path / "work", flags,
-                               "train" if dataset.train is not None else None)
+    roles = ChunkedRoles({s.name: s for s in splits}, evaluated,
+                         "train" if dataset.train is not None else None)
+    section = streamed_hygiene(roles, seed, tmp_path / "work", flags=flags)
     assert list((tmp_path / "work").iterdir()) == []  # the spill files are removed
     return section
 
@@ -132,7 +133,7 @@ def test_nli_answers_need_no_numbering_across_chunks(tmp_path):
 
 
 def test_near_duplicate_sample_path(shared_data, tmp_path, monkeypatch):
-    monkeypatch.setattr(hygiene, "NEAR_MAX_ITEMS", 300)
+    monkeypatch.setattr(near_duplicates, "NEAR_MAX_ITEMS", 300)
     dataset = load_streaming(train=str(shared_data / "snli/dev.jsonl"),
                              test=str(shared_data / "snli/test.jsonl"))
     expected = data_hygiene(dataset, seed=4)

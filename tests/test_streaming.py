@@ -18,8 +18,7 @@ from cuelens.audit.examples import sample_examples
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.engines import load_for_scan
-from cuelens.audit.results import ScanSections, item_files_mode, split_item_lines, \
-    write_scan_outputs
+from cuelens.audit.results import ScanSections, item_files_mode, write_scan_outputs
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data.summary import dataset_summary
 from cuelens.data.synthetic import make_mcq, make_nli
@@ -152,7 +151,7 @@ def test_item_files_records_ids_none(tmp_path):
     dataset = load_for_scan("local", str(path)).dataset
     easy = np.arange(60) % 3 == 0
     results = {"cues": []}
-    items = split_item_lines(dataset.test, easy)
+    items = dataset.item_lines(easy)
     files = write_scan_outputs(tmp_path / "r", results, {}, dataset.input_paths, items, 60,
                                "records", metric_names=[])
     assert files["easy"].read_bytes() == "".join(

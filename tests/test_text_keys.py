@@ -58,7 +58,7 @@ def test_computed_once_per_split_and_forgotten_with_it():
 
 
 def test_premises_shared_by_adjacent_items_keyed_like_any_other():
-    from cuelens.audit.hygiene import near_parts
+    from cuelens.audit.hygiene_keys import near_parts
 
     premises = ["A man sleeps.", "a MAN sleeps", "A man sleeps.", "Two dogs!", "A man sleeps."]
     split = Split("s", "s.jsonl", Task.NLI, ids=list("abcde"), premises=premises,

@@ -126,7 +126,7 @@ def hygiene_flags(split: Split, fitting: Split | None) -> dict[str, np.ndarray]:
     ``label_conflict`` (such copies carry different answers) and, against the fitting split,
     ``overlap`` (its input occurs there) and ``shared_premise`` (docs/data-hygiene.md; exact
     copies only — near duplicates are counted in results.json)."""
-    from cuelens.audit.hygiene import ItemKeys, copy_flags, first_match
+    from cuelens.audit.hygiene_keys import ItemKeys, copy_flags, first_match
 
     keys = ItemKeys.of(split)
     duplicate, conflict = copy_flags(keys.inputs, keys.answers)

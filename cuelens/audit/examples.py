@@ -1,13 +1,16 @@
 """Sampled example instances for the report's cue explorer and easy/hard section.
 
 Only a bounded sample is embedded (≤ ``per_cue`` instances for each listed cue, ≤ ``per_group``
-easy and hard items), so reports stay small on SNLI-size data. Sampling is seeded.
+easy and hard items), so reports stay small on SNLI-size data. Sampling is seeded and the
+same in both memory modes (:class:`ExamplePicker`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 
 import numpy as np
@@ -101,32 +104,98 @@ def holders(words: TokenSequences, ids: list[int]) -> list[np.ndarray]:
     return [pairs[start:end] % n for start, end in zip(ends, ends[1:])]
 
 
+PartPicks = tuple[list[list], list[list]]  # per listed cue, then easy and hard: sorted entries
+
+
+@dataclass
+class Picks:
+    """The ``size`` instances of lowest priority offered so far, with their example rows."""
+
+    size: int
+    priority: list = field(default_factory=list)  # (priority, instance, row) sorted
+
+    def offer(self, priorities: np.ndarray, instances: np.ndarray, local: np.ndarray,
+              row: Callable[[int], dict]) -> None:
+        """Offer ``instances`` (``local``: their indices in the part ``row`` reads)."""
+        order = np.argsort(priorities, kind="stable")[:self.size]
+        self.merge([(int(priorities[i]), int(instances[i]), row(int(local[i]))) for i in order])
+
+    def merge(self, entries: list) -> None:
+        """Offer sorted ``entries`` (another :class:`Picks`' ``priority``)."""
+        self.priority = sorted(self.priority + entries, key=lambda entry: entry[0])[:self.size]
+
+    def chosen(self) -> list[tuple[int, dict]]:
+        return sorted((instance, row) for _, instance, row in self.priority)
+
+
+@dataclass(frozen=True)
+class ExamplePicker:
+    """The one seeded example picker of both memory modes: per listed cue (``tokens``) at most
+    ``per_cue`` evaluated instances holding it, at most ``per_group`` easy and hard items (MCQ:
+    their right choice), each set the lowest of a seeded hash of the instances' positions in
+    the evaluated split. A part of the split (the whole split held in memory, or one chunk)
+    gives its picks (:meth:`part`), merged by :meth:`section`: the same examples however the
+    split is cut."""
+
+    tokens: list[str]
+    label_names: list[str]
+    per_cue: int
+    per_group: int
+    seed: int
+
+    @classmethod
+    def of(cls, cues: list[dict], label_names: list[str], seed: int,
+           per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
+           per_group: int = 10) -> ExamplePicker:
+        """The picker of the :func:`listed_cues` (:func:`examples_per_cue` of each)."""
+        tokens = top_cue_tokens(cues, per_label)
+        return cls(tokens, label_names, examples_per_cue(len(tokens), per_cue), per_group, seed)
+
+    def part(self, split: Split, first: int, item_easy: np.ndarray,
+             words: TokenSequences | None = None) -> PartPicks:
+        """The picks of ``split`` (items ``first …`` of the evaluated split; ``item_easy`` theirs):
+        ``words``, its instances' words (repeats kept) when the scan encoded them, else they
+        are encoded here."""
+        from cuelens.audit.streamed import seeded_hash
+
+        shown = split.instances(self.label_names)
+        words = encode(shown.texts, repeats=True) if words is None else words
+        k = len(words) // max(len(split), 1)
+        instances = first * k + np.arange(len(words), dtype=np.int64)
+        priority = seeded_hash(instances, self.seed)
+        row = partial(example_row, split, shown, self.label_names, item_easy=item_easy)
+        by_cue = [Picks(self.per_cue) for _ in self.tokens]
+        for picks, held in zip(by_cue, holders(words, token_ids(words.vocab, self.tokens))):
+            picks.offer(priority[held], instances[held], held, row)
+        gold = shown_instances(split, shown)
+        groups = [Picks(self.per_group) for _ in range(2)]
+        for picks, members in zip(groups, (gold[item_easy], gold[~item_easy])):
+            picks.offer(priority[members], instances[members], members, row)
+        return [p.priority for p in by_cue], [p.priority for p in groups]
+
+    def section(self, parts: Iterable[PartPicks]) -> dict:
+        """results.json ``examples`` (:func:`examples_section`) of the parts' picks merged."""
+        by_cue = [Picks(self.per_cue) for _ in self.tokens]
+        groups = [Picks(self.per_group) for _ in range(2)]
+        for cue_entries, group_entries in parts:
+            for picks, entries in zip((*by_cue, *groups), (*cue_entries, *group_entries)):
+                picks.merge(entries)
+        chosen = [picks.chosen() for picks in (*by_cue, *groups)]
+        rows = dict(chain.from_iterable(chosen))  # an instance's row is the same wherever listed
+        return examples_section(self.tokens,
+                                [[instance for instance, _ in entries] for entries in chosen],
+                                rows.__getitem__)
+
+
 def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
                     seed: int, words: TokenSequences | None = None,
                     per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
                     per_group: int = 10) -> dict:
-    """results.json ``examples``: instances of the evaluated split containing each listed cue
-    (:func:`listed_cues`; :func:`examples_per_cue` of each). ``words``: the scan's encoding
-    of the evaluated instances' texts (:attr:`~cuelens.audit.scan.WordAudit.words`), else
-    they are encoded here."""
-    split = dataset.test
-    instances = split.instances(dataset.label_names)
-    rng = np.random.default_rng(seed)
-    tokens = top_cue_tokens(cues, per_label)
-    per_cue = examples_per_cue(len(tokens), per_cue)
-
-    def sampled(pool: np.ndarray, size: int) -> np.ndarray:
-        """``size`` of ``pool`` drawn without replacement, in order (all when fewer)."""
-        return np.sort(rng.choice(pool, size=size, replace=False)) if len(pool) > size else pool
-
-    words = encode(instances.texts, repeats=True) if words is None else words
-    pools = [sampled(held, per_cue).tolist()
-             for held in holders(words, token_ids(words.vocab, tokens))]
-    shown = shown_instances(split, instances)
-    pools += [shown[sampled(np.flatnonzero(mask), per_group)].tolist()
-              for mask in (item_easy, ~item_easy)]
-    return examples_section(tokens, pools, lambda instance: example_row(
-        split, instances, dataset.label_names, instance, item_easy))
+    """results.json ``examples`` of a dataset held in memory: its evaluated split as the one
+    part of :class:`ExamplePicker`. ``words``: the scan's encoding of the evaluated instances'
+    texts (:attr:`~cuelens.audit.scan.WordAudit.words`), else they are encoded here."""
+    picker = ExamplePicker.of(cues, dataset.label_names, seed, per_label, per_cue, per_group)
+    return picker.section([picker.part(dataset.test, 0, item_easy, words)])
 
 
 def examples_section(tokens: list[str], pools: list[list[int]],

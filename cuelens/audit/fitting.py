@@ -29,7 +29,8 @@ from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decision
 from cuelens.audit.counts import TokenSequences, encode, first_occurrences, instance_texts
 from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
-from cuelens.audit.groups import group_sizes, grouped_folds, n_groups, split_grouping
+from cuelens.audit.groups import check_cross_validation_folds, group_sizes, grouped_folds, \
+    n_groups, split_grouping
 from cuelens.audit.metrics import METRICS, CountTable
 from cuelens.data.compact import concatenate
 from cuelens.data.dataset import RIGHT, Task
@@ -328,9 +329,7 @@ def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
     k = dataset.n_choices or 1
     texts = concatenate([instance_texts(split, include_premise) for split in splits])
     labels = np.concatenate([instance_labels(split, dataset.label_names) for split in splits])
-    if dataset.train is None and inner_folds < 2:
-        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
-                        "--train and --test)")
+    check_cross_validation_folds(dataset.train is None, inner_folds)
     # each split grouped on its own: a train/test scan never needs folds over both splits
     groupings = [split_grouping(split) for split in splits]
     offsets = np.cumsum([0] + [int(g.groups.max()) + 1 if len(g.groups) else 0

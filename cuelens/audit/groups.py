@@ -198,6 +198,14 @@ def n_groups(groups: np.ndarray) -> int:
     return int(_ranks(np.asarray(groups)).max()) + 1 if len(groups) else 0
 
 
+def check_cross_validation_folds(cross_validated: bool, n_folds: int) -> None:
+    """A single file is cross-validated (docs/methods.md §3): over 2 folds or more (one error
+    whatever the memory mode)."""
+    if cross_validated and n_folds < 2:
+        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
+                        "--train and --test)")
+
+
 def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "items") -> None:
     """Folds hold whole groups: ``n_items`` forming ``n_groups`` groups cannot fill ``n_folds``
     folds when ``n_groups < n_folds`` (one error whatever the fold strategy)."""

@@ -76,13 +76,10 @@ class Scan:
         :func:`~cuelens.audit.results.write_scan_outputs`; streamed from the chunks of a
         streamed scan), run.json and the per-item bias table: all of them or none."""
         from cuelens.audit.metrics import METRICS
-        from cuelens.audit.results import run_info, split_item_lines, write_scan_outputs
+        from cuelens.audit.results import run_info, write_scan_outputs
         from cuelens.atomic import output_set
 
-        items: ItemLines | None = None
-        if self.item_easy is not None:
-            items = split_item_lines(self.dataset.test, self.item_easy) \
-                if isinstance(self.dataset, Dataset) else self.dataset.item_lines(self.item_easy)
+        items = None if self.item_easy is None else self.dataset.item_lines(self.item_easy)
         out_dir = Path(out_dir)
         with output_set():
             files = write_scan_outputs(out_dir, self.results,

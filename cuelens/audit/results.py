@@ -17,9 +17,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-import numpy as np
-
-from cuelens.data.dataset import Split
 from cuelens.errors import UserError
 from cuelens.atomic import atomic_open, atomic_open_text
 from cuelens.jsonio import write_json
@@ -344,11 +341,6 @@ def write_item_files(paths: tuple[Path, Path], lines: Iterable[tuple[str, bool]]
 
 
 ItemLines = Callable[[str], Iterable[tuple[str, bool]]]  # mode → (record or id, easy) per item
-
-
-def split_item_lines(split: Split, item_easy: np.ndarray) -> ItemLines:
-    """:data:`ItemLines` of a loaded evaluation split and its easy mask."""
-    return lambda mode: zip(split.raw if mode == "records" else split.ids, item_easy.tolist())
 
 
 def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: list[str],

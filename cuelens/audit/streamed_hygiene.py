@@ -17,9 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.hygiene import FLAG_BITS, Flags, ItemKeys, Keyed, NearIndex, NearSample, Part, \
-    PartFindings, describe, example_refs, findings, hygiene_section, near_items, near_parts, \
-    partition_findings
+from cuelens.audit.hygiene import describe, hygiene_section
+from cuelens.audit.hygiene_counts import FLAG_BITS, Flags, Keyed, Part, PartFindings, \
+    example_refs, findings, partition_findings
+from cuelens.audit.hygiene_keys import ItemKeys, near_parts
+from cuelens.audit.near_duplicates import NearIndex, NearSample, near_items
 from cuelens.audit.groups import sizes_summary
 from cuelens.audit.streamed import ChunkPasses, LocalPasses
 from cuelens.audit.text_keys import mix64
@@ -263,16 +265,26 @@ def flags_of(bits: np.ndarray, against_fitting: bool) -> dict[str, np.ndarray | 
             for name, bit in FLAG_BITS.items()}
 
 
-def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_validated: bool,
-                     seed: int, work_dir: Path, flags: ItemFlags | None = None,
-                     fitting: str | None = None, passes: ChunkPasses = LocalPasses()) -> dict:
-    """The ``hygiene`` section of results.json for chunked ``splits`` (role → split, in the
-    order of :attr:`~cuelens.data.Dataset.splits`; ``evaluated``: "test" with a train split,
-    else "all") — what :func:`~cuelens.audit.hygiene.data_hygiene` returns for the loaded
-    splits (docs/methods.md §11). The chunks are keyed on ``passes``; the spill files live in a
-    temporary directory under ``work_dir`` (which the workers see), removed on return.
-    ``flags``, when given, receives (from the partitions' tasks) the :class:`ItemFlags` of the
-    ``fitting`` (None: a cross-validated file) and ``evaluated`` splits."""
+@dataclass(frozen=True)
+class ChunkedRoles:
+    """Chunked splits (role → split, in the order of :attr:`~cuelens.data.Dataset.splits`) and
+    the two the statistics use: ``evaluated`` ("test" with a train split, else "all") and
+    ``fitting`` (None: a cross-validated file)."""
+
+    splits: dict[str, ChunkedSplit]
+    evaluated: str
+    fitting: str | None = None
+
+
+def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
+                     flags: ItemFlags | None = None, passes: ChunkPasses = LocalPasses()) -> dict:
+    """The ``hygiene`` section of results.json for the chunked splits of ``roles`` — what
+    :func:`~cuelens.audit.hygiene.data_hygiene` returns for the loaded splits (docs/methods.md
+    §11). The chunks are keyed on ``passes``; the spill files live in a temporary directory
+    under ``work_dir`` (which the workers see), removed on return. ``flags``, when given,
+    receives (from the partitions' tasks) the :class:`ItemFlags` of the fitting and evaluated
+    splits."""
+    splits, evaluated, fitting = roles.splits, roles.evaluated, roles.fitting
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="hygiene-") as temp:
         both = {role: _keyed(split, seed, Path(temp) / f"split{k}", passes)
@@ -290,5 +302,5 @@ def streamed_hygiene(splits: dict[str, ChunkedSplit], evaluated: str, cross_vali
             wanted.setdefault(role, set()).add(i)
             wanted.setdefault(other, set()).add(j)
     shown = _shown(splits, wanted)
-    return hygiene_section(keyed, found, overlaps, cross_validated,
+    return hygiene_section(keyed, found, overlaps, fitting is None,
                            lambda role, i: dict(shown[role, i]))

@@ -14,8 +14,7 @@ import time
 from contextlib import nullcontext
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
-from itertools import chain, islice
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,20 +24,19 @@ from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue
     encoded_items, item_columns, item_paths, strongest_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
-from cuelens.audit.examples import LISTED_PER_LABEL, example_row, examples_per_cue, \
-    examples_section, holders, shown_instances, token_ids, top_cue_tokens
+from cuelens.audit.examples import ExamplePicker, PartPicks
 from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
-from cuelens.audit.groups import check_fold_groups
+from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
-from cuelens.audit.streamed import FittingFolds, FoldModels, Folds, HashedFolds, TokenChunk, \
-    TokenStore, check_streamable, held_out_items, seeded_hash
+from cuelens.audit.streamed import ChunkPasses, FittingFolds, FoldModels, Folds, HashedFolds, \
+    TokenChunk, TokenStore, check_streamable, held_out_items
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import MCQ_LABELS, Dataset, Task, items_frame
+from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Task
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
-from cuelens.engine.chunks import CHUNK_ITEMS, ChunkedSplit, read_chunked
+from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
 from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
 
@@ -61,7 +59,7 @@ STREAMED_UNIT = "premise or group field (hashed fold key)"
 
 
 @dataclass
-class ChunkedData:
+class ChunkedData(EvaluatedItems):
     """The loaded splits (role → chunked split, in results.json order), which two the
     statistics use, and the token store."""
 
@@ -72,7 +70,12 @@ class ChunkedData:
     evaluated: str
     label_names: list[str]
     store: TokenStore
-    work: object = None  # a ChunkDirectory holding the chunks, kept alive with the data
+    work: ChunkDirectory | None = None  # holding the chunks, kept alive with the data
+
+    def close(self) -> None:
+        """Remove the work directory of the chunks now (else when garbage-collected)."""
+        if self.work is not None:
+            self.work.cleanup()
 
     @property
     def input_paths(self) -> list[str]:
@@ -94,27 +97,12 @@ class ChunkedData:
                        whole(self.fitting) if self.fitting else None, whole(self.evaluated),
                        self.label_names)
 
-    def _masked(self, item_easy: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
-        """Each evaluated chunk with its part of the per-item mask ``item_easy``."""
+    def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
+        """Each evaluated chunk with its part of the per-item ``mask``."""
         first = 0
         for chunk in self.splits[self.evaluated]:
-            yield chunk.split, item_easy[first:first + len(chunk.split)]
+            yield chunk.split, mask[first:first + len(chunk.split)]
             first += len(chunk.split)
-
-    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame:
-        """The evaluated items where ``mask`` holds, as one frame (:func:`items_frame`)."""
-        import pandas as pd
-
-        return pd.concat([items_frame(split, part) for split, part in self._masked(mask)],
-                         ignore_index=True)
-
-    def item_lines(self, item_easy: np.ndarray) -> ItemLines:
-        """:data:`~cuelens.audit.results.ItemLines` of the evaluated items, chunk by chunk."""
-        def lines(mode: str) -> Iterator[tuple[str, bool]]:
-            for split, part in self._masked(item_easy):
-                yield from zip(split.raw if mode == "records" else split.ids, part.tolist())
-
-        return lines
 
 
 def fold_keys(split: CompactSplit) -> np.ndarray:
@@ -388,86 +376,32 @@ def _group_sizes(store: TokenStore) -> dict:
     return {**spill.spilled().group_summary(), "unit": STREAMED_UNIT}
 
 
-@dataclass
-class _Picks:
-    """The ``size`` items of lowest priority offered so far, with their example rows."""
-
-    size: int
-    priority: list = field(default_factory=list)  # (priority, instance, row) sorted
-
-    def offer(self, priorities: np.ndarray, instances: np.ndarray, rows: Callable) -> None:
-        order = np.argsort(priorities, kind="stable")[:self.size]
-        self.merge([(int(priorities[i]), int(instances[i]), rows(int(i))) for i in order])
-
-    def merge(self, entries: list) -> None:
-        """Offer sorted ``entries`` (another :class:`_Picks`' ``priority``, of later items)."""
-        self.priority = sorted(self.priority + entries, key=lambda entry: entry[0])[:self.size]
-
-    def chosen(self) -> list[tuple[int, dict]]:
-        return sorted((instance, row) for _, instance, row in self.priority)
-
-
 @dataclass(frozen=True)
 class _ExamplesShared:
     """What every evaluated chunk's example picks need (shipped once)."""
 
     store: TokenStore
     easy: EasyMask
-    label_names: list[str]
-    wanted: list[int]  # the listed cues' word ids (-1: not a word of the vocabulary)
-    per_cue: int
-    per_group: int
-    seed: int
+    picker: ExamplePicker
+    scan_words: bool  # the store's words are the instances' texts (no premise added)
 
 
-def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int
-                   ) -> tuple[list[list], dict[str, list]]:
-    """One evaluated chunk's :class:`_Picks` (items ``first …`` of the split, their easy mask
-    read here): per listed cue, the instances holding it, and the easy and hard items, each the
-    lowest of the seeded hash order."""
-    store = shared.store
-    split, chunk = _opened(store, chunk_files)
-    mask = shared.easy.of(first, len(split))
-    words, shown = chunk.words, split.instances(shared.label_names)
-    instances = chunk.first * store.k + np.arange(len(words), dtype=np.int64)
-    priority = seeded_hash(instances, shared.seed)
-    row = partial(example_row, split, shown, shared.label_names, item_easy=mask)
-    by_cue = [_Picks(shared.per_cue) for _ in shared.wanted]
-    for picks, held in zip(by_cue, holders(words, shared.wanted)):
-        picks.offer(priority[held], instances[held], lambda i, h=held: row(h[i]))
-    gold = shown_instances(split, shown)
-    groups = {}
-    for name, members in (("easy", gold[mask]), ("hard", gold[~mask])):
-        groups[name] = _Picks(shared.per_group)
-        groups[name].offer(priority[members], instances[members], lambda i, m=members: row(m[i]))
-    return [picks.priority for picks in by_cue], \
-        {name: picks.priority for name, picks in groups.items()}
+def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int) -> PartPicks:
+    """One evaluated chunk's :meth:`~cuelens.audit.examples.ExamplePicker.part` (items
+    ``first …`` of the split, their easy mask read here)."""
+    split, chunk = _opened(shared.store, chunk_files)
+    return shared.picker.part(split, first, shared.easy.of(first, len(split)),
+                              chunk.words if shared.scan_words else None)
 
 
-def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask, seed: int,
-                      per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
-                      per_group: int = 10) -> dict:
-    """results.json ``examples`` (:func:`~cuelens.audit.examples.sample_examples`'s layout):
-    per listed cue (at most) ``per_cue`` instances holding it, ``per_group`` easy and hard items
-    (MCQ: their right choice), each set the lowest of a seeded hash order over the evaluated
-    instances: each chunk's picks on ``store.passes`` (:func:`_example_picks`), merged."""
-    store = data.store
-    tokens = top_cue_tokens(cues, per_label)
-    per_cue = examples_per_cue(len(tokens), per_cue)
-    shared = _ExamplesShared(store, easy, data.label_names,
-                             token_ids(store.words_vocab, tokens), per_cue, per_group, seed)
-    calls = _chunk_calls(data.splits[data.evaluated], store)
-    by_cue = [_Picks(per_cue) for _ in tokens]
-    groups = {"easy": _Picks(per_group), "hard": _Picks(per_group)}
-    for cue_picks, group_picks in store.passes.map(_example_picks, shared, calls):
-        for picks, entries in zip(by_cue, cue_picks):
-            picks.merge(entries)
-        for name, entries in group_picks.items():
-            groups[name].merge(entries)
-    chosen = [picks.chosen() for picks in (*by_cue, *groups.values())]
-    rows = dict(chain.from_iterable(chosen))  # an instance's row is the same wherever listed
-    return examples_section(tokens, [[instance for instance, _ in entries] for entries in chosen],
-                            rows.__getitem__)
+def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask,
+                      config: ScanConfig) -> dict:
+    """results.json ``examples`` of the chunks (:class:`~cuelens.audit.examples.ExamplePicker`,
+    the exact scan's picker): each chunk's picks on ``store.passes``, merged."""
+    picker = ExamplePicker.of(cues, data.label_names, config.seed)
+    shared = _ExamplesShared(data.store, easy, picker, not config.include_premise)
+    calls = _chunk_calls(data.splits[data.evaluated], data.store)
+    return picker.section(data.store.passes.map(_example_picks, shared, calls))
 
 
 def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
@@ -490,11 +424,16 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
                config: ScanConfig | None = None, fields: FieldMap = FieldMap(),
                skip_bad: bool = False, work_dir: str | Path | None = None,
                features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
-               progress: Progress | None = None) -> Scan:
+               progress: Progress | None = None, reader: Reader = read_local,
+               passes: ChunkPasses | None = None,
+               loaded: Callable[[ChunkedData], None] | None = None) -> Scan:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
-    removed with the result) and scan them with statistics that stream (``features``,
-    ``cache_dir``: the ICQ features, see :func:`scan_streaming`)."""
-    from cuelens.engine.chunks import ChunkDirectory, chunk_space
+    removed with the result; ``reader``: where) and scan them with statistics that stream
+    (``features``, ``cache_dir``: the ICQ features, see :func:`scan_streaming`), their passes
+    on ``passes`` (default: here). ``loaded`` sees the data once read, before any statistic
+    (``audit scan`` checks its outputs there). The one entry from files of ``audit scan
+    --stats streaming`` and :func:`cuelens.scan`."""
+    from cuelens.engine.chunks import chunk_space
     from cuelens.atomic import disk_space
 
     config = config or ScanConfig()
@@ -504,8 +443,12 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
         with disk_space(Path(work.name).parent,
                         chunk_space([s for s in (data, train, test) if s])):
             data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
-                                 progress=progress)
+                                 progress=progress, reader=reader)
             data_.work = work
+            if passes is not None:
+                data_.store.passes = passes
+            if loaded is not None:
+                loaded(data_)
             return scan_streaming(data_, config, features=features, cache_dir=cache_dir,
                                   progress=progress)
     except BaseException:
@@ -538,16 +481,14 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import ScanSections
     from cuelens.audit.segmentation import split_texts, streamed_segmentation
-    from cuelens.audit.streamed_hygiene import ItemFlags, streamed_hygiene
+    from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
 
     started = time.time()
     config.validate()
     segmentation = streamed_segmentation(
         [text for chunked in data.splits.values() for chunk in islice(chunked, 1)
          for text in split_texts(chunk.split)], config.segmenter)
-    if data.fitting is None and config.folds < 2:
-        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
-                        "--train and --test)")
+    check_cross_validation_folds(data.fitting is None, config.folds)
     groups = _group_sizes(data.store)
     if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
@@ -561,10 +502,11 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
             [folds.outer(c.items, c.keys, config.seed) for c in data.store.chunks(False)]))
         lengths = length_section(dataset, config.folds, config.seed)
         del dataset
-    examples = streamed_examples(data, audit.cues, audit.easy, config.seed)
+    examples = streamed_examples(data, audit.cues, audit.easy, config)
     flags = ItemFlags.under(data.store.spilled)
-    hygiene = streamed_hygiene(data.splits, data.evaluated, data.fitting is None, config.seed,
-                               data.store.spilled, flags, data.fitting, data.store.passes)
+    hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting),
+                               config.seed, data.store.spilled, flags=flags,
+                               passes=data.store.passes)
     if progress is not None:
         progress("hygiene", 1.0)
     sections = ScanSections(

@@ -234,30 +234,30 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     docs/robustness.md): the passes run on ``passes`` (e.g. Ray workers; default: here);
     ``features``: the ICQ feature names (``None``: all) and the parse cache directory."""
     from cuelens.audit.pipeline import check_scan_outputs
-    from cuelens.audit.streamed_scan import load_chunked, read_local, scan_streaming
-    from cuelens.engine.chunks import ChunkDirectory, chunk_space
-    from cuelens.atomic import disk_space
+    from cuelens.audit.streamed_scan import ChunkedData, read_local, scan_files
 
-    paths = [str(p) for p in (data, train, test) if p]
-    with ChunkDirectory(work_dir) as directory, \
-            disk_space(Path(directory).parent, chunk_space(paths)):
-        with progress_bar("reading (chunks)") as progress:
-            chunked = load_chunked(str(data) if data else None, str(train) if train else None,
-                                   str(test) if test else None, fields, skip_bad, config,
-                                   Path(directory), progress=progress,
-                                   reader=passes.read if passes else read_local)
+    def out_dir(chunked: ChunkedData) -> Path:
+        return out or Path("audit-results") / chunked.name
+
+    def loaded(chunked: ChunkedData) -> None:
         warn_skipped(chunked)
-        if passes is not None:
-            chunked.store.passes = passes
-        out_dir = out or Path("audit-results") / chunked.name
-        check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir, report[0],
-                           cache_dir=features[1], uses_cache=features[0] != [],
+        check_scan_outputs(chunked.input_paths, chunked.store.n_eval, out_dir(chunked),
+                           report[0], cache_dir=features[1], uses_cache=features[0] != [],
                            item_files=item_files)
-        with progress_bar(f"scanning {chunked.name} (streaming)") as progress:
-            result = scan_streaming(chunked, config, features=features[0], cache_dir=features[1],
-                                    progress=progress)
+
+    with progress_bar("scanning (streaming)") as progress:
+        result = scan_files(str(data) if data else None, train=str(train) if train else None,
+                            test=str(test) if test else None, config=config, fields=fields,
+                            skip_bad=skip_bad, work_dir=work_dir, features=features[0],
+                            cache_dir=features[1], progress=progress,
+                            reader=passes.read if passes else read_local, passes=passes,
+                            loaded=loaded)
+    assert isinstance(result.dataset, ChunkedData)
+    try:
         result.started = started
-        save_scan(result, out_dir, report, top, item_files)
+        save_scan(result, out_dir(result.dataset), report, top, item_files)
+    finally:
+        result.dataset.close()
     check_fail_above(result.results, fail_above)
 
 

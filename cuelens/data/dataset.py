@@ -8,7 +8,7 @@ A :class:`Split` holds normalised items column-wise; a :class:`Dataset` holds th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -190,8 +190,34 @@ def roles_note(roles: Mapping[str, str]) -> str:
     return f"{roles[role]} used as {role}: {roles['why']}"
 
 
+class EvaluatedItems:
+    """What a scan reads of its evaluated items, loaded or kept on disk in chunks: one path over
+    the evaluated split's parts (:meth:`evaluated_parts`: the loaded split, or each chunk), each
+    with its share of a per-item mask."""
+
+    def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
+        raise NotImplementedError
+
+    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame:
+        """The evaluated items where ``mask`` holds, as one frame (:func:`items_frame`)."""
+        import pandas as pd
+
+        return pd.concat([items_frame(split, part) for split, part in self.evaluated_parts(mask)],
+                         ignore_index=True)
+
+    def item_lines(self, item_easy: np.ndarray
+                   ) -> Callable[[str], Iterator[tuple[str, bool]]]:
+        """Per mode ("records": the input lines, else the ids), each evaluated item's line and
+        easy flag (results.json's easy/hard item files; :mod:`cuelens.audit.results`)."""
+        def lines(mode: str) -> Iterator[tuple[str, bool]]:
+            for split, part in self.evaluated_parts(item_easy):
+                yield from zip(split.raw if mode == "records" else split.ids, part.tolist())
+
+        return lines
+
+
 @dataclass
-class Dataset:
+class Dataset(EvaluatedItems):
     """A loaded dataset: the fitting split (or ``None`` for cross-validation) and the evaluation split."""
 
     name: str
@@ -235,9 +261,9 @@ class Dataset:
         """Paths of every loaded split file (outputs must never overwrite one of them)."""
         return [split.path for split in self.splits.values()]
 
-    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame:
-        """The evaluated (test) items where ``mask`` holds (:func:`items_frame`)."""
-        return items_frame(self.test, mask)
+    def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
+        """The evaluated (test) split, loaded: one part."""
+        yield self.test, mask
 
     @property
     def n_choices(self) -> int | None:
