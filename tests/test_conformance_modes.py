@@ -23,7 +23,7 @@ import pytest
 
 from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.pipeline import Scan, add_subsets, scan_dataset
+from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.results import ScanSections
 from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.data.schema import FieldMap
@@ -99,9 +99,7 @@ def _ray(data: Data, work: Path) -> Scan:
 def _subsets(data: Data, work: Path) -> Scan:
     if data.sources[0] is None:
         pytest.skip("the MCQ data have no subset field")
-    result = scan_dataset(data.dataset(), CONFIG)
-    add_subsets(result, "source", CONFIG)
-    return result
+    return scan_dataset(data.dataset(), CONFIG, subset_field="source")
 
 
 def _preference(data: Data, work: Path) -> Scan:
