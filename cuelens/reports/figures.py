@@ -163,6 +163,16 @@ def rate_bars(names: Sequence[str], rates: Sequence[float], intervals: Sequence[
                            **options)
 
 
+def tested_rate_bars(rows: Sequence[Mapping], name: str, rate: str, axis_title: str, *,
+                     text: Sequence[str], reference: tuple[float, str]) -> dict:
+    """:func:`rate_bars` of result rows (``row[name]``, ``row[rate]``, ``row[rate + "_ci"]``),
+    red where the row's test is ``significant``."""
+    return rate_bars([r[name] for r in rows], [r[rate] for r in rows],
+                     [r[f"{rate}_ci"] for r in rows], axis_title, text=text,
+                     colours_=[BAD if r["significant"] else MAIN for r in rows],
+                     reference=reference)
+
+
 def lines(x: Sequence[float], series: Mapping[str, Sequence[float]],
           hover: Mapping[str, Sequence[str]], *, colour_map: Mapping[str, str], x_title: str,
           y_title: str, percent: bool = True, height: int = 340) -> dict:

@@ -35,9 +35,8 @@ def preference(results: dict, options: ReportOptions) -> Section | None:
         sec.add_figure("rates", f"How often each rule picks the chosen response ({role} split) "
                        "among the pairs it tells apart, with 95% Wilson intervals; the dashed line "
                        "is a coin flip. Red: significant after Holm's correction.",
-                       F.rate_bars([r["shortcut"] for r in rows], [r["rate"] for r in rows],
-                                   [r["rate_ci"] for r in rows], "win rate",
-                                   text=[f"{pct(r['rate'])} of {r['decided']:,}" for r in rows],
-                                   colours_=[F.BAD if r["significant"] else F.MAIN for r in rows],
-                                   reference=(50, "coin flip")))
+                       F.tested_rate_bars(rows, "shortcut", "rate", "win rate",
+                                          text=[f"{pct(r['rate'])} of {r['decided']:,}"
+                                                for r in rows],
+                                          reference=(50, "coin flip")))
     return sec

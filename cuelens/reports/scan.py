@@ -214,11 +214,10 @@ def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
                    f"question, with {ci_name(mb)}s (Bonferroni-corrected for the number of rules, "
                    "like the test); the dashed line is random guessing. Red bars differ "
                    "significantly from guessing: artifacts of the dataset.",
-                   F.rate_bars([r["name"] for r in rows], [r["accuracy"] for r in rows],
-                               [r["accuracy_ci"] for r in rows], "accuracy",
-                               text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})" for r in rows],
-                               colours_=[F.BAD if r["significant"] else F.MAIN for r in rows],
-                               reference=(100 * mb["chance"], "chance")))
+                   F.tested_rate_bars(rows, "name", "accuracy", "accuracy",
+                                      text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
+                                            for r in rows],
+                                      reference=(100 * mb["chance"], "chance")))
     return sec
 
 
