@@ -17,6 +17,7 @@ import json
 import stat
 import zlib
 from collections.abc import Iterable, Iterator
+from json.scanner import make_scanner
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,6 +177,8 @@ def _object(pairs: list[tuple[str, Any]]) -> dict:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 _PAIRS_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int,
                                   object_pairs_hook=_object)
+# the C scanner that _DECODER.decode runs (typeshed mistypes the argument)
+_SCAN = make_scanner(_DECODER)  # type: ignore[arg-type]
 
 
 def _decode(text: str) -> Any:
@@ -183,7 +186,7 @@ def _decode(text: str) -> Any:
     last goes straight to the C scanner (what ``decode`` runs once it has skipped whitespace:
     the same value, a third of the time); any other text, errors included, takes ``decode``."""
     try:
-        value, end = _DECODER.scan_once(text, 0)
+        value, end = _SCAN(text, 0)
     except StopIteration:
         end = -1
     return value if end == len(text) else _DECODER.decode(text)
