@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cuelens.data.loading import read_split
-from cuelens.data.readers import LineError, iter_records, read_json, read_table, text_lines
+from cuelens.data.readers import _DECODER, LineError, iter_records, parse_json, read_json, \
+    read_table, text_lines
 from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
 
@@ -77,3 +80,37 @@ def test_dataset_records_of_any_shape_are_read_or_refused(value):
     data = (json.dumps(record, allow_nan=True) + "\n").encode()
     _only_user_errors(lambda: read_split(_file(data, ".jsonl", False), "all", FieldMap(), None,
                                          skip_bad=False))
+
+
+@FUZZ
+@given(content)
+def test_line_parse_is_the_decoders(data):
+    """The C-scanner shortcut of parse_json gives json's own value or error message."""
+    text = data.decode("utf-8", "replace")
+    try:
+        expected = _DECODER.decode(text)
+    except (json.JSONDecodeError, ValueError, RecursionError):
+        try:
+            parse_json(text, "f.jsonl", 1)
+        except LineError as error:
+            assert "f.jsonl" in str(error) and "line 1" in str(error)
+        else:
+            raise AssertionError(f"accepted {text!r}")
+        return
+    assert parse_json(text, "f.jsonl", 1) == expected
+
+
+@pytest.mark.parametrize("text", ['{"premise": "a", "label": 1}', '[1, 2.5, "x", null]', '"x"',
+                                  " {}", '{"a": 1} ', "1 2", '{"a": 1}}', "", "NaN", '{"a": '])
+def test_line_parse_keeps_values_and_messages(text):
+    try:
+        expected = _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        with pytest.raises(LineError, match=re.escape(f"({exc.msg} at column {exc.colno})")):
+            parse_json(text, "f.jsonl", 1)
+        return
+    except ValueError:
+        with pytest.raises(LineError, match="NaN is not valid JSON"):
+            parse_json(text, "f.jsonl", 1)
+        return
+    assert parse_json(text, "f.jsonl", 1) == expected

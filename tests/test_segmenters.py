@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import unicodedata
 from pathlib import Path
 
 import pytest
 
+from cuelens.audit import segmenters
+from cuelens.audit.counts import encode
 from cuelens.audit.segmentation import unsegmented_warning
-from cuelens.audit.segmenters import char_grams, choose_segmenter, get_segmenter, installed
+from cuelens.audit.segmenters import char_grams, choose_segmenter, compiled_forms, get_segmenter, \
+    installed
 from cuelens.audit.tokenize import segmenting, word_tokens
 from cuelens.data.synthetic import make_nli
 from cuelens.errors import UserError
@@ -55,6 +59,45 @@ def test_real_english_text_cut_as_before():
                                                                    3000)
     assert sum(not t.isascii() for t in texts) > 10  # the non-ASCII path is exercised too
     assert [UNICODE.words(t) for t in texts] == [old_tokens(t) for t in texts]
+    assert UNICODE.normal_forms(texts) == [" ".join(old_tokens(t)) for t in texts]
+
+
+# contractions at every edge: a marker character in the text, n't without a boundary, ’, _
+TRICKY = ["", "Don't", "can't've", "n'tn't", "'sn't", "rock'n'roll", "x_n't", "IT'S", "nn't",
+          "'dn't", "a\x00b", "won't's", "don\x01t it\x02s", "I’m", "ΑΣ b", "\u212a", "snake_case"]
+
+
+def fuzz_texts(count: int, seed: int = 0) -> list[str]:
+    """Random texts of contraction pieces, punctuation, digits, ASCII and a few non-ASCII."""
+    rng = random.Random(seed)
+    pieces = [*"an'tsdrevlmNT _-.0X\n\t’é", "n't", "'s", "'ll", "'re", "'ve", "'d", "'m", "can't"]
+    return TRICKY + ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+                     for _ in range(count)]
+
+
+@pytest.mark.skipif(segmenters._arrow_compute() is None, reason="the compiled path needs pyarrow")
+def test_compiled_forms_are_the_python_words():
+    texts = fuzz_texts(20_000)
+    forms, done = compiled_forms(texts)
+    assert 5_000 < done.true_count < len(texts)  # both paths are exercised
+    python = [" ".join(UNICODE.words(text)) for text in texts]
+    assert [f for f in forms.to_pylist() if f is not None] == \
+        [form for form, ok in zip(python, done.to_pylist()) if ok]
+    assert UNICODE.normal_forms(texts) == python
+    assert compiled_forms(["Don't stop; it's Bob's!"])[0].to_pylist() == ["do n't stop it 's bob 's"]
+
+
+@pytest.mark.skipif(segmenters._arrow_compute() is None, reason="the compiled path needs pyarrow")
+def test_compiled_encoding_equals_the_python_one(monkeypatch):
+    texts = fuzz_texts(70_000, seed=1)  # more than one Encoder chunk
+    compiled = [encode(texts, **options) for options in ({}, {"repeats": True})]
+    monkeypatch.setattr(segmenters, "_arrow_compute", lambda: None)  # as without pyarrow
+    assert UNICODE.form_array(texts) is None
+    for options, fast in zip(({}, {"repeats": True}), compiled):
+        slow = encode(texts, **options)
+        assert fast.vocab == slow.vocab
+        assert fast.indptr.tolist() == slow.indptr.tolist()
+        assert fast.indices.tolist() == slow.indices.tolist()
 
 
 def test_chars_fallback_is_unigrams_then_bigrams_per_run():

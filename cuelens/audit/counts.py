@@ -19,7 +19,7 @@ from itertools import chain, islice
 import numpy as np
 import scipy.sparse as sp
 
-from cuelens.audit.tokenize import word_tokens
+from cuelens.audit.tokenize import active_segmenter, word_tokens
 from cuelens.data.dataset import Task
 
 
@@ -103,6 +103,11 @@ class Encoder:
         return self
 
     def _add_chunk(self, texts: list[str]) -> None:
+        forms = active_segmenter().form_array(texts) if self.ngrams == 1 else None
+        if forms is not None:  # the compiled path: ids by Arrow's dictionary encoding
+            words = form_sequences(forms)
+            self.add_encoded(words if self.repeats else first_occurrences(words))
+            return
         setdefault, vocab, ngrams = self.vocab.setdefault, self.vocab, self.ngrams
         docs: Iterable[Iterable[str]]
         if ngrams == 1:
@@ -142,6 +147,19 @@ class Encoder:
         lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
         indices = np.concatenate(self._indices) if self._indices else np.zeros(0, np.int32)
         return TokenSequences(indptr=row_starts(lengths), indices=indices, vocab=list(self.vocab))
+
+
+def form_sequences(forms) -> TokenSequences:
+    """The words of an Arrow array of normal forms (:meth:`~cuelens.audit.segmenters.Segmenter.
+    form_array`: words joined by a space) as token sequences, repeats kept, ids numbered in
+    order of first appearance (Arrow's dictionary encoding), as :class:`Encoder` numbers them."""
+    import pyarrow.compute as pc
+
+    words = pc.split_pattern(pc.if_else(pc.equal(forms, ""), None, forms), " ")
+    lengths = pc.fill_null(pc.list_value_length(words), 0).to_numpy().astype(np.int64)
+    encoded = pc.dictionary_encode(pc.list_flatten(words))
+    return TokenSequences(indptr=row_starts(lengths), vocab=encoded.dictionary.to_pylist(),
+                          indices=encoded.indices.to_numpy().astype(np.int32))
 
 
 def encode(texts: Iterable[str], ngrams: int = 1, repeats: bool = False) -> TokenSequences:

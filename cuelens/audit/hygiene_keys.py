@@ -7,34 +7,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 
 from cuelens.audit.groups import MIN_KEY_TOKENS
-from cuelens.audit.text_keys import RECENT_PREMISES, TextKeys, as_keys, combine, normal_form, \
-    text_key, text_keys
+from cuelens.audit.text_keys import TextKeys, as_keys, combine, text_key, text_keys
+from cuelens.audit.tokenize import normal_forms
 from cuelens.data.dataset import Split, Task
 
 MAX_EXAMPLES = 5
 
 
-
-def _text_form(split: Split, i: int) -> str:
-    """Item ``i``'s normalised hypothesis / sorted choice set."""
-    if split.task == Task.NLI:
-        return normal_form(split.hypotheses[i])
-    return " | ".join(sorted(normal_form(c) for c in split.choices[i]))
-
-
 def near_parts(split: Split, items: np.ndarray) -> list[list[str]]:
     """The inputs of ``items`` as indexed for near duplicates, part by part: their normalised
-    premises (+ question) and their normalised hypotheses / choice sets (two lists, in ``items``
-    order). The items of one premise are usually adjacent: it is normalised once."""
-    premise_form = lru_cache(maxsize=RECENT_PREMISES)(normal_form)
-    return [[premise_form(split.premise_context(i)) for i in items.tolist()],
-            [_text_form(split, i) for i in items.tolist()]]
+    premises (+ question) and their normalised hypotheses / sorted choice sets (two lists, in
+    ``items`` order; texts normalised a batch at a time, :func:`normal_forms`)."""
+    order = items.tolist()
+    premises = list(normal_forms(split.premise_context(i) for i in order))
+    if split.task == Task.NLI:
+        return [premises, list(normal_forms(split.hypotheses[i] for i in order))]
+    return [premises, [" | ".join(sorted(normal_forms(split.choices[i]))) for i in order]]
 
 
 def label_keys(labels: Sequence[str]) -> np.ndarray:

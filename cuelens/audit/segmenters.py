@@ -26,9 +26,10 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from importlib.util import find_spec
 
 from cuelens.errors import UserError
 from cuelens.registry import Registry
@@ -112,6 +113,28 @@ class Segmenter:
             out.extend(self._split(token) if UNSPACED_RE.search(token) else (token,))
         return out
 
+    def normal_forms(self, texts: Sequence[str]) -> list[str]:
+        """``" ".join(self.words(text))`` of each of ``texts`` (:meth:`form_array` where it
+        can be had, else one text at a time)."""
+        forms = self.form_array(texts)
+        if forms is None:
+            return [" ".join(self.words(text)) for text in texts]
+        return forms.to_pylist()
+
+    def form_array(self, texts: Sequence[str]):
+        """:meth:`normal_forms` as an Arrow string array: the ASCII texts cut in one compiled
+        pass (:func:`compiled_forms`), the others one by one. None without pyarrow, or for a
+        subclass with its own :meth:`words` (``hf:PATH``)."""
+        if type(self).words is not Segmenter.words or (compiled := compiled_forms(texts)) is None:
+            return None
+        forms, done = compiled
+        if done.false_count:
+            import pyarrow as pa
+
+            forms = pa.array([form if form is not None else " ".join(self.words(text))
+                              for form, text in zip(forms.to_pylist(), texts)], pa.large_string())
+        return forms
+
     def _split(self, token: str) -> list[str]:
         """A word with runs of unspaced scripts: its other pieces kept, the runs cut."""
         out: list[str] = []
@@ -130,6 +153,47 @@ class Segmenter:
         if _script_of(run) not in self.runs:
             return char_grams(run)
         return [word for word in self.split_run(run) if word.strip()]
+
+
+# The compiled path: an ASCII text's words (TOKEN_PATTERN) as RE2 rewrites in pyarrow. Each
+# contraction that TOKEN_PATTERN cuts off ('s 're 've 'll 'd 'm before a word boundary, then n't
+# before one) is set apart with a marker (no two of them overlap, and marking one never makes or
+# breaks another), every other run of characters that are not ASCII letters or digits becomes one
+# space, and the markers are written back. Texts holding a marker go the Python way.
+_MARKED = "[\x01\x02]"
+_ARROW_REWRITES = ((r"'(s|re|ve|ll|d|m)\b", " \x02\\1 "), (r"n't\b", " \x01 "),
+                   (r"[^a-z0-9\x01\x02]+", " "))
+
+
+@cache
+def _arrow_compute():
+    """pyarrow.compute, or None when pyarrow is not installed (the Python path alone)."""
+    if find_spec("pyarrow") is None:
+        return None
+    import pyarrow.compute
+
+    return pyarrow.compute
+
+
+def compiled_forms(texts: Sequence[str]):
+    """The words of each ASCII text of ``texts`` joined by a space, as :meth:`Segmenter.words`
+    cuts it (lower-cased :data:`TOKEN_PATTERN`), by pyarrow's compiled RE2 over the whole batch:
+    an Arrow string array, null for a text that is not ASCII or holds a control character
+    \\x01/\\x02, and the Boolean array of the texts done. None without pyarrow
+    (docs/methods.md §1)."""
+    pc = _arrow_compute()
+    if pc is None:
+        return None
+    import pyarrow as pa
+
+    array = pa.array(texts, pa.large_string())
+    done = pc.and_(pc.string_is_ascii(array), pc.invert(pc.match_substring_regex(array, _MARKED)))
+    forms = pc.ascii_lower(array)
+    for pattern, replacement in _ARROW_REWRITES:
+        forms = pc.replace_substring_regex(forms, pattern, replacement)
+    forms = pc.replace_substring(pc.replace_substring(pc.utf8_trim(forms, " "), "\x01", "n't"),
+                                 "\x02", "'")
+    return pc.if_else(done, forms, None), done
 
 
 def _script_of(run: str) -> str:

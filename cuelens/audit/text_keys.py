@@ -1,9 +1,9 @@
 """One normalising pass over a split's texts, shared by grouping and data hygiene
 (docs/methods.md §11, "Hygiene").
 
-:func:`text_keys` normalises each text of a split once (:func:`normal_form`, the costly part)
-and keeps only its 64-bit fingerprint and word count (~20 bytes per text), cached for the
-split's lifetime. A collision between different texts has odds of about ``texts² / 2⁶⁵``.
+:func:`text_keys` normalises each text of a split once (:func:`normal_form`, the costly part;
+a batch at a time, :func:`~cuelens.audit.tokenize.normal_forms`) and keeps only its 64-bit
+fingerprint and word count (~20 bytes per text), cached for the split's lifetime. A collision between different texts has odds of about ``texts² / 2⁶⁵``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import weakref
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain
 from hashlib import blake2b
 from typing import Generic, TypeVar
@@ -20,23 +19,16 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from cuelens.audit.counts import row_starts
-from cuelens.audit.tokenize import active_segmenter, text_length, word_tokens
+from cuelens.audit.tokenize import active_segmenter, batches, text_length, word_tokens
 from cuelens.data.dataset import Task
 
 
 T = TypeVar("T")
-RECENT_PREMISES = 8  # premises remembered while normalising a split's items in order
 
 
 def normal_form(text: str) -> str:
     """Lower-cased word tokens (punctuation dropped, repeats and order kept) joined by spaces."""
     return " ".join(word_tokens(text))
-
-
-def _key_and_words(text: str) -> tuple[bytes, int]:
-    """The :func:`text_key` of a text's normal form, and its number of words."""
-    tokens = word_tokens(text)
-    return text_key(" ".join(tokens)), text_length(text, tokens)
 
 
 def text_key(text: str) -> bytes:
@@ -45,13 +37,19 @@ def text_key(text: str) -> bytes:
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _keys_and_words(pairs: Iterable[tuple[bytes, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_key_and_words` pairs as a ``uint64`` fingerprint array and an ``int64`` word-count
-    array (appended to compact buffers: no list of pairs)."""
+def _keys_and_words(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The :func:`text_key` of each text's normal form as a ``uint64`` array, and its
+    :func:`text_length` as an ``int64`` array; texts cut a batch at a time
+    (:func:`normal_forms`), kept as compact buffers (no list of pairs)."""
+    segmenter = active_segmenter()
     keys, words = bytearray(), array("q")
-    for key, count in pairs:
-        keys += key
-        words.append(count)
+    for batch in batches(texts):
+        forms = segmenter.normal_forms(batch)
+        keys += b"".join(map(text_key, forms))
+        if segmenter.spaced:  # its words: those of the form (no word holds a space)
+            words.extend([form.count(" ") + 1 if form else 0 for form in forms])
+        else:
+            words.extend(map(text_length, batch))
     return as_keys(keys), np.frombuffer(words, dtype=np.int64)
 
 
@@ -101,19 +99,16 @@ class TextKeys:
     @classmethod
     def of(cls, split) -> "TextKeys":
         n = len(split)
-        # the items of one premise are usually adjacent (SNLI: about three): normalised once
-        premise, premise_words = _keys_and_words(
-            map(lru_cache(maxsize=RECENT_PREMISES)(_key_and_words), split.premises))
+        premise, premise_words = _keys_and_words(split.premises)
         if split.task == Task.NLI:
             counts, texts = np.ones(n, dtype=np.int64), split.hypotheses
         else:
             counts = np.fromiter(map(len, split.choices), dtype=np.int64, count=n)
             texts = chain.from_iterable(split.choices)
-        text, text_words = _keys_and_words(map(_key_and_words, texts))
+        text, text_words = _keys_and_words(texts)
         context = premise
         if split.task == Task.MCQ and any(split.questions):
-            context = as_keys(b"".join(text_key(normal_form(split.premise_context(i)))
-                                       for i in range(n)))
+            context = _keys_and_words(split.premise_context(i) for i in range(n))[0]
         return cls(premise=premise, premise_words=premise_words, context=context, text=text,
                    text_words=text_words, starts=row_starts(counts))
 

@@ -12,14 +12,17 @@ baselines, hygiene keys, lengths, examples — cuts a text the same way within a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from itertools import islice
 
 from cuelens.audit.segmenters import TOKEN_PATTERN, TOKEN_RE, WORD_RE, Segmenter, get_segmenter
 
-__all__ = ["TOKEN_PATTERN", "TOKEN_RE", "WORD_RE", "active_segmenter", "segmenting",
-           "text_length", "tokenize", "word_tokens"]
+__all__ = ["TOKEN_PATTERN", "TOKEN_RE", "WORD_RE", "active_segmenter", "normal_forms",
+           "segmenting", "batches", "text_length", "tokenize", "word_tokens"]
+
+BATCH = 65_536  # texts cut at once by normal_forms
 
 _ACTIVE: ContextVar[Segmenter | None] = ContextVar("cuelens_segmenter", default=None)
 
@@ -58,3 +61,20 @@ def text_length(text: str, tokens: list[str] | None = None) -> int:
 def tokenize(text: str) -> list[str]:
     """Distinct lower-cased word tokens of ``text`` in order of first occurrence."""
     return list(dict.fromkeys(word_tokens(text)))
+
+
+def batches(texts: Iterable[str]) -> Iterator[list[str]]:
+    """``texts`` as lists of :data:`BATCH` (the last one shorter)."""
+    iterator = iter(texts)
+    while batch := list(islice(iterator, BATCH)):
+        yield batch
+
+
+def normal_forms(texts: Iterable[str]) -> Iterator[str]:
+    """Each text's :func:`word_tokens` joined by a space, in order, :data:`BATCH` texts at a
+    time (the ASCII ones in one compiled pass: :meth:`~cuelens.audit.segmenters.Segmenter.
+    normal_forms`)."""
+    segmenter = active_segmenter()
+    for batch in batches(texts):
+        yield from segmenter.normal_forms(batch)
+
