@@ -87,13 +87,18 @@ def _ray(data: Data, work: Path) -> Scan:
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
     from cuelens.audit.ray_passes import RayPasses
 
-    if not ray.is_initialized():
+    started = not ray.is_initialized()
+    if started:  # stopped again below: the Ray test modules start their own cluster
         ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
                  log_to_driver=False)
-    passes = RayPasses()
-    chunked = _chunked(data, work, reader=passes.read)
-    chunked.store.passes = passes
-    return scan_streaming(chunked, CONFIG)
+    try:
+        passes = RayPasses()
+        chunked = _chunked(data, work, reader=passes.read)
+        chunked.store.passes = passes
+        return scan_streaming(chunked, CONFIG)
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def _subsets(data: Data, work: Path) -> Scan:
