@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Iterable
-from itertools import chain, islice
+from itertools import chain
 
 import numpy as np
 import scipy.sparse as sp
 
-from cuelens.audit.tokenize import active_segmenter, word_tokens
+from cuelens.audit.tokenize import active_segmenter, batches, word_tokens
 from cuelens.data.dataset import Task
 
 
@@ -97,8 +97,7 @@ class Encoder:
 
     def add(self, texts: Iterable[str]) -> "Encoder":
         """Tokenise ``texts`` (in chunks of :data:`ENCODE_CHUNK`) and append them."""
-        iterator = iter(texts)
-        while chunk := list(islice(iterator, ENCODE_CHUNK)):
+        for chunk in batches(texts, ENCODE_CHUNK):
             self._add_chunk(chunk)
         return self
 

@@ -63,10 +63,10 @@ def tokenize(text: str) -> list[str]:
     return list(dict.fromkeys(word_tokens(text)))
 
 
-def batches(texts: Iterable[str]) -> Iterator[list[str]]:
-    """``texts`` as lists of :data:`BATCH` (the last one shorter)."""
+def batches(texts: Iterable[str], size: int = BATCH) -> Iterator[list[str]]:
+    """``texts`` as lists of ``size`` (the last one shorter)."""
     iterator = iter(texts)
-    while batch := list(islice(iterator, BATCH)):
+    while batch := list(islice(iterator, size)):
         yield batch
 
 
