@@ -48,7 +48,7 @@ from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.leakage import all_models
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.scan import ScanConfig, cue_finding, cue_list, leakage_counts, run_word_audit
-from cuelens.audit.streamed import predict_run
+from cuelens.audit.passes import predict_run
 from cuelens.audit.uncertainty import leakage_verdict, simultaneous_test
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 from cuelens.data.summary import dataset_summary

@@ -66,7 +66,7 @@ def _leakage_run(data, options, n_folds, models, bow, **run):
     """The leakage run's passes over ``data`` in memory with its grouped folds."""
     from cuelens.audit.fitting import ModelBank
     from cuelens.audit.in_memory import GroupedFolds, token_store
-    from cuelens.audit.streamed import count_run, predict_run
+    from cuelens.audit.passes import count_run, predict_run
 
     store, folds = token_store(data), GroupedFolds(data, n_folds)
     counts = count_run(store, folds, n_folds, options.seed, options.seed,
@@ -98,7 +98,7 @@ def bias_probabilities(data, config, model) -> np.ndarray:
     whose headline it is gets them (cuelens.audit.scan.held_out_chunks)."""
     from cuelens.audit.leakage import all_models
     from cuelens.audit.scan import WordAudit, held_out_chunks
-    from cuelens.audit.streamed import keep_model
+    from cuelens.audit.passes import keep_model
 
     kept: list = []
     store, folds, bank = _leakage_run(data, config.scoring, config.folds, all_models(), None,

@@ -11,7 +11,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.fitting import ModelBank, scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.leakage import all_models
-from cuelens.audit.streamed import count_run, held_out_items, keep_model, predict_run
+from cuelens.audit.passes import count_run, held_out_items, keep_model, predict_run
 from cuelens.data.synthetic import make_mcq, make_nli
 
 

@@ -17,7 +17,7 @@ from cuelens.audit import leakage
 from cuelens.audit.counts import TokenSequences, encode, row_starts
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
-from cuelens.audit.streamed import subset
+from cuelens.audit.passes import subset
 from cuelens.data.synthetic import make_mcq, make_nli
 from scan_helpers import bigram_columns
 
@@ -180,7 +180,7 @@ def test_first_occurrences_equal_encode_without_repeats(chunk):
 
 def store_of(seqs: TokenSequences, labels: np.ndarray, chunk: int):
     """An evaluated split of single-instance NLI items in memory, in chunks of ``chunk``."""
-    from cuelens.audit.streamed import TokenStore
+    from cuelens.audit.passes import TokenStore
 
     store = TokenStore(None, "nli", 1, 3, vocab=list(seqs.vocab), words_vocab=list(seqs.vocab),
                        label_map=np.arange(3))
@@ -194,7 +194,7 @@ def store_of(seqs: TokenSequences, labels: np.ndarray, chunk: int):
 def test_run_counts_equal_brute_force_counting():
     """#(w, inner fold, label) of a count pass over chunks of 4 items equals counting by
     hand."""
-    from cuelens.audit.streamed import count_run
+    from cuelens.audit.passes import count_run
     from cuelens.audit.tokenize import tokenize
 
     rng = np.random.default_rng(5)
@@ -218,7 +218,7 @@ def test_sample_candidates_are_the_lowest_priorities_however_the_chunks_merge(ca
     """The training-sample candidates of a count pass (per label, the ``2 × cap`` items of
     lowest priority) are found by brute force, and again by merging the passes of each chunk
     in order (a Ray task per chunk)."""
-    from cuelens.audit.streamed import count_chunks, count_run
+    from cuelens.audit.passes import count_chunks, count_run
 
     rng = np.random.default_rng(cap)
     labels, priority = rng.integers(0, 3, 30), rng.permutation(30).astype(np.uint64)
@@ -281,7 +281,7 @@ def test_bow_columns_are_numbered_over_the_chunks_as_over_all_rows(piece):
     evaluated chunk), are numbered by first appearance over the sample and the items the fold
     predicts, as over all of those rows at once (the reference), whatever the chunk size."""
     from cuelens.audit.in_memory import GroupedFolds
-    from cuelens.audit.streamed import TokenStore, _assigned, _bag_of_words, count_run
+    from cuelens.audit.passes import TokenStore, _assigned, _bag_of_words, count_run
 
     data = scan_data(cuelens.load_dataset(make_nli(600, seed=3)), 1, False, 5, 0)
     pool, items = data.pool, data.eval_items
@@ -309,7 +309,7 @@ def test_bow_columns_are_numbered_over_the_chunks_as_over_all_rows(piece):
 def test_lowest_keeps_the_lowest_priorities_of_each_group_ties_to_the_earlier(seed):
     """``_lowest`` (a partition per group) against a brute-force sort by (priority, index),
     on few distinct priorities (many ties) and keeps from 0 to past the group sizes."""
-    from cuelens.audit.streamed import _lowest
+    from cuelens.audit.passes import _lowest
 
     rng = np.random.default_rng(seed)
     n, keep = int(rng.integers(0, 80)), int(rng.integers(0, 15))

@@ -8,7 +8,7 @@ import pytest
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import ScanConfig, easy_counters, easy_masks, run_word_audit
-from cuelens.audit.streamed import EasyCounters, TokenStore
+from cuelens.audit.passes import EasyCounters, TokenStore
 from cuelens.data.dataset import Task
 from scan_helpers import CONTRA_CUE, ENTAIL_CUE, mcq_dataset, nli_dataset, planted_nli
 

@@ -8,7 +8,7 @@ import pytest
 from cuelens.audit.fitting import ModelBank, ScoringOptions, scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import ScanConfig, run_word_audit
-from cuelens.audit.streamed import count_run, fit_fold, training_sample
+from cuelens.audit.passes import count_run, fit_fold, training_sample
 from scan_helpers import mcq_dataset, nli_dataset, planted_nli
 
 

@@ -22,7 +22,7 @@ import pytest
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import Encoder
 from cuelens.audit.scan import EasyMask
-from cuelens.audit.streamed import EasyCounters, Tally
+from cuelens.audit.passes import EasyCounters, Tally
 from cuelens.audit.streamed_hygiene import ItemFlags
 from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.data.schema import FieldMap

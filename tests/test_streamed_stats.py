@@ -1,4 +1,4 @@
-"""The word-cue passes (cuelens.audit.streamed) in both memory modes: over chunks spilled to disk
+"""The word-cue passes (cuelens.audit.passes) in both memory modes: over chunks spilled to disk
 with the exact scan's grouped folds they reproduce the in-memory exact scan's cues, leakage table,
 interval and easy/hard split; hashed folds follow the fold key and are balanced."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.fitting import scan_data
-from cuelens.audit.streamed import HashedFolds
+from cuelens.audit.folds import HashedFolds
 from cuelens.audit.icq import feature_audit_of_parts, run_feature_audit
 from cuelens.audit.in_memory import GroupedFolds
 from cuelens.audit.scan import run_word_audit, word_audit

@@ -5,7 +5,7 @@ the held-out predictions of the scan's headline cue-only model (its (metric, agg
 ``leakage.best``), each item predicted by a model that never saw it —
 
 * evaluated items: the held-out decisions of the leakage pass itself (its fold fits kept by
-  :func:`~cuelens.audit.streamed.predict_run`: fitted on train, or cross-validated over the
+  :func:`~cuelens.audit.passes.predict_run`: fitted on train, or cross-validated over the
   file with the scan's folds), with no refit;
 * fitting items (train/test data): folds over the fitting split, each fold predicted by the
   model fitted on the other folds (the test labels are never used);

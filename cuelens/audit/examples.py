@@ -156,7 +156,7 @@ class ExamplePicker:
         """The picks of ``split`` (items ``first …`` of the evaluated split; ``item_easy`` theirs):
         ``words``, its instances' words (repeats kept) when the scan encoded them, else they
         are encoded here."""
-        from cuelens.audit.streamed import seeded_hash
+        from cuelens.audit.folds import seeded_hash
 
         shown = split.instances(self.label_names)
         words = encode(shown.texts, repeats=True) if words is None else words

@@ -1,7 +1,7 @@
 """Fitting cue scores on one portion of the data and scoring another (docs/methods.md §2–4).
 
 A :class:`Fit` holds the cue scores of one fitting portion from its counts (``#(w,l)`` per
-inner cross-fitting fold, summed by the passes of :mod:`cuelens.audit.streamed`): the
+inner cross-fitting fold, summed by the passes of :mod:`cuelens.audit.passes`): the
 cross-fitted counts of inner fold ``k`` are ``total − fold k`` (docs/methods.md §3), rescaled
 by ``N_fit / N_complement`` so that count-scale metrics (Freq, WP, z) put training features on
 the same scale as the test features, which come from the whole fitting portion; otherwise a
@@ -225,7 +225,7 @@ def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: To
     """The ``len(rows) × L`` decision scores of the ``trained`` ``model`` of ``fit`` on instances
     ``rows`` of ``seqs``, :data:`PREDICT_CHUNK` items at a time (the held-out decisions of a
     leakage pass, in memory or streamed over chunks), on one BLAS thread (as
-    :func:`~cuelens.audit.streamed.tally_chunks`)."""
+    :func:`~cuelens.audit.passes.tally_chunks`)."""
     full, mine = trained[model[0]]
     step = PREDICT_CHUNK * k
     with one_blas_thread():

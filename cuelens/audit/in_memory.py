@@ -1,7 +1,7 @@
-"""The exact scan's adapters to the word-cue passes (:mod:`cuelens.audit.streamed`): its
-:class:`~cuelens.audit.fitting.ScanData` as a :class:`~cuelens.audit.streamed.TokenStore` held
+"""The exact scan's adapters to the word-cue passes (:mod:`cuelens.audit.passes`): its
+:class:`~cuelens.audit.fitting.ScanData` as a :class:`~cuelens.audit.passes.TokenStore` held
 in memory (one chunk per split), and its grouped, stratified folds as a
-:class:`~cuelens.audit.streamed.Folds` strategy (docs/methods.md §3–4)."""
+:class:`~cuelens.audit.folds.Folds` strategy (docs/methods.md §3–4)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from cuelens.audit.fitting import ScanData
 from cuelens.audit.groups import grouped_folds
-from cuelens.audit.streamed import TokenStore, subset
+from cuelens.audit.passes import TokenStore, subset
 
 
 def token_store(data: ScanData) -> TokenStore:

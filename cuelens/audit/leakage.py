@@ -8,7 +8,7 @@ on data that includes the item being predicted or a copy of it.
 Baselines in the same units: a partial-input bag-of-words logistic regression on the
 hypothesis / choice text only (unigrams + bigrams occurring in at least ``BOW_MIN_COUNT`` = 2
 fitting instances, binary features, L2 with C = 1 solved to its optimum; trained on at most
-``max_fit_items`` of them, the passes' training sample, :mod:`cuelens.audit.streamed`) and,
+``max_fit_items`` of them, the passes' training sample, :mod:`cuelens.audit.passes`) and,
 for MCQ, the answer-position baseline (always pick the most frequent training answer position,
 ties toward the lower position).
 """

@@ -1,10 +1,10 @@
 """Statistics that stream, read and counted on Ray workers (docs/large-datasets.md, "Ray runs
 the passes").
 
-:class:`RayPasses` is the :class:`~cuelens.audit.streamed.ChunkPasses` of ``audit scan --stats
+:class:`RayPasses` is the :class:`~cuelens.audit.passes.ChunkPasses` of ``audit scan --stats
 streaming --engine ray``: every chunk file of the token store is one Ray task, which runs the
-local pass (:func:`~cuelens.audit.streamed.count_chunks`: counts and sample candidates;
-:func:`~cuelens.audit.streamed.tally_chunks`: per-fold prediction tallies; by
+local pass (:func:`~cuelens.audit.passes.count_chunks`: counts and sample candidates;
+:func:`~cuelens.audit.passes.tally_chunks`: per-fold prediction tallies; by
 :meth:`RayPasses.map`, the per-item table's rows and the examples' picks) over that chunk
 alone. The driver merges the partial results in chunk order (:meth:`RunCounts.merge`,
 :meth:`Tally.merge`: sums, and the lowest-priority candidates), which gives the local engine's
@@ -12,7 +12,7 @@ results exactly. The driver holds the vocabulary-sized count tables, the bounded
 the fold models, and at most ``in_flight`` partial results, nothing per item: the workers read
 the chunk files from the work directory (a shared filesystem on a multi-node cluster) and write
 their per-item state there (the easy/hard counters,
-:class:`~cuelens.audit.streamed.EasyCounters`).
+:class:`~cuelens.audit.passes.EasyCounters`).
 
 :meth:`RayPasses.read` is its :data:`~cuelens.audit.streamed_scan.Reader`: the data is read in
 two rounds of tasks, so that the chunks are the local engine's (``chunk_items`` items each,
@@ -40,8 +40,9 @@ from typing import Any
 import numpy as np
 
 from cuelens.audit.counts import Encoder, TokenSequences
-from cuelens.audit.streamed import FoldModels, Folds, ItemSink, LocalPasses, RunCounts, Tally, \
-    TokenStore, count_chunks, ragged, subset, tally_chunks, token_arrays, token_path
+from cuelens.audit.folds import Folds
+from cuelens.audit.passes import FoldModels, ItemSink, LocalPasses, RunCounts, Tally, TokenStore, \
+    count_chunks, ragged, subset, tally_chunks, token_arrays, token_path
 from cuelens.audit.streamed_scan import Loading, check_chunk, encode_chunk, fold_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
@@ -83,7 +84,7 @@ def _count_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile) -> RunCount
 
 def _tally_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile) -> Tally:
     """Pass 2 over one chunk (a Ray task): its tally; the per-item sink, if any
-    (:meth:`~cuelens.audit.streamed.EasyCounters.add`), is fed here on the worker."""
+    (:meth:`~cuelens.audit.passes.EasyCounters.add`), is fed here on the worker."""
     store, args = shipped
     return tally_chunks(replace(store, files=[chunk]), *args)
 
@@ -268,7 +269,7 @@ class _Chunks:
 
 @dataclass(frozen=True)
 class RayPasses:
-    """:class:`~cuelens.audit.streamed.ChunkPasses` on the Ray cluster at ``address`` (None: a
+    """:class:`~cuelens.audit.passes.ChunkPasses` on the Ray cluster at ``address`` (None: a
     local one, started on first use), one task per chunk file."""
 
     address: str | None = None

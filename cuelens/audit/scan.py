@@ -28,8 +28,9 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
 from cuelens.audit.results import EasyHardSection, LeakageSection
-from cuelens.audit.streamed import EasyCounters, FoldModels, Folds, RunCounts, TokenChunk, \
-    TokenStore, count_run, fit_fold, held_out_items, keep_model, predict_run
+from cuelens.audit.folds import Folds
+from cuelens.audit.passes import EasyCounters, FoldModels, RunCounts, TokenChunk, TokenStore, \
+    count_run, fit_fold, held_out_items, keep_model, predict_run
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
@@ -255,8 +256,8 @@ def headline(leakage: LeakageSection) -> tuple[str, str]:
 def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tuple[str, str],
                  bank: ModelBank) -> list[FoldModels]:
     """``model`` fitted on each outer fold's complement of the fitting split (``view``: its
-    :meth:`~cuelens.audit.streamed.TokenStore.fitting_store`; ``folds``: over the fitting
-    items, :class:`~cuelens.audit.streamed.FittingFolds`), warm-starting from the leakage
+    :meth:`~cuelens.audit.passes.TokenStore.fitting_store`; ``folds``: over the fitting
+    items, :class:`~cuelens.audit.folds.FittingFolds`), warm-starting from the leakage
     pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass over the
     fitting chunks; memory as one leakage run)."""
     n_folds = max(config.folds, 2)
@@ -280,7 +281,7 @@ def easy_counters(store: TokenStore, folds: Folds, config: ScanConfig, model: tu
     """The easy/hard counters (docs/methods.md §4): per evaluated chunk, ``C[q]``, how often
     ``model`` predicts each item right over the iterations (NLI one byte per item; a spilled
     store's in a file per chunk of its directory, added to where the chunk is predicted:
-    :class:`~cuelens.audit.streamed.EasyCounters`); an item is easy when ``C[q]`` exceeds half
+    :class:`~cuelens.audit.passes.EasyCounters`); an item is easy when ``C[q]`` exceeds half
     the iterations."""
     # NLI correctness is 0/1; MCQ ties count 1/t
     counter_type: type = np.float64 if store.task == Task.MCQ else \
@@ -328,7 +329,7 @@ class EasyMask:
 
 def _easy_part(shared: tuple[EasyCounters, float, EasyMask, int], first: int) -> int:
     """Chunk ``first``'s easy mask (its counters above the threshold) written into its part of
-    the mask (a task of :meth:`~cuelens.audit.streamed.ChunkPasses.map`; ``shared``: the
+    the mask (a task of :meth:`~cuelens.audit.passes.ChunkPasses.map`; ``shared``: the
     counters, the threshold, the mask, the first evaluated item); its easy items."""
     counters, threshold, mask, start = shared
     easy = counters.counter(first) > threshold
@@ -356,7 +357,7 @@ def easy_masks(store: TokenStore, counters: EasyCounters, threshold: float
 def held_out_chunks(store: TokenStore, audit: WordAudit, folds: Folds, fitting_folds: Folds,
                     config: ScanConfig) -> Iterator[tuple[TokenChunk, np.ndarray]]:
     """Every chunk (fitting split first) with its items' bias-only probabilities under the
-    headline model (:func:`~cuelens.audit.streamed.held_out_items`): the evaluated items' from
+    headline model (:func:`~cuelens.audit.passes.held_out_items`): the evaluated items' from
     the leakage pass's fold fits (``audit.fits``, no refit), the fitting items' from the model
     refitted over ``fitting_folds`` of the fitting split (:func:`fitting_fits`)."""
     model = headline(audit.leakage)

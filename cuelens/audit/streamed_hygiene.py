@@ -23,7 +23,7 @@ from cuelens.audit.hygiene_counts import FLAG_BITS, Flags, Keyed, Part, PartFind
 from cuelens.audit.hygiene_keys import ItemKeys, near_parts
 from cuelens.audit.near_duplicates import NearIndex, NearSample, near_items
 from cuelens.audit.groups import sizes_summary
-from cuelens.audit.streamed import ChunkPasses, LocalPasses
+from cuelens.audit.passes import ChunkPasses, LocalPasses
 from cuelens.audit.text_keys import mix64
 from cuelens.engine.chunks import ChunkedSplit
 
@@ -147,7 +147,7 @@ class ChunkKeys:
 def _chunk_keys(directory: Path, index: int, chunk: ChunkedSplit, first: int,
                 sampled: np.ndarray) -> ChunkKeys:
     """Chunk ``index`` of a split (``chunk``: the split of that chunk file alone, items
-    ``first …``) keyed (a task of :meth:`~cuelens.audit.streamed.ChunkPasses.map`): its rows
+    ``first …``) keyed (a task of :meth:`~cuelens.audit.passes.ChunkPasses.map`): its rows
     spilled under ``directory/<index>``, the keys and texts of its ``sampled`` positions."""
     split = chunk.read()
     keys, items = ItemKeys.of(split), np.arange(first, first + len(split))
@@ -188,7 +188,7 @@ def _partition_findings(shared: tuple[dict[str, Spilled], str, dict[str, np.ndar
                                       list[str], str | None, ItemFlags | None],
                         p: int) -> PartFindings:
     """Key partition ``p`` of every split read back and counted (a task of
-    :meth:`~cuelens.audit.streamed.ChunkPasses.map`; ``shared``: the splits' spilled keys, the
+    :meth:`~cuelens.audit.passes.ChunkPasses.map`; ``shared``: the splits' spilled keys, the
     other arguments of :func:`~cuelens.audit.hygiene.partition_findings`, the
     :class:`ItemFlags` that receive its flagged items, which are not returned)."""
     spilled, evaluated, samples, flagged, fitting, flags = shared

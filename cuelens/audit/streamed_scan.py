@@ -1,9 +1,9 @@
 """``audit scan --stats streaming`` (docs/large-datasets.md, "Statistics that stream").
 
 :func:`load_chunked` reads the data arguments chunk by chunk into a work directory (the chunks
-themselves and their token ids, :class:`~cuelens.audit.streamed.TokenStore`);
+themselves and their token ids, :class:`~cuelens.audit.passes.TokenStore`);
 :func:`scan_streaming` computes every section of results.json from passes over them
-(:mod:`cuelens.audit.streamed`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
+(:mod:`cuelens.audit.passes`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
 :class:`~cuelens.audit.pipeline.Scan` that writes the usual outputs. The sections have the exact scan's
 schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds differ.
 """
@@ -29,8 +29,9 @@ from cuelens.audit.fitting import check_choice_count, instance_labels, instance_
 from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
-from cuelens.audit.streamed import ChunkPasses, FittingFolds, FoldModels, Folds, HashedFolds, \
-    TokenChunk, TokenStore, check_streamable, held_out_items
+from cuelens.audit.folds import FittingFolds, Folds, HashedFolds
+from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
+    check_streamable, held_out_items
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Task
@@ -291,7 +292,7 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles, first:
                 against: bool) -> tuple[Path | None, Any]:
     """The per-item table's rows of one chunk of split ``role`` (items ``first …`` of it) as
     :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
-    (:func:`~cuelens.audit.streamed.held_out_items`), strongest cue, easy mask (evaluated items)
+    (:func:`~cuelens.audit.passes.held_out_items`), strongest cue, easy mask (evaluated items)
     and hygiene flags (:func:`~cuelens.audit.streamed_hygiene.flags_of`), both read here. The
     JSONL lines go to a part file next to items.jsonl (returned; None without items.jsonl),
     slice by slice."""
@@ -475,7 +476,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                    progress: Progress | None = None) -> Scan:
     """Every results.json section of ``data`` from statistics that stream, with the ICQ
     ``features`` (``None``: all; ``()``: none) counted chunk by chunk; ``folds``:
-    :class:`~cuelens.audit.streamed.HashedFolds` of the config unless given."""
+    :class:`~cuelens.audit.folds.HashedFolds` of the config unless given."""
     from cuelens.audit.advice import advise
     from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections

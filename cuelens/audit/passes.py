@@ -1,14 +1,11 @@
-"""Word-cue statistics that stream over chunked splits (docs/large-datasets.md, "Statistics
-that stream").
+"""The word-cue statistics as passes over a token store's chunks (docs/methods.md §2–4,
+docs/large-datasets.md "Statistics that stream"), one chunk in memory at a time, whichever memory
+mode holds the store and whichever folds assign its items (:mod:`cuelens.audit.folds`).
 
-The exact scan (:mod:`cuelens.audit.scan`) keeps every item's token ids, group and folds in
-memory. Here the splits stay on disk in chunks (:mod:`cuelens.engine.chunks`) together with each
-chunk's token ids (:class:`TokenStore`), and every statistic is a pass over the chunks holding one
-at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit-items`` cap:
+The **token store** (:class:`TokenStore`) holds each chunk's token ids, labels and fold keys,
+spilled to a directory (``.npy`` files read back memory-mapped) or held in memory, so memory is
+bounded by the vocabulary, the chunk and the ``--max-fit-items`` cap:
 
-- **folds** come from a seeded hash of each item's *fold key* (the fingerprint of its premise,
-  or its ``--group-field`` value), so the hypotheses written for one premise share a fold
-  without a global grouping (:class:`HashedFolds`);
 - **counts** ``#(w, outer fold, inner fold, l)`` of a run are one pass (:func:`count_run`), with
   the fitting split in its own slot; a fit's counts are sums of slots;
 - the **training sample** of every fit is drawn from candidates kept during that pass: per split
@@ -21,8 +18,10 @@ at a time, so memory is bounded by the vocabulary, the chunk and the ``--max-fit
   prior-matched baseline (the simultaneous test needs nothing more,
   :class:`~cuelens.audit.uncertainty.DifferenceMoments`).
 
-Given the exact scan's folds and sampling order (a :class:`Folds` built from them), these passes
-reproduce its leakage table and easy/hard split (tested); with hashed folds they differ from it only
+Where the passes run: :class:`LocalPasses` (here) or Ray workers
+(:class:`cuelens.audit.ray_passes.RayPasses`); their partial results merge by addition. With the
+exact scan's grouped folds (:class:`~cuelens.audit.in_memory.GroupedFolds`) the passes give the
+exact statistics; with hashed folds (:class:`~cuelens.audit.folds.HashedFolds`) they differ only
 by the fold assignment.
 """
 
@@ -48,57 +47,14 @@ from cuelens.audit.fitting import Fit, ModelBank, Sample, ScoringOptions, Traine
     instance_rows, score_items, stratum_quotas, train_models
 from cuelens.audit.leakage import ANSWER_POSITION, BOW_MIN_COUNT, MAJORITY, PRIOR, BagOfWords, \
     add_differences
-from cuelens.audit.text_keys import mix64
 from cuelens.audit.uncertainty import DifferenceMoments
 from cuelens.data.dataset import RIGHT, Task
 from cuelens.engine.chunks import load_mapped, save_mapped
+from cuelens.audit.folds import Folds
 from cuelens.errors import UserError
 
 COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
 PREDICT_TABLE_BYTES = 512 * 2**20  # score tables of the folds predicted in one pass
-
-
-class Folds(Protocol):
-    """Where an item goes in each run: its inner (cross-fitting) fold (one of
-    ``inner_folds``), its outer fold under a run's fold seed (evaluation items) and its
-    sampling priority (lowest first) under a sample seed."""
-
-    @property
-    def inner_folds(self) -> int: ...
-
-    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
-
-    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray: ...
-
-    def priority(self, items: np.ndarray, seed: int) -> np.ndarray: ...
-
-
-_INNER = np.uint64(0x5DEECE66D)  # the inner folds' hash stream, apart from every run seed
-
-
-def seeded_hash(values: np.ndarray, seed: int | np.uint64) -> np.ndarray:
-    """A seeded 64-bit hash of each value (integers or fingerprints)."""
-    return mix64(values.astype(np.uint64) ^ mix64(np.asarray([seed], dtype=np.uint64))[0])
-
-
-@dataclass(frozen=True)
-class HashedFolds:
-    """:class:`Folds` from seeded hashes: an item's folds follow its fold key, its priority its
-    index (docs/large-datasets.md)."""
-
-    inner_folds: int
-    outer_folds: int
-    seed: int
-
-    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        mixed = seeded_hash(keys, np.uint64(self.seed) ^ _INNER)
-        return (mixed % np.uint64(self.inner_folds)).astype(np.int64)
-
-    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
-        return (seeded_hash(keys, seed) % np.uint64(self.outer_folds)).astype(np.int64)
-
-    def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
-        return seeded_hash(items, seed)
 
 
 @dataclass
@@ -797,30 +753,6 @@ def held_out_items(store: TokenStore, kept: list[FoldModels], folds: Folds, fold
                                                 instance_rows(positions, store.k), store.task,
                                                 store.k, store.n_labels)
     return out
-
-
-@dataclass(frozen=True)
-class FittingFolds:
-    """:class:`Folds` that cross-validate the fitting split (:meth:`TokenStore.fitting_store`):
-    ``outer`` follows a seeded hash of the fold key over ``outer_folds`` folds (with hashed
-    folds: the evaluated items' rule, at least 2 folds); inner folds and priorities as in
-    ``folds``."""
-
-    folds: Folds
-    outer_folds: int
-
-    @property
-    def inner_folds(self) -> int:
-        return self.folds.inner_folds
-
-    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        return self.folds.inner(items, keys)
-
-    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
-        return (seeded_hash(keys, seed) % np.uint64(self.outer_folds)).astype(np.int64)
-
-    def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
-        return self.folds.priority(items, seed)
 
 
 def check_streamable(max_fit_items: int) -> None:
