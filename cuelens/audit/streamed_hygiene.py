@@ -274,6 +274,7 @@ class ChunkedRoles:
     splits: dict[str, ChunkedSplit]
     evaluated: str
     fitting: str | None = None
+    names: dict[str, str] | None = None  # how the warnings name a role (hygiene_section)
 
 
 def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
@@ -303,4 +304,4 @@ def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
             wanted.setdefault(other, set()).add(j)
     shown = _shown(splits, wanted)
     return hygiene_section(keyed, found, overlaps, fitting is None,
-                           lambda role, i: dict(shown[role, i]))
+                           lambda role, i: dict(shown[role, i]), roles.names)

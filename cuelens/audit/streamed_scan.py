@@ -1,19 +1,22 @@
-"""``audit scan --stats streaming`` (docs/large-datasets.md, "Statistics that stream").
+"""The one scan of chunked data (docs/large-datasets.md, "Statistics that stream").
 
 :func:`load_chunked` reads the data arguments chunk by chunk into a work directory (the chunks
 themselves and their token ids, :class:`~cuelens.audit.passes.TokenStore`);
-:func:`scan_streaming` computes every section of results.json from passes over them
+:func:`scan_streaming` computes every section of results.json from passes over the chunks
 (:mod:`cuelens.audit.passes`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
-:class:`~cuelens.audit.pipeline.Scan` that writes the usual outputs. The sections have the exact scan's
-schema; ``config.statistics`` is ``"streaming"`` and a note says how the folds differ.
+:class:`~cuelens.audit.scan_result.Scan` that writes the usual outputs. What the memory mode
+decides is a :class:`ScanMode`: :func:`streamed_mode` (``--stats streaming``: hashed folds,
+``config.statistics`` ``"streaming"`` and a note saying how the folds differ) or the exact
+scan's (:func:`cuelens.audit.pipeline.scan_dataset`: a loaded dataset held as one chunk per
+split, its grouped, stratified folds).
 """
 
 from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,11 +33,13 @@ from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
 from cuelens.audit.folds import FittingFolds, Folds, HashedFolds
+from cuelens.audit.scan_result import Scan
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
     check_streamable, held_out_items
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Task
+from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Split, Task, \
+    inferred_roles
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
@@ -42,10 +47,7 @@ from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from cuelens.audit.pipeline import Scan
-    from cuelens.audit.results import ItemLines
+    from cuelens.audit.segmentation import ScanSegmentation
     from cuelens.audit.streamed_hygiene import ItemFlags
 
 STREAMING_NOTE = (
@@ -62,7 +64,8 @@ STREAMED_UNIT = "premise or group field (hashed fold key)"
 @dataclass
 class ChunkedData(EvaluatedItems):
     """The loaded splits (role → chunked split, in results.json order), which two the
-    statistics use, and the token store."""
+    statistics use, and the token store; held in memory, the dataset they hold
+    (``loaded``)."""
 
     name: str
     format: str
@@ -72,6 +75,17 @@ class ChunkedData(EvaluatedItems):
     label_names: list[str]
     store: TokenStore
     work: ChunkDirectory | None = None  # holding the chunks, kept alive with the data
+    split_roles: dict | None = None  # a role given to a file whose name does not say it
+    loaded: Dataset | None = None
+
+    @property
+    def work_dir(self) -> Path:
+        """Where the scan's work files go: the spilled store's directory, else the work
+        directory's."""
+        if self.store.directory is not None:
+            return self.store.directory
+        assert self.work is not None, "chunks held in memory need a work directory"
+        return Path(self.work.name)
 
     def close(self) -> None:
         """Remove the work directory of the chunks now (else when garbage-collected)."""
@@ -84,12 +98,16 @@ class ChunkedData(EvaluatedItems):
 
     def in_memory(self) -> Dataset:
         """The fitting and evaluated splits read into memory, one split each (the MCQ baselines
-        and choice lengths; docs/large-datasets.md)."""
+        and choice lengths; docs/large-datasets.md); the dataset itself when held in memory."""
+        if self.loaded is not None:
+            return self.loaded
+
         def whole(role: str) -> CompactSplit:
             chunked = self.splits[role]
             split = CompactSplit(role, chunked.path, chunked.task, chunked.shards,
                                  iter_source_records)
             for chunk in chunked:
+                assert isinstance(chunk.split, CompactSplit)  # read from its chunk file
                 split.extend(chunk.split, 0)
             split.raw = list(split.raw)  # read once: cross-fitting takes subsets
             return split
@@ -98,7 +116,7 @@ class ChunkedData(EvaluatedItems):
                        whole(self.fitting) if self.fitting else None, whole(self.evaluated),
                        self.label_names)
 
-    def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
+    def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
         """Each evaluated chunk with its part of the per-item ``mask``."""
         first = 0
         for chunk in self.splits[self.evaluated]:
@@ -106,7 +124,7 @@ class ChunkedData(EvaluatedItems):
             first += len(chunk.split)
 
 
-def fold_keys(split: CompactSplit) -> np.ndarray:
+def fold_keys(split: Split) -> np.ndarray:
     """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
     form (MCQ: with the question), so that an item's siblings (the other hypotheses written for
     its premise) share its folds (docs/large-datasets.md)."""
@@ -198,6 +216,7 @@ def read_local(loading: Loading, source: str, role: str, task: str | None) -> No
     for chunk in read_chunked(source, role, loading.fields, task, loading.skip_bad,
                               loading.directory, loading.chunk_items, loading.loaded):
         split = chunk.split
+        assert isinstance(split, CompactSplit)  # read from its chunk file
         if not loading.encodes(role):
             continue
         store = loading.open_store(split.task, split.n_choices or 1)
@@ -247,7 +266,10 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
         else list(loading.features.vocab)
     ordered = {role: splits[role] for role in ([fitting] if fitting else []) + [evaluated]}
     ordered.update({role: split for role, split in splits.items() if role not in ordered})
-    return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store)
+    return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store,
+                       split_roles=inferred_roles(fitting, evaluated,
+                                                  {role: Path(s.path).name
+                                                   for role, s in ordered.items()}))
 
 
 ChunkFiles = tuple[ChunkedSplit, tuple]  # one chunk: the split of its file alone, its token file
@@ -261,7 +283,7 @@ def _chunk_calls(split: ChunkedSplit, store: TokenStore) -> list[tuple[ChunkFile
     return list(zip(zip(split.per_file(), tokens), firsts))
 
 
-def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[CompactSplit, TokenChunk]:
+def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[Split, TokenChunk]:
     """The chunk and token chunk of :data:`ChunkFiles`, read."""
     split, tokens = chunk_files
     return split.read(), store.chunk(tokens)
@@ -330,16 +352,16 @@ def _concat_tables(tables: list) -> Any:
 
 
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
-                   flags: ItemFlags, fitting_folds: Folds | None = None) -> SpilledItems:
+                   flags: ItemFlags, fitting_folds: Folds) -> SpilledItems:
     """The per-item bias table (docs/results-schema.md ``items``) written chunk by chunk under
-    the store's directory, each chunk's rows computed on ``store.passes`` (:func:`_items_part`):
+    the work directory, each chunk's rows computed on ``store.passes`` (:func:`_items_part`):
     the evaluated items' probabilities from the leakage pass's fold fits (``audit.fits``), the
-    fitting items' from the model refitted over ``fitting_folds`` (default hashed) of the
-    fitting split (:func:`~cuelens.audit.scan.fitting_fits`); the easy mask (``audit.easy``)
-    and the hygiene ``flags`` read per chunk there."""
+    fitting items' from the model refitted over ``fitting_folds`` of the fitting split
+    (:func:`~cuelens.audit.scan.fitting_fits`); the easy mask (``audit.easy``) and the
+    hygiene ``flags`` read per chunk there."""
     store, model = data.store, headline(audit.leakage)
     layout = TableLayout.of(store.task, data.label_names, store.k, model)
-    directory = store.spilled / "items"
+    directory = data.work_dir / "items"
     directory.mkdir(exist_ok=True)
     files = item_paths(directory, sum(len(data.splits[role]) for role in
                                       [data.fitting, data.evaluated] if role is not None))
@@ -347,7 +369,6 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     if data.fitting is not None:
         assert audit.bank is not None
         view = store.fitting_store()
-        fitting_folds = fitting_folds or FittingFolds(folds, max(config.folds, 2))
         held[data.fitting] = (view, fitting_fits(view, fitting_folds, config, model, audit.bank),
                               fitting_folds)
     shared = _ItemsShared(held, data.evaluated, audit.easy, flags, config.seed, model, layout,
@@ -406,8 +427,7 @@ def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask,
 
 
 def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
-    """results.json ``dataset`` of chunked splits (:func:`~cuelens.data.summary.dataset_summary`)."""
-    from cuelens.data.dataset import inferred_roles
+    """results.json ``dataset`` of chunked splits (docs/results-schema.md)."""
     from cuelens.data.summary import split_summary, summary_of
 
     task = data.store.task
@@ -416,9 +436,7 @@ def chunked_summary(data: ChunkedData, min_label_items: int) -> dict:
                       {role: (s, split_summary(s.path, task, len(s), s.label_counts,
                                                s.choice_counts, s.skipped, data.label_names))
                        for role, s in data.splits.items()},
-                      data.fitting or data.evaluated, min_label_items,
-                      inferred_roles(data.fitting, data.evaluated,
-                                     {role: Path(s.path).name for role, s in data.splits.items()}))
+                      data.fitting or data.evaluated, min_label_items, data.split_roles)
 
 
 def scan_files(data: str | None = None, *, train: str | None = None, test: str | None = None,
@@ -458,7 +476,7 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
 
 
 def feature_parts(data: ChunkedData, folds: Folds,
-                  seed: int) -> Iterator[tuple[CompactSplit, np.ndarray]]:
+                  seed: int) -> Iterator[tuple[Split, np.ndarray]]:
     """The ICQ features' parts (:func:`~cuelens.audit.icq.feature_audit_of_parts`) of a streamed
     scan: each chunk with its items' plane — their outer fold under ``seed`` (the headline's
     folds) when cross-validated, else 0 (fitting) or 1 (evaluated)."""
@@ -471,21 +489,58 @@ def feature_parts(data: ChunkedData, folds: Folds,
             folds.outer(np.arange(chunk.first, chunk.first + n), fold_keys(chunk.split), seed)
 
 
-def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
-                   features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
-                   progress: Progress | None = None) -> Scan:
-    """Every results.json section of ``data`` from statistics that stream, with the ICQ
-    ``features`` (``None``: all; ``()``: none) counted chunk by chunk; ``folds``:
-    :class:`~cuelens.audit.folds.HashedFolds` of the config unless given."""
-    from cuelens.audit.advice import advise
-    from cuelens.audit.lengths import length_section
-    from cuelens.audit.pipeline import Scan, feature_sections
-    from cuelens.audit.results import ScanSections
-    from cuelens.audit.segmentation import split_texts, streamed_segmentation
-    from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
+def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
+                     task: str, label_names: list[str], cross_validated: bool, folds: int,
+                     cache_dir: str | Path | None = None,
+                     progress: Progress | None = None, language: str = "en") -> dict:
+    """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
+    (:func:`~cuelens.audit.icq.feature_audit_of_parts`: the chunks, :func:`feature_parts`);
+    ``{}`` when ``names`` is empty, every registered feature when it is ``None``. Text not in
+    English (``language``): the features that cannot run on it are skipped and listed in
+    ``features_config`` (docs/languages.md)."""
+    from cuelens.audit.features import get_features
+    from cuelens.audit.icq import feature_audit_of_parts
+    from cuelens.audit.parse_cache import default_cache_dir
 
-    started = time.time()
-    config.validate()
+    if names is not None and not names:
+        return {}
+    asked = [f.name for f in get_features(None if names is None else list(names))]
+    run = [f.name for f in get_features(asked, language)]
+    skipped = {"language": language, "skipped": [
+        {"feature": name, "reason": f"needs English text (the text is {language})"}
+        for name in asked if name not in run]} if language != "en" else {}
+    if not run:
+        return {"features_config": {"features": [], **skipped}}
+    stage = None if progress is None else (
+        lambda name, fraction: progress(f"features: {name}", fraction))
+    sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
+                                      cross_validated=cross_validated, folds=folds,
+                                      cache_dir=cache_dir or default_cache_dir(), progress=stage,
+                                      language=language)
+    sections["features_config"].update(skipped)
+    return sections
+
+
+@dataclass(frozen=True)
+class ScanMode:
+    """What a memory mode decides in :func:`scan_streaming`: the folds of the evaluated items
+    and of the fitting items (the per-item table's), the ``leakage.groups`` summary of their
+    units, the segmentation, the results.json ``config`` section and ``notes``."""
+
+    folds: Folds
+    fitting_folds: Folds
+    groups: dict
+    segmentation: ScanSegmentation
+    config: dict
+    notes: list[str] | None = None
+
+
+def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = None) -> ScanMode:
+    """``--stats streaming``: :class:`~cuelens.audit.folds.HashedFolds` of the config (unless
+    ``folds``), groups of the hashed fold keys, the ``unicode`` segmentation of a sample (each
+    split's first chunk), ``config.statistics`` and the streaming note."""
+    from cuelens.audit.segmentation import split_texts, streamed_segmentation
+
     segmentation = streamed_segmentation(
         [text for chunked in data.splits.values() for chunk in islice(chunked, 1)
          for text in split_texts(chunk.split)], config.segmenter)
@@ -495,33 +550,67 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
-    audit = word_audit(data.store, data.label_names, config, folds, groups, progress)
+    return ScanMode(folds, FittingFolds(folds, max(config.folds, 2)), groups, segmentation,
+                    {**asdict(config), "statistics": "streaming"}, [STREAMING_NOTE])
+
+
+def scan_streaming(data: ChunkedData, config: ScanConfig, *, mode: ScanMode | None = None,
+                   features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
+                   progress: Progress | None = None) -> Scan:
+    """Every results.json section of ``data`` from passes over its chunks, with the ICQ
+    ``features`` (``None``: all; ``()``: none) counted chunk by chunk; the folds, groups,
+    segmentation and what names the mode from ``mode`` (default :func:`streamed_mode`). The
+    one scan of both memory modes: the conclusion and next steps computed once, from every
+    section (:func:`~cuelens.audit.advice.advise`) by :func:`scan_dataset` or here."""
+    from cuelens.audit.advice import advise
+
+    scan = chunk_sections(data, config, mode, features=features, cache_dir=cache_dir,
+                          progress=progress)
+    return replace(scan, sections=advise(scan.sections))
+
+
+def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None = None, *,
+                   features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
+                   progress: Progress | None = None) -> Scan:
+    """:func:`scan_streaming` without the conclusion and next steps."""
+    from cuelens.audit.lengths import length_section
+    from cuelens.audit.results import ScanSections
+    from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
+    from cuelens.data.dataset import role_names
+
+    started = time.time()
+    config.validate()
+    mode = mode or streamed_mode(data, config)
+    folds, segmentation = mode.folds, mode.segmentation
+    audit = word_audit(data.store, data.label_names, config, folds, mode.groups, progress)
     lengths: dict = {}
-    if data.store.task == Task.MCQ:  # baselines cross-fitted over the headline's hashed folds
+    if data.store.task == Task.MCQ:  # baselines cross-fitted over the headline's folds
         dataset = data.in_memory()
         add_mcq_baselines(audit, dataset, config, None if data.fitting else np.concatenate(
             [folds.outer(c.items, c.keys, config.seed) for c in data.store.chunks(False)]))
         lengths = length_section(dataset, config.folds, config.seed)
         del dataset
+    elif data.loaded is not None:  # words per label: over the data held in memory
+        lengths = length_section(data.loaded, config.folds, config.seed)
     examples = streamed_examples(data, audit.cues, audit.easy, config)
-    flags = ItemFlags.under(data.store.spilled)
-    hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting),
-                               config.seed, data.store.spilled, flags=flags,
+    flags = ItemFlags.under(data.work_dir)
+    hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting,
+                                            role_names(data.split_roles)),
+                               config.seed, data.work_dir, flags=flags,
                                passes=data.store.passes)
     if progress is not None:
         progress("hygiene", 1.0)
     sections = ScanSections(
-        config={**asdict(config), "statistics": "streaming"},
-        dataset=chunked_summary(data, config.min_label_items),
+        config=mode.config, dataset=chunked_summary(data, config.min_label_items),
         segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
         hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, feature_parts(data, folds, config.seed), task=data.store.task,
             label_names=data.label_names, cross_validated=data.fitting is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,
             language=segmentation.language),
-        **lengths, notes=[STREAMING_NOTE])
-    items = streamed_items(data, config, folds, audit, flags)
+        **lengths, notes=mode.notes)
+    items = streamed_items(data, config, folds, audit, flags, mode.fitting_folds)
     if progress is not None:
         progress("bias items", 1.0)
-    return Scan(data, advise(sections), audit.item_easy, started,
-                bias=items)
+    return Scan(data if data.loaded is None else data.loaded, sections, audit.item_easy, started, bias=items,
+                work=data.work if data.loaded is not None else None)

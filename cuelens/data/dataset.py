@@ -195,6 +195,11 @@ class EvaluatedItems:
     the evaluated split's parts (:meth:`evaluated_parts`: the loaded split, or each chunk), each
     with its share of a per-item mask."""
 
+    @property
+    def input_paths(self) -> list[str]:
+        """Paths of the scanned files (outputs never overwrite one of them)."""
+        raise NotImplementedError
+
     def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
         raise NotImplementedError
 

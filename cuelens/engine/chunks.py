@@ -26,6 +26,7 @@ import numpy as np
 
 from cuelens.audit.text_keys import TextKeys, keep_text_keys, text_keys
 from cuelens.data.compact import CompactSplit
+from cuelens.data.dataset import Split
 from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS, build_split
 from cuelens.data.schema import FieldMap
@@ -152,18 +153,19 @@ class Chunk:
     """Items ``first … first + len(split) − 1`` of a split."""
 
     first: int
-    split: CompactSplit
+    split: Split  # a chunk file's CompactSplit, or a split held in memory
 
 
 @dataclass
 class ChunkedSplit:
-    """A split stored as chunk files; ``len`` and the label, choice and skip counts are kept."""
+    """A split stored as chunk files (or, held in memory, as the loaded splits themselves);
+    ``len`` and the label, choice and skip counts are kept."""
 
     name: str
     path: str  # the source as given
     task: str
     shards: list[Path]
-    files: list[Path] = field(default_factory=list)
+    files: list[Path | Split] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     label_counts: Counter = field(default_factory=Counter)  # label value → items
     choice_counts: Counter = field(default_factory=Counter)  # MCQ: choices → items
@@ -176,7 +178,7 @@ class ChunkedSplit:
     def __iter__(self) -> Iterator[Chunk]:
         first = 0
         for path, size in zip(self.files, self.sizes):
-            yield Chunk(first, _load(path, self))
+            yield Chunk(first, _load(path, self) if isinstance(path, Path) else path)
             first += size
 
     def per_file(self) -> list["ChunkedSplit"]:
@@ -184,7 +186,7 @@ class ChunkedSplit:
         return [replace(self, files=[path], sizes=[size])
                 for path, size in zip(self.files, self.sizes)]
 
-    def read(self) -> CompactSplit:
+    def read(self) -> Split:
         """The items of a split of one file (:meth:`per_file`)."""
         return next(iter(self)).split
 

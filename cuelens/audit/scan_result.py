@@ -1,0 +1,74 @@
+"""A scan's result, whatever its memory mode: :class:`Scan`, its results.json sections, the easy
+mask of the evaluated items and the per-item bias table, and the files written from them (the
+pandas views and the report: :class:`cuelens.results.ScanResult`, above)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from cuelens.data.dataset import EvaluatedItems
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cuelens.audit.bias_items import ItemTable
+    from cuelens.audit.results import ScanSections
+    from cuelens.engine.chunks import ChunkDirectory
+
+
+@dataclass(repr=False)  # bounded: never the whole results dict (MBs on SNLI)
+class Scan:
+    """A scan's results.json sections plus the easy mask of the evaluated items, whatever the
+    memory mode: ``dataset`` is the scanned data, loaded (a :class:`~cuelens.data.Dataset`) or
+    kept on disk in chunks (:class:`~cuelens.audit.streamed_scan.ChunkedData`,
+    ``--stats streaming``)."""
+
+    dataset: EvaluatedItems
+    sections: ScanSections
+    item_easy: np.ndarray | None  # bool per evaluated item; None: no word-cue statistics
+    started: float = field(default_factory=time.time)
+    bias: ItemTable | None = None  # per-item bias outputs (cuelens.audit.bias_items)
+    work: ChunkDirectory | None = None  # holding the bias table's files, kept with the scan
+
+    @property
+    def results(self) -> dict:
+        """The results.json content (:meth:`~cuelens.audit.results.ScanSections.to_json`)."""
+        return self.sections.to_json()
+
+    @property
+    def inputs(self) -> list[str]:
+        """Files the scan read (its outputs never overwrite one of them)."""
+        return self.dataset.input_paths
+
+    @property
+    def items(self) -> pd.DataFrame:
+        """Per-item bias outputs (docs/results-schema.md ``items``): out-of-fold bias-only
+        probabilities, strongest cue, easy flag, duplicate/overlap flags; keyed by ``id``."""
+        import pandas as pd
+
+        return self.bias.frame() if self.bias is not None else pd.DataFrame(columns=["id"])
+
+    def write(self, out_dir: str | Path, item_files: str = "auto") -> dict[str, Path]:
+        """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
+        :func:`~cuelens.audit.results.write_scan_outputs`; streamed from the chunks of a
+        streamed scan), run.json and the per-item bias table: all of them or none."""
+        from cuelens.audit.metrics import METRICS
+        from cuelens.audit.results import run_info, write_scan_outputs
+        from cuelens.atomic import output_set
+
+        items = None if self.item_easy is None else self.dataset.item_lines(self.item_easy)
+        out_dir = Path(out_dir)
+        with output_set():
+            files = write_scan_outputs(out_dir, self.results,
+                                       run_info(self.started, inputs=self.inputs), self.inputs,
+                                       items, 0 if self.item_easy is None else
+                                       len(self.item_easy), item_files,
+                                       metric_names=list(METRICS))
+            if self.bias is not None:
+                files.update(self.bias.write(out_dir, self.inputs))
+        return files
