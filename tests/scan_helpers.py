@@ -3,7 +3,6 @@ BoW baseline's columns assembled as the scan builds them."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -95,19 +94,24 @@ def item_correctness(data, options, n_folds, models, with_baselines=False) -> di
 
 def bias_probabilities(data, config, model) -> np.ndarray:
     """Every item's bias-only probabilities under ``model`` (fitting items first), as a scan
-    whose headline it is gets them (cuelens.audit.scan.held_out_chunks)."""
+    whose headline it is gets them (cuelens.audit.streamed_scan.streamed_items): the evaluated
+    items' from the leakage run's fold fits, the fitting items' refitted over their folds."""
     from cuelens.audit.leakage import all_models
-    from cuelens.audit.scan import WordAudit, held_out_chunks
-    from cuelens.audit.passes import keep_model
+    from cuelens.audit.scan import fitting_fits
+    from cuelens.audit.passes import held_out_items, keep_model
 
     kept: list = []
     store, folds, bank = _leakage_run(data, config.scoring, config.folds, all_models(), None,
                                       kept=kept)
-    headline_only = SimpleNamespace(best={"metric": model[0], "aggregator": model[1]})
-    audit = WordAudit([], {}, {}, headline_only, {}, np.zeros(0, bool), [],
-                      fits=keep_model(kept, model), bank=bank)
-    return np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
-                                                         config)])
+    parts = []
+    if store.n_fitting:
+        view, fitting = store.fitting_store(), folds.fitting()
+        refit = fitting_fits(view, fitting, config, model, bank)
+        parts += [held_out_items(view, refit, fitting, config.seed, model, chunk)
+                  for chunk in view.chunks()]
+    parts += [held_out_items(store, keep_model(kept, model), folds, config.seed, model, chunk)
+              for chunk in store.chunks(fitting=False)]
+    return np.concatenate(parts)
 
 
 def bigram_columns(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,
@@ -127,3 +131,13 @@ def bigram_columns(words: TokenSequences, fitted: np.ndarray, weights: np.ndarra
         first = np.minimum(first, first_positions(words, piece, start + np.arange(len(piece)),
                                                   kept))
     return BigramColumns.ordered(kept, first)
+
+
+def exact_mode(dataset, config):
+    """The exact scan's :class:`~cuelens.audit.streamed_scan.ScanMode` of ``dataset`` (its
+    grouped folds, their groups, the segmentation of the whole data), for chunks spilled to
+    disk (cuelens.audit.pipeline.held_in_memory)."""
+    from cuelens.audit.pipeline import held_in_memory
+    from cuelens.audit.segmentation import scan_segmentation
+
+    return held_in_memory(dataset, config, scan_segmentation(dataset, config.segmenter))[1]

@@ -27,15 +27,15 @@ import pytest
 
 from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.pipeline import Scan, held_in_memory, scan_dataset
+from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.results import ScanSections
-from cuelens.audit.segmentation import scan_segmentation
 from cuelens.audit.streamed_scan import load_chunked, scan_streaming
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from cuelens.reports.schema import validate_results
 from tests.conftest import write_jsonl
+from tests.scan_helpers import exact_mode
 
 CONFIG = ScanConfig(folds=3, iterations=1, max_fit_items=150, min_count=3, seed=4)
 CHUNK_ITEMS = 70  # several chunks per split
@@ -83,9 +83,7 @@ def _streaming(data: Data, work: Path) -> Scan:
 
 def _streaming_grouped(data: Data, work: Path) -> Scan:
     """Chunks spilled to disk scanned in the exact scan's mode (its grouped folds)."""
-    dataset = data.dataset()
-    _, exact = held_in_memory(dataset, CONFIG, scan_segmentation(dataset))
-    return scan_streaming(_chunked(data, work), CONFIG, mode=exact)
+    return scan_streaming(_chunked(data, work), CONFIG, mode=exact_mode(data.dataset(), CONFIG))
 
 
 def _ray(data: Data, work: Path) -> Scan:

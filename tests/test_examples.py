@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuelens.audit.examples import sample_examples
+from cuelens.audit.examples import ExamplePicker
 from cuelens.data.dataset import Dataset, Split, Task
 
 
@@ -18,8 +18,9 @@ def test_each_cue_lists_every_instance_holding_the_word_once():
     split = Split("s", "s.jsonl", Task.NLI, ids=list("abcd"), premises=["p"] * 4,
                   hypotheses=hypotheses, labels=["neutral"] * 4)
     dataset = Dataset("toy", "jsonl", Task.NLI, None, split, ["neutral"])
-    out = sample_examples(dataset, [cue("dog", 5.0), cue("n't", 4.0), cue("cat", 3.0)],
-                          np.ones(4, dtype=bool), seed=0, per_group=0)
+    picker = ExamplePicker.of([cue("dog", 5.0), cue("n't", 4.0), cue("cat", 3.0)],
+                              dataset.label_names, 0, per_group=0)
+    out = picker.section([picker.part(dataset.test, 0, np.ones(4, dtype=bool), None)])
     shown = {token: [out["items"][k]["id"] for k in rows] for token, rows in out["by_cue"].items()}
     assert shown == {"dog": ["a", "b"], "n't": ["b", "c"], "cat": []}
 

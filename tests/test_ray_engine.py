@@ -4,17 +4,14 @@ JSONL, and probe with a tiny random-initialised model, on one 2-CPU local cluste
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cuelens.audit.examples import sample_examples
 from cuelens.audit.engines import load_for_scan
-from cuelens.audit.results import ScanSections
-from cuelens.audit.scan import ScanConfig, run_word_audit
-from cuelens.data.summary import dataset_summary
+from cuelens.audit.pipeline import scan_dataset
+from cuelens.audit.scan import ScanConfig
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.options import EngineOptions
 from cuelens.jsonio import dumps_json
@@ -50,10 +47,7 @@ def results_json(engine: str, data: str, config: ScanConfig, **options) -> str:
     loaded = load_for_scan(engine, data, options=EngineOptions(
         ngrams=config.ngrams, include_premise=config.include_premise, **options))
     dataset = loaded.dataset
-    audit = run_word_audit(dataset, config, tokens=loaded.tokens)
-    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
-    return dumps_json(ScanSections(config=asdict(config), dataset=dataset_summary(dataset),
-                                   **audit.sections(), examples=examples).to_json())
+    return dumps_json(scan_dataset(dataset, config, tokens=loaded.tokens).results)
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])

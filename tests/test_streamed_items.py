@@ -22,14 +22,7 @@ from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_nli
 from cuelens.engine.streaming import load_streaming
 from tests.conftest import write_jsonl
-from tests.scan_helpers import CONTRA_CUE, ENTAIL_CUE, planted_nli
-from tests.test_streamed_stats import ExactFolds
-
-
-def ExactTrainFolds(dataset, config: ScanConfig):
-    """The exact scan's grouped folds over the training split (the training items'
-    out-of-fold probabilities, cuelens.audit.bias_items)."""
-    return ExactFolds(dataset, config).fitting()
+from tests.scan_helpers import CONTRA_CUE, ENTAIL_CUE, exact_mode, planted_nli
 
 
 def _probabilities(items: pd.DataFrame) -> np.ndarray:
@@ -56,15 +49,13 @@ def test_cross_validated_streaming_table_equals_the_exact_one(tmp_path):
     exact = scan_dataset(dataset, config).items
     data = load_chunked(str(source), None, None, FieldMap(), False, config, tmp_path,
                         chunk_items=130)
-    streamed = scan_streaming(data, config, folds=ExactFolds(dataset, config)).items
+    streamed = scan_streaming(data, config, mode=exact_mode(dataset, config)).items
     _same_table(exact, streamed)
     assert streamed["duplicate"].sum() >= 2 and streamed["overlap"].isna().all()
     assert streamed["easy"].notna().all()
 
 
-def test_train_test_streaming_table_equals_the_exact_one(tmp_path, monkeypatch):
-    from cuelens.audit import streamed_scan
-
+def test_train_test_streaming_table_equals_the_exact_one(tmp_path):
     train_rows = make_nli(500, seed=1, vocab_size=200)
     test_rows = make_nli(250, seed=2, vocab_size=200)
     test_rows[5] = dict(train_rows[8], id="leaked")  # overlap and shared premise
@@ -76,10 +67,7 @@ def test_train_test_streaming_table_equals_the_exact_one(tmp_path, monkeypatch):
     exact = scan_dataset(dataset, config).items
     data = load_chunked(None, str(train), str(test), FieldMap(), False, config, tmp_path,
                         chunk_items=128)
-    items = streamed_scan.streamed_items
-    monkeypatch.setattr(streamed_scan, "streamed_items",
-                        lambda *args: items(*args, ExactTrainFolds(dataset, config)))
-    streamed = scan_streaming(data, config, folds=ExactFolds(dataset, config)).items
+    streamed = scan_streaming(data, config, mode=exact_mode(dataset, config)).items
     _same_table(exact, streamed)
     tested = streamed[streamed["split"] == "test"].set_index("id")
     assert tested.loc["leaked", "overlap"] and tested.loc["leaked", "shared_premise"]

@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import gzip
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cuelens.audit.counts import Encoder, encode
-from cuelens.audit.examples import sample_examples
 from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.engines import load_for_scan
-from cuelens.audit.results import ScanSections, item_files_mode, write_scan_outputs
-from cuelens.audit.scan import ScanConfig, run_word_audit
-from cuelens.data.summary import dataset_summary
+from cuelens.audit.results import item_files_mode, write_scan_outputs
+from cuelens.audit.pipeline import scan_dataset
+from cuelens.audit.scan import ScanConfig
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.errors import UserError
 from cuelens.jsonio import dumps_json
@@ -35,10 +33,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 def results_json(engine: str, data: str, config: ScanConfig) -> str:
     dataset = load_for_scan(engine, data).dataset
-    audit = run_word_audit(dataset, config)
-    examples = sample_examples(dataset, audit.cues, audit.item_easy, config.seed)
-    return dumps_json(ScanSections(config=asdict(config), dataset=dataset_summary(dataset),
-                                   **audit.sections(), examples=examples).to_json())
+    return dumps_json(scan_dataset(dataset, config).results)
 
 
 @pytest.mark.parametrize("task", ["nli", "mcq"])

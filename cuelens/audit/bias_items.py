@@ -9,11 +9,12 @@ the held-out predictions of the scan's headline cue-only model (its (metric, agg
   file with the scan's folds), with no refit;
 * fitting items (train/test data): folds over the fitting split, each fold predicted by the
   model fitted on the other folds (the test labels are never used);
-  :func:`~cuelens.audit.scan.held_out_chunks` yields both.
+  :func:`~cuelens.audit.streamed_scan.streamed_items` writes both, chunk by chunk.
 
 Decision scores become probabilities by :func:`probabilities`; MCQ probabilities are over the
 question's choices. Each item also gets its strongest cue, its easy/hard flag and its exact
-duplicate / overlap flags (:func:`hygiene_flags`), so the table joins the user's data on ``id``.
+duplicate / overlap flags (:class:`~cuelens.audit.streamed_hygiene.ItemFlags`), so the table joins
+the user's data on ``id``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from typing import Any, BinaryIO, ContextManager
 import numpy as np
 
 from cuelens.audit.counts import TokenSequences
-from cuelens.audit.fitting import Fit, ScanData, Trained, model_decisions, signed_decisions
-from cuelens.data.dataset import RIGHT, Dataset, Split, Task
+from cuelens.audit.fitting import Fit, Trained, model_decisions, signed_decisions
+from cuelens.data.dataset import RIGHT, Dataset, Task
 
 
 def probabilities(decision: np.ndarray, signed: bool | None = None) -> np.ndarray:
@@ -112,50 +113,7 @@ def strongest_of(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarr
     return tokens, labels, np.where(chosen >= 0, best_z[winner], np.nan)
 
 
-def strongest_cues(data: ScanData, cues: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`strongest_of` every item of ``data``."""
-    seqs = data.pool.seqs
-    return strongest_of(seqs, data.pool.k, cue_ranks(seqs.vocab, cues), cues)
-
-
 FLAGS = ("duplicate", "label_conflict", "overlap", "shared_premise")
-
-
-def hygiene_flags(split: Split, fitting: Split | None) -> dict[str, np.ndarray]:
-    """Per item of ``split``: ``duplicate`` (its normalised input occurs again in the split),
-    ``label_conflict`` (such copies carry different answers) and, against the fitting split,
-    ``overlap`` (its input occurs there) and ``shared_premise`` (docs/data-hygiene.md; exact
-    copies only — near duplicates are counted in results.json)."""
-    from cuelens.audit.hygiene_keys import ItemKeys, copy_flags, first_match
-
-    keys = ItemKeys.of(split)
-    duplicate, conflict = copy_flags(keys.inputs, keys.answers)
-    out = {"duplicate": duplicate, "label_conflict": conflict}
-    if fitting is not None:
-        fit = ItemKeys.of(fitting)
-        out["overlap"] = first_match(keys.inputs, fit.inputs) >= 0
-        out["shared_premise"] = first_match(keys.premises, fit.premises) >= 0
-    return out
-
-
-@dataclass
-class ItemBias:
-    """The per-item table's columns, fitting items first (:func:`item_bias`)."""
-
-    columns: dict[str, list]
-    layout: TableLayout | None = None  # None: the Parquet schema inferred from the values
-
-    def __len__(self) -> int:
-        return len(self.columns["id"])
-
-    def frame(self):
-        import pandas as pd
-
-        return pd.DataFrame(self.columns)
-
-    def write(self, out_dir, inputs: list[str]) -> dict:
-        """:func:`write_items` of this table."""
-        return write_items(out_dir, self, inputs)
 
 
 def probability_names(dataset: Dataset) -> list[str]:
@@ -226,28 +184,6 @@ def item_columns(layout: TableLayout, ids: Sequence[str], role: str, gold: np.nd
         found = flags.get(name)
         columns[name] = [None] * n if found is None else np.asarray(found, dtype=bool).tolist()
     return columns
-
-
-def item_bias(dataset: Dataset, data: ScanData, probs: np.ndarray, cues: list[dict],
-              item_easy: np.ndarray, model: tuple[str, str]) -> ItemBias:
-    """The per-item table of ``dataset`` from the bias-only ``probs`` of every item, the scan's
-    ``cues`` and the evaluated items' easy mask (docs/results-schema.md ``items``)."""
-    layout = TableLayout.of(dataset.task, dataset.label_names, dataset.n_choices, model)
-    token, cue_label, cue_z = strongest_cues(data, cues)
-    columns: dict[str, list] = {}
-    first = 0
-    for role, split in dataset.splits.items():
-        if split is not dataset.train and split is not dataset.test:
-            continue
-        part = slice(first, first + len(split))
-        flags = hygiene_flags(split, dataset.train if split is dataset.test else None)
-        found = item_columns(layout, split.ids, role, split.item_labels(dataset.label_names),
-                             probs[part], (token[part], cue_label[part], cue_z[part]),
-                             item_easy if split is dataset.test else None, dict(flags))
-        for name, values in found.items():
-            columns.setdefault(name, []).extend(values)
-        first += len(split)
-    return ItemBias(columns, layout)
 
 
 ITEMS_JSONL, ITEMS_PARQUET = "items.jsonl", "items.parquet"
@@ -344,30 +280,10 @@ def item_paths(directory: Path, rows: int) -> dict[str, Path]:
     return files
 
 
-def item_files(out_dir, rows: int, inputs: list[str]) -> dict[str, Path]:
-    """:func:`item_paths` in ``out_dir``, checked against the ``inputs``."""
-    from cuelens.outputs import check_outputs
-
-    files = item_paths(Path(out_dir), rows)
-    check_outputs(files.values(), inputs)
-    return files
-
-
-def write_items(out_dir, bias: ItemBias, inputs: list[str]) -> dict:
-    """The per-item table's files (:func:`item_paths`) in ``out_dir``, atomically, never over
-    one of the ``inputs``; returns the written paths."""
-    from cuelens.atomic import atomic_open
-
-    files = item_files(out_dir, len(bias.columns["id"]), inputs)
-    with ItemsWriter(files, bias.layout, atomic_open) as writer:
-        writer.write(*encoded_items(bias.columns, bias.layout, files))
-    return files
-
-
 @dataclass
 class SpilledItems:
     """A per-item table written to files (``items``: the JSONL, ``items_parquet``: the Parquet
-    or None) part by part during a scan (``--stats streaming``): :meth:`frame` reads it back,
+    or None) part by part during a scan (chunk by chunk): :meth:`frame` reads it back,
     :meth:`write` copies it to an output directory."""
 
     files: dict[str, Path]
@@ -391,4 +307,3 @@ class SpilledItems:
         return files
 
 
-ItemTable = ItemBias | SpilledItems  # what a ScanResult holds: in memory or on disk

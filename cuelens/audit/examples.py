@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 
 from cuelens.audit.counts import TokenSequences, encode
-from cuelens.data.dataset import Dataset, Instances, Split, Task
+from cuelens.data.dataset import Instances, Split, Task
 from cuelens.jsonio import read_number
 
 
@@ -185,17 +185,6 @@ class ExamplePicker:
         return examples_section(self.tokens,
                                 [[instance for instance, _ in entries] for entries in chosen],
                                 rows.__getitem__)
-
-
-def sample_examples(dataset: Dataset, cues: list[dict], item_easy: np.ndarray,
-                    seed: int, words: TokenSequences | None = None,
-                    per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
-                    per_group: int = 10) -> dict:
-    """results.json ``examples`` of a dataset held in memory: its evaluated split as the one
-    part of :class:`ExamplePicker`. ``words``: the scan's encoding of the evaluated instances'
-    texts (:attr:`~cuelens.audit.scan.WordAudit.words`), else they are encoded here."""
-    picker = ExamplePicker.of(cues, dataset.label_names, seed, per_label, per_cue, per_group)
-    return picker.section([picker.part(dataset.test, 0, item_easy, words)])
 
 
 def examples_section(tokens: list[str], pools: list[list[int]],

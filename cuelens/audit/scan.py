@@ -10,13 +10,12 @@ for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.bias_items import ItemBias, item_bias
 from cuelens.audit.config import ScanConfig, adapted, large_scan
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.examples import sort_value
@@ -29,8 +28,8 @@ from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
 from cuelens.audit.results import EasyHardSection, LeakageSection
 from cuelens.audit.folds import Folds
-from cuelens.audit.passes import EasyCounters, FoldModels, RunCounts, TokenChunk, TokenStore, \
-    count_run, fit_fold, held_out_items, keep_model, predict_run
+from cuelens.audit.passes import EasyCounters, FoldModels, RunCounts, TokenStore, count_run, \
+    fit_fold, keep_model, predict_run
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
@@ -166,10 +165,6 @@ class WordAudit:
     mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
     fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
     bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
-    items: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
-    # the evaluated instances' shown texts as encoded for the scan (repeats kept), when the
-    # encoded texts are those (no --include-premise; cuelens.audit.examples)
-    words: TokenSequences | None = None
 
     def sections(self) -> dict:
         """The word-cue fields of :class:`~cuelens.audit.results.ScanSections`."""
@@ -354,23 +349,6 @@ def easy_masks(store: TokenStore, counters: EasyCounters, threshold: float
                                       evaluated))
 
 
-def held_out_chunks(store: TokenStore, audit: WordAudit, folds: Folds, fitting_folds: Folds,
-                    config: ScanConfig) -> Iterator[tuple[TokenChunk, np.ndarray]]:
-    """Every chunk (fitting split first) with its items' bias-only probabilities under the
-    headline model (:func:`~cuelens.audit.passes.held_out_items`): the evaluated items' from
-    the leakage pass's fold fits (``audit.fits``, no refit), the fitting items' from the model
-    refitted over ``fitting_folds`` of the fitting split (:func:`fitting_fits`)."""
-    model = headline(audit.leakage)
-    if store.n_fitting:
-        assert audit.bank is not None
-        view = store.fitting_store()
-        kept = fitting_fits(view, fitting_folds, config, model, audit.bank)
-        for chunk in view.chunks():
-            yield chunk, held_out_items(view, kept, fitting_folds, config.seed, model, chunk)
-    for chunk in store.chunks(fitting=False):
-        yield chunk, held_out_items(store, audit.fits, folds, config.seed, model, chunk)
-
-
 def add_mcq_baselines(audit: WordAudit, dataset, config: ScanConfig,
                       fold: np.ndarray | None = None) -> None:
     """``audit.mcq_baselines`` of an MCQ ``dataset``
@@ -383,13 +361,14 @@ def add_mcq_baselines(audit: WordAudit, dataset, config: ScanConfig,
 
 def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
                    tokens: TokenSequences | None = None) -> WordAudit:
-    """Cues, leakage table, easy/hard split and per-item bias table of ``dataset`` held in
-    memory (docs/methods.md §2–4): :func:`word_audit` over its
-    :func:`~cuelens.audit.in_memory.token_store` with the grouped, stratified folds
-    (:class:`~cuelens.audit.in_memory.GroupedFolds`).
+    """Cues, leakage table and easy/hard split of ``dataset`` held in memory (docs/methods.md
+    §2–4): :func:`word_audit` over its :func:`~cuelens.audit.in_memory.token_store` with the
+    grouped, stratified folds (:class:`~cuelens.audit.in_memory.GroupedFolds`) — the word-cue
+    sections alone (the subsets table's; the whole scan is
+    :func:`~cuelens.audit.pipeline.scan_dataset`).
 
     ``tokens``: the fitting-then-evaluation instance texts already encoded with the config's
-    n-grams (the Ray engine encodes them shard by shard); ``None`` encodes them here.
+    n-grams; ``None`` encodes them here.
     """
     config = config or ScanConfig()
     config.validate()
@@ -403,10 +382,4 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     if dataset.task == Task.MCQ:
         add_mcq_baselines(audit, dataset, config)
         report("mcq baselines", 1.0)
-    probs = np.concatenate([p for _, p in held_out_chunks(store, audit, folds, folds.fitting(),
-                                                          config)])
-    audit.items = item_bias(dataset, data, probs, audit.cues, audit.item_easy,
-                            headline(audit.leakage))
-    audit.words = None if config.include_premise else data.evaluated_words()
-    report("bias items", 1.0)
     return audit

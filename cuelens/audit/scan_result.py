@@ -16,7 +16,7 @@ from cuelens.data.dataset import EvaluatedItems
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cuelens.audit.bias_items import ItemTable
+    from cuelens.audit.bias_items import SpilledItems
     from cuelens.audit.results import ScanSections
     from cuelens.engine.chunks import ChunkDirectory
 
@@ -32,7 +32,7 @@ class Scan:
     sections: ScanSections
     item_easy: np.ndarray | None  # bool per evaluated item; None: no word-cue statistics
     started: float = field(default_factory=time.time)
-    bias: ItemTable | None = None  # per-item bias outputs (cuelens.audit.bias_items)
+    bias: SpilledItems | None = None  # per-item bias outputs (cuelens.audit.bias_items)
     work: ChunkDirectory | None = None  # holding the bias table's files, kept with the scan
 
     @property
