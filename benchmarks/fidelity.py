@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.streamed_hygiene import data_hygiene
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.data import load_dataset
 

@@ -20,7 +20,7 @@ import resource
 import time
 import tracemalloc
 
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.streamed_hygiene import data_hygiene
 from cuelens.audit.hygiene_keys import ItemKeys, near_parts
 from cuelens.audit.near_duplicates import NearIndex, near_items
 from cuelens.engine.streaming import load_streaming

@@ -52,7 +52,7 @@ def main() -> None:
             run = lambda: streamed_hygiene({"all": splits[0]}, "all", True, args.seed,  # noqa: E731
                                            Path(temp) / "work")
         else:
-            from cuelens.audit.hygiene import data_hygiene
+            from cuelens.audit.streamed_hygiene import data_hygiene
             from cuelens.engine.streaming import load_streaming
 
             dataset = load_streaming(args.data)

@@ -13,7 +13,7 @@ import pytest
 
 from cuelens.audit.advice import next_steps
 from cuelens.audit.findings import SEVERITIES, Finding, findings
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.streamed_hygiene import data_hygiene
 from cuelens.data import load_dataset
 
 

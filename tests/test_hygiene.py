@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.streamed_hygiene import data_hygiene
 from cuelens.cli import app
 from cuelens.reports.schema import results_schema
 from cuelens.jsonio import format_number, json_number, read_number

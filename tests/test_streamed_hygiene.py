@@ -6,12 +6,13 @@ joined read back as one."""
 from __future__ import annotations
 
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 
 import cuelens.audit.near_duplicates as near_duplicates
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.streamed_hygiene import data_hygiene
 from cuelens.audit.hygiene_keys import ItemKeys
 from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, KeySpill, SpilledKeys, flags_of, \
     streamed_hygiene
@@ -25,8 +26,9 @@ from tests.conftest import write_jsonl
 
 def streamed(dataset: Dataset, chunk_items: int, tmp_path: Path, seed: int = 0,
              flags: ItemFlags | None = None) -> dict:
-    """``streamed_hygiene`` of the dataset's splits read again from their files in chunks
-    (``flags``: receives the item flags)."""
+    """``streamed_hygiene`` of the dataset's splits read again from their files in chunks,
+    their keys cut in up to 64 partitions (``data_hygiene``, the reference, keeps one);
+    ``flags``: receives the item flags."""
     splits: list[ChunkedSplit] = []
     (tmp_path / "chunks").mkdir(parents=True)
     for role, split in dataset.splits.items():
@@ -36,20 +38,12 @@ def streamed(dataset: Dataset, chunk_items: int, tmp_path: Path, seed: int = 0,
     evaluated = "test" if dataset.train is not None else "all"
     roles = ChunkedRoles({s.name: s for s in splits}, evaluated,
                          "train" if dataset.train is not None else None)
-    section = streamed_hygiene(roles, seed, tmp_path / "work", flags=flags)
+    with patch("cuelens.audit.streamed_hygiene.PARTITION_KEYS", 8):
+        section = streamed_hygiene(roles, seed, tmp_path / "work", flags=flags)
     assert list((tmp_path / "work").iterdir()) == []  # the spill files are removed
     return section
 
 
-@pytest.mark.parametrize("source, chunk_items, overlaps", [
-    ({"data": "snli/dev.jsonl"}, 1000, 0),
-    ({"train": "snli/dev.jsonl", "test": "snli/test.jsonl"}, 1000, 1),
-    ({"data": "balanced_copa/dev.jsonl"}, 7, 0),  # MCQ, 500 mirrored pairs
-    # MCQ with questions; B-COPA holds COPA dev's items, some with the choices swapped
-    ({"train": "copa/dev.jsonl", "test": "balanced_copa/dev.jsonl"}, 7, 1),
-    ({"data": "commonsenseqa"}, 1000, 1),
-    ({"data": "arct"}, 100, 3),  # train, dev and test: no examples, three overlap rows
-])
 def _exact_flags(split, fitting) -> dict[str, np.ndarray]:
     """The per-item copy flags of a loaded split, from its keys in memory (the reference):
     duplicate / label_conflict within the split, overlap / shared_premise against ``fitting``."""
@@ -65,6 +59,15 @@ def _exact_flags(split, fitting) -> dict[str, np.ndarray]:
     return out
 
 
+@pytest.mark.parametrize("source, chunk_items, overlaps", [
+    ({"data": "snli/dev.jsonl"}, 1000, 0),
+    ({"train": "snli/dev.jsonl", "test": "snli/test.jsonl"}, 1000, 1),
+    ({"data": "balanced_copa/dev.jsonl"}, 7, 0),  # MCQ, 500 mirrored pairs
+    # MCQ with questions; B-COPA holds COPA dev's items, some with the choices swapped
+    ({"train": "copa/dev.jsonl", "test": "balanced_copa/dev.jsonl"}, 7, 1),
+    ({"data": "commonsenseqa"}, 1000, 1),
+    ({"data": "arct"}, 100, 3),  # train, dev and test: no examples, three overlap rows
+])
 def test_real_data_gives_the_in_memory_section(shared_data, tmp_path, source, chunk_items,
                                                overlaps):
     paths = {key: str(shared_data / value) for key, value in source.items()}

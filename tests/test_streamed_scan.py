@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import cuelens
-from cuelens.audit.hygiene import data_hygiene
+from cuelens.audit.streamed_hygiene import data_hygiene
 from cuelens.cli import app
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming

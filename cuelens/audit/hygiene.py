@@ -1,6 +1,7 @@
 """Data hygiene's ``hygiene`` section of results.json: duplicates, train/test overlap, mirrored
-pairs and label-noise candidates, as sentences and rows (:func:`hygiene_section`), and the
-in-memory entry :func:`data_hygiene` (a loaded dataset's splits as one key partition).
+pairs and label-noise candidates, as sentences and rows (:func:`hygiene_section`); the keys are
+counted by :mod:`cuelens.audit.streamed_hygiene` (a loaded dataset's splits held as one chunk
+each: :func:`~cuelens.audit.streamed_hygiene.data_hygiene`).
 
 What each count means, the near-duplicate MinHash LSH (:mod:`cuelens.audit.near_duplicates`)
 and its scale: docs/data-hygiene.md ("Data hygiene") and docs/methods.md §11. The keys
@@ -14,14 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
-
-from cuelens.audit.hygiene_counts import Describe, Keyed, OverlapFindings, Part, Ref, \
-    SplitFindings, example_refs, findings, partition_findings
-from cuelens.audit.hygiene_keys import ItemKeys, near_parts
-from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NUM_PERM, NearIndex, NearSample, \
-    near_items
-from cuelens.data.dataset import Dataset, Split, Task, role_names
+from cuelens.audit.hygiene_counts import Describe, Keyed, OverlapFindings, Ref, SplitFindings, \
+    example_refs
+from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NUM_PERM
+from cuelens.data.dataset import Split, Task
 
 TEXT_CHARS = 240
 
@@ -94,33 +91,3 @@ def _warnings(section: dict, cross_validated: bool, names: Mapping[str, str]) ->
                    f"{section['splits'][role]['items']} items (near overlap: sampled evaluation "
                    "items against sampled fitting items); exact counts cover every item")
     return out
-
-
-
-def _in_memory(split: Split, seed: int) -> tuple[Keyed, dict[str, Part]]:
-    """A loaded split's :class:`Keyed` and its keys as one partition."""
-    keys, items = ItemKeys.of(split), np.arange(len(split))
-    has = keys.has_pair
-    sample = near_items(len(split), seed)
-    return (Keyed(len(split), split.task, NearSample(sample, keys.take(sample),
-                                                     NearIndex(near_parts(split, sample), seed))),
-            {"inputs": {"key": keys.inputs, "item": items, "answer": keys.answers,
-                        "shown": keys.shown},
-             "pairs": {"key": keys.pairs[has], "item": items[has], "answer": keys.answers[has]},
-             "premises": {"key": keys.premises, "item": items}})
-
-
-def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
-    """The ``hygiene`` section of results.json for every loaded split of ``dataset``
-    (docs/methods.md §11): exact counts over all items, near duplicates on at most
-    :data:`NEAR_MAX_ITEMS` items per split."""
-    splits, evaluated = dataset.splits, "test" if dataset.train is not None else "all"
-    loaded = {role: _in_memory(split, seed) for role, split in splits.items()}
-    keyed = {role: k for role, (k, _) in loaded.items()}
-    partition = {role: part for role, (_, part) in loaded.items()}
-    samples = {role: k.sample.items for role, k in keyed.items()}
-    found, overlaps = findings(keyed, evaluated,
-                               [partition_findings(partition, evaluated, samples)])
-    return hygiene_section(keyed, found, overlaps, dataset.cross_validated,
-                           lambda role, i: describe(role, splits[role], i),
-                           role_names(dataset.split_roles))

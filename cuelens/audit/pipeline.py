@@ -10,7 +10,6 @@ word-audit stages and then ``features: parse`` / ``features: score``.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -108,10 +107,7 @@ def held_in_memory(dataset: Dataset, config: ScanConfig, segmentation: ScanSegme
                      tokens)
     folds = GroupedFolds(data, config.folds)
     fitting = None if dataset.train is None else "train"
-    splits = {role: ChunkedSplit(role, split.path, split.task, [], [split], [len(split)],
-                                 Counter(split.labels), Counter(split.choice_counts),
-                                 dict(split.skipped), split.findings)
-              for role, split in dataset.splits.items()}
+    splits = {role: ChunkedSplit.held(role, split) for role, split in dataset.splits.items()}
     held = ChunkedData(dataset.name, dataset.format, splits, fitting,
                        "all" if fitting is None else "test", dataset.label_names,
                        token_store(data), ChunkDirectory(), dataset.split_roles, dataset)

@@ -1,8 +1,8 @@
 """Data hygiene of chunked splits in bounded memory (docs/methods.md §11; docs/large-datasets.md).
 
-:func:`streamed_hygiene` returns exactly what :func:`cuelens.audit.hygiene.data_hygiene` returns
-for the same splits, reading each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
-one at a time: keys spilled per chunk to hash partitions (:class:`KeySpill`), counted per
+:func:`streamed_hygiene` reads each split's chunks (:class:`~cuelens.engine.chunks.ChunkedSplit`)
+one at a time, whatever the chunking (a loaded dataset's splits held as one chunk each:
+:func:`data_hygiene`): keys spilled per chunk to hash partitions (:class:`KeySpill`), counted per
 partition and totalled on the driver, as docs/data-hygiene.md ("Streamed") describes; the
 per-item flags stay in files that each partition's task writes (:class:`ItemFlags`).
 """
@@ -25,9 +25,11 @@ from cuelens.audit.near_duplicates import NearIndex, NearSample, near_items
 from cuelens.audit.groups import sizes_summary
 from cuelens.audit.passes import ChunkPasses, LocalPasses
 from cuelens.audit.text_keys import mix64
+from cuelens.data.dataset import Dataset, role_names
 from cuelens.engine.chunks import ChunkedSplit
 
 PART_BITS = 6  # 64 partitions: of 50M keys, ~0.8M (19 MB with item and answer) in memory at once
+PARTITION_KEYS = 1 << 20  # keys of a split kind in one partition before they are cut in more
 BUFFERED = 1 << 18  # keys gathered before they are written out to their partitions
 ANSWERED = (("item", "<i8"), ("answer", "<u8"))
 INPUTS = (*ANSWERED, ("shown", "<u8"))
@@ -72,7 +74,8 @@ class KeySpill:
             return
         rows = np.concatenate(self._pending)
         self._pending = []
-        part = mix64(rows["key"]) >> self.shift
+        part = mix64(rows["key"]) >> self.shift if self.n_parts > 1 else \
+            np.zeros(len(rows), dtype=np.uint64)  # a shift by 64 bits is no shift
         order = np.argsort(part, kind="stable")
         rows, bounds = rows[order], np.searchsorted(part[order], np.arange(self.n_parts + 1))
         for p in np.flatnonzero(np.diff(bounds)).tolist():
@@ -123,10 +126,17 @@ class SpilledKeys:
                 "grouped_items": sum(p["grouped_items"] for p in parts)}
 
 
-def _spill(directory: Path, columns: tuple[tuple[str, str], ...], keys: np.ndarray,
+def partition_bits(n_keys: int) -> int:
+    """Partition bits of splits holding ``n_keys`` items: one partition up to
+    :data:`PARTITION_KEYS` keys (a loaded dataset: no more files than needed), at most
+    ``2**PART_BITS`` partitions. Every partitioning gives the same findings."""
+    return min(PART_BITS, max(0, (max(n_keys, 1) - 1) // PARTITION_KEYS).bit_length())
+
+
+def _spill(directory: Path, columns: tuple[tuple[str, str], ...], keys: np.ndarray, bits: int,
            **values: np.ndarray) -> SpilledKeys:
     """``keys`` with their column ``values`` spilled under ``directory`` at once."""
-    spill = KeySpill(directory, columns)
+    spill = KeySpill(directory, columns, bits)
     spill.add(keys, **values)
     return spill.spilled()
 
@@ -144,20 +154,22 @@ class ChunkKeys:
     texts: list[list[str]]
 
 
-def _chunk_keys(directory: Path, index: int, chunk: ChunkedSplit, first: int,
+def _chunk_keys(shared: tuple[Path, int], index: int, chunk: ChunkedSplit, first: int,
                 sampled: np.ndarray) -> ChunkKeys:
     """Chunk ``index`` of a split (``chunk``: the split of that chunk file alone, items
     ``first …``) keyed (a task of :meth:`~cuelens.audit.passes.ChunkPasses.map`): its rows
-    spilled under ``directory/<index>``, the keys and texts of its ``sampled`` positions."""
+    spilled under ``directory/<index>`` to ``2**bits`` partitions (``shared``: both), the keys
+    and texts of its ``sampled`` positions."""
+    directory, bits = shared
     split = chunk.read()
     keys, items = ItemKeys.of(split), np.arange(first, first + len(split))
     has, into = keys.has_pair, directory / f"{index:06d}"
     return ChunkKeys(
-        _spill(into / "inputs", INPUTS, keys.inputs, item=items, answer=keys.answers,
+        _spill(into / "inputs", INPUTS, keys.inputs, bits, item=items, answer=keys.answers,
                shown=keys.shown),
-        _spill(into / "pairs", ANSWERED, keys.pairs[has], item=items[has],
+        _spill(into / "pairs", ANSWERED, keys.pairs[has], bits, item=items[has],
                answer=keys.answers[has]),
-        _spill(into / "premises", ITEMS, keys.premises, item=items),
+        _spill(into / "premises", ITEMS, keys.premises, bits, item=items),
         keys.take(sampled), near_parts(split, sampled))
 
 
@@ -165,17 +177,18 @@ KINDS = ("inputs", "pairs", "premises")
 Spilled = dict[str, SpilledKeys]  # one split's spilled keys of each of KINDS
 
 
-def _keyed(split: ChunkedSplit, seed: int, directory: Path,
+def _keyed(split: ChunkedSplit, seed: int, directory: Path, bits: int,
            passes: ChunkPasses) -> tuple[Keyed, Spilled]:
     """``split`` keyed one chunk per task on ``passes`` (:func:`_chunk_keys`), its keys spilled
-    under ``directory``; the chunks' near-duplicate samples joined here."""
+    under ``directory`` to ``2**bits`` partitions; the chunks' near-duplicate samples joined
+    here."""
     sample = near_items(len(split), seed)
     firsts = np.cumsum([0, *split.sizes]).tolist()
     calls = ((index, chunk, first,
               sample[np.searchsorted(sample, first):np.searchsorted(sample, first + size)] - first)
              for index, (chunk, size, first) in enumerate(zip(split.per_file(), split.sizes,
                                                                firsts)))
-    chunks = list(passes.map(_chunk_keys, directory, calls))
+    chunks = list(passes.map(_chunk_keys, (directory, bits), calls))
     texts = [list(chain.from_iterable(chunk.texts[k] for chunk in chunks)) for k in range(2)]
     near = NearSample(sample, ItemKeys.concat([chunk.sampled for chunk in chunks]),
                       NearIndex(texts, seed))
@@ -288,7 +301,8 @@ def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
     splits, evaluated, fitting = roles.splits, roles.evaluated, roles.fitting
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="hygiene-") as temp:
-        both = {role: _keyed(split, seed, Path(temp) / f"split{k}", passes)
+        bits = partition_bits(sum(map(len, splits.values())))
+        both = {role: _keyed(split, seed, Path(temp) / f"split{k}", bits, passes)
                 for k, (role, split) in enumerate(splits.items())}
         keyed = {role: k for role, (k, _) in both.items()}
         flagged = [] if flags is None else [r for r in (fitting, evaluated) if r is not None]
@@ -305,3 +319,15 @@ def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
     shown = _shown(splits, wanted)
     return hygiene_section(keyed, found, overlaps, fitting is None,
                            lambda role, i: dict(shown[role, i]), roles.names)
+
+
+def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
+    """The ``hygiene`` section of a loaded ``dataset`` (docs/methods.md §11):
+    :func:`streamed_hygiene` of its splits held in memory, one chunk each, the spill files in a
+    temporary directory."""
+    fitting = None if dataset.train is None else "train"
+    roles = ChunkedRoles({role: ChunkedSplit.held(role, split)
+                          for role, split in dataset.splits.items()},
+                         "all" if fitting is None else "test", fitting,
+                         role_names(dataset.split_roles))
+    return streamed_hygiene(roles, seed, Path(tempfile.gettempdir()))

@@ -172,6 +172,13 @@ class ChunkedSplit:
     skipped: dict[str, int] = field(default_factory=dict)
     findings: LabelFindings = field(default_factory=LabelFindings)
 
+    @classmethod
+    def held(cls, name: str, split: Split) -> ChunkedSplit:
+        """A loaded ``split`` held in memory as one chunk (the exact scan's view)."""
+        return cls(name, split.path, split.task, [], [split], [len(split)],
+                   Counter(split.labels), Counter(split.choice_counts), dict(split.skipped),
+                   split.findings)
+
     def __len__(self) -> int:
         return sum(self.sizes)
 
