@@ -1,6 +1,8 @@
-"""The whole ``audit scan`` in one call: word cues, leakage, easy/hard and ICQ features
-(docs/methods.md §1–5), returned as a :class:`Scan`: the results and what its files are written
-from (the pandas views and the report: :class:`cuelens.results.ScanResult`, above).
+"""The whole exact ``audit scan`` in one call: word cues, leakage, easy/hard and ICQ features
+(docs/methods.md §1–5) of a loaded dataset, held in memory as chunks and run through the one
+scan of chunked data (:func:`~cuelens.audit.streamed_scan.chunk_sections`) in the exact mode;
+returned as a :class:`~cuelens.audit.scan_result.Scan`: the results and what its files are
+written from (the pandas views and the report: :class:`cuelens.results.ScanResult`, above).
 
 ``audit scan``, ``audit demo``, ``audit probe`` (without ``--scan``) and :func:`cuelens.scan`
 all call :func:`scan_dataset`; nothing here prints. ``progress(stage, fraction)`` receives the
