@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import ray_cluster
 
 from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
@@ -84,21 +85,13 @@ def _streaming_grouped(data: Data, work: Path) -> Scan:
 
 
 def _ray(data: Data, work: Path) -> Scan:
-    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
+    ray_cluster.start()  # the session's cluster, shared with the Ray test modules
     from cuelens.audit.ray_passes import RayPasses
 
-    started = not ray.is_initialized()
-    if started:  # stopped again below: the Ray test modules start their own cluster
-        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
-                 log_to_driver=False)
-    try:
-        passes = RayPasses()
-        chunked = _chunked(data, work, reader=passes.read)
-        chunked.store.passes = passes
-        return scan_streaming(chunked, CONFIG)
-    finally:
-        if started:
-            ray.shutdown()
+    passes = RayPasses()
+    chunked = _chunked(data, work, reader=passes.read)
+    chunked.store.passes = passes
+    return scan_streaming(chunked, CONFIG)
 
 
 def _subsets(data: Data, work: Path) -> Scan:
@@ -121,7 +114,8 @@ MODES: dict[str, Callable[[Data, Path], Scan]] = {
     "ray": _ray, "subsets": _subsets, "preference": _preference}
 TASKS = ("nli", "mcq")
 CASES = [pytest.param(mode, task, id=f"{mode}-{task}",  # Ray's start: ~30 s on 2 loaded cores
-                      marks=[pytest.mark.slow, pytest.mark.timeout(600)] if mode == "ray" else [])
+                      marks=[pytest.mark.slow, pytest.mark.timeout(600), ray_cluster.GROUP]
+                      if mode == "ray" else [])
          for mode in MODES for task in TASKS
          if not (mode == "preference" and task == "mcq")]  # preference pairs are their own task
 
