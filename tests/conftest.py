@@ -1,6 +1,6 @@
 """Shared fixtures (small dataset files written into a temporary directory, the session's Ray
 cluster) and the grouping of tests under pytest-xdist (``-n 2 --dist loadgroup``, see
-docs/development.md)."""
+README.md)."""
 
 from __future__ import annotations
 
