@@ -1,6 +1,5 @@
-"""Shared fixtures (small dataset files written into a temporary directory, the session's Ray
-cluster) and the grouping of tests under pytest-xdist (``-n 2 --dist loadgroup``, see
-README.md)."""
+"""Shared fixtures: small dataset files written into a temporary directory, the session's Ray
+cluster; one-thread BLAS/OpenMP pools in each pytest-xdist worker (README.md)."""
 
 from __future__ import annotations
 
@@ -19,35 +18,6 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # (set before numpy or torch is imported) rather than every worker oversubscribing them all
     for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_name, "1")
-
-
-def _shared_fixture_group(item: pytest.Item) -> str | None:
-    """Where the item's widest-scoped fixture of the tests' own (session before module, autouse
-    ones aside) is defined, e.g. ``tests/test_card.py::scan_dir``; None without one."""
-    defs = getattr(item, "_fixtureinfo", None)
-    shared = []
-    for name in getattr(item, "fixturenames", ()):
-        fixturedefs = defs.name2fixturedefs.get(name) if defs is not None else None
-        if not fixturedefs or not fixturedefs[-1].baseid \
-                or getattr(fixturedefs[-1], "_autouse", False):
-            continue  # pytest's own (tmp_path_factory) and autouse fixtures group nothing
-        scope = fixturedefs[-1].scope
-        if scope in ("session", "module"):
-            shared.append((scope != "session", f"{fixturedefs[-1].baseid}::{name}"))
-    return min(shared)[1] if shared else None
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup``: tests on the Ray cluster run on one worker (one cluster), and
-    tests sharing an expensive module- or session-scoped fixture on one worker (built once)."""
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        if "cluster" in getattr(item, "fixturenames", ()):
-            item.add_marker(ray_cluster.GROUP)
-        elif (group := _shared_fixture_group(item)) is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -2,8 +2,7 @@
 
 Starting a cluster costs ~10–30 s on the loaded 2-core CI machine, so the Ray modules and the
 conformance suite's Ray mode share one (the ``cluster`` fixture of tests/conftest.py), which is
-stopped at the end of the session. Under pytest-xdist (``--dist loadgroup``) the Ray tests carry
-the :data:`GROUP` mark, so that they run on one worker and only that worker starts Ray.
+stopped at the end of the session (under pytest-xdist: one per worker that runs Ray tests).
 """
 
 from __future__ import annotations
@@ -11,9 +10,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-
-GROUP = pytest.mark.xdist_group("ray")
-
 
 def start():
     """The ``ray`` module with a local cluster running (started here unless one already is);

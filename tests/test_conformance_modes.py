@@ -114,8 +114,7 @@ MODES: dict[str, Callable[[Data, Path], Scan]] = {
     "ray": _ray, "subsets": _subsets, "preference": _preference}
 TASKS = ("nli", "mcq")
 CASES = [pytest.param(mode, task, id=f"{mode}-{task}",  # Ray's start: ~30 s on 2 loaded cores
-                      marks=[pytest.mark.slow, pytest.mark.timeout(600), ray_cluster.GROUP]
-                      if mode == "ray" else [])
+                      marks=[pytest.mark.slow, pytest.mark.timeout(600)] if mode == "ray" else [])
          for mode in MODES for task in TASKS
          if not (mode == "preference" and task == "mcq")]  # preference pairs are their own task
 
