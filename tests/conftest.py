@@ -1,5 +1,5 @@
-"""Shared fixtures: small dataset files written into a temporary directory, the session's Ray
-cluster; one-thread BLAS/OpenMP pools in each pytest-xdist worker (README.md)."""
+"""Shared fixtures: small dataset files written into a temporary directory, a Ray cluster per
+test module; one-thread BLAS/OpenMP pools in each pytest-xdist worker (README.md)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
-import ray_cluster
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -42,17 +40,14 @@ def _private_parse_cache(tmp_path_factory):
             os.environ[name] = value
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster():
-    """The session's local 2-CPU Ray cluster (tests/ray_cluster.py); skips without Ray."""
-    return ray_cluster.start()
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _ray_stopped_at_the_end():
-    """Stop the session's Ray cluster, whichever test started it."""
-    yield
-    ray_cluster.stop()
+    """A local 2-CPU Ray cluster for one test module, stopped after it; skips without Ray. One
+    cluster shared by the session was tried: test_probe_ray's actors then waited for CPUs."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
+    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
 
 
 @pytest.fixture

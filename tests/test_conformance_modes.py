@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import ray_cluster
 
 from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
@@ -85,13 +84,21 @@ def _streaming_grouped(data: Data, work: Path) -> Scan:
 
 
 def _ray(data: Data, work: Path) -> Scan:
-    ray_cluster.start()  # the session's cluster, shared with the Ray test modules
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
     from cuelens.audit.ray_passes import RayPasses
 
-    passes = RayPasses()
-    chunked = _chunked(data, work, reader=passes.read)
-    chunked.store.passes = passes
-    return scan_streaming(chunked, CONFIG)
+    started = not ray.is_initialized()
+    if started:  # stopped again below: the Ray test modules start their own cluster
+        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
+                 log_to_driver=False)
+    try:
+        passes = RayPasses()
+        chunked = _chunked(data, work, reader=passes.read)
+        chunked.store.passes = passes
+        return scan_streaming(chunked, CONFIG)
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def _subsets(data: Data, work: Path) -> Scan:

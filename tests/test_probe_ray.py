@@ -1,6 +1,6 @@
 """`audit probe --engine ray` ≡ `--engine local` (issue 24): the whole probe — predictions.jsonl
-and results.json — byte-identical, with a tiny random-initialised BERT on the session's local 2-CPU
-Ray cluster (tests/ray_cluster.py)."""
+and results.json — byte-identical, with a tiny random-initialised BERT on a local 2-CPU Ray
+cluster that the module starts and stops (tests/conftest.py)."""
 
 from __future__ import annotations
 
