@@ -1,4 +1,5 @@
-"""Shared fixtures: small dataset files written into a temporary directory."""
+"""Shared fixtures: small dataset files written into a temporary directory, a Ray cluster per
+test module; one-thread BLAS/OpenMP pools in each pytest-xdist worker (README.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from pathlib import Path
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    # each xdist worker is one of the machine's busy cores: BLAS/OpenMP/torch pools of one thread
+    # (set before numpy or torch is imported) rather than every worker oversubscribing them all
+    for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -31,6 +38,16 @@ def _private_parse_cache(tmp_path_factory):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A local 2-CPU Ray cluster for one test module, stopped after it; skips without Ray. One
+    cluster shared by the session was tried: test_probe_ray's actors then waited for CPUs."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
+    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
 
 
 @pytest.fixture

@@ -154,7 +154,7 @@ def test_scan_fold_matrices_equal_the_string_path(chunk):
 def test_scan_results_unchanged(rows, monkeypatch):
     """Planted scans (capped fits): the BoW baseline's evaluation rows scored 7 at a time (MCQ
     questions split across pieces) give the results of scoring them at once."""
-    options = dict(features="none", iterations=1, max_fit_items=800)
+    options = dict(features="none", folds=3, iterations=1, max_fit_items=800)  # portions > cap
     old = cuelens.scan(rows, **options).results
     monkeypatch.setattr(leakage, "BOW_CHUNK", 7)
     chunked = cuelens.scan(rows, **options).results

@@ -1,6 +1,6 @@
 """`audit probe --engine ray` ≡ `--engine local` (issue 24): the whole probe — predictions.jsonl
 and results.json — byte-identical, with a tiny random-initialised BERT on a local 2-CPU Ray
-cluster that the test starts and stops."""
+cluster that the module starts and stops (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,8 @@ import cuelens
 from cuelens.cli import app
 from cuelens.data.synthetic import make_nli
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
+pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
 
 
 def test_probe_with_ray_equals_the_local_engine(cluster, tmp_path, monkeypatch):

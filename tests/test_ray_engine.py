@@ -16,15 +16,8 @@ from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.options import EngineOptions
 from cuelens.jsonio import dumps_json
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
+pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
 pytestmark = pytest.mark.timeout(600)
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
 
 
 def write_shards(directory: Path, records: list[dict], n_shards: int, fmt: str) -> Path:

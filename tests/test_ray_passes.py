@@ -30,17 +30,10 @@ from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.errors import UserError
 from cuelens.jsonio import dumps_json
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
+pytest.importorskip("ray", reason="Ray is not installed: pip install 'cuelens[ray]'")
 pytestmark = pytest.mark.timeout(600)
 
 CONFIG = ScanConfig(folds=3, iterations=2, max_fit_items=150, seed=5)
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
 
 
 def write_shards(directory: Path, records: list[dict], n_shards: int) -> str:

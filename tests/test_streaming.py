@@ -44,8 +44,8 @@ def test_local_engine_equals_memory_engine(tmp_path, task):
     write_jsonl(tmp_path / "d" / "train.jsonl", rows[:-100])
     write_jsonl(tmp_path / "d" / "test.jsonl", rows[-100:])
     for data, config in ((tmp_path / "d", ScanConfig(iterations=2, max_fit_items=150)),
-                         (tmp_path / "d" / "train.jsonl",
-                          ScanConfig(iterations=1, ngrams=2, include_premise=True,
+                         (tmp_path / "d" / "train.jsonl",  # 3 folds: portions above the cap
+                          ScanConfig(folds=3, iterations=1, ngrams=2, include_premise=True,
                                      max_fit_items=200))):
         assert results_json("local", str(data), config) == \
             results_json("memory", str(data), config)
@@ -59,7 +59,7 @@ def test_shard_formats_are_one_dataset(tmp_path):
     import pyarrow.parquet as pq
 
     rows = make_nli(300, seed=4)
-    config = ScanConfig(iterations=1)
+    config = ScanConfig(folds=3, iterations=1)
     single = json.loads(results_json("memory", str(write_jsonl(tmp_path / "all.jsonl", rows)),
                                      config))
     parts = [rows[:120], rows[120:200], rows[200:]]
