@@ -1,11 +1,9 @@
-"""Compiled reading and writing (issue 55): JSONL blocks parsed by pyarrow give exactly the items,
-skips, label rewrites and errors of the line reader; the per-item JSONL built by pyarrow compute
-is byte for byte the column-wise encoder's text."""
+"""Compiled reading (issue 55): JSONL blocks parsed by pyarrow give exactly the items, skips,
+label rewrites and errors of the line reader."""
 
 from __future__ import annotations
 
 import json
-import math
 import unicodedata
 
 import numpy as np
@@ -19,7 +17,6 @@ from cuelens.engine import streaming
 from cuelens.engine.chunks import read_chunked
 from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
-from cuelens.jsonio import jsonl_bytes, jsonl_lines
 
 
 def _state(split) -> tuple:
@@ -121,23 +118,3 @@ def test_chunks_cut_inside_blocks_hold_the_items(tmp_path, monkeypatch, size):
         assert [x for c in chunks for x in getattr(c.split, name)] == list(getattr(whole, name))
     assert [x for c in chunks for x in c.split.line_of] == list(whole.line_of)
     assert found[0].skipped == whole.skipped == {"missing label": 1}
-
-
-def test_jsonl_bytes_are_the_jsonl_text():
-    rng = np.random.default_rng(0)
-    columns = {
-        "id": ["a", 'é\u2028"q', "t\tab\\", "ok"], "cue": ["x", None, "y\n", None],
-        "n": [1, -2, 0, 7], "flag": [True, None, False, True], "b": [True, False, True, True],
-        "p": [0.5, 1e-05, 1.0, -0.0], "z": [math.nan, None, 2.0, 1e9 + 0.5],
-        "big": [123456.789, 3e20, 0.0001, 99999999.99], "none": [None] * 4}
-    assert jsonl_bytes(columns, nan_as_null=True) == \
-        jsonl_lines(columns, nan_as_null=True).encode("utf-8")
-    probabilities = {"p": np.round(rng.dirichlet([1, 1, 1], 5000), 6)[:, 0].tolist(),
-                     "z": np.round(rng.normal(0, 30, 5000), 6).tolist(),
-                     "id": [f"s{i}" for i in range(5000)]}
-    assert jsonl_bytes(probabilities) == jsonl_lines(probabilities).encode("utf-8")
-    for refused in ({"z": [math.nan]}, {"z": [math.inf, None]}):
-        with pytest.raises(ValueError):
-            jsonl_bytes(refused)
-    mixed = {"m": [1, "x", 2.5], "huge": [10**30, 1, 2]}
-    assert jsonl_bytes(mixed) == jsonl_lines(mixed).encode("utf-8")

@@ -270,11 +270,11 @@ def encoded_items(columns: dict[str, list], layout: TableLayout | None,
     """One part's rows (:func:`item_columns`) encoded for the table's ``files``
     (:func:`item_paths`): items.jsonl lines and a pyarrow table of the ``layout``'s schema (None:
     inferred), each None where that file is not written."""
-    from cuelens.jsonio import jsonl_bytes
+    from cuelens.jsonio import jsonl_lines
 
     lines = None if "items" not in files else b"".join(
-        jsonl_bytes({name: values[start:start + JSONL_BATCH] for name, values in columns.items()},
-                    nan_as_null=True)
+        jsonl_lines({name: values[start:start + JSONL_BATCH] for name, values in columns.items()},
+                    nan_as_null=True).encode("utf-8")
         for start in range(0, len(columns["id"]), JSONL_BATCH))
     if "items_parquet" not in files:
         return lines, None
