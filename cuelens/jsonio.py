@@ -176,6 +176,10 @@ def json_texts(values: Sequence, nan_as_null: bool = False) -> list[str]:
     kinds = set(map(type, values))
     if kinds <= {str}:
         return list(map(encode_basestring, values))
+    if kinds <= {str, type(None)}:  # e.g. a cue or none: each distinct value encoded once
+        texts = {value: "null" if value is None else encode_basestring(value)
+                 for value in set(values)}
+        return list(map(texts.__getitem__, values))
     if kinds <= {bool, type(None)}:
         return list(map(_JSON_CONSTANTS.__getitem__, values))
     if kinds <= {int}:
@@ -194,7 +198,7 @@ def _float_texts(values: Sequence[float | None], nan_as_null: bool) -> list[str]
         return texts
     if odd & {"inf", "-inf"} or ("nan" in odd and not nan_as_null):
         raise ValueError("Out of range float values are not JSON compliant")
-    return [_FLOAT_NULLS.get(text, text) for text in texts]
+    return list(map(_FLOAT_NULLS.get, texts, texts))
 
 
 def jsonl_lines(columns: Mapping[str, Sequence], nan_as_null: bool = False) -> str:

@@ -137,7 +137,7 @@ def test_jsonl_lines_equal_jsonl_line_per_row():
 
     columns = {"id": ["a", "é\u2028\"", "c"], "n": [1, -2, 10**30], "p": [0.5, 1e-05, 3e20],
                "z": [math.nan, None, 2.0], "flag": [True, None, False], "none": [None] * 3,
-               "mixed": [1, "x", 2.5], "%s key": ["x", "y", "z"]}
+               "mixed": [1, "x", 2.5], "%s key": ["x", "y", "z"], "cue": ["x\n", None, "x\n"]}
     rows = [{name: None if isinstance(v, float) and v != v else v
              for name, v in zip(columns, values)} for values in zip(*columns.values())]
     assert jsonl_lines(columns, nan_as_null=True) == "".join(map(jsonl_line, rows))

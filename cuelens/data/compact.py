@@ -14,7 +14,9 @@ import numpy as np
 
 from cuelens.data.dataset import Instances, Split, Task
 from cuelens.data.labels import LabelFindings
-from cuelens.data.readers import file_format, open_lines
+from cuelens.data.readers import RecordTable, file_format, open_lines
+from cuelens.data.schema import FieldMap, normalise_nli_table
+from cuelens.data.splits import build_split
 from cuelens.errors import UserError
 
 
@@ -28,6 +30,18 @@ class TextColumn:
     def append(self, text: str) -> None:
         self._buffer += text.encode("utf-8", "surrogatepass")
         self._ends.append(len(self._buffer))
+
+    def extend_arrow(self, texts) -> None:
+        """Append the strings of a pyarrow string array (their UTF-8 bytes, as :meth:`append`
+        writes them)."""
+        import pyarrow as pa
+
+        wide = pa.types.is_large_string(texts.type)
+        offsets = np.frombuffer(texts.buffers()[1], dtype=np.int64 if wide else np.int32)[
+            texts.offset:texts.offset + len(texts) + 1].astype(np.int64)
+        base, start = len(self._buffer), int(offsets[0])
+        self._buffer += memoryview(texts.buffers()[2])[start:int(offsets[-1])]
+        self._ends.frombytes((offsets[1:] - start + base).tobytes())
 
     def extend(self, other: "TextColumn") -> None:
         base = len(self._buffer)
@@ -187,6 +201,33 @@ class CompactSplit(Split):
         self.line_of.append(line)
         self.note(record, line)
 
+    def append_table(self, rows: RecordTable, fields: FieldMap, file_name: str) -> bool:
+        """Append the records of ``rows`` (of the file ``file_name``) at once when they are NLI
+        items that :func:`~cuelens.data.schema.normalise_nli_table` takes: the same items and
+        label rewrites as :meth:`append` of each; False, with nothing appended, otherwise."""
+        found = normalise_nli_table(rows.table, fields) if self.task == Task.NLI else None
+        if found is None:
+            return False
+        n, lines = len(rows), np.arange(rows.line, rows.line + len(rows), dtype=np.int64)
+        if found.ids is None:  # normalise_nli's default ids
+            for line in lines.tolist():
+                self.columns["ids"].append(f"{file_name}:{line}")
+        else:
+            self.columns["ids"].extend_arrow(found.ids)
+        self.columns["premises"].extend_arrow(found.premises)
+        self.columns["hypotheses"].extend_arrow(found.hypotheses)
+        codes = np.asarray([self.label_column.code(label) for label in found.labels],
+                           dtype=np.int16)
+        self.label_column.codes.frombytes(codes[found.label_index].tobytes())
+        counts = np.bincount(found.label_index, minlength=len(found.labels)).tolist()
+        for original, label, items in zip(found.originals, found.labels, counts):
+            if original != label:
+                self.findings.rewrite(original, label, items)
+        self.groups.extend([None] * n)
+        self.shard_of.frombytes(np.full(n, self.shard, dtype=np.int32).tobytes())
+        self.line_of.frombytes(lines.tobytes())
+        return True
+
     def extend(self, other: "CompactSplit", shard_offset: int) -> None:
         """Append ``other`` (read from shards numbered from ``shard_offset`` here)."""
         for name, column in self.columns.items():
@@ -279,6 +320,52 @@ class CompactSplit(Split):
                          premises=self.columns["premises"],  # type: ignore[arg-type]
                          labels=self.item_labels(label_names),
                          item=np.arange(len(self), dtype=np.int64))
+
+
+class ShardFiller:
+    """The records of one shard (:func:`~cuelens.data.readers.jsonl_pieces`: records and
+    :class:`~cuelens.data.readers.RecordTable` blocks) appended to compact splits by
+    :func:`~cuelens.data.splits.build_split`, a block at once where
+    :meth:`CompactSplit.append_table` takes it (the same items); ``done`` once read whole."""
+
+    def __init__(self, pieces: Iterator, path: Path, fields: FieldMap, skip_bad: bool) -> None:
+        self._pieces = pieces
+        self._pending: RecordTable | Iterator | None = None  # what is left of the last block
+        self.path, self.fields, self.skip_bad = path, fields, skip_bad
+        self.done = False
+
+    def fill(self, split: CompactSplit, limit: int | None = None) -> None:
+        """Append records to ``split`` until it holds ``limit`` items (None: all)."""
+        build_split(self._records(split, limit), self.path, split.name, self.fields, split.task,
+                    self.skip_bad, into=split)
+
+    def _records(self, split: CompactSplit, limit: int | None) -> Iterator:
+        while limit is None or len(split) < limit:
+            piece = self._next()
+            if piece is None:
+                self.done = True
+                return
+            if not isinstance(piece, RecordTable):
+                yield piece
+                continue
+            room = len(piece) if limit is None else min(limit - len(split), len(piece))
+            if split.append_table(piece.head(room), self.fields, self.path.name):
+                self._pending = piece.after(room) if room < len(piece) else None
+            else:
+                self._pending = piece.records()
+
+    def _next(self):
+        """The next piece: what is left of the last block, else the next of the shard."""
+        pending = self._pending
+        if isinstance(pending, RecordTable):
+            self._pending = None
+            return pending
+        if pending is not None:
+            record = next(pending, None)
+            if record is not None:
+                return record
+            self._pending = None
+        return next(self._pieces, None)
 
 
 class Concatenated:

@@ -17,6 +17,7 @@ import json
 import stat
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from json.scanner import make_scanner
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,8 +68,8 @@ def check_regular_file(path: str | Path) -> Path:
     return path
 
 
-def _byte_chunks(path: Path) -> Iterator[list[bytes]]:
-    """The file's lines (terminators kept) in lists of about :data:`_CHUNK_BYTES`; a gzip file's
+def _byte_chunks(path: Path, size: int = _CHUNK_BYTES) -> Iterator[list[bytes]]:
+    """The file's lines (terminators kept) in lists of about ``size`` bytes; a gzip file's
     one by one, so that every line before a corrupt or truncated part comes first."""
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
@@ -76,7 +77,7 @@ def _byte_chunks(path: Path) -> Iterator[list[bytes]]:
             if opener is gzip.open:
                 yield from ([line] for line in handle)
             else:
-                yield from iter(lambda: handle.readlines(_CHUNK_BYTES), [])
+                yield from iter(lambda: handle.readlines(size), [])
     except (OSError, EOFError, zlib.error) as exc:
         kind = "corrupt or truncated gzip file" if opener is gzip.open else "cannot read file"
         raise UserError(f"{kind}: {exc}", path=str(path)) from None
@@ -107,14 +108,20 @@ def open_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     for chunk in _byte_chunks(path):
         if number == 0:
             chunk[0] = chunk[0].removeprefix(codecs.BOM_UTF8)
-        try:
-            texts = b"".join(chunk).decode("utf-8").removesuffix("\n").split("\n")
-        except UnicodeDecodeError:
-            texts, error = _decodable_lines(chunk, path, number)
-            yield from enumerate(texts, start=number + 1)
-            raise error from None
+        yield from _numbered(chunk, path, number)
+        number += len(chunk)
+
+
+def _numbered(chunk: list[bytes], path: Path, number: int) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of the lines of ``chunk`` (line ``number`` + 1 first), as
+    :func:`open_lines` gives them."""
+    try:
+        texts = b"".join(chunk).decode("utf-8").removesuffix("\n").split("\n")
+    except UnicodeDecodeError:
+        texts, error = _decodable_lines(chunk, path, number)
         yield from enumerate(texts, start=number + 1)
-        number += len(texts)
+        raise error from None
+    yield from enumerate(texts, start=number + 1)
 
 
 def text_lines(path: str | Path, keep_blank: bool = False) -> list[str]:
@@ -230,7 +237,13 @@ def read_json(path: str | Path) -> Any:
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, str, dict | LineError]]:
     """``(line, raw line, object or LineError)`` for every non-blank line of a JSONL file."""
     path = Path(path)
-    for number, line in open_lines(path):
+    return _jsonl_records(open_lines(path), path)
+
+
+def _jsonl_records(lines: Iterable[tuple[int, str]],
+                   path: Path) -> Iterator[tuple[int, str, dict | LineError]]:
+    """:func:`iter_jsonl` of the numbered ``lines`` of ``path``."""
+    for number, line in lines:
         if not line.strip():
             continue
         try:
@@ -240,6 +253,94 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, str, dict | LineError]]:
         except LineError as exc:
             record = exc
         yield number, line, record
+
+
+TABLE_BYTES = 1 << 20  # a JSONL file is parsed this much at a time by :func:`jsonl_pieces`
+
+
+@dataclass(frozen=True)
+class RecordTable:
+    """Lines ``line …`` of a JSONL file, one JSON object each whose values are all non-null
+    strings, parsed together by pyarrow (``table``: a row per line, its keys the columns)."""
+
+    line: int
+    table: Any  # pyarrow.Table
+
+    def __len__(self) -> int:
+        return int(self.table.num_rows)
+
+    def head(self, rows: int) -> RecordTable:
+        return RecordTable(self.line, self.table.slice(0, rows))
+
+    def after(self, rows: int) -> RecordTable:
+        return RecordTable(self.line + rows, self.table.slice(rows))
+
+    def records(self) -> Iterator[tuple[int, str, dict]]:
+        """The ``(line, raw, record)`` triples of :func:`iter_jsonl`, but ``raw`` is ``""``."""
+        return ((number, "", row) for number, row in
+                enumerate(self.table.to_pylist(), start=self.line))
+
+
+def jsonl_pieces(path: str | Path) -> Iterator[tuple[int, str, dict | LineError] | RecordTable]:
+    """The records of a JSONL file as :func:`iter_jsonl` reads them, but a block of lines
+    (:data:`TABLE_BYTES`) that :func:`_string_table` parses whole comes as one
+    :class:`RecordTable` instead of its records (their ``raw`` is ``""`` anyway: a caller that
+    keeps no raw line). Any other block, and a gzip file, is read line by line as always, so
+    its errors name the same line with the same message."""
+    path = check_regular_file(path)
+    if path.suffix.lower() == ".gz":
+        yield from iter_jsonl(path)
+        return
+    number = 0
+    for chunk in _byte_chunks(path, TABLE_BYTES):
+        if number == 0:
+            chunk[0] = chunk[0].removeprefix(codecs.BOM_UTF8)
+        table = _string_table(b"".join(chunk), len(chunk))
+        if table is not None:
+            yield RecordTable(number + 1, table)
+        else:
+            yield from _jsonl_records(_numbered(chunk, path, number), path)
+        number += len(chunk)
+
+
+def _string_table(data: bytes, lines: int) -> Any:
+    """The ``lines`` lines of ``data`` parsed by pyarrow's JSON reader when that gives exactly
+    the objects the line reader would: valid UTF-8, every line starting with ``{`` and ending
+    with ``}`` (before an optional ``\\r``; so no blank line and no object across lines), a row
+    per line, and only string columns without nulls (no number, nesting, NaN or missing key the
+    line reader would check or refuse); None otherwise (pyarrow refuses repeated keys, lone
+    surrogates and malformed JSON). Blocks with more brackets than one per line and
+    :data:`MAX_JSON_DEPTH` never reach pyarrow, whose parser recursion has no limit."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    if data.count(b"{") + data.count(b"[") > lines + MAX_JSON_DEPTH:
+        return None  # maybe a line nested too deep (pyarrow's parser recurses without limit)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buffer == ord("\n"))
+    if len(ends) < lines:  # the last line has no terminator
+        ends = np.append(ends, len(buffer))
+    starts = np.r_[0, ends[:-1] + 1]
+    if (ends <= starts).any():
+        return None
+    last = buffer[ends - 1]
+    last = np.where((last == ord("\r")) & (ends - 2 >= starts), buffer[ends - 2], last)
+    if not ((buffer[starts] == ord("{")).all() and (last == ord("}")).all()):
+        return None
+    try:
+        table = pj.read_json(pa.py_buffer(data), read_options=pj.ReadOptions(
+            use_threads=False, block_size=len(data) + 1))
+    except (ValueError, pa.ArrowException):
+        return None
+    if table.num_rows != lines or any(kind != pa.string() for kind in table.schema.types) \
+            or any(column.null_count for column in table.columns):
+        return None
+    return table
 
 
 def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict]]:

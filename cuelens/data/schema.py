@@ -12,6 +12,7 @@ SWAG's ``sent1`` + ``sent2``; users override them with ``FieldMap`` (``--premise
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +48,7 @@ class FieldMap:
     group: str | None = None  # --group-field: items sharing its value stay in one fold
 
 
-def _first(record: dict, names: tuple[str, ...]) -> str | None:
+def _first(record: Container[str], names: tuple[str, ...]) -> str | None:
     """The first of ``names`` that ``record`` holds (a plain loop: the common case, the first
     name, costs one lookup)."""
     for name in names:
@@ -254,3 +255,56 @@ def normalise_mcq(record: dict, fields: FieldMap, default_id: str) -> dict | Non
     if isinstance(question, str) and fields.premise != "question" and "premise" in record:
         out["question"] = _unicode(question, "question")
     return out
+
+
+#: Every character ``str.strip()`` removes, as an RE2 class: a text of only these is blank.
+_BLANK = "^[" + "".join(f"\\x{{{c:x}}}" for c in range(0x110000) if chr(c).isspace()) + "]*$"
+
+
+@dataclass(frozen=True)
+class NliColumns:
+    """Normalised NLI items of a table of records, column by column (:func:`normalise_nli_table`):
+    pyarrow string arrays of ids (None: the default ids), premises and hypotheses; per item its
+    label's index into ``originals``, the distinct label texts in order of first appearance, and
+    their normal forms ``labels``."""
+
+    ids: Any
+    premises: Any
+    hypotheses: Any
+    label_index: Any  # numpy int array
+    originals: list[str]
+    labels: list[str]
+
+
+def normalise_nli_table(table: Any, fields: FieldMap) -> NliColumns | None:
+    """:func:`normalise_nli` of every record of ``table`` (a pyarrow table whose columns are all
+    non-null strings, one record per row) at once, when each record gives an item and no note:
+    its fields found, no label missing, no text blank or longer than :data:`MAX_TEXT_CHARS`,
+    no ``fields.group`` (lone surrogates cannot occur: pyarrow refuses them); None otherwise
+    (the caller then normalises the records one by one, with their errors and skips)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    names = set(table.column_names)
+    p_name, h_name, l_name = (fields.premise or _first(names, PREMISE_ALIASES),
+                              fields.hypothesis or _first(names, HYPOTHESIS_ALIASES),
+                              fields.label or _first(names, LABEL_ALIASES))
+    if fields.group is not None or not table.num_rows or p_name not in names or \
+            h_name not in names or l_name is None or l_name not in names:
+        return None
+    texts = [table.column(name).combine_chunks() for name in (p_name, h_name)]
+    for text in texts:
+        if pc.any(pc.match_substring_regex(text, _BLANK)).as_py() or \
+                pc.max(pc.utf8_length(text)).as_py() > MAX_TEXT_CHARS:
+            return None
+    encoded = table.column(l_name).combine_chunks().dictionary_encode()
+    originals = encoded.dictionary.to_pylist()
+    try:
+        if any(_is_missing_label(value) for value in originals):
+            return None
+        labels = [_label(value, l_name)[0] for value in originals]
+    except RecordError:
+        return None
+    id_name = _first(names, ID_ALIASES)
+    return NliColumns(None if id_name is None else table.column(id_name).combine_chunks(),
+                      texts[0], texts[1], np.asarray(encoded.indices), originals, labels)

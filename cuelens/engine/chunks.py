@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.text_keys import TextKeys, keep_text_keys, text_keys
-from cuelens.data.compact import CompactSplit
+from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Split
 from cuelens.data.labels import LabelFindings
-from cuelens.data.loading import NO_ITEMS, build_split
+from cuelens.data.loading import NO_ITEMS
 from cuelens.data.schema import FieldMap
 from cuelens.engine.sources import Record, iter_source_records, shard_paths
 from cuelens.engine.streaming import add_skipped, shard_records
@@ -285,18 +285,18 @@ def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, ski
     current: CompactSplit | None = None
     first = 0
     lost: dict[str, int] = {}
-    for index, path, records, found in shard_records(shards, fields, task, skip_bad, lost):
+    for index, path, records, found in shard_records(shards, fields, task, skip_bad, lost,
+                                                     pieces=True):
         if chunked is None:
             chunked = ChunkedSplit(role, source, found, shards)
             if into is not None:
                 into.append(chunked)
-        state = {"done": False}
-        while not state["done"]:
+        filler = ShardFiller(records, path, fields, skip_bad)
+        while not filler.done:
             if current is None:
                 current = CompactSplit(role, source, chunked.task, shards, iter_source_records)
             current.shard = index
-            build_split(until_full(records, current, chunk_items, state), path, role, fields,
-                        chunked.task, skip_bad, into=current)
+            filler.fill(current, chunk_items)
             if len(current) >= chunk_items:
                 chunked._save(current, directory)
                 yield Chunk(first, current)

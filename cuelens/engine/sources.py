@@ -14,7 +14,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from cuelens.data.readers import LineError, check_regular_file, file_format, iter_records
+from cuelens.data.readers import LineError, RecordTable, check_regular_file, file_format, \
+    iter_records, jsonl_pieces
 from cuelens.errors import UserError
 
 PARQUET_BATCH = 65_536
@@ -93,3 +94,12 @@ def iter_source_records(path: Path, raw: bool = True) -> Iterator[Record]:
     if source_format(path) == "parquet":
         return _parquet(check_regular_file(path), raw)
     return iter_records(path)
+
+
+def source_pieces(path: Path) -> Iterator[Record | RecordTable]:
+    """:func:`iter_source_records` without ``raw``, but a JSONL shard's blocks of plain records
+    as :class:`~cuelens.data.readers.RecordTable` where they parse whole
+    (:func:`~cuelens.data.readers.jsonl_pieces`; docs/large-datasets.md)."""
+    if source_format(path) == "jsonl":
+        return jsonl_pieces(path)
+    return iter_source_records(path, raw=False)

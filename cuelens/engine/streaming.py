@@ -11,14 +11,13 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from pathlib import Path
 
-from cuelens.data.compact import CompactSplit
+from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Dataset, Split
-from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset, \
-    build_split
-from cuelens.data.readers import LineError
+from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset
+from cuelens.data.readers import LineError, RecordTable
 from cuelens.data.schema import FieldMap, detect_task
 from cuelens.engine.sources import Record, is_data_file, is_glob, iter_source_records, \
-    shard_paths, source_format
+    shard_paths, source_format, source_pieces
 from cuelens.errors import UserError
 
 ROLES = ("train", "dev", "test", "all")
@@ -51,29 +50,36 @@ def resolve_sources(data: str | None, train: str | None = None,
     return roles or {"all": data}, _dataset_name(path), "directory"
 
 
-def peek_task(records: Iterator[Record], fields: FieldMap) -> tuple[Iterator[Record], str | None]:
-    """The task of the first parsable record, and the records with it put back."""
-    seen: list[Record] = []
+def peek_task(records: Iterator, fields: FieldMap) -> tuple[Iterator, str | None]:
+    """The task of the first parsable record (of records or
+    :class:`~cuelens.data.readers.RecordTable` blocks), and the records with it put back."""
+    seen: list = []
     for item in records:
         seen.append(item)
-        if not isinstance(item[2], LineError):
-            return chain(seen, records), detect_task(item[2], fields)
+        record = item.table.slice(0, 1).to_pylist()[0] if isinstance(item, RecordTable) \
+            else item[2]
+        if not isinstance(record, LineError):
+            return chain(seen, records), detect_task(record, fields)
     return iter(seen), None
 
 
 def shard_records(shards: list[Path], fields: FieldMap, task: str | None, skip_bad: bool,
-                  skipped: dict[str, int]) -> Iterator[tuple[int, Path, Iterator[Record], str]]:
+                  skipped: dict[str, int], pieces: bool = False
+                  ) -> Iterator[tuple[int, Path, Iterator[Record], str]]:
     """``(index, path, records, task)`` of each shard. ``task`` None: the task of the first
     parsable record; leading shards holding only bad lines raise the first one (or, with
-    ``skip_bad``, are skipped, their lines counted in ``skipped``)."""
+    ``skip_bad``, are skipped, their lines counted in ``skipped``). ``pieces``: a JSONL
+    shard's records in blocks where they parse whole (:func:`~cuelens.engine.sources.source_pieces`,
+    for :class:`~cuelens.data.compact.ShardFiller`)."""
     for index, path in enumerate(shards):
-        records: Iterator[Record] = iter_source_records(path, raw=False)
+        records: Iterator = source_pieces(path) if pieces else iter_source_records(path,
+                                                                                   raw=False)
         if task is None:
             records, task = peek_task(records, fields)
             if task is None:
                 for _, _, error in records:  # only bad lines: stop on the first (or skip all)
                     if not skip_bad:
-                        raise error  # type: ignore[misc]
+                        raise error
                     skipped["malformed line"] = skipped.get("malformed line", 0) + 1
                 continue
         yield index, path, records, task
@@ -90,11 +96,12 @@ def read_compact_split(source: str, role: str, fields: FieldMap, task: str | Non
     shards = shard_paths(source)
     split: CompactSplit | None = None
     lost: dict[str, int] = {}
-    for index, path, records, found in shard_records(shards, fields, task, skip_bad, lost):
+    for index, path, records, found in shard_records(shards, fields, task, skip_bad, lost,
+                                                     pieces=True):
         if split is None:
             split = CompactSplit(role, source, found, shards, iter_source_records)
         split.shard = index
-        build_split(records, path, role, fields, split.task, skip_bad, into=split)
+        ShardFiller(records, path, fields, skip_bad).fill(split)
     if split is None or len(split) == 0:
         raise UserError(NO_ITEMS, path=source)
     add_skipped(split.skipped, lost)
