@@ -113,12 +113,14 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
 def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
                      task: str, label_names: list[str], cross_validated: bool, folds: int,
                      cache_dir: str | Path | None = None,
-                     progress: Progress | None = None, language: str = "en") -> dict:
+                     progress: Progress | None = None, language: str = "en",
+                     words: Sequence[TokenSequences] | None = None) -> dict:
     """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
     (:func:`~cuelens.audit.icq.feature_audit_of_parts`: a dataset's splits, or a streamed
-    scan's chunks); ``{}`` when ``names`` is empty, every registered feature when it is
-    ``None``. Text not in English (``language``): the features that cannot run on it are
-    skipped and listed in ``features_config`` (docs/languages.md)."""
+    scan's chunks, with their ``words`` as the scan encoded them when it has them); ``{}``
+    when ``names`` is empty, every registered feature when it is ``None``. Text not in
+    English (``language``): the features that cannot run on it are skipped and listed in
+    ``features_config`` (docs/languages.md)."""
     from cuelens.audit.features import get_features
     from cuelens.audit.icq import feature_audit_of_parts
     from cuelens.audit.parse_cache import default_cache_dir
@@ -137,7 +139,7 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
     sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
                                       cross_validated=cross_validated, folds=folds,
                                       cache_dir=cache_dir or default_cache_dir(), progress=stage,
-                                      language=language)
+                                      language=language, words=words)
     sections["features_config"].update(skipped)
     return sections
 
@@ -222,7 +224,7 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
             features, parts, task=dataset.task,
             label_names=dataset.label_names, cross_validated=dataset.train is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,
-            language=segmentation.language),
+            language=segmentation.language, words=audit.split_words),
         **length_section(dataset, config.folds, config.seed))
     return Scan(dataset=dataset, sections=sections, item_easy=audit.item_easy,
                 bias=audit.items)

@@ -167,9 +167,15 @@ class WordAudit:
     fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
     bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
     items: ItemBias | None = None  # per-item bias outputs (cuelens.audit.bias_items)
-    # the evaluated instances' shown texts as encoded for the scan (repeats kept), when the
-    # encoded texts are those (no --include-premise; cuelens.audit.examples)
-    words: TokenSequences | None = None
+    # each split's instances' shown texts as encoded for the scan (repeats kept; the fitting
+    # split first), when the encoded texts are those (no --include-premise): the examples'
+    # words (cuelens.audit.examples) and the ICQ WORD feature's (cuelens.audit.icq)
+    split_words: list[TokenSequences] | None = None
+
+    @property
+    def words(self) -> TokenSequences | None:
+        """The evaluated instances' words of :attr:`split_words`."""
+        return self.split_words[-1] if self.split_words else None
 
     def sections(self) -> dict:
         """The word-cue fields of :class:`~cuelens.audit.results.ScanSections`."""
@@ -407,6 +413,6 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
                                                           config)])
     audit.items = item_bias(dataset, data, probs, audit.cues, audit.item_easy,
                             headline(audit.leakage))
-    audit.words = None if config.include_premise else data.evaluated_words()
+    audit.split_words = None if config.include_premise else data.split_words()
     report("bias items", 1.0)
     return audit
