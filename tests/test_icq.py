@@ -257,7 +257,7 @@ def test_scan_reads_word_values_from_its_cue_words(tmp_path, monkeypatch, layout
         ds = load_dataset(train=write(tmp_path / "train.jsonl", word_rows(240, 0)),
                           test=write(tmp_path / "test.jsonl", word_rows(120, 1)))
     elif layout == "cross-validated":
-        ds = load_dataset(write(tmp_path / "all.jsonl", word_rows(300, 2)))
+        ds = load_dataset(write(tmp_path / "all.jsonl", word_rows(150, 2)))
     else:
         ds = load_dataset(train=write(tmp_path / "train.jsonl", mcq_rows(80, 20, 10, 10)),
                           test=write(tmp_path / "test.jsonl", mcq_rows(40, 10, 30, 5)))
