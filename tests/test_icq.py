@@ -230,3 +230,45 @@ def test_feature_option_parsing():
     assert parse_feature_option("typo, WORD") == ["word", "typo"]
     with pytest.raises(UserError, match="unknown feature"):
         parse_feature_option("word,sentimnt")
+
+
+WORD_TEXTS = ["Nobody didn't sleep.", "NOBODY is on vacation", "A man’s dog sleeps; nobody sees.",
+              "Two men are outside.", "The women aren't sleeping!", "A dog is on vacation."]
+
+
+def word_rows(n: int, seed: int) -> list[dict]:
+    """NLI items whose hypotheses mix cased words, contractions, typographic apostrophes."""
+    rng = np.random.default_rng(seed)
+    labels = ["contradiction", "entailment", "neutral"]
+    return [{"id": str(i), "premise": f"Scene {i // 2}.", "label": labels[rng.integers(3)],
+             "hypothesis": WORD_TEXTS[rng.integers(len(WORD_TEXTS))] + f" {i % 7}"}
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("layout", ["train/test", "cross-validated", "mcq"])
+def test_scan_reads_word_values_from_its_cue_words(tmp_path, monkeypatch, layout):
+    """A scan's WORD rows come from the words it encoded for the cue table (no second
+    tokenising) and equal the feature audit's own tokenising, on planted data."""
+    from cuelens.audit.config import ScanConfig
+    from cuelens.audit.features.word import Word
+    from cuelens.audit.pipeline import scan_dataset
+
+    if layout == "train/test":
+        ds = load_dataset(train=write(tmp_path / "train.jsonl", word_rows(240, 0)),
+                          test=write(tmp_path / "test.jsonl", word_rows(120, 1)))
+    elif layout == "cross-validated":
+        ds = load_dataset(write(tmp_path / "all.jsonl", word_rows(150, 2)))
+    else:
+        ds = load_dataset(train=write(tmp_path / "train.jsonl", mcq_rows(80, 20, 10, 10)),
+                          test=write(tmp_path / "test.jsonl", mcq_rows(40, 10, 30, 5)))
+    config = ScanConfig(folds=3, iterations=1, seed=4)
+    expected = run_feature_audit(ds, ["word"], folds=3, seed=4)
+    assert len(expected["features"]) >= 4
+
+    def refuse(self, text):
+        raise AssertionError("WORD tokenised again in a scan")
+
+    monkeypatch.setattr(Word, "values", refuse)
+    sections = scan_dataset(ds, config, features=["word"]).sections
+    assert sections.features == expected["features"]
+    assert sections.features_config == expected["features_config"]

@@ -251,8 +251,19 @@ class ScanData:
 
     def evaluated_words(self) -> TokenSequences:
         """:attr:`words` of the evaluation items' instances (they come last; a view)."""
-        indptr = self.words.indptr[(self.pool.n_items - len(self.eval_items)) * self.pool.k:]
-        return TokenSequences(indptr - indptr[0], self.words.indices[indptr[0]:],
+        return self._instance_words(self.pool.n_items - len(self.eval_items), self.pool.n_items)
+
+    def split_words(self) -> list[TokenSequences]:
+        """:attr:`words` of each split's instances, the fitting split's first (views)."""
+        first_evaluated = self.pool.n_items - len(self.eval_items)
+        fitting = [self._instance_words(0, first_evaluated)] if first_evaluated else []
+        return [*fitting, self.evaluated_words()]
+
+    def _instance_words(self, first_item: int, stop_item: int) -> TokenSequences:
+        """:attr:`words` of the instances of items ``first_item … stop_item`` (a view)."""
+        k = self.pool.k
+        indptr = self.words.indptr[first_item * k:stop_item * k + 1]
+        return TokenSequences(indptr - indptr[0], self.words.indices[indptr[0]:indptr[-1]],
                               self.words.vocab)
 
     def eval_folds(self, n_folds: int, seed: int) -> np.ndarray | None:

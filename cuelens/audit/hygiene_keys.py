@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from itertools import combinations
+from itertools import accumulate, chain, combinations, pairwise
 
 import numpy as np
 
@@ -27,7 +27,10 @@ def near_parts(split: Split, items: np.ndarray) -> list[list[str]]:
     premises = list(normal_forms(split.premise_context(i) for i in order))
     if split.task == Task.NLI:
         return [premises, list(normal_forms(split.hypotheses[i] for i in order))]
-    return [premises, [" | ".join(sorted(normal_forms(split.choices[i]))) for i in order]]
+    choices = list(normal_forms(choice for i in order for choice in split.choices[i]))
+    ends = accumulate(len(split.choices[i]) for i in order)
+    return [premises, [" | ".join(sorted(choices[start:end]))
+                       for start, end in pairwise(chain([0], ends))]]
 
 
 def label_keys(labels: Sequence[str]) -> np.ndarray:

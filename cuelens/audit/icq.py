@@ -9,13 +9,16 @@ docs/icq-features.md ("Cueness").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import jensenshannon
 
+from cuelens.audit.counts import TokenSequences
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
+from cuelens.audit.features.word import Word, word_annotations
 from cuelens.audit.groups import split_folds
 from cuelens.audit.parse_cache import ParseCache
 from cuelens.data.dataset import Dataset, Instances, Split, Task
@@ -34,14 +37,18 @@ def cueness(train_counts: np.ndarray, test_counts: np.ndarray) -> np.ndarray:
 
 
 class FeatureMatrix:
-    """Instances × feature values of a dataset (binary CSR), with the MCQ rule applied."""
+    """Instances × feature values of a dataset (binary CSR), with the MCQ rule applied.
+    ``words``: the instances' words as a scan encoded them (WORD's values read from them,
+    :func:`~cuelens.audit.features.word.word_annotations`, instead of tokenising again)."""
 
     def __init__(self, task: str, instances: Instances, names: Sequence[str] | None,
                  cache_dir=None, progress: Callable[[str, float], None] | None = None,
-                 language: str = "en"):
+                 language: str = "en", words: TokenSequences | None = None):
         features = get_features(list(names) if names is not None else None, language)
-        annotations = annotate(features, instances.texts, instances.premises,
-                               ParseCache(cache_dir), progress)
+        given = {Word.name: word_annotations(words)} if words is not None and any(
+            f.name == Word.name for f in features) else {}
+        annotations = annotate([f for f in features if f.name not in given], instances.texts,
+                               instances.premises, ParseCache(cache_dir), progress) | given
         self.columns = [(f.label, value) for f in features for value in annotations[f.name].vocab]
         blocks = [annotations[f.name].matrix for f in features]
         matrix = sp.hstack(blocks, format="csr") if blocks else Annotations.empty(0).matrix
@@ -148,23 +155,26 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
                            cross_validated: bool, folds: int, min_support: int = 10,
                            cache_dir=None,
                            progress: Callable[[str, float], None] | None = None,
-                           language: str = "en") -> dict:
+                           language: str = "en",
+                           words: Sequence[TokenSequences] | None = None) -> dict:
     """The ``features`` and ``features_config`` sections of results.json (docs/methods.md §5)
     from ``parts``: splits (a whole split, or a chunk of one) of whole items, each with the
     plane of every item — its outer fold when ``cross_validated``, else 0 (fitting) or 1
     (evaluated). The one core of the in-memory scan (:func:`run_feature_audit`) and the
     streaming one (each chunk parsed on its own, counts summed). ``language``: the features
-    that run on it (:meth:`~cuelens.audit.features.base.Feature.for_language`)."""
+    that run on it (:meth:`~cuelens.audit.features.base.Feature.for_language`). ``words``:
+    each part's instances' words as the scan encoded them for its cue table (WORD's values,
+    docs/icq-features.md), else WORD tokenises the texts."""
     chosen = [f.name for f in get_features(features, language)]
     labels = list(label_names)
     tally = FeatureTally(folds if cross_validated else 2, len(labels))
     total = sum(len(split) for split, _ in parts) if isinstance(parts, Sequence) else 0
     done = 0
-    for split, plane_of_item in parts:
+    for (split, plane_of_item), part_words in zip(parts, words or repeat(None)):
         instances = split.instances(labels)
         tally.add(FeatureMatrix(task, instances, chosen, cache_dir,
-                                _part_progress(progress, split, done, total), language),
-                  plane_of_item[instances.item])
+                                _part_progress(progress, split, done, total), language,
+                                part_words), plane_of_item[instances.item])
         done += len(split)
     ok, score, train_counts, test_counts = _scores(tally.counts, cross_validated, min_support)
     columns = [c for c, keep in zip(tally.index, ok) if keep]

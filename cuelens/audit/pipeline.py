@@ -114,7 +114,8 @@ def held_in_memory(dataset: Dataset, config: ScanConfig, segmentation: ScanSegme
                        "all" if fitting is None else "test", dataset.label_names,
                        token_store(data), ChunkDirectory(), dataset.split_roles, dataset)
     return held, ScanMode(folds, folds.fitting(), data.group_summary, segmentation,
-                          asdict(config))
+                          asdict(config),
+                          words=None if config.include_premise else data.split_words())
 
 
 def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegmentation, *,

