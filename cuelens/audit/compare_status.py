@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cuelens.audit.conclusion import LEAKAGE, TEXT as CONCLUSION_TEXT
+from cuelens.audit.conclusion import LEAKAGE
+from cuelens.audit.results import CONCLUSION_TEXT
 from cuelens.registry import Registry
 
 BETTER, WORSE, SAME, NOT_COMPARED = "better", "worse", "same", "not compared"

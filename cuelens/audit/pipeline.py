@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -122,24 +122,24 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
     from cuelens.audit.features import get_features
     from cuelens.audit.icq import feature_audit_of_parts
     from cuelens.audit.parse_cache import default_cache_dir
+    from cuelens.audit.results import FeaturesSection
 
     if names is not None and not names:
         return {}
     asked = [f.name for f in get_features(None if names is None else list(names))]
     run = [f.name for f in get_features(asked, language)]
-    skipped = {"language": language, "skipped": [
+    skipped: dict[str, Any] = {"language": language, "skipped": [
         {"feature": name, "reason": f"needs English text (the text is {language})"}
         for name in asked if name not in run]} if language != "en" else {}
     if not run:
-        return {"features_config": {"features": [], **skipped}}
+        return {"features_config": FeaturesSection(features=[], **skipped)}
     stage = None if progress is None else (
         lambda name, fraction: progress(f"features: {name}", fraction))
     sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
                                       cross_validated=cross_validated, folds=folds,
                                       cache_dir=cache_dir or default_cache_dir(), progress=stage,
                                       language=language)
-    sections["features_config"].update(skipped)
-    return sections
+    return {**sections, "features_config": replace(sections["features_config"], **skipped)}
 
 
 VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
@@ -199,13 +199,14 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
     from cuelens.audit.hygiene import data_hygiene
     from cuelens.audit.lengths import length_section
     from cuelens.audit.mcq_baselines import mcq_baselines
-    from cuelens.audit.results import ScanSections
+    from cuelens.audit.results import DatasetSummary, ScanSections
     from cuelens.data.summary import dataset_summary
 
     chosen, warnings = segmentation.to_json(), segmentation.warnings or None
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
-            config=asdict(config), dataset=dataset_summary(dataset), segmentation=chosen,
+            config=asdict(config), dataset=DatasetSummary.from_json(dataset_summary(dataset)),
+            segmentation=chosen,
             warnings=warnings, notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)
     audit = run_word_audit(dataset, config, progress=progress, tokens=tokens)
@@ -216,7 +217,8 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
     if progress is not None:
         progress("hygiene", 1.0)
     sections = ScanSections(
-        config=asdict(config), dataset=dataset_summary(dataset, config.min_label_items),
+        config=asdict(config),
+        dataset=DatasetSummary.from_json(dataset_summary(dataset, config.min_label_items)),
         segmentation=chosen, warnings=warnings, hygiene=hygiene, **audit.sections(),
         examples=examples, **feature_sections(
             features, parts, task=dataset.task,

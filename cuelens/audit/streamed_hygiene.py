@@ -24,6 +24,7 @@ from cuelens.audit.hygiene_keys import ItemKeys, near_parts
 from cuelens.audit.near_duplicates import NearIndex, NearSample, near_items
 from cuelens.audit.groups import sizes_summary
 from cuelens.audit.passes import ChunkPasses, LocalPasses
+from cuelens.audit.results import HygieneSection
 from cuelens.audit.text_keys import mix64
 from cuelens.engine.chunks import ChunkedSplit
 
@@ -277,7 +278,7 @@ class ChunkedRoles:
 
 
 def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
-                     flags: ItemFlags | None = None, passes: ChunkPasses = LocalPasses()) -> dict:
+                     flags: ItemFlags | None = None, passes: ChunkPasses = LocalPasses()) -> HygieneSection:
     """The ``hygiene`` section of results.json for the chunked splits of ``roles`` — what
     :func:`~cuelens.audit.hygiene.data_hygiene` returns for the loaded splits (docs/methods.md
     §11). The chunks are keyed on ``passes``; the spill files live in a temporary directory

@@ -32,6 +32,7 @@ from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines,
 from cuelens.audit.folds import FittingFolds, Folds, HashedFolds
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
     check_streamable, held_out_items
+from cuelens.audit.results import CueRow
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Task
@@ -281,7 +282,7 @@ class _ItemsShared:
     model: tuple[str, str]
     layout: TableLayout
     ranks: tuple[np.ndarray, np.ndarray]
-    cues: list[dict]
+    cues: list[CueRow]
     files: dict[str, Path]
 
 
@@ -395,7 +396,7 @@ def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int)
                               chunk.words if shared.scan_words else None)
 
 
-def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask,
+def streamed_examples(data: ChunkedData, cues: list[CueRow], easy: EasyMask,
                       config: ScanConfig) -> dict:
     """results.json ``examples`` of the chunks (:class:`~cuelens.audit.examples.ExamplePicker`,
     the exact scan's picker): each chunk's picks on ``store.passes``, merged."""
@@ -480,7 +481,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     from cuelens.audit.advice import advise
     from cuelens.audit.lengths import length_section
     from cuelens.audit.pipeline import Scan, feature_sections
-    from cuelens.audit.results import ScanSections
+    from cuelens.audit.results import DatasetSummary, ScanSections
     from cuelens.audit.segmentation import split_texts, streamed_segmentation
     from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
 
@@ -512,7 +513,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         progress("hygiene", 1.0)
     sections = ScanSections(
         config={**asdict(config), "statistics": "streaming"},
-        dataset=chunked_summary(data, config.min_label_items),
+        dataset=DatasetSummary.from_json(chunked_summary(data, config.min_label_items)),
         segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
         hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, feature_parts(data, folds, config.seed), task=data.store.task,

@@ -16,7 +16,7 @@ import shlex
 from pathlib import Path
 
 from cuelens.audit.compare import scan_conclusion
-from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
+from cuelens.audit.results import CONCLUSION_TEXT
 from cuelens.audit.examples import sort_value
 from cuelens.audit.findings import (Finding, d_with_ci, findings, is_preference,
                                     verdict_baseline)
