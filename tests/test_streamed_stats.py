@@ -103,8 +103,8 @@ def test_features_counted_chunk_by_chunk_match_the_exact_features(tmp_path, spli
         label_names=dataset.label_names, features=features,
         cross_validated=dataset.train is None, folds=config.folds)
     assert streamed == exact
-    planted = next(r for r in exact["features"] if (r["feature"], r["value"]) == ("WORD", "nobody"))
-    assert max(planted["train_dist"], key=planted["train_dist"].get) == "contradiction"
+    planted = next(r for r in exact["features"] if (r.feature, r.value) == ("WORD", "nobody"))
+    assert max(planted.train_dist, key=planted.train_dist.get) == "contradiction"
 
 
 def test_hashed_folds_keep_copies_together_and_balance():
