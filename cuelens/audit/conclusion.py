@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cuelens.audit.results import (CONCLUSIONS, Conclusion, CueFinding, CueRow, CueStats,
-                                   DatasetSummary, LeakageSection, McqBaselinesSection,
+                                   DatasetSummary, McqBaselinesSection,
                                    PreferenceSection, SubsetsSection)
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
@@ -100,17 +100,17 @@ def effect_text(m: Measure) -> str:
 
 # ------------------------------------------------------------------------------ the measures
 def _leakage_measure(results: dict) -> Measure | None:
-    leak = LeakageSection.in_results(results)
-    if leak is None:
+    leak = results.get("leakage")  # a dict: files written before its verdict are read too
+    if not leak:
         return None
-    best = leak.best
+    best = leak["best"]
     low, high = best.get("ci_low", best["D"]), best.get("ci_high", best["D"])
     data = DatasetSummary.in_results(results)
     n = int((data.evaluated_items if data is not None else None) or 0)
-    verdict = leak.verdict or ("significant" if leak.flagged else "mild")
+    verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
     return Measure("leakage", verdict, f"{best['metric']} × {best['aggregator']}",
                    "a classifier of cue-word scores", float(best["D"]), float(low),
-                   float(high), float(leak.selection.get("level", LEAKAGE_LEVEL)),
+                   float(high), float(leak.get("selection", {}).get("level", LEAKAGE_LEVEL)),
                    n, verdict in POSITIVE_VERDICTS, (float(high) - float(low)) / 2)
 
 
@@ -118,8 +118,7 @@ def _equivalence_measure(leak: Measure, results: dict) -> Measure:
     """The word-cue statistics weighed for equivalence: at the largest of the cue-only models'
     one-sided 95% upper bounds (``leakage.best.equivalence_high``, an intersection-union test)
     when recorded; results written before it keep the headline's two-sided 95% one."""
-    section = LeakageSection.in_results(results)
-    high = section.best.get("equivalence_high") if section is not None else None
+    high = results["leakage"]["best"].get("equivalence_high")
     if high is None or leak.above_chance:
         return leak
     return replace(leak, ci_high=float(high), level=ONE_SIDED_LEVEL, one_sided=True,
@@ -209,12 +208,13 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     None when there are enough. Labels the scan reports as rare count only when fewer than two
     others are left (docs/methods.md §17)."""
     data = DatasetSummary.in_results(results)
-    if data is None or data.fitting_role not in data.splits:
+    fitted = data.splits.get(data.fitting_role) if data is not None else None
+    if data is None or fitted is None or fitted.label_counts is None:
         return None
     splits, fitting = data.splits, data.fitting_role
     folds = folds or int((results.get("config") or {}).get("folds", 5))
     per_fold = folds if fitting == "all" else 1
-    counts = {k: v for k, v in splits[fitting].label_counts.items() if v > 0}
+    counts = {k: v for k, v in fitted.label_counts.items() if v > 0}
     rare = set((data.labels or {}).get("rare", []))
     if len(set(counts) - rare) >= 2:
         counts = {k: v for k, v in counts.items() if k not in rare}

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSection,
-                                   LeakageSection, LLMProbeSection, McqBaselinesSection,
+                                   LLMProbeSection, McqBaselinesSection,
                                    PreferenceSection, ProbeSection, SplitHygiene, SubsetsSection,
                                    model_name)
 from cuelens.data.dataset import role_names
@@ -142,9 +142,9 @@ def task_of(results: dict) -> str | None:
 
 
 def leakage_verdict(results: dict) -> str | None:
-    """The word-cue leakage verdict of a results.json content (None: no leakage section)."""
-    leak = LeakageSection.in_results(results)
-    return leak.verdict if leak is not None else None
+    """The word-cue leakage verdict of a results.json content (None: no leakage section, or
+    one written before verdicts)."""
+    return (results.get("leakage") or {}).get("verdict")
 
 
 def is_preference(results: dict) -> bool:
@@ -166,11 +166,11 @@ def evaluated_items(results: dict) -> int | None:
 # --------------------------------------------------------------------------------- scan
 @finding_rule
 def _leakage(results: dict) -> list[Finding]:
-    leak = LeakageSection.in_results(results)
+    leak = results.get("leakage")  # a dict: files written before its verdict are read too
     if leak is None or not measurable(results):
         return []
-    best = leak.best
-    verdict = leak.verdict or ("significant" if leak.flagged else "mild")
+    best = leak["best"]
+    verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
     d = d_points(best["D"])
     mcq = task_of(results) == "mcq"
     base = ("random guessing" if mcq else "guessing (one response of each pair is chosen)"
@@ -187,7 +187,7 @@ def _leakage(results: dict) -> list[Finding]:
     return [Finding("leakage", title, _points(best["D"]), _points(best.get("ci_low")),
                     _points(best.get("ci_high")), "points", evaluated_items(results), "leakage",
                     LEAKAGE_SEVERITY.get(verdict, "medium"), verdict,
-                    level=float(leak.selection.get("level", 0.95)))]
+                    level=float(leak.get("selection", {}).get("level", 0.95)))]
 
 
 @finding_rule

@@ -247,7 +247,7 @@ class SplitSummary(Section):
     file: str | None = None
     items: int
     instances: int | None = None
-    label_counts: dict[str, int]
+    label_counts: dict[str, int] | None = None  # None: a hand-made file without them
     answer_position_counts: dict[str, int] | None = None
     skipped: dict[str, int] | None = None
 

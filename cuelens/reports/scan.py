@@ -81,12 +81,13 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
                        "an even split mean a model could gain accuracy just by preferring a position.",
                        F.grouped_bars(cats, series, hover, axis_title="share of questions"))
     else:
-        labels = label_keys(ds.label_names, *(s.label_counts for s in splits.values()))
+        counted = {role: s.label_counts or {} for role, s in splits.items()}
+        labels = label_keys(ds.label_names, *counted.values())
         series, hover = {}, {}
-        for role, s in splits.items():
-            total = sum(s.label_counts.values()) or 1
-            series[role] = [100 * s.label_counts.get(l, 0) / total for l in labels]
-            hover[role] = [f"{l}: {s.label_counts.get(l, 0):,} of {total:,}" for l in labels]
+        for role, counts in counted.items():
+            total = sum(counts.values()) or 1
+            series[role] = [100 * counts.get(l, 0) / total for l in labels]
+            hover[role] = [f"{l}: {counts.get(l, 0):,} of {total:,}" for l in labels]
         sec.add_figure("labels", "Share of each label per split: the tallest bar in a split is "
                        "the accuracy of always guessing that label.",
                        F.grouped_bars(labels, series, hover, axis_title="share of instances"))
