@@ -61,6 +61,15 @@ class Section:
         return cls.from_json(data) if data else None
 
     @classmethod
+    def required_in(cls: type[S], results: dict) -> S:
+        """:meth:`in_results` of a results.json content that must have this section (a scan's
+        ``dataset``); one :class:`UserError` when it has none."""
+        section = cls.in_results(results)
+        if section is None:
+            raise UserError(f"this results.json has no {cls.key} section: scan the data again")
+        return section
+
+    @classmethod
     def rows_in(cls: type[S], results: dict) -> list[S]:
         """The rows of a section that results.json holds as a list (key :attr:`key`), each
         one of these; none when the file has none."""

@@ -333,8 +333,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     from cuelens.audit.findings import d_with_ci, verdict_baseline
     from cuelens.jsonio import format_number
 
-    data, config = DatasetSummary.in_results(results), results["config"]
-    assert data is not None, "a scan's results.json has a dataset section"
+    data, config = DatasetSummary.required_in(results), results["config"]
     mcq = McqBaselinesSection.in_results(results)
     sizes = ", ".join(f"{role} {s.items}" for role, s in data.splits.items())
     console.print(f"[bold]{escape(data.name or '')}[/] ({data.task.upper()}; {escape(sizes)})")

@@ -26,8 +26,7 @@ def probe(results: dict, options: ReportOptions) -> Section | None:
         "verdict": sentence})
     sec.terms = ["ΔAcc", "Σ|ΔAcc|", "score", "CI", "AW", "CO"]
     _probe_accuracy_test(sec, pr)
-    data = DatasetSummary.in_results(results)
-    assert data is not None, "a probe's results.json has the scan's dataset section"
+    data = DatasetSummary.required_in(results)
     _probe_distribution_test(sec, pr, data.label_names, data.task == Task.MCQ)
     _probe_easy_hard(sec, pr)
     _probe_data_map(sec, pr)

@@ -26,16 +26,9 @@ TOP_FEATURES_CHART = 10
 EXAMPLES_PER_LIST = 10
 
 
-def _dataset(results: dict) -> DatasetSummary:
-    """The ``dataset`` section of a scan's (or probe's) results, which every such file has."""
-    data = DatasetSummary.in_results(results)
-    assert data is not None, "a scan's results.json has a dataset section (reports/schema.py)"
-    return data
-
-
 def _baseline_name(results: dict) -> str:
     """What the leakage baseline is, in words (docs/methods.md §3: majority label, or 1/k for MCQ)."""
-    ds = _dataset(results)
+    ds = DatasetSummary.required_in(results)
     if ds.task == Task.MCQ:
         return f"picking one of the {ds.n_choices or 'k'} choices at random"
     if ds.task == PREFERENCE_TASK:
@@ -45,7 +38,7 @@ def _baseline_name(results: dict) -> str:
 
 def _text_name(results: dict) -> tuple[str, str]:
     """What the cue text and its context are called for this task (for plain-language copy)."""
-    task = _dataset(results).task
+    task = DatasetSummary.required_in(results).task
     if task == Task.MCQ:
         return "answer choices", "question"
     if task == PREFERENCE_TASK:
@@ -162,7 +155,7 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
     reference = verdict_baseline(leak)["accuracy"]
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
-        "baseline": ("chance (1/k)" if _dataset(results).task == Task.MCQ
+        "baseline": ("chance (1/k)" if DatasetSummary.required_in(results).task == Task.MCQ
                      else "baseline: the most frequent evaluated label"),
         "baseline_accuracy": reference},
         terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
@@ -184,7 +177,7 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                        "cell clears chance after the 40-way selection is the verdict's interval).",
                        F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
                                  row_title="cue metric", column_title="aggregator"))
-    mcq = _dataset(results).task == Task.MCQ
+    mcq = DatasetSummary.required_in(results).task == Task.MCQ
     names = ["chance (random choice)" if mcq else "prior-matched constant"]
     names += [b["name"] for b in leak.get("baselines", [])]
     accs = [reference] + [b["accuracy"] for b in leak.get("baselines", [])]
@@ -252,7 +245,8 @@ def lengths(results: dict, options: ReportOptions) -> Section | None:
                     f"{b if b < top else f'{top} or more'} words"
                     for b, n in zip(bins, by_label[name]["histogram"])] for name in names}
     label_colours = (F.colours(names, F.SERIES_PALETTE) if mcq else
-                     F.colours(label_keys(_dataset(results).label_names, by_label)))
+                     F.colours(label_keys(DatasetSummary.required_in(results).label_names,
+                                          by_label)))
     baselines = []
     mb = McqBaselinesSection.in_results(results)
     if ln.get("baseline"):
@@ -285,7 +279,7 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
     other = rank_by if rank_by != "z" else (metric if metric != "z" else "cp")
     stats = CueStats.in_results(results)
     shown = listed_cues(cues, LISTED_PER_LABEL, rank_by)
-    label_names = _dataset(results).label_names
+    label_names = DatasetSummary.required_in(results).label_names
     by_cue = results.get("examples", {}).get("by_cue", {})
     rows = [[c.token, c.label, c.count, c.label_count, c.metrics.get("z"),
              c.metrics.get(other), c.significant, c.token in by_cue] for c in shown]
@@ -336,7 +330,7 @@ def _examples_client(results: dict) -> dict:
 
 def _field_names(results: dict) -> tuple[str, str]:
     """What one example's context and text are called (explorer field labels)."""
-    task = _dataset(results).task
+    task = DatasetSummary.required_in(results).task
     return {Task.MCQ.value: ("question", "choice"), PREFERENCE_TASK: ("prompt", "response")}.get(
         task, ("premise", "hypothesis"))
 
@@ -399,7 +393,7 @@ def features(results: dict, options: ReportOptions) -> Section | None:
     dist_rows = [(f"{_feature_name(f)} · {role} (n={support:,})", dist) for f in chart
                  for role, support, dist in (("train", f.train_support, f.train_dist),
                                              ("test", f.test_support, f.test_dist))]
-    labels = label_keys(_dataset(results).label_names, *(d for _, d in dist_rows))
+    labels = label_keys(DatasetSummary.required_in(results).label_names, *(d for _, d in dist_rows))
     sec.add_figure("distributions", "For the strongest feature cues, how the labels are "
                    "distributed among items with the feature, in train and in test: a lopsided "
                    "bar that looks the same in both splits is a cue a model can learn and exploit.",
