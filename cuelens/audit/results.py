@@ -307,11 +307,11 @@ class SplitHygiene(Section):
     permuted copies, shared premises)."""
 
     items: int
-    duplicate_items: int
-    duplicate_groups: int
-    near_duplicate_pairs: int
-    label_conflict_groups: int
-    label_conflict_items: int
+    duplicate_items: int = 0  # 0: a hand-made file without the count
+    duplicate_groups: int = 0
+    near_duplicate_pairs: int = 0
+    label_conflict_groups: int = 0
+    label_conflict_items: int = 0
     mirrored_pairs: int | None = None
     contrastive_pairs: int | None = None
     permuted_copies: int | None = None
@@ -351,10 +351,10 @@ class HygieneSection(Section):
     near_threshold: float | None = None
     num_perm: int | None = None
     splits: dict[str, SplitHygiene]
-    overlap: list[OverlapRow]
-    examples: dict[str, list]
+    overlap: list[OverlapRow] = field(default_factory=list)
+    examples: dict[str, list] = field(default_factory=dict)
     near_sample: dict[str, int] | None = None
-    warnings: list[str]
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
