@@ -97,13 +97,13 @@ def fidelity(args) -> None:
         print("| rank | feature | value | cueness % | train / test support | train dist "
               "| test dist |")
         print("|---|---|---|---|---|---|---|")
-        shown = rows[:5] + [r for r in rows if r["feature"] != "WORD"][:5]
+        shown = rows[:5] + [r for r in rows if r.feature != "WORD"][:5]
         for row in list({id(r): r for r in shown}.values()):
             rank = rows.index(row) + 1
             dist = lambda d: " ".join(f"{k[:4]} {v:.2f}" for k, v in d.items())  # noqa: E731
-            print(f"| {rank} | {row['feature']} | {row['value']} | {100 * row['cueness']:.2f} "
-                  f"| {row['train_support']} / {row['test_support']} | {dist(row['train_dist'])} "
-                  f"| {dist(row['test_dist'])} |")
+            print(f"| {rank} | {row.feature} | {row.value} | {100 * row.cueness:.2f} "
+                  f"| {row.train_support} / {row.test_support} | {dist(row.train_dist)} "
+                  f"| {dist(row.test_dist)} |")
 
 
 def main() -> None:

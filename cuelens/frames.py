@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from cuelens.audit.results import CueRow, DatasetSummary
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -27,10 +29,10 @@ def records_frame(rows: list[dict], empty_columns: list[str] | None = None) -> p
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=empty_columns)
 
 
-def cues_frame(cues: list[dict]) -> pd.DataFrame:
+def cues_frame(cues: list[CueRow]) -> pd.DataFrame:
     """One row per (token, label): count, label_count, every metric, significant."""
-    rows = [{"token": c["token"], "label": c["label"], "count": c["count"],
-             "label_count": c["label_count"], **c["metrics"], "significant": c["significant"]}
+    rows = [{"token": c.token, "label": c.label, "count": c.count,
+             "label_count": c.label_count, **c.metrics, "significant": c.significant}
             for c in cues]
     return records_frame(rows, ["token", "label", "count", "label_count", "significant"])
 
@@ -62,8 +64,8 @@ def summary_text(results: dict) -> str:
     from cuelens.audit.conclusion import conclusion_of
     from cuelens.audit.findings import d_points
 
-    data = results.get("dataset", {})
-    head = _short(data.get("name", "results"))
+    data = DatasetSummary.in_results(results)
+    head = _short((data.name if data is not None else None) or "results")
     for key in ("probe", "llm_probe"):
         model = (results.get(key) or {}).get("model", {}).get("name")
         if model:
@@ -73,7 +75,7 @@ def summary_text(results: dict) -> str:
     if leak:
         facts.append(f"D {d_points(leak['best']['D'])} ({leak.get('verdict', 'n/a')})")
     if "cues" in results:
-        facts.append(f"{sum(c['significant'] for c in results['cues']):,} significant cues")
+        facts.append(f"{sum(c.significant for c in CueRow.rows_in(results)):,} significant cues")
     return head + (f": {', '.join(facts)}" if facts else "")
 
 
@@ -89,10 +91,11 @@ def summary_html(results: dict) -> str:
     def esc(value) -> str:
         return html.escape(_short(value))
 
-    data = results.get("dataset", {})
-    sizes = ", ".join(f"{esc(role)} {s['items']:,}" for role, s in data.get("splits", {}).items())
+    data = DatasetSummary.in_results(results)
+    splits = data.splits if data is not None else {}
+    sizes = ", ".join(f"{esc(role)} {s.items:,}" for role, s in splits.items())
     parts = [f"<div class='cuelens-summary'><b>{esc(summary_text(results))}</b><br>"
-             f"{esc(str(data.get('task', '')).upper())}; {sizes}<br>"]
+             f"{esc((data.task if data is not None else '').upper())}; {sizes}<br>"]
     line = conclusion_line(results)
     if line is not None:
         parts.append(f"<p class='cuelens-conclusion'><b>{html.escape(line[:400])}</b></p>")
@@ -107,13 +110,14 @@ def summary_html(results: dict) -> str:
     if found:
         parts.append("<ol>" + "".join(f"<li>{html.escape(f.title[:300])}</li>"
                                       for f in found[:MAX_FINDINGS_SHOWN]) + "</ol>")
-    if results.get("cues"):
+    cues = CueRow.rows_in(results)
+    if cues:
         rows = "".join(
             f"<tr><td>{esc(label)}</td><td>" + ", ".join(
-                f"{esc(c['token'])} (z={format_number(c['metrics'].get('z'), 1)}"
-                f"{'*' if c['significant'] else ''})" for c in group)
+                f"{esc(c.token)} (z={format_number(c.metrics.get('z'), 1)}"
+                f"{'*' if c.significant else ''})" for c in group)
             + "</td></tr>"
-            for label, group in top_cues_by_label(results["cues"], TOP_CUES_PER_LABEL).items())
+            for label, group in top_cues_by_label(cues, TOP_CUES_PER_LABEL).items())
         parts.append(f"<table><tr><th>label</th><th>strongest cues by z "
                      f"(* significant)</th></tr>{rows}</table>")
     parts.append("</div>")
@@ -174,7 +178,8 @@ class ResultViews:
     @property
     def features(self) -> pd.DataFrame:
         """ICQ feature cues by cueness (docs/methods.md §5); empty when features were not scanned."""
-        return records_frame(self.sections.features or [], ["feature", "value", "cueness"])
+        return records_frame([row.to_json() for row in self.sections.features or []],
+                             ["feature", "value", "cueness"])
 
     @property
     def easy(self) -> pd.DataFrame:

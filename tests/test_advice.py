@@ -89,7 +89,8 @@ def no_significant_cues(results: dict) -> dict:
 
 
 def test_no_change_needed_only_when_nothing_is_flagged():
-    cues_only = scan_results(verdict="chance", D=0.01, hygiene={"splits": {}, "overlap": []})
+    cues_only = scan_results(verdict="chance", D=0.01, hygiene={
+        "splits": {}, "overlap": [], "examples": {}, "warnings": []})
     # significant cue words are leakage on their own (the scan's other calibrated finding,
     # docs/methods.md §17), even when no cue-only classifier beats the baseline
     assert actions(cues_only) == ["remove or rebalance the significant cue words "
@@ -99,10 +100,10 @@ def test_no_change_needed_only_when_nothing_is_flagged():
     # ARCT: cue leakage at chance, but the choice-only BoW baseline (57.0%) is flagged
     arct = copy.deepcopy(clean)
     arct["dataset"]["task"] = "mcq"
-    arct["mcq_baselines"] = {"rows": [
-        {"name": "choice-only BoW LR", "accuracy": 0.57, "chance": 0.5, "D": 0.0698,
-         "D_ci": [0.02, 0.12], "p_value": 0.0028, "significant": True, "n_items": 444}],
-        "gold_position": {}}
+    arct["mcq_baselines"] = {"n_items": 444, "chance": 0.5, "rows": [
+        {"name": "choice-only BoW LR", "accuracy": 0.57, "accuracy_ci": [0.52, 0.62],
+         "chance": 0.5, "D": 0.0698, "D_ci": [0.02, 0.12], "p_value": 0.0028,
+         "significant": True, "n_items": 444}], "gold_position": {}}
     steps = actions(arct)
     assert not any("no change" in a for a in steps)
     assert steps[0].startswith("rewrite the choices")
@@ -113,13 +114,16 @@ def test_no_change_needed_only_when_nothing_is_flagged():
 
 def test_complement_rules_and_nonsignificant_rows_give_no_finding():
     results = scan_results(task="mcq", verdict="chance", D=0.0)
-    rows = [{"name": "longest choice", "D": 0.1, "D_ci": [0.05, 0.15], "significant": True,
-             "n_items": 500},
-            {"name": "shortest choice", "D": -0.1, "D_ci": [-0.15, -0.05], "significant": True,
-             "n_items": 500, "complement_of": "longest choice"},
-            {"name": "answer position", "D": 0.02, "D_ci": [-0.01, 0.05], "significant": False,
-             "n_items": 500}]
-    results["mcq_baselines"] = {"rows": rows, "gold_position": {}}
+    rows = [{"name": name, "accuracy": 0.5 + D, "accuracy_ci": [0.5 + low, 0.5 + high],
+             "chance": 0.5, "D": D, "D_ci": [low, high], "p_value": 0.001 if sig else 0.3,
+             "n_items": 500, "significant": sig, **extra}
+            for name, D, (low, high), sig, extra in (
+                ("longest choice", 0.1, (0.05, 0.15), True, {}),
+                ("shortest choice", -0.1, (-0.15, -0.05), True,
+                 {"complement_of": "longest choice"}),
+                ("answer position", 0.02, (-0.01, 0.05), False, {}))]
+    results["mcq_baselines"] = {"n_items": 500, "chance": 0.5, "rows": rows,
+                                "gold_position": {}}
     rules = [f.subject for f in findings(results) if f.code == "rule"]
     assert rules == ["longest choice"]
 
@@ -128,7 +132,7 @@ def _real(shared_data, name: str) -> dict:
     path = shared_data / name
     if not path.exists():
         pytest.skip(f"{path} absent")
-    return data_hygiene(load_dataset(str(path)))
+    return data_hygiene(load_dataset(str(path))).to_json()
 
 
 def test_arct_adv_choice_swapped_copies_are_a_construction_not_redundant(shared_data):

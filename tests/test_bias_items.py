@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cuelens.audit.results import CueRow
 from cuelens.api import load_dataset
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.fitting import ModelBank, scan_data
@@ -48,17 +49,18 @@ def test_strongest_cue_is_the_first_word_with_the_largest_z_brute_force():
         ids = rng.integers(0, V, int(lengths.sum())).astype(np.int32)
         seqs = TokenSequences(indptr=row_starts(lengths), indices=ids,
                               vocab=[f"w{v}" for v in range(V)])
-        cues = [{"token": f"w{int(rng.integers(0, V))}", "label": f"l{c}",
-                 "metrics": {"z": float(rng.choice([1.0, 2.0]))}} for c in range(3)]
+        cues = [CueRow(token=f"w{int(rng.integers(0, V))}", label=f"l{c}", count=1,
+                       label_count=1, metrics={"z": float(rng.choice([1.0, 2.0]))},
+                       significant=False) for c in range(3)]
         tokens, labels, zs = strongest_of(seqs, k, cue_ranks(seqs.vocab, cues), cues)
         for item in range(n):
             words = ids[seqs.indptr[item * k]:seqs.indptr[(item + 1) * k]]
             best = None  # (z, cue index): the first cue reaching the largest z wins
             for word in words:
                 for c, cue in enumerate(cues):
-                    z = cue["metrics"]["z"]
-                    if cue["token"] == f"w{word}" and (best is None or z > best[0]):
+                    z = cue.z
+                    if cue.token == f"w{word}" and (best is None or z > best[0]):
                         best = (z, c)
-            assert tokens[item] == (None if best is None else cues[best[1]]["token"])
-            assert labels[item] == (None if best is None else cues[best[1]]["label"])
+            assert tokens[item] == (None if best is None else cues[best[1]].token)
+            assert labels[item] == (None if best is None else cues[best[1]].label)
             assert (np.isnan(zs[item]) if best is None else zs[item] == best[0])

@@ -14,7 +14,7 @@ import pytest
 
 from cuelens.audit.compare import compare_scans, scan_conclusion
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
+from cuelens.audit.results import CONCLUSION_TEXT
 from cuelens.audit.pipeline import scan_dataset
 from cuelens.data.loading import load_dataset
 from cuelens.data.synthetic import make_nli

@@ -131,19 +131,25 @@ def test_protocol_mismatch_train_test_against_cross_validated_is_warned():
 def mcq_like(longest_significant: bool, duplicates: int, position_significant: bool) -> dict:
     out = with_config(BEFORE)
     out["dataset"]["task"] = "mcq"
-    position = {"counts": [70, 30], "significant": position_significant,
+    position = {"counts": [70, 30], "expected": [50.0, 50.0], "chi2": 16.0, "df": 1,
+                "p_value": 0.0001 if position_significant else 0.5,
+                "significant": position_significant,
                 "most_common": {"position": 0, "share": 0.7 if position_significant else 0.5,
                                 "expected_share": 0.5}}
     def rule(name: str, D: float, significant: bool) -> dict:
-        return {"name": name, "D": D, "D_ci": [D - 0.05, D + 0.05], "n_items": 300,
-                "accuracy": 0.5 + D, "chance": 0.5, "significant": significant}
+        return {"name": name, "accuracy": 0.5 + D, "accuracy_ci": [0.45 + D, 0.55 + D],
+                "chance": 0.5, "D": D, "D_ci": [D - 0.05, D + 0.05],
+                "p_value": 0.001 if significant else 0.5, "n_items": 300,
+                "significant": significant}
 
-    out["mcq_baselines"] = {"rows": [
+    out["mcq_baselines"] = {"n_items": 300, "chance": 0.5, "rows": [
         rule("longest choice", 0.2 if longest_significant else 0.01, longest_significant),
         rule("answer position", 0.0, False)], "gold_position": {"test": position}}
     out["hygiene"] = {"splits": {"test": {"items": 100, "duplicate_items": duplicates,
-                                          "near_duplicate_pairs": 0, "label_conflict_items": 0}},
-                      "overlap": []}
+                                          "duplicate_groups": min(duplicates, 1),
+                                          "near_duplicate_pairs": 0, "label_conflict_groups": 0,
+                                          "label_conflict_items": 0}},
+                      "overlap": [], "examples": {}, "warnings": []}
     return out
 
 

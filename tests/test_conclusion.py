@@ -16,7 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cuelens.audit.conclusion import (DEFAULT_MARGIN, INCONCLUSIVE, LEAKAGE, NO_LEAKAGE,
-                                      TEXT, Conclusion, conclude, conclusion_of)
+                                      Conclusion, conclude, conclusion_of)
+from cuelens.audit.results import CONCLUSION_TEXT as TEXT
 from cuelens.audit.findings import findings
 from cuelens.cli import app
 from tests.conftest import SHARED_DATA, write_jsonl
@@ -29,18 +30,25 @@ def _nli(D: float, low: float, high: float, verdict: str, n: int = 1000) -> dict
                         "label_names": ["a", "b", "c"],
                         "splits": {"all": {"items": n, "label_counts": dict.fromkeys(
                             "abc", per_label)}}, "labels": {"rare": []}},
-            "leakage": {"best": {"metric": "cp", "aggregator": "lr", "accuracy": 0.4 + D,
+            "leakage": {"majority": 0.4, "table": [],
+                        "best": {"metric": "cp", "aggregator": "lr", "accuracy": 0.4 + D,
                                  "D": D, "ci_low": low, "ci_high": high},
-                        "verdict": verdict, "selection": {"level": 0.95}}}
+                        "flagged": verdict == "significant", "verdict": verdict,
+                        "baselines": [], "baseline": {"name": "majority", "accuracy": 0.4},
+                        "selection": {"level": 0.95}}}
 
 
 def _mcq(rows: list[dict], k: int = 2, n: int = 500) -> dict:
     results = _nli(0.0, -0.01, 0.01, "chance", n)
     results["dataset"].update(task="mcq", label_names=["right", "wrong"], splits={"all": {
         "items": n, "label_counts": {"right": n, "wrong": (k - 1) * n}}})
-    results["mcq_baselines"] = {"ci_level": 0.99, "choice_counts": {str(k): n}, "rows": [
-        {"name": name, "accuracy": 1 / k + D, "chance": 1 / k, "D": D, "D_ci": ci,
-         "n_items": n, "significant": sig, **extra} for name, D, ci, sig, extra in rows]}
+    results["mcq_baselines"] = {
+        "n_items": n, "chance": 1 / k, "choice_counts": {str(k): n}, "ci_level": 0.99,
+        "rows": [{"name": name, "accuracy": 1 / k + D, "accuracy_ci": [c + 1 / k for c in ci],
+                  "chance": 1 / k, "D": D, "D_ci": ci, "p_value": 0.001 if sig else 0.5,
+                  "n_items": n, "significant": sig, **extra}
+                 for name, D, ci, sig, extra in rows],
+        "gold_position": {}}
     return results
 
 

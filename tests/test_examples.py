@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from cuelens.audit.examples import ExamplePicker
+from cuelens.audit.results import CueRow
 from cuelens.data.dataset import Dataset, Split, Task
 
 
 def cue(token: str, z: float) -> dict:
-    return {"token": token, "label": "neutral", "count": 2, "significant": True,
-            "metrics": {"z": z}}
+    return CueRow(token=token, label="neutral", count=2, label_count=2, significant=True,
+                  metrics={"z": z})
 
 
 def test_each_cue_lists_every_instance_holding_the_word_once():

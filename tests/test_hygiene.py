@@ -36,7 +36,7 @@ def test_planted_train_test_duplicates_are_found_exactly():
     test_h[near] = train_h[55].rsplit(" ", 1)[0] + " changed"
     labels = lambda n: [["a", "b", "c"][i % 3] for i in range(n)]  # noqa: E731
     # LSH (5 bands of 11 rows) finds a pair of Jaccard 0.93 with probability ~0.95: seed 2 does
-    section = data_hygiene(nli_dataset((train_h, labels(60)), (test_h, labels(40))), seed=2)
+    section = data_hygiene(nli_dataset((train_h, labels(60)), (test_h, labels(40))), seed=2).to_json()
     (row,) = section["overlap"]
     assert (row["fit"], row["eval"], row["exact"], row["near"]) == ("train", "test", 4, 1)
     found = {ex["line"] - 1 for ex in section["examples"]["overlap"] if ex["kind"] == "exact"}
@@ -61,7 +61,7 @@ def test_planted_mirrors_duplicates_and_label_noise_are_counted_exactly():
                      raw="{}", line=i + 1)
     dataset = Dataset(name="toy", format="jsonl", task="mcq", train=None, test=split,
                       label_names=list(MCQ_LABELS))
-    section = data_hygiene(dataset)
+    section = data_hygiene(dataset).to_json()
     counts = section["splits"]["all"]
     assert counts["mirrored_pairs"] == 30 + 2  # the planted pairs + (copy 3 vs copies 1, 2)
     # the two copies with the same label are one redundant copy; the relabelled one is a
@@ -187,7 +187,7 @@ def test_hashed_exact_counts_equal_a_brute_force_count():
     train, test = _planted_nli_split("train", 400, 1), _planted_nli_split("test", 300, 2)
     dataset = Dataset(name="toy", format="jsonl", task="nli", train=train, test=test,
                       label_names=["a", "b", "c"])
-    section = data_hygiene(dataset)
+    section = data_hygiene(dataset).to_json()
     for role, split in (("train", train), ("test", test)):
         expected = _brute_force_counts(split)
         assert expected["duplicate_items"] >= 10 and expected["label_conflict_groups"] > 10
@@ -214,10 +214,10 @@ def test_large_splits_count_near_duplicates_on_a_seeded_sample(monkeypatch):
         test_h[i] = train_h[i].rsplit(" ", 1)[0] + " changed"
     labels = lambda n: ["abc"[i % 3] for i in range(n)]  # noqa: E731
     dataset = nli_dataset((train_h, labels(60)), (test_h, labels(40)))
-    full = data_hygiene(dataset, seed=2)  # a MinHash seed with which LSH misses none
+    full = data_hygiene(dataset, seed=2).to_json()  # a MinHash seed with which LSH misses none
     assert full["overlap"][0]["near"] == 20
     monkeypatch.setattr(near_duplicates, "NEAR_MAX_ITEMS", 30)
-    runs = [data_hygiene(dataset, seed=s) for s in (2, 2, 3)]
+    runs = [data_hygiene(dataset, seed=s).to_json() for s in (2, 2, 3)]
     assert runs[0] == runs[1] and runs[0] != runs[2]  # deterministic for a seed
     section = runs[0]
     assert section["near_sample"] == {"train": 30, "test": 30}
@@ -248,7 +248,7 @@ def test_snli_sibling_hypotheses_of_one_premise_are_not_near_duplicates(shared_d
     from cuelens.data import load_dataset
     from cuelens.audit.text_keys import normal_form
 
-    section = data_hygiene(load_dataset(str(shared_data / "snli/dev.jsonl")))
+    section = data_hygiene(load_dataset(str(shared_data / "snli/dev.jsonl"))).to_json()
     counts = section["splits"]["all"]
     assert counts["near_duplicate_pairs"] == 6 and counts["shared_premise_items"] == 9831
     rows = {json.loads(line)["id"]: json.loads(line)
@@ -275,7 +275,7 @@ def test_near_pairs_need_premise_and_hypothesis_near_and_siblings_are_constructi
                       "label": label}, raw="{}", line=i + 1)
     dataset = Dataset(name="toy", format="jsonl", task="nli", train=None, test=split,
                       label_names=["contradiction", "entailment", "neutral"])
-    section = data_hygiene(dataset)
+    section = data_hygiene(dataset).to_json()
     counts = section["splits"]["all"]
     # 0/1 differ in the hypothesis; 0/3 are near but relabelled siblings of one premise;
     # 3/4 have the same hypothesis and label, premises near (one word changed): a near pair

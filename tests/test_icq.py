@@ -64,17 +64,17 @@ def test_cueness_formula_by_hand():
 
 def test_planted_negation_tops_the_ranking_with_hand_computed_cueness(planted):
     result = run_feature_audit(planted)
-    top = result["features"][0]
+    top = result["features"][0].to_json()
     # Q(R) = Q(S) = (0.8, 0.1, 0.1) → JSD 0; MSE = ((7/15)² + 2 (7/30)²)/3 = 98/900
     assert top == {"feature": "NEGATION", "value": "present", "cueness": round(98 / 900, 6),
                    "train_support": 100, "test_support": 50,
                    "train_dist": {"contradiction": 0.8, "entailment": 0.1, "neutral": 0.1},
                    "test_dist": {"contradiction": 0.8, "entailment": 0.1, "neutral": 0.1}}
-    scores = [row["cueness"] for row in result["features"]]
+    scores = [row.cueness for row in result["features"]]
     assert scores == sorted(scores, reverse=True) and scores[1] < scores[0]
-    words = {row["value"]: row for row in result["features"] if row["feature"] == "WORD"}
-    assert words["the"]["cueness"] == 0.0 and words["the"]["train_support"] == 300
-    assert result["features_config"] == {
+    words = {row.value: row for row in result["features"] if row.feature == "WORD"}
+    assert words["the"].cueness == 0.0 and words["the"].train_support == 300
+    assert result["features_config"].to_json() == {
         "features": ["word", "negation", "tense", "sentiment", "overlap", "ner", "typo"],
         "min_support": 10, "cv_folds_used": False}
 
@@ -82,14 +82,18 @@ def test_planted_negation_tops_the_ranking_with_hand_computed_cueness(planted):
 def test_min_support_filters_both_splits(planted):
     rows = run_feature_audit(planted, ["negation", "word"], min_support=11)["features"]
     # "never" has 10 test instances → dropped; "not" has 40 → kept
-    assert {r["value"] for r in rows if r["feature"] == "WORD"} >= {"not"}
-    assert "never" not in {r["value"] for r in rows}
+    assert {r.value for r in rows if r.feature == "WORD"} >= {"not"}
+    assert "never" not in {r.value for r in rows}
 
 
 def test_result_is_deterministic_and_json_ready(planted):
-    a = json.dumps(run_feature_audit(planted))
+    def as_json(result: dict) -> str:
+        return json.dumps({"features": [row.to_json() for row in result["features"]],
+                           "features_config": result["features_config"].to_json()})
+
+    a = as_json(run_feature_audit(planted))
     ParseCache.clear_memory()
-    assert json.dumps(run_feature_audit(planted)) == a
+    assert as_json(run_feature_audit(planted)) == a
 
 
 def mcq_rows(n_right: int, n_wrong: int, n_both: int, n_none: int) -> list[dict]:
@@ -107,8 +111,8 @@ def test_mcq_some_but_not_all_choices(tmp_path):
                       test=write(tmp_path / "test.jsonl", mcq_rows(40, 10, 30, 5)))
     row = run_feature_audit(ds, ["negation"])["features"][0]
     # questions with negation in both choices are ignored: R = (80 right, 20 wrong) → MSE 0.09
-    assert row["cueness"] == 0.09 and row["train_support"] == 100 and row["test_support"] == 50
-    assert row["train_dist"] == {"right": 0.8, "wrong": 0.2}
+    assert row.cueness == 0.09 and row.train_support == 100 and row.test_support == 50
+    assert row.train_dist == {"right": 0.8, "wrong": 0.2}
     masks = feature_masks(ds, "test", ["negation", "WORD=did", "WORD=zebra"])
     expected = [True] * 50 + [False] * 35
     assert masks["NEGATION=present"].tolist() == expected
@@ -134,7 +138,7 @@ def test_cross_validation_matches_brute_force(tmp_path):
             for i, (lab, n) in enumerate(zip(labels, negated))]
     ds = load_dataset(write(tmp_path / "all.jsonl", rows))
     result = run_feature_audit(ds, ["negation"], folds=4, seed=7)
-    assert result["features_config"]["cv_folds_used"] is True
+    assert result["features_config"].cv_folds_used is True
     # brute force: the same grouped fold assignment, counts by plain loops, docs/methods.md §5 by hand
     names = ["contradiction", "entailment", "neutral"]
     strata = np.array([names.index(x) for x in labels])
@@ -154,8 +158,8 @@ def test_cross_validation_matches_brute_force(tmp_path):
         kl = lambda p: sum(a * math.log2(a / b) for a, b in zip(p, m) if a > 0)  # noqa: E731
         scores.append(mse / math.exp(0.5 * kl(r) + 0.5 * kl(s)))
     row = result["features"][0]
-    assert row["cueness"] == pytest.approx(sum(scores) / 4, abs=1e-6)
-    assert row["train_support"] == row["test_support"] == int(negated.sum())
+    assert row.cueness == pytest.approx(sum(scores) / 4, abs=1e-6)
+    assert row.train_support == row.test_support == int(negated.sum())
 
 
 def test_word_only_never_loads_spacy(planted, monkeypatch):
@@ -164,7 +168,7 @@ def test_word_only_never_loads_spacy(planted, monkeypatch):
 
     monkeypatch.setattr("cuelens.models.spacy_pipeline.load_spacy", refuse)
     rows = run_feature_audit(planted, ["word", "sentiment"])["features"]
-    assert rows and {r["feature"] for r in rows} == {"WORD"}
+    assert rows and {r.feature for r in rows} == {"WORD"}
 
 
 def test_disk_cache_serves_a_warm_run_and_is_safe_to_delete(planted, tmp_path, monkeypatch):

@@ -36,7 +36,7 @@ def test_planted_cue_ranks_top_and_d_matches_the_design():
     audit = audit_of(dataset)
     top = {}
     for cue in audit.cues:
-        top.setdefault(cue["label"], cue["token"])
+        top.setdefault(cue.label, cue.token)
     assert top["contradiction"] == CONTRA_CUE and top["entailment"] == ENTAIL_CUE
     table = audit.leakage.to_json()
     # Bayes-optimal use of the cues: a cue gives its label away; without one the posterior

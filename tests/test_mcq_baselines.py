@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from cuelens.audit.chance import chance_p_value, exact_interval, null_pmf, position_chi_square
 from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, mcq_baselines
+from cuelens.audit.results import McqBaselinesSection
 from scan_helpers import mcq_dataset
 
 
@@ -34,7 +37,7 @@ def planted(n: int, k: int = 4, gold_a: float = 0.7, longest: float = 0.8, offse
 
 
 def by_name(section):
-    return {row["name"]: row for row in section["rows"]}
+    return {row.name: row for row in section.rows}
 
 
 def test_planted_position_and_length_detected_with_exact_numbers():
@@ -42,41 +45,41 @@ def test_planted_position_and_length_detected_with_exact_numbers():
     test = planted(200)
     section = mcq_baselines(mcq_dataset(train, test))
     rows = by_name(section)
-    assert section["chance"] == 0.25 and section["n_items"] == 200
+    assert section.chance == 0.25 and section.n_items == 200
     longest = rows["longest choice"]
-    assert longest["accuracy"] == 0.8 and longest["D"] == pytest.approx(0.55)
+    assert longest.accuracy == 0.8 and longest.D == pytest.approx(0.55)
     expected_p = stats.binomtest(160, 200, 0.25).pvalue  # exact binomial, two-sided
-    assert longest["p_value"] == pytest.approx(expected_p, rel=1e-3)
-    assert longest["significant"]
+    assert longest.p_value == pytest.approx(expected_p, rel=1e-3)
+    assert longest.significant
     # six rules: the test and the interval are both Bonferroni-corrected over 6
-    assert section["bonferroni_alpha"] == pytest.approx(0.05 / 6, abs=1e-6)
-    assert section["ci_level"] == pytest.approx(1 - 0.05 / 6, abs=1e-6)
+    assert section.bonferroni_alpha == pytest.approx(0.05 / 6, abs=1e-6)
+    assert section.ci_level == pytest.approx(1 - 0.05 / 6, abs=1e-6)
     low, high = stats.binomtest(160, 200).proportion_ci(1 - 0.05 / 6, method="exact")
-    assert longest["accuracy_ci"] == pytest.approx([low, high], abs=1e-6)
-    assert longest["D_ci"] == pytest.approx([low - 0.25, high - 0.25], abs=1e-6)
-    assert rows["shortest choice"]["accuracy"] == 0.2
-    assert rows["longest in words"]["accuracy"] == 0.25  # one word each: all tie → 1/k
-    assert rows["longest in words"]["p_value"] == 1.0
+    assert longest.accuracy_ci == pytest.approx([low, high], abs=1e-6)
+    assert longest.D_ci == pytest.approx([low - 0.25, high - 0.25], abs=1e-6)
+    assert rows["shortest choice"].accuracy == 0.2
+    assert rows["longest in words"].accuracy == 0.25  # one word each: all tie → 1/k
+    assert rows["longest in words"].p_value == 1.0
     # the training split puts 70% of answers at A, so the answer-position baseline picks A
     position = rows["answer position"]
-    assert position["accuracy"] == 0.7 and position["D"] == pytest.approx(0.45)
-    assert position["fitted"] and position["significant"]
-    gold = section["gold_position"]
-    assert gold["test"]["counts"] == [140, 20, 20, 20]
-    assert gold["test"]["expected"] == [50, 50, 50, 50]
-    assert gold["test"]["chi2"] == pytest.approx((90 ** 2 + 3 * 30 ** 2) / 50)
-    assert gold["test"]["df"] == 3
-    assert gold["test"]["p_value"] == pytest.approx(stats.chi2.sf(216, 3), rel=1e-3)
-    assert gold["test"]["most_common"] == {"position": 0, "share": 0.7, "expected_share": 0.25}
-    assert gold["train"]["counts"][0] == 280
+    assert position.accuracy == 0.7 and position.D == pytest.approx(0.45)
+    assert position.fitted and position.significant
+    gold = section.gold_position
+    assert gold["test"].counts == [140, 20, 20, 20]
+    assert gold["test"].expected == [50, 50, 50, 50]
+    assert gold["test"].chi2 == pytest.approx((90 ** 2 + 3 * 30 ** 2) / 50)
+    assert gold["test"].df == 3
+    assert gold["test"].p_value == pytest.approx(stats.chi2.sf(216, 3), rel=1e-3)
+    assert gold["test"].most_common == {"position": 0, "share": 0.7, "expected_share": 0.25}
+    assert gold["train"].counts[0] == 280
 
 
 def test_unbiased_dataset_is_not_significant():
     test = planted(300, k=3, gold_a=1 / 3, longest=1 / 3)
     rows = by_name(mcq_baselines(mcq_dataset(None, test)))
-    assert rows["longest choice"]["accuracy"] == pytest.approx(1 / 3, abs=1e-6)
-    assert not rows["longest choice"]["significant"]
-    assert rows["longest choice"]["p_value"] > 0.5
+    assert rows["longest choice"].accuracy == pytest.approx(1 / 3, abs=1e-6)
+    assert not rows["longest choice"].significant
+    assert rows["longest choice"].p_value > 0.5
 
 
 def test_varying_choice_counts_use_per_item_chance():
@@ -87,17 +90,17 @@ def test_varying_choice_counts_use_per_item_chance():
     section = mcq_baselines(mcq_dataset(None, (choices, labels)), folds=2)
     rows = by_name(section)
     chance = (2 / 2 + 2 / 3 + 2 / 5) / 6
-    assert section["chance"] == pytest.approx(chance, abs=1e-6)
-    assert section["choice_counts"] == {"2": 2, "3": 2, "5": 2}
-    assert rows["longest choice"]["accuracy"] == 1.0
+    assert section.chance == pytest.approx(chance, abs=1e-6)
+    assert section.choice_counts == {"2": 2, "3": 2, "5": 2}
+    assert rows["longest choice"].accuracy == 1.0
     # all six right: P = (1/2)^2 (1/3)^2 (1/5)^2, doubled (two-sided)
-    assert rows["longest choice"]["p_value"] == pytest.approx(2 / (4 * 9 * 25), rel=1e-4)
-    gold = section["gold_position"]["all"]
-    assert gold["counts"] == [3, 1, 1, 0, 1]
-    assert gold["expected"] == pytest.approx([1 + 2 / 3 + 2 / 5, 1 + 2 / 3 + 2 / 5, 2 / 3 + 2 / 5,
+    assert rows["longest choice"].p_value == pytest.approx(2 / (4 * 9 * 25), rel=1e-4)
+    gold = section.gold_position["all"]
+    assert gold.counts == [3, 1, 1, 0, 1]
+    assert gold.expected == pytest.approx([1 + 2 / 3 + 2 / 5, 1 + 2 / 3 + 2 / 5, 2 / 3 + 2 / 5,
                                               2 / 5, 2 / 5], abs=1e-6)
-    assert gold["df"] == 1 + 2 + 4
-    assert "warning" in gold
+    assert gold.df == 1 + 2 + 4
+    assert gold.warning
 
 
 def test_overlap_and_question_only():
@@ -108,9 +111,9 @@ def test_overlap_and_question_only():
     for i in range(len(ds.test)):
         ds.test.premises[i] = f"question {i % 2}: which red apple dish"
     rows = by_name(mcq_baselines(ds, folds=5, seed=0))
-    assert rows["overlap with question"]["accuracy"] == 1.0
-    assert rows["question only"]["accuracy"] == 1.0
-    assert rows["question only"]["coverage"] == 1.0
+    assert rows["overlap with question"].accuracy == 1.0
+    assert rows["question only"].accuracy == 1.0
+    assert rows["question only"].coverage == 1.0
 
 
 def test_question_only_without_repeats_is_chance():
@@ -119,7 +122,7 @@ def test_question_only_without_repeats_is_chance():
     for i in range(30):
         ds.test.premises[i] = f"question {i}"
     row = by_name(mcq_baselines(ds))["question only"]
-    assert row["coverage"] == 0.0 and row["accuracy"] == pytest.approx(1 / 3, abs=1e-6)
+    assert row.coverage == 0.0 and row.accuracy == pytest.approx(1 / 3, abs=1e-6)
 
 
 def test_null_pmf_matches_brute_force():
@@ -164,11 +167,11 @@ def test_scan_cli_reports_planted_artifacts(tmp_path):
     assert "longest choice: right 80.0% of the time against 25.0%" in result.output
     results = json.loads((out / "results.json").read_text())
     validate_results(results)
-    rows = by_name(results["mcq_baselines"])
-    assert rows["longest choice"]["accuracy"] == 0.8 and rows["answer position"]["accuracy"] == 0.7
+    rows = by_name(McqBaselinesSection.from_json(results["mcq_baselines"]))
+    assert rows["longest choice"].accuracy == 0.8 and rows["answer position"].accuracy == 0.7
     leak = {b["name"]: b["accuracy"] for b in results["leakage"]["baselines"]}
-    assert leak["answer position"] == rows["answer position"]["accuracy"]  # one definition
-    assert rows["choice-only BoW LR"]["accuracy"] == leak["choice-only BoW LR"]
+    assert leak["answer position"] == rows["answer position"].accuracy  # one definition
+    assert rows["choice-only BoW LR"].accuracy == leak["choice-only BoW LR"]
     html = (out / "report.html").read_text()
     assert 'id="mcq_baselines"' in html and "the positions are unbalanced" in html
 
@@ -201,7 +204,8 @@ def test_varying_choice_counts_load_scan_and_probe(tmp_path):
     results = json.loads((tmp_path / "scan" / "results.json").read_text())
     validate_results(results)
     assert results["dataset"]["splits"]["all"]["instances"] == sum(2 + i % 4 for i in range(30))
-    assert by_name(results["mcq_baselines"])["longest choice"]["accuracy"] == 1.0
+    rows = by_name(McqBaselinesSection.from_json(results["mcq_baselines"]))
+    assert rows["longest choice"].accuracy == 1.0
     assert "leakage" not in results and "different numbers of choices" in done.output
     assert sorted(p.name for p in (tmp_path / "scan").iterdir()) == [
         "report.html", "results.json", "run.json"]
@@ -223,33 +227,33 @@ def test_significance_and_the_interval_agree(k, gold_a, longest):
     for n in (150, 300, 600):
         section = mcq_baselines(mcq_dataset(planted(2 * n, k, gold_a, longest, offset=3),
                                             planted(n, k, gold_a, longest)))
-        for row in section["rows"]:
-            low, high = row["accuracy_ci"]
-            assert row["significant"] == (not low <= row["chance"] <= high), row
+        for row in section.rows:
+            low, high = row.accuracy_ci
+            assert row.significant == (not low <= row.chance <= high), row
 
 
 def test_two_choices_count_shortest_as_the_complement_of_longest():
     section = mcq_baselines(mcq_dataset(None, planted(300, k=2, gold_a=0.5, longest=0.7)))
     rows = by_name(section)
-    assert rows["shortest choice"]["complement_of"] == "longest choice"
-    assert rows["shortest choice"]["accuracy"] == pytest.approx(1 - rows["longest choice"]["accuracy"])
-    assert rows["shortest choice"]["p_value"] == rows["longest choice"]["p_value"]
-    assert section["bonferroni_alpha"] == pytest.approx(0.05 / 5, abs=1e-6)  # 6 rows, 5 tests
+    assert rows["shortest choice"].complement_of == "longest choice"
+    assert rows["shortest choice"].accuracy == pytest.approx(1 - rows["longest choice"].accuracy)
+    assert rows["shortest choice"].p_value == rows["longest choice"].p_value
+    assert section.bonferroni_alpha == pytest.approx(0.05 / 5, abs=1e-6)  # 6 rows, 5 tests
     level, headline = baselines_headline(section)
     assert level == "flagged" and " of 5 rules " in headline  # 6 rows, 5 tests
     assert "complement" in baseline_verdict(rows["shortest choice"], section)
-    assert "complement_of" not in rows["longest choice"]
+    assert rows["longest choice"].complement_of is None
 
 
 def test_below_chance_wording_depends_on_the_number_of_choices():
     two = mcq_baselines(mcq_dataset(None, planted(300, k=2, gold_a=0.5, longest=0.5)))
     five = mcq_baselines(mcq_dataset(None, planted(300, k=5, gold_a=0.2, longest=0.0)))
     below = by_name(five)["longest choice"]
-    assert below["significant"] and below["D"] < 0
+    assert below.significant and below.D < 0
     text = baseline_verdict(below, five)
     assert "opposite" not in text and "rarely the choice this rule picks" in text
     assert "99.2% CI" in text  # 1 - 0.05/6
-    row = {**by_name(two)["longest choice"], "significant": True, "D": -0.2, "accuracy": 0.3}
+    row = replace(by_name(two)["longest choice"], significant=True, D=-0.2, accuracy=0.3)
     assert "picking the other one is right 70.0% of the time" in baseline_verdict(row, two)
 
 
@@ -261,7 +265,7 @@ def test_copa_choice_only_bow_is_not_significant_and_its_interval_covers_chance(
     dataset = load_dataset(str(shared_data / "copa"))
     section = mcq_baselines(dataset, extra={"choice-only BoW LR": 0.549})
     row = by_name(section)["choice-only BoW LR"]
-    assert not row["significant"] and row["D_ci"][0] < 0 < row["D_ci"][1]
+    assert not row.significant and row.D_ci[0] < 0 < row.D_ci[1]
     assert "not significantly different from guessing" in baseline_verdict(row, section)
 
 
@@ -299,16 +303,16 @@ def test_clustered_equivalence_bound_over_shared_choice_sets_by_hand():
     train = ([["x", "yy"], ["zz", "w"]], [0, 0])
     rows = by_name(mcq_baselines(mcq_dataset(train, test)))
     longest = rows["longest choice"]
-    assert longest["D"] == pytest.approx(1 / 14, abs=1e-6)
+    assert longest.D == pytest.approx(1 / 14, abs=1e-6)
     se = np.sqrt(4 / 3 * 110 / 49) / 7
-    assert longest["D_equivalence_high"] == pytest.approx(
+    assert longest.D_equivalence_high == pytest.approx(
         1 / 14 + stats.t.ppf(0.95, 3) * se, abs=1e-6)
-    assert longest["equivalence_clusters"] == 4
+    assert longest.equivalence_clusters == 4
     # answer position (A, fitted on train): credits 0, 1 | 1, 0 | 1, 0 | 1 → each pair one
     # right, one wrong; D = ½/7 = 1/14 again, cluster sums of d − D: −1/7 three times, 3/7
     position = rows["answer position"]
     se = np.sqrt(4 / 3 * (3 + 9) / 49) / 7
-    assert position["D_equivalence_high"] == pytest.approx(
+    assert position.D_equivalence_high == pytest.approx(
         1 / 14 + stats.t.ppf(0.95, 3) * se, abs=1e-6)
 
 
@@ -316,5 +320,5 @@ def test_no_clustered_bound_when_every_choice_set_is_one_question():
     test = ([["aa", "bbbb"], ["cccc", "dd"], ["ee", "ffff"], ["ggg", "h"]], [1, 0, 0, 0])
     train = ([["x", "yy"], ["zz", "w"]], [0, 0])
     section = mcq_baselines(mcq_dataset(train, test))
-    assert not any(k.startswith(("D_equivalence", "equivalence")) for row in section["rows"]
-                   for k in row)
+    assert not any(k.startswith(("D_equivalence", "equivalence")) for row in section.rows
+                   for k in row.to_json())

@@ -13,6 +13,7 @@ import pytest
 from report_fixtures import (PAYLOADS, assert_schema_rejects, large_results, mcq_results,
                              nli_results, score_pairs_results)
 
+from cuelens.audit.results import CueRow
 from cuelens.errors import UserError
 from cuelens.reports import render_report, script_json, validate_results
 from cuelens.reports.figures import log_ticks
@@ -268,16 +269,16 @@ def test_verdict_levels(best_d, flagged, level):
 
 
 def test_listed_cues_are_every_significant_cue_plus_the_strongest_per_label():
-    cues = [{"token": t, "label": l, "count": n, "label_count": 1, "significant": sig,
-             "metrics": {"cp": cp, "z": z}}
+    cues = [CueRow(token=t, label=l, count=n, label_count=1, significant=sig,
+                   metrics={"cp": cp, "z": z})
             for t, l, n, cp, z, sig in [("a", "x", 5, 1.0, 2.0, False), ("b", "x", 9, 1.0, 3.0, False),
                                         ("c", "x", 9, 0.5, 9.0, True), ("d", "y", 5, 0.2, 1.0, False),
                                         ("s", "y", 50, 0.3, 0.5, True)]]
     # by z (default): c and b lead x, s (significant, weakest z) is still listed
-    assert [c["token"] for c in listed_cues(cues, 1)] == ["c", "d", "s"]
-    assert [c["token"] for c in listed_cues(cues, 2)] == ["c", "b", "d", "s"]
+    assert [c.token for c in listed_cues(cues, 1)] == ["c", "d", "s"]
+    assert [c.token for c in listed_cues(cues, 2)] == ["c", "b", "d", "s"]
     # by cp: ties on cp broken by z, then support
-    assert [c["token"] for c in listed_cues(cues, 2, "cp")] == ["b", "a", "c", "s", "d"]
+    assert [c.token for c in listed_cues(cues, 2, "cp")] == ["b", "a", "c", "s", "d"]
 
 
 def test_log_ticks_cover_the_range_with_1_2_5_steps():

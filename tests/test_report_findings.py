@@ -14,6 +14,7 @@ from report_fixtures import (compare_results, contrast_pairs_results, lengths_se
                              llm_probe_results, mcq_results, nli_results, score_pairs_results)
 
 from cuelens.audit.findings import Finding
+from cuelens.audit.results import CueRow
 from cuelens.reports import ReportOptions, render_report, validate_results
 from cuelens.reports import figures as F
 from cuelens.reports.render import plotly_cdn_url, plotly_file_name, render_html, title
@@ -159,8 +160,8 @@ def test_examples_are_sampled_for_every_listed_cue(tmp_path):
 
     dirs = write_demo_data(tmp_path, size=150, seed=0)
     results = scan_dataset(load_dataset(str(dirs["nli"]))).results
-    listed = listed_cues(results["cues"])
-    assert listed and {c["token"] for c in listed} <= set(results["examples"]["by_cue"])
+    listed = listed_cues(CueRow.rows_in(results))
+    assert listed and {c.token for c in listed} <= set(results["examples"]["by_cue"])
     rows = sections_of(json.loads(json.dumps(results)))["cues"].client["cues"]["rows"]
     assert all(r[7] for r in rows)  # an example link on every row
 
@@ -170,8 +171,8 @@ def test_terminal_and_jupyter_summaries_rank_cues_by_z():
     from cuelens.frames import summary_html
 
     results = many_cues()
-    top = top_cues_by_label(results["cues"], 2)
-    assert [c["token"] for c in top["neutral"]] == ["sig86", "sig83"]
+    top = top_cues_by_label(CueRow.rows_in(results), 2)
+    assert [c.token for c in top["neutral"]] == ["sig86", "sig83"]
     html = summary_html(results)
     assert "sig86" in html and "rare0" not in html
 

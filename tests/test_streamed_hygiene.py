@@ -73,7 +73,7 @@ def test_real_data_gives_the_in_memory_section(shared_data, tmp_path, source, ch
     paths = {key: str(shared_data / value) for key, value in source.items()}
     dataset = load_streaming(paths.get("data"), train=paths.get("train"), test=paths.get("test"))
     expected = data_hygiene(dataset, seed=1)
-    assert len(expected["overlap"]) == overlaps
+    assert len(expected.overlap) == overlaps
     assert streamed(dataset, chunk_items, tmp_path, seed=1) == expected
 
 
@@ -103,16 +103,16 @@ def planted(directory: Path) -> Path:
 def test_planted_counts_and_examples_match(tmp_path):
     dataset = load_dataset(str(planted(tmp_path / "data")))
     expected = data_hygiene(dataset, seed=2)
-    train = expected["splits"]["train"]
+    train = expected.splits["train"]
     # item 3 ×3 (labels e, e, n): one redundant copy; item 5 ×2 (e, n): a conflict, no copy
-    assert (train["duplicate_items"], train["duplicate_groups"]) == (1, 1)
-    assert (train["label_conflict_groups"], train["label_conflict_items"]) == (2, 5)
-    assert train["near_duplicate_pairs"] == 1
+    assert (train.duplicate_items, train.duplicate_groups) == (1, 1)
+    assert (train.label_conflict_groups, train.label_conflict_items) == (2, 5)
+    assert train.near_duplicate_pairs == 1
     # hypothesis of item 3 ×3 (labels e, e, n): 2 pairs; item 5 ×2: 1; item 8 ×2: 1
-    assert train["contrastive_pairs"] == 4
-    (row,) = expected["overlap"]
-    assert (row["exact"], row["near"], row["shared_premise"]) == (2, 1, 4)  # + 17, 14
-    exact = [(e["line"], e["other"]["line"]) for e in expected["examples"]["overlap"]
+    assert train.contrastive_pairs == 4
+    (row,) = expected.overlap
+    assert (row.exact, row.near, row.shared_premise) == (2, 1, 4)  # + 17, 14
+    exact = [(e["line"], e["other"]["line"]) for e in expected.examples["overlap"]
              if e["kind"] == "exact"]
     assert exact == [(5, 13), (10, 4)]  # test item 9 matches train item 3, its first copy
     for chunk_items in (7, 1000):
@@ -128,7 +128,7 @@ def test_planted_counts_and_examples_match(tmp_path):
             n = len(bits[role])
             assert np.array_equal(np.concatenate([flags.of(role, first, min(6, n - first))
                                                   for first in range(0, n, 6)]), bits[role])
-        assert flags_of(bits["test"], True)["overlap"].sum() == 2  # = row["exact"]
+        assert flags_of(bits["test"], True)["overlap"].sum() == 2  # = row.exact
 
 
 def test_nli_answers_need_no_numbering_across_chunks(tmp_path):
@@ -144,8 +144,8 @@ def test_nli_answers_need_no_numbering_across_chunks(tmp_path):
                      for start in (0, 2))
     assert first.answers[1] == second.answers[0] and first.answers[0] != second.answers[1]
     expected = data_hygiene(dataset)
-    counts = expected["splits"]["all"]
-    assert (counts["duplicate_items"], counts["label_conflict_groups"]) == (1, 1)
+    counts = expected.splits["all"]
+    assert (counts.duplicate_items, counts.label_conflict_groups) == (1, 1)
     assert streamed(dataset, 2, tmp_path) == expected
 
 
@@ -154,7 +154,7 @@ def test_near_duplicate_sample_path(shared_data, tmp_path, monkeypatch):
     dataset = load_streaming(train=str(shared_data / "snli/dev.jsonl"),
                              test=str(shared_data / "snli/test.jsonl"))
     expected = data_hygiene(dataset, seed=4)
-    assert expected["near_sample"] == {"train": 300, "test": 300}
+    assert expected.near_sample == {"train": 300, "test": 300}
     assert streamed(dataset, 1000, tmp_path, seed=4) == expected
 
 

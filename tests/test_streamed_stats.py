@@ -103,8 +103,8 @@ def test_features_counted_chunk_by_chunk_match_the_exact_features(tmp_path, spli
         label_names=dataset.label_names, features=features,
         cross_validated=dataset.train is None, folds=config.folds)
     assert streamed == exact
-    planted = next(r for r in exact["features"] if (r["feature"], r["value"]) == ("WORD", "nobody"))
-    assert max(planted["train_dist"], key=planted["train_dist"].get) == "contradiction"
+    planted = next(r for r in exact["features"] if (r.feature, r.value) == ("WORD", "nobody"))
+    assert max(planted.train_dist, key=planted.train_dist.get) == "contradiction"
 
 
 def test_hashed_folds_keep_copies_together_and_balance():
@@ -151,8 +151,8 @@ def test_multiple_choice_hashed_folds_find_the_planted_cue(tmp_path):
     config = ScanConfig(max_fit_items=300, iterations=2, min_count=3)
     data = load_chunked(source, None, None, FieldMap(), False, config, tmp_path, chunk_items=150)
     audit = word_audit(data.store, data.label_names, config, HashedFolds(5, 5, config.seed), {})
-    assert audit.cue_finding["top"][0]["token"] == "definitely"
-    assert audit.cue_finding["top"][0]["label"] == "right"
+    assert audit.cue_finding.top[0]["token"] == "definitely"
+    assert audit.cue_finding.top[0]["label"] == "right"
     assert audit.leakage.majority == 0.5
     assert audit.leakage.best["ci_low"] > 0.1 and audit.leakage.flagged
     assert audit.leakage.best["accuracy"] > 0.6

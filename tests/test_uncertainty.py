@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cuelens.audit.results import CueRow
 from cuelens.audit.uncertainty import accuracy_vs_chance, bootstrap_means, leakage_verdict
 from cuelens.probes.accuracy import accuracy_test, bootstrap_p
 from cuelens.probes.cues import Cue
@@ -56,8 +57,8 @@ def test_bootstrap_p_and_benjamini_hochberg():
 
 def test_default_cue_selection_skips_stopwords_and_weak_cues():
     def cue(token, label, count, z, lmi, significant):
-        return {"token": token, "label": label, "count": count, "label_count": count,
-                "metrics": {"z": z, "lmi": lmi}, "significant": significant}
+        return CueRow(token=token, label=label, count=count, label_count=count,
+                      metrics={"z": z, "lmi": lmi}, significant=significant)
 
     cues = [cue("the", "a", 5000, 1.0, 0.09, False), cue("his", "b", 900, 2.0, 0.05, False),
             cue("nobody", "a", 60, 9.0, 0.01, True), cue("tall", "b", 40, 6.0, 0.004, True),

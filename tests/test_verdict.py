@@ -121,13 +121,13 @@ def test_a_rare_word_of_a_rare_label_needs_the_exact_tail():
     labels = np.array([700.0, 300.0])
     cues, stats_ = cue_table(joint, labels, [f"w{i}" for i in range(40)], ["a", "b"],
                              ScanConfig(min_count=5), "train")
-    rare = next(c for c in cues if c["token"] == "w0" and c["label"] == "b")
-    assert rare["metrics"]["z"] > stats_["bonferroni_z"] and not rare["significant"]
+    rare = next(c for c in cues if c.token == "w0" and c.label == "b")
+    assert rare.z > stats_.bonferroni_z and not rare.significant
     assert binomial_tails(joint[:1], labels, "empirical")[0, 1] == pytest.approx(0.3 ** 6)
     joint[0] = [0, 7]  # 7 of 7: tail 2.2·10⁻⁴ passes
     cues, _ = cue_table(joint, labels, [f"w{i}" for i in range(40)], ["a", "b"],
                         ScanConfig(min_count=5), "train")
-    assert next(c for c in cues if c["token"] == "w0" and c["label"] == "b")["significant"]
+    assert next(c for c in cues if c.token == "w0" and c.label == "b").significant
 
 
 def test_moments_do_not_depend_on_how_the_items_are_split():
@@ -148,7 +148,7 @@ def test_random_labels_are_chance_and_no_cue_is_significant():
     test = (random_words(rng, 1500), random_labels(rng, 1500))
     audit = run_word_audit(nli_dataset(train, test), ScanConfig(**FAST))
     assert audit.leakage.verdict in ("chance", "below chance")
-    assert audit.cue_finding["n_significant"] == 0 and audit.cue_finding["share_items"] == 0.0
+    assert audit.cue_finding.n_significant == 0 and audit.cue_finding.share_items == 0.0
 
 
 def test_a_label_share_shift_is_not_leakage():
@@ -177,12 +177,12 @@ def test_a_weak_planted_cue_is_a_cue_finding_even_when_d_is_at_chance():
     dataset = nli_dataset(planted(rng, 3000, 0.05), planted(rng, 3000, 0.05))
     audit = run_word_audit(dataset, ScanConfig(**FAST))
     finding = audit.cue_finding
-    assert finding["top"][0]["token"] == "zorblat" and finding["top"][0]["label"] == "entailment"
-    assert finding["top"][0]["z"] > finding["bonferroni_z"]
+    assert finding.top[0]["token"] == "zorblat" and finding.top[0]["label"] == "entailment"
+    assert finding.top[0]["z"] > finding.bonferroni_z
     test_labels = dataset.test.labels
     holders = sum("zorblat" in h for h in dataset.test.hypotheses)
-    assert finding["items_covered"] == holders
-    assert finding["share_items"] == pytest.approx(holders / len(test_labels), abs=1e-6)
+    assert finding.items_covered == holders
+    assert finding.share_items == pytest.approx(holders / len(test_labels), abs=1e-6)
     assert audit.leakage.verdict in ("chance", "mild")  # ~1.7 points at most
 
 
@@ -282,7 +282,7 @@ def test_exact_and_streaming_statistics_give_the_same_verdict(tmp_path, rate):
     exact = run_word_audit(load_dataset(train=train, test=test), config)
     streamed = scan_files(train=train, test=test, config=config, work_dir=tmp_path).results
     assert streamed["leakage"]["verdict"] == exact.leakage.verdict
-    assert streamed["cue_finding"] == exact.cue_finding
+    assert streamed["cue_finding"] == exact.cue_finding.to_json()
     assert streamed["leakage"]["best"]["D"] == pytest.approx(exact.leakage.best["D"],
                                                              abs=0.02)
 
@@ -314,13 +314,13 @@ def test_exact_and_streaming_scans_of_snli_agree_on_the_verdict(tmp_path, shuffl
     streamed = scan_files(train=paths["dev"], test=paths["test"], config=config,
                           work_dir=tmp_path).results
     assert streamed["leakage"]["verdict"] == exact.leakage.verdict
-    assert streamed["cue_finding"] == exact.cue_finding
+    assert streamed["cue_finding"] == exact.cue_finding.to_json()
     if shuffled:
         assert exact.leakage.verdict in ("chance", "below chance")
-        assert exact.cue_finding["n_significant"] == 0
+        assert exact.cue_finding.n_significant == 0
     else:
         assert exact.leakage.verdict == "significant"
-        assert exact.cue_finding["n_significant"] > 0
+        assert exact.cue_finding.n_significant > 0
 
 
 def test_cross_validating_with_one_fold_is_one_clear_error():

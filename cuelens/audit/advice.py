@@ -15,10 +15,10 @@ from collections.abc import Callable
 from cuelens.audit.conclusion import INCONCLUSIVE, LEAKAGE, NO_LEAKAGE, Conclusion, \
     conclude, conclusion_of, margin_of
 from cuelens.audit.examples import top_cues_by_label
-from cuelens.audit.findings import (Finding, findings, is_preference, split_file, split_name,
-                                     with_ci)
+from cuelens.audit.findings import (Finding, findings, is_preference, leakage_verdict,
+                                     split_file, split_name, task_of, with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
-from cuelens.audit.results import (EasyHardSection, LLMProbeSection, PreferenceSection,
+from cuelens.audit.results import (CueRow, EasyHardSection, LLMProbeSection, PreferenceSection,
                                    ProbeSection, ScanSections, SubsetsSection, about_a_model,
                                    model_name)
 from cuelens.data.dataset import Task
@@ -27,10 +27,10 @@ from cuelens.registry import Registry
 TOP_CUES = 3  # per label
 
 
-def strongest_cues(cues: list[dict], per_label: int = TOP_CUES) -> dict[str, list[str]]:
+def strongest_cues(cues: list[CueRow], per_label: int = TOP_CUES) -> dict[str, list[str]]:
     """Per label, the significant cues with the largest z (ties: support, token)."""
-    significant = [cue for cue in cues if cue["significant"]]
-    return {label: [c["token"] for c in group]
+    significant = [cue for cue in cues if cue.significant]
+    return {label: [c.token for c in group]
             for label, group in top_cues_by_label(significant, per_label, "z").items()}
 
 
@@ -82,7 +82,7 @@ def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
 
 @advises("significant", "mild")
 def _leakage(f: Finding, results: dict) -> Step | None:
-    cues = strongest_cues(results.get("cues", []))
+    cues = strongest_cues(CueRow.rows_in(results))
     preference = is_preference(results)
     if cues:
         named = "; ".join(f"{label}: {', '.join(tokens)}" for label, tokens in cues.items())
@@ -102,10 +102,10 @@ def _cues(f: Finding, results: dict) -> Step | None:
     """Significant cue words without a leakage verdict: leakage on their own (docs/methods.md
     §17), so to be removed or rebalanced; with too few items for a conclusion, worth a look before
     they grow (with a leakage verdict, the leakage step already names them)."""
-    if results.get("leakage", {}).get("verdict") in ("significant", "mild"):
+    if leakage_verdict(results) in ("significant", "mild"):
         return None
     named = "; ".join(f"{label}: {', '.join(tokens)}"
-                      for label, tokens in strongest_cues(results.get("cues", [])).items())
+                      for label, tokens in strongest_cues(CueRow.rows_in(results)).items())
     what = "marks chosen or rejected responses" if is_preference(results) else \
         "points to one label"
     noun = "response" if is_preference(results) else "item"
@@ -122,7 +122,7 @@ def _cues(f: Finding, results: dict) -> Step | None:
 def _easy_hard(f: Finding, results: dict) -> Step | None:
     section = EasyHardSection.in_results(results)
     hard = section.hard if section is not None else 0
-    if results.get("leakage", {}).get("verdict") not in ("significant", "mild") or not hard:
+    if leakage_verdict(results) not in ("significant", "mild") or not hard:
         return None
     if is_preference(results):
         return _step(f, f"score reward models separately on the pairs of the {hard:,} hard "
@@ -256,7 +256,7 @@ def _contrast_step(results: dict, fs: list[Finding]) -> Step | None:
                           "of the chosen ones (same words, length and formatting; worse content)",
                 "why": "pairs whose responses differ only in quality neutralise word, length "
                        "and formatting cues by construction", "section": "hygiene"}
-    mcq = results.get("dataset", {}).get("task") == Task.MCQ
+    mcq = task_of(results) == Task.MCQ
     return {"action": "collect contrastive items: " + (
         "mirror each question so every choice is once right and once wrong" if mcq
         else "minimally edit hypotheses so the same words appear under every label"),
@@ -339,7 +339,7 @@ def _closing(results: dict, fs: list[Finding], conclusion: Conclusion | None = N
 def advise(sections: ScanSections) -> ScanSections:
     """``sections`` with their conclusion (:func:`~cuelens.audit.conclusion.conclude`, at the
     scan's margin) and next steps, computed once every section is in."""
-    return sections.advised(lambda results: conclude(results, margin_of(results)).to_json(),
+    return sections.advised(lambda results: conclude(results, margin_of(results)),
                             next_steps)
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.fitting import Fit, Trained, model_decisions, signed_decisions
+from cuelens.audit.results import CueRow
 from cuelens.data.dataset import RIGHT, Dataset, Task
 
 
@@ -76,22 +77,22 @@ def held_out_probabilities(fit: Fit, trained: Trained, model: tuple[str, str],
     return item_probabilities(decision, task, k, signed_decisions(trained, model))
 
 
-def cue_ranks(vocab: Sequence[str], cues: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+def cue_ranks(vocab: Sequence[str], cues: list[CueRow]) -> tuple[np.ndarray, np.ndarray]:
     """Per cue feature id of ``vocab`` (and a last, sentinel row): the largest z of a listed cue
     on it (−inf: none) and that cue's index in ``cues`` (−1: none)."""
     index = {token: i for i, token in enumerate(vocab)}
     best_z = np.full(len(index) + 1, -np.inf)
     best_cue = np.full(len(index) + 1, -1, dtype=np.int64)
     for c, cue in enumerate(cues):
-        z = cue["metrics"]["z"]
-        v = index.get(cue["token"])
+        z = cue.metrics["z"]
+        v = index.get(cue.token)
         if v is not None and isinstance(z, (int, float)) and z > best_z[v]:
             best_z[v], best_cue[v] = z, c
     return best_z, best_cue
 
 
 def strongest_of(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarray],
-                 cues: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 cues: list[CueRow]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per item of the instances ``seqs`` (``k`` per item): the listed cue among its words with
     the largest z (any label), its label and z (None / NaN when the item holds no listed cue);
     ``ranks``: :func:`cue_ranks` of ``seqs``' vocabulary."""
@@ -108,8 +109,8 @@ def strongest_of(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarr
     winner = np.full(n, sentinel)  # the sentinel row: no cue
     winner[item[first]] = ids[first]
     chosen = best_cue[winner]
-    tokens, labels = (np.array([cue[key] for cue in cues] + [None], dtype=object)[chosen]
-                      for key in ("token", "label"))  # chosen −1: the last, None
+    tokens, labels = (np.array([*column, None], dtype=object)[chosen]  # chosen −1: None
+                      for column in ([cue.token for cue in cues], [cue.label for cue in cues]))
     return tokens, labels, np.where(chosen >= 0, best_z[winner], np.nan)
 
 

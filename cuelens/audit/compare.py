@@ -13,7 +13,8 @@ from pathlib import Path
 from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import Conclusion, conclude
 from cuelens.audit.examples import sort_value
-from cuelens.audit.results import EasyHardSection, about_a_model
+from cuelens.audit.results import (CueRow, DatasetSummary, EasyHardSection, HygieneSection,
+                                   McqBaselinesSection, about_a_model)
 from cuelens.errors import UserError
 
 MAX_LISTED = 50
@@ -51,31 +52,26 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
 def scan_conclusion(results: dict) -> Conclusion:
     """The scan's ``conclusion`` (docs/methods.md §17) as recorded in its results, or computed
     by :func:`~cuelens.audit.conclusion.conclude` for results written before it existed."""
-    recorded = results.get("conclusion")
-    if recorded is None:
-        return conclude(results)
-    try:
-        return Conclusion.from_json(recorded)
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise UserError(f"not a cuelens results file: $.conclusion: malformed ({exc})") from None
+    recorded = Conclusion.in_results(results)  # a malformed one: a UserError naming the file
+    return recorded if recorded is not None else conclude(results)
 
 
-def _significant(results: dict) -> dict[tuple[str, str], dict]:
-    return {(c["token"], c["label"]): c for c in results.get("cues", []) if c["significant"]}
+def _significant(results: dict) -> dict[tuple[str, str], CueRow]:
+    return {(c.token, c.label): c for c in CueRow.rows_in(results) if c.significant}
 
 
 def fitting_role(results: dict) -> str:
     """The split the scan fitted on: ``train``, or ``all`` for a cross-validated single file."""
-    return "train" if "train" in results["dataset"].get("splits", {}) else "all"
+    return "train" if "train" in DatasetSummary.required_in(results).splits else "all"
 
 
 def _hygiene_counts(results: dict) -> dict | None:
-    hygiene = results.get("hygiene")
-    if not hygiene:
+    hygiene = HygieneSection.in_results(results)
+    if hygiene is None:
         return None
-    counts = {key: sum(s.get(key, 0) for s in hygiene.get("splits", {}).values())
+    counts = {key: sum(getattr(s, key) for s in hygiene.splits.values())
               for key in HYGIENE_COUNTS}
-    counts["overlap_items"] = sum(r["exact"] + r["near"] for r in hygiene.get("overlap", []))
+    counts["overlap_items"] = sum(r.exact + r.near for r in hygiene.overlap)
     return counts
 
 
@@ -84,8 +80,9 @@ def _side(results: dict, source: str) -> dict:
     leak, eh = results["leakage"], EasyHardSection.in_results(results)
     best = leak["best"]
     conclusion = scan_conclusion(results)
-    role = fitting_role(results)
-    return {"source": source, "name": results["dataset"]["name"],
+    role, data = fitting_role(results), DatasetSummary.required_in(results)
+    fitted = data.splits.get(role)
+    return {"source": source, "name": data.name,
             "metric": best["metric"], "aggregator": best["aggregator"],
             "accuracy": best["accuracy"], "majority": leak["majority"], "D": best["D"],
             **({"ci_low": best["ci_low"], "ci_high": best["ci_high"]} if "ci_low" in best else {}),
@@ -97,13 +94,14 @@ def _side(results: dict, source: str) -> dict:
             "n_significant_cues": len(_significant(results)) if "cues" in results else None,
             "hygiene": _hygiene_counts(results),
             "fitting": {"role": role,
-                        "items": results["dataset"].get("splits", {}).get(role, {}).get("items")}}
+                        "items": fitted.items if fitted is not None else None}}
 
 
 def protocol(results: dict) -> dict:
     """The settings of a scan that make its numbers comparable with another's."""
     config = results.get("config", {})
-    evaluation = "cross-validated" if results["dataset"].get("cross_validated") else "train/test"
+    cross_validated = DatasetSummary.required_in(results).cross_validated
+    evaluation = "cross-validated" if cross_validated else "train/test"
     return {"evaluation": evaluation, **{k: config[k] for k in PROTOCOL if k in config}}
 
 
@@ -114,17 +112,18 @@ def _protocol(before: dict, after: dict) -> dict:
     return {"before": b, "after": a, "differences": differences}
 
 
-def _cue_rows(cues: list[dict]) -> list[dict]:
-    ranked = sorted(cues, key=lambda c: (-sort_value(c["metrics"]["z"]), c["token"], c["label"]))
-    return [{"token": c["token"], "label": c["label"], "count": c["count"],
-             "z": c["metrics"]["z"]} for c in ranked[:MAX_LISTED]]
+def _cue_rows(cues: list[CueRow]) -> list[dict]:
+    ranked = sorted(cues, key=lambda c: (-sort_value(c.metrics["z"]), c.token, c.label))
+    return [{"token": c.token, "label": c.label, "count": c.count, "z": c.metrics["z"]}
+            for c in ranked[:MAX_LISTED]]
 
 
-def _kept_rows(old: dict, new: dict) -> list[dict]:
+def _kept_rows(old: dict[tuple[str, str], CueRow],
+               new: dict[tuple[str, str], CueRow]) -> list[dict]:
     kept = sorted(old.keys() & new.keys(),
-                  key=lambda k: (-sort_value(new[k]["metrics"]["z"]), k))[:MAX_LISTED]
-    return [{"token": t, "label": l, "count": new[t, l]["count"], "z": new[t, l]["metrics"]["z"],
-             "z_before": old[t, l]["metrics"]["z"]} for t, l in kept]
+                  key=lambda k: (-sort_value(new[k].metrics["z"]), k))[:MAX_LISTED]
+    return [{"token": t, "label": l, "count": new[t, l].count, "z": new[t, l].metrics["z"],
+             "z_before": old[t, l].metrics["z"]} for t, l in kept]
 
 
 def format_value(value, unit: str) -> str:
@@ -146,24 +145,23 @@ def _rule_rows(before: dict, after: dict) -> list[dict]:
     """MCQ rules (and gold positions per split) of both scans: better when a significant
     artifact is gone, worse when one appears."""
     rows = []
-    old = {r["name"]: r for r in before.get("mcq_baselines", {}).get("rows", [])}
-    new = {r["name"]: r for r in after.get("mcq_baselines", {}).get("rows", [])}
+    sections = McqBaselinesSection.in_results(before), McqBaselinesSection.in_results(after)
+    old, new = ({r.name: r for r in s.rows} if s else {} for s in sections)
     for name in dict.fromkeys([*old, *new]):
         b, a = old.get(name), new.get(name)
-        way = "same" if b is None or a is None else \
-            direction(b["significant"], a["significant"])
-        rows.append({**_row(f"rule “{name}” D", b and b["D"], a and a["D"], "points", way),
-                     "significant": [b and b["significant"], a and a["significant"]]})
-    old_pos = before.get("mcq_baselines", {}).get("gold_position", {})
-    new_pos = after.get("mcq_baselines", {}).get("gold_position", {})
+        way = "same" if b is None or a is None else direction(b.significant, a.significant)
+        rows.append({**_row(f"rule “{name}” D", b and b.D, a and a.D, "points", way),
+                     "significant": [b and b.significant, a and a.significant]})
+    old_pos, new_pos = (s.gold_position if s else {} for s in sections)
     for role in dict.fromkeys([*old_pos, *new_pos]):
-        b, a = old_pos.get(role), new_pos.get(role)
-        if b is None or a is None:
+        before_test, after_test = old_pos.get(role), new_pos.get(role)
+        if before_test is None or after_test is None:
             continue
         rows.append({**_row(f"answer positions ({role}): most common share",
-                            b["most_common"]["share"], a["most_common"]["share"], "%",
-                            direction(b["significant"], a["significant"])),
-                     "significant": [b["significant"], a["significant"]]})
+                            (before_test.most_common or {}).get("share"),
+                            (after_test.most_common or {}).get("share"), "%",
+                            direction(before_test.significant, after_test.significant)),
+                     "significant": [before_test.significant, after_test.significant]})
     return rows
 
 
@@ -193,9 +191,9 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
     """The ``compare`` result of two scan results dicts: a status per dimension and overall
     (:mod:`cuelens.audit.compare_status`), every measure both have, the cues gained, lost and
     kept (none when either scan has no cue section: not compared)."""
-    if before["dataset"]["task"] != after["dataset"]["task"]:
-        raise UserError(f"cannot compare a {before['dataset']['task'].upper()} scan with a "
-                        f"{after['dataset']['task'].upper()} scan")
+    task, after_task = (DatasetSummary.required_in(side).task for side in (before, after))
+    if task != after_task:
+        raise UserError(f"cannot compare a {task.upper()} scan with a {after_task.upper()} scan")
     cues_compared = "cues" in before and "cues" in after
     old, new = (_significant(before), _significant(after)) if cues_compared else ({}, {})
     gained = [new[k] for k in new.keys() - old.keys()]
@@ -213,7 +211,7 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
         warnings.append(f"the scans used different protocols ({named}): a change in D or in the "
                         "cues may come from the protocol, not from the data")
     return {"kind": "compare", "schema_version": before.get("schema_version", "1.0"),
-            "task": before["dataset"]["task"], "before": b, "after": a,
+            "task": task, "before": b, "after": a,
             "delta_D": round(a["D"] - b["D"], 6), "cis_overlap": overlap,
             "cues_compared": cues_compared,
             "cues_gained": _cue_rows(gained), "cues_lost": _cue_rows(lost),

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cuelens.audit.conclusion import LEAKAGE, TEXT as CONCLUSION_TEXT
+from cuelens.audit.conclusion import LEAKAGE
+from cuelens.audit.findings import task_of
+from cuelens.audit.results import CONCLUSION_TEXT, McqBaselinesSection
 from cuelens.registry import Registry
 
 BETTER, WORSE, SAME, NOT_COMPARED = "better", "worse", "same", "not compared"
@@ -107,13 +109,14 @@ def _hygiene(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict
 @dimension("gold positions")
 def _gold_positions(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict | None:
     """Splits whose answer positions are significantly unbalanced (MCQ only)."""
-    if before["dataset"]["task"] != "mcq":
+    if task_of(before) != "mcq":
         return None
-    old_section, new_section = before.get("mcq_baselines"), after.get("mcq_baselines")
+    old_section = McqBaselinesSection.in_results(before)
+    new_section = McqBaselinesSection.in_results(after)
     if old_section is None or new_section is None:
         return _missing(old_section, new_section, "multiple-choice rules")
-    old = sum(t["significant"] for t in old_section.get("gold_position", {}).values())
-    new = sum(t["significant"] for t in new_section.get("gold_position", {}).values())
+    old = sum(t.significant for t in old_section.gold_position.values())
+    new = sum(t.significant for t in new_section.gold_position.values())
     return {"status": direction(old, new), "before": old, "after": new,
             "text": f"{old} → {new} split(s) with unbalanced answer positions"}
 

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from cuelens.audit.results import PreferenceSection, SubsetsSection
+from cuelens.audit.results import (CONCLUSIONS, Conclusion, CueFinding, CueRow, CueStats,
+                                   DatasetSummary, McqBaselinesSection,
+                                   PreferenceSection, SubsetsSection)
 
-CONCLUSIONS = ("leakage", "no_meaningful_leakage", "inconclusive")
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
 MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
@@ -41,46 +42,6 @@ ONE_SIDED_LEVEL = 0.95  # the cue-word classifiers' one-sided bounds (§17)
 EQUIVALENCE_LEVEL = 0.90  # a rule's two-sided interval whose upper end is its one-sided 95%
 # TOST bound; no multiplicity correction: "every rule below the margin" is an intersection-union
 # test, at level 5% when each rule's test is (Berger 1982)
-TEXT = {LEAKAGE: "Leakage", NO_LEAKAGE: "No meaningful leakage", INCONCLUSIVE: "Inconclusive"}
-
-
-@dataclass(frozen=True)
-class Conclusion:
-    """A dataset's conclusion (docs/results-schema.md ``conclusion``): ``status`` (one of
-    :data:`CONCLUSIONS`), the ``reason`` a dataset author reads first, the ``margin`` and
-    ``level`` of the interval quoted, the headline leakage ``D`` with its interval (fractions,
-    against the prior-matched baseline; None without word-cue statistics), the ``evidence``
-    behind the status and, when inconclusive, about how many more evaluated items would settle
-    it (``items_needed``)."""
-
-    status: str
-    reason: str
-    margin: float
-    level: float
-    D: float | None
-    ci_low: float | None
-    ci_high: float | None
-    evidence: tuple[dict, ...] = field(default=())
-    items_needed: int | None = None
-
-    @property
-    def headline(self) -> str:
-        """``Leakage: <reason>`` — the one line every output opens with."""
-        return f"{TEXT[self.status]}: {self.reason}"
-
-    def to_json(self) -> dict:
-        return {"status": self.status, "reason": self.reason, "margin": self.margin,
-                "level": self.level, "D": self.D, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "evidence": [dict(e) for e in self.evidence],
-                "items_needed": self.items_needed}
-
-    @classmethod
-    def from_json(cls, data: dict) -> Conclusion:
-        return cls(status=data["status"], reason=data["reason"], margin=data["margin"],
-                   level=data["level"], D=data.get("D"), ci_low=data.get("ci_low"),
-                   ci_high=data.get("ci_high"),
-                   evidence=tuple(dict(e) for e in data.get("evidence", ())),
-                   items_needed=data.get("items_needed"))
 
 
 @dataclass(frozen=True)
@@ -139,14 +100,13 @@ def effect_text(m: Measure) -> str:
 
 # ------------------------------------------------------------------------------ the measures
 def _leakage_measure(results: dict) -> Measure | None:
-    leak = results.get("leakage")
+    leak = results.get("leakage")  # a dict: files written before its verdict are read too
     if not leak:
         return None
     best = leak["best"]
     low, high = best.get("ci_low", best["D"]), best.get("ci_high", best["D"])
-    split = results.get("dataset", {}).get("splits", {})
-    role = "test" if "test" in split else "all"
-    n = int(split.get(role, {}).get("items", 0))
+    data = DatasetSummary.in_results(results)
+    n = int((data.evaluated_items if data is not None else None) or 0)
     verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
     return Measure("leakage", verdict, f"{best['metric']} × {best['aggregator']}",
                    "a classifier of cue-word scores", float(best["D"]), float(low),
@@ -172,22 +132,24 @@ def _mcq_measures(results: dict) -> list[Measure]:
     set, docs/methods.md §17; symmetric about D), else the exact one."""
     from cuelens.audit.chance import exact_interval
 
-    section = results.get("mcq_baselines") or {}
+    section = McqBaselinesSection.in_results(results)
+    if section is None:
+        return []
     out = []
-    for row in section.get("rows", []):
-        found = bool(row["significant"]) and row["D"] > 0
+    for row in section.rows:
+        found = bool(row.significant) and row.D > 0
         if found:
-            (low, high), level = row["D_ci"], float(section.get("ci_level", 0.95))
+            (low, high), level = row.D_ci, float(section.ci_level or 0.95)
         else:
-            low, high = (x - row["chance"] for x in exact_interval(
-                row["accuracy"], int(row["n_items"]), EQUIVALENCE_LEVEL))
-            if row.get("D_equivalence_high") is not None:  # clustered by choice set (CR1)
-                high = float(row["D_equivalence_high"])
-                low = 2 * float(row["D"]) - high
+            low, high = (x - row.chance for x in exact_interval(
+                row.accuracy, int(row.n_items), EQUIVALENCE_LEVEL))
+            if row.D_equivalence_high is not None:  # clustered by choice set (CR1)
+                high = float(row.D_equivalence_high)
+                low = 2 * float(row.D) - high
             level = EQUIVALENCE_LEVEL
-        out.append(Measure("baseline", "rule", row["name"], f"the rule “{row['name']}”",
-                           float(row["D"]), float(low), float(high), level,
-                           int(row["n_items"]), found, (row["D_ci"][1] - row["D_ci"][0]) / 2))
+        out.append(Measure("baseline", "rule", row.name, f"the rule “{row.name}”",
+                           float(row.D), float(low), float(high), level,
+                           int(row.n_items), found, (row.D_ci[1] - row.D_ci[0]) / 2))
     return out
 
 
@@ -245,27 +207,27 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     folds; with a train split: its train count), or the evaluated split fewer than that per label;
     None when there are enough. Labels the scan reports as rare count only when fewer than two
     others are left (docs/methods.md §17)."""
-    data = results.get("dataset") or {}
-    splits = data.get("splits") or {}
-    fitting = "all" if data.get("cross_validated", "train" not in splits) else "train"
-    if "label_counts" not in splits.get(fitting, {}):
+    data = DatasetSummary.in_results(results)
+    fitted = data.splits.get(data.fitting_role) if data is not None else None
+    if data is None or fitted is None or fitted.label_counts is None:
         return None
+    splits, fitting = data.splits, data.fitting_role
     folds = folds or int((results.get("config") or {}).get("folds", 5))
     per_fold = folds if fitting == "all" else 1
-    counts = {k: v for k, v in splits[fitting]["label_counts"].items() if v > 0}
-    rare = set((data.get("labels") or {}).get("rare", []))
+    counts = {k: v for k, v in fitted.label_counts.items() if v > 0}
+    rare = set((data.labels or {}).get("rare", []))
     if len(set(counts) - rare) >= 2:
         counts = {k: v for k, v in counts.items() if k not in rare}
     need = MIN_ITEMS_PER_LABEL_PER_FOLD * per_fold
     needed = (f"the {need} needed ({MIN_ITEMS_PER_LABEL_PER_FOLD} per fold × {folds} folds)"
               if fitting == "all" else f"the {need} needed in the train split")
     short = [(label, n) for label, n in counts.items() if n < need]
-    if len(counts) < 2 and data.get("task") != "mcq":
+    if len(counts) < 2 and data.task != "mcq":
         return (f"only {len(counts)} label{'s' * (len(counts) != 1)} in the "
                 f"{'data' if fitting == 'all' else 'train split'}", need * 2)
     evaluated = "test" if "test" in splits else "all"
-    n_eval = int(splits[evaluated]["items"])
-    if short and data.get("task") == "mcq":  # one right choice per question
+    n_eval = int(splits[evaluated].items)
+    if short and data.task == "mcq":  # one right choice per question
         n = min(n for _, n in short)
         return (f"too few items: {n:,} question{'s' * (n != 1)}, fewer than {needed}",
                 need - n)
@@ -321,7 +283,7 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
                           quoted.level if quoted else leak.level if leak else LEAKAGE_LEVEL,
                           leak.effect if leak else None, leak.ci_low if leak else None,
                           leak.ci_high if leak else None,
-                          tuple(m.evidence() for m in evidence), items)
+                          [m.evidence() for m in evidence], items)
 
     short = too_few_items(results)
     if short is not None:
@@ -338,7 +300,7 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     if cues:  # the scan's other calibrated finding (§2, §11): words that give the label away
         return Conclusion(LEAKAGE, _cue_reason(cues, results), margin, CUE_LEVEL,
                           leak.effect if leak else None, leak.ci_low if leak else None,
-                          leak.ci_high if leak else None, tuple(_cue_evidence(c) for c in cues))
+                          leak.ci_high if leak else None, [_cue_evidence(c) for c in cues])
     if (results.get("segmentation") or {}).get("unsegmented"):
         return conclusion(INCONCLUSIVE, "the words look unsegmented (see the warnings): cue "
                           "statistics over whole phrases cannot rule leakage out; scan again "
@@ -360,31 +322,26 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
 CUE_LEVEL = 0.95  # the cue test's family-wise level: z above the Bonferroni threshold (§2)
 
 
-def cue_summary(results: dict) -> dict | None:
+def cue_summary(results: dict) -> CueFinding | None:
     """``cue_finding`` of the results (written by the scan), else the same derived from
     ``cues`` (``items_covered`` and ``share_items`` only when the scan wrote them); None without
     cues."""
-    if "cue_finding" in results:
-        return results["cue_finding"]
-    if "cues" not in results:
-        return None
-    cues = [c for c in results["cues"] if c.get("significant")]
-    top = sorted(cues, key=lambda c: (-_z(c), c["token"], c["label"]))[:5]
-    return {"n_significant": len(cues), "items_covered": None, "share_items": None,
-            "bonferroni_z": results.get("cue_stats", {}).get("bonferroni_z"),
-            "top": [{"token": c["token"], "label": c["label"], "z": _z(c)} for c in top]}
-
-
-def _z(cue: dict) -> float:
-    z = cue.get("z", cue.get("metrics", {}).get("z"))
-    return float(z) if isinstance(z, (int, float)) else 0.0
+    recorded = CueFinding.in_results(results)
+    if recorded is not None or "cues" not in results:
+        return recorded
+    cues = [c for c in CueRow.rows_in(results) if c.significant]
+    top = sorted(cues, key=lambda c: (-c.z, c.token, c.label))[:5]
+    stats = CueStats.in_results(results)
+    return CueFinding(n_significant=len(cues),
+                      bonferroni_z=stats.bonferroni_z if stats is not None else None,
+                      top=[{"token": c.token, "label": c.label, "z": c.z} for c in top])
 
 
 def significant_cues(results: dict) -> list[dict]:
     """The strongest significant cue words of :func:`cue_summary`, each ``{"token", "label",
     "z"}``; none for a scan without them."""
     summary = cue_summary(results)
-    return list(summary["top"]) if summary and summary["n_significant"] else []
+    return list(summary.top) if summary and summary.n_significant else []
 
 
 def _cue_evidence(cue: dict) -> dict:
@@ -394,8 +351,9 @@ def _cue_evidence(cue: dict) -> dict:
 
 
 def _cue_reason(cues: list[dict], results: dict) -> str:
-    n = (results.get("cue_finding") or {}).get("n_significant", len(cues))
-    threshold = (results.get("cue_stats") or {}).get("bonferroni_z")
+    recorded, stats = CueFinding.in_results(results), CueStats.in_results(results)
+    n = recorded.n_significant if recorded is not None else len(cues)
+    threshold = stats.bonferroni_z if stats is not None else None
     above = f"z above the corrected {threshold:.2f}" if isinstance(threshold, (int, float)) \
         else "Bonferroni-corrected"
     top = cues[0]
@@ -407,15 +365,15 @@ def _cue_reason(cues: list[dict], results: dict) -> str:
 
 
 def _evaluated(results: dict) -> str:
-    n = (results.get("dataset", {}).get("splits", {}).get(
-        "test" if "test" in results.get("dataset", {}).get("splits", {}) else "all") or {}
-    ).get("items")
-    noun = "questions" if results.get("dataset", {}).get("task") == "mcq" else "items"
+    data = DatasetSummary.in_results(results)
+    n = data.evaluated_items if data is not None else None
+    noun = "questions" if data is not None and data.task == "mcq" else "items"
     return f"{n:,} evaluated {noun}" if n is not None else f"the evaluated {noun}"
 
 
 def _baseline(m: Measure, results: dict) -> str:
-    if m.kind == "leakage" and results.get("dataset", {}).get("task") != "mcq":
+    data = DatasetSummary.in_results(results)
+    if m.kind == "leakage" and (data is None or data.task != "mcq"):
         return "always giving the most common label"
     return "chance"
 
@@ -450,7 +408,5 @@ def margin_of(results: dict) -> float:
 def conclusion_of(results: dict) -> Conclusion:
     """The conclusion a results dict records, or :func:`conclude` on it (files written before
     results.json had one) at its scan's margin."""
-    recorded = results.get("conclusion")
-    if recorded:
-        return Conclusion.from_json(recorded)
-    return conclude(results, margin_of(results))
+    recorded = Conclusion.in_results(results)
+    return recorded if recorded is not None else conclude(results, margin_of(results))

@@ -16,6 +16,7 @@ from itertools import chain
 import numpy as np
 
 from cuelens.audit.counts import TokenSequences, encode
+from cuelens.audit.results import CueRow
 from cuelens.data.dataset import Instances, Split, Task
 from cuelens.jsonio import read_number
 
@@ -36,45 +37,46 @@ def cue_rank_key(rank_by: str = RANK_BY):
     """Sort key of a cue: ``rank_by`` descending, then z, support, token and label (ties are
     frequent with cp, where many rare words score 1.0: z puts the significant ones first)."""
 
-    def key(c: dict) -> tuple:
-        m = c["metrics"]
-        return (-sort_value(m.get(rank_by)), -sort_value(m.get("z")), -c["count"], c["token"],
-                c["label"])
+    def key(c: CueRow) -> tuple:
+        m = c.metrics
+        return (-sort_value(m.get(rank_by)), -sort_value(m.get("z")), -c.count, c.token,
+                c.label)
 
     return key
 
 
-def points_to_label(cue: dict) -> bool:
+def points_to_label(cue: CueRow) -> bool:
     """True when the word is positively associated with the cue's label (``z > 0``)."""
-    return sort_value(cue["metrics"].get("z")) > 0
+    return sort_value(cue.metrics.get("z")) > 0
 
 
-def top_cues_by_label(cues: list[dict], per_label: int,
-                      rank_by: str = RANK_BY) -> dict[str, list[dict]]:
+def top_cues_by_label(cues: list[CueRow], per_label: int,
+                      rank_by: str = RANK_BY) -> dict[str, list[CueRow]]:
     """The ``per_label`` strongest cues of each label by ``rank_by`` (:func:`cue_rank_key`),
     among the words pointing to it (``z > 0``: more frequent with the label than without); a
     label no word points to is absent."""
-    by_label: dict[str, list[dict]] = {}
+    by_label: dict[str, list[CueRow]] = {}
     for cue in cues:
         if points_to_label(cue):
-            by_label.setdefault(cue["label"], []).append(cue)
+            by_label.setdefault(cue.label, []).append(cue)
     key = cue_rank_key(rank_by)
     return {label: sorted(group, key=key)[:per_label] for label, group in sorted(by_label.items())}
 
 
-def listed_cues(cues: list[dict], per_label: int = LISTED_PER_LABEL, rank_by: str = RANK_BY,
-                limit: int = MAX_LISTED_CUES) -> list[dict]:
+def listed_cues(cues: list[CueRow], per_label: int = LISTED_PER_LABEL,
+                rank_by: str = RANK_BY,
+                limit: int = MAX_LISTED_CUES) -> list[CueRow]:
     """The cues a report lists, strongest first by ``rank_by``: every significant cue (at most
     ``limit``, by z) and the ``per_label`` strongest of each label."""
-    significant = sorted((c for c in cues if c["significant"]), key=cue_rank_key("z"))[:limit]
+    significant = sorted((c for c in cues if c.significant), key=cue_rank_key("z"))[:limit]
     top = [c for group in top_cues_by_label(cues, per_label, rank_by).values() for c in group]
-    chosen = {(c["token"], c["label"]): c for c in significant + top}
+    chosen = {(c.token, c.label): c for c in significant + top}
     return sorted(chosen.values(), key=cue_rank_key(rank_by))
 
 
-def top_cue_tokens(cues: list[dict], per_label: int = LISTED_PER_LABEL) -> list[str]:
+def top_cue_tokens(cues: list[CueRow], per_label: int = LISTED_PER_LABEL) -> list[str]:
     """Distinct tokens of the :func:`listed_cues` (default ranking): those given examples."""
-    return list(dict.fromkeys(c["token"] for c in listed_cues(cues, per_label)))
+    return list(dict.fromkeys(c.token for c in listed_cues(cues, per_label)))
 
 
 def examples_per_cue(n_tokens: int, per_cue: int) -> int:
@@ -144,7 +146,7 @@ class ExamplePicker:
     seed: int
 
     @classmethod
-    def of(cls, cues: list[dict], label_names: list[str], seed: int,
+    def of(cls, cues: list[CueRow], label_names: list[str], seed: int,
            per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
            per_group: int = 10) -> ExamplePicker:
         """The picker of the :func:`listed_cues` (:func:`examples_per_cue` of each)."""

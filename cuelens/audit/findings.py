@@ -27,8 +27,10 @@ from dataclasses import dataclass
 
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
-from cuelens.audit.results import (EasyHardSection, LLMProbeSection, PreferenceSection,
-                                   ProbeSection, SubsetsSection, model_name)
+from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSection,
+                                   LLMProbeSection, McqBaselinesSection,
+                                   PreferenceSection, ProbeSection, SplitHygiene, SubsetsSection,
+                                   model_name)
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -124,7 +126,8 @@ def split_name(role: str) -> str:
 def split_file(results: dict, role: str) -> str:
     """A split role as the user knows it: "train", or "dev.jsonl (used as train)" when the role
     was given to a file whose name does not say it (results.json ``dataset.split_roles``)."""
-    return role_names(results.get("dataset", {}).get("split_roles")).get(role, role)
+    data = DatasetSummary.in_results(results)
+    return role_names(data.split_roles if data is not None else None).get(role, role)
 
 
 def _prefix(role: str) -> str:
@@ -132,16 +135,22 @@ def _prefix(role: str) -> str:
     return "" if role == "all" else f"{role}: "
 
 
-def evaluated_role(results: dict) -> str:
-    """The role of the split the statistics are measured on ("test", else "all")."""
-    splits = results.get("dataset", {}).get("splits", {})
-    return "test" if "test" in splits else "all" if "all" in splits else next(iter(splits), "")
+def task_of(results: dict) -> str | None:
+    """The task of a results.json content's dataset (``nli``, ``mcq``, ``preference``)."""
+    data = DatasetSummary.in_results(results)
+    return data.task if data is not None else None
+
+
+def leakage_verdict(results: dict) -> str | None:
+    """The word-cue leakage verdict of a results.json content (None: no leakage section, or
+    one written before verdicts)."""
+    return (results.get("leakage") or {}).get("verdict")
 
 
 def is_preference(results: dict) -> bool:
     """True for the results of a preference-pair scan (items are responses, labels
     chosen/rejected; docs/preference.md)."""
-    return results.get("dataset", {}).get("task") == PREFERENCE_TASK
+    return task_of(results) == PREFERENCE_TASK
 
 
 def item_noun(results: dict) -> str:
@@ -150,20 +159,20 @@ def item_noun(results: dict) -> str:
 
 
 def evaluated_items(results: dict) -> int | None:
-    split = results.get("dataset", {}).get("splits", {}).get(evaluated_role(results))
-    return None if split is None else split["items"]
+    data = DatasetSummary.in_results(results)
+    return None if data is None else data.evaluated_items
 
 
 # --------------------------------------------------------------------------------- scan
 @finding_rule
 def _leakage(results: dict) -> list[Finding]:
-    leak = results.get("leakage")
+    leak = results.get("leakage")  # a dict: files written before its verdict are read too
     if leak is None or not measurable(results):
         return []
     best = leak["best"]
     verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
     d = d_points(best["D"])
-    mcq = results.get("dataset", {}).get("task") == "mcq"
+    mcq = task_of(results) == "mcq"
     base = ("random guessing" if mcq else "guessing (one response of each pair is chosen)"
             if is_preference(results) else "always giving the most common label")
     guessed = ("Chosen and rejected responses can be told apart by their words alone"
@@ -184,11 +193,11 @@ def _leakage(results: dict) -> list[Finding]:
 @finding_rule
 def _cues(results: dict) -> list[Finding]:
     summary = cue_summary(results)
-    if not summary or not summary["n_significant"]:
+    if not summary or not summary.n_significant:
         return []
-    n = summary["n_significant"]
-    named = ", ".join(f"“{c['token']}” → {c['label']}" for c in summary["top"][:3])
-    share = summary.get("share_items")
+    n = summary.n_significant
+    named = ", ".join(f"“{c['token']}” → {c['label']}" for c in summary.top[:3])
+    share = summary.share_items
     covered = f", found in {100 * share:.0f}% of the items" if share is not None else ""
     if is_preference(results):
         covered = covered.replace("items", "responses")
@@ -197,10 +206,9 @@ def _cues(results: dict) -> list[Finding]:
     else:
         title = (f"{n:,} {'word points' if n == 1 else 'words point'} to one label "
                  f"significantly{covered} (strongest: {named}).")
-    verdict = results.get("leakage", {}).get("verdict")
-    severity = {"significant": "high", "mild": "medium"}.get(verdict or "", "low")
+    severity = {"significant": "high", "mild": "medium"}.get(leakage_verdict(results) or "", "low")
     return [Finding("cues", title, None if share is None else round(100 * share, 2), None, None,
-                    "%", summary.get("items_covered"), "cues", severity, "significant_cues")]
+                    "%", summary.items_covered, "cues", severity, "significant_cues")]
 
 
 @finding_rule
@@ -216,48 +224,48 @@ def _easy_hard(results: dict) -> list[Finding]:
              f"{answered} by a cue-only classifier (easy); {_plural(eh.hard, noun)} "
              f"{'is' if eh.hard == 1 else 'are'} hard.")
     # as important as the leakage it measures, one step below
-    severity = {"significant": "medium", "mild": "low"}.get(
-        results.get("leakage", {}).get("verdict") or "", "info")
+    severity = {"significant": "medium", "mild": "low"}.get(leakage_verdict(results) or "",
+                                                            "info")
     return [Finding("easy_hard", title, round(100 * easy, 2), None, None, "%", eh.easy,
                     "easy_hard", severity, "easy_share")]
 
 
 @finding_rule
 def _mcq_rules(results: dict) -> list[Finding]:
-    mb = results.get("mcq_baselines")
-    if not mb:
+    mb = McqBaselinesSection.in_results(results)
+    if mb is None:
         return []
     out = []
-    level = float(mb.get("ci_level", 0.95))
-    paired = {name for row in mb["rows"] if row.get("complement_of")
-              for name in (row["name"], row["complement_of"])}
-    for row in mb["rows"]:
-        if not row["significant"] or (row["name"] in paired and row["D"] <= 0):
+    level = float(mb.ci_level or 0.95)
+    paired = {name for row in mb.rows if row.complement_of
+              for name in (row.name, row.complement_of)}
+    for row in mb.rows:
+        if not row.significant or (row.name in paired and row.D <= 0):
             continue  # with two choices, a rule below chance is its complement above it
-        low, high = row.get("D_ci", (None, None))
-        if row["D"] > 0:
-            title = (f"The rule “{row['name']}” finds the answer without reading the question: "
-                     f"{d_points(row['D'])} above chance.")
-            out.append(Finding("baseline", title, _points(row["D"]), _points(low),
-                               _points(high), "points", row["n_items"], "mcq_baselines",
-                               "high", "rule", row["name"], level))
+        low, high = row.D_ci
+        if row.D > 0:
+            title = (f"The rule “{row.name}” finds the answer without reading the question: "
+                     f"{d_points(row.D)} above chance.")
+            out.append(Finding("baseline", title, _points(row.D), _points(low),
+                               _points(high), "points", row.n_items, "mcq_baselines",
+                               "high", "rule", row.name, level))
             continue
         # more than two choices: the rule points at a wrong choice, not to the answer
-        title = (f"The wrong choices favour the rule “{row['name']}”: its pick is the answer "
-                 f"less often than chance ({d_points(row['D'])}), which rules out one wrong "
+        title = (f"The wrong choices favour the rule “{row.name}”: its pick is the answer "
+                 f"less often than chance ({d_points(row.D)}), which rules out one wrong "
                  "choice but does not find the answer.")
-        out.append(Finding("baseline", title, _points(row["D"]), _points(low), _points(high),
-                           "points", row["n_items"], "mcq_baselines", "low",
-                           "below_chance_rule", row["name"], level))
-    for role, test in mb.get("gold_position", {}).items():
-        if test["significant"]:
-            top = test["most_common"]
+        out.append(Finding("baseline", title, _points(row.D), _points(low), _points(high),
+                           "points", row.n_items, "mcq_baselines", "low",
+                           "below_chance_rule", row.name, level))
+    for role, test in mb.gold_position.items():
+        if test.significant and test.most_common:
+            top = test.most_common
             out.append(Finding(
                 "baseline", f"The right answer sits at position {chr(65 + top['position'])} in "
                 f"{100 * top['share']:.1f}% of the {split_name(role)} items "
                 f"({100 * top['expected_share']:.1f}% if balanced).",
                 round(100 * (top["share"] - top["expected_share"]), 2), None, None, "points",
-                sum(test["counts"]), "mcq_baselines", "medium", "positions", role))
+                sum(test.counts), "mcq_baselines", "medium", "positions", role))
     return out
 
 
@@ -315,32 +323,32 @@ def _subset_shortcuts(results: dict) -> list[Finding]:
 
 @finding_rule
 def _hygiene(results: dict) -> list[Finding]:
-    hy = results.get("hygiene")
-    if not hy:
+    hy = HygieneSection.in_results(results)
+    if hy is None:
         return []
     out = []
     noun = item_noun(results)
-    for row in hy.get("overlap", []):
-        found = row["exact"] + row["near"]
+    for row in hy.overlap:
+        found = row.exact + row.near
         if found:
             out.append(Finding(
-                "hygiene", f"{_plural(found, split_file(results, row['eval']) + ' ' + noun)} also "
-                f"occur in {split_file(results, row['fit'])} ({row['exact']:,} exact, "
-                f"{row['near']:,} near copies).",
-                round(100 * row["fraction"], 2), None, None, "%", found, "hygiene",
-                "high" if row["fraction"] >= 0.01 else "medium", "overlap", row["eval"]))
-    for role, counts in hy.get("splits", {}).items():
+                "hygiene", f"{_plural(found, split_file(results, row.eval) + ' ' + noun)} also "
+                f"occur in {split_file(results, row.fit)} ({row.exact:,} exact, "
+                f"{row.near:,} near copies).",
+                round(100 * row.fraction, 2), None, None, "%", found, "hygiene",
+                "high" if row.fraction >= 0.01 else "medium", "overlap", row.eval))
+    for role, counts in hy.splits.items():
         out += _split_hygiene(role, counts, is_preference(results), split_file(results, role))
     return out
 
 
-def _split_hygiene(role: str, counts: dict, preference: bool = False,
+def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
                    shown: str | None = None) -> list[Finding]:
     """The findings of one split's hygiene counts; ``shown``: the split as the titles name it
     (:func:`split_file`; default ``role``)."""
-    n, out, prefix = counts["items"] or 1, [], _prefix(shown or role)
-    conflicts = counts.get("label_conflict_items", 0)
-    groups = counts.get("label_conflict_groups", 0)
+    n, out, prefix = counts.items or 1, [], _prefix(shown or role)
+    conflicts = counts.label_conflict_items
+    groups = counts.label_conflict_groups
     if conflicts:
         what = (f"{_plural(groups, 'response')} to the same prompt {'is' if groups == 1 else 'are'}"
                 f" chosen in one pair and rejected in another ({_plural(conflicts, 'item')})"
@@ -350,33 +358,33 @@ def _split_hygiene(role: str, counts: dict, preference: bool = False,
             "hygiene", f"{prefix}{what}.",
             round(100 * conflicts / n, 2), None, None, "%", conflicts, "hygiene", "medium",
             "label_conflicts", role))
-    redundant = counts.get("duplicate_items", 0)
+    redundant = counts.duplicate_items
     if redundant:
         out.append(Finding(
             "hygiene", f"{prefix}{_plural(redundant, 'item is a redundant exact copy', 'items are redundant exact copies')}"
             " of another.", round(100 * redundant / n, 2), None, None, "%", redundant,
             "hygiene", "medium" if redundant / n >= 0.01 else "low", "duplicates", role))
-    near = counts.get("near_duplicate_pairs", 0)
+    near = counts.near_duplicate_pairs
     if near:
         out.append(Finding(
             "hygiene", f"{prefix}{_plural(near, 'pair')} of near-duplicate items with the "
             "same answer.", None, None, None, "items", near, "hygiene", "low",
             "near_duplicates", role))
-    permuted = counts.get("permuted_copies", 0)
+    permuted = counts.permuted_copies or 0
     if permuted:
         out.append(Finding(
             "hygiene", f"{prefix}{_plural(permuted, 'item repeats', 'items repeat')} another "
             "with the choices in a different order, a deliberate construction (e.g. to balance "
             "answer positions).", round(100 * permuted / n, 2), None, None, "%", permuted,
             "hygiene", "info", "permuted_copies", role))
-    pairs = counts.get("mirrored_pairs", counts.get("contrastive_pairs", 0))
+    kind, pairs = counts.constructed_pairs
     if pairs:
-        mirrored = "mirrored_pairs" in counts
+        mirrored = kind == "mirrored_pairs"
         out.append(Finding(
             "hygiene", f"{prefix}{_plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
             f" (the same {'choices' if mirrored else 'hypothesis'} with different answers) "
             "neutralise word cues by construction.", None, None, None, "items", pairs,
-            "hygiene", "info", "mirrored_pairs" if mirrored else "contrastive_pairs", role))
+            "hygiene", "info", kind, role))
     return out
 
 

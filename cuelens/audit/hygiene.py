@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from cuelens.audit.hygiene_counts import Describe, Keyed, OverlapFindings, Ref, SplitFindings, \
     example_refs
 from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NUM_PERM
+from cuelens.audit.results import HygieneSection, OverlapRow, SplitHygiene
 from cuelens.data.dataset import Split, Task
 
 TEXT_CHARS = 240
@@ -50,44 +51,45 @@ def _example(show: Describe, kind: str | None, item: Ref, other: Ref) -> dict:
 
 def hygiene_section(keyed: dict[str, Keyed], found: list[SplitFindings],
                     overlaps: list[OverlapFindings], cross_validated: bool,
-                    show: Describe, names: Mapping[str, str] | None = None) -> dict:
+                    show: Describe, names: Mapping[str, str] | None = None) -> HygieneSection:
     """The ``hygiene`` section of results.json from the :func:`findings`, with each example item
     as ``show(role, item)`` gives it (:func:`describe`); ``names``: how the warnings name a
     split role (e.g. "train" → "dev.jsonl (used as train)"; default: the role)."""
-    section: dict = {"near_threshold": NEAR_THRESHOLD, "num_perm": NUM_PERM,
-                     "splits": {f.role: f.counts() for f in found},
-                     "overlap": [o.row() for o in overlaps],
-                     "examples": {name: [_example(show, *ref) for ref in refs]
-                                  for name, refs in example_refs(found, overlaps).items()}}
+    splits = {f.role: SplitHygiene(**f.counts()) for f in found}
+    overlap = [OverlapRow(**o.row()) for o in overlaps]
     sampled = {role: len(k.sample.items) for role, k in keyed.items()
                if len(k.sample.items) < k.items}
-    if sampled:
-        section["near_sample"] = sampled
-    section["warnings"] = _warnings(section, cross_validated, names or {})
-    return section
+    return HygieneSection(
+        near_threshold=NEAR_THRESHOLD, num_perm=NUM_PERM, splits=splits, overlap=overlap,
+        examples={name: [_example(show, *ref) for ref in refs]
+                  for name, refs in example_refs(found, overlaps).items()},
+        near_sample=sampled or None,
+        warnings=_warnings(splits, overlap, sampled, cross_validated, names or {}))
 
 
-def _warnings(section: dict, cross_validated: bool, names: Mapping[str, str]) -> list[str]:
+def _warnings(splits: dict[str, SplitHygiene], overlap: list[OverlapRow],
+              sampled: dict[str, int], cross_validated: bool,
+              names: Mapping[str, str]) -> list[str]:
     out = []
-    for row in section["overlap"]:
-        if row["exact"] or row["near"]:
-            out.append(f"the evaluation split ({names.get(row['eval'], row['eval'])}) shares "
-                       f"{row['exact']} exact and {row['near']} near-duplicate item(s) with the "
-                       f"fitting split ({names.get(row['fit'], row['fit'])}), "
-                       f"{100 * row['fraction']:.1f}% of its "
-                       f"{row['eval_items']} items: scores on it are inflated by memorisation")
-    for role, counts in section["splits"].items():
+    for row in overlap:
+        if row.exact or row.near:
+            out.append(f"the evaluation split ({names.get(row.eval, row.eval)}) shares "
+                       f"{row.exact} exact and {row.near} near-duplicate item(s) with the "
+                       f"fitting split ({names.get(row.fit, row.fit)}), "
+                       f"{100 * row.fraction:.1f}% of its "
+                       f"{row.eval_items} items: scores on it are inflated by memorisation")
+    for role, counts in splits.items():
         name = names.get(role, role)
-        if counts["duplicate_items"]:
+        if counts.duplicate_items:
             kept = " (cross-validation keeps copies in one fold)" if cross_validated else ""
-            out.append(f"{name}: {counts['duplicate_items']} redundant exact duplicate item(s) "
-                       f"in {counts['duplicate_groups']} group(s){kept}")
-        if counts["label_conflict_groups"]:
-            out.append(f"{name}: {counts['label_conflict_groups']} group(s) of identical inputs "
-                       f"carry different labels ({counts['label_conflict_items']} items; "
+            out.append(f"{name}: {counts.duplicate_items} redundant exact duplicate item(s) "
+                       f"in {counts.duplicate_groups} group(s){kept}")
+        if counts.label_conflict_groups:
+            out.append(f"{name}: {counts.label_conflict_groups} group(s) of identical inputs "
+                       f"carry different labels ({counts.label_conflict_items} items; "
                        "label-noise candidates)")
-    for role, size in section.get("near_sample", {}).items():
+    for role, size in sampled.items():
         out.append(f"{names.get(role, role)}: near-duplicate counts come from a random sample of {size} of its "
-                   f"{section['splits'][role]['items']} items (near overlap: sampled evaluation "
+                   f"{splits[role].items} items (near overlap: sampled evaluation "
                    "items against sampled fitting items); exact counts cover every item")
     return out

@@ -21,6 +21,7 @@ from cuelens.audit.features.annotate import annotate
 from cuelens.audit.features.word import Word, word_annotations
 from cuelens.audit.groups import split_folds
 from cuelens.audit.parse_cache import ParseCache
+from cuelens.audit.results import FeatureRow, FeaturesSection
 from cuelens.data.dataset import Dataset, Instances, Split, Task
 from cuelens.errors import UserError
 
@@ -180,17 +181,17 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
     columns = [c for c, keep in zip(tally.index, ok) if keep]
     order = sorted(range(len(columns)), key=lambda i: (-round(float(score[i]), DIGITS),
                                                        columns[i][0], columns[i][1]))
-    rows_out = [{"feature": columns[i][0], "value": columns[i][1],
-                 "cueness": round(float(score[i]), DIGITS),
-                 "train_support": int(train_counts[i].sum()),
-                 "test_support": int(test_counts[i].sum()),
-                 "train_dist": _dist(train_counts[i], labels),
-                 "test_dist": _dist(test_counts[i], labels)} for i in order]
+    rows_out = [FeatureRow(feature=columns[i][0], value=columns[i][1],
+                           cueness=round(float(score[i]), DIGITS),
+                           train_support=int(train_counts[i].sum()),
+                           test_support=int(test_counts[i].sum()),
+                           train_dist=_dist(train_counts[i], labels),
+                           test_dist=_dist(test_counts[i], labels)) for i in order]
     if progress:
         progress("score", 1.0)
     return {"features": rows_out,
-            "features_config": {"features": chosen, "min_support": min_support,
-                                "cv_folds_used": cross_validated}}
+            "features_config": FeaturesSection(features=chosen, min_support=min_support,
+                                               cv_folds_used=cross_validated)}
 
 
 def dataset_parts(dataset: Dataset, folds: int, seed: int) -> list[tuple[Split, np.ndarray]]:

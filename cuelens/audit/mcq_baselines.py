@@ -19,6 +19,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from cuelens.audit.chance import (ALPHA, accuracy_row, clustered_upper_bound, p_text,
                                   position_chi_square, tie_credit)
 from cuelens.audit.groups import split_folds
+from cuelens.audit.results import GoldPositionTest, McqBaselinesSection, McqRuleRow
 from cuelens.audit.text_keys import text_keys
 from cuelens.audit.tokenize import text_length, tokenize
 from cuelens.data.dataset import Dataset, Split
@@ -173,7 +174,8 @@ def complements(names: list[str], k: np.ndarray) -> dict[str, str]:
 
 
 def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
-                  extra: dict[str, float] | None = None, fold: np.ndarray | None = None) -> dict:
+                  extra: dict[str, float] | None = None,
+                  fold: np.ndarray | None = None) -> McqBaselinesSection:
     """The ``mcq_baselines`` section of results.json (docs/results-schema.md), cross-fitted
     over ``fold`` (:func:`item_credit`).
 
@@ -198,12 +200,13 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
     add_equivalence_bounds(rows, credit, k, choice_sets(dataset.test))
     positions = {role: position_chi_square(gold_positions(split), choice_counts(split))
                  for role, split in dataset.splits.items() if role in ("train", "test", "all")}
-    return {"n_items": len(k), "chance": rows[0]["chance"],
-            "choice_counts": {str(c): int(n) for c, n in zip(*np.unique(k, return_counts=True))},
-            "fitted_on": "train" if dataset.train is not None else f"{folds}-fold cross-fitting",
-            "bonferroni_alpha": round(threshold, 6), "ci_level": round(1 - threshold, 6),
-            "rows": rows,
-            "gold_position": positions}
+    return McqBaselinesSection(
+        n_items=len(k), chance=rows[0]["chance"],
+        choice_counts={str(c): int(n) for c, n in zip(*np.unique(k, return_counts=True))},
+        fitted_on="train" if dataset.train is not None else f"{folds}-fold cross-fitting",
+        bonferroni_alpha=round(threshold, 6), ci_level=round(1 - threshold, 6),
+        rows=[McqRuleRow(**row) for row in rows],
+        gold_position={role: GoldPositionTest(**test) for role, test in positions.items()})
 
 
 EQUIVALENCE_CONFIDENCE = 0.95  # one-sided: the TOST bound of docs/methods.md §17
@@ -233,42 +236,41 @@ def add_equivalence_bounds(rows: list[dict], credit: dict[str, np.ndarray], k: n
         row["equivalence_clusters"] = n_clusters
 
 
-def ci_name(section: dict) -> str:
+def ci_name(section: McqBaselinesSection) -> str:
     """``99.3% CI``: the intervals' confidence, Bonferroni-corrected like the test."""
-    return f"{100 * section.get('ci_level', 0.95):.3g}% CI"
+    return f"{100 * (section.ci_level or 0.95):.3g}% CI"
 
 
-def baseline_verdict(row: dict, section: dict) -> str:
+def baseline_verdict(row: McqRuleRow, section: McqBaselinesSection) -> str:
     """A plain-English sentence for one row of :func:`mcq_baselines` (``section``)."""
-    name, acc, chance = row["name"], 100 * row["accuracy"], 100 * row["chance"]
-    if row.get("coverage", 1.0) == 0.0:
+    name, acc, chance = row.name, 100 * row.accuracy, 100 * row.chance
+    if row.coverage == 0.0:
         return f"{name}: no evaluated question occurs among the fitting items, so it can only guess."
-    if row.get("complement_of"):
-        return (f"{name}: the complement of “{row['complement_of']}” — with two choices one is "
+    if row.complement_of:
+        return (f"{name}: the complement of “{row.complement_of}” — with two choices one is "
                 f"right exactly when the other is wrong ({acc:.1f}%); tested once, as "
-                f"“{row['complement_of']}”.")
+                f"“{row.complement_of}”.")
     head = (f"{name}: right {acc:.1f}% of the time against {chance:.1f}% by chance "
-            f"({100 * row['D']:+.1f} points, {ci_name(section)} {100 * row['D_ci'][0]:+.1f} to "
-            f"{100 * row['D_ci'][1]:+.1f}; {p_text(row['p_value'])})")
-    if not row["significant"]:
+            f"({100 * row.D:+.1f} points, {ci_name(section)} {100 * row.D_ci[0]:+.1f} to "
+            f"{100 * row.D_ci[1]:+.1f}; {p_text(row.p_value)})")
+    if not row.significant:
         return f"{head}: not significantly different from guessing."
-    if row["D"] > 0:
+    if row.D > 0:
         return f"{head}: an artifact — the answer can be guessed this way without the question."
-    if set(section.get("choice_counts", {})) == {"2"}:
+    if set(section.choice_counts or {}) == {"2"}:
         return (f"{head}: worse than guessing — with two choices, picking the other one is "
                 f"right {100 - acc:.1f}% of the time, an artifact.")
     return (f"{head}: worse than guessing — the right answer is rarely the choice this rule "
             "picks, so the rule rules out a wrong choice: an artifact.")
 
 
-def baselines_headline(section: dict) -> tuple[str, str]:
+def baselines_headline(section: McqBaselinesSection) -> tuple[str, str]:
     """(level, sentence) over the rules of :func:`mcq_baselines`, each complement counted once
     with its rule."""
-    tested = [r for r in section["rows"] if not r.get("complement_of")]
-    flagged = [r for r in tested if r["significant"]]
-    note = "".join(f" (“{r['name']}” is the complement of “{r['complement_of']}” with two "
-                   "choices and is counted with it.)" for r in section["rows"]
-                   if r.get("complement_of"))
+    tested = [r for r in section.rows if not r.complement_of]
+    flagged = [r for r in tested if r.significant]
+    note = "".join(f" (“{r.name}” is the complement of “{r.complement_of}” with two "
+                   "choices and is counted with it.)" for r in section.rows if r.complement_of)
     if flagged:
         return "flagged", (f"{len(flagged)} of {len(tested)} rules that never read the question "
                            f"differ significantly from chance.{note}")

@@ -125,12 +125,12 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
     data (:func:`~cuelens.audit.streamed_scan.chunk_sections`) over ``dataset`` held in
     memory (:func:`held_in_memory`), but for items with varying numbers of choices."""
     from cuelens.audit.mcq_baselines import mcq_baselines
-    from cuelens.audit.results import ScanSections
+    from cuelens.audit.results import DatasetSummary, ScanSections
     from cuelens.data.summary import dataset_summary
 
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
-            config=asdict(config), dataset=dataset_summary(dataset),
+            config=asdict(config), dataset=DatasetSummary.from_json(dataset_summary(dataset)),
             segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
             notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)

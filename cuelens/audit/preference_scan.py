@@ -81,7 +81,7 @@ def _in_preference_terms(sections: ScanSections, preference: PreferenceSection,
     baselines = [{**row, "name": RESPONSE_BOW} if row["name"] == bow_name(Task.NLI) else row
                  for row in leakage.baselines]
     baseline = lengths["baseline"] and {**lengths["baseline"], "name": "response length only"}
-    return replace(sections, dataset={**sections.dataset, "task": PREFERENCE_TASK},
+    return replace(sections, dataset=replace(sections.dataset, task=PREFERENCE_TASK),
                    leakage=replace(leakage, baselines=baselines,
                                    groups={**leakage.groups, "unit": RESPONSE_GROUPS}),
                    lengths={**lengths, "unit": "words per response", "baseline": baseline},

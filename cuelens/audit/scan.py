@@ -26,7 +26,8 @@ from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name,
     leakage_section
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
-from cuelens.audit.results import EasyHardSection, LeakageSection
+from cuelens.audit.results import (CueFinding, CueRow, CueStats, EasyHardSection, LeakageSection,
+                                   McqBaselinesSection)
 from cuelens.audit.folds import Folds
 from cuelens.audit.passes import EasyCounters, FoldModels, RunCounts, TokenStore, count_run, \
     fit_fold, keep_model, predict_run
@@ -65,7 +66,7 @@ def binomial_tails(joint: np.ndarray, labels: np.ndarray, z_prior: str) -> np.nd
 
 
 def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_names: list[str],
-              config: ScanConfig, fitted_on: str) -> tuple[list[dict], dict]:
+              config: ScanConfig, fitted_on: str) -> tuple[list[CueRow], CueStats]:
     """The ``cues`` and ``cue_stats`` sections from the fitted split's ``#(w,l)`` (``V × L``)
     and label counts (docs/methods.md §2)."""
     keep = np.flatnonzero(joint.sum(axis=1) >= config.min_count)
@@ -89,25 +90,23 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
                        & (tails[order, l] < SIGNIFICANCE / max(n_tests, 1))).tolist() \
             if not rare else [False] * len(order)
         names = list(columns)
-        for j, i in enumerate(order.tolist()):
-            cues.append({"token": tokens[i], "label": label, "count": word[i],
-                         "label_count": columns["freq"][j],
-                         "metrics": {name: columns[name][j] for name in names},
-                         "significant": significant[j]})
-            if rare:
-                cues[-1]["excluded"] = excluded[label]
-    stats = {"bonferroni_z": round(threshold, 6), "n_tests": n_tests, "alpha": SIGNIFICANCE,
-             "min_count": config.min_count, "fitted_on": fitted_on}
+        cues += [CueRow(token=tokens[i], label=label, count=word[i],
+                        label_count=columns["freq"][j],
+                        metrics={name: columns[name][j] for name in names},
+                        significant=significant[j], excluded=excluded.get(label))
+                 for j, i in enumerate(order.tolist())]
+    stats = CueStats(bonferroni_z=round(threshold, 6), n_tests=n_tests, alpha=SIGNIFICANCE,
+                     min_count=config.min_count, fitted_on=fitted_on)
     return cues, stats
 
 
 TOP_SIGNIFICANT = 10  # cues listed in ``cue_finding.top``
 
 
-def significant_ids(cues: list[dict], vocab: list[str]) -> np.ndarray:
+def significant_ids(cues: list[CueRow], vocab: list[str]) -> np.ndarray:
     """Feature ids of the significant cue tokens (any label)."""
     index = {token: i for i, token in enumerate(vocab)}
-    return np.asarray(sorted({index[c["token"]] for c in cues if c["significant"]}),
+    return np.asarray(sorted({index[c.token] for c in cues if c.significant}),
                       dtype=np.int64)
 
 
@@ -123,19 +122,20 @@ def covered_items(seqs: TokenSequences, rows: np.ndarray, ids: np.ndarray, k: in
     return int(hit.reshape(-1, k).any(axis=1).sum())
 
 
-def cue_finding_section(cues: list[dict], cue_stats: dict, covered: int, n_items: int) -> dict:
+def cue_finding_section(cues: list[CueRow], cue_stats: CueStats, covered: int,
+                        n_items: int) -> CueFinding:
     """The ``cue_finding`` section (docs/results-schema.md): the first of the scan's two
     findings — significant individual cues (z above the Bonferroni threshold of
     docs/methods.md §2), how many of the ``n_items`` evaluated items hold one (``covered``),
     and the strongest by z."""
-    significant = [c for c in cues if c["significant"]]
-    top = sorted(significant, key=lambda c: (-sort_value(c["metrics"]["z"]), -c["count"],
-                                             c["token"], c["label"]))[:TOP_SIGNIFICANT]
-    return {"n_significant": len(significant), "items_covered": covered,
-            "share_items": round(covered / n_items, 6) if n_items else 0.0,
-            "bonferroni_z": cue_stats["bonferroni_z"],
-            "top": [{"token": c["token"], "label": c["label"], "z": c["metrics"]["z"]}
-                    for c in top]}
+    significant = [c for c in cues if c.significant]
+    top = sorted(significant, key=lambda c: (-sort_value(c.metrics["z"]), -c.count,
+                                             c.token, c.label))[:TOP_SIGNIFICANT]
+    return CueFinding(n_significant=len(significant), items_covered=covered,
+                      share_items=round(covered / n_items, 6) if n_items else 0.0,
+                      bonferroni_z=cue_stats.bonferroni_z,
+                      top=[{"token": c.token, "label": c.label, "z": c.metrics["z"]}
+                           for c in top])
 
 
 def easy_hard_section(n_easy: int, n_items: int, config: ScanConfig, leakage: LeakageSection,
@@ -155,14 +155,14 @@ class WordAudit:
     """The word-cue sections of results.json (:meth:`sections`), the easy mask of the evaluated
     items, and the leakage pass's fits of the headline model."""
 
-    cues: list[dict]
-    cue_stats: dict
-    cue_finding: dict
+    cues: list[CueRow]
+    cue_stats: CueStats
+    cue_finding: CueFinding
     leakage: LeakageSection
     easy_hard: EasyHardSection
     item_easy: np.ndarray  # one bool per evaluated item (spilled stores: memory-mapped)
     easy: EasyMask  # the same, read per chunk where the chunks are
-    mcq_baselines: dict | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
+    mcq_baselines: McqBaselinesSection | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
     fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
     bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
 
@@ -190,7 +190,7 @@ def settled(D: list[float], half_width: float) -> bool:
 
 
 def cue_list(store: TokenStore, counts: RunCounts, label_names: list[str],
-             config: ScanConfig) -> tuple[list[dict], dict]:
+             config: ScanConfig) -> tuple[list[CueRow], CueStats]:
     """:func:`cue_table` of the fitted split (all items when cross-validated) from the leakage
     run's ``counts``."""
     cross_validated = store.n_fitting == 0
@@ -263,7 +263,7 @@ def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tupl
             for fold in range(n_folds) if counted.labels[fold].sum() > 0]
 
 
-def cue_finding(store: TokenStore, cues: list[dict], cue_stats: dict) -> dict:
+def cue_finding(store: TokenStore, cues: list[CueRow], cue_stats: CueStats) -> CueFinding:
     """:func:`cue_finding_section` from one pass over the evaluated chunks."""
     ids = significant_ids(cues, store.vocab)
     covered = sum(covered_items(chunk.seqs, np.arange(len(chunk.labels)), ids, store.k)

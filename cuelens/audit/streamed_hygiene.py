@@ -24,6 +24,7 @@ from cuelens.audit.hygiene_keys import ItemKeys, near_parts
 from cuelens.audit.near_duplicates import NearIndex, NearSample, near_items
 from cuelens.audit.groups import sizes_summary
 from cuelens.audit.passes import ChunkPasses, LocalPasses
+from cuelens.audit.results import HygieneSection
 from cuelens.audit.text_keys import mix64
 from cuelens.data.dataset import Dataset, role_names
 from cuelens.engine.chunks import ChunkedSplit
@@ -291,9 +292,10 @@ class ChunkedRoles:
 
 
 def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
-                     flags: ItemFlags | None = None, passes: ChunkPasses = LocalPasses()) -> dict:
+                     flags: ItemFlags | None = None,
+                     passes: ChunkPasses = LocalPasses()) -> HygieneSection:
     """The ``hygiene`` section of results.json for the chunked splits of ``roles`` — what
-    :func:`~cuelens.audit.hygiene.data_hygiene` returns for the loaded splits (docs/methods.md
+    :func:`data_hygiene` returns for the loaded splits (docs/methods.md
     §11). The chunks are keyed on ``passes``; the spill files live in a temporary directory
     under ``work_dir`` (which the workers see), removed on return. ``flags``, when given,
     receives (from the partitions' tasks) the :class:`ItemFlags` of the fitting and evaluated
@@ -321,7 +323,7 @@ def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
                            lambda role, i: dict(shown[role, i]), roles.names)
 
 
-def data_hygiene(dataset: Dataset, seed: int = 0) -> dict:
+def data_hygiene(dataset: Dataset, seed: int = 0) -> HygieneSection:
     """The ``hygiene`` section of a loaded ``dataset`` (docs/methods.md §11):
     :func:`streamed_hygiene` of its splits held in memory, one chunk each, the spill files in a
     temporary directory."""

@@ -36,6 +36,7 @@ from cuelens.audit.folds import FittingFolds, Folds, HashedFolds
 from cuelens.audit.scan_result import Scan
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
     check_streamable, held_out_items
+from cuelens.audit.results import CueRow
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Split, Task, \
@@ -303,7 +304,7 @@ class _ItemsShared:
     model: tuple[str, str]
     layout: TableLayout
     ranks: tuple[np.ndarray, np.ndarray]
-    cues: list[dict]
+    cues: list[CueRow]
     files: dict[str, Path]
 
 
@@ -416,7 +417,7 @@ def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int)
                               chunk.words if shared.scan_words else None)
 
 
-def streamed_examples(data: ChunkedData, cues: list[dict], easy: EasyMask,
+def streamed_examples(data: ChunkedData, cues: list[CueRow], easy: EasyMask,
                       config: ScanConfig) -> dict:
     """results.json ``examples`` of the chunks (:class:`~cuelens.audit.examples.ExamplePicker`,
     the exact scan's picker): each chunk's picks on ``store.passes``, merged."""
@@ -503,24 +504,24 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
     from cuelens.audit.features import get_features
     from cuelens.audit.icq import feature_audit_of_parts
     from cuelens.audit.parse_cache import default_cache_dir
+    from cuelens.audit.results import FeaturesSection
 
     if names is not None and not names:
         return {}
     asked = [f.name for f in get_features(None if names is None else list(names))]
     run = [f.name for f in get_features(asked, language)]
-    skipped = {"language": language, "skipped": [
+    skipped: dict[str, Any] = {"language": language, "skipped": [
         {"feature": name, "reason": f"needs English text (the text is {language})"}
         for name in asked if name not in run]} if language != "en" else {}
     if not run:
-        return {"features_config": {"features": [], **skipped}}
+        return {"features_config": FeaturesSection(features=[], **skipped)}
     stage = None if progress is None else (
         lambda name, fraction: progress(f"features: {name}", fraction))
     sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
                                       cross_validated=cross_validated, folds=folds,
                                       cache_dir=cache_dir or default_cache_dir(), progress=stage,
                                       language=language, words=words)
-    sections["features_config"].update(skipped)
-    return sections
+    return {**sections, "features_config": replace(sections["features_config"], **skipped)}
 
 
 @dataclass(frozen=True)
@@ -579,7 +580,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
                    progress: Progress | None = None) -> Scan:
     """:func:`scan_streaming` without the conclusion and next steps."""
     from cuelens.audit.lengths import length_section
-    from cuelens.audit.results import ScanSections
+    from cuelens.audit.results import DatasetSummary, ScanSections
     from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
     from cuelens.data.dataset import role_names
 
@@ -606,7 +607,8 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
     if progress is not None:
         progress("hygiene", 1.0)
     sections = ScanSections(
-        config=mode.config, dataset=chunked_summary(data, config.min_label_items),
+        config=mode.config,
+        dataset=DatasetSummary.from_json(chunked_summary(data, config.min_label_items)),
         segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
         hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, feature_parts(data, folds, config.seed), task=data.store.task,

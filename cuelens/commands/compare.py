@@ -28,7 +28,7 @@ def compare(
     from rich.markup import escape
 
     from cuelens.audit.compare import compare_scans, load_scan_results
-    from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
+    from cuelens.audit.results import CONCLUSION_TEXT
     from cuelens.reports import ReportOptions, render_report
 
     result = compare_scans(load_scan_results(before), load_scan_results(after), str(before),

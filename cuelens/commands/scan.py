@@ -17,7 +17,9 @@ from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, D
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
-from cuelens.audit.results import RECORDS_MAX_ITEMS
+from cuelens.audit.results import (RECORDS_MAX_ITEMS, CueFinding, CueRow, CueStats, DatasetSummary,
+                                   FeatureRow, FeaturesSection, HygieneSection,
+                                   McqBaselinesSection)
 from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.reports.options import ReportOptions
 
@@ -285,22 +287,22 @@ def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOption
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 
-def print_mcq_baselines(section: dict | None) -> None:
+def print_mcq_baselines(section: McqBaselinesSection | None) -> None:
     """One plain-English line per MCQ artifact baseline and per split's gold positions."""
     from rich.markup import escape
 
     from cuelens.audit.chance import positions_verdict
     from cuelens.audit.mcq_baselines import baseline_verdict
 
-    if not section:
+    if section is None:
         return
-    console.print(f"[bold]MCQ artifact baselines[/] (chance {section['chance'] * 100:.1f}%):")
-    for row in section["rows"]:
-        mark = "[bold red]![/] " if row["significant"] else "  "
+    console.print(f"[bold]MCQ artifact baselines[/] (chance {section.chance * 100:.1f}%):")
+    for row in section.rows:
+        mark = "[bold red]![/] " if row.significant else "  "
         console.print(f"{mark}{escape(baseline_verdict(row, section))}")
-    for role, counts in section["gold_position"].items():
-        mark = "[bold red]![/] " if counts["significant"] else "  "
-        console.print(f"{mark}{escape(positions_verdict(counts, f'gold answers ({role})'))}")
+    for role, test in section.gold_position.items():
+        mark = "[bold red]![/] " if test.significant else "  "
+        console.print(f"{mark}{escape(positions_verdict(test.to_json(), f'gold answers ({role})'))}")
 
 
 def print_segmentation(results: dict) -> None:
@@ -311,7 +313,8 @@ def print_segmentation(results: dict) -> None:
     chosen = results.get("segmentation")
     if chosen is not None:
         console.print(f"segmenter: {escape(chosen['name'])} ({escape(chosen['reason'])})")
-    skipped = results.get("features_config", {}).get("skipped")
+    features = FeaturesSection.in_results(results)
+    skipped = features.skipped if features is not None else None
     if skipped:
         console.print(f"features skipped ({escape(skipped[0]['reason'])}): "
                       f"{escape(', '.join(row['feature'] for row in skipped))}")
@@ -330,19 +333,20 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     from cuelens.audit.findings import d_with_ci, verdict_baseline
     from cuelens.jsonio import format_number
 
-    data, config = results["dataset"], results["config"]
-    sizes = ", ".join(f"{role} {s['items']}" for role, s in data["splits"].items())
-    console.print(f"[bold]{escape(data['name'])}[/] ({data['task'].upper()}; {escape(sizes)})")
+    data, config = DatasetSummary.required_in(results), results["config"]
+    mcq = McqBaselinesSection.in_results(results)
+    sizes = ", ".join(f"{role} {s.items}" for role, s in data.splits.items())
+    console.print(f"[bold]{escape(data.name or '')}[/] ({data.task.upper()}; {escape(sizes)})")
     print_conclusion(results)
-    if data.get("split_roles"):
+    if data.split_roles:
         from cuelens.data.dataset import roles_note
 
-        console.print(f"[yellow]note:[/] {escape(roles_note(data['split_roles']))}")
-    for warning in data.get("labels", {}).get("warnings", []):
+        console.print(f"[yellow]note:[/] {escape(roles_note(data.split_roles))}")
+    for warning in (data.labels or {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     print_segmentation(results)
     if "leakage" not in results or not measurable(results):  # nothing to show beside the rules
-        print_mcq_baselines(results.get("mcq_baselines"))
+        print_mcq_baselines(mcq)
         for note in results.get("notes", []):
             console.print(f"[yellow]note:[/] {escape(note)}")
         print_next_steps(results, files)
@@ -356,28 +360,31 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
                   f"D = {d_with_ci(best)} → {VERDICTS.get(leak.get('verdict'), '')}")
     if "interval_note" in leak:
         console.print(f"  [dim]{escape(leak['interval_note'])}[/]")
-    finding = results.get("cue_finding")
+    finding = CueFinding.in_results(results)
     if finding is not None:
-        console.print(f"significant cue words: {finding['n_significant']}, in "
-                      f"{finding['share_items'] * 100:.1f}% of the evaluated items")
+        console.print(f"significant cue words: {finding.n_significant}, in "
+                      f"{(finding.share_items or 0) * 100:.1f}% of the evaluated items")
     for baseline in leak.get("baselines", []):  # D against the verdict's baseline, like the headline
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {(baseline['accuracy'] - base['accuracy']) * 100:+.1f})")
-    print_mcq_baselines(results.get("mcq_baselines"))
+    print_mcq_baselines(mcq)
     table = Table("label", f"strongest cues by z (count ≥ {config['min_count']})",
                   title="Top cue words")
-    strongest = top_cues_by_label(results["cues"], top)
-    for label in data["label_names"] if data["task"] != "mcq" else strongest:
+    strongest = top_cues_by_label(CueRow.rows_in(results), top)
+    for label in data.label_names if data.task != "mcq" else strongest:
         group = strongest.get(label, [])
         table.add_row(escape(label), escape(", ".join(
-            f"{c['token']} (n={c['count']}, z={format_number(c['metrics']['z'], 1)}"
-            f"{'*' if c['significant'] else ''})" for c in group) or "no word points to it"))
+            f"{c.token} (n={c.count}, z={format_number(c.metrics['z'], 1)}"
+            f"{'*' if c.significant else ''})" for c in group) or "no word points to it"))
     console.print(table)
-    console.print(f"* significant: z > {results['cue_stats']['bonferroni_z']:.2f} "
-                  "(Bonferroni-corrected, 5% level)")
-    if results.get("features"):
-        top_features = ", ".join(f"{escape(f['feature'])}={escape(str(f['value']))} "
-                                 f"({f['cueness'] * 100:.1f}%)" for f in results["features"][:5])
+    stats = CueStats.in_results(results)
+    if stats is not None:
+        console.print(f"* significant: z > {stats.bonferroni_z:.2f} "
+                      "(Bonferroni-corrected, 5% level)")
+    features = FeatureRow.rows_in(results)
+    if features:
+        top_features = ", ".join(f"{escape(f.feature)}={escape(str(f.value))} "
+                                 f"({f.cueness * 100:.1f}%)" for f in features[:5])
         console.print(f"top feature cues by cueness: {top_features}")
     eh = results["easy_hard"]
     if eh.get("chance_level"):
@@ -386,7 +393,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     else:
         console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
                       f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
-    print_hygiene(results.get("hygiene"), data.get("split_roles"))
+    print_hygiene(HygieneSection.in_results(results), data.split_roles)
     print_next_steps(results, files)
     console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
 
@@ -410,10 +417,12 @@ def print_conclusion(results: dict) -> None:
     """The dataset's conclusion (docs/methods.md §17), the first statement of the summary."""
     from rich.markup import escape
 
-    from cuelens.audit.conclusion import TEXT, conclusion_of
+    from cuelens.audit.conclusion import conclusion_of
+    from cuelens.audit.results import CONCLUSION_TEXT
 
     conclusion = conclusion_of(results)
-    console.print(f"[{CONCLUSION_STYLES[conclusion.status]}]{TEXT[conclusion.status]}[/]: "
+    console.print(f"[{CONCLUSION_STYLES[conclusion.status]}]"
+                  f"{CONCLUSION_TEXT[conclusion.status]}[/]: "
                   f"{escape(conclusion.reason)}")
 
 
@@ -423,27 +432,27 @@ VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the t
             "below chance": "below chance"}
 
 
-def print_hygiene(section: dict | None, split_roles: dict | None = None) -> None:
+def print_hygiene(section: HygieneSection | None, split_roles: dict | None = None) -> None:
     """Duplicates / overlap counts per split and the hygiene warnings (a split whose role was
     inferred, ``split_roles``, named by its file)."""
     from rich.markup import escape
 
     from cuelens.data.dataset import role_names
 
-    if not section:
+    if section is None:
         return
     names = role_names(split_roles)
-    for role, c in section["splits"].items():
+    for role, c in section.splits.items():
         role = names.get(role, role)
-        pairs = c.get("mirrored_pairs", c.get("contrastive_pairs", 0))
-        kind = "mirrored" if "mirrored_pairs" in c else "contrastive"
-        console.print(f"hygiene {escape(role)}: {c['duplicate_items']} duplicate(s), "
-                      f"{c['near_duplicate_pairs']} near-duplicate pair(s), {pairs} {kind} "
-                      f"pair(s), {c['label_conflict_items']} label-noise candidate(s)")
-    for row in section["overlap"]:
-        fit, evaluated = names.get(row["fit"], row["fit"]), names.get(row["eval"], row["eval"])
-        console.print(f"overlap {escape(fit)} → {escape(evaluated)}: {row['exact']} "
-                      f"exact, {row['near']} near, {row['shared_premise']} sharing a premise")
-    for warning in section["warnings"]:
+        kind, pairs = c.constructed_pairs
+        console.print(f"hygiene {escape(role)}: {c.duplicate_items} duplicate(s), "
+                      f"{c.near_duplicate_pairs} near-duplicate pair(s), {pairs} "
+                      f"{kind.removesuffix('_pairs')} pair(s), {c.label_conflict_items} "
+                      "label-noise candidate(s)")
+    for row in section.overlap:
+        fit, evaluated = names.get(row.fit, row.fit), names.get(row.eval, row.eval)
+        console.print(f"overlap {escape(fit)} → {escape(evaluated)}: {row.exact} "
+                      f"exact, {row.near} near, {row.shared_premise} sharing a premise")
+    for warning in section.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
 

@@ -16,7 +16,8 @@ import shlex
 from pathlib import Path
 
 from cuelens.audit.compare import scan_conclusion
-from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
+from cuelens.audit.results import (CONCLUSION_TEXT, CueRow, CueStats, DatasetSummary,
+                                   HygieneSection)
 from cuelens.audit.examples import sort_value
 from cuelens.audit.findings import (Finding, d_with_ci, findings, is_preference,
                                     verdict_baseline)
@@ -60,9 +61,9 @@ def baseline_text(results: dict) -> str:
     ``leakage.baseline``): chance (1 in k) for multiple choice, guessing for preference pairs,
     else always giving the most common label (the prior-matched constant, docs/methods.md)."""
     accuracy = verdict_baseline(results["leakage"])["accuracy"]
-    data = results["dataset"]
-    if data["task"] == "mcq":
-        k = data.get("n_choices")
+    data = DatasetSummary.required_in(results)
+    if data.task == "mcq":
+        k = data.n_choices
         return f"chance ({'1 in ' + str(k) if k else 'random guessing'}, {accuracy * 100:.1f}%)"
     if is_preference(results):
         return f"guessing ({accuracy * 100:.1f}%)"
@@ -73,7 +74,7 @@ def leakage_sentence(results: dict) -> str:
     """The word-cue classifier's accuracy, its baseline and D with its interval (and the scan's
     note on that interval, e.g. when every item ties)."""
     best = results["leakage"]["best"]
-    sees, gets = SEES.get(results["dataset"]["task"], SEES["nli"])
+    sees, gets = SEES.get(DatasetSummary.required_in(results).task, SEES["nli"])
     accuracy = f"{best['accuracy'] * 100:.1f}%"
     text = (f"A classifier that sees only {sees} ({best['metric']} × {best['aggregator']} "
             f"word-cue model) {gets.format(accuracy)}, against "
@@ -89,26 +90,25 @@ def card_findings(results: dict, kinds: tuple[str, ...]) -> list[Finding]:
             and (f.severity != "info" or f.kind == "hygiene")]
 
 
-def top_cues(results: dict, n: int = TOP_CUES) -> list[dict]:
+def top_cues(results: dict, n: int = TOP_CUES) -> list[CueRow]:
     """The ``n`` significant cues with the largest z."""
-    cues = [c for c in results.get("cues", []) if c.get("significant")]
-    return sorted(cues, key=lambda c: (-sort_value(c["metrics"].get("z", 0.0)),
-                                       c["token"]))[:n]
+    cues = [c for c in CueRow.rows_in(results) if c.significant]
+    return sorted(cues, key=lambda c: (-sort_value(c.metrics.get("z", 0.0)), c.token))[:n]
 
 
-def cue_examples(results: dict, cue: dict) -> list[str]:
+def cue_examples(results: dict, cue: CueRow) -> list[str]:
     """Up to two example texts of the scan's sampled items holding ``cue``'s token
     (``examples.by_cue``, docs/results-schema.md), premise → text."""
     examples = results.get("examples", {})
     items = examples.get("items", [])
     texts = [f"{items[i].get('premise', '')} → {items[i].get('text', '')}".strip(" →")
-             for i in examples.get("by_cue", {}).get(cue["token"], []) if i < len(items)]
+             for i in examples.get("by_cue", {}).get(cue.token, []) if i < len(items)]
     return list(dict.fromkeys(texts))[:2]
 
 
 def hygiene_sentences(results: dict) -> list[str]:
     """The hygiene findings as sentences; what was not checked or not found."""
-    if not results.get("hygiene"):
+    if HygieneSection.in_results(results) is None:
         return ["Data hygiene was not checked."]
     found = [sentence(f.title) for f in card_findings(results, ("hygiene",))]
     return found or ["No duplicates, train/test overlap or label conflicts were found."]
@@ -128,13 +128,13 @@ def _cue_table(results: dict) -> list[str]:
     lines = ["| word | label | items | z | example |", "|---|---|---|---|---|"]
     for cue in cues:
         example = cue_examples(results, cue)
-        lines.append(f"| {markdown_text(cue['token'])} | {markdown_text(cue['label'])} | "
-                     f"{cue['count']} | {sort_value(cue['metrics'].get('z', 0.0)):.1f} | "
+        lines.append(f"| {markdown_text(cue.token)} | {markdown_text(cue.label)} | "
+                     f"{cue.count} | {sort_value(cue.metrics.get('z', 0.0)):.1f} | "
                      f"{markdown_text(example[0]) if example else ''} |")
-    stats = results.get("cue_stats", {})
-    if "bonferroni_z" in stats:
-        lines += ["", f"Significant: z above {stats['bonferroni_z']:.2f} (Bonferroni over "
-                      f"{stats.get('n_tests', 'all')} tests, 5% level)."]
+    stats = CueStats.in_results(results)
+    if stats is not None:
+        lines += ["", f"Significant: z above {stats.bonferroni_z:.2f} (Bonferroni over "
+                      f"{stats.n_tests or 'all'} tests, 5% level)."]
     return lines + [""]
 
 
@@ -147,13 +147,13 @@ def code_line(text: str) -> str:
 def card_markdown(results: dict, command: str) -> str:
     """The "Bias, Risks and Limitations" section (Markdown; every text from the data or the
     scan passes :func:`cuelens.markdown.markdown_text`)."""
-    data = results["dataset"]
+    data = DatasetSummary.required_in(results)
     version = results.get("tool", {}).get("version", "")
     rules = [sentence(f.title) for f in card_findings(results, ("baseline",))]
     lines = ["## Bias, Risks and Limitations", "",
              markdown_text(f"This section was generated by cuelens {version} from an audit of "
-                           f"the {TASK_NAMES.get(data['task'], data['task'])} dataset "
-                           f"{data['name']} for annotation artifacts: features of the text "
+                           f"the {TASK_NAMES.get(data.task, data.task)} dataset "
+                           f"{data.name} for annotation artifacts: features of the text "
                            "that give the answer away on their own."), "",
              "### Conclusion", "", conclusion_sentence(results, bold=True), "",
              "### Cue leakage", "", markdown_text(leakage_sentence(results)), "",
@@ -179,11 +179,11 @@ def croissant_rai(results: dict) -> dict:
     cues = top_cues(results)
     if cues:
         biases.append("Strongest cue words (word → label, z): " + "; ".join(
-            f"{c['token']} → {c['label']} ({sort_value(c['metrics'].get('z', 0.0)):.1f})"
+            f"{c.token} → {c.label} ({sort_value(c.metrics.get('z', 0.0)):.1f})"
             for c in cues) + ".")
     limitations = hygiene_sentences(results) + easy_hard_sentences(results)
     return {"@context": CROISSANT_CONTEXT, "@type": "sc:Dataset",
-            "name": results["dataset"]["name"],
+            "name": DatasetSummary.required_in(results).name,
             "rai:dataBiases": biases, "rai:dataLimitations": limitations}
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.audit.counts import build_term_matrix
-from cuelens.audit.results import ScanSections
+from cuelens.audit.results import FeatureRow, ScanSections
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.probes.config import ProbeConfig
 from cuelens.probes.sanity import select_word_cues
@@ -90,15 +90,14 @@ def word_cues(dataset: Dataset, tokens: list[str], ngrams: int = 1) -> list[Cue]
             for j, token in enumerate(tokens)]
 
 
-def feature_cues(dataset: Dataset, features: list[dict]) -> list[Cue]:
+def feature_cues(dataset: Dataset, features: list[FeatureRow]) -> list[Cue]:
     """Test masks of the ICQ feature cues listed in a results ``features`` section."""
     if not features:
         return []
     from cuelens.audit.icq import feature_masks
     from cuelens.audit.parse_cache import default_cache_dir
 
-    wanted = [f"{f['feature'].upper()}={f['value']}" for f in features
-              if f["feature"].upper() != "WORD"]
+    wanted = [f"{f.feature.upper()}={f.value}" for f in features if f.feature.upper() != "WORD"]
     if not wanted:
         return []
     role = "all" if dataset.cross_validated else "test"

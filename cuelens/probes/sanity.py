@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.examples import sort_value
+from cuelens.audit.results import CueRow
 from cuelens.audit.uncertainty import accuracy_vs_chance
 from cuelens.data.dataset import Task
 from cuelens.probes.config import MIN_SUPPORT
@@ -18,7 +19,7 @@ from cuelens.probes.data_map import DYNAMICS_DIR
 MAX_UNANSWERED = 0.5  # a larger share of items without an answer: no verdict (LLM probe too)
 
 
-def select_word_cues(cues: list[dict], rank_by: str = "z", top: int = 5,
+def select_word_cues(cues: list[CueRow], rank_by: str = "z", top: int = 5,
                      min_support: int = MIN_SUPPORT) -> tuple[list[str], dict]:
     """Distinct tokens to test and the ``cue_selection`` record saying how they were chosen.
 
@@ -26,15 +27,15 @@ def select_word_cues(cues: list[dict], rank_by: str = "z", top: int = 5,
     enough support, by that metric (ties: z, support, token).
     """
     significant_only = rank_by == "z"
-    by_label: dict[str, list[dict]] = {}
+    by_label: dict[str, list[CueRow]] = {}
     for cue in cues:
-        if cue["count"] >= min_support and (cue["significant"] or not significant_only):
-            by_label.setdefault(cue["label"], []).append(cue)
+        if cue.count >= min_support and (cue.significant or not significant_only):
+            by_label.setdefault(cue.label, []).append(cue)
     tokens: list[str] = []
     for _, group in sorted(by_label.items()):
-        group.sort(key=lambda c: (-sort_value(c["metrics"][rank_by]),
-                                  -sort_value(c["metrics"]["z"]), -c["count"], c["token"]))
-        tokens += [c["token"] for c in group[:top]]
+        group.sort(key=lambda c: (-sort_value(c.metrics[rank_by]),
+                                  -sort_value(c.metrics["z"]), -c.count, c.token))
+        tokens += [c.token for c in group[:top]]
     tokens = list(dict.fromkeys(tokens))
     rule = (f"significant cues (z above the Bonferroni threshold) with at least {min_support} "
             f"instances, top {top} per label by z" if significant_only else

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, parquet_available
+from cuelens.audit.results import DatasetSummary
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.readers import jsonl_objects, open_lines
 from cuelens.errors import UserError
@@ -128,7 +129,7 @@ def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.nda
     if not all(key in results for key in ("dataset", "cues", "config")):
         raise UserError("not a scan results file (no dataset/cues/config sections)",
                         path=str(results_path))
-    task = results["dataset"]["task"]
+    task = DatasetSummary.required_in(results).task
     if task != dataset.task:
         raise UserError(f"the scan is of a {task} dataset, the data given is {dataset.task}",
                         path=str(results_path))

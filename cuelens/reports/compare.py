@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cuelens.audit.conclusion import TEXT as CONCLUSION_TEXT
+from cuelens.audit.results import CONCLUSION_TEXT
 from cuelens.jsonio import format_number
 from cuelens.reports.options import ReportOptions
 from cuelens.audit.findings import d_with_ci

@@ -4,6 +4,7 @@ cue reliance and position bias per prompt template.
 
 from __future__ import annotations
 
+from cuelens.audit.results import DatasetSummary
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.probe import delta_errors, position_bias_figure
@@ -59,7 +60,9 @@ def llm_probe(results: dict, options: ReportOptions) -> Section | None:
         dist_rows = [(f"{cue} · training data", dists[0][cue]["train_dist"])]
         dist_rows += [(f"{cue} · {n} (score {d[cue]['score']:+.3f})", d[cue]["predicted_dist"])
                       for n, d in zip(names, dists)]
-        labels = label_keys(results["dataset"]["label_names"], *(d for _, d in dist_rows))
+        data = DatasetSummary.in_results(results)
+        labels = label_keys(data.label_names if data is not None else [],
+                            *(d for _, d in dist_rows))
         sec.add_figure("distribution", "On a label-balanced set of items with the cue, each "
                        "template's predicted labels: an even spread means the prompt does not "
                        "follow the cue; leaning like the training data means it does.",

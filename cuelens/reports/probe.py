@@ -4,6 +4,7 @@ distribution tests, easy/hard accuracy, the data map, stress tests and position 
 
 from __future__ import annotations
 
+from cuelens.audit.results import DatasetSummary
 from cuelens.data.dataset import Task
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports import figures as F
@@ -25,8 +26,8 @@ def probe(results: dict, options: ReportOptions) -> Section | None:
         "verdict": sentence})
     sec.terms = ["ΔAcc", "Σ|ΔAcc|", "score", "CI", "AW", "CO"]
     _probe_accuracy_test(sec, pr)
-    _probe_distribution_test(sec, pr, results["dataset"]["label_names"],
-                             results["dataset"]["task"] == Task.MCQ)
+    data = DatasetSummary.required_in(results)
+    _probe_distribution_test(sec, pr, data.label_names, data.task == Task.MCQ)
     _probe_easy_hard(sec, pr)
     _probe_data_map(sec, pr)
     _probe_short_circuit(sec, pr)

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
+from cuelens.audit.results import DatasetSummary
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.atomic import atomic_write_text
@@ -124,7 +125,8 @@ KIND_TITLES = {"score_pairs": "language-model comparison",
 def title(results: dict) -> str:
     """The page title: the probed model on the dataset for a probe, else the dataset's name,
     else the file the result reads (a judge log), else what the result kind is about."""
-    name = (results.get("dataset") or {}).get("name")
+    data = DatasetSummary.in_results(results)
+    name = data.name if data is not None else None
     for key, how in (("probe", ""), ("llm_probe", " (prompted)")):
         model = ((results.get(key) or {}).get("model") or {}).get("name")
         if model:
@@ -138,19 +140,19 @@ def brand(results: dict) -> str:
         return "cuelens model probe report"
     if results.get("llm_probe"):
         return "cuelens LLM probe report"
-    return "cuelens scan report" if results.get("dataset") else "cuelens report"
+    return "cuelens scan report" if DatasetSummary.in_results(results) else "cuelens report"
 
 
 def subtitle(results: dict) -> list[str]:
     """The header's facts: task, labels, tool and schema version."""
     parts = []
-    ds = results.get("dataset")
+    ds = DatasetSummary.in_results(results)
     if ds:
         task = "pair classification (NLI)"
-        if ds["task"] == Task.MCQ:
-            task = f"multiple choice ({ds['n_choices']} choices)" if ds.get("n_choices") else \
+        if ds.task == Task.MCQ:
+            task = f"multiple choice ({ds.n_choices} choices)" if ds.n_choices else \
                 "multiple choice"
-        parts += [task, "labels: " + ", ".join(ds["label_names"])]
+        parts += [task, "labels: " + ", ".join(ds.label_names)]
     tool = results.get("tool")
     if tool:
         parts.append(f"{tool['name']} {tool['version']}")

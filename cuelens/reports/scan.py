@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci, verdict_baseline
-from cuelens.audit.results import EasyHardSection
+from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, EasyHardSection,
+                                   FeatureRow, FeaturesSection, HygieneSection,
+                                   McqBaselinesSection)
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.jsonio import format_number, read_number
@@ -26,40 +28,41 @@ EXAMPLES_PER_LIST = 10
 
 def _baseline_name(results: dict) -> str:
     """What the leakage baseline is, in words (docs/methods.md §3: majority label, or 1/k for MCQ)."""
-    ds = results["dataset"]
-    if ds["task"] == Task.MCQ:
-        return f"picking one of the {ds.get('n_choices') or 'k'} choices at random"
-    if ds["task"] == PREFERENCE_TASK:
+    ds = DatasetSummary.required_in(results)
+    if ds.task == Task.MCQ:
+        return f"picking one of the {ds.n_choices or 'k'} choices at random"
+    if ds.task == PREFERENCE_TASK:
         return "guessing (one response of each pair is chosen)"
     return "always giving the most common label"
 
 
 def _text_name(results: dict) -> tuple[str, str]:
     """What the cue text and its context are called for this task (for plain-language copy)."""
-    if results["dataset"]["task"] == Task.MCQ:
+    task = DatasetSummary.required_in(results).task
+    if task == Task.MCQ:
         return "answer choices", "question"
-    if results["dataset"]["task"] == PREFERENCE_TASK:
+    if task == PREFERENCE_TASK:
         return "responses", "prompt"
     return "hypotheses", "premise"
 
 
 def overview(results: dict, options: ReportOptions) -> Section | None:
-    ds = results.get("dataset")
+    ds = DatasetSummary.in_results(results)
     if ds is None:
         return None
-    splits = ds["splits"]
+    splits = ds.splits
     sec = Section("overview", "Dataset overview", context={
         "dataset": ds, "config": results.get("config", {}),
-        "notes": ([roles_note(ds["split_roles"])] if ds.get("split_roles") else [])
-        + results.get("notes", []) + ds.get("labels", {}).get("warnings", []),
+        "notes": ([roles_note(ds.split_roles)] if ds.split_roles else [])
+        + results.get("notes", []) + (ds.labels or {}).get("warnings", []),
         "segmentation": results.get("segmentation"), "warnings": results.get("warnings", []),
-        "rows": [{"role": role, "file": s.get("file"), "items": s["items"],
-                  "instances": s.get("instances"), "skipped": sum(s.get("skipped", {}).values()),
-                  "skipped_reasons": s.get("skipped", {})} for role, s in splits.items()],
+        "rows": [{"role": role, "file": s.file, "items": s.items, "instances": s.instances,
+                  "skipped": sum((s.skipped or {}).values()), "skipped_reasons": s.skipped or {}}
+                 for role, s in splits.items()],
     })
-    positions = {role: s.get("answer_position_counts") for role, s in splits.items()
-                 if s.get("answer_position_counts")}
-    if ds["task"] == Task.MCQ and positions:
+    positions = {role: s.answer_position_counts for role, s in splits.items()
+                 if s.answer_position_counts}
+    if ds.task == Task.MCQ and positions:
         keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
         cats = [f"choice {int(k) + 1}" for k in keys]
         series, hover = {}, {}
@@ -71,12 +74,13 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
                        "an even split mean a model could gain accuracy just by preferring a position.",
                        F.grouped_bars(cats, series, hover, axis_title="share of questions"))
     else:
-        labels = label_keys(ds["label_names"], *(s["label_counts"] for s in splits.values()))
+        counted = {role: s.label_counts or {} for role, s in splits.items()}
+        labels = label_keys(ds.label_names, *counted.values())
         series, hover = {}, {}
-        for role, s in splits.items():
-            total = sum(s["label_counts"].values()) or 1
-            series[role] = [100 * s["label_counts"].get(l, 0) / total for l in labels]
-            hover[role] = [f"{l}: {s['label_counts'].get(l, 0):,} of {total:,}" for l in labels]
+        for role, counts in counted.items():
+            total = sum(counts.values()) or 1
+            series[role] = [100 * counts.get(l, 0) / total for l in labels]
+            hover[role] = [f"{l}: {counts.get(l, 0):,} of {total:,}" for l in labels]
         sec.add_figure("labels", "Share of each label per split: the tallest bar in a split is "
                        "the accuracy of always guessing that label.",
                        F.grouped_bars(labels, series, hover, axis_title="share of instances"))
@@ -92,10 +96,10 @@ HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
 
 def hygiene(results: dict, options: ReportOptions) -> Section | None:
     """Duplicates, overlap, mirrored pairs and label-noise candidates (docs/data-hygiene.md)."""
-    hy = results.get("hygiene")
+    hy = HygieneSection.in_results(results)
     if hy is None:
         return None
-    examples = [(HYGIENE_EXAMPLES[kind], rows) for kind, rows in hy["examples"].items()
+    examples = [(HYGIENE_EXAMPLES[kind], rows) for kind, rows in hy.examples.items()
                 if rows and kind in HYGIENE_EXAMPLES]
     return Section("hygiene", "Data hygiene", context={"hy": hy, "examples": examples})
 
@@ -151,7 +155,7 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
     reference = verdict_baseline(leak)["accuracy"]
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
-        "baseline": ("chance (1/k)" if results["dataset"]["task"] == Task.MCQ
+        "baseline": ("chance (1/k)" if DatasetSummary.required_in(results).task == Task.MCQ
                      else "baseline: the most frequent evaluated label"),
         "baseline_accuracy": reference},
         terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
@@ -173,7 +177,7 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                        "cell clears chance after the 40-way selection is the verdict's interval).",
                        F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
                                  row_title="cue metric", column_title="aggregator"))
-    mcq = results["dataset"]["task"] == Task.MCQ
+    mcq = DatasetSummary.required_in(results).task == Task.MCQ
     names = ["chance (random choice)" if mcq else "prior-matched constant"]
     names += [b["name"] for b in leak.get("baselines", [])]
     accs = [reference] + [b["accuracy"] for b in leak.get("baselines", [])]
@@ -197,17 +201,17 @@ def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
     from cuelens.audit.chance import positions_verdict
     from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, ci_name
 
-    mb = results.get("mcq_baselines")
+    mb = McqBaselinesSection.in_results(results)
     if mb is None:
         return None
-    rows = mb["rows"]
-    gold = {role: positions_verdict(counts, f"gold answers ({role} split)")
-            for role, counts in mb["gold_position"].items()}
+    rows = [row.to_json() for row in mb.rows]  # the chart's records
+    gold = {role: positions_verdict(test.to_json(), f"gold answers ({role} split)")
+            for role, test in mb.gold_position.items()}
     level, headline = baselines_headline(mb)
     level = calm(level, results)
     sec = Section("mcq_baselines", "Answer-order and length artifacts", context={
         "mb": mb, "level": level, "ci": ci_name(mb),
-        "verdicts": [baseline_verdict(r, mb) for r in rows], "gold": gold,
+        "verdicts": [baseline_verdict(r, mb) for r in mb.rows], "gold": gold,
         "headline": headline})
     sec.terms = ["D", "CI"]
     sec.add_figure("mcq_baselines", "Accuracy of rules that pick an answer without reading the "
@@ -215,9 +219,9 @@ def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
                    "like the test); the dashed line is random guessing. Red bars differ "
                    "significantly from guessing: artifacts of the dataset.",
                    F.tested_rate_bars(rows, "name", "accuracy", "accuracy",
-                                      text=[f"{pct(r['accuracy'])} (D {100 * r['D']:+.1f})"
-                                            for r in rows],
-                                      reference=(100 * mb["chance"], "chance")))
+                                      text=[f"{pct(r.accuracy)} (D {100 * r.D:+.1f})"
+                                            for r in mb.rows],
+                                      reference=(100 * mb.chance, "chance")))
     return sec
 
 
@@ -241,15 +245,16 @@ def lengths(results: dict, options: ReportOptions) -> Section | None:
                     f"{b if b < top else f'{top} or more'} words"
                     for b, n in zip(bins, by_label[name]["histogram"])] for name in names}
     label_colours = (F.colours(names, F.SERIES_PALETTE) if mcq else
-                     F.colours(label_keys(results["dataset"]["label_names"], by_label)))
+                     F.colours(label_keys(DatasetSummary.required_in(results).label_names,
+                                          by_label)))
     baselines = []
+    mb = McqBaselinesSection.in_results(results)
     if ln.get("baseline"):
         baselines = [dict(ln["baseline"], fitted=True)]
-    elif results.get("mcq_baselines"):
-        baselines = [dict(r, ci_low=r["accuracy_ci"][0], ci_high=r["accuracy_ci"][1],
-                          majority=results["mcq_baselines"]["chance"])
-                     for r in results["mcq_baselines"]["rows"]
-                     if "longest" in r["name"] or "shortest" in r["name"]]
+    elif mb is not None:
+        baselines = [dict(r.to_json(), ci_low=r.accuracy_ci[0], ci_high=r.accuracy_ci[1],
+                          majority=mb.chance)
+                     for r in mb.rows if "longest" in r.name or "shortest" in r.name]
     sec = Section("lengths", "Text length per label", context={
         "unit": ln["unit"], "rows": [{"name": n, **by_label[n]} for n in names],
         "baselines": baselines, "mcq": mcq, "text_name": _text_name(results)[0]},
@@ -266,41 +271,43 @@ def lengths(results: dict, options: ReportOptions) -> Section | None:
 def cue_words(results: dict, options: ReportOptions) -> Section | None:
     """Every significant cue and the strongest of each label (:func:`listed_cues`), ranked by
     ``options.rank_by`` (z: significance), in a sortable table and a support × strength scatter."""
-    cues = results.get("cues")
+    cues = CueRow.rows_in(results)
     if not cues:
         return None
     rank_by = options.rank_by
     metric = results.get("config", {}).get("metric", "cp")
     other = rank_by if rank_by != "z" else (metric if metric != "z" else "cp")
-    stats = results.get("cue_stats", {})
+    stats = CueStats.in_results(results)
     shown = listed_cues(cues, LISTED_PER_LABEL, rank_by)
-    label_names = results["dataset"]["label_names"]
+    label_names = DatasetSummary.required_in(results).label_names
     by_cue = results.get("examples", {}).get("by_cue", {})
-    rows = [[c["token"], c["label"], c["count"], c["label_count"], c["metrics"].get("z"),
-             c["metrics"].get(other), c["significant"], c["token"] in by_cue] for c in shown]
+    rows = [[c.token, c.label, c.count, c.label_count, c.metrics.get("z"),
+             c.metrics.get(other), c.significant, c.token in by_cue] for c in shown]
+    min_count = stats.min_count if stats is not None else None
     sec = Section("cues", "Cue words", context={
         "rank_by": rank_by, "other": other, "stats": stats, "n_cues": len(cues),
-        "n_shown": len(shown), "n_significant": sum(c["significant"] for c in cues),
-        "n_significant_shown": sum(c["significant"] for c in shown),
+        "n_shown": len(shown), "n_significant": sum(c.significant for c in cues),
+        "n_significant_shown": sum(c.significant for c in shown),
         "per_label": LISTED_PER_LABEL, "calm": calm("clean", results),
-        "min_count": stats.get("min_count", results.get("config", {}).get("min_count")),
-        "labels": label_keys(label_names, {c["label"]: 0 for c in shown}),
-        "text_name": _text_name(results)[0], "finding": results.get("cue_finding")},
+        "min_count": min_count if min_count is not None else
+        results.get("config", {}).get("min_count"),
+        "labels": label_keys(label_names, {c.label: 0 for c in shown}),
+        "text_name": _text_name(results)[0], "finding": CueFinding.in_results(results)},
         client={"cues": {"rank_by": rank_by, "rows": rows, "sort_col": 4 if rank_by == "z" else 5}},
         terms=["z", other, "support", "with label"])
     groups: dict[str, dict[str, list]] = {}
     # significant cues first in each trace, so that the legend shows a filled marker
-    for c in sorted(shown, key=lambda c: not c["significant"]):
-        g = groups.setdefault(c["label"], {"x": [], "y": [], "hover": [], "symbol": []})
-        score = read_number(c["metrics"].get(rank_by))
-        g["x"].append(c["count"])
+    for c in sorted(shown, key=lambda c: not c.significant):
+        g = groups.setdefault(c.label, {"x": [], "y": [], "hover": [], "symbol": []})
+        score = read_number(c.metrics.get(rank_by))
+        g["x"].append(c.count)
         g["y"].append(score if math.isfinite(score) else None)  # ±∞ / undefined: not drawn
-        g["symbol"].append("circle" if c["significant"] else "circle-open")
-        g["hover"].append(f"“{F.short(c['token'])}” → {c['label']}\n{c['count']:,} instances, "
-                          f"{c['label_count']:,} with this label\nz "
-                          f"{format_number(c['metrics'].get('z'), 1)}, {other} "
-                          f"{format_number(c['metrics'].get(other))}")
-    threshold = stats.get("bonferroni_z") if rank_by == "z" else None
+        g["symbol"].append("circle" if c.significant else "circle-open")
+        g["hover"].append(f"“{F.short(c.token)}” → {c.label}\n{c.count:,} instances, "
+                          f"{c.label_count:,} with this label\nz "
+                          f"{format_number(c.metrics.get('z'), 1)}, {other} "
+                          f"{format_number(c.metrics.get(other))}")
+    threshold = stats.bonferroni_z if rank_by == "z" and stats is not None else None
     spec = F.scatter_groups(groups, x_title="instances containing the word (log scale)",
                             y_title=f"cue strength ({rank_by})", log_x=True,
                             colour_keys=label_names,
@@ -323,7 +330,7 @@ def _examples_client(results: dict) -> dict:
 
 def _field_names(results: dict) -> tuple[str, str]:
     """What one example's context and text are called (explorer field labels)."""
-    task = results["dataset"]["task"]
+    task = DatasetSummary.required_in(results).task
     return {Task.MCQ.value: ("question", "choice"), PREFERENCE_TASK: ("prompt", "response")}.get(
         task, ("premise", "hypothesis"))
 
@@ -360,8 +367,8 @@ def easy_hard(results: dict, options: ReportOptions) -> Section | None:
     return sec
 
 
-def _feature_name(f: dict) -> str:
-    return f["feature"] if f.get("value") in (None, "", "present") else f"{f['feature']} = {f['value']}"
+def _feature_name(f: FeatureRow) -> str:
+    return f.feature if f.value in (None, "", "present") else f"{f.feature} = {f.value}"
 
 
 def _dominant(dist: Mapping[str, float]) -> str:
@@ -372,20 +379,21 @@ def _dominant(dist: Mapping[str, float]) -> str:
 
 
 def features(results: dict, options: ReportOptions) -> Section | None:
-    feats = results.get("features")
+    feats = FeatureRow.rows_in(results)
     if not feats:
         return None
-    ranked = sorted(feats, key=lambda f: (-f["cueness"], _feature_name(f)))
-    rows = [{"name": _feature_name(f), "cueness": f["cueness"], "train": f["train_support"],
-             "test": f["test_support"], "train_top": _dominant(f["train_dist"]),
-             "test_top": _dominant(f["test_dist"])} for f in ranked[:TOP_FEATURES_TABLE]]
+    ranked = sorted(feats, key=lambda f: (-f.cueness, _feature_name(f)))
+    rows = [{"name": _feature_name(f), "cueness": f.cueness, "train": f.train_support,
+             "test": f.test_support, "train_top": _dominant(f.train_dist),
+             "test_top": _dominant(f.test_dist)} for f in ranked[:TOP_FEATURES_TABLE]]
     sec = Section("features", "Linguistic feature cues (ICQ)", context={
-        "rows": rows, "n_features": len(feats), "config": results.get("features_config", {})})
+        "rows": rows, "n_features": len(feats), "config": FeaturesSection.in_results(results)})
     sec.terms = ["cueness"]
     chart = ranked[:TOP_FEATURES_CHART]
-    dist_rows = [(f"{_feature_name(f)} · {role} (n={f[f'{role}_support']:,})", f[f"{role}_dist"])
-                 for f in chart for role in ("train", "test")]
-    labels = label_keys(results["dataset"]["label_names"], *(d for _, d in dist_rows))
+    dist_rows = [(f"{_feature_name(f)} · {role} (n={support:,})", dist) for f in chart
+                 for role, support, dist in (("train", f.train_support, f.train_dist),
+                                             ("test", f.test_support, f.test_dist))]
+    labels = label_keys(DatasetSummary.required_in(results).label_names, *(d for _, d in dist_rows))
     sec.add_figure("distributions", "For the strongest feature cues, how the labels are "
                    "distributed among items with the feature, in train and in test: a lopsided "
                    "bar that looks the same in both splits is a cue a model can learn and exploit.",

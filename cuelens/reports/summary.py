@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.conclusion import measurable
+from cuelens.audit.results import McqBaselinesSection
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports.compare import compare_verdict
 from cuelens.reports.contrast import contrast_judge_verdict, contrast_pairs_verdict
@@ -83,7 +84,7 @@ def verdicts(results: dict) -> list[Verdict]:
         level, sentence = verdict(leak, results.get("config", {}).get("flag_threshold", 0.10),
                                   results)
         out.append(Verdict(calm(level, results), sentence, "leakage", "cue leakage"))
-    mb = results.get("mcq_baselines")
+    mb = McqBaselinesSection.in_results(results)
     if mb is not None:
         from cuelens.audit.mcq_baselines import baselines_headline
 

@@ -1,0 +1,98 @@
+"""The typed results.json sections (cuelens/audit/results.py): a real scan's results.json read
+into them and written back is the same bytes, and its parts are typed (docs/results-schema.md).
+SNLI dev, the larger one, is checked by benchmarks/typed_sections_identity.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cuelens.audit.config import ScanConfig
+from cuelens.audit.pipeline import scan_dataset
+from cuelens.audit.results import (Conclusion, CueFinding, CueRow, CueStats, DatasetSummary,
+                                   FeatureRow, FeaturesSection, GoldPositionTest,
+                                   HygieneSection, McqBaselinesSection, McqRuleRow, OverlapRow,
+                                   ScanSections, SplitHygiene, SplitSummary)
+from cuelens.data import load_dataset
+from cuelens.errors import UserError
+from cuelens.jsonio import dumps_json
+from tests.conftest import SHARED_DATA
+
+REAL = {"copa": ("word", "negation"), "arct": ()}  # data set → the ICQ features scanned
+
+
+@pytest.fixture(scope="module", params=sorted(REAL))
+def real_scan(request) -> tuple[str, str]:
+    """(name, results.json text) of a default scan of a real data set."""
+    if not (SHARED_DATA / request.param).is_dir():
+        pytest.skip("../shared/data is not present")
+    scan = scan_dataset(load_dataset(str(SHARED_DATA / request.param)), ScanConfig(),
+                        features=REAL[request.param])
+    return request.param, dumps_json(scan.results)
+
+
+def test_a_real_scan_reads_and_writes_back_byte_for_byte(real_scan):
+    _, text = real_scan
+    sections = ScanSections.from_json(json.loads(text))
+    assert dumps_json(sections.to_json()) == text
+
+
+def test_the_sections_of_a_real_scan_are_typed_with_its_numbers(real_scan):
+    name, text = real_scan
+    sections = ScanSections.from_json(json.loads(text))
+    data = sections.dataset
+    assert isinstance(data, DatasetSummary) and data.task == "mcq" and data.n_choices == 2
+    assert all(isinstance(s, SplitSummary) for s in data.splits.values())
+    test_items = {"copa": 500, "arct": 444}[name]  # the test files' lines
+    assert data.evaluated_role == "test" and data.evaluated_items == test_items
+    assert data.splits["test"].label_counts == {"right": test_items, "wrong": test_items}
+    hygiene = sections.hygiene
+    assert isinstance(hygiene, HygieneSection)
+    assert all(isinstance(s, SplitHygiene) for s in hygiene.splits.values())
+    assert all(isinstance(row, OverlapRow) for row in hygiene.overlap)
+    assert hygiene.splits["test"].constructed_pairs[0] == "mirrored_pairs"
+    mcq = sections.mcq_baselines
+    assert isinstance(mcq, McqBaselinesSection) and mcq.n_items == test_items
+    assert mcq.chance == 0.5 and all(isinstance(r, McqRuleRow) for r in mcq.rows)
+    assert all(isinstance(t, GoldPositionTest) for t in mcq.gold_position.values())
+    assert sum(mcq.gold_position["test"].counts) == test_items
+    cues = sections.cues or []
+    assert cues and all(isinstance(c, CueRow) for c in cues)
+    assert isinstance(sections.cue_stats, CueStats) and isinstance(sections.cue_finding,
+                                                                     CueFinding)
+    assert sections.cue_finding.n_significant == sum(c.significant for c in cues)
+    assert isinstance(sections.conclusion, Conclusion)
+    assert sections.conclusion.status in ("leakage", "no_meaningful_leakage", "inconclusive")
+    if REAL[name]:
+        assert isinstance(sections.features_config, FeaturesSection)
+        assert sections.features_config.features == list(REAL[name])
+        assert sections.features and all(isinstance(f, FeatureRow) for f in sections.features)
+    else:
+        assert sections.features is None and sections.features_config is None
+
+
+def test_a_sections_repr_is_one_line_per_field(real_scan):
+    sections = ScanSections.from_json(json.loads(real_scan[1]))
+    text = repr(sections)
+    assert len(text.splitlines()) <= 2 + len(vars(sections)) and len(text) < 3000
+    assert f"cues=[{len(sections.cues or [])} items]," in text
+    assert "hygiene=HygieneSection(…)," in text
+
+
+def test_nullable_fields_are_written_as_null_and_absent_ones_stay_absent():
+    split = SplitSummary(items=2, label_counts={"a": 1, "b": 1})
+    data = DatasetSummary(task="nli", label_names=["a", "b"], splits={"all": split})
+    assert data.to_json() == {"task": "nli", "n_choices": None, "label_names": ["a", "b"],
+                              "splits": {"all": {"file": None, "items": 2,
+                                                 "label_counts": {"a": 1, "b": 1},
+                                                 "answer_position_counts": None}}}
+    assert DatasetSummary.from_json(data.to_json()) == data
+
+
+def test_a_nested_section_of_the_wrong_kind_is_one_user_error():
+    with pytest.raises(UserError, match="the splits section of this results.json is not an "
+                                        "object"):
+        HygieneSection.from_json({"splits": [], "overlap": [], "examples": {}, "warnings": []})
+    with pytest.raises(UserError, match="this results.json has no dataset section"):
+        DatasetSummary.required_in({"schema_version": "1.0"})
