@@ -126,9 +126,8 @@ CASES = [pytest.param(mode, task, id=f"{mode}-{task}",  # Ray's start: ~30 s on 
          if not (mode == "preference" and task == "mcq")]  # preference pairs are their own task
 
 # what names the memory mode in results.json (docs/large-datasets.md): the streaming note and
-# config.statistics, how the segmenter was chosen, the unit of the hashed fold keys; and what the
-# streaming scan does not compute on NLI data: the words-per-label section (a known gap, issue 54)
-MODE_NAMED = {"notes", "segmentation", "lengths"}
+# config.statistics, how the segmenter was chosen, the unit of the hashed fold keys
+MODE_NAMED = {"notes", "segmentation"}
 
 
 @pytest.fixture(scope="session")

@@ -30,15 +30,15 @@ from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
 from cuelens.audit.folds import FittingFolds, Folds, HashedFolds
+from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
     check_streamable, held_out_items
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Task
+from cuelens.data.dataset import MCQ_LABELS, EvaluatedItems, Task
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
-from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
 
 if TYPE_CHECKING:
@@ -81,22 +81,6 @@ class ChunkedData(EvaluatedItems):
     @property
     def input_paths(self) -> list[str]:
         return [split.path for split in self.splits.values()]
-
-    def in_memory(self) -> Dataset:
-        """The fitting and evaluated splits read into memory, one split each (the MCQ baselines
-        and choice lengths; docs/large-datasets.md)."""
-        def whole(role: str) -> CompactSplit:
-            chunked = self.splits[role]
-            split = CompactSplit(role, chunked.path, chunked.task, chunked.shards,
-                                 iter_source_records)
-            for chunk in chunked:
-                split.extend(chunk.split, 0)
-            split.raw = list(split.raw)  # read once: cross-fitting takes subsets
-            return split
-
-        return Dataset(self.name, self.format, self.store.task,
-                       whole(self.fitting) if self.fitting else None, whole(self.evaluated),
-                       self.label_names)
 
     def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[CompactSplit, np.ndarray]]:
         """Each evaluated chunk with its part of the per-item ``mask``."""
@@ -457,18 +441,22 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
         raise
 
 
-def feature_parts(data: ChunkedData, folds: Folds,
-                  seed: int) -> Iterator[tuple[CompactSplit, np.ndarray]]:
-    """The ICQ features' parts (:func:`~cuelens.audit.icq.feature_audit_of_parts`) of a streamed
-    scan: each chunk with its items' plane — their outer fold under ``seed`` (the headline's
-    folds) when cross-validated, else 0 (fitting) or 1 (evaluated)."""
-    if data.fitting is not None:
-        for chunk in data.splits[data.fitting]:
-            yield chunk.split, np.zeros(len(chunk.split), dtype=np.int64)
-    for chunk in data.splits[data.evaluated]:
-        n = len(chunk.split)
-        yield chunk.split, np.ones(n, dtype=np.int64) if data.fitting is not None else \
-            folds.outer(np.arange(chunk.first, chunk.first + n), fold_keys(chunk.split), seed)
+def chunk_parts(data: ChunkedData, folds: Folds, config: ScanConfig) -> ItemParts:
+    """The :class:`~cuelens.audit.item_parts.ItemParts` of the chunks (read one at a time, on
+    each pass): the fitting items in plane 0, the evaluated ones in plane 1 or, when
+    cross-validated, in their outer fold under the config's seed (the headline's folds)."""
+    def evaluated() -> Iterator[tuple[CompactSplit, np.ndarray]]:
+        for chunk in data.splits[data.evaluated]:
+            n = len(chunk.split)
+            yield chunk.split, np.ones(n, dtype=np.int64) if data.fitting is not None else \
+                folds.outer(np.arange(chunk.first, chunk.first + n), fold_keys(chunk.split),
+                            config.seed)
+
+    if data.fitting is None:
+        return ItemParts(evaluated, evaluated, True, config.folds)
+    fitting = data.splits[data.fitting]
+    return ItemParts(lambda: ((chunk.split, np.zeros(len(chunk.split), dtype=np.int64))
+                              for chunk in fitting), evaluated, False, config.folds)
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None = None,
@@ -478,7 +466,7 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
     ``features`` (``None``: all; ``()``: none) counted chunk by chunk; ``folds``:
     :class:`~cuelens.audit.folds.HashedFolds` of the config unless given."""
     from cuelens.audit.advice import advise
-    from cuelens.audit.lengths import length_section
+    from cuelens.audit.lengths import lengths_of_parts
     from cuelens.audit.pipeline import Scan, feature_sections
     from cuelens.audit.results import ScanSections
     from cuelens.audit.segmentation import split_texts, streamed_segmentation
@@ -496,13 +484,9 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
     audit = word_audit(data.store, data.label_names, config, folds, groups, progress)
-    lengths: dict = {}
-    if data.store.task == Task.MCQ:  # baselines cross-fitted over the headline's hashed folds
-        dataset = data.in_memory()
-        add_mcq_baselines(audit, dataset, config, None if data.fitting else np.concatenate(
-            [folds.outer(c.items, c.keys, config.seed) for c in data.store.chunks(False)]))
-        lengths = length_section(dataset, config.folds, config.seed)
-        del dataset
+    parts = chunk_parts(data, folds, config)  # the headline's folds
+    if data.store.task == Task.MCQ:
+        add_mcq_baselines(audit, parts)
     examples = streamed_examples(data, audit.cues, audit.easy, config)
     flags = ItemFlags.under(data.store.spilled)
     hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting),
@@ -515,11 +499,12 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, folds: Folds | None
         dataset=chunked_summary(data, config.min_label_items),
         segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
         hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
-            features, feature_parts(data, folds, config.seed), task=data.store.task,
+            features, parts.all(), task=data.store.task,
             label_names=data.label_names, cross_validated=data.fitting is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,
             language=segmentation.language),
-        **lengths, notes=[STREAMING_NOTE])
+        **lengths_of_parts(parts, data.store.task, data.label_names),
+        notes=[STREAMING_NOTE])
     items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:
         progress("bias items", 1.0)
