@@ -102,10 +102,11 @@ class _AnswerPosition:
         self.counts = np.zeros((planes, 0), dtype=np.int64)  # plane × gold position
 
     def add(self, split: Split, planes: np.ndarray) -> None:
-        gold = gold_positions(split)
-        n_planes, width = self.counts.shape[0], max(self.counts.shape[1], int(gold.max(initial=-1)) + 1)
-        grown = np.bincount(planes * width + gold, minlength=n_planes * width).reshape(n_planes, width)
-        grown[:, :self.counts.shape[1]] += self.counts
+        gold, (n_planes, known) = gold_positions(split), self.counts.shape
+        width = max(known, int(gold.max(initial=-1)) + 1)
+        grown = np.bincount(planes * width + gold,
+                            minlength=n_planes * width).reshape(n_planes, width)
+        grown[:, :known] += self.counts
         self.counts = grown
 
     def credit(self, split: Split, planes: np.ndarray) -> np.ndarray:
