@@ -12,8 +12,7 @@ data); "streaming-grouped" runs that same mode over chunks spilled to disk.
 Checks: results.json validates against its JSON Schema; ``next_steps`` (and the conclusion) are
 what advice derives from the built sections; where the mode is the same — chunks spilled to disk
 in the exact mode vs the exact scan, the streaming scan on Ray vs in the process — the results
-are byte-identical (but for the words-per-label section, :data:`HELD_IN_MEMORY`); the examples
-section is identical across memory modes given the same folds.
+are byte-identical; the examples section is identical across memory modes given the same folds.
 """
 
 from __future__ import annotations
@@ -128,11 +127,6 @@ CASES = [pytest.param(mode, task, id=f"{mode}-{task}",  # Ray's start: ~30 s on 
          for mode in MODES for task in TASKS
          if not (mode == "preference" and task == "mcq")]  # preference pairs are their own task
 
-# what a scan of NLI chunks spilled to disk does not compute: the words-per-label section (it
-# reads the data held in memory; a known gap, issue 54)
-HELD_IN_MEMORY = "lengths"
-
-
 @pytest.fixture(scope="session")
 def scans(tmp_path_factory) -> Callable[[str, str], dict]:
     """``scans(mode, task)``: the results.json of that mode's scan of the task's data, computed
@@ -178,13 +172,10 @@ def check_planted_cue_found(scans, mode: str, task: str) -> None:
 
 def check_same_folds_same_results(scans, mode: str, task: str) -> None:
     """Same mode, same results, byte for byte: chunks spilled to disk in the exact mode give
-    the exact scan's results (NLI: but the words-per-label section, :data:`HELD_IN_MEMORY`);
-    Ray gives the local streaming scan's."""
+    the exact scan's results, the words-per-label section included; Ray gives the local
+    streaming scan's."""
     if mode == "streaming-grouped":
-        spilled, exact = scans(mode, task), dict(scans("exact", task))
-        if task == "nli":
-            assert HELD_IN_MEMORY not in spilled and exact.pop(HELD_IN_MEMORY)
-        assert json.dumps(spilled) == json.dumps(exact)
+        assert json.dumps(scans(mode, task)) == json.dumps(scans("exact", task))
     elif mode == "ray":
         assert scans(mode, task) == scans("streaming", task)
     else:

@@ -15,7 +15,7 @@ from cuelens.audit.folds import HashedFolds
 from cuelens.audit.icq import feature_audit_of_parts, run_feature_audit
 from cuelens.audit.in_memory import GroupedFolds
 from cuelens.audit.scan import run_word_audit, word_audit
-from cuelens.audit.streamed_scan import feature_parts, load_chunked
+from cuelens.audit.streamed_scan import chunk_parts, load_chunked
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
@@ -99,7 +99,7 @@ def test_features_counted_chunk_by_chunk_match_the_exact_features(tmp_path, spli
     data = load_chunked(*sources, FieldMap(), False, config, tmp_path, chunk_items=400)
     exact = run_feature_audit(dataset, features, folds=config.folds, seed=config.seed)
     streamed = feature_audit_of_parts(
-        feature_parts(data, ExactFolds(dataset, config), config.seed), task=dataset.task,
+        chunk_parts(data, ExactFolds(dataset, config), config).all(), task=dataset.task,
         label_names=dataset.label_names, features=features,
         cross_validated=dataset.train is None, folds=config.folds)
     assert streamed == exact

@@ -19,7 +19,7 @@ from cuelens.audit.counts import TokenSequences
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
 from cuelens.audit.features.word import Word, word_annotations
-from cuelens.audit.groups import split_folds
+from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.parse_cache import ParseCache
 from cuelens.audit.results import FeatureRow, FeaturesSection
 from cuelens.data.dataset import Dataset, Instances, Split, Task
@@ -199,11 +199,7 @@ def dataset_parts(dataset: Dataset, folds: int, seed: int) -> list[tuple[Split, 
     (plane 0) and evaluated split (plane 1), or without a fitting split the evaluated items in
     ``folds`` seeded, grouped item-level folds (items sharing a premise or text stay in one
     fold, :mod:`cuelens.audit.groups`)."""
-    test = dataset.test
-    if dataset.train is None:
-        return [(test, split_folds(test, list(dataset.label_names), folds, seed))]
-    return [(dataset.train, np.zeros(len(dataset.train), dtype=np.int64)),
-            (test, np.ones(len(test), dtype=np.int64))]
+    return list(ItemParts.of_dataset(dataset, folds, seed).all())
 
 
 def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_support: int = 10,

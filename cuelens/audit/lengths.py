@@ -15,11 +15,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from cuelens.audit.chance import exact_interval
-from cuelens.audit.groups import split_folds
+from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.text_keys import cached_text_keys
 from cuelens.audit.tokenize import text_length
 from cuelens.data.dataset import Dataset, Split, Task
@@ -47,95 +48,153 @@ def text_word_counts(split: Split) -> np.ndarray:
     return word_counts([choice for choices in split.choices for choice in choices])
 
 
-def histogram(counts: np.ndarray) -> list[int]:
-    """Texts with 0, 1, …, MAX_WORDS − 1 and at least MAX_WORDS words."""
-    return np.bincount(np.minimum(counts, MAX_WORDS), minlength=MAX_WORDS + 1).tolist()
-
-
 def _summary(counts: np.ndarray) -> dict:
-    return {"n": int(len(counts)), "histogram": histogram(counts),
-            "mean": round(float(counts.mean()), 4) if len(counts) else None,
-            "median": float(np.median(counts)) if len(counts) else None}
+    """n, histogram (texts with 0, 1, …, MAX_WORDS − 1 and at least MAX_WORDS words), mean and
+    median of the texts counted in ``counts`` (texts per word count)."""
+    n = int(counts.sum())
+    wide = np.zeros(max(len(counts), MAX_WORDS + 1), dtype=np.int64)
+    wide[:len(counts)] = counts
+    histogram = [*wide[:MAX_WORDS].tolist(), int(wide[MAX_WORDS:].sum())]
+    if not n:
+        return {"n": 0, "histogram": histogram, "mean": None, "median": None}
+    ranks = np.cumsum(counts)
+    low, high = np.searchsorted(ranks, [(n - 1) // 2, n // 2], side="right")
+    return {"n": n, "histogram": histogram,
+            "mean": round(int(np.dot(np.arange(len(counts)), counts)) / n, 4),
+            "median": (int(low) + int(high)) / 2}
 
 
-def _length_only(x_fit: np.ndarray, y_fit: np.ndarray, x_eval: np.ndarray,
-                 y_eval: np.ndarray) -> np.ndarray:
-    """1.0 per evaluated item whose label the hypothesis length alone predicts (a decision
-    tree fitted on the fitting lengths ``x_fit`` and label codes ``y_fit``; docs/methods.md
-    §4b). The tree is fitted on the distinct (length, label) pairs weighted by their counts
-    (:func:`_pair_counts`), a leaf weighing at least MIN_LEAF − ½ (whole counts: MIN_LEAF
-    instances): the splits of the tree on the instances, found in a few dozen rows."""
+def length_predictions(fit: np.ndarray, width: int) -> np.ndarray:
+    """The label code that the hypothesis length alone predicts for each word count below
+    ``width``: a decision tree fitted on ``fit`` (fitting instances per word count × label
+    code; docs/methods.md §4b), i.e. on the distinct (length, label) pairs weighted by their
+    counts, a leaf weighing at least MIN_LEAF − ½ (whole counts: MIN_LEAF instances): the
+    splits of the tree on the instances, found in a few dozen rows. With fewer than 2 × MIN_LEAF
+    instances (no split leaves MIN_LEAF a side) the tree is its root: the majority label (ties:
+    the lowest code)."""
     from sklearn.tree import DecisionTreeClassifier
 
-    if len(x_fit) < 2 * MIN_LEAF:  # no split leaves MIN_LEAF a side: the tree is its root
-        return _majority(y_fit, y_eval)
-    lengths, labels, weights = _pair_counts(x_fit, y_fit)
+    n = int(fit.sum())
+    if n < 2 * MIN_LEAF:
+        return np.full(width, np.argmax(fit.sum(axis=0)), dtype=np.int64)
+    lengths, labels = np.nonzero(fit)  # the pairs in (length, label) order
     tree = DecisionTreeClassifier(max_leaf_nodes=MAX_LEAVES, random_state=0,
-                                  min_weight_fraction_leaf=(MIN_LEAF - 0.5) / len(x_fit))
-    tree.fit(lengths[:, None], labels, sample_weight=weights)
-    predicted = tree.predict(np.arange(x_eval.max(initial=0) + 1)[:, None])
-    return (predicted[x_eval] == y_eval).astype(np.float64)
+                                  min_weight_fraction_leaf=(MIN_LEAF - 0.5) / n)
+    tree.fit(lengths[:, None], labels, sample_weight=fit[lengths, labels])
+    return tree.predict(np.arange(width)[:, None]).astype(np.int64)
 
 
-def _pair_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct (length, label code) pairs of ``x`` and ``y`` and how often each occurs."""
-    n_labels = int(y.max()) + 1
-    counts = np.bincount(x * n_labels + y)
-    pairs = np.flatnonzero(counts)
-    return pairs // n_labels, pairs % n_labels, counts[pairs]
+@dataclass
+class LengthTally:
+    """Texts per plane × word count × label (:mod:`cuelens.audit.item_parts`), of the fitting
+    and of the evaluated items, counted part by part: the lengths section's only state."""
 
+    planes: int
+    labels: int
+    fitting: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int64))
+    evaluated: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0), dtype=np.int64))
 
-def _majority(y_fit: np.ndarray, y_eval: np.ndarray) -> np.ndarray:
-    """1.0 per evaluated item of the most frequent fitting label (ties: the lowest code)."""
-    return (y_eval == np.argmax(np.bincount(y_fit))).astype(np.float64)
+    def add(self, fitting: bool, words: np.ndarray, labels: np.ndarray,
+            planes: np.ndarray) -> None:
+        """Count texts of ``words`` words with label codes ``labels``, each in its plane."""
+        width = max(self.evaluated.shape[1], int(words.max(initial=-1)) + 1)
+        shape = (self.planes, width, self.labels)
+        counts = np.bincount((planes * width + words) * self.labels + labels,
+                             minlength=int(np.prod(shape))).reshape(shape)
+        self.fitting, self.evaluated = (self._grown(table, width)
+                                        for table in (self.fitting, self.evaluated))
+        if fitting:
+            self.fitting += counts
+        else:
+            self.evaluated += counts
 
+    def _grown(self, table: np.ndarray, width: int) -> np.ndarray:
+        out = np.zeros((self.planes, width, self.labels), dtype=np.int64)
+        out[:table.shape[0], :table.shape[1], :table.shape[2]] = table
+        return out
 
-def _lengths_and_labels(split: Split, label_names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Word counts and label codes: indices into the sorted ``label_names``, which order as the
-    labels do (ties break as on the strings)."""
-    return text_word_counts(split), split.item_labels(sorted(label_names))
+    def by_label(self) -> list[np.ndarray]:
+        """Evaluated texts per word count, one array per label code."""
+        whole = self.evaluated.sum(axis=0)
+        return [whole[:, label] for label in range(self.labels)]
 
-
-def length_baseline(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
-    """NLI: out-of-fold accuracy (exact Clopper–Pearson 95% interval) of the length-only tree,
-    the majority label's on the same protocol and D, their difference. Fitted on train, or on
-    the other folds of the leakage table's grouped folds; computed on length and label arrays
-    (no per-fold copies of the items)."""
-    x, y = _lengths_and_labels(dataset.test, dataset.label_names)
-    if dataset.train is not None:
-        x_fit, y_fit = _lengths_and_labels(dataset.train, dataset.label_names)
-        hits, majority_hits = _length_only(x_fit, y_fit, x, y), _majority(y_fit, y)
-    else:
-        fold = split_folds(dataset.test, dataset.label_names, folds, seed)
-        hits, majority_hits = np.zeros(len(y)), np.zeros(len(y))
-        for j in range(folds):
-            held, rest = fold == j, fold != j
+    def baseline_hits(self) -> tuple[int, int, int]:
+        """Evaluated items whose label the length-only tree predicts, whose label is the
+        majority label, and all evaluated items; each plane's tree fitted on the fitting items
+        outside it (label codes: the sorted label names)."""
+        hits = majority = 0
+        fitted = self.fitting.sum(axis=0)
+        for plane, held in enumerate(self.evaluated):
+            rest = fitted - self.fitting[plane]
             if held.any() and rest.any():
-                hits[held] = _length_only(x[rest], y[rest], x[held], y[held])
-                majority_hits[held] = _majority(y[rest], y[held])
-    accuracy, majority = float(hits.mean()), float(majority_hits.mean())
-    low, high = exact_interval(accuracy, len(hits))
+                predicted = length_predictions(rest, len(held))
+                hits += int(held[np.arange(len(held)), predicted].sum())
+                majority += int(held[:, np.argmax(rest.sum(axis=0))].sum())
+        return hits, majority, int(self.evaluated.sum())
+
+
+def _nli_tally(parts: ItemParts, label_names: list[str]) -> LengthTally:
+    """Hypotheses of ``parts`` by plane, word count and label code (the sorted
+    ``label_names``, which order as the labels do: ties break as on the strings); a
+    cross-fitted item counts as fitting too (for the other planes' trees)."""
+    tally = LengthTally(parts.planes, len(label_names))
+    codes = sorted(label_names)
+    if not parts.cross_fitted:
+        for split, planes in parts.fitting():
+            tally.add(True, text_word_counts(split), split.item_labels(codes), planes)
+    for split, planes in parts.evaluated():
+        words, labels = text_word_counts(split), split.item_labels(codes)
+        tally.add(False, words, labels, planes)
+        if parts.cross_fitted:
+            tally.add(True, words, labels, planes)
+    return tally
+
+
+def _mcq_tally(parts: ItemParts) -> LengthTally:
+    """Choices of the evaluated parts by word count, label 0 the correct choice, 1 the others."""
+    tally = LengthTally(1, 2)
+    for split, _ in parts.evaluated():
+        words = text_word_counts(split)
+        starts = np.cumsum([0, *map(len, split.choices)])[:-1]
+        other = np.ones(len(words), dtype=np.int64)
+        other[starts + np.asarray(split.labels, dtype=np.int64)] = 0
+        tally.add(False, words, other, np.zeros(len(words), dtype=np.int64))
+    return tally
+
+
+def length_baseline(tally: LengthTally, parts: ItemParts) -> dict:
+    """NLI: out-of-fold accuracy (exact Clopper–Pearson 95% interval) of the length-only tree,
+    the majority label's on the same protocol and D, their difference
+    (:meth:`LengthTally.baseline_hits`). Fitted on train, or on the other folds of the leakage
+    table's folds."""
+    hits, majority_hits, n = tally.baseline_hits()
+    accuracy, majority = hits / n, majority_hits / n
+    low, high = exact_interval(accuracy, n)
     return {"name": "hypothesis length only", "accuracy": round(accuracy, 6),
             "ci_low": round(float(low), 6), "ci_high": round(float(high), 6),
             "majority": round(majority, 6), "D": round(accuracy - majority, 6),
-            "protocol": "train→test" if dataset.train is not None else f"{folds}-fold cross-fit"}
+            "protocol": f"{parts.folds}-fold cross-fit" if parts.cross_fitted else "train→test"}
 
 
-def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
-    """results.json ``lengths`` (docs/results-schema.md) of the evaluated split."""
-    split = dataset.test
-    counts = text_word_counts(split)
-    if dataset.task == Task.MCQ:
-        starts = np.cumsum([0, *map(len, split.choices)])[:-1]
-        is_correct = np.zeros(len(counts), dtype=bool)
-        is_correct[starts + np.asarray(split.labels, dtype=np.int64)] = True
-        correct, others = counts[is_correct], counts[~is_correct]
+def lengths_of_parts(parts: ItemParts, task: str, label_names: list[str]) -> dict:
+    """results.json ``lengths`` (docs/results-schema.md) of the evaluated items of ``parts``
+    (``task``'s texts: hypotheses, or choices),
+    counted part by part: the in-memory scan's and the streamed scan's."""
+    if task == Task.MCQ:
+        correct, others = _mcq_tally(parts).by_label()
         return {"lengths": {"unit": "words per choice", "max_words": MAX_WORDS,
                             "by_label": {"correct choice": _summary(correct),
                                          "other choices": _summary(others)}}}
-    labels = split.item_labels(dataset.label_names)
-    by_label = {name: _summary(counts[labels == i]) for i, name in enumerate(dataset.label_names)
-                if (labels == i).any()}
+    tally = _nli_tally(parts, label_names)
+    per_code = dict(zip(sorted(label_names), tally.by_label()))
+    by_label = {name: _summary(per_code[name]) for name in label_names if per_code[name].any()}
     return {"lengths": {"unit": "words per hypothesis", "max_words": MAX_WORDS,
-                        "by_label": by_label,
-                        "baseline": length_baseline(dataset, folds, seed)}}
+                        "by_label": by_label, "baseline": length_baseline(tally, parts)}}
+
+
+def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
+    """results.json ``lengths`` of a dataset held in memory (:func:`lengths_of_parts`; MCQ:
+    nothing is fitted, so no folds are dealt)."""
+    unfitted = np.zeros(len(dataset.test), dtype=np.int64) if dataset.task == Task.MCQ else None
+    return lengths_of_parts(ItemParts.of_dataset(dataset, folds, seed, unfitted), dataset.task,
+                            dataset.label_names)

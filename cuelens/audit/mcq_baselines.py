@@ -10,30 +10,46 @@ the empty one). The choices-only bag-of-words row comes from the leakage table
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from itertools import chain
+from typing import Protocol
 
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from cuelens.audit.chance import (ALPHA, accuracy_row, clustered_upper_bound, p_text,
                                   position_chi_square, tie_credit)
-from cuelens.audit.groups import split_folds
+from cuelens.audit.item_parts import ItemParts, KeyCounts
 from cuelens.audit.results import GoldPositionTest, McqBaselinesSection, McqRuleRow
-from cuelens.audit.text_keys import text_keys
+from cuelens.audit.text_keys import as_keys, combine, text_key, text_keys
 from cuelens.audit.tokenize import text_length, tokenize
 from cuelens.data.dataset import Dataset, Split
 from cuelens.registry import Registry
 
 Rule = Callable[[str, list[str]], np.ndarray]
-FittedBaseline = Callable[[Split, Split], np.ndarray]
+
+
+class FittedBaseline(Protocol):
+    """A baseline fitted on the fitting items (docs/mcq-artifacts.md), part by part
+    (:mod:`cuelens.audit.item_parts`): :meth:`add` counts a fitting part, :meth:`credit` gives
+    each item of an evaluated part its credit from what the fitting items outside its plane
+    taught."""
+
+    def add(self, split: Split, planes: np.ndarray) -> None: ...
+
+    def credit(self, split: Split, planes: np.ndarray) -> np.ndarray: ...
+
 
 RULES: Registry[Rule] = Registry("MCQ rule")
-FITTED: Registry[FittedBaseline] = Registry("fitted MCQ baseline")
-NO_CONTEXT: Registry[FittedBaseline] = Registry("no-context MCQ baseline")
+#: name → a fresh baseline over that many planes
+FITTED: Registry[Callable[[int], FittedBaseline]] = Registry("fitted MCQ baseline")
+NO_CONTEXT: Registry[Callable[[int], FittedBaseline]] = Registry("no-context MCQ baseline")
 
 rule = RULES.register  # per-item choice scorer ``(context, choices) -> scores``
-fitted = FITTED.register  # ``(fit_split, eval_split) -> per-item credit``
+fitted = FITTED.register
 no_context = NO_CONTEXT.register  # as ``fitted``; only for items with a separate question
 
 
@@ -70,6 +86,9 @@ def gold_positions(split: Split) -> np.ndarray:
     return np.asarray(split.labels, dtype=np.int64)
 
 
+Context = Callable[[Split, int], str]
+
+
 def rule_credit(split: Split, name: str, context: Context = Split.premise_context) -> np.ndarray:
     """Per-item credit of the rule ``name`` on ``split``, reading each item's ``context``."""
     scores = [RULES[name](context(split, i), split.choices[i]) for i in range(len(split))]
@@ -77,18 +96,41 @@ def rule_credit(split: Split, name: str, context: Context = Split.premise_contex
 
 
 @fitted("answer position")
-def _answer_position(fit: Split, evaluate: Split) -> np.ndarray:
-    position = int(np.argmax(np.bincount(gold_positions(fit))))
-    k = choice_counts(evaluate)
-    hit = (gold_positions(evaluate) == position).astype(np.float64)
-    return np.where(position < k, hit, 1.0 / k)
+class _AnswerPosition:
+    """The gold position most frequent among the fitting items (ties: the first)."""
+
+    def __init__(self, planes: int) -> None:
+        self.counts = np.zeros((planes, 0), dtype=np.int64)  # plane × gold position
+
+    def add(self, split: Split, planes: np.ndarray) -> None:
+        gold, (n_planes, known) = gold_positions(split), self.counts.shape
+        width = max(known, int(gold.max(initial=-1)) + 1)
+        grown = np.bincount(planes * width + gold,
+                            minlength=n_planes * width).reshape(n_planes, width)
+        grown[:, :known] += self.counts
+        self.counts = grown
+
+    def credit(self, split: Split, planes: np.ndarray) -> np.ndarray:
+        outside = self.counts.sum(axis=0) - self.counts
+        position = np.argmax(outside, axis=1)[planes] if outside.shape[1] else \
+            np.zeros(len(planes), dtype=np.int64)
+        k = choice_counts(split)
+        hit = (gold_positions(split) == position).astype(np.float64)
+        return np.where(position < k, hit, 1.0 / k)
 
 
 def _key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-Context = Callable[[Split, int], str]
+def hashed_keys(texts: Iterable[str]) -> np.ndarray:
+    """The 64-bit fingerprint (:func:`~cuelens.audit.text_keys.text_key`) of each text's
+    lower-cased, space-normalised form (two texts collide with odds of about texts² / 2⁶⁵)."""
+    return as_keys(b"".join(text_key(_key(text)) for text in texts))
+
+
+def context_keys(split: Split, context: Context) -> np.ndarray:
+    return hashed_keys(context(split, i) for i in range(len(split)))
 
 
 def question_text(split: Split, i: int) -> str:
@@ -96,71 +138,111 @@ def question_text(split: Split, i: int) -> str:
     return split.questions[i] or ""
 
 
-def question_seen(fit: Split, evaluate: Split) -> np.ndarray:
-    """1.0 per evaluated item whose premise + question occurs among the fitting items."""
-    seen = {_key(fit.premise_context(i)) for i in range(len(fit))}
-    return np.array([_key(evaluate.premise_context(i)) in seen for i in range(len(evaluate))],
-                    dtype=np.float64)
+class QuestionSeen:
+    """1.0 per evaluated item whose premise + question occurs among the fitting items (hashed
+    keys, :class:`~cuelens.audit.item_parts.KeyCounts`)."""
+
+    def __init__(self, planes: int) -> None:
+        self.contexts = KeyCounts(planes)
+
+    def add(self, split: Split, planes: np.ndarray) -> None:
+        self.contexts.add(context_keys(split, Split.premise_context), planes)
+
+    def credit(self, split: Split, planes: np.ndarray) -> np.ndarray:
+        keys = context_keys(split, Split.premise_context)
+        return (self.contexts.outside(keys, planes) > 0).astype(np.float64)
 
 
-def memorised_answers(fit: Split, evaluate: Split, context: Context) -> np.ndarray:
+class MemorisedAnswers:
     """Per evaluated item: credit of the choice given most often as the answer among fitting
-    items with the same ``context`` text."""
-    answers: dict[str, Counter] = defaultdict(Counter)
-    for i, (choices, gold) in enumerate(zip(fit.choices, fit.labels)):
-        answers[_key(context(fit, i))][_key(choices[gold])] += 1
-    scores = []
-    for i, choices in enumerate(evaluate.choices):
-        known = answers.get(_key(context(evaluate, i)), Counter())
-        scores.append(np.array([known[_key(c)] for c in choices], dtype=np.float64))
-    return tie_credit(scores, gold_positions(evaluate))
+    items with the same ``context`` text (their (context, answer) pairs as hashed keys)."""
+
+    def __init__(self, planes: int, context: Context) -> None:
+        self.answers, self.context = KeyCounts(planes), context
+
+    def add(self, split: Split, planes: np.ndarray) -> None:
+        answers = hashed_keys(choices[gold] for choices, gold in
+                              zip(split.choices, gold_positions(split)))
+        self.answers.add(combine(context_keys(split, self.context), answers), planes)
+
+    def credit(self, split: Split, planes: np.ndarray) -> np.ndarray:
+        k = choice_counts(split)
+        pairs = combine(np.repeat(context_keys(split, self.context), k),
+                        hashed_keys(chain.from_iterable(split.choices)))
+        known = self.answers.outside(pairs, np.repeat(planes, k)).astype(np.float64)
+        return tie_credit(np.split(known, np.cumsum(k)[:-1]), gold_positions(split))
 
 
-@fitted("question only")
-def _question_only(fit: Split, evaluate: Split) -> np.ndarray:
-    return memorised_answers(fit, evaluate, Split.premise_context)
-
+fitted("question only")(partial(MemorisedAnswers, context=Split.premise_context))
+no_context("no context: question only")(partial(MemorisedAnswers, context=question_text))
 
 NO_CONTEXT_OVERLAP = "no context: overlap"  # a rule: fitted on nothing
 
 
 @no_context(NO_CONTEXT_OVERLAP)
-def _no_context_overlap(fit: Split, evaluate: Split) -> np.ndarray:
-    return rule_credit(evaluate, "overlap with question", question_text)
+class _NoContextOverlap:
+    """The overlap rule reading the question alone."""
+
+    def __init__(self, planes: int) -> None:
+        pass
+
+    def add(self, split: Split, planes: np.ndarray) -> None:
+        pass
+
+    def credit(self, split: Split, planes: np.ndarray) -> np.ndarray:
+        return rule_credit(split, "overlap with question", question_text)
 
 
-@no_context("no context: question only")
-def _no_context_question(fit: Split, evaluate: Split) -> np.ndarray:
-    return memorised_answers(fit, evaluate, question_text)
+@dataclass
+class ItemCredit:
+    """Per evaluated item: each baseline's credit (:data:`RULES`, :data:`FITTED`, then
+    :data:`NO_CONTEXT` when some item has a separate question), its choices, whether its
+    premise + question was seen among the fitting items, its choice set (:func:`choice_sets`);
+    per split role, the gold positions and choice counts."""
+
+    credit: dict[str, np.ndarray]
+    k: np.ndarray
+    seen: np.ndarray
+    clusters: np.ndarray
+    positions: dict[str, tuple[np.ndarray, np.ndarray]]
 
 
-def cross_fit(dataset: Dataset, func: Callable[[Split, Split], np.ndarray], folds: int,
-              seed: int, fold: np.ndarray | None = None) -> np.ndarray:
-    """Per evaluated item: ``func`` fitted on train, or on the other folds (``fold``: each
-    item's; default the leakage table's grouped folds)."""
-    if dataset.train is not None:
-        return func(dataset.train, dataset.test)
-    split = dataset.test
-    if fold is None:  # the leakage table's grouped folds (cuelens.audit.groups)
-        fold = split_folds(split, dataset.label_names, folds, seed)
-    out = np.zeros(len(split))
-    for j in range(folds):
-        held = np.flatnonzero(fold == j)
-        if len(held):
-            out[held] = func(split.subset(np.flatnonzero(fold != j)), split.subset(held))
-    return out
+def credit_of_parts(parts: ItemParts) -> ItemCredit:
+    """:class:`ItemCredit` of ``parts``: the fitted baselines count the fitting parts, then
+    every baseline scores the evaluated parts, one part in memory at a time (besides a few
+    numbers and hashed keys per item)."""
+    learners = {name: make(parts.planes) for name, make in {**FITTED, **NO_CONTEXT}.items()}
+    seen = QuestionSeen(parts.planes)
+    positions: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    for split, planes in parts.fitting():
+        for learner in (*learners.values(), seen):
+            learner.add(split, planes)
+        if not parts.cross_fitted:
+            positions["train"].append((gold_positions(split), choice_counts(split)))
+    evaluated = "all" if parts.cross_fitted else "test"
+    columns: dict[str, list[np.ndarray]] = defaultdict(list)
+    was_seen, clusters, questions = [], [], False
+    for split, planes in parts.evaluated():
+        questions = questions or any(split.questions)
+        for name in RULES:
+            columns[name].append(rule_credit(split, name))
+        for name, learner in learners.items():
+            columns[name].append(learner.credit(split, planes))
+        was_seen.append(seen.credit(split, planes))
+        clusters.append(choice_sets(split))
+        positions[evaluated].append((gold_positions(split), choice_counts(split)))
+    by_role = {role: (np.concatenate([gold for gold, _ in arrays]),
+                      np.concatenate([k for _, k in arrays])) for role, arrays in positions.items()}
+    names = [*RULES, *FITTED, *(NO_CONTEXT if questions else [])]
+    return ItemCredit({name: np.concatenate(columns[name]) for name in names},
+                      by_role[evaluated][1], np.concatenate(was_seen), np.concatenate(clusters),
+                      by_role)
 
 
-def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0,
-                fold: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Per-item credit of every registered baseline on the evaluated items (:func:`cross_fit`
-    over ``fold``)."""
-    out = {name: rule_credit(dataset.test, name) for name in RULES}
-    # NO_CONTEXT applies when some item holds a passage and a separate question
-    fitted_baselines = {**FITTED, **(NO_CONTEXT if any(dataset.test.questions) else {})}
-    out.update({name: cross_fit(dataset, func, folds, seed, fold)
-                for name, func in fitted_baselines.items()})
-    return out
+def item_credit(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict[str, np.ndarray]:
+    """Per-item credit of every registered baseline on the evaluated items of a dataset in
+    memory (:func:`credit_of_parts`, fitted on train or cross-fitted over the grouped folds)."""
+    return credit_of_parts(ItemParts.of_dataset(dataset, folds, seed)).credit
 
 
 COMPLEMENTS = {"shortest choice": "longest choice"}  # with two choices per item
@@ -174,16 +256,23 @@ def complements(names: list[str], k: np.ndarray) -> dict[str, str]:
 
 
 def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
-                  extra: dict[str, float] | None = None,
-                  fold: np.ndarray | None = None) -> McqBaselinesSection:
-    """The ``mcq_baselines`` section of results.json (docs/results-schema.md), cross-fitted
-    over ``fold`` (:func:`item_credit`).
+                  extra: dict[str, float] | None = None) -> McqBaselinesSection:
+    """:func:`baselines_of_parts` of a dataset held in memory, fitted on train or cross-fitted
+    over the leakage table's grouped folds."""
+    return baselines_of_parts(ItemParts.of_dataset(dataset, folds, seed), extra)
+
+
+def baselines_of_parts(parts: ItemParts,
+                       extra: dict[str, float] | None = None) -> McqBaselinesSection:
+    """The ``mcq_baselines`` section of results.json (docs/results-schema.md) of ``parts``
+    (:func:`credit_of_parts`): the in-memory scan's and the streamed scan's.
+
 
     ``extra`` adds rows from accuracies computed elsewhere on the same evaluated items (the
     choices-only BoW of the leakage table).
     """
-    k = choice_counts(dataset.test)
-    credit = item_credit(dataset, folds, seed, fold)
+    items = credit_of_parts(parts)
+    k, credit = items.k, items.credit
     accuracy = {name: float(values.mean()) for name, values in credit.items()}
     accuracy.update(extra or {})
     paired = complements(list(accuracy), k)
@@ -192,18 +281,18 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
              **accuracy_row(acc, k, 1 - threshold),
              **({"complement_of": paired[name]} if name in paired else {})}
             for name, acc in accuracy.items()]
-    coverage = float(cross_fit(dataset, question_seen, folds, seed, fold).mean())
+    coverage = float(items.seen.mean())
     for row in rows:
         row["significant"] = bool(row["p_value"] < threshold)
         if row["name"] == "question only":
             row["coverage"] = round(coverage, 6)
-    add_equivalence_bounds(rows, credit, k, choice_sets(dataset.test))
-    positions = {role: position_chi_square(gold_positions(split), choice_counts(split))
-                 for role, split in dataset.splits.items() if role in ("train", "test", "all")}
+    add_equivalence_bounds(rows, credit, k, items.clusters)
+    positions = {role: position_chi_square(gold, k_role)
+                 for role, (gold, k_role) in items.positions.items()}
     return McqBaselinesSection(
         n_items=len(k), chance=rows[0]["chance"],
         choice_counts={str(c): int(n) for c, n in zip(*np.unique(k, return_counts=True))},
-        fitted_on="train" if dataset.train is not None else f"{folds}-fold cross-fitting",
+        fitted_on=f"{parts.folds}-fold cross-fitting" if parts.cross_fitted else "train",
         bonferroni_alpha=round(threshold, 6), ci_level=round(1 - threshold, 6),
         rows=[McqRuleRow(**row) for row in rows],
         gold_position={role: GoldPositionTest(**test) for role, test in positions.items()})

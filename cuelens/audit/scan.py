@@ -24,7 +24,8 @@ from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
-from cuelens.audit.mcq_baselines import mcq_baselines
+from cuelens.audit.item_parts import ItemParts
+from cuelens.audit.mcq_baselines import baselines_of_parts
 from cuelens.audit.metrics import METRICS, CountTable, bonferroni_z
 from cuelens.audit.results import (CueFinding, CueRow, CueStats, EasyHardSection, LeakageSection,
                                    McqBaselinesSection)
@@ -349,14 +350,13 @@ def easy_masks(store: TokenStore, counters: EasyCounters, threshold: float
                                       evaluated))
 
 
-def add_mcq_baselines(audit: WordAudit, dataset, config: ScanConfig,
-                      fold: np.ndarray | None = None) -> None:
-    """``audit.mcq_baselines`` of an MCQ ``dataset``
-    (:func:`~cuelens.audit.mcq_baselines.mcq_baselines` cross-fitted over ``fold``, default the
-    grouped folds), with the leakage table's choices-only BoW row."""
+def add_mcq_baselines(audit: WordAudit, parts: ItemParts) -> None:
+    """``audit.mcq_baselines`` of an MCQ dataset's ``parts``
+    (:func:`~cuelens.audit.mcq_baselines.baselines_of_parts`), with the leakage table's
+    choices-only BoW row."""
     bow = {b["name"]: b["accuracy"] for b in audit.leakage.baselines
            if b["name"] == bow_name(Task.MCQ)}
-    audit.mcq_baselines = mcq_baselines(dataset, config.folds, config.seed, extra=bow, fold=fold)
+    audit.mcq_baselines = baselines_of_parts(parts, extra=bow)
 
 
 def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
@@ -380,6 +380,6 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     store, folds = token_store(data), GroupedFolds(data, config.folds)
     audit = word_audit(store, data.label_names, config, folds, data.group_summary, report)
     if dataset.task == Task.MCQ:
-        add_mcq_baselines(audit, dataset, config)
+        add_mcq_baselines(audit, ItemParts.of_dataset(dataset, config.folds, config.seed))
         report("mcq baselines", 1.0)
     return audit

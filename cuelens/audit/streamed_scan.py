@@ -33,6 +33,7 @@ from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
 from cuelens.audit.folds import FittingFolds, Folds, HashedFolds
+from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.scan_result import Scan
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
     check_streamable, held_out_items
@@ -44,7 +45,6 @@ from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Split, Tas
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
-from cuelens.engine.sources import iter_source_records
 from cuelens.errors import UserError
 
 if TYPE_CHECKING:
@@ -96,26 +96,6 @@ class ChunkedData(EvaluatedItems):
     @property
     def input_paths(self) -> list[str]:
         return [split.path for split in self.splits.values()]
-
-    def in_memory(self) -> Dataset:
-        """The fitting and evaluated splits read into memory, one split each (the MCQ baselines
-        and choice lengths; docs/large-datasets.md); the dataset itself when held in memory."""
-        if self.loaded is not None:
-            return self.loaded
-
-        def whole(role: str) -> CompactSplit:
-            chunked = self.splits[role]
-            split = CompactSplit(role, chunked.path, chunked.task, chunked.shards,
-                                 iter_source_records)
-            for chunk in chunked:
-                assert isinstance(chunk.split, CompactSplit)  # read from its chunk file
-                split.extend(chunk.split, 0)
-            split.raw = list(split.raw)  # read once: cross-fitting takes subsets
-            return split
-
-        return Dataset(self.name, self.format, self.store.task,
-                       whole(self.fitting) if self.fitting else None, whole(self.evaluated),
-                       self.label_names)
 
     def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
         """Each evaluated chunk with its part of the per-item ``mask``."""
@@ -476,18 +456,22 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
         raise
 
 
-def feature_parts(data: ChunkedData, folds: Folds,
-                  seed: int) -> Iterator[tuple[Split, np.ndarray]]:
-    """The ICQ features' parts (:func:`~cuelens.audit.icq.feature_audit_of_parts`) of a streamed
-    scan: each chunk with its items' plane — their outer fold under ``seed`` (the headline's
-    folds) when cross-validated, else 0 (fitting) or 1 (evaluated)."""
-    if data.fitting is not None:
-        for chunk in data.splits[data.fitting]:
-            yield chunk.split, np.zeros(len(chunk.split), dtype=np.int64)
-    for chunk in data.splits[data.evaluated]:
-        n = len(chunk.split)
-        yield chunk.split, np.ones(n, dtype=np.int64) if data.fitting is not None else \
-            folds.outer(np.arange(chunk.first, chunk.first + n), fold_keys(chunk.split), seed)
+def chunk_parts(data: ChunkedData, folds: Folds, config: ScanConfig) -> ItemParts:
+    """The :class:`~cuelens.audit.item_parts.ItemParts` of the chunks (read one at a time, on
+    each pass): the fitting items in plane 0, the evaluated ones in plane 1 or, when
+    cross-validated, in their outer fold under the config's seed (the headline's folds)."""
+    def evaluated() -> Iterator[tuple[Split, np.ndarray]]:
+        for chunk in data.splits[data.evaluated]:
+            n = len(chunk.split)
+            yield chunk.split, np.ones(n, dtype=np.int64) if data.fitting is not None else \
+                folds.outer(np.arange(chunk.first, chunk.first + n), fold_keys(chunk.split),
+                            config.seed)
+
+    if data.fitting is None:
+        return ItemParts(evaluated, evaluated, True, config.folds)
+    fitting = data.splits[data.fitting]
+    return ItemParts(lambda: ((chunk.split, np.zeros(len(chunk.split), dtype=np.int64))
+                              for chunk in fitting), evaluated, False, config.folds)
 
 
 def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
@@ -496,7 +480,7 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
                      progress: Progress | None = None, language: str = "en",
                      words: Sequence[TokenSequences] | None = None) -> dict:
     """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
-    (:func:`~cuelens.audit.icq.feature_audit_of_parts`: the chunks, :func:`feature_parts`,
+    (:func:`~cuelens.audit.icq.feature_audit_of_parts`: the chunks, :func:`chunk_parts`,
     with their ``words`` as the scan encoded them when it kept them);
     ``{}`` when ``names`` is empty, every registered feature when it is ``None``. Text not in
     English (``language``): the features that cannot run on it are skipped and listed in
@@ -579,7 +563,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
                    features: Sequence[str] | None = (), cache_dir: str | Path | None = None,
                    progress: Progress | None = None) -> Scan:
     """:func:`scan_streaming` without the conclusion and next steps."""
-    from cuelens.audit.lengths import length_section
+    from cuelens.audit.lengths import lengths_of_parts
     from cuelens.audit.results import DatasetSummary, ScanSections
     from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
     from cuelens.data.dataset import role_names
@@ -589,15 +573,9 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
     mode = mode or streamed_mode(data, config)
     folds, segmentation = mode.folds, mode.segmentation
     audit = word_audit(data.store, data.label_names, config, folds, mode.groups, progress)
-    lengths: dict = {}
-    if data.store.task == Task.MCQ:  # baselines cross-fitted over the headline's folds
-        dataset = data.in_memory()
-        add_mcq_baselines(audit, dataset, config, None if data.fitting else np.concatenate(
-            [folds.outer(c.items, c.keys, config.seed) for c in data.store.chunks(False)]))
-        lengths = length_section(dataset, config.folds, config.seed)
-        del dataset
-    elif data.loaded is not None:  # words per label: over the data held in memory
-        lengths = length_section(data.loaded, config.folds, config.seed)
+    parts = chunk_parts(data, folds, config)  # the headline's folds
+    if data.store.task == Task.MCQ:
+        add_mcq_baselines(audit, parts)
     examples = streamed_examples(data, audit.cues, audit.easy, config)
     flags = ItemFlags.under(data.work_dir)
     hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting,
@@ -611,11 +589,11 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
         dataset=DatasetSummary.from_json(chunked_summary(data, config.min_label_items)),
         segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
         hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
-            features, feature_parts(data, folds, config.seed), task=data.store.task,
+            features, parts.all(), task=data.store.task,
             label_names=data.label_names, cross_validated=data.fitting is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,
             language=segmentation.language, words=mode.words),
-        **lengths, notes=mode.notes)
+        **lengths_of_parts(parts, data.store.task, data.label_names), notes=mode.notes)
     items = streamed_items(data, config, folds, audit, flags, mode.fitting_folds)
     if progress is not None:
         progress("bias items", 1.0)
