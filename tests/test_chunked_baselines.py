@@ -62,16 +62,16 @@ def test_streamed_mcq_baselines_equal_the_in_memory_ones(tmp_path, which):
     assert streamed == mcq_baselines(dataset, CONFIG.folds, CONFIG.seed)
     assert lengths_of_parts(parts, data.store.task, data.label_names) == \
         length_section(dataset, CONFIG.folds, CONFIG.seed)
-    rows = {row["name"]: row for row in streamed["rows"]}
+    rows = {row.name: row for row in streamed.rows}
     assert "no context: question only" in rows  # some items have a separate question
     if which == "train-test":  # the copied questions are seen, their answers memorised
-        assert rows["question only"]["coverage"] == round(COPIED / 150, 6)
-        assert rows["question only"]["accuracy"] >= (COPIED + (150 - COPIED) / 3 - 15) / 150
-        assert streamed["fitted_on"] == "train" and set(streamed["gold_position"]) == \
+        assert rows["question only"].coverage == round(COPIED / 150, 6)
+        assert rows["question only"].accuracy >= (COPIED + (150 - COPIED) / 3 - 15) / 150
+        assert streamed.fitted_on == "train" and set(streamed.gold_position) == \
             {"train", "test"}
     else:  # grouped folds: a question never meets itself in another fold
-        assert rows["question only"]["coverage"] == 0.0
-        assert streamed["fitted_on"] == "3-fold cross-fitting"
+        assert rows["question only"].coverage == 0.0
+        assert streamed.fitted_on == "3-fold cross-fitting"
 
 
 def test_streamed_nli_lengths_equal_the_in_memory_ones(tmp_path):
