@@ -174,7 +174,6 @@ class MemorisedAnswers:
 
 
 fitted("question only")(partial(MemorisedAnswers, context=Split.premise_context))
-no_context("no context: question only")(partial(MemorisedAnswers, context=question_text))
 
 NO_CONTEXT_OVERLAP = "no context: overlap"  # a rule: fitted on nothing
 
@@ -191,6 +190,9 @@ class _NoContextOverlap:
 
     def credit(self, split: Split, planes: np.ndarray) -> np.ndarray:
         return rule_credit(split, "overlap with question", question_text)
+
+
+no_context("no context: question only")(partial(MemorisedAnswers, context=question_text))
 
 
 @dataclass
