@@ -55,9 +55,8 @@ def _dataset(tmp_path, records, n_train):
 
 
 def _top_token(cues, label, metric="cp"):
-    ranked = sorted((c for c in cues if c["label"] == label),
-                    key=lambda c: -c["metrics"][metric])
-    return ranked[0]["token"]
+    ranked = sorted((c for c in cues if c.label == label), key=lambda c: -c.metrics[metric])
+    return ranked[0].token
 
 
 @pytest.mark.slow

@@ -61,7 +61,7 @@ def test_run_word_audit_reports_the_split_of_the_headline_model():
         (audit.leakage.best["metric"], audit.leakage.best["aggregator"])
     assert section.easy + section.hard == 150 == len(audit.item_easy)
     assert section.hard_fraction == round(1 - audit.item_easy.mean(), 6)
-    assert section.split == "test" and audit.cue_stats["fitted_on"] == "train"
+    assert section.split == "test" and audit.cue_stats.fitted_on == "train"
 
 
 def test_easy_counters_and_mask_of_a_spilled_store_are_files(tmp_path):

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from cuelens.audit.metrics import METRICS
-from cuelens.audit.results import write_cues_csv
+from cuelens.audit.results import CueRow, write_cues_csv
 from cuelens.atomic import output_set
 from cuelens.jsonio import write_json
 
@@ -117,16 +117,16 @@ def test_a_failed_json_write_leaves_the_old_file(tmp_path, bad):
 
 
 def test_cues_csv_equals_the_csv_writer(tmp_path):
-    cues = [{"token": token, "label": label, "count": count, "label_count": count // 2,
-             "metrics": {name: k / 3 for k, name in enumerate(METRICS)}}
+    cues = [CueRow(token=token, label=label, count=count, label_count=count // 2,
+                   metrics={name: k / 3 for k, name in enumerate(METRICS)}, significant=False)
             for token, label, count in [("not", "contradiction", 10), ('a "b", c', "é", 3),
                                         ("line\nbreak", "x", 1)]]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["token", "label", "count", "label_count", *METRICS])
     for cue in cues:
-        writer.writerow([cue["token"], cue["label"], cue["count"], cue["label_count"],
-                         *cue["metrics"].values()])
+        writer.writerow([cue.token, cue.label, cue.count, cue.label_count,
+                         *cue.metrics.values()])
     write_cues_csv(tmp_path / "cues.csv", cues, list(METRICS))
     assert (tmp_path / "cues.csv").read_bytes() == buffer.getvalue().encode("utf-8")
     assert (tmp_path / "cues.csv").read_bytes().count(b"\n") == 5  # header, 3 rows, 1 in a cell

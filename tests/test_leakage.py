@@ -89,4 +89,4 @@ def test_same_seed_gives_identical_results():
     assert first.leakage == second.leakage and first.cues == second.cues
     assert first.easy_hard == second.easy_hard
     np.testing.assert_array_equal(first.item_easy, second.item_easy)
-    assert first.cue_stats["fitted_on"] == "all"
+    assert first.cue_stats.fitted_on == "all"
