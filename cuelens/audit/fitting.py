@@ -249,15 +249,11 @@ class ScanData:
     words: TokenSequences  # every text's word ids in order, repeats kept (the BoW input)
     group_summary: dict  # leakage.groups of results.json (Grouping.summary per split)
 
-    def evaluated_words(self) -> TokenSequences:
-        """:attr:`words` of the evaluation items' instances (they come last; a view)."""
-        return self._instance_words(self.pool.n_items - len(self.eval_items), self.pool.n_items)
-
     def split_words(self) -> list[TokenSequences]:
         """:attr:`words` of each split's instances, the fitting split's first (views)."""
         first_evaluated = self.pool.n_items - len(self.eval_items)
         fitting = [self._instance_words(0, first_evaluated)] if first_evaluated else []
-        return [*fitting, self.evaluated_words()]
+        return [*fitting, self._instance_words(first_evaluated, self.pool.n_items)]
 
     def _instance_words(self, first_item: int, stop_item: int) -> TokenSequences:
         """:attr:`words` of the instances of items ``first_item … stop_item`` (a view)."""

@@ -597,5 +597,6 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
     items = streamed_items(data, config, folds, audit, flags, mode.fitting_folds)
     if progress is not None:
         progress("bias items", 1.0)
-    return Scan(data if data.loaded is None else data.loaded, sections, audit.item_easy, started, bias=items,
-                work=data.work if data.loaded is not None else None)
+    if data.loaded is not None:  # the exact scan: its dataset, its work files kept alive
+        return Scan(data.loaded, sections, audit.item_easy, started, bias=items, work=data.work)
+    return Scan(data, sections, audit.item_easy, started, bias=items)
