@@ -31,7 +31,7 @@ from cuelens.audit.fitting import scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import word_audit
 from cuelens.audit.folds import HashedFolds
-from cuelens.audit.streamed_scan import load_chunked
+from cuelens.audit.chunked_data import load_chunked
 from cuelens.commands.allocator import share_one_arena
 from cuelens.data.schema import FieldMap
 from cuelens.engine.streaming import load_streaming

@@ -112,7 +112,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     config, fields = split_options(options)
     mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
     if mode.streaming:
-        from cuelens.audit.streamed_scan import scan_files
+        from cuelens.audit.chunk_scan import scan_files
 
         return ScanResult.of(scan_files(_text(data), train=_text(train), test=_text(test),
                                         config=config, fields=fields, skip_bad=skip_bad,

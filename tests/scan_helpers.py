@@ -94,7 +94,7 @@ def item_correctness(data, options, n_folds, models, with_baselines=False) -> di
 
 def bias_probabilities(data, config, model) -> np.ndarray:
     """Every item's bias-only probabilities under ``model`` (fitting items first), as a scan
-    whose headline it is gets them (cuelens.audit.streamed_scan.streamed_items): the evaluated
+    whose headline it is gets them (cuelens.audit.chunk_scan.streamed_items): the evaluated
     items' from the leakage run's fold fits, the fitting items' refitted over their folds."""
     from cuelens.audit.leakage import all_models
     from cuelens.audit.scan import fitting_fits
@@ -134,7 +134,7 @@ def bigram_columns(words: TokenSequences, fitted: np.ndarray, weights: np.ndarra
 
 
 def exact_mode(dataset, config):
-    """The exact scan's :class:`~cuelens.audit.streamed_scan.ScanMode` of ``dataset`` (its
+    """The exact scan's :class:`~cuelens.audit.chunk_scan.ScanMode` of ``dataset`` (its
     grouped folds, their groups, the segmentation of the whole data), for chunks spilled to
     disk (cuelens.audit.pipeline.held_in_memory)."""
     from cuelens.audit.pipeline import held_in_memory

@@ -11,7 +11,8 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.item_parts import KeyCounts
 from cuelens.audit.lengths import length_section, lengths_of_parts
 from cuelens.audit.mcq_baselines import baselines_of_parts, mcq_baselines
-from cuelens.audit.streamed_scan import chunk_parts, load_chunked
+from cuelens.audit.chunked_data import load_chunked
+from cuelens.audit.chunk_scan import chunk_parts
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming

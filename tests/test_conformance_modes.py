@@ -28,7 +28,8 @@ from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.results import ScanSections
-from cuelens.audit.streamed_scan import load_chunked, scan_streaming
+from cuelens.audit.chunked_data import load_chunked
+from cuelens.audit.chunk_scan import scan_streaming
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming

@@ -24,7 +24,8 @@ from cuelens.audit.counts import Encoder
 from cuelens.audit.scan import EasyMask
 from cuelens.audit.passes import EasyCounters, Tally
 from cuelens.audit.streamed_hygiene import ItemFlags
-from cuelens.audit.streamed_scan import load_chunked, scan_streaming
+from cuelens.audit.chunked_data import load_chunked
+from cuelens.audit.chunk_scan import scan_streaming
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.errors import UserError

@@ -16,7 +16,8 @@ import cuelens
 from cuelens.audit.bias_items import parquet_available
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import scan_dataset
-from cuelens.audit.streamed_scan import load_chunked, scan_streaming
+from cuelens.audit.chunked_data import load_chunked
+from cuelens.audit.chunk_scan import scan_streaming
 from cuelens.cli import app
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_nli

@@ -15,7 +15,8 @@ from cuelens.audit.folds import HashedFolds
 from cuelens.audit.icq import feature_audit_of_parts, run_feature_audit
 from cuelens.audit.in_memory import GroupedFolds
 from cuelens.audit.scan import run_word_audit, word_audit
-from cuelens.audit.streamed_scan import chunk_parts, load_chunked
+from cuelens.audit.chunked_data import load_chunked
+from cuelens.audit.chunk_scan import chunk_parts
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
@@ -168,7 +169,7 @@ def test_multiple_choice_with_varying_choices_is_refused(tmp_path):
 
 
 def test_fold_keys_follow_the_premise_or_the_group(tmp_path):
-    from cuelens.audit.streamed_scan import fold_keys
+    from cuelens.audit.chunked_data import fold_keys
     from cuelens.engine.chunks import read_chunked
 
     rows = [{"id": str(i), "premise": premise, "hypothesis": f"h {i}", "label": "a",

@@ -20,7 +20,7 @@ from cuelens.audit.fitting import ScoringOptions, scan_data
 from cuelens.audit.groups import grouped_folds
 from cuelens.audit.leakage import PRIOR, all_models
 from cuelens.audit.scan import ScanConfig, binomial_tails, cue_table, run_word_audit
-from cuelens.audit.streamed_scan import scan_files
+from cuelens.audit.chunk_scan import scan_files
 from cuelens.audit.uncertainty import DifferenceMoments, simultaneous_test
 from cuelens.data.dataset import Dataset, Split
 from scan_helpers import item_correctness, mcq_dataset, nli_dataset

@@ -9,7 +9,7 @@ the held-out predictions of the scan's headline cue-only model (its (metric, agg
   file with the scan's folds), with no refit;
 * fitting items (train/test data): folds over the fitting split, each fold predicted by the
   model fitted on the other folds (the test labels are never used);
-  :func:`~cuelens.audit.streamed_scan.streamed_items` writes both, chunk by chunk.
+  :func:`~cuelens.audit.chunk_scan.streamed_items` writes both, chunk by chunk.
 
 Decision scores become probabilities by :func:`probabilities`; MCQ probabilities are over the
 question's choices. Each item also gets its strongest cue, its easy/hard flag and its exact

@@ -1,6 +1,6 @@
 """The whole exact ``audit scan`` in one call: word cues, leakage, easy/hard and ICQ features
 (docs/methods.md §1–5) of a loaded dataset, held in memory as chunks and run through the one
-scan of chunked data (:func:`~cuelens.audit.streamed_scan.chunk_sections`) in the exact mode;
+scan of chunked data (:func:`~cuelens.audit.chunk_scan.chunk_sections`) in the exact mode;
 returned as a :class:`~cuelens.audit.scan_result.Scan`: the results and what its files are
 written from (the pandas views and the report: :class:`cuelens.results.ScanResult`, above).
 
@@ -22,7 +22,8 @@ from cuelens.audit.fitting import scan_data
 from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import Progress, ScanConfig
 from cuelens.audit.scan_result import Scan
-from cuelens.audit.streamed_scan import ChunkedData, ScanMode, chunk_sections
+from cuelens.audit.chunked_data import ChunkedData
+from cuelens.audit.chunk_scan import ScanMode, chunk_sections
 from cuelens.data.dataset import Dataset, Task
 from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit
 
@@ -122,7 +123,7 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
                     features: Sequence[str] | None, cache_dir: str | Path | None,
                     progress: Progress | None, tokens: TokenSequences | None) -> Scan:
     """:func:`scan_dataset` once its segmenter is the active one: the one scan of chunked
-    data (:func:`~cuelens.audit.streamed_scan.chunk_sections`) over ``dataset`` held in
+    data (:func:`~cuelens.audit.chunk_scan.chunk_sections`) over ``dataset`` held in
     memory (:func:`held_in_memory`), but for items with varying numbers of choices."""
     from cuelens.audit.mcq_baselines import mcq_baselines
     from cuelens.audit.results import DatasetSummary, ScanSections

@@ -14,7 +14,7 @@ the chunk files from the work directory (a shared filesystem on a multi-node clu
 their per-item state there (the easy/hard counters,
 :class:`~cuelens.audit.passes.EasyCounters`).
 
-:meth:`RayPasses.read` is its :data:`~cuelens.audit.streamed_scan.Reader`: the data is read in
+:meth:`RayPasses.read` is its :data:`~cuelens.audit.chunked_data.Reader`: the data is read in
 two rounds of tasks, so that the chunks are the local engine's (``chunk_items`` items each,
 across shard files). (1) One task per shard reads and normalises it, tokenises it with
 vocabularies of its own (ids by first appearance in the shard) and saves it in blocks of at
@@ -43,7 +43,7 @@ from cuelens.audit.counts import Encoder, TokenSequences
 from cuelens.audit.folds import Folds
 from cuelens.audit.passes import FoldModels, ItemSink, LocalPasses, RunCounts, Tally, TokenStore, \
     count_chunks, ragged, subset, tally_chunks, token_arrays, token_path
-from cuelens.audit.streamed_scan import Loading, check_chunk, encode_chunk, fold_keys
+from cuelens.audit.chunked_data import Loading, check_chunk, encode_chunk, fold_keys
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
 from cuelens.data.labels import LabelFindings
@@ -162,7 +162,7 @@ def _read_part(reading: _Reading, shard: int) -> _Part:
 def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_index: int, k: int,
                  known: ChunkedSplit | None) -> tuple[tuple[dict, dict], int, int] | UserError:
     """Round 2 (a Ray task): chunk ``index`` joined from its ``pieces`` of the blocks, checked
-    (:func:`~cuelens.audit.streamed_scan.check_chunk`: the error, if any, is returned), saved;
+    (:func:`~cuelens.audit.chunked_data.check_chunk`: the error, if any, is returned), saved;
     when tokenised, its ids mapped into the merged vocabularies and saved as token file
     ``tokens_index``. Its label and choice counts, longest feature sequence and items."""
     chunk, blocks = reading.split(), []
@@ -317,7 +317,7 @@ class RayPasses:
         return reading, shipped, zip(indices, parts), lost
 
     def read(self, loading: Loading, source: str, role: str, task: str | None) -> None:
-        """:data:`~cuelens.audit.streamed_scan.Reader` on Ray workers (module docstring): the
+        """:data:`~cuelens.audit.chunked_data.Reader` on Ray workers (module docstring): the
         local reader's chunks, token ids, counts and errors."""
         reading, shipped, parts, lost = self._read_parts(
             source, role, task, loading.fields, loading.skip_bad, loading.encodes(role),

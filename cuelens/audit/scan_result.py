@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class Scan:
     """A scan's results.json sections plus the easy mask of the evaluated items, whatever the
     memory mode: ``dataset`` is the scanned data, loaded (a :class:`~cuelens.data.Dataset`) or
-    kept on disk in chunks (:class:`~cuelens.audit.streamed_scan.ChunkedData`,
+    kept on disk in chunks (:class:`~cuelens.audit.chunked_data.ChunkedData`,
     ``--stats streaming``)."""
 
     dataset: EvaluatedItems

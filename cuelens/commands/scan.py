@@ -236,7 +236,8 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     docs/robustness.md): the passes run on ``passes`` (e.g. Ray workers; default: here);
     ``features``: the ICQ feature names (``None``: all) and the parse cache directory."""
     from cuelens.audit.pipeline import check_scan_outputs
-    from cuelens.audit.streamed_scan import ChunkedData, read_local, scan_files
+    from cuelens.audit.chunked_data import ChunkedData, read_local
+    from cuelens.audit.chunk_scan import scan_files
 
     def out_dir(chunked: ChunkedData) -> Path:
         return out or Path("audit-results") / chunked.name
