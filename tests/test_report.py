@@ -172,6 +172,21 @@ def test_page_is_self_contained():
     assert "Plotly.newPlot" in tags.scripts[1] and len(tags.scripts[2]) > 3_000_000  # plotly.js
 
 
+@pytest.mark.parametrize("closing", ["</script>", "</SCRIPT >", "</sCrIpT"])
+def test_a_plotly_bundle_that_would_close_its_script_element_is_refused(monkeypatch, closing):
+    import plotly.offline
+
+    from cuelens.reports import render
+
+    monkeypatch.setattr(plotly.offline, "get_plotlyjs", lambda: f"var a = '{closing}';")
+    render._plotly_js.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="contains '</script'"):
+            render_html(nli_results())
+    finally:
+        render._plotly_js.cache_clear()  # the next page reads the real bundle again
+
+
 # ----------------------------------------------------------------------------------- sections
 def test_absent_sections_are_omitted_not_empty():
     results = nli_results()

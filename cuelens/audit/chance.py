@@ -8,7 +8,6 @@ docs/mcq-artifacts.md ("Baselines in `audit scan`") and docs/methods.md §3, §1
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 ALPHA = 0.05
 
@@ -19,6 +18,8 @@ def _r(x: float) -> float:
 
 def null_pmf(k: np.ndarray) -> np.ndarray:
     """P(X = x), x = 0..n, of the number of items right by chance (Poisson-binomial)."""
+    from scipy import stats
+
     values, sizes = np.unique(np.asarray(k, dtype=np.int64), return_counts=True)
     pmf = np.ones(1)
     for value, size in zip(values, sizes):
@@ -37,6 +38,8 @@ def chance_p_value(total: float, k: np.ndarray) -> float:
 
 def exact_interval(accuracy: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Clopper–Pearson interval of a proportion ``accuracy`` over ``n`` items."""
+    from scipy import stats
+
     if n == 0:
         return 0.0, 1.0
     x, tail = accuracy * n, (1 - confidence) / 2
@@ -47,6 +50,8 @@ def exact_interval(accuracy: float, n: int, confidence: float = 0.95) -> tuple[f
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of the proportion ``k / n`` (``(0, 1)`` for ``n = 0``)."""
+    from scipy import stats
+
     if n == 0:
         return 0.0, 1.0
     ci = stats.binomtest(int(k), n).proportion_ci(confidence_level=confidence, method="wilson")
@@ -76,6 +81,8 @@ def tie_credit(scores: list[np.ndarray], gold: np.ndarray) -> np.ndarray:
 
 def position_chi_square(positions: np.ndarray, k: np.ndarray) -> dict:
     """Counts per position, expected counts, chi-square, df and p-value (see module doc)."""
+    from scipy import stats
+
     positions, k = np.asarray(positions, dtype=np.int64), np.asarray(k, dtype=np.int64)
     width = int(k.max()) if len(k) else 0
     counts = np.bincount(positions, minlength=width).astype(np.int64)
@@ -127,6 +134,8 @@ def clustered_upper_bound(effects: np.ndarray, clusters: np.ndarray,
     cluster-robust (CR1) standard error over ``clusters`` (a cluster id per item;
     docs/methods.md §17): residuals ``e_i = effects_i − mean``, cluster sums ``S_g``,
     ``SE² = G / (G − 1) · Σ_g S_g² / n²``, bound ``mean + t(confidence; G − 1) · SE``."""
+    from scipy import stats
+
     effects = np.asarray(effects, dtype=np.float64)
     _, ids = np.unique(np.asarray(clusters), return_inverse=True)
     n, g = len(effects), int(ids.max()) + 1 if len(effects) else 0

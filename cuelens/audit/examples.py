@@ -12,13 +12,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cuelens.audit.counts import TokenSequences, encode
 from cuelens.audit.results import CueRow
 from cuelens.data.dataset import Instances, Split, Task
 from cuelens.jsonio import read_number
+
+if TYPE_CHECKING:
+    from cuelens.audit.counts import TokenSequences
 
 
 def sort_value(encoded) -> float:
@@ -158,6 +161,7 @@ class ExamplePicker:
         """The picks of ``split`` (items ``first …`` of the evaluated split; ``item_easy`` theirs):
         ``words``, its instances' words (repeats kept) when the scan encoded them, else they
         are encoded here."""
+        from cuelens.audit.counts import encode
         from cuelens.audit.folds import seeded_hash
 
         shown = split.instances(self.label_names)

@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from cuelens.audit.text_keys import SplitCache, as_keys, normal_form, text_key, text_keys
 from cuelens.data.dataset import Task
@@ -90,6 +88,9 @@ def connected_groups(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]],
     the same kind (``links``: kind → (items, 64-bit keys)), numbered in order of each group's
     first item (so ids do not depend on hashing). A key held more than ``limit`` times (None:
     no limit) is a template and links nothing, except the user's group ids (kind ``g``)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
     rows, cols, m = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
     for kind, (items, col) in _key_columns(links).items():
         if kind != "g" and limit is not None:

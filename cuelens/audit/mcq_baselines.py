@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from itertools import chain
 from typing import Protocol
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from cuelens.audit.chance import (ALPHA, accuracy_row, clustered_upper_bound, p_text,
                                   position_chi_square, tie_credit)
@@ -68,8 +67,18 @@ def _longest_words(context: str, choices: list[str]) -> np.ndarray:
     return np.array([text_length(c) for c in choices], dtype=np.float64)
 
 
+@cache
+def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words, imported on first use: the reports read this module's
+    verdicts without loading scikit-learn."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return ENGLISH_STOP_WORDS
+
+
 def content_tokens(text: str) -> set[str]:
-    return {t for t in tokenize(text) if t not in ENGLISH_STOP_WORDS}
+    stop = stop_words()
+    return {t for t in tokenize(text) if t not in stop}
 
 
 @rule("overlap with question")

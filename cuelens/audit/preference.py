@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.results import PreferenceSection
@@ -72,6 +71,8 @@ def shortcut_scores(pairs: PreferenceSplit) -> dict[str, np.ndarray]:
 
 def win_row(name: str, chosen: np.ndarray, rejected: np.ndarray) -> dict:
     """One shortcut's row from the per-pair scores of the chosen and the rejected responses."""
+    from scipy import stats
+
     decided = chosen != rejected
     n, wins = int(decided.sum()), int((chosen > rejected).sum())
     row = {"shortcut": name, "n_pairs": len(chosen), "decided": n, "wins": wins,

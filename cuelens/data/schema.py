@@ -11,6 +11,7 @@ SWAG's ``sent1`` + ``sent2``; users override them with ``FieldMap`` (``--premise
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Container
 from dataclasses import dataclass
@@ -257,8 +258,11 @@ def normalise_mcq(record: dict, fields: FieldMap, default_id: str) -> dict | Non
     return out
 
 
-#: Every character ``str.strip()`` removes, as an RE2 class: a text of only these is blank.
-_BLANK = "^[" + "".join(f"\\x{{{c:x}}}" for c in range(0x110000) if chr(c).isspace()) + "]*$"
+@functools.cache
+def blank_pattern() -> str:
+    """Every character ``str.strip()`` removes, as an RE2 class: a text of only these is blank
+    (built on first use: testing every code point costs a tenth of a second)."""
+    return "^[" + "".join(f"\\x{{{c:x}}}" for c in range(0x110000) if chr(c).isspace()) + "]*$"
 
 
 @dataclass(frozen=True)
@@ -294,7 +298,7 @@ def normalise_nli_table(table: Any, fields: FieldMap) -> NliColumns | None:
         return None
     texts = [table.column(name).combine_chunks() for name in (p_name, h_name)]
     for text in texts:
-        if pc.any(pc.match_substring_regex(text, _BLANK)).as_py() or \
+        if pc.any(pc.match_substring_regex(text, blank_pattern())).as_py() or \
                 pc.max(pc.utf8_length(text)).as_py() > MAX_TEXT_CHARS:
             return None
     encoded = table.column(l_name).combine_chunks().dictionary_encode()

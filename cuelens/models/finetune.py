@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.special
 
 from cuelens.data.dataset import Split
 from cuelens.models.batching import bucketed_batches, encode_split
@@ -49,6 +48,8 @@ class Dynamics:
     @property
     def gold_probs(self) -> np.ndarray:
         """``[E, n]`` softmax probability of the gold label."""
+        import scipy.special
+
         probs = scipy.special.softmax(self.logits, axis=-1)
         return np.take_along_axis(probs, self.gold[None, :, None], axis=-1)[..., 0]
 

@@ -17,9 +17,11 @@ Safety model (dataset text is untrusted):
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -51,11 +53,17 @@ def _asset(name: str) -> str:
         "utf-8")
 
 
+#: What would end an inline ``<script>`` element (HTML compares tag names ASCII case-insensitively).
+_SCRIPT_END = re.compile("</script", re.IGNORECASE | re.ASCII)
+
+
+@functools.cache
 def _plotly_js() -> str:
+    """The installed plotly.js bundle (4.8 MB), read and checked once per process."""
     from plotly.offline import get_plotlyjs
 
     js = get_plotlyjs()
-    if "</script" in js.lower():  # cannot happen with the shipped bundle; never emit broken HTML
+    if _SCRIPT_END.search(js):  # cannot happen with the shipped bundle; never emit broken HTML
         raise RuntimeError("the installed plotly.js bundle contains '</script'")
     return js
 
@@ -71,11 +79,14 @@ def plotly_cdn_url() -> str:
     return f"https://cdn.plot.ly/{plotly_file_name()}"
 
 
+@functools.lru_cache(maxsize=4)  # the plotly.js bundle's hash once per process
 def _sha256(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
+@functools.cache
 def _environment():
+    """The report's Jinja2 environment, built once per process: its templates compile once."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(loader=PackageLoader("cuelens.reports", "templates"), autoescape=True,
