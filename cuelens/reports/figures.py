@@ -5,6 +5,10 @@ hands to ``Plotly.newPlot``. Plotly renders a small HTML subset (``<b>``, ``<br>
 every displayed string, so **all dataset-derived strings** (labels, tokens, feature names, model
 names) go through :func:`esc` before they reach a trace or an axis: Plotly turns the entities
 back into the literal characters as SVG text, so a payload shows as text and builds no element.
+
+The dicts are written directly in the form plotly's own validation gives a figure
+(tests/test_report_figures.py checks that validating one changes nothing): building them as
+plotly objects and validating them cost a small scan's report more than the rest of its page.
 """
 
 from __future__ import annotations
@@ -13,8 +17,7 @@ import functools
 import html
 import json
 from collections.abc import Mapping, Sequence
-
-import plotly.graph_objects as go
+from importlib import resources
 
 from cuelens.reports.text import short, short_labels
 
@@ -50,21 +53,54 @@ def colours(keys: Sequence[str], palette: Sequence[str] = LABEL_PALETTE) -> dict
 
 @functools.cache
 def _template() -> dict:
-    """The JSON of plotly's ``plotly_white`` template, built once (validating the template
-    object again for every figure cost more than the rest of the figure)."""
-    return json.loads(go.Figure(layout={"template": "plotly_white"}).to_json())["layout"]["template"]
+    """plotly's ``plotly_white`` template as plotly ships it (the file ``plotly.io.templates``
+    reads), read once and shared by every figure."""
+    templates = resources.files("plotly").joinpath("package_data").joinpath("templates")
+    return json.loads(templates.joinpath("plotly_white.json").read_text("utf-8"))
 
 
-def _layout(fig: go.Figure, *, height: int, right: int = 10, **kwargs) -> dict:
-    fig.update_layout(height=height, font={"family": FONT, "size": 13},
-                      margin={"l": 10, "r": right, "t": 30, "b": 10}, hoverlabel={"font_family": FONT},
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-                      **kwargs)
-    fig.update_xaxes(automargin=True)
-    fig.update_yaxes(automargin=True)
-    spec = json.loads(fig.to_json())
-    spec["layout"]["template"] = _template()  # the default template's slot, the same key order
-    return spec
+def _colour_scale(name: str) -> list[list]:
+    """A named plotly colour scale (``_r``: reversed) as plotly writes it: evenly spaced stops."""
+    from _plotly_utils.colors import diverging, sequential  # plotly's scales, without its figures
+
+    base = name.removesuffix("_r")
+    colours = getattr(sequential, base, None) or getattr(diverging, base)
+    colours = colours[::-1] if name.endswith("_r") else colours
+    return [[i / (len(colours) - 1), colour] for i, colour in enumerate(colours)]
+
+
+def _axis(axis: dict) -> dict:
+    """An axis with its title in plotly's form (``{"text": ...}``) and automatic margins."""
+    title = axis.get("title")
+    return {**axis, **({"title": {"text": title}} if isinstance(title, str) else {}),
+            "automargin": True}
+
+
+def _trace(kind: str, **props) -> dict:
+    """A trace of type ``kind``; properties that are None are left out, as plotly does."""
+    return {**{key: value for key, value in props.items() if value is not None}, "type": kind}
+
+
+def _hline(y: float) -> dict:
+    """A dashed line across the plot at ``y`` (plotly's ``add_hline``)."""
+    return {"type": "line", "line": {"color": "#555", "dash": "dash"}, "x0": 0, "x1": 1,
+            "xref": "x domain", "y0": y, "y1": y, "yref": "y"}
+
+
+def _layout(traces: list[dict], *, height: int, right: int = 10, shapes: Sequence[dict] = (),
+            annotations: Sequence[dict] = (), xaxis: dict, yaxis: dict, **kwargs) -> dict:
+    """The figure: ``traces`` in the page's layout (font, margins, legend above the plot,
+    automatic axis margins, plotly's ``plotly_white`` template)."""
+    layout = {"height": height, "font": {"family": FONT, "size": 13},
+              "margin": {"l": 10, "r": right, "t": 30, "b": 10},
+              "hoverlabel": {"font": {"family": FONT}},
+              "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0,
+                         **kwargs.pop("legend", {})},
+              "xaxis": _axis(xaxis), "yaxis": _axis(yaxis), **kwargs,
+              **({"shapes": list(shapes)} if shapes else {}),
+              **({"annotations": list(annotations)} if annotations else {}),
+              "template": _template()}
+    return {"data": traces, "layout": layout}
 
 
 def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float | None]],
@@ -79,28 +115,37 @@ def grouped_bars(categories: Sequence[str], series: Mapping[str, Sequence[float 
     hover text, so no label sits under a whisker; ``reference`` draws a dashed level."""
     cats = [esc(c) for c in categories]
     palette = colour_map or colours(list(series), SERIES_PALETTE)
-    fig = go.Figure()
+    traces = []
     for name, values in series.items():
         err = (errors or {}).get(name)
-        colour = palette[name]
-        fig.add_bar(name=esc(short(name)), x=cats, y=list(values), marker_color=colour,
-                    marker_line={"color": colour, "width": 1.5},  # a zero stays visible
-                    text=None if err else [_fmt(v, percent) for v in values],
-                    textposition="outside", cliponaxis=False,
-                    error_y=None if err is None else {
-                        "type": "data", "symmetric": False, "array": list(err[1]),
-                        "arrayminus": list(err[0]), "color": "#444"},
-                    hovertext=[esc(h) for h in (hover or {}).get(name, [])] or None,
-                    hoverinfo="text+name" if hover else "x+y+name")
-    right = 10
+        traces.append(_trace(
+            "bar", name=esc(short(name)), x=cats, y=list(values), marker=_bar_marker(palette[name]),
+            text=None if err else [_fmt(v, percent) for v in values],
+            textposition="outside", cliponaxis=False, error_y=_error_bars(err),
+            hovertext=[esc(h) for h in (hover or {}).get(name, [])] or None,
+            hoverinfo="text+name" if hover else "x+y+name"))
+    right, shapes, notes = 10, [], []
     if reference is not None:  # its name right of the plot area, clear of the bars
-        fig.add_hline(y=reference[0], line_dash="dash", line_color="#555")
-        fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=6, y=reference[0],
-                           yref="y", text=esc(reference[1]), showarrow=False)
+        shapes.append(_hline(reference[0]))
+        notes.append({"x": 1, "xref": "paper", "xanchor": "left", "xshift": 6, "y": reference[0],
+                      "yref": "y", "text": esc(reference[1]), "showarrow": False})
         right = 18 + 8 * len(reference[1])
-    return _layout(fig, height=height, right=right, barmode="group", showlegend=len(series) > 1,
+    return _layout(traces, height=height, right=right, shapes=shapes, annotations=notes,
+                   barmode="group", showlegend=len(series) > 1,
                    yaxis={"title": axis_title, "ticksuffix": "%" if percent else "",
                           "rangemode": "tozero"}, xaxis=category_axis(categories))
+
+
+def _bar_marker(colour: str | list[str]) -> dict:
+    return {"color": colour, "line": {"color": colour, "width": 1.5}}  # a zero stays visible
+
+
+def _error_bars(err: tuple[Sequence[float], Sequence[float]] | None) -> dict | None:
+    """Asymmetric whiskers from (minus, plus) lengths; None without them."""
+    if err is None:
+        return None
+    return {"type": "data", "symmetric": False, "array": list(err[1]),
+            "arrayminus": list(err[0]), "color": "#444"}
 
 
 def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axis_title: str,
@@ -116,41 +161,41 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
     With error bars or a reference line, the value labels stand in a column right of the plot
     area, where no whisker or dashed line reaches (either would cross a label drawn at the bar's
     end); a bar of value 0 is drawn as a hairline."""
-    fig = go.Figure()
-    for i, band in enumerate(bands or []):
-        if band is not None:
-            fig.add_shape(type="rect", xref="x", yref="y", x0=band[0], x1=band[1],
-                          y0=i - 0.45, y1=i + 0.45, fillcolor=GREY, opacity=0.45,
-                          line={"color": GREY, "width": 4 if band[0] == band[1] else 0},
-                          layer="above")
+    shapes = [{"type": "rect", "xref": "x", "yref": "y", "x0": band[0], "x1": band[1],
+               "y0": i - 0.45, "y1": i + 0.45, "fillcolor": GREY, "opacity": 0.45,
+               "line": {"color": GREY, "width": 4 if band[0] == band[1] else 0},
+               "layer": "above"} for i, band in enumerate(bands or []) if band is not None]
     labels = [esc(n) for n in names]
     column = bool(text) and (errors is not None or reference is not None)
     colour = list(colours_) if colours_ else MAIN
     if errors and x_range:  # whiskers end at the axis' bounds, left of the value column
         errors = ([lo if v is None else min(lo, v - x_range[0]) for v, lo in zip(values, errors[0])],
                   [hi if v is None else min(hi, x_range[1] - v) for v, hi in zip(values, errors[1])])
-    fig.add_bar(orientation="h", y=labels, x=list(values), marker_color=colour,
-                marker_line={"color": colour, "width": 1.5},
-                text=[esc(t) for t in text] if text and not column else None,
-                textposition="outside", cliponaxis=False,
-                error_x=({"type": "data", "symmetric": False, "array": list(errors[1]),
-                          "arrayminus": list(errors[0]), "color": "#444"} if errors else None),
-                hoverinfo="x+y")
+    bars = _trace("bar", orientation="h", y=labels, x=list(values), marker=_bar_marker(colour),
+                  text=[esc(t) for t in text] if text and not column else None,
+                  textposition="outside", cliponaxis=False,
+                  error_x=_error_bars(errors) if errors else None, hoverinfo="x+y")
+    notes = []
     if text and column:  # right of the plot area, where no whisker or reference line reaches
-        for label, value in zip(labels, text):
-            fig.add_annotation(x=1, xref="paper", xanchor="left", xshift=8, y=label, yref="y",
-                               text=esc(value), showarrow=False, align="left")
-    if reference is not None:
-        fig.add_vline(x=reference[0], line_dash="dash", line_color="#555",
-                      annotation_text=esc(reference[1]), annotation_position="top")
+        notes = [{"x": 1, "xref": "paper", "xanchor": "left", "xshift": 8, "y": label,
+                  "yref": "y", "text": esc(value), "showarrow": False, "align": "left"}
+                 for label, value in zip(labels, text)]
+    if reference is not None:  # plotly's add_vline with its annotation on top
+        shapes.append({"type": "line", "line": {"color": "#555", "dash": "dash"},
+                       "x0": reference[0], "x1": reference[0], "xref": "x", "y0": 0, "y1": 1,
+                       "yref": "y domain"})
+        notes.append({"showarrow": False, "text": esc(reference[1]), "x": reference[0],
+                      "xanchor": "center", "xref": "x", "y": 1, "yanchor": "bottom",
+                      "yref": "y domain"})
     xaxis: dict[str, object] = {"title": axis_title, "ticksuffix": "%" if percent else "",
                                 "zeroline": True}
     if x_range:
         xaxis["range"] = list(x_range)
     # bar labels sit outside the bars; the right margin leaves room for the longest one
     right = 18 + 8 * max((len(t) for t in text), default=0) if text else 10
-    return _layout(fig, height=max(200, 70 + 32 * len(names)), right=right, showlegend=False,
-                   xaxis=xaxis, yaxis=category_axis(names, autorange="reversed"))
+    return _layout([bars], height=max(200, 70 + 32 * len(names)), right=right, shapes=shapes,
+                   annotations=notes, showlegend=False, xaxis=xaxis,
+                   yaxis=category_axis(names, autorange="reversed"))
 
 
 def rate_bars(names: Sequence[str], rates: Sequence[float], intervals: Sequence[Sequence[float]],
@@ -177,13 +222,13 @@ def lines(x: Sequence[float], series: Mapping[str, Sequence[float]],
           hover: Mapping[str, Sequence[str]], *, colour_map: Mapping[str, str], x_title: str,
           y_title: str, percent: bool = True, height: int = 340) -> dict:
     """One line with markers per series over shared x values (e.g. a histogram per label)."""
-    fig = go.Figure()
-    for name, values in series.items():
-        fig.add_scatter(name=esc(short(name)), x=list(x), y=list(values), mode="lines+markers",
-                        line={"color": colour_map[name], "width": 2, "shape": "linear"},
-                        marker={"color": colour_map[name], "size": 5},
-                        text=[esc(h) for h in hover.get(name, [])], hoverinfo="text")
-    return _layout(fig, height=height, showlegend=len(series) > 1,
+    traces = [_trace("scatter", name=esc(short(name)), x=list(x), y=list(values),
+                     mode="lines+markers",
+                     line={"color": colour_map[name], "width": 2, "shape": "linear"},
+                     marker={"color": colour_map[name], "size": 5},
+                     text=[esc(h) for h in hover.get(name, [])], hoverinfo="text")
+              for name, values in series.items()]
+    return _layout(traces, height=height, showlegend=len(series) > 1,
                    xaxis={"title": x_title, "dtick": 5},
                    yaxis={"title": y_title, "ticksuffix": "%" if percent else "",
                           "rangemode": "tozero"})
@@ -194,15 +239,16 @@ def stacked_distributions(rows: Sequence[tuple[str, Mapping[str, float]]],
     """Horizontal 100%-stacked bars: one bar per (row name, label→proportion) pair."""
     raw_names = [name for name, _ in rows]
     names = [esc(name) for name in raw_names]
-    fig = go.Figure()
+    traces = []
     for label, colour in colours(label_names).items():
         values = [100.0 * float(dist.get(label, 0.0)) for _, dist in rows]
-        fig.add_bar(orientation="h", name=esc(short(label)), y=names, x=values, marker_color=colour,
-                    text=[f"{v:.0f}%" if v >= 8 else "" for v in values], textposition="inside",
-                    insidetextanchor="middle", hovertemplate="%{y}<br>%{fullData.name}: "
-                                                              "%{x:.1f}%<extra></extra>")
-    return _layout(fig, height=max(220, 90 + 26 * len(rows)), barmode="stack",
-                   legend_traceorder="normal",
+        traces.append(_trace(
+            "bar", orientation="h", name=esc(short(label)), y=names, x=values,
+            marker={"color": colour}, text=[f"{v:.0f}%" if v >= 8 else "" for v in values],
+            textposition="inside", insidetextanchor="middle",
+            hovertemplate="%{y}<br>%{fullData.name}: %{x:.1f}%<extra></extra>"))
+    return _layout(traces, height=max(220, 90 + 26 * len(rows)), barmode="stack",
+                   legend={"traceorder": "normal"},
                    xaxis={"title": "share of items", "ticksuffix": "%", "range": [0, 100]},
                    yaxis=category_axis(raw_names, autorange="reversed"))
 
@@ -212,13 +258,14 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequen
             row_title: str = "", column_title: str = "",
             zmin: float | None = None, zmax: float | None = None) -> dict:
     """Annotated heatmap (rows top to bottom); diverging colours centre on 0."""
-    fig = go.Figure(go.Heatmap(
-        z=[list(r) for r in values], x=[esc(c) for c in columns], y=[esc(r) for r in rows],
-        text=[[esc(t) for t in r] for r in text], texttemplate="%{text}", hoverinfo="x+y+text",
-        colorscale="RdBu_r" if diverging else "Blues", zmid=0 if diverging else None,
-        zmin=zmin, zmax=zmax, colorbar={"title": {"text": colour_title}, "thickness": 12},
-        xgap=2, ygap=2))
-    return _layout(fig, height=max(220, 110 + 34 * len(rows)),
+    cells = _trace(
+        "heatmap", z=[list(r) for r in values], x=[esc(c) for c in columns],
+        y=[esc(r) for r in rows], text=[[esc(t) for t in r] for r in text],
+        texttemplate="%{text}", hoverinfo="x+y+text",
+        colorscale=_colour_scale("RdBu_r" if diverging else "Blues"),
+        zmid=0 if diverging else None, zmin=zmin, zmax=zmax,
+        colorbar={"title": {"text": colour_title}, "thickness": 12}, xgap=2, ygap=2)
+    return _layout([cells], height=max(220, 110 + 34 * len(rows)),
                    xaxis=category_axis(columns, side="top", title=column_title),
                    yaxis=category_axis(rows, 60, autorange="reversed", title=row_title))
 
@@ -230,22 +277,26 @@ def scatter_groups(groups: Mapping[str, Mapping[str, Sequence]], *, x_title: str
     ``x``, ``y``, ``hover`` and optional ``symbol`` lists (hover strings are escaped here);
     ``reference`` draws a dashed horizontal level."""
     palette = colours(colour_keys or list(groups))
-    fig = go.Figure()
+    traces = []
     for name, group in groups.items():
         colour = palette.get(name, LABEL_PALETTE[0])
-        fig.add_scatter(name=esc(short(name)), mode="markers", x=list(group["x"]), y=list(group["y"]),
-                        text=[esc(h) for h in group["hover"]], hoverinfo="text",
-                        marker={"color": colour, "size": 8, "opacity": 0.8,
-                                "symbol": list(group.get("symbol", [])) or "circle",
-                                "line": {"width": 1, "color": colour}})
-    if reference is not None:
-        fig.add_hline(y=reference[0], line_dash="dash", line_color="#555",
-                      annotation_text=esc(reference[1]), annotation_position="top left")
+        traces.append(_trace(
+            "scatter", name=esc(short(name)), mode="markers", x=list(group["x"]),
+            y=list(group["y"]), text=[esc(h) for h in group["hover"]], hoverinfo="text",
+            marker={"color": colour, "size": 8, "opacity": 0.8,
+                    "symbol": list(group.get("symbol", [])) or "circle",
+                    "line": {"width": 1, "color": colour}}))
+    shapes, notes = [], []
+    if reference is not None:  # plotly's add_hline with its annotation at the top left
+        shapes.append(_hline(reference[0]))
+        notes.append({"showarrow": False, "text": esc(reference[1]), "x": 0, "xanchor": "left",
+                      "xref": "x domain", "y": reference[0], "yanchor": "bottom", "yref": "y"})
     xaxis: dict[str, object] = {"title": x_title}
     if log_x:
         xs = [x for g in groups.values() for x in g["x"] if x and x > 0]
         xaxis.update(type="log", tickvals=log_ticks(min(xs, default=1), max(xs, default=10)))
-    return _layout(fig, height=height, xaxis=xaxis, yaxis={"title": y_title})
+    return _layout(traces, height=height, shapes=shapes, annotations=notes, xaxis=xaxis,
+                   yaxis={"title": y_title})
 
 
 def log_ticks(low: float, high: float) -> list[int]:
@@ -260,11 +311,13 @@ def log_ticks(low: float, high: float) -> list[int]:
 def colour_scatter(x: Sequence[float], y: Sequence[float], colour: Sequence[float],
                    hover: Sequence[str], *, x_title: str, y_title: str, colour_title: str) -> dict:
     """Scatter coloured by a continuous value (e.g. the data map's correctness)."""
-    fig = go.Figure(go.Scatter(
-        mode="markers", x=list(x), y=list(y), text=[esc(h) for h in hover], hoverinfo="text",
-        marker={"color": list(colour), "colorscale": "Viridis", "cmin": 0, "cmax": 1, "size": 6,
-                "opacity": 0.75, "colorbar": {"title": {"text": colour_title}, "thickness": 12}}))
-    return _layout(fig, height=440, showlegend=False, xaxis={"title": x_title},
+    points = _trace(
+        "scatter", mode="markers", x=list(x), y=list(y), text=[esc(h) for h in hover],
+        hoverinfo="text",
+        marker={"color": list(colour), "colorscale": _colour_scale("Viridis"), "cmin": 0,
+                "cmax": 1, "size": 6, "opacity": 0.75,
+                "colorbar": {"title": {"text": colour_title}, "thickness": 12}})
+    return _layout([points], height=440, showlegend=False, xaxis={"title": x_title},
                    yaxis={"title": y_title})
 
 
