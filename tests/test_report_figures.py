@@ -73,12 +73,20 @@ def test_the_template_is_plotly_white_and_named_scales_are_plotlys():
     assert F._colour_scale("RdBu_r")[0] == [0.0, "rgb(5,48,97)"]  # reversed: blue at the low end
 
 
-def test_a_page_loads_none_of_plotlys_figure_classes():
-    code = ("import sys; sys.path.insert(1, 'tests'); from report_fixtures import nli_results; "
-            "from cuelens.reports.render import render_html; html = render_html(nli_results()); "
-            "assert 'Plotly.newPlot' in html; "
+@pytest.mark.parametrize("fixture", ["nli_results", "mcq_results"])
+def test_audit_report_loads_no_plotly_figure_classes_scipy_or_scikit_learn(tmp_path, fixture):
+    """`audit report` pays only for what a page needs: plotly's figure classes, scipy,
+    scikit-learn and pandas stay unloaded (each cost the command up to seconds)."""
+    import report_fixtures
+
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(getattr(report_fixtures, fixture)()), "utf-8")
+    code = ("import sys; from cuelens.cli import main; sys.argv = ['audit', 'report', "
+            f"{str(results)!r}, '-o', {str(tmp_path / 'page.html')!r}]\n"
+            "try: main()\nexcept SystemExit as exit: assert not exit.code, exit.code\n"
             "print(sorted(m for m in sys.modules if m.startswith(('plotly.graph_objs', "
-            "'plotly.basedatatypes', 'plotly.validators'))))")
+            "'plotly.basedatatypes', 'plotly.validators', 'scipy', 'sklearn', 'pandas'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parent.parent)  # this checkout's cuelens
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert "Plotly.newPlot" in (tmp_path / "page.html").read_text("utf-8")

@@ -15,12 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from collections.abc import Iterable
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from cuelens.audit.tokenize import active_segmenter, batches, word_tokens
 from cuelens.data.dataset import Task
+
+if TYPE_CHECKING:  # imported where a matrix is built: the reports load no scipy
+    import scipy.sparse as sp
 
 
 def row_starts(lengths) -> np.ndarray:
@@ -66,6 +69,8 @@ class TokenSequences:
     def matrix(self) -> sp.csr_matrix:
         """Binary ``n × V`` instance-by-feature matrix (float32, sorted indices; the sequences
         themselves keep their first-occurrence order)."""
+        import scipy.sparse as sp
+
         data = np.ones(len(self.indices), dtype=np.float32)
         X = sp.csr_matrix((data, self.indices.copy(), self.indptr.copy()),
                           shape=(len(self), len(self.vocab)))
@@ -246,6 +251,8 @@ class BigramColumns:
 
     def matrix(self, words: TokenSequences, rows: np.ndarray) -> sp.csr_matrix:
         """Binary ``len(rows) × len(keys)`` matrix (float32, sorted indices) of ``rows``."""
+        import scipy.sparse as sp
+
         keys, feature_row = _bigram_features(words, rows)
         index, kept = _find(self.keys, keys)
         n_columns = len(self.keys)

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.special
 
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
@@ -39,6 +38,8 @@ def make_runner(clf, name: str) -> Runner:
 
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Row softmax in float64, returned as float32."""
+    import scipy.special
+
     return scipy.special.softmax(logits.astype(np.float64), axis=-1).astype(np.float32)
 
 
