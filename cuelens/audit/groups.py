@@ -292,6 +292,22 @@ def group_sizes(groups: np.ndarray) -> dict:
     return sizes_summary(np.bincount(groups) if len(groups) else np.zeros(0, dtype=np.int64))
 
 
+def groups_summary(groupings: list[Grouping], names: list[str]) -> dict:
+    """``leakage.groups`` of results.json: the sizes of the groups of every split (each grouped
+    on its own: a train/test scan never needs folds over both), the grouping unit, and any
+    split's template limit and warning (prefixed by the split's name when there are two)."""
+    out = {**sizes_summary(np.concatenate([np.bincount(g.groups) for g in groupings])),
+           "unit": groupings[0].unit}
+    limits = [g.template_limit for g in groupings if g.template_limit is not None]
+    if limits:
+        out["template_limit"] = min(limits)
+    warnings = [f"{name}: {g.warning}" if len(groupings) > 1 else g.warning
+                for name, g in zip(names, groupings) if g.warning]
+    if warnings:
+        out["warning"] = "; ".join(warnings)
+    return out
+
+
 def sizes_summary(sizes: np.ndarray) -> dict:
     """:func:`group_sizes` from the size of each group (any order)."""
     return {"groups": int(len(sizes)), "largest": int(sizes.max()) if len(sizes) else 0,
