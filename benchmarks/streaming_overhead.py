@@ -24,14 +24,13 @@ import json
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.fitting import scan_data
-from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import word_audit
 from cuelens.audit.folds import HashedFolds
-from cuelens.audit.chunked_data import load_chunked
+from cuelens.audit.chunked_data import held_data, load_chunked
 from cuelens.commands.allocator import share_one_arena
 from cuelens.data.schema import FieldMap
 from cuelens.engine.streaming import load_streaming
@@ -59,17 +58,15 @@ def main() -> None:
     args = parser.parse_args()
     share_one_arena()
     config = ScanConfig()
-    data = scan_data(load_streaming(args.file), config.ngrams, config.include_premise,
-                     config.folds, config.seed)
-    memory = token_store(data)
+    held, grouped = held_data(load_streaming(args.file), config)
+    memory = held.store
     with tempfile.TemporaryDirectory(dir=args.work_dir) as work:
         chunked = load_chunked(args.file, None, None, FieldMap(), False, config, Path(work))
         spilled, labels = chunked.store, chunked.label_names
         runs = {
-            "exact": lambda: word_audit(memory, labels, config,
-                                        GroupedFolds(data, config.folds), {}),
+            "exact": lambda: word_audit(memory, labels, config, replace(grouped, _cache={}), {}),
             "streamed, exact folds": lambda: word_audit(spilled, labels, config,
-                                                        GroupedFolds(data, config.folds), {}),
+                                                        replace(grouped, _cache={}), {}),
             "streamed, hashed folds": lambda: word_audit(
                 spilled, labels, config,
                 HashedFolds(max(2, config.folds), config.folds, config.seed), {}),

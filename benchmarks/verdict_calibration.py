@@ -43,8 +43,8 @@ import numpy as np
 from scipy import stats
 
 from cuelens.audit.conclusion import CONCLUSIONS, conclude
-from cuelens.audit.fitting import ModelBank, scan_data
-from cuelens.audit.in_memory import GroupedFolds, token_store
+from cuelens.audit.chunked_data import held_data
+from cuelens.audit.fitting import ModelBank
 from cuelens.audit.leakage import all_models
 from cuelens.audit.mcq_baselines import mcq_baselines
 from cuelens.audit.scan import ScanConfig, cue_finding, cue_list, leakage_counts, run_word_audit
@@ -152,11 +152,12 @@ def plant(dataset: Dataset, rate: float, seed: int) -> Dataset:
 NO_LEAKAGE = {"verdict": "not computed", "best": {"D": 0.0, "ci_low": 0.0, "ci_high": 0.0}}
 
 
-def mcq_verdict(data, config: ScanConfig) -> dict:
+def mcq_verdict(dataset: Dataset, config: ScanConfig) -> dict:
     """The scan's MCQ verdict from the 40 cue models' correctness alone: the MCQ baseline is the
     constant ``1/k``, so the verdict needs no BoW or cue list (the same moments, test and
     headline rule as :func:`~cuelens.audit.leakage.leakage_section`)."""
-    store, folds = token_store(data), GroupedFolds(data, config.folds)
+    data, folds = held_data(dataset, config)
+    store = data.store
     tally = predict_run(store, leakage_counts(store, folds, config), folds, config.folds,
                         config.seed, config.scoring, ModelBank(config.seed), all_models(), None)
     test = simultaneous_test(tally.moments, config.seed)  # PRIOR: 1/k
@@ -167,15 +168,15 @@ def mcq_verdict(data, config: ScanConfig) -> dict:
 
 def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False,
              verdict_only: bool = False) -> tuple[dict, dict]:
-    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
     if verdict_only:
-        return {"n_significant": 0}, mcq_verdict(data, config)
+        return {"n_significant": 0}, mcq_verdict(dataset, config)
     if not cues_only:
         audit = run_word_audit(dataset, replace(config, iterations=1))
         return audit.cue_finding, audit.leakage.to_json()
-    store = token_store(data)
-    cues, cue_stats = cue_list(store, leakage_counts(store, GroupedFolds(data, config.folds),
-                                                     config), data.label_names, config)
+    data, folds = held_data(dataset, config)
+    store = data.store
+    cues, cue_stats = cue_list(store, leakage_counts(store, folds, config), data.label_names,
+                               config)
     return cue_finding(store, cues, cue_stats), NO_LEAKAGE
 
 

@@ -61,38 +61,53 @@ def planted_nli(n: int, seed: int, n_fillers: int = 200, length: int = 5):
     return hypotheses, labels
 
 
-def _leakage_run(data, options, n_folds, models, bow, **run):
-    """The leakage run's passes over ``data`` in memory with its grouped folds."""
+def held(dataset, n_folds: int = 5, seed: int = 0, **config):
+    """``dataset``'s token store held in memory and its grouped folds, as the exact scan has
+    them (cuelens.audit.chunked_data.held_data)."""
+    from cuelens.audit.chunked_data import held_data
+    from cuelens.audit.config import ScanConfig
+
+    data, folds = held_data(dataset, ScanConfig(folds=n_folds, seed=seed, **config))
+    return data.store, folds
+
+
+def store_words(store) -> TokenSequences:
+    """Every instance's word ids in the store (fitting items first), repeats kept."""
+    from cuelens.audit.passes import ragged
+
+    return ragged([chunk.words for chunk in store.chunks()], store.words_vocab)
+
+
+def _leakage_run(store, folds, options, n_folds, models, bow, **run):
+    """The leakage run's passes over ``store`` in memory with its grouped ``folds``."""
     from cuelens.audit.fitting import ModelBank
-    from cuelens.audit.in_memory import GroupedFolds, token_store
     from cuelens.audit.passes import count_run, predict_run
 
-    store, folds = token_store(data), GroupedFolds(data, n_folds)
     counts = count_run(store, folds, n_folds, options.seed, options.seed,
-                       data.train_items is None, options.max_fit_items)
+                       store.n_fitting == 0, options.max_fit_items)
     bank = ModelBank(options.seed)
     predict_run(store, counts, folds, n_folds, options.seed, options, bank, models, bow, **run)
-    return store, folds, bank
+    return bank
 
 
-def item_correctness(data, options, n_folds, models, with_baselines=False) -> dict:
+def item_correctness(dataset, options, n_folds, models, with_baselines=False) -> dict:
     """Per evaluated item, the correctness of every predictor of the leakage run."""
     from cuelens.audit.leakage import bow_name
 
+    store, folds = held(dataset, n_folds, options.seed)
     out: dict = {}
-    first = int(data.eval_items[0])  # the scan-wide index of the first evaluated item
 
     def sink(chunk_first, call, positions, results):
         for name, correct in results.items():
-            out.setdefault(name, np.zeros(len(data.eval_items)))[
-                chunk_first - first + positions] = correct
+            out.setdefault(name, np.zeros(store.n_eval))[
+                chunk_first - store.n_fitting + positions] = correct
 
-    _leakage_run(data, options, n_folds, models,
-                 bow_name(data.pool.task) if with_baselines else None, sink=sink)
+    _leakage_run(store, folds, options, n_folds, models,
+                 bow_name(store.task) if with_baselines else None, sink=sink)
     return out
 
 
-def bias_probabilities(data, config, model) -> np.ndarray:
+def bias_probabilities(dataset, config, model) -> np.ndarray:
     """Every item's bias-only probabilities under ``model`` (fitting items first), as a scan
     whose headline it is gets them (cuelens.audit.chunk_scan.streamed_items): the evaluated
     items' from the leakage run's fold fits, the fitting items' refitted over their folds."""
@@ -101,8 +116,9 @@ def bias_probabilities(data, config, model) -> np.ndarray:
     from cuelens.audit.passes import held_out_items, keep_model
 
     kept: list = []
-    store, folds, bank = _leakage_run(data, config.scoring, config.folds, all_models(), None,
-                                      kept=kept)
+    store, folds = held(dataset, config.folds, config.seed)
+    bank = _leakage_run(store, folds, config.scoring, config.folds, all_models(), None,
+                        kept=kept)
     parts = []
     if store.n_fitting:
         view, fitting = store.fitting_store(), folds.fitting()
@@ -141,3 +157,15 @@ def exact_mode(dataset, config):
     from cuelens.audit.segmentation import scan_segmentation
 
     return held_in_memory(dataset, config, scan_segmentation(dataset, config.segmenter))[1]
+
+
+def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
+    """results.json ``lengths`` of a dataset held in memory, the reference of the scan's
+    (cuelens.audit.lengths.lengths_of_parts over its chunks; MCQ: nothing is fitted, so no
+    folds are dealt)."""
+    from cuelens.audit.item_parts import ItemParts
+    from cuelens.audit.lengths import lengths_of_parts
+
+    unfitted = np.zeros(len(dataset.test), dtype=np.int64) if dataset.task == "mcq" else None
+    return lengths_of_parts(ItemParts.of_dataset(dataset, folds, seed, unfitted), dataset.task,
+                            dataset.label_names)

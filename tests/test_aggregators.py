@@ -10,7 +10,7 @@ from cuelens.audit.aggregators import (CueView, TokenView, average_scores, decis
                                        representation_length_counted, view_tokens)
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
-from cuelens.audit.fitting import ScoringOptions, scan_data
+from cuelens.audit.fitting import ScoringOptions
 from cuelens.audit.leakage import MAJORITY
 from scan_helpers import item_correctness, nli_dataset
 
@@ -192,7 +192,7 @@ def reversed_cues(seed: int = 0, n_words: int = 300):
 
 @pytest.mark.parametrize("aggregator", ["lr", "sgd"])
 def test_in_sample_features_go_below_chance_on_reversed_cues_cross_fitted_do_not(aggregator):
-    data = scan_data(reversed_cues(), ngrams=1, include_premise=False, inner_folds=5, seed=0)
+    data = reversed_cues()
     model = ("cp", aggregator)
 
     def accuracy(in_sample: bool) -> tuple[float, float]:

@@ -9,11 +9,11 @@ import pytest
 from cuelens.audit.results import CueRow
 from cuelens.api import load_dataset
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.fitting import ModelBank, scan_data
-from cuelens.audit.in_memory import GroupedFolds, token_store
+from cuelens.audit.fitting import ModelBank
 from cuelens.audit.leakage import all_models
 from cuelens.audit.passes import count_run, held_out_items, keep_model, predict_run
 from cuelens.data.synthetic import make_mcq, make_nli
+from scan_helpers import held
 
 
 @pytest.mark.parametrize("records", [make_nli(400, seed=2, vocab_size=200),
@@ -21,8 +21,7 @@ from cuelens.data.synthetic import make_mcq, make_nli
 @pytest.mark.parametrize("model", [("cp", "lr"), ("pmi", "max")])
 def test_pass_decisions_equal_a_refit(records, model):
     config = ScanConfig(folds=3)
-    data = scan_data(load_dataset(records), 1, False, 3, 0)
-    store, folds = token_store(data), GroupedFolds(data, 3)
+    store, folds = held(load_dataset(records), 3)
     counts = count_run(store, folds, 3, 0, 0, True, config.max_fit_items)
     kept, refit = [], []
     predict_run(store, counts, folds, 3, 0, config.scoring, ModelBank(0), all_models(), None,

@@ -15,11 +15,10 @@ import scipy.sparse as sp
 import cuelens
 from cuelens.audit import leakage
 from cuelens.audit.counts import TokenSequences, encode, row_starts
-from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.passes import subset
 from cuelens.data.synthetic import make_mcq, make_nli
-from scan_helpers import bigram_columns
+from scan_helpers import bigram_columns, held, store_words
 
 WORDS = ["a", "b", "the", "cat", "don't", "it's", "can't", "We're", "dog", "Dog", "x_y", "7",
          "’s", "n't", "dont", "CAT"]
@@ -137,13 +136,14 @@ def test_random_texts_equal_the_string_path(seed):
 def test_scan_fold_matrices_equal_the_string_path(chunk):
     """The capped fitting samples and folds of a planted scan: identical matrices."""
     dataset = cuelens.load_dataset(make_nli(1500, seed=5))
-    data = scan_data(dataset, 1, False, 5, 0)
-    folds, rng = data.eval_folds(5, 0), np.random.default_rng(0)
+    store, grouped = held(dataset)
+    items = np.arange(len(dataset.test))
+    folds, rng = grouped.outer(items, items, 0), np.random.default_rng(0)
     for fold in range(5):
         eval_rows = np.flatnonzero(folds == fold)
         sample = np.sort(rng.choice(np.flatnonzero(folds != fold), 500, replace=False))
-        new, old = chunked_bow_matrices(data.words, sample, eval_rows, chunk), \
-            string_bow_matrices(list(data.texts), sample, eval_rows)
+        new, old = chunked_bow_matrices(store_words(store), sample, eval_rows, chunk), \
+            string_bow_matrices(list(dataset.test.hypotheses), sample, eval_rows)
         assert new[0].shape[1] > 100
         assert_same_csr(new[0], old[0])
         assert_same_csr(new[1], old[1])
@@ -250,8 +250,8 @@ def test_scan_keeps_each_instance_in_first_occurrence_order():
     assert [seqs.vocab[i] for i in row] == ["the", "grass", "was", "cut"]
     rows = [{"premise": "p", "hypothesis": t, "label": "x" if i % 2 else "y"}
             for i, t in enumerate(texts * 4)]
-    data = scan_data(cuelens.load_dataset(rows), 1, False, 2, 0)
-    pool = data.pool.seqs
+    (chunk,) = held(cuelens.load_dataset(rows), 2)[0].chunks()
+    pool = chunk.seqs
     assert [pool.vocab[i] for i in pool.indices[pool.indptr[2]:pool.indptr[3]]] == \
         ["the", "grass", "was", "cut"]
 
@@ -280,19 +280,17 @@ def test_bow_columns_are_numbered_over_the_chunks_as_over_all_rows(piece):
     """The BoW baseline's columns, found chunk by chunk on the store's passes (a task per
     evaluated chunk), are numbered by first appearance over the sample and the items the fold
     predicts, as over all of those rows at once (the reference), whatever the chunk size."""
-    from cuelens.audit.in_memory import GroupedFolds
     from cuelens.audit.passes import TokenStore, _assigned, _bag_of_words, count_run
 
-    data = scan_data(cuelens.load_dataset(make_nli(600, seed=3)), 1, False, 5, 0)
-    pool, items = data.pool, data.eval_items
-    store = TokenStore(None, pool.task, 1, pool.n_labels, vocab=list(pool.seqs.vocab),
-                       words_vocab=list(data.words.vocab),
-                       label_map=np.arange(pool.n_labels, dtype=np.int64))
-    for start in range(0, len(items), piece):
-        rows = pool.rows(items[start:start + piece])
-        store.add(False, subset(data.words, rows), subset(pool.seqs, rows), pool.labels[rows],
-                  items[start:start + piece].astype(np.uint64))
-    folds = GroupedFolds(data, 5)
+    whole, folds = held(cuelens.load_dataset(make_nli(600, seed=3)))
+    (data,) = whole.chunks()
+    store = TokenStore(None, whole.task, 1, whole.n_labels, vocab=whole.vocab,
+                       words_vocab=whole.words_vocab,
+                       label_map=np.arange(whole.n_labels, dtype=np.int64))
+    for start in range(0, whole.n_items, piece):
+        rows = np.arange(start, min(start + piece, whole.n_items))
+        store.add(False, subset(data.words, rows), subset(data.seqs, rows), data.labels[rows],
+                  data.keys[rows])
     counts = count_run(store, folds, 5, 0, 0, True, 0)
     fold_of = np.concatenate([_assigned(folds, chunk, 0, True) for chunk in store.chunks()])
     c = counts.candidates

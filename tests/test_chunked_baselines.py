@@ -9,7 +9,7 @@ import pytest
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.item_parts import KeyCounts
-from cuelens.audit.lengths import length_section, lengths_of_parts
+from cuelens.audit.lengths import lengths_of_parts
 from cuelens.audit.mcq_baselines import baselines_of_parts, mcq_baselines
 from cuelens.audit.chunked_data import load_chunked
 from cuelens.audit.chunk_scan import chunk_parts
@@ -17,6 +17,7 @@ from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from tests.conftest import write_jsonl
+from tests.scan_helpers import length_section
 from tests.test_streamed_stats import ExactFolds
 
 CONFIG = ScanConfig(folds=3, iterations=1, max_fit_items=150, min_count=3, seed=4)

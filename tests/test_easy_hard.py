@@ -5,20 +5,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from cuelens.audit.fitting import scan_data
-from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import ScanConfig, easy_counters, easy_masks, run_word_audit
 from cuelens.audit.passes import EasyCounters, TokenStore
 from cuelens.data.dataset import Task
-from scan_helpers import CONTRA_CUE, ENTAIL_CUE, mcq_dataset, nli_dataset, planted_nli
+from scan_helpers import CONTRA_CUE, ENTAIL_CUE, held, mcq_dataset, nli_dataset, planted_nli
 
 
 def split_of(dataset, metric="cp", aggregator="max", seed=0, iterations=3):
     """The easy mask and ``C[q]/k`` of the evaluated items (the counters of easy_masks)."""
-    data = scan_data(dataset, 1, False, 5, seed)
     config = ScanConfig(seed=seed, iterations=iterations)
-    store = token_store(data)
-    found = easy_counters(store, GroupedFolds(data, 5), config, (metric, aggregator))
+    store, folds = held(dataset, 5, seed)
+    found = easy_counters(store, folds, config, (metric, aggregator))
     counters = np.concatenate([found.counter(first) for fitting, first, _ in store.sizes()
                                if not fitting])
     return SimpleNamespace(easy=counters > iterations / 2, score=counters / iterations)

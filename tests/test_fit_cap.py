@@ -5,48 +5,48 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from cuelens.audit.fitting import ModelBank, ScoringOptions, scan_data
-from cuelens.audit.in_memory import GroupedFolds, token_store
+from cuelens.audit.fitting import ModelBank, ScoringOptions
 from cuelens.audit.scan import ScanConfig, run_word_audit
 from cuelens.audit.passes import count_run, fit_fold, training_sample
-from scan_helpers import mcq_dataset, nli_dataset, planted_nli
+from scan_helpers import held, mcq_dataset, nli_dataset, planted_nli
 
 
 @pytest.fixture(scope="module")
 def nli_data():
     dataset = nli_dataset(planted_nli(1000, seed=0), planted_nli(300, seed=1))
-    return dataset, scan_data(dataset, 1, False, 5, 0)
+    return dataset, held(dataset)
 
 
 def _counts(data, cap, seed):
-    store, folds = token_store(data), GroupedFolds(data, 5)
+    store, folds = data
     return store, folds, count_run(store, folds, 5, seed, seed, False, cap)
 
 
 def fitting_sample(data, cap, seed):
     """The scan-wide instance rows of the fitting split's training sample."""
-    _, folds, counts = _counts(data, cap, seed)
+    store, folds, counts = _counts(data, cap, seed)
     _, rows = training_sample(counts, folds, None, seed, cap, counts.portion(None)[1])
-    k = data.pool.k
+    k = store.k
     return counts.candidates.item[rows // k] * k + rows % k
 
 
 def test_subsample_is_seeded_label_stratified_and_in_row_order(nli_data):
     _, data = nli_data
-    pool, rows = data.pool, data.pool.rows(data.train_items)
+    (train,) = data[0].chunks(fitting=True)
+    rows = np.arange(len(train.labels))  # the fitting items come first
     first = fitting_sample(data, 300, seed=4)
     assert np.array_equal(first, fitting_sample(data, 300, seed=4))
     assert not np.array_equal(first, fitting_sample(data, 300, seed=5))
     assert len(first) == 300 and len(np.unique(first)) == 300
     assert np.all(np.diff(first) > 0) and np.isin(first, rows).all()
-    full = np.bincount(pool.labels[rows], minlength=3) / len(rows)
-    sampled = np.bincount(pool.labels[first], minlength=3) / len(first)
+    full = np.bincount(train.labels, minlength=3) / len(rows)
+    sampled = np.bincount(train.labels[first], minlength=3) / len(first)
     assert np.abs(full - sampled).max() < 1 / 300 + 1e-9  # stratified to within one item
 
 
 def test_no_cap_or_a_cap_above_the_size_keeps_every_row(nli_data):
     _, data = nli_data
-    rows = data.pool.rows(data.train_items)
+    rows = np.arange(data[0].n_fitting)
     for cap in (0, len(rows), len(rows) + 1):
         assert np.array_equal(fitting_sample(data, cap, seed=0), rows)
 
@@ -56,8 +56,7 @@ def test_mcq_subsample_keeps_whole_questions():
     choices = [[f"c{rng.integers(50)} x", f"c{rng.integers(50)} y", "z"] for _ in range(200)]
     dataset = mcq_dataset((choices, rng.integers(0, 3, 200).tolist()),
                           (choices[:30], [0] * 30))
-    data = scan_data(dataset, 1, False, 5, 0)
-    sample = fitting_sample(data, 90, seed=0)
+    sample = fitting_sample(held(dataset), 90, seed=0)
     assert len(sample) == 90
     assert np.array_equal(sample.reshape(-1, 3) % 3, np.tile(np.arange(3), (30, 1)))
     assert len(np.unique(sample // 3)) == 30
@@ -71,7 +70,7 @@ def test_capped_fit_trains_on_the_sample_but_scores_cues_on_everything(nli_data)
         fits.append(fit_fold(store, counts, folds, None, 0, ScoringOptions(max_fit_items=cap),
                              ModelBank(0), [("cp", "lr")]).fit)
     full, capped = fits
-    assert len(full.train_labels) == len(data.train_items) and len(capped.train_labels) == 250
+    assert len(full.train_labels) == data[0].n_fitting and len(capped.train_labels) == 250
     assert np.array_equal(full.scores("cp"), capped.scores("cp"))
 
 

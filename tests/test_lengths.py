@@ -12,6 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 from cuelens.audit import lengths
 from cuelens.audit.text_keys import cached_text_keys, text_keys
 from cuelens.data.dataset import Dataset, Split, Task
+from tests.scan_helpers import length_section
 
 
 def nli_split() -> Split:
@@ -37,10 +38,10 @@ def test_counts_from_cached_text_keys_equal_counting_again(make, names, monkeypa
     fresh, cached = make(), make()
     dataset = lambda split: Dataset("toy", "jsonl", split.task, None, split, names)  # noqa: E731
     assert cached_text_keys(fresh) is None
-    counted = lengths.length_section(dataset(fresh))
+    counted = length_section(dataset(fresh))
     text_keys(cached)
     monkeypatch.setattr(lengths, "text_length", None)  # the cached split tokenises nothing
-    assert lengths.length_section(dataset(cached)) == counted
+    assert length_section(dataset(cached)) == counted
 
 
 def test_text_word_counts_item_by_item():

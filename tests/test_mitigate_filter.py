@@ -10,9 +10,8 @@ import pytest
 from scipy.stats import norm
 
 import cuelens
-from cuelens.audit.fitting import scan_data
 from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features
-from cuelens.mitigate.subset import filter_dataset
+from cuelens.mitigate.subset import filter_dataset, fitting_chunk
 from cuelens.mitigate.zfilter import Incidence, z_filter
 from cuelens.audit.config import ScanConfig
 
@@ -66,8 +65,10 @@ def test_z_filter_on_clean_data_changes_nothing():
 
 
 def _data(rows):
-    data = scan_data(cuelens.load_dataset(rows), 1, False, 3, 0)
-    return data, data.eval_items
+    """The arguments of Incidence.of: the items as the scan encodes them, strata, labels."""
+    dataset = cuelens.load_dataset(rows)
+    return (fitting_chunk(dataset, ScanConfig()), dataset.test.item_labels(dataset.label_names),
+            dataset.label_names)
 
 
 def test_aflite_removes_the_planted_easy_items_first():
@@ -80,9 +81,9 @@ def test_aflite_removes_the_planted_easy_items_first():
         label = "contradiction" if easy else labels[rng.integers(3)]
         text = " ".join(rng.choice(words, 3)) + (" nobody" if easy else "")
         rows.append({"id": str(i), "premise": "p", "hypothesis": text, "label": label})
-    data, items = _data(rows)
+    chunk, _, _ = _data(rows)
     gold = np.array([labels.index(r["label"]) for r in rows])
-    result = aflite(cue_features(data, items, 5), gold, 1,
+    result = aflite(cue_features(chunk.seqs, 5), gold, 1,
                     AFLiteOptions(train_size=200, seed=0))
     removed = np.flatnonzero(~result.kept)
     assert len(removed) >= 20
@@ -125,8 +126,8 @@ def test_bias_probabilities_of_train_test_data():
     nobody = np.array(["nobody" in row["hypothesis"] for row in train])
     leaning, margin, train_margin = [], [], []
     for seed in range(6):  # 60 training items: one seed's folds can tip a 3-fold fit either way
-        data = scan_data(cuelens.load_dataset(train=train, test=test), 1, False, 3, seed)
-        probs = bias_probabilities(data, ScanConfig(folds=3, seed=seed), ("cp", "lr"))
+        probs = bias_probabilities(cuelens.load_dataset(train=train, test=test),
+                                   ScanConfig(folds=3, seed=seed), ("cp", "lr"))
         assert probs.shape == (len(train) + len(test), 3)
         # the test items are predicted by the model fitted on train: "nobody" → contradiction
         tested = probs[len(train):]

@@ -317,7 +317,7 @@ def split(hypotheses, labels):
 
 
 def test_length_baseline_finds_a_planted_length_cue_and_not_a_missing_one():
-    from cuelens.audit.lengths import length_section
+    from tests.scan_helpers import length_section
     from cuelens.data.dataset import Dataset
 
     rng = np.random.default_rng(0)

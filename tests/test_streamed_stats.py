@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.fitting import scan_data
 from cuelens.audit.folds import HashedFolds
 from cuelens.audit.icq import feature_audit_of_parts, run_feature_audit
-from cuelens.audit.in_memory import GroupedFolds
+from cuelens.audit.folds import GroupedFolds
 from cuelens.audit.scan import run_word_audit, word_audit
 from cuelens.audit.chunked_data import load_chunked
 from cuelens.audit.chunk_scan import chunk_parts
@@ -25,8 +24,7 @@ from cuelens.errors import UserError
 
 def ExactFolds(dataset, config: ScanConfig) -> GroupedFolds:
     """The exact scan's folds (grouped, stratified) and sampling order."""
-    return GroupedFolds(scan_data(dataset, config.ngrams, config.include_premise, config.folds,
-                                  config.seed), config.folds)
+    return GroupedFolds.of(dataset, config.folds, config.seed)
 
 
 def _write(path, records):

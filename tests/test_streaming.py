@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from cuelens.audit.counts import Encoder, encode
-from cuelens.audit.fitting import scan_data
 from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.engines import load_for_scan
 from cuelens.audit.results import item_files_mode, write_scan_outputs
@@ -22,7 +21,7 @@ from cuelens.audit.scan import ScanConfig
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.errors import UserError
 from cuelens.jsonio import dumps_json
-from scan_helpers import bigram_columns
+from scan_helpers import bigram_columns, held, store_words
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -121,15 +120,15 @@ def test_encode_numbers_features_by_first_appearance(monkeypatch, ngrams, repeat
 def test_restricted_bow_equals_slicing_the_full_matrix(tmp_path):
     dataset = load_for_scan("local", str(write_jsonl(tmp_path / "a.jsonl",
                                                      make_nli(400, seed=2)))).dataset
-    data = scan_data(dataset, 1, False, 5, 0)
+    words, texts = store_words(held(dataset)[0]), dataset.test.hypotheses
     rows = np.arange(400)
     sample = np.sort(np.random.default_rng(0).choice(300, 120, replace=False))
     eval_rows = rows[300:]
-    columns = bigram_columns(data.words, sample, np.ones(len(sample)), BOW_MIN_COUNT,
+    columns = bigram_columns(words, sample, np.ones(len(sample)), BOW_MIN_COUNT,
                              np.union1d(sample, eval_rows), len(rows))
-    X, X_eval = columns.matrix(data.words, sample), columns.matrix(data.words, eval_rows)
+    X, X_eval = columns.matrix(words, sample), columns.matrix(words, eval_rows)
     rows = np.union1d(sample, eval_rows)  # the full matrix of the rows the fit uses
-    full = encode([data.texts[i] for i in rows], ngrams=2).matrix()
+    full = encode([texts[i] for i in rows], ngrams=2).matrix()
     fitted, evaluated = full[np.searchsorted(rows, sample)], full[np.searchsorted(rows, eval_rows)]
     support = np.flatnonzero(np.asarray(fitted.sum(axis=0)).ravel() >= BOW_MIN_COUNT)
     assert X.shape[1] == len(support) > 0 and (X != fitted[:, support]).nnz == 0

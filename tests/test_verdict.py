@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cuelens.audit.fitting import ScoringOptions, scan_data
+from cuelens.audit.fitting import ScoringOptions
+from cuelens.audit.folds import GroupedFolds
 from cuelens.audit.groups import grouped_folds
 from cuelens.audit.leakage import PRIOR, all_models
 from cuelens.audit.scan import ScanConfig, binomial_tails, cue_table, run_word_audit
@@ -106,8 +107,8 @@ def test_the_fit_never_depends_on_the_test_labels():
     train, test = mcq(300), mcq(200)
     runs = []
     for labels in (test[1], [1 - x for x in test[1]]):
-        data = scan_data(mcq_dataset(train, (test[0], labels)), 1, False, 5, 0)
-        runs.append(item_correctness(data, ScoringOptions(), 5, all_models()))
+        runs.append(item_correctness(mcq_dataset(train, (test[0], labels)), ScoringOptions(), 5,
+                                     all_models()))
     for model in all_models():
         assert np.array_equal(runs[0][model] + runs[1][model], np.ones(200)), model
 
@@ -204,12 +205,12 @@ def arct_like(n_claims: int, per_claim: int, seed: int):
 
 def test_arct_items_sharing_a_claim_never_straddle_folds():
     dataset = arct_like(20, 12, 5)
-    data = scan_data(dataset, 1, False, 5, 0)
-    folds = data.eval_folds(5, 0)
+    grouped = GroupedFolds.of(dataset, 5, 0)
+    folds = grouped.outer(np.arange(len(dataset.test)), np.zeros(0), 0)
     claim = np.repeat(np.arange(20), 12)
     for c in range(20):
         assert len(set(folds[claim == c].tolist())) == 1
-    assert "claim" in data.group_summary["unit"]
+    assert "claim" in grouped.summary["unit"]
 
 
 def templated(n_premises: int, n_hypotheses: int, name: str, rng) -> Split:

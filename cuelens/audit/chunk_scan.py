@@ -176,7 +176,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
 
 
 def _group_sizes(store: TokenStore) -> dict:
-    """:func:`~cuelens.audit.groups.group_sizes` of the fold keys (items sharing one)."""
+    """:func:`~cuelens.audit.groups.sizes_summary` of the fold keys (items sharing one)."""
     from cuelens.audit.streamed_hygiene import KeySpill
 
     spill = KeySpill(store.spilled / "group-keys")

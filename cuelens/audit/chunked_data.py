@@ -1,29 +1,31 @@
 """Chunked data: the loaded splits held as chunks (on disk or in memory) with the token store of
 the statistics' splits (docs/large-datasets.md). :func:`load_chunked` reads the data arguments
-chunk by chunk into a work directory and encodes them (:func:`encode_chunk`) into a
-:class:`~cuelens.audit.passes.TokenStore`; :mod:`cuelens.audit.chunk_scan` scans the result.
+chunk by chunk into a work directory, :func:`held_data` holds a loaded dataset as one chunk per
+split; both encode the chunks into a :class:`~cuelens.audit.passes.TokenStore` the same way
+(:meth:`Loading.add`, :func:`encode_chunk`); :mod:`cuelens.audit.chunk_scan` scans the result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences
-from cuelens.audit.fitting import check_choice_count, instance_labels, instance_texts
-from cuelens.audit.passes import TokenStore, check_streamable
-from cuelens.audit.scan import Progress
+from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences, instance_texts
+from cuelens.audit.folds import GroupedFolds
+from cuelens.audit.groups import check_cross_validation_folds
+from cuelens.audit.passes import TokenStore, check_streamable, subset
 from cuelens.audit.text_keys import as_keys, text_key, text_keys
 from cuelens.data.compact import CompactSplit
-from cuelens.data.dataset import MCQ_LABELS, Dataset, EvaluatedItems, Split, Task, \
+from cuelens.data.dataset import MCQ_LABELS, RIGHT, Dataset, EvaluatedItems, Split, Task, \
     inferred_roles
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
+from cuelens.engine.options import Progress
 from cuelens.errors import UserError
 
 
@@ -70,6 +72,28 @@ class ChunkedData(EvaluatedItems):
             first += len(chunk.split)
 
 
+def instance_labels(split, label_names: list[str]) -> np.ndarray:
+    """Per instance: the NLI label index, or whether the MCQ choice is right (``RIGHT``)."""
+    if split.task == Task.NLI:
+        return split.item_labels(label_names)
+    k = split.n_choices or 1
+    gold = split.item_labels(label_names)
+    return np.where(np.arange(k)[None, :] == gold[:, None], RIGHT, 1 - RIGHT).ravel()
+
+
+def choice_count_error(choice_counts: Sequence[int]) -> UserError:
+    """The word-cue statistics lay out ``k`` instances per MCQ item: one ``k`` for all."""
+    return UserError("the word-cue statistics need the same number of choices in every item; "
+                     "this dataset's items have "
+                     f"{', '.join(map(str, sorted(set(choice_counts))))} choices")
+
+
+def check_choice_count(split, k: int) -> None:
+    """:func:`choice_count_error` unless every item of ``split`` has ``k`` choices."""
+    if set(split.choice_counts) - {k}:
+        raise choice_count_error([k, *split.choice_counts])
+
+
 def fold_keys(split: Split) -> np.ndarray:
     """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
     form (MCQ: with the question), so that an item's siblings (the other hypotheses written for
@@ -79,17 +103,18 @@ def fold_keys(split: Split) -> np.ndarray:
     return text_keys(split).context
 
 
-def _check_known_labels(split: CompactSplit, fitting: ChunkedSplit) -> None:
+def _check_known_labels(split: Split, fitting: ChunkedSplit) -> None:
     """A label of ``split`` that the (fully read) fitting split lacks is an error."""
     known = set(fitting.label_counts)
     for i, label in enumerate(split.labels):
         if label not in known:
+            assert isinstance(split, CompactSplit)  # a loaded dataset's labels are checked
             raise unseen_label(label, fitting.path, sorted(known),
                                str(split.raw.paths[split.shard_of[i]]),  # type: ignore
                                split.line_of[i])
 
 
-def check_chunk(split: CompactSplit, k: int, known: ChunkedSplit | None) -> None:
+def check_chunk(split: Split, k: int, known: ChunkedSplit | None) -> None:
     """A chunk's items fit the statistics: MCQ ``k`` choices each; NLI labels ``known`` to
     the fitting split (when there is one)."""
     if split.task == Task.MCQ:
@@ -98,7 +123,7 @@ def check_chunk(split: CompactSplit, k: int, known: ChunkedSplit | None) -> None
         _check_known_labels(split, known)
 
 
-def encode_chunk(split: CompactSplit, include_premise: bool, words: Encoder,
+def encode_chunk(split: Split, include_premise: bool, words: Encoder,
                  features: Encoder | None, registry: dict
                  ) -> tuple[TokenSequences, TokenSequences, np.ndarray]:
     """A chunk's words (repeats kept), cue features (``features``; None: distinct words) and
@@ -118,21 +143,32 @@ def encode_chunk(split: CompactSplit, include_premise: bool, words: Encoder,
 class Loading:
     """What reading the data arguments builds up, whichever reader reads them: the chunked
     splits (``loaded``), the token store of the statistics' splits (``fitting``,
-    ``evaluated``), their shared vocabularies and label registry (value → code)."""
+    ``evaluated``; spilled under ``directory``, else held in memory), their shared
+    vocabularies and label registry (value → code)."""
 
-    fields: FieldMap
-    skip_bad: bool
     config: ScanConfig
-    directory: Path
-    chunk_items: int
+    directory: Path | None
     fitting: str | None
     evaluated: str
+    fields: FieldMap = FieldMap()
+    skip_bad: bool = False
+    chunk_items: int = CHUNK_ITEMS
     progress: Progress | None = None
     loaded: list[ChunkedSplit] = field(default_factory=list)
     store: TokenStore | None = None
     words: Encoder = field(default_factory=lambda: Encoder(repeats=True))
     features: Encoder | None = None
     registry: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.config.ngrams > 1:
+            self.features = Encoder(self.config.ngrams)
+
+    @property
+    def work(self) -> Path:
+        """Where a reader writes the chunks it reads (reading spills them)."""
+        assert self.directory is not None, "chunks held in memory are not read"
+        return self.directory
 
     def encodes(self, role: str) -> bool:
         return role in (self.fitting, self.evaluated)
@@ -143,10 +179,35 @@ class Loading:
 
     def open_store(self, task: str, k: int) -> TokenStore:
         """The token store, created for the first chunk of the statistics' splits."""
-        check_streamable(self.config.max_fit_items)
         if self.store is None:
             self.store = TokenStore(self.directory, task, k, 0)
         return self.store
+
+    def add(self, role: str, split: Split, seqs: TokenSequences | None = None) -> None:
+        """Encode one chunk of a statistics split (:func:`encode_chunk`, checked by
+        :func:`check_chunk`; ``seqs``: its cue features already encoded) into the store, with
+        its :func:`fold_keys`."""
+        store = self.open_store(split.task, split.n_choices or 1)
+        check_chunk(split, store.k, self.known(role))
+        words, encoded, codes = encode_chunk(split, self.config.include_premise, self.words,
+                                             self.features, self.registry)
+        store.add(role == self.fitting, words, encoded if seqs is None else seqs, codes,
+                  fold_keys(split))
+
+    def finished(self, label_names: list[str]) -> TokenStore:
+        """The store once every chunk is in: its label index of each registered label code
+        (``label_names``: the statistics' labels; MCQ: :data:`MCQ_LABELS`) and vocabularies."""
+        store = self.store
+        assert store is not None
+        registry = {name: name for name in MCQ_LABELS} if store.task == Task.MCQ \
+            else self.registry  # MCQ instance labels are stored as MCQ_LABELS indices
+        store.n_labels = len(label_names)
+        store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
+                                      for v in registry], dtype=np.int64)
+        store.words_vocab[:] = list(self.words.vocab)
+        store.vocab[:] = store.words_vocab if self.features is None \
+            else list(self.features.vocab)
+        return store
 
     def report(self, role: str, items: int) -> None:
         if self.progress is not None:
@@ -160,17 +221,10 @@ Reader = Callable[[Loading, str, str, "str | None"], None]
 def read_local(loading: Loading, source: str, role: str, task: str | None) -> None:
     """:data:`Reader` in this process: chunk by chunk (one in memory at a time)."""
     for chunk in read_chunked(source, role, loading.fields, task, loading.skip_bad,
-                              loading.directory, loading.chunk_items, loading.loaded):
-        split = chunk.split
-        assert isinstance(split, CompactSplit)  # read from its chunk file
-        if not loading.encodes(role):
-            continue
-        store = loading.open_store(split.task, split.n_choices or 1)
-        check_chunk(split, store.k, loading.known(role))
-        words, seqs, codes = encode_chunk(split, loading.config.include_premise, loading.words,
-                                          loading.features, loading.registry)
-        store.add(role == loading.fitting, words, seqs, codes, fold_keys(split))
-        loading.report(role, chunk.first + len(split))
+                              loading.work, loading.chunk_items, loading.loaded):
+        if loading.encodes(role):
+            loading.add(role, chunk.split)
+            loading.report(role, chunk.first + len(chunk.split))
 
 
 def load_chunked(data: str | None, train: str | None, test: str | None, fields: FieldMap,
@@ -180,39 +234,72 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     """Read the data arguments into chunks under ``directory`` and encode the statistics'
     splits chunk by chunk (``reader``; locally one chunk in memory at a time, plus the
     vocabulary)."""
-    from cuelens.audit.segmentation import check_streamable
+    from cuelens.audit.segmentation import check_streamable as check_segmenter
     from cuelens.engine.streaming import ROLES, resolve_sources
 
-    check_streamable(config.segmenter)
+    check_segmenter(config.segmenter)
+    check_streamable(config.max_fit_items)
     sources, name, fmt = resolve_sources(data, train, test)
     roles = [role for role in ROLES if role in sources]
     fitting, evaluated = split_roles(roles)
-    loading = Loading(fields, skip_bad, config, directory, chunk_items, fitting, evaluated,
-                      progress, features=None if config.ngrams == 1 else Encoder(config.ngrams))
+    loading = Loading(config, directory, fitting, evaluated, fields, skip_bad, chunk_items,
+                      progress)
     task = None
     for role in roles:
         reader(loading, sources[role], role, task)
         task = task or loading.loaded[-1].task
-    store, loaded, registry = loading.store, loading.loaded, loading.registry
-    assert store is not None
+    loaded = loading.loaded
     splits = {split.name: split for split in loaded}
     if len({s.task for s in loaded}) > 1:
         raise UserError("the splits mix NLI and multiple-choice items", path=loaded[-1].path)
     fitted = splits[fitting or evaluated]
     check_scannable(fitted.task, fitted.label_counts, len(fitted), fitted.path)
-    if store.task == Task.MCQ:  # instance labels stored as MCQ_LABELS indices
-        label_names, registry = list(MCQ_LABELS), {name: name for name in MCQ_LABELS}
-    else:
-        label_names = sorted(fitted.label_counts)
-    store.n_labels = len(label_names)
-    store.label_map = np.asarray([label_names.index(v) if v in label_names else -1
-                                  for v in registry], dtype=np.int64)
-    store.words_vocab[:] = list(loading.words.vocab)
-    store.vocab[:] = store.words_vocab if loading.features is None \
-        else list(loading.features.vocab)
+    label_names = list(MCQ_LABELS) if fitted.task == Task.MCQ else sorted(fitted.label_counts)
+    store = loading.finished(label_names)
     ordered = {role: splits[role] for role in ([fitting] if fitting else []) + [evaluated]}
     ordered.update({role: split for role, split in splits.items() if role not in ordered})
     return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store,
                        split_roles=inferred_roles(fitting, evaluated,
                                                   {role: Path(s.path).name
                                                    for role, s in ordered.items()}))
+
+
+def held_data(dataset: Dataset, config: ScanConfig,
+              tokens: TokenSequences | None = None) -> tuple[ChunkedData, GroupedFolds]:
+    """What the exact statistics run on: ``dataset`` held in memory (:func:`held_store`) and its
+    grouped, stratified folds (:class:`~cuelens.audit.folds.GroupedFolds`, docs/methods.md
+    §3–4)."""
+    check_cross_validation_folds(dataset.train is None, config.folds)
+    return held_store(dataset, config, tokens), GroupedFolds.of(dataset, config.folds,
+                                                               config.seed)
+
+
+def held_store(dataset: Dataset, config: ScanConfig,
+               tokens: TokenSequences | None = None) -> ChunkedData:
+    """A loaded ``dataset`` as chunked data held in memory: one chunk per split
+    (:meth:`~cuelens.engine.chunks.ChunkedSplit.held`), the statistics' splits encoded into a
+    store in memory as :func:`load_chunked` encodes its chunks (:meth:`Loading.add`).
+
+    ``tokens``: the cue features of the fitting-then-evaluated instance texts already encoded
+    by an engine (e.g. shard by shard on Ray workers); they must equal what the config's
+    n-grams encode."""
+    if dataset.task == Task.MCQ and dataset.n_choices is None:
+        raise choice_count_error(dataset.test.choice_counts)
+    fitting = None if dataset.train is None else "train"
+    loading = Loading(config, None, fitting, "all" if fitting is None else "test")
+    loading.loaded = [ChunkedSplit.held(role, split) for role, split in dataset.splits.items()]
+    if tokens is not None:
+        loading.features = None  # the engine's features take the place of the n-grams
+    first = 0
+    for role in [fitting, loading.evaluated] if fitting else [loading.evaluated]:
+        split = dataset.splits[role]
+        n = len(split) * (dataset.n_choices or 1)
+        loading.add(role, split, None if tokens is None else subset(tokens,
+                                                                    np.arange(first, first + n)))
+        first += n
+    store = loading.finished(dataset.label_names)
+    if tokens is not None:
+        store.vocab[:] = list(tokens.vocab)
+    return ChunkedData(dataset.name, dataset.format, {s.name: s for s in loading.loaded},
+                       fitting, loading.evaluated, dataset.label_names, store,
+                       split_roles=dataset.split_roles, loaded=dataset)

@@ -8,17 +8,12 @@ the same scale as the test features, which come from the whole fitting portion; 
 linear model extrapolates on test (the ratio metrics CP, PMI, LMI, Cos, AD are unaffected).
 :func:`train_models` trains the linear aggregators on the fit's sample, :func:`score_items`
 turns decisions into per-item correctness.
-
-:class:`ScanData` lays a loaded dataset out for the exact scan (one :class:`Pool` of
-instances, the grouped, stratified folds of :mod:`cuelens.audit.groups`);
-:mod:`cuelens.audit.in_memory` hands it to the passes.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -26,36 +21,11 @@ from joblib import Parallel, delayed
 
 from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decisions, fit_linear,
                                        one_blas_thread, quiet_single_thread, view_tokens)
-from cuelens.audit.counts import TokenSequences, encode, first_occurrences, instance_texts
+from cuelens.audit.counts import TokenSequences
 from cuelens.audit.config import ScoringOptions
 from cuelens.audit.evaluate import item_correct
-from cuelens.audit.groups import check_cross_validation_folds, group_sizes, grouped_folds, \
-    n_groups, split_grouping
 from cuelens.audit.metrics import METRICS, CountTable
-from cuelens.data.compact import concatenate
-from cuelens.data.dataset import RIGHT, Task
-from cuelens.errors import UserError
-
-
-@dataclass
-class Pool:
-    """All instances of a scan, tokenised once. Item ``g`` owns rows ``g·k … g·k + k − 1``."""
-
-    seqs: TokenSequences
-    labels: np.ndarray  # label index per instance
-    n_labels: int
-    k: int  # instances per item: 1 (NLI) or the number of choices (MCQ)
-    task: str
-    inner_fold: np.ndarray  # per instance: its item's inner (cross-fitting) fold
-    inner_folds: int
-
-    @property
-    def n_items(self) -> int:
-        return len(self.labels) // self.k
-
-    def rows(self, items: np.ndarray) -> np.ndarray:
-        """Instance rows of ``items`` (in item order)."""
-        return instance_rows(items, self.k)
+from cuelens.data.dataset import Task
 
 
 def instance_rows(items: np.ndarray, k: int) -> np.ndarray:
@@ -233,130 +203,3 @@ def model_decisions(fit: Fit, trained: Trained, model: tuple[str, str], seqs: To
                                                              fit.seen), full)[model]
                  for start in range(0, len(rows), step)]
     return np.concatenate(parts) if parts else np.zeros((0, n_labels))
-
-
-@dataclass
-class ScanData:
-    """A dataset laid out for scanning: one :class:`Pool`, train items then evaluation items."""
-
-    pool: Pool
-    texts: Sequence[str]
-    train_items: np.ndarray | None  # None: cross-validate over the evaluation items
-    eval_items: np.ndarray
-    label_names: list[str]
-    groups: np.ndarray  # per item: items sharing a premise or text (cuelens.audit.groups)
-    strata: np.ndarray  # per item: NLI label / MCQ gold position (fold stratification)
-    words: TokenSequences  # every text's word ids in order, repeats kept (the BoW input)
-    group_summary: dict  # leakage.groups of results.json (Grouping.summary per split)
-
-    def split_words(self) -> list[TokenSequences]:
-        """:attr:`words` of each split's instances, the fitting split's first (views)."""
-        first_evaluated = self.pool.n_items - len(self.eval_items)
-        fitting = [self._instance_words(0, first_evaluated)] if first_evaluated else []
-        return [*fitting, self._instance_words(first_evaluated, self.pool.n_items)]
-
-    def _instance_words(self, first_item: int, stop_item: int) -> TokenSequences:
-        """:attr:`words` of the instances of items ``first_item … stop_item`` (a view)."""
-        k = self.pool.k
-        indptr = self.words.indptr[first_item * k:stop_item * k + 1]
-        return TokenSequences(indptr - indptr[0], self.words.indices[indptr[0]:indptr[-1]],
-                              self.words.vocab)
-
-    def eval_folds(self, n_folds: int, seed: int) -> np.ndarray | None:
-        """Grouped, stratified outer folds over ``eval_items`` (docs/methods.md §3–4).
-
-        With a train split the train items are always fitted on, so the evaluation items need
-        only as many folds as they have groups: fewer folds when they have fewer groups, and
-        None (every item predicted by the fit on train alone) for one group or ``--folds 1``.
-        """
-        groups = self.groups[self.eval_items]
-        if self.train_items is not None:
-            n_folds = min(n_folds, n_groups(groups))
-            if n_folds < 2:
-                return None
-        return grouped_folds(groups, self.strata[self.eval_items], n_folds, seed,
-                             "evaluation items")
-
-
-def instance_labels(split, label_names: list[str]) -> np.ndarray:
-    """Per instance: the NLI label index, or whether the MCQ choice is right (``RIGHT``)."""
-    if split.task == Task.NLI:
-        return split.item_labels(label_names)
-    k = split.n_choices or 1
-    gold = split.item_labels(label_names)
-    return np.where(np.arange(k)[None, :] == gold[:, None], RIGHT, 1 - RIGHT).ravel()
-
-
-def choice_count_error(choice_counts: Sequence[int]) -> UserError:
-    """The word-cue statistics lay out ``k`` instances per MCQ item: one ``k`` for all."""
-    return UserError("the word-cue statistics need the same number of choices in every item; "
-                     "this dataset's items have "
-                     f"{', '.join(map(str, sorted(set(choice_counts))))} choices")
-
-
-def check_choice_count(split, k: int) -> None:
-    """:func:`choice_count_error` unless every item of ``split`` has ``k`` choices."""
-    if set(split.choice_counts) - {k}:
-        raise choice_count_error([k, *split.choice_counts])
-
-
-def combined_summary(groups: np.ndarray, groupings: list, roles: list[str]) -> dict:
-    """``leakage.groups``: the sizes of all the scan's groups (each split grouped on its own),
-    the grouping unit, and any split's template limit and warning (:class:`Grouping`)."""
-    out = {**group_sizes(groups), "unit": groupings[0].unit}
-    limits = [g.template_limit for g in groupings if g.template_limit is not None]
-    if limits:
-        out["template_limit"] = min(limits)
-    warnings = [f"{role}: {g.warning}" if len(groupings) > 1 else g.warning
-                for role, g in zip(roles, groupings) if g.warning]
-    if warnings:
-        out["warning"] = "; ".join(warnings)
-    return out
-
-
-def inner_fold_ids(groups: np.ndarray, strata: np.ndarray, inner_folds: int,
-                   seed: int) -> np.ndarray:
-    """The inner cross-fitting fold of each item of one split (at least 2 folds, at most one
-    per group; one group: all in fold 0)."""
-    if n_groups(groups) < 2:
-        return np.zeros(len(groups), dtype=np.int64)
-    return grouped_folds(groups, strata, min(max(inner_folds, 2), n_groups(groups)), seed)
-
-
-def scan_data(dataset, ngrams: int, include_premise: bool, inner_folds: int,
-              seed: int, tokens: TokenSequences | None = None) -> ScanData:
-    """Flatten a :class:`~cuelens.data.Dataset` into a :class:`ScanData` (docs/methods.md §1).
-
-    ``tokens``: the instance texts already encoded (e.g. shard by shard on Ray workers, merged
-    with :meth:`~cuelens.audit.counts.Encoder.add_encoded`); it must equal their :func:`encode`.
-    """
-    splits = [s for s in (dataset.train, dataset.test) if s is not None]
-    if dataset.task == Task.MCQ and dataset.n_choices is None:
-        raise choice_count_error(dataset.test.choice_counts)
-    k = dataset.n_choices or 1
-    texts = concatenate([instance_texts(split, include_premise) for split in splits])
-    labels = np.concatenate([instance_labels(split, dataset.label_names) for split in splits])
-    check_cross_validation_folds(dataset.train is None, inner_folds)
-    # each split grouped on its own: a train/test scan never needs folds over both splits
-    groupings = [split_grouping(split) for split in splits]
-    offsets = np.cumsum([0] + [int(g.groups.max()) + 1 if len(g.groups) else 0
-                               for g in groupings])
-    groups = np.concatenate([g.groups + offset for g, offset in zip(groupings, offsets)])
-    split_strata = [s.item_labels(dataset.label_names) for s in splits]
-    strata = np.concatenate(split_strata)
-    # inner folds dealt per split too: how train is cross-fitted never depends on the test
-    # split's labels (dealt jointly, the test gold positions moved train items between folds)
-    item_fold = np.concatenate([inner_fold_ids(g.groups, s, inner_folds, seed)
-                                for g, s in zip(groupings, split_strata)])
-    words = encode(texts, repeats=True)
-    if tokens is None and ngrams == 1:  # tokenise once: the cue features are the distinct words
-        tokens = first_occurrences(words)
-    pool = Pool(encode(texts, ngrams) if tokens is None else tokens,
-                np.asarray(labels, dtype=np.int64), len(dataset.label_names), k, dataset.task,
-                np.repeat(item_fold, k), int(item_fold.max()) + 1)
-    n_train = len(dataset.train) if dataset.train is not None else 0
-    summary = combined_summary(groups, groupings, [s.name for s in splits])
-    return ScanData(pool=pool, texts=texts,
-                    train_items=np.arange(n_train) if dataset.train is not None else None,
-                    eval_items=np.arange(n_train, pool.n_items), label_names=dataset.label_names,
-                    groups=groups, strata=strata, words=words, group_summary=summary)

@@ -1,17 +1,21 @@
 """Fold strategies of the word-cue passes (docs/methods.md §3, docs/large-datasets.md): where an
 item goes in each run — its inner (cross-fitting) fold, its outer fold under a run's seed and its
 sampling priority. :class:`HashedFolds` follow a seeded hash of each item's fold key (flat memory);
-:class:`FittingFolds` cross-validate the fitting split; the exact scan's grouped, stratified folds
-are :class:`~cuelens.audit.in_memory.GroupedFolds`."""
+:class:`FittingFolds` cross-validate the fitting split; the exact scan's folds are
+:class:`GroupedFolds` (grouped and stratified, the groups of :mod:`cuelens.audit.groups` in memory).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
+from cuelens.audit.groups import Grouping, grouped_folds, groups_summary, n_groups, \
+    split_grouping
 from cuelens.audit.text_keys import mix64
+from cuelens.data.dataset import Dataset
 
 
 class Folds(Protocol):
@@ -82,3 +86,80 @@ class FittingFolds:
         return self.folds.priority(items, seed)
 
 
+def inner_fold_ids(groups: np.ndarray, strata: np.ndarray, inner_folds: int,
+                   seed: int) -> np.ndarray:
+    """The inner cross-fitting fold of each item of one split (at least 2 folds, at most one
+    per group; one group: all in fold 0)."""
+    if n_groups(groups) < 2:
+        return np.zeros(len(groups), dtype=np.int64)
+    return grouped_folds(groups, strata, min(max(inner_folds, 2), n_groups(groups)), seed)
+
+
+@dataclass
+class GroupedFolds:
+    """The exact scan's :class:`Folds` (docs/methods.md §3–4) over the statistics' splits held
+    in memory (fitting split first; items numbered across them): each split's union-find
+    ``groupings`` and ``strata`` (NLI label, MCQ gold position), inner folds dealt per split;
+    outer folds of a seed grouped and stratified over the evaluated items (with a fitting split
+    no more folds than they have groups, all in fold 0 below 2) or, ``over_fitting``, over the
+    fitting items (at least 2 folds: each needs a fold without it); sampling priority = rank in
+    a seeded permutation of all items. ``summary``: results.json ``leakage.groups``."""
+
+    groupings: list[Grouping]
+    strata: list[np.ndarray]
+    inner_fold: np.ndarray  # per item
+    outer_folds: int
+    summary: dict
+    over_fitting: bool = False
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, dataset: Dataset, folds: int, seed: int) -> GroupedFolds:
+        """The folds of ``dataset``'s statistics splits (fitting, if any, and evaluated)."""
+        splits = [split for split in (dataset.train, dataset.test) if split is not None]
+        label_names = dataset.label_names
+        groupings = [split_grouping(split) for split in splits]
+        strata = [split.item_labels(label_names) for split in splits]
+        # inner folds dealt per split: how train is cross-fitted never depends on the test
+        # split's labels (dealt jointly, the test gold positions moved train items between folds)
+        inner = np.concatenate([inner_fold_ids(g.groups, s, folds, seed)
+                                for g, s in zip(groupings, strata)])
+        return cls(groupings, strata, inner, folds,
+                   groups_summary(groupings, [split.name for split in splits]))
+
+    @property
+    def inner_folds(self) -> int:
+        return int(self.inner_fold.max()) + 1
+
+    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        return self.inner_fold[items]
+
+    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
+        if ("outer", seed) not in self._cache:
+            self._cache["outer", seed] = self._outer(seed)
+        first, folds = self._cache["outer", seed]
+        return folds[items - first]
+
+    def _outer(self, seed: int) -> tuple[int, np.ndarray]:
+        if self.over_fitting:
+            return 0, grouped_folds(self.groupings[0].groups, self.strata[0],
+                                    max(self.outer_folds, 2), seed, "training items")
+        groups, n_folds = self.groupings[-1].groups, self.outer_folds
+        first = len(self.inner_fold) - len(groups)
+        if len(self.groupings) > 1:  # a fitting split: its fit alone may predict every item
+            n_folds = min(n_folds, n_groups(groups))
+            if n_folds < 2:
+                return first, np.zeros(len(groups), np.int64)
+        return first, grouped_folds(groups, self.strata[-1], n_folds, seed, "evaluation items")
+
+    def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
+        if ("priority", seed) not in self._cache:
+            n = len(self.inner_fold)
+            rank = np.empty(n, dtype=np.uint64)
+            rank[np.random.default_rng(seed).permutation(n)] = np.arange(n, dtype=np.uint64)
+            self._cache["priority", seed] = rank
+        return self._cache["priority", seed][items]
+
+    def fitting(self) -> GroupedFolds:
+        """The folds over the fitting split (the fitting items' out-of-fold predictions)."""
+        return replace(self, over_fitting=True, _cache={})

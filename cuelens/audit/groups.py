@@ -288,12 +288,24 @@ def iteration_seed(seed: int, iteration: int, stream: int = EASY_HARD) -> int:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
-def group_sizes(groups: np.ndarray) -> dict:
-    """Summary of a grouping for results.json: number of groups, largest, items in groups > 1."""
-    return sizes_summary(np.bincount(groups) if len(groups) else np.zeros(0, dtype=np.int64))
+def groups_summary(groupings: list[Grouping], names: list[str]) -> dict:
+    """``leakage.groups`` of results.json: the sizes of the groups of every split (each grouped
+    on its own: a train/test scan never needs folds over both), the grouping unit, and any
+    split's template limit and warning (prefixed by the split's name when there are two)."""
+    out = {**sizes_summary(np.concatenate([np.bincount(g.groups) for g in groupings])),
+           "unit": groupings[0].unit}
+    limits = [g.template_limit for g in groupings if g.template_limit is not None]
+    if limits:
+        out["template_limit"] = min(limits)
+    warnings = [f"{name}: {g.warning}" if len(groupings) > 1 else g.warning
+                for name, g in zip(names, groupings) if g.warning]
+    if warnings:
+        out["warning"] = "; ".join(warnings)
+    return out
 
 
 def sizes_summary(sizes: np.ndarray) -> dict:
-    """:func:`group_sizes` from the size of each group (any order)."""
+    """Summary of a grouping for results.json from the size of each group (any order): number
+    of groups, largest, items in groups > 1."""
     return {"groups": int(len(sizes)), "largest": int(sizes.max()) if len(sizes) else 0,
             "grouped_items": int(sizes[sizes > 1].sum())}

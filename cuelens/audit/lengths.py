@@ -23,7 +23,7 @@ from cuelens.audit.chance import exact_interval
 from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.text_keys import cached_text_keys
 from cuelens.audit.tokenize import text_length
-from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.dataset import Split, Task
 
 MAX_WORDS = 40  # longer texts are counted in the last bin ("40 or more")
 MAX_LEAVES = 8  # leaves of the length-only tree: a handful of length ranges
@@ -190,11 +190,3 @@ def lengths_of_parts(parts: ItemParts, task: str, label_names: list[str]) -> dic
     by_label = {name: _summary(per_code[name]) for name in label_names if per_code[name].any()}
     return {"lengths": {"unit": "words per hypothesis", "max_words": MAX_WORDS,
                         "by_label": by_label, "baseline": length_baseline(tally, parts)}}
-
-
-def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
-    """results.json ``lengths`` of a dataset held in memory (:func:`lengths_of_parts`; MCQ:
-    nothing is fitted, so no folds are dealt)."""
-    unfitted = np.zeros(len(dataset.test), dtype=np.int64) if dataset.task == Task.MCQ else None
-    return lengths_of_parts(ItemParts.of_dataset(dataset, folds, seed, unfitted), dataset.task,
-                            dataset.label_names)

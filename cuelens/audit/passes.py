@@ -20,7 +20,7 @@ bounded by the vocabulary, the chunk and the ``--max-fit-items`` cap:
 
 Where the passes run: :class:`LocalPasses` (here) or Ray workers
 (:class:`cuelens.audit.ray_passes.RayPasses`); their partial results merge by addition. With the
-exact scan's grouped folds (:class:`~cuelens.audit.in_memory.GroupedFolds`) the passes give the
+exact scan's grouped folds (:class:`~cuelens.audit.folds.GroupedFolds`) the passes give the
 exact statistics; with hashed folds (:class:`~cuelens.audit.folds.HashedFolds`) they differ only
 by the fold assignment.
 """

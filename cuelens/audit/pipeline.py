@@ -18,14 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cuelens.audit.counts import TokenSequences
-from cuelens.audit.fitting import scan_data
-from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.scan import Progress, ScanConfig
 from cuelens.audit.scan_result import Scan
-from cuelens.audit.chunked_data import ChunkedData
+from cuelens.audit.chunked_data import ChunkedData, held_data
 from cuelens.audit.chunk_scan import ScanMode, chunk_sections
 from cuelens.data.dataset import Dataset, Task
-from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit
+from cuelens.engine.chunks import ChunkDirectory
 
 if TYPE_CHECKING:
     from cuelens.audit.segmentation import ScanSegmentation
@@ -101,22 +99,16 @@ def scan_sections(dataset: Dataset, config: ScanConfig | None = None, *,
 
 def held_in_memory(dataset: Dataset, config: ScanConfig, segmentation: ScanSegmentation,
                    tokens: TokenSequences | None = None) -> tuple[ChunkedData, ScanMode]:
-    """``dataset`` as chunked data held in memory — one chunk per split, the token store in
-    memory (:func:`~cuelens.audit.in_memory.token_store`), the work files in a temporary
-    directory removed with the scan — and the exact scan's :class:`ScanMode`: the grouped,
-    stratified folds (:class:`~cuelens.audit.in_memory.GroupedFolds`, docs/methods.md §3–4)
-    and their groups, the ``segmentation`` chosen over the whole data, the config as given."""
-    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed,
-                     tokens)
-    folds = GroupedFolds(data, config.folds)
-    fitting = None if dataset.train is None else "train"
-    splits = {role: ChunkedSplit.held(role, split) for role, split in dataset.splits.items()}
-    held = ChunkedData(dataset.name, dataset.format, splits, fitting,
-                       "all" if fitting is None else "test", dataset.label_names,
-                       token_store(data), ChunkDirectory(), dataset.split_roles, dataset)
-    return held, ScanMode(folds, folds.fitting(), data.group_summary, segmentation,
-                          asdict(config),
-                          words=None if config.include_premise else data.split_words())
+    """``dataset`` as chunked data held in memory (:func:`~cuelens.audit.chunked_data.held_data`;
+    the work files in a temporary directory removed with the scan) and the exact scan's
+    :class:`ScanMode`: the grouped, stratified folds (docs/methods.md §3–4) and their groups,
+    the ``segmentation`` chosen over the whole data, the config as given, the words of the
+    store (the instances' texts alone, without ``include_premise``)."""
+    held, folds = held_data(dataset, config, tokens)
+    held.work = ChunkDirectory()
+    words = None if config.include_premise else [chunk.words for chunk in held.store.chunks()]
+    return held, ScanMode(folds, folds.fitting(), folds.summary, segmentation, asdict(config),
+                          words=words)
 
 
 def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegmentation, *,

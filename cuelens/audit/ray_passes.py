@@ -322,7 +322,7 @@ class RayPasses:
         reading, shipped, parts, lost = self._read_parts(
             source, role, task, loading.fields, loading.skip_bad, loading.encodes(role),
             loading.config.include_premise, loading.config.ngrams, loading.chunk_items,
-            loading.directory)
+            loading.work)
         chunked = ChunkedSplit(role, source, reading.task, reading.shards)
         loading.loaded.append(chunked)
         cut = _Chunks(loading, chunked, len(loading.store.files) if loading.store else 0)
@@ -332,10 +332,10 @@ class RayPasses:
             if isinstance(result, UserError):
                 raise result
             counts, max_length, items = result
-            chunked.add_file(chunk_path(loading.directory, role, index), items, counts)
+            chunked.add_file(chunk_path(loading.work, role, index), items, counts)
             if loading.store is not None and loading.encodes(role):
                 loading.store.add_file(role == loading.fitting, items, max_length,
-                                       token_path(loading.directory, cut.tokens + index))
+                                       token_path(loading.work, cut.tokens + index))
             loading.report(role, cut.cut[index])
             for path in cut.finished.pop(index, []):
                 shutil.rmtree(path)

@@ -10,18 +10,17 @@ for a given seed. ``progress(stage, fraction)`` is called at stage boundaries; n
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.audit.chunked_data import held_data
 from cuelens.audit.config import ScanConfig, adapted, large_scan
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.examples import sort_value
-from cuelens.audit.fitting import ModelBank, scan_data
+from cuelens.audit.fitting import ModelBank
 from cuelens.audit.groups import FOLD_SEEDS, iteration_seed
-from cuelens.audit.in_memory import GroupedFolds, token_store
 from cuelens.audit.leakage import EXTRA_FOLD_SEEDS, PRIOR, all_models, bow_name, \
     leakage_section
 from cuelens.audit.item_parts import ItemParts
@@ -35,10 +34,10 @@ from cuelens.audit.passes import EasyCounters, FoldModels, RunCounts, TokenStore
 from cuelens.audit.uncertainty import BELOW, CHANCE
 from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
+from cuelens.engine.options import Progress
 from cuelens.jsonio import json_number
 
 SIGNIFICANCE = 0.05
-Progress = Callable[[str, float], None]
 
 
 def _numbers(values: np.ndarray) -> list:
@@ -362,10 +361,9 @@ def add_mcq_baselines(audit: WordAudit, parts: ItemParts) -> None:
 def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress | None = None,
                    tokens: TokenSequences | None = None) -> WordAudit:
     """Cues, leakage table and easy/hard split of ``dataset`` held in memory (docs/methods.md
-    §2–4): :func:`word_audit` over its :func:`~cuelens.audit.in_memory.token_store` with the
-    grouped, stratified folds (:class:`~cuelens.audit.in_memory.GroupedFolds`) — the word-cue
-    sections alone (the subsets table's; the whole scan is
-    :func:`~cuelens.audit.pipeline.scan_dataset`).
+    §2–4): :func:`word_audit` over its store held in memory with the grouped, stratified folds
+    (:func:`~cuelens.audit.chunked_data.held_data`) — the word-cue sections alone (the subsets
+    table's; the whole scan is :func:`~cuelens.audit.pipeline.scan_dataset`).
 
     ``tokens``: the fitting-then-evaluation instance texts already encoded with the config's
     n-grams; ``None`` encodes them here.
@@ -374,11 +372,9 @@ def run_word_audit(dataset, config: ScanConfig | None = None, progress: Progress
     config.validate()
     report = progress or (lambda stage, fraction: None)
     report("tokenise", 0.0)
-    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed,
-                     tokens)
+    data, folds = held_data(dataset, config, tokens)
     report("tokenise", 1.0)
-    store, folds = token_store(data), GroupedFolds(data, config.folds)
-    audit = word_audit(store, data.label_names, config, folds, data.group_summary, report)
+    audit = word_audit(data.store, data.label_names, config, folds, folds.summary, report)
     if dataset.task == Task.MCQ:
         add_mcq_baselines(audit, ItemParts.of_dataset(dataset, config.folds, config.seed))
         report("mcq baselines", 1.0)

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from cuelens.audit.aggregators import quiet_single_thread
+from cuelens.audit.counts import TokenSequences
 from cuelens.errors import UserError
 from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
 
@@ -106,11 +107,10 @@ def aflite(X, y: np.ndarray, k: int = 1, options: AFLiteOptions | None = None,
     return AFLiteResult(kept=alive, removed_round=removed_round, rounds=rounds)
 
 
-def cue_features(data, items: np.ndarray, min_count: int):
-    """Binary ``instances × V'`` matrix of the items' words with ``#(w) ≥ min_count`` over
-    ``items`` (the scan's listed-cue vocabulary; :class:`~cuelens.audit.fitting.ScanData`)."""
-    pool = data.pool
-    X = pool.seqs.matrix()[pool.rows(items)]
+def cue_features(seqs: TokenSequences, min_count: int):
+    """Binary ``instances × V'`` matrix of the instances' cue features ``seqs`` with
+    ``#(w) ≥ min_count`` over them (the scan's listed-cue vocabulary)."""
+    X = seqs.matrix()
     support = np.asarray(X.sum(axis=0)).ravel()
     return X[:, np.flatnonzero(support >= min_count)].tocsr()
 

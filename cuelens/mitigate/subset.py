@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.fitting import scan_data
+from cuelens.audit.chunked_data import held_store
+from cuelens.audit.counts import instance_texts
+from cuelens.audit.passes import TokenChunk
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features, embedding_features
 from cuelens.mitigate.zfilter import Incidence, z_filter
@@ -49,18 +51,24 @@ def fitting_split(dataset: Dataset) -> Split:
     return dataset.train if dataset.train is not None else dataset.test
 
 
+def fitting_chunk(dataset: Dataset, config: ScanConfig) -> TokenChunk:
+    """The fitting split's items as the scan encodes them (its chunk of
+    :func:`~cuelens.audit.chunked_data.held_store`: cue features, instance labels)."""
+    store = held_store(dataset, config).store
+    return next(store.chunks(fitting=dataset.train is not None))
+
+
 def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance: bool = False,
                    aflite_options: AFLiteOptions | None = None, model: str | None = None,
                    progress=None) -> Subset:
     """The :class:`Subset` of ``dataset``'s fitting split chosen by ``method`` (z | aflite),
     with the scan options ``config`` (min_count, z prior, n-grams, premise, seed)."""
-    data = scan_data(dataset, config.ngrams, config.include_premise, config.folds, config.seed)
-    items = data.train_items if data.train_items is not None else data.eval_items
-    split = fitting_split(dataset)
+    chunk, split = fitting_chunk(dataset, config), fitting_split(dataset)
+    strata = split.item_labels(dataset.label_names)
     names = dataset.label_names if dataset.task == Task.NLI else \
         [f"gold position {j}" for j in range(dataset.n_choices or 0)]
     if method == "z":
-        inc = Incidence.of(data, items)
+        inc = Incidence.of(chunk, strata, dataset.label_names)
         found = z_filter(inc, config.min_count, config.z_prior, balance, config.seed)
         report = {"method": "z", "balance": balance, "threshold": round(found.threshold, 6),
                   "converged": found.converged, "rounds": found.rounds,
@@ -70,19 +78,18 @@ def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance
         return Subset(found.weight, report)
     o = aflite_options or AFLiteOptions(seed=config.seed)
     if model is None:
-        X = cue_features(data, items, config.min_count)
+        X = cue_features(chunk.seqs, config.min_count)
         features = f"cue words (#(w) ≥ {config.min_count})"
     else:
-        texts = [data.texts[r] for r in data.pool.rows(items)]
-        X = embedding_features(texts, model, progress=progress)
+        X = embedding_features(instance_texts(split, config.include_premise), model,
+                               progress=progress)
         features = f"sentence embeddings ({model})"
-    gold = split.item_labels(dataset.label_names)
-    result = aflite(X, gold, data.pool.k, o, progress)
+    result = aflite(X, strata, chunk.k, o, progress)
     weight = result.kept.astype(np.float64)
     report = {"method": "aflite", "features": features, "ensemble": o.ensemble,
               "cutoff": o.cutoff, "threshold": o.threshold, "train_size": o.train_size,
               "target": o.target, "rounds": result.rounds,
-              "per_label": per_label(weight, data.strata[items], names),
+              "per_label": per_label(weight, strata, names),
               "removed_per_round": np.bincount(result.removed_round,
                                                minlength=result.rounds + 1)[1:].tolist()}
     return Subset(weight, report)

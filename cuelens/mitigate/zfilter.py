@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from cuelens.audit.fitting import ScanData, stratum_quotas
+from cuelens.audit.fitting import stratum_quotas
 from cuelens.audit.metrics import CountTable, bonferroni_z, z as z_score
+from cuelens.audit.passes import TokenChunk
 
 SIGNIFICANCE = 0.05  # the scan's level (cuelens.audit.scan.SIGNIFICANCE)
 SHARES = "label shares"
@@ -48,21 +49,19 @@ class Incidence:
     label_names: list[str]
 
     @classmethod
-    def of(cls, data: ScanData, items: np.ndarray) -> "Incidence":
-        pool = data.pool
-        rows = pool.rows(items)
-        ids, lengths = pool.seqs.take(rows)
-        row_labels = pool.labels[rows]
-        item_of_row = np.arange(len(rows)) // pool.k
-        item = np.repeat(item_of_row, lengths)
-        labels = np.repeat(row_labels, lengths)
-        shape = (len(items), len(pool.seqs.vocab))
+    def of(cls, chunk: TokenChunk, strata: np.ndarray, label_names: list[str]) -> "Incidence":
+        """The items of the scan's token ``chunk`` (their ``strata``; labels ``label_names``)."""
+        seqs, n_items = chunk.seqs, len(strata)
+        item_of_row = np.arange(len(chunk.labels)) // chunk.k
+        item = np.repeat(item_of_row, seqs.lengths)
+        labels = np.repeat(chunk.labels, seqs.lengths)
+        shape = (n_items, len(seqs.vocab))
         X = [sp.csr_matrix((np.ones(int((labels == l).sum())),
-                            (item[labels == l], ids[labels == l])), shape=shape)
-             for l in range(pool.n_labels)]
-        sizes = [np.bincount(item_of_row[row_labels == l], minlength=len(items)).astype(float)
-                 for l in range(pool.n_labels)]
-        return cls(X, sizes, data.strata[items], pool.seqs.vocab, data.label_names)
+                            (item[labels == l], seqs.indices[labels == l])), shape=shape)
+             for l in range(len(label_names))]
+        sizes = [np.bincount(item_of_row[chunk.labels == l], minlength=n_items).astype(float)
+                 for l in range(len(label_names))]
+        return cls(X, sizes, strata, seqs.vocab, label_names)
 
     @property
     def n_items(self) -> int:
