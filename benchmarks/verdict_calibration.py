@@ -172,12 +172,12 @@ def findings(dataset: Dataset, config: ScanConfig, cues_only: bool = False,
         return {"n_significant": 0}, mcq_verdict(dataset, config)
     if not cues_only:
         audit = run_word_audit(dataset, replace(config, iterations=1))
-        return audit.cue_finding, audit.leakage.to_json()
+        return audit.cue_finding.to_json(), audit.leakage.to_json()
     data, folds = held_data(dataset, config)
     store = data.store
     cues, cue_stats = cue_list(store, leakage_counts(store, folds, config), data.label_names,
                                config)
-    return cue_finding(store, cues, cue_stats), NO_LEAKAGE
+    return cue_finding(store, cues, cue_stats).to_json(), NO_LEAKAGE
 
 
 def conclusion_status(dataset: Dataset, cue: dict, leakage: dict, config: ScanConfig) -> str:

@@ -9,7 +9,7 @@ import cuelens.audit.config as config_module
 import cuelens.audit.scan as scan_module
 from cuelens.audit.aggregators import sgd_epochs
 from cuelens.audit.config import LARGE_FIT_ITEMS, LARGE_SCAN_ITEMS, MAX_FIT_ITEMS, \
-    ScoringOptions, adapted, large_scan
+    VERY_LARGE_FIT_ITEMS, VERY_LARGE_SCAN_ITEMS, ScoringOptions, adapted, large_scan
 from cuelens.audit.scan import ScanConfig, run_word_audit, settled
 from scan_helpers import nli_dataset, planted_nli
 
@@ -20,15 +20,22 @@ def test_only_a_large_runs_cap_is_lowered():
     assert adapted(default, LARGE_SCAN_ITEMS) == replace(default, max_fit_items=20_000,
                                                          sgd_large=20_000)
     assert LARGE_FIT_ITEMS == 20_000 < MAX_FIT_ITEMS and not large_scan(49_999)
-    for cap in (0, 5_000, 20_000):  # no cap, or one already at or below it: kept
+    assert adapted(default, VERY_LARGE_SCAN_ITEMS - 1) == adapted(default, LARGE_SCAN_ITEMS)
+    assert adapted(default, VERY_LARGE_SCAN_ITEMS) == adapted(default, 10**6) == replace(
+        default, max_fit_items=10_000, sgd_large=10_000)
+    assert VERY_LARGE_FIT_ITEMS == 10_000 and VERY_LARGE_SCAN_ITEMS == 100_000
+    for cap in (0, 5_000, 10_000):  # no cap, or one already at or below it: kept
         options = ScoringOptions(max_fit_items=cap)
         assert adapted(options, 10**6) == options
+    options = ScoringOptions(max_fit_items=20_000)
+    assert adapted(options, LARGE_SCAN_ITEMS) == options
 
 
 def test_sgd_runs_the_large_budget_from_a_large_scans_cap():
     assert sgd_epochs(20_000) == 15  # 3·10⁵ samples below the default threshold
     assert sgd_epochs(20_000, large=20_000) == 5  # 10⁵ samples on the lowered cap
     assert sgd_epochs(55_000, large=20_000) == sgd_epochs(55_000) == 2
+    assert sgd_epochs(10_000, large=10_000) == 10  # 10⁵ samples on the very large cap
 
 
 def test_reseeding_stops_when_the_spread_is_a_tenth_of_the_half_width():

@@ -219,7 +219,16 @@ class Standardised:
     def fit(cls, view: CueView, d: int) -> "Standardised":
         features = positional_features(view, d)
         scaler = StandardScaler().fit(features)
-        return cls(scaler, scaler.transform(features))
+        return cls(scaler, standardise(scaler, features))
+
+
+def standardise(scaler: StandardScaler, features: np.ndarray) -> np.ndarray:
+    """``scaler.transform(features)`` of the positional features (float32, finite, dense):
+    the same two in-place steps on a copy, without the input validation, which cost a third of
+    the transform on every fold's evaluated items."""
+    out = features - scaler.mean_.astype(features.dtype)
+    out /= scaler.scale_.astype(features.dtype)
+    return out
 
 
 SGD_SAMPLES = 300_000
@@ -308,7 +317,7 @@ def decisions(models: dict, tokens: TokenView, table: np.ndarray) -> dict:
         if id(model.scaler) not in standardised:
             if model.d not in features:
                 features[model.d] = tokens.positional_features(table, model.d)
-            standardised[id(model.scaler)] = model.scaler.transform(features[model.d])
+            standardised[id(model.scaler)] = standardise(model.scaler, features[model.d])
         out[key] = model.decision_standardised(standardised[id(model.scaler)])
     return out
 

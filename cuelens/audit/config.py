@@ -16,9 +16,12 @@ from cuelens.errors import UserError
 # portion of the fidelity datasets (CommonsenseQA train → dev: 53,595 instances), docs/word-cues.md
 MAX_FIT_ITEMS = 55_000
 # Large scans (docs/methods.md §3, "Large scans"): a run that evaluates at least LARGE_SCAN_ITEMS
-# items trains its linear models on at most LARGE_FIT_ITEMS instances, SGD with the large budget
+# items trains its linear models on at most LARGE_FIT_ITEMS instances, SGD with the large budget;
+# one that evaluates at least VERY_LARGE_SCAN_ITEMS on at most VERY_LARGE_FIT_ITEMS
 LARGE_SCAN_ITEMS = 50_000
 LARGE_FIT_ITEMS = 20_000
+VERY_LARGE_SCAN_ITEMS = 100_000
+VERY_LARGE_FIT_ITEMS = 10_000
 
 
 @dataclass
@@ -40,14 +43,23 @@ def large_scan(n_evaluated: int) -> bool:
     return n_evaluated >= LARGE_SCAN_ITEMS
 
 
+def large_fit_items(n_evaluated: int) -> int | None:
+    """The training cap of a run evaluating ``n_evaluated`` items (docs/methods.md §3, "Large
+    scans"): :data:`VERY_LARGE_FIT_ITEMS` from :data:`VERY_LARGE_SCAN_ITEMS` on,
+    :data:`LARGE_FIT_ITEMS` from :data:`LARGE_SCAN_ITEMS` on, None below."""
+    if n_evaluated >= VERY_LARGE_SCAN_ITEMS:
+        return VERY_LARGE_FIT_ITEMS
+    return LARGE_FIT_ITEMS if large_scan(n_evaluated) else None
+
+
 def adapted(options: ScoringOptions, n_evaluated: int) -> ScoringOptions:
     """The options a run evaluating ``n_evaluated`` items fits with: a large run's training cap
-    lowered to :data:`LARGE_FIT_ITEMS` (an uncapped ``0`` and a lower cap stay), its SGD
+    lowered to :func:`large_fit_items` (an uncapped ``0`` and a lower cap stay), its SGD
     running the large budget from that cap on (docs/methods.md §3, "Large scans")."""
-    cap = options.max_fit_items
-    if not large_scan(n_evaluated) or not 0 < LARGE_FIT_ITEMS < cap:
+    cap, lowered = options.max_fit_items, large_fit_items(n_evaluated)
+    if lowered is None or not 0 < lowered < cap:
         return options
-    return replace(options, max_fit_items=LARGE_FIT_ITEMS, sgd_large=LARGE_FIT_ITEMS)
+    return replace(options, max_fit_items=lowered, sgd_large=lowered)
 
 
 @dataclass
