@@ -192,26 +192,31 @@ def scan(
 
 #: The in-memory scan's stages (the first word of the library's stage names) → the share of
 #: the bar each fills, in the order they run; the ICQ features (``features: parse <split>``,
-#: ``features: score``) take the rest when they are audited.
-WORD_STAGES = {"leakage": 0.6, "easy_hard": 0.3, "hygiene": 0.1}
+#: ``features: score``) take the rest when they are audited. Other stages (``bias items``)
+#: leave the bar where it is.
+WORD_STAGES = {"tokenise": 0.05, "leakage": 0.55, "easy_hard": 0.3, "hygiene": 0.1}
 FEATURES_SHARE = 0.6  # of the whole bar: parsing dominates a default scan
 
 
 def staged_progress(progress: Callable[[str, float], None],
                     with_features: bool) -> Callable[[str, float], None]:
     """The bar's completion from the library's per-stage fractions: each stage fills its own
-    span (:data:`WORD_STAGES`, then the features), so the bar never runs back to 0 at a new
-    stage; the description names the stage (and the split being parsed)."""
+    span (:data:`WORD_STAGES`, then the features), so the bar never runs back at a new stage
+    (nor jumps ahead: a stage without a span keeps the bar where it is); the description names
+    the stage (and the split being parsed)."""
     scale = 1.0 - FEATURES_SHARE if with_features else 1.0
     spans, start = {}, 0.0
     for name, share in WORD_STAGES.items():
         spans[name] = (start, share * scale)
         start += share * scale
     spans["features:"] = (start, 1.0 - start)
+    reached = [0.0]
 
     def update(stage: str, fraction: float) -> None:
-        low, width = spans.get(stage.split(" ", 1)[0], (0.0, 1.0))
-        progress(stage, low + width * fraction)
+        span = spans.get(stage.split(" ", 1)[0])
+        if span is not None:
+            reached[0] = max(reached[0], span[0] + span[1] * fraction)
+        progress(stage, reached[0])
     return update
 
 
