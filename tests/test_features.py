@@ -32,13 +32,19 @@ def test_word_is_distinct_lowercased_tokens():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("A man is not sleeping.", True),          # dependency label neg
+    ("A man is not sleeping.", True),
     ("He didn't go home.", True),              # n't
+    ("He didn’t go home.", True),              # typographic apostrophe
+    ("men dont like their lunch", True),       # spaCy cuts "dont" into do + nt
+    ("She wont have to walk.", True),          # … and "wont" into wo + nt
+    ("I cannot say.", True),
     ("Nobody is outside.", True),              # lexicon: pronoun
     ("The dog runs without a leash.", True),   # lexicon: preposition
     ("There is no cat.", True),                # lexicon: determiner
     ("A man is sleeping.", False),
     ("Nothingness is a noun.", False),         # whole words only
+    ("A nut is not a knot; notes, nuts.", True),
+    ("Notes and knots and a nut.", False),
 ])
 def test_negation(text, expected):
     assert values("negation", [text]) == [{"present"} if expected else set()]
@@ -100,14 +106,32 @@ def test_is_typo_edit_distance():
 
 def test_duplicates_are_parsed_once(monkeypatch):
     seen: list[str] = []
-    feature = FEATURES["negation"]
+    feature = FEATURES["typo"]
     original = type(feature).values
     monkeypatch.setattr(type(feature), "values", lambda self, doc: seen.append(doc.text) or
                         original(self, doc))
-    texts = ["No dogs here.", "A cat.", "No dogs here.", "A cat.", "No dogs here."]
-    ann = annotate([feature], texts)["negation"]
-    assert sorted(seen) == ["A cat.", "No dogs here."]
+    texts = ["A dgo here.", "A cat.", "A dgo here.", "A cat.", "A dgo here."]
+    ann = annotate([feature], texts)["typo"]
+    assert sorted(seen) == ["A cat.", "A dgo here."]
     assert ann.matrix.toarray().ravel().tolist() == [True, False, True, False, True]
+
+
+def test_negation_words_are_those_of_spacys_tokens():
+    """The English lexicon on the ``unicode`` segmenter's words marks the texts the lexicon
+    marks on spaCy's tokens: every tokenizer exception of spaCy's English (the apostrophe-less
+    contractions it cuts into a word and "nt") gives the same value both ways."""
+    from spacy.lang.en import English
+    from spacy.symbols import ORTH
+
+    from cuelens.audit.features.negation import NEGATION_WORDS
+
+    rules = English().tokenizer.rules
+    spacy_negates = {text: any(piece.get(ORTH, piece.get("ORTH", "")).lower()
+                               .replace("\u2019", "'") in NEGATION_WORDS for piece in pieces)
+                     for text, pieces in rules.items()}
+    ours = dict(zip(rules, (bool(v) for v in values("negation", list(rules)))))
+    assert ours == spacy_negates
+    assert sum(spacy_negates.values()) > 100  # n't forms, apostrophe-less ones, cannot …
 
 
 def test_annotations_stack_and_reindex():

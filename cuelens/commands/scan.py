@@ -93,8 +93,9 @@ def scan(
     subset_field: SubsetFieldOpt = None,
     features: Annotated[Optional[str], typer.Option(
         "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
-        "sentiment, overlap, ner, typo; 'all' or 'none' (default: all; none with --stats "
-        "streaming).")] = None,
+        "sentiment, overlap, ner, typo; 'all' or 'none' (default: word, negation, tense, "
+        "sentiment; none with --stats streaming; overlap, ner and typo cost several times more "
+        "and run when named or with 'all').")] = None,
     cache_dir: CacheDirOpt = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="local: stream the input into compact columns; memory: read whole "
@@ -128,6 +129,7 @@ def scan(
     Example: audit scan reward-bench.jsonl --subset-field subset (preference pairs: chosen/rejected
     or response_a/response_b/winner records are detected; docs/preference.md)
     """
+    from cuelens.audit.features import DEFAULT_FEATURES
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
@@ -140,7 +142,8 @@ def scan(
     started = time.time()
     mode = scan_mode(data, train, test=test, stats=stats, engine=engine, hf=hf,
                      subset_field=subset_field)
-    feature_names = parse_feature_option(features or ("none" if stats == "streaming" else "all"))
+    feature_names = parse_feature_option(features or ("none" if stats == "streaming" else
+                                                       ",".join(DEFAULT_FEATURES)))
     config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
