@@ -192,3 +192,20 @@ def test_one_load_per_run_gives_the_values_of_the_full_pipeline(shared_data):
                                                             expected.vocab)))
         assert (got.matrix != expected.reindex(got.vocab).matrix).nnz == 0, feature.name
         assert got.matrix.nnz > 0, feature.name  # each feature fires on some of these pairs
+
+
+@pytest.mark.parametrize("cpus, load, texts, expected", [
+    (2, 1.0, 10_000, 2),    # a quiet 2-core machine running this scan: both cores
+    (2, 10.0, 10_000, 1),   # a busy one: workers would only add CPU time
+    (8, 6.5, 10_000, 2),    # 8 - 5.5 idle cores
+    (8, 0.2, 10_000, 4),    # at most 4
+    (8, 0.2, 3_999, 1),     # too few texts to start workers
+])
+def test_worker_processes_only_on_idle_cpus(monkeypatch, cpus, load, texts, expected):
+    import os
+
+    from cuelens.audit.features.annotate import default_n_process
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert default_n_process(texts) == expected
