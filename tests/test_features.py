@@ -192,6 +192,12 @@ def test_one_load_per_run_gives_the_values_of_the_full_pipeline(shared_data):
                                                             expected.vocab)))
         assert (got.matrix != expected.reindex(got.vocab).matrix).nnz == 0, feature.name
         assert got.matrix.nnz > 0, feature.name  # each feature fires on some of these pairs
+    # NEGATION's words give the values of the parse-based detector it replaced
+    from cuelens.audit.features.negation import NEGATION_WORDS
+
+    parsed = [{"present"} if any(t.dep_ == "neg" or t.lower_.replace("\u2019", "'") in
+                                 NEGATION_WORDS for t in docs[text]) else set() for text in texts]
+    assert values("negation", texts) == parsed and {"present"} in parsed
 
 
 @pytest.mark.parametrize("cpus, load, texts, expected", [
