@@ -84,7 +84,8 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
          skip_bad: bool = False, **options: Any) -> ScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
     (docs/methods.md §2–5); the same results, modes and errors as ``audit scan``; the arguments:
-    docs/api.md. ``features``: ``"all"``, ``"none"``/``[]`` or feature names; ``options``: the
+    docs/api.md. ``features``: ``"all"``, ``"none"``/``[]`` or feature names (``None``: the
+    default set, :data:`~cuelens.audit.features.DEFAULT_FEATURES`); ``options``: the
     fields of :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …)
     and the field overrides ``premise_field``, ``hypothesis_field``, ``label_field``,
     ``choices_field``, ``group_field`` (as ``audit scan --premise-field`` …).
@@ -99,6 +100,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     >>> result.leakage.columns.tolist()
     ['metric', 'aggregator', 'accuracy', 'D']
     """
+    from cuelens.audit.features import DEFAULT_FEATURES
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.preference_scan import scan_preferences
@@ -108,7 +110,8 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     if isinstance(features, str):
         names = parse_feature_option(features)
     else:
-        names = None if features is None else parse_feature_option(",".join(features) or "none")
+        names = list(DEFAULT_FEATURES) if features is None else \
+            parse_feature_option(",".join(features) or "none")
     config, fields = split_options(options)
     mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
     if mode.streaming:

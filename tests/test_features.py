@@ -32,13 +32,19 @@ def test_word_is_distinct_lowercased_tokens():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("A man is not sleeping.", True),          # dependency label neg
+    ("A man is not sleeping.", True),
     ("He didn't go home.", True),              # n't
+    ("He didn’t go home.", True),              # typographic apostrophe
+    ("men dont like their lunch", True),       # spaCy cuts "dont" into do + nt
+    ("She wont have to walk.", True),          # … and "wont" into wo + nt
+    ("I cannot say.", True),
     ("Nobody is outside.", True),              # lexicon: pronoun
     ("The dog runs without a leash.", True),   # lexicon: preposition
     ("There is no cat.", True),                # lexicon: determiner
     ("A man is sleeping.", False),
     ("Nothingness is a noun.", False),         # whole words only
+    ("A nut is not a knot; notes, nuts.", True),
+    ("Notes and knots and a nut.", False),
 ])
 def test_negation(text, expected):
     assert values("negation", [text]) == [{"present"} if expected else set()]
@@ -100,14 +106,32 @@ def test_is_typo_edit_distance():
 
 def test_duplicates_are_parsed_once(monkeypatch):
     seen: list[str] = []
-    feature = FEATURES["negation"]
+    feature = FEATURES["typo"]
     original = type(feature).values
     monkeypatch.setattr(type(feature), "values", lambda self, doc: seen.append(doc.text) or
                         original(self, doc))
-    texts = ["No dogs here.", "A cat.", "No dogs here.", "A cat.", "No dogs here."]
-    ann = annotate([feature], texts)["negation"]
-    assert sorted(seen) == ["A cat.", "No dogs here."]
+    texts = ["A dgo here.", "A cat.", "A dgo here.", "A cat.", "A dgo here."]
+    ann = annotate([feature], texts)["typo"]
+    assert sorted(seen) == ["A cat.", "A dgo here."]
     assert ann.matrix.toarray().ravel().tolist() == [True, False, True, False, True]
+
+
+def test_negation_words_are_those_of_spacys_tokens():
+    """The English lexicon on the ``unicode`` segmenter's words marks the texts the lexicon
+    marks on spaCy's tokens: every tokenizer exception of spaCy's English (the apostrophe-less
+    contractions it cuts into a word and "nt") gives the same value both ways."""
+    from spacy.lang.en import English
+    from spacy.symbols import ORTH
+
+    from cuelens.audit.features.negation import NEGATION_WORDS
+
+    rules = English().tokenizer.rules
+    spacy_negates = {text: any(piece.get(ORTH, piece.get("ORTH", "")).lower()
+                               .replace("\u2019", "'") in NEGATION_WORDS for piece in pieces)
+                     for text, pieces in rules.items()}
+    ours = dict(zip(rules, (bool(v) for v in values("negation", list(rules)))))
+    assert ours == spacy_negates
+    assert sum(spacy_negates.values()) > 100  # n't forms, apostrophe-less ones, cannot …
 
 
 def test_annotations_stack_and_reindex():
@@ -168,3 +192,26 @@ def test_one_load_per_run_gives_the_values_of_the_full_pipeline(shared_data):
                                                             expected.vocab)))
         assert (got.matrix != expected.reindex(got.vocab).matrix).nnz == 0, feature.name
         assert got.matrix.nnz > 0, feature.name  # each feature fires on some of these pairs
+    # NEGATION's words give the values of the parse-based detector it replaced
+    from cuelens.audit.features.negation import NEGATION_WORDS
+
+    parsed = [{"present"} if any(t.dep_ == "neg" or t.lower_.replace("\u2019", "'") in
+                                 NEGATION_WORDS for t in docs[text]) else set() for text in texts]
+    assert values("negation", texts) == parsed and {"present"} in parsed
+
+
+@pytest.mark.parametrize("cpus, load, texts, expected", [
+    (2, 1.0, 10_000, 2),    # a quiet 2-core machine running this scan: both cores
+    (2, 10.0, 10_000, 1),   # a busy one: workers would only add CPU time
+    (8, 6.5, 10_000, 2),    # 8 - 5.5 idle cores
+    (8, 0.2, 10_000, 4),    # at most 4
+    (8, 0.2, 3_999, 1),     # too few texts to start workers
+])
+def test_worker_processes_only_on_idle_cpus(monkeypatch, cpus, load, texts, expected):
+    import os
+
+    from cuelens.audit.features.annotate import default_n_process
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert default_n_process(texts) == expected

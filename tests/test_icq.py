@@ -162,13 +162,13 @@ def test_cross_validation_matches_brute_force(tmp_path):
     assert row.train_support == row.test_support == int(negated.sum())
 
 
-def test_word_only_never_loads_spacy(planted, monkeypatch):
+def test_word_negation_sentiment_never_load_spacy(planted, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("spaCy loaded for a word-only audit")
 
     monkeypatch.setattr("cuelens.models.spacy_pipeline.load_spacy", refuse)
-    rows = run_feature_audit(planted, ["word", "sentiment"])["features"]
-    assert rows and {r.feature for r in rows} == {"WORD"}
+    rows = run_feature_audit(planted, ["word", "sentiment", "negation"])["features"]
+    assert {r.feature for r in rows} == {"WORD", "NEGATION"}
 
 
 def test_disk_cache_serves_a_warm_run_and_is_safe_to_delete(planted, tmp_path, monkeypatch):
@@ -176,7 +176,7 @@ def test_disk_cache_serves_a_warm_run_and_is_safe_to_delete(planted, tmp_path, m
     cold = run_feature_audit(planted, cache_dir=cache)
     shards = list(cache.rglob("*.npz"))
     assert shards and {p.parent.name.split("-v")[0] for p in shards} == \
-        {"negation", "tense", "overlap", "ner", "typo"}
+        {"tense", "overlap", "ner", "typo"}  # the parsed ones (NEGATION reads the words)
     for shard in shards:  # plain arrays, no pickle
         with np.load(shard, allow_pickle=False) as data:
             assert set(data.files) == {"keys", "indptr", "indices", "vocab_bytes", "vocab_offsets"}
@@ -212,7 +212,7 @@ def test_cache_compacts_shards(tmp_path):
 
 def test_progress_names_each_split_and_never_runs_back(planted):
     stages = []
-    run_feature_audit(planted, ["negation"], progress=lambda s, f: stages.append((s, f)))
+    run_feature_audit(planted, ["tense"], progress=lambda s, f: stages.append((s, f)))
     assert stages[-1] == ("score", 1.0)
     parse = [(s, f) for s, f in stages if s.startswith("parse")]
     train, test = planted.train.name, planted.test.name

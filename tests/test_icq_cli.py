@@ -27,18 +27,18 @@ def test_scan_features_option(tmp_path):
     train, test = write(tmp_path / "train.jsonl", plan), write(tmp_path / "test.jsonl", plan)
     cache = tmp_path / "cache"
     result = CliRunner().invoke(app, ["scan", "--train", train, "--test", test, "--out",
-                                      str(tmp_path / "out"), "--features", "negation,word",
-                                      "--cache-dir", str(cache), "--iterations", "1",
-                                      "--min-count", "1"])
+                                      str(tmp_path / "out"), "--cache-dir", str(cache),
+                                      "--iterations", "1", "--min-count", "1"])
     assert result.exit_code == 0, result.output
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert list(results)[-4:] == ["features", "features_config", "lengths", "next_steps"]
-    assert results["features_config"] == {"features": ["word", "negation"], "min_support": 10,
-                                          "cv_folds_used": False}
-    top = results["features"][0]
+    assert results["features_config"] == {  # the default set
+        "features": ["word", "negation", "tense", "sentiment"], "min_support": 10,
+        "cv_folds_used": False}
+    top = results["features"][0]  # NEGATION=present ties WORD=not, and sorts first
     assert (top["feature"], top["train_support"], top["train_dist"]["contradiction"]) == \
         ("NEGATION", 20, 0.8)
-    assert list(cache.rglob("*.npz"))
+    assert [p.parent.name for p in cache.rglob("*.npz")] == ["tense-v1-tok2vec+tagger+parser"]
 
     none = CliRunner().invoke(app, ["scan", "--train", train, "--test", test, "--out",
                                     str(tmp_path / "none"), "--features", "none",

@@ -78,7 +78,8 @@ def test_inferred_split_role_is_said_and_named_in_advice(tmp_path, stats):
 def test_scan_progress_fills_one_bar_in_stage_order():
     from cuelens.commands.scan import staged_progress
 
-    calls = ([("leakage", f / 4) for f in range(5)] + [("easy_hard", f / 2) for f in range(3)]
+    calls = ([("tokenise", 0.0), ("tokenise", 1.0)] + [("leakage", f / 4) for f in range(5)]
+             + [("easy_hard", f / 2) for f in range(3)]
              + [("hygiene", 1.0), ("features: parse dev", 0.0), ("features: parse dev", 0.5),
                 ("features: parse test", 0.5), ("features: parse test", 1.0),
                 ("features: score", 1.0)])
@@ -93,6 +94,8 @@ def test_scan_progress_fills_one_bar_in_stage_order():
     assert seen[-3][1] == pytest.approx(0.7)  # … and the parse of both splits the rest
     seen.clear()
     update = staged_progress(lambda stage, done: seen.append((stage, done)), False)
-    for stage, fraction in calls[:9]:
+    for stage, fraction in calls[:11] + [("bias items", 1.0)]:
         update(stage, fraction)
-    assert seen[-1] == ("hygiene", pytest.approx(1.0))  # --features none: the word stages fill it
+    assert seen[1] == ("tokenise", pytest.approx(0.05))  # not the whole bar (it ran back to 0)
+    assert seen[-2] == ("hygiene", pytest.approx(1.0))  # --features none: the word stages fill it
+    assert seen[-1] == ("bias items", pytest.approx(1.0))  # a stage without a span: no jump

@@ -29,7 +29,8 @@ def demo(
     """
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
-    from cuelens.commands.scan import save_scan
+    from cuelens.audit.features import DEFAULT_FEATURES
+    from cuelens.commands.scan import save_scan, staged_progress
     from cuelens.reports.options import ReportOptions
     from cuelens.data import load_dataset
     from cuelens.data.synthetic import write_demo_data
@@ -43,7 +44,8 @@ def demo(
         dataset = load_dataset(str(directory))
         dataset.name = f"demo-{task}"
         with progress_bar(f"scanning {dataset.name}") as progress:
-            result = scan_dataset(dataset, ScanConfig(seed=seed), features=None,
-                                  progress=progress)
+            result = scan_dataset(dataset, ScanConfig(seed=seed),
+                                  features=list(DEFAULT_FEATURES),
+                                  progress=staged_progress(progress, True))
         save_scan(result, out / task, (None, ReportOptions()), 3)
     console.print(f"demo data in {out / 'data'}")

@@ -93,8 +93,9 @@ def scan(
     subset_field: SubsetFieldOpt = None,
     features: Annotated[Optional[str], typer.Option(
         "--features", help="ICQ feature cues to score, comma-separated: word, negation, tense, "
-        "sentiment, overlap, ner, typo; 'all' or 'none' (default: all; none with --stats "
-        "streaming).")] = None,
+        "sentiment, overlap, ner, typo; 'all' or 'none' (default: word, negation, tense, "
+        "sentiment; none with --stats streaming; overlap, ner and typo cost several times more "
+        "and run when named or with 'all').")] = None,
     cache_dir: CacheDirOpt = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="local: stream the input into compact columns; memory: read whole "
@@ -128,6 +129,7 @@ def scan(
     Example: audit scan reward-bench.jsonl --subset-field subset (preference pairs: chosen/rejected
     or response_a/response_b/winner records are detected; docs/preference.md)
     """
+    from cuelens.audit.features import DEFAULT_FEATURES
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
@@ -140,7 +142,8 @@ def scan(
     started = time.time()
     mode = scan_mode(data, train, test=test, stats=stats, engine=engine, hf=hf,
                      subset_field=subset_field)
-    feature_names = parse_feature_option(features or ("none" if stats == "streaming" else "all"))
+    feature_names = parse_feature_option(features or ("none" if stats == "streaming" else
+                                                       ",".join(DEFAULT_FEATURES)))
     config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
@@ -192,26 +195,31 @@ def scan(
 
 #: The in-memory scan's stages (the first word of the library's stage names) → the share of
 #: the bar each fills, in the order they run; the ICQ features (``features: parse <split>``,
-#: ``features: score``) take the rest when they are audited.
-WORD_STAGES = {"leakage": 0.6, "easy_hard": 0.3, "hygiene": 0.1}
+#: ``features: score``) take the rest when they are audited. Other stages (``bias items``)
+#: leave the bar where it is.
+WORD_STAGES = {"tokenise": 0.05, "leakage": 0.55, "easy_hard": 0.3, "hygiene": 0.1}
 FEATURES_SHARE = 0.6  # of the whole bar: parsing dominates a default scan
 
 
 def staged_progress(progress: Callable[[str, float], None],
                     with_features: bool) -> Callable[[str, float], None]:
     """The bar's completion from the library's per-stage fractions: each stage fills its own
-    span (:data:`WORD_STAGES`, then the features), so the bar never runs back to 0 at a new
-    stage; the description names the stage (and the split being parsed)."""
+    span (:data:`WORD_STAGES`, then the features), so the bar never runs back at a new stage
+    (nor jumps ahead: a stage without a span keeps the bar where it is); the description names
+    the stage (and the split being parsed)."""
     scale = 1.0 - FEATURES_SHARE if with_features else 1.0
     spans, start = {}, 0.0
     for name, share in WORD_STAGES.items():
         spans[name] = (start, share * scale)
         start += share * scale
     spans["features:"] = (start, 1.0 - start)
+    reached = [0.0]
 
     def update(stage: str, fraction: float) -> None:
-        low, width = spans.get(stage.split(" ", 1)[0], (0.0, 1.0))
-        progress(stage, low + width * fraction)
+        span = spans.get(stage.split(" ", 1)[0])
+        if span is not None:
+            reached[0] = max(reached[0], span[0] + span[1] * fraction)
+        progress(stage, reached[0])
     return update
 
 

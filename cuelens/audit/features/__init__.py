@@ -6,6 +6,7 @@ negation, tense, sentiment, overlap, ner, typo. spaCy is imported only when a
 """
 
 from cuelens.audit.features.base import Annotations, DocFeature, Feature, TextFeature
-from cuelens.audit.features.registry import FEATURES, get_features
+from cuelens.audit.features.registry import DEFAULT_FEATURES, FEATURES, get_features
 
-__all__ = ["FEATURES", "Annotations", "DocFeature", "Feature", "TextFeature", "get_features"]
+__all__ = ["DEFAULT_FEATURES", "FEATURES", "Annotations", "DocFeature", "Feature", "TextFeature",
+           "get_features"]

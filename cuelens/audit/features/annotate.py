@@ -44,11 +44,16 @@ def pipeline_name() -> str:
 
 
 def default_n_process(n_texts: int) -> int:
-    """Worker processes for parsing ``n_texts`` texts (1 below :data:`MULTIPROCESS_MIN_TEXTS`)."""
+    """Worker processes for parsing ``n_texts`` texts: 1 below :data:`MULTIPROCESS_MIN_TEXTS`,
+    else the usable CPUs left idle (their count less the 1-minute load average, this process
+    not counted), 1 to 4. Workers cost about a fifth more CPU time than one process; on a busy
+    machine they save no time (docs/icq-features.md, "Speed")."""
     if n_texts < MULTIPROCESS_MIN_TEXTS:
         return 1
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(4, cpus or 1))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    idle = (cpus or 1) - max(load - 1.0, 0.0)
+    return max(1, min(4, int(idle)))
 
 
 def annotate(features: list[Feature], texts: list[str], premises: list[str] | None = None,

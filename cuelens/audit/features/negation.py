@@ -1,6 +1,10 @@
-"""NEGATION (docs/methods.md §5): the dependency label ``neg`` or a word of :data:`NEGATION_WORDS`
-(the negative determiners, pronouns and prepositions the parser does not label), matched on the
-lower-cased token with typographic apostrophes read as ASCII ones.
+"""NEGATION (docs/methods.md §5): a negating word among the text's words.
+
+English: a word of :data:`NEGATION_WORDS` or :data:`NEGATION_CONTRACTIONS` among the words of the
+``unicode`` segmenter (lower-cased, typographic apostrophes read as ASCII ones, contractions cut
+as spaCy cuts them: "didn't" → "did", "n't"), whatever segmenter the scan uses; no parse. On the
+real datasets these are the values of the earlier detector on spaCy's parse (the dependency
+label ``neg`` or a lexicon word among spaCy's tokens), docs/icq-features.md ("Detectors").
 
 Chinese and Japanese text (no English parse): a word of :data:`NEGATION_LEXICONS`, or two
 adjacent words that together are one (fugashi cuts ません into ませ + ん), among the words of the
@@ -8,25 +12,31 @@ scan's segmenter (docs/languages.md)."""
 
 from __future__ import annotations
 
-from cuelens.audit.features.base import PRESENT, DocFeature, Feature, TextFeature
+from cuelens.audit.features.base import PRESENT, Feature, TextFeature
+from cuelens.audit.segmenters import get_segmenter
 from cuelens.audit.tokenize import word_tokens
 
 NEGATION_WORDS = frozenset({
     "no", "not", "n't", "nt", "never", "nothing", "nobody", "none", "neither", "nor", "without",
     "nowhere", "noone", "cannot",
 })
+#: Contractions written without an apostrophe that spaCy's tokenizer exceptions cut into a word
+#: and "nt" (or "not" + "ve"): "dont" → "do", "nt"; the ``unicode`` segmenter keeps them whole.
+NEGATION_CONTRACTIONS = frozenset("""
+    aint arent cant cantve couldnt couldntve darent didnt didntve doesnt doesntve dont dontve
+    hadnt hadntve hasnt havent isnt maynt mayntve mightnt mightntve mustnt mustntve neednt
+    needntve notve oughtnt oughtntve shant shantve shouldnt shouldntve wasnt werent wont wontve
+    wouldnt wouldntve""".split())
 
 
-class Negation(DocFeature):
+class Negation(TextFeature):
     name = "negation"
     label = "NEGATION"
-    components = ("tok2vec", "parser")
+    lexicon = NEGATION_WORDS | NEGATION_CONTRACTIONS
 
-    def values(self, doc) -> tuple[str, ...]:
-        for token in doc:
-            if token.dep_ == "neg" or token.lower_.replace("\u2019", "'") in NEGATION_WORDS:
-                return PRESENT
-        return ()
+    def values(self, text: str) -> tuple[str, ...]:
+        words = get_segmenter("unicode").words(text)
+        return PRESENT if any(word in self.lexicon for word in words) else ()
 
     def for_language(self, language: str) -> Feature | None:
         if language in NEGATION_LEXICONS:

@@ -17,6 +17,10 @@ from cuelens.registry import Registry
 #: name → detector instance, in docs/methods.md §5 order.
 FEATURES: Registry[Feature] = Registry("feature", [
     (cls.name, cls()) for cls in (Word, Negation, Tense, Sentiment, Overlap, Ner, Typo)])
+#: The features of a scan that names none (docs/icq-features.md, "The default set"): those that
+#: parse with at most spaCy's tagger and parser; OVERLAP, NER and TYPO (a parse of every premise,
+#: the recogniser, the dictionary search) run when named or with ``all``.
+DEFAULT_FEATURES = ("word", "negation", "tense", "sentiment")
 
 
 def get_features(names: list[str] | None = None, language: str = "en") -> list[Feature]:
