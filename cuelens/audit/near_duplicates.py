@@ -12,14 +12,15 @@ import numpy as np
 from scipy import sparse
 
 from cuelens.audit.hygiene_keys import ItemKeys
-from cuelens.audit.text_keys import GOLDEN, mix64, text_key
+from cuelens.audit.text_keys import GOLDEN, as_keys, mix64, text_key
+from cuelens.audit.tokenize import batches
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
 FN_WEIGHT = 100  # weight of the false-negative integral in lsh_bands: b = 12 bands of r = 5 rows
 NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
 PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
-CHUNK_WORDS = 1 << 16  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes
+CHUNK_WORDS = 1 << 13  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes (4 MiB)
 
 
 @cache
@@ -134,22 +135,25 @@ class ShingleSets:
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> ShingleSets:
-        """The shingle hashes of ``texts``, hashed about :data:`CHUNK_WORDS` words at a time."""
+        """The shingle hashes of ``texts`` (their words: the space-separated pieces), a batch
+        of texts at a time, split and numbered by Arrow, each distinct word hashed once."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         words, hashes, counts = _WordKeys(), [], []
-        keys, lengths = bytearray(), []
-        for text in texts:
-            split = text.split()
-            keys += b"".join([words[w] for w in split])
-            lengths.append(len(split))
-            if len(keys) >= 8 * CHUNK_WORDS:
-                chunk, n = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64), np.array(lengths))
-                hashes.append(chunk)
-                counts.append(n)
-                keys, lengths = bytearray(), []
-        chunk, n = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64),
-                                   np.array(lengths, dtype=np.int64))
-        counts.append(n)
-        return cls(np.concatenate([*hashes, chunk]), np.r_[0, np.cumsum(np.concatenate(counts))])
+        for batch in batches(texts):
+            split = pc.split_pattern(pa.array(batch, pa.large_string()), " ")
+            flat = pc.list_flatten(split)
+            nonempty = pc.binary_length(flat).to_numpy() > 0  # "" and runs of spaces: no word
+            encoded = pc.dictionary_encode(flat)
+            keys = as_keys(b"".join([words[w] for w in encoded.dictionary.to_pylist()]))
+            owner = pc.list_parent_indices(split).to_numpy()[nonempty]
+            chunk, n = _shingle_hashes(keys[encoded.indices.to_numpy()[nonempty]],
+                                       np.bincount(owner, minlength=len(batch)))
+            hashes.append(chunk)
+            counts.append(n)
+        return cls(np.concatenate([*hashes, np.zeros(0, dtype=np.uint64)]),
+                   np.r_[0, np.cumsum(np.concatenate([*counts, np.zeros(0, dtype=np.int64)]))])
 
     def take(self, rows: np.ndarray) -> ShingleSets:
         """The rows ``rows`` only, in that order."""
