@@ -61,13 +61,18 @@ def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray,
     return mix64(values[keep]), np.maximum(lengths - 1, lengths > 0)
 
 
-def _band_runs(queries: np.ndarray, table: np.ndarray,
-               same: bool) -> Iterator[tuple[np.ndarray, ...]]:
-    """For each band of the band keys ``queries`` and ``table``: the table's sort order, and for
-    each query the start and length of its run of equal keys in the sorted table (``searchsorted``;
-    when the queries are the table (``same``), read off the sorted keys' runs)."""
-    for band in range(table.shape[1]):
-        order = np.argsort(table[:, band], kind="stable")
+def _band_orders(table: np.ndarray) -> list[np.ndarray]:
+    """Each band's sort order of the band keys ``table`` (rows × bands)."""
+    return [np.argsort(table[:, band], kind="stable") for band in range(table.shape[1])]
+
+
+def _band_runs(queries: np.ndarray, table: np.ndarray, same: bool,
+               orders: list[np.ndarray]) -> Iterator[tuple[np.ndarray, ...]]:
+    """For each band of the band keys ``queries`` and ``table`` (``orders``: the table's
+    :func:`_band_orders`): the table's sort order, and for each query the start and length of its
+    run of equal keys in the sorted table (``searchsorted``; when the queries are the table
+    (``same``), read off the sorted keys' runs)."""
+    for band, order in enumerate(orders):
         keys = table[order, band]
         if same:
             new = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
@@ -104,11 +109,12 @@ def _band_matches(queries: np.ndarray, table: np.ndarray, upper: bool = False) -
     (templated data) makes no candidate, and no part's matches are listed if another's are
     fewer."""
     same = queries is table
-    matches = [sum(int(count.sum()) for _, _, count in _band_runs(q, t, same))
-               for q, t in zip(queries, table)]
+    orders = [_band_orders(t) for t in table]
+    matches = [sum(int(count.sum()) for _, _, count in _band_runs(q, t, same, o))
+               for q, t, o in zip(queries, table, orders)]
     cheapest = int(np.argmin(matches))
-    pairs = _band_pairs(_band_runs(queries[cheapest], table[cheapest], same), table.shape[1],
-                        upper)
+    pairs = _band_pairs(_band_runs(queries[cheapest], table[cheapest], same, orders[cheapest]),
+                        table.shape[1], upper)
     for part, (q, t) in enumerate(zip(queries, table)):
         if part != cheapest and len(pairs):
             pairs = pairs[(q[pairs[:, 0]] == t[pairs[:, 1]]).any(axis=1)]
@@ -248,9 +254,8 @@ def _band_keys(signatures: np.ndarray) -> np.ndarray:
     """64-bit keys of the :func:`lsh_bands` bands of each signature (rows × bands)."""
     n_bands, width = lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT)
     bands = np.zeros((len(signatures), n_bands), dtype=np.uint64)
-    for band in range(n_bands):
-        for column in signatures[:, band * width:(band + 1) * width].T:
-            bands[:, band] = mix64(bands[:, band] * GOLDEN + column)
+    for column in range(width):  # every band's column at once
+        bands = mix64(bands * GOLDEN + signatures[:, column:n_bands * width:width])
     return bands
 
 
