@@ -4,13 +4,15 @@ Jaccard on random texts (docs/methods.md §11)."""
 
 from __future__ import annotations
 
+import sys
 from hashlib import blake2b
 from itertools import combinations
 
 import numpy as np
 
-from cuelens.audit.near_duplicates import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex,
-                                           ShingleSets, _band_matches, lsh_bands, permutations)
+from cuelens.audit.near_duplicates import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, OTHER_SPACE, PRIME,
+                                           NearIndex, ShingleSets, _band_matches, lsh_bands,
+                                           permutations)
 
 MASK = 2**64 - 1
 
@@ -67,7 +69,7 @@ def random_texts(n: int, vocabulary: int, lengths: tuple[int, int], seed: int) -
 def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(monkeypatch):
     import cuelens.audit.near_duplicates as near_duplicates
 
-    texts = random_texts(40, 50, (0, 30), seed=1) + [" a  b ", "x |  | y", "one", "", "a b", "b a"]
+    texts = random_texts(40, 50, (0, 30), seed=1) + [" a  b ", "x |  | y\tz\u3000w", "one", "", "a b", "b a"]
     monkeypatch.setattr(near_duplicates, "CHUNK_WORDS", 64)  # many chunks, items cross ends
     signatures = ShingleSets.of(texts).signatures(*permutations(7))
     assert signatures.dtype == np.uint32 and signatures.shape == (46, NUM_PERM)
@@ -83,6 +85,16 @@ def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(mon
     assert parted.bands.shape == (2, 46, 12)
     assert (parted.bands[0] == index.bands[0]).all()
     assert (parted.bands[1] == index.bands[0][::-1]).all()
+
+
+def test_words_of_a_shingle_set_are_those_of_str_split():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    other = pc.match_substring_regex(pa.array(chars), OTHER_SPACE).to_pylist()
+    assert {c for c, hit in zip(chars, other) if hit} == \
+        {c for c in chars if c.isspace() and c != " "}
 
 
 def test_bands_minimise_the_false_positive_plus_weighted_false_negative_integrals():

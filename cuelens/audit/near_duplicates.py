@@ -12,6 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from cuelens.audit.hygiene_keys import ItemKeys
+from cuelens.audit.segmenters import string_bytes
 from cuelens.audit.text_keys import GOLDEN, as_keys, mix64, text_key
 from cuelens.audit.tokenize import batches
 
@@ -20,6 +21,8 @@ NUM_PERM = 64
 FN_WEIGHT = 100  # weight of the false-negative integral in lsh_bands: b = 12 bands of r = 5 rows
 NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
 PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
+OTHER_SPACE = r"[\t-\r\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}" \
+    r"\x{205f}\x{3000}]"  # the characters other than " " that str.split() splits on (RE2)
 CHUNK_WORDS = 1 << 13  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes (4 MiB)
 
 
@@ -45,6 +48,13 @@ class _WordKeys(dict[str, bytes]):
     def __missing__(self, word: str) -> bytes:
         self[word] = digest = text_key(word)
         return digest
+
+
+def _printable_ascii(array) -> bool:
+    """Whether an Arrow ``large_string`` array holds printable ASCII alone (no :data:`OTHER_SPACE`
+    to look for)."""
+    data = string_bytes(array)[1]
+    return not len(data) or bool(data.min() >= 0x20 and data.max() < 0x80)
 
 
 def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,14 +151,17 @@ class ShingleSets:
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> ShingleSets:
-        """The shingle hashes of ``texts`` (their words: the space-separated pieces), a batch
-        of texts at a time, split and numbered by Arrow, each distinct word hashed once."""
+        """The shingle hashes of ``texts`` (their words: ``str.split()``'s), a batch of texts at
+        a time, split and numbered by Arrow, each distinct word hashed once."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         words, hashes, counts = _WordKeys(), [], []
         for batch in batches(texts):
-            split = pc.split_pattern(pa.array(batch, pa.large_string()), " ")
+            array = pa.array(batch, pa.large_string())
+            if not _printable_ascii(array):
+                array = pc.replace_substring_regex(array, OTHER_SPACE, " ")
+            split = pc.split_pattern(array, " ")
             flat = pc.list_flatten(split)
             nonempty = pc.binary_length(flat).to_numpy() > 0  # "" and runs of spaces: no word
             encoded = pc.dictionary_encode(flat)

@@ -205,15 +205,20 @@ def compiled_forms(texts: Sequence[str]):
     return pc.if_else(done, forms, None), done
 
 
+def string_bytes(array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (from 0) and UTF-8 bytes of an Arrow ``large_string`` array, as numpy views."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset:][:len(array) + 1]
+    data = np.frombuffer(array.buffers()[2] or b"", dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return offsets - offsets[0], data
+
+
 def _plain_forms(array):
     """Each text of an Arrow ``large_string`` array as its runs of ASCII letters and digits,
     lower-cased, joined by one space (the normal form of an ASCII text without an apostrophe;
     any other byte separates words), from one numpy pass over its bytes."""
     import pyarrow as pa
 
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset:][:len(array) + 1]
-    data = np.frombuffer(array.buffers()[2] or b"", dtype=np.uint8)[offsets[0]:offsets[-1]]
-    offsets = offsets - offsets[0]
+    offsets, data = string_bytes(array)
     word = _alnum(data)
     new_word = word.copy()
     new_word[1:] &= ~word[:-1]
