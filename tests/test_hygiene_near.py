@@ -4,13 +4,15 @@ Jaccard on random texts (docs/methods.md §11)."""
 
 from __future__ import annotations
 
+import sys
 from hashlib import blake2b
 from itertools import combinations
 
 import numpy as np
 
-from cuelens.audit.near_duplicates import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, PRIME, NearIndex,
-                                           ShingleSets, _band_matches, lsh_bands, permutations)
+from cuelens.audit.near_duplicates import (FN_WEIGHT, NEAR_THRESHOLD, NUM_PERM, OTHER_SPACE, PRIME,
+                                           NearIndex, ShingleSets, _band_matches, lsh_bands,
+                                           permutations)
 
 MASK = 2**64 - 1
 
@@ -27,13 +29,15 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
+def mix(x: int) -> int:
+    """The splitmix64 finaliser with Python integers."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+    return x ^ (x >> 31)
+
+
 def reference_signature(text: str, seed: int) -> list[int]:
     """MinHash of ``text`` with Python integers, from the definition in docs/methods.md §11."""
-    def mix(x: int) -> int:
-        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
-        return x ^ (x >> 31)
-
     key = lambda w: int.from_bytes(blake2b(w.encode(), digest_size=8).digest(), "little")  # noqa: E731
     words = [key(w) for w in text.split()]
     pairs = [(v * 0x9E3779B97F4A7C15 + w) & MASK for v, w in zip(words, words[1:])] or words
@@ -42,6 +46,18 @@ def reference_signature(text: str, seed: int) -> list[int]:
     a = rng.integers(1, PRIME, NUM_PERM, dtype=np.uint64).tolist()
     b = rng.integers(0, PRIME, NUM_PERM, dtype=np.uint64).tolist()
     return [min(((ai * x + bi) % PRIME for x in shingles), default=PRIME) for ai, bi in zip(a, b)]
+
+
+def reference_bands(signature: list[int]) -> list[int]:
+    """The 12 band keys of a signature with Python integers: each band's 5 values folded in
+    order, key ← mix(key · K + value) (docs/methods.md §11)."""
+    keys = []
+    for band in range(12):
+        key = 0
+        for value in signature[band * 5:(band + 1) * 5]:
+            key = mix((key * 0x9E3779B97F4A7C15 + value) & MASK)
+        keys.append(key)
+    return keys
 
 
 def random_texts(n: int, vocabulary: int, lengths: tuple[int, int], seed: int) -> list[str]:
@@ -53,21 +69,32 @@ def random_texts(n: int, vocabulary: int, lengths: tuple[int, int], seed: int) -
 def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(monkeypatch):
     import cuelens.audit.near_duplicates as near_duplicates
 
-    texts = random_texts(40, 50, (0, 30), seed=1) + ["one", "", "a b", "b a"]
+    texts = random_texts(40, 50, (0, 30), seed=1) + [" a  b ", "x |  | y\tz\u3000w", "one", "", "a b", "b a"]
     monkeypatch.setattr(near_duplicates, "CHUNK_WORDS", 64)  # many chunks, items cross ends
     signatures = ShingleSets.of(texts).signatures(*permutations(7))
-    assert signatures.dtype == np.uint32 and signatures.shape == (44, NUM_PERM)
+    assert signatures.dtype == np.uint32 and signatures.shape == (46, NUM_PERM)
     assert [list(row) for row in signatures] == [reference_signature(t, 7) for t in texts]
     assert (signatures[-3] == PRIME).all()  # no words
     assert (signatures[-2] != signatures[-1]).any()  # bigram order matters
     other = ShingleSets.of(texts).signatures(*permutations(8))
     assert (other != signatures).mean() > 0.9
     index, again = NearIndex([texts], seed=7), NearIndex([texts], seed=7)
-    assert index.bands.shape == (1, 44, 12) and (again.bands == index.bands).all()
+    assert index.bands.shape == (1, 46, 12) and (again.bands == index.bands).all()
+    assert index.bands[0].tolist() == [reference_bands(row) for row in signatures.tolist()]
     parted = NearIndex([texts, texts[::-1]], seed=7)
-    assert parted.bands.shape == (2, 44, 12)
+    assert parted.bands.shape == (2, 46, 12)
     assert (parted.bands[0] == index.bands[0]).all()
     assert (parted.bands[1] == index.bands[0][::-1]).all()
+
+
+def test_words_of_a_shingle_set_are_those_of_str_split():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    other = pc.match_substring_regex(pa.array(chars), OTHER_SPACE).to_pylist()
+    assert {c for c, hit in zip(chars, other) if hit} == \
+        {c for c in chars if c.isspace() and c != " "}
 
 
 def test_bands_minimise_the_false_positive_plus_weighted_false_negative_integrals():

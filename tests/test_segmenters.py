@@ -88,6 +88,21 @@ def test_compiled_forms_are_the_python_words():
 
 
 @pytest.mark.skipif(segmenters._arrow_compute() is None, reason="the compiled path needs pyarrow")
+def test_compiled_forms_without_apostrophes_are_the_python_words():
+    """The numpy byte pass: every ASCII text without an apostrophe is done (markers, NUL, tabs,
+    underscores and empty texts included), each text starting afresh at its first byte."""
+    rng = random.Random(2)
+    pieces = [*"abZ09_ -.,\x00\x01\x02\t\né", "Ab", "99", "", "  "]
+    texts = ["", "a", "A", " a", "a ", "_", "\x01b\x02", "ab", "cd", "", "e"] + \
+        ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(5_000)]
+    forms, done = compiled_forms(texts)
+    assert done.to_pylist() == [text.isascii() for text in texts]
+    assert [f for f in forms.to_pylist() if f is not None] == \
+        [" ".join(UNICODE.words(text)) for text in texts if text.isascii()]
+    assert forms.to_pylist()[:11] == ["", "a", "a", "a", "a", "", "b", "ab", "cd", "", "e"]
+
+
+@pytest.mark.skipif(segmenters._arrow_compute() is None, reason="the compiled path needs pyarrow")
 def test_compiled_encoding_equals_the_python_one(monkeypatch):
     texts = fuzz_texts(70_000, seed=1)  # more than one Encoder chunk
     compiled = [encode(texts, **options) for options in ({}, {"repeats": True})]

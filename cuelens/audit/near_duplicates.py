@@ -12,14 +12,18 @@ import numpy as np
 from scipy import sparse
 
 from cuelens.audit.hygiene_keys import ItemKeys
-from cuelens.audit.text_keys import GOLDEN, mix64, text_key
+from cuelens.audit.segmenters import string_bytes
+from cuelens.audit.text_keys import GOLDEN, as_keys, mix64, text_key
+from cuelens.audit.tokenize import batches
 
 NEAR_THRESHOLD = 0.8
 NUM_PERM = 64
 FN_WEIGHT = 100  # weight of the false-negative integral in lsh_bands: b = 12 bands of r = 5 rows
 NEAR_MAX_ITEMS = 200_000  # near duplicates of a larger split are counted on a sample this size
 PRIME = (1 << 31) - 1  # the modulus of the MinHash permutations (a Mersenne prime)
-CHUNK_WORDS = 1 << 16  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes
+OTHER_SPACE = r"[\t-\r\x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}" \
+    r"\x{205f}\x{3000}]"  # the characters other than " " that str.split() splits on (RE2)
+CHUNK_WORDS = 1 << 13  # shingles hashed at a time: temporaries of 8 · NUM_PERM · this bytes (4 MiB)
 
 
 @cache
@@ -46,6 +50,13 @@ class _WordKeys(dict[str, bytes]):
         return digest
 
 
+def _printable_ascii(array) -> bool:
+    """Whether an Arrow ``large_string`` array holds printable ASCII alone (no :data:`OTHER_SPACE`
+    to look for)."""
+    data = string_bytes(array)[1]
+    return not len(data) or bool(data.min() >= 0x20 and data.max() < 0x80)
+
+
 def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The 64-bit shingle hashes of items whose words have the keys ``words``, ``lengths[i]``
     words for item ``i``, and each item's number of shingles. A bigram hashes to
@@ -60,13 +71,18 @@ def _shingle_hashes(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray,
     return mix64(values[keep]), np.maximum(lengths - 1, lengths > 0)
 
 
-def _band_runs(queries: np.ndarray, table: np.ndarray,
-               same: bool) -> Iterator[tuple[np.ndarray, ...]]:
-    """For each band of the band keys ``queries`` and ``table``: the table's sort order, and for
-    each query the start and length of its run of equal keys in the sorted table (``searchsorted``;
-    when the queries are the table (``same``), read off the sorted keys' runs)."""
-    for band in range(table.shape[1]):
-        order = np.argsort(table[:, band], kind="stable")
+def _band_orders(table: np.ndarray) -> list[np.ndarray]:
+    """Each band's sort order of the band keys ``table`` (rows × bands)."""
+    return [np.argsort(table[:, band], kind="stable") for band in range(table.shape[1])]
+
+
+def _band_runs(queries: np.ndarray, table: np.ndarray, same: bool,
+               orders: list[np.ndarray]) -> Iterator[tuple[np.ndarray, ...]]:
+    """For each band of the band keys ``queries`` and ``table`` (``orders``: the table's
+    :func:`_band_orders`): the table's sort order, and for each query the start and length of its
+    run of equal keys in the sorted table (``searchsorted``; when the queries are the table
+    (``same``), read off the sorted keys' runs)."""
+    for band, order in enumerate(orders):
         keys = table[order, band]
         if same:
             new = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
@@ -103,11 +119,12 @@ def _band_matches(queries: np.ndarray, table: np.ndarray, upper: bool = False) -
     (templated data) makes no candidate, and no part's matches are listed if another's are
     fewer."""
     same = queries is table
-    matches = [sum(int(count.sum()) for _, _, count in _band_runs(q, t, same))
-               for q, t in zip(queries, table)]
+    orders = [_band_orders(t) for t in table]
+    matches = [sum(int(count.sum()) for _, _, count in _band_runs(q, t, same, o))
+               for q, t, o in zip(queries, table, orders)]
     cheapest = int(np.argmin(matches))
-    pairs = _band_pairs(_band_runs(queries[cheapest], table[cheapest], same), table.shape[1],
-                        upper)
+    pairs = _band_pairs(_band_runs(queries[cheapest], table[cheapest], same, orders[cheapest]),
+                        table.shape[1], upper)
     for part, (q, t) in enumerate(zip(queries, table)):
         if part != cheapest and len(pairs):
             pairs = pairs[(q[pairs[:, 0]] == t[pairs[:, 1]]).any(axis=1)]
@@ -134,22 +151,28 @@ class ShingleSets:
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> ShingleSets:
-        """The shingle hashes of ``texts``, hashed about :data:`CHUNK_WORDS` words at a time."""
+        """The shingle hashes of ``texts`` (their words: ``str.split()``'s), a batch of texts at
+        a time, split and numbered by Arrow, each distinct word hashed once."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         words, hashes, counts = _WordKeys(), [], []
-        keys, lengths = bytearray(), []
-        for text in texts:
-            split = text.split()
-            keys += b"".join([words[w] for w in split])
-            lengths.append(len(split))
-            if len(keys) >= 8 * CHUNK_WORDS:
-                chunk, n = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64), np.array(lengths))
-                hashes.append(chunk)
-                counts.append(n)
-                keys, lengths = bytearray(), []
-        chunk, n = _shingle_hashes(np.frombuffer(keys, dtype=np.uint64),
-                                   np.array(lengths, dtype=np.int64))
-        counts.append(n)
-        return cls(np.concatenate([*hashes, chunk]), np.r_[0, np.cumsum(np.concatenate(counts))])
+        for batch in batches(texts):
+            array = pa.array(batch, pa.large_string())
+            if not _printable_ascii(array):
+                array = pc.replace_substring_regex(array, OTHER_SPACE, " ")
+            split = pc.split_pattern(array, " ")
+            flat = pc.list_flatten(split)
+            nonempty = pc.binary_length(flat).to_numpy() > 0  # "" and runs of spaces: no word
+            encoded = pc.dictionary_encode(flat)
+            keys = as_keys(b"".join([words[w] for w in encoded.dictionary.to_pylist()]))
+            owner = pc.list_parent_indices(split).to_numpy()[nonempty]
+            chunk, n = _shingle_hashes(keys[encoded.indices.to_numpy()[nonempty]],
+                                       np.bincount(owner, minlength=len(batch)))
+            hashes.append(chunk)
+            counts.append(n)
+        return cls(np.concatenate([*hashes, np.zeros(0, dtype=np.uint64)]),
+                   np.r_[0, np.cumsum(np.concatenate([*counts, np.zeros(0, dtype=np.int64)]))])
 
     def take(self, rows: np.ndarray) -> ShingleSets:
         """The rows ``rows`` only, in that order."""
@@ -244,9 +267,8 @@ def _band_keys(signatures: np.ndarray) -> np.ndarray:
     """64-bit keys of the :func:`lsh_bands` bands of each signature (rows × bands)."""
     n_bands, width = lsh_bands(NEAR_THRESHOLD, NUM_PERM, FN_WEIGHT)
     bands = np.zeros((len(signatures), n_bands), dtype=np.uint64)
-    for band in range(n_bands):
-        for column in signatures[:, band * width:(band + 1) * width].T:
-            bands[:, band] = mix64(bands[:, band] * GOLDEN + column)
+    for column in range(width):  # every band's column at once
+        bands = mix64(bands * GOLDEN + signatures[:, column:n_bands * width:width])
     return bands
 
 

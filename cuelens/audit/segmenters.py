@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.util import find_spec
 
+import numpy as np
+
 from cuelens.errors import UserError
 from cuelens.registry import Registry
 
@@ -157,11 +159,13 @@ class Segmenter:
         return [word for word in self.split_run(run) if word.strip()]
 
 
-# The compiled path: an ASCII text's words (TOKEN_PATTERN) as RE2 rewrites in pyarrow. Each
+# The compiled path. An ASCII text without an apostrophe has the words of WORD_RE: its runs of
+# ASCII letters and digits, lower-cased and joined by one space, read off its bytes in one numpy
+# pass (:func:`_plain_forms`). An ASCII text with one goes through RE2 rewrites in pyarrow: each
 # contraction that TOKEN_PATTERN cuts off ('s 're 've 'll 'd 'm before a word boundary, then n't
 # before one) is set apart with a marker (no two of them overlap, and marking one never makes or
 # breaks another), every other run of characters that are not ASCII letters or digits becomes one
-# space, and the markers are written back. Texts holding a marker go the Python way.
+# space, and the markers are written back. Such texts holding a marker go the Python way.
 _MARKED = "[\x01\x02]"
 _ARROW_REWRITES = ((r"'(s|re|ve|ll|d|m)\b", " \x02\\1 "), (r"n't\b", " \x01 "),
                    (r"[^a-z0-9\x01\x02]+", " "))
@@ -179,23 +183,78 @@ def _arrow_compute():
 
 def compiled_forms(texts: Sequence[str]):
     """The words of each ASCII text of ``texts`` joined by a space, as :meth:`Segmenter.words`
-    cuts it (lower-cased :data:`TOKEN_PATTERN`), by pyarrow's compiled RE2 over the whole batch:
-    an Arrow string array, null for a text that is not ASCII or holds a control character
-    \\x01/\\x02, and the Boolean array of the texts done. None without pyarrow
-    (docs/methods.md §1)."""
+    cuts it (lower-cased :data:`TOKEN_PATTERN`), compiled over the whole batch (numpy for the
+    texts without an apostrophe, pyarrow's RE2 for the others): an Arrow string array, null for
+    a text that is not ASCII or holds an apostrophe and a control character \\x01/\\x02, and the
+    Boolean array of the texts done. None without pyarrow (docs/methods.md §1)."""
     pc = _arrow_compute()
     if pc is None:
         return None
     import pyarrow as pa
 
     array = pa.array(texts, pa.large_string())
-    done = pc.and_(pc.string_is_ascii(array), pc.invert(pc.match_substring_regex(array, _MARKED)))
+    forms, ascii = _plain_forms(array), pc.string_is_ascii(array)
+    quoted = pc.and_(ascii, pc.match_substring(array, "'"))
+    done = ascii.to_numpy(zero_copy_only=False)
+    if quoted.true_count:
+        rewritten, marked = _rewritten_forms(pc.filter(array, quoted))
+        forms = pc.replace_with_mask(forms, quoted, rewritten)
+        done[np.flatnonzero(quoted.to_numpy(zero_copy_only=False))] &= \
+            ~marked.to_numpy(zero_copy_only=False)
+    done = pa.array(done)
+    return pc.if_else(done, forms, None), done
+
+
+def string_bytes(array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (from 0) and UTF-8 bytes of an Arrow ``large_string`` array, as numpy views."""
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset:][:len(array) + 1]
+    data = np.frombuffer(array.buffers()[2] or b"", dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return offsets - offsets[0], data
+
+
+def _plain_forms(array):
+    """Each text of an Arrow ``large_string`` array as its runs of ASCII letters and digits,
+    lower-cased, joined by one space (the normal form of an ASCII text without an apostrophe;
+    any other byte separates words), from one numpy pass over its bytes."""
+    import pyarrow as pa
+
+    offsets, data = string_bytes(array)
+    word = _alnum(data)
+    new_word = word.copy()
+    new_word[1:] &= ~word[:-1]
+    texts = offsets[:-1][offsets[:-1] < len(data)]
+    new_word[texts] = word[texts]  # a text starts afresh
+    starts = np.flatnonzero(new_word)
+    first = np.searchsorted(starts, texts)  # of each text, its first word if it has one
+    spaced = np.ones(len(starts), dtype=bool)  # a word after another of its text
+    spaced[first[first < len(starts)]] = False
+    kept = word  # its words, and the separator just before each word but its first
+    kept[starts[spaced] - 1] = True
+    kept_at = np.flatnonzero(kept)
+    out = data[kept_at]
+    out = np.where(_alnum(out), out | np.uint8(0x20), np.uint8(ord(" ")))  # 0x20: lower case
+    offsets = np.searchsorted(kept_at, offsets).astype(np.int64)
+    return pa.LargeStringArray.from_buffers(len(array), pa.py_buffer(offsets),
+                                            pa.py_buffer(out))
+
+
+def _alnum(data: np.ndarray) -> np.ndarray:
+    """Which bytes are ASCII letters or digits (``| 0x20`` folds the upper-case letters onto the
+    lower-case ones and leaves the digits as they are)."""
+    folded = data | np.uint8(0x20)
+    return ((folded >= ord("a")) & (folded <= ord("z"))) | ((data >= ord("0")) & (data <= ord("9")))
+
+
+def _rewritten_forms(array):
+    """:func:`compiled_forms` of ASCII texts by RE2 rewrites, and whether each holds a marker
+    (its form not to be used)."""
+    pc = _arrow_compute()
     forms = pc.ascii_lower(array)
     for pattern, replacement in _ARROW_REWRITES:
         forms = pc.replace_substring_regex(forms, pattern, replacement)
     forms = pc.replace_substring(pc.replace_substring(pc.utf8_trim(forms, " "), "\x01", "n't"),
                                  "\x02", "'")
-    return pc.if_else(done, forms, None), done
+    return forms, pc.match_substring_regex(array, _MARKED)
 
 
 def _script_of(run: str) -> str:

@@ -1,16 +1,16 @@
 """One normalising pass over a split's texts, shared by grouping and data hygiene
 (docs/methods.md §11, "Hygiene").
 
-:func:`text_keys` normalises each text of a split once (:func:`normal_form`, the costly part;
-a batch at a time, :func:`~cuelens.audit.tokenize.normal_forms`) and keeps only its 64-bit
-fingerprint and word count (~20 bytes per text), cached for the split's lifetime. A collision between different texts has odds of about ``texts² / 2⁶⁵``.
+:func:`text_keys` normalises each text of a split once (:func:`normal_form`; a batch at a time,
+compiled where the segmenter can: :meth:`~cuelens.audit.segmenters.Segmenter.form_array`),
+hashes each distinct normal form of a batch once and keeps only its 64-bit fingerprint and word
+count (~20 bytes per text), cached for the split's lifetime. A collision between different texts has odds of about ``texts² / 2⁶⁵``.
 """
 
 from __future__ import annotations
 
 import weakref
-from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from hashlib import blake2b
@@ -39,18 +39,44 @@ def text_key(text: str) -> bytes:
 
 def _keys_and_words(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
     """The :func:`text_key` of each text's normal form as a ``uint64`` array, and its
-    :func:`text_length` as an ``int64`` array; texts cut a batch at a time
-    (:func:`normal_forms`), kept as compact buffers (no list of pairs)."""
+    :func:`text_length` as an ``int64`` array; texts cut a batch at a time (compiled where the
+    segmenter can, :meth:`~cuelens.audit.segmenters.Segmenter.form_array`), kept as compact
+    buffers (no list of pairs)."""
     segmenter = active_segmenter()
-    keys, words = bytearray(), array("q")
+    keys, words = [], []
+    counts: Sequence[int] | np.ndarray
     for batch in batches(texts):
-        forms = segmenter.normal_forms(batch)
-        keys += b"".join(map(text_key, forms))
-        if segmenter.spaced:  # its words: those of the form (no word holds a space)
-            words.extend([form.count(" ") + 1 if form else 0 for form in forms])
+        forms = segmenter.form_array(batch)
+        if forms is None:
+            listed = segmenter.normal_forms(batch)
+            keys.append(as_keys(b"".join(map(text_key, listed))))
+            counts = [form.count(" ") + 1 if form else 0 for form in listed]
         else:
-            words.extend(map(text_length, batch))
-    return as_keys(keys), np.frombuffer(words, dtype=np.int64)
+            keys.append(_array_keys(forms))
+        if not segmenter.spaced:  # its lengths: letters and digits
+            counts = list(map(text_length, batch))
+        elif forms is not None:  # its words: those of the form (no word holds a space)
+            counts = _array_words(forms)
+        words.append(np.asarray(counts, dtype=np.int64))
+    return (np.concatenate([*keys, np.zeros(0, dtype="<u8")]),
+            np.concatenate([*words, np.zeros(0, dtype=np.int64)]))
+
+
+def _array_keys(forms) -> np.ndarray:
+    """The :func:`text_key` of each string of an Arrow array, each distinct one hashed once."""
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(forms)
+    distinct = as_keys(b"".join(map(text_key, encoded.dictionary.to_pylist())))
+    return distinct[encoded.indices.to_numpy()]
+
+
+def _array_words(forms) -> np.ndarray:
+    """The words of each normal form of an Arrow array (its spaces + 1; none when empty)."""
+    import pyarrow.compute as pc
+
+    spaces = pc.count_substring(forms, " ").to_numpy().astype(np.int64)
+    return np.where(pc.binary_length(forms).to_numpy() > 0, spaces + 1, 0)
 
 
 def as_keys(buffer: bytes | bytearray) -> np.ndarray:
