@@ -41,7 +41,7 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
     are writable, distinct and overwrite none of the ``inputs``; the parse cache
     (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
     from cuelens.audit.parse_cache import default_cache_dir
-    from cuelens.audit.results import item_files_mode, scan_output_paths
+    from cuelens.audit.scan_outputs import item_files_mode, scan_output_paths
     from cuelens.outputs import check_outputs, check_writable_dir
 
     out_dir = Path(out_dir)

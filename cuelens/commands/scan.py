@@ -17,9 +17,9 @@ from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, D
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
-from cuelens.audit.results import (RECORDS_MAX_ITEMS, CueFinding, CueRow, CueStats, DatasetSummary,
-                                   FeatureRow, FeaturesSection, HygieneSection,
-                                   McqBaselinesSection)
+from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, FeatureRow,
+                                   FeaturesSection, HygieneSection, McqBaselinesSection)
+from cuelens.audit.scan_outputs import RECORDS_MAX_ITEMS
 from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.reports.options import ReportOptions
 
@@ -131,7 +131,7 @@ def scan(
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
-    from cuelens.audit.results import item_files_mode
+    from cuelens.audit.scan_outputs import item_files_mode
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
     from cuelens.audit.scan_modes import scan_mode
