@@ -1,4 +1,4 @@
-"""The typed results.json sections (cuelens/audit/results.py): a real scan's results.json read
+"""The typed results.json sections (cuelens/audit/results/): a real scan's results.json read
 into them and written back is the same bytes, and its parts are typed (docs/results-schema.md).
 SNLI dev, the larger one, is checked by benchmarks/typed_sections_identity.py."""
 
