@@ -14,7 +14,7 @@ from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import Conclusion, conclude
 from cuelens.audit.examples import sort_value
 from cuelens.audit.results import (CueRow, DatasetSummary, EasyHardSection, HygieneSection,
-                                   McqBaselinesSection, about_a_model)
+                                   McqBaselinesSection, about_a_model, typed_reads)
 from cuelens.errors import UserError
 
 MAX_LISTED = 50
@@ -186,6 +186,7 @@ def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list
     return rows + _rule_rows(before, after)
 
 
+@typed_reads()
 def compare_scans(before: dict, after: dict, before_source: str = "before",
                   after_source: str = "after") -> dict:
     """The ``compare`` result of two scan results dicts: a status per dimension and overall

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 from cuelens.audit.results import (CONCLUSIONS, Conclusion, CueFinding, CueRow, CueStats,
                                    DatasetSummary, McqBaselinesSection,
-                                   PreferenceSection, SubsetsSection)
+                                   PreferenceSection, SubsetsSection, typed_reads)
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
@@ -271,6 +271,7 @@ def items_to_settle(open_: list[Measure], margin: float) -> int | None:
     return None if not math.isfinite(needed) else math.ceil(round(needed, 6))
 
 
+@typed_reads()
 def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     """The dataset-level conclusion from a scan's (or probe's) results dict (docs/methods.md
     §17): ``leakage`` / ``no_meaningful_leakage`` / ``inconclusive``, module docstring; its

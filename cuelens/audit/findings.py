@@ -30,7 +30,7 @@ from cuelens.audit.preference import POSITION, rule_text
 from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSection,
                                    LLMProbeSection, McqBaselinesSection,
                                    PreferenceSection, ProbeSection, SplitHygiene, SubsetsSection,
-                                   model_name)
+                                   model_name, typed_reads)
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -480,6 +480,7 @@ def rank_key(f: Finding) -> tuple:
     return (SEVERITIES.index(f.severity), -_size(f), -(f.items or 0), f.kind, f.title)
 
 
+@typed_reads()
 def findings(results: dict) -> list[Finding]:
     """Every registered rule's findings on ``results`` (a scan or probe results dict), most
     important first: by severity, then effect size, then items affected."""

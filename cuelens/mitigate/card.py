@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cuelens.audit.compare import scan_conclusion
 from cuelens.audit.results import (CONCLUSION_TEXT, CueRow, CueStats, DatasetSummary,
-                                   HygieneSection)
+                                   HygieneSection, typed_reads)
 from cuelens.audit.examples import sort_value
 from cuelens.audit.findings import (Finding, d_with_ci, findings, is_preference,
                                     verdict_baseline)
@@ -144,6 +144,7 @@ def code_line(text: str) -> str:
     return " ".join(text.split()).replace("`", "'")
 
 
+@typed_reads()
 def card_markdown(results: dict, command: str) -> str:
     """The "Bias, Risks and Limitations" section (Markdown; every text from the data or the
     scan passes :func:`cuelens.markdown.markdown_text`)."""
@@ -170,6 +171,7 @@ def card_markdown(results: dict, command: str) -> str:
     return "\n".join(lines)
 
 
+@typed_reads()
 def croissant_rai(results: dict) -> dict:
     """JSON-LD with ``rai:dataBiases`` and ``rai:dataLimitations`` (to merge into a Croissant
     file's top-level object): lists of whole sentences, as the Croissant RAI vocabulary takes

@@ -15,7 +15,7 @@ from cuelens.audit.results.mcq import GoldPositionTest, McqBaselinesSection, Mcq
 from cuelens.audit.results.probe import (LLMProbeSection, ProbeSection, ProbeSections,
                                          about_a_model, model_name)
 from cuelens.audit.results.scan import SCHEMA_VERSION, ScanSections
-from cuelens.audit.results.section import Section
+from cuelens.audit.results.section import Section, typed_reads
 from cuelens.audit.results.shortcuts import PreferenceSection, SubsetsSection
 
 __all__ = ["CONCLUSIONS", "CONCLUSION_TEXT", "SCHEMA_VERSION", "Conclusion", "CueFinding",
@@ -23,4 +23,5 @@ __all__ = ["CONCLUSIONS", "CONCLUSION_TEXT", "SCHEMA_VERSION", "Conclusion", "Cu
            "FeaturesSection", "GoldPositionTest", "HygieneSection", "LLMProbeSection",
            "LeakageSection", "McqBaselinesSection", "McqRuleRow", "OverlapRow",
            "PreferenceSection", "ProbeSection", "ProbeSections", "ScanSections", "Section",
-           "SplitHygiene", "SplitSummary", "SubsetsSection", "about_a_model", "model_name"]
+           "SplitHygiene", "SplitSummary", "SubsetsSection", "about_a_model", "model_name",
+           "typed_reads"]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from cuelens.audit.results.scan import ScanSections
-from cuelens.audit.results.section import Section
+from cuelens.audit.results.section import Section, typed_reads
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -70,7 +70,8 @@ class ProbeSections(ScanSections):
         """``scan``'s sections with the probe's and the ``next_steps`` computed from them all
         (:func:`~cuelens.audit.advice.next_steps`; the scan's own are about the data)."""
         sections = cls(**{**vars(scan), "next_steps": None}, probe=probe, llm_probe=llm_probe)
-        return replace(sections, next_steps=next_steps(sections.to_json()))
+        with typed_reads():
+            return replace(sections, next_steps=next_steps(sections.to_json()))
 
     def to_json(self) -> dict:
         """The results.json content: the scan's keys, the probe's, ``next_steps`` last."""

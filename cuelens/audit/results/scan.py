@@ -12,7 +12,7 @@ from cuelens.audit.results.dataset import DatasetSummary
 from cuelens.audit.results.features import FeatureRow, FeaturesSection
 from cuelens.audit.results.hygiene import HygieneSection
 from cuelens.audit.results.mcq import McqBaselinesSection
-from cuelens.audit.results.section import Section
+from cuelens.audit.results.section import Section, typed_reads
 from cuelens.audit.results.shortcuts import PreferenceSection, SubsetsSection
 from cuelens.version import __version__
 
@@ -53,5 +53,6 @@ class ScanSections(Section):
         every other section (:func:`cuelens.audit.advice.advise`): call it once the last
         section is in."""
         bare = replace(self, conclusion=None, next_steps=None)
-        concluded = replace(bare, conclusion=conclusion(bare.to_json()))
-        return replace(concluded, next_steps=next_steps(concluded.to_json()))
+        with typed_reads():  # the sections read as they are, never parsed back
+            concluded = replace(bare, conclusion=conclusion(bare.to_json()))
+            return replace(concluded, next_steps=next_steps(concluded.to_json()))

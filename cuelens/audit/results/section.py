@@ -1,12 +1,16 @@
 """The base of every typed results.json section (docs/results-schema.md): a dataclass in the
-file's key order, written by ``to_json`` and read back, field by field, by ``from_json``."""
+file's key order, written by ``to_json`` and read back, field by field, by ``from_json``;
+inside :func:`typed_reads`, each section of a results.json content is read once however many
+readers ask for it."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 
 from cuelens.errors import UserError
@@ -23,7 +27,8 @@ class Section:
     def to_json(self) -> dict:
         """The section as results.json holds it (its lists and dicts shared, not copied, but
         those holding sections)."""
-        return {key: _json(value) for key, value in vars(self).items()
+        nested = _nested(typing.cast(type, type(self)))
+        return {key: _json(value) if key in nested else value for key, value in vars(self).items()
                 if value is not None or key in self.nullable}
 
     @classmethod
@@ -31,7 +36,7 @@ class Section:
         """The section of a results.json content (keys it does not know left out; a nested
         section, or a list or dict of them, read by its own ``from_json``)."""
         try:
-            return cls(**{name: read(data[name], name)
+            return cls(**{name: data[name] if read is None else read(data[name], name)
                           for name, read in _readers(typing.cast(type, cls)) if name in data})
         except TypeError as error:  # its keys are another cuelens version's
             raise UserError(f"this results.json is not one this version writes ({error}): "
@@ -42,7 +47,7 @@ class Section:
         """This section (results.json key :attr:`key`) of a results.json content; ``None``
         when the file has none (or an empty one)."""
         data = results.get(cls.key)
-        return cls.from_json(data) if data else None
+        return _read_once(cls, data, lambda: cls.from_json(data)) if data else None
 
     @classmethod
     def required_in(cls: type[S], results: dict) -> S:
@@ -57,7 +62,8 @@ class Section:
     def rows_in(cls: type[S], results: dict) -> list[S]:
         """The rows of a section that results.json holds as a list (key :attr:`key`), each
         one of these; none when the file has none."""
-        return [cls.from_json(row) for row in results.get(cls.key) or []]
+        rows = results.get(cls.key) or []
+        return _read_once(cls, rows, lambda: [cls.from_json(row) for row in rows])
 
     def __repr__(self) -> str:  # bounded: one line per field, never the rows (MBs on SNLI)
         lines = [f"  {key}={_brief(value)}," for key, value in vars(self).items()
@@ -66,27 +72,77 @@ class Section:
 
 
 S = typing.TypeVar("S", bound=Section)
+T = typing.TypeVar("T")
 Reader = Callable[[object, str], object]
+# (section class, id of a results.json value) → (that value, its typed form), inside typed_reads
+_READS: contextvars.ContextVar[dict[tuple[type, int], tuple[object, object]] | None] = \
+    contextvars.ContextVar("typed_reads", default=None)
+
+
+@contextlib.contextmanager
+def typed_reads() -> Iterator[None]:
+    """Inside this block (or a function it decorates), each section of a results.json content
+    is read once: findings, the conclusion, the next steps, the card and the report pages ask
+    for the same sections many times (SNLI's cue rows a dozen). The contents must not change
+    inside it (their readers only read); a block inside another shares the outer one's reads,
+    and sections written by ``to_json`` inside it need no reading at all."""
+    if _READS.get() is not None:
+        yield
+        return
+    token = _READS.set({})
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def _read_once(cls: type, data: object, read: Callable[[], T]) -> T:
+    """``read()`` — ``data`` read as ``cls`` —, once per ``data`` inside :func:`typed_reads`
+    (held with its typed form, so its id is never another value's there)."""
+    reads = _READS.get()
+    if reads is None:
+        return read()
+    hit = reads.get((cls, id(data)))
+    if hit is None:
+        hit = reads[(cls, id(data))] = (data, read())
+    return typing.cast(T, hit[1])
+
+
+def _remember(cls: type, data: object, typed: object) -> None:
+    """Inside :func:`typed_reads`: ``data``, just written from ``typed``, reads as ``typed``."""
+    reads = _READS.get()
+    if reads is not None:
+        reads[(cls, id(data))] = (data, typed)
 
 
 def _json(value: object) -> object:
     """A field's value as results.json holds it: a section (or a list or dict of them) by its
     ``to_json``, anything else as it is."""
     if isinstance(value, Section):
-        return value.to_json()
+        data = value.to_json()
+        _remember(type(value), data, value)
+        return data
     if isinstance(value, list) and value and isinstance(value[0], Section):
-        return [row.to_json() for row in value]
+        rows = [row.to_json() for row in value]
+        _remember(type(value[0]), rows, value)
+        return rows
     if isinstance(value, dict) and value and isinstance(next(iter(value.values())), Section):
         return {key: row.to_json() for key, row in value.items()}
     return value
 
 
 @functools.cache
-def _readers(cls: type[Section]) -> tuple[tuple[str, Reader], ...]:
-    """Each field of ``cls`` with the function reading it from its results.json value (the
-    type hints resolved once per class)."""
+def _readers(cls: type[Section]) -> tuple[tuple[str, Reader | None], ...]:
+    """Each field of ``cls`` with the function reading it from its results.json value (None:
+    taken as it is; the type hints resolved once per class)."""
     hints = typing.get_type_hints(cls)
     return tuple((f.name, _reader(hints[f.name])) for f in fields(cls))  # type: ignore[arg-type]
+
+
+@functools.cache
+def _nested(cls: type[Section]) -> frozenset[str]:
+    """The fields of ``cls`` that hold sections (or lists or dicts of them)."""
+    return frozenset(name for name, read in _readers(typing.cast(type, cls)) if read is not None)
 
 
 def _section_in(hint: object) -> type[Section] | None:
@@ -94,9 +150,9 @@ def _section_in(hint: object) -> type[Section] | None:
     return next((k for k in kinds if isinstance(k, type) and issubclass(k, Section)), None)
 
 
-def _reader(hint: object) -> Reader:
+def _reader(hint: object) -> Reader | None:
     """How a field typed ``hint`` is read: a :class:`Section` from its dict, a ``list`` or
-    ``dict`` of sections member by member, anything else as it is."""
+    ``dict`` of sections member by member, anything else as it is (None)."""
     optional = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
     inner = next(a for a in typing.get_args(hint) if a is not type(None)) if optional else hint
     origin, args = typing.get_origin(inner), typing.get_args(inner)
@@ -111,7 +167,7 @@ def _reader(hint: object) -> Reader:
     if section is not None:
         return lambda value, name: None if value is None else section.from_json(
             _object(value, name))
-    return lambda value, name: value
+    return None
 
 
 def _typed(value: object, kind: type, name: str) -> typing.Any:
