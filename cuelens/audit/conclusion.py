@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cuelens.audit.results import (CONCLUSIONS, Conclusion, CueFinding, CueRow, CueStats,
-                                   DatasetSummary, McqBaselinesSection,
+                                   DatasetSummary, LeakageSection, McqBaselinesSection,
                                    PreferenceSection, SubsetsSection, typed_reads)
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
@@ -100,17 +100,17 @@ def effect_text(m: Measure) -> str:
 
 # ------------------------------------------------------------------------------ the measures
 def _leakage_measure(results: dict) -> Measure | None:
-    leak = results.get("leakage")  # a dict: files written before its verdict are read too
-    if not leak:
+    leak = LeakageSection.in_results(results)
+    if leak is None:
         return None
-    best = leak["best"]
+    best = leak.best
     low, high = best.get("ci_low", best["D"]), best.get("ci_high", best["D"])
     data = DatasetSummary.in_results(results)
     n = int((data.evaluated_items if data is not None else None) or 0)
-    verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
+    verdict = leak.headline_verdict
     return Measure("leakage", verdict, f"{best['metric']} × {best['aggregator']}",
                    "a classifier of cue-word scores", float(best["D"]), float(low),
-                   float(high), float(leak.get("selection", {}).get("level", LEAKAGE_LEVEL)),
+                   float(high), leak.level,
                    n, verdict in POSITIVE_VERDICTS, (float(high) - float(low)) / 2)
 
 
@@ -118,7 +118,7 @@ def _equivalence_measure(leak: Measure, results: dict) -> Measure:
     """The word-cue statistics weighed for equivalence: at the largest of the cue-only models'
     one-sided 95% upper bounds (``leakage.best.equivalence_high``, an intersection-union test)
     when recorded; results written before it keep the headline's two-sided 95% one."""
-    high = results["leakage"]["best"].get("equivalence_high")
+    high = LeakageSection.required_in(results).best.get("equivalence_high")
     if high is None or leak.above_chance:
         return leak
     return replace(leak, ci_high=float(high), level=ONE_SIDED_LEVEL, one_sided=True,

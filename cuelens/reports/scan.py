@@ -10,10 +10,10 @@ from collections.abc import Mapping
 
 from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
-from cuelens.audit.findings import d_with_ci, verdict_baseline
+from cuelens.audit.findings import d_with_ci
 from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, EasyHardSection,
                                    FeatureRow, FeaturesSection, HygieneSection,
-                                   McqBaselinesSection)
+                                   LeakageSection, McqBaselinesSection)
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.jsonio import format_number, read_number
@@ -112,16 +112,16 @@ def calm(level: str, results: dict) -> str:
     return "neutral"
 
 
-def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
+def verdict(leak: LeakageSection, threshold: float, results: dict) -> tuple[str, str]:
     """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
     when the whole 95% interval of D is above the alarm threshold."""
     text, context = _text_name(results)
-    best = leak["best"]
+    best = leak.best
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
-            f"against {pct(verdict_baseline(leak)['accuracy'])} for {_baseline_name(results)}")
-    level = leak.get("verdict") or ("significant" if leak["flagged"] else
-                                    "mild" if best["D"] > 0 else "chance")
+            f"against {pct(leak.reference['accuracy'])} for {_baseline_name(results)}")
+    level = leak.verdict or ("significant" if leak.flagged else
+                             "mild" if best["D"] > 0 else "chance")
     if level == "significant":
         return "flagged", (f"Significant cue leakage. {what} — {d_with_ci(best)}, the whole "
                            f"interval above the {100 * threshold:.0f}-point alarm threshold. "
@@ -145,22 +145,22 @@ def d_against(accuracy: float, baseline: float) -> float:
 
 
 def leakage(results: dict, options: ReportOptions) -> Section | None:
-    leak = results.get("leakage")
+    leak = LeakageSection.in_results(results)
     if leak is None or not measurable(results):
         return None
     threshold = results.get("config", {}).get("flag_threshold", 0.10)
     level, sentence = verdict(leak, threshold, results)
     level = calm(level, results)
     # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
-    reference = verdict_baseline(leak)["accuracy"]
+    reference = leak.reference["accuracy"]
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
         "baseline": ("chance (1/k)" if DatasetSummary.required_in(results).task == Task.MCQ
                      else "baseline: the most frequent evaluated label"),
         "baseline_accuracy": reference},
-        terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
-               *dict.fromkeys(r["aggregator"] for r in leak["table"]), "BoW"])
-    table = leak["table"]
+        terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak.table),
+               *dict.fromkeys(r["aggregator"] for r in leak.table), "BoW"])
+    table = leak.table
     if table:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
         aggs = list(dict.fromkeys(r["aggregator"] for r in table))
@@ -179,10 +179,10 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                                  row_title="cue metric", column_title="aggregator"))
     mcq = DatasetSummary.required_in(results).task == Task.MCQ
     names = ["chance (random choice)" if mcq else "prior-matched constant"]
-    names += [b["name"] for b in leak.get("baselines", [])]
-    accs = [reference] + [b["accuracy"] for b in leak.get("baselines", [])]
-    names.append(f"best cue classifier ({leak['best']['metric']} + {leak['best']['aggregator']})")
-    accs.append(leak["best"]["accuracy"])
+    names += [b["name"] for b in leak.baselines or []]
+    accs = [reference] + [b["accuracy"] for b in leak.baselines or []]
+    names.append(f"best cue classifier ({leak.best['metric']} + {leak.best['aggregator']})")
+    accs.append(leak.best["accuracy"])
     ds = [d_against(a, reference) for a in accs]
     sec.add_figure("baselines", "Accuracy of simple guessers that never read the "
                    f"{_text_name(results)[1]}: the further a bar reaches past the dashed baseline "

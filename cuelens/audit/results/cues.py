@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cuelens.audit.results.section import Section
 
@@ -61,24 +61,42 @@ class CueFinding(Section):
     top: list[dict]
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class LeakageSection(Section):
-    """``leakage``: the metric × aggregator table, its headline ``best`` and verdict, the
-    baselines and the fold groups."""
+    """``leakage`` (docs/methods.md §3): the metric × aggregator table, its headline ``best``
+    and verdict, the baselines and the fold groups; the verdict, the baselines and the
+    selection ``None`` in files written before them."""
 
     key: typing.ClassVar[str] = "leakage"
 
     majority: float
-    table: list[dict]
+    table: list[dict] = field(default_factory=list)  # empty: a hand-made file without one
     best: dict
-    flagged: bool
-    verdict: str
-    baselines: list[dict]
-    baseline: dict
-    selection: dict
+    flagged: bool | None = None
+    verdict: str | None = None
+    baselines: list[dict] | None = None
+    baseline: dict | None = None
+    selection: dict | None = None
     interval_note: str | None = None
     fold_seed_D: list[float] | None = None
     groups: dict | None = None
+
+    @property
+    def headline_verdict(self) -> str:
+        """The verdict; in files written before verdicts, ``significant`` when flagged, else
+        ``mild``."""
+        return self.verdict or ("significant" if self.flagged else "mild")
+
+    @property
+    def reference(self) -> dict:
+        """The baseline every D is read against (``name``, ``accuracy``): the prior-matched
+        constant (docs/methods.md §11), or the majority in files written before it."""
+        return self.baseline or {"name": "majority", "accuracy": self.majority}
+
+    @property
+    def level(self) -> float:
+        """The confidence level of the headline's interval (95% in files written before it)."""
+        return float((self.selection or {}).get("level", 0.95))
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
