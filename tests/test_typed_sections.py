@@ -13,7 +13,8 @@ from cuelens.audit.pipeline import scan_dataset
 from cuelens.audit.results import (Conclusion, CueFinding, CueRow, CueStats, DatasetSummary,
                                    FeatureRow, FeaturesSection, GoldPositionTest,
                                    HygieneSection, McqBaselinesSection, McqRuleRow, OverlapRow,
-                                   ScanSections, SplitHygiene, SplitSummary, typed_reads)
+                                   ScanSections, SegmentationSection, SplitHygiene,
+                                   SplitSummary, typed_reads)
 from cuelens.data import load_dataset
 from cuelens.errors import UserError
 from cuelens.jsonio import dumps_json
@@ -63,6 +64,9 @@ def test_the_sections_of_a_real_scan_are_typed_with_its_numbers(real_scan):
                                                                      CueFinding)
     assert sections.cue_finding.n_significant == sum(c.significant for c in cues)
     assert isinstance(sections.conclusion, Conclusion)
+    seg = sections.segmentation
+    assert isinstance(seg, SegmentationSection) and seg.name == "unicode"
+    assert seg.language == "en" and seg.unsegmented is None  # English, the guard silent
     assert sections.conclusion.status in ("leakage", "no_meaningful_leakage", "inconclusive")
     if REAL[name]:
         assert isinstance(sections.features_config, FeaturesSection)

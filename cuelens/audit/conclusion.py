@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 
 from cuelens.audit.results import (CONCLUSIONS, Conclusion, CueFinding, CueRow, CueStats,
                                    DatasetSummary, LeakageSection, McqBaselinesSection,
-                                   PreferenceSection, SubsetsSection, typed_reads)
+                                   PreferenceSection, SegmentationSection, SubsetsSection,
+                                   typed_reads)
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
@@ -302,7 +303,8 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
         return Conclusion(LEAKAGE, _cue_reason(cues, results), margin, CUE_LEVEL,
                           leak.effect if leak else None, leak.ci_low if leak else None,
                           leak.ci_high if leak else None, [_cue_evidence(c) for c in cues])
-    if (results.get("segmentation") or {}).get("unsegmented"):
+    segmentation = SegmentationSection.in_results(results)
+    if segmentation is not None and segmentation.unsegmented:
         return conclusion(INCONCLUSIVE, "the words look unsegmented (see the warnings): cue "
                           "statistics over whole phrases cannot rule leakage out; scan again "
                           "with a segmenter for the language (docs/languages.md).", leak)

@@ -132,7 +132,7 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
             config=asdict(config), dataset=DatasetSummary.from_json(dataset_summary(dataset)),
-            segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
+            segmentation=segmentation.section(), warnings=segmentation.warnings or None,
             notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)
     report = progress or (lambda stage, fraction: None)

@@ -19,7 +19,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, FeatureRow,
                                    FeaturesSection, HygieneSection, LeakageSection,
-                                   McqBaselinesSection)
+                                   McqBaselinesSection, SegmentationSection)
 from cuelens.audit.scan_outputs import RECORDS_MAX_ITEMS
 from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.reports.options import ReportOptions
@@ -313,9 +313,9 @@ def print_segmentation(results: dict) -> None:
     and the scan's warnings (docs/languages.md)."""
     from rich.markup import escape
 
-    chosen = results.get("segmentation")
+    chosen = SegmentationSection.in_results(results)
     if chosen is not None:
-        console.print(f"segmenter: {escape(chosen['name'])} ({escape(chosen['reason'])})")
+        console.print(f"segmenter: {escape(chosen.name)} ({escape(chosen.reason)})")
     features = FeaturesSection.in_results(results)
     skipped = features.skipped if features is not None else None
     if skipped:

@@ -6,14 +6,14 @@ cue explorer, easy/hard items, ICQ feature cues and the next steps.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci
 from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, EasyHardSection,
                                    FeatureRow, FeaturesSection, HygieneSection,
-                                   LeakageSection, McqBaselinesSection)
+                                   LeakageSection, McqBaselinesSection, SegmentationSection)
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.jsonio import format_number, read_number
@@ -55,7 +55,7 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
         "dataset": ds, "config": results.get("config", {}),
         "notes": ([roles_note(ds.split_roles)] if ds.split_roles else [])
         + results.get("notes", []) + (ds.labels or {}).get("warnings", []),
-        "segmentation": results.get("segmentation"), "warnings": results.get("warnings", []),
+        "segmentation": SegmentationSection.in_results(results), "warnings": results.get("warnings", []),
         "rows": [{"role": role, "file": s.file, "items": s.items, "instances": s.instances,
                   "skipped": sum((s.skipped or {}).values()), "skipped_reasons": s.skipped or {}}
                  for role, s in splits.items()],
@@ -65,26 +65,32 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
     if ds.task == Task.MCQ and positions:
         keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
         cats = [f"choice {int(k) + 1}" for k in keys]
-        series, hover = {}, {}
-        for role, counts in positions.items():
-            total = sum(counts.values()) or 1
-            series[role] = [100 * counts.get(k, 0) / total for k in keys]
-            hover[role] = [f"{role}: {counts.get(k, 0):,} of {total:,} questions" for k in keys]
+        series, hover = _shares(positions, keys,
+                                lambda role, k, n, total: f"{role}: {n:,} of {total:,} questions")
         sec.add_figure("positions", "Where the correct answer sits in each split: bars far from "
                        "an even split mean a model could gain accuracy just by preferring a position.",
                        F.grouped_bars(cats, series, hover, axis_title="share of questions"))
     else:
         counted = {role: s.label_counts or {} for role, s in splits.items()}
         labels = label_keys(ds.label_names, *counted.values())
-        series, hover = {}, {}
-        for role, counts in counted.items():
-            total = sum(counts.values()) or 1
-            series[role] = [100 * counts.get(l, 0) / total for l in labels]
-            hover[role] = [f"{l}: {counts.get(l, 0):,} of {total:,}" for l in labels]
+        series, hover = _shares(counted, labels,
+                                lambda role, label, n, total: f"{label}: {n:,} of {total:,}")
         sec.add_figure("labels", "Share of each label per split: the tallest bar in a split is "
                        "the accuracy of always guessing that label.",
                        F.grouped_bars(labels, series, hover, axis_title="share of instances"))
     return sec
+
+
+def _shares(counted: dict[str, dict[str, int]], keys: list[str],
+            hover: Callable[[str, str, int, int], str]) -> tuple[dict, dict]:
+    """Per split: each key's share of the split's counts (%) and each bar's hover line,
+    ``hover(role, key, count, total)``."""
+    series, lines = {}, {}
+    for role, counts in counted.items():
+        total = sum(counts.values()) or 1
+        series[role] = [100 * counts.get(k, 0) / total for k in keys]
+        lines[role] = [hover(role, k, counts.get(k, 0), total) for k in keys]
+    return series, lines
 
 
 HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",

@@ -1,7 +1,7 @@
 """The typed results.json sections (docs/results-schema.md), one module per kind of section:
 ``section`` (the base: writing, reading, the bounded repr), ``dataset``, ``conclusion``,
 ``hygiene``, ``cues`` (cues, cue_stats, cue_finding, leakage, easy_hard), ``mcq``, ``features``,
-``shortcuts`` (preference, subsets), ``scan`` (:class:`ScanSections`, a scan's whole file) and
+``shortcuts`` (preference, subsets), ``segmentation``, ``scan`` (:class:`ScanSections`, a scan's whole file) and
 ``probe`` (a probe's). The files a scan writes are :mod:`cuelens.audit.scan_outputs`'.
 """
 
@@ -16,6 +16,7 @@ from cuelens.audit.results.probe import (LLMProbeSection, ProbeSection, ProbeSec
                                          about_a_model, model_name)
 from cuelens.audit.results.scan import SCHEMA_VERSION, ScanSections
 from cuelens.audit.results.section import Section, typed_reads
+from cuelens.audit.results.segmentation import SegmentationSection
 from cuelens.audit.results.shortcuts import PreferenceSection, SubsetsSection
 
 __all__ = ["CONCLUSIONS", "CONCLUSION_TEXT", "SCHEMA_VERSION", "Conclusion", "CueFinding",
@@ -23,5 +24,6 @@ __all__ = ["CONCLUSIONS", "CONCLUSION_TEXT", "SCHEMA_VERSION", "Conclusion", "Cu
            "FeaturesSection", "GoldPositionTest", "HygieneSection", "LLMProbeSection",
            "LeakageSection", "McqBaselinesSection", "McqRuleRow", "OverlapRow",
            "PreferenceSection", "ProbeSection", "ProbeSections", "ScanSections", "Section",
+           "SegmentationSection",
            "SplitHygiene", "SplitSummary", "SubsetsSection", "about_a_model", "model_name",
            "typed_reads"]

@@ -13,6 +13,7 @@ from cuelens.audit.results.features import FeatureRow, FeaturesSection
 from cuelens.audit.results.hygiene import HygieneSection
 from cuelens.audit.results.mcq import McqBaselinesSection
 from cuelens.audit.results.section import Section, typed_reads
+from cuelens.audit.results.segmentation import SegmentationSection
 from cuelens.audit.results.shortcuts import PreferenceSection, SubsetsSection
 from cuelens.version import __version__
 
@@ -29,7 +30,7 @@ class ScanSections(Section):
     config: dict
     dataset: DatasetSummary
     conclusion: Conclusion | None = None
-    segmentation: dict | None = None  # the segmenter used and why (cuelens.audit.segmenters)
+    segmentation: SegmentationSection | None = None
     warnings: list[str] | None = None  # e.g. text that looks unsegmented (docs/languages.md)
     hygiene: HygieneSection | None = None
     cues: list[CueRow] | None = None
