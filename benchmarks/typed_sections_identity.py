@@ -1,5 +1,5 @@
 """The typed results.json sections read a real scan's results.json and write it back byte for
-byte (cuelens/audit/results.py), with the time a read and a write take.
+byte (cuelens/audit/results/), with the time a read and a write take.
 
     python benchmarks/typed_sections_identity.py [../shared/data/copa ../shared/data/arct
                                                   ../shared/data/snli/dev.jsonl]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from cuelens.audit.results import CueRow, DatasetSummary
+from cuelens.audit.results import CueRow, DatasetSummary, LeakageSection
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,9 +71,9 @@ def summary_text(results: dict) -> str:
         if model:
             head = f"{_short(model)} on {head}"
     facts = [conclusion_of(results).status] if conclusion_line(results) else []
-    leak = results.get("leakage")
-    if leak:
-        facts.append(f"D {d_points(leak['best']['D'])} ({leak.get('verdict', 'n/a')})")
+    leak = LeakageSection.in_results(results)
+    if leak is not None:
+        facts.append(f"D {d_points(leak.best['D'])} ({leak.verdict or 'n/a'})")
     if "cues" in results:
         facts.append(f"{sum(c.significant for c in CueRow.rows_in(results)):,} significant cues")
     return head + (f": {', '.join(facts)}" if facts else "")
@@ -85,7 +85,7 @@ def summary_html(results: dict) -> str:
     from the data is escaped and cut to a bounded length."""
     from cuelens.audit.examples import top_cues_by_label
     from cuelens.audit.conclusion import measurable
-    from cuelens.audit.findings import d_with_ci, findings, verdict_baseline
+    from cuelens.audit.findings import d_with_ci, findings
     from cuelens.jsonio import format_number
 
     def esc(value) -> str:
@@ -99,11 +99,11 @@ def summary_html(results: dict) -> str:
     line = conclusion_line(results)
     if line is not None:
         parts.append(f"<p class='cuelens-conclusion'><b>{html.escape(line[:400])}</b></p>")
-    leak = results.get("leakage")
-    if leak and measurable(results):
-        best = leak["best"]
-        parts.append(f"{esc(verdict_baseline(leak)['name'])} "
-                     f"{verdict_baseline(leak)['accuracy'] * 100:.1f}% · best cue-only accuracy "
+    leak = LeakageSection.in_results(results)
+    if leak is not None and measurable(results):
+        best = leak.best
+        parts.append(f"{esc(leak.reference['name'])} "
+                     f"{leak.reference['accuracy'] * 100:.1f}% · best cue-only accuracy "
                      f"{best['accuracy'] * 100:.1f}% ({esc(best['metric'])}/"
                      f"{esc(best['aggregator'])}) · D = {d_with_ci(best)}<br>")
     found = findings(results)

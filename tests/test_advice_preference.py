@@ -9,6 +9,7 @@ import copy
 import numpy as np
 import pytest
 
+from cuelens.audit.results import LeakageSection
 from cuelens.audit.advice import next_steps
 from cuelens.audit.findings import findings
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
@@ -128,6 +129,7 @@ def test_clean_preference_scan_closes_with_a_judge_step(planted_results):
 
 def test_report_headline_names_responses_and_prompt(planted_results):
     assert _text_name(planted_results) == ("responses", "prompt")
-    level, sentence = verdict(planted_results["leakage"], 0.05, planted_results)
+    level, sentence = verdict(LeakageSection.in_results(planted_results), 0.05,
+                              planted_results)
     assert level == "flagged" and "words of the responses" in sentence
     assert "understanding the prompt" in sentence and "premise" not in sentence

@@ -1,4 +1,4 @@
-"""Streamed JSON and CSV outputs (cuelens.jsonio.write_json, cuelens.audit.results.write_cues_csv)
+"""Streamed JSON and CSV outputs (cuelens.jsonio.write_json, cuelens.audit.scan_outputs.write_cues_csv)
 are byte for byte what the one-string writers produced, and stay atomic."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import math
 import pytest
 
 from cuelens.audit.metrics import METRICS
-from cuelens.audit.results import CueRow, write_cues_csv
+from cuelens.audit.results import CueRow
+from cuelens.audit.scan_outputs import write_cues_csv
 from cuelens.atomic import output_set
 from cuelens.jsonio import write_json
 

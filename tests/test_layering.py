@@ -73,7 +73,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("columns", ("cuelens.data", "cuelens.engine", "cuelens.audit.tokenize",
                  "cuelens.audit.segmenters", "cuelens.audit.counts", "cuelens.audit.text_keys")),
     # results.json: its schema, validation and writer
-    ("results", ("cuelens.reports.schema", "cuelens.audit.results")),
+    ("results", ("cuelens.reports.schema", "cuelens.audit.results",
+                 "cuelens.audit.scan_outputs")),
     # the analyses, ordered among themselves: the one place that loads models; language-model
     # scorers; the dataset statistics; perturbation operators; model probes; from audit to fix
     ("models", ("cuelens.models",)),

@@ -13,7 +13,7 @@ import pytest
 from report_fixtures import (PAYLOADS, assert_schema_rejects, large_results, mcq_results,
                              nli_results, score_pairs_results)
 
-from cuelens.audit.results import CueRow
+from cuelens.audit.results import CueRow, LeakageSection
 from cuelens.errors import UserError
 from cuelens.reports import render_report, script_json, validate_results
 from cuelens.reports.figures import log_ticks
@@ -267,7 +267,7 @@ def test_every_d_beside_the_verdict_is_against_the_verdicts_baseline():
     assert section.context["baseline_accuracy"] == 0.45
     leak.update(verdict="below chance", best=dict(leak["best"], accuracy=0.372, D=-0.078,
                                                   ci_low=-0.119, ci_high=-0.046))
-    level, sentence = verdict(leak, 0.10, results)
+    level, sentence = verdict(LeakageSection.from_json(leak), 0.10, results)
     assert level == "clean" and "against 45.0% for" in sentence and "below that baseline" in \
         sentence and "indistinguishable" not in sentence
 
@@ -278,7 +278,7 @@ def test_verdict_levels(best_d, flagged, level):
     results = nli_results()
     leak = dict(results["leakage"], flagged=flagged,
                 best={"metric": "cp", "aggregator": "lr", "accuracy": 0.4 + best_d, "D": best_d})
-    got, sentence = verdict(leak, 0.10, results)
+    got, sentence = verdict(LeakageSection.from_json(leak), 0.10, results)
     assert got == level
     assert "hypotheses" in sentence and f"{100 * (0.4 + best_d):.1f}%" in sentence
 

@@ -14,7 +14,7 @@ from report_fixtures import (compare_results, contrast_pairs_results, lengths_se
                              llm_probe_results, mcq_results, nli_results, score_pairs_results)
 
 from cuelens.audit.findings import Finding
-from cuelens.audit.results import CueRow
+from cuelens.audit.results import CueRow, LeakageSection
 from cuelens.reports import ReportOptions, render_report, validate_results
 from cuelens.reports import figures as F
 from cuelens.reports.render import plotly_cdn_url, plotly_file_name, render_html, title
@@ -200,7 +200,7 @@ def test_d_with_its_interval_reads_the_same_in_every_summary(monkeypatch):
     assert said in summary_html(results)
     assert said in leakage_sentence(results)
     assert "+12.3 points (95% CI +10.1 to +14.2), the whole interval above" in \
-        verdict(results["leakage"], 0.10, results)[1]
+        verdict(LeakageSection.from_json(results["leakage"]), 0.10, results)[1]
     assert "D +12.3 points (significant)" in summary_text(results)
 
 

@@ -15,7 +15,7 @@ import pytest
 from cuelens.audit.counts import Encoder, encode
 from cuelens.audit.leakage import BOW_MIN_COUNT
 from cuelens.audit.engines import load_for_scan
-from cuelens.audit.results import item_files_mode, write_scan_outputs
+from cuelens.audit.scan_outputs import item_files_mode, write_scan_outputs
 from cuelens.audit.pipeline import scan_dataset
 from cuelens.audit.scan import ScanConfig
 from cuelens.data.synthetic import make_mcq, make_nli

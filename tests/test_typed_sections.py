@@ -1,4 +1,4 @@
-"""The typed results.json sections (cuelens/audit/results.py): a real scan's results.json read
+"""The typed results.json sections (cuelens/audit/results/): a real scan's results.json read
 into them and written back is the same bytes, and its parts are typed (docs/results-schema.md).
 SNLI dev, the larger one, is checked by benchmarks/typed_sections_identity.py."""
 
@@ -13,7 +13,8 @@ from cuelens.audit.pipeline import scan_dataset
 from cuelens.audit.results import (Conclusion, CueFinding, CueRow, CueStats, DatasetSummary,
                                    FeatureRow, FeaturesSection, GoldPositionTest,
                                    HygieneSection, McqBaselinesSection, McqRuleRow, OverlapRow,
-                                   ScanSections, SplitHygiene, SplitSummary)
+                                   ScanSections, SegmentationSection, SplitHygiene,
+                                   SplitSummary, typed_reads)
 from cuelens.data import load_dataset
 from cuelens.errors import UserError
 from cuelens.jsonio import dumps_json
@@ -63,6 +64,9 @@ def test_the_sections_of_a_real_scan_are_typed_with_its_numbers(real_scan):
                                                                      CueFinding)
     assert sections.cue_finding.n_significant == sum(c.significant for c in cues)
     assert isinstance(sections.conclusion, Conclusion)
+    seg = sections.segmentation
+    assert isinstance(seg, SegmentationSection) and seg.name == "unicode"
+    assert seg.language == "en" and seg.unsegmented is None  # English, the guard silent
     assert sections.conclusion.status in ("leakage", "no_meaningful_leakage", "inconclusive")
     if REAL[name]:
         assert isinstance(sections.features_config, FeaturesSection)
@@ -96,3 +100,31 @@ def test_a_nested_section_of_the_wrong_kind_is_one_user_error():
         HygieneSection.from_json({"splits": [], "overlap": [], "examples": {}, "warnings": []})
     with pytest.raises(UserError, match="this results.json has no dataset section"):
         DatasetSummary.required_in({"schema_version": "1.0"})
+
+
+def _cue(token: str, significant: bool) -> dict:
+    return {"token": token, "label": "a", "count": 9, "label_count": 6,
+            "metrics": {"z": 3.0}, "significant": significant}
+
+
+def test_inside_typed_reads_each_section_is_read_once_and_edits_between_reads_are_seen():
+    results = {"cues": [_cue("tall", True)], "dataset": {"task": "nli", "label_names": ["a"],
+                                                         "splits": {"all": {"items": 1}}}}
+    with typed_reads():
+        rows = CueRow.rows_in(results)
+        assert CueRow.rows_in(results) is rows  # read once, the same rows
+        assert DatasetSummary.in_results(results) is DatasetSummary.in_results(results)
+    assert CueRow.rows_in(results) is not rows  # outside: read again
+    results["cues"][0]["significant"] = False  # an edit between two readers' calls
+    with typed_reads():
+        assert [c.significant for c in CueRow.rows_in(results)] == [False]
+
+
+def test_sections_written_inside_typed_reads_read_back_as_themselves():
+    rows = [CueRow.from_json(_cue("tall", True)), CueRow.from_json(_cue("first", False))]
+    data = DatasetSummary(task="nli", label_names=["a"], splits={"all": SplitSummary(items=1)})
+    sections = ScanSections(config={}, dataset=data, cues=rows)
+    with typed_reads():
+        written = sections.to_json()
+        assert CueRow.rows_in(written) is rows and DatasetSummary.required_in(written) is data
+    assert CueRow.rows_in(sections.to_json()) == rows  # outside: equal, read anew

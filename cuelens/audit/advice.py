@@ -20,7 +20,7 @@ from cuelens.audit.findings import (Finding, findings, is_preference, leakage_ve
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.audit.results import (CueRow, EasyHardSection, LLMProbeSection, PreferenceSection,
                                    ProbeSection, ScanSections, SubsetsSection, about_a_model,
-                                   model_name)
+                                   model_name, typed_reads)
 from cuelens.data.dataset import Task
 from cuelens.registry import Registry
 
@@ -343,6 +343,7 @@ def advise(sections: ScanSections) -> ScanSections:
                             next_steps)
 
 
+@typed_reads()
 def next_steps(results: dict) -> list[Step]:
     """Steps for the reader, most important first, derived from :func:`findings` (a probe's:
     about the model only)."""

@@ -393,7 +393,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
     sections = ScanSections(
         config=mode.config,
         dataset=DatasetSummary.from_json(chunked_summary(data, config.min_label_items)),
-        segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
+        segmentation=segmentation.section(), warnings=segmentation.warnings or None,
         hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
             features, parts.all(), task=data.store.task,
             label_names=data.label_names, cross_validated=data.fitting is None,

@@ -14,7 +14,8 @@ from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import Conclusion, conclude
 from cuelens.audit.examples import sort_value
 from cuelens.audit.results import (CueRow, DatasetSummary, EasyHardSection, HygieneSection,
-                                   McqBaselinesSection, about_a_model)
+                                   LeakageSection, McqBaselinesSection, about_a_model,
+                                   typed_reads)
 from cuelens.errors import UserError
 
 MAX_LISTED = 50
@@ -77,16 +78,16 @@ def _hygiene_counts(results: dict) -> dict | None:
 
 def _side(results: dict, source: str) -> dict:
     """One scan's row of the comparison; a section the scan lacks is None (not compared)."""
-    leak, eh = results["leakage"], EasyHardSection.in_results(results)
-    best = leak["best"]
+    leak, eh = LeakageSection.required_in(results), EasyHardSection.in_results(results)
+    best = leak.best
     conclusion = scan_conclusion(results)
     role, data = fitting_role(results), DatasetSummary.required_in(results)
     fitted = data.splits.get(role)
     return {"source": source, "name": data.name,
             "metric": best["metric"], "aggregator": best["aggregator"],
-            "accuracy": best["accuracy"], "majority": leak["majority"], "D": best["D"],
+            "accuracy": best["accuracy"], "majority": leak.majority, "D": best["D"],
             **({"ci_low": best["ci_low"], "ci_high": best["ci_high"]} if "ci_low" in best else {}),
-            "verdict": leak.get("verdict", "significant" if leak["flagged"] else "mild"),
+            "verdict": leak.headline_verdict,
             "conclusion": {"status": conclusion.status, "reason": conclusion.reason,
                            "margin": conclusion.margin},
             "hard_fraction": eh.hard_fraction if eh else None,
@@ -186,6 +187,7 @@ def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list
     return rows + _rule_rows(before, after)
 
 
+@typed_reads()
 def compare_scans(before: dict, after: dict, before_source: str = "before",
                   after_source: str = "after") -> dict:
     """The ``compare`` result of two scan results dicts: a status per dimension and overall

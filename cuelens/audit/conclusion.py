@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cuelens.audit.results import (CONCLUSIONS, Conclusion, CueFinding, CueRow, CueStats,
-                                   DatasetSummary, McqBaselinesSection,
-                                   PreferenceSection, SubsetsSection)
+                                   DatasetSummary, LeakageSection, McqBaselinesSection,
+                                   PreferenceSection, SegmentationSection, SubsetsSection,
+                                   typed_reads)
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
@@ -100,17 +101,17 @@ def effect_text(m: Measure) -> str:
 
 # ------------------------------------------------------------------------------ the measures
 def _leakage_measure(results: dict) -> Measure | None:
-    leak = results.get("leakage")  # a dict: files written before its verdict are read too
-    if not leak:
+    leak = LeakageSection.in_results(results)
+    if leak is None:
         return None
-    best = leak["best"]
+    best = leak.best
     low, high = best.get("ci_low", best["D"]), best.get("ci_high", best["D"])
     data = DatasetSummary.in_results(results)
     n = int((data.evaluated_items if data is not None else None) or 0)
-    verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
+    verdict = leak.headline_verdict
     return Measure("leakage", verdict, f"{best['metric']} × {best['aggregator']}",
                    "a classifier of cue-word scores", float(best["D"]), float(low),
-                   float(high), float(leak.get("selection", {}).get("level", LEAKAGE_LEVEL)),
+                   float(high), leak.level,
                    n, verdict in POSITIVE_VERDICTS, (float(high) - float(low)) / 2)
 
 
@@ -118,7 +119,7 @@ def _equivalence_measure(leak: Measure, results: dict) -> Measure:
     """The word-cue statistics weighed for equivalence: at the largest of the cue-only models'
     one-sided 95% upper bounds (``leakage.best.equivalence_high``, an intersection-union test)
     when recorded; results written before it keep the headline's two-sided 95% one."""
-    high = results["leakage"]["best"].get("equivalence_high")
+    high = LeakageSection.required_in(results).best.get("equivalence_high")
     if high is None or leak.above_chance:
         return leak
     return replace(leak, ci_high=float(high), level=ONE_SIDED_LEVEL, one_sided=True,
@@ -271,6 +272,7 @@ def items_to_settle(open_: list[Measure], margin: float) -> int | None:
     return None if not math.isfinite(needed) else math.ceil(round(needed, 6))
 
 
+@typed_reads()
 def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     """The dataset-level conclusion from a scan's (or probe's) results dict (docs/methods.md
     §17): ``leakage`` / ``no_meaningful_leakage`` / ``inconclusive``, module docstring; its
@@ -301,7 +303,8 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
         return Conclusion(LEAKAGE, _cue_reason(cues, results), margin, CUE_LEVEL,
                           leak.effect if leak else None, leak.ci_low if leak else None,
                           leak.ci_high if leak else None, [_cue_evidence(c) for c in cues])
-    if (results.get("segmentation") or {}).get("unsegmented"):
+    segmentation = SegmentationSection.in_results(results)
+    if segmentation is not None and segmentation.unsegmented:
         return conclusion(INCONCLUSIVE, "the words look unsegmented (see the warnings): cue "
                           "statistics over whole phrases cannot rule leakage out; scan again "
                           "with a segmenter for the language (docs/languages.md).", leak)

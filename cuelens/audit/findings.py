@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from cuelens.audit.conclusion import cue_summary, level_text, measurable
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSection,
-                                   LLMProbeSection, McqBaselinesSection,
+                                   LeakageSection, LLMProbeSection, McqBaselinesSection,
                                    PreferenceSection, ProbeSection, SplitHygiene, SubsetsSection,
-                                   model_name)
+                                   model_name, typed_reads)
 from cuelens.data.dataset import role_names
 from cuelens.data.preference import PREFERENCE_TASK
 
@@ -102,13 +102,6 @@ def d_with_ci(row: dict) -> str:
     return with_ci(d_points(row["D"]), _points(row.get("ci_low")), _points(row.get("ci_high")))
 
 
-def verdict_baseline(leakage: dict) -> dict:
-    """The baseline every D of a ``leakage`` section is read against (``name``, ``accuracy``):
-    the prior-matched constant (docs/methods.md §11), or the majority in results written
-    before it existed."""
-    return leakage.get("baseline", {"name": "majority", "accuracy": leakage["majority"]})
-
-
 def _points(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 4)  # shown to 0.1: never rounded twice
 
@@ -144,7 +137,8 @@ def task_of(results: dict) -> str | None:
 def leakage_verdict(results: dict) -> str | None:
     """The word-cue leakage verdict of a results.json content (None: no leakage section, or
     one written before verdicts)."""
-    return (results.get("leakage") or {}).get("verdict")
+    leak = LeakageSection.in_results(results)
+    return leak.verdict if leak is not None else None
 
 
 def is_preference(results: dict) -> bool:
@@ -166,11 +160,10 @@ def evaluated_items(results: dict) -> int | None:
 # --------------------------------------------------------------------------------- scan
 @finding_rule
 def _leakage(results: dict) -> list[Finding]:
-    leak = results.get("leakage")  # a dict: files written before its verdict are read too
+    leak = LeakageSection.in_results(results)
     if leak is None or not measurable(results):
         return []
-    best = leak["best"]
-    verdict = leak.get("verdict") or ("significant" if leak.get("flagged") else "mild")
+    best, verdict = leak.best, leak.headline_verdict
     d = d_points(best["D"])
     mcq = task_of(results) == "mcq"
     base = ("random guessing" if mcq else "guessing (one response of each pair is chosen)"
@@ -187,7 +180,7 @@ def _leakage(results: dict) -> list[Finding]:
     return [Finding("leakage", title, _points(best["D"]), _points(best.get("ci_low")),
                     _points(best.get("ci_high")), "points", evaluated_items(results), "leakage",
                     LEAKAGE_SEVERITY.get(verdict, "medium"), verdict,
-                    level=float(leak.get("selection", {}).get("level", 0.95)))]
+                    level=leak.level)]
 
 
 @finding_rule
@@ -480,6 +473,7 @@ def rank_key(f: Finding) -> tuple:
     return (SEVERITIES.index(f.severity), -_size(f), -(f.items or 0), f.kind, f.title)
 
 
+@typed_reads()
 def findings(results: dict) -> list[Finding]:
     """Every registered rule's findings on ``results`` (a scan or probe results dict), most
     important first: by severity, then effect size, then items affected."""

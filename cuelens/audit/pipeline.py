@@ -39,7 +39,7 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
     are writable, distinct and overwrite none of the ``inputs``; the parse cache
     (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
     from cuelens.audit.parse_cache import default_cache_dir
-    from cuelens.audit.results import item_files_mode, scan_output_paths
+    from cuelens.audit.scan_outputs import item_files_mode, scan_output_paths
     from cuelens.outputs import check_outputs, check_writable_dir
 
     out_dir = Path(out_dir)
@@ -124,7 +124,7 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
             config=asdict(config), dataset=DatasetSummary.from_json(dataset_summary(dataset)),
-            segmentation=segmentation.to_json(), warnings=segmentation.warnings or None,
+            segmentation=segmentation.section(), warnings=segmentation.warnings or None,
             notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)
     report = progress or (lambda stage, fraction: None)

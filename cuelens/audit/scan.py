@@ -353,7 +353,7 @@ def add_mcq_baselines(audit: WordAudit, parts: ItemParts) -> None:
     """``audit.mcq_baselines`` of an MCQ dataset's ``parts``
     (:func:`~cuelens.audit.mcq_baselines.baselines_of_parts`), with the leakage table's
     choices-only BoW row."""
-    bow = {b["name"]: b["accuracy"] for b in audit.leakage.baselines
+    bow = {b["name"]: b["accuracy"] for b in audit.leakage.baselines or []
            if b["name"] == bow_name(Task.MCQ)}
     audit.mcq_baselines = baselines_of_parts(parts, extra=bow)
 

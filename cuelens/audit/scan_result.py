@@ -55,10 +55,10 @@ class Scan:
 
     def write(self, out_dir: str | Path, item_files: str = "auto") -> dict[str, Path]:
         """Write results.json, cues.csv, the easy/hard item files (``item_files``, see
-        :func:`~cuelens.audit.results.write_scan_outputs`; streamed from the chunks of a
+        :func:`~cuelens.audit.scan_outputs.write_scan_outputs`; streamed from the chunks of a
         streamed scan), run.json and the per-item bias table: all of them or none."""
         from cuelens.audit.metrics import METRICS
-        from cuelens.audit.results import run_info, write_scan_outputs
+        from cuelens.audit.scan_outputs import run_info, write_scan_outputs
         from cuelens.atomic import output_set
 
         items = None if self.item_easy is None else self.dataset.item_lines(self.item_easy)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from statistics import median
 
+from cuelens.audit.results import SegmentationSection
 from cuelens.audit.segmenters import UNSPACED_RE, Choice, Segmenter, choose_segmenter, \
     get_segmenter, main_unspaced_script
 from cuelens.data.dataset import Dataset, Split
@@ -92,9 +93,10 @@ class ScanSegmentation:
     warnings: list[str] = field(default_factory=list)
     unsegmented: bool = False  # the guard fired: no conclusion but leakage (docs/methods.md §17)
 
-    def to_json(self) -> dict:
-        out = {**self.choice.to_json(), "language": self.language}
-        return {**out, "unsegmented": True} if self.unsegmented else out
+    def section(self) -> SegmentationSection:
+        """results.json ``segmentation``."""
+        return SegmentationSection(**self.choice.to_json(), language=self.language,
+                                   unsegmented=True if self.unsegmented else None)
 
 
 def build_segmenter(name: str) -> Segmenter:

@@ -17,9 +17,10 @@ from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, D
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
-from cuelens.audit.results import (RECORDS_MAX_ITEMS, CueFinding, CueRow, CueStats, DatasetSummary,
-                                   FeatureRow, FeaturesSection, HygieneSection,
-                                   McqBaselinesSection)
+from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, FeatureRow,
+                                   FeaturesSection, HygieneSection, LeakageSection,
+                                   McqBaselinesSection, SegmentationSection)
+from cuelens.audit.scan_outputs import RECORDS_MAX_ITEMS
 from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.reports.options import ReportOptions
 
@@ -133,7 +134,7 @@ def scan(
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.engines import load_for_scan
     from cuelens.audit.pipeline import check_scan_outputs, scan_dataset
-    from cuelens.audit.results import item_files_mode
+    from cuelens.audit.scan_outputs import item_files_mode
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
     from cuelens.audit.scan_modes import scan_mode
@@ -228,7 +229,8 @@ STREAMING_HINT_ITEMS = 5_000_000  # above this, the exact statistics suggest str
 
 def check_fail_above(results: dict, fail_above: float | None) -> None:
     """Exit 1 when the headline D exceeds ``--fail-above`` (points)."""
-    best = results["leakage"]["best"]["D"] if "leakage" in results else 0.0
+    leak = LeakageSection.in_results(results)
+    best = leak.best["D"] if leak is not None else 0.0
     if fail_above is not None and best * 100 > fail_above:
         console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
         raise typer.Exit(1)
@@ -319,9 +321,9 @@ def print_segmentation(results: dict) -> None:
     and the scan's warnings (docs/languages.md)."""
     from rich.markup import escape
 
-    chosen = results.get("segmentation")
+    chosen = SegmentationSection.in_results(results)
     if chosen is not None:
-        console.print(f"segmenter: {escape(chosen['name'])} ({escape(chosen['reason'])})")
+        console.print(f"segmenter: {escape(chosen.name)} ({escape(chosen.reason)})")
     features = FeaturesSection.in_results(results)
     skipped = features.skipped if features is not None else None
     if skipped:
@@ -339,7 +341,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
 
     from cuelens.audit.conclusion import measurable
     from cuelens.audit.examples import top_cues_by_label
-    from cuelens.audit.findings import d_with_ci, verdict_baseline
+    from cuelens.audit.findings import d_with_ci
     from cuelens.jsonio import format_number
 
     data, config = DatasetSummary.required_in(results), results["config"]
@@ -354,26 +356,25 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     for warning in (data.labels or {}).get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     print_segmentation(results)
-    if "leakage" not in results or not measurable(results):  # nothing to show beside the rules
+    leak = LeakageSection.in_results(results)
+    if leak is None or not measurable(results):  # nothing to show beside the rules
         print_mcq_baselines(mcq)
         for note in results.get("notes", []):
             console.print(f"[yellow]note:[/] {escape(note)}")
         print_next_steps(results, files)
         console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
         return
-    leak = results["leakage"]
-    best = leak["best"]
-    base = verdict_baseline(leak)
+    best, base = leak.best, leak.reference
     console.print(f"{base['name']} {base['accuracy'] * 100:.1f}% · cue-only model "
                   f"{best['accuracy'] * 100:.1f}% ({best['metric']}/{best['aggregator']}) · "
-                  f"D = {d_with_ci(best)} → {VERDICTS.get(leak.get('verdict'), '')}")
-    if "interval_note" in leak:
-        console.print(f"  [dim]{escape(leak['interval_note'])}[/]")
+                  f"D = {d_with_ci(best)} → {VERDICTS.get(leak.verdict or '', '')}")
+    if leak.interval_note is not None:
+        console.print(f"  [dim]{escape(leak.interval_note)}[/]")
     finding = CueFinding.in_results(results)
     if finding is not None:
         console.print(f"significant cue words: {finding.n_significant}, in "
                       f"{(finding.share_items or 0) * 100:.1f}% of the evaluated items")
-    for baseline in leak.get("baselines", []):  # D against the verdict's baseline, like the headline
+    for baseline in leak.baselines or []:  # D against the verdict's baseline, like the headline
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {(baseline['accuracy'] - base['accuracy']) * 100:+.1f})")
     print_mcq_baselines(mcq)

@@ -53,7 +53,7 @@ def train(
     import numpy as np
     import torch
 
-    from cuelens.audit.results import run_info
+    from cuelens.audit.scan_outputs import run_info
     from cuelens.atomic import replace_directory
     from cuelens.jsonio import write_json
     from cuelens.outputs import check_model_dir, check_replaceable_dir

@@ -17,10 +17,9 @@ from pathlib import Path
 
 from cuelens.audit.compare import scan_conclusion
 from cuelens.audit.results import (CONCLUSION_TEXT, CueRow, CueStats, DatasetSummary,
-                                   HygieneSection)
+                                   HygieneSection, LeakageSection, typed_reads)
 from cuelens.audit.examples import sort_value
-from cuelens.audit.findings import (Finding, d_with_ci, findings, is_preference,
-                                    verdict_baseline)
+from cuelens.audit.findings import Finding, d_with_ci, findings, is_preference
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.markdown import markdown_text
@@ -60,7 +59,7 @@ def baseline_text(results: dict) -> str:
     """What D is measured against, as the verdict measured it (its accuracy from
     ``leakage.baseline``): chance (1 in k) for multiple choice, guessing for preference pairs,
     else always giving the most common label (the prior-matched constant, docs/methods.md)."""
-    accuracy = verdict_baseline(results["leakage"])["accuracy"]
+    accuracy = LeakageSection.required_in(results).reference["accuracy"]
     data = DatasetSummary.required_in(results)
     if data.task == "mcq":
         k = data.n_choices
@@ -73,13 +72,14 @@ def baseline_text(results: dict) -> str:
 def leakage_sentence(results: dict) -> str:
     """The word-cue classifier's accuracy, its baseline and D with its interval (and the scan's
     note on that interval, e.g. when every item ties)."""
-    best = results["leakage"]["best"]
+    leak = LeakageSection.required_in(results)
+    best = leak.best
     sees, gets = SEES.get(DatasetSummary.required_in(results).task, SEES["nli"])
     accuracy = f"{best['accuracy'] * 100:.1f}%"
     text = (f"A classifier that sees only {sees} ({best['metric']} × {best['aggregator']} "
             f"word-cue model) {gets.format(accuracy)}, against "
             f"{baseline_text(results)}: cue leakage D = {d_with_ci(best)}.")
-    note = results["leakage"].get("interval_note")  # e.g. every item ties: D = 0 by construction
+    note = leak.interval_note  # e.g. every item ties: D = 0 by construction
     return f"{text} {sentence(note)}" if note else text
 
 
@@ -144,6 +144,7 @@ def code_line(text: str) -> str:
     return " ".join(text.split()).replace("`", "'")
 
 
+@typed_reads()
 def card_markdown(results: dict, command: str) -> str:
     """The "Bias, Risks and Limitations" section (Markdown; every text from the data or the
     scan passes :func:`cuelens.markdown.markdown_text`)."""
@@ -170,6 +171,7 @@ def card_markdown(results: dict, command: str) -> str:
     return "\n".join(lines)
 
 
+@typed_reads()
 def croissant_rai(results: dict) -> dict:
     """JSON-LD with ``rai:dataBiases`` and ``rai:dataLimitations`` (to merge into a Croissant
     file's top-level object): lists of whole sentences, as the Croissant RAI vocabulary takes

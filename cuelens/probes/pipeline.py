@@ -78,7 +78,7 @@ class Probe:
 
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """Write predictions.jsonl, results.json and run.json into ``out_dir``: all or none."""
-        from cuelens.audit.results import run_info
+        from cuelens.audit.scan_outputs import run_info
         from cuelens.atomic import output_set
         from cuelens.jsonio import write_json, write_jsonl
 

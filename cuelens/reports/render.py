@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
-from cuelens.audit.results import DatasetSummary
+from cuelens.audit.results import DatasetSummary, typed_reads
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.atomic import atomic_write_text
@@ -97,6 +97,7 @@ def _environment():
     return env
 
 
+@typed_reads()
 def render_html(results: dict, options: ReportOptions | None = None) -> str:
     """The report's HTML text for an already validated results dict. plotly.js is embedded,
     linked from the CDN or from :func:`plotly_file_name` next to the page (``options.plotly``);

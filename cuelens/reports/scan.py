@@ -6,14 +6,14 @@ cue explorer, easy/hard items, ICQ feature cues and the next steps.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
-from cuelens.audit.findings import d_with_ci, verdict_baseline
+from cuelens.audit.findings import d_with_ci
 from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, EasyHardSection,
                                    FeatureRow, FeaturesSection, HygieneSection,
-                                   McqBaselinesSection)
+                                   LeakageSection, McqBaselinesSection, SegmentationSection)
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.jsonio import format_number, read_number
@@ -55,7 +55,7 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
         "dataset": ds, "config": results.get("config", {}),
         "notes": ([roles_note(ds.split_roles)] if ds.split_roles else [])
         + results.get("notes", []) + (ds.labels or {}).get("warnings", []),
-        "segmentation": results.get("segmentation"), "warnings": results.get("warnings", []),
+        "segmentation": SegmentationSection.in_results(results), "warnings": results.get("warnings", []),
         "rows": [{"role": role, "file": s.file, "items": s.items, "instances": s.instances,
                   "skipped": sum((s.skipped or {}).values()), "skipped_reasons": s.skipped or {}}
                  for role, s in splits.items()],
@@ -65,26 +65,32 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
     if ds.task == Task.MCQ and positions:
         keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
         cats = [f"choice {int(k) + 1}" for k in keys]
-        series, hover = {}, {}
-        for role, counts in positions.items():
-            total = sum(counts.values()) or 1
-            series[role] = [100 * counts.get(k, 0) / total for k in keys]
-            hover[role] = [f"{role}: {counts.get(k, 0):,} of {total:,} questions" for k in keys]
+        series, hover = _shares(positions, keys,
+                                lambda role, k, n, total: f"{role}: {n:,} of {total:,} questions")
         sec.add_figure("positions", "Where the correct answer sits in each split: bars far from "
                        "an even split mean a model could gain accuracy just by preferring a position.",
                        F.grouped_bars(cats, series, hover, axis_title="share of questions"))
     else:
         counted = {role: s.label_counts or {} for role, s in splits.items()}
         labels = label_keys(ds.label_names, *counted.values())
-        series, hover = {}, {}
-        for role, counts in counted.items():
-            total = sum(counts.values()) or 1
-            series[role] = [100 * counts.get(l, 0) / total for l in labels]
-            hover[role] = [f"{l}: {counts.get(l, 0):,} of {total:,}" for l in labels]
+        series, hover = _shares(counted, labels,
+                                lambda role, label, n, total: f"{label}: {n:,} of {total:,}")
         sec.add_figure("labels", "Share of each label per split: the tallest bar in a split is "
                        "the accuracy of always guessing that label.",
                        F.grouped_bars(labels, series, hover, axis_title="share of instances"))
     return sec
+
+
+def _shares(counted: dict[str, dict[str, int]], keys: list[str],
+            hover: Callable[[str, str, int, int], str]) -> tuple[dict, dict]:
+    """Per split: each key's share of the split's counts (%) and each bar's hover line,
+    ``hover(role, key, count, total)``."""
+    series, lines = {}, {}
+    for role, counts in counted.items():
+        total = sum(counts.values()) or 1
+        series[role] = [100 * counts.get(k, 0) / total for k in keys]
+        lines[role] = [hover(role, k, counts.get(k, 0), total) for k in keys]
+    return series, lines
 
 
 HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
@@ -112,16 +118,16 @@ def calm(level: str, results: dict) -> str:
     return "neutral"
 
 
-def verdict(leak: dict, threshold: float, results: dict) -> tuple[str, str]:
+def verdict(leak: LeakageSection, threshold: float, results: dict) -> tuple[str, str]:
     """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
     when the whole 95% interval of D is above the alarm threshold."""
     text, context = _text_name(results)
-    best = leak["best"]
+    best = leak.best
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
-            f"against {pct(verdict_baseline(leak)['accuracy'])} for {_baseline_name(results)}")
-    level = leak.get("verdict") or ("significant" if leak["flagged"] else
-                                    "mild" if best["D"] > 0 else "chance")
+            f"against {pct(leak.reference['accuracy'])} for {_baseline_name(results)}")
+    level = leak.verdict or ("significant" if leak.flagged else
+                             "mild" if best["D"] > 0 else "chance")
     if level == "significant":
         return "flagged", (f"Significant cue leakage. {what} — {d_with_ci(best)}, the whole "
                            f"interval above the {100 * threshold:.0f}-point alarm threshold. "
@@ -145,22 +151,22 @@ def d_against(accuracy: float, baseline: float) -> float:
 
 
 def leakage(results: dict, options: ReportOptions) -> Section | None:
-    leak = results.get("leakage")
+    leak = LeakageSection.in_results(results)
     if leak is None or not measurable(results):
         return None
     threshold = results.get("config", {}).get("flag_threshold", 0.10)
     level, sentence = verdict(leak, threshold, results)
     level = calm(level, results)
     # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
-    reference = verdict_baseline(leak)["accuracy"]
+    reference = leak.reference["accuracy"]
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
         "baseline": ("chance (1/k)" if DatasetSummary.required_in(results).task == Task.MCQ
                      else "baseline: the most frequent evaluated label"),
         "baseline_accuracy": reference},
-        terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak["table"]),
-               *dict.fromkeys(r["aggregator"] for r in leak["table"]), "BoW"])
-    table = leak["table"]
+        terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak.table),
+               *dict.fromkeys(r["aggregator"] for r in leak.table), "BoW"])
+    table = leak.table
     if table:
         metrics = list(dict.fromkeys(r["metric"] for r in table))
         aggs = list(dict.fromkeys(r["aggregator"] for r in table))
@@ -179,10 +185,10 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                                  row_title="cue metric", column_title="aggregator"))
     mcq = DatasetSummary.required_in(results).task == Task.MCQ
     names = ["chance (random choice)" if mcq else "prior-matched constant"]
-    names += [b["name"] for b in leak.get("baselines", [])]
-    accs = [reference] + [b["accuracy"] for b in leak.get("baselines", [])]
-    names.append(f"best cue classifier ({leak['best']['metric']} + {leak['best']['aggregator']})")
-    accs.append(leak["best"]["accuracy"])
+    names += [b["name"] for b in leak.baselines or []]
+    accs = [reference] + [b["accuracy"] for b in leak.baselines or []]
+    names.append(f"best cue classifier ({leak.best['metric']} + {leak.best['aggregator']})")
+    accs.append(leak.best["accuracy"])
     ds = [d_against(a, reference) for a in accs]
     sec.add_figure("baselines", "Accuracy of simple guessers that never read the "
                    f"{_text_name(results)[1]}: the further a bar reaches past the dashed baseline "

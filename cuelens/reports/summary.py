@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.conclusion import measurable
-from cuelens.audit.results import McqBaselinesSection
+from cuelens.audit.results import LeakageSection, McqBaselinesSection
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports.compare import compare_verdict
 from cuelens.reports.contrast import contrast_judge_verdict, contrast_pairs_verdict
@@ -79,7 +79,7 @@ def verdicts(results: dict) -> list[Verdict]:
     conclusion = conclusion_verdict(results)
     if conclusion is not None:
         out.append(conclusion)
-    leak = results.get("leakage")
+    leak = LeakageSection.in_results(results)
     if leak is not None and measurable(results):
         level, sentence = verdict(leak, results.get("config", {}).get("flag_threshold", 0.10),
                                   results)

@@ -43,7 +43,7 @@ class LLMProbe:
 
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """Write predictions-TEMPLATE.jsonl, results.json and run.json: all or none."""
-        from cuelens.audit.results import run_info
+        from cuelens.audit.scan_outputs import run_info
         from cuelens.atomic import output_set
         from cuelens.jsonio import write_json, write_jsonl
         from cuelens.outputs import check_outputs
