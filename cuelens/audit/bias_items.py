@@ -19,12 +19,13 @@ the user's data on ``id``.
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, ContextManager
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -261,44 +262,47 @@ def arrow_table(columns: dict[str, JsonlColumn], layout: TableLayout) -> Any:
 
 
 class ItemsWriter:
-    """The per-item table's ``files`` (:func:`item_paths`) written part by part (the parts of one
-    scan, e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a
-    binary handle context: :func:`~cuelens.atomic.atomic_open` for outputs); a context manager."""
+    """The per-item table's ``files`` (:func:`item_paths`, in a work directory) written part by
+    part (the parts of one scan, chunk by chunk: one part in memory at a time): the first
+    part's file of JSONL lines becomes items.jsonl (renamed, not copied), the next ones are
+    appended to it; their Arrow tables go into items.parquet. A context manager."""
 
-    def __init__(self, files: dict[str, Path], layout: TableLayout | None,
-                 opener: Callable[[Path], ContextManager[BinaryIO]]) -> None:
+    def __init__(self, files: dict[str, Path], layout: TableLayout) -> None:
+        self._files, self._layout = files, layout
         self._stack = ExitStack()
-        self._jsonl = self._stack.enter_context(opener(files["items"])) if "items" in files \
-            else None
-        self._layout, self._parquet = layout, None
-        if "items_parquet" in files:
-            import pyarrow.parquet as pq
-
-            handle = self._stack.enter_context(opener(files["items_parquet"]))
-            self._parquet = (pq, handle)
-        self._writer: Any = None
+        self._jsonl: BinaryIO | None = None
+        self._parquet: Any = None  # the Parquet writer, from the first part on
 
     def append_file(self, part: Path | None, table: Any) -> None:
-        """Append one part: its JSONL lines, written to the file ``part`` (:func:`jsonl_blocks`),
-        and its :func:`arrow_table`."""
-        if self._jsonl is not None and part is not None:
-            with open(part, "rb") as piece:
-                shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
-        if self._parquet is None:
-            return
-        pq, handle = self._parquet
-        if self._writer is None:
-            self._writer = self._stack.enter_context(pq.ParquetWriter(handle, table.schema))
-        self._writer.write_table(table)
+        """Append one part: its JSONL lines, written to the file ``part`` (:func:`jsonl_blocks`;
+        moved or removed here), and its :func:`arrow_table`."""
+        if "items" in self._files and part is not None:
+            if self._jsonl is None:
+                os.replace(part, self._files["items"])
+                self._jsonl = self._stack.enter_context(open(self._files["items"], "ab"))
+            else:
+                with open(part, "rb") as piece:
+                    shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
+                part.unlink()
+        if "items_parquet" in self._files:
+            if self._parquet is None:
+                import pyarrow.parquet as pq
+
+                handle = self._stack.enter_context(open(self._files["items_parquet"], "xb"))
+                self._parquet = self._stack.enter_context(pq.ParquetWriter(handle, table.schema))
+            self._parquet.write_table(table)
 
     def __enter__(self) -> "ItemsWriter":
         return self
 
     def __exit__(self, *exc) -> None:
-        if exc[0] is None and self._parquet is not None and self._writer is None \
-                and self._layout is not None:  # no part: an empty table, not an empty file
-            pq, handle = self._parquet
-            pq.write_table(self._layout.schema().empty_table(), handle)
+        if exc[0] is None:  # no part: an empty table, not a missing file
+            if "items" in self._files and self._jsonl is None:
+                open(self._files["items"], "xb").close()
+            if "items_parquet" in self._files and self._parquet is None:
+                import pyarrow.parquet as pq
+
+                pq.write_table(self._layout.schema().empty_table(), self._files["items_parquet"])
         self._stack.__exit__(*exc)
 
 

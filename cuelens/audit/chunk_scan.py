@@ -149,11 +149,9 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
             for chunk_files, first in _chunk_calls(split, held[role][0]):
                 yield role, chunk_files, first, against
 
-    with ItemsWriter(files, layout, lambda path: open(path, "xb")) as writer:
+    with ItemsWriter(files, layout) as writer:
         for piece, table in store.passes.map(_items_part, shared, calls()):
             writer.append_file(piece, table)
-            if piece is not None:
-                piece.unlink()
     return SpilledItems(files)
 
 
