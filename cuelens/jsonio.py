@@ -10,6 +10,7 @@ import functools
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -259,7 +260,7 @@ def jsonl_rows(columns: Mapping[str, JsonlColumn], nan_as_null: bool = False) ->
         elif isinstance(column, np.ndarray) and column.dtype.kind == "f":
             pieces += _number_pieces(column, nan_as_null)
         else:
-            pieces.append((json_texts(list(column)), np.arange(n)))
+            pieces += _string_pieces(list(column))
     pieces.append((["}\n"], None))
     merged = _merged(pieces)
     matrix = np.empty((n, len(merged)), dtype=object)
@@ -267,6 +268,22 @@ def jsonl_rows(columns: Mapping[str, JsonlColumn], nan_as_null: bool = False) ->
         matrix[:, j] = texts[0] if codes is None else np.asarray(texts, dtype=object)[codes]
     return "".join(matrix.ravel().tolist())
 
+
+
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what the encoder writes otherwise in a string
+
+
+def _string_pieces(values: list) -> list[_Piece]:
+    """A column of strings as JSON: each one between constant quotes when none needs an escape
+    (one C-level scan of them all), else each one's :func:`json_texts`."""
+    rows = np.arange(len(values))
+    try:
+        plain = _ESCAPED.search("".join(values)) is None
+    except TypeError:  # not all strings
+        plain = False
+    if plain:
+        return [(['"'], None), (values, rows), (['"'], None)]
+    return [(json_texts(values), rows)]
 
 
 def _merged(pieces: list[_Piece]) -> list[_Piece]:
