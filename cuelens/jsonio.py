@@ -6,14 +6,19 @@ encoder's), JSONL lines, and their files (written atomically, :mod:`cuelens.atom
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain, repeat
+from dataclasses import dataclass
+from itertools import repeat
 from json.encoder import encode_basestring
 from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 from cuelens.atomic import PathLike, atomic_open_text, atomic_write_text
 
@@ -201,15 +206,143 @@ def _float_texts(values: Sequence[float | None], nan_as_null: bool) -> list[str]
     return list(map(_FLOAT_NULLS.get, texts, texts))
 
 
-def jsonl_lines(columns: Mapping[str, Sequence], nan_as_null: bool = False) -> str:
+@dataclass(frozen=True)
+class Coded:
+    """A column as codes into its distinct ``values`` (JSON scalars: str, int, bool or None),
+    e.g. a label or a flag: each value encoded once, not once per row."""
+
+    codes: np.ndarray  # per row, an index into values
+    values: Sequence
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def rows(self, rows: slice) -> "Coded":
+        return Coded(self.codes[rows], self.values)
+
+    def used(self) -> "Coded":
+        """The same column over the values its rows use (a long table of values, e.g. every
+        listed cue, cut to those of a slice of rows)."""
+        if len(self.values) <= TABLE_MAX:
+            return self
+        used, codes = np.unique(self.codes, return_inverse=True)
+        return Coded(codes.reshape(-1), [self.values[i] for i in used.tolist()])
+
+
+
+
+def column_rows(column: JsonlColumn, rows: slice) -> JsonlColumn:
+    """The ``rows`` of a :func:`jsonl_rows` column."""
+    return column.rows(rows) if isinstance(column, Coded) else column[rows]
+
+
+_Piece = tuple[list[str], np.ndarray | None]  # texts and each row's index (None: the first)
+#: A column of :func:`jsonl_rows`: codes into values, float64 numbers (NaN: null), or strings.
+JsonlColumn = Coded | np.ndarray | Sequence[str]
+TABLE_MAX = 256  # neighbouring pieces of a row are merged while their table of texts is this small
+
+
+def jsonl_rows(columns: Mapping[str, JsonlColumn], nan_as_null: bool = False) -> str:
     """The JSONL lines of the rows of equal-length ``columns`` (row ``i``: each name with its
-    ``i``-th value), the text :func:`jsonl_line` writes for each row dict, built column by
-    column (:func:`json_texts`) and interleaved with the constant keys."""
+    ``i``-th value), the text :func:`jsonl_line` writes for each row dict (float NaN as
+    ``null`` when ``nan_as_null``, else refused like infinities). Each row is a few pieces of
+    text, each taken by code from a table (the constant keys merged into the tables of the
+    coded columns beside them, :func:`_number_pieces` for floats) and joined in one C call."""
     if not columns:
         return ""
-    keys = [f"{', ' if k else '{'}{encode_basestring(name)}: " for k, name in enumerate(columns)]
-    return "".join(chain.from_iterable(_interleaved(
-        [*keys, "}\n"], [json_texts(values, nan_as_null) for values in columns.values()])))
+    n = len(next(iter(columns.values())))
+    pieces: list[_Piece] = []
+    for k, (name, column) in enumerate(columns.items()):
+        pieces.append(([f"{', ' if k else '{'}{encode_basestring(name)}: "], None))
+        if isinstance(column, Coded):
+            column = column.used()
+            pieces.append((json_texts(column.values), column.codes.astype(np.int64)))
+        elif isinstance(column, np.ndarray) and column.dtype.kind == "f":
+            pieces += _number_pieces(column, nan_as_null)
+        else:
+            pieces += _string_pieces(list(column))
+    pieces.append((["}\n"], None))
+    merged = _merged(pieces)
+    matrix = np.empty((n, len(merged)), dtype=object)
+    for j, (texts, codes) in enumerate(merged):
+        matrix[:, j] = texts[0] if codes is None else np.asarray(texts, dtype=object)[codes]
+    return "".join(matrix.ravel().tolist())
+
+
+
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what the encoder writes otherwise in a string
+
+
+def _string_pieces(values: list) -> list[_Piece]:
+    """A column of strings as JSON: each one between constant quotes when none needs an escape
+    (one C-level scan of them all), else each one's :func:`json_texts`."""
+    rows = np.arange(len(values))
+    try:
+        plain = _ESCAPED.search("".join(values)) is None
+    except TypeError:  # not all strings
+        plain = False
+    if plain:
+        return [(['"'], None), (values, rows), (['"'], None)]
+    return [(json_texts(values), rows)]
+
+
+def _merged(pieces: list[_Piece]) -> list[_Piece]:
+    """Neighbouring pieces joined into one while the product of their tables is at most
+    :data:`TABLE_MAX` texts (a constant key into the values beside it)."""
+    out = [pieces[0]]
+    for texts, codes in pieces[1:]:
+        before, before_codes = out[-1]
+        if len(before) * len(texts) > TABLE_MAX:
+            out.append((texts, codes))
+            continue
+        joined = [a + b for a in before for b in texts]
+        left = 0 if before_codes is None else before_codes * len(texts)
+        out[-1] = (joined, None if codes is None and before_codes is None else
+                   np.asarray(left + (0 if codes is None else codes)))
+    return out
+
+
+GRID = 10**6  # floats on this grid (6 decimals) are written from digit tables, not one by one
+
+
+@functools.cache
+def _fraction_tables() -> tuple[list[str], list[str]]:
+    """The digits after the point of ``f = 1000 * hi + lo`` (0 ≤ f < :data:`GRID`), without
+    trailing zeros (at least one digit) as two texts: ``hi``'s (``hi`` + 1000 when ``lo`` is
+    0, index 2000: nothing) and ``lo``'s (index 0: nothing)."""
+    high = [f"{h:03d}" for h in range(1000)] + \
+        [f"{h:03d}".rstrip("0") or "0" for h in range(1000)] + [""]
+    return high, [""] + [f"{lo:03d}".rstrip("0") for lo in range(1, 1000)]
+
+
+def _number_pieces(values: np.ndarray, nan_as_null: bool) -> list[_Piece]:
+    """Floats as JSON (their repr, like the encoder's) in three pieces per row: sign, whole
+    part and point; the first three digits after it; the last three. A float is on the grid
+    when it is the double nearest to a number of at most 6 decimals (``x == k / 10**6``, a
+    correctly rounded division), and then its repr is that number's shortest form (positional
+    between 1e-4 and 1e16; below 1e9 no other decimal of at most 15 digits reads back as
+    it); every other float's repr is taken whole."""
+    values = np.asarray(values, dtype=np.float64)
+    null = np.isnan(values)
+    if np.isinf(values).any() or (null.any() and not nan_as_null):
+        raise ValueError("Out of range float values are not JSON compliant")
+    size = np.abs(values)
+    with np.errstate(invalid="ignore"):
+        scaled = np.rint(size * GRID)
+        grid = (size == scaled / GRID) & (((size >= 1e-4) & (size < 1e9)) | (size == 0))
+    whole, fraction = np.divmod(np.where(grid, scaled, 0).astype(np.int64), GRID)
+    heads = whole * 2 + np.signbit(values)
+    top = int(heads.max(initial=0))
+    kinds, heads = (np.arange(top + 1), heads) if top < 2 * TABLE_MAX else \
+        np.unique(heads, return_inverse=True)
+    texts = [f"{'-' if head & 1 else ''}{head >> 1}." for head in kinds.tolist()]
+    other = ~grid & ~null
+    heads = np.where(null, len(texts), heads.reshape(-1))
+    heads[other] = len(texts) + 1 + np.arange(int(other.sum()))
+    texts += ["null", *map(float.__repr__, values[other].tolist())]
+    high, low = fraction // 1000, fraction % 1000
+    return [(texts, heads), (_fraction_tables()[0], np.where(grid, high + 1000 * (low == 0), 2000)),
+            (_fraction_tables()[1], np.where(grid, low, 0))]
 
 
 def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:

@@ -38,7 +38,7 @@ def test_pass_decisions_equal_a_refit(records, model):
 def test_strongest_cue_is_the_first_word_with_the_largest_z_brute_force():
     """Per item (its ``k`` instances' words in order): the listed cue with the largest z, the
     first such word on ties, none when no word is a listed cue — against a plain loop."""
-    from cuelens.audit.bias_items import cue_ranks, strongest_of
+    from cuelens.audit.bias_items import CueNames, cue_ranks, strongest_cues
     from cuelens.audit.counts import TokenSequences, row_starts
 
     rng = np.random.default_rng(3)
@@ -51,7 +51,10 @@ def test_strongest_cue_is_the_first_word_with_the_largest_z_brute_force():
         cues = [CueRow(token=f"w{int(rng.integers(0, V))}", label=f"l{c}", count=1,
                        label_count=1, metrics={"z": float(rng.choice([1.0, 2.0]))},
                        significant=False) for c in range(3)]
-        tokens, labels, zs = strongest_of(seqs, k, cue_ranks(seqs.vocab, cues), cues)
+        chosen, zs = strongest_cues(seqs, k, cue_ranks(seqs.vocab, cues))
+        token_column, label_column = CueNames.of(cues).columns(chosen)
+        tokens = [token_column.values[c] for c in token_column.codes]
+        labels = [label_column.values[c] for c in label_column.codes]
         for item in range(n):
             words = ids[seqs.indptr[item * k]:seqs.indptr[(item + 1) * k]]
             best = None  # (z, cue index): the first cue reaching the largest z wins

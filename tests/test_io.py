@@ -8,6 +8,7 @@ import io
 import json
 import math
 
+import numpy as np
 import pytest
 
 from cuelens.audit.metrics import METRICS
@@ -133,20 +134,42 @@ def test_cues_csv_equals_the_csv_writer(tmp_path):
     assert (tmp_path / "cues.csv").read_bytes().count(b"\n") == 5  # header, 3 rows, 1 in a cell
 
 
-def test_jsonl_lines_equal_jsonl_line_per_row():
-    from cuelens.jsonio import jsonl_line, jsonl_lines
+def test_jsonl_rows_equal_jsonl_line_per_row():
+    """Column-wise JSONL (codes into values, float arrays, strings) is json.dumps's text row by
+    row: floats on the 6-decimal grid from digit tables, every other float by its repr."""
+    from cuelens.jsonio import Coded, jsonl_line, jsonl_rows
 
-    columns = {"id": ["a", "é\u2028\"", "c"], "n": [1, -2, 10**30], "p": [0.5, 1e-05, 3e20],
-               "z": [math.nan, None, 2.0], "flag": [True, None, False], "none": [None] * 3,
-               "mixed": [1, "x", 2.5], "%s key": ["x", "y", "z"], "cue": ["x\n", None, "x\n"]}
-    rows = [{name: None if isinstance(v, float) and v != v else v
-             for name, v in zip(columns, values)} for values in zip(*columns.values())]
-    assert jsonl_lines(columns, nan_as_null=True) == "".join(map(jsonl_line, rows))
-    assert jsonl_lines({}) == ""
+    rng = np.random.default_rng(1)
+    n = 3000
+    edge = [0.0, -0.0, 1.0, -1.0, 1e-4, 9.99999e-05, 1e-05, 0.1, 0.30000000000000004, 0.5,
+            999999999.999999, 1e9, 1e16, 3e20, 123.456, -5e-324, 2.5e-07, 0.000123,
+            np.nextafter(0.1, 1.0), math.nan]
+    numbers = {}
+    for scale in (1.0, 1e3, 1e9, 1e-3):
+        x = np.round(rng.random(n) * scale * rng.choice([-1, 1], n), int(rng.integers(0, 8)))
+        x[::7] = rng.random(n)[::7]  # not on the grid: the repr of each
+        x[:len(edge)] = edge
+        numbers[f"p {scale:g}"] = x
+    columns = {"id": [f'i{i}é\u2028"\\' if i % 5 == 0 else f"i{i}" for i in range(n)],
+               **numbers, "label": Coded(rng.integers(0, 3, n), ["a", "b\n", None]),
+               "flag": Coded(rng.integers(0, 2, n), [False, True]),
+               "choice": Coded(rng.integers(0, 4, n), [0, 1, 2, 10**30]),
+               "cue": Coded(rng.integers(0, 900, n), [f"w{i}" for i in range(899)] + [None]),
+               "%s key": Coded(np.zeros(n, dtype=np.int16), ["x"])}
+
+    def value(column, i):
+        if isinstance(column, Coded):
+            return column.values[column.codes[i]]
+        v = column[i]
+        return v if isinstance(v, str) else None if v != v else float(v)
+
+    rows = [{name: value(column, i) for name, column in columns.items()} for i in range(n)]
+    assert jsonl_rows(columns, nan_as_null=True) == "".join(map(jsonl_line, rows))
+    assert jsonl_rows({}) == "" and jsonl_rows({"x": np.zeros(0)}) == ""
     with pytest.raises(ValueError):
-        jsonl_lines({"z": [math.nan]})
+        jsonl_rows({"z": np.array([math.nan])})
     with pytest.raises(ValueError):
-        jsonl_lines({"z": [math.inf, None]}, nan_as_null=True)
+        jsonl_rows({"z": np.array([math.inf, math.nan])}, nan_as_null=True)
 
 
 @pytest.mark.parametrize("linkable", [True, False])

@@ -19,12 +19,13 @@ the user's data on ``id``.
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, ContextManager
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from cuelens.audit.counts import TokenSequences
 from cuelens.audit.fitting import Fit, Trained, model_decisions, signed_decisions
 from cuelens.audit.results import CueRow
 from cuelens.data.dataset import RIGHT, Dataset, Task
+from cuelens.jsonio import Coded, JsonlColumn, column_rows, jsonl_rows
 
 
 def probabilities(decision: np.ndarray, signed: bool | None = None) -> np.ndarray:
@@ -91,11 +93,11 @@ def cue_ranks(vocab: Sequence[str], cues: list[CueRow]) -> tuple[np.ndarray, np.
     return best_z, best_cue
 
 
-def strongest_of(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarray],
-                 cues: list[CueRow]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per item of the instances ``seqs`` (``k`` per item): the listed cue among its words with
-    the largest z (any label), its label and z (None / NaN when the item holds no listed cue);
-    ``ranks``: :func:`cue_ranks` of ``seqs``' vocabulary."""
+def strongest_cues(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per item of the instances ``seqs`` (``k`` per item): the index of the listed cue among
+    its words with the largest z (any label; −1: the item holds no listed cue) and that z
+    (NaN: none); ``ranks``: :func:`cue_ranks` of ``seqs``' vocabulary."""
     best_z, best_cue = ranks
     n, sentinel = len(seqs) // k, len(best_z) - 1
     ids = seqs.indices[seqs.indptr[0]:seqs.indptr[-1]]
@@ -109,9 +111,31 @@ def strongest_of(seqs: TokenSequences, k: int, ranks: tuple[np.ndarray, np.ndarr
     winner = np.full(n, sentinel)  # the sentinel row: no cue
     winner[item[first]] = ids[first]
     chosen = best_cue[winner]
-    tokens, labels = (np.array([*column, None], dtype=object)[chosen]  # chosen −1: None
-                      for column in ([cue.token for cue in cues], [cue.label for cue in cues]))
-    return tokens, labels, np.where(chosen >= 0, best_z[winner], np.nan)
+    return chosen, np.where(chosen >= 0, best_z[winner], np.nan)
+
+
+@dataclass(frozen=True)
+class CueNames:
+    """The listed cues' words and labels as the table's columns code them (built once per
+    scan): ``tokens`` per cue, then None (no cue); the distinct ``labels``, then None; per cue
+    (then no cue) its label's index in ``labels``."""
+
+    tokens: list[str | None]
+    labels: list[str | None]
+    label_codes: np.ndarray
+
+    @classmethod
+    def of(cls, cues: list[CueRow]) -> "CueNames":
+        labels = list(dict.fromkeys(cue.label for cue in cues))
+        index = {label: i for i, label in enumerate(labels)}
+        codes = np.array([index[cue.label] for cue in cues] + [len(labels)], dtype=np.int64)
+        return cls([cue.token for cue in cues] + [None], labels + [None], codes)
+
+    def columns(self, chosen: np.ndarray) -> tuple[Coded, Coded]:
+        """The ``cue`` and ``cue_label`` columns of the items whose strongest cue is
+        ``chosen`` (:func:`strongest_cues`)."""
+        rows = np.where(chosen >= 0, chosen, len(self.tokens) - 1)
+        return Coded(rows, self.tokens), Coded(self.label_codes[rows], self.labels)
 
 
 FLAGS = ("duplicate", "label_conflict", "overlap", "shared_premise")
@@ -159,32 +183,42 @@ class TableLayout:
 
 
 def item_columns(layout: TableLayout, ids: Sequence[str], role: str, gold: np.ndarray,
-                 probs: np.ndarray, strongest: tuple[np.ndarray, np.ndarray, np.ndarray],
-                 easy: np.ndarray | None, flags: dict[str, np.ndarray | None]) -> dict[str, list]:
+                 probs: np.ndarray, strongest: tuple[Coded, Coded, np.ndarray],
+                 easy: np.ndarray | None, flags: dict[str, np.ndarray | None]
+                 ) -> dict[str, JsonlColumn]:
     """The table's columns for items ``ids`` of split ``role`` (all of a split or a chunk of
-    it): ``gold`` label indices, bias-only ``probs``, :func:`strongest_of` cues, the easy mask
-    (None: fitting items) and the :data:`FLAGS` (None: not defined for these items, null)."""
+    it): ``gold`` label indices, bias-only ``probs``, the strongest cue's ``cue`` and
+    ``cue_label`` columns (:meth:`CueNames.columns`) and z, the easy mask (None: fitting
+    items) and the :data:`FLAGS` (None: not defined for these items, null); labels, names and
+    flags as codes into their values (:class:`~cuelens.jsonio.Coded`), numbers rounded to 6
+    decimals."""
     n = len(gold)
-    names = layout.label_names if layout.task == Task.NLI else None
-    predicted = probs.argmax(axis=1)
-    columns: dict[str, list] = {
-        "id": list(ids), "split": [role] * n,
-        "label": [names[g] if names else int(g) for g in gold],
-        "bias_model": [layout.model] * n}
+    answers = layout.label_names if layout.task == Task.NLI else \
+        list(range(len(layout.probability_names)))
+    gold = np.asarray(gold, dtype=np.int64)
+    predicted, same = probs.argmax(axis=1), np.zeros(n, dtype=np.int64)
+    columns: dict[str, JsonlColumn] = {
+        "id": list(ids), "split": Coded(same, [role]), "label": Coded(gold, answers),
+        "bias_model": Coded(same, [layout.model])}
     rounded = np.round(probs, 6)
     for j, name in enumerate(layout.probability_names):
-        columns[name] = rounded[:, j].tolist()
-    columns["p_bias_gold"] = rounded[np.arange(n), gold].tolist()
-    columns["bias_prediction"] = [names[p] if names else int(p) for p in predicted]
-    columns["bias_correct"] = (predicted == gold).tolist()
-    token, cue_label, cue_z = strongest
-    columns["cue"], columns["cue_label"] = token.tolist(), cue_label.tolist()
-    columns["cue_z"] = np.round(cue_z, 6).tolist()
-    columns["easy"] = [None] * n if easy is None else np.asarray(easy, dtype=bool).tolist()
+        columns[name] = rounded[:, j]
+    columns["p_bias_gold"] = rounded[np.arange(n), gold]
+    columns["bias_prediction"] = Coded(predicted, answers)
+    columns["bias_correct"] = _flag(predicted == gold, n)
+    columns["cue"], columns["cue_label"], cue_z = strongest
+    columns["cue_z"] = np.round(cue_z, 6)
+    columns["easy"] = _flag(easy, n)
     for name in FLAGS:
-        found = flags.get(name)
-        columns[name] = [None] * n if found is None else np.asarray(found, dtype=bool).tolist()
+        columns[name] = _flag(flags.get(name), n)
     return columns
+
+
+def _flag(mask: np.ndarray | None, n: int) -> Coded:
+    """A bool column of ``n`` rows (``mask`` None: null)."""
+    if mask is None:
+        return Coded(np.zeros(n, dtype=np.int64), [None])
+    return Coded(np.asarray(mask, dtype=bool).astype(np.int64), [False, True])
 
 
 ITEMS_JSONL, ITEMS_PARQUET = "items.jsonl", "items.parquet"
@@ -198,72 +232,77 @@ def parquet_available() -> bool:
     return find_spec("pyarrow") is not None
 
 
-JSONL_BATCH = 8192  # lines encoded at once
+JSONL_BATCH = 16_384  # lines encoded at once
 COPY_BUFFER = 1 << 20  # bytes copied at once from a part file of JSONL lines
 
 
-def encoded_items(columns: dict[str, list], layout: TableLayout | None,
-                  files: dict[str, Path]) -> tuple[bytes | None, Any]:
-    """One part's rows (:func:`item_columns`) encoded for the table's ``files``
-    (:func:`item_paths`): items.jsonl lines and a pyarrow table of the ``layout``'s schema (None:
-    inferred), each None where that file is not written."""
-    from cuelens.jsonio import jsonl_lines
+def jsonl_blocks(columns: dict[str, JsonlColumn]) -> Iterator[bytes]:
+    """The items.jsonl lines of :func:`item_columns`, :data:`JSONL_BATCH` rows at a time
+    (:func:`~cuelens.jsonio.jsonl_rows`, NaN as null)."""
+    n = len(columns["id"])
+    for start in range(0, n, JSONL_BATCH):
+        rows = slice(start, start + JSONL_BATCH)
+        yield jsonl_rows({name: column_rows(column, rows) for name, column in columns.items()},
+                         nan_as_null=True).encode("utf-8")
 
-    lines = None if "items" not in files else b"".join(
-        jsonl_lines({name: values[start:start + JSONL_BATCH] for name, values in columns.items()},
-                    nan_as_null=True).encode("utf-8")
-        for start in range(0, len(columns["id"]), JSONL_BATCH))
-    if "items_parquet" not in files:
-        return lines, None
+
+def arrow_table(columns: dict[str, JsonlColumn], layout: TableLayout) -> Any:
+    """The pyarrow table of :func:`item_columns` in the ``layout``'s schema (codes taken from
+    their values, numbers as they are)."""
     import pyarrow as pa
 
-    return lines, pa.Table.from_pydict(columns, schema=None if layout is None else layout.schema())
+    def array(column: JsonlColumn, kind: Any) -> Any:
+        if isinstance(column, Coded):
+            used = column.used()
+            return pa.array(list(used.values), kind).take(pa.array(used.codes))
+        return pa.array(column, kind)
+
+    schema = layout.schema()
+    return pa.Table.from_arrays([array(columns[f.name], f.type) for f in schema], schema=schema)
 
 
 class ItemsWriter:
-    """The per-item table's ``files`` (:func:`item_paths`) written part by part (the parts of one
-    scan, e.g. chunk by chunk: one part in memory at a time), each through ``opener(path)`` (a
-    binary handle context: :func:`~cuelens.atomic.atomic_open` for outputs); a context manager."""
+    """The per-item table's ``files`` (:func:`item_paths`, in a work directory) written part by
+    part (the parts of one scan, chunk by chunk: one part in memory at a time): the first
+    part's file of JSONL lines becomes items.jsonl (renamed, not copied), the next ones are
+    appended to it; their Arrow tables go into items.parquet. A context manager."""
 
-    def __init__(self, files: dict[str, Path], layout: TableLayout | None,
-                 opener: Callable[[Path], ContextManager[BinaryIO]]) -> None:
+    def __init__(self, files: dict[str, Path], layout: TableLayout) -> None:
+        self._files, self._layout = files, layout
         self._stack = ExitStack()
-        self._jsonl = self._stack.enter_context(opener(files["items"])) if "items" in files \
-            else None
-        self._layout, self._parquet = layout, None
-        if "items_parquet" in files:
-            import pyarrow.parquet as pq
-
-            handle = self._stack.enter_context(opener(files["items_parquet"]))
-            self._parquet = (pq, handle)
-        self._writer: Any = None
-
-    def write(self, lines: bytes | None, table: Any) -> None:
-        """Append one part's :func:`encoded_items` (its JSONL lines and Arrow table)."""
-        if self._jsonl is not None and lines is not None:
-            self._jsonl.write(lines)
-        if self._parquet is None:
-            return
-        pq, handle = self._parquet
-        if self._writer is None:
-            self._writer = self._stack.enter_context(pq.ParquetWriter(handle, table.schema))
-        self._writer.write_table(table)
+        self._jsonl: BinaryIO | None = None
+        self._parquet: Any = None  # the Parquet writer, from the first part on
 
     def append_file(self, part: Path | None, table: Any) -> None:
-        """Append one part whose JSONL lines were written to the file ``part``."""
-        if self._jsonl is not None and part is not None:
-            with open(part, "rb") as piece:
-                shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
-        self.write(None, table)
+        """Append one part: its JSONL lines, written to the file ``part`` (:func:`jsonl_blocks`;
+        moved or removed here), and its :func:`arrow_table`."""
+        if "items" in self._files and part is not None:
+            if self._jsonl is None:
+                os.replace(part, self._files["items"])
+                self._jsonl = self._stack.enter_context(open(self._files["items"], "ab"))
+            else:
+                with open(part, "rb") as piece:
+                    shutil.copyfileobj(piece, self._jsonl, COPY_BUFFER)
+                part.unlink()
+        if "items_parquet" in self._files:
+            if self._parquet is None:
+                import pyarrow.parquet as pq
+
+                handle = self._stack.enter_context(open(self._files["items_parquet"], "xb"))
+                self._parquet = self._stack.enter_context(pq.ParquetWriter(handle, table.schema))
+            self._parquet.write_table(table)
 
     def __enter__(self) -> "ItemsWriter":
         return self
 
     def __exit__(self, *exc) -> None:
-        if exc[0] is None and self._parquet is not None and self._writer is None \
-                and self._layout is not None:  # no part: an empty table, not an empty file
-            pq, handle = self._parquet
-            pq.write_table(self._layout.schema().empty_table(), handle)
+        if exc[0] is None:  # no part: an empty table, not a missing file
+            if "items" in self._files and self._jsonl is None:
+                open(self._files["items"], "xb").close()
+            if "items_parquet" in self._files and self._parquet is None:
+                import pyarrow.parquet as pq
+
+                pq.write_table(self._layout.schema().empty_table(), self._files["items_parquet"])
         self._stack.__exit__(*exc)
 
 

@@ -14,7 +14,6 @@ split, its grouped, stratified folds).
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import islice
@@ -23,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cuelens.audit.bias_items import ItemsWriter, SpilledItems, TableLayout, cue_ranks, \
-    encoded_items, item_columns, item_paths, strongest_of
+from cuelens.audit.bias_items import CueNames, ItemsWriter, SpilledItems, TableLayout, \
+    arrow_table, cue_ranks, item_columns, item_paths, jsonl_blocks, strongest_cues
 from cuelens.audit.chunked_data import ChunkedData, Reader, fold_keys, load_chunked, read_local
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import TokenSequences
@@ -90,52 +89,35 @@ class _ItemsShared:
     model: tuple[str, str]
     layout: TableLayout
     ranks: tuple[np.ndarray, np.ndarray]
-    cues: list[CueRow]
+    cues: CueNames
     files: dict[str, Path]
-
-
-ITEMS_SLICE = 16_384  # rows of a chunk's per-item table encoded at once
 
 
 def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles, first: int,
                 against: bool) -> tuple[Path | None, Any]:
-    """The per-item table's rows of one chunk of split ``role`` (items ``first …`` of it) as
-    :func:`~cuelens.audit.bias_items.encoded_items`: held-out probabilities
-    (:func:`~cuelens.audit.passes.held_out_items`), strongest cue, easy mask (evaluated items)
-    and hygiene flags (:func:`~cuelens.audit.streamed_hygiene.flags_of`), both read here. The
-    JSONL lines go to a part file next to items.jsonl (returned; None without items.jsonl),
-    slice by slice."""
+    """The per-item table's rows of one chunk of split ``role`` (items ``first …`` of it):
+    held-out probabilities (:func:`~cuelens.audit.passes.held_out_items`), strongest cue, easy
+    mask (evaluated items) and hygiene flags (:func:`~cuelens.audit.streamed_hygiene.flags_of`),
+    both read here. The JSONL lines go to a part file next to items.jsonl (returned; None
+    without items.jsonl, :func:`~cuelens.audit.bias_items.jsonl_blocks`); the Arrow table
+    (:func:`~cuelens.audit.bias_items.arrow_table`; None without items.parquet) is returned."""
     from cuelens.audit.streamed_hygiene import flags_of
 
     store, kept, folds = shared.held[role]
     split, chunk = _opened(store, chunk_files)
     easy = shared.easy.of(first, len(split)) if role == shared.evaluated else None
-    flags = shared.flags.of(role, first, len(split))
     probs = held_out_items(store, kept, folds, shared.seed, shared.model, chunk)
-    token, cue_label, cue_z = strongest_of(chunk.seqs, store.k, shared.ranks, shared.cues)
-    flag_columns, ids = flags_of(flags, against), list(split.ids)
+    chosen, cue_z = strongest_cues(chunk.seqs, store.k, shared.ranks)
+    columns = item_columns(shared.layout, list(split.ids), role, chunk.answers, probs,
+                           (*shared.cues.columns(chosen), cue_z), easy,
+                           flags_of(shared.flags.of(role, first, len(split)), against))
     piece = shared.files["items"].with_name(f"part-{chunk.first}.jsonl") \
         if "items" in shared.files else None
-    tables = []
-    with open(piece, "wb") if piece is not None else nullcontext() as handle:
-        for start in range(0, max(len(probs), 1), ITEMS_SLICE):  # one slice's rows at a time
-            rows = slice(start, start + ITEMS_SLICE)
-            columns = item_columns(shared.layout, ids[rows], role, chunk.answers[rows],
-                                   probs[rows], (token[rows], cue_label[rows], cue_z[rows]),
-                                   None if easy is None else easy[rows],
-                                   {name: None if column is None else column[rows]
-                                    for name, column in flag_columns.items()})
-            lines, table = encoded_items(columns, shared.layout, shared.files)
-            if handle is not None and lines is not None:
-                handle.write(lines)
-            tables.append(table)
-    return piece, None if tables[0] is None else _concat_tables(tables)
-
-
-def _concat_tables(tables: list) -> Any:
-    import pyarrow as pa
-
-    return pa.concat_tables(tables).combine_chunks()
+    if piece is not None:
+        with open(piece, "wb") as handle:
+            handle.writelines(jsonl_blocks(columns))
+    return piece, arrow_table(columns, shared.layout) if "items_parquet" in shared.files \
+        else None
 
 
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
@@ -159,7 +141,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
         held[data.fitting] = (view, fitting_fits(view, fitting_folds, config, model, audit.bank),
                               fitting_folds)
     shared = _ItemsShared(held, data.evaluated, audit.easy, flags, config.seed, model, layout,
-                          cue_ranks(store.vocab, audit.cues), audit.cues, files)
+                          cue_ranks(store.vocab, audit.cues), CueNames.of(audit.cues), files)
 
     def calls() -> Iterator[tuple]:
         for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
@@ -167,11 +149,9 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
             for chunk_files, first in _chunk_calls(split, held[role][0]):
                 yield role, chunk_files, first, against
 
-    with ItemsWriter(files, layout, lambda path: open(path, "xb")) as writer:
+    with ItemsWriter(files, layout) as writer:
         for piece, table in store.passes.map(_items_part, shared, calls()):
             writer.append_file(piece, table)
-            if piece is not None:
-                piece.unlink()
     return SpilledItems(files)
 
 

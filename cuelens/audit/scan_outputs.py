@@ -71,12 +71,14 @@ ItemLines = Callable[[str], Iterable[tuple[str, bool]]]  # mode → (record or i
 
 def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: list[str],
                        items: ItemLines | None, n_items: int, item_files: str = "auto", *,
-                       metric_names: Sequence[str]) -> dict[str, Path]:
+                       metric_names: Sequence[str],
+                       cues: list[CueRow] | None = None) -> dict[str, Path]:
     """Write results.json, cues.csv, the easy/hard item files and run.json into ``out_dir``,
     none of them one of the ``inputs`` (``items`` None: no word-cue statistics, so results.json
     and run.json only). ``item_files``: :func:`item_files_mode` of the ``n_items`` evaluated
     items (docs/large-datasets.md, "Easy/hard item files"); ``items(mode)`` streams the lines.
-    ``metric_names``: the cues.csv metric columns (:data:`cuelens.audit.metrics.METRICS`)."""
+    ``metric_names``: the cues.csv metric columns (:data:`cuelens.audit.metrics.METRICS`);
+    ``cues``: the typed rows of ``results["cues"]`` when the caller holds them (default: read)."""
     mode = item_files_mode(item_files, n_items) if items is not None else "none"
     files = scan_output_paths(out_dir, mode)
     if items is None:
@@ -84,7 +86,8 @@ def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: lis
     check_outputs(files.values(), inputs)
     write_json(files["results"], results)
     if items is not None:
-        write_cues_csv(files["cues"], CueRow.rows_in(results), metric_names)
+        write_cues_csv(files["cues"], CueRow.rows_in(results) if cues is None else cues,
+                       metric_names)
         if mode != "none":
             write_item_files((files["easy"], files["hard"]), items(mode))
     write_json(files["run"], run_info)

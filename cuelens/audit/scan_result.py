@@ -37,8 +37,13 @@ class Scan:
 
     @property
     def results(self) -> dict:
-        """The results.json content (:meth:`~cuelens.audit.results.ScanSections.to_json`)."""
-        return self.sections.to_json()
+        """The results.json content (:meth:`~cuelens.audit.results.ScanSections.to_json`), built
+        once per ``sections`` (the command, the writers and the report all read it; a big
+        scan's cue table is long)."""
+        built = self.__dict__.get("_results")
+        if built is None or built[0] is not self.sections:
+            built = self.__dict__["_results"] = (self.sections, self.sections.to_json())
+        return built[1]
 
     @property
     def inputs(self) -> list[str]:
@@ -68,7 +73,7 @@ class Scan:
                                        run_info(self.started, inputs=self.inputs), self.inputs,
                                        items, 0 if self.item_easy is None else
                                        len(self.item_easy), item_files,
-                                       metric_names=list(METRICS))
+                                       metric_names=list(METRICS), cues=self.sections.cues)
             if self.bias is not None:
                 files.update(self.bias.write(out_dir, self.inputs))
         return files
