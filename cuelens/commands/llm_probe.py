@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -14,6 +13,9 @@ from cuelens.commands.common import console, progress_bar, user_errors
 from cuelens.data.dataset import Task
 from cuelens.probes.config import ProbeConfig
 from cuelens.reports.options import ReportOptions
+
+if TYPE_CHECKING:
+    from cuelens.probes.llm.backends import BackendOptions
 
 _option = partial(typer.Option, rich_help_panel="LLM probe")
 LLMOpt = Annotated[Optional[str], _option(
@@ -43,69 +45,49 @@ MaxNewTokensOpt = Annotated[Optional[int], _option(
     help="Generate templates: token budget (default: the template's).")]
 
 
-@dataclass(frozen=True)
-class LLMOptions:
-    llm: str
-    prompts: list[str]
-    base_url: str | None
-    api_key_env: str
-    concurrency: int
-    timeout: float
-    retries: int
-    cache: Path | None
-    no_cache: bool
-    calibrate: bool
-    length_norm: bool
-    max_new_tokens: int | None
-    device: str
-    batch_size: int | None
-
-
-def _cache(options: LLMOptions, backend_name: str):
+def _cache(path: Path | None, no_cache: bool, backend_name: str):
     from cuelens.audit.parse_cache import default_cache_dir
     from cuelens.probes.llm.cache import ResponseCache
 
-    if options.no_cache:
+    if no_cache:
         return None
-    if options.cache is not None:
-        return ResponseCache(options.cache)
+    if path is not None:
+        return ResponseCache(path)
     return ResponseCache(default_cache_dir() / "llm-responses.sqlite") \
         if backend_name == "openai" else None
 
 
-def probe_llm(dataset, options: LLMOptions, scan, out_dir: Path, *, config: ProbeConfig,
+def probe_llm(dataset, llm: str, prompts: list[str], backend_options: BackendOptions, scan,
+              out_dir: Path, *, cache_path: Path | None, no_cache: bool, calibrate: bool,
+              length_norm: bool, max_new_tokens: int | None, config: ProbeConfig,
               inputs: list, started: float, position_bias: bool = False,
               report_options: ReportOptions | None = None) -> None:
-    """Run the LLM prompt probe (library: :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`),
-    save its files and print the side-by-side summary."""
+    """Run the LLM prompt probe of ``llm`` through ``prompts`` (library:
+    :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`), save its files and print the
+    side-by-side summary; ``cache_path``, ``no_cache``, …: the options of `audit probe --llm`."""
     from rich.markup import escape
 
     from cuelens.errors import UserError
-    from cuelens.probes.llm.backends import BackendOptions, load_backend
+    from cuelens.probes.llm.backends import load_backend
     from cuelens.probes.llm.pipeline import check_templates, probe_llm_dataset
     from cuelens.probes.llm.templates import (default_templates, resolve_template,
                                               with_max_new_tokens)
     from cuelens.results import LLMProbeResult
 
-    if options.max_new_tokens is not None and options.max_new_tokens < 1:
+    if max_new_tokens is not None and max_new_tokens < 1:
         raise UserError("--max-new-tokens must be at least 1")
-    templates = [resolve_template(p) for p in options.prompts] or \
-        default_templates(dataset.task)
-    templates = [with_max_new_tokens(t, options.max_new_tokens) for t in templates]
+    templates = [resolve_template(p) for p in prompts] or default_templates(dataset.task)
+    templates = [with_max_new_tokens(t, max_new_tokens) for t in templates]
     check_templates(dataset, templates, position_bias)  # before the model is loaded
-    backend = load_backend(options.llm, BackendOptions(
-        device=options.device, batch_size=options.batch_size, base_url=options.base_url,
-        api_key_env=options.api_key_env, concurrency=options.concurrency,
-        timeout=options.timeout, retries=options.retries))
-    cache = _cache(options, backend.name)
-    console.print(f"LLM [bold]{escape(options.llm)}[/] ({backend.name}); prompts: "
+    backend = load_backend(llm, backend_options)
+    cache = _cache(cache_path, no_cache, backend.name)
+    console.print(f"LLM [bold]{escape(llm)}[/] ({backend.name}); prompts: "
                   f"{escape(', '.join(t.name for t in templates))}"
                   + (f"; cache {escape(str(cache.path))}" if cache is not None else ""))
     try:
         with progress_bar(f"probing {dataset.name}") as bar:
             result = probe_llm_dataset(dataset, backend, templates, scan=scan, config=config,
-                                       cache=cache, calibrate=options.calibrate,
-                                       normalize=options.length_norm,
+                                       cache=cache, calibrate=calibrate, normalize=length_norm,
                                        position_bias=position_bias, inputs=inputs,
                                        progress=bar)
     finally:

@@ -14,7 +14,7 @@ from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (AddressOpt, DataSource, PlotlyOpt, SeedOpt, console,
                                      data_options, progress_bar, user_errors)
 from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, CalibrateOpt,
-                                        ConcurrencyOpt, LengthNormOpt, LLMOpt, LLMOptions,
+                                        ConcurrencyOpt, LengthNormOpt, LLMOpt,
                                         MaxNewTokensOpt, NoCacheOpt, PromptOpt, RetriesOpt,
                                         TimeoutOpt)
 from cuelens.commands.model_options import (AllowUntrainedOpt, DeviceOpt, MaxLengthOpt,
@@ -167,17 +167,20 @@ def probe(
     check_outputs(out_dir, [*dataset.input_paths, *extra_inputs, *scan_files, model_dir])
     if llm is not None:
         from cuelens.commands.llm_probe import probe_llm
+        from cuelens.probes.llm.backends import BackendOptions
 
         if position_lm or position_predictions:
             raise UserError("with --llm use --position-bias: each prompt template answers "
                             "every rotation")
 
-        options = LLMOptions(llm, prompt or [], base_url, api_key_env, concurrency,
-                             request_timeout, retries, cache, no_cache, calibrate, length_norm,
-                             max_new_tokens, device, batch_size)
+        backend_options = BackendOptions(
+            device=device, batch_size=batch_size, base_url=base_url, api_key_env=api_key_env,
+            concurrency=concurrency, timeout=request_timeout, retries=retries)
         llm_dir = [Path(llm)] if Path(llm).is_dir() else []
-        probe_llm(dataset, options, load_scan(scan, dataset) if scan else None, out_dir,
-                  config=config, position_bias=position_bias,
+        probe_llm(dataset, llm, prompt or [], backend_options,
+                  load_scan(scan, dataset) if scan else None, out_dir, cache_path=cache,
+                  no_cache=no_cache, calibrate=calibrate, length_norm=length_norm,
+                  max_new_tokens=max_new_tokens, config=config, position_bias=position_bias,
                   inputs=[*extra_inputs, *scan_files, *llm_dir], started=started,
                   report_options=ReportOptions(plotly=plotly))
         return

@@ -5,6 +5,7 @@ the file format and the built-ins: docs/llm-probe.md, "Templates"."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import string
 from dataclasses import dataclass, field, replace
@@ -81,32 +82,29 @@ class PromptTemplate:
         return list(fields["letters"] if self.options == "letters" else fields["choices"])
 
 
-_COMPILED: dict[str, object] = {}
 #: Errors a template's own expressions may raise while rendering (arithmetic on a text, …).
 RENDER_ERRORS = (ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
                  RecursionError)
 
 
+@functools.cache
 def _compile(text: str):
     """The compiled template; one :class:`UserError` for a syntax error or a tag that reads
     other templates (``include``, ``import``, ``from``, ``extends``: a prompt is one file)."""
-    if text not in _COMPILED:
-        from jinja2 import TemplateSyntaxError, nodes
+    from jinja2 import TemplateSyntaxError, nodes
 
-        environment = bounded_environment()
-        try:
-            tree = environment.parse(text)
-        except TemplateSyntaxError as exc:
-            raise UserError(f"template syntax error: {exc.message}", line=exc.lineno) from None
-        for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport,
-                                   nodes.Extends)):
-            tag = {"Include": "include", "Import": "import", "FromImport": "from",
-                   "Extends": "extends"}[type(node).__name__]
-            raise UserError(f"'{{% {tag} %}}' is not allowed: a prompt template is one file "
-                            "and reads no other template", line=node.lineno)
-        bounded_loops(tree)
-        _COMPILED[text] = environment.from_string(tree)
-    return _COMPILED[text]
+    environment = bounded_environment()
+    try:
+        tree = environment.parse(text)
+    except TemplateSyntaxError as exc:
+        raise UserError(f"template syntax error: {exc.message}", line=exc.lineno) from None
+    for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+        tag = {"Include": "include", "Import": "import", "FromImport": "from",
+               "Extends": "extends"}[type(node).__name__]
+        raise UserError(f"'{{% {tag} %}}' is not allowed: a prompt template is one file "
+                        "and reads no other template", line=node.lineno)
+    bounded_loops(tree)
+    return environment.from_string(tree)
 
 
 def item_fields(split, i: int, label_names: list[str]) -> dict:
