@@ -161,3 +161,26 @@ def test_lengths_and_examples_of_an_older_file_read_without_their_later_fields()
     assert lengths.to_json()["by_label"]["correct choice"]["median"] is None  # written as null
     examples = ExamplesSection.from_json({"items": [{"id": "a"}]})
     assert (examples.by_cue, examples.easy, examples.hard) == ({}, [], [])
+
+
+def test_a_scan_builds_its_results_dict_once_to_advise_and_never_parses_its_cue_rows_back(
+        tmp_path, monkeypatch):
+    import cuelens
+    from cuelens.audit.advice import advise
+    from cuelens.commands import scan as command
+    from cuelens.data.synthetic import make_nli
+    from cuelens.reports.options import ReportOptions
+
+    scan = scan_dataset(cuelens.load_dataset(make_nli(120, seed=0)),
+                        ScanConfig(folds=3, iterations=1))
+    built, parsed = [], []
+    to_json = ScanSections.to_json
+    monkeypatch.setattr(ScanSections, "to_json", lambda self: built.append(1) or to_json(self))
+    advise(scan.sections)
+    assert built == [1]  # the conclusion and the next steps read one dict
+    read = CueRow.from_json
+    monkeypatch.setattr(CueRow, "from_json",
+                        classmethod(lambda cls, data: parsed.append(data) or read(data)))
+    command.save_scan(scan, tmp_path / "out", (None, ReportOptions()), 5)
+    assert parsed == [] and built == [1, 1]  # results.json written once, read as typed
+    assert "nobody" in (tmp_path / "out" / "report.html").read_text()  # the planted cue listed
