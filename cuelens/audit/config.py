@@ -1,5 +1,6 @@
-"""Options of the word-cue audit (docs/methods.md §2–4): :class:`ScanConfig`, the one place that holds their
-defaults, names and checks. Light on purpose (numpy only): ``audit scan --help`` reads it.
+"""Options of the word-cue audit (docs/methods.md §2–4): :class:`ScanConfig`, their checks over
+their names and defaults (:class:`~cuelens.audit.results.ScanSettings`, what results.json's
+``config`` records). Light on purpose (numpy only): ``audit scan --help`` reads it.
 """
 
 from __future__ import annotations
