@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cuelens.audit.results import LengthsSection
 from cuelens.audit.counts import BigramColumns, TokenSequences, first_positions, kept_bigrams
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split
 
@@ -159,8 +160,8 @@ def exact_mode(dataset, config):
     return held_in_memory(dataset, config, scan_segmentation(dataset, config.segmenter))[1]
 
 
-def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> dict:
-    """results.json ``lengths`` of a dataset held in memory, the reference of the scan's
+def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> LengthsSection:
+    """The ``lengths`` section of a dataset held in memory, the reference of the scan's
     (cuelens.audit.lengths.lengths_of_parts over its chunks; MCQ: nothing is fitted, so no
     folds are dealt)."""
     from cuelens.audit.item_parts import ItemParts

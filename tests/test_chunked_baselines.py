@@ -81,8 +81,8 @@ def test_streamed_nli_lengths_equal_the_in_memory_ones(tmp_path):
     dataset, data, parts = _streamed_and_exact((source, None, None), tmp_path / "work")
     streamed = lengths_of_parts(parts, data.store.task, data.label_names)
     assert streamed == length_section(dataset, CONFIG.folds, CONFIG.seed)
-    assert sum(s["n"] for s in streamed["lengths"]["by_label"].values()) == 400
-    assert streamed["lengths"]["baseline"]["protocol"] == "3-fold cross-fit"
+    assert sum(s.n for s in streamed.by_label.values()) == 400
+    assert streamed.baseline is not None and streamed.baseline.protocol == "3-fold cross-fit"
 
 
 def test_key_counts_outside_a_plane():

@@ -22,7 +22,7 @@ def test_each_cue_lists_every_instance_holding_the_word_once():
     picker = ExamplePicker.of([cue("dog", 5.0), cue("n't", 4.0), cue("cat", 3.0)],
                               dataset.label_names, 0, per_group=0)
     out = picker.section([picker.part(dataset.test, 0, np.ones(4, dtype=bool), None)])
-    shown = {token: [out["items"][k]["id"] for k in rows] for token, rows in out["by_cue"].items()}
+    shown = {token: [out.items[k]["id"] for k in rows] for token, rows in out.by_cue.items()}
     assert shown == {"dog": ["a", "b"], "n't": ["b", "c"], "cat": []}
 
 

@@ -331,13 +331,13 @@ def test_length_baseline_finds_a_planted_length_cue_and_not_a_missing_one():
     for planted, low, high in ((True, 0.99, 1.0), (False, 0.35, 0.65)):
         ds = Dataset("toy", "jsonl", "nli", split(texts(planted), labels),
                      split(texts(planted), labels), ["entailment", "neutral"])
-        section = length_section(ds)["lengths"]
-        base = section["baseline"]
-        assert low <= base["accuracy"] <= high, (planted, base)
-        assert base["protocol"] == "train→test" and base["majority"] == 0.5
-        assert section["by_label"]["entailment"]["n"] == 200
+        section = length_section(ds)
+        base = section.baseline
+        assert base is not None and low <= base.accuracy <= high, (planted, base)
+        assert base.protocol == "train→test" and base.majority == 0.5
+        assert section.by_label["entailment"].n == 200
         assert length_section(ds) == length_section(ds)  # deterministic
-    assert section["by_label"]["entailment"]["histogram"][3:10] != [0] * 7
+    assert section.by_label["entailment"].histogram[3:10] != [0] * 7
 
 
 # ----------------------------------------------------------------------------------- size

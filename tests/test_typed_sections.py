@@ -5,14 +5,16 @@ SNLI dev, the larger one, is checked by benchmarks/typed_sections_identity.py.""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import scan_dataset
-from cuelens.audit.results import (Conclusion, CueFinding, CueRow, CueStats, DatasetSummary,
-                                   FeatureRow, FeaturesSection, GoldPositionTest,
-                                   HygieneSection, McqBaselinesSection, McqRuleRow, OverlapRow,
+from cuelens.audit.results import (Conclusion, ConfigSection, CueFinding, CueRow, CueStats,
+                                   DatasetSummary, ExamplesSection, FeatureRow, FeaturesSection,
+                                   GoldPositionTest, HygieneSection, LengthsSection,
+                                   LengthSummary, McqBaselinesSection, McqRuleRow, OverlapRow,
                                    ScanSections, SegmentationSection, SplitHygiene,
                                    SplitSummary, typed_reads)
 from cuelens.data import load_dataset
@@ -68,6 +70,17 @@ def test_the_sections_of_a_real_scan_are_typed_with_its_numbers(real_scan):
     assert isinstance(seg, SegmentationSection) and seg.name == "unicode"
     assert seg.language == "en" and seg.unsegmented is None  # English, the guard silent
     assert sections.conclusion.status in ("leakage", "no_meaningful_leakage", "inconclusive")
+    assert sections.config == ConfigSection.from_json(asdict(ScanConfig()))  # the defaults
+    lengths = sections.lengths
+    assert isinstance(lengths, LengthsSection) and lengths.unit == "words per choice"
+    assert lengths.baseline is None and set(lengths.by_label) == {"correct choice",
+                                                                  "other choices"}
+    assert all(isinstance(s, LengthSummary) and s.n == test_items and
+               sum(s.histogram) == test_items for s in lengths.by_label.values())
+    examples = sections.examples
+    assert isinstance(examples, ExamplesSection) and examples.items
+    listed = {i for rows in examples.by_cue.values() for i in rows}
+    assert listed | set(examples.easy) | set(examples.hard) == set(range(len(examples.items)))
     if REAL[name]:
         assert isinstance(sections.features_config, FeaturesSection)
         assert sections.features_config.features == list(REAL[name])
@@ -123,8 +136,51 @@ def test_inside_typed_reads_each_section_is_read_once_and_edits_between_reads_ar
 def test_sections_written_inside_typed_reads_read_back_as_themselves():
     rows = [CueRow.from_json(_cue("tall", True)), CueRow.from_json(_cue("first", False))]
     data = DatasetSummary(task="nli", label_names=["a"], splits={"all": SplitSummary(items=1)})
-    sections = ScanSections(config={}, dataset=data, cues=rows)
+    sections = ScanSections(config=ConfigSection(), dataset=data, cues=rows)
     with typed_reads():
         written = sections.to_json()
         assert CueRow.rows_in(written) is rows and DatasetSummary.required_in(written) is data
     assert CueRow.rows_in(sections.to_json()) == rows  # outside: equal, read anew
+
+
+def test_the_config_section_is_the_scan_config_and_older_files_read_its_defaults():
+    config = ScanConfig(metric="z", folds=3, margin=0.05)
+    section = ConfigSection(**asdict(config), statistics="streaming")
+    assert section.to_json() == {**asdict(config), "statistics": "streaming"}
+    assert ConfigSection(**asdict(ScanConfig())) == ConfigSection(max_fit_items=55_000)
+    older = ConfigSection.of({"config": {"metric": "z", "folds": 3}})  # before margin, …
+    assert (older.metric, older.folds, older.margin, older.flag_threshold) == ("z", 3, 0.03, 0.1)
+    assert older.max_fit_items is None and older.statistics is None
+    assert ConfigSection.of({"dataset": {}}) == ConfigSection()  # a hand-made file
+
+
+def test_lengths_and_examples_of_an_older_file_read_without_their_later_fields():
+    lengths = LengthsSection.from_json({"unit": "words per choice", "max_words": 40, "by_label": {
+        "correct choice": {"n": 0, "histogram": [0] * 41, "mean": None, "median": None}}})
+    assert lengths.baseline is None and lengths.by_label["correct choice"].mean is None
+    assert lengths.to_json()["by_label"]["correct choice"]["median"] is None  # written as null
+    examples = ExamplesSection.from_json({"items": [{"id": "a"}]})
+    assert (examples.by_cue, examples.easy, examples.hard) == ({}, [], [])
+
+
+def test_a_scan_builds_its_results_dict_once_to_advise_and_never_parses_its_cue_rows_back(
+        tmp_path, monkeypatch):
+    import cuelens
+    from cuelens.audit.advice import advise
+    from cuelens.commands import scan as command
+    from cuelens.data.synthetic import make_nli
+    from cuelens.reports.options import ReportOptions
+
+    scan = scan_dataset(cuelens.load_dataset(make_nli(120, seed=0)),
+                        ScanConfig(folds=3, iterations=1))
+    built, parsed = [], []
+    to_json = ScanSections.to_json
+    monkeypatch.setattr(ScanSections, "to_json", lambda self: built.append(1) or to_json(self))
+    advise(scan.sections)
+    assert built == [1]  # the conclusion and the next steps read one dict
+    read = CueRow.from_json
+    monkeypatch.setattr(CueRow, "from_json",
+                        classmethod(lambda cls, data: parsed.append(data) or read(data)))
+    command.save_scan(scan, tmp_path / "out", (None, ReportOptions()), 5)
+    assert parsed == [] and built == [1, 1]  # results.json written once, read as typed
+    assert "nobody" in (tmp_path / "out" / "report.html").read_text()  # the planted cue listed

@@ -36,7 +36,7 @@ from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.scan_result import Scan
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
     held_out_items
-from cuelens.audit.results import CueRow
+from cuelens.audit.results import ConfigSection, CueRow, ExamplesSection
 from cuelens.audit.text_keys import text_keys
 from cuelens.data.dataset import Split, Task
 from cuelens.data.loading import split_roles
@@ -184,8 +184,8 @@ def _example_picks(shared: _ExamplesShared, chunk_files: ChunkFiles, first: int)
 
 
 def streamed_examples(data: ChunkedData, cues: list[CueRow], easy: EasyMask,
-                      config: ScanConfig) -> dict:
-    """results.json ``examples`` of the chunks (:class:`~cuelens.audit.examples.ExamplePicker`,
+                      config: ScanConfig) -> ExamplesSection:
+    """The ``examples`` section of the chunks (:class:`~cuelens.audit.examples.ExamplePicker`,
     the exact scan's picker): each chunk's picks on ``store.passes``, merged."""
     picker = ExamplePicker.of(cues, data.label_names, config.seed)
     shared = _ExamplesShared(data.store, easy, picker, not config.include_premise)
@@ -304,7 +304,7 @@ class ScanMode:
     fitting_folds: Folds
     groups: dict
     segmentation: ScanSegmentation
-    config: dict
+    config: ConfigSection
     notes: list[str] | None = None
     # each feature part's instance words as encoded for the cue table (the ICQ WORD feature
     # reads them, docs/methods.md §5); None: the features tokenise the texts themselves
@@ -327,7 +327,7 @@ def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = N
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
     return ScanMode(folds, FittingFolds(folds, max(config.folds, 2)), groups, segmentation,
-                    {**asdict(config), "statistics": "streaming"}, [STREAMING_NOTE])
+                    ConfigSection(**asdict(config), statistics="streaming"), [STREAMING_NOTE])
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, mode: ScanMode | None = None,
@@ -379,7 +379,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
             label_names=data.label_names, cross_validated=data.fitting is None,
             folds=config.folds, cache_dir=cache_dir, progress=progress,
             language=segmentation.language, words=mode.words),
-        **lengths_of_parts(parts, data.store.task, data.label_names), notes=mode.notes)
+        lengths=lengths_of_parts(parts, data.store.task, data.label_names), notes=mode.notes)
     items = streamed_items(data, config, folds, audit, flags, mode.fitting_folds)
     if progress is not None:
         progress("bias items", 1.0)

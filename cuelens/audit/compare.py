@@ -13,7 +13,7 @@ from pathlib import Path
 from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import Conclusion, conclude
 from cuelens.audit.examples import sort_value
-from cuelens.audit.results import (CueRow, DatasetSummary, EasyHardSection, HygieneSection,
+from cuelens.audit.results import (ConfigSection, CueRow, DatasetSummary, EasyHardSection, HygieneSection,
                                    LeakageSection, McqBaselinesSection, about_a_model,
                                    typed_reads)
 from cuelens.errors import UserError
@@ -100,10 +100,11 @@ def _side(results: dict, source: str) -> dict:
 
 def protocol(results: dict) -> dict:
     """The settings of a scan that make its numbers comparable with another's."""
-    config = results.get("config", {})
+    config = ConfigSection.of(results)
     cross_validated = DatasetSummary.required_in(results).cross_validated
     evaluation = "cross-validated" if cross_validated else "train/test"
-    return {"evaluation": evaluation, **{k: config[k] for k in PROTOCOL if k in config}}
+    return {"evaluation": evaluation, **{k: getattr(config, k) for k in PROTOCOL
+                                         if getattr(config, k) is not None}}
 
 
 def _protocol(before: dict, after: dict) -> dict:

@@ -29,13 +29,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from cuelens.audit.results import (CONCLUSIONS, Conclusion, CueFinding, CueRow, CueStats,
-                                   DatasetSummary, LeakageSection, McqBaselinesSection,
-                                   PreferenceSection, SegmentationSection, SubsetsSection,
-                                   typed_reads)
+from cuelens.audit.results import (CONCLUSIONS, DEFAULT_MARGIN, Conclusion, ConfigSection,
+                                   CueFinding, CueRow, CueStats, DatasetSummary, LeakageSection,
+                                   McqBaselinesSection, PreferenceSection, SegmentationSection,
+                                   SubsetsSection, typed_reads)
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
-DEFAULT_MARGIN = 0.03  # fraction (3 points); --margin on the CLI in points
 MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
 POSITIVE_VERDICTS = ("significant", "mild")  # the leakage test's interval wholly above 0
 LEAKAGE_LEVEL = 0.95  # the leakage test's two-sided simultaneous level (results before it)
@@ -213,7 +212,7 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     if data is None or fitted is None or fitted.label_counts is None:
         return None
     splits, fitting = data.splits, data.fitting_role
-    folds = folds or int((results.get("config") or {}).get("folds", 5))
+    folds = folds or ConfigSection.of(results).folds
     per_fold = folds if fitting == "all" else 1
     counts = {k: v for k, v in fitted.label_counts.items() if v > 0}
     rare = set((data.labels or {}).get("rare", []))
@@ -404,8 +403,9 @@ def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int |
 
 
 def margin_of(results: dict) -> float:
-    """The margin a results dict was scanned with (``config.margin``), else the default."""
-    return float((results.get("config") or {}).get("margin", DEFAULT_MARGIN))
+    """The margin a results dict was scanned with (``config.margin``; older files: the
+    default)."""
+    return float(ConfigSection.of(results).margin)
 
 
 def conclusion_of(results: dict) -> Conclusion:

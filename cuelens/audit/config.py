@@ -1,15 +1,15 @@
-"""Options of the word-cue audit (docs/methods.md §2–4): :class:`ScanConfig`, the one place that holds their
-defaults, names and checks. Light on purpose (numpy only): ``audit scan --help`` reads it.
+"""Options of the word-cue audit (docs/methods.md §2–4): :class:`ScanConfig`, their checks over
+their names and defaults (:class:`~cuelens.audit.results.ScanSettings`, what results.json's
+``config`` records). Light on purpose (numpy only): ``audit scan --help`` reads it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from cuelens.audit.conclusion import DEFAULT_MARGIN
 from cuelens.audit.metrics import METRICS, Z_PRIORS
+from cuelens.audit.results import ScanSettings
 from cuelens.audit.segmenters import SEGMENTERS
-from cuelens.data.labels import MIN_LABEL_ITEMS
 from cuelens.errors import UserError
 
 # SGD/LR/BoW training instances (a seeded, label-stratified subsample); above the largest fitting
@@ -62,25 +62,12 @@ def adapted(options: ScoringOptions, n_evaluated: int) -> ScoringOptions:
     return replace(options, max_fit_items=lowered, sgd_large=lowered)
 
 
-@dataclass
-class ScanConfig:
-    """Options of a scan; the defaults here are the CLI's and the API's defaults."""
+@dataclass(frozen=True, kw_only=True)
+class ScanConfig(ScanSettings):
+    """Options of a scan (:class:`~cuelens.audit.results.ScanSettings`: their names and the
+    CLI's and the API's defaults, results.json's ``config``) and their checks."""
 
-    metric: str = "cp"
-    min_count: int = 5
-    ngrams: int = 1
-    alpha: float = 1.0
-    folds: int = 5
-    iterations: int = 5
-    seed: int = 0
-    in_sample_features: bool = False
-    z_prior: str = "empirical"
-    flag_threshold: float = 0.10
-    include_premise: bool = False
     max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
-    min_label_items: int = MIN_LABEL_ITEMS  # rarer labels' cues are never significant; 0 = off
-    margin: float = DEFAULT_MARGIN  # no_meaningful_leakage below it (fraction; --margin points)
-    segmenter: str = "auto"  # cuelens.audit.segmenters: auto, a registered name or hf:PATH
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""

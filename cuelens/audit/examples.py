@@ -7,6 +7,7 @@ same in both memory modes (:class:`ExamplePicker`).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cuelens.audit.results import CueRow
+from cuelens.audit.results import CueRow, ExamplesSection
 from cuelens.data.dataset import Instances, Split, Task
 from cuelens.jsonio import read_number
 
@@ -62,8 +63,9 @@ def top_cues_by_label(cues: list[CueRow], per_label: int,
     for cue in cues:
         if points_to_label(cue):
             by_label.setdefault(cue.label, []).append(cue)
-    key = cue_rank_key(rank_by)
-    return {label: sorted(group, key=key)[:per_label] for label, group in sorted(by_label.items())}
+    key = cue_rank_key(rank_by)  # nsmallest: sorted(...)[:per_label] without the whole sort
+    return {label: heapq.nsmallest(per_label, group, key=key)
+            for label, group in sorted(by_label.items())}
 
 
 def listed_cues(cues: list[CueRow], per_label: int = LISTED_PER_LABEL,
@@ -179,8 +181,8 @@ class ExamplePicker:
             picks.offer(priority[members], instances[members], members, row)
         return [p.priority for p in by_cue], [p.priority for p in groups]
 
-    def section(self, parts: Iterable[PartPicks]) -> dict:
-        """results.json ``examples`` (:func:`examples_section`) of the parts' picks merged."""
+    def section(self, parts: Iterable[PartPicks]) -> ExamplesSection:
+        """The ``examples`` section (:func:`examples_section`) of the parts' picks merged."""
         by_cue = [Picks(self.per_cue) for _ in self.tokens]
         groups = [Picks(self.per_group) for _ in range(2)]
         for cue_entries, group_entries in parts:
@@ -194,8 +196,8 @@ class ExamplePicker:
 
 
 def examples_section(tokens: list[str], pools: list[list[int]],
-                     row: Callable[[int], dict]) -> dict:
-    """results.json ``examples`` from the instances chosen for each of ``tokens``, then for the
+                     row: Callable[[int], dict]) -> ExamplesSection:
+    """The ``examples`` section from the instances chosen for each of ``tokens``, then for the
     easy and the hard items (``pools``): every distinct instance one ``items`` row (``row``),
     in order of first listing, and the lists as indices into them."""
     index: dict[int, int] = {}
@@ -203,8 +205,8 @@ def examples_section(tokens: list[str], pools: list[list[int]],
         index.setdefault(instance, len(index))
     items = [row(instance) for instance in index]
     listed = [[index[instance] for instance in pool] for pool in pools]
-    return {"items": items, "by_cue": dict(zip(tokens, listed)), "easy": listed[-2],
-            "hard": listed[-1]}
+    return ExamplesSection(items=items, by_cue=dict(zip(tokens, listed)), easy=listed[-2],
+                           hard=listed[-1])
 
 
 def example_row(split: Split, instances: Instances, label_names: list[str], instance: int,

@@ -21,6 +21,7 @@ import numpy as np
 
 from cuelens.audit.chance import exact_interval
 from cuelens.audit.item_parts import ItemParts
+from cuelens.audit.results import LengthBaseline, LengthsSection, LengthSummary
 from cuelens.audit.text_keys import cached_text_keys
 from cuelens.audit.tokenize import text_length
 from cuelens.data.dataset import Split, Task
@@ -48,7 +49,7 @@ def text_word_counts(split: Split) -> np.ndarray:
     return word_counts([choice for choices in split.choices for choice in choices])
 
 
-def _summary(counts: np.ndarray) -> dict:
+def _summary(counts: np.ndarray) -> LengthSummary:
     """n, histogram (texts with 0, 1, …, MAX_WORDS − 1 and at least MAX_WORDS words), mean and
     median of the texts counted in ``counts`` (texts per word count)."""
     n = int(counts.sum())
@@ -56,12 +57,12 @@ def _summary(counts: np.ndarray) -> dict:
     wide[:len(counts)] = counts
     histogram = [*wide[:MAX_WORDS].tolist(), int(wide[MAX_WORDS:].sum())]
     if not n:
-        return {"n": 0, "histogram": histogram, "mean": None, "median": None}
+        return LengthSummary(n=0, histogram=histogram)
     ranks = np.cumsum(counts)
     low, high = np.searchsorted(ranks, [(n - 1) // 2, n // 2], side="right")
-    return {"n": n, "histogram": histogram,
-            "mean": round(int(np.dot(np.arange(len(counts)), counts)) / n, 4),
-            "median": (int(low) + int(high)) / 2}
+    return LengthSummary(n=n, histogram=histogram,
+                         mean=round(int(np.dot(np.arange(len(counts)), counts)) / n, 4),
+                         median=(int(low) + int(high)) / 2)
 
 
 def length_predictions(fit: np.ndarray, width: int) -> np.ndarray:
@@ -162,7 +163,7 @@ def _mcq_tally(parts: ItemParts) -> LengthTally:
     return tally
 
 
-def length_baseline(tally: LengthTally, parts: ItemParts) -> dict:
+def length_baseline(tally: LengthTally, parts: ItemParts) -> LengthBaseline:
     """NLI: out-of-fold accuracy (exact Clopper–Pearson 95% interval) of the length-only tree,
     the majority label's on the same protocol and D, their difference
     (:meth:`LengthTally.baseline_hits`). Fitted on train, or on the other folds of the leakage
@@ -170,23 +171,24 @@ def length_baseline(tally: LengthTally, parts: ItemParts) -> dict:
     hits, majority_hits, n = tally.baseline_hits()
     accuracy, majority = hits / n, majority_hits / n
     low, high = exact_interval(accuracy, n)
-    return {"name": "hypothesis length only", "accuracy": round(accuracy, 6),
-            "ci_low": round(float(low), 6), "ci_high": round(float(high), 6),
-            "majority": round(majority, 6), "D": round(accuracy - majority, 6),
-            "protocol": f"{parts.folds}-fold cross-fit" if parts.cross_fitted else "train→test"}
+    return LengthBaseline(name="hypothesis length only", accuracy=round(accuracy, 6),
+                          ci_low=round(float(low), 6), ci_high=round(float(high), 6),
+                          majority=round(majority, 6), D=round(accuracy - majority, 6),
+                          protocol=f"{parts.folds}-fold cross-fit" if parts.cross_fitted
+                          else "train→test")
 
 
-def lengths_of_parts(parts: ItemParts, task: str, label_names: list[str]) -> dict:
-    """results.json ``lengths`` (docs/results-schema.md) of the evaluated items of ``parts``
+def lengths_of_parts(parts: ItemParts, task: str, label_names: list[str]) -> LengthsSection:
+    """The ``lengths`` section (docs/results-schema.md) of the evaluated items of ``parts``
     (``task``'s texts: hypotheses, or choices),
     counted part by part: the in-memory scan's and the streamed scan's."""
     if task == Task.MCQ:
         correct, others = _mcq_tally(parts).by_label()
-        return {"lengths": {"unit": "words per choice", "max_words": MAX_WORDS,
-                            "by_label": {"correct choice": _summary(correct),
-                                         "other choices": _summary(others)}}}
+        return LengthsSection(unit="words per choice", max_words=MAX_WORDS,
+                              by_label={"correct choice": _summary(correct),
+                                        "other choices": _summary(others)})
     tally = _nli_tally(parts, label_names)
     per_code = dict(zip(sorted(label_names), tally.by_label()))
     by_label = {name: _summary(per_code[name]) for name in label_names if per_code[name].any()}
-    return {"lengths": {"unit": "words per hypothesis", "max_words": MAX_WORDS,
-                        "by_label": by_label, "baseline": length_baseline(tally, parts)}}
+    return LengthsSection(unit="words per hypothesis", max_words=MAX_WORDS, by_label=by_label,
+                          baseline=length_baseline(tally, parts))

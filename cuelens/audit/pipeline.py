@@ -22,6 +22,7 @@ from cuelens.audit.scan import Progress, ScanConfig
 from cuelens.audit.scan_result import Scan
 from cuelens.audit.chunked_data import ChunkedData, held_data
 from cuelens.audit.chunk_scan import ScanMode, chunk_sections
+from cuelens.audit.results import ConfigSection
 from cuelens.data.dataset import Dataset, Task
 from cuelens.engine.chunks import ChunkDirectory
 
@@ -107,8 +108,8 @@ def held_in_memory(dataset: Dataset, config: ScanConfig, segmentation: ScanSegme
     held, folds = held_data(dataset, config, tokens)
     held.work = ChunkDirectory()
     words = None if config.include_premise else [chunk.words for chunk in held.store.chunks()]
-    return held, ScanMode(folds, folds.fitting(), folds.summary, segmentation, asdict(config),
-                          words=words)
+    return held, ScanMode(folds, folds.fitting(), folds.summary, segmentation,
+                          ConfigSection(**asdict(config)), words=words)
 
 
 def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegmentation, *,
@@ -123,7 +124,8 @@ def _scan_segmented(dataset: Dataset, config: ScanConfig, segmentation: ScanSegm
 
     if dataset.task == Task.MCQ and dataset.n_choices is None:  # the MCQ artifact baselines only
         return Scan(dataset, ScanSections(
-            config=asdict(config), dataset=DatasetSummary.from_json(dataset_summary(dataset)),
+            config=ConfigSection(**asdict(config)),
+            dataset=DatasetSummary.from_json(dataset_summary(dataset)),
             segmentation=segmentation.section(), warnings=segmentation.warnings or None,
             notes=[VARYING_CHOICES],
             mcq_baselines=mcq_baselines(dataset, config.folds, config.seed)), None)

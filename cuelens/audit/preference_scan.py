@@ -80,9 +80,9 @@ def _in_preference_terms(sections: ScanSections, preference: PreferenceSection,
     assert leakage is not None and leakage.groups is not None and lengths is not None  # NLI-shaped
     baselines = [{**row, "name": RESPONSE_BOW} if row["name"] == bow_name(Task.NLI) else row
                  for row in leakage.baselines or []]
-    baseline = lengths["baseline"] and {**lengths["baseline"], "name": "response length only"}
+    baseline = lengths.baseline and replace(lengths.baseline, name="response length only")
     return replace(sections, dataset=replace(sections.dataset, task=PREFERENCE_TASK),
                    leakage=replace(leakage, baselines=baselines,
                                    groups={**leakage.groups, "unit": RESPONSE_GROUPS}),
-                   lengths={**lengths, "unit": "words per response", "baseline": baseline},
+                   lengths=replace(lengths, unit="words per response", baseline=baseline),
                    preference=preference, subsets=subsets)

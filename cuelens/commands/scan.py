@@ -17,9 +17,10 @@ from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, D
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
-from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, FeatureRow,
-                                   FeaturesSection, HygieneSection, LeakageSection,
-                                   McqBaselinesSection, SegmentationSection)
+from cuelens.audit.results import (ConfigSection, CueFinding, CueRow, CueStats, DatasetSummary,
+                                   EasyHardSection, FeatureRow, FeaturesSection, HygieneSection,
+                                   LeakageSection, McqBaselinesSection, SegmentationSection,
+                                   typed_reads)
 from cuelens.audit.scan_outputs import RECORDS_MAX_ITEMS
 from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.reports.options import ReportOptions
@@ -274,6 +275,7 @@ def scan_streamed(data, train, test, fields, skip_bad: bool, config: ScanConfig,
     check_fail_above(result.results, fail_above)
 
 
+@typed_reads()  # the sections of results.json, written here, read as themselves: never parsed
 def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOptions], top: int,
               item_files: str = "auto") -> None:
     """Write the scan's files and report (``report``: its path, default in ``out_dir``, and
@@ -344,7 +346,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     from cuelens.audit.findings import d_with_ci
     from cuelens.jsonio import format_number
 
-    data, config = DatasetSummary.required_in(results), results["config"]
+    data, config = DatasetSummary.required_in(results), ConfigSection.of(results)
     mcq = McqBaselinesSection.in_results(results)
     sizes = ", ".join(f"{role} {s.items}" for role, s in data.splits.items())
     console.print(f"[bold]{escape(data.name or '')}[/] ({data.task.upper()}; {escape(sizes)})")
@@ -378,7 +380,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         console.print(f"  baseline {escape(baseline['name'])}: {baseline['accuracy'] * 100:.1f}% "
                       f"(D {(baseline['accuracy'] - base['accuracy']) * 100:+.1f})")
     print_mcq_baselines(mcq)
-    table = Table("label", f"strongest cues by z (count ≥ {config['min_count']})",
+    table = Table("label", f"strongest cues by z (count ≥ {config.min_count})",
                   title="Top cue words")
     strongest = top_cues_by_label(CueRow.rows_in(results), top)
     for label in data.label_names if data.task != "mcq" else strongest:
@@ -396,13 +398,14 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
         top_features = ", ".join(f"{escape(f.feature)}={escape(str(f.value))} "
                                  f"({f.cueness * 100:.1f}%)" for f in features[:5])
         console.print(f"top feature cues by cueness: {top_features}")
-    eh = results["easy_hard"]
-    if eh.get("chance_level"):
-        console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard — indistinguishable "
+    eh = EasyHardSection.required_in(results)
+    if eh.chance_level:
+        console.print(f"easy/hard: {eh.easy} easy, {eh.hard} hard — indistinguishable "
                       "from chance (the cue-only accuracy CI covers the baseline): not a finding")
     else:
-        console.print(f"easy/hard: {eh['easy']} easy, {eh['hard']} hard "
-                      f"(hard fraction {eh['hard_fraction'] * 100:.1f}%; higher is healthier)")
+        console.print(f"easy/hard: {eh.easy} easy, {eh.hard} hard "
+                      f"(hard fraction {(eh.hard_fraction or 0) * 100:.1f}%; higher is "
+                      "healthier)")
     print_hygiene(HygieneSection.in_results(results), data.split_roles)
     print_next_steps(results, files)
     console.print(f"results written to [bold]{escape(str(out_dir))}[/]")

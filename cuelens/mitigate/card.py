@@ -16,8 +16,9 @@ import shlex
 from pathlib import Path
 
 from cuelens.audit.compare import scan_conclusion
-from cuelens.audit.results import (CONCLUSION_TEXT, CueRow, CueStats, DatasetSummary,
-                                   HygieneSection, LeakageSection, typed_reads)
+from cuelens.audit.results import (CONCLUSION_TEXT, ConfigSection, CueRow, CueStats,
+                                   DatasetSummary, ExamplesSection, HygieneSection,
+                                   LeakageSection, typed_reads)
 from cuelens.audit.examples import sort_value
 from cuelens.audit.findings import Finding, d_with_ci, findings, is_preference
 from cuelens.data.readers import read_json
@@ -99,10 +100,12 @@ def top_cues(results: dict, n: int = TOP_CUES) -> list[CueRow]:
 def cue_examples(results: dict, cue: CueRow) -> list[str]:
     """Up to two example texts of the scan's sampled items holding ``cue``'s token
     (``examples.by_cue``, docs/results-schema.md), premise → text."""
-    examples = results.get("examples", {})
-    items = examples.get("items", [])
+    examples = ExamplesSection.in_results(results)
+    if examples is None:
+        return []
+    items = examples.items
     texts = [f"{items[i].get('premise', '')} → {items[i].get('text', '')}".strip(" →")
-             for i in examples.get("by_cue", {}).get(cue.token, []) if i < len(items)]
+             for i in examples.by_cue.get(cue.token, []) if i < len(items)]
     return list(dict.fromkeys(texts))[:2]
 
 
@@ -165,7 +168,7 @@ def card_markdown(results: dict, command: str) -> str:
     lines += ["### Strongest cues", "", *_cue_table(results),
               "### Data hygiene", "", *[f"- {markdown_text(s)}" for s in hygiene_sentences(results)],
               "", "### How to reproduce", "", "```", code_line(command), "```", "",
-              markdown_text(f"cuelens {version}, seed {results.get('config', {}).get('seed', 0)}. "
+              markdown_text(f"cuelens {version}, seed {ConfigSection.of(results).seed}. "
                             "Per-item bias scores: items.parquet / items.jsonl next to "
                             "results.json."), ""]
     return "\n".join(lines)

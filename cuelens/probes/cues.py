@@ -118,7 +118,7 @@ def probe_cues(dataset: Dataset, scan: ScanSections, config: ProbeConfig,
     if not tokens:
         warnings.append(f"no word cue passes the selection ({selection['rule']}): "
                         "no word cue is tested")
-    cues = word_cues(dataset, tokens, scan.config["ngrams"])
+    cues = word_cues(dataset, tokens, scan.config.ngrams)
     try:
         cues += feature_cues(dataset, scan.features or [])
     except ImportError:

@@ -11,9 +11,10 @@ from collections.abc import Callable, Mapping
 from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci
-from cuelens.audit.results import (CueFinding, CueRow, CueStats, DatasetSummary, EasyHardSection,
-                                   FeatureRow, FeaturesSection, HygieneSection,
-                                   LeakageSection, McqBaselinesSection, SegmentationSection)
+from cuelens.audit.results import (ConfigSection, CueFinding, CueRow, CueStats, DatasetSummary,
+                                   EasyHardSection, ExamplesSection, FeatureRow, FeaturesSection,
+                                   HygieneSection, LeakageSection, LengthsSection,
+                                   McqBaselinesSection, SegmentationSection)
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.jsonio import format_number, read_number
@@ -52,7 +53,7 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
         return None
     splits = ds.splits
     sec = Section("overview", "Dataset overview", context={
-        "dataset": ds, "config": results.get("config", {}),
+        "dataset": ds, "config": ConfigSection.in_results(results),
         "notes": ([roles_note(ds.split_roles)] if ds.split_roles else [])
         + results.get("notes", []) + (ds.labels or {}).get("warnings", []),
         "segmentation": SegmentationSection.in_results(results), "warnings": results.get("warnings", []),
@@ -154,7 +155,7 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
     leak = LeakageSection.in_results(results)
     if leak is None or not measurable(results):
         return None
-    threshold = results.get("config", {}).get("flag_threshold", 0.10)
+    threshold = ConfigSection.of(results).flag_threshold
     level, sentence = verdict(leak, threshold, results)
     level = calm(level, results)
     # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
@@ -234,35 +235,34 @@ def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
 def lengths(results: dict, options: ReportOptions) -> Section | None:
     """Words per hypothesis / choice by label (:mod:`cuelens.audit.lengths`), with the
     length-only baseline (NLI) or the length rules of the MCQ baselines."""
-    ln = results.get("lengths")
-    if not ln:
+    ln = LengthsSection.in_results(results)
+    if ln is None:
         return None
-    by_label = ln["by_label"]
-    top = ln["max_words"]
+    by_label, top = ln.by_label, ln.max_words
     names = list(by_label)
     # the chart ends at the longest text (the file keeps every bin)
-    end = 1 + max((i for name in names for i, n in enumerate(by_label[name]["histogram"]) if n),
+    end = 1 + max((i for name in names for i, n in enumerate(by_label[name].histogram) if n),
                   default=0)
     bins = list(range(end))
-    mcq = ln["unit"] == "words per choice"
-    share = {name: [100 * n / (by_label[name]["n"] or 1) for n in by_label[name]["histogram"][:end]]
+    mcq = ln.unit == "words per choice"
+    share = {name: [100 * n / (by_label[name].n or 1) for n in by_label[name].histogram[:end]]
              for name in names}
-    hover = {name: [f"{name}: {n:,} of {by_label[name]['n']:,} with "
+    hover = {name: [f"{name}: {n:,} of {by_label[name].n:,} with "
                     f"{b if b < top else f'{top} or more'} words"
-                    for b, n in zip(bins, by_label[name]["histogram"])] for name in names}
+                    for b, n in zip(bins, by_label[name].histogram)] for name in names}
     label_colours = (F.colours(names, F.SERIES_PALETTE) if mcq else
                      F.colours(label_keys(DatasetSummary.required_in(results).label_names,
-                                          by_label)))
+                                          dict.fromkeys(names, 0.0))))
     baselines = []
     mb = McqBaselinesSection.in_results(results)
-    if ln.get("baseline"):
-        baselines = [dict(ln["baseline"], fitted=True)]
+    if ln.baseline is not None:
+        baselines = [{**ln.baseline.to_json(), "fitted": True}]
     elif mb is not None:
         baselines = [dict(r.to_json(), ci_low=r.accuracy_ci[0], ci_high=r.accuracy_ci[1],
                           majority=mb.chance)
                      for r in mb.rows if "longest" in r.name or "shortest" in r.name]
     sec = Section("lengths", "Text length per label", context={
-        "unit": ln["unit"], "rows": [{"name": n, **by_label[n]} for n in names],
+        "unit": ln.unit, "rows": [{"name": n, **by_label[n].to_json()} for n in names],
         "baselines": baselines, "mcq": mcq, "text_name": _text_name(results)[0]},
         terms=["words", "D", "CI"])
     sec.add_figure("histogram", f"Share of {_text_name(results)[0]} with each number of words, "
@@ -270,7 +270,7 @@ def lengths(results: dict, options: ReportOptions) -> Section | None:
                    + f" (the last point pools {top} or more words): curves that sit apart mean "
                    "the length alone gives the answer away.",
                    F.lines(bins, share, hover, colour_map=label_colours,
-                           x_title=f"{ln['unit']} (last bin: {top}+)", y_title="share of texts"))
+                           x_title=f"{ln.unit} (last bin: {top}+)", y_title="share of texts"))
     return sec
 
 
@@ -281,12 +281,14 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
     if not cues:
         return None
     rank_by = options.rank_by
-    metric = results.get("config", {}).get("metric", "cp")
+    config = ConfigSection.of(results)
+    metric = config.metric
     other = rank_by if rank_by != "z" else (metric if metric != "z" else "cp")
     stats = CueStats.in_results(results)
     shown = listed_cues(cues, LISTED_PER_LABEL, rank_by)
     label_names = DatasetSummary.required_in(results).label_names
-    by_cue = results.get("examples", {}).get("by_cue", {})
+    examples = ExamplesSection.in_results(results)
+    by_cue = examples.by_cue if examples is not None else {}
     rows = [[c.token, c.label, c.count, c.label_count, c.metrics.get("z"),
              c.metrics.get(other), c.significant, c.token in by_cue] for c in shown]
     min_count = stats.min_count if stats is not None else None
@@ -295,8 +297,7 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
         "n_shown": len(shown), "n_significant": sum(c.significant for c in cues),
         "n_significant_shown": sum(c.significant for c in shown),
         "per_label": LISTED_PER_LABEL, "calm": calm("clean", results),
-        "min_count": min_count if min_count is not None else
-        results.get("config", {}).get("min_count"),
+        "min_count": min_count if min_count is not None else config.min_count,
         "labels": label_keys(label_names, {c.label: 0 for c in shown}),
         "text_name": _text_name(results)[0], "finding": CueFinding.in_results(results)},
         client={"cues": {"rank_by": rank_by, "rows": rows, "sort_col": 4 if rank_by == "z" else 5}},
@@ -327,10 +328,8 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
     return sec
 
 
-def _examples_client(results: dict) -> dict:
-    ex = results["examples"]
-    return {"examples": {"items": ex["items"], "by_cue": ex.get("by_cue", {}),
-                         "easy": ex.get("easy", []), "hard": ex.get("hard", []),
+def _examples_client(results: dict, examples: ExamplesSection) -> dict:
+    return {"examples": {**examples.to_json(),
                          "fields": dict(zip(("premise", "text"), _field_names(results)))}}
 
 
@@ -342,24 +341,24 @@ def _field_names(results: dict) -> tuple[str, str]:
 
 
 def explorer(results: dict, options: ReportOptions) -> Section | None:
-    by_cue = results.get("examples", {}).get("by_cue")
-    if not by_cue:
+    examples = ExamplesSection.in_results(results)
+    if examples is None or not examples.by_cue:
         return None
     return Section("explorer", "Cue explorer",
-                   context={"n_cues": len(by_cue), "text_name": _text_name(results)[0]},
-                   client=_examples_client(results))
+                   context={"n_cues": len(examples.by_cue), "text_name": _text_name(results)[0]},
+                   client=_examples_client(results, examples))
 
 
 def easy_hard(results: dict, options: ReportOptions) -> Section | None:
     eh = EasyHardSection.in_results(results)
     if eh is None or not measurable(results):
         return None
-    has_examples = bool(results.get("examples", {}).get("easy") or
-                        results.get("examples", {}).get("hard"))
+    examples = ExamplesSection.in_results(results)
+    shown = examples if examples is not None and (examples.easy or examples.hard) else None
     sec = Section("easy_hard", "Easy and hard items", context={
-        "eh": eh, "has_examples": has_examples, "per_list": EXAMPLES_PER_LIST,
+        "eh": eh, "has_examples": shown is not None, "per_list": EXAMPLES_PER_LIST,
         "text_name": _text_name(results)[0], "calm": calm("clean", results)},
-        client=_examples_client(results) if has_examples else {})
+        client=_examples_client(results, shown) if shown is not None else {})
     sec.terms = ["easy", "hard"]
     total = (eh.easy + eh.hard) or 1
     sec.add_figure("sizes", "Items the cue-only classifier gets right in most repetitions are "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.conclusion import measurable
-from cuelens.audit.results import LeakageSection, McqBaselinesSection
+from cuelens.audit.results import ConfigSection, LeakageSection, McqBaselinesSection
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports.compare import compare_verdict
 from cuelens.reports.contrast import contrast_judge_verdict, contrast_pairs_verdict
@@ -81,8 +81,7 @@ def verdicts(results: dict) -> list[Verdict]:
         out.append(conclusion)
     leak = LeakageSection.in_results(results)
     if leak is not None and measurable(results):
-        level, sentence = verdict(leak, results.get("config", {}).get("flag_threshold", 0.10),
-                                  results)
+        level, sentence = verdict(leak, ConfigSection.of(results).flag_threshold, results)
         out.append(Verdict(calm(level, results), sentence, "leakage", "cue leakage"))
     mb = McqBaselinesSection.in_results(results)
     if mb is not None:

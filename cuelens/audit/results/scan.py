@@ -7,10 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from cuelens.audit.results.conclusion import Conclusion
+from cuelens.audit.results.config import ConfigSection
 from cuelens.audit.results.cues import CueFinding, CueRow, CueStats, EasyHardSection, LeakageSection
 from cuelens.audit.results.dataset import DatasetSummary
+from cuelens.audit.results.examples import ExamplesSection
 from cuelens.audit.results.features import FeatureRow, FeaturesSection
 from cuelens.audit.results.hygiene import HygieneSection
+from cuelens.audit.results.lengths import LengthsSection
 from cuelens.audit.results.mcq import McqBaselinesSection
 from cuelens.audit.results.section import Section, typed_reads
 from cuelens.audit.results.segmentation import SegmentationSection
@@ -27,7 +30,7 @@ class ScanSections(Section):
 
     schema_version: str = SCHEMA_VERSION
     tool: dict = field(default_factory=lambda: {"name": "cuelens", "version": __version__})
-    config: dict
+    config: ConfigSection
     dataset: DatasetSummary
     conclusion: Conclusion | None = None
     segmentation: SegmentationSection | None = None
@@ -39,10 +42,10 @@ class ScanSections(Section):
     leakage: LeakageSection | None = None
     mcq_baselines: McqBaselinesSection | None = None
     easy_hard: EasyHardSection | None = None
-    examples: dict | None = None
+    examples: ExamplesSection | None = None
     features: list[FeatureRow] | None = None
     features_config: FeaturesSection | None = None
-    lengths: dict | None = None
+    lengths: LengthsSection | None = None
     notes: list[str] | None = None
     next_steps: list | None = None
     preference: PreferenceSection | None = None
@@ -55,5 +58,7 @@ class ScanSections(Section):
         section is in."""
         bare = replace(self, conclusion=None, next_steps=None)
         with typed_reads():  # the sections read as they are, never parsed back
-            concluded = replace(bare, conclusion=conclusion(bare.to_json()))
-            return replace(concluded, next_steps=next_steps(concluded.to_json()))
+            results = bare.to_json()  # once: the conclusion is the one section added
+            concluded = conclusion(results)
+            steps = next_steps({**results, Conclusion.key: concluded.to_json()})
+        return replace(bare, conclusion=concluded, next_steps=steps)
