@@ -21,9 +21,8 @@ from pathlib import Path
 from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
-from cuelens.audit.subsets import mark_holm
+from cuelens.audit.subsets import mark_holm, record_subset
 from cuelens.data.readers import LineError, iter_records
-from cuelens.data.schema import RecordError, subset_text
 from cuelens.errors import UserError
 
 FIRST, SECOND, TIE = "first", "second", "tie"  # verdicts by response (first = X, shown first)
@@ -85,13 +84,6 @@ def _swapped(record: dict, line: int, path: str) -> bool:
                     line=line)
 
 
-def _subset(record: dict, field: str, line: int, path: str) -> str:
-    try:
-        return subset_text(record.get(field), field)
-    except RecordError as exc:
-        raise UserError(str(exc), path=path, line=line) from None
-
-
 def _judged_twice(pair: str, order: str, first: int, line: int, path: str) -> UserError:
     """A pair (and order: ``original``/``swapped``, empty for a FastChat row of both) seen
     before on line ``first``."""
@@ -113,7 +105,7 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
         if isinstance(record, LineError):
             raise record
         shape = shape or ("fastchat" if "g1_winner" in record else "two records")
-        subset = _subset(record, subset_field, line, str(path)) if subset_field else ""
+        subset = record_subset(record, subset_field, str(path), line) if subset_field else ""
         if shape == "fastchat":
             found = _fastchat(record, line, str(path))
             if found is None:

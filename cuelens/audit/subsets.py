@@ -53,15 +53,19 @@ def mark_holm(rows: list[dict], key: str = "p_holm") -> list[dict]:
     return rows
 
 
+def record_subset(record: dict, field: str, path: str, line: int) -> str:
+    """The subset that ``record`` names in ``field`` (:func:`~cuelens.data.schema.subset_text`);
+    none is a :class:`UserError` naming the file and line."""
+    try:
+        return subset_text(record.get(field), field)
+    except RecordError as exc:
+        raise UserError(str(exc), path=path, line=line) from None
+
+
 def subset_values(split: Split, field: str) -> list[str]:
     """The ``field`` value of every item of ``split``, read from its original record text."""
-    out = []
-    for i, raw in enumerate(split.raw):
-        try:
-            out.append(subset_text(json.loads(raw).get(field), field))
-        except RecordError as exc:
-            raise UserError(str(exc), path=split.path, line=split.lines[i]) from None
-    return out
+    return [record_subset(json.loads(raw), field, split.path, line)
+            for raw, line in zip(split.raw, split.lines)]
 
 
 def normal_subsets(values: Sequence[str], findings: LabelFindings) -> list[str]:
