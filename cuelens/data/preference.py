@@ -26,9 +26,11 @@ from cuelens.errors import UserError
 
 CHOSEN, REJECTED = "chosen", "rejected"
 PREFERENCE_TASK = "preference"  # results.json ``dataset.task`` of a preference scan
-TIES = {"tie", "tie (bothbad)", "tie(bothbad)", "both_bad", "bothbad", "draw"}
-WINNER_A = {"model_a", "a", "1", "response_a", "first"}
-WINNER_B = {"model_b", "b", "2", "response_b", "second"}
+#: a ``winner`` value's spellings → the winner (a, b or tie)
+WINNERS = {**dict.fromkeys(("model_a", "a", "1", "response_a", "first"), "a"),
+           **dict.fromkeys(("model_b", "b", "2", "response_b", "second"), "b"),
+           **dict.fromkeys(("tie", "tie (bothbad)", "tie(bothbad)", "both_bad", "bothbad",
+                            "draw"), "tie")}
 _ASSISTANT = re.compile(r"\n\s*Assistant:\s*", re.IGNORECASE)
 NO_POSITION = -1
 
@@ -179,14 +181,10 @@ def _flag(value: Any, name: str) -> bool:
 def _winner(record: dict) -> str:
     """``a``, ``b`` or ``tie`` from ``winner`` or the ``winner_model_*`` flags."""
     if "winner" in record:
-        value = str(record["winner"]).strip().lower()
-        if value in WINNER_A:
-            return "a"
-        if value in WINNER_B:
-            return "b"
-        if value in TIES:
-            return "tie"
-        raise RecordError(f"winner '{record['winner']}' is not model_a, model_b or tie")
+        winner = WINNERS.get(str(record["winner"]).strip().lower())
+        if winner is None:
+            raise RecordError(f"winner '{record['winner']}' is not model_a, model_b or tie")
+        return winner
     flags = [_flag(record.get(f"winner_{x}"), f"winner_{x}") for x in ("model_a", "model_b", "tie")]
     if sum(flags) != 1:
         raise RecordError("exactly one of winner_model_a, winner_model_b, winner_tie must be 1")
