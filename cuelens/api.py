@@ -175,9 +175,7 @@ def probe(data: DataSource = None, *, model: str | None = None,
     config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
                          min_items=min_items, seed=seed)
     config.validate()
-    sc = ShortCircuitOptions() if short_circuit else None
-    if sc is not None:
-        sc.validate()
+    sc = ShortCircuitOptions() if short_circuit else None  # its defaults are valid
     dataset = _dataset(data, train, test)
     scanned = load_scan(scan, dataset) if isinstance(scan, (str, Path)) else scan
     classifier = None

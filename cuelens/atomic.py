@@ -37,11 +37,11 @@ NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 # ---------------------------------------------------------------- a full disk
 def size_text(n: float) -> str:
     """``1.5 MB``-style size (decimal units)."""
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(n) < 1000:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
-    raise AssertionError("unreachable")
+    return f"{n:.1f} TB"
 
 
 def existing_ancestor(path: PathLike) -> Path:

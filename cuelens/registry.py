@@ -14,8 +14,8 @@ cuelens.errors.UserError: unknown unit 'mile' (--unit); choose from m, km
 
 from __future__ import annotations
 
-from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TypeVar
 
 from cuelens.errors import UserError
 
@@ -23,14 +23,15 @@ T = TypeVar("T")
 E = TypeVar("E")
 
 
-class Registry(Generic[T]):
+class Registry(Mapping[str, T]):
     """Name → entry, in the order the entries were added (the order choices are listed in).
 
     ``kind`` names the entries in messages ("segmenter"); ``option`` (e.g. ``--segmenter``) is
     the CLI option or API argument that takes the name, quoted in the unknown-name error;
-    ``also``: names its callers resolve before a lookup (``auto``), listed in that error too. Read
-    like a dict: ``name in registry``, ``registry[name]``, iteration over the names, ``items()``
-    (but :meth:`get` raises on an unknown name instead of returning a default)."""
+    ``also``: names its callers resolve before a lookup (``auto``), listed in that error too. A
+    :class:`~collections.abc.Mapping` whose entries are only ever added: ``name in registry``,
+    ``registry[name]``, iteration over the names, ``keys()``/``values()``/``items()`` (but
+    :meth:`get` raises on an unknown name instead of returning a default)."""
 
     def __init__(self, kind: str, entries: Mapping[str, T] | Iterable[tuple[str, T]] = (),
                  *, option: str | None = None, also: tuple[str, ...] = ()) -> None:
@@ -54,7 +55,7 @@ class Registry(Generic[T]):
             return entry
         return add
 
-    def get(self, name: str) -> T:
+    def get(self, name: str) -> T:  # type: ignore[override]  # no default: an unknown name fails
         """The entry called ``name``; an unknown name is a :class:`UserError` naming the kind,
         the name and the known names."""
         if name not in self._entries:
@@ -74,19 +75,6 @@ class Registry(Generic[T]):
     def choices(self, separator: str = ", ") -> str:
         """The names joined for help text and messages (``a, b, c``; ``a | b | c``)."""
         return separator.join(self._entries)
-
-    def items(self) -> ItemsView[str, T]:
-        """(name, entry) pairs in registration order."""
-        return self._entries.items()
-
-    def keys(self) -> KeysView[str]:
-        return self._entries.keys()
-
-    def values(self) -> ValuesView[T]:
-        return self._entries.values()
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._entries
 
     def __getitem__(self, name: str) -> T:
         return self._entries[name]

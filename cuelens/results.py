@@ -29,6 +29,7 @@ class Viewed:
 
     results: dict
     inputs: list[str]  # files the result was computed from (outputs never overwrite one)
+    write: Callable[..., dict[str, Path]]  # the statistics result's own files
 
     @classmethod
     def of(cls: type[V], result: Any) -> V:
@@ -45,6 +46,12 @@ class Viewed:
 
         return render_report(self.results, Path(path), inputs=self.inputs, options=options,
                              validate=validate)
+
+    def save(self, out_dir: str | Path, *, report: bool = True,
+             report_options: ReportOptions | None = None) -> dict[str, Path]:
+        """Write the result's files (:meth:`write`: results.json, run.json, the predictions)
+        and report.html, rendered with ``report_options``, into ``out_dir``: all or none."""
+        return self._save(out_dir, self.write, report, report_options)
 
     def _save(self, out_dir: str | Path, write: Callable[[Path], dict[str, Path]], report: bool,
               options: ReportOptions | None, *, validate: bool = True) -> dict[str, Path]:
@@ -90,12 +97,6 @@ class ProbeResult(Viewed, Probe, ResultViews):
         return records_frame((self.section.distribution_test or {}).get("cues", []),
                              ["cue", "train_dist", "predicted_dist", "n", "score"])
 
-    def save(self, out_dir: str | Path, *, report: bool = True,
-             report_options: ReportOptions | None = None) -> dict[str, Path]:
-        """Write predictions.jsonl, results.json, run.json (and report.html, rendered with
-        ``report_options``) into ``out_dir``."""
-        return self._save(out_dir, self.write, report, report_options)
-
 
 @dataclass(repr=False)
 class LLMProbeResult(Viewed, LLMProbe):
@@ -104,9 +105,3 @@ class LLMProbeResult(Viewed, LLMProbe):
 
     def __repr__(self) -> str:  # bounded: never the whole results dict
         return f"<{type(self).__name__} {summary_text(self.results or {'llm_probe': self.section})}>"
-
-    def save(self, out_dir: str | Path, *, report: bool = True,
-             report_options: ReportOptions | None = None) -> dict[str, Path]:
-        """Write predictions-TEMPLATE.jsonl, results.json, run.json (and report.html, rendered
-        with ``report_options``)."""
-        return self._save(out_dir, self.write, report, report_options)

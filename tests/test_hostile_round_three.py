@@ -51,13 +51,13 @@ def test_grouping_many_subsets_is_linear():
 
 
 def test_subset_values_share_the_labels_normal_form():
-    from cuelens.audit.subsets import normal_subsets, rewritten_subsets
+    from cuelens.audit.subsets import normal_subsets
     from cuelens.data.labels import LabelFindings
 
     findings = LabelFindings()
     assert normal_subsets(["bio", "bio ", "Bio", "b\u200bio", "bi\u0301o"], findings) == \
         ["bio", "bio", "Bio", "bio", "b\u00edo"]
-    assert rewritten_subsets(findings) == [
+    assert findings.rewritten() == [
         {"from": "bio ", "to": "bio", "items": 1}, {"from": "b\u200bio", "to": "bio", "items": 1},
         {"from": "bi\u0301o", "to": "b\u00edo", "items": 1}]
 

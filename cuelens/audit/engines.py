@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 from cuelens.data.schema import FieldMap
 from cuelens.engine.options import EngineOptions, Loaded
-from cuelens.errors import UserError
 from cuelens.registry import Registry
 
 
@@ -40,11 +39,9 @@ def load_for_scan(engine: str, data: str | None = None, *, train: str | None = N
     """Load the data arguments with ``engine`` (:mod:`cuelens.engine`; a Hugging Face dataset
     is always in memory)."""
     load = ENGINES.get(engine)
-    if hf:
+    if hf:  # load_dataset refuses DATA or --train/--test beside --hf
         from cuelens.data.loading import load_dataset
 
-        if data or train or test:
-            raise UserError("give exactly one of: DATA (a file or directory), --train/--test, "
-                            "or --hf")
-        return Loaded(load_dataset(hf=hf, fields=fields, skip_bad=skip_bad))
+        return Loaded(load_dataset(data, train=train, test=test, hf=hf, fields=fields,
+                                   skip_bad=skip_bad))
     return load(data, train, test, fields, skip_bad, options)

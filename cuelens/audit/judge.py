@@ -8,8 +8,7 @@ Consistent pairs, flips, tie-inconsistent pairs and the first-position test: doc
 Log shapes (:func:`judge_verdicts`, detected from the first record; docs/preference.md): FastChat
 MT-Bench pairwise judgments (the pair is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``),
 or two records per pair with a pair id of :data:`PAIR_ID_FIELDS`, ``swapped`` or ``order`` and a
-verdict by position of :data:`VERDICT_FIELDS` (spellings: :data:`POSITION_A`,
-:data:`POSITION_B`, :data:`TIE_WORDS`).
+verdict by position of :data:`VERDICT_FIELDS` (spellings: :data:`POSITIONS`).
 """
 
 from __future__ import annotations
@@ -21,28 +20,24 @@ from pathlib import Path
 from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
-from cuelens.audit.subsets import mark_holm
+from cuelens.audit.subsets import mark_holm, record_subset
 from cuelens.data.readers import LineError, iter_records
-from cuelens.data.schema import RecordError, subset_text
 from cuelens.errors import UserError
 
 FIRST, SECOND, TIE = "first", "second", "tie"  # verdicts by response (first = X, shown first)
-POSITION_A = {"a", "model_a", "1", "[[a]]", "response_a"}
-POSITION_B = {"b", "model_b", "2", "[[b]]", "response_b"}
-TIE_WORDS = {"tie", "[[c]]", "c", "draw", "tie (bothbad)"}
+#: a verdict's spellings → its position (A, B or tie)
+POSITIONS = {**dict.fromkeys(("a", "model_a", "1", "[[a]]", "response_a"), "A"),
+             **dict.fromkeys(("b", "model_b", "2", "[[b]]", "response_b"), "B"),
+             **dict.fromkeys(("tie", "[[c]]", "c", "draw", "tie (bothbad)"), TIE)}
 PAIR_ID_FIELDS = ("pair_id", "id", "question_id", "uid")
 VERDICT_FIELDS = ("winner", "verdict", "choice", "judgment")
 
 
 def _position(value, line: int, path: str) -> str:
-    text = str(value).strip().lower()
-    if text in POSITION_A:
-        return "A"
-    if text in POSITION_B:
-        return "B"
-    if text in TIE_WORDS:
-        return TIE
-    raise UserError(f"verdict '{value}' is not A, B or tie", path=path, line=line)
+    position = POSITIONS.get(str(value).strip().lower())
+    if position is None:
+        raise UserError(f"verdict '{value}' is not A, B or tie", path=path, line=line)
+    return position
 
 
 FASTCHAT_FIELDS = ("question_id", "model_1", "model_2", "g1_winner", "g2_winner")
@@ -85,13 +80,6 @@ def _swapped(record: dict, line: int, path: str) -> bool:
                     line=line)
 
 
-def _subset(record: dict, field: str, line: int, path: str) -> str:
-    try:
-        return subset_text(record.get(field), field)
-    except RecordError as exc:
-        raise UserError(str(exc), path=path, line=line) from None
-
-
 def _judged_twice(pair: str, order: str, first: int, line: int, path: str) -> UserError:
     """A pair (and order: ``original``/``swapped``, empty for a FastChat row of both) seen
     before on line ``first``."""
@@ -113,7 +101,7 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
         if isinstance(record, LineError):
             raise record
         shape = shape or ("fastchat" if "g1_winner" in record else "two records")
-        subset = _subset(record, subset_field, line, str(path)) if subset_field else ""
+        subset = record_subset(record, subset_field, str(path), line) if subset_field else ""
         if shape == "fastchat":
             found = _fastchat(record, line, str(path))
             if found is None:

@@ -18,7 +18,7 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import Progress, Scan, scan_sections
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
 from cuelens.audit.subsets import (grouped, leakage_column, normal_subsets, preference_cells,
-                                   rewritten_subsets, scanned_subsets, subset_table)
+                                   scanned_subsets, subset_table)
 from cuelens.audit.leakage import bow_name
 from cuelens.audit.results import PreferenceSection, ScanSections, SubsetsSection
 from cuelens.data.dataset import Split, Task
@@ -48,7 +48,7 @@ def preference_subsets(preferences: Preferences, scanned, config: ScanConfig,
     sizes = {s: len(i) for s, i in groups.items()}
     leakage = leakage_column(scanned, field, scanned_subsets(sizes), values, config)
     return subset_table(field, "win rate", sizes, cells, preference_cells(shortcut_rows(scores)),
-                        leakage=leakage, rewritten=rewritten_subsets(findings))
+                        leakage=leakage, rewritten=findings.rewritten())
 
 
 def scan_preferences(preferences: Preferences, config: ScanConfig | None = None, *,

@@ -53,15 +53,19 @@ def mark_holm(rows: list[dict], key: str = "p_holm") -> list[dict]:
     return rows
 
 
+def record_subset(record: dict, field: str, path: str, line: int) -> str:
+    """The subset that ``record`` names in ``field`` (:func:`~cuelens.data.schema.subset_text`);
+    none is a :class:`UserError` naming the file and line."""
+    try:
+        return subset_text(record.get(field), field)
+    except RecordError as exc:
+        raise UserError(str(exc), path=path, line=line) from None
+
+
 def subset_values(split: Split, field: str) -> list[str]:
     """The ``field`` value of every item of ``split``, read from its original record text."""
-    out = []
-    for i, raw in enumerate(split.raw):
-        try:
-            out.append(subset_text(json.loads(raw).get(field), field))
-        except RecordError as exc:
-            raise UserError(str(exc), path=split.path, line=split.lines[i]) from None
-    return out
+    return [record_subset(json.loads(raw), field, split.path, line)
+            for raw, line in zip(split.raw, split.lines)]
 
 
 def normal_subsets(values: Sequence[str], findings: LabelFindings) -> list[str]:
@@ -77,13 +81,6 @@ def normal_subsets(values: Sequence[str], findings: LabelFindings) -> list[str]:
     return out
 
 
-def rewritten_subsets(findings: LabelFindings) -> list[dict]:
-    """The ``rewritten`` list of a subsets table: ``{"from", "to", "items"}`` per rewrite."""
-    return [{"from": original, "to": normal, "items": n}
-            for normal, originals in sorted(findings.rewrites.items())
-            for original, n in sorted(originals.items())]
-
-
 def _cell(value: float | None, ci: list | None, effect: float | None, p_value: float) -> dict:
     return {"value": value, "ci": ci, "effect": effect, "p_value": p_value}
 
@@ -96,7 +93,8 @@ def subset_table(field: str, measure: str, sizes: dict[str, int],
     :func:`_cell`) and the overall cells: Holm over all subset cells, and over the overall
     ones; rows sorted by subset name. ``leakage``: the word-cue D of the
     :func:`scanned_subsets` (:func:`leakage_column`), in every row (``None`` for the small
-    ones, counted in ``small``); ``rewritten``: :func:`rewritten_subsets`."""
+    ones, counted in ``small``); ``rewritten``: the subset values' rewrites
+    (:meth:`~cuelens.data.labels.LabelFindings.rewritten`)."""
     names = list(dict.fromkeys(name for row in cells.values() for name in row))
     family = [(s, name) for s in sorted(cells) for name in cells[s]]
     mark_holm([cells[s][name] for s, name in family], "p_adjusted")
@@ -242,4 +240,4 @@ def dataset_subsets(dataset: Dataset, field: str, config) -> SubsetsSection:
     sizes = {s: len(index) for s, index in groups.items()}
     leakage = leakage_column(dataset, field, scanned_subsets(sizes), values, config)
     return subset_table(field, "accuracy" if dataset.task == Task.MCQ else "D", sizes, cells,
-                        overall, leakage=leakage, rewritten=rewritten_subsets(findings))
+                        overall, leakage=leakage, rewritten=findings.rewritten())

@@ -76,6 +76,12 @@ class LabelFindings:
         for key, (n, line) in other.duplicate_keys.items():
             self.duplicate([key], line, n)
 
+    def rewritten(self) -> list[dict]:
+        """Each rewrite as ``{"from", "to", "items"}``, sorted by normal form, then original."""
+        return [{"from": original, "to": normal, "items": n}
+                for normal, originals in sorted(self.rewrites.items())
+                for original, n in sorted(originals.items())]
+
     def to_dict(self) -> dict:
         return {"rewrites": self.rewrites, "duplicate_keys": self.duplicate_keys}
 
@@ -125,9 +131,7 @@ def label_report(splits: Mapping[str, tuple[str, Mapping[str, int], LabelFinding
     warnings: list[str] = []
     rewritten = []
     for role, (path, counts, findings) in splits.items():
-        for normal, originals in sorted(findings.rewrites.items()):
-            for original, n in sorted(originals.items()):
-                rewritten.append({"split": role, "from": original, "to": normal, "items": n})
+        rewritten += [{"split": role, **rewrite} for rewrite in findings.rewritten()]
         for key, (n, line) in sorted(findings.duplicate_keys.items()):
             warnings.append(f"{path}, line {line}: {n:,} record(s) repeat the key {key!r} (the "
                             "last value is used; JSON leaves duplicates undefined)")

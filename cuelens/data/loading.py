@@ -103,9 +103,29 @@ def _check_same_task(splits: list[Split]) -> None:
 
 
 def _dataset_name(path: Path) -> str:
-    return path.name if path.is_dir() else path.name.split(".")[0] if path.parent == Path(".") \
-        else (path.parent.name if path.name.split(".")[0].lower() in SPLIT_NAMES
-              else path.name.split(".")[0])
+    """A directory's name; a file's name without its extensions, or its directory's name when
+    the file is named after a split (``snli/train.jsonl`` → ``snli``)."""
+    stem = path.name.split(".")[0]
+    if path.is_dir():
+        return path.name
+    return (path.parent.name or stem) if stem.lower() in SPLIT_NAMES else stem
+
+
+def data_files(data: str | Path | None, train: str | Path | None,
+               test: str | Path | None) -> tuple[dict[str, Path], Path, str]:
+    """Role → file of ``DATA`` (one file: ``all``; a directory: its split files) or of
+    ``--train``/``--test``, the path that names the dataset (``DATA`` or the train file) and the
+    format."""
+    if data:
+        path = Path(data)
+        if not path.exists():
+            raise UserError("file or directory not found", path=str(data))
+        if path.is_dir():
+            return _find_split_files(path), path, "directory"
+        return {"all": path}, path, file_format(path)
+    if not (train and test):
+        raise UserError("--train and --test must be given together")
+    return {"train": Path(train), "test": Path(test)}, Path(train), file_format(Path(train))
 
 
 def load_dataset(data: str | None = None, *, train: str | None = None, test: str | None = None,
@@ -120,17 +140,9 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
         from cuelens.data.hf import load_hf_splits
 
         files, name, fmt = load_hf_splits(hf, fields, skip_bad), hf, "huggingface"
-    elif data:
-        path = Path(data)
-        if not path.exists():
-            raise UserError("file or directory not found", path=data)
-        files = _find_split_files(path) if path.is_dir() else {"all": path}
-        name, fmt = _dataset_name(path), "directory" if path.is_dir() else file_format(path)
     else:
-        if not (train and test):
-            raise UserError("--train and --test must be given together")
-        files = {"train": Path(train), "test": Path(test)}
-        name, fmt = _dataset_name(Path(train)), file_format(Path(train))
+        files, named_by, fmt = data_files(data, train, test)
+        name = _dataset_name(named_by)
 
     loaded: dict[str, Split] = {}
     task = None

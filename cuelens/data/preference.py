@@ -17,17 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from cuelens.data.dataset import Dataset, Split, Task
-from cuelens.data.loading import _find_split_files, assemble_dataset
-from cuelens.data.readers import LineError, file_format, iter_records
+from cuelens.data.loading import _dataset_name, _find_split_files, assemble_dataset, \
+    data_files
+from cuelens.data.readers import LineError, iter_records
 from cuelens.data.schema import ID_ALIASES, RecordError, _text, subset_text
-from cuelens.data.splits import NO_ITEMS, SPLIT_NAMES
+from cuelens.data.splits import NO_ITEMS
 from cuelens.errors import UserError
 
 CHOSEN, REJECTED = "chosen", "rejected"
 PREFERENCE_TASK = "preference"  # results.json ``dataset.task`` of a preference scan
-TIES = {"tie", "tie (bothbad)", "tie(bothbad)", "both_bad", "bothbad", "draw"}
-WINNER_A = {"model_a", "a", "1", "response_a", "first"}
-WINNER_B = {"model_b", "b", "2", "response_b", "second"}
+#: a ``winner`` value's spellings → the winner (a, b or tie)
+WINNERS = {**dict.fromkeys(("model_a", "a", "1", "response_a", "first"), "a"),
+           **dict.fromkeys(("model_b", "b", "2", "response_b", "second"), "b"),
+           **dict.fromkeys(("tie", "tie (bothbad)", "tie(bothbad)", "both_bad", "bothbad",
+                            "draw"), "tie")}
 _ASSISTANT = re.compile(r"\n\s*Assistant:\s*", re.IGNORECASE)
 NO_POSITION = -1
 
@@ -178,14 +181,10 @@ def _flag(value: Any, name: str) -> bool:
 def _winner(record: dict) -> str:
     """``a``, ``b`` or ``tie`` from ``winner`` or the ``winner_model_*`` flags."""
     if "winner" in record:
-        value = str(record["winner"]).strip().lower()
-        if value in WINNER_A:
-            return "a"
-        if value in WINNER_B:
-            return "b"
-        if value in TIES:
-            return "tie"
-        raise RecordError(f"winner '{record['winner']}' is not model_a, model_b or tie")
+        winner = WINNERS.get(str(record["winner"]).strip().lower())
+        if winner is None:
+            raise RecordError(f"winner '{record['winner']}' is not model_a, model_b or tie")
+        return winner
     flags = [_flag(record.get(f"winner_{x}"), f"winner_{x}") for x in ("model_a", "model_b", "tie")]
     if sum(flags) != 1:
         raise RecordError("exactly one of winner_model_a, winner_model_b, winner_tie must be 1")
@@ -311,20 +310,8 @@ def load_preferences(data: str | Path | None = None, *, train: str | Path | None
     """Load preference pairs from a file, a directory of split files or ``train``/``test``."""
     if (data is None) == (train is None and test is None):
         raise UserError("give exactly one of: DATA (a file or directory) or --train/--test")
-    if data is not None:
-        path = Path(data)
-        if not path.exists():
-            raise UserError("file or directory not found", path=str(data))
-        files = _find_split_files(path) if path.is_dir() else {"all": path}
-        name = path.name if path.is_dir() else path.name.split(".")[0]
-        if path.is_file() and name.lower() in SPLIT_NAMES:
-            name = path.parent.name or name
-        fmt = "directory" if path.is_dir() else file_format(path)
-    else:
-        if train is None or test is None:
-            raise UserError("--train and --test must be given together")
-        files = {"train": Path(train), "test": Path(test)}
-        name, fmt = Path(train).parent.name or "data", file_format(Path(train))
+    files, named_by, fmt = data_files(data, train, test)
+    name = _dataset_name(named_by) if data else named_by.parent.name or "data"
     splits: dict[str, PreferenceSplit] = {
         role: read_preferences(files[role], role, subset_field, skip_bad)
         for role in ("train", "dev", "test", "all") if role in files}
