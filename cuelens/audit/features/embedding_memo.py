@@ -10,7 +10,7 @@ before and looks the others up. The context layers, the tagger and the parser ar
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,7 +50,7 @@ def memoise_embedding(nlp: Any) -> bool:
     original layers); False, changing nothing, when the pipeline has no ``tok2vec`` of the
     expected shape (``extract_features >> list2ragged >> hash tables >> maxout >> …``)."""
     from thinc.api import Model, noop
-    from thinc.types import Ragged
+    from thinc.types import Floats2d, Ragged
 
     if "tok2vec" not in nlp.pipe_names:
         return False
@@ -68,7 +68,7 @@ def memoise_embedding(nlp: Any) -> bool:
 
     def forward(node: Model, ragged: Ragged, is_train: bool):
         if not is_train:
-            return Ragged(memo(ragged.dataXd), ragged.lengths), None
+            return Ragged(cast(Floats2d, memo(np.asarray(ragged.dataXd))), ragged.lengths), None
         hashed, back_tables = tables(ragged, is_train)
         mixed, back_mix = mix(hashed, is_train)
         return mixed, lambda d_mixed: back_tables(back_mix(d_mixed))
