@@ -172,14 +172,17 @@ APPLIED_HERE = frozenset({"attribute_ruler", "lemmatizer"})
 
 
 def _init_worker(loaded: tuple[str, ...], enabled: tuple[str, ...], names: list[str]) -> None:
-    """Set the pipeline (holding ``loaded``, running ``enabled``), its attribute ruler (when
-    enabled) and the prepared detectors of this process (the parent or a pool worker)."""
+    """Set the pipeline (holding ``loaded``, running ``enabled``; its token embeddings memoised,
+    :mod:`.embedding_memo`), its attribute ruler (when enabled) and the prepared detectors of
+    this process (the parent or a pool worker)."""
+    from cuelens.audit.features.embedding_memo import memoise_embedding
     from cuelens.audit.features.registry import FEATURES
     from cuelens.audit.features.ruler import LookupRuler
     from cuelens.models.spacy_pipeline import load_spacy
 
     global _WORKER
     nlp = load_spacy(loaded)
+    memoise_embedding(nlp)
     features = [FEATURES[name] for name in names]
     for feature in features:
         feature.prepare(nlp)

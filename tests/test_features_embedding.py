@@ -1,0 +1,55 @@
+"""The memoised token embedding (cuelens/audit/features/embedding_memo.py) gives spaCy's tags and
+parses on real text (COPA choices, SNLI hypotheses) while embedding each distinct token once."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from spacy.attrs import DEP, HEAD, TAG
+
+from cuelens.audit.features.embedding_memo import EmbeddingMemo, memoise_embedding
+from cuelens.data.readers import jsonl_objects
+from cuelens.models.spacy_pipeline import load_spacy
+
+COMPONENTS = ("tok2vec", "tagger", "parser")
+
+
+@pytest.fixture
+def texts(shared_data) -> list[str]:
+    texts = []
+    for _, record in itertools.islice(jsonl_objects(shared_data / "copa" / "dev.jsonl"), 150):
+        texts += record["choices"]
+    for _, record in itertools.islice(jsonl_objects(shared_data / "snli" / "dev.jsonl"), 300):
+        texts.append(record["hypothesis"])
+    return list(dict.fromkeys(texts))
+
+
+def memo_of(nlp) -> EmbeddingMemo:
+    node = next(n for n in nlp.get_pipe("tok2vec").model.walk()
+                if n.name == "memoised_embedding")
+    return node.attrs["memo"]
+
+
+def test_memoised_embedding_gives_spacys_tags_and_parses(texts):
+    plain = load_spacy.__wrapped__(COMPONENTS)
+    memoised = load_spacy.__wrapped__(COMPONENTS)
+    assert memoise_embedding(memoised) and memoise_embedding(memoised)  # installed once
+    expected = list(plain.pipe(texts, batch_size=64))
+    got = list(memoised.pipe(texts, batch_size=64))
+    for a, b in zip(expected, got):
+        assert (a.to_array([TAG, HEAD, DEP]) == b.to_array([TAG, HEAD, DEP])).all(), a.text
+        np.testing.assert_allclose(a.tensor, b.tensor, atol=1e-4)
+    memo = memo_of(memoised)
+    tokens = sum(len(doc) for doc in got)
+    assert 0 < len(memo.table) == len(memo.index) < tokens / 3
+    before = len(memo.table)
+    list(memoised.pipe(texts[:50]))
+    assert len(memo.table) == before  # seen tokens are looked up, not embedded again
+
+
+def test_pipelines_without_a_tok2vec_are_left_alone():
+    nlp = load_spacy.__wrapped__(("ner",))
+    assert not memoise_embedding(nlp)
+    assert not any(n.name == "memoised_embedding" for n in nlp.get_pipe("ner").model.walk())
