@@ -165,6 +165,35 @@ def test_item_files_records_ids_none(tmp_path):
         item_files_mode("all", 5)
 
 
+def test_item_files_of_chunks_read_the_source_once(tmp_path, monkeypatch):
+    """Chunks read from a file stream their records back in one pass over it (not one from the
+    start per chunk), byte for byte, more lines than a write block."""
+    from cuelens.audit.chunked_data import load_chunked
+    from cuelens.audit.tokenize import BATCH
+    from cuelens.data import compact
+    from cuelens.data.schema import FieldMap
+
+    lines = [json.dumps(r, ensure_ascii=False) for r in make_nli(BATCH + 40, seed=5)]
+    lines[7] = lines[7].replace('"label"', '"note": "naïve", "label"') + "\r"
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "w").mkdir()
+    data = load_chunked(str(path), None, None, FieldMap(), False, ScanConfig(), tmp_path / "w",
+                        chunk_items=BATCH // 3)
+    assert len(data.splits["all"].files) == 4
+    read, opened = [], compact.open_lines
+    monkeypatch.setattr(compact, "open_lines", lambda p: (read.append(line) or (line, text)
+                                                          for line, text in opened(p)))
+    easy = np.arange(len(lines)) % 3 == 1
+    files = write_scan_outputs(tmp_path / "r", {"cues": []}, {}, data.input_paths,
+                               data.item_lines(easy), len(lines), "records", metric_names=[])
+    assert files["easy"].read_bytes() == "".join(
+        line + "\n" for line, e in zip(lines, easy) if e).encode("utf-8")
+    assert files["hard"].read_bytes() == "".join(
+        line + "\n" for line, e in zip(lines, easy) if not e).encode("utf-8")
+    assert len(read) == len(lines)
+
+
 def test_bad_record_in_a_shard_names_it(tmp_path):
     rows = make_nli(40, seed=5)
     write_jsonl(tmp_path / "s" / "a.jsonl", rows[:20])

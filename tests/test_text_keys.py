@@ -69,3 +69,32 @@ def test_premises_shared_by_adjacent_items_keyed_like_any_other():
     np.testing.assert_array_equal(keys.text, fingerprints(split.hypotheses))
     assert near_parts(split, np.array([4, 0, 2, 3])) == [
         ["a man sleeps"] * 3 + ["two dogs"], ["y", "he naps", "he naps", ""]]
+
+
+def test_forms_kept_once_for_the_words_and_the_same_words():
+    from cuelens.audit.chunked_data import encode_chunk
+    from cuelens.audit.counts import Encoder
+    from cuelens.audit.text_keys import text_forms
+
+    hypotheses = ["He can't SLEEP.", "Don’t go!", "Ça va, ça va", "", "x y x", "it's 42"]
+    split = Split("s", "s.jsonl", Task.NLI, ids=list("abcdef"), premises=["p"] * 6,
+                  hypotheses=hypotheses, labels=["n", "e", "n", "c", "e", "n"])
+    text_keys(split)
+    assert text_forms(split) is None  # not asked to keep them
+    other = Split("s", "s.jsonl", Task.NLI, ids=split.ids, premises=split.premises,
+                  hypotheses=hypotheses, labels=split.labels)
+    text_keys(other, keep_forms=True)
+    words = encode_chunk(other, False, Encoder(repeats=True), None, {})  # takes the forms
+    assert text_forms(other) is None
+    expected = encode_chunk(split, False, Encoder(repeats=True), None, {})
+    for got, want in zip(words[:2], expected[:2]):
+        assert got.vocab == want.vocab
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+    assert words[0].vocab[:3] == ["he", "ca", "n't"]
+    text_keys(split, keep_forms=True)  # computed already: nothing kept
+    assert text_forms(split) is None
+    third = mcq_split()
+    text_keys(third, keep_forms=True)
+    (forms,) = text_forms(third)
+    assert forms.to_pylist() == [normal_form(c) for choices in third.choices for c in choices]

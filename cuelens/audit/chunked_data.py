@@ -14,12 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.audit.config import ScanConfig
-from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences, instance_texts
+from cuelens.audit.counts import Encoder, TokenSequences, first_occurrences, form_sequences, \
+    instance_texts
 from cuelens.audit.folds import GroupedFolds
 from cuelens.audit.groups import check_cross_validation_folds
 from cuelens.audit.passes import TokenStore, check_streamable, subset
-from cuelens.audit.text_keys import as_keys, text_key, text_keys
-from cuelens.data.compact import CompactSplit
+from cuelens.audit.text_keys import as_keys, text_forms, text_key, text_keys
+from cuelens.data.compact import CompactSplit, SourceRecords
 from cuelens.data.dataset import MCQ_LABELS, RIGHT, Dataset, EvaluatedItems, Split, Task, \
     inferred_roles
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
@@ -70,6 +71,23 @@ class ChunkedData(EvaluatedItems):
         for chunk in self.splits[self.evaluated]:
             yield chunk.split, mask[first:first + len(chunk.split)]
             first += len(chunk.split)
+
+    def item_lines(self, item_easy: np.ndarray
+                   ) -> Callable[[str], Iterator[tuple[str, bool]]]:
+        """:meth:`EvaluatedItems.item_lines`, but the records of chunk files come from one pass
+        over the source (:meth:`~cuelens.data.compact.SourceRecords.joined`), not one from its
+        start per chunk."""
+        by_chunk = super().item_lines(item_easy)
+
+        def lines(mode: str) -> Iterator[tuple[str, bool]]:
+            chunked = self.splits[self.evaluated]
+            if mode != "records" or not all(isinstance(path, Path) for path in chunked.files):
+                yield from by_chunk(mode)
+                return
+            records = [chunk.split.raw for chunk in chunked]  # the line numbers alone
+            yield from zip(SourceRecords.joined(records), item_easy.tolist())  # type: ignore
+
+        return lines
 
 
 def instance_labels(split, label_names: list[str]) -> np.ndarray:
@@ -126,11 +144,18 @@ def check_chunk(split: Split, k: int, known: ChunkedSplit | None) -> None:
 def encode_chunk(split: Split, include_premise: bool, words: Encoder,
                  features: Encoder | None, registry: dict
                  ) -> tuple[TokenSequences, TokenSequences, np.ndarray]:
-    """A chunk's words (repeats kept), cue features (``features``; None: distinct words) and
-    label codes (NLI: ``registry`` numbers values by first appearance; MCQ: whether right),
-    the vocabularies growing in the order of first appearance."""
+    """A chunk's words (repeats kept; without the premise, from the normal forms its text keys
+    kept, :func:`~cuelens.audit.text_keys.text_forms`), cue features (``features``; None:
+    distinct words) and label codes (NLI: ``registry`` numbers values by first appearance; MCQ:
+    whether right), the vocabularies growing in the order of first appearance."""
     texts = instance_texts(split, include_premise)
-    tokens = words.add(texts).flush()
+    forms = None if include_premise else text_forms(split)
+    if forms is None:
+        tokens = words.add(texts).flush()
+    else:  # the hypotheses (choices) as the text keys cut them
+        for batch in forms:
+            words.add_encoded(form_sequences(batch))
+        tokens = words.flush()
     seqs = first_occurrences(tokens) if features is None else features.add(texts).flush()
     if split.task == Task.MCQ:
         return tokens, seqs, instance_labels(split, MCQ_LABELS).astype(np.int16)
@@ -189,6 +214,7 @@ class Loading:
         its :func:`fold_keys`."""
         store = self.open_store(split.task, split.n_choices or 1)
         check_chunk(split, store.k, self.known(role))
+        text_keys(split, keep_forms=True)  # first, so that the words reuse their normal forms
         words, encoded, codes = encode_chunk(split, self.config.include_premise, self.words,
                                              self.features, self.registry)
         store.add(role == self.fitting, words, encoded if seqs is None else seqs, codes,

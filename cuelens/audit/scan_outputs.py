@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cuelens.atomic import atomic_open, atomic_open_text
 from cuelens.audit.results import CueRow
+from cuelens.audit.tokenize import batches
 from cuelens.errors import UserError
 from cuelens.jsonio import write_json
 from cuelens.outputs import check_outputs
@@ -60,10 +61,14 @@ def scan_output_paths(out_dir: Path, item_files: str = "records") -> dict[str, P
 
 
 def write_item_files(paths: tuple[Path, Path], lines: Iterable[tuple[str, bool]]) -> None:
-    """Stream each ``(line, easy)`` to the easy or the hard file (both atomic)."""
+    """Stream each ``(line, easy)`` to the easy or the hard file (both atomic), a block of
+    :data:`~cuelens.audit.tokenize.BATCH` lines at a time."""
     with atomic_open(paths[0]) as easy, atomic_open(paths[1]) as hard:
-        for line, is_easy in lines:
-            (easy if is_easy else hard).write(line.encode("utf-8", "surrogatepass") + b"\n")
+        for block in batches(lines):
+            for handle, wanted in ((easy, True), (hard, False)):
+                texts = [line for line, is_easy in block if is_easy == wanted]
+                if texts:
+                    handle.write(("\n".join(texts) + "\n").encode("utf-8", "surrogatepass"))
 
 
 ItemLines = Callable[[str], Iterable[tuple[str, bool]]]  # mode → (record or id, easy) per item

@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from cuelens.audit.counts import row_starts
+from cuelens.audit.segmenters import string_bytes
 from cuelens.audit.tokenize import active_segmenter, batches, text_length, word_tokens
 from cuelens.data.dataset import Task
 
@@ -37,16 +38,20 @@ def text_key(text: str) -> bytes:
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _keys_and_words(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+def _keys_and_words(texts: Iterable[str], forms_kept: list | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """The :func:`text_key` of each text's normal form as a ``uint64`` array, and its
     :func:`text_length` as an ``int64`` array; texts cut a batch at a time (compiled where the
     segmenter can, :meth:`~cuelens.audit.segmenters.Segmenter.form_array`), kept as compact
-    buffers (no list of pairs)."""
+    buffers (no list of pairs). ``forms_kept``: receives each batch's Arrow normal forms (None
+    for a batch cut one text at a time)."""
     segmenter = active_segmenter()
     keys, words = [], []
     counts: Sequence[int] | np.ndarray
     for batch in batches(texts):
         forms = segmenter.form_array(batch)
+        if forms_kept is not None:
+            forms_kept.append(forms)
         if forms is None:
             listed = segmenter.normal_forms(batch)
             keys.append(as_keys(b"".join(map(text_key, listed))))
@@ -67,7 +72,10 @@ def _array_keys(forms) -> np.ndarray:
     import pyarrow.compute as pc
 
     encoded = pc.dictionary_encode(forms)
-    distinct = as_keys(b"".join(map(text_key, encoded.dictionary.to_pylist())))
+    offsets, data = string_bytes(encoded.dictionary)
+    view, bounds = data.data, offsets.tolist()  # each form's UTF-8 bytes, as text_key's
+    distinct = as_keys(b"".join([blake2b(view[start:end], digest_size=8).digest()
+                                 for start, end in zip(bounds, bounds[1:])]))
     return distinct[encoded.indices.to_numpy()]
 
 
@@ -123,7 +131,9 @@ class TextKeys:
     starts: np.ndarray
 
     @classmethod
-    def of(cls, split) -> "TextKeys":
+    def of(cls, split, forms_kept: list | None = None) -> "TextKeys":
+        """The keys of ``split``; ``forms_kept`` receives the Arrow normal forms of its
+        ``text`` part, batch by batch (see :func:`_keys_and_words`)."""
         n = len(split)
         premise, premise_words = _keys_and_words(split.premises)
         if split.task == Task.NLI:
@@ -131,7 +141,7 @@ class TextKeys:
         else:
             counts = np.fromiter(map(len, split.choices), dtype=np.int64, count=n)
             texts = chain.from_iterable(split.choices)
-        text, text_words = _keys_and_words(texts)
+        text, text_words = _keys_and_words(texts, forms_kept)
         context = premise
         if split.task == Task.MCQ and any(split.questions):
             context = _keys_and_words(split.premise_context(i) for i in range(n))[0]
@@ -176,6 +186,10 @@ class SplitCache(Generic[T]):
     def get(self, split) -> T | None:
         return self._values.get(id(split))
 
+    def take(self, split) -> T | None:
+        """The value of ``split``, forgotten."""
+        return self._values.pop(id(split), None)
+
     def keep(self, split, value: T) -> T:
         self._values[id(split)] = value
         weakref.finalize(split, self._values.pop, id(split), None)
@@ -185,9 +199,29 @@ class SplitCache(Generic[T]):
 _TEXT_KEYS = SplitCache[tuple[str, TextKeys]]()  # with the segmenter that cut their words
 
 
-def text_keys(split) -> TextKeys:
-    """The split's :class:`TextKeys`, computed on first use and kept while the split lives."""
-    return cached_text_keys(split) or keep_text_keys(split, TextKeys.of(split))
+_TEXT_FORMS = SplitCache[tuple[str, list]]()  # until taken by text_forms
+
+
+def text_keys(split, keep_forms: bool = False) -> TextKeys:
+    """The split's :class:`TextKeys`, computed on first use and kept while the split lives;
+    ``keep_forms``: computing them, keep the normal forms of the ``text`` part for one
+    :func:`text_forms` (the words of the instances are encoded from them, not cut again)."""
+    cached = cached_text_keys(split)
+    if cached is not None:
+        return cached
+    forms: list | None = [] if keep_forms else None
+    keys = keep_text_keys(split, TextKeys.of(split, forms))
+    if forms is not None and all(batch is not None for batch in forms):
+        _TEXT_FORMS.keep(split, (active_segmenter().name, forms))
+    return keys
+
+
+def text_forms(split) -> list | None:
+    """The normal forms of the split's ``text`` part (its hypotheses, or each choice) as Arrow
+    arrays, batch by batch, kept by :func:`text_keys` under the active segmenter, and
+    forgotten: None when none are kept."""
+    kept = _TEXT_FORMS.take(split)
+    return kept[1] if kept is not None and kept[0] == active_segmenter().name else None
 
 
 def cached_text_keys(split) -> TextKeys | None:

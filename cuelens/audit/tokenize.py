@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from itertools import islice
+from typing import TypeVar
 
 from cuelens.audit.segmenters import TOKEN_PATTERN, TOKEN_RE, WORD_RE, Segmenter, get_segmenter
 
@@ -23,6 +24,7 @@ __all__ = ["TOKEN_PATTERN", "TOKEN_RE", "WORD_RE", "active_segmenter", "normal_f
            "segmenting", "batches", "text_length", "tokenize", "word_tokens"]
 
 BATCH = 65_536  # texts cut at once by normal_forms
+T = TypeVar("T")
 
 _ACTIVE: ContextVar[Segmenter | None] = ContextVar("cuelens_segmenter", default=None)
 
@@ -63,7 +65,7 @@ def tokenize(text: str) -> list[str]:
     return list(dict.fromkeys(word_tokens(text)))
 
 
-def batches(texts: Iterable[str], size: int = BATCH) -> Iterator[list[str]]:
+def batches(texts: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
     """``texts`` as lists of ``size`` (the last one shorter)."""
     iterator = iter(texts)
     while batch := list(islice(iterator, size)):

@@ -126,6 +126,13 @@ class SourceRecords:
                  iter_records: RecordsFn) -> None:
         self.paths, self.shard, self.lines, self._iter = paths, shard, lines, iter_records
 
+    @classmethod
+    def joined(cls, parts: list["SourceRecords"]) -> "SourceRecords":
+        """The records of ``parts`` (of the same shards, e.g. the chunks of one split, in
+        order), read in one pass over the shards when iterated."""
+        return cls(parts[0].paths, array("i", b"".join(part.shard.tobytes() for part in parts)),
+                   array("q", b"".join(part.lines.tobytes() for part in parts)), parts[0]._iter)
+
     def __len__(self) -> int:
         return len(self.lines)
 

@@ -241,9 +241,10 @@ def chunk_path(directory: Path, name: str, index: int) -> Path:
 
 
 def save_chunk(split: CompactSplit, path: Path) -> tuple[dict, dict]:
-    """Save ``split`` as the chunk ``path`` (:func:`save_mapped`); its label counts (value →
-    items) and MCQ choice counts (choices → items)."""
-    save_mapped(path, {**split.to_arrays(), **text_keys(split).to_arrays(),
+    """Save ``split`` as the chunk ``path`` (:func:`save_mapped`) with its text keys (their
+    normal forms kept for encoding its words next); its label counts (value → items) and MCQ
+    choice counts (choices → items)."""
+    save_mapped(path, {**split.to_arrays(), **text_keys(split, keep_forms=True).to_arrays(),
                        "shard_of": np.asarray(split.shard_of, dtype=np.int32)})
     codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
                               return_counts=True)
