@@ -31,6 +31,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.extmath import softmax
 from threadpoolctl import ThreadpoolController
 
 from cuelens.audit.config import MAX_FIT_ITEMS
@@ -65,7 +66,7 @@ class TokenView:
 
     def positional_features(self, table: np.ndarray, d: int) -> np.ndarray:
         """:func:`positional_features` of :meth:`scores`, gathered straight from ``table``."""
-        return gather_rows(padded_rows(table), self.first_tokens(d))
+        return gather_rows(padded_columns(table), self.first_tokens(d))
 
 
 @dataclass
@@ -112,27 +113,28 @@ def first_positions(indptr: np.ndarray, d: int) -> np.ndarray:
     return where
 
 
-def padded_rows(values: np.ndarray) -> np.ndarray:
-    """``(m + 1) × L``: a float32 copy of ``m × L`` scores with a trailing row of 0 (the
-    padding, index −1)."""
-    rows = np.zeros((len(values) + 1, values.shape[1]), dtype=np.float32)
-    rows[:-1] = values
-    return rows
+def padded_columns(values: np.ndarray) -> np.ndarray:
+    """``L × (m + 1)``: a float32 copy of ``m × L`` scores, one row per label, with a trailing
+    column of 0 (the padding, index −1)."""
+    columns = np.zeros((values.shape[1], len(values) + 1), dtype=np.float32)
+    columns[:, :-1] = values.T
+    return columns
 
 
-def gather_rows(rows: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """``n × L·d``: per label, ``rows[:, label]`` at the ``n × d`` indices ``where``: one
-    gather of whole rows (the ``L`` scores of a word are adjacent), then the labels brought
-    first (a third less time than one gather per label on the training features)."""
+def gather_rows(columns: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``n × L·d``: per label, ``columns[label]`` at the ``n × d`` indices ``where``: one gather
+    from the label-major copy (``L × n × d``), then the instances brought first (half the time
+    of a gather of whole rows and a transposed copy; a gather only moves values, so the
+    features are the same bytes)."""
     n, d = where.shape
-    return np.take(rows, where, axis=0).transpose(0, 2, 1).reshape(n, rows.shape[1] * d)
+    return np.take(columns, where, axis=1).transpose(1, 0, 2).reshape(n, len(columns) * d)
 
 
 def positional_features(view: CueView, d: int) -> np.ndarray:
     """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``).
 
     One gather from a float32 copy of the scores with a trailing row of 0 (the padding)."""
-    return gather_rows(padded_rows(view.values), first_positions(view.indptr, d))
+    return gather_rows(padded_columns(view.values), first_positions(view.indptr, d))
 
 
 def representation_length_counted(histogram: np.ndarray) -> int:
@@ -189,6 +191,21 @@ def _full_columns(classes: np.ndarray, scores: np.ndarray, n_labels: int) -> np.
     out = np.full((scores.shape[0], n_labels), -np.inf)
     out[:, classes] = scores
     return out
+
+
+SOFTMAX_GAP = 1e-12  # relative: a margin this close below its row's largest might round to a tie
+
+
+def softmax_keeps_order(margin: np.ndarray) -> bool:
+    """Whether the soft-max of every row of finite ``margin`` keeps its largest values apart
+    from the rest: no value lies below its row's largest by less than :data:`SOFTMAX_GAP`
+    (relative), so ``exp(m − max) / sum`` rounds none of them up to the largest's
+    probability (rounding is monotone; exact ties stay ties)."""
+    if not np.isfinite(margin).all():
+        return False
+    largest = margin.max(axis=1, keepdims=True)
+    near = largest - SOFTMAX_GAP * (1.0 + np.abs(largest))
+    return not ((margin > near) & (margin < largest)).any()
 
 
 class Average:
@@ -260,6 +277,19 @@ class Linear:
         self.estimator.fit(train.values, y)
         return self
 
+    def ranking_standardised(self, features: np.ndarray) -> np.ndarray:
+        """Scores whose first arg-max in every row (and in every order of the columns) is that
+        of :meth:`decision_standardised`: a multinomial logistic regression's margins where
+        its soft-max can tie no two of them that differ (:func:`softmax_keeps_order`; the
+        soft-max of tied margins ties too), else the probabilities."""
+        estimator = self.estimator
+        if isinstance(estimator, LogisticRegression) and len(estimator.classes_) > 2:
+            margin = estimator.decision_function(features)
+            if not softmax_keeps_order(margin):
+                margin = softmax(margin, copy=False)  # predict_proba's own computation
+            return _full_columns(estimator.classes_, margin, self.n_labels)
+        return self.decision_standardised(features)
+
     def decision_standardised(self, features: np.ndarray) -> np.ndarray:
         """Scores of features already standardised by this model's scaler."""
         classes = self.estimator.classes_
@@ -301,10 +331,13 @@ def fit_linear(models: list[Linear], view: CueView, y: np.ndarray,
             model.fit_standardised(train, y, sgd_large)
 
 
-def decisions(models: dict, tokens: TokenView, table: np.ndarray) -> dict:
+def decisions(models: dict, tokens: TokenView, table: np.ndarray,
+              ranking: bool = False) -> dict:
     """The ``n × L`` decision scores of each of ``models`` (key → aggregator) on instances
     ``tokens`` scored by ``table``: the word scores gathered once (for the untrained ones),
-    the positional features built once and standardised once per distinct scaler."""
+    the positional features built once and standardised once per distinct scaler. With
+    ``ranking``, scores with the same first arg-max per row
+    (:meth:`Linear.ranking_standardised`: enough for NLI predictions)."""
     view: CueView | None = None
     features: dict[int, np.ndarray] = {}
     standardised: dict[int, np.ndarray] = {}
@@ -318,7 +351,9 @@ def decisions(models: dict, tokens: TokenView, table: np.ndarray) -> dict:
             if model.d not in features:
                 features[model.d] = tokens.positional_features(table, model.d)
             standardised[id(model.scaler)] = standardise(model.scaler, features[model.d])
-        out[key] = model.decision_standardised(standardised[id(model.scaler)])
+        values = standardised[id(model.scaler)]
+        out[key] = model.ranking_standardised(values) if ranking else \
+            model.decision_standardised(values)
     return out
 
 
