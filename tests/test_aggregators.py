@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from cuelens.audit.aggregators import (CueView, Standardised, TokenView, average_scores,
-                                       decisions, fit_linear, make_lr, make_sgd, max_scores,
+from cuelens.audit.aggregators import (CueView, TokenView, average_scores, decisions,
+                                       fit_linear, make_lr, make_sgd, max_scores,
                                        one_blas_thread, positional_features,
-                                       quiet_single_thread, representation_length_counted,
-                                       softmax_keeps_order, view_tokens)
+                                       quiet_single_thread,
+                                       representation_length_counted, view_tokens)
 from cuelens.audit.counts import encode
 from cuelens.audit.evaluate import first_argmax, item_correct, mcq_correct, \
     nli_predictions
@@ -178,39 +178,6 @@ def test_first_argmax_is_numpys_argmax_over_reordered_columns(seed):
     np.testing.assert_array_equal(first_argmax(decision, np.arange(4)),
                                   np.argmax(decision, axis=1))
     assert first_argmax(decision, np.arange(4))[7] == 2  # a NaN wins, as in np.argmax
-
-
-def test_softmax_keeps_order_flags_margins_a_rounding_could_tie():
-    assert softmax_keeps_order(np.array([[1.0, 1.0, -2.0], [0.0, 3.0, 2.9]]))  # exact tie kept
-    assert not softmax_keeps_order(np.array([[1.0, 1.0 - 1e-13, 0.0]]))
-    assert softmax_keeps_order(np.array([[1.0, 1.0 - 1e-9, 0.0]]))
-    assert not softmax_keeps_order(np.array([[1e9, 1e9 - 1e-4, 0.0]]))  # relative to the largest
-    assert not softmax_keeps_order(np.array([[np.nan, 0.0, 1.0]]))
-
-
-def test_nli_ranking_scores_predict_as_the_probabilities():
-    """A multinomial LR's margins (``ranking=True``) give every NLI prediction its
-    probabilities give, for any tie order; SGD's are its probabilities."""
-    rng = np.random.default_rng(0)
-    values = rng.normal(size=(3000, 3))
-    indptr = np.arange(0, 3001, 3)
-    labels = np.argmax(values[::3] + rng.normal(size=(1000, 3)), axis=1)
-    train = Standardised.fit(CueView(indptr, values), 3)
-    tokens = TokenView(np.arange(1001), np.arange(1000, dtype=np.int32), np.zeros(1000, bool))
-    table = np.vstack([values[::3], np.zeros((1, 3))])
-    for make in (make_lr, make_sgd):
-        model = make(3, 3, 0).fit_standardised(train, labels)
-        model.scaler = train.scaler
-        plain = decisions({"m": model}, tokens, table)["m"]
-        ranked = decisions({"m": model}, tokens, table, ranking=True)["m"]
-        assert (plain >= 0).all()
-        if make is make_lr:
-            assert (ranked < 0).any()  # margins, not probabilities
-        else:
-            np.testing.assert_array_equal(ranked, plain)
-        for order in (np.arange(3), np.array([2, 0, 1])):
-            np.testing.assert_array_equal(nli_predictions(ranked, order),
-                                          nli_predictions(plain, order))
 
 
 def test_mcq_ties_count_one_over_number_tied():

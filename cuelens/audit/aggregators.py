@@ -31,7 +31,6 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.extmath import softmax
 from threadpoolctl import ThreadpoolController
 
 from cuelens.audit.config import MAX_FIT_ITEMS
@@ -193,21 +192,6 @@ def _full_columns(classes: np.ndarray, scores: np.ndarray, n_labels: int) -> np.
     return out
 
 
-SOFTMAX_GAP = 1e-12  # relative: a margin this close below its row's largest might round to a tie
-
-
-def softmax_keeps_order(margin: np.ndarray) -> bool:
-    """Whether the soft-max of every row of finite ``margin`` keeps its largest values apart
-    from the rest: no value lies below its row's largest by less than :data:`SOFTMAX_GAP`
-    (relative), so ``exp(m − max) / sum`` rounds none of them up to the largest's
-    probability (rounding is monotone; exact ties stay ties)."""
-    if not np.isfinite(margin).all():
-        return False
-    largest = margin.max(axis=1, keepdims=True)
-    near = largest - SOFTMAX_GAP * (1.0 + np.abs(largest))
-    return not ((margin > near) & (margin < largest)).any()
-
-
 class Average:
     """``argmax_l`` of the mean word score (no training)."""
 
@@ -277,19 +261,6 @@ class Linear:
         self.estimator.fit(train.values, y)
         return self
 
-    def ranking_standardised(self, features: np.ndarray) -> np.ndarray:
-        """Scores whose first arg-max in every row (and in every order of the columns) is that
-        of :meth:`decision_standardised`: a multinomial logistic regression's margins where
-        its soft-max can tie no two of them that differ (:func:`softmax_keeps_order`; the
-        soft-max of tied margins ties too), else the probabilities."""
-        estimator = self.estimator
-        if isinstance(estimator, LogisticRegression) and len(estimator.classes_) > 2:
-            margin = estimator.decision_function(features)
-            if not softmax_keeps_order(margin):
-                margin = softmax(margin, copy=False)  # predict_proba's own computation
-            return _full_columns(estimator.classes_, margin, self.n_labels)
-        return self.decision_standardised(features)
-
     def decision_standardised(self, features: np.ndarray) -> np.ndarray:
         """Scores of features already standardised by this model's scaler."""
         classes = self.estimator.classes_
@@ -331,13 +302,10 @@ def fit_linear(models: list[Linear], view: CueView, y: np.ndarray,
             model.fit_standardised(train, y, sgd_large)
 
 
-def decisions(models: dict, tokens: TokenView, table: np.ndarray,
-              ranking: bool = False) -> dict:
+def decisions(models: dict, tokens: TokenView, table: np.ndarray) -> dict:
     """The ``n × L`` decision scores of each of ``models`` (key → aggregator) on instances
     ``tokens`` scored by ``table``: the word scores gathered once (for the untrained ones),
-    the positional features built once and standardised once per distinct scaler. With
-    ``ranking``, scores with the same first arg-max per row
-    (:meth:`Linear.ranking_standardised`: enough for NLI predictions)."""
+    the positional features built once and standardised once per distinct scaler."""
     view: CueView | None = None
     features: dict[int, np.ndarray] = {}
     standardised: dict[int, np.ndarray] = {}
@@ -351,9 +319,7 @@ def decisions(models: dict, tokens: TokenView, table: np.ndarray,
             if model.d not in features:
                 features[model.d] = tokens.positional_features(table, model.d)
             standardised[id(model.scaler)] = standardise(model.scaler, features[model.d])
-        values = standardised[id(model.scaler)]
-        out[key] = model.ranking_standardised(values) if ranking else \
-            model.decision_standardised(values)
+        out[key] = model.decision_standardised(standardised[id(model.scaler)])
     return out
 
 

@@ -168,7 +168,7 @@ def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenVie
     def one_metric(metric: str) -> dict:
         full, mine = trained[metric]
         out = {}
-        for key, decision in decisions(mine, tokens, full, ranking=task == Task.NLI).items():
+        for key, decision in decisions(mine, tokens, full).items():
             correct = item_correct(decision, labels, task, k, fit.label_order, tokens.fallback)
             out[key] = correct.astype(bool) if task == Task.NLI else correct
         return out
