@@ -9,8 +9,7 @@ from cuelens.audit.aggregators import (CueView, TokenView, average_scores, decis
                                        quiet_single_thread,
                                        representation_length_counted, view_tokens)
 from cuelens.audit.counts import encode
-from cuelens.audit.evaluate import first_argmax, item_correct, mcq_correct, \
-    nli_predictions
+from cuelens.audit.evaluate import item_correct, mcq_correct, nli_predictions
 from cuelens.audit.fitting import ScoringOptions
 from cuelens.audit.leakage import MAJORITY
 from scan_helpers import item_correctness, nli_dataset
@@ -162,22 +161,6 @@ def test_nli_ties_break_toward_the_majority_label_and_fallback_is_majority():
     order = np.array([2, 1, 0])  # label 2 most frequent in training, then 1
     assert nli_predictions(decision, order).tolist() == [1, 2, 0]
     assert nli_predictions(decision, order, np.array([False, False, True])).tolist() == [1, 2, 2]
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_first_argmax_is_numpys_argmax_over_reordered_columns(seed):
-    """Few distinct values (many ties), −inf columns and a NaN row: the first arg-max of the
-    reordered columns, as ``np.argmax`` gives it."""
-    rng = np.random.default_rng(seed)
-    decision = rng.integers(0, 3, (500, 4)).astype(np.float64)
-    decision[rng.random(decision.shape) < 0.1] = -np.inf
-    for order in (np.array([2, 0, 3, 1]), np.arange(4), np.array([1, 3])):
-        expected = np.argmax(decision[:, order], axis=1)
-        np.testing.assert_array_equal(first_argmax(decision, order), expected)
-    decision[7, 2] = np.nan
-    np.testing.assert_array_equal(first_argmax(decision, np.arange(4)),
-                                  np.argmax(decision, axis=1))
-    assert first_argmax(decision, np.arange(4))[7] == 2  # a NaN wins, as in np.argmax
 
 
 def test_mcq_ties_count_one_over_number_tied():

@@ -65,7 +65,7 @@ class TokenView:
 
     def positional_features(self, table: np.ndarray, d: int) -> np.ndarray:
         """:func:`positional_features` of :meth:`scores`, gathered straight from ``table``."""
-        return gather_rows(padded_columns(table), self.first_tokens(d))
+        return gather_rows(padded_rows(table), self.first_tokens(d))
 
 
 @dataclass
@@ -112,28 +112,27 @@ def first_positions(indptr: np.ndarray, d: int) -> np.ndarray:
     return where
 
 
-def padded_columns(values: np.ndarray) -> np.ndarray:
-    """``L × (m + 1)``: a float32 copy of ``m × L`` scores, one row per label, with a trailing
-    column of 0 (the padding, index −1)."""
-    columns = np.zeros((values.shape[1], len(values) + 1), dtype=np.float32)
-    columns[:, :-1] = values.T
-    return columns
+def padded_rows(values: np.ndarray) -> np.ndarray:
+    """``(m + 1) × L``: a float32 copy of ``m × L`` scores with a trailing row of 0 (the
+    padding, index −1)."""
+    rows = np.zeros((len(values) + 1, values.shape[1]), dtype=np.float32)
+    rows[:-1] = values
+    return rows
 
 
-def gather_rows(columns: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """``n × L·d``: per label, ``columns[label]`` at the ``n × d`` indices ``where``: one gather
-    from the label-major copy (``L × n × d``), then the instances brought first (half the time
-    of a gather of whole rows and a transposed copy; a gather only moves values, so the
-    features are the same bytes)."""
+def gather_rows(rows: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``n × L·d``: per label, ``rows[:, label]`` at the ``n × d`` indices ``where``: one
+    gather of whole rows (the ``L`` scores of a word are adjacent), then the labels brought
+    first (a third less time than one gather per label on the training features)."""
     n, d = where.shape
-    return np.take(columns, where, axis=1).transpose(1, 0, 2).reshape(n, len(columns) * d)
+    return np.take(rows, where, axis=0).transpose(0, 2, 1).reshape(n, rows.shape[1] * d)
 
 
 def positional_features(view: CueView, d: int) -> np.ndarray:
     """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``).
 
     One gather from a float32 copy of the scores with a trailing row of 0 (the padding)."""
-    return gather_rows(padded_columns(view.values), first_positions(view.indptr, d))
+    return gather_rows(padded_rows(view.values), first_positions(view.indptr, d))
 
 
 def representation_length_counted(histogram: np.ndarray) -> int:

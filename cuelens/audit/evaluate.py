@@ -9,24 +9,10 @@ import numpy as np
 from cuelens.data.dataset import RIGHT, Task
 
 
-def first_argmax(decision: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """``np.argmax(decision[:, columns], axis=1)`` (the first of tied maxima; a NaN wins), by
-    comparing whole columns: a few passes over ``n`` values instead of ``n`` short arg-maxes."""
-    if len(columns) == 0 or np.isnan(decision).any():
-        return np.argmax(decision[:, columns], axis=1)
-    best = decision[:, columns[0]].copy()
-    index = np.zeros(len(decision), dtype=np.intp)
-    for position in range(1, len(columns)):
-        column = decision[:, columns[position]]
-        index[column > best] = position
-        np.maximum(best, column, out=best)
-    return index
-
-
 def nli_predictions(decision: np.ndarray, label_order: np.ndarray,
                     fallback: np.ndarray | None = None) -> np.ndarray:
     """Arg-max labels with ties toward ``label_order`` (most frequent training label first)."""
-    predicted = label_order[first_argmax(decision, label_order)]
+    predicted = label_order[np.argmax(decision[:, label_order], axis=1)]
     if fallback is not None:
         predicted = np.where(fallback, label_order[0], predicted)
     return predicted
