@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuelens.audit.groups import break_giant, connected_groups, grouped_folds, grouping, \
-    n_groups, premise_parts, split_grouping, split_links
+from cuelens.audit.folds import GroupedFolds
+from cuelens.audit.groups import Grouping, break_giant, connected_groups, grouped_folds, \
+    grouping, n_groups, premise_parts, split_grouping, split_links
 import cuelens.audit.groups as groups_module
 from cuelens.audit.text_keys import as_keys, normal_form, text_key
 from cuelens.audit.scan import ScanConfig, run_word_audit
@@ -209,3 +210,22 @@ def test_a_split_is_grouped_once_and_its_grouping_forgotten_with_it():
 @pytest.mark.parametrize("ids", [[], [7], [3, 3, 3], [0, 5, 5, 2], [-4, 9, -4], [2**40, 1]])
 def test_n_groups_counts_distinct_ids(ids):
     assert n_groups(np.asarray(ids, dtype=np.int64)) == len(set(ids))
+
+
+def test_grouped_folds_found_once_per_split_deal_each_seed_as_a_fresh_call():
+    """GroupedFolds finds a split's group types once (the seed-free part) and deals every seed
+    from them: each seed's outer folds, in any order of calls, are grouped_folds' own, and the
+    fitting split's folds (over_fitting) use types of their own split."""
+    rng = np.random.default_rng(11)
+    train_groups, test_groups = rng.integers(0, 90, 400), rng.integers(0, 120, 500)
+    train_strata, test_strata = rng.integers(0, 3, 400), rng.integers(0, 3, 500)
+    folds = GroupedFolds([Grouping(train_groups, "premise"), Grouping(test_groups, "premise")],
+                         [train_strata, test_strata], np.zeros(900, np.int64), 5, {})
+    items = np.arange(400, 900)
+    for seed in (3, 7, 3, 2**40 + 1):
+        np.testing.assert_array_equal(folds.outer(items, items, seed),
+                                      grouped_folds(test_groups, test_strata, 5, seed))
+    fitting = folds.fitting()
+    np.testing.assert_array_equal(fitting.outer(np.arange(400), np.arange(400), 7),
+                                  grouped_folds(train_groups, train_strata, 5, 7))
+    assert (folds.outer(items, items, 3) != folds.outer(items, items, 7)).any()

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from cuelens.audit.groups import Grouping, grouped_folds, groups_summary, n_groups, \
+from cuelens.audit.groups import Grouping, GroupTypes, grouped_folds, groups_summary, n_groups, \
     split_grouping
 from cuelens.audit.text_keys import mix64
 from cuelens.data.dataset import Dataset
@@ -141,16 +141,24 @@ class GroupedFolds:
         return folds[items - first]
 
     def _outer(self, seed: int) -> tuple[int, np.ndarray]:
+        """The first item of the folded split and its items' outer folds under ``seed``,
+        dealt from the split's group types (found once for every seed of the scan)."""
         if self.over_fitting:
-            return 0, grouped_folds(self.groupings[0].groups, self.strata[0],
-                                    max(self.outer_folds, 2), seed, "training items")
+            return 0, self._types(0, max(self.outer_folds, 2), "training items").folds(
+                max(self.outer_folds, 2), seed)
         groups, n_folds = self.groupings[-1].groups, self.outer_folds
         first = len(self.inner_fold) - len(groups)
         if len(self.groupings) > 1:  # a fitting split: its fit alone may predict every item
             n_folds = min(n_folds, n_groups(groups))
             if n_folds < 2:
                 return first, np.zeros(len(groups), np.int64)
-        return first, grouped_folds(groups, self.strata[-1], n_folds, seed, "evaluation items")
+        return first, self._types(-1, n_folds, "evaluation items").folds(n_folds, seed)
+
+    def _types(self, split: int, n_folds: int, what: str) -> GroupTypes:
+        if "types" not in self._cache:
+            self._cache["types"] = GroupTypes.of(self.groupings[split].groups,
+                                                 self.strata[split], n_folds, what)
+        return self._cache["types"]
 
     def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
         if ("priority", seed) not in self._cache:

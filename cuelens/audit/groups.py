@@ -229,30 +229,56 @@ def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: in
     distinct type (scikit-learn's ``StratifiedGroupKFold`` balances the same way but loops over
     every group and fold in Python, which took minutes per call on a million items).
     """
-    group = _ranks(np.asarray(groups))
-    n_groups = int(group.max()) + 1 if len(group) else 0
-    check_fold_groups(n_folds, len(groups), n_groups, what)
-    stratum = _ranks(np.asarray(strata))
-    n_strata = int(stratum.max()) + 1
-    composition = np.bincount(group * n_strata + stratum,
-                              minlength=n_groups * n_strata).reshape(n_groups, n_strata)
-    types, type_of = _unique_rows(composition)
-    stratum_sizes = np.bincount(stratum, minlength=n_strata)
-    rng = np.random.default_rng(seed % 2**32)
-    shuffled = rng.permutation(n_groups)
-    members = shuffled[np.argsort(type_of[shuffled], kind="stable")]  # by type, shuffled within
-    starts = np.concatenate([[0], np.cumsum(np.bincount(type_of))])
-    fill = np.zeros((n_folds, n_strata), dtype=np.int64)  # items dealt per fold and stratum
-    fold_of_group = np.empty(n_groups, dtype=np.int64)
-    for t in np.lexsort((*types.T[::-1], -types.sum(axis=1))):  # largest groups first
-        start, end = starts[t], starts[t + 1]
-        rounds, left = divmod(end - start, n_folds)
-        share = (fill / stratum_sizes)[:, types[t] > 0].sum(axis=1)
-        lightest = np.lexsort((rng.random(n_folds), fill.sum(axis=1), share))
-        dealt = np.concatenate([np.tile(np.arange(n_folds), rounds), lightest[:left]])
-        fold_of_group[members[start:end]] = dealt
-        fill += np.bincount(dealt, minlength=n_folds)[:, None] * types[t][None, :]
-    return fold_of_group[group]
+    return GroupTypes.of(groups, strata, n_folds, what).folds(n_folds, seed)
+
+
+@dataclass(frozen=True)
+class GroupTypes:
+    """What :func:`grouped_folds` deals without its seed, found once for a run of seeds (the
+    re-seeded and easy/hard runs of a scan): each item's group rank, the group types (items
+    per stratum) largest first, each group's type and the items per stratum."""
+
+    group: np.ndarray  # per item: its group's rank
+    types: np.ndarray  # type × stratum: items of each stratum in a group of the type
+    type_of: np.ndarray  # per group: its type (the smallest integer type that holds it)
+    type_order: np.ndarray  # the types, largest groups first
+    stratum_sizes: np.ndarray
+
+    @classmethod
+    def of(cls, groups: np.ndarray, strata: np.ndarray, n_folds: int,
+           what: str = "items") -> GroupTypes:
+        """The types of ``groups`` (checked to fill ``n_folds`` folds) over ``strata``."""
+        group = _ranks(np.asarray(groups))
+        n_groups = int(group.max()) + 1 if len(group) else 0
+        check_fold_groups(n_folds, len(groups), n_groups, what)
+        stratum = _ranks(np.asarray(strata))
+        n_strata = int(stratum.max()) + 1
+        composition = np.bincount(group * n_strata + stratum,
+                                  minlength=n_groups * n_strata).reshape(n_groups, n_strata)
+        types, type_of = _unique_rows(composition)
+        # a stable sort of small integers is a radix sort: the same order, faster
+        type_of = type_of.astype(np.min_scalar_type(max(len(types) - 1, 0)))
+        return cls(group, types, type_of, np.lexsort((*types.T[::-1], -types.sum(axis=1))),
+                   np.bincount(stratum, minlength=n_strata))
+
+    def folds(self, n_folds: int, seed: int) -> np.ndarray:
+        """A fold id per item under ``seed`` (:func:`grouped_folds`)."""
+        types, type_of, n_groups = self.types, self.type_of, len(self.type_of)
+        rng = np.random.default_rng(seed % 2**32)
+        shuffled = rng.permutation(n_groups)
+        members = shuffled[np.argsort(type_of[shuffled], kind="stable")]  # by type, shuffled
+        starts = np.concatenate([[0], np.cumsum(np.bincount(type_of))])
+        fill = np.zeros((n_folds, len(self.stratum_sizes)), dtype=np.int64)  # dealt so far
+        fold_of_group = np.empty(n_groups, dtype=np.int64)
+        for t in self.type_order:
+            start, end = starts[t], starts[t + 1]
+            rounds, left = divmod(end - start, n_folds)
+            share = (fill / self.stratum_sizes)[:, types[t] > 0].sum(axis=1)
+            lightest = np.lexsort((rng.random(n_folds), fill.sum(axis=1), share))
+            dealt = np.concatenate([np.tile(np.arange(n_folds), rounds), lightest[:left]])
+            fold_of_group[members[start:end]] = dealt
+            fill += np.bincount(dealt, minlength=n_folds)[:, None] * types[t][None, :]
+        return fold_of_group[self.group]
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
