@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from cuelens.atomic import atomic_open, atomic_open_text
+from cuelens.atomic import atomic_open, atomic_open_text, disk_space
 from cuelens.audit.results import CueRow
 from cuelens.audit.tokenize import batches
 from cuelens.errors import UserError
@@ -65,10 +65,12 @@ def write_item_files(paths: tuple[Path, Path], lines: Iterable[tuple[str, bool]]
     :data:`~cuelens.audit.tokenize.BATCH` lines at a time."""
     with atomic_open(paths[0]) as easy, atomic_open(paths[1]) as hard:
         for block in batches(lines):
-            for handle, wanted in ((easy, True), (hard, False)):
+            for path, handle, wanted in ((paths[0], easy, True), (paths[1], hard, False)):
                 texts = [line for line, is_easy in block if is_easy == wanted]
                 if texts:
-                    handle.write(("\n".join(texts) + "\n").encode("utf-8", "surrogatepass"))
+                    data = ("\n".join(texts) + "\n").encode("utf-8", "surrogatepass")
+                    with disk_space(path, handle.tell() + len(data)):  # a block fails whole
+                        handle.write(data)
 
 
 ItemLines = Callable[[str], Iterable[tuple[str, bool]]]  # mode → (record or id, easy) per item
