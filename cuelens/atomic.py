@@ -113,6 +113,14 @@ def atomic_write_text(path: PathLike, text: str) -> None:
 
 def atomic_write_bytes(path: PathLike, data: bytes) -> None:
     with atomic_open(path) as handle:
+        write_block(handle, path, data)
+
+
+def write_block(handle: BinaryIO, path: PathLike, data: bytes) -> None:
+    """Write ``data`` to ``handle`` (a file being written to ``path``): a full disk is
+    :func:`disk_full_error` with the end of this block as the space needed, since a block that
+    does not fit fails whole and leaves the handle's position where it was."""
+    with disk_space(path, handle.tell() + len(data)):
         handle.write(data)
 
 

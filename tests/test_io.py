@@ -193,3 +193,22 @@ def test_atomic_copy_links_or_copies_and_waits_for_its_output_set(tmp_path, monk
     assert out.read_bytes() == source.read_bytes()
     assert (out.stat().st_ino == source.stat().st_ino) is linkable
     assert [p.name for p in out.parent.iterdir()] == ["items.parquet"]  # no temporaries left
+
+
+class _FullDisk(io.BytesIO):
+    """A file on a full disk: every write fails whole, the position stays where it was."""
+
+    def write(self, data) -> int:
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_write_that_fails_whole_names_the_space_it_needed(tmp_path, monkeypatch):
+    import cuelens.atomic as atomic
+    from cuelens.errors import UserError
+
+    monkeypatch.setattr(atomic, "open", lambda *args, **kwargs: _FullDisk(), raising=False)
+    with pytest.raises(UserError, match=r"no space left on the device \(at least 3\.0 kB needed"):
+        atomic.atomic_write_bytes(tmp_path / "out.bin", b"x" * 3000)
+    assert list(tmp_path.iterdir()) == []

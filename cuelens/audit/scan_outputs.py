@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from cuelens.atomic import atomic_open, atomic_open_text, disk_space
+from cuelens.atomic import atomic_open, atomic_open_text, write_block
 from cuelens.audit.results import CueRow
 from cuelens.audit.tokenize import batches
 from cuelens.errors import UserError
@@ -68,9 +68,8 @@ def write_item_files(paths: tuple[Path, Path], lines: Iterable[tuple[str, bool]]
             for path, handle, wanted in ((paths[0], easy, True), (paths[1], hard, False)):
                 texts = [line for line, is_easy in block if is_easy == wanted]
                 if texts:
-                    data = ("\n".join(texts) + "\n").encode("utf-8", "surrogatepass")
-                    with disk_space(path, handle.tell() + len(data)):  # a block fails whole
-                        handle.write(data)
+                    write_block(handle, path,
+                                ("\n".join(texts) + "\n").encode("utf-8", "surrogatepass"))
 
 
 ItemLines = Callable[[str], Iterable[tuple[str, bool]]]  # mode → (record or id, easy) per item
