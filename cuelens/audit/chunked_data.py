@@ -214,7 +214,8 @@ class Loading:
         its :func:`fold_keys`."""
         store = self.open_store(split.task, split.n_choices or 1)
         check_chunk(split, store.k, self.known(role))
-        text_keys(split, keep_forms=True)  # first, so that the words reuse their normal forms
+        # first, so that the words reuse their normal forms (not cut from them with the premise)
+        text_keys(split, keep_forms=not self.config.include_premise)
         words, encoded, codes = encode_chunk(split, self.config.include_premise, self.words,
                                              self.features, self.registry)
         store.add(role == self.fitting, words, encoded if seqs is None else seqs, codes,
