@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import (DataSource, OutFileOpt, SeedOpt, console, data_options,
                                      user_errors)
@@ -30,8 +31,6 @@ def augment(
 
     Example: audit augment data/arct/ --ops crossover,mutation --ratio 1.0 --out arct-aug.jsonl
     """
-    from rich.markup import escape
-
     from cuelens.augment.augmentation import augment as run_augment
     from cuelens.augment.augmentation import parse_augmenters
     from cuelens.jsonio import write_jsonl

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import ScanPath, console, user_errors
 
@@ -26,8 +27,6 @@ def card(
 
     Example: audit card audit-results/snli
     """
-    from rich.markup import escape
-
     from cuelens.audit.compare import load_scan_results
     from cuelens.atomic import atomic_write_text, output_set
     from cuelens.jsonio import write_json

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from cuelens.errors import UserError
 
@@ -22,8 +23,6 @@ console = Console(stderr=True)
 
 
 def _error_line(exc: UserError) -> None:
-    from rich.markup import escape
-
     console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True,
                   soft_wrap=True)
 

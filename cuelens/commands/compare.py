@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import PlotlyOpt, ScanPath, console, user_errors
 
@@ -25,8 +26,6 @@ def compare(
 
     Example: audit compare audit-results/snli-v1 audit-results/snli-v2 -o v1-vs-v2.html
     """
-    from rich.markup import escape
-
     from cuelens.audit.compare import compare_scans, load_scan_results
     from cuelens.audit.results import CONCLUSION_TEXT
     from cuelens.reports import ReportOptions, render_report

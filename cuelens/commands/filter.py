@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, progress_bar,
                                      user_errors)
@@ -52,8 +53,6 @@ def filter(  # noqa: A001 - the sub-command's name
 
     Example: audit filter data/copa/ --method aflite --out copa-aflite
     """
-    from rich.markup import escape
-
     from cuelens.audit.compare import compare_scans
     from cuelens.audit.config import ScanConfig
     from cuelens.audit.findings import d_with_ci

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import console, progress_bar, user_errors
 from cuelens.data.dataset import Task
@@ -65,8 +66,6 @@ def probe_llm(dataset, llm: str, prompts: list[str], backend_options: BackendOpt
     """Run the LLM prompt probe of ``llm`` through ``prompts`` (library:
     :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`), save its files and print the
     side-by-side summary; ``cache_path``, ``no_cache``, …: the options of `audit probe --llm`."""
-    from rich.markup import escape
-
     from cuelens.errors import UserError
     from cuelens.probes.llm.backends import load_backend
     from cuelens.probes.llm.pipeline import check_templates, probe_llm_dataset
@@ -103,7 +102,6 @@ def probe_llm(dataset, llm: str, prompts: list[str], backend_options: BackendOpt
 
 def print_llm_probe(section: dict, out_dir: Path) -> None:
     """Terminal summary: one row per template, then the verdict."""
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table("prompt", "mode", "accuracy", "unparseable", "Σ|ΔAcc|", "top cue ΔAcc",
@@ -139,7 +137,6 @@ def prompts(
 
     Example: audit prompts --task nli
     """
-    from rich.markup import escape
     from rich.table import Table
 
     from cuelens.probes.llm.templates import TEMPLATES, resolve_template

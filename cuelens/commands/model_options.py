@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import console, live_progress
 from cuelens.data.dataset import Task
@@ -25,8 +26,6 @@ MaxLengthOpt = Annotated[int, typer.Option(help="Truncate each (premise, text) p
 def load_model(name: str, dataset, *, fresh_head: bool, device: str, trust_remote_code: bool,
                max_length: int):
     """Load the task's classifier for ``dataset`` and print the resolved model id."""
-    from rich.markup import escape
-
     from cuelens.models.classifier import load_classifier
 
     labels = dataset.label_names if fresh_head and dataset.task == Task.NLI else None

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import console, progress_bar, user_errors
 
@@ -43,8 +44,6 @@ def scan_preference_data(data, train, test, subset_field: str | None, skip_bad: 
 
 def print_preference(section: dict | None) -> None:
     """One line per significant shortcut of each split."""
-    from rich.markup import escape
-
     from cuelens.audit.preference import shortcut_verdict
 
     if not section:
@@ -60,8 +59,6 @@ def print_preference(section: dict | None) -> None:
 
 def print_subsets(table: dict | None) -> None:
     """The significant cells of the subset × shortcut table."""
-    from rich.markup import escape
-
     if not table:
         return
     hits = [(row["subset"], name, cell) for row in table["rows"]
@@ -98,8 +95,6 @@ def judge(
 
     Example: audit judge model_judgment/gpt-4_pair.jsonl --out results/judge
     """
-    from rich.markup import escape
-
     from cuelens.audit.judge import judge_section, judge_verdict
     from cuelens.atomic import output_set
     from cuelens.jsonio import write_json

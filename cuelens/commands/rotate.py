@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.data.dataset import Task
@@ -26,8 +27,6 @@ def rotate(
     Example: audit rotate data/copa/ --out rotations/ && audit probe data/copa/ -p preds.jsonl
     --position-predictions rotations/preds_0.jsonl --position-predictions rotations/preds_1.jsonl
     """
-    from rich.markup import escape
-
     from cuelens.atomic import output_set
     from cuelens.jsonio import write_jsonl
     from cuelens.outputs import check_outputs

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, DataArg,
                                      GroupFieldOpt, HfOpt, HypothesisFieldOpt, LabelFieldOpt,
@@ -280,8 +281,6 @@ def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOption
               item_files: str = "auto") -> None:
     """Write the scan's files and report (``report``: its path, default in ``out_dir``, and
     rendering options), then print the terminal summary."""
-    from rich.markup import escape
-
     from cuelens.atomic import output_set
     from cuelens.results import ScanResult
 
@@ -302,8 +301,6 @@ def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOption
 
 def print_mcq_baselines(section: McqBaselinesSection | None) -> None:
     """One plain-English line per MCQ artifact baseline and per split's gold positions."""
-    from rich.markup import escape
-
     from cuelens.audit.chance import positions_verdict
     from cuelens.audit.mcq_baselines import baseline_verdict
 
@@ -321,8 +318,6 @@ def print_mcq_baselines(section: McqBaselinesSection | None) -> None:
 def print_segmentation(results: dict) -> None:
     """The segmenter line (its name and why), the ICQ features skipped for the text's language
     and the scan's warnings (docs/languages.md)."""
-    from rich.markup import escape
-
     chosen = SegmentationSection.in_results(results)
     if chosen is not None:
         console.print(f"segmenter: {escape(chosen.name)} ({escape(chosen.reason)})")
@@ -338,7 +333,6 @@ def print_segmentation(results: dict) -> None:
 def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = None) -> None:
     """A short terminal summary: sizes, headline D, top cues per label, hard fraction; a next
     step that uses an output file names it when it was written (``files``: key → path)."""
-    from rich.markup import escape
     from rich.table import Table
 
     from cuelens.audit.conclusion import measurable
@@ -413,8 +407,6 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
 
 def print_next_steps(results: dict, files: dict | None) -> None:
     """The numbered next steps; one that uses an output file names it when it was written."""
-    from rich.markup import escape
-
     for i, step in enumerate(results.get("next_steps", []), 1):
         path = (files or {}).get(step.get("output", ""))
         where = f" (listed in {path})" if path else ""
@@ -428,8 +420,6 @@ CONCLUSION_STYLES = {"leakage": "bold red", "no_meaningful_leakage": "bold green
 
 def print_conclusion(results: dict) -> None:
     """The dataset's conclusion (docs/methods.md §17), the first statement of the summary."""
-    from rich.markup import escape
-
     from cuelens.audit.conclusion import conclusion_of
     from cuelens.audit.results import CONCLUSION_TEXT
 
@@ -448,8 +438,6 @@ VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the t
 def print_hygiene(section: HygieneSection | None, split_roles: dict | None = None) -> None:
     """Duplicates / overlap counts per split and the hygiene warnings (a split whose role was
     inferred, ``split_roles``, named by its file)."""
-    from rich.markup import escape
-
     from cuelens.data.dataset import role_names
 
     if section is None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (DataSource, OutFileOpt, SeedOpt, console, data_options,
@@ -56,7 +57,6 @@ def stress(
 
 
 def _print_counts(counts: dict, n: int, out: Path) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table("op", "generated", "skipped", title=f"stress questions from {n} items")

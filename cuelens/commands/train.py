@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
@@ -136,8 +137,6 @@ def training_bias(debias: str, bias: Path | None, dataset, seed: int, gold):
 
 def print_loss(training: dict) -> None:
     """The loss that ran, its settings and (debiasing) its bias source, as recorded."""
-    from rich.markup import escape
-
     from cuelens.mitigate.losses import LOSS_TITLES
 
     loss = dict(training["loss"])
