@@ -195,18 +195,8 @@ class CompactSplit(Split):
         self.lines = self.line_of  # type: ignore[assignment]
 
     def append(self, record: dict, raw: str, line: int) -> None:
-        self.columns["ids"].append(record["id"])
-        self.columns["premises"].append(record["premise"])
-        self.label_column.append(record["label"])
-        if self.task == Task.NLI:
-            self.columns["hypotheses"].append(record["hypothesis"])
-        else:
-            self.choices.append(record["choices"])
-            self.questions.append(record.get("question"))
-        self.groups.append(record.get("group"))
+        self.append_fields(record, line)  # into the compact columns, exposed as the fields
         self.shard_of.append(self.shard)
-        self.line_of.append(line)
-        self.note(record, line)
 
     def append_table(self, rows: RecordTable, fields: FieldMap, file_name: str) -> bool:
         """Append the records of ``rows`` (of the file ``file_name``) at once when they are NLI

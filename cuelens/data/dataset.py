@@ -87,6 +87,12 @@ class Split:
         return counts.pop() if self.task == Task.MCQ and len(counts) == 1 else None
 
     def append(self, record: dict, raw: str, line: int) -> None:
+        self.raw.append(raw)
+        self.append_fields(record, line)
+
+    def append_fields(self, record: dict, line: int) -> None:
+        """Append a normalised record's columns, all but its raw text (which a compact split
+        re-reads from its file)."""
         self.ids.append(record["id"])
         self.premises.append(record["premise"])
         self.labels.append(record["label"])
@@ -95,7 +101,6 @@ class Split:
         else:
             self.choices.append(record["choices"])
             self.questions.append(record.get("question"))
-        self.raw.append(raw)
         self.lines.append(line)
         self.groups.append(record.get("group"))
         self.note(record, line)
