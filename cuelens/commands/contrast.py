@@ -30,15 +30,14 @@ def _check_outputs(outputs: list[Optional[Path]], inputs: list) -> None:
     check_outputs(outputs, [spec_path(p) if isinstance(p, str) else p for p in inputs])
 
 
-def _write_pairs_results(method: str, facts: dict, rows: list[dict], summary: Optional[Path],
-                         html: Optional[Path], inputs: list) -> None:
-    """Write ``--summary`` (the run facts plus the pairs: a ``contrast_pairs`` results file that
-    ``audit report`` renders) and ``--html`` (that file rendered by the report)."""
+def _write_results(results: dict, path: Optional[Path], html: Optional[Path],
+                   inputs: list) -> None:
+    """Write a results file that ``audit report`` renders (when ``path`` is given) and
+    ``--html`` (that file rendered by the report)."""
     from cuelens.jsonio import write_json
 
-    results = {"kind": "contrast_pairs", "method": method, **facts, "pairs": rows}
-    if summary:
-        write_json(summary, results)
+    if path:
+        write_json(path, results)
     if html:
         from cuelens.reports import render_report
 
@@ -146,8 +145,8 @@ def natural(
              "non_finite_logprobs": int((~np.isfinite(logprobs)).sum())}
     with output_set():
         write_jsonl(out, rows)
-        _write_pairs_results("natural", facts, rows, summary, html,
-                             [scores, corpus, function_words, out])
+        _write_results({"kind": "contrast_pairs", "method": "natural", **facts, "pairs": rows},
+                       summary, html, [scores, corpus, function_words, out])
     console.print(f"repeated-word pre-filter: {facts['repeated_word_filter']}")
     console.print(f"selected {len(rows)} pairs from {len(ranks):,} sentences × {len(names)} "
                   f"models in {seconds:.2f}s; objective {selection.objective:.6f} "
@@ -227,8 +226,9 @@ def synthetic(
              "seconds_per_sentence_median": seconds[len(seconds) // 2] if seconds else None,
              "seconds_total": round(sum(seconds), 3)}
     with output_set():
-        _write_pairs_results("synthetic", facts, rows, summary, html,
-                             [init, vocab, vocab_initial, function_words, out])
+        _write_results({"kind": "contrast_pairs", "method": "synthetic", **facts,
+                        "pairs": rows}, summary, html,
+                       [init, vocab, vocab_initial, function_words, out])
     resumed = f" ({run.resumed} resumed)" if run.resumed else ""
     console.print(f"{len(rows)} triplets{resumed}, {facts['controversial_fraction']:.0%} "
                   f"controversial, {facts['seconds_total']:.1f}s → {out}")
@@ -261,7 +261,7 @@ def judge(
     from cuelens.lm.contrast import judge as jg
     from cuelens.lm.contrast.scores import parse_models
     from cuelens.atomic import output_set
-    from cuelens.jsonio import format_number as num, write_json
+    from cuelens.jsonio import format_number as num
 
     _check_outputs([out, html], [trials, ratings])
     df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)
@@ -273,11 +273,7 @@ def judge(
     if check is not None:
         result["cross_check"] = check
     with output_set():
-        write_json(out, result)
-        if html:
-            from cuelens.reports import render_report
-
-            render_report(result, html, inputs=[p for p in (trials, ratings, out) if p])
+        _write_results(result, out, html, [p for p in (trials, ratings, out) if p])
     for name, entry in result["models"].items():
         ceiling = entry["accuracy_noise_ceiling"]
         console.print(f"{name}: accuracy {num(entry['accuracy'])} (ceiling "
