@@ -336,9 +336,10 @@ def _closing(results: dict, fs: list[Finding], conclusion: Conclusion | None = N
             "why": conclusion.reason.rstrip("."), "section": "overview"}
 
 
-def advise(sections: ScanSections) -> ScanSections:
+def advise(sections: ScanSections) -> tuple[ScanSections, dict]:
     """``sections`` with their conclusion (:func:`~cuelens.audit.conclusion.conclude`, at the
-    scan's margin) and next steps, computed once every section is in."""
+    scan's margin) and next steps, computed once every section is in, and their results.json
+    content (:meth:`~cuelens.audit.results.ScanSections.advised`)."""
     return sections.advised(lambda results: conclude(results, margin_of(results)),
                             next_steps)
 
