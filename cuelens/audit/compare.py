@@ -54,11 +54,6 @@ def _significant(results: dict) -> dict[tuple[str, str], CueRow]:
     return {(c.token, c.label): c for c in CueRow.rows_in(results) if c.significant}
 
 
-def fitting_role(results: dict) -> str:
-    """The split the scan fitted on: ``train``, or ``all`` for a cross-validated single file."""
-    return "train" if "train" in DatasetSummary.required_in(results).splits else "all"
-
-
 def _hygiene_counts(results: dict) -> dict | None:
     hygiene = HygieneSection.in_results(results)
     if hygiene is None:
@@ -74,7 +69,8 @@ def _side(results: dict, source: str) -> dict:
     leak, eh = LeakageSection.required_in(results), EasyHardSection.in_results(results)
     best = leak.best
     conclusion = conclusion_of(results)
-    role, data = fitting_role(results), DatasetSummary.required_in(results)
+    data = DatasetSummary.required_in(results)
+    role = data.fitting_role
     fitted = data.splits.get(role)
     return {"source": source, "name": data.name,
             "metric": best["metric"], "aggregator": best["aggregator"],
