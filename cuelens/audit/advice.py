@@ -15,8 +15,8 @@ from collections.abc import Callable
 from cuelens.audit.conclusion import INCONCLUSIVE, LEAKAGE, NO_LEAKAGE, Conclusion, \
     conclude, conclusion_of, margin_of
 from cuelens.audit.examples import top_cues_by_label
-from cuelens.audit.findings import (Finding, findings, is_preference, leakage_verdict,
-                                     split_file, split_name, task_of, with_ci)
+from cuelens.audit.findings import (Finding, findings, is_preference, item_noun,
+                                     leakage_verdict, split_file, split_name, task_of, with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.audit.results import (CueRow, EasyHardSection, LLMProbeSection, PreferenceSection,
                                    ProbeSection, ScanSections, SubsetsSection, about_a_model,
@@ -108,14 +108,13 @@ def _cues(f: Finding, results: dict) -> Step | None:
                       for label, tokens in strongest_cues(CueRow.rows_in(results)).items())
     what = "marks chosen or rejected responses" if is_preference(results) else \
         "points to one label"
-    noun = "response" if is_preference(results) else "item"
+    noun = item_noun(results)
     if conclusion_of(results).status == LEAKAGE:  # the words are (part of) the leakage
         return _step(f, f"remove or rebalance the significant cue words ({named})",
                      f"each {what} on its own, and the scan concludes leakage; {noun}s with one")
     return _step(f, f"review the significant cue words ({named}) before they grow",
                  f"each {what} on its own, though a cue-only model does not beat "
-                 f"the prior-matched baseline; {'response' if is_preference(results) else 'item'}"
-                 "s with one")
+                 f"the prior-matched baseline; {noun}s with one")
 
 
 @advises("easy_share")
@@ -146,11 +145,14 @@ RULE_FIXES = {  # MCQ rule → what to change in the data (docs/mcq-artifacts.md
 }
 
 
+def _rule_fix(rule: str) -> str:
+    return RULE_FIXES.get(rule, f"remove what the rule “{rule}” exploits")
+
+
 @advises("rule")
 def _rule(f: Finding, results: dict) -> Step | None:
     better = "better" if (f.effect or 0) > 0 else "worse"
-    return _step(f, RULE_FIXES.get(f.subject or "",
-                                   f"remove what the rule “{f.subject}” exploits"),
+    return _step(f, _rule_fix(f.subject or ""),
                  f"the rule “{f.subject}” does {better} than chance without reading the "
                  "question, D")
 
@@ -202,8 +204,7 @@ def _subset_shortcut(f: Finding, results: dict) -> Step | None:
     names the subsets)."""
     if _overall_row_significant(results, f.subject or ""):
         return None
-    fix = (_preference_fix(f.subject or "") if is_preference(results)
-           else RULE_FIXES.get(f.subject or "", f"remove what the rule “{f.subject}” exploits"))
+    fix = (_preference_fix if is_preference(results) else _rule_fix)(f.subject or "")
     return _step(f, fix + _significant_subsets(results, f.subject or ""),
                  f"the shortcut “{f.subject}” is concentrated in these subsets; strongest")
 
