@@ -356,11 +356,6 @@ class Choice:
     scripts: dict[str, float]
     warning: str | None = None  # e.g. the extra that would give a dictionary segmenter
 
-    def to_json(self) -> dict:
-        out = {"requested": self.requested, "name": self.name, "reason": self.reason,
-               "scripts": self.scripts}
-        return out if self.warning is None else {**out, "warning": self.warning}
-
 
 def choose_segmenter(texts: Iterable[str], requested: str = "auto") -> Choice:
     """``auto``: the segmenter for the scripts of ``texts`` (a sample); another name is kept."""
