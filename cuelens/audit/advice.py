@@ -59,17 +59,10 @@ def _in(role: str | None, results: dict) -> str:
     shown = split_file(results, role)
     return f" in the {role} split" if shown == role else f" in {shown}"
 
+
 Advisor = Callable[[Finding, dict], "Step | None"]
 ADVISORS: Registry[Advisor] = Registry("advisor")  # finding code → its step-maker
-
-
-def advises(*codes: str) -> Callable[[Advisor], Advisor]:
-    """Register the step-maker of findings with these ``code`` s."""
-    def register(func: Advisor) -> Advisor:
-        for code in codes:
-            ADVISORS.add(code, func)
-        return func
-    return register
+advises = ADVISORS.register  # registers the step-maker of findings with that ``code``
 
 
 def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
@@ -80,7 +73,8 @@ def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
             "section": f.section, **extra}
 
 
-@advises("significant", "mild")
+@advises("significant")
+@advises("mild")
 def _leakage(f: Finding, results: dict) -> Step | None:
     cues = strongest_cues(CueRow.rows_in(results))
     preference = is_preference(results)
@@ -184,7 +178,8 @@ def _significant_subsets(results: dict, shortcut: str) -> str:
     return f" — first in {table.field} {', '.join(where)}" if table is not None and where else ""
 
 
-@advises("preference_shortcut", "position_effect")
+@advises("preference_shortcut")
+@advises("position_effect")
 def _preference_shortcut(f: Finding, results: dict) -> Step | None:
     direction = "picks" if (f.effect or 0) > 0 else "misses"
     return _step(f, _preference_fix(f.subject or "") + _significant_subsets(results, f.subject or ""),
