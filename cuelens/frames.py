@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import html
 import math
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from cuelens.audit.results import ScanSections
+    from cuelens.data.dataset import EvaluatedItems
 
 
 def records_frame(rows: list[dict], empty_columns: list[str] | None = None) -> pd.DataFrame:
@@ -122,13 +123,6 @@ def summary_html(results: dict) -> str:
                      f"(* significant)</th></tr>{rows}</table>")
     parts.append("</div>")
     return "".join(parts)
-
-
-class EvaluatedItems(Protocol):
-    """What the views read of a result's data: its evaluated items (a loaded
-    :class:`~cuelens.data.Dataset`, or the chunks of a streamed scan)."""
-
-    def evaluated_frame(self, mask: np.ndarray) -> pd.DataFrame: ...
 
 
 class ResultViews:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cuelens.audit.pipeline import Scan
+from cuelens.audit.results import typed_reads
 from cuelens.frames import ResultViews, records_frame, summary_text
 from cuelens.probes.llm.pipeline import LLMProbe
 from cuelens.probes.pipeline import Probe
@@ -56,11 +57,12 @@ class Viewed:
     def _save(self, out_dir: str | Path, write: Callable[[Path], dict[str, Path]], report: bool,
               options: ReportOptions | None, *, validate: bool = True) -> dict[str, Path]:
         """The files ``write(out_dir)`` writes plus (``report``) report.html rendered with
-        ``options`` (:meth:`to_html`): all of them or none."""
+        ``options`` (:meth:`to_html`): all of them or none, the sections written read by the
+        report as themselves (never parsed back)."""
         from cuelens.atomic import output_set
 
         out_dir = Path(out_dir)
-        with output_set():
+        with output_set(), typed_reads():
             files = write(out_dir)
             if report:
                 files["report"] = self.to_html(out_dir / "report.html", options,

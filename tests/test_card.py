@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cuelens.audit.compare import compare_scans, scan_conclusion
+from cuelens.audit.compare import compare_scans
+from cuelens.audit.conclusion import conclusion_of
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.results import CONCLUSION_TEXT
 from cuelens.audit.pipeline import scan_dataset
@@ -82,7 +83,7 @@ def results_of(scan: Path) -> dict:
 @pytest.mark.slow  # the real-data scans: over 10 s on a loaded 2-core machine
 def test_copa_card_is_inconclusive_against_chance_with_no_easy_hard_claim(real, tmp_path):
     card, rai = write_card(real["copa"], tmp_path)
-    conclusion = scan_conclusion(results_of(real["copa"]))
+    conclusion = conclusion_of(results_of(real["copa"]))
     assert conclusion.status == "inconclusive"  # D +5.5 (95% CI -1.5 to +12.5) on 500 questions
     assert "**Inconclusive:** 500 evaluated questions cannot rule out leakage up to +9.1 " \
         "points" in card
@@ -98,7 +99,7 @@ def test_copa_card_is_inconclusive_against_chance_with_no_easy_hard_claim(real, 
 @pytest.mark.slow  # the real-data scans: over 10 s on a loaded 2-core machine
 def test_balanced_copa_ties_are_neither_easy_nor_hard(real, tmp_path):
     card, _ = write_card(real["balanced_copa"], tmp_path)
-    conclusion = scan_conclusion(results_of(real["balanced_copa"]))
+    conclusion = conclusion_of(results_of(real["balanced_copa"]))
     assert f"**{CONCLUSION_TEXT[conclusion.status]}:**" in card
     assert "1000 of 1000" not in card and "are hard" not in card and "Easy and hard" not in card
     assert "tie on every cue score" in card and "D = +0.0 points" in card
@@ -222,7 +223,7 @@ def test_snli_z_filtered_still_leaks_and_lost_training_items(real, tmp_path):
 def test_card_and_compare_state_the_scans_conclusion(real, tmp_path, name):
     """Conformance: card and compare say what the scan concluded, in its words."""
     results = results_of(real[name])
-    conclusion = scan_conclusion(results)
+    conclusion = conclusion_of(results)
     card, rai = write_card(real[name], tmp_path)
     assert f"**{CONCLUSION_TEXT[conclusion.status]}:**" in card
     assert rai["rai:dataBiases"][0].startswith(CONCLUSION_TEXT[conclusion.status] + ": ")

@@ -154,7 +154,7 @@ def check_schema(scans, mode: str, task: str) -> None:
 def check_next_steps_follow_the_sections(scans, mode: str, task: str) -> None:
     """The conclusion and next steps written are what advice derives from the sections built."""
     results = scans(mode, task)
-    again = advise(ScanSections.from_json(results)).to_json()
+    again = advise(ScanSections.from_json(results))[1]
     assert results["next_steps"] == json.loads(json.dumps(again["next_steps"]))
     assert results["conclusion"] == json.loads(json.dumps(again["conclusion"]))
 

@@ -163,24 +163,42 @@ def test_lengths_and_examples_of_an_older_file_read_without_their_later_fields()
     assert (examples.by_cue, examples.easy, examples.hard) == ({}, [], [])
 
 
+def counted_builds_and_cue_parses(monkeypatch) -> tuple[list, list]:
+    """(one entry per :meth:`ScanSections.to_json` call, the cue rows parsed back) from now."""
+    built, parsed = [], []
+    to_json, read = ScanSections.to_json, CueRow.from_json
+    monkeypatch.setattr(ScanSections, "to_json", lambda self: built.append(1) or to_json(self))
+    monkeypatch.setattr(CueRow, "from_json",
+                        classmethod(lambda cls, data: parsed.append(data) or read(data)))
+    return built, parsed
+
+
 def test_a_scan_builds_its_results_dict_once_to_advise_and_never_parses_its_cue_rows_back(
         tmp_path, monkeypatch):
     import cuelens
-    from cuelens.audit.advice import advise
     from cuelens.commands import scan as command
     from cuelens.data.synthetic import make_nli
     from cuelens.reports.options import ReportOptions
 
+    built, parsed = counted_builds_and_cue_parses(monkeypatch)
     scan = scan_dataset(cuelens.load_dataset(make_nli(120, seed=0)),
                         ScanConfig(folds=3, iterations=1))
-    built, parsed = [], []
-    to_json = ScanSections.to_json
-    monkeypatch.setattr(ScanSections, "to_json", lambda self: built.append(1) or to_json(self))
-    advise(scan.sections)
     assert built == [1]  # the conclusion and the next steps read one dict
-    read = CueRow.from_json
-    monkeypatch.setattr(CueRow, "from_json",
-                        classmethod(lambda cls, data: parsed.append(data) or read(data)))
     command.save_scan(scan, tmp_path / "out", (None, ReportOptions()), 5)
-    assert parsed == [] and built == [1, 1]  # results.json written once, read as typed
+    assert parsed == [] and built == [1]  # that dict written, read as typed
+    again = scan.advised()  # advising again builds again, once
+    assert again.results == scan.results and again.results is again.results and built == [1, 1]
     assert "nobody" in (tmp_path / "out" / "report.html").read_text()  # the planted cue listed
+
+
+def test_the_api_save_writes_the_advised_dict_and_never_parses_its_cue_rows_back(
+        tmp_path, monkeypatch):
+    import cuelens
+    from cuelens.data.synthetic import make_nli
+
+    built, parsed = counted_builds_and_cue_parses(monkeypatch)
+    result = cuelens.scan(make_nli(120, seed=0), folds=3, iterations=1)
+    files = result.save(tmp_path / "out")
+    assert parsed == [] and built == [1]  # built once to advise, read as typed by the report
+    assert json.loads(files["results"].read_text()) == json.loads(dumps_json(result.results))
+    assert "nobody" in files["report"].read_text()  # the planted cue listed

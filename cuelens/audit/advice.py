@@ -15,8 +15,8 @@ from collections.abc import Callable
 from cuelens.audit.conclusion import INCONCLUSIVE, LEAKAGE, NO_LEAKAGE, Conclusion, \
     conclude, conclusion_of, margin_of
 from cuelens.audit.examples import top_cues_by_label
-from cuelens.audit.findings import (Finding, findings, is_preference, leakage_verdict,
-                                     split_file, split_name, task_of, with_ci)
+from cuelens.audit.findings import (Finding, findings, is_preference, item_noun,
+                                     leakage_verdict, split_file, split_name, task_of, with_ci)
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.audit.results import (CueRow, EasyHardSection, LLMProbeSection, PreferenceSection,
                                    ProbeSection, ScanSections, SubsetsSection, about_a_model,
@@ -59,17 +59,10 @@ def _in(role: str | None, results: dict) -> str:
     shown = split_file(results, role)
     return f" in the {role} split" if shown == role else f" in {shown}"
 
+
 Advisor = Callable[[Finding, dict], "Step | None"]
 ADVISORS: Registry[Advisor] = Registry("advisor")  # finding code → its step-maker
-
-
-def advises(*codes: str) -> Callable[[Advisor], Advisor]:
-    """Register the step-maker of findings with these ``code`` s."""
-    def register(func: Advisor) -> Advisor:
-        for code in codes:
-            ADVISORS.add(code, func)
-        return func
-    return register
+advises = ADVISORS.register  # registers the step-maker of findings with that ``code``
 
 
 def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
@@ -80,7 +73,8 @@ def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
             "section": f.section, **extra}
 
 
-@advises("significant", "mild")
+@advises("significant")
+@advises("mild")
 def _leakage(f: Finding, results: dict) -> Step | None:
     cues = strongest_cues(CueRow.rows_in(results))
     preference = is_preference(results)
@@ -108,14 +102,13 @@ def _cues(f: Finding, results: dict) -> Step | None:
                       for label, tokens in strongest_cues(CueRow.rows_in(results)).items())
     what = "marks chosen or rejected responses" if is_preference(results) else \
         "points to one label"
-    noun = "response" if is_preference(results) else "item"
+    noun = item_noun(results)
     if conclusion_of(results).status == LEAKAGE:  # the words are (part of) the leakage
         return _step(f, f"remove or rebalance the significant cue words ({named})",
                      f"each {what} on its own, and the scan concludes leakage; {noun}s with one")
     return _step(f, f"review the significant cue words ({named}) before they grow",
                  f"each {what} on its own, though a cue-only model does not beat "
-                 f"the prior-matched baseline; {'response' if is_preference(results) else 'item'}"
-                 "s with one")
+                 f"the prior-matched baseline; {noun}s with one")
 
 
 @advises("easy_share")
@@ -146,11 +139,14 @@ RULE_FIXES = {  # MCQ rule → what to change in the data (docs/mcq-artifacts.md
 }
 
 
+def _rule_fix(rule: str) -> str:
+    return RULE_FIXES.get(rule, f"remove what the rule “{rule}” exploits")
+
+
 @advises("rule")
 def _rule(f: Finding, results: dict) -> Step | None:
     better = "better" if (f.effect or 0) > 0 else "worse"
-    return _step(f, RULE_FIXES.get(f.subject or "",
-                                   f"remove what the rule “{f.subject}” exploits"),
+    return _step(f, _rule_fix(f.subject or ""),
                  f"the rule “{f.subject}” does {better} than chance without reading the "
                  "question, D")
 
@@ -182,7 +178,8 @@ def _significant_subsets(results: dict, shortcut: str) -> str:
     return f" — first in {table.field} {', '.join(where)}" if table is not None and where else ""
 
 
-@advises("preference_shortcut", "position_effect")
+@advises("preference_shortcut")
+@advises("position_effect")
 def _preference_shortcut(f: Finding, results: dict) -> Step | None:
     direction = "picks" if (f.effect or 0) > 0 else "misses"
     return _step(f, _preference_fix(f.subject or "") + _significant_subsets(results, f.subject or ""),
@@ -202,8 +199,7 @@ def _subset_shortcut(f: Finding, results: dict) -> Step | None:
     names the subsets)."""
     if _overall_row_significant(results, f.subject or ""):
         return None
-    fix = (_preference_fix(f.subject or "") if is_preference(results)
-           else RULE_FIXES.get(f.subject or "", f"remove what the rule “{f.subject}” exploits"))
+    fix = (_preference_fix if is_preference(results) else _rule_fix)(f.subject or "")
     return _step(f, fix + _significant_subsets(results, f.subject or ""),
                  f"the shortcut “{f.subject}” is concentrated in these subsets; strongest")
 
@@ -336,9 +332,10 @@ def _closing(results: dict, fs: list[Finding], conclusion: Conclusion | None = N
             "why": conclusion.reason.rstrip("."), "section": "overview"}
 
 
-def advise(sections: ScanSections) -> ScanSections:
+def advise(sections: ScanSections) -> tuple[ScanSections, dict]:
     """``sections`` with their conclusion (:func:`~cuelens.audit.conclusion.conclude`, at the
-    scan's margin) and next steps, computed once every section is in."""
+    scan's margin) and next steps, computed once every section is in, and their results.json
+    content (:meth:`~cuelens.audit.results.ScanSections.advised`)."""
     return sections.advised(lambda results: conclude(results, margin_of(results)),
                             next_steps)
 

@@ -1,19 +1,11 @@
-"""Aggregators of docs/methods.md §3: predict a label from the cue scores of an instance's words.
+"""Aggregators of docs/methods.md §3: predict a label from the cue scores of an instance's words
+(``average``, ``max``; ``sgd`` and ``lr`` on the positional representation). The choices the
+paper leaves open — the *prior word* of an instance with no seen word, ties, the logistic loss
+of SGD, warm starts of refits — are in docs/word-cues.md ("Aggregators").
 
 An instance is seen through a :class:`CueView`: the ids of its words that occur in the fitting
-portion (words never seen there carry no information and are left out, docs/methods.md §2), in order of
-first occurrence, and their ``L`` scores each. An instance with no seen word is given the *prior
-word* instead — the pseudo-word that occurs in every fitting instance (``#(w,l) = #(l)``), whose
-CP is the label prior ``p(l)`` — so MCQ choices fall back to the training ``P(right)``; NLI
-predictions of such instances are replaced by the majority label (:mod:`cuelens.audit.evaluate`).
-
-``average`` and ``max`` need no training; ``sgd`` and ``lr`` are scikit-learn classifiers on the
-paper's positional representation: per label, the instance's word scores in order, padded with 0
-or truncated to ``d`` positions, concatenated over labels (``n × L·d``, float32), standardised.
-SGD uses the logistic loss: with one-vs-rest hinge loss, uninformative features give every label
-the same optimal intercept (−1), so the arg-max would be decided by optimisation noise.
-Their ``warm_start`` makes refits on nearly identical fitting portions (easy/hard, docs/methods.md §4)
-start from the previous optimum; the convex optimum does not depend on the start.
+portion, in order of first occurrence, and their ``L`` scores each; NLI predictions of
+instances with no seen word are replaced by the majority label (:mod:`cuelens.audit.evaluate`).
 """
 
 from __future__ import annotations

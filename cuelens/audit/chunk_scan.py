@@ -338,11 +338,8 @@ def scan_streaming(data: ChunkedData, config: ScanConfig, *, mode: ScanMode | No
     segmentation and what names the mode from ``mode`` (default :func:`streamed_mode`). The
     one scan of both memory modes: the conclusion and next steps computed once, from every
     section (:func:`~cuelens.audit.advice.advise`) by :func:`scan_dataset` or here."""
-    from cuelens.audit.advice import advise
-
-    scan = chunk_sections(data, config, mode, features=features, cache_dir=cache_dir,
-                          progress=progress)
-    return replace(scan, sections=advise(scan.sections))
+    return chunk_sections(data, config, mode, features=features, cache_dir=cache_dir,
+                          progress=progress).advised()
 
 
 def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None = None, *,

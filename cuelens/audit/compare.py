@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuelens.audit.compare_status import dimensions, direction, overall_status
-from cuelens.audit.conclusion import Conclusion, conclude
+from cuelens.audit.conclusion import conclusion_of
 from cuelens.audit.examples import sort_value
 from cuelens.audit.results import (ConfigSection, CueRow, DatasetSummary, EasyHardSection, HygieneSection,
                                    LeakageSection, McqBaselinesSection, about_a_model,
@@ -50,20 +50,8 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
     return results
 
 
-def scan_conclusion(results: dict) -> Conclusion:
-    """The scan's ``conclusion`` (docs/methods.md §17) as recorded in its results, or computed
-    by :func:`~cuelens.audit.conclusion.conclude` for results written before it existed."""
-    recorded = Conclusion.in_results(results)  # a malformed one: a UserError naming the file
-    return recorded if recorded is not None else conclude(results)
-
-
 def _significant(results: dict) -> dict[tuple[str, str], CueRow]:
     return {(c.token, c.label): c for c in CueRow.rows_in(results) if c.significant}
-
-
-def fitting_role(results: dict) -> str:
-    """The split the scan fitted on: ``train``, or ``all`` for a cross-validated single file."""
-    return "train" if "train" in DatasetSummary.required_in(results).splits else "all"
 
 
 def _hygiene_counts(results: dict) -> dict | None:
@@ -80,8 +68,9 @@ def _side(results: dict, source: str) -> dict:
     """One scan's row of the comparison; a section the scan lacks is None (not compared)."""
     leak, eh = LeakageSection.required_in(results), EasyHardSection.in_results(results)
     best = leak.best
-    conclusion = scan_conclusion(results)
-    role, data = fitting_role(results), DatasetSummary.required_in(results)
+    conclusion = conclusion_of(results)
+    data = DatasetSummary.required_in(results)
+    role = data.fitting_role
     fitted = data.splits.get(role)
     return {"source": source, "name": data.name,
             "metric": best["metric"], "aggregator": best["aggregator"],

@@ -22,17 +22,11 @@ CONCLUSION_RANK = {"leakage": 0, "inconclusive": 1, "no_meaningful_leakage": 2}
 STATUS_TEXT = {"improved": "Improved", "worsened": "Worse", "mixed": "Mixed",
                "unchanged": "No measured change", "still_leaking": "Still leaking"}
 
+#: ``func(before, after, b, a, cis_overlap) -> {status, before, after, text} | None`` (None: the
+#: dimension does not apply, e.g. gold positions of an NLI scan)
 Dimension = Callable[[dict, dict, dict, dict, bool], dict | None]
 DIMENSIONS: Registry[Dimension] = Registry("comparison dimension")
-
-
-def dimension(name: str) -> Callable[[Dimension], Dimension]:
-    """Register ``func(before, after, b, a, cis_overlap) -> {status, before, after, text} | None``
-    (None: the dimension does not apply, e.g. gold positions of an NLI scan) under ``name``."""
-    def register(func: Dimension) -> Dimension:
-        DIMENSIONS.add(name, func)
-        return func
-    return register
+dimension = DIMENSIONS.register  # registers a Dimension under its name
 
 
 def direction(before: float, after: float, lower_is_better: bool = True) -> str:

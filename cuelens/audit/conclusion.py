@@ -1,26 +1,12 @@
 """The dataset-level conclusion of a scan: ``leakage``, ``no_meaningful_leakage`` or
-``inconclusive``, with the reason and the numbers behind it (docs/methods.md §17).
+``inconclusive``, with the reason and the numbers behind it — the rules, their levels and the
+equivalence margin: docs/methods.md §17.
 
 Every output (terminal, report headline, notebook summary, next steps, card, compare) states
 :func:`conclude`'s status; results.json records it as ``conclusion``. Results written before it
-existed have none: readers call :func:`conclude` on them.
-
-- ``leakage``: the calibrated leakage test puts the headline D's interval wholly above 0
-  (verdict ``significant`` or ``mild``), or a corrected rule beats chance (an MCQ rule that never
-  reads the question, Bonferroni; a preference shortcut, Holm; a subset cell, Holm), or the
-  scan's other calibrated finding holds: some word is a significant cue (z above the Bonferroni
-  threshold, docs/methods.md §2).
-- ``no_meaningful_leakage``: every cue-only model's one-sided 95% upper bound of D and every
-  rule's (the upper end of its 90% interval, :data:`EQUIVALENCE_LEVEL`) lie below ``margin``
-  (an equivalence statement, as in TOST; an intersection-union test, Berger 1982).
-- ``inconclusive``: neither — or too few items for any statement (:func:`too_few_items`), or
-  words that look unsegmented (``segmentation.unsegmented``, docs/languages.md), with
-  about how many more evaluated items would settle it (:func:`items_to_settle`).
-
-A rule that does worse than chance with more than two choices ("the wrong choices are longer")
-is a finding of its own kind, never leakage: picking its choice is never the answer more often
-than guessing. With two choices (and preference pairs) a rule below chance means its opposite
-pick is above it, which is leakage (the complement row of ``mcq_baselines``).
+existed have none: readers call :func:`conclude` on them. An inconclusive scan says about how
+many more evaluated items would settle it (:func:`items_to_settle`; too few items:
+:func:`too_few_items`).
 """
 
 from __future__ import annotations
@@ -274,7 +260,7 @@ def items_to_settle(open_: list[Measure], margin: float) -> int | None:
 @typed_reads()
 def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
     """The dataset-level conclusion from a scan's (or probe's) results dict (docs/methods.md
-    §17): ``leakage`` / ``no_meaningful_leakage`` / ``inconclusive``, module docstring; its
+    §17): ``leakage`` / ``no_meaningful_leakage`` / ``inconclusive``; its
     ``level`` is that of the interval its reason quotes."""
     leak = _leakage_measure(results)
 

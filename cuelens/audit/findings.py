@@ -152,11 +152,6 @@ def item_noun(results: dict) -> str:
     return "response" if is_preference(results) else "item"
 
 
-def evaluated_items(results: dict) -> int | None:
-    data = DatasetSummary.in_results(results)
-    return None if data is None else data.evaluated_items
-
-
 # --------------------------------------------------------------------------------- scan
 @finding_rule
 def _leakage(results: dict) -> list[Finding]:
@@ -177,10 +172,11 @@ def _leakage(results: dict) -> list[Finding]:
                   f"not shown to beat {base} (its interval covers 0).",
         "below chance": f"A classifier of cue-word scores does worse than {base} ({d}).",
     }.get(verdict, f"Cue leakage {d}.")
+    data = DatasetSummary.in_results(results)
     return [Finding("leakage", title, _points(best["D"]), _points(best.get("ci_low")),
-                    _points(best.get("ci_high")), "points", evaluated_items(results), "leakage",
-                    LEAKAGE_SEVERITY.get(verdict, "medium"), verdict,
-                    level=leak.level)]
+                    _points(best.get("ci_high")), "points",
+                    data.evaluated_items if data is not None else None, "leakage",
+                    LEAKAGE_SEVERITY.get(verdict, "medium"), verdict, level=leak.level)]
 
 
 @finding_rule

@@ -194,25 +194,21 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
                                                cv_folds_used=cross_validated)}
 
 
-def dataset_parts(dataset: Dataset, folds: int, seed: int) -> list[tuple[Split, np.ndarray]]:
-    """The parts of :func:`feature_audit_of_parts` of a dataset in memory: its fitting split
-    (plane 0) and evaluated split (plane 1), or without a fitting split the evaluated items in
-    ``folds`` seeded, grouped item-level folds (items sharing a premise or text stay in one
-    fold, :mod:`cuelens.audit.groups`)."""
-    return list(ItemParts.of_dataset(dataset, folds, seed).all())
-
-
 def run_feature_audit(dataset: Dataset, features: list[str] | None = None, min_support: int = 10,
                       cache_dir=None, progress: Callable[[str, float], None] | None = None, *,
                       folds: int = 5, seed: int = 0) -> dict:
-    """:func:`feature_audit_of_parts` of a dataset in memory (:func:`dataset_parts`).
-    ``features``: names from the registry (``None``: all). ``cache_dir``: parse cache directory
-    (``None``: in-memory only). ``progress(stage, fraction)`` is called with stages
-    ``parse <split name>`` (one fraction over all splits) and ``score``."""
-    return feature_audit_of_parts(dataset_parts(dataset, folds, seed), task=dataset.task,
-                                  label_names=dataset.label_names, features=features,
-                                  cross_validated=dataset.train is None, folds=folds,
-                                  min_support=min_support, cache_dir=cache_dir,
+    """:func:`feature_audit_of_parts` of a dataset in memory, its parts those of
+    :meth:`ItemParts.of_dataset <cuelens.audit.item_parts.ItemParts.of_dataset>`: the fitting
+    split (plane 0) and evaluated split (plane 1), or without a fitting split the evaluated items
+    in ``folds`` seeded, grouped item-level folds (items sharing a premise or text stay in one
+    fold, :mod:`cuelens.audit.groups`). ``features``: names from the registry (``None``: all).
+    ``cache_dir``: parse cache directory (``None``: in-memory only). ``progress(stage,
+    fraction)`` is called with stages ``parse <split name>`` (one fraction over all splits) and
+    ``score``."""
+    return feature_audit_of_parts(list(ItemParts.of_dataset(dataset, folds, seed).all()),
+                                  task=dataset.task, label_names=dataset.label_names,
+                                  features=features, cross_validated=dataset.train is None,
+                                  folds=folds, min_support=min_support, cache_dir=cache_dir,
                                   progress=progress)
 
 

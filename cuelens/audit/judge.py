@@ -1,14 +1,10 @@
 """LLM-as-judge logs judged in both orders: position consistency and flips.
 
-Consistent pairs, flips, tie-inconsistent pairs and the first-position test: docs/preference.md
-("Judge logs") and docs/methods.md §16. A pairwise judge sees responses X and Y once as
-(A = X, B = Y) and once swapped; per subset the first-position tests are Holm-corrected
-(:func:`cuelens.audit.subsets.holm`).
-
-Log shapes (:func:`judge_verdicts`, detected from the first record; docs/preference.md): FastChat
-MT-Bench pairwise judgments (the pair is ``question_id`` + ``model_1`` + ``model_2`` + ``turn``),
-or two records per pair with a pair id of :data:`PAIR_ID_FIELDS`, ``swapped`` or ``order`` and a
-verdict by position of :data:`VERDICT_FIELDS` (spellings: :data:`POSITIONS`).
+A pairwise judge sees responses X and Y once as (A = X, B = Y) and once swapped; consistent
+pairs, flips, tie-inconsistent pairs, the first-position test (per subset Holm-corrected,
+:func:`cuelens.audit.subsets.holm`) and the log shapes :func:`judge_verdicts` reads (FastChat
+MT-Bench judgments, or two records per pair): docs/preference.md ("Judge logs"),
+docs/methods.md §16.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""The leakage table of docs/methods.md §3: every metric × aggregator, ``D = Acc − Majority``, baselines.
+"""The leakage table of docs/methods.md §3: every metric × aggregator, ``D = Acc − Majority``,
+baselines (the bag-of-words regression, ``BOW_MIN_COUNT`` and the answer-position rule as
+docs/word-cues.md, "Leakage table and baselines", states them).
 
 With a train split, cues are fitted on train and scored on test. Without one, accuracies come
-from seeded, grouped K-fold cross-validation over the file (MCQ folds at question level; items
-sharing a premise or a text in one fold, :mod:`cuelens.audit.groups`), so a cue is never scored
-on data that includes the item being predicted or a copy of it.
-
-Baselines in the same units: a partial-input bag-of-words logistic regression on the
-hypothesis / choice text only (unigrams + bigrams occurring in at least ``BOW_MIN_COUNT`` = 2
-fitting instances, binary features, L2 with C = 1 solved to its optimum; trained on at most
-``max_fit_items`` of them, the passes' training sample, :mod:`cuelens.audit.passes`) and,
-for MCQ, the answer-position baseline (always pick the most frequent training answer position,
-ties toward the lower position).
+from seeded, grouped K-fold cross-validation over the file (:mod:`cuelens.audit.groups`), so a
+cue is never scored on data that includes the item being predicted or a copy of it. The
+baselines train on at most ``max_fit_items`` fitting instances, the passes' training sample
+(:mod:`cuelens.audit.passes`).
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
-"""The ten word-cue metrics of docs/methods.md §2, vectorised over a ``V × L`` count table.
-
-Notation (all counts from the fitting portion, one count per instance): ``#(w,l)`` = ``joint``,
-``#(w)`` its row sum, ``#(l)`` = ``labels``, ``N`` = number of instances, ``#(w,L')`` and
-``#(L')`` the same counts over the other labels.
-
-Smoothing (``alpha``, default 1.0) applies to PMI, LMI, nPMI and RD only, and only to the
-*joint* counts, with the word marginal kept consistent: ``#~(w,l) = #(w,l) + α``,
-``#~(w) = #(w) + |L|·α``, ``#~(w,L') = #(w,L') + (|L|−1)·α``. Label counts and ``N`` are
-observed totals and are not smoothed. Hence ``p~(w,l) = #~(w,l)/N``, ``p~(w) = #~(w)/N``,
-``p(l) = #(l)/N`` and ``PMI = log(p~(w,l) / (p~(w) p(l)))``; ``LMI = p~(w,l)·PMI``;
-``nPMI = PMI / −log p~(w,l)`` (``p~(w,l)`` capped at 1, and nPMI = 1 where that cap is hit);
-``RD = |#~(w,l)/#~(w,L') − #(l)/#(L')|``.
-Freq, CP, AD, Cos, WP and z use raw counts: ``AD`` uses ``arctan2`` so ``arctan(x/0) = π/2``;
-``z = (p̂ − p0)/sqrt(p0(1−p0)/#(w))`` with ``p̂ = #(w,l)/#(w)`` and ``p0`` the empirical label
-prior ``#(l)/N`` or the uniform ``1/|L|``.
-
-Rows of words with ``#(w) = 0`` are meaningless (callers leave such words out, docs/methods.md §2).
+"""The ten word-cue metrics of docs/methods.md §2, vectorised over a ``V × L`` count table:
+``joint`` = ``#(w,l)`` and ``labels`` = ``#(l)``, counted on the fitting portion, one count per
+instance; the smoothing of PMI, LMI, nPMI and RD (``alpha``) and the raw-count metrics as
+docs/word-cues.md ("Metrics") states them. Rows of words with ``#(w) = 0`` are meaningless
+(callers leave such words out, docs/methods.md §2).
 """
 
 from __future__ import annotations

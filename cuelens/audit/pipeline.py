@@ -65,11 +65,8 @@ def scan_dataset(dataset: Dataset, config: ScanConfig | None = None, *,
     next steps computed once, from every section (:func:`~cuelens.audit.advice.advise`).
 
     ``tokens``: the instance texts already encoded by an engine (see ``run_word_audit``)."""
-    from cuelens.audit.advice import advise
-
-    scan = scan_sections(dataset, config, features=features, cache_dir=cache_dir,
-                         progress=progress, tokens=tokens, subset_field=subset_field)
-    return replace(scan, sections=advise(scan.sections))
+    return scan_sections(dataset, config, features=features, cache_dir=cache_dir,
+                         progress=progress, tokens=tokens, subset_field=subset_field).advised()
 
 
 def scan_sections(dataset: Dataset, config: ScanConfig | None = None, *,

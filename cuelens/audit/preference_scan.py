@@ -13,7 +13,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from cuelens.audit.advice import advise
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import Progress, Scan, scan_sections
 from cuelens.audit.preference import preference_section, shortcut_rows, shortcut_scores
@@ -68,8 +67,8 @@ def scan_preferences(preferences: Preferences, config: ScanConfig | None = None,
                                scores[dataset.test.name])
     if table is not None and progress is not None:
         progress("subsets", 1.0)
-    return replace(result, sections=advise(_in_preference_terms(result.sections, preference,
-                                                                table)))
+    return replace(result, sections=_in_preference_terms(result.sections, preference,
+                                                         table)).advised()
 
 
 def _in_preference_terms(sections: ScanSections, preference: PreferenceSection,

@@ -5,12 +5,13 @@ pandas views and the report: :class:`cuelens.results.ScanResult`, above)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cuelens.audit.results.section import remember_written
 from cuelens.data.dataset import EvaluatedItems
 
 if TYPE_CHECKING:
@@ -34,16 +35,27 @@ class Scan:
     started: float = field(default_factory=time.time)
     bias: SpilledItems | None = None  # per-item bias outputs (cuelens.audit.bias_items)
     work: ChunkDirectory | None = None  # holding the bias table's files, kept with the scan
+    # the results.json content of ``sections`` (:attr:`results`), kept when the views wrap it
+    _results: tuple[ScanSections, dict] | None = field(default=None, repr=False)
 
     @property
     def results(self) -> dict:
         """The results.json content (:meth:`~cuelens.audit.results.ScanSections.to_json`), built
         once per ``sections`` (the command, the writers and the report all read it; a big
-        scan's cue table is long)."""
-        built = self.__dict__.get("_results")
-        if built is None or built[0] is not self.sections:
-            built = self.__dict__["_results"] = (self.sections, self.sections.to_json())
-        return built[1]
+        scan's cue table is long); inside :func:`~cuelens.audit.results.typed_reads`, its
+        sections read as themselves."""
+        if self._results is None or self._results[0] is not self.sections:
+            self._results = (self.sections, self.sections.to_json())
+        remember_written(*self._results)
+        return self._results[1]
+
+    def advised(self) -> Scan:
+        """This scan with its conclusion and next steps (:func:`~cuelens.audit.advice.advise`:
+        call it once every section is in), their results.json content built with them."""
+        from cuelens.audit.advice import advise
+
+        sections, results = advise(self.sections)
+        return replace(self, sections=sections, _results=(sections, results))
 
     @property
     def inputs(self) -> list[str]:

@@ -6,7 +6,7 @@ clean "no leakage"."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import chain, islice
 from statistics import median
 
@@ -95,7 +95,7 @@ class ScanSegmentation:
 
     def section(self) -> SegmentationSection:
         """results.json ``segmentation``."""
-        return SegmentationSection(**self.choice.to_json(), language=self.language,
+        return SegmentationSection(**asdict(self.choice), language=self.language,
                                    unsegmented=True if self.unsegmented else None)
 
 

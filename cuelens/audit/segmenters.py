@@ -1,23 +1,11 @@
-"""Word segmenters: how every cue statistic cuts a text into words (docs/methods.md §1,
-docs/languages.md).
+"""Word segmenters: how every cue statistic cuts a text into words (docs/methods.md §1b, which
+describes each, docs/languages.md).
 
 One registry, :data:`SEGMENTERS` (name → factory), read by ``--segmenter`` and
-:class:`~cuelens.audit.config.ScanConfig`. Every segmenter lower-cases the text, normalises it to
-NFC and reads runs of letters, digits and combining marks (Mn/Mc/Me) as words, with English
-contractions split as spaCy splits them (:data:`TOKEN_PATTERN`); they differ in what they do
-with a run of a script written without spaces (:data:`UNSPACED_SCRIPTS`: Han, kana, Thai, Lao,
-Khmer, Myanmar):
-
-- ``unicode``: keeps such a run as one word (the behaviour for space-delimited scripts; an ASCII
-  text is cut exactly as cuelens always cut it).
-- ``chars``: character unigrams + bigrams inside the run (the dependency-free fallback, as
-  search engines' CJK analysers do; a character is a letter with its combining marks).
-- ``chinese`` (rjieba, ``cuelens[cjk]``), ``japanese`` (fugashi + unidic-lite, ``cuelens[cjk]``),
-  ``thai`` (PyThaiNLP's dictionary through nlpo3, ``cuelens[thai]``): a dictionary segmenter for
-  the runs of its
-  script(s); runs of the other unspaced scripts get the ``chars`` fallback.
-
-:func:`choose_segmenter` is ``auto``: it picks one from the scripts of a sample of the texts.
+:class:`~cuelens.audit.config.ScanConfig`; the words every segmenter reads:
+:data:`TOKEN_PATTERN`; the scripts written without spaces, where they differ:
+:data:`UNSPACED_SCRIPTS`. :func:`choose_segmenter` is ``auto``: it picks one from the scripts of
+a sample of the texts.
 """
 
 from __future__ import annotations
@@ -367,11 +355,6 @@ class Choice:
     reason: str
     scripts: dict[str, float]
     warning: str | None = None  # e.g. the extra that would give a dictionary segmenter
-
-    def to_json(self) -> dict:
-        out = {"requested": self.requested, "name": self.name, "reason": self.reason,
-               "scripts": self.scripts}
-        return out if self.warning is None else {**out, "warning": self.warning}
 
 
 def choose_segmenter(texts: Iterable[str], requested: str = "auto") -> Choice:

@@ -1,13 +1,9 @@
-"""The word tokenizer used by every cue statistic (docs/methods.md §1).
-
-Lower-cased word tokens; punctuation is dropped; English contractions are split the way spaCy
-splits them ("don't" → "do", "n't"; "it's" → "it", "'s"; "can't" → "ca", "n't"). A word counts
-once per text: :func:`tokenize` returns the distinct tokens in order of first occurrence.
-Typographic apostrophes (’) are read as ASCII ones.
-
-The words are those of the active segmenter (:mod:`cuelens.audit.segmenters`; ``unicode``
-unless a scan sets another with :func:`segmenting`), so everything that counts words — cues,
-baselines, hygiene keys, lengths, examples — cuts a text the same way within a scan.
+"""The word tokenizer used by every cue statistic (docs/methods.md §1, §1b; its rules:
+docs/word-cues.md, "Tokens and counts"): the words of the active segmenter
+(:mod:`cuelens.audit.segmenters`; ``unicode`` unless a scan sets another with
+:func:`segmenting`), so everything that counts words — cues, baselines, hygiene keys, lengths,
+examples — cuts a text the same way within a scan. :func:`tokenize` returns a text's distinct
+tokens in order of first occurrence (a word counts once per text).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import os
 import shlex
 from pathlib import Path
 
-from cuelens.audit.compare import scan_conclusion
+from cuelens.audit.conclusion import conclusion_of
 from cuelens.audit.results import (CONCLUSION_TEXT, ConfigSection, CueRow, CueStats,
                                    DatasetSummary, ExamplesSection, HygieneSection,
                                    LeakageSection, typed_reads)
@@ -51,7 +51,7 @@ def sentence(text: str, capital: bool = True) -> str:
 def conclusion_sentence(results: dict, bold: bool = False) -> str:
     """The scan's conclusion as one sentence, ``Inconclusive: <reason>`` (``bold``: its first
     word bold and the reason escaped, for Markdown)."""
-    conclusion = scan_conclusion(results)
+    conclusion = conclusion_of(results)
     status, reason = CONCLUSION_TEXT[conclusion.status], sentence(conclusion.reason, False)
     return f"**{status}:** {markdown_text(reason)}" if bold else f"{status}: {reason}"
 

@@ -1,14 +1,10 @@
-"""NEGATION (docs/methods.md §5): a negating word among the text's words.
-
-English: a word of :data:`NEGATION_WORDS` or :data:`NEGATION_CONTRACTIONS` among the words of the
-``unicode`` segmenter (lower-cased, typographic apostrophes read as ASCII ones, contractions cut
-as spaCy cuts them: "didn't" → "did", "n't"), whatever segmenter the scan uses; no parse. On the
-real datasets these are the values of the earlier detector on spaCy's parse (the dependency
-label ``neg`` or a lexicon word among spaCy's tokens), docs/icq-features.md ("Detectors").
-
-Chinese and Japanese text (no English parse): a word of :data:`NEGATION_LEXICONS`, or two
-adjacent words that together are one (fugashi cuts ません into ませ + ん), among the words of the
-scan's segmenter (docs/languages.md)."""
+"""NEGATION (docs/methods.md §5): a negating word among the text's words, no parse. English: a
+word of :data:`NEGATION_WORDS` or :data:`NEGATION_CONTRACTIONS` among the words of the
+``unicode`` segmenter, whatever segmenter the scan uses; Chinese and Japanese: a word of
+:data:`NEGATION_LEXICONS`, or two adjacent words that together are one, among the words of the
+scan's segmenter. The rules, and their agreement with the earlier detector on spaCy's parse:
+docs/icq-features.md ("Detectors"), docs/languages.md.
+"""
 
 from __future__ import annotations
 

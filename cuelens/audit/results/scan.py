@@ -4,7 +4,7 @@ built once, in the file's key order."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from cuelens.audit.results.conclusion import Conclusion
 from cuelens.audit.results.config import ConfigSection
@@ -52,13 +52,16 @@ class ScanSections(Section):
     subsets: SubsetsSection | None = None
 
     def advised(self, conclusion: Callable[[dict], Conclusion],
-                next_steps: Callable[[dict], list]) -> ScanSections:
+                next_steps: Callable[[dict], list]) -> tuple[ScanSections, dict]:
         """These sections with their ``conclusion`` and then their ``next_steps`` computed from
-        every other section (:func:`cuelens.audit.advice.advise`): call it once the last
-        section is in."""
+        every other section (:func:`cuelens.audit.advice.advise`), and their results.json
+        content (their ``to_json``, built once): call it once the last section is in."""
         bare = replace(self, conclusion=None, next_steps=None)
         with typed_reads():  # the sections read as they are, never parsed back
             results = bare.to_json()  # once: the conclusion is the one section added
             concluded = conclusion(results)
-            steps = next_steps({**results, Conclusion.key: concluded.to_json()})
-        return replace(bare, conclusion=concluded, next_steps=steps)
+            added = {**results, Conclusion.key: concluded.to_json()}
+            steps = next_steps(added)
+        advised = replace(bare, conclusion=concluded, next_steps=steps)
+        added["next_steps"] = steps
+        return advised, {f.name: added[f.name] for f in fields(advised) if f.name in added}

@@ -108,27 +108,37 @@ def _read_once(cls: type, data: object, read: Callable[[], T]) -> T:
     return typing.cast(T, hit[1])
 
 
-def _remember(cls: type, data: object, typed: object) -> None:
-    """Inside :func:`typed_reads`: ``data``, just written from ``typed``, reads as ``typed``."""
+def _remember(typed: object, data: object) -> None:
+    """Inside :func:`typed_reads`: ``data``, written from ``typed`` (a section or a list of
+    them), reads as ``typed``."""
     reads = _READS.get()
     if reads is not None:
-        reads[(cls, id(data))] = (data, typed)
+        kind = type(typed[0]) if isinstance(typed, list) else type(typed)
+        reads[(kind, id(data))] = (data, typed)
+
+
+def remember_written(section: Section, data: dict) -> None:
+    """Inside :func:`typed_reads`: the parts of ``data``, ``section.to_json()`` written before
+    the block, read as ``section``'s own (as if written inside it: never parsed back)."""
+    for name in _nested(typing.cast(type, type(section))):
+        value = getattr(section, name)
+        if isinstance(value, Section) or isinstance(value, list) and value:
+            _remember(value, data[name])
 
 
 def _json(value: object) -> object:
     """A field's value as results.json holds it: a section (or a list or dict of them) by its
     ``to_json``, anything else as it is."""
-    if isinstance(value, Section):
-        data = value.to_json()
-        _remember(type(value), data, value)
-        return data
-    if isinstance(value, list) and value and isinstance(value[0], Section):
-        rows = [row.to_json() for row in value]
-        _remember(type(value[0]), rows, value)
-        return rows
     if isinstance(value, dict) and value and isinstance(next(iter(value.values())), Section):
         return {key: row.to_json() for key, row in value.items()}
-    return value
+    if isinstance(value, Section):
+        data: object = value.to_json()
+    elif isinstance(value, list) and value and isinstance(value[0], Section):
+        data = [row.to_json() for row in value]
+    else:
+        return value
+    _remember(value, data)
+    return data
 
 
 @functools.cache
