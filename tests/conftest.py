@@ -1,10 +1,13 @@
 """Shared fixtures: small dataset files written into a temporary directory, a Ray cluster per
-test module; one-thread BLAS/OpenMP pools in each pytest-xdist worker (README.md)."""
+test module, a small SGD budget for scans whose SGD accuracies a test does not check; one-thread
+BLAS/OpenMP pools in each pytest-xdist worker (README.md)."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,6 +41,25 @@ def _private_parse_cache(tmp_path_factory):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@contextmanager
+def small_sgd_budget_context() -> Iterator[None]:
+    """SGD fits of about 3·10⁴ samples instead of 3·10⁵ (``sgd_epochs``, docs/methods.md §3)
+    while it is open: for scans whose SGD accuracies are not what a test checks, such as two
+    scans of the same data compared (engines, memory modes; both fit with the same budget) or a
+    report rendered; the default budget is most of a small scan's time. tests/test_fit_cap.py
+    and test_large_scans.py test the budget itself."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("cuelens.audit.aggregators.SGD_SAMPLES", 30_000)
+        yield
+
+
+@pytest.fixture
+def small_sgd_budget() -> Iterator[None]:
+    """:func:`small_sgd_budget_context` for one test."""
+    with small_sgd_budget_context():
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -196,6 +196,7 @@ def test_task_is_a_string_enum():
     assert json.dumps({"task": ds.task}) == '{"task": "mcq"}' and f"{Task.NLI}" == "nli"
 
 
+@pytest.mark.usefixtures("small_sgd_budget")
 def test_scan_takes_the_cli_field_overrides(tmp_path):
     """cuelens.scan(df, premise_field=...) loads like `audit scan --premise-field`: the same
     results.json, byte for byte; and the same overrides on a DataFrame give the same scan."""

@@ -33,6 +33,7 @@ def nli_file(tmp_path):
     return path
 
 
+@pytest.mark.usefixtures("small_sgd_budget")
 def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file):
     result = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "a")
     assert result.exit_code == 0, result.output

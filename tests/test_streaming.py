@@ -35,6 +35,7 @@ def results_json(engine: str, data: str, config: ScanConfig) -> str:
     return dumps_json(scan_dataset(dataset, config).results)
 
 
+@pytest.mark.usefixtures("small_sgd_budget")
 @pytest.mark.parametrize("task", ["nli", "mcq"])
 def test_local_engine_equals_memory_engine(tmp_path, task):
     """Train/test directory and a single cross-validated file, capped fits (the restricted BoW
@@ -50,6 +51,7 @@ def test_local_engine_equals_memory_engine(tmp_path, task):
             results_json("memory", str(data), config)
 
 
+@pytest.mark.usefixtures("small_sgd_budget")
 def test_shard_formats_are_one_dataset(tmp_path):
     """JSONL, gzip, CSV and Parquet shards of the same rows (a directory, or a glob) give the
     same results as one file of them, up to the dataset name and file."""
