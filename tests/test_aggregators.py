@@ -163,6 +163,21 @@ def test_nli_ties_break_toward_the_majority_label_and_fallback_is_majority():
     assert nli_predictions(decision, order, np.array([False, False, True])).tolist() == [1, 2, 2]
 
 
+def test_nli_predictions_equal_argmax_over_the_label_order_with_ties_infinities_and_nan():
+    rng = np.random.default_rng(3)
+    for trial in range(300):
+        n, n_labels = int(rng.integers(0, 40)), int(rng.integers(1, 5))
+        decision = rng.integers(0, 3, (n, n_labels)).astype(float)  # many ties
+        decision[rng.random((n, n_labels)) < 0.15] = -np.inf
+        if trial % 3 == 0:
+            decision[rng.random((n, n_labels)) < 0.1] = np.nan
+        if trial % 5 == 0:
+            decision[rng.random((n, n_labels)) < 0.1] = np.inf
+        order = rng.permutation(n_labels)
+        expected = order[np.argmax(decision[:, order], axis=1)]
+        assert nli_predictions(decision, order).tolist() == expected.tolist()
+
+
 def test_mcq_ties_count_one_over_number_tied():
     right = np.array([0.7, 0.7, 0.1,   # right choice ties with one other: 1/2
                       0.3, 0.3, 0.3,   # three-way tie: 1/3

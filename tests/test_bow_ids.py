@@ -214,6 +214,32 @@ def test_run_counts_equal_brute_force_counting():
     np.testing.assert_array_equal(counts.joint[:, 0], expected)  # slot 0: the evaluated items
 
 
+def test_outer_fold_portions_count_the_items_of_the_other_folds():
+    """The fitting portion of outer fold f (the run's total less f's slot) counts
+    #(w, inner fold, label) over exactly the items outside fold f, by hand."""
+    from cuelens.audit.passes import count_run
+    from cuelens.audit.tokenize import tokenize
+
+    rng = np.random.default_rng(8)
+    texts = [" ".join(rng.choice(["x", "y", "z", "w", "v"], size=int(rng.integers(1, 6))))
+             for _ in range(40)]
+    labels, inner, outer = rng.integers(0, 3, 40), rng.integers(0, 2, 40), rng.integers(0, 3, 40)
+    seqs = encode(texts)
+    folds = SimpleNamespace(inner_folds=2, inner=lambda items, keys: inner[items],
+                            outer=lambda items, keys, seed: outer[items],
+                            priority=lambda items, seed: items.astype(np.uint64))
+    counts = count_run(count_store := store_of(seqs, labels, 7), folds, 3, 0, 0, True, 40)
+    assert count_store.n_eval == 40
+    for fold in range(3):
+        expected = np.zeros((len(seqs.vocab), 2, 3))
+        for r in np.flatnonzero(outer != fold):
+            for token in set(tokenize(texts[r])):
+                expected[seqs.vocab.index(token), inner[r], labels[r]] += 1
+        joint, label_counts, _ = counts.portion(fold)
+        np.testing.assert_array_equal(joint, expected)
+        np.testing.assert_array_equal(label_counts.sum(), np.sum(outer != fold))
+
+
 @pytest.mark.parametrize("cap", [1, 3, 20])
 def test_sample_candidates_are_the_lowest_priorities_however_the_chunks_merge(cap):
     """The training-sample candidates of a count pass (per label, the ``2 × cap`` items of

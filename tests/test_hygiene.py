@@ -294,3 +294,20 @@ def test_example_texts_are_cut_at_a_word_boundary():
     assert clip("short text", 100) == "short text"
     assert clip("x" * 300, 50) == "x" * 49 + "…"  # one word longer than the limit
     assert clip("one two three", 8) == "one two…"
+
+
+def test_label_keys_of_a_compact_label_column_equal_those_of_its_values():
+    """NLI answer keys read off a compact split's label codes are the keys of the labels
+    themselves: equal labels, equal keys; different labels, different keys."""
+    from cuelens.audit.hygiene_keys import label_keys
+    from cuelens.data.compact import LabelColumn
+
+    labels = ["entailment", "neutral", "entailment", "contradiction", "neutral", "entailment"]
+    column = LabelColumn()
+    for label in labels:
+        column.append(label)
+    keys = label_keys(column)
+    np.testing.assert_array_equal(keys, label_keys(labels))
+    assert keys.dtype == np.uint64 and len(set(keys.tolist())) == 3
+    assert keys[0] == keys[2] == keys[5] and keys[1] == keys[4] != keys[3]
+    assert len(label_keys(LabelColumn())) == 0

@@ -194,25 +194,23 @@ def first_occurrences(words: TokenSequences, chunk: int = ENCODE_CHUNK) -> Token
                           indices=np.concatenate(indices) if indices else np.zeros(0, np.int32))
 
 
-def _bigram_features(words: TokenSequences, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The uni+bigram features of ``rows`` laid out as ``encode(..., ngrams=2)`` lists them
-    (per text its ``L`` words, then its ``L − 1`` bigrams, repeats kept), as int64 keys, and each
-    feature's row (index into ``rows``). A bigram is keyed ``V + id₁·V + id₂`` (``V`` words; a
-    unigram by its id), so no bigram string is built."""
+def _bigram_features(words: TokenSequences, rows: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The uni+bigram features of ``rows`` (``encode(..., ngrams=2)``'s features, repeats
+    kept): every row's unigrams (its ``L`` words) first, then every row's bigrams (``L − 1``), as
+    int64 keys; each feature's row (index into ``rows``) and its position in its row's
+    ``encode`` layout (its words, then its bigrams). A bigram is keyed ``V + id₁·V + id₂``
+    (``V`` words; a unigram by its id), so no bigram string is built."""
     n_words = np.int64(len(words.vocab))
     lengths = words.lengths[rows]
     row_of = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
     first_token = np.cumsum(lengths) - lengths
     position = np.arange(len(row_of), dtype=np.int64) - first_token[row_of]  # within its text
     ids = words.indices[words.indptr[rows][row_of] + position].astype(np.int64)
-    n_features = np.maximum(2 * lengths - 1, 0)
-    start = (np.cumsum(n_features) - n_features)[row_of] + position
-    pair = position < lengths[row_of] - 1  # a bigram starts here
-    features = np.empty(int(n_features.sum()), dtype=np.int64)
-    features[start] = ids
-    features[start[pair] + lengths[row_of[pair]]] = \
-        n_words + ids[pair] * n_words + ids[1:][pair[:-1]]
-    return features, np.repeat(np.arange(len(rows), dtype=np.int64), n_features)
+    pair = position[:-1] < lengths[row_of[:-1]] - 1  # a bigram starts here
+    bigrams = n_words + ids[:-1][pair] * n_words + ids[1:][pair]
+    return (np.concatenate([ids, bigrams]), np.concatenate([row_of, row_of[:-1][pair]]),
+            np.concatenate([position, lengths[row_of[:-1][pair]] + position[:-1][pair]]))
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -253,7 +251,7 @@ class BigramColumns:
         """Binary ``len(rows) × len(keys)`` matrix (float32, sorted indices) of ``rows``."""
         import scipy.sparse as sp
 
-        keys, feature_row = _bigram_features(words, rows)
+        keys, feature_row, _ = _bigram_features(words, rows)
         index, kept = _find(self.keys, keys)
         n_columns = len(self.keys)
         cells = _distinct(feature_row[kept] * n_columns + self.column[index[kept]])
@@ -266,7 +264,7 @@ def kept_bigrams(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,
                  min_count: int) -> np.ndarray:
     """The sorted keys of the uni+bigram features whose support over the distinct ``fitted``
     rows (each counted ``weights`` times) is at least ``min_count``."""
-    keys, feature_row = _bigram_features(words, fitted)
+    keys, feature_row, _ = _bigram_features(words, fitted)
     fitted_keys, key_index = np.unique(keys, return_inverse=True)
     del keys
     cells = _distinct(key_index * len(fitted) + feature_row)  # (feature, row) pairs, once each
@@ -284,10 +282,7 @@ def first_positions(words: TokenSequences, rows: np.ndarray, order: np.ndarray,
     the layout the columns follow; then its position within the row), packed in one int64;
     absent keys get the int64 maximum. The minimum over pieces of the rows is the position
     over all of them, so pieces (chunks) combine in any order."""
-    keys, feature_row = _bigram_features(words, rows)
-    n_features = np.maximum(2 * words.lengths[rows] - 1, 0)
-    within = np.arange(len(keys), dtype=np.int64) - (np.cumsum(n_features) - n_features)[
-        feature_row]
+    keys, feature_row, within = _bigram_features(words, rows)
     packed = (np.asarray(order, dtype=np.int64)[feature_row] << ROW_SHIFT) + within
     index, found = _find(kept, keys)
     first = np.full(len(kept), np.iinfo(np.int64).max)

@@ -23,7 +23,7 @@ from cuelens.audit.aggregators import (AGGREGATORS, CueView, TokenView, decision
                                        one_blas_thread, quiet_single_thread, view_tokens)
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.config import ScoringOptions
-from cuelens.audit.evaluate import item_correct
+from cuelens.audit.evaluate import item_correct, nli_correct
 from cuelens.audit.metrics import METRICS, CountTable
 from cuelens.data.dataset import Task
 
@@ -169,8 +169,8 @@ def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenVie
         full, mine = trained[metric]
         out = {}
         for key, decision in decisions(mine, tokens, full).items():
-            correct = item_correct(decision, labels, task, k, fit.label_order, tokens.fallback)
-            out[key] = correct.astype(bool) if task == Task.NLI else correct
+            out[key] = nli_correct(decision, labels, fit.label_order, tokens.fallback) \
+                if task == Task.NLI else item_correct(decision, labels, task, k, fit.label_order)
         return out
 
     tokens.first_tokens(fit.d)  # the positions of every metric's features, before the threads

@@ -14,6 +14,7 @@ import numpy as np
 from cuelens.audit.groups import MIN_KEY_TOKENS
 from cuelens.audit.text_keys import TextKeys, as_keys, combine, text_key, text_keys
 from cuelens.audit.tokenize import normal_forms
+from cuelens.data.compact import LabelColumn
 from cuelens.data.dataset import Split, Task
 
 MAX_EXAMPLES = 5
@@ -36,7 +37,12 @@ def near_parts(split: Split, items: np.ndarray) -> list[list[str]]:
 def label_keys(labels: Sequence[str]) -> np.ndarray:
     """NLI label values as 64-bit fingerprints (:func:`~cuelens.audit.text_keys.text_key`), each
     distinct value hashed once: equal labels, equal keys, whatever chunk they are in (two values
-    collide with probability 2⁻⁶⁴)."""
+    collide with probability 2⁻⁶⁴); a compact split's label column is read by its codes."""
+    if isinstance(labels, LabelColumn):
+        table = np.asarray([as_keys(text_key(label))[0] for label in labels.values],
+                           dtype=np.uint64)
+        return table[np.frombuffer(labels.codes, dtype=np.int16)] if len(labels) else \
+            np.zeros(0, np.uint64)
     known = {label: as_keys(text_key(label))[0] for label in set(labels)}
     return np.fromiter((known[label] for label in labels), dtype=np.uint64, count=len(labels))
 

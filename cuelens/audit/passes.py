@@ -32,6 +32,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
@@ -325,14 +326,22 @@ class RunCounts:
 
     def portion(self, fold: int | None) -> tuple[np.ndarray, np.ndarray, int]:
         """Counts (``V × K × L``), label counts (``K × L``) and ``d`` of the fitting portion of
-        outer fold ``fold`` (None: the fitting split alone)."""
+        outer fold ``fold`` (None: the fitting split alone): an outer fold's portion is every
+        slot but its own, the counts summed over all slots (once per run) less that slot's
+        (integers: exactly the sum over the others)."""
         slots = self.slots(fold)
-        return (self.joint[:, slots].sum(axis=1).astype(np.float64),
-                self.labels[slots].sum(axis=0).astype(np.float64),
+        joint = self.joint[:, slots[0]] if fold is None else self.joint_total - self.joint[:, fold]
+        return (joint.astype(np.float64), self.labels[slots].sum(axis=0).astype(np.float64),
                 representation_length_counted(self.lengths[slots].sum(axis=0)))
+
+    @cached_property
+    def joint_total(self) -> np.ndarray:
+        """``joint`` summed over every slot (``V × K × L``; after the last :meth:`merge`)."""
+        return self.joint.sum(axis=1)
 
     def merge(self, other: RunCounts) -> None:
         """Add the counts of later chunks (``other``, same run): counts are sums over items."""
+        self.__dict__.pop("joint_total", None)
         self.joint += other.joint
         self.labels += other.labels
         self.lengths += other.lengths
