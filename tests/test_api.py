@@ -20,6 +20,9 @@ from cuelens.errors import UserError
 from tests.conftest import write_jsonl
 
 FAST = {"folds": 3, "iterations": 1}
+# Every scan here is checked for its shape, its views or against another scan of the same data
+# (CLI vs API, file vs DataFrame), never for SGD's accuracies: tests/conftest.py's small budget.
+pytestmark = pytest.mark.usefixtures("small_sgd_budget")
 
 
 @pytest.mark.slow
@@ -196,7 +199,6 @@ def test_task_is_a_string_enum():
     assert json.dumps({"task": ds.task}) == '{"task": "mcq"}' and f"{Task.NLI}" == "nli"
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_scan_takes_the_cli_field_overrides(tmp_path):
     """cuelens.scan(df, premise_field=...) loads like `audit scan --premise-field`: the same
     results.json, byte for byte; and the same overrides on a DataFrame give the same scan."""

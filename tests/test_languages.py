@@ -38,6 +38,7 @@ def test_negation_lexicon_on_the_scan_words(segmenter, text, negated):
         assert negation.values(text) == (("present",) if negated else ())
 
 
+@pytest.mark.usefixtures("small_sgd_budget")  # the features sections, not SGD's accuracies
 def test_scan_of_chinese_records_the_features_it_skipped():
     import cuelens
 

@@ -20,6 +20,7 @@ from cuelens.cli import app
 from cuelens.data.synthetic import make_nli
 from cuelens.errors import UserError
 from cuelens.probes.scan_source import load_scan_dir
+from tests.conftest import small_sgd_budget_context
 
 runner = CliRunner()
 VARIANTS = {"table-parquet": ["items.parquet"], "table-jsonl": ["items.jsonl"],
@@ -34,11 +35,13 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 @pytest.fixture(scope="module")
 def scanned(tmp_path_factory):
     """A scan saved with records and with ids, and one directory per way of keeping the split
-    (results.json plus only those files)."""
+    (results.json plus only those files); with tests/conftest.py's small SGD budget: the tests
+    compare the ways of handing its split over, never SGD's accuracies."""
     root = tmp_path_factory.mktemp("handoff")
     rows = make_nli(300, seed=11)
     data = write_jsonl(root / "data.jsonl", rows)
-    result = cuelens.scan(str(data), features="none", folds=3, iterations=1, seed=2)
+    with small_sgd_budget_context():
+        result = cuelens.scan(str(data), features="none", folds=3, iterations=1, seed=2)
     result.save(root / "full", item_files="records")
     result.save(root / "with-ids", item_files="ids", report=False)
     for name, files in VARIANTS.items():
@@ -117,6 +120,7 @@ def test_probe_via_the_table_equals_the_probe_via_item_files(scanned, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("small_sgd_budget")  # the id lists handed over, not SGD's accuracies
 def test_a_streaming_scan_hands_over_its_ids(tmp_path):
     """`audit scan --stats streaming --item-files ids` (what scans of more than a million items
     write by default): without its items table the probe takes the split from the id lists."""

@@ -93,6 +93,7 @@ def test_score_pairs_schema_is_checked_by_kind():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("small_sgd_budget")  # sections and schema, not SGD's accuracies
 def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
@@ -355,6 +356,7 @@ def test_cli_report(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("small_sgd_budget")  # report paths, not SGD's accuracies
 def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
     from typer.testing import CliRunner
 
@@ -376,6 +378,7 @@ def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("small_sgd_budget")  # probe figures, not SGD's accuracies
 @pytest.mark.parametrize("task", ["nli", "mcq"])
 def test_probe_results_render_with_probe_figures(tmp_path, task):
     """`audit probe --predictions` output (scan sections + probe) validates and renders."""

@@ -20,18 +20,21 @@ from cuelens.audit.results import (Conclusion, ConfigSection, CueFinding, CueRow
 from cuelens.data import load_dataset
 from cuelens.errors import UserError
 from cuelens.jsonio import dumps_json
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, small_sgd_budget_context
 
 REAL = {"copa": ("word", "negation"), "arct": ()}  # data set → the ICQ features scanned
 
 
 @pytest.fixture(scope="module", params=sorted(REAL))
 def real_scan(request) -> tuple[str, str]:
-    """(name, results.json text) of a default scan of a real data set."""
+    """(name, results.json text) of a default scan of a real data set, with tests/conftest.py's
+    small SGD budget: its tests read sections back and check their types and counts, never
+    SGD's accuracies."""
     if not (SHARED_DATA / request.param).is_dir():
         pytest.skip("../shared/data is not present")
-    scan = scan_dataset(load_dataset(str(SHARED_DATA / request.param)), ScanConfig(),
-                        features=REAL[request.param])
+    with small_sgd_budget_context():
+        scan = scan_dataset(load_dataset(str(SHARED_DATA / request.param)), ScanConfig(),
+                            features=REAL[request.param])
     return request.param, dumps_json(scan.results)
 
 
@@ -173,6 +176,7 @@ def counted_builds_and_cue_parses(monkeypatch) -> tuple[list, list]:
     return built, parsed
 
 
+@pytest.mark.usefixtures("small_sgd_budget")  # counts builds, not SGD's accuracies
 def test_a_scan_builds_its_results_dict_once_to_advise_and_never_parses_its_cue_rows_back(
         tmp_path, monkeypatch):
     import cuelens
@@ -191,6 +195,7 @@ def test_a_scan_builds_its_results_dict_once_to_advise_and_never_parses_its_cue_
     assert "nobody" in (tmp_path / "out" / "report.html").read_text()  # the planted cue listed
 
 
+@pytest.mark.usefixtures("small_sgd_budget")  # counts builds, not SGD's accuracies
 def test_the_api_save_writes_the_advised_dict_and_never_parses_its_cue_rows_back(
         tmp_path, monkeypatch):
     import cuelens
