@@ -1,6 +1,7 @@
 """`audit scan --stats streaming` and `cuelens.scan(stats="streaming")` end to end: outputs,
 determinism, sections shared with the exact scan, the exact scan's results where the data are
-small enough for its grouped folds (hashed folds above GROUPED_FOLD_ITEMS), and clear errors."""
+small enough for its grouped folds (hashed folds above GROUPED_FOLD_INSTANCES), and clear
+errors."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def nli_file(tmp_path):
 @pytest.fixture()
 def hashed(monkeypatch):
     """Hashed folds for the 600-item file (the threshold just below it)."""
-    monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_ITEMS", 599)
+    monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", 599)
 
 
 def _without_the_mode(results: dict) -> dict:
@@ -52,9 +53,10 @@ OUTPUTS = ["items.jsonl", "easy.jsonl", "hard.jsonl", "cues.csv"]
 
 
 def test_small_streamed_scan_is_the_exact_scan(tmp_path, nli_file):
-    """Up to GROUPED_FOLD_ITEMS items (600 here) a streamed scan deals the exact scan's grouped,
-    stratified folds from its chunks: results.json is the exact scan's but for what names the
-    mode, and the per-item table, easy/hard files and cue table are the same bytes."""
+    """Up to GROUPED_FOLD_INSTANCES instances (600 items here) a streamed scan deals the exact
+    scan's grouped, stratified folds from its chunks: results.json is the exact scan's but for
+    what names the mode, and the per-item table, easy/hard files and cue table are the same
+    bytes."""
     exact = _scan(nli_file, "--features", "none", "--out", tmp_path / "exact")
     streamed = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "streamed")
     assert exact.exit_code == 0 and streamed.exit_code == 0, streamed.output
@@ -143,7 +145,7 @@ def mcq_scans(tmp_path_factory):
     train/test pair whose test split holds an exact copy of a training question through the
     API; each as (results, items table, data arguments)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chunk_scan, "GROUPED_FOLD_ITEMS", 0)
+        patch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", 0)
         return _mcq_scans(tmp_path_factory.mktemp("mcq"))
 
 
@@ -269,7 +271,7 @@ def test_too_few_groups_is_the_same_error_in_both_modes(tmp_path, monkeypatch):
     write_jsonl(path, records)
     messages = []
     for stats, threshold in (("exact", 60), ("streaming", 60), ("streaming", 59)):
-        monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_ITEMS", threshold)
+        monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", threshold)
         with pytest.raises(cuelens.UserError) as error:
             cuelens.scan(path, stats=stats, features="none", folds=5)
         messages.append(str(error.value))

@@ -45,10 +45,11 @@ if TYPE_CHECKING:
     from cuelens.audit.segmentation import ScanSegmentation
     from cuelens.audit.streamed_hygiene import ItemFlags
 
-#: A streamed scan of at most this many items (its fitting and evaluated splits) deals the exact
-#: scan's grouped folds (:func:`chunked_folds`: ~40 bytes per item held while it runs); above,
-#: hashed folds in flat memory (docs/large-datasets.md, "Folds")
-GROUPED_FOLD_ITEMS = 1_000_000
+#: A streamed scan of at most this many instances (NLI items, MCQ choices; of its fitting and
+#: evaluated splits) deals the exact scan's grouped folds (:func:`chunked_folds`: ~180 bytes
+#: an NLI item while they are found, 27 held; a 1M-item scan peaks at 650 MB); above, hashed
+#: folds in flat memory (docs/large-datasets.md, "Statistics that stream", 2)
+GROUPED_FOLD_INSTANCES = 1_000_000
 
 GROUPED_STREAMING_NOTE = (
     "statistics streamed over chunks (--stats streaming) with the exact statistics' grouped, "
@@ -351,8 +352,8 @@ def _sample_texts(data: ChunkedData) -> list[str]:
 
 
 def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = None) -> ScanMode:
-    """``--stats streaming``: up to :data:`GROUPED_FOLD_ITEMS` items, the exact scan's grouped,
-    stratified folds and their groups (:func:`chunked_folds`); above, or given ``folds``,
+    """``--stats streaming``: up to :data:`GROUPED_FOLD_INSTANCES` instances, the exact scan's
+    grouped, stratified folds and their groups (:func:`chunked_folds`); above, or given ``folds``,
     those (default :class:`~cuelens.audit.folds.HashedFolds` of the config) and the groups of
     the hashed fold keys; the segmentation of a sample (:func:`_sample_texts`),
     ``config.statistics`` and a note saying which folds."""
@@ -361,7 +362,7 @@ def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = N
     segmentation = streamed_segmentation(_sample_texts(data), config.segmenter)
     check_cross_validation_folds(data.fitting is None, config.folds)
     streamed = ConfigSection(**asdict(config), statistics="streaming")
-    if folds is None and data.store.n_items <= GROUPED_FOLD_ITEMS:
+    if folds is None and data.store.n_items * data.store.k <= GROUPED_FOLD_INSTANCES:
         grouped = chunked_folds(data, config)
         return ScanMode(grouped, grouped.fitting(), grouped.summary, segmentation, streamed,
                         [GROUPED_STREAMING_NOTE])

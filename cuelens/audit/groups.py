@@ -174,7 +174,8 @@ def grouping(splits: Iterable) -> Grouping:
     merged = {kind: (np.concatenate([items for items, _ in pairs]),
                      np.concatenate([keys for _, keys in pairs]))
               for kind, pairs in links.items()}
-    return break_giant(first, merged, UNITS[task or Task.NLI] + (" or group field" if "g" in merged else ""))
+    unit = UNITS[task or Task.NLI] + (" or group field" if "g" in merged else "")
+    return break_giant(first, merged, unit)
 
 
 _GROUPINGS = SplitCache[Grouping]()
