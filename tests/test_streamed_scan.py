@@ -19,6 +19,7 @@ from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from cuelens.reports.schema import validate_results
 from tests.conftest import write_jsonl
+from tests.scan_helpers import without_the_mode
 
 
 def _scan(*args):
@@ -42,13 +43,6 @@ def hashed(monkeypatch):
     monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", 599)
 
 
-def _without_the_mode(results: dict) -> dict:
-    """results.json but what names the memory mode (``config.statistics``, the note)."""
-    config = {key: value for key, value in results["config"].items() if key != "statistics"}
-    return {**{key: value for key, value in results.items() if key != "notes"},
-            "config": config}
-
-
 OUTPUTS = ["items.jsonl", "easy.jsonl", "hard.jsonl", "cues.csv"]
 
 
@@ -64,7 +58,7 @@ def test_small_streamed_scan_is_the_exact_scan(tmp_path, nli_file):
                          for out in ("streamed", "exact"))
     assert results["config"]["statistics"] == "streaming"
     assert results["notes"] == [chunk_scan.GROUPED_STREAMING_NOTE] and "notes" not in expected
-    assert json.dumps(_without_the_mode(results)) == json.dumps(expected)
+    assert json.dumps(without_the_mode(results)) == json.dumps(expected)
     for name in OUTPUTS:
         assert (tmp_path / "streamed" / name).read_bytes() == \
             (tmp_path / "exact" / name).read_bytes()
@@ -207,7 +201,7 @@ def test_streamed_and_exact_mcq_scans_have_the_same_sections(mcq_scans):
     assert streamed["hygiene"] == exact.results["hygiene"]
     assert streamed["mcq_baselines"] == exact.results["mcq_baselines"]  # fitted on train alone
     grouped = cuelens.scan(**data, stats="streaming", features="none", folds=2, iterations=1)
-    assert json.dumps(_without_the_mode(grouped.results)) == json.dumps(exact.results)
+    assert json.dumps(without_the_mode(grouped.results)) == json.dumps(exact.results)
     pd.testing.assert_frame_equal(grouped.items, exact.items)
 
 
