@@ -62,6 +62,19 @@ class HashedFolds:
 
 
 
+def dealt(folds: Folds, fold_seed: int | None, sample_seed: int | None = None) -> Folds:
+    """``folds`` with the outer folds of ``fold_seed`` and the priorities of ``sample_seed``
+    (None: not used by the pass) dealt here, so that a copy shipped to the workers of a pass
+    (Ray) holds them instead of dealing them again in every chunk's task (grouped folds deal
+    over the whole split)."""
+    empty = np.zeros(0, dtype=np.int64)
+    if fold_seed is not None:
+        folds.outer(empty, empty.astype(np.uint64), fold_seed)
+    if sample_seed is not None:
+        folds.priority(empty, sample_seed)
+    return folds
+
+
 @dataclass(frozen=True)
 class FittingFolds:
     """:class:`Folds` that cross-validate the fitting split (:meth:`TokenStore.fitting_store`):
