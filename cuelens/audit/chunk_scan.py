@@ -5,8 +5,9 @@ Over :class:`~cuelens.audit.chunked_data.ChunkedData` (read by
 :func:`scan_streaming` computes every section of results.json from passes over the chunks
 (:mod:`cuelens.audit.passes`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
 :class:`~cuelens.audit.scan_result.Scan` that writes the usual outputs. What the memory mode
-decides is a :class:`ScanMode`: :func:`streamed_mode` (``--stats streaming``: hashed folds,
-``config.statistics`` ``"streaming"`` and a note saying how the folds differ) or the exact
+decides is a :class:`ScanMode`: :func:`streamed_mode` (``--stats streaming``: the exact scan's
+grouped folds built from the chunks up to :data:`GROUPED_FOLD_INSTANCES`, hashed folds above;
+``config.statistics`` ``"streaming"`` and a note saying which) or the exact
 scan's (:func:`cuelens.audit.pipeline.scan_dataset`: a loaded dataset held as one chunk per
 split, its grouped, stratified folds).
 """
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from cuelens.audit.streamed_hygiene import ItemFlags
 
 #: A streamed scan of at most this many instances (NLI items, MCQ choices; of its fitting and
-#: evaluated splits) deals the exact scan's grouped folds (:func:`chunked_folds`: ~180 bytes
+#: evaluated splits) deals the exact scan's grouped folds (:func:`chunked_folds`: ~165 bytes
 #: an NLI item while they are found, 27 held; a 1M-item scan peaks at 650 MB); above, hashed
 #: folds in flat memory (docs/large-datasets.md, "Statistics that stream", 2)
 GROUPED_FOLD_INSTANCES = 1_000_000
