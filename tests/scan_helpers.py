@@ -160,6 +160,13 @@ def exact_mode(dataset, config):
     return held_in_memory(dataset, config, scan_segmentation(dataset, config.segmenter))[1]
 
 
+def without_the_mode(results: dict) -> dict:
+    """A scan's results.json but what names the memory mode (``config.statistics``, the note)."""
+    config = {key: value for key, value in results["config"].items() if key != "statistics"}
+    return {**{key: value for key, value in results.items() if key != "notes"},
+            "config": config}
+
+
 def length_section(dataset: Dataset, folds: int = 5, seed: int = 0) -> LengthsSection:
     """The ``lengths`` section of a dataset held in memory, the reference of the scan's
     (cuelens.audit.lengths.lengths_of_parts over its chunks; MCQ: nothing is fitted, so no

@@ -1,6 +1,7 @@
 """Conformance across scan modes (issue 54), in the style of scikit-learn's
-``parametrize_with_checks``: every scan mode (exact, streaming, streaming over the exact scan's
-grouped folds, Ray, subsets; NLI and MCQ; preference pairs) × every check that applies to it.
+``parametrize_with_checks``: every scan mode (exact, streaming — data this small get the exact
+scan's grouped folds —, streaming with hashed folds, streaming over the exact scan's grouped folds
+held in memory, Ray, subsets; NLI and MCQ; preference pairs) × every check that applies to it.
 
 The data are generated with planted cues (cuelens.data.synthetic, tests/planted_preference.py),
 small enough that a case takes seconds; each mode's scan runs once per session (``scans``).
@@ -12,7 +13,8 @@ data); "streaming-grouped" runs that same mode over chunks spilled to disk.
 Checks: results.json validates against its JSON Schema; ``next_steps`` (and the conclusion) are
 what advice derives from the built sections; where the mode is the same — chunks spilled to disk
 in the exact mode vs the exact scan, the streaming scan on Ray vs in the process — the results
-are byte-identical; the examples section is identical across memory modes given the same folds.
+are byte-identical, and the streaming scan of small data is the exact scan but for what names
+the mode; the examples section is identical across memory modes given the same folds.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.pipeline import Scan, scan_dataset
 from cuelens.audit.results import ScanSections
 from cuelens.audit.chunked_data import load_chunked
-from cuelens.audit.chunk_scan import scan_streaming
+from cuelens.audit.chunk_scan import scan_streaming, streamed_mode
+from cuelens.audit.folds import HashedFolds
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from cuelens.reports.schema import validate_results
 from tests.conftest import write_jsonl
-from tests.scan_helpers import exact_mode
+from tests.scan_helpers import exact_mode, without_the_mode
 
 CONFIG = ScanConfig(folds=3, iterations=1, max_fit_items=150, min_count=3, seed=4)
 CHUNK_ITEMS = 70  # several chunks per split
@@ -81,6 +84,13 @@ def _streaming(data: Data, work: Path) -> Scan:
     return scan_streaming(_chunked(data, work), CONFIG)
 
 
+def _streaming_hashed(data: Data, work: Path) -> Scan:
+    """The streaming scan's hashed folds (those of data above GROUPED_FOLD_INSTANCES)."""
+    chunked = _chunked(data, work)
+    hashed = HashedFolds(max(2, CONFIG.folds), CONFIG.folds, CONFIG.seed)
+    return scan_streaming(chunked, CONFIG, mode=streamed_mode(chunked, CONFIG, hashed))
+
+
 def _streaming_grouped(data: Data, work: Path) -> Scan:
     """Chunks spilled to disk scanned in the exact scan's mode (its grouped folds)."""
     return scan_streaming(_chunked(data, work), CONFIG, mode=exact_mode(data.dataset(), CONFIG))
@@ -120,8 +130,8 @@ def _preference(data: Data, work: Path) -> Scan:
 
 #: mode name → how it scans a task's data (work: a fresh directory of the case)
 MODES: dict[str, Callable[[Data, Path], Scan]] = {
-    "exact": _exact, "streaming": _streaming, "streaming-grouped": _streaming_grouped,
-    "ray": _ray, "subsets": _subsets, "preference": _preference}
+    "exact": _exact, "streaming": _streaming, "streaming-hashed": _streaming_hashed,
+    "streaming-grouped": _streaming_grouped, "ray": _ray, "subsets": _subsets, "preference": _preference}
 TASKS = ("nli", "mcq")
 CASES = [pytest.param(mode, task, id=f"{mode}-{task}",  # Ray's start: ~30 s on 2 loaded cores
                       marks=[pytest.mark.slow, pytest.mark.timeout(600)] if mode == "ray" else [])
@@ -172,11 +182,16 @@ def check_planted_cue_found(scans, mode: str, task: str) -> None:
 
 
 def check_same_folds_same_results(scans, mode: str, task: str) -> None:
-    """Same mode, same results, byte for byte: chunks spilled to disk in the exact mode give
-    the exact scan's results, the words-per-label section included; Ray gives the local
-    streaming scan's."""
+    """Same folds, same results, byte for byte: chunks spilled to disk in the exact mode give
+    the exact scan's results, the words-per-label section included, and so does the streaming
+    scan of small data (its grouped folds built from the chunks) but for what names its mode;
+    Ray gives the local streaming scan's."""
     if mode == "streaming-grouped":
         assert json.dumps(scans(mode, task)) == json.dumps(scans("exact", task))
+    elif mode == "streaming":
+        assert scans(mode, task)["config"]["statistics"] == "streaming"
+        assert json.dumps(without_the_mode(scans(mode, task))) == \
+            json.dumps(scans("exact", task))
     elif mode == "ray":
         assert scans(mode, task) == scans("streaming", task)
     else:
@@ -186,7 +201,7 @@ def check_same_folds_same_results(scans, mode: str, task: str) -> None:
 def check_examples_across_memory_modes(scans, mode: str, task: str) -> None:
     """One seeded example picker: given the same folds (so the same easy/hard split), the
     examples section of a scan held in memory is that of a scan streamed from disk."""
-    if mode != "streaming-grouped":
+    if mode not in ("streaming", "streaming-grouped"):
         pytest.skip(f"{mode}: no in-memory scan shares its folds")
     assert scans(mode, task)["examples"] == scans("exact", task)["examples"]
 

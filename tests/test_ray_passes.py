@@ -25,6 +25,7 @@ from cuelens.audit.scan import EasyMask
 from cuelens.audit.passes import EasyCounters, Tally
 from cuelens.audit.streamed_hygiene import ItemFlags
 from cuelens.audit.chunked_data import load_chunked
+from cuelens.audit import chunk_scan
 from cuelens.audit.chunk_scan import scan_streaming
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
@@ -94,7 +95,8 @@ def planted(records: list[dict], copies: dict[int, int], conflicts: dict[int, in
 def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layout, ngrams):
     from cuelens.audit.ray_passes import RayPasses
 
-    if layout == "cross-validated":  # multiple choice: 3 instances an item
+    if layout == "cross-validated":  # multiple choice: 3 instances an item, hashed folds
+        monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", 0)  # (train/test: grouped)
         records = planted(make_mcq(300, seed=7, n_choices=3), {150: 40, 280: 41}, {260: 42})
         sources = (write_shards(tmp_path / "data", records, 3), None, None)
     else:

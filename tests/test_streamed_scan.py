@@ -1,5 +1,7 @@
 """`audit scan --stats streaming` and `cuelens.scan(stats="streaming")` end to end: outputs,
-determinism, sections shared with the exact scan, and clear errors."""
+determinism, sections shared with the exact scan, the exact scan's results where the data are
+small enough for its grouped folds (hashed folds above GROUPED_FOLD_INSTANCES), and clear
+errors."""
 
 from __future__ import annotations
 
@@ -10,12 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 import cuelens
+from cuelens.audit import chunk_scan
 from cuelens.audit.streamed_hygiene import data_hygiene
 from cuelens.cli import app
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
 from cuelens.reports.schema import validate_results
 from tests.conftest import write_jsonl
+from tests.scan_helpers import without_the_mode
 
 
 def _scan(*args):
@@ -33,8 +37,35 @@ def nli_file(tmp_path):
     return path
 
 
+@pytest.fixture()
+def hashed(monkeypatch):
+    """Hashed folds for the 600-item file (the threshold just below it)."""
+    monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", 599)
+
+
+OUTPUTS = ["items.jsonl", "easy.jsonl", "hard.jsonl", "cues.csv"]
+
+
+def test_small_streamed_scan_is_the_exact_scan(tmp_path, nli_file):
+    """Up to GROUPED_FOLD_INSTANCES instances (600 items here) a streamed scan deals the exact
+    scan's grouped, stratified folds from its chunks: results.json is the exact scan's but for
+    what names the mode, and the per-item table, easy/hard files and cue table are the same
+    bytes."""
+    exact = _scan(nli_file, "--features", "none", "--out", tmp_path / "exact")
+    streamed = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "streamed")
+    assert exact.exit_code == 0 and streamed.exit_code == 0, streamed.output
+    results, expected = (json.loads((tmp_path / out / "results.json").read_text())
+                         for out in ("streamed", "exact"))
+    assert results["config"]["statistics"] == "streaming"
+    assert results["notes"] == [chunk_scan.GROUPED_STREAMING_NOTE] and "notes" not in expected
+    assert json.dumps(without_the_mode(results)) == json.dumps(expected)
+    for name in OUTPUTS:
+        assert (tmp_path / "streamed" / name).read_bytes() == \
+            (tmp_path / "exact" / name).read_bytes()
+
+
 @pytest.mark.usefixtures("small_sgd_budget")
-def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file):
+def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file, hashed):
     result = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "a")
     assert result.exit_code == 0, result.output
     out = tmp_path / "a"
@@ -87,7 +118,7 @@ def test_streaming_option_errors(tmp_path, nli_file, extra, message):
     assert message in result.output and "Traceback" not in result.output
 
 
-def test_streaming_scan_scores_icq_features_with_hashed_folds(tmp_path, nli_file):
+def test_streaming_scan_scores_icq_features_with_hashed_folds(tmp_path, nli_file, hashed):
     """--features with --stats streaming: cueness counted chunk by chunk over the hashed folds;
     the planted cue word leads and its label distribution is the planted one."""
     result = _scan(nli_file, "--stats", "streaming", "--features", "word", "--out",
@@ -104,11 +135,16 @@ def test_streaming_scan_scores_icq_features_with_hashed_folds(tmp_path, nli_file
 
 @pytest.fixture(scope="module")
 def mcq_scans(tmp_path_factory):
-    """Streamed scans of generated MCQ data (3 choices, the planted cue "definitely"): a
-    cross-validated file through ``audit scan`` (which renders the report) and a train/test
-    pair whose test split holds an exact copy of a training question through the API; each as
-    (results, items table, data arguments)."""
-    tmp = tmp_path_factory.mktemp("mcq")
+    """Streamed scans of generated MCQ data (3 choices, the planted cue "definitely"), hashed
+    folds: a cross-validated file through ``audit scan`` (which renders the report) and a
+    train/test pair whose test split holds an exact copy of a training question through the
+    API; each as (results, items table, data arguments)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", 0)
+        return _mcq_scans(tmp_path_factory.mktemp("mcq"))
+
+
+def _mcq_scans(tmp):
     records = make_mcq(300, seed=1, n_choices=3, vocab_size=300)
     for name, part in (("all", records), ("train", records[:200]),
                        ("test", records[200:] + [dict(records[7], id="copy")])):
@@ -157,12 +193,17 @@ def test_streaming_scans_multiple_choice(mcq_scans, split):
 
 
 def test_streamed_and_exact_mcq_scans_have_the_same_sections(mcq_scans):
+    """With hashed folds the sections that no fold touches are the exact scan's; with the
+    grouped folds of small data every section is, and so is the per-item table."""
     streamed, _, data = mcq_scans["test"]
-    exact = cuelens.scan(**data, features="none", folds=2, iterations=1).results
-    assert set(streamed) - {"notes"} == set(exact)
-    assert streamed["dataset"] == exact["dataset"]
-    assert streamed["hygiene"] == exact["hygiene"]
-    assert streamed["mcq_baselines"] == exact["mcq_baselines"]  # fitted on train alone
+    exact = cuelens.scan(**data, features="none", folds=2, iterations=1)
+    assert set(streamed) - {"notes"} == set(exact.results)
+    assert streamed["dataset"] == exact.results["dataset"]
+    assert streamed["hygiene"] == exact.results["hygiene"]
+    assert streamed["mcq_baselines"] == exact.results["mcq_baselines"]  # fitted on train alone
+    grouped = cuelens.scan(**data, stats="streaming", features="none", folds=2, iterations=1)
+    assert json.dumps(without_the_mode(grouped.results)) == json.dumps(exact.results)
+    pd.testing.assert_frame_equal(grouped.items, exact.items)
 
 
 def test_api_streaming_scan(tmp_path, nli_file):
@@ -215,18 +256,19 @@ def test_large_exact_scan_suggests_streaming(tmp_path, nli_file, monkeypatch):
     assert result.exit_code == 0 and "--stats streaming" not in result.output
 
 
-def test_too_few_groups_is_the_same_error_in_both_modes(tmp_path):
-    """Three premises cannot fill five folds: grouped (exact) and hashed (streaming) folds
-    refuse with one message."""
+def test_too_few_groups_is_the_same_error_in_both_modes(tmp_path, monkeypatch):
+    """Three premises cannot fill five folds: grouped (exact, and streaming of small data) and
+    hashed (streaming above the threshold) folds refuse with one message."""
     records = make_nli(60, seed=1)
     for i, record in enumerate(records):
         record["premise"] = f"the same premise number {i % 3}"
     path = tmp_path / "few.jsonl"
     write_jsonl(path, records)
     messages = []
-    for stats in ("exact", "streaming"):
+    for stats, threshold in (("exact", 60), ("streaming", 60), ("streaming", 59)):
+        monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", threshold)
         with pytest.raises(cuelens.UserError) as error:
             cuelens.scan(path, stats=stats, features="none", folds=5)
         messages.append(str(error.value))
-    assert messages[0] == messages[1]
+    assert messages[0] == messages[1] == messages[2]
     assert "cannot make 5 folds" in messages[0] and "3 group(s)" in messages[0]

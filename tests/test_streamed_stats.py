@@ -1,6 +1,7 @@
 """The word-cue passes (cuelens.audit.passes) in both memory modes: over chunks spilled to disk
 with the exact scan's grouped folds they reproduce the in-memory exact scan's cues, leakage table,
-interval and easy/hard split; hashed folds follow the fold key and are balanced."""
+interval and easy/hard split; those folds built from the chunks (chunked_folds) are the exact
+scan's; hashed folds follow the fold key and are balanced."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from cuelens.audit.icq import feature_audit_of_parts, run_feature_audit
 from cuelens.audit.folds import GroupedFolds
 from cuelens.audit.scan import run_word_audit, word_audit
 from cuelens.audit.chunked_data import load_chunked
-from cuelens.audit.chunk_scan import chunk_parts
+from cuelens.audit.chunk_scan import chunk_parts, chunked_folds
 from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_mcq, make_nli
 from cuelens.engine.streaming import load_streaming
@@ -191,3 +192,66 @@ def test_fold_keys_follow_the_premise_or_the_group(tmp_path):
                             False, tmp_path)
     by_question = fold_keys(chunk.split)  # MCQ: the premise with its question
     assert by_question[0] == by_question[1] != by_question[2]
+
+
+def _linked(rows: list[dict]) -> list[dict]:
+    """``rows`` with the links of the exact scan's groups that a premise's fingerprint misses:
+    a hypothesis (an option) copied under other premises, siblings whose premise is written
+    differently (case, punctuation), labelled premise parts ("Reason: … Claim: …") shared by
+    several items."""
+    rows = [dict(row) for row in rows]
+    text = "hypothesis" if "hypothesis" in rows[0] else "choices"
+    for i in range(5, len(rows), 40):  # copies under other premises
+        rows[i][text] = rows[i - 3][text]
+    for i in range(7, len(rows), 50):  # a sibling: the same premise, written differently
+        rows[i]["premise"] = rows[i - 1]["premise"].upper().rstrip(".") + " !"
+    for i in range(9, len(rows), 30):  # structured premises sharing a claim
+        rows[i]["premise"] = f"Reason: {rows[i]['premise']} Claim: the claim number {i % 4} " \
+                             "is made here"
+    return rows
+
+
+def _templated(rows: list[dict]) -> list[dict]:
+    """Half the items under one fixed premise: a giant group, broken up as templates (the
+    grouping's warning)."""
+    return [dict(row, premise="one fixed context shared by many items") if i % 2 else row
+            for i, row in enumerate(rows)]
+
+
+@pytest.mark.parametrize("layout, fields", [("nli", {}), ("nli", {"group": "topic"}),
+                                            ("mcq train/test", {})])
+def test_folds_built_from_the_chunks_are_the_exact_scans(tmp_path, layout, fields):
+    """chunked_folds (the grouping read chunk by chunk from the saved text keys, the strata
+    from the chunks' labels) gives GroupedFolds.of's groups, summary, inner folds, outer folds
+    and priorities of every seed, the fitting split's folds included."""
+    config = ScanConfig(folds=3, seed=4)
+    if layout == "nli":
+        rows = _linked(make_nli(700, seed=2, vocab_size=200))
+        for i, row in enumerate(rows):
+            row["topic"] = f"topic {i % 60}"
+        sources = (_write(tmp_path / "nli.jsonl", rows), None, None)
+    else:
+        rows = _linked(make_mcq(600, seed=3, n_choices=3, vocab_size=200))
+        sources = (None, _write(tmp_path / "train.jsonl", rows[:400]),
+                   _write(tmp_path / "test.jsonl", _templated(rows[400:])))
+    dataset = load_streaming(*sources[:1], train=sources[1], test=sources[2],
+                             fields=FieldMap(**fields))
+    data = load_chunked(*sources, FieldMap(**fields), False, config, tmp_path, chunk_items=97)
+    exact, streamed = ExactFolds(dataset, config), chunked_folds(data, config)
+    assert streamed.summary == exact.summary and exact.summary["grouped_items"] > 0
+    if layout != "nli":
+        assert "test: shared texts join" in exact.summary["warning"]
+    for ours, theirs in zip(streamed.groupings, exact.groupings, strict=True):
+        assert np.array_equal(ours.groups, theirs.groups)
+        assert (ours.unit, ours.template_limit) == (theirs.unit, theirs.template_limit)
+    items = np.arange(data.store.n_items)
+    evaluated = items[data.store.n_fitting:]
+    assert np.array_equal(streamed.inner(items, None), exact.inner(items, None))
+    for seed in (0, 11):
+        assert np.array_equal(streamed.outer(evaluated, None, seed),
+                              exact.outer(evaluated, None, seed))
+        assert np.array_equal(streamed.priority(items, seed), exact.priority(items, seed))
+    if data.fitting is not None:
+        fitting = items[:data.store.n_fitting]
+        assert np.array_equal(streamed.fitting().outer(fitting, None, 5),
+                              exact.fitting().outer(fitting, None, 5))

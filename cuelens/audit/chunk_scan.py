@@ -5,8 +5,9 @@ Over :class:`~cuelens.audit.chunked_data.ChunkedData` (read by
 :func:`scan_streaming` computes every section of results.json from passes over the chunks
 (:mod:`cuelens.audit.passes`, :mod:`cuelens.audit.streamed_hygiene`) and returns a
 :class:`~cuelens.audit.scan_result.Scan` that writes the usual outputs. What the memory mode
-decides is a :class:`ScanMode`: :func:`streamed_mode` (``--stats streaming``: hashed folds,
-``config.statistics`` ``"streaming"`` and a note saying how the folds differ) or the exact
+decides is a :class:`ScanMode`: :func:`streamed_mode` (``--stats streaming``: the exact scan's
+grouped folds built from the chunks up to :data:`GROUPED_FOLD_INSTANCES`, hashed folds above;
+``config.statistics`` ``"streaming"`` and a note saying which) or the exact
 scan's (:func:`cuelens.audit.pipeline.scan_dataset`: a loaded dataset held as one chunk per
 split, its grouped, stratified folds).
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,16 +28,15 @@ from cuelens.audit.chunked_data import ChunkedData, Reader, fold_keys, load_chun
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.examples import ExamplePicker, PartPicks
-from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups
+from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups, grouping
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
-from cuelens.audit.folds import FittingFolds, Folds, HashedFolds
+from cuelens.audit.folds import FittingFolds, Folds, GroupedFolds, HashedFolds
 from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.scan_result import Scan
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
     held_out_items
 from cuelens.audit.results import ConfigSection, CueRow, ExamplesSection
-from cuelens.audit.text_keys import text_keys
 from cuelens.data.dataset import Split, Task
 from cuelens.data.loading import split_roles
 from cuelens.data.schema import FieldMap
@@ -46,6 +45,17 @@ from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit
 if TYPE_CHECKING:
     from cuelens.audit.segmentation import ScanSegmentation
     from cuelens.audit.streamed_hygiene import ItemFlags
+
+#: A streamed scan of at most this many instances (NLI items, MCQ choices; of its fitting and
+#: evaluated splits) deals the exact scan's grouped folds (:func:`chunked_folds`: ~165 bytes
+#: an NLI item while they are found, 27 held; a 1M-item scan peaks at 650 MB); above, hashed
+#: folds in flat memory (docs/large-datasets.md, "Statistics that stream", 2)
+GROUPED_FOLD_INSTANCES = 1_000_000
+
+GROUPED_STREAMING_NOTE = (
+    "statistics streamed over chunks (--stats streaming) with the exact statistics' grouped, "
+    "stratified folds, which data of this size get: the numbers are the exact statistics' "
+    "(docs/large-datasets.md)")
 
 STREAMING_NOTE = (
     "statistics streamed over chunks (--stats streaming): cross-validation folds follow a "
@@ -311,23 +321,59 @@ class ScanMode:
     words: list[TokenSequences] | None = None
 
 
-def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = None) -> ScanMode:
-    """``--stats streaming``: :class:`~cuelens.audit.folds.HashedFolds` of the config (unless
-    ``folds``), groups of the hashed fold keys, the ``unicode`` segmentation of a sample (each
-    split's first chunk), ``config.statistics`` and the streaming note."""
-    from cuelens.audit.segmentation import split_texts, streamed_segmentation
+def chunked_folds(data: ChunkedData, config: ScanConfig) -> GroupedFolds:
+    """The exact scan's grouped, stratified folds (:meth:`GroupedFolds.over`, docs/methods.md
+    §3–4) of the statistics' splits of ``data``, read chunk by chunk: each split's groups from
+    the links of its chunks' saved text keys (:func:`~cuelens.audit.groups.grouping`, which
+    keeps only the links), its strata from their labels."""
+    roles = [role for role in (data.fitting, data.evaluated) if role is not None]
+    splits = [data.splits[role] for role in roles]
+    return GroupedFolds.over(
+        [grouping(chunk.split for chunk in split) for split in splits],
+        [np.concatenate([chunk.split.item_labels(data.label_names) for chunk in split])
+         for split in splits], roles, config.folds, config.seed)
 
-    segmentation = streamed_segmentation(
-        [text for chunked in data.splits.values() for chunk in islice(chunked, 1)
-         for text in split_texts(chunk.split)], config.segmenter)
+
+def _sample_texts(data: ChunkedData) -> list[str]:
+    """The exact scan's segmentation sample (:func:`~cuelens.audit.segmentation.sample_texts`)
+    of the statistics' splits, from their first chunks."""
+    from cuelens.audit.segmentation import SAMPLE_TEXTS, parts_texts
+
+    texts = []
+    for role in (data.fitting, data.evaluated):
+        if role is None:
+            continue
+        parts = []
+        for chunk in data.splits[role]:
+            parts.append(chunk.split)
+            if chunk.first + len(chunk.split) >= SAMPLE_TEXTS:
+                break
+        texts += parts_texts(parts)
+    return texts
+
+
+def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = None) -> ScanMode:
+    """``--stats streaming``: up to :data:`GROUPED_FOLD_INSTANCES` instances, the exact scan's
+    grouped, stratified folds and their groups (:func:`chunked_folds`); above, or given ``folds``,
+    those (default :class:`~cuelens.audit.folds.HashedFolds` of the config) and the groups of
+    the hashed fold keys; the segmentation of a sample (:func:`_sample_texts`),
+    ``config.statistics`` and a note saying which folds."""
+    from cuelens.audit.segmentation import streamed_segmentation
+
+    segmentation = streamed_segmentation(_sample_texts(data), config.segmenter)
     check_cross_validation_folds(data.fitting is None, config.folds)
+    streamed = ConfigSection(**asdict(config), statistics="streaming")
+    if folds is None and data.store.n_items * data.store.k <= GROUPED_FOLD_INSTANCES:
+        grouped = chunked_folds(data, config)
+        return ScanMode(grouped, grouped.fitting(), grouped.summary, segmentation, streamed,
+                        [GROUPED_STREAMING_NOTE])
     groups = _group_sizes(data.store)
     if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
     return ScanMode(folds, FittingFolds(folds, max(config.folds, 2)), groups, segmentation,
-                    ConfigSection(**asdict(config), statistics="streaming"), [STREAMING_NOTE])
+                    streamed, [STREAMING_NOTE])
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, mode: ScanMode | None = None,

@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from cuelens.audit.groups import Grouping, GroupTypes, grouped_folds, groups_summary, n_groups, \
-    split_grouping
+    narrowed, split_grouping
 from cuelens.audit.text_keys import mix64
 from cuelens.data.dataset import Dataset
 
@@ -62,6 +62,19 @@ class HashedFolds:
 
 
 
+def dealt(folds: Folds, fold_seed: int | None, sample_seed: int | None = None) -> Folds:
+    """``folds`` with the outer folds of ``fold_seed`` and the priorities of ``sample_seed``
+    (None: not used by the pass) dealt here, so that a copy shipped to the workers of a pass
+    (Ray) holds them instead of dealing them again in every chunk's task (grouped folds deal
+    over the whole split)."""
+    empty = np.zeros(0, dtype=np.int64)
+    if fold_seed is not None:
+        folds.outer(empty, empty.astype(np.uint64), fold_seed)
+    if sample_seed is not None:
+        folds.priority(empty, sample_seed)
+    return folds
+
+
 @dataclass(frozen=True)
 class FittingFolds:
     """:class:`Folds` that cross-validate the fitting split (:meth:`TokenStore.fitting_store`):
@@ -103,7 +116,10 @@ class GroupedFolds:
     outer folds of a seed grouped and stratified over the evaluated items (with a fitting split
     no more folds than they have groups, all in fold 0 below 2) or, ``over_fitting``, over the
     fitting items (at least 2 folds: each needs a fold without it); sampling priority = rank in
-    a seeded permutation of all items. ``summary``: results.json ``leakage.groups``."""
+    a seeded permutation of all items. ``summary``: results.json ``leakage.groups``. The
+    per-item arrays it holds for a scan (strata, inner folds, each seed's outer folds and
+    priorities) are kept in the narrowest integer type (:func:`narrowed`, ~1 byte per item
+    and seed) and handed out as ``int64`` / ``uint64``."""
 
     groupings: list[Grouping]
     strata: list[np.ndarray]
@@ -117,28 +133,36 @@ class GroupedFolds:
     def of(cls, dataset: Dataset, folds: int, seed: int) -> GroupedFolds:
         """The folds of ``dataset``'s statistics splits (fitting, if any, and evaluated)."""
         splits = [split for split in (dataset.train, dataset.test) if split is not None]
-        label_names = dataset.label_names
-        groupings = [split_grouping(split) for split in splits]
-        strata = [split.item_labels(label_names) for split in splits]
+        return cls.over([split_grouping(split) for split in splits],
+                        [split.item_labels(dataset.label_names) for split in splits],
+                        [split.name for split in splits], folds, seed)
+
+    @classmethod
+    def over(cls, groupings: list[Grouping], strata: list[np.ndarray], names: list[str],
+             folds: int, seed: int) -> GroupedFolds:
+        """The folds of the statistics splits ``names`` (fitting, if any, then evaluated) from
+        each split's grouping and strata, however they were read (held in memory, or chunk by
+        chunk: :func:`cuelens.audit.chunk_scan.chunked_folds`)."""
         # inner folds dealt per split: how train is cross-fitted never depends on the test
         # split's labels (dealt jointly, the test gold positions moved train items between folds)
         inner = np.concatenate([inner_fold_ids(g.groups, s, folds, seed)
                                 for g, s in zip(groupings, strata)])
-        return cls(groupings, strata, inner, folds,
-                   groups_summary(groupings, [split.name for split in splits]))
+        return cls(groupings, [narrowed(s) for s in strata], narrowed(inner), folds,
+                   groups_summary(groupings, names))
 
     @property
     def inner_folds(self) -> int:
         return int(self.inner_fold.max()) + 1
 
     def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        return self.inner_fold[items]
+        return self.inner_fold[items].astype(np.int64)
 
     def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
         if ("outer", seed) not in self._cache:
-            self._cache["outer", seed] = self._outer(seed)
+            first, folds = self._outer(seed)
+            self._cache["outer", seed] = first, narrowed(folds)
         first, folds = self._cache["outer", seed]
-        return folds[items - first]
+        return folds[items - first].astype(np.int64)
 
     def _outer(self, seed: int) -> tuple[int, np.ndarray]:
         """The first item of the folded split and its items' outer folds under ``seed``,
@@ -163,10 +187,10 @@ class GroupedFolds:
     def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
         if ("priority", seed) not in self._cache:
             n = len(self.inner_fold)
-            rank = np.empty(n, dtype=np.uint64)
-            rank[np.random.default_rng(seed).permutation(n)] = np.arange(n, dtype=np.uint64)
+            rank = np.empty(n, dtype=np.min_scalar_type(max(n - 1, 0)))
+            rank[np.random.default_rng(seed).permutation(n)] = np.arange(n)
             self._cache["priority", seed] = rank
-        return self._cache["priority", seed][items]
+        return self._cache["priority", seed][items].astype(np.uint64)
 
     def fitting(self) -> GroupedFolds:
         """The folds over the fitting split (the fitting items' out-of-fold predictions)."""

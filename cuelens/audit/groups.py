@@ -25,7 +25,7 @@ assignment is a deterministic function of (groups, strata, number of folds, seed
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,21 +160,22 @@ def break_giant(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]], unit: s
     return Grouping(split, unit, limit, warning)
 
 
-def grouping(splits: Sequence) -> Grouping:
+def grouping(splits: Iterable) -> Grouping:
     """The :class:`Grouping` of the items of ``splits`` concatenated in order (train first, then
-    test); splits loaded with ``--group-field`` (``split.groups`` filled in) add the user's
-    ids."""
+    test; or the chunks of one split, read one at a time: only their links are kept); splits
+    loaded with ``--group-field`` (``split.groups`` filled in) add the user's ids."""
     links: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
-    first = 0
+    first, task = 0, None
     for split in splits:
+        task = task or split.task
         for kind, pair in split_links(split, first).items():
             links.setdefault(kind, []).append(pair)
         first += len(split)
     merged = {kind: (np.concatenate([items for items, _ in pairs]),
                      np.concatenate([keys for _, keys in pairs]))
               for kind, pairs in links.items()}
-    unit = UNITS[splits[0].task if len(splits) else Task.NLI]
-    return break_giant(first, merged, unit + (" or group field" if "g" in merged else ""))
+    unit = UNITS[task or Task.NLI] + (" or group field" if "g" in merged else "")
+    return break_giant(first, merged, unit)
 
 
 _GROUPINGS = SplitCache[Grouping]()
@@ -238,7 +239,7 @@ class GroupTypes:
     re-seeded and easy/hard runs of a scan): each item's group rank, the group types (items
     per stratum) largest first, each group's type and the items per stratum."""
 
-    group: np.ndarray  # per item: its group's rank
+    group: np.ndarray  # per item: its group's rank (:func:`narrowed`)
     types: np.ndarray  # type × stratum: items of each stratum in a group of the type
     type_of: np.ndarray  # per group: its type (the smallest integer type that holds it)
     type_order: np.ndarray  # the types, largest groups first
@@ -258,7 +259,8 @@ class GroupTypes:
         types, type_of = _unique_rows(composition)
         # a stable sort of small integers is a radix sort: the same order, faster
         type_of = type_of.astype(np.min_scalar_type(max(len(types) - 1, 0)))
-        return cls(group, types, type_of, np.lexsort((*types.T[::-1], -types.sum(axis=1))),
+        return cls(narrowed(group), types, type_of,
+                   np.lexsort((*types.T[::-1], -types.sum(axis=1))),
                    np.bincount(stratum, minlength=n_strata))
 
     def folds(self, n_folds: int, seed: int) -> np.ndarray:
@@ -279,6 +281,12 @@ class GroupTypes:
             fold_of_group[members[start:end]] = dealt
             fill += np.bincount(dealt, minlength=n_folds)[:, None] * types[t][None, :]
         return fold_of_group[self.group]
+
+
+def narrowed(values: np.ndarray) -> np.ndarray:
+    """Non-negative integers in the narrowest unsigned type that holds them (per-item arrays
+    held for a whole scan)."""
+    return values.astype(np.min_scalar_type(int(values.max()) if len(values) else 0))
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

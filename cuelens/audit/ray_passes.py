@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from cuelens.audit.counts import Encoder, TokenSequences
-from cuelens.audit.folds import Folds
+from cuelens.audit.folds import Folds, dealt
 from cuelens.audit.passes import FoldModels, ItemSink, LocalPasses, RunCounts, Tally, TokenStore, \
     count_chunks, ragged, subset, tally_chunks, token_arrays, token_path
 from cuelens.audit.chunked_data import Loading, check_chunk, encode_chunk, fold_keys
@@ -378,8 +378,9 @@ class RayPasses:
 
     def count(self, store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
               sample_seed: int, outer: bool, keep: int) -> RunCounts:
+        shipped = dealt(folds, fold_seed if outer else None, sample_seed)
         parts = self._map(_count_part, store, None,
-                          (folds, n_folds, fold_seed, sample_seed, outer, keep))
+                          (shipped, n_folds, fold_seed, sample_seed, outer, keep))
         first = next(parts)  # a store holds at least one chunk; its arrays are read-only
         counts = replace(first, joint=first.joint.copy(), labels=first.labels.copy(),
                          lengths=first.lengths.copy(), answers=first.answers.copy())
@@ -393,7 +394,8 @@ class RayPasses:
               sink: ItemSink | None) -> Tally:
         tally = Tally(models)
         for part in self._map(_tally_part, store, False,
-                              (batch, folds, fold_seed, outer, models, bow_name, sink)):
+                              (batch, dealt(folds, fold_seed if outer else None), fold_seed,
+                               outer, models, bow_name, sink)):
             tally.merge(part)
         return tally
 

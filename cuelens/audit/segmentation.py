@@ -6,6 +6,7 @@ clean "no leakage"."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import chain, islice
 from statistics import median
@@ -30,7 +31,13 @@ def sample_texts(dataset: Dataset, limit: int = SAMPLE_TEXTS) -> list[str]:
 
 def split_texts(split: Split, limit: int = SAMPLE_TEXTS) -> list[str]:
     """The first ``limit`` hypotheses (or choices) and premises of ``split``."""
-    return [*islice(_instance_texts(split), limit), *islice(split.premises, limit)]
+    return parts_texts([split], limit)
+
+
+def parts_texts(parts: Sequence[Split], limit: int = SAMPLE_TEXTS) -> list[str]:
+    """:func:`split_texts` of a split held as ``parts`` (its first chunks, in order)."""
+    return [*islice(chain.from_iterable(map(_instance_texts, parts)), limit),
+            *islice(chain.from_iterable(part.premises for part in parts), limit)]
 
 
 def split_language(split: Split) -> str:
@@ -120,14 +127,16 @@ def check_streamable(requested: str) -> None:
 
 
 def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegmentation:
-    """The ``unicode`` segmentation of a streamed scan, with a warning when ``auto`` would
-    have chosen another segmenter for ``texts`` (a sample) and the guard's."""
+    """The segmentation of a streamed scan, ``texts`` its sample: the exact scan's
+    (:func:`scan_segmentation`) where that cuts with ``unicode``, else ``unicode`` with a
+    warning that ``auto`` would have chosen another segmenter, and the guard's."""
     check_streamable(requested)
-    best = choose_segmenter(texts)
+    best = choose_segmenter(texts, requested)
+    if best.name == "unicode":
+        return chosen_segmentation(texts, best)
     segmenter = get_segmenter("unicode")
-    warnings = [] if best.name == "unicode" else [
-        f"{best.reason}: the {best.name} segmenter would cut it into words, but {STREAMED}; "
-        "scan with --stats exact"]
+    warnings = [f"{best.reason}: the {best.name} segmenter would cut it into words, but "
+                f"{STREAMED}; scan with --stats exact"]
     warning = unsegmented_warning(texts, segmenter)
     return ScanSegmentation(Choice(requested, "unicode", STREAMED, best.scripts), segmenter,
                             text_language(texts, best.scripts, segmenter),
@@ -137,7 +146,11 @@ def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegm
 def scan_segmentation(dataset: Dataset, requested: str = "auto") -> ScanSegmentation:
     """Choose (``auto``) and build the segmenter of ``dataset``; check its words on a sample."""
     texts = sample_texts(dataset)
-    choice = choose_segmenter(texts, requested)
+    return chosen_segmentation(texts, choose_segmenter(texts, requested))
+
+
+def chosen_segmentation(texts: list[str], choice: Choice) -> ScanSegmentation:
+    """The segmenter of ``choice``, built, and its words checked on ``texts`` (a sample)."""
     segmenter = build_segmenter(choice.name)
     guard = unsegmented_warning(texts, segmenter)
     warnings = [w for w in (choice.warning, guard) if w]
