@@ -32,10 +32,13 @@ def normal_form(text: str) -> str:
     return " ".join(word_tokens(text))
 
 
+KEY_BYTES = 8  # a text key's BLAKE2b digest size (a uint64)
+
+
 def text_key(text: str) -> bytes:
-    """A text's 64-bit fingerprint: 8-byte BLAKE2b, the same on every run and machine (Python's
-    ``hash`` is salted)."""
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    """A text's 64-bit fingerprint: 8-byte BLAKE2b of its UTF-8 bytes, the same on every run and
+    machine (Python's ``hash`` is salted)."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=KEY_BYTES).digest()
 
 
 def _keys_and_words(texts: Iterable[str], forms_kept: list | None = None
@@ -74,7 +77,7 @@ def _array_keys(forms) -> np.ndarray:
     encoded = pc.dictionary_encode(forms)
     offsets, data = string_bytes(encoded.dictionary)
     view, bounds = data.data, offsets.tolist()  # each form's UTF-8 bytes, as text_key's
-    distinct = as_keys(b"".join([blake2b(view[start:end], digest_size=8).digest()
+    distinct = as_keys(b"".join([blake2b(view[start:end], digest_size=KEY_BYTES).digest()
                                  for start, end in zip(bounds, bounds[1:])]))
     return distinct[encoded.indices.to_numpy()]
 
