@@ -65,6 +65,27 @@ def test_small_streamed_scan_is_the_exact_scan(tmp_path, nli_file):
 
 
 @pytest.mark.usefixtures("small_sgd_budget")
+def test_streamed_train_and_dev_files_are_named_as_the_exact_scan_names_them(tmp_path):
+    """A directory of train.jsonl and dev.jsonl (dev used as the test split): the streamed
+    scan's dataset section names the splits train and test as the exact scan's does (it keyed
+    them by file, so the conclusion looked for a test or all split and failed), and the whole
+    results.json is the exact scan's but for the mode."""
+    data = tmp_path / "data"
+    data.mkdir()
+    records = make_nli(400, seed=9, vocab_size=200)
+    write_jsonl(data / "train.jsonl", records[:250])
+    write_jsonl(data / "dev.jsonl", [dict(r, id=f"d{r['id']}") for r in records[250:]])
+    exact = _scan(data, "--features", "none", "--out", tmp_path / "exact")
+    streamed = _scan(data, "--stats", "streaming", "--out", tmp_path / "streamed")
+    assert exact.exit_code == 0 and streamed.exit_code == 0, streamed.output
+    results, expected = (json.loads((tmp_path / out / "results.json").read_text())
+                         for out in ("streamed", "exact"))
+    assert list(results["dataset"]["splits"]) == ["train", "test"]
+    assert results["dataset"]["split_roles"] == {"test": "dev.jsonl", "why": "no test file"}
+    assert json.dumps(without_the_mode(results)) == json.dumps(expected)
+
+
+@pytest.mark.usefixtures("small_sgd_budget")
 def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file, hashed):
     result = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "a")
     assert result.exit_code == 0, result.output

@@ -22,7 +22,7 @@ from cuelens.audit.passes import TokenStore, check_streamable, subset
 from cuelens.audit.text_keys import as_keys, text_forms, text_key, text_keys
 from cuelens.data.compact import CompactSplit, SourceRecords
 from cuelens.data.dataset import MCQ_LABELS, RIGHT, Dataset, EvaluatedItems, Split, Task, \
-    inferred_roles
+    inferred_roles, statistics_roles
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
@@ -283,12 +283,14 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     check_scannable(fitted.task, fitted.label_counts, len(fitted), fitted.path)
     label_names = list(MCQ_LABELS) if fitted.task == Task.MCQ else sorted(fitted.label_counts)
     store = loading.finished(label_names)
-    ordered = {role: splits[role] for role in ([fitting] if fitting else []) + [evaluated]}
-    ordered.update({role: split for role, split in splits.items() if role not in ordered})
-    return ChunkedData(name, fmt, ordered, fitting, evaluated, label_names, store,
-                       split_roles=inferred_roles(fitting, evaluated,
-                                                  {role: Path(s.path).name
-                                                   for role, s in ordered.items()}))
+    other = {role: split for role, split in splits.items() if role not in (fitting, evaluated)}
+    roles_given = inferred_roles(fitting, evaluated,
+                                 {role: Path(s.path).name for role, s in splits.items()})
+    # keyed by the roles the statistics give the splits, as the exact scan's dataset keys them
+    return ChunkedData(name, fmt, statistics_roles(splits[fitting] if fitting else None,
+                                                   splits[evaluated], other),
+                       "train" if fitting else None, "test" if fitting else "all", label_names,
+                       store, split_roles=roles_given)
 
 
 def held_data(dataset: Dataset, config: ScanConfig,

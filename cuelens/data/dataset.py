@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from cuelens.data.labels import LabelFindings
 if TYPE_CHECKING:
     import pandas as pd
 
+T = TypeVar("T")
 
 class Task(str, Enum):
     """The two task shapes (docs/methods.md §1); a ``str``, so ``Task.NLI == "nli"`` and JSON writes "nli"."""
@@ -170,6 +171,15 @@ def items_frame(split: Split, mask: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+def statistics_roles(fitting: T | None, evaluated: T, other: Mapping[str, T]) -> dict[str, T]:
+    """The splits by the role the statistics give them (results.json ``dataset.splits``): the
+    fitting split ``train`` and the evaluated one ``test``, or ``all`` when cross-validated,
+    whatever their files' names (dev.jsonl used as train or test), then the ``other`` splits."""
+    out = {} if fitting is None else {"train": fitting}
+    out["test" if fitting is not None else "all"] = evaluated
+    return {**out, **other}
+
+
 def inferred_roles(fitting: str | None, evaluated: str, files: Mapping[str, str]) -> dict | None:
     """results.json ``dataset.split_roles``: the role a file was given without its name saying so
     (``fitting``/``evaluated``: the files' own roles, as
@@ -240,10 +250,7 @@ class Dataset(EvaluatedItems):
 
     @property
     def splits(self) -> dict[str, Split]:
-        out = {} if self.train is None else {"train": self.train}
-        out["test" if self.train is not None else "all"] = self.test
-        out.update(self.other)
-        return out
+        return statistics_roles(self.train, self.test, self.other)
 
     def __repr__(self) -> str:  # one screen: never the splits' columns
         splits = "; ".join(split_text(role, len(s), s.task, s.path)
