@@ -54,8 +54,8 @@ GROUPED_FOLD_INSTANCES = 1_000_000
 
 GROUPED_STREAMING_NOTE = (
     "statistics streamed over chunks (--stats streaming) with the exact statistics' grouped, "
-    "stratified folds, which data of this size get: the numbers are the exact statistics' "
-    "(docs/large-datasets.md)")
+    "stratified folds, which data of this size get: where the words are cut as the exact scan "
+    "cuts them, the numbers are the exact statistics' (docs/large-datasets.md)")
 
 STREAMING_NOTE = (
     "statistics streamed over chunks (--stats streaming): cross-validation folds follow a "
