@@ -57,7 +57,8 @@ def test_unknown_metric_is_a_clear_error(tmp_path):
 @pytest.mark.parametrize("stats", ["exact", "streaming"])
 def test_inferred_split_role_is_said_and_named_in_advice(tmp_path, stats):
     """dev + test files: the terminal and results.json say that dev.jsonl is used as train, and
-    the hygiene step names that file, not a train split that does not exist."""
+    the hygiene step names that file, not a train split that does not exist — in both memory
+    modes alike (the streamed scan keys its splits as the exact scan does)."""
     records = make_mcq(120, seed=1, vocab_size=300)
     write_jsonl(tmp_path / "data" / "dev.jsonl", records[:80] + records[:3])  # 3 exact copies
     write_jsonl(tmp_path / "data" / "test.jsonl", records[80:])
@@ -70,8 +71,7 @@ def test_inferred_split_role_is_said_and_named_in_advice(tmp_path, stats):
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["dataset"]["split_roles"] == {"train": "dev.jsonl", "why": "no train file"}
     drop = [s["action"] for s in results["next_steps"] if s["action"].startswith("drop")]
-    assert drop == ["drop the 3 redundant exact copies in "
-                    + ("dev.jsonl (used as train)" if stats == "exact" else "the dev split")]
+    assert drop == ["drop the 3 redundant exact copies in dev.jsonl (used as train)"]
     assert "train split" not in output
 
 
