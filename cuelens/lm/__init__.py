@@ -1,16 +1,5 @@
-"""Language-model scorers and their registry (docs/methods.md §9).
-
-``load_scorer(spec)`` turns a model spec into a :class:`~cuelens.lm.scoring.SentenceScorer`:
-
-- ``ngram:DIR`` / ``lstm:DIR`` / ``rnn:DIR``: models trained by ``audit lm train``; such a
-  directory also loads without the prefix (its ``config.json`` says ``model_type``
-  ``cuelens-ngram`` / ``cuelens-lstm`` / ``cuelens-rnn``, docs/lm.md);
-- anything else is a Hugging Face model (local directory, alias or hub id) whose kind —
-  ``causal`` or ``masked`` — is read from its config (``is_decoder``, ``architectures``,
-  ``model_type``) unless ``kind`` is given.
-
-New model families register a loader in :data:`SCORERS` (name → function(target, options)).
-"""
+"""Language-model scorers and their registry :data:`SCORERS` behind ``load_scorer(spec)``
+(docs/methods.md §9; model specs: docs/lm.md, "How the scorers compute")."""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
-"""Model–human consistency on controversial sentence pairs (docs/methods.md §9, Golan et al. 2023).
-
-Input: one row per (participant, sentence pair) with the human ``rating`` (a symmetric scale,
-``midpoint`` = no preference; the contstim scale is 1–6, midpoint 3.5, high = sentence2 more
-natural) and, per model ``m``, ``sentence1_<m>_prob`` / ``sentence2_<m>_prob`` log-probabilities.
-Pairs are first put in lexicographic order (``sentence1 < sentence2``), flipping the rating to
-``2·midpoint − rating`` and swapping the model columns, so that every participant's rows of the
-same pair can be compared.
-
-A model is evaluated on the trials that *targeted* it (the pair was optimised or selected to be
-controversial for it: it is named in a ``sentence{1,2}_model_targeted_to_{accept,reject}``
-column, or in ``sentence{1,2}_model`` when only those exist); without targeting columns, or
-with ``all_trials=True``, on every trial. The measures (binarised accuracy, signed-rank cosine
-``scsr``), their noise ceilings, the participant groups and the tests are those of
-docs/contrast.md ("audit contrast judge"). The scsr noise ceiling compares normalised signed-rank
-vectors ``sr(z) / ‖·‖`` (:func:`normalized_signed_ranks`) averaged per pair: lower bound =
-``signed_rank_cosine(z_i, mean of the others)``; upper bound = the cosine between participant
-``i``'s normalised signed ranks and the mean over everyone (including ``i``), left unranked — the
-closed-form upper bound of the original analysis.
-"""
+"""Model–human consistency on controversial sentence pairs (docs/methods.md §9, Golan et al.
+2023; input columns, targeting, measures and tests: docs/contrast.md, "audit contrast judge")."""
 
 from __future__ import annotations
 
