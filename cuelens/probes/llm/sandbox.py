@@ -1,5 +1,5 @@
-"""The bounded Jinja2 sandbox prompt templates run in: :class:`~jinja2.sandbox.SandboxedEnvironment`
-plus per-render limits that stop with :class:`TemplateLimit` (docs/robustness.md, "Prompt templates")."""
+"""The bounded Jinja2 sandbox prompt templates run in: Jinja2's ``SandboxedEnvironment`` plus
+per-render limits that stop with :class:`TemplateLimit` (docs/robustness.md, "Prompt templates")."""
 
 from __future__ import annotations
 
