@@ -1,10 +1,5 @@
-"""Confidence intervals for accuracies, and the leakage verdict's simultaneous test.
-
-Intervals are seeded 95% percentile bootstraps over evaluation items (MCQ: questions), paired
-where they compare two predictors; the verdict's interval is the max-T score test of
-:func:`simultaneous_test`, and :func:`leakage_verdict` reads the interval, never the point
-estimate alone (docs/data-hygiene.md "Uncertainty", docs/methods.md §3, §6, §11).
-"""
+"""Confidence intervals for accuracies (seeded 95% percentile bootstraps over items, MCQ: questions)
+and the leakage verdict's simultaneous test (docs/methods.md §3, §6, §11)."""
 
 from __future__ import annotations
 
