@@ -269,9 +269,9 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
 
 def baselines_of_parts(parts: ItemParts,
                        extra: dict[str, float] | None = None) -> McqBaselinesSection:
-    """The ``mcq_baselines`` section (docs/results-schema.md) of ``parts`` (:func:`credit_of_parts`):
-    the in-memory and the streamed scan's; ``extra`` adds rows computed elsewhere on the same
-    evaluated items (the choices-only BoW of the leakage table)."""
+    """The ``mcq_baselines`` section (docs/results-schema.md) of ``parts``
+    (:func:`credit_of_parts`): the in-memory and the streamed scan's; ``extra`` adds rows computed
+    elsewhere on the same evaluated items (the choices-only BoW of the leakage table)."""
     items = credit_of_parts(parts)
     k, credit = items.k, items.credit
     accuracy = {name: float(values.mean()) for name, values in credit.items()}
