@@ -136,7 +136,7 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
                 bow_correction: bool = True, mlm_method: str = "pll", orders: int = 100,
                 seed: int = 0, batch_size: int = 32, detach_punct: bool = False,
                 open_vocab: bool = False) -> SentenceScorer:
-    """The scorer named by ``spec`` (see the module docstring). Scores are natural logs unless
+    """The scorer named by ``spec`` (docs/lm.md, "Model specs"). Scores are natural logs unless
     ``base`` is given, in which case they are divided by ``ln(base)`` (``base=2``: bits).
     ``detach_punct``: causal models treat punctuation as separate words (see ``causal``).
     ``open_vocab``: word-level models spell unknown words (see ``wordlevel``; its name gets

@@ -17,7 +17,7 @@ import numpy as np
 
 
 class SharedPrefixRows:
-    """The arrays of one batch of rows (see the module docstring)."""
+    """The arrays of one batch of rows (see the module docstring's example)."""
 
     def __init__(self, prompts: list[list[int]], continuations: list[list[list[int]]]):
         lengths = [len(p) + sum(len(c) for c in cs) for p, cs in zip(prompts, continuations)]

@@ -140,7 +140,7 @@ def share_targets(original: np.ndarray, current: np.ndarray, grow: bool) -> np.n
 
 def z_filter(inc: Incidence, min_count: int, z_prior: str = "empirical", balance: bool = False,
              seed: int = 0) -> ZFilterResult:
-    """The z-filtered multiplicities of the items of ``inc`` (module docstring)."""
+    """The z-filtered multiplicities of the items of ``inc`` (docs/mitigation.md, "z-filtering")."""
     rng = np.random.default_rng(seed)
     weight = np.ones(inc.n_items)
     n_strata = int(inc.strata.max()) + 1 if inc.n_items else 0

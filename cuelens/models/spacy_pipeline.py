@@ -43,15 +43,9 @@ def import_spacy_without_torch():
 
 @functools.lru_cache(maxsize=8)
 def load_spacy(components: tuple[str, ...] | None = None):
-    """Load the English pipeline with only ``components`` (``None``: all).
-
-    Component names: :data:`COMPONENTS`.
-    Returns a ``spacy.Language``; ``nlp.meta['name']``/``['version']`` identify it for caches.
-    Callers that need subsets of one component set load the union once and run each subset
-    under ``nlp.select_pipes(enable=...)``. The layers' matrix products go through numpy's
-    BLAS (thinc's ``NumpyOps(use_blis=False)``): about a third less CPU than BLIS on this
-    pipeline's small matrices, and the same tags, parses and entities on the real datasets.
-    """
+    """Load the English pipeline with only ``components`` (:data:`COMPONENTS`; ``None``: all), its
+    layers on numpy's BLAS (docs/icq-features.md, "Speed"); ``nlp.meta['name']``/``['version']``
+    identify it for caches. Callers needing subsets load the union once and ``select_pipes``."""
     import_spacy_without_torch()
     from thinc.api import use_ops
 

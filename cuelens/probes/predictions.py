@@ -96,7 +96,7 @@ def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
 
 
 def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
-    """Read and check a JSONL predictions file (module docstring) against ``dataset.test``."""
+    """Read and check a JSONL predictions file (format: docs/api.md) against ``dataset.test``."""
     path = Path(path)
     position = {item_id: i for i, item_id in enumerate(dataset.test.ids)}
     if len(position) != len(dataset.test):

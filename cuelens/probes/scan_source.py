@@ -83,7 +83,7 @@ def _flags(directory: Path, keys: list[str], names: tuple[str, str], what: str) 
 
 def scan_easy_mask(directory: str | Path, test: Split) -> np.ndarray:
     """The easy flag of every item of ``test`` from the first source of them the scan in
-    ``directory`` holds (module docstring)."""
+    ``directory`` holds (the order: docs/api.md, "Probe options and prediction sources")."""
     directory = Path(directory)
 
     def has(*names: str) -> bool:

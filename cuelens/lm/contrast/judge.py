@@ -151,7 +151,7 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
 
 
 def targeted_mask(df: pd.DataFrame, model: str, all_trials: bool = False) -> np.ndarray:
-    """Rows whose pair targeted ``model`` (module docstring); all rows without targeting info."""
+    """Rows whose pair targeted ``model`` (docs/contrast.md); all rows without targeting info."""
     cols = [c for c in TARGET_COLUMNS if c in df.columns] or \
         [c for c in MODEL_COLUMNS if c in df.columns]
     if all_trials or not cols:
@@ -224,7 +224,7 @@ def _as_float(value: Surd) -> float:
 
 
 def subject_scsr(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame:
-    """Per-participant scsr of the model and the two noise-ceiling bounds (module docstring).
+    """Per-participant scsr of the model and the two noise-ceiling bounds (docs/contrast.md).
 
     The lower bound averages the other participants' normalised signed ranks in exact arithmetic
     (:func:`exact_normalized_signed_ranks`), so equal averages tie exactly when ranked."""
@@ -288,7 +288,7 @@ def _num(x: float) -> float | None:
 
 def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
           all_trials: bool = False) -> dict:
-    """All measures for every model (module docstring) as a JSON-ready dict."""
+    """All measures for every model (docs/contrast.md) as a JSON-ready dict."""
     missing = [m for m in models if f"sentence1_{m}_prob" not in df.columns
                or f"sentence2_{m}_prob" not in df.columns]
     if missing:

@@ -125,7 +125,7 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
            rng: np.random.Generator, max_steps: int = 200, patience: int = 8,
            batch_size: int = 2048, on_step: Callable[[int], None] | None = None) -> SearchResult:
     """Minimise ``log p(s|reject)`` s.t. ``log p(s|accept) >= log p(natural|accept)``
-    (module docstring). ``on_step(step)`` is called after every position (progress bars)."""
+    (docs/contrast.md). ``on_step(step)`` is called after every position (progress bars)."""
     words = natural.split()
     floor = float(accept.score([natural])[0])
     current = float(reject.score([natural])[0])
@@ -166,7 +166,7 @@ def synthesize_triplet(natural: str, m1: SentenceScorer, m2: SentenceScorer, voc
                        seed: int, max_steps: int = 200, patience: int = 8,
                        batch_size: int = 2048,
                        on_step: Callable[[int, int], None] | None = None) -> dict:
-    """The triplet ``(n, s1, s2)`` for ``(m1, m2)`` with its controversiality (module docstring).
+    """The triplet ``(n, s1, s2)`` for ``(m1, m2)`` with its controversiality (docs/contrast.md).
     ``on_step(search, step)``: progress of search 1 (for ``s1``) and 2 (for ``s2``).
 
     Each of the two searches gets its own generator derived from ``seed``, so results do not
