@@ -1,5 +1,5 @@
-"""Fine-tune a :class:`Classifier` on a split and record its Cartography training dynamics
-(docs/methods.md §6; optimiser, batches and precision: docs/inference.md, "Fine-tuning")."""
+"""Fine-tune a :class:`Classifier` on a split and record its training dynamics (Dataset
+Cartography, Swayamdipta et al. 2020; docs/methods.md §6; training: docs/inference.md)."""
 
 from __future__ import annotations
 
