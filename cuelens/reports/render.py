@@ -163,11 +163,9 @@ def subtitle(results: dict) -> list[str]:
 def render_report(results: dict, out_path: str | os.PathLike, *,
                   inputs: Iterable[str | os.PathLike] = (), source: str | None = None,
                   options: ReportOptions | None = None, validate: bool = True) -> Path:
-    """Validate ``results`` (results.schema.json; ``validate=False``: results this process
-    has just built, whose writers the tests check against the schema — validating a
-    multi-megabyte scan result costs seconds), render it and write the HTML atomically to
-    ``out_path`` (with ``--plotly directory``, plotly.js beside it when missing); refuses to
-    overwrite any path in ``inputs``. Returns the written path."""
+    """Validate ``results`` (``validate=False``: results this process has just built;
+    docs/report.md, "Validation"), render it and write the HTML atomically to ``out_path``
+    (``--plotly directory``: plotly.js beside it when missing), never over a path in ``inputs``."""
     options = options or ReportOptions()
     out = Path(out_path)
     script = out.parent / plotly_file_name()

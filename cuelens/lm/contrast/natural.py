@@ -23,11 +23,8 @@ within without betwixt""".split())
 
 
 def fractional_ranks(logprobs: np.ndarray) -> np.ndarray:
-    """Per-column fractional ranks in ``[0, 1]``: ``(rankdata(x, "average") - 1) / (n - 1)``
-    (docs/contrast.md, "Ranks"); ``0`` = the least probable sentence (``-inf`` included). NaN
-    raises :class:`UserError`. The published ``rankdata / n`` gives the same optimal selection up
-    to the threshold rounding.
-    """
+    """Per-column fractional ranks in ``[0, 1]``, ties averaged, ``0`` = the least probable sentence
+    (``-inf`` included); NaN raises :class:`UserError` (docs/contrast.md, "Ranks")."""
     x = np.asarray(logprobs, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -186,12 +183,8 @@ def without_repeated_words(texts: list[str], allowed: frozenset[str] = FUNCTION_
 def pair_records(selection: Selection, models: list[str], logprobs: np.ndarray,
                  ranks: np.ndarray, texts: list[str] | None,
                  index: np.ndarray | None = None) -> list[dict]:
-    """Output lines: model names, sentence indices and texts, both ranks and log-probs under both.
-    ``index`` maps rows of ``logprobs``/``ranks``/``texts`` to corpus indices (pre-filter).
-
-    ``model_1`` rejects ``s1`` (ranks it low) and accepts ``s2``; ``model_2`` the reverse.
-    Log-probabilities of ``-inf`` are written as ``null``.
-    """
+    """Output lines (docs/contrast.md, "Output line"; ``-inf`` log-probabilities become ``null``);
+    ``index`` maps rows of ``logprobs``/``ranks``/``texts`` to corpus indices (pre-filter)."""
     def lp(i, m):
         value = float(logprobs[i, m])
         return value if np.isfinite(value) else None
