@@ -1,8 +1,6 @@
-"""The Python API: ``cuelens.load_dataset``, ``cuelens.scan``, ``cuelens.probe``,
-``cuelens.stress`` and ``cuelens.augment_dataset`` (the same pipelines as ``audit scan/probe/stress/
-augment``; docs/api.md). The examples run as doctests in the test suite (small data and
-``folds=3, iterations=1`` to keep them fast).
-"""
+"""The Python API: ``load_dataset``, ``scan``, ``probe``, ``stress`` and ``augment_dataset``, the
+pipelines of ``audit scan/probe/stress/augment`` (docs/api.md). The examples run as doctests in
+the test suite (small data, ``folds=3, iterations=1`` to keep them fast)."""
 
 from __future__ import annotations
 
@@ -83,12 +81,11 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
          work_dir: str | Path | None = None, subset_field: str | None = None,
          skip_bad: bool = False, **options: Any) -> ScanResult:
     """Scan a dataset for word cues, cue leakage D, an easy/hard split and ICQ feature cues
-    (docs/methods.md §2–5); the same results, modes and errors as ``audit scan``; the arguments:
-    docs/api.md. ``features``: ``"all"``, ``"none"``/``[]`` or feature names (``None``: the
-    default set, :data:`~cuelens.audit.features.DEFAULT_FEATURES`); ``options``: the
-    fields of :class:`~cuelens.audit.scan.ScanConfig` (``metric``, ``min_count``, ``seed``, …)
-    and the field overrides ``premise_field``, ``hypothesis_field``, ``label_field``,
-    ``choices_field``, ``group_field`` (as ``audit scan --premise-field`` …).
+    (docs/methods.md §2–5; arguments: docs/api.md), as ``audit scan``. ``features``: ``"all"``,
+    ``"none"``/``[]``, feature names or ``None`` (:data:`~cuelens.audit.features.DEFAULT_FEATURES`);
+    ``options``: the :class:`~cuelens.audit.scan.ScanConfig` fields (``metric``, ``seed``, …) and
+    the field overrides ``premise_field``, ``hypothesis_field``, ``label_field``, ``choices_field``,
+    ``group_field``.
 
     >>> import cuelens
     >>> from cuelens.data.synthetic import make_nli
@@ -146,12 +143,10 @@ def probe(data: DataSource = None, *, model: str | None = None,
           batch_size: int | None = None, max_length: int = 128, device: str = "auto",
           trust_remote_code: bool = False, id_field: str | None = None, norm: str = "none",
           allow_untrained: bool = False, progress: Progress | None = None) -> ProbeResult:
-    """Probe a model (``model=``), a predictions file or evaluation log (``predictions=``;
-    docs/eval-logs.md) or any prediction source (``source=``) for reliance on the dataset's cues
-    (docs/methods.md §6–7); as ``audit probe``. The options: docs/api.md, "Probe options and
-    prediction sources"; ``scan`` (default: a word-only scan with ``seed``); a ``model`` without
-    a fine-tuned classification head is a :class:`UserError` unless ``allow_untrained`` (then
-    the results say so: ``probe.model.untrained_head`` and a warning).
+    """Probe a model (``model=``), a predictions file or evaluation log (``predictions=``) or any
+    prediction source (``source=``) for reliance on the dataset's cues (docs/methods.md §6–7;
+    options: docs/api.md), as ``audit probe``. ``scan``: default a word-only scan with ``seed``; a
+    ``model`` without a fine-tuned head is a :class:`UserError` unless ``allow_untrained``.
 
     >>> import cuelens, json, tempfile, pathlib
     >>> from cuelens.data.synthetic import make_nli

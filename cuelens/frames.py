@@ -1,9 +1,5 @@
-"""pandas views and the Jupyter summary of a result (the ``results.json`` sections as tables).
-
-:class:`ResultViews` is shared by :class:`~cuelens.results.ScanResult` and
-:class:`~cuelens.results.ProbeResult`: every view is computed from ``results`` (the exact
-results.json content) and the dataset, so a table never disagrees with the file.
-"""
+"""pandas views and the Jupyter summary of a scan or probe result, every view computed from the
+exact results.json content and the dataset, so a table never disagrees with the file."""
 
 from __future__ import annotations
 

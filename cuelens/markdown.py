@@ -11,11 +11,8 @@ _LIST_MARKER = re.compile(r"^([-+=]|\d+(?=[.)]))")
 
 
 def markdown_text(text: object) -> str:
-    """Untrusted text (a label, a file name, an example, a cue word) as literal Markdown inline
-    text, for card.md and any other Markdown writer: line breaks and control characters become
-    spaces; ``& < >`` become HTML entities (no raw HTML, no autolink); ``\\ ` * _ [ ] # | ~ $ !``
-    are backslash-escaped (no code span, emphasis, link, image, heading, table cell or math); a
-    leading list marker is escaped too. Rendered, it reads as the original text on one line.
+    """Untrusted text (a label, a file name, an example, a cue word) as literal Markdown inline text
+    on one line (what is escaped, and why: docs/robustness.md, "Markdown outputs").
 
     >>> markdown_text("<img src=x> [x](javascript:y)")
     '&lt;img src=x&gt; \\\\[x\\\\](javascript:y)'

@@ -1,7 +1,5 @@
-"""Named tables of one kind of thing (features, prediction sources, operators, metrics, …): one
-helper every registry uses, so that each one is an explicit table whose names the CLI's
-choices, help text and defaults read, and an unknown name is always the same one-line
-:class:`~cuelens.errors.UserError` (docs/ARCHITECTURE.md, "One registry per kind of name").
+"""Named tables of one kind of thing: the one helper every registry uses (docs/ARCHITECTURE.md,
+"One registry per kind of name").
 
 >>> units = Registry("unit", {"m": 1.0, "km": 1000.0}, option="--unit")
 >>> units.get("km"), units.names()

@@ -1,12 +1,5 @@
-"""What to do next: steps derived from the ranked findings (docs/data-hygiene.md, docs/report.md).
-
-:func:`next_steps` turns each :class:`~cuelens.audit.findings.Finding` of
-:func:`~cuelens.audit.findings.findings` into at most one step (``{"action", "why", "section"}``,
-plus ``"output"`` — the key of a scan output file, e.g. ``hard`` — when the step uses a file the
-scan may write), in the findings' order, so the advice never contradicts the page; which finding
-gives which step: docs/data-hygiene.md ("What to do next, and `audit compare`"). A probe's
-results hold the scan's sections too, but its steps are about the model only.
-"""
+"""What to do next: at most one step per ranked finding, in the findings' order, so the advice never
+contradicts the page (which finding gives which step: docs/data-hygiene.md, "What to do next")."""
 
 from __future__ import annotations
 

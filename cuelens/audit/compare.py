@@ -1,10 +1,5 @@
-"""``audit compare``: what changed between two scans of (versions of) a dataset.
-
-:func:`compare_scans` returns a result of kind ``compare`` (docs/results-schema.md): the status,
-the measures with the direction of their change, the significant cues gained, lost and kept and
-the protocol warnings, as docs/data-hygiene.md ("What to do next, and `audit compare`")
-describes. :func:`load_scan_results` accepts a scan output directory or its results.json.
-"""
+"""``audit compare``: what changed between two scans of (versions of) a dataset, as a ``compare``
+result (docs/results-schema.md; docs/data-hygiene.md, "What to do next, and `audit compare`")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The dataset-level conclusion of a scan: ``leakage``, ``no_meaningful_leakage`` or
-``inconclusive``, with the reason and the numbers behind it — the rules, their levels and the
-equivalence margin: docs/methods.md §17.
-
-Every output (terminal, report headline, notebook summary, next steps, card, compare) states
-:func:`conclude`'s status; results.json records it as ``conclusion``. Results written before it
-existed have none: readers call :func:`conclude` on them. An inconclusive scan says about how
-many more evaluated items would settle it (:func:`items_to_settle`; too few items:
-:func:`too_few_items`).
-"""
+"""The dataset-level conclusion of a scan — ``leakage``, ``no_meaningful_leakage`` or
+``inconclusive`` — with its reason and numbers, the one status every output states; results
+written before it existed get it from :func:`conclude` (docs/methods.md §17)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,5 @@
-"""The findings of a results file, ranked: what a reader should see first (docs/report.md).
-
-:func:`findings` turns a scan's or a probe's results dict into ranked :class:`Finding` s, which
-the report's summary block lists and :func:`cuelens.audit.advice.next_steps` turns into steps
-(docs/data-hygiene.md, "What to do next, and `audit compare`").
-
-Effect sizes are in the unit of their statistic: ``points`` (a difference of accuracies, ×100),
-``%`` (a share of items), ``items``. Severity:
-
-- ``high`` — a significant effect a model can exploit (leakage verdict "significant", an MCQ rule
-  beating chance, evaluation items copied from the fitting split, a cue the model relies on);
-- ``medium`` — significant but smaller or less direct (mild leakage, unbalanced answer
-  positions, label conflicts, exact copies of 1% of a split or more, the easy share under
-  significant leakage);
-- ``low`` — worth knowing (near duplicates, a few exact copies, cues under no leakage);
-- ``info`` — context or nothing found: deliberate constructions (mirrored / contrastive pairs,
-  permuted copies), "no cue leakage", "no cue changes the model's accuracy".
-
-The cue finding reads the scan's ``cue_finding`` summary when present (number of significant
-cues, items they cover, the strongest), else derives it from ``cues``.
-"""
+"""The findings of a results file, ranked: what a reader should see first, and what the advice turns
+into steps (units and severities: docs/data-hygiene.md, "What to do next, and `audit compare`")."""
 
 from __future__ import annotations
 

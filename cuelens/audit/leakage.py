@@ -1,13 +1,5 @@
 """The leakage table of docs/methods.md §3: every metric × aggregator, ``D = Acc − Majority``,
-baselines (the bag-of-words regression, ``BOW_MIN_COUNT`` and the answer-position rule as
-docs/word-cues.md, "Leakage table and baselines", states them).
-
-With a train split, cues are fitted on train and scored on test. Without one, accuracies come
-from seeded, grouped K-fold cross-validation over the file (:mod:`cuelens.audit.groups`), so a
-cue is never scored on data that includes the item being predicted or a copy of it. The
-baselines train on at most ``max_fit_items`` fitting instances, the passes' training sample
-(:mod:`cuelens.audit.passes`).
-"""
+and the baselines (docs/word-cues.md, "Leakage table and baselines")."""
 
 from __future__ import annotations
 
@@ -111,20 +103,15 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
                     flag_threshold: float, task: str, seed: int,
                     fold_seed_D: Callable[[tuple[str, str], float, float], list[float]],
                     groups: dict, training_cap: int | None = None) -> LeakageSection:
-    """The ``leakage`` section (docs/results-schema.md) from every predictor's accuracy (cue
-    models keyed (metric, aggregator), baselines by name, :data:`MAJORITY` and :data:`PRIOR`
-    among them) and the ``moments`` of every cue model's per-item difference from
-    :data:`PRIOR` (in :func:`all_models` order).
+    """The ``leakage`` section (docs/results-schema.md) from every predictor's accuracy (cue models
+    keyed (metric, aggregator), baselines by name, :data:`MAJORITY` and :data:`PRIOR` among them)
+    and the ``moments`` of every cue model's per-item difference from :data:`PRIOR` (in
+    :func:`all_models` order); the table, verdict and headline as docs/methods.md §3, §11.
 
-    The table keeps the paper's ``D = Acc − Majority`` (descriptive, best-of-40 included); the
-    ``baselines`` ' D, like the headline's, is against the prior-matched baseline. The
-    verdict is the simultaneous test (two-sided 95% intervals) of docs/methods.md §11 over all
-    40 models against the prior-matched baseline; the headline (``best``) is the model with the largest
-    simultaneous lower bound (ties: the configured ``metric`` first); ``fold_seed_D(model, D,
-    half_width)`` gives its D under re-seeded folds (cross-validated files; ``D`` and the
-    interval's ``half_width``: the run's, for a large scan's stopping rule); ``groups``: the
-    folds' grouping (``leakage.groups``); ``training_cap``: a large scan's lowered training cap
-    (``selection.training_cap``, docs/methods.md §3), None when the configured cap holds.
+    ``fold_seed_D(model, D, half_width)`` gives the headline's D under re-seeded folds
+    (cross-validated files; ``D`` and ``half_width``: the run's, for a large scan's stopping rule);
+    ``groups``: ``leakage.groups``; ``training_cap``: a large scan's lowered training cap
+    (``selection.training_cap``), None when the configured cap holds.
     """
     accuracy = dict(accuracy)
     majority, prior = accuracy.pop(MAJORITY), accuracy.pop(PRIOR)

@@ -1,15 +1,11 @@
-"""Text length per label (docs/methods.md §4b): words per hypothesis (NLI) or per choice (MCQ).
+"""Text length per label: word counts per hypothesis (NLI) or per choice (MCQ) and the NLI
+length-only baseline (docs/methods.md §4b).
 
-Annotators often write hypotheses of a typical length per label (SNLI: entailments are short,
-neutral hypotheses add detail): a cue that no word list shows. The ``lengths`` section holds the
-histograms and, for NLI, the length-only baseline that docs/methods.md §4b describes.
-
-Example:
-    >>> from cuelens.data.dataset import Split
-    >>> split = Split("toy", "toy.jsonl", "nli", hypotheses=["a dog", "a big dog runs"],
-    ...               labels=["entailment", "neutral"])
-    >>> word_counts(split.hypotheses).tolist()
-    [2, 4]
+>>> from cuelens.data.dataset import Split
+>>> split = Split("toy", "toy.jsonl", "nli", hypotheses=["a dog", "a big dog runs"],
+...               labels=["entailment", "neutral"])
+>>> word_counts(split.hypotheses).tolist()
+[2, 4]
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""MCQ artifact baselines: can the answer be found without reading the question?
-
-The rules, their fitting, ties, tests and intervals: docs/mcq-artifacts.md ("Baselines in
-`audit scan`") and docs/methods.md §3, §12. Three registries: :data:`RULES` (fitted on nothing),
-:data:`FITTED` (fitted on the fitting split, or cross-fitted over the leakage table's folds) and
-:data:`NO_CONTEXT` (items with a passage and a separate question; an item without a question has
-the empty one). The choices-only bag-of-words row comes from the leakage table
-(:mod:`cuelens.audit.leakage`) through ``extra``.
-"""
+"""MCQ artifact baselines (docs/mcq-artifacts.md, docs/methods.md §3, §12) in three registries:
+:data:`RULES` (fitted on nothing), :data:`FITTED` (on the fitting split, or cross-fitted) and
+:data:`NO_CONTEXT` (items with a passage and a separate question)."""
 
 from __future__ import annotations
 
@@ -275,13 +269,9 @@ def mcq_baselines(dataset: Dataset, folds: int = 5, seed: int = 0,
 
 def baselines_of_parts(parts: ItemParts,
                        extra: dict[str, float] | None = None) -> McqBaselinesSection:
-    """The ``mcq_baselines`` section of results.json (docs/results-schema.md) of ``parts``
-    (:func:`credit_of_parts`): the in-memory scan's and the streamed scan's.
-
-
-    ``extra`` adds rows from accuracies computed elsewhere on the same evaluated items (the
-    choices-only BoW of the leakage table).
-    """
+    """The ``mcq_baselines`` section (docs/results-schema.md) of ``parts``
+    (:func:`credit_of_parts`): the in-memory and the streamed scan's; ``extra`` adds rows computed
+    elsewhere on the same evaluated items (the choices-only BoW of the leakage table)."""
     items = credit_of_parts(parts)
     k, credit = items.k, items.credit
     accuracy = {name: float(values.mean()) for name, values in credit.items()}

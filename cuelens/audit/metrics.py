@@ -1,9 +1,6 @@
-"""The ten word-cue metrics of docs/methods.md §2, vectorised over a ``V × L`` count table:
-``joint`` = ``#(w,l)`` and ``labels`` = ``#(l)``, counted on the fitting portion, one count per
-instance; the smoothing of PMI, LMI, nPMI and RD (``alpha``) and the raw-count metrics as
-docs/word-cues.md ("Metrics") states them. Rows of words with ``#(w) = 0`` are meaningless
-(callers leave such words out, docs/methods.md §2).
-"""
+"""The ten word-cue metrics of docs/methods.md §2, vectorised over a ``V × L`` table of ``#(w,l)``
+(``joint``) and ``#(l)`` (``labels``); smoothing as docs/word-cues.md, "Metrics". Rows of words
+with ``#(w) = 0`` are meaningless: callers leave such words out."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Per-subset baselines and verdicts: the subset × shortcut table (docs/methods.md §16).
-
-``--subset-field F`` names a field of every record (an MMLU subject, a RewardBench subset). Each
-evaluated subset gets every test-based shortcut of its task (the MCQ baselines of
-:mod:`cuelens.audit.mcq_baselines` or the shortcuts of :mod:`cuelens.audit.preference`) and the
-descriptive word-cue D of a scan of that subset alone (:func:`subset_leakage`). All the table's
-p-values are Holm-adjusted together (:func:`holm`); the overall rows are their own family
-(docs/preference.md, "Subsets" and "Multiple testing").
-"""
+"""Per-subset baselines and verdicts, the subset × shortcut table of ``--subset-field`` with its
+Holm-adjusted p-values (docs/methods.md §16; docs/preference.md, "Subsets")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Confidence intervals for accuracies, and the leakage verdict's simultaneous test.
-
-Intervals are seeded 95% percentile bootstraps over evaluation items (MCQ: questions), paired
-where they compare two predictors; the verdict's interval is the max-T score test of
-:func:`simultaneous_test`, and :func:`leakage_verdict` reads the interval, never the point
-estimate alone (docs/data-hygiene.md "Uncertainty", docs/methods.md §3, §6, §11).
-"""
+"""Confidence intervals for accuracies (seeded 95% percentile bootstraps over items, MCQ: questions)
+and the leakage verdict's simultaneous test (docs/methods.md §3, §6, §11)."""
 
 from __future__ import annotations
 
@@ -24,14 +19,8 @@ _MAX_DISTINCT = 64  # up to this many distinct values: multinomial counts, not i
 
 
 def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_boot`` bootstrap replicates of ``values.mean()``.
-
-    Per-item scores usually take a handful of values (0/1 correctness, −1/0/1 paired
-    differences, 1/k ties); a resample is then fully described by how many items of each value
-    it draws, which is multinomial with the values' shares, so the replicates are drawn that way
-    in ``O(n_boot × values)`` instead of ``O(n_boot × items)`` — the same distribution as
-    resampling item indices.
-    """
+    """``n_boot`` bootstrap replicates of ``values.mean()``, drawn as multinomial counts of each
+    distinct value: resampling items' distribution in ``O(n_boot × values)`` (methods.md §11)."""
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
     if n == 0:

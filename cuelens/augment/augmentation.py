@@ -1,17 +1,5 @@
-"""Crossover / mutation augmentation of MCQ training data (docs/methods.md §8).
-
-- ``crossover``: same premise and correct choice; every wrong choice replaced by the correct
-  choice of another randomly drawn question.
-- ``mutation``: one wrong choice replaced by the correct choice with two adjacent words swapped.
-- ``mutation2``: ``mutation`` plus a second question whose wrong choices are the original wrong
-  choices with two adjacent words swapped (our format has a fixed number of choices per
-  dataset, so the extra wrong choice becomes a second generated question).
-
-Generated items keep the source's choice order and label position, carry ``source_id`` and
-``op``, never repeat an existing question (same premise, question and choice set) and never have
-two equal choices. ``ratio × n`` items are generated, split evenly over the augmenters, drawn
-from a seeded permutation of the questions.
-"""
+"""Crossover / mutation augmentation of MCQ training data (docs/methods.md §8; the augmenters and
+what a generated item keeps: docs/augmentation.md, "Augmenters")."""
 
 from __future__ import annotations
 

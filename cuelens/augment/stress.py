@@ -1,9 +1,6 @@
-"""Stress questions for the black-box short-circuit tests (docs/methods.md §7).
-
-Each operator builds, from a question, a new question with the same premise and correct choice
-whose (one) wrong choice is replaced by a constructed one; an operator that cannot apply to an
-item skips it, and the counts per operator are kept.
-"""
+"""Stress questions for the black-box short-circuit tests: per operator, the premise and correct
+choice with a constructed wrong one; items an operator cannot change are skipped and counted
+(docs/methods.md §7; docs/augmentation.md)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
-"""Give freed memory back to the operating system promptly (glibc; docs/large-datasets.md).
-
-glibc serves allocations above its *mmap threshold* with their own memory mappings, returned to
-the system when freed, and smaller ones from the heap, where freed blocks between live ones stay
-resident. The threshold is dynamic: freeing a mapped block raises it to that block's size (up
-to 32 MiB), so after the first big temporary, every numpy array below that size lives on the
-heap. A scan allocates and frees such arrays per fold, and at 2 million items its resident size
-rose ~340 MB above its live data this way. Pinning the threshold (and the trim threshold) at
-16 MiB keeps the large arrays mapped and unmapped on free; lower values save a little more
-memory but pay for it in page faults (measured with the 2,000,000-line scan, session 4; `git log -p docs/BENCHMARKS.md` has the runs).
-
-glibc also gives threads that allocate at the same time heaps (*arenas*) of their own, and
-memory freed in one arena serves only the threads that use it. A scan's model fits run on
-worker threads that each build feature matrices below the threshold, so every worker arena
-kept its own high-water mark; one shared arena cuts a million-item streaming scan's peak by
-~100 MB for ~2% more CPU time (measured in session 22, likewise in the history of docs/BENCHMARKS.md). Commands whose threads
-allocate many small objects at once (a fast tokenizer's) would queue on its lock: there, one
-arena made batch tokenising twice as slow, so only the scanning commands share one.
-Only the command line does this: these are process-wide settings, not the library's to change.
-"""
+"""Give freed memory back to the operating system promptly: glibc's mmap/trim thresholds, and one
+arena for the scanning commands (why, and what it saves: docs/large-datasets.md)."""
 
 from __future__ import annotations
 

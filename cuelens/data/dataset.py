@@ -1,10 +1,5 @@
-"""In-memory dataset model (docs/methods.md §1).
-
-A :class:`Split` holds normalised items column-wise; a :class:`Dataset` holds the fitting split
-(``train``, or ``None`` when the scan cross-validates a single file) and the evaluation split
-(``test``). :meth:`Split.instances` flattens items to instances ``(p, h, l)``: one per NLI item,
-``k`` per MCQ item with labels ``right``/``wrong``, grouped by question.
-"""
+"""In-memory dataset model (docs/methods.md §1): column-wise :class:`Split` s and a
+:class:`Dataset` of the fitting split (``train``, ``None`` when cross-validating) and ``test``."""
 
 from __future__ import annotations
 

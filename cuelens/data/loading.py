@@ -1,13 +1,5 @@
-"""Resolve a user's data arguments to a :class:`Dataset` (docs/methods.md §1).
-
-``DATA`` may be one file (the scan then cross-validates over it), a directory holding
-``train``/``dev``/``test`` files, or explicit ``train``/``test`` files, or a Hugging Face dataset
-name (``snli``, ``super_glue:copa``) when the optional ``datasets`` package is installed.
-
-Split roles in a directory: the fitting split is ``train`` (else ``dev`` when a ``test`` exists);
-the evaluation split is ``test`` (else ``dev``). A directory with a single split is
-cross-validated like a single file.
-"""
+"""Resolve a user's data arguments (a file, a directory, ``train``/``test`` files or a Hugging Face
+name) to a :class:`Dataset` (docs/methods.md §1; split roles: docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

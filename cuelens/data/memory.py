@@ -1,10 +1,5 @@
-"""In-memory data sources for the Python API (docs/methods.md §1): a ``pandas.DataFrame``, a list of dicts,
-a Hugging Face ``datasets.Dataset`` / ``DatasetDict``, or a dict of split name → one of these.
-
-Records go through the same normalisation as files (field aliases, ``FieldMap`` overrides,
-``skip_bad``); each record's "raw line" (written to easy.jsonl / hard.jsonl) is its JSON text.
-A split's ``path`` is ``<name>/<split>``, a label for messages, never a file.
-"""
+"""In-memory data sources for the Python API — a DataFrame, a list of dicts, a Hugging Face
+``Dataset``/``DatasetDict`` or a dict of splits — normalised as files are (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The one place that reads user files: JSONL / JSON / CSV / TSV / plain text, optionally gzipped
-(docs/robustness.md, "One reader for every file": the readers and the errors they name).
-
-Every reader streams the file in chunks of lines and names the file and the 1-based line of
-every problem. The record readers yield ``(line, raw, record)`` triples where ``record`` is a
-dict or a :class:`LineError` (a per-line problem the caller may skip with ``--skip-bad``), and
-``raw`` is the original line (JSONL) or a JSON rendering of the row (CSV/TSV). An object that
-repeats a key keeps the last value and names the key (:class:`RepeatedKeys`).
-"""
+"""The one place that reads user files: JSONL / JSON / CSV / TSV / plain text, optionally gzipped,
+streamed in chunks of lines; every problem names the file and the 1-based line (docs/robustness.md,
+"One reader for every file"). Record readers yield ``(line, raw, record | LineError)``."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Field aliases and record normalisation (docs/methods.md §1).
-
-A raw record (one JSON object / CSV row) is normalised to either
-- NLI:  ``{"id", "premise", "hypothesis", "label": str}``
-- MCQ:  ``{"id", "premise", "choices": [str, ...], "label": int}`` (+ optional ``"question"``)
-
-The aliases understood without options (the ``*_ALIASES`` below) are README.md's "Inputs", plus
-CommonsenseQA's Hugging Face form ``question/choices{label: [...], text: [...]}/answerKey`` and
-SWAG's ``sent1`` + ``sent2``; users override them with ``FieldMap`` (``--premise-field`` etc.).
-"""
+"""Field aliases and record normalisation to the NLI and MCQ record shapes (docs/methods.md §1;
+the shapes and aliases: docs/api.md, "Data"; README, "Inputs"), overridable with ``FieldMap``."""
 
 from __future__ import annotations
 

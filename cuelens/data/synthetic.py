@@ -1,29 +1,6 @@
-"""Synthetic NLI and multiple-choice datasets with planted cues of known strength.
-
-This is the demo data of ``audit demo`` and a ground-truth test of the scan: every planted cue is a
-word inserted into the hypothesis (NLI) or choice (MCQ) independently at a known rate per label;
-all other words are drawn from one label-independent Zipfian distribution, so they carry no cue.
-
-Planted cues (the defaults, :data:`NLI_CUES` / :data:`MCQ_CUES`):
-
-======================  ==============  ===================  ==============================
-word                    label           rate with the label  rate with every other label
-======================  ==============  ===================  ==============================
-``nobody``              contradiction   0.30                 0.02
-``outdoors``            entailment      0.25                 0.02
-``possibly``            neutral         0.25                 0.02
-``definitely`` (MCQ)    right choice    0.40                 0.05 (each wrong choice)
-======================  ==============  ===================  ==============================
-
-NLI labels are uniform over entailment/neutral/contradiction; MCQ answers are uniform over the
-``k`` positions. Hypotheses have 3 + Poisson(4.5) words (mean 7.5, like SNLI's). The vocabulary is
-a small hand-written English core followed by generated pseudo-words (``vocab_size`` types in all,
-Zipf exponent 1.0), so large demos reach SNLI-like vocabulary sizes. Same seed → same data.
-
-``make_nli(..., language=...)`` writes Hindi, Thai, Japanese or Chinese instead (:data:`LANGUAGES`:
-a short list of common words, no copied text; Thai, Japanese and Chinese without spaces), with
-"not/never", "outdoors" and "maybe" as the planted cues at the same rates (docs/languages.md).
-"""
+"""Synthetic NLI and multiple-choice datasets with planted cues of known strength (:data:`NLI_CUES`,
+:data:`MCQ_CUES`; rates and word distribution: README, "What the demo wrote"), the demo data and
+ground truth of the scan's tests; other languages: docs/languages.md."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The Ray engine's connection (extra ``cuelens[ray]``; docs/large-datasets.md, "The Ray engine").
-
-The scan's reading and statistics passes run on Ray in :mod:`cuelens.audit.ray_passes` and the
-probe's scoring in :mod:`cuelens.models.ray_scoring`; both connect through :func:`connect`, and
-the probe ships arrays with :func:`pack_arrays`.
-"""
+"""The Ray engine's connection (:func:`connect`) and array packing, shared by the scan's passes and
+the probe's scoring (extra ``cuelens[ray]``; docs/large-datasets.md, "The Ray engine")."""
 
 from __future__ import annotations
 

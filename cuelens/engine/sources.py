@@ -1,11 +1,5 @@
-"""Input shards and streaming record readers (docs/methods.md §1; docs/large-datasets.md).
-
-A *source* is a file, a directory of shard files, or a glob (``data/part-*.parquet``); its
-shards are read in sorted path order, one record at a time: JSONL/CSV/TSV (optionally ``.gz``)
-through the shared streaming readers (:func:`cuelens.data.readers.iter_records`), Parquet by
-record batch, yielding the same ``(line, raw, record)`` triples (``raw`` is the JSON rendering
-of the row, as for CSV; ``line`` is the 1-based row number).
-"""
+"""Input shards (a file, a directory of shards or a glob, read in sorted path order) and streaming
+record readers yielding the readers' ``(line, raw, record)`` (docs/large-datasets.md)."""
 
 from __future__ import annotations
 

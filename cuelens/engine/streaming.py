@@ -1,9 +1,5 @@
-"""The streaming local engine (docs/large-datasets.md, "The local engine"): shards read record by
-record through the in-memory loader's normalisation (:func:`~cuelens.data.loading.build_split`)
-into compact columns (:mod:`cuelens.data.compact`), so the :class:`~cuelens.data.Dataset` is the
-one :func:`~cuelens.data.load_dataset` gives. A source is a file, a glob, or a directory with
-``train``/``dev``/``test`` files or shard sub-directories (else the shards of one split).
-"""
+"""The streaming local engine: shards read record by record through the loader's normalisation
+into compact columns, the Dataset ``load_dataset`` gives (docs/large-datasets.md)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""Language-model scorers and their registry (docs/methods.md §9).
-
-``load_scorer(spec)`` turns a model spec into a :class:`~cuelens.lm.scoring.SentenceScorer`:
-
-- ``ngram:DIR`` / ``lstm:DIR`` / ``rnn:DIR``: models trained by ``audit lm train``; such a
-  directory also loads without the prefix (its ``config.json`` says ``model_type``
-  ``cuelens-ngram`` / ``cuelens-lstm`` / ``cuelens-rnn``, docs/lm.md);
-- anything else is a Hugging Face model (local directory, alias or hub id) whose kind —
-  ``causal`` or ``masked`` — is read from its config (``is_decoder``, ``architectures``,
-  ``model_type``) unless ``kind`` is given.
-
-New model families register a loader in :data:`SCORERS` (name → function(target, options)).
-"""
+"""Language-model scorers and their registry :data:`SCORERS` behind ``load_scorer(spec)``
+(docs/methods.md §9; model specs: docs/lm.md, "How the scorers compute")."""
 
 from __future__ import annotations
 
@@ -147,7 +136,7 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
                 bow_correction: bool = True, mlm_method: str = "pll", orders: int = 100,
                 seed: int = 0, batch_size: int = 32, detach_punct: bool = False,
                 open_vocab: bool = False) -> SentenceScorer:
-    """The scorer named by ``spec`` (see the module docstring). Scores are natural logs unless
+    """The scorer named by ``spec`` (docs/lm.md, "Model specs"). Scores are natural logs unless
     ``base`` is given, in which case they are divided by ``ln(base)`` (``base=2``: bits).
     ``detach_punct``: causal models treat punctuation as separate words (see ``causal``).
     ``open_vocab``: word-level models spell unknown words (see ``wordlevel``; its name gets

@@ -1,34 +1,5 @@
-"""Causal (GPT-2 family) Hugging Face models: word probabilities per Pimentel & Meister (docs/methods.md §9).
-
-Text and context. A sentence is split into whitespace words ``w_1 … w_m``; word ``i > 0`` is
-tokenised as ``" " + w_i`` and ``w_1`` without a space (unless the tokenizer adds a dummy prefix
-itself), which for GPT-2-style tokenizers equals tokenising the whole single-spaced text.
-Punctuation written without a space (``"cat."``) belongs to the word before it. The model reads
-``[BOS] s_1 … s_T``; the BOS context is the tokenizer's ``bos_token`` (GPT-2: ``<|endoftext|>``,
-falling back to ``eos_token``).
-
-Word scheme, detected from the tokenizer and printed:
-
-- ``bow`` (tokens that *begin* a word carry a marker: GPT-2's ``Ġ``, SentencePiece's ``▁``):
-  ``log p(w_i) = Σ_{t∈w_i} log p(s_t | s_<t) + log Σ_{b∈B∪{eos}} p(b | s_≤e_i)
-  − log Σ_{b∈B∪{eos}} p(b | s_<a_i)`` where ``B`` are the marked tokens. *First word*: written
-  without the marker, so its denominator is the probability, given BOS, of the tokens that can
-  start an unmarked word (every token outside ``B``, except eos and the special tokens); if the
-  tokenizer marks the first word too, the usual denominator applies. *Last word*: its
-  continuation term includes eos ("the text ends here"). The product of the corrected word
-  probabilities telescopes to ``p(s_1 … s_T, then a word boundary | BOS) / p(first token unmarked
-  | BOS)``.
-- ``eow`` (tokens that *end* a word are marked, e.g. ``</w>``): the plain product is correct.
-
-The sentence log-probability is the sum of its word log-probabilities. ``bow_correction=False``
-gives the common uncorrected value ``Σ log p(s_t | s_<t)`` for comparison.
-
-``detach_punct=True`` (bow scheme) makes punctuation its own word: ``P`` = unmarked tokens whose
-first character is not alphanumeric; a word also starts at a ``P`` token and right after one,
-the boundary set becomes ``B ∪ P ∪ {eos}``, the continuation term after a ``P`` token is 1 (a
-new word surely starts), and ``P`` tokens leave the first-word denominator. The product still
-telescopes to the probability of the text followed by a boundary.
-"""
+"""Causal (GPT-2 family) Hugging Face models: word probabilities per Pimentel & Meister
+(docs/methods.md §9; the bow/eow schemes, ``detach_punct``: docs/lm.md, "Causal models")."""
 
 from __future__ import annotations
 
@@ -253,18 +224,9 @@ class CausalScorer(TokenizerVocabulary):
     # ----------------------------------------------------------------- prompt continuations
     def continuation_logprobs(self, prompts: list[str], continuations: list[list[str]], *,
                               on_batch=None) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``log p(c | prompt)`` of every continuation ``c`` of every prompt, and its token
-        count (the LLM prompt probe, docs/methods.md §6; docs/llm-probe.md, "Scoring").
-
-        A continuation is a new word (or words) after the prompt, tokenised like a non-first
-        word, with the boundary correction of :meth:`_words` for the ``bow`` scheme (it
-        telescopes over multi-word continuations). A prompt and all its continuations form one
-        :class:`SharedPrefixRows` row, so the prompt is computed once; rows are sorted by length
-        and batched up to ``batch_size`` rows and ``batch_tokens`` padded tokens. Attention
-        implementations without a custom-mask builder in :data:`PREFIX_MASKS` (and
-        transformers < 5) get one row per continuation instead. ``on_batch(n)`` reports
-        finished prompts.
-        """
+        """``log p(c | prompt)`` of every continuation ``c`` of every prompt, and its token count,
+        one shared-prefix row per prompt (docs/llm-probe.md, "Scoring"; docs/lm.md, "Prompt
+        continuations"). ``on_batch(n)`` reports finished prompts."""
         import torch
 
         space = "" if self.scheme.dummy_prefix else " "

@@ -1,18 +1,5 @@
-"""Masked (BERT/RoBERTa/ELECTRA) Hugging Face models: PLL and the permutation-chain estimator
-(docs/methods.md §9).
-
-- ``pll`` (pseudo-log-likelihood): ``Σ_t log p(s_t | s with position t masked)``. The masked
-  copies of all sentences are laid out length-sorted and cut into batches of at most
-  ``max_tokens`` tokens (rows × padded length), so a long input is split over several batches.
-  The encoder runs on the whole batch but the vocabulary head only at the masked positions.
-- ``chain``: the controversial-pairs estimator. For each of ``orders`` random word orders
-  (seeded), start from the all-masked sentence and reveal the words one by one, adding
-  ``log p(word | revealed words)``; a multi-token word's term is averaged over its token orders
-  (all of them up to 3 tokens, 6 seeded random ones beyond), each token order filling the word's
-  tokens one at a time. The estimate is the mean over word orders.
-
-Words are whitespace words; a token belongs to the word its first character is in.
-"""
+"""Masked (BERT/RoBERTa/ELECTRA) Hugging Face models: the ``pll`` and ``chain`` estimators
+(docs/methods.md §9; docs/lm.md, "Masked models")."""
 
 from __future__ import annotations
 

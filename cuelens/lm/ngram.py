@@ -1,20 +1,5 @@
-"""Word n-gram language model with interpolated Kneser-Ney smoothing (docs/methods.md §9).
-
-The model is NLTK's ``nltk.lm.KneserNeyInterpolated``: the same padded everygram counts
-(``<s>`` × (n−1) before and ``</s>`` × (n−1) after each sentence) and exactly the same
-recursion — for the highest order ``α = max(c(h,w) − d, 0) / c(h)``, ``γ = d·N1+(h•) / c(h)``;
-for lower orders the counts are continuation counts (number of distinct left extensions);
-the unigram level is ``N1+(•w) / N1+(••)``; an unseen context backs off with ``α = 0, γ = 1``.
-NLTK evaluates this with Python loops over the whole vocabulary per word, far too slow for
-scoring corpora, so we precompute the tables once with numpy and evaluate all words of all
-sentences in one vectorised pass; the tests check that both agree. (Where NLTK would divide
-by zero — a context never seen in the middle of a higher-order n-gram — we back off like an
-unseen context.)
-
-Saved format: docs/lm.md, "Word-level models: files" (the smoothing tables are rebuilt from the
-counts on load).
-A sentence's log-probability is ``Σ_i log p(w_i | h_i) + log p(</s> | h)``.
-"""
+"""Word n-gram model with interpolated Kneser-Ney smoothing, NLTK's ``KneserNeyInterpolated``
+vectorised (docs/methods.md §9; recursion and saved files: docs/lm.md)."""
 
 from __future__ import annotations
 

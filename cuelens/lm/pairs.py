@@ -1,12 +1,5 @@
-"""Minimal pairs (BLiMP style, docs/methods.md §9): accuracy, ties and vocabulary coverage.
-
-A pair is *correct* when the good sentence scores strictly higher, a *tie* when both score the
-same (typical of word-level models when the two sentences differ only in words outside the
-vocabulary: both become ``<unk>``), an *error* otherwise. Accuracy counts ties as wrong, as the
-published evaluations do; the tie rate is reported beside it so that ties are not mistaken for
-errors. Out-of-vocabulary (OOV) coverage is reported per model, overall and per paradigm/field:
-the share of words the model does not know and the share of pairs with at least one such word.
-"""
+"""Minimal pairs (BLiMP style, docs/methods.md §9): accuracy (ties count as wrong, as published),
+the tie rate beside it, OOV coverage per model, paradigm and field (docs/lm.md, "Unknown words")."""
 
 from __future__ import annotations
 

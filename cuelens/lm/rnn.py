@@ -1,11 +1,5 @@
-"""Word-level LSTM / Elman-RNN language models trained by the toolkit (docs/methods.md §9).
-
-Each sentence is read as ``<s> w_1 … w_m`` and predicts ``w_1 … w_m </s>``; its log-probability
-is the sum of the log-softmax scores of those targets (see :mod:`.wordlevel`). Sentences are whole
-back-propagation units (no truncation needed at sentence length). Training, including the
-adaptive softmax of ``cutoffs`` (vocabulary in frequency order, which :func:`train_rnn`
-produces): docs/lm.md, "Training an LSTM"; saved files: docs/lm.md, "Word-level models: files".
-"""
+"""Word-level LSTM / Elman-RNN language models trained by the toolkit (docs/methods.md §9;
+training and saved files: docs/lm.md)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
-"""Rows that score several continuations of one prompt in a single forward pass (docs/methods.md §6).
-
-A row is ``[BOS] prompt c_1 … c_k``, right-padded to the batch's longest row. Its attention mask
-lets every continuation token see the prompt and the earlier tokens of its own continuation
-only, and the positions of each continuation restart right after the prompt, so each ``c_j``
-is computed exactly as in its own sequence ``prompt c_j`` while the prompt is computed once (a
-shared prefix; no key/value cache is copied). With one continuation per row the mask is the
-usual causal one and a plain padding mask does the same job.
-
-The vocabulary layer is needed only from the prompt's last token to the row's last token
-(``keep``); the other arrays index the flattened kept positions:
-
-- ``predictors[t]``/``targets[t]``: the kept position whose logits predict continuation token
-  ``t`` and that token's id; ``owners[t]`` the continuation it belongs to;
-- ``starts[c]``/``ends[c]``: the kept positions of the prompt's last token and of the last
-  token of continuation ``c`` (the word-boundary terms of the causal scorer read these);
-- ``counts[r]``: the number of continuations of row ``r``.
+"""Rows that score several continuations of one prompt in one forward pass, the prompt computed
+once (docs/lm.md, "Prompt continuations"). Kept positions: ``predictors[t]``/``targets[t]``
+predict continuation token ``t``; ``starts[c]``/``ends[c]`` bound continuation ``c``.
 
 >>> rows = SharedPrefixRows([[0, 5, 6]], [[[7], [8, 9]]])
 >>> rows.ids.tolist(), rows.positions.tolist(), rows.groups.tolist()
@@ -31,7 +17,7 @@ import numpy as np
 
 
 class SharedPrefixRows:
-    """The arrays of one batch of rows (see the module docstring)."""
+    """The arrays of one batch of rows (see the module docstring's example)."""
 
     def __init__(self, prompts: list[list[int]], continuations: list[list[list[int]]]):
         lengths = [len(p) + sum(len(c) for c in cs) for p, cs in zip(prompts, continuations)]

@@ -1,10 +1,5 @@
-"""Word splitting, vocabularies and input files for the language-model scorers (docs/methods.md §9).
-
-Word-level models (n-gram, LSTM/RNN) split a sentence with :class:`WordSplitter` (optionally
-lower-cased, whitespace words with edge punctuation detached: ``"cat."`` → ``"cat" "."``; the
-markers ``<unk>``, ``<s>``, ``</s>`` stay whole), the same way for training and scoring; its
-settings are stored with the model. Words outside the vocabulary become :data:`UNK`.
-"""
+"""Word splitting, vocabularies and input files for the language-model scorers
+(docs/methods.md §9; the splitter: docs/lm.md, "Word-level models")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
 """What the word-level scorers (n-gram, LSTM/RNN) share: encoding, sentence sums, next-word
-distributions and the treatment of unknown words (docs/methods.md §9).
-
-A sentence is ``splitter(sentence)`` mapped to vocabulary ids (unknown words → ``<unk>``) and
-scored as ``Σ_i log p(w_i | w_<i) + log p(</s> | w)``; :meth:`word_scores` lists every word and
-the final ``</s>`` so that the values add up to :meth:`score`. Sentences that encode to the same
-ids are scored once per call (the synthetic search offers many candidates that differ only in
-words the model cannot tell apart).
-
-Unknown words get ``log p(<unk> | h)``, or with ``open_vocab`` that plus the spelling model's
-share of the ``<unk>`` mass (docs/lm.md, "Unknown words"); the spelling model is rebuilt from the
-vocabulary on demand.
-"""
+distributions and unknown words (docs/methods.md §9; docs/lm.md, "Word-level models")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
 """AFLite: adversarial filtering with linear models on fixed features (Sakaguchi et al. 2020,
-WinoGrande; Le Bras et al. 2020; the defaults and features: docs/mitigation.md, "AFLite").
-
-Each round, ``ensemble`` logistic regressions trained on random subsets of ``train_size`` items
-predict the items left out; an item's *predictability* is the share of those predictions that
-are right. Up to ``cutoff`` items with predictability at least ``threshold`` are removed (the most
-predictable first) until fewer than ``cutoff`` reach it or ``target`` items are left; on a small
-set ``train_size`` is capped at half the current items and ``cutoff`` at 5% of them. Features: an
-``items × d`` matrix (NLI) or ``instances × d`` with ``k`` rows per question (MCQ: a choice's
-score is its P(right), the question's prediction the arg-max).
-"""
+WinoGrande; Le Bras et al. 2020; rounds, defaults and features: docs/mitigation.md, "AFLite")."""
 
 from __future__ import annotations
 

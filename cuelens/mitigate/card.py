@@ -1,13 +1,5 @@
-"""Dataset-card hand-off (docs/mitigation.md): a "Bias, Risks and Limitations" section for a
-Hugging Face dataset card, in plain language, and the Croissant Responsible-AI fields
-``rai:dataBiases`` / ``rai:dataLimitations`` as JSON-LD, both from a scan's results.json.
-
-Every statement comes from the scan's conclusion (docs/methods.md §17) and its findings
-(:func:`cuelens.audit.findings.findings`): the card claims no easy/hard split the scan did not
-find, reads D against the verdict's baseline (chance for multiple choice) and never calls an
-inconclusive interval a clean bill. Dataset text reaches card.md only through
-:func:`cuelens.markdown.markdown_text`.
-"""
+"""Dataset-card hand-off: card.md's "Bias, Risks and Limitations" and the Croissant RAI fields,
+every statement from the scan's conclusion and findings (docs/mitigation.md, "Dataset card")."""
 
 from __future__ import annotations
 

@@ -1,27 +1,5 @@
-"""Debiasing losses fed by a bias-only model's probabilities (docs/mitigation.md).
-
-Each loss takes the main model's ``logits`` (``n × C``: NLI labels, or MCQ choices), the gold
-index per item and the bias-only model's probabilities ``p_b`` (``n × C``; e.g. the out-of-fold
-``p_bias_*`` columns of a scan's items table). Only the training loss changes: at test time the
-model is used alone. With ``p = softmax(logits)`` and ``y`` the gold index:
-
-* ``none``: cross-entropy ``−log p_y``.
-* ``poe`` — product of experts (Clark et al. 2019; He et al. 2019; Karimi Mahabadi et al. 2020):
-  ``−log softmax(log p + log p_b)_y``; the bias model is fixed, so the main model gets no
-  gradient for what the bias already explains.
-* ``learned-mixin`` (Clark et al. 2019): ``−log softmax(log p + g(x) · log p_b)_y`` with a
-  learned gate ``g(x) = softplus(w·h(x) + b) ≥ 0`` on the model's pooled hidden vector ``h(x)``
-  (``features``); ``entropy_weight`` > 0 adds Clark et al.'s ``+H`` penalty
-  ``w · H(softmax(g(x) · log p_b))``, which stops the gate from switching the bias off.
-* ``focal`` — debiased focal loss (Karimi Mahabadi et al. 2020): ``−(1 − p_b,y)^γ · log p_y``,
-  ``γ = 2``.
-* ``reweight`` — example reweighting (Clark et al. 2019; Utama et al. 2020):
-  ``−(1 − p_b,y) · log p_y``.
-
-Every loss is the mean over the batch; ``p_b`` is clipped to at least :data:`EPS` before its log.
-:class:`DebiasLoss` is a ``torch.nn.Module`` (learned-mixin owns the gate ``nn.Linear(hidden_size, 1)``:
-give its parameters to the optimiser), usable in a plain Hugging Face ``Trainer`` (docs/api.md).
-"""
+"""Debiasing losses fed by a bias-only model's probabilities (docs/mitigation.md, "Debiased
+training"; Clark et al. 2019, He et al. 2019, Karimi Mahabadi et al. 2020, Utama et al. 2020)."""
 
 from __future__ import annotations
 

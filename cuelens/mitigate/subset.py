@@ -1,12 +1,5 @@
-"""``audit filter``'s library side: a debiased subset of a dataset's fitting split by z-filtering
-(:mod:`cuelens.mitigate.zfilter`) or AFLite (:mod:`cuelens.mitigate.aflite`), written as a
-dataset directory that the scan reads (docs/mitigation.md).
-
-The fitting split is filtered (the train split; a cross-validated file: the whole file); an
-evaluation split is copied unchanged, so a rescan of the output measures the leakage that the
-filtered training data still teaches. Items keep their original lines (JSONL input) or are
-written as normalised JSONL records (CSV/TSV/in-memory input).
-"""
+"""``audit filter``'s library side: a debiased subset of the fitting split by z-filtering or
+AFLite, written as a dataset directory the scan reads (docs/mitigation.md)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,5 @@
-"""z-filtering (Wu et al. 2022, on Gardner et al. 2021's z statistic; docs/mitigation.md).
-
-Find a subset of the fitting items (the train split; a cross-validated file: all of it) in which
-no (word, label) pair is a significant cue any more — ``z ≤`` the one-sided Bonferroni threshold
-of docs/methods.md §2 at the 5% level over the pairs with ``#(w) ≥ min_count``, recomputed on the
-current subset so that a rescan of the output agrees — while the label shares (MCQ: the
-gold-position shares) stay those of the input. Since the output has the input's shares, z is
-computed throughout with the input's label prior ``p0``, the prior the rescan will use.
-
-Greedy, one cue at a time: take the pair ``(w, l)`` with the largest z; the fewest items to drop
-are the smallest ``r`` with ``z`` of ``(c − r)/(n_w − r)`` at most the threshold (``c = #(w,l)``,
-``n_w = #(w)``, the prior held fixed; the next round re-checks); drop ``r`` items holding ``w``
-under label ``l``, those carrying the most cue excess first (``Σ max(z − threshold, 0)`` over
-their words and labels; ties in a seeded random order). When no cue is left, drop the surplus
-items of over-represented labels (most excess first) to restore the shares, and check again.
-
-``balance=True`` re-samples the shares instead of cutting them: cue-bearing items are removed as
-above, then copies of the least cue-bearing items of under-represented labels are added (cycling)
-until the shares are restored — fewer items lost, at the price of duplicates. Either way the loop
-stops after :data:`MAX_ROUNDS` rounds (``converged`` False).
-"""
+"""z-filtering (Wu et al. 2022, on Gardner et al. 2021's z statistic): the greedy removal, or
+``balance`` re-sampling, of docs/mitigation.md, "z-filtering"; z as docs/methods.md §2."""
 
 from __future__ import annotations
 
@@ -159,7 +140,7 @@ def share_targets(original: np.ndarray, current: np.ndarray, grow: bool) -> np.n
 
 def z_filter(inc: Incidence, min_count: int, z_prior: str = "empirical", balance: bool = False,
              seed: int = 0) -> ZFilterResult:
-    """The z-filtered multiplicities of the items of ``inc`` (module docstring)."""
+    """The z-filtered multiplicities of the items of ``inc`` (docs/mitigation.md, "z-filtering")."""
     rng = np.random.default_rng(seed)
     weight = np.ones(inc.n_items)
     n_strata = int(inc.strata.max()) + 1 if inc.n_items else 0

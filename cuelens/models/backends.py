@@ -1,10 +1,5 @@
-"""Inference backends of the shared classifier (docs/methods.md §6): a small registry of ways to turn a
-padded batch into logits — ``torch``, ``onnx``, ``torch-int8`` and ``auto``, described in
-docs/inference.md (the ONNX export cache: :func:`onnx_cache_dir`).
-
-A runner maps a batch of int64 arrays (``input_ids``, ``attention_mask``[, ``token_type_ids``],
-shaped ``[B, T]`` or ``[B, k, T]`` for multiple choice) to float32 logits ``[B, C]``.
-"""
+"""Inference backends of the shared classifier: a registry of ways to turn a padded batch into
+logits — ``torch``, ``onnx``, ``torch-int8``, ``auto`` (docs/inference.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Tokenise premise/text pairs once and serve them in padded batches (docs/methods.md §6).
-
-A *unit* is what the model scores as one row: an NLI item (one pair) or an MCQ question (its
-``k`` pairs, scored together by a multiple-choice head). Inference batches are sorted by length
-(longest first, so an out-of-memory error shows up on the first batch) and padded only to the
-longest unit of the batch (dynamic padding). Training batches are bucketed: a seeded shuffle,
-then length-sorted inside chunks of 50 batches, then the batch order is shuffled again.
-"""
+"""Tokenise premise/text pairs once and serve them in padded batches: inference sorted longest
+first and dynamically padded, training bucketed (docs/inference.md)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""The classifier layer shared by ``audit train`` and ``audit probe`` (docs/methods.md §6).
-
-Pair tasks (NLI) use ``AutoModelForSequenceClassification``, multiple choice uses
-``AutoModelForMultipleChoice`` (one logit per choice, softmax over the question's choices).
-Names resolve through :mod:`cuelens.models.hub` (``trust_remote_code`` off unless asked).
-Batching, autocast and the inference backends (``torch`` by default): docs/inference.md.
-
-NLI label mapping: a fine-tuned model's ``config.id2label`` names its output columns; dataset
-labels are matched to them case-insensitively. A model whose labels are the generic
-``LABEL_0..`` (a fresh head) is mapped by position when it has exactly ``|L|`` outputs, with a
-warning; any other mismatch is a user error.
-"""
+"""The classifier layer shared by ``audit train`` and ``audit probe`` (docs/methods.md §6; heads,
+label mapping and backends: docs/inference.md, "Models and labels")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Fine-tune a :class:`Classifier` on a split and record training dynamics (docs/methods.md §6).
-
-Training: AdamW with a linear schedule (10% warm-up), bucketed length-sorted batches (seeded),
-bf16 autocast on a GPU (fp16 + gradient scaling when bf16 is missing), float32 on the CPU.
-
-Training dynamics follow Dataset Cartography (Swayamdipta et al., 2020): for every training
-example and epoch the gold-label probability and correctness are taken from the forward pass
-of the training step that saw the example (no extra pass), plus its logits, so the Cartography
-scripts can read the per-epoch files unchanged (see :mod:`cuelens.probes.data_map`).
-"""
+"""Fine-tune a :class:`Classifier` on a split and record its training dynamics (Dataset
+Cartography, Swayamdipta et al. 2020; docs/methods.md §6; training: docs/inference.md)."""
 
 from __future__ import annotations
 

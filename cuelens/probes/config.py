@@ -1,10 +1,5 @@
-"""Options of the probe (docs/methods.md §6): :class:`ProbeConfig`, the one place that holds their
-defaults, names and checks, read by ``cuelens.probe``, ``audit probe`` and ``audit probe --llm``.
-Light on purpose (numpy only): ``audit probe --help`` reads it.
-
-The default cue ranking ``z`` tests significant scan cues only (docs/data-hygiene.md, "Probe
-sanity").
-"""
+""":class:`ProbeConfig`, the one place holding the probe's option defaults, names and checks
+(docs/methods.md §6); numpy only on purpose, as ``audit probe --help`` reads it."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""The cues a probe tests, as masks over the test items (docs/methods.md §5–6).
-
-- **Word cues**: the top cue tokens of a scan (per label, ranked by a metric; distinct tokens).
-  NLI: an item has the cue when its hypothesis contains the token. MCQ: a question has it when
-  the token occurs in some but not all of its choices; which choices carry it is kept for the
-  distribution test.
-- **Feature cues** (ICQ): every feature cue listed in the results' ``features`` section, with
-  masks from :func:`cuelens.audit.icq.feature_masks` (``WORD=…`` ICQ cues are left out: words
-  are tested as word cues).
-
-``train_dist`` is Q(R_f) on the fitting split (the whole file for a cross-validated dataset):
-NLI, the label proportions of training instances with the cue; MCQ, the rate at which the
-cue-bearing choice was the correct one among training questions having the cue.
-"""
+"""The cues a probe tests, as masks over the test items: a scan's top word cues (MCQ: a token in
+some but not all choices) and its ICQ feature cues except ``WORD=…`` (docs/methods.md §5–6;
+``train_dist``: the distribution test's training distribution, §6)."""
 
 from __future__ import annotations
 

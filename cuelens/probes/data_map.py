@@ -1,14 +1,5 @@
-"""Dataset map from training dynamics (Dataset Cartography, Swayamdipta et al. 2020; docs/methods.md §6).
-
-Per training example over the E epochs: ``confidence`` = mean gold-label probability,
-``variability`` = its (population, ddof=0) standard deviation, ``correctness`` = fraction of
-epochs whose prediction was the gold label — the definitions of the Cartography code. Files
-written into a trained model directory:
-
-- ``training_dynamics/dynamics_epoch_{e}.jsonl``: ``{"guid", "logits_epoch_{e}", "gold"}``,
-  the per-epoch format the Cartography scripts read;
-- ``data_map.jsonl``: ``{"guid", "confidence", "variability", "correctness"}`` per example.
-"""
+"""Dataset map from training dynamics (Dataset Cartography, Swayamdipta et al. 2020): the measures
+and the files written: docs/methods.md §6, "Training dynamics"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The whole ``audit probe`` in one call (docs/methods.md §6–7), returned as a :class:`Probe`
-(its pandas views and report: :class:`cuelens.results.Probe`, above).
-
-The predictions come from any source of :mod:`cuelens.probes.sources` (a model run once on the
-test items, a predictions file, an evaluation log, an LLM prompt); every section (accuracy test,
-distribution test, easy/hard gap, short-circuit pass rates) reuses those predictions. The
-options are a :class:`~cuelens.probes.config.ProbeConfig`. Nothing here prints:
-problems that do not stop the probe come back as ``Probe.warnings``.
-"""
+"""The whole ``audit probe`` in one call, returned as a :class:`Probe` (docs/methods.md §6–7):
+every section reuses the predictions of one :mod:`cuelens.probes.sources` source; nothing here
+prints (problems that do not stop the probe come back as ``Probe.warnings``)."""
 
 from __future__ import annotations
 
@@ -110,15 +104,10 @@ def probe_dataset(dataset: Dataset, predictions: Predictions, model_info: dict |
                   ) -> Probe:
     """Probe ``predictions`` on ``dataset.test`` for cue reliance (docs/methods.md §6).
 
-    ``model_info``: the ``probe.model`` section (default: ``predictions.info``, filled by every
-    :mod:`~cuelens.probes.sources` source). ``config``: the probe's options (default
-    :class:`ProbeConfig`). ``scan``: a previous scan of the same data (default: a word-only
-    scan with the config's ``seed``).
-    ``classifier``: the loaded model, needed by white-box / new-question sections
-    (``short_circuit``) and for the training data map of a local model directory.
-    ``position_bias``: run the position-bias probe (:mod:`cuelens.probes.position`).
-    ``predictions`` of some test items only (an evaluation log run with ``--limit``,
-    :attr:`Predictions.covered`): the probe runs on those items, the scan on all of them.
+    ``model_info`` defaults to ``predictions.info``, ``config`` to :class:`ProbeConfig`, ``scan`` to
+    a word-only scan with the config's ``seed``. ``classifier``: the loaded model, for
+    ``short_circuit`` and a local model's data map. ``predictions`` of some test items only
+    (:attr:`Predictions.covered`, e.g. a ``--limit`` log): the probe runs on those, the scan on all.
     """
     started = time.time()
     config = config or ProbeConfig()

@@ -1,12 +1,6 @@
-"""Position-bias probe: does a model's answer depend on where the right answer sits?
-(docs/methods.md §6; the rotations, the statistics and the section's fields:
-docs/mcq-artifacts.md, "Position-bias probe").
-
-Two ways in: :func:`position_bias` calls ``score_fn(premises, choices) -> per-choice scores``
-(higher = preferred, ties to the lower position): :func:`classifier_scorer`,
-:func:`sentence_scorer` or a prompted LLM; :func:`rotated_splits` writes the rotations for a
-model run elsewhere, and :func:`position_bias_from_picks` reads back one prediction array each.
-"""
+"""Position-bias probe: does a model's answer depend on where the right answer sits? Scored live
+(:func:`position_bias`) or from rotations run elsewhere (:func:`rotated_splits`,
+:func:`position_bias_from_picks`); docs/mcq-artifacts.md, "Position-bias probe"."""
 
 from __future__ import annotations
 
@@ -141,9 +135,9 @@ def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed
                   batch_size: int = 256, progress: Progress | None = None) -> dict:
     """Score every rotation of every question with ``score_fn`` and analyse the picks.
 
-    ``score_fn(premises, choices)`` gets parallel lists (one entry per rotated question) and
-    returns one score array per entry, ``len(choices[i])`` long; an all-NaN array is no answer
-    (see :func:`position_bias_from_picks`).
+    ``score_fn(premises, choices)`` gets parallel lists (one entry per rotated question) and returns
+    one score array per entry, ``len(choices[i])`` long (higher = preferred, ties to the lower
+    position); an all-NaN array is no answer (see :func:`position_bias_from_picks`).
     """
     items = as_questions(questions)
     orders = base_orders(items, seed)

@@ -1,18 +1,6 @@
-"""The one :class:`Predictions` type of the probe, and its two plain readers: a predictions file and
-a loaded classifier (docs/methods.md §6). Where predictions come from is chosen in
-:mod:`cuelens.probes.sources`.
-
-A predictions file is JSONL, one line per test item: ``{"id", "prediction"}`` with an optional
-``"probs"``. NLI: ``prediction`` is a label name, ``probs`` a list in the dataset's label order
-(sorted label names) or a ``{label: p}`` object. MCQ: ``prediction`` is the chosen choice's
-0-based index, ``probs`` a list over the choices. ``null``: no answer (either task), counted
-wrong. Every test id must be present exactly once; unknown ids and labels are errors naming the
-file and line.
-
-Evaluation logs of lm-evaluation-harness (``--log_samples``) and Inspect are read by
-:mod:`cuelens.probes.evallogs` (docs/eval-logs.md); :func:`cuelens.probes.sources.read_predictions`
-detects which reader a file needs.
-"""
+"""The one :class:`Predictions` type of the probe and its two plain readers, a predictions file
+(format: docs/api.md, "Probe options and prediction sources") and a loaded classifier
+(docs/methods.md §6); evaluation logs: :mod:`cuelens.probes.evallogs`."""
 
 from __future__ import annotations
 
@@ -108,7 +96,7 @@ def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
 
 
 def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
-    """Read and check a JSONL predictions file (module docstring) against ``dataset.test``."""
+    """Read and check a JSONL predictions file (format: docs/api.md) against ``dataset.test``."""
     path = Path(path)
     position = {item_id: i for i, item_id in enumerate(dataset.test.ids)}
     if len(position) != len(dataset.test):

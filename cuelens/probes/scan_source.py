@@ -1,19 +1,6 @@
-"""Reuse a previous ``audit scan`` output directory: its results and its easy/hard split.
-
-``results.json`` supplies the cues (and ICQ ``features`` when present). The easy/hard flag of
-each test item comes from the first of these the directory holds (docs/results-schema.md):
-
-1. the per-item table ``items.parquet`` (read with pyarrow when installed) or ``items.jsonl``,
-   which every exact scan writes whatever ``--item-files``: its evaluated rows (``easy`` not
-   null), matched to the test items in order, else by their unique ids;
-2. ``easy.jsonl`` / ``hard.jsonl`` (``--item-files records``): the original test records,
-   matched back to the test items by their exact record text (ids may repeat across files; the
-   raw line cannot lie about the item);
-3. ``easy.ids.txt`` / ``hard.ids.txt`` (``--item-files ids``, the default of scans of more than
-   a million items): one id per line, matched by the test items' unique ids.
-
-A directory with none of them is one clear error; so is one whose items are not the test items.
-"""
+"""Reuse a previous ``audit scan`` output directory: its results and its easy/hard split, read from
+the first of the per-item table, ``easy/hard.jsonl`` or ``easy/hard.ids.txt`` it holds
+(docs/api.md, "Probe options and prediction sources")."""
 
 from __future__ import annotations
 
@@ -96,7 +83,7 @@ def _flags(directory: Path, keys: list[str], names: tuple[str, str], what: str) 
 
 def scan_easy_mask(directory: str | Path, test: Split) -> np.ndarray:
     """The easy flag of every item of ``test`` from the first source of them the scan in
-    ``directory`` holds (module docstring)."""
+    ``directory`` holds (the order: docs/api.md, "Probe options and prediction sources")."""
     directory = Path(directory)
 
     def has(*names: str) -> bool:

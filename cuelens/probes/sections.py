@@ -1,11 +1,6 @@
-"""The probe's results sections, typed and built once (docs/methods.md §6–7; docs/results-schema.md
-``probe``).
-
-:func:`probe_section` computes every part of :class:`ProbeSection` (results.json's ``probe``)
-from a :class:`ProbeContext`, in the file's key order; :class:`ProbeSections` is a probe's whole
-results.json: the scan's sections, the probe's own and the next steps about the model. A new
-section is one more field and one more line of :func:`probe_section`.
-"""
+"""The probe's results sections, typed and built once in the file's key order by
+:func:`probe_section` (docs/methods.md §6–7; docs/results-schema.md ``probe``); a new section is
+one more field and one more line of :func:`probe_section`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Where a probe's predictions come from (docs/methods.md §6): one interface
-(:class:`PredictionSource`; every source returns a
-:class:`~cuelens.probes.predictions.Predictions` with its ``probe.model`` section in ``info``)
-and a registry of sources, :data:`SOURCES` (a name each, never an if/else chain; docs/api.md,
-"Probe options and prediction sources"). :func:`file_source` picks the file source from the
-file itself (:func:`detect_format`); :func:`read_predictions` reads a file in one call.
+"""Where a probe's predictions come from: :class:`PredictionSource` and the registry :data:`SOURCES`
+(docs/methods.md §6; docs/api.md, "Probe options and prediction sources").
 
 >>> sorted(SOURCES)
 ['inspect', 'llm', 'lm-eval', 'model', 'predictions']

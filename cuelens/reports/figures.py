@@ -1,15 +1,5 @@
-"""Plotly figure builders for the HTML report (docs/methods.md §10).
-
-Every builder returns a plain JSON-able ``{"data": [...], "layout": {...}}`` dict that the page
-hands to ``Plotly.newPlot``. Plotly renders a small HTML subset (``<b>``, ``<br>``, ``<a>``) in
-every displayed string, so **all dataset-derived strings** (labels, tokens, feature names, model
-names) go through :func:`esc` before they reach a trace or an axis: Plotly turns the entities
-back into the literal characters as SVG text, so a payload shows as text and builds no element.
-
-The dicts are written directly in the form plotly's own validation gives a figure
-(tests/test_report_figures.py checks that validating one changes nothing): building them as
-plotly objects and validating them cost a small scan's report more than the rest of its page.
-"""
+"""Plotly figure builders for the HTML report (docs/methods.md §10): plain JSON-able dicts in the
+form plotly's validation gives (docs/report.md); dataset-derived strings go through :func:`esc`."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The report's page table (docs/methods.md §10): for each kind of result, its section builders
-in page order.
-
-A results file's kind is its ``kind`` field, else what its sections say: a probe (of a model,
-a predictions file, an eval log or a prompted LLM), a preference scan or a scan. A probe's page
-is about the model, so its section follows the summary and the scan's sections come after it.
-A builder returns ``None`` when the results lack its optional part. Adding a section is one entry
-here (and its template, ``templates/sections/<key>.html.j2``); no builder registers itself.
-"""
+"""The report's page table: for each kind of result, its section builders in page order; adding a
+section is one entry here and its template (docs/report.md, "Sections")."""
 
 from __future__ import annotations
 

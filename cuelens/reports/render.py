@@ -1,18 +1,5 @@
-"""Render a results file to one self-contained HTML report (docs/methods.md §10).
-
-Safety model (dataset text is untrusted):
-
-* HTML is produced by Jinja2 with autoescaping on; no dataset string is marked safe.
-* Data for the figures, the cue table and the explorer travels in one
-  ``<script type="application/json">`` element whose JSON has ``<``, ``>``, ``&``, U+2028 and
-  U+2029 escaped (so ``</script>`` cannot close it); the page reads it with ``JSON.parse`` and
-  builds DOM nodes with ``textContent`` only.
-* Plotly strings are entity-escaped (:func:`cuelens.reports.figures.esc`).
-* A Content-Security-Policy allows only the page's own scripts (by SHA-256 hash) and no
-  network access at all: plotly.js is embedded from the installed ``plotly`` package (or, with
-  ``--plotly cdn|directory``, loaded from cdn.plot.ly or from a file next to the page: the CSP
-  then allows exactly that source).
-"""
+"""Render a results file to one self-contained HTML report (docs/methods.md §10; the safety model
+for untrusted dataset text: docs/report.md, "Security model")."""
 
 from __future__ import annotations
 
@@ -176,11 +163,9 @@ def subtitle(results: dict) -> list[str]:
 def render_report(results: dict, out_path: str | os.PathLike, *,
                   inputs: Iterable[str | os.PathLike] = (), source: str | None = None,
                   options: ReportOptions | None = None, validate: bool = True) -> Path:
-    """Validate ``results`` (results.schema.json; ``validate=False``: results this process
-    has just built, whose writers the tests check against the schema — validating a
-    multi-megabyte scan result costs seconds), render it and write the HTML atomically to
-    ``out_path`` (with ``--plotly directory``, plotly.js beside it when missing); refuses to
-    overwrite any path in ``inputs``. Returns the written path."""
+    """Validate ``results`` (``validate=False``: results this process has just built;
+    docs/report.md, "Validation"), render it and write the HTML atomically to ``out_path``
+    (``--plotly directory``: plotly.js beside it when missing), never over a path in ``inputs``."""
     options = options or ReportOptions()
     out = Path(out_path)
     script = out.parent / plotly_file_name()

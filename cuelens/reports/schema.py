@@ -1,10 +1,5 @@
-"""Results files: reading them and validating them against ``results.schema.json``
-(docs/results-schema.md, docs/methods.md §10).
-
-The schema is compiled once with ``fastjsonschema`` (generated Python code): SNLI-size results
-(tens of thousands of cues, a data map per training item) validate in about a second, where an
-interpreting validator takes tens of seconds. The test suite cross-checks it with ``jsonschema``.
-"""
+"""Results files: reading them and validating them against ``results.schema.json``, compiled once
+with ``fastjsonschema`` (docs/results-schema.md; docs/report.md, "Validation")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""One section of the report page (docs/methods.md §10) and the small helpers the section
-modules share.
-
-A section builder takes the validated results dict and the :class:`ReportOptions` and returns a
-:class:`Section` — the template context, its Plotly figures (each with a one-sentence caption) and
-the data the page's script needs — or ``None`` when the results lack that optional part (absent
-sections are omitted, not empty). :mod:`cuelens.reports.pages` lists the builders of each kind
-of result in page order.
-"""
+"""One section of the report page (:class:`Section`, or ``None`` when the results lack its part)
+and the helpers the section modules share (docs/report.md, "Sections")."""
 
 from __future__ import annotations
 

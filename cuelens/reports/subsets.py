@@ -1,9 +1,5 @@
 """The subset × shortcut section (``--subset-field``, docs/preference.md) of scans and preference
-scans.
-
-The subset heatmap sorts in the page itself: its dropdown reorders the rows (Plotly
-``updatemenus`` relayout of the category axis), so no script beyond Plotly's is needed.
-"""
+scans; its heatmap sorts in the page through Plotly alone (docs/report.md, "Sections")."""
 
 from __future__ import annotations
 

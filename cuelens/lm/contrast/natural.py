@@ -1,21 +1,5 @@
-"""Natural controversial sentence pairs: exact selection by pruned minimum-cost assignment (docs/methods.md §9).
-
-Problem (Golan et al. 2023, the published "minsum" integer program; docs/contrast.md, "audit
-contrast natural"): with ``r[s, m]`` the fractional rank (:func:`fractional_ranks`) of sentence
-``s`` under model ``m``, choose for every unordered model pair ``(a, b)`` ``per_pair`` trials
-``(s1, s2)``: ``a`` rejects ``s1`` (cost ``r[s1, a]``, feasible iff ``r[s1, b] >= threshold``)
-and ``b`` rejects ``s2`` (cost ``r[s2, b]``, feasible iff ``r[s2, a] >= threshold``), every
-sentence used at most once overall, with minimal total cost (the *objective*).
-
-The objective is separable: it is the sum of independent *slots*. A slot of *type* ``(i, j)``
-(``i != j``) takes one sentence at cost ``r[s, i]`` if ``r[s, j] >= threshold``; there are
-``per_pair`` slots of each of the ``M (M - 1)`` ordered types (72 types, 720 slots for 9 models
-× 10 trials). The problem is therefore a rectangular minimum-cost assignment of ``S`` slots to
-distinct sentences, solved exactly by :func:`scipy.optimize.linear_sum_assignment` (or, as a
-cross-check, by :func:`scipy.optimize.milp`/HiGHS on the same candidates) after pruning.
-
-The published pre-filter (docs/contrast.md) is :func:`without_repeated_words`.
-"""
+"""Natural controversial sentence pairs (Golan et al. 2023's "minsum" program) solved exactly as a
+pruned minimum-cost assignment (docs/methods.md §9; docs/contrast.md, "audit contrast natural")."""
 
 from __future__ import annotations
 
@@ -39,11 +23,8 @@ within without betwixt""".split())
 
 
 def fractional_ranks(logprobs: np.ndarray) -> np.ndarray:
-    """Per-column fractional ranks in ``[0, 1]``: ``(rankdata(x, "average") - 1) / (n - 1)``
-    (docs/contrast.md, "Ranks"); ``0`` = the least probable sentence (``-inf`` included). NaN
-    raises :class:`UserError`. The published ``rankdata / n`` gives the same optimal selection up
-    to the threshold rounding.
-    """
+    """Per-column fractional ranks in ``[0, 1]``, ties averaged, ``0`` = the least probable sentence
+    (``-inf`` included); NaN raises :class:`UserError` (docs/contrast.md, "Ranks")."""
     x = np.asarray(logprobs, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -141,26 +122,8 @@ SOLVERS = Registry("solver", {"lsa": _solve_lsa, "milp": _solve_milp}, option="-
 
 def select_natural_pairs(ranks: np.ndarray, per_pair: int = 10, threshold: float = 0.5,
                          solver: str = "lsa", prune: bool = True) -> Selection:
-    """Select ``per_pair`` controversial pairs for every model pair, exactly (module docstring).
-
-    **Pruning keeps optimality.** Let ``S`` be the total number of slots and, for every slot type
-    ``T``, let ``C_T`` be ``S`` feasible sentences of smallest cost for ``T`` (all feasible ones
-    if fewer; ties broken arbitrarily). Claim: some optimal selection uses, in every slot of type
-    ``T``, a sentence of ``C_T``. Proof: among the optimal selections take one with the fewest
-    slots holding a non-candidate, and suppose slot ``σ`` of type ``T`` holds ``s ∉ C_T``. As
-    ``s`` is feasible for ``T`` and not in ``C_T``, ``C_T`` cannot hold all feasible sentences,
-    so ``|C_T| = S``. The other ``S - 1`` slots hold at most ``S - 1`` sentences, hence some
-    ``c ∈ C_T`` is unused. By the choice of ``C_T``, ``cost_T(c) <= cost_T(s)``; moving ``σ``
-    from ``s`` to ``c`` keeps every constraint (``c`` is feasible for ``T`` and unused) and does
-    not increase the cost, so the result is optimal with one non-candidate slot fewer — a
-    contradiction. Therefore the problem restricted to the columns ``U = ∪_T C_T`` (every
-    feasible slot–sentence entry inside ``U`` kept) has the same optimum value as the full
-    problem, it is feasible iff the full problem is, and each of its optimal solutions is
-    optimal for the full problem. ∎ This shrinks 231,725 candidates to at most ``S × #types``
-    columns, so the assignment is solved in seconds instead of an hour of commercial ILP.
-
-    ``prune=False`` solves the unpruned problem (for tests on small instances).
-    """
+    """Select ``per_pair`` controversial pairs for every model pair, exactly (why pruning keeps the
+    optimum: docs/contrast.md); ``prune=False`` solves the unpruned problem (small instances)."""
     ranks = np.asarray(ranks, dtype=np.float64)
     n_sent, n_models = ranks.shape
     if n_models < 2:
@@ -220,12 +183,8 @@ def without_repeated_words(texts: list[str], allowed: frozenset[str] = FUNCTION_
 def pair_records(selection: Selection, models: list[str], logprobs: np.ndarray,
                  ranks: np.ndarray, texts: list[str] | None,
                  index: np.ndarray | None = None) -> list[dict]:
-    """Output lines: model names, sentence indices and texts, both ranks and log-probs under both.
-    ``index`` maps rows of ``logprobs``/``ranks``/``texts`` to corpus indices (pre-filter).
-
-    ``model_1`` rejects ``s1`` (ranks it low) and accepts ``s2``; ``model_2`` the reverse.
-    Log-probabilities of ``-inf`` are written as ``null``.
-    """
+    """Output lines (docs/contrast.md, "Output line"; ``-inf`` log-probabilities become ``null``);
+    ``index`` maps rows of ``logprobs``/``ranks``/``texts`` to corpus indices (pre-filter)."""
     def lp(i, m):
         value = float(logprobs[i, m])
         return value if np.isfinite(value) else None

@@ -1,30 +1,6 @@
-"""Synthetic controversial sentences by word-replacement search (docs/methods.md §9, Golan et al. 2023).
-
-From a natural sentence ``n`` (whitespace-separated words) and two scorers, a model to *accept*
-and a model to *reject*, :func:`search` replaces one word at a time (docs/contrast.md, "audit
-contrast synthetic") by the vocabulary word that most lowers ``log p(s | reject)`` subject to
-``log p(s | accept) >= log p(n | accept)``: positions are cycled, each cycle in a new seeded
-random order; a word already in the sentence (case-insensitive) may not be inserted again unless
-it is a function word; position 0 draws from its own vocabulary when one is given (the contstim
-``vocab_cap`` list). A position where no allowed replacement lowers the rejecting model's
-log-probability is a *failure*; the search stops after ``patience`` failures in a row
-(``patience >= 2·len - 1`` guarantees that a whole cycle failed, i.e. a local optimum) or after
-``max_steps`` positions. A position that already failed for the current sentence is not scored
-again: it would fail identically, so the result is unchanged, only faster.
-
-Candidates are scored in batches. A scorer may prune them first by offering a method named in
-:data:`PRUNERS` (docs/methods.md §9): ``next_word_logprobs(prefix, candidates)`` (causal LMs:
-candidates below ``-10`` are dropped) or ``masked_word_logprobs(sentence, position,
-candidates)`` (masked LMs: candidates are scored best-first, with sequential semantics, until 5
-consecutive ones fail the accept constraint). Pruning applies to the *accepting* model, whose
-constraint it anticipates (pruning the rejecting model's low-probability words would remove
-exactly the words the search wants).
-
-A *triplet* for the model pair ``(m1, m2)`` is ``(n, s1, s2)``: ``s1`` is rejected by ``m1``
-and accepted by ``m2``, ``s2`` the reverse (note: the contstim CSVs name them the other way
-round). Its controversiality is ``log p(n|m1)/p(s1|m1) + log p(n|m2)/p(s2|m2)``; both terms are
-``>= 0`` by construction and the triplet is *controversial* when both are ``> 0``.
-"""
+"""Synthetic controversial sentences by word-replacement search, with candidate pruning for the
+accepting model through :data:`PRUNERS` (docs/methods.md §9, Golan et al. 2023; docs/contrast.md,
+"audit contrast synthetic"). ``s1`` is rejected by ``m1``; the contstim CSVs name it the reverse."""
 
 from __future__ import annotations
 
@@ -149,7 +125,7 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
            rng: np.random.Generator, max_steps: int = 200, patience: int = 8,
            batch_size: int = 2048, on_step: Callable[[int], None] | None = None) -> SearchResult:
     """Minimise ``log p(s|reject)`` s.t. ``log p(s|accept) >= log p(natural|accept)``
-    (module docstring). ``on_step(step)`` is called after every position (progress bars)."""
+    (docs/contrast.md). ``on_step(step)`` is called after every position (progress bars)."""
     words = natural.split()
     floor = float(accept.score([natural])[0])
     current = float(reject.score([natural])[0])
@@ -190,7 +166,7 @@ def synthesize_triplet(natural: str, m1: SentenceScorer, m2: SentenceScorer, voc
                        seed: int, max_steps: int = 200, patience: int = 8,
                        batch_size: int = 2048,
                        on_step: Callable[[int, int], None] | None = None) -> dict:
-    """The triplet ``(n, s1, s2)`` for ``(m1, m2)`` with its controversiality (module docstring).
+    """The triplet ``(n, s1, s2)`` for ``(m1, m2)`` with its controversiality (docs/contrast.md).
     ``on_step(search, step)``: progress of search 1 (for ``s1``) and 2 (for ``s2``).
 
     Each of the two searches gets its own generator derived from ``seed``, so results do not

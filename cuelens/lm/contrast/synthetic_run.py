@@ -1,12 +1,5 @@
-"""Synthetic triplets for many starting sentences, written as they are found (docs/methods.md §9).
-
-:func:`run_synthetic` searches the triplet of every starting sentence (each with its own seed,
-``seed · 1000003 + k``, so a triplet does not depend on the others), appends it to the JSONL
-output as soon as it and every earlier sentence's triplet are finished, and reports
-``progress(stage, fraction)``. ``jobs`` (worker processes, each loading the two models once from
-their specs) and ``resume`` (keep the triplets already in the output) work as docs/contrast.md
-("audit contrast synthetic") describes: the file is the same as one uninterrupted serial run's.
-"""
+"""Synthetic triplets for many starting sentences, each with its own seed, appended in order as
+they are found, in worker processes or resumed (docs/contrast.md, "audit contrast synthetic")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Where the LLM probe's answers come from: a registry of backends (docs/methods.md §6;
-``hf`` and ``openai``: docs/llm-probe.md, "Backends").
-
-A backend answers :class:`Request` s — ``score`` (log p of each option after the prompt) or
-``generate`` (greedy text) — and hands each response to ``on_result(i, response)`` as soon as it
-has it (so the response cache can store it); an optional ``prepare(templates)`` is called
-before any item is asked (:func:`prepare_backend`). Responses are plain JSON-able dicts:
+"""Where the LLM probe's answers come from: a registry of backends (docs/llm-probe.md, "Backends").
+A backend answers :class:`Request` s, handing each response to ``on_result(i, response)`` at once
+(for the response cache), after an optional ``prepare(templates)`` (:func:`prepare_backend`):
 
 - score: ``{"logprobs": [...], "n_tokens": [...], "prompt_tokens": n, "completion_tokens": m}``
 - generate: ``{"text": "...", "prompt_tokens": n, "completion_tokens": m}``

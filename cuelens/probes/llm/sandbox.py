@@ -1,9 +1,5 @@
-"""The bounded Jinja2 sandbox prompt templates run in (docs/robustness.md, "Prompt templates"):
-Jinja2's :class:`~jinja2.sandbox.SandboxedEnvironment` (no attribute of ``_`` names, no
-``include``) plus limits on what one render may do — at most :data:`MAX_LOOP_ITERATIONS` loop
-iterations in all, no value or output over :data:`MAX_PROMPT_CHARS` characters, no integer over
-:data:`MAX_INTEGER_BITS` bits. A template that reaches a limit stops at once with
-:class:`TemplateLimit` (``{{ 'a' * 10000000000 }}`` is refused before Python allocates it)."""
+"""The bounded Jinja2 sandbox prompt templates run in: Jinja2's ``SandboxedEnvironment`` plus
+per-render limits that stop with :class:`TemplateLimit` (docs/robustness.md, "Prompt templates")."""
 
 from __future__ import annotations
 
