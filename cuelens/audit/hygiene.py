@@ -1,14 +1,8 @@
 """Data hygiene's ``hygiene`` section of results.json: duplicates, train/test overlap, mirrored
-pairs and label-noise candidates, as sentences and rows (:func:`hygiene_section`); the keys are
-counted by :mod:`cuelens.audit.streamed_hygiene` (a loaded dataset's splits held as one chunk
-each: :func:`~cuelens.audit.streamed_hygiene.data_hygiene`).
-
-What each count means, the near-duplicate MinHash LSH (:mod:`cuelens.audit.near_duplicates`)
-and its scale: docs/data-hygiene.md ("Data hygiene") and docs/methods.md §11. The keys
-(:mod:`cuelens.audit.hygiene_keys`) use the normal form of
-:func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), so case, punctuation and
-spacing never hide a copy; the counting by key partition is :mod:`cuelens.audit.hygiene_counts`.
-``warnings`` are plain sentences, values for the caller to show.
+pairs and label-noise candidates, as rows and sentences (:func:`hygiene_section`; ``warnings``
+are plain sentences, values for the caller to show), from the findings that
+:mod:`cuelens.audit.streamed_hygiene` counts. What each count means and the job of each hygiene
+module: docs/data-hygiene.md ("Data hygiene") and docs/methods.md §11.
 """
 
 from __future__ import annotations
