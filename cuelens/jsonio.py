@@ -171,13 +171,13 @@ def jsonl_line(row: dict) -> str:
 
 _JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
 _SCALARS = {str, int, float, bool, type(None)}
-_FLOAT_NULLS = {"nan": "null", "None": "null"}  # repr of NaN / None in a float column
+_FLOAT_NULLS = {"None": "null"}  # repr of None in a float column
 
 
-def json_texts(values: Sequence, nan_as_null: bool = False) -> list[str]:
-    """The JSON text of each of ``values`` as :func:`jsonl_line` writes it inside a row (float
-    NaN as ``null`` when ``nan_as_null``, else refused like infinities); a column of one plain
-    type (str, int, float, bool or None) is encoded by C-level maps, not value by value."""
+def json_texts(values: Sequence) -> list[str]:
+    """The JSON text of each of ``values`` as :func:`jsonl_line` writes it inside a row (NaN and
+    infinities refused); a column of one plain type (str, int, float, bool or None) is encoded
+    by C-level maps, not value by value."""
     kinds = set(map(type, values))
     if kinds <= {str}:
         return list(map(encode_basestring, values))
@@ -190,18 +190,17 @@ def json_texts(values: Sequence, nan_as_null: bool = False) -> list[str]:
     if kinds <= {int}:
         return list(map(int.__repr__, values))
     if kinds <= {float, type(None)}:
-        return _float_texts(values, nan_as_null)
-    return [_JSON_LINE.encode(None if nan_as_null and isinstance(v, float) and v != v else v)
-            for v in values]
+        return _float_texts(values)
+    return list(map(_JSON_LINE.encode, values))
 
 
-def _float_texts(values: Sequence[float | None], nan_as_null: bool) -> list[str]:
+def _float_texts(values: Sequence[float | None]) -> list[str]:
     """Floats (or None) as JSON: their repr, like the encoder's."""
     texts = list(map(repr, values))
     odd = {"inf", "-inf", "nan", "None"}.intersection(texts)
     if not odd:
         return texts
-    if odd & {"inf", "-inf"} or ("nan" in odd and not nan_as_null):
+    if odd != {"None"}:
         raise ValueError("Out of range float values are not JSON compliant")
     return list(map(_FLOAT_NULLS.get, texts, texts))
 

@@ -66,17 +66,21 @@ def random_texts(n: int, vocabulary: int, lengths: tuple[int, int], seed: int) -
             for _ in range(n)]
 
 
+def _signatures(texts: list[str], seed: int) -> np.ndarray:
+    """Every MinHash signature of ``texts`` (the chunks joined)."""
+    return np.concatenate(list(ShingleSets.of(texts).signature_chunks(*permutations(seed))))
+
 def test_signatures_match_a_plain_python_minhash_and_depend_only_on_the_seed(monkeypatch):
     import cuelens.audit.near_duplicates as near_duplicates
 
     texts = random_texts(40, 50, (0, 30), seed=1) + [" a  b ", "x |  | y\tz\u3000w", "one", "", "a b", "b a"]
     monkeypatch.setattr(near_duplicates, "CHUNK_WORDS", 64)  # many chunks, items cross ends
-    signatures = ShingleSets.of(texts).signatures(*permutations(7))
+    signatures = _signatures(texts, 7)
     assert signatures.dtype == np.uint32 and signatures.shape == (46, NUM_PERM)
     assert [list(row) for row in signatures] == [reference_signature(t, 7) for t in texts]
     assert (signatures[-3] == PRIME).all()  # no words
     assert (signatures[-2] != signatures[-1]).any()  # bigram order matters
-    other = ShingleSets.of(texts).signatures(*permutations(8))
+    other = _signatures(texts, 8)
     assert (other != signatures).mean() > 0.9
     index, again = NearIndex([texts], seed=7), NearIndex([texts], seed=7)
     assert index.bands.shape == (1, 46, 12) and (again.bands == index.bands).all()

@@ -124,6 +124,19 @@ def test_hashed_folds_keep_copies_together_and_balance():
     assert not np.array_equal(outer, folds.outer(np.arange(len(keys)), keys, 12))
 
 
+def test_hashed_folds_over_the_fitting_split_keep_inner_folds_and_priorities():
+    """--folds 1 on train/test: the fitting items' out-of-fold folds are the evaluated items'
+    hash over 2 folds; inner folds and sampling priorities are unchanged."""
+    folds = HashedFolds(5, 1, seed=7)
+    fitting = folds.fitting()
+    items, keys = np.arange(1000), np.arange(1000, dtype=np.uint64) * np.uint64(2654435761)
+    assert fitting.outer_folds == 2 and folds.outer_folds == 1
+    assert np.array_equal(fitting.outer(items, keys, 3), HashedFolds(5, 2, 7).outer(items, keys, 3))
+    assert set(fitting.outer(items, keys, 3).tolist()) == {0, 1}
+    assert np.array_equal(fitting.inner(items, keys), folds.inner(items, keys))
+    assert np.array_equal(fitting.priority(items, 3), folds.priority(items, 3))
+    assert HashedFolds(5, 5, 7).fitting() == HashedFolds(5, 5, 7)
+
 def test_unseen_test_label_names_file_and_line(tmp_path):
     train = _write(tmp_path / "train.jsonl", make_nli(50, seed=1))
     rows = make_nli(20, seed=2)

@@ -31,7 +31,7 @@ from cuelens.audit.examples import ExamplePicker, PartPicks
 from cuelens.audit.groups import check_cross_validation_folds, check_fold_groups, grouping
 from cuelens.audit.scan import EasyMask, Progress, WordAudit, add_mcq_baselines, fitting_fits, \
     headline, word_audit
-from cuelens.audit.folds import FittingFolds, Folds, GroupedFolds, HashedFolds
+from cuelens.audit.folds import Folds, GroupedFolds, HashedFolds
 from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.scan_result import Scan
 from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore, \
@@ -372,7 +372,7 @@ def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = N
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
-    return ScanMode(folds, FittingFolds(folds, max(config.folds, 2)), groups, segmentation,
+    return ScanMode(folds, folds.fitting(), groups, segmentation,
                     streamed, [STREAMING_NOTE])
 
 

@@ -34,7 +34,7 @@ def sort_value(encoded) -> float:
 RANK_BY = "z"  # default cue ranking: significance (docs/methods.md §2)
 LISTED_PER_LABEL = 20  # strongest cues of each label listed besides the significant ones
 MAX_LISTED_CUES = 2000  # cap on the significant cues listed (report table, examples)
-EXAMPLE_BUDGET = 4000  # sampled instances for the explorer in all (per cue at most ``per_cue``)
+EXAMPLE_BUDGET = 4000  # sampled instances for the explorer in all (per cue: 5 to ``per_cue``)
 
 
 def cue_rank_key(rank_by: str = RANK_BY):
@@ -49,11 +49,6 @@ def cue_rank_key(rank_by: str = RANK_BY):
     return key
 
 
-def points_to_label(cue: CueRow) -> bool:
-    """True when the word is positively associated with the cue's label (``z > 0``)."""
-    return sort_value(cue.metrics.get("z")) > 0
-
-
 def top_cues_by_label(cues: list[CueRow], per_label: int,
                       rank_by: str = RANK_BY) -> dict[str, list[CueRow]]:
     """The ``per_label`` strongest cues of each label by ``rank_by`` (:func:`cue_rank_key`),
@@ -61,7 +56,7 @@ def top_cues_by_label(cues: list[CueRow], per_label: int,
     label no word points to is absent."""
     by_label: dict[str, list[CueRow]] = {}
     for cue in cues:
-        if points_to_label(cue):
+        if sort_value(cue.metrics.get("z")) > 0:
             by_label.setdefault(cue.label, []).append(cue)
     key = cue_rank_key(rank_by)  # nsmallest: sorted(...)[:per_label] without the whole sort
     return {label: heapq.nsmallest(per_label, group, key=key)
@@ -77,17 +72,6 @@ def listed_cues(cues: list[CueRow], per_label: int = LISTED_PER_LABEL,
     top = [c for group in top_cues_by_label(cues, per_label, rank_by).values() for c in group]
     chosen = {(c.token, c.label): c for c in significant + top}
     return sorted(chosen.values(), key=cue_rank_key(rank_by))
-
-
-def top_cue_tokens(cues: list[CueRow], per_label: int = LISTED_PER_LABEL) -> list[str]:
-    """Distinct tokens of the :func:`listed_cues` (default ranking): those given examples."""
-    return list(dict.fromkeys(c.token for c in listed_cues(cues, per_label)))
-
-
-def examples_per_cue(n_tokens: int, per_cue: int) -> int:
-    """Examples sampled per cue: ``per_cue``, fewer (at least 5) when many cues share the
-    :data:`EXAMPLE_BUDGET`."""
-    return max(5, min(per_cue, EXAMPLE_BUDGET // max(n_tokens, 1)))
 
 
 def token_ids(vocab: list[str], tokens: list[str]) -> list[int]:
@@ -154,9 +138,11 @@ class ExamplePicker:
     def of(cls, cues: list[CueRow], label_names: list[str], seed: int,
            per_label: int = LISTED_PER_LABEL, per_cue: int = 20,
            per_group: int = 10) -> ExamplePicker:
-        """The picker of the :func:`listed_cues` (:func:`examples_per_cue` of each)."""
-        tokens = top_cue_tokens(cues, per_label)
-        return cls(tokens, label_names, examples_per_cue(len(tokens), per_cue), per_group, seed)
+        """The picker of the distinct tokens of the :func:`listed_cues` (default ranking), each
+        with ``per_cue`` examples, fewer when many cues share the :data:`EXAMPLE_BUDGET`."""
+        tokens = list(dict.fromkeys(c.token for c in listed_cues(cues, per_label)))
+        per_cue = max(5, min(per_cue, EXAMPLE_BUDGET // max(len(tokens), 1)))
+        return cls(tokens, label_names, per_cue, per_group, seed)
 
     def part(self, split: Split, first: int, item_easy: np.ndarray,
              words: TokenSequences | None = None) -> PartPicks:

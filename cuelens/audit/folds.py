@@ -1,8 +1,9 @@
 """Fold strategies of the word-cue passes (docs/methods.md §3, docs/large-datasets.md): where an
 item goes in each run — its inner (cross-fitting) fold, its outer fold under a run's seed and its
 sampling priority. :class:`HashedFolds` follow a seeded hash of each item's fold key (flat memory);
-:class:`FittingFolds` cross-validate the fitting split; the exact scan's folds are
-:class:`GroupedFolds` (grouped and stratified, the groups of :mod:`cuelens.audit.groups` in memory).
+the exact scan's folds are :class:`GroupedFolds` (grouped and stratified, the groups of
+:mod:`cuelens.audit.groups` in memory). Each strategy's ``fitting()`` cross-validates the fitting
+split.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ class Folds(Protocol):
 
     def priority(self, items: np.ndarray, seed: int) -> np.ndarray: ...
 
+    def fitting(self) -> Folds:
+        """The same strategy over the fitting split (its items' out-of-fold predictions)."""
+
 
 _INNER = np.uint64(0x5DEECE66D)  # the inner folds' hash stream, apart from every run seed
 
@@ -60,6 +64,10 @@ class HashedFolds:
     def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
         return seeded_hash(items, seed)
 
+    def fitting(self) -> HashedFolds:
+        """The folds over the fitting split (:meth:`TokenStore.fitting_store`): the evaluated
+        items' rule over at least 2 outer folds."""
+        return replace(self, outer_folds=max(self.outer_folds, 2))
 
 
 def dealt(folds: Folds, fold_seed: int | None, sample_seed: int | None = None) -> Folds:
@@ -73,30 +81,6 @@ def dealt(folds: Folds, fold_seed: int | None, sample_seed: int | None = None) -
     if sample_seed is not None:
         folds.priority(empty, sample_seed)
     return folds
-
-
-@dataclass(frozen=True)
-class FittingFolds:
-    """:class:`Folds` that cross-validate the fitting split (:meth:`TokenStore.fitting_store`):
-    ``outer`` follows a seeded hash of the fold key over ``outer_folds`` folds (with hashed
-    folds: the evaluated items' rule, at least 2 folds); inner folds and priorities as in
-    ``folds``."""
-
-    folds: Folds
-    outer_folds: int
-
-    @property
-    def inner_folds(self) -> int:
-        return self.folds.inner_folds
-
-    def inner(self, items: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        return self.folds.inner(items, keys)
-
-    def outer(self, items: np.ndarray, keys: np.ndarray, seed: int) -> np.ndarray:
-        return (seeded_hash(keys, seed) % np.uint64(self.outer_folds)).astype(np.int64)
-
-    def priority(self, items: np.ndarray, seed: int) -> np.ndarray:
-        return self.folds.priority(items, seed)
 
 
 def inner_fold_ids(groups: np.ndarray, strata: np.ndarray, inner_folds: int,

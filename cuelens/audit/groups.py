@@ -1,25 +1,12 @@
 """Leakage-proof fold assignment: items that share text are kept in one fold (docs/methods.md
-§3–4; why: docs/data-hygiene.md, "Grouped folds").
+§11, "Groups", "Grouping unit per task", "Giant groups"; why: docs/data-hygiene.md, "Grouped
+folds").
 
-Groups are the connected components of the graph linking an item to each of its *keys*
-(:func:`split_links`): its normalised premise, each of its normalised hypothesis / choice texts,
-for MCQ its whole set of choices (in any order) and, with ``--group-field``, the user's group id. Two items sharing any key — a premise, a
-choice or hypothesis text, or being exact duplicates — are in one group, transitively (union-find
-over exact normalised text, computed with :func:`scipy.sparse.csgraph.connected_components`).
-The normal form (:func:`~cuelens.audit.text_keys.normal_form`) is the cue tokenizer's lower-cased word tokens joined by a
-space: case, punctuation and spacing do not separate two texts. Texts of fewer than
-:data:`MIN_KEY_TOKENS` = 3 tokens link nothing: a one- or two-word answer ("bank", "the dog") is
-a concept that unrelated questions reuse (CommonsenseQA's answer options would otherwise join
-almost every question into one group), not a copied item. Structured premises
-(``"Reason: … Claim: …"``) also link by each labelled part, so ARCT items sharing a claim share
-a group. When the links join more than :data:`GIANT_SHARE` of the items into one group
-(templated data, or a fixed context repeated everywhere), the most-shared texts are templates
-and link nothing: :func:`break_giant` finds the largest template limit that breaks the giant
-group, and the :class:`Grouping` carries a warning saying so.
-
-Folds are dealt by :func:`grouped_folds` (strata: the NLI label, the MCQ gold position): a
-group never straddles two folds and every stratum is spread evenly over the folds. The
-assignment is a deterministic function of (groups, strata, number of folds, seed).
+Groups are the connected components (:func:`connected_groups`) of the graph linking an item to
+each of its keys (:func:`split_links`), compared in the normal form of
+:func:`~cuelens.audit.text_keys.normal_form`; a giant group is broken up by :func:`break_giant`.
+Folds are dealt by :func:`grouped_folds`, a deterministic function of (groups, strata, number of
+folds, seed).
 """
 
 from __future__ import annotations
@@ -219,17 +206,12 @@ def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "it
 
 def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int,
                   what: str = "items") -> np.ndarray:
-    """A fold id per item; every group lies in one fold, strata balanced (docs/methods.md §11).
-
-    Groups of the same *type* (their count of items per stratum) are dealt out evenly: each fold
-    gets ``m // n_folds`` of a type's ``m`` groups, and the ``m % n_folds`` left over go to the
-    folds holding the smallest share of that type's strata (then the fewest items, then a seeded
-    random order). Types are dealt largest groups first; which group of a type lands in which
-    fold is a seeded shuffle. So every stratum's fold counts differ by at most about the largest
-    group size, and the whole assignment costs a few vectorised passes plus one small step per
-    distinct type (scikit-learn's ``StratifiedGroupKFold`` balances the same way but loops over
-    every group and fold in Python, which took minutes per call on a million items).
-    """
+    """A fold id per item; every group lies in one fold, strata balanced (docs/methods.md §11,
+    "Groups": groups of one *type*, their items per stratum, dealt out evenly, largest types
+    first, the rest to the folds holding the least of the type's strata, then the fewest items,
+    then a seeded order). A few vectorised passes plus one small step per distinct type
+    (scikit-learn's ``StratifiedGroupKFold`` balances the same way but loops over every group
+    and fold in Python, which took minutes per call on a million items)."""
     return GroupTypes.of(groups, strata, n_folds, what).folds(n_folds, seed)
 
 

@@ -1,22 +1,15 @@
 """Data hygiene's ``hygiene`` section of results.json: duplicates, train/test overlap, mirrored
-pairs and label-noise candidates, as sentences and rows (:func:`hygiene_section`); the keys are
-counted by :mod:`cuelens.audit.streamed_hygiene` (a loaded dataset's splits held as one chunk
-each: :func:`~cuelens.audit.streamed_hygiene.data_hygiene`).
-
-What each count means, the near-duplicate MinHash LSH (:mod:`cuelens.audit.near_duplicates`)
-and its scale: docs/data-hygiene.md ("Data hygiene") and docs/methods.md §11. The keys
-(:mod:`cuelens.audit.hygiene_keys`) use the normal form of
-:func:`cuelens.audit.text_keys.normal_form` (lower-cased word tokens), so case, punctuation and
-spacing never hide a copy; the counting by key partition is :mod:`cuelens.audit.hygiene_counts`.
-``warnings`` are plain sentences, values for the caller to show.
+pairs and label-noise candidates, as rows and sentences (:func:`hygiene_section`; ``warnings``
+are plain sentences, values for the caller to show), from the findings that
+:mod:`cuelens.audit.streamed_hygiene` counts. What each count means and the job of each hygiene
+module: docs/data-hygiene.md ("Data hygiene") and docs/methods.md §11.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cuelens.audit.hygiene_counts import Describe, Keyed, OverlapFindings, Ref, SplitFindings, \
-    example_refs
+from cuelens.audit.hygiene_counts import Keyed, OverlapFindings, Ref, SplitFindings, example_refs
 from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NUM_PERM
 from cuelens.audit.results import HygieneSection, OverlapRow, SplitHygiene
 from cuelens.data.dataset import Split, Task
@@ -41,27 +34,28 @@ def describe(role: str, split: Split, i: int) -> dict:
             "text": clip(f"{split.premise_context(i)} → {shown}")}
 
 
-def _example(show: Describe, kind: str | None, item: Ref, other: Ref) -> dict:
+def _example(shown: Mapping[Ref, dict], kind: str | None, item: Ref, other: Ref) -> dict:
     """An example pair: the first item as :func:`describe` gives it, the other (``other``) with
     its text too."""
-    row, shown = show(*item), show(*other)
-    row["other"] = {key: shown[key] for key in ("split", "id", "line", "text")}
+    row = {**shown[item], "other": {key: shown[other][key]
+                                    for key in ("split", "id", "line", "text")}}
     return {**row, "kind": kind} if kind else row
 
 
 def hygiene_section(keyed: dict[str, Keyed], found: list[SplitFindings],
                     overlaps: list[OverlapFindings], cross_validated: bool,
-                    show: Describe, names: Mapping[str, str] | None = None) -> HygieneSection:
+                    shown: Mapping[Ref, dict],
+                    names: Mapping[str, str] | None = None) -> HygieneSection:
     """The ``hygiene`` section of results.json from the :func:`findings`, with each example item
-    as ``show(role, item)`` gives it (:func:`describe`); ``names``: how the warnings name a
-    split role (e.g. "train" → "dev.jsonl (used as train)"; default: the role)."""
+    as ``shown[role, item]`` (:func:`describe`); ``names``: how the warnings name a split role
+    (e.g. "train" → "dev.jsonl (used as train)"; default: the role)."""
     splits = {f.role: SplitHygiene(**f.counts()) for f in found}
     overlap = [OverlapRow(**o.row()) for o in overlaps]
     sampled = {role: len(k.sample.items) for role, k in keyed.items()
                if len(k.sample.items) < k.items}
     return HygieneSection(
         near_threshold=NEAR_THRESHOLD, num_perm=NUM_PERM, splits=splits, overlap=overlap,
-        examples={name: [_example(show, *ref) for ref in refs]
+        examples={name: [_example(shown, *ref) for ref in refs]
                   for name, refs in example_refs(found, overlaps).items()},
         near_sample=sampled or None,
         warnings=_warnings(splits, overlap, sampled, cross_validated, names or {}))

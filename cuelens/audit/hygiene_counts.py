@@ -4,7 +4,7 @@ both memory modes run), totalled over partitions in order (:func:`findings`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from functools import reduce
 from itertools import combinations
@@ -281,7 +281,6 @@ def findings(keyed: dict[str, Keyed], evaluated: str, parts: Sequence[PartFindin
 
 
 Ref = tuple[str, int]  # (role, item)
-Describe = Callable[[str, int], dict]
 
 
 def example_refs(found: list[SplitFindings], overlaps: list[OverlapFindings]

@@ -202,11 +202,6 @@ class ShingleSets:
             yield signatures
             start = stop
 
-    def signatures(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """All :meth:`signature_chunks` at once."""
-        return np.concatenate([*self.signature_chunks(a, b),
-                               np.zeros((0, NUM_PERM), dtype=np.uint32)])
-
     def band_keys(self, seed: int) -> np.ndarray:
         """The :func:`_band_keys` of the signatures under the seeded :func:`permutations`,
         computed chunk by chunk (the whole signature matrix is never held)."""

@@ -1,31 +1,14 @@
-"""Statistics that stream, read and counted on Ray workers (docs/large-datasets.md, "Ray runs
-the passes").
+"""Statistics that stream, read and counted on Ray workers (docs/large-datasets.md, "The Ray
+engine" and "Ray runs the passes", which describe each pass, what the driver holds and why the
+results are the local engine's).
 
 :class:`RayPasses` is the :class:`~cuelens.audit.passes.ChunkPasses` of ``audit scan --stats
-streaming --engine ray``: every chunk file of the token store is one Ray task, which runs the
-local pass (:func:`~cuelens.audit.passes.count_chunks`: counts and sample candidates;
-:func:`~cuelens.audit.passes.tally_chunks`: per-fold prediction tallies; by
-:meth:`RayPasses.map`, the per-item table's rows and the examples' picks) over that chunk
-alone. The driver merges the partial results in chunk order (:meth:`RunCounts.merge`,
-:meth:`Tally.merge`: sums, and the lowest-priority candidates), which gives the local engine's
-results exactly. The driver holds the vocabulary-sized count tables, the bounded candidates and
-the fold models, and at most ``in_flight`` partial results, nothing per item: the workers read
-the chunk files from the work directory (a shared filesystem on a multi-node cluster) and write
-their per-item state there (the easy/hard counters,
-:class:`~cuelens.audit.passes.EasyCounters`).
-
-:meth:`RayPasses.read` is its :data:`~cuelens.audit.chunked_data.Reader`: the data is read in
-two rounds of tasks, so that the chunks are the local engine's (``chunk_items`` items each,
-across shard files). (1) One task per shard reads and normalises it, tokenises it with
-vocabularies of its own (ids by first appearance in the shard) and saves it in blocks of at
-most ``chunk_items`` items; the driver merges the shards' vocabularies and label values in
-shard order, which numbers them as one pass over all items would
-(:meth:`~cuelens.audit.counts.Encoder.remap`), and cuts the items into chunks from the shards'
-item counts. (2) One task per chunk joins its pieces of the blocks, checks it as the local
-reader does, maps its ids into the merged vocabularies and saves the chunk and token files.
-The driver's work per shard and chunk grows with the vocabularies, not with the items.
-:meth:`RayPasses.read_split` is round 1 alone, one block per shard appended on the driver: the
-reader of the statistics in memory (``--engine ray --stats exact``, :func:`load_ray`).
+streaming --engine ray``: every chunk file of the token store is one Ray task running the local
+pass over that chunk alone, the partial results merged on the driver in chunk order.
+:meth:`RayPasses.read` is its :data:`~cuelens.audit.chunked_data.Reader`, in two rounds of tasks
+(one per shard: :func:`_read_part`; one per chunk: :func:`_build_chunk`);
+:meth:`RayPasses.read_split` is round 1 alone, the reader of the statistics in memory
+(``--engine ray --stats exact``, :func:`load_ray`).
 """
 
 from __future__ import annotations

@@ -252,7 +252,7 @@ def fitting_fits(view: TokenStore, folds: Folds, config: ScanConfig, model: tupl
                  bank: ModelBank) -> list[FoldModels]:
     """``model`` fitted on each outer fold's complement of the fitting split (``view``: its
     :meth:`~cuelens.audit.passes.TokenStore.fitting_store`; ``folds``: over the fitting
-    items, :class:`~cuelens.audit.folds.FittingFolds`), warm-starting from the leakage
+    items, the strategy's ``fitting()``), warm-starting from the leakage
     pass's ``bank``: the out-of-fold predictors of the fitting items (one count pass over the
     fitting chunks; memory as one leakage run)."""
     n_folds = max(config.folds, 2)

@@ -26,23 +26,19 @@ UNSEGMENTED_ONCE = 0.5
 def sample_texts(dataset: Dataset, limit: int = SAMPLE_TEXTS) -> list[str]:
     """The first ``limit`` hypotheses (or choices) and premises of each split, in order."""
     return [text for split in (dataset.train, dataset.test) if split is not None
-            for text in split_texts(split, limit)]
-
-
-def split_texts(split: Split, limit: int = SAMPLE_TEXTS) -> list[str]:
-    """The first ``limit`` hypotheses (or choices) and premises of ``split``."""
-    return parts_texts([split], limit)
+            for text in parts_texts([split], limit)]
 
 
 def parts_texts(parts: Sequence[Split], limit: int = SAMPLE_TEXTS) -> list[str]:
-    """:func:`split_texts` of a split held as ``parts`` (its first chunks, in order)."""
+    """The first ``limit`` hypotheses (or choices) and premises of a split held as ``parts``
+    (the whole split, or its first chunks, in order)."""
     return [*islice(chain.from_iterable(map(_instance_texts, parts)), limit),
             *islice(chain.from_iterable(part.premises for part in parts), limit)]
 
 
 def split_language(split: Split) -> str:
     """The :func:`text_language` of a split, its segmenter chosen as ``auto`` would."""
-    texts = split_texts(split)
+    texts = parts_texts([split])
     choice = choose_segmenter(texts)
     return text_language(texts, choice.scripts, build_segmenter(choice.name))
 

@@ -318,9 +318,8 @@ def streamed_hygiene(roles: ChunkedRoles, seed: int, work_dir: Path, *,
         for _, (role, i), (other, j) in refs:
             wanted.setdefault(role, set()).add(i)
             wanted.setdefault(other, set()).add(j)
-    shown = _shown(splits, wanted)
-    return hygiene_section(keyed, found, overlaps, fitting is None,
-                           lambda role, i: dict(shown[role, i]), roles.names)
+    return hygiene_section(keyed, found, overlaps, fitting is None, _shown(splits, wanted),
+                           roles.names)
 
 
 def data_hygiene(dataset: Dataset, seed: int = 0) -> HygieneSection:
