@@ -5,7 +5,8 @@ import pytest
 
 from cuelens.audit.aggregators import (CueView, TokenView, average_scores, decisions,
                                        fit_linear, make_lr, make_sgd, max_scores,
-                                       one_blas_thread, positional_features,
+                                       multinomial_probabilities, one_blas_thread,
+                                       positional_features,
                                        quiet_single_thread,
                                        representation_length_counted, view_tokens)
 from cuelens.audit.counts import encode
@@ -127,6 +128,29 @@ def test_shared_training_features_give_the_models_of_separate_fits():
     for name, model in alone.items():
         np.testing.assert_array_equal(shared[name].estimator.coef_, model.estimator.coef_)
         np.testing.assert_array_equal(together[name], decisions({name: model}, test, table)[name])
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+def test_multinomial_probabilities_are_predict_proba_bit_for_bit(n_labels):
+    """The LR decisions skip scikit-learn's validation and take the softmax's row maximum
+    column by column: the same bits as ``predict_proba`` (rows with tied scores included), and
+    a model that saw every label returns them unpadded, as float64."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(n_labels)
+    X = rng.normal(size=(400, 6)).astype(np.float32)
+    y = rng.integers(0, n_labels, 400)
+    model = LogisticRegression(max_iter=100).fit(X, y)
+    features = rng.normal(size=(1000, 6)).astype(np.float32)
+    features[::7] = 0.0  # all equal: the intercepts alone
+    features[1::7] = features[2::7]
+    np.testing.assert_array_equal(multinomial_probabilities(model, features),
+                                  model.predict_proba(features))
+    lr = make_lr(2, n_labels, 0)
+    lr.estimator = model
+    decision = lr.decision_standardised(features)
+    assert decision.dtype == np.float64
+    np.testing.assert_array_equal(decision, model.predict_proba(features))
 
 
 def test_one_blas_thread_limits_every_pool_and_restores_it():

@@ -343,3 +343,29 @@ def test_lowest_keeps_the_lowest_priorities_of_each_group_ties_to_the_earlier(se
     expected = sorted(i for g in set(group.tolist()) for i in sorted(
         np.flatnonzero(group == g).tolist(), key=lambda i: (priority[i], i))[:keep])
     assert _lowest(priority, group, keep).tolist() == expected
+
+
+@pytest.mark.parametrize("block", [1, 7, 50])
+def test_first_positions_with_a_bound_give_the_same_minimum_and_stop_early(block, monkeypatch):
+    """Given the sample's positions as a bound, first_positions looks at the rows a block at a
+    time and stops once no key can move: its minimum with the bound is the unbounded one's
+    (every block size), and the later rows are never read (rows of one at a time)."""
+    from cuelens.audit import counts
+    from cuelens.audit.counts import first_positions, kept_bigrams
+
+    whole, _ = held(cuelens.load_dataset(make_nli(600, seed=5)))
+    (data,) = whole.chunks()
+    sample, rows = np.arange(0, 600, 3), np.setdiff1d(np.arange(600), np.arange(0, 600, 3))
+    kept = kept_bigrams(data.words, sample, np.ones(len(sample)), BOW_MIN_COUNT)
+    bound = first_positions(data.words, sample, sample, kept)
+    whole_rows = first_positions(data.words, rows, rows, kept)
+    monkeypatch.setattr(counts, "FIRST_BLOCK", block)
+    read = []
+    features = counts._bigram_features
+    monkeypatch.setattr(counts, "_bigram_features",
+                        lambda words, piece: read.append(len(piece)) or features(words, piece))
+    bounded = first_positions(data.words, rows, rows, kept, bound)
+    np.testing.assert_array_equal(np.minimum(bounded, bound), np.minimum(whole_rows, bound))
+    assert len(kept) > 50 and sum(read) <= len(rows)
+    if block == 1:  # the sample's last first appearance comes before the last rows
+        assert sum(read) < len(rows) - 10

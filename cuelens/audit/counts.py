@@ -274,19 +274,32 @@ def kept_bigrams(words: TokenSequences, fitted: np.ndarray, weights: np.ndarray,
 
 
 ROW_SHIFT = 24  # a first position packs (row rank, feature position within the row)
+FIRST_BLOCK = 16_384  # rows first_positions looks at a time when given a bound
 
 
 def first_positions(words: TokenSequences, rows: np.ndarray, order: np.ndarray,
-                    kept: np.ndarray) -> np.ndarray:
+                    kept: np.ndarray, bound: np.ndarray | None = None) -> np.ndarray:
     """Per ``kept`` key, where it first appears among ``rows`` (``order``: each row's rank in
     the layout the columns follow; then its position within the row), packed in one int64;
     absent keys get the int64 maximum. The minimum over pieces of the rows is the position
-    over all of them, so pieces (chunks) combine in any order."""
-    keys, feature_row, within = _bigram_features(words, rows)
-    packed = (np.asarray(order, dtype=np.int64)[feature_row] << ROW_SHIFT) + within
-    index, found = _find(kept, keys)
+    over all of them, so pieces (chunks) combine in any order.
+
+    ``bound``: per key, a position the caller takes the minimum with (e.g. the training
+    sample's); ``rows`` then come in increasing ``order`` and are looked at
+    :data:`FIRST_BLOCK` at a time, up to the first block that starts after every key's bound
+    or position found: the minimum with ``bound`` is the same, the later rows never read."""
+    order = np.asarray(order, dtype=np.int64)
     first = np.full(len(kept), np.iinfo(np.int64).max)
-    np.minimum.at(first, index[found], packed[found])
+    step = len(rows) if bound is None else FIRST_BLOCK
+    for start in range(0, len(rows), max(step, 1)):
+        if bound is not None and np.minimum(first, bound).max(initial=-1) < (
+                order[start] << ROW_SHIFT):
+            break
+        piece = slice(start, start + step)
+        keys, feature_row, within = _bigram_features(words, rows[piece])
+        packed = (order[piece][feature_row] << ROW_SHIFT) + within
+        index, found = _find(kept, keys)
+        np.minimum.at(first, index[found], packed[found])
     return first
 
 

@@ -554,23 +554,25 @@ def _bag_of_words(store: TokenStore, counts: RunCounts, folds: Folds, fold: int 
     first = first_positions(c.words, rows, c.item[rows // k] * k + rows % k, kept)
     # the words' vocabulary is shipped: a bigram's key is computed from its size
     shared = (replace(store, vocab=[], files=[], passes=LocalPasses()), folds,
-              fold_seed, counts.outer, fold, kept)
+              fold_seed, counts.outer, fold, kept, first)
     for part in store.passes.map(_first_positions_part, shared,
                                  ((chunk,) for chunk in store.files if not chunk[0])):
         first = np.minimum(first, part)
     return BagOfWords.fit(BigramColumns.ordered(kept, first), c.words, rows, labels)
 
 
-def _first_positions_part(shared: tuple[TokenStore, Folds, int, bool, int | None, np.ndarray],
-                          chunk_file: tuple) -> np.ndarray:
+def _first_positions_part(shared: tuple[TokenStore, Folds, int, bool, int | None, np.ndarray,
+                                        np.ndarray], chunk_file: tuple) -> np.ndarray:
     """Where each ``kept`` bigram key first appears among the items of one evaluated chunk
-    that the outer fold ``fold`` predicts (:func:`~cuelens.audit.counts.first_positions`;
-    the minimum over chunks is the scan's)."""
-    store, folds, fold_seed, outer, fold, kept = shared
+    that the outer fold ``fold`` predicts (:func:`~cuelens.audit.counts.first_positions`,
+    bounded by the sample's positions ``first``; the minimum over chunks and the sample is
+    the scan's)."""
+    store, folds, fold_seed, outer, fold, kept, first = shared
     chunk = store.chunk(chunk_file)
     predicted = np.flatnonzero(_assigned(folds, chunk, fold_seed, outer) == (fold or 0))
     instances = instance_rows(predicted, store.k)
-    return first_positions(chunk.words, instances, chunk.first * store.k + instances, kept)
+    return first_positions(chunk.words, instances, chunk.first * store.k + instances, kept,
+                           first)
 
 
 @dataclass

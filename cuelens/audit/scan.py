@@ -79,6 +79,7 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
     excluded = {label: f"rare label: {counts[label]} item(s), fewer than --min-label-items "
                 f"{config.min_label_items}" for label in rare_labels(counts, config.min_label_items)}
     tokens = np.array([vocab[i] for i in keep], dtype=object)
+    token_list = tokens.tolist()
     word = table.word[:, 0].astype(np.int64).tolist()
     cues = []
     for l, label in enumerate(label_names):
@@ -89,12 +90,12 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
         significant = ((scores["z"][order, l] > threshold)
                        & (tails[order, l] < SIGNIFICANCE / max(n_tests, 1))).tolist() \
             if not rare else [False] * len(order)
-        names = list(columns)
-        cues += [CueRow(token=tokens[i], label=label, count=word[i],
-                        label_count=columns["freq"][j],
-                        metrics={name: columns[name][j] for name in names},
-                        significant=significant[j], excluded=excluded.get(label))
-                 for j, i in enumerate(order.tolist())]
+        names, reason = list(columns), excluded.get(label)
+        rows = zip(*columns.values())  # each row's metrics, in the columns' order
+        cues += [CueRow(token=token_list[i], label=label, count=word[i], label_count=count,
+                        metrics=dict(zip(names, metrics)), significant=flag, excluded=reason)
+                 for i, count, metrics, flag in zip(order.tolist(), columns["freq"], rows,
+                                                    significant)]
     stats = CueStats(bonferroni_z=round(threshold, 6), n_tests=n_tests, alpha=SIGNIFICANCE,
                      min_count=config.min_count, fitted_on=fitted_on)
     return cues, stats

@@ -12,6 +12,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from hashlib import blake2b
 from typing import Generic, TypeVar
@@ -19,7 +20,6 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from cuelens.audit.counts import row_starts
-from cuelens.audit.segmenters import string_bytes
 from cuelens.audit.tokenize import active_segmenter, batches, text_length, word_tokens
 from cuelens.data.dataset import Task
 
@@ -71,15 +71,16 @@ def _keys_and_words(texts: Iterable[str], forms_kept: list | None = None
 
 
 def _array_keys(forms) -> np.ndarray:
-    """The :func:`text_key` of each string of an Arrow array, each distinct one hashed once."""
+    """The :func:`text_key` of each string of an Arrow array, each distinct one hashed once
+    (its UTF-8 bytes, as ``text_key``'s: the distinct strings read as binary, no copy)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     encoded = pc.dictionary_encode(forms)
-    offsets, data = string_bytes(encoded.dictionary)
-    view, bounds = data.data, offsets.tolist()  # each form's UTF-8 bytes, as text_key's
-    distinct = as_keys(b"".join([blake2b(view[start:end], digest_size=KEY_BYTES).digest()
-                                 for start, end in zip(bounds, bounds[1:])]))
-    return distinct[encoded.indices.to_numpy()]
+    fingerprint = partial(blake2b, digest_size=KEY_BYTES)
+    distinct = encoded.dictionary.cast(pa.large_binary()).to_pylist()
+    keys = as_keys(b"".join(map(blake2b.digest, map(fingerprint, distinct))))
+    return keys[encoded.indices.to_numpy()]
 
 
 def _array_words(forms) -> np.ndarray:
