@@ -4,9 +4,9 @@ that stream"): :func:`read_chunked` reads a source with the local engine's reade
 with its texts' fingerprints (:func:`~cuelens.audit.text_keys.text_keys`) as a directory of
 ``.npy`` files (:func:`save_mapped`); iterating a :class:`ChunkedSplit` loads them back one at a
 time, memory-mapped. Data whose chunks fit :data:`MEMORY_BUDGET` keep them in memory instead
-(:func:`held_in_memory`: nothing spilled, as DuckDB and polars spill only past a memory limit). :class:`ChunkDirectory` is the ``flock``-owned work directory whose dead
-owners' leftovers the next run removes (docs/robustness.md, "Streaming work directory and full
-disks").
+(:func:`held_in_memory`: nothing spilled, as DuckDB and polars spill only past a memory limit).
+:class:`ChunkDirectory` is the ``flock``-owned work directory whose dead owners' leftovers the
+next run removes (docs/robustness.md, "Streaming work directory and full disks").
 """
 
 from __future__ import annotations
