@@ -96,7 +96,11 @@ def _install_shim(monkeypatch, disk: Path, budget: int) -> None:
                                            ("streaming", "work")])
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, small_disk, stats, target,
                                                     monkeypatch):
-    """The outputs (``--out``) or the chunk files (``--work-dir``) fill the small disk."""
+    """The outputs (``--out``) or the chunk files (``--work-dir``; spilled, whatever their
+    size) fill the small disk."""
+    import cuelens.engine.chunks
+
+    monkeypatch.setattr(cuelens.engine.chunks, "MEMORY_BUDGET", 0)
     root = tmp_path / "root"
     root.mkdir()
     _data(root / "d.jsonl", 4000)  # ~0.5 MB: chunk files and easy/hard records exceed 256 kB
@@ -120,7 +124,9 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, small_disk, stats,
 
 KILLED = """
 import sys
+import cuelens.engine.chunks
 from cuelens.cli import main
+cuelens.engine.chunks.MEMORY_BUDGET = 0  # chunks spilled, whatever their size
 sys.argv = ["audit", "scan", sys.argv[1], "--out", sys.argv[2], "--features", "none",
             "--stats", "streaming", "--work-dir", sys.argv[3], "--folds", "2",
             "--iterations", "1"]

@@ -115,6 +115,39 @@ def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file, hashed):
     assert (out / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
 
 
+@pytest.mark.parametrize("folds", ["grouped", "hashed"])
+def test_chunks_within_the_memory_budget_are_held_with_the_spilled_outputs(
+        tmp_path, nli_file, monkeypatch, folds):
+    """Chunks that fit MEMORY_BUDGET stay in memory (no chunk or token file is written) and
+    the scan writes the bytes of the one that spills them (budget 0), in three chunks each,
+    with the grouped folds and with hashed ones."""
+    from functools import partial
+    from pathlib import Path
+
+    from cuelens.audit.chunk_scan import scan_files
+    from cuelens.audit.config import ScanConfig
+    from cuelens.engine import chunks
+
+    if folds == "hashed":
+        monkeypatch.setattr(chunk_scan, "GROUPED_FOLD_INSTANCES", 599)
+    monkeypatch.setattr(chunk_scan, "load_chunked",
+                        partial(chunk_scan.load_chunked, chunk_items=250))
+    config = ScanConfig(folds=3, iterations=2)
+    held = scan_files(str(nli_file), config=config, work_dir=tmp_path / "work")
+    assert held.dataset.store.directory is None
+    assert [type(chunk.split).__name__ for chunk in held.dataset.splits["all"]] == \
+        ["CompactSplit"] * 3
+    assert not any(isinstance(f, Path) for f in held.dataset.splits["all"].files)
+    monkeypatch.setattr(chunks, "MEMORY_BUDGET", 0)
+    spilled = scan_files(str(nli_file), config=config, work_dir=tmp_path / "work")
+    assert spilled.dataset.store.directory is not None
+    held.write(tmp_path / "held")
+    spilled.write(tmp_path / "spilled")
+    for name in ["results.json", *OUTPUTS, "items.parquet"]:
+        assert (tmp_path / "held" / name).read_bytes() == \
+            (tmp_path / "spilled" / name).read_bytes(), name
+
+
 def test_streaming_ids_files_and_work_dir(tmp_path, nli_file):
     work = tmp_path / "work"
     work.mkdir()

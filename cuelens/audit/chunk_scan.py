@@ -165,12 +165,12 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     return SpilledItems(files)
 
 
-def _group_sizes(store: TokenStore) -> dict:
+def _group_sizes(data: ChunkedData) -> dict:
     """:func:`~cuelens.audit.groups.sizes_summary` of the fold keys (items sharing one)."""
     from cuelens.audit.streamed_hygiene import KeySpill
 
-    spill = KeySpill(store.spilled / "group-keys")
-    for chunk in store.chunks():
+    spill = KeySpill(data.work_dir / "group-keys")
+    for chunk in data.store.chunks():
         spill.add(chunk.keys)
     return {**spill.spilled().group_summary(), "unit": STREAMED_UNIT}
 
@@ -224,22 +224,26 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
                passes: ChunkPasses | None = None,
                loaded: Callable[[ChunkedData], None] | None = None) -> Scan:
     """Read the data arguments into chunks in a temporary directory (under ``work_dir``,
-    removed with the result; ``reader``: where) and scan them with statistics that stream
+    removed with the result; ``reader``: where; read here, chunks that fit
+    :data:`~cuelens.engine.chunks.MEMORY_BUDGET` stay in memory) and scan them with statistics
+    that stream
     (``features``, ``cache_dir``: the ICQ features, see :func:`scan_streaming`), their passes
     on ``passes`` (default: here). ``loaded`` sees the data once read, before any statistic
     (``audit scan`` checks its outputs there). The one entry from files of ``audit scan
     --stats streaming`` and :func:`cuelens.scan`."""
-    from cuelens.engine.chunks import chunk_space
+    from cuelens.engine.chunks import chunk_space, held_in_memory
     from cuelens.atomic import disk_space
 
     config = config or ScanConfig()
     config.validate()
     work = ChunkDirectory(work_dir)
+    space = chunk_space([s for s in (data, train, test) if s])
+    held = held_in_memory(space) and reader is read_local and passes is None
     try:
-        with disk_space(Path(work.name).parent,
-                        chunk_space([s for s in (data, train, test) if s])):
-            data_ = load_chunked(data, train, test, fields, skip_bad, config, Path(work.name),
-                                 progress=progress, reader=reader)
+        with disk_space(Path(work.name).parent, space):
+            data_ = load_chunked(data, train, test, fields, skip_bad, config,
+                                 None if held else Path(work.name), progress=progress,
+                                 reader=reader)
             data_.work = work
             if passes is not None:
                 data_.store.passes = passes
@@ -367,7 +371,7 @@ def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = N
         grouped = chunked_folds(data, config)
         return ScanMode(grouped, grouped.fitting(), grouped.summary, segmentation, streamed,
                         [GROUPED_STREAMING_NOTE])
-    groups = _group_sizes(data.store)
+    groups = _group_sizes(data)
     if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")

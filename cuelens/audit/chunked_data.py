@@ -191,8 +191,9 @@ class Loading:
 
     @property
     def work(self) -> Path:
-        """Where a reader writes the chunks it reads (reading spills them)."""
-        assert self.directory is not None, "chunks held in memory are not read"
+        """Where a reader that spills (:meth:`cuelens.audit.ray_passes.RayPasses.read`) writes
+        the chunks it reads."""
+        assert self.directory is not None, "this reader spills its chunks"
         return self.directory
 
     def encodes(self, role: str) -> bool:
@@ -246,21 +247,23 @@ Reader = Callable[[Loading, str, str, "str | None"], None]
 
 
 def read_local(loading: Loading, source: str, role: str, task: str | None) -> None:
-    """:data:`Reader` in this process: chunk by chunk (one in memory at a time)."""
+    """:data:`Reader` in this process: chunk by chunk (one in memory at a time, spilled under
+    the loading's directory; without one, every chunk held in memory)."""
     for chunk in read_chunked(source, role, loading.fields, task, loading.skip_bad,
-                              loading.work, loading.chunk_items, loading.loaded):
+                              loading.directory, loading.chunk_items, loading.loaded):
         if loading.encodes(role):
             loading.add(role, chunk.split)
             loading.report(role, chunk.first + len(chunk.split))
 
 
 def load_chunked(data: str | None, train: str | None, test: str | None, fields: FieldMap,
-                 skip_bad: bool, config: ScanConfig, directory: Path,
+                 skip_bad: bool, config: ScanConfig, directory: Path | None,
                  chunk_items: int = CHUNK_ITEMS, progress: Progress | None = None,
                  reader: Reader = read_local) -> ChunkedData:
     """Read the data arguments into chunks under ``directory`` and encode the statistics'
     splits chunk by chunk (``reader``; locally one chunk in memory at a time, plus the
-    vocabulary)."""
+    vocabulary); without a ``directory`` the chunks and their tokens stay in memory
+    (:func:`~cuelens.engine.chunks.held_in_memory`, :func:`read_local` only)."""
     from cuelens.audit.segmentation import check_streamable as check_segmenter
     from cuelens.engine.streaming import ROLES, resolve_sources
 

@@ -3,9 +3,10 @@ that stream"): :func:`read_chunked` reads a source with the local engine's reade
 :class:`~cuelens.data.compact.CompactSplit` chunks of at most ``chunk_items`` items, each saved
 with its texts' fingerprints (:func:`~cuelens.audit.text_keys.text_keys`) as a directory of
 ``.npy`` files (:func:`save_mapped`); iterating a :class:`ChunkedSplit` loads them back one at a
-time, memory-mapped. :class:`ChunkDirectory` is the ``flock``-owned work directory whose dead
-owners' leftovers the next run removes (docs/robustness.md, "Streaming work directory and full
-disks").
+time, memory-mapped. Data whose chunks fit :data:`MEMORY_BUDGET` keep them in memory instead
+(:func:`held_in_memory`: nothing spilled, as DuckDB and polars spill only past a memory limit).
+:class:`ChunkDirectory` is the ``flock``-owned work directory whose dead owners' leftovers the
+next run removes (docs/robustness.md, "Streaming work directory and full disks").
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ CHUNK_PREFIX = "cuelens-chunks-"
 OWNER_FILE = "owner.lock"
 #: A chunk directory whose owner file is missing or empty this long is a crashed start.
 STALE_START_SECONDS = 3600
+#: Chunks of a streamed scan whose estimated size (:func:`chunk_space`) is at most this many
+#: bytes stay in memory, unspilled (:func:`held_in_memory`; docs/large-datasets.md, "Statistics
+#: that stream"): a 100,000-item file (20 MB) is held, a 1,000,000-item one spilled
+MEMORY_BUDGET = 64 * 2**20
 
 
 def _lock(path: Path, blocking: bool) -> int | None:
@@ -112,6 +117,12 @@ def chunk_space(sources: list[str]) -> int | None:
         except (UserError, OSError):
             return None
     return total or None
+
+
+def held_in_memory(space: int | None) -> bool:
+    """Whether chunks of ``space`` bytes (:func:`chunk_space`; None: unknown) stay in memory:
+    at most :data:`MEMORY_BUDGET`."""
+    return space is not None and space <= MEMORY_BUDGET
 
 
 class ChunkDirectory:
@@ -197,16 +208,20 @@ class ChunkedSplit:
         """The items of a split of one file (:meth:`per_file`)."""
         return next(iter(self)).split
 
-    def add_file(self, path: Path, size: int, counts: tuple[dict, dict]) -> None:
-        """Count in a saved chunk: its ``size`` items, label and choice ``counts``."""
+    def add_file(self, path: Path | Split, size: int, counts: tuple[dict, dict]) -> None:
+        """Count in a saved (or held) chunk: its ``size`` items, label and choice ``counts``."""
         self.files.append(path)
         self.sizes.append(size)
         self.label_counts.update(counts[0])
         self.choice_counts.update(counts[1])
 
-    def _save(self, split: CompactSplit, directory: Path) -> None:
-        path = chunk_path(directory, self.name, len(self.files))
-        self.add_file(path, len(split), save_chunk(split, path))
+    def _save(self, split: CompactSplit, directory: Path | None) -> None:
+        """Count in a read chunk, saved under ``directory`` (None: held in memory)."""
+        if directory is None:
+            self.add_file(split, len(split), chunk_counts(split))
+        else:
+            path = chunk_path(directory, self.name, len(self.files))
+            self.add_file(path, len(split), save_chunk(split, path))
         add_skipped(self.skipped, split.skipped)
         self.findings.merge(split.findings)
 
@@ -246,6 +261,11 @@ def save_chunk(split: CompactSplit, path: Path) -> tuple[dict, dict]:
     choice counts (choices → items)."""
     save_mapped(path, {**split.to_arrays(), **text_keys(split, keep_forms=True).to_arrays(),
                        "shard_of": np.asarray(split.shard_of, dtype=np.int32)})
+    return chunk_counts(split)
+
+
+def chunk_counts(split: CompactSplit) -> tuple[dict, dict]:
+    """A chunk's label counts (value → items) and MCQ choice counts (choices → items)."""
     codes, counts = np.unique(np.asarray(split.label_column.codes, dtype=np.int16),
                               return_counts=True)
     return ({split.label_column.values[code]: count
@@ -274,9 +294,10 @@ def until_full(records: Iterator[Record], split: CompactSplit, limit: int,
 
 
 def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, skip_bad: bool,
-                 directory: Path, chunk_items: int = CHUNK_ITEMS,
+                 directory: Path | None, chunk_items: int = CHUNK_ITEMS,
                  into: list[ChunkedSplit] | None = None) -> Iterator[Chunk]:
-    """Read ``source`` into chunk files under ``directory``, yielding each chunk once saved.
+    """Read ``source`` into chunk files under ``directory`` (None: chunks held in memory),
+    yielding each chunk once saved.
 
     The :class:`ChunkedSplit` is appended to ``into`` once its task is known (at the first
     parsable record); a source without any item raises the in-memory loader's error.
