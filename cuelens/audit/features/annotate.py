@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import chain
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from cuelens.audit.features.base import (PIPE_ORDER, Annotations, DocFeature, Feature,
                                          TextFeature)
+from cuelens.audit.features.stepped_parse import parse
 from cuelens.audit.parse_cache import ParseCache, text_keys
 from cuelens.data.readers import read_json
 
@@ -194,14 +195,30 @@ def _values(texts: list[str], tick: Callable[[int], object] | None = None) -> li
     """Per text, the value tuple of each detector of :data:`_WORKER`."""
     nlp, enabled, ruler, features = _WORKER
     rows = []
-    with nlp.select_pipes(enable=list(enabled)):
-        for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE)):
-            if ruler is not None:
-                ruler(doc)
-            rows.append(tuple(feature.values(doc) for feature in features))
-            if tick is not None and i % BATCH_SIZE == 0:
-                tick(i)
+    for i, doc in enumerate(_docs(nlp, enabled, texts)):
+        if ruler is not None:
+            ruler(doc)
+        rows.append(tuple(feature.values(doc) for feature in features))
+        if tick is not None and i % BATCH_SIZE == 0:
+            tick(i)
     return rows
+
+
+def _docs(nlp, enabled: tuple[str, ...], texts: list[str]) -> Iterator:
+    """The docs of ``texts`` run through the ``enabled`` components in batches of
+    :data:`BATCH_SIZE`, as ``nlp.pipe`` runs them; the parser's steps run from Python
+    (:mod:`.stepped_parse`: the same parses in about half the time)."""
+    at = enabled.index("parser") if "parser" in enabled else len(enabled)
+    before, after = list(enabled[:at]), list(enabled[at + 1:])
+    for start in range(0, len(texts), BATCH_SIZE):
+        with nlp.select_pipes(enable=before):
+            docs = list(nlp.pipe(texts[start:start + BATCH_SIZE], batch_size=BATCH_SIZE))
+        if at < len(enabled):
+            docs = list(parse(nlp.get_pipe("parser"), docs, BATCH_SIZE))
+        if after:
+            with nlp.select_pipes(enable=after):
+                docs = list(nlp.pipe(docs, batch_size=BATCH_SIZE))
+        yield from docs
 
 
 def _scatter(n: int, parts: list[tuple[np.ndarray, Annotations]]) -> Annotations:
