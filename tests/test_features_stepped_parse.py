@@ -3,14 +3,11 @@ parses on real text (COPA choices, SNLI hypotheses), and the annotation reads it
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 from spacy.attrs import DEP, HEAD, SENT_START, TAG
 
 from cuelens.audit.features import annotate as annotate_module
 from cuelens.audit.features.stepped_parse import parse
-from cuelens.data.readers import jsonl_objects
 from cuelens.models.spacy_pipeline import load_spacy
 
 COMPONENTS = ("tok2vec", "tagger", "parser")
@@ -18,13 +15,8 @@ ATTRS = [TAG, HEAD, DEP, SENT_START]
 
 
 @pytest.fixture
-def texts(shared_data) -> list[str]:
-    texts = []
-    for _, record in itertools.islice(jsonl_objects(shared_data / "copa" / "dev.jsonl"), 150):
-        texts += record["choices"]
-    for _, record in itertools.islice(jsonl_objects(shared_data / "snli" / "dev.jsonl"), 300):
-        texts.append(record["hypothesis"])
-    return list(dict.fromkeys(texts)) + ["", " ", "Two sentences here. And here."]
+def texts(parse_texts) -> list[str]:
+    return parse_texts + ["", " ", "Two sentences here. And here."]
 
 
 def test_stepped_parse_gives_spacys_parses_in_order(texts):
