@@ -4,7 +4,7 @@ parses on real text (COPA choices, SNLI hypotheses), and the annotation reads it
 from __future__ import annotations
 
 import pytest
-from spacy.attrs import DEP, HEAD, SENT_START, TAG
+from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, SENT_START, TAG
 
 from cuelens.audit.features import annotate as annotate_module
 from cuelens.audit.features.stepped_parse import parse
@@ -31,6 +31,15 @@ def test_stepped_parse_gives_spacys_parses_in_order(texts):
     for a, b in zip(expected, got):
         assert (a.to_array(ATTRS) == b.to_array(ATTRS)).all(), a.text
     assert all(doc.has_annotation("DEP") for doc in got if len(doc))
+
+
+def test_stepped_entity_recogniser_gives_spacys_entities(texts):
+    nlp = load_spacy(("ner",))
+    expected = list(nlp.pipe(texts, batch_size=64))
+    got = list(parse(nlp.get_pipe("ner"), [nlp.make_doc(text) for text in texts], batch_size=64))
+    for a, b in zip(expected, got, strict=True):
+        assert (a.to_array([ENT_IOB, ENT_TYPE]) == b.to_array([ENT_IOB, ENT_TYPE])).all(), a.text
+    assert sum(len(doc.ents) for doc in got) > 20
 
 
 def test_a_beam_parser_keeps_its_own_pipe():

@@ -13,7 +13,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator
-from itertools import chain
+from itertools import chain, groupby
 from pathlib import Path
 
 import numpy as np
@@ -170,6 +170,8 @@ _WORKER: tuple = ()
 #: Components loaded but not run by ``nlp.pipe``: the attribute ruler (a :class:`LookupRuler`
 #: instead) and the lemmatizer (OVERLAP lemmatises the tokens it reads, :mod:`.overlap`).
 APPLIED_HERE = frozenset({"attribute_ruler", "lemmatizer"})
+#: Transition-based components, their steps run by :func:`~.stepped_parse.parse`.
+STEPPED = frozenset({"parser", "ner"})
 
 
 def _init_worker(loaded: tuple[str, ...], enabled: tuple[str, ...], names: list[str]) -> None:
@@ -206,18 +208,18 @@ def _values(texts: list[str], tick: Callable[[int], object] | None = None) -> li
 
 def _docs(nlp, enabled: tuple[str, ...], texts: list[str]) -> Iterator:
     """The docs of ``texts`` run through the ``enabled`` components in batches of
-    :data:`BATCH_SIZE`, as ``nlp.pipe`` runs them; the parser's steps run from Python
-    (:mod:`.stepped_parse`: the same parses in about half the time)."""
-    at = enabled.index("parser") if "parser" in enabled else len(enabled)
-    before, after = list(enabled[:at]), list(enabled[at + 1:])
+    :data:`BATCH_SIZE`, as ``nlp.pipe`` runs them; the steps of the transition-based components
+    (:data:`STEPPED`) run from Python (:mod:`.stepped_parse`: the same parses in less time)."""
     for start in range(0, len(texts), BATCH_SIZE):
-        with nlp.select_pipes(enable=before):
-            docs = list(nlp.pipe(texts[start:start + BATCH_SIZE], batch_size=BATCH_SIZE))
-        if at < len(enabled):
-            docs = list(parse(nlp.get_pipe("parser"), docs, BATCH_SIZE))
-        if after:
-            with nlp.select_pipes(enable=after):
-                docs = list(nlp.pipe(docs, batch_size=BATCH_SIZE))
+        docs = [nlp.make_doc(text) for text in texts[start:start + BATCH_SIZE]]
+        for stepped, group in groupby(enabled, key=STEPPED.__contains__):
+            names = list(group)
+            if stepped:
+                for name in names:
+                    docs = list(parse(nlp.get_pipe(name), docs, BATCH_SIZE))
+            else:
+                with nlp.select_pipes(enable=names):
+                    docs = list(nlp.pipe(docs, batch_size=BATCH_SIZE))
         yield from docs
 
 

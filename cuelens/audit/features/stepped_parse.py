@@ -1,15 +1,17 @@
-"""spaCy's greedy dependency parse stepped from Python, the GIL held (docs/icq-features.md, "Speed").
+"""spaCy's greedy transition-based parses (dependencies, entities) stepped from Python, the GIL
+held (docs/icq-features.md, "Speed").
 
-spaCy's parser runs its transition loop in compiled code with the GIL released
-(``Parser.greedy_parse``); its Cython modules are built with profiling hooks (spaCy builds them
-so for Python < 3.12), and every call of the loop's small inline functions (an arg-max per hidden
-unit, the state's stack and buffer queries) takes the GIL back to ask whether a profiler runs:
-about 60% of the loop's time on SNLI hypotheses. :func:`parse` runs the same loop from Python
-with the GIL held, where those checks cost nothing: spaCy's own step model scores the states
-(``parser.model.predict``) and its ``transition_states`` applies the best valid transition, in the
-batches of ``parser.pipe`` (a batch sorted by length, in quarter batches). The parses equal
-``parser.pipe``'s on every text of COPA, SNLI and MNLI dev (tests/test_features_stepped_parse.py
-checks real text); the output layer's matrix product runs on numpy's BLAS instead of BLIS.
+spaCy's parser and entity recogniser run their transition loop in compiled code with the GIL
+released (``Parser.greedy_parse``); its Cython modules are built with profiling hooks (spaCy
+builds them so for Python < 3.12), and every call of the loop's small inline functions (an
+arg-max per hidden unit, the state's stack and buffer queries) takes the GIL back to ask whether
+a profiler runs: about 60% of the parser's loop on SNLI hypotheses. :func:`parse` runs the same
+loop from Python with the GIL held, where those checks cost nothing: spaCy's own step model
+scores the states (``model.predict``) and its ``transition_states`` applies the best valid
+transition, in the batches of the component's ``pipe`` (a batch sorted by length, in quarter
+batches). The parses and entities equal ``pipe``'s on every text of COPA, SNLI and MNLI dev
+(tests/test_features_stepped_parse.py checks real text); the output layer's matrix product runs
+on numpy's BLAS instead of BLIS.
 """
 
 from __future__ import annotations
