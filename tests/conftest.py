@@ -90,3 +90,18 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+@pytest.fixture
+def parse_texts(shared_data) -> list[str]:
+    """Distinct real texts to compare parses on: 300 COPA dev choices, 300 SNLI dev hypotheses."""
+    from itertools import islice
+
+    from cuelens.data.readers import jsonl_objects
+
+    texts = []
+    for _, record in islice(jsonl_objects(shared_data / "copa" / "dev.jsonl"), 150):
+        texts += record["choices"]
+    for _, record in islice(jsonl_objects(shared_data / "snli" / "dev.jsonl"), 300):
+        texts.append(record["hypothesis"])
+    return list(dict.fromkeys(texts))

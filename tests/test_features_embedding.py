@@ -3,27 +3,13 @@ parses on real text (COPA choices, SNLI hypotheses) while embedding each distinc
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
-import pytest
 from spacy.attrs import DEP, HEAD, TAG
 
 from cuelens.audit.features.embedding_memo import EmbeddingMemo, memoise_embedding
-from cuelens.data.readers import jsonl_objects
 from cuelens.models.spacy_pipeline import load_spacy
 
 COMPONENTS = ("tok2vec", "tagger", "parser")
-
-
-@pytest.fixture
-def texts(shared_data) -> list[str]:
-    texts = []
-    for _, record in itertools.islice(jsonl_objects(shared_data / "copa" / "dev.jsonl"), 150):
-        texts += record["choices"]
-    for _, record in itertools.islice(jsonl_objects(shared_data / "snli" / "dev.jsonl"), 300):
-        texts.append(record["hypothesis"])
-    return list(dict.fromkeys(texts))
 
 
 def memo_of(nlp) -> EmbeddingMemo:
@@ -32,7 +18,8 @@ def memo_of(nlp) -> EmbeddingMemo:
     return node.attrs["memo"]
 
 
-def test_memoised_embedding_gives_spacys_tags_and_parses(texts):
+def test_memoised_embedding_gives_spacys_tags_and_parses(parse_texts):
+    texts = parse_texts
     plain = load_spacy.__wrapped__(COMPONENTS)
     memoised = load_spacy.__wrapped__(COMPONENTS)
     assert memoise_embedding(memoised) and memoise_embedding(memoised)  # installed once

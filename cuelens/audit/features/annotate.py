@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
-from itertools import chain
+from collections.abc import Callable, Iterator
+from itertools import chain, groupby
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from cuelens.audit.features.base import (PIPE_ORDER, Annotations, DocFeature, Feature,
                                          TextFeature)
+from cuelens.audit.features.stepped_parse import parse
 from cuelens.audit.parse_cache import ParseCache, text_keys
 from cuelens.data.readers import read_json
 
@@ -169,6 +170,8 @@ _WORKER: tuple = ()
 #: Components loaded but not run by ``nlp.pipe``: the attribute ruler (a :class:`LookupRuler`
 #: instead) and the lemmatizer (OVERLAP lemmatises the tokens it reads, :mod:`.overlap`).
 APPLIED_HERE = frozenset({"attribute_ruler", "lemmatizer"})
+#: Transition-based components, their steps run by :func:`~.stepped_parse.parse`.
+STEPPED = frozenset({"parser", "ner"})
 
 
 def _init_worker(loaded: tuple[str, ...], enabled: tuple[str, ...], names: list[str]) -> None:
@@ -194,14 +197,30 @@ def _values(texts: list[str], tick: Callable[[int], object] | None = None) -> li
     """Per text, the value tuple of each detector of :data:`_WORKER`."""
     nlp, enabled, ruler, features = _WORKER
     rows = []
-    with nlp.select_pipes(enable=list(enabled)):
-        for i, doc in enumerate(nlp.pipe(texts, batch_size=BATCH_SIZE)):
-            if ruler is not None:
-                ruler(doc)
-            rows.append(tuple(feature.values(doc) for feature in features))
-            if tick is not None and i % BATCH_SIZE == 0:
-                tick(i)
+    for i, doc in enumerate(_docs(nlp, enabled, texts)):
+        if ruler is not None:
+            ruler(doc)
+        rows.append(tuple(feature.values(doc) for feature in features))
+        if tick is not None and i % BATCH_SIZE == 0:
+            tick(i)
     return rows
+
+
+def _docs(nlp, enabled: tuple[str, ...], texts: list[str]) -> Iterator:
+    """The docs of ``texts`` run through the ``enabled`` components in batches of
+    :data:`BATCH_SIZE`, as ``nlp.pipe`` runs them; the steps of the transition-based components
+    (:data:`STEPPED`) run from Python (:mod:`.stepped_parse`: the same parses in less time)."""
+    for start in range(0, len(texts), BATCH_SIZE):
+        docs = [nlp.make_doc(text) for text in texts[start:start + BATCH_SIZE]]
+        for stepped, group in groupby(enabled, key=STEPPED.__contains__):
+            names = list(group)
+            if stepped:
+                for name in names:
+                    docs = list(parse(nlp.get_pipe(name), docs, BATCH_SIZE))
+            else:
+                with nlp.select_pipes(enable=names):
+                    docs = list(nlp.pipe(docs, batch_size=BATCH_SIZE))
+        yield from docs
 
 
 def _scatter(n: int, parts: list[tuple[np.ndarray, Annotations]]) -> Annotations:
