@@ -74,18 +74,19 @@ class ChunkedData(EvaluatedItems):
 
     def item_lines(self, item_easy: np.ndarray
                    ) -> Callable[[str], Iterator[tuple[str, bool]]]:
-        """:meth:`EvaluatedItems.item_lines`, but the records of chunk files come from one pass
-        over the source (:meth:`~cuelens.data.compact.SourceRecords.joined`), not one from its
-        start per chunk."""
+        """:meth:`EvaluatedItems.item_lines`, but the records of chunks read from the source
+        (spilled or held) come from one pass over it
+        (:meth:`~cuelens.data.compact.SourceRecords.joined`), not one from its start per chunk."""
         by_chunk = super().item_lines(item_easy)
 
         def lines(mode: str) -> Iterator[tuple[str, bool]]:
-            chunked = self.splits[self.evaluated]
-            if mode != "records" or not all(isinstance(path, Path) for path in chunked.files):
+            records: list[object] = [chunk.split.raw for chunk in self.splits[self.evaluated]] \
+                if mode == "records" else []  # the line numbers alone
+            joinable = [part for part in records if isinstance(part, SourceRecords)]
+            if not records or len(joinable) < len(records):
                 yield from by_chunk(mode)
                 return
-            records = [chunk.split.raw for chunk in chunked]  # the line numbers alone
-            yield from zip(SourceRecords.joined(records), item_easy.tolist())  # type: ignore
+            yield from zip(SourceRecords.joined(joinable), item_easy.tolist())
 
         return lines
 
