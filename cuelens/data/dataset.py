@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
 class Task(str, Enum):
     """The two task shapes (docs/methods.md §1); a ``str``, so ``Task.NLI == "nli"`` and JSON writes "nli"."""
 
