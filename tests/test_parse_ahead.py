@@ -8,6 +8,7 @@ import itertools
 import sys
 import tempfile
 
+import numpy as np
 import pytest
 
 import cuelens
@@ -50,8 +51,19 @@ def inline(tmp_path, monkeypatch) -> list:
         return scan_features(tmp_path, "inline")
 
 
-def test_the_scan_reads_what_the_process_parsed_ahead(tmp_path, monkeypatch, inline):
+def one_instance() -> Instances:
+    return Instances(["A man walked home."], ["A man is outside."], np.zeros(1, dtype=np.int64),
+                     np.zeros(1, dtype=np.int64))
+
+
+@pytest.fixture
+def ahead(monkeypatch):
+    """Parse ahead from the first text, on a machine with two idle CPUs."""
     monkeypatch.setattr(ahead_module, "AHEAD_MIN_TEXTS", 1)
+    monkeypatch.setattr(annotate_module, "default_n_process", lambda n_texts: 2)
+
+
+def test_the_scan_reads_what_the_process_parsed_ahead(tmp_path, monkeypatch, inline, ahead):
 
     def no_parsing_here(*args, **kwargs):
         raise AssertionError("the scan parsed texts the process started ahead should have")
@@ -62,8 +74,8 @@ def test_the_scan_reads_what_the_process_parsed_ahead(tmp_path, monkeypatch, inl
     assert any(row["feature"] == "TENSE" for row in rows)
 
 
-def test_a_process_that_fails_leaves_the_parse_to_the_scan(tmp_path, monkeypatch, inline):
-    monkeypatch.setattr(ahead_module, "AHEAD_MIN_TEXTS", 1)
+def test_a_process_that_fails_leaves_the_parse_to_the_scan(tmp_path, monkeypatch, inline,
+                                                           ahead):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(ahead_module, "PYTHON", sys.executable + "-missing")  # cannot start
     assert scan_features(tmp_path, "unstarted") == inline
@@ -72,15 +84,17 @@ def test_a_process_that_fails_leaves_the_parse_to_the_scan(tmp_path, monkeypatch
     assert not list(tmp_path.glob("cuelens-parse-*"))  # its job files removed
 
 
-def test_stop_ends_the_process_and_removes_its_files(tmp_path):
-    texts = [f"{s} {VERBS['past'].format(v=v)} {o}"
-             for s, v, o in itertools.product(SUBJECTS, STEMS, OBJECTS)]
-    instances = Instances(texts, texts, None, None)  # type: ignore[arg-type]
+def test_a_busy_machine_or_no_spacy_feature_parses_in_the_scan(tmp_path, monkeypatch, ahead):
+    instances = one_instance()
+    assert ahead_module.parse_ahead([FEATURES["negation"]], [instances], tmp_path) is None
+    monkeypatch.setattr(annotate_module, "default_n_process", lambda n_texts: 1)
+    assert ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path) is None
+
+
+def test_stop_ends_the_process_and_removes_its_files(tmp_path, ahead):
+    instances = one_instance()
     ParseCache.clear_memory()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ahead_module, "AHEAD_MIN_TEXTS", len(texts))
-        running = ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path)
-        assert ahead_module.parse_ahead([FEATURES["negation"]], [instances], tmp_path) is None
+    running = ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path)
     assert running is not None and running.process.poll() is None
     running.stop()
     assert running.process.poll() is not None and not running.directory.exists()

@@ -70,9 +70,11 @@ class ParseAhead:
 
 def parse_ahead(features: list, instances: Iterable, cache_dir: str | Path
                 ) -> ParseAhead | None:
-    """A :class:`ParseAhead` of the texts of ``instances`` (:class:`~cuelens.data.dataset.Instances`)
-    that the spaCy ``features`` miss in the cache under ``cache_dir``, with as many worker
-    processes as there are idle CPUs; ``None`` below :data:`AHEAD_MIN_TEXTS` of them."""
+    """A :class:`ParseAhead` of the texts of ``instances`` (each a
+    :class:`~cuelens.data.dataset.Instances`) that the spaCy ``features`` miss in the cache under ``cache_dir``, with as many worker
+    processes as there are idle CPUs (:func:`~.annotate.default_n_process`); ``None`` below
+    :data:`AHEAD_MIN_TEXTS` of them or with fewer than two idle CPUs (a busy machine parses in
+    the scan's own process, the least CPU time)."""
     from cuelens.audit.features.annotate import default_n_process, uncached
     from cuelens.audit.features.base import DocFeature
     from cuelens.audit.parse_cache import ParseCache
@@ -87,11 +89,12 @@ def parse_ahead(features: list, instances: Iterable, cache_dir: str | Path
         texts += part.texts
         premises += part.premises if paired else []
     misses = uncached(docs, texts, premises if paired else None, ParseCache(cache_dir))
-    if misses < AHEAD_MIN_TEXTS:
+    processes = default_n_process(misses)
+    if misses < AHEAD_MIN_TEXTS or processes < 2:
         return None
     try:
         return ParseAhead([f.name for f in docs], texts, premises if paired else None, cache_dir,
-                          default_n_process(misses))
+                          processes)
     except OSError:  # no room for the job, no Python to run: the feature audit parses
         return None
 
