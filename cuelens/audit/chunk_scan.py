@@ -43,6 +43,7 @@ from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit
 
 if TYPE_CHECKING:
+    from cuelens.audit.features.parse_ahead import ParseAhead
     from cuelens.audit.segmentation import ScanSegmentation
     from cuelens.audit.streamed_hygiene import ItemFlags
 
@@ -276,18 +277,18 @@ def chunk_parts(data: ChunkedData, folds: Folds, config: ScanConfig) -> ItemPart
 
 def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, np.ndarray]], *,
                      task: str, label_names: list[str], cross_validated: bool, folds: int,
-                     cache_dir: str | Path | None = None,
-                     progress: Progress | None = None, language: str = "en",
-                     words: Sequence[TokenSequences] | None = None) -> dict:
+                     cache_dir: str | Path, progress: Progress | None = None, language: str = "en",
+                     words: Sequence[TokenSequences] | None = None,
+                     parsing: ParseAhead | None = None) -> dict:
     """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
     (:func:`~cuelens.audit.icq.feature_audit_of_parts`: the chunks, :func:`chunk_parts`,
     with their ``words`` as the scan encoded them when it kept them);
     ``{}`` when ``names`` is empty, every registered feature when it is ``None``. Text not in
     English (``language``): the features that cannot run on it are skipped and listed in
-    ``features_config`` (docs/languages.md)."""
+    ``features_config`` (docs/languages.md). ``parsing``: the parse started ahead, waited for
+    before the audit reads the parse cache."""
     from cuelens.audit.features import get_features
     from cuelens.audit.icq import feature_audit_of_parts
-    from cuelens.audit.parse_cache import default_cache_dir
     from cuelens.audit.results import FeaturesSection
 
     if names is not None and not names:
@@ -301,11 +302,28 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
         return {"features_config": FeaturesSection(features=[], **skipped)}
     stage = None if progress is None else (
         lambda name, fraction: progress(f"features: {name}", fraction))
+    if parsing is not None:
+        parsing.wait(stage)
     sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
                                       cross_validated=cross_validated, folds=folds,
-                                      cache_dir=cache_dir or default_cache_dir(), progress=stage,
+                                      cache_dir=cache_dir, progress=stage,
                                       language=language, words=words)
     return {**sections, "features_config": replace(sections["features_config"], **skipped)}
+
+
+def _parse_ahead(names: Sequence[str] | None, parts: ItemParts, data: ChunkedData,
+                 language: str, cache_dir: str | Path) -> ParseAhead | None:
+    """The spaCy features' parse of ``parts`` started ahead of the word audit
+    (:func:`~cuelens.audit.features.parse_ahead.parse_ahead`) when the chunks are held in
+    memory; ``None`` otherwise (``names``: as :func:`feature_sections`)."""
+    from cuelens.audit.features import get_features
+    from cuelens.audit.features.parse_ahead import parse_ahead
+
+    if data.store.directory is not None or (names is not None and not names):
+        return None
+    features = get_features(None if names is None else list(names), language)
+    return parse_ahead(features, (split.instances(data.label_names) for split, _ in parts.all()),
+                       cache_dir)
 
 
 @dataclass(frozen=True)
@@ -397,6 +415,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
                    progress: Progress | None = None) -> Scan:
     """:func:`scan_streaming` without the conclusion and next steps."""
     from cuelens.audit.lengths import lengths_of_parts
+    from cuelens.audit.parse_cache import default_cache_dir
     from cuelens.audit.results import DatasetSummary, ScanSections
     from cuelens.audit.streamed_hygiene import ChunkedRoles, ItemFlags, streamed_hygiene
     from cuelens.data.dataset import role_names
@@ -405,28 +424,35 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
     config.validate()
     mode = mode or streamed_mode(data, config)
     folds, segmentation = mode.folds, mode.segmentation
-    audit = word_audit(data.store, data.label_names, config, folds, mode.groups, progress)
     parts = chunk_parts(data, folds, config)  # the headline's folds
-    if data.store.task == Task.MCQ:
-        add_mcq_baselines(audit, parts)
-    examples = streamed_examples(data, audit.cues, audit.easy, config)
-    flags = ItemFlags.under(data.work_dir)
-    hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting,
-                                            role_names(data.split_roles)),
-                               config.seed, data.work_dir, flags=flags,
-                               passes=data.store.passes)
-    if progress is not None:
-        progress("hygiene", 1.0)
-    sections = ScanSections(
-        config=mode.config,
-        dataset=DatasetSummary.from_json(chunked_summary(data, config.min_label_items)),
-        segmentation=segmentation.section(), warnings=segmentation.warnings or None,
-        hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
-            features, parts.all(), task=data.store.task,
-            label_names=data.label_names, cross_validated=data.fitting is None,
-            folds=config.folds, cache_dir=cache_dir, progress=progress,
-            language=segmentation.language, words=mode.words),
-        lengths=lengths_of_parts(parts, data.store.task, data.label_names), notes=mode.notes)
+    cache_dir = cache_dir or default_cache_dir()
+    parsing = _parse_ahead(features, parts, data, segmentation.language, cache_dir)
+    try:
+        audit = word_audit(data.store, data.label_names, config, folds, mode.groups, progress)
+        if data.store.task == Task.MCQ:
+            add_mcq_baselines(audit, parts)
+        examples = streamed_examples(data, audit.cues, audit.easy, config)
+        flags = ItemFlags.under(data.work_dir)
+        hygiene = streamed_hygiene(ChunkedRoles(data.splits, data.evaluated, data.fitting,
+                                                role_names(data.split_roles)),
+                                   config.seed, data.work_dir, flags=flags,
+                                   passes=data.store.passes)
+        if progress is not None:
+            progress("hygiene", 1.0)
+        sections = ScanSections(
+            config=mode.config,
+            dataset=DatasetSummary.from_json(chunked_summary(data, config.min_label_items)),
+            segmentation=segmentation.section(), warnings=segmentation.warnings or None,
+            hygiene=hygiene, **audit.sections(), examples=examples, **feature_sections(
+                features, parts.all(), task=data.store.task,
+                label_names=data.label_names, cross_validated=data.fitting is None,
+                folds=config.folds, cache_dir=cache_dir, progress=progress,
+                language=segmentation.language, words=mode.words, parsing=parsing),
+            lengths=lengths_of_parts(parts, data.store.task, data.label_names),
+            notes=mode.notes)
+    finally:
+        if parsing is not None:
+            parsing.stop()
     items = streamed_items(data, config, folds, audit, flags, mode.fitting_folds)
     if progress is not None:
         progress("bias items", 1.0)

@@ -62,22 +62,13 @@ def annotate(features: list[Feature], texts: list[str], premises: list[str] | No
              n_process: int | None = None) -> dict[str, Annotations]:
     """Values of every instance ``(premises[i], texts[i])`` for each feature, by feature name."""
     cache = cache or ParseCache(None)
-    needs_premise = any(f.uses_premise for f in features)
-    if needs_premise and (premises is None or len(premises) != len(texts)):
-        raise ValueError("OVERLAP needs one premise per text")
-    paired = premises if needs_premise and premises is not None else []
-    distinct = list(dict.fromkeys(chain(texts, paired)))
-    position = {text: i for i, text in enumerate(distinct)}
-    hyp = np.fromiter((position[t] for t in texts), dtype=np.int64, count=len(texts))
-    prem = np.fromiter((position[p] for p in paired), dtype=np.int64, count=len(paired))
+    distinct, hyp, prem = _distinct(features, texts, premises)
     hyp_rows, prem_rows = np.unique(hyp), np.unique(prem)
-
     per_text: dict[str, Annotations] = {}
     docs = [f for f in features if isinstance(f, DocFeature)]
     if docs:
-        needed = {f.name: np.union1d(hyp_rows, prem_rows) if f.uses_premise else hyp_rows
-                  for f in docs}
-        per_text.update(_doc_annotations(docs, distinct, needed, cache, progress, n_process))
+        per_text.update(_doc_annotations(docs, distinct, _needed(docs, hyp_rows, prem_rows),
+                                         cache, progress, n_process))
     for feature in features:
         if feature.name not in per_text and isinstance(feature, TextFeature):
             part = feature.annotate([distinct[i] for i in hyp_rows])
@@ -87,19 +78,60 @@ def annotate(features: list[Feature], texts: list[str], premises: list[str] | No
             for f in features}
 
 
+def uncached(features: list[DocFeature], texts: list[str], premises: list[str] | None,
+             cache: ParseCache) -> int:
+    """How many distinct texts :func:`annotate` would parse for the spaCy ``features``: those
+    ``cache`` does not hold."""
+    distinct, hyp, prem = _distinct(features, texts, premises)
+    needed = _needed(features, np.unique(hyp), np.unique(prem))
+    return int(np.count_nonzero(_lookup(features, text_keys(distinct), needed, cache)[1]))
+
+
+def _distinct(features: list, texts: list[str], premises: list[str] | None
+              ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The distinct texts of the instances (and of their premises when a feature pairs them),
+    and each instance's row of its text and of its premise there."""
+    needs_premise = any(f.uses_premise for f in features)
+    if needs_premise and (premises is None or len(premises) != len(texts)):
+        raise ValueError("OVERLAP needs one premise per text")
+    paired = premises if needs_premise and premises is not None else []
+    distinct = list(dict.fromkeys(chain(texts, paired)))
+    position = {text: i for i, text in enumerate(distinct)}
+    hyp = np.fromiter((position[t] for t in texts), dtype=np.int64, count=len(texts))
+    prem = np.fromiter((position[p] for p in paired), dtype=np.int64, count=len(paired))
+    return distinct, hyp, prem
+
+
+def _needed(features: list[DocFeature], hyp_rows: np.ndarray,
+            prem_rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of distinct texts each spaCy feature reads."""
+    return {f.name: np.union1d(hyp_rows, prem_rows) if f.uses_premise else hyp_rows
+            for f in features}
+
+
+def _lookup(features: list[DocFeature], keys: np.ndarray, needed: dict[str, np.ndarray],
+            cache: ParseCache) -> tuple[dict[str, list[tuple[np.ndarray, Annotations]]],
+                                        np.ndarray]:
+    """The cached rows of each feature, and per distinct text the bits of the features to
+    parse it for (bit j: ``features[j]``)."""
+    pipeline = pipeline_name()
+    parts: dict[str, list[tuple[np.ndarray, Annotations]]] = {f.name: [] for f in features}
+    missing = np.zeros(len(keys), dtype=np.int64)
+    for j, feature in enumerate(features):
+        rows = needed[feature.name]
+        found, cached = cache.lookup(feature.namespace(pipeline), keys[rows])
+        parts[feature.name].append((rows[found], cached))
+        missing[rows[~found]] |= 1 << j
+    return parts, missing
+
+
 def _doc_annotations(features: list[DocFeature], distinct: list[str],
                      needed: dict[str, np.ndarray], cache: ParseCache,
                      progress: Progress | None, n_process: int | None) -> dict[str, Annotations]:
     """Per-distinct-text annotations of spaCy features: cached rows, then parsed misses."""
     pipeline = pipeline_name()
     keys = text_keys(distinct)
-    parts: dict[str, list[tuple[np.ndarray, Annotations]]] = {f.name: [] for f in features}
-    missing = np.zeros(len(distinct), dtype=np.int64)  # bit j: features[j] must be parsed
-    for j, feature in enumerate(features):
-        rows = needed[feature.name]
-        found, cached = cache.lookup(feature.namespace(pipeline), keys[rows])
-        parts[feature.name].append((rows[found], cached))
-        missing[rows[~found]] |= 1 << j
+    parts, missing = _lookup(features, keys, needed, cache)
     groups = [(bits, np.flatnonzero(missing == bits)) for bits in np.unique(missing[missing > 0])]
     total, done = int(sum(len(rows) for _, rows in groups)), 0
     loaded = _components([f for j, f in enumerate(features) if np.any(missing >> j & 1)])
