@@ -84,9 +84,13 @@ def test_a_process_that_fails_leaves_the_parse_to_the_scan(tmp_path, monkeypatch
     assert not list(tmp_path.glob("cuelens-parse-*"))  # its job files removed
 
 
-def test_a_busy_machine_or_no_spacy_feature_parses_in_the_scan(tmp_path, monkeypatch, ahead):
+def test_no_spacy_feature_a_frozen_app_or_a_busy_machine_parse_in_the_scan(tmp_path, monkeypatch,
+                                                                           ahead):
     instances = one_instance()
     assert ahead_module.parse_ahead([FEATURES["negation"]], [instances], tmp_path) is None
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # e.g. PyInstaller
+    assert ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path) is None
+    monkeypatch.delattr(sys, "frozen")
     monkeypatch.setattr(annotate_module, "default_n_process", lambda n_texts: 1)
     assert ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path) is None
 

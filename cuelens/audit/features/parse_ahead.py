@@ -80,7 +80,7 @@ def parse_ahead(features: list, instances: Iterable, cache_dir: str | Path
     from cuelens.audit.parse_cache import ParseCache
 
     docs = [f for f in features if isinstance(f, DocFeature)]
-    if not docs:
+    if not docs or getattr(sys, "frozen", False):  # a frozen app's executable runs no ``-c``
         return None
     paired = any(f.uses_premise for f in docs)
     texts: list[str] = []
