@@ -60,7 +60,7 @@ def one_instance() -> Instances:
 def ahead(monkeypatch):
     """Parse ahead from the first text, on a machine with two idle CPUs."""
     monkeypatch.setattr(ahead_module, "AHEAD_MIN_TEXTS", 1)
-    monkeypatch.setattr(annotate_module, "default_n_process", lambda n_texts: 2)
+    monkeypatch.setattr(ahead_module, "default_n_process", lambda n_texts: 2)
 
 
 def test_the_scan_reads_what_the_process_parsed_ahead(tmp_path, monkeypatch, inline, ahead):
@@ -91,7 +91,7 @@ def test_no_spacy_feature_a_frozen_app_or_a_busy_machine_parse_in_the_scan(tmp_p
     monkeypatch.setattr(sys, "frozen", True, raising=False)  # e.g. PyInstaller
     assert ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path) is None
     monkeypatch.delattr(sys, "frozen")
-    monkeypatch.setattr(annotate_module, "default_n_process", lambda n_texts: 1)
+    monkeypatch.setattr(ahead_module, "default_n_process", lambda n_texts: 1)
     assert ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path) is None
 
 

@@ -11,10 +11,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from cuelens.atomic import atomic_write_text
+from cuelens.audit.features.annotate import annotate, default_n_process, uncached
+from cuelens.audit.features.base import DocFeature, Feature
+from cuelens.audit.features.registry import get_features
+from cuelens.audit.parse_cache import ParseCache
+from cuelens.data.dataset import Instances
 
 #: Fewer texts to parse than this: the feature audit parses them itself (the process costs
 #: ~0.7 CPU-s to start and, on data as small as COPA, saves no time; docs/icq-features.md).
@@ -36,8 +41,7 @@ class ParseAhead:
         try:
             (self.directory / "job.json").write_text(json.dumps(job), encoding="utf-8")
             self.process = subprocess.Popen(
-                [PYTHON, "-c", f"from {__name__} import main; main()",
-                 str(self.directory)],
+                [PYTHON, "-c", f"from {__name__} import main; main()", str(self.directory)],
                 env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},  # this cuelens
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError:
@@ -68,17 +72,13 @@ class ParseAhead:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def parse_ahead(features: list, instances: Iterable, cache_dir: str | Path
-                ) -> ParseAhead | None:
-    """A :class:`ParseAhead` of the texts of ``instances`` (each a
-    :class:`~cuelens.data.dataset.Instances`) that the spaCy ``features`` miss in the cache under ``cache_dir``, with as many worker
-    processes as there are idle CPUs (:func:`~.annotate.default_n_process`); ``None`` below
-    :data:`AHEAD_MIN_TEXTS` of them or with fewer than two idle CPUs (a busy machine parses in
-    the scan's own process, the least CPU time)."""
-    from cuelens.audit.features.annotate import default_n_process, uncached
-    from cuelens.audit.features.base import DocFeature
-    from cuelens.audit.parse_cache import ParseCache
-
+def parse_ahead(features: Sequence[Feature], instances: Iterable[Instances],
+                cache_dir: str | Path) -> ParseAhead | None:
+    """A :class:`ParseAhead` of the texts of ``instances`` that the spaCy ``features`` miss in
+    the cache under ``cache_dir``, with as many worker processes as there are idle CPUs
+    (:func:`~.annotate.default_n_process`); ``None`` below :data:`AHEAD_MIN_TEXTS` of them or
+    with fewer than two idle CPUs (a busy machine parses in the scan's own process, the least
+    CPU time)."""
     docs = [f for f in features if isinstance(f, DocFeature)]
     if not docs or getattr(sys, "frozen", False):  # a frozen app's executable runs no ``-c``
         return None
@@ -102,10 +102,6 @@ def parse_ahead(features: list, instances: Iterable, cache_dir: str | Path
 def main() -> None:
     """The process's side: parse the job in the directory ``sys.argv[1]`` into the cache,
     writing the progress there."""
-    from cuelens.audit.features.annotate import annotate
-    from cuelens.audit.features.registry import get_features
-    from cuelens.audit.parse_cache import ParseCache
-
     directory = sys.argv[1]
     job = json.loads(Path(directory, "job.json").read_text(encoding="utf-8"))
     progress_file = Path(directory, "progress")
