@@ -5,6 +5,7 @@ and falls back to parsing itself when that process cannot run or fails."""
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import tempfile
 
@@ -81,7 +82,7 @@ def test_a_process_that_fails_leaves_the_parse_to_the_scan(tmp_path, monkeypatch
     assert scan_features(tmp_path, "unstarted") == inline
     monkeypatch.setattr(ahead_module, "PYTHON", "false")  # starts, then fails
     assert scan_features(tmp_path, "failed") == inline
-    assert not list(tmp_path.glob("cuelens-parse-*"))  # its job files removed
+    assert not list(tmp_path.rglob("cuelens-parse-*"))  # its job files removed
 
 
 def test_no_spacy_feature_a_frozen_app_or_a_busy_machine_parse_in_the_scan(tmp_path, monkeypatch,
@@ -98,7 +99,20 @@ def test_no_spacy_feature_a_frozen_app_or_a_busy_machine_parse_in_the_scan(tmp_p
 def test_stop_ends_the_process_and_removes_its_files(tmp_path, ahead):
     instances = one_instance()
     ParseCache.clear_memory()
-    running = ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    running = ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path, work)
     assert running is not None and running.process.poll() is None
+    assert running.directory.parent == work
     running.stop()
     assert running.process.poll() is not None and not running.directory.exists()
+
+
+def test_the_process_reports_progress_while_the_scan_that_started_it_lives(tmp_path):
+    report = ahead_module.progress_writer(tmp_path / "progress", os.getppid())
+    report("parse", 0.25)
+    assert (tmp_path / "progress").read_text() == "0.2500"
+    orphaned = ahead_module.progress_writer(tmp_path / "progress", os.getpid())  # not our parent
+    with pytest.raises(SystemExit):
+        orphaned("parse", 0.5)
+    assert (tmp_path / "progress").read_text() == "0.2500"

@@ -314,8 +314,9 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
 def _parse_ahead(names: Sequence[str] | None, parts: ItemParts, data: ChunkedData,
                  language: str, cache_dir: str | Path) -> ParseAhead | None:
     """The spaCy features' parse of ``parts`` started ahead of the word audit
-    (:func:`~cuelens.audit.features.parse_ahead.parse_ahead`) when the chunks are held in
-    memory; ``None`` otherwise (``names``: as :func:`feature_sections`)."""
+    (:func:`~cuelens.audit.features.parse_ahead.parse_ahead`, its job files in the scan's work
+    directory) when the chunks are held in memory; ``None`` otherwise (``names``: as
+    :func:`feature_sections`)."""
     from cuelens.audit.features import get_features
     from cuelens.audit.features.parse_ahead import parse_ahead
 
@@ -323,7 +324,7 @@ def _parse_ahead(names: Sequence[str] | None, parts: ItemParts, data: ChunkedDat
         return None
     features = get_features(None if names is None else list(names), language)
     return parse_ahead(features, (split.instances(data.label_names) for split, _ in parts.all()),
-                       cache_dir)
+                       cache_dir, data.work_dir)
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,11 @@ class ParseAhead:
     ``__main__`` guard); :meth:`wait` before reading the parse cache, :meth:`stop` on leaving."""
 
     def __init__(self, features: list[str], texts: list[str], premises: list[str] | None,
-                 cache_dir: str | Path, n_process: int) -> None:
-        self.directory = Path(tempfile.mkdtemp(prefix="cuelens-parse-"))
+                 cache_dir: str | Path, n_process: int, work_dir: str | Path | None = None
+                 ) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="cuelens-parse-", dir=work_dir))
         job = {"features": features, "texts": texts, "premises": premises,
-               "cache_dir": str(cache_dir), "n_process": n_process}
+               "cache_dir": str(cache_dir), "n_process": n_process, "parent": os.getpid()}
         try:
             (self.directory / "job.json").write_text(json.dumps(job), encoding="utf-8")
             self.process = subprocess.Popen(
@@ -73,12 +74,13 @@ class ParseAhead:
 
 
 def parse_ahead(features: Sequence[Feature], instances: Iterable[Instances],
-                cache_dir: str | Path) -> ParseAhead | None:
+                cache_dir: str | Path, work_dir: str | Path | None = None) -> ParseAhead | None:
     """A :class:`ParseAhead` of the texts of ``instances`` that the spaCy ``features`` miss in
     the cache under ``cache_dir``, with as many worker processes as there are idle CPUs
-    (:func:`~.annotate.default_n_process`); ``None`` below :data:`AHEAD_MIN_TEXTS` of them or
-    with fewer than two idle CPUs (a busy machine parses in the scan's own process, the least
-    CPU time)."""
+    (:func:`~.annotate.default_n_process`), its job files under ``work_dir`` (the scan's; else
+    the system's temporary directory); ``None`` below :data:`AHEAD_MIN_TEXTS` texts or with
+    fewer than two idle CPUs (a busy machine parses in the scan's own process, the least CPU
+    time)."""
     docs = [f for f in features if isinstance(f, DocFeature)]
     if not docs or getattr(sys, "frozen", False):  # a frozen app's executable runs no ``-c``
         return None
@@ -94,7 +96,7 @@ def parse_ahead(features: Sequence[Feature], instances: Iterable[Instances],
         return None
     try:
         return ParseAhead([f.name for f in docs], texts, premises if paired else None, cache_dir,
-                          processes)
+                          processes, work_dir)
     except OSError:  # no room for the job, no Python to run: the feature audit parses
         return None
 
@@ -104,9 +106,16 @@ def main() -> None:
     writing the progress there."""
     directory = sys.argv[1]
     job = json.loads(Path(directory, "job.json").read_text(encoding="utf-8"))
-    progress_file = Path(directory, "progress")
     annotate(get_features(job["features"]), job["texts"], job["premises"],
-             ParseCache(job["cache_dir"]),
-             lambda _, fraction: atomic_write_text(progress_file, f"{fraction:.4f}"),
-             job["n_process"])
+             ParseCache(job["cache_dir"]), progress_writer(Path(directory, "progress"),
+                                                           job["parent"]), job["n_process"])
 
+
+def progress_writer(path: Path, parent: int) -> Callable[[str, float], None]:
+    """The process's progress: each fraction written to ``path``; a scan killed without
+    stopping it (its ``parent`` process gone) ends it at the next report."""
+    def report(stage: str, fraction: float) -> None:
+        if os.getppid() != parent:
+            raise SystemExit("the scan that started this parse has ended")
+        atomic_write_text(path, f"{fraction:.4f}")
+    return report
