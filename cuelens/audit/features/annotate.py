@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, groupby
 from pathlib import Path
 
@@ -84,10 +84,11 @@ def uncached(features: list[DocFeature], texts: list[str], premises: list[str] |
     ``cache`` does not hold."""
     distinct, hyp, prem = _distinct(features, texts, premises)
     needed = _needed(features, np.unique(hyp), np.unique(prem))
-    return int(np.count_nonzero(_lookup(features, text_keys(distinct), needed, cache)[1]))
+    _, missing = _lookup(features, text_keys(distinct), needed, cache, pipeline_name())
+    return int(np.count_nonzero(missing))
 
 
-def _distinct(features: list, texts: list[str], premises: list[str] | None
+def _distinct(features: Sequence[Feature], texts: list[str], premises: list[str] | None
               ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The distinct texts of the instances (and of their premises when a feature pairs them),
     and each instance's row of its text and of its premise there."""
@@ -110,11 +111,10 @@ def _needed(features: list[DocFeature], hyp_rows: np.ndarray,
 
 
 def _lookup(features: list[DocFeature], keys: np.ndarray, needed: dict[str, np.ndarray],
-            cache: ParseCache) -> tuple[dict[str, list[tuple[np.ndarray, Annotations]]],
-                                        np.ndarray]:
-    """The cached rows of each feature, and per distinct text the bits of the features to
-    parse it for (bit j: ``features[j]``)."""
-    pipeline = pipeline_name()
+            cache: ParseCache, pipeline: str
+            ) -> tuple[dict[str, list[tuple[np.ndarray, Annotations]]], np.ndarray]:
+    """The cached rows of each feature (of the ``pipeline``, :func:`pipeline_name`), and per
+    distinct text the bits of the features to parse it for (bit j: ``features[j]``)."""
     parts: dict[str, list[tuple[np.ndarray, Annotations]]] = {f.name: [] for f in features}
     missing = np.zeros(len(keys), dtype=np.int64)
     for j, feature in enumerate(features):
@@ -131,7 +131,7 @@ def _doc_annotations(features: list[DocFeature], distinct: list[str],
     """Per-distinct-text annotations of spaCy features: cached rows, then parsed misses."""
     pipeline = pipeline_name()
     keys = text_keys(distinct)
-    parts, missing = _lookup(features, keys, needed, cache)
+    parts, missing = _lookup(features, keys, needed, cache, pipeline)
     groups = [(bits, np.flatnonzero(missing == bits)) for bits in np.unique(missing[missing > 0])]
     total, done = int(sum(len(rows) for _, rows in groups)), 0
     loaded = _components([f for j, f in enumerate(features) if np.any(missing >> j & 1)])
