@@ -93,6 +93,7 @@ def test_no_spacy_feature_a_frozen_app_or_a_busy_machine_parse_in_the_scan(tmp_p
     assert ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path) is None
     monkeypatch.delattr(sys, "frozen")
     monkeypatch.setattr(ahead_module, "default_n_process", lambda n_texts: 1)
+    monkeypatch.setattr(ahead_module, "uncached", None)  # a busy machine reads no cache
     assert ahead_module.parse_ahead([FEATURES["tense"]], [instances], tmp_path) is None
 
 

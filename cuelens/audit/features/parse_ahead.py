@@ -90,9 +90,12 @@ def parse_ahead(features: Sequence[Feature], instances: Iterable[Instances],
     for part in instances:
         texts += part.texts
         premises += part.premises if paired else []
+    bound = len(texts) + len(premises)  # no fewer than the distinct texts to parse
+    processes = default_n_process(bound)
+    if bound < AHEAD_MIN_TEXTS or processes < 2:  # decided before hashing texts for the cache
+        return None
     misses = uncached(docs, texts, premises if paired else None, ParseCache(cache_dir))
-    processes = default_n_process(misses)
-    if misses < AHEAD_MIN_TEXTS or processes < 2:
+    if misses < AHEAD_MIN_TEXTS:
         return None
     try:
         return ParseAhead([f.name for f in docs], texts, premises if paired else None, cache_dir,
