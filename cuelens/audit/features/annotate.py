@@ -213,11 +213,13 @@ def _init_worker(loaded: tuple[str, ...], enabled: tuple[str, ...], names: list[
     from cuelens.audit.features.embedding_memo import memoise_embedding
     from cuelens.audit.features.registry import FEATURES
     from cuelens.audit.features.ruler import LookupRuler
+    from cuelens.audit.features.window_dedup import dedupe_windows
     from cuelens.models.spacy_pipeline import load_spacy
 
     global _WORKER
     nlp = load_spacy(loaded)
     memoise_embedding(nlp)
+    dedupe_windows(nlp)
     features = [FEATURES[name] for name in names]
     for feature in features:
         feature.prepare(nlp)
