@@ -172,12 +172,21 @@ def _parse(features: list[DocFeature], loaded: tuple[str, ...], texts: list[str]
     _init_worker(*setup)  # in the parent: forked workers inherit the pipeline and detectors
     processes = n_process or default_n_process(len(texts))
     with threadpool_limits(1, user_api="blas"):  # forked workers inherit the limit
+        _warm_blas()
         if processes <= 1:
             rows = _values(texts, tick)
         else:
             rows = _pooled_values(texts, processes, setup, tick)
     return {name: Annotations.from_lists([row[j] for row in rows])
             for j, name in enumerate(setup[2])}
+
+
+def _warm_blas() -> None:
+    """One float matrix product of 1,024 columns on one thread: OpenBLAS (0.3.31, AMD EPYC) ran
+    the layers' narrower products at a third of their speed until the process's first such
+    product (docs/icq-features.md, "Speed")."""
+    np.dot(np.zeros((128, 96), dtype=np.float32), np.zeros((96, 1024), dtype=np.float32),
+           out=np.empty((128, 1024), dtype=np.float32))
 
 
 def _pooled_values(texts: list[str], processes: int, setup: tuple,
