@@ -63,6 +63,7 @@ def encode(encoder: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
         token[start:start + length] = True
         start += length + pad
     ids = _row_ids(X)
+    X = np.concatenate([X, np.zeros((1, X.shape[1]), X.dtype)])  # row -1: zeros beyond the ends
     reach = sum(block.layers[0].layers[0].attrs["window_size"] for block in blocks)
     for block in blocks:
         expand, rest = block.layers[0].layers
@@ -71,15 +72,16 @@ def encode(encoder: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
         needed = np.flatnonzero(np.convolve(token, np.ones(2 * reach + 1), "same") > 0.5)
         _, first, inverse = np.unique(_window_keys(ids, width)[needed], return_index=True,
                                       return_inverse=True)
+        inverse = inverse.ravel()
         rows = needed[first]
         window = rows[:, None] + np.arange(-width, width + 1)
-        window[(window < 0) | (window >= len(X))] = len(X)  # beyond the ends: zeros
-        inputs = np.concatenate([X, np.zeros((1, X.shape[1]), X.dtype)])[window]
-        out = X[rows] + rest.predict(inputs.reshape(len(rows), -1))
+        window[(window < 0) | (window >= len(token))] = -1
+        out = X[rows] + rest.predict(X[window].reshape(len(rows), -1))
         X = np.zeros_like(X)  # rows no later block reads stay zero
-        X[needed] = out[inverse.ravel()]
-        ids = np.full(len(X), len(rows), dtype=np.int64)
-        ids[needed] = inverse.ravel()
+        X[needed] = out[inverse]
+        ids = np.full(len(token), len(rows), dtype=np.int64)
+        ids[needed] = inverse
+    X = X[:-1]
     return ops.unflatten(X, ops.asarray1i(lengths), pad=pad)
 
 
@@ -96,15 +98,17 @@ def _row_ids(X: np.ndarray) -> np.ndarray:
 
 
 def _window_keys(ids: np.ndarray, width: int) -> np.ndarray:
-    """Per row, an id of the ``ids`` from ``width`` rows before it to ``width`` after it (a
-    separate id beyond the ends)."""
-    beyond = int(ids.max()) + 1
+    """Per row, a key of the ``ids`` from ``width`` rows before it to ``width`` after it (a
+    separate id beyond the ends): equal keys for equal windows."""
+    base = int(ids.max()) + 2
     keys = np.zeros(len(ids), dtype=np.int64)
     for offset in range(-width, width + 1):
-        shifted = np.full(len(ids), beyond, dtype=np.int64)
+        shifted = np.full(len(ids), base - 1, dtype=np.int64)
         if offset < 0:
             shifted[-offset:] = ids[:offset]
         else:
             shifted[:len(ids) - offset] = ids[offset:]
-        keys = np.unique(keys * (beyond + 1) + shifted, return_inverse=True)[1].ravel()
+        if int(keys.max()) >= (2**62) // base:  # renumber before the product overflows
+            keys = np.unique(keys, return_inverse=True)[1].ravel()
+        keys = keys * base + shifted
     return keys
