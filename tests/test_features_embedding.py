@@ -37,6 +37,15 @@ def test_memoised_embedding_gives_spacys_tags_and_parses(parse_texts):
 
 
 def test_pipelines_without_a_tok2vec_are_left_alone():
-    nlp = load_spacy.__wrapped__(("ner",))
-    assert not memoise_embedding(nlp)
-    assert not any(n.name == "memoised_embedding" for n in nlp.get_pipe("ner").model.walk())
+    import spacy
+
+    assert not memoise_embedding(spacy.blank("en"))
+
+
+def test_ners_own_embedding_is_memoised(parse_texts):
+    plain, memoised = load_spacy.__wrapped__(("ner",)), load_spacy.__wrapped__(("ner",))
+    assert memoise_embedding(memoised)
+    assert any(n.name == "memoised_embedding" for n in memoised.get_pipe("ner").model.walk())
+    for a, b in zip(plain.pipe(parse_texts), memoised.pipe(parse_texts)):
+        assert [(e.start, e.end, e.label_) for e in a.ents] == \
+            [(e.start, e.end, e.label_) for e in b.ents], a.text

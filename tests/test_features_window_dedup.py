@@ -58,6 +58,19 @@ def test_deduplicated_layers_give_spacys_tags_and_parses(parse_texts):
         np.testing.assert_allclose(a.tensor, b.tensor, atol=1e-4)
 
 
+def test_ners_own_layers_are_deduplicated(parse_texts):
+    import spacy
+
+    assert not dedupe_windows(spacy.blank("en"))
+    plain, deduped = load_spacy.__wrapped__(("ner",)), load_spacy.__wrapped__(("ner",))
+    assert dedupe_windows(deduped)
+    assert any(n.name == "deduped_windows" for n in deduped.get_pipe("ner").model.walk())
+    texts = parse_texts + parse_texts[:40]
+    for a, b in zip(plain.pipe(texts), deduped.pipe(texts)):
+        assert [(e.start, e.end, e.label_) for e in a.ents] == \
+            [(e.start, e.end, e.label_) for e in b.ents], a.text
+
+
 def test_each_block_runs_once_per_distinct_window(parse_texts, monkeypatch):
     nlp = load_spacy.__wrapped__(COMPONENTS)
     dedupe_windows(nlp)

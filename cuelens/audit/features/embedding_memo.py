@@ -1,6 +1,6 @@
 """Token embeddings computed once per distinct token (docs/icq-features.md, "Speed").
 
-The first stage of the English pipeline's ``tok2vec`` embeds each token from its own attributes
+The first stage of the English pipeline's ``tok2vec`` (and of NER's own) embeds each token from its own attributes
 alone (NORM, PREFIX, SUFFIX, SHAPE, SPACY, IS_SPACE hashed into six tables, concatenated, then
 a maxout layer with layer normalisation): a third of the component's matrix products, although
 SNLI dev + test's 161,318 hypothesis tokens have only 9,901 distinct attribute rows.
@@ -47,15 +47,20 @@ class EmbeddingMemo:
 
 
 def memoise_embedding(nlp: Any) -> bool:
-    """Put an :class:`EmbeddingMemo` in ``nlp``'s ``tok2vec`` (once; training still runs the
-    original layers); False, changing nothing, when the pipeline has no ``tok2vec`` of the
-    expected shape (``extract_features >> list2ragged >> hash tables >> maxout >> …``)."""
+    """Put an :class:`EmbeddingMemo` in each component of ``nlp`` that embeds tokens itself (the
+    ``tok2vec`` component, NER's own), once (training still runs the original layers); False,
+    changing nothing, when none has the expected shape (``extract_features >> list2ragged >>
+    hash tables >> maxout >> …``)."""
+    found = [_memoise(component.model) for _, component in nlp.pipeline
+             if hasattr(component, "model")]
+    return any(found)
+
+
+def _memoise(model: Any) -> bool:
+    """:func:`memoise_embedding` of one component's ``model``."""
     from thinc.api import Model, noop
     from thinc.types import Floats2d, Ragged
 
-    if "tok2vec" not in nlp.pipe_names:
-        return False
-    model = nlp.get_pipe("tok2vec").model
     if any(node.name == "memoised_embedding" for node in model.walk()):
         return True
     chain = next((node for node in model.walk() if len(node.layers) > 3

@@ -1,5 +1,5 @@
-"""The context layers of spaCy's ``tok2vec`` run once per distinct window of a batch
-(docs/icq-features.md, "Speed")."""
+"""The context layers of spaCy's ``tok2vec`` (and of NER's own) run once per distinct window of
+a batch (docs/icq-features.md, "Speed")."""
 
 from __future__ import annotations
 
@@ -12,14 +12,19 @@ _HASH = np.random.default_rng(0).integers(1, 2**63, size=1024, dtype=np.uint64) 
 
 
 def dedupe_windows(nlp: Any) -> bool:
-    """Run the context layers of ``nlp``'s ``tok2vec`` (``with_array(residual(expand_window >>
-    maxout …) × depth, pad)``) through :func:`encode` when predicting (installed once; training
-    runs the original layers); False, changing nothing, when it has no such layers."""
+    """Run the context layers (``with_array(residual(expand_window >> maxout …) × depth, pad)``)
+    of each component of ``nlp`` that has its own (the ``tok2vec`` component, NER) through
+    :func:`encode` when predicting, once (training runs the original layers); False, changing
+    nothing, when none has such layers."""
+    found = [_dedupe(component.model) for _, component in nlp.pipeline
+             if hasattr(component, "model")]
+    return any(found)
+
+
+def _dedupe(model: Any) -> bool:
+    """:func:`dedupe_windows` of one component's ``model``."""
     from thinc.api import Model
 
-    if "tok2vec" not in nlp.pipe_names:
-        return False
-    model = nlp.get_pipe("tok2vec").model
     if any(node.name == "deduped_windows" for node in model.walk()):
         return True
     encoder = next((node for node in model.walk() if node.name.startswith("with_array(")
