@@ -48,8 +48,8 @@ def _encoder(nlp):
 def test_deduplicated_layers_give_spacys_tags_and_parses(parse_texts):
     texts = parse_texts + parse_texts[:40] + [""]  # repeated texts and an empty one
     plain = load_spacy.__wrapped__(COMPONENTS)
-    deduped = load_spacy.__wrapped__(COMPONENTS)
-    assert dedupe_windows(deduped) and dedupe_windows(deduped)  # installed once
+    deduped = load_spacy.__wrapped__(COMPONENTS + ("attribute_ruler", "lemmatizer"))
+    assert dedupe_windows(deduped) and dedupe_windows(deduped)  # installed once (no model: skipped)
     assert not any(n.name == "deduped_windows" for n in plain.get_pipe("tok2vec").model.walk())
     expected = list(plain.pipe(texts, batch_size=64))
     got = list(deduped.pipe(texts, batch_size=64))

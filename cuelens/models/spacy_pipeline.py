@@ -54,3 +54,9 @@ def load_spacy(components: tuple[str, ...] | None = None):
                                               if name not in components]
     with use_ops("numpy", use_blis=False):  # the ops every layer is built with
         return module.load(exclude=excluded)
+
+
+def component_models(nlp) -> list:
+    """The thinc models of ``nlp``'s components that have one (the rule components have none)."""
+    return [model for _, component in nlp.pipeline
+            if (model := getattr(component, "model", None)) is not None]

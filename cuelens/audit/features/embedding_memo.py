@@ -51,9 +51,9 @@ def memoise_embedding(nlp: Any) -> bool:
     ``tok2vec`` component, NER's own), once (training still runs the original layers); False,
     changing nothing, when none has the expected shape (``extract_features >> list2ragged >>
     hash tables >> maxout >> …``)."""
-    found = [_memoise(component.model) for _, component in nlp.pipeline
-             if hasattr(component, "model")]
-    return any(found)
+    from cuelens.models.spacy_pipeline import component_models
+
+    return any([_memoise(model) for model in component_models(nlp)])  # a list: every one
 
 
 def _memoise(model: Any) -> bool:

@@ -16,9 +16,9 @@ def dedupe_windows(nlp: Any) -> bool:
     of each component of ``nlp`` that has its own (the ``tok2vec`` component, NER) through
     :func:`encode` when predicting, once (training runs the original layers); False, changing
     nothing, when none has such layers."""
-    found = [_dedupe(component.model) for _, component in nlp.pipeline
-             if hasattr(component, "model")]
-    return any(found)
+    from cuelens.models.spacy_pipeline import component_models
+
+    return any([_dedupe(model) for model in component_models(nlp)])  # a list: every one
 
 
 def _dedupe(model: Any) -> bool:
