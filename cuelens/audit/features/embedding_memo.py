@@ -1,13 +1,12 @@
 """Token embeddings computed once per distinct token (docs/icq-features.md, "Speed").
 
-The first stage of the English pipeline's ``tok2vec`` (and of NER's own) embeds each token from its own attributes
-alone (NORM, PREFIX, SUFFIX, SHAPE, SPACY, IS_SPACE hashed into six tables, concatenated, then
-a maxout layer with layer normalisation): a third of the component's matrix products, although
-SNLI dev + test's 161,318 hypothesis tokens have only 9,901 distinct attribute rows.
-:func:`memoise_embedding` replaces that stage by :class:`EmbeddingMemo`, which runs the same
-layers on the attribute rows not seen before and looks the others up. The context layers, the
-tagger and the parser are unchanged.
-"""
+The first stage of the English pipeline's ``tok2vec`` (and of NER's own layers) embeds each
+token from its own attributes alone (NORM, PREFIX, SUFFIX, SHAPE, SPACY, IS_SPACE hashed into
+six tables, concatenated, then a maxout layer with layer normalisation): a third of the
+component's matrix products, although SNLI dev + test's 161,318 hypothesis tokens have only
+9,901 distinct attribute rows. :func:`memoise_embedding` replaces that stage by
+:class:`EmbeddingMemo`, which runs the same layers on the attribute rows not seen before and
+looks the others up (the context layers: :mod:`.window_dedup`)."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def encode(encoder: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
 def _row_ids(X: np.ndarray) -> np.ndarray:
     """An id per row of ``X``, equal exactly for rows equal bit for bit."""
     bits = np.ascontiguousarray(X).view(np.uint32)
-    hashed = bits.astype(np.uint64) @ _HASH[:bits.shape[1]]  # wraps around: a hash
+    hashed = bits.astype(np.uint64) @ np.resize(_HASH, bits.shape[1])  # wraps around: a hash
     _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
     if np.array_equal(bits[first][inverse], bits):
