@@ -59,9 +59,9 @@ def encode(encoder: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
     blocks = encoder.layers[0].layers
     ops, pad = encoder.ops, encoder.attrs["pad"]
     lengths = [len(array) for array in arrays]
-    X = ops.flatten(arrays, pad=pad)
     if not sum(lengths):
         return encoder.predict(arrays)
+    X = ops.flatten(arrays, pad=pad)
     token = np.zeros(len(X), dtype=bool)
     start = pad
     for length in filter(None, lengths):  # ``flatten`` leaves out empty arrays
