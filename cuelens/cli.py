@@ -6,9 +6,11 @@ Sub-commands are listed in :data:`COMMANDS` (name → "module:function"); add ne
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 import typer
 
@@ -67,8 +69,15 @@ def _resolve(target: str):
     return getattr(importlib.import_module(module), attr)
 
 
+def short_help(command: Callable) -> str:
+    """The first paragraph of ``command``'s docstring on one line: `audit --help` lists it so
+    (typer's rich mode keeps the docstring's line breaks there, cut at the source's width)."""
+    return " ".join(inspect.cleandoc(command.__doc__ or "").split("\n\n")[0].split())
+
+
 for _name, _target in COMMANDS.items():
-    app.command(_name)(_resolve(_target))
+    _command = _resolve(_target)
+    app.command(_name, short_help=short_help(_command))(_command)
 for _name, _target in GROUPS.items():
     app.add_typer(_resolve(_target), name=_name)
 

@@ -1,5 +1,5 @@
 """Feedback on long jobs: progress lines with the time left when stderr is not a terminal (rich
-draws nothing there), and ``audit --version``."""
+draws nothing there), ``audit --version`` and the command list of ``audit --help``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 import cuelens.commands.common as common
 from cuelens import __version__
-from cuelens.cli import app
+from cuelens.cli import COMMANDS, GROUPS, app
 from cuelens.commands.common import progress_bar
 from cuelens.commands.model_options import item_progress
 
@@ -15,6 +15,16 @@ from cuelens.commands.model_options import item_progress
 def test_version():
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.strip() == f"cuelens {__version__}"
+
+
+def test_help_lists_each_command_on_one_line_when_the_terminal_is_wide_enough():
+    output = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "400"}).output
+    lines = output[output.index("Commands"):].splitlines()
+    panel = lines[1:next(i for i, line in enumerate(lines) if line.startswith("╰"))]
+    rows = {line.split()[1]: line for line in panel}
+    assert len(panel) == len(rows) == len(COMMANDS) + len(GROUPS)  # no continuation lines
+    assert "for reliance on the dataset's cues." in rows["probe"]  # the docstring's 2nd line
+    assert "NAME.summary.json" not in rows["stress"]  # the first paragraph only
 
 
 def test_item_progress_prints_lines_with_counts_and_time_left_without_a_terminal(

@@ -29,6 +29,7 @@ def stress(
 ) -> None:
     """Build stress questions from MCQ test data: same premise and correct choice, a constructed
     wrong choice per operator (items an operator cannot change are skipped and counted).
+
     --out gets the questions as JSONL, and NAME.summary.json beside it the counts per operator.
 
     Example: audit stress data/copa/test.jsonl --ops co,mt,neg+,pr --out stress.jsonl
