@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import numpy as np
 import pytest
@@ -137,6 +138,16 @@ def test_mutation_swaps_two_adjacent_words(nlp):
     assert run(nlp, "mt", "Tom left.") == "Left Tom."  # a name keeps its capital
     assert run(nlp, "mt", "go go") is None  # the only swap would not change the text
 
+
+
+@pytest.mark.parametrize("text", ["the man drank café noir", "वह बीमार था", "the naïve man left"])
+def test_mutation_keeps_combining_marks_with_their_letters(nlp, text):
+    """Decomposed accents (NFD) and Devanagari vowel signs are combining marks, which Python's
+    ``\\w`` leaves out: the swap moved them to the other word or cut a word in two."""
+    for form in ("NFC", "NFD"):
+        source = unicodedata.normalize(form, text)
+        outs = {run(nlp, "mt", source, seed=s) for s in range(30)}
+        assert outs == {unicodedata.normalize(form, o) for o in _adjacent_swaps(text)}
 
 def test_adverb_is_added_to_the_wrong_choice(nlp):
     assert "In fact," in ADVERBS  # docs/methods.md §7's example

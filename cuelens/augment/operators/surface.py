@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from cuelens.augment.operators.lexicons import name_pool
 from cuelens.augment.operators.registry import OpContext
@@ -33,9 +34,19 @@ def _keeps_capital(word: str) -> bool:
         or (lower in name_pool().gender and lower not in STOP_WORDS)
 
 
+@cache
+def _marked_word() -> re.Pattern:
+    """:data:`_WORD` with combining marks (Mn/Mc/Me) inside words: Python's ``\\w`` has none,
+    so a decomposed ``café`` or Hindi ``बीमार`` would be cut at its marks."""
+    from cuelens.audit.segmenters import _marked_patterns
+
+    word = _marked_patterns()[1].pattern
+    return re.compile(f"{word}(?:['’]{word})*")
+
+
 def mutation(text: str, ctx: OpContext) -> str | None:
     """MT: two adjacent words of the correct choice swapped."""
-    words = list(_WORD.finditer(text))
+    words = list((_WORD if text.isascii() else _marked_word()).finditer(text))
     pairs = [i for i in range(len(words) - 1)
              if text[words[i].end():words[i + 1].start()].isspace()
              and words[i].group().lower() != words[i + 1].group().lower()]
