@@ -3,6 +3,7 @@ the open-vocabulary spelling model (docs/methods.md §9)."""
 
 import itertools
 import math
+import unicodedata
 
 import numpy as np
 import pytest
@@ -104,3 +105,14 @@ def test_open_vocabulary_is_a_distribution_over_strings():
     assert 0.2 * p_unk < spread <= p_unk * (1 + 1e-9)
     assert p_unk * len(unknown) > 100 * p_unk       # the closed model: p(<unk>) for each
     assert math.isfinite(model.score(["ab zz"])[0])
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_the_splitter_keeps_combining_marks_in_their_word(form):
+    """A decomposed accent or a Devanagari vowel sign ends a word before its punctuation; it
+    is a combining mark (``\\W``), not punctuation, and was cut off as a word of its own."""
+    text = unicodedata.normalize(form, "The naïve man drank café. वह बीमार था।")
+    words = [unicodedata.normalize(form, w)
+             for w in ["the", "naïve", "man", "drank", "café", ".", "वह", "बीमार", "था", "।"]]
+    assert WordSplitter()(text) == words
+    assert WordSplitter()('"cat."') == ['"', "cat", ".", '"']

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,6 +38,10 @@ class WordSplitter:
         if match is None:       # cannot happen: every group is optional
             return [text]
         lead, core, tail = match.groups()
+        if core:  # combining marks (a decomposed accent, a Devanagari vowel sign) are \W
+            marks = next((i for i, c in enumerate(tail) if unicodedata.category(c)[0] != "M"),
+                         len(tail))
+            core, tail = core + tail[:marks], tail[marks:]
         return [*lead, *([core] if core else []), *tail]
 
 
