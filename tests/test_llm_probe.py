@@ -84,6 +84,15 @@ def _jsd_onehot(k: int) -> float:
 
 
 # ------------------------------------------------------------------ templates and parsing
+def test_prompts_refuses_an_unknown_task():
+    """A misspelt --task printed an empty table and exited 0."""
+    listed = runner.invoke(app, ["prompts", "--task", "mcq"])
+    assert listed.exit_code == 0 and "mcq-letter" in listed.output
+    assert "nli-yes-no" not in listed.output
+    bad = runner.invoke(app, ["prompts", "--task", "MCQs"])
+    assert bad.exit_code == 2 and "unknown --task 'MCQs'" in bad.output
+
+
 def test_template_renders_in_a_sandbox_and_files_parse(tmp_path):
     t = TEMPLATES["mcq-letter"]
     text = t.render({"premise": "P", "question": "", "choices": ["x", "y"],
