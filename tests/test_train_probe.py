@@ -204,6 +204,21 @@ def test_probe_user_errors(tmp_path, monkeypatch, args, message):
     assert "Traceback" not in result.output
 
 
+
+def test_a_local_directory_that_is_not_a_model_is_not_called_offline(tmp_path):
+    """A local directory without weights is not a network problem: the error named the
+    directory's missing file, then asked whether the user was offline."""
+    train, test = nli_planted()
+    write_jsonl(tmp_path / "data" / "train.jsonl", train)
+    write_jsonl(tmp_path / "data" / "test.jsonl", test)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text('{"model_type": "bert"}')
+    result = runner.invoke(app, ["probe", str(tmp_path / "data"), "--model", str(tmp_path / "m"),
+                                 "--out", str(tmp_path / "o")])
+    message = " ".join(result.output.split())
+    assert result.exit_code == 2 and "(local directory" in message, result.output
+    assert "Offline?" not in message and ".." not in message
+
 def test_train_needs_a_training_split(tmp_path):
     write_jsonl(tmp_path / "one.jsonl", nli_planted()[1])
     result = runner.invoke(app, ["train", str(tmp_path / "one.jsonl"), "--out",

@@ -79,9 +79,10 @@ def from_pretrained(loader, name: str, *, trust_remote_code: bool = False, **kwa
     except (OSError, ValueError) as exc:
         where = "local directory" if local else "hub id"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"cannot load model '{name}' ({where} '{resolved}'): {first}. Offline? "
-                        "Pass a local model directory or a name already in the Hugging Face "
-                        "cache.") from None
+        hint = "" if local else (" Offline? Pass a local model directory or a name already in "
+                                 "the Hugging Face cache.")
+        raise UserError(f"cannot load model '{name}' ({where} '{resolved}'): "
+                        f"{first.rstrip('.')}.{hint}") from None
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:
