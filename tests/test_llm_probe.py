@@ -236,6 +236,28 @@ def test_cli_llm_probe_on_a_local_model(planted, records, tmp_path):
     assert bad.exit_code == 2 and "is for MCQ items" in bad.output
 
 
+
+@pytest.mark.parametrize("template", ["mcq-choice", "mcq-letter-cot"])
+def test_a_prompt_longer_than_the_model_names_its_template_and_item(planted, template):
+    """A generate prompt past the model's positions was an IndexError traceback from torch; a
+    score prompt's error numbered it within its batch ("prompt 3"), naming no item."""
+    from cuelens.lm import load_scorer
+
+    scorer = load_scorer(str(planted), kind="causal", device="cpu")
+    backend = LocalBackend(scorer, model="planted")
+    _, test = mcq_planted()
+    test = [dict(r) for r in test[:6]]
+    test[4]["premise"] = " ".join([test[4]["premise"]] * 30)
+    data, _ = mcq_dataset(test)
+    lengths = backend._prompt_tokens([TEMPLATES[template].render(
+        {"premise": r["premise"], "question": "", "choices": r["choices"],
+         "letters": ["A", "B"], "labels": []}) for r in test])
+    extra = TEMPLATES[template].max_new_tokens if template.endswith("cot") else 20
+    scorer.max_length = sorted(lengths)[-2] + extra  # only item 4 is too long
+    with pytest.raises(UserError, match=f"prompt template '{template}', item "
+                                        f"'{test[4]['id']}': the prompt .* do not fit"):
+        answer(backend, TEMPLATES[template], data)
+
 def test_mcq_scoring_matches_naive_per_choice_forward_passes(planted):
     import torch
 

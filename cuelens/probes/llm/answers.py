@@ -13,10 +13,11 @@ import numpy as np
 from scipy.special import softmax
 
 from cuelens.data.dataset import Dataset, Task
+from cuelens.errors import UserError
 from cuelens.probes.llm.backends import Backend, prepare_backend
 from cuelens.probes.llm.cache import ResponseCache, cache_key
 from cuelens.probes.llm.parsing import parse_answer
-from cuelens.probes.llm.requests import Request
+from cuelens.probes.llm.requests import Request, RequestTooLong
 from cuelens.probes.llm.templates import PromptTemplate, content_free, item_fields
 
 Progress = Callable[[str, float], None]
@@ -69,7 +70,11 @@ def ask(backend: Backend, template: PromptTemplate, requests: list[Request], ids
             progress(template.name, done / max(len(requests), 1))
 
     if missing:
-        backend.run([requests[i] for i in missing], store)
+        try:
+            backend.run([requests[i] for i in missing], store)
+        except RequestTooLong as error:
+            raise UserError(f"prompt template {template.name!r}, item "
+                            f"{ids[missing[error.index]]!r}: {error.message}") from None
     return responses  # type: ignore[return-value]
 
 

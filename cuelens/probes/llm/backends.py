@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from cuelens.errors import UserError
-from cuelens.probes.llm.requests import OnResult, Request
+from cuelens.probes.llm.requests import OnResult, Request, RequestTooLong
 from cuelens.registry import Registry
 
 __all__ = ["BACKENDS", "Backend", "BackendOptions", "LocalBackend", "OnResult", "Request",
@@ -81,6 +81,7 @@ class LocalBackend:
         return {"name": self.model, "backend": self.name, "device": str(self.scorer.device)}
 
     def run(self, requests: list[Request], on_result: OnResult) -> None:
+        self._check_lengths(requests)
         for kind, handler in (("score", self._score), ("generate", self._generate)):
             index = [i for i, r in enumerate(requests) if r.kind == kind]
             for begin in range(0, len(index), self.chunk):  # chunks: results reach the cache;
@@ -88,6 +89,28 @@ class LocalBackend:
                 part = index[begin:begin + self.chunk]
                 for i, response in zip(part, handler([requests[i] for i in part])):
                     on_result(i, response)
+
+    def _check_lengths(self, requests: list[Request]) -> None:
+        """A :class:`RequestTooLong` for the first request whose prompt and answer (its longest
+        option, or ``max_new_tokens`` generated) would not fit the model's positions."""
+        limit = self.scorer.max_length
+        if not limit or not requests:
+            return
+        space = "" if self.scorer.scheme.dummy_prefix else " "
+        options = [space + o for r in requests for o in r.options]
+        ids = self.scorer.tokenizer(options, add_special_tokens=False)["input_ids"] \
+            if options else []
+        sizes = iter(len(x) for x in ids)
+        prompts = self._prompt_tokens([r.prompt for r in requests])
+        for i, (request, n) in enumerate(zip(requests, prompts)):
+            longest = max((next(sizes) for _ in request.options), default=0)
+            if request.kind == "generate":
+                extra, what = request.max_new_tokens, "--max-new-tokens"
+            else:
+                extra, what = longest, "its longest answer option"
+            if n + extra > limit:
+                raise RequestTooLong(f"the prompt ({n} tokens) and {what} ({extra} tokens) do "
+                                     f"not fit the model's {limit} positions", i)
 
     def _prompt_tokens(self, prompts: list[str]) -> list[int]:
         ids = self.scorer.tokenizer(prompts, add_special_tokens=False)["input_ids"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cuelens.errors import UserError
+
 OnResult = Callable[[int, dict], None]
 
 
@@ -21,3 +23,15 @@ class Request:
 
     def key_parts(self) -> list:
         return [self.kind, self.prompt, list(self.options), self.max_new_tokens]
+
+
+class RequestTooLong(UserError):
+    """A request that does not fit the model's positions; ``index`` into the requests the
+    backend was given (the caller names the item)."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.message, self.index)
