@@ -219,6 +219,19 @@ def test_a_local_directory_that_is_not_a_model_is_not_called_offline(tmp_path):
     assert result.exit_code == 2 and "(local directory" in message, result.output
     assert "Offline?" not in message and ".." not in message
 
+
+@pytest.mark.parametrize("lr", ["-1", "nan", "inf"])
+def test_train_refuses_a_learning_rate_that_is_not_a_finite_number(tmp_path, lr):
+    """Tracebacks: torch refused -1 and nan (ValueError); inf trained, then failed writing
+    its run facts (NaN in JSON)."""
+    train, test = nli_planted()
+    write_jsonl(tmp_path / "data" / "train.jsonl", train)
+    write_jsonl(tmp_path / "data" / "test.jsonl", test)
+    result = runner.invoke(app, ["train", str(tmp_path / "data"), "--model", "x", f"--lr={lr}",
+                                 "--out", str(tmp_path / "m")])
+    assert result.exit_code == 2 and "--lr must be a finite number" in result.output
+    assert not (tmp_path / "m").exists()
+
 def test_train_needs_a_training_split(tmp_path):
     write_jsonl(tmp_path / "one.jsonl", nli_planted()[1])
     result = runner.invoke(app, ["train", str(tmp_path / "one.jsonl"), "--out",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -66,6 +67,8 @@ def train(
     for name, value in (("epochs", epochs), ("batch-size", batch_size), ("max-length", max_length)):
         if value < 1:
             raise UserError(f"--{name} must be at least 1")
+    if not (math.isfinite(lr) and lr >= 0):
+        raise UserError(f"--lr must be a finite number ≥ 0, got {lr}")
     check_replaceable_dir(out, overwrite)
     if debias not in LOSS_NAMES:
         raise UserError(f"unknown --debias {debias!r}; choose from {', '.join(LOSS_NAMES)}")
