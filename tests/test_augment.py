@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import pytest
 from typer.testing import CliRunner
@@ -146,6 +147,27 @@ def test_stress_command(tmp_path):
     assert counts["ner"] == {"generated": 0, "skipped": 2}
     assert counts["neg+"]["generated"] == 2 and counts["co"]["generated"] == 2
 
+
+
+def test_choices_in_two_unicode_forms_are_one_choice():
+    """A correct choice written precomposed in one question and decomposed (NFD) in another is
+    the same text: crossover gave each question the other's copy as its "wrong" choice, two
+    identical choices with one labelled wrong; augmentation did the same."""
+    from cuelens.augment.operators import parse_ops
+    from cuelens.augment.stress import build_stress
+
+    split = Split(name="test", path="test.jsonl", task="mcq")
+    cafe = "Il a bu un café."
+    for i, choices in enumerate([[cafe, "Il a dormi."],
+                                 ["Elle a couru.", unicodedata.normalize("NFD", cafe)]]):
+        split.append({"id": f"q{i}", "premise": f"Premise {i}.", "choices": choices,
+                      "label": i}, raw="", line=i + 1)
+    assert normalise(cafe) == normalise(unicodedata.normalize("NFD", cafe.upper()))
+    stress = build_stress(split, parse_ops("co"))
+    assert stress.rows == [] and stress.counts["co"] == {"generated": 0, "skipped": 2}
+    for row in augment(split, ["crossover"], ratio=5.0, seed=0).rows:
+        keys = [normalise(c) for c in row["choices"]]
+        assert len(set(keys)) == len(keys), row
 
 def test_stress_and_augmentation_refuse_other_tasks_alike_from_cli_and_api(tmp_path):
     """One check each, in the library (build_stress, augment): the CLI and the API say the same."""

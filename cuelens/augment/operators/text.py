@@ -24,8 +24,9 @@ _FINITE_PRESENT = {"VBZ", "VBP"}
 
 
 def normalise(text: str) -> str:
-    """Comparison key of a choice: case-folded, whitespace collapsed, final punctuation dropped."""
-    return _SPACE.sub(" ", text.casefold()).strip().rstrip(".!?;, ")
+    """Comparison key of a choice: case-folded, in Unicode's composed form (NFC: a decomposed
+    accent matches a precomposed one), whitespace collapsed, final punctuation dropped."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text.casefold())).strip().rstrip(".!?;, ")
 
 
 def is_punct(text: str) -> bool:
