@@ -45,7 +45,7 @@ _ASCII_LETTERS = string.ascii_letters.encode()
 
 
 @cache
-def _marked_patterns() -> tuple[re.Pattern, re.Pattern]:
+def marked_patterns() -> tuple[re.Pattern, re.Pattern]:
     """:data:`TOKEN_PATTERN` and :data:`WORD_RE` with combining marks (Mn/Mc/Me) inside words
     (Python's ``\\w`` has none: it would cut ``नमस्ते`` at its virama)."""
     marks, start = [], None
@@ -96,7 +96,7 @@ class Segmenter:
             return (TOKEN_RE if "'" in text else WORD_RE).findall(text)
         if not unicodedata.is_normalized("NFC", text):
             text = unicodedata.normalize("NFC", text)
-        token_re, word_re = _marked_patterns()
+        token_re, word_re = marked_patterns()
         tokens = (token_re if "'" in text else word_re).findall(text)
         if self.split_run is None or not UNSPACED_RE.search(text):
             return tokens

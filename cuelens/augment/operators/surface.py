@@ -38,9 +38,9 @@ def _keeps_capital(word: str) -> bool:
 def _marked_word() -> re.Pattern:
     """:data:`_WORD` with combining marks (Mn/Mc/Me) inside words: Python's ``\\w`` has none,
     so a decomposed ``café`` or Hindi ``बीमार`` would be cut at its marks."""
-    from cuelens.audit.segmenters import _marked_patterns
+    from cuelens.audit.segmenters import marked_patterns
 
-    word = _marked_patterns()[1].pattern
+    word = marked_patterns()[1].pattern
     return re.compile(f"{word}(?:['’]{word})*")
 
 
