@@ -60,9 +60,11 @@ class Registry(Mapping[str, T]):
             raise self.unknown(name)
         return self._entries[name]
 
-    def unknown(self, name: str) -> UserError:
-        """The error for a name this registry lacks."""
-        where = f" ({self.option})" if self.option else ""
+    def unknown(self, name: str, option: str | None = None) -> UserError:
+        """The error for a name this registry lacks (``option``: the option that took it, when
+        not the registry's own)."""
+        option = option or self.option
+        where = f" ({option})" if option else ""
         choices = ", ".join([*self._entries, *self.also])
         return UserError(f"unknown {self.kind} {name!r}{where}; choose from {choices}")
 

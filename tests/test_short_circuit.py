@@ -3,9 +3,12 @@ against a brute-force reference, and black-box pass rates."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from cuelens.errors import UserError
 from cuelens.probes.attention import (T1, T2, AWResult, aw_test, considers, top_two, word_scores,
                                       word_spans)
 from cuelens.probes.short_circuit import pass_rates, summary
@@ -217,3 +220,12 @@ def test_mcq_only_sections_skip_nli_data_with_one_warning_each():
     assert short_section(ctx) is None and position_section(ctx) is None
     assert ctx.warnings == ["short-circuit tests are for multiple choice; skipped",
                             "the position-bias probe is for multiple choice; skipped"]
+
+
+@pytest.mark.parametrize("ops, message", [("co,foo", "unknown operator 'foo' (--sc-ops)"),
+                                          (" , ", "--sc-ops names no operator")])
+def test_short_circuit_operators_are_checked_under_their_own_option(ops, message):
+    from cuelens.probes.short_circuit import ShortCircuitOptions
+
+    with pytest.raises(UserError, match=re.escape(message)):
+        ShortCircuitOptions(ops=ops).validate()

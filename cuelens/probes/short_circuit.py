@@ -79,7 +79,7 @@ class ShortCircuitOptions:
         work."""
         from cuelens.augment.operators import parse_ops
 
-        parse_ops(self.ops)
+        parse_ops(self.ops, "--sc-ops")
         check_threshold_mode(self.aw_thresholds)
 
 

@@ -26,21 +26,23 @@ OPERATORS: Registry[Operator] = Registry("operator", [(op.name, op) for op in (
 )], option="--ops")
 
 
-def get_operator(name: str) -> Operator:
-    """The operator called ``name`` (or one of its aliases, any case)."""
+def get_operator(name: str, option: str | None = None) -> Operator:
+    """The operator called ``name`` (or one of its aliases, any case); ``option``: the option
+    that named it, for the error (``--ops``)."""
     key = ALIASES.get(name.lower(), name.lower())
     if key not in OPERATORS:
-        raise OPERATORS.unknown(name)
+        raise OPERATORS.unknown(name, option)
     return OPERATORS[key]
 
 
-def parse_ops(spec: str) -> list[Operator]:
-    """Operators named in a comma-separated ``--ops`` value (order kept, duplicates dropped)."""
+def parse_ops(spec: str, option: str = "--ops") -> list[Operator]:
+    """Operators named in a comma-separated ``--ops`` value (order kept, duplicates dropped);
+    ``option``: the option that took it, for the errors."""
     names = [part.strip() for part in spec.split(",") if part.strip()]
     if not names:
-        raise UserError("--ops names no operator")
+        raise UserError(f"{option} names no operator")
     ops: dict[str, Operator] = {}
     for name in names:
-        op = get_operator(name)
+        op = get_operator(name, option)
         ops.setdefault(op.name, op)
     return list(ops.values())
