@@ -5,6 +5,7 @@ their names and defaults (:class:`~cuelens.audit.results.ScanSettings`, what res
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 
 from cuelens.audit.metrics import METRICS, Z_PRIORS
@@ -22,6 +23,7 @@ LARGE_SCAN_ITEMS = 50_000
 LARGE_FIT_ITEMS = 20_000
 VERY_LARGE_SCAN_ITEMS = 100_000
 VERY_LARGE_FIT_ITEMS = 10_000
+MAX_SEED = 2**32 - 1  # the largest seed every model accepts (scikit-learn's random_state)
 
 
 @dataclass
@@ -81,6 +83,13 @@ class ScanConfig(ScanSettings):
             if getattr(self, name) < minimum:
                 raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
                                 + (" (0 = no cap)" if name == "max_fit_items" else ""))
+        if not 0 <= self.seed <= MAX_SEED:  # scikit-learn's random_state range
+            raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {self.seed}")
+        if not math.isfinite(self.alpha):
+            raise UserError(f"alpha (--alpha) must be a finite number, not {self.alpha:g}")
+        if not 0 <= self.flag_threshold <= 1:  # also refuses nan
+            raise UserError(f"flag_threshold (--flag-threshold) must be between 0 and 100 "
+                            f"points, not {100 * self.flag_threshold:g}")
         if not 0 < self.margin < 1:
             raise UserError(f"margin (--margin) must be between 0 and 100 points, not "
                             f"{100 * self.margin:g}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from cuelens.audit.results import (ConfigSection, CueFinding, CueRow, CueStats, 
                                    typed_reads)
 from cuelens.audit.scan_outputs import RECORDS_MAX_ITEMS
 from cuelens.audit.segmenters import SEGMENTERS
+from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
 
 if TYPE_CHECKING:
@@ -154,6 +156,7 @@ def scan(
                         flag_threshold=flag_threshold / 100.0, margin=margin / 100.0,
                         min_label_items=min_label_items, segmenter=segmenter)
     config.validate()  # before any data is read
+    check_fail_above_option(fail_above)
     item_files_mode(item_files, 0)
     fields = field_map(premise_field, hypothesis_field, label_field, choices_field, group_field)
     if mode.preference:
@@ -227,6 +230,13 @@ def staged_progress(progress: Callable[[str, float], None],
 
 
 STREAMING_HINT_ITEMS = 5_000_000  # above this, the exact statistics suggest streaming ones
+
+
+def check_fail_above_option(fail_above: float | None) -> None:
+    """Refuse a ``--fail-above`` no D can exceed or stay below (nan): the gate would never
+    fail."""
+    if fail_above is not None and math.isnan(fail_above):
+        raise UserError("--fail-above must be a number of points, not nan")
 
 
 def check_fail_above(results: dict, fail_above: float | None) -> None:

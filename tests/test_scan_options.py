@@ -1,0 +1,49 @@
+"""`audit scan` options out of range: one line naming the option, exit 2, before any data is
+read and nothing written (CLI and Python API)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.cli import app
+from cuelens.errors import UserError
+from tests.test_hostile_inputs import jsonl, nli_rows
+
+OPTION_CASES = [
+    # (CLI option, value, API keyword, API value, message)
+    ("--seed", "-1", "seed", -1, "seed (--seed) must be between 0 and 4294967295, not -1"),
+    ("--seed", "4294967296", "seed", 2**32, "seed (--seed) must be between 0 and 4294967295"),
+    ("--alpha", "nan", "alpha", float("nan"), "alpha (--alpha) must be a finite number, not nan"),
+    ("--alpha", "inf", "alpha", float("inf"), "alpha (--alpha) must be a finite number, not inf"),
+    ("--flag-threshold", "nan", "flag_threshold", float("nan"),
+     "flag_threshold (--flag-threshold) must be between 0 and 100 points, not nan"),
+    ("--flag-threshold", "-5", "flag_threshold", -0.05,
+     "flag_threshold (--flag-threshold) must be between 0 and 100 points, not -5"),
+    ("--flag-threshold", "inf", "flag_threshold", float("inf"),
+     "flag_threshold (--flag-threshold) must be between 0 and 100 points, not inf"),
+]
+
+
+@pytest.mark.parametrize("option, value, keyword, api_value, message", OPTION_CASES)
+def test_scan_refuses_an_option_out_of_range(tmp_path, option, value, keyword, api_value,
+                                             message):
+    import cuelens
+
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl(nli_rows()))
+    result = CliRunner().invoke(app, ["scan", str(data), "--out", str(tmp_path / "out"),
+                                      "--features", "none", option, value])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        cuelens.scan(str(data), features="none", **{keyword: api_value})
+
+
+def test_fail_above_nan_is_refused_before_reading_data(tmp_path):
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"),
+                                      "--fail-above", "nan"])
+    assert result.exit_code == 2, result.output
+    assert "--fail-above must be a number of points, not nan" in result.output
+    assert "Traceback" not in result.output
