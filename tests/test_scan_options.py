@@ -47,3 +47,12 @@ def test_fail_above_nan_is_refused_before_reading_data(tmp_path):
     assert result.exit_code == 2, result.output
     assert "--fail-above must be a number of points, not nan" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("seed", ["-1", "4294967296"])
+def test_demo_refuses_a_seed_out_of_range_before_writing(tmp_path, seed):
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(app, ["demo", "--out", str(out), "--size", "50", "--seed", seed])
+    assert result.exit_code == 2, result.output
+    assert "seed (--seed) must be between 0 and 4294967295" in result.output
+    assert "Traceback" not in result.output and not out.exists()

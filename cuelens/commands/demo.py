@@ -38,13 +38,15 @@ def demo(
 
     if size < 50:
         raise typer.BadParameter("--size must be at least 50")
+    config = ScanConfig(seed=seed)
+    config.validate()  # --seed, before any data is written
     check_writable_dir(out)
     data_dirs = write_demo_data(out / "data", size=size, seed=seed, language=language)
     for task, directory in data_dirs.items():
         dataset = load_dataset(str(directory))
         dataset.name = f"demo-{task}"
         with progress_bar(f"scanning {dataset.name}") as progress:
-            result = scan_dataset(dataset, ScanConfig(seed=seed),
+            result = scan_dataset(dataset, config,
                                   features=list(DEFAULT_FEATURES),
                                   progress=staged_progress(progress, True))
         save_scan(result, out / task, (None, ReportOptions()), 3)
