@@ -85,6 +85,19 @@ def test_compare_refuses_a_non_scan_file(tmp_path):
     assert result.exit_code == 2 and "not an audit scan result" in result.output
 
 
+def test_compare_refuses_an_output_over_an_input_before_printing(tmp_path):
+    for name, results in (("before", BEFORE), ("after", AFTER)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(results))
+    target = tmp_path / "after" / "results.json"
+    result = CliRunner().invoke(app, ["compare", str(tmp_path / "before"),
+                                      str(tmp_path / "after"), "-o", str(target)])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ") and "same as an input file" in result.output
+    assert "Still leaking" not in result.output  # nothing compared before the refusal
+    assert json.loads(target.read_text()) == AFTER
+
+
 def with_config(results: dict, cross_validated: bool = False, **config) -> dict:
     out = copy.deepcopy(results)
     out["dataset"]["cross_validated"] = cross_validated

@@ -28,10 +28,15 @@ def compare(
     """
     from cuelens.audit.compare import compare_scans, load_scan_results
     from cuelens.audit.results import CONCLUSION_TEXT
+    from cuelens.outputs import check_outputs
     from cuelens.reports import ReportOptions, render_report
 
-    result = compare_scans(load_scan_results(before), load_scan_results(after), str(before),
-                           str(after))
+    scans = load_scan_results(before), load_scan_results(after)
+    after_dir = after if after.is_dir() else after.parent
+    inputs = [p / "results.json" if p.is_dir() else p for p in (before, after)]
+    target = out or after_dir / "compare.html"
+    check_outputs([target], inputs)  # before anything is compared or printed
+    result = compare_scans(*scans, str(before), str(after))
     colour = {"improved": "green", "worsened": "red", "mixed": "yellow", "unchanged": "dim",
               "still_leaking": "red"}
     console.print(f"[bold {colour[result['status']]}]{escape(result['headline'])}[/]")
@@ -52,8 +57,6 @@ def compare(
             tokens = ", ".join(f"{c['token']}→{c['label']}" for c in result[key][:10])
             console.print(f"significant cues {title}: {result['n_' + key]}"
                           + (f" ({escape(tokens)})" if tokens else ""))
-    after_dir = after if after.is_dir() else after.parent
-    inputs = [p / "results.json" if p.is_dir() else p for p in (before, after)]
-    written = render_report(result, out or after_dir / "compare.html", inputs=inputs,
+    written = render_report(result, target, inputs=inputs,
                             options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(written))}[/]")
