@@ -81,6 +81,26 @@ def test_shard_formats_are_one_dataset(tmp_path):
             single["dataset"]["splits"]["all"]["label_counts"]
 
 
+@pytest.mark.usefixtures("small_sgd_budget")
+def test_an_existing_path_with_glob_characters_is_read_as_itself(tmp_path):
+    """``data[v2].jsonl`` and a directory ``snli[old]/`` that exist are files, not patterns
+    (a pattern matching nothing was refused); a glob still reads its shards."""
+    rows = make_nli(200, seed=5)
+    config = ScanConfig(folds=2, iterations=1)
+    plain = json.loads(results_json("memory", str(write_jsonl(tmp_path / "d.jsonl", rows)),
+                                    config))
+    file = write_jsonl(tmp_path / "data[v2].jsonl", rows)
+    write_jsonl(tmp_path / "snli[old]" / "train.jsonl", rows[:150])
+    write_jsonl(tmp_path / "snli[old]" / "test.jsonl", rows[150:])
+    for engine in ("local", "memory"):
+        bracketed = json.loads(results_json(engine, str(file), config))
+        assert bracketed["leakage"] == plain["leakage"] and bracketed["cues"] == plain["cues"]
+        split = load_for_scan(engine, str(tmp_path / "snli[old]")).dataset
+        assert (len(split.train), len(split.test)) == (150, 50)
+    globbed = load_for_scan("local", f"{tmp_path}/d*.jsonl").dataset  # both files
+    assert sum(len(split) for split in globbed.splits.values()) == 400
+
+
 def test_encoder_chunks_and_merged_shards_equal_one_pass(monkeypatch):
     texts = [r["hypothesis"] for r in make_nli(200, seed=7)]
     whole = encode(texts, ngrams=2)

@@ -32,7 +32,9 @@ def is_data_file(path: Path) -> bool:
 
 
 def is_glob(text: str) -> bool:
-    return any(c in text for c in "*?[")
+    """Whether ``text`` is a glob pattern: it holds ``*``, ``?`` or ``[`` and names no existing
+    file or directory (``data[v2].jsonl`` that exists is read as itself)."""
+    return any(c in text for c in "*?[") and not Path(text).exists()
 
 
 def shard_paths(source: str | Path) -> list[Path]:
