@@ -141,6 +141,25 @@ def test_protocol_mismatch_train_test_against_cross_validated_is_warned():
     validate_results(result)
 
 
+def test_protocol_differences_in_margin_segmenter_and_statistics_are_warned():
+    """A --margin, a segmenter or streamed statistics change the conclusion, the words and D
+    of the same data: warned, and an exact scan (no ``statistics`` recorded) is "exact"."""
+    before = with_config(BEFORE, margin=0.03)
+    before["segmentation"] = {"requested": "auto", "name": "chinese", "reason": "r",
+                              "scripts": {"han": 1.0}}
+    after = with_config(AFTER, margin=0.1, statistics="streaming")
+    after["segmentation"] = {**before["segmentation"], "name": "unicode"}
+    result = compare_scans(before, after)
+    assert [d["setting"] for d in result["protocol"]["differences"]] == \
+        ["margin", "statistics", "segmenter"]
+    (warning,) = result["warnings"]
+    assert "margin 0.03 → 0.1; statistics exact → streaming; segmenter chinese → unicode" \
+        in warning and "None" not in warning
+    validate_results(result)
+    same = compare_scans(before, copy.deepcopy(before))
+    assert same["protocol"]["differences"] == [] and same["warnings"] == []
+
+
 def mcq_like(longest_significant: bool, duplicates: int, position_significant: bool) -> dict:
     out = with_config(BEFORE)
     out["dataset"]["task"] = "mcq"

@@ -9,15 +9,15 @@ from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import conclusion_of
 from cuelens.audit.examples import sort_value
 from cuelens.audit.results import (ConfigSection, CueRow, DatasetSummary, EasyHardSection, HygieneSection,
-                                   LeakageSection, McqBaselinesSection, about_a_model,
-                                   typed_reads)
+                                   LeakageSection, McqBaselinesSection, SegmentationSection,
+                                   about_a_model, typed_reads)
 from cuelens.errors import UserError
 
 MAX_LISTED = 50
 HYGIENE_COUNTS = ("duplicate_items", "near_duplicate_pairs", "label_conflict_items")
 PROTOCOL = ("metric", "min_count", "ngrams", "alpha", "folds", "iterations", "seed", "z_prior",
             "include_premise", "in_sample_features", "max_fit_items", "flag_threshold",
-            "statistics")
+            "margin", "min_label_items", "statistics")
 VERDICT_ORDER = {"below chance": 0, "chance": 0, "mild": 1, "significant": 2}
 
 
@@ -83,12 +83,18 @@ def _side(results: dict, source: str) -> dict:
 
 
 def protocol(results: dict) -> dict:
-    """The settings of a scan that make its numbers comparable with another's."""
+    """The settings of a scan that make its numbers comparable with another's: the evaluation,
+    the config's (``statistics`` ``exact`` where a scan records none) and the segmenter used."""
     config = ConfigSection.of(results)
     cross_validated = DatasetSummary.required_in(results).cross_validated
     evaluation = "cross-validated" if cross_validated else "train/test"
-    return {"evaluation": evaluation, **{k: getattr(config, k) for k in PROTOCOL
-                                         if getattr(config, k) is not None}}
+    settings = {"evaluation": evaluation, **{k: getattr(config, k) for k in PROTOCOL
+                                             if getattr(config, k) is not None}}
+    settings.setdefault("statistics", "exact")
+    segmentation = SegmentationSection.in_results(results)
+    if segmentation is not None:
+        settings["segmenter"] = segmentation.name
+    return settings
 
 
 def _protocol(before: dict, after: dict) -> dict:
