@@ -56,3 +56,10 @@ def test_demo_refuses_a_seed_out_of_range_before_writing(tmp_path, seed):
     assert result.exit_code == 2, result.output
     assert "seed (--seed) must be between 0 and 4294967295" in result.output
     assert "Traceback" not in result.output and not out.exists()
+
+
+@pytest.mark.parametrize("top", ["0", "-1"])
+def test_top_below_one_is_refused_before_reading_data(tmp_path, top):
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--top", top])
+    assert result.exit_code == 2, result.output
+    assert "--top must be at least 1" in result.output and "Traceback" not in result.output

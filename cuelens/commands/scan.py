@@ -157,6 +157,8 @@ def scan(
                         min_label_items=min_label_items, segmenter=segmenter)
     config.validate()  # before any data is read
     check_fail_above_option(fail_above)
+    if top < 1:  # 0 printed "no word points to it" beside every label, cues or not
+        raise UserError("--top must be at least 1")
     item_files_mode(item_files, 0)
     fields = field_map(premise_field, hypothesis_field, label_field, choices_field, group_field)
     if mode.preference:
