@@ -288,6 +288,30 @@ def test_card_without_an_easy_hard_section_makes_no_easy_hard_claim(workdir):
     assert "Easy and hard" not in card and "easy" not in card.lower()
 
 
+def test_card_of_a_scan_without_word_cue_statistics_says_what_was_measured(tmp_path):
+    """MCQ items with 2 and 3 choices: the scan writes the MCQ baselines only (no leakage or
+    cues section, no per-item table); the card states that instead of refusing a scan's own
+    output as "not an audit scan result", and compare says why it cannot compare."""
+    from tests.test_hostile_inputs import jsonl
+
+    rows = [{"premise": f"The man walked {i}.", "label": i % 2,
+             "choices": [f"He ran {i}.", "He sat down."] + (["He left."] if i % 3 else [])}
+            for i in range(60)]
+    (tmp_path / "mixed.jsonl").write_text(jsonl(rows))
+    code, output = invoke(tmp_path, "scan", "mixed.jsonl", "--out", "scan", "--features",
+                          "none", "--iterations", "1")
+    assert code == 0, output
+    assert "leakage" not in results_of(tmp_path / "scan")
+    card, rai = write_card(tmp_path / "scan", tmp_path)
+    assert "no cue leakage D was measured" in card and "Items have different numbers" in card
+    assert "Cue words were not tested" in card and "No word is a significant cue" not in card
+    assert "items.jsonl" not in card and not (tmp_path / "scan" / "items.jsonl").exists()
+    assert any("no cue leakage D was measured" in s for s in rai["rai:dataBiases"])
+    code, output = invoke(tmp_path, "compare", "scan", "scan", "-o", "c.html")
+    assert code == 2 and "this scan has no word-cue statistics" in flat(output)
+    assert "not an audit scan result" not in output
+
+
 def test_compare_refuses_a_string_d(workdir):
     from tests.test_hostile_inputs import assert_refused
 

@@ -39,8 +39,9 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
         raise UserError(f"this is the output of `audit probe`; {takes} (a scan directory)",
                         path=str(file))
     validate_results(results, source=str(file))
-    if "leakage" not in results:
-        raise UserError(f"not an audit scan result (no leakage section); {takes}",
+    if "leakage" not in results and command != "card":  # a card states what was measured
+        raise UserError("this scan has no word-cue statistics (no leakage section, e.g. MCQ "
+                        "items with different numbers of choices): nothing to compare",
                         path=str(file))
     return results
 

@@ -64,8 +64,12 @@ def baseline_text(results: dict) -> str:
 
 def leakage_sentence(results: dict) -> str:
     """The word-cue classifier's accuracy, its baseline and D with its interval (and the scan's
-    note on that interval, e.g. when every item ties)."""
-    leak = LeakageSection.required_in(results)
+    note on that interval, e.g. when every item ties); a scan without word-cue statistics
+    (e.g. MCQ items with different numbers of choices) says so, with its notes."""
+    leak = LeakageSection.in_results(results)
+    if leak is None:
+        return " ".join(["No word-cue classifier was fitted, so no cue leakage D was measured.",
+                         *map(sentence, results.get("notes") or [])])
     best = leak.best
     sees, gets = SEES.get(DatasetSummary.required_in(results).task, SEES["nli"])
     accuracy = f"{best['accuracy'] * 100:.1f}%"
@@ -117,6 +121,8 @@ def easy_hard_sentences(results: dict) -> list[str]:
 
 
 def _cue_table(results: dict) -> list[str]:
+    if "cues" not in results:
+        return ["Cue words were not tested (no word-cue statistics in this scan).", ""]
     cues = top_cues(results)
     if not cues:
         return ["No word is a significant cue (Bonferroni, 5% level).", ""]
@@ -160,9 +166,9 @@ def card_markdown(results: dict, command: str) -> str:
     lines += ["### Strongest cues", "", *_cue_table(results),
               "### Data hygiene", "", *[f"- {markdown_text(s)}" for s in hygiene_sentences(results)],
               "", "### How to reproduce", "", "```", code_line(command), "```", "",
-              markdown_text(f"cuelens {version}, seed {ConfigSection.of(results).seed}. "
-                            "Per-item bias scores: items.parquet / items.jsonl next to "
-                            "results.json."), ""]
+              markdown_text(f"cuelens {version}, seed {ConfigSection.of(results).seed}."
+                            + (" Per-item bias scores: items.parquet / items.jsonl next to "
+                               "results.json." if "leakage" in results else "")), ""]
     return "\n".join(lines)
 
 
