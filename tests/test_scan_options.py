@@ -63,3 +63,14 @@ def test_top_below_one_is_refused_before_reading_data(tmp_path, top):
     result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--top", top])
     assert result.exit_code == 2, result.output
     assert "--top must be at least 1" in result.output and "Traceback" not in result.output
+
+
+def test_folds_whose_counts_cannot_be_held_are_one_error(tmp_path):
+    # the count table grows with outer × inner folds: 10⁹ folds need far more than any memory
+    rows = nli_rows()
+    (tmp_path / "train.jsonl").write_text(jsonl(rows))
+    (tmp_path / "test.jsonl").write_text(jsonl(rows))
+    result = CliRunner().invoke(app, ["scan", str(tmp_path), "--out", str(tmp_path / "out"),
+                                      "--features", "none", "--folds", str(10**9)])
+    assert result.exit_code == 2, result.output
+    assert "of memory; lower --folds" in result.output and "Traceback" not in result.output

@@ -38,6 +38,7 @@ from typing import Protocol
 
 import numpy as np
 
+from cuelens.atomic import size_text
 from cuelens.audit.aggregators import one_blas_thread, representation_length_counted, \
     view_tokens
 from cuelens.audit.bias_items import held_out_probabilities
@@ -366,7 +367,7 @@ def count_chunks(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
     n_slots = (n_folds if outer else 1) + 1
     K, L, V, k = folds.inner_folds, store.n_labels, len(store.vocab), store.k
     A = L if store.task == Task.NLI else k
-    counts = RunCounts(np.zeros((V, n_slots, K, L), dtype=np.int64),
+    counts = RunCounts(_count_table((V, n_slots, K, L)),
                        np.zeros((n_slots, K, L), dtype=np.int64),
                        np.zeros((n_slots, store.max_length + 1), dtype=np.int64),
                        np.zeros((n_slots, A), dtype=np.int64),
@@ -387,6 +388,18 @@ def count_chunks(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int,
         joint += _count(cells, len(joint))
         candidates.add(chunk, folds.priority(items, sample_seed))
     return counts
+
+
+def _count_table(shape: tuple[int, int, int, int]) -> np.ndarray:
+    """The zeroed ``V × slots × K × L`` count table; one it cannot hold in memory (it grows with
+    the square of ``--folds``: outer × inner folds) is one error naming its size."""
+    try:
+        return np.zeros(shape, dtype=np.int64)
+    except MemoryError:
+        V, slots, K, L = shape
+        raise UserError(f"the word counts of {slots - 1} outer × {K} inner folds ({V:,} words, "
+                        f"{L} labels) need {size_text(8 * V * slots * K * L)} of memory; lower "
+                        "--folds (5 is the default)") from None
 
 
 def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sample_seed: int,
