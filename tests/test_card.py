@@ -166,7 +166,7 @@ def planted(tmp_path_factory) -> Path:
 def test_untrusted_text_renders_as_text_never_as_markdown_or_html(planted):
     from markdown_it import MarkdownIt
 
-    card = card_markdown(hostile_results(results_of(planted)), "audit scan `x`\n# y <b>")
+    card = card_markdown(hostile_results(results_of(planted)), "audit scan ```x`\n# y <b>")
     tokens = MarkdownIt("commonmark").enable("table").parse(card)
     kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
     assert not kinds & {"html_block", "html_inline", "link_open", "image", "code_inline",
@@ -183,8 +183,9 @@ def test_untrusted_text_renders_as_text_never_as_markdown_or_html(planted):
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "[x](javascript:alert(1))" in html
     assert "## heading &lt;script&gt;alert(2)&lt;/script&gt;" in html
     assert "a `code` ![i](http://x/i.png) *b*" in html
-    fence = card.split("```")[1]
-    assert fence == "\naudit scan 'x' # y <b>\n"  # one line in the code block, no backtick
+    fences = [t for t in tokens if t.type == "fence"]
+    assert len(fences) == 1 and fences[0].markup == "````"  # longer than the text's backticks
+    assert fences[0].content == "audit scan ```x` # y <b>\n"  # the command as it is, one line
 
 
 # ------------------------------------------------------------------------------ compare, real data

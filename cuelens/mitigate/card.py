@@ -4,6 +4,7 @@ every statement from the scan's conclusion and findings (docs/mitigation.md, "Da
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 
@@ -139,10 +140,13 @@ def _cue_table(results: dict) -> list[str]:
     return lines + [""]
 
 
-def code_line(text: str) -> str:
-    """``text`` safe inside a fenced code block: one line, no backtick (so nothing closes the
-    fence early)."""
-    return " ".join(text.split()).replace("`", "'")
+def code_block(text: str) -> list[str]:
+    """``text`` as a fenced code block: on one line (its line breaks made spaces), fenced by
+    more backticks than its longest run of them, so nothing in it closes the fence (CommonMark
+    §4.5) and a file name with backticks is quoted as it is."""
+    runs = re.findall("`+", text)
+    fence = "`" * max(3, 1 + max(map(len, runs), default=0))
+    return [fence, re.sub(r"\r\n|[\r\n]", " ", text), fence]
 
 
 @typed_reads()
@@ -165,7 +169,7 @@ def card_markdown(results: dict, command: str) -> str:
         lines += ["### Easy and hard items", "", *map(markdown_text, easy_hard), ""]
     lines += ["### Strongest cues", "", *_cue_table(results),
               "### Data hygiene", "", *[f"- {markdown_text(s)}" for s in hygiene_sentences(results)],
-              "", "### How to reproduce", "", "```", code_line(command), "```", "",
+              "", "### How to reproduce", "", *code_block(command), "",
               markdown_text(f"cuelens {version}, seed {ConfigSection.of(results).seed}."
                             + (" Per-item bias scores: items.parquet / items.jsonl next to "
                                "results.json." if "leakage" in results else "")), ""]
