@@ -160,6 +160,17 @@ def test_protocol_differences_in_margin_segmenter_and_statistics_are_warned():
     assert same["protocol"]["differences"] == [] and same["warnings"] == []
 
 
+def test_scans_with_other_labels_are_warned():
+    """The same cue words under other label names (0/1/2 against entailment/…) are no cue
+    "lost" and "gained" without a warning."""
+    after = copy.deepcopy(AFTER)
+    after["dataset"]["label_names"] = [str(i) for i in range(len(BEFORE["dataset"]["label_names"]))]
+    result = compare_scans(BEFORE, after)
+    assert [d["setting"] for d in result["protocol"]["differences"]] == ["labels"]
+    (warning,) = result["warnings"]
+    assert "labels " + ", ".join(BEFORE["dataset"]["label_names"]) + " → 0, 1, 2" in warning
+
+
 def mcq_like(longest_significant: bool, duplicates: int, position_significant: bool) -> dict:
     out = with_config(BEFORE)
     out["dataset"]["task"] = "mcq"

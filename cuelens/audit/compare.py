@@ -85,12 +85,13 @@ def _side(results: dict, source: str) -> dict:
 
 def protocol(results: dict) -> dict:
     """The settings of a scan that make its numbers comparable with another's: the evaluation,
-    the config's (``statistics`` ``exact`` where a scan records none) and the segmenter used."""
+    the labels (a cue is a word and a label), the config's (``statistics`` ``exact`` where a
+    scan records none) and the segmenter used."""
     config = ConfigSection.of(results)
-    cross_validated = DatasetSummary.required_in(results).cross_validated
-    evaluation = "cross-validated" if cross_validated else "train/test"
-    settings = {"evaluation": evaluation, **{k: getattr(config, k) for k in PROTOCOL
-                                             if getattr(config, k) is not None}}
+    dataset = DatasetSummary.required_in(results)
+    evaluation = "cross-validated" if dataset.cross_validated else "train/test"
+    settings = {"evaluation": evaluation, "labels": ", ".join(dataset.label_names),
+                **{k: getattr(config, k) for k in PROTOCOL if getattr(config, k) is not None}}
     settings.setdefault("statistics", "exact")
     segmentation = SegmentationSection.in_results(results)
     if segmentation is not None:
