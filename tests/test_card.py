@@ -19,7 +19,7 @@ from cuelens.audit.results import CONCLUSION_TEXT
 from cuelens.audit.pipeline import scan_dataset
 from cuelens.data.loading import load_dataset
 from cuelens.data.synthetic import make_nli
-from cuelens.mitigate.card import card_markdown, portable_path, reproduce_command
+from cuelens.mitigate.card import card_markdown, croissant_rai, portable_path, reproduce_command
 from tests.conftest import SHARED_DATA, small_sgd_budget_context
 
 SNLI_ITEMS = 1000  # the SNLI stand-in: the first items of dev (as train) and test
@@ -287,6 +287,20 @@ def test_card_without_an_easy_hard_section_makes_no_easy_hard_claim(workdir):
     assert code == 0, output
     card = (workdir / "scan" / "card.md").read_text()
     assert "Easy and hard" not in card and "easy" not in card.lower()
+
+
+def test_the_scans_warnings_stand_under_its_conclusion(planted):
+    # the conclusion of an unsegmented scan says "see the warnings": the card shows them
+    results = copy.deepcopy(results_of(planted))
+    results["warnings"] = ["words look unsegmented <b>", "another"]
+    card = card_markdown(results, "audit scan data.jsonl")
+    conclusion = card.split("### Conclusion")[1].split("###")[0]
+    assert "The scan's warnings:\n\n- Words look unsegmented &lt;b&gt;.\n- Another.\n" \
+        in conclusion
+    limitations = croissant_rai(results)["rai:dataLimitations"]
+    assert limitations[:2] == ["Words look unsegmented <b>.", "Another."]
+    del results["warnings"]
+    assert "warnings" not in card_markdown(results, "audit scan data.jsonl")
 
 
 def test_card_of_a_scan_without_word_cue_statistics_says_what_was_measured(tmp_path):
