@@ -61,6 +61,14 @@ def test_missing_file_and_directory(tmp_path):
     assert code == 2 and "no train/dev/test" in output
 
 
+@pytest.mark.parametrize("command", ["scan", "probe"])
+def test_a_blank_hf_name_is_refused_naming_the_option(tmp_path, command):
+    # it read as no --hf at all: "give exactly one of DATA or --train/--test"
+    result = CliRunner().invoke(app, [command, "--hf", " ", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "Invalid value for '--hf': give a dataset name or path" in result.output
+
+
 def test_empty_file(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_text("\n\n")

@@ -62,8 +62,18 @@ PlotlyOpt = Annotated[str, typer.Option(
     "(plotly-<version>.min.js written next to the page, shared by the pages of a folder).")]
 TrainOpt = Annotated[Optional[Path], typer.Option("--train", help="Training split file.")]
 TestOpt = Annotated[Optional[Path], typer.Option("--test", help="Test split file.")]
+
+
+def _dataset_name(value: str | None) -> str | None:
+    """``--hf``'s value, refused when blank (it read as no ``--hf`` at all)."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("give a dataset name or path, e.g. 'snli'")
+    return value
+
+
 HfOpt = Annotated[Optional[str], typer.Option(
-    "--hf", help="Hugging Face dataset, e.g. 'snli' or 'super_glue:copa' (needs `datasets`).")]
+    "--hf", help="Hugging Face dataset, e.g. 'snli' or 'super_glue:copa' (needs `datasets`).",
+    callback=_dataset_name)]
 PremiseFieldOpt = Annotated[Optional[str], typer.Option(
     "--premise-field", help="Field holding the premise/context.")]
 HypothesisFieldOpt = Annotated[Optional[str], typer.Option(
