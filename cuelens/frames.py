@@ -91,7 +91,8 @@ def summary_html(results: dict) -> str:
     data = DatasetSummary.in_results(results)
     splits = data.splits if data is not None else {}
     sizes = ", ".join(f"{esc(role)} {s.items:,}" for role, s in splits.items())
-    parts = [f"<div class='cuelens-summary'><b>{esc(summary_text(results))}</b><br>"
+    # the headline is bounded already (its dataset strings are cut): cut again, it lost its D
+    parts = [f"<div class='cuelens-summary'><b>{html.escape(summary_text(results))}</b><br>"
              f"{esc((data.task if data is not None else '').upper())}; {sizes}<br>"]
     line = conclusion_line(results)
     if line is not None:

@@ -4,6 +4,7 @@ escaped Jupyter summary, light ``import cuelens``."""
 from __future__ import annotations
 
 import doctest
+import html
 import json
 import subprocess
 import sys
@@ -256,3 +257,10 @@ def test_every_public_object_has_a_one_screen_repr(shared_data):
         "<StressSet 20 questions: co 20 generated, 0 skipped")
     augmented = cuelens.augment_dataset(make_mcq(30, seed=0), ops="crossover", ratio=0.5, seed=0)
     assert repr(augmented) == "<Augmented 45 records: 30 original + crossover 15>"
+
+
+def test_repr_html_headline_is_the_repr_uncut():
+    result = cuelens.scan(make_mcq(120, seed=2), features="none", **FAST)
+    head = repr(result)[len("<ScanResult "):-1]
+    assert len(head) > 60  # as on the real COPA: "copa: inconclusive, D +5.5 points (chance), …"
+    assert f"<b>{html.escape(head)}</b>" in result._repr_html_()
