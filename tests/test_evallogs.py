@@ -197,6 +197,16 @@ def test_inspect_unanswered_sample_is_wrong(planted, tmp_path):
     assert preds.rows(dataset)[0]["prediction"] is None
 
 
+
+def test_inspect_scores_that_are_not_an_object_are_one_line(planted, tmp_path):
+    rows, dataset = planted
+    log = inspect_log(rows)
+    log["samples"][3]["scores"] = ["A"]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    with pytest.raises(UserError, match=r"samples\[3\]: 'scores' must be an object .* got list"):
+        read_predictions(path, dataset)
+
 def test_log_errors_name_the_problem(planted, tmp_path):
     rows, dataset = planted
     lines = lm_eval_lines(rows)

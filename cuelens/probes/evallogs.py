@@ -170,6 +170,9 @@ def _sample_item(sample: dict, id_field: str | None, where: str) -> LoggedItem |
         raise ValueError(f"{where}: sample {sample['id']!r} has no choices (not a "
                          "multiple-choice task)")
     scores = sample.get("scores") or {}
+    if not isinstance(scores, dict):
+        raise ValueError(f"{where}: 'scores' must be an object of scorer results, got "
+                         f"{type(scores).__name__}")
     ordered = ([scores["choice"]] if "choice" in scores else []) + list(scores.values())
     score = next((s for s in ordered if isinstance(s, dict) and s.get("answer")), None)
     answer = score["answer"] if score is not None else None
