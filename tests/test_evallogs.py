@@ -207,6 +207,15 @@ def test_inspect_scores_that_are_not_an_object_are_one_line(planted, tmp_path):
     with pytest.raises(UserError, match=r"samples\[3\]: 'scores' must be an object .* got list"):
         read_predictions(path, dataset)
 
+
+def test_inspect_log_without_samples_is_named_as_such(planted, tmp_path):
+    rows, dataset = planted
+    header = {k: v for k, v in inspect_log(rows).items() if k != "samples"}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(header), encoding="utf-8")
+    with pytest.raises(UserError, match="this Inspect log holds no samples"):
+        read_predictions(path, dataset)
+
 def test_log_errors_name_the_problem(planted, tmp_path):
     rows, dataset = planted
     lines = lm_eval_lines(rows)

@@ -285,6 +285,9 @@ def detect_format(path: Path, cap: int | None = None) -> str | None:
         raise _results_file_error(path)
     if isinstance(first, dict) and "samples" in first and "eval" in first:
         return "inspect"
+    if isinstance(first, dict) and isinstance(first.get("eval"), dict) and "status" in first:
+        raise UserError("this Inspect log holds no samples (a header-only log, or one written "
+                        "with --no-log-samples); pass a log with its samples", path=str(path))
     if isinstance(first, dict) and "doc_id" in first and (
             "filtered_resps" in first or "resps" in first):
         return "lm-eval"
