@@ -16,6 +16,7 @@ from cuelens.cli import app
 from planted_preference import SUBSETS, make_preference
 from cuelens.data.preference import (NO_POSITION, load_preferences, normalise_preference,
                                      record_shape, split_dialogues)
+from cuelens.data.schema import RecordError
 from cuelens.errors import UserError
 from cuelens.jsonio import write_jsonl
 from cuelens.reports.schema import validate_results
@@ -76,6 +77,18 @@ def test_record_shapes():
     assert tie["tie"] and tie["prompt"] == "q"
     assert record_shape({"premise": "p", "hypothesis": "h", "label": "x"}) is None
 
+
+
+def test_trl_conversational_prompt_as_messages():
+    """TRL's conversational preference form: the prompt is a message list too."""
+    trl = {"prompt": [{"role": "system", "content": "Be brief."},
+                      {"role": "user", "content": "2+2?"}],
+           "chosen": [{"role": "assistant", "content": "4"}],
+           "rejected": [{"role": "assistant", "content": "5"}]}
+    pair = _normalised(trl)
+    assert (pair["prompt"], pair["chosen"], pair["rejected"]) == ("Be brief.\n2+2?", "4", "5")
+    with pytest.raises(RecordError, match="must hold messages or texts"):
+        _normalised({**trl, "prompt": [["nested"]]})
 
 def test_dialogues_without_assistant_marker_have_no_prompt():
     assert split_dialogues("same start then A", "same start then B") == \

@@ -158,7 +158,8 @@ def _prompt(record: dict, derived: str | None) -> str:
     for name in ("prompt", "instruction", "question", "input"):
         if name in record and record[name] is not None:
             value = _decoded(record[name])
-            text = _join(value) if isinstance(value, list) else str(value)
+            text = (_join(_message_text(m, name) for m in value) if isinstance(value, list)
+                    else str(value))
             if text.strip():
                 return text
     return derived or ""
