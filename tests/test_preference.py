@@ -90,6 +90,15 @@ def test_trl_conversational_prompt_as_messages():
     with pytest.raises(RecordError, match="must hold messages or texts"):
         _normalised({**trl, "prompt": [["nested"]]})
 
+
+def test_message_content_in_parts_is_read_as_its_text():
+    parts = {"prompt": "q",
+             "chosen": [{"role": "assistant", "content": [
+                 {"type": "text", "text": "Hello"}, {"type": "text", "text": "there"}]}],
+             "rejected": [{"role": "assistant", "content": [{"type": "text", "text": "No"}]}]}
+    pair = _normalised(parts)
+    assert (pair["chosen"], pair["rejected"]) == ("Hello\nthere", "No")  # not the parts' repr
+
 def test_dialogues_without_assistant_marker_have_no_prompt():
     assert split_dialogues("same start then A", "same start then B") == \
         ("", "same start then A", "same start then B")

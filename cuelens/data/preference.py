@@ -101,6 +101,9 @@ def _is_message(value: Any) -> bool:
 
 
 def _message_text(message: Any, name: str) -> str:
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        # content in parts (OpenAI: [{"type": "text", "text": …}, …]): the text parts
+        return _join(_message_text(part, name) for part in message["content"])
     if isinstance(message, dict):
         return str(message.get("content") or message.get("value") or message.get("text") or "")
     if message is None:
