@@ -62,6 +62,17 @@ def test_one_order_only_and_bad_verdicts(tmp_path):
     assert error.value.line == 1
 
 
+
+def test_a_pair_in_two_subsets_is_refused(tmp_path):
+    """The two orders of one pair naming different subsets: the pair was counted silently in
+    the subset of whichever record came last."""
+    path = tmp_path / "judge.jsonl"
+    write_jsonl(path, [{"pair_id": 1, "swapped": False, "winner": "A", "domain": "x"},
+                       {"pair_id": 1, "swapped": True, "winner": "B", "domain": "y"}])
+    with pytest.raises(UserError, match="pair '1' is in domain 'x' on line 1 and 'y' here"):
+        judge_section(path, "domain")
+    assert judge_section(path)["n_pairs"] == 1  # without --subset-field the field is unread
+
 def test_judge_command_writes_results_and_report(tmp_path):
     out = tmp_path / "out"
     run = CliRunner().invoke(app, ["judge", str(FASTCHAT), "--out", str(out)])

@@ -125,6 +125,10 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
             raise _judged_twice(key, "swapped" if flipped else "original",
                                 seen[key, flipped], line, str(path))
         seen[key, flipped] = line
+        if subsets.get(key, subset) != subset:  # one pair, two subsets: neither is its own
+            raise UserError(f"pair '{key}' is in {subset_field} '{subsets[key]}' on line "
+                            f"{seen[key, not flipped]} and '{subset}' here; give both orders "
+                            "of a pair one subset", path=str(path), line=line)
         pairs.setdefault(key, {})[flipped] = by_response
         subsets[key] = subset
     complete = {key: (v[False], v[True]) for key, v in pairs.items() if len(v) == 2}
