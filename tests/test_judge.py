@@ -80,3 +80,14 @@ def test_judge_command_writes_results_and_report(tmp_path):
     assert "position bias" in run.output
     assert json.loads((out / "results.json").read_text())["flips"]["count"] == 8
     assert "Judge position consistency" in (out / "report.html").read_text()
+
+
+
+def test_judge_command_says_what_it_skipped(tmp_path):
+    path = tmp_path / "judge.jsonl"
+    write_jsonl(path, [{"pair_id": 1, "swapped": False, "winner": "A"},
+                       {"pair_id": 1, "swapped": True, "winner": "B"},
+                       {"pair_id": 2, "swapped": False, "winner": "A"}])
+    run = CliRunner().invoke(app, ["judge", str(path), "--out", str(tmp_path / "out")])
+    assert run.exit_code == 0, run.output
+    assert "1 skipped (judge errors, or pairs judged in one order only)" in run.output

@@ -108,4 +108,7 @@ def judge(
         write_json(results_path, results)
         render_report(results, report_path, inputs=[log])
     console.print(escape(judge_verdict(results)))
+    if results["skipped"]:
+        console.print(f"[yellow]warning:[/] {results['skipped']:,} skipped (judge errors, or "
+                      "pairs judged in one order only): not in the rates")
     console.print(f"results written to [bold]{escape(str(out))}[/]")
