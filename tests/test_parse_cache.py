@@ -77,3 +77,30 @@ def test_cache_info_and_clear_commands(tmp_path):
     assert cleared.exit_code == 0, cleared.output
     assert not list((tmp_path / "c").rglob("*.npz"))
     assert (tmp_path / "c" / "keep.txt").exists()
+
+
+def test_unusable_max_bytes_is_one_error_line_not_ignored(tmp_path, monkeypatch):
+    runner = CliRunner()
+    for value in ("abc", "-5", "1e9"):
+        monkeypatch.setenv("CUELENS_CACHE_MAX_BYTES", value)
+        info = runner.invoke(app, ["cache", "info", "--cache-dir", str(tmp_path)])
+        assert info.exit_code == 2 and "Traceback" not in info.output
+        assert "$CUELENS_CACHE_MAX_BYTES" in info.output and repr(value) in info.output
+        assert "limit:" not in info.output
+    monkeypatch.setenv("CUELENS_CACHE_MAX_BYTES", "0")
+    info = runner.invoke(app, ["cache", "info", "--cache-dir", str(tmp_path)])
+    assert info.exit_code == 0 and "limit: 0.0 MiB" in info.output
+
+
+def test_scan_with_features_refuses_unusable_max_bytes_before_any_work(tmp_path, monkeypatch):
+    from cuelens.audit.pipeline import check_scan_outputs
+    from cuelens.errors import UserError
+
+    monkeypatch.setenv("CUELENS_CACHE_MAX_BYTES", "abc")
+    try:
+        check_scan_outputs([], 10, tmp_path / "out", cache_dir=tmp_path / "c")
+    except UserError as error:
+        assert "$CUELENS_CACHE_MAX_BYTES" in str(error)
+    else:
+        raise AssertionError("an unusable limit was accepted")
+    check_scan_outputs([], 10, tmp_path / "out", cache_dir=tmp_path / "c", uses_cache=False)

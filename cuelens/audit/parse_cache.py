@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from cuelens.audit.counts import row_starts
 from cuelens.audit.features.base import Annotations
 from cuelens.atomic import atomic_write_bytes
+from cuelens.errors import UserError
 
 MAX_SHARDS = 8
 DEFAULT_MAX_BYTES = 2 * 1024**3
@@ -45,12 +46,19 @@ def default_cache_dir() -> Path:
 
 
 def default_max_bytes() -> int:
-    """``$CUELENS_CACHE_MAX_BYTES`` (bytes), else :data:`DEFAULT_MAX_BYTES` (2 GiB)."""
-    value = os.environ.get("CUELENS_CACHE_MAX_BYTES")
-    try:
-        return int(value) if value else DEFAULT_MAX_BYTES
-    except ValueError:
+    """``$CUELENS_CACHE_MAX_BYTES`` (bytes), else :data:`DEFAULT_MAX_BYTES` (2 GiB); a value
+    that is not a whole number of bytes at least 0 is a :class:`UserError`."""
+    value = os.environ.get("CUELENS_CACHE_MAX_BYTES", "").strip()
+    if not value:
         return DEFAULT_MAX_BYTES
+    try:
+        limit = int(value)
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise UserError(f"$CUELENS_CACHE_MAX_BYTES must be a whole number of bytes, at least 0 "
+                        f"(e.g. 1073741824 for 1 GiB), not {value!r}")
+    return limit
 
 
 def text_keys(texts: list[str]) -> np.ndarray:

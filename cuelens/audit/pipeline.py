@@ -39,7 +39,7 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
     ``item_files`` for ``n_evaluated`` items) and the report (default ``out_dir/report.html``)
     are writable, distinct and overwrite none of the ``inputs``; the parse cache
     (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
-    from cuelens.audit.parse_cache import default_cache_dir
+    from cuelens.audit.parse_cache import default_cache_dir, default_max_bytes
     from cuelens.audit.scan_outputs import item_files_mode, scan_output_paths
     from cuelens.outputs import check_outputs, check_writable_dir
 
@@ -48,6 +48,7 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
     check_outputs([*paths.values(), report or out_dir / "report.html"], inputs)
     if uses_cache:
         check_writable_dir(cache_dir or default_cache_dir())
+        default_max_bytes()  # an unusable $CUELENS_CACHE_MAX_BYTES fails here, not mid-scan
 
 
 VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
