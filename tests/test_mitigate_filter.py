@@ -148,3 +148,23 @@ def test_items_table_of_train_test_data():
     assert items.loc[items["split"] == "test", "overlap"].notna().all()
     assert items.loc[items["split"] == "train", "easy"].isna().all()
     assert items.loc[items["split"] == "test", "cue"].eq("nobody").sum() == 32
+
+
+def test_filter_rescans_input_with_its_own_field_names(tmp_path):
+    """JSONL input keeps its lines, so the rescan of the subset reads them with the input's
+    --premise-field/--hypothesis-field/--label-field (it failed on the missing label field,
+    naming a temporary file, after all the work)."""
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+
+    rows = [{"s1": r["premise"], "s2": r["hypothesis"], "gold": r["label"]} for r in planted()]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, [
+        "filter", str(tmp_path / "d.jsonl"), "--out", str(tmp_path / "o"), "--min-count", "1",
+        "--premise-field", "s1", "--hypothesis-field", "s2", "--label-field", "gold"])
+    assert result.exit_code == 0, result.output
+    kept = (tmp_path / "o" / "train.jsonl").read_text().splitlines()
+    assert 0 < len(kept) < len(rows) and all('"gold"' in line for line in kept)
+    after = json.loads((tmp_path / "o" / "scan-after" / "results.json").read_text())
+    assert after["dataset"]["splits"]["all"]["items"] == len(kept)

@@ -14,6 +14,7 @@ from cuelens.audit.chunked_data import held_store
 from cuelens.audit.counts import instance_texts
 from cuelens.audit.passes import TokenChunk
 from cuelens.data.dataset import Dataset, Split, Task
+from cuelens.data.schema import FieldMap
 from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features, embedding_features
 from cuelens.mitigate.zfilter import Incidence, z_filter
 
@@ -118,15 +119,17 @@ OUTPUT_NAMES = ("train.jsonl", "test.jsonl", "filter.json", "scan-before", "scan
                 "compare.html")
 
 
-def load_subset(paths: dict[str, Path], name: str) -> Dataset:
+def load_subset(paths: dict[str, Path], name: str, fields: FieldMap = FieldMap()) -> Dataset:
     """The dataset of the files :func:`write_subset` wrote (``paths``), named ``name``: read
-    back by file, never by listing their directory."""
+    back by file, never by listing their directory, with the input's ``fields`` (JSONL input
+    keeps its lines, so its field names)."""
     from cuelens.data.loading import load_dataset
 
     if "test" in paths:
-        dataset = load_dataset(train=str(paths["train"]), test=str(paths["test"]))
+        dataset = load_dataset(train=str(paths["train"]), test=str(paths["test"]),
+                               fields=fields)
     else:
-        dataset = load_dataset(str(paths["train"]))
+        dataset = load_dataset(str(paths["train"]), fields=fields)
     dataset.name = name
     return dataset
 
