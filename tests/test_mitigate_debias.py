@@ -159,3 +159,21 @@ def test_train_prints_and_records_the_loss_and_its_bias_source(tmp_path, debias,
     assert 0.5 < bias["gold_probability"] < 1  # the planted cue: the bias model does well
     assert "loss: focal (debiased focal loss; eps 1e-06, gamma 2)" in output
     assert "out-of-fold word-cue scan of the training split (seed 0)" in output
+
+
+def test_bias_of_training_items_sharing_an_id(tmp_path):
+    """`audit filter --balance` writes copies of items (their ids repeat): the scanned bias
+    (a traceback: 264 rows for 190 items) and a scan's table given as --bias ("duplicate id")
+    give one row per training item, in order."""
+    from cuelens.mitigate.bias_source import read_bias, scanned_bias
+
+    train, test = planted_cue()
+    train = train + train[:30] + train[150:160]  # copies, as --balance writes them
+    write_jsonl(tmp_path / "d" / "train.jsonl", train)
+    write_jsonl(tmp_path / "d" / "test.jsonl", test)
+    dataset = cuelens.load_dataset(str(tmp_path / "d"))
+    probs = scanned_bias(dataset)
+    assert probs.shape == (240, 2)
+    assert np.allclose(probs[200:230], probs[:30]) and np.allclose(probs[230:], probs[150:160])
+    cuelens.scan(str(tmp_path / "d"), features="none").save(tmp_path / "scan")
+    assert np.allclose(read_bias(tmp_path / "scan", dataset, dataset.train), probs)

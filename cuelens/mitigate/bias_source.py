@@ -54,7 +54,8 @@ def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "tra
               ) -> np.ndarray:
     """``len(split) × C`` bias probabilities of ``split``'s items (rows normalised to sum 1);
     every item must be found once by ``id`` (rows of a scan's table whose ``split`` is not
-    ``role`` are skipped)."""
+    ``role`` are skipped); items sharing an id (the copies ``audit filter --balance`` writes)
+    take that id's rows in order."""
     path = Path(path)
     if path.is_dir():
         found = [path / name for name in (ITEMS_PARQUET, ITEMS_JSONL) if (path / name).exists()]
@@ -65,18 +66,20 @@ def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "tra
         path = found[0]
     if not path.exists():
         raise UserError("bias file not found", path=str(path))
-    position = {item_id: i for i, item_id in enumerate(split.ids)}
+    position: dict[str, list[int]] = {}
+    for i, item_id in enumerate(split.ids):
+        position.setdefault(item_id, []).append(i)
     columns = probability_names(dataset)
     out = np.full((len(split), len(columns)), np.nan)
     for line, record in _rows(path):
         try:
-            i = position.get(str(record.get("id")))
-            if i is None or record.get("split", role) != role:
+            slots = position.get(str(record.get("id")))
+            if slots is None or record.get("split", role) != role:
                 continue  # items of other splits (a scan's table lists every split)
             row = _probs(record, columns, dataset)
-            if not np.isnan(out[i, 0]):
-                raise ValueError(f"duplicate id {split.ids[i]!r}")
-            out[i] = row / row.sum()
+            if not slots:
+                raise ValueError(f"duplicate id {str(record['id'])!r}")
+            out[slots.pop(0)] = row / row.sum()
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line) from None
     missing = [split.ids[i] for i in np.flatnonzero(np.isnan(out[:, 0]))]
@@ -97,9 +100,9 @@ def scanned_bias(dataset: Dataset, seed: int = 0, progress=None) -> np.ndarray:
         raise UserError("no word-cue statistics for this dataset (MCQ items with different "
                         "numbers of choices): give --bias FILE")
     table = result.bias.frame()
-    table = table[table["split"] == "train"].set_index("id")
-    assert dataset.train is not None
-    return table.loc[list(dataset.train.ids), probability_names(dataset)].to_numpy(np.float64)
+    table = table[table["split"] == "train"]  # the training items in order (ids may repeat)
+    assert dataset.train is not None and table["id"].tolist() == list(dataset.train.ids)
+    return table[probability_names(dataset)].to_numpy(np.float64)
 
 
 def bias_record(source: dict, probs: np.ndarray, gold: np.ndarray) -> dict:
