@@ -74,3 +74,20 @@ def test_folds_whose_counts_cannot_be_held_are_one_error(tmp_path):
                                       "--features", "none", "--folds", str(10**9)])
     assert result.exit_code == 2, result.output
     assert "of memory; lower --folds" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("address", ["bogus", "host:port:x"])
+def test_ray_address_that_cannot_be_reached_is_one_line(tmp_path, address):
+    """A malformed --address was Ray's traceback (ValueError; "auto" with no running cluster,
+    a ConnectionError, too: not tested, another process may run a cluster)."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("a Ray cluster is already connected in this process")
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl(nli_rows()))
+    result = CliRunner().invoke(app, ["scan", str(data), "--out", str(tmp_path / "out"),
+                                      "--features", "none", "--engine", "ray",
+                                      "--address", address])
+    assert result.exit_code == 2, result.output
+    assert f"cannot connect to the Ray cluster at --address {address}: " in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()

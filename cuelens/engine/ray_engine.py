@@ -19,8 +19,12 @@ def connect(address: str | None = None):
     except ImportError:
         raise UserError(EXTRA) from None
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, configure_logging=False,
-                 log_to_driver=False)
+        try:
+            ray.init(address=address, include_dashboard=False, configure_logging=False,
+                     log_to_driver=False)
+        except (ValueError, ConnectionError) as exc:  # a malformed or unreachable --address
+            raise UserError(f"cannot connect to the Ray cluster at --address {address}: {exc}"
+                            ) from None
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     return ray
 
