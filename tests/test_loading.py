@@ -175,3 +175,20 @@ def test_hf_without_datasets_package_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", fake_import)
     with pytest.raises(UserError, match=r"pip install 'cuelens\[hf\]'"):
         load_dataset(hf="snli")
+
+
+def test_hf_directory_of_one_dataset_saved_to_disk(tmp_path):
+    """`--hf DIR` of one `Dataset.save_to_disk`: read as one cross-validated split, like its
+    JSONL (it failed with datasets' "Please use `load_from_disk` instead", which --hf cannot)."""
+    datasets = pytest.importorskip("datasets")
+    rows = [{"id": str(i), "premise": "A man sleeps.", "hypothesis": f"A man {w}.",
+             "label": label} for i, (w, label) in
+            enumerate([("sleeps", "entailment"), ("runs", "contradiction"),
+                       ("dreams", "neutral")] * 4)]
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "saved"))
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    from_disk = load_dataset(hf=str(tmp_path / "saved"))
+    jsonl = load_dataset(str(tmp_path / "d.jsonl"))
+    assert from_disk.train is None and from_disk.format == "huggingface"
+    assert from_disk.test.ids == jsonl.test.ids and from_disk.test.labels == jsonl.test.labels
+    assert from_disk.test.hypotheses == jsonl.test.hypotheses

@@ -26,7 +26,8 @@ def _rows(dataset, class_names: dict[str, list[str]], is_mcq_hint: bool):
 
 
 def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Split]:
-    """Load ``name[:config]`` with ``datasets.load_dataset`` and normalise each split."""
+    """Load ``name[:config]`` with ``datasets.load_dataset`` (a directory of one ``Dataset``
+    saved with ``save_to_disk``: ``datasets.load_from_disk``) and normalise each split."""
     try:
         import datasets  # noqa: F401  (optional dependency)
     except ImportError:
@@ -34,7 +35,10 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
                         "pip install 'cuelens[hf]'") from None
     name, _, config = spec.partition(":")
     try:
-        loaded = datasets.load_dataset(name, config or None)
+        if (Path(name) / "state.json").is_file():  # one Dataset saved with save_to_disk
+            loaded = {"train": datasets.load_from_disk(name)}  # one split: cross-validated
+        else:
+            loaded = datasets.load_dataset(name, config or None)
     except Exception as exc:  # hub/network/cache errors all end the same way for the user
         raise UserError(f"cannot load Hugging Face dataset '{spec}': {exc}") from None
     return hf_splits(loaded, spec, fields, skip_bad)
