@@ -104,3 +104,20 @@ def test_scan_with_features_refuses_unusable_max_bytes_before_any_work(tmp_path,
     else:
         raise AssertionError("an unusable limit was accepted")
     check_scan_outputs([], 10, tmp_path / "out", cache_dir=tmp_path / "c", uses_cache=False)
+
+
+def test_cache_commands_refuse_a_file_as_the_cache_directory(tmp_path, monkeypatch):
+    """A file (or a path under one) was reported as an empty cache, and 'freed 0.0 MiB'."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a directory")
+    runner = CliRunner()
+    for command in ("info", "clear"):
+        for root in (blocker, blocker / "sub"):
+            result = runner.invoke(app, ["cache", command, "--cache-dir", str(root)])
+            assert result.exit_code == 2 and "Traceback" not in result.output
+            assert f"{blocker} is not a directory" in result.output
+        monkeypatch.setenv("CUELENS_CACHE_DIR", str(blocker))
+        result = runner.invoke(app, ["cache", command])
+        assert result.exit_code == 2 and "not a parse cache" in result.output
+        monkeypatch.delenv("CUELENS_CACHE_DIR")
+    assert blocker.read_text() == "a file, not a directory"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from cuelens.commands.common import CacheDirOpt, console, user_errors
@@ -14,13 +16,27 @@ def _mib(n: int) -> str:
     return f"{n / 1024**2:,.1f} MiB"
 
 
+def _root(cache_dir: Path | None) -> Path:
+    """``--cache-dir``, else the default; a path that is, or lies under, a file is an error
+    (it was reported as an empty cache, and "cleared")."""
+    from cuelens.atomic import existing_ancestor
+    from cuelens.audit.parse_cache import default_cache_dir
+    from cuelens.errors import UserError
+
+    root = cache_dir or default_cache_dir()
+    if not existing_ancestor(root).is_dir():
+        raise UserError(f"not a parse cache: {existing_ancestor(root)} is not a directory "
+                        "(--cache-dir, $CUELENS_CACHE_DIR)", path=str(root))
+    return root
+
+
 @app.command("info")
 @user_errors
 def info(cache_dir: CacheDirOpt = None) -> None:
     """Where the cache is, how big it is, and its size limit."""
-    from cuelens.audit.parse_cache import cache_info, default_cache_dir
+    from cuelens.audit.parse_cache import cache_info
 
-    facts = cache_info(cache_dir or default_cache_dir())
+    facts = cache_info(_root(cache_dir))
     typer.echo(f"path: {facts['path']}\nsize: {_mib(facts['bytes'])} in {facts['shards']} "
                f"shard(s), {facts['namespaces']} namespace(s)\nlimit: {_mib(facts['max_bytes'])} "
                "(least recently used shards are evicted; $CUELENS_CACHE_MAX_BYTES)")
@@ -30,7 +46,7 @@ def info(cache_dir: CacheDirOpt = None) -> None:
 @user_errors
 def clear(cache_dir: CacheDirOpt = None) -> None:
     """Delete every cached parse (the next scan parses again)."""
-    from cuelens.audit.parse_cache import clear_cache, default_cache_dir
+    from cuelens.audit.parse_cache import clear_cache
 
-    root = cache_dir or default_cache_dir()
+    root = _root(cache_dir)
     console.print(f"freed {_mib(clear_cache(root))} in {root}", highlight=False)
