@@ -121,3 +121,21 @@ def test_cache_commands_refuse_a_file_as_the_cache_directory(tmp_path, monkeypat
         assert result.exit_code == 2 and "not a parse cache" in result.output
         monkeypatch.delenv("CUELENS_CACHE_DIR")
     assert blocker.read_text() == "a file, not a directory"
+
+
+def test_cache_clear_of_a_read_only_cache_is_one_error_line(tmp_path, monkeypatch):
+    """A shard that cannot be deleted (read-only cache; simulated: root ignores modes) was
+    PermissionError's traceback."""
+    from pathlib import Path
+
+    _store(ParseCache(tmp_path / "c"), "pipe/feat", ["a"], ["x"])
+    (shard,) = (tmp_path / "c").rglob("shard-*.npz")
+
+    def refuse(self, missing_ok=False):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    result = CliRunner().invoke(app, ["cache", "clear", "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{shard}: cannot delete this shard: Permission denied" in " ".join(
+        result.output.split())

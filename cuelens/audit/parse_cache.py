@@ -222,8 +222,15 @@ def clear_cache(root: Path) -> int:
     the bytes freed."""
     freed = 0
     for shard in _shards(root):
-        freed += shard.stat().st_size
-        shard.unlink(missing_ok=True)
+        try:
+            size = shard.stat().st_size
+            shard.unlink()
+        except FileNotFoundError:
+            continue  # removed meanwhile (a concurrent scan's compaction or eviction)
+        except OSError as exc:  # a read-only cache
+            raise UserError(f"cannot delete this shard: {exc.strerror or exc}",
+                            path=str(shard)) from None
+        freed += size
     for directory in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True) \
             if root.is_dir() else []:
         if all(f.name.endswith(".tmp") for f in directory.iterdir()):
