@@ -18,6 +18,7 @@ from cuelens.errors import UserError
 
 if TYPE_CHECKING:
     from cuelens.data.dataset import Dataset
+    from cuelens.data.schema import FieldMap
 
 console = Console(stderr=True)
 
@@ -119,15 +120,19 @@ class DataSource:
     choices_field: str | None = None
     skip_bad: bool = False
 
+    @property
+    def fields(self) -> FieldMap:
+        """The field names the data arguments give."""
+        return field_map(self.premise_field, self.hypothesis_field, self.label_field,
+                         self.choices_field)
+
     def load(self) -> Dataset:
         """The dataset named by the data arguments, warning about skipped items."""
         from cuelens.data import load_dataset
 
         dataset = load_dataset(self.data, train=str(self.train) if self.train else None,
                                test=str(self.test) if self.test else None, hf=self.hf,
-                               fields=field_map(self.premise_field, self.hypothesis_field,
-                                                self.label_field, self.choices_field),
-                               skip_bad=self.skip_bad)
+                               fields=self.fields, skip_bad=self.skip_bad)
         warn_skipped(dataset)
         return dataset
 

@@ -9,8 +9,8 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, field_map,
-                                     progress_bar, user_errors)
+from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, progress_bar,
+                                     user_errors)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
@@ -90,9 +90,7 @@ def filter(  # noqa: A001 - the sub-command's name
         """Every output into ``staging``: the subset, its rescan (of the files just written,
         never of an earlier run's) and the comparison."""
         staged = write_subset(staging, dataset, subset)
-        filtered = load_subset(staged, f"{dataset.name} ({method}-filtered)",
-                               field_map(source.premise_field, source.hypothesis_field,
-                                         source.label_field, source.choices_field))
+        filtered = load_subset(staged, f"{dataset.name} ({method}-filtered)", source.fields)
         with progress_bar("rescanning the subset") as progress:
             after = scan_dataset(filtered, config, features=(), progress=progress)
         compared.append(compare_scans(before.results, after.results, dataset.name,
