@@ -168,3 +168,19 @@ def test_filter_rescans_input_with_its_own_field_names(tmp_path):
     assert 0 < len(kept) < len(rows) and all('"gold"' in line for line in kept)
     after = json.loads((tmp_path / "o" / "scan-after" / "results.json").read_text())
     assert after["dataset"]["splits"]["all"]["items"] == len(kept)
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--cutoff", "3"], "--cutoff applies to --method aflite"),
+    (["--ensemble", "2", "--target", "10"], "--ensemble, --target apply to --method aflite")])
+def test_aflite_options_under_the_z_method_are_refused(tmp_path, options, message):
+    # they were accepted and silently ignored
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in planted()))
+    result = CliRunner().invoke(app, ["filter", str(tmp_path / "d.jsonl"), "--out",
+                                      str(tmp_path / "o"), *options])
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "o").exists()

@@ -71,6 +71,13 @@ def filter(  # noqa: A001 - the sub-command's name
         raise UserError("--model gives AFLite its features: use it with --method aflite")
     if method != "z" and balance:
         raise UserError("--balance applies to --method z")
+    aflite_only = {"--ensemble": (ensemble, ENSEMBLE), "--cutoff": (cutoff, CUTOFF),
+                   "--threshold": (threshold, THRESHOLD), "--train-size": (train_size, TRAIN_SIZE),
+                   "--target": (target, 0)}
+    given = [name for name, (value, default) in aflite_only.items() if value != default]
+    if method != "aflite" and given:  # they were silently ignored
+        raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                        "--method aflite")
     config = ScanConfig(min_count=min_count, seed=seed)
     config.validate()
     aflite_options = AFLiteOptions(ensemble, cutoff, threshold, train_size, target, seed)
