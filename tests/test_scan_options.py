@@ -3,6 +3,8 @@ read and nothing written (CLI and Python API)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -91,3 +93,27 @@ def test_ray_address_that_cannot_be_reached_is_one_line(tmp_path, address):
     assert result.exit_code == 2, result.output
     assert f"cannot connect to the Ray cluster at --address {address}: " in result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("keyword, value, message", [
+    ("folds", "3", "folds (--folds) must be a whole number, not '3'"),
+    ("folds", 2.5, "folds (--folds) must be a whole number, not 2.5"),
+    ("min_count", True, "min_count (--min-count) must be a whole number, not True"),
+    ("margin", "0.05", "margin (--margin) must be a number, not '0.05'"),
+    ("metric", 3, "metric (--metric) must be a text, not 3")])
+def test_api_options_of_another_type_are_one_error(tmp_path, keyword, value, message):
+    # they were TypeErrors from inside the scan ('<' not supported between 'str' and 'int')
+    import cuelens
+
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl(nli_rows()))
+    with pytest.raises(UserError, match=re.escape(message)):
+        cuelens.scan(str(data), features="none", **{keyword: value})
+
+
+def test_numpy_numbers_are_numbers():
+    import numpy as np
+
+    from cuelens.audit.config import ScanConfig
+
+    ScanConfig(seed=np.int64(3), folds=np.int32(4), margin=np.float32(0.05)).validate()

@@ -6,7 +6,10 @@ their names and defaults (:class:`~cuelens.audit.results.ScanSettings`, what res
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, fields, replace
+
+import numpy as np
 
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import ScanSettings
@@ -24,6 +27,10 @@ LARGE_FIT_ITEMS = 20_000
 VERY_LARGE_SCAN_ITEMS = 100_000
 VERY_LARGE_FIT_ITEMS = 10_000
 MAX_SEED = 2**32 - 1  # the largest seed every model accepts (scikit-learn's random_state)
+#: A declared field type → the values it takes and how a message names them.
+KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "int": ((numbers.Integral,), "a whole number"), "float": ((numbers.Real,), "a number"),
+    "bool": ((bool, np.bool_), "True or False"), "str": ((str,), "a text")}
 
 
 @dataclass
@@ -73,6 +80,7 @@ class ScanConfig(ScanSettings):
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""
+        self._check_types()
         METRICS.get(self.metric)  # an unknown name is a UserError
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
@@ -93,6 +101,19 @@ class ScanConfig(ScanSettings):
         if not 0 < self.margin < 1:
             raise UserError(f"margin (--margin) must be between 0 and 100 points, not "
                             f"{100 * self.margin:g}")
+
+    def _check_types(self) -> None:
+        """Each field of the type it is declared with (``cuelens.scan(folds="3")`` was a
+        ``TypeError`` from inside the scan); numpy's numbers count as numbers."""
+        for f in fields(self):
+            declared = str(f.type).removesuffix(" | None")
+            value = getattr(self, f.name)
+            if declared not in KINDS or (value is None and str(f.type).endswith("| None")):
+                continue
+            kinds, what = KINDS[declared]
+            if not isinstance(value, kinds) or (declared != "bool" and isinstance(value, bool)):
+                raise UserError(f"{f.name} (--{f.name.replace('_', '-')}) must be {what}, not "
+                                f"{value!r}")
 
     @property
     def scoring(self) -> ScoringOptions:
