@@ -177,3 +177,14 @@ def test_bias_of_training_items_sharing_an_id(tmp_path):
     assert np.allclose(probs[200:230], probs[:30]) and np.allclose(probs[230:], probs[150:160])
     cuelens.scan(str(tmp_path / "d"), features="none").save(tmp_path / "scan")
     assert np.allclose(read_bias(tmp_path / "scan", dataset, dataset.train), probs)
+
+
+def test_bias_probabilities_whose_sum_overflows_keep_their_proportions():
+    # [1e308, 1e308, 2e307] summed to inf: normalised by the sum, every row was 0
+    from cuelens.data.synthetic import make_nli
+    from cuelens.probes.predictions import parse_probs
+
+    dataset = cuelens.load_dataset(make_nli(30))
+    probs = parse_probs([1e308, 1e308, 2e307], dataset, 3)
+    np.testing.assert_allclose(probs / probs.sum(), [5 / 11, 5 / 11, 1 / 11])
+    assert parse_probs([0.2, 0.5, 0.3], dataset, 3).tolist() == [0.2, 0.5, 0.3]

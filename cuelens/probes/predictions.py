@@ -79,7 +79,8 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -
 
 def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
     """``probs`` of one item as ``k`` finite, non-negative numbers, not all zero (NLI: also a
-    ``{label: p}`` object); ValueError otherwise."""
+    ``{label: p}`` object), scaled by their largest when their sum overflows; ValueError
+    otherwise."""
     if isinstance(value, dict) and dataset.task == Task.NLI:
         value = {normalise_label(str(label)): p for label, p in value.items()}
         if set(value) != set(dataset.label_names):
@@ -92,6 +93,8 @@ def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
     probs = np.asarray(value, dtype=np.float64)
     if not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
         raise ValueError("probs must be finite, non-negative and not all zero")
+    if not np.isfinite(probs.sum()):  # finite numbers whose sum is not: the same proportions
+        probs = probs / probs.max()  # (normalised by their sum, they were all 0)
     return probs
 
 
