@@ -52,6 +52,27 @@ def test_local_engine_equals_memory_engine(tmp_path, task):
 
 
 @pytest.mark.usefixtures("small_sgd_budget")
+def test_a_parquet_file_reads_alike_in_every_engine_and_the_api(tmp_path):
+    """--engine memory and cuelens.load_dataset read Parquet too (they said "unknown file
+    format"): the same results as the local engine's."""
+    import cuelens
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = make_nli(200, seed=5)
+    (tmp_path / "d").mkdir()
+    for name, part in (("train", rows[:150]), ("test", rows[150:])):
+        pq.write_table(pa.table({k: [r[k] for r in part] for k in part[0]}),
+                       tmp_path / "d" / f"{name}.parquet")
+    config = ScanConfig(iterations=1)
+    assert results_json("memory", str(tmp_path / "d"), config) == \
+        results_json("local", str(tmp_path / "d"), config)
+    dataset = cuelens.load_dataset(str(tmp_path / "d" / "train.parquet"))
+    assert dataset.train is None and dataset.test.hypotheses == [r["hypothesis"]
+                                                                 for r in rows[:150]]
+
+
+@pytest.mark.usefixtures("small_sgd_budget")
 def test_shard_formats_are_one_dataset(tmp_path):
     """JSONL, gzip, CSV and Parquet shards of the same rows (a directory, or a glob) give the
     same results as one file of them, up to the dataset name and file."""

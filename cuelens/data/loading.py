@@ -37,7 +37,7 @@ def _find_split_files(directory: Path) -> dict[str, Path]:
             continue
         found.setdefault(role, path)
     if not found:
-        raise UserError("no train/dev/test .jsonl/.csv/.tsv files in this directory",
+        raise UserError("no train/dev/test .jsonl/.csv/.tsv/.parquet files in this directory",
                         path=str(directory))
     return found
 

@@ -1,6 +1,7 @@
 """The one place that reads user files: JSONL / JSON / CSV / TSV / plain text, optionally gzipped,
-streamed in chunks of lines; every problem names the file and the 1-based line (docs/robustness.md,
-"One reader for every file"). Record readers yield ``(line, raw, record | LineError)``."""
+streamed in chunks of lines, and Parquet, a record batch at a time; every problem names the file
+and the 1-based line (docs/robustness.md, "One reader for every file"). Record readers yield
+``(line, raw, record | LineError)``."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
-           ".txt": "tsv"}
+           ".txt": "tsv", ".parquet": "parquet"}
+PARQUET_BATCH = 65_536  # rows of a Parquet file in memory at a time
 MAX_JSON_DEPTH = 200
 MAX_INT_DIGITS = 100
 _BOM = "\ufeff"
@@ -34,13 +36,14 @@ class LineError(UserError):
 
 
 def file_format(path: Path) -> str:
-    """``jsonl``, ``csv`` or ``tsv`` from the file name (a trailing ``.gz`` is ignored)."""
+    """``jsonl``, ``csv``, ``tsv`` or ``parquet`` from the file name (a trailing ``.gz`` is
+    ignored)."""
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
     if not suffixes or suffixes[-1] not in FORMATS:
-        raise UserError("unknown file format (expected .jsonl, .csv or .tsv, optionally .gz)",
-                        path=str(path))
+        raise UserError("unknown file format (expected .jsonl, .csv or .tsv, optionally .gz, or "
+                        ".parquet)", path=str(path))
     return FORMATS[suffixes[-1]]
 
 
@@ -432,7 +435,27 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, str, dict | LineError]
     check_regular_file(path)
     if fmt == "jsonl":
         return iter_jsonl(path)
+    if fmt == "parquet":
+        return parquet_records(path)
     return iter_delimited(path, "," if fmt == "csv" else "\t")
+
+
+def parquet_records(path: Path, raw: bool = True) -> Iterator[tuple[int, str, dict]]:
+    """``(row number, raw, record)`` of a Parquet file, one record batch in memory at a time
+    (pyarrow); ``raw``: the row's JSON rendering, as for CSV (``""`` when not ``raw``: readers
+    into compact columns never keep it)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UserError("reading Parquet needs pyarrow: pip install pyarrow") from None
+    try:
+        number = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH):
+            for row in batch.to_pylist():
+                number += 1
+                yield number, json.dumps(row, ensure_ascii=False, default=str) if raw else "", row
+    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+        raise UserError(f"cannot read Parquet file: {exc}", path=str(path)) from None
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -442,7 +465,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     import pandas as pd
 
     path = Path(path)
-    if file_format(path) == "jsonl":
+    if file_format(path) not in ("csv", "tsv"):
         raise UserError("expected a .csv or .tsv file (optionally .gz)", path=str(path))
     rows = []
     header: list[str] | None = None

@@ -4,28 +4,19 @@ record readers yielding the readers' ``(line, raw, record)`` (docs/large-dataset
 from __future__ import annotations
 
 import glob
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from cuelens.data.readers import LineError, RecordTable, check_regular_file, file_format, \
-    iter_records, jsonl_pieces
+    iter_records, jsonl_pieces, parquet_records
 from cuelens.errors import UserError
 
-PARQUET_BATCH = 65_536
 Record = tuple[int, str, "dict | LineError"]
-
-
-def source_format(path: Path) -> str:
-    """``parquet`` for ``.parquet`` files, else the reader format of :func:`file_format`."""
-    if path.suffix.lower() == ".parquet":
-        return "parquet"
-    return file_format(path)
 
 
 def is_data_file(path: Path) -> bool:
     try:
-        source_format(path)
+        file_format(path)
     except UserError:
         return False
     return path.is_file()
@@ -53,33 +44,13 @@ def shard_paths(source: str | Path) -> list[Path]:
         if not paths:
             raise UserError("no train/dev/test files and no .jsonl/.csv/.tsv/.parquet shards "
                             "in this directory", path=text)
-        formats = {source_format(p) for p in paths}
+        formats = {file_format(p) for p in paths}
         if len(formats) > 1:
             raise UserError(f"shards of mixed formats ({', '.join(sorted(formats))}) in this "
                             "directory", path=text)
         return paths
-    source_format(path)
+    file_format(path)
     return [check_regular_file(path)]
-
-
-def iter_parquet_rows(path: Path, batch_size: int) -> Iterator[dict]:
-    """Rows of a Parquet file as dicts, one record batch in memory at a time (pyarrow, a
-    dependency of the ``cuelens[ray]`` extra)."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise UserError("reading Parquet needs pyarrow: pip install 'cuelens[ray]' "
-                        "(or pip install pyarrow)") from None
-    try:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
-            yield from batch.to_pylist()
-    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
-        raise UserError(f"cannot read Parquet file: {exc}", path=str(path)) from None
-
-
-def _parquet(path: Path, raw: bool) -> Iterator[Record]:
-    for number, row in enumerate(iter_parquet_rows(path, PARQUET_BATCH), start=1):
-        yield number, json.dumps(row, ensure_ascii=False, default=str) if raw else "", row
 
 
 def iter_source_records(path: Path, raw: bool = True) -> Iterator[Record]:
@@ -87,8 +58,8 @@ def iter_source_records(path: Path, raw: bool = True) -> Iterator[Record]:
 
     ``raw=False``: Parquet rows come without their JSON rendering (``""``), for readers into
     compact columns, which never keep it (easy/hard records re-read it)."""
-    if source_format(path) == "parquet":
-        return _parquet(check_regular_file(path), raw)
+    if file_format(path) == "parquet":
+        return parquet_records(check_regular_file(path), raw)
     return iter_records(path)
 
 
@@ -96,6 +67,6 @@ def source_pieces(path: Path) -> Iterator[Record | RecordTable]:
     """:func:`iter_source_records` without ``raw``, but a JSONL shard's blocks of plain records
     as :class:`~cuelens.data.readers.RecordTable` where they parse whole
     (:func:`~cuelens.data.readers.jsonl_pieces`; docs/large-datasets.md)."""
-    if source_format(path) == "jsonl":
+    if file_format(path) == "jsonl":
         return jsonl_pieces(path)
     return iter_source_records(path, raw=False)

@@ -10,10 +10,10 @@ from pathlib import Path
 from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset
-from cuelens.data.readers import LineError, RecordTable
+from cuelens.data.readers import LineError, RecordTable, file_format
 from cuelens.data.schema import FieldMap, detect_task
 from cuelens.engine.sources import Record, is_data_file, is_glob, iter_source_records, \
-    shard_paths, source_format, source_pieces
+    shard_paths, source_pieces
 from cuelens.errors import UserError
 
 ROLES = ("train", "dev", "test", "all")
@@ -29,15 +29,15 @@ def resolve_sources(data: str | None, train: str | None = None,
         if not (train and test):
             raise UserError("--train and --test must be given together")
         first = shard_paths(train)[0]
-        return {"train": train, "test": test}, _dataset_name(Path(train)), source_format(first)
+        return {"train": train, "test": test}, _dataset_name(Path(train)), file_format(first)
     if is_glob(data):
         first = shard_paths(data)[0]
-        return {"all": data}, Path(data).parent.name or first.stem, source_format(first)
+        return {"all": data}, Path(data).parent.name or first.stem, file_format(first)
     path = Path(data)
     if not path.exists():
         raise UserError("file or directory not found", path=data)
     if not path.is_dir():
-        return {"all": data}, _dataset_name(path), source_format(path)
+        return {"all": data}, _dataset_name(path), file_format(path)
     roles: dict[str, str] = {}
     for entry in sorted(path.iterdir()):
         role = SPLIT_NAMES.get(entry.name.split(".")[0].lower())
