@@ -126,6 +126,10 @@ def test_user_errors_exit_2(trigram):
     result = runner.invoke(app, ["score", str(trigram / "corpus.txt"), "-m",
                                  f"ngram:{trigram / 'tri'}", "--out", str(trigram / "corpus.txt")])
     assert result.exit_code == 2
+    # a mistyped prefix was looked up as a hub id ("not in the Hugging Face cache")
+    result = runner.invoke(app, ["score", str(trigram / "corpus.txt"), "-m",
+                                 f"ngrams:{trigram / 'tri'}"])
+    assert result.exit_code == 2 and "'ngrams:' is none of ngram:, lstm:, rnn:" in result.output
 
 
 def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):

@@ -150,6 +150,10 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
         scorer = SCORERS[prefix](target, options)
     elif (arch := word_level_arch(spec)) is not None:
         scorer = SCORERS[arch](spec, options)
+    elif sep and not Path(spec).exists():  # no hub id holds a colon: a mistyped prefix
+        raise UserError(f"unknown model spec '{spec}': '{prefix}:' is none of "
+                        f"{', '.join(p + ':' for p in WORD_LEVEL)} (a Hugging Face model is a "
+                        "name or a directory, without a prefix)")
     else:
         if kind is not None and kind not in ("causal", "masked"):
             raise UserError(f"unknown model kind '{kind}' (use causal or masked)")
