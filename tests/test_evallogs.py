@@ -216,6 +216,19 @@ def test_inspect_log_without_samples_is_named_as_such(planted, tmp_path):
     with pytest.raises(UserError, match="this Inspect log holds no samples"):
         read_predictions(path, dataset)
 
+
+@pytest.mark.parametrize("epoch", ["1", 0, 1.5, True])
+def test_inspect_epoch_that_is_not_a_whole_number_from_1_is_one_line(planted, tmp_path, epoch):
+    # "1" was taken for a later epoch: the sample was left out ("covers 39 of 40")
+    rows, dataset = planted
+    log = inspect_log(rows)
+    log["samples"][3]["epoch"] = epoch
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    with pytest.raises(UserError, match=r"samples\[3\]: 'epoch' must be a whole number from 1"):
+        read_predictions(path, dataset)
+
+
 def test_log_errors_name_the_problem(planted, tmp_path):
     rows, dataset = planted
     lines = lm_eval_lines(rows)

@@ -163,7 +163,10 @@ def _letter_index(text) -> int:
 def _sample_item(sample: dict, id_field: str | None, where: str) -> LoggedItem | None:
     if not isinstance(sample, dict) or "id" not in sample:
         raise ValueError(f"{where}: an Inspect sample needs an id")
-    if sample.get("epoch", 1) != 1:
+    epoch = sample.get("epoch", 1)
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:  # "1" was epoch 2+
+        raise ValueError(f"{where}: 'epoch' must be a whole number from 1, got {epoch!r}")
+    if epoch != 1:
         return None
     choices = sample.get("choices")
     if not isinstance(choices, list) or len(choices) < 2:
