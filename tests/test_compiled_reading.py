@@ -15,7 +15,7 @@ from cuelens.data.schema import FieldMap
 from cuelens.data.synthetic import make_nli
 from cuelens.engine import streaming
 from cuelens.engine.chunks import read_chunked
-from cuelens.engine.sources import iter_source_records
+from cuelens.data.readers import iter_records
 from cuelens.errors import UserError
 
 
@@ -31,7 +31,7 @@ def _read(path, monkeypatch, blocks: bool, skip_bad: bool = True, fields=FieldMa
     with monkeypatch.context() as patch:
         patch.setattr(readers, "TABLE_BYTES", 2048)  # many blocks, some plain, some not
         if not blocks:
-            patch.setattr(streaming, "source_pieces", lambda p: iter_source_records(p, raw=False))
+            patch.setattr(streaming, "source_pieces", lambda p: iter_records(p, raw=False))
         return streaming.read_compact_split(str(path), "all", fields, None, skip_bad)
 
 

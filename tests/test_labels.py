@@ -92,16 +92,16 @@ def test_findings_survive_the_compact_columns(tmp_path):
     """A shard packed by a worker (to_arrays/from_arrays) and appended (extend) keeps them."""
     from cuelens.data.compact import CompactSplit
     from cuelens.data.loading import build_split
-    from cuelens.engine.sources import iter_source_records
+    from cuelens.data.readers import iter_records
 
     path = tmp_path / "d.jsonl"
     path.write_text('{"premise": "p", "hypothesis": "h", "label": " a"}\n'
                     '{"premise": "p", "hypothesis": "h", "label": "b", "label": "a"}\n')
-    shard = CompactSplit("all", str(path), "nli", [path], iter_source_records)
-    build_split(iter_source_records(path), path, "all", FieldMap(), "nli", False, into=shard)
+    shard = CompactSplit("all", str(path), "nli", [path], iter_records)
+    build_split(iter_records(path), path, "all", FieldMap(), "nli", False, into=shard)
     unpacked = CompactSplit.from_arrays(shard.to_arrays(), "all", str(path), [path],
-                                        iter_source_records)
-    whole = CompactSplit("all", str(path), "nli", [path], iter_source_records)
+                                        iter_records)
+    whole = CompactSplit("all", str(path), "nli", [path], iter_records)
     whole.extend(unpacked, 0)
     whole.extend(unpacked, 0)
     assert whole.findings.rewrites == {"a": {" a": 2}}
@@ -113,13 +113,13 @@ def test_source_records_are_the_readers_raw_records(tmp_path):
     from array import array
 
     from cuelens.data.compact import SourceRecords
-    from cuelens.engine.sources import iter_source_records
+    from cuelens.data.readers import iter_records
 
     path = tmp_path / "d.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"id": "a"}\n\n{"id": "\xc3\xa9"}\r\n  \n{"id": "c"}')
-    raw = {line: text for line, text, _ in iter_source_records(path)}
+    raw = {line: text for line, text, _ in iter_records(path)}
     wanted = [1, 3, 5]
     records = SourceRecords([path], array("i", [0, 0, 0]), array("q", wanted),
-                            iter_source_records)
+                            iter_records)
     assert list(records) == [raw[line] for line in wanted]
     assert records[1] == raw[3]

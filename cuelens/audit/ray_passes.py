@@ -31,13 +31,14 @@ from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
 from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS
+from cuelens.data.readers import iter_records
 from cuelens.data.schema import FieldMap
 from cuelens.data.splits import build_split
 from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, load_mapped, \
     save_chunk, save_mapped, until_full
 from cuelens.engine.options import EngineOptions, Loaded
 from cuelens.engine.ray_engine import connect
-from cuelens.engine.sources import iter_source_records, shard_paths
+from cuelens.engine.sources import shard_paths
 from cuelens.engine.streaming import add_skipped, load_streaming, shard_records
 from cuelens.errors import UserError
 
@@ -89,7 +90,7 @@ class _Reading:
     directory: Path
 
     def split(self, shard: int = 0) -> CompactSplit:
-        split = CompactSplit(self.role, self.source, self.task, self.shards, iter_source_records)
+        split = CompactSplit(self.role, self.source, self.task, self.shards, iter_records)
         split.shard = shard
         return split
 
@@ -115,7 +116,7 @@ def _read_part(reading: _Reading, shard: int) -> _Part:
     path, part = reading.shards[shard], _Part()
     words, registry = Encoder(repeats=True), dict[Any, int]()
     features = None if reading.ngrams == 1 else Encoder(reading.ngrams)
-    records, state, items = iter_source_records(path, raw=False), {"done": False}, 0
+    records, state, items = iter_records(path, raw=False), {"done": False}, 0
     while not state["done"]:
         split = reading.split(shard)
         try:
@@ -153,7 +154,7 @@ def _build_chunk(reading: _Reading, pieces: list[Piece], index: int, tokens_inde
         blocks.append(load_mapped(path))  # a piece reads only its rows of the block
         chunk.extend(CompactSplit.from_arrays(
             CompactSplit.slice_arrays(blocks[-1], start, stop), reading.role, reading.source,
-            reading.shards, iter_source_records), shard_offset=shard)
+            reading.shards, iter_records), shard_offset=shard)
     counts = save_chunk(chunk, chunk_path(reading.directory, reading.role, index))
     if not reading.encode:
         return counts, 0, len(chunk)
@@ -343,7 +344,7 @@ class RayPasses:
             for path, _ in part.blocks:
                 arrays = load_mapped(path)
                 block = CompactSplit.from_arrays(arrays, role, source, reading.shards,
-                                                 iter_source_records)
+                                                 iter_records)
                 encoder.add_encoded(TokenSequences(arrays["seqs_indptr"], arrays["seqs"], vocab))
                 block.skipped, block.findings = {}, LabelFindings()  # the part's count them all
                 merged.extend(block, shard_offset=shard)

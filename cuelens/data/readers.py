@@ -428,22 +428,24 @@ def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, str,
         yield start, json.dumps(row, ensure_ascii=False), row
 
 
-def iter_records(path: str | Path) -> Iterator[tuple[int, str, dict | LineError]]:
-    """``(line, raw, record)`` for every non-empty record of ``path`` (format from its name)."""
+def iter_records(path: str | Path, raw: bool = True
+                 ) -> Iterator[tuple[int, str, dict | LineError]]:
+    """``(line, raw, record)`` for every non-empty record of ``path`` (format from its name);
+    ``raw=False``: Parquet rows come without their JSON rendering (``""``), for readers into
+    compact columns, which never keep it (easy/hard records re-read it)."""
     path = Path(path)
     fmt = file_format(path)
     check_regular_file(path)
     if fmt == "jsonl":
         return iter_jsonl(path)
     if fmt == "parquet":
-        return parquet_records(path)
+        return parquet_records(path, raw)
     return iter_delimited(path, "," if fmt == "csv" else "\t")
 
 
 def parquet_records(path: Path, raw: bool = True) -> Iterator[tuple[int, str, dict]]:
     """``(row number, raw, record)`` of a Parquet file, one record batch in memory at a time
-    (pyarrow); ``raw``: the row's JSON rendering, as for CSV (``""`` when not ``raw``: readers
-    into compact columns never keep it)."""
+    (pyarrow); ``raw``: the row's JSON rendering, as for CSV (else ``""``)."""
     try:
         import pyarrow.parquet as pq
     except ImportError:

@@ -30,8 +30,9 @@ from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Split
 from cuelens.data.labels import LabelFindings
 from cuelens.data.loading import NO_ITEMS
+from cuelens.data.readers import iter_records
 from cuelens.data.schema import FieldMap
-from cuelens.engine.sources import Record, iter_source_records, shard_paths
+from cuelens.engine.sources import Record, shard_paths
 from cuelens.engine.streaming import add_skipped, shard_records
 from cuelens.errors import UserError
 
@@ -276,7 +277,7 @@ def chunk_counts(split: CompactSplit) -> tuple[dict, dict]:
 def _load(path: Path, owner: ChunkedSplit) -> CompactSplit:
     arrays = load_mapped(path)
     split = CompactSplit.from_arrays(arrays, owner.name, owner.path, owner.shards,
-                                     iter_source_records)
+                                     iter_records)
     shard_of = array("i", arrays["shard_of"].tobytes())
     keep_text_keys(split, TextKeys.from_arrays(arrays))
     split.shard_of[:] = shard_of  # in place: split.raw re-reads records through it
@@ -316,7 +317,7 @@ def read_chunked(source: str, role: str, fields: FieldMap, task: str | None, ski
         filler = ShardFiller(records, path, fields, skip_bad)
         while not filler.done:
             if current is None:
-                current = CompactSplit(role, source, chunked.task, shards, iter_source_records)
+                current = CompactSplit(role, source, chunked.task, shards, iter_records)
             current.shard = index
             filler.fill(current, chunk_items)
             if len(current) >= chunk_items:

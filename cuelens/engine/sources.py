@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cuelens.data.readers import LineError, RecordTable, check_regular_file, file_format, \
-    iter_records, jsonl_pieces, parquet_records
+    iter_records, jsonl_pieces
 from cuelens.errors import UserError
 
 Record = tuple[int, str, "dict | LineError"]
@@ -53,20 +53,10 @@ def shard_paths(source: str | Path) -> list[Path]:
     return [check_regular_file(path)]
 
 
-def iter_source_records(path: Path, raw: bool = True) -> Iterator[Record]:
-    """Stream ``(line, raw, record)`` of one shard (text formats: the shared readers).
-
-    ``raw=False``: Parquet rows come without their JSON rendering (``""``), for readers into
-    compact columns, which never keep it (easy/hard records re-read it)."""
-    if file_format(path) == "parquet":
-        return parquet_records(check_regular_file(path), raw)
-    return iter_records(path)
-
-
 def source_pieces(path: Path) -> Iterator[Record | RecordTable]:
-    """:func:`iter_source_records` without ``raw``, but a JSONL shard's blocks of plain records
-    as :class:`~cuelens.data.readers.RecordTable` where they parse whole
+    """:func:`~cuelens.data.readers.iter_records` without ``raw``, but a JSONL shard's blocks of
+    plain records as :class:`~cuelens.data.readers.RecordTable` where they parse whole
     (:func:`~cuelens.data.readers.jsonl_pieces`; docs/large-datasets.md)."""
     if file_format(path) == "jsonl":
         return jsonl_pieces(path)
-    return iter_source_records(path, raw=False)
+    return iter_records(path, raw=False)

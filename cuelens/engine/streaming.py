@@ -10,10 +10,9 @@ from pathlib import Path
 from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset
-from cuelens.data.readers import LineError, RecordTable, file_format
+from cuelens.data.readers import LineError, RecordTable, file_format, iter_records
 from cuelens.data.schema import FieldMap, detect_task
-from cuelens.engine.sources import Record, is_data_file, is_glob, iter_source_records, \
-    shard_paths, source_pieces
+from cuelens.engine.sources import Record, is_data_file, is_glob, shard_paths, source_pieces
 from cuelens.errors import UserError
 
 ROLES = ("train", "dev", "test", "all")
@@ -68,7 +67,7 @@ def shard_records(shards: list[Path], fields: FieldMap, task: str | None, skip_b
     shard's records in blocks where they parse whole (:func:`~cuelens.engine.sources.source_pieces`,
     for :class:`~cuelens.data.compact.ShardFiller`)."""
     for index, path in enumerate(shards):
-        records: Iterator = source_pieces(path) if pieces else iter_source_records(path,
+        records: Iterator = source_pieces(path) if pieces else iter_records(path,
                                                                                    raw=False)
         if task is None:
             records, task = peek_task(records, fields)
@@ -95,7 +94,7 @@ def read_compact_split(source: str, role: str, fields: FieldMap, task: str | Non
     for index, path, records, found in shard_records(shards, fields, task, skip_bad, lost,
                                                      pieces=True):
         if split is None:
-            split = CompactSplit(role, source, found, shards, iter_source_records)
+            split = CompactSplit(role, source, found, shards, iter_records)
         split.shard = index
         ShardFiller(records, path, fields, skip_bad).fill(split)
     if split is None or len(split) == 0:
