@@ -3,6 +3,7 @@ input (docs/mitigation.md)."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -71,16 +72,14 @@ def filter(  # noqa: A001 - the sub-command's name
         raise UserError("--model gives AFLite its features: use it with --method aflite")
     if method != "z" and balance:
         raise UserError("--balance applies to --method z")
-    aflite_only = {"--ensemble": (ensemble, ENSEMBLE), "--cutoff": (cutoff, CUTOFF),
-                   "--threshold": (threshold, THRESHOLD), "--train-size": (train_size, TRAIN_SIZE),
-                   "--target": (target, 0)}
-    given = [name for name, (value, default) in aflite_only.items() if value != default]
+    aflite_options = AFLiteOptions(ensemble, cutoff, threshold, train_size, target, seed)
+    given = [f"--{f.name.replace('_', '-')}" for f in fields(AFLiteOptions)
+             if f.name != "seed" and getattr(aflite_options, f.name) != f.default]
     if method != "aflite" and given:  # they were silently ignored
         raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
                         "--method aflite")
     config = ScanConfig(min_count=min_count, seed=seed)
     config.validate()
-    aflite_options = AFLiteOptions(ensemble, cutoff, threshold, train_size, target, seed)
     aflite_options.validate()
     dataset = source.load()
     check_output_dir(out, dataset.input_paths, OUTPUT_NAMES)
