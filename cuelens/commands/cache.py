@@ -24,8 +24,9 @@ def _root(cache_dir: Path | None) -> Path:
     from cuelens.errors import UserError
 
     root = cache_dir or default_cache_dir()
-    if not existing_ancestor(root).is_dir():
-        raise UserError(f"not a parse cache: {existing_ancestor(root)} is not a directory "
+    existing = existing_ancestor(root)
+    if not existing.is_dir():
+        raise UserError(f"not a parse cache: {existing} is not a directory "
                         "(--cache-dir, $CUELENS_CACHE_DIR)", path=str(root))
     return root
 

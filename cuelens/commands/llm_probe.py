@@ -142,8 +142,9 @@ def prompts(
     from cuelens.errors import UserError
     from cuelens.probes.llm.templates import TEMPLATES, resolve_template
 
-    if task is not None and task not in {t.task for t in TEMPLATES.values()}:
-        raise UserError(f"unknown --task {task!r}; choose from nli, mcq")
+    tasks = list(dict.fromkeys(t.task for t in TEMPLATES.values()))
+    if task is not None and task not in tasks:
+        raise UserError(f"unknown --task {task!r}; choose from {', '.join(tasks)}")
     if show is not None:
         t = resolve_template(show)
         answers = ", ".join(f"{k}={v}" for k, v in t.answers.items()) or f"options: {t.options}"
