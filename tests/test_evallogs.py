@@ -197,14 +197,18 @@ def test_inspect_unanswered_sample_is_wrong(planted, tmp_path):
     assert preds.rows(dataset)[0]["prediction"] is None
 
 
-
-def test_inspect_scores_that_are_not_an_object_are_one_line(planted, tmp_path):
+@pytest.mark.parametrize("field, value, message", [
+    ("scores", ["A"], r"'scores' must be an object .* got list"),
+    # an epoch of "1" was taken for a later epoch: the sample was left out ("covers 39 of 40")
+    *[("epoch", epoch, "'epoch' must be a whole number from 1") for epoch in ("1", 0, 1.5, True)]])
+def test_an_inspect_sample_field_of_another_kind_is_one_line(planted, tmp_path, field, value,
+                                                              message):
     rows, dataset = planted
     log = inspect_log(rows)
-    log["samples"][3]["scores"] = ["A"]
+    log["samples"][3][field] = value
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log), encoding="utf-8")
-    with pytest.raises(UserError, match=r"samples\[3\]: 'scores' must be an object .* got list"):
+    with pytest.raises(UserError, match=r"samples\[3\]: " + message):
         read_predictions(path, dataset)
 
 
@@ -214,18 +218,6 @@ def test_inspect_log_without_samples_is_named_as_such(planted, tmp_path):
     path = tmp_path / "log.json"
     path.write_text(json.dumps(header), encoding="utf-8")
     with pytest.raises(UserError, match="this Inspect log holds no samples"):
-        read_predictions(path, dataset)
-
-
-@pytest.mark.parametrize("epoch", ["1", 0, 1.5, True])
-def test_inspect_epoch_that_is_not_a_whole_number_from_1_is_one_line(planted, tmp_path, epoch):
-    # "1" was taken for a later epoch: the sample was left out ("covers 39 of 40")
-    rows, dataset = planted
-    log = inspect_log(rows)
-    log["samples"][3]["epoch"] = epoch
-    path = tmp_path / "log.json"
-    path.write_text(json.dumps(log), encoding="utf-8")
-    with pytest.raises(UserError, match=r"samples\[3\]: 'epoch' must be a whole number from 1"):
         read_predictions(path, dataset)
 
 
