@@ -69,17 +69,23 @@ def _resolve(target: str):
     return getattr(importlib.import_module(module), attr)
 
 
-def short_help(command: Callable) -> str:
-    """The first paragraph of ``command``'s docstring on one line: `audit --help` lists it so
-    (typer's rich mode keeps the docstring's line breaks there, cut at the source's width)."""
-    return " ".join(inspect.cleandoc(command.__doc__ or "").split("\n\n")[0].split())
+def help_text(command: Callable) -> str:
+    """``command``'s docstring with each paragraph on one line: typer's rich mode keeps a
+    paragraph's line breaks, so the source's width cut the help mid-sentence (and an example
+    written over two lines read as two commands)."""
+    paragraphs = inspect.cleandoc(command.__doc__ or "").split("\n\n")
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
 
 
 for _name, _target in COMMANDS.items():
     _command = _resolve(_target)
-    app.command(_name, short_help=short_help(_command))(_command)
+    _help = help_text(_command)
+    app.command(_name, help=_help, short_help=_help.split("\n\n")[0])(_command)
 for _name, _target in GROUPS.items():
-    app.add_typer(_resolve(_target), name=_name)
+    _group = _resolve(_target)
+    for _info in _group.registered_commands:
+        _info.help = _info.help or help_text(_info.callback)
+    app.add_typer(_group, name=_name)
 
 
 # Commands whose worker threads fit models, not tokenise: they share one glibc arena

@@ -3,6 +3,7 @@ draws nothing there), ``audit --version`` and the command list of ``audit --help
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 import cuelens.commands.common as common
@@ -25,6 +26,18 @@ def test_help_lists_each_command_on_one_line_when_the_terminal_is_wide_enough():
     assert len(panel) == len(rows) == len(COMMANDS) + len(GROUPS)  # no continuation lines
     assert "for reliance on the dataset's cues." in rows["probe"]  # the docstring's 2nd line
     assert "NAME.summary.json" not in rows["stress"]  # the first paragraph only
+
+
+@pytest.mark.parametrize(("command", "sentence"), [
+    (["probe"], "ΔAcc per cue with 95% bootstrap CIs"),
+    (["probe"], "http://127.0.0.1:8000/v1 --prompt nli-yes-no --prompt nli-yes-no-cot"),
+    (["contrast", "synthetic"], "log p(n|m2)); s2 the reverse. Each output line"),
+])
+def test_a_commands_help_keeps_each_paragraph_whole(command, sentence):
+    """Later paragraphs too (typer's rich mode cut them at the source's line breaks, and an
+    example over two source lines read as two commands)."""
+    output = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "400"}).output
+    assert any(sentence in line for line in output.splitlines())
 
 
 def test_item_progress_prints_lines_with_counts_and_time_left_without_a_terminal(
