@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import CacheDirOpt, console, user_errors
 
@@ -50,4 +51,4 @@ def clear(cache_dir: CacheDirOpt = None) -> None:
     from cuelens.audit.parse_cache import clear_cache
 
     root = _root(cache_dir)
-    console.print(f"freed {_mib(clear_cache(root))} in {root}", highlight=False)
+    console.print(f"freed {_mib(clear_cache(root))} in {escape(str(root))}", highlight=False)

@@ -186,7 +186,8 @@ def data_options(*, without: tuple[str, ...] = ()) -> Callable[[Callable], Calla
 def warn_skipped(dataset) -> None:
     for split in dataset.splits.values():
         for reason, count in split.skipped.items():
-            console.print(f"[yellow]warning:[/] {split.path}: skipped {count} item(s): {reason}")
+            skipped = f"{split.path}: skipped {count} item(s): {reason}"
+            console.print(f"[yellow]warning:[/] {escape(skipped)}")
 
 
 LOG_EVERY = 15.0  # seconds between progress lines when stderr is not a terminal
@@ -266,8 +267,8 @@ def progress_bar(description: str) -> Iterator[Callable[[str, float], None]]:
     (:func:`live_progress`: plain lines when stderr is not a terminal)."""
     from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    with live_progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                       TimeRemainingColumn()) as bar:
+    with live_progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                       TimeElapsedColumn(), TimeRemainingColumn()) as bar:
         task = bar.add_task(description, total=1.0)
         yield lambda stage, fraction: bar.update(task, completed=fraction,
                                                  description=f"{description}: {stage}")

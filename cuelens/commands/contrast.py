@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import OutFileOpt, SeedOpt, console, user_errors
 
@@ -231,7 +232,7 @@ def synthetic(
                        [init, vocab, vocab_initial, function_words, out])
     resumed = f" ({run.resumed} resumed)" if run.resumed else ""
     console.print(f"{len(rows)} triplets{resumed}, {facts['controversial_fraction']:.0%} "
-                  f"controversial, {facts['seconds_total']:.1f}s → {out}")
+                  f"controversial, {facts['seconds_total']:.1f}s → {escape(str(out))}")
 
 
 @app.command("judge")
@@ -276,7 +277,7 @@ def judge(
         _write_results(result, out, html, [p for p in (trials, ratings, out) if p])
     for name, entry in result["models"].items():
         ceiling = entry["accuracy_noise_ceiling"]
-        console.print(f"{name}: accuracy {num(entry['accuracy'])} (ceiling "
+        console.print(f"{escape(name)}: accuracy {num(entry['accuracy'])} (ceiling "
                       f"{num(ceiling['lower'])}–{num(ceiling['upper'])}), scsr "
                       f"{num(entry['scsr'])}, n={entry['n']}")
-    console.print(f"→ {out}")
+    console.print(f"→ {escape(str(out))}")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
 
@@ -50,4 +51,4 @@ def demo(
                                   features=list(DEFAULT_FEATURES),
                                   progress=staged_progress(progress, True))
         save_scan(result, out / task, (None, ReportOptions()), 3)
-    console.print(f"demo data in {out / 'data'}")
+    console.print(f"demo data in {escape(str(out / 'data'))}")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
 
@@ -84,5 +85,5 @@ def train(
                               log=console.print, progress=progress)
     replace_directory(out, model.save_pretrained)
     console.print(f"{arch} model ({len(model.vocab)} words) trained in "
-                  f"{time.perf_counter() - start:.1f}s, saved to {out}")
+                  f"{time.perf_counter() - start:.1f}s, saved to {escape(str(out))}")
 

@@ -44,7 +44,7 @@ def item_progress(*extra_fields: str):
     from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    columns = [TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn(),
                *(TextColumn(f"{name} {{task.fields[{name}]}}") for name in extra_fields)]
     return live_progress(*columns)

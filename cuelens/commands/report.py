@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.audit.metrics import METRICS
 from cuelens.commands.common import PlotlyOpt, console, user_errors
@@ -35,4 +36,4 @@ def report(
     out = out or results.parent / "report.html"
     written = render_report(load_results(results), out, inputs=[results], source=str(results),
                             options=options)
-    console.print(f"report written to [bold]{written}[/]", highlight=False)
+    console.print(f"report written to [bold]{escape(str(written))}[/]", highlight=False)

@@ -403,7 +403,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     if features:
         top_features = ", ".join(f"{escape(f.feature)}={escape(str(f.value))} "
                                  f"({f.cueness * 100:.1f}%)" for f in features[:5])
-        console.print(f"top feature cues by cueness: {top_features}")
+        console.print(f"top feature cues by cueness: {escape(top_features)}")
     eh = EasyHardSection.required_in(results)
     if eh.chance_level:
         console.print(f"easy/hard: {eh.easy} easy, {eh.hard} hard — indistinguishable "

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.markup import escape
 
 from cuelens.commands.common import SeedOpt, console, user_errors
 
@@ -49,7 +50,7 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
                              open_vocab=open_vocab)
         inner = getattr(scorer, "scorer", scorer)
         if hasattr(inner, "scheme"):
-            console.print(f"{spec}: word scheme {inner.scheme.describe()}, bow correction "
+            console.print(f"{escape(spec)}: word scheme {inner.scheme.describe()}, bow correction "
                           f"{'on' if bow_correction and inner.scheme.kind == 'bow' else 'off'}",
                           soft_wrap=True, highlight=False)
         scorers.append(scorer)
@@ -119,13 +120,13 @@ def score(
                 for s in scorers if hasattr(s, "unknown")}
         rows.append(row)
     for name, (n_words, n_unknown) in counts.items():
-        console.print(f"{name}: {int(n_unknown.sum()):,} of {int(n_words.sum()):,} words "
+        console.print(f"{escape(name)}: {int(n_unknown.sum()):,} of {int(n_words.sum()):,} words "
                       f"unknown ({100 * n_unknown.sum() / max(n_words.sum(), 1):.1f}%), in "
                       f"{int((n_unknown > 0).sum()):,} of {len(texts):,} sentences",
                       highlight=False, soft_wrap=True)
     if out is not None:
         write_jsonl(out, rows)
-        console.print(f"wrote {len(rows)} sentences to {out}")
+        console.print(f"wrote {len(rows)} sentences to {escape(str(out))}")
         return
     names = list(totals)
     typer.echo("\t".join(["sentence", *names]))
@@ -181,7 +182,8 @@ def score_pairs(
         table.add_column(column, justify="left" if column == "model" else "right")
     for name, r in results.items():
         oov = r.get("oov")
-        table.add_row(name, f"{100 * r['overall']:.1f}", f"{100 * r['ties']['overall']:.1f}",
+        table.add_row(escape(name), f"{100 * r['overall']:.1f}",
+                      f"{100 * r['ties']['overall']:.1f}",
                       f"{100 * oov['pair_rate']:.1f}" if oov else "n/a",
                       f"{100 * oov['word_rate']:.1f}" if oov else "n/a",
                       *[f"{100 * r['by_field'].get(f, float('nan')):.1f}" for f in fields])
@@ -190,4 +192,4 @@ def score_pairs(
     Console().print(table)
     if out is not None:
         write_json(out, {"kind": "score_pairs", "models": results})
-        console.print(f"wrote {out}")
+        console.print(f"wrote {escape(str(out))}")

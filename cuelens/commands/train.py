@@ -114,7 +114,7 @@ def train(
     console.print(f"trained {epochs} epoch(s) on {len(split)} items in "
                   f"{time.time() - started:.0f}s · last-epoch training accuracy {last * 100:.1f}%")
     console.print("data map: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
-    console.print(f"model saved to [bold]{out}[/] (load it with from_pretrained)")
+    console.print(f"model saved to [bold]{escape(str(out))}[/] (load it with from_pretrained)")
 
 
 def training_bias(debias: str, bias: Path | None, dataset, seed: int, gold):
