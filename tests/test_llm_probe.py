@@ -93,6 +93,13 @@ def test_prompts_refuses_an_unknown_task():
     assert bad.exit_code == 2 and "unknown --task 'MCQs'" in bad.output
 
 
+def test_prompts_lists_every_template_name_whole_on_a_narrow_terminal():
+    """The name column was cut to 'nli-true-false…' at 80 columns: not a name to pass."""
+    listed = runner.invoke(app, ["prompts"], env={"COLUMNS": "80"})
+    assert listed.exit_code == 0
+    assert all(f"│ {name} " in listed.output for name in TEMPLATES), listed.output
+
+
 def test_template_renders_in_a_sandbox_and_files_parse(tmp_path):
     t = TEMPLATES["mcq-letter"]
     text = t.render({"premise": "P", "question": "", "choices": ["x", "y"],

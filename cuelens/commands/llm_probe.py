@@ -102,9 +102,9 @@ def probe_llm(dataset, llm: str, prompts: list[str], backend_options: BackendOpt
 
 def print_llm_probe(section: dict, out_dir: Path) -> None:
     """Terminal summary: one row per template, then the verdict."""
-    from rich.table import Table
+    from rich.table import Column, Table
 
-    table = Table("prompt", "mode", "accuracy", "unparseable", "Σ|ΔAcc|", "top cue ΔAcc",
+    table = Table(Column("prompt", no_wrap=True), "mode", "accuracy", "unparseable", "Σ|ΔAcc|", "top cue ΔAcc",
                   "tokens", title="LLM probe: templates side by side")
     for t in section["templates"]:
         cues = sorted(t["accuracy_test"]["cues"], key=lambda c: (-abs(c["delta"]), c["cue"]))
@@ -137,7 +137,7 @@ def prompts(
 
     Example: audit prompts --task nli
     """
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from cuelens.errors import UserError
     from cuelens.probes.llm.templates import TEMPLATES, resolve_template
@@ -150,7 +150,8 @@ def prompts(
         answers = ", ".join(f"{k}={v}" for k, v in t.answers.items()) or f"options: {t.options}"
         typer.echo(f"# {t.name}: {t.task} · {t.mode} · {t.style} · {answers}\n{t.text}")
         return
-    table = Table("name", "task", "mode", "style", "answers", "description")
+    table = Table(Column("name", no_wrap=True), "task", "mode", "style", "answers",
+                  Column("description", overflow="fold"))
     for t in TEMPLATES.values():
         if task is None or t.task == task:
             answers = ", ".join(t.answers.values()) if t.task == Task.NLI else t.options

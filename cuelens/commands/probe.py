@@ -298,7 +298,7 @@ def print_short_circuit(section: dict) -> None:
 
 def print_probe(section: dict, out_dir: Path) -> None:
     """Terminal summary: accuracy, ΔAcc table, easy/hard accuracy."""
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from cuelens.probes.sanity import probe_verdict
 
@@ -308,7 +308,7 @@ def print_probe(section: dict, out_dir: Path) -> None:
     if section.get("cue_selection"):
         console.print(f"word cues tested: {escape(section['cue_selection']['rule'])}")
     test = section["accuracy_test"]
-    table = Table("cue", "kind", "n with", "acc with", "acc without", "ΔAcc [95% CI]", "q",
+    table = Table(Column("cue", overflow="fold"), "kind", "n with", "acc with", "acc without", "ΔAcc [95% CI]", "q",
                   title=f"Accuracy test (Σ|ΔAcc| = {test['total_abs_delta'] * 100:.1f} points)")
     for row in sorted(test["cues"], key=lambda r: -abs(r["delta"])):
         table.add_row(escape(row["cue"]), row["kind"], str(row["n_with"]),

@@ -179,7 +179,8 @@ def score_pairs(
     table = Table(title=f"minimal-pair accuracy % ({len(data.good)} pairs; ties count as "
                         f"errors; OOV: pairs with a word outside the model's vocabulary)")
     for column in ["model", "overall", "ties", "OOV pairs", "OOV words", *fields]:
-        table.add_column(column, justify="left" if column == "model" else "right")
+        table.add_column(column, justify="left" if column == "model" else "right",
+                         overflow="fold")
     for name, r in results.items():
         oov = r.get("oov")
         table.add_row(escape(name), f"{100 * r['overall']:.1f}",
