@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from cuelens.audit.compare import compare_scans
@@ -206,3 +207,59 @@ def test_mcq_rules_hygiene_and_positions_are_compared_by_direction():
     assert changes["answer positions (test): most common share"]["direction"] == "worse"
     assert result["status"] == "mixed"
     validate_results(result)
+
+
+# ----------------------------------------------------------- which cues changed beyond their noise
+def counted_scan(n: int, cues: list[tuple[str, int, int, bool]]) -> dict:
+    """A train/test scan with ``n`` train items in three equal labels and counted cues
+    ``(token, #w, #(w, contradiction), significant)``, minimum count 5."""
+    results = scan_like(0.2, 0.15, 0.25, [], train_items=n)
+    results["cue_stats"] = {"bonferroni_z": 4.0, "min_count": 5, "fitted_on": "train"}
+    results["cues"] = [{"token": t, "label": "contradiction", "count": w, "label_count": wl,
+                        "metrics": {"z": 5.0 if s else 1.0}, "significant": s}
+                       for t, w, wl, s in cues]
+    return results
+
+
+def cue_dimension(result: dict) -> dict:
+    return next(d for d in result["dimensions"] if d["name"] == "significant cues")
+
+
+def test_a_cue_lost_with_half_the_items_is_not_a_better_dataset():
+    """A random half: the same share of items (60 of 300, 30 of 150, all contradictions) but
+    too few to pass the threshold. Counting significant cues called it better."""
+    result = compare_scans(counted_scan(300, [("nobody", 60, 60, True)]),
+                           counted_scan(150, [("nobody", 30, 30, False)]))
+    validate_results(result)
+    assert [c["token"] for c in result["cues_lost"]] == ["nobody"]
+    assert cue_dimension(result)["status"] == "same"
+    assert result["cue_changes"]["weakened"] == [] and result["cue_changes"]["n_tested"] == 1
+    assert "stays leakage" in result["headline"] and "significant cues" not in result["headline"]
+
+
+def test_a_cue_whose_excess_share_fell_is_weakened_with_a_hand_computed_z():
+    """Before: 60 of 300 items hold the word, all contradictions (prior 1/3): share (60 − 20)/300,
+    variance (60·(2/3)²/300 − share²)/300. After: 30 items, 10 contradictions: share 0, variance
+    ((10·(2/3)² + 20·(1/3)²)/300)/300. z = −0.13333/√(2.3704e-4 + 7.4074e-5) = −7.5593."""
+    result = compare_scans(counted_scan(300, [("nobody", 60, 60, True)]),
+                           counted_scan(300, [("nobody", 30, 10, False)]))
+    (cue,) = result["cue_changes"]["weakened"]
+    assert cue["share_before"] == pytest.approx(40 / 300, abs=1e-6) and cue["share_after"] == 0
+    assert cue["z"] == pytest.approx(-7.5593, abs=1e-4) and cue["q"] < 1e-12
+    assert cue_dimension(result)["status"] == "better"
+    assert "1 weakened, 0 strengthened" in cue_dimension(result)["text"]
+    stronger = compare_scans(counted_scan(300, [("nobody", 30, 10, False)]),
+                             counted_scan(300, [("nobody", 60, 60, True)]))
+    assert cue_dimension(stronger)["status"] == "worse"
+    assert [c["token"] for c in stronger["cue_changes"]["strengthened"]] == ["nobody"]
+
+
+def test_a_word_below_the_minimum_count_is_tested_at_its_largest_share():
+    """Gone from the after scan's table: at most 4 occurrences (minimum count 5), taken as 4
+    contradictions; 8 of 300 before is no change beyond that bound (z −1.17), 60 of 300 is."""
+    gone = counted_scan(300, [])
+    small = compare_scans(counted_scan(300, [("nobody", 8, 8, True)]), gone)
+    assert small["cue_changes"]["weakened"] == [] and cue_dimension(small)["status"] == "same"
+    large = compare_scans(counted_scan(300, [("nobody", 60, 60, True)]), gone)
+    (cue,) = large["cue_changes"]["weakened"]
+    assert cue["share_after"] == pytest.approx((4 - 4 / 3) / 300, abs=1e-6)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cuelens.audit.compare_status import dimensions, direction, overall_status
 from cuelens.audit.conclusion import conclusion_of
+from cuelens.audit.cue_change import cue_changes, significant_cues
 from cuelens.audit.examples import sort_value
 from cuelens.audit.results import (ConfigSection, CueRow, DatasetSummary, EasyHardSection, HygieneSection,
                                    LeakageSection, McqBaselinesSection, SegmentationSection,
@@ -46,10 +47,6 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
     return results
 
 
-def _significant(results: dict) -> dict[tuple[str, str], CueRow]:
-    return {(c.token, c.label): c for c in CueRow.rows_in(results) if c.significant}
-
-
 def _hygiene_counts(results: dict) -> dict | None:
     hygiene = HygieneSection.in_results(results)
     if hygiene is None:
@@ -77,7 +74,7 @@ def _side(results: dict, source: str) -> dict:
                            "margin": conclusion.margin},
             "hard_fraction": eh.hard_fraction if eh else None,
             "easy_hard_at_chance": bool(eh.chance_level) if eh else None,
-            "n_significant_cues": len(_significant(results)) if "cues" in results else None,
+            "n_significant_cues": len(significant_cues(results)) if "cues" in results else None,
             "hygiene": _hygiene_counts(results),
             "fitting": {"role": role,
                         "items": fitted.items if fitted is not None else None}}
@@ -159,8 +156,10 @@ def _rule_rows(before: dict, after: dict) -> list[dict]:
     return rows
 
 
-def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list[dict]:
-    """Every measure both scans have, with the direction of its change."""
+def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool,
+             cue_direction: str) -> list[dict]:
+    """Every measure both scans have, with the direction of its change (the significant cues':
+    their dimension's status)."""
     rows = [_row("cue leakage D", b["D"], a["D"], "points",
                  "same" if overlap or "ci_low" not in b or "ci_low" not in a else
                  direction(b["D"], a["D"])),
@@ -173,7 +172,7 @@ def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool) -> list
                                    lower_is_better=False)))
     if b["n_significant_cues"] is not None and a["n_significant_cues"] is not None:
         rows.append(_row("significant cues", b["n_significant_cues"], a["n_significant_cues"],
-                         "cues", direction(b["n_significant_cues"], a["n_significant_cues"])))
+                         "cues", cue_direction))
     if b["hygiene"] is not None and a["hygiene"] is not None:
         rows += [_row(key.replace("_", " "), b["hygiene"][key], a["hygiene"][key], "items",
                       direction(b["hygiene"][key], a["hygiene"][key])) for key in b["hygiene"]]
@@ -190,7 +189,7 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
     if task != after_task:
         raise UserError(f"cannot compare a {task.upper()} scan with a {after_task.upper()} scan")
     cues_compared = "cues" in before and "cues" in after
-    old, new = (_significant(before), _significant(after)) if cues_compared else ({}, {})
+    old, new = (significant_cues(before), significant_cues(after)) if cues_compared else ({}, {})
     gained = [new[k] for k in new.keys() - old.keys()]
     lost = [old[k] for k in old.keys() - new.keys()]
     b, a = _side(before, before_source), _side(after, after_source)
@@ -214,5 +213,7 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
             "n_cues_gained": len(gained), "n_cues_lost": len(lost),
             "n_cues_kept": len(old.keys() & new.keys()),
             "status": status, "headline": headline, "dimensions": dims,
-            "changes": _changes(b, a, before, after, overlap),
+            "cue_changes": cue_changes(before, after) if cues_compared else None,
+            "changes": _changes(b, a, before, after, overlap, next(
+                (d["status"] for d in dims if d["name"] == "significant cues"), "same")),
             "protocol": proto, "warnings": warnings}

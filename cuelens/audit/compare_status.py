@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.conclusion import LEAKAGE
+from cuelens.audit.cue_change import cue_changes
 from cuelens.audit.findings import task_of
 from cuelens.audit.results import CONCLUSION_TEXT, McqBaselinesSection
 from cuelens.registry import Registry
@@ -78,11 +79,21 @@ def _leakage_d(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> di
 
 @dimension("significant cues")
 def _cues(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
+    """Better when some cue weakened beyond its noise and none strengthened, worse when one
+    strengthened (:func:`~cuelens.audit.cue_change.cue_changes`); how many cues pass the
+    threshold depends on the number of items, so the counts alone decide nothing."""
     old, new = b["n_significant_cues"], a["n_significant_cues"]
     if old is None or new is None:
         return _missing(old, new, "cues")
-    return {"status": direction(old, new), "before": old, "after": new,
-            "text": f"{old:,} → {new:,}"}
+    text = f"{old:,} → {new:,}"
+    changes = cue_changes(before, after)
+    if changes is None:
+        return {"status": SAME, "before": old, "after": new,
+                "text": f"{text} (no counts to tell a change from noise)"}
+    weaker, stronger = len(changes["weakened"]), len(changes["strengthened"])
+    status = WORSE if stronger else BETTER if weaker else SAME
+    return {"status": status, "before": old, "after": new,
+            "text": f"{text}; beyond the noise {weaker} weakened, {stronger} strengthened"}
 
 
 @dimension("data hygiene")

@@ -57,6 +57,11 @@ def compare(
             tokens = ", ".join(f"{c['token']}→{c['label']}" for c in result[key][:10])
             console.print(f"significant cues {title}: {result['n_' + key]}"
                           + (f" ({escape(tokens)})" if tokens else ""))
+        changes = result["cue_changes"]
+        for way in ("weakened", "strengthened") if changes else ():
+            tokens = ", ".join(f"{c['token']}→{c['label']}" for c in changes[way][:10])
+            console.print(f"cues {way} beyond their noise: {len(changes[way])}"
+                          + (f" ({escape(tokens)})" if tokens else ""))
     written = render_report(result, target, inputs=inputs,
                             options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(written))}[/]")

@@ -1,0 +1,75 @@
+"""How often `audit compare` calls a change in the significant cues where there is none
+(docs/methods.md §18; docs/BENCHMARKS.md §2.9).
+
+Null pairs from real SNLI text and labels, two conditions, ``--reps`` seeds each:
+
+- ``nested``: SNLI dev against a random half of it (what a random filter gives);
+- ``disjoint``: SNLI dev + test pooled, shuffled and cut into two halves.
+
+Each pair is scanned with ``--features none`` (cross-validated, default settings) and compared;
+printed per condition: how often the ``significant cues`` dimension is not ``same`` (the per-cue
+change test), how often the counts of significant cues differ (what the dimension compared
+before), and the overall statuses. Example:
+
+    python benchmarks/compare_calibration.py --reps 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+from pathlib import Path
+
+import cuelens
+from cuelens.audit.compare import compare_scans
+
+SNLI = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "snli"
+
+
+def _records(name: str) -> list[dict]:
+    with open(SNLI / f"{name}.jsonl", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def _scan(records: list[dict]) -> dict:
+    return cuelens.scan(records, features="none").results
+
+
+def _pairs(condition: str, reps: int):
+    dev = _records("dev")
+    if condition == "nested":
+        full = _scan(dev)
+        for seed in range(reps):
+            yield full, _scan(random.Random(seed).sample(dev, len(dev) // 2))
+    else:
+        pooled = dev + _records("test")
+        for seed in range(reps):
+            shuffled = random.Random(seed).sample(pooled, len(pooled))
+            half = len(shuffled) // 2
+            yield _scan(shuffled[:half]), _scan(shuffled[half:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--conditions", default="nested,disjoint")
+    args = parser.parse_args()
+    for condition in args.conditions.split(","):
+        cue_status, counts_differ, overall = collections.Counter(), 0, collections.Counter()
+        for before, after in _pairs(condition, args.reps):
+            result = compare_scans(before, after)
+            dimension = next(d for d in result["dimensions"] if d["name"] == "significant cues")
+            cue_status[dimension["status"]] += 1
+            counts_differ += result["before"]["n_significant_cues"] != \
+                result["after"]["n_significant_cues"]
+            overall[result["status"]] += 1
+        changed = args.reps - cue_status["same"]
+        print(f"{condition}: significant cues not 'same' {changed}/{args.reps} "
+              f"({dict(cue_status)}); counts of significant cues differ "
+              f"{counts_differ}/{args.reps}; overall {dict(overall)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
