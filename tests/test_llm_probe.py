@@ -15,7 +15,7 @@ from cuelens.cli import app
 from cuelens.data.dataset import Dataset
 from cuelens.data.synthetic import NLI_CUES, PlantedCue, make_nli
 from cuelens.errors import UserError
-from cuelens.probes.cues import word_cues
+from cuelens.probes.cues import Cue, word_cues
 from cuelens.probes.llm.backends import LocalBackend, Request, load_backend
 from cuelens.probes.llm.cache import ResponseCache
 from cuelens.probes.llm.openai import OpenAIBackend
@@ -232,7 +232,8 @@ def test_cli_llm_probe_on_a_local_model(planted, records, tmp_path):
     section = results["llm_probe"]["templates"][0]
     _, correct, _, _ = _expected(records[1], "contradiction", "entailment")
     assert section["accuracy"] == pytest.approx(correct.mean(), abs=1e-6)
-    assert results["llm_probe"]["verdict"]["least_cue_reliant"] == "nli-yes-no"
+    verdict = results["llm_probe"]["verdict"]  # one template: nothing to compare it with
+    assert verdict["least_cue_reliant"] is None and "one template" in verdict["reason"]
     rows = [json.loads(x) for x in (out / "predictions-nli-yes-no.jsonl").read_text().split("\n")
             if x]
     assert len(rows) == len(records[1]) and len(rows[0]["probs"]) == 3
@@ -417,14 +418,41 @@ def test_report_section_escapes_template_and_cue_names():
     assert "&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in html  # the verdict, escaped
 
 
+def _verdict_section(name, total, rate=0.0, accuracy=0.5):
+    return {"name": name, "accuracy": accuracy, "unparseable": {"rate": rate},
+            "accuracy_test": {"cues": [{"cue": "w"}], "total_abs_delta": total}}
+
+
 def test_verdict_skips_templates_that_mostly_cannot_be_read():
     from cuelens.probes.llm.pipeline import verdict
 
-    def section(name, total, rate, accuracy=0.5):
-        return {"name": name, "accuracy": accuracy, "unparseable": {"rate": rate},
-                "accuracy_test": {"cues": [{}], "total_abs_delta": total}}
+    sections = [_verdict_section("a", 0.3), _verdict_section("b", 0.0, 0.9, 0.0),
+                _verdict_section("c", 0.2, 0.5), _verdict_section("d", 0.2, 0.1, 0.6)]
+    correct = {name: np.ones(40) for name in "abcd"}
+    cue = Cue("w", "word", np.arange(40) < 20)
+    assert verdict(sections, correct, [cue])["ranking"] == ["d", "c", "a"]
+    assert verdict([_verdict_section("b", 0.0, 0.9)], {}, [])["least_cue_reliant"] is None
 
-    sections = [section("a", 0.3, 0.0), section("b", 0.0, 0.9, 0.0), section("c", 0.2, 0.5),
-                section("d", 0.2, 0.1, 0.6)]
-    assert verdict(sections)["ranking"] == ["d", "c", "a"]
-    assert verdict([section("b", 0.0, 0.9)])["least_cue_reliant"] is None
+
+def test_verdict_names_a_template_only_when_it_relies_less_beyond_the_noise():
+    """"a" is right exactly on the items with the cue (ΔAcc +100 points), "b" on every other
+    item (−100), "c" and "d" on a random half, whatever the cue. The totals rank "c" or "d"
+    first; it is named against "a" and "b", not against its twin."""
+    from cuelens.probes.llm.pipeline import verdict
+
+    rng = np.random.default_rng(0)
+    cue = Cue("w", "word", np.arange(400) % 2 == 0)
+    correct = {"a": cue.test_mask * 1.0, "b": 1.0 - cue.test_mask,
+               "c": rng.integers(0, 2, 400) * 1.0, "d": rng.integers(0, 2, 400) * 1.0}
+
+    def section(name):
+        right, mask = correct[name], cue.test_mask
+        return _verdict_section(name, abs(right[mask].mean() - right[~mask].mean()))
+
+    clear = verdict([section("a"), section("b"), section("c")], correct, [cue], seed=0)
+    assert clear["least_cue_reliant"] == "c"
+    assert [d["template"] for d in clear["differences"]] == ["a", "b"]
+    assert all(d["ci_low"] > 0.8 for d in clear["differences"])
+    twins = verdict([section(n) for n in "abcd"], correct, [cue], seed=0)
+    assert twins["least_cue_reliant"] is None and twins["ranking"][:2] in (["c", "d"], ["d", "c"])
+    assert "no template relies measurably less" in twins["reason"]

@@ -118,8 +118,12 @@ def template_section(template: PromptTemplate, answers: Answers, dataset: Datase
         position_bias=position_bias)
 
 
-def verdict(sections: list[dict]) -> dict:
-    """The least cue-reliant template (docs/llm-probe.md, "Results and verdict")."""
+def verdict(sections: list[dict], correct: dict[str, np.ndarray], cues: Sequence[Cue], *,
+            n_boot: int = 1000, seed: int = 0) -> dict:
+    """The least cue-reliant template (docs/llm-probe.md, "Results and verdict"): the smallest
+    Σ|ΔAcc| among the readable templates with a tested cue, named only when it lies below every
+    other's beyond the noise (:func:`_below_every_other`; ``correct``: each template's 0/1 per
+    test item, ``cues``: the cues tested)."""
     tested = [s for s in sections if s["accuracy_test"]["cues"]
               and s["unparseable"]["rate"] <= MAX_UNPARSEABLE]
     if not tested:
@@ -128,8 +132,57 @@ def verdict(sections: list[dict]) -> dict:
                           f"{MAX_UNPARSEABLE:.0%} unparseable answers"}
     ranked = sorted(tested, key=lambda s: (s["accuracy_test"]["total_abs_delta"],
                                            -s["accuracy"], s["name"]))
-    return {"least_cue_reliant": ranked[0]["name"], "measure": "total_abs_delta",
-            "ranking": [s["name"] for s in ranked]}
+    out = {"least_cue_reliant": None, "measure": "total_abs_delta",
+           "ranking": [s["name"] for s in ranked]}
+    if len(ranked) == 1:
+        return {**out, "reason": f"one template (“{ranked[0]['name']}”) was tested: there is "
+                                 "no other to compare its reliance on the cues with"}
+    names = {c["cue"] for c in ranked[0]["accuracy_test"]["cues"]}
+    masks = [c.test_mask for c in cues if c.name in names]
+    differences = _below_every_other([s["name"] for s in ranked], correct, masks,
+                                     n_boot=n_boot, seed=seed)
+    out["differences"] = differences
+    if all(d["ci_low"] > 0 for d in differences):
+        return {**out, "least_cue_reliant": ranked[0]["name"]}
+    close = next(d for d in differences if d["ci_low"] <= 0)
+    return {**out, "reason": f"no template relies measurably less on the cues than the others: "
+                             f"Σ|ΔAcc| of “{close['template']}” is {100 * close['difference']:+.1f}"
+                             f" points from “{ranked[0]['name']}”'s (interval "
+                             f"{100 * close['ci_low']:+.1f} to {100 * close['ci_high']:+.1f})"}
+
+
+def _below_every_other(names: list[str], correct: dict[str, np.ndarray], masks: list[np.ndarray],
+                       *, n_boot: int, seed: int) -> list[dict]:
+    """Σ|ΔAcc| of each other template minus the first's, with a paired bootstrap interval over
+    the test items (scipy's ``bootstrap``, ``paired``): one-sided level 5% / the number of
+    templates each, so that naming a template when all rely equally on the cues stays at 5%
+    (docs/llm-probe.md)."""
+    from scipy.stats import bootstrap
+
+    def total(right: np.ndarray, cue_masks: tuple[np.ndarray, ...]) -> np.ndarray:
+        out = 0
+        for mask in cue_masks:
+            with_cue, without = mask.sum(axis=-1), (1 - mask).sum(axis=-1)
+            out = out + np.abs(np.divide((right * mask).sum(axis=-1), with_cue,
+                                         out=np.zeros(with_cue.shape), where=with_cue > 0)
+                               - np.divide((right * (1 - mask)).sum(axis=-1), without,
+                                           out=np.zeros(without.shape), where=without > 0))
+        return out
+
+    level = 1 - 2 * 0.05 / len(names)
+    first = correct[names[0]]
+    rows = []
+    for name in names[1:]:
+        data = (correct[name], first, *(m.astype(float) for m in masks))
+        statistic = lambda other, best, *cue_masks, axis=-1: (  # noqa: E731
+            total(other, cue_masks) - total(best, cue_masks))
+        result = bootstrap(data, statistic, n_resamples=n_boot, paired=True, vectorized=True,
+                           confidence_level=level, method="percentile",
+                           random_state=np.random.default_rng(seed))
+        low, high = result.confidence_interval
+        rows.append({"template": name, "difference": round(float(statistic(*data)), 6),
+                     "ci_low": round(float(low), 6), "ci_high": round(float(high), 6)})
+    return rows
 
 
 def check_templates(dataset: Dataset, templates: list[PromptTemplate],
@@ -189,7 +242,10 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
             template, got, dataset, cues, item_easy=item_easy, seed=seed, n_boot=n_boot,
             min_items=min_items, calibrate=calibrate, normalize=normalize,
             position_bias=rotations).to_json())
-    section = {"model": backend.info(), "templates": sections, "verdict": verdict(sections)}
+    gold = dataset.test.item_labels(dataset.label_names)
+    correct = {name: (got.pred == gold).astype(float) for name, got in answers.items()}
+    section = {"model": backend.info(), "templates": sections,
+               "verdict": verdict(sections, correct, cues, n_boot=n_boot, seed=seed)}
     return LLMProbe(section, answers)
 
 
