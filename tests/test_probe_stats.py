@@ -151,9 +151,33 @@ def test_distribution_score_is_negative_against_training_skew(tmp_path):
 def test_easy_hard_gap():
     correct = np.array([1, 1, 0, 1, 0, 0, 1, 0], dtype=float)
     easy = np.array([1, 1, 1, 1, 0, 0, 0, 0], dtype=bool)
-    assert easy_hard_gap(correct, easy) == {"easy_accuracy": 0.75, "hard_accuracy": 0.25,
-                                            "gap": 0.5}
+    gap = easy_hard_gap(correct, easy)
+    assert {k: gap[k] for k in ("easy_accuracy", "hard_accuracy", "gap")} == {
+        "easy_accuracy": 0.75, "hard_accuracy": 0.25, "gap": 0.5}
+    assert gap["ci_low"] <= 0 < 0.5 < gap["ci_high"]  # 4 items a side: no gap beyond the noise
     assert easy_hard_gap(correct, np.ones(8, dtype=bool)) is None
+    wide = easy_hard_gap(np.tile(correct, 50), np.tile(easy, 50))  # the same rates, 400 items
+    assert wide["gap"] == 0.5 and 0.3 < wide["ci_low"] < 0.5 < wide["ci_high"] < 0.7
+
+
+def test_an_easy_hard_gap_within_the_noise_is_no_finding():
+    """A gap of +25 points on 40 items is no finding (it was: 'm is 25.0 points more accurate on
+    easy items', with the step to report its hard accuracy); +50 on 400 items is."""
+    from cuelens.audit.findings import findings
+
+    def probe_results(gap: dict) -> dict:
+        return {"probe": {"model": {"name": "m"}, "accuracy": 0.6,
+                          "sanity": {"interpretable": True, "accuracy": {"accuracy": 0.6}},
+                          "accuracy_test": {"cues": []}, "easy_hard": gap}}
+
+    rng = np.random.default_rng(0)
+    noise = easy_hard_gap(rng.integers(0, 2, 40).astype(float), np.arange(40) < 20)
+    clear = easy_hard_gap(np.tile([1.0, 1, 0, 1, 0, 0, 1, 0], 50), np.tile(
+        np.arange(8) < 4, 50))
+    assert noise["ci_low"] < 0 < noise["ci_high"]
+    codes = lambda gap: [f.code for f in findings(probe_results(gap))]  # noqa: E731
+    assert "easy_hard_gap" not in codes(noise)
+    assert "easy_hard_gap" in codes(clear)
 
 
 @pytest.mark.parametrize("rows, message", [

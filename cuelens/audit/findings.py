@@ -387,11 +387,12 @@ def _probe(results: dict) -> list[Finding]:
                    cue["n_with"], "probe", "high", "relies_on_cue", cue["cue"])
            for cue in pr.tested_cues if cue.get("significant") and cue["delta"] > 0]
     eh = pr.easy_hard or {}
-    if eh.get("gap") is not None and eh["gap"] > 0:
-        out.append(Finding(
+    if eh.get("gap") is not None and eh["gap"] > 0 and eh.get("ci_low", eh["gap"]) > 0:
+        out.append(Finding(  # beyond the noise: the gap's interval above 0 (where recorded)
             "probe", f"{name} is {100 * eh['gap']:.1f} points more accurate on easy (cue-"
             f"answerable) items ({100 * eh['easy_accuracy']:.1f}%) than on hard ones "
-            f"({100 * eh['hard_accuracy']:.1f}%).", _points(eh["gap"]), None, None, "points",
+            f"({100 * eh['hard_accuracy']:.1f}%).", _points(eh["gap"]),
+            _points(eh.get("ci_low")), _points(eh.get("ci_high")), "points",
             None, "probe", "medium" if eh["gap"] >= 0.1 else "low", "easy_hard_gap", name))
     pb = pr.position_bias
     if pb and pb.get("cochran_q", {}).get("significant"):

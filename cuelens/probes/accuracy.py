@@ -67,11 +67,13 @@ def accuracy_test(correct: np.ndarray, cues, *, n_boot: int = 1000, seed: int = 
     return section
 
 
-def easy_hard_gap(correct: np.ndarray, item_easy: np.ndarray) -> dict | None:
-    """``probe.easy_hard``: accuracy on easy items, on hard items, and easy − hard."""
+def easy_hard_gap(correct: np.ndarray, item_easy: np.ndarray, *, n_boot: int = 1000,
+                  seed: int = 0) -> dict | None:
+    """``probe.easy_hard``: accuracy on easy items, on hard items, and easy − hard with its 95%
+    bootstrap interval (computed as a cue's ΔAcc, :func:`delta_accuracy`)."""
     easy = np.asarray(item_easy, dtype=bool)
     if easy.all() or not easy.any():
         return None
-    acc_easy, acc_hard = correct[easy].mean(), correct[~easy].mean()
-    return {"easy_accuracy": _r(acc_easy), "hard_accuracy": _r(acc_hard),
-            "gap": _r(acc_easy - acc_hard)}
+    row = delta_accuracy(correct, easy, n_boot=n_boot, seed=seed, min_items=1)
+    return {"easy_accuracy": row["acc_with"], "hard_accuracy": row["acc_without"],
+            "gap": row["delta"], "ci_low": row["ci_low"], "ci_high": row["ci_high"]}

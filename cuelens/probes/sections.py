@@ -91,7 +91,8 @@ class ProbeContext:
 
     def easy_hard(self) -> dict | None:
         """``easy_hard``: accuracy on the scan's easy and hard items (None: no split)."""
-        return None if self.item_easy is None else easy_hard_gap(self.correct, self.item_easy)
+        return None if self.item_easy is None else easy_hard_gap(
+            self.correct, self.item_easy, n_boot=self.n_boot, seed=self.seed)
 
 
 def probe_section(ctx: ProbeContext) -> ProbeSection:
