@@ -21,7 +21,8 @@ _EDGE_PUNCT = re.compile(r"^(\W*?)([\w].*?\w|\w)?(\W*)$", re.UNICODE)
 
 @dataclass(frozen=True)
 class WordSplitter:
-    """How raw text becomes words for a word-level model (saved in the model's config)."""
+    """How raw text becomes words for a word-level model (saved in the model's config); text is
+    read in NFC, so decomposed input (macOS, some editors) finds the words of composed text."""
 
     lowercase: bool = True
     detach_punct: bool = True
@@ -31,6 +32,8 @@ class WordSplitter:
 
     def split_token(self, token: str) -> list[str]:
         """The words of one whitespace token."""
+        if not unicodedata.is_normalized("NFC", token):
+            token = unicodedata.normalize("NFC", token)
         text = token.lower() if self.lowercase else token
         if not self.detach_punct or text in (UNK, BOS, EOS):   # PTB's <unk> etc. stay whole
             return [text]
