@@ -351,9 +351,18 @@ def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:
 
 def null_non_finite(rows: list[dict]) -> list[dict]:
     """Rows with non-finite float values as ``null`` (log-probabilities of ``-inf``), which
-    JSON cannot hold."""
-    return [{k: None if isinstance(v, float) and not math.isfinite(v) else v
-             for k, v in row.items()} for row in rows]
+    JSON cannot hold, also inside nested objects and lists (``{model: logprob}``)."""
+    return [_null_non_finite(row) for row in rows]
+
+
+def _null_non_finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _null_non_finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_null_non_finite(v) for v in value]
+    return value
 
 
 def append_jsonl(path: str | os.PathLike, row: dict) -> None:

@@ -115,6 +115,22 @@ def test_score_marks_unknown_words_and_counts_them(trigram):
     assert "zebra[unk]/" in result.output and "cat[unk]" not in result.output
 
 
+def test_score_out_writes_probability_zero_as_null(trigram):
+    """The fixture's model never saw <unk>: an unknown word has probability 0. --out was a
+    ValueError traceback ('Out of range float values are not JSON compliant')."""
+    path = trigram / "in.txt"
+    path.write_text("the zebra sat\nthe cat sat\n")
+    spec = f"ngram:{trigram / 'tri'}"
+    out = trigram / "out.jsonl"
+    result = CliRunner().invoke(app, ["score", str(path), "-m", spec, "--words",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[0]["logprob"][spec] is None and rows[1]["logprob"][spec] < 0
+    assert rows[0]["surprisal"][spec][1] == ["zebra", None]
+    assert all(v is not None for _, v in rows[1]["surprisal"][spec])
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

@@ -93,7 +93,7 @@ def score(
 
     Example: audit score sentences.txt --model ngram:models/tri --model gpt2 --words --out scores.jsonl
     """
-    from cuelens.jsonio import write_jsonl
+    from cuelens.jsonio import null_non_finite, write_jsonl
     from cuelens.outputs import check_outputs
     from cuelens.lm import spec_path
     from cuelens.lm.text import read_sentences
@@ -125,7 +125,7 @@ def score(
                       f"{int((n_unknown > 0).sum()):,} of {len(texts):,} sentences",
                       highlight=False, soft_wrap=True)
     if out is not None:
-        write_jsonl(out, rows)
+        write_jsonl(out, null_non_finite(rows))   # probability 0: logprob null
         console.print(f"wrote {len(rows)} sentences to {escape(str(out))}")
         return
     names = list(totals)
