@@ -161,6 +161,42 @@ def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
     assert row["s1_logprob_model_1"] == pytest.approx(logprobs[row["s1_index"], 0])
 
 
+def test_cli_reads_the_scores_audit_score_writes(tmp_path):
+    """`audit score --out` writes ``{"sentence", "logprob": {model: value}, "oov": {…}}``; it
+    was refused as 'need log-probabilities of at least two models' (no top-level numbers)."""
+    from cuelens.lm.ngram import NgramModel
+
+    train = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
+                                 "the dog ate the cat", "a cat ate a rat", "the rat sat")]
+    NgramModel.train(train, order=2).save_pretrained(tmp_path / "bi")
+    NgramModel.train(train[2:], order=3).save_pretrained(tmp_path / "tri")
+    sentences = ["the cat sat", "a dog ate a rat", "the mat sat on the dog", "a log ate",
+                 "the rat ate the mat", "a cat sat on a log", "dog the cat", "on the rat"]
+    corpus, scores = tmp_path / "corpus.txt", tmp_path / "scores.jsonl"
+    corpus.write_text("\n".join(sentences) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    runner = CliRunner()
+    res = runner.invoke(app, ["score", str(corpus), "-m", specs[0], "-m", specs[1],
+                              "--out", str(scores)])
+    assert res.exit_code == 0, res.output
+    by_file, by_corpus = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair", "1",
+                              "--out", str(by_file)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                              ",".join(specs), "--per-pair", "1", "--out", str(by_corpus)])
+    assert res.exit_code == 0, res.output
+    (row,), (expected,) = ([json.loads(line) for line in path.read_text().splitlines()]
+                           for path in (by_file, by_corpus))
+    assert (row["s1"], row["s2"]) == (expected["s1"], expected["s2"])
+    assert row["s1_logprob_model_1"] == pytest.approx(expected["s1_logprob_model_1"], abs=1e-5)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sentence": "a b", "logprob": "high"}\n')
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(bad), "--out",
+                              str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "line 1: no log-probabilities" in res.output
+
+
 def test_repeated_word_prefilter_hand_checked_and_applied_before_ranking(tmp_path):
     from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
     from cuelens.lm.contrast.natural import without_repeated_words

@@ -14,6 +14,11 @@ from cuelens.data.readers import check_regular_file, jsonl_objects
 from cuelens.errors import UserError
 
 
+#: Fields of a .jsonl line that may hold its ``{model: log-probability}`` object (``logprob``:
+#: what ``audit score --out`` writes).
+SCORE_FIELDS = ("scores", "logprobs", "logprob")
+
+
 def parse_models(models: str | None) -> list[str] | None:
     """``"m1,m2"`` → ``["m1", "m2"]`` (``None`` when not given); duplicates are an error."""
     if not models:
@@ -49,12 +54,16 @@ def load_jsonl(path: Path, models: list[str] | None
         text = record.get("text", record.get("sentence"))
         if not isinstance(text, str):
             raise UserError('missing "text"', path=str(path), line=line_no)
-        scores = record.get("scores", record.get("logprobs"))
-        scores = scores if isinstance(scores, dict) else record
+        scores = next((record[k] for k in SCORE_FIELDS if isinstance(record.get(k), dict)),
+                      record)
         if names is None:
             names = [k for k, v in scores.items()
                      if k not in ("text", "sentence", "id") and (
                          v is None or isinstance(v, (int, float)))]
+            if not names:
+                raise UserError("no log-probabilities: expected numbers keyed by model name, "
+                                f"at the top level or under {' / '.join(SCORE_FIELDS)}",
+                                path=str(path), line=line_no)
         row = []
         for m in names:
             value = scores.get(m, "missing")
