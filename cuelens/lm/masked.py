@@ -9,6 +9,7 @@ import re
 import numpy as np
 
 from cuelens.errors import UserError
+from cuelens.lm.scoring import SentenceTooLong
 from cuelens.lm.text import TokenizerVocabulary
 
 
@@ -89,12 +90,13 @@ class MaskedScorer(TokenizerVocabulary):
         enc = self.tokenizer(sentences, return_special_tokens_mask=True,
                              return_offsets_mapping=True, truncation=False)
         limit = getattr(self.model.config, "max_position_embeddings", None)
+        if limit:
+            limit -= 2 * (self.model.config.model_type in ("roberta", "xlm-roberta", "camembert"))
         out = []
         for i, sentence in enumerate(sentences):
             ids = np.asarray(enc["input_ids"][i], dtype=np.int64)
-            if limit and len(ids) > limit - 2 * (self.model.config.model_type in
-                                                 ("roberta", "xlm-roberta", "camembert")):
-                raise UserError(f"sentence {i + 1} has {len(ids)} tokens, too many for the model")
+            if limit and len(ids) > limit:
+                raise SentenceTooLong(i, len(ids), limit)
             positions = np.flatnonzero(np.asarray(enc["special_tokens_mask"][i]) == 0)
             starts = np.array([m.start() for m in re.finditer(r"\S+", sentence)])
             offsets = np.asarray(enc["offset_mapping"][i])[positions, 0]

@@ -7,6 +7,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from cuelens.errors import UserError
+
 
 @runtime_checkable
 class SentenceScorer(Protocol):
@@ -35,3 +37,21 @@ class SentenceScorer(Protocol):
 #   ``position`` masked), a multi-token candidate filling its masked slot left to right.
 # - ``word_logprobs(sentences) -> list[np.ndarray]``: per-word values of many sentences at once.
 
+
+
+class SentenceTooLong(UserError):
+    """A sentence of ``tokens`` tokens, more than a model's ``limit``; ``index`` is its place
+    (from 0) in the list given to ``score``, ``where`` how the message names it (default
+    ``sentence {index + 1}``; :meth:`at` renames it for the caller's input)."""
+
+    def __init__(self, index: int, tokens: int, limit: int, where: str | None = None) -> None:
+        self.index, self.tokens, self.limit, self.where = index, tokens, limit, where
+        super().__init__(f"{where or f'sentence {index + 1}'} has {tokens} tokens, more than "
+                         f"the model's {limit}")
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.index, self.tokens, self.limit, self.where)
+
+    def at(self, index: int, where: str) -> SentenceTooLong:
+        """The same error for the sentence at ``index`` of the caller's list, named ``where``."""
+        return SentenceTooLong(index, self.tokens, self.limit, where)
