@@ -131,6 +131,30 @@ def test_score_out_writes_probability_zero_as_null(trigram):
     assert all(v is not None for _, v in rows[1]["surprisal"][spec])
 
 
+def test_lm_train_cuts_chinese_into_words(tmp_path):
+    """Chinese has no spaces: each training sentence was one "word", so a new sentence made of
+    known words was entirely unknown (probability 0 here, the model never saw <unk>)."""
+    pytest.importorskip("rjieba")
+    (tmp_path / "zh.txt").write_text("我喜欢北京\n我喜欢上海\n他喜欢北京\n他们住在上海\n")
+    runner = CliRunner()
+    result = runner.invoke(app, ["lm", "train", "--corpus", str(tmp_path / "zh.txt"),
+                                 "--min-count", "1", "--order", "2", "--out", str(tmp_path / "m")])
+    assert result.exit_code == 0, result.output
+    assert "segmenter: chinese" in result.output
+    (tmp_path / "in.txt").write_text("他喜欢上海\n")
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["score", str(tmp_path / "in.txt"), "-m", str(tmp_path / "m"),
+                                 "--words", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    spec = f"ngram:{tmp_path / 'm'}"   # loaded by its config.json, named by its arch
+    assert [w for w, _ in row["surprisal"][spec]] == ["他", "喜欢", "上海", "</s>"]
+    assert row["oov"][spec] == 0 and math.isfinite(row["logprob"][spec])
+    result = runner.invoke(app, ["lm", "train", "--corpus", str(tmp_path / "zh.txt"),
+                                 "--segmenter", "hf:bert", "--out", str(tmp_path / "m2")])
+    assert result.exit_code == 2 and "unknown --segmenter 'hf:bert'" in result.output
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

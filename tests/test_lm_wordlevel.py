@@ -10,6 +10,7 @@ import pytest
 
 from cuelens.lm.ngram import NgramModel
 from cuelens.lm.rnn import RNNConfig, RNNModel
+from cuelens.errors import UserError
 from cuelens.lm.text import WordSplitter
 
 CORPUS = ["the cat sat on the mat", "the dog sat on the log", "a cat saw the dog",
@@ -129,3 +130,40 @@ def test_decomposed_text_finds_the_words_of_a_model_trained_on_composed_text():
         assert decomposed != sentence
         assert model.oov_counts([decomposed])[1].tolist() == [0]
         assert model.score([decomposed])[0] == pytest.approx(model.score([sentence])[0])
+
+
+@pytest.mark.parametrize("segmenter, words", [
+    ("unicode", ["我喜欢北京", "。", "私は学生です", "สวัสดีครับ"]),
+    ("chars", ["我", "喜", "欢", "北", "京", "。", "私", "は", "学", "生", "で", "す",
+               "ส", "วั", "ส", "ดี", "ค", "รั", "บ"]),
+])
+def test_the_splitter_cuts_scripts_without_spaces(segmenter, words):
+    """A sentence of Chinese, Japanese or Thai was one "word" (unseen in any other sentence:
+    every such sentence <unk>); ``unicode`` keeps that for models saved before the setting."""
+    text = unicodedata.normalize("NFD", "我喜欢北京。 私は学生です สวัสดีครับ")
+    assert WordSplitter(segmenter=segmenter)(text) == words
+
+
+def test_the_dictionary_segmenters_cut_words_and_keep_other_scripts():
+    pytest.importorskip("rjieba")
+    pytest.importorskip("fugashi")
+    assert WordSplitter(segmenter="chinese")("他说:“我爱北京Obama。”") == [
+        "他", "说", ":", "“", "我", "爱", "北京", "obama", "。", "”"]
+    assert WordSplitter(segmenter="japanese")("私は学生です。") == [
+        "私", "は", "学生", "です", "。"]
+    with pytest.raises(UserError, match="unknown word segmenter 'hf:x'"):
+        WordSplitter(segmenter="hf:x")
+
+
+def test_a_model_saved_without_a_segmenter_keeps_runs_whole(tmp_path):
+    import json
+
+    splitter = WordSplitter(segmenter="chars")
+    model = NgramModel.train([splitter("我喜欢北京"), splitter("我喜欢你")], order=2,
+                             splitter=splitter)
+    model.save_pretrained(tmp_path / "m")
+    assert NgramModel.from_pretrained(tmp_path / "m").splitter == splitter
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    del config["splitter"]["segmenter"]
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    assert NgramModel.from_pretrained(tmp_path / "m").splitter.segmenter == "unicode"

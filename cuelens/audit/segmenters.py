@@ -60,7 +60,7 @@ def marked_patterns() -> tuple[re.Pattern, re.Pattern]:
     return (re.compile(TOKEN_PATTERN.replace(r"[^\W_]+", word)), re.compile(word))
 
 
-def _characters(run: str) -> list[str]:
+def characters(run: str) -> list[str]:
     """The characters of ``run``, each with the combining marks that follow it."""
     chars: list[str] = []
     for char in run:
@@ -73,7 +73,7 @@ def _characters(run: str) -> list[str]:
 
 def char_grams(run: str) -> list[str]:
     """Character unigrams then bigrams of a run of an unspaced script (``chars``)."""
-    chars = _characters(run)
+    chars = characters(run)
     return chars + [a + b for a, b in zip(chars, chars[1:])]
 
 
@@ -142,7 +142,7 @@ class Segmenter:
 
     def _split_run(self, run: str) -> list[str]:
         assert self.split_run is not None
-        if _script_of(run) not in self.runs:
+        if script_of(run) not in self.runs:
             return char_grams(run)
         return [word for word in self.split_run(run) if word.strip()]
 
@@ -245,7 +245,7 @@ def _rewritten_forms(array):
     return forms, pc.match_substring_regex(array, _MARKED)
 
 
-def _script_of(run: str) -> str:
+def script_of(run: str) -> str:
     """The unspaced script of a run's first character."""
     return next((name for name, pattern in _SCRIPT_RES.items() if pattern.match(run)), "")
 

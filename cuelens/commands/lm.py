@@ -42,6 +42,11 @@ def train(
     lowercase: Annotated[bool, typer.Option(help="Lower-case the text.")] = True,
     detach_punct: Annotated[bool, typer.Option(
         help="Split punctuation off the start/end of words.")] = True,
+    segmenter: Annotated[str, typer.Option(
+        "--segmenter", help="How runs of scripts written without spaces (Chinese, Japanese, "
+                            "Thai, …) are cut into words: auto (from the corpus's scripts), "
+                            "unicode (a run stays one word), chars, chinese, japanese or thai "
+                            "(docs/languages.md).")] = "auto",
     device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
     seed: SeedOpt = 0,
     overwrite: Annotated[bool, typer.Option(
@@ -54,13 +59,17 @@ def train(
     from cuelens.errors import UserError
     from cuelens.atomic import replace_directory
     from cuelens.outputs import check_model_dir
-    from cuelens.lm.text import WordSplitter, read_corpus
+    from cuelens.lm.text import choose_splitter, corpus_lines, read_corpus
 
     if arch not in ("ngram", "lstm", "rnn"):
         raise UserError(f"unknown --arch '{arch}' (use ngram, lstm or rnn)")
     check_model_dir(out, [corpus, valid], overwrite)
-    splitter = WordSplitter(lowercase=lowercase, detach_punct=detach_punct)
-    sentences = read_corpus(corpus, splitter)
+    lines = corpus_lines(corpus)
+    splitter, choice = choose_splitter(lines, lowercase, detach_punct, segmenter)
+    console.print(f"segmenter: {choice.name} ({choice.reason})", highlight=False)
+    if choice.warning:
+        console.print(f"[yellow]warning:[/yellow] {choice.warning}")
+    sentences = [splitter(line) for line in lines]
     valid_sentences = read_corpus(valid, splitter) if valid else None
     start = time.perf_counter()
     if arch == "ngram":
@@ -86,4 +95,5 @@ def train(
     replace_directory(out, model.save_pretrained)
     console.print(f"{arch} model ({len(model.vocab)} words) trained in "
                   f"{time.perf_counter() - start:.1f}s, saved to {escape(str(out))}")
+
 

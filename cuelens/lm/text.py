@@ -6,26 +6,41 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from pathlib import Path
 
 import numpy as np
 
+from cuelens.audit.segmenters import (SEGMENTERS, UNSPACED_RE, Choice, characters,
+                                      choose_segmenter, get_segmenter, script_of)
 from cuelens.errors import UserError
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
+SAMPLE = 4000  # corpus lines read to choose the segmenter (as a scan reads 4,000 texts)
 _EDGE_PUNCT = re.compile(r"^(\W*?)([\w].*?\w|\w)?(\W*)$", re.UNICODE)
 
 
 @dataclass(frozen=True)
 class WordSplitter:
     """How raw text becomes words for a word-level model (saved in the model's config); text is
-    read in NFC, so decomposed input (macOS, some editors) finds the words of composed text."""
+    read in NFC, so decomposed input (macOS, some editors) finds the words of composed text.
+
+    ``segmenter`` cuts runs of scripts written without spaces (Chinese, Japanese, Thai, …) into
+    words: ``unicode`` keeps a run whole (models saved before this setting), ``chars`` cuts it
+    into characters, ``chinese``/``japanese``/``thai`` use the scan's dictionary segmenters
+    (docs/languages.md; docs/lm.md, "Word-level models")."""
 
     lowercase: bool = True
     detach_punct: bool = True
+    segmenter: str = "unicode"
+
+    def __post_init__(self) -> None:
+        if self.segmenter not in SEGMENTERS:
+            raise UserError(f"unknown word segmenter '{self.segmenter}' for a word-level model "
+                            f"(use {', '.join(SEGMENTERS)})")
 
     def __call__(self, sentence: str) -> list[str]:
         return [word for token in sentence.split() for word in self.split_token(token)]
@@ -35,8 +50,10 @@ class WordSplitter:
         if not unicodedata.is_normalized("NFC", token):
             token = unicodedata.normalize("NFC", token)
         text = token.lower() if self.lowercase else token
-        if not self.detach_punct or text in (UNK, BOS, EOS):   # PTB's <unk> etc. stay whole
+        if text in (UNK, BOS, EOS):   # PTB's <unk> etc. stay whole
             return [text]
+        if not self.detach_punct:
+            return self._segment(text)
         match = _EDGE_PUNCT.match(text)
         if match is None:       # cannot happen: every group is optional
             return [text]
@@ -45,7 +62,52 @@ class WordSplitter:
             marks = next((i for i, c in enumerate(tail) if unicodedata.category(c)[0] != "M"),
                          len(tail))
             core, tail = core + tail[:marks], tail[marks:]
-        return [*lead, *([core] if core else []), *tail]
+        return [*lead, *(self._segment(core) if core else []), *tail]
+
+    def _segment(self, word: str) -> list[str]:
+        """``word`` with its runs of unspaced scripts cut by :attr:`segmenter`; the text
+        between runs is split as a whitespace token of its own."""
+        if self.segmenter == "unicode" or not UNSPACED_RE.search(word):
+            return [word]
+        cut = _run_cutter(self.segmenter)
+        pieces: list[str] = []
+        position = 0
+        for run in UNSPACED_RE.finditer(word):
+            if run.start() > position:
+                pieces += self.split_token(word[position:run.start()])
+            pieces += cut(run.group())
+            position = run.end()
+        if position < len(word):
+            pieces += self.split_token(word[position:])
+        return pieces
+
+
+@cache
+def _run_cutter(name: str) -> Callable[[str], list[str]]:
+    """How segmenter ``name`` cuts one run of an unspaced script into words: its dictionary
+    for its own scripts, characters (with their combining marks) otherwise. ``chars`` gives
+    characters only: the scan's added bigrams would repeat the text."""
+    if name == "chars":
+        return characters
+    segmenter = get_segmenter(name)
+
+    def cut(run: str) -> list[str]:
+        if script_of(run) not in segmenter.runs:
+            return characters(run)
+        return [word for word in segmenter.split_run(run) if word.strip()]
+
+    return cut
+
+
+def choose_splitter(lines: list[str], lowercase: bool = True, detach_punct: bool = True,
+                    segmenter: str = "auto") -> tuple[WordSplitter, Choice]:
+    """The splitter for a training corpus: ``auto`` picks the segmenter from the scripts of
+    its first :data:`SAMPLE` lines as a scan does (docs/languages.md, "auto")."""
+    if segmenter != "auto" and segmenter not in SEGMENTERS:
+        raise UserError(f"unknown --segmenter '{segmenter}' for a word-level model "
+                        f"(use auto, {', '.join(SEGMENTERS)})")
+    choice = choose_segmenter(lines[:SAMPLE], segmenter)
+    return WordSplitter(lowercase, detach_punct, choice.name), choice
 
 
 def build_vocab(sentences: Iterable[list[str]], min_count: int = 1,
@@ -62,10 +124,10 @@ def build_vocab(sentences: Iterable[list[str]], min_count: int = 1,
 
 def read_corpus(path: str | Path, splitter: WordSplitter) -> list[list[str]]:
     """One sentence per non-empty line of a UTF-8 text file (optionally .gz), split into words."""
-    return [splitter(s) for s in _lines(path)]
+    return [splitter(s) for s in corpus_lines(path)]
 
 
-def _lines(path: str | Path) -> list[str]:
+def corpus_lines(path: str | Path) -> list[str]:
     """Every non-blank line of a text file (optionally .gz), stripped; none is an error."""
     from cuelens.data.readers import text_lines
 
@@ -80,7 +142,7 @@ def read_sentences(path: str | Path) -> list[str]:
     path = Path(path)
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     if not suffixes or suffixes[-1] not in {".jsonl", ".ndjson", ".json"}:
-        return _lines(path)
+        return corpus_lines(path)
     sentences = []
     for number, record in _jsonl_records(path):
         sentence = record.get("sentence")
