@@ -155,6 +155,35 @@ def test_lm_train_cuts_chinese_into_words(tmp_path):
     assert result.exit_code == 2 and "unknown --segmenter 'hf:bert'" in result.output
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("--discount", "2", "--discount must be between 0 and 1"),  # saved, then refused on load
+    ("--dropout", "2", "--dropout must be at least 0 and below 1"),   # torch tracebacks
+    ("--hidden-size", "0", "--hidden-size must be at least 1"),
+    ("--embedding-size", "-1", "--embedding-size must be at least 1"),
+    ("--layers", "0", "--layers must be at least 1"),
+    ("--batch-size", "0", "--batch-size must be at least 1"),
+    ("--lr", "-1", "--lr must be a positive number"),
+    ("--epochs", "0", "--epochs must be at least 1"),     # an untrained model was saved
+    ("--max-vocab", "1", "--max-vocab must be at least 4"),
+])
+def test_lm_train_refuses_out_of_range_numbers(tmp_path, option, value, message):
+    (tmp_path / "corpus.txt").write_text(CORPUS)
+    for arch in ("ngram", "lstm"):
+        result = CliRunner().invoke(app, ["lm", "train", "--arch", arch, "--corpus",
+                                          str(tmp_path / "corpus.txt"), "--out",
+                                          str(tmp_path / "m"), option, value])
+        assert result.exit_code == 2, result.output
+        assert message in result.output and not (tmp_path / "m").exists()
+
+
+def test_an_ngram_discount_outside_0_1_is_refused():
+    from cuelens.errors import UserError
+    from cuelens.lm.ngram import NgramModel
+
+    with pytest.raises(UserError, match="discount must be between 0 and 1"):
+        NgramModel.train([["a", "b"]], order=2, discount=1.5)
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -63,6 +64,9 @@ def train(
 
     if arch not in ("ngram", "lstm", "rnn"):
         raise UserError(f"unknown --arch '{arch}' (use ngram, lstm or rnn)")
+    _check_numbers(order=order, discount=discount, min_count=min_count, max_vocab=max_vocab,
+                   embedding_size=embedding, hidden_size=hidden, layers=layers, dropout=dropout,
+                   epochs=epochs, batch_size=batch_size, lr=lr)
     check_model_dir(out, [corpus, valid], overwrite)
     lines = corpus_lines(corpus)
     splitter, choice = choose_splitter(lines, lowercase, detach_punct, segmenter)
@@ -97,3 +101,25 @@ def train(
                   f"{time.perf_counter() - start:.1f}s, saved to {escape(str(out))}")
 
 
+
+#: The least value of each whole-number option of ``audit lm train`` (``--max-vocab`` counts
+#: ``<unk>``, ``<s>`` and ``</s>``).
+AT_LEAST = {"order": 2, "min_count": 1, "max_vocab": 4, "embedding_size": 1, "hidden_size": 1,
+            "layers": 1, "epochs": 1, "batch_size": 1}
+
+
+def _check_numbers(*, discount: float, dropout: float, lr: float, **whole: int | None) -> None:
+    """Refuse an out-of-range option before any work (it was a torch traceback, or a model
+    saved that ``audit score`` then refused)."""
+    from cuelens.errors import UserError
+
+    for name, value in whole.items():
+        if value is not None and value < AT_LEAST[name]:
+            raise UserError(f"--{name.replace('_', '-')} must be at least {AT_LEAST[name]}, "
+                            f"got {value}")
+    if not 0 <= discount <= 1:  # also refuses nan
+        raise UserError(f"--discount must be between 0 and 1, got {discount}")
+    if not 0 <= dropout < 1:
+        raise UserError(f"--dropout must be at least 0 and below 1, got {dropout}")
+    if not (math.isfinite(lr) and lr > 0):
+        raise UserError(f"--lr must be a positive number, got {lr}")

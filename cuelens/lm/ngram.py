@@ -83,6 +83,8 @@ class NgramModel(WordLevelScorer):
                  order: int, discount: float, splitter: WordSplitter, name: str = "ngram"):
         if order < 2:
             raise UserError("n-gram order must be at least 2")
+        if not 0 <= discount <= 1:  # what from_pretrained accepts; also refuses nan
+            raise UserError(f"n-gram discount must be between 0 and 1, got {discount}")
         if float(len(vocab)) ** order >= 2.0 ** 62:
             raise UserError(f"order {order} is too high for a vocabulary of {len(vocab)} words")
         self.vocab, self.counts, self.order = vocab, counts, order
