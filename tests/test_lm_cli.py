@@ -184,6 +184,20 @@ def test_an_ngram_discount_outside_0_1_is_refused():
         NgramModel.train([["a", "b"]], order=2, discount=1.5)
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--batch-size", "0"], "batch_size (--batch-size) must be at least 1"),   # a traceback
+    (["--batch-size", "-1"], "batch_size (--batch-size) must be at least 1"),  # every score 0
+    (["--mlm-method", "chain", "--orders", "0"], "orders (--orders) must be at least 1"),
+])
+def test_score_refuses_batch_sizes_and_orders_below_1(trigram, flags, message):
+    for command in (["score", str(trigram / "corpus.txt")],
+                    ["score-pairs", str(trigram / "pairs.jsonl")]):
+        (trigram / "pairs.jsonl").write_text(
+            json.dumps({"sentence_good": "the cat sat", "sentence_bad": "cat the sat"}) + "\n")
+        result = CliRunner().invoke(app, [*command, "-m", f"ngram:{trigram / 'tri'}", *flags])
+        assert result.exit_code == 2 and message in result.output, result.output
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

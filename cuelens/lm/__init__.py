@@ -28,6 +28,14 @@ class ScorerOptions:
     detach_punct: bool = False
     open_vocab: bool = False
 
+    def __post_init__(self) -> None:
+        """A batch size or number of word orders below 1 is one error naming its option
+        (``--batch-size 0`` was a traceback, ``-1`` scored every sentence 0)."""
+        for name in ("batch_size", "orders"):
+            if getattr(self, name) < 1:
+                raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least 1, got "
+                                f"{getattr(self, name)}")
+
 
 def _word_level(model, options: ScorerOptions):
     """Word-level models: switch on the open-vocabulary spelling model (see ``wordlevel``)."""
