@@ -135,6 +135,26 @@ def test_cli_user_errors(tmp_path):
     assert res.exit_code == 2
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--batch-size", "0"], "--batch-size must be at least 1"),    # range() traceback
+    (["--batch-size", "-5"], "--batch-size must be at least 1"),   # IndexError traceback
+    (["--per-pair", "0"], "--per-pair must be at least 1"),
+    (["--solver", "foo"], "unknown solver 'foo'"),   # was found only after the scoring
+])
+def test_cli_checks_its_options_before_scoring(tmp_path, monkeypatch, flags, message):
+    import cuelens.commands.contrast as command
+
+    def never(*args):
+        raise AssertionError("scored before checking the options")
+
+    monkeypatch.setattr(command, "_score_corpus", never)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat\na dog ran\nthe rat ate\n")
+    res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                                   "ngram:a,ngram:b", "--out", str(tmp_path / "o.jsonl"), *flags])
+    assert res.exit_code == 2 and message in res.output, res.output
+
+
 def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
     from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
     from cuelens.lm import load_scorer

@@ -189,6 +189,24 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     assert bad.exit_code == 2 and "exactly two" in bad.output
 
 
+@pytest.mark.parametrize("option", ["--batch-size", "--n", "--max-steps", "--patience"])
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_cli_counts_below_1_are_one_error_line(tmp_path, option, value):
+    """--batch-size 0 was range()'s traceback, -3 numpy's ('need at least one array')."""
+    from cuelens.lm.ngram import NgramModel
+
+    NgramModel.train([["the", "cat", "sat"]], order=2).save_pretrained(tmp_path / "bi")
+    init, vocab = tmp_path / "init.txt", tmp_path / "vocab.txt"
+    init.write_text("the cat sat\n")
+    vocab.write_text("the\ncat\nsat\n")
+    result = CliRunner().invoke(app, [
+        "contrast", "synthetic", "--models", f"ngram:{tmp_path / 'bi'},{tmp_path / 'bi'}",
+        "--init", str(init), "--vocab", str(vocab), "--out", str(tmp_path / "o.jsonl"),
+        option, value])
+    assert result.exit_code == 2 and f"{option} must be at least 1" in result.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
 def test_a_failed_position_is_not_rescored_for_the_same_sentence():
     a_table, r_table = tables(5)
     runs = []

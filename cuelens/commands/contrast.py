@@ -31,6 +31,16 @@ def _check_outputs(outputs: list[Optional[Path]], inputs: list) -> None:
     check_outputs(outputs, [spec_path(p) if isinstance(p, str) else p for p in inputs])
 
 
+def _at_least_1(**options: int) -> None:
+    """Refuse a count option below 1 before any work, naming it (``--batch-size 0`` was a
+    traceback after the models were loaded)."""
+    from cuelens.errors import UserError
+
+    for name, value in options.items():
+        if value < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+
+
 def _write_results(results: dict, path: Optional[Path], html: Optional[Path],
                    inputs: list) -> None:
     """Write a results file that ``audit report`` renders (when ``path`` is given) and
@@ -108,6 +118,8 @@ def natural(
 
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
+    _at_least_1(per_pair=per_pair, batch_size=batch_size)
+    nat.SOLVERS.get(solver)    # an unknown --solver before the scoring, not after it
     names = parse_models(models)
     texts = text_lines(corpus, keep_blank=True) if corpus else None
     if scores is not None:
@@ -207,8 +219,7 @@ def synthetic(
     specs = parse_models(models)
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")
-    if n < 1 or max_steps < 1 or patience < 1:
-        raise UserError("--n, --max-steps and --patience must be at least 1")
+    _at_least_1(n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
     lines = text_lines(init)
     index = {s: i for i, s in reversed(list(enumerate(lines)))}
     starts = [(index[s], s) for s in list(dict.fromkeys(lines))[:n]]
