@@ -207,6 +207,27 @@ def test_cli_counts_below_1_are_one_error_line(tmp_path, option, value):
     assert not (tmp_path / "o.jsonl").exists()
 
 
+@pytest.mark.parametrize("empty, message", [("--init", "no starting sentences"),
+                                             ("--vocab", "no candidate words"),
+                                             ("--vocab-initial", "no candidate words")])
+def test_cli_refuses_an_empty_input_file(tmp_path, empty, message):
+    """An empty --init wrote '0 triplets' and exited 0; an empty --vocab searched nothing and
+    wrote each starting sentence as its own 'triplet'."""
+    from cuelens.lm.ngram import NgramModel
+
+    NgramModel.train([["the", "cat", "sat"]], order=2).save_pretrained(tmp_path / "bi")
+    files = {"--init": "the cat sat\n", "--vocab": "the\ncat\nsat\n", "--vocab-initial": "the\n"}
+    args = ["contrast", "synthetic", "--models", f"ngram:{tmp_path / 'bi'},{tmp_path / 'bi'}",
+            "--out", str(tmp_path / "o.jsonl")]
+    for option, text in files.items():
+        path = tmp_path / f"{option.strip('-')}.txt"
+        path.write_text("\n \n" if option == empty else text)
+        args += [option, str(path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and f"{empty.strip('-')}.txt: {message} in file" in result.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
 def test_a_failed_position_is_not_rescored_for_the_same_sentence():
     a_table, r_table = tables(5)
     runs = []

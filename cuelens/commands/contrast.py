@@ -41,6 +41,18 @@ def _at_least_1(**options: int) -> None:
             raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
 
 
+def _nonempty_lines(path: Path, what: str) -> list[str]:
+    """The non-blank lines of ``path``; none is an error naming it (an empty --init wrote
+    '0 triplets', an empty --vocab searched nothing and reported the starting sentences)."""
+    from cuelens.data.readers import text_lines
+    from cuelens.errors import UserError
+
+    lines = text_lines(path)
+    if not lines:
+        raise UserError(f"no {what} in file", path=str(path))
+    return lines
+
+
 def _write_results(results: dict, path: Optional[Path], html: Optional[Path],
                    inputs: list) -> None:
     """Write a results file that ``audit report`` renders (when ``path`` is given) and
@@ -220,11 +232,11 @@ def synthetic(
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")
     _at_least_1(n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
-    lines = text_lines(init)
+    lines = _nonempty_lines(init, "starting sentences")
     index = {s: i for i, s in reversed(list(enumerate(lines)))}
     starts = [(index[s], s) for s in list(dict.fromkeys(lines))[:n]]
-    words = Vocabulary(text_lines(vocab),
-                       text_lines(vocab_initial) if vocab_initial else None,
+    words = Vocabulary(_nonempty_lines(vocab, "candidate words"),
+                       _nonempty_lines(vocab_initial, "candidate words") if vocab_initial else None,
                        frozenset(text_lines(function_words)) if function_words else frozenset())
     # with several jobs each worker process loads the models from their specs
     m1, m2 = _load_scorers(specs) if jobs == 1 else specs
