@@ -198,6 +198,36 @@ def test_score_refuses_batch_sizes_and_orders_below_1(trigram, flags, message):
         assert result.exit_code == 2 and message in result.output, result.output
 
 
+def test_score_and_score_pairs_read_csv_and_tsv_by_column(trigram):
+    """A CSV was read as plain lines: its header scored as a sentence, and each row's id and
+    quotes with it; score-pairs called a TSV 'malformed JSON'."""
+    from cuelens.lm.ngram import NgramModel
+
+    spec = f"ngram:{trigram / 'tri'}"
+    model = NgramModel.from_pretrained(trigram / "tri")
+    (trigram / "s.csv").write_text('id,sentence\n1,"the cat sat, on the mat"\n2,a dog\n')
+    out = trigram / "out.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["score", str(trigram / "s.csv"), "-m", spec, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["sentence"] for r in rows] == ["the cat sat, on the mat", "a dog"]
+    (trigram / "bad.csv").write_text("id,text\n1,a dog\n")
+    result = runner.invoke(app, ["score", str(trigram / "bad.csv"), "-m", spec])
+    assert result.exit_code == 2 and 'bad.csv, line 2: expected a non-empty string field' \
+        in result.output
+    (trigram / "p.tsv").write_text("sentence_good\tsentence_bad\tparadigm\n"
+                                   "the cat sat\tcat the sat\tword_order\n"
+                                   "a dog\tdog a\tword_order\n")
+    result = runner.invoke(app, ["score-pairs", str(trigram / "p.tsv"), "-m", spec, "--out",
+                                 str(trigram / "p.json")])
+    assert result.exit_code == 0, result.output
+    entry = json.loads((trigram / "p.json").read_text())["models"][spec]
+    good, bad = model.score(["the cat sat", "a dog"]), model.score(["cat the sat", "dog a"])
+    assert entry["n"] == 2 and entry["overall"] == pytest.approx(float((good > bad).mean()))
+    assert list(entry["by_paradigm"]) == ["word_order"]
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

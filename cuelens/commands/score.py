@@ -83,7 +83,8 @@ def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None
 @user_errors
 def score(
     sentences: Annotated[Path, typer.Argument(
-        help="Sentences: one per line, or JSONL with a \"sentence\" field (optionally .gz).")],
+        help="Sentences: one per line, or JSONL, CSV, TSV or Parquet with a \"sentence\" "
+             "field (optionally .gz).")],
     model: ModelOpt = [],
     words: Annotated[bool, typer.Option("--words", help="Add per-word surprisals.")] = False,
     out: Annotated[Optional[Path], typer.Option(
@@ -155,8 +156,8 @@ def _pair_sentence(path: Path, index: int, n_pairs: int) -> str:
 @user_errors
 def score_pairs(
     pairs: Annotated[Path, typer.Argument(
-        help="Minimal pairs: JSONL (optionally .gz) with sentence_good / sentence_bad, and "
-             "optionally paradigm and field (BLiMP format).")],
+        help="Minimal pairs: JSONL (BLiMP format), CSV, TSV or Parquet (optionally .gz) with "
+             "sentence_good / sentence_bad, and optionally paradigm and field.")],
     model: ModelOpt = [],
     out: Annotated[Optional[Path], typer.Option(
         "--out", help="Write the accuracies as JSON (kind score_pairs) here.")] = None,

@@ -137,14 +137,24 @@ def corpus_lines(path: str | Path) -> list[str]:
     return lines
 
 
-def read_sentences(path: str | Path) -> list[str]:
-    """Sentences to score: JSONL with a ``"sentence"`` field, or one sentence per line."""
-    path = Path(path)
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")  # read by column name, as datasets are
+
+
+def _suffix(path: Path) -> str:
+    """The file's last suffix, lower-cased, a trailing ``.gz`` ignored (``""`` if none)."""
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    if not suffixes or suffixes[-1] not in {".jsonl", ".ndjson", ".json"}:
+    return suffixes[-1] if suffixes else ""
+
+
+def read_sentences(path: str | Path) -> list[str]:
+    """Sentences to score: JSONL, CSV, TSV or Parquet with a ``"sentence"`` field, or one
+    sentence per line (any other file, e.g. ``.txt``)."""
+    path = Path(path)
+    if _suffix(path) not in (*JSONL_SUFFIXES, *TABLE_SUFFIXES):
         return corpus_lines(path)
     sentences = []
-    for number, record in _jsonl_records(path):
+    for number, record in _records(path):
         sentence = record.get("sentence")
         if not isinstance(sentence, str) or not sentence.strip():
             raise UserError('expected a non-empty string field "sentence"', path=str(path),
@@ -164,11 +174,11 @@ class MinimalPairs:
 
 
 def read_pairs(path: str | Path) -> MinimalPairs:
-    """JSONL (optionally .gz) with ``sentence_good``/``sentence_bad``; ``paradigm`` (or ``UID``)
-    and ``field`` are optional (missing → ``"all"``)."""
+    """JSONL (optionally .gz; CSV, TSV or Parquet by their suffix) with ``sentence_good``/
+    ``sentence_bad``; ``paradigm`` (or ``UID``) and ``field`` are optional (missing → ``"all"``)."""
     path = Path(path)
     pairs = MinimalPairs([], [], [], [])
-    for number, record in _jsonl_records(path):
+    for number, record in _records(path):
         good, bad = record.get("sentence_good"), record.get("sentence_bad")
         if not isinstance(good, str) or not isinstance(bad, str):
             raise UserError('expected string fields "sentence_good" and "sentence_bad"',
@@ -180,10 +190,19 @@ def read_pairs(path: str | Path) -> MinimalPairs:
     return pairs
 
 
-def _jsonl_records(path: Path) -> list[tuple[int, dict]]:
-    from cuelens.data.readers import jsonl_objects
+def _records(path: Path) -> list[tuple[int, dict]]:
+    """``(line, record)`` of a CSV, TSV or Parquet file (by its suffix) or else of a JSONL
+    file; the first bad line, or no record, is an error naming the file."""
+    from cuelens.data.readers import LineError, iter_records, jsonl_objects
 
-    records = list(jsonl_objects(path))
+    if _suffix(path) in TABLE_SUFFIXES:
+        records = []
+        for number, _, record in iter_records(path, raw=False):
+            if isinstance(record, LineError):
+                raise record
+            records.append((number, record))
+    else:
+        records = list(jsonl_objects(path))
     if not records:
         raise UserError("no records in file", path=str(path))
     return records
