@@ -228,6 +228,18 @@ def test_score_and_score_pairs_read_csv_and_tsv_by_column(trigram):
     assert list(entry["by_paradigm"]) == ["word_order"]
 
 
+def test_a_model_given_twice_is_refused(trigram):
+    """Results are keyed by the model's name: the second copy overwrote the first, and the
+    table showed one model for two -m."""
+    (trigram / "pairs.jsonl").write_text(
+        json.dumps({"sentence_good": "the cat sat", "sentence_bad": "cat the sat"}) + "\n")
+    for command in (["score", str(trigram / "corpus.txt")],
+                    ["score-pairs", str(trigram / "pairs.jsonl")]):
+        result = CliRunner().invoke(app, [*command, "-m", str(trigram / "tri"), "-m",
+                                          f"ngram:{trigram / 'tri'}"])
+        assert result.exit_code == 2 and "is given twice" in result.output, result.output
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

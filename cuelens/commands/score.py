@@ -49,6 +49,9 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
                              bow_correction=bow_correction, mlm_method=mlm_method, orders=orders,
                              seed=seed, batch_size=batch_size, detach_punct=detach_punct,
                              open_vocab=open_vocab)
+        if any(s.name == scorer.name for s in scorers):  # results are keyed by the name
+            raise UserError(f"model '{spec}' is given twice (as {scorer.name}); its results "
+                            "would be written over each other")
         inner = getattr(scorer, "scorer", scorer)
         if hasattr(inner, "scheme"):
             console.print(f"{escape(spec)}: word scheme {inner.scheme.describe()}, bow correction "
