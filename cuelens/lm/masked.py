@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import zlib
 
 import numpy as np
 
@@ -186,10 +187,12 @@ class MaskedScorer(TokenizerVocabulary):
         return states, np.array(queries, dtype=np.int64), [len(p) for p in token_orders]
 
     def _chain_words(self, encoded) -> list[np.ndarray]:
-        """Per-word chain terms (mean over word orders) of every sentence."""
-        rng = np.random.default_rng(self.seed)
+        """Per-word chain terms (mean over word orders) of every sentence. Each sentence draws
+        its orders from its own stream, seeded by ``seed`` and its token ids: its estimate
+        does not depend on the sentences scored with it (and ``word_scores`` adds up to it)."""
         out = []
         for ids, positions, word in encoded:
+            rng = np.random.default_rng([self.seed, zlib.crc32(ids.tobytes())])
             states, queries, n_orders = self._chain_queries(ids, positions, word, rng)
             masks = np.frombuffer(b"".join(states), dtype=bool).reshape(len(states), len(ids))
             pairs, inverse = np.unique(queries[:, 3:5], axis=0, return_inverse=True)
