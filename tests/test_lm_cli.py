@@ -240,6 +240,21 @@ def test_a_model_given_twice_is_refused(trigram):
         assert result.exit_code == 2 and "is given twice" in result.output, result.output
 
 
+def test_a_negative_seed_is_one_error_line(trigram):
+    """numpy's 'expected non-negative integer' traceback (lm train --arch lstm, score with
+    --mlm-method chain, contrast synthetic)."""
+    runner = CliRunner()
+    corpus = str(trigram / "corpus.txt")
+    for args in (["lm", "train", "--arch", "lstm", "--corpus", corpus, "--out",
+                  str(trigram / "m"), "--epochs", "1"],
+                 ["score", corpus, "-m", f"ngram:{trigram / 'tri'}"],
+                 ["contrast", "synthetic", "--models", f"ngram:{trigram / 'tri'},{trigram / 'tri'}",
+                  "--init", corpus, "--vocab", corpus, "--out", str(trigram / "t.jsonl")]):
+        result = runner.invoke(app, [*args, "--seed", "-1"])
+        assert result.exit_code == 2, result.output
+        assert "seed (--seed) must be between 0 and 4294967295, not -1" in result.output
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

@@ -225,6 +225,7 @@ def synthetic(
     from cuelens.lm.contrast.scores import parse_models
     from cuelens.lm.contrast.synthetic import Vocabulary
     from cuelens.lm.contrast.synthetic_run import run_synthetic
+    from cuelens.lm import check_seed
 
     _check_outputs([out, summary, html],
                    [init, vocab, vocab_initial, function_words, *(parse_models(models) or [])])
@@ -232,6 +233,7 @@ def synthetic(
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")
     _at_least_1(n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
+    check_seed(seed)
     lines = _nonempty_lines(init, "starting sentences")
     index = {s: i for i, s in reversed(list(enumerate(lines)))}
     starts = [(index[s], s) for s in list(dict.fromkeys(lines))[:n]]

@@ -60,6 +60,7 @@ def train(
     from cuelens.errors import UserError
     from cuelens.atomic import replace_directory
     from cuelens.outputs import check_model_dir
+    from cuelens.lm import check_seed
     from cuelens.lm.text import choose_splitter, corpus_lines, read_corpus
 
     if arch not in ("ngram", "lstm", "rnn"):
@@ -67,6 +68,7 @@ def train(
     _check_numbers(order=order, discount=discount, min_count=min_count, max_vocab=max_vocab,
                    embedding_size=embedding, hidden_size=hidden, layers=layers, dropout=dropout,
                    epochs=epochs, batch_size=batch_size, lr=lr)
+    check_seed(seed)
     check_model_dir(out, [corpus, valid], overwrite)
     lines = corpus_lines(corpus)
     splitter, choice = choose_splitter(lines, lowercase, detach_punct, segmenter)

@@ -15,6 +15,16 @@ from cuelens.models import hub
 from cuelens.registry import Registry
 
 
+MAX_SEED = 2**32 - 1  # as scans take it (the largest seed every library accepts)
+
+
+def check_seed(seed: int) -> None:
+    """A seed numpy and torch accept, else one error naming --seed (a negative seed was
+    numpy's 'expected non-negative integer' traceback)."""
+    if not 0 <= seed <= MAX_SEED:
+        raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
+
+
 @dataclass(frozen=True)
 class ScorerOptions:
     """Options shared by every loader (see :func:`load_scorer`)."""
@@ -35,6 +45,7 @@ class ScorerOptions:
             if getattr(self, name) < 1:
                 raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least 1, got "
                                 f"{getattr(self, name)}")
+        check_seed(self.seed)
 
 
 def _word_level(model, options: ScorerOptions):
