@@ -52,3 +52,31 @@ def test_rnn_scores_are_batch_independent():
     sentences = ["a b c a", "b", "c c", "a b"]
     one_by_one = np.array([model.score([s])[0] for s in sentences])
     np.testing.assert_allclose(model.score(sentences), one_by_one, atol=1e-5)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"splitter": {"foo": 1}}, "field 'splitter' is not a word-splitter setting"),
+    ({"splitter": None}, "field 'splitter' is not a word-splitter setting"),  # KeyError before
+    ({"hidden_size": "x"}, "field 'hidden_size' has an invalid value: 'x'"),
+    ({"layers": 0}, "field 'layers' has an invalid value: 0"),
+    ({"dropout": 3}, "field 'dropout' has an invalid value: 3"),
+    ({"cutoffs": [3, 2]}, "field 'cutoffs' has an invalid value"),
+    ({"extra": 1}, "unknown field(s) extra"),
+    ({"vocab_size": 5}, "vocab.json has 6 words but config.json's vocab_size is 5"),
+])
+def test_a_malformed_recurrent_config_is_one_error(tmp_path, change, message):
+    """The n-gram config was checked field by field; a recurrent one gave the dataclass's or
+    torch's traceback (TypeError, KeyError, ValueError)."""
+    import json
+
+    from cuelens.errors import UserError
+
+    config = RNNConfig(arch="rnn", vocab_size=6, embedding_size=4, hidden_size=8)
+    RNNModel(config, ["<unk>", "a", "b", "c", "<s>", "</s>"], WordSplitter()).save_pretrained(
+        tmp_path / "m")
+    path = tmp_path / "m" / "config.json"
+    saved = json.loads(path.read_text())
+    path.write_text(json.dumps({**saved, **change}))
+    with pytest.raises(UserError) as caught:
+        RNNModel.from_pretrained(tmp_path / "m")
+    assert message in str(caught.value)

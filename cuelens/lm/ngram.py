@@ -8,10 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.lm.text import BOS, EOS, UNK, WordSplitter, build_vocab
-from cuelens.lm.wordlevel import WordLevelScorer, read_config
+from cuelens.lm.wordlevel import WordLevelScorer, checked_splitter, checked_vocab, read_config
 
 SPELLING_ORDER = 3
 
@@ -59,13 +58,7 @@ def _checked_config(config: dict, path: Path) -> tuple[int, float, WordSplitter]
             or not 0 <= discount <= 1:
         raise UserError(f"field 'discount' must be a number between 0 and 1, got {discount!r}",
                         path=str(path))
-    try:
-        if not isinstance(splitter, dict):
-            raise TypeError(splitter)
-        return order, float(discount), WordSplitter(**splitter)
-    except TypeError:
-        raise UserError(f"field 'splitter' is not a word-splitter setting: {splitter!r}",
-                        path=str(path)) from None
+    return order, float(discount), checked_splitter(splitter, path)
 
 
 def train_speller(words: list[list[str]]) -> NgramModel:
@@ -138,9 +131,7 @@ class NgramModel(WordLevelScorer):
         directory = Path(directory)
         config = read_config(directory, "ngram")
         order, discount, splitter = _checked_config(config, directory / "config.json")
-        vocab = read_json(directory / "vocab.json")
-        if not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab):
-            raise UserError("vocab.json must be a list of words", path=str(directory / "vocab.json"))
+        vocab = checked_vocab(directory)
         try:
             if (directory / "model.safetensors").is_file():
                 data = load_file(str(directory / "model.safetensors"))

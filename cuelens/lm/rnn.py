@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
-from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.lm.ngram import train_speller
 from cuelens.lm.text import BOS, EOS, WordSplitter, build_vocab
-from cuelens.lm.wordlevel import WordLevelScorer, read_config
+from cuelens.lm.wordlevel import WordLevelScorer, checked_splitter, checked_vocab, read_config
 from cuelens.models.batching import sorted_batches
 
 
@@ -30,6 +29,38 @@ class RNNConfig:
     dropout: float = 0.0
     cutoffs: list[int] = field(default_factory=list)   # adaptive softmax clusters; [] = full
     div_value: float = 4.0                             # adaptive softmax tail size divisor
+
+
+def _checked_config(config: dict, path: Path) -> RNNConfig:
+    """The :class:`RNNConfig` of a saved model's ``config.json`` (its ``splitter`` and
+    ``model_type`` taken out); an unknown field or a value of the wrong type or range is one
+    :class:`UserError` naming it (they were tracebacks from the dataclass or from torch)."""
+    unknown = sorted(set(config) - {f.name for f in fields(RNNConfig)})
+    if unknown:
+        raise UserError(f"unknown field(s) {', '.join(unknown)}", path=str(path))
+    rnn_config = RNNConfig(**config)
+
+    def whole(value, least: int) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+    def number(value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    checks = {"vocab_size": whole(rnn_config.vocab_size, 3),
+              "embedding_size": whole(rnn_config.embedding_size, 1),
+              "hidden_size": whole(rnn_config.hidden_size, 1),
+              "layers": whole(rnn_config.layers, 1),
+              "dropout": number(rnn_config.dropout) and 0 <= rnn_config.dropout < 1,
+              "cutoffs": isinstance(rnn_config.cutoffs, list)   # increasing, below vocab_size
+              and all(whole(c, 1) for c in rnn_config.cutoffs)
+              and rnn_config.cutoffs == sorted(set(rnn_config.cutoffs))
+              and all(c < rnn_config.vocab_size for c in rnn_config.cutoffs),
+              "div_value": number(rnn_config.div_value) and rnn_config.div_value > 0}
+    for name, ok in checks.items():
+        if not ok:
+            raise UserError(f"field '{name}' has an invalid value: "
+                            f"{getattr(rnn_config, name)!r}", path=str(path))
+    return rnn_config
 
 
 def _network(config: RNNConfig):
@@ -137,10 +168,10 @@ class RNNModel(WordLevelScorer):
 
         directory = Path(directory)
         config = read_config(directory, (arch,) if arch else ("lstm", "rnn"))
-        splitter = WordSplitter(**config.pop("splitter"))
+        splitter = checked_splitter(config.pop("splitter", None), directory / "config.json")
         config.pop("model_type", None)
-        rnn_config = RNNConfig(**config)
-        vocab = read_json(directory / "vocab.json")
+        rnn_config = _checked_config(config, directory / "config.json")
+        vocab = checked_vocab(directory, rnn_config.vocab_size)
         network = _network(rnn_config)
         try:
             network.load_state_dict(load_file(str(directory / "model.safetensors")))

@@ -165,3 +165,27 @@ def read_config(directory: Path, arch: str | tuple[str, ...]) -> dict:
         raise UserError(f"model is a '{config.get('arch')}' model, not {' / '.join(archs)}",
                         path=str(path))
     return config
+
+
+def checked_splitter(value: object, path: Path) -> WordSplitter:
+    """The ``splitter`` field of a saved model's ``config.json`` as a :class:`WordSplitter`;
+    one :class:`UserError` naming the file otherwise."""
+    try:
+        if not isinstance(value, dict):
+            raise TypeError(value)
+        return WordSplitter(**value)
+    except TypeError:
+        raise UserError(f"field 'splitter' is not a word-splitter setting: {value!r}",
+                        path=str(path)) from None
+
+
+def checked_vocab(directory: Path, size: int | None = None) -> list[str]:
+    """``vocab.json``: a list of words (``size`` of them when given), else one error."""
+    path = directory / "vocab.json"
+    vocab = read_json(path)
+    if not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab):
+        raise UserError("vocab.json must be a list of words", path=str(path))
+    if size is not None and len(vocab) != size:
+        raise UserError(f"vocab.json has {len(vocab)} words but config.json's vocab_size is "
+                        f"{size}", path=str(path))
+    return vocab
