@@ -255,6 +255,18 @@ def test_a_negative_seed_is_one_error_line(trigram):
         assert "seed (--seed) must be between 0 and 4294967295, not -1" in result.output
 
 
+@pytest.mark.parametrize("good, bad", [("", "cat the sat"), ("the cat sat", "  ")])
+def test_score_pairs_refuses_an_empty_sentence(trigram, good, bad):
+    """An empty sentence was scored (probability 1 under a causal model: log p = 0), so the
+    pair counted as right or wrong by its emptiness alone."""
+    pairs = trigram / "pairs.jsonl"
+    pairs.write_text(json.dumps({"sentence_good": "a dog", "sentence_bad": "dog a"}) + "\n"
+                     + json.dumps({"sentence_good": good, "sentence_bad": bad}) + "\n")
+    result = CliRunner().invoke(app, ["score-pairs", str(pairs), "-m", f"ngram:{trigram / 'tri'}"])
+    assert result.exit_code == 2, result.output
+    assert 'pairs.jsonl, line 2: expected non-empty string fields "sentence_good"' in result.output
+
+
 def test_user_errors_exit_2(trigram):
     runner = CliRunner()
     bad = trigram / "bad.jsonl"

@@ -180,9 +180,9 @@ def read_pairs(path: str | Path) -> MinimalPairs:
     pairs = MinimalPairs([], [], [], [])
     for number, record in _records(path):
         good, bad = record.get("sentence_good"), record.get("sentence_bad")
-        if not isinstance(good, str) or not isinstance(bad, str):
-            raise UserError('expected string fields "sentence_good" and "sentence_bad"',
-                            path=str(path), line=number)
+        if not all(isinstance(s, str) and s.strip() for s in (good, bad)):
+            raise UserError('expected non-empty string fields "sentence_good" and '
+                            '"sentence_bad"', path=str(path), line=number)
         pairs.good.append(good.strip())
         pairs.bad.append(bad.strip())
         pairs.paradigm.append(str(record.get("paradigm") or record.get("UID") or "all"))
