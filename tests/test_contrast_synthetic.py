@@ -228,6 +228,30 @@ def test_cli_refuses_an_empty_input_file(tmp_path, empty, message):
     assert not (tmp_path / "o.jsonl").exists()
 
 
+def test_a_starting_sentence_too_long_for_a_model_is_named(tmp_path):
+    """The error said 'sentence 1' (the first candidate of a scoring batch) for the third
+    starting sentence."""
+    import tests.lm_random_init as random_init
+    from cuelens.lm.ngram import NgramModel
+
+    sentences = ["the cat sat on the mat", "a dog sat on a log", "the dog ate the cat"]
+    bpe = random_init.byte_level_bpe(sentences, 48, full_alphabet=False)
+    random_init.gpt2(bpe, hidden=16, positions=16).save_pretrained(tmp_path / "gpt")
+    bpe.save_pretrained(tmp_path / "gpt")
+    NgramModel.train([s.split() for s in sentences], order=2).save_pretrained(tmp_path / "bi")
+    init, vocab = tmp_path / "init.txt", tmp_path / "vocab.txt"
+    init.write_text("the cat sat\na dog sat\n" + " ".join(sentences * 2) + "\n")
+    vocab.write_text("the\na\ncat\ndog\nsat\n")
+    result = CliRunner().invoke(app, [
+        "contrast", "synthetic", "--models", f"ngram:{tmp_path / 'bi'},{tmp_path / 'gpt'}",
+        "--init", str(init), "--vocab", str(vocab), "--n", "3", "--max-steps", "1",
+        "--out", str(tmp_path / "t.jsonl")])
+    assert result.exit_code == 2, result.output
+    assert "starting sentence 3 ('the cat sat on the mat a dog sat on a lo…') or a sentence " \
+           "made from it by replacing a word has" in result.output
+    assert "more than the model's 16" in result.output
+
+
 def test_a_failed_position_is_not_rescored_for_the_same_sentence():
     a_table, r_table = tables(5)
     runs = []

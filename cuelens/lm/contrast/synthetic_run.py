@@ -16,7 +16,7 @@ from pathlib import Path
 from cuelens.errors import UserError
 from cuelens.jsonio import append_jsonl, null_non_finite, read_jsonl_lines, write_jsonl
 from cuelens.lm.contrast.synthetic import Vocabulary, synthesize_triplet
-from cuelens.lm.scoring import SentenceScorer
+from cuelens.lm.scoring import SentenceScorer, SentenceTooLong
 
 SEED_STRIDE = 1_000_003
 
@@ -64,9 +64,15 @@ def _triplet(k: int, start: tuple[int, str], m1: SentenceScorer, m2: SentenceSco
     """The output row of starting sentence number ``k`` and the seconds its search took."""
     index, sentence = start
     started = time.perf_counter()
-    row = synthesize_triplet(sentence, m1, m2, search.vocab, seed=search.seed * SEED_STRIDE + k,
-                             max_steps=search.max_steps, patience=search.patience,
-                             batch_size=search.batch_size, on_step=on_step)
+    try:
+        row = synthesize_triplet(sentence, m1, m2, search.vocab,
+                                 seed=search.seed * SEED_STRIDE + k, max_steps=search.max_steps,
+                                 patience=search.patience, batch_size=search.batch_size,
+                                 on_step=on_step)
+    except SentenceTooLong as error:   # its index counts within one batch of candidates
+        preview = sentence if len(sentence) <= 40 else sentence[:40] + "…"
+        raise error.at(index, f"starting sentence {k + 1} ({preview!r}) or a sentence made "
+                              "from it by replacing a word") from None
     (row,) = null_non_finite([{"natural_index": index, **row}])   # -inf → null
     return k, row, time.perf_counter() - started
 
