@@ -245,3 +245,15 @@ def test_separate_ratings_file_and_user_errors(tmp_path):
     res = runner.invoke(app, ["contrast", "judge", "--trials", str(trials), "--models", "nope",
                               "--out", str(tmp_path / "o.json")])
     assert res.exit_code == 2 and "nope" in res.output
+
+
+@pytest.mark.parametrize("midpoint", ["nan", "inf"])
+def test_a_midpoint_that_is_not_finite_is_refused(tmp_path, midpoint):
+    """nan was a ValueError traceback ('Out of range float values are not JSON compliant')
+    after the whole analysis."""
+    trials = small_trials(tmp_path)
+    res = CliRunner().invoke(app, ["contrast", "judge", "--trials", str(trials), "--midpoint",
+                                   midpoint, "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2, res.output
+    assert f"--midpoint must be a finite number, not {midpoint}" in res.output
+    assert not (tmp_path / "o.json").exists()

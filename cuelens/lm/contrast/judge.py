@@ -114,6 +114,8 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
     ``sentence2``, subject, ``rating``) is joined to the trials file on the pair."""
     from cuelens.data.readers import read_table
 
+    if not math.isfinite(midpoint):   # nan: a ValueError traceback when the results were written
+        raise UserError(f"--midpoint must be a finite number, not {midpoint:g}")
     trials = read_table(trials_path)
     _require(trials, ["sentence1", "sentence2"], trials_path)
     if not model_names(trials.columns):
