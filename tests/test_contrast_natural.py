@@ -140,6 +140,9 @@ def test_cli_user_errors(tmp_path):
     (["--batch-size", "-5"], "--batch-size must be at least 1"),   # IndexError traceback
     (["--per-pair", "0"], "--per-pair must be at least 1"),
     (["--solver", "foo"], "unknown solver 'foo'"),   # was found only after the scoring
+    # 1.5: 'no feasible selection: only 0 candidate sentences'; -1 was taken as 0 silently
+    (["--threshold", "1.5"], "--threshold must be a rank between 0 and 1, not 1.5"),
+    (["--threshold", "-1"], "--threshold must be a rank between 0 and 1, not -1.0"),
 ])
 def test_cli_checks_its_options_before_scoring(tmp_path, monkeypatch, flags, message):
     import cuelens.commands.contrast as command

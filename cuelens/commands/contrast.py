@@ -103,7 +103,8 @@ def natural(
     models: ModelsOpt = None,
     per_pair: Annotated[int, typer.Option(help="Pairs selected per model pair.")] = 10,
     threshold: Annotated[float, typer.Option(
-        help="Minimum fractional rank of a sentence under the model that accepts it.")] = 0.5,
+        help="Minimum fractional rank (0 to 1) of a sentence under the model that accepts "
+             "it.")] = 0.5,
     solver: Annotated[str, typer.Option(help="lsa (linear_sum_assignment) | milp (HiGHS).")] = "lsa",
     summary: Annotated[Optional[Path], typer.Option(
         help="Write the objective, run facts and pairs as JSON here (kind contrast_pairs: "
@@ -132,6 +133,8 @@ def natural(
                    [scores, corpus, function_words, *(parse_models(models) or [])])
     _at_least_1(per_pair=per_pair, batch_size=batch_size)
     nat.SOLVERS.get(solver)    # an unknown --solver before the scoring, not after it
+    if not 0 <= threshold <= 1:   # ranks are in [0, 1]; also refuses nan
+        raise UserError(f"--threshold must be a rank between 0 and 1, not {threshold}")
     names = parse_models(models)
     texts = text_lines(corpus, keep_blank=True) if corpus else None
     if scores is not None:
