@@ -176,6 +176,22 @@ def test_lm_train_refuses_out_of_range_numbers(tmp_path, option, value, message)
         assert message in result.output and not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("arch, flags, message", [
+    ("ngram", ["--max-vocab", "100", "--hidden-size", "64"],
+     "--max-vocab, --hidden-size apply to --arch lstm and rnn, not ngram"),
+    ("lstm", ["--order", "5"], "--order applies to --arch ngram, not lstm"),
+    ("rnn", ["--discount", "0.5"], "--discount applies to --arch ngram, not rnn"),
+])
+def test_lm_train_refuses_the_options_of_the_other_architecture(tmp_path, arch, flags, message):
+    """They were accepted and silently ignored (an n-gram model with no --max-vocab cap)."""
+    (tmp_path / "corpus.txt").write_text(CORPUS)
+    result = CliRunner().invoke(app, ["lm", "train", "--arch", arch, "--corpus",
+                                      str(tmp_path / "corpus.txt"), "--out", str(tmp_path / "m"),
+                                      *flags])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "m").exists()
+
+
 def test_an_ngram_discount_outside_0_1_is_refused():
     from cuelens.errors import UserError
     from cuelens.lm.ngram import NgramModel

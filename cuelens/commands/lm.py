@@ -69,6 +69,9 @@ def train(
                    embedding_size=embedding, hidden_size=hidden, layers=layers, dropout=dropout,
                    epochs=epochs, batch_size=batch_size, lr=lr)
     check_seed(seed)
+    _check_arch_options(arch, order=order, discount=discount, max_vocab=max_vocab,
+                        embedding_size=embedding, hidden_size=hidden, layers=layers,
+                        dropout=dropout, epochs=epochs, batch_size=batch_size, lr=lr)
     check_model_dir(out, [corpus, valid], overwrite)
     lines = corpus_lines(corpus)
     splitter, choice = choose_splitter(lines, lowercase, detach_punct, segmenter)
@@ -125,3 +128,24 @@ def _check_numbers(*, discount: float, dropout: float, lr: float, **whole: int |
         raise UserError(f"--dropout must be at least 0 and below 1, got {dropout}")
     if not (math.isfinite(lr) and lr > 0):
         raise UserError(f"--lr must be a positive number, got {lr}")
+
+
+def _check_arch_options(arch: str, **options: object) -> None:
+    """Refuse an option of the other kind of model (``--arch ngram --max-vocab 10000`` was
+    silently ignored); given = different from the trainer's own default."""
+    import inspect
+    from dataclasses import asdict
+
+    from cuelens.errors import UserError
+    from cuelens.lm.ngram import NgramModel
+    from cuelens.lm.rnn import RNNConfig, train_rnn
+
+    defaults = {**{name: parameter.default for name, parameter
+                   in inspect.signature(NgramModel.train).parameters.items()},
+                **asdict(RNNConfig()), **(train_rnn.__kwdefaults__ or {})}
+    other = ("lstm", "rnn") if arch == "ngram" else ("ngram",)
+    given = [f"--{name.replace('_', '-')}" for name, value in options.items()
+             if value != defaults[name] and ((name in ("order", "discount")) == (arch != "ngram"))]
+    if given:
+        raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                        f"--arch {' and '.join(other)}, not {arch}")
