@@ -164,3 +164,30 @@ def test_rotate_and_probe_cli_with_predictions_per_rotation(tmp_path):
     assert "position_bias" in html
     wrong = runner.invoke(app, args[:-2])
     assert wrong.exit_code == 2 and "needs 2 files" in wrong.output
+
+
+@pytest.mark.parametrize("seed", ["-1", "4294967296"])
+def test_rotate_and_probe_refuse_a_seed_out_of_range(tmp_path, seed):
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from cuelens.errors import UserError
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import planted_items
+
+    data = write_jsonl(tmp_path / "planted.jsonl", planted_items())
+    runner = CliRunner()
+    message = "seed (--seed) must be between 0 and 4294967295"
+    done = runner.invoke(app, ["rotate", str(data), "--out", str(tmp_path / "rot"),
+                               "--seed", seed])
+    assert done.exit_code == 2 and message in done.output, done.output
+    assert "Traceback" not in done.output and not (tmp_path / "rot").exists()
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": 0}
+                                                for r in planted_items()])
+    done = runner.invoke(app, ["probe", str(data), "-p", str(preds), "--seed", seed,
+                               "--position-predictions", str(preds),
+                               "--position-predictions", str(preds),
+                               "--out", str(tmp_path / "out")])
+    assert done.exit_code == 2 and message in done.output, done.output
+    with pytest.raises(UserError, match="must be between 0 and"):
+        rotated_splits(mcq_split("t", [["a", "b"]], [0]), int(seed))

@@ -33,6 +33,13 @@ KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "bool": ((bool, np.bool_), "True or False"), "str": ((str,), "a text")}
 
 
+def check_seed(seed: int) -> None:
+    """Raise :class:`UserError` unless ``seed`` (``--seed``) is in 0 .. :data:`MAX_SEED`, the
+    range every seeded step accepts (numpy refuses negative seeds with a ValueError)."""
+    if not 0 <= seed <= MAX_SEED:
+        raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
+
+
 @dataclass
 class ScoringOptions:
     """The options a fit needs (:class:`~cuelens.audit.fitting.Fit`): a :class:`ScanConfig`'s
@@ -91,8 +98,7 @@ class ScanConfig(ScanSettings):
             if getattr(self, name) < minimum:
                 raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
                                 + (" (0 = no cap)" if name == "max_fit_items" else ""))
-        if not 0 <= self.seed <= MAX_SEED:  # scikit-learn's random_state range
-            raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {self.seed}")
+        check_seed(self.seed)
         if not math.isfinite(self.alpha):
             raise UserError(f"alpha (--alpha) must be a finite number, not {self.alpha:g}")
         if not 0 <= self.flag_threshold <= 1:  # also refuses nan

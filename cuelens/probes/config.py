@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cuelens.audit.config import check_seed
 from cuelens.audit.metrics import METRICS
 from cuelens.errors import UserError
 
@@ -34,3 +35,4 @@ class ProbeConfig:
         for name in ("top", "bootstrap", "min_items", "min_support"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+        check_seed(self.seed)

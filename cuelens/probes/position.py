@@ -12,6 +12,7 @@ from scipy import stats
 
 from cuelens.audit.chance import (ALPHA, _r, letter, p_text, position_chi_square,
                                   positions_verdict)
+from cuelens.audit.config import check_seed
 from cuelens.data.dataset import Split, Task
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
@@ -34,7 +35,9 @@ def as_questions(questions: Split | Sequence[Question]) -> list[Question]:
 
 
 def base_orders(questions: list[Question], seed: int) -> list[np.ndarray]:
-    """Seeded random order of each question's choices: ``order[j]`` = original index."""
+    """Seeded random order of each question's choices: ``order[j]`` = original index (a seed
+    outside 0 .. 2³² − 1 is a :class:`~cuelens.errors.UserError`)."""
+    check_seed(seed)
     rng = np.random.default_rng(seed)
     return [rng.permutation(len(q.choices)) for q in questions]
 
