@@ -221,3 +221,25 @@ def test_no_import_cycle_inside_probes():
     assert "cuelens.probes.llm.requests" in graph["cuelens.probes.llm.openai"]
     order = list(graphlib.TopologicalSorter(graph).static_order())  # CycleError on a cycle
     assert order.index("cuelens.probes.predictions") < order.index("cuelens.probes.sources")
+
+
+def test_chance_of_questions_with_different_numbers_of_choices(tmp_path):
+    """Chance is mean(1/k_i), as the scan's MCQ baselines have it: questions of 2 to 5 choices
+    were judged against 1/2, so a model at 45% (chance 32%) was 'at chance, not interpretable'."""
+    rows, preds = [], []
+    for i in range(240):
+        k = 2 + i % 4
+        choices = [f"option {j} of item {i} reads {'long ' * (j % 3)}text" for j in range(k)]
+        rows.append({"id": f"q{i}", "premise": f"Question {i} asks something.",
+                     "choices": choices, "label": i % k})
+        preds.append({"id": f"q{i}", "prediction": i % k if i % 20 < 9 else (i + 1) % k})
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    predictions = write_jsonl(tmp_path / "p.jsonl", preds)
+    done = runner.invoke(app, ["probe", str(data), "-p", str(predictions), "--out",
+                               str(tmp_path / "out"), "--bootstrap", "200"])
+    assert done.exit_code == 0, done.output
+    chance = float(np.mean([1 / (2 + i % 4) for i in range(240)]))
+    sanity = json.loads((tmp_path / "out" / "results.json").read_text())["probe"]["sanity"]
+    assert sanity["accuracy"]["chance"] == pytest.approx(chance, abs=1e-6)
+    assert sanity["accuracy"]["accuracy"] == 0.45 and sanity["interpretable"] is True
+    assert f"vs chance {100 * chance:.1f}%" in done.output

@@ -28,8 +28,9 @@ def test_accuracy_vs_chance_and_probe_sanity():
     assert sane["interpretable"] is False and len(sane["notes"]) == 2
     assert "not interpretable" in sane["notes"][0] and "single training epoch" in sane["notes"][1]
     assert probe_verdict({"sanity": sane})[0] == "unreliable"
-    assert chance_level(np.array([0, 0, 1, 2]), "nli", None) == 0.5
-    assert chance_level(np.array([0, 1]), "mcq", 4) == 0.25
+    assert chance_level(np.array([0, 0, 1, 2]), "nli") == 0.5
+    assert chance_level(np.array([0, 1]), "mcq", [4, 4]) == 0.25
+    assert chance_level(np.array([0, 1]), "mcq", [2, 4]) == 0.375  # mean(1/k_i)
 
 
 def test_bootstrap_p_and_benjamini_hochberg():

@@ -5,6 +5,7 @@ chance (:func:`probe_sanity`) and the plain-English verdict box (:func:`probe_ve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +52,13 @@ def data_map_epochs(model_dir: Path | None) -> int | None:
     return len(list((Path(model_dir) / DYNAMICS_DIR).glob("dynamics_epoch_*.jsonl")))
 
 
-def chance_level(gold: np.ndarray, task: str, n_choices: int | None) -> float:
-    """Accuracy of guessing: 1/k for MCQ, the majority label's share of the test items for NLI."""
+def chance_level(gold: np.ndarray, task: str, choice_counts: Sequence[int] = ()) -> float:
+    """Accuracy of guessing: ``mean(1/k_i)`` over the MCQ test items' numbers of choices
+    ``choice_counts`` (as the scan's, docs/mcq-artifacts.md), the majority label's share of the
+    test items for NLI."""
     if task == Task.MCQ:
-        return 1.0 / (n_choices or 2)
+        return float(np.mean(1.0 / np.asarray(choice_counts, dtype=np.float64))) \
+            if len(choice_counts) else 0.5
     return float(np.bincount(gold).max() / len(gold)) if len(gold) else 0.0
 
 

@@ -71,7 +71,7 @@ class ProbeContext:
     def sanity(self, has_data_map: bool = False) -> dict:
         """``sanity``: accuracy against chance (:func:`~cuelens.probes.sanity.probe_sanity`)."""
         test = self.dataset.test
-        chance = chance_level(self.gold, test.task, test.n_choices)
+        chance = chance_level(self.gold, test.task, test.choice_counts)
         return unparseable_sanity(
             probe_sanity(self.correct, chance, data_map_epochs(self.model_dir), has_data_map,
                          self.n_boot, self.seed, int((self.predictions.pred == -1).sum())),
