@@ -185,3 +185,23 @@ def test_stress_and_augmentation_refuse_other_tasks_alike_from_cli_and_api(tmp_p
         refused = CliRunner().invoke(app, [command, str(data), "--out",
                                            str(tmp_path / f"{command}.jsonl")])
         assert refused.exit_code == 2 and said in refused.output
+
+
+def test_questions_with_different_numbers_of_choices_are_augmented(tmp_path):
+    """Every question has two choices or more, their number varies (docs/methods.md §1): it
+    was refused as 'needs a multiple-choice dataset with k ≥ 2 choices'."""
+    rows = [{"id": f"q{i}", "premise": f"Premise number {i}.", "label": i % k,
+             "choices": [f"{SUBJECTS[(i + j) % 6].capitalize()} {VERBS[(i * 3 + j) % 7]} {i}."
+                         for j in range(k)]}
+            for i, k in enumerate([2, 3, 4] * 10)]
+    out = tmp_path / "aug.jsonl"
+    done = CliRunner().invoke(app, ["augment", str(_write(tmp_path / "train.jsonl", rows)),
+                                    "--ops", "crossover,mutation,mutation2", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert "30 original + 30 generated" in done.output and len(written) == 60
+    source = {r["id"]: r for r in rows}
+    for row in written[30:]:
+        original = source[row["source_id"]]
+        assert len(row["choices"]) == len(original["choices"])
+        assert row["choices"][row["label"]] == original["choices"][original["label"]]

@@ -84,8 +84,8 @@ def _key(premise: str, question: str | None, choices: list[str]) -> tuple:
 
 def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -> Augmented:
     """Original questions of ``split`` plus ``round(ratio × n)`` generated ones (docs/methods.md §8);
-    ``split`` must hold multiple-choice items of two choices or more."""
-    if split.task != Task.MCQ or (split.n_choices or 0) < 2:
+    ``split`` must hold multiple-choice items of two choices or more (their number may vary)."""
+    if split.task != Task.MCQ or min(split.choice_counts, default=0) < 2:
         raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",
                         path=split.path)
     if ratio < 0 or not math.isfinite(ratio):
