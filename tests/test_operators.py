@@ -202,3 +202,22 @@ def test_parse_ops_and_aliases():
     assert [o.name for o in parse_ops("crossover, mutation,co,neg+")] == ["co", "mt", "neg+"]
     with pytest.raises(UserError, match="unknown operator 'foo'"):
         parse_ops("co,foo")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("他没有去过北京大学。", ["他", "没有", "去过", "北京大学"]),
+    ("ภาษาไทยง่ายมาก", ["ภาษาไทย", "ง่าย", "มาก"]),
+    ("犬がご飯を", ["犬", "が", "ご飯", "を"])])
+def test_mutation_swaps_words_of_scripts_without_spaces(nlp, text, words):
+    """A Chinese, Thai or Japanese choice was one "word" with nothing to swap: mt skipped every
+    item of such data, which docs/languages.md says it runs on. Decomposed (NFD), a dakuten
+    stays with its kana."""
+    for module in ("rjieba", "nlpo3", "fugashi"):
+        pytest.importorskip(module)
+    tail = text[len("".join(words)):]
+    swaps = {"".join(words[:i] + [words[i + 1], words[i]] + words[i + 2:]) + tail
+             for i in range(len(words) - 1)}
+    for form in ("NFC", "NFD"):
+        source = unicodedata.normalize(form, text)
+        outs = {run(nlp, "mt", source, seed=s) for s in range(40)}
+        assert outs == {unicodedata.normalize(form, swap) for swap in swaps}, form

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import cache
 
 from cuelens.augment.operators.lexicons import name_pool
@@ -44,22 +45,72 @@ def _marked_word() -> re.Pattern:
     return re.compile(f"{word}(?:['’]{word})*")
 
 
+def _run_words(run: str, script: str | None) -> list[str]:
+    """A run of a script without spaces cut into words: by the dictionary segmenter of the
+    text's main unspaced ``script`` when installed (docs/languages.md), on the run's composed
+    form (NFC), each word taken back in the run's own form; else into characters. Either way
+    a combining mark (a decomposed dakuten) stays with its letter."""
+    from cuelens.audit.segmenters import DICTIONARY_OF, _characters, get_segmenter, installed
+
+    characters = _characters(run)  # each with its combining marks
+    name = DICTIONARY_OF.get(script or "")
+    split_run = get_segmenter(name).split_run if name is not None and installed(name) else None
+    if split_run is None:
+        return characters
+    words, taken = [], 0
+    for word in filter(None, split_run(unicodedata.normalize("NFC", run))):
+        piece = ""
+        while taken < len(characters) and len(unicodedata.normalize("NFC", piece)) < len(word):
+            piece, taken = piece + characters[taken], taken + 1
+        if unicodedata.normalize("NFC", piece) != word:
+            return characters  # the dictionary's words do not tile the run
+        words.append(piece)
+    return words if taken == len(characters) else characters
+
+
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each word of ``text``; runs of scripts without spaces (Chinese, Japanese,
+    Thai …) cut into their words, so such a text is not one "word"."""
+    from cuelens.audit.segmenters import UNSPACED_RE, main_unspaced_script, script_shares
+
+    if text.isascii():
+        return [m.span() for m in _WORD.finditer(text)]
+    spans = [m.span() for m in _marked_word().finditer(text)]
+    if not UNSPACED_RE.search(text):
+        return spans
+    script = main_unspaced_script(script_shares([text]))
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        position = start
+        for run in UNSPACED_RE.finditer(text, start, end):
+            if run.start() > position:
+                out.append((position, run.start()))
+            position = run.start()
+            for word in _run_words(run.group(), script):
+                out.append((position, position + len(word)))
+                position += len(word)
+        if position < end:
+            out.append((position, end))
+    return out
+
+
 def mutation(text: str, ctx: OpContext) -> str | None:
-    """MT: two adjacent words of the correct choice swapped."""
-    words = list((_WORD if text.isascii() else _marked_word()).finditer(text))
+    """MT: two adjacent words of the correct choice swapped (written with a space between them,
+    or next to each other in a script without spaces)."""
+    words = _word_spans(text)
     pairs = [i for i in range(len(words) - 1)
-             if text[words[i].end():words[i + 1].start()].isspace()
-             and words[i].group().lower() != words[i + 1].group().lower()]
+             if (text[words[i][1]:words[i + 1][0]].isspace() or words[i][1] == words[i + 1][0])
+             and text[slice(*words[i])].lower() != text[slice(*words[i + 1])].lower()]
     if not pairs:
         return None
     i = ctx.pick(pairs)
-    first, second = words[i].group(), words[i + 1].group()
-    if words[i].start() == 0 and first[:1].isupper():
+    (start, end), (next_start, next_end) = words[i], words[i + 1]
+    first, second = text[start:end], text[next_start:next_end]
+    if start == 0 and first[:1].isupper():
         second = capitalise(second)
         if not _keeps_capital(first):
             first = first[:1].lower() + first[1:]
-    gap = text[words[i].end():words[i + 1].start()]
-    return text[:words[i].start()] + second + gap + first + text[words[i + 1].end():]
+    return text[:start] + second + text[end:next_start] + first + text[next_end:]
 
 
 def emphasis_adverb(doc, ctx: OpContext) -> str | None:
