@@ -191,3 +191,27 @@ def test_rotate_and_probe_refuse_a_seed_out_of_range(tmp_path, seed):
     assert done.exit_code == 2 and message in done.output, done.output
     with pytest.raises(UserError, match="must be between 0 and"):
         rotated_splits(mcq_split("t", [["a", "b"]], [0]), int(seed))
+
+
+def test_rotate_refuses_ids_shared_by_two_items(tmp_path):
+    """Predictions on the rotations come back by id: two items under one id were written out
+    (a model run on them for nothing) and refused only by `audit probe`, naming neither."""
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import planted_items
+
+    rows = planted_items()
+    rows[3]["id"] = rows[1]["id"]
+    data = write_jsonl(tmp_path / "planted.jsonl", rows)
+    runner = CliRunner()
+    done = runner.invoke(app, ["rotate", str(data), "--out", str(tmp_path / "rot")])
+    assert done.exit_code == 2 and not (tmp_path / "rot").exists(), done.output
+    said = " ".join(done.output.split())
+    assert f"id '{rows[1]['id']}' is given to two items (lines 2 and 4)" in said
+    assert "Traceback" not in done.output
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": 0} for r in rows])
+    done = runner.invoke(app, ["probe", str(data), "-p", str(preds), "--out",
+                               str(tmp_path / "out")])
+    assert done.exit_code == 2 and "(lines 2 and 4)" in " ".join(done.output.split())

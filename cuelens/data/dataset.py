@@ -13,6 +13,7 @@ import numpy as np
 
 from cuelens.data.display import MAX_TEXT, dataset_html, names_text, short, split_text
 from cuelens.data.labels import LabelFindings
+from cuelens.errors import UserError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,6 +77,19 @@ class Split:
     def choice_counts(self) -> list[int]:
         """MCQ: the number of choices of each item (2 or more; may vary per item)."""
         return [len(c) for c in self.choices]
+
+    def positions(self, why: str) -> dict[str, int]:
+        """Each item's index by its id; ids shared by two items are a :class:`UserError` naming
+        the first such id, its lines and ``why`` ids must be unique."""
+        position: dict[str, int] = {}
+        for i, item_id in enumerate(self.ids):
+            if item_id in position:
+                lines = self.lines[position[item_id]], self.lines[i]
+                where = f" (lines {lines[0]} and {lines[1]})" if min(lines) > 0 else ""
+                raise UserError(f"id {item_id!r} is given to two items{where}: ids must be "
+                                f"unique, {why}", path=self.path)
+            position[item_id] = i
+        return position
 
     @property
     def n_choices(self) -> int | None:

@@ -49,7 +49,9 @@ def rotation(order: np.ndarray, r: int) -> np.ndarray:
 
 def rotated_splits(split: Split, seed: int) -> list[Split]:
     """One MCQ split per rotation ``r = 0 .. max k − 1`` (a question with fewer choices uses
-    ``r mod k``), ids unchanged, ``label`` = the gold answer's new position."""
+    ``r mod k``), ids unchanged, ``label`` = the gold answer's new position; ids must be unique
+    (predictions on the rotations are matched back by id)."""
+    split.positions("so predictions on the rotations cannot be matched back to the items")
     questions = as_questions(split)
     orders = base_orders(questions, seed)
     out = []

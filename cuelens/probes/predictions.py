@@ -101,10 +101,7 @@ def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
 def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
     """Read and check a JSONL predictions file (format: docs/api.md) against ``dataset.test``."""
     path = Path(path)
-    position = {item_id: i for i, item_id in enumerate(dataset.test.ids)}
-    if len(position) != len(dataset.test):
-        raise UserError("test item ids are not unique, so predictions cannot be matched to items",
-                        path=dataset.test.path)
+    position = dataset.test.positions("so predictions cannot be matched to items")
     lookup = {label: i for i, label in enumerate(dataset.label_names)}
     pred = np.full(len(position), MISSING, dtype=np.int64)
     probs: np.ndarray | None = None

@@ -40,11 +40,8 @@ def _jsonl_rows(directory: Path) -> Iterator[tuple[str, object]]:
 
 
 def _unique_positions(test: Split, what: str, directory: Path) -> dict[str, int]:
-    position = {item_id: i for i, item_id in enumerate(test.ids)}
-    if len(position) != len(test):
-        raise UserError(f"the test item ids are not unique, so the scan's {what} cannot be "
-                        "matched to the test items", path=str(directory))
-    return position
+    return test.positions(f"so the scan's {what} in {directory} cannot be matched to the test "
+                          "items")
 
 
 def _table_mask(table: Iterator[tuple[str, object]], directory: Path, test: Split) -> np.ndarray:
