@@ -205,3 +205,27 @@ def test_questions_with_different_numbers_of_choices_are_augmented(tmp_path):
         original = source[row["source_id"]]
         assert len(row["choices"]) == len(original["choices"])
         assert row["choices"][row["label"]] == original["choices"][original["label"]]
+
+
+def test_stress_of_decomposed_text_is_that_of_composed_text():
+    """spaCy cut and tagged an NFD accent apart from its letter: voice wrote "The café. opened
+    José" and ner found no name in "Renée called her mother."; now the same questions as NFC
+    text, each constructed choice in the source's decomposed form."""
+    from cuelens.augment.operators import parse_ops
+    from cuelens.augment.stress import build_stress
+
+    sentences = [("José opened the café.", "José closed the door."),
+                 ("Renée called her mother.", "Renée wrote a letter."),
+                 ("Chloé found the résumé.", "Chloé lost the résumé.")]
+    made = {}
+    for form in ("NFC", "NFD"):
+        split = Split(name="test", path="test.jsonl", task="mcq")
+        for i, choices in enumerate(sentences):
+            split.append({"id": f"q{i}", "premise": f"Premise {i}.", "label": 0,
+                          "choices": [unicodedata.normalize(form, c) for c in choices]},
+                         raw="", line=i + 1)
+        made[form] = build_stress(split, parse_ops("voice,ner")).rows
+    assert [r["id"] for r in made["NFD"]] == [r["id"] for r in made["NFC"]]
+    assert {r["id"] for r in made["NFC"]} >= {"q0:voice", "q1:ner"}
+    for nfc, nfd in zip(made["NFC"], made["NFD"]):
+        assert nfd["constructed"] == unicodedata.normalize("NFD", nfc["constructed"])

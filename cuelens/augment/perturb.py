@@ -6,6 +6,7 @@ Shared by stress tests (:mod:`cuelens.augment.stress`) and augmentation
 
 from __future__ import annotations
 
+import unicodedata
 import zlib
 from collections.abc import Iterable
 
@@ -24,13 +25,16 @@ def item_rng(seed: int, name: str, item: int, attempt: int = 0) -> np.random.Gen
 
 
 def parse_texts(texts: Iterable[str], progress=None) -> dict[str, object]:
-    """spaCy Docs of the unique ``texts`` (one batched pass through the shared pipeline)."""
+    """spaCy Docs of the unique ``texts`` (one batched pass through the shared pipeline), each
+    parsed in its composed form (NFC): spaCy's English model cuts and tags a decomposed accent
+    apart from its letter ("café." one token, "Renée" no name)."""
     from cuelens.models.spacy_pipeline import load_spacy
 
     unique = list(dict.fromkeys(texts))
     nlp = load_spacy(SPACY_COMPONENTS)
     docs = {}
-    for text, doc in zip(unique, nlp.pipe(unique, batch_size=256)):
+    composed = (unicodedata.normalize("NFC", text) for text in unique)
+    for text, doc in zip(unique, nlp.pipe(composed, batch_size=256)):
         docs[text] = doc
         if progress is not None:
             progress(1)
@@ -62,6 +66,8 @@ def apply_operator(op: Operator, split: Split, i: int, ctx: OpContext, docs: dic
     text = choices[label] if op.source == CORRECT else choices[j]
     ctx.taken = frozenset(normalise(c) for c in choices)
     new = op.fn(docs[text] if op.needs_parse else text, ctx)
+    if new is not None and op.needs_parse and not unicodedata.is_normalized("NFC", text):
+        new = unicodedata.normalize("NFD", new)  # back to the source's decomposed form
     if new is None or normalise(new) in ctx.taken:
         return None
     out = list(choices)
