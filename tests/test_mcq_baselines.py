@@ -322,3 +322,16 @@ def test_no_clustered_bound_when_every_choice_set_is_one_question():
     section = mcq_baselines(mcq_dataset(train, test))
     assert not any(k.startswith(("D_equivalence", "equivalence")) for row in section.rows
                    for k in row.to_json())
+
+
+def test_longest_choice_counts_the_characters_of_decomposed_text_once():
+    """A decomposed (NFD) accent is a second code point: "été" (3 characters, 5 code points)
+    was longer than "etes" in NFD text and shorter in NFC, so the same data got two results."""
+    import unicodedata
+
+    choices = [["été", "etes"], ["zzzz", "éé"], ["café", "cafés"]] * 4
+    labels = [1, 0, 1] * 4  # the longest choice is always right, counted in characters
+    for form in ("NFC", "NFD"):
+        data = [[unicodedata.normalize(form, c) for c in row] for row in choices]
+        rows = by_name(mcq_baselines(mcq_dataset(None, (data, labels)), folds=2))
+        assert rows["longest choice"].accuracy == 1.0, form

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -46,9 +47,14 @@ fitted = FITTED.register
 no_context = NO_CONTEXT.register  # as ``fitted``; only for items with a separate question
 
 
+def char_length(text: str) -> int:
+    """Characters of ``text`` in its composed form (NFC): a decomposed accent is no extra one."""
+    return len(text if text.isascii() else unicodedata.normalize("NFC", text))
+
+
 @rule("longest choice")
 def _longest(context: str, choices: list[str]) -> np.ndarray:
-    return np.array([len(c) for c in choices], dtype=np.float64)
+    return np.array([char_length(c) for c in choices], dtype=np.float64)
 
 
 @rule("shortest choice")
