@@ -7,6 +7,7 @@ encoder's), JSONL lines, and their files (written atomically, :mod:`cuelens.atom
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import math
 import os
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cuelens.atomic import PathLike, atomic_open_text, atomic_write_text
+from cuelens.atomic import PathLike, atomic_open_text, atomic_write_bytes, atomic_write_text
 
 def json_number(x: float, digits: int = 6) -> float | str | None:
     """The results.json encoding of a float (docs/results-schema.md, "Non-finite numbers"):
@@ -345,8 +346,13 @@ def _number_pieces(values: np.ndarray, nan_as_null: bool) -> list[_Piece]:
 
 
 def write_jsonl(path: PathLike, rows: Iterable[dict]) -> None:
-    """One JSON object per line; NaN/Infinity are refused (they are not JSON)."""
-    atomic_write_text(path, "".join(map(jsonl_line, rows)))
+    """One JSON object per line; NaN/Infinity are refused (they are not JSON). A ``path``
+    ending in ``.gz`` is gzipped (as the data readers read it), without a timestamp."""
+    text = "".join(map(jsonl_line, rows))
+    if os.fspath(path).lower().endswith(".gz"):
+        atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), mtime=0))
+    else:
+        atomic_write_text(path, text)
 
 
 def null_non_finite(rows: list[dict]) -> list[dict]:

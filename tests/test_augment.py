@@ -229,3 +229,23 @@ def test_stress_of_decomposed_text_is_that_of_composed_text():
     assert {r["id"] for r in made["NFC"]} >= {"q0:voice", "q1:ner"}
     for nfc, nfd in zip(made["NFC"], made["NFD"]):
         assert nfd["constructed"] == unicodedata.normalize("NFD", nfc["constructed"])
+
+
+def test_outputs_named_gz_are_gzipped(tmp_path):
+    """`--out stress.jsonl.gz` wrote plain text under a .gz name, which every reader of
+    .jsonl.gz data then refused as 'corrupt or truncated gzip file'."""
+    import gzip
+
+    from cuelens.data.loading import load_dataset
+
+    split = mcq_split(12)
+    data = _write(tmp_path / "train.jsonl",
+                  [{"id": i, "premise": p, "choices": c, "label": lab}
+                   for i, p, c, lab in zip(split.ids, split.premises, split.choices,
+                                           split.labels)])
+    for command, extra in (("augment", []), ("stress", ["--ops", "co,mt"])):
+        out = tmp_path / f"{command}.jsonl.gz"
+        done = CliRunner().invoke(app, [command, str(data), "--out", str(out), *extra])
+        assert done.exit_code == 0, done.output
+        lines = gzip.decompress(out.read_bytes()).decode().splitlines()
+        assert len(load_dataset(str(out)).test) == len(lines) > 12
