@@ -249,3 +249,21 @@ def test_outputs_named_gz_are_gzipped(tmp_path):
         assert done.exit_code == 0, done.output
         lines = gzip.decompress(out.read_bytes()).decode().splitlines()
         assert len(load_dataset(str(out)).test) == len(lines) > 12
+
+
+def test_fewer_items_than_asked_for_are_a_warning(tmp_path):
+    """--ratio 10 on 30 questions asks for 300 items; crossover and mutation run out of new
+    questions well before: the terminal said '30 original + N generated' and nothing else."""
+    split = mcq_split(30)
+    data = [{"id": i, "premise": p, "choices": c, "label": lab}
+            for i, p, c, lab in zip(split.ids, split.premises, split.choices, split.labels)]
+    result = augment(split, ["mutation"], ratio=10.0, seed=0)
+    made = result.counts["mutation"]
+    assert result.asked == 300 and made < 300
+    assert result.shortfall.startswith(f"generated {made} of the 300 asked for")
+    assert augment(split, ["mutation"], ratio=0.5, seed=0).shortfall is None
+    done = CliRunner().invoke(app, ["augment", str(_write(tmp_path / "train.jsonl", data)),
+                                    "--ops", "mutation", "--ratio", "10", "--out",
+                                    str(tmp_path / "aug.jsonl")])
+    assert done.exit_code == 0, done.output
+    assert f"generated {made} of the 300 asked for" in " ".join(done.output.split())

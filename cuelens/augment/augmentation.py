@@ -71,6 +71,16 @@ def parse_augmenters(spec: str) -> list[str]:
 class Augmented:
     rows: list[dict]  # original records then generated ones
     counts: dict[str, int]  # augmenter -> generated items
+    asked: int = 0  # generated items asked for: round(ratio × n)
+
+    @property
+    def shortfall(self) -> str | None:
+        """Why fewer items than asked were generated, or None when all were."""
+        made = sum(self.counts.values())
+        if made >= self.asked:
+            return None
+        return (f"generated {made:,} of the {self.asked:,} asked for (ratio × questions): the "
+                f"augmenters found no further new question in {MAX_PASSES} passes over the data")
 
     def __repr__(self) -> str:  # bounded: never the rows
         made = sum(self.counts.values())
@@ -119,4 +129,4 @@ def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -
                                                 source_id=split.ids[i], op=name))
                     made += 1
         counts[name] = made
-    return Augmented(rows=rows, counts=counts)
+    return Augmented(rows=rows, counts=counts, asked=total)

@@ -42,6 +42,8 @@ def augment(
     check_outputs([out], dataset.input_paths)
     result = run_augment(split, names, ratio=ratio, seed=seed)
     write_jsonl(out, result.rows)
+    if result.shortfall is not None:
+        console.print(f"[yellow]warning:[/] {result.shortfall}")
     made = ", ".join(f"{name} {n}" for name, n in result.counts.items())
     console.print(f"{len(split)} original + {sum(result.counts.values())} generated ({made}) → "
                   f"[bold]{escape(str(out))}[/]")
