@@ -190,6 +190,8 @@ def test_mcq_train_and_probe(tmp_path):
     (["--model", "x", "--int8", "--backend", "onnx"], "--int8 is --backend torch-int8"),
     (["--predictions", "p.jsonl", "--short-circuit", "--aw-thresholds", "loose"],
      "unknown AW thresholds 'loose'"),
+    # it was accepted and silently ignored: the LLM probe never runs it
+    (["--llm", "x", "--short-circuit"], "--short-circuit asks a --model new questions"),
 ])
 def test_probe_user_errors(tmp_path, monkeypatch, args, message):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

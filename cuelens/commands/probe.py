@@ -172,6 +172,9 @@ def probe(
         if position_lm or position_predictions:
             raise UserError("with --llm use --position-bias: each prompt template answers "
                             "every rotation")
+        if short_circuit:
+            raise UserError("--short-circuit asks a --model new questions; the --llm probe "
+                            "does not run it")
 
         backend_options = BackendOptions(
             device=device, batch_size=batch_size, base_url=base_url, api_key_env=api_key_env,
