@@ -267,3 +267,21 @@ def test_fewer_items_than_asked_for_are_a_warning(tmp_path):
                                     str(tmp_path / "aug.jsonl")])
     assert done.exit_code == 0, done.output
     assert f"generated {made} of the 300 asked for" in " ".join(done.output.split())
+
+
+@pytest.mark.parametrize("seed", ["-1", "4294967296"])
+def test_stress_and_augment_refuse_a_seed_out_of_range(tmp_path, seed):
+    """As audit scan, rotate and probe: -1 and 2³² were taken modulo 2³² (--seed 4294967296
+    wrote what --seed 0 writes)."""
+    split = mcq_split(12)
+    data = _write(tmp_path / "train.jsonl",
+                  [{"id": i, "premise": p, "choices": c, "label": lab}
+                   for i, p, c, lab in zip(split.ids, split.premises, split.choices,
+                                           split.labels)])
+    for command in ("stress", "augment"):
+        out = tmp_path / f"{command}.jsonl"
+        done = CliRunner().invoke(app, [command, str(data), "--seed", seed, "--out", str(out)])
+        assert done.exit_code == 2 and not out.exists(), done.output
+        assert "seed (--seed) must be between 0 and 4294967295" in done.output
+    with pytest.raises(UserError, match="must be between 0 and"):
+        augment(split, ["mutation"], seed=int(seed))

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cuelens.audit.config import check_seed
 from cuelens.augment.operators import get_operator
 from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import normalise
@@ -100,6 +101,7 @@ def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -
                         path=split.path)
     if ratio < 0 or not math.isfinite(ratio):
         raise UserError(f"--ratio must be a non-negative number, got {ratio}")
+    check_seed(seed)
     n = len(split)
     rows = [question_record(split, i) for i in range(n)]
     seen = {_key(split.premises[i], split.questions[i], split.choices[i]) for i in range(n)}

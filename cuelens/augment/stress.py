@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cuelens.audit.config import check_seed
 from cuelens.audit.segmentation import split_language
 from cuelens.augment.operators import OpContext, Operator
 from cuelens.augment.operators.registry import check_language
@@ -33,6 +34,7 @@ def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
     of another task is a :class:`UserError`."""
     if split.task != Task.MCQ:
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)
+    check_seed(seed)
     check_language(ops, split_language(split))
     index = list(range(len(split))) if items is None else list(items)
     docs = parse_texts(needed_texts(split.subset(index), list(ops)), progress) \
