@@ -99,3 +99,18 @@ def test_scan_progress_fills_one_bar_in_stage_order():
     assert seen[1] == ("tokenise", pytest.approx(0.05))  # not the whole bar (it ran back to 0)
     assert seen[-2] == ("hygiene", pytest.approx(1.0))  # --features none: the word stages fill it
     assert seen[-1] == ("bias items", pytest.approx(1.0))  # a stage without a span: no jump
+
+
+def test_fail_above_without_a_headline_d_is_an_error_not_a_pass(tmp_path):
+    """Questions with different numbers of choices get no word-cue leakage table: --fail-above
+    read its D as 0 and passed (exit 0) however strong the planted artifact."""
+    rows = [{"id": f"q{i}", "premise": f"Question {i}?", "label": 0,
+             "choices": [f"the right and much longer answer {i}"]
+             + [f"wrong {i} {j}" for j in range(1 + i % 3)]} for i in range(60)]
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    result = _scan(data, "--out", tmp_path / "out", "--fail-above", "10")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "--fail-above gates on the headline D of the word-cue leakage table" in said
+    assert "its conclusion is 'leakage'" in said
+    assert (tmp_path / "out" / "results.json").exists()

@@ -242,10 +242,18 @@ def check_fail_above_option(fail_above: float | None) -> None:
 
 
 def check_fail_above(results: dict, fail_above: float | None) -> None:
-    """Exit 1 when the headline D exceeds ``--fail-above`` (points)."""
+    """Exit 1 when the headline D exceeds ``--fail-above`` (points); a scan without one (no
+    word-cue leakage table) is a :class:`UserError`: the gate would pass whatever the data."""
+    if fail_above is None:
+        return
     leak = LeakageSection.in_results(results)
-    best = leak.best["D"] if leak is not None else 0.0
-    if fail_above is not None and best * 100 > fail_above:
+    if leak is None:
+        status = results.get("conclusion", {}).get("status", "none")
+        raise UserError("--fail-above gates on the headline D of the word-cue leakage table, "
+                        "which this scan has not (e.g. MCQ items with different numbers of "
+                        f"choices); its conclusion is {status!r} (results.json 'conclusion')")
+    best = leak.best["D"]
+    if best * 100 > fail_above:
         console.print(f"[bold red]FAIL:[/] headline D = {best * 100:.1f} points > {fail_above:g}")
         raise typer.Exit(1)
 
