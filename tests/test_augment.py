@@ -285,3 +285,22 @@ def test_stress_and_augment_refuse_a_seed_out_of_range(tmp_path, seed):
         assert "seed (--seed) must be between 0 and 4294967295" in done.output
     with pytest.raises(UserError, match="must be between 0 and"):
         augment(split, ["mutation"], seed=int(seed))
+
+
+@pytest.mark.parametrize("command, option", [("stress", "--test"), ("augment", "--train"),
+                                             ("rotate", "--test")])
+def test_the_one_split_option_of_a_command_is_enough(tmp_path, command, option):
+    """`audit stress --test FILE` (stress has no --train) and `audit augment --train FILE`
+    (augment has no --test) stopped with '--train and --test must be given together'."""
+    split = mcq_split(12)
+    data = _write(tmp_path / "split.jsonl",
+                  [{"id": i, "premise": p, "choices": c, "label": lab}
+                   for i, p, c, lab in zip(split.ids, split.premises, split.choices,
+                                           split.labels)])
+    out = tmp_path / ("rot" if command == "rotate" else f"{command}.jsonl")
+    done = CliRunner().invoke(app, [command, option, str(data), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert out.exists()
+    if command != "rotate":  # the lone file is still an input: never overwritten
+        refused = CliRunner().invoke(app, [command, option, str(data), "--out", str(data)])
+        assert refused.exit_code == 2 and "same as an input file" in refused.output

@@ -37,7 +37,7 @@ def augment(
     from cuelens.outputs import check_outputs
 
     names = parse_augmenters(ops)
-    dataset = source.load()
+    dataset = source.load(alone="train")
     split = dataset.train or dataset.test
     check_outputs([out], dataset.input_paths)
     result = run_augment(split, names, ratio=ratio, seed=seed)

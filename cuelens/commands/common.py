@@ -126,12 +126,18 @@ class DataSource:
         return field_map(self.premise_field, self.hypothesis_field, self.label_field,
                          self.choices_field)
 
-    def load(self) -> Dataset:
-        """The dataset named by the data arguments, warning about skipped items."""
+    def load(self, alone: str | None = None) -> Dataset:
+        """The dataset named by the data arguments, warning about skipped items; ``alone``
+        ("train" or "test"): the split a command reads by itself (stress: test, augment:
+        train), whose file given alone (``--test FILE``) is read as DATA."""
         from cuelens.data import load_dataset
 
-        dataset = load_dataset(self.data, train=str(self.train) if self.train else None,
-                               test=str(self.test) if self.test else None, hf=self.hf,
+        data, train, test = self.data, self.train, self.test
+        lone = {"train": train, "test": test}.get(alone or "")
+        if lone is not None and data is None and (train is None or test is None):
+            data, train, test = str(lone), None, None
+        dataset = load_dataset(data, train=str(train) if train else None,
+                               test=str(test) if test else None, hf=self.hf,
                                fields=self.fields, skip_bad=self.skip_bad)
         warn_skipped(dataset)
         return dataset

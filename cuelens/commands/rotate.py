@@ -32,7 +32,7 @@ def rotate(
     from cuelens.outputs import check_outputs
     from cuelens.probes.position import rotated_splits, rotation_records
 
-    dataset = source.load()
+    dataset = source.load(alone="test")
     if dataset.task != Task.MCQ:
         raise UserError("rotations are for multiple-choice datasets")
     splits = rotated_splits(dataset.test, seed)

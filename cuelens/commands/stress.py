@@ -42,7 +42,7 @@ def stress(
     from cuelens.outputs import check_outputs
 
     operators = parse_ops(ops)
-    dataset = source.load()
+    dataset = source.load(alone="test")
     split = dataset.test
     check_outputs([out, summary_path(out)], dataset.input_paths)
     with item_progress() as progress:
