@@ -326,3 +326,14 @@ def test_too_few_groups_is_the_same_error_in_both_modes(tmp_path, monkeypatch):
         messages.append(str(error.value))
     assert messages[0] == messages[1] == messages[2]
     assert "cannot make 5 folds" in messages[0] and "3 group(s)" in messages[0]
+
+
+def test_streamed_mcq_items_with_different_numbers_of_choices_name_their_counts(tmp_path):
+    """Items of 2 to 4 choices: the error said the items have '1, 2, 3, 4' choices (the
+    store's placeholder k = 1, opened on the first chunk, was listed as an item count)."""
+    rows = [{"id": f"q{i}", "premise": f"Question {i}?", "label": 0,
+             "choices": [f"answer {i} {j}" for j in range(2 + i % 3)]} for i in range(60)]
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    result = _scan(data, "--stats", "streaming", "--out", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    assert "this dataset's items have 2, 3, 4 choices" in " ".join(result.output.split())

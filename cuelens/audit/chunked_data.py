@@ -214,6 +214,8 @@ class Loading:
         """Encode one chunk of a statistics split (:func:`encode_chunk`, checked by
         :func:`check_chunk`; ``seqs``: its cue features already encoded) into the store, with
         its :func:`fold_keys`."""
+        if split.task == Task.MCQ and split.n_choices is None:  # before a store with k = 1
+            raise choice_count_error(split.choice_counts)
         store = self.open_store(split.task, split.n_choices or 1)
         check_chunk(split, store.k, self.known(role))
         # first, so that the words reuse their normal forms (not cut from them with the premise)
