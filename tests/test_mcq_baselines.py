@@ -216,6 +216,12 @@ def test_varying_choice_counts_load_scan_and_probe(tmp_path):
     probe = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
     assert probe["accuracy"] == pytest.approx(np.mean([i % (2 + i % 4) == 0 for i in range(30)]),
                                               abs=1e-6)
+    # its own scan is reused as the probe's (--scan refused it: 'not a scan results file')
+    done = runner.invoke(app, ["probe", str(data), "-p", str(log), "--scan",
+                               str(tmp_path / "scan"), "--out", str(tmp_path / "probe2")])
+    assert done.exit_code == 0, done.output
+    again = json.loads((tmp_path / "probe2" / "results.json").read_text())["probe"]
+    assert again["accuracy"] == probe["accuracy"] and again["sanity"] == probe["sanity"]
 
 
 @pytest.mark.parametrize("k, gold_a, longest", [(4, 0.3, 0.33), (4, 0.25, 0.3), (3, 0.4, 0.42),

@@ -11,7 +11,7 @@ import numpy as np
 
 from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, parquet_available
 from cuelens.audit.results import DatasetSummary
-from cuelens.data.dataset import Dataset, Split
+from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.readers import jsonl_objects, open_lines
 from cuelens.errors import UserError
 from cuelens.reports.schema import load_results, validate_results
@@ -100,21 +100,30 @@ def scan_easy_mask(directory: str | Path, test: Split) -> np.ndarray:
                     "`audit scan` with --item-files records or ids", path=str(directory))
 
 
-def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.ndarray]:
+def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.ndarray | None]:
     """Results and per-test-item easy mask of the scan in ``directory``, checked against
     ``dataset`` (same task, every test item flagged once). ``results.json`` must follow the
-    results schema (docs/results-schema.md) and hold the scan sections."""
+    results schema (docs/results-schema.md) and hold the scan sections; the scan of MCQ items
+    with different numbers of choices has no word-cue statistics, so no cues and no mask
+    (None), as the probe's own scan of them."""
     directory = Path(directory)
     results_path = directory / "results.json"
     if not results_path.is_file():
         raise UserError("not a scan output directory (no results.json)", path=str(directory))
     results = load_results(results_path)
     validate_results(results, source=str(results_path))
-    if not all(key in results for key in ("dataset", "cues", "config")):
+    summary = DatasetSummary.in_results(results) if "config" in results else None
+    word_cues = summary is None or summary.task != Task.MCQ or summary.n_choices is not None
+    if summary is None or word_cues and "cues" not in results:
         raise UserError("not a scan results file (no dataset/cues/config sections)",
                         path=str(results_path))
-    task = DatasetSummary.required_in(results).task
-    if task != dataset.task:
-        raise UserError(f"the scan is of a {task} dataset, the data given is {dataset.task}",
-                        path=str(results_path))
-    return results, scan_easy_mask(directory, dataset.test)
+    if summary.task != dataset.task:
+        raise UserError(f"the scan is of a {summary.task} dataset, the data given is "
+                        f"{dataset.task}", path=str(results_path))
+    if word_cues:
+        return results, scan_easy_mask(directory, dataset.test)
+    if dataset.n_choices is not None:
+        raise UserError(f"the scan's items have different numbers of choices, every item of "
+                        f"the data given has {dataset.n_choices}: the scan was made from "
+                        "different data", path=str(results_path))
+    return results, None
