@@ -215,3 +215,26 @@ def test_rotate_refuses_ids_shared_by_two_items(tmp_path):
     done = runner.invoke(app, ["probe", str(data), "-p", str(preds), "--out",
                                str(tmp_path / "out")])
     assert done.exit_code == 2 and "(lines 2 and 4)" in " ".join(done.output.split())
+
+
+def test_rotate_names_rotation_files_left_by_an_earlier_run(tmp_path):
+    """Rotating 2-choice data into a directory that held the 3 rotations of other data said
+    'wrote 2 rotations' beside a stale rotation_2.jsonl, which a model run over the directory
+    then answered too."""
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import planted_items
+
+    rows = planted_items()
+    three = write_jsonl(tmp_path / "three.jsonl",
+                        [dict(r, choices=[*r["choices"], "a third choice"]) for r in rows])
+    runner = CliRunner()
+    out = tmp_path / "rot"
+    assert runner.invoke(app, ["rotate", str(three), "--out", str(out)]).exit_code == 0
+    done = runner.invoke(app, ["rotate", str(write_jsonl(tmp_path / "two.jsonl", rows)),
+                               "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "wrote 2 rotations" in said and "also holds rotation_2.jsonl from an earlier run" in said

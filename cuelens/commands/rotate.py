@@ -43,3 +43,9 @@ def rotate(
             write_jsonl(path, rotation_records(split))
     console.print(f"wrote {len(paths)} rotations of {len(dataset.test)} items to "
                   f"{escape(str(out))}")
+    stale = sorted(set(out.glob("rotation_*.jsonl")) - set(paths))
+    if stale:
+        names = ", ".join(path.name for path in stale[:3]) + (", …" if len(stale) > 3 else "")
+        console.print(f"[yellow]warning:[/] {escape(str(out))} also holds {escape(names)} "
+                      f"from an earlier run: not rotations of this data (give "
+                      f"--position-predictions the {len(paths)} written now)")
