@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 
+MAX_SEED = 2**32 - 1  #: the largest seed every seeded library accepts (scikit-learn's random_state)
+
+
+def check_seed(seed: int) -> None:
+    """Raise :class:`UserError` unless ``seed`` (``--seed``) is in 0 .. :data:`MAX_SEED`, the
+    range every seeded step accepts (numpy refuses negative seeds with a ValueError)."""
+    if not 0 <= seed <= MAX_SEED:
+        raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
+
+
 class UserError(Exception):
     """An error caused by the user's input (bad path, malformed line, unknown field or model).
 

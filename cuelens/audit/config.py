@@ -14,7 +14,7 @@ import numpy as np
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import ScanSettings
 from cuelens.audit.segmenters import SEGMENTERS
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_seed
 
 # SGD/LR/BoW training instances (a seeded, label-stratified subsample); above the largest fitting
 # portion of the fidelity datasets (CommonsenseQA train → dev: 53,595 instances), docs/word-cues.md
@@ -26,18 +26,10 @@ LARGE_SCAN_ITEMS = 50_000
 LARGE_FIT_ITEMS = 20_000
 VERY_LARGE_SCAN_ITEMS = 100_000
 VERY_LARGE_FIT_ITEMS = 10_000
-MAX_SEED = 2**32 - 1  # the largest seed every model accepts (scikit-learn's random_state)
 #: A declared field type → the values it takes and how a message names them.
 KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "int": ((numbers.Integral,), "a whole number"), "float": ((numbers.Real,), "a number"),
     "bool": ((bool, np.bool_), "True or False"), "str": ((str,), "a text")}
-
-
-def check_seed(seed: int) -> None:
-    """Raise :class:`UserError` unless ``seed`` (``--seed``) is in 0 .. :data:`MAX_SEED`, the
-    range every seeded step accepts (numpy refuses negative seeds with a ValueError)."""
-    if not 0 <= seed <= MAX_SEED:
-        raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
 
 
 @dataclass

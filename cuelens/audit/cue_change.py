@@ -73,7 +73,7 @@ def cue_changes(before: dict, after: dict) -> dict | None:
     shares = np.array([[*old.share(k), *new.share(k)] for k in keys])
     z = (shares[:, 2] - shares[:, 0]) / np.sqrt(np.maximum(shares[:, 1] + shares[:, 3], 1e-300))
     q = false_discovery_control(2 * norm.sf(np.abs(z)))
-    changed = {"weakened": [], "strengthened": []}
+    changed: dict[str, list[dict]] = {"weakened": [], "strengthened": []}
     for i in np.argsort(-np.abs(z), kind="stable"):
         if q[i] < LEVEL:
             (token, label) = keys[i]

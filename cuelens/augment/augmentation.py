@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cuelens.audit.config import check_seed
+from cuelens.errors import check_seed
 from cuelens.augment.operators import get_operator
 from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import normalise

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cuelens.audit.config import check_seed
+from cuelens.errors import check_seed
 from cuelens.audit.segmentation import split_language
 from cuelens.augment.operators import OpContext, Operator
 from cuelens.augment.operators.registry import check_language

@@ -75,7 +75,7 @@ def _load_scorers(specs: list[str]):
         return [load_scorer(spec) for spec in specs]
 
 
-def _score_corpus(texts: list[str], specs: list[str], batch_size: int, corpus: Path):
+def _score_corpus(texts: list[str], specs: list[str], batch_size: int, corpus: Path | None):
     """Log-probabilities of the lines of ``corpus`` (blank lines kept), one column per model."""
     import numpy as np
 
@@ -228,7 +228,7 @@ def synthetic(
     from cuelens.lm.contrast.scores import parse_models
     from cuelens.lm.contrast.synthetic import Vocabulary
     from cuelens.lm.contrast.synthetic_run import run_synthetic
-    from cuelens.lm import check_seed
+    from cuelens.errors import check_seed
 
     _check_outputs([out, summary, html],
                    [init, vocab, vocab_initial, function_words, *(parse_models(models) or [])])

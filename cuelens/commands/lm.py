@@ -60,7 +60,7 @@ def train(
     from cuelens.errors import UserError
     from cuelens.atomic import replace_directory
     from cuelens.outputs import check_model_dir
-    from cuelens.lm import check_seed
+    from cuelens.errors import check_seed
     from cuelens.lm.text import choose_splitter, corpus_lines, read_corpus
 
     if arch not in ("ngram", "lstm", "rnn"):

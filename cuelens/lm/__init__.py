@@ -9,20 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_seed
 from cuelens.lm.scoring import SentenceScorer
 from cuelens.models import hub
 from cuelens.registry import Registry
-
-
-MAX_SEED = 2**32 - 1  # as scans take it (the largest seed every library accepts)
-
-
-def check_seed(seed: int) -> None:
-    """A seed numpy and torch accept, else one error naming --seed (a negative seed was
-    numpy's 'expected non-negative integer' traceback)."""
-    if not 0 <= seed <= MAX_SEED:
-        raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
 
 
 @dataclass(frozen=True)

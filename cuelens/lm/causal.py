@@ -173,9 +173,10 @@ class CausalScorer(TokenizerVocabulary):
 
         rows = [np.array([self.bos, *[t for w in words for t in w]], dtype=np.int64)
                 for words in tokens]
-        too_long = [i for i, r in enumerate(rows) if self.max_length and len(r) > self.max_length]
-        if too_long:
-            raise SentenceTooLong(too_long[0], len(rows[too_long[0]]), self.max_length)
+        limit = self.max_length
+        too_long = [i for i, r in enumerate(rows) if limit and len(r) > limit]
+        if too_long and limit:
+            raise SentenceTooLong(too_long[0], len(rows[too_long[0]]), limit)
         out: list[np.ndarray] = [np.zeros(0)] * len(rows)
         with torch.inference_mode():
             for batch in sorted_batches(np.array([len(r) for r in rows]), self.batch_size):

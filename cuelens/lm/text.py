@@ -90,11 +90,14 @@ def _run_cutter(name: str) -> Callable[[str], list[str]]:
     if name == "chars":
         return characters
     segmenter = get_segmenter(name)
+    split_run = segmenter.split_run
+    if split_run is None:
+        return characters
 
     def cut(run: str) -> list[str]:
         if script_of(run) not in segmenter.runs:
             return characters(run)
-        return [word for word in segmenter.split_run(run) if word.strip()]
+        return [word for word in split_run(run) if word.strip()]
 
     return cut
 
@@ -180,7 +183,7 @@ def read_pairs(path: str | Path) -> MinimalPairs:
     pairs = MinimalPairs([], [], [], [])
     for number, record in _records(path):
         good, bad = record.get("sentence_good"), record.get("sentence_bad")
-        if not all(isinstance(s, str) and s.strip() for s in (good, bad)):
+        if not (isinstance(good, str) and isinstance(bad, str) and good.strip() and bad.strip()):
             raise UserError('expected non-empty string fields "sentence_good" and '
                             '"sentence_bad"', path=str(path), line=number)
         pairs.good.append(good.strip())

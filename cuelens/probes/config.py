@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cuelens.audit.config import check_seed
+from cuelens.errors import check_seed
 from cuelens.audit.metrics import METRICS
 from cuelens.errors import UserError
 

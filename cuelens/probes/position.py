@@ -12,7 +12,7 @@ from scipy import stats
 
 from cuelens.audit.chance import (ALPHA, _r, letter, p_text, position_chi_square,
                                   positions_verdict)
-from cuelens.audit.config import check_seed
+from cuelens.errors import check_seed
 from cuelens.data.dataset import Split, Task
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]

@@ -50,22 +50,22 @@ def _run_words(run: str, script: str | None) -> list[str]:
     text's main unspaced ``script`` when installed (docs/languages.md), on the run's composed
     form (NFC), each word taken back in the run's own form; else into characters. Either way
     a combining mark (a decomposed dakuten) stays with its letter."""
-    from cuelens.audit.segmenters import DICTIONARY_OF, _characters, get_segmenter, installed
+    from cuelens.audit.segmenters import DICTIONARY_OF, characters, get_segmenter, installed
 
-    characters = _characters(run)  # each with its combining marks
+    letters = characters(run)  # each with its combining marks
     name = DICTIONARY_OF.get(script or "")
     split_run = get_segmenter(name).split_run if name is not None and installed(name) else None
     if split_run is None:
-        return characters
+        return letters
     words, taken = [], 0
     for word in filter(None, split_run(unicodedata.normalize("NFC", run))):
         piece = ""
-        while taken < len(characters) and len(unicodedata.normalize("NFC", piece)) < len(word):
-            piece, taken = piece + characters[taken], taken + 1
+        while taken < len(letters) and len(unicodedata.normalize("NFC", piece)) < len(word):
+            piece, taken = piece + letters[taken], taken + 1
         if unicodedata.normalize("NFC", piece) != word:
-            return characters  # the dictionary's words do not tile the run
+            return letters  # the dictionary's words do not tile the run
         words.append(piece)
-    return words if taken == len(characters) else characters
+    return words if taken == len(letters) else letters
 
 
 def _word_spans(text: str) -> list[tuple[int, int]]:

@@ -160,7 +160,7 @@ def _below_every_other(names: list[str], correct: dict[str, np.ndarray], masks: 
     from scipy.stats import bootstrap
 
     def total(right: np.ndarray, cue_masks: tuple[np.ndarray, ...]) -> np.ndarray:
-        out = 0
+        out = np.zeros(right.shape[:-1])
         for mask in cue_masks:
             with_cue, without = mask.sum(axis=-1), (1 - mask).sum(axis=-1)
             out = out + np.abs(np.divide((right * mask).sum(axis=-1), with_cue,
