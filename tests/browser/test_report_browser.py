@@ -4,6 +4,7 @@ explorer, XSS, size and load time. Screenshots: test-artifacts/report/*.png."""
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 from report_fixtures import (PAYLOADS, large_results, mcq_results, nli_results,
@@ -118,6 +119,28 @@ def test_explorer_shows_examples_with_the_cue_highlighted(browser, pages):
     assert Select(d.find_element(By.ID, "explorer-cue")).first_selected_option.get_attribute("value") == "outdoors"
     assert [c["marks"] for c in explorer_cards(browser)] == [["outdoors"], ["OUTDOORS"], ["outdoors"]]
     browser.screenshot("nli-explorer")
+
+
+def test_explorer_highlights_whole_words_of_decomposed_and_marked_text(browser, tmp_path):
+    """The scan's cue words are NFC with their combining marks: an NFD text contains them, and
+    a word followed by a mark (के in केंद्र) is not a whole-word occurrence."""
+    results = nli_results()
+    texts = {"été": unicodedata.normalize("NFD", "Un été à Paris, l'été."),
+             "के": "केंद्र के पास"}
+    examples = results["examples"]
+    for word, text in texts.items():
+        examples["by_cue"][word] = [len(examples["items"])]
+        examples["items"].append({"id": word, "premise": "p", "text": text, "label": "neutral"})
+    browser.open(render_report(results, tmp_path / "marks.html"))
+    shown = {}
+    for word in texts:
+        Select(browser.driver.find_element(By.ID, "explorer-cue")).select_by_value(word)
+        shown[word] = browser.driver.execute_script(
+            "return document.querySelector('#explorer-examples .text').innerHTML;")
+    field = '<span class="field">hypothesis</span>'
+    assert shown == {"été": f"{field}Un <mark class=\"cue\">été</mark> à Paris, "
+                            "l'<mark class=\"cue\">été</mark>.",
+                     "के": f'{field}केंद्र <mark class="cue">के</mark> पास'}
 
 
 def test_explorer_on_scanned_data_caps_at_20_examples(browser, pages):

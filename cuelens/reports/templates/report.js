@@ -69,7 +69,7 @@
 
   /* ------------------------------------------------------------------ highlighting */
   var MAX_SHOWN = 60;  // characters of a cue shown in a list or a heading (hostile data can be long)
-  var WORD_CHAR = /[\p{L}\p{N}_]/u;
+  var WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;  // combining marks belong to their letter's word
 
   /* at most MAX_SHOWN characters of `s`, cut in the middle */
   function shortText(s) {
@@ -99,9 +99,11 @@
     return whole.length ? whole : all;
   }
 
-  /* Append `text` to `parent`, wrapping the occurrences of `word` (findSpans) in <mark>. */
+  /* Append `text` to `parent`, wrapping the occurrences of `word` (findSpans) in <mark>. Both
+     in NFC, as the scan's words are (decomposed text would never contain its cue words). */
   function appendHighlighted(parent, text, word) {
-    var last = 0, spans = word ? findSpans(text, String(word)) : [];
+    text = text.normalize("NFC");
+    var last = 0, spans = word ? findSpans(text, String(word).normalize("NFC")) : [];
     spans.forEach(function (span) {
       parent.appendChild(document.createTextNode(text.slice(last, span[0])));
       parent.appendChild(el("mark", "cue", text.slice(span[0], span[1])));
