@@ -53,6 +53,17 @@ def test_skip_bad_counts_and_warns(tmp_path):
     assert ds.test.skipped == {"malformed line": 1, "bad record": 1, "missing label": 1}
 
 
+def test_skip_bad_warning_names_a_file_with_brackets_as_it_is(tmp_path):
+    """A path is text, not rich markup: '[red]' and '[/]' are printed, not eaten."""
+    from cuelens.commands.common import console, warn_skipped
+
+    path = tmp_path / "[red]data[bold].jsonl"
+    path.write_text("\n".join([line(), "{oops", line()]) + "\n")
+    with console.capture() as captured:
+        warn_skipped(load_dataset(str(path), skip_bad=True))
+    assert f"{path}: skipped 1 item(s): malformed line" in captured.get().replace("\n", "")
+
+
 def test_missing_file_and_directory(tmp_path):
     code, output = run_scan(tmp_path / "nope.jsonl")
     assert code == 2 and "nope.jsonl: file or directory not found" in output

@@ -355,6 +355,20 @@ def test_cli_report(tmp_path):
     assert missing.exit_code == 2 and "no such results file" in missing.output
 
 
+def test_cli_report_names_an_output_with_brackets_as_it_is(tmp_path):
+    """The written path is text, not rich markup ('[bold]' and '[red]' were eaten)."""
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+
+    src = tmp_path / "results.json"
+    src.write_text(json.dumps(nli_results()))
+    out = tmp_path / "[bold]report[red].html"
+    ok = CliRunner().invoke(app, ["report", str(src), "-o", str(out)])
+    assert ok.exit_code == 0 and out.exists()
+    assert f"report written to {out}" in ok.output.replace("\n", "")
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("small_sgd_budget")  # report paths, not SGD's accuracies
 def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
