@@ -110,6 +110,24 @@ def test_unsegmented_text_warns_in_terminal_results_and_report(tmp_path):
     assert refused.exit_code == 2 and "unknown segmenter 'klingon'" in refused.output
 
 
+@pytest.mark.usefixtures("small_sgd_budget")  # the lengths section, not SGD's accuracies
+def test_lengths_of_unspaced_text_are_named_characters():
+    """Without spaces lengths count letters and digits: results.json and the report say
+    characters, not words (docs/languages.md, "Lengths")."""
+    import cuelens
+    from cuelens.reports.render import render_html
+
+    options = {"features": "none", "folds": 2, "iterations": 1}
+    chinese = cuelens.scan(make_nli(240, seed=6, language="zh"), segmenter="chars",
+                           **options).results
+    assert chinese["lengths"]["unit"] == "characters per hypothesis"
+    page = render_html(chinese)
+    assert "mean characters per hypothesis" in page and "number of characters" in page
+    assert "words per hypothesis" not in page
+    hindi = cuelens.scan(make_nli(240, seed=6, language="hi"), **options).results
+    assert hindi["lengths"]["unit"] == "words per hypothesis"
+
+
 def test_streamed_statistics_keep_unicode_and_say_so(tmp_path):
     import cuelens
     from cuelens.jsonio import write_jsonl

@@ -19,7 +19,7 @@ from cuelens.audit.chance import exact_interval
 from cuelens.audit.item_parts import ItemParts
 from cuelens.audit.results import LengthBaseline, LengthsSection, LengthSummary
 from cuelens.audit.text_keys import cached_text_keys
-from cuelens.audit.tokenize import text_length
+from cuelens.audit.tokenize import active_segmenter, text_length
 from cuelens.data.dataset import Split, Task
 
 MAX_WORDS = 40  # longer texts are counted in the last bin ("40 or more")
@@ -31,6 +31,13 @@ def word_counts(texts: Sequence[str]) -> np.ndarray:
     """Word tokens per text (the tokenizer of the cue statistics, repeats counted; characters
     for scripts without spaces: :func:`~cuelens.audit.tokenize.text_length`)."""
     return np.fromiter(map(text_length, texts), dtype=np.int64, count=len(texts))
+
+
+def length_unit(text: str) -> str:
+    """What :func:`word_counts` counts per ``text`` with the active segmenter: ``words per
+    hypothesis``, or ``characters per hypothesis`` (letters and digits) with a segmenter of
+    scripts without spaces (docs/languages.md, "Lengths")."""
+    return f"{'words' if active_segmenter().spaced else 'characters'} per {text}"
 
 
 def text_word_counts(split: Split) -> np.ndarray:
@@ -180,11 +187,11 @@ def lengths_of_parts(parts: ItemParts, task: str, label_names: list[str]) -> Len
     counted part by part: the in-memory scan's and the streamed scan's."""
     if task == Task.MCQ:
         correct, others = _mcq_tally(parts).by_label()
-        return LengthsSection(unit="words per choice", max_words=MAX_WORDS,
+        return LengthsSection(unit=length_unit("choice"), max_words=MAX_WORDS,
                               by_label={"correct choice": _summary(correct),
                                         "other choices": _summary(others)})
     tally = _nli_tally(parts, label_names)
     per_code = dict(zip(sorted(label_names), tally.by_label()))
     by_label = {name: _summary(per_code[name]) for name in label_names if per_code[name].any()}
-    return LengthsSection(unit="words per hypothesis", max_words=MAX_WORDS, by_label=by_label,
+    return LengthsSection(unit=length_unit("hypothesis"), max_words=MAX_WORDS, by_label=by_label,
                           baseline=length_baseline(tally, parts))

@@ -83,5 +83,6 @@ def _in_preference_terms(sections: ScanSections, preference: PreferenceSection,
     return replace(sections, dataset=replace(sections.dataset, task=PREFERENCE_TASK),
                    leakage=replace(leakage, baselines=baselines,
                                    groups={**leakage.groups, "unit": RESPONSE_GROUPS}),
-                   lengths=replace(lengths, unit="words per response", baseline=baseline),
+                   lengths=replace(lengths, unit=lengths.unit.replace("hypothesis", "response"),
+                                   baseline=baseline),
                    preference=preference, subsets=subsets)

@@ -244,11 +244,12 @@ def lengths(results: dict, options: ReportOptions) -> Section | None:
     end = 1 + max((i for name in names for i, n in enumerate(by_label[name].histogram) if n),
                   default=0)
     bins = list(range(end))
-    mcq = ln.unit == "words per choice"
+    counted, text = ln.unit.split(" per ")  # words (or characters) per hypothesis
+    mcq = text == "choice"
     share = {name: [100 * n / (by_label[name].n or 1) for n in by_label[name].histogram[:end]]
              for name in names}
     hover = {name: [f"{name}: {n:,} of {by_label[name].n:,} with "
-                    f"{b if b < top else f'{top} or more'} words"
+                    f"{b if b < top else f'{top} or more'} {counted}"
                     for b, n in zip(bins, by_label[name].histogram)] for name in names}
     label_colours = (F.colours(names, F.SERIES_PALETTE) if mcq else
                      F.colours(label_keys(DatasetSummary.required_in(results).label_names,
@@ -265,10 +266,10 @@ def lengths(results: dict, options: ReportOptions) -> Section | None:
         "unit": ln.unit, "rows": [{"name": n, **by_label[n].to_json()} for n in names],
         "baselines": baselines, "mcq": mcq, "text_name": _text_name(results)[0]},
         terms=["words", "D", "CI"])
-    sec.add_figure("histogram", f"Share of {_text_name(results)[0]} with each number of words, "
-                   + ("for the correct and the other choices" if mcq else "per label")
-                   + f" (the last point pools {top} or more words): curves that sit apart mean "
-                   "the length alone gives the answer away.",
+    which = "for the correct and the other choices" if mcq else "per label"
+    sec.add_figure("histogram", f"Share of {_text_name(results)[0]} with each number of "
+                   f"{counted}, {which} (the last point pools {top} or more {counted}): curves "
+                   "that sit apart mean the length alone gives the answer away.",
                    F.lines(bins, share, hover, colour_map=label_colours,
                            x_title=f"{ln.unit} (last bin: {top}+)", y_title="share of texts"))
     return sec
