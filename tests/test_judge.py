@@ -82,6 +82,17 @@ def test_judge_command_writes_results_and_report(tmp_path):
     assert "Judge position consistency" in (out / "report.html").read_text()
 
 
+def test_judge_report_summary_gives_the_verdict(tmp_path):
+    """The page's first block says what the judge did (it was an empty 'Summary' box)."""
+    from cuelens.reports.pages import build_sections
+
+    summary = build_sections(judge_section(FASTCHAT))[0]
+    assert summary.key == "summary"
+    [verdict] = summary.context["verdicts"]
+    assert (verdict.level, verdict.section) == ("flagged", "judge_log")
+    assert verdict.text.endswith("a position bias.")
+
+
 
 def test_judge_command_says_what_it_skipped(tmp_path):
     path = tmp_path / "judge.jsonl"

@@ -12,6 +12,7 @@ from cuelens.audit.results import ConfigSection, LeakageSection, McqBaselinesSec
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports.compare import compare_verdict
 from cuelens.reports.contrast import contrast_judge_verdict, contrast_pairs_verdict
+from cuelens.reports.judge import judge_log_verdict
 from cuelens.reports.llm_probe import llm_verdict
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.scan import calm, verdict
@@ -98,7 +99,8 @@ def verdicts(results: dict) -> list[Verdict]:
 
 KIND_VERDICTS: dict[str, Callable[[dict], Verdict]] = {
     "score_pairs": score_pairs_verdict, "contrast_judge": contrast_judge_verdict,
-    "contrast_pairs": contrast_pairs_verdict, "compare": compare_verdict}
+    "contrast_pairs": contrast_pairs_verdict, "compare": compare_verdict,
+    "judge_log": judge_log_verdict}
 
 
 def summary(results: dict, options: ReportOptions) -> Section | None:
