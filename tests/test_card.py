@@ -133,6 +133,11 @@ def test_reproduce_line_never_shows_an_absolute_path(tmp_path):
     assert reproduce_command(None, tmp_path) == "audit scan DATA"
     assert portable_path("/a/b/../c/copa", tmp_path) == "copa"
     assert portable_path("relative/copa", tmp_path) == "relative/copa"
+    # a prefixed path (--segmenter hf:PATH) too; a dataset name with a colon stays as it is
+    argv = ["audit", "scan", "data", "--segmenter", "hf:/home/me/models/bert",
+            f"--segmenter=hf:{tmp_path / 'tok'}", "--hf", "super_glue:copa"]
+    assert reproduce_command(argv, tmp_path) == ("audit scan data --segmenter hf:bert "
+                                                 "--segmenter=hf:tok --hf super_glue:copa")
 
 
 # ------------------------------------------------------------------------------ Markdown safety

@@ -223,6 +223,9 @@ def portable_path(token: str, cwd: Path) -> str:
     if "=" in token and token.startswith("--"):
         option, value = token.split("=", 1)
         return f"{option}={portable_path(value, cwd)}"
+    prefix, colon, rest = token.partition(":")
+    if colon and prefix.isidentifier() and os.path.isabs(rest):  # hf:/models/x (--segmenter)
+        return f"{prefix}:{portable_path(rest, cwd)}"
     if not os.path.isabs(token):
         return token
     path = Path(os.path.normpath(token))
