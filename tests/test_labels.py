@@ -88,6 +88,15 @@ def test_label_report_collects_every_finding():
     assert once["rare"] == [] and any("occur only once" in w for w in once["warnings"])
 
 
+def test_a_decomposed_label_is_said_to_be_not_nfc():
+    """An NFD label looks the same as its normal form: the warning read 'é' → 'é'."""
+    from cuelens.data.labels import rewrites_text
+
+    text = rewrites_text([{"from": "ne\u0301gatif", "to": "n\u00e9gatif", "items": 3},
+                          {"from": "pos ", "to": "pos", "items": 1}])
+    assert text == "'ne\u0301gatif' (not NFC) → 'n\u00e9gatif' (3); 'pos ' → 'pos' (1)"
+
+
 def test_findings_survive_the_compact_columns(tmp_path):
     """A shard packed by a worker (to_arrays/from_arrays) and appended (extend) keeps them."""
     from cuelens.data.compact import CompactSplit

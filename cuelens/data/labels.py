@@ -118,9 +118,16 @@ def _quoted(labels: Iterable[str]) -> str:
     return ", ".join(repr(label) for label in labels)
 
 
+def _original(text: str) -> str:
+    """A rewritten text as :func:`rewrites_text` shows it: its repr (which spells out invisible
+    characters), said to be not in NFC when it is not (it looks the same as its normal form)."""
+    return repr(text) + ("" if unicodedata.is_normalized("NFC", text) else " (not NFC)")
+
+
 def rewrites_text(rewritten: list[dict]) -> str:
     """``'a ' → 'a' (3); …`` for the first five ``{"from", "to", "items"}`` rewrites."""
-    shown = "; ".join(f"{r['from']!r} → {r['to']!r} ({r['items']:,})" for r in rewritten[:5])
+    shown = "; ".join(f"{_original(r['from'])} → {r['to']!r} ({r['items']:,})"
+                      for r in rewritten[:5])
     return shown + (f" and {len(rewritten) - 5} more" if len(rewritten) > 5 else "")
 
 
