@@ -295,6 +295,14 @@ def test_paradigm_labels_are_cut_in_the_middle_and_distinct():
     assert len(set(heat["layout"]["yaxis"]["ticktext"])) == 3
 
 
+@pytest.mark.parametrize("unit", ["\u0915\u093f", "e\u0301"])  # कि; é in NFD
+@pytest.mark.parametrize("limit", [39, 40])
+def test_cut_labels_keep_each_letter_with_its_combining_marks(unit, limit):
+    head, tail = short(unit * 30, limit).split("…")
+    assert len(head) + 1 + len(tail) <= limit
+    assert head == unit * (len(head) // 2) and tail == unit * (len(tail) // 2)
+
+
 # ----------------------------------------------------------------------------------- lengths
 def test_length_section_and_chart():
     results = nli_results()

@@ -4,6 +4,7 @@ and :class:`~cuelens.data.dataset.Split`): dataset strings are untrusted and may
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,13 +14,24 @@ MAX_NAMES = 8  # label names shown in a repr
 
 def short(value, limit: int = 40) -> str:
     """A display label of at most ``limit`` characters (long dataset strings would squash the
-    plot area), cut in the middle so that both its start and its end stay readable; the full
-    string stays in the data and the hover text."""
+    plot area), cut in the middle so that both its start and its end stay readable, never
+    between a letter and its combining marks; the full string stays in the data and the hover
+    text."""
     text = str(value)
     if len(text) <= limit:
         return text
     head = limit // 2  # of the limit − 1 characters kept, the start gets the odd one
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+    tail = len(text) - (limit - 1 - head)
+    while head and _is_mark(text[head]):  # the start drops a letter with all of its marks
+        head -= 1
+    while tail < len(text) and _is_mark(text[tail]):  # the end starts with a letter
+        tail += 1
+    return text[:head] + "…" + text[tail:]
+
+
+def _is_mark(char: str) -> bool:
+    """Whether ``char`` is a combining mark (Mn/Mc/Me: an accent, a vowel sign, a virama)."""
+    return unicodedata.category(char)[0] == "M"
 
 
 def names_text(names: Sequence, shown: int = MAX_NAMES) -> str:

@@ -143,6 +143,26 @@ def test_explorer_highlights_whole_words_of_decomposed_and_marked_text(browser, 
                      "के": f'{field}केंद्र <mark class="cue">के</mark> पास'}
 
 
+def test_long_cues_are_cut_between_whole_characters(browser, tmp_path):
+    """A cue over 60 characters is cut in the middle, never inside a surrogate pair (𝐀) nor
+    between a letter and its vowel sign (कि)."""
+    from report_fixtures import _cue
+
+    results = nli_results()
+    long_cues = ["\u0915\u093f" * 40, "\U0001d400" * 70]
+    for token in long_cues:
+        results["cues"].append(_cue(token, "neutral", 20, 18, 9.5, True))
+        results["examples"]["by_cue"][token] = [0]
+    browser.open(render_report(results, tmp_path / "long.html"))
+    shown = [r[0] for r in cue_rows(browser) if "…" in r[0]]
+    assert len(shown) == 2
+    for text in shown:
+        head, tail = text.split("…")
+        assert head and tail and len(head) + len(tail) < 60
+        unit = "\u0915\u093f" if "\u0915" in text else "\U0001d400"
+        assert head == unit * (len(head) // len(unit)) and tail == unit * (len(tail) // len(unit))
+
+
 def test_explorer_on_scanned_data_caps_at_20_examples(browser, pages):
     browser.open(pages["scan_mcq"])
     d = browser.driver

@@ -71,12 +71,17 @@
   var MAX_SHOWN = 60;  // characters of a cue shown in a list or a heading (hostile data can be long)
   var WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;  // combining marks belong to their letter's word
 
-  /* at most MAX_SHOWN characters of `s`, cut in the middle */
+  var MARK = /\p{M}/u;
+
+  /* at most MAX_SHOWN characters of `s`, cut in the middle, never inside a surrogate pair nor
+     between a letter and its combining marks (as cuelens.data.display.short) */
   function shortText(s) {
-    s = String(s);
-    if (s.length <= MAX_SHOWN) { return s; }
-    var head = Math.ceil((MAX_SHOWN - 1) / 2);
-    return s.slice(0, head) + "\u2026" + s.slice(s.length - (MAX_SHOWN - 1 - head));
+    var chars = Array.from(String(s));  // code points
+    if (chars.length <= MAX_SHOWN) { return chars.join(""); }
+    var head = Math.ceil((MAX_SHOWN - 1) / 2), tail = chars.length - (MAX_SHOWN - 1 - head);
+    while (head && MARK.test(chars[head])) { head--; }
+    while (tail < chars.length && MARK.test(chars[tail])) { tail++; }
+    return chars.slice(0, head).join("") + "\u2026" + chars.slice(tail).join("");
   }
 
   function isWordChar(c) { return c !== undefined && c !== "" && WORD_CHAR.test(c); }
