@@ -50,6 +50,19 @@ def test_cues_gained_lost_and_change_in_d():
     assert compare_scans(BEFORE, overlapping)["cis_overlap"] is True
 
 
+def test_a_verdict_change_within_overlapping_intervals_is_no_clear_change():
+    """chance → mild with overlapping D intervals was a red 'worse' beside D's 'same' and the
+    headline's 'no measured change'."""
+    before = scan_like(0.08, -0.01, 0.17, [])
+    before["leakage"]["verdict"] = "chance"
+    after = scan_like(0.10, 0.02, 0.18, [])
+    rows = {row["measure"]: row for row in compare_scans(before, after)["changes"]}
+    assert (rows["verdict"]["before"], rows["verdict"]["after"]) == ("chance", "mild")
+    assert rows["verdict"]["direction"] == rows["cue leakage D"]["direction"] == "same"
+    apart = compare_scans(before, scan_like(0.3, 0.25, 0.35, []))["changes"]
+    assert [row["direction"] for row in apart[:2]] == ["worse", "worse"]
+
+
 def test_compare_command_prints_and_writes_an_escaped_report(tmp_path):
     for name, results in (("before", BEFORE), ("after", AFTER)):
         (tmp_path / name).mkdir()

@@ -160,11 +160,12 @@ def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool,
              cue_direction: str) -> list[dict]:
     """Every measure both scans have, with the direction of its change (the significant cues':
     their dimension's status)."""
+    noise = overlap or "ci_low" not in b or "ci_low" not in a  # no clear change in D
     rows = [_row("cue leakage D", b["D"], a["D"], "points",
-                 "same" if overlap or "ci_low" not in b or "ci_low" not in a else
-                 direction(b["D"], a["D"])),
-            _row("verdict", b["verdict"], a["verdict"], "",
-                 direction(VERDICT_ORDER.get(b["verdict"], 1), VERDICT_ORDER.get(a["verdict"], 1)))]
+                 "same" if noise else direction(b["D"], a["D"])),
+            _row("verdict", b["verdict"], a["verdict"], "",  # D's verdict: D's noise too
+                 "same" if noise else direction(VERDICT_ORDER.get(b["verdict"], 1),
+                                                VERDICT_ORDER.get(a["verdict"], 1)))]
     if b["hard_fraction"] is not None and a["hard_fraction"] is not None:
         rows.append(_row("hard fraction", b["hard_fraction"], a["hard_fraction"], "%",
                          "same" if b["easy_hard_at_chance"] or a["easy_hard_at_chance"] else
