@@ -112,6 +112,26 @@ def test_no_change_needed_only_when_nothing_is_flagged():
                                                       "mcq_baselines")
 
 
+def test_a_very_long_cue_word_is_named_cut_in_every_sentence():
+    """A 3,000-character 'word' (an unsegmented run, a hostile token) filled the summary's
+    first finding, the next steps, the conclusion and the card; sentences name it cut to 60
+    characters, as the report's cue lists show it."""
+    from cuelens.audit.conclusion import conclusion_of
+    from cuelens.mitigate.card import card_markdown, croissant_rai
+
+    long_word, long_label = "x" * 3000, "l" * 500
+    results = scan_results(verdict="chance", D=0.01)
+    results["cues"][0].update(token=long_word, label=long_label, metrics={"cp": 0.9, "z": 20.0})
+    results["dataset"]["label_names"][0] = long_label
+    cut_word, cut_label = "x" * 30 + "…" + "x" * 29, "l" * 30 + "…" + "l" * 29
+    cues = next(f for f in findings(results) if f.kind == "cues")
+    assert f"“{cut_word}” → {cut_label}" in cues.title
+    assert any(f"{cut_label}: {cut_word}" in action for action in actions(results))
+    assert f"“{cut_word}” → {cut_label}" in conclusion_of(results).reason
+    card = card_markdown(results, "audit scan data") + json.dumps(croissant_rai(results))
+    assert long_word not in card and long_label not in card and cut_word in card
+
+
 def test_complement_rules_and_nonsignificant_rows_give_no_finding():
     results = scan_results(task="mcq", verdict="chance", D=0.0)
     rows = [{"name": name, "accuracy": 0.5 + D, "accuracy_ci": [0.5 + low, 0.5 + high],

@@ -15,15 +15,17 @@ from cuelens.audit.results import (CueRow, EasyHardSection, LLMProbeSection, Pre
                                    ProbeSection, ScanSections, SubsetsSection, about_a_model,
                                    model_name, typed_reads)
 from cuelens.data.dataset import Task
+from cuelens.data.display import shown
 from cuelens.registry import Registry
 
 TOP_CUES = 3  # per label
 
 
 def strongest_cues(cues: list[CueRow], per_label: int = TOP_CUES) -> dict[str, list[str]]:
-    """Per label, the significant cues with the largest z (ties: support, token)."""
+    """Per label, the significant cues with the largest z (ties: support, token), as sentences
+    name them (:func:`~cuelens.data.display.shown`)."""
     significant = [cue for cue in cues if cue.significant]
-    return {label: [c.token for c in group]
+    return {label: [shown(c.token) for c in group]
             for label, group in top_cues_by_label(significant, per_label, "z").items()}
 
 
@@ -72,7 +74,7 @@ def _leakage(f: Finding, results: dict) -> Step | None:
     cues = strongest_cues(CueRow.rows_in(results))
     preference = is_preference(results)
     if cues:
-        named = "; ".join(f"{label}: {', '.join(tokens)}" for label, tokens in cues.items())
+        named = "; ".join(f"{shown(label)}: {', '.join(tokens)}" for label, tokens in cues.items())
         action = (f"rebalance the strongest cue words of the responses ({named}): use them as "
                   "often in rejected responses as in chosen ones" if preference
                   else f"remove or rebalance the strongest cue words ({named})")
@@ -91,7 +93,7 @@ def _cues(f: Finding, results: dict) -> Step | None:
     they grow (with a leakage verdict, the leakage step already names them)."""
     if leakage_verdict(results) in ("significant", "mild"):
         return None
-    named = "; ".join(f"{label}: {', '.join(tokens)}"
+    named = "; ".join(f"{shown(label)}: {', '.join(tokens)}"
                       for label, tokens in strongest_cues(CueRow.rows_in(results)).items())
     what = "marks chosen or rejected responses" if is_preference(results) else \
         "points to one label"

@@ -12,6 +12,7 @@ from cuelens.audit.results import (CONCLUSIONS, DEFAULT_MARGIN, Conclusion, Conf
                                    CueFinding, CueRow, CueStats, DatasetSummary, LeakageSection,
                                    McqBaselinesSection, PreferenceSection, SegmentationSection,
                                    SubsetsSection, typed_reads)
+from cuelens.data.display import shown
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
@@ -327,7 +328,8 @@ def significant_cues(results: dict) -> list[dict]:
 
 def _cue_evidence(cue: dict) -> dict:
     return {"kind": "cues", "code": "significant_cue", "subject": cue["token"],
-            "title": f"the word “{cue['token']}” → {cue['label']}", "effect": cue["z"],
+            "title": f"the word “{shown(cue['token'])}” → {shown(cue['label'])}",
+            "effect": cue["z"],
             "ci_low": None, "ci_high": None, "unit": "z", "level": CUE_LEVEL}
 
 
@@ -340,8 +342,8 @@ def _cue_reason(cues: list[dict], results: dict) -> str:
     top = cues[0]
     words = "word gives the label away on its own" if n == 1 else \
         "words give the label away on their own"
-    return (f"{n:,} {words} ({above}; strongest: “{top['token']}” → "
-            f"{top['label']}, z = {top['z']:.1f}), though no cue-only classifier beats the "
+    return (f"{n:,} {words} ({above}; strongest: “{shown(top['token'])}” → "
+            f"{shown(top['label'])}, z = {top['z']:.1f}), though no cue-only classifier beats the "
             "baseline on the evaluated items.")
 
 

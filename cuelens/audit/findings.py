@@ -13,6 +13,7 @@ from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSecti
                                    PreferenceSection, ProbeSection, SplitHygiene, SubsetsSection,
                                    model_name, typed_reads)
 from cuelens.data.dataset import role_names
+from cuelens.data.display import shown
 from cuelens.data.preference import PREFERENCE_TASK
 
 SEVERITIES = ("high", "medium", "low", "info")
@@ -166,7 +167,7 @@ def _cues(results: dict) -> list[Finding]:
     if not summary or not summary.n_significant:
         return []
     n = summary.n_significant
-    named = ", ".join(f"“{c['token']}” → {c['label']}" for c in summary.top[:3])
+    named = ", ".join(f"“{shown(c['token'])}” → {shown(c['label'])}" for c in summary.top[:3])
     share = summary.share_items
     covered = f", found in {100 * share:.0f}% of the items" if share is not None else ""
     if is_preference(results):

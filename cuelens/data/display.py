@@ -34,6 +34,13 @@ def _is_mark(char: str) -> bool:
     return unicodedata.category(char)[0] == "M"
 
 
+def shown(value) -> str:
+    """A dataset string (a cue word, a label) as a sentence names it: at most :data:`MAX_TEXT`
+    characters (:func:`short`), as the report's cue lists show it; a 3,000-character "word"
+    would otherwise fill the summary, the next steps and the terminal."""
+    return short(value, MAX_TEXT)
+
+
 def names_text(names: Sequence, shown: int = MAX_NAMES) -> str:
     """``a, b, c`` (each :func:`short`), then ``… and N more`` past ``shown`` names."""
     text = ", ".join(short(name, MAX_TEXT) for name in names[:shown])

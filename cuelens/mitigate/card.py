@@ -14,6 +14,7 @@ from cuelens.audit.results import (CONCLUSION_TEXT, ConfigSection, CueRow, CueSt
                                    LeakageSection, typed_reads)
 from cuelens.audit.examples import sort_value
 from cuelens.audit.findings import Finding, d_with_ci, findings, is_preference
+from cuelens.data.display import shown
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.markdown import markdown_text
@@ -135,7 +136,8 @@ def _cue_table(results: dict) -> list[str]:
     lines = ["| word | label | items | z | example |", "|---|---|---|---|---|"]
     for cue in cues:
         example = cue_examples(results, cue)
-        lines.append(f"| {markdown_text(cue.token)} | {markdown_text(cue.label)} | "
+        word, label = (markdown_text(shown(text)) for text in (cue.token, cue.label))
+        lines.append(f"| {word} | {label} | "
                      f"{cue.count} | {sort_value(cue.metrics.get('z', 0.0)):.1f} | "
                      f"{markdown_text(example[0]) if example else ''} |")
     stats = CueStats.in_results(results)
@@ -194,7 +196,7 @@ def croissant_rai(results: dict) -> dict:
     cues = top_cues(results)
     if cues:
         biases.append("Strongest cue words (word → label, z): " + "; ".join(
-            f"{c.token} → {c.label} ({sort_value(c.metrics.get('z', 0.0)):.1f})"
+            f"{shown(c.token)} → {shown(c.label)} ({sort_value(c.metrics.get('z', 0.0)):.1f})"
             for c in cues) + ".")
     limitations = warning_sentences(results) + hygiene_sentences(results) + \
         easy_hard_sentences(results)
