@@ -81,6 +81,22 @@ def test_compare_command_prints_and_writes_an_escaped_report(tmp_path):
     assert "d-strip-row" in html and "plotly.js v" not in html and len(html) < 200_000
 
 
+def test_a_very_long_cue_word_is_cut_in_the_terminal_and_the_cue_tables(tmp_path):
+    """A 3,000-character token printed 40 terminal lines."""
+    before = scan_like(0.2, 0.15, 0.25, [("x" * 3000, "neutral", True)])
+    for name in ("before", "after"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(before))
+    out = tmp_path / "cmp.html"
+    result = CliRunner().invoke(app, ["compare", str(tmp_path / "before"),
+                                      str(tmp_path / "after"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    cut = f"{'x' * 30}…{'x' * 29}→neutral"
+    assert f"significant cues kept: 1 ({cut})" in " ".join(result.output.split())
+    cells = out.read_text().split("Cues kept")[-1]
+    assert f">{'x' * 30}…{'x' * 29}</td><td>neutral</td>" in cells
+
+
 def test_interval_strip_places_d_and_its_interval_on_one_axis_with_zero():
     from cuelens.reports.compare import interval_strip
 

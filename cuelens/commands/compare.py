@@ -28,6 +28,7 @@ def compare(
     """
     from cuelens.audit.compare import compare_scans, load_scan_results
     from cuelens.audit.results import CONCLUSION_TEXT
+    from cuelens.data.display import shown
     from cuelens.outputs import check_outputs
     from cuelens.reports import ReportOptions, render_report
 
@@ -54,7 +55,8 @@ def compare(
     if result["cues_compared"]:
         for key, title in (("cues_gained", "gained"), ("cues_lost", "lost"),
                            ("cues_kept", "kept")):
-            tokens = ", ".join(f"{c['token']}→{c['label']}" for c in result[key][:10])
+            tokens = ", ".join(f"{shown(c['token'])}→{shown(c['label'])}"
+                               for c in result[key][:10])
             console.print(f"significant cues {title}: {result['n_' + key]}"
                           + (f" ({escape(tokens)})" if tokens else ""))
         changes = result["cue_changes"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cuelens.audit.results import DatasetSummary, typed_reads
 from cuelens.data.dataset import Task
+from cuelens.data.display import shown
 from cuelens.errors import UserError
 from cuelens.atomic import atomic_write_text
 from cuelens.outputs import check_outputs
@@ -80,6 +81,7 @@ def _environment():
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["pct"] = pct
     env.filters["num"] = lambda x: "n/a" if x is None else f"{x:,}"
+    env.filters["shown"] = shown  # a dataset string named in a table: cut to 60 characters
     env.globals["glossary"] = GLOSSARY
     return env
 
