@@ -294,6 +294,10 @@ def test_example_texts_are_cut_at_a_word_boundary():
     assert clip("short text", 100) == "short text"
     assert clip("x" * 300, 50) == "x" * 49 + "…"  # one word longer than the limit
     assert clip("one two three", 8) == "one two…"
+    # a run without spaces (Thai) is cut between characters, never before a combining mark:
+    # ไม่ is ไ, ม and the tone mark ่ (it kept ม and dropped its tone mark: another word)
+    thai = clip("\u0e44\u0e21\u0e48" * 100, 240)
+    assert thai == "\u0e44\u0e21\u0e48" * 79 + "\u0e44…"
 
 
 def test_label_keys_of_a_compact_label_column_equal_those_of_its_values():

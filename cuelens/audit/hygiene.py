@@ -13,18 +13,24 @@ from cuelens.audit.hygiene_counts import Keyed, OverlapFindings, Ref, SplitFindi
 from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NUM_PERM
 from cuelens.audit.results import HygieneSection, OverlapRow, SplitHygiene
 from cuelens.data.dataset import Split, Task
+from cuelens.data.display import is_mark
 
 TEXT_CHARS = 240
 
 
 def clip(text: str, limit: int = TEXT_CHARS) -> str:
     """``text``, or its first words within ``limit`` characters followed by "…" (cut inside a
-    word only when the first word alone is longer)."""
+    word only when the first word alone is longer: Thai, Chinese; never between a letter and
+    its combining marks)."""
     if len(text) <= limit:
         return text
-    cut = text[:limit - 1]
-    space = cut.rfind(" ") if not text[limit - 1].isspace() else len(cut)
-    return (cut[:space] if space > 0 else cut).rstrip() + "…"
+    end = limit - 1
+    space = text.rfind(" ", 0, end) if not text[end].isspace() else end
+    if space > 0:
+        end = space
+    while end and is_mark(text[end]):  # the letter goes with its marks
+        end -= 1
+    return text[:end].rstrip() + "…"
 
 
 def describe(role: str, split: Split, i: int) -> dict:

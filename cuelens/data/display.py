@@ -22,14 +22,14 @@ def short(value, limit: int = 40) -> str:
         return text
     head = limit // 2  # of the limit − 1 characters kept, the start gets the odd one
     tail = len(text) - (limit - 1 - head)
-    while head and _is_mark(text[head]):  # the start drops a letter with all of its marks
+    while head and is_mark(text[head]):  # the start drops a letter with all of its marks
         head -= 1
-    while tail < len(text) and _is_mark(text[tail]):  # the end starts with a letter
+    while tail < len(text) and is_mark(text[tail]):  # the end starts with a letter
         tail += 1
     return text[:head] + "…" + text[tail:]
 
 
-def _is_mark(char: str) -> bool:
+def is_mark(char: str) -> bool:
     """Whether ``char`` is a combining mark (Mn/Mc/Me: an accent, a vowel sign, a virama)."""
     return unicodedata.category(char)[0] == "M"
 
