@@ -7,6 +7,7 @@ scripts/report_screenshots.py)."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 from report_fixtures import (compare_results, contrast_judge_results, contrast_pairs_results,
@@ -15,6 +16,7 @@ from report_fixtures import (compare_results, contrast_judge_results, contrast_p
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from cuelens.audit.judge import judge_section
 from cuelens.reports import ReportOptions, render_report
 
 WIDTH, HEIGHT = 1400, 900
@@ -60,7 +62,9 @@ def hostile_cues() -> dict:
 PAGES = {"scan_nli": scan_nli, "scan_mcq": mcq_rules, "probe": nli_results,
          "llm_probe": llm_probe_results, "score_pairs": score_pairs_results,
          "contrast_judge": contrast_judge_results, "contrast_pairs": contrast_pairs_results,
-         "compare": compare_results}
+         "compare": compare_results,
+         "judge_log": lambda: judge_section(Path(__file__).resolve().parents[2] / "docs" /
+                                            "examples" / "fastchat-gpt-4_pair.jsonl")}
 
 
 @pytest.fixture(scope="module")
