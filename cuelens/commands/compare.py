@@ -53,17 +53,14 @@ def compare(
     for row in result["dimensions"]:
         console.print(f"  {marks[row['status']]}: {escape(row['name'])}: {escape(row['text'])}")
     if result["cues_compared"]:
-        for key, title in (("cues_gained", "gained"), ("cues_lost", "lost"),
-                           ("cues_kept", "kept")):
-            tokens = ", ".join(f"{shown(c['token'])}→{shown(c['label'])}"
-                               for c in result[key][:10])
-            console.print(f"significant cues {title}: {result['n_' + key]}"
-                          + (f" ({escape(tokens)})" if tokens else ""))
         changes = result["cue_changes"]
-        for way in ("weakened", "strengthened") if changes else ():
-            tokens = ", ".join(f"{c['token']}→{c['label']}" for c in changes[way][:10])
-            console.print(f"cues {way} beyond their noise: {len(changes[way])}"
-                          + (f" ({escape(tokens)})" if tokens else ""))
+        lists = [(f"significant cues {title}", result[f"n_cues_{title}"], result[f"cues_{title}"])
+                 for title in ("gained", "lost", "kept")]
+        lists += [(f"cues {way} beyond their noise", len(changes[way]), changes[way])
+                  for way in (("weakened", "strengthened") if changes else ())]
+        for title, n, cues in lists:
+            tokens = ", ".join(f"{shown(c['token'])}→{shown(c['label'])}" for c in cues[:10])
+            console.print(f"{title}: {n}" + (f" ({escape(tokens)})" if tokens else ""))
     written = render_report(result, target, inputs=inputs,
                             options=ReportOptions(plotly=plotly))
     console.print(f"report: [bold]{escape(str(written))}[/]")
