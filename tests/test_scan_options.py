@@ -117,3 +117,26 @@ def test_numpy_numbers_are_numbers():
     from cuelens.audit.config import ScanConfig
 
     ScanConfig(seed=np.int64(3), folds=np.int32(4), margin=np.float32(0.05)).validate()
+
+
+def test_ray_address_where_nothing_listens_is_one_line_at_once(tmp_path):
+    """A host:port where nothing accepts a connection was retried by Ray for about ten minutes
+    (its GCS client's 20 tries of 30 s each) before any message."""
+    import socket
+    import time
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("a Ray cluster is already connected in this process")
+    with socket.socket() as probe:  # a port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl(nli_rows()))
+    started = time.monotonic()
+    result = CliRunner().invoke(app, ["scan", str(data), "--out", str(tmp_path / "out"),
+                                      "--features", "none", "--engine", "ray",
+                                      "--address", f"127.0.0.1:{port}"])
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 2, result.output
+    assert f"--address 127.0.0.1:{port}: nothing accepts a connection" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()

@@ -4,12 +4,29 @@ the probe's scoring (extra ``cuelens[ray]``; docs/large-datasets.md, "The Ray en
 from __future__ import annotations
 
 import io
+import socket
 
 import numpy as np
 
 from cuelens.errors import UserError
 
 EXTRA = "the ray engine needs Ray: pip install 'cuelens[ray]'"
+REACH_SECONDS = 10.0  # how long a host:port --address may take to accept a connection
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) address where nothing accepts a connection
+    within :data:`REACH_SECONDS`: Ray itself retries such an address for about ten minutes.
+    Other forms ("auto", malformed ones) are left to Ray's own checks."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not host or not port.isdigit() or "/" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
+    except (OSError, OverflowError, ValueError) as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or exc
+        raise UserError(f"cannot connect to the Ray cluster at --address {address}: nothing "
+                        f"accepts a connection at {host}:{port} ({reason})") from None
 
 
 def connect(address: str | None = None):
@@ -19,6 +36,8 @@ def connect(address: str | None = None):
     except ImportError:
         raise UserError(EXTRA) from None
     if not ray.is_initialized():
+        if address:
+            _check_reachable(address)
         try:
             ray.init(address=address, include_dashboard=False, configure_logging=False,
                      log_to_driver=False)
