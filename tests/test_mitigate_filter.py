@@ -58,6 +58,48 @@ def test_z_filter_balance_keeps_size_with_copies():
     assert not subset.report["cues"][0]["added"]  # the cue itself is removed, not copied
 
 
+def _three_cues(seed: int = 0) -> list[dict]:
+    """300 items of labels A / B / C (50/30/20%) over random words, with three planted cues."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(300):
+        label = ["A", "B", "C"][rng.choice(3, p=[.5, .3, .2])]
+        words = [f"w{rng.integers(0, 12)}" for _ in range(4)]
+        words += ["nobody"] if label == "A" and rng.random() < .5 else []
+        words += ["sleeps"] if label == "B" and rng.random() < .4 else []
+        words += ["w3"] if label == "C" and rng.random() < .3 else []
+        rows.append({"id": str(i), "premise": "p", "hypothesis": " ".join(words), "label": label})
+    return rows
+
+
+def test_z_filter_balance_counts_items_removed_and_copies_kept():
+    """An item given copies by --balance and removed in a later round counted its copies as
+    removed for the cue, and they stayed 'added' for the label shares: the cues said 121
+    removed and 88 added where the labels (and train.jsonl) had 115 and 82."""
+    subset = filter_dataset(cuelens.load_dataset(_three_cues()), "z", ScanConfig(min_count=1),
+                            balance=True)
+    per_label, cues = subset.report["per_label"].values(), subset.report["cues"]
+    removed = sum(v["removed"] for v in per_label)
+    added = sum(v["added"] for v in per_label)
+    assert removed == (subset.weight == 0).sum() == sum(c["removed"] for c in cues)
+    assert added == subset.weight.sum() - (subset.weight > 0).sum() == sum(c["added"] for c in cues)
+    assert added > 0
+
+
+def test_filter_balance_says_items_kept_and_copies_added(tmp_path):
+    from typer.testing import CliRunner
+    from cuelens.cli import app
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _three_cues()))
+    result = CliRunner().invoke(app, ["filter", str(data), "--method", "z", "--balance",
+                                      "--min-count", "1", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    lines = (tmp_path / "out" / "train.jsonl").read_text().splitlines()
+    ids = {json.loads(line)["id"] for line in lines}
+    assert (f"kept {len(ids)} of 300 items and added {len(lines) - len(ids)} copies "
+            f"({len(lines)} lines)") in " ".join(result.output.split())
+
+
 def test_z_filter_on_clean_data_changes_nothing():
     rows = planted(0)
     inc = Incidence.of(*_data(rows))

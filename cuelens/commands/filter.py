@@ -108,8 +108,10 @@ def filter(  # noqa: A001 - the sub-command's name
 
     replace_directory(out, build)
     result, paths = compared[0], subset_paths(out, dataset)
-    n_before, n_after = len(subset.weight), int(subset.weight.sum())
-    console.print(f"{escape(method)}-filtering kept {n_after} of {n_before} items "
+    n_before, n_kept = len(subset.weight), int((subset.weight > 0).sum())
+    copies = int(subset.weight.sum()) - n_kept  # --balance's
+    added = f" and added {copies} copies ({n_kept + copies} lines)" if copies else ""
+    console.print(f"{escape(method)}-filtering kept {n_kept} of {n_before} items{added} "
                   f"→ [bold]{escape(str(paths['train']))}[/]")
     for label, counts in subset.report["per_label"].items():
         added = f", {counts['added']} copies added" if counts["added"] else ""

@@ -93,7 +93,7 @@ class ZFilterResult:
 
     weight: np.ndarray
     threshold: float
-    cues: list[dict] = field(default_factory=list)  # token, label, z, removed/added
+    cues: list[dict] = field(default_factory=list)  # token, label, z, items removed/copies kept
     rounds: int = 0
     converged: bool = True
 
@@ -176,7 +176,8 @@ def z_filter(inc: Incidence, min_count: int, z_prior: str = "empirical", balance
                 entry["removed"] += n
     return ZFilterResult(weight=weight, threshold=table.threshold, rounds=rounds,
                          converged=converged,
-                         cues=sorted(changes.values(), key=lambda c: -(c["removed"] + c["added"])))
+                         cues=sorted((c for c in changes.values() if c["removed"] or c["added"]),
+                                     key=lambda c: -(c["removed"] + c["added"])))
 
 
 def _fix_cue(inc: Incidence, table: ZTable, weight: np.ndarray, w: int, l: int,
@@ -195,5 +196,8 @@ def _fix_cue(inc: Incidence, table: ZTable, weight: np.ndarray, w: int, l: int,
     holders = holders[net > 0] if (net > 0).any() else holders
     r = _fewest(c, n_w, p0, table.threshold, min_count)
     picked = _order(holders, excess, rng, most=True)[:max(r, 1)]
-    entry["removed"] += int(weight[picked].sum())
+    entry["removed"] += len(picked)
+    copies = np.bincount(inc.strata[picked], weights=weight[picked] - 1)  # balance's copies
+    for s in np.flatnonzero(copies):  # go with their item: no longer added
+        changes[(SHARES, str(s))]["added"] -= int(copies[s])
     weight[picked] = 0.0
