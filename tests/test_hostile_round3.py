@@ -204,6 +204,19 @@ JUDGE_CASES = {
     "swapped as a number": (
         _two_records()[:4] + [{"pair_id": "p9", "swapped": 2, "winner": "A"}], "line 5",
         "'swapped' must be true or false, got 2"),
+    # a log of mixed shapes: the other shape's row was read as a broken row of the first's
+    # ("needs a pair id ... and a verdict" of a row with a question_id)
+    "fastchat row in a two-record log": (
+        _two_records() + [FASTCHAT], "line 13",
+        "a FastChat judgment (g1_winner/g2_winner) in a log whose line 1 is a record of one "
+        "order (swapped/order and a verdict); write one shape per log"),
+    "two-record row in a fastchat log": (
+        _fastchat_rows() + _two_records(1), "line 7",
+        "a record of one order (swapped/order and a verdict) in a log whose line 1 is a "
+        "FastChat judgment"),
+    "two records without a verdict": (
+        _two_records()[:4] + [{"pair_id": "p9", "swapped": True}], "line 5",
+        "a judge record needs a verdict (winner/verdict/choice/judgment)"),
     "subset value a list": (
         [{**r, "category": ["x"]} for r in _fastchat_rows()], "line 1",
         "subset field 'category' holds a list"),

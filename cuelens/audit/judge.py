@@ -76,6 +76,25 @@ def _swapped(record: dict, line: int, path: str) -> bool:
                     line=line)
 
 
+SHAPES = {"fastchat": "a FastChat judgment (g1_winner/g2_winner)",
+          "two records": "a record of one order (swapped/order and a verdict)"}
+
+
+def _shape(record: dict) -> str:
+    """The log shape a record is written in (a FastChat row has a g1_winner or g2_winner)."""
+    return "fastchat" if "g1_winner" in record or "g2_winner" in record else "two records"
+
+
+def _check_shape(record: dict, shape: str, first: int, line: int, path: str) -> None:
+    """Refuse a record of the other shape than the log's first record (on line ``first``); one
+    that is neither is left to the shape's own checks, which name its missing fields."""
+    own = _shape(record)
+    if own != shape and (own == "fastchat" or any(
+            f in record for f in ("swapped", "order", *VERDICT_FIELDS))):
+        raise UserError(f"{SHAPES[own]} in a log whose line {first} is {SHAPES[shape]}; write "
+                        "one shape per log", path=path, line=line)
+
+
 def _judged_twice(pair: str, order: str, first: int, line: int, path: str) -> UserError:
     """A pair (and order: ``original``/``swapped``, empty for a FastChat row of both) seen
     before on line ``first``."""
@@ -92,11 +111,14 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
     pairs: dict[str, dict[bool, str]] = {}
     seen: dict[tuple[str, bool], int] = {}  # (pair, swapped) → the line that judged it
     subsets: dict[str, str] = {}
-    shape, skipped = "", 0
+    shape, first, skipped = "", 0, 0
     for line, _, record in iter_records(path):
         if isinstance(record, LineError):
             raise record
-        shape = shape or ("fastchat" if "g1_winner" in record else "two records")
+        if shape:
+            _check_shape(record, shape, first, line, str(path))
+        else:
+            shape, first = _shape(record), line
         subset = record_subset(record, subset_field, str(path), line) if subset_field else ""
         if shape == "fastchat":
             found = _fastchat(record, line, str(path))
@@ -113,8 +135,10 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
         id_field = next((f for f in PAIR_ID_FIELDS if f in record), None)
         verdict_field = next((f for f in VERDICT_FIELDS if f in record), None)
         if id_field is None or verdict_field is None:
-            raise UserError(f"a judge record needs a pair id ({'/'.join(PAIR_ID_FIELDS)}) and a "
-                            f"verdict ({'/'.join(VERDICT_FIELDS)})", path=str(path), line=line)
+            needs = [f"a pair id ({'/'.join(PAIR_ID_FIELDS)})"] * (id_field is None) + \
+                [f"a verdict ({'/'.join(VERDICT_FIELDS)})"] * (verdict_field is None)
+            raise UserError(f"a judge record needs {' and '.join(needs)}", path=str(path),
+                            line=line)
         flipped = _swapped(record, line, str(path))
         position = _position(record[verdict_field], line, str(path))
         # position A shows X in the original order and Y in the swapped one
