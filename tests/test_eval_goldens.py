@@ -142,7 +142,7 @@ def test_cli_probe_on_golden_logs(tmp_path, path, extra, rows):
         assert "left out" in result.output
         refused = runner.invoke(app, ["probe", str(DATA), "-p", str(path), "--out",
                                       str(tmp_path / "o2"), "--require-all-items"])
-        assert refused.exit_code == 2 and "20 test item(s) are not in the log" in refused.output
+        assert refused.exit_code == 2 and "20 test items are not in the log" in refused.output
 
 
 # ------------------------------------------------------------------ variants of the goldens
@@ -162,7 +162,7 @@ def test_letters_outside_the_choices_are_counted(dataset, tmp_path):
     preds = read_predictions(edited_json(tmp_path, edit), dataset)
     assert preds.pred[0] == -1 and preds.pred[1] == -1
     assert preds.log["answers_outside_choices"] == 2
-    assert any("2 Inspect answer(s) name a letter outside" in n for n in preds.notes)
+    assert any("2 Inspect answers name a letter outside" in n for n in preds.notes)
 
 
 def test_duplicate_ids_refused_by_id_and_warned_by_order(dataset, tmp_path):

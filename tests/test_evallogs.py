@@ -225,7 +225,7 @@ def test_log_errors_name_the_problem(planted, tmp_path):
     rows, dataset = planted
     lines = lm_eval_lines(rows)
     short = write_jsonl(tmp_path / "s.jsonl", lines[:-1])
-    with pytest.raises(UserError, match="1 test item.s. are not in the log"):
+    with pytest.raises(UserError, match="1 test item is not in the log"):
         read_predictions(short, dataset, require_all=True)
     subset = read_predictions(short, dataset)  # default: the logged items, with a note
     assert subset.covered.tolist() == [True] * (len(rows) - 1) + [False]
@@ -233,7 +233,7 @@ def test_log_errors_name_the_problem(planted, tmp_path):
     part, preds = subset.logged_subset(dataset)
     assert part.test.ids == dataset.test.ids[:-1] and len(preds.pred) == len(rows) - 1
     lines[3]["filtered_resps"] = lines[3]["filtered_resps"][:1]
-    with pytest.raises(UserError, match="1 choices logged"):
+    with pytest.raises(UserError, match="1 choice logged"):
         read_predictions(write_jsonl(tmp_path / "s.jsonl", lines), dataset)
     lines = lm_eval_lines(rows) + [lm_eval_lines(rows)[0]]
     with pytest.raises(UserError, match="second entry"):

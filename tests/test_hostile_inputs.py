@@ -159,7 +159,7 @@ DATASET_CASES.update({
         "invisible characters only"),
     "every item under one label": (
         "d.jsonl", jsonl([{**r, "label": "entailment"} for r in nli_rows()]), "d.jsonl",
-        "all 24 item(s) have the label 'entailment'"),
+        "all 24 items have the label 'entailment'"),
     "one item": ("d.jsonl", jsonl([GOOD]), "d.jsonl", "only 1 usable item"),
     "one MCQ item": ("m.jsonl", jsonl([MCQ]), "m.jsonl", "only 1 usable item"),
     "no item": ("d.jsonl", "\n\n", "d.jsonl", "no usable items"),
@@ -225,10 +225,10 @@ LABEL_CASES = {
                         ["0", "1", "2", "1.5"]),
     "a repeated label key": (jsonl(_labelled(["a", "b"])) + '{"premise": "p q", "hypothesis": '
                              '"h r", "label": "a", "label": "b"}\n',
-                             "line 31: 1 record(s) repeat the key 'label'", ["a", "b"]),
+                             "line 31: 1 record repeats the key 'label'", ["a", "b"]),
     "a label that occurs once": (_labelled(["a", "b"]) + [{"premise": "p q",
                                                            "hypothesis": "h r", "label": "c"}],
-                                 "rare label(s) 'c' with fewer than 10 items", ["a", "b", "c"]),
+                                 "rare label 'c' with fewer than 10 items", ["a", "b", "c"]),
 }
 
 

@@ -92,7 +92,7 @@ def test_many_small_subsets_are_counted_not_scanned(tmp_path):
     assert table["rewritten"] == [{"from": "bio ", "to": "bio", "items": 1},
                                   {"from": "b\u200bio", "to": "bio", "items": 1}]
     flat = " ".join(output.split())
-    assert "501 subset(s) with fewer than 20 items: no word-cue scan" in flat
+    assert "501 subsets with fewer than 20 items: no word-cue scan" in flat
     assert "subset values merged into their normal form" in flat and "'bio ' → 'bio'" in flat
 
 
@@ -240,7 +240,7 @@ def test_unparseable_inspect_answers_are_counted(tmp_path, n_unsure, interpretab
     predictions = read_eval_log(tmp_path / "log.json", dataset)
     assert (predictions.pred == -1).sum() == n_unsure
     assert predictions.log["unparseable"] == {"n": n_unsure, "rate": n_unsure / 40}
-    assert f"{n_unsure} of 40 Inspect answer(s) name no choice (e.g. samples[0]: " \
+    assert f"{n_unsure} of 40 Inspect answers name no choice (e.g. samples[0]: " \
            "'a bit unsure'); counted as wrong" in predictions.notes
     sanity = ProbeContext(dataset=dataset, predictions=predictions, cues=[],
                           model_info={"log": predictions.log}, n_boot=50).sanity()

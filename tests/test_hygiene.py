@@ -125,7 +125,7 @@ def test_too_tiny_file_is_one_clear_error(tmp_path):
     write_jsonl(tmp_path / "all.jsonl", _nli_rows(3))
     result = _scan(tmp_path / "all.jsonl", tmp_path / "out")
     assert result.exit_code == 2
-    assert "cannot make 5 folds: the 3 evaluation items form only 3 group(s)" in result.output
+    assert "cannot make 5 folds: the 3 evaluation items form only 3 groups" in result.output
     assert "Traceback" not in result.output
 
 

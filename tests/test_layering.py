@@ -65,9 +65,10 @@ def test_the_checker_catches_violations(tmp_path):
 # it; the most specific name decides. The root package (cuelens/__init__.py: the lazy public API)
 # sits with api.py.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # errors, atomic files, output-path rules, JSON text, Markdown text, registries, the version
+    # errors, atomic files, output-path rules, JSON text, Markdown text, registries, the version,
+    # counts in sentences
     ("base", ("cuelens.errors", "cuelens.atomic", "cuelens.outputs", "cuelens.jsonio",
-              "cuelens.markdown", "cuelens.registry", "cuelens.version")),
+              "cuelens.markdown", "cuelens.registry", "cuelens.version", "cuelens.wording")),
     # the columns: readers, records → splits, compact splits, chunks, word segmenters, token
     # sequences and their encoder, text keys
     ("columns", ("cuelens.data", "cuelens.engine", "cuelens.audit.tokenize",

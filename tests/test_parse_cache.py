@@ -71,7 +71,7 @@ def test_cache_info_and_clear_commands(tmp_path):
     (tmp_path / "c" / "keep.txt").write_text("not ours")
     runner = CliRunner()
     info = runner.invoke(app, ["cache", "info", "--cache-dir", str(tmp_path / "c")])
-    assert info.exit_code == 0 and "1 shard(s), 1 namespace(s)" in info.output
+    assert info.exit_code == 0 and "1 shard, 1 namespace" in info.output
     assert "limit: 2,048.0 MiB" in info.output
     cleared = runner.invoke(app, ["cache", "clear", "--cache-dir", str(tmp_path / "c")])
     assert cleared.exit_code == 0, cleared.output

@@ -182,7 +182,7 @@ def test_an_easy_hard_gap_within_the_noise_is_no_finding():
 
 @pytest.mark.parametrize("rows, message", [
     (lambda test: [{"id": r["id"], "prediction": "contradiction"} for r in test[:-3]],
-     r"3 test item\(s\) have no prediction \(e.g. .te59."),
+     r"3 test items have no prediction \(e.g. .te59."),
     (lambda test: [{"id": r["id"], "prediction": "maybe"} for r in test],
      "line 1: unknown label 'maybe'"),
     (lambda test: [{"id": "zzz", "prediction": "neutral"}], "line 1: id 'zzz' is not in"),

@@ -325,7 +325,7 @@ def test_too_few_groups_is_the_same_error_in_both_modes(tmp_path, monkeypatch):
             cuelens.scan(path, stats=stats, features="none", folds=5)
         messages.append(str(error.value))
     assert messages[0] == messages[1] == messages[2]
-    assert "cannot make 5 folds" in messages[0] and "3 group(s)" in messages[0]
+    assert "cannot make 5 folds" in messages[0] and "3 groups" in messages[0]
 
 
 def test_streamed_mcq_items_with_different_numbers_of_choices_name_their_counts(tmp_path):

@@ -17,6 +17,7 @@ from cuelens.audit.results import (CueRow, EasyHardSection, LLMProbeSection, Pre
 from cuelens.data.dataset import Task
 from cuelens.data.display import shown
 from cuelens.registry import Registry
+from cuelens.wording import plural
 
 TOP_CUES = 3  # per label
 
@@ -39,7 +40,7 @@ def effect_text(f: Finding) -> str:
     else:
         value = f"{f.effect:.{1 if abs(f.effect) >= 0.1 else 2}f}{f.unit}"
         if f.unit == "%" and f.items is not None:
-            value = f"{f.items:,} {'item' if f.items == 1 else 'items'}, {value}"
+            value = f"{plural(f.items, 'item')}, {value}"
     return with_ci(value, f.ci_low, f.ci_high, f.level)
 
 
@@ -207,19 +208,20 @@ def _positions(f: Finding, results: dict) -> Step | None:
 
 @advises("overlap")
 def _overlap(f: Finding, results: dict) -> Step | None:
-    return _step(f, f"remove the {f.items:,} {split_name(f.subject or '')} items that also occur in a "
-                    "fitting split", "copies reward memorisation, not understanding; share")
+    item = f"{split_name(f.subject or '')} item"
+    return _step(f, f"remove the {plural(f.items, item + ' that also occurs', item + 's that also occur')}"
+                    " in a fitting split", "copies reward memorisation, not understanding; share")
 
 
 @advises("label_conflicts")
 def _label_conflicts(f: Finding, results: dict) -> Step | None:
     if is_preference(results):
-        return _step(f, f"check the pairs of the {f.items:,} responses that are both chosen and "
+        return _step(f, f"check the pairs of the {plural(f.items, 'response')} that are both chosen and "
                         f"rejected for the same prompt{_in(f.subject, results)}",
                      "the same response is preferred in one pair and rejected in another: the "
                      "annotations disagree or the pairs compare it with responses of different "
                      "quality")
-    return _step(f, f"fix the {f.items:,} items with label conflicts{_in(f.subject, results)}",
+    return _step(f, f"fix the {plural(f.items, 'item')} with label conflicts{_in(f.subject, results)}",
                  "identical inputs carry different labels: one of each group is mislabelled or "
                  "lost the words that tell it apart")
 

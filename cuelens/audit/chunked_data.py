@@ -28,6 +28,7 @@ from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
 from cuelens.engine.options import Progress
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 
 @dataclass
@@ -242,7 +243,7 @@ class Loading:
 
     def report(self, role: str, items: int) -> None:
         if self.progress is not None:
-            self.progress(f"{role}: {items:,} items", 0.0)
+            self.progress(f"{role}: {plural(items, 'item')}", 0.0)
 
 
 #: Reads one data argument (source, role, task or None) into a :class:`Loading`.

@@ -17,6 +17,7 @@ from cuelens.audit.cue_change import cue_changes
 from cuelens.audit.findings import task_of
 from cuelens.audit.results import CONCLUSION_TEXT, McqBaselinesSection
 from cuelens.registry import Registry
+from cuelens.wording import plural
 
 BETTER, WORSE, SAME, NOT_COMPARED = "better", "worse", "same", "not compared"
 CONCLUSION_RANK = {"leakage": 0, "inconclusive": 1, "no_meaningful_leakage": 2}
@@ -123,7 +124,7 @@ def _gold_positions(before: dict, after: dict, b: dict, a: dict, overlap: bool) 
     old = sum(t.significant for t in old_section.gold_position.values())
     new = sum(t.significant for t in new_section.gold_position.values())
     return {"status": direction(old, new), "before": old, "after": new,
-            "text": f"{old} → {new} split(s) with unbalanced answer positions"}
+            "text": f"{old} → {plural(new, 'split')} with unbalanced answer positions"}
 
 
 @dimension("training items lost")

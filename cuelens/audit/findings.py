@@ -15,6 +15,7 @@ from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSecti
 from cuelens.data.dataset import role_names
 from cuelens.data.display import shown
 from cuelens.data.preference import PREFERENCE_TASK
+from cuelens.wording import plural
 
 SEVERITIES = ("high", "medium", "low", "info")
 UNREADABLE = 0.05  # share of unreadable LLM answers worth a finding
@@ -86,10 +87,6 @@ def d_with_ci(row: dict) -> str:
 
 def _points(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 4)  # shown to 0.1: never rounded twice
-
-
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else plural or word + 's'}"
 
 
 def split_name(role: str) -> str:
@@ -192,7 +189,7 @@ def _easy_hard(results: dict) -> list[Finding]:
     answered = ("labelled chosen or rejected correctly" if is_preference(results)
                 else "answered")
     title = (f"{100 * easy:.0f}% of the {split_name(eh.split or 'all')} {noun}s are "
-             f"{answered} by a cue-only classifier (easy); {_plural(eh.hard, noun)} "
+             f"{answered} by a cue-only classifier (easy); {plural(eh.hard, noun)} "
              f"{'is' if eh.hard == 1 else 'are'} hard.")
     # as important as the leakage it measures, one step below
     severity = {"significant": "medium", "mild": "low"}.get(leakage_verdict(results) or "",
@@ -253,7 +250,7 @@ def _preference_shortcuts(results: dict) -> list[Finding]:
                        ", so the opposite pick wins" if row["shortcut"] != POSITION
                        else ", so the response shown second wins")
             title = (f"{_prefix(role)}Picking {rule_text(row['shortcut'])} finds the chosen one "
-                     f"in {100 * rate:.1f}% of the {row['decided']:,} pairs it tells apart "
+                     f"in {100 * rate:.1f}% of the {plural(row['decided'], 'pair')} it tells apart "
                      f"(50% if unrelated){outcome}.")
             code = "position_effect" if row["shortcut"] == POSITION else \
                 "preference_shortcut"
@@ -280,8 +277,8 @@ def _subset_shortcuts(results: dict) -> list[Finding]:
         top = hits[0][0]
         named = ", ".join(f"{row['subset']} ({100 * cell['value']:.1f}%)" for cell, row in hits)
         title = (f"“{name}” is a significant shortcut in {len(hits)} of the "
-                 f"{len(table.rows)} subsets by {table.field} (Holm over "
-                 f"{table.n_tests} tests): {named}.")
+                 f"{plural(len(table.rows), 'subset')} by {table.field} (Holm over "
+                 f"{plural(table.n_tests, 'test')}): {named}.")
         low, high = top["ci"] or (None, None)
         shift = (top["value"] - top["effect"]) if top["effect"] is not None else 0.0
         out.append(Finding("baseline", title, _points(top["effect"]),
@@ -303,7 +300,7 @@ def _hygiene(results: dict) -> list[Finding]:
         found = row.exact + row.near
         if found:
             out.append(Finding(
-                "hygiene", f"{_plural(found, split_file(results, row.eval) + ' ' + noun)} also "
+                "hygiene", f"{plural(found, split_file(results, row.eval) + ' ' + noun)} also "
                 f"occur in {split_file(results, row.fit)} ({row.exact:,} exact, "
                 f"{row.near:,} near copies).",
                 round(100 * row.fraction, 2), None, None, "%", found, "hygiene",
@@ -321,10 +318,10 @@ def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
     conflicts = counts.label_conflict_items
     groups = counts.label_conflict_groups
     if conflicts:
-        what = (f"{_plural(groups, 'response')} to the same prompt {'is' if groups == 1 else 'are'}"
-                f" chosen in one pair and rejected in another ({_plural(conflicts, 'item')})"
-                if preference else f"{_plural(groups, 'group')} of identical inputs carry "
-                f"different labels ({_plural(conflicts, 'item')})")
+        what = (f"{plural(groups, 'response')} to the same prompt {'is' if groups == 1 else 'are'}"
+                f" chosen in one pair and rejected in another ({plural(conflicts, 'item')})"
+                if preference else f"{plural(groups, 'group')} of identical inputs carry "
+                f"different labels ({plural(conflicts, 'item')})")
         out.append(Finding(
             "hygiene", f"{prefix}{what}.",
             round(100 * conflicts / n, 2), None, None, "%", conflicts, "hygiene", "medium",
@@ -332,19 +329,19 @@ def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
     redundant = counts.duplicate_items
     if redundant:
         out.append(Finding(
-            "hygiene", f"{prefix}{_plural(redundant, 'item is a redundant exact copy', 'items are redundant exact copies')}"
+            "hygiene", f"{prefix}{plural(redundant, 'item is a redundant exact copy', 'items are redundant exact copies')}"
             " of another.", round(100 * redundant / n, 2), None, None, "%", redundant,
             "hygiene", "medium" if redundant / n >= 0.01 else "low", "duplicates", role))
     near = counts.near_duplicate_pairs
     if near:
         out.append(Finding(
-            "hygiene", f"{prefix}{_plural(near, 'pair')} of near-duplicate items with the "
+            "hygiene", f"{prefix}{plural(near, 'pair')} of near-duplicate items with the "
             "same answer.", None, None, None, "items", near, "hygiene", "low",
             "near_duplicates", role))
     permuted = counts.permuted_copies or 0
     if permuted:
         out.append(Finding(
-            "hygiene", f"{prefix}{_plural(permuted, 'item repeats', 'items repeat')} another "
+            "hygiene", f"{prefix}{plural(permuted, 'item repeats', 'items repeat')} another "
             "with the choices in a different order, a deliberate construction (e.g. to balance "
             "answer positions).", round(100 * permuted / n, 2), None, None, "%", permuted,
             "hygiene", "info", "permuted_copies", role))
@@ -352,7 +349,7 @@ def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
     if pairs:
         mirrored = kind == "mirrored_pairs"
         out.append(Finding(
-            "hygiene", f"{prefix}{_plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
+            "hygiene", f"{prefix}{plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
             f" (the same {'choices' if mirrored else 'hypothesis'} with different answers) "
             "neutralise word cues by construction.", None, None, None, "items", pairs,
             "hygiene", "info", kind, role))
@@ -370,7 +367,7 @@ def _probe(results: dict) -> list[Finding]:
     acc = sanity.get("accuracy", {})
     untrained = pr.model.get("untrained_head")
     if untrained:  # probed with --allow-untrained: the head's weights are random
-        return [Finding("probe", f"{name} has no fine-tuned head ({len(untrained)} weights at "
+        return [Finding("probe", f"{name} has no fine-tuned head ({plural(len(untrained), 'weight')} at "
                         "random, probed with --allow-untrained), so its cue tests say nothing "
                         "about the model.", _points(acc.get("accuracy")),
                         _points(acc.get("ci_low")), _points(acc.get("ci_high")), "%", None,
@@ -404,7 +401,7 @@ def _probe(results: dict) -> list[Finding]:
     if not any(f.code == "relies_on_cue" for f in out):
         tested = len(pr.tested_cues)
         out.append(Finding("probe", f"No tested cue changes {name}'s accuracy significantly "
-                           f"({_plural(tested, 'cue')} tested).", None, None, None, "points",
+                           f"({plural(tested, 'cue')} tested).", None, None, None, "points",
                            None, "probe", "info", "no_cue_reliance", name))
     return out
 
@@ -423,7 +420,7 @@ def _llm_probe(results: dict) -> list[Finding]:
             top = max(relied, key=lambda c: (c["delta"], c["cue"]))
             out.append(Finding(
                 "probe", f"{name} with prompt “{t['name']}” relies on “{top['cue']}” "
-                f"({_plural(len(relied), 'cue')} significant).",
+                f"({plural(len(relied), 'cue')} significant).",
                 _points(top["delta"]), _points(top.get("ci_low")), _points(top.get("ci_high")),
                 "points", top["n_with"], "llm_probe", "high", "prompt_relies_on_cue", t["name"]))
         rate = t["unparseable"]["rate"]

@@ -20,6 +20,7 @@ import numpy as np
 from cuelens.audit.text_keys import SplitCache, as_keys, normal_form, text_key, text_keys
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 MIN_KEY_TOKENS = 3  # shorter texts ("bank", "a dog") are concepts reused by unrelated items
 GIANT_SHARE = 1 / 3  # a group holding more items than this share is broken up (templates)
@@ -141,9 +142,9 @@ def break_giant(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]], unit: s
     limit = int(sizes[low])
     split = connected_groups(n, links, limit)
     warning = (f"shared texts join {_largest(groups)} of the {n} items into one group "
-               f"(templated data): texts shared by more than {limit} items are treated as "
-               f"templates and link nothing, leaving {int(split.max()) + 1} groups of at most "
-               f"{_largest(split)} items")
+               f"(templated data): texts shared by more than {plural(limit, 'item')} are treated "
+               f"as templates and link nothing, leaving {plural(int(split.max()) + 1, 'group')} of "
+               f"at most {plural(_largest(split), 'item')}")
     return Grouping(split, unit, limit, warning)
 
 
@@ -200,7 +201,7 @@ def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "it
     folds when ``n_groups < n_folds`` (one error whatever the fold strategy)."""
     if n_groups < n_folds:
         raise UserError(f"cannot make {n_folds} folds: the {n_items} {what} form only "
-                        f"{n_groups} group(s) of items sharing a premise or text "
+                        f"{plural(n_groups, 'group')} of items sharing a premise or text "
                         "(lower --folds)")
 
 

@@ -14,6 +14,7 @@ from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NUM_PERM
 from cuelens.audit.results import HygieneSection, OverlapRow, SplitHygiene
 from cuelens.data.dataset import Split, Task
 from cuelens.data.display import is_mark
+from cuelens.wording import plural
 
 TEXT_CHARS = 240
 
@@ -74,22 +75,23 @@ def _warnings(splits: dict[str, SplitHygiene], overlap: list[OverlapRow],
     for row in overlap:
         if row.exact or row.near:
             out.append(f"the evaluation split ({names.get(row.eval, row.eval)}) shares "
-                       f"{row.exact} exact and {row.near} near-duplicate item(s) with the "
+                       f"{row.exact:,} exact and {plural(row.near, 'near-duplicate item')} with the "
                        f"fitting split ({names.get(row.fit, row.fit)}), "
                        f"{100 * row.fraction:.1f}% of its "
-                       f"{row.eval_items} items: scores on it are inflated by memorisation")
+                       f"{plural(row.eval_items, 'item')}: scores on it are inflated by memorisation")
     for role, counts in splits.items():
         name = names.get(role, role)
         if counts.duplicate_items:
             kept = " (cross-validation keeps copies in one fold)" if cross_validated else ""
-            out.append(f"{name}: {counts.duplicate_items} redundant exact duplicate item(s) "
-                       f"in {counts.duplicate_groups} group(s){kept}")
+            out.append(f"{name}: {plural(counts.duplicate_items, 'redundant exact duplicate item')} "
+                       f"in {plural(counts.duplicate_groups, 'group')}{kept}")
         if counts.label_conflict_groups:
-            out.append(f"{name}: {counts.label_conflict_groups} group(s) of identical inputs "
-                       f"carry different labels ({counts.label_conflict_items} items; "
+            out.append(f"{name}: {plural(counts.label_conflict_groups, 'group')} of identical inputs "
+                       f"{'carries' if counts.label_conflict_groups == 1 else 'carry'} different labels "
+                       f"({plural(counts.label_conflict_items, 'item')}; "
                        "label-noise candidates)")
     for role, size in sampled.items():
-        out.append(f"{names.get(role, role)}: near-duplicate counts come from a random sample of {size} of its "
-                   f"{splits[role].items} items (near overlap: sampled evaluation "
+        out.append(f"{names.get(role, role)}: near-duplicate counts come from a random sample of {size:,} of its "
+                   f"{plural(splits[role].items, 'item')} (near overlap: sampled evaluation "
                    "items against sampled fitting items); exact counts cover every item")
     return out

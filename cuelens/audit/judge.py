@@ -19,6 +19,7 @@ from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.subsets import mark_holm, record_subset
 from cuelens.data.readers import LineError, iter_records
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 FIRST, SECOND, TIE = "first", "second", "tie"  # verdicts by response (first = X, shown first)
 #: a verdict's spellings → its position (A, B or tie)
@@ -201,7 +202,7 @@ def judge_verdict(section: dict) -> str:
     """A plain-English sentence for a judge log."""
     c, f, first = section["consistent"], section["flips"], section["flips_to_first"]
     text = (f"The judge gave the same verdict in both orders for {100 * c['rate']:.1f}% of "
-            f"{section['n_pairs']:,} pairs (95% CI {100 * c['ci'][0]:.1f}–"
+            f"{plural(section['n_pairs'], 'pair')} (95% CI {100 * c['ci'][0]:.1f}–"
             f"{100 * c['ci'][1]:.1f}%); "
             f"{100 * f['rate']:.1f}% flipped when the responses swapped places")
     if f["count"] and first.get("significant"):

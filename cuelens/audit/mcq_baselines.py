@@ -22,6 +22,7 @@ from cuelens.audit.text_keys import as_keys, combine, text_key, text_keys
 from cuelens.audit.tokenize import text_length, tokenize
 from cuelens.data.dataset import Dataset, Split
 from cuelens.registry import Registry
+from cuelens.wording import plural
 
 Rule = Callable[[str, list[str]], np.ndarray]
 
@@ -368,7 +369,7 @@ def baselines_headline(section: McqBaselinesSection) -> tuple[str, str]:
     note = "".join(f" (“{r.name}” is the complement of “{r.complement_of}” with two "
                    "choices and is counted with it.)" for r in section.rows if r.complement_of)
     if flagged:
-        return "flagged", (f"{len(flagged)} of {len(tested)} rules that never read the question "
-                           f"differ significantly from chance.{note}")
-    return "clean", (f"None of the {len(tested)} rules that never read the question differs "
+        return "flagged", (f"{len(flagged)} of {plural(len(tested), 'rule')} that never read the "
+                           f"question {'differs' if len(flagged) == 1 else 'differ'} significantly from chance.{note}")
+    return "clean", (f"None of the {plural(len(tested), 'rule')} that never read the question differs "
                      f"significantly from chance.{note}")

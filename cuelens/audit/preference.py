@@ -19,6 +19,7 @@ from cuelens.audit.results import PreferenceSection
 from cuelens.audit.subsets import mark_holm
 from cuelens.audit.tokenize import text_length
 from cuelens.data.preference import NO_POSITION, PreferenceSplit
+from cuelens.wording import plural
 
 Scorer = Callable[[list[str]], np.ndarray]
 
@@ -151,8 +152,8 @@ def shortcut_verdict(row: dict) -> str:
     name = row["shortcut"]
     if row["rate"] is None:
         return f"{name}: never tells the two responses apart."
-    head = (f"{rule_text(name)} is the chosen one in {100 * row['rate']:.1f}% of the {row['decided']:,} "
-            f"pairs it tells apart (95% CI {100 * row['rate_ci'][0]:.1f}–"
+    head = (f"{rule_text(name)} is the chosen one in {100 * row['rate']:.1f}% of the "
+            f"{plural(row['decided'], 'pair')} it tells apart (95% CI {100 * row['rate_ci'][0]:.1f}–"
             f"{100 * row['rate_ci'][1]:.1f}%, Holm-adjusted p = {row['p_holm']:.3g})")
     if not row["significant"]:
         return f"{head}: no evidence of a shortcut."

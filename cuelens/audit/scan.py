@@ -36,6 +36,7 @@ from cuelens.data.dataset import Task
 from cuelens.data.labels import rare_labels
 from cuelens.engine.options import Progress
 from cuelens.jsonio import json_number
+from cuelens.wording import plural
 
 SIGNIFICANCE = 0.05
 
@@ -76,7 +77,7 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
     threshold = bonferroni_z(n_tests, SIGNIFICANCE)
     tails = binomial_tails(joint[keep], np.asarray(labels), config.z_prior)
     counts = dict(zip(label_names, np.asarray(labels).astype(np.int64).tolist()))
-    excluded = {label: f"rare label: {counts[label]} item(s), fewer than --min-label-items "
+    excluded = {label: f"rare label: {plural(counts[label], 'item')}, fewer than --min-label-items "
                 f"{config.min_label_items}" for label in rare_labels(counts, config.min_label_items)}
     tokens = np.array([vocab[i] for i in keep], dtype=object)
     token_list = tokens.tolist()

@@ -16,6 +16,7 @@ from cuelens.audit.segmenters import UNSPACED_RE, Choice, Segmenter, choose_segm
     get_segmenter, main_unspaced_script
 from cuelens.data.dataset import Dataset, Split
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 SAMPLE_TEXTS = 4000  # texts per split read to choose the segmenter and to check its words
 #: the guard: most distinct unspaced-script words occur once and are this long (characters)
@@ -59,7 +60,7 @@ def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
     length = median(len(word) for word in counts)
     if once <= UNSEGMENTED_ONCE or length < UNSEGMENTED_LENGTH:
         return None
-    return (f"words look unsegmented: {once:.0%} of the {len(counts)} distinct words in scripts "
+    return (f"words look unsegmented: {once:.0%} of the {plural(len(counts), 'distinct word')} in scripts "
             f"without spaces occur once, median length {length:g} characters; cues and leakage "
             f"are not meaningful with segmenter {segmenter.name!r} (docs/languages.md)")
 

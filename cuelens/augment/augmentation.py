@@ -15,6 +15,7 @@ from cuelens.augment.perturb import apply_operator, is_valid, item_rng, question
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.registry import Registry
+from cuelens.wording import plural
 
 MAX_PASSES = 3  # passes over the questions an augmenter may take to reach its share
 
@@ -86,7 +87,7 @@ class Augmented:
     def __repr__(self) -> str:  # bounded: never the rows
         made = sum(self.counts.values())
         parts = "".join(f" + {name} {n:,}" for name, n in self.counts.items())
-        return f"<Augmented {len(self.rows):,} records: {len(self.rows) - made:,} original{parts}>"
+        return f"<Augmented {plural(len(self.rows), 'record')}: {len(self.rows) - made:,} original{parts}>"
 
 
 def _key(premise: str, question: str | None, choices: list[str]) -> tuple:

@@ -15,6 +15,7 @@ from cuelens.augment.perturb import (apply_operator, item_rng, needed_texts, par
                                      question_record)
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 
 @dataclass
@@ -25,7 +26,7 @@ class StressSet:
     def __repr__(self) -> str:  # bounded: never the rows
         ops = ", ".join(f"{op} {c['generated']:,} generated, {c['skipped']:,} skipped"
                         for op, c in self.counts.items())
-        return f"<StressSet {len(self.rows):,} questions: {ops}>"
+        return f"<StressSet {plural(len(self.rows), 'question')}: {ops}>"
 
 
 def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,

@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import CacheDirOpt, console, user_errors
+from cuelens.wording import plural
 
 app = typer.Typer(help="The parse cache of the ICQ feature cues (docs/cache.md).\n\n"
                        "Example: audit cache info", no_args_is_help=True)
@@ -39,8 +40,8 @@ def info(cache_dir: CacheDirOpt = None) -> None:
     from cuelens.audit.parse_cache import cache_info
 
     facts = cache_info(_root(cache_dir))
-    typer.echo(f"path: {facts['path']}\nsize: {_mib(facts['bytes'])} in {facts['shards']} "
-               f"shard(s), {facts['namespaces']} namespace(s)\nlimit: {_mib(facts['max_bytes'])} "
+    typer.echo(f"path: {facts['path']}\nsize: {_mib(facts['bytes'])} in "
+               f"{plural(facts['shards'], 'shard')}, {plural(facts['namespaces'], 'namespace')}\nlimit: {_mib(facts['max_bytes'])} "
                "(least recently used shards are evicted; $CUELENS_CACHE_MAX_BYTES)")
 
 

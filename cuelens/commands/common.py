@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 if TYPE_CHECKING:
     from cuelens.data.dataset import Dataset
@@ -192,7 +193,7 @@ def data_options(*, without: tuple[str, ...] = ()) -> Callable[[Callable], Calla
 def warn_skipped(dataset) -> None:
     for split in dataset.splits.values():
         for reason, count in split.skipped.items():
-            skipped = f"{split.path}: skipped {count} item(s): {reason}"
+            skipped = f"{split.path}: skipped {plural(count, 'item')}: {reason}"
             console.print(f"[yellow]warning:[/] {escape(skipped)}")
 
 

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import OutFileOpt, SeedOpt, console, user_errors
+from cuelens.wording import plural
 
 app = typer.Typer(help="Controversial sentence pairs between language models: natural selection, "
                        "synthetic search, and model–human consistency (docs/methods.md §9).\n\n"
@@ -166,7 +167,7 @@ def natural(
              "objective_definition": "sum over trials of rank(s1|model_1) + rank(s2|model_2); "
                                      "ranks are fractional in [0, 1], 0 = least probable",
              "models": names, "n_sentences": int(len(logprobs)),
-             "repeated_word_filter": (f"dropped {len(logprobs) - len(keep)} sentences repeating "
+             "repeated_word_filter": (f"dropped {plural(len(logprobs) - len(keep), 'sentence')} repeating "
                                       "a word other than a function word" if texts is not None
                                       else "not applied: no sentence texts (give --sentences)"),
              "n_sentences_ranked": int(len(keep)), "per_pair": per_pair,
@@ -178,9 +179,9 @@ def natural(
         _write_results({"kind": "contrast_pairs", "method": "natural", **facts, "pairs": rows},
                        summary, html, [scores, corpus, function_words, out])
     console.print(f"repeated-word pre-filter: {facts['repeated_word_filter']}")
-    console.print(f"selected {len(rows)} pairs from {len(ranks):,} sentences × {len(names)} "
-                  f"models in {seconds:.2f}s; objective {selection.objective:.6f} "
-                  f"({selection.n_candidates:,} candidates after pruning) → {out}")
+    console.print(f"selected {plural(len(rows), 'pair')} from {plural(len(ranks), 'sentence')} × "
+                  f"{plural(len(names), 'model')} in {seconds:.2f}s; objective {selection.objective:.6f} "
+                  f"({plural(selection.n_candidates, 'candidate')} after pruning) → {out}")
 
 
 @app.command("synthetic")
@@ -261,8 +262,9 @@ def synthetic(
                         "pairs": rows}, summary, html,
                        [init, vocab, vocab_initial, function_words, out])
     resumed = f" ({run.resumed} resumed)" if run.resumed else ""
-    console.print(f"{len(rows)} triplets{resumed}, {facts['controversial_fraction']:.0%} "
-                  f"controversial, {facts['seconds_total']:.1f}s → {escape(str(out))}")
+    console.print(f"{plural(len(rows), 'triplet')}{resumed}, "
+                  f"{facts['controversial_fraction']:.0%} controversial, "
+                  f"{facts['seconds_total']:.1f}s → {escape(str(out))}")
 
 
 @app.command("judge")

@@ -15,6 +15,7 @@ from cuelens.commands.common import (DataSource, SeedOpt, console, data_options,
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
+from cuelens.wording import plural
 
 
 @user_errors
@@ -110,19 +111,21 @@ def filter(  # noqa: A001 - the sub-command's name
     result, paths = compared[0], subset_paths(out, dataset)
     n_before, n_kept = len(subset.weight), int((subset.weight > 0).sum())
     copies = int(subset.weight.sum()) - n_kept  # --balance's
-    added = f" and added {copies} copies ({n_kept + copies} lines)" if copies else ""
-    console.print(f"{escape(method)}-filtering kept {n_kept} of {n_before} items{added} "
+    added = f" and added {plural(copies, 'copy', 'copies')} ({n_kept + copies:,} lines)" \
+        if copies else ""
+    console.print(f"{escape(method)}-filtering kept {n_kept:,} of {plural(n_before, 'item')}{added} "
                   f"→ [bold]{escape(str(paths['train']))}[/]")
     for label, counts in subset.report["per_label"].items():
-        added = f", {counts['added']} copies added" if counts["added"] else ""
+        added = f", {plural(counts['added'], 'copy', 'copies')} added" if counts["added"] else ""
         console.print(f"  {escape(label)}: {counts['before']} → {counts['after']} "
                       f"({counts['removed']} removed{added})")
     for cue in subset.report.get("cues", [])[:10]:
+        added = f", {cue['added']:,} added" if cue["added"] else ""
         console.print(f"  cue {escape(str(cue['token']))}→{escape(str(cue['label']))}: "
-                      f"{cue['removed']} removed{', ' + str(cue['added']) + ' added' if cue['added'] else ''}")
+                      f"{cue['removed']:,} removed{added}")
     for label, side in (("before", result["before"]), ("after", result["after"])):
         console.print(f"{label:6} D = {d_with_ci(side)} ({escape(side['verdict'])}; "
-                      f"{side['n_significant_cues']} significant cue(s))")
+                      f"{plural(side['n_significant_cues'], 'significant cue')})")
     console.print(f"change in D: {result['delta_D'] * 100:+.1f} points · compare page: "
                   f"[bold]{escape(str(out / 'compare.html'))}[/]")
 

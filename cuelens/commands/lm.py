@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
+from cuelens.wording import plural
 
 if TYPE_CHECKING:
     from cuelens.lm.rnn import RNNModel
@@ -84,7 +85,7 @@ def train(
     if arch == "ngram":
         from cuelens.lm.ngram import NgramModel
 
-        with console.status(f"counting {order}-grams of {len(sentences)} sentences"):
+        with console.status(f"counting {order}-grams of {plural(len(sentences), 'sentence')}"):
             model: NgramModel | RNNModel = NgramModel.train(
                 sentences, order=order, discount=discount, min_count=min_count, splitter=splitter)
         model.name = f"ngram:{out}"
@@ -102,7 +103,7 @@ def train(
                               max_vocab=max_vocab, seed=seed, device=pick_device(device),
                               log=console.print, progress=progress)
     replace_directory(out, model.save_pretrained)
-    console.print(f"{arch} model ({len(model.vocab)} words) trained in "
+    console.print(f"{arch} model ({plural(len(model.vocab), 'word')}) trained in "
                   f"{time.perf_counter() - start:.1f}s, saved to {escape(str(out))}")
 
 

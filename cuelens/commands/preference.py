@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import console, progress_bar, user_errors
+from cuelens.wording import plural
 
 SubsetFieldOpt = Annotated[Optional[str], typer.Option(
     "--subset-field", help="Field naming each item's subset (MMLU subject, RewardBench subset): "
@@ -49,8 +50,8 @@ def print_preference(section: dict | None) -> None:
     if not section:
         return
     for role, split in section["splits"].items():
-        console.print(f"[bold]preference shortcuts ({escape(role)})[/]: {split['pairs']:,} pairs, "
-                      f"{split['ties']:,} ties")
+        console.print(f"[bold]preference shortcuts ({escape(role)})[/]: "
+                      f"{plural(split['pairs'], 'pair')}, {plural(split['ties'], 'tie')}")
         for row in split["shortcuts"]:
             if row["decided"]:
                 mark = "[bold red]![/] " if row["significant"] else "  "
@@ -63,8 +64,9 @@ def print_subsets(table: dict | None) -> None:
         return
     hits = [(row["subset"], name, cell) for row in table["rows"]
             for name, cell in row["cells"].items() if cell["significant"]]
-    console.print(f"[bold]subsets[/] by {escape(table['field'])}: {len(table['rows'])} subsets, "
-                  f"{len(hits)} of {table['n_tests']} cells significant (Holm, α = "
+    console.print(f"[bold]subsets[/] by {escape(table['field'])}: "
+                  f"{plural(len(table['rows']), 'subset')}, {len(hits)} of "
+                  f"{plural(table['n_tests'], 'cell')} significant (Holm, α = "
                   f"{table['alpha']})")
     for subset, name, cell in hits:
         console.print(f"  [bold red]![/] {escape(subset)} · {escape(name)}: "
@@ -72,7 +74,7 @@ def print_subsets(table: dict | None) -> None:
                       f"(adjusted p = {cell['p_adjusted']:.3g})")
     small = table.get("small", {})
     if small.get("subsets"):
-        console.print(f"  {small['subsets']:,} subset(s) with fewer than {small['min_items']} "
+        console.print(f"  {plural(small['subsets'], 'subset')} with fewer than {small['min_items']} "
                       "items: no word-cue scan of their own (their leakage is empty)")
     if table.get("rewritten"):
         from cuelens.data.labels import rewrites_text

@@ -23,6 +23,7 @@ from cuelens.data.dataset import Task
 from cuelens.errors import UserError
 from cuelens.probes.config import ProbeConfig
 from cuelens.reports.options import ReportOptions
+from cuelens.wording import plural
 
 DEFAULT = ProbeConfig()
 
@@ -262,17 +263,18 @@ def _predictions(dataset, model, predictions, batch_size, max_length, device,
     n = len(dataset.test)
     begun = time.perf_counter()
     with item_progress() as progress:
-        task = progress.add_task(f"predicting {n} test items", total=n)
+        task = progress.add_task(f"predicting {plural(n, 'test item')}", total=n)
         source = ModelSource(clf, model, batch_size, predict_proba=runner and partial(runner, clf))
         preds = source.predict(dataset, on_items=lambda k: progress.update(task, advance=k))
     seconds = time.perf_counter() - begun
-    console.print(f"predicted {n} items in {seconds:.1f}s ({n / seconds:.0f} items/s, "
+    console.print(f"predicted {plural(n, 'item')} in {seconds:.1f}s ({n / seconds:.0f} items/s, "
                   f"backend {clf.backend_in_use})")
     if backend == "torch-int8":
         from cuelens.models.classifier import backend_agreement
 
         agree = backend_agreement(clf, dataset.test, batch_size=batch_size)
-        console.print(f"int8 vs float32 on a seeded sample of {agree['n']} test items: "
+        console.print(f"int8 vs float32 on a seeded sample of "
+                      f"{plural(agree['n'], 'test item')}: "
                       f"{agree['argmax_agreement'] * 100:.1f}% same arg-max, max probability "
                       f"difference {agree['max_abs_difference']:.4f}")
     return preds, clf
@@ -294,7 +296,7 @@ def print_short_circuit(section: dict) -> None:
         th = section["aw_thresholds"]
         rate = "n/a" if th["null_rate"] is None else f"{th['null_rate'] * 100:.1f}%"
         console.print(f"AW thresholds ({th['mode']}): t1 = {th['t1']:.4f}, t2 = {th['t2']:.4f}; "
-                      f"null rate {rate} on {th['n_null']} unrelated-premise pairs")
+                      f"null rate {rate} on {plural(th['n_null'], 'unrelated-premise pair')}")
     if section.get("aw_note"):
         console.print(f"[yellow]{escape(section['aw_note'])}[/]")
 
@@ -322,7 +324,7 @@ def print_probe(section: dict, out_dir: Path) -> None:
     console.print(table)
     console.print(f"q: {escape(test['correction'])}; * q < 0.05")
     if test.get("skipped"):
-        console.print(f"{len(test['skipped'])} cue(s) skipped (too few test items)")
+        console.print(f"{plural(len(test['skipped']), 'cue')} skipped (too few test items)")
     if "position_bias" in section:
         from cuelens.probes.position import position_verdict
 

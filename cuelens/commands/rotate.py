@@ -11,6 +11,7 @@ from rich.markup import escape
 from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 
 @user_errors
@@ -41,7 +42,7 @@ def rotate(
     with output_set():
         for path, split in zip(paths, splits):
             write_jsonl(path, rotation_records(split))
-    console.print(f"wrote {len(paths)} rotations of {len(dataset.test)} items to "
+    console.print(f"wrote {plural(len(paths), 'rotation')} of {plural(len(dataset.test), 'item')} to "
                   f"{escape(str(out))}")
     stale = sorted(set(out.glob("rotation_*.jsonl")) - set(paths))
     if stale:

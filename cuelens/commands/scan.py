@@ -27,6 +27,7 @@ from cuelens.audit.scan_outputs import RECORDS_MAX_ITEMS
 from cuelens.audit.segmenters import SEGMENTERS
 from cuelens.errors import UserError
 from cuelens.reports.options import ReportOptions
+from cuelens.wording import plural
 
 if TYPE_CHECKING:
     from cuelens.audit.pipeline import Scan
@@ -466,10 +467,10 @@ def print_hygiene(section: HygieneSection | None, split_roles: dict | None = Non
     for role, c in section.splits.items():
         role = names.get(role, role)
         kind, pairs = c.constructed_pairs
-        console.print(f"hygiene {escape(role)}: {c.duplicate_items} duplicate(s), "
-                      f"{c.near_duplicate_pairs} near-duplicate pair(s), {pairs} "
-                      f"{kind.removesuffix('_pairs')} pair(s), {c.label_conflict_items} "
-                      "label-noise candidate(s)")
+        console.print(f"hygiene {escape(role)}: {plural(c.duplicate_items, 'duplicate')}, "
+                      f"{plural(c.near_duplicate_pairs, 'near-duplicate pair')}, "
+                      f"{plural(pairs, kind.removesuffix('_pairs') + ' pair')}, "
+                      f"{plural(c.label_conflict_items, 'label-noise candidate')}")
     for row in section.overlap:
         fit, evaluated = names.get(row.fit, row.fit), names.get(row.eval, row.eval)
         console.print(f"overlap {escape(fit)} → {escape(evaluated)}: {row.exact} "

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import SeedOpt, console, user_errors
+from cuelens.wording import plural
 
 ModelOpt = Annotated[list[str], typer.Option(
     "--model", "-m", help="ngram:DIR, lstm:DIR, rnn:DIR, or a Hugging Face causal/masked model "
@@ -132,13 +133,14 @@ def score(
                 for s in scorers if hasattr(s, "unknown")}
         rows.append(row)
     for name, (n_words, n_unknown) in counts.items():
-        console.print(f"{escape(name)}: {int(n_unknown.sum()):,} of {int(n_words.sum()):,} words "
+        console.print(f"{escape(name)}: {int(n_unknown.sum()):,} of "
+                      f"{plural(int(n_words.sum()), 'word')} "
                       f"unknown ({100 * n_unknown.sum() / max(n_words.sum(), 1):.1f}%), in "
-                      f"{int((n_unknown > 0).sum()):,} of {len(texts):,} sentences",
+                      f"{int((n_unknown > 0).sum()):,} of {plural(len(texts), 'sentence')}",
                       highlight=False, soft_wrap=True)
     if out is not None:
         write_jsonl(out, null_non_finite(rows))   # probability 0: logprob null
-        console.print(f"wrote {len(rows)} sentences to {escape(str(out))}")
+        console.print(f"wrote {plural(len(rows), 'sentence')} to {escape(str(out))}")
         return
     names = list(totals)
     typer.echo("\t".join(["sentence", *names]))
@@ -195,8 +197,8 @@ def score_pairs(
         results[scorer.name] = evaluate_pairs(scorer, both, data.good, data.bad, data.paradigm,
                                               data.field)
     fields = sorted({f for r in results.values() for f in r["by_field"]})
-    table = Table(title=f"minimal-pair accuracy % ({len(data.good)} pairs; ties count as "
-                        f"errors; OOV: pairs with a word outside the model's vocabulary)")
+    table = Table(title=f"minimal-pair accuracy % ({plural(len(data.good), 'pair')}; ties count "
+                        "as errors; OOV: pairs with a word outside the model's vocabulary)")
     for column in ["model", "overall", "ties", "OOV pairs", "OOV words", *fields]:
         table.add_column(column, justify="left" if column == "model" else "right",
                          overflow="fold")

@@ -11,6 +11,7 @@ from rich.markup import escape
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (DataSource, OutFileOpt, SeedOpt, console, data_options,
                                      user_errors)
+from cuelens.wording import plural
 
 def summary_path(out: Path) -> Path:
     """``stress.jsonl`` → ``stress.summary.json`` (per-operator counts)."""
@@ -60,9 +61,9 @@ def stress(
 def _print_counts(counts: dict, n: int, out: Path) -> None:
     from rich.table import Table
 
-    table = Table("op", "generated", "skipped", title=f"stress questions from {n} items")
+    table = Table("op", "generated", "skipped", title=f"stress questions from {plural(n, 'item')}")
     for op, row in counts.items():
         table.add_row(op, str(row["generated"]), str(row["skipped"]))
     console.print(table)
-    console.print(f"wrote {sum(r['generated'] for r in counts.values())} questions to "
+    console.print(f"wrote {plural(sum(r['generated'] for r in counts.values()), 'question')} to "
                   f"[bold]{escape(str(out))}[/] (counts: {escape(str(summary_path(out)))})")

@@ -16,6 +16,7 @@ from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, T
                                             item_progress, load_model)
 from cuelens.errors import UserError
 from cuelens.mitigate import LOSS_NAMES
+from cuelens.wording import plural
 
 
 @user_errors
@@ -88,7 +89,7 @@ def train(
     config = TrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, debias=debias)
     criterion = training_loss(debias, clf.model.config.hidden_size, split)
     with item_progress("loss") as progress:
-        task = progress.add_task(f"training on {len(split)} items", total=len(split) * epochs,
+        task = progress.add_task(f"training on {plural(len(split), 'item')}", total=len(split) * epochs,
                                  loss="   -  ")
 
         def on_step(n: int, loss: float, epoch: int) -> None:
@@ -111,7 +112,7 @@ def train(
     points = dataset_map(dynamics)
     names, counts = np.unique(regions(points), return_counts=True)
     last = float(dynamics.correct[-1].mean())
-    console.print(f"trained {epochs} epoch(s) on {len(split)} items in "
+    console.print(f"trained {plural(epochs, 'epoch')} on {plural(len(split), 'item')} in "
                   f"{time.time() - started:.0f}s · last-epoch training accuracy {last * 100:.1f}%")
     console.print("data map: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
     console.print(f"model saved to [bold]{escape(str(out))}[/] (load it with from_pretrained)")
@@ -152,5 +153,5 @@ def print_loss(training: dict) -> None:
                  f"an out-of-fold word-cue scan of the training split (seed {bias['seed']})")
         line += (f" · bias-only probabilities from {where}: alone they give the gold answer "
                  f"{bias['gold_probability']:.3f} on average, accuracy "
-                 f"{bias['accuracy'] * 100:.1f}% on {bias['items']:,} training items")
+                 f"{bias['accuracy'] * 100:.1f}% on {plural(bias['items'], 'training item')}")
     console.print(escape(line))

@@ -7,6 +7,7 @@ import html
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
+from cuelens.wording import plural
 
 MAX_TEXT = 60  # characters of a dataset string shown in a repr
 MAX_NAMES = 8  # label names shown in a repr
@@ -49,7 +50,7 @@ def names_text(names: Sequence, shown: int = MAX_NAMES) -> str:
 
 def split_text(role: str, items: int, task: str, path: str) -> str:
     """``test 500 MCQ items (test.jsonl)``."""
-    return (f"{short(role, MAX_TEXT)} {items:,} {str(task).upper()} items "
+    return (f"{short(role, MAX_TEXT)} {plural(items, str(task).upper() + ' item')} "
             f"({short(Path(path).name, MAX_TEXT)})")
 
 

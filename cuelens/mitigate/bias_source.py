@@ -15,6 +15,7 @@ from cuelens.errors import UserError
 from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, PARQUET_MISSING, \
     parquet_available, probability_names
 from cuelens.probes.predictions import parse_probs
+from cuelens.wording import plural
 
 
 def _rows(path: Path):
@@ -84,7 +85,8 @@ def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "tra
             raise UserError(str(exc), path=str(path), line=line) from None
     missing = [split.ids[i] for i in np.flatnonzero(np.isnan(out[:, 0]))]
     if missing:
-        raise UserError(f"{len(missing)} training item(s) have no bias probabilities (e.g. "
+        raise UserError(f"{plural(len(missing), 'training item has', 'training items have')} no bias "
+                        f"probabilities (e.g. "
                         f"{', '.join(map(repr, missing[:5]))})", path=str(path))
     return out
 

@@ -18,6 +18,7 @@ from cuelens.data.display import shown
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
 from cuelens.markdown import markdown_text
+from cuelens.wording import plural
 
 TOP_CUES = 5
 CROISSANT_CONTEXT = {"@language": "en", "@vocab": "https://schema.org/", "sc": "https://schema.org/",
@@ -143,7 +144,7 @@ def _cue_table(results: dict) -> list[str]:
     stats = CueStats.in_results(results)
     if stats is not None:
         lines += ["", f"Significant: z above {stats.bonferroni_z:.2f} (Bonferroni over "
-                      f"{stats.n_tests or 'all'} tests, 5% level)."]
+                      f"{plural(stats.n_tests, 'test') if stats.n_tests else 'all tests'}, 5% level)."]
     return lines + [""]
 
 

@@ -22,6 +22,7 @@ from cuelens.probes.logfiles import (is_archive, log_objects, member_json, open_
                                      read_log_json, size_cap)
 from cuelens.probes.predictions import MISSING, Predictions
 from cuelens.registry import Registry
+from cuelens.wording import plural
 
 NORMS = ("none", "chars", "bytes")
 LOGGED_METRIC = {"none": "acc", "chars": "acc_norm"}  # lm-eval's metric for each norm
@@ -329,15 +330,15 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
                      f"samples matched to test items by the order of their ids; give "
                      "--id-field to match by a metadata field")
         if duplicates:
-            notes.append(f"{len(duplicates)} Inspect sample id(s) occur more than once in epoch "
+            notes.append(f"{plural(len(duplicates), 'Inspect sample id occurs', 'Inspect sample ids occur')} more than once in epoch "
                          f"1 (e.g. {duplicates[0]!r}); each entry was matched by order")
     positions: list[int] = []
     seen: dict[int, str] = {}
     for item, key in zip(items, keys):
         i = lookup.get(key)
         if i is None:
-            raise UserError(f"{item.where}: {item.key!r} matches no test item ({len(test)} "
-                            f"items; matched by {how})")
+            raise UserError(f"{item.where}: {item.key!r} matches no test item "
+                            f"({plural(len(test), 'item')}; matched by {how})")
         if i in seen:
             raise UserError(f"{item.where}: a second entry for test item {test.ids[i]!r} "
                             f"(the first is {seen[i]}; duplicate ids)")
@@ -373,7 +374,7 @@ def check_choices(items: list[LoggedItem], positions: list[int], test: Split, ho
     for item, i in zip(items, positions):
         expected = [str(c) for c in test.choices[i]]
         if item.n_choices != len(expected):
-            raise UserError(f"{item.where}: {item.n_choices} choices logged but test item "
+            raise UserError(f"{item.where}: {plural(item.n_choices, 'choice')} logged but test item "
                             f"{test.ids[i]!r} has {len(expected)} (matched by {how})")
         texts = _logged_texts(item)
         if texts is None:
@@ -420,9 +421,9 @@ def _out_of_range(items: list[LoggedItem], notes: list[str]) -> int:
     for item in bad:
         item.answer = -1
     if bad:
-        notes.append(f"{len(bad)} Inspect answer(s) name a letter outside their sample's "
+        notes.append(f"{plural(len(bad), 'Inspect answer names', 'Inspect answers name')} a letter outside their sample's "
                      f"choices (e.g. {bad[0].where}: {bad[0].answer_text!r} with "
-                     f"{bad[0].n_choices} choices); counted as wrong")
+                     f"{plural(bad[0].n_choices, 'choice')}); counted as wrong")
     return len(bad)
 
 
@@ -433,7 +434,8 @@ def _unparseable(items: list[LoggedItem], notes: list[str]) -> dict:
     bad = [item for item in items if item.answer == -1 and item.answer_text.strip()]
     rate = len(bad) / len(items)
     if bad:
-        notes.append(f"{len(bad)} of {len(items)} Inspect answer(s) name no choice (e.g. "
+        notes.append(f"{len(bad):,} of {plural(len(items), 'Inspect answer')} "
+                     f"{'names' if len(bad) == 1 else 'name'} no choice (e.g. "
                      f"{bad[0].where}: {bad[0].answer_text[:40]!r}); counted as wrong")
     return {"n": len(bad), "rate": round(rate, 6)}
 
@@ -540,11 +542,11 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
     n_logged, n_left = int(covered.sum()), int((~covered).sum())
     if n_left and require_all:
         shown = ", ".join(repr(test.ids[i]) for i in np.flatnonzero(~covered)[:5])
-        raise UserError(f"{n_left} test item(s) are not in the log (e.g. {shown})",
+        raise UserError(f"{plural(n_left, 'test item is', 'test items are')} not in the log (e.g. {shown})",
                         path=str(path))
     if n_left:
-        notes.append(f"the log covers {n_logged} of {len(test)} test items (e.g. lm_eval "
-                     f"--limit): the probe uses the {n_logged} logged items; {n_left} left out "
+        notes.append(f"the log covers {n_logged:,} of {plural(len(test), 'test item')} (e.g. lm_eval "
+                     f"--limit): the probe uses the {plural(n_logged, 'logged item')}; {n_left:,} left out "
                      "(--require-all-items refuses such a log)")
     gold = test.item_labels(dataset.label_names)
     metric = LOGGED_METRIC.get(norm) if fmt == "lm-eval" else "choice"

@@ -13,6 +13,7 @@ from cuelens.data.dataset import Dataset, Task
 from cuelens.data.labels import normalise_label
 from cuelens.data.readers import jsonl_objects
 from cuelens.errors import UserError
+from cuelens.wording import plural
 
 
 MISSING = -2  # no line yet for the item (-1 is a logged "no answer")
@@ -130,7 +131,7 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
     missing = [item_id for item_id, i in position.items() if pred[i] == MISSING]
     if missing:
         shown = ", ".join(repr(x) for x in missing[:5])
-        raise UserError(f"{len(missing)} test item(s) have no prediction (e.g. {shown})",
+        raise UserError(f"{plural(len(missing), 'test item has', 'test items have')} no prediction (e.g. {shown})",
                         path=str(path))
     if probs is not None and n_with_probs != len(position):
         raise UserError('"probs" must be given for every line or for none', path=str(path))

@@ -16,6 +16,7 @@ from cuelens.audit.uncertainty import accuracy_vs_chance
 from cuelens.data.dataset import Task
 from cuelens.probes.config import MIN_SUPPORT
 from cuelens.probes.data_map import DYNAMICS_DIR
+from cuelens.wording import plural
 
 MAX_UNANSWERED = 0.5  # a larger share of items without an answer: no verdict (LLM probe too)
 
@@ -39,8 +40,9 @@ def select_word_cues(cues: list[CueRow], rank_by: str = "z", top: int = 5,
         tokens += [c.token for c in group[:top]]
     tokens = list(dict.fromkeys(tokens))
     rule = (f"significant cues (z above the Bonferroni threshold) with at least {min_support} "
-            f"instances, top {top} per label by z" if significant_only else
-            f"cues with at least {min_support} instances, top {top} per label by {rank_by}")
+            f"{'instance' if min_support == 1 else 'instances'}, top {top} per label by z"
+            if significant_only else f"cues with at least {plural(min_support, 'instance')}, "
+            f"top {top} per label by {rank_by}")
     return tokens, {"rank_by": rank_by, "min_support": min_support, "top": top,
                     "significant_only": significant_only, "rule": rule, "n_tokens": len(tokens)}
 
@@ -71,7 +73,8 @@ def probe_sanity(correct: np.ndarray, chance: float, epochs: int | None, has_dat
     notes = []
     mostly_unanswered = unanswered > MAX_UNANSWERED * len(correct)
     if mostly_unanswered:
-        notes.append(f"{unanswered} of {len(correct)} items have no answer from the model "
+        notes.append(f"{unanswered:,} of {plural(len(correct), 'item')} {'has' if unanswered == 1 else 'have'} "
+                     f"no answer from the model "
                      f"(more than {MAX_UNANSWERED:.0%}; counted wrong): ΔAcc, distribution and "
                      "easy/hard results are not interpretable")
     if accuracy["covers_chance"]:
@@ -125,8 +128,8 @@ def probe_verdict(probe: dict) -> tuple[str, str]:
     if relied:
         named = ", ".join(f"“{c['cue']}”: {100 * c['delta']:+.1f} points" for c in relied[:3])
         return "relies", (f"The model relies on cue {named} (accuracy with the cue minus "
-                          f"without; {len(relied)} of {len(test['cues'])} tested cues "
+                          f"without; {len(relied)} of {plural(len(test['cues']), 'tested cue')} "
                           f"significant after {correction}).")
     n = len(test.get("cues", []))
-    return "clean", (f"No tested cue changes the model's accuracy significantly ({n} cues; "
+    return "clean", (f"No tested cue changes the model's accuracy significantly ({plural(n, 'cue')}; "
                      f"{correction}).")

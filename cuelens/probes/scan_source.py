@@ -15,6 +15,7 @@ from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.readers import jsonl_objects, open_lines
 from cuelens.errors import UserError
 from cuelens.reports.schema import load_results, validate_results
+from cuelens.wording import plural
 
 RECORDS = ("easy.jsonl", "hard.jsonl")
 IDS = ("easy.ids.txt", "hard.ids.txt")
@@ -72,8 +73,8 @@ def _flags(directory: Path, keys: list[str], names: tuple[str, str], what: str) 
     unmatched = int((~item_easy & ~np.asarray([key in hard for key in keys], dtype=bool)).sum())
     n_lines = len(easy_lines) + len(hard_lines)
     if unmatched or n_lines != len(keys):
-        raise UserError(f"{names[0]} and {names[1]} list {n_lines} items, {unmatched} of the "
-                        f"{len(keys)} test items in neither ({what}): the scan was made from "
+        raise UserError(f"{names[0]} and {names[1]} list {plural(n_lines, 'item')}, {unmatched:,} of the "
+                        f"{plural(len(keys), 'test item')} in neither ({what}): the scan was made from "
                         "different data", path=str(directory))
     return item_easy
 

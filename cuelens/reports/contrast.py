@@ -10,6 +10,7 @@ import math
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.section import Section, Verdict, pct
+from cuelens.wording import plural
 
 
 JUDGE_MEASURES = {  # measure → (axis title, x range, chance level, caption)
@@ -138,7 +139,7 @@ def contrast_pairs(results: dict, options: ReportOptions) -> Section | None:
 
 def contrast_pairs_verdict(results: dict) -> Verdict:
     share = results.get("controversial_fraction")
-    return Verdict("clean", f"{len(results['pairs']):,} {results['method']} controversial "
-                   f"pair(s) for {', '.join(results['models'])}"
+    return Verdict("clean", f"{plural(len(results['pairs']), results['method'] + ' controversial pair')} "
+                   f"for {', '.join(results['models'])}"
                    + ("" if share is None else f"; {pct(share)} of them controversial") + ".",
                    "contrast_pairs", "controversial pairs")

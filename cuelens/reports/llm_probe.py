@@ -9,6 +9,7 @@ from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.probe import delta_errors, position_bias_figure
 from cuelens.reports.section import Section, Verdict, label_keys, pct
+from cuelens.wording import plural
 
 TOP_LLM_CUES = 8
 
@@ -88,7 +89,7 @@ def llm_verdict(lp: dict) -> Verdict:
     best = max(templates, key=lambda t: (t["accuracy"], t["name"]))
     least = (lp.get("verdict") or {}).get("least_cue_reliant")
     text = (f"Best prompt “{best['name']}”: {pct(best['accuracy'])} accuracy. "
-            + (f"Relies on cues with {len(relied)} of {len(templates)} prompt(s) "
+            + (f"Relies on cues with {len(relied)} of {plural(len(templates), 'prompt')} "
                f"({', '.join(relied)}). " if relied else
                f"No prompt's accuracy changes significantly with a cue. ")
             + (f"Least cue-reliant prompt: “{least}”." if least else

@@ -9,6 +9,7 @@ from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.scan import calm
 from cuelens.reports.section import Section, pct
+from cuelens.wording import plural
 
 
 def preference(results: dict, options: ReportOptions) -> Section | None:
@@ -25,8 +26,8 @@ def preference(results: dict, options: ReportOptions) -> Section | None:
     sec = Section("preference", "Preference shortcuts: length, formatting, position", context={
         "splits": splits, "shape": pref.shape,
         "level": "flagged" if flagged else calm("clean", results),
-        "headline": (f"{flagged} shortcut(s) predict the chosen response significantly (Holm-"
-                     "corrected)." if flagged else
+        "headline": (f"{plural(flagged, 'shortcut predicts', 'shortcuts predict')} the chosen response "
+                     "significantly (Holm-corrected)." if flagged else
                      "No length, formatting or position rule predicts the chosen response "
                      "significantly.")})
     role, split = next(iter(pref.splits.items()))

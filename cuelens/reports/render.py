@@ -23,6 +23,7 @@ from cuelens.reports.glossary import GLOSSARY
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.schema import validate_results
 from cuelens.reports.section import pct
+from cuelens.wording import plural
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
                  "\u2029": "\\u2029"}
@@ -82,6 +83,7 @@ def _environment():
     env.filters["pct"] = pct
     env.filters["num"] = lambda x: "n/a" if x is None else f"{x:,}"
     env.filters["shown"] = shown  # a dataset string named in a table: cut to 60 characters
+    env.filters["plural"] = plural
     env.globals["glossary"] = GLOSSARY
     return env
 
@@ -151,7 +153,7 @@ def subtitle(results: dict) -> list[str]:
     if ds:
         task = "pair classification (NLI)"
         if ds.task == Task.MCQ:
-            task = f"multiple choice ({ds.n_choices} choices)" if ds.n_choices else \
+            task = f"multiple choice ({plural(ds.n_choices, 'choice')})" if ds.n_choices else \
                 "multiple choice"
         parts += [task, "labels: " + ", ".join(ds.label_names)]
     tool = results.get("tool")

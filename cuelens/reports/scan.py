@@ -21,6 +21,7 @@ from cuelens.jsonio import format_number, read_number
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.section import Section, label_keys, pct
+from cuelens.wording import plural
 
 TOP_FEATURES_TABLE = 30
 TOP_FEATURES_CHART = 10
@@ -67,7 +68,7 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
         keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
         cats = [f"choice {int(k) + 1}" for k in keys]
         series, hover = _shares(positions, keys,
-                                lambda role, k, n, total: f"{role}: {n:,} of {total:,} questions")
+                                lambda role, k, n, total: f"{role}: {n:,} of {plural(total, 'question')}")
         sec.add_figure("positions", "Where the correct answer sits in each split: bars far from "
                        "an even split mean a model could gain accuracy just by preferring a position.",
                        F.grouped_bars(cats, series, hover, axis_title="share of questions"))
@@ -311,7 +312,7 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
         g["x"].append(c.count)
         g["y"].append(score if math.isfinite(score) else None)  # ±∞ / undefined: not drawn
         g["symbol"].append("circle" if c.significant else "circle-open")
-        g["hover"].append(f"“{F.short(c.token)}” → {c.label}\n{c.count:,} instances, "
+        g["hover"].append(f"“{F.short(c.token)}” → {c.label}\n{plural(c.count, 'instance')}, "
                           f"{c.label_count:,} with this label\nz "
                           f"{format_number(c.metrics.get('z'), 1)}, {other} "
                           f"{format_number(c.metrics.get(other))}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.section import Section, Verdict, pct
+from cuelens.wording import plural
 
 
 def score_pairs(results: dict, options: ReportOptions) -> Section | None:
@@ -52,6 +53,6 @@ def score_pairs_verdict(results: dict) -> Verdict:
     models = results["models"]
     best = max(models, key=lambda m: (models[m]["overall"], m))
     return Verdict("clean", f"Best model {best}: prefers the acceptable sentence in "
-                   f"{pct(models[best]['overall'])} of {models[best]['n']:,} pairs "
-                   f"(chance 50%); {len(models)} model(s) compared.", "score_pairs",
+                   f"{pct(models[best]['overall'])} of {plural(models[best]['n'], 'pair')} "
+                   f"(chance 50%); {plural(len(models), 'model')} compared.", "score_pairs",
                    "language models")

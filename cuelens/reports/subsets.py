@@ -7,6 +7,7 @@ from cuelens.audit.results import SubsetsSection
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.section import Section
+from cuelens.wording import plural
 
 
 def _orders(table: SubsetsSection) -> dict[str, list[str]]:
@@ -63,6 +64,6 @@ def subsets(results: dict, options: ReportOptions) -> Section | None:
                         for label, order in orders.items()]}]
         sec.add_figure("heatmap", f"{'Win rate' if win else 'Accuracy'} of each shortcut per "
                        f"subset (cell text; * = significant after Holm's correction over all "
-                       f"{table.n_tests} cells); colour: the effect in points. Sort the rows "
+                       f"{plural(table.n_tests, 'cell')}); colour: the effect in points. Sort the rows "
                        "with the menu.", spec)
     return sec
