@@ -100,6 +100,17 @@ def test_filter_balance_says_items_kept_and_copies_added(tmp_path):
             f"({len(lines)} lines)") in " ".join(result.output.split())
 
 
+def test_z_filter_cuts_chinese_into_words_as_the_scan_does():
+    """Text without spaces was never segmented for the filter: each hypothesis was one "word",
+    so on OCNLI the scan found 11 significant cues and the filter removed nothing."""
+    rows = [{"id": str(i), "premise": "房间", "label": "A" if i < 100 else "B",
+             "hypothesis": f"第{i}个人{'从不' if i < 40 else ''}睡觉"} for i in range(200)]
+    dataset = cuelens.load_dataset(rows)
+    subset = filter_dataset(dataset, "z", ScanConfig(min_count=1))
+    assert (subset.weight == 0).sum() > 0
+    assert any("从" in str(cue["token"]) for cue in subset.report["cues"])
+
+
 def test_z_filter_on_clean_data_changes_nothing():
     rows = planted(0)
     inc = Incidence.of(*_data(rows))

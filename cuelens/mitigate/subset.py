@@ -13,6 +13,8 @@ from cuelens.audit.config import ScanConfig
 from cuelens.audit.chunked_data import held_store
 from cuelens.audit.counts import instance_texts
 from cuelens.audit.passes import TokenChunk
+from cuelens.audit.segmentation import scan_segmentation
+from cuelens.audit.tokenize import segmenting
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.schema import FieldMap
 from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features, embedding_features
@@ -56,8 +58,11 @@ def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance
                    aflite_options: AFLiteOptions | None = None, model: str | None = None,
                    progress=None) -> Subset:
     """The :class:`Subset` of ``dataset``'s fitting split chosen by ``method`` (z | aflite),
-    with the scan options ``config`` (min_count, z prior, n-grams, premise, seed)."""
-    chunk, split = fitting_chunk(dataset, config), fitting_split(dataset)
+    with the scan options ``config`` (min_count, z prior, n-grams, premise, seed), the words cut
+    by the segmenter the scan picks (``config.segmenter``)."""
+    with segmenting(scan_segmentation(dataset, config.segmenter).segmenter):
+        chunk = fitting_chunk(dataset, config)
+    split = fitting_split(dataset)
     strata = split.item_labels(dataset.label_names)
     names = dataset.label_names if dataset.task == Task.NLI else \
         [f"gold position {j}" for j in range(dataset.n_choices or 0)]
