@@ -309,3 +309,18 @@ def test_typed_sections_of_a_preference_scan_read_back_to_the_same_bytes(planted
     assert isinstance(loaded.preference, PreferenceSection)
     assert isinstance(loaded.subsets, SubsetsSection)
     assert SubsetsSection.in_results(results) == planted_scan.sections.subsets
+
+
+def test_longer_in_characters_counts_decomposed_letters_once(tmp_path):
+    """A chosen response written decomposed (NFD) counted each accent as a character: "été
+    café 0" (10 characters, 13 code points in NFD) was longer than "bonsoir!!! 0" (12), a
+    length shortcut made by the encoding."""
+    import unicodedata
+    rows = [{"prompt": f"q{i}", "chosen": unicodedata.normalize("NFD", f"été café {i}"),
+             "rejected": f"bonsoir!!! {i}"} for i in range(30)]
+    write_jsonl(tmp_path / "p.jsonl", rows)
+    pairs = load_preferences(tmp_path / "p.jsonl").splits["all"]
+    rows = {r["shortcut"]: r for r in shortcut_rows(shortcut_scores(pairs), np.arange(30))}
+    assert rows["longer (characters)"]["rate"] == 0.0  # the rejected one is longer
+    row = rows["longer (characters)"]
+    assert row["chosen_mean"] < row["rejected_mean"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Callable
 
 import numpy as np
@@ -48,9 +49,16 @@ FORMATS: dict[str, Scorer] = {
 }
 
 
+def characters(text: str) -> int:
+    """The characters of ``text`` in NFC, so that a letter written decomposed (NFD: "e" and a
+    combining accent, Hangul as jamo) counts as the one character it shows."""
+    return len(text if unicodedata.is_normalized("NFC", text) else
+               unicodedata.normalize("NFC", text))
+
+
 #: shortcut → per-response scorer; the rule picks the response with the higher score (tokens:
 #: the word tokens of the cue tokenizer, :mod:`cuelens.audit.tokenize`).
-SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _per_text(len),
+SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _per_text(characters),
                                 "longer (tokens)": _per_text(text_length),
                                 **FORMATS}
 POSITION = "shown first"
