@@ -102,3 +102,17 @@ def test_judge_command_says_what_it_skipped(tmp_path):
     run = CliRunner().invoke(app, ["judge", str(path), "--out", str(tmp_path / "out")])
     assert run.exit_code == 0, run.output
     assert "1 skipped (judge errors, or pairs judged in one order only)" in run.output
+
+
+def test_subset_values_are_read_in_their_normal_form(tmp_path):
+    """A subset written composed (NFC) in one order and decomposed (NFD) in the other was
+    refused as two subsets ("is in domain 'café' on line 1 and 'café' here"); NFC and NFD
+    spellings of different pairs were two rows of the same name."""
+    import unicodedata
+    path = tmp_path / "judge.jsonl"
+    write_jsonl(path, [{"pair_id": i, "swapped": flipped, "winner": "A",
+                        "domain": unicodedata.normalize("NFD" if flipped or i else "NFC", "café")}
+                       for i in range(3) for flipped in (False, True)])
+    section = judge_section(path, "domain")
+    assert [row["subset"] for row in section["by_subset"]["rows"]] == ["café"]
+    assert section["by_subset"]["rows"][0]["n_pairs"] == 3

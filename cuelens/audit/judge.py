@@ -17,6 +17,7 @@ from scipy import stats
 
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.subsets import mark_holm, record_subset
+from cuelens.data.labels import normalise_label
 from cuelens.data.readers import LineError, iter_records
 from cuelens.errors import UserError
 from cuelens.wording import plural
@@ -121,6 +122,7 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
         else:
             shape, first = _shape(record), line
         subset = record_subset(record, subset_field, str(path), line) if subset_field else ""
+        subset = normalise_label(subset) or subset  # NFC, no invisible characters, stripped
         if shape == "fastchat":
             found = _fastchat(record, line, str(path))
             if found is None:
