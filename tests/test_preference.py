@@ -324,3 +324,17 @@ def test_longer_in_characters_counts_decomposed_letters_once(tmp_path):
     assert rows["longer (characters)"]["rate"] == 0.0  # the rejected one is longer
     row = rows["longer (characters)"]
     assert row["chosen_mean"] < row["rejected_mean"]
+
+
+def test_same_response_composed_and_decomposed_is_the_same_text(tmp_path):
+    """'café' (NFC) against 'café' (NFD) was not a pair of identical responses, and a pair
+    repeated in the other normal form was not a repeat."""
+    import unicodedata
+    from cuelens.audit.preference import pair_checks
+    nfd = unicodedata.normalize("NFD", "Un café, s'il vous plaît")
+    rows = [{"prompt": "q", "chosen": "Un café, s'il vous plaît", "rejected": nfd},
+            {"prompt": "r", "chosen": "été", "rejected": "hiver"},
+            {"prompt": "r", "chosen": unicodedata.normalize("NFD", "été"), "rejected": "hiver"}]
+    write_jsonl(tmp_path / "p.jsonl", rows)
+    pairs = load_preferences(tmp_path / "p.jsonl", skip_bad=True).splits["all"]
+    assert pair_checks(pairs) == {"repeated_pairs": 1, "identical_responses": 1}

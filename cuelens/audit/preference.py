@@ -111,11 +111,11 @@ def shortcut_rows(scores: dict[str, np.ndarray], index: np.ndarray | None = None
 
 
 def pair_checks(pairs: PreferenceSplit) -> dict:
-    """Pairs repeated exactly (same prompt, chosen and rejected after case/space folding) and
-    pairs whose two responses are the same text. A pair is remembered by a 16-byte digest of its
-    folded texts, not by a copy of them."""
+    """Pairs repeated exactly (same prompt, chosen and rejected after NFC, case and space
+    folding) and pairs whose two responses are the same text. A pair is remembered by a 16-byte
+    digest of its folded texts, not by a copy of them."""
     def fold(text: str) -> str:
-        return " ".join(text.lower().split())
+        return " ".join(unicodedata.normalize("NFC", text).lower().split())
 
     seen: set[bytes] = set()
     repeated = identical = 0
