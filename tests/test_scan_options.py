@@ -140,3 +140,16 @@ def test_ray_address_where_nothing_listens_is_one_line_at_once(tmp_path):
     assert result.exit_code == 2, result.output
     assert f"--address 127.0.0.1:{port}: nothing accepts a connection" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["scan", "probe"])
+def test_address_without_the_ray_engine_is_refused(tmp_path, command):
+    """--address with --engine local was silently ignored: the work ran in this process."""
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl(nli_rows()))
+    extra = ["--features", "none"] if command == "scan" else ["-p", str(tmp_path / "p.jsonl")]
+    result = CliRunner().invoke(app, [command, str(data), "--out", str(tmp_path / "out"),
+                                      "--address", "auto", *extra])
+    assert result.exit_code == 2, result.output
+    assert "--address applies to --engine ray, not --engine local" in result.output
+    assert not (tmp_path / "out").exists()

@@ -100,6 +100,12 @@ AddressOpt = Annotated[Optional[str], typer.Option(
     "local one).")]
 
 
+def check_address(address: str | None, engine: str) -> None:
+    """Refuse ``--address`` without ``--engine ray`` (it was ignored: the work ran here)."""
+    if address is not None and engine != "ray":
+        raise UserError(f"--address applies to --engine ray, not --engine {engine}")
+
+
 def field_map(premise_field, hypothesis_field, label_field, choices_field, group_field=None):
     from cuelens.data.schema import FieldMap
 

@@ -11,8 +11,8 @@ import typer
 from rich.markup import escape
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
-from cuelens.commands.common import (AddressOpt, DataSource, PlotlyOpt, SeedOpt, console,
-                                     data_options, progress_bar, user_errors)
+from cuelens.commands.common import (AddressOpt, DataSource, PlotlyOpt, SeedOpt, check_address,
+                                     console, data_options, progress_bar, user_errors)
 from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, CalibrateOpt,
                                         ConcurrencyOpt, LengthNormOpt, LLMOpt,
                                         MaxNewTokensOpt, NoCacheOpt, PromptOpt, RetriesOpt,
@@ -150,6 +150,7 @@ def probe(
     config.validate()
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
+    check_address(address, engine)
     if actors < 1:
         raise UserError("--actors must be at least 1")
     if int8 and backend not in {"auto", "torch-int8"}:

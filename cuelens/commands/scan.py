@@ -14,8 +14,8 @@ from rich.markup import escape
 from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, DataArg,
                                      GroupFieldOpt, HfOpt, HypothesisFieldOpt, LabelFieldOpt,
                                      PremiseFieldOpt, SeedOpt, PlotlyOpt, SkipBadOpt, TestOpt,
-                                     TrainOpt, console, field_map, progress_bar, user_errors,
-                                     warn_skipped)
+                                     TrainOpt, check_address, console, field_map, progress_bar,
+                                     user_errors, warn_skipped)
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
@@ -146,6 +146,7 @@ def scan(
     from cuelens.engine.options import EngineOptions
 
     started = time.time()
+    check_address(address, engine)
     mode = scan_mode(data, train, test=test, stats=stats, engine=engine, hf=hf,
                      subset_field=subset_field)
     feature_names = parse_feature_option(features or ("none" if stats == "streaming" else
