@@ -91,6 +91,17 @@ def test_trl_conversational_prompt_as_messages():
         _normalised({**trl, "prompt": [["nested"]]})
 
 
+def test_prompt_as_one_message_object_is_read_as_its_text():
+    """A prompt given as one message (not in a list) was read as the Python repr of the object
+    ("{'role': 'user', 'content': '2+2?'}"); an object that is no message was read the same way."""
+    pair = _normalised({"prompt": {"role": "user", "content": "2+2?"}, "chosen": "4",
+                        "rejected": "5"})
+    assert pair["prompt"] == "2+2?"
+    with pytest.raises(RecordError, match="field 'prompt' must be a text or messages, got an "
+                                          "object without 'content', 'value' or 'text'"):
+        _normalised({"prompt": {"a": 1}, "chosen": "4", "rejected": "5"})
+
+
 def test_message_content_in_parts_is_read_as_its_text():
     parts = {"prompt": "q",
              "chosen": [{"role": "assistant", "content": [

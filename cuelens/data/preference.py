@@ -161,6 +161,11 @@ def _prompt(record: dict, derived: str | None) -> str:
     for name in ("prompt", "instruction", "question", "input"):
         if name in record and record[name] is not None:
             value = _decoded(record[name])
+            if isinstance(value, dict):  # one message, not in a list
+                if not (_is_message(value) or isinstance(value.get("content"), list)):
+                    raise RecordError(f"field '{name}' must be a text or messages, got an object "
+                                      "without 'content', 'value' or 'text'")
+                value = [value]
             text = (_join(_message_text(m, name) for m in value) if isinstance(value, list)
                     else str(value))
             if text.strip():
