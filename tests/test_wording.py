@@ -61,3 +61,20 @@ def test_filter_lines_count_without_parentheses(tmp_path):
                                       "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "significant cue" in result.output and "(s)" not in result.output
+
+
+def test_one_label_conflict_is_one_group_that_carries(tmp_path):
+    """'1 group(s) of identical inputs carry different labels' (warnings) and '1 group of
+    identical inputs carry …' (findings)."""
+    rows = nli_rows(30)
+    rows.append({**rows[0], "id": "conflict", "label": "neutral"})
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl(rows))
+    result = CliRunner().invoke(app, ["scan", str(data), "--out", str(tmp_path / "out"),
+                                      "--features", "none"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "out" / "results.json").read_text()
+    assert "1 group of identical inputs carries different labels (2 items" in text
+    assert "(s)" not in text
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "1 group of identical inputs carries different labels (2 items)." in html

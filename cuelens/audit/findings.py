@@ -320,8 +320,9 @@ def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
     if conflicts:
         what = (f"{plural(groups, 'response')} to the same prompt {'is' if groups == 1 else 'are'}"
                 f" chosen in one pair and rejected in another ({plural(conflicts, 'item')})"
-                if preference else f"{plural(groups, 'group')} of identical inputs carry "
-                f"different labels ({plural(conflicts, 'item')})")
+                if preference else f"{plural(groups, 'group')} of identical inputs "
+                f"{'carries' if groups == 1 else 'carry'} different labels "
+                f"({plural(conflicts, 'item')})")
         out.append(Finding(
             "hygiene", f"{prefix}{what}.",
             round(100 * conflicts / n, 2), None, None, "%", conflicts, "hygiene", "medium",
