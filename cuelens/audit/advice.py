@@ -209,19 +209,20 @@ def _positions(f: Finding, results: dict) -> Step | None:
 @advises("overlap")
 def _overlap(f: Finding, results: dict) -> Step | None:
     item = f"{split_name(f.subject or '')} item"
-    return _step(f, f"remove the {plural(f.items, item + ' that also occurs', item + 's that also occur')}"
-                    " in a fitting split", "copies reward memorisation, not understanding; share")
+    items = plural(f.items or 0, item + " that also occurs", item + "s that also occur")
+    return _step(f, f"remove the {items} in a fitting split", "copies reward memorisation, not understanding; share")
 
 
 @advises("label_conflicts")
 def _label_conflicts(f: Finding, results: dict) -> Step | None:
     if is_preference(results):
-        return _step(f, f"check the pairs of the {plural(f.items, 'response')} that are both chosen and "
-                        f"rejected for the same prompt{_in(f.subject, results)}",
+        return _step(f, f"check the pairs of the {plural(f.items or 0, 'response')} that are "
+                        f"both chosen and rejected for the same prompt{_in(f.subject, results)}",
                      "the same response is preferred in one pair and rejected in another: the "
                      "annotations disagree or the pairs compare it with responses of different "
                      "quality")
-    return _step(f, f"fix the {plural(f.items, 'item')} with label conflicts{_in(f.subject, results)}",
+    return _step(f, f"fix the {plural(f.items or 0, 'item')} with label conflicts"
+                    f"{_in(f.subject, results)}",
                  "identical inputs carry different labels: one of each group is mislabelled or "
                  "lost the words that tell it apart")
 

@@ -24,7 +24,8 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
     except (OSError, OverflowError, ValueError) as exc:
-        reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or exc
+        reason = "no answer" if isinstance(exc, TimeoutError) else \
+            getattr(exc, "strerror", None) or exc
         raise UserError(f"cannot connect to the Ray cluster at --address {address}: nothing "
                         f"accepts a connection at {host}:{port} ({reason})") from None
 
