@@ -61,7 +61,7 @@ def test_skip_bad_warning_names_a_file_with_brackets_as_it_is(tmp_path):
     path.write_text("\n".join([line(), "{oops", line()]) + "\n")
     with console.capture() as captured:
         warn_skipped(load_dataset(str(path), skip_bad=True))
-    assert f"{path}: skipped 1 item(s): malformed line" in captured.get().replace("\n", "")
+    assert f"{path}: skipped 1 item: malformed line" in captured.get().replace("\n", "")
 
 
 def test_missing_file_and_directory(tmp_path):

@@ -158,17 +158,23 @@ def test_cli_checks_its_options_before_scoring(tmp_path, monkeypatch, flags, mes
     assert res.exit_code == 2 and message in res.output, res.output
 
 
-def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
-    from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
-    from cuelens.lm import load_scorer
+def two_ngram_models(tmp_path) -> list[str]:
+    """A bigram (tmp_path/bi) and a trigram (tmp_path/tri) trained on toy sentences; eight
+    sentences to score."""
     from cuelens.lm.ngram import NgramModel
 
     train = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
                                  "the dog ate the cat", "a cat ate a rat", "the rat sat")]
     NgramModel.train(train, order=2).save_pretrained(tmp_path / "bi")
     NgramModel.train(train[2:], order=3).save_pretrained(tmp_path / "tri")
-    sentences = ["the cat sat", "a dog ate a rat", "the mat sat on the dog", "a log ate",
-                 "the rat ate the mat", "a cat sat on a log", "dog the cat", "on the rat"]
+    return ["the cat sat", "a dog ate a rat", "the mat sat on the dog", "a log ate",
+            "the rat ate the mat", "a cat sat on a log", "dog the cat", "on the rat"]
+
+
+def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
+    from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
+    from cuelens.lm import load_scorer
+    sentences = two_ngram_models(tmp_path)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(sentences) + "\n")
     specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
@@ -187,14 +193,7 @@ def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
 def test_cli_reads_the_scores_audit_score_writes(tmp_path):
     """`audit score --out` writes ``{"sentence", "logprob": {model: value}, "oov": {…}}``; it
     was refused as 'need log-probabilities of at least two models' (no top-level numbers)."""
-    from cuelens.lm.ngram import NgramModel
-
-    train = [s.split() for s in ("the cat sat on the mat", "a dog sat on a log",
-                                 "the dog ate the cat", "a cat ate a rat", "the rat sat")]
-    NgramModel.train(train, order=2).save_pretrained(tmp_path / "bi")
-    NgramModel.train(train[2:], order=3).save_pretrained(tmp_path / "tri")
-    sentences = ["the cat sat", "a dog ate a rat", "the mat sat on the dog", "a log ate",
-                 "the rat ate the mat", "a cat sat on a log", "dog the cat", "on the rat"]
+    sentences = two_ngram_models(tmp_path)
     corpus, scores = tmp_path / "corpus.txt", tmp_path / "scores.jsonl"
     corpus.write_text("\n".join(sentences) + "\n")
     specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]

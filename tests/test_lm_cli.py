@@ -300,16 +300,23 @@ def test_user_errors_exit_2(trigram):
     assert result.exit_code == 2 and "'ngrams:' is none of ngram:, lstm:, rnn:" in result.output
 
 
-def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
+def tiny_gpt_and_bert(tmp_path, positions: int) -> list[str]:
+    """Random-initialised GPT-2 (tmp_path/gpt) and BERT (tmp_path/bert) of ``positions``
+    positions, with tokenizers trained on the three sentences returned."""
     import tests.lm_random_init as random_init
 
     sentences = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away"]
     bpe = random_init.byte_level_bpe(sentences, 48, full_alphabet=False)
-    random_init.gpt2(bpe, hidden=16, positions=32).save_pretrained(tmp_path / "gpt")
+    random_init.gpt2(bpe, hidden=16, positions=positions).save_pretrained(tmp_path / "gpt")
     bpe.save_pretrained(tmp_path / "gpt")
     wordpiece = random_init.wordpiece(sentences, 60)
-    random_init.bert(wordpiece, hidden=16, positions=32).save_pretrained(tmp_path / "bert")
+    random_init.bert(wordpiece, hidden=16, positions=positions).save_pretrained(tmp_path / "bert")
     wordpiece.save_pretrained(tmp_path / "bert")
+    return sentences
+
+
+def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
+    sentences = tiny_gpt_and_bert(tmp_path, positions=32)
     (tmp_path / "in.txt").write_text("\n".join(sentences) + "\n")
     runner = CliRunner()
     values = {}
@@ -334,15 +341,7 @@ def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
 def test_a_sentence_too_long_for_the_model_is_named_in_the_input(tmp_path):
     """Sentences are scored 256 at a time; the error counted from the batch's start
     ('sentence 44' for sentence 300, and for score-pairs an index into good + bad)."""
-    import tests.lm_random_init as random_init
-
-    sentences = ["the cat sat on the mat.", "a dog barked at the cat", "the red bird flew away"]
-    bpe = random_init.byte_level_bpe(sentences, 48, full_alphabet=False)
-    random_init.gpt2(bpe, hidden=16, positions=16).save_pretrained(tmp_path / "gpt")
-    bpe.save_pretrained(tmp_path / "gpt")
-    wordpiece = random_init.wordpiece(sentences, 60)
-    random_init.bert(wordpiece, hidden=16, positions=16).save_pretrained(tmp_path / "bert")
-    wordpiece.save_pretrained(tmp_path / "bert")
+    sentences = tiny_gpt_and_bert(tmp_path, positions=16)
     long = " ".join(["the cat sat on the mat"] * 5)
     (tmp_path / "in.txt").write_text("the cat sat\n" * 299 + long + "\n")
     pairs = tmp_path / "pairs.jsonl"
