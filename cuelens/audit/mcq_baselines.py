@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from cuelens.audit.chance import (ALPHA, accuracy_row, clustered_upper_bound, p_
 from cuelens.audit.item_parts import ItemParts, KeyCounts
 from cuelens.audit.results import GoldPositionTest, McqBaselinesSection, McqRuleRow
 from cuelens.audit.text_keys import as_keys, combine, text_key, text_keys
-from cuelens.audit.tokenize import text_length, tokenize
+from cuelens.audit.tokenize import char_length, text_length, tokenize
 from cuelens.data.dataset import Dataset, Split
 from cuelens.registry import Registry
 from cuelens.wording import plural
@@ -46,11 +45,6 @@ NO_CONTEXT: Registry[Callable[[int], FittedBaseline]] = Registry("no-context MCQ
 rule = RULES.register  # per-item choice scorer ``(context, choices) -> scores``
 fitted = FITTED.register
 no_context = NO_CONTEXT.register  # as ``fitted``; only for items with a separate question
-
-
-def char_length(text: str) -> int:
-    """Characters of ``text`` in its composed form (NFC): a decomposed accent is no extra one."""
-    return len(text if text.isascii() else unicodedata.normalize("NFC", text))
 
 
 @rule("longest choice")

@@ -18,7 +18,7 @@ import numpy as np
 from cuelens.audit.chance import ALPHA, _r, wilson_interval
 from cuelens.audit.results import PreferenceSection
 from cuelens.audit.subsets import mark_holm
-from cuelens.audit.tokenize import text_length
+from cuelens.audit.tokenize import char_length, text_length
 from cuelens.data.preference import NO_POSITION, PreferenceSplit
 from cuelens.wording import plural
 
@@ -49,16 +49,9 @@ FORMATS: dict[str, Scorer] = {
 }
 
 
-def characters(text: str) -> int:
-    """The characters of ``text`` in NFC, so that a letter written decomposed (NFD: "e" and a
-    combining accent, Hangul as jamo) counts as the one character it shows."""
-    return len(text if unicodedata.is_normalized("NFC", text) else
-               unicodedata.normalize("NFC", text))
-
-
 #: shortcut → per-response scorer; the rule picks the response with the higher score (tokens:
 #: the word tokens of the cue tokenizer, :mod:`cuelens.audit.tokenize`).
-SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _per_text(characters),
+SHORTCUTS: dict[str, Scorer] = {"longer (characters)": _per_text(char_length),
                                 "longer (tokens)": _per_text(text_length),
                                 **FORMATS}
 POSITION = "shown first"

@@ -8,6 +8,7 @@ tokens in order of first occurrence (a word counts once per text).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -44,6 +45,12 @@ def segmenting(segmenter: Segmenter | str) -> Iterator[Segmenter]:
 def word_tokens(text: str) -> list[str]:
     """All word tokens of ``text`` in order, repeats kept (needed to form n-grams)."""
     return active_segmenter().words(text)
+
+
+def char_length(text: str) -> int:
+    """Characters of ``text`` in its composed form (NFC): a letter written decomposed (an ``e``
+    and a combining accent, Hangul as jamo) counts as the one character it shows."""
+    return len(text if text.isascii() else unicodedata.normalize("NFC", text))
 
 
 def text_length(text: str, tokens: list[str] | None = None) -> int:
