@@ -304,3 +304,28 @@ def test_the_one_split_option_of_a_command_is_enough(tmp_path, command, option):
     if command != "rotate":  # the lone file is still an input: never overwritten
         refused = CliRunner().invoke(app, [command, option, str(data), "--out", str(data)])
         assert refused.exit_code == 2 and "same as an input file" in refused.output
+
+
+@pytest.mark.parametrize("command", ["augment", "stress"])
+def test_written_questions_keep_their_source_records_other_fields(tmp_path, command):
+    """Ids, metadata and groups of the source record are in its original and generated questions
+    (both commands wrote only id, premise, choices, label and question); the fields the item was
+    read from (an alias such as 'options', or --label-field) are not repeated beside them."""
+    rows = [{"id": f"q{i}", "premise": f"Premise number {i}.", "gold": i % 2,
+             "options": [f"{SUBJECTS[(i + j) % 6].capitalize()} {VERBS[(i * 3 + j) % 7]} {i}."
+                         for j in range(2)],
+             "meta": {"annotator": i % 3, "source": "x"}, "video-id": f"v{i}"}
+            for i in range(12)]
+    out = tmp_path / f"{command}.jsonl"
+    done = CliRunner().invoke(app, [command, str(_write(tmp_path / "train.jsonl", rows)),
+                                    "--label-field", "gold", "--ops",
+                                    "crossover" if command == "augment" else "co",
+                                    "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    source = {r["id"]: r for r in rows}
+    assert any("source_id" in row for row in written)
+    for row in written:
+        original = source[row.get("source_id", row["id"])]
+        assert row["meta"] == original["meta"] and row["video-id"] == original["video-id"]
+        assert "options" not in row and "gold" not in row and "choices" in row

@@ -6,6 +6,7 @@ Shared by stress tests (:mod:`cuelens.augment.stress`) and augmentation
 
 from __future__ import annotations
 
+import json
 import unicodedata
 import zlib
 from collections.abc import Iterable
@@ -15,6 +16,7 @@ import numpy as np
 from cuelens.augment.operators import CORRECT, WRONG, OpContext, Operator
 from cuelens.augment.operators.text import normalise
 from cuelens.data.dataset import Split
+from cuelens.data.schema import other_fields
 
 SPACY_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner")
 
@@ -76,11 +78,15 @@ def apply_operator(op: Operator, split: Split, i: int, ctx: OpContext, docs: dic
 
 
 def question_record(split: Split, i: int, choices: list[str] | None = None, **extra) -> dict:
-    """A normalised MCQ record (docs/methods.md §1) for question ``i``, optionally with new choices."""
+    """A normalised MCQ record (docs/methods.md §1) for question ``i``, optionally with new choices,
+    then its source record's other fields (:func:`~cuelens.data.schema.other_fields`: ids,
+    metadata) and ``extra``."""
     record = {"id": split.ids[i], "premise": split.premises[i],
               "choices": list(choices if choices is not None else split.choices[i]),
               "label": int(split.labels[i])}
     if split.questions[i]:
         record["question"] = split.questions[i]
+    if split.raw and split.raw[i]:
+        record.update(other_fields(json.loads(split.raw[i]), split.overrides))
     record.update(extra)
     return record

@@ -66,6 +66,7 @@ class Split:
     groups: list[str | None] = field(default_factory=list)  # --group-field value per item
     skipped: dict[str, int] = field(default_factory=dict)
     findings: LabelFindings = field(default_factory=LabelFindings)  # label rewrites, duplicate keys
+    overrides: frozenset[str] = frozenset()  # fields named by --premise-field etc. (item fields)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -157,7 +158,7 @@ class Split:
     def subset(self, index: np.ndarray | list[int], name: str | None = None) -> "Split":
         """A new split holding the items at ``index`` (in that order)."""
         out = Split(name=name or self.name, path=self.path, task=self.task,
-                    findings=self.findings)
+                    findings=self.findings, overrides=self.overrides)
         kept = ("hypotheses",) if self.task == Task.NLI else ("choices", "questions")
         for column in ("ids", "premises", "labels", *kept, "raw", "lines", "groups"):
             values = getattr(self, column)

@@ -40,6 +40,11 @@ class FieldMap:
     choices: str | None = None
     group: str | None = None  # --group-field: items sharing its value stay in one fold
 
+    def item_fields(self) -> frozenset[str]:
+        """The fields named to hold an item's texts and label (not its group)."""
+        names = (self.premise, self.hypothesis, self.label, self.choices)
+        return frozenset(name for name in names if name is not None)
+
 
 def _first(record: Container[str], names: tuple[str, ...]) -> str | None:
     """The first of ``names`` that ``record`` holds (a plain loop: the common case, the first
@@ -53,6 +58,16 @@ def _first(record: Container[str], names: tuple[str, ...]) -> str | None:
 def _numbered_choice_fields(record: dict) -> list[str]:
     found = [(int(match.group(2)), key) for key in record if (match := _ENDING.match(key))]
     return [key for _, key in sorted(found)]
+
+
+def other_fields(record: dict, overrides: Container[str] = ()) -> dict:
+    """The fields of ``record`` that hold no part of its item: neither its id, texts, question
+    or label under any name the readers take them from (the aliases, ``ending0``.., ``sent2``)
+    nor under an ``overrides`` name (ids, metadata, groups, subsets)."""
+    item = {*ID_ALIASES, *PREMISE_ALIASES, *HYPOTHESIS_ALIASES, *LABEL_ALIASES, *CHOICES_ALIASES,
+            "sent2"}
+    return {key: value for key, value in record.items()
+            if key not in item and key not in overrides and not _ENDING.match(key)}
 
 
 def detect_task(record: dict, fields: FieldMap) -> Task:

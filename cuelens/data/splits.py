@@ -60,6 +60,8 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
         split.append(item, raw, line)
     if into is None and (split is None or len(split) == 0):
         raise UserError(NO_ITEMS, path=str(path))
+    if split is not None:
+        split.overrides = fields.item_fields()
     if skipped_lines and split is not None:
         split.skipped["malformed line"] = split.skipped.get("malformed line", 0) + skipped_lines
     return split  # type: ignore[return-value]
