@@ -132,3 +132,14 @@ def test_last_layer_shortcut_equals_full_forward(family):
     full = MaskedScorer(model, tokenizer, name=family)
     full._head = full._partial = None      # the plain full-model forward
     np.testing.assert_allclose(fast.score(SENTENCES), full.score(SENTENCES), atol=1e-4)
+
+
+def test_unknown_words_of_unspaced_scripts_are_counted_word_by_word():
+    """A sub-word model's OOV counts cut Chinese as a scan does: '我喜欢鸟' has one unknown word
+    (鸟) among several; it was one whitespace "word", unknown, so 1 of 1 (100%)."""
+    tokenizer = random_init.wordpiece(["我 喜 欢 猫", "他 喜 欢 狗", "the cat sat"] * 5, 60)
+    scorer = MaskedScorer(random_init.bert(tokenizer, hidden=16, positions=32), tokenizer,
+                          name="tiny")
+    words, unknown = scorer.oov_counts(["我喜欢猫", "我喜欢鸟", "the cat sat"])
+    assert words[0] >= 3 and words[1] == words[0] and words[2] == 3
+    assert unknown.tolist() == [0, 1, 0]

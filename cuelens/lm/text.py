@@ -226,7 +226,10 @@ class TokenizerVocabulary:
         return [unk in row for row in rows]
 
     def oov_counts(self, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``(words, unknown words)`` per sentence (whitespace words)."""
-        split = [s.split() for s in sentences]
+        """``(words, unknown words)`` per sentence: whitespace words, with runs of scripts
+        written without spaces cut by the segmenter a scan of ``sentences`` would choose
+        (:func:`choose_splitter`; a Chinese sentence was one "word")."""
+        splitter, _ = choose_splitter(sentences, lowercase=False, detach_punct=False)
+        split = [splitter(s) for s in sentences]
         return (np.array([len(w) for w in split], dtype=np.int64),
                 np.array([sum(self.unknown(w)) for w in split], dtype=np.int64))
