@@ -252,3 +252,39 @@ def test_repeated_word_prefilter_hand_checked_and_applied_before_ranking(tmp_pat
                                    "2", "--out", str(out), "--summary", str(summary)])
     assert res.exit_code == 0 and "not applied" in res.output
     assert json.loads(summary.read_text())["repeated_word_filter"].startswith("not applied")
+
+
+def test_blank_lines_of_the_corpus_are_skipped_and_counted(tmp_path):
+    """A blank line is no sentence: it is neither scored nor ranked, and the summary and the
+    terminal count it (it was scored, ranked among the sentences and selected as a pair's "")."""
+    from cuelens.lm import load_scorer
+    from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
+    from cuelens.lm.contrast.natural import without_repeated_words
+
+    sentences = two_ngram_models(tmp_path)
+    lines = [*sentences[:3], "", "  ", *sentences[3:], ""]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    out, summary = tmp_path / "pairs.jsonl", tmp_path / "s.json"
+    res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                                   ",".join(specs), "--per-pair", "2", "--threshold", "0",
+                                   "--out", str(out), "--summary", str(summary)])
+    assert res.exit_code == 0, res.output
+    assert "skipped 3 blank lines" in res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(r["s1"].strip() and r["s2"].strip() for r in rows)
+    written = [i for i, line in enumerate(lines) if line.strip()]
+    logprobs = np.column_stack([load_scorer(s).score(sentences) for s in specs])
+    keep = np.flatnonzero(without_repeated_words(sentences))
+    expected = select_natural_pairs(ranks_of(logprobs[keep]), 2, 0.0)
+    assert [(r["s1_index"], r["s2_index"]) for r in rows] == \
+        [(written[keep[s1]], written[keep[s2]]) for _, _, s1, s2 in expected.trials]
+    facts = json.loads(summary.read_text())
+    assert (facts["n_sentences"], facts["n_blank_lines"]) == (8, 3)
+    assert facts["n_sentences_ranked"] == len(keep)
+    only_blank = tmp_path / "blank.txt"
+    only_blank.write_text("\n \n")
+    res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(only_blank),
+                                   "--models", ",".join(specs), "--out", str(out)])
+    assert res.exit_code == 2 and "every line is blank" in res.output

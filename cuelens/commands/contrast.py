@@ -77,14 +77,19 @@ def _load_scorers(specs: list[str]):
 
 
 def _score_corpus(texts: list[str], specs: list[str], batch_size: int, corpus: Path | None):
-    """Log-probabilities of the lines of ``corpus`` (blank lines kept), one column per model."""
+    """Log-probabilities of the lines of ``corpus``, one column per model, a row per line; a
+    blank line is not scored (its row is NaN: never ranked)."""
     import numpy as np
 
     from cuelens.commands.score import score_all
 
-    return np.column_stack([score_all(scorer, texts, batch_size, spec,
-                                      where=lambda i: f"line {i + 1} of {corpus}")
-                            for spec, scorer in zip(specs, _load_scorers(specs))])
+    lines = [i for i, text in enumerate(texts) if text.strip()]
+    scored = [score_all(scorer, [texts[i] for i in lines], batch_size, spec,
+                        where=lambda k: f"line {lines[k] + 1} of {corpus}")
+              for spec, scorer in zip(specs, _load_scorers(specs))]
+    logprobs = np.full((len(texts), len(specs)), np.nan)
+    logprobs[lines] = np.column_stack(scored)
+    return logprobs
 
 
 @app.command("natural")
@@ -148,11 +153,17 @@ def natural(
         logprobs = _score_corpus(texts, names, batch_size, corpus)
     else:
         raise UserError("give --scores FILE, or --corpus FILE with --models m1,m2,…")
-    keep = np.arange(len(logprobs))
+    written = np.ones(len(logprobs), dtype=bool) if texts is None else \
+        np.array([bool(text.strip()) for text in texts], dtype=bool)
+    if not written.any():
+        raise UserError("no sentences in file (it is empty or every line is blank)",
+                        path=str(corpus or scores))
+    keep = np.flatnonzero(written)
     if texts is not None:
         allowed = frozenset(w.lower() for w in text_lines(function_words)) if function_words \
             else nat.FUNCTION_WORDS
-        keep = np.flatnonzero(nat.without_repeated_words(texts, allowed))
+        keep = np.flatnonzero(written & nat.without_repeated_words(texts, allowed))
+    n_written, n_blank = int(written.sum()), int((~written).sum())
     started = time.perf_counter()
     ranks = nat.fractional_ranks(logprobs[keep])
     with console.status("solving the assignment"):
@@ -166,18 +177,21 @@ def natural(
     facts = {"objective": round(selection.objective, 9),
              "objective_definition": "sum over trials of rank(s1|model_1) + rank(s2|model_2); "
                                      "ranks are fractional in [0, 1], 0 = least probable",
-             "models": names, "n_sentences": int(len(logprobs)),
-             "repeated_word_filter": (f"dropped {plural(len(logprobs) - len(keep), 'sentence')} repeating "
+             "models": names, "n_sentences": n_written,
+             "n_blank_lines": n_blank,
+             "repeated_word_filter": (f"dropped {plural(n_written - len(keep), 'sentence')} repeating "
                                       "a word other than a function word" if texts is not None
                                       else "not applied: no sentence texts (give --sentences)"),
              "n_sentences_ranked": int(len(keep)), "per_pair": per_pair,
              "n_trials": len(rows), "threshold": threshold, "solver": solver,
              "n_candidates_after_pruning": selection.n_candidates, "feasible": True,
-             "non_finite_logprobs": int((~np.isfinite(logprobs)).sum())}
+             "non_finite_logprobs": int((~np.isfinite(logprobs[written])).sum())}
     with output_set():
         write_jsonl(out, rows)
         _write_results({"kind": "contrast_pairs", "method": "natural", **facts, "pairs": rows},
                        summary, html, [scores, corpus, function_words, out])
+    if n_blank:
+        console.print(f"skipped {plural(n_blank, 'blank line')} (not sentences)")
     console.print(f"repeated-word pre-filter: {facts['repeated_word_filter']}")
     console.print(f"selected {plural(len(rows), 'pair')} from {plural(len(ranks), 'sentence')} × "
                   f"{plural(len(names), 'model')} in {seconds:.2f}s; objective {selection.objective:.6f} "
