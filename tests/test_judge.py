@@ -116,3 +116,22 @@ def test_subset_values_are_read_in_their_normal_form(tmp_path):
     section = judge_section(path, "domain")
     assert [row["subset"] for row in section["by_subset"]["rows"]] == ["café"]
     assert section["by_subset"]["rows"][0]["n_pairs"] == 3
+
+
+def test_pair_ids_are_matched_in_their_normal_form(tmp_path):
+    """A pair id written composed (NFC) in one order and decomposed (NFD) in the other is one
+    pair (it was two pairs judged in one order each: 'no pair was judged in both orders'), and
+    the two spellings in one order are one pair judged twice."""
+    import unicodedata
+    ids = ["café-1", "ใช่-2", "कि-3", "日本-4"]
+    path = tmp_path / "judge.jsonl"
+    write_jsonl(path, [{"pair_id": unicodedata.normalize("NFD" if flipped else "NFC", pair),
+                        "swapped": flipped, "winner": "A"}
+                       for pair in ids for flipped in (False, True)])
+    section = judge_section(path)
+    assert section["n_pairs"] == 4 and section["skipped"] == 0
+    twice = tmp_path / "twice.jsonl"
+    write_jsonl(twice, [{"pair_id": unicodedata.normalize(form, "café"), "swapped": False,
+                         "winner": "A"} for form in ("NFC", "NFD")])
+    with pytest.raises(UserError, match="judged twice in the original order"):
+        judge_section(twice)

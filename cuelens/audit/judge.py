@@ -57,7 +57,13 @@ def _fastchat(record: dict, line: int, path: str) -> tuple[str, str, str] | None
         raise UserError(f"g1_winner/g2_winner must be model_1, model_2, tie or error; got "
                         f"'{g1}'/'{g2}'", path=path, line=line)
     key = "|".join(str(record.get(k, "")) for k in ("question_id", "model_1", "model_2", "turn"))
-    return key, names[g1], names[g2]
+    return _pair_key(key), names[g1], names[g2]
+
+
+def _pair_key(text: str) -> str:
+    """A pair id in the labels' normal form (NFC, no invisible characters, stripped), as the
+    subsets are read: the two orders of 'café' match whether written composed or decomposed."""
+    return normalise_label(text) or text
 
 
 def _swapped(record: dict, line: int, path: str) -> bool:
@@ -147,7 +153,7 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
         # position A shows X in the original order and Y in the swapped one
         by_response = TIE if position == TIE else \
             (FIRST if (position == "A") != flipped else SECOND)
-        key = str(record[id_field])
+        key = _pair_key(str(record[id_field]))
         if (key, flipped) in seen:
             raise _judged_twice(key, "swapped" if flipped else "original",
                                 seen[key, flipped], line, str(path))
