@@ -92,17 +92,22 @@ class TemplateSection(Section):
     position_bias: dict | None
 
 
-def template_section(template: PromptTemplate, answers: Answers, dataset: Dataset,
-                     cues: list[Cue], *, item_easy: np.ndarray | None = None, seed: int = 0,
-                     n_boot: int = 1000, min_items: int = 10, calibrate: bool = False,
-                     normalize: bool = False, position_bias: dict | None = None
-                     ) -> TemplateSection:
-    """One template's entry of ``llm_probe.templates`` (docs/methods.md §6 statistics; the
-    distribution test over the parsed answers only); ``position_bias``: its
-    :func:`template_position_bias`."""
-    ctx = ProbeContext(dataset=dataset, predictions=Predictions(answers.pred, answers.probs),
-                       cues=cues, item_easy=item_easy, seed=seed, n_boot=n_boot,
-                       min_items=min_items)
+def template_context(answers: Answers, dataset: Dataset, cues: list[Cue], *,
+                     item_easy: np.ndarray | None = None, seed: int = 0, n_boot: int = 1000,
+                     min_items: int = 10) -> ProbeContext:
+    """The probe context of one template's answers: its statistics and its correctness per
+    test item (``ProbeContext.correct``) are read from it."""
+    return ProbeContext(dataset=dataset, predictions=Predictions(answers.pred, answers.probs),
+                        cues=cues, item_easy=item_easy, seed=seed, n_boot=n_boot,
+                        min_items=min_items)
+
+
+def template_section(template: PromptTemplate, answers: Answers, ctx: ProbeContext, *,
+                     calibrate: bool = False, normalize: bool = False,
+                     position_bias: dict | None = None) -> TemplateSection:
+    """One template's entry of ``llm_probe.templates`` (docs/methods.md §6 statistics over
+    ``ctx``, its :func:`template_context`; the distribution test over the parsed answers only);
+    ``position_bias``: its :func:`template_position_bias`."""
     parsed = answers.parsed
     n_bad = int((~parsed).sum())
     scored = template.mode == "score"
@@ -230,7 +235,7 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
     ``position_bias`` (MCQ): also each template's :func:`template_position_bias`."""
     check_templates(dataset, templates, position_bias)
     prepare_backend(backend, templates)  # before any item: can the backend run them all?
-    answers, sections = {}, []
+    answers, sections, correct = {}, [], {}
     for template in templates:
         got = answer(backend, template, dataset, cache=cache, calibrate=calibrate,
                      normalize=normalize, progress=progress)
@@ -238,12 +243,11 @@ def run_llm_probe(dataset: Dataset, backend: Backend, templates: list[PromptTemp
         rotations = template_position_bias(
             backend, template, dataset, cache=cache, calibrate=calibrate, normalize=normalize,
             seed=seed, progress=progress) if position_bias else None
-        sections.append(template_section(
-            template, got, dataset, cues, item_easy=item_easy, seed=seed, n_boot=n_boot,
-            min_items=min_items, calibrate=calibrate, normalize=normalize,
-            position_bias=rotations).to_json())
-    gold = dataset.test.item_labels(dataset.label_names)
-    correct = {name: (got.pred == gold).astype(float) for name, got in answers.items()}
+        ctx = template_context(got, dataset, cues, item_easy=item_easy, seed=seed,
+                               n_boot=n_boot, min_items=min_items)
+        correct[template.name] = ctx.correct
+        sections.append(template_section(template, got, ctx, calibrate=calibrate,
+                                         normalize=normalize, position_bias=rotations).to_json())
     section = {"model": backend.info(), "templates": sections,
                "verdict": verdict(sections, correct, cues, n_boot=n_boot, seed=seed)}
     return LLMProbe(section, answers)
