@@ -135,3 +135,16 @@ def test_pair_ids_are_matched_in_their_normal_form(tmp_path):
                          "winner": "A"} for form in ("NFC", "NFD")])
     with pytest.raises(UserError, match="judged twice in the original order"):
         judge_section(twice)
+
+
+@pytest.mark.parametrize("value, said", [(None, "holds null"), ({"x": 1}, 'holds {"x": 1}'),
+                                         (True, "holds true"), ("  ", "holds a blank text")])
+def test_a_pair_id_that_is_no_text_or_number_is_one_error(tmp_path, value, said):
+    """Every null pair id was the one pair 'None' (two of them: 'judged twice'; one in each
+    order: a pair), an object id its Python text."""
+    path = tmp_path / "judge.jsonl"
+    write_jsonl(path, [{"pair_id": value, "swapped": flipped, "winner": "A"}
+                       for flipped in (False, True)])
+    run = CliRunner().invoke(app, ["judge", str(path), "--out", str(tmp_path / "out")])
+    assert run.exit_code == 2 and "line 1: pair id field 'pair_id' " + said in run.output
+    assert "Traceback" not in run.output

@@ -60,6 +60,16 @@ def _fastchat(record: dict, line: int, path: str) -> tuple[str, str, str] | None
     return _pair_key(key), names[g1], names[g2]
 
 
+def _pair_id(value, field: str, line: int, path: str) -> str:
+    """A record's pair id: a text or a number (written as text); null, a boolean, an object, a
+    list or a blank text is an error naming the field (every null id was the one pair 'None')."""
+    if value is None or isinstance(value, (bool, dict, list)) or not str(value).strip():
+        kind = "a blank text" if isinstance(value, str) else json.dumps(value)[:40]
+        raise UserError(f"pair id field '{field}' holds {kind}; give each pair an id (a text or "
+                        "a number)", path=path, line=line)
+    return str(value)
+
+
 def _pair_key(text: str) -> str:
     """A pair id in the labels' normal form (NFC, no invisible characters, stripped), as the
     subsets are read: the two orders of 'café' match whether written composed or decomposed."""
@@ -153,7 +163,7 @@ def judge_verdicts(path: str | Path, subset_field: str | None = None
         # position A shows X in the original order and Y in the swapped one
         by_response = TIE if position == TIE else \
             (FIRST if (position == "A") != flipped else SECOND)
-        key = _pair_key(str(record[id_field]))
+        key = _pair_key(_pair_id(record[id_field], id_field, line, str(path)))
         if (key, flipped) in seen:
             raise _judged_twice(key, "swapped" if flipped else "original",
                                 seen[key, flipped], line, str(path))
