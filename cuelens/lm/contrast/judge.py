@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import unicodedata
 from fractions import Fraction
 
 import numpy as np
@@ -80,12 +81,16 @@ def _swap_columns(df: pd.DataFrame, flip: np.ndarray) -> pd.DataFrame:
 
 
 def align(df: pd.DataFrame, midpoint: float) -> pd.DataFrame:
-    """Put each pair in lexicographic order, flipping ratings and swapping sentence columns."""
-    flip = (df["sentence1"].astype(str) > df["sentence2"].astype(str)).to_numpy()
+    """Put each pair in lexicographic order, flipping ratings and swapping sentence columns;
+    ``pair`` names it by its sentences in NFC, so a sentence written composed in one row (or
+    file) and decomposed in another is the same sentence."""
+    first, second = (df[c].astype(str).map(lambda text: unicodedata.normalize("NFC", text))
+                     for c in ("sentence1", "sentence2"))
+    flip = (first > second).to_numpy()
     df = _swap_columns(df, flip)
     if "rating" in df.columns:
         df["rating"] = np.where(flip, 2 * midpoint - df["rating"], df["rating"])
-    df["pair"] = df["sentence1"].astype(str) + "\u241f" + df["sentence2"].astype(str)
+    df["pair"] = np.where(flip, second + "\u241f" + first, first + "\u241f" + second)
     return df
 
 
