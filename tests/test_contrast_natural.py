@@ -288,3 +288,19 @@ def test_blank_lines_of_the_corpus_are_skipped_and_counted(tmp_path):
     res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(only_blank),
                                    "--models", ",".join(specs), "--out", str(out)])
     assert res.exit_code == 2 and "every line is blank" in res.output
+
+
+def test_repeated_word_prefilter_cuts_chinese_into_words_and_reads_nfc():
+    """A Chinese sentence was one whitespace "word", so no repeat was ever found in it; a word
+    written composed and decomposed (NFD) in one sentence was two words."""
+    import unicodedata
+
+    from cuelens.audit.segmenters import installed
+    from cuelens.lm.contrast.natural import without_repeated_words
+
+    if not installed("chinese"):
+        pytest.skip("the chinese segmenter (cuelens[cjk]) is not installed")
+    chinese = ["我喜欢猫，我喜欢狗。", "他在家里看书，她在公园散步。", "今天天气很好，我们去公园吧。"]
+    assert without_repeated_words(chinese).tolist() == [False, False, True]
+    latin = ["the café and " + unicodedata.normalize("NFD", "café"), "a café in the park"]
+    assert without_repeated_words(latin).tolist() == [False, True]

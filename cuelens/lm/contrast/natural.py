@@ -4,6 +4,7 @@ pruned minimum-cost assignment (docs/methods.md §9; docs/contrast.md, "audit co
 from __future__ import annotations
 
 import itertools
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +12,10 @@ import scipy.optimize
 import scipy.sparse
 import scipy.stats
 
+from cuelens.audit.segmenters import (DICTIONARY_OF, UNSPACED_RE, Segmenter, choose_segmenter,
+                                      get_segmenter, script_of)
 from cuelens.errors import UserError
+from cuelens.lm.text import SAMPLE
 from cuelens.registry import Registry
 
 FUNCTION_WORDS = frozenset("""
@@ -171,13 +175,36 @@ def check_selection(ranks: np.ndarray, selection: Selection, threshold: float = 
 
 def without_repeated_words(texts: list[str], allowed: frozenset[str] = FUNCTION_WORDS
                            ) -> np.ndarray:
-    """Boolean mask: the sentences in which no word other than an ``allowed`` one occurs twice."""
+    """Boolean mask: the sentences in which no word other than an ``allowed`` one occurs twice.
+
+    Words are whitespace words, lower-cased in NFC, edge punctuation stripped; a run of a
+    script written without spaces (Chinese, Japanese, Thai) is cut into words by the dictionary
+    segmenter a scan of ``texts`` would choose, when it has one for that script (otherwise the
+    run stays one word: characters are no words), punctuation between them left out
+    (docs/contrast.md)."""
+    choice = choose_segmenter(texts[:SAMPLE])
+    segmenter = get_segmenter(choice.name) if choice.name in DICTIONARY_OF.values() else None
     keep = np.ones(len(texts), dtype=bool)
     for i, text in enumerate(texts):
-        words = [w for w in (t.strip(".,;:!?\"'()[]").lower() for t in text.split())
+        words = [w for token in text.split() for w in _words(token, segmenter)
                  if w and w not in allowed]
         keep[i] = len(words) == len(set(words))
     return keep
+
+
+def _words(token: str, segmenter: Segmenter | None) -> list[str]:
+    """The words of one whitespace token for :func:`without_repeated_words`."""
+    word = unicodedata.normalize("NFC", token.strip(".,;:!?\"'()[]")).lower()
+    if segmenter is None or segmenter.split_run is None or not UNSPACED_RE.search(word):
+        return [word]
+    pieces, position = [], 0
+    for run in UNSPACED_RE.finditer(word):
+        pieces.append(word[position:run.start()])
+        cut = script_of(run.group()) in segmenter.runs
+        pieces += segmenter.split_run(run.group()) if cut else [run.group()]
+        position = run.end()
+    pieces.append(word[position:])
+    return [piece for piece in pieces if any(c.isalnum() for c in piece)]
 
 
 def pair_records(selection: Selection, models: list[str], logprobs: np.ndarray,
