@@ -329,3 +329,20 @@ def test_written_questions_keep_their_source_records_other_fields(tmp_path, comm
         original = source[row.get("source_id", row["id"])]
         assert row["meta"] == original["meta"] and row["video-id"] == original["video-id"]
         assert "options" not in row and "gold" not in row and "choices" in row
+
+
+def test_two_stress_runs_named_apart_keep_two_summaries(tmp_path):
+    """--out run.co.jsonl and --out run.mt.jsonl both wrote run.summary.json: the second run's
+    counts replaced the first's, which then described the other file."""
+    split = mcq_split(12)
+    data = _write(tmp_path / "test.jsonl",
+                  [{"id": i, "premise": p, "choices": c, "label": lab}
+                   for i, p, c, lab in zip(split.ids, split.premises, split.choices, split.labels)])
+    for op in ("co", "mt"):
+        out = tmp_path / f"run.{op}.jsonl"
+        done = CliRunner().invoke(app, ["stress", str(data), "--ops", op, "--out", str(out)])
+        assert done.exit_code == 0, done.output
+    for op in ("co", "mt"):
+        summary = json.loads((tmp_path / f"run.{op}.summary.json").read_text())
+        assert list(summary["ops"]) == [op]
+    assert not (tmp_path / "run.summary.json").exists()

@@ -14,8 +14,10 @@ from cuelens.commands.common import (DataSource, OutFileOpt, SeedOpt, console, d
 from cuelens.wording import plural
 
 def summary_path(out: Path) -> Path:
-    """``stress.jsonl`` → ``stress.summary.json`` (per-operator counts)."""
-    return out.with_name(out.name.split(".")[0] + ".summary.json")
+    """``stress.jsonl`` (or ``.jsonl.gz``) → ``stress.summary.json`` (per-operator counts):
+    only the file's type suffixes go, so ``run.co.jsonl`` and ``run.mt.jsonl`` keep two
+    summaries (both wrote ``run.summary.json``, the second run's counts replacing the first's)."""
+    return out.with_name(Path(out.name.removesuffix(".gz")).stem + ".summary.json")
 
 
 @user_errors
@@ -31,7 +33,8 @@ def stress(
     """Build stress questions from MCQ test data: same premise and correct choice, a constructed
     wrong choice per operator (items an operator cannot change are skipped and counted).
 
-    --out gets the questions as JSONL, and NAME.summary.json beside it the counts per operator.
+    --out gets the questions as JSONL, and NAME.summary.json beside it the counts per operator
+    (NAME: the --out file's name less its last suffix and .gz).
 
     Example: audit stress data/copa/test.jsonl --ops co,mt,neg+,pr --out stress.jsonl
     """
