@@ -346,3 +346,21 @@ def test_two_stress_runs_named_apart_keep_two_summaries(tmp_path):
         summary = json.loads((tmp_path / f"run.{op}.summary.json").read_text())
         assert list(summary["ops"]) == [op]
     assert not (tmp_path / "run.summary.json").exists()
+
+
+@pytest.mark.parametrize("command", ["augment", "stress"])
+def test_source_items_sharing_an_id_are_one_error(tmp_path, command):
+    """Stress wrote three questions with the id 'same:co' (and augment three 'same' originals),
+    whose source_id could not tell their source items apart."""
+    split = mcq_split(12)
+    data = _write(tmp_path / "data.jsonl",
+                  [{"id": "same" if i < 3 else i, "premise": p, "choices": c, "label": lab}
+                   for i, p, c, lab in zip(range(12), split.premises, split.choices,
+                                           split.labels)])
+    out = tmp_path / "out.jsonl"
+    done = CliRunner().invoke(app, [command, str(data), "--ops",
+                                    "crossover" if command == "augment" else "co",
+                                    "--out", str(out)])
+    assert done.exit_code == 2 and "id 'same' is given to two items (lines 1 and 2)" in \
+        done.output and "source_id" in done.output
+    assert not out.exists()

@@ -11,7 +11,8 @@ from cuelens.errors import check_seed
 from cuelens.augment.operators import get_operator
 from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import normalise
-from cuelens.augment.perturb import apply_operator, is_valid, item_rng, question_record
+from cuelens.augment.perturb import (SOURCE_IDS, apply_operator, is_valid, item_rng,
+                                     question_record)
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.registry import Registry
@@ -103,6 +104,7 @@ def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -
     if ratio < 0 or not math.isfinite(ratio):
         raise UserError(f"--ratio must be a non-negative number, got {ratio}")
     check_seed(seed)
+    split.positions(SOURCE_IDS)
     n = len(split)
     rows = [question_record(split, i) for i in range(n)]
     seen = {_key(split.premises[i], split.questions[i], split.choices[i]) for i in range(n)}

@@ -19,6 +19,8 @@ from cuelens.data.dataset import Split
 from cuelens.data.schema import other_fields
 
 SPACY_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "ner")
+#: why the source items' ids must be unique (:meth:`~cuelens.data.dataset.Split.positions`)
+SOURCE_IDS = "so that each written question's id and source_id name one source item"
 
 
 def item_rng(seed: int, name: str, item: int, attempt: int = 0) -> np.random.Generator:

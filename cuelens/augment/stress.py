@@ -11,8 +11,8 @@ from cuelens.errors import check_seed
 from cuelens.audit.segmentation import split_language
 from cuelens.augment.operators import OpContext, Operator
 from cuelens.augment.operators.registry import check_language
-from cuelens.augment.perturb import (apply_operator, item_rng, needed_texts, parse_texts,
-                                     question_record)
+from cuelens.augment.perturb import (SOURCE_IDS, apply_operator, item_rng, needed_texts,
+                                     parse_texts, question_record)
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.wording import plural
@@ -36,6 +36,7 @@ def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
     if split.task != Task.MCQ:
         raise UserError("stress tests need a multiple-choice dataset", path=split.path)
     check_seed(seed)
+    split.positions(SOURCE_IDS)
     check_language(ops, split_language(split))
     index = list(range(len(split))) if items is None else list(items)
     docs = parse_texts(needed_texts(split.subset(index), list(ops)), progress) \
