@@ -284,3 +284,18 @@ def test_a_sentence_written_composed_and_decomposed_is_one_pair(tmp_path):
     mixed = tmp_path / "mixed.csv"
     pd.concat([df[df["subject"] != "B"], nfd[nfd["subject"] == "B"]]).to_csv(mixed, index=False)
     assert judge(load_trials(mixed), ["m"])["models"]["m"]["n_pairs"] == 4
+
+
+@pytest.mark.parametrize("column", ["subject", "group"])
+def test_a_row_without_a_participant_or_group_is_one_error(tmp_path, column):
+    """Rows with an empty subject (or --group-field) cell were pooled as one participant (or
+    group) named 'nan', counted in n_subjects and the tests."""
+    df = pd.read_csv(small_trials(tmp_path))
+    df["group"] = df["subject"]
+    df.loc[5, column] = None
+    trials = tmp_path / "blank.csv"
+    df.to_csv(trials, index=False)
+    res = CliRunner().invoke(app, ["contrast", "judge", "--trials", str(trials), "--group-field",
+                                   "group", "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2, res.output
+    assert f"line 7: column '{column}' is empty" in res.output

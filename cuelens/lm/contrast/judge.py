@@ -112,6 +112,17 @@ def _numbers(df: pd.DataFrame, columns: list[str], path) -> None:
         df[column] = values.astype(float)
 
 
+def _names(df: pd.DataFrame, column: str, path) -> pd.Series:
+    """``column`` (a participant or group) as text; an empty cell is one error naming the
+    column and line (every such row was the one participant 'nan')."""
+    empty = np.flatnonzero((df[column].isna() | (df[column].astype(str).str.strip() == ""))
+                           .to_numpy())
+    if len(empty):
+        raise UserError(f"column {column!r} is empty: every row needs one", path=str(path),
+                        line=int(empty[0]) + 2)
+    return df[column].astype(str)
+
+
 def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
                 subject_field: str = "subject", group_field: str | None = None) -> pd.DataFrame:
     """One aligned row per (participant, pair): ``subject``, ``group``, ``pair``, ``rating``,
@@ -144,14 +155,14 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
                             path=str(ratings_path), line=int(unknown[0]) + 2)
         trials = merged.drop(columns="_merge")
     _require(trials, [subject_field, "rating"], trials_path)
-    trials["subject"] = trials[subject_field].astype(str)
+    trials["subject"] = _names(trials, subject_field, ratings_path or trials_path)
     repeated = np.flatnonzero(trials.duplicated(["subject", "pair"]).to_numpy())
     if len(repeated):
         raise UserError("a participant rated the same sentence pair twice",
                         path=str(ratings_path or trials_path), line=int(repeated[0]) + 2)
     if group_field is not None:
         _require(trials, [group_field], trials_path)
-        trials["group"] = trials[group_field].astype(str)
+        trials["group"] = _names(trials, group_field, trials_path)
     else:
         trials["group"] = trials["subject"]
     return trials.reset_index(drop=True)
