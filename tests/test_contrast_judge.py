@@ -286,10 +286,10 @@ def test_a_sentence_written_composed_and_decomposed_is_one_pair(tmp_path):
     assert judge(load_trials(mixed), ["m"])["models"]["m"]["n_pairs"] == 4
 
 
-@pytest.mark.parametrize("column", ["subject", "group"])
-def test_a_row_without_a_participant_or_group_is_one_error(tmp_path, column):
+@pytest.mark.parametrize("column", ["subject", "group", "sentence2"])
+def test_a_row_without_a_participant_group_or_sentence_is_one_error(tmp_path, column):
     """Rows with an empty subject (or --group-field) cell were pooled as one participant (or
-    group) named 'nan', counted in n_subjects and the tests."""
+    group) named 'nan', counted in n_subjects and the tests; an empty sentence was 'nan'."""
     df = pd.read_csv(small_trials(tmp_path))
     df["group"] = df["subject"]
     df.loc[5, column] = None

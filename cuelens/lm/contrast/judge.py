@@ -113,14 +113,20 @@ def _numbers(df: pd.DataFrame, columns: list[str], path) -> None:
 
 
 def _names(df: pd.DataFrame, column: str, path) -> pd.Series:
-    """``column`` (a participant or group) as text; an empty cell is one error naming the
-    column and line (every such row was the one participant 'nan')."""
+    """``column`` (a participant, group or sentence) as text; an empty cell is one error naming
+    the column and line (every such row was the one participant, group or sentence 'nan')."""
     empty = np.flatnonzero((df[column].isna() | (df[column].astype(str).str.strip() == ""))
                            .to_numpy())
     if len(empty):
         raise UserError(f"column {column!r} is empty: every row needs one", path=str(path),
                         line=int(empty[0]) + 2)
     return df[column].astype(str)
+
+
+def _sentences(df: pd.DataFrame, path) -> None:
+    """Every row has its two sentences (an empty cell was the sentence 'nan')."""
+    for column in ("sentence1", "sentence2"):
+        _names(df, column, path)
 
 
 def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
@@ -134,6 +140,7 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
         raise UserError(f"--midpoint must be a finite number, not {midpoint:g}")
     trials = read_table(trials_path)
     _require(trials, ["sentence1", "sentence2"], trials_path)
+    _sentences(trials, trials_path)
     if not model_names(trials.columns):
         raise UserError("no model columns: each model needs sentence1_<model>_prob and "
                         "sentence2_<model>_prob (log-probabilities)", path=str(trials_path))
@@ -144,6 +151,7 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
     if ratings_path is not None:
         ratings = read_table(ratings_path)
         _require(ratings, ["sentence1", "sentence2", subject_field, "rating"], ratings_path)
+        _sentences(ratings, ratings_path)
         _numbers(ratings, ["rating"], ratings_path)
         ratings = align(ratings, midpoint)
         keep = [c for c in trials.columns if c not in ratings.columns or c == "pair"]
