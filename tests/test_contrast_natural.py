@@ -304,3 +304,15 @@ def test_repeated_word_prefilter_cuts_chinese_into_words_and_reads_nfc():
     assert without_repeated_words(chinese).tolist() == [False, False, True]
     latin = ["the café and " + unicodedata.normalize("NFD", "café"), "a café in the park"]
     assert without_repeated_words(latin).tolist() == [False, True]
+
+
+def test_allowed_words_are_read_as_the_sentences_words_are():
+    """A --function-words file written decomposed (NFD) or capitalised allowed nothing: the
+    sentences' words are compared lower-cased in NFC."""
+    import unicodedata
+
+    from cuelens.lm.contrast.natural import without_repeated_words
+
+    texts = ["il va à Paris à pied", "à bientôt"]
+    allowed = frozenset({unicodedata.normalize("NFD", "À")})
+    assert without_repeated_words(texts, allowed).tolist() == [True, True]

@@ -175,13 +175,15 @@ def check_selection(ranks: np.ndarray, selection: Selection, threshold: float = 
 
 def without_repeated_words(texts: list[str], allowed: frozenset[str] = FUNCTION_WORDS
                            ) -> np.ndarray:
-    """Boolean mask: the sentences in which no word other than an ``allowed`` one occurs twice.
+    """Boolean mask: the sentences in which no word other than an ``allowed`` one (read as the
+    words are) occurs twice.
 
     Words are whitespace words, lower-cased in NFC, edge punctuation stripped; a run of a
     script written without spaces (Chinese, Japanese, Thai) is cut into words by the dictionary
     segmenter a scan of ``texts`` would choose, when it has one for that script (otherwise the
     run stays one word: characters are no words), punctuation between them left out
     (docs/contrast.md)."""
+    allowed = frozenset(unicodedata.normalize("NFC", word).lower() for word in allowed)
     choice = choose_segmenter(texts[:SAMPLE])
     segmenter = get_segmenter(choice.name) if choice.name in DICTIONARY_OF.values() else None
     keep = np.ones(len(texts), dtype=bool)
