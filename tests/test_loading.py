@@ -192,3 +192,18 @@ def test_hf_directory_of_one_dataset_saved_to_disk(tmp_path):
     assert from_disk.train is None and from_disk.format == "huggingface"
     assert from_disk.test.ids == jsonl.test.ids and from_disk.test.labels == jsonl.test.labels
     assert from_disk.test.hypotheses == jsonl.test.hypotheses
+
+
+@pytest.mark.parametrize("field", ["options", "endings", "answers"])
+def test_hf_multiple_choice_class_label_is_the_choice_index(tmp_path, field):
+    """A multiple-choice dataset whose choices are under another alias than 'choices' and whose
+    label is a ClassLabel: the label is the correct choice's index (it was turned into its class
+    name, e.g. 'second': 'label 'second' in field 'label' is not a choice index')."""
+    datasets = pytest.importorskip("datasets")
+    rows = [{"id": str(i), "premise": f"Premise {i}.", field: [f"yes {i}", f"no {i}"],
+             "label": i % 2} for i in range(6)]
+    names = datasets.ClassLabel(names=["first", "second"])
+    datasets.Dataset.from_list(rows).cast_column("label", names) \
+        .save_to_disk(str(tmp_path / "saved"))
+    loaded = load_dataset(hf=str(tmp_path / "saved")).test
+    assert loaded.task == "mcq" and loaded.labels == [i % 2 for i in range(6)]

@@ -1,7 +1,8 @@
 """Optional Hugging Face ``datasets`` source (``--hf snli`` or ``--hf super_glue:copa``).
 
 Needs the ``datasets`` package (not a core dependency) and, for hub names, network access or a
-populated local cache. Integer class labels are mapped to their names (SNLI's -1 = missing).
+populated local cache. Integer class labels are mapped to their names (SNLI's -1 = missing),
+except the label of multiple-choice data: the index of the correct choice.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 from pathlib import Path
 
 from cuelens.data.dataset import Split, Task
-from cuelens.data.schema import FieldMap
+from cuelens.data.schema import FieldMap, detect_task
 from cuelens.data.splits import SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
@@ -47,7 +48,9 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
 def hf_split(dataset, path: str, role: str, fields: FieldMap, skip_bad: bool) -> Split:
     """Normalise one ``datasets.Dataset`` (class-label integers become their names)."""
     features = dataset.features
-    mcq_hint = any(k in features for k in ("choices", "choice1", "ending0", "answerKey"))
+    # a multiple-choice label is the choice's index, whatever its class names (as the records'
+    # task is detected: any choices alias, ending0.., question.choices, --choices-field)
+    mcq_hint = "answerKey" in features or detect_task(dict(features), fields) == Task.MCQ
     class_names = {name: list(names) for name, feature in features.items()
                    if (names := getattr(feature, "names", None))}  # of every ClassLabel feature
     rows = _rows(dataset, class_names, mcq_hint)
