@@ -399,3 +399,15 @@ def test_rows_finished_out_of_order_are_written_in_sentence_order(tmp_path, monk
     # sentences 4, 3, 2 wait for sentence 1; then all four lines are written at once
     assert written == [("sentence 4/4 done", 0.25, 0), ("sentence 3/4 done", 0.5, 0),
                        ("sentence 2/4 done", 0.75, 0), ("sentence 1/4 done", 1.0, 4)]
+
+
+def test_candidates_compare_words_in_nfc():
+    """A candidate written composed (NFC) repeated a sentence word written decomposed (NFD), and
+    a function word given decomposed never matched: words compare lower-cased in NFC."""
+    import unicodedata
+
+    nfd = unicodedata.normalize("NFD", "Café")
+    vocab = Vocabulary(["café", "thé", "à"], function_words=frozenset({unicodedata.normalize(
+        "NFD", "À")}))
+    assert vocab.candidates(["un", nfd, "noir"], 2) == ["thé", "à"]
+    assert vocab.candidates(["à", "un", "x"], 2) == ["café", "thé", "à"]

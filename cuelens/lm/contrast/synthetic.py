@@ -4,6 +4,7 @@ accepting model through :data:`PRUNERS` (docs/methods.md §9, Golan et al. 2023;
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -16,10 +17,16 @@ CAUSAL_THRESHOLD = -10.0
 MAX_MISSES = 5
 
 
+def word_key(word: str) -> str:
+    """How two words are compared: lower-cased, in NFC."""
+    return unicodedata.normalize("NFC", word).lower()
+
+
 @dataclass
 class Vocabulary:
     """Candidate words: ``words`` (non-initial positions), ``initial`` (position 0; defaults to
-    ``words``) and ``function_words`` (may repeat within a sentence; matched case-insensitively)."""
+    ``words``) and ``function_words`` (may repeat within a sentence); words are matched
+    case-insensitively in NFC (:func:`word_key`: 'café' composed and decomposed is one word)."""
 
     words: list[str]
     initial: list[str] | None = None
@@ -29,16 +36,16 @@ class Vocabulary:
         self._lists = {}
         for key, words in (("rest", self.words), ("initial", self.initial or self.words)):
             arr = np.asarray(words, dtype=object)
-            lower = np.asarray([w.lower() for w in words], dtype=object)
+            lower = np.asarray([word_key(w) for w in words], dtype=object)
             self._lists[key] = (arr, lower)
-        self._function = frozenset(w.lower() for w in self.function_words)
+        self._function = frozenset(word_key(w) for w in self.function_words)
 
     def candidates(self, words: list[str], position: int) -> list[str]:
         """Allowed replacements at ``position``: no repeat of another word of the sentence
         (function words excepted), not the current word."""
         arr, lower = self._lists["initial" if position == 0 else "rest"]
-        present = {w.lower() for i, w in enumerate(words) if i != position} - self._function
-        present.add(words[position].lower())
+        present = {word_key(w) for i, w in enumerate(words) if i != position} - self._function
+        present.add(word_key(words[position]))
         return arr[~np.isin(lower, list(present))].tolist()
 
 
