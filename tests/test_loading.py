@@ -207,3 +207,24 @@ def test_hf_multiple_choice_class_label_is_the_choice_index(tmp_path, field):
         .save_to_disk(str(tmp_path / "saved"))
     loaded = load_dataset(hf=str(tmp_path / "saved")).test
     assert loaded.task == "mcq" and loaded.labels == [i % 2 for i in range(6)]
+
+
+def test_hf_test_split_without_labels_is_dropped(tmp_path):
+    """The hub's test splits carry label -1 everywhere (SuperGLUE COPA, GLUE): such a split is
+    dropped and validation is evaluated (the whole load failed: '…/test: no usable items')."""
+    datasets = pytest.importorskip("datasets")
+    rows = [{"idx": i, "premise": f"Premise {i}.", "choice1": f"yes {i}", "choice2": f"no {i}",
+             "label": i % 2} for i in range(12)]
+    saved = datasets.DatasetDict({
+        "train": datasets.Dataset.from_list(rows[:6]),
+        "validation": datasets.Dataset.from_list(rows[6:]),
+        "test": datasets.Dataset.from_list([{**r, "label": -1} for r in rows[:4]])})
+    saved.save_to_disk(str(tmp_path / "saved"))
+    loaded = load_dataset(hf=str(tmp_path / "saved"))
+    assert len(loaded.train) == 6 and len(loaded.test) == 6
+    assert loaded.test.ids == [str(i) for i in range(6, 12)]
+    only = datasets.DatasetDict({"test": datasets.Dataset.from_list(
+        [{**r, "label": -1} for r in rows])})
+    only.save_to_disk(str(tmp_path / "unlabelled"))
+    with pytest.raises(UserError, match="has no labelled train/validation/test split"):
+        load_dataset(hf=str(tmp_path / "unlabelled"))

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from cuelens.data.dataset import Split, Task
-from cuelens.data.schema import FieldMap, detect_task
+from cuelens.data.schema import LABEL_ALIASES, FieldMap, detect_task, is_missing_label
 from cuelens.data.splits import SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
@@ -57,16 +57,23 @@ def hf_split(dataset, path: str, role: str, fields: FieldMap, skip_bad: bool) ->
     return build_split(rows, Path(path), role, fields, None, skip_bad)
 
 
+def _unlabelled(dataset, fields: FieldMap) -> bool:
+    """Whether no row of ``dataset`` has a label (the hub's test splits: -1 or null everywhere)."""
+    name = fields.label or next((n for n in LABEL_ALIASES if n in dataset.features), None)
+    return name is not None and len(dataset) > 0 and \
+        all(is_missing_label(value) for value in dataset[name])
+
+
 def hf_splits(loaded, spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Split]:
-    """The train/dev/test splits of a ``datasets.DatasetDict`` (unlabelled MCQ splits dropped)."""
+    """The train/dev/test splits of a ``datasets.DatasetDict``; a split without any label (a
+    hub test split) is dropped, as its items would all be skipped."""
     out: dict[str, Split] = {}
     for split_name, dataset in loaded.items():
         role = SPLIT_NAMES.get(split_name)
-        if role is None or role in out:
+        if role is None or role in out or _unlabelled(dataset, fields):
             continue
-        split = hf_split(dataset, f"{spec}/{split_name}", role, fields, skip_bad)
-        if split.task == Task.NLI or all(label is not None for label in split.labels):
-            out[role] = split
+        out[role] = hf_split(dataset, f"{spec}/{split_name}", role, fields, skip_bad)
     if not out:
-        raise UserError(f"Hugging Face dataset '{spec}' has no train/validation/test split")
+        raise UserError(f"Hugging Face dataset '{spec}' has no labelled train/validation/test "
+                        "split")
     return out

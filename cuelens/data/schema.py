@@ -145,7 +145,7 @@ def _record_id(record: dict, default: str) -> str:
         else default
 
 
-def _is_missing_label(value: Any) -> bool:
+def is_missing_label(value: Any) -> bool:
     return value is None or str(value).strip() in MISSING_LABELS
 
 
@@ -166,7 +166,7 @@ def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | Non
     if p_name is None or h_name is None or l_name is None or not (
             p_name in record and h_name in record and l_name in record):
         raise _missing_nli_field(record, names)
-    if _is_missing_label(record[l_name]):
+    if is_missing_label(record[l_name]):
         return None
     label, original = _label(record[l_name], l_name)
     item = {"id": _record_id(record, default_id),
@@ -253,7 +253,7 @@ def normalise_mcq(record: dict, fields: FieldMap, default_id: str) -> dict | Non
     l_name = fields.label or _first(record, LABEL_ALIASES)
     if l_name is None or l_name not in record:
         raise RecordError(f"missing label field ({fields.label or '/'.join(LABEL_ALIASES)})")
-    if _is_missing_label(record[l_name]):
+    if is_missing_label(record[l_name]):
         return None
     out = {"id": _record_id(record, default_id),
            "premise": _premise(record, fields),
@@ -311,7 +311,7 @@ def normalise_nli_table(table: Any, fields: FieldMap) -> NliColumns | None:
     encoded = table.column(l_name).combine_chunks().dictionary_encode()
     originals = encoded.dictionary.to_pylist()
     try:
-        if any(_is_missing_label(value) for value in originals):
+        if any(is_missing_label(value) for value in originals):
             return None
         labels = [_label(value, l_name)[0] for value in originals]
     except RecordError:
