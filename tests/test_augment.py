@@ -364,3 +364,21 @@ def test_source_items_sharing_an_id_are_one_error(tmp_path, command):
     assert done.exit_code == 2 and "id 'same' is given to two items (lines 1 and 2)" in \
         done.output and "source_id" in done.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("a, b", [("是的。", "是的"), ("はい！", "はい"), ("हाँ।", "हाँ"),
+                                  ("نعم؟", "نعم")])
+def test_choices_differing_in_final_punctuation_of_other_scripts_are_one_choice(tmp_path, a, b):
+    """'是的。' and '是的' were two different choices: a crossover question could offer the
+    correct answer again as a wrong one, the full stop aside (only ASCII marks were dropped)."""
+    from cuelens.augment.perturb import is_valid
+
+    assert not is_valid([a, b])
+    rows = [{"id": f"q{i}", "premise": f"问题 {i}", "label": 0,
+             "choices": [a if i % 2 else b, f"别的 {i}"]} for i in range(8)]
+    out = tmp_path / "stress.jsonl"
+    done = CliRunner().invoke(app, ["stress", str(_write(tmp_path / "t.jsonl", rows)), "--ops",
+                                    "co", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    for row in map(json.loads, out.read_text(encoding="utf-8").splitlines()):
+        assert normalise(row["constructed"]) != normalise(row["choices"][row["label"]])

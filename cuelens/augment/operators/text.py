@@ -23,10 +23,17 @@ _BE_CLITIC = {SG1: "'m", SG3: "'s", PLURAL: "'re"}
 _FINITE_PRESENT = {"VBZ", "VBP"}
 
 
+#: final punctuation a comparison key drops: the ASCII marks and their counterparts in other
+#: scripts (CJK and full-width, Devanagari danda, Arabic, Ethiopic)
+FINAL_PUNCT = ".!?;, 。．！？；，、｡।॥؟؛،።፧"
+
+
 def normalise(text: str) -> str:
     """Comparison key of a choice: case-folded, in Unicode's composed form (NFC: a decomposed
-    accent matches a precomposed one), whitespace collapsed, final punctuation dropped."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFC", text.casefold())).strip().rstrip(".!?;, ")
+    accent matches a precomposed one), whitespace collapsed, final punctuation dropped
+    (:data:`FINAL_PUNCT`: '是的。' is '是的', 'हाँ।' is 'हाँ')."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text.casefold())).strip() \
+        .rstrip(FINAL_PUNCT)
 
 
 def is_punct(text: str) -> bool:
