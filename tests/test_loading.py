@@ -228,3 +228,12 @@ def test_hf_test_split_without_labels_is_dropped(tmp_path):
     only.save_to_disk(str(tmp_path / "unlabelled"))
     with pytest.raises(UserError, match="has no labelled train/validation/test split"):
         load_dataset(hf=str(tmp_path / "unlabelled"))
+
+
+def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):
+    """A mistyped `--hf ./saved` was looked up on the Hub: a minute of 'Retrying in 8s' lines
+    offline before 'Couldn't reach … on the Hub'."""
+    pytest.importorskip("datasets")
+    for spec in (str(tmp_path / "missing"), "./missing_saved_dataset", "../missing:config"):
+        with pytest.raises(UserError, match="no such directory"):
+            load_dataset(hf=spec)

@@ -35,6 +35,9 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
         raise UserError("--hf needs the optional 'datasets' package: "
                         "pip install 'cuelens[hf]'") from None
     name, _, config = spec.partition(":")
+    if name.startswith(("/", "./", "../", "~")) and not Path(name).expanduser().exists():
+        raise UserError(f"--hf {name}: no such directory (a local path; a hub dataset is named "
+                        "without a leading '/', './' or '~')")
     try:
         if (Path(name) / "state.json").is_file():  # one Dataset saved with save_to_disk
             loaded = {"train": datasets.load_from_disk(name)}  # one split: cross-validated
