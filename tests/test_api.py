@@ -264,3 +264,19 @@ def test_repr_html_headline_is_the_repr_uncut():
     head = repr(result)[len("<ScanResult "):-1]
     assert len(head) > 60  # as on the real COPA: "copa: inconclusive, D +5.5 points (chance), …"
     assert f"<b>{html.escape(head)}</b>" in result._repr_html_()
+
+
+def test_feature_parse_progress_runs_once_from_0_to_1_over_the_splits(tmp_path, monkeypatch):
+    """docs/api.md: ``features: parse <split>`` is one fraction over all splits, weighted by
+    their items. Each split's parse ran from 0 to 1 again, so the bar of `audit scan` (which
+    never runs back) sat full while the test split (or, streamed, every chunk but the first)
+    was still being parsed."""
+    monkeypatch.setenv("CUELENS_CACHE_DIR", str(tmp_path / "cache"))  # nothing parsed yet
+    rows = make_nli(200, seed=0)
+    seen: list[tuple[str, float]] = []
+    cuelens.scan(train=rows[:150], test=rows[150:], features="tense", folds=3, iterations=1,
+                 progress=lambda stage, fraction: seen.append((stage, fraction)))
+    parse = [(stage, fraction) for stage, fraction in seen if stage.startswith("features: parse")]
+    fractions = [fraction for _, fraction in parse]
+    assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    assert max(f for stage, f in parse if stage.endswith("train")) == pytest.approx(0.75)

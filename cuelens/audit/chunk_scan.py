@@ -279,14 +279,15 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
                      task: str, label_names: list[str], cross_validated: bool, folds: int,
                      cache_dir: str | Path, progress: Progress | None = None, language: str = "en",
                      words: Sequence[TokenSequences] | None = None,
-                     parsing: ParseAhead | None = None) -> dict:
+                     parsing: ParseAhead | None = None, total: int | None = None) -> dict:
     """The ICQ ``features``/``features_config`` sections (docs/methods.md §5) of ``parts``
     (:func:`~cuelens.audit.icq.feature_audit_of_parts`: the chunks, :func:`chunk_parts`,
     with their ``words`` as the scan encoded them when it kept them);
     ``{}`` when ``names`` is empty, every registered feature when it is ``None``. Text not in
     English (``language``): the features that cannot run on it are skipped and listed in
     ``features_config`` (docs/languages.md). ``parsing``: the parse started ahead, waited for
-    before the audit reads the parse cache."""
+    before the audit reads the parse cache. ``total``: the items of all parts (the progress of
+    the parse runs once from 0 to 1 over them)."""
     from cuelens.audit.features import get_features
     from cuelens.audit.icq import feature_audit_of_parts
     from cuelens.audit.results import FeaturesSection
@@ -307,7 +308,7 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
     sections = feature_audit_of_parts(parts, task=task, label_names=label_names, features=run,
                                       cross_validated=cross_validated, folds=folds,
                                       cache_dir=cache_dir, progress=stage,
-                                      language=language, words=words)
+                                      language=language, words=words, total=total)
     return {**sections, "features_config": replace(sections["features_config"], **skipped)}
 
 
@@ -448,7 +449,9 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
                 features, parts.all(), task=data.store.task,
                 label_names=data.label_names, cross_validated=data.fitting is None,
                 folds=config.folds, cache_dir=cache_dir, progress=progress,
-                language=segmentation.language, words=mode.words, parsing=parsing),
+                language=segmentation.language, words=mode.words, parsing=parsing,
+                total=sum(len(data.splits[role]) for role in (data.fitting, data.evaluated)
+                          if role is not None)),
             lengths=lengths_of_parts(parts, data.store.task, data.label_names),
             notes=mode.notes)
     finally:

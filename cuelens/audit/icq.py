@@ -157,7 +157,8 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
                            cache_dir=None,
                            progress: Callable[[str, float], None] | None = None,
                            language: str = "en",
-                           words: Sequence[TokenSequences] | None = None) -> dict:
+                           words: Sequence[TokenSequences] | None = None,
+                           total: int | None = None) -> dict:
     """The ``features`` and ``features_config`` sections of results.json (docs/methods.md §5)
     from ``parts``: splits (a whole split, or a chunk of one) of whole items, each with the
     plane of every item — its outer fold when ``cross_validated``, else 0 (fitting) or 1
@@ -165,11 +166,14 @@ def feature_audit_of_parts(parts: Iterable[tuple[Split, np.ndarray]], *, task: s
     streaming one (each chunk parsed on its own, counts summed). ``language``: the features
     that run on it (:meth:`~cuelens.audit.features.base.Feature.for_language`). ``words``:
     each part's instances' words as the scan encoded them for its cue table (WORD's values,
-    docs/icq-features.md), else WORD tokenises the texts."""
+    docs/icq-features.md), else WORD tokenises the texts. ``total``: the items of all parts,
+    for a progress that runs once from 0 to 1 over them (counted when ``parts`` is a
+    sequence; parts read one at a time, e.g. chunks, need it given)."""
     chosen = [f.name for f in get_features(features, language)]
     labels = list(label_names)
     tally = FeatureTally(folds if cross_validated else 2, len(labels))
-    total = sum(len(split) for split, _ in parts) if isinstance(parts, Sequence) else 0
+    if total is None:
+        total = sum(len(split) for split, _ in parts) if isinstance(parts, Sequence) else 0
     done = 0
     for (split, plane_of_item), part_words in zip(parts, words or repeat(None)):
         instances = split.instances(labels)
