@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -118,6 +120,24 @@ def test_template_renders_in_a_sandbox_and_files_parse(tmp_path):
         read_template(path)
     path.write_text("task: nli\nmode: score\nanswers: x=y\n---\n{{ premise ")
     with pytest.raises(UserError, match="syntax"):
+        read_template(path)
+
+
+def test_docs_template_file_parses_and_a_bad_task_names_its_line_and_value(tmp_path):
+    """docs/llm-probe.md's template file is read as written; a task line with a comment after
+    its value is one error naming the line and the value read (it said the front matter
+    needed 'task: nli|mcq', which it had)."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "llm-probe.md").read_text("utf-8")
+    example = re.search(r"^```\n(# my-template\.prompt.*?)^```", doc, flags=re.M | re.S)
+    path = tmp_path / "my-template.prompt"
+    path.write_text(example.group(1), encoding="utf-8")
+    mine = read_template(path)
+    assert (mine.task, mine.mode, mine.answers["contradiction"]) == ("nli", "score", "no")
+    path.write_text("mode: score\ntask: nli   # nli | mcq\nanswers: x=y\n---\n{{ premise }}")
+    with pytest.raises(UserError, match=r"line 2: task must be nli or mcq, not 'nli   # nli"):
+        read_template(path)
+    path.write_text("task: nli\nanswers: x=y\n---\n{{ premise }}")
+    with pytest.raises(UserError, match="needs 'mode: score|generate'"):
         read_template(path)
 
 

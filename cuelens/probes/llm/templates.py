@@ -167,7 +167,7 @@ def read_template(path: str | Path) -> PromptTemplate:
         raise UserError("prompt template needs a front matter ending with a line '---'",
                         path=str(path))
     meta: dict = {}
-    answer_line = 0
+    key_line: dict[str, int] = {}
     for number, line in enumerate(lines, 1):
         if line.strip() == "---":
             rest = "\n".join(lines[number:])
@@ -181,12 +181,17 @@ def read_template(path: str | Path) -> PromptTemplate:
             raise UserError(f"unknown front-matter line {line.strip()!r} (keys: "
                             f"{', '.join(sorted(_KEYS))})", path=str(path), line=number)
         meta[key] = value.strip()
-        answer_line = number if key == "answers" else answer_line
+        key_line[key] = number
     where = str(path)
-    if meta.get("task") not in TASKS or meta.get("mode") not in MODES:
-        raise UserError(f"front matter needs 'task: {'|'.join(TASKS)}' and "
-                        f"'mode: {'|'.join(MODES)}'", path=where)
-    answers = _parse_answers(meta["answers"], where, answer_line) if "answers" in meta else {}
+    for key, allowed in (("task", TASKS), ("mode", MODES)):
+        if key not in meta:
+            raise UserError(f"front matter needs '{key}: {'|'.join(allowed)}'", path=where)
+        if meta[key] not in allowed:
+            raise UserError(f"{key} must be {' or '.join(allowed)}, not {meta[key]!r} (a comment "
+                            "is a line of its own starting with #)", path=where,
+                            line=key_line[key])
+    answers = (_parse_answers(meta["answers"], where, key_line["answers"])
+               if "answers" in meta else {})
     if meta["task"] == Task.NLI and not answers:
         raise UserError("an NLI template needs 'answers: label=word, …'", path=where)
     options = meta.get("options", "letters" if meta["mode"] == "generate" else "text")
