@@ -222,3 +222,19 @@ def test_every_module_imports():
     for name in names:
         importlib.import_module(name)
 
+
+
+def test_architecture_tree_names_every_module_and_package():
+    """docs/ARCHITECTURE.md's tree of cuelens/ names every module (its file name without .py,
+    or its path) and every package it names exists: it had drifted (cue_change, ruler, the
+    commands' modules missing)."""
+    import re
+
+    doc = (ROOT.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    tree = doc.split("```")[1]
+    words = set(re.findall(r"\w+", tree))
+    unnamed = [str(p.relative_to(ROOT)) for p in sorted(ROOT.rglob("*.py"))
+               if p.stem != "__init__" and p.stem not in words]
+    assert unnamed == [], "modules docs/ARCHITECTURE.md does not name"
+    named = re.findall(r"^  (\w+)/ ", tree, flags=re.M)
+    assert named and [n for n in named if not (ROOT / n).is_dir()] == []
