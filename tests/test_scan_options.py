@@ -153,3 +153,23 @@ def test_address_without_the_ray_engine_is_refused(tmp_path, command):
     assert result.exit_code == 2, result.output
     assert "--address applies to --engine ray, not --engine local" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_metric_help_says_what_the_option_does(tmp_path):
+    """`audit scan --help` called --metric the "headline cue metric", but the headline is the
+    best of every metric × aggregator (the demo data: cos/lr under the default cp): --metric
+    orders the cue table and wins the headline's ties."""
+    import json
+
+    import cuelens
+    from cuelens.data.synthetic import make_nli
+
+    shown = " ".join(CliRunner().invoke(app, ["scan", "--help"], env={"COLUMNS": "300"})
+                     .output.replace("│", " ").split())
+    assert "Headline cue metric" not in shown
+    assert "orders each label's cues" in shown and "best of every metric × aggregator" in shown
+    result = cuelens.scan(make_nli(300, seed=0), features="none", folds=3, iterations=1,
+                          metric="pmi")
+    results = json.loads(json.dumps(result.results))
+    pmi = [c["metrics"]["pmi"] for c in results["cues"] if c["label"] == "neutral"]
+    assert pmi == sorted(pmi, reverse=True)  # the cue table in --metric order

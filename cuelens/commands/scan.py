@@ -44,7 +44,10 @@ def scan(
     hf: HfOpt = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="Output directory (default: audit-results/<dataset-name>/).")] = None,
-    metric: Annotated[str, typer.Option(help=f"Headline cue metric ({', '.join(METRICS)}).")]
+    metric: Annotated[str, typer.Option(help=(
+        f"Cue metric ({', '.join(METRICS)}) that orders each label's cues (cues.csv, results.json) "
+        "and wins ties of the headline model, which is the best of every metric × aggregator "
+        "(results.json leakage.best; docs/methods.md §11)."))]
     = DEFAULT.metric,
     min_count: Annotated[int, typer.Option(help="Minimum support #(w) for listed cues.")]
     = DEFAULT.min_count,
