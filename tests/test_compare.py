@@ -292,3 +292,24 @@ def test_a_word_below_the_minimum_count_is_tested_at_its_largest_share():
     large = compare_scans(counted_scan(300, [("nobody", 60, 60, True)]), gone)
     (cue,) = large["cue_changes"]["weakened"]
     assert cue["share_after"] == pytest.approx((4 - 4 / 3) / 300, abs=1e-6)
+
+
+def test_the_cue_changes_are_computed_once_per_comparison(monkeypatch):
+    """The significant-cues dimension and the result's ``cue_changes`` read one computation (it
+    ran twice: in the dimension and for the gained/lost/kept lists)."""
+    import cuelens.audit.compare as compare
+    import cuelens.audit.compare_status as compare_status
+    from cuelens.audit import cue_change
+
+    calls = []
+
+    def counted(before: dict, after: dict) -> dict | None:
+        calls.append(1)
+        return cue_change.cue_changes(before, after)
+
+    for module in (compare, compare_status):  # wherever a comparison may call it
+        monkeypatch.setattr(module, "cue_changes", counted, raising=False)
+    result = compare.compare_scans(counted_scan(300, [("nobody", 60, 60, True)]),
+                                   counted_scan(300, [("nobody", 30, 10, False)]))
+    assert len(calls) == 1
+    assert cue_dimension(result)["status"] == "better" and result["cue_changes"]["weakened"]

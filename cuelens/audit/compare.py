@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuelens.audit.compare_status import dimensions, direction, overall_status
+from cuelens.audit.compare_status import PairFacts, dimensions, direction, overall_status
 from cuelens.audit.conclusion import conclusion_of
 from cuelens.audit.cue_change import cue_changes, significant_cues
 from cuelens.audit.examples import sort_value
@@ -196,8 +196,9 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
     b, a = _side(before, before_source), _side(after, after_source)
     overlap = bool("ci_low" in b and "ci_low" in a
                    and b["ci_low"] <= a["ci_high"] and a["ci_low"] <= b["ci_high"])
+    facts = PairFacts(overlap, cue_changes(before, after) if cues_compared else None)
     proto = _protocol(before, after)
-    dims = dimensions(before, after, b, a, overlap)
+    dims = dimensions(before, after, b, a, facts)
     status, headline = overall_status(dims, bool(proto["differences"]))
     warnings = []
     if proto["differences"]:
@@ -214,7 +215,7 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
             "n_cues_gained": len(gained), "n_cues_lost": len(lost),
             "n_cues_kept": len(old.keys() & new.keys()),
             "status": status, "headline": headline, "dimensions": dims,
-            "cue_changes": cue_changes(before, after) if cues_compared else None,
+            "cue_changes": facts.cue_changes,
             "changes": _changes(b, a, before, after, overlap, next(
                 (d["status"] for d in dims if d["name"] == "significant cues"), "same")),
             "protocol": proto, "warnings": warnings}

@@ -11,9 +11,9 @@ scans conclude ``leakage`` (``still_leaking`` then, or ``mixed``/``worsened``), 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cuelens.audit.conclusion import LEAKAGE
-from cuelens.audit.cue_change import cue_changes
 from cuelens.audit.findings import task_of
 from cuelens.audit.results import CONCLUSION_TEXT, McqBaselinesSection
 from cuelens.registry import Registry
@@ -24,9 +24,21 @@ CONCLUSION_RANK = {"leakage": 0, "inconclusive": 1, "no_meaningful_leakage": 2}
 STATUS_TEXT = {"improved": "Improved", "worsened": "Worse", "mixed": "Mixed",
                "unchanged": "No measured change", "still_leaking": "Still leaking"}
 
-#: ``func(before, after, b, a, cis_overlap) -> {status, before, after, text} | None`` (None: the
+
+
+@dataclass(frozen=True)
+class PairFacts:
+    """What the dimensions read of the pair besides the two scans, computed once per comparison:
+    whether the 95% intervals of D overlap and the cue changes
+    (:func:`~cuelens.audit.cue_change.cue_changes`; None: not tested)."""
+
+    cis_overlap: bool
+    cue_changes: dict | None
+
+
+#: ``func(before, after, b, a, facts) -> {status, before, after, text} | None`` (None: the
 #: dimension does not apply, e.g. gold positions of an NLI scan)
-Dimension = Callable[[dict, dict, dict, dict, bool], dict | None]
+Dimension = Callable[[dict, dict, dict, dict, PairFacts], dict | None]
 DIMENSIONS: Registry[Dimension] = Registry("comparison dimension")
 dimension = DIMENSIONS.register  # registers a Dimension under its name
 
@@ -50,7 +62,7 @@ def _missing(b, a, section: str) -> dict:
 
 
 @dimension("conclusion")
-def _conclusion(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
+def _conclusion(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict:
     old, new = b["conclusion"]["status"], a["conclusion"]["status"]
     return {"status": direction(CONCLUSION_RANK[old], CONCLUSION_RANK[new], lower_is_better=False),
             "before": old, "after": new,
@@ -58,7 +70,7 @@ def _conclusion(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> d
 
 
 @dimension("cue leakage D")
-def _leakage_d(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
+def _leakage_d(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict:
     """Better or worse when the 95% intervals do not overlap, or when one scan's interval lies
     below the conclusion's margin and the other's reaches above it; else the same."""
     margin = a["conclusion"]["margin"]
@@ -66,7 +78,7 @@ def _leakage_d(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> di
     if "ci_low" not in b or "ci_low" not in a:
         return {"status": SAME, "before": b["D"], "after": a["D"],
                 "text": f"{text} (no intervals to tell a change from noise)"}
-    if not overlap:
+    if not facts.cis_overlap:
         status, why = direction(b["D"], a["D"]), "the 95% intervals do not overlap"
     elif (b["ci_high"] < margin) != (a["ci_high"] < margin):
         status = BETTER if a["ci_high"] < margin else WORSE
@@ -79,7 +91,7 @@ def _leakage_d(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> di
 
 
 @dimension("significant cues")
-def _cues(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
+def _cues(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict:
     """Better when some cue weakened beyond its noise and none strengthened, worse when one
     strengthened (:func:`~cuelens.audit.cue_change.cue_changes`); how many cues pass the
     threshold depends on the number of items, so the counts alone decide nothing."""
@@ -87,7 +99,7 @@ def _cues(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
     if old is None or new is None:
         return _missing(old, new, "cues")
     text = f"{old:,} → {new:,}"
-    changes = cue_changes(before, after)
+    changes = facts.cue_changes
     if changes is None:
         return {"status": SAME, "before": old, "after": new,
                 "text": f"{text} (no counts to tell a change from noise)"}
@@ -98,7 +110,7 @@ def _cues(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
 
 
 @dimension("data hygiene")
-def _hygiene(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
+def _hygiene(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict:
     """Worse when any count (duplicates, near duplicates, label conflicts, overlap) grew, better
     when one fell and none grew."""
     old, new = b["hygiene"], a["hygiene"]
@@ -113,7 +125,7 @@ def _hygiene(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict
 
 
 @dimension("gold positions")
-def _gold_positions(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict | None:
+def _gold_positions(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict | None:
     """Splits whose answer positions are significantly unbalanced (MCQ only)."""
     if task_of(before) != "mcq":
         return None
@@ -128,7 +140,7 @@ def _gold_positions(before: dict, after: dict, b: dict, a: dict, overlap: bool) 
 
 
 @dimension("training items lost")
-def _training_items(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> dict:
+def _training_items(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict:
     """Items of the fitting split the after scan no longer has: a cost (worse), never a gain."""
     old, new = b["fitting"], a["fitting"]
     if old["role"] != new["role"] or old["items"] is None or new["items"] is None:
@@ -141,11 +153,11 @@ def _training_items(before: dict, after: dict, b: dict, a: dict, overlap: bool) 
                     + (f" ({lost:,} dropped)" if lost > 0 else "")}
 
 
-def dimensions(before: dict, after: dict, b: dict, a: dict, overlap: bool) -> list[dict]:
+def dimensions(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> list[dict]:
     """Every registered dimension that applies: ``{name, status, before, after, text}``."""
     rows = []
     for name, func in DIMENSIONS.items():
-        row = func(before, after, b, a, overlap)
+        row = func(before, after, b, a, facts)
         if row is not None:
             rows.append({"name": name, **row})
     return rows
