@@ -1,5 +1,5 @@
-"""How often `audit compare` calls a change in the significant cues where there is none
-(docs/methods.md §18; docs/BENCHMARKS.md §2.9).
+"""How often `audit compare` calls a change in the significant cues or the data hygiene where
+there is none (docs/methods.md §18; docs/BENCHMARKS.md §2.9).
 
 Null pairs from real SNLI text and labels, two conditions, ``--reps`` seeds each:
 
@@ -9,7 +9,10 @@ Null pairs from real SNLI text and labels, two conditions, ``--reps`` seeds each
 Each pair is scanned with ``--features none`` (cross-validated, default settings) and compared;
 printed per condition: how often the ``significant cues`` dimension is not ``same`` (the per-cue
 change test), how often the counts of significant cues differ (what the dimension compared
-before), and the overall statuses. Example:
+before), how often the ``data hygiene`` dimension is not ``same`` (the per-count rate test) and
+how often some hygiene count differs or grew (what it compared before: worse when any grew),
+and the overall statuses.
+Example:
 
     python benchmarks/compare_calibration.py --reps 20
 """
@@ -58,17 +61,27 @@ def main() -> None:
     args = parser.parse_args()
     for condition in args.conditions.split(","):
         cue_status, counts_differ, overall = collections.Counter(), 0, collections.Counter()
+        hygiene_status, hygiene_differ, hygiene_grew = collections.Counter(), 0, 0
         for before, after in _pairs(condition, args.reps):
             result = compare_scans(before, after)
             dimension = next(d for d in result["dimensions"] if d["name"] == "significant cues")
             cue_status[dimension["status"]] += 1
             counts_differ += result["before"]["n_significant_cues"] != \
                 result["after"]["n_significant_cues"]
+            hygiene = next(d for d in result["dimensions"] if d["name"] == "data hygiene")
+            hygiene_status[hygiene["status"]] += 1
+            old, new = result["before"]["hygiene"], result["after"]["hygiene"]
+            hygiene_differ += old != new
+            hygiene_grew += any(new[key] > old[key] for key in old)
             overall[result["status"]] += 1
         changed = args.reps - cue_status["same"]
         print(f"{condition}: significant cues not 'same' {changed}/{args.reps} "
               f"({dict(cue_status)}); counts of significant cues differ "
-              f"{counts_differ}/{args.reps}; overall {dict(overall)}", flush=True)
+              f"{counts_differ}/{args.reps}; data hygiene not 'same' "
+              f"{args.reps - hygiene_status['same']}/{args.reps} ({dict(hygiene_status)}); "
+              f"hygiene counts differ {hygiene_differ}/{args.reps} (one grew in "
+              f"{hygiene_grew}); overall {dict(overall)}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -227,7 +227,7 @@ def mcq_like(longest_significant: bool, duplicates: int, position_significant: b
 
 
 def test_mcq_rules_hygiene_and_positions_are_compared_by_direction():
-    result = compare_scans(mcq_like(True, 4, False), mcq_like(False, 0, True))
+    result = compare_scans(mcq_like(True, 30, False), mcq_like(False, 0, True))
     changes = {c["measure"]: c for c in result["changes"]}
     assert changes["rule “longest choice” D"]["direction"] == "better"
     assert changes["rule “longest choice” D"]["significant"] == [True, False]
@@ -313,3 +313,136 @@ def test_the_cue_changes_are_computed_once_per_comparison(monkeypatch):
                                    counted_scan(300, [("nobody", 30, 10, False)]))
     assert len(calls) == 1
     assert cue_dimension(result)["status"] == "better" and result["cue_changes"]["weakened"]
+
+
+# ---------------------------------------------- hygiene counts: their rates tested, not compared
+def hygienic(items: int, duplicates: int = 0, near: int = 0, conflicts: int = 0,
+             overlap: tuple[int, int] | None = None, near_sample: int | None = None) -> dict:
+    """:func:`scan_like` with one hygiene split of ``items`` items and its counts; ``overlap``:
+    (copied, evaluated) items of a fitting/evaluated overlap row."""
+    results = with_config(BEFORE)
+    split = {"items": items, "duplicate_items": duplicates,
+             "duplicate_groups": min(duplicates, 1),
+             "near_duplicate_pairs": near, "label_conflict_groups": min(conflicts, 1),
+             "label_conflict_items": conflicts}
+    rows = [{"fit": "train", "eval": "test", "eval_items": overlap[1], "exact": overlap[0],
+             "near": 0, "shared_premise": 0, "fraction": overlap[0] / overlap[1]}] \
+        if overlap else []
+    results["hygiene"] = {"splits": {"train": split}, "overlap": rows, "examples": {},
+                          "warnings": [], **({"near_sample": {"train": near_sample}}
+                                             if near_sample else {})}
+    return results
+
+
+def hygiene_dimension(result: dict) -> dict:
+    return next(d for d in result["dimensions"] if d["name"] == "data hygiene")
+
+
+def hygiene_row(result: dict, count: str) -> dict:
+    return next(r for r in result["hygiene_changes"]["counts"] if r["count"] == count)
+
+
+def test_one_more_duplicate_of_a_thousand_items_is_within_the_noise():
+    """Two random halves of one file: 1 → 2 exact copies of 1,000 items was 'worse: data
+    hygiene' and the overall status 'worsened' (the counts were compared, not their rates)."""
+    result = compare_scans(hygienic(1000, duplicates=1), hygienic(1000, duplicates=2))
+    validate_results(result)
+    assert hygiene_dimension(result)["status"] == "same"
+    assert hygiene_dimension(result)["text"] == "duplicate items 1 → 2 (within the noise)"
+    assert hygiene_row(result, "duplicate_items")["change"] == "same"
+    assert "data hygiene" not in result["headline"] and result["status"] != "worsened"
+    changes = {c["measure"]: c for c in result["changes"]}
+    assert changes["duplicate items"]["direction"] == "same"
+
+
+def test_forty_new_duplicates_of_a_thousand_items_are_worse_and_their_removal_better():
+    worse = compare_scans(hygienic(1000), hygienic(1000, duplicates=40))
+    assert hygiene_dimension(worse)["status"] == "worse"
+    assert "duplicate items 0 → 40 (its rate grew beyond the noise, p " in \
+        hygiene_dimension(worse)["text"]
+    assert "worse: data hygiene" in worse["headline"]
+    assert {c["measure"]: c for c in worse["changes"]}["duplicate items"]["direction"] == "worse"
+    better = compare_scans(hygienic(1000, duplicates=40), hygienic(1000))
+    assert hygiene_dimension(better)["status"] == "better"
+    same_count = compare_scans(hygienic(1000, duplicates=10), hygienic(100, duplicates=10))
+    assert hygiene_dimension(same_count)["status"] == "worse"  # 1% of the items → 10%
+    assert hygiene_dimension(same_count)["text"].startswith(
+        "duplicate items 10 → 10 (its rate grew beyond the noise")
+    mixed = compare_scans(hygienic(1000, duplicates=40),
+                          hygienic(1000, duplicates=0, conflicts=40))
+    assert hygiene_dimension(mixed)["status"] == "worse"  # one grew: never better
+
+
+def test_a_hygiene_p_value_is_fishers_computed_by_hand_and_holm_corrected():
+    """0 of 10 items before, 5 of 10 after: the tables with 5 copies among 20 items, 0 or 5 of
+    them before, are the two as unlikely as this one, each C(10, 5)/C(20, 5) = 252/15,504: p =
+    504/15,504 = 0.0325077, significant alone but not after Holm over the four counts (4p)."""
+    result = compare_scans(hygienic(10), hygienic(10, duplicates=5))
+    row = hygiene_row(result, "duplicate_items")
+    assert row["p_value"] == pytest.approx(504 / 15504, rel=1e-5)
+    assert row["p_holm"] == pytest.approx(4 * 504 / 15504, rel=1e-5)
+    assert row["change"] == "same" and hygiene_dimension(result)["status"] == "same"
+
+
+def test_a_hygiene_p_value_matches_brute_force_enumeration():
+    """3 of 40 items before, 11 of 50 after: Fisher's two-sided p, the sum over every table with
+    the same margins as unlikely as the observed one or less, enumerated exactly."""
+    from fractions import Fraction
+    from math import comb
+
+    def chance(k: int) -> Fraction:
+        return Fraction(comb(40, k) * comb(50, 14 - k), comb(90, 14))
+
+    p = float(sum(chance(k) for k in range(15) if chance(k) <= chance(3)))
+    result = compare_scans(hygienic(40, conflicts=3), hygienic(50, conflicts=11))
+    assert hygiene_row(result, "label_conflict_items")["p_value"] == pytest.approx(p, rel=1e-5)
+
+
+def test_near_duplicate_pairs_are_a_rate_over_pairs_of_items_or_of_the_sample():
+    """A random half of a file holds about a quarter of its near-duplicate pairs (pairs of
+    items, not items): 400 pairs among 2,000 items → 100 among 1,000 is no change; a sampled
+    split's pairs are counted over the pairs of its sample."""
+    half = compare_scans(hygienic(2000, near=400), hygienic(1000, near=100))
+    row = hygiene_row(half, "near_duplicate_pairs")
+    assert (row["over_before"], row["over_after"]) == (1999000, 499500)
+    assert row["change"] == "same" and hygiene_dimension(half)["status"] == "same"
+    sampled = compare_scans(hygienic(2000, near=400), hygienic(9000, near=100, near_sample=1000))
+    assert hygiene_row(sampled, "near_duplicate_pairs")["over_after"] == 499500
+
+
+def test_an_overlap_only_one_scan_can_count_is_not_tested():
+    """A train/test scan with 5 of 100 test items copied against a cross-validated one (no
+    evaluated split): nothing to compare the rate with."""
+    result = compare_scans(hygienic(1000, overlap=(5, 100)), hygienic(1000))
+    assert hygiene_row(result, "overlap_items")["tested"] is False
+    assert hygiene_dimension(result)["text"] == \
+        "overlap items 5 → 0 (not tested: one scan counts it over no items)"
+    assert hygiene_dimension(result)["status"] == "same"
+
+
+def test_a_hygiene_count_beyond_its_items_is_one_error_line(tmp_path):
+    """An edited results file with 12 duplicates among 10 items: one error naming the scan and
+    the count (Fisher's test of a negative cell was a traceback)."""
+    for name, results in (("before", hygienic(10, duplicates=12)), ("after", hygienic(10))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(results))
+    result = CliRunner().invoke(app, ["compare", str(tmp_path / "before"), str(tmp_path / "after"),
+                                      "-o", str(tmp_path / "c.html")])
+    assert result.exit_code == 2 and result.output.startswith("error: "), result.output
+    assert "before scan's hygiene counts 12 duplicate items among 10" in result.output
+    assert not (tmp_path / "c.html").exists()
+
+
+def test_a_hygiene_test_of_a_sampled_large_split_takes_no_time():
+    """0 → 3 near-duplicate pairs, each among the 2·10¹⁰ pairs of a 200,000-item sample: given 3
+    pairs in all, each is before or after by a fair coin, p = P(0) + P(3) = 1/4 (scipy's
+    fisher_exact ran for over ten minutes on this table)."""
+    import time
+
+    start = time.perf_counter()
+    result = compare_scans(hygienic(300_000, near_sample=200_000),
+                           hygienic(300_000, near=3, near_sample=200_000))
+    row = hygiene_row(result, "near_duplicate_pairs")
+    assert row["over_before"] == row["over_after"] == 200_000 * 199_999 // 2
+    assert row["p_value"] == pytest.approx(0.25, rel=1e-6) and row["change"] == "same"
+    assert time.perf_counter() - start < 10

@@ -9,17 +9,18 @@ from cuelens.audit.compare_status import PairFacts, dimensions, direction, overa
 from cuelens.audit.conclusion import conclusion_of
 from cuelens.audit.cue_change import cue_changes, significant_cues
 from cuelens.audit.examples import sort_value
-from cuelens.audit.results import (ConfigSection, CueRow, DatasetSummary, EasyHardSection, HygieneSection,
+from cuelens.audit.hygiene_change import hygiene_changes, hygiene_rates
+from cuelens.audit.results import (ConfigSection, CueRow, DatasetSummary, EasyHardSection,
                                    LeakageSection, McqBaselinesSection, SegmentationSection,
                                    about_a_model, typed_reads)
 from cuelens.errors import UserError
 
 MAX_LISTED = 50
-HYGIENE_COUNTS = ("duplicate_items", "near_duplicate_pairs", "label_conflict_items")
 PROTOCOL = ("metric", "min_count", "ngrams", "alpha", "folds", "iterations", "seed", "z_prior",
             "include_premise", "in_sample_features", "max_fit_items", "flag_threshold",
             "margin", "min_label_items", "statistics")
 VERDICT_ORDER = {"below chance": 0, "chance": 0, "mild": 1, "significant": 2}
+HYGIENE_DIRECTION = {"grew": "worse", "fell": "better", "same": "same"}  # a count's rate
 
 
 def load_scan_results(path: str | Path, command: str = "compare") -> dict:
@@ -48,13 +49,8 @@ def load_scan_results(path: str | Path, command: str = "compare") -> dict:
 
 
 def _hygiene_counts(results: dict) -> dict | None:
-    hygiene = HygieneSection.in_results(results)
-    if hygiene is None:
-        return None
-    counts = {key: sum(getattr(s, key) for s in hygiene.splits.values())
-              for key in HYGIENE_COUNTS}
-    counts["overlap_items"] = sum(r.exact + r.near for r in hygiene.overlap)
-    return counts
+    rates = hygiene_rates(results)
+    return None if rates is None else {key: count for key, (count, _) in rates.items()}
 
 
 def _side(results: dict, source: str) -> dict:
@@ -156,11 +152,11 @@ def _rule_rows(before: dict, after: dict) -> list[dict]:
     return rows
 
 
-def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool,
+def _changes(b: dict, a: dict, before: dict, after: dict, facts: PairFacts,
              cue_direction: str) -> list[dict]:
     """Every measure both scans have, with the direction of its change (the significant cues':
-    their dimension's status)."""
-    noise = overlap or "ci_low" not in b or "ci_low" not in a  # no clear change in D
+    their dimension's status; a hygiene count's: its rate's change beyond the noise)."""
+    noise = facts.cis_overlap or "ci_low" not in b or "ci_low" not in a  # no clear change in D
     rows = [_row("cue leakage D", b["D"], a["D"], "points",
                  "same" if noise else direction(b["D"], a["D"])),
             _row("verdict", b["verdict"], a["verdict"], "",  # D's verdict: D's noise too
@@ -174,9 +170,10 @@ def _changes(b: dict, a: dict, before: dict, after: dict, overlap: bool,
     if b["n_significant_cues"] is not None and a["n_significant_cues"] is not None:
         rows.append(_row("significant cues", b["n_significant_cues"], a["n_significant_cues"],
                          "cues", cue_direction))
-    if b["hygiene"] is not None and a["hygiene"] is not None:
-        rows += [_row(key.replace("_", " "), b["hygiene"][key], a["hygiene"][key], "items",
-                      direction(b["hygiene"][key], a["hygiene"][key])) for key in b["hygiene"]]
+    if facts.hygiene_changes is not None:
+        rows += [_row(row["count"].replace("_", " "), row["before"], row["after"], "items",
+                      HYGIENE_DIRECTION[row["change"]])
+                 for row in facts.hygiene_changes["counts"]]
     return rows + _rule_rows(before, after)
 
 
@@ -196,7 +193,8 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
     b, a = _side(before, before_source), _side(after, after_source)
     overlap = bool("ci_low" in b and "ci_low" in a
                    and b["ci_low"] <= a["ci_high"] and a["ci_low"] <= b["ci_high"])
-    facts = PairFacts(overlap, cue_changes(before, after) if cues_compared else None)
+    facts = PairFacts(overlap, cue_changes(before, after) if cues_compared else None,
+                      hygiene_changes(before, after))
     proto = _protocol(before, after)
     dims = dimensions(before, after, b, a, facts)
     status, headline = overall_status(dims, bool(proto["differences"]))
@@ -215,7 +213,7 @@ def compare_scans(before: dict, after: dict, before_source: str = "before",
             "n_cues_gained": len(gained), "n_cues_lost": len(lost),
             "n_cues_kept": len(old.keys() & new.keys()),
             "status": status, "headline": headline, "dimensions": dims,
-            "cue_changes": facts.cue_changes,
-            "changes": _changes(b, a, before, after, overlap, next(
+            "cue_changes": facts.cue_changes, "hygiene_changes": facts.hygiene_changes,
+            "changes": _changes(b, a, before, after, facts, next(
                 (d["status"] for d in dims if d["name"] == "significant cues"), "same")),
             "protocol": proto, "warnings": warnings}

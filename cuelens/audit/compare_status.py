@@ -29,11 +29,14 @@ STATUS_TEXT = {"improved": "Improved", "worsened": "Worse", "mixed": "Mixed",
 @dataclass(frozen=True)
 class PairFacts:
     """What the dimensions read of the pair besides the two scans, computed once per comparison:
-    whether the 95% intervals of D overlap and the cue changes
-    (:func:`~cuelens.audit.cue_change.cue_changes`; None: not tested)."""
+    whether the 95% intervals of D overlap, the cue changes
+    (:func:`~cuelens.audit.cue_change.cue_changes`; None: not tested) and the hygiene counts'
+    changes (:func:`~cuelens.audit.hygiene_change.hygiene_changes`; None: a scan has no hygiene
+    section)."""
 
     cis_overlap: bool
     cue_changes: dict | None
+    hygiene_changes: dict | None
 
 
 #: ``func(before, after, b, a, facts) -> {status, before, after, text} | None`` (None: the
@@ -111,17 +114,31 @@ def _cues(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict
 
 @dimension("data hygiene")
 def _hygiene(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) -> dict:
-    """Worse when any count (duplicates, near duplicates, label conflicts, overlap) grew, better
-    when one fell and none grew."""
+    """Worse when the rate of some count (duplicates, near duplicates, label conflicts, overlap)
+    grew beyond the noise, better when one fell beyond it and none grew
+    (:func:`~cuelens.audit.hygiene_change.hygiene_changes`); the text names every count that
+    changed, marking those within the noise."""
     old, new = b["hygiene"], a["hygiene"]
-    if old is None or new is None:
+    if old is None or new is None or facts.hygiene_changes is None:
         return _missing(old, new, "hygiene")
-    ways = {key: direction(old[key], new[key]) for key in old}
-    status = WORSE if WORSE in ways.values() else BETTER if BETTER in ways.values() else SAME
-    changed = [f"{key.replace('_', ' ')} {old[key]:,} → {new[key]:,}"
-               for key, way in ways.items() if way != SAME]
+    rows = facts.hygiene_changes["counts"]
+    changes = {row["change"] for row in rows}
+    status = WORSE if "grew" in changes else BETTER if "fell" in changes else SAME
     return {"status": status, "before": sum(old.values()), "after": sum(new.values()),
-            "text": "; ".join(changed) or "no count changed"}
+            "text": "; ".join(_hygiene_text(row) for row in rows
+                              if row["before"] != row["after"] or row["change"] != "same")
+                    or "no count changed"}
+
+
+def _hygiene_text(row: dict) -> str:
+    """One changed count: its values and whether its rate changed beyond the noise."""
+    if row["change"] != "same":
+        why = f"its rate {row['change']} beyond the noise, p {row['p_holm']:.2g} (Holm)"
+    elif not row["tested"]:
+        why = "not tested: one scan counts it over no items"
+    else:
+        why = "within the noise"
+    return f"{row['count'].replace('_', ' ')} {row['before']:,} → {row['after']:,} ({why})"
 
 
 @dimension("gold positions")
