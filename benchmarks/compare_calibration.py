@@ -40,15 +40,15 @@ def _scan(records: list[dict]) -> dict:
     return cuelens.scan(records, features="none").results
 
 
-def _pairs(condition: str, reps: int):
+def _pairs(condition: str, seeds: range):
     dev = _records("dev")
     if condition == "nested":
         full = _scan(dev)
-        for seed in range(reps):
+        for seed in seeds:
             yield full, _scan(random.Random(seed).sample(dev, len(dev) // 2))
     else:
         pooled = dev + _records("test")
-        for seed in range(reps):
+        for seed in seeds:
             shuffled = random.Random(seed).sample(pooled, len(pooled))
             half = len(shuffled) // 2
             yield _scan(shuffled[:half]), _scan(shuffled[half:])
@@ -58,11 +58,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--conditions", default="nested,disjoint")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds first-seed … first-seed + reps − 1 (a run in parts)")
     args = parser.parse_args()
     for condition in args.conditions.split(","):
         cue_status, counts_differ, overall = collections.Counter(), 0, collections.Counter()
         hygiene_status, hygiene_differ, hygiene_grew = collections.Counter(), 0, 0
-        for before, after in _pairs(condition, args.reps):
+        for before, after in _pairs(condition, range(args.first_seed,
+                                                     args.first_seed + args.reps)):
             result = compare_scans(before, after)
             dimension = next(d for d in result["dimensions"] if d["name"] == "significant cues")
             cue_status[dimension["status"]] += 1
