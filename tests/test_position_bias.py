@@ -238,3 +238,54 @@ def test_rotate_names_rotation_files_left_by_an_earlier_run(tmp_path):
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
     assert "wrote 2 rotations" in said and "also holds rotation_2.jsonl from an earlier run" in said
+
+
+def test_probe_refuses_predictions_on_rotations_of_another_seed_or_other_items(tmp_path):
+    """Predictions on the rotations of `audit rotate --seed 4`, given back with --seed 5 or
+    against other test items, were read against another layout of the choices: a model that
+    always picked the right answer scored 46% with no warning."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import planted_items
+
+    rows = planted_items()
+    data = write_jsonl(tmp_path / "planted.jsonl", rows)
+    runner = CliRunner()
+    rot = tmp_path / "rot"
+    done = runner.invoke(app, ["rotate", str(data), "--out", str(rot), "--seed", "4"])
+    assert done.exit_code == 0, done.output
+    files = []
+    for r in range(2):  # a model that always picks the right answer
+        rotated = [json.loads(line) for line in
+                   (rot / f"rotation_{r}.jsonl").read_text().splitlines()]
+        files.append(write_jsonl(rot / f"preds_{r}.jsonl", [
+            {"id": row["id"], "prediction": row["label"]} for row in rotated]))
+    main = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": r["label"]}
+                                               for r in rows])
+
+    def probe(dataset, seed: str):
+        args = ["probe", str(dataset), "-p", str(main), "--seed", seed, "--bootstrap", "20",
+                "--out", str(tmp_path / f"out{seed}")]
+        for path in files:
+            args += ["--position-predictions", str(path)]
+        return runner.invoke(app, args)
+
+    done = probe(data, "4")
+    assert done.exit_code == 0, done.output
+    results = json.loads((tmp_path / "out4" / "results.json").read_text())
+    assert results["probe"]["position_bias"]["accuracy_all_rotations"] == 1.0
+    done = probe(data, "5")
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "Traceback" not in done.output, done.output
+    assert "rotations.json beside it (audit rotate) says" in said
+    assert "written with --seed 4" in said and "give --seed 4" in said
+    assert not (tmp_path / "out5").exists()
+    swapped = [dict(r, choices=r["choices"][::-1], label=1 - r["label"]) for r in rows]
+    other = write_jsonl(tmp_path / "swapped.jsonl", swapped)
+    done = probe(other, "4")
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "of other test items" in said, done.output

@@ -25,23 +25,29 @@ def rotate(
     """Write the evaluated split once per rotation of its choices, for a model run elsewhere;
     give its predictions back to `audit probe --position-predictions` with the same --seed.
 
+    rotations.json, written beside them, holds the seed and a hash of the items: the probe
+    refuses predictions kept in --out that are of other items or of another --seed.
+
     Example: audit rotate data/copa/ --out rotations/ && audit probe data/copa/ -p preds.jsonl
     --position-predictions rotations/preds_0.jsonl --position-predictions rotations/preds_1.jsonl
     """
     from cuelens.atomic import output_set
-    from cuelens.jsonio import write_jsonl
+    from cuelens.jsonio import write_json, write_jsonl
     from cuelens.outputs import check_outputs
-    from cuelens.probes.position import rotated_splits, rotation_records
+    from cuelens.probes.position import (MANIFEST, rotated_splits, rotation_manifest,
+                                         rotation_records)
 
     dataset = source.load(alone="test")
     if dataset.task != Task.MCQ:
         raise UserError("rotations are for multiple-choice datasets")
     splits = rotated_splits(dataset.test, seed)
     paths = [out / f"rotation_{r}.jsonl" for r in range(len(splits))]
-    check_outputs(paths, dataset.input_paths)
+    check_outputs([*paths, out / MANIFEST], dataset.input_paths)
     with output_set():
         for path, split in zip(paths, splits):
             write_jsonl(path, rotation_records(split))
+        write_json(out / MANIFEST, rotation_manifest(dataset.test, seed,
+                                                     [path.name for path in paths]))
     console.print(f"wrote {plural(len(paths), 'rotation')} of {plural(len(dataset.test), 'item')} to "
                   f"{escape(str(out))}")
     stale = sorted(set(out.glob("rotation_*.jsonl")) - set(paths))

@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -13,6 +15,7 @@ from scipy import stats
 from cuelens.audit.chance import (ALPHA, _r, letter, p_text, position_chi_square,
                                   positions_verdict)
 from cuelens.errors import check_seed
+from cuelens.jsonio import jsonl_line
 from cuelens.data.dataset import Split, Task
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
@@ -228,10 +231,54 @@ class PositionBiasOptions:
     source: str = ""
 
 
+MANIFEST = "rotations.json"  # written by ``audit rotate`` beside its rotation files
+
+
+def items_digest(split: Split) -> str:
+    """A short hash of an MCQ split's items as :func:`rotation_records` writes them (ids,
+    texts, choices in their order, gold answers): the same only for the same test items."""
+    text = "".join(jsonl_line(row) for row in rotation_records(split))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def rotation_manifest(split: Split, seed: int, files: Sequence[str]) -> dict:
+    """What ``audit rotate`` records in :data:`MANIFEST`: the seed, the items' digest and the
+    rotation files in rotation order."""
+    return {"seed": seed, "items": len(split), "items_digest": items_digest(split),
+            "files": list(files)}
+
+
+def check_manifests(paths: Sequence, split: Split, seed: int) -> None:
+    """Refuse predictions on rotations of other items or of another seed: each prediction file
+    whose directory holds a :data:`MANIFEST` must be of rotations of ``split`` with ``seed``."""
+    import json
+
+    from cuelens.errors import UserError
+
+    for path in paths:
+        manifest = Path(path).parent / MANIFEST
+        try:
+            written = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # none there (or not ours): nothing to check against
+        if not isinstance(written, dict) or "items_digest" not in written:
+            continue
+        said = f"the {MANIFEST} beside it (audit rotate) says these are predictions on rotations"
+        if written["items_digest"] != items_digest(split):
+            raise UserError(f"{said} of other test items ({written.get('items')}; the test split "
+                            f"has {len(split)}), or of these in another order: rotate this test "
+                            "split and predict its rotations", path=str(path))
+        if written.get("seed") != seed:
+            raise UserError(f"{said} written with --seed {written.get('seed')}; this probe lays "
+                            f"rotations out with --seed {seed}: give --seed "
+                            f"{written.get('seed')}", path=str(path))
+
+
 def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None = None,
                        norm: str = "none") -> PositionBiasOptions:
     """Options from one predictions file (or evaluation log) per rotation, in rotation order,
-    each read against its rotated dataset (:func:`rotation_datasets` with ``seed``)."""
+    each read against its rotated dataset (:func:`rotation_datasets` with ``seed``); files
+    beside an ``audit rotate`` :data:`MANIFEST` of other items or another seed are refused."""
     from cuelens.errors import UserError
     from cuelens.probes.sources import read_predictions
 
@@ -239,6 +286,7 @@ def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None
     if len(paths) != len(rotated):
         raise UserError(f"--position-predictions needs {len(rotated)} files, one per rotation; "
                         f"got {len(paths)}")
+    check_manifests(paths, dataset.test, seed)
     picks = [read_predictions(path, data, id_field, norm, require_all=True).pred
              for path, data in zip(paths, rotated)]
     return PositionBiasOptions(picks=picks, source="predictions per rotation")
