@@ -27,6 +27,18 @@ def _inside(path: Path, directory: Path) -> bool:
     return directory.is_dir() and path.resolve().is_relative_to(directory.resolve())
 
 
+RUN_FILES = ("results.json", "run.json", "cues.csv", "items.jsonl", "items.parquet", "easy.jsonl",
+             "hard.jsonl", "easy.ids.txt", "hard.ids.txt", "predictions.jsonl")
+"""The files a scan or probe writes beside its results.json (its report aside)."""
+
+
+def with_run_files(results: PathLike) -> list[Path]:
+    """A results file read by a command and the files of its run beside it (:data:`RUN_FILES`):
+    its inputs, so that no output of the command replaces them (a report over items.jsonl)."""
+    results = Path(results)
+    return [results, *(results.parent / name for name in RUN_FILES if name != results.name)]
+
+
 def check_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike | None]) -> None:
     """Refuse an output that is an input (or inside an input directory) or another output of the
     same run, or whose directory cannot be written; ``None`` entries are ignored. Symlinks and

@@ -29,12 +29,13 @@ def compare(
     from cuelens.audit.compare import compare_scans, load_scan_results
     from cuelens.audit.results import CONCLUSION_TEXT
     from cuelens.data.display import shown
-    from cuelens.outputs import check_outputs
+    from cuelens.outputs import check_outputs, with_run_files
     from cuelens.reports import ReportOptions, render_report
 
     scans = load_scan_results(before), load_scan_results(after)
     after_dir = after if after.is_dir() else after.parent
-    inputs = [p / "results.json" if p.is_dir() else p for p in (before, after)]
+    read = [p / "results.json" if p.is_dir() else p for p in (before, after)]
+    inputs = [path for results in read for path in with_run_files(results)]  # and their runs'
     target = out or after_dir / "compare.html"
     check_outputs([target], inputs)  # before anything is compared or printed
     result = compare_scans(*scans, str(before), str(after))

@@ -30,10 +30,11 @@ def report(
 
     Example: audit report audit-results/snli/results.json -o snli-report.html
     """
+    from cuelens.outputs import with_run_files
     from cuelens.reports import ReportOptions, load_results, render_report
 
     options = ReportOptions(plotly=plotly, rank_by=rank_by)
     out = out or results.parent / "report.html"
-    written = render_report(load_results(results), out, inputs=[results], source=str(results),
-                            options=options)
+    written = render_report(load_results(results), out, inputs=with_run_files(results),
+                            source=str(results), options=options)
     console.print(f"report written to [bold]{escape(str(written))}[/]", highlight=False)

@@ -1,0 +1,38 @@
+"""Outputs never replace a file that a command reads, nor the files of the run whose results it
+reads (docs/robustness.md, "Outputs")."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from cuelens.cli import app
+from tests.conftest import write_jsonl
+
+
+@pytest.fixture
+def scan_dir(tmp_path, nli_rows):
+    """A scan's output directory (results.json, run.json, cues.csv, easy/hard.jsonl, …)."""
+    data = write_jsonl(tmp_path / "data.jsonl", nli_rows * 2)
+    out = tmp_path / "scan"
+    done = CliRunner().invoke(app, ["scan", str(data), "--out", str(out), "--folds", "2",
+                                    "--iterations", "1"])
+    assert done.exit_code == 0, done.output
+    return out
+
+
+@pytest.mark.parametrize("name", ["cues.csv", "easy.jsonl", "run.json"])
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_a_report_never_replaces_a_file_of_the_scan_it_reads(scan_dir, command, name):
+    """`audit report scan/results.json -o scan/cues.csv` and `audit compare a b -o
+    a/easy.jsonl` wrote their HTML over the scan's own files (only results.json was kept)."""
+    before = {p.name: p.read_bytes() for p in scan_dir.iterdir()}
+    args = [command, str(scan_dir / "results.json")]
+    args += [str(scan_dir)] if command == "compare" else []
+    done = CliRunner().invoke(app, [*args, "-o", str(scan_dir / name)])
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.output.split())
+    assert said.startswith("error: ") and name in said and "same as an input file" in said
+    assert {p.name: p.read_bytes() for p in scan_dir.iterdir()} == before
+    done = CliRunner().invoke(app, [*args, "-o", str(scan_dir / "page.html")])
+    assert done.exit_code == 0, done.output  # a new file beside them is fine
