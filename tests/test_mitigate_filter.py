@@ -237,3 +237,29 @@ def test_aflite_options_under_the_z_method_are_refused(tmp_path, options, messag
                                       str(tmp_path / "o"), *options])
     assert result.exit_code == 2 and message in result.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("model, message", [("no-such-model", "cannot load model 'no-such-model'"),
+                                            (".", "not a Hugging Face model directory")])
+def test_aflite_refuses_an_unknown_model_before_reading_and_scanning(tmp_path, monkeypatch,
+                                                                     model, message):
+    """`audit filter --method aflite --model NAME`: an unknown model was reported after the
+    scan of the data before filtering (minutes on real data)."""
+    from typer.testing import CliRunner
+
+    import cuelens.audit.pipeline
+    from cuelens.cli import app
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("the data was scanned before the model was loaded")
+
+    monkeypatch.setattr(cuelens.audit.pipeline, "scan_dataset", no_scan)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in planted()))
+    result = CliRunner().invoke(app, ["filter", "d.jsonl", "--method", "aflite", "--model",
+                                      model, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert said.startswith("error: ") and message in said and "Traceback" not in said
+    assert not (tmp_path / "o").exists()

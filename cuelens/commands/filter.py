@@ -61,7 +61,7 @@ def filter(  # noqa: A001 - the sub-command's name
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.atomic import output_set, replace_directory
     from cuelens.outputs import check_output_dir
-    from cuelens.mitigate.aflite import AFLiteOptions
+    from cuelens.mitigate.aflite import AFLiteOptions, load_encoder
     from cuelens.mitigate.subset import (METHODS, OUTPUT_NAMES, filter_dataset, load_subset,
                                          subset_paths, write_subset)
     from cuelens.reports import render_report
@@ -82,6 +82,7 @@ def filter(  # noqa: A001 - the sub-command's name
     config = ScanConfig(min_count=min_count, seed=seed)
     config.validate()
     aflite_options.validate()
+    encoder = load_encoder(model) if model is not None else None  # before the data and its scan
     dataset = source.load()
     check_output_dir(out, dataset.input_paths, OUTPUT_NAMES)
     if dataset.task == Task.MCQ and dataset.n_choices is None:
@@ -89,7 +90,7 @@ def filter(  # noqa: A001 - the sub-command's name
     with progress_bar(f"scanning {dataset.name}") as progress:
         before = scan_dataset(dataset, config, features=(), progress=progress)
     with progress_bar(f"filtering ({method})") as progress:
-        subset = filter_dataset(dataset, method, config, balance=balance, model=model,
+        subset = filter_dataset(dataset, method, config, balance=balance, model=encoder,
                                 aflite_options=aflite_options, progress=progress)
     compared: list[dict] = []
 

@@ -4,6 +4,7 @@ WinoGrande; Le Bras et al. 2020; rounds, defaults and features: docs/mitigation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -106,18 +107,37 @@ def cue_features(seqs: TokenSequences, min_count: int):
     return X[:, np.flatnonzero(support >= min_count)].tocsr()
 
 
-def embedding_features(texts: list[str], model: str, batch_size: int = 64,
-                       max_length: int = 64, progress=None) -> np.ndarray:
-    """Mean-pooled, L2-normalised last hidden states of ``model`` (e.g. ``minilm``) for
-    ``texts`` (the sentence-transformers recipe of all-MiniLM-L6-v2)."""
-    import torch
+@dataclass
+class Encoder:
+    """A sentence encoder loaded by :func:`load_encoder`: its name as given, tokenizer, model."""
+
+    name: str
+    tokenizer: Any
+    model: Any
+
+
+def load_encoder(model: str) -> Encoder:
+    """Load ``model`` (e.g. ``minilm``, a local directory, a hub id) for
+    :func:`embedding_features`; an unknown or unloadable model is a
+    :class:`~cuelens.errors.UserError` (load it before any long work)."""
     from transformers import AutoModel, AutoTokenizer
 
     from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
 
     name = resolve_model_name(model)
-    tokenizer = from_pretrained(AutoTokenizer, name)
-    encoder = from_pretrained(AutoModel, name).eval().to(pick_device("auto"))
+    return Encoder(model, from_pretrained(AutoTokenizer, name),
+                   from_pretrained(AutoModel, name).eval().to(pick_device("auto")))
+
+
+def embedding_features(texts: list[str], model: str | Encoder, batch_size: int = 64,
+                       max_length: int = 64, progress=None) -> np.ndarray:
+    """Mean-pooled, L2-normalised last hidden states of ``model`` (e.g. ``minilm``, or one
+    loaded by :func:`load_encoder`) for ``texts`` (the sentence-transformers recipe of
+    all-MiniLM-L6-v2)."""
+    import torch
+
+    loaded = model if isinstance(model, Encoder) else load_encoder(model)
+    tokenizer, encoder = loaded.tokenizer, loaded.model
     order = np.argsort([len(t) for t in texts], kind="stable")
     out = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
     with torch.inference_mode():

@@ -17,7 +17,8 @@ from cuelens.audit.segmentation import scan_segmentation
 from cuelens.audit.tokenize import segmenting
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.schema import FieldMap
-from cuelens.mitigate.aflite import AFLiteOptions, aflite, cue_features, embedding_features
+from cuelens.mitigate.aflite import (AFLiteOptions, Encoder, aflite, cue_features,
+                                     embedding_features)
 from cuelens.mitigate.zfilter import Incidence, z_filter
 
 METHODS = ("z", "aflite")
@@ -55,11 +56,12 @@ def fitting_chunk(dataset: Dataset, config: ScanConfig) -> TokenChunk:
 
 
 def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance: bool = False,
-                   aflite_options: AFLiteOptions | None = None, model: str | None = None,
-                   progress=None) -> Subset:
+                   aflite_options: AFLiteOptions | None = None,
+                   model: str | Encoder | None = None, progress=None) -> Subset:
     """The :class:`Subset` of ``dataset``'s fitting split chosen by ``method`` (z | aflite),
     with the scan options ``config`` (min_count, z prior, n-grams, premise, seed), the words cut
-    by the segmenter the scan picks (``config.segmenter``)."""
+    by the segmenter the scan picks (``config.segmenter``); ``model``: AFLite's sentence encoder
+    (a name, or one loaded by :func:`~cuelens.mitigate.aflite.load_encoder`)."""
     with segmenting(scan_segmentation(dataset, config.segmenter).segmenter):
         chunk = fitting_chunk(dataset, config)
     split = fitting_split(dataset)
@@ -82,7 +84,8 @@ def filter_dataset(dataset: Dataset, method: str, config: ScanConfig, *, balance
     else:
         X = embedding_features(instance_texts(split, config.include_premise), model,
                                progress=progress)
-        features = f"sentence embeddings ({model})"
+        name = model.name if isinstance(model, Encoder) else model
+        features = f"sentence embeddings ({name})"
     result = aflite(X, strata, chunk.k, o, progress)
     weight = result.kept.astype(np.float64)
     report = {"method": "aflite", "features": features, "ensemble": o.ensemble,
