@@ -289,3 +289,64 @@ def test_probe_refuses_predictions_on_rotations_of_another_seed_or_other_items(t
     done = probe(other, "4")
     said = " ".join(done.output.split())
     assert done.exit_code == 2 and "of other test items" in said, done.output
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--position-lm", "no-such-lm"], "cannot load model 'no-such-lm'"),
+    (["--scan", "no-such-scan"], "not a scan output directory"),
+    (["--position-predictions", "p.jsonl"], "needs 2 files, one per rotation; got 1")])
+def test_probe_checks_what_it_reads_before_the_model_predicts(tmp_path, monkeypatch, options,
+                                                              message):
+    """`audit probe --model M --position-lm BAD` (or a bad --scan, a missing rotation) was
+    refused only after the model had predicted every test item (minutes)."""
+    from typer.testing import CliRunner
+
+    import cuelens.probes.sources
+    from cuelens.cli import app
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import planted_items
+    from tests.tiny_models import tiny_bert_dir
+
+    def no_predictions(*args, **kwargs):
+        raise AssertionError("the model predicted before the options were checked")
+
+    monkeypatch.setattr(cuelens.probes.sources.ModelSource, "predict", no_predictions)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    rows = planted_items()
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": 0} for r in rows])
+    texts = [r["premise"] + " " + " ".join(r["choices"]) for r in rows]
+    tiny_bert_dir(tmp_path / "m", texts)
+    done = CliRunner().invoke(app, ["probe", "d.jsonl", "--model", "m", "--allow-untrained",
+                                    "--out", "o", *options])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and said.startswith("error: ") and message in said, done.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_probe_position_bias_of_the_model(tmp_path):
+    """--position-bias scores every rotation with the --model (its scorer is built once the
+    model is loaded)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import planted_items
+    from tests.tiny_models import tiny_bert_dir
+
+    rows = planted_items()
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    texts = [r["premise"] + " " + " ".join(r["choices"]) for r in rows]
+    model = tiny_bert_dir(tmp_path / "m", texts)
+    done = CliRunner().invoke(app, ["probe", str(data), "--model", str(model),
+                                    "--allow-untrained", "--position-bias", "--bootstrap", "20",
+                                    "--out", str(tmp_path / "o")])
+    assert done.exit_code == 0, done.output
+    section = json.loads((tmp_path / "o" / "results.json").read_text())["probe"]["position_bias"]
+    assert section["source"] == "model" and section["rotations"] == 2 * len(rows)
+    refused = CliRunner().invoke(app, ["probe", str(data), "-p", str(data), "--position-bias",
+                                       "--out", str(tmp_path / "o2")])
+    assert refused.exit_code == 2 and "--position-bias scores the --model" in refused.output

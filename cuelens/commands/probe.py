@@ -197,13 +197,19 @@ def probe(
         runner = partial(predict_proba_ray, concurrency=actors, address=address,
                          trust_remote_code=trust_remote_code)
     norm_name = norm_unit if norm else "none"
+    # what the probe reads besides the model, read before the model predicts (minutes)
+    positions = _position_options(dataset, seed, position_bias, position_lm,
+                                  position_predictions, device, id_field, norm_name, model)
+    scan_result = load_scan(scan, dataset) if scan else None  # None: the probe scans the data
     preds, clf = _predictions(dataset, model, predictions, batch_size, max_length, device,
                               trust_remote_code, "torch-int8" if int8 else backend,
                               id_field, norm_name, runner, require_all_items,
                               allow_untrained=allow_untrained)
-    positions = _position_options(dataset, clf, seed, position_bias, position_lm,
-                                  position_predictions, device, id_field, norm_name, batch_size)
-    scan_result = load_scan(scan, dataset) if scan else None  # None: the probe scans the data
+    if position_bias:
+        from cuelens.probes.position import PositionBiasOptions, classifier_scorer
+
+        positions = PositionBiasOptions(score_fn=classifier_scorer(clf, batch_size),
+                                        source="model")
     with progress_bar(f"probing {dataset.name}") as progress:
         result = probe_dataset(dataset, preds, scan=scan_result, config=config,
                                classifier=clf, short_circuit=sc_options,
@@ -219,10 +225,12 @@ def probe(
     print_probe(result.results["probe"], out_dir)
 
 
-def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
+def _position_options(dataset, seed: int, use_model: bool, lm: str | None,
                       files: list[Path] | None, device: str, id_field: str | None, norm: str,
-                      batch_size):
-    """:class:`~cuelens.probes.position.PositionBiasOptions` from the chosen source, or None."""
+                      model: str | None):
+    """:class:`~cuelens.probes.position.PositionBiasOptions` from the chosen LM or files, or
+    None (also for --position-bias, whose scorer is the --model once loaded); the options are
+    checked, the LM loaded and the files read here, before the model predicts."""
     from cuelens.probes import position
 
     if not (use_model or lm or files):
@@ -239,11 +247,10 @@ def _position_options(dataset, clf, seed: int, use_model: bool, lm: str | None,
         return position.PositionBiasOptions(
             score_fn=position.sentence_scorer(load_scorer(lm, device=device)),
             source=f"language model {lm}")
-    if clf is None:
+    if model is None:
         raise UserError("--position-bias scores the --model; with --predictions use "
                         "--position-predictions")
-    return position.PositionBiasOptions(score_fn=position.classifier_scorer(clf, batch_size),
-                                        source="model")
+    return None
 
 
 def _predictions(dataset, model, predictions, batch_size, max_length, device,
