@@ -416,3 +416,23 @@ def test_probe_results_render_with_probe_figures(tmp_path, task):
     probe = next(s for s in build_sections(results) if s.key == "probe")
     assert {"delta", "distribution", "easy_hard"} <= set(probe.figures)
     render_report(results, tmp_path / "report.html")
+
+
+def test_a_zero_width_interval_is_explained_in_the_report():
+    """The report's leakage verdict read 'D = +0.0 points (95% CI +0.0 to +0.0),
+    indistinguishable from guessing', as if D were known exactly (a tiny test split whose items
+    all score alike); the terminal and the card said why the interval has no width, the
+    report did not."""
+    results = nli_results()
+    note = ("the headline model's per-item difference from the baseline is the same on all 6 "
+            "evaluated items, so the interval has zero width because nothing varies, not "
+            "because D is known precisely")
+    leak = dict(results["leakage"], verdict="chance", interval_note=note,
+                best=dict(results["leakage"]["best"], D=0.0, ci_low=0.0, ci_high=0.0))
+    level, sentence = verdict(LeakageSection.from_json(leak), 0.10, results)
+    assert level == "clean" and "(95% CI +0.0 to +0.0)" in sentence
+    assert sentence.endswith(" The headline model's per-item difference from the baseline is "
+                             "the same on all 6 evaluated items, so the interval has zero width "
+                             "because nothing varies, not because D is known precisely.")
+    results["leakage"] = leak
+    assert "because nothing varies" in render_html(results)

@@ -18,6 +18,7 @@ from cuelens.audit.results import (ConfigSection, CueFinding, CueRow, CueStats, 
 from cuelens.data.dataset import Task, roles_note
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.jsonio import format_number, read_number
+from cuelens.mitigate.card import sentence
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.section import Section, label_keys, pct
@@ -122,7 +123,13 @@ def calm(level: str, results: dict) -> str:
 
 def verdict(leak: LeakageSection, threshold: float, results: dict) -> tuple[str, str]:
     """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
-    when the whole 95% interval of D is above the alarm threshold."""
+    when the whole 95% interval of D is above the alarm threshold; an interval of zero width is
+    followed by why (``leakage.interval_note``: nothing varies, D is not known precisely)."""
+    level, text = _verdict(leak, threshold, results)
+    return level, f"{text} {sentence(leak.interval_note)}" if leak.interval_note else text
+
+
+def _verdict(leak: LeakageSection, threshold: float, results: dict) -> tuple[str, str]:
     text, context = _text_name(results)
     best = leak.best
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
@@ -157,12 +164,12 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
     if leak is None or not measurable(results):
         return None
     threshold = ConfigSection.of(results).flag_threshold
-    level, sentence = verdict(leak, threshold, results)
+    level, headline = verdict(leak, threshold, results)
     level = calm(level, results)
     # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
     reference = leak.reference["accuracy"]
     sec = Section("leakage", "Cue leakage", context={
-        "level": level, "verdict": sentence, "leak": leak, "threshold": threshold,
+        "level": level, "verdict": headline, "leak": leak, "threshold": threshold,
         "baseline": ("chance (1/k)" if DatasetSummary.required_in(results).task == Task.MCQ
                      else "baseline: the most frequent evaluated label"),
         "baseline_accuracy": reference},
