@@ -263,3 +263,24 @@ def test_aflite_refuses_an_unknown_model_before_reading_and_scanning(tmp_path, m
     said = " ".join(result.output.split())
     assert said.startswith("error: ") and message in said and "Traceback" not in said
     assert not (tmp_path / "o").exists()
+
+
+def test_aflite_refuses_a_target_that_leaves_nothing_to_remove(tmp_path):
+    """`--target 99999` on 200 items ran both scans and wrote a 'filtered' copy of every item
+    (AFLite stopped at once: 0 rounds, 0 removed), with no word on why."""
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in planted()))
+    for target in ("200", "99999"):
+        result = CliRunner().invoke(app, ["filter", str(tmp_path / "d.jsonl"), "--method",
+                                          "aflite", "--target", target, "--out",
+                                          str(tmp_path / "o")])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and said.startswith("error: "), result.output
+        assert f"--target {int(target):,} is not below the 200 items to filter" in said
+        assert not (tmp_path / "o").exists()
+    with pytest.raises(cuelens.errors.UserError, match="AFLite would remove none"):
+        AFLiteOptions(target=5).check_items(5)
+    AFLiteOptions(target=4).check_items(5)

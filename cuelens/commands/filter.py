@@ -62,8 +62,8 @@ def filter(  # noqa: A001 - the sub-command's name
     from cuelens.atomic import output_set, replace_directory
     from cuelens.outputs import check_output_dir
     from cuelens.mitigate.aflite import AFLiteOptions, load_encoder
-    from cuelens.mitigate.subset import (METHODS, OUTPUT_NAMES, filter_dataset, load_subset,
-                                         subset_paths, write_subset)
+    from cuelens.mitigate.subset import (METHODS, OUTPUT_NAMES, filter_dataset, fitting_split,
+                                         load_subset, subset_paths, write_subset)
     from cuelens.reports import render_report
     from cuelens.results import ScanResult
 
@@ -87,6 +87,8 @@ def filter(  # noqa: A001 - the sub-command's name
     check_output_dir(out, dataset.input_paths, OUTPUT_NAMES)
     if dataset.task == Task.MCQ and dataset.n_choices is None:
         raise UserError("filtering needs the same number of choices in every item")
+    if method == "aflite":
+        aflite_options.check_items(len(fitting_split(dataset)))
     with progress_bar(f"scanning {dataset.name}") as progress:
         before = scan_dataset(dataset, config, features=(), progress=progress)
     with progress_bar(f"filtering ({method})") as progress:

@@ -13,6 +13,7 @@ from cuelens.audit.aggregators import quiet_single_thread
 from cuelens.audit.counts import TokenSequences
 from cuelens.errors import UserError
 from cuelens.mitigate import CUTOFF, ENSEMBLE, THRESHOLD, TRAIN_SIZE
+from cuelens.wording import plural
 
 SMALL_CUTOFF = 0.05  # k at most this share of the current set
 
@@ -37,6 +38,14 @@ class AFLiteOptions:
                                    ("--target", self.target, 0)):
             if value < least:
                 raise UserError(f"{name} must be at least {least}; got {value}")
+
+    def check_items(self, n_items: int) -> None:
+        """Refuse a ``--target`` that leaves nothing to remove from ``n_items`` training items
+        (AFLite would stop at once and keep every item)."""
+        if self.target >= n_items:
+            raise UserError(f"--target {self.target:,} is not below the {plural(n_items, 'item')}"
+                            " to filter: AFLite would remove none; give a smaller --target (0: "
+                            "stop when fewer than --cutoff items reach --threshold)")
 
 
 @dataclass
