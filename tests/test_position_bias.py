@@ -350,3 +350,25 @@ def test_probe_position_bias_of_the_model(tmp_path):
     refused = CliRunner().invoke(app, ["probe", str(data), "-p", str(data), "--position-bias",
                                        "--out", str(tmp_path / "o2")])
     assert refused.exit_code == 2 and "--position-bias scores the --model" in refused.output
+
+
+def test_probe_refuses_one_predictions_file_for_two_rotations(tmp_path):
+    """The same file given for rotations 0 and 1 was read against both layouts: the picks of
+    rotation 0 scored as those of rotation 1, with no warning."""
+    from typer.testing import CliRunner
+
+    from cuelens.cli import app
+    from tests.conftest import write_jsonl
+    from tests.test_evallogs import planted_items
+
+    rows = planted_items()
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": 0} for r in rows])
+    done = CliRunner().invoke(app, ["probe", str(data), "-p", str(preds),
+                                    "--position-predictions", str(preds),
+                                    "--position-predictions", str(tmp_path / "." / "p.jsonl"),
+                                    "--out", str(tmp_path / "o")])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and said.startswith("error: "), done.output
+    assert "one file is given for rotations 0 and 1" in said
+    assert not (tmp_path / "o").exists()

@@ -286,6 +286,13 @@ def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None
     if len(paths) != len(rotated):
         raise UserError(f"--position-predictions needs {len(rotated)} files, one per rotation; "
                         f"got {len(paths)}")
+    seen: dict[Path, int] = {}  # (an lm-eval directory may hold the log of every rotation)
+    for r, path in enumerate(paths):
+        first = seen.setdefault(Path(path).resolve(), r) if Path(path).is_file() else r
+        if first != r:
+            raise UserError(f"one file is given for rotations {first} and {r}: each rotation "
+                            "needs the predictions on its own file (rotation_<r>.jsonl of audit "
+                            "rotate)", path=str(path))
     check_manifests(paths, dataset.test, seed)
     picks = [read_predictions(path, data, id_field, norm, require_all=True).pred
              for path, data in zip(paths, rotated)]
