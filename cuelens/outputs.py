@@ -29,14 +29,17 @@ def _inside(path: Path, directory: Path) -> bool:
 
 RUN_FILES = ("results.json", "run.json", "cues.csv", "items.jsonl", "items.parquet", "easy.jsonl",
              "hard.jsonl", "easy.ids.txt", "hard.ids.txt", "predictions.jsonl")
-"""The files a scan or probe writes beside its results.json (its report aside)."""
+"""The files a scan or probe writes beside its results.json (its report aside); an LLM probe
+also writes predictions-TEMPLATE.jsonl."""
 
 
 def with_run_files(results: PathLike) -> list[Path]:
-    """A results file read by a command and the files of its run beside it (:data:`RUN_FILES`):
-    its inputs, so that no output of the command replaces them (a report over items.jsonl)."""
+    """A results file read by a command and the files of its run beside it (:data:`RUN_FILES`,
+    an LLM probe's predictions-*.jsonl): its inputs, so that no output of the command replaces
+    them (a report over items.jsonl)."""
     results = Path(results)
-    return [results, *(results.parent / name for name in RUN_FILES if name != results.name)]
+    return [results, *(results.parent / name for name in RUN_FILES if name != results.name),
+            *sorted(results.parent.glob("predictions-*.jsonl"))]
 
 
 def check_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike | None]) -> None:

@@ -36,3 +36,14 @@ def test_a_report_never_replaces_a_file_of_the_scan_it_reads(scan_dir, command, 
     assert {p.name: p.read_bytes() for p in scan_dir.iterdir()} == before
     done = CliRunner().invoke(app, [*args, "-o", str(scan_dir / "page.html")])
     assert done.exit_code == 0, done.output  # a new file beside them is fine
+
+
+def test_a_report_never_replaces_an_llm_probes_predictions(scan_dir):
+    """An LLM probe writes predictions-TEMPLATE.jsonl beside its results.json: `audit report
+    DIR/results.json -o DIR/predictions-nli-yes-no.jsonl` wrote the page over them."""
+    answers = scan_dir / "predictions-nli-yes-no.jsonl"
+    answers.write_text('{"id": "n0", "prediction": "entailment"}\n')
+    done = CliRunner().invoke(app, ["report", str(scan_dir / "results.json"), "-o",
+                                    str(answers)])
+    assert done.exit_code == 2 and "same as an input file" in done.output, done.output
+    assert answers.read_text() == '{"id": "n0", "prediction": "entailment"}\n'
