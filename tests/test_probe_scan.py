@@ -146,3 +146,24 @@ def test_a_streaming_scan_hands_over_its_ids(tmp_path):
     expected = np.mean([right[i] for i in easy_ids])  # by hand, from the scan's own id list
     assert probed.results["probe"]["easy_hard"]["easy_accuracy"] == pytest.approx(expected,
                                                                                   abs=1e-6)
+
+
+def test_a_scan_of_another_training_split_is_refused(tmp_path):
+    """`audit probe --train T2 --test t --scan S` where S scanned --train T1 --test t: the test
+    items matched, so the scan's cues (counted on T1) were taken as those of T2, silently."""
+    rows = make_nli(240, seed=5)
+    train, test = rows[:180], rows[180:]
+    train_path = write_jsonl(tmp_path / "train.jsonl", train)
+    test_path = write_jsonl(tmp_path / "test.jsonl", test)
+    with small_sgd_budget_context():
+        result = cuelens.scan(train=str(train_path), test=str(test_path), features="none",
+                              folds=3, iterations=1)
+    result.save(tmp_path / "scan", item_files="records", report=False)
+    fewer = cuelens.load_dataset(train=str(write_jsonl(tmp_path / "fewer.jsonl", train[:150])),
+                                 test=str(test_path))
+    with pytest.raises(UserError, match="the scan's train split has 180 items, the data given "
+                                        "150: the scan was made from different data"):
+        load_scan_dir(tmp_path / "scan", fewer)
+    results, _ = load_scan_dir(tmp_path / "scan", cuelens.load_dataset(
+        train=str(train_path), test=str(test_path)))
+    assert results["dataset"]["splits"]["train"]["items"] == 180

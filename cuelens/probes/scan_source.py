@@ -103,10 +103,10 @@ def scan_easy_mask(directory: str | Path, test: Split) -> np.ndarray:
 
 def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.ndarray | None]:
     """Results and per-test-item easy mask of the scan in ``directory``, checked against
-    ``dataset`` (same task, every test item flagged once). ``results.json`` must follow the
-    results schema (docs/results-schema.md) and hold the scan sections; the scan of MCQ items
-    with different numbers of choices has no word-cue statistics, so no cues and no mask
-    (None), as the probe's own scan of them."""
+    ``dataset`` (same task, as many items in each split both have, every test item flagged
+    once). ``results.json`` must follow the results schema (docs/results-schema.md) and hold
+    the scan sections; the scan of MCQ items with different numbers of choices has no
+    word-cue statistics, so no cues and no mask (None), as the probe's own scan of them."""
     directory = Path(directory)
     results_path = directory / "results.json"
     if not results_path.is_file():
@@ -121,6 +121,12 @@ def load_scan_dir(directory: str | Path, dataset: Dataset) -> tuple[dict, np.nda
     if summary.task != dataset.task:
         raise UserError(f"the scan is of a {summary.task} dataset, the data given is "
                         f"{dataset.task}", path=str(results_path))
+    for role, split in dataset.splits.items():
+        recorded = summary.splits.get(role)
+        if recorded is not None and recorded.items != len(split):
+            raise UserError(f"the scan's {role} split has {plural(recorded.items, 'item')}, the "
+                            f"data given {len(split):,}: the scan was made from different data",
+                            path=str(results_path))
     if word_cues:
         return results, scan_easy_mask(directory, dataset.test)
     if dataset.n_choices is not None:
