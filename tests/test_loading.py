@@ -22,6 +22,36 @@ def test_nli_single_file_is_cross_validated(tmp_path, nli_rows):
     assert inst.labels[:3].tolist() == [0, 1, 2]
 
 
+@pytest.mark.parametrize("extra", ["train.aug.jsonl", "train.csv"])
+def test_a_directory_with_two_files_for_one_split_is_one_error(tmp_path, nli_rows, extra):
+    """An output named like a split beside the data (augment --out data/train.aug.jsonl) is
+    never read in place of the split it sorts before."""
+    write_jsonl(tmp_path / "train.jsonl", nli_rows)
+    write_jsonl(tmp_path / "test.jsonl", nli_rows)
+    (tmp_path / extra).write_text("" if extra.endswith("csv") else "{}\n")
+    with pytest.raises(UserError, match=rf"2 files could be the train split \({extra}, train"):
+        load_dataset(str(tmp_path))
+    (tmp_path / extra).unlink()
+    assert len(load_dataset(str(tmp_path)).train) == len(nli_rows)
+
+
+def test_dev_and_validation_files_are_two_candidates_for_dev(tmp_path, nli_rows):
+    for name in ("train.jsonl", "dev.jsonl", "validation.jsonl"):
+        write_jsonl(tmp_path / name, nli_rows)
+    with pytest.raises(UserError, match=r"2 files could be the dev split \(dev.jsonl, "
+                                        r"validation.jsonl\)"):
+        load_dataset(str(tmp_path))
+
+
+def test_a_streamed_scan_of_such_a_directory_is_the_same_error(tmp_path, nli_rows):
+    from cuelens.engine.streaming import resolve_sources
+
+    for name in ("train.jsonl", "train.aug.jsonl", "test.jsonl"):
+        write_jsonl(tmp_path / name, nli_rows)
+    with pytest.raises(UserError, match=r"2 files could be the train split"):
+        resolve_sources(str(tmp_path))
+
+
 def test_snli_aliases_and_missing_label_skipped(tmp_path):
     rows = [{"pairID": "a", "sentence1": "P one.", "sentence2": "H one.", "gold_label": "neutral"},
             {"pairID": "b", "sentence1": "P two.", "sentence2": "H two.", "gold_label": "-"},

@@ -3,7 +3,7 @@ name) to a :class:`Dataset` (docs/methods.md §1; split roles: docs/ARCHITECTURE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
@@ -22,20 +22,33 @@ def read_split(path: Path, name: str, fields: FieldMap, task: str | None,
     return build_split(iter_records(path), path, name, fields, task, skip_bad)
 
 
-def _find_split_files(directory: Path) -> dict[str, Path]:
-    found: dict[str, Path] = {}
+def split_entries(directory: Path, usable: Callable[[Path], bool]) -> dict[str, Path]:
+    """Role → the one ``usable`` entry of ``directory`` named after it (``train.jsonl``,
+    ``validation.csv``); two for one role (``train.jsonl`` and an output ``train.aug.jsonl``) are
+    an error, not a silent pick by name."""
+    found: dict[str, list[Path]] = {}
     for path in sorted(directory.iterdir()):
-        if not path.is_file():
-            continue
-        stem = path.name.split(".")[0].lower()
-        role = SPLIT_NAMES.get(stem)
-        if role is None:
-            continue
-        try:
-            file_format(path)
-        except UserError:
-            continue
-        found.setdefault(role, path)
+        role = SPLIT_NAMES.get(path.name.split(".")[0].lower())
+        if role is not None and usable(path):
+            found.setdefault(role, []).append(path)
+    for role, paths in found.items():
+        if len(paths) > 1:
+            raise UserError(f"{len(paths)} files could be the {role} split "
+                            f"({', '.join(p.name for p in paths)}); move or rename all but one, "
+                            "or name the files with --train/--test", path=str(directory))
+    return {role: paths[0] for role, paths in found.items()}
+
+
+def _readable_file(path: Path) -> bool:
+    try:
+        file_format(path)
+    except UserError:
+        return False
+    return path.is_file()
+
+
+def _find_split_files(directory: Path) -> dict[str, Path]:
+    found = split_entries(directory, _readable_file)
     if not found:
         raise UserError("no train/dev/test .jsonl/.csv/.tsv/.parquet files in this directory",
                         path=str(directory))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Dataset, Split
-from cuelens.data.loading import NO_ITEMS, SPLIT_NAMES, _dataset_name, assemble_dataset
+from cuelens.data.loading import NO_ITEMS, _dataset_name, assemble_dataset, split_entries
 from cuelens.data.readers import LineError, RecordTable, file_format, iter_records
 from cuelens.data.schema import FieldMap, detect_task
 from cuelens.engine.sources import Record, is_data_file, is_glob, shard_paths, source_pieces
@@ -37,11 +37,8 @@ def resolve_sources(data: str | None, train: str | None = None,
         raise UserError("file or directory not found", path=data)
     if not path.is_dir():
         return {"all": data}, _dataset_name(path), file_format(path)
-    roles: dict[str, str] = {}
-    for entry in sorted(path.iterdir()):
-        role = SPLIT_NAMES.get(entry.name.split(".")[0].lower())
-        if role is not None and (entry.is_dir() or is_data_file(entry)):
-            roles.setdefault(role, str(entry))
+    roles = {role: str(entry) for role, entry in
+             split_entries(path, lambda entry: entry.is_dir() or is_data_file(entry)).items()}
     return roles or {"all": data}, _dataset_name(path), "directory"
 
 
