@@ -271,7 +271,7 @@ def test_one_meaning_per_colour_across_the_charts_of_a_page():
     for colour, names in colour_of.items():
         assert len(names) == 1, (colour, names)  # e.g. "test" split never red like an artifact
     label_colours = {c for c, names in colour_of.items() if names & set(results["dataset"]["label_names"])}
-    assert label_colours and not label_colours & set(F.SEMANTIC)
+    assert label_colours and not label_colours & {F.MAIN, F.BAD, F.GOOD, F.GREY}
     assert not set(F.LABEL_PALETTE) & set(F.SERIES_PALETTE)
 
 

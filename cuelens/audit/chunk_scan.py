@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,6 @@ from cuelens.audit.passes import ChunkPasses, FoldModels, TokenChunk, TokenStore
     held_out_items
 from cuelens.audit.results import ConfigSection, CueRow, ExamplesSection
 from cuelens.data.dataset import Split, Task
-from cuelens.data.loading import split_roles
 from cuelens.data.schema import FieldMap
 from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit
 

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from cuelens.audit.hygiene_keys import MAX_EXAMPLES, Groups, copy_flags, first_match
-from cuelens.audit.near_duplicates import NearSample, items_of, permutations
+from cuelens.audit.near_duplicates import NearSample, items_of
 from cuelens.data.dataset import Task
 
 Part = dict[str, np.ndarray]

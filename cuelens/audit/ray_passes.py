@@ -30,10 +30,9 @@ from cuelens.audit.chunked_data import Loading, check_chunk, encode_chunk, fold_
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
 from cuelens.data.labels import LabelFindings
-from cuelens.data.loading import NO_ITEMS
 from cuelens.data.readers import iter_records
 from cuelens.data.schema import FieldMap
-from cuelens.data.splits import build_split
+from cuelens.data.splits import NO_ITEMS, build_split
 from cuelens.engine.chunks import ChunkDirectory, ChunkedSplit, chunk_path, load_mapped, \
     save_chunk, save_mapped, until_full
 from cuelens.engine.options import EngineOptions, Loaded

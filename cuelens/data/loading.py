@@ -10,7 +10,7 @@ from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
 from cuelens.data.labels import check_label_count, split_counts
 from cuelens.data.readers import file_format, iter_records
 from cuelens.data.schema import FieldMap
-from cuelens.data.splits import NO_ITEMS, SPLIT_NAMES, build_split  # NO_ITEMS: engine/ imports it from here
+from cuelens.data.splits import SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
 ONE_ITEM = "only 1 usable item: a scan needs at least 2 (cross-validation folds need one each)"

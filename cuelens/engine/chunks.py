@@ -29,9 +29,9 @@ from cuelens.audit.text_keys import TextKeys, keep_text_keys, text_keys
 from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Split
 from cuelens.data.labels import LabelFindings
-from cuelens.data.loading import NO_ITEMS
 from cuelens.data.readers import iter_records
 from cuelens.data.schema import FieldMap
+from cuelens.data.splits import NO_ITEMS
 from cuelens.engine.sources import Record, shard_paths
 from cuelens.engine.streaming import add_skipped, shard_records
 from cuelens.errors import UserError

@@ -12,7 +12,6 @@ import numpy as np
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
 from cuelens.data.dataset import Split
-from cuelens.errors import UserError
 from cuelens.probes.attention import NULL_DRAWS, T1, T2, AWResult, aw_test, check_threshold_mode
 
 

@@ -16,7 +16,6 @@ from cuelens.reports.text import short, short_labels
 # GREY a baseline or reference. Dataset labels and series (splits, prompt templates, position
 # series) have palettes of their own that share no colour with these four or with each other.
 MAIN, BAD, GOOD, GREY = "#4477AA", "#EE6677", "#228833", "#9A9A9A"
-SEMANTIC = (MAIN, BAD, GOOD, GREY)
 LABEL_PALETTE = ["#AA4499", "#DDCC77", "#44AA99", "#332288", "#88CCEE", "#999933", "#882255",
                  "#E69F00"]
 SERIES_PALETTE = ["#004488", "#DDAA33", "#5A3D8C", "#8C6D31", "#1F6F6F", "#B07AA1"]

@@ -91,7 +91,7 @@ def llm_verdict(lp: dict) -> Verdict:
     text = (f"Best prompt “{best['name']}”: {pct(best['accuracy'])} accuracy. "
             + (f"Relies on cues with {len(relied)} of {plural(len(templates), 'prompt')} "
                f"({', '.join(relied)}). " if relied else
-               f"No prompt's accuracy changes significantly with a cue. ")
+               "No prompt's accuracy changes significantly with a cue. ")
             + (f"Least cue-reliant prompt: “{least}”." if least else
                str((lp.get("verdict") or {}).get("reason", ""))))
     return Verdict("flagged" if relied else "clean", text.strip(), "llm_probe",

@@ -16,7 +16,6 @@ from pathlib import Path
 from cuelens.audit.results import DatasetSummary, typed_reads
 from cuelens.data.dataset import Task
 from cuelens.data.display import shown
-from cuelens.errors import UserError
 from cuelens.atomic import atomic_write_text
 from cuelens.outputs import check_outputs
 from cuelens.reports.glossary import GLOSSARY
