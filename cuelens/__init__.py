@@ -1,8 +1,9 @@
-"""cuelens: audit NLP datasets for annotation artifacts ("cues") and test whether models exploit them.
+"""cuelens: audit NLP datasets for annotation artifacts ("cues") and test whether models exploit
+them.
 
 Python API (docs/api.md): :func:`load_dataset`, :func:`scan`, :func:`probe`, :func:`stress`,
-:func:`augment_dataset`, returning :class:`ScanResult` / :class:`ProbeResult`. They are imported on
-first use, so ``import cuelens`` stays light. Sub-packages: ``data`` (loading and normalising
+:func:`augment_dataset`, returning :class:`ScanResult` / :class:`ProbeResult`. They are imported
+on first use, so ``import cuelens`` stays light. Sub-packages: ``data`` (loading and normalising
 datasets), ``audit`` (cue statistics, leakage, easy/hard, ICQ), ``models`` (shared model
 loading), ``probes`` (model cue-reliance tests), ``augment`` (perturbation operators),
 ``reports`` (HTML reports).

@@ -1,1 +1,2 @@
-"""Word-cue audit (docs/methods.md §2–4): cue metrics, aggregators, leakage table and easy/hard split."""
+"""Word-cue audit (docs/methods.md §2–4): cue metrics, aggregators, leakage table and easy/hard
+split."""

@@ -178,7 +178,8 @@ def _significant_subsets(results: dict, shortcut: str) -> str:
 @advises("position_effect")
 def _preference_shortcut(f: Finding, results: dict) -> Step | None:
     direction = "picks" if (f.effect or 0) > 0 else "misses"
-    return _step(f, _preference_fix(f.subject or "") + _significant_subsets(results, f.subject or ""),
+    return _step(f, _preference_fix(f.subject or "")
+                 + _significant_subsets(results, f.subject or ""),
                  f"the rule “{f.subject}” {direction} the chosen response more often than a coin "
                  "flip without reading the prompt; win rate − 50%")
 
@@ -210,7 +211,8 @@ def _positions(f: Finding, results: dict) -> Step | None:
 def _overlap(f: Finding, results: dict) -> Step | None:
     item = f"{split_name(f.subject or '')} item"
     items = plural(f.items or 0, item + " that also occurs", item + "s that also occur")
-    return _step(f, f"remove the {items} in a fitting split", "copies reward memorisation, not understanding; share")
+    return _step(f, f"remove the {items} in a fitting split",
+                 "copies reward memorisation, not understanding; share")
 
 
 @advises("label_conflicts")

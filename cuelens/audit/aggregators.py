@@ -121,7 +121,8 @@ def gather_rows(rows: np.ndarray, where: np.ndarray) -> np.ndarray:
 
 
 def positional_features(view: CueView, d: int) -> np.ndarray:
-    """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded (``n × L·d``).
+    """docs/methods.md §3 representation: per label the first ``d`` word scores, 0-padded
+    (``n × L·d``).
 
     One gather from a float32 copy of the scores with a trailing row of 0 (the padding)."""
     return gather_rows(padded_rows(view.values), first_positions(view.indptr, d))

@@ -330,8 +330,9 @@ def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
     redundant = counts.duplicate_items
     if redundant:
         out.append(Finding(
-            "hygiene", f"{prefix}{plural(redundant, 'item is a redundant exact copy', 'items are redundant exact copies')}"
-            " of another.", round(100 * redundant / n, 2), None, None, "%", redundant,
+            "hygiene", prefix + plural(redundant, "item is a redundant exact copy",
+                                       "items are redundant exact copies") + " of another.",
+            round(100 * redundant / n, 2), None, None, "%", redundant,
             "hygiene", "medium" if redundant / n >= 0.01 else "low", "duplicates", role))
     near = counts.near_duplicate_pairs
     if near:
@@ -350,7 +351,8 @@ def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
     if pairs:
         mirrored = kind == "mirrored_pairs"
         out.append(Finding(
-            "hygiene", f"{prefix}{plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
+            "hygiene",
+            f"{prefix}{plural(pairs, 'mirrored pair' if mirrored else 'contrastive pair')}"
             f" (the same {'choices' if mirrored else 'hypothesis'} with different answers) "
             "neutralise word cues by construction.", None, None, None, "items", pairs,
             "hygiene", "info", kind, role))
@@ -368,9 +370,10 @@ def _probe(results: dict) -> list[Finding]:
     acc = sanity.get("accuracy", {})
     untrained = pr.model.get("untrained_head")
     if untrained:  # probed with --allow-untrained: the head's weights are random
-        return [Finding("probe", f"{name} has no fine-tuned head ({plural(len(untrained), 'weight')} at "
-                        "random, probed with --allow-untrained), so its cue tests say nothing "
-                        "about the model.", _points(acc.get("accuracy")),
+        return [Finding("probe", f"{name} has no fine-tuned head "
+                        f"({plural(len(untrained), 'weight')} at random, probed with "
+                        "--allow-untrained), so its cue tests say nothing about the model.",
+                        _points(acc.get("accuracy")),
                         _points(acc.get("ci_low")), _points(acc.get("ci_high")), "%", None,
                         "probe", "high", "untrained_head", name)]
     if sanity and not sanity.get("interpretable", True):

@@ -75,23 +75,25 @@ def _warnings(splits: dict[str, SplitHygiene], overlap: list[OverlapRow],
     for row in overlap:
         if row.exact or row.near:
             out.append(f"the evaluation split ({names.get(row.eval, row.eval)}) shares "
-                       f"{row.exact:,} exact and {plural(row.near, 'near-duplicate item')} with the "
-                       f"fitting split ({names.get(row.fit, row.fit)}), "
-                       f"{100 * row.fraction:.1f}% of its "
-                       f"{plural(row.eval_items, 'item')}: scores on it are inflated by memorisation")
+                       f"{row.exact:,} exact and {plural(row.near, 'near-duplicate item')} with "
+                       f"the fitting split ({names.get(row.fit, row.fit)}), "
+                       f"{100 * row.fraction:.1f}% of its {plural(row.eval_items, 'item')}: "
+                       "scores on it are inflated by memorisation")
     for role, counts in splits.items():
         name = names.get(role, role)
         if counts.duplicate_items:
             kept = " (cross-validation keeps copies in one fold)" if cross_validated else ""
-            out.append(f"{name}: {plural(counts.duplicate_items, 'redundant exact duplicate item')} "
+            out.append(f"{name}: "
+                       f"{plural(counts.duplicate_items, 'redundant exact duplicate item')} "
                        f"in {plural(counts.duplicate_groups, 'group')}{kept}")
         if counts.label_conflict_groups:
-            out.append(f"{name}: {plural(counts.label_conflict_groups, 'group')} of identical inputs "
-                       f"{'carries' if counts.label_conflict_groups == 1 else 'carry'} different labels "
-                       f"({plural(counts.label_conflict_items, 'item')}; "
+            out.append(f"{name}: {plural(counts.label_conflict_groups, 'group')} of identical "
+                       f"inputs {'carries' if counts.label_conflict_groups == 1 else 'carry'} "
+                       f"different labels ({plural(counts.label_conflict_items, 'item')}; "
                        "label-noise candidates)")
     for role, size in sampled.items():
-        out.append(f"{names.get(role, role)}: near-duplicate counts come from a random sample of {size:,} of its "
-                   f"{plural(splits[role].items, 'item')} (near overlap: sampled evaluation "
-                   "items against sampled fitting items); exact counts cover every item")
+        out.append(f"{names.get(role, role)}: near-duplicate counts come from a random sample "
+                   f"of {size:,} of its {plural(splits[role].items, 'item')} (near overlap: "
+                   "sampled evaluation items against sampled fitting items); exact counts "
+                   "cover every item")
     return out

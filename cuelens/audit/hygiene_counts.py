@@ -19,8 +19,8 @@ from cuelens.data.dataset import Task
 
 Part = dict[str, np.ndarray]
 """Columns of some items of a split: their ``key`` and ``item`` (ascending), for inputs and
-pair texts their ``answer``, for inputs the input as ``shown``. A split's keys come as one or more parts; all items holding one key
-are in the same part (docs/methods.md §11)."""
+pair texts their ``answer``, for inputs the input as ``shown``. A split's keys come as one or more
+parts; all items holding one key are in the same part (docs/methods.md §11)."""
 
 T = TypeVar("T", bound="Tally")
 

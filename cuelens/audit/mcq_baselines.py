@@ -336,7 +336,8 @@ def baseline_verdict(row: McqRuleRow, section: McqBaselinesSection) -> str:
     """A plain-English sentence for one row of :func:`mcq_baselines` (``section``)."""
     name, acc, chance = row.name, 100 * row.accuracy, 100 * row.chance
     if row.coverage == 0.0:
-        return f"{name}: no evaluated question occurs among the fitting items, so it can only guess."
+        return (f"{name}: no evaluated question occurs among the fitting items, so it can only "
+                "guess.")
     if row.complement_of:
         return (f"{name}: the complement of “{row.complement_of}” — with two choices one is "
                 f"right exactly when the other is wrong ({acc:.1f}%); tested once, as "
@@ -364,6 +365,7 @@ def baselines_headline(section: McqBaselinesSection) -> tuple[str, str]:
                    "choices and is counted with it.)" for r in section.rows if r.complement_of)
     if flagged:
         return "flagged", (f"{len(flagged)} of {plural(len(tested), 'rule')} that never read the "
-                           f"question {'differs' if len(flagged) == 1 else 'differ'} significantly from chance.{note}")
-    return "clean", (f"None of the {plural(len(tested), 'rule')} that never read the question differs "
-                     f"significantly from chance.{note}")
+                           f"question {'differs' if len(flagged) == 1 else 'differ'} significantly "
+                           f"from chance.{note}")
+    return "clean", (f"None of the {plural(len(tested), 'rule')} that never read the question "
+                     f"differs significantly from chance.{note}")

@@ -1,4 +1,5 @@
-"""On-disk cache of per-text feature annotations (docs/methods.md §5, issue 3 "Speed"; docs/cache.md).
+"""On-disk cache of per-text feature annotations (docs/methods.md §5, issue 3 "Speed";
+docs/cache.md).
 
 Where it lives, its layout, size bound and damage handling: docs/cache.md. The namespace names
 the spaCy pipeline and the detector (:meth:`cuelens.audit.features.base.DocFeature.namespace`).

@@ -154,8 +154,9 @@ def shortcut_verdict(row: dict) -> str:
     if row["rate"] is None:
         return f"{name}: never tells the two responses apart."
     head = (f"{rule_text(name)} is the chosen one in {100 * row['rate']:.1f}% of the "
-            f"{plural(row['decided'], 'pair')} it tells apart (95% CI {100 * row['rate_ci'][0]:.1f}–"
-            f"{100 * row['rate_ci'][1]:.1f}%, Holm-adjusted p = {row['p_holm']:.3g})")
+            f"{plural(row['decided'], 'pair')} it tells apart "
+            f"(95% CI {100 * row['rate_ci'][0]:.1f}–{100 * row['rate_ci'][1]:.1f}%, "
+            f"Holm-adjusted p = {row['p_holm']:.3g})")
     if not row["significant"]:
         return f"{head}: no evidence of a shortcut."
     return f"{head}: a shortcut — {'it wins' if row['rate'] > 0.5 else 'it loses'} more often " \

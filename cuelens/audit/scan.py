@@ -77,8 +77,9 @@ def cue_table(joint: np.ndarray, labels: np.ndarray, vocab: list[str], label_nam
     threshold = bonferroni_z(n_tests, SIGNIFICANCE)
     tails = binomial_tails(joint[keep], np.asarray(labels), config.z_prior)
     counts = dict(zip(label_names, np.asarray(labels).astype(np.int64).tolist()))
-    excluded = {label: f"rare label: {plural(counts[label], 'item')}, fewer than --min-label-items "
-                f"{config.min_label_items}" for label in rare_labels(counts, config.min_label_items)}
+    excluded = {label: f"rare label: {plural(counts[label], 'item')}, fewer than "
+                f"--min-label-items {config.min_label_items}"
+                for label in rare_labels(counts, config.min_label_items)}
     tokens = np.array([vocab[i] for i in keep], dtype=object)
     token_list = tokens.tolist()
     word = table.word[:, 0].astype(np.int64).tolist()
@@ -164,7 +165,7 @@ class WordAudit:
     easy_hard: EasyHardSection
     item_easy: np.ndarray  # one bool per evaluated item (spilled stores: memory-mapped)
     easy: EasyMask  # the same, read per chunk where the chunks are
-    mcq_baselines: McqBaselinesSection | None = None  # MCQ artifact baselines (cuelens.audit.mcq_baselines)
+    mcq_baselines: McqBaselinesSection | None = None  # cuelens.audit.mcq_baselines
     fits: list[FoldModels] = field(default_factory=list)  # the headline's leakage fold fits
     bank: ModelBank | None = None  # the leakage pass's models, in its last fold's state
 

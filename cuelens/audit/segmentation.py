@@ -60,9 +60,9 @@ def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
     length = median(len(word) for word in counts)
     if once <= UNSEGMENTED_ONCE or length < UNSEGMENTED_LENGTH:
         return None
-    return (f"words look unsegmented: {once:.0%} of the {plural(len(counts), 'distinct word')} in scripts "
-            f"without spaces occur once, median length {length:g} characters; cues and leakage "
-            f"are not meaningful with segmenter {segmenter.name!r} (docs/languages.md)")
+    return (f"words look unsegmented: {once:.0%} of the {plural(len(counts), 'distinct word')} "
+            f"in scripts without spaces occur once, median length {length:g} characters; cues and "
+            f"leakage are not meaningful with segmenter {segmenter.name!r} (docs/languages.md)")
 
 
 #: Language code of each unspaced script (the language of a text mostly in it).

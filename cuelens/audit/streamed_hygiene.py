@@ -214,7 +214,8 @@ def _partition_findings(shared: tuple[dict[str, Spilled], str, dict[str, np.ndar
     return replace(found, flags={})
 
 
-def _shown(splits: dict[str, ChunkedSplit], wanted: dict[str, set[int]]) -> dict[tuple[str, int], dict]:
+def _shown(splits: dict[str, ChunkedSplit],
+           wanted: dict[str, set[int]]) -> dict[tuple[str, int], dict]:
     """The examples' items as :func:`~cuelens.audit.hygiene.describe` shows them, from one more
     pass over each split's chunks (up to the last wanted item)."""
     out = {}

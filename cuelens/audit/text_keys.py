@@ -4,7 +4,8 @@
 :func:`text_keys` normalises each text of a split once (:func:`normal_form`; a batch at a time,
 compiled where the segmenter can: :meth:`~cuelens.audit.segmenters.Segmenter.form_array`),
 hashes each distinct normal form of a batch once and keeps only its 64-bit fingerprint and word
-count (~20 bytes per text), cached for the split's lifetime. A collision between different texts has odds of about ``texts² / 2⁶⁵``.
+count (~20 bytes per text), cached for the split's lifetime. A collision between different texts
+has odds of about ``texts² / 2⁶⁵``.
 """
 
 from __future__ import annotations

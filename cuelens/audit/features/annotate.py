@@ -1,4 +1,5 @@
-"""Annotate instances with feature values, parsing each distinct text at most once (docs/methods.md §5).
+"""Annotate instances with feature values, parsing each distinct text at most once
+(docs/methods.md §5).
 
 :func:`annotate` deduplicates the hypothesis/choice texts (and premises, for OVERLAP), serves
 what it can from the :class:`~cuelens.audit.parse_cache.ParseCache`, and parses the rest with

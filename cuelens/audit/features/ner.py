@@ -1,4 +1,5 @@
-"""NER (docs/methods.md §5): labels of the entities spaCy's recogniser finds (PERSON, ORG, GPE, DATE …)."""
+"""NER (docs/methods.md §5): labels of the entities spaCy's recogniser finds (PERSON, ORG, GPE,
+DATE …)."""
 
 from __future__ import annotations
 

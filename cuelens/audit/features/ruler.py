@@ -26,7 +26,8 @@ Check = tuple[int, bool, frozenset]  #: (attribute position, must be in / not in
 
 @dataclass
 class LookupRuler:
-    """The patterns and attributes of a pipeline's ``attribute_ruler``, applied by :meth:`__call__`."""
+    """The patterns and attributes of a pipeline's ``attribute_ruler``, applied by
+    :meth:`__call__`."""
 
     attrs: list[dict]  #: pattern id → the normalised attributes it sets
     indices: list[int]  #: pattern id → the matched token it sets them on
