@@ -41,7 +41,8 @@ def info(cache_dir: CacheDirOpt = None) -> None:
 
     facts = cache_info(_root(cache_dir))
     typer.echo(f"path: {facts['path']}\nsize: {_mib(facts['bytes'])} in "
-               f"{plural(facts['shards'], 'shard')}, {plural(facts['namespaces'], 'namespace')}\nlimit: {_mib(facts['max_bytes'])} "
+               f"{plural(facts['shards'], 'shard')}, {plural(facts['namespaces'], 'namespace')}\n"
+               f"limit: {_mib(facts['max_bytes'])} "
                "(least recently used shards are evicted; $CUELENS_CACHE_MAX_BYTES)")
 
 

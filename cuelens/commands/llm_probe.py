@@ -104,8 +104,8 @@ def print_llm_probe(section: dict, out_dir: Path) -> None:
     """Terminal summary: one row per template, then the verdict."""
     from rich.table import Column, Table
 
-    table = Table(Column("prompt", no_wrap=True), "mode", "accuracy", "unparseable", "Σ|ΔAcc|", "top cue ΔAcc",
-                  "tokens", title="LLM probe: templates side by side")
+    table = Table(Column("prompt", no_wrap=True), "mode", "accuracy", "unparseable", "Σ|ΔAcc|",
+                  "top cue ΔAcc", "tokens", title="LLM probe: templates side by side")
     for t in section["templates"]:
         cues = sorted(t["accuracy_test"]["cues"], key=lambda c: (-abs(c["delta"]), c["cue"]))
         top = f"{escape(cues[0]['cue'])} {cues[0]['delta'] * 100:+.1f}" if cues else "–"

@@ -56,7 +56,8 @@ def train(
 ) -> None:
     """Train an n-gram (interpolated Kneser-Ney) or LSTM/RNN word language model.
 
-    Example: audit lm train --arch lstm --corpus ptb.train.txt --valid ptb.valid.txt --out models/lstm
+    Example: audit lm train --arch lstm --corpus ptb.train.txt --valid ptb.valid.txt
+    --out models/lstm
     """
     from cuelens.errors import UserError
     from cuelens.atomic import replace_directory

@@ -74,8 +74,9 @@ def print_subsets(table: dict | None) -> None:
                       f"(adjusted p = {cell['p_adjusted']:.3g})")
     small = table.get("small", {})
     if small.get("subsets"):
-        console.print(f"  {plural(small['subsets'], 'subset')} with fewer than {small['min_items']} "
-                      "items: no word-cue scan of their own (their leakage is empty)")
+        console.print(f"  {plural(small['subsets'], 'subset')} with fewer than "
+                      f"{small['min_items']} items: no word-cue scan of their own (their leakage "
+                      "is empty)")
     if table.get("rewritten"):
         from cuelens.data.labels import rewrites_text
 

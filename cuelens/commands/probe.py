@@ -321,7 +321,8 @@ def print_probe(section: dict, out_dir: Path) -> None:
     if section.get("cue_selection"):
         console.print(f"word cues tested: {escape(section['cue_selection']['rule'])}")
     test = section["accuracy_test"]
-    table = Table(Column("cue", overflow="fold"), "kind", "n with", "acc with", "acc without", "ΔAcc [95% CI]", "q",
+    table = Table(Column("cue", overflow="fold"), "kind", "n with", "acc with", "acc without",
+                  "ΔAcc [95% CI]", "q",
                   title=f"Accuracy test (Σ|ΔAcc| = {test['total_abs_delta'] * 100:.1f} points)")
     for row in sorted(test["cues"], key=lambda r: -abs(r["delta"])):
         table.add_row(escape(row["cue"]), row["kind"], str(row["n_with"]),

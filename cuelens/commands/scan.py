@@ -1,4 +1,5 @@
-"""``audit scan``: word cues, cue leakage and the easy/hard split of a dataset (docs/methods.md §1–4)."""
+"""``audit scan``: word cues, cue leakage and the easy/hard split of a dataset (docs/methods.md
+§1–4)."""
 
 from __future__ import annotations
 
@@ -337,7 +338,8 @@ def print_mcq_baselines(section: McqBaselinesSection | None) -> None:
         console.print(f"{mark}{escape(baseline_verdict(row, section))}")
     for role, test in section.gold_position.items():
         mark = "[bold red]![/] " if test.significant else "  "
-        console.print(f"{mark}{escape(positions_verdict(test.to_json(), f'gold answers ({role})'))}")
+        verdict = positions_verdict(test.to_json(), f"gold answers ({role})")
+        console.print(f"{mark}{escape(verdict)}")
 
 
 def print_segmentation(results: dict) -> None:

@@ -103,7 +103,8 @@ def score(
     Words a model does not know are counted per sentence ("oov") and, with --words, marked
     ("unknown": their positions; [unk] after the word on the terminal).
 
-    Example: audit score sentences.txt --model ngram:models/tri --model gpt2 --words --out scores.jsonl
+    Example: audit score sentences.txt --model ngram:models/tri --model gpt2 --words
+    --out scores.jsonl
     """
     from cuelens.jsonio import null_non_finite, write_jsonl
     from cuelens.outputs import check_outputs

@@ -89,8 +89,8 @@ def train(
     config = TrainConfig(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, debias=debias)
     criterion = training_loss(debias, clf.model.config.hidden_size, split)
     with item_progress("loss") as progress:
-        task = progress.add_task(f"training on {plural(len(split), 'item')}", total=len(split) * epochs,
-                                 loss="   -  ")
+        task = progress.add_task(f"training on {plural(len(split), 'item')}",
+                                 total=len(split) * epochs, loss="   -  ")
 
         def on_step(n: int, loss: float, epoch: int) -> None:
             progress.update(task, advance=n, loss=f"{loss:.4f}",
