@@ -168,18 +168,21 @@ class ResultViews:
 
     @property
     def features(self) -> pd.DataFrame:
-        """ICQ feature cues by cueness (docs/methods.md §5); empty when features were not scanned."""
+        """ICQ feature cues by cueness (docs/methods.md §5); empty when features were not
+        scanned."""
         return records_frame([row.to_json() for row in self.sections.features or []],
                              ["feature", "value", "cueness"])
 
     @property
     def easy(self) -> pd.DataFrame:
-        """Test items the cue-only classifier gets right (docs/methods.md §4); empty without a split."""
+        """Test items the cue-only classifier gets right (docs/methods.md §4); empty without a
+        split."""
         return self.dataset.evaluated_frame(self._split_mask(True))
 
     @property
     def hard(self) -> pd.DataFrame:
-        """Test items the cue-only classifier gets wrong (docs/methods.md §4); empty without a split."""
+        """Test items the cue-only classifier gets wrong (docs/methods.md §4); empty without a
+        split."""
         return self.dataset.evaluated_frame(self._split_mask(False))
 
     def _split_mask(self, easy: bool) -> np.ndarray:

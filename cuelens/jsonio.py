@@ -161,7 +161,7 @@ def _record_layout(rows: list, level: int) -> tuple[list[str], list[list[str]]] 
     return texts, columns
 
 
-_JSON_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # json.dumps's bytes, one encoder
+_JSON_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)  # json.dumps's bytes
 
 
 def jsonl_line(row: dict) -> str:

@@ -88,14 +88,16 @@ class ProbeResult(Viewed, Probe, ResultViews):
 
     @property
     def cue_effects(self) -> pd.DataFrame:
-        """Accuracy test (docs/methods.md §6): per cue, accuracy with/without it and ΔAcc with its CI."""
+        """Accuracy test (docs/methods.md §6): per cue, accuracy with/without it and ΔAcc with its
+        CI."""
         return records_frame(self.section.tested_cues,
                              ["cue", "kind", "n_with", "n_without", "acc_with", "acc_without",
                               "delta", "ci_low", "ci_high"])
 
     @property
     def distribution(self) -> pd.DataFrame:
-        """Distribution test (docs/methods.md §6): per cue, training vs predicted label distribution."""
+        """Distribution test (docs/methods.md §6): per cue, training vs predicted label
+        distribution."""
         return records_frame((self.section.distribution_test or {}).get("cues", []),
                              ["cue", "train_dist", "predicted_dist", "n", "score"])
 
@@ -106,4 +108,5 @@ class LLMProbeResult(Viewed, LLMProbe):
     report."""
 
     def __repr__(self) -> str:  # bounded: never the whole results dict
-        return f"<{type(self).__name__} {summary_text(self.results or {'llm_probe': self.section})}>"
+        summary = summary_text(self.results or {"llm_probe": self.section})
+        return f"<{type(self).__name__} {summary}>"

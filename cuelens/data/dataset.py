@@ -22,7 +22,8 @@ T = TypeVar("T")
 
 
 class Task(str, Enum):
-    """The two task shapes (docs/methods.md §1); a ``str``, so ``Task.NLI == "nli"`` and JSON writes "nli"."""
+    """The two task shapes (docs/methods.md §1); a ``str``, so ``Task.NLI == "nli"`` and JSON
+    writes "nli"."""
 
     NLI = "nli"  # pair classification: premise, hypothesis, label
     MCQ = "mcq"  # multiple choice: premise, k choices, index of the correct one
@@ -194,7 +195,8 @@ def statistics_roles(fitting: T | None, evaluated: T, other: Mapping[str, T]) ->
 def inferred_roles(fitting: str | None, evaluated: str, files: Mapping[str, str]) -> dict | None:
     """results.json ``dataset.split_roles``: the role a file was given without its name saying so
     (``fitting``/``evaluated``: the files' own roles, as
-    :func:`~cuelens.data.loading.split_roles` picks them; ``files``: role → file name), e.g. ``{"train": "dev.jsonl", "why": "no train file"}``;
+    :func:`~cuelens.data.loading.split_roles` picks them; ``files``: role → file name), e.g.
+    ``{"train": "dev.jsonl", "why": "no train file"}``;
     None when every role is the file's own or the data is cross-validated."""
     if fitting == "dev":
         return {"train": files["dev"], "why": "no train file"}
@@ -249,7 +251,8 @@ class EvaluatedItems:
 
 @dataclass
 class Dataset(EvaluatedItems):
-    """A loaded dataset: the fitting split (or ``None`` for cross-validation) and the evaluation split."""
+    """A loaded dataset: the fitting split (or ``None`` for cross-validation) and the evaluation
+    split."""
 
     name: str
     format: str

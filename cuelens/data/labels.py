@@ -105,14 +105,14 @@ def check_label_count(counts: Mapping[str, int], path: str) -> None:
     if len(counts) > MAX_LABELS:
         rare = len(rare_labels(counts, MIN_LABEL_ITEMS))
         raise UserError(f"{len(counts):,} distinct labels ({rare:,} with fewer than "
-                        f"{plural(MIN_LABEL_ITEMS, 'item')}): cue statistics support at most {MAX_LABELS} "
-                        "labels (check the label field; merge or drop the rare labels)",
-                        path=path)
+                        f"{plural(MIN_LABEL_ITEMS, 'item')}): cue statistics support at most "
+                        f"{MAX_LABELS} labels (check the label field; merge or drop the rare "
+                        "labels)", path=path)
     if len(counts) == 1:
         (label, n), = counts.items()
-        raise UserError(f"all {plural(n, 'item has', 'items have')} the label {label!r}: cue statistics need at "
-                        "least two labels (check the label field, or give the other labels' "
-                        "items too)", path=path)
+        raise UserError(f"all {plural(n, 'item has', 'items have')} the label {label!r}: cue "
+                        "statistics need at least two labels (check the label field, or give the "
+                        "other labels' items too)", path=path)
 
 
 def _quoted(labels: Iterable[str]) -> str:
@@ -141,7 +141,8 @@ def label_report(splits: Mapping[str, tuple[str, Mapping[str, int], LabelFinding
     for role, (path, counts, findings) in splits.items():
         rewritten += [{"split": role, **rewrite} for rewrite in findings.rewritten()]
         for key, (n, line) in sorted(findings.duplicate_keys.items()):
-            warnings.append(f"{path}, line {line}: {plural(n, 'record repeats', 'records repeat')} the key {key!r} (the "
+            warnings.append(f"{path}, line {line}: "
+                            f"{plural(n, 'record repeats', 'records repeat')} the key {key!r} (the "
                             "last value is used; JSON leaves duplicates undefined)")
     if rewritten:
         warnings.insert(0, f"labels rewritten to their normal form (Unicode NFC, invisible "
@@ -159,13 +160,14 @@ def label_report(splits: Mapping[str, tuple[str, Mapping[str, int], LabelFinding
     rare = rare_labels(counts, min_items)
     once = sorted(label for label, n in counts.items() if n == 1 and label not in STRUCTURAL)
     if rare:
-        warnings.append(f"rare {'label' if len(rare) == 1 else 'labels'} {_quoted(rare)} with fewer than "
-                        f"{plural(min_items, 'item')} in "
+        warnings.append(f"rare {'label' if len(rare) == 1 else 'labels'} {_quoted(rare)} with "
+                        f"fewer than {plural(min_items, 'item')} in "
                         f"{splits[fitting][0]}: their cues are not called significant and stay "
                         "out of the next steps (--min-label-items 0 keeps them)")
     elif once:
         warnings.append(f"{'label' if len(once) == 1 else 'labels'} {_quoted(once)} "
-                        f"{'occurs' if len(once) == 1 else 'occur'} only once in {splits[fitting][0]}")
+                        f"{'occurs' if len(once) == 1 else 'occur'} only once in "
+                        f"{splits[fitting][0]}")
     return {"min_items": min_items, "rare": rare, "rewritten": rewritten,
             "warnings": warnings}
 

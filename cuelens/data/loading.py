@@ -62,7 +62,8 @@ def unseen_label(label, train_path: str, known: list[str], path: str, line: int)
 
 
 def _check_labels(train: Split | None, test: Split, skip_bad: bool) -> list[str]:
-    """Sorted label set of the fitting split; labels unseen in training are an error (or skipped)."""
+    """Sorted label set of the fitting split; labels unseen in training are an error (or
+    skipped)."""
     if test.task == Task.MCQ:
         return list(MCQ_LABELS)
     names = sorted(set((train or test).labels))

@@ -89,5 +89,6 @@ def load_memory(source: Any = None, *, train: Any = None, test: Any = None, name
         parts = {"all": source}
     loaded = {role: memory_split(value, f"{name}/{role}", role, fields, skip_bad)
               for role, value in parts.items()}
-    ordered: dict[str, Split] = {role: loaded[role] for role in ("train", "dev", "test", "all") if role in loaded}
+    ordered: dict[str, Split] = {role: loaded[role] for role in ("train", "dev", "test", "all")
+                                 if role in loaded}
     return assemble_dataset(ordered, name, "memory", skip_bad)

@@ -384,7 +384,8 @@ def _swallowed_row(lines: list[str], delimiter: str, n_columns: int) -> int | No
 
 
 def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, str, dict | LineError]]:
-    """``(line, JSON of the row, row or LineError)`` for every row of a CSV/TSV file with a header."""
+    """``(line, JSON of the row, row or LineError)`` for every row of a CSV/TSV file with a
+    header."""
     path = Path(path)
     lines = _Lines(open_lines(path))
     reader = csv.reader(lines, delimiter=delimiter, strict=True)

@@ -19,7 +19,8 @@ NLI_LABELS = ("contradiction", "entailment", "neutral")
 
 @dataclass(frozen=True)
 class PlantedCue:
-    """``word`` appears in an instance of ``label`` with probability ``rate_with``, else ``rate_other``."""
+    """``word`` appears in an instance of ``label`` with probability ``rate_with``, else
+    ``rate_other``."""
 
     word: str
     label: str

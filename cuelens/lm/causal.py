@@ -160,7 +160,8 @@ class CausalScorer(TokenizerVocabulary):
             return token.cpu().numpy(), None, None
         neg = torch.finfo(logits.dtype).min
         mass = torch.logsumexp(logits.masked_fill(~self._boundary, neg), dim=-1) - log_z
-        first = torch.logsumexp(logits[:, 0].masked_fill(~self._unmarked, neg), dim=-1) - log_z[:, 0]
+        first = (torch.logsumexp(logits[:, 0].masked_fill(~self._unmarked, neg), dim=-1)
+                 - log_z[:, 0])
         return token.cpu().numpy(), mass.cpu().numpy(), first.cpu().numpy()
 
     def word_logprobs(self, sentences: list[str]) -> list[np.ndarray]:

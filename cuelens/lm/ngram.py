@@ -17,7 +17,8 @@ SPELLING_ORDER = 3
 
 @dataclass
 class _Level:
-    """Lookup tables of one order k: numerators keyed by k-gram, context statistics by (k−1)-gram."""
+    """Lookup tables of one order k: numerators keyed by k-gram, context statistics by
+    (k−1)-gram."""
 
     gram_keys: np.ndarray      # sorted int64 keys of k-grams with a numerator
     gram_num: np.ndarray       # count (highest order) or continuation count
@@ -68,7 +69,8 @@ def train_speller(words: list[list[str]]) -> NgramModel:
 
 
 class NgramModel(WordLevelScorer):
-    """Interpolated Kneser-Ney n-gram model over a fixed vocabulary; implements ``SentenceScorer``."""
+    """Interpolated Kneser-Ney n-gram model over a fixed vocabulary; implements
+    ``SentenceScorer``."""
 
     _train_speller = staticmethod(train_speller)
 
@@ -115,7 +117,8 @@ class NgramModel(WordLevelScorer):
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         write_json(directory / "config.json", {
-            "model_type": "cuelens-ngram", "arch": "ngram", "order": self.order, "discount": self.discount,
+            "model_type": "cuelens-ngram", "arch": "ngram", "order": self.order,
+            "discount": self.discount,
             "smoothing": "interpolated-kneser-ney (nltk.lm.KneserNeyInterpolated)",
             "splitter": asdict(self.splitter), "vocab_size": len(self.vocab)})
         write_json(directory / "vocab.json", self.vocab)

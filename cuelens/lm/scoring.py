@@ -26,7 +26,8 @@ class SentenceScorer(Protocol):
     def word_scores(self, sentence: str) -> list[tuple[str, float]]: ...
 
 
-# Optional capabilities (docs/methods.md §9). Scorers may offer these; callers test with ``hasattr``.
+# Optional capabilities (docs/methods.md §9). Scorers may offer these; callers test with
+# ``hasattr``.
 # - ``score`` is batched: pass many sentences in one call (e.g. every vocabulary replacement at
 #   one position); all scorers in ``cuelens/lm/`` batch and length-sort internally.
 # - Causal models (``CausalScorer``): ``next_word_logprobs(prefix: str, candidates: list[str])

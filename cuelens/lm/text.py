@@ -115,7 +115,8 @@ def choose_splitter(lines: list[str], lowercase: bool = True, detach_punct: bool
 
 def build_vocab(sentences: Iterable[list[str]], min_count: int = 1,
                 max_size: int | None = None) -> list[str]:
-    """Words seen at least ``min_count`` times (most frequent first, at most ``max_size``), plus UNK."""
+    """Words seen at least ``min_count`` times (most frequent first, at most ``max_size``), plus
+    UNK."""
     counts = Counter(word for words in sentences for word in words)
     for special in (UNK, BOS, EOS):
         counts.pop(special, None)

@@ -72,7 +72,8 @@ def torch_int8_backend(clf) -> Runner:
 # --- ONNX Runtime ---------------------------------------------------------------------------
 
 def onnx_cache_dir() -> Path:
-    """``$CUELENS_ONNX_CACHE``, else ``$XDG_CACHE_HOME/cuelens/onnx`` (``~/.cache/cuelens/onnx``)."""
+    """``$CUELENS_ONNX_CACHE``, else ``$XDG_CACHE_HOME/cuelens/onnx``
+    (``~/.cache/cuelens/onnx``)."""
     if os.environ.get("CUELENS_ONNX_CACHE"):
         return Path(os.environ["CUELENS_ONNX_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cuelens" / "onnx"

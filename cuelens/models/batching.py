@@ -26,7 +26,8 @@ class EncodedUnits:
                            count=len(self.ids))
 
     def collate(self, index: np.ndarray) -> dict[str, np.ndarray]:
-        """Pad the units at ``index`` to their longest member: arrays ``[B, T]`` or ``[B, k, T]``."""
+        """Pad the units at ``index`` to their longest member: arrays ``[B, T]`` or
+        ``[B, k, T]``."""
         units = [self.ids[i] for i in index]
         shape = (len(units), len(units[0]), max(len(a) for unit in units for a in unit))
         batch = {"input_ids": np.full(shape, self.pad_id, dtype=np.int64),

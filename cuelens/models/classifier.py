@@ -173,7 +173,8 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
 
 
 def label_columns(id2label: dict, label_names: list[str]) -> np.ndarray:
-    """For each dataset label (in ``label_names`` order), the model output column that predicts it."""
+    """For each dataset label (in ``label_names`` order), the model output column that predicts
+    it."""
     model_labels = [str(id2label[i]) for i in sorted(id2label, key=int)]
     lookup = {label.lower(): i for i, label in enumerate(model_labels)}
     if all(name.lower() in lookup for name in label_names):
