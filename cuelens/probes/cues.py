@@ -28,7 +28,8 @@ class Cue:
 
 def token_presence(split: Split, label_names: list[str], tokens: list[str],
                    ngrams: int = 1) -> np.ndarray:
-    """Bool ``[instances, tokens]``: does each instance text contain each token (docs/methods.md §1)?"""
+    """Bool ``[instances, tokens]``: does each instance text contain each token (docs/methods.md
+    §1)?"""
     texts = split.instances(label_names).texts
     matrix, vocab = build_term_matrix(texts, ngrams)
     column = {token: i for i, token in enumerate(vocab)}
@@ -67,7 +68,8 @@ def _train_dists(dataset: Dataset, tokens: list[str], ngrams: int
         counts = np.bincount(labels[has[:, j]], minlength=len(dataset.label_names))
         total = counts.sum()
         out.append(None if total == 0 else
-                   {name: round(float(c / total), 6) for name, c in zip(dataset.label_names, counts)})
+                   {name: round(float(c / total), 6)
+                    for name, c in zip(dataset.label_names, counts)})
     return out
 
 

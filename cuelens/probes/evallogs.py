@@ -330,8 +330,9 @@ def match_items(items: list[LoggedItem], test: Split, fmt: str, id_field: str | 
                      f"samples matched to test items by the order of their ids; give "
                      "--id-field to match by a metadata field")
         if duplicates:
-            notes.append(f"{plural(len(duplicates), 'Inspect sample id occurs', 'Inspect sample ids occur')} more than once in epoch "
-                         f"1 (e.g. {duplicates[0]!r}); each entry was matched by order")
+            occurs = plural(len(duplicates), "Inspect sample id occurs", "Inspect sample ids occur")
+            notes.append(f"{occurs} more than once in epoch 1 (e.g. {duplicates[0]!r}); each entry "
+                         "was matched by order")
     positions: list[int] = []
     seen: dict[int, str] = {}
     for item, key in zip(items, keys):
@@ -374,8 +375,8 @@ def check_choices(items: list[LoggedItem], positions: list[int], test: Split, ho
     for item, i in zip(items, positions):
         expected = [str(c) for c in test.choices[i]]
         if item.n_choices != len(expected):
-            raise UserError(f"{item.where}: {plural(item.n_choices, 'choice')} logged but test item "
-                            f"{test.ids[i]!r} has {len(expected)} (matched by {how})")
+            raise UserError(f"{item.where}: {plural(item.n_choices, 'choice')} logged but test "
+                            f"item {test.ids[i]!r} has {len(expected)} (matched by {how})")
         texts = _logged_texts(item)
         if texts is None:
             continue
@@ -421,9 +422,10 @@ def _out_of_range(items: list[LoggedItem], notes: list[str]) -> int:
     for item in bad:
         item.answer = -1
     if bad:
-        notes.append(f"{plural(len(bad), 'Inspect answer names', 'Inspect answers name')} a letter outside their sample's "
-                     f"choices (e.g. {bad[0].where}: {bad[0].answer_text!r} with "
-                     f"{plural(bad[0].n_choices, 'choice')}); counted as wrong")
+        notes.append(f"{plural(len(bad), 'Inspect answer names', 'Inspect answers name')} a "
+                     f"letter outside their sample's choices (e.g. {bad[0].where}: "
+                     f"{bad[0].answer_text!r} with {plural(bad[0].n_choices, 'choice')}); counted "
+                     "as wrong")
     return len(bad)
 
 
@@ -478,7 +480,7 @@ def _results_check(path: Path, metric: str | None, accuracy: float, n: int,
     return check
 
 
-# --- predictions ------------------------------------------------------------------------------------
+# --- predictions ---------------------------------------------------------------------------
 
 def _lengths(continuations: list[str], norm: str) -> np.ndarray:
     texts = [c.lstrip() for c in continuations]
@@ -542,11 +544,12 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
     n_logged, n_left = int(covered.sum()), int((~covered).sum())
     if n_left and require_all:
         shown = ", ".join(repr(test.ids[i]) for i in np.flatnonzero(~covered)[:5])
-        raise UserError(f"{plural(n_left, 'test item is', 'test items are')} not in the log (e.g. {shown})",
-                        path=str(path))
+        raise UserError(f"{plural(n_left, 'test item is', 'test items are')} not in the log "
+                        f"(e.g. {shown})", path=str(path))
     if n_left:
-        notes.append(f"the log covers {n_logged:,} of {plural(len(test), 'test item')} (e.g. lm_eval "
-                     f"--limit): the probe uses the {plural(n_logged, 'logged item')}; {n_left:,} left out "
+        notes.append(f"the log covers {n_logged:,} of {plural(len(test), 'test item')} "
+                     f"(e.g. lm_eval --limit): the probe uses the "
+                     f"{plural(n_logged, 'logged item')}; {n_left:,} left out "
                      "(--require-all-items refuses such a log)")
     gold = test.item_labels(dataset.label_names)
     metric = LOGGED_METRIC.get(norm) if fmt == "lm-eval" else "choice"

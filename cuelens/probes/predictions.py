@@ -131,8 +131,8 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
     missing = [item_id for item_id, i in position.items() if pred[i] == MISSING]
     if missing:
         shown = ", ".join(repr(x) for x in missing[:5])
-        raise UserError(f"{plural(len(missing), 'test item has', 'test items have')} no prediction (e.g. {shown})",
-                        path=str(path))
+        raise UserError(f"{plural(len(missing), 'test item has', 'test items have')} no "
+                        f"prediction (e.g. {shown})", path=str(path))
     if probs is not None and n_with_probs != len(position):
         raise UserError('"probs" must be given for every line or for none', path=str(path))
     return Predictions(pred=pred, probs=probs)

@@ -73,8 +73,8 @@ def probe_sanity(correct: np.ndarray, chance: float, epochs: int | None, has_dat
     notes = []
     mostly_unanswered = unanswered > MAX_UNANSWERED * len(correct)
     if mostly_unanswered:
-        notes.append(f"{unanswered:,} of {plural(len(correct), 'item')} {'has' if unanswered == 1 else 'have'} "
-                     f"no answer from the model "
+        notes.append(f"{unanswered:,} of {plural(len(correct), 'item')} "
+                     f"{'has' if unanswered == 1 else 'have'} no answer from the model "
                      f"(more than {MAX_UNANSWERED:.0%}; counted wrong): ΔAcc, distribution and "
                      "easy/hard results are not interpretable")
     if accuracy["covers_chance"]:
@@ -131,5 +131,5 @@ def probe_verdict(probe: dict) -> tuple[str, str]:
                           f"without; {len(relied)} of {plural(len(test['cues']), 'tested cue')} "
                           f"significant after {correction}).")
     n = len(test.get("cues", []))
-    return "clean", (f"No tested cue changes the model's accuracy significantly ({plural(n, 'cue')}; "
-                     f"{correction}).")
+    return "clean", ("No tested cue changes the model's accuracy significantly "
+                     f"({plural(n, 'cue')}; {correction}).")

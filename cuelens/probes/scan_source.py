@@ -73,9 +73,9 @@ def _flags(directory: Path, keys: list[str], names: tuple[str, str], what: str) 
     unmatched = int((~item_easy & ~np.asarray([key in hard for key in keys], dtype=bool)).sum())
     n_lines = len(easy_lines) + len(hard_lines)
     if unmatched or n_lines != len(keys):
-        raise UserError(f"{names[0]} and {names[1]} list {plural(n_lines, 'item')}, {unmatched:,} of the "
-                        f"{plural(len(keys), 'test item')} in neither ({what}): the scan was made from "
-                        "different data", path=str(directory))
+        raise UserError(f"{names[0]} and {names[1]} list {plural(n_lines, 'item')}, "
+                        f"{unmatched:,} of the {plural(len(keys), 'test item')} in neither "
+                        f"({what}): the scan was made from different data", path=str(directory))
     return item_easy
 
 
