@@ -158,8 +158,10 @@ def horizontal_bars(names: Sequence[str], values: Sequence[float | None], *, axi
     column = bool(text) and (errors is not None or reference is not None)
     colour = list(colours_) if colours_ else MAIN
     if errors and x_range:  # whiskers end at the axis' bounds, left of the value column
-        errors = ([lo if v is None else min(lo, v - x_range[0]) for v, lo in zip(values, errors[0])],
-                  [hi if v is None else min(hi, x_range[1] - v) for v, hi in zip(values, errors[1])])
+        errors = ([lo if v is None else min(lo, v - x_range[0])
+                   for v, lo in zip(values, errors[0])],
+                  [hi if v is None else min(hi, x_range[1] - v)
+                   for v, hi in zip(values, errors[1])])
     bars = _trace("bar", orientation="h", y=labels, x=list(values), marker=_bar_marker(colour),
                   text=[esc(t) for t in text] if text and not column else None,
                   textposition="outside", cliponaxis=False,

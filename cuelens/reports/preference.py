@@ -26,8 +26,8 @@ def preference(results: dict, options: ReportOptions) -> Section | None:
     sec = Section("preference", "Preference shortcuts: length, formatting, position", context={
         "splits": splits, "shape": pref.shape,
         "level": "flagged" if flagged else calm("clean", results),
-        "headline": (f"{plural(flagged, 'shortcut predicts', 'shortcuts predict')} the chosen response "
-                     "significantly (Holm-corrected)." if flagged else
+        "headline": (f"{plural(flagged, 'shortcut predicts', 'shortcuts predict')} the chosen "
+                     "response significantly (Holm-corrected)." if flagged else
                      "No length, formatting or position rule predicts the chosen response "
                      "significantly.")})
     role, split = next(iter(pref.splits.items()))

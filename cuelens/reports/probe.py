@@ -119,7 +119,8 @@ def delta_errors(rows: list[dict]) -> tuple[list[float], list[float]]:
     return low, high
 
 
-# Display names of the stress operators (docs/methods.md §7; keys as registered in cuelens.augment.operators).
+# Display names of the stress operators (docs/methods.md §7; keys as registered in
+# cuelens.augment.operators).
 OPERATOR_NAMES = {"co": "CO crossover", "mt": "MT word swap", "neg+": "Neg+ add negation",
                   "neg-": "Neg− remove negation", "ner": "NER name swap",
                   "pr": "PR pronoun switch", "pi": "PI pronoun → name",

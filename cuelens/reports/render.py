@@ -69,7 +69,8 @@ def plotly_cdn_url() -> str:
 
 @functools.lru_cache(maxsize=4)  # the plotly.js bundle's hash once per process
 def _sha256(script: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode() + "'"
 
 
 @functools.cache

@@ -30,7 +30,8 @@ EXAMPLES_PER_LIST = 10
 
 
 def _baseline_name(results: dict) -> str:
-    """What the leakage baseline is, in words (docs/methods.md §3: majority label, or 1/k for MCQ)."""
+    """What the leakage baseline is, in words (docs/methods.md §3: majority label, or 1/k for
+    MCQ)."""
     ds = DatasetSummary.required_in(results)
     if ds.task == Task.MCQ:
         return f"picking one of the {ds.n_choices or 'k'} choices at random"
@@ -58,7 +59,8 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
         "dataset": ds, "config": ConfigSection.in_results(results),
         "notes": ([roles_note(ds.split_roles)] if ds.split_roles else [])
         + results.get("notes", []) + (ds.labels or {}).get("warnings", []),
-        "segmentation": SegmentationSection.in_results(results), "warnings": results.get("warnings", []),
+        "segmentation": SegmentationSection.in_results(results),
+        "warnings": results.get("warnings", []),
         "rows": [{"role": role, "file": s.file, "items": s.items, "instances": s.instances,
                   "skipped": sum((s.skipped or {}).values()), "skipped_reasons": s.skipped or {}}
                  for role, s in splits.items()],
@@ -68,10 +70,12 @@ def overview(results: dict, options: ReportOptions) -> Section | None:
     if ds.task == Task.MCQ and positions:
         keys = sorted({k for c in positions.values() for k in c}, key=lambda k: int(k))
         cats = [f"choice {int(k) + 1}" for k in keys]
-        series, hover = _shares(positions, keys,
-                                lambda role, k, n, total: f"{role}: {n:,} of {plural(total, 'question')}")
+        series, hover = _shares(
+            positions, keys,
+            lambda role, k, n, total: f"{role}: {n:,} of {plural(total, 'question')}")
         sec.add_figure("positions", "Where the correct answer sits in each split: bars far from "
-                       "an even split mean a model could gain accuracy just by preferring a position.",
+                       "an even split mean a model could gain accuracy just by preferring a "
+                       "position.",
                        F.grouped_bars(cats, series, hover, axis_title="share of questions"))
     else:
         counted = {role: s.label_counts or {} for role, s in splits.items()}
@@ -100,7 +104,8 @@ HYGIENE_EXAMPLES = {"overlap": "Evaluation items found in a fitting split",
                     "duplicates": "Exact duplicates", "near_duplicates": "Near duplicates",
                     "label_conflicts": "Label-noise candidates (same input, different label)",
                     "mirrored": "Mirrored / contrastive pairs",
-                    "permuted": "Copies with the choices in another order (a deliberate construction)"}
+                    "permuted": "Copies with the choices in another order "
+                                "(a deliberate construction)"}
 
 
 def hygiene(results: dict, options: ReportOptions) -> Section | None:
@@ -122,9 +127,9 @@ def calm(level: str, results: dict) -> str:
 
 
 def verdict(leak: LeakageSection, threshold: float, results: dict) -> tuple[str, str]:
-    """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant only
-    when the whole 95% interval of D is above the alarm threshold; an interval of zero width is
-    followed by why (``leakage.interval_note``: nothing varies, D is not known precisely)."""
+    """(level, plain-language sentence) for the leakage headline (docs/methods.md §3): significant
+    only when the whole 95% interval of D is above the alarm threshold; an interval of zero width
+    is followed by why (``leakage.interval_note``: nothing varies, D is not known precisely)."""
     level, text = _verdict(leak, threshold, results)
     return level, f"{text} {sentence(leak.interval_note)}" if leak.interval_note else text
 
@@ -203,7 +208,8 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                    f"{_text_name(results)[1]}: the further a bar reaches past the dashed baseline "
                    "line, the more the labels can be guessed from surface cues.",
                    F.horizontal_bars(names, [100 * a for a in accs], axis_title="accuracy",
-                                     text=[f"{pct(a)} (D {100 * d:+.1f})" for a, d in zip(accs, ds)],
+                                     text=[f"{pct(a)} (D {100 * d:+.1f})"
+                                           for a, d in zip(accs, ds)],
                                      colours_=[F.GREY] + [F.MAIN] * (len(names) - 2)
                                      + [F.BAD if level in ("flagged", "mild") else F.MAIN],
                                      reference=(100 * reference, "chance" if mcq else "baseline"),
@@ -212,7 +218,8 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
 
 
 def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
-    """Answer-position, length, overlap and question-only baselines (cuelens.audit.mcq_baselines)."""
+    """Answer-position, length, overlap and question-only baselines
+    (cuelens.audit.mcq_baselines)."""
     from cuelens.audit.chance import positions_verdict
     from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, ci_name
 

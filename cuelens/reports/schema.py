@@ -68,7 +68,8 @@ def check_label_names(results: dict, source: str | None = None) -> None:
 
 
 def load_results(path: str | os.PathLike) -> dict:
-    """Read a results JSON file, with a one-line :class:`UserError` for a missing or malformed one."""
+    """Read a results JSON file, with a one-line :class:`UserError` for a missing or malformed
+    one."""
     from cuelens.data.readers import read_json
 
     if not Path(path).exists():

@@ -64,6 +64,6 @@ def subsets(results: dict, options: ReportOptions) -> Section | None:
                         for label, order in orders.items()]}]
         sec.add_figure("heatmap", f"{'Win rate' if win else 'Accuracy'} of each shortcut per "
                        f"subset (cell text; * = significant after Holm's correction over all "
-                       f"{plural(table.n_tests, 'cell')}); colour: the effect in points. Sort the rows "
-                       "with the menu.", spec)
+                       f"{plural(table.n_tests, 'cell')}); colour: the effect in points. Sort "
+                       "the rows with the menu.", spec)
     return sec
