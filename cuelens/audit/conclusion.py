@@ -181,7 +181,7 @@ def _subset_measures(results: dict) -> list[Measure]:
 
 
 # ------------------------------------------------------------------------------ too few items
-def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | None:
+def too_few_items(results: dict) -> tuple[str, int] | None:
     """(why, items short) when some label has fewer than
     :data:`MIN_ITEMS_PER_LABEL_PER_FOLD` fitting items per fold (cross-validated: its count ÷
     folds; with a train split: its train count), or the evaluated split fewer than that per label;
@@ -192,7 +192,7 @@ def too_few_items(results: dict, folds: int | None = None) -> tuple[str, int] | 
     if data is None or fitted is None or fitted.label_counts is None:
         return None
     splits, fitting = data.splits, data.fitting_role
-    folds = folds or ConfigSection.of(results).folds
+    folds = ConfigSection.of(results).folds
     per_fold = folds if fitting == "all" else 1
     counts = {k: v for k, v in fitted.label_counts.items() if v > 0}
     rare = set((data.labels or {}).get("rare", []))

@@ -48,8 +48,8 @@ def mcq_correct(right_scores: np.ndarray, labels: np.ndarray, k: int) -> np.ndar
 
 
 def item_correct(decision: np.ndarray, labels: np.ndarray, task: str, k: int,
-                 label_order: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
+                 label_order: np.ndarray) -> np.ndarray:
     """Per-item correctness (float) of an ``n × L`` decision matrix."""
     if task == Task.MCQ:
         return mcq_correct(decision[:, RIGHT], labels, k)
-    return nli_correct(decision, labels, label_order, fallback).astype(np.float64)
+    return nli_correct(decision, labels, label_order).astype(np.float64)

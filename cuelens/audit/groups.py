@@ -205,15 +205,14 @@ def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "it
                         "(lower --folds)")
 
 
-def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int,
-                  what: str = "items") -> np.ndarray:
+def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int) -> np.ndarray:
     """A fold id per item; every group lies in one fold, strata balanced (docs/methods.md §11,
     "Groups": groups of one *type*, their items per stratum, dealt out evenly, largest types
     first, the rest to the folds holding the least of the type's strata, then the fewest items,
     then a seeded order). A few vectorised passes plus one small step per distinct type
     (scikit-learn's ``StratifiedGroupKFold`` balances the same way but loops over every group
     and fold in Python, which took minutes per call on a million items)."""
-    return GroupTypes.of(groups, strata, n_folds, what).folds(n_folds, seed)
+    return GroupTypes.of(groups, strata, n_folds, "items").folds(n_folds, seed)
 
 
 @dataclass(frozen=True)

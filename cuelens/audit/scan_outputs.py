@@ -100,10 +100,10 @@ def write_scan_outputs(out_dir: Path, results: dict, run_info: dict, inputs: lis
     return files
 
 
-def run_info(started: float, argv: list[str] | None = None, **extra) -> dict:
+def run_info(started: float, **extra) -> dict:
     """Non-deterministic run metadata for run.json."""
     return {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
             "seconds": round(time.time() - started, 3),
-            "argv": list(sys.argv if argv is None else argv),
+            "argv": list(sys.argv),
             "python": platform.python_version(), "platform": platform.platform(),
             "cuelens": __version__, **extra}

@@ -53,13 +53,13 @@ def char_length(text: str) -> int:
     return len(text if text.isascii() else unicodedata.normalize("NFC", text))
 
 
-def text_length(text: str, tokens: list[str] | None = None) -> int:
-    """The length of ``text`` for the length rules (docs/methods.md §1): its words (``tokens``
-    when already cut), or, with a segmenter of scripts without spaces, its letters and digits
-    (a word count depends too much on the dictionary, and uni+bigrams are no words)."""
+def text_length(text: str) -> int:
+    """The length of ``text`` for the length rules (docs/methods.md §1): its words, or, with a
+    segmenter of scripts without spaces, its letters and digits (a word count depends too much
+    on the dictionary, and uni+bigrams are no words)."""
     segmenter = active_segmenter()
     if segmenter.spaced:
-        return len(segmenter.words(text) if tokens is None else tokens)
+        return len(segmenter.words(text))
     return sum(map(str.isalnum, text))
 
 

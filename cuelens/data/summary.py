@@ -44,12 +44,12 @@ def summary_of(name: str, fmt: str, task: str, n_choices: int | None, label_name
                                    fitting, min_label_items)}
 
 
-def dataset_summary(dataset: Dataset, min_label_items: int = MIN_LABEL_ITEMS) -> dict:
+def dataset_summary(dataset: Dataset) -> dict:
     return summary_of(dataset.name, dataset.format, dataset.task, dataset.n_choices,
                       dataset.label_names,
                       {role: (split, split_summary(
                           split.path, split.task, len(split), Counter(split.labels),
                           Counter(split.choice_counts), split.skipped, dataset.label_names))
                        for role, split in dataset.splits.items()},
-                      "train" if dataset.train is not None else "all", min_label_items,
+                      "train" if dataset.train is not None else "all", MIN_LABEL_ITEMS,
                       dataset.split_roles)

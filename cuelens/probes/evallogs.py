@@ -500,18 +500,18 @@ def _predict(item: LoggedItem, norm: str) -> tuple[int, np.ndarray | None]:
 
 
 def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = None,
-                  norm: str = "none", fmt: str | None = None, *, require_all: bool = False,
-                  cap: int | None = None) -> Predictions:
+                  norm: str = "none", fmt: str | None = None, *,
+                  require_all: bool = False) -> Predictions:
     """:class:`~cuelens.probes.predictions.Predictions` of ``dataset.test`` from a log (module
-    docstring); ``require_all``: refuse a log that misses test items; ``cap``: bytes per line
-    or archive member (:func:`cuelens.probes.logfiles.size_cap`)."""
+    docstring); ``require_all``: refuse a log that misses test items. Lines and archive members
+    are capped (:func:`cuelens.probes.logfiles.size_cap`)."""
     path = Path(path)
     if norm not in NORMS:
         raise UserError(f"unknown normalisation {norm!r}; choose from {', '.join(NORMS)}")
     if dataset.task != Task.MCQ:
         raise UserError("evaluation logs are read for multiple-choice datasets only",
                         path=str(path))
-    cap = size_cap(cap)
+    cap = size_cap()
     fmt = fmt or detect_format(path, cap)
     if fmt is None or fmt not in FORMATS:
         raise UserError("not an lm-evaluation-harness samples file or an Inspect log",

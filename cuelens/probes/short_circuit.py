@@ -12,7 +12,7 @@ import numpy as np
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
 from cuelens.data.dataset import Split
-from cuelens.probes.attention import NULL_DRAWS, T1, T2, AWResult, aw_test, check_threshold_mode
+from cuelens.probes.attention import T1, T2, AWResult, aw_test, check_threshold_mode
 
 
 def pass_rates(stress_rows: Sequence[dict], predicted: np.ndarray) -> dict[str, dict]:
@@ -42,8 +42,7 @@ def summary(aw: AWResult, per_op: dict[str, dict]) -> dict:
 
 def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = DEFAULT_OPS,
                   aw_thresholds: str = "calibrated", t1: float = T1, t2: float = T2,
-                  null_draws: int = NULL_DRAWS, seed: int = 0, batch_size: int | None = None,
-                  progress=None) -> dict:
+                  seed: int = 0, progress=None) -> dict:
     """Both short-circuit tests of a loaded classifier on the correctly answered questions."""
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress, stress_split
@@ -52,13 +51,12 @@ def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = D
     premises = [split.premise_context(int(i)) for i in items]
     right = [split.choices[i][split.labels[i]] for i in items]
     aw = aw_test(classifier.model, classifier.tokenizer, premises, right,
-                 thresholds=aw_thresholds, t1=t1, t2=t2, null_draws=null_draws, seed=seed,
-                 device=classifier.device, batch_size=batch_size or 32,
+                 thresholds=aw_thresholds, t1=t1, t2=t2, seed=seed, device=classifier.device,
                  max_length=classifier.max_length, on_batch=progress)
     stress = build_stress(split, parse_ops(ops), seed=seed, items=items.tolist())
     if not stress.rows:
         return summary(aw, {})
-    probs = classifier.predict_proba(stress_split(stress), batch_size=batch_size)
+    probs = classifier.predict_proba(stress_split(stress))
     return summary(aw, pass_rates(stress.rows, probs.argmax(axis=1)))
 
 
