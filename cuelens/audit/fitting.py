@@ -167,11 +167,9 @@ def score_items(fit: Fit, trained: Trained, labels: np.ndarray, tokens: TokenVie
     NLI correctness as ``bool``)."""
     def one_metric(metric: str) -> dict:
         full, mine = trained[metric]
-        out = {}
-        for key, decision in decisions(mine, tokens, full).items():
-            out[key] = nli_correct(decision, labels, fit.label_order, tokens.fallback) \
+        return {key: nli_correct(decision, labels, fit.label_order, tokens.fallback)
                 if task == Task.NLI else item_correct(decision, labels, task, k, fit.label_order)
-        return out
+                for key, decision in decisions(mine, tokens, full).items()}
 
     tokens.first_tokens(fit.d)  # the positions of every metric's features, before the threads
     return {key: value for part in _per_metric(one_metric, list(trained))
