@@ -25,6 +25,7 @@ from cuelens.data.dataset import MCQ_LABELS, RIGHT, Dataset, EvaluatedItems, Spl
     inferred_roles, statistics_roles
 from cuelens.data.loading import check_scannable, split_roles, unseen_label
 from cuelens.data.schema import FieldMap
+from cuelens.data.splits import ROLES
 from cuelens.engine.chunks import CHUNK_ITEMS, ChunkDirectory, ChunkedSplit, read_chunked
 from cuelens.engine.options import Progress
 from cuelens.errors import UserError
@@ -269,7 +270,7 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     vocabulary); without a ``directory`` the chunks and their tokens stay in memory
     (:func:`~cuelens.engine.chunks.held_in_memory`, :func:`read_local` only)."""
     from cuelens.audit.segmentation import check_streamable as check_segmenter
-    from cuelens.engine.streaming import ROLES, resolve_sources
+    from cuelens.engine.streaming import resolve_sources
 
     check_segmenter(config.segmenter)
     check_streamable(config.max_fit_items)

@@ -10,7 +10,7 @@ from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
 from cuelens.data.labels import check_label_count, split_counts
 from cuelens.data.readers import file_format, iter_records
 from cuelens.data.schema import FieldMap
-from cuelens.data.splits import SPLIT_NAMES, build_split
+from cuelens.data.splits import ROLES, SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
 ONE_ITEM = "only 1 usable item: a scan needs at least 2 (cross-validation folds need one each)"
@@ -152,7 +152,7 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
 
     loaded: dict[str, Split] = {}
     task = None
-    for role in ("train", "dev", "test", "all"):
+    for role in ROLES:
         if role in files:
             source: Path | Split = files[role]
             split = source if isinstance(source, Split) else \

@@ -12,7 +12,7 @@ from typing import Any
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import assemble_dataset
 from cuelens.data.schema import FieldMap
-from cuelens.data.splits import SPLIT_NAMES, build_split
+from cuelens.data.splits import ROLES, SPLIT_NAMES, build_split
 from cuelens.errors import UserError
 
 
@@ -89,6 +89,5 @@ def load_memory(source: Any = None, *, train: Any = None, test: Any = None, name
         parts = {"all": source}
     loaded = {role: memory_split(value, f"{name}/{role}", role, fields, skip_bad)
               for role, value in parts.items()}
-    ordered: dict[str, Split] = {role: loaded[role] for role in ("train", "dev", "test", "all")
-                                 if role in loaded}
+    ordered: dict[str, Split] = {role: loaded[role] for role in ROLES if role in loaded}
     return assemble_dataset(ordered, name, "memory", skip_bad)

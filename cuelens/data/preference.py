@@ -21,7 +21,7 @@ from cuelens.data.loading import _dataset_name, _find_split_files, assemble_data
     data_files
 from cuelens.data.readers import LineError, iter_records
 from cuelens.data.schema import ID_ALIASES, RecordError, _text, subset_text
-from cuelens.data.splits import NO_ITEMS
+from cuelens.data.splits import NO_ITEMS, ROLES
 from cuelens.errors import UserError
 
 CHOSEN, REJECTED = "chosen", "rejected"
@@ -323,7 +323,7 @@ def load_preferences(data: str | Path | None = None, *, train: str | Path | None
     name = _dataset_name(named_by) if data else named_by.parent.name or "data"
     splits: dict[str, PreferenceSplit] = {
         role: read_preferences(files[role], role, subset_field, skip_bad)
-        for role in ("train", "dev", "test", "all") if role in files}
+        for role in ROLES if role in files}
     return Preferences(name=name, format=fmt, splits=splits)
 
 

@@ -14,6 +14,7 @@ from cuelens.errors import UserError
 NO_ITEMS = "no usable items (the file is empty or every item was skipped)"
 SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev",
                "test": "test"}
+ROLES = ("train", "dev", "test", "all")  # the split roles in the order a dataset holds them
 
 
 def _skip(split: Split, reason: str) -> None:

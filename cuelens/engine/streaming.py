@@ -12,11 +12,10 @@ from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import _dataset_name, assemble_dataset, split_entries
 from cuelens.data.readers import LineError, RecordTable, file_format, iter_records
 from cuelens.data.schema import FieldMap, detect_task
-from cuelens.data.splits import NO_ITEMS
+from cuelens.data.splits import NO_ITEMS, ROLES
 from cuelens.engine.sources import Record, is_data_file, is_glob, shard_paths, source_pieces
 from cuelens.errors import UserError
 
-ROLES = ("train", "dev", "test", "all")
 SplitReader = Callable[[str, str, FieldMap, "str | None", bool], CompactSplit]
 
 
