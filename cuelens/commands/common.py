@@ -80,7 +80,8 @@ PremiseFieldOpt = Annotated[Optional[str], typer.Option(
     "--premise-field", help="Field holding the premise/context.")]
 HypothesisFieldOpt = Annotated[Optional[str], typer.Option(
     "--hypothesis-field", help="Field holding the hypothesis (pair tasks).")]
-LabelFieldOpt = Annotated[Optional[str], typer.Option("--label-field", help="Field holding the label.")]
+LabelFieldOpt = Annotated[Optional[str], typer.Option(
+    "--label-field", help="Field holding the label.")]
 ChoicesFieldOpt = Annotated[Optional[str], typer.Option(
     "--choices-field", help="Field holding the list of choices (multiple choice).")]
 GroupFieldOpt = Annotated[Optional[str], typer.Option(

@@ -13,7 +13,8 @@ from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
 
 @user_errors
 def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("demo-output"),
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output directory.")] = Path("demo-output"),
     size: Annotated[int, typer.Option(help="Training items per dataset (the test split is 20%, "
                                            "at least 200).")] = 3000,
     seed: SeedOpt = 0,

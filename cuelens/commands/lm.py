@@ -33,8 +33,10 @@ def train(
         "--valid", help="Validation text (perplexity printed per epoch / after training).")] = None,
     min_count: Annotated[int, typer.Option(
         "--min-count", help="Words seen fewer times become <unk>.")] = 2,
-    max_vocab: Annotated[Optional[int], typer.Option("--max-vocab", help="LSTM/RNN vocabulary cap.")] = None,
-    embedding: Annotated[int, typer.Option("--embedding-size", help="LSTM/RNN embedding size.")] = 128,
+    max_vocab: Annotated[Optional[int], typer.Option(
+        "--max-vocab", help="LSTM/RNN vocabulary cap.")] = None,
+    embedding: Annotated[int, typer.Option(
+        "--embedding-size", help="LSTM/RNN embedding size.")] = 128,
     hidden: Annotated[int, typer.Option("--hidden-size", help="LSTM/RNN hidden size.")] = 256,
     layers: Annotated[int, typer.Option("--layers", help="LSTM/RNN layers.")] = 1,
     dropout: Annotated[float, typer.Option("--dropout", help="LSTM/RNN dropout.")] = 0.0,

@@ -94,8 +94,8 @@ def probe(
     allow_untrained: AllowUntrainedOpt = False,
     seed: SeedOpt = 0,
     short_circuit: Annotated[bool, typer.Option(
-        "--short-circuit", help="MCQ: attention test AW and per-operator pass rates (docs/methods.md §7).")]
-    = False,
+        "--short-circuit", help="MCQ: attention test AW and per-operator pass rates "
+                                "(docs/methods.md §7).")] = False,
     aw_thresholds: Annotated[str, typer.Option(
         help="AW thresholds: calibrated (per model, 5% rate on unrelated premises) or fixed "
              "(--t1/--t2).")] = "calibrated",

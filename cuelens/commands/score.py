@@ -26,7 +26,8 @@ BowOpt = Annotated[bool, typer.Option(
     help="Causal models: Pimentel & Meister word-boundary correction (off = the common buggy "
          "value, for comparison).")]
 MethodOpt = Annotated[str, typer.Option("--mlm-method", help="Masked models: pll or chain.")]
-OrdersOpt = Annotated[int, typer.Option("--orders", help="Random word orders for --mlm-method chain.")]
+OrdersOpt = Annotated[int, typer.Option(
+    "--orders", help="Random word orders for --mlm-method chain.")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", help="Sentences per causal-model batch.")]
 PunctOpt = Annotated[bool, typer.Option(
     "--detach-punct", help="Causal models: punctuation written without a space is its own word "
