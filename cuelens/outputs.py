@@ -65,6 +65,15 @@ def check_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike 
                                 "give them different paths", path=str(out))
 
 
+def check_jsonl_output(path: PathLike) -> None:
+    """A data file this command writes as JSON Lines (augment, stress) is named so that the data
+    readers read it as such (``.jsonl`` or ``.jsonl.gz``): ``aug.csv`` would hold JSON under a CSV
+    name, and a later ``audit scan aug.csv`` would fail on it."""
+    if not os.fspath(path).lower().endswith((".jsonl", ".jsonl.gz")):
+        raise UserError("this output is JSON Lines: give a name ending in .jsonl or .jsonl.gz",
+                        path=str(path))
+
+
 def check_writable_dir(directory: PathLike) -> None:
     """Fail now, before any computation, when ``directory`` cannot be created or written: its
     nearest existing ancestor must be a writable directory (nothing is created)."""

@@ -123,6 +123,22 @@ def test_augment_command(tmp_path):
     assert bad.exit_code == 2 and "unknown augmentation op" in bad.output
 
 
+@pytest.mark.parametrize("command", ["augment", "stress"])
+@pytest.mark.parametrize("name", ["aug.csv", "aug.parquet", "aug", "aug.json"])
+def test_augment_and_stress_write_only_jsonl_names(tmp_path, command, name):
+    """Their output is JSON Lines: a .csv name held JSON that `audit scan aug.csv` failed on."""
+    split = mcq_split(6)
+    data = _write(tmp_path / "test.jsonl",
+                  [{"id": i, "premise": p, "choices": c, "label": lab}
+                   for i, p, c, lab in zip(split.ids, split.premises, split.choices,
+                                           split.labels)])
+    result = CliRunner().invoke(app, [command, str(data), "--out", str(tmp_path / name)])
+    assert result.exit_code == 2 and "give a name ending in .jsonl or .jsonl.gz" in result.output
+    assert not (tmp_path / name).exists()
+    gz = tmp_path / "aug.jsonl.gz"
+    assert CliRunner().invoke(app, [command, str(data), "--out", str(gz)]).exit_code == 0
+
+
 def test_stress_command(tmp_path):
     rows = [{"id": "a", "premise": "The glass fell.", "choices": ["It broke.", "It sang."],
              "label": 0},

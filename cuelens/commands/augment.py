@@ -34,8 +34,9 @@ def augment(
     from cuelens.augment.augmentation import augment as run_augment
     from cuelens.augment.augmentation import parse_augmenters
     from cuelens.jsonio import write_jsonl
-    from cuelens.outputs import check_outputs
+    from cuelens.outputs import check_jsonl_output, check_outputs
 
+    check_jsonl_output(out)
     names = parse_augmenters(ops)
     dataset = source.load(alone="train")
     split = dataset.train or dataset.test

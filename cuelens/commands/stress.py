@@ -43,8 +43,9 @@ def stress(
     from cuelens.commands.model_options import item_progress
     from cuelens.atomic import output_set
     from cuelens.jsonio import write_json, write_jsonl
-    from cuelens.outputs import check_outputs
+    from cuelens.outputs import check_jsonl_output, check_outputs
 
+    check_jsonl_output(out)
     operators = parse_ops(ops)
     dataset = source.load(alone="test")
     split = dataset.test
