@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from cuelens.audit.chance import positions_verdict
 from cuelens.probes.position import (Question, balanced_positions, classifier_scorer,
                                      cochran_q, position_bias, position_bias_from_picks,
-                                     rotated_splits, sentence_scorer)
+                                     position_verdict, rotated_splits, sentence_scorer)
 from scan_helpers import mcq_split
 
 
@@ -30,6 +31,24 @@ def test_oracle_is_position_blind():
     assert result["consistency"] == 1.0 and result["rotations"] == 80
     assert result["cochran_q"]["q"] == 0.0 and not result["cochran_q"]["significant"]
     assert result["predicted_positions"]["counts"] == [5, 5, 5, 5]
+
+
+def test_verdict_of_an_equal_accuracy_and_of_no_readable_answer():
+    """One accuracy at every position is not a 'range from A to A'; a model whose answers could
+    never be read is not 'no evidence of imbalance' (χ² 0, df 0)."""
+    qs = questions(20, 4)
+    right = gold_of(qs)
+    oracle = position_bias(qs, lambda p, cs: [np.array([c in right for c in row], float)
+                                              for row in cs], seed=3)
+    text = position_verdict(oracle)
+    assert "accuracy is 100.0% wherever the right answer sits (Cochran's Q" in text
+    assert "runs from" not in text
+    silent = position_bias_from_picks(qs, [np.full(20, -1)] * 4, seed=3)
+    assert silent["unanswered"] == silent["rotations"] == 80
+    assert position_verdict(silent) == ("No answer of the model could be read in any of the 80 "
+                                        "rotations: its position bias cannot be measured.")
+    assert positions_verdict(silent["predicted_positions"], "the model's answers") == (
+        "None of the model's answers could be read: their positions cannot be tested.")
 
 
 def test_first_position_model():

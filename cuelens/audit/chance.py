@@ -118,6 +118,8 @@ def p_text(p_value: float) -> str:
 
 def positions_verdict(counts: dict, what: str) -> str:
     """Plain-English reading of :func:`position_chi_square` (``what``: e.g. "gold answers")."""
+    if not sum(counts["counts"]):
+        return f"None of {what} could be read: their positions cannot be tested."
     top = counts["most_common"]
     share = (f"{what.capitalize()} sit at position {letter(top['position'])} in "
              f"{100 * top['share']:.1f}% of the items ({100 * top['expected_share']:.1f}% "

@@ -201,12 +201,18 @@ def sentence_scorer(scorer) -> ScoreFn:
 
 def position_verdict(section: dict) -> str:
     """Plain-English reading of a ``position_bias`` section."""
+    if section["unanswered"] == section["rotations"]:
+        return (f"No answer of the model could be read in any of the {section['rotations']:,} "
+                "rotations: its position bias cannot be measured.")
     accs = section["accuracy_by_position"]
     low, high = int(np.argmin(accs)), int(np.argmax(accs))
     q = section["cochran_q"]
-    head = (f"With the right answer moved through every position, accuracy runs from "
-            f"{100 * accs[low]:.1f}% (answer at {letter(low)}) to {100 * accs[high]:.1f}% "
-            f"(answer at {letter(high)}), a spread of {100 * section['spread']:.1f} points "
+    runs = (f"is {100 * accs[low]:.1f}% wherever the right answer sits"
+            if accs[low] == accs[high] else
+            f"runs from {100 * accs[low]:.1f}% (answer at {letter(low)}) to "
+            f"{100 * accs[high]:.1f}% (answer at {letter(high)}), a spread of "
+            f"{100 * section['spread']:.1f} points")
+    head = (f"With the right answer moved through every position, accuracy {runs} "
             f"(Cochran's Q {p_text(q['p_value'])})")
     head += (": the model's answers depend on where the right answer sits." if q["significant"]
              else ": no evidence that the position matters.")
