@@ -77,6 +77,9 @@ def test_cache_info_and_clear_commands(tmp_path):
     assert cleared.exit_code == 0, cleared.output
     assert not list((tmp_path / "c").rglob("*.npz"))
     assert (tmp_path / "c" / "keep.txt").exists()
+    typo = runner.invoke(app, ["cache", "info", "--cache-dir", str(tmp_path / "d")])
+    assert typo.exit_code == 0 and "(not created yet: no scan has cached a parse here)" in \
+        typo.output and not (tmp_path / "d").exists()
 
 
 def test_unusable_max_bytes_is_one_error_line_not_ignored(tmp_path, monkeypatch):

@@ -39,8 +39,10 @@ def info(cache_dir: CacheDirOpt = None) -> None:
     """Where the cache is, how big it is, and its size limit."""
     from cuelens.audit.parse_cache import cache_info
 
-    facts = cache_info(_root(cache_dir))
-    typer.echo(f"path: {facts['path']}\nsize: {_mib(facts['bytes'])} in "
+    root = _root(cache_dir)
+    facts = cache_info(root)
+    where = "" if root.is_dir() else " (not created yet: no scan has cached a parse here)"
+    typer.echo(f"path: {facts['path']}{where}\nsize: {_mib(facts['bytes'])} in "
                f"{plural(facts['shards'], 'shard')}, {plural(facts['namespaces'], 'namespace')}\n"
                f"limit: {_mib(facts['max_bytes'])} "
                "(least recently used shards are evicted; $CUELENS_CACHE_MAX_BYTES)")
