@@ -139,6 +139,11 @@ def test_docs_template_file_parses_and_a_bad_task_names_its_line_and_value(tmp_p
     path.write_text("task: nli\nanswers: x=y\n---\n{{ premise }}")
     with pytest.raises(UserError, match="needs 'mode: score|generate'"):
         read_template(path)
+    path.write_text("mode: score\ntask: nli\nanswers: x=yes, z=no   # the NLI words\n---\n"
+                    "{{ premise }}")
+    with pytest.raises(UserError, match=r"line 3: answers: 'no   # the NLI words' holds a "
+                                        "comment"):
+        read_template(path)
 
 
 @pytest.mark.parametrize("text, expected", [

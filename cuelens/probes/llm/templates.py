@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import string
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -144,6 +145,9 @@ def _parse_answers(value: str, path: str, line: int) -> dict[str, str]:
             raise UserError(f"answers: expected 'label=word, …', got {part.strip()!r}",
                             path=path, line=line)
         label, word = label.strip(), word.strip()
+        if re.search(r"\s#", word):
+            raise UserError(f"answers: {word!r} holds a comment after the answer word (a comment "
+                            "is a line of its own starting with #)", path=path, line=line)
         if label in answers:
             raise UserError(f"answers: the label {label!r} is mapped twice", path=path,
                             line=line)
