@@ -248,6 +248,12 @@ def test_repeated_word_prefilter_hand_checked_and_applied_before_ranking(tmp_pat
         [(keep[s1], keep[s2]) for _, _, s1, s2 in expected.trials]
     facts = json.loads(summary.read_text())
     assert facts["n_sentences_ranked"] == 10 and facts["repeated_word_filter"].startswith("dropped 2")
+    lines.write_text("\n".join(corpus) + "\n\n \n")   # blank lines after the last sentence
+    res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--sentences",
+                                   str(lines), "--per-pair", "2", "--out", str(out)])
+    assert res.exit_code == 0, res.output   # was "14 sentences but 12 scores"
+    assert [(r["s1_index"], r["s2_index"]) for r in map(json.loads, out.read_text().splitlines())
+            ] == [(keep[s1], keep[s2]) for _, _, s1, s2 in expected.trials]
     res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair",
                                    "2", "--out", str(out), "--summary", str(summary)])
     assert res.exit_code == 0 and "not applied" in res.output
@@ -271,7 +277,7 @@ def test_blank_lines_of_the_corpus_are_skipped_and_counted(tmp_path):
                                    ",".join(specs), "--per-pair", "2", "--threshold", "0",
                                    "--out", str(out), "--summary", str(summary)])
     assert res.exit_code == 0, res.output
-    assert "skipped 3 blank lines" in res.output
+    assert "skipped 2 blank lines" in res.output   # the one after the last sentence indexes none
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert all(r["s1"].strip() and r["s2"].strip() for r in rows)
     written = [i for i, line in enumerate(lines) if line.strip()]
@@ -281,7 +287,7 @@ def test_blank_lines_of_the_corpus_are_skipped_and_counted(tmp_path):
     assert [(r["s1_index"], r["s2_index"]) for r in rows] == \
         [(written[keep[s1]], written[keep[s2]]) for _, _, s1, s2 in expected.trials]
     facts = json.loads(summary.read_text())
-    assert (facts["n_sentences"], facts["n_blank_lines"]) == (8, 3)
+    assert (facts["n_sentences"], facts["n_blank_lines"]) == (8, 2)
     assert facts["n_sentences_ranked"] == len(keep)
     only_blank = tmp_path / "blank.txt"
     only_blank.write_text("\n \n")

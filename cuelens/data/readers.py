@@ -123,8 +123,12 @@ def _numbered(chunk: list[bytes], path: Path, number: int) -> Iterator[tuple[int
 
 def text_lines(path: str | Path, keep_blank: bool = False) -> list[str]:
     """Stripped lines of a plain text file (sentences, words); blank lines are dropped unless
-    ``keep_blank`` (a corpus whose line numbers index an array)."""
-    return [line.strip() for _, line in open_lines(path) if keep_blank or line.strip()]
+    ``keep_blank`` (a corpus whose line numbers index an array: then only the blank lines after
+    the last text go, as they index nothing)."""
+    lines = [line.strip() for _, line in open_lines(path) if keep_blank or line.strip()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 # ---------------------------------------------------------------- JSON
