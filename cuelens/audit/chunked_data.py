@@ -63,10 +63,6 @@ class ChunkedData(EvaluatedItems):
         if self.work is not None:
             self.work.cleanup()
 
-    @property
-    def input_paths(self) -> list[str]:
-        return [split.path for split in self.splits.values()]
-
     def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
         """Each evaluated chunk with its part of the per-item ``mask``."""
         first = 0

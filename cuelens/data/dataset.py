@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -223,10 +223,15 @@ class EvaluatedItems:
     the evaluated split's parts (:meth:`evaluated_parts`: the loaded split, or each chunk), each
     with its share of a per-item mask."""
 
+    if TYPE_CHECKING:  # a property of Dataset, a field of ChunkedData
+        @property
+        def splits(self) -> Mapping[str, Any]:
+            """Role → split (each with its ``path``), in results.json order."""
+
     @property
     def input_paths(self) -> list[str]:
-        """Paths of the scanned files (outputs never overwrite one of them)."""
-        raise NotImplementedError
+        """Paths of every loaded split file (outputs must never overwrite one of them)."""
+        return [split.path for split in self.splits.values()]
 
     def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
         raise NotImplementedError
@@ -286,11 +291,6 @@ class Dataset(EvaluatedItems):
         fitting = None if self.train is None else self.train.name
         return inferred_roles(fitting, self.test.name,
                               {s.name: Path(s.path).name for s in (self.train, self.test) if s})
-
-    @property
-    def input_paths(self) -> list[str]:
-        """Paths of every loaded split file (outputs must never overwrite one of them)."""
-        return [split.path for split in self.splits.values()]
 
     def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
         """The evaluated (test) split, loaded: one part."""
