@@ -115,6 +115,29 @@ def test_score_marks_unknown_words_and_counts_them(trigram):
     assert "zebra[unk]/" in result.output and "cat[unk]" not in result.output
 
 
+def test_score_rows_carry_the_line_numbers_of_their_sentences(trigram):
+    """Blank lines are no sentences; each row says its input line (row i was sentence i: a
+    blank line shifted every later row off its line, silently)."""
+    path = trigram / "in.txt"
+    path.write_text("the cat sat\n\n  \nthe dog sat\n\n")
+    spec = f"ngram:{trigram / 'tri'}"
+    out = trigram / "out.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["score", str(path), "-m", spec, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["line"], r["sentence"]) for r in rows] == [(1, "the cat sat"), (4, "the dog sat")]
+    result = runner.invoke(app, ["score", str(path), "-m", spec])
+    assert result.exit_code == 0, result.output
+    table = [line.split("\t")[:2] for line in result.output.splitlines() if "\t" in line]
+    assert table == [["line", "sentence"], ["1", "the cat sat"], ["4", "the dog sat"]]
+    path = trigram / "in.jsonl"
+    path.write_text('{"sentence": "the cat sat"}\n\n{"sentence": "a dog"}\n')
+    result = runner.invoke(app, ["score", str(path), "-m", spec, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["line"] for line in out.read_text().splitlines()] == [1, 3]
+
+
 def test_score_out_writes_probability_zero_as_null(trigram):
     """The fixture's model never saw <unk>: an unknown word has probability 0. --out was a
     ValueError traceback ('Out of range float values are not JSON compliant')."""
@@ -353,7 +376,7 @@ def test_a_sentence_too_long_for_the_model_is_named_in_the_input(tmp_path):
         result = runner.invoke(app, ["score", str(tmp_path / "in.txt"), "-m",
                                      str(tmp_path / model), "--device", "cpu"])
         assert result.exit_code == 2, result.output
-        assert f"sentence 300 of {tmp_path / 'in.txt'} has" in result.output
+        assert f"line 300 of {tmp_path / 'in.txt'} has" in result.output
         assert "more than the model's" in result.output
         result = runner.invoke(app, ["score-pairs", str(pairs), "-m", str(tmp_path / model),
                                      "--device", "cpu"])

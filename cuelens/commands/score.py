@@ -113,19 +113,20 @@ def score(
     from cuelens.lm.text import read_sentences
 
     check_outputs([out], [sentences, *map(spec_path, model)])
-    texts = read_sentences(sentences)
+    lines, texts = read_sentences(sentences)
     from cuelens.lm.pairs import oov_counts
 
     scorers = _scorers(model, kind, device, base, bow_correction, mlm_method, orders, seed,
                        batch_size, detach_punct, open_vocab)
-    totals = {s.name: score_all(s, texts, where=lambda i: f"sentence {i + 1} of {sentences}")
+    totals = {s.name: score_all(s, texts, where=lambda i: f"line {lines[i]} of {sentences}")
               for s in scorers}
     counts = {s.name: c for s in scorers if (c := oov_counts(s, texts)) is not None}
     rows: list[dict] = []
-    for i, text in enumerate(texts):
-        row: dict[str, Any] = {"sentence": text, "logprob": {name: round(float(v[i]), 6)
-                                             for name, v in totals.items()},
-               "oov": {name: int(c[1][i]) for name, c in counts.items()}}
+    for i, (line, text) in enumerate(zip(lines, texts)):
+        row: dict[str, Any] = {"line": line, "sentence": text,
+                               "logprob": {name: round(float(v[i]), 6)
+                                           for name, v in totals.items()},
+                               "oov": {name: int(c[1][i]) for name, c in counts.items()}}
         if words:
             scored = {s.name: s.word_scores(text) for s in scorers}
             row["surprisal"] = {name: [[w, round(-v, 6)] for w, v in pairs]
@@ -145,9 +146,10 @@ def score(
         console.print(f"wrote {plural(len(rows), 'sentence')} to {escape(str(out))}")
         return
     names = list(totals)
-    typer.echo("\t".join(["sentence", *names]))
+    typer.echo("\t".join(["line", "sentence", *names]))
     for row in rows:
-        typer.echo("\t".join([row["sentence"], *[f"{row['logprob'][n]:.4f}" for n in names]]))
+        typer.echo("\t".join([str(row["line"]), row["sentence"],
+                               *[f"{row['logprob'][n]:.4f}" for n in names]]))
         for name, pairs in row.get("surprisal", {}).items():
             unknown = set(row["unknown"].get(name, []))
             typer.echo(f"  {name}: " + " ".join(

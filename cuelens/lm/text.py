@@ -151,20 +151,27 @@ def _suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
-def read_sentences(path: str | Path) -> list[str]:
-    """Sentences to score: JSONL, CSV, TSV or Parquet with a ``"sentence"`` field, or one
-    sentence per line (any other file, e.g. ``.txt``)."""
+def read_sentences(path: str | Path) -> tuple[list[int], list[str]]:
+    """``(line numbers, sentences)`` to score: JSONL, CSV, TSV or Parquet with a ``"sentence"``
+    field, or one sentence per line (any other file, e.g. ``.txt``: its blank lines are no
+    sentences, and the line numbers count them)."""
+    from cuelens.data.readers import open_lines
+
     path = Path(path)
     if _suffix(path) not in (*JSONL_SUFFIXES, *TABLE_SUFFIXES):
-        return corpus_lines(path)
-    sentences = []
+        numbered = [(number, line.strip()) for number, line in open_lines(path) if line.strip()]
+        if not numbered:
+            raise UserError("no sentences in file", path=str(path))
+        return [number for number, _ in numbered], [text for _, text in numbered]
+    lines, sentences = [], []
     for number, record in _records(path):
         sentence = record.get("sentence")
         if not isinstance(sentence, str) or not sentence.strip():
             raise UserError('expected a non-empty string field "sentence"', path=str(path),
                             line=number)
+        lines.append(number)
         sentences.append(sentence.strip())
-    return sentences
+    return lines, sentences
 
 
 @dataclass
