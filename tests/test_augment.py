@@ -382,6 +382,24 @@ def test_source_items_sharing_an_id_are_one_error(tmp_path, command):
     assert not out.exists()
 
 
+def test_a_stress_id_is_never_a_source_items_id():
+    """Item '1''s co question was '1:co', the id of another source item: a stress file joined
+    with its source (predictions by id) mixed the two up."""
+    from cuelens.augment.operators import parse_ops
+    from cuelens.augment.stress import build_stress
+
+    split = Split(name="test", path="test.jsonl", task="mcq")
+    for i, item_id in enumerate(["1", "1:co", "2"]):
+        split.append({"id": item_id, "premise": f"Premise {i}.", "label": 0,
+                      "choices": [f"{SUBJECTS[i].capitalize()} {VERBS[i]}.", f"No {i}."]},
+                     raw="", line=i + 1)
+    rows = build_stress(split, parse_ops("co"), seed=0).rows
+    ids = [row["id"] for row in rows]
+    assert ids == ["1:co'", "1:co:co", "2:co"]
+    assert not set(ids) & set(split.ids)
+    assert [row["source_id"] for row in rows] == ["1", "1:co", "2"]
+
+
 @pytest.mark.parametrize("a, b", [("是的。", "是的"), ("はい！", "はい"), ("हाँ।", "हाँ"),
                                   ("نعم؟", "نعم")])
 def test_choices_differing_in_final_punctuation_of_other_scripts_are_one_choice(tmp_path, a, b):

@@ -12,7 +12,7 @@ from cuelens.augment.operators import get_operator
 from cuelens.augment.operators.registry import OpContext
 from cuelens.augment.operators.text import normalise
 from cuelens.augment.perturb import (SOURCE_IDS, apply_operator, is_valid, item_rng,
-                                     question_record)
+                                     question_record, unique_id)
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.registry import Registry
@@ -126,10 +126,7 @@ def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -
                     if key in seen:
                         continue
                     seen.add(key)
-                    new_id = f"{split.ids[i]}~{name}{made}"
-                    while new_id in ids:
-                        new_id += "'"
-                    ids.add(new_id)
+                    new_id = unique_id(f"{split.ids[i]}~{name}{made}", ids)
                     rows.append(question_record(split, int(i), choices, id=new_id,
                                                 source_id=split.ids[i], op=name))
                     made += 1

@@ -23,6 +23,15 @@ SPACY_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatize
 SOURCE_IDS = "so that each written question's id and source_id name one source item"
 
 
+def unique_id(new_id: str, taken: set[str]) -> str:
+    """``new_id``, followed by ``'`` until it is none of the ``taken`` ids (source items' and
+    earlier questions'), then taken too."""
+    while new_id in taken:
+        new_id += "'"
+    taken.add(new_id)
+    return new_id
+
+
 def item_rng(seed: int, name: str, item: int, attempt: int = 0) -> np.random.Generator:
     """A generator fixed by (seed, operator, item): adding an operator changes no other output."""
     return np.random.default_rng([seed % 2**32, zlib.crc32(name.encode()), item, attempt])

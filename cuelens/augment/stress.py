@@ -12,7 +12,7 @@ from cuelens.audit.segmentation import split_language
 from cuelens.augment.operators import OpContext, Operator
 from cuelens.augment.operators.registry import check_language
 from cuelens.augment.perturb import (SOURCE_IDS, apply_operator, item_rng, needed_texts,
-                                     parse_texts, question_record)
+                                     parse_texts, question_record, unique_id)
 from cuelens.data.dataset import Split, Task
 from cuelens.errors import UserError
 from cuelens.wording import plural
@@ -42,7 +42,7 @@ def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
     docs = parse_texts(needed_texts(split.subset(index), list(ops)), progress) \
         if any(op.needs_parse for op in ops) else {}
     pool = [choices[label] for choices, label in zip(split.choices, split.labels)]
-    rows, counts = [], {}
+    rows, counts, ids = [], {}, set(split.ids)
     for op in ops:
         made = 0
         for i in index:
@@ -51,7 +51,8 @@ def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
             if choices is None:
                 continue
             wrong = next(j for j, (a, b) in enumerate(zip(choices, split.choices[i])) if a != b)
-            rows.append(question_record(split, i, choices, id=f"{split.ids[i]}:{op.name}",
+            rows.append(question_record(split, i, choices,
+                                        id=unique_id(f"{split.ids[i]}:{op.name}", ids),
                                         source_id=split.ids[i], op=op.name,
                                         constructed=choices[wrong]))
             made += 1
