@@ -106,6 +106,23 @@ def test_an_mcq_rule_above_chance_makes_leakage_even_when_the_word_test_does_not
     assert [e["subject"] for e in c.evidence] == ["choice-only BoW LR"]
 
 
+def test_every_sentence_names_the_mcq_leakage_baseline_alike():
+    """The conclusion said 'above chance', the finding 'above random guessing' and the report
+    'against 50.0% for picking one of the 2 choices at random' for the one baseline."""
+    from cuelens.audit.results import LeakageSection
+    from cuelens.reports.scan import verdict
+
+    results = _nli(0.2, 0.15, 0.25, "significant")
+    results["dataset"].update(task="mcq", n_choices=2, label_names=["right", "wrong"])
+    phrase = "above picking one of the 2 choices at random"
+    assert phrase in conclude(results).reason
+    assert phrase in next(f.title for f in findings(results) if f.kind == "leakage")
+    _, sentence = verdict(LeakageSection.required_in(results), 0.1, results)
+    assert "for picking one of the 2 choices at random" in sentence
+    results["dataset"]["n_choices"] = None   # the number of choices varies
+    assert "above picking one of the choices at random" in conclude(results).reason
+
+
 def test_a_rule_below_chance_is_leakage_with_two_choices_only():
     two = _mcq([("longest choice", -0.06, [-0.1, -0.02], True, {}),
                 ("shortest choice", 0.06, [0.02, 0.1], True,

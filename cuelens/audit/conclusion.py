@@ -13,6 +13,7 @@ from cuelens.audit.results import (CONCLUSIONS, DEFAULT_MARGIN, Conclusion, Conf
                                    McqBaselinesSection, PreferenceSection, SegmentationSection,
                                    SubsetsSection, typed_reads)
 from cuelens.data.display import shown
+from cuelens.data.preference import PREFERENCE_TASK
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
@@ -354,11 +355,21 @@ def _evaluated(results: dict) -> str:
     return f"{n:,} evaluated {noun}" if n is not None else f"the evaluated {noun}"
 
 
-def _baseline(m: Measure, results: dict) -> str:
+def leakage_baseline(results: dict) -> str:
+    """What the word-cue leakage test's classifier is compared with, in words, for every
+    sentence that names it (docs/methods.md §3: 1/k for MCQ, ½ for preference pairs, else the
+    majority label)."""
     data = DatasetSummary.in_results(results)
-    if m.kind == "leakage" and (data is None or data.task != "mcq"):
-        return "always giving the most common label"
-    return "chance"
+    if data is not None and data.task == "mcq":
+        return f"picking one of the {f'{data.n_choices} ' if data.n_choices else ''}choices " \
+               "at random"
+    if data is not None and data.task == PREFERENCE_TASK:
+        return "guessing (one response of each pair is chosen)"
+    return "always giving the most common label"
+
+
+def _baseline(m: Measure, results: dict) -> str:
+    return leakage_baseline(results) if m.kind == "leakage" else "chance"
 
 
 def _leakage_reason(top: Measure, results: dict, n_found: int) -> str:

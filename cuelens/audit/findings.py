@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cuelens.audit.conclusion import cue_summary, level_text, measurable
+from cuelens.audit.conclusion import (cue_summary, leakage_baseline, level_text,
+                                      measurable)
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSection,
                                    LeakageSection, LLMProbeSection, McqBaselinesSection,
@@ -139,9 +140,7 @@ def _leakage(results: dict) -> list[Finding]:
         return []
     best, verdict = leak.best, leak.headline_verdict
     d = d_points(best["D"])
-    mcq = task_of(results) == "mcq"
-    base = ("random guessing" if mcq else "guessing (one response of each pair is chosen)"
-            if is_preference(results) else "always giving the most common label")
+    base = leakage_baseline(results)
     guessed = ("Chosen and rejected responses can be told apart by their words alone"
                if is_preference(results) else "The labels can be guessed from the words alone")
     title = {

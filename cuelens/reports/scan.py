@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-from cuelens.audit.conclusion import NO_LEAKAGE, conclusion_of, measurable
+from cuelens.audit.conclusion import (NO_LEAKAGE, conclusion_of, leakage_baseline,
+                                      measurable)
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
 from cuelens.audit.findings import d_with_ci
 from cuelens.audit.results import (ConfigSection, CueFinding, CueRow, CueStats, DatasetSummary,
@@ -27,17 +28,6 @@ from cuelens.wording import plural
 TOP_FEATURES_TABLE = 30
 TOP_FEATURES_CHART = 10
 EXAMPLES_PER_LIST = 10
-
-
-def _baseline_name(results: dict) -> str:
-    """What the leakage baseline is, in words (docs/methods.md §3: majority label, or 1/k for
-    MCQ)."""
-    ds = DatasetSummary.required_in(results)
-    if ds.task == Task.MCQ:
-        return f"picking one of the {ds.n_choices or 'k'} choices at random"
-    if ds.task == PREFERENCE_TASK:
-        return "guessing (one response of each pair is chosen)"
-    return "always giving the most common label"
 
 
 def _text_name(results: dict) -> tuple[str, str]:
@@ -139,7 +129,7 @@ def _verdict(leak: LeakageSection, threshold: float, results: dict) -> tuple[str
     best = leak.best
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
-            f"against {pct(leak.reference['accuracy'])} for {_baseline_name(results)}")
+            f"against {pct(leak.reference['accuracy'])} for {leakage_baseline(results)}")
     level = leak.verdict or ("significant" if leak.flagged else
                              "mild" if best["D"] > 0 else "chance")
     if level == "significant":
