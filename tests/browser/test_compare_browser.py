@@ -40,3 +40,31 @@ def test_a_cue_lists_z_and_count_are_never_cut_over_two_lines(browser, tmp_path,
             "return document.documentElement.scrollWidth <= document.documentElement.clientWidth")
     finally:
         browser.driver.set_window_size(1280, 900)
+
+
+LABEL_LINES = """
+return Array.from(document.querySelectorAll('.compare-cues td:nth-child(2)')).map(cell => {
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  return new Set(Array.from(range.getClientRects()).map(r => r.top)).size;
+});"""
+
+
+@pytest.mark.parametrize("width", [1400, 1024, 820, 360])
+def test_no_sideways_scroll_at_a_phones_width_and_labels_are_never_cut(browser, tmp_path, width):
+    """At 360 pixels the page scrolled sideways (the D strip's 22rem name column, the
+    dimensions table's headers), and at every width a label broke mid-word ("contradi/ction")."""
+    result = compare_results()
+    result.update(cues_gained=[cue("sleeping_bag_outdoors", 16.8), cue("nobody", 8.1)],
+                  cues_lost=[cue("cats", 16.8), cue("tall_building_skyline", 8.4)],
+                  cues_kept=[cue("outdoors_activity", 16.8, 12.3), cue("never", 9.9, 10.2)],
+                  n_cues_gained=2, n_cues_lost=2, n_cues_kept=2)
+    page = render_report(result, tmp_path / "compare.html")
+    browser.driver.set_window_size(width, 900)
+    try:
+        browser.open(page)
+        assert browser.driver.execute_script(LABEL_LINES) == [1] * 6
+        assert browser.driver.execute_script(
+            "return document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    finally:
+        browser.driver.set_window_size(1280, 900)
