@@ -118,3 +118,21 @@ def test_subset_next_steps_reach_results_json_computed_once(tmp_path, monkeypatc
         "memory" in subset_steps  # the planted memorised answer
     assert results["next_steps"] == derive({k: v for k, v in results.items()
                                             if k != "next_steps"})
+
+
+def test_a_subset_field_the_records_lack_fails_before_the_scan(tmp_path, monkeypatch):
+    """A mistyped --subset-field is one error line before the word audit runs (it came after
+    the whole scan)."""
+    from cuelens.audit import pipeline
+
+    def scanned(*args, **kwargs):
+        raise AssertionError("the scan ran before the subset field was read")
+
+    monkeypatch.setattr(pipeline, "_scan_segmented", scanned)
+    path = tmp_path / "mcq.jsonl"
+    write_jsonl(path, subject_records(20, seed=2))
+    run = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "out"),
+                                   "--features", "none", "--subset-field", "subjcet"])
+    assert run.exit_code == 2, run.output
+    assert "line 1" in run.output and "no subset in field 'subjcet'" in run.output
+    assert not (tmp_path / "out" / "results.json").exists()

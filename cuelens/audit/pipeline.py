@@ -89,10 +89,11 @@ def scan_sections(dataset: Dataset, config: ScanConfig | None = None, *,
     if segmentation.segmenter.name != "unicode":
         tokens = None  # an engine encoded them with the default segmenter: encode them again
     with segmenting(segmentation.segmenter):
-        scan = _scan_segmented(dataset, config, segmentation, features=features,
-                               cache_dir=cache_dir, progress=progress, tokens=tokens)
+        # first, so a field the records lack is one error before the scan's work
         subsets = None if subset_field is None else dataset_subsets(dataset, subset_field,
                                                                     config)
+        scan = _scan_segmented(dataset, config, segmentation, features=features,
+                               cache_dir=cache_dir, progress=progress, tokens=tokens)
     return replace(scan, sections=replace(scan.sections, subsets=subsets), started=started)
 
 
