@@ -154,3 +154,17 @@ def test_demo_data_in_another_language(tmp_path):
     assert len(rows) == 60 and all(row["hypothesis"].endswith("。") for row in rows)
     with pytest.raises(UserError, match="unknown language 'xx'"):
         write_demo_data(tmp_path / "x", size=60, language="xx")
+
+
+@pytest.mark.usefixtures("small_sgd_budget")  # the features sections, not SGD's accuracies
+def test_features_skipped_on_text_of_another_language_say_it_is_not_english():
+    """Hindi (language ``other``) reads 'the text is not English' (it read 'the text is
+    other')."""
+    import cuelens
+
+    result = cuelens.scan(make_nli(120, seed=3, language="hi"), features="negation",
+                          folds=2, iterations=1)
+    config = result.results["features_config"]
+    assert config["language"] == "other"
+    assert config["skipped"] == [{"feature": "negation",
+                                  "reason": "needs English text (the text is not English)"}]

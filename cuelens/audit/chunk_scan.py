@@ -295,8 +295,9 @@ def feature_sections(names: Sequence[str] | None, parts: Iterable[tuple[Split, n
         return {}
     asked = [f.name for f in get_features(None if names is None else list(names))]
     run = [f.name for f in get_features(asked, language)]
+    text = "not English" if language == "other" else language  # other: text_language's rest
     skipped: dict[str, Any] = {"language": language, "skipped": [
-        {"feature": name, "reason": f"needs English text (the text is {language})"}
+        {"feature": name, "reason": f"needs English text (the text is {text})"}
         for name in asked if name not in run]} if language != "en" else {}
     if not run:
         return {"features_config": FeaturesSection(features=[], **skipped)}
