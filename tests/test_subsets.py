@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -136,3 +138,26 @@ def test_a_subset_field_the_records_lack_fails_before_the_scan(tmp_path, monkeyp
     assert run.exit_code == 2, run.output
     assert "line 1" in run.output and "no subset in field 'subjcet'" in run.output
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_nli_subset_table_in_the_terminal_shows_each_subsets_leakage(tmp_path):
+    """An NLI table (the leakage column alone) prints each subset's D and verdict as the report
+    does (it printed '0 of 0 cells significant' and nothing else)."""
+    from cuelens.data.synthetic import make_nli
+
+    records = [{**record, "genre": "fiction" if i % 2 else "news"}
+               for i, record in enumerate(make_nli(160, seed=4))]
+    path = tmp_path / "nli.jsonl"
+    write_jsonl(path, records)
+    out = tmp_path / "out"
+    run = CliRunner().invoke(app, ["scan", str(path), "--out", str(out), "--features", "none",
+                                   "--folds", "3", "--iterations", "1", "--subset-field",
+                                   "genre"])
+    assert run.exit_code == 0, run.output
+    printed = " ".join(run.output.split())  # the terminal's line breaks
+    assert "subsets by genre: 2 subsets word-cue D" in printed and "0 of 0" not in printed
+    rows = json.loads((out / "results.json").read_text())["subsets"]["rows"]
+    for row in rows:
+        d = row["leakage"]
+        assert f"{row['subset']} {100 * d['effect']:+.1f} [{100 * d['ci'][0]:+.1f}, " \
+               f"{100 * d['ci'][1]:+.1f}] {d['verdict']}" in printed

@@ -59,15 +59,21 @@ def print_preference(section: dict | None) -> None:
 
 
 def print_subsets(table: dict | None) -> None:
-    """The significant cells of the subset × shortcut table."""
+    """The significant cells of the subset × shortcut table and each subset's word-cue D (an
+    NLI table has only that column)."""
     if not table:
         return
     hits = [(row["subset"], name, cell) for row in table["rows"]
             for name, cell in row["cells"].items() if cell["significant"]]
+    cells = f", {len(hits)} of {plural(table['n_tests'], 'cell')} significant (Holm, α = " \
+        f"{table['alpha']})" if table["n_tests"] else ""  # NLI: the leakage column alone
     console.print(f"[bold]subsets[/] by {escape(table['field'])}: "
-                  f"{plural(len(table['rows']), 'subset')}, {len(hits)} of "
-                  f"{plural(table['n_tests'], 'cell')} significant (Holm, α = "
-                  f"{table['alpha']})")
+                  f"{plural(len(table['rows']), 'subset')}{cells}")
+    leakage = [(row["subset"], row["leakage"]) for row in table["rows"] if row.get("leakage")]
+    if leakage:
+        console.print("  word-cue D [95% CI], verdict: " + "; ".join(
+            f"{escape(subset)} {100 * d['effect']:+.1f} [{100 * d['ci'][0]:+.1f}, "
+            f"{100 * d['ci'][1]:+.1f}] {d['verdict']}" for subset, d in leakage))
     for subset, name, cell in hits:
         console.print(f"  [bold red]![/] {escape(subset)} · {escape(name)}: "
                       f"{table['measure']} {100 * cell['value']:.1f}% "
