@@ -172,7 +172,8 @@ def probe(data: DataSource = None, *, model: str | None = None,
     config.validate()
     sc = ShortCircuitOptions() if short_circuit else None  # its defaults are valid
     dataset = _dataset(data, train, test)
-    scanned = load_scan(scan, dataset) if isinstance(scan, (str, Path)) else scan
+    scanned = load_scan(scan, dataset) if isinstance(scan, (str, Path)) else \
+        _scan_of(scan, dataset)
     classifier = None
     if predictions is not None:
         source = file_source(predictions, id_field, norm)
@@ -188,6 +189,28 @@ def probe(data: DataSource = None, *, model: str | None = None,
         dataset, source.predict(dataset), scan=scanned, config=config, classifier=classifier,
         short_circuit=sc, inputs=[str(predictions)] if predictions is not None else [],
         progress=progress))
+
+
+def _scan_of(scan: Any, dataset: Dataset) -> Any:
+    """``scan=`` given as a result: ``None`` or a scan whose evaluated items are ``dataset``'s
+    test items (its cues and easy/hard flags are read per test item), else a :class:`UserError`
+    (as a scan output directory of other data is)."""
+    from cuelens.audit.scan_result import Scan
+
+    if scan is None:
+        return None
+    if not isinstance(scan, Scan):
+        raise UserError(f"scan= takes a ScanResult or an audit scan output directory, not a "
+                        f"{type(scan).__name__}")
+    test = getattr(scan.dataset, "test", None)
+    items = len(test) if test is not None else \
+        None if scan.item_easy is None else len(scan.item_easy)
+    if (test is not None and list(test.ids) != list(dataset.test.ids)) or \
+            (items is not None and items != len(dataset.test)):
+        raise UserError(f"scan= evaluated {items:,} items that are not the "
+                        f"{len(dataset.test):,} test items of {dataset.name}: the scan was made "
+                        "from different data")
+    return scan
 
 
 def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) -> StressSet:

@@ -185,6 +185,19 @@ def test_probe_views_and_warning_values(tmp_path):
     with pytest.raises(UserError, match="same as an input"):
         result.save(tmp_path)  # would overwrite the predictions file it read
 
+
+def test_probe_refuses_a_scan_result_of_other_data(tmp_path):
+    """scan= of other items: one error, never numpy's IndexError (or another scan's flags)."""
+    records = make_nli(120, seed=0)
+    path = write_jsonl(tmp_path / "predictions.jsonl",
+                       [{"id": r["id"], "prediction": r["label"]} for r in records])
+    other = cuelens.scan(make_nli(90, seed=1), features="none", **FAST)
+    with pytest.raises(UserError, match="evaluated 90 items that are not the 120 test items"):
+        cuelens.probe(records, predictions=path, scan=other)
+    with pytest.raises(UserError, match="scan= takes a ScanResult .* not a int"):
+        cuelens.probe(records, predictions=path, scan=3)
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")
