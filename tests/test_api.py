@@ -135,6 +135,8 @@ def test_dataframe_missing_labels_and_bad_sources():
         cuelens.load_dataset(42)
     with pytest.raises(UserError, match="unknown split name 'holdout'"):
         cuelens.load_dataset({"holdout": df})
+    with pytest.raises(UserError, match="the dict of splits is empty"):
+        cuelens.load_dataset({})  # was an IndexError
     with pytest.raises(UserError, match="unknown scan option"):
         cuelens.scan(df, metrik="cp")
 

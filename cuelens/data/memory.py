@@ -79,6 +79,9 @@ def load_memory(source: Any = None, *, train: Any = None, test: Any = None, name
 
             return assemble_dataset(hf_splits(source, name, fields, skip_bad), name,
                                     "huggingface", skip_bad)
+        if not source:
+            raise UserError("the dict of splits is empty: give it a test split (and a train "
+                            "split), or pass one split's records")
         parts = {}
         for key, value in source.items():
             role = SPLIT_NAMES.get(str(key).lower())
