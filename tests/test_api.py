@@ -137,6 +137,8 @@ def test_dataframe_missing_labels_and_bad_sources():
         cuelens.load_dataset({"holdout": df})
     with pytest.raises(UserError, match="the dict of splits is empty"):
         cuelens.load_dataset({})  # was an IndexError
+    with pytest.raises(UserError, match="'dev' and 'validation' both name the dev split"):
+        cuelens.load_dataset({"dev": df, "validation": df})  # the second was dropped, silently
     with pytest.raises(UserError, match="unknown scan option"):
         cuelens.scan(df, metrik="cp")
 

@@ -83,11 +83,15 @@ def load_memory(source: Any = None, *, train: Any = None, test: Any = None, name
             raise UserError("the dict of splits is empty: give it a test split (and a train "
                             "split), or pass one split's records")
         parts = {}
+        keys: dict[str, Any] = {}  # role → the key naming it
         for key, value in source.items():
             role = SPLIT_NAMES.get(str(key).lower())
             if role is None:
                 raise UserError(f"unknown split name {key!r}: use train, dev/validation or test")
-            parts.setdefault(role, value)
+            if role in parts:
+                raise UserError(f"split names {keys[role]!r} and {key!r} both name the {role} "
+                                "split: give one of them")
+            parts[role], keys[role] = value, key
     else:
         parts = {"all": source}
     loaded = {role: memory_split(value, f"{name}/{role}", role, fields, skip_bad)
