@@ -131,6 +131,10 @@ def test_dataframe_missing_labels_and_bad_sources():
                        "label": ["yes", None, "no"]})
     ds = cuelens.load_dataset(df)
     assert ds.test.labels == ["yes", "no"] and ds.test.skipped == {"missing label": 1}
+    mcq = pd.DataFrame({"premise": ["p", "q", "r"], "choices": [["a", "b"]] * 3,
+                        "label": [1, None, 0]})  # pandas: a float column 1.0, NaN, 0.0
+    ds = cuelens.load_dataset(mcq)
+    assert ds.test.labels == [1, 0] and ds.test.skipped == {"missing label": 1}
     with pytest.raises(UserError, match="cannot read data from a int"):
         cuelens.load_dataset(42)
     with pytest.raises(UserError, match="unknown split name 'holdout'"):

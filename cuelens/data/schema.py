@@ -230,6 +230,10 @@ def _premise(record: dict, fields: FieldMap) -> str:
 
 
 def _choice_index(value: Any, letters: list[str] | None, k: int, field: str) -> int:
+    """The correct choice's 0-based index: a choice label, a letter, or a whole number (an
+    integral float ``1.0`` too: a pandas column of indices with a missing label is float)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     text = str(value).strip()
     if letters and text in letters:
         return letters.index(text)
