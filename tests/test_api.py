@@ -143,6 +143,10 @@ def test_dataframe_missing_labels_and_bad_sources():
         cuelens.load_dataset({})  # was an IndexError
     with pytest.raises(UserError, match="'dev' and 'validation' both name the dev split"):
         cuelens.load_dataset({"dev": df, "validation": df})  # the second was dropped, silently
+    for paths in ({"source": {"train": "t.jsonl", "test": "v.jsonl"}},
+                  {"train": "t.jsonl", "test": df}):  # was "cannot read data from a str: give a path"
+        with pytest.raises(UserError, match=r"data/train: a path \('t.jsonl'\) among in-memory"):
+            cuelens.load_dataset(**paths)
     with pytest.raises(UserError, match="unknown scan option"):
         cuelens.scan(df, metrik="cp")
 

@@ -51,6 +51,10 @@ def memory_split(source: Any, path: str, role: str, fields: FieldMap, skip_bad: 
         from cuelens.data.hf import hf_split
 
         return hf_split(source, path, role, fields, skip_bad)
+    if isinstance(source, (str, Path)):
+        raise UserError(f"a path ({str(source)!r}) among in-memory data: give paths as the "
+                        "data or as both train= and test=, not inside a dict or next to a "
+                        "DataFrame or list", path=path)
     records = _records(source)
     if records is None:
         raise UserError(f"cannot read data from a {type(source).__name__}: give a path, a "
