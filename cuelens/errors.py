@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 
 MAX_SEED = 2**32 - 1  #: the largest seed every seeded library accepts (scikit-learn's random_state)
 
@@ -9,6 +11,8 @@ MAX_SEED = 2**32 - 1  #: the largest seed every seeded library accepts (scikit-l
 def check_seed(seed: int) -> None:
     """Raise :class:`UserError` unless ``seed`` (``--seed``) is in 0 .. :data:`MAX_SEED`, the
     range every seeded step accepts (numpy refuses negative seeds with a ValueError)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise UserError(f"seed (--seed) must be a whole number, not {seed!r}")
     if not 0 <= seed <= MAX_SEED:
         raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
 

@@ -210,6 +210,25 @@ def test_probe_refuses_a_scan_result_of_other_data(tmp_path):
         cuelens.probe(records, predictions=path, scan=3)
 
 
+def test_wrong_typed_options_are_one_error(tmp_path):
+    """A text where a number goes: one UserError naming the option, never a TypeError from a
+    comparison inside (probe's top and seed, stress's and augment_dataset's seed and ratio)."""
+    records, mcq = make_nli(60, seed=0), make_mcq(20, seed=0)
+    path = write_jsonl(tmp_path / "predictions.jsonl",
+                       [{"id": r["id"], "prediction": r["label"]} for r in records])
+    for call, message in [
+            (lambda: cuelens.probe(records, predictions=path, top="5"),
+             r"top \(--top\) must be a whole number, not '5'"),
+            (lambda: cuelens.probe(records, predictions=path, seed="1"),
+             r"seed \(--seed\) must be a whole number, not '1'"),
+            (lambda: cuelens.stress(mcq, seed=1.5), r"seed \(--seed\) must be a whole number"),
+            (lambda: cuelens.augment_dataset(mcq, seed="x"), "must be a whole number, not 'x'"),
+            (lambda: cuelens.augment_dataset(mcq, ratio="1"),
+             "--ratio must be a non-negative number, got '1'")]:
+        with pytest.raises(UserError, match=message):
+            call()
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,21 @@ VERY_LARGE_FIT_ITEMS = 10_000
 KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "int": ((numbers.Integral,), "a whole number"), "float": ((numbers.Real,), "a number"),
     "bool": ((bool, np.bool_), "True or False"), "str": ((str,), "a text")}
+
+
+def check_types(options: Any) -> None:
+    """Raise :class:`UserError` unless each field of the dataclass ``options`` is of the type it
+    is declared with (``cuelens.scan(folds="3")`` was a ``TypeError`` from inside the scan);
+    numpy's numbers count as numbers."""
+    for f in fields(options):
+        declared = str(f.type).removesuffix(" | None")
+        value = getattr(options, f.name)
+        if declared not in KINDS or (value is None and str(f.type).endswith("| None")):
+            continue
+        kinds, what = KINDS[declared]
+        if not isinstance(value, kinds) or (declared != "bool" and isinstance(value, bool)):
+            raise UserError(f"{f.name} (--{f.name.replace('_', '-')}) must be {what}, not "
+                            f"{value!r}")
 
 
 @dataclass
@@ -79,7 +95,7 @@ class ScanConfig(ScanSettings):
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field and its CLI option."""
-        self._check_types()
+        check_types(self)
         METRICS.get(self.metric)  # an unknown name is a UserError
         if self.z_prior not in Z_PRIORS:
             raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
@@ -99,19 +115,6 @@ class ScanConfig(ScanSettings):
         if not 0 < self.margin < 1:
             raise UserError(f"margin (--margin) must be between 0 and 100 points, not "
                             f"{100 * self.margin:g}")
-
-    def _check_types(self) -> None:
-        """Each field of the type it is declared with (``cuelens.scan(folds="3")`` was a
-        ``TypeError`` from inside the scan); numpy's numbers count as numbers."""
-        for f in fields(self):
-            declared = str(f.type).removesuffix(" | None")
-            value = getattr(self, f.name)
-            if declared not in KINDS or (value is None and str(f.type).endswith("| None")):
-                continue
-            kinds, what = KINDS[declared]
-            if not isinstance(value, kinds) or (declared != "bool" and isinstance(value, bool)):
-                raise UserError(f"{f.name} (--{f.name.replace('_', '-')}) must be {what}, not "
-                                f"{value!r}")
 
     @property
     def scoring(self) -> ScoringOptions:

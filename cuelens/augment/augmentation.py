@@ -4,6 +4,7 @@ what a generated item keeps: docs/augmentation.md, "Augmenters")."""
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -101,8 +102,9 @@ def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -
     if split.task != Task.MCQ or min(split.choice_counts, default=0) < 2:
         raise UserError("augmentation needs a multiple-choice dataset with k ≥ 2 choices",
                         path=split.path)
-    if ratio < 0 or not math.isfinite(ratio):
-        raise UserError(f"--ratio must be a non-negative number, got {ratio}")
+    if not isinstance(ratio, numbers.Real) or isinstance(ratio, bool) or ratio < 0 or \
+            not math.isfinite(ratio):
+        raise UserError(f"--ratio must be a non-negative number, got {ratio!r}")
     check_seed(seed)
     split.positions(SOURCE_IDS)
     n = len(split)

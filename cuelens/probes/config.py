@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cuelens.errors import check_seed
+from cuelens.audit.config import check_types
 from cuelens.audit.metrics import METRICS
 from cuelens.errors import UserError
 
@@ -29,6 +30,7 @@ class ProbeConfig:
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the offending field's CLI option."""
+        check_types(self)
         if self.rank_by not in METRICS:
             raise UserError(f"unknown --rank-by metric {self.rank_by!r} (choose from "
                             f"{METRICS.choices()})")
