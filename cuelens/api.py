@@ -104,11 +104,13 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     from cuelens.audit.scan_modes import scan_mode, split_options
     from cuelens.data.preference import load_preferences
 
-    if isinstance(features, str):
+    names: list[str] | None
+    if features is None:
+        names = list(DEFAULT_FEATURES)
+    elif isinstance(features, str):
         names = parse_feature_option(features)
     else:
-        names = list(DEFAULT_FEATURES) if features is None else \
-            parse_feature_option(",".join(features) or "none")
+        names = parse_feature_option(_names(features, "features") or "none")
     config, fields = split_options(options)
     mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
     if mode.streaming:
@@ -127,6 +129,17 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     return ScanResult.of(scan_dataset(_dataset(data, train, test, fields, skip_bad), config,
                                       features=names, cache_dir=cache_dir, progress=progress,
                                       subset_field=subset_field))
+
+
+def _names(value: str | Sequence[str], option: str) -> str:
+    """An option of names (``features``, ``ops``) given as ``"a,b"`` or ``["a", "b"]``, as the
+    comma-separated text the CLI's parsers read."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise UserError(f"{option}= takes a comma-separated text or a list of names, not "
+                        f"{value!r}")
+    return ",".join(value)
 
 
 def _text(path: DataSource) -> str | None:
@@ -213,7 +226,8 @@ def _scan_of(scan: Any, dataset: Dataset) -> Any:
     return scan
 
 
-def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) -> StressSet:
+def stress(data: DataSource, *, ops: str | Sequence[str] = DEFAULT_STRESS_OPS,
+           seed: int = 0) -> StressSet:
     """Stress questions of the black-box short-circuit test from MCQ data (docs/methods.md §7): per
     operator, the correct choice against a constructed wrong one; as ``audit stress``.
 
@@ -225,12 +239,12 @@ def stress(data: DataSource, *, ops: str = DEFAULT_STRESS_OPS, seed: int = 0) ->
     """
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress
-    operators = parse_ops(ops)
+    operators = parse_ops(_names(ops, "ops"))
     return build_stress(_dataset(data, None, None).test, operators, seed=seed)
 
 
-def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio: float = 1.0,
-            seed: int = 0) -> Augmented:
+def augment_dataset(data: DataSource, *, ops: str | Sequence[str] = "crossover,mutation",
+                    ratio: float = 1.0, seed: int = 0) -> Augmented:
     """MCQ training data plus ``round(ratio × n)`` generated questions (docs/methods.md §8); as
     ``audit augment`` (the train split of a train/test dataset, else the single split).
 
@@ -243,6 +257,6 @@ def augment_dataset(data: DataSource, *, ops: str = "crossover,mutation", ratio:
     from cuelens.augment.augmentation import augment as run_augment
     from cuelens.augment.augmentation import parse_augmenters
 
-    names = parse_augmenters(ops)
+    names = parse_augmenters(_names(ops, "ops"))
     dataset = _dataset(data, None, None)
     return run_augment(dataset.train or dataset.test, names, ratio=ratio, seed=seed)

@@ -229,6 +229,20 @@ def test_wrong_typed_options_are_one_error(tmp_path):
             call()
 
 
+def test_ops_and_features_take_a_list_of_names():
+    """ops= as a list, as features= takes one (it failed: 'list' object has no attribute
+    'split'); a value of another type is one error naming the argument."""
+    mcq = make_mcq(20, seed=0)
+    assert cuelens.stress(mcq, ops=["co", "mt"], seed=0).counts == \
+        cuelens.stress(mcq, ops="co,mt", seed=0).counts
+    assert cuelens.augment_dataset(mcq, ops=["crossover"], seed=0).counts == \
+        cuelens.augment_dataset(mcq, ops="crossover", seed=0).counts
+    with pytest.raises(UserError, match="features= takes a comma-separated text or a list"):
+        cuelens.scan(mcq, features=3)
+    with pytest.raises(UserError, match="ops= takes a comma-separated text or a list"):
+        cuelens.stress(mcq, ops={"co": 1})
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")
