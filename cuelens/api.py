@@ -180,6 +180,10 @@ def probe(data: DataSource = None, *, model: str | None = None,
 
     if sum(x is not None for x in (model, predictions, source)) != 1:
         raise UserError("give exactly one of model=, predictions= and source=")
+    if source is not None and not callable(getattr(source, "predict", None)):
+        raise UserError(f"source= takes a prediction source (cuelens.probes.sources, e.g. "
+                        f"LLMPrompt), not a {type(source).__name__}; a predictions file or "
+                        "evaluation log is predictions=")
     config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
                          min_items=min_items, seed=seed)
     config.validate()

@@ -199,7 +199,8 @@ def test_probe_views_and_warning_values(tmp_path):
 
 
 def test_probe_refuses_a_scan_result_of_other_data(tmp_path):
-    """scan= of other items: one error, never numpy's IndexError (or another scan's flags)."""
+    """scan= of other items (or source= a path): one error, never numpy's IndexError (or
+    another scan's flags)."""
     records = make_nli(120, seed=0)
     path = write_jsonl(tmp_path / "predictions.jsonl",
                        [{"id": r["id"], "prediction": r["label"]} for r in records])
@@ -208,6 +209,9 @@ def test_probe_refuses_a_scan_result_of_other_data(tmp_path):
         cuelens.probe(records, predictions=path, scan=other)
     with pytest.raises(UserError, match="scan= takes a ScanResult .* not a int"):
         cuelens.probe(records, predictions=path, scan=3)
+    with pytest.raises(UserError, match="source= takes a prediction source .* not a str; a "
+                                         "predictions file or evaluation log is predictions="):
+        cuelens.probe(records, source=str(path))  # was AttributeError: no attribute 'predict'
 
 
 def test_wrong_typed_options_are_one_error(tmp_path):
