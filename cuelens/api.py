@@ -51,9 +51,12 @@ def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | Non
     from cuelens.data.loading import load_dataset as load_files
     from cuelens.data.memory import is_memory_source, load_memory
 
+    if (train is None) != (test is None):
+        raise UserError("train= and test= must be given together")
+    if sum(x is not None and not (isinstance(x, str) and not x) for x in (source, train, hf)) != 1:
+        raise UserError("give exactly one of: the data (a path or in-memory records), train= "
+                        "and test=, or hf=")
     if any(is_memory_source(s) for s in (source, train, test)):
-        if hf is not None:
-            raise UserError("give either in-memory data or hf=, not both")
         return load_memory(source, train=train, test=test, name=name or "data", fields=fields,
                            skip_bad=skip_bad)
     dataset = load_files(_text(source), train=_text(train), test=_text(test), hf=hf,

@@ -141,6 +141,13 @@ def test_dataframe_missing_labels_and_bad_sources():
         cuelens.load_dataset({"holdout": df})
     with pytest.raises(UserError, match="the dict of splits is empty"):
         cuelens.load_dataset({})  # was an IndexError
+    for given in ({}, {"source": df, "hf": "snli"}, {"source": "d.jsonl", "train": "t.jsonl",
+                                                     "test": "v.jsonl"}):
+        with pytest.raises(UserError, match=r"^give exactly one of: the data \(a path or "
+                                            r"in-memory records\), train= and test=, or hf=$"):
+            cuelens.load_dataset(**given)  # the CLI's 'DATA, --train/--test, or --hf'
+    with pytest.raises(UserError, match="^train= and test= must be given together$"):
+        cuelens.scan(train="t.jsonl")
     with pytest.raises(UserError, match="'dev' and 'validation' both name the dev split"):
         cuelens.load_dataset({"dev": df, "validation": df})  # the second was dropped, silently
     for paths in ({"source": {"train": "t.jsonl", "test": "v.jsonl"}},
