@@ -135,6 +135,14 @@ def test_dataframe_missing_labels_and_bad_sources():
                         "label": [1, None, 0]})  # pandas: a float column 1.0, NaN, 0.0
     ds = cuelens.load_dataset(mcq)
     assert ds.test.labels == [1, 0] and ds.test.skipped == {"missing label": 1}
+    arrays = pd.DataFrame({"premise": ["p", "q"], "label": [1, "B"],  # pd.read_parquet's lists
+                           "choices": [np.array(["a", "b"]), np.array(["c", "d"])],
+                           "options": [None, {"label": np.array(["A", "B"]),
+                                              "text": np.array(["e", "f"])}]})
+    ds = cuelens.load_dataset(arrays.drop(columns="options").iloc[:1])
+    assert ds.test.choices == [["a", "b"]]  # was: field 'choices' must be a list of choices
+    ds = cuelens.load_dataset(arrays.drop(columns="choices").iloc[1:], choices_field="options")
+    assert ds.test.choices == [["e", "f"]] and ds.test.labels == [1]
     with pytest.raises(UserError, match="cannot read data from a int"):
         cuelens.load_dataset(42)
     with pytest.raises(UserError, match="unknown split name 'holdout'"):

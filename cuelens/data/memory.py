@@ -17,7 +17,12 @@ from cuelens.errors import UserError
 
 
 def _plain(value: Any) -> Any:
-    """numpy scalars → Python; NaN (pandas' missing value) → None."""
+    """numpy scalars → Python; NaN (pandas' missing value) → None; numpy arrays (the list
+    columns of ``pd.read_parquet`` and ``datasets``' ``to_pandas``) → lists, inside dicts too."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or getattr(value, "ndim", 0) > 0:
+        return [_plain(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
         try:
             value = value.item()
