@@ -143,6 +143,8 @@ def test_dataframe_missing_labels_and_bad_sources():
     assert ds.test.choices == [["a", "b"]]  # was: field 'choices' must be a list of choices
     ds = cuelens.load_dataset(arrays.drop(columns="choices").iloc[1:], choices_field="options")
     assert ds.test.choices == [["e", "f"]] and ds.test.labels == [1]
+    indexed = cuelens.load_dataset(df.assign(id=["a", "b", "c"]).set_index("id"))
+    assert indexed.test.ids == ["a", "c"]  # the index's ids (were all:1, all:3: dropped)
     with pytest.raises(UserError, match="cannot read data from a int"):
         cuelens.load_dataset(42)
     with pytest.raises(UserError, match="unknown split name 'holdout'"):

@@ -42,9 +42,11 @@ def _record_rows(records) -> Iterator[tuple[int, str, dict]]:
 
 
 def _records(source: Any) -> list | None:
-    """The records of a DataFrame or a list of dicts (None for other sources)."""
+    """The records of a DataFrame (its named index levels, e.g. ``set_index("id")``, as fields)
+    or a list of dicts (None for other sources)."""
     if hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas.DataFrame
-        return source.to_dict("records")
+        named = [n for n in source.index.names if n is not None and n not in source.columns]
+        return (source.reset_index(level=named) if named else source).to_dict("records")
     if isinstance(source, (list, tuple)):
         return list(source)
     return None
