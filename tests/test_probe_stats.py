@@ -210,6 +210,24 @@ def test_predictions_probs_object_and_malformed_json(tmp_path):
         read_predictions(tmp_path / "broken.jsonl", dataset)
 
 
+def test_numeric_nli_labels_take_numeric_predictions(tmp_path):
+    """A dataset whose labels are the numbers 0/1/2 takes the same numbers as predictions (and
+    2.0 as 2), as the dataset's own labels were read (it was 'unknown label 1 (labels: 0, 1,
+    2)')."""
+    names = {"contradiction": 0, "entailment": 1, "neutral": 2}
+    train, test = nli_planted()
+    train, test = ([dict(r, label=names[r["label"]]) for r in rows] for rows in (train, test))
+    dataset = _dataset(tmp_path, train, test)
+    rows = [{"id": r["id"], "prediction": float(r["label"]) if i % 2 else r["label"]}
+            for i, r in enumerate(test)]
+    preds = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
+    gold = dataset.test.item_labels(dataset.label_names)
+    assert dataset.label_names == ["0", "1", "2"] and (preds.pred == gold).all()
+    rows[3] = {"id": test[3]["id"], "prediction": 7}
+    with pytest.raises(UserError, match=r"line 4: unknown label 7 \(labels: 0, 1, 2\)"):
+        read_predictions(write_jsonl(tmp_path / "bad.jsonl", rows), dataset)
+
+
 def test_unanswered_nli_items_are_left_out_of_the_distribution_test(nli, tmp_path):
     """A predictions file's ``null`` (no answer) reads as −1 for NLI too; the distribution test
     leaves those items out before the minimum-size check and the balancing (docs/methods.md §6),

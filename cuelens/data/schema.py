@@ -128,7 +128,7 @@ def _unicode(value: str, field: str) -> str:
     return value
 
 
-def _label(value: Any, field: str) -> tuple[str, str | None]:
+def nli_label(value: Any, field: str) -> tuple[str, str | None]:
     """An NLI label in its normal form (:func:`~cuelens.data.labels.normalise_label`; an
     integral number ``1.0`` is ``1``) and the original text when that differs."""
     original = _text(value, field)
@@ -168,7 +168,7 @@ def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | Non
         raise _missing_nli_field(record, names)
     if is_missing_label(record[l_name]):
         return None
-    label, original = _label(record[l_name], l_name)
+    label, original = nli_label(record[l_name], l_name)
     item = {"id": _record_id(record, default_id),
             "premise": _text(record[p_name], p_name),
             "hypothesis": _text(record[h_name], h_name),
@@ -317,7 +317,7 @@ def normalise_nli_table(table: Any, fields: FieldMap) -> NliColumns | None:
     try:
         if any(is_missing_label(value) for value in originals):
             return None
-        labels = [_label(value, l_name)[0] for value in originals]
+        labels = [nli_label(value, l_name)[0] for value in originals]
     except RecordError:
         return None
     id_name = _first(names, ID_ALIASES)

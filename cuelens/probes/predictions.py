@@ -12,6 +12,7 @@ import numpy as np
 from cuelens.data.dataset import Dataset, Task
 from cuelens.data.labels import normalise_label
 from cuelens.data.readers import jsonl_objects
+from cuelens.data.schema import nli_label
 from cuelens.errors import UserError
 from cuelens.wording import plural
 
@@ -70,8 +71,9 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -
     if value is None:
         return -1  # no answer (e.g. an unparseable reply): always wrong
     if dataset.task == Task.NLI:
-        if isinstance(value, str) and normalise_label(value) in lookup:
-            return lookup[normalise_label(value)]  # the scan's label normal form
+        label = nli_label(value, "prediction")[0]  # as the dataset's labels were read
+        if label in lookup:
+            return lookup[label]
         raise ValueError(f"unknown label {value!r} (labels: {', '.join(dataset.label_names)})")
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < k:
         return value
