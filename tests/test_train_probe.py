@@ -192,6 +192,10 @@ def test_mcq_train_and_probe(tmp_path):
      "unknown AW thresholds 'loose'"),
     # it was accepted and silently ignored: the LLM probe never runs it
     (["--llm", "x", "--short-circuit"], "--short-circuit asks a --model new questions"),
+    # -3 was an IndexError traceback after loading the model; 0 silently meant the default
+    (["--model", "x", "--batch-size", "-3"], "--batch-size must be at least 1, got -3"),
+    (["--model", "x", "--batch-size", "0"], "--batch-size must be at least 1, got 0"),
+    (["--model", "x", "--max-length", "0"], "--max-length must be at least 1, got 0"),
 ])
 def test_probe_user_errors(tmp_path, monkeypatch, args, message):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -151,8 +151,10 @@ def probe(
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
     check_address(address, engine)
-    if actors < 1:
-        raise UserError("--actors must be at least 1")
+    for name, value in (("batch-size", batch_size), ("max-length", max_length),
+                        ("actors", actors)):
+        if value is not None and value < 1:  # a batch size of 0 read as the default, < 0 crashed
+            raise UserError(f"--{name} must be at least 1, got {value}")
     if int8 and backend not in {"auto", "torch-int8"}:
         raise UserError(f"--int8 is --backend torch-int8; it cannot be combined with --backend "
                         f"{backend}")
