@@ -277,3 +277,20 @@ def test_roberta_predictions_equal_plain_transformers(tmp_path, task):
     with torch.inference_mode():
         expected = torch.softmax(model.eval()(**enc).logits, -1).numpy()
     np.testing.assert_allclose(probs, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("input_dir", ["model", "bias"])
+def test_train_never_replaces_its_base_model_or_bias_file(tmp_path, input_dir):
+    """--out naming the --model directory (or the one holding --bias) with --overwrite was
+    accepted: the input was read, then deleted with its directory and replaced by the new model."""
+    data, base, train, _ = _setup(tmp_path, nli_planted())
+    bias = write_jsonl(tmp_path / "bias" / "bias.jsonl",
+                       [{"id": r["id"], "probs": [0.2, 0.3, 0.5]} for r in train])
+    out = base if input_dir == "model" else bias.parent
+    before = sorted(p.name for p in out.iterdir())
+    result = invoke("train", data, "--model", base, "--out", out, "--overwrite", "--epochs", 1,
+                    "--device", "cpu", "--debias", "poe", "--bias", bias)
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    assert "the output directory holds the input" in message and "choose another --out" in message
+    assert sorted(p.name for p in out.iterdir()) == before

@@ -77,7 +77,8 @@ def train(
     if dataset.train is None:
         raise UserError("training needs a training split: a directory with train (or dev and "
                         "test) files, or --train FILE")
-    check_model_dir(out, dataset.input_paths, overwrite)
+    model_dir = Path(model) if model and Path(model).is_dir() else None  # replaced as a whole
+    check_model_dir(out, [*dataset.input_paths, model_dir, bias], overwrite)
     torch.manual_seed(seed)
     if model is None:
         raise UserError("--model is required")
