@@ -228,6 +228,21 @@ def test_numeric_nli_labels_take_numeric_predictions(tmp_path):
         read_predictions(write_jsonl(tmp_path / "bad.jsonl", rows), dataset)
 
 
+def test_an_id_in_another_unicode_form_is_said_to_be_so(tmp_path):
+    """A predictions file whose ids are the test ids decomposed (NFD, e.g. written on macOS) is
+    refused with the reason (it read "id 'café-0' is not in the test split", the id shown
+    looking exactly like the dataset's)."""
+    import unicodedata
+
+    train, test = nli_planted()
+    test = [dict(r, id=f"café-{i}") for i, r in enumerate(test)]
+    dataset = _dataset(tmp_path, train, test)
+    rows = [{"id": unicodedata.normalize("NFD", r["id"]), "prediction": r["label"]} for r in test]
+    with pytest.raises(UserError, match=r"line 1: id 'cafe\u0301-0' is not in the test split, "
+                       r"which has it in another Unicode form \(NFC; this file: NFD\)"):
+        read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
+
+
 def test_unanswered_nli_items_are_left_out_of_the_distribution_test(nli, tmp_path):
     """A predictions file's ``null`` (no answer) reads as −1 for NLI too; the distribution test
     leaves those items out before the minimum-size check and the balancing (docs/methods.md §6),

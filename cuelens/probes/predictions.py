@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -80,6 +81,24 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -
     raise ValueError(f"prediction must be a choice index 0..{k - 1}, got {value!r}")
 
 
+def _unicode_form(text: str) -> str:
+    return next((form for form in ("NFC", "NFD") if unicodedata.is_normalized(form, text)),
+                "neither NFC nor NFD")
+
+
+def _other_form(item_id: str, position: dict[str, int]) -> str:
+    """Why an unknown ``item_id`` looks like a test id: the same text in another Unicode form
+    (``""`` when no test id is)."""
+    if item_id.isascii():
+        return ""
+    key = unicodedata.normalize("NFC", item_id)
+    same = next((i for i in position if unicodedata.normalize("NFC", i) == key), None)
+    if same is None:
+        return ""
+    return (f", which has it in another Unicode form ({_unicode_form(same)}; this file: "
+            f"{_unicode_form(item_id)}): write the ids as the dataset does")
+
+
 def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
     """``probs`` of one item as ``k`` finite, non-negative numbers, not all zero (NLI: also a
     ``{label: p}`` object), scaled by their largest when their sum overflows; ValueError
@@ -117,7 +136,8 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
                 raise ValueError('"id" must be a string or a number')
             item_id = str(row["id"])
             if item_id not in position:
-                raise ValueError(f"id {item_id!r} is not in the test split")
+                raise ValueError(f"id {item_id!r} is not in the test split"
+                                 f"{_other_form(item_id, position)}")
             i = position[item_id]
             if pred[i] != MISSING:
                 raise ValueError(f"duplicate prediction for id {item_id!r}")
