@@ -294,3 +294,24 @@ def test_train_never_replaces_its_base_model_or_bias_file(tmp_path, input_dir):
     message = " ".join(result.output.split())
     assert "the output directory holds the input" in message and "choose another --out" in message
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_a_decoder_whose_tokenizer_has_no_padding_token_trains_and_probes(tmp_path):
+    """A GPT-2 style model without a padding token pads with its end-of-text token (it was a
+    transformers ValueError traceback, 'Cannot handle batch sizes > 1 if no padding token is
+    defined', in the first training batch)."""
+    from tests.lm_random_init import byte_level_bpe, gpt2
+
+    data, _, train, test = _setup(tmp_path, nli_planted())
+    tokenizer = byte_level_bpe([r["premise"] + " " + r["hypothesis"] for r in train + test], 300)
+    tokenizer.pad_token = None
+    gpt2(tokenizer).save_pretrained(tmp_path / "gpt2")
+    tokenizer.save_pretrained(tmp_path / "gpt2")
+    result = invoke("train", data, "--model", tmp_path / "gpt2", "--out", tmp_path / "model",
+                    "--epochs", 1, "--batch-size", 8, "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    config = json.loads((tmp_path / "model" / "config.json").read_text())
+    assert config["pad_token_id"] == tokenizer.eos_token_id
+    result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
+                    "--device", "cpu", "--bootstrap", 50, "--batch-size", 8)
+    assert result.exit_code == 0, result.output

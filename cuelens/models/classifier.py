@@ -165,11 +165,26 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
                                   output_loading_info=True, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
         raise UserError(f"model '{name}' has no fast tokenizer (tokenizer.json); cuelens needs one")
+    _ensure_padding(tokenizer, model, name)
     resolved_device = pick_device(device)
     model.to(resolved_device)
     return Classifier(model=model, tokenizer=tokenizer, task=task, device=resolved_device,
                       name=name, resolved=resolve_model_name(name), max_length=max_length,
                       untrained=tuple(sorted(info.get("missing_keys", ()))))
+
+
+def _ensure_padding(tokenizer, model, name: str) -> None:
+    """Batches need a padding token, and a decoder's head (e.g. GPT-2's) finds each item's last
+    token by it: a tokenizer without one pads with its end-of-text token (the usual choice,
+    saved with a trained model); one without either is a :class:`UserError`."""
+    if tokenizer.pad_token_id is None:
+        if tokenizer.eos_token is None:
+            raise UserError(f"model '{name}' has neither a padding nor an end-of-text token in "
+                            "its tokenizer, so its items cannot be batched; set pad_token in "
+                            "its tokenizer_config.json")
+        tokenizer.pad_token = tokenizer.eos_token
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
 
 
 def label_columns(id2label: dict, label_names: list[str]) -> np.ndarray:
