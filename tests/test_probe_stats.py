@@ -243,6 +243,21 @@ def test_an_id_in_another_unicode_form_is_said_to_be_so(tmp_path):
         read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
 
 
+@pytest.mark.parametrize("name", ["p.csv", "p.tsv.gz"])
+def test_a_table_given_as_predictions_says_what_to_write(tmp_path, name):
+    """A CSV of id,prediction was 'line 1: malformed JSON (Expecting value at column 1)'."""
+    train, test = nli_planted()
+    dataset = _dataset(tmp_path, train, test)
+    import gzip
+
+    path = tmp_path / name
+    text = "id,prediction\n" + "".join(f"{r['id']},neutral\n" for r in test)
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    with pytest.raises(UserError, match=r"a predictions file is JSON Lines, one \{\"id\", "
+                       r"\"prediction\"\} object per line \(docs/api.md\), not (CSV|TSV)$"):
+        read_predictions(path, dataset)
+
+
 def test_unanswered_nli_items_are_left_out_of_the_distribution_test(nli, tmp_path):
     """A predictions file's ``null`` (no answer) reads as −1 for NLI too; the distribution test
     leaves those items out before the minimum-size check and the balancing (docs/methods.md §6),

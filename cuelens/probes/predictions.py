@@ -120,9 +120,20 @@ def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
     return probs
 
 
+def _check_not_a_table(path: Path) -> None:
+    """A CSV, TSV or Parquet file given as predictions is one error saying what to write (it
+    was a JSON error on line 1)."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    if suffixes and suffixes[-1] in (".csv", ".tsv", ".parquet"):
+        raise UserError(f"a predictions file is JSON Lines, one {{\"id\", \"prediction\"}} "
+                        f"object per line (docs/api.md), not {suffixes[-1][1:].upper()}",
+                        path=str(path))
+
+
 def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
     """Read and check a JSONL predictions file (format: docs/api.md) against ``dataset.test``."""
     path = Path(path)
+    _check_not_a_table(path)
     position = dataset.test.positions("so predictions cannot be matched to items")
     lookup = {label: i for i, label in enumerate(dataset.label_names)}
     pred = np.full(len(position), MISSING, dtype=np.int64)
