@@ -279,3 +279,32 @@ def test_unanswered_nli_items_are_left_out_of_the_distribution_test(nli, tmp_pat
     silent = np.full_like(read.pred, -1)
     (skipped,) = distribution_test(cues, silent, gold, "nli", dataset.label_names)["skipped"]
     assert skipped["skipped"] == "fewer than 10 test items with the cue"
+
+
+def test_chinese_word_cues_are_found_in_the_test_items(tmp_path):
+    """The probe cuts the test items with the scan's segmenter (docs/languages.md): every cue of
+    a Chinese scan had 'n with 0' (cut with unicode, a Han run was one word), so none was
+    tested and the verdict read 'no tested cue changes the model's accuracy'."""
+    import cuelens
+
+    fillers = ["男人在公园里散步", "女人在厨房做饭", "孩子们在操场上玩", "老人在看报纸",
+               "一只狗在草地上跑"]
+
+    def rows(prefix: str, n: int) -> list[dict]:
+        labels = ["contradiction", "entailment", "neutral"]
+        return [{"id": f"{prefix}{i}", "premise": "有人在外面", "label": labels[i % 3],
+                 "hypothesis": fillers[i % 5] + ("没有人" if i % 6 == 0 else "")}
+                for i in range(n)]
+
+    dataset_dir = tmp_path / "data"
+    test = rows("te", 60)
+    write_jsonl(dataset_dir / "train.jsonl", rows("tr", 120))
+    write_jsonl(dataset_dir / "test.jsonl", test)
+    path = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": r["id"], "prediction": "contradiction" if "没有人" in r["hypothesis"] else "neutral"}
+        for r in test])
+    result = cuelens.probe(str(dataset_dir), predictions=str(path), rank_by="lmi", min_support=1,
+                           min_items=1, bootstrap=50)
+    effects = result.cue_effects.set_index("cue")
+    assert result.to_dict()["segmentation"]["name"] == "chinese"
+    assert effects.loc["没有", "n_with"] == 10 and effects.loc["没有", "acc_with"] == 1.0

@@ -10,6 +10,8 @@ import numpy as np
 
 from cuelens.audit.counts import build_term_matrix
 from cuelens.audit.results import FeatureRow, ScanSections
+from cuelens.audit.segmenters import Segmenter
+from cuelens.audit.tokenize import segmenting
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.probes.config import ProbeConfig
 from cuelens.probes.sanity import select_word_cues
@@ -96,6 +98,13 @@ def feature_cues(dataset: Dataset, features: list[FeatureRow]) -> list[Cue]:
     return [Cue(name, "feature", np.asarray(masks[name], dtype=bool)) for name in wanted]
 
 
+def _scan_segmenter(scan: ScanSections) -> Segmenter:
+    """The segmenter that cut the scan's words (``unicode``: a scan written before segmenters)."""
+    from cuelens.audit.segmentation import build_segmenter
+
+    return build_segmenter(scan.segmentation.name if scan.segmentation else "unicode")
+
+
 def probe_cues(dataset: Dataset, scan: ScanSections, config: ProbeConfig,
                warnings: list[str]) -> tuple[list[Cue], dict | None]:
     """The word cues chosen by :func:`~cuelens.probes.sanity.select_word_cues` (``config``'s
@@ -109,7 +118,8 @@ def probe_cues(dataset: Dataset, scan: ScanSections, config: ProbeConfig,
     if not tokens:
         warnings.append(f"no word cue passes the selection ({selection['rule']}): "
                         "no word cue is tested")
-    cues = word_cues(dataset, tokens, scan.config.ngrams)
+    with segmenting(_scan_segmenter(scan)):  # the scan's words: 不 is a word of Chinese text
+        cues = word_cues(dataset, tokens, scan.config.ngrams)
     try:
         cues += feature_cues(dataset, scan.features or [])
     except ImportError:
