@@ -315,3 +315,18 @@ def test_a_decoder_whose_tokenizer_has_no_padding_token_trains_and_probes(tmp_pa
     result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
                     "--device", "cpu", "--bootstrap", 50, "--batch-size", 8)
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("command", ["train", "probe"])
+def test_a_max_length_beyond_the_model_is_one_error(tmp_path, command):
+    """--max-length above the tokenizer's model_max_length was a RuntimeError traceback from the
+    position embeddings on the first long item (e.g. --max-length 1024 with MiniLM's 512)."""
+    data, base, _, _ = _setup(tmp_path, nli_planted())
+    config = json.loads((base / "tokenizer_config.json").read_text())
+    (base / "tokenizer_config.json").write_text(json.dumps({**config, "model_max_length": 64}))
+    extra = ["--allow-untrained"] if command == "probe" else []
+    result = invoke(command, data, "--model", base, "--out", tmp_path / "out", "--max-length",
+                    100, "--device", "cpu", *extra)
+    assert result.exit_code == 2, result.output
+    assert "--max-length 100 is more than model" in " ".join(result.output.split())
+    assert "(64 tokens); give at most 64" in " ".join(result.output.split())

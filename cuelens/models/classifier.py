@@ -165,6 +165,10 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
                                   output_loading_info=True, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
         raise UserError(f"model '{name}' has no fast tokenizer (tokenizer.json); cuelens needs one")
+    limit = tokenizer.model_max_length  # huge when the tokenizer does not say
+    if limit < 1_000_000 and max_length > limit:  # a longer item crashed the forward pass
+        raise UserError(f"--max-length {max_length} is more than model '{name}' reads "
+                        f"({limit} tokens); give at most {limit}")
     _ensure_padding(tokenizer, model, name)
     resolved_device = pick_device(device)
     model.to(resolved_device)
