@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cuelens.data.dataset import MCQ_LABELS, Dataset, Split, Task
 from cuelens.data.labels import check_label_count, split_counts
-from cuelens.data.readers import file_format, iter_records
+from cuelens.data.readers import file_format, is_data_file, iter_records
 from cuelens.data.schema import FieldMap
 from cuelens.data.splits import ROLES, SPLIT_NAMES, build_split
 from cuelens.errors import UserError
@@ -39,16 +39,8 @@ def split_entries(directory: Path, usable: Callable[[Path], bool]) -> dict[str, 
     return {role: paths[0] for role, paths in found.items()}
 
 
-def _readable_file(path: Path) -> bool:
-    try:
-        file_format(path)
-    except UserError:
-        return False
-    return path.is_file()
-
-
 def _find_split_files(directory: Path) -> dict[str, Path]:
-    found = split_entries(directory, _readable_file)
+    found = split_entries(directory, is_data_file)
     if not found:
         raise UserError("no train/dev/test .jsonl/.csv/.tsv/.parquet files in this directory",
                         path=str(directory))

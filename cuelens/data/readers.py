@@ -47,6 +47,15 @@ def file_format(path: Path) -> str:
     return FORMATS[suffixes[-1]]
 
 
+def is_data_file(path: Path) -> bool:
+    """Whether ``path`` is a file in a format :func:`file_format` knows."""
+    try:
+        file_format(path)
+    except UserError:
+        return False
+    return path.is_file()
+
+
 def check_regular_file(path: str | Path) -> Path:
     """``path`` when it is an existing regular file (symlinks followed); else a :class:`UserError`
     (missing, a directory, or a FIFO/socket/device that reading would block on or never end)."""

@@ -8,18 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cuelens.data.readers import LineError, RecordTable, check_regular_file, file_format, \
-    iter_records, jsonl_pieces
+    is_data_file, iter_records, jsonl_pieces
 from cuelens.errors import UserError
 
 Record = tuple[int, str, "dict | LineError"]
-
-
-def is_data_file(path: Path) -> bool:
-    try:
-        file_format(path)
-    except UserError:
-        return False
-    return path.is_file()
 
 
 def is_glob(text: str) -> bool:

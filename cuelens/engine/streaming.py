@@ -10,10 +10,10 @@ from pathlib import Path
 from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import _dataset_name, assemble_dataset, split_entries
-from cuelens.data.readers import LineError, RecordTable, file_format, iter_records
+from cuelens.data.readers import LineError, RecordTable, file_format, is_data_file, iter_records
 from cuelens.data.schema import FieldMap, detect_task
 from cuelens.data.splits import NO_ITEMS, ROLES
-from cuelens.engine.sources import Record, is_data_file, is_glob, shard_paths, source_pieces
+from cuelens.engine.sources import Record, is_glob, shard_paths, source_pieces
 from cuelens.errors import UserError
 
 SplitReader = Callable[[str, str, FieldMap, "str | None", bool], CompactSplit]
