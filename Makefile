@@ -7,5 +7,8 @@ setup:
 demo: setup
 	.venv/bin/audit demo --out demo-output
 
+# two workers (pytest-xdist; a file's tests on one worker, so that its module fixtures and its Ray
+# cluster are built once), then the tests that bound wall-clock time, alone
 test: setup
-	.venv/bin/python -m pytest --durations=20
+	.venv/bin/python -m pytest -n 2 --dist loadfile -m "not timing" --durations=20
+	.venv/bin/python -m pytest -m timing

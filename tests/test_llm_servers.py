@@ -197,6 +197,7 @@ def transformers_serve(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_real_transformers_serve(transformers_serve, tmp_path):
     model, url = transformers_serve
     dataset, test = mcq_dataset(mcq_planted()[1][:6])

@@ -197,6 +197,7 @@ def test_xss_payloads_show_as_text_and_run_nothing(browser, pages, name):
     assert browser.dialogs() == []
 
 
+@pytest.mark.timing
 def test_snli_scale_report_is_small_and_opens_fast(browser, tmp_path):
     page = render_report(large_results(), tmp_path / "large.html")
     assert page.stat().st_size < 15 * 2**20
