@@ -1,5 +1,5 @@
 """Shared fixtures: small dataset files written into a temporary directory, a Ray cluster per
-test module, a small SGD budget for scans whose SGD accuracies a test does not check; one-thread
+test module, a small SGD budget in every test unless it asks for the default one; one-thread
 BLAS/OpenMP pools in each pytest-xdist worker (README.md)."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,23 +42,27 @@ def _private_parse_cache(tmp_path_factory):
             os.environ[name] = value
 
 
-@contextmanager
-def small_sgd_budget_context() -> Iterator[None]:
-    """SGD fits of about 3·10⁴ samples instead of 3·10⁵ (``sgd_epochs``, docs/methods.md §3)
-    while it is open: for scans whose SGD accuracies are not what a test checks, such as two
-    scans of the same data compared (engines, memory modes; both fit with the same budget) or a
-    report rendered; the default budget is most of a small scan's time. tests/test_fit_cap.py
-    and test_large_scans.py test the budget itself."""
+DEFAULT_SGD_SAMPLES: list[int] = []  # the library's SGD budget, saved by _small_sgd_budget
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _small_sgd_budget() -> Iterator[None]:
+    """SGD fits of about 3·10⁴ samples instead of 3·10⁵ (``sgd_epochs``, docs/methods.md §3) in
+    every test: the default budget is most of a small scan's time, and SGD's accuracies are not
+    what most tests check (two scans compared, a report rendered, a section's words). A test of
+    the budget itself or of SGD's default accuracies asks for :func:`default_sgd_budget`."""
+    from cuelens.audit import aggregators
+
+    DEFAULT_SGD_SAMPLES.append(aggregators.SGD_SAMPLES)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("cuelens.audit.aggregators.SGD_SAMPLES", 30_000)
+        patch.setattr(aggregators, "SGD_SAMPLES", 30_000)
         yield
 
 
 @pytest.fixture
-def small_sgd_budget() -> Iterator[None]:
-    """:func:`small_sgd_budget_context` for one test."""
-    with small_sgd_budget_context():
-        yield
+def default_sgd_budget(monkeypatch) -> None:
+    """The library's own SGD budget for one test (see :func:`_small_sgd_budget`)."""
+    monkeypatch.setattr("cuelens.audit.aggregators.SGD_SAMPLES", DEFAULT_SGD_SAMPLES[0])
 
 
 @pytest.fixture(scope="module")

@@ -184,7 +184,6 @@ def test_hard_items_step_names_no_file_and_points_at_the_output_key():
     assert step["output"] == "hard" and ".jsonl" not in step["action"] + step["why"]
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # the item files' names, not SGD's accuracies
 def test_item_files_ids_prints_the_id_list_not_a_missing_hard_jsonl(tmp_path):
     from typer.testing import CliRunner
 

@@ -21,9 +21,6 @@ from cuelens.errors import UserError
 from tests.conftest import write_jsonl
 
 FAST = {"folds": 3, "iterations": 1}
-# Every scan here is checked for its shape, its views or against another scan of the same data
-# (CLI vs API, file vs DataFrame), never for SGD's accuracies: tests/conftest.py's small budget.
-pytestmark = pytest.mark.usefixtures("small_sgd_budget")
 
 
 @pytest.mark.slow

@@ -23,7 +23,7 @@ def python_blocks(text: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_api_doc_python_examples_run(tmp_path, monkeypatch, capsys, small_sgd_budget):
+def test_api_doc_python_examples_run(tmp_path, monkeypatch, capsys):
     rows = make_nli(160, seed=0)
     write_jsonl(tmp_path / "data" / "snli" / "train.jsonl", rows[:120])
     write_jsonl(tmp_path / "data" / "snli" / "test.jsonl", rows[120:])

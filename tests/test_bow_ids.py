@@ -151,7 +151,6 @@ def test_scan_fold_matrices_equal_the_string_path(chunk):
 
 @pytest.mark.parametrize("rows", [make_nli(3000, seed=11), make_mcq(1500, seed=4, n_choices=3)],
                          ids=["nli", "mcq"])
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_scan_results_unchanged(rows, monkeypatch):
     """Planted scans (capped fits): the BoW baseline's evaluation rows scored 7 at a time (MCQ
     questions split across pieces) give the results of scoring them at once."""

@@ -20,7 +20,7 @@ from cuelens.audit.pipeline import scan_dataset
 from cuelens.data.loading import load_dataset
 from cuelens.data.synthetic import make_nli
 from cuelens.mitigate.card import card_markdown, croissant_rai, portable_path, reproduce_command
-from tests.conftest import SHARED_DATA, small_sgd_budget_context
+from tests.conftest import SHARED_DATA
 
 SNLI_ITEMS = 1000  # the SNLI stand-in: the first items of dev (as train) and test
 
@@ -164,8 +164,7 @@ def planted(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("planted")
     data = root / "data.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in make_nli(300)))
-    with small_sgd_budget_context():
-        return _scan(data, root / "scan", ["audit", "scan", "data.jsonl", "--out", "scan"])
+    return _scan(data, root / "scan", ["audit", "scan", "data.jsonl", "--out", "scan"])
 
 
 def test_untrusted_text_renders_as_text_never_as_markdown_or_html(planted):
@@ -366,7 +365,6 @@ def test_compare_with_a_copy_lacking_cues_says_not_compared(workdir):
     assert "Significant cues: not compared" in (workdir / "c.html").read_text()
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # the card's words, not SGD's accuracies
 def test_preference_card_speaks_of_responses(tmp_path):
     import cuelens
     from tests.planted_preference import make_preference

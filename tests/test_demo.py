@@ -88,6 +88,7 @@ def test_planted_mcq_cue_ranks_first_and_d_matches_design(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("default_sgd_budget")  # the main job as users run it
 def test_demo_command_is_deterministic(tmp_path):
     runs = []
     for name in ("a", "b"):

@@ -151,6 +151,7 @@ def test_chunked_prediction_gives_the_same_results(monkeypatch, nli_data):
         np.testing.assert_array_equal(chunked.item_easy, reference.item_easy)
 
 
+@pytest.mark.usefixtures("default_sgd_budget")  # the budget itself
 def test_sgd_sees_3e5_samples_below_the_large_size_and_1e5_from_there_on():
     from cuelens.audit.aggregators import SGD_LARGE, sgd_epochs
     from cuelens.audit.config import MAX_FIT_ITEMS

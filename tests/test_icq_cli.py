@@ -19,7 +19,6 @@ def write(path, hyps_by_label):
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")  # the features sections, not SGD's accuracies
 def test_scan_features_option(tmp_path):
     ParseCache.clear_memory()
     plan = {"contradiction": ["The man is not here."] * 16 + ["The man sleeps here."] * 4,

@@ -38,7 +38,6 @@ def test_negation_lexicon_on_the_scan_words(segmenter, text, negated):
         assert negation.values(text) == (("present",) if negated else ())
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # the features sections, not SGD's accuracies
 def test_scan_of_chinese_records_the_features_it_skipped():
     import cuelens
 
@@ -110,7 +109,6 @@ def test_unsegmented_text_warns_in_terminal_results_and_report(tmp_path):
     assert refused.exit_code == 2 and "unknown segmenter 'klingon'" in refused.output
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # the lengths section, not SGD's accuracies
 def test_lengths_of_unspaced_text_are_named_characters():
     """Without spaces lengths count letters and digits: results.json and the report say
     characters, not words (docs/languages.md, "Lengths")."""
@@ -156,7 +154,6 @@ def test_demo_data_in_another_language(tmp_path):
         write_demo_data(tmp_path / "x", size=60, language="xx")
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # the features sections, not SGD's accuracies
 def test_features_skipped_on_text_of_another_language_say_it_is_not_english():
     """Hindi (language ``other``) reads 'the text is not English' (it read 'the text is
     other')."""

@@ -31,6 +31,7 @@ def test_only_a_large_runs_cap_is_lowered():
     assert adapted(options, LARGE_SCAN_ITEMS) == options
 
 
+@pytest.mark.usefixtures("default_sgd_budget")  # the budget itself
 def test_sgd_runs_the_large_budget_from_a_large_scans_cap():
     assert sgd_epochs(20_000) == 15  # 3·10⁵ samples below the default threshold
     assert sgd_epochs(20_000, large=20_000) == 5  # 10⁵ samples on the lowered cap

@@ -81,7 +81,6 @@ def test_mcq_is_scored_per_question_with_majority_one_over_k_and_answer_position
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_same_seed_gives_identical_results():
     dataset = nli_dataset(None, planted_nli(240, seed=3))
     config = ScanConfig(seed=7, folds=3, iterations=2)

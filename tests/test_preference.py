@@ -20,7 +20,6 @@ from cuelens.data.schema import RecordError
 from cuelens.errors import UserError
 from cuelens.jsonio import write_jsonl
 from cuelens.reports.schema import validate_results
-from tests.conftest import small_sgd_budget_context
 
 PLANTED = {("length", "longer (characters)"): 0.8, ("length", "longer (tokens)"): 0.8,
            ("format", "markdown list"): 0.75, ("position", "shown first"): 0.9}
@@ -37,8 +36,7 @@ def planted_file(tmp_path_factory):
 def planted_scan(planted_file):
     """The planted file's scan, read for its shortcut, subset and schema sections, never for
     SGD's accuracies: tests/conftest.py's small SGD budget."""
-    with small_sgd_budget_context():
-        return cuelens.scan(planted_file, folds=3, iterations=1)
+    return cuelens.scan(planted_file, folds=3, iterations=1)
 
 
 def _normalised(record: dict) -> dict:
@@ -168,7 +166,6 @@ def test_per_subset_verdicts_are_the_planted_ones(planted_scan):
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")  # subset sizes and shortcut cells, not SGD's
 def test_large_subsets_get_a_sampled_scan_of_whole_pairs(planted_file, monkeypatch):
     import cuelens.audit.subsets as subsets
 
@@ -274,7 +271,6 @@ def realistic_pairs(n: int, seed: int, offset: int) -> list[dict]:
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")  # CLI vs API and shortcut rates, not SGD's
 def test_realistic_file_through_cli_and_api(tmp_path):
     data = tmp_path / "hh"
     data.mkdir()

@@ -20,7 +20,6 @@ from cuelens.cli import app
 from cuelens.data.synthetic import make_nli
 from cuelens.errors import UserError
 from cuelens.probes.scan_source import load_scan_dir
-from tests.conftest import small_sgd_budget_context
 
 runner = CliRunner()
 VARIANTS = {"table-parquet": ["items.parquet"], "table-jsonl": ["items.jsonl"],
@@ -40,8 +39,7 @@ def scanned(tmp_path_factory):
     root = tmp_path_factory.mktemp("handoff")
     rows = make_nli(300, seed=11)
     data = write_jsonl(root / "data.jsonl", rows)
-    with small_sgd_budget_context():
-        result = cuelens.scan(str(data), features="none", folds=3, iterations=1, seed=2)
+    result = cuelens.scan(str(data), features="none", folds=3, iterations=1, seed=2)
     result.save(root / "full", item_files="records")
     result.save(root / "with-ids", item_files="ids", report=False)
     for name, files in VARIANTS.items():
@@ -120,7 +118,6 @@ def test_probe_via_the_table_equals_the_probe_via_item_files(scanned, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")  # the id lists handed over, not SGD's accuracies
 def test_a_streaming_scan_hands_over_its_ids(tmp_path):
     """`audit scan --stats streaming --item-files ids` (what scans of more than a million items
     write by default): without its items table the probe takes the split from the id lists."""
@@ -155,9 +152,8 @@ def test_a_scan_of_another_training_split_is_refused(tmp_path):
     train, test = rows[:180], rows[180:]
     train_path = write_jsonl(tmp_path / "train.jsonl", train)
     test_path = write_jsonl(tmp_path / "test.jsonl", test)
-    with small_sgd_budget_context():
-        result = cuelens.scan(train=str(train_path), test=str(test_path), features="none",
-                              folds=3, iterations=1)
+    result = cuelens.scan(train=str(train_path), test=str(test_path), features="none",
+                          folds=3, iterations=1)
     result.save(tmp_path / "scan", item_files="records", report=False)
     fewer = cuelens.load_dataset(train=str(write_jsonl(tmp_path / "fewer.jsonl", train[:150])),
                                  test=str(test_path))

@@ -64,7 +64,6 @@ def test_config_checks_name_the_option(options, message):
         ProbeConfig(**options).validate()
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # CLI vs API probe, not SGD's accuracies
 def test_api_and_cli_probe_agree_on_defaults(tmp_path):
     """No probe options given: `audit probe` and cuelens.probe (on the same scan directory)
     test the same cues — the significant ones, by z — and write the same probe section."""

@@ -43,7 +43,6 @@ def results_json(engine: str, data: str, config: ScanConfig, **options) -> str:
     return dumps_json(scan_dataset(dataset, config, tokens=loaded.tokens).results)
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 def test_scan_equals_local_engine(cluster, tmp_path, fmt):
     """3 shards of 600 NLI items with planted cues: byte-identical results.json, and the
@@ -58,7 +57,6 @@ def test_scan_equals_local_engine(cluster, tmp_path, fmt):
     assert loaded.tokens is not None and len(loaded.tokens) == 600
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_scan_mcq_train_test_bigrams(cluster, tmp_path):
     """MCQ with train/test shard directories, bigrams and premises: identical results."""
     rows = make_mcq(300, seed=5, n_choices=3)

@@ -90,7 +90,6 @@ def planted(records: list[dict], copies: dict[int, int], conflicts: dict[int, in
     return records
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 @pytest.mark.parametrize("layout, ngrams", [("cross-validated", 1), ("train/test", 2)])
 def test_ray_engine_equals_the_local_engine(cluster, tmp_path, monkeypatch, layout, ngrams):
     from cuelens.audit.ray_passes import RayPasses

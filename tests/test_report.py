@@ -93,7 +93,6 @@ def test_score_pairs_schema_is_checked_by_kind():
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")  # sections and schema, not SGD's accuracies
 def test_scan_of_generated_data_follows_the_schema_and_renders(tmp_path):
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.audit.scan import ScanConfig
@@ -370,7 +369,6 @@ def test_cli_report_names_an_output_with_brackets_as_it_is(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")  # report paths, not SGD's accuracies
 def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
     from typer.testing import CliRunner
 
@@ -392,7 +390,6 @@ def test_scan_writes_the_report_by_default_or_where_asked(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("small_sgd_budget")  # probe figures, not SGD's accuracies
 @pytest.mark.parametrize("task", ["nli", "mcq"])
 def test_probe_results_render_with_probe_figures(tmp_path, task):
     """`audit probe --predictions` output (scan sections + probe) validates and renders."""

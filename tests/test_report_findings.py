@@ -152,7 +152,6 @@ def test_cue_ranking_is_configurable():
         ReportOptions(rank_by="nonsense")
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # examples, not SGD's accuracies
 def test_examples_are_sampled_for_every_listed_cue(tmp_path):
     from cuelens.audit.examples import listed_cues
     from cuelens.audit.pipeline import scan_dataset
@@ -372,7 +371,6 @@ def test_pages_without_charts_carry_no_plotly():
     assert len(html.encode()) < 200_000 and "plotly" not in html.lower().split("<footer")[0][-2000:]
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # repr sizes, not SGD's accuracies
 def test_notebook_reprs_are_bounded(tmp_path):
     from cuelens.audit.pipeline import scan_dataset
     from cuelens.data import load_dataset

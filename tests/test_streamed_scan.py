@@ -64,7 +64,6 @@ def test_small_streamed_scan_is_the_exact_scan(tmp_path, nli_file):
             (tmp_path / "exact" / name).read_bytes()
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_streamed_train_and_dev_files_are_named_as_the_exact_scan_names_them(tmp_path):
     """A directory of train.jsonl and dev.jsonl (dev used as the test split): the streamed
     scan's dataset section names the splits train and test as the exact scan's does (it keyed
@@ -85,7 +84,6 @@ def test_streamed_train_and_dev_files_are_named_as_the_exact_scan_names_them(tmp
     assert json.dumps(without_the_mode(results)) == json.dumps(expected)
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_streaming_scan_writes_the_scan_outputs(tmp_path, nli_file, hashed):
     result = _scan(nli_file, "--stats", "streaming", "--out", tmp_path / "a")
     assert result.exit_code == 0, result.output

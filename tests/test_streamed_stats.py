@@ -49,7 +49,6 @@ def _compare(dataset, data, config):
     return exact, streamed
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_cross_validated_file_matches_exact_scan(tmp_path):
     source = _write(tmp_path / "nli.jsonl", make_nli(1200, seed=3, vocab_size=300))
     config = ScanConfig(max_fit_items=150, iterations=3, min_count=3)  # candidates fill up
@@ -64,7 +63,6 @@ def test_cross_validated_file_matches_exact_scan(tmp_path):
     (make_nli, (900, 400), (1, 2), 200, 128),
     (make_mcq, (500, 200), (6, 7), 300, 64),
 ])
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_train_test_split_matches_exact_scan(tmp_path, make, sizes, seeds, cap, chunk_items):
     train = _write(tmp_path / "train.jsonl", make(sizes[0], seed=seeds[0], vocab_size=300))
     test = _write(tmp_path / "test.jsonl", make(sizes[1], seed=seeds[1], vocab_size=300))
@@ -75,7 +73,6 @@ def test_train_test_split_matches_exact_scan(tmp_path, make, sizes, seeds, cap, 
     _compare(dataset, data, config)
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_uncapped_fit_matches_exact_scan(tmp_path):
     """Every item a candidate (cap above the data size): the samples are the whole portions."""
     source = _write(tmp_path / "nli.jsonl", make_nli(500, seed=4, vocab_size=200))
@@ -147,7 +144,6 @@ def test_unseen_test_label_names_file_and_line(tmp_path):
     assert "test.jsonl" in str(error.value) and "14" in str(error.value)
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_multiple_choice_cross_validated_matches_exact_scan(tmp_path):
     """MCQ: k instances per item, an item's choices in one fold, 1/k baselines, the
     answer-position baseline, tie-credited easy/hard counters."""

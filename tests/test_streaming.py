@@ -35,7 +35,6 @@ def results_json(engine: str, data: str, config: ScanConfig) -> str:
     return dumps_json(scan_dataset(dataset, config).results)
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 @pytest.mark.parametrize("task", ["nli", "mcq"])
 def test_local_engine_equals_memory_engine(tmp_path, task):
     """Train/test directory and a single cross-validated file, capped fits (the restricted BoW
@@ -51,7 +50,6 @@ def test_local_engine_equals_memory_engine(tmp_path, task):
             results_json("memory", str(data), config)
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_a_parquet_file_reads_alike_in_every_engine_and_the_api(tmp_path):
     """--engine memory and cuelens.load_dataset read Parquet too (they said "unknown file
     format"): the same results as the local engine's."""
@@ -72,7 +70,6 @@ def test_a_parquet_file_reads_alike_in_every_engine_and_the_api(tmp_path):
                                                                  for r in rows[:150]]
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_shard_formats_are_one_dataset(tmp_path):
     """JSONL, gzip, CSV and Parquet shards of the same rows (a directory, or a glob) give the
     same results as one file of them, up to the dataset name and file."""
@@ -102,7 +99,6 @@ def test_shard_formats_are_one_dataset(tmp_path):
             single["dataset"]["splits"]["all"]["label_counts"]
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_an_existing_path_with_glob_characters_is_read_as_itself(tmp_path):
     """``data[v2].jsonl`` and a directory ``snli[old]/`` that exist are files, not patterns
     (a pattern matching nothing was refused); a glob still reads its shards."""

@@ -13,10 +13,6 @@ from cuelens.cli import app
 from cuelens.jsonio import write_jsonl
 from cuelens.reports.schema import validate_results
 
-# The scans here are read for their subsets table, MCQ baselines and next steps (no SGD in
-# them), never for SGD's accuracies: tests/conftest.py's small budget.
-pytestmark = pytest.mark.usefixtures("small_sgd_budget")
-
 
 def subject_records(n: int, seed: int = 0) -> list[dict]:
     """Passage + question + 4 choices per item. Subject ``length``: the gold choice is the

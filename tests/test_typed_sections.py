@@ -20,7 +20,7 @@ from cuelens.audit.results import (Conclusion, ConfigSection, CueFinding, CueRow
 from cuelens.data import load_dataset
 from cuelens.errors import UserError
 from cuelens.jsonio import dumps_json
-from tests.conftest import SHARED_DATA, small_sgd_budget_context
+from tests.conftest import SHARED_DATA
 
 REAL = {"copa": ("word", "negation"), "arct": ()}  # data set → the ICQ features scanned
 
@@ -32,9 +32,8 @@ def real_scan(request) -> tuple[str, str]:
     SGD's accuracies."""
     if not (SHARED_DATA / request.param).is_dir():
         pytest.skip("../shared/data is not present")
-    with small_sgd_budget_context():
-        scan = scan_dataset(load_dataset(str(SHARED_DATA / request.param)), ScanConfig(),
-                            features=REAL[request.param])
+    scan = scan_dataset(load_dataset(str(SHARED_DATA / request.param)), ScanConfig(),
+                        features=REAL[request.param])
     return request.param, dumps_json(scan.results)
 
 
@@ -176,7 +175,6 @@ def counted_builds_and_cue_parses(monkeypatch) -> tuple[list, list]:
     return built, parsed
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # counts builds, not SGD's accuracies
 def test_a_scan_builds_its_results_dict_once_to_advise_and_never_parses_its_cue_rows_back(
         tmp_path, monkeypatch):
     import cuelens
@@ -195,7 +193,6 @@ def test_a_scan_builds_its_results_dict_once_to_advise_and_never_parses_its_cue_
     assert "nobody" in (tmp_path / "out" / "report.html").read_text()  # the planted cue listed
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # counts builds, not SGD's accuracies
 def test_the_api_save_writes_the_advised_dict_and_never_parses_its_cue_rows_back(
         tmp_path, monkeypatch):
     import cuelens
