@@ -32,7 +32,7 @@ def bench_natural(repeats: int) -> dict:
     from cuelens.lm.contrast.scores import load_scores
 
     started = time.perf_counter()
-    models, logprobs, _ = load_scores(DATA / "natural_sentence_logprobs.npz", None)
+    models, logprobs, *_ = load_scores(DATA / "natural_sentence_logprobs.npz", None)
     load_s = time.perf_counter() - started
     times, selection, ranks = [], None, None
     for _ in range(repeats):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import unicodedata
 
 import numpy as np
 import pytest
@@ -294,6 +295,60 @@ def test_blank_lines_of_the_corpus_are_skipped_and_counted(tmp_path):
     res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(only_blank),
                                    "--models", ",".join(specs), "--out", str(out)])
     assert res.exit_code == 2 and "every line is blank" in res.output
+
+
+def test_scores_of_a_file_with_blank_lines_keep_their_lines(tmp_path):
+    """`audit score --out` skips blank lines and writes each sentence's ``line``: the pairs'
+    indices are those lines (they were the rows' positions, so with --sentences they named other
+    sentences), and a --sentences file the scores do not match is one error naming its line (it
+    was ignored: the scores file's texts won)."""
+    sentences = two_ngram_models(tmp_path)
+    lines = [*sentences[:3], "", "  ", *sentences[3:]]
+    corpus, scores = tmp_path / "corpus.txt", tmp_path / "scores.jsonl"
+    corpus.write_text("\n".join(lines) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    runner = CliRunner()
+    res = runner.invoke(app, ["score", str(corpus), "-m", specs[0], "-m", specs[1],
+                              "--out", str(scores)])
+    assert res.exit_code == 0, res.output
+    by_corpus = tmp_path / "expected.jsonl"
+    res = runner.invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                              ",".join(specs), "--per-pair", "2", "--threshold", "0",
+                              "--out", str(by_corpus)])
+    assert res.exit_code == 0, res.output
+    expected = [json.loads(line) for line in by_corpus.read_text().splitlines()]
+    for extra in ([], ["--sentences", str(corpus)]):
+        out = tmp_path / "pairs.jsonl"
+        res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), *extra,
+                                  "--per-pair", "2", "--threshold", "0", "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [(r["s1_index"], r["s2_index"], r["s1"], r["s2"]) for r in rows] == \
+            [(r["s1_index"], r["s2_index"], r["s1"], r["s2"]) for r in expected]
+        assert all(lines[r["s1_index"]] == r["s1"] for r in rows)
+    other = tmp_path / "other.txt"
+    other.write_text("\n".join(lines[:3] + lines[5:]) + "\n")   # the blank lines removed
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--sentences",
+                              str(other), "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2, res.output
+    assert "other.txt, line 6: " in res.output and "scores another sentence" in res.output
+    other.write_text("\n".join([*lines, "one more sentence"]) + "\n")
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--sentences",
+                              str(other), "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "line 11: no score for this sentence" in res.output
+    decomposed = tmp_path / "nfd.txt"     # the same sentences in another Unicode form
+    decomposed.write_text(unicodedata.normalize("NFD", "\n".join(lines).replace("cat", "café")))
+    scores.write_text(scores.read_text().replace("cat", "café"))
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--sentences",
+                              str(decomposed), "--per-pair", "2", "--threshold", "0",
+                              "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 0, res.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sentence": "a b", "logprob": {"x": -1, "y": -2}, "line": 1}\n'
+                   '{"sentence": "a c", "logprob": {"x": -1, "y": -3}, "line": "2"}\n')
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(bad), "--out",
+                              str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "bad.jsonl, line 2: \"line\" must be a line number" in res.output
 
 
 def test_repeated_word_prefilter_cuts_chinese_into_words_and_reads_nfc():

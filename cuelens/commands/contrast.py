@@ -129,7 +129,7 @@ def natural(
     import numpy as np
 
     from cuelens.lm.contrast import natural as nat
-    from cuelens.lm.contrast.scores import load_scores, parse_models
+    from cuelens.lm.contrast.scores import load_scores, on_corpus_lines, parse_models
     from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
     from cuelens.atomic import output_set
@@ -143,12 +143,14 @@ def natural(
         raise UserError(f"--threshold must be a rank between 0 and 1, not {threshold}")
     names = parse_models(models)
     texts = text_lines(corpus, keep_blank=True) if corpus else None
+    indices = None    # corpus line index of each row of logprobs, when not its position
     if scores is not None:
-        names, logprobs, file_texts = load_scores(scores, names)
-        texts = file_texts or texts
-        if texts is not None and len(texts) != len(logprobs):
-            raise UserError(f"{len(texts)} sentences but {len(logprobs)} scores",
-                            path=str(corpus or scores))
+        names, logprobs, file_texts, indices = load_scores(scores, names)
+        if texts is not None:
+            logprobs = on_corpus_lines(logprobs, indices, file_texts, texts, scores, corpus)
+            indices = None
+        else:
+            texts = file_texts
     elif texts is not None and names:
         logprobs = _score_corpus(texts, names, batch_size, corpus)
     else:
@@ -173,7 +175,8 @@ def natural(
     if problems:  # cannot happen for a correct solver; never write an invalid selection
         raise RuntimeError("; ".join(problems))
     rows = nat.pair_records(selection, names, logprobs[keep], ranks,
-                            None if texts is None else [texts[i] for i in keep], keep)
+                            None if texts is None else [texts[i] for i in keep],
+                            keep if indices is None else indices[keep])
     facts = {"objective": round(selection.objective, 9),
              "objective_definition": "sum over trials of rank(s1|model_1) + rank(s2|model_2); "
                                      "ranks are fractional in [0, 1], 0 = least probable",
