@@ -138,6 +138,29 @@ def test_score_rows_carry_the_line_numbers_of_their_sentences(trigram):
     assert [json.loads(line)["line"] for line in out.read_text().splitlines()] == [1, 3]
 
 
+def test_score_table_shows_tabs_newlines_and_escapes_of_sentences_as_escapes(trigram):
+    """A tab or newline in a sentence split its row of the terminal table (TSV) into extra
+    cells or lines, and an ESC reached the terminal; the --out file keeps the text as it is."""
+    path = trigram / "in.jsonl"
+    sentences = ["the cat\tsat", "the dog\nsat", "a \x1b[31mcat\u2028sat"]
+    path.write_text("".join(json.dumps({"sentence": s}) + "\n" for s in sentences))
+    spec = f"ngram:{trigram / 'tri'}"
+    runner = CliRunner()
+    result = runner.invoke(app, ["score", str(path), "-m", spec, "--words"])
+    assert result.exit_code == 0, result.output
+    table = [line.split("\t") for line in result.output.splitlines() if "\t" in line]
+    assert [cells[:2] for cells in table] == [
+        ["line", "sentence"], ["1", "the cat\\tsat"], ["2", "the dog\\nsat"],
+        ["3", "a \\x1b[31mcat\\u2028sat"]]
+    assert all(len(cells) == 3 for cells in table)
+    assert "\x1b" not in result.output and "\\x1b[31mcat" in result.output   # the word too
+    out = trigram / "out.jsonl"
+    result = runner.invoke(app, ["score", str(path), "-m", spec, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["sentence"] for line in out.read_text().split("\n")[:-1]
+            ] == sentences
+
+
 def test_score_out_writes_probability_zero_as_null(trigram):
     """The fixture's model never saw <unk>: an unknown word has probability 0. --out was a
     ValueError traceback ('Out of range float values are not JSON compliant')."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,18 @@ def user_errors(func):
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+#: Characters that break a terminal line or TSV cell, or drive the terminal: control
+#: characters (tab, newline, ESC, …) and the line and paragraph separators.
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def visible(text: str) -> str:
+    """Dataset text for one terminal line or TSV cell: a tab, a newline, an escape sequence's
+    ESC and the other control characters are shown as escapes (``\\t``, ``\\n``,
+    ``\\x1b``); written files keep the text as it is."""
+    return _UNSHOWN.sub(lambda match: repr(match.group())[1:-1], text)
 
 
 # Data arguments shared by scan / probe / train (docs/methods.md §1).

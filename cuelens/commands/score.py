@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from cuelens.commands.common import SeedOpt, console, user_errors
+from cuelens.commands.common import SeedOpt, console, user_errors, visible
 from cuelens.wording import plural
 
 ModelOpt = Annotated[list[str], typer.Option(
@@ -148,12 +148,13 @@ def score(
     names = list(totals)
     typer.echo("\t".join(["line", "sentence", *names]))
     for row in rows:
-        typer.echo("\t".join([str(row["line"]), row["sentence"],
+        typer.echo("\t".join([str(row["line"]), visible(row["sentence"]),
                                *[f"{row['logprob'][n]:.4f}" for n in names]]))
         for name, pairs in row.get("surprisal", {}).items():
             unknown = set(row["unknown"].get(name, []))
             typer.echo(f"  {name}: " + " ".join(
-                f"{w}{'[unk]' if j in unknown else ''}/{s:.2f}" for j, (w, s) in enumerate(pairs)))
+                f"{visible(w)}{'[unk]' if j in unknown else ''}/{s:.2f}"
+                for j, (w, s) in enumerate(pairs)))
 
 
 def _pair_sentence(path: Path, index: int, n_pairs: int) -> str:
