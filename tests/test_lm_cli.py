@@ -260,6 +260,16 @@ def test_score_refuses_batch_sizes_and_orders_below_1(trigram, flags, message):
         assert result.exit_code == 2 and message in result.output, result.output
 
 
+@pytest.mark.parametrize("base", ["nan", "inf", "0", "1", "-2"])
+def test_score_refuses_a_base_that_is_no_logarithm_base(trigram, base):
+    """--base nan wrote every score as nan and --base inf every score as -0, exit 0."""
+    result = CliRunner().invoke(app, ["score", str(trigram / "corpus.txt"), "-m",
+                                      f"ngram:{trigram / 'tri'}", "--base", base])
+    assert result.exit_code == 2, result.output
+    assert "the logarithm base (--base) must be a finite positive number other than 1" in \
+        result.output and "Traceback" not in result.output
+
+
 def test_score_and_score_pairs_read_csv_and_tsv_by_column(trigram):
     """A CSV was read as plain lines: its header scored as a sentence, and each row's id and
     quotes with it; score-pairs called a TSV 'malformed JSON'."""

@@ -150,6 +150,7 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
     ``detach_punct``: causal models treat punctuation as separate words (see ``causal``).
     ``open_vocab``: word-level models spell unknown words (see ``wordlevel``; its name gets
     ``+open-vocab``); sub-word models have an open vocabulary already."""
+    check_base(base)
     options = ScorerOptions(device, bow_correction, mlm_method, orders, seed, batch_size,
                             detach_punct, open_vocab)
     prefix, sep, target = spec.partition(":")
@@ -173,12 +174,19 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
 _UNIT_FREE = ("unknown", "oov_counts")
 
 
+def check_base(base: float) -> None:
+    """A logarithm base must be a finite positive number other than 1 (``nan`` gave every
+    score ``nan`` and ``inf`` every score ``-0``, silently)."""
+    if not (math.isfinite(base) and base > 0 and base != 1):
+        raise UserError("the logarithm base (--base) must be a finite positive number other "
+                        f"than 1, not {base}")
+
+
 class RebasedScorer:
     """A scorer whose log-probabilities are in base ``base`` (e.g. bits for ``base=2``)."""
 
     def __init__(self, scorer: SentenceScorer, base: float):
-        if base <= 0 or base == 1:
-            raise UserError(f"invalid logarithm base {base}")
+        check_base(base)
         self.scorer, self.factor, self.name = scorer, 1.0 / math.log(base), scorer.name
 
     def score(self, sentences: list[str]):
