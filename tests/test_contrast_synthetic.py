@@ -411,3 +411,37 @@ def test_candidates_compare_words_in_nfc():
         "NFD", "À")}))
     assert vocab.candidates(["un", nfd, "noir"], 2) == ["thé", "à"]
     assert vocab.candidates(["à", "un", "x"], 2) == ["café", "thé", "à"]
+
+
+class CharUnigram(Unigram):
+    """:class:`Unigram` over the characters of a sentence (a script written without spaces);
+    a character outside the table: -1."""
+
+    def word_scores(self, sentence):
+        return [(c, self.table.get(c, -1.0)) for c in sentence if not c.isspace()]
+
+
+def test_a_sentence_without_spaces_is_searched_word_by_word(tmp_path):
+    """A Chinese, Japanese or Thai starting sentence was one whitespace "word": the search could
+    only replace all of it by one vocabulary word, so s1 and s2 stayed the starting sentence
+    (0% controversial) or became one word."""
+    from cuelens.lm.contrast.synthetic import join_words, split_words
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
+
+    assert split_words("the cat sat.") == (["the", "cat", "sat."], [" ", " "])
+    assert split_words("猫吃鱼 ok", "chars") == (["猫", "吃", "鱼", "ok"], ["", "", " "])
+    for text, segmenter in (("私は学校に行きます", "japanese"), ("ฉันไปโรงเรียน", "thai"),
+                            ("全国政协委员，无权提出建议。", "chinese")):
+        words, glue = split_words(text, segmenter)
+        assert len(words) > 2 and join_words(words, glue) == text
+    chars = "甲乙丙丁戊己庚"
+    accept = CharUnigram("flat", {})                      # the constraint never binds
+    reject = CharUnigram("rej", dict(zip(chars, tables(0)[1].values())))
+    result = search("庚己戊", accept, reject, Vocabulary(list(chars)), np.random.default_rng(1),
+                    patience=5, segmenter="chars")
+    best = min(itertools.permutations(chars, 3), key=lambda cs: sum(reject.table[c] for c in cs))
+    assert sorted(result.sentence) == sorted(best)     # three characters, no space between
+    run = run_synthetic([(0, "我们喜欢吃鱼")], accept, CharUnigram("rej", dict.fromkeys(chars, -9.0)),
+                        Vocabulary(list(chars)), tmp_path / "out.jsonl")  # segmenter: auto
+    (row,) = run.rows
+    assert len(row["s2"]) > 3 and " " not in row["s2"] and set(row["s2"]) & set(chars)

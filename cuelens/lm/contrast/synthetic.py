@@ -11,6 +11,7 @@ from functools import partial
 
 import numpy as np
 
+from cuelens.audit.segmenters import UNSPACED_RE
 from cuelens.lm.scoring import SentenceScorer
 
 CAUSAL_THRESHOLD = -10.0
@@ -57,40 +58,75 @@ def score_batched(scorer: SentenceScorer, sentences: list[str], batch_size: int)
                            for i in range(0, len(sentences), batch_size)])
 
 
-def _replace(words: list[str], position: int, candidates: list[str]) -> list[str]:
-    before, after = " ".join(words[:position]), " ".join(words[position + 1:])
-    return [" ".join(p for p in (before, c, after) if p) for c in candidates]
+def split_words(sentence: str, segmenter: str = "unicode") -> tuple[list[str], list[str]]:
+    """The words the search replaces and the glue after each but the last (``" "`` between
+    whitespace tokens, ``""`` inside one): runs of a script written without spaces (Chinese,
+    Japanese, Thai) are cut by ``segmenter`` (a name of docs/languages.md; ``unicode`` keeps a
+    run whole), so such a sentence is not one word."""
+    from cuelens.lm.text import _run_cutter
+
+    words: list[str] = []
+    glue: list[str] = []
+    for token in sentence.split():
+        pieces, position = [], 0
+        for run in UNSPACED_RE.finditer(token) if segmenter != "unicode" else ():
+            cut = _run_cutter(segmenter)(run.group())
+            pieces += [token[position:run.start()]] if run.start() > position else []
+            pieces += cut if "".join(cut) == run.group() else [run.group()]
+            position = run.end()
+        pieces += [token[position:]] if position < len(token) else []
+        glue += [" "] * bool(words) + [""] * (len(pieces) - 1)
+        words += pieces
+    return words, glue
+
+
+def join_words(words: list[str], glue: list[str] | None = None) -> str:
+    """The sentence of ``words`` with the ``glue`` of :func:`split_words` between them (``None``:
+    spaces)."""
+    if glue is None:
+        return " ".join(words)
+    return "".join(word + between for word, between in zip(words, [*glue, ""]))
+
+
+def _replace(words: list[str], position: int, candidates: list[str],
+             glue: list[str] | None = None) -> list[str]:
+    return [join_words([*words[:position], c, *words[position + 1:]], glue) for c in candidates]
 
 
 # A feasibility strategy returns (candidate sentences, their words, their accept scores)
-# satisfying the accept constraint, using the accepting scorer (and its optional pruning method).
-Feasible = Callable[[SentenceScorer, list[str], int, list[str], float, int],
+# satisfying the accept constraint, using the accepting scorer (and its optional pruning
+# method, which reads whitespace words: a word cut from a longer token is not pruned).
+Feasible = Callable[[SentenceScorer, list[str], int, list[str], float, int, list[str] | None],
                     tuple[list[str], list[str], list[float]]]
 
 
-def _feasible_all(accept, words, position, candidates, floor, batch_size):
-    sentences = _replace(words, position, candidates)
+def _feasible_all(accept, words, position, candidates, floor, batch_size, glue=None):
+    sentences = _replace(words, position, candidates, glue)
     scores = score_batched(accept, sentences, batch_size)
     ok = scores >= floor
     return ([s for s, k in zip(sentences, ok) if k], [c for c, k in zip(candidates, ok) if k],
             scores[ok].tolist())
 
 
-def _feasible_prefix(accept, words, position, candidates, floor, batch_size):
-    cond = np.asarray(accept.next_word_logprobs(" ".join(words[:position]), candidates),
-                      dtype=np.float64)
+def _feasible_prefix(accept, words, position, candidates, floor, batch_size, glue=None):
+    if position and glue is not None and not glue[position - 1]:   # it continues a word
+        return _feasible_all(accept, words, position, candidates, floor, batch_size, glue)
+    prefix = join_words(words[:position], None if glue is None else glue[:max(position - 1, 0)])
+    cond = np.asarray(accept.next_word_logprobs(prefix, candidates), dtype=np.float64)
     kept = [c for c, lp in zip(candidates, cond) if lp >= CAUSAL_THRESHOLD]
-    return _feasible_all(accept, words, position, kept, floor, batch_size)
+    return _feasible_all(accept, words, position, kept, floor, batch_size, glue)
 
 
-def _feasible_best_first(accept, words, position, candidates, floor, batch_size):
+def _feasible_best_first(accept, words, position, candidates, floor, batch_size, glue=None):
+    if glue is not None and "" in glue:    # its positions are whitespace words
+        return _feasible_all(accept, words, position, candidates, floor, batch_size, glue)
     slot = np.asarray(accept.masked_word_logprobs(" ".join(words), position, candidates),
                       dtype=np.float64)
     order = [candidates[i] for i in np.argsort(-slot, kind="stable")]
     out_s, out_c, out_v, misses = [], [], [], 0
     for start in range(0, len(order), batch_size):
         chunk = order[start:start + batch_size]
-        sentences = _replace(words, position, chunk)
+        sentences = _replace(words, position, chunk, glue)
         scores = np.asarray(accept.score(sentences), dtype=np.float64)
         for s, c, v in zip(sentences, chunk, scores.tolist()):
             if v >= floor:
@@ -130,10 +166,12 @@ class SearchResult:
 
 def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: Vocabulary,
            rng: np.random.Generator, max_steps: int = 200, patience: int = 8,
-           batch_size: int = 2048, on_step: Callable[[int], None] | None = None) -> SearchResult:
+           batch_size: int = 2048, on_step: Callable[[int], None] | None = None,
+           segmenter: str = "unicode") -> SearchResult:
     """Minimise ``log p(s|reject)`` s.t. ``log p(s|accept) >= log p(natural|accept)``
-    (docs/contrast.md). ``on_step(step)`` is called after every position (progress bars)."""
-    words = natural.split()
+    (docs/contrast.md). ``on_step(step)`` is called after every position (progress bars);
+    ``segmenter`` cuts runs of unspaced scripts into words (:func:`split_words`)."""
+    words, glue = split_words(natural, segmenter)
     floor = float(accept.score([natural])[0])
     current = float(reject.score([natural])[0])
     current_accept = floor
@@ -150,7 +188,7 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
         if position not in failed_here:  # same sentence, same position: it would fail again
             sentences, chosen, accepted = feasible(accept, words, position,
                                                    vocab.candidates(words, position), floor,
-                                                   batch_size)
+                                                   batch_size, glue)
             if sentences:
                 rejected = score_batched(reject, sentences, batch_size)
                 best = int(np.argmin(rejected))
@@ -166,15 +204,18 @@ def search(natural: str, accept: SentenceScorer, reject: SentenceScorer, vocab: 
             failed_here.add(position)
         if on_step is not None:
             on_step(steps)
-    return SearchResult(" ".join(words), current_accept, current, steps, fails >= patience)
+    return SearchResult(join_words(words, glue), current_accept, current, steps,
+                        fails >= patience)
 
 
 def synthesize_triplet(natural: str, m1: SentenceScorer, m2: SentenceScorer, vocab: Vocabulary,
                        seed: int, max_steps: int = 200, patience: int = 8,
                        batch_size: int = 2048,
-                       on_step: Callable[[int, int], None] | None = None) -> dict:
+                       on_step: Callable[[int, int], None] | None = None,
+                       segmenter: str = "unicode") -> dict:
     """The triplet ``(n, s1, s2)`` for ``(m1, m2)`` with its controversiality (docs/contrast.md).
-    ``on_step(search, step)``: progress of search 1 (for ``s1``) and 2 (for ``s2``).
+    ``on_step(search, step)``: progress of search 1 (for ``s1``) and 2 (for ``s2``);
+    ``segmenter``: see :func:`split_words`.
 
     Each of the two searches gets its own generator derived from ``seed``, so results do not
     depend on the order in which triplets are computed.
@@ -182,9 +223,9 @@ def synthesize_triplet(natural: str, m1: SentenceScorer, m2: SentenceScorer, voc
     rng1, rng2 = (np.random.default_rng([seed, k]) for k in (1, 2))
     steps1, steps2 = ((None if on_step is None else partial(on_step, k)) for k in (1, 2))
     s1 = search(natural, accept=m2, reject=m1, vocab=vocab, rng=rng1, max_steps=max_steps,
-                patience=patience, batch_size=batch_size, on_step=steps1)
+                patience=patience, batch_size=batch_size, on_step=steps1, segmenter=segmenter)
     s2 = search(natural, accept=m1, reject=m2, vocab=vocab, rng=rng2, max_steps=max_steps,
-                patience=patience, batch_size=batch_size, on_step=steps2)
+                patience=patience, batch_size=batch_size, on_step=steps2, segmenter=segmenter)
     n_m1, n_m2 = float(m1.score([natural])[0]), float(m2.score([natural])[0])
     drop1, drop2 = n_m1 - s1.logprob_reject, n_m2 - s2.logprob_reject
     return {

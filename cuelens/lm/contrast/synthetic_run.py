@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
+from cuelens.audit.segmenters import choose_segmenter
 from cuelens.errors import UserError
 from cuelens.jsonio import append_jsonl, null_non_finite, read_jsonl_lines, write_jsonl
 from cuelens.lm.contrast.synthetic import Vocabulary, synthesize_triplet
 from cuelens.lm.scoring import SentenceScorer, SentenceTooLong
+from cuelens.lm.text import SAMPLE
 
 SEED_STRIDE = 1_000_003
 
@@ -43,6 +45,7 @@ class _Search:
     max_steps: int
     patience: int
     batch_size: int
+    segmenter: str = "unicode"
 
 
 def _resumed_rows(out: Path, starts: list[tuple[int, str]]) -> list[dict]:
@@ -68,7 +71,7 @@ def _triplet(k: int, start: tuple[int, str], m1: SentenceScorer, m2: SentenceSco
         row = synthesize_triplet(sentence, m1, m2, search.vocab,
                                  seed=search.seed * SEED_STRIDE + k, max_steps=search.max_steps,
                                  patience=search.patience, batch_size=search.batch_size,
-                                 on_step=on_step)
+                                 on_step=on_step, segmenter=search.segmenter)
     except SentenceTooLong as error:   # its index counts within one batch of candidates
         preview = sentence if len(sentence) <= 40 else sentence[:40] + "…"
         raise error.at(index, f"starting sentence {k + 1} ({preview!r}) or a sentence made "
@@ -131,12 +134,14 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
                   m2: SentenceScorer | str, vocab: Vocabulary, out: str | Path, *,
                   seed: int = 0, max_steps: int = 200, patience: int = 8,
                   batch_size: int = 2048, resume: bool = False, jobs: int = 1,
-                  progress: Progress | None = None) -> SyntheticRun:
+                  progress: Progress | None = None, segmenter: str = "auto") -> SyntheticRun:
     """Triplets of ``starts`` (``(natural_index, sentence)`` pairs) appended to ``out``.
 
     ``m1``, ``m2``: scorers, or scorer specs for :func:`cuelens.lm.load_scorer` (required when
     ``jobs > 1``). ``jobs``: worker processes (0: one per CPU core; 1: search in this process,
-    with progress after every word position; more: progress after every finished sentence)."""
+    with progress after every word position; more: progress after every finished sentence).
+    ``segmenter``: how runs of scripts written without spaces are cut into words (``auto``:
+    chosen from the scripts of the starting sentences, as a scan chooses)."""
     if jobs < 0:
         raise UserError(f"--jobs must be 0 (all cores) or more, not {jobs}")
     out = Path(out)
@@ -145,7 +150,9 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
     todo = range(len(rows), len(starts))
     if not todo:
         write_jsonl(out, rows)    # the resumed file without a torn last line
-    search = _Search(vocab, seed, max_steps, patience, batch_size)
+    if segmenter == "auto":
+        segmenter = choose_segmenter([sentence for _, sentence in starts[:SAMPLE]]).name
+    search = _Search(vocab, seed, max_steps, patience, batch_size, segmenter)
     jobs = jobs or os.cpu_count() or 1
     finished = (_serial(todo, starts, m1, m2, search, progress) if jobs == 1 or len(todo) <= 1
                 else _parallel(todo, starts, m1, m2, search, jobs))
