@@ -247,6 +247,18 @@ def test_separate_ratings_file_and_user_errors(tmp_path):
     assert res.exit_code == 2 and "nope" in res.output
 
 
+@pytest.mark.parametrize("command, says", [
+    ("judge", "the <model> of the sentence1_<model>_prob columns"),
+    ("synthetic", "The two scorer specs m1,m2"),
+])
+def test_models_help_says_what_the_command_takes(command, says):
+    """judge and synthetic said --models took 'model names (keys of the scores file) or scorer
+    specs': judge reads neither a scores file nor a scorer, synthetic no scores file."""
+    shown = " ".join(CliRunner().invoke(app, ["contrast", command, "--help"],
+                                        env={"COLUMNS": "300"}).output.split())
+    assert says in shown and "keys of the scores file" not in shown
+
+
 @pytest.mark.parametrize("midpoint", ["nan", "inf"])
 def test_a_midpoint_that_is_not_finite_is_refused(tmp_path, midpoint):
     """nan was a ValueError traceback ('Out of range float values are not JSON compliant')

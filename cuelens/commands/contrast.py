@@ -20,6 +20,13 @@ app = typer.Typer(help="Controversial sentence pairs between language models: na
 ModelsOpt = Annotated[Optional[str], typer.Option(
     "--models", "--model", help="Comma-separated model names (keys of the scores file) or "
                                 "scorer specs for the LM scoring layer.")]
+SpecsOpt = Annotated[Optional[str], typer.Option(
+    "--models", "--model", help="The two scorer specs m1,m2 (e.g. ngram:lm/tri,lstm:lm/lstm; "
+                                "docs/lm.md).")]
+JudgedOpt = Annotated[Optional[str], typer.Option(
+    "--models", "--model", help="Comma-separated model names: the <model> of the "
+                                "sentence1_<model>_prob columns (default: every model with "
+                                "both columns).")]
 HtmlOpt = Annotated[Optional[Path], typer.Option(
     "--html", help="Also write the HTML report (the same page as audit report) here.")]
 
@@ -207,7 +214,7 @@ def synthetic(
     out: OutFileOpt,
     init: Annotated[Path, typer.Option(help="Natural starting sentences, one per line.")],
     vocab: Annotated[Path, typer.Option(help="Candidate words, one per line.")],
-    models: ModelsOpt = None,
+    models: SpecsOpt = None,
     vocab_initial: Annotated[Optional[Path], typer.Option(
         help="Candidate words for the first position (default: --vocab).")] = None,
     function_words: Annotated[Optional[Path], typer.Option(
@@ -293,7 +300,7 @@ def judge(
     out: OutFileOpt,
     ratings: Annotated[Optional[Path], typer.Option(
         help="Separate CSV of human ratings: sentence1, sentence2, subject, rating.")] = None,
-    models: ModelsOpt = None,
+    models: JudgedOpt = None,
     midpoint: Annotated[float, typer.Option(
         help="Rating meaning 'no preference'; rating > midpoint = sentence2 preferred.")] = 3.5,
     subject_field: Annotated[str, typer.Option(help="Column naming the participant.")] = "subject",
