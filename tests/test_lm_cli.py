@@ -71,6 +71,20 @@ def test_score_pairs_gzip_json(trigram):
                             "by_field": {"morphology": 0.0, "syntax": 0.0}}
 
 
+def test_score_pairs_shows_field_names_as_text(trigram):
+    """A field named '[/x]' was a rich MarkupError traceback after the scoring ('[bold]…' a
+    style); a tab in one split its column title."""
+    rows = [{"sentence_good": "the cat sat", "sentence_bad": "cat the sat", "field": "[/x]"},
+            {"sentence_good": "the dog sat", "sentence_bad": "the sat dog",
+             "field": "[bold]a\tb"}]
+    path = trigram / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["score-pairs", str(path), "-m", f"ngram:{trigram / 'tri'}"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "[/x]" in result.output and "[bold]a\\tb" in result.output
+
+
 def test_score_pairs_oov_rates_match_hand_counts(trigram):
     # corpus words: the cat sat on mat dog log a saw was red
     rows = [{"sentence_good": "the zebra sat", "sentence_bad": "the zebras sat", "paradigm": "p1",

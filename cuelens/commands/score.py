@@ -205,8 +205,8 @@ def score_pairs(
     table = Table(title=f"minimal-pair accuracy % ({plural(len(data.good), 'pair')}; ties count "
                         "as errors; OOV: pairs with a word outside the model's vocabulary)")
     for column in ["model", "overall", "ties", "OOV pairs", "OOV words", *fields]:
-        table.add_column(column, justify="left" if column == "model" else "right",
-                         overflow="fold")
+        table.add_column(escape(visible(column)),    # a field name is dataset text
+                         justify="left" if column == "model" else "right", overflow="fold")
     for name, r in results.items():
         oov = r.get("oov")
         table.add_row(escape(name), f"{100 * r['overall']:.1f}",
