@@ -39,6 +39,19 @@ def test_lm_train_and_score_show_paths_and_model_specs_with_brackets(tmp_path):
     assert f"to{out}" in _unwrapped(scored.output)
 
 
+def test_contrast_natural_shows_an_out_path_with_brackets(tmp_path):
+    """The closing line was a MarkupError traceback after the pairs were written."""
+    scores = tmp_path / "scores.jsonl"
+    scores.write_text("".join(f'{{"text": "sentence {i}", "a": {-i}, "b": {i - 9}}}\n'
+                              for i in range(6)))
+    out = tmp_path / "[" / "x]" / "pairs.jsonl"      # …/[/x]/pairs.jsonl
+    out.parent.mkdir(parents=True)
+    result = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores),
+                                      "--per-pair", "1", "--threshold", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"→{out}" in _unwrapped(result.output)
+
+
 def test_cache_clear_shows_a_cache_dir_with_brackets(tmp_path):
     result = CliRunner().invoke(app, ["cache", "clear", "--cache-dir", str(tmp_path / "[/c]")])
     assert result.exit_code == 0, result.output

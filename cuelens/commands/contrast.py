@@ -205,7 +205,8 @@ def natural(
     console.print(f"repeated-word pre-filter: {facts['repeated_word_filter']}")
     console.print(f"selected {plural(len(rows), 'pair')} from {plural(len(ranks), 'sentence')} × "
                   f"{plural(len(names), 'model')} in {seconds:.2f}s; objective {selection.objective:.6f} "
-                  f"({plural(selection.n_candidates, 'candidate')} after pruning) → {out}")
+                  f"({plural(selection.n_candidates, 'candidate')} after pruning) → "
+                  f"{escape(str(out))}")
 
 
 @app.command("synthetic")
