@@ -274,6 +274,22 @@ def test_score_refuses_batch_sizes_and_orders_below_1(trigram, flags, message):
         assert result.exit_code == 2 and message in result.output, result.output
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--mlm-method", "foo"], "unknown masked-LM method (--mlm-method) 'foo' (use pll or chain)"),
+    (["--kind", "foo"], "unknown model kind (--kind) 'foo' (use causal or masked)"),
+    (["--device", "tpu"], "unknown device 'tpu' (use auto, cpu or cuda)"),
+])
+def test_score_refuses_unknown_option_values_whatever_the_models(trigram, flags, message):
+    """With word-level models only these options were not read, so any value was accepted
+    silently (a typo such as --mlm-method chian only failed once a masked model was added)."""
+    (trigram / "pairs.jsonl").write_text(
+        json.dumps({"sentence_good": "the cat sat", "sentence_bad": "cat the sat"}) + "\n")
+    for command in (["score", str(trigram / "corpus.txt")],
+                    ["score-pairs", str(trigram / "pairs.jsonl")]):
+        result = CliRunner().invoke(app, [*command, "-m", f"ngram:{trigram / 'tri'}", *flags])
+        assert result.exit_code == 2 and message in result.output, result.output
+
+
 @pytest.mark.parametrize("base", ["nan", "inf", "0", "1", "-2"])
 def test_score_refuses_a_base_that_is_no_logarithm_base(trigram, base):
     """--base nan wrote every score as nan and --base inf every score as -0, exit 0."""

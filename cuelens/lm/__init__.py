@@ -30,11 +30,18 @@ class ScorerOptions:
 
     def __post_init__(self) -> None:
         """A batch size or number of word orders below 1 is one error naming its option
-        (``--batch-size 0`` was a traceback, ``-1`` scored every sentence 0)."""
+        (``--batch-size 0`` was a traceback, ``-1`` scored every sentence 0); so is an unknown
+        method or device, whichever models use it (they were ignored by the others)."""
+        from cuelens.lm.masked import METHODS
+
         for name in ("batch_size", "orders"):
             if getattr(self, name) < 1:
                 raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least 1, got "
                                 f"{getattr(self, name)}")
+        if self.mlm_method not in METHODS:
+            raise UserError(f"unknown masked-LM method (--mlm-method) '{self.mlm_method}' "
+                            f"(use {' or '.join(METHODS)})")
+        hub.check_device(self.device)
         check_seed(self.seed)
 
 
@@ -151,6 +158,8 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
     ``open_vocab``: word-level models spell unknown words (see ``wordlevel``; its name gets
     ``+open-vocab``); sub-word models have an open vocabulary already."""
     check_base(base)
+    if kind is not None and kind not in ("causal", "masked"):
+        raise UserError(f"unknown model kind (--kind) '{kind}' (use causal or masked)")
     options = ScorerOptions(device, bow_correction, mlm_method, orders, seed, batch_size,
                             detach_punct, open_vocab)
     prefix, sep, target = spec.partition(":")
@@ -165,8 +174,6 @@ def load_scorer(spec: str, *, device: str = "auto", kind: str | None = None, bas
                         f"{', '.join(p + ':' for p in WORD_LEVEL)} (a Hugging Face model is a "
                         "name or a directory, without a prefix)")
     else:
-        if kind is not None and kind not in ("causal", "masked"):
-            raise UserError(f"unknown model kind '{kind}' (use causal or masked)")
         scorer = SCORERS[kind or detect_kind(spec)](spec, options)
     return scorer if base == math.e else RebasedScorer(scorer, base)
 

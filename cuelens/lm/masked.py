@@ -13,6 +13,8 @@ from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceTooLong
 from cuelens.lm.text import TokenizerVocabulary
 
+METHODS = ("pll", "chain")   # pseudo-log-likelihood, chain rule over random word orders
+
 
 def _head_roberta(model, hidden):
     return model.lm_head(hidden)
@@ -73,7 +75,7 @@ class MaskedScorer(TokenizerVocabulary):
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu", method: str = "pll",
                  orders: int = 100, seed: int = 0, max_tokens: int = 8192):
-        if method not in ("pll", "chain"):
+        if method not in METHODS:
             raise UserError(f"unknown masked-LM method '{method}' (use pll or chain)")
         if tokenizer.mask_token_id is None:
             raise UserError(f"model '{name}': the tokenizer has no mask token")

@@ -52,9 +52,14 @@ def pick_device(device: str = "auto") -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda was asked for but no CUDA GPU is available")
-    if device not in {"cpu", "cuda"} and not device.startswith("cuda:"):
-        raise UserError(f"unknown device '{device}' (use auto, cpu or cuda)")
+    check_device(device)
     return device
+
+
+def check_device(device: str) -> None:
+    """A device name :func:`pick_device` takes (not whether it is there)."""
+    if device not in {"auto", "cpu", "cuda"} and not device.startswith("cuda:"):
+        raise UserError(f"unknown device '{device}' (use auto, cpu or cuda)")
 
 
 def from_pretrained(loader, name: str, *, trust_remote_code: bool = False, **kwargs):
