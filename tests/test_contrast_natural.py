@@ -191,6 +191,20 @@ def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
     assert row["s1_logprob_model_1"] == pytest.approx(logprobs[row["s1_index"], 0])
 
 
+def test_one_model_is_refused_before_the_corpus_is_scored(tmp_path, monkeypatch):
+    """--models with one scorer scored the whole corpus, then said 'need log-probabilities of at
+    least two models'."""
+    import cuelens.commands.contrast as command
+
+    sentences = two_ngram_models(tmp_path)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(sentences) + "\n")
+    monkeypatch.setattr(command, "_score_corpus", lambda *a: pytest.fail("scored the corpus"))
+    res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                                   f"ngram:{tmp_path / 'bi'}", "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "--models needs at least two models" in res.output
+
+
 def test_cli_reads_the_scores_audit_score_writes(tmp_path):
     """`audit score --out` writes ``{"sentence", "logprob": {model: value}, "oov": {…}}``; it
     was refused as 'need log-probabilities of at least two models' (no top-level numbers)."""

@@ -149,6 +149,8 @@ def natural(
     if not 0 <= threshold <= 1:   # ranks are in [0, 1]; also refuses nan
         raise UserError(f"--threshold must be a rank between 0 and 1, not {threshold}")
     names = parse_models(models)
+    if names is not None and len(names) < 2:   # before the corpus is scored, not after
+        raise UserError(f"--models needs at least two models, got {models!r}")
     texts = text_lines(corpus, keep_blank=True) if corpus else None
     indices = None    # corpus line index of each row of logprobs, when not its position
     if scores is not None:
