@@ -275,6 +275,21 @@ def test_repeated_word_prefilter_hand_checked_and_applied_before_ranking(tmp_pat
     assert json.loads(summary.read_text())["repeated_word_filter"].startswith("not applied")
 
 
+def test_too_few_sentences_after_the_prefilter_says_the_filter_dropped_them(tmp_path):
+    """25 sentences, 10 of which repeat a word: it read '20 sentences are needed but the corpus
+    has only 15'."""
+    scores = tmp_path / "scores.jsonl"
+    rng = np.random.default_rng(0)
+    scores.write_text("".join(json.dumps({
+        "text": f"word{i} word{i} x" if i < 10 else f"sentence number {i}",
+        "a": float(rng.normal()), "b": float(rng.normal())}) + "\n" for i in range(25)))
+    res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--out",
+                                   str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2
+    assert ("20 sentences are needed but only 15 of the 25 are ranked: the repeated-word "
+            "pre-filter dropped 10") in " ".join(res.output.split())
+
+
 def test_blank_lines_of_the_corpus_are_skipped_and_counted(tmp_path):
     """A blank line is no sentence: it is neither scored nor ranked, and the summary and the
     terminal count it (it was scored, ranked among the sentences and selected as a pair's "")."""

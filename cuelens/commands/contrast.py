@@ -175,6 +175,12 @@ def natural(
             else nat.FUNCTION_WORDS
         keep = np.flatnonzero(written & nat.without_repeated_words(texts, allowed))
     n_written, n_blank = int(written.sum()), int((~written).sum())
+    needed = per_pair * len(names) * (len(names) - 1)
+    if len(keep) < needed <= n_written:   # the corpus has enough: say where they went
+        raise UserError(f"{needed} sentences are needed but only {len(keep)} of the "
+                        f"{n_written} are ranked: the repeated-word pre-filter dropped "
+                        f"{n_written - len(keep)} (--function-words lists the words allowed "
+                        "to repeat)", path=str(corpus or scores))
     started = time.perf_counter()
     ranks = nat.fractional_ranks(logprobs[keep])
     with console.status("solving the assignment"):
