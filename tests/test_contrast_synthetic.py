@@ -302,6 +302,25 @@ def test_run_writes_each_triplet_as_found_and_resume_gives_the_same_file(tmp_pat
         run_synthetic(starts[1:], m1, m2, Vocabulary(VOCAB), part, resume=True)
 
 
+def test_resume_with_other_models_is_refused_and_keeps_the_file(tmp_path):
+    """--resume with the two models swapped (or others) appended their triplets after the
+    first models' ones, silently, in one file."""
+    from cuelens.errors import UserError
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
+
+    a_table, r_table = tables(3)
+    m1, m2 = Unigram("m1", a_table), Unigram("m2", r_table)
+    starts = [(0, "cat dog eel"), (2, "bee fox")]
+    out = tmp_path / "out.jsonl"
+    run_synthetic(starts[:1], m1, m2, Vocabulary(VOCAB), out, seed=7)
+    before = out.read_text()
+    with pytest.raises(UserError, match="holds triplets of the models m1, m2, not m2, m1"):
+        run_synthetic(starts, m2, m1, Vocabulary(VOCAB), out, seed=7, resume=True)
+    assert out.read_text() == before
+    run = run_synthetic(starts, m1, m2, Vocabulary(VOCAB), out, seed=7, resume=True)
+    assert run.resumed == 1 and len(run.rows) == 2
+
+
 @pytest.fixture(scope="module")
 def ngram_and_lstm(tmp_path_factory):
     """Specs of a tiny bigram and an untrained (seeded) tiny LSTM, both saved to disk."""

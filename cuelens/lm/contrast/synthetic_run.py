@@ -61,6 +61,17 @@ def _resumed_rows(out: Path, starts: list[tuple[int, str]]) -> list[dict]:
     return rows
 
 
+def _check_same_models(resumed: list[dict], row: dict, out: Path) -> None:
+    """Resumed triplets are of this run's two models (``--resume`` with other ``--models``
+    appended their triplets to the others' silently)."""
+    pair = [row["model_1"], row["model_2"]]
+    if resumed and [resumed[0].get("model_1"), resumed[0].get("model_2")] != pair:
+        raise UserError(f"--resume: the output holds triplets of the models "
+                        f"{resumed[0].get('model_1')}, {resumed[0].get('model_2')}, not "
+                        f"{pair[0]}, {pair[1]}; use the same --models or another --out",
+                        path=str(out))
+
+
 def _triplet(k: int, start: tuple[int, str], m1: SentenceScorer, m2: SentenceScorer,
              search: _Search, on_step: Callable[[int, int], None] | None = None
              ) -> tuple[int, dict, float]:
@@ -160,6 +171,7 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
     with closing(finished):   # on an exception, unstarted sentences are cancelled
         for count, (k, row, seconds) in enumerate(finished, start=1):
             if count == 1:   # a fresh file (or the resumed one without a torn last line) only
+                _check_same_models(run.rows, row, out)
                 write_jsonl(out, run.rows)   # now: a model that fails to load writes nothing
             waiting[k] = row, seconds
             while len(run.rows) in waiting:   # write in sentence order
