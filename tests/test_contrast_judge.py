@@ -247,6 +247,28 @@ def test_separate_ratings_file_and_user_errors(tmp_path):
     assert res.exit_code == 2 and "nope" in res.output
 
 
+def test_errors_name_the_line_of_a_row_after_a_cell_of_several_lines(tmp_path):
+    """A quoted sentence over two lines shifted every later row: the error named the line
+    before the bad row (row number + 2)."""
+    head = "sentence1,sentence2,subject,rating,sentence1_m_prob,sentence2_m_prob\n"
+    first = '"a\nb",c d,1,4,-1,-2\n'                    # lines 2 and 3
+    runner = CliRunner()
+    for row, message in (("a e,c f,1,x,-1,-2\n", "line 4: column 'rating' is missing"),
+                         ("a e,c f,,3,-1,-2\n", "line 4: column 'subject' is empty"),
+                         (first, "line 4: a participant rated the same sentence pair twice")):
+        trials = tmp_path / "trials.csv"
+        trials.write_text(head + first + row)
+        res = runner.invoke(app, ["contrast", "judge", "--trials", str(trials), "--out",
+                                  str(tmp_path / "o.json")])
+        assert res.exit_code == 2 and message in res.output, res.output
+    trials.write_text(head + first + "a e,c f,1,3,-1,-2\n")
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text('sentence1,sentence2,subject,rating\n"a\nb",c d,2,4\nzz,yy,2,3\n')
+    res = runner.invoke(app, ["contrast", "judge", "--trials", str(trials), "--ratings",
+                              str(ratings), "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "ratings.csv, line 4: sentence pair not found" in res.output
+
+
 @pytest.mark.parametrize("command, says", [
     ("judge", "the <model> of the sentence1_<model>_prob columns"),
     ("synthetic", "The two scorer specs m1,m2"),

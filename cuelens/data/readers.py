@@ -477,22 +477,24 @@ def parquet_records(path: Path, raw: bool = True) -> Iterator[tuple[int, str, di
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV/TSV file (optionally .gz) as a DataFrame, read by :func:`iter_delimited` (so every
     check above applies and errors name the line); a column whose non-empty cells are all
-    numbers becomes numeric, empty cells NaN (the ``pandas.read_csv`` inference)."""
+    numbers becomes numeric, empty cells NaN (the ``pandas.read_csv`` inference). The index is
+    the line each row starts on (a quoted cell may span lines), for errors about a row."""
     import pandas as pd
 
     path = Path(path)
     if file_format(path) not in ("csv", "tsv"):
         raise UserError("expected a .csv or .tsv file (optionally .gz)", path=str(path))
-    rows = []
+    rows, lines = [], []
     header: list[str] | None = None
-    for _, _, row in iter_records(path):
+    for number, _, row in iter_records(path):
         if isinstance(row, LineError):
             raise row
         header = header or list(row)
         rows.append(list(row.values()))
+        lines.append(number)
     if header is None:
         raise UserError("no rows (an empty file or a header only)", path=str(path))
-    frame = pd.DataFrame(rows, columns=header)
+    frame = pd.DataFrame(rows, columns=header, index=lines)
     for column in frame.columns:
         text = frame[column].replace("", None)
         numbers = pd.to_numeric(text, errors="coerce")

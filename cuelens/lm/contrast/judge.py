@@ -102,13 +102,14 @@ def _require(df: pd.DataFrame, columns: list[str], path) -> None:
 
 def _numbers(df: pd.DataFrame, columns: list[str], path) -> None:
     """Each of ``columns`` holds a number in every row (infinities allowed: a log-probability
-    of −∞); else one error naming the column and line (a header, then one line per row)."""
+    of −∞); else one error naming the column and the line its row starts on."""
     for column in columns:
         values = pd.to_numeric(df[column], errors="coerce")
         bad = np.flatnonzero(values.isna().to_numpy())
         if len(bad):
             raise UserError(f"column {column!r} is missing or not a number: "
-                            f"{df[column].iloc[bad[0]]!r}", path=str(path), line=int(bad[0]) + 2)
+                            f"{df[column].iloc[bad[0]]!r}", path=str(path),
+                            line=int(df.index[bad[0]]))
         df[column] = values.astype(float)
 
 
@@ -119,7 +120,7 @@ def _names(df: pd.DataFrame, column: str, path) -> pd.Series:
                            .to_numpy())
     if len(empty):
         raise UserError(f"column {column!r} is empty: every row needs one", path=str(path),
-                        line=int(empty[0]) + 2)
+                        line=int(df.index[empty[0]]))
     return df[column].astype(str)
 
 
@@ -157,17 +158,19 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
         keep = [c for c in trials.columns if c not in ratings.columns or c == "pair"]
         per_pair = trials[keep].drop_duplicates("pair")
         merged = ratings.merge(per_pair, on="pair", how="left", indicator=True)
+        merged.index = ratings.index        # a row per rating, in order: its line
         unknown = np.flatnonzero((merged["_merge"] == "left_only").to_numpy())
         if len(unknown):
             raise UserError("sentence pair not found in the trials file",
-                            path=str(ratings_path), line=int(unknown[0]) + 2)
+                            path=str(ratings_path), line=int(merged.index[unknown[0]]))
         trials = merged.drop(columns="_merge")
     _require(trials, [subject_field, "rating"], trials_path)
     trials["subject"] = _names(trials, subject_field, ratings_path or trials_path)
     repeated = np.flatnonzero(trials.duplicated(["subject", "pair"]).to_numpy())
     if len(repeated):
         raise UserError("a participant rated the same sentence pair twice",
-                        path=str(ratings_path or trials_path), line=int(repeated[0]) + 2)
+                        path=str(ratings_path or trials_path),
+                        line=int(trials.index[repeated[0]]))
     if group_field is not None:
         _require(trials, [group_field], trials_path)
         trials["group"] = _names(trials, group_field, trials_path)
