@@ -234,6 +234,28 @@ def test_cli_reads_the_scores_audit_score_writes(tmp_path):
     assert res.exit_code == 2 and "line 1: no log-probabilities" in res.output
 
 
+def test_cli_reads_a_gzipped_scores_file_audit_score_wrote(tmp_path):
+    """`audit score --out scores.jsonl.gz` writes gzipped JSON Lines; contrast refused it:
+    'expected a .npz or .jsonl scores file'."""
+    sentences = two_ngram_models(tmp_path)
+    corpus, scores = tmp_path / "corpus.txt", tmp_path / "scores.jsonl.gz"
+    corpus.write_text("\n".join(sentences) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    runner = CliRunner()
+    res = runner.invoke(app, ["score", str(corpus), "-m", specs[0], "-m", specs[1],
+                              "--out", str(scores)])
+    assert res.exit_code == 0, res.output
+    out, plain = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair", "1",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                              ",".join(specs), "--per-pair", "1", "--out", str(plain)])
+    assert res.exit_code == 0, res.output
+    assert [(r["s1"], r["s2"]) for r in map(json.loads, out.read_text().splitlines())] == \
+        [(r["s1"], r["s2"]) for r in map(json.loads, plain.read_text().splitlines())]
+
+
 def test_repeated_word_prefilter_hand_checked_and_applied_before_ranking(tmp_path):
     from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
     from cuelens.lm.contrast.natural import without_repeated_words

@@ -13,6 +13,7 @@ import numpy as np
 
 from cuelens.data.readers import check_regular_file, jsonl_objects
 from cuelens.errors import UserError
+from cuelens.lm.text import JSONL_SUFFIXES, _suffix
 from cuelens.wording import plural
 
 
@@ -112,10 +113,11 @@ def load_scores(path: Path, models: list[str] | None
     if path.suffix == ".npz":
         names, matrix = load_npz(path, models)
         texts, indices = None, None
-    elif path.suffix in (".jsonl", ".json"):
+    elif _suffix(path) in JSONL_SUFFIXES:     # also gzipped, as audit score --out writes it
         names, matrix, texts, indices = load_jsonl(path, models)
     else:
-        raise UserError("expected a .npz or .jsonl scores file", path=str(path))
+        raise UserError("expected a .npz or .jsonl scores file (optionally .jsonl.gz)",
+                        path=str(path))
     _check_rankable(names, matrix, path)
     return names, matrix, texts, indices
 
