@@ -141,6 +141,27 @@ def test_streamed_statistics_keep_unicode_and_say_so(tmp_path):
         cuelens.scan(str(data), stats="streaming", segmenter="chars")
 
 
+def test_streamed_scan_of_repeated_japanese_sentences_says_they_are_unsegmented(tmp_path):
+    """Sentences that recur across items, read whole by the streamed ``unicode`` words, are no
+    words: the guard fires and the conclusion says so (the sentences were listed as cue words
+    with no warning but 'the japanese segmenter would cut it')."""
+    import cuelens
+    from cuelens.jsonio import write_jsonl
+
+    pools = {"entailment": ["犬が公園で走っています。", "男の人が本を読んでいます。"],
+             "contradiction": ["誰も家にいません。", "犬は決して走りません。"],
+             "neutral": ["たぶん雨が降るでしょう。", "女の子はたぶん学生です。"]}
+    labels = sorted(pools)
+    rows = [{"id": str(i), "premise": "公園に犬と男の人と女の子がいます。",
+             "hypothesis": pools[labels[i % 3]][(i // 3) % 2], "label": labels[i % 3]}
+            for i in range(300)]
+    write_jsonl(tmp_path / "ja.jsonl", rows)
+    results = cuelens.scan(str(tmp_path / "ja.jsonl"), stats="streaming", features="none",
+                           folds=2, iterations=1).results
+    assert results["segmentation"]["unsegmented"] is True
+    assert any(w.startswith("words look unsegmented") for w in results["warnings"])
+
+
 def test_demo_data_in_another_language(tmp_path):
     import json
 

@@ -190,6 +190,18 @@ def test_guard_warns_on_unsegmented_chinese():
     assert unsegmented_warning(english, UNICODE) is None
 
 
+def test_guard_warns_on_unsegmented_sentences_that_repeat():
+    """Templated Japanese: each whole sentence, cut by ``unicode`` as one "word", recurs in many
+    items. The guard counts a repeated text once, so it still fires (the sentences occurred
+    more than once and passed for words); segmented, the same texts keep it silent."""
+    sentences = ["犬が公園で走っています。", "男の人が本を読んでいます。", "誰も家にいません。",
+                 "犬は決して走りません。", "たぶん雨が降るでしょう。", "女の子はたぶん学生です。"]
+    texts = [sentences[i % len(sentences)] for i in range(600)]
+    warning = unsegmented_warning(texts, UNICODE)
+    assert warning is not None and "occur in one distinct text only" in warning
+    assert unsegmented_warning(texts, get_segmenter("chars")) is None
+
+
 @pytest.mark.parametrize("language", ["hi", "th", "ja", "zh"])
 def test_planted_cues_are_the_top_cues_as_whole_words(language):
     import cuelens

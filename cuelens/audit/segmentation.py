@@ -19,7 +19,7 @@ from cuelens.errors import UserError
 from cuelens.wording import plural
 
 SAMPLE_TEXTS = 4000  # texts per split read to choose the segmenter and to check its words
-#: the guard: most distinct unspaced-script words occur once and are this long (characters)
+#: the guard: most distinct unspaced-script words are in one text and this long (characters)
 UNSEGMENTED_LENGTH = 4
 UNSEGMENTED_ONCE = 0.5
 
@@ -50,10 +50,12 @@ def _instance_texts(split: Split):
 
 def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
     """One line when the words of ``texts`` in scripts without spaces look like whole phrases:
-    more than half of their distinct words occur once and their median length is at least
-    :data:`UNSEGMENTED_LENGTH` characters (docs/languages.md, "The guard")."""
-    counts = Counter(word for text in texts for word in segmenter.words(text)
-                     if UNSPACED_RE.search(word))
+    more than half of their distinct words occur in one distinct text only and their median
+    length is at least :data:`UNSEGMENTED_LENGTH` characters (docs/languages.md, "The guard").
+    A text repeated word for word counts once: a sentence read as one "word" is then as rare as
+    a phrase, however often the sentence recurs."""
+    counts = Counter(word for text in dict.fromkeys(texts)
+                     for word in dict.fromkeys(segmenter.words(text)) if UNSPACED_RE.search(word))
     if not counts:
         return None
     once = sum(count == 1 for count in counts.values()) / len(counts)
@@ -61,8 +63,9 @@ def unsegmented_warning(texts: list[str], segmenter: Segmenter) -> str | None:
     if once <= UNSEGMENTED_ONCE or length < UNSEGMENTED_LENGTH:
         return None
     return (f"words look unsegmented: {once:.0%} of the {plural(len(counts), 'distinct word')} "
-            f"in scripts without spaces occur once, median length {length:g} characters; cues and "
-            f"leakage are not meaningful with segmenter {segmenter.name!r} (docs/languages.md)")
+            f"in scripts without spaces occur in one distinct text only, median length "
+            f"{length:g} characters; cues and leakage are not meaningful with segmenter "
+            f"{segmenter.name!r} (docs/languages.md)")
 
 
 #: Language code of each unspaced script (the language of a text mostly in it).
