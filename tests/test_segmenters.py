@@ -136,8 +136,23 @@ def test_dictionary_segmenters_cut_words():
     pytest.importorskip("pythainlp")
     assert get_segmenter("japanese").words("森の中で犬が") == ["森", "の", "中", "で", "犬", "が"]
     assert get_segmenter("thai").words("ภาษาไทยง่ายมาก") == ["ภาษาไทย", "ง่าย", "มาก"]
-    # a dictionary segmenter leaves the other unspaced scripts to the chars fallback
-    assert get_segmenter("chinese").words("ไม่ดี") == char_grams("ไม่ดี")
+    # a dictionary segmenter gives another unspaced script to that script's dictionary
+    assert get_segmenter("chinese").words("ไม่ดี") == get_segmenter("thai").words("ไม่ดี")
+
+
+def test_mixed_unspaced_scripts_are_cut_script_by_script(monkeypatch):
+    """Han then Thai in one run: each script by its own rules (jieba cut the Thai into letters
+    and lone tone marks; chars made a bigram across the two scripts)."""
+    chars = get_segmenter("chars")
+    assert chars.words("北京ไม่ดี") == ["北", "京", "北京", *char_grams("ไม่ดี")]
+    pytest.importorskip("rjieba")
+    pytest.importorskip("pythainlp")
+    chinese = get_segmenter("chinese")
+    assert chinese.words("他说ภาษาไทย很难") == ["他", "说", "ภาษาไทย", "很难"]
+    assert get_segmenter("thai").words("ภาษาไทยง่ายมาก北京大学") == \
+        ["ภาษาไทย", "ง่าย", "มาก", "北京大学"]
+    monkeypatch.setattr(segmenters, "_installed_dictionary", lambda script: None)
+    assert chinese.words("北京ไม่ดี") == ["北京", *char_grams("ไม่ดี")]  # marks with letters
 
 
 @pytest.mark.parametrize("language, dictionary", [

@@ -39,7 +39,12 @@ UNSPACED_SCRIPTS: dict[str, str] = {
     "khmer": "\u1780-\u17ff\u19e0-\u19ff",
     "myanmar": "\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f",
 }
-UNSPACED_RE = re.compile(f"[{''.join(UNSPACED_SCRIPTS.values())}]+")
+#: A run of one unspaced script (Han and kana together: Japanese writes them in one word), so a
+#: text that mixes scripts (Chinese with a Thai name) has each script's runs cut by its own rules.
+UNSPACED_RE = re.compile("|".join(
+    f"[{ranges}]+" for ranges in (UNSPACED_SCRIPTS["han"] + UNSPACED_SCRIPTS["kana"],
+                                  *(r for name, r in UNSPACED_SCRIPTS.items()
+                                    if name not in ("han", "kana")))))
 _SCRIPT_RES = {name: re.compile(f"[{ranges}]") for name, ranges in UNSPACED_SCRIPTS.items()}
 _ASCII_LETTERS = string.ascii_letters.encode()
 
@@ -134,17 +139,22 @@ class Segmenter:
         for run in UNSPACED_RE.finditer(token):
             if run.start() > position:
                 out.append(token[position:run.start()])
-            out.extend(self._split_run(run.group()))
+            out.extend(self.cut_run(run.group()))
             position = run.end()
         if position < len(token):
             out.append(token[position:])
         return out
 
-    def _split_run(self, run: str) -> list[str]:
+    def cut_run(self, run: str) -> list[str]:
+        """A run of one unspaced script: cut by :attr:`split_run` if it reads that script, else
+        by the installed dictionary segmenter of the script (Thai inside Chinese text), else
+        into :func:`char_grams`."""
         assert self.split_run is not None
-        if script_of(run) not in self.runs:
-            return char_grams(run)
-        return [word for word in self.split_run(run) if word.strip()]
+        script = script_of(run)
+        if script in self.runs:
+            return [word for word in self.split_run(run) if word.strip()]
+        other = _installed_dictionary(script)
+        return char_grams(run) if other is None else other.cut_run(run)
 
 
 # The compiled path. An ASCII text without an apostrophe has the words of WORD_RE: its runs of
@@ -298,6 +308,13 @@ SEGMENTERS: Registry[tuple[Callable[[], Segmenter], str | None, str]] = Registry
 def get_segmenter(name: str) -> Segmenter:
     """The registered segmenter ``name`` (built once per process)."""
     return SEGMENTERS.get(name)[0]()
+
+
+@cache
+def _installed_dictionary(script: str) -> Segmenter | None:
+    """The dictionary segmenter of ``script`` (:data:`DICTIONARY_OF`) if it is installed."""
+    name = DICTIONARY_OF.get(script)
+    return get_segmenter(name) if name is not None and installed(name) else None
 
 
 def installed(name: str) -> bool:

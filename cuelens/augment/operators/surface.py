@@ -54,9 +54,9 @@ def _run_words(run: str, script: str | None) -> list[str]:
 
     letters = characters(run)  # each with its combining marks
     name = DICTIONARY_OF.get(script or "")
-    split_run = get_segmenter(name).split_run if name is not None and installed(name) else None
-    if split_run is None:
+    if name is None or not installed(name):
         return letters
+    split_run = get_segmenter(name).cut_run  # a run of another script: that script's rules
     words, taken = [], 0
     for word in filter(None, split_run(unicodedata.normalize("NFC", run))):
         piece = ""
