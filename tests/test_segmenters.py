@@ -232,6 +232,32 @@ def test_planted_cues_are_the_top_cues_as_whole_words(language):
     assert "warnings" not in result.results
 
 
+def test_an_emoji_is_one_word_whole():
+    """An emoji is a word, a whole grapheme cluster (docs/methods.md §1): its variation selector,
+    skin tone and ZWJ-joined partners stay with it (it was dropped, and ❤️ left its invisible
+    variation selector as a 'word')."""
+    text = "I love it ❤️ 👍🏽 👨\u200d👩\u200d👧 🇯🇵 😀😀 great👍"
+    words = ["i", "love", "it", "❤\ufe0f", "👍🏽", "👨\u200d👩\u200d👧", "🇯🇵", "😀", "😀",
+             "great", "👍"]
+    assert UNICODE.words(text) == words
+    assert UNICODE.words(unicodedata.normalize("NFD", text + " café")) == [*words, "café"]
+    assert get_segmenter("chars").words("好😀") == ["好", "😀"]
+    assert UNICODE.words("it's 😀") == ["it", "'s", "😀"]
+
+
+@pytest.mark.usefixtures("small_sgd_budget")
+def test_an_emoji_cue_is_found():
+    import cuelens
+
+    rows = make_nli(300, seed=2)
+    for row in rows:
+        if row["label"] == "entailment":
+            row["hypothesis"] += " 👍🏽"
+    cues = cuelens.scan(rows, features="none", folds=2, iterations=1).cues
+    top = cues[cues["label"] == "entailment"].sort_values("z", ascending=False)
+    assert top["token"].iloc[0] == "👍🏽"
+
+
 def test_hugging_face_tokenizer_pieces_lose_their_markers(tmp_path):
     pytest.importorskip("transformers")
     from tokenizers import Tokenizer, models, pre_tokenizers

@@ -49,20 +49,46 @@ _SCRIPT_RES = {name: re.compile(f"[{ranges}]") for name, ranges in UNSPACED_SCRI
 _ASCII_LETTERS = string.ascii_letters.encode()
 
 
+def _char_class(codes: Iterable[int]) -> str:
+    """The ranges of ascending code points ``codes``, written for a regex character class."""
+    ranges: list[list[int]] = []
+    for code in codes:
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                   for a, b in ranges)
+
+
+#: Where Unicode puts every Extended_Pictographic character (emoji-data.txt).
+_PICTOGRAPHIC_BLOCKS = (range(0xA9, 0x3300), range(0x1F000, 0x1FFFE))
+
+
+def emoji_pattern() -> str:
+    """One emoji as a regex: a pictograph (Unicode Extended_Pictographic) with its variation
+    selector, skin tone, tag or keycap marks, joined by ZWJ to the next one (👨‍👩‍👧), or a
+    flag (a pair of regional indicators): one grapheme cluster."""
+    import regex
+
+    text = "".join(map(chr, (code for block in _PICTOGRAPHIC_BLOCKS for code in block)))
+    found = regex.findall(r"\p{Extended_Pictographic}", text)
+    pictograph = f"[{_char_class(map(ord, found))}]"
+    marks = "[\ufe0f\u20e3\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]*"
+    return (f"(?:[\U0001f1e6-\U0001f1ff]{{1,2}}|{pictograph}{marks}"
+            f"(?:\u200d{pictograph}{marks})*)")
+
+
 @cache
 def marked_patterns() -> tuple[re.Pattern, re.Pattern]:
     """:data:`TOKEN_PATTERN` and :data:`WORD_RE` with combining marks (Mn/Mc/Me) inside words
-    (Python's ``\\w`` has none: it would cut ``नमस्ते`` at its virama)."""
-    marks, start = [], None
-    for code in range(sys.maxunicode + 2):
-        is_mark = code <= sys.maxunicode and unicodedata.category(chr(code))[0] == "M"
-        if is_mark and start is None:
-            start = code
-        elif not is_mark and start is not None:
-            marks.append(f"{re.escape(chr(start))}-{re.escape(chr(code - 1))}")
-            start = None
-    word = f"(?:[^\\W_]|[{''.join(marks)}])+"
-    return (re.compile(TOKEN_PATTERN.replace(r"[^\W_]+", word)), re.compile(word))
+    (Python's ``\\w`` has none: it would cut ``नमस्ते`` at its virama), and each emoji a word
+    of its own (:func:`emoji_pattern`)."""
+    marks = _char_class(code for code in range(sys.maxunicode + 1)
+                        if unicodedata.category(chr(code))[0] == "M")
+    word = f"(?:[^\\W_]|[{marks}])+"
+    emoji, token = emoji_pattern(), TOKEN_PATTERN.replace(r"[^\W_]+", word)
+    return re.compile(f"{token}|{emoji}"), re.compile(f"(?:{word}|{emoji})")
 
 
 def characters(run: str) -> list[str]:
