@@ -97,6 +97,19 @@ def test_a_very_long_cue_word_is_cut_in_the_terminal_and_the_cue_tables(tmp_path
     assert f">{'x' * 30}…{'x' * 29}</td><td>neutral</td>" in cells
 
 
+def test_right_to_left_cue_words_take_their_own_direction(tmp_path):
+    """An Arabic cue's cell reads right to left (dir="auto"; it was laid out left to right)."""
+    before = scan_like(0.2, 0.15, 0.25, [("لا", "contradiction", True)])
+    for name in ("before", "after"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(before))
+    out = tmp_path / "cmp.html"
+    result = CliRunner().invoke(app, ["compare", str(tmp_path / "before"),
+                                      str(tmp_path / "after"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert '<td class="mono" dir="auto" title="لا">لا</td>' in out.read_text()
+
+
 def test_interval_strip_places_d_and_its_interval_on_one_axis_with_zero():
     from cuelens.reports.compare import interval_strip
 

@@ -433,3 +433,23 @@ def test_a_zero_width_interval_is_explained_in_the_report():
                              "because nothing varies, not because D is known precisely.")
     results["leakage"] = leak
     assert "because nothing varies" in render_html(results)
+
+
+@pytest.mark.usefixtures("small_sgd_budget")  # the page's markup, not SGD's accuracies
+def test_right_to_left_dataset_text_is_isolated_in_the_page():
+    """Arabic duplicates and cue words sit in <bdi> (their direction from their own letters;
+    they were laid out left to right inside our English sentences)."""
+    import cuelens
+
+    words = ["رجل", "امرأة", "طفل", "يقرأ", "يمشي", "كتابا", "في", "الحديقة", "البيت", "الآن"]
+    rows = []
+    for i in range(240):
+        label = ("contradiction", "entailment", "neutral")[i % 3]
+        text = " ".join(words[(i * k) % len(words)] for k in (1, 3, 7)) + "."
+        rows.append({"id": str(i), "premise": "رجل يقرأ كتابا.", "label": label,
+                     "hypothesis": ("لا " if label == "contradiction" else "") + text})
+    results = cuelens.scan(rows, features="none", folds=2, iterations=1).results
+    page = render_html(results)
+    assert "“<bdi>لا</bdi>” → contradiction" in page
+    duplicate = results["hygiene"]["examples"]["duplicates"][0]["text"]
+    assert f": <bdi>{duplicate}</bdi></li>" in page

@@ -136,9 +136,41 @@ def test_explorer_highlights_whole_words_of_decomposed_and_marked_text(browser, 
         shown[word] = browser.driver.execute_script(
             "return document.querySelector('#explorer-examples .text').innerHTML;")
     field = '<span class="field">hypothesis</span>'
-    assert shown == {"été": f"{field}Un <mark class=\"cue\">été</mark> à Paris, "
-                            "l'<mark class=\"cue\">été</mark>.",
-                     "के": f'{field}केंद्र <mark class="cue">के</mark> पास'}
+    assert shown == {"été": f"{field}<bdi>Un <mark class=\"cue\">été</mark> à Paris, "
+                            "l'<mark class=\"cue\">été</mark>.</bdi>",
+                     "के": f'{field}<bdi>केंद्र <mark class="cue">के</mark> पास</bdi>'}
+
+
+def test_right_to_left_text_reads_right_to_left(browser, tmp_path):
+    """Arabic and Hebrew examples and cue words take their direction from their own letters
+    (they were laid out left to right, the final full stop on the wrong side); the cards, the
+    table and English text keep theirs."""
+    from report_fixtures import _cue
+
+    results = nli_results()
+    examples = results["examples"]
+    for word, premise, text in [("لا", "رجل يقرأ كتابا في الحديقة.", "لا أحد يقرأ."),
+                                ("אולי", "אישה הולכת ברחוב.", "אולי היא הולכת הביתה.")]:
+        results["cues"].append(_cue(word, "contradiction", 20, 18, 9.5, True))
+        examples["by_cue"][word] = [len(examples["items"])]
+        examples["items"].append({"id": word, "premise": premise, "text": text,
+                                  "label": "contradiction"})
+    browser.open(render_report(results, tmp_path / "rtl.html"))
+    d = browser.driver
+    direction = "return getComputedStyle(document.querySelector(arguments[0])).direction;"
+    for word in ("لا", "אולי", "sleeping"):
+        Select(d.find_element(By.ID, "explorer-cue")).select_by_value(word)
+        expected = "ltr" if word == "sleeping" else "rtl"
+        assert d.execute_script(direction, "#explorer-examples .text bdi") == expected, word
+        assert d.execute_script(direction, "#explorer-examples .premise bdi") == expected, word
+        assert d.execute_script(direction, "#explorer-examples .text") == "ltr"
+    cells = d.execute_script(
+        "return Array.from(document.querySelectorAll('#cue-table td.token')).map("
+        "td => [td.textContent, getComputedStyle(td).direction, getComputedStyle(td).textAlign]);")
+    by_word = {word: (way, align) for word, way, align in cells}
+    assert by_word["لا"] == ("rtl", "left") and by_word["אולי"] == ("rtl", "left")
+    assert by_word["sleeping"] == ("ltr", "left")
+    browser.screenshot("nli-rtl")
 
 
 def test_long_cues_are_cut_between_whole_characters(browser, tmp_path):

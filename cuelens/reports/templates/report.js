@@ -18,6 +18,18 @@
     return node;
   }
 
+  /* a cell of dataset text: its direction from its own first letter (Arabic, Hebrew read right
+     to left), the table's alignment kept */
+  function textCell(className, text) {
+    var cell = el("td", className, text);
+    cell.dir = "auto";
+    return cell;
+  }
+
+  /* dataset text inside a sentence of ours, set apart (first-strong isolate … pop isolate) so a
+     right-to-left word neither takes the sentence's punctuation nor reorders it */
+  function isolated(text) { return "\u2068" + text + "\u2069"; }
+
   /* results.json numbers: +/-infinity travel as "inf"/"-inf", undefined as null */
   function num(value) {
     if (value === "inf") { return Infinity; }
@@ -146,12 +158,13 @@
     if (item.premise) {
       var p = el("p", "premise");
       p.appendChild(el("span", "field", DATA.examples.fields.premise));
-      p.appendChild(document.createTextNode(item.premise));
+      p.appendChild(el("bdi", null, item.premise));
       card.appendChild(p);
     }
-    var t = el("p", "text");
+    var t = el("p", "text"), body = el("bdi");
     t.appendChild(el("span", "field", DATA.examples.fields.text));
-    appendHighlighted(t, String(item.text), word);
+    appendHighlighted(body, String(item.text), word);
+    t.appendChild(body);
     card.appendChild(t);
     return card;
   }
@@ -174,7 +187,7 @@
     explorer.value = word;
     renderExamples(document.getElementById("explorer-examples"), indices, word);
     document.getElementById("explorer-count").textContent =
-      indices.length + " example" + (indices.length === 1 ? "" : "s") + " containing \u201c" + shortText(word) + "\u201d";
+      indices.length + " example" + (indices.length === 1 ? "" : "s") + " containing \u201c" + isolated(shortText(word)) + "\u201d";
   }
 
   /* Explorer cues in the cue table's order (strongest first), each with the label it points
@@ -199,7 +212,7 @@
     var found = explorerWords(), words = found.words;
     for (var i = 0; i < words.length; i++) {
       var label = found.labels[words[i]] ? " \u2192 " + found.labels[words[i]] : "";
-      var opt = el("option", null, shortText(words[i]) + label + " (" + DATA.examples.by_cue[words[i]].length + ")");
+      var opt = el("option", null, isolated(shortText(words[i])) + label + " (" + DATA.examples.by_cue[words[i]].length + ")");
       opt.value = words[i];
       explorer.appendChild(opt);
     }
@@ -263,7 +276,7 @@
     var count = document.getElementById("cue-count");
     var trs = rows.map(function (r) {
       var tr = el("tr");
-      var word = el("td", "mono token", shortText(r[0]));
+      var word = textCell("mono token", shortText(r[0]));
       if (String(r[0]).length > MAX_SHOWN) { word.title = String(r[0]).slice(0, 1000); }
       tr.appendChild(word);
       tr.appendChild(el("td", null, r[1]));
@@ -327,7 +340,7 @@
         if (type === "num") { tr.appendChild(el("td", "num", fmt(v, 3))); }
         else if (type === "int") { tr.appendChild(el("td", "num", v === null ? "n/a" : v.toLocaleString("en-US"))); }
         else if (type === "bool") { tr.appendChild(el("td", v ? "yes" : "no", v ? "yes" : "no")); }
-        else { tr.appendChild(el("td", c < 2 ? "mono" : "sentence", v === null ? "\u2013" : v)); }
+        else { tr.appendChild(textCell(c < 2 ? "mono" : "sentence", v === null ? "\u2013" : v)); }
       });
       return tr;
     });
