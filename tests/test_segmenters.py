@@ -169,6 +169,17 @@ def test_auto_choice_by_script(language, dictionary):
     assert choose_segmenter(texts, "chars").name == "chars"  # a named one is kept
 
 
+def test_auto_reads_decomposed_text_as_composed():
+    """Decomposed (NFD) text gets the composed text's letter shares and segmenter (Korean
+    jamo counted three letters a syllable, and a dakuten a kana: Korean with Hanja was cut with
+    unicode when decomposed, with a dictionary when composed)."""
+    for texts in (["大學校 학생들이 中國 문화를 배웁니다"], ["犬が公園で走っています。ですが"]):
+        composed = choose_segmenter(texts)
+        decomposed = choose_segmenter([unicodedata.normalize("NFD", t) for t in texts])
+        assert (decomposed.name, decomposed.scripts) == (composed.name, composed.scripts)
+    assert choose_segmenter(["大學校 학생들이 中國 문화를 배웁니다"]).name != "unicode"
+
+
 def test_missing_extra_names_it(monkeypatch):
     import sys
 

@@ -354,13 +354,16 @@ def installed(name: str) -> bool:
 
 def script_shares(texts: Iterable[str]) -> dict[str, float]:
     """Share of the letters of ``texts`` in each unspaced script, and ``spaced`` for the rest
-    (an ASCII text's letters, A–Z and a–z, counted in one pass)."""
+    (an ASCII text's letters, A–Z and a–z, counted in one pass); a text counted in its composed
+    form (NFC), as it is cut (a decomposed ``で`` is one kana, not ``て`` and a mark)."""
     counts: Counter[str] = Counter(dict.fromkeys([*_SCRIPT_RES, "spaced"], 0))
     for text in texts:
         if text.isascii():
             encoded = text.encode()
             counts["spaced"] += len(encoded) - len(encoded.translate(None, _ASCII_LETTERS))
             continue
+        if not unicodedata.is_normalized("NFC", text):
+            text = unicodedata.normalize("NFC", text)
         letters = sum(char.isalpha() for char in text)
         unspaced = 0
         for name, pattern in _SCRIPT_RES.items():
