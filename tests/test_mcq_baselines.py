@@ -116,6 +116,25 @@ def test_overlap_and_question_only():
     assert rows["question only"].coverage == 1.0
 
 
+def test_question_only_reads_decomposed_text_as_composed():
+    """A test question and answer written decomposed (NFD) are the training items' composed
+    ones (they were other texts: 'question only' knew none of them)."""
+    import unicodedata
+
+    def split(form):
+        choices = [[form("crème brûlée"), "thé"] if i % 2 else ["thé", form("café crème")]
+                   for i in range(20)]
+        return choices, [0 if i % 2 else 1 for i in range(20)]
+
+    ds = mcq_dataset(split(str), split(lambda t: unicodedata.normalize("NFD", t)))
+    for i in range(20):
+        question = f"question {i % 2}: quel dessert préférez-vous"
+        ds.train.premises[i] = question
+        ds.test.premises[i] = unicodedata.normalize("NFD", question)
+    row = by_name(mcq_baselines(ds))["question only"]
+    assert row.coverage == 1.0 and row.accuracy == 1.0
+
+
 def test_question_only_without_repeats_is_chance():
     choices = [[f"x{i}", f"y{i}", f"z{i}"] for i in range(30)]
     ds = mcq_dataset(None, (choices, [i % 3 for i in range(30)]))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -124,12 +125,15 @@ class _AnswerPosition:
 
 
 def _key(text: str) -> str:
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
     return " ".join(text.lower().split())
 
 
 def hashed_keys(texts: Iterable[str]) -> np.ndarray:
     """The 64-bit fingerprint (:func:`~cuelens.audit.text_keys.text_key`) of each text's
-    lower-cased, space-normalised form (two texts collide with odds of about texts² / 2⁶⁵)."""
+    composed (NFC), lower-cased, space-normalised form (two texts collide with odds of about
+    texts² / 2⁶⁵)."""
     return as_keys(b"".join(text_key(_key(text)) for text in texts))
 
 
