@@ -126,25 +126,29 @@ def test_lengths_of_unspaced_text_are_named_characters():
     assert hindi["lengths"]["unit"] == "words per hypothesis"
 
 
-def test_streamed_statistics_keep_unicode_and_say_so(tmp_path):
+def test_streamed_statistics_cut_words_as_the_exact_scan_does(tmp_path):
+    """A streamed scan picks the exact scan's segmenter from the same sample and encodes its
+    chunks with it: the same cue words (it cut Chinese with unicode, whole sentences as
+    'words', and refused --segmenter chars)."""
     import cuelens
     from cuelens.jsonio import write_jsonl
 
     data = tmp_path / "zh.jsonl"
     write_jsonl(data, make_nli(200, seed=5, language="zh"))
-    result = cuelens.scan(str(data), stats="streaming", features="none", folds=2, iterations=1)
-    assert result.results["segmentation"]["name"] == "unicode"
-    first, guard = result.results["warnings"]
-    assert "mostly han" in first and "--stats exact" in first
-    assert guard.startswith("words look unsegmented")
-    with pytest.raises(UserError, match="--segmenter chars needs exact statistics"):
-        cuelens.scan(str(data), stats="streaming", segmenter="chars")
+    options = {"features": "none", "folds": 2, "iterations": 1}
+    streamed = cuelens.scan(str(data), stats="streaming", **options).results
+    exact = cuelens.scan(str(data), **options).results
+    assert streamed["segmentation"] == exact["segmentation"]
+    assert streamed["segmentation"]["name"] in ("chinese", "chars")
+    assert streamed["cues"] == exact["cues"] and "warnings" not in streamed
+    chars = cuelens.scan(str(data), stats="streaming", segmenter="chars", **options).results
+    assert chars["segmentation"]["name"] == "chars"
 
 
 def test_streamed_scan_of_repeated_japanese_sentences_says_they_are_unsegmented(tmp_path):
-    """Sentences that recur across items, read whole by the streamed ``unicode`` words, are no
-    words: the guard fires and the conclusion says so (the sentences were listed as cue words
-    with no warning but 'the japanese segmenter would cut it')."""
+    """Sentences that recur across items, read whole by ``unicode`` (as a scan streamed on Ray
+    reads them), are no words: the guard fires and the conclusion says so (the sentences were
+    listed as cue words with no warning)."""
     import cuelens
     from cuelens.jsonio import write_jsonl
 
@@ -157,7 +161,7 @@ def test_streamed_scan_of_repeated_japanese_sentences_says_they_are_unsegmented(
             for i in range(300)]
     write_jsonl(tmp_path / "ja.jsonl", rows)
     results = cuelens.scan(str(tmp_path / "ja.jsonl"), stats="streaming", features="none",
-                           folds=2, iterations=1).results
+                           folds=2, iterations=1, segmenter="unicode").results
     assert results["segmentation"]["unsegmented"] is True
     assert any(w.startswith("words look unsegmented") for w in results["warnings"])
 

@@ -234,13 +234,24 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
     from cuelens.engine.chunks import chunk_space, held_in_memory
     from cuelens.atomic import disk_space
 
+    from contextlib import nullcontext
+
+    from cuelens.audit.segmentation import check_streamable as check_segmenter
+    from cuelens.audit.tokenize import segmenting
+
     config = config or ScanConfig()
     config.validate()
+    local = reader is read_local and passes is None
+    if not local:
+        check_segmenter(config.segmenter)
     work = ChunkDirectory(work_dir)
     space = chunk_space([s for s in (data, train, test) if s])
-    held = held_in_memory(space) and reader is read_local and passes is None
+    held = held_in_memory(space) and local
     try:
-        with disk_space(Path(work.name).parent, space):
+        segmentation = read_ahead_segmentation(data, train, test, fields, skip_bad, config) \
+            if local else None
+        with disk_space(Path(work.name).parent, space), \
+                segmenting(segmentation.segmenter) if segmentation else nullcontext():
             data_ = load_chunked(data, train, test, fields, skip_bad, config,
                                  None if held else Path(work.name), progress=progress,
                                  reader=reader)
@@ -250,7 +261,8 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
             if loaded is not None:
                 loaded(data_)
             return scan_streaming(data_, config, features=features, cache_dir=cache_dir,
-                                  progress=progress)
+                                  progress=progress,
+                                  mode=streamed_mode(data_, config, segmentation=segmentation))
     except BaseException:
         work.cleanup()  # now, not when the traceback's frames are collected
         raise
@@ -376,15 +388,39 @@ def _sample_texts(data: ChunkedData) -> list[str]:
     return texts
 
 
-def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = None) -> ScanMode:
+def read_ahead_segmentation(data: str | None, train: str | None, test: str | None,
+                            fields: FieldMap, skip_bad: bool,
+                            config: ScanConfig) -> ScanSegmentation:
+    """The exact scan's segmentation of the data arguments, chosen from the same sample (the
+    first :data:`~cuelens.audit.segmentation.SAMPLE_TEXTS` texts of the statistics' splits),
+    read ahead so the chunks are encoded with it (docs/languages.md)."""
+    from cuelens.audit.segmentation import SAMPLE_TEXTS, chosen_segmentation, parts_texts
+    from cuelens.audit.segmenters import choose_segmenter
+    from cuelens.data.loading import split_roles
+    from cuelens.data.splits import ROLES
+    from cuelens.engine.chunks import read_chunked
+    from cuelens.engine.streaming import resolve_sources
+
+    sources = resolve_sources(data, train, test)[0]
+    texts: list[str] = []
+    for role in split_roles([role for role in ROLES if role in sources]):
+        if role is not None:
+            first = next(read_chunked(sources[role], role, fields, None, skip_bad, None,
+                                      SAMPLE_TEXTS), None)
+            texts += parts_texts([first.split]) if first is not None else []
+    return chosen_segmentation(texts, choose_segmenter(texts, config.segmenter))
+
+
+def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = None, *,
+                  segmentation: ScanSegmentation | None = None) -> ScanMode:
     """``--stats streaming``: up to :data:`GROUPED_FOLD_INSTANCES` instances, the exact scan's
     grouped, stratified folds and their groups (:func:`chunked_folds`); above, or given ``folds``,
     those (default :class:`~cuelens.audit.folds.HashedFolds` of the config) and the groups of
-    the hashed fold keys; the segmentation of a sample (:func:`_sample_texts`),
-    ``config.statistics`` and a note saying which folds."""
+    the hashed fold keys; ``segmentation`` (default: ``unicode``, checked on a sample,
+    :func:`_sample_texts`), ``config.statistics`` and a note saying which folds."""
     from cuelens.audit.segmentation import streamed_segmentation
 
-    segmentation = streamed_segmentation(_sample_texts(data), config.segmenter)
+    segmentation = segmentation or streamed_segmentation(_sample_texts(data), config.segmenter)
     check_cross_validation_folds(data.fitting is None, config.folds)
     streamed = ConfigSection(**asdict(config), statistics="streaming")
     if folds is None and data.store.n_items * data.store.k <= GROUPED_FOLD_INSTANCES:

@@ -265,10 +265,8 @@ def load_chunked(data: str | None, train: str | None, test: str | None, fields: 
     splits chunk by chunk (``reader``; locally one chunk in memory at a time, plus the
     vocabulary); without a ``directory`` the chunks and their tokens stay in memory
     (:func:`~cuelens.engine.chunks.held_in_memory`, :func:`read_local` only)."""
-    from cuelens.audit.segmentation import check_streamable as check_segmenter
     from cuelens.engine.streaming import resolve_sources
 
-    check_segmenter(config.segmenter)
     check_streamable(config.max_fit_items)
     sources, name, fmt = resolve_sources(data, train, test)
     roles = [role for role in ROLES if role in sources]

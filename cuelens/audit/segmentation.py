@@ -115,19 +115,19 @@ def build_segmenter(name: str) -> Segmenter:
     return get_segmenter(name)
 
 
-STREAMED = "statistics that stream cut words with unicode"
+STREAMED = "statistics streamed on Ray cut words with unicode"
 
 
 def check_streamable(requested: str) -> None:
-    """Statistics that stream encode every chunk with ``unicode`` (docs/languages.md): another
-    segmenter asked for is one :class:`UserError` line, before any reading."""
+    """Statistics streamed on Ray encode every chunk with ``unicode`` (docs/languages.md):
+    another segmenter asked for is one :class:`UserError` line, before any reading."""
     if requested not in ("auto", "unicode"):
-        raise UserError(f"--segmenter {requested} needs exact statistics (--stats exact): "
-                        f"{STREAMED} (docs/languages.md)")
+        raise UserError(f"--segmenter {requested} needs exact statistics (--stats exact) or "
+                        f"--engine local: {STREAMED} (docs/languages.md)")
 
 
 def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegmentation:
-    """The segmentation of a streamed scan, ``texts`` its sample: the exact scan's
+    """The segmentation of a scan streamed on Ray, ``texts`` its sample: the exact scan's
     (:func:`scan_segmentation`) where that cuts with ``unicode``, else ``unicode`` with a
     warning that ``auto`` would have chosen another segmenter, and the guard's."""
     check_streamable(requested)
@@ -136,7 +136,7 @@ def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegm
         return chosen_segmentation(texts, best)
     segmenter = get_segmenter("unicode")
     warnings = [f"{best.reason}: the {best.name} segmenter would cut it into words, but "
-                f"{STREAMED}; scan with --stats exact"]
+                f"{STREAMED}; scan with --stats exact or --engine local"]
     warning = unsegmented_warning(texts, segmenter)
     return ScanSegmentation(Choice(requested, "unicode", STREAMED, best.scripts), segmenter,
                             text_language(texts, best.scripts, segmenter),
