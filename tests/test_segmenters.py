@@ -169,6 +169,15 @@ def test_auto_choice_by_script(language, dictionary):
     assert choose_segmenter(texts, "chars").name == "chars"  # a named one is kept
 
 
+def test_auto_reason_names_the_largest_script():
+    """Japanese, mostly Han letters with some kana, reads 'mostly han, 14% kana (Japanese)', as
+    results.json's letter shares say (it read 'mostly kana' beside han 0.86, kana 0.14)."""
+    choice = choose_segmenter(["森の中で犬が走っていません", "大学生活動中心"])
+    assert choice.scripts["han"] > choice.scripts["kana"]
+    assert choice.reason.endswith(f"mostly han, {choice.scripts['kana']:.0%} kana (Japanese)")
+    assert choose_segmenter(["ひらがなだけのぶんしょう"]).reason.endswith("mostly kana")
+
+
 def test_auto_reads_decomposed_text_as_composed():
     """Decomposed (NFD) text gets the composed text's letter shares and segmenter (Korean
     jamo counted three letters a syllable, and a dakuten a kana: Korean with Hanja was cut with

@@ -413,7 +413,10 @@ def choose_segmenter(texts: Iterable[str], requested: str = "auto") -> Choice:
     if main is None:
         return Choice(requested, "unicode", f"{1 - total:.0%} of letters in scripts written "
                       "with spaces", shares)
-    reason = f"{total:.0%} of letters in scripts without spaces, mostly {main}"
+    largest = max((name for name in shares if name != "spaced"), key=shares.__getitem__)
+    reason = f"{total:.0%} of letters in scripts without spaces, mostly {largest}"
+    if main != largest:  # kana from 5% of them on: Japanese, most of whose letters are Han
+        reason += f", {shares[main]:.0%} {main} (Japanese)"
     name = DICTIONARY_OF.get(main)
     if name is None:
         return Choice(requested, "chars", reason + " (no dictionary segmenter: character "
