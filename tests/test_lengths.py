@@ -110,3 +110,15 @@ def test_tree_on_pair_counts_predicts_as_the_tree_on_instances(data):
 ])
 def test_tree_edge_cases(x_fit, y_fit):
     assert_same_hits(x_fit, y_fit, [0, 1, 2, 3, 4, 5, 50, 90, 200] * 2, ["a", "b"] * 9)
+
+
+def test_letter_counts_of_decomposed_text_are_the_composed_ones():
+    """Without spaces, lengths count letters and digits of the composed text: decomposed (NFD)
+    Korean counted each syllable's two or three jamo."""
+    import unicodedata
+
+    from cuelens.audit.tokenize import segmenting, text_length
+
+    text = "大學校 학생들이 中國 문화를 배웁니다"
+    with segmenting("chars"):
+        assert text_length(unicodedata.normalize("NFD", text)) == text_length(text) == 16

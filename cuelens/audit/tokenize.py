@@ -55,12 +55,12 @@ def char_length(text: str) -> int:
 
 def text_length(text: str) -> int:
     """The length of ``text`` for the length rules (docs/methods.md §1): its words, or, with a
-    segmenter of scripts without spaces, its letters and digits (a word count depends too much
-    on the dictionary, and uni+bigrams are no words)."""
+    segmenter of scripts without spaces, the letters and digits of its composed form (a word
+    count depends too much on the dictionary, and uni+bigrams are no words)."""
     segmenter = active_segmenter()
     if segmenter.spaced:
         return len(segmenter.words(text))
-    return sum(map(str.isalnum, text))
+    return sum(map(str.isalnum, text if text.isascii() else unicodedata.normalize("NFC", text)))
 
 
 def tokenize(text: str) -> list[str]:
