@@ -5,6 +5,7 @@ whatever the source (golden lm-eval/Inspect logs ≡ a predictions file with the
 from __future__ import annotations
 
 import inspect
+import re
 import json
 from pathlib import Path
 
@@ -55,12 +56,12 @@ def test_one_home_for_the_defaults():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"rank_by": "nope"}, "unknown --rank-by metric 'nope'"),
-    ({"top": 0}, "--top must be at least 1"),
-    ({"min_support": 0}, "--min-support must be at least 1"),
-    ({"bootstrap": 0}, "--bootstrap must be at least 1")])
-def test_config_checks_name_the_option(options, message):
-    with pytest.raises(UserError, match=message):
+    ({"rank_by": "nope"}, "rank_by (--rank-by): unknown metric 'nope'"),
+    ({"top": 0}, "top (--top) must be at least 1, not 0"),
+    ({"min_support": -2}, "min_support (--min-support) must be at least 1, not -2"),
+    ({"bootstrap": 0}, "bootstrap (--bootstrap) must be at least 1, not 0")])
+def test_config_checks_name_the_option_and_the_value(options, message):
+    with pytest.raises(UserError, match=re.escape(message)):
         ProbeConfig(**options).validate()
 
 

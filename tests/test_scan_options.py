@@ -19,11 +19,22 @@ OPTION_CASES = [
     ("--alpha", "nan", "alpha", float("nan"), "alpha (--alpha) must be a finite number, not nan"),
     ("--alpha", "inf", "alpha", float("inf"), "alpha (--alpha) must be a finite number, not inf"),
     ("--flag-threshold", "nan", "flag_threshold", float("nan"),
-     "flag_threshold (--flag-threshold) must be between 0 and 100 points, not nan"),
+     "flag_threshold (--flag-threshold) must be between 0 and 1, a fraction (between 0 and 100 "
+     "points with --flag-threshold), not nan"),
     ("--flag-threshold", "-5", "flag_threshold", -0.05,
-     "flag_threshold (--flag-threshold) must be between 0 and 100 points, not -5"),
+     "flag_threshold (--flag-threshold) must be between 0 and 1, a fraction (between 0 and 100 "
+     "points with --flag-threshold), not -0.05 (-5 points)"),
     ("--flag-threshold", "inf", "flag_threshold", float("inf"),
-     "flag_threshold (--flag-threshold) must be between 0 and 100 points, not inf"),
+     "flag_threshold (--flag-threshold) must be between 0 and 1, a fraction (between 0 and 100 "
+     "points with --flag-threshold), not inf"),
+    # the API's margin=5 (a fraction) read "not 500": the value it quoted was not the one given
+    ("--margin", "500", "margin", 5, "margin (--margin) must be above 0 and below 1, a fraction "
+     "(above 0 and below 100 points with --margin), not 5 (500 points)"),
+    ("--margin", "0", "margin", 0, "margin (--margin) must be above 0 and below 1, a fraction "
+     "(above 0 and below 100 points with --margin), not 0 (0 points)"),
+    ("--folds", "0", "folds", 0, "folds (--folds) must be at least 1, not 0"),
+    ("--max-fit-items", "-3", "max_fit_items", -3,
+     "max_fit_items (--max-fit-items) must be at least 0 (0 = no cap), not -3"),
 ]
 
 

@@ -44,8 +44,13 @@ def check_types(options: Any) -> None:
             continue
         kinds, what = KINDS[declared]
         if not isinstance(value, kinds) or (declared != "bool" and isinstance(value, bool)):
-            raise UserError(f"{f.name} (--{f.name.replace('_', '-')}) must be {what}, not "
-                            f"{value!r}")
+            raise UserError(f"{option_name(f.name)} must be {what}, not {value!r}")
+
+
+def option_name(name: str) -> str:
+    """A field as messages name it: its API keyword and its CLI option, ``min_count
+    (--min-count)``."""
+    return f"{name} (--{name.replace('_', '-')})"
 
 
 @dataclass
@@ -103,18 +108,22 @@ class ScanConfig(ScanSettings):
             SEGMENTERS.get(self.segmenter)  # an unknown name is a UserError
         for name, minimum in (("folds", 1), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
                               ("alpha", 0), ("max_fit_items", 0), ("min_label_items", 0)):
-            if getattr(self, name) < minimum:
-                raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least {minimum}"
-                                + (" (0 = no cap)" if name == "max_fit_items" else ""))
+            value = getattr(self, name)
+            if value < minimum:
+                raise UserError(f"{option_name(name)} must be at least {minimum}"
+                                + (" (0 = no cap)" if name == "max_fit_items" else "")
+                                + f", not {value}")
         check_seed(self.seed)
         if not math.isfinite(self.alpha):
             raise UserError(f"alpha (--alpha) must be a finite number, not {self.alpha:g}")
-        if not 0 <= self.flag_threshold <= 1:  # also refuses nan
-            raise UserError(f"flag_threshold (--flag-threshold) must be between 0 and 100 "
-                            f"points, not {100 * self.flag_threshold:g}")
-        if not 0 < self.margin < 1:
-            raise UserError(f"margin (--margin) must be between 0 and 100 points, not "
-                            f"{100 * self.margin:g}")
+        for name, closed in (("flag_threshold", True), ("margin", False)):
+            value = getattr(self, name)
+            if not (0 <= value <= 1 if closed else 0 < value < 1):  # also refuses nan
+                bounds = "between {} and {}" if closed else "above {} and below {}"
+                raise UserError(f"{option_name(name)} must be {bounds.format(0, 1)}, a fraction "
+                                f"({bounds.format(0, 100)} points with --"
+                                f"{name.replace('_', '-')}), not {value:g} "
+                                f"({100 * value:g} points)")
 
     @property
     def scoring(self) -> ScoringOptions:

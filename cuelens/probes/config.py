@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cuelens.errors import check_seed
-from cuelens.audit.config import check_types
+from cuelens.audit.config import check_types, option_name
 from cuelens.audit.metrics import METRICS
 from cuelens.errors import UserError
 
@@ -32,9 +32,10 @@ class ProbeConfig:
         """Raise :class:`UserError` naming the offending field's CLI option."""
         check_types(self)
         if self.rank_by not in METRICS:
-            raise UserError(f"unknown --rank-by metric {self.rank_by!r} (choose from "
-                            f"{METRICS.choices()})")
+            raise UserError(f"{option_name('rank_by')}: unknown metric {self.rank_by!r} (choose "
+                            f"from {METRICS.choices()})")
         for name in ("top", "bootstrap", "min_items", "min_support"):
-            if getattr(self, name) < 1:
-                raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+            value = getattr(self, name)
+            if value < 1:
+                raise UserError(f"{option_name(name)} must be at least 1, not {value}")
         check_seed(self.seed)
