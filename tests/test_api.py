@@ -122,6 +122,26 @@ def test_hugging_face_dataset_objects():
     single = cuelens.load_dataset(train)
     assert single.cross_validated and single.test.hypotheses == ["x y", "z"]
 
+def test_a_dataset_dict_with_two_splits_of_one_role_is_one_error():
+    """dev and validation: the second was dropped, silently (as a dict of DataFrames and a
+    directory with two files of one split say); a split's name is read in any case."""
+    datasets = pytest.importorskip("datasets")
+    rows = datasets.Dataset.from_list([{"premise": f"p{i}", "hypothesis": f"h {i % 3}",
+                                        "label": "ab"[i % 2]} for i in range(12)])
+    both = datasets.DatasetDict({"train": rows, "dev": rows.select(range(4)),
+                                 "validation": rows.select(range(4, 10))})
+    with pytest.raises(UserError, match="^data: split names 'dev' and 'validation' both name "
+                                        "the dev split: give one of them$"):
+        cuelens.load_dataset(both)
+    with pytest.raises(UserError, match="'dev' and 'validation' both name the dev split"):
+        cuelens.scan(both, features="none")
+    unlabelled = rows.select(range(4)).map(lambda row: {"label": None})
+    kept = cuelens.load_dataset(datasets.DatasetDict({"train": rows, "dev": unlabelled,
+                                                      "validation": rows.select(range(4, 10))}))
+    assert len(kept.test) == 6  # a split without labels is dropped first, as before
+    capital = datasets.DatasetDict({"train": rows, "Validation": rows.select(range(4, 10))})
+    assert not cuelens.load_dataset(capital).cross_validated  # was: Validation ignored
+
 
 def test_dataframe_missing_labels_and_bad_sources():
     df = pd.DataFrame({"premise": ["p", "q", "r"], "hypothesis": ["a", "b", "c"],

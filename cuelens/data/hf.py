@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cuelens.data.dataset import Split, Task
 from cuelens.data.schema import LABEL_ALIASES, FieldMap, detect_task, is_missing_label
-from cuelens.data.splits import SPLIT_NAMES, build_split
+from cuelens.data.splits import build_split, claim_role
 from cuelens.errors import UserError
 
 
@@ -69,11 +69,12 @@ def _unlabelled(dataset, fields: FieldMap) -> bool:
 
 def hf_splits(loaded, spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Split]:
     """The train/dev/test splits of a ``datasets.DatasetDict``; a split without any label (a
-    hub test split) is dropped, as its items would all be skipped."""
+    hub test split) is dropped, as its items would all be skipped; two labelled splits of one
+    role (``dev`` and ``validation``) are a :class:`UserError`."""
     out: dict[str, Split] = {}
+    claimed: dict[str, str] = {}  # role → the split naming it
     for split_name, dataset in loaded.items():
-        role = SPLIT_NAMES.get(split_name)
-        if role is None or role in out or _unlabelled(dataset, fields):
+        if _unlabelled(dataset, fields) or (role := claim_role(claimed, split_name, spec)) is None:
             continue
         out[role] = hf_split(dataset, f"{spec}/{split_name}", role, fields, skip_bad)
     if not out:

@@ -12,7 +12,7 @@ from typing import Any
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import assemble_dataset
 from cuelens.data.schema import FieldMap
-from cuelens.data.splits import ROLES, SPLIT_NAMES, build_split
+from cuelens.data.splits import ROLES, build_split, claim_role
 from cuelens.errors import UserError
 
 
@@ -96,13 +96,10 @@ def load_memory(source: Any = None, *, train: Any = None, test: Any = None, name
         parts = {}
         keys: dict[str, Any] = {}  # role → the key naming it
         for key, value in source.items():
-            role = SPLIT_NAMES.get(str(key).lower())
+            role = claim_role(keys, key)
             if role is None:
                 raise UserError(f"unknown split name {key!r}: use train, dev/validation or test")
-            if role in parts:
-                raise UserError(f"split names {keys[role]!r} and {key!r} both name the {role} "
-                                "split: give one of them")
-            parts[role], keys[role] = value, key
+            parts[role] = value
     else:
         parts = {"all": source}
     loaded = {role: memory_split(value, f"{name}/{role}", role, fields, skip_bad)

@@ -17,6 +17,20 @@ SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "de
 ROLES = ("train", "dev", "test", "all")  # the split roles in the order a dataset holds them
 
 
+def claim_role(claimed: dict[str, str], name: str, path: str | None = None) -> str | None:
+    """The role split ``name`` (a dict key, a ``DatasetDict`` split) names, recorded in
+    ``claimed`` (role → name); None for a name of no role. A second name of one role (``dev``
+    and ``validation``) is a :class:`UserError`, as two files of one role in a directory are,
+    not a silent pick of one."""
+    role = SPLIT_NAMES.get(str(name).lower())
+    if role in claimed:
+        raise UserError(f"split names {claimed[role]!r} and {name!r} both name the {role} split: "
+                        "give one of them", path=path)
+    if role is not None:
+        claimed[role] = name
+    return role
+
+
 def _skip(split: Split, reason: str) -> None:
     split.skipped[reason] = split.skipped.get(reason, 0) + 1
 
