@@ -4,10 +4,14 @@ the test suite (small data, ``folds=3, iterations=1`` to keep them fast)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from cuelens.audit.config import KINDS, check_minimum, option_name
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
@@ -22,8 +26,39 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str, float], None]
 DataSource = Any  # a path, a pandas.DataFrame, a list of dicts, a datasets.Dataset(Dict), a dict
+#: An argument's annotation (less ``| None``) → the values it takes and how a message names
+#: them; arguments of other annotations (the data, ``ops``, ``scan``, …) are checked where read.
+ARGUMENT_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    **KINDS, "str | Path": ((str, os.PathLike), "a text or a pathlib.Path"),
+    "Progress": ((Callable,), "a function of (stage, fraction)")}
+API_ONLY = frozenset({"name", "progress"})  # arguments without a CLI option
+Function = TypeVar("Function", bound=Callable[..., Any])
 
 
+def checked(function: Function) -> Function:
+    """``function`` checking its arguments of an :data:`ARGUMENT_KINDS` annotation before it
+    runs: a value of another type is one :class:`UserError` naming the argument (``progress=3``
+    was a TypeError from inside the scan, ``skip_bad="no"`` skipped bad records)."""
+    signature = inspect.signature(function)
+    kinds = {name: (kind, str(parameter.annotation).endswith("| None"))
+             for name, parameter in signature.parameters.items()
+             if (kind := str(parameter.annotation).removesuffix(" | None")) in ARGUMENT_KINDS}
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for name, value in signature.bind(*args, **kwargs).arguments.items():
+            if name not in kinds or (value is None and kinds[name][1]):
+                continue
+            kind = kinds[name][0]
+            types, what = ARGUMENT_KINDS[kind]
+            if not isinstance(value, types) or (kind != "bool" and isinstance(value, bool)):
+                named = f"{name}=" if name in API_ONLY else option_name(name)
+                raise UserError(f"{named} must be {what}, not {value!r}")
+        return function(*args, **kwargs)
+    return call  # type: ignore[return-value]
+
+
+@checked
 def load_dataset(source: DataSource = None, *, train: DataSource = None,
                  test: DataSource = None, hf: str | None = None, name: str | None = None,
                  premise_field: str | None = None, hypothesis_field: str | None = None,
@@ -78,6 +113,7 @@ def _dataset(data: DataSource, train: DataSource, test: DataSource,
     return _load(data, train, test, None, None, fields, skip_bad)
 
 
+@checked
 def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource = None,
          features: str | Sequence[str] | None = None, cache_dir: str | Path | None = None,
          progress: Progress | None = None, stats: str = "exact",
@@ -149,7 +185,8 @@ def _text(path: DataSource) -> str | None:
     return None if path is None else str(path)
 
 
-def probe(data: DataSource = None, *, model: str | None = None,
+@checked
+def probe(data: DataSource = None, *, model: str | Path | None = None,
           predictions: str | Path | None = None, source: PredictionSource | None = None,
           scan: ScanResult | str | Path | None = None, train: DataSource = None,
           test: DataSource = None, top: int = ProbeConfig.top,
@@ -190,6 +227,8 @@ def probe(data: DataSource = None, *, model: str | None = None,
     config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
                          min_items=min_items, seed=seed)
     config.validate()
+    for name, value in (("batch_size", batch_size), ("max_length", max_length)):
+        check_minimum(name, value, 1)  # before the model loads, as audit probe
     sc = ShortCircuitOptions() if short_circuit else None  # its defaults are valid
     dataset = _dataset(data, train, test)
     scanned = load_scan(scan, dataset) if isinstance(scan, (str, Path)) else \
@@ -200,10 +239,10 @@ def probe(data: DataSource = None, *, model: str | None = None,
     elif model is not None:
         from cuelens.models.classifier import load_classifier
 
-        classifier = load_classifier(model, dataset.task, device=device,
+        classifier = load_classifier(str(model), dataset.task, device=device,
                                      trust_remote_code=trust_remote_code, max_length=max_length)
         classifier.require_trained(allow_untrained)
-        source = ModelSource(classifier, model, batch_size)
+        source = ModelSource(classifier, str(model), batch_size)
     assert source is not None
     return ProbeResult.of(probe_dataset(
         dataset, source.predict(dataset), scan=scanned, config=config, classifier=classifier,
@@ -233,6 +272,7 @@ def _scan_of(scan: Any, dataset: Dataset) -> Any:
     return scan
 
 
+@checked
 def stress(data: DataSource, *, ops: str | Sequence[str] = DEFAULT_STRESS_OPS,
            seed: int = 0) -> StressSet:
     """Stress questions of the black-box short-circuit test from MCQ data (docs/methods.md §7): per
@@ -250,6 +290,7 @@ def stress(data: DataSource, *, ops: str | Sequence[str] = DEFAULT_STRESS_OPS,
     return build_stress(_dataset(data, None, None).test, operators, seed=seed)
 
 
+@checked
 def augment_dataset(data: DataSource, *, ops: str | Sequence[str] = "crossover,mutation",
                     ratio: float = 1.0, seed: int = 0) -> Augmented:
     """MCQ training data plus ``round(ratio × n)`` generated questions (docs/methods.md §8); as

@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import html
 import json
+import re
 import subprocess
 import sys
 
@@ -121,6 +122,7 @@ def test_hugging_face_dataset_objects():
     assert ds.format == "huggingface" and ds.test.labels == ["yes", "no"]  # -1 = missing
     single = cuelens.load_dataset(train)
     assert single.cross_validated and single.test.hypotheses == ["x y", "z"]
+
 
 def test_a_dataset_dict_with_two_splits_of_one_role_is_one_error():
     """dev and validation: the second was dropped, silently (as a dict of DataFrames and a
@@ -262,9 +264,43 @@ def test_wrong_typed_options_are_one_error(tmp_path):
             (lambda: cuelens.stress(mcq, seed=1.5), r"seed \(--seed\) must be a whole number"),
             (lambda: cuelens.augment_dataset(mcq, seed="x"), "must be a whole number, not 'x'"),
             (lambda: cuelens.augment_dataset(mcq, ratio="1"),
-             "--ratio must be a non-negative number, got '1'")]:
+             r"ratio \(--ratio\) must be a number, not '1'"),
+            (lambda: cuelens.augment_dataset(mcq, ratio=-1),
+             r"ratio \(--ratio\) must be a finite number of at least 0, not -1")]:
         with pytest.raises(UserError, match=message):
             call()
+
+
+@pytest.mark.parametrize("function, arguments, message", [
+    # a TypeError from inside: 'int' object is not callable
+    ("scan", {"progress": 3}, "progress= must be a function of (stage, fraction), not 3"),
+    ("probe", {"progress": 3}, "progress= must be a function of (stage, fraction), not 3"),
+    # taken silently: a text is true (bad records skipped), a number a dataset's name
+    ("load_dataset", {"skip_bad": "no"}, "skip_bad (--skip-bad) must be True or False, not 'no'"),
+    ("scan", {"skip_bad": 0}, "skip_bad (--skip-bad) must be True or False, not 0"),
+    ("probe", {"short_circuit": "no"},
+     "short_circuit (--short-circuit) must be True or False, not 'no'"),
+    ("load_dataset", {"name": 3}, "name= must be a text, not 3"),
+    ("scan", {"cache_dir": 3}, "cache_dir (--cache-dir) must be a text or a pathlib.Path, not 3"),
+    # AttributeError: 'int' object has no attribute 'partition'
+    ("load_dataset", {"source": None, "hf": 3}, "hf (--hf) must be a text, not 3"),
+    # 'missing premise field (3)' on every record
+    ("load_dataset", {"premise_field": 3}, "premise_field (--premise-field) must be a text, not 3"),
+    ("scan", {"label_field": ["label"]},
+     "label_field (--label-field) must be a text, not ['label']"),
+    # TypeError: expected str, bytes or os.PathLike object, not int
+    ("probe", {"predictions": 3}, "predictions (--predictions) must be a text or a pathlib.Path"),
+    ("probe", {"model": 3}, "model (--model) must be a text or a pathlib.Path, not 3"),
+    # checked after loading the model, as audit probe does before (max_length=-1: OverflowError)
+    ("probe", {"model": "no-such-model", "batch_size": 0},
+     "batch_size (--batch-size) must be at least 1, not 0"),
+    ("probe", {"model": "no-such-model", "max_length": -1},
+     "max_length (--max-length) must be at least 1, not -1")])
+def test_arguments_of_another_type_are_one_error_naming_them(function, arguments, message):
+    records = make_nli(30, seed=0)
+    arguments = {"source" if function == "load_dataset" else "data": records, **arguments}
+    with pytest.raises(UserError, match=f"^{re.escape(message)}"):
+        getattr(cuelens, function)(**arguments)
 
 
 def test_ops_and_features_take_a_list_of_names():

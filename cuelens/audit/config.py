@@ -53,6 +53,13 @@ def option_name(name: str) -> str:
     return f"{name} (--{name.replace('_', '-')})"
 
 
+def check_minimum(name: str, value: Any, minimum: int, note: str = "") -> None:
+    """Raise :class:`UserError` naming option ``name`` (:func:`option_name`), its minimum and
+    the value given when ``value`` (``None``: the default) is below ``minimum``."""
+    if value is not None and value < minimum:
+        raise UserError(f"{option_name(name)} must be at least {minimum}{note}, not {value}")
+
+
 @dataclass
 class ScoringOptions:
     """The options a fit needs (:class:`~cuelens.audit.fitting.Fit`): a :class:`ScanConfig`'s
@@ -108,11 +115,8 @@ class ScanConfig(ScanSettings):
             SEGMENTERS.get(self.segmenter)  # an unknown name is a UserError
         for name, minimum in (("folds", 1), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
                               ("alpha", 0), ("max_fit_items", 0), ("min_label_items", 0)):
-            value = getattr(self, name)
-            if value < minimum:
-                raise UserError(f"{option_name(name)} must be at least {minimum}"
-                                + (" (0 = no cap)" if name == "max_fit_items" else "")
-                                + f", not {value}")
+            check_minimum(name, getattr(self, name), minimum,
+                          " (0 = no cap)" if name == "max_fit_items" else "")
         check_seed(self.seed)
         if not math.isfinite(self.alpha):
             raise UserError(f"alpha (--alpha) must be a finite number, not {self.alpha:g}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from cuelens.audit.config import ScanConfig
+from cuelens.audit.config import ScanConfig, option_name
 from cuelens.audit.engines import ENGINES
 from cuelens.data.preference import is_preference_source
 from cuelens.data.schema import FieldMap
@@ -76,5 +76,8 @@ def split_options(options: dict[str, Any]) -> tuple[ScanConfig, FieldMap]:
                         f"{', '.join(sorted(known | set(FIELD_OPTIONS)))}")
     config = ScanConfig(**{k: v for k, v in options.items() if k in known})
     config.validate()
+    for name in FIELD_OPTIONS:
+        if options.get(name) is not None and not isinstance(options[name], str):
+            raise UserError(f"{option_name(name)} must be a text, not {options[name]!r}")
     return config, FieldMap(**{FIELD_OPTIONS[k]: v for k, v in options.items()
                                if k in FIELD_OPTIONS})

@@ -104,7 +104,7 @@ def augment(split: Split, names: list[str], ratio: float = 1.0, seed: int = 0) -
                         path=split.path)
     if not isinstance(ratio, numbers.Real) or isinstance(ratio, bool) or ratio < 0 or \
             not math.isfinite(ratio):
-        raise UserError(f"--ratio must be a non-negative number, got {ratio!r}")
+        raise UserError(f"ratio (--ratio) must be a finite number of at least 0, not {ratio!r}")
     check_seed(seed)
     split.positions(SOURCE_IDS)
     n = len(split)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cuelens.errors import check_seed
-from cuelens.audit.config import check_types, option_name
+from cuelens.audit.config import check_minimum, check_types, option_name
 from cuelens.audit.metrics import METRICS
 from cuelens.errors import UserError
 
@@ -35,7 +35,5 @@ class ProbeConfig:
             raise UserError(f"{option_name('rank_by')}: unknown metric {self.rank_by!r} (choose "
                             f"from {METRICS.choices()})")
         for name in ("top", "bootstrap", "min_items", "min_support"):
-            value = getattr(self, name)
-            if value < 1:
-                raise UserError(f"{option_name(name)} must be at least 1, not {value}")
+            check_minimum(name, getattr(self, name), 1)
         check_seed(self.seed)
