@@ -33,6 +33,11 @@ ARGUMENT_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "Progress": ((Callable,), "a function of (stage, fraction)")}
 API_ONLY = frozenset({"name", "progress"})  # arguments without a CLI option
 Function = TypeVar("Function", bound=Callable[..., Any])
+#: The data arguments of each function, as the error for none or several of them names them.
+LOAD_INPUTS = "exactly one of: the data (a path or in-memory records), train= and test=, or hf="
+DATASET_INPUTS = "exactly one of: the data (a path, in-memory records or a Dataset) or train= " \
+    "and test="
+DATA_INPUT = "the data (a path, in-memory records or a Dataset)"
 
 
 def checked(function: Function) -> Function:
@@ -81,16 +86,14 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
 
 
 def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | None,
-          name: str | None, fields: FieldMap, skip_bad: bool) -> Dataset:
-    """:func:`load_dataset` with its field overrides as one :class:`FieldMap`."""
+          name: str | None, fields: FieldMap, skip_bad: bool,
+          inputs: str = LOAD_INPUTS) -> Dataset:
+    """:func:`load_dataset` with its field overrides as one :class:`FieldMap`; ``inputs``: the
+    caller's data arguments, as an error names them."""
     from cuelens.data.loading import load_dataset as load_files
     from cuelens.data.memory import is_memory_source, load_memory
 
-    if (train is None) != (test is None):
-        raise UserError("train= and test= must be given together")
-    if sum(x is not None and not (isinstance(x, str) and not x) for x in (source, train, hf)) != 1:
-        raise UserError("give exactly one of: the data (a path or in-memory records), train= "
-                        "and test=, or hf=")
+    _check_inputs(source, train, test, hf, inputs)
     if any(is_memory_source(s) for s in (source, train, test)):
         return load_memory(source, train=train, test=test, name=name or "data", fields=fields,
                            skip_bad=skip_bad)
@@ -101,8 +104,21 @@ def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | Non
     return dataset
 
 
+def _check_inputs(source: DataSource, train: DataSource, test: DataSource, hf: str | None,
+                 inputs: str) -> None:
+    """Raise :class:`UserError` unless exactly one of ``source``, ``train=`` with ``test=`` and
+    ``hf`` is given (``inputs``: the caller's data arguments, as the error names them)."""
+    if (train is None) != (test is None):
+        raise UserError("train= and test= must be given together")
+    if sum(x is not None and not (isinstance(x, str) and not x) for x in (source, train, hf)) != 1:
+        raise UserError(f"give {inputs}")
+
+
 def _dataset(data: DataSource, train: DataSource, test: DataSource,
-             fields: FieldMap = FieldMap(), skip_bad: bool = False) -> Dataset:
+             fields: FieldMap = FieldMap(), skip_bad: bool = False,
+             inputs: str = DATASET_INPUTS) -> Dataset:
+    """``data`` if it is a loaded :class:`Dataset`, else :func:`_load` of the arguments
+    (``inputs``: the caller's data arguments, as an error names them)."""
     if isinstance(data, Dataset):
         if train is not None or test is not None:
             raise UserError("give either a Dataset or train=/test=, not both")
@@ -110,7 +126,7 @@ def _dataset(data: DataSource, train: DataSource, test: DataSource,
             raise UserError("field overrides and skip_bad apply while loading: give them to "
                             "cuelens.load_dataset, or pass the data itself")
         return data
-    return _load(data, train, test, None, None, fields, skip_bad)
+    return _load(data, train, test, None, None, fields, skip_bad, inputs)
 
 
 @checked
@@ -151,6 +167,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     else:
         names = parse_feature_option(_names(features, "features") or "none")
     config, fields = split_options(options)
+    _check_inputs(data, train, test, None, DATASET_INPUTS)  # in the API's words, whatever the mode
     mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
     if mode.streaming:
         from cuelens.audit.chunk_scan import scan_files
@@ -287,7 +304,7 @@ def stress(data: DataSource, *, ops: str | Sequence[str] = DEFAULT_STRESS_OPS,
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress
     operators = parse_ops(_names(ops, "ops"))
-    return build_stress(_dataset(data, None, None).test, operators, seed=seed)
+    return build_stress(_dataset(data, None, None, inputs=DATA_INPUT).test, operators, seed=seed)
 
 
 @checked
@@ -306,5 +323,5 @@ def augment_dataset(data: DataSource, *, ops: str | Sequence[str] = "crossover,m
     from cuelens.augment.augmentation import parse_augmenters
 
     names = parse_augmenters(_names(ops, "ops"))
-    dataset = _dataset(data, None, None)
+    dataset = _dataset(data, None, None, inputs=DATA_INPUT)
     return run_augment(dataset.train or dataset.test, names, ratio=ratio, seed=seed)

@@ -177,6 +177,19 @@ def test_dataframe_missing_labels_and_bad_sources():
             cuelens.load_dataset(**given)  # the CLI's 'DATA, --train/--test, or --hf'
     with pytest.raises(UserError, match="^train= and test= must be given together$"):
         cuelens.scan(train="t.jsonl")
+    # scan, probe, stress and augment_dataset take no hf= (they said 'or hf='; a streamed scan
+    # said 'DATA (a file, directory or glob) or --train/--test'), stress and augment no train=
+    pair = r"^give exactly one of: the data \(a path, in-memory records or a Dataset\) or " \
+        r"train= and test=$"
+    for call in (lambda: cuelens.scan(), lambda: cuelens.scan(stats="streaming"),
+                 lambda: cuelens.scan("d.jsonl", train="t.jsonl", test="v.jsonl"),
+                 lambda: cuelens.probe(predictions="p.jsonl")):
+        with pytest.raises(UserError, match=pair):
+            call()
+    for call in (lambda: cuelens.stress(None), lambda: cuelens.augment_dataset(None)):
+        with pytest.raises(UserError, match=r"^give the data \(a path, in-memory records or a "
+                                            r"Dataset\)$"):
+            call()
     with pytest.raises(UserError, match="'dev' and 'validation' both name the dev split"):
         cuelens.load_dataset({"dev": df, "validation": df})  # the second was dropped, silently
     for paths in ({"source": {"train": "t.jsonl", "test": "v.jsonl"}},
