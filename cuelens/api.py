@@ -4,14 +4,11 @@ the test suite (small data, ``folds=3, iterations=1`` to keep them fast)."""
 
 from __future__ import annotations
 
-import functools
-import inspect
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from cuelens.audit.config import KINDS, check_minimum, option_name
+from cuelens.audit.config import check_minimum, checked
 from cuelens.augment.augmentation import Augmented
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.augment.stress import StressSet
@@ -26,13 +23,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str, float], None]
 DataSource = Any  # a path, a pandas.DataFrame, a list of dicts, a datasets.Dataset(Dict), a dict
-#: An argument's annotation (less ``| None``) → the values it takes and how a message names
-#: them; arguments of other annotations (the data, ``ops``, ``scan``, …) are checked where read.
-ARGUMENT_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
-    **KINDS, "str | Path": ((str, os.PathLike), "a text or a pathlib.Path"),
-    "Progress": ((Callable,), "a function of (stage, fraction)")}
-API_ONLY = frozenset({"name", "progress"})  # arguments without a CLI option
-Function = TypeVar("Function", bound=Callable[..., Any])
 #: The data arguments of each function, as the error for none or several of them names them.
 LOAD_INPUTS = "exactly one of: the data (a path or in-memory records), train= and test=, or hf="
 DATASET_INPUTS = "exactly one of: the data (a path, in-memory records or a Dataset) or train= " \
@@ -40,27 +30,6 @@ DATASET_INPUTS = "exactly one of: the data (a path, in-memory records or a Datas
 DATA_INPUT = "the data (a path, in-memory records or a Dataset)"
 
 
-def checked(function: Function) -> Function:
-    """``function`` checking its arguments of an :data:`ARGUMENT_KINDS` annotation before it
-    runs: a value of another type is one :class:`UserError` naming the argument (``progress=3``
-    was a TypeError from inside the scan, ``skip_bad="no"`` skipped bad records)."""
-    signature = inspect.signature(function)
-    kinds = {name: (kind, str(parameter.annotation).endswith("| None"))
-             for name, parameter in signature.parameters.items()
-             if (kind := str(parameter.annotation).removesuffix(" | None")) in ARGUMENT_KINDS}
-
-    @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        for name, value in signature.bind(*args, **kwargs).arguments.items():
-            if name not in kinds or (value is None and kinds[name][1]):
-                continue
-            kind = kinds[name][0]
-            types, what = ARGUMENT_KINDS[kind]
-            if not isinstance(value, types) or (kind != "bool" and isinstance(value, bool)):
-                named = f"{name}=" if name in API_ONLY else option_name(name)
-                raise UserError(f"{named} must be {what}, not {value!r}")
-        return function(*args, **kwargs)
-    return call  # type: ignore[return-value]
 
 
 @checked

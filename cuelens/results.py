@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cuelens.audit.config import checked
 from cuelens.audit.pipeline import Scan
 from cuelens.audit.results import typed_reads
 from cuelens.frames import ResultViews, records_frame, summary_text
@@ -38,6 +39,7 @@ class Viewed:
         fields, nothing copied."""
         return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
 
+    @checked
     def to_html(self, path: str | Path, options: ReportOptions | None = None, *,
                 validate: bool = True) -> Path:
         """Render the HTML report (docs/methods.md §10) to ``path`` (``options``: plotly.js
@@ -48,6 +50,7 @@ class Viewed:
         return render_report(self.results, Path(path), inputs=self.inputs, options=options,
                              validate=validate)
 
+    @checked
     def save(self, out_dir: str | Path, *, report: bool = True,
              report_options: ReportOptions | None = None) -> dict[str, Path]:
         """Write the result's files (:meth:`write`: results.json, run.json, the predictions)
@@ -74,6 +77,7 @@ class Viewed:
 class ScanResult(Viewed, Scan, ResultViews):
     """A scan (:class:`~cuelens.audit.pipeline.Scan`) with its views (docs/api.md, "Results")."""
 
+    @checked
     def save(self, out_dir: str | Path, *, report: bool = True, item_files: str = "auto",
              report_options: ReportOptions | None = None) -> dict[str, Path]:
         """Write the scan's files (:meth:`~cuelens.audit.pipeline.Scan.write`, ``item_files``)

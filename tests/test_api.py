@@ -316,6 +316,21 @@ def test_arguments_of_another_type_are_one_error_naming_them(function, arguments
         getattr(cuelens, function)(**arguments)
 
 
+def test_result_methods_check_their_arguments(tmp_path):
+    """save(report="no") wrote the report (a text is true); to_html(3) and save(3) were
+    TypeErrors from pathlib."""
+    result = cuelens.scan(make_nli(60, seed=0), features="none", folds=3, iterations=1)
+    for call, message in [
+            (lambda: result.save(tmp_path / "a", report="no"),
+             "report= must be True or False, not 'no'"),
+            (lambda: result.save(3), "out_dir= must be a text or a pathlib.Path, not 3"),
+            (lambda: result.to_html(3), "path= must be a text or a pathlib.Path, not 3")]:
+        with pytest.raises(UserError, match=f"^{re.escape(message)}$"):
+            call()
+    assert not (tmp_path / "a").exists()
+    assert "report" not in result.save(tmp_path / "b", report=False)
+
+
 def test_ops_and_features_take_a_list_of_names():
     """ops= as a list, as features= takes one (it failed: 'list' object has no attribute
     'split'); a value of another type is one error naming the argument."""

@@ -1,14 +1,19 @@
 """Options of the word-cue audit (docs/methods.md §2–4): :class:`ScanConfig`, their checks over
 their names and defaults (:class:`~cuelens.audit.results.ScanSettings`, what results.json's
-``config`` records). Light on purpose (numpy only): ``audit scan --help`` reads it.
+``config`` records), and :func:`checked`, the type check of the Python API's arguments. Light on
+purpose (numpy only): ``audit scan --help`` reads it.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -58,6 +63,40 @@ def check_minimum(name: str, value: Any, minimum: int, note: str = "") -> None:
     the value given when ``value`` (``None``: the default) is below ``minimum``."""
     if value is not None and value < minimum:
         raise UserError(f"{option_name(name)} must be at least {minimum}{note}, not {value}")
+
+
+#: An argument's annotation (less ``| None``) → the values it takes and how a message names
+#: them; arguments of other annotations (the data, ``ops``, ``scan``, …) are checked where read.
+ARGUMENT_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    **KINDS, "str | Path": ((str, os.PathLike), "a text or a pathlib.Path"),
+    "Progress": ((Callable,), "a function of (stage, fraction)")}
+#: Arguments named without a CLI option: it has none, or another meaning (``save(report=)``).
+NO_OPTION = frozenset({"name", "progress", "report", "path", "out_dir", "validate"})
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+def checked(function: Function) -> Function:
+    """``function`` (of the Python API, a result's method) checking its arguments of an
+    :data:`ARGUMENT_KINDS` annotation before it runs: a value of another type is one
+    :class:`UserError` naming the argument (``progress=3`` was a TypeError from inside the
+    scan, ``skip_bad="no"`` skipped bad records)."""
+    signature = inspect.signature(function)
+    kinds = {name: (kind, str(parameter.annotation).endswith("| None"))
+             for name, parameter in signature.parameters.items()
+             if (kind := str(parameter.annotation).removesuffix(" | None")) in ARGUMENT_KINDS}
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for name, value in signature.bind(*args, **kwargs).arguments.items():
+            if name not in kinds or (value is None and kinds[name][1]):
+                continue
+            kind = kinds[name][0]
+            types, what = ARGUMENT_KINDS[kind]
+            if not isinstance(value, types) or (kind != "bool" and isinstance(value, bool)):
+                named = f"{name}=" if name in NO_OPTION else option_name(name)
+                raise UserError(f"{named} must be {what}, not {value!r}")
+        return function(*args, **kwargs)
+    return call  # type: ignore[return-value]
 
 
 @dataclass
