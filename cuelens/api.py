@@ -34,8 +34,9 @@ DATA_INPUT = "the data (a path, in-memory records or a Dataset)"
 
 @checked
 def load_dataset(source: DataSource = None, *, train: DataSource = None,
-                 test: DataSource = None, hf: str | None = None, name: str | None = None,
-                 premise_field: str | None = None, hypothesis_field: str | None = None,
+                 test: DataSource = None, hf: str | Path | None = None,
+                 name: str | None = None, premise_field: str | None = None,
+                 hypothesis_field: str | None = None,
                  label_field: str | None = None, choices_field: str | None = None,
                  group_field: str | None = None, skip_bad: bool = False) -> Dataset:
     """Load a dataset from a path, in-memory data or ``train=``/``test=``, or ``hf="snli"`` from
@@ -54,7 +55,7 @@ def load_dataset(source: DataSource = None, *, train: DataSource = None,
         choices=choices_field, group=group_field), skip_bad)
 
 
-def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | None,
+def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | Path | None,
           name: str | None, fields: FieldMap, skip_bad: bool,
           inputs: str = LOAD_INPUTS) -> Dataset:
     """:func:`load_dataset` with its field overrides as one :class:`FieldMap`; ``inputs``: the
@@ -66,15 +67,15 @@ def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | Non
     if any(is_memory_source(s) for s in (source, train, test)):
         return load_memory(source, train=train, test=test, name=name or "data", fields=fields,
                            skip_bad=skip_bad)
-    dataset = load_files(_text(source), train=_text(train), test=_text(test), hf=hf,
+    dataset = load_files(_text(source), train=_text(train), test=_text(test), hf=_text(hf),
                          fields=fields, skip_bad=skip_bad)
     if name is not None:
         dataset.name = name
     return dataset
 
 
-def _check_inputs(source: DataSource, train: DataSource, test: DataSource, hf: str | None,
-                 inputs: str) -> None:
+def _check_inputs(source: DataSource, train: DataSource, test: DataSource,
+                  hf: str | Path | None, inputs: str) -> None:
     """Raise :class:`UserError` unless exactly one of ``source``, ``train=`` with ``test=`` and
     ``hf`` is given (``inputs``: the caller's data arguments, as the error names them)."""
     if (train is None) != (test is None):

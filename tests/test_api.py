@@ -145,6 +145,16 @@ def test_a_dataset_dict_with_two_splits_of_one_role_is_one_error():
     assert not cuelens.load_dataset(capital).cross_validated  # was: Validation ignored
 
 
+def test_hf_takes_the_path_of_a_saved_dataset(tmp_path):
+    """hf=Path(…) of a local directory, as hf="…" (it was AttributeError: 'PosixPath' object
+    has no attribute 'partition')."""
+    datasets = pytest.importorskip("datasets")
+    datasets.Dataset.from_list(make_nli(30, seed=0)).save_to_disk(str(tmp_path / "saved"))
+    loaded = cuelens.load_dataset(hf=tmp_path / "saved")
+    assert loaded.test.ids == cuelens.load_dataset(hf=str(tmp_path / "saved")).test.ids
+    assert len(loaded.test) == 30
+
+
 def test_dataframe_missing_labels_and_bad_sources():
     df = pd.DataFrame({"premise": ["p", "q", "r"], "hypothesis": ["a", "b", "c"],
                        "label": ["yes", None, "no"]})
@@ -296,7 +306,8 @@ def test_wrong_typed_options_are_one_error(tmp_path):
     ("load_dataset", {"name": 3}, "name= must be a text, not 3"),
     ("scan", {"cache_dir": 3}, "cache_dir (--cache-dir) must be a text or a pathlib.Path, not 3"),
     # AttributeError: 'int' object has no attribute 'partition'
-    ("load_dataset", {"source": None, "hf": 3}, "hf (--hf) must be a text, not 3"),
+    ("load_dataset", {"source": None, "hf": 3},
+     "hf (--hf) must be a text or a pathlib.Path, not 3"),
     # 'missing premise field (3)' on every record
     ("load_dataset", {"premise_field": 3}, "premise_field (--premise-field) must be a text, not 3"),
     ("scan", {"label_field": ["label"]},
