@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import unicodedata
 
 import numpy as np
 import pytest
@@ -109,6 +110,32 @@ def test_field_overrides(tmp_path):
     ds = load_dataset(str(write_jsonl(tmp_path / "x.jsonl", rows)),
                       fields=FieldMap(premise="ctx", hypothesis="claim", label="y"))
     assert ds.test.hypotheses == ["h", "i"] and ds.label_names == ["no", "yes"]
+
+
+@pytest.mark.parametrize("header, fields, message", [
+    ("premise,hypothesis,étiquette", FieldMap(label="étiquette"),
+     "missing label field (étiquette); fields present: "),
+    ("prémisse,hypothesis,label", FieldMap(premise="prémisse"),
+     "missing premise field (prémisse); fields present: ")])
+def test_a_field_named_in_another_unicode_form_is_said_to_be(tmp_path, header, fields, message):
+    """A CSV header written in NFD (macOS) and --label-field typed in NFC: the error listed the
+    field as present ('missing label field (étiquette); fields present: étiquette, …')."""
+    (tmp_path / "d.csv").write_text(f"{unicodedata.normalize('NFD', header)}\na,b,x\nc,d,y\n",
+                                    encoding="utf-8")
+    with pytest.raises(UserError) as error:
+        load_dataset(str(tmp_path / "d.csv"), fields=fields)
+    assert message in str(error.value)
+    wanted = fields.label or fields.premise
+    assert str(error.value).endswith(
+        f"; the field {unicodedata.normalize('NFD', wanted)!r} has that name in another Unicode "
+        "form (NFD; the name given: NFC): write it as the data does")
+    mcq = tmp_path / "m.jsonl"
+    choices = unicodedata.normalize("NFD", "réponses")
+    mcq.write_text(json.dumps({"premise": "p", choices: ["a", "b"], "label": 0},
+                              ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match="missing choices field 'réponses'; the field .* has that "
+                                        "name in another Unicode form"):
+        load_dataset(str(mcq), fields=FieldMap(choices="réponses"))
 
 
 def test_csv_tsv_and_gzip(tmp_path):

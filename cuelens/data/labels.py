@@ -119,6 +119,13 @@ def _quoted(labels: Iterable[str]) -> str:
     return ", ".join(repr(label) for label in labels)
 
 
+def unicode_form(text: str) -> str:
+    """The Unicode normal form ``text`` is in, as a message names it: NFC, NFD or neither (two
+    texts that look the same may differ only in it)."""
+    return next((form for form in ("NFC", "NFD") if unicodedata.is_normalized(form, text)),
+                "neither NFC nor NFD")
+
+
 def _original(text: str) -> str:
     """A rewritten text as :func:`rewrites_text` shows it: its repr (which spells out invisible
     characters), said to be not in NFC when it is not (it looks the same as its normal form)."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
 from cuelens.data.dataset import Task
-from cuelens.data.labels import lone_surrogate, normalise_label
+from cuelens.data.labels import lone_surrogate, normalise_label, unicode_form
 
 PREMISE_ALIASES = ("premise", "sentence1", "context", "startphrase", "sent1", "ctx", "question")
 HYPOTHESIS_ALIASES = ("hypothesis", "sentence2", "sentence")
@@ -155,7 +156,21 @@ def _missing_nli_field(record: dict, names: tuple[str | None, ...]) -> RecordErr
                       if name is None or name not in record)
     wanted = name or "/".join(_NLI_ALIASES[role])
     return RecordError(f"missing {role} field ({wanted}); fields present: "
-                       f"{', '.join(sorted(record))}")
+                       f"{', '.join(sorted(record))}{other_form(name, record)}")
+
+
+def other_form(name: str | None, record: Container[str]) -> str:
+    """Why a named field (``--label-field``) that ``record`` lacks looks present: a field that is
+    the same text in another Unicode form (a header written on macOS: NFD), else ``""``."""
+    if name is None or name.isascii():
+        return ""
+    key = unicodedata.normalize("NFC", name)
+    same = next((f for f in record if isinstance(f, str) and f != name
+                 and unicodedata.normalize("NFC", f) == key), None)
+    if same is None:
+        return ""
+    return (f"; the field {same!r} has that name in another Unicode form ({unicode_form(same)}; "
+            f"the name given: {unicode_form(name)}): write it as the data does")
 
 
 def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | None:
@@ -182,7 +197,8 @@ def _choices(record: dict, fields: FieldMap) -> tuple[list[str], list[str] | Non
     """Return (choice texts, choice letters if given, field name)."""
     if fields.choices is not None:
         if fields.choices not in record:
-            raise RecordError(f"missing choices field '{fields.choices}'")
+            raise RecordError(f"missing choices field '{fields.choices}'"
+                              f"{other_form(fields.choices, record)}")
         raw, name = record[fields.choices], fields.choices
     else:
         question = record.get("question")
@@ -214,7 +230,8 @@ def _choices(record: dict, fields: FieldMap) -> tuple[list[str], list[str] | Non
 def _premise(record: dict, fields: FieldMap) -> str:
     if fields.premise is not None:
         if fields.premise not in record:
-            raise RecordError(f"missing premise field '{fields.premise}'")
+            raise RecordError(f"missing premise field '{fields.premise}'"
+                              f"{other_form(fields.premise, record)}")
         return _text(record[fields.premise], fields.premise)
     question = record.get("question")
     if isinstance(question, dict) and "stem" in question:
@@ -256,7 +273,8 @@ def normalise_mcq(record: dict, fields: FieldMap, default_id: str) -> dict | Non
         raise RecordError("a multiple-choice item needs at least 2 choices")
     l_name = fields.label or _first(record, LABEL_ALIASES)
     if l_name is None or l_name not in record:
-        raise RecordError(f"missing label field ({fields.label or '/'.join(LABEL_ALIASES)})")
+        raise RecordError(f"missing label field ({fields.label or '/'.join(LABEL_ALIASES)})"
+                          f"{other_form(fields.label, record)}")
     if is_missing_label(record[l_name]):
         return None
     out = {"id": _record_id(record, default_id),

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from cuelens.data.dataset import Dataset, Task
-from cuelens.data.labels import normalise_label
+from cuelens.data.labels import normalise_label, unicode_form
 from cuelens.data.readers import jsonl_objects
 from cuelens.data.schema import nli_label
 from cuelens.errors import UserError
@@ -81,11 +81,6 @@ def _parse_prediction(value, dataset: Dataset, lookup: dict[str, int], k: int) -
     raise ValueError(f"prediction must be a choice index 0..{k - 1}, got {value!r}")
 
 
-def _unicode_form(text: str) -> str:
-    return next((form for form in ("NFC", "NFD") if unicodedata.is_normalized(form, text)),
-                "neither NFC nor NFD")
-
-
 def _other_form(item_id: str, position: dict[str, int]) -> str:
     """Why an unknown ``item_id`` looks like a test id: the same text in another Unicode form
     (``""`` when no test id is)."""
@@ -95,8 +90,8 @@ def _other_form(item_id: str, position: dict[str, int]) -> str:
     same = next((i for i in position if unicodedata.normalize("NFC", i) == key), None)
     if same is None:
         return ""
-    return (f", which has it in another Unicode form ({_unicode_form(same)}; this file: "
-            f"{_unicode_form(item_id)}): write the ids as the dataset does")
+    return (f", which has it in another Unicode form ({unicode_form(same)}; this file: "
+            f"{unicode_form(item_id)}): write the ids as the dataset does")
 
 
 def parse_probs(value, dataset: Dataset, k: int) -> np.ndarray:
