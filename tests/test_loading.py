@@ -138,6 +138,18 @@ def test_a_field_named_in_another_unicode_form_is_said_to_be(tmp_path, header, f
         load_dataset(str(mcq), fields=FieldMap(choices="réponses"))
 
 
+def test_choices_written_as_one_text_say_how_to_give_them(tmp_path):
+    """A CSV of MCQ items with the choices as one cell: 'must be a list of choices' did not say
+    that a cell holds one text, nor how a CSV gives choices."""
+    (tmp_path / "d.csv").write_text('premise,choices,label\np,"[""a"", ""b""]",0\n')
+    with pytest.raises(UserError, match=r"d.csv, line 2: field 'choices' is one text, not a list "
+                                        r"of choices \(a CSV or TSV cell holds one text: give each "
+                                        r"choice its own column, choice1, choice2"):
+        load_dataset(str(tmp_path / "d.csv"))
+    (tmp_path / "d.csv").write_text("premise,choice1,choice2,label\np,a,b,1\n")
+    assert load_dataset(str(tmp_path / "d.csv")).test.choices == [["a", "b"]]
+
+
 def test_csv_tsv_and_gzip(tmp_path):
     (tmp_path / "d.csv").write_text('premise,hypothesis,label\n"A, b",c,x\nd,e,y\n')
     ds = load_dataset(str(tmp_path / "d.csv"))

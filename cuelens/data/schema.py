@@ -224,6 +224,10 @@ def _choices(record: dict, fields: FieldMap) -> tuple[list[str], list[str] | Non
         if any(isinstance(c, dict) for c in raw):
             raise RecordError(f"field '{name}' mixes choice objects and plain texts")
         return [_text(t, name) for t in raw], None, name
+    if isinstance(raw, str):  # a CSV/TSV cell, or a DataFrame read from one
+        raise RecordError(f"field '{name}' is one text, not a list of choices (a CSV or TSV "
+                          "cell holds one text: give each choice its own column, choice1, "
+                          "choice2, … or ending0, ending1, …)")
     raise RecordError(f"field '{name}' must be a list of choices")
 
 
