@@ -428,6 +428,10 @@ def test_every_public_object_has_a_one_screen_repr(shared_data):
         "<StressSet 20 questions: co 20 generated, 0 skipped")
     augmented = cuelens.augment_dataset(make_mcq(30, seed=0), ops="crossover", ratio=0.5, seed=0)
     assert repr(augmented) == "<Augmented 45 records: 30 original + crossover 15>"
+    many = cuelens.augment_dataset(make_mcq(30, seed=0), ops="crossover", ratio=100, seed=0)
+    made = many.counts["crossover"]  # asked for 3,000: the repr did not say fewer were made
+    assert repr(many) == (f"<Augmented {30 + made:,} records: 30 original + crossover {made:,} "
+                          f"({made:,} of the 3,000 asked for: .shortfall)>")
 
 
 def test_repr_html_headline_is_the_repr_uncut():

@@ -89,7 +89,9 @@ class Augmented:
     def __repr__(self) -> str:  # bounded: never the rows
         made = sum(self.counts.values())
         parts = "".join(f" + {name} {n:,}" for name, n in self.counts.items())
-        return f"<Augmented {plural(len(self.rows), 'record')}: {len(self.rows) - made:,} original{parts}>"
+        short = f" ({made:,} of the {self.asked:,} asked for: .shortfall)" if self.shortfall else ""
+        return (f"<Augmented {plural(len(self.rows), 'record')}: {len(self.rows) - made:,} "
+                f"original{parts}{short}>")
 
 
 def _key(premise: str, question: str | None, choices: list[str]) -> tuple:
