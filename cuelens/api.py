@@ -124,7 +124,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     """
     from cuelens.audit.features import DEFAULT_FEATURES
     from cuelens.audit.icq import parse_feature_option
-    from cuelens.audit.pipeline import scan_dataset
+    from cuelens.audit.pipeline import check_parse_cache, scan_dataset
     from cuelens.audit.preference_scan import scan_preferences
     from cuelens.audit.scan_modes import scan_mode, split_options
     from cuelens.data.preference import load_preferences
@@ -139,13 +139,15 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     config, fields = split_options(options)
     _check_inputs(data, train, test, None, DATASET_INPUTS)  # in the API's words, whatever the mode
     mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
+    used = [] if mode.preference or (mode.streaming and features is None) else names
+    if used != []:
+        check_parse_cache(cache_dir)  # as audit scan, before any work
     if mode.streaming:
         from cuelens.audit.chunk_scan import scan_files
 
         return ScanResult.of(scan_files(_text(data), train=_text(train), test=_text(test),
                                         config=config, fields=fields, skip_bad=skip_bad,
-                                        work_dir=work_dir,
-                                        features=[] if features is None else names,
+                                        work_dir=work_dir, features=used,
                                         cache_dir=cache_dir, progress=progress))
     if mode.preference:
         return ScanResult.of(scan_preferences(

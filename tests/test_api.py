@@ -342,6 +342,19 @@ def test_result_methods_check_their_arguments(tmp_path):
     assert "report" not in result.save(tmp_path / "b", report=False)
 
 
+def test_a_parse_cache_that_cannot_be_written_is_one_error_before_the_scan(tmp_path):
+    """As audit scan --cache-dir: a file as cache_dir was NotADirectoryError once every text was
+    parsed; a scan without ICQ features never touches the cache."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    calls = []
+    with pytest.raises(UserError, match=r"file: cannot write here: .*file is not a directory$"):
+        cuelens.scan(make_nli(60, seed=0), features="tense", cache_dir=blocker, folds=3,
+                     iterations=1, progress=lambda stage, fraction: calls.append(stage))
+    assert calls == []  # before any work
+    cuelens.scan(make_nli(60, seed=0), features="none", cache_dir=blocker, folds=3, iterations=1)
+
+
 def test_ops_and_features_take_a_list_of_names():
     """ops= as a list, as features= takes one (it failed: 'list' object has no attribute
     'split'); a value of another type is one error naming the argument."""

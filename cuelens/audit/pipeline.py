@@ -29,7 +29,7 @@ from cuelens.engine.chunks import ChunkDirectory
 if TYPE_CHECKING:
     from cuelens.audit.segmentation import ScanSegmentation
 
-__all__ = ["Scan", "check_scan_outputs", "scan_dataset", "scan_sections"]
+__all__ = ["Scan", "check_parse_cache", "check_scan_outputs", "scan_dataset", "scan_sections"]
 
 
 def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
@@ -39,16 +39,25 @@ def check_scan_outputs(inputs: list[str], n_evaluated: int, out_dir: str | Path,
     ``item_files`` for ``n_evaluated`` items) and the report (default ``out_dir/report.html``)
     are writable, distinct and overwrite none of the ``inputs``; the parse cache
     (``cache_dir``, else the default) is writable when the scan ``uses_cache``."""
-    from cuelens.audit.parse_cache import default_cache_dir, default_max_bytes
     from cuelens.audit.scan_outputs import item_files_mode, scan_output_paths
-    from cuelens.outputs import check_outputs, check_writable_dir
+    from cuelens.outputs import check_outputs
 
     out_dir = Path(out_dir)
     paths = scan_output_paths(out_dir, item_files_mode(item_files, n_evaluated))
     check_outputs([*paths.values(), report or out_dir / "report.html"], inputs)
     if uses_cache:
-        check_writable_dir(cache_dir or default_cache_dir())
-        default_max_bytes()  # an unusable $CUELENS_CACHE_MAX_BYTES fails here, not mid-scan
+        check_parse_cache(cache_dir)
+
+
+def check_parse_cache(cache_dir: str | Path | None) -> None:
+    """Before any computation: the parse cache (``cache_dir``, else the default) is writable and
+    ``$CUELENS_CACHE_MAX_BYTES`` readable (a file as ``cache_dir`` failed with
+    NotADirectoryError once the texts were parsed)."""
+    from cuelens.audit.parse_cache import default_cache_dir, default_max_bytes
+    from cuelens.outputs import check_writable_dir
+
+    check_writable_dir(cache_dir or default_cache_dir())
+    default_max_bytes()
 
 
 VARYING_CHOICES = ("items have different numbers of choices: only the MCQ artifact baselines "
