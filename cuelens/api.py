@@ -30,8 +30,6 @@ DATASET_INPUTS = "exactly one of: the data (a path, in-memory records or a Datas
 DATA_INPUT = "the data (a path, in-memory records or a Dataset)"
 
 
-
-
 @checked
 def load_dataset(source: DataSource = None, *, train: DataSource = None,
                  test: DataSource = None, hf: str | Path | None = None,
