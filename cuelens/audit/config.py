@@ -67,7 +67,7 @@ def check_minimum(name: str, value: Any, minimum: int, note: str = "") -> None:
 
 #: An argument's annotation (less ``| None``) → the values it takes and how a message names
 #: them; arguments of other annotations (the data, ``ops``, ``scan``, …) are checked where read.
-ARGUMENT_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+ARGUMENT_KINDS: dict[str, tuple[tuple[Any, ...], str]] = {
     **KINDS, "str | Path": ((str, os.PathLike), "a text or a pathlib.Path"),
     "Progress": ((Callable,), "a function of (stage, fraction)")}
 #: Arguments named without a CLI option: it has none, or another meaning (``save(report=)``).

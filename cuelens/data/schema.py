@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +159,7 @@ def _missing_nli_field(record: dict, names: tuple[str | None, ...]) -> RecordErr
                        f"{', '.join(sorted(record))}{other_form(name, record)}")
 
 
-def other_form(name: str | None, record: Container[str]) -> str:
+def other_form(name: str | None, record: Iterable[str]) -> str:
     """Why a named field (``--label-field``) that ``record`` lacks looks present: a field that is
     the same text in another Unicode form (a header written on macOS: NFD), else ``""``."""
     if name is None or name.isascii():
