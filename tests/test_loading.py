@@ -263,6 +263,24 @@ def test_hf_directory_of_one_dataset_saved_to_disk(tmp_path):
     assert from_disk.test.hypotheses == jsonl.test.hypotheses
 
 
+def test_hf_directory_of_a_dataset_dict_saved_to_disk_keeps_its_splits(tmp_path):
+    """`--hf DIR` of a `DatasetDict.save_to_disk`: its splits as saved. datasets' load_dataset
+    read the folders by name and merged dev and validation into one validation split, silently;
+    two splits of one role are now the error a dict of splits gives."""
+    datasets = pytest.importorskip("datasets")
+    rows = datasets.Dataset.from_list([{"id": str(i), "premise": f"p {i}", "hypothesis": f"h {i}",
+                                        "label": "ab"[i % 2]} for i in range(30)])
+    datasets.DatasetDict({"train": rows.select(range(20)), "dev": rows.select(range(20, 25)),
+                          "validation": rows.select(range(25, 30))}).save_to_disk(
+        str(tmp_path / "both"))
+    with pytest.raises(UserError, match="split names 'dev' and 'validation' both name the dev "
+                                        "split"):
+        load_dataset(hf=str(tmp_path / "both"))
+    datasets.DatasetDict({"train": rows.select(range(20)), "dev": rows.select(range(20, 25))}) \
+        .save_to_disk(str(tmp_path / "dev"))
+    loaded = load_dataset(hf=str(tmp_path / "dev"))
+    assert loaded.test.ids == ["20", "21", "22", "23", "24"] and len(loaded.train) == 20
+
 @pytest.mark.parametrize("field", ["options", "endings", "answers"])
 def test_hf_multiple_choice_class_label_is_the_choice_index(tmp_path, field):
     """A multiple-choice dataset whose choices are under another alias than 'choices' and whose

@@ -27,8 +27,10 @@ def _rows(dataset, class_names: dict[str, list[str]], is_mcq_hint: bool):
 
 
 def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Split]:
-    """Load ``name[:config]`` with ``datasets.load_dataset`` (a directory of one ``Dataset``
-    saved with ``save_to_disk``: ``datasets.load_from_disk``) and normalise each split."""
+    """Load ``name[:config]`` with ``datasets.load_dataset`` (a directory of one ``Dataset`` or
+    a ``DatasetDict`` saved with ``save_to_disk``: ``datasets.load_from_disk``, which keeps the
+    splits as saved, where ``load_dataset`` merged ``dev`` and ``validation`` by their folders'
+    names) and normalise each split."""
     try:
         import datasets  # noqa: F401  (optional dependency)
     except ImportError:
@@ -41,6 +43,8 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
     try:
         if (Path(name) / "state.json").is_file():  # one Dataset saved with save_to_disk
             loaded = {"train": datasets.load_from_disk(name)}  # one split: cross-validated
+        elif (Path(name) / "dataset_dict.json").is_file():  # a DatasetDict saved with it
+            loaded = datasets.load_from_disk(name)
         else:
             loaded = datasets.load_dataset(name, config or None)
     except Exception as exc:  # hub/network/cache errors all end the same way for the user
