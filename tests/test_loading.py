@@ -280,6 +280,10 @@ def test_hf_directory_of_a_dataset_dict_saved_to_disk_keeps_its_splits(tmp_path)
         .save_to_disk(str(tmp_path / "dev"))
     loaded = load_dataset(hf=str(tmp_path / "dev"))
     assert loaded.test.ids == ["20", "21", "22", "23", "24"] and len(loaded.train) == 20
+    with pytest.raises(UserError, match=r"dev: a Hugging Face dataset saved with save_to_disk, not "
+                                        r"data files: give it as --hf \(hf= in the Python API\)$"):
+        load_dataset(str(tmp_path / "dev"))  # it read 'no train/dev/test .jsonl/… files'
+
 
 @pytest.mark.parametrize("field", ["options", "endings", "answers"])
 def test_hf_multiple_choice_class_label_is_the_choice_index(tmp_path, field):

@@ -41,6 +41,10 @@ def split_entries(directory: Path, usable: Callable[[Path], bool]) -> dict[str, 
 
 def _find_split_files(directory: Path) -> dict[str, Path]:
     found = split_entries(directory, is_data_file)
+    if not found and any((directory / name).is_file()
+                         for name in ("state.json", "dataset_dict.json")):
+        raise UserError("a Hugging Face dataset saved with save_to_disk, not data files: give it "
+                        "as --hf (hf= in the Python API)", path=str(directory))
     if not found:
         raise UserError("no train/dev/test .jsonl/.csv/.tsv/.parquet files in this directory",
                         path=str(directory))
