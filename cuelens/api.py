@@ -180,7 +180,7 @@ def probe(data: DataSource = None, *, model: str | Path | None = None,
           rank_by: str = ProbeConfig.rank_by, min_support: int = ProbeConfig.min_support,
           bootstrap: int = ProbeConfig.bootstrap, min_items: int = ProbeConfig.min_items,
           seed: int = ProbeConfig.seed, short_circuit: bool = False,
-          batch_size: int | None = None, max_length: int = 128, device: str = "auto",
+          batch_size: int | None = None, max_length: int | None = None, device: str = "auto",
           trust_remote_code: bool = False, id_field: str | None = None, norm: str = "none",
           allow_untrained: bool = False, progress: Progress | None = None) -> ProbeResult:
     """Probe a model (``model=``), a predictions file or evaluation log (``predictions=``) or any

@@ -330,3 +330,31 @@ def test_a_max_length_beyond_the_model_is_one_error(tmp_path, command):
     assert result.exit_code == 2, result.output
     assert "--max-length 100 is more than model" in " ".join(result.output.split())
     assert "(64 tokens); give at most 64" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("arch, limit", [("bert", 80), ("roberta", 79)])
+def test_a_model_whose_tokenizer_gives_no_limit_reads_up_to_its_position_embeddings(
+        tmp_path, arch, limit):
+    """A tokenizer without model_max_length (HF's huge 'unset' value) gave no limit: the default
+    --max-length 128 on a model of 80 positions was a RuntimeError traceback from the position
+    embeddings on the first long item. Now the default is lowered to the model's limit (RoBERTa's
+    positions start after its padding index) and a longer --max-length is one error line."""
+    train, test = nli_planted()
+    test[0] = {**test[0], "premise": " ".join([test[0]["premise"]] * 20)}  # > 128 tokens
+    data, _, _, _ = _setup(tmp_path, (train, test))
+    texts = [" ".join([r["premise"], r["hypothesis"]]) for r in train + test]
+    base = tiny_bert_dir(tmp_path / arch, texts, arch=arch)  # 80 position embeddings
+    result = invoke("train", data, "--model", base, "--out", tmp_path / "model", "--epochs", 1,
+                    "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "model" / "config.json").read_text())
+    assert saved["cuelens"]["max_length"] == limit
+    result = invoke("probe", data, "--model", tmp_path / "model", "--out", tmp_path / "probe",
+                    "--device", "cpu", "--bootstrap", 50)
+    assert result.exit_code == 0, result.output
+    for command, model in (("train", base), ("probe", tmp_path / "model")):
+        result = invoke(command, data, "--model", model, "--out", tmp_path / "o", "--device",
+                        "cpu", "--max-length", limit + 1)
+        assert result.exit_code == 2, result.output
+        assert (f"--max-length {limit + 1} is more than model '{model}' reads ({limit} tokens)"
+                in " ".join(result.output.split()))

@@ -19,12 +19,14 @@ AllowUntrainedOpt = Annotated[bool, typer.Option(
     "--allow-untrained", help="Probe a model whose classification head is not in its checkpoint "
     "(random weights; e.g. a base encoder): by default that stops with a pointer to `audit "
     "train`; with this the probe runs and says so.")]
-MaxLengthOpt = Annotated[int, typer.Option(help="Truncate each (premise, text) pair to this many "
-                                                "tokens.")]
+MaxLengthOpt = Annotated[Optional[int], typer.Option(
+    help="Truncate each (premise, text) pair to this many tokens (default: 128, or what the "
+    "model reads when less); at most what it reads: its tokenizer's model_max_length, else its "
+    "position embeddings.")]
 
 
 def load_model(name: str, dataset, *, fresh_head: bool, device: str, trust_remote_code: bool,
-               max_length: int):
+               max_length: int | None):
     """Load the task's classifier for ``dataset`` and print the resolved model id."""
     from cuelens.models.classifier import load_classifier
 

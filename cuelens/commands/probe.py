@@ -82,7 +82,7 @@ def probe(
     batch_size: Annotated[Optional[int], typer.Option(
         help="Inference batch size (default: 64 on CPU, 256 on GPU; with --llm, rows of a "
              "prompt and its options: 16 on CPU, 64 on GPU).")] = None,
-    max_length: MaxLengthOpt = 128,
+    max_length: MaxLengthOpt = None,
     backend: Annotated[str, typer.Option(
         help="Inference backend: auto (ONNX Runtime on the CPU when it matches torch within "
              "1e-4, else torch), torch, onnx, torch-int8.")] = "auto",

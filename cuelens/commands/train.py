@@ -30,7 +30,7 @@ def train(
     epochs: Annotated[int, typer.Option(help="Training epochs.")] = 3,
     lr: Annotated[float, typer.Option(help="Peak learning rate (AdamW, linear schedule).")] = 2e-5,
     batch_size: Annotated[int, typer.Option(help="Training batch size (items).")] = 16,
-    max_length: MaxLengthOpt = 128,
+    max_length: MaxLengthOpt = None,
     seed: SeedOpt = 0,
     device: DeviceOpt = "auto",
     trust_remote_code: TrustOpt = False,
@@ -66,7 +66,7 @@ def train(
 
     started = time.time()
     for name, value in (("epochs", epochs), ("batch-size", batch_size), ("max-length", max_length)):
-        if value < 1:
+        if value is not None and value < 1:
             raise UserError(f"--{name} must be at least 1")
     if not (math.isfinite(lr) and lr >= 0):
         raise UserError(f"--lr must be a finite number ≥ 0, got {lr}")
@@ -101,7 +101,7 @@ def train(
     training = {"loss": dynamics.loss, "bias": bias_info, "config": asdict(config)}
     print_loss(training)
     clf.model.config.update({"cuelens": {"task": dataset.task, "label_names": dataset.label_names,
-                                         "max_length": max_length, "training": training}})
+                                         "max_length": clf.max_length, "training": training}})
 
     def save(staging: Path) -> None:
         clf.model.save_pretrained(staging, safe_serialization=True)

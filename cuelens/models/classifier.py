@@ -23,6 +23,7 @@ HEADS = {Task.NLI: "AutoModelForSequenceClassification",
 DEFAULT_BATCH = {"cpu": 64, "cuda": 256}
 _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
 HEAD_NOUN = {Task.NLI: "classification", Task.MCQ: "multiple-choice"}
+DEFAULT_MAX_LENGTH = 128  # tokens per input unless the model reads fewer (input_limit)
 
 
 def _weights(names: tuple[str, ...], shown: int = 3) -> str:
@@ -41,7 +42,7 @@ class Classifier:
     device: str
     name: str
     resolved: str
-    max_length: int = 128
+    max_length: int = DEFAULT_MAX_LENGTH
     backend: str = "torch"
     untrained: tuple[str, ...] = ()  # weights not in the checkpoint, initialised at random
     _runner: Runner | None = field(default=None, repr=False)
@@ -144,9 +145,11 @@ def backend_agreement(clf: Classifier, split: Split, reference: str = "torch", s
 
 def load_classifier(name: str, task: str, *, label_names: list[str] | None = None,
                     device: str = "auto", trust_remote_code: bool = False,
-                    max_length: int = 128) -> Classifier:
+                    max_length: int | None = None) -> Classifier:
     """Load tokenizer and the task's head. ``label_names`` (NLI) sets a fresh head's size and
     its ``id2label``/``label2id`` (training); leave it ``None`` to load a model as saved.
+    ``max_length``: tokens per input, at most :func:`input_limit` (more is a
+    :class:`UserError`); ``None``: :data:`DEFAULT_MAX_LENGTH`, or the limit when lower.
     ``Classifier.untrained``: the weights the checkpoint lacks (transformers' loading info
     ``missing_keys``), e.g. the head of a base encoder (:meth:`Classifier.require_trained`)."""
     import transformers
@@ -165,8 +168,10 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
                                   output_loading_info=True, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
         raise UserError(f"model '{name}' has no fast tokenizer (tokenizer.json); cuelens needs one")
-    limit = tokenizer.model_max_length  # huge when the tokenizer does not say
-    if limit < 1_000_000 and max_length > limit:  # a longer item crashed the forward pass
+    limit = input_limit(tokenizer, model)
+    if max_length is None:
+        max_length = DEFAULT_MAX_LENGTH if limit is None else min(DEFAULT_MAX_LENGTH, limit)
+    elif limit is not None and max_length > limit:  # a longer item crashed the forward pass
         raise UserError(f"--max-length {max_length} is more than model '{name}' reads "
                         f"({limit} tokens); give at most {limit}")
     _ensure_padding(tokenizer, model, name)
@@ -175,6 +180,20 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
     return Classifier(model=model, tokenizer=tokenizer, task=task, device=resolved_device,
                       name=name, resolved=resolve_model_name(name), max_length=max_length,
                       untrained=tuple(sorted(info.get("missing_keys", ()))))
+
+
+def input_limit(tokenizer, model) -> int | None:
+    """The most tokens ``model`` reads: its tokenizer's ``model_max_length`` when set (unset, it
+    is a huge sentinel), else its absolute position embeddings (RoBERTa's start after the
+    padding index); ``None`` when neither says (e.g. relative positions)."""
+    if tokenizer.model_max_length < 1_000_000:
+        return int(tokenizer.model_max_length)
+    config = model.config
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or not getattr(config, "position_biased_input", True):
+        return None  # DeBERTa-v2 and the like: relative positions, no fixed limit
+    offset = getattr(getattr(model.base_model, "embeddings", None), "padding_idx", None)
+    return positions - (offset + 1 if isinstance(offset, int) else 0)
 
 
 def _ensure_padding(tokenizer, model, name: str) -> None:
