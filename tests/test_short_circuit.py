@@ -229,3 +229,50 @@ def test_short_circuit_operators_are_checked_under_their_own_option(ops, message
 
     with pytest.raises(UserError, match=re.escape(message)):
         ShortCircuitOptions(ops=ops).validate()
+
+
+def test_an_operator_that_builds_no_question_is_listed_as_not_applicable(tmp_path, capsys):
+    """One rule for --sc-ops: an English-only operator on other text (it was an error after the
+    model had predicted, the default --sc-ops failing on every Chinese dataset) and an operator
+    that could change no question (it was left out of per_op, silently) are both in per_op with
+    n 0, no pass rate and why, in the terminal and the report."""
+    from tiny_models import tiny_bert_dir
+
+    from cuelens.commands.probe import print_short_circuit
+    from cuelens.data.dataset import Split
+    from cuelens.models.classifier import load_classifier
+    from cuelens.probes.short_circuit import short_circuit
+    from cuelens.reports.probe import _probe_short_circuit
+    from cuelens.reports.section import Section
+
+    def split_of(premise: str, right: list[str], wrong: str) -> Split:
+        split = Split(name="test", path="test.jsonl", task="mcq")
+        for i, choice in enumerate(right):
+            split.append({"id": f"q{i}", "premise": premise, "choices": [choice, wrong],
+                          "label": 0}, raw="", line=i + 1)
+        return split
+
+    english = split_of("the glass fell .", ["it broke .", "he ate food .", "it sang ."],
+                       "the glass was hungry .")
+    chinese = split_of("玻璃杯掉在地上。", ["杯子碎了。", "他吃了饭。", "鸟在唱歌。"], "杯子饿了。")
+    texts = [" ".join(["the glass fell it broke he ate food sang was hungry",
+                       *"玻璃杯掉在地上碎了他吃饭鸟唱歌饿"])] * 3
+    clf = load_classifier(str(tiny_bert_dir(tmp_path / "m", texts)), "mcq", device="cpu")
+    correct = np.ones(3, dtype=bool)
+    section = short_circuit(english, correct, clf, ops="co,neg-")  # no "not" to remove
+    assert section["per_op"]["co"]["n"] == 3
+    assert section["per_op"]["neg-"] == {
+        "n": 0, "pass_rate": None,
+        "not_applicable": "it could change none of the 3 correctly answered questions"}
+    section = short_circuit(chinese, correct, clf, ops="co,mt,neg+,voice")
+    assert [op for op, row in section["per_op"].items() if row["n"]] == ["co", "mt"]
+    assert section["per_op"]["voice"]["not_applicable"] == (
+        "works on English text only and this text is 'zh'")
+    print_short_circuit(section)
+    printed = " ".join(capsys.readouterr().err.split())
+    assert "not applicable: neg+, voice: works on English text only" in printed
+    sec = Section("probe", "Does a model use the cues?")
+    _probe_short_circuit(sec, {"short_circuit": section})
+    assert sec.context["not_applicable_ops"] == [
+        "Neg+ add negation, Voice subject/object swap (works on English text only and this "
+        "text is 'zh')"]

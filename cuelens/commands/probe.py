@@ -103,8 +103,10 @@ def probe(
                                            "0).")] = 0.14,
     t2: Annotated[float, typer.Option(help="Fixed AW threshold t2 (count of scores above it ≥ "
                                            "2).")] = 0.13,
-    sc_ops: Annotated[str, typer.Option(help="Operators of the black-box short-circuit test.")]
-    = DEFAULT_STRESS_OPS,
+    sc_ops: Annotated[str, typer.Option(
+        help="Operators of the black-box short-circuit test; one that builds no question "
+        "(English-only on other text, or no correctly answered question it can change) is "
+        "listed as not applicable.")] = DEFAULT_STRESS_OPS,
     llm: LLMOpt = None,
     prompt: PromptOpt = None,
     base_url: BaseUrlOpt = None,
@@ -299,9 +301,15 @@ def print_short_circuit(section: dict) -> None:
         low, high = section["aw_ci"]
         aw += f" [{low * 100:.1f}, {high * 100:.1f}]"
     table = Table("op", "n", "pass rate", title=f"Short-circuit tests (AW {aw})")
+    reasons: dict[str, list[str]] = {}
     for op, row in section["per_op"].items():
-        table.add_row(op, str(row["n"]), f"{row['pass_rate'] * 100:.1f}%")
+        rate = row["pass_rate"]
+        table.add_row(op, str(row["n"]), "n/a" if rate is None else f"{rate * 100:.1f}%")
+        if "not_applicable" in row:
+            reasons.setdefault(row["not_applicable"], []).append(op)
     console.print(table)
+    for reason, ops in reasons.items():
+        console.print(f"[yellow]not applicable:[/] {escape(', '.join(ops))}: {escape(reason)}")
     if section.get("aw_thresholds"):
         th = section["aw_thresholds"]
         rate = "n/a" if th["null_rate"] is None else f"{th['null_rate'] * 100:.1f}%"

@@ -7,12 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
 from cuelens.data.dataset import Split
 from cuelens.probes.attention import T1, T2, AWResult, aw_test, check_threshold_mode
+from cuelens.wording import plural
+
+if TYPE_CHECKING:
+    from cuelens.augment.operators import Operator
 
 
 def pass_rates(stress_rows: Sequence[dict], predicted: np.ndarray) -> dict[str, dict]:
@@ -24,6 +29,16 @@ def pass_rates(stress_rows: Sequence[dict], predicted: np.ndarray) -> dict[str, 
         mask = ops == op
         per_op[op] = {"n": int(mask.sum()), "pass_rate": round(float(right[mask].mean()), 6)}
     return per_op
+
+
+def not_applicable(op: Operator, language: str, n_correct: int) -> str:
+    """Why ``op`` built no stress question from the ``n_correct`` correctly answered questions
+    of text in ``language`` (its ``per_op`` entry's ``not_applicable``)."""
+    if op.english_only and language != "en":
+        return f"works on English text only and this text is {language!r}"
+    if n_correct == 0:
+        return "the model answered no question correctly"
+    return f"it could change none of the {plural(n_correct, 'correctly answered question')}"
 
 
 def summary(aw: AWResult, per_op: dict[str, dict]) -> dict:
@@ -43,7 +58,11 @@ def summary(aw: AWResult, per_op: dict[str, dict]) -> dict:
 def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = DEFAULT_OPS,
                   aw_thresholds: str = "calibrated", t1: float = T1, t2: float = T2,
                   seed: int = 0, progress=None) -> dict:
-    """Both short-circuit tests of a loaded classifier on the correctly answered questions."""
+    """Both short-circuit tests of a loaded classifier on the correctly answered questions;
+    an operator of ``ops`` that builds no question (English-only on other text, or no question
+    it can change) is in ``per_op`` with ``n`` 0, ``pass_rate`` None and why
+    (:func:`not_applicable`)."""
+    from cuelens.audit.segmentation import split_language
     from cuelens.augment.operators import parse_ops
     from cuelens.augment.stress import build_stress, stress_split
 
@@ -53,11 +72,18 @@ def short_circuit(split: Split, correct: np.ndarray, classifier, *, ops: str = D
     aw = aw_test(classifier.model, classifier.tokenizer, premises, right,
                  thresholds=aw_thresholds, t1=t1, t2=t2, seed=seed, device=classifier.device,
                  max_length=classifier.max_length, on_batch=progress)
-    stress = build_stress(split, parse_ops(ops), seed=seed, items=items.tolist())
-    if not stress.rows:
-        return summary(aw, {})
-    probs = classifier.predict_proba(stress_split(stress))
-    return summary(aw, pass_rates(stress.rows, probs.argmax(axis=1)))
+    chosen = parse_ops(ops)
+    language = split_language(split)
+    usable = [op for op in chosen if language == "en" or not op.english_only]
+    rates: dict[str, dict] = {}
+    if usable and len(items):
+        stress = build_stress(split, usable, seed=seed, items=items.tolist())
+        if stress.rows:
+            probs = classifier.predict_proba(stress_split(stress))
+            rates = pass_rates(stress.rows, probs.argmax(axis=1))
+    return summary(aw, {op.name: rates.get(op.name) or {
+        "n": 0, "pass_rate": None, "not_applicable": not_applicable(op, language, len(items))}
+        for op in chosen})
 
 
 # --- the probe section ``short_circuit`` (listed in cuelens.probes.sections) ------------------

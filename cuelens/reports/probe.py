@@ -134,6 +134,12 @@ def _probe_short_circuit(sec: Section, pr: dict) -> None:
         return
     ops = [(OPERATOR_NAMES.get(op, op), v) for op, v in sc.get("per_op", {}).items()
            if v.get("pass_rate") is not None]
+    reasons: dict[str, list[str]] = {}  # operators that built no question, by why
+    for op, v in sc.get("per_op", {}).items():
+        if v.get("not_applicable"):
+            reasons.setdefault(v["not_applicable"], []).append(OPERATOR_NAMES.get(op, op))
+    sec.context["not_applicable_ops"] = [f"{', '.join(names)} ({reason})"
+                                         for reason, names in reasons.items()]
     if "aw" in sc and sc["aw"] is not None:
         ops.insert(0, ("AW (attention to the premise)", {"pass_rate": sc["aw"], "n": None}))
     if not ops:
