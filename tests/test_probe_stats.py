@@ -210,6 +210,31 @@ def test_predictions_probs_object_and_malformed_json(tmp_path):
         read_predictions(tmp_path / "broken.jsonl", dataset)
 
 
+def test_probs_that_favour_another_answer_than_the_prediction_are_one_warning(tmp_path):
+    """probs in the model's label order (entailment, neutral, contradiction) instead of the
+    dataset's sorted one were read silently; the probe scores prediction and now says so on
+    the lines where probs disagree (ties and agreeing lines are fine)."""
+    train, test = nli_planted()
+    dataset = _dataset(tmp_path, train, test)
+    model_order = ["entailment", "neutral", "contradiction"]
+    rows = [{"id": r["id"], "prediction": r["label"],
+             "probs": [0.8 if label == r["label"] else 0.1 for label in model_order]}
+            for r in test]
+    rows[0]["probs"] = {"contradiction": 0.4, "entailment": 0.4, "neutral": 0.2}  # a tie
+    preds = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows), dataset)
+    gold = [dataset.label_names.index(r["label"]) for r in test]
+    assert preds.pred.tolist() == gold  # prediction, not probs, is scored
+    assert test[1]["label"] == "contradiction"  # its 0.8 is read as neutral's
+    assert preds.notes == [
+        f"{tmp_path / 'p.jsonl'}: on {len(test) - 1} of {len(test)} lines \"probs\" favour "
+        "another answer than \"prediction\" (e.g. line 2: 'contradiction' predicted, 'neutral' "
+        "most probable); the probe scores \"prediction\"; probs are read in the dataset's label "
+        "order (contradiction, entailment, neutral)"]
+    agreeing = [{**r, "probs": [0.8 if label == r["prediction"] else 0.1
+                                for label in dataset.label_names]} for r in rows]
+    assert read_predictions(write_jsonl(tmp_path / "q.jsonl", agreeing), dataset).notes == []
+
+
 def test_numeric_nli_labels_take_numeric_predictions(tmp_path):
     """A dataset whose labels are the numbers 0/1/2 takes the same numbers as predictions (and
     2.0 as 2), as the dataset's own labels were read (it was 'unknown label 1 (labels: 0, 1,

@@ -134,6 +134,7 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
     pred = np.full(len(position), MISSING, dtype=np.int64)
     probs: np.ndarray | None = None
     n_with_probs = 0
+    disagree: list[tuple[int, int, int]] = []  # (line, prediction, most probable answer)
     for line_no, row in jsonl_objects(path):
         try:
             if "id" not in row or "prediction" not in row:
@@ -154,6 +155,9 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
                     probs = np.full((len(position), _n_outputs(dataset)), np.nan)
                 probs[i, :k] = parse_probs(row["probs"], dataset, k)
                 n_with_probs += 1
+                top = int(np.argmax(probs[i, :k]))
+                if pred[i] >= 0 and probs[i, pred[i]] < probs[i, top] * (1 - 1e-6):
+                    disagree.append((line_no, int(pred[i]), top))
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line_no) from None
     missing = [item_id for item_id, i in position.items() if pred[i] == MISSING]
@@ -163,7 +167,23 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
                         f"prediction (e.g. {shown})", path=str(path))
     if probs is not None and n_with_probs != len(position):
         raise UserError('"probs" must be given for every line or for none', path=str(path))
-    return Predictions(pred=pred, probs=probs)
+    notes = [_disagreement_note(path, disagree, len(position), dataset)] if disagree else []
+    return Predictions(pred=pred, probs=probs, notes=notes)
+
+
+def _disagreement_note(path: Path, disagree: list[tuple[int, int, int]], n: int,
+                       dataset: Dataset) -> str:
+    """The warning for lines whose ``probs`` favour another answer than their ``prediction``
+    (``(line, prediction, most probable)``): the probe scores ``prediction``."""
+    def name(index: int) -> str:
+        return repr(dataset.label_names[index]) if dataset.task == Task.NLI else f"choice {index}"
+
+    line, said, top = disagree[0]
+    order = (f"; probs are read in the dataset's label order ({', '.join(dataset.label_names)})"
+             if dataset.task == Task.NLI else "")
+    return (f"{path}: on {len(disagree):,} of {n:,} lines \"probs\" favour another answer than "
+            f"\"prediction\" (e.g. line {line}: {name(said)} predicted, {name(top)} most "
+            f"probable); the probe scores \"prediction\"{order}")
 
 
 def classifier_predictions(clf, dataset: Dataset, batch_size: int | None = None,
