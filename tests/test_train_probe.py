@@ -190,6 +190,11 @@ def test_mcq_train_and_probe(tmp_path):
     (["--model", "x", "--int8", "--backend", "onnx"], "--int8 is --backend torch-int8"),
     (["--predictions", "p.jsonl", "--short-circuit", "--aw-thresholds", "loose"],
      "unknown AW thresholds 'loose'"),
+    # NaN flagged no question (AW 0%), a negative threshold every one (AW 100%), silently
+    (["--model", "x", "--short-circuit", "--aw-thresholds", "fixed", "--t1", "nan"],
+     "--t1 is an attention weight: give a number from 0 to 1, not nan"),
+    (["--model", "x", "--short-circuit", "--t2", "-3"],
+     "--t2 is an attention weight: give a number from 0 to 1, not -3.0"),
     # it was accepted and silently ignored: the LLM probe never runs it
     (["--llm", "x", "--short-circuit"], "--short-circuit asks a --model new questions"),
     # -3 was an IndexError traceback after loading the model; 0 silently meant the default

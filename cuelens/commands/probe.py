@@ -99,10 +99,10 @@ def probe(
     aw_thresholds: Annotated[str, typer.Option(
         help="AW thresholds: calibrated (per model, 5% rate on unrelated premises) or fixed "
              "(--t1/--t2).")] = "calibrated",
-    t1: Annotated[float, typer.Option(help="Fixed AW threshold t1 (count of scores above it > "
-                                           "0).")] = 0.14,
-    t2: Annotated[float, typer.Option(help="Fixed AW threshold t2 (count of scores above it ≥ "
-                                           "2).")] = 0.13,
+    t1: Annotated[float, typer.Option(help="Fixed AW threshold t1, 0 to 1 (count of scores "
+                                           "above it > 0).")] = 0.14,
+    t2: Annotated[float, typer.Option(help="Fixed AW threshold t2, 0 to 1 (count of scores "
+                                           "above it ≥ 2).")] = 0.13,
     sc_ops: Annotated[str, typer.Option(
         help="Operators of the black-box short-circuit test; one that builds no question "
         "(English-only on other text, or no correctly answered question it can change) is "

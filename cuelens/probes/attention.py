@@ -184,6 +184,15 @@ def check_threshold_mode(mode: str) -> None:
         raise UserError(f"unknown AW thresholds '{mode}' (use {' or '.join(THRESHOLD_MODES)})")
 
 
+def check_thresholds(t1: float, t2: float) -> None:
+    """Fixed thresholds are attention weights: a number from 0 to 1 each (:class:`UserError`
+    naming ``--t1``/``--t2`` otherwise; NaN flagged no question, a negative one every one)."""
+    for name, value in (("t1", t1), ("t2", t2)):
+        if not 0 <= value <= 1:
+            raise UserError(f"--{name} is an attention weight: give a number from 0 to 1, "
+                            f"not {value}")
+
+
 def aw_test(model, tokenizer, premises: Sequence[str], choices: Sequence[str], *,
             thresholds: str = "calibrated", t1: float = T1, t2: float = T2,
             null_draws: int = NULL_DRAWS, seed: int = 0, device: str = "cpu",
@@ -193,6 +202,7 @@ def aw_test(model, tokenizer, premises: Sequence[str], choices: Sequence[str], *
     ``"calibrated"`` (from the null, module docstring) or ``"fixed"`` (``t1``, ``t2``; the
     null rate at those thresholds is still measured and reported). Needs a fast tokenizer."""
     check_threshold_mode(thresholds)
+    check_thresholds(t1, t2)
     n = len(premises)
     flags = np.zeros(n, dtype=bool)
     if n == 0:

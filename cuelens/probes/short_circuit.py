@@ -13,7 +13,8 @@ import numpy as np
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS as DEFAULT_OPS
 from cuelens.data.dataset import Split
-from cuelens.probes.attention import T1, T2, AWResult, aw_test, check_threshold_mode
+from cuelens.probes.attention import (T1, T2, AWResult, aw_test, check_threshold_mode,
+                                      check_thresholds)
 from cuelens.wording import plural
 
 if TYPE_CHECKING:
@@ -98,12 +99,13 @@ class ShortCircuitOptions:
     ops: str = DEFAULT_OPS
 
     def validate(self) -> None:
-        """Unknown operator names or threshold modes fail (``UserError``) before any model
-        work."""
+        """Unknown operator names or threshold modes and thresholds outside 0–1 fail
+        (``UserError``) before any model work."""
         from cuelens.augment.operators import parse_ops
 
         parse_ops(self.ops, "--sc-ops")
         check_threshold_mode(self.aw_thresholds)
+        check_thresholds(self.t1, self.t2)
 
 
 def section(ctx) -> dict | None:
