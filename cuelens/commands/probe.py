@@ -150,6 +150,7 @@ def probe(
     config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
                          min_items=min_items, seed=seed)
     config.validate()
+    report_options = ReportOptions(plotly=plotly)  # checked here, not after the model's work
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
     check_address(address, engine)
@@ -191,7 +192,7 @@ def probe(
                   no_cache=no_cache, calibrate=calibrate, length_norm=length_norm,
                   max_new_tokens=max_new_tokens, config=config, position_bias=position_bias,
                   inputs=[*extra_inputs, *scan_files, *llm_dir], started=started,
-                  report_options=ReportOptions(plotly=plotly))
+                  report_options=report_options)
         return
 
     runner = None
@@ -224,7 +225,7 @@ def probe(
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     if "short_circuit" in result.results["probe"]:
         print_short_circuit(result.results["probe"]["short_circuit"])
-    ProbeResult.of(result).save(out_dir, report_options=ReportOptions(plotly=plotly))
+    ProbeResult.of(result).save(out_dir, report_options=report_options)
     console.print(f"report: [bold]{escape(str(out_dir / 'report.html'))}[/]")
     print_probe(result.results["probe"], out_dir)
 
