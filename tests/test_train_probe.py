@@ -245,6 +245,20 @@ def test_train_refuses_a_learning_rate_that_is_not_a_finite_number(tmp_path, lr)
     assert result.exit_code == 2 and "--lr must be a finite number" in result.output
     assert not (tmp_path / "m").exists()
 
+@pytest.mark.parametrize("seed", ["-1", str(2**32)])
+def test_train_refuses_a_seed_out_of_range_before_loading_the_model(tmp_path, seed):
+    """--seed -1 was a numpy ValueError traceback ('expected non-negative integer') once the
+    model had loaded; audit probe and the other seeded commands take 0 .. 2**32 - 1."""
+    train, test = nli_planted()
+    write_jsonl(tmp_path / "data" / "train.jsonl", train)
+    write_jsonl(tmp_path / "data" / "test.jsonl", test)
+    result = runner.invoke(app, ["train", str(tmp_path / "data"), "--model", "no-such-model",
+                                 "--seed", seed, "--out", str(tmp_path / "m")])
+    assert result.exit_code == 2, result.output
+    assert f"seed (--seed) must be between 0 and 4294967295, not {seed}" in result.output
+    assert not (tmp_path / "m").exists()
+
+
 def test_train_needs_a_training_split(tmp_path):
     write_jsonl(tmp_path / "one.jsonl", nli_planted()[1])
     result = runner.invoke(app, ["train", str(tmp_path / "one.jsonl"), "--out",

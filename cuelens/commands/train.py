@@ -14,7 +14,7 @@ from rich.markup import escape
 from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
                                             item_progress, load_model)
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_seed
 from cuelens.mitigate import LOSS_NAMES
 from cuelens.wording import plural
 
@@ -70,6 +70,7 @@ def train(
             raise UserError(f"--{name} must be at least 1")
     if not (math.isfinite(lr) and lr >= 0):
         raise UserError(f"--lr must be a finite number ≥ 0, got {lr}")
+    check_seed(seed)  # -1 was a numpy ValueError traceback after the model had loaded
     check_replaceable_dir(out, overwrite)
     if debias not in LOSS_NAMES:
         raise UserError(f"unknown --debias {debias!r}; choose from {', '.join(LOSS_NAMES)}")
