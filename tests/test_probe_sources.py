@@ -181,6 +181,35 @@ def test_model_source_runs_the_classifier_once(tmp_path):
     assert runner_calls == [30] and calls == [8] and other.pred.tolist() == [1] * 30  # entailment
 
 
+def test_a_model_label_the_dataset_lacks_is_one_warning():
+    """A 3-way NLI model on 2-label data: its neutral column was dropped silently, each item
+    taking the more probable of the other two (an item the model calls neutral counted as one of
+    them); the predictions stay so and say so."""
+    rows = [{"id": f"n{i}", "premise": "A man sleeps.", "hypothesis": f"Someone rests {i}.",
+             "label": ("entailment", "contradiction")[i % 2]} for i in range(6)]
+    dataset = cuelens.load_dataset(rows)
+
+    class Fixed:
+        resolved, untrained = "fixed", ()
+
+        def untrained_note(self):
+            return None
+
+        class model:  # noqa: N801 - what classifier_predictions reads
+            class config:  # noqa: N801
+                id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}
+
+        def predict_proba(self, split, batch_size=None, on_batch=None):
+            return np.tile([0.3, 0.5, 0.2], (len(split), 1))
+
+    preds = ModelSource(Fixed(), "three-way").predict(dataset)
+    assert preds.pred.tolist() == [1] * 6  # entailment, the more probable of the two
+    np.testing.assert_allclose(preds.probs[0], [0.2, 0.3])
+    assert preds.notes == ["the model also predicts neutral, not a label of this dataset: each "
+                           "item's prediction is the most probable of its labels (contradiction, "
+                           "entailment), and probs leave it out"]
+
+
 def test_llm_prompt_source():
     """LLMPrompt: a backend asked through one template gives the probe's Predictions (the
     arg-max option; calibrated: 0.2/0.1 = 2 > 0.3/0.2 > 0.5/0.7)."""

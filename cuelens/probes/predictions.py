@@ -195,6 +195,16 @@ def classifier_predictions(clf, dataset: Dataset, batch_size: int | None = None,
 
     predict = predict_proba or clf.predict_proba
     probs = predict(dataset.test, batch_size=batch_size, on_batch=on_batch)
+    notes: list[str] = []
     if dataset.task == Task.NLI:
-        probs = probs[:, label_columns(clf.model.config.id2label, dataset.label_names)]
-    return Predictions(pred=probs.argmax(axis=1), probs=probs)
+        id2label = clf.model.config.id2label
+        columns = label_columns(id2label, dataset.label_names)
+        probs = probs[:, columns]
+        unused = [str(id2label[i]) for i in sorted(id2label, key=int)
+                  if int(i) not in set(columns.tolist())]
+        if unused:
+            notes.append(f"the model also predicts {', '.join(unused)}, not a label of this "
+                         f"dataset: each item's prediction is the most probable of its labels "
+                         f"({', '.join(dataset.label_names)}), and probs leave "
+                         f"{'it' if len(unused) == 1 else 'them'} out")
+    return Predictions(pred=probs.argmax(axis=1), probs=probs, notes=notes)
