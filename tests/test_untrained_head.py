@@ -100,3 +100,23 @@ def test_probe_api_takes_allow_untrained(models):
     result = cuelens.probe(dataset, model=str(base), allow_untrained=True, **options)
     assert result.results["probe"]["model"]["untrained_head"] == ["classifier.bias",
                                                                   "classifier.weight"]
+
+
+def test_a_head_for_another_task_is_untrained_and_training_replaces_it(models, tmp_path):
+    """An NLI model probed on multiple-choice data (or back) was a transformers RuntimeError
+    traceback ('You set `ignore_mismatched_sizes` to `False`'), and so was `audit train` on MCQ
+    data from it: its head, shaped for another task, is now an untrained one, which the probe
+    refuses with a pointer to `audit train` and training replaces."""
+    _, headed = models  # an NLI head: classifier.weight 3 × 32; multiple choice wants 1 × 32
+    clf = load_classifier(str(headed), "mcq", device="cpu")
+    assert clf.untrained == clf.reshaped == ("classifier.bias", "classifier.weight")
+    refused, out = _probe(tmp_path, "mcq", headed)
+    message = " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "Traceback" not in refused.output, refused.output
+    assert ("no fine-tuned multiple-choice head (classifier.bias, classifier.weight shaped for "
+            "another task in its checkpoint): fine-tune it first with `audit train") in message
+    result = CliRunner().invoke(app, ["train", str(tmp_path / "mcq"), "--model", str(headed),
+                                      "--epochs", "1", "--device", "cpu",
+                                      "--out", str(tmp_path / "mcq-model")])
+    assert result.exit_code == 0, result.output
+    assert load_classifier(str(tmp_path / "mcq-model"), "mcq", device="cpu").untrained == ()

@@ -45,14 +45,22 @@ class Classifier:
     max_length: int = DEFAULT_MAX_LENGTH
     backend: str = "torch"
     untrained: tuple[str, ...] = ()  # weights not in the checkpoint, initialised at random
+    reshaped: tuple[str, ...] = ()  # those of them the checkpoint has in another shape
     _runner: Runner | None = field(default=None, repr=False)
+
+    @property
+    def _head_absent(self) -> str:
+        """Where the untrained weights are: missing, or (a head for another task) reshaped."""
+        return "shaped for another task in its checkpoint" if self.reshaped else \
+            "missing from its checkpoint"
 
     def untrained_note(self) -> str | None:
         """Why the predictions are not the model's own (an untrained head), or None."""
         if not self.untrained:
             return None
+        where = self._head_absent if self.reshaped else "not in its checkpoint"
         return (f"model '{self.name}' has no fine-tuned {HEAD_NOUN[Task(self.task)]} head: "
-                f"{_weights(self.untrained)} not in its checkpoint, initialised at random, so "
+                f"{_weights(self.untrained)} {where}, initialised at random, so "
                 "its predictions are random guesses, not the model's")
 
     def require_trained(self, allow_untrained: bool = False) -> None:
@@ -61,7 +69,7 @@ class Classifier:
         if self.untrained and not allow_untrained:
             raise UserError(f"model '{self.name}' has no fine-tuned "
                             f"{HEAD_NOUN[Task(self.task)]} head ({_weights(self.untrained)} "
-                            "missing from its checkpoint): fine-tune it first with `audit train "
+                            f"{self._head_absent}): fine-tune it first with `audit train "
                             f"DATA --model {self.name}`, or pass --allow-untrained "
                             "(allow_untrained=True in the API) to probe its random head anyway")
 
@@ -151,7 +159,9 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
     ``max_length``: tokens per input, at most :func:`input_limit` (more is a
     :class:`UserError`); ``None``: :data:`DEFAULT_MAX_LENGTH`, or the limit when lower.
     ``Classifier.untrained``: the weights the checkpoint lacks (transformers' loading info
-    ``missing_keys``), e.g. the head of a base encoder (:meth:`Classifier.require_trained`)."""
+    ``missing_keys``), e.g. the head of a base encoder, or has in another shape
+    (``mismatched_keys``, ``Classifier.reshaped``: a head for another task), both initialised
+    at random (:meth:`Classifier.require_trained`)."""
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -165,7 +175,8 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
     tokenizer = from_pretrained(transformers.AutoTokenizer, name,
                                 trust_remote_code=trust_remote_code)
     model, info = from_pretrained(head, name, trust_remote_code=trust_remote_code,
-                                  output_loading_info=True, **kwargs)
+                                  output_loading_info=True, ignore_mismatched_sizes=True,
+                                  **kwargs)  # a head of another task's shape: a fresh one
     if not getattr(tokenizer, "is_fast", False):
         raise UserError(f"model '{name}' has no fast tokenizer (tokenizer.json); cuelens needs one")
     limit = input_limit(tokenizer, model)
@@ -177,9 +188,15 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
     _ensure_padding(tokenizer, model, name)
     resolved_device = pick_device(device)
     model.to(resolved_device)
+    reshaped = {key for key, *_ in info.get("mismatched_keys", ())}
+    body = sorted(key for key in reshaped if key.startswith(f"{model.base_model_prefix}."))
+    if body:  # only a head may be replaced: the encoder's weights must be the checkpoint's
+        raise UserError(f"cannot load model '{name}': {_weights(tuple(body))} in its "
+                        "checkpoint have another shape than its config.json says")
     return Classifier(model=model, tokenizer=tokenizer, task=task, device=resolved_device,
                       name=name, resolved=resolve_model_name(name), max_length=max_length,
-                      untrained=tuple(sorted(info.get("missing_keys", ()))))
+                      untrained=tuple(sorted({*info.get("missing_keys", ()), *reshaped})),
+                      reshaped=tuple(sorted(reshaped)))
 
 
 def input_limit(tokenizer, model) -> int | None:
