@@ -155,7 +155,7 @@ def natural(
     indices = None    # corpus line index of each row of logprobs, when not its position
     if scores is not None:
         names, logprobs, file_texts, indices = load_scores(scores, names)
-        if texts is not None:
+        if texts is not None and corpus is not None:
             logprobs = on_corpus_lines(logprobs, indices, file_texts, texts, scores, corpus)
             indices = None
         else:
