@@ -78,6 +78,15 @@ def test_top_below_one_is_refused_before_reading_data(tmp_path, top):
     assert "--top must be at least 1" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("stats", ["exact", "streaming"])
+def test_unknown_plotly_mode_is_refused_before_reading_data(tmp_path, stats):
+    """as in audit probe: it came after the whole scan, when the report was written."""
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--plotly", "foo",
+                                      "--stats", stats])
+    assert result.exit_code == 2, result.output
+    assert "unknown --plotly mode 'foo'" in result.output and "Traceback" not in result.output
+
+
 def test_folds_whose_counts_cannot_be_held_are_one_error(tmp_path):
     # the count table grows with outer × inner folds: 10⁹ folds need far more than any memory
     rows = nli_rows()

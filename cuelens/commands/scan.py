@@ -162,6 +162,7 @@ def scan(
                         flag_threshold=flag_threshold / 100.0, margin=margin / 100.0,
                         min_label_items=min_label_items, segmenter=segmenter)
     config.validate()  # before any data is read
+    report_options = ReportOptions(plotly=plotly)  # checked here, not after the scan's work
     check_fail_above_option(fail_above)
     if top < 1:  # 0 printed "no word points to it" beside every label, cues or not
         raise UserError("--top must be at least 1")
@@ -174,7 +175,7 @@ def scan(
         from cuelens.audit.ray_passes import RayPasses
 
         scan_streamed(data, train, test, fields, skip_bad, config, out,
-                      (report, ReportOptions(plotly=plotly)), top, item_files, work_dir, started,
+                      (report, report_options), top, item_files, work_dir, started,
                       fail_above, features=(feature_names, cache_dir),
                       passes=RayPasses(address) if engine == "ray" else None)
         return
@@ -201,7 +202,7 @@ def scan(
                                   progress=staged_progress(progress, feature_names != []),
                                   tokens=loaded.tokens, subset_field=subset_field or None)
     result.started = started
-    save_scan(result, out_dir, (report, ReportOptions(plotly=plotly)), top, item_files)
+    save_scan(result, out_dir, (report, report_options), top, item_files)
     print_preference(result.results.get("preference"))  # None but for preference pairs
     print_subsets(result.results.get("subsets"))
     check_fail_above(result.results, fail_above)
