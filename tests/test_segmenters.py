@@ -203,6 +203,16 @@ def test_missing_extra_names_it(monkeypatch):
         get_segmenter.cache_clear()
 
 
+@pytest.mark.parametrize("text, language", [
+    ("他没有去北京", "Chinese"), ("犬が公園で走っています", "Japanese"), ("ภาษาไทยง่ายมาก", "Thai")])
+def test_missing_extra_warning_names_the_language(monkeypatch, text, language):
+    """the warning named the script ('words of kana text'), not the language."""
+    monkeypatch.setattr(segmenters, "installed", lambda name: False)
+    choice = choose_segmenter([text] * 5)
+    assert choice.name == "chars"
+    assert choice.warning.startswith(f"words of {language} text are character unigrams")
+
+
 def test_unknown_segmenter_is_one_user_error():
     with pytest.raises(UserError, match="unknown segmenter 'klingon'"):
         get_segmenter("klingon")

@@ -425,5 +425,6 @@ def choose_segmenter(texts: Iterable[str], requested: str = "auto") -> Choice:
         return Choice(requested, name, reason, shares)
     extra = SEGMENTERS[name][1]
     return Choice(requested, "chars", reason + f" ({name} not installed: character unigrams + "
-                  "bigrams)", shares, warning=f"words of {main} text are character unigrams + "
-                  f"bigrams; pip install 'cuelens[{extra}]' for the {name} dictionary segmenter")
+                  "bigrams)", shares, warning=f"words of {name.capitalize()} text are character "
+                  f"unigrams + bigrams; pip install 'cuelens[{extra}]' for the {name} dictionary "
+                  "segmenter")
