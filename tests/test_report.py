@@ -435,7 +435,6 @@ def test_a_zero_width_interval_is_explained_in_the_report():
     assert "because nothing varies" in render_html(results)
 
 
-@pytest.mark.usefixtures("small_sgd_budget")  # the page's markup, not SGD's accuracies
 def test_right_to_left_dataset_text_is_isolated_in_the_page():
     """Arabic duplicates and cue words sit in <bdi> (their direction from their own letters;
     they were laid out left to right inside our English sentences)."""

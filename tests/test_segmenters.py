@@ -275,7 +275,6 @@ def test_an_emoji_is_one_word_whole():
     assert UNICODE.words("it's 😀") == ["it", "'s", "😀"]
 
 
-@pytest.mark.usefixtures("small_sgd_budget")
 def test_an_emoji_cue_is_found():
     import cuelens
 
