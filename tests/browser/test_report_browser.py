@@ -174,22 +174,25 @@ def test_right_to_left_text_reads_right_to_left(browser, tmp_path):
 
 
 def test_long_cues_are_cut_between_whole_characters(browser, tmp_path):
-    """A cue over 60 characters is cut in the middle, never inside a surrogate pair (𝐀) nor
-    between a letter and its vowel sign (कि)."""
+    """A cue over 60 characters is cut in the middle, never inside a surrogate pair (𝐀), between
+    a letter and its vowel sign (कि), inside an emoji ZWJ sequence (🏳️‍🌈) nor a flag (🇯🇵): the
+    last two were cut between code points."""
     from report_fixtures import _cue
 
     results = nli_results()
-    long_cues = ["\u0915\u093f" * 40, "\U0001d400" * 70]
+    rainbow, flag = "\U0001f3f3\ufe0f\u200d\U0001f308", "\U0001f1ef\U0001f1f5"
+    units = {"\u0915\u093f": 40, "\U0001d400": 70, rainbow: 30, flag: 40}
+    long_cues = [unit * count for unit, count in units.items()]
     for token in long_cues:
         results["cues"].append(_cue(token, "neutral", 20, 18, 9.5, True))
         results["examples"]["by_cue"][token] = [0]
     browser.open(render_report(results, tmp_path / "long.html"))
     shown = [r[0] for r in cue_rows(browser) if "…" in r[0]]
-    assert len(shown) == 2
+    assert len(shown) == 4
     for text in shown:
         head, tail = text.split("…")
         assert head and tail and len(head) + len(tail) < 60
-        unit = "\u0915\u093f" if "\u0915" in text else "\U0001d400"
+        unit = next(unit for unit in units if unit[0] == text[0])
         assert head == unit * (len(head) // len(unit)) and tail == unit * (len(tail) // len(unit))
 
 

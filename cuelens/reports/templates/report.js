@@ -84,16 +84,39 @@
   var WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;  // combining marks belong to their letter's word
 
   var MARK = /\p{M}/u;
+  var GRAPHEMES = typeof Intl !== "undefined" && Intl.Segmenter ?
+    new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
 
-  /* at most MAX_SHOWN characters of `s`, cut in the middle, never inside a surrogate pair nor
-     between a letter and its combining marks (as cuelens.data.display.short) */
+  /* the user-perceived characters of `s`: grapheme clusters (an emoji ZWJ sequence, a flag, a
+     letter with its marks) where the browser has Intl.Segmenter, else code points, each with
+     the combining marks that follow it */
+  function graphemes(s) {
+    if (GRAPHEMES) {
+      return Array.from(GRAPHEMES.segment(s), function (g) { return g.segment; });
+    }
+    var units = [];
+    Array.from(s).forEach(function (c) {
+      if (units.length && MARK.test(c)) { units[units.length - 1] += c; } else { units.push(c); }
+    });
+    return units;
+  }
+
+  /* how many of `units`, from the first, fit in `room` code points */
+  function fitting(units, room) {
+    var n = 0, used = 0;
+    while (n < units.length && (used += Array.from(units[n]).length) <= room) { n++; }
+    return n;
+  }
+
+  /* at most MAX_SHOWN code points of `s`, cut in the middle between whole characters
+     (graphemes): never inside a surrogate pair, an emoji ZWJ sequence or a flag, nor between a
+     letter and its combining marks (as cuelens.data.display.short) */
   function shortText(s) {
-    var chars = Array.from(String(s));  // code points
-    if (chars.length <= MAX_SHOWN) { return chars.join(""); }
-    var head = Math.ceil((MAX_SHOWN - 1) / 2), tail = chars.length - (MAX_SHOWN - 1 - head);
-    while (head && MARK.test(chars[head])) { head--; }
-    while (tail < chars.length && MARK.test(chars[tail])) { tail++; }
-    return chars.slice(0, head).join("") + "\u2026" + chars.slice(tail).join("");
+    var text = String(s);
+    if (Array.from(text).length <= MAX_SHOWN) { return text; }
+    var units = graphemes(text), room = Math.ceil((MAX_SHOWN - 1) / 2);
+    var head = fitting(units, room), tail = fitting(units.slice().reverse(), MAX_SHOWN - 1 - room);
+    return units.slice(0, head).join("") + "\u2026" + units.slice(units.length - tail).join("");
   }
 
   function isWordChar(c) { return c !== undefined && c !== "" && WORD_CHAR.test(c); }
