@@ -450,5 +450,17 @@ def test_right_to_left_dataset_text_is_isolated_in_the_page():
     results = cuelens.scan(rows, features="none", folds=2, iterations=1).results
     page = render_html(results)
     assert "“<bdi>لا</bdi>” → contradiction" in page
+    # the sentences built in Python too: the conclusion, the findings and the next steps
+    assert "strongest: “لا”" not in page and "strongest: “<bdi>لا</bdi>”" in page
+    assert "(contradiction: <bdi>لا</bdi>)</strong>" in page
     duplicate = results["hygiene"]["examples"]["duplicates"][0]["text"]
     assert f": <bdi>{duplicate}</bdi></li>" in page
+
+
+def test_isolated_escapes_and_isolates_the_dataset_text_of_a_sentence():
+    from cuelens.reports.text import isolated
+
+    assert isolated("the word “<b>” → x") == "the word “<bdi>&lt;b&gt;</bdi>” → x"
+    assert isolated("drop (neutral: אולי, لا) & 'more'") == \
+        "drop (neutral: <bdi>אולי, لا</bdi>) &amp; &#39;more&#39;"
+    assert isolated("لا's") == "<bdi>لا</bdi>&#39;s"  # never cut inside an entity

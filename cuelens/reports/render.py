@@ -22,6 +22,7 @@ from cuelens.reports.glossary import GLOSSARY
 from cuelens.reports.options import ReportOptions
 from cuelens.reports.schema import validate_results
 from cuelens.reports.section import pct
+from cuelens.reports.text import isolated
 from cuelens.wording import plural
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
@@ -84,6 +85,7 @@ def _environment():
     env.filters["num"] = lambda x: "n/a" if x is None else f"{x:,}"
     env.filters["shown"] = shown  # a dataset string named in a table: cut to 60 characters
     env.filters["plural"] = plural
+    env.filters["isolated"] = isolated  # a sentence naming dataset text: its words in <bdi>
     env.globals["glossary"] = GLOSSARY
     return env
 
