@@ -294,12 +294,15 @@ def test_paradigm_labels_are_cut_in_the_middle_and_distinct():
     assert len(set(heat["layout"]["yaxis"]["ticktext"])) == 3
 
 
-@pytest.mark.parametrize("unit", ["\u0915\u093f", "e\u0301"])  # कि; é in NFD
+@pytest.mark.parametrize("unit", ["\u0915\u093f", "e\u0301",  # कि; é in NFD
+                                  "\U0001f3f3\ufe0f\u200d\U0001f308", "\U0001f1ef\U0001f1f5"])
 @pytest.mark.parametrize("limit", [39, 40])
 def test_cut_labels_keep_each_letter_with_its_combining_marks(unit, limit):
+    """and an emoji ZWJ sequence (🏳️‍🌈) or a flag (🇯🇵) whole: they were cut between code
+    points, leaving half an emoji or flags of other countries (🇵🇯🇵…)."""
     head, tail = short(unit * 30, limit).split("…")
-    assert len(head) + 1 + len(tail) <= limit
-    assert head == unit * (len(head) // 2) and tail == unit * (len(tail) // 2)
+    assert head and tail and len(head) + 1 + len(tail) <= limit
+    assert head == unit * (len(head) // len(unit)) and tail == unit * (len(tail) // len(unit))
 
 
 # ----------------------------------------------------------------------------------- lengths

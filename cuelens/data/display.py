@@ -7,6 +7,9 @@ import html
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
+
+import regex
+
 from cuelens.wording import plural
 
 MAX_TEXT = 60  # characters of a dataset string shown in a repr
@@ -15,19 +18,27 @@ MAX_NAMES = 8  # label names shown in a repr
 
 def short(value, limit: int = 40) -> str:
     """A display label of at most ``limit`` characters (long dataset strings would squash the
-    plot area), cut in the middle so that both its start and its end stay readable, never
-    between a letter and its combining marks; the full string stays in the data and the hover
-    text."""
+    plot area), cut in the middle so that both its start and its end stay readable, between
+    whole grapheme clusters (never between a letter and its combining marks, nor inside an emoji
+    ZWJ sequence or a flag); the full string stays in the data and the hover text."""
     text = str(value)
     if len(text) <= limit:
         return text
-    head = limit // 2  # of the limit − 1 characters kept, the start gets the odd one
-    tail = len(text) - (limit - 1 - head)
-    while head and is_mark(text[head]):  # the start drops a letter with all of its marks
-        head -= 1
-    while tail < len(text) and is_mark(text[tail]):  # the end starts with a letter
-        tail += 1
-    return text[:head] + "…" + text[tail:]
+    clusters = regex.findall(r"\X", text)
+    head = _fitting(clusters, limit // 2)  # of the limit − 1 characters kept, the start gets
+    tail = _fitting(clusters[::-1], limit - 1 - limit // 2)  # the odd one
+    return "".join(clusters[:head]) + "…" + "".join(clusters[len(clusters) - tail:])
+
+
+def _fitting(clusters: Sequence[str], room: int) -> int:
+    """How many of ``clusters``, from the first, fit in ``room`` characters."""
+    used = count = 0
+    for cluster in clusters:
+        used += len(cluster)
+        if used > room:
+            break
+        count += 1
+    return count
 
 
 def is_mark(char: str) -> bool:
