@@ -87,6 +87,16 @@ def test_unknown_plotly_mode_is_refused_before_reading_data(tmp_path, stats):
     assert "unknown --plotly mode 'foo'" in result.output and "Traceback" not in result.output
 
 
+def test_hf_segmenter_that_cannot_load_is_refused_before_reading_data(tmp_path):
+    """--segmenter hf:PATH loads its tokenizer first: it failed once the whole input was read."""
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--segmenter",
+                                      f"hf:{tmp_path / 'empty'}"])
+    assert result.exit_code == 2, result.output
+    assert "not a Hugging Face tokenizer directory" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
 def test_folds_whose_counts_cannot_be_held_are_one_error(tmp_path):
     # the count table grows with outer × inner folds: 10⁹ folds need far more than any memory
     rows = nli_rows()

@@ -4,6 +4,7 @@ docs/languages.md): its pieces with the word-piece markers stripped are the word
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +40,10 @@ class HFSegmenter(Segmenter):
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt")
 
 
+@cache
 def load_hf_segmenter(name: str) -> HFSegmenter:
     """The tokenizer of ``name`` (``hf:PATH``: a tokenizer directory — no model config needed —
-    or a hub id, through :func:`~cuelens.models.hub.from_pretrained`)."""
+    or a hub id, through :func:`~cuelens.models.hub.from_pretrained`), loaded once per process."""
     from transformers import AutoTokenizer
 
     from cuelens.models.hub import from_pretrained
