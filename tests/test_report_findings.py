@@ -140,7 +140,7 @@ def test_cue_finding_is_shown_when_the_scan_wrote_it():
     html = render_html(results)
     box = html[html.index('id="cue-finding"'):]
     assert "<strong>54</strong> evaluated items (45.0%)" in box[:400]
-    assert "“nobody” → contradiction (z 9.1)" in box[:600]
+    assert "“<bdi>nobody</bdi>” → contradiction (z 9.1)" in box[:600]
     assert 'id="cue-finding"' not in render_html(nli_results())
 
 
