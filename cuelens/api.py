@@ -15,7 +15,7 @@ from cuelens.augment.stress import StressSet
 from cuelens.data.dataset import Dataset
 from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
-from cuelens.probes.config import ProbeConfig
+from cuelens.probes.config import ProbeConfig, check_norm
 from cuelens.results import ProbeResult, ScanResult
 
 if TYPE_CHECKING:
@@ -214,6 +214,7 @@ def probe(data: DataSource = None, *, model: str | Path | None = None,
     config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
                          min_items=min_items, seed=seed)
     config.validate()
+    check_norm(norm)
     for name, value in (("batch_size", batch_size), ("max_length", max_length)):
         check_minimum(name, value, 1)  # before the model loads, as audit probe
     sc = ShortCircuitOptions() if short_circuit else None  # its defaults are valid

@@ -65,6 +65,23 @@ def test_config_checks_name_the_option_and_the_value(options, message):
         ProbeConfig(**options).validate()
 
 
+def test_an_unknown_norm_is_named_before_any_work(tmp_path):
+    """--norm-unit and norm= are checked up front, the message naming the option (--norm-unit foo
+    was ignored without --norm; norm="bogus" on a predictions file read as the wrong source)."""
+    rows = make_nli(60, seed=1)
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": r["label"]}
+                                               for r in rows])
+    for extra in ([], ["--norm"]):
+        cli = runner.invoke(app, ["probe", str(data), "-p", str(preds), "--norm-unit", "foo",
+                                  "--out", str(tmp_path / "out"), *extra])
+        assert cli.exit_code != 0 and "Traceback" not in cli.output
+        assert "unknown --norm-unit 'foo'; choose from chars, bytes" in cli.output
+        assert not (tmp_path / "out").exists()
+    with pytest.raises(UserError, match="unknown norm 'bogus'; choose from none, chars, bytes"):
+        cuelens.probe(str(data), predictions=preds, norm="bogus")
+
+
 def test_api_and_cli_probe_agree_on_defaults(tmp_path):
     """No probe options given: `audit probe` and cuelens.probe (on the same scan directory)
     test the same cues — the significant ones, by z — and write the same probe section."""

@@ -21,7 +21,7 @@ from cuelens.commands.model_options import (AllowUntrainedOpt, DeviceOpt, MaxLen
                                             ModelOpt, TrustOpt, item_progress, load_model)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
-from cuelens.probes.config import ProbeConfig
+from cuelens.probes.config import NORM_UNITS, ProbeConfig, check_norm
 from cuelens.reports.options import ReportOptions
 from cuelens.wording import plural
 
@@ -150,6 +150,7 @@ def probe(
     config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
                          min_items=min_items, seed=seed)
     config.validate()
+    check_norm(norm_unit, "--norm-unit", NORM_UNITS)
     report_options = ReportOptions(plotly=plotly)  # checked here, not after the model's work
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")

@@ -11,6 +11,15 @@ from cuelens.audit.metrics import METRICS
 from cuelens.errors import UserError
 
 MIN_SUPPORT = 20  # fitting instances a tested word cue needs
+NORM_UNITS = ("chars", "bytes")  # what --norm divides an lm-eval log's log-likelihoods by
+NORMS = ("none", *NORM_UNITS)  # norm= of the Python API and the evaluation-log readers
+
+
+def check_norm(norm: object, option: str = "norm", choices: tuple[str, ...] = NORMS) -> None:
+    """Raise :class:`UserError` naming ``option`` and ``choices`` unless ``norm`` is one of
+    them (checked before any work, as the other probe options)."""
+    if norm not in choices:
+        raise UserError(f"unknown {option} {norm!r}; choose from {', '.join(choices)}")
 
 
 @dataclass

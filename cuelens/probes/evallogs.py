@@ -18,13 +18,13 @@ from scipy.special import softmax
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.readers import LineError, check_regular_file
 from cuelens.errors import UserError
+from cuelens.probes.config import check_norm
 from cuelens.probes.logfiles import (is_archive, log_objects, member_json, open_archive,
                                      read_log_json, size_cap)
 from cuelens.probes.predictions import MISSING, Predictions
 from cuelens.registry import Registry
 from cuelens.wording import plural
 
-NORMS = ("none", "chars", "bytes")
 LOGGED_METRIC = {"none": "acc", "chars": "acc_norm"}  # lm-eval's metric for each norm
 
 
@@ -506,8 +506,7 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
     docstring); ``require_all``: refuse a log that misses test items. Lines and archive members
     are capped (:func:`cuelens.probes.logfiles.size_cap`)."""
     path = Path(path)
-    if norm not in NORMS:
-        raise UserError(f"unknown normalisation {norm!r}; choose from {', '.join(NORMS)}")
+    check_norm(norm)
     if dataset.task != Task.MCQ:
         raise UserError("evaluation logs are read for multiple-choice datasets only",
                         path=str(path))
