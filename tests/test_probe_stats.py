@@ -189,6 +189,8 @@ def test_an_easy_hard_gap_within_the_noise_is_no_finding():
     (lambda test: [{"id": test[0]["id"], "prediction": "neutral"}] * 2, "line 2: duplicate"),
     (lambda test: [{"id": r["id"], "prediction": "neutral", "probs": [1, 0]} for r in test],
      "line 1: probs must be a list of 3 numbers"),
+    (lambda test: [], r"bad.jsonl: no predictions \(an empty file\); it needs one line per "
+                      r"test item \(62\)"),
 ])
 def test_bad_predictions_files(tmp_path, rows, message):
     train, test = nli_planted()

@@ -135,6 +135,7 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
     probs: np.ndarray | None = None
     n_with_probs = 0
     disagree: list[tuple[int, int, int]] = []  # (line, prediction, most probable answer)
+    line_no = 0  # stays 0 when the file holds no JSON line
     for line_no, row in jsonl_objects(path):
         try:
             if "id" not in row or "prediction" not in row:
@@ -160,6 +161,9 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
                     disagree.append((line_no, int(pred[i]), top))
         except ValueError as exc:
             raise UserError(str(exc), path=str(path), line=line_no) from None
+    if line_no == 0:
+        raise UserError(f"no predictions (an empty file); it needs one line per test item "
+                        f"({len(position):,})", path=str(path))
     missing = [item_id for item_id, i in position.items() if pred[i] == MISSING]
     if missing:
         shown = ", ".join(repr(x) for x in missing[:5])
