@@ -3,6 +3,7 @@ seconds), for NLI and MCQ, and the CLI's user errors (docs/methods.md §6)."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -125,6 +126,26 @@ def test_probe_results_sections(nli_run):
     from cuelens.reports.schema import validate_results
 
     validate_results(results)
+
+
+def test_a_data_map_of_other_data_says_so(nli_run):
+    """Probing a dataset other than the model's training data keeps the model's data map with a
+    note saying whose it is (the map of the model's training items was shown without one);
+    probing the training data itself has no such note."""
+    tmp_path, data, train, test = nli_run
+    same = json.loads((tmp_path / "probe" / "results.json").read_text())["probe"]
+    assert not any("data map is of" in n for n in same["sanity"]["notes"])
+    other = tmp_path / "other"
+    write_jsonl(other / "test.jsonl", test)
+    result = invoke("probe", other, "--model", tmp_path / "model", "--out", tmp_path / "other-probe",
+                    "--device", "cpu", "--bootstrap", 50, "--rank-by", "lmi", "--min-support", 1)
+    assert result.exit_code == 0, result.output
+    note = (f"the data map is of the {len(train)} items {tmp_path / 'model'} was trained on, not "
+            "of this dataset's training split (it has none)")
+    assert note in " ".join(result.output.split())
+    probe = json.loads((tmp_path / "other-probe" / "results.json").read_text())["probe"]
+    assert any(n.startswith(note) for n in probe["sanity"]["notes"])
+    assert note in html.unescape((tmp_path / "other-probe" / "report.html").read_text())
 
 
 @pytest.mark.slow

@@ -54,6 +54,21 @@ def read_data_map(directory: str | Path) -> list[dict] | None:
     return points
 
 
+def other_data_note(points: list[dict], train_ids: list[str] | None,
+                    model_dir: str | Path) -> str | None:
+    """A note when the data map of ``model_dir`` (``points``) is not of the probed dataset's
+    training split (``train_ids``; None: it has none), i.e. the model was trained on other data;
+    None when the map's items are that split's."""
+    guids = {p["guid"] for p in points}
+    if train_ids is not None and guids == set(train_ids):
+        return None
+    shared = "it has none" if not train_ids else \
+        f"{sum(i in guids for i in train_ids):,} of its {len(train_ids):,} items are on the map"
+    return (f"the data map is of the {len(points):,} items {model_dir} was trained on, not of "
+            f"this dataset's training split ({shared}): it shows how the model learnt its own "
+            "training data")
+
+
 def regions(points: list[dict]) -> np.ndarray:
     """Cartography region of each point: ``easy-to-learn`` / ``ambiguous`` / ``hard-to-learn``
     (variability above its median → ambiguous; else confidence ≥ 0.5 → easy, below → hard)."""

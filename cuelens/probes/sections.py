@@ -15,7 +15,7 @@ from cuelens.audit.results import LLMProbeSection, ProbeSection, ProbeSections, 
 from cuelens.data.dataset import Dataset, Task
 from cuelens.probes.accuracy import accuracy_test, easy_hard_gap
 from cuelens.probes.cues import Cue
-from cuelens.probes.data_map import read_data_map
+from cuelens.probes.data_map import other_data_note, read_data_map
 from cuelens.probes.distribution import distribution_test
 from cuelens.probes.position import PositionBiasOptions
 from cuelens.probes.position import section as position_bias_section
@@ -99,8 +99,13 @@ def probe_section(ctx: ProbeContext) -> ProbeSection:
     """The ``probe`` section of ``ctx``; what a section skipped is appended to
     ``ctx.warnings``."""
     points = read_data_map(ctx.model_dir) if ctx.model_dir is not None else None
+    sanity = ctx.sanity(points is not None)
+    if points is not None and ctx.model_dir is not None:
+        train = ctx.dataset.train
+        note = other_data_note(points, None if train is None else train.ids, ctx.model_dir)
+        sanity["notes"] += [note] if note else []
     return ProbeSection(
-        model=ctx.model_info, accuracy=ctx.accuracy, sanity=ctx.sanity(points is not None),
+        model=ctx.model_info, accuracy=ctx.accuracy, sanity=sanity,
         cue_selection=ctx.cue_selection, accuracy_test=ctx.accuracy_test(),
         distribution_test=ctx.distribution_test(), easy_hard=ctx.easy_hard(),
         data_map=None if points is None else {"points": points,
