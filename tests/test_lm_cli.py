@@ -3,6 +3,7 @@
 import gzip
 import json
 import math
+import unicodedata
 
 import numpy as np
 import pytest
@@ -399,6 +400,29 @@ def tiny_gpt_and_bert(tmp_path, positions: int) -> list[str]:
     random_init.bert(wordpiece, hidden=16, positions=positions).save_pretrained(tmp_path / "bert")
     wordpiece.save_pretrained(tmp_path / "bert")
     return sentences
+
+
+@pytest.mark.parametrize("model", ["gpt", "bert"])
+@pytest.mark.parametrize("text", [unicodedata.normalize("NFD", "é")[1:], "\u200b"])
+def test_a_sentence_of_no_tokens_is_one_error_naming_its_line(tmp_path, model, text):
+    """A sentence the tokenizer reads as no tokens (a combining mark, a zero-width space) was
+    scored log p = 0, probability 1, by causal and masked models alike, so it won its pairs."""
+    tiny_gpt_and_bert(tmp_path, positions=32)
+    (tmp_path / "in.txt").write_text(f"the cat sat\n{text}\n", encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["score", str(tmp_path / "in.txt"), "-m", str(tmp_path / model),
+                                 "--device", "cpu", "--out", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 2, result.output
+    assert f"line 2 of {tmp_path / 'in.txt'} has no tokens under the model's tokenizer" \
+        in " ".join(result.output.split())
+    assert not (tmp_path / "out.jsonl").exists()
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"sentence_good": "the cat sat", "sentence_bad": text}) + "\n",
+                     encoding="utf-8")
+    result = runner.invoke(app, ["score-pairs", str(pairs), "-m", str(tmp_path / model),
+                                 "--device", "cpu"])
+    assert result.exit_code == 2, result.output
+    assert "sentence_bad of pair 1" in result.output and "no tokens" in result.output
 
 
 def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):

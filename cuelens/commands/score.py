@@ -70,7 +70,7 @@ def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None
     import numpy as np
 
     from cuelens.commands.model_options import item_progress
-    from cuelens.lm.scoring import SentenceTooLong
+    from cuelens.lm.scoring import SentenceError
 
     out = []
     with item_progress() as progress:
@@ -78,7 +78,7 @@ def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None
         for begin in range(0, len(sentences), chunk):
             try:
                 out.append(scorer.score(sentences[begin:begin + chunk]))
-            except SentenceTooLong as error:   # its index counts from the chunk's start
+            except SentenceError as error:   # its index counts from the chunk's start
                 index = begin + error.index
                 raise error.at(index, where(index)) from None
             progress.advance(task, len(out[-1]))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuelens.errors import UserError
-from cuelens.lm.scoring import SentenceTooLong
+from cuelens.lm.scoring import SentenceTooLong, SentenceWithoutTokens
 from cuelens.lm.shared_prefix import PREFIX_MASKS, SharedPrefixRows
 from cuelens.lm.text import TokenizerVocabulary
 from cuelens.models.batching import sorted_batches
@@ -178,6 +178,9 @@ class CausalScorer(TokenizerVocabulary):
         too_long = [i for i, r in enumerate(rows) if limit and len(r) > limit]
         if too_long and limit:
             raise SentenceTooLong(too_long[0], len(rows[too_long[0]]), limit)
+        no_tokens = [i for i, r in enumerate(rows) if len(r) == 1 and tokens[i]]
+        if no_tokens:  # words the tokenizer drops: log p = 0 would be probability 1
+            raise SentenceWithoutTokens(no_tokens[0])
         out: list[np.ndarray] = [np.zeros(0)] * len(rows)
         with torch.inference_mode():
             for batch in sorted_batches(np.array([len(r) for r in rows]), self.batch_size):

@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 
 from cuelens.errors import UserError
-from cuelens.lm.scoring import SentenceTooLong
+from cuelens.lm.scoring import SentenceError, SentenceTooLong, SentenceWithoutTokens
 from cuelens.lm.text import TokenizerVocabulary
 
 METHODS = ("pll", "chain")   # pseudo-log-likelihood, chain rule over random word orders
@@ -101,6 +101,8 @@ class MaskedScorer(TokenizerVocabulary):
             if limit and len(ids) > limit:
                 raise SentenceTooLong(i, len(ids), limit)
             positions = np.flatnonzero(np.asarray(enc["special_tokens_mask"][i]) == 0)
+            if not len(positions) and sentence.split():
+                raise SentenceWithoutTokens(i)
             starts = np.array([m.start() for m in re.finditer(r"\S+", sentence)])
             offsets = np.asarray(enc["offset_mapping"][i])[positions, 0]
             word = np.searchsorted(starts, offsets, side="right") - 1 if len(starts) else offsets
@@ -220,7 +222,10 @@ class MaskedScorer(TokenizerVocabulary):
         out = [np.zeros(0)] * len(sentences)
         if not keep:
             return out
-        encoded = self._encode([sentences[i] for i in keep])
+        try:
+            encoded = self._encode([sentences[i] for i in keep])
+        except SentenceError as error:  # its index counts the non-empty sentences
+            raise error.at(keep[error.index]) from None
         if self.method == "chain":
             per_word = self._chain_words(encoded)
         else:

@@ -3,6 +3,7 @@ synthesis (``audit contrast``). Implementations live in ``cuelens/lm/`` (docs/me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -40,19 +41,50 @@ class SentenceScorer(Protocol):
 
 
 
-class SentenceTooLong(UserError):
-    """A sentence of ``tokens`` tokens, more than a model's ``limit``; ``index`` is its place
-    (from 0) in the list given to ``score``, ``where`` how the message names it (default
-    ``sentence {index + 1}``; :meth:`at` renames it for the caller's input)."""
+class SentenceError(UserError):
+    """A sentence a model cannot score; ``index`` is its place (from 0) in the list given to
+    ``score``, ``where`` how the message names it (default ``sentence {index + 1}``; :meth:`at`
+    renames it for the caller's input)."""
 
-    def __init__(self, index: int, tokens: int, limit: int, where: str | None = None) -> None:
-        self.index, self.tokens, self.limit, self.where = index, tokens, limit, where
-        super().__init__(f"{where or f'sentence {index + 1}'} has {tokens} tokens, more than "
-                         f"the model's {limit}")
+    def __init__(self, index: int, where: str | None = None) -> None:
+        self.index, self.where = index, where
+        super().__init__(self.describe(where or f"sentence {index + 1}"))
+
+    def describe(self, where: str) -> str:
+        """The message naming the sentence ``where``."""
+        return f"{where} cannot be scored"
+
+    def details(self) -> tuple:
+        """The arguments after ``index`` and before ``where``."""
+        return ()
 
     def __reduce__(self) -> tuple:
-        return type(self), (self.index, self.tokens, self.limit, self.where)
+        return type(self), (self.index, *self.details(), self.where)
 
-    def at(self, index: int, where: str) -> SentenceTooLong:
+    def at(self, index: int, where: str | None = None) -> SentenceError:
         """The same error for the sentence at ``index`` of the caller's list, named ``where``."""
-        return SentenceTooLong(index, self.tokens, self.limit, where)
+        make: Callable[..., SentenceError] = type(self)
+        return make(index, *self.details(), where)
+
+
+class SentenceTooLong(SentenceError):
+    """A sentence of ``tokens`` tokens, more than a model's ``limit``."""
+
+    def __init__(self, index: int, tokens: int, limit: int, where: str | None = None) -> None:
+        self.tokens, self.limit = tokens, limit
+        super().__init__(index, where)
+
+    def describe(self, where: str) -> str:
+        return f"{where} has {self.tokens} tokens, more than the model's {self.limit}"
+
+    def details(self) -> tuple:
+        return self.tokens, self.limit
+
+
+class SentenceWithoutTokens(SentenceError):
+    """A non-empty sentence the model's tokenizer reads as no tokens (only combining marks or
+    zero-width characters, say): scoring it would give log p = 0, probability 1."""
+
+    def describe(self, where: str) -> str:
+        return (f"{where} has no tokens under the model's tokenizer (only characters it drops, "
+                "such as combining marks or zero-width spaces): it cannot be scored")

@@ -17,7 +17,7 @@ from cuelens.audit.segmenters import choose_segmenter
 from cuelens.errors import UserError
 from cuelens.jsonio import append_jsonl, null_non_finite, read_jsonl_lines, write_jsonl
 from cuelens.lm.contrast.synthetic import Vocabulary, synthesize_triplet
-from cuelens.lm.scoring import SentenceScorer, SentenceTooLong
+from cuelens.lm.scoring import SentenceError, SentenceScorer
 from cuelens.lm.text import SAMPLE
 
 SEED_STRIDE = 1_000_003
@@ -83,7 +83,7 @@ def _triplet(k: int, start: tuple[int, str], m1: SentenceScorer, m2: SentenceSco
                                  seed=search.seed * SEED_STRIDE + k, max_steps=search.max_steps,
                                  patience=search.patience, batch_size=search.batch_size,
                                  on_step=on_step, segmenter=search.segmenter)
-    except SentenceTooLong as error:   # its index counts within one batch of candidates
+    except SentenceError as error:   # its index counts within one batch of candidates
         preview = sentence if len(sentence) <= 40 else sentence[:40] + "…"
         raise error.at(index, f"starting sentence {k + 1} ({preview!r}) or a sentence made "
                               "from it by replacing a word") from None
