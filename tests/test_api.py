@@ -369,6 +369,19 @@ def test_ops_and_features_take_a_list_of_names():
         cuelens.stress(mcq, ops={"co": 1})
 
 
+def test_an_empty_features_value_is_one_error_in_the_api_and_the_cli(tmp_path):
+    """features="" scanned no features in the API while --features "" scanned the default set:
+    both are now one error naming the option ("none" asks for no features)."""
+    data = write_jsonl(tmp_path / "d.jsonl", make_nli(40, seed=0))
+    for empty in ("", " , "):
+        with pytest.raises(UserError, match=r"features \(--features\) names no feature"):
+            cuelens.scan(data, features=empty)
+        cli = CliRunner().invoke(app, ["scan", str(data), "--out", str(tmp_path / "o"),
+                                       "--features", empty])
+        assert cli.exit_code == 2 and "names no feature" in cli.output
+        assert "Traceback" not in cli.output and not (tmp_path / "o").exists()
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import jensenshannon
 
+from cuelens.audit.config import option_name
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate
@@ -90,12 +91,17 @@ class FeatureMatrix:
 
 
 def parse_feature_option(value: str) -> list[str] | None:
-    """``--features`` text → names: ``all`` → ``None`` (every feature), ``none``/empty →
-    ``[]`` (skip the ICQ audit), else the comma-separated names (checked against the registry)."""
+    """``--features`` text → names: ``all`` → ``None`` (every feature), ``none`` → ``[]`` (skip
+    the ICQ audit), else the comma-separated names (checked against the registry); a text naming
+    nothing (``""``) is a :class:`UserError`, as it meant no features to the API and the default
+    set to the CLI."""
     names = [name.strip().lower() for name in value.split(",") if name.strip()]
+    if not names:
+        raise UserError(f"{option_name('features')} names no feature: give feature names, "
+                        f"'all' or 'none'")
     if names == ["all"]:
         return None
-    if names in ([], ["none"]):
+    if names == ["none"]:
         return []
     return [f.name for f in get_features(names)]
 

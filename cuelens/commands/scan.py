@@ -154,8 +154,9 @@ def scan(
     check_address(address, engine)
     mode = scan_mode(data, train, test=test, stats=stats, engine=engine, hf=hf,
                      subset_field=subset_field)
-    feature_names = parse_feature_option(features or ("none" if stats == "streaming" else
-                                                       ",".join(DEFAULT_FEATURES)))
+    if features is None:
+        features = "none" if stats == "streaming" else ",".join(DEFAULT_FEATURES)
+    feature_names = parse_feature_option(features)
     config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
