@@ -369,6 +369,26 @@ def test_ops_and_features_take_a_list_of_names():
         cuelens.stress(mcq, ops={"co": 1})
 
 
+def test_integer_ids_with_a_missing_one_read_as_integers(tmp_path):
+    """pandas makes integer ids with a missing one floats: they read "1.0", "2.0" (so a
+    predictions file naming 1 and 2 matched nothing); now "1", "2", the missing one all:1, and a
+    predictions file's 1.0 is item 1 too."""
+    from cuelens.probes.predictions import read_predictions_file
+
+    df = pd.DataFrame({"premise": ["a b", "c d", "e f"], "hypothesis": ["x", "y", "z"],
+                       "label": ["entailment", "contradiction", "entailment"]})
+    ds = cuelens.load_dataset(df.assign(id=[np.nan, 1.0, 2.0]))
+    assert ds.test.ids == ["all:1", "1", "2"]
+    assert cuelens.load_dataset(df.assign(id=[1.0, 2.0, 3.5])).test.ids == ["1", "2", "3.5"]
+    path = write_jsonl(tmp_path / "d.jsonl", [{"id": 7.0, **r} for r in df.to_dict("records")[:1]])
+    assert cuelens.load_dataset(path).test.ids == ["7"]
+    predictions = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": i, "prediction": label} for i, label in
+        (("all:1", "entailment"), (1.0, "contradiction"), (2, "entailment"))])
+    read = read_predictions_file(predictions, ds)
+    assert read.pred.tolist() == [ds.label_names.index(label) for label in ds.test.labels]
+
+
 def test_an_empty_features_value_is_one_error_in_the_api_and_the_cli(tmp_path):
     """features="" scanned no features in the API while --features "" scanned the default set:
     both are now one error naming the option ("none" asks for no features)."""

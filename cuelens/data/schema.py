@@ -4,6 +4,7 @@ the shapes and aliases: docs/api.md, "Data"; README, "Inputs"), overridable with
 from __future__ import annotations
 
 import functools
+import math
 import re
 import unicodedata
 from collections.abc import Container, Iterable
@@ -140,10 +141,21 @@ def nli_label(value: Any, field: str) -> tuple[str, str | None]:
     return label, (original if original != label else None)
 
 
+def id_text(value: Any) -> str | None:
+    """An item id as text: an integral number ``1.0`` is ``"1"`` (pandas makes a column of
+    integer ids with a missing one floats), a missing one (``None``, NaN) ``None``."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if value.is_integer():
+            return str(int(value))
+    return None if value is None else str(value)
+
+
 def _record_id(record: dict, default: str) -> str:
     name = _first(record, ID_ALIASES)
-    return _unicode(str(record[name]), name) if name is not None and record[name] is not None \
-        else default
+    text = None if name is None else id_text(record[name])
+    return default if text is None else _unicode(text, name)
 
 
 def is_missing_label(value: Any) -> bool:

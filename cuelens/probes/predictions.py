@@ -13,7 +13,7 @@ import numpy as np
 from cuelens.data.dataset import Dataset, Task
 from cuelens.data.labels import normalise_label, unicode_form
 from cuelens.data.readers import jsonl_objects
-from cuelens.data.schema import nli_label
+from cuelens.data.schema import id_text, nli_label
 from cuelens.errors import UserError
 from cuelens.wording import plural
 
@@ -142,7 +142,7 @@ def read_predictions_file(path: str | Path, dataset: Dataset) -> Predictions:
                 raise ValueError('each line needs "id" and "prediction"')
             if isinstance(row["id"], (dict, list)):
                 raise ValueError('"id" must be a string or a number')
-            item_id = str(row["id"])
+            item_id = str(id_text(row["id"]))
             if item_id not in position:
                 raise ValueError(f"id {item_id!r} is not in the test split"
                                  f"{_other_form(item_id, position)}")
