@@ -60,6 +60,7 @@ def summary_text(results: dict) -> str:
     results."""
     from cuelens.audit.conclusion import conclusion_of
     from cuelens.audit.findings import d_points
+    from cuelens.data.display import one_line
 
     data = DatasetSummary.in_results(results)
     head = _short((data.name if data is not None else None) or "results")
@@ -73,7 +74,7 @@ def summary_text(results: dict) -> str:
         facts.append(f"D {d_points(leak.best['D'])} ({leak.verdict or 'n/a'})")
     if "cues" in results:
         facts.append(f"{sum(c.significant for c in CueRow.rows_in(results)):,} significant cues")
-    return head + (f": {', '.join(facts)}" if facts else "")
+    return one_line(head + (f": {', '.join(facts)}" if facts else ""))
 
 
 def summary_html(results: dict) -> str:

@@ -480,6 +480,26 @@ def test_every_public_object_has_a_one_screen_repr(shared_data):
                           f"({made:,} of the 3,000 asked for: .shortfall)>")
 
 
+def test_reprs_escape_line_breaks_and_keep_a_cut_text_quoted():
+    """A name or label with a newline or an escape sequence made repr(dataset) and repr(result)
+    span lines (and restyle the terminal); a long name cut in DatasetSummary's repr lost its
+    closing quote. Now one line with escapes, a cut text quoted at both ends."""
+    from cuelens.audit.results import DatasetSummary
+
+    rows = [{"premise": "p q", "hypothesis": "h", "label": "entail\nment"},
+            {"premise": "r s", "hypothesis": "g", "label": "contra\u2028diction"}] * 10
+    ds = cuelens.load_dataset(rows, name="my\ndata\x1b[31m")
+    assert repr(ds) == ("<Dataset my\\ndata\\x1b[31m: all 20 NLI items (all); labels "
+                        "contra\\u2028diction, entail\\nment>")
+    result = cuelens.scan(cuelens.load_dataset(make_nli(60, seed=0), name="a\nb"),
+                          features="none", **FAST)
+    assert "\n" not in repr(result) and repr(result).startswith("<ScanResult a\\nb: ")
+    summary = DatasetSummary(name="n" * 100 + "\nx", task="nli", label_names=["a"], splits={})
+    name_line = repr(summary).splitlines()[1]
+    assert name_line.startswith("  name='nnn") and name_line.endswith("n\\nx',")
+    assert "…" in name_line and len(name_line) < 70
+
+
 def test_repr_html_headline_is_the_repr_uncut():
     result = cuelens.scan(make_mcq(120, seed=2), features="none", **FAST)
     head = repr(result)[len("<ScanResult "):-1]

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from cuelens.data.display import MAX_TEXT, dataset_html, names_text, short, split_text
+from cuelens.data.display import (MAX_TEXT, dataset_html, names_text, one_line, short,
+                                  split_text)
 from cuelens.data.labels import LabelFindings
 from cuelens.errors import UserError
 
@@ -73,7 +74,8 @@ class Split:
         return len(self.ids)
 
     def __repr__(self) -> str:  # bounded: never the columns (MBs on SNLI)
-        return f"<{type(self).__name__} {split_text(self.name, len(self), self.task, self.path)}>"
+        return one_line(f"<{type(self).__name__} "
+                        f"{split_text(self.name, len(self), self.task, self.path)}>")
 
     @property
     def choice_counts(self) -> list[int]:
@@ -275,8 +277,8 @@ class Dataset(EvaluatedItems):
         splits = "; ".join(split_text(role, len(s), s.task, s.path)
                            for role, s in self.splits.items())
         note = f"; {roles_note(self.split_roles)}" if self.split_roles else ""
-        return (f"<Dataset {short(self.name, MAX_TEXT)}: {splits}; labels "
-                f"{names_text(self.label_names)}{note}>")
+        return one_line(f"<Dataset {short(self.name, MAX_TEXT)}: {splits}; labels "
+                        f"{names_text(self.label_names)}{note}>")
 
     def _repr_html_(self) -> str:
         roles = self.split_roles

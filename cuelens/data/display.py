@@ -53,6 +53,14 @@ def shown(value) -> str:
     return short(value, MAX_TEXT)
 
 
+def one_line(text: str) -> str:
+    """``text`` with its control characters and line or paragraph separators (a newline, an
+    escape sequence in a dataset's name or label) as Python escapes (``\\n``, ``\\x1b``), so a
+    repr stays one line and cannot restyle the terminal."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
+                   for c in text)
+
+
 def names_text(names: Sequence, shown: int = MAX_NAMES) -> str:
     """``a, b, c`` (each :func:`short`), then ``… and N more`` past ``shown`` names."""
     text = ", ".join(short(name, MAX_TEXT) for name in names[:shown])

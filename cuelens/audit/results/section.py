@@ -193,7 +193,9 @@ def _object(value: object, name: str) -> dict:
 
 def _brief(value: object) -> str:
     """One short line for a field's value: a nested section's name, a list's length, a dict's
-    first keys, a scalar (shortened)."""
+    first keys, a scalar (shortened: a text cut in the middle, still quoted)."""
+    from cuelens.data.display import short
+
     if isinstance(value, Section):
         return f"{type(value).__name__}(…)"
     if isinstance(value, list):
@@ -202,4 +204,6 @@ def _brief(value: object) -> str:
         keys = list(value)
         return "{" + ", ".join(map(repr, keys[:4])) + (", …" if len(keys) > 4 else "") + "}"
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "…"
+    if len(text) <= 60:
+        return text
+    return repr(short(value, 56)) if isinstance(value, str) else text[:57] + "…"
