@@ -389,6 +389,24 @@ def test_integer_ids_with_a_missing_one_read_as_integers(tmp_path):
     assert read.pred.tolist() == [ds.label_names.index(label) for label in ds.test.labels]
 
 
+def test_api_errors_name_the_api_argument_not_only_the_cli_option():
+    """hf="/nonexist" read '--hf /nonexist: …', ops="" '--ops names no operator', ops="bogus"
+    'unknown operator 'bogus' (--ops)', and augment_dataset(ops="") 'unknown augmentation op(s)
+    (none)': each now names the argument as ``ops (--ops)`` / ``hf (--hf)``."""
+    mcq = make_mcq(20, seed=0)
+    with pytest.raises(UserError, match=r"^hf \(--hf\): no such directory '/nonexist' "):
+        cuelens.load_dataset(hf="/nonexist")
+    with pytest.raises(UserError, match=r"^ops \(--ops\) names no operator$"):
+        cuelens.stress(mcq, ops=" , ")
+    with pytest.raises(UserError, match=r"^ops \(--ops\): unknown operator 'bogus'; choose "):
+        cuelens.stress(mcq, ops="co,bogus")
+    with pytest.raises(UserError, match=r"^ops \(--ops\) names no augmentation op; choose from "
+                                        r"crossover, mutation, mutation2$"):
+        cuelens.augment_dataset(mcq, ops="")
+    with pytest.raises(UserError, match=r"^ops \(--ops\): unknown augmentation op\(s\) bogus; "):
+        cuelens.augment_dataset(mcq, ops="crossover,bogus")
+
+
 def test_an_empty_features_value_is_one_error_in_the_api_and_the_cli(tmp_path):
     """features="" scanned no features in the API while --features "" scanned the default set:
     both are now one error naming the option ("none" asks for no features)."""

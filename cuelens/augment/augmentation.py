@@ -8,6 +8,7 @@ import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cuelens.audit.config import option_name
 from cuelens.errors import check_seed
 from cuelens.augment.operators import get_operator
 from cuelens.augment.operators.registry import OpContext
@@ -22,7 +23,7 @@ from cuelens.wording import plural
 MAX_PASSES = 3  # passes over the questions an augmenter may take to reach its share
 
 Augmenter = Callable[[Split, int, OpContext, list[str]], list[list[str]]]
-AUGMENTERS: Registry[Augmenter] = Registry("augmentation op", option="--ops")
+AUGMENTERS: Registry[Augmenter] = Registry("augmentation op")
 augmenter = AUGMENTERS.register
 
 
@@ -63,11 +64,16 @@ def _with_choices(split: Split, i: int, choices: list[str]) -> Split:
 
 
 def parse_augmenters(spec: str) -> list[str]:
+    """The augmentation ops named in a comma-separated ``ops`` value (order kept, duplicates
+    dropped); none or an unknown one is a :class:`UserError` naming ``ops (--ops)``."""
     names = list(dict.fromkeys(p.strip().lower() for p in spec.split(",") if p.strip()))
     unknown = [n for n in names if n not in AUGMENTERS]
-    if not names or unknown:
-        raise UserError(f"unknown augmentation op(s) {', '.join(unknown) or '(none)'} "
-                        f"(choose from {AUGMENTERS.choices()})")
+    if not names:
+        raise UserError(f"{option_name('ops')} names no augmentation op; choose from "
+                        f"{AUGMENTERS.choices()}")
+    if unknown:
+        raise UserError(f"{option_name('ops')}: unknown augmentation op(s) {', '.join(unknown)}"
+                        f"; choose from {AUGMENTERS.choices()}")
     return names
 
 

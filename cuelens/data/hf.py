@@ -31,15 +31,17 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
     a ``DatasetDict`` saved with ``save_to_disk``: ``datasets.load_from_disk``, which keeps the
     splits as saved, where ``load_dataset`` merged ``dev`` and ``validation`` by their folders'
     names) and normalise each split."""
+    from cuelens.audit.config import option_name
+
     try:
         import datasets  # noqa: F401  (optional dependency)
     except ImportError:
-        raise UserError("--hf needs the optional 'datasets' package: "
+        raise UserError(f"{option_name('hf')} needs the optional 'datasets' package: "
                         "pip install 'cuelens[hf]'") from None
     name, _, config = spec.partition(":")
     if name.startswith(("/", "./", "../", "~")) and not Path(name).expanduser().exists():
-        raise UserError(f"--hf {name}: no such directory (a local path; a hub dataset is named "
-                        "without a leading '/', './' or '~')")
+        raise UserError(f"{option_name('hf')}: no such directory {name!r} (a local path; a hub "
+                        "dataset is named without a leading '/', './' or '~')")
     try:
         if (Path(name) / "state.json").is_file():  # one Dataset saved with save_to_disk
             loaded = {"train": datasets.load_from_disk(name)}  # one split: cross-validated
