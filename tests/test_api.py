@@ -407,6 +407,24 @@ def test_api_errors_name_the_api_argument_not_only_the_cli_option():
         cuelens.augment_dataset(mcq, ops="crossover,bogus")
 
 
+def test_data_errors_name_the_api_argument(tmp_path):
+    """group_field=, subset_field= and a directory of two train files said only --group-field,
+    --subset-field and --train/--test to an API user."""
+    rows = [{"premise": "p", "hypothesis": "h", "label": "entailment", "topic": ""}] * 2
+    with pytest.raises(UserError, match=r"no group id in field 'topic' "
+                                        r"\(group_field \(--group-field\)\)"):
+        cuelens.load_dataset(rows, group_field="topic")
+    from cuelens.data.schema import RecordError, subset_text
+
+    with pytest.raises(RecordError, match=r"\(subset_field \(--subset-field\)\)$"):
+        subset_text("", "topic")
+    for name in ("train.jsonl", "train.csv"):
+        write_jsonl(tmp_path / name, make_nli(10, seed=0))
+    write_jsonl(tmp_path / "test.jsonl", make_nli(10, seed=1))
+    with pytest.raises(UserError, match=r"name the files with train= and test= \(--train/--test\)"):
+        cuelens.load_dataset(tmp_path)
+
+
 def test_an_empty_features_value_is_one_error_in_the_api_and_the_cli(tmp_path):
     """features="" scanned no features in the API while --features "" scanned the default set:
     both are now one error naming the option ("none" asks for no features)."""

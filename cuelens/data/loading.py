@@ -35,7 +35,8 @@ def split_entries(directory: Path, usable: Callable[[Path], bool]) -> dict[str, 
         if len(paths) > 1:
             raise UserError(f"{len(paths)} files could be the {role} split "
                             f"({', '.join(p.name for p in paths)}); move or rename all but one, "
-                            "or name the files with --train/--test", path=str(directory))
+                            "or name the files with train= and test= (--train/--test)",
+                            path=str(directory))
     return {role: paths[0] for role, paths in found.items()}
 
 

@@ -101,7 +101,9 @@ def subset_text(value: Any, field: str) -> str:
     """A ``--subset-field`` value as the subset's name: a text or a number (written as text);
     missing, empty, a list or an object is a :class:`RecordError` (docs/robustness.md)."""
     if value is None or value == "":
-        raise RecordError(f"no subset in field '{field}' (--subset-field)")
+        from cuelens.audit.config import option_name
+
+        raise RecordError(f"no subset in field '{field}' ({option_name('subset_field')})")
     if isinstance(value, (dict, list)):
         kind = "an object" if isinstance(value, dict) else "a list"
         raise RecordError(f"subset field '{field}' holds {kind}; give each item one subset name "

@@ -69,8 +69,10 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
             item["duplicate_keys"] = record.repeated
         if fields.group is not None:
             if record.get(fields.group) in (None, ""):
-                raise UserError(f"no group id in field '{fields.group}' (--group-field)",
-                                path=str(path), line=line)
+                from cuelens.audit.config import option_name
+
+                raise UserError(f"no group id in field '{fields.group}' "
+                                f"({option_name('group_field')})", path=str(path), line=line)
             item["group"] = str(record[fields.group])
         split.append(item, raw, line)
     if into is None and (split is None or len(split) == 0):
