@@ -157,7 +157,7 @@ def id_text(value: Any) -> str | None:
 def _record_id(record: dict, default: str) -> str:
     name = _first(record, ID_ALIASES)
     text = None if name is None else id_text(record[name])
-    return default if text is None else _unicode(text, name)
+    return default if name is None or text is None else _unicode(text, name)
 
 
 def is_missing_label(value: Any) -> bool:
