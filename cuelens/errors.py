@@ -8,6 +8,12 @@ import numbers
 MAX_SEED = 2**32 - 1  #: the largest seed every seeded library accepts (scikit-learn's random_state)
 
 
+def option_name(name: str) -> str:
+    """A field as messages name it: its API keyword and its CLI option, ``min_count
+    (--min-count)``."""
+    return f"{name} (--{name.replace('_', '-')})"
+
+
 def check_seed(seed: int) -> None:
     """Raise :class:`UserError` unless ``seed`` (``--seed``) is in 0 .. :data:`MAX_SEED`, the
     range every seeded step accepts (numpy refuses negative seeds with a ValueError)."""

@@ -20,7 +20,7 @@ import numpy as np
 from cuelens.audit.metrics import METRICS, Z_PRIORS
 from cuelens.audit.results import ScanSettings
 from cuelens.audit.segmenters import SEGMENTERS
-from cuelens.errors import UserError, check_seed
+from cuelens.errors import UserError, check_seed, option_name
 
 # SGD/LR/BoW training instances (a seeded, label-stratified subsample); above the largest fitting
 # portion of the fidelity datasets (CommonsenseQA train → dev: 53,595 instances), docs/word-cues.md
@@ -50,12 +50,6 @@ def check_types(options: Any) -> None:
         kinds, what = KINDS[declared]
         if not isinstance(value, kinds) or (declared != "bool" and isinstance(value, bool)):
             raise UserError(f"{option_name(f.name)} must be {what}, not {value!r}")
-
-
-def option_name(name: str) -> str:
-    """A field as messages name it: its API keyword and its CLI option, ``min_count
-    (--min-count)``."""
-    return f"{name} (--{name.replace('_', '-')})"
 
 
 def check_minimum(name: str, value: Any, minimum: int, note: str = "") -> None:

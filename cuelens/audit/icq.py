@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import jensenshannon
 
-from cuelens.audit.config import option_name
+from cuelens.errors import option_name
 from cuelens.audit.counts import TokenSequences
 from cuelens.audit.features import Annotations, get_features
 from cuelens.audit.features.annotate import annotate

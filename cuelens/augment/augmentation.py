@@ -8,7 +8,7 @@ import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cuelens.audit.config import option_name
+from cuelens.errors import option_name
 from cuelens.errors import check_seed
 from cuelens.augment.operators import get_operator
 from cuelens.augment.operators.registry import OpContext

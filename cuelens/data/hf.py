@@ -13,7 +13,7 @@ from pathlib import Path
 from cuelens.data.dataset import Split, Task
 from cuelens.data.schema import LABEL_ALIASES, FieldMap, detect_task, is_missing_label
 from cuelens.data.splits import build_split, claim_role
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 
 
 def _rows(dataset, class_names: dict[str, list[str]], is_mcq_hint: bool):
@@ -31,7 +31,6 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
     a ``DatasetDict`` saved with ``save_to_disk``: ``datasets.load_from_disk``, which keeps the
     splits as saved, where ``load_dataset`` merged ``dev`` and ``validation`` by their folders'
     names) and normalise each split."""
-    from cuelens.audit.config import option_name
 
     try:
         import datasets  # noqa: F401  (optional dependency)

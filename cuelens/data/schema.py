@@ -13,6 +13,7 @@ from typing import Any
 
 from cuelens.data.dataset import Task
 from cuelens.data.labels import lone_surrogate, normalise_label, unicode_form
+from cuelens.errors import option_name
 
 PREMISE_ALIASES = ("premise", "sentence1", "context", "startphrase", "sent1", "ctx", "question")
 HYPOTHESIS_ALIASES = ("hypothesis", "sentence2", "sentence")
@@ -101,7 +102,6 @@ def subset_text(value: Any, field: str) -> str:
     """A ``--subset-field`` value as the subset's name: a text or a number (written as text);
     missing, empty, a list or an object is a :class:`RecordError` (docs/robustness.md)."""
     if value is None or value == "":
-        from cuelens.audit.config import option_name
 
         raise RecordError(f"no subset in field '{field}' ({option_name('subset_field')})")
     if isinstance(value, (dict, list)):

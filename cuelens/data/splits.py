@@ -9,7 +9,7 @@ from pathlib import Path
 from cuelens.data.dataset import Split, Task
 from cuelens.data.readers import LineError, RepeatedKeys
 from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mcq, normalise_nli
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 
 NO_ITEMS = "no usable items (the file is empty or every item was skipped)"
 SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev",
@@ -69,7 +69,6 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
             item["duplicate_keys"] = record.repeated
         if fields.group is not None:
             if record.get(fields.group) in (None, ""):
-                from cuelens.audit.config import option_name
 
                 raise UserError(f"no group id in field '{fields.group}' "
                                 f"({option_name('group_field')})", path=str(path), line=line)

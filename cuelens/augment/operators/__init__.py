@@ -4,7 +4,7 @@ The table :data:`OPERATORS` lists the built-in operators: syn, pr, pi, ner, co, 
 neg-, voice (``crossover``/``mutation`` are aliases of co/mt); look them up here.
 """
 
-from cuelens.audit.config import option_name
+from cuelens.errors import option_name
 from cuelens.augment.operators import lexical, pronouns, surface, syntax
 from cuelens.augment.operators.registry import ALIASES, CORRECT, WRONG, OpContext, Operator
 from cuelens.errors import UserError
