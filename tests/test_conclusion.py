@@ -274,9 +274,14 @@ def _results_json(output: str, out_dir: Path) -> str:
     return f"{TEXT[c['status']]}: {c['reason']}"
 
 
+def _page_text(page: str) -> str:
+    """The text of an HTML page: ``<bdi>`` isolates (inline, around quoted dataset text) go
+    without a trace, every other tag is a space."""
+    return _flat(html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"</?bdi>", "", page))))
+
+
 def _report(output: str, out_dir: Path) -> str:
-    page = (out_dir / "report.html").read_text()
-    return _flat(html.unescape(re.sub(r"<[^>]+>", " ", page)))
+    return _page_text((out_dir / "report.html").read_text())
 
 
 def _notebook(output: str, out_dir: Path) -> str:
@@ -309,8 +314,7 @@ def _compare(output: str, out_dir: Path) -> str:
     result = CliRunner().invoke(app, ["compare", str(out_dir), str(out_dir), "-o", str(page)],
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    return _flat(result.output) + " " + _flat(html.unescape(
-        re.sub(r"<[^>]+>", " ", page.read_text())))
+    return _flat(result.output) + " " + _page_text(page.read_text())
 
 
 #: every output that states the conclusion
