@@ -81,16 +81,22 @@ def test_compare_command_prints_and_writes_an_escaped_report(tmp_path):
     assert "d-strip-row" in html and "plotly.js v" not in html and len(html) < 200_000
 
 
-def test_a_very_long_cue_word_is_cut_in_the_terminal_and_the_cue_tables(tmp_path):
-    """A 3,000-character token printed 40 terminal lines."""
-    before = scan_like(0.2, 0.15, 0.25, [("x" * 3000, "neutral", True)])
+def compared_with_itself(tmp_path, results: dict):
+    """`audit compare` of two scan folders holding ``results``: its CLI result and compare.html."""
     for name in ("before", "after"):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "results.json").write_text(json.dumps(before))
+        (tmp_path / name / "results.json").write_text(json.dumps(results))
     out = tmp_path / "cmp.html"
     result = CliRunner().invoke(app, ["compare", str(tmp_path / "before"),
                                       str(tmp_path / "after"), "-o", str(out)])
     assert result.exit_code == 0, result.output
+    return result, out
+
+
+def test_a_very_long_cue_word_is_cut_in_the_terminal_and_the_cue_tables(tmp_path):
+    """A 3,000-character token printed 40 terminal lines."""
+    before = scan_like(0.2, 0.15, 0.25, [("x" * 3000, "neutral", True)])
+    result, out = compared_with_itself(tmp_path, before)
     cut = f"{'x' * 30}…{'x' * 29}→neutral"
     assert f"significant cues kept: 1 ({cut})" in " ".join(result.output.split())
     cells = out.read_text().split("Cues kept")[-1]
@@ -100,13 +106,7 @@ def test_a_very_long_cue_word_is_cut_in_the_terminal_and_the_cue_tables(tmp_path
 def test_right_to_left_cue_words_take_their_own_direction(tmp_path):
     """An Arabic cue's cell reads right to left (dir="auto"; it was laid out left to right)."""
     before = scan_like(0.2, 0.15, 0.25, [("لا", "contradiction", True)])
-    for name in ("before", "after"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "results.json").write_text(json.dumps(before))
-    out = tmp_path / "cmp.html"
-    result = CliRunner().invoke(app, ["compare", str(tmp_path / "before"),
-                                      str(tmp_path / "after"), "-o", str(out)])
-    assert result.exit_code == 0, result.output
+    _, out = compared_with_itself(tmp_path, before)
     assert '<td class="mono" dir="auto" title="لا">لا</td>' in out.read_text()
 
 
