@@ -145,7 +145,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")  # read by column name, as datasets are
 
 
-def _suffix(path: Path) -> str:
+def suffix(path: Path) -> str:
     """The file's last suffix, lower-cased, a trailing ``.gz`` ignored (``""`` if none)."""
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     return suffixes[-1] if suffixes else ""
@@ -158,7 +158,7 @@ def read_sentences(path: str | Path) -> tuple[list[int], list[str]]:
     from cuelens.data.readers import open_lines
 
     path = Path(path)
-    if _suffix(path) not in (*JSONL_SUFFIXES, *TABLE_SUFFIXES):
+    if suffix(path) not in (*JSONL_SUFFIXES, *TABLE_SUFFIXES):
         numbered = [(number, line.strip()) for number, line in open_lines(path) if line.strip()]
         if not numbered:
             raise UserError("no sentences in file", path=str(path))
@@ -206,7 +206,7 @@ def _records(path: Path) -> list[tuple[int, dict]]:
     file; the first bad line, or no record, is an error naming the file."""
     from cuelens.data.readers import LineError, iter_records, jsonl_objects
 
-    if _suffix(path) in TABLE_SUFFIXES:
+    if suffix(path) in TABLE_SUFFIXES:
         records = []
         for number, _, record in iter_records(path, raw=False):
             if isinstance(record, LineError):

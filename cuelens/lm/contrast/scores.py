@@ -13,7 +13,7 @@ import numpy as np
 
 from cuelens.data.readers import check_regular_file, jsonl_objects
 from cuelens.errors import UserError
-from cuelens.lm.text import JSONL_SUFFIXES, _suffix
+from cuelens.lm.text import JSONL_SUFFIXES, suffix
 from cuelens.wording import plural
 
 
@@ -113,7 +113,7 @@ def load_scores(path: Path, models: list[str] | None
     if path.suffix == ".npz":
         names, matrix = load_npz(path, models)
         texts, indices = None, None
-    elif _suffix(path) in JSONL_SUFFIXES:     # also gzipped, as audit score --out writes it
+    elif suffix(path) in JSONL_SUFFIXES:     # also gzipped, as audit score --out writes it
         names, matrix, texts, indices = load_jsonl(path, models)
     else:
         raise UserError("expected a .npz or .jsonl scores file (optionally .jsonl.gz)",
