@@ -43,13 +43,20 @@ def check_types(options: Any) -> None:
     is declared with (``cuelens.scan(folds="3")`` was a ``TypeError`` from inside the scan);
     numpy's numbers count as numbers."""
     for f in fields(options):
-        declared = str(f.type).removesuffix(" | None")
-        value = getattr(options, f.name)
-        if declared not in KINDS or (value is None and str(f.type).endswith("| None")):
-            continue
-        kinds, what = KINDS[declared]
-        if not isinstance(value, kinds) or (declared != "bool" and isinstance(value, bool)):
-            raise UserError(f"{option_name(f.name)} must be {what}, not {value!r}")
+        check_kind(option_name(f.name), str(f.type), getattr(options, f.name))
+
+
+def check_kind(named: str, annotation: str, value: Any,
+               table: dict[str, tuple[tuple[Any, ...], str]] = KINDS) -> None:
+    """Raise :class:`UserError` naming ``named`` unless ``value`` is of the kind its
+    ``annotation`` declares in ``table`` (``None`` where it ends in ``| None``; a bool is no
+    number); an annotation the table lacks is checked where the value is read."""
+    declared = annotation.removesuffix(" | None")
+    if declared not in table or (value is None and annotation.endswith("| None")):
+        return
+    kinds, what = table[declared]
+    if not isinstance(value, kinds) or (declared != "bool" and isinstance(value, bool)):
+        raise UserError(f"{named} must be {what}, not {value!r}")
 
 
 def check_minimum(name: str, value: Any, minimum: int, note: str = "") -> None:
@@ -75,20 +82,14 @@ def checked(function: Function) -> Function:
     :class:`UserError` naming the argument (``progress=3`` was a TypeError from inside the
     scan, ``skip_bad="no"`` skipped bad records)."""
     signature = inspect.signature(function)
-    kinds = {name: (kind, str(parameter.annotation).endswith("| None"))
-             for name, parameter in signature.parameters.items()
-             if (kind := str(parameter.annotation).removesuffix(" | None")) in ARGUMENT_KINDS}
+    annotations = {name: str(parameter.annotation)
+                   for name, parameter in signature.parameters.items()}
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
         for name, value in signature.bind(*args, **kwargs).arguments.items():
-            if name not in kinds or (value is None and kinds[name][1]):
-                continue
-            kind = kinds[name][0]
-            types, what = ARGUMENT_KINDS[kind]
-            if not isinstance(value, types) or (kind != "bool" and isinstance(value, bool)):
-                named = f"{name}=" if name in NO_OPTION else option_name(name)
-                raise UserError(f"{named} must be {what}, not {value!r}")
+            named = f"{name}=" if name in NO_OPTION else option_name(name)
+            check_kind(named, annotations[name], value, ARGUMENT_KINDS)
         return function(*args, **kwargs)
     return call  # type: ignore[return-value]
 
