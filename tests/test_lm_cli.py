@@ -192,6 +192,25 @@ def test_score_out_writes_probability_zero_as_null(trigram):
     assert all(v is not None for _, v in rows[1]["surprisal"][spec])
 
 
+@pytest.mark.parametrize("name", ["scores.csv", "scores.tsv.gz", "scores.txt", "scores"])
+def test_score_out_is_refused_unless_named_as_json_lines(trigram, name):
+    """--out scores.csv held JSON Lines under a CSV name (a later reader of CSV failed on it)."""
+    path = trigram / "in.txt"
+    path.write_text("the cat sat\n")
+    result = CliRunner().invoke(app, ["score", str(path), "-m", f"ngram:{trigram / 'tri'}",
+                                      "--out", str(trigram / name)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"{trigram / name}: this output is JSON Lines: give --out a name ending in .jsonl, " \
+        ".ndjson or .json (optionally .gz)" in said
+    assert not (trigram / name).exists()
+    out = trigram / "scores.jsonl.gz"
+    result = CliRunner().invoke(app, ["score", str(path), "-m", f"ngram:{trigram / 'tri'}",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(gzip.decompress(out.read_bytes()))["sentence"] == "the cat sat"
+
+
 def test_lm_train_cuts_chinese_into_words(tmp_path):
     """Chinese has no spaces: each training sentence was one "word", so a new sentence made of
     known words was entirely unknown (probability 0 here, the model never saw <unk>)."""

@@ -63,6 +63,18 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
     return scorers
 
 
+def _check_jsonl_name(out: Path) -> None:
+    """The scores are JSON Lines: ``--out`` is named as the readers of scores read such a file
+    (``audit contrast natural --scores``, ``audit score`` itself); ``scores.csv`` held JSON."""
+    from cuelens.errors import UserError
+    from cuelens.lm.text import JSONL_SUFFIXES, suffix
+
+    if suffix(out) not in JSONL_SUFFIXES:
+        raise UserError(f"this output is JSON Lines: give --out a name ending in "
+                        f"{', '.join(JSONL_SUFFIXES[:-1])} or {JSONL_SUFFIXES[-1]} "
+                        "(optionally .gz)", path=str(out))
+
+
 def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None = None,
               where: Callable[[int], str] = lambda i: f"sentence {i + 1}"):
     """Scores of all sentences, ``chunk`` at a time under a progress bar (``name``: the model's
@@ -93,7 +105,8 @@ def score(
     model: ModelOpt = [],
     words: Annotated[bool, typer.Option("--words", help="Add per-word surprisals.")] = False,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", help="Write JSONL here (default: a TSV table on stdout).")] = None,
+        "--out", help="Write JSON Lines here: a name ending in .jsonl, .ndjson or .json, "
+                      "optionally .gz (default: a TSV table on stdout).")] = None,
     kind: KindOpt = None, device: DeviceOpt = "auto", base: BaseOpt = math.e,
     bow_correction: BowOpt = True, mlm_method: MethodOpt = "pll", orders: OrdersOpt = 100,
     seed: SeedOpt = 0, batch_size: BatchOpt = 32, detach_punct: PunctOpt = False,
@@ -113,6 +126,8 @@ def score(
     from cuelens.lm.text import read_sentences
 
     check_outputs([out], [sentences, *map(spec_path, model)])
+    if out is not None:
+        _check_jsonl_name(out)
     lines, texts = read_sentences(sentences)
     from cuelens.lm.pairs import oov_counts
 
