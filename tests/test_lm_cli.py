@@ -334,9 +334,9 @@ def test_score_and_score_pairs_read_csv_and_tsv_by_column(trigram):
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["sentence"] for r in rows] == ["the cat sat, on the mat", "a dog"]
-    (trigram / "bad.csv").write_text("id,text\n1,a dog\n")
-    result = runner.invoke(app, ["score", str(trigram / "bad.csv"), "-m", spec])
-    assert result.exit_code == 2 and 'bad.csv, line 2: expected a non-empty string field' \
+    (trigram / "empty.csv").write_text("id,sentence\n1,\n")
+    result = runner.invoke(app, ["score", str(trigram / "empty.csv"), "-m", spec])
+    assert result.exit_code == 2 and 'empty.csv, line 2: expected a non-empty string field' \
         in result.output
     (trigram / "p.tsv").write_text("sentence_good\tsentence_bad\tparadigm\n"
                                    "the cat sat\tcat the sat\tword_order\n"
@@ -348,6 +348,30 @@ def test_score_and_score_pairs_read_csv_and_tsv_by_column(trigram):
     good, bad = model.score(["the cat sat", "a dog"]), model.score(["cat the sat", "dog a"])
     assert entry["n"] == 2 and entry["overall"] == pytest.approx(float((good > bad).mean()))
     assert list(entry["by_paradigm"]) == ["word_order"]
+
+
+def test_a_file_without_the_sentence_fields_names_them_and_the_fields_it_has(trigram):
+    """A CSV whose column is "text" read 'bad.csv, line 2: expected a non-empty string field
+    "sentence"', naming neither the columns it has nor that one is missing."""
+    spec = f"ngram:{trigram / 'tri'}"
+    runner = CliRunner()
+    cases = [("score", "bad.csv", "id,text\n1,a dog\n",
+              'bad.csv: no "sentence" column (the sentences to score); the columns of this file '
+              'are "id", "text"'),
+             ("score", "bad.jsonl", '{"sentence": "a dog"}\n{"text": "a cat", "id": 2}\n',
+              'bad.jsonl, line 2: no "sentence" field (the sentences to score); the fields of '
+              'this line are "text", "id"'),
+             ("score-pairs", "pairs.tsv", "sentence_good\tbad\na dog\tdog a\n",
+              'pairs.tsv: no "sentence_bad" column (the good and the bad sentence of each '
+              'pair); the columns of this file are "sentence_good", "bad"'),
+             ("score-pairs", "pairs.jsonl", '{"good": "a dog", "bad": "dog a"}\n',
+              'pairs.jsonl, line 1: no "sentence_good" and "sentence_bad" fields')]
+    for command, name, text, message in cases:
+        (trigram / name).write_text(text)
+        result = runner.invoke(app, [command, str(trigram / name), "-m", spec])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert f"{trigram / name}" in said and message in said, said
 
 
 def test_a_model_given_twice_is_refused(trigram):

@@ -165,6 +165,7 @@ def read_sentences(path: str | Path) -> tuple[list[int], list[str]]:
         return [number for number, _ in numbered], [text for _, text in numbered]
     lines, sentences = [], []
     for number, record in _records(path):
+        _check_fields(path, number, record, ("sentence",), "the sentences to score")
         sentence = record.get("sentence")
         if not isinstance(sentence, str) or not sentence.strip():
             raise UserError('expected a non-empty string field "sentence"', path=str(path),
@@ -190,6 +191,8 @@ def read_pairs(path: str | Path) -> MinimalPairs:
     path = Path(path)
     pairs = MinimalPairs([], [], [], [])
     for number, record in _records(path):
+        _check_fields(path, number, record, ("sentence_good", "sentence_bad"),
+                      "the good and the bad sentence of each pair")
         good, bad = record.get("sentence_good"), record.get("sentence_bad")
         if not (isinstance(good, str) and isinstance(bad, str) and good.strip() and bad.strip()):
             raise UserError('expected non-empty string fields "sentence_good" and '
@@ -199,6 +202,23 @@ def read_pairs(path: str | Path) -> MinimalPairs:
         pairs.paradigm.append(str(record.get("paradigm") or record.get("UID") or "all"))
         pairs.field.append(str(record.get("field") or "all"))
     return pairs
+
+
+def _check_fields(path: Path, number: int, record: dict, names: tuple[str, ...],
+                  holding: str) -> None:
+    """Refuse a record without the fields ``names`` (which hold ``holding``), naming the file
+    (and a JSONL file's line: a table's columns are the same on every row) and the fields it
+    has (a CSV whose column is "text" read "line 2: expected a non-empty string field")."""
+    missing = [name for name in names if name not in record]
+    if not missing:
+        return
+    table = suffix(path) in TABLE_SUFFIXES
+    kind = "column" if table else "field"
+    wanted = " and ".join(f'"{name}"' for name in missing)
+    present = ", ".join(f'"{name}"' for name in record) or "none"
+    raise UserError(f"no {wanted} {kind}{'s' if len(missing) > 1 else ''} ({holding}); the "
+                    f"{kind}s {'of this file' if table else 'of this line'} are {present}",
+                    path=str(path), line=None if table else number)
 
 
 def _records(path: Path) -> list[tuple[int, dict]]:
