@@ -7,9 +7,10 @@ import pytest
 from scipy import stats
 
 from cuelens.audit.chance import positions_verdict
-from cuelens.probes.position import (Question, balanced_positions, classifier_scorer,
-                                     cochran_q, position_bias, position_bias_from_picks,
-                                     position_verdict, rotated_splits, sentence_scorer)
+from cuelens.probes.position import (Question, as_questions, balanced_positions,
+                                     classifier_scorer, cochran_q, position_bias,
+                                     position_bias_from_picks, position_verdict, rotated_splits,
+                                     sentence_scorer)
 from scan_helpers import mcq_split
 
 
@@ -125,6 +126,35 @@ def test_sentence_scorer_adapter():
     fn = sentence_scorer(Lengths())
     out = fn(["p", "pp"], [["a", "bbb"], ["cc", "d", "eee"]])
     assert [x.tolist() for x in out] == [[-3.0, -5.0], [-5.0, -4.0, -6.0]]
+
+
+def test_a_choice_the_language_model_cannot_score_is_named_by_its_item_and_line():
+    """A too-long premise + choice was 'sentence 9 has 63 tokens, more than the model's 32': its
+    place among the texts of one batch of rotations, which names nothing in the user's file."""
+    from cuelens.errors import UserError
+    from cuelens.lm.scoring import SentenceTooLong
+
+    class Refuses:
+        name = "lm"
+
+        def score(self, sentences):
+            for k, text in enumerate(sentences):
+                if "long" in text:
+                    raise SentenceTooLong(k, 99, 32)
+            return np.zeros(len(sentences))
+
+    choices = [[f"a{i}", f"b{i}", f"c{i}"] for i in range(5)]
+    choices[3][2] = "a long choice"
+    split = mcq_split("test", choices, [0] * 5)
+    for batch_size in (1, 4, 256):
+        with pytest.raises(UserError) as info:
+            position_bias(split, sentence_scorer(Refuses()), seed=2, batch_size=batch_size)
+        assert str(info.value) == ("test.jsonl, line 4: the premise of item 'test3' followed by "
+                                   "its choice 3 has 99 tokens, more than the model's 32")
+    with pytest.raises(UserError) as info:
+        position_bias(as_questions(split), sentence_scorer(Refuses()), seed=2, batch_size=4)
+    assert str(info.value) == ("the premise of question 4 followed by its choice 3 has 99 "
+                               "tokens, more than the model's 32")
 
 
 def test_classifier_scorer_with_a_tiny_model(tmp_path):

@@ -14,9 +14,10 @@ from scipy import stats
 
 from cuelens.audit.chance import (ALPHA, _r, letter, p_text, position_chi_square,
                                   positions_verdict)
-from cuelens.errors import check_seed
+from cuelens.errors import UserError, check_seed
 from cuelens.jsonio import jsonl_line
 from cuelens.data.dataset import Split, Task
+from cuelens.lm.scoring import SentenceError
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
 Progress = Callable[[str, float], None]
@@ -27,6 +28,28 @@ class Question:
     premise: str
     choices: list[str]
     gold: int
+
+
+class ChoiceError(UserError):
+    """A ``score_fn`` could not score choice ``position`` (as shown) of entry ``row`` of its
+    call: ``error`` says why (:func:`position_bias` names the item in the user's file)."""
+
+    def __init__(self, row: int, position: int, error: SentenceError) -> None:
+        self.row, self.position, self.error = row, position, error
+        super().__init__(error.describe(f"choice {position + 1} of question {row + 1}"))
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.row, self.position, self.error)
+
+
+def item_name(questions: Split | Sequence[Question], i: int, choice: int) -> str:
+    """Question ``i``'s premise with its choice ``choice`` (original order) as an error names
+    it: by the item's id and input line for a split, else by its place in the list."""
+    if not isinstance(questions, Split):
+        return f"the premise of question {i + 1} followed by its choice {choice + 1}"
+    line = questions.lines[i] if i < len(questions.lines) else 0
+    where = f"{questions.path}, line {line}: " if line > 0 and questions.path else ""
+    return f"{where}the premise of item {questions.ids[i]!r} followed by its choice {choice + 1}"
 
 
 def as_questions(questions: Split | Sequence[Question]) -> list[Question]:
@@ -155,8 +178,12 @@ def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed
     for start in range(0, len(jobs), batch_size):
         batch = jobs[start:start + batch_size]
         shown = [rotation(orders[i], r) for r, i in batch]
-        scores = score_fn([items[i].premise for _, i in batch],
-                          [[items[i].choices[j] for j in s] for (_, i), s in zip(batch, shown)])
+        try:
+            scores = score_fn([items[i].premise for _, i in batch],
+                              [[items[i].choices[j] for j in s] for (_, i), s in zip(batch, shown)])
+        except ChoiceError as error:   # it counts the questions and choices of this batch
+            i, choice = batch[error.row][1], int(shown[error.row][error.position])
+            raise error.error.at(i, item_name(questions, i, choice)) from None
         for (r, i), row in zip(batch, scores):
             values = np.asarray(row, dtype=np.float64)
             picks[r][i] = -1 if np.isnan(values).all() else int(np.argmax(values))
@@ -192,8 +219,12 @@ def sentence_scorer(scorer) -> ScoreFn:
 
     def score(premises: list[str], choices: list[list[str]]) -> list[np.ndarray]:
         texts = [f"{p} {c}" for p, row in zip(premises, choices) for c in row]
-        flat = np.asarray(scorer.score(texts), dtype=np.float64)
         bounds = np.cumsum([0] + [len(row) for row in choices])
+        try:
+            flat = np.asarray(scorer.score(texts), dtype=np.float64)
+        except SentenceError as error:   # its index counts the texts: name question and choice
+            row = int(np.searchsorted(bounds, error.index, side="right")) - 1
+            raise ChoiceError(row, error.index - int(bounds[row]), error) from None
         return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
     return score
