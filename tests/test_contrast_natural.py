@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import unicodedata
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,6 +173,30 @@ def two_ngram_models(tmp_path) -> list[str]:
             "the rat ate the mat", "a cat sat on a log", "dog the cat", "on the rat"]
 
 
+def scored_corpus(tmp_path, lines: list[str], name: str = "scores.jsonl"
+                  ) -> tuple[Path, Path, list[str]]:
+    """``(corpus, scores, specs)``: ``lines`` written to tmp_path/corpus.txt and scored into
+    tmp_path/``name`` by `audit score --out` with the two models of :func:`two_ngram_models`
+    (already trained in tmp_path), whose specs are ``specs``."""
+    corpus, scores = tmp_path / "corpus.txt", tmp_path / name
+    corpus.write_text("\n".join(lines) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    res = CliRunner().invoke(app, ["score", str(corpus), "-m", specs[0], "-m", specs[1],
+                                   "--out", str(scores)])
+    assert res.exit_code == 0, res.output
+    return corpus, scores, specs
+
+
+def pairs_scoring_the_corpus(corpus: Path, specs: list[str], out: Path,
+                             *options: str) -> list[dict]:
+    """The pairs `audit contrast natural --corpus --models` selects (it scores ``corpus``
+    itself), written to ``out``."""
+    res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                                   ",".join(specs), *options, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
 def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
     from cuelens.lm.contrast.natural import fractional_ranks as ranks_of
     from cuelens.lm import load_scorer
@@ -179,11 +204,7 @@ def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(sentences) + "\n")
     specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
-    out = tmp_path / "pairs.jsonl"
-    res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
-                                   ",".join(specs), "--per-pair", "1", "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    (row,) = pairs_scoring_the_corpus(corpus, specs, tmp_path / "pairs.jsonl", "--per-pair", "1")
     logprobs = np.column_stack([load_scorer(s).score(sentences) for s in specs])
     expected = select_natural_pairs(ranks_of(logprobs), 1)
     assert (row["s1_index"], row["s2_index"]) == expected.trials[0][2:]
@@ -208,23 +229,14 @@ def test_one_model_is_refused_before_the_corpus_is_scored(tmp_path, monkeypatch)
 def test_cli_reads_the_scores_audit_score_writes(tmp_path):
     """`audit score --out` writes ``{"sentence", "logprob": {model: value}, "oov": {…}}``; it
     was refused as 'need log-probabilities of at least two models' (no top-level numbers)."""
-    sentences = two_ngram_models(tmp_path)
-    corpus, scores = tmp_path / "corpus.txt", tmp_path / "scores.jsonl"
-    corpus.write_text("\n".join(sentences) + "\n")
-    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    corpus, scores, specs = scored_corpus(tmp_path, two_ngram_models(tmp_path))
+    by_file = tmp_path / "a.jsonl"
     runner = CliRunner()
-    res = runner.invoke(app, ["score", str(corpus), "-m", specs[0], "-m", specs[1],
-                              "--out", str(scores)])
-    assert res.exit_code == 0, res.output
-    by_file, by_corpus = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair", "1",
                               "--out", str(by_file)])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
-                              ",".join(specs), "--per-pair", "1", "--out", str(by_corpus)])
-    assert res.exit_code == 0, res.output
-    (row,), (expected,) = ([json.loads(line) for line in path.read_text().splitlines()]
-                           for path in (by_file, by_corpus))
+    (row,) = [json.loads(line) for line in by_file.read_text().splitlines()]
+    (expected,) = pairs_scoring_the_corpus(corpus, specs, tmp_path / "b.jsonl", "--per-pair", "1")
     assert (row["s1"], row["s2"]) == (expected["s1"], expected["s2"])
     assert row["s1_logprob_model_1"] == pytest.approx(expected["s1_logprob_model_1"], abs=1e-5)
     bad = tmp_path / "bad.jsonl"
@@ -237,23 +249,15 @@ def test_cli_reads_the_scores_audit_score_writes(tmp_path):
 def test_cli_reads_a_gzipped_scores_file_audit_score_wrote(tmp_path):
     """`audit score --out scores.jsonl.gz` writes gzipped JSON Lines; contrast refused it:
     'expected a .npz or .jsonl scores file'."""
-    sentences = two_ngram_models(tmp_path)
-    corpus, scores = tmp_path / "corpus.txt", tmp_path / "scores.jsonl.gz"
-    corpus.write_text("\n".join(sentences) + "\n")
-    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
-    runner = CliRunner()
-    res = runner.invoke(app, ["score", str(corpus), "-m", specs[0], "-m", specs[1],
-                              "--out", str(scores)])
+    corpus, scores, specs = scored_corpus(tmp_path, two_ngram_models(tmp_path),
+                                          "scores.jsonl.gz")
+    out = tmp_path / "a.jsonl"
+    res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair",
+                                   "1", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    out, plain = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair", "1",
-                              "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
-                              ",".join(specs), "--per-pair", "1", "--out", str(plain)])
-    assert res.exit_code == 0, res.output
+    plain = pairs_scoring_the_corpus(corpus, specs, tmp_path / "b.jsonl", "--per-pair", "1")
     assert [(r["s1"], r["s2"]) for r in map(json.loads, out.read_text().splitlines())] == \
-        [(r["s1"], r["s2"]) for r in map(json.loads, plain.read_text().splitlines())]
+        [(r["s1"], r["s2"]) for r in plain]
 
 
 def test_repeated_word_prefilter_hand_checked_and_applied_before_ranking(tmp_path):
@@ -355,19 +359,10 @@ def test_scores_of_a_file_with_blank_lines_keep_their_lines(tmp_path):
     was ignored: the scores file's texts won)."""
     sentences = two_ngram_models(tmp_path)
     lines = [*sentences[:3], "", "  ", *sentences[3:]]
-    corpus, scores = tmp_path / "corpus.txt", tmp_path / "scores.jsonl"
-    corpus.write_text("\n".join(lines) + "\n")
-    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    corpus, scores, specs = scored_corpus(tmp_path, lines)
+    expected = pairs_scoring_the_corpus(corpus, specs, tmp_path / "expected.jsonl",
+                                        "--per-pair", "2", "--threshold", "0")
     runner = CliRunner()
-    res = runner.invoke(app, ["score", str(corpus), "-m", specs[0], "-m", specs[1],
-                              "--out", str(scores)])
-    assert res.exit_code == 0, res.output
-    by_corpus = tmp_path / "expected.jsonl"
-    res = runner.invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
-                              ",".join(specs), "--per-pair", "2", "--threshold", "0",
-                              "--out", str(by_corpus)])
-    assert res.exit_code == 0, res.output
-    expected = [json.loads(line) for line in by_corpus.read_text().splitlines()]
     for extra in ([], ["--sentences", str(corpus)]):
         out = tmp_path / "pairs.jsonl"
         res = runner.invoke(app, ["contrast", "natural", "--scores", str(scores), *extra,
