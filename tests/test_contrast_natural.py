@@ -212,6 +212,39 @@ def test_cli_scores_a_corpus_through_the_lm_layer(tmp_path):
     assert row["s1_logprob_model_1"] == pytest.approx(logprobs[row["s1_index"], 0])
 
 
+def test_batch_size_is_the_sentences_given_to_a_model_at_a_time_as_its_help_says(
+        tmp_path, monkeypatch):
+    """--batch-size was 'Sentences per scoring batch.': it is the number of --corpus sentences
+    handed to each model per call (a model runs its own forward batches), unused with
+    --scores."""
+    import cuelens.commands.contrast as command
+    from cuelens.lm import load_scorer
+
+    calls: list[int] = []
+
+    class Recording:
+        def __init__(self, spec: str):
+            self.scorer = load_scorer(spec)
+            self.name = self.scorer.name
+
+        def score(self, sentences):
+            calls.append(len(sentences))
+            return self.scorer.score(sentences)
+
+    monkeypatch.setattr(command, "_load_scorers", lambda specs: [Recording(s) for s in specs])
+    sentences = two_ngram_models(tmp_path)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(sentences) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    pairs_scoring_the_corpus(corpus, specs, tmp_path / "o.jsonl", "--per-pair", "1",
+                             "--batch-size", "3")
+    assert calls == [3, 3, 2] * 2
+    shown = " ".join(CliRunner().invoke(app, ["contrast", "natural", "--help"],
+                                        env={"COLUMNS": "300"}).output.split())
+    assert "Sentences of --corpus given to each of --models at a time" in shown
+    assert "a model runs them in batches of its own" in shown and "Unused with --scores" in shown
+
+
 def test_one_model_is_refused_before_the_corpus_is_scored(tmp_path, monkeypatch):
     """--models with one scorer scored the whole corpus, then said 'need log-probabilities of at
     least two models'."""

@@ -189,6 +189,18 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     assert bad.exit_code == 2 and "exactly two" in bad.output
 
 
+def test_batch_size_help_says_what_a_batch_is():
+    """--batch-size said 'Candidate sentences per scoring batch.', nothing of a model's own
+    forward batches nor that the triplets do not depend on it (a masked search's batch size
+    must not change the result, above)."""
+    shown = " ".join(CliRunner().invoke(app, ["contrast", "synthetic", "--help"],
+                                        env={"COLUMNS": "300"}).output.split())
+    assert "Candidate sentences (the word replacements at one position) given to a model at a " \
+        "time" in shown
+    assert "a model runs them in batches of its own" in shown
+    assert "The triplets do not depend on it" in shown
+
+
 @pytest.mark.parametrize("option", ["--batch-size", "--n", "--max-steps", "--patience"])
 @pytest.mark.parametrize("value", ["0", "-3"])
 def test_cli_counts_below_1_are_one_error_line(tmp_path, option, value):

@@ -122,7 +122,10 @@ def natural(
     summary: Annotated[Optional[Path], typer.Option(
         help="Write the objective, run facts and pairs as JSON here (kind contrast_pairs: "
              "audit report renders it).")] = None,
-    batch_size: Annotated[int, typer.Option(help="Sentences per scoring batch.")] = 256,
+    batch_size: Annotated[int, typer.Option(
+        help="Sentences of --corpus given to each of --models at a time (the progress bar "
+             "advances after each); a model runs them in batches of its own (a Hugging Face "
+             "causal model 32 sentences at most). Unused with --scores.")] = 256,
     html: HtmlOpt = None,
 ):
     """Select natural controversial sentence pairs for every model pair, exactly.
@@ -233,7 +236,10 @@ def synthetic(
     max_steps: Annotated[int, typer.Option(help="Most word positions tried per search.")] = 200,
     patience: Annotated[int, typer.Option(
         help="Stop after this many positions in a row without improvement.")] = 8,
-    batch_size: Annotated[int, typer.Option(help="Candidate sentences per scoring batch.")] = 2048,
+    batch_size: Annotated[int, typer.Option(
+        help="Candidate sentences (the word replacements at one position) given to a model at "
+             "a time, bounding their memory; a model runs them in batches of its own (a Hugging "
+             "Face causal model 32 sentences at most). The triplets do not depend on it.")] = 2048,
     seed: SeedOpt = 0,
     resume: Annotated[bool, typer.Option(
         help="Keep the triplets already in --out (an interrupted run of the same command) and "
