@@ -96,6 +96,22 @@ def test_accuracy_and_noise_ceiling_hand_computed(tmp_path):
     assert m["scsr_per_group"][0] == pytest.approx(per_a)
 
 
+def test_accuracy_bounds_are_equal_with_an_even_number_of_raters_and_no_tied_vote(tmp_path):
+    """The published set (30 raters per pair, no 15–15 vote) gives lower = upper accuracy
+    bounds: a majority of at least two votes, less one rater, is still a majority (docs/
+    contrast.md). Four raters; pair 0: 3 of 4 prefer sentence2, pair 1: none."""
+    rows = [{"subject": subject, "sentence1": f"a{k}", "sentence2": f"b{k}", "rating": rating,
+             "sentence1_m_prob": -5.0, "sentence2_m_prob": -4.0}
+            for subject, ratings in {"A": [6, 1], "B": [5, 2], "C": [4, 3], "D": [1, 1]}.items()
+            for k, rating in enumerate(ratings)]
+    path = tmp_path / "trials.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    ceiling = judge(load_trials(path), ["m"])["models"]["m"]["accuracy_noise_ceiling"]
+    # everyone's votes: sentence2, sentence1 → A, B, C 2/2, D 1/2; leaving one rater out the
+    # same votes (A, B, C: 2 of 3 others; D: 3 of 3 others)
+    assert ceiling["lower"] == ceiling["upper"] == pytest.approx((1 + 1 + 1 + 0.5) / 4)
+
+
 def _exact_signed_ranks(x):
     """sign · averaged rank of |x| over the non-zero entries, in exact (sympy) arithmetic."""
     import sympy
