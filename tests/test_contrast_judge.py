@@ -349,3 +349,29 @@ def test_a_row_without_a_participant_group_or_sentence_is_one_error(tmp_path, co
                                    "group", "--out", str(tmp_path / "o.json")])
     assert res.exit_code == 2, res.output
     assert f"line 7: column '{column}' is empty" in res.output
+
+
+def test_a_column_the_options_name_that_the_file_lacks_is_named_with_its_option(tmp_path):
+    """--subject-field nope and --group-field nope read 'missing column(s) nope', naming neither
+    the option nor the columns the file has; a trials file without ratings did not say that
+    they may come from --ratings."""
+    trials = small_trials(tmp_path)
+    has = "'subject', 'sentence1', 'sentence2', 'rating'"
+    runner = CliRunner()
+    for options, path, message in [
+            (["--subject-field", "who"], trials, "no column 'who' (--subject-field); the file's "
+                                                  f"columns are {has}"),
+            (["--group-field", "team"], trials, f"no column 'team' (--group-field); the file's "
+                                                f"columns are {has}")]:
+        res = runner.invoke(app, ["contrast", "judge", "--trials", str(trials), *options,
+                                  "--out", str(tmp_path / "o.json")])
+        said = " ".join(res.output.split())
+        assert res.exit_code == 2 and f"{path}: {message}" in said, said
+    pairs = tmp_path / "pairs.csv"
+    pd.read_csv(trials).drop(columns=["subject", "rating"]).to_csv(pairs, index=False)
+    res = runner.invoke(app, ["contrast", "judge", "--trials", str(pairs), "--out",
+                              str(tmp_path / "o.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"{pairs}: no columns 'subject' (--subject-field), 'rating' " \
+        "(or a --ratings file); the file's columns are 'sentence1', 'sentence2'," in said, said
+    assert not (tmp_path / "o.json").exists()

@@ -94,10 +94,16 @@ def align(df: pd.DataFrame, midpoint: float) -> pd.DataFrame:
     return df
 
 
-def _require(df: pd.DataFrame, columns: list[str], path) -> None:
-    missing = [c for c in columns if c not in df.columns]
+def _require(columns: list[str], wanted: dict[str, str], path) -> None:
+    """Each column of ``wanted`` is among the file's ``columns``; else one error naming the
+    missing ones, with the option that names each (``wanted[column]``, or ``""``), and the
+    columns the file has ('missing column(s) nope' said neither for --subject-field nope)."""
+    missing = [name for name in wanted if name not in columns]
     if missing:
-        raise UserError(f"missing column(s) {', '.join(missing)}", path=str(path))
+        named = ", ".join(f"{name!r}{f' ({wanted[name]})' if wanted[name] else ''}"
+                          for name in missing)
+        raise UserError(f"no column{'s' if len(missing) > 1 else ''} {named}; the file's "
+                        f"columns are {', '.join(map(repr, columns)) or 'none'}", path=str(path))
 
 
 def _numbers(df: pd.DataFrame, columns: list[str], path) -> None:
@@ -140,7 +146,8 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
     if not math.isfinite(midpoint):   # nan: a ValueError traceback when the results were written
         raise UserError(f"--midpoint must be a finite number, not {midpoint:g}")
     trials = read_table(trials_path)
-    _require(trials, ["sentence1", "sentence2"], trials_path)
+    columns = [str(c) for c in trials.columns]   # as written, before the alignment adds "pair"
+    _require(columns, {"sentence1": "", "sentence2": ""}, trials_path)
     _sentences(trials, trials_path)
     if not model_names(trials.columns):
         raise UserError("no model columns: each model needs sentence1_<model>_prob and "
@@ -151,7 +158,9 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
     trials = align(trials, midpoint)
     if ratings_path is not None:
         ratings = read_table(ratings_path)
-        _require(ratings, ["sentence1", "sentence2", subject_field, "rating"], ratings_path)
+        _require([str(c) for c in ratings.columns],
+                 {"sentence1": "", "sentence2": "", subject_field: "--subject-field",
+                  "rating": ""}, ratings_path)
         _sentences(ratings, ratings_path)
         _numbers(ratings, ["rating"], ratings_path)
         ratings = align(ratings, midpoint)
@@ -164,16 +173,19 @@ def load_trials(trials_path, ratings_path=None, midpoint: float = 3.5,
             raise UserError("sentence pair not found in the trials file",
                             path=str(ratings_path), line=int(merged.index[unknown[0]]))
         trials = merged.drop(columns="_merge")
-    _require(trials, [subject_field, "rating"], trials_path)
+    else:
+        _require(columns, {subject_field: "--subject-field",
+                           "rating": "or a --ratings file"}, trials_path)
     trials["subject"] = _names(trials, subject_field, ratings_path or trials_path)
     repeated = np.flatnonzero(trials.duplicated(["subject", "pair"]).to_numpy())
     if len(repeated):
         raise UserError("a participant rated the same sentence pair twice",
                         path=str(ratings_path or trials_path),
                         line=int(trials.index[repeated[0]]))
-    if group_field is not None:
-        _require(trials, [group_field], trials_path)
-        trials["group"] = _names(trials, group_field, trials_path)
+    if group_field is not None:   # with --ratings: a column of either file, a row per rating
+        _require([str(c) for c in trials.columns if c != "pair"], {group_field: "--group-field"},
+                 ratings_path or trials_path)
+        trials["group"] = _names(trials, group_field, ratings_path or trials_path)
     else:
         trials["group"] = trials["subject"]
     return trials.reset_index(drop=True)
