@@ -446,6 +446,22 @@ def test_repeated_word_prefilter_cuts_chinese_into_words_and_reads_nfc():
     assert without_repeated_words(latin).tolist() == [False, True]
 
 
+def test_repeated_word_prefilter_strips_every_script_s_punctuation_from_word_edges():
+    """Only ASCII marks were stripped: “cat” and cat, नमस्ते। and नमस्ते, ¡Hola! and hola,
+    «chat» and chat were two words each, so these sentences passed the filter; ASCII-only
+    text is read as before (a hyphen or slash is no edge mark)."""
+    import unicodedata
+
+    from cuelens.lm.contrast.natural import without_repeated_words
+
+    repeating = ["the cat saw the “cat”", "नमस्ते। आप कहो नमस्ते", "¡Hola! dijo hola",
+                 "«chat» le chat noir", unicodedata.normalize("NFD", "«café» au café"),
+                 "el ¿perro? come perro"]
+    assert without_repeated_words(repeating).tolist() == [False] * len(repeating)
+    assert without_repeated_words(["the cat saw a “dog”", "«chat» le chien",
+                                   "a -cat- and a cat/"]).tolist() == [True, True, True]
+
+
 def test_allowed_words_are_read_as_the_sentences_words_are():
     """A --function-words file written decomposed (NFD) or capitalised allowed nothing: the
     sentences' words are compared lower-cased in NFC."""

@@ -194,9 +194,29 @@ def without_repeated_words(texts: list[str], allowed: frozenset[str] = FUNCTION_
     return keep
 
 
+EDGE_MARKS = ".,;:!?\"'()[]"
+"""The ASCII marks the published pre-filter strips from a word's edges; other scripts' and
+typographic punctuation (“ ” « » ¡ ¿ । 。) is stripped too (:func:`strip_edge_punctuation`)."""
+
+
+def _edge_mark(char: str) -> bool:
+    return char in EDGE_MARKS or (not char.isascii() and unicodedata.category(char)[0] == "P")
+
+
+def strip_edge_punctuation(token: str) -> str:
+    """``token`` without the punctuation at its edges: :data:`EDGE_MARKS` and any non-ASCII
+    punctuation (“cat” and cat, नमस्ते। and नमस्ते, ¡hola! and hola are one word)."""
+    start, end = 0, len(token)
+    while start < end and _edge_mark(token[start]):
+        start += 1
+    while end > start and _edge_mark(token[end - 1]):
+        end -= 1
+    return token[start:end]
+
+
 def _words(token: str, segmenter: Segmenter | None) -> list[str]:
     """The words of one whitespace token for :func:`without_repeated_words`."""
-    word = unicodedata.normalize("NFC", token.strip(".,;:!?\"'()[]")).lower()
+    word = unicodedata.normalize("NFC", strip_edge_punctuation(token)).lower()
     if segmenter is None or segmenter.split_run is None or not UNSPACED_RE.search(word):
         return [word]
     pieces, position = [], 0
