@@ -137,6 +137,22 @@ def test_cli_user_errors(tmp_path):
     assert res.exit_code == 2
 
 
+def test_a_nan_in_a_scores_array_names_the_file_model_and_sentence(tmp_path):
+    """It read 'log-probabilities contain NaN (column 0)': no file, the model as a column
+    number, no sentence."""
+    scores = tmp_path / "lp.npz"
+    b = np.zeros(6)
+    b[[3, 5]] = np.nan
+    np.savez(scores, a=np.arange(6.0), b=b)
+    res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair",
+                                   "1", "--out", str(tmp_path / "o.jsonl")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"{scores}: model 'b' has NaN at index 3 (the sentence on line 4) and 1 more: a " \
+        "log-probability is a number, or -inf for probability 0" in said
+    assert not (tmp_path / "o.jsonl").exists()
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--batch-size", "0"], "--batch-size must be at least 1"),    # range() traceback
     (["--batch-size", "-5"], "--batch-size must be at least 1"),   # IndexError traceback

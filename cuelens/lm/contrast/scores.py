@@ -47,6 +47,13 @@ def load_npz(path: Path, models: list[str] | None) -> tuple[list[str], np.ndarra
     if len(shapes) != 1 or len(next(iter(shapes))) != 1:
         raise UserError(f"model arrays must be 1-D and of equal length, got {sorted(shapes)}",
                         path=str(path))
+    for name, column in zip(names, columns):
+        nan = np.flatnonzero(np.isnan(column))
+        if len(nan):   # fractional_ranks said 'log-probabilities contain NaN (column 0)'
+            more = f" and {len(nan) - 1:,} more" if len(nan) > 1 else ""
+            raise UserError(f"model {name!r} has NaN at index {nan[0]} (the sentence on line "
+                            f"{nan[0] + 1}){more}: a log-probability is a number, or -inf for "
+                            "probability 0", path=str(path))
     return names, np.column_stack(columns)
 
 
