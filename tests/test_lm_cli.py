@@ -465,7 +465,25 @@ def test_a_sentence_of_no_tokens_is_one_error_naming_its_line(tmp_path, model, t
     result = runner.invoke(app, ["score-pairs", str(pairs), "-m", str(tmp_path / model),
                                  "--device", "cpu"])
     assert result.exit_code == 2, result.output
-    assert "sentence_bad of pair 1" in result.output and "no tokens" in result.output
+    assert "sentence_bad on line 1 of" in result.output and "no tokens" in result.output
+
+
+def test_score_pairs_errors_name_the_input_line_of_the_pair(tmp_path):
+    """A sentence was named by its pair's number ('sentence_bad of pair 1'), not its line: a
+    CSV's first pair is on line 2, a JSONL file's blank lines are not pairs."""
+    tiny_gpt_and_bert(tmp_path, positions=32)
+    blank = "\u200b"
+    files = {"p.csv": f"sentence_good,sentence_bad\nthe cat sat,cat the sat\na dog,{blank}\n",
+             "p.jsonl": '{"sentence_good": "the cat", "sentence_bad": "cat the"}\n\n'
+                        + json.dumps({"sentence_good": blank, "sentence_bad": "a dog"}) + "\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        result = CliRunner().invoke(app, ["score-pairs", str(tmp_path / name), "-m",
+                                          str(tmp_path / "gpt"), "--device", "cpu"])
+        said = " ".join(result.output.split())
+        which = "bad" if name == "p.csv" else "good"
+        assert result.exit_code == 2, result.output
+        assert f"sentence_{which} on line 3 of {tmp_path / name} has no tokens" in said, said
 
 
 def test_hugging_face_dirs_kind_detection_and_flags(tmp_path):
@@ -511,7 +529,7 @@ def test_a_sentence_too_long_for_the_model_is_named_in_the_input(tmp_path):
         result = runner.invoke(app, ["score-pairs", str(pairs), "-m", str(tmp_path / model),
                                      "--device", "cpu"])
         assert result.exit_code == 2, result.output
-        assert f"sentence_bad of pair 200 of {pairs} has" in result.output
+        assert f"sentence_bad on line 200 of {pairs} has" in result.output
 
 
 def test_encoder_without_mlm_head_is_refused():

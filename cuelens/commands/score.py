@@ -172,10 +172,11 @@ def score(
                 for j, (w, s) in enumerate(pairs)))
 
 
-def _pair_sentence(path: Path, index: int, n_pairs: int) -> str:
-    """Sentence ``index`` of the good sentences followed by the bad ones, as its record."""
-    return (f"sentence_{'good' if index < n_pairs else 'bad'} of pair {index % n_pairs + 1} "
-            f"of {path}")
+def _pair_sentence(path: Path, index: int, lines: list[int]) -> str:
+    """Sentence ``index`` of the good sentences followed by the bad ones, by its field and the
+    input line of its pair (``lines``)."""
+    return (f"sentence_{'good' if index < len(lines) else 'bad'} on line "
+            f"{lines[index % len(lines)]} of {path}")
 
 
 @user_errors
@@ -212,8 +213,8 @@ def score_pairs(
                        batch_size, detach_punct, open_vocab)
     results = {}
     for scorer in scorers:
-        both = score_all(scorer, data.good + data.bad, where=lambda i: _pair_sentence(
-            pairs, i, len(data.good)))
+        both = score_all(scorer, data.good + data.bad,
+                         where=lambda i: _pair_sentence(pairs, i, data.lines))
         results[scorer.name] = evaluate_pairs(scorer, both, data.good, data.bad, data.paradigm,
                                               data.field)
     fields = sorted({f for r in results.values() for f in r["by_field"]})

@@ -177,19 +177,21 @@ def read_sentences(path: str | Path) -> tuple[list[int], list[str]]:
 
 @dataclass
 class MinimalPairs:
-    """Minimal pairs (BLiMP style): good/bad sentences with their paradigm and field."""
+    """Minimal pairs (BLiMP style): good/bad sentences with their paradigm and field, and the
+    input line of each pair (a CSV's first pair is on line 2)."""
 
     good: list[str]
     bad: list[str]
     paradigm: list[str]
     field: list[str]
+    lines: list[int]
 
 
 def read_pairs(path: str | Path) -> MinimalPairs:
     """JSONL (optionally .gz; CSV, TSV or Parquet by their suffix) with ``sentence_good``/
     ``sentence_bad``; ``paradigm`` (or ``UID``) and ``field`` are optional (missing → ``"all"``)."""
     path = Path(path)
-    pairs = MinimalPairs([], [], [], [])
+    pairs = MinimalPairs([], [], [], [], [])
     for number, record in _records(path):
         _check_fields(path, number, record, ("sentence_good", "sentence_bad"),
                       "the good and the bad sentence of each pair")
@@ -201,6 +203,7 @@ def read_pairs(path: str | Path) -> MinimalPairs:
         pairs.bad.append(bad.strip())
         pairs.paradigm.append(str(record.get("paradigm") or record.get("UID") or "all"))
         pairs.field.append(str(record.get("field") or "all"))
+        pairs.lines.append(number)
     return pairs
 
 
