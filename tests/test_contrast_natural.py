@@ -137,6 +137,28 @@ def test_cli_user_errors(tmp_path):
     assert res.exit_code == 2
 
 
+def test_a_scores_line_without_a_model_or_text_names_what_the_line_has(tmp_path):
+    """--models x,zz read 'line 1: no numeric log-probability for model 'zz'' and a line
+    without its sentence 'missing "text"', naming neither what the line has nor the "sentence"
+    field audit score writes."""
+    cases = [(["--models", "x,zz"], '{"sentence": "a b", "logprob": {"x": -1, "y": -2}}\n',
+              "line 1: no log-probability for model 'zz' (named by --models); this line has "
+              '"x", "y"'),
+             ([], '{"sentence": "a b", "x": -1, "y": -2}\n{"sentence": "a c", "x": -3}\n',
+              "line 2: no log-probability for model 'y' (scored on the first line); this line "
+              'has "sentence", "x"'),
+             ([], '{"txt": "a b", "logprob": {"x": -1, "y": -2}}\n',
+              'line 1: no "text" or "sentence" field holding the scored sentence as text; the '
+              'fields of this line are "txt", "logprob"')]
+    for options, text, message in cases:
+        scores = tmp_path / "scores.jsonl"
+        scores.write_text(text)
+        res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), *options,
+                                       "--per-pair", "1", "--out", str(tmp_path / "o.jsonl")])
+        said = " ".join(res.output.split())
+        assert res.exit_code == 2 and f"{scores}, {message}" in said, said
+
+
 def test_a_nan_in_a_scores_array_names_the_file_model_and_sentence(tmp_path):
     """It read 'log-probabilities contain NaN (column 0)': no file, the model as a column
     number, no sentence."""

@@ -64,7 +64,9 @@ def load_jsonl(path: Path, models: list[str] | None
     for line_no, record in jsonl_objects(path):
         text = record.get("text", record.get("sentence"))
         if not isinstance(text, str):
-            raise UserError('missing "text"', path=str(path), line=line_no)
+            raise UserError('no "text" or "sentence" field holding the scored sentence as text; '
+                            f'the fields of this line are {_listed(record)}', path=str(path),
+                            line=line_no)
         scores = next((record[k] for k in SCORE_FIELDS if isinstance(record.get(k), dict)),
                       record)
         if names is None:
@@ -77,7 +79,11 @@ def load_jsonl(path: Path, models: list[str] | None
                                 path=str(path), line=line_no)
         row = []
         for m in names:
-            value = scores.get(m, "missing")
+            if m not in scores:
+                named = "named by --models" if models else "scored on the first line"
+                raise UserError(f"no log-probability for model {m!r} ({named}); this line has "
+                                f"{_listed(scores)}", path=str(path), line=line_no)
+            value = scores[m]
             if value is None:
                 value = -np.inf
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -92,6 +98,11 @@ def load_jsonl(path: Path, models: list[str] | None
         raise UserError("no sentences", path=str(path))
     return names, np.asarray(rows, dtype=np.float64), texts, _corpus_indices(lines, numbers,
                                                                              path)
+
+
+def _listed(fields: dict) -> str:
+    """The keys of a JSON object as a message lists them: ``"x", "y"`` (``none``)."""
+    return ", ".join(f'"{key}"' for key in fields) or "none"
 
 
 def _corpus_indices(lines: list, numbers: list[int], path: Path) -> np.ndarray | None:
