@@ -159,6 +159,30 @@ def test_a_scores_line_without_a_model_or_text_names_what_the_line_has(tmp_path)
         assert res.exit_code == 2 and f"{scores}, {message}" in said, said
 
 
+def test_a_data_file_given_as_a_file_of_lines_is_refused_before_the_scoring(tmp_path,
+                                                                          monkeypatch):
+    """--corpus sentences.jsonl scored each JSON object's text as a sentence ('{"sentence":
+    "the cat sat"}'), silently; a missing --function-words file was found after the scoring."""
+    import cuelens.commands.contrast as command
+
+    monkeypatch.setattr(command, "_score_corpus", lambda *a: pytest.fail("scored the corpus"))
+    jsonl, text = tmp_path / "s.jsonl", tmp_path / "s.txt"
+    jsonl.write_text('{"sentence": "the cat sat"}\n{"sentence": "a dog"}\n')
+    text.write_text("the cat sat\na dog\n")
+    for corpus, words, message in [
+            (jsonl, None, "s.jsonl: --corpus/--sentences is read one sentence per line, so each "
+                          "line of this .jsonl file would be a sentence: give a text file of one "
+                          "sentence per line"),
+            (text, "w.csv", "w.csv: --function-words is read one word per line"),
+            (text, "none.txt", "none.txt: file not found")]:
+        more = ["--function-words", str(tmp_path / words)] if words else []
+        res = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), *more,
+                                       "--models", "ngram:a,ngram:b",
+                                       "--out", str(tmp_path / "o.jsonl")])
+        said = " ".join(res.output.split())
+        assert res.exit_code == 2 and f"{tmp_path}/{message}" in said, said
+
+
 def test_a_nan_in_a_scores_array_names_the_file_model_and_sentence(tmp_path):
     """It read 'log-probabilities contain NaN (column 0)': no file, the model as a column
     number, no sentence."""

@@ -189,6 +189,28 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     assert bad.exit_code == 2 and "exactly two" in bad.output
 
 
+@pytest.mark.parametrize("option, unit", [("--init", "sentence"), ("--vocab", "word"),
+                                          ("--vocab-initial", "word"),
+                                          ("--function-words", "word")])
+def test_a_data_file_given_as_a_file_of_lines_is_refused(tmp_path, option, unit):
+    """--init starts.jsonl searched from each JSON object's text ('{"sentence": …}') as a
+    starting sentence, silently; a --vocab of JSON Lines offered JSON text as words."""
+    init, vocab = tmp_path / "init.txt", tmp_path / "vocab.txt"
+    init.write_text("the cat sat\n")
+    vocab.write_text("cat\ndog\n")
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"sentence": "the cat sat"}\n')
+    files = {"--init": init, "--vocab": vocab, option: data}
+    res = CliRunner().invoke(app, ["contrast", "synthetic", "--models", "ngram:a,ngram:b",
+                                   *[text for pair in files.items() for text in map(str, pair)],
+                                   "--out", str(tmp_path / "o.jsonl")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"{data}: {option} is read one {unit} per line, so each line of this .jsonl file " \
+        f"would be a {unit}: give a text file of one {unit} per line" in said, said
+    assert not (tmp_path / "o.jsonl").exists()
+
+
 def test_batch_size_help_says_what_a_batch_is():
     """--batch-size said 'Candidate sentences per scoring batch.', nothing of a model's own
     forward batches nor that the triplets do not depend on it (a masked search's batch size

@@ -49,13 +49,14 @@ def _at_least_1(**options: int) -> None:
             raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
 
 
-def _nonempty_lines(path: Path, what: str) -> list[str]:
-    """The non-blank lines of ``path``; none is an error naming it (an empty --init wrote
-    '0 triplets', an empty --vocab searched nothing and reported the starting sentences)."""
-    from cuelens.data.readers import text_lines
+def _nonempty_lines(path: Path, what: str, option: str, unit: str) -> list[str]:
+    """The non-blank lines of ``path`` (a text file: :func:`~cuelens.lm.text.plain_lines`);
+    none is an error naming it (an empty --init wrote '0 triplets', an empty --vocab searched
+    nothing and reported the starting sentences)."""
     from cuelens.errors import UserError
+    from cuelens.lm.text import plain_lines
 
-    lines = text_lines(path)
+    lines = plain_lines(path, option, unit)
     if not lines:
         raise UserError(f"no {what} in file", path=str(path))
     return lines
@@ -140,10 +141,10 @@ def natural(
 
     from cuelens.lm.contrast import natural as nat
     from cuelens.lm.contrast.scores import load_scores, on_corpus_lines, parse_models
-    from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
     from cuelens.atomic import output_set
     from cuelens.jsonio import write_jsonl
+    from cuelens.lm.text import plain_lines
 
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
@@ -154,7 +155,11 @@ def natural(
     names = parse_models(models)
     if names is not None and len(names) < 2:   # before the corpus is scored, not after
         raise UserError(f"--models needs at least two models, got {models!r}")
-    texts = text_lines(corpus, keep_blank=True) if corpus else None
+    texts = plain_lines(corpus, "--corpus/--sentences", keep_blank=True) if corpus else None
+    allowed = nat.FUNCTION_WORDS
+    if function_words:   # read before the corpus is scored
+        allowed = frozenset(word.lower() for word in
+                            plain_lines(function_words, "--function-words", "word"))
     indices = None    # corpus line index of each row of logprobs, when not its position
     if scores is not None:
         names, logprobs, file_texts, indices = load_scores(scores, names)
@@ -174,8 +179,6 @@ def natural(
                         path=str(corpus or scores))
     keep = np.flatnonzero(written)
     if texts is not None:
-        allowed = frozenset(w.lower() for w in text_lines(function_words)) if function_words \
-            else nat.FUNCTION_WORDS
         keep = np.flatnonzero(written & nat.without_repeated_words(texts, allowed))
     n_written, n_blank = int(written.sum()), int((~written).sum())
     needed = per_pair * len(names) * (len(names) - 1)
@@ -262,10 +265,10 @@ def synthetic(
     Example: audit contrast synthetic --models ngram:lm/tri,lstm:lm/lstm --init natural_sentences_8word.txt --vocab vocab_low.txt --n 10 --out triplets.jsonl
     """
     from cuelens.commands.common import progress_bar
-    from cuelens.data.readers import text_lines
     from cuelens.errors import UserError
     from cuelens.atomic import output_set
     from cuelens.lm.contrast.scores import parse_models
+    from cuelens.lm.text import plain_lines
     from cuelens.lm.contrast.synthetic import Vocabulary
     from cuelens.lm.contrast.synthetic_run import run_synthetic
     from cuelens.errors import check_seed
@@ -277,12 +280,14 @@ def synthetic(
         raise UserError("--models needs exactly two scorers: m1,m2")
     _at_least_1(n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
     check_seed(seed)
-    lines = _nonempty_lines(init, "starting sentences")
+    lines = _nonempty_lines(init, "starting sentences", "--init", "sentence")
     index = {s: i for i, s in reversed(list(enumerate(lines)))}
     starts = [(index[s], s) for s in list(dict.fromkeys(lines))[:n]]
-    words = Vocabulary(_nonempty_lines(vocab, "candidate words"),
-                       _nonempty_lines(vocab_initial, "candidate words") if vocab_initial else None,
-                       frozenset(text_lines(function_words)) if function_words else frozenset())
+    words = Vocabulary(_nonempty_lines(vocab, "candidate words", "--vocab", "word"),
+                       _nonempty_lines(vocab_initial, "candidate words", "--vocab-initial",
+                                       "word") if vocab_initial else None,
+                       frozenset(plain_lines(function_words, "--function-words", "word"))
+                       if function_words else frozenset())
     # with several jobs each worker process loads the models from their specs
     m1, m2 = _load_scorers(specs) if jobs == 1 else specs
     with progress_bar("synthetic search") as progress:

@@ -151,6 +151,21 @@ def suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
+def plain_lines(path: str | Path, option: str, unit: str = "sentence",
+                keep_blank: bool = False) -> list[str]:
+    """The lines of a text file read one ``unit`` (sentence, word) per line for ``option``; a
+    JSON Lines, CSV, TSV or Parquet file (by its suffix) is refused, as each of its lines would
+    be read as one (a JSON object scored as a sentence)."""
+    from cuelens.data.readers import text_lines
+
+    kind = suffix(Path(path))
+    if kind in (*JSONL_SUFFIXES, *TABLE_SUFFIXES):
+        raise UserError(f"{option} is read one {unit} per line, so each line of this {kind} "
+                        f"file would be a {unit}: give a text file of one {unit} per line",
+                        path=str(path))
+    return text_lines(path, keep_blank=keep_blank)
+
+
 def read_sentences(path: str | Path) -> tuple[list[int], list[str]]:
     """``(line numbers, sentences)`` to score: JSONL, CSV, TSV or Parquet with a ``"sentence"``
     field, or one sentence per line (any other file, e.g. ``.txt``: its blank lines are no
