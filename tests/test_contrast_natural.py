@@ -183,6 +183,18 @@ def test_a_data_file_given_as_a_file_of_lines_is_refused_before_the_scoring(tmp_
         assert res.exit_code == 2 and f"{tmp_path}/{message}" in said, said
 
 
+def test_out_is_named_as_json_lines(tmp_path):
+    """--out pairs.csv held JSON Lines under a CSV name."""
+    scores = tmp_path / "lp.npz"
+    np.savez(scores, a=np.arange(6.0), b=np.arange(6.0)[::-1])
+    res = CliRunner().invoke(app, ["contrast", "natural", "--scores", str(scores), "--per-pair",
+                                   "1", "--out", str(tmp_path / "pairs.csv")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"{tmp_path / 'pairs.csv'}: this output is JSON Lines: give " \
+        "--out a name ending in .jsonl, .ndjson or .json (optionally .gz)" in said, said
+    assert not (tmp_path / "pairs.csv").exists()
+
+
 def test_a_nan_in_a_scores_array_names_the_file_model_and_sentence(tmp_path):
     """It read 'log-probabilities contain NaN (column 0)': no file, the model as a column
     number, no sentence."""

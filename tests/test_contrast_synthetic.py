@@ -211,6 +211,24 @@ def test_a_data_file_given_as_a_file_of_lines_is_refused(tmp_path, option, unit)
     assert not (tmp_path / "o.jsonl").exists()
 
 
+@pytest.mark.parametrize("name, message", [
+    ("t.jsonl.gz", "this output is appended to line by line and cannot be gzipped: give --out a "
+                   "name ending in .jsonl, .ndjson or .json"),
+    ("t.csv", "this output is JSON Lines: give --out a name ending in .jsonl, .ndjson or .json")])
+def test_out_is_a_plain_json_lines_file(tmp_path, name, message):
+    """--out t.jsonl.gz wrote an empty gzip member, then appended the triplets as plain lines:
+    no gzip reader read it; --out t.csv held JSON Lines."""
+    init, vocab = tmp_path / "init.txt", tmp_path / "vocab.txt"
+    init.write_text("the cat sat\n")
+    vocab.write_text("cat\ndog\n")
+    res = CliRunner().invoke(app, ["contrast", "synthetic", "--models", "ngram:a,ngram:b",
+                                   "--init", str(init), "--vocab", str(vocab),
+                                   "--out", str(tmp_path / name)])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"{tmp_path / name}: {message}" in said, said
+    assert not (tmp_path / name).exists()
+
+
 def test_batch_size_help_says_what_a_batch_is():
     """--batch-size said 'Candidate sentences per scoring batch.', nothing of a model's own
     forward batches nor that the triplets do not depend on it (a masked search's batch size

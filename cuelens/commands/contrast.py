@@ -144,10 +144,11 @@ def natural(
     from cuelens.errors import UserError
     from cuelens.atomic import output_set
     from cuelens.jsonio import write_jsonl
-    from cuelens.lm.text import plain_lines
+    from cuelens.lm.text import check_jsonl_name, plain_lines
 
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
+    check_jsonl_name(out)   # pairs.csv held JSON Lines
     _at_least_1(per_pair=per_pair, batch_size=batch_size)
     nat.SOLVERS.get(solver)    # an unknown --solver before the scoring, not after it
     if not 0 <= threshold <= 1:   # ranks are in [0, 1]; also refuses nan
@@ -268,13 +269,14 @@ def synthetic(
     from cuelens.errors import UserError
     from cuelens.atomic import output_set
     from cuelens.lm.contrast.scores import parse_models
-    from cuelens.lm.text import plain_lines
+    from cuelens.lm.text import check_jsonl_name, plain_lines
     from cuelens.lm.contrast.synthetic import Vocabulary
     from cuelens.lm.contrast.synthetic_run import run_synthetic
     from cuelens.errors import check_seed
 
     _check_outputs([out, summary, html],
                    [init, vocab, vocab_initial, function_words, *(parse_models(models) or [])])
+    check_jsonl_name(out, gzip=False)   # its triplets are appended as they are found
     specs = parse_models(models)
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")

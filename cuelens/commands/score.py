@@ -63,18 +63,6 @@ def _scorers(models, kind, device, base, bow_correction, mlm_method, orders, see
     return scorers
 
 
-def _check_jsonl_name(out: Path) -> None:
-    """The scores are JSON Lines: ``--out`` is named as the readers of scores read such a file
-    (``audit contrast natural --scores``, ``audit score`` itself); ``scores.csv`` held JSON."""
-    from cuelens.errors import UserError
-    from cuelens.lm.text import JSONL_SUFFIXES, suffix
-
-    if suffix(out) not in JSONL_SUFFIXES:
-        raise UserError(f"this output is JSON Lines: give --out a name ending in "
-                        f"{', '.join(JSONL_SUFFIXES[:-1])} or {JSONL_SUFFIXES[-1]} "
-                        "(optionally .gz)", path=str(out))
-
-
 def score_all(scorer, sentences: list[str], chunk: int = CHUNK, name: str | None = None,
               where: Callable[[int], str] = lambda i: f"sentence {i + 1}"):
     """Scores of all sentences, ``chunk`` at a time under a progress bar (``name``: the model's
@@ -123,11 +111,11 @@ def score(
     from cuelens.jsonio import null_non_finite, write_jsonl
     from cuelens.outputs import check_outputs
     from cuelens.lm import spec_path
-    from cuelens.lm.text import read_sentences
+    from cuelens.lm.text import check_jsonl_name, read_sentences
 
     check_outputs([out], [sentences, *map(spec_path, model)])
-    if out is not None:
-        _check_jsonl_name(out)
+    if out is not None:   # scores.csv held JSON Lines
+        check_jsonl_name(out)
     lines, texts = read_sentences(sentences)
     from cuelens.lm.pairs import oov_counts
 

@@ -151,6 +151,21 @@ def suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
+def check_jsonl_name(path: str | Path, gzip: bool = True) -> None:
+    """An output of JSON Lines is named as the LM commands read such a file (``.jsonl``,
+    ``.ndjson`` or ``.json``, and ``.gz`` when ``gzip``: ``scores.csv`` held JSON Lines);
+    ``gzip=False`` for a file appended to line by line (plain lines after a gzip header were
+    a file no reader could read)."""
+    path = Path(path)
+    names = f"{', '.join(JSONL_SUFFIXES[:-1])} or {JSONL_SUFFIXES[-1]}"
+    if suffix(path) not in JSONL_SUFFIXES:
+        raise UserError(f"this output is JSON Lines: give --out a name ending in {names}"
+                        + (" (optionally .gz)" if gzip else ""), path=str(path))
+    if not gzip and path.suffix.lower() == ".gz":
+        raise UserError(f"this output is appended to line by line and cannot be gzipped: give "
+                        f"--out a name ending in {names}", path=str(path))
+
+
 def plain_lines(path: str | Path, option: str, unit: str = "sentence",
                 keep_blank: bool = False) -> list[str]:
     """The lines of a text file read one ``unit`` (sentence, word) per line for ``option``; a
