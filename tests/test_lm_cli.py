@@ -571,3 +571,29 @@ def test_word_level_directory_loads_without_a_prefix(trigram):
                                   NgramModel.from_pretrained(trigram / "tri").score(["the cat sat"]))
     opened = load_scorer(f"ngram:{trigram / 'tri'}", open_vocab=True)
     assert opened.open_vocab and opened.name.endswith("+open-vocab")
+
+
+@pytest.mark.parametrize("arch", ["ngram", "rnn"])
+@pytest.mark.parametrize("cut", [0, 200])
+def test_a_cut_short_weights_file_is_one_error_line(tmp_path, arch, cut):
+    """An empty or truncated model.safetensors (a copy cut short) was safetensors' traceback
+    ('SafetensorError: Error while deserializing header: header too small')."""
+    from cuelens.lm.ngram import NgramModel
+    from cuelens.lm.rnn import RNNConfig, RNNModel
+    from cuelens.lm.text import WordSplitter
+
+    if arch == "ngram":
+        NgramModel.train([["the", "cat", "sat"], ["a", "dog"]], order=2).save_pretrained(
+            tmp_path / "m")
+    else:
+        config = RNNConfig(arch="rnn", vocab_size=6, embedding_size=4, hidden_size=8)
+        RNNModel(config, ["<unk>", "a", "b", "c", "<s>", "</s>"], WordSplitter()) \
+            .save_pretrained(tmp_path / "m")
+    weights = tmp_path / "m" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:cut])
+    (tmp_path / "s.txt").write_text("the cat sat\n")
+    result = CliRunner().invoke(app, ["score", str(tmp_path / "s.txt"), "-m",
+                                      f"{arch}:{tmp_path / 'm'}"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert said.startswith(f"error: {tmp_path / 'm'}: cannot ") and "header" in said, said

@@ -129,6 +129,7 @@ class NgramModel(WordLevelScorer):
     @classmethod
     def from_pretrained(cls, directory: str | Path, name: str | None = None) -> "NgramModel":
         """A model saved by :meth:`save_pretrained` (or the older ``counts.npz`` layout)."""
+        from safetensors import SafetensorError
         from safetensors.numpy import load_file
 
         directory = Path(directory)
@@ -143,7 +144,7 @@ class NgramModel(WordLevelScorer):
                     data = dict(npz)
             counts = {k: (data[f"ngrams_{k}"], data[f"counts_{k}"])
                       for k in range(1, order + 1)}
-        except (OSError, KeyError, ValueError) as exc:
+        except (OSError, KeyError, ValueError, SafetensorError) as exc:  # a cut-short file
             raise UserError(f"cannot read n-gram counts: {exc}", path=str(directory)) from None
         return cls(vocab, counts, order, discount, splitter, name=name or f"ngram:{directory}")
 

@@ -164,6 +164,7 @@ class RNNModel(WordLevelScorer):
                         arch: str | None = None) -> "RNNModel":
         """A model saved by :meth:`save_pretrained` (also the older layout without
         ``model_type``)."""
+        from safetensors import SafetensorError
         from safetensors.torch import load_file
 
         directory = Path(directory)
@@ -175,7 +176,7 @@ class RNNModel(WordLevelScorer):
         network = _network(rnn_config)
         try:
             network.load_state_dict(load_file(str(directory / "model.safetensors")))
-        except (OSError, RuntimeError) as exc:
+        except (OSError, RuntimeError, SafetensorError) as exc:  # SafetensorError: cut short
             raise UserError(f"cannot load model weights: {exc}", path=str(directory)) from None
         return cls(rnn_config, vocab, splitter, network, device,
                    name or f"{rnn_config.arch}:{directory}")
