@@ -597,3 +597,18 @@ def test_a_cut_short_weights_file_is_one_error_line(tmp_path, arch, cut):
     said = " ".join(result.output.split())
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert said.startswith(f"error: {tmp_path / 'm'}: cannot ") and "header" in said, said
+
+
+def test_a_hugging_face_model_with_cut_short_weights_is_one_error_line(tmp_path):
+    """transformers let safetensors' SafetensorError through the shared loader (it caught
+    OSError and ValueError): a traceback."""
+    tiny_gpt_and_bert(tmp_path, positions=32)
+    weights = tmp_path / "gpt" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:300])
+    (tmp_path / "s.txt").write_text("the cat sat\n")
+    result = CliRunner().invoke(app, ["score", str(tmp_path / "s.txt"), "-m",
+                                      str(tmp_path / "gpt"), "--device", "cpu"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"cannot load model '{tmp_path / 'gpt'}' (local directory" in said
+    assert "deserializing header" in said

@@ -67,6 +67,8 @@ def from_pretrained(loader, name: str, *, trust_remote_code: bool = False, **kwa
 
     ``loader`` is a transformers Auto class (AutoTokenizer, AutoModelForMaskedLM, ...).
     """
+    from safetensors import SafetensorError   # a weights file cut short
+
     resolved = resolve_model_name(name)
     local = Path(resolved).exists()
     kwargs = {"trust_remote_code": trust_remote_code, **kwargs}
@@ -81,7 +83,7 @@ def from_pretrained(loader, name: str, *, trust_remote_code: bool = False, **kwa
                                 "in the Hugging Face cache, and the hub cannot be reached "
                                 "(offline). Pass a local model directory.") from None
         return loader.from_pretrained(resolved, **kwargs)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, SafetensorError) as exc:
         where = "local directory" if local else "hub id"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         hint = "" if local else (" Offline? Pass a local model directory or a name already in "
