@@ -146,9 +146,9 @@ def test_streamed_statistics_cut_words_as_the_exact_scan_does(tmp_path):
 
 
 def test_streamed_scan_of_repeated_japanese_sentences_says_they_are_unsegmented(tmp_path):
-    """Sentences that recur across items, read whole by ``unicode`` (as a scan streamed on Ray
-    reads them), are no words: the guard fires and the conclusion says so (the sentences were
-    listed as cue words with no warning)."""
+    """Sentences that recur across items, read whole by ``unicode``, are no words: the guard
+    fires and the conclusion says so (the sentences were listed as cue words with no
+    warning)."""
     import cuelens
     from cuelens.jsonio import write_jsonl
 

@@ -166,3 +166,28 @@ def test_ray_reading_errors_are_the_local_ones(cluster, tmp_path, bad):
         errors.append((str(caught.value), caught.value.line))
     assert errors[0] == errors[1]
     assert ("line 8" in errors[0][0]) and (bad != "unseen label" or "sarcasm" in errors[0][0])
+
+
+def test_ray_streaming_cuts_words_as_local_streaming(cluster, tmp_path):
+    """``--engine ray --stats streaming`` chooses the segmenter local streaming chooses, from the
+    same sample, and its workers cut words with it: the same cue words on Chinese text (the
+    workers cut it with unicode: whole sentences as words, the guard's warning and an
+    inconclusive verdict); an ``hf:`` tokenizer, given to no worker, is one error line."""
+    from cuelens.audit.chunk_scan import scan_files
+    from cuelens.audit.ray_passes import RayPasses
+    from cuelens.jsonio import write_jsonl
+
+    data = tmp_path / "zh.jsonl"
+    write_jsonl(data, make_nli(200, seed=5, language="zh"))
+    config = ScanConfig(folds=2, iterations=1)
+    local = scan_files(str(data), config=config, work_dir=tmp_path).results
+    passes = RayPasses()
+    remote = scan_files(str(data), config=config, work_dir=tmp_path, reader=passes.read,
+                        passes=passes).results
+    assert remote["segmentation"] == local["segmentation"]
+    assert remote["segmentation"]["name"] in ("chinese", "chars")
+    assert remote["cues"] == local["cues"] and "warnings" not in remote
+    assert remote["conclusion"] == local["conclusion"]
+    with pytest.raises(UserError, match=r"segmenter \(--segmenter\) hf:\S+ needs exact"):
+        scan_files(str(data), config=replace(config, segmenter=f"hf:{tmp_path}"),
+                   reader=passes.read, passes=passes)

@@ -234,8 +234,6 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
     from cuelens.engine.chunks import chunk_space, held_in_memory
     from cuelens.atomic import disk_space
 
-    from contextlib import nullcontext
-
     from cuelens.audit.segmentation import check_streamable as check_segmenter
     from cuelens.audit.tokenize import segmenting
 
@@ -248,10 +246,8 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
     space = chunk_space([s for s in (data, train, test) if s])
     held = held_in_memory(space) and local
     try:
-        segmentation = read_ahead_segmentation(data, train, test, fields, skip_bad, config) \
-            if local else None
-        with disk_space(Path(work.name).parent, space), \
-                segmenting(segmentation.segmenter) if segmentation else nullcontext():
+        segmentation = read_ahead_segmentation(data, train, test, fields, skip_bad, config)
+        with disk_space(Path(work.name).parent, space), segmenting(segmentation.segmenter):
             data_ = load_chunked(data, train, test, fields, skip_bad, config,
                                  None if held else Path(work.name), progress=progress,
                                  reader=reader)

@@ -27,6 +27,7 @@ from cuelens.audit.folds import Folds, dealt
 from cuelens.audit.passes import FoldModels, ItemSink, LocalPasses, RunCounts, Tally, TokenStore, \
     count_chunks, ragged, subset, tally_chunks, token_arrays, token_path
 from cuelens.audit.chunked_data import Loading, check_chunk, encode_chunk, fold_keys
+from cuelens.audit.tokenize import active_segmenter, segmenting
 from cuelens.data.compact import CompactSplit
 from cuelens.data.dataset import Task
 from cuelens.data.labels import LabelFindings
@@ -56,6 +57,14 @@ def _with_vocabularies(counts: RunCounts, vocab: list[str], words_vocab: list[st
         candidates.seqs = replace(candidates.seqs, vocab=vocab)
         candidates.words = replace(candidates.words, vocab=words_vocab)
     return counts
+
+
+def _segmented(segmenter: str, part: Callable, *args: Any) -> Any:
+    """``part(*args)`` (a Ray task) with the driver's segmenter active: a worker's words, text
+    keys and lengths are cut as the driver's scan cuts them (its own context starts with
+    ``unicode``)."""
+    with segmenting(segmenter):
+        return part(*args)
 
 
 def _count_part(shipped: tuple[TokenStore, tuple], chunk: ChunkFile) -> RunCounts:
@@ -259,14 +268,14 @@ class RayPasses:
     in_flight: int = 0  # partial results held at once (0: twice the cluster's CPUs)
 
     def _ordered(self, ray, part: Callable, calls: Iterable[tuple]) -> Iterator:
-        """``part`` run as a Ray task on each of ``calls`` (its arguments), the results in
-        order, at most ``in_flight`` at once; a task whose worker died is rerun up to
-        :data:`RETRIES` times."""
-        task = ray.remote(num_cpus=1, max_retries=RETRIES)(part)
+        """``part`` run as a Ray task on each of ``calls`` (its arguments) with the driver's
+        segmenter (:func:`_segmented`), the results in order, at most ``in_flight`` at once; a
+        task whose worker died is rerun up to :data:`RETRIES` times."""
+        task = ray.remote(num_cpus=1, max_retries=RETRIES)(_segmented)
         limit = self.in_flight or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pending: deque = deque()
+        segmenter, pending = active_segmenter().name, deque[Any]()
         for args in calls:
-            pending.append(task.remote(*args))
+            pending.append(task.remote(segmenter, part, *args))
             if len(pending) >= limit:
                 yield ray.get(pending.popleft())
         while pending:

@@ -15,7 +15,7 @@ from cuelens.audit.results import SegmentationSection
 from cuelens.audit.segmenters import UNSPACED_RE, Choice, Segmenter, choose_segmenter, \
     get_segmenter, main_unspaced_script
 from cuelens.data.dataset import Dataset, Split
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 from cuelens.wording import plural
 
 SAMPLE_TEXTS = 4000  # texts per split read to choose the segmenter and to check its words
@@ -115,28 +115,31 @@ def build_segmenter(name: str) -> Segmenter:
     return get_segmenter(name)
 
 
-STREAMED = "statistics streamed on Ray cut words with unicode"
+STREAMED = "these chunks were cut into words with unicode"
 
 
 def check_streamable(requested: str) -> None:
-    """Statistics streamed on Ray encode every chunk with ``unicode`` (docs/languages.md):
-    another segmenter asked for is one :class:`UserError` line, before any reading."""
-    if requested not in ("auto", "unicode"):
-        raise UserError(f"--segmenter {requested} needs exact statistics (--stats exact) or "
-                        f"--engine local: {STREAMED} (docs/languages.md)")
+    """A scan streamed on Ray cuts words on its workers, each building the driver's registered
+    segmenter by name (docs/languages.md): an ``hf:PATH`` tokenizer, loaded here and given to no
+    worker, is one :class:`UserError` line, before any reading."""
+    if requested.startswith("hf:"):
+        raise UserError(f"{option_name('segmenter')} {requested} needs exact statistics (--stats "
+                        "exact) or --engine local: statistics streamed on Ray cut words on the "
+                        "workers, which are given no hf: tokenizer (docs/languages.md)")
 
 
 def streamed_segmentation(texts: list[str], requested: str = "auto") -> ScanSegmentation:
-    """The segmentation of a scan streamed on Ray, ``texts`` its sample: the exact scan's
-    (:func:`scan_segmentation`) where that cuts with ``unicode``, else ``unicode`` with a
-    warning that ``auto`` would have chosen another segmenter, and the guard's."""
-    check_streamable(requested)
+    """The segmentation of chunks encoded with ``unicode`` (loaded outside
+    :func:`~cuelens.audit.chunk_scan.scan_files`, which chooses the segmenter first),
+    ``texts`` their sample: the exact scan's (:func:`scan_segmentation`) where that cuts with
+    ``unicode``, else ``unicode`` with a warning that ``auto`` would have chosen another
+    segmenter, and the guard's."""
     best = choose_segmenter(texts, requested)
     if best.name == "unicode":
         return chosen_segmentation(texts, best)
     segmenter = get_segmenter("unicode")
     warnings = [f"{best.reason}: the {best.name} segmenter would cut it into words, but "
-                f"{STREAMED}; scan with --stats exact or --engine local"]
+                f"{STREAMED}; scan with --stats exact"]
     warning = unsegmented_warning(texts, segmenter)
     return ScanSegmentation(Choice(requested, "unicode", STREAMED, best.scripts), segmenter,
                             text_language(texts, best.scripts, segmenter),
