@@ -97,6 +97,27 @@ def test_hf_segmenter_that_cannot_load_is_refused_before_reading_data(tmp_path):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("stats", ["exact", "streaming"])
+def test_api_hf_segmenter_that_cannot_load_is_one_line_naming_it_before_reading_data(tmp_path,
+                                                                                      stats):
+    """cuelens.scan(segmenter="hf:…") failed only once the whole input was read (here: the
+    missing data file's error instead), its message naming neither segmenter= nor --segmenter,
+    and a missing directory was looked up on the hub (transformers imported, ~17 s offline)."""
+    import cuelens
+
+    missing = tmp_path / "nope"
+    with pytest.raises(UserError) as caught:
+        cuelens.scan(str(tmp_path / "missing.jsonl"), segmenter=f"hf:{missing}", stats=stats)
+    assert str(caught.value) == (f"segmenter (--segmenter) hf:{missing}: no tokenizer directory "
+                                 f"at {missing} (hf:PATH takes a Hugging Face tokenizer "
+                                 "directory or a hub id)")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match=r"^segmenter \(--segmenter\) hf:\S+empty: not a Hugging "
+                                        "Face tokenizer directory"):
+        cuelens.scan(str(tmp_path / "missing.jsonl"), segmenter=f"hf:{tmp_path / 'empty'}",
+                     stats=stats)
+
+
 def test_folds_whose_counts_cannot_be_held_are_one_error(tmp_path):
     # the count table grows with outer × inner folds: 10⁹ folds need far more than any memory
     rows = nli_rows()

@@ -140,7 +140,9 @@ class ScanConfig(ScanSettings):
     max_fit_items: int = MAX_FIT_ITEMS  # SGD/LR/BoW training instances; 0 = no cap
 
     def validate(self) -> None:
-        """Raise :class:`UserError` naming the offending field and its CLI option."""
+        """Raise :class:`UserError` naming the offending field and its CLI option; an
+        ``hf:PATH`` segmenter is loaded here (once per process), so a bad one fails before any
+        data is read."""
         check_types(self)
         METRICS.get(self.metric)  # an unknown name is a UserError
         if self.z_prior not in Z_PRIORS:
@@ -162,6 +164,10 @@ class ScanConfig(ScanSettings):
                                 f"({bounds.format(0, 100)} points with --"
                                 f"{name.replace('_', '-')}), not {value:g} "
                                 f"({100 * value:g} points)")
+        if self.segmenter.startswith("hf:"):  # its tokenizer loads (or fails) before any data
+            from cuelens.audit.segmentation import build_segmenter
+
+            build_segmenter(self.segmenter)
 
     @property
     def scoring(self) -> ScoringOptions:

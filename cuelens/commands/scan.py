@@ -147,7 +147,6 @@ def scan(
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
     from cuelens.audit.scan_modes import scan_mode
-    from cuelens.audit.segmentation import build_segmenter
     from cuelens.engine.options import EngineOptions
 
     started = time.time()
@@ -163,9 +162,7 @@ def scan(
                         include_premise=include_premise, max_fit_items=max_fit_items,
                         flag_threshold=flag_threshold / 100.0, margin=margin / 100.0,
                         min_label_items=min_label_items, segmenter=segmenter)
-    config.validate()  # before any data is read
-    if segmenter.startswith("hf:"):  # its tokenizer loads (or fails) before the data is read
-        build_segmenter(segmenter)
+    config.validate()  # before any data is read (an hf: segmenter's tokenizer loads here)
     report_options = ReportOptions(plotly=plotly)  # checked here, not after the scan's work
     check_fail_above_option(fail_above)
     if top < 1:  # 0 printed "no word points to it" beside every label, cues or not
