@@ -300,6 +300,23 @@ def test_example_texts_are_cut_at_a_word_boundary():
     assert thai == "\u0e44\u0e21\u0e48" * 79 + "\u0e44…"
 
 
+def test_example_texts_are_cut_between_whole_grapheme_clusters():
+    """A run without spaces is cut between grapheme clusters, as the report cuts a long cue: an
+    emoji ZWJ sequence or a flag stays whole or goes (the cut fell between code points: 👨 of
+    👨‍👩‍👧, or a lone regional indicator showing another flag), a decomposed letter keeps its
+    marks."""
+    import unicodedata
+
+    from cuelens.audit.hygiene import clip
+
+    family, flags = "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7" * 2
+    assert clip("中" * 238 + family + "中" * 10) == "中" * 238 + "…"
+    assert clip("中" * 234 + family + "中" * 10) == "中" * 234 + family + "…"
+    assert clip("中" * 237 + flags + "中" * 10) == "中" * 237 + flags[:2] + "…"
+    decomposed = unicodedata.normalize("NFD", "\u1ec7" * 100)  # ệ: e and two marks
+    assert clip(decomposed, 50) == decomposed[:48] + "…"
+
+
 def test_label_keys_of_a_compact_label_column_equal_those_of_its_values():
     """NLI answer keys read off a compact split's label codes are the keys of the labels
     themselves: equal labels, equal keys; different labels, different keys."""

@@ -13,7 +13,7 @@ from cuelens.audit.hygiene_counts import Keyed, OverlapFindings, Ref, SplitFindi
 from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NUM_PERM
 from cuelens.audit.results import HygieneSection, OverlapRow, SplitHygiene
 from cuelens.data.dataset import Split, Task
-from cuelens.data.display import is_mark
+from cuelens.data.display import cluster_end
 from cuelens.wording import plural
 
 TEXT_CHARS = 240
@@ -21,16 +21,15 @@ TEXT_CHARS = 240
 
 def clip(text: str, limit: int = TEXT_CHARS) -> str:
     """``text``, or its first words within ``limit`` characters followed by "…" (cut inside a
-    word only when the first word alone is longer: Thai, Chinese; never between a letter and
-    its combining marks)."""
+    word only when the first word alone is longer: Thai, Chinese; then between whole grapheme
+    clusters, never between a letter and its combining marks nor inside an emoji or a
+    flag)."""
     if len(text) <= limit:
         return text
-    end = limit - 1
+    end = cluster_end(text, limit - 1)
     space = text.rfind(" ", 0, end) if not text[end].isspace() else end
     if space > 0:
         end = space
-    while end and is_mark(text[end]):  # the letter goes with its marks
-        end -= 1
     return text[:end].rstrip() + "…"
 
 

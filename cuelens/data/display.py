@@ -41,6 +41,13 @@ def _fitting(clusters: Sequence[str], room: int) -> int:
     return count
 
 
+def cluster_end(text: str, room: int) -> int:
+    """The length of the longest start of ``text`` made of whole grapheme clusters (a letter with
+    its combining marks, an emoji ZWJ sequence, a flag) that fits in ``room`` characters."""
+    clusters = regex.findall(r"\X", text[:room + 1])  # the clusters ending by room: as in text
+    return sum(map(len, clusters[:_fitting(clusters, room)]))
+
+
 def is_mark(char: str) -> bool:
     """Whether ``char`` is a combining mark (Mn/Mc/Me: an accent, a vowel sign, a virama)."""
     return unicodedata.category(char)[0] == "M"
