@@ -536,6 +536,20 @@ def test_reprs_escape_line_breaks_and_keep_a_cut_text_quoted():
     assert "…" in name_line and len(name_line) < 70
 
 
+def test_reprs_escape_bidirectional_controls():
+    """A U+202E (right-to-left override) or another bidirectional control in a dataset's name
+    reached the terminal in repr(dataset) and repr(result), showing the rest of the line
+    reversed; now an escape, as a newline is."""
+    rows = [{"premise": "p q", "hypothesis": "h", "label": "yes"},
+            {"premise": "r s", "hypothesis": "g", "label": "no"}] * 10
+    ds = cuelens.load_dataset(rows, name="safe\u202etxt.exe\u2066\u200f")
+    assert repr(ds) == ("<Dataset safe\\u202etxt.exe\\u2066\\u200f: all 20 NLI items (all); "
+                        "labels no, yes>")
+    result = cuelens.scan(cuelens.load_dataset(make_nli(60, seed=0), name="a\u202eb"),
+                          features="none", **FAST)
+    assert repr(result).startswith("<ScanResult a\\u202eb: ")
+
+
 def test_repr_html_headline_is_the_repr_uncut():
     result = cuelens.scan(make_mcq(120, seed=2), features="none", **FAST)
     head = repr(result)[len("<ScanResult "):-1]

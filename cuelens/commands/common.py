@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,16 +54,14 @@ def user_errors(func):
     return wrapper
 
 
-#: Characters that break a terminal line or TSV cell, or drive the terminal: control
-#: characters (tab, newline, ESC, …) and the line and paragraph separators.
-_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def visible(text: str) -> str:
-    """Dataset text for one terminal line or TSV cell: a tab, a newline, an escape sequence's
-    ESC and the other control characters are shown as escapes (``\\t``, ``\\n``,
-    ``\\x1b``); written files keep the text as it is."""
-    return _UNSHOWN.sub(lambda match: repr(match.group())[1:-1], text)
+    """Dataset text for one terminal line or TSV cell (:func:`~cuelens.data.display.one_line`):
+    a tab, a newline, an escape sequence's ESC, the other control characters and the
+    bidirectional controls (U+202E) are shown as escapes (``\\t``, ``\\n``, ``\\x1b``,
+    ``\\u202e``); written files keep the text as it is."""
+    from cuelens.data.display import one_line
+
+    return one_line(text)
 
 
 # Data arguments shared by scan / probe / train (docs/methods.md §1).

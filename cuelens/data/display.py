@@ -4,6 +4,7 @@ and :class:`~cuelens.data.dataset.Split`): dataset strings are untrusted and may
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,12 +61,19 @@ def shown(value) -> str:
     return short(value, MAX_TEXT)
 
 
+#: What :func:`one_line` shows as an escape: the control characters (tab, newline, ESC, …), the
+#: line and paragraph separators and the bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE,
+#: the embeddings, isolates and marks), which reorder the text around them on screen.
+UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069]")
+
+
 def one_line(text: str) -> str:
-    """``text`` with its control characters and line or paragraph separators (a newline, an
-    escape sequence in a dataset's name or label) as Python escapes (``\\n``, ``\\x1b``), so a
-    repr stays one line and cannot restyle the terminal."""
-    return "".join(repr(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
-                   for c in text)
+    """``text`` with its control characters, line or paragraph separators and bidirectional
+    controls (a newline, an escape sequence or a U+202E in a dataset's name or label) as Python
+    escapes (``\\n``, ``\\x1b``, ``\\u202e``), so a repr or a terminal line stays one line
+    and can neither restyle the terminal nor show its text reordered."""
+    return UNSHOWN.sub(lambda match: repr(match.group())[1:-1], text)
 
 
 def names_text(names: Sequence, shown: int = MAX_NAMES) -> str:
