@@ -82,6 +82,21 @@ def test_an_unknown_norm_is_named_before_any_work(tmp_path):
         cuelens.probe(str(data), predictions=preds, norm="bogus")
 
 
+def test_a_norm_unit_without_norm_is_one_error_line(tmp_path):
+    """--norm-unit bytes without --norm was ignored silently: the log-likelihoods were read
+    unnormalised, as if no unit had been given."""
+    rows = make_nli(60, seed=1)
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": r["id"], "prediction": r["label"]}
+                                               for r in rows])
+    cli = runner.invoke(app, ["probe", str(data), "-p", str(preds), "--norm-unit", "bytes",
+                              "--out", str(tmp_path / "out")])
+    assert cli.exit_code == 2 and "Traceback" not in cli.output
+    assert "--norm-unit bytes sets the length of --norm: add --norm" in " ".join(
+        cli.output.split())
+    assert not (tmp_path / "out").exists()
+
+
 def test_api_and_cli_probe_agree_on_defaults(tmp_path):
     """No probe options given: `audit probe` and cuelens.probe (on the same scan directory)
     test the same cues — the significant ones, by z — and write the same probe section."""

@@ -43,8 +43,9 @@ def probe(
     norm: Annotated[bool, typer.Option(
         "--norm", help="lm-eval logs: length-normalised log-likelihoods, like acc_norm.")]
     = False,
-    norm_unit: Annotated[str, typer.Option(
-        help="Length for --norm: chars (acc_norm) or bytes (UTF-8).")] = "chars",
+    norm_unit: Annotated[Optional[str], typer.Option(
+        help="Length for --norm (with --norm only): chars (acc_norm; the default) or bytes "
+        "(UTF-8).", show_default=False)] = None,
     require_all_items: Annotated[bool, typer.Option(
         "--require-all-items", help="Evaluation logs: refuse a log that misses test items "
         "(default: probe the logged items, e.g. of lm_eval --limit, and say how many were "
@@ -150,7 +151,11 @@ def probe(
     config = ProbeConfig(top=top, rank_by=rank_by, min_support=min_support, bootstrap=bootstrap,
                          min_items=min_items, seed=seed)
     config.validate()
-    check_norm(norm_unit, "--norm-unit", NORM_UNITS)
+    if norm_unit is not None:
+        check_norm(norm_unit, "--norm-unit", NORM_UNITS)
+        if not norm:  # it was ignored, the log-likelihoods read unnormalised
+            raise UserError(f"--norm-unit {norm_unit} sets the length of --norm: add --norm to "
+                            "length-normalise the log-likelihoods, or drop --norm-unit")
     report_options = ReportOptions(plotly=plotly)  # checked here, not after the model's work
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
@@ -202,7 +207,7 @@ def probe(
 
         runner = partial(predict_proba_ray, concurrency=actors, address=address,
                          trust_remote_code=trust_remote_code)
-    norm_name = norm_unit if norm else "none"
+    norm_name = (norm_unit or NORM_UNITS[0]) if norm else "none"
     # what the probe reads besides the model, read before the model predicts (minutes)
     positions = _position_options(dataset, seed, position_bias, position_lm,
                                   position_predictions, device, id_field, norm_name, model)
