@@ -35,6 +35,9 @@ OPTION_CASES = [
     ("--folds", "0", "folds", 0, "folds (--folds) must be at least 1, not 0"),
     ("--max-fit-items", "-3", "max_fit_items", -3,
      "max_fit_items (--max-fit-items) must be at least 0 (0 = no cap), not -3"),
+    # it named neither --z-prior nor z_prior=: "unknown z prior 'flat'"
+    ("--z-prior", "flat", "z_prior", "flat",
+     "z_prior (--z-prior): unknown z prior 'flat'; choose from empirical, uniform"),
 ]
 
 

@@ -146,7 +146,8 @@ class ScanConfig(ScanSettings):
         check_types(self)
         METRICS.get(self.metric)  # an unknown name is a UserError
         if self.z_prior not in Z_PRIORS:
-            raise UserError(f"unknown z prior {self.z_prior!r}; choose from {', '.join(Z_PRIORS)}")
+            raise UserError(f"{option_name('z_prior')}: unknown z prior {self.z_prior!r}; "
+                            f"choose from {', '.join(Z_PRIORS)}")
         if self.segmenter != "auto" and not self.segmenter.startswith("hf:"):
             SEGMENTERS.get(self.segmenter)  # an unknown name is a UserError
         for name, minimum in (("folds", 1), ("iterations", 1), ("min_count", 1), ("ngrams", 1),
