@@ -227,3 +227,12 @@ def test_metric_help_says_what_the_option_does(tmp_path):
     results = json.loads(json.dumps(result.results))
     pmi = [c["metrics"]["pmi"] for c in results["cues"] if c["label"] == "neutral"]
     assert pmi == sorted(pmi, reverse=True)  # the cue table in --metric order
+
+
+@pytest.mark.parametrize("command", ["scan", "probe"])
+def test_help_names_the_ray_extra(command):
+    """--engine's help read 'a Ray cluster (cuelens; with …' and 'actor pool, cuelens)': rich
+    took the extra's '[ray]' for markup and dropped it."""
+    shown = " ".join(CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "300"})
+                     .output.replace("│", " ").split())
+    assert "cuelens[ray]" in shown and "cuelens;" not in shown and "cuelens)" not in shown

@@ -122,7 +122,7 @@ def probe(
     max_new_tokens: MaxNewTokensOpt = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="--model inference: local (this process) or ray (a Ray Data actor "
-        "pool, cuelens[ray]); same predictions.")] = "local",
+        "pool, cuelens\\[ray]); same predictions.")] = "local",
     address: AddressOpt = None,
     actors: Annotated[int, typer.Option(
         help="--engine ray: inference actors (one GPU each when the cluster has GPUs).")] = 2,

@@ -109,7 +109,7 @@ def scan(
     cache_dir: CacheDirOpt = None,
     engine: Annotated[str, typer.Option(
         "--engine", help="local: stream the input into compact columns; memory: read whole "
-        "files; ray: read and tokenise shards on a Ray cluster (cuelens[ray]; with --stats "
+        "files; ray: read and tokenise shards on a Ray cluster (cuelens\\[ray]; with --stats "
         "streaming: the chunks are read and tokenised and the statistics' passes run there). "
         "Same results.")]
     = "local",
