@@ -236,3 +236,13 @@ def test_help_names_the_ray_extra(command):
     shown = " ".join(CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "300"})
                      .output.replace("│", " ").split())
     assert "cuelens[ray]" in shown and "cuelens;" not in shown and "cuelens)" not in shown
+
+
+def test_stats_help_says_which_folds_streaming_deals():
+    """--stats' help said streaming deals hashed folds over on-disk chunks: up to a million
+    instances it deals the exact scan's grouped folds (docs/large-datasets.md), held in memory
+    while small."""
+    shown = " ".join(CliRunner().invoke(app, ["scan", "--help"], env={"COLUMNS": "300"})
+                     .output.replace("│", " ").split())
+    assert "on-disk chunks with hashed folds" not in shown
+    assert "the exact scan's grouped folds up to a million instances" in shown

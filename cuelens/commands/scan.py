@@ -120,9 +120,10 @@ def scan(
         f"{RECORDS_MAX_ITEMS:,} evaluated items, else ids.")] = "auto",
     stats: Annotated[str, typer.Option(
         "--stats", help="exact: cross-validation with grouped folds over items held in memory; "
-        "streaming: passes over on-disk chunks with hashed folds, memory bounded by the "
-        "vocabulary and --max-fit-items (tens of millions of NLI items; docs/large-datasets.md)."
-        )] = "exact",
+        "streaming: passes over chunks (spilled to disk once they pass 64 MiB) with the exact "
+        "scan's grouped folds up to a million instances (NLI items, MCQ choices) and hashed "
+        "folds above, memory bounded by the vocabulary and --max-fit-items (tens of millions "
+        "of NLI items; docs/large-datasets.md).")] = "exact",
     work_dir: Annotated[Optional[Path], typer.Option(
         "--work-dir", help="--stats streaming: where the chunk files go (about 2× the input's "
         "text size; created when missing; deleted at the end, or by the next run after a "
