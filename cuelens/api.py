@@ -15,7 +15,7 @@ from cuelens.augment.stress import StressSet
 from cuelens.data.dataset import Dataset
 from cuelens.data.schema import FieldMap
 from cuelens.errors import UserError
-from cuelens.probes.config import ProbeConfig, check_norm
+from cuelens.probes.config import ProbeConfig, check_log_options, check_norm
 from cuelens.results import ProbeResult, ScanResult
 
 if TYPE_CHECKING:
@@ -215,6 +215,7 @@ def probe(data: DataSource = None, *, model: str | Path | None = None,
                          min_items=min_items, seed=seed)
     config.validate()
     check_norm(norm)
+    check_log_options(id_field, norm != "none", predictions is not None)
     for name, value in (("batch_size", batch_size), ("max_length", max_length)):
         check_minimum(name, value, 1)  # before the model loads, as audit probe
     sc = ShortCircuitOptions() if short_circuit else None  # its defaults are valid

@@ -97,6 +97,21 @@ def test_a_norm_unit_without_norm_is_one_error_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_log_options_with_a_model_are_one_error_line(tmp_path):
+    """--norm and --id-field read evaluation logs: with --model (norm=/id_field= with model=)
+    they were ignored silently, the model's own predictions probed as if they applied."""
+    data = write_jsonl(tmp_path / "data.jsonl", make_nli(60, seed=1))
+    model = str(tmp_path / "no-model")
+    cli = runner.invoke(app, ["probe", str(data), "--model", model, "--norm",
+                              "--out", str(tmp_path / "out")])
+    assert cli.exit_code == 2 and "Traceback" not in cli.output
+    assert "norm (--norm) reads evaluation logs" in " ".join(cli.output.split())
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(UserError, match=r"^id_field \(--id-field\) and norm \(--norm\) read "
+                                        "evaluation logs"):
+        cuelens.probe(str(data), model=model, id_field="doc_id", norm="bytes")
+
+
 def test_api_and_cli_probe_agree_on_defaults(tmp_path):
     """No probe options given: `audit probe` and cuelens.probe (on the same scan directory)
     test the same cues — the significant ones, by z — and write the same probe section."""

@@ -21,7 +21,7 @@ from cuelens.commands.model_options import (AllowUntrainedOpt, DeviceOpt, MaxLen
                                             ModelOpt, TrustOpt, item_progress, load_model)
 from cuelens.data.dataset import Task
 from cuelens.errors import UserError
-from cuelens.probes.config import NORM_UNITS, ProbeConfig, check_norm
+from cuelens.probes.config import NORM_UNITS, ProbeConfig, check_log_options, check_norm
 from cuelens.reports.options import ReportOptions
 from cuelens.wording import plural
 
@@ -156,6 +156,7 @@ def probe(
         if not norm:  # it was ignored, the log-likelihoods read unnormalised
             raise UserError(f"--norm-unit {norm_unit} sets the length of --norm: add --norm to "
                             "length-normalise the log-likelihoods, or drop --norm-unit")
+    check_log_options(id_field, norm, predictions is not None or bool(position_predictions))
     report_options = ReportOptions(plotly=plotly)  # checked here, not after the model's work
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")

@@ -22,6 +22,19 @@ def check_norm(norm: object, option: str = "norm", choices: tuple[str, ...] = NO
         raise UserError(f"unknown {option} {norm!r}; choose from {', '.join(choices)}")
 
 
+def check_log_options(id_field: str | None, norm: bool, reads_file: bool) -> None:
+    """Raise :class:`UserError` when ``id_field`` or ``norm`` (of evaluation logs) is given
+    without a predictions file or log to read (``reads_file``): a model, an LLM or a prediction
+    source predicts itself, and they would be ignored."""
+    given = [option_name(name) for name, value in (("id_field", id_field is not None),
+                                                   ("norm", norm)) if value]
+    if given and not reads_file:
+        raise UserError(f"{' and '.join(given)} read{'s' * (len(given) == 1)} evaluation logs "
+                        "(lm-evaluation-harness samples, Inspect logs) given as predictions; a "
+                        "model or a prediction source predicts itself, so there is nothing for "
+                        f"{'it' if len(given) == 1 else 'them'} to change")
+
+
 @dataclass
 class ProbeConfig:
     """Options of a probe; the defaults here are the CLI's and the API's defaults.
