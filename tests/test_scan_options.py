@@ -246,3 +246,16 @@ def test_stats_help_says_which_folds_streaming_deals():
                      .output.replace("│", " ").split())
     assert "on-disk chunks with hashed folds" not in shown
     assert "the exact scan's grouped folds up to a million instances" in shown
+
+
+def test_the_pyarrow_note_names_the_extra_to_install(tmp_path, monkeypatch):
+    """Without pyarrow the note read "pip install 'cuelens'": rich took '[ray]' for markup."""
+    from cuelens.audit import bias_items
+
+    monkeypatch.setattr(bias_items, "parquet_available", lambda: False)
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl(nli_rows()))
+    result = CliRunner().invoke(app, ["scan", str(data), "--out", str(tmp_path / "out"),
+                                      "--features", "none", "--folds", "2", "--iterations", "1"])
+    assert result.exit_code == 0, result.output
+    assert "pip install 'cuelens[ray]'" in " ".join(result.output.split())

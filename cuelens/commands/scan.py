@@ -324,7 +324,7 @@ def save_scan(scan: Scan, out_dir: Path, report: tuple[Path | None, ReportOption
         from cuelens.audit.bias_items import PARQUET_MISSING, parquet_available
 
         if not parquet_available():
-            console.print(f"[yellow]note:[/] {PARQUET_MISSING}")
+            console.print(f"[yellow]note:[/] {escape(PARQUET_MISSING)}")
     console.print(f"report: [bold]{escape(str(written))}[/]")
 
 
