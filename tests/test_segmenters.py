@@ -178,6 +178,14 @@ def test_auto_reason_names_the_largest_script():
     assert choose_segmenter(["ひらがなだけのぶんしょう"]).reason.endswith("mostly kana")
 
 
+def test_auto_reason_of_text_without_letters_says_so():
+    """Digits and emoji only: unicode, 'no letters in the sample' (it read '0% of letters in
+    scripts written with spaces', as if the text were in a script without spaces)."""
+    choice = choose_segmenter(["12 + 12 = 24 \U0001f600", "7 \u00d7 3 \U0001f389", ""])
+    assert (choice.name, choice.scripts) == ("unicode", {})
+    assert choice.reason == "no letters in the sample (only digits, symbols or emoji)"
+
+
 def test_auto_reads_decomposed_text_as_composed():
     """Decomposed (NFD) text gets the composed text's letter shares and segmenter (Korean
     jamo counted three letters a syllable, and a dakuten a kana: Korean with Hanja was cut with

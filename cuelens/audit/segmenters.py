@@ -408,6 +408,9 @@ def choose_segmenter(texts: Iterable[str], requested: str = "auto") -> Choice:
     shares = script_shares(texts)
     if requested != "auto":
         return Choice(requested, requested, "requested", shares)
+    if not shares:  # no letters: "0% of letters in scripts written with spaces" misled
+        return Choice(requested, "unicode", "no letters in the sample (only digits, symbols "
+                      "or emoji)", shares)
     total = 1 - shares.get("spaced", 0.0)
     main = main_unspaced_script(shares)
     if main is None:
