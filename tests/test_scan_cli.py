@@ -114,3 +114,21 @@ def test_fail_above_without_a_headline_d_is_an_error_not_a_pass(tmp_path):
     assert "--fail-above gates on the headline D of the word-cue leakage table" in said
     assert "its conclusion is 'leakage'" in said
     assert (tmp_path / "out" / "results.json").exists()
+
+
+def test_terminal_summary_shows_control_characters_of_labels_as_escapes(tmp_path):
+    """A label holding an escape sequence (kept by the labels' normalisation) reached the
+    terminal raw in the cue table and the next steps: it restyled the terminal. Now an escape,
+    as the repr and audit score's table show it."""
+    from cuelens.data.synthetic import make_nli
+
+    rows = make_nli(120, seed=4)
+    for row in rows:
+        if row["label"] == "neutral":
+            row["label"] = "neu\x1b[41mtral"
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "d.jsonl"), "--out",
+                                      str(tmp_path / "out"), "--features", "none", "--folds",
+                                      "2", "--iterations", "1"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "neu\\x1b[41mtral" in result.output
