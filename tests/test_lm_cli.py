@@ -612,3 +612,16 @@ def test_a_hugging_face_model_with_cut_short_weights_is_one_error_line(tmp_path)
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert f"cannot load model '{tmp_path / 'gpt'}' (local directory" in said
     assert "deserializing header" in said
+
+
+def test_lm_train_segmenter_warning_names_the_extra(tmp_path, monkeypatch):
+    """rich read the warning's '[cjk]' as markup: it printed "pip install 'cuelens'"."""
+    from cuelens.audit import segmenters
+
+    monkeypatch.setattr(segmenters, "installed", lambda name: False)
+    (tmp_path / "zh.txt").write_text("他没有去北京\n她去了上海\n我们在学校\n" * 3)
+    result = CliRunner().invoke(app, ["lm", "train", "--arch", "ngram", "--order", "2",
+                                      "--corpus", str(tmp_path / "zh.txt"), "--min-count", "1",
+                                      "--out", str(tmp_path / "bi")])
+    assert result.exit_code == 0, result.output
+    assert "pip install 'cuelens[cjk]'" in " ".join(result.output.split())

@@ -81,7 +81,7 @@ def train(
     splitter, choice = choose_splitter(lines, lowercase, detach_punct, segmenter)
     console.print(f"segmenter: {choice.name} ({choice.reason})", highlight=False)
     if choice.warning:
-        console.print(f"[yellow]warning:[/yellow] {choice.warning}")
+        console.print(f"[yellow]warning:[/] {escape(choice.warning)}")
     sentences = [splitter(line) for line in lines]
     valid_sentences = read_corpus(valid, splitter) if valid else None
     start = time.perf_counter()
