@@ -321,6 +321,32 @@ def test_hf_test_split_without_labels_is_dropped(tmp_path):
         load_dataset(hf=str(tmp_path / "unlabelled"))
 
 
+def test_hf_labelled_split_of_no_role_is_one_error_saying_how_to_choose(tmp_path):
+    """MNLI's `validation_matched` / `validation_mismatched`: a labelled split whose name gives
+    no role was dropped silently (train alone was cross-validated, in the API and with --hf);
+    unlabelled ones (the hub's `test_matched`) are still dropped."""
+    datasets = pytest.importorskip("datasets")
+    import cuelens
+
+    rows = [{"id": str(i), "premise": f"p {i}", "hypothesis": f"h {i}", "label": "ab"[i % 2]}
+            for i in range(30)]
+    splits = datasets.DatasetDict({
+        "train": datasets.Dataset.from_list(rows[:20]),
+        "validation_matched": datasets.Dataset.from_list(rows[20:25]),
+        "validation_mismatched": datasets.Dataset.from_list(rows[25:]),
+        "test_matched": datasets.Dataset.from_list([{**r, "label": None} for r in rows[:4]])})
+    splits.save_to_disk(str(tmp_path / "mnli"))
+    message = r"has labelled splits of no known role: 'validation_matched', " \
+        r"'validation_mismatched' \(the roles: train, dev/validation, test\); choose the splits"
+    for load in (lambda: cuelens.load_dataset(splits), lambda: load_dataset(hf=str(tmp_path /
+                                                                                  "mnli"))):
+        with pytest.raises(UserError, match=message):
+            load()
+    chosen = cuelens.load_dataset({"train": splits["train"],
+                                   "test": splits["validation_matched"]})  # as the error says
+    assert len(chosen.train) == 20 and chosen.test.ids == ["20", "21", "22", "23", "24"]
+
+
 def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):
     """A mistyped `--hf ./saved` was looked up on the Hub: a minute of 'Retrying in 8s' lines
     offline before 'Couldn't reach … on the Hub'."""

@@ -72,16 +72,37 @@ def _unlabelled(dataset, fields: FieldMap) -> bool:
         all(is_missing_label(value) for value in dataset[name])
 
 
+def _unknown_splits(names: list[str], spec: str) -> UserError:
+    """The error for labelled splits ``names`` whose names give no role (MNLI's
+    ``validation_matched``), with how to choose the splits to scan."""
+    quoted = ", ".join(repr(name) for name in names)
+    return UserError(f"Hugging Face dataset '{spec}' has labelled splits of no known role: "
+                     f"{quoted} (the roles: train, dev/validation, test); choose the splits to "
+                     f"scan: in Python a dict such as {{'train': d['train'], 'test': "
+                     f"d[{names[0]!r}]}}, for the CLI save them as train.jsonl and test.jsonl "
+                     "(Dataset.to_json) in one directory and give it as DATA")
+
+
 def hf_splits(loaded, spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Split]:
     """The train/dev/test splits of a ``datasets.DatasetDict``; a split without any label (a
-    hub test split) is dropped, as its items would all be skipped; two labelled splits of one
-    role (``dev`` and ``validation``) are a :class:`UserError`."""
-    out: dict[str, Split] = {}
+    hub test split) is dropped, as its items would all be skipped; a labelled split of no role
+    (``validation_matched``) and two labelled splits of one role (``dev`` and ``validation``)
+    are a :class:`UserError`, not a silent pick."""
+    roles: dict[str, str] = {}  # split name → its role
     claimed: dict[str, str] = {}  # role → the split naming it
+    unknown: list[str] = []
     for split_name, dataset in loaded.items():
-        if _unlabelled(dataset, fields) or (role := claim_role(claimed, split_name, spec)) is None:
+        if _unlabelled(dataset, fields):
             continue
-        out[role] = hf_split(dataset, f"{spec}/{split_name}", role, fields, skip_bad)
+        role = claim_role(claimed, split_name, spec)
+        if role is None:
+            unknown.append(split_name)
+        else:
+            roles[split_name] = role
+    if unknown:
+        raise _unknown_splits(unknown, spec)
+    out = {role: hf_split(loaded[split_name], f"{spec}/{split_name}", role, fields, skip_bad)
+           for split_name, role in roles.items()}
     if not out:
         raise UserError(f"Hugging Face dataset '{spec}' has no labelled train/validation/test "
                         "split")
