@@ -56,6 +56,8 @@ HOSTILE = {
         *lines[:40], '{"premise": " \\u3000 ", "hypothesis": "c", "label": "neutral"}',
         '{"premise": "a", "hypothesis": "c", "label": "neutral", "score": NaN}',
         '{"premise": 1, "hypothesis": "c", "label": "neutral"}', *lines[40:]],
+    "blank ids": lambda lines: [json.dumps({**json.loads(line), "id": ["", " "][i % 2]})
+                                if i % 7 < 2 else line for i, line in enumerate(lines)],
     "non-ASCII, NFD": lambda lines: [line.replace("e ", unicodedata.normalize("NFD", "é "))
                                      for line in lines],  # in texts, not keys
 }
@@ -70,7 +72,7 @@ def test_blocks_read_as_the_line_reader_reads_them(tmp_path, monkeypatch, case):
         patch.setattr(readers, "TABLE_BYTES", 2048)
         pieces = list(jsonl_pieces(path))
     assert any(isinstance(p, RecordTable) for p in pieces)  # some blocks parse whole …
-    assert case in ("bom", "crlf", "no ids", "rewritten label", "non-ASCII, NFD") or \
+    assert case in ("bom", "crlf", "no ids", "blank ids", "rewritten label", "non-ASCII, NFD") or \
         any(isinstance(p, tuple) for p in pieces)  # … and the others are read line by line
     assert _state(_read(path, monkeypatch, True)) == _state(_read(path, monkeypatch, False))
 

@@ -347,6 +347,25 @@ def test_hf_labelled_split_of_no_role_is_one_error_saying_how_to_choose(tmp_path
     assert len(chosen.train) == 20 and chosen.test.ids == ["20", "21", "22", "23", "24"]
 
 
+def test_a_blank_id_counts_as_none(tmp_path):
+    """A CSV file's empty id cell (and a JSON "" or " " id) was the id '' (or ' '): several
+    items shared it, so predictions could not be matched to them, and the same CSV read with
+    pandas (NaN) gave the default id instead."""
+    import cuelens
+    import pandas as pd
+
+    path = tmp_path / "data.csv"
+    path.write_text("id,premise,hypothesis,label\n1,a b,c d,x\n,e f,g h,y\n3,i j,k l,x\n"
+                    " ,m n,o p,y\n", encoding="utf-8")
+    assert load_dataset(str(path)).test.ids == ["1", "data.csv:3", "3", "data.csv:5"]
+    assert cuelens.load_dataset(pd.read_csv(path)).test.ids == ["1", "all:2", "3", "all:4"]
+    lines = [{"id": given, "premise": "a", "hypothesis": "b", "label": "xy"[i % 2]}
+             for i, given in enumerate(["", None, "\u3000", "z"])]
+    jsonl = write_jsonl(tmp_path / "data.jsonl", lines)
+    assert load_dataset(str(jsonl)).test.ids == ["data.jsonl:1", "data.jsonl:2", "data.jsonl:3",
+                                                 "z"]
+
+
 def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):
     """A mistyped `--hf ./saved` was looked up on the Hub: a minute of 'Retrying in 8s' lines
     offline before 'Couldn't reach … on the Hub'."""

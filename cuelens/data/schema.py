@@ -155,9 +155,11 @@ def id_text(value: Any) -> str | None:
 
 
 def _record_id(record: dict, default: str) -> str:
+    """The record's id (its first id field), or ``default`` when it has none: no id field, or a
+    missing or blank one (null, NaN, a CSV file's empty cell)."""
     name = _first(record, ID_ALIASES)
     text = None if name is None else id_text(record[name])
-    return default if name is None or text is None else _unicode(text, name)
+    return default if name is None or text is None or not text.strip() else _unicode(text, name)
 
 
 def is_missing_label(value: Any) -> bool:
@@ -357,5 +359,7 @@ def normalise_nli_table(table: Any, fields: FieldMap) -> NliColumns | None:
     except RecordError:
         return None
     id_name = _first(names, ID_ALIASES)
-    return NliColumns(None if id_name is None else table.column(id_name).combine_chunks(),
-                      texts[0], texts[1], np.asarray(encoded.indices), originals, labels)
+    ids = None if id_name is None else table.column(id_name).combine_chunks()
+    if ids is not None and pc.any(pc.match_substring_regex(ids, blank_pattern())).as_py():
+        return None  # a blank id is none: the default id, given record by record
+    return NliColumns(ids, texts[0], texts[1], np.asarray(encoded.indices), originals, labels)
