@@ -4,6 +4,7 @@ results directory; ``--skip-bad`` turns per-line errors into counted warnings.""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -78,6 +79,21 @@ def test_a_blank_hf_name_is_refused_naming_the_option(tmp_path, command):
     result = CliRunner().invoke(app, [command, "--hf", " ", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert "Invalid value for '--hf': give a dataset name or path" in result.output
+
+
+@pytest.mark.parametrize("role", ["premise", "hypothesis", "label", "choices", "group"])
+def test_an_empty_field_override_is_refused_naming_the_option(tmp_path, role):
+    """`--premise-field ""` / `premise_field=""` read as not given (the field was detected and
+    the scan ran) or as a field named "" (missing choices field '')."""
+    import cuelens
+
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join([line(), line(label="neutral")]) + "\n")
+    message = f"{role}_field (--{role}-field) is empty: give a field name"
+    with pytest.raises(UserError, match=re.escape(message)):
+        cuelens.load_dataset([GOOD, GOOD], **{f"{role}_field": ""})
+    code, output = run_scan(path, f"--{role}-field", "", "--out", tmp_path / "out")
+    assert code == 2 and message in output and not (tmp_path / "out").exists()
 
 
 def test_empty_file(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 
 from cuelens.data.dataset import Task
 from cuelens.data.labels import lone_surrogate, normalise_label, unicode_form
-from cuelens.errors import option_name
+from cuelens.errors import UserError, option_name
 
 PREMISE_ALIASES = ("premise", "sentence1", "context", "startphrase", "sent1", "ctx", "question")
 HYPOTHESIS_ALIASES = ("hypothesis", "sentence2", "sentence")
@@ -42,6 +42,14 @@ class FieldMap:
     label: str | None = None
     choices: str | None = None
     group: str | None = None  # --group-field: items sharing its value stay in one fold
+
+    def __post_init__(self) -> None:
+        """An empty name is a :class:`UserError` naming its option (it was taken as not given:
+        the field was detected, or the run read a field '')."""
+        for role in ("premise", "hypothesis", "label", "choices", "group"):
+            if getattr(self, role) == "":
+                raise UserError(f"{option_name(role + '_field')} is empty: give a field name, "
+                                "or leave the option out to detect the field")
 
     def item_fields(self) -> frozenset[str]:
         """The fields named to hold an item's texts and label (not its group)."""
