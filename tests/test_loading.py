@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import unicodedata
 
 import numpy as np
@@ -364,6 +365,34 @@ def test_a_blank_id_counts_as_none(tmp_path):
     jsonl = write_jsonl(tmp_path / "data.jsonl", lines)
     assert load_dataset(str(jsonl)).test.ids == ["data.jsonl:1", "data.jsonl:2", "data.jsonl:3",
                                                  "z"]
+
+
+def test_empty_in_memory_data_says_so_not_that_a_file_is_empty():
+    """An empty DataFrame, list of dicts or Hugging Face split read 'no usable items (the file is
+    empty or every item was skipped)': there is no file."""
+    datasets = pytest.importorskip("datasets")
+    import cuelens
+    import pandas as pd
+
+    empty_split = datasets.Dataset.from_dict({"premise": [], "hypothesis": [], "label": []})
+    cases = [(pd.DataFrame(), "data/all: no items: the DataFrame has no rows"),
+             (pd.DataFrame(columns=["premise", "hypothesis", "label"]),
+              "data/all: no items: the DataFrame has no rows"),
+             ([], "data/all: no items: the list of records is empty"),
+             ({"train": [{"premise": "a", "hypothesis": "b", "label": "x"}], "test": []},
+              "data/test: no items: the list of records is empty"),
+             (empty_split, "data/all: no items: the Hugging Face dataset split has no rows"),
+             (datasets.DatasetDict({"train": empty_split}),
+              "data/train: no items: the Hugging Face dataset split has no rows"),
+             (datasets.DatasetDict(), "Hugging Face dataset 'data' has no splits"),
+             ([{"premise": "a", "hypothesis": "b", "label": "-"}],
+              "data/all: no usable items (every record was skipped)")]
+    for source, message in cases:
+        with pytest.raises(UserError, match=f"^{re.escape(message)}$"):
+            cuelens.load_dataset(source)
+    streamed = datasets.Dataset.from_list([{"premise": "a", "hypothesis": "b", "label": label}
+                                           for label in "xy"]).to_iterable_dataset()
+    assert len(cuelens.load_dataset(streamed).test) == 2  # no row count, not refused
 
 
 def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):

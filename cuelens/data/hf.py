@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cuelens.data.dataset import Split, Task
 from cuelens.data.schema import LABEL_ALIASES, FieldMap, detect_task, is_missing_label
-from cuelens.data.splits import build_split, claim_role
+from cuelens.data.splits import NO_RECORD_ITEMS, build_split, claim_role
 from cuelens.errors import UserError, option_name
 
 
@@ -54,7 +54,10 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
 
 
 def hf_split(dataset, path: str, role: str, fields: FieldMap, skip_bad: bool) -> Split:
-    """Normalise one ``datasets.Dataset`` (class-label integers become their names)."""
+    """Normalise one ``datasets.Dataset`` (class-label integers become their names); one of no
+    rows is a :class:`UserError` saying so (no file is involved)."""
+    if getattr(dataset, "num_rows", None) == 0:  # an IterableDataset has no row count
+        raise UserError("no items: the Hugging Face dataset split has no rows", path=path)
     features = dataset.features
     # a multiple-choice label is the choice's index, whatever its class names (as the records'
     # task is detected: any choices alias, ending0.., question.choices, --choices-field)
@@ -62,7 +65,7 @@ def hf_split(dataset, path: str, role: str, fields: FieldMap, skip_bad: bool) ->
     class_names = {name: list(names) for name, feature in features.items()
                    if (names := getattr(feature, "names", None))}  # of every ClassLabel feature
     rows = _rows(dataset, class_names, mcq_hint)
-    return build_split(rows, Path(path), role, fields, None, skip_bad)
+    return build_split(rows, Path(path), role, fields, None, skip_bad, empty=NO_RECORD_ITEMS)
 
 
 def _unlabelled(dataset, fields: FieldMap) -> bool:
@@ -88,6 +91,8 @@ def hf_splits(loaded, spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, 
     hub test split) is dropped, as its items would all be skipped; a labelled split of no role
     (``validation_matched``) and two labelled splits of one role (``dev`` and ``validation``)
     are a :class:`UserError`, not a silent pick."""
+    if not loaded:
+        raise UserError(f"Hugging Face dataset '{spec}' has no splits")
     roles: dict[str, str] = {}  # split name → its role
     claimed: dict[str, str] = {}  # role → the split naming it
     unknown: list[str] = []

@@ -12,7 +12,7 @@ from typing import Any
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import assemble_dataset
 from cuelens.data.schema import FieldMap
-from cuelens.data.splits import ROLES, build_split, claim_role
+from cuelens.data.splits import NO_RECORD_ITEMS, ROLES, build_split, claim_role
 from cuelens.errors import UserError
 
 
@@ -66,7 +66,12 @@ def memory_split(source: Any, path: str, role: str, fields: FieldMap, skip_bad: 
     if records is None:
         raise UserError(f"cannot read data from a {type(source).__name__}: give a path, a "
                         "pandas.DataFrame, a list of dicts or a datasets.Dataset")
-    return build_split(_record_rows(records), Path(path), role, fields, None, skip_bad)
+    if not records:  # not build_split's 'the file is empty': there is no file
+        kind = "DataFrame has no rows" if hasattr(source, "columns") else \
+            f"{type(source).__name__} of records is empty"
+        raise UserError(f"no items: the {kind}", path=path)
+    return build_split(_record_rows(records), Path(path), role, fields, None, skip_bad,
+                       empty=NO_RECORD_ITEMS)
 
 
 def is_memory_source(source: Any) -> bool:

@@ -12,6 +12,9 @@ from cuelens.data.schema import FieldMap, RecordError, detect_task, normalise_mc
 from cuelens.errors import UserError, option_name
 
 NO_ITEMS = "no usable items (the file is empty or every item was skipped)"
+#: :data:`NO_ITEMS` of in-memory records and Hugging Face splits (no file; an empty one is refused
+#: before: "the DataFrame has no rows").
+NO_RECORD_ITEMS = "no usable items (every record was skipped)"
 SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev",
                "test": "test"}
 ROLES = ("train", "dev", "test", "all")  # the split roles in the order a dataset holds them
@@ -36,11 +39,12 @@ def _skip(split: Split, reason: str) -> None:
 
 
 def build_split(records, path: Path, name: str, fields: FieldMap, task: str | None,
-                skip_bad: bool, into: Split | None = None) -> Split:
+                skip_bad: bool, into: Split | None = None, empty: str = NO_ITEMS) -> Split:
     """Normalise ``(line, raw, record)`` triples into a :class:`Split`.
 
     ``into``: append to this split instead (one shard of a split read shard by shard; the
-    caller then checks that the whole split is not empty).
+    caller then checks that the whole split is not empty). ``empty``: the error when no item
+    is left.
     """
     split: Split | None = into if into is not None else \
         (Split(name=name, path=str(path), task=task) if task else None)
@@ -75,7 +79,7 @@ def build_split(records, path: Path, name: str, fields: FieldMap, task: str | No
             item["group"] = str(record[fields.group])
         split.append(item, raw, line)
     if into is None and (split is None or len(split) == 0):
-        raise UserError(NO_ITEMS, path=str(path))
+        raise UserError(empty, path=str(path))
     if split is not None:
         split.overrides = fields.item_fields()
     if skipped_lines and split is not None:
