@@ -37,6 +37,34 @@ def test_a_directory_with_two_files_for_one_split_is_one_error(tmp_path, nli_row
     assert len(load_dataset(str(tmp_path)).train) == len(nli_rows)
 
 
+def test_a_relative_directory_names_the_dataset_by_the_folder_it_leads_to(tmp_path, nli_rows,
+                                                                          monkeypatch):
+    """`audit scan .` named the dataset '' and `audit scan ../train.jsonl` (or `..`) named it
+    '..': results.json said so, and the default output directory audit-results/<name> was
+    audit-results itself, or the working directory."""
+    from cuelens.data.preference import load_preferences
+    from cuelens.engine.streaming import resolve_sources
+
+    data = tmp_path / "snli"
+    write_jsonl(data / "train.jsonl", nli_rows)
+    write_jsonl(data / "test.jsonl", nli_rows)
+    pairs = [{"prompt": f"p {i}", "chosen": "a", "rejected": "b"} for i in range(4)]
+    write_jsonl(tmp_path / "prefs" / "train.jsonl", pairs)
+    write_jsonl(tmp_path / "prefs" / "test.jsonl", pairs)
+    (data / "sub").mkdir()
+    monkeypatch.chdir(data / "sub")
+    for given in ("..", "../", "../train.jsonl"):
+        assert load_dataset(given).name == "snli"
+        assert resolve_sources(given)[1] == "snli"  # the streaming engines' name
+    assert resolve_sources("../*.jsonl")[1] == "snli"
+    (tmp_path / "prefs" / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "prefs" / "sub")
+    assert load_preferences(train="../train.jsonl", test="../test.jsonl").name == "prefs"
+    monkeypatch.chdir(data)
+    assert load_dataset(".").name == "snli"
+    assert load_dataset("train.jsonl").name == "train"  # as before: no folder written
+
+
 def test_dev_and_validation_files_are_two_candidates_for_dev(tmp_path, nli_rows):
     for name in ("train.jsonl", "dev.jsonl", "validation.jsonl"):
         write_jsonl(tmp_path / name, nli_rows)

@@ -3,6 +3,8 @@ reads (docs/robustness.md, "Outputs")."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -47,3 +49,17 @@ def test_a_report_never_replaces_an_llm_probes_predictions(scan_dir):
                                     str(answers)])
     assert done.exit_code == 2 and "same as an input file" in done.output, done.output
     assert answers.read_text() == '{"id": "n0", "prediction": "entailment"}\n'
+
+
+def test_a_scan_of_a_split_file_in_the_parent_directory_writes_under_audit_results(
+        tmp_path, nli_rows, monkeypatch):
+    """`audit scan ../train.jsonl` named the dataset '..', so its default output directory
+    audit-results/.. was the working directory, where the results files landed."""
+    write_jsonl(tmp_path / "snli" / "train.jsonl", nli_rows * 2)
+    (tmp_path / "snli" / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "snli" / "work")
+    done = CliRunner().invoke(app, ["scan", "../train.jsonl", "--features", "none", "--folds",
+                                    "2", "--iterations", "1"])
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in Path().iterdir()) == ["audit-results"]
+    assert (Path("audit-results") / "snli" / "results.json").is_file()

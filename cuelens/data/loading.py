@@ -3,6 +3,7 @@ name) to a :class:`Dataset` (docs/methods.md §1; split roles: docs/ARCHITECTURE
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -105,13 +106,21 @@ def _check_same_task(splits: list[Split]) -> None:
                             f"{first.task.upper()}", path=split.path)
 
 
+def directory_name(path: Path) -> str:
+    """The name of directory ``path`` as written or relative (``.``, ``..``, ``../data/``): the
+    name of the directory it leads to, not ``""`` or ``..``; ``"data"`` for the root."""
+    return Path(os.path.abspath(path)).name or "data"
+
+
 def _dataset_name(path: Path) -> str:
     """A directory's name; a file's name without its extensions, or its directory's name when
     the file is named after a split (``snli/train.jsonl`` → ``snli``)."""
     stem = path.name.split(".")[0]
     if path.is_dir():
-        return path.name
-    return (path.parent.name or stem) if stem.lower() in SPLIT_NAMES else stem
+        return directory_name(path)
+    if stem.lower() not in SPLIT_NAMES:
+        return stem
+    return directory_name(path.parent) if path.parent.name else stem  # train.jsonl: train
 
 
 def data_files(data: str | Path | None, train: str | Path | None,

@@ -18,7 +18,7 @@ from typing import Any
 
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.loading import _dataset_name, _find_split_files, assemble_dataset, \
-    data_files
+    data_files, directory_name
 from cuelens.data.readers import LineError, iter_records
 from cuelens.data.schema import ID_ALIASES, RecordError, _text, subset_text
 from cuelens.data.splits import NO_ITEMS, ROLES
@@ -320,7 +320,8 @@ def load_preferences(data: str | Path | None = None, *, train: str | Path | None
     if (data is None) == (train is None and test is None):
         raise UserError("give exactly one of: DATA (a file or directory) or --train/--test")
     files, named_by, fmt = data_files(data, train, test)
-    name = _dataset_name(named_by) if data else named_by.parent.name or "data"
+    name = _dataset_name(named_by) if data else \
+        directory_name(named_by.parent) if named_by.parent.name else "data"
     splits: dict[str, PreferenceSplit] = {
         role: read_preferences(files[role], role, subset_field, skip_bad)
         for role in ROLES if role in files}

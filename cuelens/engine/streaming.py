@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cuelens.data.compact import CompactSplit, ShardFiller
 from cuelens.data.dataset import Dataset, Split
-from cuelens.data.loading import _dataset_name, assemble_dataset, split_entries
+from cuelens.data.loading import _dataset_name, assemble_dataset, directory_name, split_entries
 from cuelens.data.readers import LineError, RecordTable, file_format, is_data_file, iter_records
 from cuelens.data.schema import FieldMap, detect_task
 from cuelens.data.splits import NO_ITEMS, ROLES
@@ -31,7 +31,9 @@ def resolve_sources(data: str | None, train: str | None = None,
         return {"train": train, "test": test}, _dataset_name(Path(train)), file_format(first)
     if is_glob(data):
         first = shard_paths(data)[0]
-        return {"all": data}, Path(data).parent.name or first.stem, file_format(first)
+        folder = Path(data).parent
+        return {"all": data}, directory_name(folder) if folder.name else first.stem, \
+            file_format(first)
     path = Path(data)
     if not path.exists():
         raise UserError("file or directory not found", path=data)
