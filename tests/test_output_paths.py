@@ -3,6 +3,7 @@ reads (docs/robustness.md, "Outputs")."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,24 @@ def test_a_scan_of_a_split_file_in_the_parent_directory_writes_under_audit_resul
     assert done.exit_code == 0, done.output
     assert sorted(p.name for p in Path().iterdir()) == ["audit-results"]
     assert (Path("audit-results") / "snli" / "results.json").is_file()
+
+
+def test_a_saved_hugging_face_dataset_is_named_after_its_folder(tmp_path, nli_rows,
+                                                                monkeypatch):
+    """`audit scan --hf /abs/saved` was named '/abs/saved', so its default output directory
+    audit-results//abs/saved was the saved dataset itself, where the results files landed
+    (`--hf ../saved`: audit-results/../saved)."""
+    datasets = pytest.importorskip("datasets")
+    rows = datasets.Dataset.from_list(nli_rows * 2)
+    datasets.DatasetDict({"train": rows, "test": rows}).save_to_disk(str(tmp_path / "saved"))
+    before = sorted(p.name for p in (tmp_path / "saved").iterdir())
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    for spec in (str(tmp_path / "saved"), "../saved"):
+        done = CliRunner().invoke(app, ["scan", "--hf", spec, "--features", "none", "--folds",
+                                        "2", "--iterations", "1"])
+        assert done.exit_code == 0, done.output
+        assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == before
+        assert sorted(p.name for p in Path().iterdir()) == ["audit-results"]
+        results = Path("audit-results") / "saved" / "results.json"
+        assert json.loads(results.read_text())["dataset"]["name"] == "saved"

@@ -123,6 +123,14 @@ def _dataset_name(path: Path) -> str:
     return directory_name(path.parent) if path.parent.name else stem  # train.jsonl: train
 
 
+def _hf_name(spec: str) -> str:
+    """The name of the ``--hf`` dataset ``spec``: a local directory's folder name (its path
+    made the default output ``audit-results/<name>`` another folder: the saved dataset's own,
+    for an absolute path), else the hub name as given (``glue:mnli``)."""
+    local = Path(spec.partition(":")[0]).expanduser()
+    return directory_name(local) if local.is_dir() else spec
+
+
 def data_files(data: str | Path | None, train: str | Path | None,
                test: str | Path | None) -> tuple[dict[str, Path], Path, str]:
     """Role → file of ``DATA`` (one file: ``all``; a directory: its split files) or of
@@ -151,7 +159,7 @@ def load_dataset(data: str | None = None, *, train: str | None = None, test: str
     if hf:
         from cuelens.data.hf import load_hf_splits
 
-        files, name, fmt = load_hf_splits(hf, fields, skip_bad), hf, "huggingface"
+        files, name, fmt = load_hf_splits(hf, fields, skip_bad), _hf_name(hf), "huggingface"
     else:
         files, named_by, fmt = data_files(data, train, test)
         name = _dataset_name(named_by)
