@@ -62,6 +62,10 @@ def _load(source: DataSource, train: DataSource, test: DataSource, hf: str | Pat
     from cuelens.data.memory import is_memory_source, load_memory
 
     _check_inputs(source, train, test, hf, inputs)
+    if name is not None and not name.strip():  # it was "data" in memory, "" (no name) for paths
+        raise UserError(f"name= is {'empty' if not name else 'blank'}: give the dataset a name, "
+                        "or leave it out for the default (the file's or folder's name, 'data' "
+                        "for in-memory data)")
     if any(is_memory_source(s) for s in (source, train, test)):
         return load_memory(source, train=train, test=test, name=name or "data", fields=fields,
                            skip_bad=skip_bad)

@@ -155,6 +155,18 @@ def test_hf_takes_the_path_of_a_saved_dataset(tmp_path):
     assert len(loaded.test) == 30
 
 
+def test_an_empty_or_blank_name_is_refused_for_every_source(tmp_path):
+    """name="" named in-memory data 'data' but a file's dataset '' (results.json and the report
+    title); both are now one error naming name=."""
+    path = write_jsonl(tmp_path / "data.jsonl", make_nli(30, seed=0))
+    for source in (make_nli(30, seed=0), str(path)):
+        for name in ("", " \t"):
+            with pytest.raises(UserError, match=r"^name= is (empty|blank): give the dataset a "
+                                                r"name, or leave it out for the default"):
+                cuelens.load_dataset(source, name=name)
+        assert cuelens.load_dataset(source, name="mine").name == "mine"
+
+
 def test_dataframe_missing_labels_and_bad_sources():
     df = pd.DataFrame({"premise": ["p", "q", "r"], "hypothesis": ["a", "b", "c"],
                        "label": ["yes", None, "no"]})
