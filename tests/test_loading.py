@@ -423,6 +423,17 @@ def test_empty_in_memory_data_says_so_not_that_a_file_is_empty():
     assert len(cuelens.load_dataset(streamed).test) == 2  # no row count, not refused
 
 
+def test_hf_path_under_the_home_directory_from_python(tmp_path, monkeypatch):
+    """hf="~/saved" (Python expands no '~') passed the existence check but was then looked up on
+    the hub: 'Repo id must use alphanumeric chars …: '~/saved''."""
+    datasets = pytest.importorskip("datasets")
+    rows = [{"premise": f"p {i}", "hypothesis": f"h {i}", "label": "ab"[i % 2]} for i in range(6)]
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "saved"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    loaded = load_dataset(hf="~/saved")
+    assert loaded.name == "saved" and len(loaded.test) == 6
+
+
 def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):
     """A mistyped `--hf ./saved` was looked up on the Hub: a minute of 'Retrying in 8s' lines
     offline before 'Couldn't reach … on the Hub'."""

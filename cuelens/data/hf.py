@@ -38,16 +38,17 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
         raise UserError(f"{option_name('hf')} needs the optional 'datasets' package: "
                         "pip install 'cuelens[hf]'") from None
     name, _, config = spec.partition(":")
-    if name.startswith(("/", "./", "../", "~")) and not Path(name).expanduser().exists():
+    local = Path(name).expanduser()  # "~/saved" from Python, where no shell expands it
+    if name.startswith(("/", "./", "../", "~")) and not local.exists():
         raise UserError(f"{option_name('hf')}: no such directory {name!r} (a local path; a hub "
                         "dataset is named without a leading '/', './' or '~')")
     try:
-        if (Path(name) / "state.json").is_file():  # one Dataset saved with save_to_disk
-            loaded = {"train": datasets.load_from_disk(name)}  # one split: cross-validated
-        elif (Path(name) / "dataset_dict.json").is_file():  # a DatasetDict saved with it
-            loaded = datasets.load_from_disk(name)
+        if (local / "state.json").is_file():  # one Dataset saved with save_to_disk
+            loaded = {"train": datasets.load_from_disk(str(local))}  # one split: cross-validated
+        elif (local / "dataset_dict.json").is_file():  # a DatasetDict saved with it
+            loaded = datasets.load_from_disk(str(local))
         else:
-            loaded = datasets.load_dataset(name, config or None)
+            loaded = datasets.load_dataset(str(local) if local.is_dir() else name, config or None)
     except Exception as exc:  # hub/network/cache errors all end the same way for the user
         raise UserError(f"cannot load Hugging Face dataset '{spec}': {exc}") from None
     return hf_splits(loaded, spec, fields, skip_bad)
