@@ -96,6 +96,26 @@ def test_an_empty_field_override_is_refused_naming_the_option(tmp_path, role):
     assert code == 2 and message in output and not (tmp_path / "out").exists()
 
 
+def test_one_field_for_two_parts_of_an_item_is_refused(tmp_path):
+    """`--premise-field hypothesis` read the hypothesis as the premise too, and `--label-field
+    premise` the premises as labels: the scan ran on them, silently."""
+    import cuelens
+
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(line(premise=f"p {i}", label="xy"[i % 2]) for i in range(40)) + "\n")
+    with pytest.raises(UserError, match=r"^premise_field \(--premise-field\) and hypothesis_field "
+                                        r"\(--hypothesis-field\) both name the field 'h'"):
+        cuelens.load_dataset(str(path), premise_field="h", hypothesis_field="h")
+    for option, field, parts in (("--premise-field", "hypothesis", "premise and the hypothesis"),
+                                 ("--label-field", "premise", "premise and the label")):
+        code, output = run_scan(path, option, field, "--out", tmp_path / "out")
+        said = " ".join(output.split())
+        assert code == 2 and "data.jsonl, line 1: the " + parts + " would both be read from " \
+            f"field '{field}'" in said, output
+        with pytest.raises(UserError, match=f"the {parts} would both be read"):
+            cuelens.load_dataset(str(path), **{option[2:].replace("-", "_"): field})
+
+
 def test_empty_file(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_text("\n\n")

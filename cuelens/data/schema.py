@@ -50,6 +50,15 @@ class FieldMap:
             if getattr(self, role) == "":
                 raise UserError(f"{option_name(role + '_field')} is empty: give a field name, "
                                 "or leave the option out to detect the field")
+        named: dict[str, str] = {}  # field → the first role naming it
+        for role in ("premise", "hypothesis", "label", "choices"):
+            field = getattr(self, role)
+            if field in named:
+                raise UserError(f"{option_name(named[field] + '_field')} and "
+                                f"{option_name(role + '_field')} both name the field {field!r}: "
+                                "an item's parts are read from different fields")
+            if field is not None:
+                named[field] = role
 
     def item_fields(self) -> frozenset[str]:
         """The fields named to hold an item's texts and label (not its group)."""
@@ -183,6 +192,16 @@ def _missing_nli_field(record: dict, names: tuple[str | None, ...]) -> RecordErr
                        f"{', '.join(sorted(record))}{other_form(name, record)}")
 
 
+def _shared_nli_field(names: tuple[str | None, ...]) -> RecordError:
+    """The error for a field that would hold two of an NLI item's parts (an override naming a
+    field that another part is detected from: ``--premise-field hypothesis``)."""
+    roles = [role for role, name in zip(_NLI_ALIASES, names) if names.count(name) > 1]
+    options = " and ".join(option_name(role + "_field") for role in roles)
+    return RecordError(f"the {roles[0]} and the {roles[1]} would both be read from field "
+                       f"{names[list(_NLI_ALIASES).index(roles[0])]!r}: name their fields with "
+                       f"{options}")
+
+
 def other_form(name: str | None, record: Iterable[str]) -> str:
     """Why a named field (``--label-field``) that ``record`` lacks looks present: a field that is
     the same text in another Unicode form (a header written on macOS: NFD), else ``""``."""
@@ -205,6 +224,8 @@ def normalise_nli(record: dict, fields: FieldMap, default_id: str) -> dict | Non
     if p_name is None or h_name is None or l_name is None or not (
             p_name in record and h_name in record and l_name in record):
         raise _missing_nli_field(record, names)
+    if len(set(names)) < 3:
+        raise _shared_nli_field(names)
     if is_missing_label(record[l_name]):
         return None
     label, original = nli_label(record[l_name], l_name)
@@ -351,7 +372,8 @@ def normalise_nli_table(table: Any, fields: FieldMap) -> NliColumns | None:
                               fields.hypothesis or _first(names, HYPOTHESIS_ALIASES),
                               fields.label or _first(names, LABEL_ALIASES))
     if fields.group is not None or not table.num_rows or p_name not in names or \
-            h_name not in names or l_name is None or l_name not in names:
+            h_name not in names or l_name is None or l_name not in names or \
+            len({p_name, h_name, l_name}) < 3:  # a field of two parts: the records' error
         return None
     texts = [table.column(name).combine_chunks() for name in (p_name, h_name)]
     for text in texts:
