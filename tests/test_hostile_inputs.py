@@ -164,6 +164,13 @@ DATASET_CASES.update({
     "one MCQ item": ("m.jsonl", jsonl([MCQ]), "m.jsonl", "only 1 usable item"),
     "no item": ("d.jsonl", "\n\n", "d.jsonl", "no usable items"),
     "a CSV header only": ("d.csv", "premise,hypothesis,label\n", "d.csv", "no usable items"),
+    # each row kept the last 'label' column's value, silently (blank names, a spreadsheet's
+    # trailing empty columns, may repeat)
+    "a CSV header naming one column twice": (
+        "d.csv", "premise,hypothesis,label,,,label\n" + "".join(
+            f"p {i},h {i},{'xy'[i % 2]},,,{'yx'[i % 2]}\n" for i in range(24)),
+        "d.csv, line 1", "malformed CSV header: the column 'label' occurs twice (columns 3 and "
+        "6); rename one"),
 })
 
 MODES = ("exact", "streaming", "api", "api-streaming")

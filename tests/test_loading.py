@@ -434,6 +434,20 @@ def test_hf_path_under_the_home_directory_from_python(tmp_path, monkeypatch):
     assert loaded.name == "saved" and len(loaded.test) == 6
 
 
+def test_a_dataframe_with_two_columns_of_one_name_is_refused():
+    """pandas' to_dict kept one of two 'label' columns (with a UserWarning on stderr), and the
+    scan ran on it, as a CSV file's header naming one column twice did."""
+    import cuelens
+    import pandas as pd
+
+    frame = pd.DataFrame([["a b", "c d", "x", "y"], ["e f", "g h", "y", "x"]],
+                         columns=["premise", "hypothesis", "label", "label"])
+    with pytest.raises(UserError, match=r"^data/all: the DataFrame has two columns named "
+                                        r"'label': rename one$"):
+        cuelens.load_dataset(frame)
+    assert cuelens.load_dataset(frame.iloc[:, :3]).test.labels == ["x", "y"]
+
+
 def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):
     """A mistyped `--hf ./saved` was looked up on the Hub: a minute of 'Retrying in 8s' lines
     offline before 'Couldn't reach … on the Hub'."""

@@ -41,10 +41,15 @@ def _record_rows(records) -> Iterator[tuple[int, str, dict]]:
         yield number, json.dumps(row, ensure_ascii=False, default=str), row
 
 
-def _records(source: Any) -> list | None:
-    """The records of a DataFrame (its named index levels, e.g. ``set_index("id")``, as fields)
-    or a list of dicts (None for other sources)."""
+def _records(source: Any, path: str) -> list | None:
+    """The records of a DataFrame (its named index levels, e.g. ``set_index("id")``, as fields;
+    two columns of one name are a :class:`UserError`) or a list of dicts (None for other
+    sources); ``path``: the split's label for messages."""
     if hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas.DataFrame
+        repeated = source.columns[source.columns.duplicated()]
+        if len(repeated):  # to_dict kept one of them, silently
+            raise UserError(f"the DataFrame has two columns named {str(repeated[0])!r}: rename "
+                            "one", path=path)
         named = [n for n in source.index.names if n is not None and n not in source.columns]
         return (source.reset_index(level=named) if named else source).to_dict("records")
     if isinstance(source, (list, tuple)):
@@ -62,7 +67,7 @@ def memory_split(source: Any, path: str, role: str, fields: FieldMap, skip_bad: 
         raise UserError(f"a path ({str(source)!r}) among in-memory data: give paths as the "
                         "data or as both train= and test=, not inside a dict or next to a "
                         "DataFrame or list", path=path)
-    records = _records(source)
+    records = _records(source, path)
     if records is None:
         raise UserError(f"cannot read data from a {type(source).__name__}: give a path, a "
                         "pandas.DataFrame, a list of dicts or a datasets.Dataset")

@@ -396,6 +396,18 @@ def _swallowed_row(lines: list[str], delimiter: str, n_columns: int) -> int | No
                  if text.count(delimiter) >= n_columns - 1), None)
 
 
+def _check_header(names: list[str], path: Path, delimiter: str, line: int) -> None:
+    """Refuse a header that names one column twice (each row kept only the last one's value,
+    silently); blank names (a spreadsheet's trailing empty columns) are never read."""
+    seen: dict[str, int] = {}
+    for number, name in enumerate(names, start=1):
+        if name.strip() and name in seen:
+            raise UserError(f"malformed {'CSV' if delimiter == ',' else 'TSV'} header: the "
+                            f"column {name!r} occurs twice (columns {seen[name]} and {number}); "
+                            "rename one", path=str(path), line=line)
+        seen.setdefault(name, number)
+
+
 def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, str, dict | LineError]]:
     """``(line, JSON of the row, row or LineError)`` for every row of a CSV/TSV file with a
     header."""
@@ -425,6 +437,7 @@ def iter_delimited(path: str | Path, delimiter: str) -> Iterator[tuple[int, str,
         if not values or values == [""] and len(lines.current) == 1:
             continue
         if header is None:
+            _check_header(values, path, delimiter, start)
             header = values
             continue
         if len(lines.current) > 1:
