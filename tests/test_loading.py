@@ -448,6 +448,19 @@ def test_a_dataframe_with_two_columns_of_one_name_is_refused():
     assert cuelens.load_dataset(frame.iloc[:, :3]).test.labels == ["x", "y"]
 
 
+def test_a_record_that_is_not_a_dict_is_a_bad_line_that_skip_bad_skips():
+    """A list of records with a number in it stopped the load even with skip_bad=True (a file's
+    line that is no JSON object is skipped and counted), and its error named no split."""
+    import cuelens
+
+    records = [{"premise": "a", "hypothesis": "b", "label": label} for label in "xyx"] + [5]
+    with pytest.raises(UserError, match=r"^data/all, line 4: record 4 is of type int, not a "
+                                        r"dict$"):
+        cuelens.load_dataset(records)
+    loaded = cuelens.load_dataset(records, skip_bad=True)
+    assert len(loaded.test) == 3 and loaded.test.skipped == {"malformed line": 1}
+
+
 def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):
     """A mistyped `--hf ./saved` was looked up on the Hub: a minute of 'Retrying in 8s' lines
     offline before 'Couldn't reach … on the Hub'."""

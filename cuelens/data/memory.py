@@ -11,6 +11,7 @@ from typing import Any
 
 from cuelens.data.dataset import Dataset, Split
 from cuelens.data.loading import assemble_dataset
+from cuelens.data.readers import LineError
 from cuelens.data.schema import FieldMap
 from cuelens.data.splits import NO_RECORD_ITEMS, ROLES, build_split, claim_role
 from cuelens.errors import UserError
@@ -33,10 +34,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _record_rows(records) -> Iterator[tuple[int, str, dict]]:
+def _record_rows(records, path: str) -> Iterator[tuple[int, str, dict | LineError]]:
+    """``(record number, JSON text, record)``; a record that is not a dict is a
+    :class:`LineError`, as a file's line that is no object (``skip_bad`` skips it)."""
     for number, record in enumerate(records, start=1):
         if not isinstance(record, Mapping):
-            raise UserError(f"record {number} is a {type(record).__name__}, not a dict")
+            yield number, "", LineError(f"record {number} is of type {type(record).__name__}, "
+                                        "not a dict", path=path, line=number)
+            continue
         row = {str(k): _plain(v) for k, v in record.items()}
         yield number, json.dumps(row, ensure_ascii=False, default=str), row
 
@@ -75,7 +80,7 @@ def memory_split(source: Any, path: str, role: str, fields: FieldMap, skip_bad: 
         kind = "DataFrame has no rows" if hasattr(source, "columns") else \
             f"{type(source).__name__} of records is empty"
         raise UserError(f"no items: the {kind}", path=path)
-    return build_split(_record_rows(records), Path(path), role, fields, None, skip_bad,
+    return build_split(_record_rows(records, path), Path(path), role, fields, None, skip_bad,
                        empty=NO_RECORD_ITEMS)
 
 
