@@ -65,6 +65,30 @@ def test_a_relative_directory_names_the_dataset_by_the_folder_it_leads_to(tmp_pa
     assert load_dataset("train.jsonl").name == "train"  # as before: no folder written
 
 
+def test_files_named_like_splits_of_no_role_are_one_error(tmp_path, nli_rows):
+    """GLUE's MNLI folder (train.tsv, dev_matched.tsv, …) was scanned as its train split alone,
+    cross-validated, and a folder of the Hub's shards (train-00000-of-00001.jsonl, …) as one
+    split of train, validation and test mixed (the streaming reader), silently."""
+    from cuelens.engine.streaming import resolve_sources
+
+    glue, hub, kept = tmp_path / "glue", tmp_path / "hub", tmp_path / "kept"
+    for name in ("train", "dev_matched", "dev_mismatched"):
+        write_jsonl(glue / f"{name}.jsonl", nli_rows)
+    for name in ("train", "validation", "test"):
+        write_jsonl(hub / f"{name}-00000-of-00001.jsonl", nli_rows)
+    for name in ("train", "test", "test_predictions"):
+        write_jsonl(kept / f"{name}.jsonl", nli_rows)
+    for folder, names in ((glue, "dev_matched.jsonl, dev_mismatched.jsonl"),
+                          (hub, "test-00000-of-00001.jsonl, train-00000-of-00001.jsonl, "
+                                "validation-00000-of-00001.jsonl")):
+        for load in (load_dataset, resolve_sources):
+            with pytest.raises(UserError, match=f"^{re.escape(f'{folder}: {names}: named like')}"
+                                                r" split files, .* name the files with train= "
+                                                r"and test= \(--train/--test"):
+                load(str(folder))
+    assert len(load_dataset(str(kept)).train) == len(nli_rows)  # test has its file: as before
+
+
 def test_dev_and_validation_files_are_two_candidates_for_dev(tmp_path, nli_rows):
     for name in ("train.jsonl", "dev.jsonl", "validation.jsonl"):
         write_jsonl(tmp_path / name, nli_rows)

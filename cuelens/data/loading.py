@@ -4,6 +4,7 @@ name) to a :class:`Dataset` (docs/methods.md §1; split roles: docs/ARCHITECTURE
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -28,10 +29,20 @@ def split_entries(directory: Path, usable: Callable[[Path], bool]) -> dict[str, 
     ``validation.csv``); two for one role (``train.jsonl`` and an output ``train.aug.jsonl``) are
     an error, not a silent pick by name."""
     found: dict[str, list[Path]] = {}
+    near: dict[str, list[Path]] = {}  # role → entries named like it: dev_matched, train-00000-…
     for path in sorted(directory.iterdir()):
-        role = SPLIT_NAMES.get(path.name.split(".")[0].lower())
+        stem = path.name.split(".")[0].lower()
+        role = SPLIT_NAMES.get(stem)
         if role is not None and usable(path):
             found.setdefault(role, []).append(path)
+        elif (like := SPLIT_NAMES.get(re.split(r"[_-]", stem, maxsplit=1)[0])) and usable(path):
+            near.setdefault(like, []).append(path)
+    unread = [path.name for role, paths in near.items() if role not in found for path in paths]
+    if unread:  # they were ignored, or all read as one cross-validated split
+        raise UserError(f"{', '.join(unread)}: named like split files, but a split file is named "
+                        "train, dev/validation or test: name the files with train= and test= "
+                        "(--train/--test; globs such as 'train-*.parquet' read shards)",
+                        path=str(directory))
     for role, paths in found.items():
         if len(paths) > 1:
             raise UserError(f"{len(paths)} files could be the {role} split "
