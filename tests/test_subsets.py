@@ -157,3 +157,17 @@ def test_nli_subset_table_in_the_terminal_shows_each_subsets_leakage(tmp_path):
         d = row["leakage"]
         assert f"{row['subset']} {100 * d['effect']:+.1f} [{100 * d['ci'][0]:+.1f}, " \
                f"{100 * d['ci'][1]:+.1f}] {d['verdict']}" in printed
+
+
+@pytest.mark.parametrize("blank", ["", " "])
+def test_an_empty_subset_field_is_one_error_in_the_cli_and_the_api(tmp_path, blank):
+    """--subset-field "" was ignored (the scan ran without subsets); subset_field="" failed on
+    line 1 with "no subset in field ''"."""
+    path = tmp_path / "mcq.jsonl"
+    write_jsonl(path, subject_records(5, seed=2))
+    run = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "out"),
+                                   "--features", "none", "--subset-field", blank])
+    assert run.exit_code == 2, run.output
+    assert "--subset-field" in run.output and "is empty" in run.output
+    with pytest.raises(cuelens.UserError, match="subset_field=.*is empty"):
+        cuelens.scan(path, subset_field=blank, features="none")

@@ -41,6 +41,9 @@ def scan_mode(data: Any, train: Any = None, *, stats: str = "exact", engine: str
         raise UserError(f"unknown stats {stats!r} (--stats, stats=); choose from "
                         f"{', '.join(STATISTICS)}")
     ENGINES.get(engine)  # an unknown engine is an error before any loading
+    if subset_field is not None and not subset_field.strip():
+        raise UserError("a subset field (--subset-field, subset_field=) is empty: give a field "
+                        "name, or leave the option out")
     first = data if data is not None else train
     if hf is None and isinstance(first, (str, Path)) and is_preference_source(str(first)):
         if stats != "exact" or engine == "ray":
