@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TypeVar
 
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -24,16 +24,19 @@ E = TypeVar("E")
 class Registry(Mapping[str, T]):
     """Name → entry, in the order the entries were added (the order choices are listed in).
 
-    ``kind`` names the entries in messages ("segmenter"); ``option`` (e.g. ``--segmenter``) is
-    the CLI option or API argument that takes the name, quoted in the unknown-name error;
-    ``also``: names its callers resolve before a lookup (``auto``), listed in that error too. A
+    ``kind`` names the entries in messages ("segmenter"); ``option`` (e.g. ``--solver``) is
+    the CLI option that takes the name, quoted in the unknown-name error; ``field`` (e.g.
+    ``segmenter``), for a name the API's keyword and the CLI's option both take, names them
+    both instead (:func:`~cuelens.errors.option_name`); ``also``: names its callers resolve
+    before a lookup (``auto``), listed in that error too. A
     :class:`~collections.abc.Mapping` whose entries are only ever added: ``name in registry``,
     ``registry[name]``, iteration over the names, ``keys()``/``values()``/``items()`` (but
     :meth:`get` raises on an unknown name instead of returning a default)."""
 
     def __init__(self, kind: str, entries: Mapping[str, T] | Iterable[tuple[str, T]] = (),
-                 *, option: str | None = None, also: tuple[str, ...] = ()) -> None:
-        self.kind, self.option, self.also = kind, option, also
+                 *, option: str | None = None, field: str | None = None,
+                 also: tuple[str, ...] = ()) -> None:
+        self.kind, self.option, self.field, self.also = kind, option, field, also
         self._entries: dict[str, T] = {}
         for name, entry in (entries.items() if isinstance(entries, Mapping) else entries):
             self.add(name, entry)
@@ -62,10 +65,13 @@ class Registry(Mapping[str, T]):
 
     def unknown(self, name: str, option: str | None = None) -> UserError:
         """The error for a name this registry lacks (``option``: the option that took it, when
-        not the registry's own)."""
+        not the registry's own): ``field (--field): unknown …`` for a registry of a ``field``."""
+        choices = ", ".join([*self._entries, *self.also])
+        if option is None and self.field is not None:
+            return UserError(f"{option_name(self.field)}: unknown {self.kind} {name!r}; choose "
+                             f"from {choices}")
         option = option or self.option
         where = f" ({option})" if option else ""
-        choices = ", ".join([*self._entries, *self.also])
         return UserError(f"unknown {self.kind} {name!r}{where}; choose from {choices}")
 
     def names(self) -> list[str]:

@@ -450,6 +450,27 @@ def test_an_empty_features_value_is_one_error_in_the_api_and_the_cli(tmp_path):
         assert "Traceback" not in cli.output and not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("api, cli, message", [
+    ({"metric": "bogus"}, ["--metric", "bogus"],
+     "metric (--metric): unknown metric 'bogus'; choose from freq, cp,"),
+    ({"segmenter": "bogus"}, ["--segmenter", "bogus"],
+     "segmenter (--segmenter): unknown segmenter 'bogus'; choose from unicode, chars,"),
+    ({"z_prior": "bogus"}, ["--z-prior", "bogus"],
+     "z_prior (--z-prior): unknown z prior 'bogus'; choose from empirical, uniform"),
+    ({"features": "word,bogus"}, ["--features", "word,bogus"],
+     "features (--features): unknown feature(s) bogus; choose from word, negation,")])
+def test_an_unknown_name_names_the_api_argument_and_the_cli_option(tmp_path, api, cli, message):
+    """An unknown metric or segmenter named only the CLI option, '(--metric)', in the API too; an
+    unknown z prior or feature named neither: each is now one error naming both, listing the
+    known names."""
+    path = write_jsonl(tmp_path / "d.jsonl", make_nli(30, seed=0))
+    with pytest.raises(UserError, match=f"^{re.escape(message)}"):
+        cuelens.scan(path, **api)
+    result = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "o"), *cli])
+    assert result.exit_code == 2 and f"error: {message}" in " ".join(result.output.split())
+    assert "Traceback" not in result.output and not (tmp_path / "o").exists()
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

@@ -40,6 +40,13 @@ def test_an_unknown_name_is_one_user_error_naming_kind_option_and_choices():
         Registry("colour", {"red": 1}, also=("auto", "rgb:HEX")).get("x")
 
 
+def test_a_registry_of_a_field_names_its_api_argument_and_cli_option():
+    with pytest.raises(UserError, match=r"^z_unit \(--z-unit\): unknown unit 'x'; choose from m$"):
+        Registry("unit", {"m": 1}, field="z_unit").get("x")
+    assert str(Registry("unit", {"m": 1}, field="z_unit").unknown("x", "--length-unit")) == \
+        "unknown unit 'x' (--length-unit); choose from m"
+
+
 def test_a_name_is_registered_once():
     table = Registry("colour", {"red": 1})
     with pytest.raises(ValueError, match="colour 'red' is registered twice"):

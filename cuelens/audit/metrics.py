@@ -131,7 +131,7 @@ def z(t: CountTable) -> np.ndarray:
 METRICS: Registry[Callable[[CountTable], np.ndarray]] = Registry("metric", {
     "freq": freq, "cp": cp, "pmi": pmi, "lmi": lmi, "rd": rd, "ad": ad, "cos": cos, "wp": wp,
     "z": z, "npmi": npmi,
-}, option="--metric")
+}, field="metric")
 
 
 def bonferroni_z(n_tests: int, alpha: float = 0.05) -> float:

@@ -327,7 +327,7 @@ SEGMENTERS: Registry[tuple[Callable[[], Segmenter], str | None, str]] = Registry
     "japanese": (_japanese, "cjk", "fugashi + unidic-lite (MeCab) on Han/kana runs"),
     "thai": (_thai, "thai", "PyThaiNLP's dictionary, newmm maximal matching in nlpo3 (Rust), "
                             "on Thai runs"),
-}, option="--segmenter", also=("auto", "hf:PATH"))
+}, field="segmenter", also=("auto", "hf:PATH"))
 
 
 @cache

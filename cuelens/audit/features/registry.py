@@ -11,7 +11,7 @@ from cuelens.audit.features.sentiment import Sentiment
 from cuelens.audit.features.tense import Tense
 from cuelens.audit.features.typo import Typo
 from cuelens.audit.features.word import Word
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 from cuelens.registry import Registry
 
 #: name → detector instance, in docs/methods.md §5 order.
@@ -39,8 +39,9 @@ def _named(names: list[str] | None) -> list[Feature]:
     wanted = {name.strip().lower() for name in names if name.strip()}
     unknown = sorted(wanted - FEATURES.keys())
     if unknown:
-        raise UserError(f"unknown feature(s) {', '.join(unknown)}; choose from "
-                        f"{', '.join(FEATURES)}")
+        raise UserError(f"{option_name('features')}: unknown feature(s) {', '.join(unknown)}; "
+                        f"choose from {', '.join(FEATURES)}")
     if not wanted:
-        raise UserError(f"no features selected; choose from {', '.join(FEATURES)}")
+        raise UserError(f"{option_name('features')}: no features selected; choose from "
+                        f"{', '.join(FEATURES)}")
     return [feature for name, feature in FEATURES.items() if name in wanted]

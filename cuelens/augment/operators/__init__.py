@@ -24,7 +24,7 @@ OPERATORS: Registry[Operator] = Registry("operator", [(op.name, op) for op in (
     Operator.of("neg+", syntax.add_negation),
     Operator.of("neg-", syntax.remove_negation),
     Operator.of("voice", syntax.swap_subject_object),
-)])
+)], field="ops")
 
 
 def get_operator(name: str, option: str | None = None) -> Operator:
@@ -33,8 +33,6 @@ def get_operator(name: str, option: str | None = None) -> Operator:
     ``--ops``)."""
     key = ALIASES.get(name.lower(), name.lower())
     if key not in OPERATORS:
-        if option is None:
-            raise UserError(f"{option_name('ops')}: {OPERATORS.unknown(name)}")
         raise OPERATORS.unknown(name, option)
     return OPERATORS[key]
 
