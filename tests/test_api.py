@@ -471,6 +471,24 @@ def test_an_unknown_name_names_the_api_argument_and_the_cli_option(tmp_path, api
     assert "Traceback" not in result.output and not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("api, cli, message", [
+    ({"folds": 1}, ["--folds", "1"], "cross-validating a single file needs folds (--folds) of 2 "
+     "or more (or give train= and test= (--train/--test))"),
+    ({"folds": 100}, ["--folds", "100"], "form only 30 groups of items sharing a premise or text "
+     "(lower folds (--folds))"),
+    ({"folds": 10**9}, ["--folds", str(10**9)], "of memory; lower folds (--folds), 5 by default")])
+def test_fold_errors_name_the_api_argument_and_the_cli_option(tmp_path, api, cli, message):
+    """Too few or too many folds read '--folds 2 or more (or give --train and --test)' and
+    'lower --folds' in the API too: each names folds (--folds), and train= and test=."""
+    path = write_jsonl(tmp_path / "d.jsonl", make_nli(30, seed=0))
+    with pytest.raises(UserError, match=re.escape(message)):
+        cuelens.scan(path, features="none", iterations=1, **api)
+    result = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "o"),
+                                      "--features", "none", "--iterations", "1", *cli])
+    assert result.exit_code == 2 and message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

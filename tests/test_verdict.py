@@ -329,9 +329,9 @@ def test_cross_validating_with_one_fold_is_one_clear_error():
     dataset = nli_dataset(None, (random_words(rng, 50), random_labels(rng, 50)))
     from cuelens.errors import UserError
 
-    with pytest.raises(UserError, match="--folds 2 or more"):
+    with pytest.raises(UserError, match=r"folds \(--folds\) of 2 or more"):
         run_word_audit(dataset, ScanConfig(folds=1))
-    with pytest.raises(UserError, match=r"lower --folds\)$"):
+    with pytest.raises(UserError, match=r"lower folds \(--folds\)\)$"):
         grouped_folds(np.zeros(8, int), np.zeros(8, int), 5, 0)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from cuelens.audit.text_keys import SplitCache, as_keys, normal_form, text_key, text_keys
 from cuelens.data.dataset import Task
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 from cuelens.wording import plural
 
 MIN_KEY_TOKENS = 3  # shorter texts ("bank", "a dog") are concepts reused by unrelated items
@@ -192,8 +192,8 @@ def check_cross_validation_folds(cross_validated: bool, n_folds: int) -> None:
     """A single file is cross-validated (docs/methods.md §3): over 2 folds or more (one error
     whatever the memory mode)."""
     if cross_validated and n_folds < 2:
-        raise UserError("cross-validating a single file needs --folds 2 or more (or give "
-                        "--train and --test)")
+        raise UserError(f"cross-validating a single file needs {option_name('folds')} of 2 or "
+                        "more (or give train= and test= (--train/--test))")
 
 
 def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "items") -> None:
@@ -202,7 +202,7 @@ def check_fold_groups(n_folds: int, n_items: int, n_groups: int, what: str = "it
     if n_groups < n_folds:
         raise UserError(f"cannot make {n_folds} folds: the {n_items} {what} form only "
                         f"{plural(n_groups, 'group')} of items sharing a premise or text "
-                        "(lower --folds)")
+                        f"(lower {option_name('folds')})")
 
 
 def grouped_folds(groups: np.ndarray, strata: np.ndarray, n_folds: int, seed: int) -> np.ndarray:

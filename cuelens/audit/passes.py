@@ -53,7 +53,7 @@ from cuelens.audit.uncertainty import DifferenceMoments
 from cuelens.data.dataset import RIGHT, Task
 from cuelens.engine.chunks import load_mapped, save_mapped
 from cuelens.audit.folds import Folds
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 
 COUNT_BINCOUNT_FACTOR = 16  # bincount while the count table has ≤ 16 cells per counted token
 PREDICT_TABLE_BYTES = 512 * 2**20  # score tables of the folds predicted in one pass
@@ -399,7 +399,7 @@ def _count_table(shape: tuple[int, int, int, int]) -> np.ndarray:
         V, slots, K, L = shape
         raise UserError(f"the word counts of {slots - 1} outer × {K} inner folds ({V:,} words, "
                         f"{L} labels) need {size_text(8 * V * slots * K * L)} of memory; lower "
-                        "--folds (5 is the default)") from None
+                        f"{option_name('folds')}, 5 by default") from None
 
 
 def count_run(store: TokenStore, folds: Folds, n_folds: int, fold_seed: int, sample_seed: int,
