@@ -4,6 +4,7 @@ the test suite (small data, ``folds=3, iterations=1`` to keep them fast)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,7 +139,9 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
         names = parse_feature_option(features)
     else:
         names = parse_feature_option(_names(features, "features") or "none")
-    config, fields = split_options(options)
+    config, fields = split_options(options, [name for name, parameter in
+                                             inspect.signature(scan).parameters.items()
+                                             if parameter.kind is parameter.KEYWORD_ONLY])
     _check_inputs(data, train, test, None, DATASET_INPUTS)  # in the API's words, whatever the mode
     mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
     used = [] if mode.preference or (mode.streaming and features is None) else names

@@ -489,6 +489,17 @@ def test_fold_errors_name_the_api_argument_and_the_cli_option(tmp_path, api, cli
     assert "Traceback" not in result.output
 
 
+def test_an_unknown_scan_option_lists_the_scan_arguments_too():
+    """cuelens.scan(data, feature="word") listed the ScanConfig fields and field overrides as
+    the known options, not features, stats, cache_dir, …: the typo's fix was not among them."""
+    with pytest.raises(UserError, match=r"^unknown scan option\(s\): feature; known: ") as error:
+        cuelens.scan(make_nli(30, seed=0), feature="word")
+    known = error.value.message.split("; known: ")[1].split(", ")
+    assert {"features", "stats", "cache_dir", "progress", "work_dir", "subset_field", "skip_bad",
+            "train", "test", "folds", "metric", "premise_field"} <= set(known)
+    assert known == sorted(known)
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

@@ -4,6 +4,7 @@ statistics — with one set of errors, shared by ``audit scan`` and ``cuelens.sc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -68,15 +69,17 @@ FIELD_OPTIONS = {"premise_field": "premise", "hypothesis_field": "hypothesis",
                  "label_field": "label", "choices_field": "choices", "group_field": "group"}
 
 
-def split_options(options: dict[str, Any]) -> tuple[ScanConfig, FieldMap]:
+def split_options(options: dict[str, Any],
+                  arguments: Iterable[str] = ()) -> tuple[ScanConfig, FieldMap]:
     """``cuelens.scan``'s keyword options as the CLI's: the :class:`ScanConfig` fields and the
     field overrides (``premise_field``, …, ``group_field``: the CLI's ``--premise-field``, …);
-    an unknown name is a :class:`UserError` listing the known ones."""
+    an unknown name is a :class:`UserError` listing the known ones, the caller's own keyword
+    ``arguments`` (``features``, ``stats``, …) among them."""
     known = {f.name for f in fields(ScanConfig)}
     unknown = sorted(set(options) - known - set(FIELD_OPTIONS))
     if unknown:
         raise UserError(f"unknown scan option(s): {', '.join(unknown)}; known: "
-                        f"{', '.join(sorted(known | set(FIELD_OPTIONS)))}")
+                        f"{', '.join(sorted(known | set(FIELD_OPTIONS) | set(arguments)))}")
     config = ScanConfig(**{k: v for k, v in options.items() if k in known})
     config.validate()
     for name in FIELD_OPTIONS:
