@@ -500,6 +500,27 @@ def test_an_unknown_scan_option_lists_the_scan_arguments_too():
     assert known == sorted(known)
 
 
+def test_streaming_errors_name_the_api_argument_and_the_cli_option(tmp_path):
+    """stats="streaming" with max_fit_items=0, or on preference pairs, read '--stats streaming
+    needs a training cap: --max-fit-items must be at least 1' and '(no --stats streaming or
+    --engine ray; …)' in the API too: each names stats (--stats) and max_fit_items."""
+    nli = write_jsonl(tmp_path / "d.jsonl", make_nli(30, seed=0))
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [
+        {"prompt": f"q{i}", "chosen": f"yes {i}", "rejected": f"no {i}"} for i in range(20)])
+    for path, api, cli, message in [
+            (nli, {"max_fit_items": 0}, ["--max-fit-items", "0"],
+             "streaming statistics (stats (--stats) streaming) need a training cap: "
+             "max_fit_items (--max-fit-items) must be at least 1, not 0"),
+            (pairs, {}, [], "preference pairs are scanned with exact statistics, not "
+                            "stats (--stats) streaming (docs/preference.md)")]:
+        with pytest.raises(UserError, match=f"^{re.escape(message)}$"):
+            cuelens.scan(path, stats="streaming", work_dir=tmp_path / "work", **api)
+        result = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "o"),
+                                          "--stats", "streaming", *cli])
+        assert result.exit_code == 2 and f"error: {message}" in " ".join(result.output.split())
+        assert "Traceback" not in result.output and not (tmp_path / "o").exists()
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

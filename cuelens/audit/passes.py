@@ -782,5 +782,6 @@ def held_out_items(store: TokenStore, kept: list[FoldModels], folds: Folds, fold
 def check_streamable(max_fit_items: int) -> None:
     """Streaming statistics need a capped training sample."""
     if max_fit_items <= 0:
-        raise UserError("--stats streaming needs a training cap: --max-fit-items must be "
-                        "at least 1")
+        raise UserError(f"streaming statistics ({option_name('stats')} streaming) need a "
+                        f"training cap: {option_name('max_fit_items')} must be at least 1, not "
+                        f"{max_fit_items}")

@@ -47,9 +47,12 @@ def scan_mode(data: Any, train: Any = None, *, stats: str = "exact", engine: str
                         "name, or leave the option out")
     first = data if data is not None else train
     if hf is None and isinstance(first, (str, Path)) and is_preference_source(str(first)):
-        if stats != "exact" or engine == "ray":
-            raise UserError("preference pairs are scanned in memory with exact statistics "
-                            "(no --stats streaming or --engine ray; docs/preference.md)")
+        if stats != "exact":
+            raise UserError(f"preference pairs are scanned with exact statistics, not "
+                            f"{option_name('stats')} {stats} (docs/preference.md)")
+        if engine == "ray":
+            raise UserError("preference pairs are scanned in memory, not with --engine ray "
+                            "(docs/preference.md)")
         return ScanMode("preference")
     if stats == "streaming":
         if subset_field is not None:
