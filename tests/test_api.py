@@ -521,6 +521,32 @@ def test_streaming_errors_name_the_api_argument_and_the_cli_option(tmp_path):
         assert "Traceback" not in result.output and not (tmp_path / "o").exists()
 
 
+def test_probe_errors_name_the_api_argument_and_the_cli_option(tmp_path):
+    """id_field= or norm= with a predictions file read '--id-field and --norm apply to
+    evaluation logs', a too long max_length '--max-length 1000 is more than model …' and an
+    unknown device named no argument: each names the argument and the option."""
+    from tests.tiny_models import tiny_bert_dir
+
+    records = make_nli(30, seed=0)
+    data = write_jsonl(tmp_path / "d.jsonl", records)
+    path = write_jsonl(tmp_path / "predictions.jsonl",
+                       [{"id": r["id"], "prediction": r["label"]} for r in records])
+    message = "id_field (--id-field) and norm (--norm) apply to evaluation logs"
+    for api, cli in (({"id_field": "id"}, ["--id-field", "id"]),
+                     ({"norm": "chars"}, ["--norm"])):
+        with pytest.raises(UserError, match=re.escape(message)):
+            cuelens.probe(records, predictions=path, **api)
+        result = CliRunner().invoke(app, ["probe", str(data), "-p", str(path), "--out",
+                                          str(tmp_path / "o"), *cli])
+        assert result.exit_code == 2 and message in " ".join(result.output.split())
+    model = tiny_bert_dir(tmp_path / "model", [r["hypothesis"] for r in records])
+    for api, message in (({"max_length": 1000}, "max_length (--max-length) of 1000 is more "
+                                                "than model"),
+                         ({"device": "tpu"}, "device (--device): unknown device 'tpu'")):
+        with pytest.raises(UserError, match=f"^{re.escape(message)}"):
+            cuelens.probe(records, model=model, allow_untrained=True, **api)
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

@@ -370,7 +370,7 @@ def test_a_max_length_beyond_the_model_is_one_error(tmp_path, command):
     result = invoke(command, data, "--model", base, "--out", tmp_path / "out", "--max-length",
                     100, "--device", "cpu", *extra)
     assert result.exit_code == 2, result.output
-    assert "--max-length 100 is more than model" in " ".join(result.output.split())
+    assert "max_length (--max-length) of 100 is more than model" in " ".join(result.output.split())
     assert "(64 tokens); give at most 64" in " ".join(result.output.split())
 
 
@@ -398,5 +398,6 @@ def test_a_model_whose_tokenizer_gives_no_limit_reads_up_to_its_position_embeddi
         result = invoke(command, data, "--model", model, "--out", tmp_path / "o", "--device",
                         "cpu", "--max-length", limit + 1)
         assert result.exit_code == 2, result.output
-        assert (f"--max-length {limit + 1} is more than model '{model}' reads ({limit} tokens)"
+        assert (f"max_length (--max-length) of {limit + 1} is more than model '{model}' reads "
+                f"({limit} tokens)"
                 in " ".join(result.output.split()))

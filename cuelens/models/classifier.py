@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from cuelens.data.dataset import Split, Task
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 from cuelens.models.backends import Runner, backend_name, make_runner, softmax
 from cuelens.models.batching import EncodedUnits, encode_split, sorted_batches
 from cuelens.models.hub import from_pretrained, pick_device, resolve_model_name
@@ -183,8 +183,8 @@ def load_classifier(name: str, task: str, *, label_names: list[str] | None = Non
     if max_length is None:
         max_length = DEFAULT_MAX_LENGTH if limit is None else min(DEFAULT_MAX_LENGTH, limit)
     elif limit is not None and max_length > limit:  # a longer item crashed the forward pass
-        raise UserError(f"--max-length {max_length} is more than model '{name}' reads "
-                        f"({limit} tokens); give at most {limit}")
+        raise UserError(f"{option_name('max_length')} of {max_length} is more than model "
+                        f"'{name}' reads ({limit} tokens); give at most {limit}")
     _ensure_padding(tokenizer, model, name)
     resolved_device = pick_device(device)
     model.to(resolved_device)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 
 
 def _minilm_dir() -> str | None:
@@ -51,7 +51,8 @@ def pick_device(device: str = "auto") -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise UserError("--device cuda was asked for but no CUDA GPU is available")
+        raise UserError(f"{option_name('device')} cuda was asked for but no CUDA GPU is "
+                        "available")
     check_device(device)
     return device
 
@@ -59,7 +60,8 @@ def pick_device(device: str = "auto") -> str:
 def check_device(device: str) -> None:
     """A device name :func:`pick_device` takes (not whether it is there)."""
     if device not in {"auto", "cpu", "cuda"} and not device.startswith("cuda:"):
-        raise UserError(f"unknown device '{device}' (use auto, cpu or cuda)")
+        raise UserError(f"{option_name('device')}: unknown device '{device}' (use auto, cpu or "
+                        "cuda)")
 
 
 def from_pretrained(loader, name: str, *, trust_remote_code: bool = False, **kwargs):

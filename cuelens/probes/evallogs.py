@@ -17,7 +17,7 @@ from scipy.special import softmax
 
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.readers import LineError, check_regular_file
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 from cuelens.probes.config import check_norm
 from cuelens.probes.logfiles import (is_archive, log_objects, member_json, open_archive,
                                      read_log_json, size_cap)
@@ -494,7 +494,8 @@ def _predict(item: LoggedItem, norm: str) -> tuple[int, np.ndarray | None]:
     scores = item.scores
     if norm != "none":
         if item.continuations is None or len(item.continuations) != item.n_choices:
-            raise UserError(f"{item.where}: --norm needs the continuations in \"arguments\"")
+            raise UserError(f"{item.where}: {option_name('norm')} needs the continuations in "
+                            "\"arguments\"")
         scores = scores / _lengths(item.continuations, norm)
     return int(np.argmax(scores)), softmax(scores)
 
@@ -516,8 +517,8 @@ def read_eval_log(path: str | Path, dataset: Dataset, id_field: str | None = Non
         raise UserError("not an lm-evaluation-harness samples file or an Inspect log",
                         path=str(path))
     if fmt == "inspect" and norm != "none":
-        raise UserError("--norm needs per-choice log-likelihoods; an Inspect log records the "
-                        "chosen letter only", path=str(path))
+        raise UserError(f"{option_name('norm')} needs per-choice log-likelihoods; an Inspect "
+                        "log records the chosen letter only", path=str(path))
     read = FORMATS[fmt](path, id_field, cap)
     if not read.items:
         raise UserError("the log has no entries", path=str(path))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from cuelens.data.dataset import Dataset
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 from cuelens.probes.evallogs import detect_format, read_eval_log, samples_files
 from cuelens.probes.predictions import Predictions, classifier_predictions, read_predictions_file
 from cuelens.registry import Registry
@@ -104,8 +104,9 @@ class PredictionsFile(_File):
 
     def read(self, dataset: Dataset) -> Predictions:
         if self.id_field is not None or self.norm != "none":
-            raise UserError("--id-field and --norm apply to evaluation logs (lm-evaluation-"
-                            "harness samples, Inspect logs); this is a predictions file",
+            raise UserError(f"{option_name('id_field')} and {option_name('norm')} apply to "
+                            "evaluation logs (lm-evaluation-harness samples, Inspect logs); "
+                            "this is a predictions file",
                             path=str(self.path))
         return read_predictions_file(self.path, dataset)
 
