@@ -547,6 +547,28 @@ def test_probe_errors_name_the_api_argument_and_the_cli_option(tmp_path):
             cuelens.probe(records, model=model, allow_untrained=True, **api)
 
 
+def test_numpy_numbers_are_read_as_python_numbers(tmp_path):
+    """folds=np.int64(3) and other numpy numbers passed the argument check and scanned, but
+    save() then failed, 'Object of type int64 is not JSON serializable' (and seed=np.uint8(2)
+    was an OverflowError traceback from the folds' seed % 2**32): they are now read as the
+    Python numbers they hold, the saved results.json that of the plain numbers."""
+    records = make_nli(40, seed=0)
+    path = write_jsonl(tmp_path / "predictions.jsonl",
+                       [{"id": r["id"], "prediction": r["label"]} for r in records])
+    plain = {"folds": 3, "iterations": 1, "seed": 2, "min_count": 2, "margin": 0.5,
+             "include_premise": True}
+    typed = {"folds": np.int64(3), "iterations": np.int32(1), "seed": np.uint8(2),
+             "min_count": np.int64(2), "margin": np.float64(0.5), "include_premise": np.bool_(1)}
+    for name, options in (("plain", plain), ("numpy", typed)):
+        cuelens.scan(records, features="none", **options).save(tmp_path / name, report=False)
+        cuelens.probe(records, predictions=path, top=np.int64(3) if name == "numpy" else 3,
+                      bootstrap=np.int64(50) if name == "numpy" else 50).save(
+            tmp_path / f"probe-{name}", report=False)
+    for kind in ("", "probe-"):
+        assert (tmp_path / f"{kind}numpy" / "results.json").read_bytes() == \
+            (tmp_path / f"{kind}plain" / "results.json").read_bytes()
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

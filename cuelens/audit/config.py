@@ -80,18 +80,30 @@ def checked(function: Function) -> Function:
     """``function`` (of the Python API, a result's method) checking its arguments of an
     :data:`ARGUMENT_KINDS` annotation before it runs: a value of another type is one
     :class:`UserError` naming the argument (``progress=3`` was a TypeError from inside the
-    scan, ``skip_bad="no"`` skipped bad records)."""
+    scan, ``skip_bad="no"`` skipped bad records). A numpy number is passed on as Python's
+    (:func:`plain`; ``folds=np.int64(3)`` scanned, then failed to save its results.json)."""
     signature = inspect.signature(function)
     annotations = {name: str(parameter.annotation)
                    for name, parameter in signature.parameters.items()}
+    keywords = {name for name, parameter in signature.parameters.items()
+                if parameter.kind is parameter.VAR_KEYWORD}
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
-        for name, value in signature.bind(*args, **kwargs).arguments.items():
+        bound = signature.bind(*args, **kwargs)
+        for name, value in bound.arguments.items():
             named = f"{name}=" if name in NO_OPTION else option_name(name)
             check_kind(named, annotations[name], value, ARGUMENT_KINDS)
-        return function(*args, **kwargs)
+            bound.arguments[name] = {key: plain(v) for key, v in value.items()} \
+                if name in keywords else plain(value)
+        return function(*bound.args, **bound.kwargs)
     return call  # type: ignore[return-value]
+
+
+def plain(value: Any) -> Any:
+    """``value`` with a numpy scalar (``np.int64(3)``, ``np.bool_(True)``) as the Python value
+    it holds, which JSON can write; anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 @dataclass
