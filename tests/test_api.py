@@ -569,6 +569,20 @@ def test_numpy_numbers_are_read_as_python_numbers(tmp_path):
             (tmp_path / f"{kind}plain" / "results.json").read_bytes()
 
 
+def test_an_unknown_item_files_mode_names_the_argument_and_the_option(tmp_path):
+    """result.save(out, item_files="bogus") read "unknown --item-files 'bogus'"; both now
+    name item_files (--item-files) and its modes, and the API writes nothing."""
+    path = write_jsonl(tmp_path / "d.jsonl", make_nli(30, seed=0))
+    message = "item_files (--item-files): unknown mode 'bogus'; choose from auto, records, ids, " \
+        "none"
+    with pytest.raises(UserError, match=f"^{re.escape(message)}$"):
+        cuelens.scan(path, features="none", **FAST).save(tmp_path / "api", item_files="bogus")
+    assert not (tmp_path / "api").exists()
+    result = CliRunner().invoke(app, ["scan", str(path), "--out", str(tmp_path / "o"),
+                                      "--item-files", "bogus"])
+    assert result.exit_code == 2 and f"error: {message}" in " ".join(result.output.split())
+
+
 def test_import_cuelens_is_light():
     code = ("import sys, cuelens; heavy = [m for m in ('numpy', 'pandas', 'torch', 'sklearn')"
             " if m in sys.modules]; print(heavy); assert 'scan' in dir(cuelens)")

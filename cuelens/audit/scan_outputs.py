@@ -19,7 +19,7 @@ from pathlib import Path
 from cuelens.atomic import atomic_open, atomic_open_text, write_block
 from cuelens.audit.results import CueRow
 from cuelens.audit.tokenize import batches
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 from cuelens.jsonio import write_json
 from cuelens.outputs import check_outputs
 from cuelens.version import __version__
@@ -43,7 +43,8 @@ RECORDS_MAX_ITEMS = 1_000_000  # above this, ``auto`` writes id lists instead of
 def item_files_mode(mode: str, n_items: int) -> str:
     """``records``/``ids``/``none`` for a requested ``--item-files`` mode."""
     if mode not in ITEM_FILES:
-        raise UserError(f"unknown --item-files {mode!r}; choose from {', '.join(ITEM_FILES)}")
+        raise UserError(f"{option_name('item_files')}: unknown mode {mode!r}; choose from "
+                        f"{', '.join(ITEM_FILES)}")
     if mode == "auto":
         return "records" if n_items <= RECORDS_MAX_ITEMS else "ids"
     return mode
