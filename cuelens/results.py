@@ -10,19 +10,21 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cuelens.audit.config import checked
+from cuelens.audit.config import ARGUMENT_KINDS, checked_with
 from cuelens.audit.pipeline import Scan
 from cuelens.audit.results import typed_reads
 from cuelens.frames import ResultViews, records_frame, summary_text
 from cuelens.probes.llm.pipeline import LLMProbe
 from cuelens.probes.pipeline import Probe
+from cuelens.reports.options import ReportOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cuelens.reports.options import ReportOptions
-
 V = TypeVar("V", bound="Viewed")
+#: The results' methods check their arguments as the API's functions, a report's options too.
+checked = checked_with({**ARGUMENT_KINDS, "ReportOptions": (
+    (ReportOptions,), "a cuelens.reports.options.ReportOptions (ReportOptions(plotly='cdn'))")})
 
 
 class Viewed:

@@ -354,6 +354,24 @@ def test_result_methods_check_their_arguments(tmp_path):
     assert "report" not in result.save(tmp_path / "b", report=False)
 
 
+def test_report_options_of_another_type_are_one_error_naming_the_argument(tmp_path):
+    """to_html(path, "cdn") and save(out, report_options=3) were AttributeError tracebacks from
+    inside the report, "'str' object has no attribute 'plotly'"."""
+    from cuelens.reports.options import ReportOptions
+
+    result = cuelens.scan(make_nli(60, seed=0), features="none", folds=3, iterations=1)
+    takes = "a cuelens.reports.options.ReportOptions (ReportOptions(plotly='cdn'))"
+    for call, message in [
+            (lambda: result.to_html(tmp_path / "r.html", "cdn"),
+             f"options= must be {takes}, not 'cdn'"),
+            (lambda: result.save(tmp_path / "a", report_options=3),
+             f"report_options= must be {takes}, not 3")]:
+        with pytest.raises(UserError, match=f"^{re.escape(message)}$"):
+            call()
+    assert not (tmp_path / "a").exists() and not (tmp_path / "r.html").exists()
+    assert result.to_html(tmp_path / "r.html", ReportOptions(plotly="cdn")).is_file()
+
+
 def test_a_parse_cache_that_cannot_be_written_is_one_error_before_the_scan(tmp_path):
     """As audit scan --cache-dir: a file as cache_dir was NotADirectoryError once every text was
     parsed; a scan without ICQ features never touches the cache."""

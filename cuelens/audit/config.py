@@ -72,7 +72,8 @@ ARGUMENT_KINDS: dict[str, tuple[tuple[Any, ...], str]] = {
     **KINDS, "str | Path": ((str, os.PathLike), "a text or a pathlib.Path"),
     "Progress": ((Callable,), "a function of (stage, fraction)")}
 #: Arguments named without a CLI option: it has none, or another meaning (``save(report=)``).
-NO_OPTION = frozenset({"name", "progress", "report", "path", "out_dir", "validate"})
+NO_OPTION = frozenset({"name", "progress", "report", "path", "out_dir", "validate", "options",
+                       "report_options"})
 Function = TypeVar("Function", bound=Callable[..., Any])
 
 
@@ -82,6 +83,17 @@ def checked(function: Function) -> Function:
     :class:`UserError` naming the argument (``progress=3`` was a TypeError from inside the
     scan, ``skip_bad="no"`` skipped bad records). A numpy number is passed on as Python's
     (:func:`plain`; ``folds=np.int64(3)`` scanned, then failed to save its results.json)."""
+    return checked_with(ARGUMENT_KINDS)(function)
+
+
+def checked_with(kinds: dict[str, tuple[tuple[Any, ...], str]]) -> Callable[[Function], Function]:
+    """:func:`checked` over the annotations of ``kinds`` (:data:`ARGUMENT_KINDS` and those of a
+    higher layer's classes, such as the results' ``ReportOptions``)."""
+    return functools.partial(_checked, kinds=kinds)
+
+
+def _checked(function: Function, kinds: dict[str, tuple[tuple[Any, ...], str]]) -> Function:
+    """``function`` checking its arguments against ``kinds`` (:func:`checked`)."""
     signature = inspect.signature(function)
     annotations = {name: str(parameter.annotation)
                    for name, parameter in signature.parameters.items()}
@@ -93,7 +105,7 @@ def checked(function: Function) -> Function:
         bound = signature.bind(*args, **kwargs)
         for name, value in bound.arguments.items():
             named = f"{name}=" if name in NO_OPTION else option_name(name)
-            check_kind(named, annotations[name], value, ARGUMENT_KINDS)
+            check_kind(named, annotations[name], value, kinds)
             bound.arguments[name] = {key: plain(v) for key, v in value.items()} \
                 if name in keywords else plain(value)
         return function(*bound.args, **bound.kwargs)
