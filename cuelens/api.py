@@ -132,6 +132,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     from cuelens.audit.scan_modes import scan_mode, split_options
     from cuelens.data.preference import load_preferences
 
+    _check_progress(progress)
     names: list[str] | None
     if features is None:
         names = list(DEFAULT_FEATURES)
@@ -162,6 +163,23 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     return ScanResult.of(scan_dataset(_dataset(data, train, test, fields, skip_bad), config,
                                       features=names, cache_dir=cache_dir, progress=progress,
                                       subset_field=subset_field))
+
+
+def _check_progress(progress: Progress | None) -> None:
+    """Raise :class:`UserError` unless ``progress`` can be called as ``progress(stage,
+    fraction)`` (a one-argument lambda was a TypeError from inside the scan, once its first
+    stage ended); a callable without a signature (a builtin) is taken as it is."""
+    if progress is None:
+        return
+    try:
+        signature = inspect.signature(progress)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind("stage", 0.0)
+    except TypeError:
+        raise UserError(f"progress= must be a function of (stage, fraction), not one of "
+                        f"{signature}") from None
 
 
 def _names(value: str | Sequence[str], option: str) -> str:
@@ -212,6 +230,7 @@ def probe(data: DataSource = None, *, model: str | Path | None = None,
     from cuelens.probes.short_circuit import ShortCircuitOptions
     from cuelens.probes.sources import ModelSource, file_source
 
+    _check_progress(progress)
     if sum(x is not None for x in (model, predictions, source)) != 1:
         raise UserError("give exactly one of model=, predictions= and source=")
     if source is not None and not callable(getattr(source, "predict", None)):

@@ -310,6 +310,11 @@ def test_wrong_typed_options_are_one_error(tmp_path):
     # a TypeError from inside: 'int' object is not callable
     ("scan", {"progress": 3}, "progress= must be a function of (stage, fraction), not 3"),
     ("probe", {"progress": 3}, "progress= must be a function of (stage, fraction), not 3"),
+    # a TypeError once the first stage ended: <lambda>() takes 1 positional argument but 2 …
+    ("scan", {"progress": lambda fraction: None},
+     "progress= must be a function of (stage, fraction), not one of (fraction)"),
+    ("probe", {"progress": lambda: None},
+     "progress= must be a function of (stage, fraction), not one of ()"),
     # taken silently: a text is true (bad records skipped), a number a dataset's name
     ("load_dataset", {"skip_bad": "no"}, "skip_bad (--skip-bad) must be True or False, not 'no'"),
     ("scan", {"skip_bad": 0}, "skip_bad (--skip-bad) must be True or False, not 0"),
