@@ -274,6 +274,22 @@ def test_llm_prompt_source():
     assert calibrated.pred.tolist() == [2] * 24
 
 
+def test_llm_prompt_of_a_template_or_backend_name_is_one_error():
+    """LLMPrompt(backend="gpt2", template="nli-yes-no") was built, then cuelens.probe failed
+    with an AttributeError traceback ("'str' object has no attribute 'check'"): each is now
+    one error naming the argument and how to get one."""
+    from cuelens.probes.llm.templates import TEMPLATES
+    from tests.test_llm_probe import ScriptedBackend
+
+    with pytest.raises(UserError, match=r"^template= takes a prompt template, TEMPLATES\[name\] "
+                                        r"of cuelens.probes.llm.templates \(nli-yes-no, .*\), "
+                                        r"not 'nli-yes-no'$"):
+        make_source("llm", backend=ScriptedBackend(), template="nli-yes-no")
+    with pytest.raises(UserError, match=r"^backend= takes a backend, load_backend\(spec\) of "
+                                        r"cuelens.probes.llm.backends, not 'gpt2'$"):
+        LLMPrompt("gpt2", TEMPLATES["nli-yes-no"])
+
+
 def test_no_import_cycle_inside_probes():
     """Every import (top-level or deferred) between cuelens.probes modules points one way:
     evallogs→predictions and llm.openai→llm.requests←llm.backends, never back (issue 24)."""

@@ -188,6 +188,19 @@ class LLMPrompt:
     calibrate: bool = False
     normalize: bool = False
 
+    def __post_init__(self) -> None:
+        """A template or backend of another kind (a name given for either) is one
+        :class:`UserError` naming the argument, not an AttributeError once the probe runs."""
+        from cuelens.probes.llm.templates import TEMPLATES, PromptTemplate
+
+        if not isinstance(self.template, PromptTemplate):
+            raise UserError(f"template= takes a prompt template, TEMPLATES[name] of "
+                            f"cuelens.probes.llm.templates ({TEMPLATES.choices()}), not "
+                            f"{self.template!r}")
+        if not all(callable(getattr(self.backend, m, None)) for m in ("run", "info")):
+            raise UserError(f"backend= takes a backend, load_backend(spec) of "
+                            f"cuelens.probes.llm.backends, not {self.backend!r}")
+
     def predict(self, dataset: Dataset, on_items: OnItems | None = None) -> Predictions:
         from cuelens.probes.llm.answers import answer
 
