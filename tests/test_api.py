@@ -377,6 +377,20 @@ def test_report_options_of_another_type_are_one_error_naming_the_argument(tmp_pa
     assert result.to_html(tmp_path / "r.html", ReportOptions(plotly="cdn")).is_file()
 
 
+def test_report_options_name_their_field_and_its_option(tmp_path):
+    """ReportOptions(plotly="offline") read "unknown --plotly mode 'offline'" and rank_by="x"
+    "unknown --rank-by metric 'x'", naming only the CLI options: each names the field too."""
+    from cuelens.reports.options import ReportOptions
+
+    with pytest.raises(UserError, match=r"^plotly \(--plotly\): unknown mode 'offline'; "
+                                        r"choose from inline, cdn, directory$"):
+        ReportOptions(plotly="offline")
+    with pytest.raises(UserError, match=r"^rank_by \(--rank-by\): unknown metric 'x'; choose "):
+        ReportOptions(rank_by="x")
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "d.jsonl"), "--plotly", "offline"])
+    assert result.exit_code == 2 and "plotly (--plotly): unknown mode 'offline'" in result.output
+
+
 def test_a_parse_cache_that_cannot_be_written_is_one_error_before_the_scan(tmp_path):
     """As audit scan --cache-dir: a file as cache_dir was NotADirectoryError once every text was
     parsed; a scan without ICQ features never touches the cache."""

@@ -87,7 +87,7 @@ def test_unknown_plotly_mode_is_refused_before_reading_data(tmp_path, stats):
     result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--plotly", "foo",
                                       "--stats", stats])
     assert result.exit_code == 2, result.output
-    assert "unknown --plotly mode 'foo'" in result.output and "Traceback" not in result.output
+    assert "plotly (--plotly): unknown mode 'foo'" in result.output and "Traceback" not in result.output
 
 
 def test_hf_segmenter_that_cannot_load_is_refused_before_reading_data(tmp_path):

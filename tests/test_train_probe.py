@@ -223,7 +223,7 @@ def test_mcq_train_and_probe(tmp_path):
     (["--model", "x", "--batch-size", "0"], "--batch-size must be at least 1, got 0"),
     (["--model", "x", "--max-length", "0"], "--max-length must be at least 1, got 0"),
     # it came after the scan and the model's predictions, when the report was written
-    (["--model", "x", "--plotly", "offline"], "unknown --plotly mode 'offline'"),
+    (["--model", "x", "--plotly", "offline"], "plotly (--plotly): unknown mode 'offline'"),
 ])
 def test_probe_user_errors(tmp_path, monkeypatch, args, message):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 
 PLOTLY_MODES = ("inline", "cdn", "directory")
 
@@ -23,8 +23,8 @@ class ReportOptions:
         from cuelens.audit.metrics import METRICS
 
         if self.plotly not in PLOTLY_MODES:
-            raise UserError(f"unknown --plotly mode {self.plotly!r}; choose from "
-                            f"{', '.join(PLOTLY_MODES)}")
+            raise UserError(f"{option_name('plotly')}: unknown mode {self.plotly!r}; choose "
+                            f"from {', '.join(PLOTLY_MODES)}")
         if self.rank_by not in METRICS:
-            raise UserError(f"unknown --rank-by metric {self.rank_by!r}; choose from "
-                            f"{', '.join(METRICS)}")
+            raise UserError(f"{option_name('rank_by')}: unknown metric {self.rank_by!r}; "
+                            f"choose from {', '.join(METRICS)}")
