@@ -238,10 +238,10 @@ def scan_files(data: str | None = None, *, train: str | None = None, test: str |
     from cuelens.audit.tokenize import segmenting
 
     config = config or ScanConfig()
-    config.validate()
     local = reader is read_local and passes is None
-    if not local:
+    if not local:  # before validate() loads an hf: tokenizer that no worker would be given
         check_segmenter(config.segmenter)
+    config.validate()
     work = ChunkDirectory(work_dir)
     space = chunk_space([s for s in (data, train, test) if s])
     held = held_in_memory(space) and local
