@@ -129,7 +129,7 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
     from cuelens.audit.icq import parse_feature_option
     from cuelens.audit.pipeline import check_parse_cache, scan_dataset
     from cuelens.audit.preference_scan import scan_preferences
-    from cuelens.audit.scan_modes import scan_mode, split_options
+    from cuelens.audit.scan_modes import check_features, scan_mode, split_options
     from cuelens.data.preference import load_preferences
 
     _check_progress(progress)
@@ -145,6 +145,8 @@ def scan(data: DataSource = None, *, train: DataSource = None, test: DataSource 
                                              if parameter.kind is parameter.KEYWORD_ONLY])
     _check_inputs(data, train, test, None, DATASET_INPUTS)  # in the API's words, whatever the mode
     mode = scan_mode(data, train, test=test, stats=stats, subset_field=subset_field)
+    if features is not None:
+        check_features(mode, names)
     used = [] if mode.preference or (mode.streaming and features is None) else names
     if used != []:
         check_parse_cache(cache_dir)  # as audit scan, before any work

@@ -345,3 +345,15 @@ def test_same_response_composed_and_decomposed_is_the_same_text(tmp_path):
     write_jsonl(tmp_path / "p.jsonl", rows)
     pairs = load_preferences(tmp_path / "p.jsonl", skip_bad=True).splits["all"]
     assert pair_checks(pairs) == {"repeated_pairs": 1, "identical_responses": 1}
+
+
+@pytest.mark.parametrize("features", ["all", "negation"])
+def test_features_asked_for_on_preference_pairs_are_one_error(planted_file, tmp_path, features):
+    """They were ignored silently: the scan ran and scored no feature. 'none' still runs."""
+    run = CliRunner().invoke(app, ["scan", str(planted_file), "--out", str(tmp_path / "out"),
+                                   "--features", features])
+    assert run.exit_code == 2, run.output
+    assert "--features" in run.output and "preference pairs" in run.output
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(UserError, match=r"features \(--features\): preference pairs"):
+        cuelens.scan(planted_file, features=features)

@@ -68,6 +68,16 @@ def scan_mode(data: Any, train: Any = None, *, stats: str = "exact", engine: str
     return ScanMode("exact")
 
 
+def check_features(mode: ScanMode, names: list[str] | None) -> None:
+    """Features asked for (``names``: not ``[]``, ``None`` = all) on preference pairs are a
+    :class:`UserError`: their scan audits word cues and shortcuts, no ICQ features
+    (docs/preference.md); they were ignored silently."""
+    if mode.preference and names != []:
+        raise UserError(f"{option_name('features')}: preference pairs are scanned for word cues "
+                        "and shortcuts, not ICQ features (docs/preference.md); leave the option "
+                        "out or give 'none'")
+
+
 FIELD_OPTIONS = {"premise_field": "premise", "hypothesis_field": "hypothesis",
                  "label_field": "label", "choices_field": "choices", "group_field": "group"}
 

@@ -153,16 +153,17 @@ def scan(
     from cuelens.audit.scan_outputs import item_files_mode
     from cuelens.commands.preference import print_preference, print_subsets, \
         scan_preference_data
-    from cuelens.audit.scan_modes import scan_mode
+    from cuelens.audit.scan_modes import check_features, scan_mode
     from cuelens.engine.options import EngineOptions
 
     started = time.time()
     check_address(address, engine)
     mode = scan_mode(data, train, test=test, stats=stats, engine=engine, hf=hf,
                      subset_field=subset_field)
-    if features is None:
-        features = "none" if stats == "streaming" else ",".join(DEFAULT_FEATURES)
-    feature_names = parse_feature_option(features)
+    default = "none" if stats == "streaming" else ",".join(DEFAULT_FEATURES)
+    feature_names = parse_feature_option(default if features is None else features)
+    if features is not None:
+        check_features(mode, feature_names)
     config = ScanConfig(metric=metric, min_count=min_count, ngrams=ngrams, alpha=alpha,
                         folds=folds, iterations=iterations, seed=seed,
                         in_sample_features=in_sample_features, z_prior=z_prior,
