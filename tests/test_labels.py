@@ -21,6 +21,8 @@ from cuelens.errors import UserError
     ("\ufeffcontradiction\u200b", "contradiction"),  # BOM, zero-width space
     ("cafe\u0301", "caf\u00e9"),                    # NFD → NFC
     ("soft\u00adhyphen", "softhyphen"),
+    ("neu\x1b[41mtral", "neu[41mtral"),             # ESC (Cc): it was kept, and restyled terminals
+    ("entail\tment\x7f", "entailment"),             # tab and DEL inside a label (Cc)
 ])
 def test_normal_form(raw, normal):
     assert normalise_label(raw) == normal

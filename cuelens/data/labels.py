@@ -34,11 +34,11 @@ def lone_surrogate(text: str) -> str | None:
 
 
 def normalise_label(text: str) -> str:
-    """The normal form of a label text (docs/robustness.md, "Labels"): NFC, no ``Cf``
-    characters, stripped; ``""`` when nothing is left."""
-    if text.isascii():
+    """The normal form of a label text (docs/robustness.md, "Labels"): NFC, no format (``Cf``)
+    or control (``Cc``: ESC, tab, …) characters, stripped; ``""`` when nothing is left."""
+    if text.isascii() and text.isprintable():
         return text.strip()
-    visible = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    visible = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
     return unicodedata.normalize("NFC", visible).strip()
 
 
