@@ -74,6 +74,14 @@ def check_jsonl_output(path: PathLike) -> None:
                         path=str(path))
 
 
+def check_json_output(path: PathLike | None, option: str) -> None:
+    """A results document this command writes as JSON (``audit report`` renders it) is named
+    ``.json``: ``judge.csv`` would hold JSON under a CSV name; ``None`` (not asked for) passes."""
+    if path is not None and not os.fspath(path).lower().endswith(".json"):
+        raise UserError(f"{option} is written as JSON: give a name ending in .json",
+                        path=str(path))
+
+
 def check_writable_dir(directory: PathLike) -> None:
     """Fail now, before any computation, when ``directory`` cannot be created or written: its
     nearest existing ancestor must be a writable directory (nothing is created)."""

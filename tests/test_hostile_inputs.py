@@ -521,7 +521,8 @@ def test_scan_report_cannot_be_another_output(workdir):
 def test_contrast_summary_and_html_must_differ(tmp_path):
     _write(tmp_path / "sc.jsonl", jsonl([{"text": f"s{i}", "m1": -i, "m2": i} for i in range(6)]))
     assert_refused(tmp_path, ["contrast", "natural", "--scores", "sc.jsonl", "--out", "p.jsonl",
-                              "--summary", "x", "--html", "x"], "x", "two outputs")
+                              "--summary", "x.json", "--html", "x.json"], "x.json",
+                   "two outputs")
 
 
 def test_symlinked_output_to_input_is_refused(workdir):

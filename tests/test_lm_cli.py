@@ -625,3 +625,20 @@ def test_lm_train_segmenter_warning_names_the_extra(tmp_path, monkeypatch):
                                       "--out", str(tmp_path / "bi")])
     assert result.exit_code == 0, result.output
     assert "pip install 'cuelens[cjk]'" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("command, option", [
+    (["score-pairs", "p.jsonl", "-m", "ngram:tri"], "--out"),
+    (["contrast", "judge", "--trials", "t.csv"], "--out"),
+    (["contrast", "natural", "--scores", "s.npz", "--out", "pairs.jsonl"], "--summary"),
+    (["contrast", "synthetic", "--models", "ngram:a,ngram:b", "--init", "i.txt", "--vocab",
+      "v.txt", "--out", "t.jsonl"], "--summary"),
+])
+def test_json_outputs_named_otherwise_are_one_error(tmp_path, monkeypatch, command, option):
+    """score-pairs --out x.csv, judge --out x.csv and --summary x.csv wrote JSON under a CSV
+    name; refused before any input is read."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, [*command, option, "x.csv"])
+    assert result.exit_code == 2, result.output
+    assert f"{option} is written as JSON" in " ".join(result.output.split())
+    assert not (tmp_path / "x.csv").exists()

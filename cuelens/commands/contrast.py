@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import OutFileOpt, SeedOpt, console, user_errors
+from cuelens.outputs import check_json_output
 from cuelens.wording import plural
 
 app = typer.Typer(help="Controversial sentence pairs between language models: natural selection, "
@@ -121,8 +122,8 @@ def natural(
              "it.")] = 0.5,
     solver: Annotated[str, typer.Option(help="lsa (linear_sum_assignment) | milp (HiGHS).")] = "lsa",
     summary: Annotated[Optional[Path], typer.Option(
-        help="Write the objective, run facts and pairs as JSON here (kind contrast_pairs: "
-             "audit report renders it).")] = None,
+        help="Write the objective, run facts and pairs as JSON here, a name ending in .json "
+             "(kind contrast_pairs: audit report renders it).")] = None,
     batch_size: Annotated[int, typer.Option(
         help="Sentences of --corpus given to each of --models at a time (the progress bar "
              "advances after each); a model runs them in batches of its own (a Hugging Face "
@@ -146,6 +147,7 @@ def natural(
     from cuelens.jsonio import write_jsonl
     from cuelens.lm.text import check_jsonl_name, plain_lines
 
+    check_json_output(summary, "--summary")
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
     check_jsonl_name(out)   # pairs.csv held JSON Lines
@@ -252,8 +254,8 @@ def synthetic(
         "--jobs", "-j", help="Search this many starting sentences at once in worker processes "
                              "(0: one per CPU core); the output is the same as with 1.")] = 1,
     summary: Annotated[Optional[Path], typer.Option(
-        help="Write run facts (time per sentence, success rate) and the triplets as JSON here "
-             "(kind contrast_pairs: audit report renders it).")] = None,
+        help="Write run facts (time per sentence, success rate) and the triplets as JSON here, "
+             "a name ending in .json (kind contrast_pairs: audit report renders it).")] = None,
     html: HtmlOpt = None,
 ):
     """Synthesise controversial triplets (n, s1, s2) by word-replacement search.
@@ -274,6 +276,7 @@ def synthetic(
     from cuelens.lm.contrast.synthetic_run import run_synthetic
     from cuelens.errors import check_seed
 
+    check_json_output(summary, "--summary")
     _check_outputs([out, summary, html],
                    [init, vocab, vocab_initial, function_words, *(parse_models(models) or [])])
     check_jsonl_name(out, gzip=False)   # its triplets are appended as they are found
@@ -342,6 +345,7 @@ def judge(
     from cuelens.atomic import output_set
     from cuelens.jsonio import format_number as num
 
+    check_json_output(out, "--out")
     _check_outputs([out, html], [trials, ratings])
     df = jg.load_trials(trials, ratings, midpoint, subject_field, group_field)
     names = parse_models(models) or jg.model_names(df.columns)

@@ -174,7 +174,8 @@ def score_pairs(
              "sentence_good / sentence_bad, and optionally paradigm and field.")],
     model: ModelOpt = [],
     out: Annotated[Optional[Path], typer.Option(
-        "--out", help="Write the accuracies as JSON (kind score_pairs) here.")] = None,
+        "--out", help="Write the accuracies as JSON (kind score_pairs) here: a name ending "
+                      "in .json.")] = None,
     kind: KindOpt = None, device: DeviceOpt = "auto",
     bow_correction: BowOpt = True, mlm_method: MethodOpt = "pll", orders: OrdersOpt = 100,
     seed: SeedOpt = 0, batch_size: BatchOpt = 32, detach_punct: PunctOpt = False,
@@ -190,11 +191,12 @@ def score_pairs(
     from rich.table import Table
 
     from cuelens.jsonio import write_json
-    from cuelens.outputs import check_outputs
+    from cuelens.outputs import check_json_output, check_outputs
     from cuelens.lm import spec_path
     from cuelens.lm.pairs import evaluate_pairs
     from cuelens.lm.text import read_pairs
 
+    check_json_output(out, "--out")
     check_outputs([out], [pairs, *map(spec_path, model)])
     data = read_pairs(pairs)
     scorers = _scorers(model, kind, device, math.e, bow_correction, mlm_method, orders, seed,
