@@ -708,7 +708,7 @@ def test_reprs_escape_line_breaks_and_keep_a_cut_text_quoted():
             {"premise": "r s", "hypothesis": "g", "label": "contra\u2028diction"}] * 10
     ds = cuelens.load_dataset(rows, name="my\ndata\x1b[31m")
     assert repr(ds) == ("<Dataset my\\ndata\\x1b[31m: all 20 NLI items (all); labels "
-                        "contra\\u2028diction, entail\\nment>")
+                        "contra\\u2028diction, entailment>")  # a label's controls are removed
     result = cuelens.scan(cuelens.load_dataset(make_nli(60, seed=0), name="a\nb"),
                           features="none", **FAST)
     assert "\n" not in repr(result) and repr(result).startswith("<ScanResult a\\nb: ")
