@@ -117,9 +117,10 @@ def test_fail_above_without_a_headline_d_is_an_error_not_a_pass(tmp_path):
 
 
 def test_terminal_summary_shows_control_characters_of_labels_as_escapes(tmp_path):
-    """A label holding an escape sequence (kept by the labels' normalisation) reached the
-    terminal raw in the cue table and the next steps: it restyled the terminal. Now an escape,
-    as the repr and audit score's table show it."""
+    """A label holding an escape sequence reached the terminal raw in the cue table and the next
+    steps: it restyled the terminal. The labels' normal form now drops it (09493d4), and the
+    rewrite's warning shows the original with an escape, as the repr and audit score's table
+    do."""
     from cuelens.data.synthetic import make_nli
 
     rows = make_nli(120, seed=4)
