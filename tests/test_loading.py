@@ -492,3 +492,15 @@ def test_hf_local_path_that_does_not_exist_is_one_error(tmp_path):
     for spec in (str(tmp_path / "missing"), "./missing_saved_dataset", "../missing:config"):
         with pytest.raises(UserError, match="no such directory"):
             load_dataset(hf=spec)
+
+
+def test_hf_config_of_a_dataset_saved_to_disk_is_one_error(tmp_path):
+    """`--hf ./saved:cfg`: a saved dataset has no configs, and ':cfg' was ignored silently."""
+    datasets = pytest.importorskip("datasets")
+    from cuelens.data.synthetic import make_nli
+
+    datasets.Dataset.from_list(make_nli(12, seed=0)).save_to_disk(str(tmp_path / "saved"))
+    with pytest.raises(UserError, match=r"hf \(--hf\): .*saved with save_to_disk, which has no "
+                                        r"configs: drop ':cfg'"):
+        load_dataset(hf=f"{tmp_path / 'saved'}:cfg")
+    assert len(load_dataset(hf=str(tmp_path / "saved")).test) == 12

@@ -42,6 +42,10 @@ def load_hf_splits(spec: str, fields: FieldMap, skip_bad: bool) -> dict[str, Spl
     if name.startswith(("/", "./", "../", "~")) and not local.exists():
         raise UserError(f"{option_name('hf')}: no such directory {name!r} (a local path; a hub "
                         "dataset is named without a leading '/', './' or '~')")
+    saved = (local / "state.json").is_file() or (local / "dataset_dict.json").is_file()
+    if saved and config:  # load_from_disk takes no config: it was ignored
+        raise UserError(f"{option_name('hf')}: {name} is a dataset saved with save_to_disk, "
+                        f"which has no configs: drop ':{config}'")
     try:
         if (local / "state.json").is_file():  # one Dataset saved with save_to_disk
             loaded = {"train": datasets.load_from_disk(str(local))}  # one split: cross-validated
