@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,11 +46,6 @@ def cluster_end(text: str, room: int) -> int:
     its combining marks, an emoji ZWJ sequence, a flag) that fits in ``room`` characters."""
     clusters = regex.findall(r"\X", text[:room + 1])  # the clusters ending by room: as in text
     return sum(map(len, clusters[:_fitting(clusters, room)]))
-
-
-def is_mark(char: str) -> bool:
-    """Whether ``char`` is a combining mark (Mn/Mc/Me: an accent, a vowel sign, a virama)."""
-    return unicodedata.category(char)[0] == "M"
 
 
 def shown(value) -> str:
