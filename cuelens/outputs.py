@@ -65,21 +65,26 @@ def check_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike 
                                 "give them different paths", path=str(out))
 
 
+def check_output_name(path: PathLike | None, endings: tuple[str, ...], message: str) -> None:
+    """Refuse, with ``message``, an output whose name (in any case) does not end in one of
+    ``endings``, so that it is named as what it holds is read: ``aug.csv`` would hold JSON Lines
+    under a CSV name, and a later ``audit scan aug.csv`` would fail on it; ``None`` (not asked
+    for) passes."""
+    if path is not None and not os.fspath(path).lower().endswith(endings):
+        raise UserError(message, path=str(path))
+
+
 def check_jsonl_output(path: PathLike) -> None:
     """A data file this command writes as JSON Lines (augment, stress) is named so that the data
-    readers read it as such (``.jsonl`` or ``.jsonl.gz``): ``aug.csv`` would hold JSON under a CSV
-    name, and a later ``audit scan aug.csv`` would fail on it."""
-    if not os.fspath(path).lower().endswith((".jsonl", ".jsonl.gz")):
-        raise UserError("this output is JSON Lines: give a name ending in .jsonl or .jsonl.gz",
-                        path=str(path))
+    readers read it as such, ``.jsonl`` or ``.jsonl.gz``."""
+    check_output_name(path, (".jsonl", ".jsonl.gz"),
+                      "this output is JSON Lines: give a name ending in .jsonl or .jsonl.gz")
 
 
 def check_json_output(path: PathLike | None, option: str) -> None:
     """A results document this command writes as JSON (``audit report`` renders it) is named
-    ``.json``: ``judge.csv`` would hold JSON under a CSV name; ``None`` (not asked for) passes."""
-    if path is not None and not os.fspath(path).lower().endswith(".json"):
-        raise UserError(f"{option} is written as JSON: give a name ending in .json",
-                        path=str(path))
+    ``.json``: ``judge.csv`` would hold JSON under a CSV name."""
+    check_output_name(path, (".json",), f"{option} is written as JSON: give a name ending in .json")
 
 
 def check_writable_dir(directory: PathLike) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from cuelens.audit.segmenters import (SEGMENTERS, UNSPACED_RE, Choice, characters,
                                       choose_segmenter, get_segmenter, script_of)
 from cuelens.errors import UserError
+from cuelens.outputs import check_output_name
 
 UNK, BOS, EOS = "<unk>", "<s>", "</s>"
 SAMPLE = 4000  # corpus lines read to choose the segmenter (as a scan reads 4,000 texts)
@@ -156,14 +157,12 @@ def check_jsonl_name(path: str | Path, gzip: bool = True) -> None:
     ``.ndjson`` or ``.json``, and ``.gz`` when ``gzip``: ``scores.csv`` held JSON Lines);
     ``gzip=False`` for a file appended to line by line (plain lines after a gzip header were
     a file no reader could read)."""
-    path = Path(path)
-    names = f"{', '.join(JSONL_SUFFIXES[:-1])} or {JSONL_SUFFIXES[-1]}"
-    if suffix(path) not in JSONL_SUFFIXES:
-        raise UserError(f"this output is JSON Lines: give --out a name ending in {names}"
-                        + (" (optionally .gz)" if gzip else ""), path=str(path))
-    if not gzip and path.suffix.lower() == ".gz":
-        raise UserError(f"this output is appended to line by line and cannot be gzipped: give "
-                        f"--out a name ending in {names}", path=str(path))
+    names = f"give --out a name ending in {', '.join(JSONL_SUFFIXES[:-1])} or {JSONL_SUFFIXES[-1]}"
+    check_output_name(path, JSONL_SUFFIXES + tuple(s + ".gz" for s in JSONL_SUFFIXES),
+                      f"this output is JSON Lines: {names}" + (" (optionally .gz)" if gzip else ""))
+    if not gzip:
+        check_output_name(path, JSONL_SUFFIXES, "this output is appended to line by line and "
+                          f"cannot be gzipped: {names}")
 
 
 def plain_lines(path: str | Path, option: str, unit: str = "sentence",
