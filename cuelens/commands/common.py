@@ -64,6 +64,13 @@ def visible(text: str) -> str:
     return one_line(text)
 
 
+def terminal_text(text: str) -> str:
+    """Dataset text in a rich line of the terminal (a name, a label, a sentence quoting them):
+    its control and bidirectional characters as escapes (:func:`visible`), its brackets as
+    text, not markup."""
+    return escape(visible(text))
+
+
 # Data arguments shared by scan / probe / train (docs/methods.md §1).
 DataArg = Annotated[Optional[str], typer.Argument(
     help="A dataset file (.jsonl/.csv/.tsv[.gz]; cross-validated), or a directory with "

@@ -16,7 +16,7 @@ from cuelens.commands.common import (AddressOpt, CacheDirOpt, ChoicesFieldOpt, D
                                      GroupFieldOpt, HfOpt, HypothesisFieldOpt, LabelFieldOpt,
                                      PremiseFieldOpt, SeedOpt, PlotlyOpt, SkipBadOpt, TestOpt,
                                      TrainOpt, check_address, console, field_map, progress_bar,
-                                     user_errors, visible, warn_skipped)
+                                     terminal_text, user_errors, warn_skipped)
 from cuelens.commands.preference import SubsetFieldOpt
 from cuelens.audit.config import ScanConfig
 from cuelens.audit.metrics import METRICS, Z_PRIORS
@@ -35,12 +35,6 @@ if TYPE_CHECKING:
     from cuelens.audit.ray_passes import RayPasses
 
 DEFAULT = ScanConfig()  # the one place holding the scan's defaults
-
-
-def shown(text: str) -> str:
-    """Dataset text on the terminal (a name, a label, a sentence quoting them): its control and
-    bidirectional characters as escapes (:func:`visible`), its brackets as text, not markup."""
-    return escape(visible(text))
 
 
 @user_errors
@@ -345,11 +339,11 @@ def print_mcq_baselines(section: McqBaselinesSection | None) -> None:
     console.print(f"[bold]MCQ artifact baselines[/] (chance {section.chance * 100:.1f}%):")
     for row in section.rows:
         mark = "[bold red]![/] " if row.significant else "  "
-        console.print(f"{mark}{shown(baseline_verdict(row, section))}")
+        console.print(f"{mark}{terminal_text(baseline_verdict(row, section))}")
     for role, test in section.gold_position.items():
         mark = "[bold red]![/] " if test.significant else "  "
         verdict = positions_verdict(test.to_json(), f"gold answers ({role})")
-        console.print(f"{mark}{shown(verdict)}")
+        console.print(f"{mark}{terminal_text(verdict)}")
 
 
 def print_segmentation(results: dict) -> None:
@@ -364,7 +358,7 @@ def print_segmentation(results: dict) -> None:
         console.print(f"features skipped ({escape(skipped[0]['reason'])}): "
                       f"{escape(', '.join(row['feature'] for row in skipped))}")
     for warning in results.get("warnings", []):
-        console.print(f"[yellow]warning:[/] {shown(warning)}")
+        console.print(f"[yellow]warning:[/] {terminal_text(warning)}")
 
 
 def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = None) -> None:
@@ -380,20 +374,21 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     data, config = DatasetSummary.required_in(results), ConfigSection.of(results)
     mcq = McqBaselinesSection.in_results(results)
     sizes = ", ".join(f"{role} {s.items}" for role, s in data.splits.items())
-    console.print(f"[bold]{shown(data.name or '')}[/] ({data.task.upper()}; {shown(sizes)})")
+    console.print(f"[bold]{terminal_text(data.name or '')}[/] ({data.task.upper()}; "
+                  f"{terminal_text(sizes)})")
     print_conclusion(results)
     if data.split_roles:
         from cuelens.data.dataset import roles_note
 
         console.print(f"[yellow]note:[/] {escape(roles_note(data.split_roles))}")
     for warning in (data.labels or {}).get("warnings", []):
-        console.print(f"[yellow]warning:[/] {shown(warning)}")
+        console.print(f"[yellow]warning:[/] {terminal_text(warning)}")
     print_segmentation(results)
     leak = LeakageSection.in_results(results)
     if leak is None or not measurable(results):  # nothing to show beside the rules
         print_mcq_baselines(mcq)
         for note in results.get("notes", []):
-            console.print(f"[yellow]note:[/] {shown(note)}")
+            console.print(f"[yellow]note:[/] {terminal_text(note)}")
         print_next_steps(results, files)
         console.print(f"results written to [bold]{escape(str(out_dir))}[/]")
         return
@@ -402,7 +397,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
                   f"{best['accuracy'] * 100:.1f}% ({best['metric']}/{best['aggregator']}) · "
                   f"D = {d_with_ci(best)} → {VERDICTS.get(leak.verdict or '', '')}")
     if leak.interval_note is not None:
-        console.print(f"  [dim]{shown(leak.interval_note)}[/]")
+        console.print(f"  [dim]{terminal_text(leak.interval_note)}[/]")
     finding = CueFinding.in_results(results)
     if finding is not None:
         console.print(f"significant cue words: {finding.n_significant}, in "
@@ -416,7 +411,7 @@ def print_summary(results: dict, top: int, out_dir: Path, files: dict | None = N
     strongest = top_cues_by_label(CueRow.rows_in(results), top)
     for label in data.label_names if data.task != "mcq" else strongest:
         group = strongest.get(label, [])
-        table.add_row(shown(label), shown(", ".join(
+        table.add_row(terminal_text(label), terminal_text(", ".join(
             f"{c.token} (n={c.count}, z={format_number(c.metrics['z'], 1)}"
             f"{'*' if c.significant else ''})" for c in group) or "no word points to it"))
     console.print(table)
@@ -447,8 +442,9 @@ def print_next_steps(results: dict, files: dict | None) -> None:
     for i, step in enumerate(results.get("next_steps", []), 1):
         path = (files or {}).get(step.get("output", ""))
         where = f" (listed in {path})" if path else ""
-        console.print(f"{'next steps:' if i == 1 else '':11} {i}. {shown(step['action'] + where)} "
-                      f"[dim]({shown(step['why'])})[/]")
+        console.print(f"{'next steps:' if i == 1 else '':11} {i}. "
+                      f"{terminal_text(step['action'] + where)} "
+                      f"[dim]({terminal_text(step['why'])})[/]")
 
 
 CONCLUSION_STYLES = {"leakage": "bold red", "no_meaningful_leakage": "bold green",
@@ -463,7 +459,7 @@ def print_conclusion(results: dict) -> None:
     conclusion = conclusion_of(results)
     console.print(f"[{CONCLUSION_STYLES[conclusion.status]}]"
                   f"{CONCLUSION_TEXT[conclusion.status]}[/]: "
-                  f"{shown(conclusion.reason)}")
+                  f"{terminal_text(conclusion.reason)}")
 
 
 VERDICTS = {"significant": "[bold red]significant cue leakage[/] (CI above the threshold)",
@@ -492,5 +488,5 @@ def print_hygiene(section: HygieneSection | None, split_roles: dict | None = Non
         console.print(f"overlap {escape(fit)} → {escape(evaluated)}: {row.exact} "
                       f"exact, {row.near} near, {row.shared_premise} sharing a premise")
     for warning in section.warnings:
-        console.print(f"[yellow]warning:[/] {shown(warning)}")
+        console.print(f"[yellow]warning:[/] {terminal_text(warning)}")
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from cuelens.commands.common import SeedOpt, console, user_errors, visible
+from cuelens.commands.common import SeedOpt, console, terminal_text, user_errors, visible
 from cuelens.wording import plural
 
 ModelOpt = Annotated[list[str], typer.Option(
@@ -211,7 +211,7 @@ def score_pairs(
     table = Table(title=f"minimal-pair accuracy % ({plural(len(data.good), 'pair')}; ties count "
                         "as errors; OOV: pairs with a word outside the model's vocabulary)")
     for column in ["model", "overall", "ties", "OOV pairs", "OOV words", *fields]:
-        table.add_column(escape(visible(column)),    # a field name is dataset text
+        table.add_column(terminal_text(column),    # a field name is dataset text
                          justify="left" if column == "model" else "right", overflow="fold")
     for name, r in results.items():
         oov = r.get("oov")
