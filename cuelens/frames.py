@@ -38,12 +38,6 @@ TOP_CUES_PER_LABEL = 5  # as the terminal summary (audit scan --top)
 MAX_FINDINGS_SHOWN = 5
 
 
-def _short(value) -> str:
-    from cuelens.data.display import MAX_TEXT, short
-
-    return short(value, MAX_TEXT)
-
-
 def conclusion_line(results: dict) -> str | None:
     """``Inconclusive: <reason>`` — the dataset's conclusion (docs/methods.md §17) for the
     notebook views; None for results without a scan."""
@@ -60,14 +54,14 @@ def summary_text(results: dict) -> str:
     results."""
     from cuelens.audit.conclusion import conclusion_of
     from cuelens.audit.findings import d_points
-    from cuelens.data.display import one_line
+    from cuelens.data.display import one_line, shown
 
     data = DatasetSummary.in_results(results)
-    head = _short((data.name if data is not None else None) or "results")
+    head = shown((data.name if data is not None else None) or "results")
     for key in ("probe", "llm_probe"):
         model = (results.get(key) or {}).get("model", {}).get("name")
         if model:
-            head = f"{_short(model)} on {head}"
+            head = f"{shown(model)} on {head}"
     facts = [conclusion_of(results).status] if conclusion_line(results) else []
     leak = LeakageSection.in_results(results)
     if leak is not None:
@@ -84,10 +78,8 @@ def summary_html(results: dict) -> str:
     from cuelens.audit.examples import top_cues_by_label
     from cuelens.audit.conclusion import measurable
     from cuelens.audit.findings import d_with_ci, findings
+    from cuelens.data.display import shown_html as esc
     from cuelens.jsonio import format_number
-
-    def esc(value) -> str:
-        return html.escape(_short(value))
 
     data = DatasetSummary.in_results(results)
     splits = data.splits if data is not None else {}

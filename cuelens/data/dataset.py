@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from cuelens.data.display import (MAX_TEXT, dataset_html, names_text, one_line, short,
-                                  split_text)
+from cuelens.data.display import dataset_html, names_text, one_line, shown, split_text
 from cuelens.data.labels import LabelFindings
 from cuelens.errors import UserError
 
@@ -277,7 +276,7 @@ class Dataset(EvaluatedItems):
         splits = "; ".join(split_text(role, len(s), s.task, s.path)
                            for role, s in self.splits.items())
         note = f"; {roles_note(self.split_roles)}" if self.split_roles else ""
-        return one_line(f"<Dataset {short(self.name, MAX_TEXT)}: {splits}; labels "
+        return one_line(f"<Dataset {shown(self.name)}: {splits}; labels "
                         f"{names_text(self.label_names)}{note}>")
 
     def _repr_html_(self) -> str:

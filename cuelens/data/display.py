@@ -55,6 +55,11 @@ def shown(value) -> str:
     return short(value, MAX_TEXT)
 
 
+def shown_html(value) -> str:
+    """:func:`shown`, escaped for HTML (a notebook's summary table)."""
+    return html.escape(shown(value))
+
+
 #: What :func:`one_line` shows as an escape: the control characters (tab, newline, ESC, …), the
 #: line and paragraph separators and the bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE,
 #: the embeddings, isolates and marks), which reorder the text around them on screen.
@@ -70,28 +75,26 @@ def one_line(text: str) -> str:
     return UNSHOWN.sub(lambda match: repr(match.group())[1:-1], text)
 
 
-def names_text(names: Sequence, shown: int = MAX_NAMES) -> str:
-    """``a, b, c`` (each :func:`short`), then ``… and N more`` past ``shown`` names."""
-    text = ", ".join(short(name, MAX_TEXT) for name in names[:shown])
-    return text + (f" … and {len(names) - shown:,} more" if len(names) > shown else "")
+def names_text(names: Sequence) -> str:
+    """``a, b, c`` (each :func:`shown`), then ``… and N more`` past :data:`MAX_NAMES` names."""
+    text = ", ".join(map(shown, names[:MAX_NAMES]))
+    return text + (f" … and {len(names) - MAX_NAMES:,} more" if len(names) > MAX_NAMES else "")
 
 
 def split_text(role: str, items: int, task: str, path: str) -> str:
     """``test 500 MCQ items (test.jsonl)``."""
-    return (f"{short(role, MAX_TEXT)} {plural(items, str(task).upper() + ' item')} "
-            f"({short(Path(path).name, MAX_TEXT)})")
+    return (f"{shown(role)} {plural(items, str(task).upper() + ' item')} "
+            f"({shown(Path(path).name)})")
 
 
 def dataset_html(name: str, task: str, rows: Sequence[tuple[str, str, int]],
                  labels: Sequence, note: str | None) -> str:
     """A small escaped HTML table for Jupyter: the dataset, its splits (role, file, items), its
     labels and the roles note."""
-    def esc(value) -> str:
-        return html.escape(short(value, MAX_TEXT))
-
-    body = "".join(f"<tr><td>{esc(role)}</td><td>{esc(Path(file).name)}</td>"
+    body = "".join(f"<tr><td>{shown_html(role)}</td><td>{shown_html(Path(file).name)}</td>"
                    f"<td>{items:,}</td></tr>" for role, file, items in rows)
     extra = f"<br>{html.escape(note)}" if note else ""
-    return (f"<div class='cuelens-summary'><b>{esc(name)}</b> ({esc(str(task).upper())}; "
+    return (f"<div class='cuelens-summary'><b>{shown_html(name)}</b> "
+            f"({shown_html(str(task).upper())}; "
             f"labels: {html.escape(names_text(labels))}){extra}<table><tr><th>split</th>"
             f"<th>file</th><th>items</th></tr>{body}</table></div>")
