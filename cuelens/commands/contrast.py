@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from cuelens.commands.common import OutFileOpt, SeedOpt, console, user_errors
+from cuelens.commands.common import OutFileOpt, SeedOpt, check_at_least, console, user_errors
 from cuelens.outputs import check_json_output
 from cuelens.wording import plural
 
@@ -38,16 +38,6 @@ def _check_outputs(outputs: list[Optional[Path]], inputs: list) -> None:
     from cuelens.lm import spec_path
 
     check_outputs(outputs, [spec_path(p) if isinstance(p, str) else p for p in inputs])
-
-
-def _at_least_1(**options: int) -> None:
-    """Refuse a count option below 1 before any work, naming it (``--batch-size 0`` was a
-    traceback after the models were loaded)."""
-    from cuelens.errors import UserError
-
-    for name, value in options.items():
-        if value < 1:
-            raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
 
 
 def _nonempty_lines(path: Path, what: str, option: str, unit: str) -> list[str]:
@@ -151,7 +141,7 @@ def natural(
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
     check_jsonl_name(out)   # pairs.csv held JSON Lines
-    _at_least_1(per_pair=per_pair, batch_size=batch_size)
+    check_at_least(1, per_pair=per_pair, batch_size=batch_size)
     nat.SOLVERS.get(solver)    # an unknown --solver before the scoring, not after it
     if not 0 <= threshold <= 1:   # ranks are in [0, 1]; also refuses nan
         raise UserError(f"--threshold must be a rank between 0 and 1, not {threshold}")
@@ -283,7 +273,7 @@ def synthetic(
     specs = parse_models(models)
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")
-    _at_least_1(n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
+    check_at_least(1, n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
     check_seed(seed)
     lines = _nonempty_lines(init, "starting sentences", "--init", "sentence")
     index = {s: i for i, s in reversed(list(enumerate(lines)))}

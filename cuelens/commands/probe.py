@@ -12,7 +12,8 @@ from rich.markup import escape
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (AddressOpt, DataSource, PlotlyOpt, SeedOpt, check_address,
-                                     console, data_options, progress_bar, user_errors)
+                                     check_at_least, console, data_options, progress_bar,
+                                     user_errors)
 from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, CalibrateOpt,
                                         ConcurrencyOpt, LengthNormOpt, LLMOpt,
                                         MaxNewTokensOpt, NoCacheOpt, PromptOpt, RetriesOpt,
@@ -161,10 +162,8 @@ def probe(
     if engine not in ("local", "ray"):
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
     check_address(address, engine)
-    for name, value in (("batch-size", batch_size), ("max-length", max_length),
-                        ("actors", actors)):
-        if value is not None and value < 1:  # a batch size of 0 read as the default, < 0 crashed
-            raise UserError(f"--{name} must be at least 1, got {value}")
+    # a batch size of 0 read as the default, < 0 crashed
+    check_at_least(1, batch_size=batch_size, max_length=max_length, actors=actors)
     if int8 and backend not in {"auto", "torch-int8"}:
         raise UserError(f"--int8 is --backend torch-int8; it cannot be combined with --backend "
                         f"{backend}")
