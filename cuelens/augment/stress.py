@@ -60,9 +60,9 @@ def build_stress(split: Split, ops: Sequence[Operator], seed: int = 0,
     return StressSet(rows=rows, counts=counts)
 
 
-def stress_split(stress: StressSet, name: str = "stress") -> Split:
-    """The stress questions as a :class:`Split` (for prediction)."""
-    split = Split(name=name, path=name, task=Task.MCQ)
+def stress_split(stress: StressSet) -> Split:
+    """The stress questions as a :class:`Split` named ``stress`` (for prediction)."""
+    split = Split(name="stress", path="stress", task=Task.MCQ)
     for n, row in enumerate(stress.rows):
         split.append(row, raw="", line=n + 1)
     return split

@@ -51,11 +51,10 @@ def _probs(record: dict, columns: list[str], dataset: Dataset) -> np.ndarray:
     return parse_probs(value, dataset, len(columns))
 
 
-def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "train"
-              ) -> np.ndarray:
+def read_bias(path: str | Path, dataset: Dataset, split: Split) -> np.ndarray:
     """``len(split) × C`` bias probabilities of ``split``'s items (rows normalised to sum 1);
     every item must be found once by ``id`` (rows of a scan's table whose ``split`` is not
-    ``role`` are skipped); items sharing an id (the copies ``audit filter --balance`` writes)
+    ``train`` are skipped); items sharing an id (the copies ``audit filter --balance`` writes)
     take that id's rows in order."""
     path = Path(path)
     if path.is_dir():
@@ -75,7 +74,7 @@ def read_bias(path: str | Path, dataset: Dataset, split: Split, role: str = "tra
     for line, record in _rows(path):
         try:
             slots = position.get(str(record.get("id")))
-            if slots is None or record.get("split", role) != role:
+            if slots is None or record.get("split", "train") != "train":
                 continue  # items of other splits (a scan's table lists every split)
             row = _probs(record, columns, dataset)
             if not slots:
