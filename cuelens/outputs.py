@@ -105,9 +105,7 @@ def check_writable_dir(directory: PathLike) -> None:
 def check_replaceable_dir(directory: PathLike, overwrite: bool) -> None:
     """A directory output (a model) may be new or empty; a non-empty one needs ``overwrite``."""
     directory = Path(directory)
-    if directory.exists() and not directory.is_dir():
-        raise UserError("output exists and is not a directory; choose another --out",
-                        path=str(directory))
+    _check_not_a_file(directory)
     if directory.is_dir() and any(directory.iterdir()) and not overwrite:
         raise UserError("output exists and is not an empty directory; choose another --out or "
                         "pass --overwrite", path=str(directory))
@@ -127,9 +125,7 @@ def check_output_dir(directory: PathLike, inputs: Iterable[PathLike | None],
     """A directory that a command replaces as a whole (:func:`replace_directory`): new, or
     holding only the entries ``names`` (its previous output), not an input and holding none."""
     directory = Path(directory)
-    if directory.exists() and not directory.is_dir():
-        raise UserError("output exists and is not a directory; choose another --out",
-                        path=str(directory))
+    _check_not_a_file(directory)
     _check_holds_no_input(directory, inputs)
     if directory.is_dir():
         owned = set(names)
@@ -141,6 +137,12 @@ def check_output_dir(directory: PathLike, inputs: Iterable[PathLike | None],
                             "write and would replace; choose another --out",
                             path=str(directory))
     check_writable_dir(directory)
+
+
+def _check_not_a_file(directory: Path) -> None:
+    if directory.exists() and not directory.is_dir():
+        raise UserError("output exists and is not a directory; choose another --out",
+                        path=str(directory))
 
 
 def _check_holds_no_input(directory: Path, inputs: Iterable[PathLike | None]) -> None:
