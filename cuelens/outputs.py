@@ -68,9 +68,13 @@ def check_outputs(outputs: Iterable[PathLike | None], inputs: Iterable[PathLike 
 def check_output_name(path: PathLike | None, endings: tuple[str, ...], message: str) -> None:
     """Refuse, with ``message``, an output whose name (in any case) does not end in one of
     ``endings``, so that it is named as what it holds is read: ``aug.csv`` would hold JSON Lines
-    under a CSV name, and a later ``audit scan aug.csv`` would fail on it; ``None`` (not asked
+    under a CSV name, and a later ``audit scan aug.csv`` would fail on it; a name that is the
+    ending alone (``.jsonl``, a hidden file no reader takes) fails too; ``None`` (not asked
     for) passes."""
-    if path is not None and not os.fspath(path).lower().endswith(endings):
+    if path is None:
+        return
+    name = os.path.basename(os.fspath(path)).lower()
+    if not any(name.endswith(ending) and len(name) > len(ending) for ending in endings):
         raise UserError(message, path=str(path))
 
 

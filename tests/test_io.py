@@ -212,3 +212,21 @@ def test_a_write_that_fails_whole_names_the_space_it_needed(tmp_path, monkeypatc
     with pytest.raises(UserError, match=r"no space left on the device \(at least 3\.0 kB needed"):
         atomic.atomic_write_bytes(tmp_path / "out.bin", b"x" * 3000)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, ok", [("out.jsonl", True), ("OUT.JSONL.GZ", True),
+                                      (".jsonl", False), ("d/.jsonl.gz", False),
+                                      ("out.jsonl/", False), ("out.jsonl.gz.gz", False),
+                                      ("out.csv", False)])
+def test_an_output_name_is_a_name_with_its_ending(name, ok):
+    """The ending alone (a hidden ``.jsonl`` no reader takes) or a folder's trailing slash is
+    refused; the ending is matched in any case."""
+    from cuelens.errors import UserError
+    from cuelens.outputs import check_output_name
+
+    endings = (".jsonl", ".jsonl.gz")
+    if ok:
+        check_output_name(name, endings, "give .jsonl")
+    else:
+        with pytest.raises(UserError, match="give .jsonl"):
+            check_output_name(name, endings, "give .jsonl")
