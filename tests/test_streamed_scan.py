@@ -160,7 +160,7 @@ def test_streaming_ids_files_and_work_dir(tmp_path, nli_file):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--stats", "sideways"], "unknown stats 'sideways'"),
+    (["--stats", "sideways"], "stats (--stats): unknown statistics 'sideways'"),
     (["--stats", "streaming", "--engine", "memory"], "local"),
     (["--stats", "streaming", "--max-fit-items", "0"], "training cap"),
 ])

@@ -9,11 +9,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from cuelens.audit.config import ScanConfig, option_name
+from cuelens.audit.config import ScanConfig
 from cuelens.audit.engines import ENGINES
 from cuelens.data.preference import is_preference_source
 from cuelens.data.schema import FieldMap
-from cuelens.errors import UserError
+from cuelens.errors import UserError, option_name
 
 STATISTICS = ("exact", "streaming")
 
@@ -39,12 +39,12 @@ def scan_mode(data: Any, train: Any = None, *, stats: str = "exact", engine: str
     """The :class:`ScanMode` of these data arguments and options, or the :class:`UserError`
     that both the CLI and the API raise for a combination that cannot run."""
     if stats not in STATISTICS:
-        raise UserError(f"unknown stats {stats!r} (--stats, stats=); choose from "
+        raise UserError(f"{option_name('stats')}: unknown statistics {stats!r}; choose from "
                         f"{', '.join(STATISTICS)}")
     ENGINES.get(engine)  # an unknown engine is an error before any loading
     if subset_field is not None and not subset_field.strip():
-        raise UserError("a subset field (--subset-field, subset_field=) is empty: give a field "
-                        "name, or leave the option out")
+        raise UserError(f"{option_name('subset_field')} is empty: give a field name, or leave "
+                        "the option out")
     first = data if data is not None else train
     if hf is None and isinstance(first, (str, Path)) and is_preference_source(str(first)):
         if stats != "exact":
@@ -56,8 +56,8 @@ def scan_mode(data: Any, train: Any = None, *, stats: str = "exact", engine: str
         return ScanMode("preference")
     if stats == "streaming":
         if subset_field is not None:
-            raise UserError("a subset field (--subset-field, subset_field=) needs exact "
-                            "statistics, not streaming ones")
+            raise UserError(f"{option_name('subset_field')} needs exact statistics, not "
+                            "streaming ones")
         if engine == "memory" or hf:
             raise UserError("streaming statistics read files, directories or globs with the "
                             "local or ray engine (not --hf or --engine memory)")
