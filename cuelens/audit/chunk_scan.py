@@ -142,8 +142,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     layout = TableLayout.of(store.task, data.label_names, store.k, model)
     directory = data.work_dir / "items"
     directory.mkdir(exist_ok=True)
-    files = item_paths(directory, sum(len(data.splits[role]) for role in
-                                      [data.fitting, data.evaluated] if role is not None))
+    files = item_paths(directory, sum(len(data.splits[role]) for role in data.scanned_roles))
     held = {data.evaluated: (store, audit.fits, folds)}
     if data.fitting is not None:
         assert audit.bank is not None
@@ -154,7 +153,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
                           cue_ranks(store.vocab, audit.cues), CueNames.of(audit.cues), files)
 
     def calls() -> Iterator[tuple]:
-        for role in ([data.fitting] if data.fitting is not None else []) + [data.evaluated]:
+        for role in data.scanned_roles:
             split, against = data.splits[role], role != data.fitting and data.fitting is not None
             for chunk_files, first in _chunk_calls(split, held[role][0]):
                 yield role, chunk_files, first, against
@@ -358,12 +357,11 @@ def chunked_folds(data: ChunkedData, config: ScanConfig) -> GroupedFolds:
     §3–4) of the statistics' splits of ``data``, read chunk by chunk: each split's groups from
     the links of its chunks' saved text keys (:func:`~cuelens.audit.groups.grouping`, which
     keeps only the links), its strata from their labels."""
-    roles = [role for role in (data.fitting, data.evaluated) if role is not None]
-    splits = [data.splits[role] for role in roles]
+    splits = [data.splits[role] for role in data.scanned_roles]
     return GroupedFolds.over(
         [grouping(chunk.split for chunk in split) for split in splits],
         [np.concatenate([chunk.split.item_labels(data.label_names) for chunk in split])
-         for split in splits], roles, config.folds, config.seed)
+         for split in splits], data.scanned_roles, config.folds, config.seed)
 
 
 def _sample_texts(data: ChunkedData) -> list[str]:
@@ -372,9 +370,7 @@ def _sample_texts(data: ChunkedData) -> list[str]:
     from cuelens.audit.segmentation import SAMPLE_TEXTS, parts_texts
 
     texts = []
-    for role in (data.fitting, data.evaluated):
-        if role is None:
-            continue
+    for role in data.scanned_roles:
         parts = []
         for chunk in data.splits[role]:
             parts.append(chunk.split)
@@ -482,8 +478,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
                 label_names=data.label_names, cross_validated=data.fitting is None,
                 folds=config.folds, cache_dir=cache_dir, progress=progress,
                 language=segmentation.language, words=mode.words, parsing=parsing,
-                total=sum(len(data.splits[role]) for role in (data.fitting, data.evaluated)
-                          if role is not None)),
+                total=sum(len(data.splits[role]) for role in data.scanned_roles)),
             lengths=lengths_of_parts(parts, data.store.task, data.label_names),
             notes=mode.notes)
     finally:

@@ -58,6 +58,12 @@ class ChunkedData(EvaluatedItems):
         assert self.work is not None, "chunks held in memory need a work directory"
         return Path(self.work.name)
 
+    @property
+    def scanned_roles(self) -> list[str]:
+        """The roles of the splits the statistics use: the fitting one (if any), then the
+        evaluated one."""
+        return [role for role in (self.fitting, self.evaluated) if role is not None]
+
     def close(self) -> None:
         """Remove the work directory of the chunks now (else when garbage-collected)."""
         if self.work is not None:
@@ -65,10 +71,8 @@ class ChunkedData(EvaluatedItems):
 
     def evaluated_parts(self, mask: np.ndarray) -> Iterator[tuple[Split, np.ndarray]]:
         """Each evaluated chunk with its part of the per-item ``mask``."""
-        first = 0
         for chunk in self.splits[self.evaluated]:
-            yield chunk.split, mask[first:first + len(chunk.split)]
-            first += len(chunk.split)
+            yield chunk.split, mask[chunk.first:chunk.first + len(chunk.split)]
 
     def item_lines(self, item_easy: np.ndarray
                    ) -> Callable[[str], Iterator[tuple[str, bool]]]:
