@@ -75,8 +75,7 @@ def _chunk_calls(split: ChunkedSplit, store: TokenStore) -> list[tuple[ChunkFile
     """Each chunk of ``split`` with its token file among ``store``'s evaluation chunks, and its
     first item within ``split``."""
     tokens = [file for file in store.files if not file[0]]
-    firsts = np.cumsum([0, *split.sizes[:-1]]).tolist()
-    return list(zip(zip(split.per_file(), tokens), firsts))
+    return [((chunk, token), first) for (first, chunk), token in zip(split.per_file(), tokens)]
 
 
 def _opened(store: TokenStore, chunk_files: ChunkFiles) -> tuple[Split, TokenChunk]:

@@ -184,11 +184,9 @@ def _keyed(split: ChunkedSplit, seed: int, directory: Path, bits: int,
     under ``directory`` to ``2**bits`` partitions; the chunks' near-duplicate samples joined
     here."""
     sample = near_items(len(split), seed)
-    firsts = np.cumsum([0, *split.sizes]).tolist()
-    calls = ((index, chunk, first,
-              sample[np.searchsorted(sample, first):np.searchsorted(sample, first + size)] - first)
-             for index, (chunk, size, first) in enumerate(zip(split.per_file(), split.sizes,
-                                                               firsts)))
+    calls = ((index, chunk, first, sample[np.searchsorted(sample, first):
+                                          np.searchsorted(sample, first + len(chunk))] - first)
+             for index, (first, chunk) in enumerate(split.per_file()))
     chunks = list(passes.map(_chunk_keys, (directory, bits), calls))
     texts = [list(chain.from_iterable(chunk.texts[k] for chunk in chunks)) for k in range(2)]
     near = NearSample(sample, ItemKeys.concat([chunk.sampled for chunk in chunks]),

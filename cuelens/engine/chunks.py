@@ -21,6 +21,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -195,15 +196,15 @@ class ChunkedSplit:
         return sum(self.sizes)
 
     def __iter__(self) -> Iterator[Chunk]:
-        first = 0
-        for path, size in zip(self.files, self.sizes):
+        for first, path in zip(accumulate(self.sizes, initial=0), self.files):
             yield Chunk(first, _load(path, self) if isinstance(path, Path) else path)
-            first += size
 
-    def per_file(self) -> list["ChunkedSplit"]:
-        """Each chunk as a split of its own file alone (e.g. one worker task's data)."""
-        return [replace(self, files=[path], sizes=[size])
-                for path, size in zip(self.files, self.sizes)]
+    def per_file(self) -> list[tuple[int, "ChunkedSplit"]]:
+        """Each chunk's first item, and the chunk as a split of its own file alone (e.g. one
+        worker task's data)."""
+        return [(first, replace(self, files=[path], sizes=[size]))
+                for first, path, size in zip(accumulate(self.sizes, initial=0), self.files,
+                                             self.sizes)]
 
     def read(self) -> Split:
         """The items of a split of one file (:meth:`per_file`)."""
