@@ -130,13 +130,13 @@ def _items_part(shared: _ItemsShared, role: str, chunk_files: ChunkFiles, first:
 
 
 def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: WordAudit,
-                   flags: ItemFlags, fitting_folds: Folds) -> SpilledItems:
+                   flags: ItemFlags) -> SpilledItems:
     """The per-item bias table (docs/results-schema.md ``items``) written chunk by chunk under
     the work directory, each chunk's rows computed on ``store.passes`` (:func:`_items_part`):
     the evaluated items' probabilities from the leakage pass's fold fits (``audit.fits``), the
-    fitting items' from the model refitted over ``fitting_folds`` of the fitting split
-    (:func:`~cuelens.audit.scan.fitting_fits`); the easy mask (``audit.easy``) and the
-    hygiene ``flags`` read per chunk there."""
+    fitting items' from the model refitted over the folds of the fitting split
+    (``folds.fitting()``, :func:`~cuelens.audit.scan.fitting_fits`); the easy mask
+    (``audit.easy``) and the hygiene ``flags`` read per chunk there."""
     store, model = data.store, headline(audit.leakage)
     layout = TableLayout.of(store.task, data.label_names, store.k, model)
     directory = data.work_dir / "items"
@@ -145,7 +145,7 @@ def streamed_items(data: ChunkedData, config: ScanConfig, folds: Folds, audit: W
     held = {data.evaluated: (store, audit.fits, folds)}
     if data.fitting is not None:
         assert audit.bank is not None
-        view = store.fitting_store()
+        view, fitting_folds = store.fitting_store(), folds.fitting()
         held[data.fitting] = (view, fitting_fits(view, fitting_folds, config, model, audit.bank),
                               fitting_folds)
     shared = _ItemsShared(held, data.evaluated, audit.easy, flags, config.seed, model, layout,
@@ -336,12 +336,11 @@ def _parse_ahead(names: Sequence[str] | None, parts: ItemParts, data: ChunkedDat
 
 @dataclass(frozen=True)
 class ScanMode:
-    """What a memory mode decides in :func:`scan_streaming`: the folds of the evaluated items
-    and of the fitting items (the per-item table's), the ``leakage.groups`` summary of their
-    units, the segmentation, the results.json ``config`` section and ``notes``."""
+    """What a memory mode decides in :func:`scan_streaming`: the folds (their ``fitting()``
+    ones: the per-item table's folds of the fitting items), the ``leakage.groups`` summary of
+    their units, the segmentation, the results.json ``config`` section and ``notes``."""
 
     folds: Folds
-    fitting_folds: Folds
     groups: dict
     segmentation: ScanSegmentation
     config: ConfigSection
@@ -416,15 +415,13 @@ def streamed_mode(data: ChunkedData, config: ScanConfig, folds: Folds | None = N
     streamed = ConfigSection(**asdict(config), statistics="streaming")
     if folds is None and data.store.n_items * data.store.k <= GROUPED_FOLD_INSTANCES:
         grouped = chunked_folds(data, config)
-        return ScanMode(grouped, grouped.fitting(), grouped.summary, segmentation, streamed,
-                        [GROUPED_STREAMING_NOTE])
+        return ScanMode(grouped, grouped.summary, segmentation, streamed, [GROUPED_STREAMING_NOTE])
     groups = _group_sizes(data)
     if data.fitting is None:  # cross-validated: the grouped folds' error (docs/methods.md §3)
         check_fold_groups(config.folds, data.store.n_eval, groups["groups"],
                           "evaluation items")
     folds = folds or HashedFolds(max(2, config.folds), config.folds, config.seed)
-    return ScanMode(folds, folds.fitting(), groups, segmentation,
-                    streamed, [STREAMING_NOTE])
+    return ScanMode(folds, groups, segmentation, streamed, [STREAMING_NOTE])
 
 
 def scan_streaming(data: ChunkedData, config: ScanConfig, *, mode: ScanMode | None = None,
@@ -483,7 +480,7 @@ def chunk_sections(data: ChunkedData, config: ScanConfig, mode: ScanMode | None 
     finally:
         if parsing is not None:
             parsing.stop()
-    items = streamed_items(data, config, folds, audit, flags, mode.fitting_folds)
+    items = streamed_items(data, config, folds, audit, flags)
     if progress is not None:
         progress("bias items", 1.0)
     if data.loaded is not None:  # the exact scan: its dataset, its work files kept alive

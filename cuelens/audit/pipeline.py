@@ -116,7 +116,7 @@ def held_in_memory(dataset: Dataset, config: ScanConfig, segmentation: ScanSegme
     held, folds = held_data(dataset, config, tokens)
     held.work = ChunkDirectory()
     words = None if config.include_premise else [chunk.words for chunk in held.store.chunks()]
-    return held, ScanMode(folds, folds.fitting(), folds.summary, segmentation,
+    return held, ScanMode(folds, folds.summary, segmentation,
                           ConfigSection(**asdict(config)), words=words)
 
 
