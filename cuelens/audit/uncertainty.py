@@ -126,11 +126,10 @@ class SimultaneousTest:
     equivalence_high: np.ndarray | None = None  # each model's one-sided 95% upper bound
 
 
-def null_maxima(moments: DifferenceMoments, live: np.ndarray, seed: int,
-                draws: int) -> np.ndarray:
-    """``draws`` seeded draws of ``max_m T_m`` over the ``live`` predictors under ``H0``:
-    ``T = Z / √(χ²_ν / ν)``, ``Z ~ N(0, R0)`` with ``R0`` the correlation of the uncentred
-    second moments ``Σ d dᵀ`` (the covariance when every mean difference is 0) and
+def null_maxima(moments: DifferenceMoments, live: np.ndarray, seed: int) -> np.ndarray:
+    """:data:`SIMULATION_DRAWS` seeded draws of ``max_m T_m`` over the ``live`` predictors
+    under ``H0``: ``T = Z / √(χ²_ν / ν)``, ``Z ~ N(0, R0)`` with ``R0`` the correlation of the
+    uncentred second moments ``Σ d dᵀ`` (the covariance when every mean difference is 0) and
     ``ν = n − 1`` (a multivariate t: the variances are estimated from the same ``n`` items)."""
     second = moments.cross[np.ix_(live, live)]
     scale = np.sqrt(np.diag(second))
@@ -138,9 +137,9 @@ def null_maxima(moments: DifferenceMoments, live: np.ndarray, seed: int,
     values, vectors = np.linalg.eigh((corr + corr.T) / 2)
     root = vectors * np.sqrt(np.clip(values, 0.0, None))
     rng = np.random.default_rng(seed)
-    normal = rng.standard_normal((draws, len(live))) @ root.T
+    normal = rng.standard_normal((SIMULATION_DRAWS, len(live))) @ root.T
     nu = max(moments.n - 1, 1)
-    return (normal / np.sqrt(rng.chisquare(nu, draws) / nu)[:, None]).max(axis=1)
+    return (normal / np.sqrt(rng.chisquare(nu, SIMULATION_DRAWS) / nu)[:, None]).max(axis=1)
 
 
 def score_bound(moments: DifferenceMoments, critical: float, correction: np.ndarray
@@ -159,8 +158,7 @@ def score_bound(moments: DifferenceMoments, critical: float, correction: np.ndar
     return (n * correction + root) / a
 
 
-def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
-                      draws: int = SIMULATION_DRAWS) -> SimultaneousTest:
+def simultaneous_test(moments: DifferenceMoments, seed: int = 0) -> SimultaneousTest:
     """Max-T test of the ``M`` mean differences of ``moments``: continuity-corrected score
     statistics, the critical value of their joint null (:func:`null_maxima`) and intervals that
     invert the same test (:func:`score_bound`); docs/methods.md §11, item 2."""
@@ -173,7 +171,7 @@ def simultaneous_test(moments: DifferenceMoments, seed: int = 0,
         t = np.where(~degenerate, (moments.total - correction) / np.sqrt(second), -np.inf)
     critical, maxima = 0.0, np.zeros(0)
     if len(live):
-        maxima = null_maxima(moments, live, seed, draws)
+        maxima = null_maxima(moments, live, seed)
         critical = float(np.quantile(maxima, VERDICT_QUANTILE))
     p_value = np.array([(1 + np.sum(maxima >= value)) / (1 + len(maxima)) if len(maxima)
                         else 1.0 for value in t])
