@@ -64,11 +64,11 @@ def top_cues_by_label(cues: list[CueRow], per_label: int,
 
 
 def listed_cues(cues: list[CueRow], per_label: int = LISTED_PER_LABEL,
-                rank_by: str = RANK_BY,
-                limit: int = MAX_LISTED_CUES) -> list[CueRow]:
+                rank_by: str = RANK_BY) -> list[CueRow]:
     """The cues a report lists, strongest first by ``rank_by``: every significant cue (at most
-    ``limit``, by z) and the ``per_label`` strongest of each label."""
-    significant = sorted((c for c in cues if c.significant), key=cue_rank_key("z"))[:limit]
+    :data:`MAX_LISTED_CUES`, by z) and the ``per_label`` strongest of each label."""
+    significant = sorted((c for c in cues if c.significant),
+                         key=cue_rank_key("z"))[:MAX_LISTED_CUES]
     top = [c for group in top_cues_by_label(cues, per_label, rank_by).values() for c in group]
     chosen = {(c.token, c.label): c for c in significant + top}
     return sorted(chosen.values(), key=cue_rank_key(rank_by))
