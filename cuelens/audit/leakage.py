@@ -126,11 +126,11 @@ def leakage_section(accuracy: dict, moments: DifferenceMoments, metric: str,
             "D": round(float(test.D[h]), 6),
             "ci_low": round(float(max(test.low[h], -1.0)), 6),
             "ci_high": round(float(min(test.high[h], 1.0)), 6),
-            "p_value": float(f"{test.p_value[h]:.6g}")}
-    if test.equivalence_high is not None:  # the TOST bound of docs/methods.md §17: the
-        # largest of every model's one-sided bound (all below the margin, or no equivalence)
-        best.update(equivalence_high=round(float(min(test.equivalence_high.max(), 1.0)), 6),
-                    equivalence_level=EQUIVALENCE_QUANTILE)
+            "p_value": float(f"{test.p_value[h]:.6g}"),
+            # the TOST bound of docs/methods.md §17: the largest of every model's one-sided
+            # bound (all below the margin, or no equivalence)
+            "equivalence_high": round(float(min(test.equivalence_high.max(), 1.0)), 6),
+            "equivalence_level": EQUIVALENCE_QUANTILE}
     baselines = [{"name": name, **_entry(acc, prior)} for name, acc in accuracy.items()
                  if isinstance(name, str)]  # D against the verdict's baseline, as the headline
     verdict = leakage_verdict(test.low[h], test.high[h], flag_threshold)

@@ -123,7 +123,7 @@ class SimultaneousTest:
     high: np.ndarray
     p_value: np.ndarray
     degenerate: np.ndarray
-    equivalence_high: np.ndarray | None = None  # each model's one-sided 95% upper bound
+    equivalence_high: np.ndarray  # each model's one-sided 95% upper bound
 
 
 def null_maxima(moments: DifferenceMoments, live: np.ndarray, seed: int) -> np.ndarray:
