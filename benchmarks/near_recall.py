@@ -28,9 +28,9 @@ from scipy import sparse
 
 import cuelens
 import cuelens.audit.hygiene as hygiene
+from cuelens.audit.groups import first_of_each
 from cuelens.audit.hygiene_keys import ItemKeys, near_parts
-from cuelens.audit.near_duplicates import (NEAR_THRESHOLD, NearIndex, _band_matches, _first_of_each,
-                                           near_items)
+from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NearIndex, _band_matches, near_items
 
 BUCKETS = (0.8, 0.85, 0.9, 0.95)
 BLOCK = 500  # rows of X multiplied at a time
@@ -97,7 +97,7 @@ def recall_runs(splits: dict[str, tuple[list[list[str]], np.ndarray, np.ndarray,
             index = NearIndex(texts, seed)
             pairs = np.array(index.near_pairs(inputs), dtype=np.int64).reshape(-1, 2)
             seconds = time.perf_counter() - start
-            first = _first_of_each(inputs)[0]
+            first = first_of_each(inputs)[0]
             candidates = len(_band_matches(index.bands[:, first], index.bands[:, first], True))
             hit = np.isin(codes, pairs[:, 0] * len(inputs) + pairs[:, 1])
             assert len(pairs) == hit.sum()  # every reported pair is a true one

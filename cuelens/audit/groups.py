@@ -90,10 +90,17 @@ def connected_groups(n: int, links: dict[str, tuple[np.ndarray, np.ndarray]],
     row, col = np.concatenate(rows), np.concatenate(cols)
     edges = sp.coo_matrix((np.ones(len(row)), (row, col)), shape=(n + m, n + m))
     _, component = connected_components(edges, directed=False)
-    _, first, inverse = np.unique(component[:n], return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inverse.ravel()]
+    return first_of_each(component[:n])[1]
+
+
+def first_of_each(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first position of each distinct value of ``values`` (ascending), and each position's
+    index into that array (the distinct values numbered in order of first appearance)."""
+    _, first, group = np.unique(values, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[group.ravel()]
 
 
 def _key_columns(links: dict[str, tuple[np.ndarray, np.ndarray]]

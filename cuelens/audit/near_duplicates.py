@@ -11,6 +11,7 @@ from functools import cache
 import numpy as np
 from scipy import sparse
 
+from cuelens.audit.groups import first_of_each
 from cuelens.audit.hygiene_keys import ItemKeys
 from cuelens.audit.segmenters import string_bytes
 from cuelens.audit.text_keys import GOLDEN, as_keys, mix64, text_key
@@ -129,16 +130,6 @@ def _band_matches(queries: np.ndarray, table: np.ndarray, upper: bool = False) -
         if part != cheapest and len(pairs):
             pairs = pairs[(q[pairs[:, 0]] == t[pairs[:, 1]]).any(axis=1)]
     return pairs
-
-
-def _first_of_each(inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The first position of each distinct key of ``inputs`` (ascending), and each position's
-    index into that array."""
-    _, first, group = np.unique(inputs, return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return first[order], rank[group.ravel()]
 
 
 @dataclass(frozen=True)
@@ -282,7 +273,7 @@ class NearIndex:
         """Position pairs ``(k, m)``, ``k < m``, of different inputs (keys ``inputs`` by
         position) that are near each other, in order. Only the first position of each distinct
         input is hashed into buckets; a near pair of inputs stands for all their copies."""
-        first, group = _first_of_each(inputs)
+        first, group = first_of_each(inputs)
         bands = self.bands[:, first]
         found = _confirmed(first[_band_matches(bands, bands, True)], self.parts, self.parts)
         order = np.argsort(group, kind="stable")
@@ -297,7 +288,7 @@ class NearIndex:
         this index (keys ``inputs`` by position), ``(k, m)`` with ``m`` the first such position."""
         if other.seed != self.seed:
             raise ValueError("near-duplicate indexes with different seeds cannot be compared")
-        first = _first_of_each(inputs)[0]
+        first = first_of_each(inputs)[0]
         pairs = _band_matches(other.bands[:, wanted], self.bands[:, first])
         return _confirmed(np.stack([wanted[pairs[:, 0]], first[pairs[:, 1]]], axis=1),
                           other.parts, self.parts, first_only=True)
