@@ -109,12 +109,6 @@ def choice_count_error(choice_counts: Sequence[int]) -> UserError:
                      f"{', '.join(map(str, sorted(set(choice_counts))))} choices")
 
 
-def check_choice_count(split, k: int) -> None:
-    """:func:`choice_count_error` unless every item of ``split`` has ``k`` choices."""
-    if set(split.choice_counts) - {k}:
-        raise choice_count_error([k, *split.choice_counts])
-
-
 def fold_keys(split: Split) -> np.ndarray:
     """Fold keys: the fingerprint of the ``--group-field`` value, else of the premise's normal
     form (MCQ: with the question), so that an item's siblings (the other hypotheses written for
@@ -136,10 +130,12 @@ def _check_known_labels(split: Split, fitting: ChunkedSplit) -> None:
 
 
 def check_chunk(split: Split, k: int, known: ChunkedSplit | None) -> None:
-    """A chunk's items fit the statistics: MCQ ``k`` choices each; NLI labels ``known`` to
-    the fitting split (when there is one)."""
+    """A chunk's items fit the statistics: MCQ ``k`` choices each (else
+    :func:`choice_count_error`); NLI labels ``known`` to the fitting split (when there is
+    one)."""
     if split.task == Task.MCQ:
-        check_choice_count(split, k)
+        if set(split.choice_counts) - {k}:
+            raise choice_count_error([k, *split.choice_counts])
     elif known is not None:
         _check_known_labels(split, known)
 
