@@ -78,8 +78,7 @@ def check_features(mode: ScanMode, names: list[str] | None) -> None:
                         "out or give 'none'")
 
 
-FIELD_OPTIONS = {"premise_field": "premise", "hypothesis_field": "hypothesis",
-                 "label_field": "label", "choices_field": "choices", "group_field": "group"}
+FIELD_OPTIONS = {f"{f.name}_field": f.name for f in fields(FieldMap)}  # premise_field, …
 
 
 def split_options(options: dict[str, Any],
