@@ -38,10 +38,6 @@ class Tally:
                              for f in fields(self)})
 
 
-def _total(tallies: Iterable[T]) -> T:
-    return reduce(add, tallies)
-
-
 @dataclass(frozen=True)
 class Copies(Tally):
     """Items sharing an input key: redundant copies (the same input as shown and the same
@@ -263,7 +259,7 @@ def _overlap(fit_role: str, fit: Keyed, eval_role: str, evaluate: Keyed,
         unmatched[part.sampled] = False
     near = fit.sample.first_near(evaluate.sample, unmatched)
     return OverlapFindings(fit_role, eval_role, evaluate.items,
-                           _total(part.matches for part in parts), near,
+                           reduce(add, (part.matches for part in parts)), near,
                            sum(part.shared_premise for part in parts))
 
 
@@ -272,8 +268,8 @@ def findings(keyed: dict[str, Keyed], evaluated: str, parts: Sequence[PartFindin
     """Every split's findings, then the overlap of the evaluated split with each fitting split
     and of the fitting splits with each other (docs/methods.md §11), the partitions' shares
     (:func:`partition_findings`, in partition order) totalled."""
-    found = [SplitFindings(role, k.items, k.task, _total(p.copies[s] for p in parts),
-                           _total(p.contrasts[s] for p in parts), k.sample.pairs(),
+    found = [SplitFindings(role, k.items, k.task, reduce(add, (p.copies[s] for p in parts)),
+                           reduce(add, (p.contrasts[s] for p in parts)), k.sample.pairs(),
                            sum(p.premise_grouped[s] for p in parts))
              for s, (role, k) in enumerate(keyed.items())]
     return found, [_overlap(f, keyed[f], e, keyed[e], [p.exact[o] for p in parts])
