@@ -27,7 +27,7 @@ import numpy as np
 from scipy import sparse
 
 import cuelens
-import cuelens.audit.hygiene as hygiene
+import cuelens.audit.near_duplicates as near_duplicates
 from cuelens.audit.groups import first_of_each
 from cuelens.audit.hygiene_keys import ItemKeys, near_parts
 from cuelens.audit.near_duplicates import NEAR_THRESHOLD, NearIndex, _band_matches, near_items
@@ -56,7 +56,7 @@ def _shingle_matrix(texts: list[str]) -> tuple[sparse.csr_matrix, np.ndarray]:
 
 def exact_pairs(texts: list[list[str]], inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All position pairs ``(k, m)``, ``k < m``, of different inputs whose every part
-    (``texts[p][k]``, :func:`~cuelens.audit.hygiene.near_parts`) has a Jaccard ≥ the threshold (sorted), and their smallest part Jaccard similarities. Pairs
+    (``texts[p][k]``, :func:`~cuelens.audit.hygiene_keys.near_parts`) has a Jaccard ≥ the threshold (sorted), and their smallest part Jaccard similarities. Pairs
     are found on the first part (``X[block] @ X.T``) and checked on the others row by row."""
     parts = [_shingle_matrix(part) for part in texts]
     (x, sizes), found, similar = parts[0], [], []
@@ -83,8 +83,8 @@ def use_setting(setting: str) -> None:
     """Make ``NearIndex`` use ``PERM:BxR``."""
     perm, bands = setting.split(":")
     n_bands, width = (int(v) for v in bands.split("x"))
-    hygiene.NUM_PERM = int(perm)
-    hygiene.lsh_bands = lambda threshold, num_perm, weight: (n_bands, width)  # type: ignore[assignment]
+    near_duplicates.NUM_PERM = int(perm)
+    near_duplicates.lsh_bands = lambda threshold, num_perm, weight: (n_bands, width)  # type: ignore[assignment]
 
 
 def recall_runs(splits: dict[str, tuple[list[list[str]], np.ndarray, np.ndarray, np.ndarray]],
