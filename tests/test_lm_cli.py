@@ -445,6 +445,43 @@ def tiny_gpt_and_bert(tmp_path, positions: int) -> list[str]:
     return sentences
 
 
+@pytest.mark.parametrize("model, options", [("gpt", []), ("bert", []),
+                                            ("bert", ["--mlm-method", "chain", "--orders", "3"])])
+def test_score_words_of_unspaced_scripts_are_the_segmenters_words(tmp_path, model, options):
+    """--words with a sub-word model cut a Chinese, Japanese or Thai sentence (no spaces) into
+    one "word" scored as a whole, while its OOV count took the segmenter's words; NFD text
+    keeps its combining marks with their letters."""
+    pytest.importorskip("rjieba")
+    import tests.lm_random_init as random_init
+
+    chinese, japanese = "我喜欢北京", unicodedata.normalize("NFD", "私はがんばります")
+    corpus = [chinese, "他喜欢上海", japanese, "the cat sat"] * 3
+    bpe = random_init.byte_level_bpe(corpus, 50, full_alphabet=False)  # few merges
+    random_init.gpt2(bpe, hidden=16, positions=64).save_pretrained(tmp_path / "gpt")
+    bpe.save_pretrained(tmp_path / "gpt")
+    wordpiece = random_init.wordpiece(corpus, 80)
+    random_init.bert(wordpiece, hidden=16, positions=64).save_pretrained(tmp_path / "bert")
+    wordpiece.save_pretrained(tmp_path / "bert")
+    (tmp_path / "in.txt").write_text(f"{chinese}\n{japanese}\nthe cat sat\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["score", str(tmp_path / "in.txt"), "-m",
+                                      str(tmp_path / model), "--device", "cpu", "--words",
+                                      "--out", str(out), *options])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        (words,) = row["surprisal"].values()
+        assert "".join(w for w, _ in words) == row["sentence"].replace(" ", "")
+        assert not any(unicodedata.category(w[0])[0] == "M" for w, _ in words)
+        (logprob,) = row["logprob"].values()
+        assert -sum(s for _, s in words) == pytest.approx(logprob, abs=1e-4)
+        assert len(words) > 1
+    assert [w for w, _ in rows[2]["surprisal"][str(tmp_path / model)]] == ["the", "cat", "sat"]
+    if model == "bert":    # WordPiece reads Han characters one by one: the segmenter's words
+        assert [w for w, _ in rows[0]["surprisal"][str(tmp_path / model)]] == \
+            ["我", "喜欢", "北京"]
+
+
 @pytest.mark.parametrize("model", ["gpt", "bert"])
 @pytest.mark.parametrize("text", [unicodedata.normalize("NFD", "é")[1:], "\u200b"])
 def test_a_sentence_of_no_tokens_is_one_error_naming_its_line(tmp_path, model, text):

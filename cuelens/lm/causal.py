@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,7 +13,8 @@ import numpy as np
 from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceTooLong, SentenceWithoutTokens
 from cuelens.lm.shared_prefix import PREFIX_MASKS, SharedPrefixRows
-from cuelens.lm.text import TokenizerVocabulary
+from cuelens.audit.segmenters import UNSPACED_RE
+from cuelens.lm.text import TokenizerVocabulary, cut_unspaced
 from cuelens.models.batching import sorted_batches
 
 MARKERS = ("Ġ", "▁", " ")
@@ -168,8 +170,10 @@ class CausalScorer(TokenizerVocabulary):
         """Corrected log-probability of every whitespace word of every sentence."""
         return self.token_word_logprobs(self._tokenize([s.split() for s in sentences]))
 
-    def token_word_logprobs(self, tokens: list[list[list[int]]]) -> list[np.ndarray]:
-        """Word log-probabilities of already tokenised texts (texts → words → token ids)."""
+    def token_word_logprobs(self, tokens: list[list[list[int]]],
+                            by_token: bool = False) -> list[np.ndarray]:
+        """Word log-probabilities of already tokenised texts (texts → words → token ids);
+        ``by_token``: each token's share instead (see :meth:`_words`)."""
         import torch
 
         rows = [np.array([self.bos, *[t for w in words for t in w]], dtype=np.int64)
@@ -190,17 +194,21 @@ class CausalScorer(TokenizerVocabulary):
                 token, mass, first = self._batch_terms([rows[i] for i in index])
                 for j, i in enumerate(index):
                     out[i] = self._words(tokens[i], token[j], None if mass is None else mass[j],
-                                         None if first is None else first[j])
+                                         None if first is None else first[j], by_token)
         return out
 
-    def _words(self, words: list[list[int]], token: np.ndarray, mass, first) -> np.ndarray:
+    def _words(self, words: list[list[int]], token: np.ndarray, mass, first,
+               by_token: bool = False) -> np.ndarray:
+        """The log-probability of each word; ``by_token``: of each token, its word's boundary
+        terms on its first and last token (the tokens of a word add up to it)."""
         lengths = np.array([len(w) for w in words])
         ends = np.cumsum(lengths)                    # token position of each word's last token
         starts = ends - lengths + 1
         cumulative = np.concatenate([[0.0], np.cumsum(token[: ends[-1]], dtype=np.float64)])
         logp = cumulative[ends] - cumulative[starts - 1]
+        terms = token[: ends[-1]].astype(np.float64)
         if mass is None:
-            return logp
+            return terms if by_token else logp
         mass = mass.astype(np.float64)
         if self._punct.any():    # after a punctuation token a new word surely starts
             flat = np.array([t for w in words for t in w])
@@ -208,6 +216,11 @@ class CausalScorer(TokenizerVocabulary):
         denominator = mass[starts - 1]
         if not self._starts[words[0][0]]:
             denominator[0] = first
+        if by_token:
+            some = lengths > 0
+            np.add.at(terms, ends[some] - 1, mass[ends[some]])
+            np.add.at(terms, starts[some] - 1, -denominator[some])
+            return terms
         return logp + mass[ends] - denominator
 
     # ----------------------------------------------------------------- SentenceScorer
@@ -215,9 +228,30 @@ class CausalScorer(TokenizerVocabulary):
         return np.array([w.sum() for w in self.word_logprobs(list(sentences))], dtype=np.float64)
 
     def word_scores(self, sentence: str) -> list[tuple[str, float]]:
+        """Words and their log-probabilities; a word of a script written without spaces is
+        cut as a scan would cut it (:func:`cut_unspaced`; a fast tokenizer is needed)."""
         tokens = self._tokenize([sentence.split()])
         words = [self.tokenizer.decode(w).strip() for w in tokens[0]]
-        return list(zip(words, self.token_word_logprobs(tokens)[0].tolist()))
+        pairs = list(zip(words, self.token_word_logprobs(tokens)[0].tolist()))
+        if not (UNSPACED_RE.search(sentence) and self.tokenizer.is_fast):
+            return pairs
+        sizes = [len(w) for w in tokens[0]]
+        return cut_unspaced(sentence, pairs, _regroup(list(range(sum(sizes))), sizes),
+                            self._token_offsets(sentence),
+                            self.token_word_logprobs(tokens, by_token=True)[0])
+
+    def _token_offsets(self, sentence: str) -> np.ndarray:
+        """``[n, 2]`` character spans in ``sentence`` of its tokens as :meth:`_tokenize` cuts
+        it (a word's marker space belongs to the word)."""
+        space = "" if self.scheme.dummy_prefix else " "
+        out = []
+        for i, match in enumerate(re.finditer(r"\S+", sentence)):
+            pad = len(space) if i else 0
+            encoded = self.tokenizer(space * bool(i) + match.group(), add_special_tokens=False,
+                                     return_offsets_mapping=True)
+            out += [(match.start() + max(a - pad, 0), match.start() + max(b - pad, 0))
+                    for a, b in encoded["offset_mapping"]]
+        return np.array(out, dtype=np.int64).reshape(-1, 2)
 
     def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray:
         """Corrected ``log p(candidate | prefix)`` of each candidate as the next word (pruning

@@ -11,7 +11,8 @@ import numpy as np
 
 from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceError, SentenceTooLong, SentenceWithoutTokens
-from cuelens.lm.text import TokenizerVocabulary
+from cuelens.audit.segmenters import UNSPACED_RE
+from cuelens.lm.text import TokenizerVocabulary, cut_unspaced
 
 METHODS = ("pll", "chain")   # pseudo-log-likelihood, chain rule over random word orders
 
@@ -190,8 +191,9 @@ class MaskedScorer(TokenizerVocabulary):
                 revealed[tokens_of[w]] = True
         return states, np.array(queries, dtype=np.int64), [len(p) for p in token_orders]
 
-    def _chain_words(self, encoded) -> list[np.ndarray]:
-        """Per-word chain terms (mean over word orders) of every sentence. Each sentence draws
+    def _chain_words(self, encoded, by_token: bool = False) -> list[np.ndarray]:
+        """Per-word chain terms (mean over word orders) of every sentence (``by_token``: per
+        token position, the terms of a word's tokens adding up to it). Each sentence draws
         its orders from its own stream, seeded by ``seed`` and its token ids: its estimate
         does not depend on the sentences scored with it (and ``word_scores`` adds up to it)."""
         out = []
@@ -211,8 +213,9 @@ class MaskedScorer(TokenizerVocabulary):
 
             logp = self._run_rows(make_rows, np.full(len(pairs), len(ids)))[inverse]
             weights = 1.0 / np.array(n_orders)[queries[:, 1]] / self.orders
-            out.append(np.bincount(queries[:, 1], weights=logp * weights,
-                                   minlength=int(word.max()) + 1))
+            unit, size = (queries[:, 4], len(ids)) if by_token else \
+                (queries[:, 1], int(word.max()) + 1)
+            out.append(np.bincount(unit, weights=logp * weights, minlength=size))
         return out
 
     # ----------------------------------------------------------------- SentenceScorer
@@ -240,7 +243,19 @@ class MaskedScorer(TokenizerVocabulary):
         return np.array([w.sum() for w in self.word_logprobs(list(sentences))], dtype=np.float64)
 
     def word_scores(self, sentence: str) -> list[tuple[str, float]]:
-        return list(zip(sentence.split(), self.word_logprobs([sentence])[0].tolist()))
+        """Whitespace words and their values; a word of a script written without spaces is cut
+        as a scan would cut it (:func:`cut_unspaced`)."""
+        pairs = list(zip(sentence.split(), self.word_logprobs([sentence])[0].tolist()))
+        if not UNSPACED_RE.search(sentence):
+            return pairs
+        encoded = self._encode([sentence])
+        ids, positions, word = encoded[0]
+        terms = self._pll_tokens(encoded)[0] if self.method == "pll" else \
+            self._chain_words(encoded, by_token=True)[0][positions]
+        offsets = np.asarray(self.tokenizer(sentence, return_offsets_mapping=True)
+                             ["offset_mapping"])[positions]
+        return cut_unspaced(sentence, pairs, [np.flatnonzero(word == w).tolist()
+                                              for w in range(len(pairs))], offsets, terms)
 
     def masked_word_logprobs(self, sentence: str, position: int,
                              candidates: list[str]) -> np.ndarray:

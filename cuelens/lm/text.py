@@ -289,7 +289,63 @@ class TokenizerVocabulary:
         """``(words, unknown words)`` per sentence: whitespace words, with runs of scripts
         written without spaces cut by the segmenter a scan of ``sentences`` would choose
         (:func:`choose_splitter`; a Chinese sentence was one "word")."""
-        splitter, _ = choose_splitter(sentences, lowercase=False, detach_punct=False)
+        splitter = unspaced_splitter(sentences)
         split = [splitter(s) for s in sentences]
         return (np.array([len(w) for w in split], dtype=np.int64),
                 np.array([sum(self.unknown(w)) for w in split], dtype=np.int64))
+
+
+def unspaced_splitter(sentences: list[str]) -> WordSplitter:
+    """Whitespace words, as written, with runs of scripts written without spaces cut by the
+    segmenter a scan of ``sentences`` would choose (the words of sub-word models)."""
+    splitter, _ = choose_splitter(sentences, lowercase=False, detach_punct=False)
+    return splitter
+
+
+def word_spans(sentence: str, splitter: WordSplitter) -> np.ndarray:
+    """``[n, 2]`` character spans in ``sentence`` of its words under ``splitter`` (one that
+    keeps case and punctuation: a whitespace token's words put together are the token in NFC,
+    so decomposed text keeps its combining marks with their letters)."""
+    spans = []
+    for match in re.finditer(r"\S+", sentence):
+        start, token = match.start(), match.group()
+        for piece in splitter.split_token(token)[:-1]:
+            end = next((end for end in range(start + 1, match.end())
+                        if unicodedata.category(sentence[end])[0] != "M"
+                        and unicodedata.normalize("NFC", sentence[start:end]) == piece), None)
+            if end is None:     # cannot happen for such a splitter: keep the rest whole
+                break
+            spans.append((start, end))
+            start = end
+        spans.append((start, match.end()))
+    return np.array(spans, dtype=np.int64).reshape(-1, 2)
+
+
+def cut_unspaced(sentence: str, words: list[tuple[str, float]], tokens: list[list[int]],
+                 offsets: np.ndarray, terms: np.ndarray) -> list[tuple[str, float]]:
+    """A sub-word model's ``(word, log-probability)`` pairs with each word of a script written
+    without spaces cut into the words of :func:`unspaced_splitter` (a Chinese sentence was one
+    "word"). ``tokens``: each word's token indices into ``offsets`` (``[n, 2]`` character
+    spans in ``sentence``) and ``terms`` (each token's share of its word's log-probability); a
+    token across two segmenter words keeps them together (byte-level tokens may end mid-word)."""
+    spans = word_spans(sentence, unspaced_splitter([sentence]))
+    out = []
+    for (text, value), index in zip(words, tokens):
+        begin, end = offsets[index, 0], offsets[index, 1]
+        first = np.searchsorted(spans[:, 0], begin, side="right") - 1
+        last = np.searchsorted(spans[:, 0], np.maximum(end - 1, begin), side="right") - 1
+        units: list[list[int]] = []
+        reach = -1
+        for k in range(len(index)):
+            if first[k] > reach:
+                units.append([])
+            units[-1].append(k)
+            reach = max(reach, last[k])
+        if len(units) < 2:
+            out.append((text, value))
+            continue
+        for unit in units:
+            left = max(spans[first[unit[0]], 0], begin.min())
+            right = min(spans[last[unit].max(), 1], end.max())
+            out.append((sentence[left:right], float(terms[np.array(index)[unit]].sum())))
+    return out
