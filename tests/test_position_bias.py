@@ -52,10 +52,14 @@ def test_verdict_of_an_equal_accuracy_and_of_no_readable_answer():
         "None of the model's answers could be read: their positions cannot be tested.")
 
 
+def first_position(premises, choices):
+    """Scores falling with the position: the pick is always position 0."""
+    return [-np.arange(len(row), dtype=float) for row in choices]
+
+
 def test_first_position_model():
-    """Constant scores: the pick is always position 0 (ties to the lower position)."""
     n, k = 20, 4
-    result = position_bias(questions(n, k), lambda p, cs: [np.zeros(len(r)) for r in cs], seed=0)
+    result = position_bias(questions(n, k), first_position, seed=0)
     assert result["accuracy_by_position"] == [1.0, 0.0, 0.0, 0.0]
     assert result["accuracy_all_rotations"] == 0.25 and result["spread"] == 1.0
     assert result["consistency"] == 0.0
@@ -63,6 +67,29 @@ def test_first_position_model():
     assert result["cochran_q"]["p_value"] == pytest.approx(stats.chi2.sf(60, 3), rel=1e-3)
     assert result["predicted_positions"]["counts"] == [20, 0, 0, 0]
     assert result["predicted_positions"]["significant"]
+
+
+def test_tied_top_scores_are_no_answer_counted_as_ties():
+    """A top score shared by several positions was the lower position, a preference for A: a
+    model scoring every choice alike ran from 100% (answer at A) to 0% with Cochran's Q
+    significant. Hand-computed: question 0 is always tied (2 rotations), question 1 known."""
+    qs = [Question("tie", ["x", "y"], 0), Question("know", ["u", "v"], 1)]
+
+    def scores(premises, choices):
+        return [np.ones(2) if p == "tie" else np.array([float(c == "v") for c in row])
+                for p, row in zip(premises, choices)]
+
+    result = position_bias(qs, scores, seed=0)
+    assert result["ties"] == 2 and result["unanswered"] == 0
+    assert result["accuracy_by_position"] == [0.5, 0.5] and result["spread"] == 0.0
+    assert result["accuracy_all_rotations"] == 0.5 and result["consistency"] == 0.5
+    assert sum(result["predicted_positions"]["counts"]) == 1    # the tied question is left out
+    assert "In 2 rotations the top score was shared by several positions" in \
+        position_verdict(result)
+    constant = position_bias(questions(20, 4), lambda p, cs: [np.zeros(len(r)) for r in cs])
+    assert constant["ties"] == constant["rotations"] == 80 and constant["spread"] == 0.0
+    assert position_verdict(constant).startswith("No answer of the model was a single choice")
+    assert position_bias(qs[1:], scores)["ties"] == 0    # no tie: as before
 
 
 def test_half_known_half_first_position():
@@ -83,7 +110,7 @@ def test_half_known_half_first_position():
 
 def test_varying_choice_counts():
     qs = questions(6, 2) + questions(6, 3) + questions(6, 5)
-    result = position_bias(qs, lambda p, cs: [np.zeros(len(r)) for r in cs], seed=0)
+    result = position_bias(qs, first_position, seed=0)
     assert result["n_by_position"] == [18, 18, 12, 6, 6]
     assert result["accuracy_by_position"] == [1.0, 0.0, 0.0, 0.0, 0.0]
     assert result["rotations"] == 6 * 2 + 6 * 3 + 6 * 5

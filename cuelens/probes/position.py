@@ -18,9 +18,11 @@ from cuelens.errors import UserError, check_seed
 from cuelens.jsonio import jsonl_line
 from cuelens.data.dataset import Split, Task
 from cuelens.lm.scoring import SentenceError
+from cuelens.wording import plural
 
 ScoreFn = Callable[[list[str], list[list[str]]], list[np.ndarray]]
 Progress = Callable[[str, float], None]
+TIE = -2  # the pick of a rotation whose top score is shared by several positions
 
 
 @dataclass
@@ -110,7 +112,8 @@ def position_bias_from_picks(questions: Split | Sequence[Question], picks: Seque
     out by :func:`rotated_splits` with the same ``seed``); rotations ``r ≥ k_i`` are ignored.
     A pick outside ``0 .. k_i − 1`` (e.g. −1, an unreadable answer) is no answer: wrong at its
     gold position, left out of ``predicted_positions``, never consistent, counted in
-    ``unanswered``.
+    ``unanswered``; :data:`TIE` (the top score shared) is no answer in the same way, counted in
+    ``ties`` instead (it was the lower position, a preference for A).
     """
     items = as_questions(questions)
     orders = base_orders(items, seed)
@@ -135,7 +138,8 @@ def position_bias_from_picks(questions: Split | Sequence[Question], picks: Seque
     p_value = float(stats.chi2.sf(statistic, df)) if df else 1.0
     consistent = [len(set(chosen[i, :k[i]].tolist())) == 1 and chosen[i, 0] >= 0
                   for i in range(len(items))]
-    unanswered = sum(int((chosen[i, :k[i]] < 0).sum()) for i in range(len(items)))
+    ties = sum(int((np.asarray(picks[r])[k > r] == TIE).sum()) for r in range(width))
+    unanswered = sum(int((chosen[i, :k[i]] < 0).sum()) for i in range(len(items))) - ties
     balanced = balanced_positions(k, seed)
     predicted = picked_position[np.arange(len(items)), balanced]
     answered = predicted >= 0
@@ -148,7 +152,7 @@ def position_bias_from_picks(questions: Split | Sequence[Question], picks: Seque
                           "p_value": float(f"{p_value:.6g}"),
                           "significant": bool(p_value < ALPHA)},
             "predicted_positions": position_chi_square(predicted[answered], k[answered]),
-            "consistency": _r(np.mean(consistent)), "unanswered": unanswered}
+            "consistency": _r(np.mean(consistent)), "unanswered": unanswered, "ties": ties}
 
 
 def balanced_positions(k: np.ndarray, seed: int) -> np.ndarray:
@@ -167,8 +171,9 @@ def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed
     """Score every rotation of every question with ``score_fn`` and analyse the picks.
 
     ``score_fn(premises, choices)`` gets parallel lists (one entry per rotated question) and returns
-    one score array per entry, ``len(choices[i])`` long (higher = preferred, ties to the lower
-    position); an all-NaN array is no answer (see :func:`position_bias_from_picks`).
+    one score array per entry, ``len(choices[i])`` long (higher = preferred); an all-NaN array
+    is no answer, a top score shared by several choices a :data:`TIE` (see
+    :func:`position_bias_from_picks`).
     """
     items = as_questions(questions)
     orders = base_orders(items, seed)
@@ -185,11 +190,19 @@ def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed
             i, choice = batch[error.row][1], int(shown[error.row][error.position])
             raise error.error.at(i, item_name(questions, i, choice)) from None
         for (r, i), row in zip(batch, scores):
-            values = np.asarray(row, dtype=np.float64)
-            picks[r][i] = -1 if np.isnan(values).all() else int(np.argmax(values))
+            picks[r][i] = _pick(np.asarray(row, dtype=np.float64))
         if progress is not None:
             progress("position bias", min(1.0, (start + len(batch)) / len(jobs)))
     return position_bias_from_picks(items, picks, seed)
+
+
+def _pick(values: np.ndarray) -> int:
+    """The position of the top score; −1 when every score is NaN, :data:`TIE` when the top
+    score is shared (``np.argmax`` gave the lower position: a preference for A)."""
+    if np.isnan(values).all():
+        return -1
+    top = np.flatnonzero(values == np.nanmax(values))
+    return int(top[0]) if len(top) == 1 else TIE
 
 
 def classifier_scorer(clf, batch_size: int | None = None) -> ScoreFn:
@@ -232,8 +245,11 @@ def sentence_scorer(scorer) -> ScoreFn:
 
 def position_verdict(section: dict) -> str:
     """Plain-English reading of a ``position_bias`` section."""
-    if section["unanswered"] == section["rotations"]:
-        return (f"No answer of the model could be read in any of the {section['rotations']:,} "
+    ties = section.get("ties", 0)     # results written before ties were counted have none
+    if section["unanswered"] + ties == section["rotations"]:
+        why = "could be read" if not ties else \
+            "was a single choice (its top score was shared by several, or unreadable)"
+        return (f"No answer of the model {why} in any of the {section['rotations']:,} "
                 "rotations: its position bias cannot be measured.")
     accs = section["accuracy_by_position"]
     low, high = int(np.argmin(accs)), int(np.argmax(accs))
@@ -248,8 +264,10 @@ def position_verdict(section: dict) -> str:
     head += (": the model's answers depend on where the right answer sits." if q["significant"]
              else ": no evidence that the position matters.")
     picks = positions_verdict(section["predicted_positions"], "the model's answers")
+    tied = (f" In {plural(ties, 'rotation')} the top score was shared by several positions: "
+            "no answer, counted wrong." if ties else "")
     return (f"{head} On a position-balanced subset: {picks} It gives the same answer under "
-            f"every rotation for {100 * section['consistency']:.1f}% of the questions.")
+            f"every rotation for {100 * section['consistency']:.1f}% of the questions.{tied}")
 
 
 def rotation_datasets(dataset, seed: int) -> list:
