@@ -305,7 +305,8 @@ def test_batch_size_is_the_sentences_given_to_a_model_at_a_time_as_its_help_says
             calls.append(len(sentences))
             return self.scorer.score(sentences)
 
-    monkeypatch.setattr(command, "_load_scorers", lambda specs: [Recording(s) for s in specs])
+    monkeypatch.setattr(command, "_load_scorers",
+                        lambda specs, device: [Recording(s) for s in specs])
     sentences = two_ngram_models(tmp_path)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(sentences) + "\n")
@@ -317,6 +318,31 @@ def test_batch_size_is_the_sentences_given_to_a_model_at_a_time_as_its_help_says
                                         env={"COLUMNS": "300"}).output.split())
     assert "Sentences of --corpus given to each of --models at a time" in shown
     assert "a model runs them in batches of its own" in shown and "Unused with --scores" in shown
+
+
+def test_device_reaches_the_models_and_an_unknown_one_is_refused(tmp_path, monkeypatch):
+    """natural ran --models on the default device only: it took no --device."""
+    import cuelens.lm
+
+    loaded = cuelens.lm.load_scorer
+    devices: list[str] = []
+
+    def recording(spec, **options):
+        devices.append(options.get("device"))
+        return loaded(spec, **options)
+
+    monkeypatch.setattr(cuelens.lm, "load_scorer", recording)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(two_ngram_models(tmp_path)) + "\n")
+    specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]
+    pairs_scoring_the_corpus(corpus, specs, tmp_path / "o.jsonl", "--per-pair", "1",
+                             "--device", "cpu")
+    assert devices == ["cpu", "cpu"]
+    result = CliRunner().invoke(app, ["contrast", "natural", "--corpus", str(corpus), "--models",
+                                      ",".join(specs), "--device", "tpu",
+                                      "--out", str(tmp_path / "o2.jsonl")])
+    assert result.exit_code == 2 and "unknown device 'tpu'" in result.output
+    assert devices == ["cpu", "cpu"] and not (tmp_path / "o2.jsonl").exists()
 
 
 def test_one_model_is_refused_before_the_corpus_is_scored(tmp_path, monkeypatch):

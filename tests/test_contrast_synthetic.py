@@ -189,6 +189,40 @@ def test_cli_with_two_ngram_scorers(tmp_path):
     assert bad.exit_code == 2 and "exactly two" in bad.output
 
 
+def test_device_reaches_the_models_and_an_unknown_one_is_refused(tmp_path, monkeypatch):
+    """synthetic ran its models on the default device only: it took no --device (nor did
+    run_synthetic for models given as specs)."""
+    import cuelens.lm
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
+    from cuelens.lm.ngram import NgramModel
+
+    starts = ["ant bee cat", "dog eel fox"]
+    loaded = cuelens.lm.load_scorer
+    devices: list[str] = []
+
+    def recording(spec, **options):
+        devices.append(options.get("device"))
+        return loaded(spec, **options)
+
+    monkeypatch.setattr(cuelens.lm, "load_scorer", recording)
+    NgramModel.train([s.split() for s in starts], order=2).save_pretrained(tmp_path / "bi")
+    NgramModel.train([s.split() for s in starts], order=3).save_pretrained(tmp_path / "tri")
+    (tmp_path / "init.txt").write_text("\n".join(starts) + "\n")
+    (tmp_path / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
+    spec, other = f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"
+    args = ["contrast", "synthetic", "--models", f"{spec},{other}", "--init",
+            str(tmp_path / "init.txt"), "--vocab", str(tmp_path / "vocab.txt"), "--n", "1",
+            "--max-steps", "2"]
+    result = CliRunner().invoke(app, [*args, "--device", "cpu", "--out", str(tmp_path / "o.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert devices == ["cpu", "cpu"]
+    result = CliRunner().invoke(app, [*args, "--device", "tpu", "--out", str(tmp_path / "x.jsonl")])
+    assert result.exit_code == 2 and "unknown device 'tpu'" in result.output
+    run_synthetic([(0, starts[0])], spec, other, Vocabulary(VOCAB), tmp_path / "p.jsonl", max_steps=2,
+                  device="cpu")
+    assert devices == ["cpu"] * 4
+
+
 @pytest.mark.parametrize("option, unit", [("--init", "sentence"), ("--vocab", "word"),
                                           ("--vocab-initial", "word"),
                                           ("--function-words", "word")])

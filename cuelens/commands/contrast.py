@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import OutFileOpt, SeedOpt, check_at_least, console, user_errors
+from cuelens.commands.model_options import DeviceOpt
 from cuelens.outputs import check_json_output
 from cuelens.wording import plural
 
@@ -67,15 +68,16 @@ def _write_results(results: dict, path: Optional[Path], html: Optional[Path],
         render_report(results, html, inputs=inputs)
 
 
-def _load_scorers(specs: list[str]):
+def _load_scorers(specs: list[str], device: str):
     """Scorers of the LM scoring layer (``cuelens.lm.load_scorer``) for ``specs``."""
     from cuelens.lm import load_scorer
 
     with console.status("loading language models"):
-        return [load_scorer(spec) for spec in specs]
+        return [load_scorer(spec, device=device) for spec in specs]
 
 
-def _score_corpus(texts: list[str], specs: list[str], batch_size: int, corpus: Path | None):
+def _score_corpus(texts: list[str], specs: list[str], batch_size: int, corpus: Path | None,
+                  device: str):
     """Log-probabilities of the lines of ``corpus``, one column per model, a row per line; a
     blank line is not scored (its row is NaN: never ranked)."""
     import numpy as np
@@ -85,7 +87,7 @@ def _score_corpus(texts: list[str], specs: list[str], batch_size: int, corpus: P
     lines = [i for i, text in enumerate(texts) if text.strip()]
     scored = [score_all(scorer, [texts[i] for i in lines], batch_size, spec,
                         where=lambda k: f"line {lines[k] + 1} of {corpus}")
-              for spec, scorer in zip(specs, _load_scorers(specs))]
+              for spec, scorer in zip(specs, _load_scorers(specs, device))]
     logprobs = np.full((len(texts), len(specs)), np.nan)
     logprobs[lines] = np.column_stack(scored)
     return logprobs
@@ -118,6 +120,7 @@ def natural(
         help="Sentences of --corpus given to each of --models at a time (the progress bar "
              "advances after each); a model runs them in batches of its own (a Hugging Face "
              "causal model 32 sentences at most). Unused with --scores.")] = 256,
+    device: DeviceOpt = "auto",
     html: HtmlOpt = None,
 ):
     """Select natural controversial sentence pairs for every model pair, exactly.
@@ -131,6 +134,7 @@ def natural(
     import numpy as np
 
     from cuelens.lm.contrast import natural as nat
+    from cuelens.models import hub
     from cuelens.lm.contrast.scores import load_scores, on_corpus_lines, parse_models
     from cuelens.errors import UserError
     from cuelens.atomic import output_set
@@ -143,6 +147,7 @@ def natural(
     check_jsonl_name(out)   # pairs.csv held JSON Lines
     check_at_least(1, per_pair=per_pair, batch_size=batch_size)
     nat.SOLVERS.get(solver)    # an unknown --solver before the scoring, not after it
+    hub.check_device(device)
     if not 0 <= threshold <= 1:   # ranks are in [0, 1]; also refuses nan
         raise UserError(f"--threshold must be a rank between 0 and 1, not {threshold}")
     names = parse_models(models)
@@ -162,7 +167,7 @@ def natural(
         else:
             texts = file_texts
     elif texts is not None and names:
-        logprobs = _score_corpus(texts, names, batch_size, corpus)
+        logprobs = _score_corpus(texts, names, batch_size, corpus, device)
     else:
         raise UserError("give --scores FILE, or --corpus FILE with --models m1,m2,…")
     written = np.ones(len(logprobs), dtype=bool) if texts is None else \
@@ -236,6 +241,7 @@ def synthetic(
         help="Candidate sentences (the word replacements at one position) given to a model at "
              "a time, bounding their memory; a model runs them in batches of its own (a Hugging "
              "Face causal model 32 sentences at most). The triplets do not depend on it.")] = 2048,
+    device: DeviceOpt = "auto",
     seed: SeedOpt = 0,
     resume: Annotated[bool, typer.Option(
         help="Keep the triplets already in --out (an interrupted run of the same command) and "
@@ -265,6 +271,7 @@ def synthetic(
     from cuelens.lm.contrast.synthetic import Vocabulary
     from cuelens.lm.contrast.synthetic_run import run_synthetic
     from cuelens.errors import check_seed
+    from cuelens.models import hub
 
     check_json_output(summary, "--summary")
     _check_outputs([out, summary, html],
@@ -275,6 +282,7 @@ def synthetic(
         raise UserError("--models needs exactly two scorers: m1,m2")
     check_at_least(1, n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
     check_seed(seed)
+    hub.check_device(device)
     lines = _nonempty_lines(init, "starting sentences", "--init", "sentence")
     index = {s: i for i, s in reversed(list(enumerate(lines)))}
     starts = [(index[s], s) for s in list(dict.fromkeys(lines))[:n]]
@@ -284,11 +292,11 @@ def synthetic(
                        frozenset(plain_lines(function_words, "--function-words", "word"))
                        if function_words else frozenset())
     # with several jobs each worker process loads the models from their specs
-    m1, m2 = _load_scorers(specs) if jobs == 1 else specs
+    m1, m2 = _load_scorers(specs, device) if jobs == 1 else specs
     with progress_bar("synthetic search") as progress:
         run = run_synthetic(starts, m1, m2, words, out, seed=seed, max_steps=max_steps,
                             patience=patience, batch_size=batch_size, resume=resume, jobs=jobs,
-                            progress=progress)
+                            progress=progress, device=device)
     rows, seconds = run.rows, sorted(run.seconds)
     facts = {"models": specs, "n_sentences": len(rows), "seed": seed, "max_steps": max_steps,
              "patience": patience,

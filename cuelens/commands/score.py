@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import SeedOpt, console, terminal_text, user_errors, visible
+from cuelens.commands.model_options import DeviceOpt
 from cuelens.wording import plural
 
 ModelOpt = Annotated[list[str], typer.Option(
@@ -19,7 +20,6 @@ ModelOpt = Annotated[list[str], typer.Option(
                           "(local directory, alias or hub id). Repeat for several models.")]
 KindOpt = Annotated[Optional[str], typer.Option(
     "--kind", help="Force the Hugging Face model kind: causal or masked (default: from config).")]
-DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")]
 BaseOpt = Annotated[float, typer.Option("--base", help="Logarithm base (default e; 2 = bits).")]
 BowOpt = Annotated[bool, typer.Option(
     "--bow-correction/--no-bow-correction",

@@ -46,6 +46,7 @@ class _Search:
     patience: int
     batch_size: int
     segmenter: str = "unicode"
+    device: str = "auto"    # where models given as specs run
 
 
 def _resumed_rows(out: Path, starts: list[tuple[int, str]]) -> list[dict]:
@@ -91,15 +92,15 @@ def _triplet(k: int, start: tuple[int, str], m1: SentenceScorer, m2: SentenceSco
     return k, row, time.perf_counter() - started
 
 
-def _scorer(model: SentenceScorer | str) -> SentenceScorer:
+def _scorer(model: SentenceScorer | str, device: str) -> SentenceScorer:
     from cuelens.lm import load_scorer
 
-    return load_scorer(model) if isinstance(model, str) else model
+    return load_scorer(model, device=device) if isinstance(model, str) else model
 
 
 def _serial(todo: range, starts: list[tuple[int, str]], m1: SentenceScorer | str,
             m2: SentenceScorer | str, search: _Search, progress: Progress | None) -> Finished:
-    scorers = _scorer(m1), _scorer(m2)
+    scorers = _scorer(m1, search.device), _scorer(m2, search.device)
     for k in todo:
         def on_step(which: int, step: int, k: int = k) -> None:
             if progress is not None:
@@ -118,7 +119,8 @@ def _worker_triplet(k: int, start: tuple[int, str], specs: tuple[str, str],
     """:func:`_triplet` in a worker process, which loads the two models at its first sentence
     (a failure there reaches the parent as this call's exception) and keeps them."""
     if specs not in _WORKER_MODELS:
-        _WORKER_MODELS[specs] = _scorer(specs[0]), _scorer(specs[1])
+        _WORKER_MODELS[specs] = (_scorer(specs[0], search.device),
+                                 _scorer(specs[1], search.device))
         if "torch" in sys.modules:   # one thread per worker: the workers share the cores
             sys.modules["torch"].set_num_threads(1)
     return _triplet(k, start, *_WORKER_MODELS[specs], search)
@@ -145,14 +147,16 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
                   m2: SentenceScorer | str, vocab: Vocabulary, out: str | Path, *,
                   seed: int = 0, max_steps: int = 200, patience: int = 8,
                   batch_size: int = 2048, resume: bool = False, jobs: int = 1,
-                  progress: Progress | None = None, segmenter: str = "auto") -> SyntheticRun:
+                  progress: Progress | None = None, segmenter: str = "auto",
+                  device: str = "auto") -> SyntheticRun:
     """Triplets of ``starts`` (``(natural_index, sentence)`` pairs) appended to ``out``.
 
     ``m1``, ``m2``: scorers, or scorer specs for :func:`cuelens.lm.load_scorer` (required when
     ``jobs > 1``). ``jobs``: worker processes (0: one per CPU core; 1: search in this process,
     with progress after every word position; more: progress after every finished sentence).
     ``segmenter``: how runs of scripts written without spaces are cut into words (``auto``:
-    chosen from the scripts of the starting sentences, as a scan chooses)."""
+    chosen from the scripts of the starting sentences, as a scan chooses). ``device``: where
+    models given as specs run (:func:`cuelens.lm.load_scorer`)."""
     if jobs < 0:
         raise UserError(f"--jobs must be 0 (all cores) or more, not {jobs}")
     out = Path(out)
@@ -163,7 +167,7 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
         write_jsonl(out, rows)    # the resumed file without a torn last line
     if segmenter == "auto":
         segmenter = choose_segmenter([sentence for _, sentence in starts[:SAMPLE]]).name
-    search = _Search(vocab, seed, max_steps, patience, batch_size, segmenter)
+    search = _Search(vocab, seed, max_steps, patience, batch_size, segmenter, device)
     jobs = jobs or os.cpu_count() or 1
     finished = (_serial(todo, starts, m1, m2, search, progress) if jobs == 1 or len(todo) <= 1
                 else _parallel(todo, starts, m1, m2, search, jobs))
