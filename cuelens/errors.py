@@ -23,6 +23,14 @@ def check_seed(seed: int) -> None:
         raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
 
 
+def check_at_least_1(**counts: int) -> None:
+    """Raise :class:`UserError` naming the first of ``counts`` (keyword = value) below 1, by its
+    keyword and its option: ``max_steps (--max-steps) must be at least 1, got 0``."""
+    for name, value in counts.items():
+        if value < 1:
+            raise UserError(f"{option_name(name)} must be at least 1, got {value}")
+
+
 class UserError(Exception):
     """An error caused by the user's input (bad path, malformed line, unknown field or model).
 

@@ -457,6 +457,23 @@ def test_jobs_2_writes_the_same_file_as_jobs_1_and_resume_still_works(ngram_and_
     assert run.resumed == 2 and two.read_bytes() == one.read_bytes()
 
 
+@pytest.mark.parametrize("option, value", [("max_steps", 0), ("max_steps", -3),
+                                           ("patience", 0), ("batch_size", 0)])
+def test_run_synthetic_counts_below_1_are_one_error(tmp_path, option, value):
+    """run_synthetic(max_steps=0) or patience=0 'found' the starting sentence itself as both
+    sentences of its triplet, silently; batch_size=0 was range()'s traceback (the CLI refused
+    them, the Python call did not)."""
+    from cuelens.errors import UserError
+    from cuelens.lm.contrast.synthetic_run import run_synthetic
+
+    out = tmp_path / "t.jsonl"
+    with pytest.raises(UserError, match=rf"{option} \(--{option.replace('_', '-')}\) must be "
+                                        rf"at least 1, got {value}"):
+        run_synthetic([(0, "ant bee cat")], Unigram("a", {}), Unigram("b", {}),
+                      Vocabulary(VOCAB), out, **{option: value})
+    assert not out.exists()
+
+
 def test_jobs_errors_are_user_errors(ngram_and_lstm, tmp_path):
     import pickle
 

@@ -80,3 +80,16 @@ def test_a_malformed_recurrent_config_is_one_error(tmp_path, change, message):
     with pytest.raises(UserError) as caught:
         RNNModel.from_pretrained(tmp_path / "m")
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("option, value", [("epochs", 0), ("epochs", -2), ("batch_size", 0)])
+def test_train_rnn_counts_below_1_are_one_error(option, value):
+    """train_rnn(epochs=0) returned an untrained model silently, batch_size=0 was a
+    ZeroDivisionError (the CLI refused both; the Python call did not)."""
+    from cuelens.errors import UserError
+    from cuelens.lm.text import WordSplitter
+
+    with pytest.raises(UserError, match=rf"{option} \(--{option.replace('_', '-')}\) must be "
+                                        rf"at least 1, got {value}"):
+        train_rnn([["a", "b"]], None, RNNConfig(embedding_size=4, hidden_size=4), WordSplitter(),
+                  **{option: value})

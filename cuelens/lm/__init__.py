@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cuelens.errors import UserError, check_seed
+from cuelens.errors import UserError, check_at_least_1, check_seed
 from cuelens.lm.scoring import SentenceScorer
 from cuelens.models import hub
 from cuelens.registry import Registry
@@ -34,10 +34,7 @@ class ScorerOptions:
         method or device, whichever models use it (they were ignored by the others)."""
         from cuelens.lm.masked import METHODS
 
-        for name in ("batch_size", "orders"):
-            if getattr(self, name) < 1:
-                raise UserError(f"{name} (--{name.replace('_', '-')}) must be at least 1, got "
-                                f"{getattr(self, name)}")
+        check_at_least_1(batch_size=self.batch_size, orders=self.orders)
         if self.mlm_method not in METHODS:
             raise UserError(f"unknown masked-LM method (--mlm-method) '{self.mlm_method}' "
                             f"(use {' or '.join(METHODS)})")

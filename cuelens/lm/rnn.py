@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_at_least_1
 from cuelens.lm.ngram import train_speller
 from cuelens.lm.text import BOS, EOS, WordSplitter, build_vocab
 from cuelens.lm.wordlevel import WordLevelScorer, checked_splitter, checked_vocab, read_config
@@ -238,6 +238,8 @@ def train_rnn(train: list[list[str]], valid: list[list[str]] | None, config: RNN
     """
     import torch
 
+    # epochs=0 returned an untrained model, batch_size=0 was a ZeroDivisionError
+    check_at_least_1(epochs=epochs, batch_size=batch_size)
     torch.manual_seed(seed)
     vocab = build_vocab(train, min_count, None if max_vocab is None else max_vocab - 2)
     vocab = [vocab[0], BOS, EOS, *vocab[1:]]     # frequency order for an adaptive softmax

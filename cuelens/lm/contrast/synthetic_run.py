@@ -14,7 +14,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from cuelens.audit.segmenters import choose_segmenter
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_at_least_1
 from cuelens.jsonio import append_jsonl, null_non_finite, read_jsonl_lines, write_jsonl
 from cuelens.lm.contrast.synthetic import Vocabulary, synthesize_triplet
 from cuelens.lm.scoring import SentenceError, SentenceScorer
@@ -159,6 +159,8 @@ def run_synthetic(starts: list[tuple[int, str]], m1: SentenceScorer | str,
     models given as specs run (:func:`cuelens.lm.load_scorer`)."""
     if jobs < 0:
         raise UserError(f"--jobs must be 0 (all cores) or more, not {jobs}")
+    # 0 or fewer steps "found" the starting sentence itself; a batch of 0 was a traceback
+    check_at_least_1(max_steps=max_steps, patience=patience, batch_size=batch_size)
     out = Path(out)
     rows = _resumed_rows(out, starts) if resume and out.exists() else []
     run = SyntheticRun(rows, resumed=len(rows))
