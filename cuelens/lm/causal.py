@@ -14,7 +14,7 @@ from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceTooLong, SentenceWithoutTokens
 from cuelens.lm.shared_prefix import PREFIX_MASKS, SharedPrefixRows
 from cuelens.audit.segmenters import UNSPACED_RE
-from cuelens.lm.text import TokenizerVocabulary, cut_unspaced
+from cuelens.lm.text import SubwordScorer, cut_unspaced
 from cuelens.models.batching import sorted_batches
 
 MARKERS = ("Ġ", "▁", " ")
@@ -78,7 +78,7 @@ def logits_to_keep_kind(model) -> str | None:
     return "mask" if "slice_logits_to_keep(" in source else "positions"
 
 
-class CausalScorer(TokenizerVocabulary):
+class CausalScorer(SubwordScorer):
     """Sentence and word log-probabilities under a causal LM; implements ``SentenceScorer``."""
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu",
@@ -224,9 +224,6 @@ class CausalScorer(TokenizerVocabulary):
         return logp + mass[ends] - denominator
 
     # ----------------------------------------------------------------- SentenceScorer
-    def score(self, sentences: list[str]) -> np.ndarray:
-        return np.array([w.sum() for w in self.word_logprobs(list(sentences))], dtype=np.float64)
-
     def word_scores(self, sentence: str) -> list[tuple[str, float]]:
         """Words and their log-probabilities; a word of a script written without spaces is
         cut as a scan would cut it (:func:`cut_unspaced`; a fast tokenizer is needed)."""

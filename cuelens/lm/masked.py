@@ -12,7 +12,7 @@ import numpy as np
 from cuelens.errors import UserError
 from cuelens.lm.scoring import SentenceError, SentenceTooLong, SentenceWithoutTokens
 from cuelens.audit.segmenters import UNSPACED_RE
-from cuelens.lm.text import TokenizerVocabulary, cut_unspaced
+from cuelens.lm.text import SubwordScorer, cut_unspaced
 
 METHODS = ("pll", "chain")   # pseudo-log-likelihood, chain rule over random word orders
 
@@ -71,7 +71,7 @@ PARTIAL_ENCODERS = {name: _hidden_bert_like for name in
                     ("bert", "roberta", "xlm-roberta", "camembert", "electra")}
 
 
-class MaskedScorer(TokenizerVocabulary):
+class MaskedScorer(SubwordScorer):
     """Sentence and word scores under a masked LM; implements ``SentenceScorer``."""
 
     def __init__(self, model, tokenizer, *, name: str, device: str = "cpu", method: str = "pll",
@@ -238,9 +238,6 @@ class MaskedScorer(TokenizerVocabulary):
         for i, words in zip(keep, per_word):
             out[i] = words
         return out
-
-    def score(self, sentences: list[str]) -> np.ndarray:
-        return np.array([w.sum() for w in self.word_logprobs(list(sentences))], dtype=np.float64)
 
     def word_scores(self, sentence: str) -> list[tuple[str, float]]:
         """Whitespace words and their values; a word of a script written without spaces is cut

@@ -271,11 +271,27 @@ def _records(path: Path) -> list[tuple[int, dict]]:
     return records
 
 
-class TokenizerVocabulary:
-    """Unknown words of sub-word (Hugging Face) scorers, whose ``tokenizer`` spells a word it
-    cannot represent with its unknown token (byte-level tokenizers never do)."""
+def unknown_counts(split: list[list[str]],
+                   unknown: Callable[[list[str]], list[bool]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(words, unknown words)`` per sentence of already split sentences (``unknown``: which
+    words a model does not know)."""
+    return (np.array([len(words) for words in split], dtype=np.int64),
+            np.array([sum(unknown(words)) for words in split], dtype=np.int64))
+
+
+class SubwordScorer:
+    """What the sub-word (Hugging Face) scorers share: a sentence's score is the sum of its
+    :meth:`word_logprobs`; a word is unknown when the ``tokenizer`` spells it with its unknown
+    token (byte-level tokenizers never do)."""
 
     tokenizer: Any
+
+    def word_logprobs(self, sentences: list[str]) -> list[np.ndarray]:
+        """Per-word log-probabilities of every sentence."""
+        raise NotImplementedError
+
+    def score(self, sentences: list[str]) -> np.ndarray:
+        return np.array([w.sum() for w in self.word_logprobs(list(sentences))], dtype=np.float64)
 
     def unknown(self, words: list[str]) -> list[bool]:
         """Which whitespace ``words`` contain the tokenizer's unknown token."""
@@ -290,9 +306,7 @@ class TokenizerVocabulary:
         written without spaces cut by the segmenter a scan of ``sentences`` would choose
         (:func:`choose_splitter`; a Chinese sentence was one "word")."""
         splitter = unspaced_splitter(sentences)
-        split = [splitter(s) for s in sentences]
-        return (np.array([len(w) for w in split], dtype=np.int64),
-                np.array([sum(self.unknown(w)) for w in split], dtype=np.int64))
+        return unknown_counts([splitter(s) for s in sentences], self.unknown)
 
 
 def unspaced_splitter(sentences: list[str]) -> WordSplitter:

@@ -10,7 +10,7 @@ import numpy as np
 
 from cuelens.data.readers import read_json
 from cuelens.errors import UserError
-from cuelens.lm.text import BOS, EOS, UNK, WordSplitter
+from cuelens.lm.text import BOS, EOS, UNK, WordSplitter, unknown_counts
 
 TOKEN_CACHE_SIZE = 1 << 18
 
@@ -66,9 +66,7 @@ class WordLevelScorer:
 
     def oov_counts(self, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(words, unknown words)`` per sentence, as the model splits them (``</s>`` excluded)."""
-        split = [self.splitter(s) for s in sentences]
-        return (np.array([len(w) for w in split], dtype=np.int64),
-                np.array([sum(self.unknown(w)) for w in split], dtype=np.int64))
+        return unknown_counts([self.splitter(s) for s in sentences], self.unknown)
 
     def _unique_logprobs(self, encoded: list[np.ndarray]) -> list[np.ndarray]:
         """Per sequence its ``len + 1`` log-probabilities; identical sequences are scored once."""
