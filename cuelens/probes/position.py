@@ -308,8 +308,6 @@ def check_manifests(paths: Sequence, split: Split, seed: int) -> None:
     whose directory holds a :data:`MANIFEST` must be of rotations of ``split`` with ``seed``."""
     import json
 
-    from cuelens.errors import UserError
-
     for path in paths:
         manifest = Path(path).parent / MANIFEST
         try:
@@ -334,7 +332,6 @@ def options_from_files(dataset, paths: Sequence, seed: int, id_field: str | None
     """Options from one predictions file (or evaluation log) per rotation, in rotation order,
     each read against its rotated dataset (:func:`rotation_datasets` with ``seed``); files
     beside an ``audit rotate`` :data:`MANIFEST` of other items or another seed are refused."""
-    from cuelens.errors import UserError
     from cuelens.probes.sources import read_predictions
 
     rotated = rotation_datasets(dataset, seed)
