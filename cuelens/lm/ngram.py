@@ -10,7 +10,8 @@ import numpy as np
 
 from cuelens.errors import UserError
 from cuelens.lm.text import BOS, EOS, UNK, WordSplitter, build_vocab
-from cuelens.lm.wordlevel import WordLevelScorer, checked_splitter, checked_vocab, read_config
+from cuelens.lm.wordlevel import (WordLevelScorer, checked_splitter, checked_vocab, is_number,
+                                  is_whole, read_config)
 
 SPELLING_ORDER = 3
 
@@ -52,11 +53,10 @@ def _checked_config(config: dict, path: Path) -> tuple[int, float, WordSplitter]
     """``order`` (an integer ≥ 2), ``discount`` (a number in [0, 1]) and the word splitter of
     an n-gram ``config.json``; one :class:`UserError` naming the field otherwise."""
     order, discount, splitter = (config.get(k) for k in ("order", "discount", "splitter"))
-    if not isinstance(order, int) or isinstance(order, bool) or order < 2:
+    if not is_whole(order, 2):
         raise UserError(f"field 'order' must be an integer of at least 2, got {order!r}",
                         path=str(path))
-    if not isinstance(discount, (int, float)) or isinstance(discount, bool) \
-            or not 0 <= discount <= 1:
+    if not (is_number(discount) and 0 <= discount <= 1):
         raise UserError(f"field 'discount' must be a number between 0 and 1, got {discount!r}",
                         path=str(path))
     return order, float(discount), checked_splitter(splitter, path)

@@ -13,7 +13,8 @@ import numpy as np
 from cuelens.errors import UserError, check_at_least_1
 from cuelens.lm.ngram import train_speller
 from cuelens.lm.text import BOS, EOS, WordSplitter, build_vocab
-from cuelens.lm.wordlevel import WordLevelScorer, checked_splitter, checked_vocab, read_config
+from cuelens.lm.wordlevel import (WordLevelScorer, checked_splitter, checked_vocab, is_number,
+                                  is_whole, read_config)
 from cuelens.models.batching import sorted_batches
 
 
@@ -39,23 +40,16 @@ def _checked_config(config: dict, path: Path) -> RNNConfig:
     if unknown:
         raise UserError(f"unknown field(s) {', '.join(unknown)}", path=str(path))
     rnn_config = RNNConfig(**config)
-
-    def whole(value, least: int) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= least
-
-    def number(value) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-    checks = {"vocab_size": whole(rnn_config.vocab_size, 3),
-              "embedding_size": whole(rnn_config.embedding_size, 1),
-              "hidden_size": whole(rnn_config.hidden_size, 1),
-              "layers": whole(rnn_config.layers, 1),
-              "dropout": number(rnn_config.dropout) and 0 <= rnn_config.dropout < 1,
+    checks = {"vocab_size": is_whole(rnn_config.vocab_size, 3),
+              "embedding_size": is_whole(rnn_config.embedding_size, 1),
+              "hidden_size": is_whole(rnn_config.hidden_size, 1),
+              "layers": is_whole(rnn_config.layers, 1),
+              "dropout": is_number(rnn_config.dropout) and 0 <= rnn_config.dropout < 1,
               "cutoffs": isinstance(rnn_config.cutoffs, list)   # increasing, below vocab_size
-              and all(whole(c, 1) for c in rnn_config.cutoffs)
+              and all(is_whole(c, 1) for c in rnn_config.cutoffs)
               and rnn_config.cutoffs == sorted(set(rnn_config.cutoffs))
               and all(c < rnn_config.vocab_size for c in rnn_config.cutoffs),
-              "div_value": number(rnn_config.div_value) and rnn_config.div_value > 0}
+              "div_value": is_number(rnn_config.div_value) and rnn_config.div_value > 0}
     for name, ok in checks.items():
         if not ok:
             raise UserError(f"field '{name}' has an invalid value: "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TypeGuard
 
 import numpy as np
 
@@ -163,6 +164,16 @@ def read_config(directory: Path, arch: str | tuple[str, ...]) -> dict:
         raise UserError(f"model is a '{config.get('arch')}' model, not {' / '.join(archs)}",
                         path=str(path))
     return config
+
+
+def is_whole(value: object, least: int) -> TypeGuard[int]:
+    """A saved config's ``value`` is an integer (not a bool) of at least ``least``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """A saved config's ``value`` is an integer or a float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def checked_splitter(value: object, path: Path) -> WordSplitter:
