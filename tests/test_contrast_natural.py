@@ -320,8 +320,8 @@ def test_batch_size_is_the_sentences_given_to_a_model_at_a_time_as_its_help_says
     assert "a model runs them in batches of its own" in shown and "Unused with --scores" in shown
 
 
-def test_device_reaches_the_models_and_an_unknown_one_is_refused(tmp_path, monkeypatch):
-    """natural ran --models on the default device only: it took no --device."""
+def recorded_devices(monkeypatch) -> list[str]:
+    """The ``device`` of every later ``cuelens.lm.load_scorer`` call, in order."""
     import cuelens.lm
 
     loaded = cuelens.lm.load_scorer
@@ -332,6 +332,12 @@ def test_device_reaches_the_models_and_an_unknown_one_is_refused(tmp_path, monke
         return loaded(spec, **options)
 
     monkeypatch.setattr(cuelens.lm, "load_scorer", recording)
+    return devices
+
+
+def test_device_reaches_the_models_and_an_unknown_one_is_refused(tmp_path, monkeypatch):
+    """natural ran --models on the default device only: it took no --device."""
+    devices = recorded_devices(monkeypatch)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(two_ngram_models(tmp_path)) + "\n")
     specs = [f"ngram:{tmp_path / 'bi'}", f"ngram:{tmp_path / 'tri'}"]

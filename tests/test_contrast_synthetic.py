@@ -192,19 +192,12 @@ def test_cli_with_two_ngram_scorers(tmp_path):
 def test_device_reaches_the_models_and_an_unknown_one_is_refused(tmp_path, monkeypatch):
     """synthetic ran its models on the default device only: it took no --device (nor did
     run_synthetic for models given as specs)."""
-    import cuelens.lm
     from cuelens.lm.contrast.synthetic_run import run_synthetic
     from cuelens.lm.ngram import NgramModel
+    from tests.test_contrast_natural import recorded_devices
 
     starts = ["ant bee cat", "dog eel fox"]
-    loaded = cuelens.lm.load_scorer
-    devices: list[str] = []
-
-    def recording(spec, **options):
-        devices.append(options.get("device"))
-        return loaded(spec, **options)
-
-    monkeypatch.setattr(cuelens.lm, "load_scorer", recording)
+    devices = recorded_devices(monkeypatch)
     NgramModel.train([s.split() for s in starts], order=2).save_pretrained(tmp_path / "bi")
     NgramModel.train([s.split() for s in starts], order=3).save_pretrained(tmp_path / "tri")
     (tmp_path / "init.txt").write_text("\n".join(starts) + "\n")
