@@ -243,11 +243,11 @@ class CausalScorer(SubwordScorer):
         space = "" if self.scheme.dummy_prefix else " "
         out = []
         for i, match in enumerate(re.finditer(r"\S+", sentence)):
-            pad = len(space) if i else 0
-            encoded = self.tokenizer(space * bool(i) + match.group(), add_special_tokens=False,
+            prefix = space if i else ""
+            encoded = self.tokenizer(prefix + match.group(), add_special_tokens=False,
                                      return_offsets_mapping=True)
-            out += [(match.start() + max(a - pad, 0), match.start() + max(b - pad, 0))
-                    for a, b in encoded["offset_mapping"]]
+            out += [(match.start() + max(a - len(prefix), 0),
+                     match.start() + max(b - len(prefix), 0)) for a, b in encoded["offset_mapping"]]
         return np.array(out, dtype=np.int64).reshape(-1, 2)
 
     def next_word_logprobs(self, prefix: str, candidates: list[str]) -> np.ndarray:

@@ -246,7 +246,7 @@ class MaskedScorer(SubwordScorer):
         if not UNSPACED_RE.search(sentence):
             return pairs
         encoded = self._encode([sentence])
-        ids, positions, word = encoded[0]
+        _, positions, word = encoded[0]
         terms = self._pll_tokens(encoded)[0] if self.method == "pll" else \
             self._chain_words(encoded, by_token=True)[0][positions]
         offsets = np.asarray(self.tokenizer(sentence, return_offsets_mapping=True)
