@@ -23,11 +23,13 @@ def check_seed(seed: int) -> None:
         raise UserError(f"seed (--seed) must be between 0 and {MAX_SEED}, not {seed}")
 
 
-def check_at_least_1(**counts: int) -> None:
-    """Raise :class:`UserError` naming the first of ``counts`` (keyword = value) below 1, by its
-    keyword and its option: ``max_steps (--max-steps) must be at least 1, got 0``."""
+def check_at_least_1(**counts: int | None) -> None:
+    """Raise :class:`UserError` naming the first of ``counts`` (keyword = value; ``None``: not
+    given) below 1, by its keyword and its option: ``max_steps (--max-steps) must be at least 1,
+    got 0``; commands call it before any work (``--batch-size 0`` was a traceback once the model
+    had loaded)."""
     for name, value in counts.items():
-        if value < 1:
+        if value is not None and value < 1:
             raise UserError(f"{option_name(name)} must be at least 1, got {value}")
 
 

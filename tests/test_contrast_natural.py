@@ -212,9 +212,9 @@ def test_a_nan_in_a_scores_array_names_the_file_model_and_sentence(tmp_path):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--batch-size", "0"], "--batch-size must be at least 1"),    # range() traceback
-    (["--batch-size", "-5"], "--batch-size must be at least 1"),   # IndexError traceback
-    (["--per-pair", "0"], "--per-pair must be at least 1"),
+    (["--batch-size", "0"], "--batch-size) must be at least 1"),    # range() traceback
+    (["--batch-size", "-5"], "--batch-size) must be at least 1"),   # IndexError traceback
+    (["--per-pair", "0"], "--per-pair) must be at least 1"),
     (["--solver", "foo"], "unknown solver 'foo'"),   # was found only after the scoring
     # 1.5: 'no feasible selection: only 0 candidate sentences'; -1 was taken as 0 silently
     (["--threshold", "1.5"], "--threshold must be a rank between 0 and 1, not 1.5"),

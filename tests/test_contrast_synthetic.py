@@ -282,7 +282,7 @@ def test_cli_counts_below_1_are_one_error_line(tmp_path, option, value):
         "contrast", "synthetic", "--models", f"ngram:{tmp_path / 'bi'},{tmp_path / 'bi'}",
         "--init", str(init), "--vocab", str(vocab), "--out", str(tmp_path / "o.jsonl"),
         option, value])
-    assert result.exit_code == 2 and f"{option} must be at least 1" in result.output
+    assert result.exit_code == 2 and f"{option}) must be at least 1" in result.output
     assert not (tmp_path / "o.jsonl").exists()
 
 

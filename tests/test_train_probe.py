@@ -219,9 +219,10 @@ def test_mcq_train_and_probe(tmp_path):
     # it was accepted and silently ignored: the LLM probe never runs it
     (["--llm", "x", "--short-circuit"], "--short-circuit asks a --model new questions"),
     # -3 was an IndexError traceback after loading the model; 0 silently meant the default
-    (["--model", "x", "--batch-size", "-3"], "--batch-size must be at least 1, got -3"),
-    (["--model", "x", "--batch-size", "0"], "--batch-size must be at least 1, got 0"),
-    (["--model", "x", "--max-length", "0"], "--max-length must be at least 1, got 0"),
+    (["--model", "x", "--batch-size", "-3"],
+     "batch_size (--batch-size) must be at least 1, got -3"),
+    (["--model", "x", "--batch-size", "0"], "batch_size (--batch-size) must be at least 1, got 0"),
+    (["--model", "x", "--max-length", "0"], "max_length (--max-length) must be at least 1, got 0"),
     # it came after the scan and the model's predictions, when the report was written
     (["--model", "x", "--plotly", "offline"], "plotly (--plotly): unknown mode 'offline'"),
 ])

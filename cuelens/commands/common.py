@@ -118,14 +118,6 @@ AddressOpt = Annotated[Optional[str], typer.Option(
     "local one).")]
 
 
-def check_at_least(minimum: int, **options: int | None) -> None:
-    """Refuse, before any work, a count option below ``minimum`` (``None``: not given), naming
-    it: ``--batch-size 0`` was a traceback once the model had loaded."""
-    for name, value in options.items():
-        if value is not None and value < minimum:
-            raise UserError(f"--{name.replace('_', '-')} must be at least {minimum}, got {value}")
-
-
 def check_address(address: str | None, engine: str) -> None:
     """Refuse ``--address`` without ``--engine ray`` (it was ignored: the work ran here)."""
     if address is not None and engine != "ray":

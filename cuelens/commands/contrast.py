@@ -9,8 +9,9 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from cuelens.commands.common import OutFileOpt, SeedOpt, check_at_least, console, user_errors
+from cuelens.commands.common import OutFileOpt, SeedOpt, console, user_errors
 from cuelens.commands.model_options import DeviceOpt
+from cuelens.errors import check_at_least_1
 from cuelens.outputs import check_json_output
 from cuelens.wording import plural
 
@@ -145,7 +146,7 @@ def natural(
     _check_outputs([out, summary, html],
                    [scores, corpus, function_words, *(parse_models(models) or [])])
     check_jsonl_name(out)   # pairs.csv held JSON Lines
-    check_at_least(1, per_pair=per_pair, batch_size=batch_size)
+    check_at_least_1(per_pair=per_pair, batch_size=batch_size)
     nat.SOLVERS.get(solver)    # an unknown --solver before the scoring, not after it
     hub.check_device(device)
     if not 0 <= threshold <= 1:   # ranks are in [0, 1]; also refuses nan
@@ -280,7 +281,7 @@ def synthetic(
     specs = parse_models(models)
     if not specs or len(specs) != 2:
         raise UserError("--models needs exactly two scorers: m1,m2")
-    check_at_least(1, n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
+    check_at_least_1(n=n, max_steps=max_steps, patience=patience, batch_size=batch_size)
     check_seed(seed)
     hub.check_device(device)
     lines = _nonempty_lines(init, "starting sentences", "--init", "sentence")

@@ -12,8 +12,7 @@ from rich.markup import escape
 
 from cuelens.augment.defaults import DEFAULT_STRESS_OPS
 from cuelens.commands.common import (AddressOpt, DataSource, PlotlyOpt, SeedOpt, check_address,
-                                     check_at_least, console, data_options, progress_bar,
-                                     user_errors)
+                                     console, data_options, progress_bar, user_errors)
 from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, CalibrateOpt,
                                         ConcurrencyOpt, LengthNormOpt, LLMOpt,
                                         MaxNewTokensOpt, NoCacheOpt, PromptOpt, RetriesOpt,
@@ -21,7 +20,7 @@ from cuelens.commands.llm_probe import (ApiKeyEnvOpt, BaseUrlOpt, CacheOpt, Cali
 from cuelens.commands.model_options import (AllowUntrainedOpt, DeviceOpt, MaxLengthOpt,
                                             ModelOpt, TrustOpt, item_progress, load_model)
 from cuelens.data.dataset import Task
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_at_least_1
 from cuelens.probes.config import NORM_UNITS, ProbeConfig, check_log_options, check_norm
 from cuelens.reports.options import ReportOptions
 from cuelens.wording import plural
@@ -163,7 +162,7 @@ def probe(
         raise UserError(f"unknown --engine {engine!r}; choose from local, ray")
     check_address(address, engine)
     # a batch size of 0 read as the default, < 0 crashed
-    check_at_least(1, batch_size=batch_size, max_length=max_length, actors=actors)
+    check_at_least_1(batch_size=batch_size, max_length=max_length, actors=actors)
     if int8 and backend not in {"auto", "torch-int8"}:
         raise UserError(f"--int8 is --backend torch-int8; it cannot be combined with --backend "
                         f"{backend}")
