@@ -280,9 +280,8 @@ def conclude(results: dict, margin: float = DEFAULT_MARGIN) -> Conclusion:
                           found)
     cues = significant_cues(results)
     if cues:  # the scan's other calibrated finding (§2, §11): words that give the label away
-        return Conclusion(LEAKAGE, _cue_reason(cues, results), margin, CUE_LEVEL,
-                          leak.effect if leak else None, leak.ci_low if leak else None,
-                          leak.ci_high if leak else None, [_cue_evidence(c) for c in cues])
+        return replace(conclusion(LEAKAGE, _cue_reason(cues, results), None), level=CUE_LEVEL,
+                       evidence=[_cue_evidence(c) for c in cues])
     segmentation = SegmentationSection.in_results(results)
     if segmentation is not None and segmentation.unsegmented:
         return conclusion(INCONCLUSIVE, "the words look unsegmented (see the warnings): cue "
