@@ -22,12 +22,13 @@ from cuelens.wording import plural
 TOP_CUES = 3  # per label
 
 
-def strongest_cues(cues: list[CueRow], per_label: int = TOP_CUES) -> dict[str, list[str]]:
-    """Per label, the significant cues with the largest z (ties: support, token), as sentences
-    name them (:func:`~cuelens.data.display.shown`)."""
-    significant = [cue for cue in cues if cue.significant]
-    return {label: [shown(c.token) for c in group]
-            for label, group in top_cues_by_label(significant, per_label, "z").items()}
+def _named_cues(results: dict) -> str:
+    """Per label, the :data:`TOP_CUES` significant cues with the largest z (ties: support,
+    token), as sentences name them (:func:`~cuelens.data.display.shown`): ``label: word, word;
+    label: …``; empty without significant cues."""
+    significant = [cue for cue in CueRow.rows_in(results) if cue.significant]
+    return "; ".join(f"{shown(label)}: {', '.join(shown(c.token) for c in group)}"
+                     for label, group in top_cues_by_label(significant, TOP_CUES, "z").items())
 
 
 def effect_text(f: Finding) -> str:
@@ -72,10 +73,9 @@ def _step(f: Finding, action: str, why: str = "", **extra) -> Step:
 @advises("significant")
 @advises("mild")
 def _leakage(f: Finding, results: dict) -> Step | None:
-    cues = strongest_cues(CueRow.rows_in(results))
+    named = _named_cues(results)
     preference = is_preference(results)
-    if cues:
-        named = "; ".join(f"{shown(label)}: {', '.join(tokens)}" for label, tokens in cues.items())
+    if named:
         action = (f"rebalance the strongest cue words of the responses ({named}): use them as "
                   "often in rejected responses as in chosen ones" if preference
                   else f"remove or rebalance the strongest cue words ({named})")
@@ -94,8 +94,7 @@ def _cues(f: Finding, results: dict) -> Step | None:
     they grow (with a leakage verdict, the leakage step already names them)."""
     if leakage_verdict(results) in ("significant", "mild"):
         return None
-    named = "; ".join(f"{shown(label)}: {', '.join(tokens)}"
-                      for label, tokens in strongest_cues(CueRow.rows_in(results)).items())
+    named = _named_cues(results)
     what = "marks chosen or rejected responses" if is_preference(results) else \
         "points to one label"
     noun = item_noun(results)
