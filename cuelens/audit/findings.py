@@ -90,6 +90,12 @@ def _points(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 4)  # shown to 0.1: never rounded twice
 
 
+def _in_points(row: dict, key: str) -> tuple[float | None, float | None, float | None]:
+    """``row[key]`` and its interval (``ci_low``, ``ci_high``; None where absent) in points: a
+    finding's effect, ``ci_low`` and ``ci_high``."""
+    return _points(row.get(key)), _points(row.get("ci_low")), _points(row.get("ci_high"))
+
+
 def split_name(role: str) -> str:
     """A split role in a sentence: "test", or "evaluated" for the single file of a
     cross-validated scan."""
@@ -151,8 +157,7 @@ def _leakage(results: dict) -> list[Finding]:
         "below chance": f"A classifier of cue-word scores does worse than {base} ({d}).",
     }.get(verdict, f"Cue leakage {d}.")
     data = DatasetSummary.in_results(results)
-    return [Finding("leakage", title, _points(best["D"]), _points(best.get("ci_low")),
-                    _points(best.get("ci_high")), "points",
+    return [Finding("leakage", title, *_in_points(best, "D"), "points",
                     data.evaluated_items if data is not None else None, "leakage",
                     LEAKAGE_SEVERITY.get(verdict, "medium"), verdict, level=leak.level)]
 
@@ -209,21 +214,19 @@ def _mcq_rules(results: dict) -> list[Finding]:
     for row in mb.rows:
         if not row.significant or (row.name in paired and row.D <= 0):
             continue  # with two choices, a rule below chance is its complement above it
-        low, high = row.D_ci
         if row.D > 0:
-            title = (f"The rule “{row.name}” finds the answer without reading the question: "
-                     f"{d_points(row.D)} above chance.")
-            out.append(Finding("baseline", title, _points(row.D), _points(low),
-                               _points(high), "points", row.n_items, "mcq_baselines",
-                               "high", "rule", row.name, level))
-            continue
-        # more than two choices: the rule points at a wrong choice, not to the answer
-        title = (f"The wrong choices favour the rule “{row.name}”: its pick is the answer "
-                 f"less often than chance ({d_points(row.D)}), which rules out one wrong "
-                 "choice but does not find the answer.")
+            title, severity, code = (
+                f"The rule “{row.name}” finds the answer without reading the question: "
+                f"{d_points(row.D)} above chance.", "high", "rule")
+        else:  # more than two choices: the rule points at a wrong choice, not to the answer
+            title, severity, code = (
+                f"The wrong choices favour the rule “{row.name}”: its pick is the answer less "
+                f"often than chance ({d_points(row.D)}), which rules out one wrong choice but "
+                "does not find the answer.", "low", "below_chance_rule")
+        low, high = row.D_ci
         out.append(Finding("baseline", title, _points(row.D), _points(low), _points(high),
-                           "points", row.n_items, "mcq_baselines", "low",
-                           "below_chance_rule", row.name, level))
+                           "points", row.n_items, "mcq_baselines", severity, code, row.name,
+                           level))
     for role, test in mb.gold_position.items():
         if test.significant and test.most_common:
             top = test.most_common
@@ -372,19 +375,16 @@ def _probe(results: dict) -> list[Finding]:
         return [Finding("probe", f"{name} has no fine-tuned head "
                         f"({plural(len(untrained), 'weight')} at random, probed with "
                         "--allow-untrained), so its cue tests say nothing about the model.",
-                        _points(acc.get("accuracy")),
-                        _points(acc.get("ci_low")), _points(acc.get("ci_high")), "%", None,
-                        "probe", "high", "untrained_head", name)]
+                        *_in_points(acc, "accuracy"), "%", None, "probe", "high",
+                        "untrained_head", name)]
     if sanity and not sanity.get("interpretable", True):
         why = "performs at chance" if acc.get("covers_chance", True) else \
             "gave no answer for most items"
         return [Finding("probe", f"{name} {why}, so its cue tests are not interpretable.",
-                        _points(acc.get("accuracy")), _points(acc.get("ci_low")),
-                        _points(acc.get("ci_high")), "%", None, "probe", "high", "at_chance",
+                        *_in_points(acc, "accuracy"), "%", None, "probe", "high", "at_chance",
                         name)]
     out = [Finding("probe", f"{name} relies on “{cue['cue']}”: {100 * cue['delta']:+.1f} points "
-                   "of accuracy on items with it.", _points(cue["delta"]),
-                   _points(cue.get("ci_low")), _points(cue.get("ci_high")), "points",
+                   "of accuracy on items with it.", *_in_points(cue, "delta"), "points",
                    cue["n_with"], "probe", "high", "relies_on_cue", cue["cue"])
            for cue in pr.tested_cues if cue.get("significant") and cue["delta"] > 0]
     eh = pr.easy_hard or {}
@@ -392,9 +392,8 @@ def _probe(results: dict) -> list[Finding]:
         out.append(Finding(  # beyond the noise: the gap's interval above 0 (where recorded)
             "probe", f"{name} is {100 * eh['gap']:.1f} points more accurate on easy (cue-"
             f"answerable) items ({100 * eh['easy_accuracy']:.1f}%) than on hard ones "
-            f"({100 * eh['hard_accuracy']:.1f}%).", _points(eh["gap"]),
-            _points(eh.get("ci_low")), _points(eh.get("ci_high")), "points",
-            None, "probe", "medium" if eh["gap"] >= 0.1 else "low", "easy_hard_gap", name))
+            f"({100 * eh['hard_accuracy']:.1f}%).", *_in_points(eh, "gap"), "points", None,
+            "probe", "medium" if eh["gap"] >= 0.1 else "low", "easy_hard_gap", name))
     pb = pr.position_bias
     if pb and pb.get("cochran_q", {}).get("significant"):
         out.append(Finding("probe", f"{name}'s accuracy depends on where the right answer "
@@ -424,8 +423,8 @@ def _llm_probe(results: dict) -> list[Finding]:
             out.append(Finding(
                 "probe", f"{name} with prompt “{t['name']}” relies on “{top['cue']}” "
                 f"({plural(len(relied), 'cue')} significant).",
-                _points(top["delta"]), _points(top.get("ci_low")), _points(top.get("ci_high")),
-                "points", top["n_with"], "llm_probe", "high", "prompt_relies_on_cue", t["name"]))
+                *_in_points(top, "delta"), "points", top["n_with"], "llm_probe", "high",
+                "prompt_relies_on_cue", t["name"]))
         rate = t["unparseable"]["rate"]
         if rate >= UNREADABLE:
             out.append(Finding("probe", f"{100 * rate:.0f}% of the answers to prompt "
