@@ -14,6 +14,7 @@ from cuelens.reports.section import Section, label_keys, pct
 TOP_PROBE_CUES = 25
 TOP_DISTRIBUTION_CUES = 10
 MAX_DATA_MAP_POINTS = 1500  # SVG markers: ~0.5 s to draw on a slow machine
+BOX_LEVEL = {"relies": "flagged", "unreliable": "mild"}  # probe_verdict's level → box; else clean
 
 
 def probe(results: dict, options: ReportOptions) -> Section | None:
@@ -22,8 +23,7 @@ def probe(results: dict, options: ReportOptions) -> Section | None:
         return None
     level, sentence = probe_verdict(pr)
     sec = Section("probe", "Does a model use the cues?", context={
-        "probe": pr, "level": {"relies": "flagged", "unreliable": "mild"}.get(level, "clean"),
-        "verdict": sentence})
+        "probe": pr, "level": BOX_LEVEL.get(level, "clean"), "verdict": sentence})
     sec.terms = ["ΔAcc", "Σ|ΔAcc|", "score", "CI", "AW", "CO"]
     _probe_accuracy_test(sec, pr)
     data = DatasetSummary.required_in(results)

@@ -15,6 +15,7 @@ from cuelens.reports.contrast import contrast_judge_verdict, contrast_pairs_verd
 from cuelens.reports.judge import judge_log_verdict
 from cuelens.reports.llm_probe import llm_verdict
 from cuelens.reports.options import ReportOptions
+from cuelens.reports.probe import BOX_LEVEL
 from cuelens.reports.scan import calm, verdict
 from cuelens.reports.score_pairs import score_pairs_verdict
 from cuelens.reports.section import Section, Verdict
@@ -72,8 +73,8 @@ def verdicts(results: dict) -> list[Verdict]:
     pr = results.get("probe")
     if pr:
         level, sentence = probe_verdict(pr)
-        out.append(Verdict({"relies": "flagged", "unreliable": "mild"}.get(level, "clean"),
-                           sentence, "probe", f"model {pr.get('model', {}).get('name', '')}"))
+        out.append(Verdict(BOX_LEVEL.get(level, "clean"), sentence, "probe",
+                           f"model {pr.get('model', {}).get('name', '')}"))
     lp = results.get("llm_probe")
     if lp and lp.get("templates"):
         out.append(llm_verdict(lp))
