@@ -30,14 +30,20 @@ TOP_FEATURES_CHART = 10
 EXAMPLES_PER_LIST = 10
 
 
+#: per task, what its cue texts (one, several) and their context are called; else NLI's
+TEXT_NAMES = {Task.MCQ.value: ("choice", "answer choices", "question"),
+              PREFERENCE_TASK: ("response", "responses", "prompt")}
+NLI_NAMES = ("hypothesis", "hypotheses", "premise")
+
+
+def _names(results: dict) -> tuple[str, str, str]:
+    """A cue text, several, and their context, as this task calls them (:data:`TEXT_NAMES`)."""
+    return TEXT_NAMES.get(DatasetSummary.required_in(results).task, NLI_NAMES)
+
+
 def _text_name(results: dict) -> tuple[str, str]:
-    """What the cue text and its context are called for this task (for plain-language copy)."""
-    task = DatasetSummary.required_in(results).task
-    if task == Task.MCQ:
-        return "answer choices", "question"
-    if task == PREFERENCE_TASK:
-        return "responses", "prompt"
-    return "hypotheses", "premise"
+    """What the cue texts and their context are called for this task (plain-language copy)."""
+    return _names(results)[1:]
 
 
 def overview(results: dict, options: ReportOptions) -> Section | None:
@@ -163,10 +169,10 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
     level = calm(level, results)
     # every D shown against the verdict's baseline (the prior-matched constant), as the headline's
     reference = leak.reference["accuracy"]
+    mcq = DatasetSummary.required_in(results).task == Task.MCQ
     sec = Section("leakage", "Cue leakage", context={
         "level": level, "verdict": headline, "leak": leak, "threshold": threshold,
-        "baseline": ("chance (1/k)" if DatasetSummary.required_in(results).task == Task.MCQ
-                     else "baseline: the most frequent evaluated label"),
+        "baseline": "chance (1/k)" if mcq else "baseline: the most frequent evaluated label",
         "baseline_accuracy": reference},
         terms=["D", "CI", *dict.fromkeys(r["metric"] for r in leak.table),
                *dict.fromkeys(r["aggregator"] for r in leak.table), "BoW"])
@@ -187,7 +193,6 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
                        "cell clears chance after the 40-way selection is the verdict's interval).",
                        F.heatmap(metrics, aggs, z, txt, colour_title="D (points)", diverging=True,
                                  row_title="cue metric", column_title="aggregator"))
-    mcq = DatasetSummary.required_in(results).task == Task.MCQ
     names = ["chance (random choice)" if mcq else "prior-matched constant"]
     names += [b["name"] for b in leak.baselines or []]
     accs = [reference] + [b["accuracy"] for b in leak.baselines or []]
@@ -335,15 +340,8 @@ def cue_words(results: dict, options: ReportOptions) -> Section | None:
 
 
 def _examples_client(results: dict, examples: ExamplesSection) -> dict:
-    return {"examples": {**examples.to_json(),
-                         "fields": dict(zip(("premise", "text"), _field_names(results)))}}
-
-
-def _field_names(results: dict) -> tuple[str, str]:
-    """What one example's context and text are called (explorer field labels)."""
-    task = DatasetSummary.required_in(results).task
-    return {Task.MCQ.value: ("question", "choice"), PREFERENCE_TASK: ("prompt", "response")}.get(
-        task, ("premise", "hypothesis"))
+    text, _, context = _names(results)  # the explorer's field labels
+    return {"examples": {**examples.to_json(), "fields": {"premise": context, "text": text}}}
 
 
 def explorer(results: dict, options: ReportOptions) -> Section | None:
