@@ -366,7 +366,7 @@ def next_steps(results: dict) -> list[Step]:
 def _more_items(conclusion: Conclusion) -> Step:
     """The step of an inconclusive scan: how many more evaluated items would settle it."""
     n = conclusion.items_needed
-    more = (f"about {n:,} more evaluated item{'s' * (n != 1)}" if n else "more evaluated items")
+    more = f"about {plural(n, 'more evaluated item')}" if n else "more evaluated items"
     return {"action": f"add {more} (a larger test split, or more data to cross-validate) and "
                       "scan again before concluding either way",
             "why": conclusion.reason.rstrip("."), "section": "overview"}

@@ -14,6 +14,7 @@ from cuelens.audit.results import (CONCLUSIONS, DEFAULT_MARGIN, Conclusion, Conf
                                    SubsetsSection, typed_reads)
 from cuelens.data.display import shown
 from cuelens.data.preference import PREFERENCE_TASK
+from cuelens.wording import plural
 
 LEAKAGE, NO_LEAKAGE, INCONCLUSIVE = CONCLUSIONS
 MIN_ITEMS_PER_LABEL_PER_FOLD = 2  # below it: inconclusive, too few items
@@ -204,17 +205,16 @@ def too_few_items(results: dict) -> tuple[str, int] | None:
               if fitting == "all" else f"the {need} needed in the train split")
     short = [(label, n) for label, n in counts.items() if n < need]
     if len(counts) < 2 and data.task != "mcq":
-        return (f"only {len(counts)} label{'s' * (len(counts) != 1)} in the "
+        return (f"only {plural(len(counts), 'label')} in the "
                 f"{'data' if fitting == 'all' else 'train split'}", need * 2)
     evaluated = "test" if "test" in splits else "all"
     n_eval = int(splits[evaluated].items)
     if short and data.task == "mcq":  # one right choice per question
         n = min(n for _, n in short)
-        return (f"too few items: {n:,} question{'s' * (n != 1)}, fewer than {needed}",
-                need - n)
+        return f"too few items: {plural(n, 'question')}, fewer than {needed}", need - n
     if short:
         label, n = min(short, key=lambda s: (s[1], s[0]))
-        return (f"too few items: the label “{label}” has {n:,} item{'s' * (n != 1)}, fewer "
+        return (f"too few items: the label “{label}” has {plural(n, 'item')}, fewer "
                 f"than {needed} ({n_eval:,} evaluated items)", sum(need - c for _, c in short))
     if evaluated != fitting and n_eval < MIN_ITEMS_PER_LABEL_PER_FOLD * len(counts):
         return (f"too few items: the test split has {n_eval:,}, fewer than "
@@ -386,7 +386,7 @@ def _no_leakage_reason(top: Measure, n_weighed: int, margin: float) -> str:
 
 
 def _inconclusive_reason(top: Measure, results: dict, margin: float, more: int | None) -> str:
-    settle = (f"; about {more:,} more evaluated item{'s' * (more != 1)} would settle it"
+    settle = (f"; about {plural(more, 'more evaluated item')} would settle it"
               if more is not None else "")
     return (f"{_evaluated(results)} cannot rule out leakage up to {100 * top.ci_high:+.1f} "
             f"points ({top.title}: {effect_text(top)}), nor show it is below the "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cuelens.audit.chance import letter
 from cuelens.audit.conclusion import (cue_summary, leakage_baseline, level_text,
                                       measurable)
 from cuelens.audit.preference import POSITION, rule_text
@@ -231,7 +232,7 @@ def _mcq_rules(results: dict) -> list[Finding]:
         if test.significant and test.most_common:
             top = test.most_common
             out.append(Finding(
-                "baseline", f"The right answer sits at position {chr(65 + top['position'])} in "
+                "baseline", f"The right answer sits at position {letter(top['position'])} in "
                 f"{100 * top['share']:.1f}% of the {split_name(role)} items "
                 f"({100 * top['expected_share']:.1f}% if balanced).",
                 round(100 * (top["share"] - top["expected_share"]), 2), None, None, "points",
