@@ -313,11 +313,10 @@ def _hygiene(results: dict) -> list[Finding]:
     return out
 
 
-def _split_hygiene(role: str, counts: SplitHygiene, preference: bool = False,
-                   shown: str | None = None) -> list[Finding]:
+def _split_hygiene(role: str, counts: SplitHygiene, preference: bool, shown: str) -> list[Finding]:
     """The findings of one split's hygiene counts; ``shown``: the split as the titles name it
-    (:func:`split_file`; default ``role``)."""
-    n, out, prefix = counts.items or 1, [], _prefix(shown or role)
+    (:func:`split_file`)."""
+    n, out, prefix = counts.items or 1, [], _prefix(shown)
     conflicts = counts.label_conflict_items
     groups = counts.label_conflict_groups
     if conflicts:
