@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cuelens.audit.conclusion import INCONCLUSIVE, LEAKAGE, NO_LEAKAGE, Conclusion, \
-    conclude, conclusion_of, margin_of
+from cuelens.audit.conclusion import INCONCLUSIVE, LEAKAGE, NO_LEAKAGE, POSITIVE_VERDICTS, \
+    Conclusion, conclude, conclusion_of, margin_of
 from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import (Finding, findings, is_preference, item_noun,
                                      leakage_verdict, split_file, split_name, task_of, with_ci)
@@ -92,7 +92,7 @@ def _cues(f: Finding, results: dict) -> Step | None:
     """Significant cue words without a leakage verdict: leakage on their own (docs/methods.md
     §17), so to be removed or rebalanced; with too few items for a conclusion, worth a look before
     they grow (with a leakage verdict, the leakage step already names them)."""
-    if leakage_verdict(results) in ("significant", "mild"):
+    if leakage_verdict(results) in POSITIVE_VERDICTS:
         return None
     named = _named_cues(results)
     what = "marks chosen or rejected responses" if is_preference(results) else \
@@ -110,7 +110,7 @@ def _cues(f: Finding, results: dict) -> Step | None:
 def _easy_hard(f: Finding, results: dict) -> Step | None:
     section = EasyHardSection.in_results(results)
     hard = section.hard if section is not None else 0
-    if leakage_verdict(results) not in ("significant", "mild") or not hard:
+    if leakage_verdict(results) not in POSITIVE_VERDICTS or not hard:
         return None
     if is_preference(results):
         return _step(f, f"score reward models separately on the pairs of the {hard:,} hard "
@@ -242,7 +242,7 @@ def _near(f: Finding, results: dict) -> Step | None:
 
 def _contrast_step(results: dict, fs: list[Finding]) -> Step | None:
     """Collect mirrored / contrastive items when word cues leak and the data has none."""
-    leaks = any(f.kind == "leakage" and f.code in ("significant", "mild") for f in fs)
+    leaks = any(f.kind == "leakage" and f.code in POSITIVE_VERDICTS for f in fs)
     constructed = any(f.code in ("mirrored_pairs", "contrastive_pairs") for f in fs)
     if not leaks or constructed:
         return None
