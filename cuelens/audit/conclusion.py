@@ -12,6 +12,7 @@ from cuelens.audit.results import (CONCLUSIONS, DEFAULT_MARGIN, Conclusion, Conf
                                    CueFinding, CueRow, CueStats, DatasetSummary, LeakageSection,
                                    McqBaselinesSection, PreferenceSection, SegmentationSection,
                                    SubsetsSection, typed_reads)
+from cuelens.audit.subsets import effect_interval
 from cuelens.data.display import shown
 from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.wording import plural
@@ -173,12 +174,11 @@ def _subset_measures(results: dict) -> list[Measure]:
             effect = cell.get("effect")
             if not cell.get("significant") or effect is None or effect <= 0 or not cell["ci"]:
                 continue
-            shift = cell["value"] - effect
+            low, high = effect_interval(cell)
             out.append(Measure("baseline", "subset_shortcut", name,
                                f"“{name}” in the subset {table.field} = {row['subset']}",
-                               float(effect), float(cell["ci"][0] - shift),
-                               float(cell["ci"][1] - shift), 0.95, int(row["n_items"]), True,
-                               (cell["ci"][1] - cell["ci"][0]) / 2))
+                               float(effect), float(low), float(high), 0.95,
+                               int(row["n_items"]), True, (cell["ci"][1] - cell["ci"][0]) / 2))
     return out
 
 

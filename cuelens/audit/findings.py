@@ -14,6 +14,7 @@ from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSecti
                                    LeakageSection, LLMProbeSection, McqBaselinesSection,
                                    PreferenceSection, ProbeSection, SplitHygiene, SubsetsSection,
                                    model_name, typed_reads)
+from cuelens.audit.subsets import effect_interval
 from cuelens.data.dataset import role_names
 from cuelens.data.display import shown
 from cuelens.data.preference import PREFERENCE_TASK
@@ -282,12 +283,9 @@ def _subset_shortcuts(results: dict) -> list[Finding]:
         title = (f"“{name}” is a significant shortcut in {len(hits)} of the "
                  f"{plural(len(table.rows), 'subset')} by {table.field} (Holm over "
                  f"{plural(table.n_tests, 'test')}): {named}.")
-        low, high = top["ci"] or (None, None)
-        shift = (top["value"] - top["effect"]) if top["effect"] is not None else 0.0
-        out.append(Finding("baseline", title, _points(top["effect"]),
-                           None if low is None else _points(low - shift),
-                           None if high is None else _points(high - shift), "points",
-                           sum(row["n_items"] for _, row in hits), "subsets", "medium",
+        low, high = effect_interval(top) if top["ci"] else (None, None)
+        out.append(Finding("baseline", title, _points(top["effect"]), _points(low), _points(high),
+                           "points", sum(row["n_items"] for _, row in hits), "subsets", "medium",
                            "subset_shortcut", name))
     return out
 

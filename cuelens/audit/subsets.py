@@ -78,6 +78,13 @@ def _cell(value: float | None, ci: list | None, effect: float | None, p_value: f
     return {"value": value, "ci": ci, "effect": effect, "p_value": p_value}
 
 
+def effect_interval(cell: dict) -> tuple[float, float]:
+    """A cell's ``ci`` (an interval of its ``value``: an accuracy or a win rate) moved onto the
+    scale of its ``effect`` (D, or win rate − ½); as it is when the cell has no effect."""
+    shift = cell["value"] - cell["effect"] if cell["effect"] is not None else 0.0
+    return cell["ci"][0] - shift, cell["ci"][1] - shift
+
+
 def subset_table(field: str, measure: str, sizes: dict[str, int],
                  cells: dict[str, dict[str, dict]], overall: dict[str, dict], *,
                  leakage: dict[str, dict | None] | None = None,
