@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuelens.audit.conclusion import INCONCLUSIVE, LEAKAGE, NO_LEAKAGE, POSITIVE_VERDICTS, \
-    Conclusion, conclude, conclusion_of, margin_of
+    Conclusion, conclude, conclusion_of, margin_of, with_ci
 from cuelens.audit.examples import top_cues_by_label
 from cuelens.audit.findings import (Finding, findings, is_preference, item_noun,
-                                     leakage_verdict, split_file, split_name, task_of, with_ci)
+                                     leakage_verdict, split_file, split_name, task_of)
 from cuelens.audit.preference import FORMATS, POSITION
 from cuelens.audit.results import (CueRow, EasyHardSection, LLMProbeSection, PreferenceSection,
                                    ProbeSection, ScanSections, SubsetsSection, about_a_model,

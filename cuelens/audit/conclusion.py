@@ -64,9 +64,18 @@ def level_text(level: float) -> str:
     return f"{100 * level:.3g}%"
 
 
-def interval_text(low: float, high: float, level: float) -> str:
-    """``95% CI +0.2 to +12.7`` (``low``/``high`` as fractions, shown in points)."""
-    return f"{level_text(level)} CI {100 * low:+.1f} to {100 * high:+.1f}"
+def with_ci(value: str, low: float | None, high: float | None, level: float = 0.95) -> str:
+    """``value (95% CI low to high)`` — the one wording of an effect with its interval at its
+    test's confidence ``level`` (the terminal, the report, the advice, the conclusion);
+    ``low``/``high`` already in the effect's unit."""
+    if low is None or high is None:
+        return value
+    return f"{value} ({level_text(level)} CI {low:+.1f} to {high:+.1f})"
+
+
+def d_points(d: float) -> str:
+    """A leakage D (a fraction) in points, as every text shows it: ``+12.3 points``."""
+    return f"{100 * d:+.1f} points"
 
 
 def margin_text(margin: float) -> str:
@@ -76,9 +85,9 @@ def margin_text(margin: float) -> str:
 
 def effect_text(m: Measure) -> str:
     if m.one_sided:
-        return (f"{100 * m.effect:+.1f} points; one-sided {level_text(m.level)} bounds up to "
+        return (f"{d_points(m.effect)}; one-sided {level_text(m.level)} bounds up to "
                 f"{100 * m.ci_high:+.1f}")
-    return f"{100 * m.effect:+.1f} points ({interval_text(m.ci_low, m.ci_high, m.level)})"
+    return with_ci(d_points(m.effect), 100 * m.ci_low, 100 * m.ci_high, m.level)
 
 
 # ------------------------------------------------------------------------------ the measures

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cuelens.audit.chance import letter
-from cuelens.audit.conclusion import (cue_summary, leakage_baseline, level_text,
-                                      measurable)
+from cuelens.audit.conclusion import (cue_summary, d_points, leakage_baseline, measurable,
+                                      with_ci)
 from cuelens.audit.preference import POSITION, rule_text
 from cuelens.audit.results import (DatasetSummary, EasyHardSection, HygieneSection,
                                    LeakageSection, LLMProbeSection, McqBaselinesSection,
@@ -59,20 +59,6 @@ def finding_rule(func: Rule) -> Rule:
     """Register a function ``results -> [Finding]``; every rule runs on every results dict."""
     RULES.append(func)
     return func
-
-
-def with_ci(value: str, low: float | None, high: float | None, level: float = 0.95) -> str:
-    """``value (95% CI low to high)`` — the one wording of an effect with its interval at its
-    test's confidence ``level`` (the terminal, the report, the advice); ``low``/``high`` already
-    in the effect's unit."""
-    if low is None or high is None:
-        return value
-    return f"{value} ({level_text(level)} CI {low:+.1f} to {high:+.1f})"
-
-
-def d_points(d: float) -> str:
-    """A leakage D (a fraction) in points, as every text shows it: ``+12.3 points``."""
-    return f"{100 * d:+.1f} points"
 
 
 def d_with_ci(row: dict) -> str:
