@@ -376,16 +376,13 @@ def leakage_baseline(results: dict) -> str:
     return "always giving the most common label"
 
 
-def _baseline(m: Measure, results: dict) -> str:
-    return leakage_baseline(results) if m.kind == "leakage" else "chance"
-
-
 def _leakage_reason(top: Measure, results: dict, n_found: int) -> str:
     others = f"; {n_found - 1} more above chance" if n_found > 1 else ""
     what = ("the labels can be guessed from the words alone"
             if top.kind == "leakage" else f"{top.title} finds the answer without reading the "
             "question" if top.code == "rule" else f"{top.title} finds the chosen response")
-    return f"{what}: {effect_text(top)} above {_baseline(top, results)}{others}."
+    baseline = leakage_baseline(results) if top.kind == "leakage" else "chance"
+    return f"{what}: {effect_text(top)} above {baseline}{others}."
 
 
 def _no_leakage_reason(top: Measure, n_weighed: int, margin: float) -> str:
