@@ -25,7 +25,7 @@ def compare(results: dict, options: ReportOptions) -> Section | None:
              "marks": [" *" if flag else "" for flag in c.get("significant", [False, False])]}
             for c in results.get("changes", [])]
     return Section("compare", "Before and after", context={
-        "c": results, "sides": sides, "d_text": [d_with_ci(s) for s in sides], "rows": rows,
+        "c": results, "d_text": [d_with_ci(s) for s in sides], "rows": rows,
         "level": COMPARE_STATUS.get(results.get("status", ""), "neutral"),
         "conclusion_text": CONCLUSION_TEXT,
         "z": lambda cue, key="z": format_number(cue[key], 1), "strip": interval_strip(sides)})

@@ -348,8 +348,7 @@ def explorer(results: dict, options: ReportOptions) -> Section | None:
     examples = ExamplesSection.in_results(results)
     if examples is None or not examples.by_cue:
         return None
-    return Section("explorer", "Cue explorer",
-                   context={"n_cues": len(examples.by_cue), "text_name": _text_name(results)[0]},
+    return Section("explorer", "Cue explorer", context={"text_name": _text_name(results)[0]},
                    client=_examples_client(results, examples))
 
 
@@ -361,7 +360,7 @@ def easy_hard(results: dict, options: ReportOptions) -> Section | None:
     shown = examples if examples is not None and (examples.easy or examples.hard) else None
     sec = Section("easy_hard", "Easy and hard items", context={
         "eh": eh, "has_examples": shown is not None, "per_list": EXAMPLES_PER_LIST,
-        "text_name": _text_name(results)[0], "calm": calm("clean", results)},
+        "calm": calm("clean", results)},
         client=_examples_client(results, shown) if shown is not None else {})
     sec.terms = ["easy", "hard"]
     total = (eh.easy + eh.hard) or 1
