@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from cuelens.audit.chance import exact_interval, wilson_interval
 from cuelens.audit.results import (CONCLUSIONS, DEFAULT_MARGIN, Conclusion, ConfigSection,
                                    CueFinding, CueRow, CueStats, DatasetSummary, LeakageSection,
                                    McqBaselinesSection, PreferenceSection, SegmentationSection,
@@ -122,8 +123,6 @@ def _mcq_measures(results: dict) -> list[Measure]:
     test used), any other at its equivalence interval (:data:`EQUIVALENCE_LEVEL`): the
     cluster-robust one when the row records ``D_equivalence_high`` (questions sharing a choice
     set, docs/methods.md §17; symmetric about D), else the exact one."""
-    from cuelens.audit.chance import exact_interval
-
     section = McqBaselinesSection.in_results(results)
     if section is None:
         return []
@@ -149,8 +148,6 @@ def _preference_measures(results: dict) -> list[Measure]:
     """Both picks of every shortcut (a pair has two responses: the opposite pick of a rule
     below ½ is above it): significant after Holm at its 95% Wilson interval, else at its
     equivalence interval."""
-    from cuelens.audit.chance import wilson_interval
-
     out = []
     section = PreferenceSection.in_results(results)
     for role, row in section.rows if section is not None else []:
