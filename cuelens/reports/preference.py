@@ -4,6 +4,7 @@ formatting and position rules that predict the chosen response.
 
 from __future__ import annotations
 
+from cuelens.audit.preference import shortcut_verdict
 from cuelens.audit.results import PreferenceSection
 from cuelens.reports import figures as F
 from cuelens.reports.options import ReportOptions
@@ -14,8 +15,6 @@ from cuelens.wording import plural
 
 def preference(results: dict, options: ReportOptions) -> Section | None:
     """Length, formatting and position shortcuts of preference pairs, per split."""
-    from cuelens.audit.preference import shortcut_verdict
-
     pref = PreferenceSection.in_results(results)
     if pref is None:
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from cuelens.audit.chance import positions_verdict
 from cuelens.audit.conclusion import (NO_LEAKAGE, conclusion_of, leakage_baseline,
                                       measurable)
 from cuelens.audit.examples import LISTED_PER_LABEL, listed_cues
@@ -215,7 +216,6 @@ def leakage(results: dict, options: ReportOptions) -> Section | None:
 def mcq_baselines(results: dict, options: ReportOptions) -> Section | None:
     """Answer-position, length, overlap and question-only baselines
     (cuelens.audit.mcq_baselines)."""
-    from cuelens.audit.chance import positions_verdict
     from cuelens.audit.mcq_baselines import baseline_verdict, baselines_headline, ci_name
 
     mb = McqBaselinesSection.in_results(results)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cuelens.audit.conclusion import measurable
+from cuelens.audit.conclusion import conclusion_of, measurable
 from cuelens.audit.results import ConfigSection, LeakageSection, McqBaselinesSection
 from cuelens.probes.sanity import probe_verdict
 from cuelens.reports.compare import compare_verdict
@@ -30,8 +30,6 @@ CONCLUSION_LEVEL = {"leakage": "flagged", "inconclusive": "mild",
 def conclusion_verdict(results: dict) -> Verdict | None:
     """The dataset's conclusion (:func:`cuelens.audit.conclusion.conclusion_of`) as the first
     headline of a scan's or probe's page; None for other kinds of results."""
-    from cuelens.audit.conclusion import conclusion_of
-
     if results.get("kind") or not any(key in results for key in SCANNED):
         return None
     conclusion = conclusion_of(results)
@@ -107,7 +105,7 @@ KIND_VERDICTS: dict[str, Callable[[dict], Verdict]] = {
 def summary(results: dict, options: ReportOptions) -> Section | None:
     """The page's first block: the verdicts, then the ranked findings
     (:func:`cuelens.audit.findings.findings`), each linking to its evidence."""
-    from cuelens.audit.findings import findings
+    from cuelens.audit.findings import findings  # read at call time (tests replace it)
 
     found = findings(results)
     rows = [{"kind": f.kind.replace("_", " "), "title": f.title, "severity": f.severity,
