@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuelens.audit.compare_status import PairFacts, dimensions, direction, overall_status
-from cuelens.audit.conclusion import conclusion_of
+from cuelens.audit.conclusion import conclusion_of, d_points
 from cuelens.audit.cue_change import cue_changes, significant_cues
 from cuelens.audit.examples import sort_value
 from cuelens.audit.hygiene_change import hygiene_changes, hygiene_rates
@@ -118,7 +118,7 @@ def format_value(value, unit: str) -> str:
     if value is None:
         return "—"
     if unit == "points":
-        return f"{100 * value:+.1f} points"
+        return d_points(value)
     if unit == "%":
         return f"{100 * value:.1f}%"
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)

@@ -367,8 +367,8 @@ def _probe(results: dict) -> list[Finding]:
         return [Finding("probe", f"{name} {why}, so its cue tests are not interpretable.",
                         *_in_points(acc, "accuracy"), "%", None, "probe", "high", "at_chance",
                         name)]
-    out = [Finding("probe", f"{name} relies on “{cue['cue']}”: {100 * cue['delta']:+.1f} points "
-                   "of accuracy on items with it.", *_in_points(cue, "delta"), "points",
+    out = [Finding("probe", f"{name} relies on “{cue['cue']}”: {d_points(cue['delta'])} of "
+                   "accuracy on items with it.", *_in_points(cue, "delta"), "points",
                    cue["n_with"], "probe", "high", "relies_on_cue", cue["cue"])
            for cue in pr.tested_cues if cue.get("significant") and cue["delta"] > 0]
     eh = pr.easy_hard or {}
