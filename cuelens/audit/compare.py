@@ -107,10 +107,9 @@ def _cue_rows(cues: list[CueRow]) -> list[dict]:
 
 def _kept_rows(old: dict[tuple[str, str], CueRow],
                new: dict[tuple[str, str], CueRow]) -> list[dict]:
-    kept = sorted(old.keys() & new.keys(),
-                  key=lambda k: (-sort_value(new[k].metrics["z"]), k))[:MAX_LISTED]
-    return [{"token": t, "label": l, "count": new[t, l].count, "z": new[t, l].metrics["z"],
-             "z_before": old[t, l].metrics["z"]} for t, l in kept]
+    """:func:`_cue_rows` of the cues significant in both scans, each with its z before."""
+    return [{**row, "z_before": old[row["token"], row["label"]].metrics["z"]}
+            for row in _cue_rows([new[key] for key in old.keys() & new.keys()])]
 
 
 def format_value(value, unit: str) -> str:
