@@ -175,6 +175,16 @@ def test_a_shift_of_d_inside_overlapping_intervals_is_no_change():
     assert compare_scans(AFTER, BEFORE)["changes"][0]["direction"] == "worse"
 
 
+def test_a_fractional_margin_is_worded_as_the_conclusion_words_it():
+    """--margin 0.025 was "the 2-point margin" in the comparison beside the conclusion's
+    "2.5-point" (two formats of one number)."""
+    before = with_config(scan_like(0.03, 0.01, 0.05, []), margin=0.025)
+    after = with_config(scan_like(0.01, -0.005, 0.02, []), margin=0.025)
+    d_row = {d["name"]: d for d in compare_scans(before, after)["dimensions"]}["cue leakage D"]
+    assert d_row["status"] == "better"
+    assert "now lies below the 2.5-point margin" in d_row["text"]
+
+
 def test_protocol_mismatch_train_test_against_cross_validated_is_warned():
     result = compare_scans(with_config(BEFORE), with_config(AFTER, cross_validated=True, seed=3))
     assert [d["setting"] for d in result["protocol"]["differences"]] == ["evaluation", "seed"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cuelens.audit.conclusion import LEAKAGE
+from cuelens.audit.conclusion import LEAKAGE, margin_text
 from cuelens.audit.findings import task_of
 from cuelens.audit.results import CONCLUSION_TEXT, McqBaselinesSection
 from cuelens.registry import Registry
@@ -86,7 +86,7 @@ def _leakage_d(before: dict, after: dict, b: dict, a: dict, facts: PairFacts) ->
     elif (b["ci_high"] < margin) != (a["ci_high"] < margin):
         status = BETTER if a["ci_high"] < margin else WORSE
         why = (f"the interval now {'lies below' if status == BETTER else 'reaches above'} the "
-               f"{100 * margin:.0f}-point margin: upper end {100 * b['ci_high']:+.1f} → "
+               f"{margin_text(margin)} margin: upper end {100 * b['ci_high']:+.1f} → "
                f"{100 * a['ci_high']:+.1f}")
     else:
         status, why = SAME, "the 95% intervals overlap"
