@@ -19,6 +19,7 @@ from cuelens.data.preference import (NO_POSITION, load_preferences, normalise_pr
 from cuelens.data.schema import RecordError
 from cuelens.errors import UserError
 from cuelens.jsonio import write_jsonl
+from cuelens.reports.render import subtitle
 from cuelens.reports.schema import validate_results
 
 PLANTED = {("length", "longer (characters)"): 0.8, ("length", "longer (tokens)"): 0.8,
@@ -187,6 +188,8 @@ def test_preference_scan_speaks_of_responses_and_prompts(planted_scan):
     assert results["lengths"]["unit"] == "words per response"
     assert results["lengths"]["baseline"]["name"] == "response length only"
     assert results["leakage"]["groups"]["unit"].startswith("prompt")
+    # the page's header said "pair classification (NLI)"
+    assert subtitle(results)[0] == "preference pairs (a prompt, a chosen and a rejected response)"
 
 
 @pytest.mark.slow

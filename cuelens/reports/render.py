@@ -16,6 +16,7 @@ from pathlib import Path
 from cuelens.audit.results import DatasetSummary, typed_reads
 from cuelens.data.dataset import Task
 from cuelens.data.display import shown
+from cuelens.data.preference import PREFERENCE_TASK
 from cuelens.atomic import atomic_write_text
 from cuelens.outputs import check_outputs
 from cuelens.reports.glossary import GLOSSARY
@@ -157,6 +158,8 @@ def subtitle(results: dict) -> list[str]:
         if ds.task == Task.MCQ:
             task = f"multiple choice ({plural(ds.n_choices, 'choice')})" if ds.n_choices else \
                 "multiple choice"
+        elif ds.task == PREFERENCE_TASK:
+            task = "preference pairs (a prompt, a chosen and a rejected response)"
         parts += [task, "labels: " + ", ".join(ds.label_names)]
     tool = results.get("tool")
     if tool:
