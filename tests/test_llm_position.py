@@ -114,3 +114,29 @@ def test_cli_llm_position_bias(letter_a, tmp_path):
     assert "fig-llm_probe-position_bias_0" in html and "Position bias," in html
     bad = runner.invoke(app, [*args[:-1], str(tmp_path / "o2"), "--position-lm", "gpt2"])
     assert bad.exit_code == 2 and "use --position-bias" in bad.output
+
+
+class _EvenScores:
+    """A score backend giving every option the same log-probability: no position is preferred."""
+
+    name, model, settings = "even", "even", {}
+
+    def info(self) -> dict:
+        return {"name": self.model, "backend": self.name}
+
+    def run(self, requests, on_result) -> None:
+        for i, request in enumerate(requests):
+            on_result(i, {"logprobs": [-1.0] * len(request.options),
+                          "n_tokens": [1] * len(request.options),
+                          "prompt_tokens": 1, "completion_tokens": 0})
+
+
+def test_scored_shared_top_score_is_a_tie_not_position_a():
+    """The template's answers were argmax, so a model without any preference showed 100% at A,
+    0% at B and a significant Cochran's Q; ties are now counted as in the position probe."""
+    dataset, _ = mcq_dataset()
+    section = template_position_bias(_EvenScores(), TEMPLATES["mcq-letter"], dataset, seed=3)
+    assert section["ties"] == 80 and section["unanswered"] == 0
+    assert section["accuracy_by_position"] == [0.0, 0.0]
+    assert not section["cochran_q"]["significant"]
+    assert not section["predicted_positions"]["counts"]   # no question was answered

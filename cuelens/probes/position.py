@@ -190,13 +190,13 @@ def position_bias(questions: Split | Sequence[Question], score_fn: ScoreFn, seed
             i, choice = batch[error.row][1], int(shown[error.row][error.position])
             raise error.error.at(i, item_name(questions, i, choice)) from None
         for (r, i), row in zip(batch, scores):
-            picks[r][i] = _pick(np.asarray(row, dtype=np.float64))
+            picks[r][i] = top_position(np.asarray(row, dtype=np.float64))
         if progress is not None:
             progress("position bias", min(1.0, (start + len(batch)) / len(jobs)))
     return position_bias_from_picks(items, picks, seed)
 
 
-def _pick(values: np.ndarray) -> int:
+def top_position(values: np.ndarray) -> int:
     """The position of the top score; −1 when every score is NaN, :data:`TIE` when the top
     score is shared (``np.argmax`` gave the lower position: a preference for A)."""
     if np.isnan(values).all():

@@ -210,7 +210,7 @@ def template_position_bias(backend: Backend, template: PromptTemplate, dataset: 
     """One MCQ template's ``position_bias`` section: every rotation of the test split
     (:func:`~cuelens.probes.position.rotation_datasets`) asked through ``template`` exactly like
     the test split itself (:func:`answer`); docs/llm-probe.md, "MCQ position bias"."""
-    from cuelens.probes.position import position_bias_from_picks, rotation_datasets
+    from cuelens.probes.position import position_bias_from_picks, rotation_datasets, top_position
 
     check_templates(dataset, [template], position_bias=True)
     rotated = rotation_datasets(dataset, seed)
@@ -219,8 +219,11 @@ def template_position_bias(backend: Backend, template: PromptTemplate, dataset: 
         step = None if progress is None else (
             lambda _, done, r=r: progress(f"{template.name} rotations",
                                           (r + done) / len(rotated)))
-        picks.append(answer(backend, template, data, cache=cache, calibrate=calibrate,
-                            normalize=normalize, progress=step).pred)
+        got = answer(backend, template, data, cache=cache, calibrate=calibrate,
+                     normalize=normalize, progress=step)
+        # a score template's shared top score is a tie, as in the position probe (not A)
+        picks.append(got.pred if got.probs is None else
+                     np.array([top_position(row) for row in got.probs], dtype=np.int64))
     return {"source": f"prompt {template.name}",
             **position_bias_from_picks(dataset.test, picks, seed)}
 
