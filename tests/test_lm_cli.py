@@ -261,6 +261,11 @@ def test_lm_train_refuses_out_of_range_numbers(tmp_path, option, value, message)
      "--max-vocab, --hidden-size apply to --arch lstm and rnn, not ngram"),
     ("lstm", ["--order", "5"], "--order applies to --arch ngram, not lstm"),
     ("rnn", ["--discount", "0.5"], "--discount applies to --arch ngram, not rnn"),
+    # an n-gram model is counted, not run on a device: --device cuda was ignored
+    ("ngram", ["--device", "cpu"], "--device applies to --arch lstm and rnn, not ngram"),
+    # an unknown device was accepted (ngram) or refused after reading the corpus (lstm)
+    ("ngram", ["--device", "tpu"], "device (--device): unknown device 'tpu'"),
+    ("lstm", ["--device", "tpu"], "device (--device): unknown device 'tpu'"),
 ])
 def test_lm_train_refuses_the_options_of_the_other_architecture(tmp_path, arch, flags, message):
     """They were accepted and silently ignored (an n-gram model with no --max-vocab cap)."""

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from cuelens.commands.common import SeedOpt, console, progress_bar, user_errors
+from cuelens.commands.model_options import DeviceOpt
 from cuelens.wording import plural
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def train(
                             "Thai, …) are cut into words: auto (from the corpus's scripts), "
                             "unicode (a run stays one word), chars, chinese, japanese or thai "
                             "(docs/languages.md).")] = "auto",
-    device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
+    device: DeviceOpt = "auto",
     seed: SeedOpt = 0,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace an existing non-empty --out directory.")] = False,
@@ -65,6 +66,7 @@ def train(
     from cuelens.atomic import replace_directory
     from cuelens.outputs import check_model_dir
     from cuelens.errors import check_seed
+    from cuelens.models.hub import check_device
     from cuelens.lm.text import choose_splitter, corpus_lines, read_corpus
 
     if arch not in ("ngram", "lstm", "rnn"):
@@ -73,9 +75,11 @@ def train(
                    embedding_size=embedding, hidden_size=hidden, layers=layers, dropout=dropout,
                    epochs=epochs, batch_size=batch_size, lr=lr)
     check_seed(seed)
+    check_device(device)
     _check_arch_options(arch, order=order, discount=discount, max_vocab=max_vocab,
                         embedding_size=embedding, hidden_size=hidden, layers=layers,
-                        dropout=dropout, epochs=epochs, batch_size=batch_size, lr=lr)
+                        dropout=dropout, epochs=epochs, batch_size=batch_size, lr=lr,
+                        device=device)
     check_model_dir(out, [corpus, valid], overwrite)
     lines = corpus_lines(corpus)
     splitter, choice = choose_splitter(lines, lowercase, detach_punct, segmenter)
@@ -146,7 +150,7 @@ def _check_arch_options(arch: str, **options: object) -> None:
 
     defaults = {**{name: parameter.default for name, parameter
                    in inspect.signature(NgramModel.train).parameters.items()},
-                **asdict(RNNConfig()), **(train_rnn.__kwdefaults__ or {})}
+                **asdict(RNNConfig()), **(train_rnn.__kwdefaults__ or {}), "device": "auto"}
     other = ("lstm", "rnn") if arch == "ngram" else ("ngram",)
     given = [f"--{name.replace('_', '-')}" for name, value in options.items()
              if value != defaults[name] and ((name in ("order", "discount")) == (arch != "ngram"))]
