@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import unicodedata
 
 import numpy as np
 import pytest
@@ -549,6 +550,15 @@ def test_a_sentence_without_spaces_is_searched_word_by_word(tmp_path):
                             ("全国政协委员，无权提出建议。", "chinese")):
         words, glue = split_words(text, segmenter)
         assert len(words) > 2 and join_words(words, glue) == text
+        # decomposed: the same words, each in the text's own form (a dakuten or a Thai vowel
+        # mark was cut off its letter and left as a word of its own)
+        nfd = unicodedata.normalize("NFD", text)
+        nfd_words, nfd_glue = split_words(nfd, segmenter)
+        assert [unicodedata.normalize("NFC", w) for w in nfd_words] == words
+        assert nfd_glue == glue and join_words(nfd_words, nfd_glue) == nfd
+    kana = unicodedata.normalize("NFD", "私はがんばります")
+    assert not any(unicodedata.category(w[0]) == "Mn" for w in split_words(kana, "japanese")[0])
+    assert split_words("नमस्ते  दुनिया") == (["नमस्ते", "दुनिया"], [" "])
     chars = "甲乙丙丁戊己庚"
     accept = CharUnigram("flat", {})                      # the constraint never binds
     reject = CharUnigram("rej", dict(zip(chars, tables(0)[1].values())))

@@ -11,7 +11,6 @@ from functools import partial
 
 import numpy as np
 
-from cuelens.audit.segmenters import UNSPACED_RE
 from cuelens.lm.scoring import SentenceScorer
 
 CAUSAL_THRESHOLD = -10.0
@@ -62,22 +61,15 @@ def split_words(sentence: str, segmenter: str = "unicode") -> tuple[list[str], l
     """The words the search replaces and the glue after each but the last (``" "`` between
     whitespace tokens, ``""`` inside one): runs of a script written without spaces (Chinese,
     Japanese, Thai) are cut by ``segmenter`` (a name of docs/languages.md; ``unicode`` keeps a
-    run whole), so such a sentence is not one word."""
-    from cuelens.lm.text import _run_cutter
+    run whole), so such a sentence is not one word. The cut is the word-level models' own
+    (:class:`~cuelens.lm.text.WordSplitter`), read in NFC: a decomposed sentence's words keep
+    their combining marks (a dakuten was cut off its kana)."""
+    from cuelens.lm.text import WordSplitter, word_spans
 
-    words: list[str] = []
-    glue: list[str] = []
-    for token in sentence.split():
-        pieces, position = [], 0
-        for run in UNSPACED_RE.finditer(token) if segmenter != "unicode" else ():
-            cut = _run_cutter(segmenter)(run.group())
-            pieces += [token[position:run.start()]] if run.start() > position else []
-            pieces += cut if "".join(cut) == run.group() else [run.group()]
-            position = run.end()
-        pieces += [token[position:]] if position < len(token) else []
-        glue += [" "] * bool(words) + [""] * (len(pieces) - 1)
-        words += pieces
-    return words, glue
+    spans = word_spans(sentence, WordSplitter(lowercase=False, detach_punct=False,
+                                              segmenter=segmenter))
+    glue = [" " if start > end else "" for end, start in zip(spans[:-1, 1], spans[1:, 0])]
+    return [sentence[start:end] for start, end in spans.tolist()], glue
 
 
 def join_words(words: list[str], glue: list[str] | None = None) -> str:
