@@ -242,3 +242,15 @@ def test_every_finding_field_is_typed():
     for f in findings(probe_results(relies=True)):
         assert isinstance(f, Finding) and f.severity in SEVERITIES and f.section
         assert f.title.endswith(".") and "\n" not in f.title
+
+
+@pytest.mark.parametrize("verdict, D", [("significant", 0.23), ("mild", 0.05), ("chance", -0.01)])
+def test_a_file_written_before_verdicts_reads_as_its_flag_and_d_everywhere(verdict, D):
+    """Without ``leakage.verdict`` the leakage finding and the conclusion read the flag, but the
+    cue finding and the next steps read no verdict: a flagged file's cue finding dropped to low
+    severity, a cue step came beside the leakage step and the easy/hard step was skipped."""
+    new = scan_results(verdict=verdict, D=D)
+    old = copy.deepcopy(new)
+    del old["leakage"]["verdict"]
+    assert [asdict(f) for f in findings(old)] == [asdict(f) for f in findings(new)]
+    assert next_steps(old) == next_steps(new)

@@ -109,10 +109,11 @@ def task_of(results: dict) -> str | None:
 
 
 def leakage_verdict(results: dict) -> str | None:
-    """The word-cue leakage verdict of a results.json content (None: no leakage section, or
-    one written before verdicts)."""
+    """The word-cue leakage verdict of a results.json content, as the leakage finding and the
+    conclusion read it (:attr:`~cuelens.audit.results.LeakageSection.headline_verdict`; None:
+    no leakage section)."""
     leak = LeakageSection.in_results(results)
-    return leak.verdict if leak is not None else None
+    return leak.headline_verdict if leak is not None else None
 
 
 def is_preference(results: dict) -> bool:

@@ -137,8 +137,7 @@ def _verdict(leak: LeakageSection, threshold: float, results: dict) -> tuple[str
     what = (f"Looking only at the words of the {text}, a simple classifier ({best['metric']} "
             f"scores + {best['aggregator']}) is right {pct(best['accuracy'])} of the time, "
             f"against {pct(leak.reference['accuracy'])} for {leakage_baseline(results)}")
-    level = leak.verdict or ("significant" if leak.flagged else
-                             "mild" if best["D"] > 0 else "chance")
+    level = leak.headline_verdict
     if level == "significant":
         return "flagged", (f"Significant cue leakage. {what} — {d_with_ci(best)}, the whole "
                            f"interval above the {100 * threshold:.0f}-point alarm threshold. "

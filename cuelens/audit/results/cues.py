@@ -84,8 +84,9 @@ class LeakageSection(Section):
     @property
     def headline_verdict(self) -> str:
         """The verdict; in files written before verdicts, ``significant`` when flagged, else
-        ``mild``."""
-        return self.verdict or ("significant" if self.flagged else "mild")
+        ``mild`` above chance and ``chance`` at or below it (every reader's one rule)."""
+        return self.verdict or ("significant" if self.flagged else
+                                "mild" if self.best["D"] > 0 else "chance")
 
     @property
     def reference(self) -> dict:
