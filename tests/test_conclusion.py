@@ -197,6 +197,14 @@ def test_too_few_items_is_inconclusive_with_the_numbers():
     assert not [f for f in findings(results) if f.kind == "leakage"]  # no 100%/0% claims
 
 
+def test_a_train_split_measured_on_a_dev_split_is_concluded():
+    """A file whose evaluated split has another name than test (e.g. written by hand or an
+    older tool: train and dev) was a KeyError in the conclusion, so in report and card."""
+    results = _nli(0.2, 0.15, 0.25, "significant")
+    split = results["dataset"]["splits"].pop("all")
+    results["dataset"].update(cross_validated=False, splits={"train": split, "dev": split})
+    assert conclude(results).status == LEAKAGE
+
 def test_json_round_trip_and_old_files_are_concluded_on_read():
     results = _nli(0.2, 0.15, 0.25, "significant")
     c = conclude(results)

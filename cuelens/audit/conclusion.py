@@ -213,7 +213,7 @@ def too_few_items(results: dict) -> tuple[str, int] | None:
     if len(counts) < 2 and data.task != "mcq":
         return (f"only {plural(len(counts), 'label')} in the "
                 f"{'data' if fitting == 'all' else 'train split'}", need * 2)
-    evaluated = "test" if "test" in splits else "all"
+    evaluated = data.evaluated_role
     n_eval = int(splits[evaluated].items)
     if short and data.task == "mcq":  # one right choice per question
         n = min(n for _, n in short)
