@@ -64,3 +64,15 @@ def test_a_progress_bar_on_a_terminal_shows_its_description_as_text(monkeypatch)
     with progress_bar("scanning [/data]") as progress:
         progress("leakage", 0.5)
     assert "scanning [/data]: leakage" in screen.getvalue()
+
+
+def test_an_error_naming_a_path_with_control_characters_is_one_escaped_line(tmp_path):
+    """A newline, ESC or U+202E in a file name was printed raw in the error line: it broke the
+    line, restyled the terminal or showed the rest of the line reversed."""
+    name = "bad\nname\x1b[31m\u202eevil.jsonl"
+    (tmp_path / name).write_text('{"premise": "a", "hypothesis": "b"}\n')   # no label
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / name), "--out",
+                                      str(tmp_path / "o")])
+    assert result.exit_code == 2
+    (line,) = [line for line in result.output.splitlines() if line.strip()]
+    assert "bad\\nname\\x1b[31m\\u202eevil.jsonl" in line and "\x1b" not in line

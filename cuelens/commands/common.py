@@ -25,7 +25,9 @@ console = Console(stderr=True)
 
 
 def _error_line(exc: UserError) -> None:
-    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True,
+    """The error as one line: the path or text it quotes shown as :func:`terminal_text` (a
+    newline, ESC or U+202E in a file name broke the line, restyled or reordered it)."""
+    console.print(f"[bold red]error:[/] {terminal_text(str(exc))}", highlight=False, markup=True,
                   soft_wrap=True)
 
 
