@@ -78,7 +78,8 @@ def test_demo_refuses_a_seed_out_of_range_before_writing(tmp_path, seed):
 def test_top_below_one_is_refused_before_reading_data(tmp_path, top):
     result = CliRunner().invoke(app, ["scan", str(tmp_path / "missing.jsonl"), "--top", top])
     assert result.exit_code == 2, result.output
-    assert "--top must be at least 1" in result.output and "Traceback" not in result.output
+    assert f"top (--top) must be at least 1, got {top}" in result.output
+    assert "Traceback" not in result.output
 
 
 @pytest.mark.parametrize("stats", ["exact", "streaming"])

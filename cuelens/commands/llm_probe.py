@@ -66,15 +66,14 @@ def probe_llm(dataset, llm: str, prompts: list[str], backend_options: BackendOpt
     """Run the LLM prompt probe of ``llm`` through ``prompts`` (library:
     :func:`cuelens.probes.llm.pipeline.probe_llm_dataset`), save its files and print the
     side-by-side summary; ``cache_path``, ``no_cache``, …: the options of `audit probe --llm`."""
-    from cuelens.errors import UserError
+    from cuelens.errors import check_at_least_1
     from cuelens.probes.llm.backends import load_backend
     from cuelens.probes.llm.pipeline import check_templates, probe_llm_dataset
     from cuelens.probes.llm.templates import (default_templates, resolve_template,
                                               with_max_new_tokens)
     from cuelens.results import LLMProbeResult
 
-    if max_new_tokens is not None and max_new_tokens < 1:
-        raise UserError("--max-new-tokens must be at least 1")
+    check_at_least_1(max_new_tokens=max_new_tokens)
     templates = [resolve_template(p) for p in prompts] or default_templates(dataset.task)
     templates = [with_max_new_tokens(t, max_new_tokens) for t in templates]
     check_templates(dataset, templates, position_bias)  # before the model is loaded

@@ -26,7 +26,7 @@ from cuelens.audit.results import (ConfigSection, CueFinding, CueRow, CueStats, 
                                    typed_reads)
 from cuelens.audit.scan_outputs import RECORDS_MAX_ITEMS
 from cuelens.audit.segmenters import SEGMENTERS
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_at_least_1
 from cuelens.reports.options import ReportOptions
 from cuelens.wording import plural
 
@@ -167,8 +167,7 @@ def scan(
     config.validate()  # before any data is read (an hf: segmenter's tokenizer loads here)
     report_options = ReportOptions(plotly=plotly)  # checked here, not after the scan's work
     check_fail_above_option(fail_above)
-    if top < 1:  # 0 printed "no word points to it" beside every label, cues or not
-        raise UserError("--top must be at least 1")
+    check_at_least_1(top=top)  # 0 printed "no word points to it" beside every label
     item_files_mode(item_files, 0)
     fields = field_map(premise_field, hypothesis_field, label_field, choices_field, group_field)
     if mode.preference:

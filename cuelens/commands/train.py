@@ -14,7 +14,7 @@ from rich.markup import escape
 from cuelens.commands.common import (DataSource, SeedOpt, console, data_options, user_errors)
 from cuelens.commands.model_options import (DeviceOpt, MaxLengthOpt, ModelOpt, TrustOpt,
                                             item_progress, load_model)
-from cuelens.errors import UserError, check_seed
+from cuelens.errors import UserError, check_at_least_1, check_seed
 from cuelens.mitigate import LOSS_NAMES
 from cuelens.wording import plural
 
@@ -65,9 +65,7 @@ def train(
     from cuelens.probes.data_map import dataset_map, regions, write_dynamics
 
     started = time.time()
-    for name, value in (("epochs", epochs), ("batch-size", batch_size), ("max-length", max_length)):
-        if value is not None and value < 1:
-            raise UserError(f"--{name} must be at least 1")
+    check_at_least_1(epochs=epochs, batch_size=batch_size, max_length=max_length)
     if not (math.isfinite(lr) and lr >= 0):
         raise UserError(f"--lr must be a finite number ≥ 0, got {lr}")
     check_seed(seed)  # -1 was a numpy ValueError traceback after the model had loaded

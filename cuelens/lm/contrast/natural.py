@@ -14,7 +14,7 @@ import scipy.stats
 
 from cuelens.audit.segmenters import (DICTIONARY_OF, UNSPACED_RE, Segmenter, choose_segmenter,
                                       get_segmenter, script_of)
-from cuelens.errors import UserError
+from cuelens.errors import UserError, check_at_least_1
 from cuelens.lm.text import SAMPLE
 from cuelens.registry import Registry
 
@@ -132,8 +132,7 @@ def select_natural_pairs(ranks: np.ndarray, per_pair: int = 10, threshold: float
     n_sent, n_models = ranks.shape
     if n_models < 2:
         raise UserError("need log-probabilities of at least two models")
-    if per_pair < 1:
-        raise UserError("--per-pair must be at least 1")
+    check_at_least_1(per_pair=per_pair)
     types = slot_types(n_models)
     n_slots = per_pair * len(types)
     if n_slots > n_sent:
