@@ -177,6 +177,10 @@ def test_bias_of_training_items_sharing_an_id(tmp_path):
     assert np.allclose(probs[200:230], probs[:30]) and np.allclose(probs[230:], probs[150:160])
     cuelens.scan(str(tmp_path / "d"), features="none").save(tmp_path / "scan")
     assert np.allclose(read_bias(tmp_path / "scan", dataset, dataset.train), probs)
+    # a folder named items.parquet is not the table (it was read, and failed, as the table)
+    (tmp_path / "scan" / "items.parquet").unlink(missing_ok=True)
+    (tmp_path / "scan" / "items.parquet").mkdir()
+    assert np.allclose(read_bias(tmp_path / "scan", dataset, dataset.train), probs)
 
 
 def test_bias_probabilities_whose_sum_overflows_keep_their_proportions():

@@ -232,6 +232,13 @@ def parquet_available() -> bool:
     return find_spec("pyarrow") is not None
 
 
+def item_table(directory: Path) -> Path | None:
+    """The per-item table a scan output ``directory`` holds: items.parquet where pyarrow can
+    read it, else items.jsonl (files only); None when neither is there."""
+    names = (ITEMS_PARQUET, ITEMS_JSONL) if parquet_available() else (ITEMS_JSONL,)
+    return next((directory / name for name in names if (directory / name).is_file()), None)
+
+
 JSONL_BATCH = 16_384  # lines encoded at once
 COPY_BUFFER = 1 << 20  # bytes copied at once from a part file of JSONL lines
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from cuelens.data.dataset import Dataset, Split
 from cuelens.errors import UserError
-from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, PARQUET_MISSING, \
+from cuelens.audit.bias_items import ITEMS_JSONL, PARQUET_MISSING, item_table, \
     parquet_available, probability_names
 from cuelens.probes.predictions import parse_probs
 from cuelens.wording import plural
@@ -58,12 +58,10 @@ def read_bias(path: str | Path, dataset: Dataset, split: Split) -> np.ndarray:
     take that id's rows in order."""
     path = Path(path)
     if path.is_dir():
-        found = [path / name for name in (ITEMS_PARQUET, ITEMS_JSONL) if (path / name).exists()]
-        if not found or (found[0].suffix == ".parquet" and not parquet_available()):
-            found = [p for p in found if p.suffix == ".jsonl"]
-        if not found:
+        table = item_table(path)
+        if table is None:
             raise UserError(f"no {ITEMS_JSONL} here (a scan output directory?)", path=str(path))
-        path = found[0]
+        path = table
     if not path.exists():
         raise UserError("bias file not found", path=str(path))
     position: dict[str, list[int]] = {}

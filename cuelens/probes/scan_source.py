@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, parquet_available
+from cuelens.audit.bias_items import ITEMS_JSONL, ITEMS_PARQUET, item_table
 from cuelens.audit.results import DatasetSummary
 from cuelens.data.dataset import Dataset, Split, Task
 from cuelens.data.readers import jsonl_objects, open_lines
@@ -22,17 +22,16 @@ IDS = ("easy.ids.txt", "hard.ids.txt")
 SCAN_FILES = ("results.json", ITEMS_PARQUET, ITEMS_JSONL, *RECORDS, *IDS)  # what the probe reads
 
 
-def _parquet_rows(directory: Path) -> Iterator[tuple[str, object]]:
+def _parquet_rows(path: Path) -> Iterator[tuple[str, object]]:
     """``(id, easy)`` of every row of items.parquet (``easy`` None: a fitting item)."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(directory / ITEMS_PARQUET, columns=["id", "easy"]).to_pydict()
+    table = pq.read_table(path, columns=["id", "easy"]).to_pydict()
     return zip(map(str, table["id"]), table["easy"])
 
 
-def _jsonl_rows(directory: Path) -> Iterator[tuple[str, object]]:
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, object]]:
     """``(id, easy)`` of every line of items.jsonl, streamed."""
-    path = directory / ITEMS_JSONL
     for line, row in jsonl_objects(path):
         if "id" not in row or "easy" not in row:
             raise UserError('the per-item table needs "id" and "easy"', path=str(path),
@@ -87,10 +86,10 @@ def scan_easy_mask(directory: str | Path, test: Split) -> np.ndarray:
     def has(*names: str) -> bool:
         return all((directory / name).is_file() for name in names)
 
-    if has(ITEMS_PARQUET) and parquet_available():
-        return _table_mask(_parquet_rows(directory), directory, test)
-    if has(ITEMS_JSONL):
-        return _table_mask(_jsonl_rows(directory), directory, test)
+    table = item_table(directory)
+    if table is not None:
+        rows = _parquet_rows(table) if table.name == ITEMS_PARQUET else _jsonl_rows(table)
+        return _table_mask(rows, directory, test)
     if has(*RECORDS):
         return _flags(directory, list(test.raw), RECORDS, "matched by record text")
     if has(*IDS):
